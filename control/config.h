@@ -1,0 +1,75 @@
+/*
+ * pop53d configuration: the YAML file (docs/CONFIG.md documents every key), read with libyaml.
+ *
+ * Control thread only. p53_config_load() either fills the whole struct or fails with
+ * "file:line: reason" and leaves nothing allocated, so a reload can validate a new config
+ * before touching the running one.
+ */
+#ifndef P53_CONFIG_H
+#define P53_CONFIG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define P53_CONFIG_MAX_ADDRS   64
+#define P53_CONFIG_MAX_EAL     64
+
+struct p53_addr {
+	uint8_t family;         /* AF_INET or AF_INET6 */
+	uint8_t bytes[16];      /* network order; IPv4 in the first 4 */
+};
+
+struct p53_config_zone {
+	char *name;             /* as written, normalised to end in '.' */
+	char *file;             /* resolved against the config file's directory when relative */
+	int line;               /* line of this entry in the config file */
+};
+
+enum p53_idle_mode {
+	P53_IDLE_BUSY = 0,      /* pure busy-poll: benchmarks, dedicated cores */
+	P53_IDLE_ADAPTIVE,      /* back off with growing sleeps when queues are empty */
+};
+
+struct p53_config {
+	char *path;                     /* the file this came from */
+
+	/* server: */
+	char *identity;                 /* server.identity: PoP name (id.server, NSID) */
+	char *version;                  /* server.version: version.bind answer; NULL = REFUSED */
+	uint16_t edns_max_payload;      /* server.edns_max_payload, 512..4096, default 1232 */
+	char *control_socket;           /* server.control_socket, default /run/pop53/control.sock */
+
+	/* dataplane: */
+	char **eal;                     /* dataplane.eal: extra EAL arguments, in order */
+	int n_eal;
+	char *port;                     /* dataplane.port: DPDK device string (vdev or PCI) */
+	unsigned int workers;           /* dataplane.workers, default 1 */
+	struct p53_addr addrs[P53_CONFIG_MAX_ADDRS]; /* dataplane.addresses */
+	int n_addrs;
+	char *xdp_prog;                 /* dataplane.xdp_prog: steering object for net_af_xdp,
+					   default the installed/built steer.bpf.o */
+	enum p53_idle_mode idle;        /* dataplane.idle.mode: busy | adaptive (default) */
+	unsigned int idle_max_us;       /* dataplane.idle.max_sleep_us, default 200 */
+	unsigned int rx_desc;           /* dataplane.rx_desc, default 1024 */
+	unsigned int tx_desc;           /* dataplane.tx_desc, default 1024 */
+	unsigned int mbufs;             /* dataplane.mbufs per worker, default 8191 */
+
+	/* zones: */
+	struct p53_config_zone *zones;
+	int n_zones;
+};
+
+/**
+ * Read and validate a config file.
+ *
+ * @param path    YAML file
+ * @param cfg     zeroed struct, filled on success
+ * @param err     on failure, "file:line: reason"
+ * @return 0, or -1 with err set (cfg then holds nothing to free).
+ */
+int p53_config_load(const char *path, struct p53_config *cfg, char *err, size_t errlen);
+
+/** Release everything p53_config_load() allocated; safe on a zeroed struct. */
+void p53_config_free(struct p53_config *cfg);
+
+#endif /* P53_CONFIG_H */

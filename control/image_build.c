@@ -1,0 +1,707 @@
+/*
+ * Zone compiler: master files to one zone image (dataplane/image.h).
+ *
+ * Build steps:
+ *  1. Zones: parse each origin, create its apex node; sort the apexes by name so duplicate
+ *     zones are found and "is this name a served apex?" is a binary search.
+ *  2. Load (control/zone_load.c): ldns parses each master file and its $INCLUDEs one RR at a
+ *     time; each RR becomes wire bytes (after the owner) plus its canonical RDATA, and its
+ *     owner a node in a (zone, name) hash map, missing ancestors created as we go (they end
+ *     up as empty non-terminals). Out-of-zone records are dropped with a warning.
+ *  3. RRsets: one qsort of all records by (node, type, canonical RDATA, order of appearance)
+ *     makes each node's RRsets contiguous and sorted by type, each RRset's RRs in RFC 4034
+ *     §6.3 order with duplicates adjacent (dropped). The RRset TTL is the first one seen.
+ *  4. Nodes, top-down in index order (a parent always precedes its children): flags,
+ *     occluder, wildcard links, the RFC checks (CNAME alone, DNAME without descendants) and
+ *     whether a deeper served zone shadows the node.
+ *  5. Zones' SOA facts, parent_side links, the name index (only unshadowed nodes, so each
+ *     name once, from its deepest zone), additional-section lists for NS, MX and SRV.
+ *  6. Layout: sizes are all known now; one calloc and a copy of each section.
+ * Everything is O(n log n) in the number of records; no ldns object outlives its line.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <ldns/ldns.h>
+
+#include "control/image_build.h"
+#include "control/zone_build.h"
+#include "dataplane/image.h"
+#include "dataplane/name.h"
+
+/* Build state beyond the loader's: RRsets, the index and additional lists. */
+struct build {
+	struct p53_zb zb;
+	uint32_t *apexes;               /* zone indices sorted by apex name */
+	struct p53_image_rrset *rrsets;
+	uint32_t *rs_rec;               /* first kept record of each RRset */
+	uint32_t *rs_first;             /* record of each RRset seen first (messages) */
+	size_t n_rrsets, rrsets_cap, rs_rec_cap, rs_first_cap;
+	size_t n_kept;                  /* records after duplicate removal */
+	uint64_t *slots;
+	uint32_t hash_mask;
+	uint32_t *adds;
+	size_t n_adds, adds_cap;
+	size_t rdata_len;
+};
+
+#define IMAGE_WHERE "(image):0" /* for limits of the whole image, not of one file */
+
+static uint64_t last_generation; /* control thread only */
+
+static const uint8_t *canon(const struct p53_zb *b, const struct p53_zb_rec *r, size_t *len)
+{
+	if (r->clen > 0) {
+		*len = r->clen;
+		return b->arena + r->off + r->wlen;
+	}
+	*len = r->wlen - 10;
+	return b->arena + r->off + 10;
+}
+
+/* RFC 4034 §6.3: RDATA as a left-justified octet string, shorter first on a tie. */
+static int rdcmp(const struct p53_zb *b, const struct p53_zb_rec *x, const struct p53_zb_rec *y)
+{
+	size_t lx, ly;
+	const uint8_t *a = canon(b, x, &lx), *c = canon(b, y, &ly);
+	int d = memcmp(a, c, lx < ly ? lx : ly);
+
+	if (d != 0)
+		return d;
+	return (lx > ly) - (lx < ly);
+}
+
+static int rec_cmp(const void *pa, const void *pb, void *arg)
+{
+	const struct p53_zb_rec *x = pa, *y = pb;
+	int d;
+
+	if (x->node != y->node)
+		return x->node < y->node ? -1 : 1;
+	if (x->type != y->type)
+		return x->type < y->type ? -1 : 1;
+	d = rdcmp(arg, x, y);
+	if (d != 0)
+		return d;
+	return (x->seq > y->seq) - (x->seq < y->seq);
+}
+
+static int name_cmp(const uint8_t *a, size_t la, const uint8_t *c, size_t lc)
+{
+	if (la != lc)
+		return la < lc ? -1 : 1;
+	return memcmp(a, c, la);
+}
+
+static int apex_cmp(const void *pa, const void *pb, void *arg)
+{
+	const struct p53_zb *b = arg;
+	const struct p53_image_zone *x = &b->zones[*(const uint32_t *)pa];
+	const struct p53_image_zone *y = &b->zones[*(const uint32_t *)pb];
+
+	return name_cmp(b->names + x->name_off, x->name_len, b->names + y->name_off, y->name_len);
+}
+
+/* Zone whose apex is this canonical name, or P53_NONE. */
+static uint32_t apex_zone(struct build *s, const uint8_t *name, size_t len)
+{
+	size_t lo = 0, hi = s->zb.n_zones;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		const struct p53_image_zone *zn = &s->zb.zones[s->apexes[mid]];
+		int d = name_cmp(s->zb.names + zn->name_off, zn->name_len, name, len);
+		if (d == 0)
+			return s->apexes[mid];
+		if (d < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return P53_NONE;
+}
+
+static void where_zone(const struct p53_zone_src *src, char *where, size_t cap)
+{
+	if (src->cfg_file != NULL)
+		snprintf(where, cap, "%s:%d", src->cfg_file, src->cfg_line);
+	else
+		snprintf(where, cap, "%s:0", src->file ? src->file : "(null)");
+}
+
+/* Step 1. */
+static int zones_init(struct build *s)
+{
+	struct p53_zb *b = &s->zb;
+	char where[4200];
+
+	for (size_t z = 0; z < b->n_zones; z++) {
+		const struct p53_zone_src *src = &b->src[z];
+		ldns_rdf *o = NULL;
+		char *txt = NULL;
+		uint8_t name[P53_NAME_MAXLEN];
+		uint32_t apex;
+		int bad;
+
+		where_zone(src, where, sizeof(where));
+		if (src->name == NULL)
+			return p53_zb_err(b, where, "zone without a name");
+		/* Zone names are absolute whether or not the configuration wrote the dot. */
+		if (asprintf(&txt, "%s%s", src->name, ldns_dname_str_absolute(src->name) ? "" : ".") < 0)
+			return p53_zb_err(b, where, "out of memory");
+		bad = ldns_str2rdf_dname(&o, txt) != LDNS_STATUS_OK;
+		free(txt);
+		if (bad || ldns_rdf_size(o) > P53_NAME_MAXLEN) {
+			ldns_rdf_deep_free(o);
+			return p53_zb_err(b, where, "bad zone name '%s'", src->name);
+		}
+		b->zones[z].name_len = (uint8_t)ldns_rdf_size(o);
+		p53_name_lower(name, ldns_rdf_data(o), ldns_rdf_size(o));
+		ldns_rdf_deep_free(o);
+		b->zones[z].labels = (uint8_t)p53_name_labels(name);
+		b->zones[z].soa = P53_NONE;
+		apex = p53_zb_node_get(b, (uint32_t)z, name, b->zones[z].name_len);
+		if (apex == P53_NONE)
+			return p53_zb_err(b, where, "out of memory");
+		b->zones[z].apex = apex;
+		b->zones[z].name_off = b->nodes[apex].name_off;
+		b->nodes[apex].flags |= P53_NODE_APEX;
+		s->apexes[z] = (uint32_t)z;
+	}
+	qsort_r(s->apexes, b->n_zones, sizeof(*s->apexes), apex_cmp, b);
+	for (size_t i = 1; i < b->n_zones; i++) {
+		if (apex_cmp(&s->apexes[i - 1], &s->apexes[i], b) == 0) {
+			const struct p53_zone_src *src = &b->src[s->apexes[i]];
+			where_zone(src, where, sizeof(where));
+			return p53_zb_err(b, where, "zone '%s' is defined twice", src->name);
+		}
+	}
+	return 0;
+}
+
+static uint16_t rrset_flags(uint16_t type)
+{
+	switch (type) {
+	/* RFC 3597 §4: the well-known types whose RDATA names may be compressed. */
+	case LDNS_RR_TYPE_NS: case LDNS_RR_TYPE_MD: case LDNS_RR_TYPE_MF:
+	case LDNS_RR_TYPE_CNAME: case LDNS_RR_TYPE_SOA: case LDNS_RR_TYPE_MB:
+	case LDNS_RR_TYPE_MG: case LDNS_RR_TYPE_MR: case LDNS_RR_TYPE_PTR:
+	case LDNS_RR_TYPE_MINFO: case LDNS_RR_TYPE_MX:
+		return P53_RRSET_COMPRESS;
+	default:
+		return 0;
+	}
+}
+
+static int push_rrset(struct build *s, uint32_t node, uint16_t type, uint32_t start,
+		      uint32_t count, uint32_t ttl, uint32_t first, size_t bytes)
+{
+	struct p53_zb *b = &s->zb;
+	struct p53_image_node *nd = &b->nodes[node];
+
+	if (count > UINT16_MAX)
+		return p53_zb_rec_err(b, &b->recs[first], "more than %u records of type %u at one owner",
+				      UINT16_MAX, type);
+	if (nd->n_rrsets == UINT16_MAX)
+		return p53_zb_rec_err(b, &b->recs[first], "too many RRsets at one owner");
+	if (p53_zb_grow((void **)&s->rrsets, &s->rrsets_cap, s->n_rrsets + 1, sizeof(*s->rrsets)) < 0 ||
+	    p53_zb_grow((void **)&s->rs_rec, &s->rs_rec_cap, s->n_rrsets + 1, sizeof(*s->rs_rec)) < 0 ||
+	    p53_zb_grow((void **)&s->rs_first, &s->rs_first_cap, s->n_rrsets + 1,
+			sizeof(*s->rs_first)) < 0)
+		return p53_zb_rec_err(b, &b->recs[first], "out of memory");
+	if (nd->n_rrsets == 0)
+		nd->rrsets = (uint32_t)s->n_rrsets;
+	nd->n_rrsets++;
+	s->rrsets[s->n_rrsets] = (struct p53_image_rrset){
+		.type = type, .count = (uint16_t)count, .ttl = ttl, .rdata_len = (uint32_t)bytes,
+		.adds = P53_NONE, .flags = rrset_flags(type),
+	};
+	s->rs_rec[s->n_rrsets] = start;
+	s->rs_first[s->n_rrsets] = first;
+	s->n_rrsets++;
+	s->rdata_len += bytes;
+	if (b->nx[node].first_rec == P53_NONE || b->recs[first].seq < b->recs[b->nx[node].first_rec].seq)
+		b->nx[node].first_rec = first;
+	return 0;
+}
+
+/* Kept record seen second in an RRset that must hold only one. */
+static uint32_t second(const struct build *s, uint32_t rs)
+{
+	const struct p53_zb_rec *r = s->zb.recs;
+	uint32_t first = s->rs_first[rs], best = P53_NONE;
+
+	for (uint32_t i = s->rs_rec[rs]; i < s->rs_rec[rs] + s->rrsets[rs].count; i++)
+		if (i != first && (best == P53_NONE || r[i].seq < r[best].seq))
+			best = i;
+	return best;
+}
+
+/* Step 3: sort, drop duplicates, cut into RRsets. */
+static int rrsets_make(struct build *s)
+{
+	struct p53_zb *b = &s->zb;
+	struct p53_zb_rec *r = b->recs;
+	size_t out = 0, i = 0, n = b->n_recs;
+	char txt[1024];
+
+	qsort_r(r, n, sizeof(*r), rec_cmp, b);
+	while (i < n) {
+		size_t j = i, start = out, bytes = 0, first;
+		uint32_t ttl, min = i;
+
+		while (j < n && r[j].node == r[i].node && r[j].type == r[i].type) {
+			if (r[j].seq < r[min].seq)
+				min = (uint32_t)j;
+			j++;
+		}
+		/* RFC 2181 §5.2: one TTL per RRset; like Knot, keep the first and warn. RRSIG
+		   RRsets mix signatures of several types whose TTLs legitimately differ. */
+		ttl = r[min].ttl;
+		for (size_t k = i; k < j; k++)
+			if (r[k].ttl != ttl && r[k].type != LDNS_RR_TYPE_RRSIG)
+				p53_zb_rec_warn(b, &r[k], "TTL %u of a '%s' type %u record differs from "
+						"the RRset's TTL %u, using %u", r[k].ttl,
+						p53_name_to_str(txt, sizeof(txt), b->names +
+								b->nodes[r[k].node].name_off),
+						r[k].type, ttl, ttl);
+		/* The earliest record always survives: duplicates sort by appearance. */
+		first = out;
+		for (size_t k = i; k < j; k++) {
+			/* RFC 2181 §5: identical records are one record. */
+			if (out > start && rdcmp(b, &r[out - 1], &r[k]) == 0)
+				continue;
+			if (k == min)
+				first = out;
+			r[out++] = r[k];
+			bytes += r[k].wlen;
+		}
+		if (push_rrset(s, r[start].node, r[start].type, (uint32_t)start,
+			       (uint32_t)(out - start), ttl, (uint32_t)first, bytes) < 0)
+			return -1;
+		i = j;
+	}
+	s->n_kept = out;
+	return 0;
+}
+
+/* Step 3b: per-node facts that come from its own RRsets. */
+static int rrsets_check(struct build *s)
+{
+	struct p53_zb *b = &s->zb;
+	char txt[1024];
+
+	for (size_t i = 0; i < s->n_rrsets; i++) {
+		const struct p53_image_rrset *rs = &s->rrsets[i];
+		uint32_t node = b->recs[s->rs_rec[i]].node;
+		struct p53_image_node *nd = &b->nodes[node];
+		const char *owner = p53_name_to_str(txt, sizeof(txt), b->names + nd->name_off);
+
+		switch (rs->type) {
+		case LDNS_RR_TYPE_SOA:
+			if (rs->count > 1)
+				return p53_zb_rec_err(b, &b->recs[second(s, (uint32_t)i)],
+						      "more than one SOA record at the zone apex '%s'",
+						      owner);
+			break;
+		case LDNS_RR_TYPE_CNAME:
+			/* RFC 2181 §10.1: one CNAME per name. */
+			if (rs->count > 1)
+				return p53_zb_rec_err(b, &b->recs[second(s, (uint32_t)i)],
+						      "more than one CNAME record at '%s' "
+						      "(RFC 2181 §10.1)", owner);
+			nd->flags |= P53_NODE_CNAME;
+			break;
+		case LDNS_RR_TYPE_DNAME:
+			/* RFC 6672 §2.4: one DNAME per name. */
+			if (rs->count > 1)
+				return p53_zb_rec_err(b, &b->recs[second(s, (uint32_t)i)],
+						      "more than one DNAME record at '%s' "
+						      "(RFC 6672 §2.4)", owner);
+			nd->flags |= P53_NODE_DNAME;
+			break;
+		case LDNS_RR_TYPE_NS:
+			if (!(nd->flags & P53_NODE_APEX))
+				nd->flags |= P53_NODE_CUT;
+			break;
+		case LDNS_RR_TYPE_A:
+		case LDNS_RR_TYPE_AAAA:
+			b->nx[node].has_addr = 1;
+			break;
+		default:
+			break;
+		}
+	}
+	return 0;
+}
+
+/* RFC 1034 §3.6.2, RFC 2181 §10.1: a CNAME owner holds nothing else but DNSSEC's own
+   RRSIG and NSEC (RFC 4035 §2.5). Reported at whichever of the two came later. */
+static int cname_alone(struct build *s, uint32_t n)
+{
+	struct p53_zb *b = &s->zb;
+	const struct p53_image_node *nd = &b->nodes[n];
+	uint32_t cn = P53_NONE;
+	char txt[1024];
+
+	for (uint32_t i = nd->rrsets; i < nd->rrsets + nd->n_rrsets; i++)
+		if (s->rrsets[i].type == LDNS_RR_TYPE_CNAME)
+			cn = i;
+	for (uint32_t i = nd->rrsets; i < nd->rrsets + nd->n_rrsets; i++) {
+		uint16_t t = s->rrsets[i].type;
+		const struct p53_zb_rec *x, *y;
+		if (t == LDNS_RR_TYPE_CNAME || t == LDNS_RR_TYPE_RRSIG || t == LDNS_RR_TYPE_NSEC)
+			continue;
+		x = &b->recs[s->rs_first[cn]];
+		y = &b->recs[s->rs_first[i]];
+		return p53_zb_rec_err(b, x->seq > y->seq ? x : y,
+				      "CNAME beside other data (type %u) at '%s' "
+				      "(RFC 1034 §3.6.2, RFC 2181 §10.1)", t,
+				      p53_name_to_str(txt, sizeof(txt), b->names + nd->name_off));
+	}
+	return 0;
+}
+
+/* Step 4: top-down over nodes; parents precede children (p53_zb_node_get). */
+static int nodes_link(struct build *s)
+{
+	struct p53_zb *b = &s->zb;
+	char txt[1024], txt2[1024];
+
+	for (uint32_t n = 0; n < b->n_nodes; n++) {
+		struct p53_image_node *nd = &b->nodes[n];
+		struct p53_zb_nodex *x = &b->nx[n];
+		const uint8_t *name = b->names + nd->name_off;
+		uint32_t p = x->parent;
+
+		if (nd->n_rrsets == 0) {
+			nd->flags |= P53_NODE_ENT;
+			nd->rrsets = 0;
+		}
+		if ((nd->flags & P53_NODE_CNAME) && cname_alone(s, n) < 0)
+			return -1;
+		if (p == P53_NONE)
+			continue; /* the apex */
+		const struct p53_image_node *pd = &b->nodes[p];
+		x->below_cut = b->nx[p].below_cut || (pd->flags & P53_NODE_CUT);
+		x->below_dname = b->nx[p].below_dname || (pd->flags & P53_NODE_DNAME);
+		nd->occluder = (pd->flags & (P53_NODE_CUT | P53_NODE_DNAME)) ? p : pd->occluder;
+		if (x->below_cut)
+			nd->flags |= P53_NODE_GLUE;
+		if (x->below_dname && nd->n_rrsets > 0) {
+			uint32_t d = p;
+			while (!(b->nodes[d].flags & P53_NODE_DNAME))
+				d = b->nx[d].parent;
+			/* RFC 6672 §2.4: a DNAME owner has no descendants. */
+			return p53_zb_rec_err(b, &b->recs[x->first_rec],
+					      "data at '%s' below the DNAME at '%s' (RFC 6672 §2.4)",
+					      p53_name_to_str(txt, sizeof(txt), name),
+					      p53_name_to_str(txt2, sizeof(txt2),
+							      b->names + b->nodes[d].name_off));
+		}
+		if (name[0] == 1 && name[1] == '*') {
+			nd->flags |= P53_NODE_WILD;
+			b->nodes[p].wildcard = n;
+		}
+		x->shadowed = b->nx[p].shadowed || apex_zone(s, name, nd->name_len) != P53_NONE;
+	}
+	return 0;
+}
+
+static uint32_t get32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+/* Step 5a: SOA facts, and the parent zone's node of each apex. */
+static int zones_finish(struct build *s)
+{
+	struct p53_zb *b = &s->zb;
+	char where[4200], txt[1024];
+
+	for (uint32_t z = 0; z < b->n_zones; z++) {
+		struct p53_image_zone *zn = &b->zones[z];
+		const struct p53_image_node *apex = &b->nodes[zn->apex];
+		const uint8_t *name = b->names + zn->name_off;
+		size_t len = zn->name_len, rl;
+		const uint8_t *rd;
+		int m1, m2;
+
+		for (uint32_t i = apex->rrsets; i < apex->rrsets + apex->n_rrsets; i++)
+			if (s->rrsets[i].type == LDNS_RR_TYPE_SOA)
+				zn->soa = i;
+		if (zn->soa == P53_NONE) {
+			/* Point at the zone's first record, where RFC 1035 §5.2 wants the SOA. */
+			const struct p53_zb_rec *first = NULL;
+			for (size_t i = 0; i < s->n_kept; i++)
+				if (b->nodes[b->recs[i].node].zone == z &&
+				    (first == NULL || b->recs[i].seq < first->seq))
+					first = &b->recs[i];
+			p53_name_to_str(txt, sizeof(txt), name);
+			if (first != NULL)
+				return p53_zb_rec_err(b, first, "no SOA record at the zone apex '%s'", txt);
+			snprintf(where, sizeof(where), "%s:1", b->src[z].file);
+			return p53_zb_err(b, where, "no SOA record at the zone apex '%s'", txt);
+		}
+		rd = canon(b, &b->recs[s->rs_rec[zn->soa]], &rl);
+		m1 = p53_name_len(rd, rl);
+		m2 = m1 < 0 ? -1 : p53_name_len(rd + m1, rl - (size_t)m1);
+		if (m2 < 0 || rl != (size_t)m1 + (size_t)m2 + 20)
+			return p53_zb_rec_err(b, &b->recs[s->rs_rec[zn->soa]], "malformed SOA RDATA");
+		rd += m1 + m2;
+		zn->serial = get32(rd);
+		/* RFC 2308 §5: negative answers live min(SOA TTL, SOA MINIMUM). */
+		zn->neg_ttl = get32(rd + 16) < s->rrsets[zn->soa].ttl ? get32(rd + 16)
+								     : s->rrsets[zn->soa].ttl;
+		/* The closest enclosing served zone holds the parent side (DS, RFC 4035 §3.1.4.1). */
+		while (len > 1) {
+			uint32_t pz;
+			len -= 1u + name[0];
+			name += 1u + name[0];
+			pz = apex_zone(s, name, len);
+			if (pz != P53_NONE) {
+				b->nodes[zn->apex].parent_side =
+					p53_zb_node_find(b, pz, b->names + zn->name_off, zn->name_len);
+				break;
+			}
+		}
+	}
+	return 0;
+}
+
+static uint32_t slot_find(const struct build *s, const uint8_t *name, size_t len, uint32_t h)
+{
+	const struct p53_zb *b = &s->zb;
+
+	for (uint32_t i = h & s->hash_mask; s->slots[i] != 0; i = (i + 1) & s->hash_mask) {
+		uint32_t n = (uint32_t)s->slots[i] - 1;
+		if ((uint32_t)(s->slots[i] >> 32) == h && b->nodes[n].name_len == len &&
+		    memcmp(b->names + b->nodes[n].name_off, name, len) == 0)
+			return n;
+	}
+	return P53_NONE;
+}
+
+/* Step 5b: the name index, each name once (image.h). */
+static int slots_make(struct build *s)
+{
+	struct p53_zb *b = &s->zb;
+	size_t count = 16;
+
+	while (count < 2 * b->n_nodes)
+		count *= 2;
+	if (count > (size_t)1 << 32)
+		return p53_zb_err(b, IMAGE_WHERE, "too many names");
+	s->slots = calloc(count, sizeof(*s->slots));
+	if (s->slots == NULL)
+		return p53_zb_err(b, IMAGE_WHERE, "out of memory");
+	s->hash_mask = (uint32_t)(count - 1);
+	for (uint32_t n = 0; n < b->n_nodes; n++) {
+		uint32_t h = b->nx[n].hash, i;
+		if (b->nx[n].shadowed)
+			continue;
+		for (i = h & s->hash_mask; s->slots[i] != 0; i = (i + 1) & s->hash_mask)
+			;
+		s->slots[i] = (uint64_t)h << 32 | (n + 1);
+	}
+	return 0;
+}
+
+/* Step 5c: nodes whose A/AAAA go with an NS, MX or SRV RRset (RFC 1034 §4.3.2 step 3b and
+   6, RFC 2782 "Target"): the same zone's node first (glue below a cut included), else the
+   indexed node of another served zone. Out-of-bailiwick unserved targets get nothing. */
+static int adds_make(struct build *s)
+{
+	struct p53_zb *b = &s->zb;
+
+	for (size_t i = 0; i < s->n_rrsets; i++) {
+		struct p53_image_rrset *rs = &s->rrsets[i];
+		uint32_t z, skip, at = (uint32_t)s->n_adds, n = 0;
+
+		if (rs->type == LDNS_RR_TYPE_NS)
+			skip = 0;
+		else if (rs->type == LDNS_RR_TYPE_MX)
+			skip = 2;
+		else if (rs->type == LDNS_RR_TYPE_SRV)
+			skip = 6;
+		else
+			continue;
+		z = b->nodes[b->recs[s->rs_rec[i]].node].zone;
+		for (uint32_t k = s->rs_rec[i]; k < s->rs_rec[i] + rs->count; k++) {
+			uint8_t t[P53_NAME_MAXLEN];
+			size_t rl;
+			const uint8_t *rd = canon(b, &b->recs[k], &rl);
+			int tl = rl > skip ? p53_name_len(rd + skip, rl - skip) : -1;
+			uint32_t tn, dup = 0;
+
+			if (tl < 0)
+				continue;
+			p53_name_lower(t, rd + skip, (size_t)tl);
+			tn = p53_zb_node_find(b, z, t, (size_t)tl);
+			if (tn == P53_NONE || !b->nx[tn].has_addr) {
+				tn = slot_find(s, t, (size_t)tl, p53_name_hash(t, (size_t)tl));
+				if (tn != P53_NONE && (b->nodes[tn].zone == z || !b->nx[tn].has_addr))
+					tn = P53_NONE;
+			}
+			if (tn == P53_NONE)
+				continue;
+			for (uint32_t q = 0; q < n; q++)
+				dup |= s->adds[at + 1 + q] == tn;
+			if (dup)
+				continue;
+			if (p53_zb_grow((void **)&s->adds, &s->adds_cap, at + n + 2, sizeof(*s->adds)) < 0)
+				return p53_zb_rec_err(b, &b->recs[k], "out of memory");
+			s->adds[at + 1 + n++] = tn;
+		}
+		if (n > 0) {
+			s->adds[at] = n;
+			rs->adds = at;
+			s->n_adds = at + 1 + n;
+		}
+	}
+	return 0;
+}
+
+static size_t align8(size_t x)
+{
+	return (x + 7) & ~(size_t)7;
+}
+
+static uint64_t next_generation(void)
+{
+	struct timespec ts;
+	uint64_t g;
+
+	/* Wall-clock microseconds keep generations rising across restarts too. */
+	clock_gettime(CLOCK_REALTIME, &ts);
+	g = (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+	if (g <= last_generation)
+		g = last_generation + 1;
+	last_generation = g;
+	return g;
+}
+
+/* Step 6. */
+static void *layout(struct build *s, size_t *len)
+{
+	struct p53_zb *b = &s->zb;
+	struct p53_image_hdr h = {
+		.magic = P53_IMAGE_MAGIC,
+		.version = P53_IMAGE_VERSION,
+		.n_zones = (uint32_t)b->n_zones,
+		.n_nodes = (uint32_t)b->n_nodes,
+		.n_rrsets = (uint32_t)s->n_rrsets,
+		.hash_mask = s->hash_mask,
+		.n_records = (uint32_t)s->n_kept,
+	};
+	size_t off = align8(sizeof(h)), size, pos;
+	uint8_t *img, *rdata;
+
+	h.zones_off = (uint32_t)off;
+	off = align8(off + b->n_zones * sizeof(struct p53_image_zone));
+	h.nodes_off = (uint32_t)off;
+	off = align8(off + b->n_nodes * sizeof(struct p53_image_node));
+	h.rrsets_off = (uint32_t)off;
+	off = align8(off + s->n_rrsets * sizeof(struct p53_image_rrset));
+	h.slots_off = (uint32_t)off;
+	off = align8(off + ((size_t)s->hash_mask + 1) * sizeof(uint64_t));
+	h.names_off = (uint32_t)off;
+	off = align8(off + b->names_len);
+	h.rdata_off = (uint32_t)off;
+	off = align8(off + s->rdata_len);
+	h.adds_off = (uint32_t)off;
+	size = align8(off + s->n_adds * sizeof(uint32_t));
+	/* Offsets are 32-bit (image.h). */
+	if (size > UINT32_MAX) {
+		p53_zb_err(b, IMAGE_WHERE, "image of %zu bytes exceeds the 4 GiB format limit", size);
+		return NULL;
+	}
+	img = calloc(1, size);
+	if (img == NULL) {
+		p53_zb_err(b, IMAGE_WHERE, "out of memory (image of %zu bytes)", size);
+		return NULL;
+	}
+	h.size = size;
+	h.generation = next_generation();
+	memcpy(img, &h, sizeof(h));
+	memcpy(img + h.zones_off, b->zones, b->n_zones * sizeof(struct p53_image_zone));
+	memcpy(img + h.nodes_off, b->nodes, b->n_nodes * sizeof(struct p53_image_node));
+	memcpy(img + h.slots_off, s->slots, ((size_t)s->hash_mask + 1) * sizeof(uint64_t));
+	memcpy(img + h.names_off, b->names, b->names_len);
+	memcpy(img + h.adds_off, s->adds, s->n_adds * sizeof(uint32_t));
+	rdata = img + h.rdata_off;
+	pos = 0;
+	for (size_t i = 0; i < s->n_rrsets; i++) {
+		struct p53_image_rrset *rs = &s->rrsets[i];
+		rs->rdata_off = (uint32_t)pos;
+		for (uint32_t k = s->rs_rec[i]; k < s->rs_rec[i] + rs->count; k++) {
+			const struct p53_zb_rec *r = &b->recs[k];
+			uint8_t *w = rdata + pos;
+			memcpy(w, b->arena + r->off, r->wlen);
+			if (rs->type != LDNS_RR_TYPE_RRSIG) { /* one TTL per RRset */
+				w[4] = (uint8_t)(rs->ttl >> 24);
+				w[5] = (uint8_t)(rs->ttl >> 16);
+				w[6] = (uint8_t)(rs->ttl >> 8);
+				w[7] = (uint8_t)rs->ttl;
+			}
+			pos += r->wlen;
+		}
+	}
+	memcpy(img + h.rrsets_off, s->rrsets, s->n_rrsets * sizeof(struct p53_image_rrset));
+	*len = size;
+	return img;
+}
+
+void *p53_image_build(const struct p53_zone_src *zones, size_t n, size_t *len,
+		      char *err, size_t errlen, p53_warn_fn warn, void *warn_arg)
+{
+	struct build s = { .zb = { .src = zones, .n_zones = n, .err = err, .errlen = errlen,
+				   .warn = warn, .warn_arg = warn_arg } };
+	struct p53_zb *b = &s.zb;
+	void *img = NULL;
+
+	if (err != NULL && errlen > 0)
+		err[0] = '\0';
+	else
+		b->errlen = 0;
+	if (n >= UINT32_MAX) {
+		p53_zb_err(b, "config", "too many zones");
+		goto cleanup;
+	}
+	b->zones = calloc(n ? n : 1, sizeof(*b->zones));
+	s.apexes = calloc(n ? n : 1, sizeof(*s.apexes));
+	if (b->zones == NULL || s.apexes == NULL) {
+		p53_zb_err(b, "config", "out of memory");
+		goto cleanup;
+	}
+	if (zones_init(&s) < 0)
+		goto cleanup;
+	for (uint32_t z = 0; z < n; z++)
+		if (p53_zone_load(b, z) < 0)
+			goto cleanup;
+	if (rrsets_make(&s) < 0 || rrsets_check(&s) < 0 || nodes_link(&s) < 0 ||
+	    zones_finish(&s) < 0 || slots_make(&s) < 0 || adds_make(&s) < 0)
+		goto cleanup;
+	img = layout(&s, len);
+cleanup:
+	free(s.adds);
+	free(s.slots);
+	free(s.rs_first);
+	free(s.rs_rec);
+	free(s.rrsets);
+	free(s.apexes);
+	for (size_t i = 0; i < b->n_files; i++)
+		free(b->files[i]);
+	free(b->files);
+	free(b->arena);
+	free(b->recs);
+	free(b->map);
+	free(b->names);
+	free(b->nx);
+	free(b->nodes);
+	free(b->zones);
+	return img;
+}

@@ -1,0 +1,41 @@
+/*
+ * Zone compiler: master files (parsed with ldns) to one zone image (dataplane/image.h).
+ *
+ * Runs on the control thread only; allocates with malloc. The result is a single buffer the
+ * caller copies into each worker's replica (rte_malloc_socket) and frees with free().
+ */
+#ifndef P53_IMAGE_BUILD_H
+#define P53_IMAGE_BUILD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct p53_zone_src {
+	const char *name;       /* zone origin as text, e.g. "example.com." */
+	const char *file;       /* master file path */
+	const char *cfg_file;   /* config file that named this zone, for error messages; may be NULL */
+	int cfg_line;           /* its line there, 0 when unknown */
+};
+
+/* Called for warnings such as ignored out-of-zone records: "file:line: reason". */
+typedef void (*p53_warn_fn)(void *arg, const char *msg);
+
+/**
+ * Compile zones into one image.
+ *
+ * Rejects (returns NULL, `err` = "file:line: reason"): unreadable file or broken $INCLUDE,
+ * syntax errors, no SOA or more than one SOA at the apex, SOA not at the apex, CNAME beside
+ * other data (RFC 1034 §3.6.2; RRSIG/NSEC excepted), more than one CNAME, DNAME with data
+ * below it... Out-of-zone records are ignored with a warning, as Knot does.
+ *
+ * @param zones   the zones to compile; names must be distinct
+ * @param n       how many
+ * @param len     set to the image size on success
+ * @param err     buffer for the reason on failure
+ * @param warn    warning callback, or NULL to print to stderr
+ * @return malloc'd image, or NULL on failure.
+ */
+void *p53_image_build(const struct p53_zone_src *zones, size_t n, size_t *len,
+		      char *err, size_t errlen, p53_warn_fn warn, void *warn_arg);
+
+#endif /* P53_IMAGE_BUILD_H */

@@ -1,0 +1,183 @@
+/* Service port set-up; see port.h. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <rte_bus.h>
+#include <rte_dev.h>
+#include <rte_ethdev.h>
+#include <rte_lcore.h>
+#include <rte_mbuf.h>
+
+#include "control/log.h"
+#include "control/port.h"
+#include "control/xdp.h"
+#include "dataplane/pkt.h"
+
+#ifndef P53_STEER_OBJ
+#define P53_STEER_OBJ "/usr/local/lib/pop53/steer.bpf.o"
+#endif
+
+#define MBUF_CACHE 256
+
+/* For net_af_xdp without xdp_prog=, add ours: only UDP/53 to the service addresses is
+ * steered to the AF_XDP socket and the kernel keeps ARP, ND, ICMP, TCP and BGP. */
+static void devargs(char *out, size_t len, const struct p53_config *cfg, char *iface, size_t iflen)
+{
+	const char *prog = cfg->xdp_prog != NULL ? cfg->xdp_prog : P53_STEER_OBJ;
+
+	iface[0] = '\0';
+	if (p53_xdp_iface_from_devargs(cfg->port, iface, iflen) == NULL || strstr(cfg->port, "xdp_prog=") != NULL)
+		snprintf(out, len, "%s", cfg->port);
+	else
+		snprintf(out, len, "%s,xdp_prog=%s", cfg->port, prog);
+}
+
+static int find_port(const char *name, uint16_t *id)
+{
+	if (rte_eth_dev_get_port_by_name(name, id) == 0)
+		return 0;
+	/* PCI devices may be named differently from the address the operator gave. */
+	uint16_t pid;
+	RTE_ETH_FOREACH_DEV(pid) {
+		struct rte_eth_dev_info info;
+		if (rte_eth_dev_info_get(pid, &info) == 0 && info.device != NULL &&
+		    strcmp(rte_dev_name(info.device), name) == 0) {
+			*id = pid;
+			return 0;
+		}
+	}
+	return -ENODEV;
+}
+
+int p53_port_open(struct p53_port *p, const struct p53_config *cfg, const unsigned int *lcores)
+{
+	char dev[1024];
+	struct rte_eth_dev_info info;
+	struct rte_eth_conf conf;
+	unsigned int nq = cfg->workers;
+	int ret;
+
+	memset(p, 0, sizeof(*p));
+	devargs(dev, sizeof(dev), cfg, p->iface, sizeof(p->iface));
+	snprintf(p->name, sizeof(p->name), "%.*s", (int)strcspn(dev, ","), dev);
+	if (p->iface[0] != '\0')
+		p53_xdp_detach_stale(p->iface);
+
+	ret = rte_dev_probe(dev);
+	if (ret != 0 && ret != -EEXIST) {
+		p53_err("port %s: probe failed: %s", dev, rte_strerror(-ret));
+		return -1;
+	}
+	if (find_port(p->name, &p->id) != 0) {
+		p53_err("port %s: no ethdev after probe", p->name);
+		return -1;
+	}
+	ret = rte_eth_dev_info_get(p->id, &info);
+	if (ret != 0) {
+		p53_err("port %s: info: %s", p->name, rte_strerror(-ret));
+		return -1;
+	}
+	if (nq > info.max_rx_queues || nq > info.max_tx_queues) {
+		p53_err("port %s: %u workers need %u queue pairs, the port has %u rx / %u tx",
+			p->name, nq, nq, info.max_rx_queues, info.max_tx_queues);
+		return -1;
+	}
+
+	memset(&conf, 0, sizeof(conf));
+	if (nq > 1) {
+		conf.rxmode.mq_mode = RTE_ETH_MQ_RX_RSS;
+		conf.rx_adv_conf.rss_conf.rss_hf = (RTE_ETH_RSS_IP | RTE_ETH_RSS_UDP) & info.flow_type_rss_offloads;
+	}
+	/* Use the checksum offloads the port has; pkt.c computes them in software otherwise. */
+	uint64_t want = RTE_ETH_TX_OFFLOAD_IPV4_CKSUM | RTE_ETH_TX_OFFLOAD_UDP_CKSUM;
+	if ((info.tx_offload_capa & want) == want) {
+		conf.txmode.offloads = want;
+		p->tx_offload = P53_PKT_TX_IP_CKSUM | P53_PKT_TX_UDP_CKSUM;
+	}
+	ret = rte_eth_dev_configure(p->id, (uint16_t)nq, (uint16_t)nq, &conf);
+	if (ret != 0) {
+		p53_err("port %s: configure: %s", p->name, rte_strerror(-ret));
+		return -1;
+	}
+	uint16_t rxd = (uint16_t)cfg->rx_desc, txd = (uint16_t)cfg->tx_desc;
+	rte_eth_dev_adjust_nb_rx_tx_desc(p->id, &rxd, &txd);
+
+	for (unsigned int q = 0; q < nq; q++) {
+		char pool_name[RTE_MEMPOOL_NAMESIZE];
+		int socket = (int)rte_lcore_to_socket_id(lcores[q]);
+		snprintf(pool_name, sizeof(pool_name), "p53_mbuf_%u", q);
+		p->pools[q] = rte_pktmbuf_pool_create(pool_name, cfg->mbufs, MBUF_CACHE, 0,
+						      RTE_MBUF_DEFAULT_BUF_SIZE, socket);
+		if (p->pools[q] == NULL) {
+			p53_err("port %s: mbuf pool for queue %u: %s", p->name, q, rte_strerror(rte_errno));
+			goto fail;
+		}
+		ret = rte_eth_rx_queue_setup(p->id, (uint16_t)q, rxd, (unsigned int)socket, NULL, p->pools[q]);
+		if (ret == 0)
+			ret = rte_eth_tx_queue_setup(p->id, (uint16_t)q, txd, (unsigned int)socket, NULL);
+		if (ret != 0) {
+			p53_err("port %s: queue %u: %s", p->name, q, rte_strerror(-ret));
+			goto fail;
+		}
+		p->n_queues = (uint16_t)(q + 1);
+	}
+	ret = rte_eth_dev_start(p->id);
+	if (ret != 0) {
+		p53_err("port %s: start: %s", p->name, rte_strerror(-ret));
+		goto fail;
+	}
+	if (p->iface[0] != '\0' && p53_xdp_set_addrs(p->iface, cfg->addrs, cfg->n_addrs) != 0) {
+		p53_err("port %s: cannot fill the steering program's address map on %s", p->name, p->iface);
+		rte_eth_dev_stop(p->id);
+		goto fail;
+	}
+	p->in_use_baseline = p53_port_in_use(p);
+	p53_info("port %s (id %u): %u queue pair(s), %u rx / %u tx descriptors, checksums %s, %u mbufs held by the driver",
+		 p->name, p->id, nq, rxd, txd, p->tx_offload ? "offloaded" : "in software", p->in_use_baseline);
+	return 0;
+fail:
+	rte_eth_dev_close(p->id);
+	for (unsigned int q = 0; q < nq; q++) {
+		rte_mempool_free(p->pools[q]);
+		p->pools[q] = NULL;
+	}
+	return -1;
+}
+
+unsigned int p53_port_in_use(const struct p53_port *p)
+{
+	unsigned int n = 0;
+
+	for (unsigned int q = 0; q < P53_MAX_WORKERS; q++)
+		if (p->pools[q] != NULL)
+			n += rte_mempool_in_use_count(p->pools[q]);
+	return n;
+}
+
+void p53_port_log_xstats(const struct p53_port *p)
+{
+	struct rte_eth_stats st;
+
+	if (rte_eth_stats_get(p->id, &st) == 0)
+		p53_info("port %s: ipackets %" PRIu64 " opackets %" PRIu64 " imissed %" PRIu64
+			 " ierrors %" PRIu64 " oerrors %" PRIu64 " rx_nombuf %" PRIu64,
+			 p->name, st.ipackets, st.opackets, st.imissed, st.ierrors, st.oerrors, st.rx_nombuf);
+}
+
+void p53_port_close(struct p53_port *p)
+{
+	unsigned int before = p53_port_in_use(p);
+
+	rte_eth_dev_stop(p->id);
+	rte_eth_dev_close(p->id);
+	unsigned int after = p53_port_in_use(p);
+	p53_info("mempool: %u mbufs in use with the port running (baseline %u), %u after close%s",
+		 before, p->in_use_baseline, after,
+		 before == p->in_use_baseline && after == 0 ? ": no leak" : ": LEAK");
+	for (unsigned int q = 0; q < P53_MAX_WORKERS; q++) {
+		rte_mempool_free(p->pools[q]);
+		p->pools[q] = NULL;
+	}
+}

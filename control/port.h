@@ -1,0 +1,48 @@
+/*
+ * The service port: any DPDK ethdev (net_af_xdp on a veth in the lab, af_packet, pcap, null,
+ * or a PCI NIC) with one RX/TX queue pair per worker and RSS when there is more than one.
+ *
+ * Control thread only: open and start before the workers run, stop and close after they
+ * returned.
+ */
+#ifndef P53_PORT_H
+#define P53_PORT_H
+
+#include <stdint.h>
+
+#include <rte_mempool.h>
+
+#include "control/config.h"
+
+#define P53_MAX_WORKERS 64
+
+struct p53_port {
+	uint16_t id;
+	uint16_t n_queues;
+	unsigned int tx_offload;                /* P53_PKT_TX_* the port offers */
+	char name[128];                         /* ethdev name, e.g. net_af_xdp0 */
+	char iface[64];                         /* kernel interface for af_xdp, else "" */
+	struct rte_mempool *pools[P53_MAX_WORKERS]; /* one per queue, on the worker's socket */
+	unsigned int in_use_baseline;           /* mbufs held by the driver after start */
+};
+
+/**
+ * Probe, configure and start the port named by cfg->port, with one queue per worker; for
+ * net_af_xdp, detach a stale XDP program first, add the steering program and fill its
+ * service-address map.
+ *
+ * @param lcores  lcore of each worker, to put its pool and rings on that socket
+ * @return 0, or -1 with the reason logged.
+ */
+int p53_port_open(struct p53_port *p, const struct p53_config *cfg, const unsigned int *lcores);
+
+/** Mbufs in use across the port's pools now. */
+unsigned int p53_port_in_use(const struct p53_port *p);
+
+/** Log the port's extended statistics (rx/tx, rx_nombuf, missed). */
+void p53_port_log_xstats(const struct p53_port *p);
+
+/** Stop and close the port and free its pools; logs mbufs still in use before and after. */
+void p53_port_close(struct p53_port *p);
+
+#endif /* P53_PORT_H */

@@ -1,0 +1,110 @@
+/*
+ * Zone compiler internals shared by control/zone_load.c (master files to records, with ldns)
+ * and control/image_build.c (records to the image of dataplane/image.h). Not a public API:
+ * only the compiler includes it. Control thread only; everything here allocates with malloc.
+ *
+ * While building, nodes live directly in an array of struct p53_image_node (the layout the
+ * image will hold) plus a side array of build-only facts; owner names live in a byte arena
+ * that becomes the image's names[] section unchanged. Records are kept compact (no ldns_rr
+ * survives its line): wire bytes after the owner in a byte arena, and a small struct with
+ * where the record came from, for messages.
+ */
+#ifndef P53_ZONE_BUILD_H
+#define P53_ZONE_BUILD_H
+
+#include <stdint.h>
+#include <stddef.h>
+
+#include "control/image_build.h"
+#include "dataplane/image.h"
+
+/* Build-only facts about a node; indexed like the node array. */
+struct p53_zb_nodex {
+	uint32_t hash;          /* p53_name_hash of the canonical name */
+	uint32_t parent;        /* node of the parent name in the same zone; P53_NONE at the apex */
+	uint32_t first_rec;     /* record (sorted order) of the node's earliest line, for errors */
+	uint8_t has_addr;       /* owns A or AAAA: a target for additional-section lists */
+	uint8_t shadowed;       /* at or below the apex of a deeper served zone: not indexed */
+	uint8_t below_dname;    /* strictly below a DNAME in this zone */
+	uint8_t below_cut;      /* strictly below a CUT in this zone */
+};
+
+/* One parsed RR, owner excluded. */
+struct p53_zb_rec {
+	uint64_t pos;           /* file offset where the parser started reading it */
+	uint32_t node;          /* owner node */
+	uint32_t seq;           /* order of appearance, over all files */
+	uint32_t off;           /* into arena: wire TYPE CLASS TTL RDLENGTH RDATA, then the
+				   canonical RDATA when it differs (clen > 0) */
+	uint32_t wlen;          /* wire bytes, 10 + RDLENGTH */
+	uint32_t clen;          /* canonical RDATA bytes, 0 when identical to the wire RDATA */
+	uint32_t ttl;
+	uint32_t before;        /* lines consumed before the parser started on it */
+	uint32_t end;           /* lines consumed once it was read */
+	uint16_t type;
+	uint16_t file;          /* index into p53_zb.files */
+};
+
+struct p53_zb {
+	const struct p53_zone_src *src;
+	size_t n_zones;
+	struct p53_image_zone *zones;
+
+	struct p53_image_node *nodes;
+	struct p53_zb_nodex *nx;
+	size_t n_nodes, nodes_cap, nx_cap;
+	uint8_t *names;         /* canonical owner names, becomes the image's names[] */
+	size_t names_len, names_cap;
+	uint32_t *map;          /* (zone, name) -> node + 1, open addressing */
+	uint32_t map_mask;
+
+	struct p53_zb_rec *recs;
+	size_t n_recs, recs_cap;
+	uint8_t *arena;
+	size_t arena_len, arena_cap;
+
+	char **files;           /* every file read, for "file:line:" */
+	size_t n_files, files_cap;
+
+	char *err;
+	size_t errlen;
+	p53_warn_fn warn;
+	void *warn_arg;
+};
+
+/** Grow *p (elements of `sz` bytes) so it holds at least `need`; 0 or -1 (out of memory). */
+int p53_zb_grow(void **p, size_t *cap, size_t need, size_t sz);
+
+/**
+ * Node of a canonical name in zone z, created with its missing ancestors (up to the apex)
+ * when absent. The name must be at or below the zone apex (zones[z] and its apex node set).
+ * @return node index, or P53_NONE when out of memory.
+ */
+uint32_t p53_zb_node_get(struct p53_zb *b, uint32_t z, const uint8_t *name, size_t len);
+
+/** Node of a canonical name in zone z, or P53_NONE. */
+uint32_t p53_zb_node_find(const struct p53_zb *b, uint32_t z, const uint8_t *name, size_t len);
+
+/** Line where record r starts in its file (re-reads the file only for multi-line records). */
+uint32_t p53_zb_rec_line(const struct p53_zb *b, const struct p53_zb_rec *r);
+
+/** Set the error to "file:line: <fmt>" for record r; returns -1. */
+int p53_zb_rec_err(struct p53_zb *b, const struct p53_zb_rec *r, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/** Send "file:line: <fmt>" for record r to the warning callback. */
+void p53_zb_rec_warn(struct p53_zb *b, const struct p53_zb_rec *r, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/** Set the error to "<where>: <fmt>" (where is "file:line"); returns -1. */
+int p53_zb_err(struct p53_zb *b, const char *where, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/**
+ * Parse zone z's master file (and its $INCLUDEs) into records and nodes. The zone's apex
+ * node must already exist (zones[z].apex).
+ * @return 0, or -1 with the error set.
+ */
+int p53_zone_load(struct p53_zb *b, uint32_t z);
+
+#endif /* P53_ZONE_BUILD_H */

@@ -1,0 +1,542 @@
+/*
+ * Master files (RFC 1035 §5) to compact records and nodes, for the zone compiler.
+ *
+ * ldns parses one RR at a time (ldns_rr_new_frm_fp_l) and handles $ORIGIN and $TTL itself.
+ * ldns 1.8 does not implement $INCLUDE: it only reports that it consumed such a line
+ * (LDNS_STATUS_SYNTAX_INCLUDE, and ldns_zone_new_frm_fp_l gives up with
+ * SYNTAX_INCLUDE_ERR_NOTIMPL), so we seek back, read the directive ourselves and recurse
+ * with a fresh FILE, keeping each file's name for "file:line:" messages. As RFC 1035 §5.1
+ * asks, the including file's origin and current owner are restored after an $INCLUDE;
+ * a relative path is resolved against the including file's directory, as Knot does.
+ *
+ * Each RR is turned into wire bytes straight away and its ldns_rr freed, so a million-record
+ * zone never holds a million ldns objects. Line numbers: ldns counts the lines it consumed,
+ * which for a record spanning lines (a parenthesised SOA) or preceded by comments is not the
+ * line it starts on; we keep the file offset and find the start line again only when a
+ * message needs it (p53_zb_rec_line).
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <arpa/inet.h>
+
+#include <ldns/ldns.h>
+
+#include "control/zone_build.h"
+#include "dataplane/name.h"
+
+#define INCLUDE_DEPTH_MAX 16    /* $INCLUDE nesting; stops include loops */
+#define LDNS_TTL_DEFAULT  3600  /* TTL of records before any $TTL, ldns' LDNS_DEFAULT_TTL */
+
+/* Parser state for one zone, carried through its $INCLUDEs. */
+struct pctx {
+	struct p53_zb *b;
+	uint32_t z;
+	ldns_buffer *wire;
+	ldns_buffer *canon;
+	ldns_rdf *origin;
+	ldns_rdf *prev;
+	uint32_t ttl;
+	int depth;
+};
+
+int p53_zb_grow(void **p, size_t *cap, size_t need, size_t sz)
+{
+	size_t n = *cap ? *cap : 16;
+	void *q;
+
+	if (need <= *cap)
+		return 0;
+	while (n < need)
+		n *= 2;
+	q = realloc(*p, n * sz);
+	if (q == NULL)
+		return -1;
+	*p = q;
+	*cap = n;
+	return 0;
+}
+
+static uint32_t map_hash(uint32_t h, uint32_t z)
+{
+	/* Child apexes and parent delegation points share names: mix the zone in. */
+	h ^= z * 0x9e3779b1u;
+	h ^= h >> 16;
+	return h * 0x85ebca6bu;
+}
+
+static uint32_t find_h(const struct p53_zb *b, uint32_t z, const uint8_t *name, size_t len,
+		       uint32_t h)
+{
+	uint32_t i;
+
+	if (b->map == NULL)
+		return P53_NONE;
+	for (i = map_hash(h, z) & b->map_mask; b->map[i] != 0; i = (i + 1) & b->map_mask) {
+		const struct p53_image_node *n = &b->nodes[b->map[i] - 1];
+		if (n->zone == z && n->name_len == len && memcmp(b->names + n->name_off, name, len) == 0)
+			return b->map[i] - 1;
+	}
+	return P53_NONE;
+}
+
+uint32_t p53_zb_node_find(const struct p53_zb *b, uint32_t z, const uint8_t *name, size_t len)
+{
+	return find_h(b, z, name, len, p53_name_hash(name, len));
+}
+
+static void map_put(struct p53_zb *b, uint32_t node)
+{
+	uint32_t i = map_hash(b->nx[node].hash, b->nodes[node].zone) & b->map_mask;
+
+	while (b->map[i] != 0)
+		i = (i + 1) & b->map_mask;
+	b->map[i] = node + 1;
+}
+
+static int map_grow(struct p53_zb *b)
+{
+	size_t slots = b->map ? (size_t)b->map_mask + 1 : 1024;
+
+	/* Keep the load under one half so probes stay short. */
+	if (b->map != NULL && (b->n_nodes + 1) * 2 <= slots)
+		return 0;
+	while ((b->n_nodes + 1) * 2 > slots)
+		slots *= 2;
+	if (slots > (size_t)1 << 31)
+		return -1;
+	free(b->map);
+	b->map = calloc(slots, sizeof(*b->map));
+	if (b->map == NULL)
+		return -1;
+	b->map_mask = (uint32_t)(slots - 1);
+	for (size_t n = 0; n < b->n_nodes; n++)
+		map_put(b, (uint32_t)n);
+	return 0;
+}
+
+uint32_t p53_zb_node_get(struct p53_zb *b, uint32_t z, const uint8_t *name, size_t len)
+{
+	uint32_t h = p53_name_hash(name, len);
+	uint32_t n = find_h(b, z, name, len, h);
+	uint32_t parent = P53_NONE;
+
+	if (n != P53_NONE)
+		return n;
+	/* Ancestors first: lookups walk up labels, so every ancestor down from the apex must
+	   be a node (empty non-terminals included, RFC 4592 §2.2.2), and a parent's index is
+	   always below its children's, which lets later passes go top-down in index order. */
+	if (len != b->zones[z].name_len) {
+		parent = p53_zb_node_get(b, z, name + 1 + name[0], len - 1 - name[0]);
+		if (parent == P53_NONE)
+			return P53_NONE;
+	}
+	if (b->n_nodes >= P53_NONE - 1 ||
+	    p53_zb_grow((void **)&b->nodes, &b->nodes_cap, b->n_nodes + 1, sizeof(*b->nodes)) < 0)
+		return P53_NONE;
+	if (p53_zb_grow((void **)&b->nx, &b->nx_cap, b->n_nodes + 1, sizeof(*b->nx)) < 0 ||
+	    p53_zb_grow((void **)&b->names, &b->names_cap, b->names_len + len, 1) < 0 ||
+	    b->names_len + len > UINT32_MAX || map_grow(b) < 0)
+		return P53_NONE;
+	n = (uint32_t)b->n_nodes++;
+	memcpy(b->names + b->names_len, name, len);
+	b->nodes[n] = (struct p53_image_node){
+		.name_off = (uint32_t)b->names_len,
+		.name_len = (uint8_t)len,
+		.labels = (uint8_t)p53_name_labels(name),
+		.zone = z,
+		.wildcard = P53_NONE,
+		.occluder = P53_NONE,
+		.parent_side = P53_NONE,
+	};
+	b->nx[n] = (struct p53_zb_nodex){ .hash = h, .parent = parent, .first_rec = P53_NONE };
+	b->names_len += len;
+	map_put(b, n);
+	return n;
+}
+
+uint32_t p53_zb_rec_line(const struct p53_zb *b, const struct p53_zb_rec *r)
+{
+	uint32_t line = r->before + 1;
+	FILE *f;
+	int c;
+
+	if (r->end - r->before <= 1)
+		return line;
+	/* The parser skipped blank and comment lines, or the record spans lines: find the
+	   line of its first character. Rare (messages only), so re-reading is fine. */
+	f = fopen(b->files[r->file], "r");
+	if (f == NULL)
+		return line;
+	if (fseek(f, (long)r->pos, SEEK_SET) == 0) {
+		while ((c = getc(f)) != EOF) {
+			if (c == ';') {
+				while ((c = getc(f)) != EOF && c != '\n')
+					;
+			}
+			if (c == '\n')
+				line++;
+			else if (c != ' ' && c != '\t' && c != '\r')
+				break;
+		}
+	}
+	fclose(f);
+	return line;
+}
+
+static void vset(char *dst, size_t cap, const char *where, const char *fmt, va_list ap)
+{
+	int o;
+
+	if (cap == 0)
+		return;
+	o = snprintf(dst, cap, "%s: ", where);
+	if (o >= 0 && (size_t)o < cap)
+		vsnprintf(dst + o, cap - (size_t)o, fmt, ap);
+}
+
+int p53_zb_err(struct p53_zb *b, const char *where, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vset(b->err, b->errlen, where, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+int p53_zb_rec_err(struct p53_zb *b, const struct p53_zb_rec *r, const char *fmt, ...)
+{
+	char where[4200];
+	va_list ap;
+
+	snprintf(where, sizeof(where), "%s:%u", b->files[r->file], p53_zb_rec_line(b, r));
+	va_start(ap, fmt);
+	vset(b->err, b->errlen, where, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+void p53_zb_rec_warn(struct p53_zb *b, const struct p53_zb_rec *r, const char *fmt, ...)
+{
+	char where[4200], msg[4600];
+	va_list ap;
+
+	snprintf(where, sizeof(where), "%s:%u", b->files[r->file], p53_zb_rec_line(b, r));
+	va_start(ap, fmt);
+	vset(msg, sizeof(msg), where, fmt, ap);
+	va_end(ap);
+	if (b->warn != NULL)
+		b->warn(b->warn_arg, msg);
+	else
+		fprintf(stderr, "%s\n", msg);
+}
+
+static int add_file(struct p53_zb *b, const char *path)
+{
+	char *s;
+
+	if (b->n_files > UINT16_MAX ||
+	    p53_zb_grow((void **)&b->files, &b->files_cap, b->n_files + 1, sizeof(*b->files)) < 0)
+		return -1;
+	s = strdup(path);
+	if (s == NULL)
+		return -1;
+	b->files[b->n_files] = s;
+	return (int)b->n_files++;
+}
+
+/* At or below the apex (compared label by label from the right, canonical names). */
+static int in_zone(const uint8_t *name, size_t len, const uint8_t *apex, size_t alen)
+{
+	while (len > alen) {
+		size_t step = 1u + name[0];
+		name += step;
+		len -= step;
+	}
+	return len == alen && memcmp(name, apex, alen) == 0;
+}
+
+/* Compile one parsed RR; `where` is the record so far (position, lines, file). */
+static int add_rr(struct pctx *c, ldns_rr *rr, struct p53_zb_rec *where)
+{
+	struct p53_zb *b = c->b;
+	const struct p53_image_zone *zn = &b->zones[c->z];
+	const uint8_t *apex = b->names + zn->name_off;
+	const ldns_rdf *owner = ldns_rr_owner(rr);
+	size_t olen = ldns_rdf_size(owner), wlen, clen;
+	uint8_t name[P53_NAME_MAXLEN];
+	char txt[1024];
+	const uint8_t *w;
+	ldns_status st;
+	uint32_t node;
+
+	if (ldns_rr_get_class(rr) != LDNS_RR_CLASS_IN)
+		return p53_zb_rec_err(b, where, "class %u not served (only IN)",
+				      (unsigned)ldns_rr_get_class(rr));
+	if (olen == 0 || olen > P53_NAME_MAXLEN || ldns_rdf_get_type(owner) != LDNS_RDF_TYPE_DNAME)
+		return p53_zb_rec_err(b, where, "bad owner name");
+	p53_name_lower(name, ldns_rdf_data(owner), olen);
+	if (!in_zone(name, olen, apex, zn->name_len)) {
+		/* Knot's behaviour: ignore, but say so (RFC 1035 §5.2 leaves this open). */
+		p53_zb_rec_warn(b, where, "record '%s' is out of zone, ignored",
+				p53_name_to_str(txt, sizeof(txt), ldns_rdf_data(owner)));
+		return 0;
+	}
+	if (ldns_rr_get_type(rr) == LDNS_RR_TYPE_SOA && olen != zn->name_len)
+		return p53_zb_rec_err(b, where, "SOA record at '%s' is not at the zone apex '%s'",
+				      p53_name_to_str(txt, sizeof(txt), ldns_rdf_data(owner)),
+				      p53_name_to_str(txt + 512, 512, apex));
+
+	ldns_buffer_clear(c->wire);
+	st = ldns_rr2buffer_wire(c->wire, rr, LDNS_SECTION_ANSWER);
+	if (st != LDNS_STATUS_OK)
+		return p53_zb_rec_err(b, where, "%s", ldns_get_errorstr_by_id(st));
+	w = ldns_buffer_begin(c->wire) + olen;
+	wlen = ldns_buffer_position(c->wire) - olen;
+	/* RFC 4034 §6.2 canonical RDATA (names lowered for the types it lists): the key for
+	   ordering and duplicate removal. Kept only when it differs from the wire RDATA. */
+	ldns_rr2canonical(rr);
+	ldns_buffer_clear(c->canon);
+	st = ldns_rr_rdata2buffer_wire(c->canon, rr);
+	if (st != LDNS_STATUS_OK)
+		return p53_zb_rec_err(b, where, "%s", ldns_get_errorstr_by_id(st));
+	clen = ldns_buffer_position(c->canon);
+	if (wlen < 10 || (clen == wlen - 10 && memcmp(ldns_buffer_begin(c->canon), w + 10, clen) == 0))
+		clen = 0;
+
+	node = p53_zb_node_get(b, c->z, name, olen);
+	if (node == P53_NONE || b->arena_len + wlen + clen > UINT32_MAX || b->n_recs >= UINT32_MAX ||
+	    p53_zb_grow((void **)&b->arena, &b->arena_cap, b->arena_len + wlen + clen, 1) < 0 ||
+	    p53_zb_grow((void **)&b->recs, &b->recs_cap, b->n_recs + 1, sizeof(*b->recs)) < 0)
+		return p53_zb_rec_err(b, where, "out of memory");
+	memcpy(b->arena + b->arena_len, w, wlen);
+	if (clen > 0)
+		memcpy(b->arena + b->arena_len + wlen, ldns_buffer_begin(c->canon), clen);
+	where->node = node;
+	where->seq = (uint32_t)b->n_recs;
+	where->off = (uint32_t)b->arena_len;
+	where->wlen = (uint32_t)wlen;
+	where->clen = (uint32_t)clen;
+	where->ttl = ldns_rr_ttl(rr);
+	where->type = (uint16_t)(w[0] << 8 | w[1]);
+	b->recs[b->n_recs++] = *where;
+	b->arena_len += wlen + clen;
+	return 0;
+}
+
+static int load_file(struct pctx *c, FILE *f, uint16_t file);
+
+/* Next token of an $INCLUDE line: a quoted string or a run up to space or ';'. */
+static char *token(char **p)
+{
+	char *s = *p, *t;
+
+	while (*s == ' ' || *s == '\t')
+		s++;
+	if (*s == '"') {
+		t = ++s;
+		while (*s != '\0' && *s != '"')
+			s++;
+	} else {
+		t = s;
+		while (*s != '\0' && *s != ' ' && *s != '\t' && *s != ';' && *s != '\n' && *s != '\r')
+			s++;
+	}
+	if (s == t)
+		return NULL;
+	if (*s != '\0')
+		*s++ = '\0';
+	*p = s;
+	return t;
+}
+
+/*
+ * ldns consumed an $INCLUDE line starting at `pos`: read it again, then parse the named
+ * file. *line is set to the line count after the directive.
+ */
+static int include(struct pctx *c, FILE *f, uint16_t file, long pos, uint32_t before, int *line)
+{
+	struct p53_zb *b = c->b;
+	struct p53_zb_rec at = { .file = file };
+	ldns_rdf *saved_origin = NULL, *saved_prev = NULL;
+	char *buf = NULL, *p, *name, *org, *path = NULL;
+	size_t cap = 0;
+	uint32_t n = 0;
+	FILE *g = NULL;
+	int id, rc = -1;
+
+	if (fseek(f, pos, SEEK_SET) != 0) {
+		at.before = at.end = before;
+		p53_zb_rec_err(b, &at, "cannot re-read $INCLUDE line: %s", strerror(errno));
+		goto cleanup;
+	}
+	for (;;) {
+		if (getline(&buf, &cap, f) < 0) {
+			at.before = at.end = before;
+			p53_zb_rec_err(b, &at, "cannot read $INCLUDE line");
+			goto cleanup;
+		}
+		n++;
+		p = buf + strspn(buf, " \t\r");
+		if (*p != '\n' && *p != ';' && *p != '\0')
+			break;
+	}
+	/* The message line is the directive's own. */
+	at.before = before + n - 1;
+	at.end = before + n;
+	*line = (int)(before + n);
+	p += strlen("$INCLUDE");
+	name = token(&p);
+	org = token(&p);
+	if (name == NULL) {
+		p53_zb_rec_err(b, &at, "$INCLUDE without a file name");
+		goto cleanup;
+	}
+	if (c->depth >= INCLUDE_DEPTH_MAX) {
+		p53_zb_rec_err(b, &at, "$INCLUDE '%s': nested more than %d deep", name,
+			       INCLUDE_DEPTH_MAX);
+		goto cleanup;
+	}
+	{
+		const char *inc = b->files[file], *slash = strrchr(inc, '/');
+		if (name[0] != '/' && slash != NULL) {
+			if (asprintf(&path, "%.*s/%s", (int)(slash - inc), inc, name) < 0)
+				path = NULL;
+		} else {
+			path = strdup(name);
+		}
+		if (path == NULL) {
+			p53_zb_rec_err(b, &at, "out of memory");
+			goto cleanup;
+		}
+	}
+	g = fopen(path, "r");
+	if (g == NULL) {
+		p53_zb_rec_err(b, &at, "$INCLUDE '%s': cannot open '%s': %s", name, path,
+			       strerror(errno));
+		goto cleanup;
+	}
+	id = add_file(b, path);
+	saved_origin = ldns_rdf_clone(c->origin);
+	saved_prev = c->prev ? ldns_rdf_clone(c->prev) : NULL;
+	if (id < 0 || saved_origin == NULL || (c->prev != NULL && saved_prev == NULL)) {
+		p53_zb_rec_err(b, &at, "out of memory");
+		goto cleanup;
+	}
+	if (org != NULL) {
+		/* RFC 1035 §5.1: the optional origin applies to the included file only. */
+		ldns_rdf *o = NULL;
+		if (ldns_str2rdf_dname(&o, org) != LDNS_STATUS_OK) {
+			p53_zb_rec_err(b, &at, "$INCLUDE: bad origin '%s'", org);
+			goto cleanup;
+		}
+		if (!ldns_dname_str_absolute(org) &&
+		    ldns_dname_cat(o, c->origin) != LDNS_STATUS_OK) {
+			ldns_rdf_deep_free(o);
+			p53_zb_rec_err(b, &at, "$INCLUDE: bad origin '%s'", org);
+			goto cleanup;
+		}
+		ldns_rdf_deep_free(c->origin);
+		c->origin = o;
+	}
+	c->depth++;
+	rc = load_file(c, g, (uint16_t)id);
+	c->depth--;
+cleanup:
+	if (saved_origin != NULL) {
+		ldns_rdf_deep_free(c->origin);
+		c->origin = saved_origin;
+		ldns_rdf_deep_free(c->prev);
+		c->prev = saved_prev;
+	}
+	if (g != NULL)
+		fclose(g);
+	free(path);
+	free(buf);
+	return rc;
+}
+
+static int load_file(struct pctx *c, FILE *f, uint16_t file)
+{
+	int line = 0;
+
+	while (!feof(f)) {
+		struct p53_zb_rec at = { .file = file };
+		long pos = ftell(f);
+		ldns_rr *rr = NULL;
+		ldns_status st;
+		int rc;
+
+		at.pos = pos < 0 ? 0 : (uint64_t)pos;
+		at.before = (uint32_t)line;
+		st = ldns_rr_new_frm_fp_l(&rr, f, &c->ttl, &c->origin, &c->prev, &line);
+		at.end = (uint32_t)line;
+		switch (st) {
+		case LDNS_STATUS_OK:
+			rc = add_rr(c, rr, &at);
+			ldns_rr_free(rr);
+			if (rc < 0)
+				return -1;
+			break;
+		case LDNS_STATUS_SYNTAX_EMPTY:
+		case LDNS_STATUS_SYNTAX_TTL:
+		case LDNS_STATUS_SYNTAX_ORIGIN:
+			break;
+		case LDNS_STATUS_SYNTAX_INCLUDE:
+			if (include(c, f, file, pos, at.before, &line) < 0)
+				return -1;
+			break;
+		default:
+			ldns_rr_free(rr);
+			return p53_zb_rec_err(c->b, &at, "%s", ldns_get_errorstr_by_id(st));
+		}
+	}
+	if (ferror(f)) {
+		struct p53_zb_rec at = { .file = file, .before = (uint32_t)line, .end = (uint32_t)line };
+		return p53_zb_rec_err(c->b, &at, "read error");
+	}
+	return 0;
+}
+
+int p53_zone_load(struct p53_zb *b, uint32_t z)
+{
+	const struct p53_zone_src *src = &b->src[z];
+	const struct p53_image_zone *zn = &b->zones[z];
+	struct pctx c = { .b = b, .z = z, .ttl = LDNS_TTL_DEFAULT };
+	char where[4200];
+	FILE *f = NULL;
+	int id, rc = -1;
+
+	if (src->cfg_file != NULL)
+		snprintf(where, sizeof(where), "%s:%d", src->cfg_file, src->cfg_line);
+	else
+		snprintf(where, sizeof(where), "%s:0", src->file ? src->file : "(null)");
+	if (src->file == NULL)
+		return p53_zb_err(b, where, "zone '%s' has no file", src->name);
+	f = fopen(src->file, "r");
+	if (f == NULL)
+		return p53_zb_err(b, where, "zone '%s': cannot open '%s': %s", src->name, src->file,
+				  strerror(errno));
+	id = add_file(b, src->file);
+	c.wire = ldns_buffer_new(1024);
+	c.canon = ldns_buffer_new(1024);
+	c.origin = ldns_rdf_new_frm_data(LDNS_RDF_TYPE_DNAME, zn->name_len, b->names + zn->name_off);
+	c.prev = c.origin ? ldns_rdf_clone(c.origin) : NULL;
+	if (id < 0 || c.wire == NULL || c.canon == NULL || c.origin == NULL || c.prev == NULL) {
+		p53_zb_err(b, where, "out of memory");
+		goto cleanup;
+	}
+	rc = load_file(&c, f, (uint16_t)id);
+cleanup:
+	ldns_rdf_deep_free(c.prev);
+	ldns_rdf_deep_free(c.origin);
+	if (c.canon != NULL)
+		ldns_buffer_free(c.canon);
+	if (c.wire != NULL)
+		ldns_buffer_free(c.wire);
+	fclose(f);
+	return rc;
+}

@@ -1,0 +1,671 @@
+/*
+ * The responder; see answer.h.
+ *
+ * The response is written over the query: the header is rewritten last, the question stays
+ * where the client put it (with the client's case, RFC 4343 §4.1 and the 0x20 practice), and
+ * records are appended after it through `struct wr`, which compresses owner names and the
+ * names inside NS/CNAME/SOA/PTR/MX RDATA (RFC 1035 §4.1.4, RFC 3597 §4) and rolls back a whole
+ * RRset that does not fit, so a response never carries part of an RRset (RFC 2181 §9).
+ */
+#include <string.h>
+
+#include "dataplane/answer.h"
+#include "dataplane/image.h"
+#include "dataplane/name.h"
+#include "dataplane/wire.h"
+
+#define CTAB_MAX  48    /* names remembered for compression */
+#define MAX_CHAIN 8     /* CNAME/DNAME links followed inside a zone */
+#define MAX_ADDS  16    /* RRsets whose additional-section targets are added */
+#define MAX_ADDED 32    /* distinct nodes added to the additional section */
+#define UDP_MIN   512   /* RFC 1035 §4.2.1, RFC 6891 §6.2.5 */
+#define OPT_LEN   11    /* root owner, type, class, ttl, rdlength */
+
+enum { SEC_AN = 0, SEC_NS = 1, SEC_AR = 2 };
+enum { DONE = 0, NEXT = 1 };
+
+/* Response writer. `limit` keeps room for the OPT record. */
+struct wr {
+	uint8_t *buf;
+	uint16_t pos;
+	uint16_t limit;
+	uint16_t cnt[3];
+	uint8_t tc;
+	uint8_t nc;
+	uint16_t ctab[CTAB_MAX];
+};
+
+struct ctx {
+	const void *img;
+	const struct p53_answer_conf *conf;
+	const struct p53_query *q;
+	struct wr w;
+	uint16_t aa;
+	uint8_t rcode;
+	uint8_t kind;
+	uint32_t zone;
+	/* the name being resolved: the question, then CNAME/DNAME targets */
+	const uint8_t *name;
+	uint8_t len;
+	uint8_t labels;
+	uint16_t ptr;           /* where that name already is in the message, 0 if unknown */
+	uint8_t loff[P53_NAME_MAXLABELS + 1];
+	uint8_t nbuf[P53_NAME_MAXLEN];
+	uint32_t adds[MAX_ADDS];
+	uint8_t n_adds;
+};
+
+/* Does uncompressed `name` equal the (possibly compressed) name at buf[off]? */
+static int name_at_equal(const uint8_t *buf, uint16_t off, const uint8_t *name)
+{
+	for (int hops = 0; hops < P53_NAME_MAXLABELS; hops++) {
+		uint8_t l = buf[off];
+		if ((l & 0xc0) == 0xc0) {
+			off = (uint16_t)((l & 0x3f) << 8 | buf[off + 1]);
+			continue;
+		}
+		if (l != *name)
+			return 0;
+		if (l == 0)
+			return 1;
+		for (uint8_t i = 1; i <= l; i++)
+			if (p53_lower(buf[off + i]) != p53_lower(name[i]))
+				return 0;
+		off = (uint16_t)(off + 1 + l);
+		name += 1 + l;
+	}
+	return 0;
+}
+
+static void remember(struct wr *w, uint16_t off)
+{
+	if (w->nc < CTAB_MAX && off < 0x4000)
+		w->ctab[w->nc++] = off;
+}
+
+/* Write a name, compressed against the longest suffix already in the message. */
+static int put_name(struct wr *w, const uint8_t *name)
+{
+	const uint8_t *s = name;
+	uint16_t ptr = 0;
+
+	while (*s != 0 && ptr == 0) {
+		for (uint8_t i = 0; i < w->nc; i++) {
+			if (name_at_equal(w->buf, w->ctab[i], s)) {
+				ptr = w->ctab[i];
+				break;
+			}
+		}
+		if (ptr == 0)
+			s += 1 + *s;
+	}
+	uint16_t prefix = (uint16_t)(s - name);
+	if ((uint32_t)w->pos + prefix + (ptr != 0 ? 2 : 1) > w->limit)
+		return -1;
+	for (const uint8_t *p = name; p < s; p += 1 + *p)
+		remember(w, (uint16_t)(w->pos + (p - name)));
+	memcpy(w->buf + w->pos, name, prefix);
+	w->pos = (uint16_t)(w->pos + prefix);
+	if (ptr != 0) {
+		p53_put16(w->buf + w->pos, (uint16_t)(0xc000 | ptr));
+		w->pos = (uint16_t)(w->pos + 2);
+	} else {
+		w->buf[w->pos++] = 0;
+	}
+	return 0;
+}
+
+static int put_bytes(struct wr *w, const uint8_t *p, size_t n)
+{
+	if ((size_t)w->pos + n > w->limit)
+		return -1;
+	memcpy(w->buf + w->pos, p, n);
+	w->pos = (uint16_t)(w->pos + n);
+	return 0;
+}
+
+/* RDATA with names that may be compressed (RFC 3597 §4): NS, CNAME, PTR, MB/MD/MF/MG/MR,
+ * MX (preference first), SOA and MINFO (two names). Names in the image are uncompressed. */
+static int put_rdata_names(struct wr *w, uint16_t type, const uint8_t *rd, uint16_t rdlen)
+{
+	size_t skip = type == P53_T_MX ? 2 : 0;
+	int names = (type == P53_T_SOA || type == 14 /* MINFO */) ? 2 : 1;
+	size_t off = skip;
+
+	if (skip > rdlen || put_bytes(w, rd, skip) != 0)
+		return -1;
+	for (int i = 0; i < names; i++) {
+		int nl = p53_name_len(rd + off, rdlen - off);
+		if (nl < 0)
+			return -1;
+		if (put_name(w, rd + off) != 0)
+			return -1;
+		off += (size_t)nl;
+	}
+	return put_bytes(w, rd + off, rdlen - off);
+}
+
+/*
+ * Append a whole RRset to a section, or nothing. The first owner is `owner_ptr` when the
+ * name is already in the message, else `owner` compressed; later owners point at the first.
+ */
+static int put_rrset(struct wr *w, const void *img, const struct p53_image_rrset *rs,
+		     const uint8_t *owner, uint16_t owner_ptr, int sec, uint32_t ttl)
+{
+	uint16_t save_pos = w->pos;
+	uint8_t save_nc = w->nc;
+	const uint8_t *rd = p53_image_rdata(img, rs);
+
+	for (uint16_t i = 0; i < rs->count; i++) {
+		uint16_t rdlen = p53_get16(rd + 8);
+		if (owner_ptr != 0) {
+			if ((uint32_t)w->pos + 2 > w->limit)
+				goto full;
+			p53_put16(w->buf + w->pos, (uint16_t)(0xc000 | owner_ptr));
+			w->pos = (uint16_t)(w->pos + 2);
+		} else {
+			uint16_t at = w->pos;
+			if (put_name(w, owner) != 0)
+				goto full;
+			if ((w->buf[at] & 0xc0) == 0xc0)
+				owner_ptr = p53_get16(w->buf + at) & 0x3fff;
+			else if (at < 0x4000)
+				owner_ptr = at;
+		}
+		uint16_t rr = w->pos;
+		if (!(rs->flags & P53_RRSET_COMPRESS)) {
+			if (put_bytes(w, rd, 10u + rdlen) != 0)
+				goto full;
+		} else {
+			if (put_bytes(w, rd, 10) != 0 || put_rdata_names(w, rs->type, rd + 10, rdlen) != 0)
+				goto full;
+			p53_put16(w->buf + rr + 8, (uint16_t)(w->pos - rr - 10));
+		}
+		if (ttl != P53_NONE)
+			p53_put32(w->buf + rr + 4, ttl);
+		rd += 10u + rdlen;
+	}
+	w->cnt[sec] = (uint16_t)(w->cnt[sec] + rs->count);
+	return 0;
+full:
+	w->pos = save_pos;
+	w->nc = save_nc;
+	return -1;
+}
+
+/* Answer and authority must be complete: a whole RRset that does not fit sets TC. */
+static int put_or_tc(struct ctx *c, uint32_t rsi, const uint8_t *owner, uint16_t ptr, int sec,
+		     uint32_t ttl)
+{
+	const struct p53_image_rrset *rs = p53_image_rrset(c->img, rsi);
+
+	if (put_rrset(&c->w, c->img, rs, owner, ptr, sec, ttl) == 0) {
+		if (rs->adds != P53_NONE && c->n_adds < MAX_ADDS)
+			c->adds[c->n_adds++] = rs->adds;
+		return 0;
+	}
+	c->w.tc = 1; /* RFC 2181 §9, RFC 1035 §4.1.1 */
+	return -1;
+}
+
+static const uint8_t *node_name(const struct ctx *c, const struct p53_image_node *n)
+{
+	return p53_image_name(c->img, n->name_off);
+}
+
+/* Switch resolution to a new name (a CNAME or synthesized target), lowered into nbuf. */
+static int set_name(struct ctx *c, const uint8_t *name)
+{
+	int len = p53_name_len(name, P53_NAME_MAXLEN);
+	uint8_t pos = 0, labels = 0;
+
+	if (len < 0)
+		return -1;
+	p53_name_lower(c->nbuf, name, (size_t)len);
+	while (c->nbuf[pos] != 0) {
+		c->loff[labels++] = pos;
+		pos = (uint8_t)(pos + 1 + c->nbuf[pos]);
+	}
+	c->loff[labels] = pos;
+	c->name = c->nbuf;
+	c->len = (uint8_t)len;
+	c->labels = labels;
+	c->ptr = 0;
+	return 0;
+}
+
+/* RFC 2308 §3: the zone's SOA in authority, TTL = min(SOA TTL, MINIMUM) (§5). */
+static void negative(struct ctx *c, uint8_t rcode, uint8_t kind)
+{
+	const struct p53_image_zone *z = p53_image_zone(c->img, c->zone);
+	const struct p53_image_node *apex = p53_image_node(c->img, z->apex);
+
+	c->rcode = rcode;
+	c->kind = kind;
+	put_or_tc(c, z->soa, node_name(c, apex), 0, SEC_NS, z->neg_ttl);
+}
+
+/* RFC 1034 §4.3.2 step 3b: a referral, not authoritative, NS in authority, glue in additional. */
+static void referral(struct ctx *c, const struct p53_image_node *cut, int hop)
+{
+	uint32_t ns = p53_image_node_rrset(c->img, cut, P53_T_NS);
+
+	if (hop == 0)
+		c->aa = 0;
+	c->kind = P53_ANS_REFERRAL;
+	if (ns != P53_NONE)
+		put_or_tc(c, ns, node_name(c, cut), 0, SEC_NS, P53_NONE);
+}
+
+/* RFC 6672 §3.3: DNAME in the answer, then a synthesized CNAME; `keep` labels stay. */
+static int dname(struct ctx *c, const struct p53_image_node *d, int keep)
+{
+	uint32_t rsi = p53_image_node_rrset(c->img, d, P53_T_DNAME);
+	const struct p53_image_rrset *rs;
+	uint8_t target[P53_NAME_MAXLEN];
+
+	if (rsi == P53_NONE)
+		return DONE;
+	rs = p53_image_rrset(c->img, rsi);
+	if (put_or_tc(c, rsi, node_name(c, d), 0, SEC_AN, P53_NONE) != 0)
+		return DONE;
+
+	const uint8_t *rd = p53_image_rdata(c->img, rs);
+	uint16_t rdlen = p53_get16(rd + 8);
+	size_t prefix = c->loff[keep];
+	if (prefix + rdlen > P53_NAME_MAXLEN) {
+		c->rcode = P53_RCODE_YXDOMAIN; /* RFC 6672 §2.2 */
+		c->kind = P53_ANS_ERROR;
+		return DONE;
+	}
+	memcpy(target, c->name, prefix);
+	memcpy(target + prefix, rd + 10, rdlen);
+
+	/* The synthesized CNAME: owner is the current name, TTL the DNAME's. */
+	struct wr *w = &c->w;
+	uint16_t save_pos = w->pos;
+	uint8_t save_nc = w->nc;
+	uint8_t fixed[10];
+	p53_put16(fixed, P53_T_CNAME);
+	p53_put16(fixed + 2, P53_C_IN);
+	p53_put32(fixed + 4, rs->ttl);
+	p53_put16(fixed + 8, 0);
+	int err = c->ptr != 0 ? (w->pos + 2u > w->limit ? -1 : 0) : put_name(w, c->name);
+	if (err == 0 && c->ptr != 0) {
+		p53_put16(w->buf + w->pos, (uint16_t)(0xc000 | c->ptr));
+		w->pos = (uint16_t)(w->pos + 2);
+	}
+	uint16_t rr = w->pos;
+	if (err != 0 || put_bytes(w, fixed, sizeof(fixed)) != 0 || put_name(w, target) != 0) {
+		w->pos = save_pos;
+		w->nc = save_nc;
+		w->tc = 1;
+		return DONE;
+	}
+	p53_put16(w->buf + rr + 8, (uint16_t)(w->pos - rr - 10));
+	w->cnt[SEC_AN]++;
+	c->kind = P53_ANS_ANSWER;
+	return set_name(c, target) == 0 ? NEXT : DONE;
+}
+
+/* Data at a node (exact match or wildcard expansion, owner = the current name). */
+static int answer_node(struct ctx *c, const struct p53_image_node *n)
+{
+	uint16_t qtype = c->q->qtype;
+
+	if ((n->flags & P53_NODE_CNAME) && qtype != P53_T_CNAME) {
+		uint32_t rsi = p53_image_node_rrset(c->img, n, P53_T_CNAME);
+		const struct p53_image_rrset *rs = p53_image_rrset(c->img, rsi);
+		if (put_or_tc(c, rsi, c->name, c->ptr, SEC_AN, P53_NONE) != 0)
+			return DONE;
+		c->kind = P53_ANS_ANSWER;
+		if (qtype == P53_T_ANY)
+			return DONE;
+		return set_name(c, p53_image_rdata(c->img, rs) + 10) == 0 ? NEXT : DONE;
+	}
+	uint32_t rsi = P53_NONE;
+	if (qtype == P53_T_ANY) {
+		/* RFC 8482 §4.2: one RRset of the responder's choosing, never the whole node. */
+		if (n->n_rrsets > 0)
+			rsi = n->rrsets;
+	} else {
+		rsi = p53_image_node_rrset(c->img, n, qtype);
+	}
+	if (rsi == P53_NONE) {
+		negative(c, c->rcode, P53_ANS_NODATA);
+		return DONE;
+	}
+	if (put_or_tc(c, rsi, c->name, c->ptr, SEC_AN, P53_NONE) == 0)
+		c->kind = P53_ANS_ANSWER;
+	return DONE;
+}
+
+/* A cut or DNAME above the node: referral or synthesis. */
+static int occluded(struct ctx *c, uint32_t occ, int hop)
+{
+	const struct p53_image_node *o = p53_image_node(c->img, occ);
+
+	if (o->flags & P53_NODE_CUT) {
+		referral(c, o, hop);
+		return DONE;
+	}
+	return dname(c, o, c->labels - o->labels);
+}
+
+/* RFC 1034 §4.3.2, over the image. `hop` counts CNAME/DNAME links followed. */
+static void resolve(struct ctx *c)
+{
+	const void *img = c->img;
+
+	for (int hop = 0; hop <= MAX_CHAIN; hop++) {
+		uint32_t ni = p53_image_find(img, c->name, c->len, p53_name_hash(c->name, c->len));
+		const struct p53_image_node *n;
+		int keep = 0;
+
+		if (ni == P53_NONE) {
+			/* Closest encloser: the deepest existing ancestor (ENTs exist as nodes). */
+			for (keep = 1; keep <= c->labels; keep++) {
+				const uint8_t *s = c->name + c->loff[keep];
+				size_t sl = (size_t)c->len - c->loff[keep];
+				ni = p53_image_find(img, s, sl, p53_name_hash(s, sl));
+				if (ni != P53_NONE)
+					break;
+			}
+			if (ni == P53_NONE) {
+				if (hop == 0) {
+					c->rcode = P53_RCODE_REFUSED; /* not authoritative for it */
+					c->aa = 0;
+					c->kind = P53_ANS_REFUSED;
+				}
+				return;
+			}
+		}
+		n = p53_image_node(img, ni);
+		/* RFC 4035 §3.1.4.1: DS at a child apex is the parent's data. */
+		if (keep == 0 && hop == 0 && c->q->qtype == P53_T_DS && (n->flags & P53_NODE_APEX) &&
+		    n->parent_side != P53_NONE)
+			n = p53_image_node(img, n->parent_side);
+		/* Like Knot, a CNAME chain is only followed inside the zone it starts in. */
+		if (hop > 0 && n->zone != c->zone)
+			return;
+		c->zone = n->zone;
+
+		if (n->occluder != P53_NONE) {
+			if (occluded(c, n->occluder, hop) == NEXT)
+				continue;
+			return;
+		}
+		if ((n->flags & P53_NODE_CUT) && !(keep == 0 && c->q->qtype == P53_T_DS)) {
+			referral(c, n, hop);
+			return;
+		}
+		if (keep > 0) {
+			if (n->flags & P53_NODE_DNAME) {
+				if (dname(c, n, keep) == NEXT)
+					continue;
+				return;
+			}
+			if (n->wildcard == P53_NONE) {
+				negative(c, P53_RCODE_NXDOMAIN, P53_ANS_NXDOMAIN);
+				return;
+			}
+			n = p53_image_node(img, n->wildcard); /* RFC 4592 §3.3.3 */
+		}
+		if (answer_node(c, n) != NEXT)
+			return;
+	}
+}
+
+/* Additional section (RFC 1034 §4.3.2 step 6): A and AAAA of NS/MX/SRV targets and glue.
+ * Whatever does not fit is left out without TC (RFC 2181 §9). */
+static void additionals(struct ctx *c)
+{
+	uint32_t added[MAX_ADDED];
+	unsigned int n_added = 0;
+	static const uint16_t types[2] = {P53_T_A, P53_T_AAAA};
+
+	for (unsigned int a = 0; a < c->n_adds; a++) {
+		const uint32_t *list = p53_image_adds(c->img, c->adds[a]);
+		for (uint32_t i = 1; i <= list[0]; i++) {
+			uint32_t ni = list[i];
+			unsigned int k;
+			for (k = 0; k < n_added && added[k] != ni; k++)
+				;
+			if (k < n_added)
+				continue;
+			if (n_added == MAX_ADDED)
+				return;
+			added[n_added++] = ni;
+			const struct p53_image_node *n = p53_image_node(c->img, ni);
+			for (int t = 0; t < 2; t++) {
+				uint32_t rsi = p53_image_node_rrset(c->img, n, types[t]);
+				if (rsi == P53_NONE)
+					continue;
+				if (put_rrset(&c->w, c->img, p53_image_rrset(c->img, rsi), node_name(c, n),
+					      0, SEC_AR, P53_NONE) != 0)
+					return;
+			}
+		}
+	}
+}
+
+/* CHAOS class: the identity names operators use to map anycast catchments. */
+static void chaos(struct ctx *c)
+{
+	static const uint8_t id_server[] = "\x02id\x06server";
+	static const uint8_t hostname_bind[] = "\x08hostname\x04bind";
+	static const uint8_t version_bind[] = "\x07version\x04bind";
+	static const uint8_t version_server[] = "\x07version\x06server";
+	const uint8_t *txt = NULL;
+	uint8_t txt_len = 0;
+	const uint8_t *name = c->q->lname;
+
+	c->kind = P53_ANS_CHAOS;
+	if (memcmp(name, id_server, sizeof(id_server)) == 0 ||
+	    memcmp(name, hostname_bind, sizeof(hostname_bind)) == 0) {
+		txt = c->conf->identity;
+		txt_len = c->conf->identity_len;
+	} else if (memcmp(name, version_bind, sizeof(version_bind)) == 0 ||
+		   memcmp(name, version_server, sizeof(version_server)) == 0) {
+		txt = c->conf->version;
+		txt_len = c->conf->version_len;
+	}
+	if (txt_len == 0 || (c->q->qtype != P53_T_TXT && c->q->qtype != P53_T_ANY)) {
+		c->rcode = P53_RCODE_REFUSED;
+		c->aa = 0;
+		return;
+	}
+	uint8_t rr[12];
+	p53_put16(rr, 0xc000 | P53_DNS_HDR_LEN);
+	p53_put16(rr + 2, P53_T_TXT);
+	p53_put16(rr + 4, P53_C_CH);
+	p53_put32(rr + 6, 0);
+	p53_put16(rr + 10, (uint16_t)(txt_len + 1));
+	uint16_t save = c->w.pos;
+	if (put_bytes(&c->w, rr, sizeof(rr)) != 0 || put_bytes(&c->w, &txt_len, 1) != 0 ||
+	    put_bytes(&c->w, txt, txt_len) != 0) {
+		c->w.pos = save;
+		c->w.tc = 1;
+		return;
+	}
+	c->w.cnt[SEC_AN]++;
+}
+
+/* RFC 6891 §6.1.2: our OPT; the extended RCODE's upper bits go in its TTL. */
+static void put_opt(struct ctx *c, uint16_t payload)
+{
+	struct wr *w = &c->w;
+	uint8_t *p = w->buf + w->pos;
+	int nsid = c->q->nsid && c->conf->identity_len > 0;
+	uint16_t rdlen = nsid ? (uint16_t)(4 + c->conf->identity_len) : 0;
+
+	p[0] = 0;
+	p53_put16(p + 1, P53_T_OPT);
+	p53_put16(p + 3, payload);
+	/* ext-rcode, version 0, DO echoed (RFC 3225 §3); other flags and Z are not copied. */
+	p53_put32(p + 5, (uint32_t)(c->rcode >> 4) << 24 | (c->q->edns_do ? 0x8000u : 0));
+	p53_put16(p + 9, rdlen);
+	if (nsid) {
+		p53_put16(p + 11, P53_EDNS_NSID);
+		p53_put16(p + 13, c->conf->identity_len);
+		memcpy(p + 15, c->conf->identity, c->conf->identity_len);
+	}
+	w->pos = (uint16_t)(w->pos + OPT_LEN + rdlen);
+	w->cnt[SEC_AR]++;
+}
+
+static uint16_t finish(struct ctx *c, int with_question, int with_opt, uint16_t payload)
+{
+	uint8_t *h = c->w.buf;
+	uint16_t flags = (uint16_t)(P53_F_QR | (c->q->flags & (0x7800u | P53_F_RD | P53_F_CD)));
+
+	if (with_opt)
+		put_opt(c, payload);
+	if (c->aa)
+		flags |= P53_F_AA;
+	if (c->w.tc)
+		flags |= P53_F_TC;
+	flags |= c->rcode & 0xfu;
+	p53_put16(h + 2, flags);
+	p53_put16(h + 4, with_question ? 1 : 0);
+	p53_put16(h + 6, c->w.cnt[SEC_AN]);
+	p53_put16(h + 8, c->w.cnt[SEC_NS]);
+	p53_put16(h + 10, c->w.cnt[SEC_AR]);
+	return c->w.pos;
+}
+
+static void count(struct p53_answer_stats *st, const struct ctx *c, uint16_t len)
+{
+	st->rcode[c->rcode <= 16 ? c->rcode : 16]++;
+	st->kind[c->kind]++;
+	if (c->w.tc)
+		st->tc++;
+	(void)len;
+}
+
+uint16_t p53_answer(const void *img, const struct p53_answer_conf *conf, uint8_t *msg,
+		    uint16_t len, uint16_t cap, struct p53_answer_stats *st)
+{
+	struct p53_query q;
+	struct ctx c;
+	enum p53_msg_status ms = p53_msg_parse(msg, len, &q);
+
+	st->queries++;
+	st->msg[ms]++;
+	if (ms == P53_MSG_SHORT || ms == P53_MSG_RESPONSE) {
+		st->kind[P53_ANS_DROP]++;
+		return 0;
+	}
+	if (q.trailing != 0)
+		st->trailing++;
+
+	c.img = img;
+	c.conf = conf;
+	c.q = &q;
+	c.aa = 0;
+	c.rcode = P53_RCODE_NOERROR;
+	c.kind = P53_ANS_ERROR;
+	c.zone = P53_NONE;
+	c.n_adds = 0;
+	c.w.buf = msg;
+	c.w.tc = 0;
+	c.w.nc = 0;
+	c.w.cnt[0] = c.w.cnt[1] = c.w.cnt[2] = 0;
+
+	int has_q = q.qname_len != 0;
+	c.w.pos = has_q ? (uint16_t)(P53_DNS_HDR_LEN + q.qname_len + 4) : P53_DNS_HDR_LEN;
+	c.w.limit = c.w.pos; /* error responses carry nothing but the header and question */
+
+	/* NSD's order: opcode first (RFC 1035 §4.1.1), then the message's structure. */
+	unsigned int opcode = P53_OPCODE(q.flags);
+	if (opcode != P53_OPCODE_QUERY) {
+		c.rcode = P53_RCODE_NOTIMP;
+		c.kind = opcode == P53_OPCODE_NOTIFY ? P53_ANS_NOTIFY : P53_ANS_ERROR;
+		count(st, &c, len);
+		return finish(&c, has_q && ms == P53_MSG_OK, 0, 0);
+	}
+	if (ms != P53_MSG_OK) {
+		c.rcode = P53_RCODE_FORMERR;
+		count(st, &c, len);
+		return finish(&c, has_q, 0, 0);
+	}
+	st->qtype[q.qtype < P53_QTYPE_BUCKETS - 1 ? q.qtype : P53_QTYPE_BUCKETS - 1]++;
+
+	/* Response size: RFC 6891 §6.2.3-5, clamped to [512, our maximum] and to the buffer. */
+	uint16_t ours = conf->edns_max_payload < UDP_MIN ? UDP_MIN : conf->edns_max_payload;
+	uint16_t max = UDP_MIN;
+	if (q.edns) {
+		max = q.edns_payload < UDP_MIN ? UDP_MIN : q.edns_payload;
+		if (max > ours)
+			max = ours;
+	}
+	if (max > cap)
+		max = cap;
+	uint16_t reserve = 0;
+	if (q.edns)
+		reserve = (uint16_t)(OPT_LEN + (q.nsid && conf->identity_len ? 4 + conf->identity_len : 0));
+	if (c.w.pos + reserve > max) {
+		c.rcode = P53_RCODE_SERVFAIL; /* a buffer this small cannot happen on a real port */
+		count(st, &c, len);
+		return finish(&c, 1, 0, 0);
+	}
+	c.w.limit = (uint16_t)(max - reserve);
+
+	/* RFC 6891 §6.1.3: an EDNS version we do not implement gets BADVERS, with version 0. */
+	if (q.edns && q.edns_version > 0) {
+		c.rcode = P53_RCODE_BADVERS;
+		count(st, &c, len);
+		return finish(&c, 1, 1, ours);
+	}
+
+	switch (q.qclass) {
+	case P53_C_IN:
+		break;
+	case P53_C_CH:
+		chaos(&c);
+		if (c.rcode == P53_RCODE_NOERROR)
+			c.aa = P53_F_AA;
+		count(st, &c, len);
+		return finish(&c, 1, q.edns, ours);
+	default:
+		c.rcode = P53_RCODE_REFUSED;
+		c.kind = P53_ANS_REFUSED;
+		count(st, &c, len);
+		return finish(&c, 1, q.edns, ours);
+	}
+	switch (q.qtype) {
+	case P53_T_AXFR:
+	case P53_T_IXFR:
+	case P53_T_MAILA:
+	case P53_T_MAILB:
+	case P53_T_OPT:
+	case P53_T_TSIG:
+		/* Transfers need TCP (and a later issue); meta types are not answered from data. */
+		c.rcode = q.qtype == P53_T_OPT || q.qtype == P53_T_TSIG ? P53_RCODE_FORMERR : P53_RCODE_NOTIMP;
+		count(st, &c, len);
+		return finish(&c, 1, q.edns, ours);
+	default:
+		break;
+	}
+	if (img == NULL) {
+		c.rcode = P53_RCODE_REFUSED;
+		c.kind = P53_ANS_REFUSED;
+		count(st, &c, len);
+		return finish(&c, 1, q.edns, ours);
+	}
+
+	c.aa = P53_F_AA;
+	c.name = q.lname;
+	c.len = q.qname_len;
+	c.labels = q.qname_labels;
+	c.ptr = P53_DNS_HDR_LEN;
+	memcpy(c.loff, q.label_off, (size_t)q.qname_labels + 1);
+	for (uint8_t i = 0; i < q.qname_labels; i++)
+		remember(&c.w, (uint16_t)(P53_DNS_HDR_LEN + q.label_off[i]));
+
+	resolve(&c);
+	if (!c.w.tc)
+		additionals(&c);
+	count(st, &c, len);
+	return finish(&c, 1, q.edns, ours);
+}

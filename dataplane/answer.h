@@ -1,0 +1,70 @@
+/*
+ * The responder: one query message in, its response written over it, from a zone image.
+ *
+ * Implements RFC 1034 §4.3.2 over the compiled image (dataplane/image.h): exact matches,
+ * CNAME chasing inside the zone, DNAME synthesis (RFC 6672), referrals with glue, wildcards
+ * (RFC 4592), negative answers with the SOA (RFC 2308), minimal responses, ANY (RFC 8482),
+ * CHAOS identity queries, EDNS (RFC 6891) with NSID (RFC 5001), and truncation. It picks the
+ * RCODE for what the parser (dnsmsg.h) reports.
+ *
+ * Runs per packet on worker lcores: no allocation, no locks, no syscalls. Thread-safe given
+ * per-caller `stats`; the image and conf are read-only.
+ */
+#ifndef P53_ANSWER_H
+#define P53_ANSWER_H
+
+#include <stdint.h>
+#include <stddef.h>
+
+#include "dataplane/dnsmsg.h"
+
+struct p53_answer_conf {
+	const uint8_t *identity;        /* PoP identity for id.server/hostname.bind and NSID */
+	uint8_t identity_len;           /* 0: those names get REFUSED and NSID is not sent */
+	const uint8_t *version;         /* version.bind/version.server answer */
+	uint8_t version_len;            /* 0: REFUSED, the default (do not advertise versions) */
+	uint16_t edns_max_payload;      /* our UDP payload size, 512..4096 (RFC 6891 §6.2.5) */
+};
+
+/* Outcome classes beyond the RCODE, for counters. */
+enum p53_answer_kind {
+	P53_ANS_DROP = 0,       /* no response sent */
+	P53_ANS_ANSWER,         /* positive authoritative answer */
+	P53_ANS_NODATA,
+	P53_ANS_NXDOMAIN,
+	P53_ANS_REFERRAL,
+	P53_ANS_REFUSED,
+	P53_ANS_ERROR,          /* FORMERR, NOTIMP, BADVERS, YXDOMAIN */
+	P53_ANS_CHAOS,
+	P53_ANS_NOTIFY,         /* for the control thread (zone transfer work); answered NOTIMP now */
+	P53_ANS__MAX
+};
+
+#define P53_QTYPE_BUCKETS 64    /* per-qtype counters: types < 63 each, 63 = all others */
+
+struct p53_answer_stats {
+	uint64_t queries;
+	uint64_t rcode[17];             /* by response RCODE; [16] = BADVERS */
+	uint64_t kind[P53_ANS__MAX];
+	uint64_t qtype[P53_QTYPE_BUCKETS];
+	uint64_t msg[P53_MSG__MAX];     /* parser outcomes (msg[0] = well-formed) */
+	uint64_t tc;                    /* responses sent with TC=1 */
+	uint64_t trailing;              /* queries with bytes after the last record */
+};
+
+/**
+ * Answer one DNS query in place.
+ *
+ * @param img    zone image (p53_image_check() passed), or NULL before the first load
+ *               (every query in class IN is then REFUSED)
+ * @param conf   responder settings
+ * @param msg    the query on entry; the response on return
+ * @param len    query length
+ * @param cap    bytes writable at msg (the response may grow past len up to cap)
+ * @param stats  per-worker counters, updated
+ * @return response length, or 0 when the query is dropped without a response.
+ */
+uint16_t p53_answer(const void *img, const struct p53_answer_conf *conf, uint8_t *msg,
+		    uint16_t len, uint16_t cap, struct p53_answer_stats *stats);
+
+#endif /* P53_ANSWER_H */

@@ -1,0 +1,180 @@
+/* DNS query parser; see dnsmsg.h. */
+#include "dataplane/dnsmsg.h"
+#include "dataplane/wire.h"
+
+#define RR_MIN_LEN 11 /* root owner + type, class, ttl, rdlength */
+
+const char *const p53_msg_status_names[P53_MSG__MAX] = {
+	[P53_MSG_OK] = "ok",
+	[P53_MSG_SHORT] = "short_header",
+	[P53_MSG_RESPONSE] = "qr_set",
+	[P53_MSG_QDCOUNT] = "qdcount",
+	[P53_MSG_COUNTS] = "counts",
+	[P53_MSG_QNAME] = "qname",
+	[P53_MSG_QUESTION] = "question",
+	[P53_MSG_RR] = "record",
+	[P53_MSG_OPT_PLACE] = "opt_place",
+	[P53_MSG_OPT_DUP] = "opt_duplicate",
+	[P53_MSG_OPT_OWNER] = "opt_owner",
+	[P53_MSG_OPT_OPTION] = "opt_option",
+};
+
+/* Question name: uncompressed, lowered into q->lname, label offsets recorded. */
+static int parse_qname(struct p53_wire *w, struct p53_query *q)
+{
+	uint8_t pos = 0;
+	uint8_t labels = 0;
+
+	for (;;) {
+		uint8_t l = p53_wire_u8(w);
+		if (w->err != 0 || l > P53_LABEL_MAXLEN) /* RFC 1035 §4.1.4: pointers refused here */
+			return -1;
+		if ((unsigned)pos + 1 + l > P53_NAME_MAXLEN)
+			return -1;
+		q->label_off[labels] = pos;
+		q->lname[pos] = l;
+		if (l == 0) {
+			q->qname_len = (uint8_t)(pos + 1);
+			q->qname_labels = labels;
+			return 0;
+		}
+		const uint8_t *s = p53_wire_take(w, l);
+		if (s == NULL)
+			return -1;
+		for (uint8_t i = 0; i < l; i++)
+			q->lname[pos + 1 + i] = p53_lower(s[i]);
+		pos = (uint8_t)(pos + 1 + l);
+		labels++;
+	}
+}
+
+/* Skip a possibly compressed name of a record; pointers are not followed, only stepped. */
+static int skip_name(struct p53_wire *w, int *is_root)
+{
+	size_t total = 0;
+
+	*is_root = 0;
+	for (int first = 1;; first = 0) {
+		uint8_t l = p53_wire_u8(w);
+		if (w->err != 0)
+			return -1;
+		if ((l & 0xc0) == 0xc0) {
+			p53_wire_skip(w, 1);
+			return w->err != 0 ? -1 : 0;
+		}
+		if (l > P53_LABEL_MAXLEN)
+			return -1;
+		if (l == 0) {
+			*is_root = first;
+			return 0;
+		}
+		total += 1u + l;
+		if (total > P53_NAME_MAXLEN)
+			return -1;
+		p53_wire_skip(w, l);
+	}
+}
+
+static enum p53_msg_status parse_opt(struct p53_wire *w, struct p53_query *q, uint16_t rdlen)
+{
+	const uint8_t *rd = p53_wire_take(w, rdlen);
+	struct p53_wire o;
+
+	if (rd == NULL)
+		return P53_MSG_RR;
+	p53_wire_init(&o, rd, rdlen);
+	while (p53_wire_left(&o) > 0) {
+		uint16_t code = p53_wire_u16(&o);
+		uint16_t olen = p53_wire_u16(&o);
+		const uint8_t *data = p53_wire_take(&o, olen);
+		if (o.err != 0 || data == NULL)
+			return P53_MSG_OPT_OPTION;
+		switch (code) {
+		case P53_EDNS_NSID:
+			q->nsid = 1; /* RFC 5001 §2.1: a request carries no data; ignore any */
+			break;
+		case P53_EDNS_ECS:
+			q->ecs = 1;
+			q->ecs_off = (uint16_t)(data - w->start);
+			q->ecs_len = olen;
+			break;
+		default:
+			break; /* RFC 6891 §6.1.2: unknown options are ignored */
+		}
+	}
+	return P53_MSG_OK;
+}
+
+enum p53_msg_status p53_msg_parse(const uint8_t *msg, size_t len, struct p53_query *q)
+{
+	struct p53_wire w;
+
+	q->edns = 0;
+	q->nsid = 0;
+	q->ecs = 0;
+	q->trailing = 0;
+	q->qname_len = 0;
+	if (len < P53_DNS_HDR_LEN)
+		return P53_MSG_SHORT;
+	p53_wire_init(&w, msg, len);
+	q->id = p53_wire_u16(&w);
+	q->flags = p53_wire_u16(&w);
+	q->qdcount = p53_wire_u16(&w);
+	q->ancount = p53_wire_u16(&w);
+	q->nscount = p53_wire_u16(&w);
+	q->arcount = p53_wire_u16(&w);
+
+	/* RFC 1035 §4.1.1: a message with QR=1 is a response; answering it invites loops. */
+	if (q->flags & P53_F_QR)
+		return P53_MSG_RESPONSE;
+	/* RFC 9619: QUERY (and NOTIFY, RFC 1996 §3.7) carry exactly one question. */
+	if (q->qdcount != 1)
+		return P53_MSG_QDCOUNT;
+	/* Check counts against the bytes left before trusting them: question >= 5 bytes. */
+	size_t rrs = (size_t)q->ancount + q->nscount + q->arcount;
+	if (5 + rrs * RR_MIN_LEN > p53_wire_left(&w))
+		return P53_MSG_COUNTS;
+
+	if (parse_qname(&w, q) != 0)
+		return P53_MSG_QNAME;
+	q->qtype = p53_wire_u16(&w);
+	q->qclass = p53_wire_u16(&w);
+	if (w.err != 0) {
+		q->qname_len = 0;
+		return P53_MSG_QUESTION;
+	}
+	q->question_end = (uint16_t)p53_wire_off(&w);
+
+	for (size_t i = 0; i < rrs; i++) {
+		int root;
+		if (skip_name(&w, &root) != 0)
+			return P53_MSG_RR;
+		uint16_t type = p53_wire_u16(&w);
+		uint16_t rclass = p53_wire_u16(&w);
+		uint32_t ttl = p53_wire_u32(&w);
+		uint16_t rdlen = p53_wire_u16(&w);
+		if (w.err != 0)
+			return P53_MSG_RR;
+		if (type != P53_T_OPT) {
+			p53_wire_skip(&w, rdlen);
+			if (w.err != 0)
+				return P53_MSG_RR;
+			continue;
+		}
+		if (i < (size_t)q->ancount + q->nscount)
+			return P53_MSG_OPT_PLACE;
+		if (q->edns)
+			return P53_MSG_OPT_DUP;
+		if (!root)
+			return P53_MSG_OPT_OWNER;
+		q->edns = 1;
+		q->edns_payload = rclass;
+		q->edns_version = (uint8_t)(ttl >> 16);
+		q->edns_do = (ttl & 0x8000u) != 0;
+		enum p53_msg_status st = parse_opt(&w, q, rdlen);
+		if (st != P53_MSG_OK)
+			return st;
+	}
+	q->trailing = (uint16_t)p53_wire_left(&w);
+	return P53_MSG_OK;
+}

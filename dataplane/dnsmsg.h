@@ -1,0 +1,109 @@
+/*
+ * DNS message parser for queries: header, question and the OPT record (RFC 1035 §4, RFC 6891).
+ *
+ * Wire format only: it says "malformed", "not supported" or "fine" and never picks an RCODE;
+ * the responder (answer.c) turns the result into FORMERR, NOTIMP, BADVERS or REFUSED. All
+ * reads go through the bounds-checked cursor in wire.h. Runs per packet on worker lcores:
+ * no allocation, no locks, no syscalls.
+ */
+#ifndef P53_DNSMSG_H
+#define P53_DNSMSG_H
+
+#include <stdint.h>
+#include <stddef.h>
+
+#include "dataplane/name.h"
+
+#define P53_DNS_HDR_LEN 12
+
+/* Header flag bits in the 16-bit flags word (RFC 1035 §4.1.1, RFC 4035 §3.2). */
+#define P53_F_QR 0x8000u
+#define P53_F_AA 0x0400u
+#define P53_F_TC 0x0200u
+#define P53_F_RD 0x0100u
+#define P53_F_RA 0x0080u
+#define P53_F_Z  0x0040u
+#define P53_F_AD 0x0020u
+#define P53_F_CD 0x0010u
+#define P53_OPCODE(f) (((f) >> 11) & 0xfu)
+
+enum { P53_OPCODE_QUERY = 0, P53_OPCODE_NOTIFY = 4 };
+
+enum {
+	P53_RCODE_NOERROR = 0, P53_RCODE_FORMERR = 1, P53_RCODE_SERVFAIL = 2,
+	P53_RCODE_NXDOMAIN = 3, P53_RCODE_NOTIMP = 4, P53_RCODE_REFUSED = 5,
+	P53_RCODE_YXDOMAIN = 6, P53_RCODE_BADVERS = 16,
+};
+
+enum {
+	P53_T_A = 1, P53_T_NS = 2, P53_T_CNAME = 5, P53_T_SOA = 6, P53_T_PTR = 12, P53_T_MX = 15,
+	P53_T_TXT = 16, P53_T_AAAA = 28, P53_T_SRV = 33, P53_T_DNAME = 39, P53_T_OPT = 41,
+	P53_T_DS = 43, P53_T_RRSIG = 46, P53_T_NSEC = 47, P53_T_TSIG = 250, P53_T_IXFR = 251,
+	P53_T_AXFR = 252, P53_T_MAILB = 253, P53_T_MAILA = 254, P53_T_ANY = 255,
+};
+
+enum { P53_C_IN = 1, P53_C_CH = 3, P53_C_NONE = 254, P53_C_ANY = 255 };
+
+/* EDNS option codes (IANA registry). */
+enum { P53_EDNS_NSID = 3, P53_EDNS_ECS = 8, P53_EDNS_COOKIE = 10 };
+
+/* What the parser found. The order is the order of checks (see p53_msg_parse). */
+enum p53_msg_status {
+	P53_MSG_OK = 0,
+	P53_MSG_SHORT,          /* shorter than a header: nothing to answer with, drop */
+	P53_MSG_RESPONSE,       /* QR=1: never answer a response (loops), drop */
+	P53_MSG_QDCOUNT,        /* QDCOUNT != 1 (RFC 9619 for QUERY) */
+	P53_MSG_COUNTS,         /* AN/NS/AR counts cannot fit in the bytes left */
+	P53_MSG_QNAME,          /* truncated, compressed, label > 63 or name > 255 */
+	P53_MSG_QUESTION,       /* truncated QTYPE/QCLASS */
+	P53_MSG_RR,             /* a record after the question is truncated or malformed */
+	P53_MSG_OPT_PLACE,      /* OPT outside the additional section (RFC 6891 §6.1.1) */
+	P53_MSG_OPT_DUP,        /* more than one OPT (RFC 6891 §6.1.1) */
+	P53_MSG_OPT_OWNER,      /* OPT owner not the root (RFC 6891 §6.1.2) */
+	P53_MSG_OPT_OPTION,     /* an EDNS option runs past RDLENGTH, or a known one is malformed */
+	P53_MSG__MAX
+};
+
+extern const char *const p53_msg_status_names[P53_MSG__MAX];
+
+struct p53_query {
+	uint16_t id;
+	uint16_t flags;                 /* header flags word, host order */
+	uint16_t qdcount, ancount, nscount, arcount;
+	uint16_t qtype, qclass;
+	uint16_t question_end;          /* offset just past the question */
+	uint16_t trailing;              /* bytes after the last record (ignored, counted) */
+	uint8_t qname_len;              /* wire length incl. root */
+	uint8_t qname_labels;           /* labels, root excluded */
+	uint8_t label_off[P53_NAME_MAXLABELS + 1]; /* offset of each label in lname; [labels] = root */
+	uint8_t lname[P53_NAME_MAXLEN]; /* qname, canonical (lower case) */
+
+	/* EDNS (RFC 6891): valid when edns = 1 */
+	uint8_t edns;
+	uint8_t edns_version;
+	uint8_t edns_do;                /* DO bit (RFC 3225) */
+	uint8_t nsid;                   /* NSID requested (RFC 5001) */
+	uint16_t edns_payload;          /* requestor's UDP payload size, as sent */
+	uint8_t ecs;                    /* ECS option present (RFC 7871); parsed by the steering work */
+	uint16_t ecs_off, ecs_len;      /* the option's data in the message */
+};
+
+/**
+ * Parse a query message.
+ *
+ * Checks, in order: length of the header; QR; QDCOUNT == 1; that the other counts fit
+ * (each record is at least 11 bytes, RFC 1035 §4.1.3); the question name (no compression:
+ * the question is the first name, so a pointer can only point at itself or the header), QTYPE
+ * and QCLASS; then every record after it, to find OPT: OPT only in additional, only once, with a
+ * root owner; its options well-formed. Records other than OPT are skipped (their names may be
+ * compressed). Bytes after the last record are not an error: they are counted in `trailing`
+ * and ignored, as Knot does, since middleboxes pad.
+ *
+ * On P53_MSG_QDCOUNT or later errors, the header fields of `q` are valid; from P53_MSG_RR
+ * on, the question is valid too (so the FORMERR response can echo it).
+ *
+ * @return P53_MSG_OK or the first problem found.
+ */
+enum p53_msg_status p53_msg_parse(const uint8_t *msg, size_t len, struct p53_query *q);
+
+#endif /* P53_DNSMSG_H */

@@ -1,0 +1,188 @@
+/*
+ * Zone image: the compiled, immutable replica of every served zone that a worker reads.
+ *
+ * An image is one contiguous buffer. Every reference inside it is a 32-bit offset from the
+ * start of the buffer or an index into one of its arrays, never a pointer, so a replica is
+ * copied to a worker's NUMA node with one memcpy and needs no relocation. control/ writes
+ * images (control/image_build.c); dataplane/ only reads them. Nothing here allocates, locks
+ * or makes a syscall: lookups are safe on any lcore, concurrently, for as long as the caller
+ * holds the image (see the RCU rules in control/reload).
+ *
+ * Layout (every section 8-byte aligned):
+ *
+ *   struct p53_image_hdr
+ *   struct p53_image_zone   zones[n_zones]
+ *   struct p53_image_node   nodes[n_nodes]
+ *   struct p53_image_rrset  rrsets[n_rrsets]      each node's RRsets are contiguous
+ *   uint64_t                slots[hash_mask + 1]  open-addressing name index
+ *   uint8_t                 names[]               owner names, canonical wire form
+ *   uint8_t                 rdata[]               pre-encoded RRs (see p53_image_rrset)
+ *   uint32_t                adds[]                additional-section lists
+ *
+ * Name index: every owner name is in canonical form (RFC 4034 §6.2: uncompressed wire form,
+ * ASCII letters lowered). A slot is (hash << 32) | (node + 1), 0 meaning empty; hash is
+ * p53_name_hash() of the canonical name; collisions probe linearly. A name is indexed once:
+ * where two served zones both hold a name (a parent's delegation point and the child's apex,
+ * or parent glue below that cut), the node of the deepest zone is indexed and the parent's
+ * node stays reachable only through p53_image_node.parent_side and additional lists. That is
+ * how RFC 1034 §4.3.2 step 2 "best zone" falls out of a single hash lookup.
+ */
+#ifndef P53_IMAGE_H
+#define P53_IMAGE_H
+
+#include <stdint.h>
+#include <stddef.h>
+
+#define P53_IMAGE_MAGIC   0x49333550u /* "P53I" little-endian */
+#define P53_IMAGE_VERSION 1u
+#define P53_NONE          UINT32_MAX  /* absent node / rrset / offset */
+
+struct p53_image_hdr {
+	uint32_t magic;
+	uint32_t version;
+	uint64_t size;          /* bytes in the whole image */
+	uint32_t n_zones;
+	uint32_t zones_off;
+	uint32_t n_nodes;
+	uint32_t nodes_off;
+	uint32_t n_rrsets;
+	uint32_t rrsets_off;
+	uint32_t hash_mask;     /* slot count - 1; slot count is a power of two */
+	uint32_t slots_off;
+	uint32_t names_off;
+	uint32_t rdata_off;
+	uint32_t adds_off;
+	uint32_t n_records;     /* RRs compiled in, for the bytes-per-record figure */
+	uint64_t generation;    /* bumped by every build, reported by pop53ctl status */
+};
+
+struct p53_image_zone {
+	uint32_t apex;          /* node index of the apex */
+	uint32_t soa;           /* rrset index of the apex SOA */
+	uint32_t serial;        /* host order, from the SOA */
+	uint32_t neg_ttl;       /* RFC 2308 §5: min(SOA TTL, SOA MINIMUM) */
+	uint32_t name_off;      /* into names[] */
+	uint8_t  name_len;
+	uint8_t  labels;        /* label count, root excluded */
+	uint16_t pad;
+};
+
+/* p53_image_node.flags */
+#define P53_NODE_APEX   0x0001u /* zone apex */
+#define P53_NODE_CUT    0x0002u /* NS below the apex: delegation point (RFC 1034 §4.2.2) */
+#define P53_NODE_DNAME  0x0004u /* owns a DNAME (RFC 6672) */
+#define P53_NODE_CNAME  0x0008u /* owns a CNAME; the compiler guarantees it owns nothing else */
+#define P53_NODE_ENT    0x0010u /* empty non-terminal: exists, owns no RRset (RFC 4592 §2.2.2) */
+#define P53_NODE_WILD   0x0020u /* owner's first label is "*" */
+#define P53_NODE_GLUE   0x0040u /* at or below a cut (occluded): only for referral glue */
+
+struct p53_image_node {
+	uint32_t name_off;      /* canonical owner name, into names[] */
+	uint8_t  name_len;
+	uint8_t  labels;        /* label count, root excluded */
+	uint16_t flags;
+	uint32_t zone;          /* zone index this node belongs to */
+	uint32_t rrsets;        /* index of the first RRset; node's RRsets sorted by type */
+	uint16_t n_rrsets;
+	uint16_t pad;
+	uint32_t wildcard;      /* node "*.<owner>" if it exists, else P53_NONE */
+	uint32_t occluder;      /* closest strict ancestor in this zone that is a CUT or owns a
+				   DNAME, else P53_NONE: answers at or below it are referrals or
+				   DNAME synthesis, not data */
+	uint32_t parent_side;   /* at a zone apex: the same name's node in the parent zone when
+				   that zone is served too (DS is answered from there), else P53_NONE */
+};
+
+/* p53_image_rrset.flags */
+#define P53_RRSET_COMPRESS 0x0001u /* RDATA holds names that may be compressed (RFC 3597 §4:
+				      NS, CNAME, SOA, PTR, MX); see p53_image_rr_names() */
+
+/*
+ * An RRset is pre-encoded: rdata_off points at `count` records laid out exactly as they go on
+ * the wire after the owner name: TYPE(2) CLASS(2) TTL(4) RDLENGTH(2) RDATA, network order,
+ * names inside RDATA uncompressed and in the zone file's case. Writing a record is the owner
+ * (usually a 2-byte pointer) plus one memcpy of these bytes. RRs are in canonical order and
+ * deduplicated; all carry the RRset TTL (RFC 2181 §5.2: the compiler uses the first TTL seen
+ * and warns on a mismatch, as Knot does).
+ */
+struct p53_image_rrset {
+	uint16_t type;          /* host order */
+	uint16_t count;         /* RRs */
+	uint32_t ttl;           /* host order, same as in each record */
+	uint32_t rdata_off;     /* into rdata[] */
+	uint32_t rdata_len;     /* bytes of all `count` records */
+	uint32_t adds;          /* P53_NONE, or index into adds[]: adds[i] = n, then n node
+				   indices whose A and AAAA go to the additional section (in-zone
+				   NS, MX, SRV targets; glue for a CUT's NS) */
+	uint16_t flags;
+	uint16_t pad;
+};
+
+/* Accessors. All take an image that passed p53_image_check(). */
+static inline const struct p53_image_hdr *p53_image_hdr(const void *img)
+{
+	return (const struct p53_image_hdr *)img;
+}
+
+static inline const struct p53_image_zone *p53_image_zone(const void *img, uint32_t i)
+{
+	return (const struct p53_image_zone *)((const uint8_t *)img + p53_image_hdr(img)->zones_off) + i;
+}
+
+static inline const struct p53_image_node *p53_image_node(const void *img, uint32_t i)
+{
+	return (const struct p53_image_node *)((const uint8_t *)img + p53_image_hdr(img)->nodes_off) + i;
+}
+
+static inline const struct p53_image_rrset *p53_image_rrset(const void *img, uint32_t i)
+{
+	return (const struct p53_image_rrset *)((const uint8_t *)img + p53_image_hdr(img)->rrsets_off) + i;
+}
+
+static inline const uint8_t *p53_image_name(const void *img, uint32_t off)
+{
+	return (const uint8_t *)img + p53_image_hdr(img)->names_off + off;
+}
+
+static inline const uint8_t *p53_image_rdata(const void *img, const struct p53_image_rrset *rs)
+{
+	return (const uint8_t *)img + p53_image_hdr(img)->rdata_off + rs->rdata_off;
+}
+
+static inline const uint32_t *p53_image_adds(const void *img, uint32_t i)
+{
+	return (const uint32_t *)((const uint8_t *)img + p53_image_hdr(img)->adds_off) + i;
+}
+
+static inline const uint64_t *p53_image_slots(const void *img)
+{
+	return (const uint64_t *)((const uint8_t *)img + p53_image_hdr(img)->slots_off);
+}
+
+/**
+ * Check an image's header and that every section lies inside it.
+ *
+ * @return 0, or -EINVAL for a bad magic/version or a section out of bounds.
+ * Thread-safe; any lcore.
+ */
+int p53_image_check(const void *img, size_t len);
+
+/**
+ * Find the node of a canonical (lower-case, uncompressed) wire name.
+ *
+ * @param name  canonical wire name, root label included
+ * @param len   its length in bytes
+ * @param hash  p53_name_hash(name, len)
+ * @return node index, or P53_NONE when the name is not indexed.
+ * Thread-safe; any lcore; no allocation.
+ */
+uint32_t p53_image_find(const void *img, const uint8_t *name, size_t len, uint32_t hash);
+
+/**
+ * Find a node's RRset of one type.
+ *
+ * @return rrset index, or P53_NONE.
+ */
+uint32_t p53_image_node_rrset(const void *img, const struct p53_image_node *node, uint16_t type);
+
+#endif /* P53_IMAGE_H */

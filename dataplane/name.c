@@ -1,0 +1,92 @@
+/* Domain-name helpers; see name.h. */
+#include <stdio.h>
+#include <string.h>
+
+#include <rte_hash_crc.h>
+
+#include "dataplane/name.h"
+
+uint32_t p53_name_hash(const uint8_t *name, size_t len)
+{
+	return rte_hash_crc(name, (uint32_t)len, 0x9e3779b9u);
+}
+
+void p53_name_lower(uint8_t *dst, const uint8_t *src, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		dst[i] = p53_lower(src[i]);
+}
+
+int p53_name_len(const uint8_t *name, size_t max)
+{
+	size_t pos = 0;
+
+	for (;;) {
+		if (pos >= max)
+			return -1;
+		uint8_t l = name[pos];
+		if (l > P53_LABEL_MAXLEN) /* 0xC0 pointers and the reserved 0x40/0x80 types */
+			return -1;
+		pos += 1u + l;
+		if (pos > P53_NAME_MAXLEN)
+			return -1;
+		if (l == 0)
+			return (int)pos;
+	}
+}
+
+int p53_name_labels(const uint8_t *name)
+{
+	int n = 0;
+
+	while (*name != 0) {
+		name += 1u + *name;
+		n++;
+	}
+	return n;
+}
+
+int p53_name_equal(const uint8_t *a, const uint8_t *b)
+{
+	for (;;) {
+		if (*a != *b)
+			return 0;
+		uint8_t l = *a;
+		if (l == 0)
+			return 1;
+		for (uint8_t i = 1; i <= l; i++)
+			if (p53_lower(a[i]) != p53_lower(b[i]))
+				return 0;
+		a += 1u + l;
+		b += 1u + l;
+	}
+}
+
+char *p53_name_to_str(char *dst, size_t cap, const uint8_t *name)
+{
+	size_t o = 0;
+
+	if (cap == 0)
+		return dst;
+	if (*name == 0) {
+		snprintf(dst, cap, ".");
+		return dst;
+	}
+	while (*name != 0 && o + 1 < cap) {
+		uint8_t l = *name++;
+		for (uint8_t i = 0; i < l && o + 5 < cap; i++) {
+			uint8_t c = name[i];
+			if (c == '.' || c == '\\')
+				o += (size_t)snprintf(dst + o, cap - o, "\\%c", c);
+			else if (c < 0x21 || c > 0x7e)
+				o += (size_t)snprintf(dst + o, cap - o, "\\%03u", c);
+			else
+				dst[o++] = (char)c;
+		}
+		name += l;
+		if (o + 1 < cap)
+			dst[o++] = '.';
+	}
+	dst[o < cap ? o : cap - 1] = '\0';
+	return dst;
+}

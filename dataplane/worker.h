@@ -1,0 +1,68 @@
+/*
+ * The worker: one per lcore, each owning one RX/TX queue pair of the service port.
+ *
+ * Loop: rx_burst -> frame parse (pkt.h) -> answer from this worker's replica (answer.h) ->
+ * rewrite in place -> tx_burst; what the NIC does not take is freed and counted. When the
+ * queue is empty the worker backs off (busy-poll or adaptive sleep), so several instances
+ * can share a small machine. Per packet: no allocation, no locks, no syscalls. The only
+ * syscalls are the idle sleeps, taken when there is no traffic.
+ *
+ * Counters are per worker, in their own cache lines, written only by the worker and read
+ * (racily, as plain 64-bit loads) by the control thread.
+ */
+#ifndef P53_WORKER_H
+#define P53_WORKER_H
+
+#include <stdint.h>
+
+#include <rte_common.h>
+#include <rte_mbuf.h>
+
+#include "dataplane/answer.h"
+#include "dataplane/pkt.h"
+
+#define P53_BURST 32
+
+struct p53_worker_stats {
+	uint64_t rx;                    /* frames received */
+	uint64_t tx;                    /* responses the NIC took */
+	uint64_t tx_fail;               /* responses the NIC refused, freed */
+	uint64_t answered;              /* responses built */
+	uint64_t no_answer;             /* well-formed frames the responder chose not to answer */
+	uint64_t multiseg;              /* chained mbufs, dropped */
+	uint64_t drop[P53_PKT_DROP__MAX]; /* frame drops by reason */
+	uint64_t polls;                 /* rx_burst calls */
+	uint64_t idle_polls;            /* ...that returned nothing */
+	uint64_t heartbeat;             /* rte_rdtsc() at the last loop iteration */
+	struct p53_answer_stats ans;
+} __rte_cache_aligned;
+
+struct p53_worker {
+	unsigned int index;
+	unsigned int lcore;
+	uint16_t port;
+	uint16_t queue;
+	unsigned int tx_offload;        /* P53_PKT_TX_* the port does for us */
+	int idle_adaptive;              /* 0: busy-poll */
+	unsigned int idle_max_us;
+	const void *image;              /* this worker's replica (read-only) */
+	struct p53_answer_conf conf;
+	volatile int *stop;             /* set by the control thread */
+	struct p53_worker_stats stats;
+} __rte_cache_aligned;
+
+/**
+ * Handle a burst of received frames: every mbuf is either placed in `out` (to transmit)
+ * or freed and counted. Used by the worker loop, the tests and the replay benchmark.
+ *
+ * @return how many responses are in `out` (at most n).
+ */
+uint16_t p53_worker_burst(struct p53_worker *w, struct rte_mbuf **pkts, uint16_t n,
+			  struct rte_mbuf **out);
+
+/**
+ * The lcore entry point (rte_eal_remote_launch); returns 0 when *stop becomes non-zero.
+ */
+int p53_worker_main(void *arg);
+
+#endif /* P53_WORKER_H */

@@ -1,0 +1,187 @@
+# shellcheck shell=bash
+# Shared functions for the benchmark scripts in scripts/bench/. Source it; it defines no
+# traps and runs nothing by itself. Needs bash.
+#
+# Lab facts (see scripts/lab.sh): client namespace p53-client (veth p53c, 192.0.2.1),
+# pop namespace p53-pop (veth p53p, 192.0.2.53 / 2001:db8:53::53).
+
+BENCH_CLIENT_NS=${BENCH_CLIENT_NS:-p53-client}
+BENCH_POP_NS=${BENCH_POP_NS:-p53-pop}
+BENCH_CLIENT_IF=${BENCH_CLIENT_IF:-p53c}
+BENCH_POP_IF=${BENCH_POP_IF:-p53p}
+BENCH_SERVER_V4=${BENCH_SERVER_V4:-192.0.2.53}
+BENCH_SERVER_V6=${BENCH_SERVER_V6:-2001:db8:53::53}
+BENCH_SERVER_CPU=${BENCH_SERVER_CPU:-1}
+BENCH_CLIENT_CPU=${BENCH_CLIENT_CPU:-0}
+
+bench_log() { printf '[bench %s] %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
+
+# Detach any XDP program from both lab veths (knotd-xdp, pop53d, kxdpgun all attach one;
+# kxdpgun 3.2 leaves its program attached on exit). Quiet, never fails.
+bench_xdp_off() {
+	ip -n "$BENCH_POP_NS" link set "$BENCH_POP_IF" xdp off 2>/dev/null || true
+	ip -n "$BENCH_CLIENT_NS" link set "$BENCH_CLIENT_IF" xdp off 2>/dev/null || true
+}
+
+bench_xdp_attached() { # NS IFACE -> 0 if an XDP program is attached
+	ip -n "$1" link show "$2" 2>/dev/null | grep -q 'prog/xdp'
+}
+
+# Start a command in the pop namespace pinned to the server CPU, in the background.
+# Usage: bench_start_server LOGFILE CMD ARGS...   Sets BENCH_SERVER_PID.
+# `ip netns exec` and `taskset` both exec, so the PID is the server's own.
+bench_start_server() {
+	local log=$1; shift
+	ip netns exec "$BENCH_POP_NS" taskset -c "$BENCH_SERVER_CPU" "$@" >"$log" 2>&1 </dev/null &
+	# shellcheck disable=SC2034 # read by the caller
+	BENCH_SERVER_PID=$!
+}
+
+# Stop a process: SIGTERM, wait up to TIMEOUT seconds (default 10), then SIGKILL.
+bench_stop_pid() {
+	local pid=$1 timeout=${2:-10} i
+	[ -n "$pid" ] || return 0
+	kill -0 "$pid" 2>/dev/null || { wait "$pid" 2>/dev/null; return 0; }
+	kill -TERM "$pid" 2>/dev/null || true
+	for ((i = 0; i < timeout * 10; i++)); do
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	if kill -0 "$pid" 2>/dev/null; then
+		bench_log "pid $pid did not stop on SIGTERM in ${timeout}s; SIGKILL"
+		kill -KILL "$pid" 2>/dev/null || true
+	fi
+	wait "$pid" 2>/dev/null || true
+}
+
+# One query from the client namespace. Usage: bench_kdig ADDR NAME TYPE -> full kdig output.
+bench_kdig() {
+	ip netns exec "$BENCH_CLIENT_NS" kdig +timeout=1 +retry=0 @"$1" "$2" "$3" 2>&1
+}
+
+# Check that ADDR answers NAME TYPE with NOERROR and an answer containing EXPECT.
+# Prints a one-line reason on failure.
+bench_check_answer() {
+	local addr=$1 name=$2 type=$3 expect=$4 out
+	out=$(bench_kdig "$addr" "$name" "$type")
+	if ! grep -q 'status: NOERROR' <<<"$out"; then
+		local st
+		st=$(grep -o 'status: [A-Z]*' <<<"$out" | head -1)
+		echo "no NOERROR answer from $addr for $name $type (${st:-$(tail -1 <<<"$out")})"
+		return 1
+	fi
+	if ! awk '/ANSWER SECTION/{a=1;next} a&&/^;;/{a=0} a' <<<"$out" | grep -qF "$expect"; then
+		echo "answer from $addr for $name $type lacks $expect"
+		return 1
+	fi
+	return 0
+}
+
+# Poll until ADDR answers NAME TYPE correctly, for up to TIMEOUT seconds, while PID lives.
+# Usage: bench_wait_ready PID TIMEOUT ADDR NAME TYPE EXPECT. Prints the reason on failure.
+bench_wait_ready() {
+	local pid=$1 timeout=$2 addr=$3 name=$4 type=$5 expect=$6 start reason
+	start=$(date +%s)
+	while :; do
+		if ! kill -0 "$pid" 2>/dev/null; then
+			wait "$pid" 2>/dev/null
+			echo "exited (status $?) before answering"
+			return 1
+		fi
+		reason=$(bench_check_answer "$addr" "$name" "$type" "$expect") && return 0
+		if (($(date +%s) - start >= timeout)); then
+			echo "not ready after ${timeout}s: $reason"
+			return 1
+		fi
+		sleep 0.3
+	done
+}
+
+# Run kxdpgun once from the client namespace, pinned to the client CPU.
+# Usage: bench_kxdpgun OUTFILE DURATION RATE QUERYFILE [extra kxdpgun args...]
+# kxdpgun 3.2 exits 0 even when it cannot set up its XDP socket ("requested resource is
+# busy" when run right after a previous instance), so: detach its old program, pause, and
+# retry up to 3 times until the output has the "total replies" line.
+bench_kxdpgun() {
+	local out=$1 dur=$2 rate=$3 qfile=$4 try
+	shift 4
+	# shellcheck disable=SC2034 # read by the caller
+	BENCH_KXDPGUN_CMD="ip netns exec $BENCH_CLIENT_NS taskset -c $BENCH_CLIENT_CPU kxdpgun -t $dur -Q $rate -i $qfile -I $BENCH_CLIENT_IF $* $BENCH_SERVER_V4"
+	for try in 1 2 3; do
+		ip -n "$BENCH_CLIENT_NS" link set "$BENCH_CLIENT_IF" xdp off 2>/dev/null || true
+		sleep 0.5
+		# kxdpgun stops itself after -t seconds; `timeout` is only a guard against a hang.
+		timeout -k 2 $((dur + 15)) ip netns exec "$BENCH_CLIENT_NS" \
+			taskset -c "$BENCH_CLIENT_CPU" kxdpgun -t "$dur" -Q "$rate" -i "$qfile" \
+			-I "$BENCH_CLIENT_IF" "$@" "$BENCH_SERVER_V4" >"$out" 2>&1
+		grep -q '^total replies:' "$out" && break
+		bench_log "kxdpgun attempt $try failed: $(tail -1 "$out")"
+		sleep 1
+	done
+	ip -n "$BENCH_CLIENT_NS" link set "$BENCH_CLIENT_IF" xdp off 2>/dev/null || true
+	grep -q '^total replies:' "$out"
+}
+
+# Parse kxdpgun output. Prints "SENT REPLIES NOERROR DURATION" (counts, seconds).
+# Format (Knot 3.2):  total queries:     1102580 (367526 pps)
+#                     total replies:     291792 (97264 pps) (26%)
+#                     responded NOERROR:   291792
+#                     duration: 3 s
+bench_parse_kxdpgun() {
+	awk '
+		/^total queries:/     { s = $3 }
+		/^total replies:/     { r = $3 }
+		/^responded NOERROR:/ { n = $3 }
+		/^duration:/          { d = $2 }
+		END { if (s == "" || r == "") exit 1; printf "%d %d %d %s\n", s, r, n, d }' "$1"
+}
+
+# Median of the numbers given as arguments (mean of the middle two for an even count).
+bench_median() {
+	printf '%s\n' "$@" | sort -n | awk '{v[NR] = $1} END {
+		if (NR == 0) exit 1
+		if (NR % 2) printf "%d\n", v[(NR + 1) / 2]
+		else printf "%d\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+
+# Thousands separators for a table: 1234567 -> 1,234,567.
+bench_fmt_int() {
+	printf '%s' "$1" | sed -e ':a' -e 's/\B[0-9]\{3\}\>/,&/' -e 'ta'
+}
+
+# One line describing the machine: nproc, CPU model, kernel.
+bench_machine() {
+	local model
+	model=$(awk -F': *' '/^model name/ {print $2; exit}' /proc/cpuinfo)
+	printf '%s CPUs, %s, Linux %s' "$(nproc)" "${model:-unknown CPU}" "$(uname -r)"
+}
+
+# The commit under test, "uncommitted" before the first commit, "+local changes" if dirty.
+bench_commit() {
+	local root=$1 c
+	if c=$(git -C "$root" rev-parse --short HEAD 2>/dev/null); then
+		if [ -n "$(git -C "$root" status --porcelain --untracked-files=no 2>/dev/null)" ]; then
+			c="$c (+local changes)"
+		fi
+		echo "$c"
+	else
+		echo "uncommitted"
+	fi
+}
+
+# Replace the text between the lines BEGIN and END markers in FILE with the content of
+# NEWFILE (the marker lines stay). If the markers are missing, append a section.
+bench_md_replace() {
+	local file=$1 begin=$2 end=$3 new=$4 tmp
+	tmp=$(mktemp "$file.XXXXXX")
+	if grep -qxF "$begin" "$file" && grep -qxF "$end" "$file"; then
+		awk -v b="$begin" -v e="$end" -v nf="$new" '
+			$0 == b { print; while ((getline l < nf) > 0) print l; skip = 1; next }
+			$0 == e { skip = 0 }
+			!skip { print }' "$file" >"$tmp"
+	else
+		{ cat "$file"; echo; echo "$begin"; cat "$new"; echo "$end"; } >"$tmp"
+	fi
+	chmod --reference="$file" "$tmp" 2>/dev/null || true
+	mv "$tmp" "$file"
+}

@@ -1,0 +1,570 @@
+/*
+ * Zone compiler tests: rejected zones (a table, each row saying what it breaks, checking
+ * the exact "file:line:" and the reason), and compiled zones checked only through the
+ * reader API of dataplane/image.h, the way a worker sees them.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <cmocka.h>
+
+#include <ldns/ldns.h>
+
+#include "control/image_build.h"
+#include "dataplane/image.h"
+#include "dataplane/name.h"
+
+#ifndef P53_SRCDIR
+#define P53_SRCDIR "."
+#endif
+#define ZDIR P53_SRCDIR "/tests/unit/control/zones"
+
+/* Warnings collected from the callback. */
+struct warns {
+	char msg[16][512];
+	int n;
+};
+
+static void collect(void *arg, const char *msg)
+{
+	struct warns *w = arg;
+
+	if (w->n < 16)
+		snprintf(w->msg[w->n++], sizeof(w->msg[0]), "%s", msg);
+}
+
+static int warned(const struct warns *w, const char *needle)
+{
+	for (int i = 0; i < w->n; i++)
+		if (strstr(w->msg[i], needle) != NULL)
+			return 1;
+	return 0;
+}
+
+/* Canonical wire form of a text name. */
+static size_t wire(const char *txt, uint8_t *out)
+{
+	ldns_rdf *r = NULL;
+	size_t n;
+
+	assert_int_equal(ldns_str2rdf_dname(&r, txt), LDNS_STATUS_OK);
+	n = ldns_rdf_size(r);
+	p53_name_lower(out, ldns_rdf_data(r), n);
+	ldns_rdf_deep_free(r);
+	return n;
+}
+
+static uint32_t find(const void *img, const char *txt)
+{
+	uint8_t w[P53_NAME_MAXLEN];
+	size_t n = wire(txt, w);
+
+	return p53_image_find(img, w, n, p53_name_hash(w, n));
+}
+
+static const struct p53_image_node *node(const void *img, const char *txt)
+{
+	uint32_t n = find(img, txt);
+
+	if (n == P53_NONE)
+		fail_msg("name %s not found", txt);
+	return p53_image_node(img, n);
+}
+
+static const struct p53_image_rrset *rrset(const void *img, const char *txt, uint16_t type)
+{
+	uint32_t i = p53_image_node_rrset(img, node(img, txt), type);
+
+	if (i == P53_NONE)
+		fail_msg("no type %u at %s", type, txt);
+	return p53_image_rrset(img, i);
+}
+
+/* Search raw bytes, for "this name is in the RDATA with its case". */
+static int contains(const uint8_t *hay, size_t hl, const void *needle, size_t nl)
+{
+	for (size_t i = 0; i + nl <= hl; i++)
+		if (memcmp(hay + i, needle, nl) == 0)
+			return 1;
+	return 0;
+}
+
+/* ------------------------------------------------------------------ positive */
+
+static void *build_example(size_t *len, struct warns *w)
+{
+	struct p53_zone_src z[] = {
+		{ .name = "example.com.", .file = ZDIR "/example.com.zone" },
+		{ .name = "child.example.com", .file = ZDIR "/child.example.com.zone" },
+	};
+	char err[512];
+	void *img = p53_image_build(z, 2, len, err, sizeof(err), collect, w);
+
+	if (img == NULL)
+		fail_msg("build failed: %s", err);
+	return img;
+}
+
+static void test_image_valid_and_indexed(void **state)
+{
+	struct warns w = { 0 };
+	size_t len;
+	void *img = build_example(&len, &w);
+	const struct p53_image_hdr *h = p53_image_hdr(img);
+
+	(void)state;
+	assert_int_equal(p53_image_check(img, len), 0);
+	assert_int_equal(h->size, len);
+	assert_int_equal(h->n_zones, 2);
+	assert_true(h->generation > 0);
+	assert_int_equal(h->zones_off % 8, 0);
+	assert_int_equal(h->nodes_off % 8, 0);
+	assert_int_equal(h->rrsets_off % 8, 0);
+	assert_int_equal(h->slots_off % 8, 0);
+	assert_int_equal(h->names_off % 8, 0);
+	assert_int_equal(h->rdata_off % 8, 0);
+	assert_int_equal(h->adds_off % 8, 0);
+	assert_true(h->hash_mask + 1 >= 2 * h->n_nodes && h->hash_mask + 1 >= 16);
+
+	for (uint32_t i = 0; i < h->n_nodes; i++) {
+		const struct p53_image_node *n = p53_image_node(img, i);
+		const uint8_t *name = p53_image_name(img, n->name_off);
+		uint32_t f = p53_image_find(img, name, n->name_len, p53_name_hash(name, n->name_len));
+		const struct p53_image_zone *zn = p53_image_zone(img, n->zone);
+
+		assert_int_equal(p53_name_len(name, n->name_len), n->name_len);
+		assert_int_equal(p53_name_labels(name), n->labels);
+		for (size_t k = 0; k < n->name_len; k++)
+			assert_int_equal(name[k], p53_lower(name[k]));
+		/* Indexed once: a name held by two zones resolves to the deeper zone's node. */
+		assert_true(f != P53_NONE);
+		if (f != i)
+			assert_true(p53_image_zone(img, p53_image_node(img, f)->zone)->labels > zn->labels);
+		/* Every ancestor down from the apex is a node of the same zone. */
+		if (!(n->flags & P53_NODE_APEX)) {
+			const uint8_t *up = name + 1 + name[0];
+			uint32_t pi = p53_image_find(img, up, n->name_len - 1u - name[0],
+						     p53_name_hash(up, n->name_len - 1u - name[0]));
+			assert_true(pi != P53_NONE);
+		}
+		/* RRsets sorted by type; records well-formed and inside rdata[]. */
+		for (uint32_t r = 0; r < n->n_rrsets; r++) {
+			const struct p53_image_rrset *rs = p53_image_rrset(img, n->rrsets + r);
+			const uint8_t *p = p53_image_rdata(img, rs);
+			size_t o = 0;
+			if (r > 0)
+				assert_true(p53_image_rrset(img, n->rrsets + r - 1)->type < rs->type);
+			assert_true(h->rdata_off + rs->rdata_off + rs->rdata_len <= h->adds_off);
+			for (uint16_t c = 0; c < rs->count; c++) {
+				assert_true(o + 10 <= rs->rdata_len);
+				assert_int_equal(p[o] << 8 | p[o + 1], rs->type);
+				assert_int_equal(p[o + 2] << 8 | p[o + 3], 1);
+				o += 10u + (size_t)(p[o + 8] << 8 | p[o + 9]);
+			}
+			assert_int_equal(o, rs->rdata_len);
+		}
+	}
+	free(img);
+}
+
+static void test_image_apex_soa_and_zone(void **state)
+{
+	struct warns w = { 0 };
+	size_t len;
+	void *img = build_example(&len, &w);
+	const struct p53_image_zone *z0 = p53_image_zone(img, 0), *z1 = p53_image_zone(img, 1);
+	const struct p53_image_node *apex = node(img, "example.com.");
+
+	(void)state;
+	assert_ptr_equal(p53_image_node(img, z0->apex), apex);
+	assert_int_equal(apex->flags, P53_NODE_APEX);
+	assert_int_equal(z0->serial, 2024010101u);
+	assert_int_equal(z0->neg_ttl, 300);           /* min(3600, MINIMUM 300) */
+	assert_int_equal(z1->serial, 7);
+	assert_int_equal(z1->neg_ttl, 7200);          /* min(7200, MINIMUM 86400) */
+	assert_int_equal(z0->labels, 2);
+	assert_int_equal(z0->name_len, 13);
+	assert_memory_equal(p53_image_name(img, z0->name_off), "\7example\3com", 13);
+	assert_int_equal(z0->soa, p53_image_node_rrset(img, apex, LDNS_RR_TYPE_SOA));
+	assert_int_equal(p53_image_rrset(img, z0->soa)->flags, P53_RRSET_COMPRESS);
+	assert_int_equal(p53_image_hdr(img)->n_records, 40);
+	free(img);
+}
+
+static void test_image_flags_links(void **state)
+{
+	struct warns w = { 0 };
+	size_t len;
+	void *img = build_example(&len, &w);
+	const struct p53_image_node *n;
+
+	(void)state;
+	/* Wildcards: linked from the parent, flagged, also under an ENT. */
+	assert_int_equal(node(img, "example.com.")->wildcard, find(img, "*.example.com."));
+	assert_int_equal(node(img, "*.example.com.")->flags, P53_NODE_WILD);
+	n = node(img, "wild.example.com.");
+	assert_int_equal(n->flags, P53_NODE_ENT);
+	assert_int_equal(n->wildcard, find(img, "*.wild.example.com."));
+	assert_int_equal(node(img, "www.example.com.")->wildcard, P53_NONE);
+	/* ENTs: only a.b.c exists. */
+	n = node(img, "c.example.com.");
+	assert_int_equal(n->flags, P53_NODE_ENT);
+	assert_int_equal(n->n_rrsets, 0);
+	assert_int_equal(node(img, "b.c.example.com.")->flags, P53_NODE_ENT);
+	assert_int_equal(node(img, "a.b.c.example.com.")->flags, 0);
+	assert_int_equal(node(img, "a.b.c.example.com.")->labels, 5);
+	assert_int_equal(find(img, "x.c.example.com."), P53_NONE);
+	/* CNAME chain; RRSIG allowed beside a CNAME. */
+	assert_int_equal(node(img, "alias.example.com.")->flags, P53_NODE_CNAME);
+	assert_int_equal(node(img, "alias.example.com.")->n_rrsets, 2);
+	assert_int_equal(node(img, "alias2.example.com.")->flags, P53_NODE_CNAME);
+	assert_int_equal(rrset(img, "alias.example.com.", LDNS_RR_TYPE_CNAME)->flags,
+			 P53_RRSET_COMPRESS);
+	/* DNAME. */
+	assert_int_equal(node(img, "d.example.com.")->flags, P53_NODE_DNAME);
+	/* Delegation: the cut is not glue, what is below it is, occluded by the cut. */
+	n = node(img, "sub.example.com.");
+	assert_int_equal(n->flags, P53_NODE_CUT);
+	assert_int_equal(n->occluder, P53_NONE);
+	assert_int_equal(node(img, "ns.sub.example.com.")->flags, P53_NODE_GLUE);
+	assert_int_equal(node(img, "ns.sub.example.com.")->occluder, find(img, "sub.example.com."));
+	assert_int_equal(node(img, "deep.ns.sub.example.com.")->flags, P53_NODE_GLUE);
+	assert_int_equal(node(img, "deep.ns.sub.example.com.")->occluder,
+			 find(img, "sub.example.com."));
+	assert_int_equal(node(img, "www.example.com.")->occluder, P53_NONE);
+	free(img);
+}
+
+static void test_image_adds(void **state)
+{
+	struct warns w = { 0 };
+	size_t len;
+	void *img = build_example(&len, &w);
+	const struct p53_image_rrset *rs;
+	const uint32_t *a;
+
+	(void)state;
+	/* Apex NS: ns1 in zone; ns2.example.net. not served. */
+	rs = rrset(img, "example.com.", LDNS_RR_TYPE_NS);
+	assert_int_equal(rs->count, 2);
+	a = p53_image_adds(img, rs->adds);
+	assert_int_equal(a[0], 1);
+	assert_int_equal(a[1], find(img, "ns1.example.com."));
+	/* Cut NS: in-bailiwick glue included, out-of-bailiwick unserved not. */
+	rs = rrset(img, "sub.example.com.", LDNS_RR_TYPE_NS);
+	a = p53_image_adds(img, rs->adds);
+	assert_int_equal(a[0], 1);
+	assert_int_equal(a[1], find(img, "ns.sub.example.com."));
+	/* MX, and an MX target written in mixed case. */
+	a = p53_image_adds(img, rrset(img, "example.com.", LDNS_RR_TYPE_MX)->adds);
+	assert_int_equal(a[0], 1);
+	assert_int_equal(a[1], find(img, "mail.example.com."));
+	a = p53_image_adds(img, rrset(img, "mixed.example.com.", LDNS_RR_TYPE_MX)->adds);
+	assert_int_equal(a[0], 1);
+	assert_int_equal(a[1], find(img, "mail.example.com."));
+	/* SRV. */
+	a = p53_image_adds(img, rrset(img, "_sip._tcp.example.com.", LDNS_RR_TYPE_SRV)->adds);
+	assert_int_equal(a[0], 1);
+	assert_int_equal(a[1], find(img, "ns1.example.com."));
+	/* No list for types without targets. */
+	assert_int_equal(rrset(img, "www.example.com.", LDNS_RR_TYPE_A)->adds, P53_NONE);
+	free(img);
+}
+
+static void test_image_parent_child(void **state)
+{
+	struct warns w = { 0 };
+	size_t len;
+	void *img = build_example(&len, &w);
+	const struct p53_image_node *child = node(img, "child.example.com."), *ps, *glue;
+	const uint32_t *a;
+
+	(void)state;
+	/* The child's apex is the indexed node; the parent's cut stays behind parent_side. */
+	assert_int_equal(child->zone, 1);
+	assert_int_equal(child->flags, P53_NODE_APEX);
+	assert_int_equal(find(img, "child.example.com."), p53_image_zone(img, 1)->apex);
+	assert_true(child->parent_side != P53_NONE);
+	ps = p53_image_node(img, child->parent_side);
+	assert_int_equal(ps->zone, 0);
+	assert_int_equal(ps->flags, P53_NODE_CUT);
+	assert_int_equal(node(img, "example.com.")->parent_side, P53_NONE);
+	assert_int_equal(node(img, "ns1.child.example.com.")->zone, 1);
+	/* Parent's referral glue comes from the parent's own (glue) node. */
+	a = p53_image_adds(img, p53_image_node_rrset(img, ps, LDNS_RR_TYPE_NS) == P53_NONE ? 0 :
+			   p53_image_rrset(img, p53_image_node_rrset(img, ps, LDNS_RR_TYPE_NS))->adds);
+	assert_int_equal(a[0], 1);
+	glue = p53_image_node(img, a[1]);
+	assert_int_equal(glue->zone, 0);
+	assert_int_equal(glue->flags, P53_NODE_GLUE);
+	assert_int_equal(glue->occluder, child->parent_side);
+	assert_int_not_equal(a[1], find(img, "ns1.child.example.com."));
+	free(img);
+}
+
+static void test_image_rdata(void **state)
+{
+	static const uint8_t a_www[] = { 0, 1, 0, 1, 0, 0, 0x0e, 0x10, 0, 4, 192, 0, 2, 3 };
+	static const uint8_t unk[] = { 0x03, 0xe8, 0, 1, 0, 0, 0x0e, 0x10, 0, 3, 0xab, 0xcd, 0xef };
+	static const uint8_t ord[] = { 0, 1, 0, 1, 0, 0, 0x0e, 0x10, 0, 4, 192, 0, 2, 10,
+				       0, 1, 0, 1, 0, 0, 0x0e, 0x10, 0, 4, 192, 0, 2, 20 };
+	struct warns w = { 0 };
+	size_t len;
+	void *img = build_example(&len, &w);
+	const struct p53_image_rrset *rs;
+
+	(void)state;
+	/* Owner written WWW.Example.COM., found lower-case; A 192.0.2.3 TTL 3600. */
+	rs = rrset(img, "www.example.com.", LDNS_RR_TYPE_A);
+	assert_int_equal(rs->count, 1);
+	assert_int_equal(rs->ttl, 3600);
+	assert_int_equal(rs->rdata_len, sizeof(a_www));
+	assert_memory_equal(p53_image_rdata(img, rs), a_www, sizeof(a_www));
+	assert_int_equal(rs->flags, 0);
+	/* RFC 3597 unknown type. */
+	rs = rrset(img, "unk.example.com.", 1000);
+	assert_int_equal(rs->rdata_len, sizeof(unk));
+	assert_memory_equal(p53_image_rdata(img, rs), unk, sizeof(unk));
+	/* Canonical order (RFC 4034 §6.3), not file order. */
+	rs = rrset(img, "order.example.com.", LDNS_RR_TYPE_A);
+	assert_int_equal(rs->count, 2);
+	assert_memory_equal(p53_image_rdata(img, rs), ord, sizeof(ord));
+	/* Duplicates (also differing in owner case) collapse. */
+	assert_int_equal(rrset(img, "dup.example.com.", LDNS_RR_TYPE_A)->count, 1);
+	/* RDATA names keep the zone file's case. */
+	rs = rrset(img, "mixed.example.com.", LDNS_RR_TYPE_MX);
+	assert_true(contains(p53_image_rdata(img, rs), rs->rdata_len, "\4Mail\7Example\3COM", 17));
+	rs = rrset(img, "svc.example.com.", LDNS_RR_TYPE_SVCB);
+	assert_true(contains(p53_image_rdata(img, rs), rs->rdata_len, "\3svc\7Example\3com", 17));
+	assert_int_equal(rs->flags, 0);
+	/* The other modern types are there. */
+	rs = rrset(img, "h.example.com.", LDNS_RR_TYPE_HTTPS);
+	assert_true(contains(p53_image_rdata(img, rs), rs->rdata_len, "\2h2\2h3", 6));
+	rs = rrset(img, "caa.example.com.", LDNS_RR_TYPE_CAA);
+	assert_true(contains(p53_image_rdata(img, rs), rs->rdata_len, "issueletsencrypt.org", 20));
+	rs = rrset(img, "_443._tcp.example.com.", 52 /* TLSA */);
+	assert_int_equal(rs->rdata_len, 10 + 3 + 8);
+	/* TTL mismatch: first TTL wins in every record, with a warning. */
+	rs = rrset(img, "ttl.example.com.", LDNS_RR_TYPE_A);
+	assert_int_equal(rs->ttl, 300);
+	assert_int_equal(p53_image_rdata(img, rs)[10 + 4 + 7], 300 & 0xff);
+	assert_true(warned(&w, "example.com.zone:39: TTL 600"));
+	free(img);
+}
+
+static void test_image_include_and_out_of_zone(void **state)
+{
+	struct warns w = { 0 };
+	size_t len;
+	void *img = build_example(&len, &w);
+
+	(void)state;
+	assert_int_equal(rrset(img, "inc.example.com.", LDNS_RR_TYPE_A)->count, 1);
+	assert_int_equal(rrset(img, "after.example.com.", LDNS_RR_TYPE_A)->count, 1);
+	assert_int_equal(find(img, "out.example.org."), P53_NONE);
+	assert_true(warned(&w, ZDIR "/example.com.zone:45: record 'out.example.org.' is out of "
+			       "zone, ignored"));
+	assert_int_equal(w.n, 2);
+	free(img);
+}
+
+/* ------------------------------------------------------------ temp zones */
+
+struct file {
+	const char *name;
+	const char *text;
+};
+
+static char tmpdir[64];
+
+static void write_files(const struct file *f)
+{
+	char p[256];
+
+	for (; f->name != NULL; f++) {
+		FILE *o;
+		snprintf(p, sizeof(p), "%s/%s", tmpdir, f->name);
+		o = fopen(p, "w");
+		assert_non_null(o);
+		fputs(f->text, o);
+		fclose(o);
+	}
+}
+
+static void remove_files(const struct file *f)
+{
+	char p[256];
+
+	for (; f->name != NULL; f++) {
+		snprintf(p, sizeof(p), "%s/%s", tmpdir, f->name);
+		unlink(p);
+	}
+}
+
+static int setup_tmp(void **state)
+{
+	(void)state;
+	snprintf(tmpdir, sizeof(tmpdir), "/tmp/p53zoneXXXXXX");
+	return mkdtemp(tmpdir) == NULL ? -1 : 0;
+}
+
+static int teardown_tmp(void **state)
+{
+	(void)state;
+	return rmdir(tmpdir);
+}
+
+#define SOA "@ IN SOA ns hm 1 2 3 4 5\n@ IN NS ns\nns IN A 192.0.2.1\n"
+
+struct bad {
+	const char *msg;        /* what the zone breaks */
+	struct file files[3];   /* z.zone first */
+	const char *where;      /* expected "file:line:" after the temp dir */
+	const char *reason;     /* substring of the rest */
+};
+
+static const struct bad bad_zones[] = {
+	{ "zone file missing", { { NULL } }, "z.zone:0:", "cannot open" },
+	{ "syntax error in rdata", { { "z.zone", SOA "bad IN A 1.2.3\n" } }, "z.zone:4:",
+	  "error" },
+	{ "unknown type mnemonic", { { "z.zone", SOA "\nx IN FOOBAR 1\n" } }, "z.zone:5:",
+	  "error" },
+	{ "$INCLUDE of a missing file", { { "z.zone", SOA "$INCLUDE nothere.zone\n" } },
+	  "z.zone:4:", "$INCLUDE 'nothere.zone': cannot open" },
+	{ "syntax error inside an included file",
+	  { { "z.zone", SOA "$INCLUDE inc.zone\n" }, { "inc.zone", "; c\nx IN A 300.1.1.1\n" } },
+	  "inc.zone:2:", "error" },
+	{ "$INCLUDE loop", { { "z.zone", SOA "$INCLUDE z.zone\n" } }, "z.zone:4:",
+	  "nested more than" },
+	{ "no SOA", { { "z.zone", "\n@ IN NS ns\nns IN A 192.0.2.1\n" } }, "z.zone:2:",
+	  "no SOA record at the zone apex 'example.com.'" },
+	{ "empty zone file", { { "z.zone", "" } }, "z.zone:1:", "no SOA" },
+	{ "two SOAs at the apex",
+	  { { "z.zone", SOA "; second one spans lines\n@ IN SOA ns hm (\n 2 2 3 4 5 )\n" } },
+	  "z.zone:5:", "more than one SOA" },
+	{ "SOA below the apex", { { "z.zone", SOA "sub IN SOA ns hm 1 2 3 4 5\n" } },
+	  "z.zone:4:", "SOA record at 'sub.example.com.' is not at the zone apex" },
+	{ "CNAME then other data", { { "z.zone", SOA "w IN CNAME ns\nw IN A 192.0.2.2\n" } },
+	  "z.zone:5:", "CNAME beside other data (type 1) at 'w.example.com.'" },
+	{ "other data then CNAME", { { "z.zone", SOA "w IN TXT x\nw IN CNAME ns\n" } },
+	  "z.zone:5:", "CNAME beside other data (type 16)" },
+	{ "CNAME at the apex", { { "z.zone", SOA "@ IN CNAME other.\n" } },
+	  "z.zone:4:", "CNAME beside other data" },
+	{ "two CNAMEs", { { "z.zone", SOA "w IN CNAME a\nw IN CNAME b\n" } }, "z.zone:5:",
+	  "more than one CNAME record at 'w.example.com.'" },
+	{ "data below a DNAME", { { "z.zone", SOA "d IN DNAME x.\nq.d IN A 192.0.2.3\n" } },
+	  "z.zone:5:", "data at 'q.d.example.com.' below the DNAME at 'd.example.com.'" },
+	{ "data far below a DNAME", { { "z.zone", SOA "d IN DNAME x.\nq.r.d IN TXT y\n" } },
+	  "z.zone:5:", "below the DNAME at 'd.example.com.'" },
+	{ "two DNAMEs", { { "z.zone", SOA "d IN DNAME x.\nd IN DNAME y.\n" } }, "z.zone:5:",
+	  "more than one DNAME" },
+	{ "class CH", { { "z.zone", SOA "v CH TXT x\n" } }, "z.zone:4:", "class 3 not served" },
+};
+
+static void test_image_bad_zones(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad_zones) / sizeof(bad_zones[0]); i++) {
+		const struct bad *t = &bad_zones[i];
+		char path[256], want[256], err[512];
+		struct warns w = { 0 };
+		struct p53_zone_src z = { .name = "example.com.", .file = path };
+		size_t len = 0;
+		void *img;
+
+		snprintf(path, sizeof(path), "%s/z.zone", tmpdir);
+		snprintf(want, sizeof(want), "%s/%s ", tmpdir, t->where);
+		write_files(t->files);
+		img = p53_image_build(&z, 1, &len, err, sizeof(err), collect, &w);
+		remove_files(t->files);
+		if (img != NULL) {
+			free(img);
+			fail_msg("accepted: %s", t->msg);
+		}
+		if (getenv("P53_TEST_VERBOSE") != NULL)
+			print_message("%-40s %s\n", t->msg, err + strlen(tmpdir) + 1);
+		if (strncmp(err, want, strlen(want)) != 0 || strstr(err, t->reason) == NULL)
+			fail_msg("%s: got \"%s\", want \"%s...%s\"", t->msg, err, want, t->reason);
+	}
+}
+
+static void test_image_zone_config_errors(void **state)
+{
+	struct p53_zone_src z[] = {
+		{ .name = "example.com", .file = "/nonexistent/z", .cfg_file = "pop53.yaml",
+		  .cfg_line = 7 },
+	};
+	struct p53_zone_src twice[] = {
+		{ .name = "example.com", .file = ZDIR "/example.com.zone" },
+		{ .name = "EXAMPLE.com.", .file = ZDIR "/example.com.zone", .cfg_file = "c.yaml",
+		  .cfg_line = 9 },
+	};
+	char err[512];
+	size_t len;
+
+	(void)state;
+	assert_null(p53_image_build(z, 1, &len, err, sizeof(err), NULL, NULL));
+	assert_true(strncmp(err, "pop53.yaml:7: zone 'example.com': cannot open", 45) == 0);
+	assert_null(p53_image_build(twice, 2, &len, err, sizeof(err), NULL, NULL));
+	assert_string_equal(err, "c.yaml:9: zone 'EXAMPLE.com.' is defined twice");
+}
+
+static void test_image_include_origin(void **state)
+{
+	static const struct file f[] = {
+		{ "z.zone", SOA "host IN A 192.0.2.9\n$INCLUDE sub/inc.zone o\n"
+			    " IN AAAA 2001:db8::9\ny IN A 192.0.2.10\n" },
+		{ "sub/inc.zone", "x IN A 192.0.2.11\n$ORIGIN elsewhere.example.com.\nq IN A 192.0.2.12\n" },
+		{ NULL },
+	};
+	struct p53_zone_src z = { .name = "example.com." };
+	char path[256], dir[256], err[512];
+	struct warns w = { 0 };
+	size_t len;
+	void *img;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/z.zone", tmpdir);
+	snprintf(dir, sizeof(dir), "%s/sub", tmpdir);
+	assert_int_equal(mkdir(dir, 0700), 0);
+	z.file = path;
+	write_files(f);
+	img = p53_image_build(&z, 1, &len, err, sizeof(err), collect, &w);
+	remove_files(f);
+	rmdir(dir);
+	if (img == NULL)
+		fail_msg("%s", err);
+	/* The origin argument applies inside the included file only (RFC 1035 §5.1), and the
+	   includer's current owner comes back after it. */
+	assert_int_equal(rrset(img, "x.o.example.com.", LDNS_RR_TYPE_A)->count, 1);
+	assert_int_equal(rrset(img, "q.elsewhere.example.com.", LDNS_RR_TYPE_A)->count, 1);
+	assert_int_equal(rrset(img, "host.example.com.", LDNS_RR_TYPE_AAAA)->count, 1);
+	assert_int_equal(rrset(img, "y.example.com.", LDNS_RR_TYPE_A)->count, 1);
+	assert_int_equal(node(img, "o.example.com.")->flags, P53_NODE_ENT);
+	assert_int_equal(w.n, 0);
+	free(img);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_image_valid_and_indexed),
+		cmocka_unit_test(test_image_apex_soa_and_zone),
+		cmocka_unit_test(test_image_flags_links),
+		cmocka_unit_test(test_image_adds),
+		cmocka_unit_test(test_image_parent_child),
+		cmocka_unit_test(test_image_rdata),
+		cmocka_unit_test(test_image_include_and_out_of_zone),
+		cmocka_unit_test(test_image_bad_zones),
+		cmocka_unit_test(test_image_zone_config_errors),
+		cmocka_unit_test(test_image_include_origin),
+	};
+
+	return cmocka_run_group_tests(tests, setup_tmp, teardown_tmp);
+}

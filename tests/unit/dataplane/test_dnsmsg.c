@@ -1,0 +1,197 @@
+/*
+ * Malformed and unusual messages: what the parser reports and what the responder sends back.
+ * One table row per case, each saying what it breaks. Run without a zone image: the point is
+ * the RCODE (or the silent drop) and that nothing reads or writes out of bounds.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "dataplane/answer.h"
+#include "dataplane/dnsmsg.h"
+
+#define NO_RESPONSE (-1)
+
+struct row {
+	const char *what;
+	const uint8_t *msg;
+	size_t len;
+	enum p53_msg_status status;     /* what the parser must say */
+	int rcode;                      /* RCODE of the response, or NO_RESPONSE */
+	int qdcount;                    /* QDCOUNT of the response */
+};
+
+/* "www.example." A IN, RD set */
+#define HDR(flags_hi, flags_lo, qd, an, ns, ar) \
+	0x12, 0x34, flags_hi, flags_lo, 0, qd, 0, an, 0, ns, 0, ar
+#define QNAME 3, 'w', 'w', 'w', 7, 'e', 'x', 'a', 'm', 'p', 'l', 'e', 0
+#define QTAIL 0, 1, 0, 1
+#define OPT(ver, rdlen) 0, 0, 41, 0x10, 0, 0, ver, 0x80, 0, 0, rdlen
+
+static const uint8_t ok_plain[] = {HDR(1, 0, 1, 0, 0, 0), QNAME, QTAIL};
+static const uint8_t ok_edns[] = {HDR(1, 0, 1, 0, 0, 1), QNAME, QTAIL, OPT(0, 0)};
+static const uint8_t short_hdr[] = {0x12, 0x34, 1, 0, 0, 1, 0, 0, 0, 0, 0};
+static const uint8_t qr_set[] = {HDR(0x81, 0, 1, 0, 0, 0), QNAME, QTAIL};
+static const uint8_t qd0[] = {HDR(1, 0, 0, 0, 0, 0)};
+static const uint8_t qd2[] = {HDR(1, 0, 2, 0, 0, 0), QNAME, QTAIL, QNAME, QTAIL};
+static const uint8_t trunc_qname[] = {HDR(1, 0, 1, 0, 0, 0), 3, 'w', 'w'};
+static const uint8_t trunc_qtype[] = {HDR(1, 0, 1, 0, 0, 0), QNAME, 0};
+static const uint8_t ptr_qname[] = {HDR(1, 0, 1, 0, 0, 0), 3, 'w', 'w', 'w', 0xc0, 12, QTAIL};
+static const uint8_t label64[] = {HDR(1, 0, 1, 0, 0, 0), 64,
+	'a', 'a', 'a', 'a', 'a', 'a', 'a', 'a', 'a', 'a', 'a', 'a', 'a', 'a', 'a', 'a',
+	'a', 'a', 'a', 'a', 'a', 'a', 'a', 'a', 'a', 'a', 'a', 'a', 'a', 'a', 'a', 'a',
+	'a', 'a', 'a', 'a', 'a', 'a', 'a', 'a', 'a', 'a', 'a', 'a', 'a', 'a', 'a', 'a',
+	'a', 'a', 'a', 'a', 'a', 'a', 'a', 'a', 'a', 'a', 'a', 'a', 'a', 'a', 'a', 'a',
+	0, QTAIL};
+static const uint8_t big_counts[] = {HDR(1, 0, 1, 0xff, 0, 0), QNAME, QTAIL};
+static const uint8_t opt_in_answer[] = {HDR(1, 0, 1, 1, 0, 0), QNAME, QTAIL, OPT(0, 0)};
+static const uint8_t opt_twice[] = {HDR(1, 0, 1, 0, 0, 2), QNAME, QTAIL, OPT(0, 0), OPT(0, 0)};
+static const uint8_t opt_owner[] = {HDR(1, 0, 1, 0, 0, 1), QNAME, QTAIL,
+	1, 'x', 0, 0, 41, 0x10, 0, 0, 0, 0, 0, 0, 0};
+static const uint8_t opt_option_overrun[] = {HDR(1, 0, 1, 0, 0, 1), QNAME, QTAIL, OPT(0, 4),
+	0, 3, 0, 9};
+static const uint8_t opt_rdlen_overrun[] = {HDR(1, 0, 1, 0, 0, 1), QNAME, QTAIL, OPT(0, 20), 0, 3};
+static const uint8_t edns_v1[] = {HDR(1, 0, 1, 0, 0, 1), QNAME, QTAIL, OPT(1, 0)};
+static const uint8_t opcode_status[] = {HDR(0x11, 0, 1, 0, 0, 0), QNAME, QTAIL};
+static const uint8_t opcode_update[] = {HDR(0x29, 0, 1, 0, 0, 0), QNAME, QTAIL};
+static const uint8_t opcode_notify[] = {HDR(0x20, 0, 1, 0, 0, 0), QNAME, 0, 6, 0, 1};
+static const uint8_t trailing[] = {HDR(1, 0, 1, 0, 0, 0), QNAME, QTAIL, 0xde, 0xad};
+static const uint8_t axfr_udp[] = {HDR(1, 0, 1, 0, 0, 0), QNAME, 0, 252, 0, 1};
+static const uint8_t class_hs[] = {HDR(1, 0, 1, 0, 0, 0), QNAME, 0, 1, 0, 4};
+static const uint8_t trunc_rr[] = {HDR(1, 0, 1, 0, 0, 1), QNAME, QTAIL, 0, 0, 41, 0x10, 0, 0, 0, 0, 0, 0};
+static const uint8_t root_q[] = {HDR(1, 0, 1, 0, 0, 0), 0, QTAIL};
+
+#define ROW(w, m, st, rc, qd) {w, m, sizeof(m), st, rc, qd}
+
+static const struct row rows[] = {
+	ROW("plain query outside any zone is refused", ok_plain, P53_MSG_OK, P53_RCODE_REFUSED, 1),
+	ROW("EDNS query outside any zone is refused", ok_edns, P53_MSG_OK, P53_RCODE_REFUSED, 1),
+	ROW("header shorter than 12 bytes is dropped", short_hdr, P53_MSG_SHORT, NO_RESPONSE, 0),
+	ROW("QR=1 (a response) is dropped, never answered", qr_set, P53_MSG_RESPONSE, NO_RESPONSE, 0),
+	ROW("QDCOUNT 0 is FORMERR", qd0, P53_MSG_QDCOUNT, P53_RCODE_FORMERR, 0),
+	ROW("QDCOUNT 2 is FORMERR", qd2, P53_MSG_QDCOUNT, P53_RCODE_FORMERR, 0),
+	ROW("question name cut short is FORMERR", trunc_qname, P53_MSG_COUNTS, P53_RCODE_FORMERR, 0),
+	ROW("QTYPE cut short is FORMERR", trunc_qtype, P53_MSG_QUESTION, P53_RCODE_FORMERR, 0),
+	ROW("compression pointer in the question is FORMERR", ptr_qname, P53_MSG_QNAME, P53_RCODE_FORMERR, 0),
+	ROW("64-byte label is FORMERR", label64, P53_MSG_QNAME, P53_RCODE_FORMERR, 0),
+	ROW("ANCOUNT larger than the packet can hold is FORMERR", big_counts, P53_MSG_COUNTS, P53_RCODE_FORMERR, 0),
+	ROW("OPT in the answer section is FORMERR", opt_in_answer, P53_MSG_OPT_PLACE, P53_RCODE_FORMERR, 1),
+	ROW("two OPT records are FORMERR", opt_twice, P53_MSG_OPT_DUP, P53_RCODE_FORMERR, 1),
+	ROW("OPT with a non-root owner is FORMERR", opt_owner, P53_MSG_OPT_OWNER, P53_RCODE_FORMERR, 1),
+	ROW("EDNS option longer than the OPT RDATA is FORMERR", opt_option_overrun, P53_MSG_OPT_OPTION, P53_RCODE_FORMERR, 1),
+	ROW("OPT RDLENGTH past the end is FORMERR", opt_rdlen_overrun, P53_MSG_RR, P53_RCODE_FORMERR, 1),
+	ROW("truncated additional record is FORMERR", trunc_rr, P53_MSG_RR, P53_RCODE_FORMERR, 1),
+	ROW("EDNS version 1 is BADVERS", edns_v1, P53_MSG_OK, P53_RCODE_BADVERS, 1),
+	ROW("opcode STATUS is NOTIMP", opcode_status, P53_MSG_OK, P53_RCODE_NOTIMP, 1),
+	ROW("opcode UPDATE is NOTIMP", opcode_update, P53_MSG_OK, P53_RCODE_NOTIMP, 1),
+	ROW("NOTIFY is not served by the data plane yet: NOTIMP", opcode_notify, P53_MSG_OK, P53_RCODE_NOTIMP, 1),
+	ROW("trailing bytes are ignored, the query answered", trailing, P53_MSG_OK, P53_RCODE_REFUSED, 1),
+	ROW("AXFR over UDP is NOTIMP", axfr_udp, P53_MSG_OK, P53_RCODE_NOTIMP, 1),
+	ROW("class HS is REFUSED", class_hs, P53_MSG_OK, P53_RCODE_REFUSED, 1),
+	ROW("root name query is parsed", root_q, P53_MSG_OK, P53_RCODE_REFUSED, 1),
+};
+
+static void test_table(void **state)
+{
+	(void)state;
+	struct p53_answer_conf conf = {.edns_max_payload = 1232};
+
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		const struct row *r = &rows[i];
+		struct p53_query q;
+		uint8_t buf[2048];
+		struct p53_answer_stats st;
+
+		memset(&st, 0, sizeof(st));
+		print_message("case: %s\n", r->what);
+		assert_int_equal(p53_msg_parse(r->msg, r->len, &q), r->status);
+
+		memset(buf, 0xee, sizeof(buf));
+		memcpy(buf, r->msg, r->len);
+		uint16_t n = p53_answer(NULL, &conf, buf, (uint16_t)r->len, sizeof(buf), &st);
+		if (r->rcode == NO_RESPONSE) {
+			assert_int_equal(n, 0);
+			assert_int_equal(st.kind[P53_ANS_DROP], 1);
+			continue;
+		}
+		assert_true(n >= 12);
+		assert_int_equal(buf[0], 0x12);                 /* ID kept */
+		assert_int_equal(buf[1], 0x34);
+		assert_true(buf[2] & 0x80);                     /* QR */
+		assert_int_equal(buf[2] & 0x78, r->msg[2] & 0x78); /* opcode kept */
+		assert_int_equal(buf[5], r->qdcount);
+		int rcode = buf[3] & 0xf;
+		if (r->rcode == P53_RCODE_BADVERS) {
+			/* RFC 6891 §6.1.3: header RCODE 0, upper bits 1 in the OPT TTL. */
+			assert_int_equal(rcode, 0);
+			assert_int_equal(buf[11], 1);            /* ARCOUNT: the OPT */
+			size_t opt = n - 11;
+			assert_int_equal(buf[opt + 2], 41);
+			assert_int_equal(buf[opt + 5], 1);       /* extended RCODE */
+			assert_int_equal(buf[opt + 6], 0);       /* version 0 */
+		} else {
+			assert_int_equal(rcode, r->rcode);
+		}
+		assert_int_equal(buf[2] & 0x04, 0);              /* never AA here */
+		assert_int_equal(st.rcode[r->rcode], 1);
+		/* The response never runs past what it says it is. */
+		assert_int_equal(buf[n], r->len > n ? r->msg[n] : 0xee);
+	}
+}
+
+/* Every prefix of a valid EDNS query parses without reading past its end (run under ASAN
+ * or valgrind) and gets a response or a drop. */
+static void test_prefixes(void **state)
+{
+	(void)state;
+	struct p53_answer_conf conf = {.edns_max_payload = 1232};
+	struct p53_answer_stats st;
+
+	memset(&st, 0, sizeof(st));
+	for (size_t len = 0; len <= sizeof(ok_edns); len++) {
+		uint8_t buf[512];
+		memcpy(buf, ok_edns, len);
+		uint16_t n = p53_answer(NULL, &conf, buf, (uint16_t)len, sizeof(buf), &st);
+		if (len < 12)
+			assert_int_equal(n, 0);
+		else
+			assert_true(n >= 12);
+	}
+}
+
+/* The EDNS flags other than DO and unknown options are not echoed (RFC 6891 §6.1.4). */
+static void test_opt_echo(void **state)
+{
+	(void)state;
+	static const uint8_t q[] = {HDR(1, 0, 1, 0, 0, 1), QNAME, QTAIL,
+		0, 0, 41, 0x02, 0x00, 0, 0, 0x80 | 0x40, 0x7f, 0, 8, 0xfe, 0xed, 0, 4, 1, 2, 3, 4};
+	struct p53_answer_conf conf = {.edns_max_payload = 1232};
+	struct p53_answer_stats st;
+	uint8_t buf[512];
+
+	memset(&st, 0, sizeof(st));
+	memcpy(buf, q, sizeof(q));
+	uint16_t n = p53_answer(NULL, &conf, buf, sizeof(q), sizeof(buf), &st);
+	assert_int_equal(n, 12 + 17 + 11);
+	const uint8_t *opt = buf + n - 11;
+	assert_int_equal(opt[0], 0);
+	assert_int_equal(opt[1] << 8 | opt[2], 41);
+	assert_int_equal(opt[3] << 8 | opt[4], 1232);    /* our size, not theirs */
+	assert_int_equal(opt[7], 0x80);                  /* DO echoed, the unknown flag not */
+	assert_int_equal(opt[8], 0);                     /* nor Z */
+	assert_int_equal(opt[9] << 8 | opt[10], 0);      /* unknown option not echoed */
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_table),
+		cmocka_unit_test(test_prefixes),
+		cmocka_unit_test(test_opt_echo),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
