@@ -196,15 +196,28 @@ static uint16_t rrset_flags(uint16_t type)
 	}
 }
 
+/* Type mnemonic for messages (RFC 3597 §5 form when ldns has none). */
+static const char *tname(uint16_t t, char *buf, size_t cap)
+{
+	const ldns_rr_descriptor *d = ldns_rr_descript(t);
+
+	if (d != NULL && d->_name != NULL)
+		return d->_name;
+	snprintf(buf, cap, "TYPE%u", t);
+	return buf;
+}
+
 static int push_rrset(struct build *s, uint32_t node, uint16_t type, uint32_t start,
 		      uint32_t count, uint32_t ttl, uint32_t first, size_t bytes)
 {
 	struct p53_zb *b = &s->zb;
 	struct p53_image_node *nd = &b->nodes[node];
 
+	char tb[16];
+
 	if (count > UINT16_MAX)
-		return p53_zb_rec_err(b, &b->recs[first], "more than %u records of type %u at one owner",
-				      UINT16_MAX, type);
+		return p53_zb_rec_err(b, &b->recs[first], "more than %u %s records at one owner",
+				      UINT16_MAX, tname(type, tb, sizeof(tb)));
 	if (nd->n_rrsets == UINT16_MAX)
 		return p53_zb_rec_err(b, &b->recs[first], "too many RRsets at one owner");
 	if (p53_zb_grow((void **)&s->rrsets, &s->rrsets_cap, s->n_rrsets + 1, sizeof(*s->rrsets)) < 0 ||
@@ -246,9 +259,10 @@ static int rrsets_make(struct build *s)
 	struct p53_zb *b = &s->zb;
 	struct p53_zb_rec *r = b->recs;
 	size_t out = 0, i = 0, n = b->n_recs;
-	char txt[1024];
+	char txt[1024], tb[16];
 
-	qsort_r(r, n, sizeof(*r), rec_cmp, b);
+	if (n > 0)
+		qsort_r(r, n, sizeof(*r), rec_cmp, b);
 	while (i < n) {
 		size_t j = i, start = out, bytes = 0, first;
 		uint32_t ttl, min = i;
@@ -263,11 +277,11 @@ static int rrsets_make(struct build *s)
 		ttl = r[min].ttl;
 		for (size_t k = i; k < j; k++)
 			if (r[k].ttl != ttl && r[k].type != LDNS_RR_TYPE_RRSIG)
-				p53_zb_rec_warn(b, &r[k], "TTL %u of a '%s' type %u record differs from "
-						"the RRset's TTL %u, using %u", r[k].ttl,
+				p53_zb_rec_warn(b, &r[k], "TTL %u of '%s' %s differs from the RRset's "
+						"TTL %u, using %u (RFC 2181 §5.2)", r[k].ttl,
 						p53_name_to_str(txt, sizeof(txt), b->names +
 								b->nodes[r[k].node].name_off),
-						r[k].type, ttl, ttl);
+						tname(r[k].type, tb, sizeof(tb)), ttl, ttl);
 		/* The earliest record always survives: duplicates sort by appearance. */
 		first = out;
 		for (size_t k = i; k < j; k++) {
@@ -345,7 +359,7 @@ static int cname_alone(struct build *s, uint32_t n)
 	struct p53_zb *b = &s->zb;
 	const struct p53_image_node *nd = &b->nodes[n];
 	uint32_t cn = P53_NONE;
-	char txt[1024];
+	char txt[1024], tb[16];
 
 	for (uint32_t i = nd->rrsets; i < nd->rrsets + nd->n_rrsets; i++)
 		if (s->rrsets[i].type == LDNS_RR_TYPE_CNAME)
@@ -358,8 +372,8 @@ static int cname_alone(struct build *s, uint32_t n)
 		x = &b->recs[s->rs_first[cn]];
 		y = &b->recs[s->rs_first[i]];
 		return p53_zb_rec_err(b, x->seq > y->seq ? x : y,
-				      "CNAME beside other data (type %u) at '%s' "
-				      "(RFC 1034 §3.6.2, RFC 2181 §10.1)", t,
+				      "CNAME beside other data (%s) at '%s' "
+				      "(RFC 1034 §3.6.2, RFC 2181 §10.1)", tname(t, tb, sizeof(tb)),
 				      p53_name_to_str(txt, sizeof(txt), b->names + nd->name_off));
 	}
 	return 0;
@@ -631,7 +645,8 @@ static void *layout(struct build *s, size_t *len)
 	memcpy(img + h.nodes_off, b->nodes, b->n_nodes * sizeof(struct p53_image_node));
 	memcpy(img + h.slots_off, s->slots, ((size_t)s->hash_mask + 1) * sizeof(uint64_t));
 	memcpy(img + h.names_off, b->names, b->names_len);
-	memcpy(img + h.adds_off, s->adds, s->n_adds * sizeof(uint32_t));
+	if (s->n_adds > 0)
+		memcpy(img + h.adds_off, s->adds, s->n_adds * sizeof(uint32_t));
 	rdata = img + h.rdata_off;
 	pos = 0;
 	for (size_t i = 0; i < s->n_rrsets; i++) {

@@ -74,7 +74,7 @@ struct p53_image_zone {
 #define P53_NODE_CNAME  0x0008u /* owns a CNAME; the compiler guarantees it owns nothing else */
 #define P53_NODE_ENT    0x0010u /* empty non-terminal: exists, owns no RRset (RFC 4592 §2.2.2) */
 #define P53_NODE_WILD   0x0020u /* owner's first label is "*" */
-#define P53_NODE_GLUE   0x0040u /* at or below a cut (occluded): only for referral glue */
+#define P53_NODE_GLUE   0x0040u /* strictly below a cut (occluded): only for referral glue */
 
 struct p53_image_node {
 	uint32_t name_off;      /* canonical owner name, into names[] */
