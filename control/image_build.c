@@ -15,7 +15,7 @@
  *     occluder, wildcard links, the RFC checks (CNAME alone, DNAME without descendants) and
  *     whether a deeper served zone shadows the node.
  *  5. Zones' SOA facts, parent_side links, the name index (only unshadowed nodes, so each
- *     name once, from its deepest zone), additional-section lists for NS, MX and SRV.
+ *     name once, from its deepest zone), additional-section lists for NS, MX, SRV, SVCB, HTTPS.
  *  6. Layout: sizes are all known now; one calloc and a copy of each section.
  * Everything is O(n log n) in the number of records; no ldns object outlives its line.
  */
@@ -524,7 +524,7 @@ static int slots_make(struct build *s)
 	return 0;
 }
 
-/* Step 5c: nodes whose A/AAAA go with an NS, MX or SRV RRset (RFC 1034 §4.3.2 step 3b and
+/* Step 5c: nodes whose A/AAAA go with an NS, MX, SRV, SVCB or HTTPS RRset (RFC 1034 §4.3.2 step 3b and
    6, RFC 2782 "Target"): the same zone's node first (glue below a cut included), else the
    indexed node of another served zone. Out-of-bailiwick unserved targets get nothing. */
 static int adds_make(struct build *s)
@@ -541,6 +541,8 @@ static int adds_make(struct build *s)
 			skip = 2;
 		else if (rs->type == LDNS_RR_TYPE_SRV)
 			skip = 6;
+		else if (rs->type == 64 || rs->type == 65)
+			skip = 2; /* SVCB/HTTPS SvcPriority, then TargetName (RFC 9460 §4.1: MAY add) */
 		else
 			continue;
 		z = b->nodes[b->recs[s->rs_rec[i]].node].zone;

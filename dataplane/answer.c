@@ -53,6 +53,8 @@ struct ctx {
 	uint8_t nbuf[P53_NAME_MAXLEN];
 	uint32_t adds[MAX_ADDS];
 	uint8_t n_adds;
+	uint16_t ede;           /* Extended DNS Error INFO-CODE to send, 0 for none */
+	uint16_t max;           /* response size limit, OPT included */
 };
 
 /* Does uncompressed `name` equal the (possibly compressed) name at buf[off]? */
@@ -305,6 +307,8 @@ static int dname(struct ctx *c, const struct p53_image_node *d, int keep)
 	p53_put16(w->buf + rr + 8, (uint16_t)(w->pos - rr - 10));
 	w->cnt[SEC_AN]++;
 	c->kind = P53_ANS_ANSWER;
+	if (c->q->qtype == P53_T_CNAME)
+		return DONE; /* the synthesized CNAME is what was asked for */
 	return set_name(c, target) == 0 ? NEXT : DONE;
 }
 
@@ -357,10 +361,21 @@ static void resolve(struct ctx *c)
 {
 	const void *img = c->img;
 
+	uint64_t seen[MAX_CHAIN + 1];
+
 	for (int hop = 0; hop <= MAX_CHAIN; hop++) {
-		uint32_t ni = p53_image_find(img, c->name, c->len, p53_name_hash(c->name, c->len));
+		uint32_t h = p53_name_hash(c->name, c->len);
+		uint32_t ni = p53_image_find(img, c->name, c->len, h);
 		const struct p53_image_node *n;
 		int keep = 0;
+
+		/* Like Knot, a chain stops when a name repeats: a CNAME loop is answered with
+		 * each link once (RFC 1034 §3.6.2 asks resolvers to detect loops; we do not
+		 * spin on them either). */
+		seen[hop] = (uint64_t)h << 8 | c->len;
+		for (int i = 0; i < hop; i++)
+			if (seen[i] == seen[hop])
+				return;
 
 		if (ni == P53_NONE) {
 			/* Closest encloser: the deepest existing ancestor (ENTs exist as nodes). */
@@ -376,6 +391,7 @@ static void resolve(struct ctx *c)
 					c->rcode = P53_RCODE_REFUSED; /* not authoritative for it */
 					c->aa = 0;
 					c->kind = P53_ANS_REFUSED;
+					c->ede = P53_EDE_NOT_AUTHORITATIVE; /* RFC 8914 §4.21 */
 				}
 				return;
 			}
@@ -453,8 +469,8 @@ static void additionals(struct ctx *c)
 static void chaos(struct ctx *c)
 {
 	static const uint8_t id_server[] = "\x02id\x06server";
-	static const uint8_t hostname_bind[] = "\x08hostname\x04bind";
-	static const uint8_t version_bind[] = "\x07version\x04bind";
+	static const uint8_t hostname_bind[] = "\x08hostname\x04" "bind";
+	static const uint8_t version_bind[] = "\x07version\x04" "bind";
 	static const uint8_t version_server[] = "\x07version\x06server";
 	const uint8_t *txt = NULL;
 	uint8_t txt_len = 0;
@@ -498,6 +514,8 @@ static void put_opt(struct ctx *c, uint16_t payload)
 	uint8_t *p = w->buf + w->pos;
 	int nsid = c->q->nsid && c->conf->identity_len > 0;
 	uint16_t rdlen = nsid ? (uint16_t)(4 + c->conf->identity_len) : 0;
+	/* EDE only goes on answers that carry no records, so it always fits in `max`. */
+	int ede = c->ede != 0 && (uint32_t)w->pos + OPT_LEN + rdlen + 6 <= c->max;
 
 	p[0] = 0;
 	p53_put16(p + 1, P53_T_OPT);
@@ -509,6 +527,14 @@ static void put_opt(struct ctx *c, uint16_t payload)
 		p53_put16(p + 11, P53_EDNS_NSID);
 		p53_put16(p + 13, c->conf->identity_len);
 		memcpy(p + 15, c->conf->identity, c->conf->identity_len);
+	}
+	if (ede) {
+		uint8_t *e = p + OPT_LEN + rdlen;
+		p53_put16(e, P53_EDNS_EDE);
+		p53_put16(e + 2, 2);
+		p53_put16(e + 4, c->ede);
+		rdlen = (uint16_t)(rdlen + 6);
+		p53_put16(p + 9, rdlen);
 	}
 	w->pos = (uint16_t)(w->pos + OPT_LEN + rdlen);
 	w->cnt[SEC_AR]++;
@@ -567,6 +593,8 @@ uint16_t p53_answer(const void *img, const struct p53_answer_conf *conf, uint8_t
 	c.kind = P53_ANS_ERROR;
 	c.zone = P53_NONE;
 	c.n_adds = 0;
+	c.ede = 0;
+	c.max = 0;
 	c.w.buf = msg;
 	c.w.tc = 0;
 	c.w.nc = 0;
@@ -610,6 +638,7 @@ uint16_t p53_answer(const void *img, const struct p53_answer_conf *conf, uint8_t
 		return finish(&c, 1, 0, 0);
 	}
 	c.w.limit = (uint16_t)(max - reserve);
+	c.max = max;
 
 	/* RFC 6891 §6.1.3: an EDNS version we do not implement gets BADVERS, with version 0. */
 	if (q.edns && q.edns_version > 0) {
@@ -620,11 +649,10 @@ uint16_t p53_answer(const void *img, const struct p53_answer_conf *conf, uint8_t
 
 	switch (q.qclass) {
 	case P53_C_IN:
+	case P53_C_ANY: /* RFC 1035 §3.2.5: QCLASS * matches our only data class */
 		break;
 	case P53_C_CH:
-		chaos(&c);
-		if (c.rcode == P53_RCODE_NOERROR)
-			c.aa = P53_F_AA;
+		chaos(&c); /* not authoritative data: AA stays clear, as in Knot */
 		count(st, &c, len);
 		return finish(&c, 1, q.edns, ours);
 	default:
@@ -641,7 +669,12 @@ uint16_t p53_answer(const void *img, const struct p53_answer_conf *conf, uint8_t
 	case P53_T_OPT:
 	case P53_T_TSIG:
 		/* Transfers need TCP (and a later issue); meta types are not answered from data. */
-		c.rcode = q.qtype == P53_T_OPT || q.qtype == P53_T_TSIG ? P53_RCODE_FORMERR : P53_RCODE_NOTIMP;
+		if (q.qtype == P53_T_OPT || q.qtype == P53_T_TSIG)
+			c.rcode = P53_RCODE_FORMERR;
+		else if (q.qtype == P53_T_IXFR)
+			c.rcode = P53_RCODE_NOTAUTH; /* not a transfer source for anyone (as Knot) */
+		else
+			c.rcode = P53_RCODE_NOTIMP;
 		count(st, &c, len);
 		return finish(&c, 1, q.edns, ours);
 	default:
@@ -650,6 +683,7 @@ uint16_t p53_answer(const void *img, const struct p53_answer_conf *conf, uint8_t
 	if (img == NULL) {
 		c.rcode = P53_RCODE_REFUSED;
 		c.kind = P53_ANS_REFUSED;
+		c.ede = P53_EDE_NOT_AUTHORITATIVE;
 		count(st, &c, len);
 		return finish(&c, 1, q.edns, ours);
 	}

@@ -32,7 +32,7 @@ enum { P53_OPCODE_QUERY = 0, P53_OPCODE_NOTIFY = 4 };
 enum {
 	P53_RCODE_NOERROR = 0, P53_RCODE_FORMERR = 1, P53_RCODE_SERVFAIL = 2,
 	P53_RCODE_NXDOMAIN = 3, P53_RCODE_NOTIMP = 4, P53_RCODE_REFUSED = 5,
-	P53_RCODE_YXDOMAIN = 6, P53_RCODE_BADVERS = 16,
+	P53_RCODE_YXDOMAIN = 6, P53_RCODE_NOTAUTH = 9, P53_RCODE_BADVERS = 16,
 };
 
 enum {
@@ -45,7 +45,10 @@ enum {
 enum { P53_C_IN = 1, P53_C_CH = 3, P53_C_NONE = 254, P53_C_ANY = 255 };
 
 /* EDNS option codes (IANA registry). */
-enum { P53_EDNS_NSID = 3, P53_EDNS_ECS = 8, P53_EDNS_COOKIE = 10 };
+enum { P53_EDNS_NSID = 3, P53_EDNS_ECS = 8, P53_EDNS_COOKIE = 10, P53_EDNS_EDE = 15 };
+
+/* Extended DNS Error INFO-CODEs we send (RFC 8914 §4). */
+enum { P53_EDE_NOT_AUTHORITATIVE = 20 };
 
 /* What the parser found. The order is the order of checks (see p53_msg_parse). */
 enum p53_msg_status {

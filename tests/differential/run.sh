@@ -14,6 +14,7 @@
 #   PLANT=1         serve the target a deliberately altered copy of the zones (proves the harness
 #                   finds differences: the run must fail)
 #   ONLY=label      run only cases whose label contains this
+#   COMPARE_ARGS="--dump"  extra compare.py arguments (word-split): --dump prints both replies
 #   POP53_EAL="-l 1 --no-pci --in-memory"   EAL arguments for pop53d (space separated)
 #   KEEP=1          keep the work directory (configs, logs) after the run
 #   LAB_DOWN=1      take the lab down afterwards if this run brought it up (default: leave it,
@@ -63,27 +64,35 @@ ORACLE_PID=
 TARGET_PID=
 LAB_STARTED=0
 
-stop_pid() {   # stop one process we started, by pid: TERM, then KILL after 10 s
+STOP_RC=0
+stop_pid() {   # stop one process we started, by pid: TERM, then KILL after 10 s; STOP_RC = its status
 	local pid=$1 i
+	STOP_RC=0
 	[ -n "$pid" ] || return 0
-	kill -TERM "$pid" 2>/dev/null || return 0
-	for i in $(seq 1 100); do
-		kill -0 "$pid" 2>/dev/null || { wait "$pid" 2>/dev/null; return 0; }
-		sleep 0.1
-	done
-	say "pid $pid did not stop on TERM, killing"
-	kill -KILL "$pid" 2>/dev/null
+	if kill -TERM "$pid" 2>/dev/null; then
+		for i in $(seq 1 100); do
+			kill -0 "$pid" 2>/dev/null || break
+			sleep 0.1
+		done
+		if kill -0 "$pid" 2>/dev/null; then
+			say "pid $pid did not stop on TERM, killing"
+			kill -KILL "$pid" 2>/dev/null
+		fi
+	fi
 	wait "$pid" 2>/dev/null
+	STOP_RC=$?
 	return 0
 }
 
 cleanup() {
-	stop_pid "$TARGET_PID"; TARGET_PID=
-	stop_pid "$ORACLE_PID"; ORACLE_PID=
-	if [ "$TARGET" = pop53d ]; then
-		# pop53d detaches its XDP program on a clean exit; make sure after a crash.
+	stop_pid "$TARGET_PID"
+	if [ -n "$TARGET_PID" ] && [ "$TARGET" = pop53d ] && [ "$STOP_RC" -ge 128 ] && [ "$STOP_RC" != 143 ]; then
+		# pop53d detaches its XDP program when it exits; a crash or KILL leaves it attached.
+		say "pop53d ended with status $STOP_RC: detaching XDP from $POP_IF"
 		ip -n "$POP_NS" link set "$POP_IF" xdp off 2>/dev/null || true
 	fi
+	TARGET_PID=
+	stop_pid "$ORACLE_PID"; ORACLE_PID=
 	# The lab is shared with the other tests and the benchmarks: leave it up unless asked.
 	if [ "$LAB_STARTED" = 1 ] && [ "${LAB_DOWN:-0}" = 1 ]; then
 		"$SRC/scripts/lab.sh" down >/dev/null 2>&1 || true
@@ -195,11 +204,14 @@ if ip netns exec "$CLIENT_NS" kdig @"$TARGET_V4" -p 53 diff.test SOA +time=1 +re
 	ip netns pids "$POP_NS" 2>/dev/null | while read -r p; do ps -o pid=,args= -p "$p"; done | head -5 >&2
 	summary_fail; exit 1
 fi
+# An XDP program on p53p belongs to someone else's af_xdp run (pop53d, testpmd, knotd XDP): it
+# would steal UDP/53 from knot2, and pop53d would detach it as stale. Refuse (a crashed run:
+# `ip -n p53-pop link set p53p xdp off` or scripts/lab.sh down).
+if ip -n "$POP_NS" link show "$POP_IF" 2>/dev/null | grep -q 'prog/xdp'; then
+	say "an XDP program is attached to $POP_IF (another af_xdp test running?)"
+	summary_fail; exit 1
+fi
 if [ "$TARGET" = knot2 ]; then
-	if ip -n "$POP_NS" link show "$POP_IF" 2>/dev/null | grep -q 'prog/xdp'; then
-		say "an XDP program is attached to $POP_IF (a pop53d running?): it would steal UDP/53"
-		summary_fail; exit 1
-	fi
 	# PLANT=1 also gives the second knotd another identity (CHAOS and NSID must then differ)
 	TCONF=$(knot_conf "$WORK/target" "$WORK/zones-target" "$([ "${PLANT:-0}" = 1 ] && echo planted-pop || echo diff-pop)" "$TARGET_V4@53" "$TARGET_V6@53")
 	ip netns exec "$POP_NS" ip link set lo up

@@ -57,7 +57,7 @@ trap cleanup EXIT
 # A testpmd that died must fail the checks with a message, not kill the script on SIGPIPE.
 trap '' PIPE
 
-for tool in dpdk-testpmd kdig cc pkg-config python3 ip timeout; do
+for tool in dpdk-testpmd kdig cc pkg-config python3 ip timeout flock stdbuf; do
 	command -v "$tool" >/dev/null || { echo "FAIL $tool not installed"; exit 1; }
 done
 [ "$(id -u)" -eq 0 ] || { echo "FAIL needs root (XDP, AF_XDP, namespaces)"; exit 1; }
@@ -82,6 +82,10 @@ check "p53_xdp_iface_from_devargs rejects non-af_xdp" \
 	[ "$("$TMP/xdp_fill" iface "net_pcap0,iface=p53p")" = "(null)" ]
 
 # --- the lab -------------------------------------------------------------------------------
+# Lab users that take this lock run one at a time (scripts/lab.sh down kills everything in
+# the namespaces, and testpmd takes every UDP/53 packet to the service addresses).
+exec 9>/run/lock/p53-lab.lock
+flock -w 300 9 || { echo "FAIL lab lock /run/lock/p53-lab.lock held for 300 s"; exit 1; }
 "$SRC/scripts/lab.sh" up >/dev/null || { echo "FAIL scripts/lab.sh up"; finish; }
 others=$( { ip netns pids "$POP_NS"; ip netns pids "$CLIENT_NS"; } 2>/dev/null | tr '\n' ' ')
 [ -z "$others" ] || echo "warning: the lab is in use by pids $others; counts may be off"
@@ -91,7 +95,9 @@ ip -n "$POP_NS" addr replace "$OTHER_V6/128" dev "$IFACE" nodad
 pop() { ip netns exec "$POP_NS" "$@"; }
 client() { ip netns exec "$CLIENT_NS" "$@"; }
 
-# A stale program (as a crashed run leaves) must be detached and logged.
+# A stale program (as a crashed run leaves) must be detached and logged. Whatever an earlier
+# run left goes first, so the attach below cannot collide with it.
+pop "$TMP/xdp_fill" "$IFACE" detach
 if ip -n "$POP_NS" link set "$IFACE" xdp obj "$OBJ" sec xdp 2>"$TMP/iplink.err"; then
 	pop "$TMP/xdp_fill" "$IFACE" detach 2>"$TMP/detach.err"
 	check "p53_xdp_detach_stale logs the stale program" \
@@ -106,13 +112,15 @@ check "p53_xdp_detach_stale with nothing attached" pop "$TMP/xdp_fill" "$IFACE" 
 
 # The kernel side: a stub that answers REFUSED, also on the service addresses' port 53, so a
 # query that is not steered gets an answer instead of a silent port-unreachable.
-pop python3 "$SRC/tests/integration/xdp_responder.py" --seconds 120 \
+# ip netns exec execs the command, so $! is the process itself (a shell function would not be).
+ip netns exec "$POP_NS" python3 "$SRC/tests/integration/xdp_responder.py" --seconds 120 \
 	"$V4" 53 "$V6" 53 "$V4" 54 "$V6" 54 "$OTHER_V4" 53 "$OTHER_V6" 53 >"$TMP/resp.log" 2>&1 &
 RESP_PID=$!
 
 mkfifo "$TMP/tp.in"
 # --in-memory: no hugepage files left behind by a killed run; a small pool is plenty.
-pop timeout 120 dpdk-testpmd -l 0-1 --no-pci --in-memory --vdev "$DEVARGS" -- \
+# stdbuf: testpmd's stdout is a file, and the statistics must show up as they are asked for.
+ip netns exec "$POP_NS" timeout 120 stdbuf -oL dpdk-testpmd -l 0-1 --no-pci --in-memory --vdev "$DEVARGS" -- \
 	-i --forward-mode=rxonly --total-num-mbufs=4096 <"$TMP/tp.in" >"$TMP/tp.log" 2>&1 &
 TP_PID=$!
 exec 3>"$TMP/tp.in"
@@ -125,12 +133,17 @@ for _ in $(seq 1 60); do
 	sleep 0.25
 done
 for _ in $(seq 1 40); do grep -q ready "$TMP/resp.log" && break; sleep 0.25; done
+for _ in $(seq 1 40); do grep -q 'testpmd> start' "$TMP/tp.log" && break; sleep 0.25; done
+sleep 0.5
+if grep -q -E 'Start ports failed|Not all ports were started|Failed to create xsk' "$TMP/tp.log"; then
+	attached=0
+fi
 if [ "$attached" -ne 1 ]; then
-	bad "testpmd attached steer.bpf.o to $IFACE (devargs $DEVARGS)"
+	bad "testpmd attached steer.bpf.o to $IFACE and started the port (devargs $DEVARGS)"
 	sed 's/^/    testpmd: /' "$TMP/tp.log" | tail -20
 	finish
 fi
-ok "testpmd attached steer.bpf.o to $IFACE"
+ok "testpmd attached steer.bpf.o to $IFACE and started the port"
 grep -q ready "$TMP/resp.log" || { bad "kernel stub did not start: $(cat "$TMP/resp.log")"; finish; }
 
 alive() {
@@ -140,8 +153,10 @@ alive() {
 	finish
 }
 
-# RX-packets of port 0 from "show port stats 0"; waits for a new stats block.
+# RX-packets of port 0 from "show port stats 0" into RX; waits for the new stats block.
+# Not used inside $(...): a dead testpmd must end the test from the main shell.
 nstats=0
+RX=0
 rx_count() {
 	local n
 	alive
@@ -152,7 +167,8 @@ rx_count() {
 		[ "$n" -ge "$nstats" ] && break
 		sleep 0.1
 	done
-	awk '/RX-packets:/ && /RX-missed:/ { v = $2 } END { print v + 0 }' "$TMP/tp.log"
+	[ "$n" -ge "$nstats" ] || { bad "testpmd printed no port statistics"; finish; }
+	RX=$(awk '/RX-packets:/ && /RX-missed:/ { v = $2 } END { print v + 0 }' "$TMP/tp.log")
 }
 
 # kdig outcome: "answer" (someone replied), "none" (timeout: the query was taken away).
@@ -163,43 +179,44 @@ query() {
 }
 
 check "p53_xdp_set_addrs fills p53_addrs" pop "$TMP/xdp_fill" "$IFACE" set "$V4" "$V6"
+alive
 
 # Steered: counted by testpmd, unanswered by the kernel.
-before=$(rx_count)
+rx_count; before=$RX
 r4=$(query "$V4" 53)
 r6=$(query "$V6" 53)
-after=$(rx_count)
+rx_count; after=$RX
 check "UDP/53 to $V4 not answered by the kernel" [ "$r4" = none ]
 check "UDP/53 to $V6 not answered by the kernel" [ "$r6" = none ]
 check "UDP/53 to service addresses reached testpmd (rx $before -> $after, want +2)" \
 	[ $((after - before)) -eq 2 ]
 
 # Not steered: the kernel answers, testpmd counts nothing.
-before=$(rx_count)
+rx_count; before=$RX
 check "UDP/54 to $V4 reaches the kernel" [ "$(query "$V4" 54)" = answer ]
 check "UDP/54 to $V6 reaches the kernel" [ "$(query "$V6" 54)" = answer ]
 check "UDP/53 to non-service $OTHER_V4 reaches the kernel" [ "$(query "$OTHER_V4" 53)" = answer ]
 check "UDP/53 to non-service $OTHER_V6 reaches the kernel" [ "$(query "$OTHER_V6" 53)" = answer ]
 check "ping $V4 answered by the kernel" client ping -c2 -W1 -q "$V4" >/dev/null
 check "ping $V6 answered by the kernel" client ping -6 -c2 -W1 -q "$V6" >/dev/null
-after=$(rx_count)
+rx_count; after=$RX
 check "nothing else reached testpmd (rx $before -> $after)" [ "$after" -eq "$before" ]
 
 # An empty map steers nothing (the safe state before pop53d fills it).
 check "p53_xdp_set_addrs with no addresses" pop "$TMP/xdp_fill" "$IFACE" set
-before=$(rx_count)
+rx_count; before=$RX
 r4=$(query "$V4" 53)
-after=$(rx_count)
+rx_count; after=$RX
 check "emptied map: UDP/53 to $V4 answered by the kernel" [ "$r4" = answer ]
 check "emptied map: nothing steered (rx $before -> $after)" [ "$after" -eq "$before" ]
 
 # Replacing the set: only the new address is steered.
 check "p53_xdp_set_addrs replaces the set" pop "$TMP/xdp_fill" "$IFACE" set "$V6"
-before=$(rx_count)
+rx_count; before=$RX
 r4=$(query "$V4" 53)
-mid=$(rx_count)
+rx_count; mid=$RX
 r6=$(query "$V6" 53)
-after=$(rx_count)
+rx_count; after=$RX
 check "replaced set: $V4 answered by the kernel" [ "$r4" = answer ]
 check "replaced set: $V6 not answered by the kernel" [ "$r6" = none ]
 check "replaced set: $V4 no longer steered, $V6 steered (rx $before -> $mid -> $after)" \

@@ -176,14 +176,19 @@ static void test_opt_echo(void **state)
 	memset(&st, 0, sizeof(st));
 	memcpy(buf, q, sizeof(q));
 	uint16_t n = p53_answer(NULL, &conf, buf, sizeof(q), sizeof(buf), &st);
-	assert_int_equal(n, 12 + 17 + 11);
-	const uint8_t *opt = buf + n - 11;
+	assert_int_equal(n, 12 + 17 + 11 + 6);
+	const uint8_t *opt = buf + n - 17;
 	assert_int_equal(opt[0], 0);
 	assert_int_equal(opt[1] << 8 | opt[2], 41);
 	assert_int_equal(opt[3] << 8 | opt[4], 1232);    /* our size, not theirs */
 	assert_int_equal(opt[7], 0x80);                  /* DO echoed, the unknown flag not */
 	assert_int_equal(opt[8], 0);                     /* nor Z */
-	assert_int_equal(opt[9] << 8 | opt[10], 0);      /* unknown option not echoed */
+	/* The unknown option is not echoed; the only option is our Extended DNS Error 20,
+	 * "Not Authoritative" (RFC 8914 §4.21), since no zone is loaded. */
+	assert_int_equal(opt[9] << 8 | opt[10], 6);
+	assert_int_equal(opt[11] << 8 | opt[12], 15);
+	assert_int_equal(opt[13] << 8 | opt[14], 2);
+	assert_int_equal(opt[15] << 8 | opt[16], 20);
 }
 
 int main(void)
