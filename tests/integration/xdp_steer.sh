@@ -174,7 +174,7 @@ rx_count() {
 # kdig outcome: "answer" (someone replied), "none" (timeout: the query was taken away).
 query() {
 	local out
-	out=$(client kdig "@$1" -p "$2" +timeout=1 +retry=0 +noall +comments example.com 2>&1)
+	out=$(client kdig "@$1" -p "$2" +timeout=1 +retry=0 example.com 2>&1)
 	if echo "$out" | grep -q 'status:'; then echo answer; else echo none; fi
 }
 
