@@ -249,6 +249,71 @@ static int key_idle_mode(struct ctx *c, const struct key *k, yaml_node_t *v, con
 	return 0;
 }
 
+static int key_replicas(struct ctx *c, const struct key *k, yaml_node_t *v, const char *where,
+			void *base)
+{
+	enum p53_replicas *mode = (enum p53_replicas *)((char *)base + k->off);
+
+	if (v->type == YAML_SCALAR_NODE && strcmp(sval(v), "per-core") == 0)
+		*mode = P53_REPLICAS_PER_CORE;
+	else if (v->type == YAML_SCALAR_NODE && strcmp(sval(v), "per-socket") == 0)
+		*mode = P53_REPLICAS_PER_SOCKET;
+	else
+		return expected(c, v, where, "per-core or per-socket");
+	return 0;
+}
+
+/* YAML 1.1 booleans, the spellings operators write. */
+static int key_bool(struct ctx *c, const struct key *k, yaml_node_t *v, const char *where,
+		    void *base)
+{
+	static const char *const yes[] = { "true", "True", "TRUE", "yes", "Yes", "on", "On" };
+	static const char *const no[] = { "false", "False", "FALSE", "no", "No", "off", "Off" };
+	bool *b = (bool *)((char *)base + k->off);
+
+	if (v->type == YAML_SCALAR_NODE && v->data.scalar.style == YAML_PLAIN_SCALAR_STYLE) {
+		for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++) {
+			if (strcmp(sval(v), yes[i]) == 0) {
+				*b = true;
+				return 0;
+			}
+			if (strcmp(sval(v), no[i]) == 0) {
+				*b = false;
+				return 0;
+			}
+		}
+	}
+	return expected(c, v, where, "true or false");
+}
+
+/* host:port or [v6]:port for a TCP listener; the address must be a literal. */
+static int key_listen(struct ctx *c, const struct key *k, yaml_node_t *v, const char *where,
+		      void *base)
+{
+	char host[INET6_ADDRSTRLEN + 2];
+	const char *s, *colon;
+	uint8_t buf[16];
+	char *end;
+	long port;
+
+	if (v->type != YAML_SCALAR_NODE)
+		return expected(c, v, where, "address:port");
+	s = sval(v);
+	colon = strrchr(s, ':');
+	if (colon == NULL || (size_t)(colon - s) >= sizeof(host))
+		return expected(c, v, where, "address:port, e.g. 127.0.0.1:9153 or [::1]:9153");
+	if (s[0] == '[' && colon > s + 1 && colon[-1] == ']')
+		snprintf(host, sizeof(host), "%.*s", (int)(colon - s - 2), s + 1);
+	else
+		snprintf(host, sizeof(host), "%.*s", (int)(colon - s), s);
+	errno = 0;
+	port = strtol(colon + 1, &end, 10);
+	if (*end != '\0' || errno != 0 || port < 1 || port > 65535 ||
+	    (inet_pton(AF_INET, host, buf) != 1 && inet_pton(AF_INET6, host, buf) != 1))
+		return expected(c, v, where, "address:port, e.g. 127.0.0.1:9153 or [::1]:9153");
+	return key_string(c, k, v, where, base);
+}
+
 static int key_eal(struct ctx *c, const struct key *k, yaml_node_t *v, const char *where,
 		   void *base)
 {
@@ -469,6 +534,16 @@ static const struct key server_keys[] = {
 	{ .name = "edns_max_payload", .fn = key_uint, CFG(edns_max_payload), .min = 512,
 	  .max = 4096 },
 	{ .name = "control_socket", .fn = key_sockpath, CFG(control_socket) },
+	{ .name = "control_group", .fn = key_string, CFG(control_group) },
+	{ .name = "replicas", .fn = key_replicas, CFG(replicas) },
+	{ .name = "watch_zones", .fn = key_bool, CFG(watch_zones) },
+	{ .name = "watch_debounce_ms", .fn = key_uint, CFG(watch_debounce_ms), .min = 10,
+	  .max = 60000 },
+};
+
+static const struct key metrics_keys[] = {
+	{ .name = "listen", .fn = key_listen, CFG(metrics_listen) },
+	{ .name = "enabled", .fn = key_bool, CFG(metrics_enabled) },
 };
 
 static const struct key idle_keys[] = {
@@ -491,6 +566,7 @@ static const struct key dataplane_keys[] = {
 static const struct key top_keys[] = {
 	{ .name = "server", SECTION(server_keys), .required = true },
 	{ .name = "dataplane", SECTION(dataplane_keys), .required = true },
+	{ .name = "metrics", SECTION(metrics_keys) },
 	{ .name = "zones", .fn = key_zones, .required = true },
 };
 
@@ -574,6 +650,9 @@ int p53_config_load(const char *path, struct p53_config *cfg, char *err, size_t 
 	cfg->rx_desc = 1024;
 	cfg->tx_desc = 1024;
 	cfg->mbufs = 8191;
+	cfg->replicas = P53_REPLICAS_PER_CORE;
+	cfg->watch_debounce_ms = 500;
+	cfg->metrics_enabled = true;
 	cfg->path = strdup(path);
 	if (cfg->path == NULL) {
 		snprintf(err, errlen, "%s: out of memory", path);
@@ -585,6 +664,13 @@ int p53_config_load(const char *path, struct p53_config *cfg, char *err, size_t 
 	if (cfg->control_socket == NULL) {
 		cfg->control_socket = strdup("/run/pop53/control.sock");
 		if (cfg->control_socket == NULL) {
+			snprintf(err, errlen, "%s: out of memory", path);
+			goto cleanup;
+		}
+	}
+	if (cfg->metrics_listen == NULL) {
+		cfg->metrics_listen = strdup("127.0.0.1:9153");
+		if (cfg->metrics_listen == NULL) {
 			snprintf(err, errlen, "%s: out of memory", path);
 			goto cleanup;
 		}
@@ -609,6 +695,8 @@ void p53_config_free(struct p53_config *cfg)
 	free(cfg->identity);
 	free(cfg->version);
 	free(cfg->control_socket);
+	free(cfg->control_group);
+	free(cfg->metrics_listen);
 	for (int i = 0; i < cfg->n_eal; i++)
 		free(cfg->eal[i]);
 	free(cfg->eal);

@@ -8,6 +8,7 @@
 #ifndef P53_CONFIG_H
 #define P53_CONFIG_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -25,6 +26,11 @@ struct p53_config_zone {
 	int line;               /* line of this entry in the config file */
 };
 
+enum p53_replicas {
+	P53_REPLICAS_PER_CORE = 0,  /* one image copy per worker, on its socket (default) */
+	P53_REPLICAS_PER_SOCKET,    /* one copy per NUMA socket, shared by its workers */
+};
+
 enum p53_idle_mode {
 	P53_IDLE_BUSY = 0,      /* pure busy-poll: benchmarks, dedicated cores */
 	P53_IDLE_ADAPTIVE,      /* back off with growing sleeps when queues are empty */
@@ -38,6 +44,14 @@ struct p53_config {
 	char *version;                  /* server.version: version.bind answer; NULL = REFUSED */
 	uint16_t edns_max_payload;      /* server.edns_max_payload, 512..4096, default 1232 */
 	char *control_socket;           /* server.control_socket, default /run/pop53/control.sock */
+	char *control_group;            /* server.control_group: socket group (mode 0660); NULL keeps ours */
+	enum p53_replicas replicas;     /* server.replicas: per-core (default) | per-socket */
+	bool watch_zones;               /* server.watch_zones: reload on zone file change (inotify) */
+	unsigned int watch_debounce_ms; /* server.watch_debounce_ms, default 500 */
+
+	/* metrics: */
+	bool metrics_enabled;           /* metrics.enabled, default true */
+	char *metrics_listen;           /* metrics.listen: Prometheus address:port, default 127.0.0.1:9153 */
 
 	/* dataplane: */
 	char **eal;                     /* dataplane.eal: extra EAL arguments, in order */

@@ -505,7 +505,10 @@ static int slots_make(struct build *s)
 	struct p53_zb *b = &s->zb;
 	size_t count = 16;
 
-	while (count < 2 * b->n_nodes)
+	/* Load factor between 0.4 and 0.8: eight 8-byte slots share a cache line, so a linear
+	 * probe at 0.8 still touches one line on average, and the index stays ~10 B/record
+	 * instead of ~17 at 1M records (docs/BENCHMARKS.md, big zone). */
+	while (count * 4 < 5 * b->n_nodes)
 		count *= 2;
 	if (count > (size_t)1 << 32)
 		return p53_zb_err(b, IMAGE_WHERE, "too many names");

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <rte_cycles.h>
@@ -25,19 +26,25 @@
 #include <rte_malloc.h>
 
 #include "control/config.h"
-#include "control/image_build.h"
+#include "control/ctl.h"
+#include "control/daemon.h"
 #include "control/log.h"
+#include "control/metrics.h"
 #include "control/port.h"
+#include "control/watch.h"
 #include "dataplane/image.h"
 #include "dataplane/worker.h"
 
 static volatile sig_atomic_t got_stop;
+static volatile sig_atomic_t got_hup;
 static volatile int workers_stop;
 
 static void on_signal(int sig)
 {
 	if (sig == SIGTERM || sig == SIGINT)
 		got_stop = 1;
+	else if (sig == SIGHUP)
+		got_hup = 1;
 }
 
 static void usage(FILE *f)
@@ -45,34 +52,6 @@ static void usage(FILE *f)
 	fprintf(f, "usage: pop53d -c FILE [--log-level err|warn|info|debug]\n"
 		   "       pop53d --check-config FILE\n"
 		   "       pop53d --version\n");
-}
-
-static void warn_cb(void *arg, const char *msg)
-{
-	(void)arg;
-	p53_warn("%s", msg);
-}
-
-/* Compile every zone the config names; NULL with the reason logged on any error. */
-static void *compile(const struct p53_config *cfg, size_t *len)
-{
-	struct p53_zone_src *src = calloc((size_t)cfg->n_zones, sizeof(*src));
-	char err[1024] = "";
-	void *img;
-
-	if (src == NULL)
-		return NULL;
-	for (int i = 0; i < cfg->n_zones; i++) {
-		src[i].name = cfg->zones[i].name;
-		src[i].file = cfg->zones[i].file;
-		src[i].cfg_file = cfg->path;
-		src[i].cfg_line = cfg->zones[i].line;
-	}
-	img = p53_image_build(src, (size_t)cfg->n_zones, len, err, sizeof(err), warn_cb, NULL);
-	if (img == NULL)
-		p53_err("%s", err);
-	free(src);
-	return img;
 }
 
 static int check_config(const char *path)
@@ -86,8 +65,9 @@ static int check_config(const char *path)
 		fprintf(stderr, "%s\n", err);
 		return 1;
 	}
-	img = compile(&cfg, &len);
+	img = p53_daemon_compile(&cfg, &len, err, sizeof(err));
 	if (img == NULL) {
+		fprintf(stderr, "%s\n", err);
 		p53_config_free(&cfg);
 		return 1;
 	}
@@ -120,16 +100,6 @@ static int eal_args(const struct p53_config *cfg, char **argv, int max)
 	return n;
 }
 
-/* Copy the image into a worker's replica, on the worker's socket. */
-static void *replica(const void *img, size_t len, unsigned int lcore)
-{
-	void *r = rte_malloc_socket("p53_replica", len, RTE_CACHE_LINE_SIZE,
-				    (int)rte_lcore_to_socket_id(lcore));
-	if (r != NULL)
-		memcpy(r, img, len);
-	return r;
-}
-
 static void log_worker(const struct p53_worker *w)
 {
 	const struct p53_worker_stats *s = &w->stats;
@@ -146,31 +116,43 @@ static void log_worker(const struct p53_worker *w)
 			p53_info("worker %u: dropped %s %" PRIu64, w->index, p53_pkt_drop_names[d], s->drop[d]);
 }
 
-struct control {
-	struct p53_worker *workers;
-	unsigned int n;
-};
-
-/* The control thread: heartbeats and signals. Later issues add the socket, reload, health. */
-static void *control_main(void *arg)
+static void check_heartbeats(const struct p53_daemon *d)
 {
-	struct control *ctl = arg;
-	uint64_t hz = rte_get_tsc_hz();
-	uint64_t last_warn = 0;
+	static uint64_t last_warn;
+	uint64_t hz = rte_get_tsc_hz(), now = rte_rdtsc();
 
-	while (!got_stop) {
-		rte_delay_us_sleep(100 * 1000);
-		uint64_t now = rte_rdtsc();
-		for (unsigned int i = 0; i < ctl->n; i++) {
-			uint64_t hb = ctl->workers[i].stats.heartbeat;
-			if (hb != 0 && now > hb && now - hb > hz && now - last_warn > 10 * hz) {
-				p53_warn("worker %u: no heartbeat for %.1f s", i, (double)(now - hb) / (double)hz);
-				last_warn = now;
-			}
+	for (unsigned int i = 0; i < d->dp.n_workers; i++) {
+		uint64_t hb = d->dp.workers[i].stats.heartbeat;
+		if (hb != 0 && now > hb && now - hb > hz && now - last_warn > 10 * hz) {
+			p53_warn("worker %u: no heartbeat for %.1f s", i, (double)(now - hb) / (double)hz);
+			last_warn = now;
 		}
 	}
-	/* Orderly stop: hooks that must run before the data plane stops go here (BGP withdraw). */
-	p53_info("stopping: workers first");
+}
+
+/* The control thread: control socket, SIGHUP, zone watching, heartbeats, orderly stop. */
+static void *control_main(void *arg)
+{
+	struct p53_daemon *d = arg;
+	char err[1024], note[512];
+
+	while (!got_stop) {
+		p53_ctl_poll(d, 50);
+		p53_metrics_poll(d);
+		if (got_hup) {
+			got_hup = 0;
+			p53_info("SIGHUP: reloading config and zones");
+			p53_daemon_reload(d, 1, NULL, err, sizeof(err), note, sizeof(note));
+		}
+		if (p53_watch_due(d))
+			p53_daemon_reload(d, 0, NULL, err, sizeof(err), note, sizeof(note));
+		check_heartbeats(d);
+	}
+	/* Orderly stop: hooks that must run before the data plane stops go here (the BGP work
+	 * withdraws the route first), then the workers. */
+	p53_info("stopping: control socket closed, workers next");
+	p53_ctl_close(d);
+	p53_metrics_stop(d);
 	workers_stop = 1;
 	return NULL;
 }
@@ -185,9 +167,8 @@ int main(int argc, char **argv)
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
+	static struct p53_daemon d;
 	const char *path = NULL;
-	struct p53_config cfg = {0};
-	struct p53_port port;
 	struct p53_worker *workers = NULL;
 	unsigned int lcores[P53_MAX_WORKERS];
 	char err[1024];
@@ -195,6 +176,7 @@ int main(int argc, char **argv)
 	size_t img_len = 0;
 	void *img = NULL;
 	int rc = 1, opt;
+	pthread_t ctl_thread;
 
 	while ((opt = getopt_long(argc, argv, "c:hV", opts, NULL)) != -1) {
 		switch (opt) {
@@ -226,91 +208,111 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	if (p53_config_load(path, &cfg, err, sizeof(err)) != 0) {
+	d.ctl_fd = -1;
+	d.watch_fd = -1;
+	d.started = time(NULL);
+	if (p53_config_load(path, &d.cfg, err, sizeof(err)) != 0) {
 		fprintf(stderr, "%s\n", err);
 		return 1;
 	}
-	img = compile(&cfg, &img_len);
-	if (img == NULL)
+	const struct p53_config *cfg = &d.cfg;
+	img = p53_daemon_compile(cfg, &img_len, err, sizeof(err));
+	if (img == NULL) {
+		fprintf(stderr, "%s\n", err);
 		goto out_cfg;
-	p53_info("compiled %d zone(s): %" PRIu32 " records, %zu bytes (%.1f B/record)", cfg.n_zones,
+	}
+	p53_info("compiled %d zone(s): %" PRIu32 " records, %zu bytes (%.1f B/record)", cfg->n_zones,
 		 p53_image_hdr(img)->n_records, img_len,
 		 (double)img_len / (double)(p53_image_hdr(img)->n_records ? p53_image_hdr(img)->n_records : 1));
 
-	int eal_argc = eal_args(&cfg, eal_argv, (int)(sizeof(eal_argv) / sizeof(eal_argv[0])));
+	int eal_argc = eal_args(cfg, eal_argv, (int)(sizeof(eal_argv) / sizeof(eal_argv[0])));
 	if (rte_eal_init(eal_argc, eal_argv) < 0) {
 		p53_err("EAL init failed: %s", rte_strerror(rte_errno));
 		goto out_img;
 	}
 	signal(SIGTERM, on_signal);
 	signal(SIGINT, on_signal);
+	signal(SIGHUP, on_signal);
 	signal(SIGPIPE, SIG_IGN);
 
-	if (rte_lcore_count() < cfg.workers) {
-		p53_err("%u workers need %u lcores; the EAL has %u (dataplane.eal -l)", cfg.workers,
-			cfg.workers, rte_lcore_count());
+	if (rte_lcore_count() < cfg->workers) {
+		p53_err("%u workers need %u lcores; the EAL has %u (dataplane.eal -l)", cfg->workers,
+			cfg->workers, rte_lcore_count());
 		goto out_eal;
 	}
 	/* Worker 0 runs on the main lcore, the others on the next worker lcores. */
 	lcores[0] = rte_get_main_lcore();
 	unsigned int lc = rte_get_main_lcore();
-	for (unsigned int i = 1; i < cfg.workers; i++) {
+	for (unsigned int i = 1; i < cfg->workers; i++) {
 		lc = rte_get_next_lcore(lc, 1, 0);
 		lcores[i] = lc;
 	}
-	workers = rte_zmalloc("p53_workers", sizeof(*workers) * cfg.workers, RTE_CACHE_LINE_SIZE);
+	workers = rte_zmalloc("p53_workers", sizeof(*workers) * cfg->workers, RTE_CACHE_LINE_SIZE);
 	if (workers == NULL) {
 		p53_err("out of memory for workers");
 		goto out_eal;
 	}
-	if (p53_port_open(&port, &cfg, lcores) != 0)
+	if (p53_port_open(&d.port, cfg, lcores) != 0)
 		goto out_workers;
-
-	for (unsigned int i = 0; i < cfg.workers; i++) {
+	for (unsigned int i = 0; i < cfg->workers; i++) {
 		struct p53_worker *w = &workers[i];
 		w->index = i;
 		w->lcore = lcores[i];
-		w->port = port.id;
+		w->port = d.port.id;
 		w->queue = (uint16_t)i;
-		w->tx_offload = port.tx_offload;
-		w->idle_adaptive = cfg.idle == P53_IDLE_ADAPTIVE;
-		w->idle_max_us = cfg.idle_max_us;
+		w->tx_offload = d.port.tx_offload;
+		w->idle_adaptive = cfg->idle == P53_IDLE_ADAPTIVE;
+		w->idle_max_us = cfg->idle_max_us;
 		w->stop = &workers_stop;
-		w->conf.identity = (const uint8_t *)cfg.identity;
-		w->conf.identity_len = (uint8_t)strnlen(cfg.identity, 255);
-		w->conf.version = (const uint8_t *)cfg.version;
-		w->conf.version_len = cfg.version != NULL ? (uint8_t)strnlen(cfg.version, 255) : 0;
-		w->conf.edns_max_payload = cfg.edns_max_payload;
-		w->image = replica(img, img_len, w->lcore);
-		if (w->image == NULL) {
-			p53_err("out of memory for the replica of worker %u (%zu bytes)", i, img_len);
-			goto out_port;
-		}
 	}
-
-	struct control ctl = {.workers = workers, .n = cfg.workers};
-	pthread_t ctl_thread;
-	if (rte_ctrl_thread_create(&ctl_thread, "p53-control", NULL,
-				   control_main, &ctl) != 0) {
-		p53_err("cannot start the control thread");
+	if (p53_dataplane_init(&d.dp, workers, cfg->workers, cfg->replicas) != 0) {
+		p53_err("out of memory for RCU");
 		goto out_port;
 	}
-	for (unsigned int i = 1; i < cfg.workers; i++)
+	if (p53_dataplane_publish(&d.dp, img, img_len, cfg, err, sizeof(err)) != 0) {
+		p53_err("%s", err);
+		goto out_dp;
+	}
+	img = NULL; /* the data plane owns it now */
+
+	d.ctl_fd = p53_ctl_listen(cfg->control_socket, cfg->control_group, err, sizeof(err));
+	if (d.ctl_fd < 0) {
+		p53_err("%s", err);
+		goto out_dp;
+	}
+	if (cfg->watch_zones && p53_watch_open(&d) != 0)
+		goto out_ctl;
+	if (cfg->metrics_enabled && p53_metrics_start(&d, err, sizeof(err)) != 0) {
+		p53_err("%s", err);
+		goto out_watch;
+	}
+	p53_telemetry_register(&d);
+	if (rte_ctrl_thread_create(&ctl_thread, "p53-control", NULL, control_main, &d) != 0) {
+		p53_err("cannot start the control thread");
+		goto out_metrics;
+	}
+	for (unsigned int i = 1; i < cfg->workers; i++)
 		rte_eal_remote_launch(p53_worker_main, &workers[i], workers[i].lcore);
-	p53_info("ready: %s serving %d zone(s) with %u worker(s), identity '%s'", port.name,
-		 cfg.n_zones, cfg.workers, cfg.identity);
+	p53_info("ready: %s serving %d zone(s) with %u worker(s), identity '%s', control socket %s",
+		 d.port.name, cfg->n_zones, cfg->workers, cfg->identity, cfg->control_socket);
 	p53_worker_main(&workers[0]);
 	rte_eal_mp_wait_lcore();
 	pthread_join(ctl_thread, NULL);
 
-	for (unsigned int i = 0; i < cfg.workers; i++)
+	for (unsigned int i = 0; i < cfg->workers; i++)
 		log_worker(&workers[i]);
-	p53_port_log_xstats(&port);
+	p53_port_log_xstats(&d.port);
 	rc = 0;
+out_metrics:
+	p53_metrics_stop(&d);
+out_watch:
+	p53_watch_close(&d);
+out_ctl:
+	p53_ctl_close(&d);
+out_dp:
+	p53_dataplane_fini(&d.dp);
 out_port:
-	p53_port_close(&port);
-	for (unsigned int i = 0; i < cfg.workers; i++)
-		rte_free((void *)(uintptr_t)workers[i].image);
+	p53_port_close(&d.port);
 out_workers:
 	rte_free(workers);
 out_eal:
@@ -318,7 +320,7 @@ out_eal:
 out_img:
 	free(img);
 out_cfg:
-	p53_config_free(&cfg);
+	p53_config_free(&d.cfg);
 	p53_info("exit %d", rc);
 	return rc;
 }

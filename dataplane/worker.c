@@ -8,7 +8,8 @@
 #define IDLE_SPIN_POLLS 64      /* empty polls before the first sleep */
 #define IDLE_MIN_US     1
 
-static inline struct rte_mbuf *reply(struct p53_worker *w, struct rte_mbuf *m)
+static inline struct rte_mbuf *reply(struct p53_worker *w, const struct p53_replica *r,
+				     struct rte_mbuf *m)
 {
 	struct p53_pkt pkt;
 	uint8_t *frame = rte_pktmbuf_mtod(m, uint8_t *);
@@ -26,7 +27,7 @@ static inline struct rte_mbuf *reply(struct p53_worker *w, struct rte_mbuf *m)
 	/* The response may grow into the tailroom; the first byte past it is not ours. */
 	uint32_t room = (uint32_t)rte_pktmbuf_data_len(m) - pkt.dns_off + rte_pktmbuf_tailroom(m);
 	uint16_t cap = room > UINT16_MAX ? UINT16_MAX : (uint16_t)room;
-	uint16_t rlen = p53_answer(w->image, &w->conf, frame + pkt.dns_off, pkt.dns_len, cap,
+	uint16_t rlen = p53_answer(r->image, &r->conf, frame + pkt.dns_off, pkt.dns_len, cap,
 				   &w->stats.ans);
 	if (rlen == 0) {
 		w->stats.no_answer++;
@@ -52,13 +53,15 @@ uint16_t p53_worker_burst(struct p53_worker *w, struct rte_mbuf **pkts, uint16_t
 			  struct rte_mbuf **out)
 {
 	uint16_t n_out = 0;
+	/* One replica for the whole burst: a swap takes effect at the next burst. */
+	const struct p53_replica *r = __atomic_load_n(&w->replica, __ATOMIC_ACQUIRE);
 
 	for (uint16_t i = 0; i < n && i < 4; i++)
 		rte_prefetch0(rte_pktmbuf_mtod(pkts[i], void *));
 	for (uint16_t i = 0; i < n; i++) {
 		if (i + 4 < n)
 			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 4], void *));
-		struct rte_mbuf *m = reply(w, pkts[i]);
+		struct rte_mbuf *m = reply(w, r, pkts[i]);
 		if (m != NULL)
 			out[n_out++] = m;
 	}
@@ -72,15 +75,26 @@ int p53_worker_main(void *arg)
 	unsigned int empty = 0;
 	unsigned int sleep_us = IDLE_MIN_US;
 
+	if (w->qsbr != NULL) {
+		rte_rcu_qsbr_thread_register(w->qsbr, w->index);
+		rte_rcu_qsbr_thread_online(w->qsbr, w->index);
+	}
 	while (*w->stop == 0) {
+		if (w->qsbr != NULL)
+			rte_rcu_qsbr_quiescent(w->qsbr, w->index);
 		uint16_t n = rte_eth_rx_burst(w->port, w->queue, rx, P53_BURST);
 		w->stats.polls++;
 		w->stats.heartbeat = rte_rdtsc();
 		if (n == 0) {
 			w->stats.idle_polls++;
 			if (w->idle_adaptive && ++empty > IDLE_SPIN_POLLS) {
-				/* Only when the queue is empty: back off so the core can be shared. */
+				/* Only when the queue is empty: back off so the core can be shared,
+				 * offline so a reload does not wait for the sleep. */
+				if (w->qsbr != NULL)
+					rte_rcu_qsbr_thread_offline(w->qsbr, w->index);
 				rte_delay_us_sleep(sleep_us);
+				if (w->qsbr != NULL)
+					rte_rcu_qsbr_thread_online(w->qsbr, w->index);
 				if (sleep_us < w->idle_max_us)
 					sleep_us = RTE_MIN(sleep_us * 2, w->idle_max_us);
 			}
@@ -99,6 +113,10 @@ int p53_worker_main(void *arg)
 			w->stats.tx_fail += (uint64_t)(n_out - sent);
 			rte_pktmbuf_free_bulk(&tx[sent], n_out - sent);
 		}
+	}
+	if (w->qsbr != NULL) {
+		rte_rcu_qsbr_thread_offline(w->qsbr, w->index);
+		rte_rcu_qsbr_thread_unregister(w->qsbr, w->index);
 	}
 	return 0;
 }

@@ -9,6 +9,10 @@
  *
  * Counters are per worker, in their own cache lines, written only by the worker and read
  * (racily, as plain 64-bit loads) by the control thread.
+ *
+ * RCU: the worker holds its replica only inside one loop iteration. It reports a quiescent
+ * state after each iteration and goes offline while it sleeps, so a reload waits at most one
+ * burst for a busy worker and not at all for an idle one.
  */
 #ifndef P53_WORKER_H
 #define P53_WORKER_H
@@ -17,9 +21,11 @@
 
 #include <rte_common.h>
 #include <rte_mbuf.h>
+#include <rte_rcu_qsbr.h>
 
 #include "dataplane/answer.h"
 #include "dataplane/pkt.h"
+#include "dataplane/replica.h"
 
 #define P53_BURST 32
 
@@ -45,8 +51,10 @@ struct p53_worker {
 	unsigned int tx_offload;        /* P53_PKT_TX_* the port does for us */
 	int idle_adaptive;              /* 0: busy-poll */
 	unsigned int idle_max_us;
-	const void *image;              /* this worker's replica (read-only) */
-	struct p53_answer_conf conf;
+	struct p53_replica *replica;    /* this worker's replica: loaded with acquire once per
+					   burst, swapped by the control thread (RCU) */
+	struct rte_rcu_qsbr *qsbr;      /* where the worker reports quiescent states; NULL in
+					   tools that never swap replicas */
 	volatile int *stop;             /* set by the control thread */
 	struct p53_worker_stats stats;
 } __rte_cache_aligned;

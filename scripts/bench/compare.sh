@@ -4,12 +4,15 @@
 # offers a saturating rate and counts the answers. See docs/BENCHMARKS.md.
 #
 # Usage: scripts/bench/compare.sh [--duration N] [--runs N] [--rate QPS]
-#            [--only pop53,knotd,knotd-xdp,nsd] [--no-write] [--keep-lab]
+#            [--only pop53,knotd,knotd-xdp,nsd] [--napi threaded|softirq] [--no-write] [--keep-lab]
 # Environment: ZONE (zone file, default zones/example.com.zone), BUILD (meson build dir with
 # control/pop53d, default build), QUERIES (kxdpgun query file; default: made from the zone),
 # KXDPGUN_ARGS (extra kxdpgun arguments, e.g. "-b 32").
 # Needs root, knotd, kxdpgun, kdig, nsd. Exits 0 when it completes, even if a server could not
 # be measured (that server's row says why): it is a benchmark, not a test.
+# --napi threaded (default): each veth's receive path runs in a NAPI kthread pinned to its own
+# side's CPU (pop: the server CPU, client: the generator CPU); softirq: the kernel default,
+# where it runs on whichever CPU wins a race, and results flip between runs (see lib.sh).
 set -uo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -23,6 +26,7 @@ RATE=2000000
 ONLY="pop53,knotd,knotd-xdp,nsd"
 WRITE=1
 KEEP_LAB=0
+BENCH_NAPI=threaded
 ORIG_ARGS="$*"
 ZONE=${ZONE:-$ROOT/zones/example.com.zone}
 BUILD=${BUILD:-$ROOT/build}
@@ -35,7 +39,7 @@ CHECK_NAME=www.example.com
 CHECK_TYPE=A
 CHECK_EXPECT=192.0.2.80
 
-usage() { sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
+usage() { sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
 
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -45,6 +49,7 @@ while [ $# -gt 0 ]; do
 		--only) ONLY=${2:?}; shift 2 ;;
 		--no-write) WRITE=0; shift ;;
 		--keep-lab) KEEP_LAB=1; shift ;;
+		--napi) BENCH_NAPI=${2:?}; shift 2 ;;
 		-h|--help) usage 0 ;;
 		*) echo "compare.sh: unknown argument: $1" >&2; usage 2 ;;
 	esac
@@ -56,6 +61,7 @@ done
 for tool in kxdpgun kdig taskset; do
 	command -v "$tool" >/dev/null || { echo "compare.sh: $tool not found" >&2; exit 2; }
 done
+case "$BENCH_NAPI" in threaded|softirq) ;; *) echo "compare.sh: --napi threaded|softirq" >&2; exit 2 ;; esac
 IFS=, read -r -a PEERS <<<"$ONLY"
 for p in "${PEERS[@]}"; do
 	case "$p" in pop53|knotd|knotd-xdp|nsd) ;; *) echo "compare.sh: unknown server '$p' in --only" >&2; exit 2 ;; esac
@@ -82,6 +88,7 @@ cleanup() {
 	trap - EXIT INT TERM
 	if [ -n "${BENCH_SERVER_PID:-}" ]; then bench_stop_pid "$BENCH_SERVER_PID" 10; fi
 	bench_xdp_off
+	[ "$LAB_UP" = 1 ] && [ "$BENCH_NAPI" = threaded ] && bench_napi_setup off
 	if [ "$LAB_UP" = 1 ] && [ "$KEEP_LAB" = 0 ]; then "$ROOT/scripts/lab.sh" down >/dev/null 2>&1 || true; fi
 	rm -rf "$TMP"
 	exit "$rc"
@@ -214,6 +221,7 @@ measure() {
 		bench_xdp_off
 		return
 	fi
+	[ "$BENCH_NAPI" = threaded ] && bench_napi_pin >/dev/null # an XDP attach may re-create a NAPI
 	reason=$(bench_check_answer "$BENCH_SERVER_V6" "$CHECK_NAME" "$CHECK_TYPE" "$CHECK_EXPECT") ||
 		NOTE[$peer]="${NOTE[$peer]:+${NOTE[$peer]}; }IPv6 check failed: $reason"
 	if [ "$peer" = knotd-xdp ] && ! bench_xdp_attached "$BENCH_POP_NS" "$BENCH_POP_IF"; then
@@ -250,9 +258,23 @@ measure() {
 
 # --- run -----------------------------------------------------------------------------------------
 bench_log "zone $ZONE, $(wc -l <"$QFILE") query templates, ${RUNS}x${DURATION}s at -Q $RATE per server"
-"$ROOT/scripts/lab.sh" down >/dev/null 2>&1 || true # a clean lab: no stale XDP, no leftovers
+bench_lab_lock 600 || { echo "compare.sh: the lab is busy ($BENCH_LAB_LOCK)" >&2; exit 1; }
+LOAD_START=$(cut -d' ' -f1 /proc/loadavg)
+awk -v l="$LOAD_START" 'BEGIN { exit !(l > 0.5) }' &&
+	bench_log "warning: 1-min load average is $LOAD_START before starting: other work on the machine skews the results"
+bench_xdp_off # a stale program from a crashed run would make AF_XDP set-up fail
 "$ROOT/scripts/lab.sh" up >&2 || { echo "compare.sh: lab up failed" >&2; exit 1; }
 LAB_UP=1
+if [ "$BENCH_NAPI" = threaded ]; then
+	bench_napi_setup on
+	n=$(bench_napi_pin)
+	if [ "$n" -lt 2 ]; then
+		bench_log "threaded NAPI not available on the veths ($n kthreads); results may flip between runs"
+		BENCH_NAPI="softirq (threaded NAPI unavailable)"
+	else
+		bench_log "veth receive paths: threaded NAPI, $BENCH_POP_IF on CPU $BENCH_SERVER_CPU, $BENCH_CLIENT_IF on CPU $BENCH_CLIENT_CPU"
+	fi
+fi
 
 for p in "${PEERS[@]}"; do measure "$p"; done
 
@@ -260,6 +282,7 @@ for p in "${PEERS[@]}"; do measure "$p"; done
 DATE=$(date -u '+%Y-%m-%d %H:%M UTC')
 COMMIT=$(bench_commit "$ROOT")
 MACHINE=$(bench_machine)
+LOAD_END=$(cut -d' ' -f1 /proc/loadavg)
 CMD="scripts/bench/compare.sh${ORIG_ARGS:+ $ORIG_ARGS}"
 GUN="ip netns exec $BENCH_CLIENT_NS taskset -c $BENCH_CLIENT_CPU kxdpgun -t $DURATION -Q $RATE -i QUERIES -I $BENCH_CLIENT_IF${KXDPGUN_ARGS:+ $KXDPGUN_ARGS} $BENCH_SERVER_V4"
 versions() {
@@ -274,10 +297,15 @@ versions() {
 	echo
 	echo "- Date: $DATE"
 	echo "- Commit: $COMMIT"
-	echo "- Machine: $MACHINE"
+	echo "- Machine: $MACHINE; 1-min load average $LOAD_START before, $LOAD_END after (the benchmark itself adds about 2; more means other work shared the cores)"
 	echo "- Software: $(versions)"
 	echo "- Command: \`$CMD\` (${RUNS} runs of ${DURATION} s per server; the median run is reported)"
 	echo "- Generator: \`$GUN\`"
+	if [ "$BENCH_NAPI" = threaded ]; then
+		echo "- veth receive paths: threaded NAPI, \`napi/$BENCH_POP_IF-*\` pinned to CPU $BENCH_SERVER_CPU with the server, \`napi/$BENCH_CLIENT_IF-*\` to CPU $BENCH_CLIENT_CPU with the generator (GRO on both veths)"
+	else
+		echo "- veth receive paths: $BENCH_NAPI (kernel default; the CPU that runs each side's receive path is decided by a race, results vary between runs)"
+	fi
 	echo "- Zone: \`${ZONE#"$ROOT"/}\`, $(wc -l <"$QFILE") query templates (\`$(head -3 "$QFILE" | paste -sd, | sed 's/,/, /g'), ...\`)"
 	echo
 	echo "| server | mode | offered qps (median) | answered qps (median) | answered/offered | vs knotd-XDP |"

@@ -32,7 +32,7 @@ bench_xdp_attached() { # NS IFACE -> 0 if an XDP program is attached
 # `ip netns exec` and `taskset` both exec, so the PID is the server's own.
 bench_start_server() {
 	local log=$1; shift
-	ip netns exec "$BENCH_POP_NS" taskset -c "$BENCH_SERVER_CPU" "$@" >"$log" 2>&1 </dev/null &
+	ip netns exec "$BENCH_POP_NS" taskset -c "$BENCH_SERVER_CPU" "$@" >"$log" 2>&1 </dev/null 9>&- &
 	# shellcheck disable=SC2034 # read by the caller
 	BENCH_SERVER_PID=$!
 }
@@ -110,6 +110,7 @@ bench_kxdpgun() {
 	for try in 1 2 3; do
 		ip -n "$BENCH_CLIENT_NS" link set "$BENCH_CLIENT_IF" xdp off 2>/dev/null || true
 		sleep 0.5
+		[ "${BENCH_NAPI:-}" = threaded ] && bench_napi_pin >/dev/null
 		# kxdpgun stops itself after -t seconds; `timeout` is only a guard against a hang.
 		timeout -k 2 $((dur + 15)) ip netns exec "$BENCH_CLIENT_NS" \
 			taskset -c "$BENCH_CLIENT_CPU" kxdpgun -t "$dur" -Q "$rate" -i "$qfile" \
@@ -184,4 +185,53 @@ bench_md_replace() {
 	fi
 	chmod --reference="$file" "$tmp" 2>/dev/null || true
 	mv "$tmp" "$file"
+}
+
+# Threaded NAPI on the lab veths, so the receive path of each side runs on that side's CPU.
+# On a veth the receiver's NAPI (XDP program, AF_XDP copy, kernel UDP stack up to the socket)
+# otherwise runs in softirq on whichever CPU first scheduled it under load: the generator's
+# or the server's, decided by a race at the start of a run; answered rates then flip between
+# two modes from run to run (knotd-XDP: 267k or 93k qps). With GRO on, a veth keeps its NAPI
+# whether or not an XDP program is attached; threaded mode turns each NAPI into a kthread
+# "napi/IFACE-ID" that bench_napi_pin puts on the right CPU.
+# Usage: bench_napi_setup on|off
+bench_napi_setup() {
+	local onoff=$1 t=0 ns_if ns ifc
+	[ "$onoff" = on ] && t=1
+	for ns_if in "$BENCH_POP_NS:$BENCH_POP_IF" "$BENCH_CLIENT_NS:$BENCH_CLIENT_IF"; do
+		ns=${ns_if%%:*} ifc=${ns_if##*:}
+		ip netns exec "$ns" ethtool -K "$ifc" gro "$onoff" >/dev/null 2>&1 || true
+		ip netns exec "$ns" sh -c "echo $t > /sys/class/net/$ifc/threaded" 2>/dev/null || true
+	done
+}
+
+# Pin the NAPI kthreads: the pop veth's to the server CPU, the client veth's to the client CPU.
+# They stay SCHED_OTHER, sharing the core with the server under CFS. BENCH_NAPI_PRIO=N makes
+# them SCHED_FIFO N, preempting the server like softirq after a NIC interrupt would; tried:
+# under a saturating offered rate that livelocks the kernel-socket servers (NSD: 5-11k qps)
+# and makes pop53d's busy-polling worker flip between 35k and 124k, so it is not the default.
+# Prints how many it pinned. Call after anything that may re-create a NAPI (XDP attach).
+bench_napi_pin() {
+	local pid n=0
+	for pid in $(pgrep "^napi/$BENCH_POP_IF-"); do
+		taskset -pc "$BENCH_SERVER_CPU" "$pid" >/dev/null 2>&1 && n=$((n + 1))
+		[ -z "${BENCH_NAPI_PRIO:-}" ] || chrt -f -p "$BENCH_NAPI_PRIO" "$pid" 2>/dev/null || true
+	done
+	for pid in $(pgrep "^napi/$BENCH_CLIENT_IF-"); do
+		taskset -pc "$BENCH_CLIENT_CPU" "$pid" >/dev/null 2>&1 && n=$((n + 1))
+		[ -z "${BENCH_NAPI_PRIO:-}" ] || chrt -f -p "$BENCH_NAPI_PRIO" "$pid" 2>/dev/null || true
+	done
+	echo "$n"
+}
+
+# Take the lab for this benchmark: an exclusive flock on $BENCH_LAB_LOCK held by fd 9 until the
+# script exits, waiting up to TIMEOUT seconds (default 600). Two benchmarks in the lab at once
+# would fight over 192.0.2.53:53 and p53p's XDP hook, and one's `lab.sh down` kills the
+# other's servers. Only scripts that take the same lock are kept out.
+BENCH_LAB_LOCK=${BENCH_LAB_LOCK:-/run/lock/pop53-lab.lock}
+bench_lab_lock() {
+	exec 9>>"$BENCH_LAB_LOCK" || return 1
+	flock -n 9 && return 0
+	bench_log "waiting for the lab lock $BENCH_LAB_LOCK (another benchmark holds it)"
+	flock -w "${1:-600}" 9
 }

@@ -1,0 +1,245 @@
+/*
+ * Control-socket commands: each takes the request's words and returns the reply JSON.
+ * The words and replies are documented in docs/OPERATIONS.md (pop53ctl). Control thread only.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <jansson.h>
+#include <rte_cycles.h>
+#include <rte_ethdev.h>
+
+#include "control/ctl.h"
+#include "control/daemon.h"
+#include "control/log.h"
+#include "control/stats.h"
+#include "dataplane/image.h"
+#include "dataplane/name.h"
+
+static char *dump(json_t *o)
+{
+	char *s = json_dumps(o, JSON_COMPACT);
+
+	json_decref(o);
+	return s;
+}
+
+static char *fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static char *fail(const char *fmt, ...)
+{
+	char msg[1200];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	return dump(json_pack("{s:b, s:s}", "ok", 0, "error", msg));
+}
+
+static json_t *ok(void)
+{
+	return json_pack("{s:b}", "ok", 1);
+}
+
+/* Zones of the running image: name, serial, records are image facts; file from the config. */
+static json_t *zones_json(const struct p53_daemon *d)
+{
+	json_t *a = json_array();
+	const void *img = d->dp.image;
+
+	if (img == NULL)
+		return a;
+	for (uint32_t i = 0; i < p53_image_hdr(img)->n_zones; i++) {
+		const struct p53_image_zone *z = p53_image_zone(img, i);
+		char name[1024];
+		p53_name_to_str(name, sizeof(name), p53_image_name(img, z->name_off));
+		const char *file = "";
+		for (int k = 0; k < d->cfg.n_zones; k++)
+			if (strcasecmp(d->cfg.zones[k].name, name) == 0)
+				file = d->cfg.zones[k].file;
+		json_array_append_new(a, json_pack("{s:s, s:I, s:s}", "name", name,
+						   "serial", (json_int_t)z->serial, "file", file));
+	}
+	return a;
+}
+
+static char *cmd_status(struct p53_daemon *d)
+{
+	json_t *o = ok();
+	const struct p53_image_hdr *h = d->dp.image != NULL ? p53_image_hdr(d->dp.image) : NULL;
+
+	json_object_set_new(o, "version", json_string(P53_VERSION));
+	json_object_set_new(o, "identity", json_string(d->cfg.identity));
+	json_object_set_new(o, "uptime_s", json_integer((json_int_t)(time(NULL) - d->started)));
+	json_object_set_new(o, "workers", json_integer(d->dp.n_workers));
+	json_object_set_new(o, "port", json_string(d->port.name));
+	json_object_set_new(o, "replicas", json_string(d->dp.mode == P53_REPLICAS_PER_SOCKET ? "per-socket" : "per-core"));
+	json_object_set_new(o, "image_bytes", json_integer((json_int_t)d->dp.image_len));
+	json_object_set_new(o, "records", json_integer(h != NULL ? h->n_records : 0));
+	json_object_set_new(o, "generation", json_integer(h != NULL ? (json_int_t)h->generation : 0));
+	json_object_set_new(o, "zones", zones_json(d));
+	json_object_set_new(o, "reloads", json_pack("{s:I, s:I, s:f, s:s}",
+		"ok", (json_int_t)d->dp.reloads_ok, "failed", (json_int_t)d->dp.reloads_failed,
+		"last_ms", d->dp.last_reload_ms, "last_error", d->dp.last_error));
+	/* Health checks and BGP announce/withdraw come with their own issue. */
+	json_object_set_new(o, "health", json_null());
+	return dump(o);
+}
+
+static json_t *counters_json(const uint64_t *v, const char *const *names, size_t n, size_t from)
+{
+	json_t *o = json_object();
+
+	for (size_t i = from; i < n; i++)
+		if (names[i] != NULL)
+			json_object_set_new(o, names[i], json_integer((json_int_t)v[i]));
+	return o;
+}
+
+static json_t *stats_json(struct p53_daemon *d)
+{
+	struct p53_totals t;
+	json_t *o = json_object(), *rc = json_object(), *qt = json_object();
+	char buf[16];
+
+	p53_stats_collect(d->dp.workers, d->dp.n_workers, &t);
+	json_object_set_new(o, "rx", json_integer((json_int_t)t.rx));
+	json_object_set_new(o, "tx", json_integer((json_int_t)t.tx));
+	json_object_set_new(o, "tx_fail", json_integer((json_int_t)t.tx_fail));
+	json_object_set_new(o, "queries", json_integer((json_int_t)t.ans.queries));
+	json_object_set_new(o, "responses", json_integer((json_int_t)t.answered));
+	json_object_set_new(o, "tc", json_integer((json_int_t)t.ans.tc));
+	json_object_set_new(o, "trailing", json_integer((json_int_t)t.ans.trailing));
+	for (unsigned int i = 0; i <= 16; i++)
+		if (t.ans.rcode[i] != 0 || i <= 5)
+			json_object_set_new(rc, p53_rcode_name(i, buf, sizeof(buf)), json_integer((json_int_t)t.ans.rcode[i]));
+	json_object_set_new(o, "rcode", rc);
+	for (unsigned int i = 0; i < P53_QTYPE_BUCKETS; i++) {
+		if (t.ans.qtype[i] == 0)
+			continue;
+		const char *n = p53_qtype_name(i);
+		char tn[16];
+		if (n == NULL) {
+			snprintf(tn, sizeof(tn), "TYPE%u", i);
+			n = tn;
+		}
+		json_object_set_new(qt, n, json_integer((json_int_t)t.ans.qtype[i]));
+	}
+	json_object_set_new(o, "qtype", qt);
+	json_object_set_new(o, "answers", counters_json(t.ans.kind, p53_kind_names, P53_ANS__MAX, 1));
+	json_t *drops = counters_json(t.drop, p53_pkt_drop_names, P53_PKT_DROP__MAX, 1);
+	json_object_set_new(drops, "multiseg", json_integer((json_int_t)t.multiseg));
+	json_object_set_new(drops, "dns_short", json_integer((json_int_t)t.ans.msg[P53_MSG_SHORT]));
+	json_object_set_new(drops, "dns_qr", json_integer((json_int_t)t.ans.msg[P53_MSG_RESPONSE]));
+	json_object_set_new(o, "drops", drops);
+	json_object_set_new(o, "malformed", counters_json(t.ans.msg, p53_msg_status_names, P53_MSG__MAX, 3));
+
+	struct rte_eth_stats es;
+	if (rte_eth_stats_get(d->port.id, &es) == 0)
+		json_object_set_new(o, "port", json_pack("{s:I, s:I, s:I, s:I, s:I, s:I}",
+			"ipackets", (json_int_t)es.ipackets, "opackets", (json_int_t)es.opackets,
+			"imissed", (json_int_t)es.imissed, "ierrors", (json_int_t)es.ierrors,
+			"oerrors", (json_int_t)es.oerrors, "rx_nombuf", (json_int_t)es.rx_nombuf));
+	return o;
+}
+
+static char *cmd_stats(struct p53_daemon *d, int reset)
+{
+	json_t *o = ok();
+
+	json_object_set_new(o, "stats", stats_json(d));
+	if (reset) {
+		p53_stats_reset(d->dp.workers, d->dp.n_workers);
+		json_object_set_new(o, "reset", json_true());
+	}
+	return dump(o);
+}
+
+static char *cmd_workers(struct p53_daemon *d)
+{
+	json_t *o = ok(), *a = json_array();
+	uint64_t now = rte_rdtsc(), hz = rte_get_tsc_hz();
+
+	for (unsigned int i = 0; i < d->dp.n_workers; i++) {
+		const struct p53_worker *w = &d->dp.workers[i];
+		const struct p53_worker_stats *s = &w->stats;
+		uint64_t drops = s->multiseg + s->no_answer;
+		for (int k = 1; k < P53_PKT_DROP__MAX; k++)
+			drops += s->drop[k];
+		double age = s->heartbeat != 0 && now > s->heartbeat ? (double)(now - s->heartbeat) * 1000.0 / (double)hz : -1;
+		json_array_append_new(a, json_pack("{s:i, s:i, s:i, s:I, s:I, s:I, s:I, s:I, s:f, s:f}",
+			"worker", i, "lcore", w->lcore, "queue", w->queue,
+			"rx", (json_int_t)s->rx, "tx", (json_int_t)s->tx, "answered", (json_int_t)s->answered,
+			"dropped", (json_int_t)drops, "tx_fail", (json_int_t)s->tx_fail,
+			"heartbeat_age_ms", age,
+			"idle_ratio", s->polls ? (double)s->idle_polls / (double)s->polls : 1.0));
+	}
+	json_object_set_new(o, "workers", a);
+	return dump(o);
+}
+
+static char *cmd_reload(struct p53_daemon *d, int config, const char *zone)
+{
+	char err[1024], note[512];
+	uint64_t t0 = rte_rdtsc();
+
+	if (p53_daemon_reload(d, config, zone, err, sizeof(err), note, sizeof(note)) != 0)
+		return fail("%s", err);
+	json_t *o = ok();
+	json_object_set_new(o, "ms", json_real((double)(rte_rdtsc() - t0) * 1000.0 / (double)rte_get_tsc_hz()));
+	json_object_set_new(o, "zones", zones_json(d));
+	if (note[0] != '\0')
+		json_object_set_new(o, "note", json_string(note));
+	return dump(o);
+}
+
+static char *cmd_config_check(const char *path)
+{
+	struct p53_config cfg = {0};
+	char err[1024];
+	size_t len;
+	void *img;
+
+	if (p53_config_load(path, &cfg, err, sizeof(err)) != 0)
+		return fail("%s", err);
+	img = p53_daemon_compile(&cfg, &len, err, sizeof(err));
+	p53_config_free(&cfg);
+	if (img == NULL)
+		return fail("%s", err);
+	json_t *o = ok();
+	json_object_set_new(o, "records", json_integer(p53_image_hdr(img)->n_records));
+	json_object_set_new(o, "image_bytes", json_integer((json_int_t)len));
+	free(img);
+	return dump(o);
+}
+
+char *p53_ctl_dispatch(struct p53_daemon *d, const char *const *argv, int argc)
+{
+	const char *c = argv[0];
+
+	if (strcmp(c, "status") == 0 && argc == 1)
+		return cmd_status(d);
+	if (strcmp(c, "stats") == 0 && (argc == 1 || (argc == 2 && strcmp(argv[1], "--reset") == 0)))
+		return cmd_stats(d, argc == 2);
+	if (strcmp(c, "workers") == 0 && argc == 1)
+		return cmd_workers(d);
+	if (strcmp(c, "reload") == 0 && argc == 1)
+		return cmd_reload(d, 1, NULL);
+	if (strcmp(c, "zone") == 0 && argc >= 2) {
+		if (strcmp(argv[1], "list") == 0 && argc == 2) {
+			json_t *o = ok();
+			json_object_set_new(o, "zones", zones_json(d));
+			return dump(o);
+		}
+		if (strcmp(argv[1], "reload") == 0 && argc <= 3)
+			return cmd_reload(d, 0, argc == 3 ? argv[2] : NULL);
+	}
+	if (strcmp(c, "config") == 0 && argc == 3 && strcmp(argv[1], "check") == 0)
+		return cmd_config_check(argv[2]);
+	return fail("unknown command '%s' (commands: status, stats [--reset], workers, zone list, "
+		    "zone reload [NAME], reload, config check FILE)", c);
+}

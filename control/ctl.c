@@ -1,0 +1,289 @@
+/* The control socket; see ctl.h. */
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "control/ctl.h"
+#include "control/daemon.h"
+#include "control/log.h"
+
+#define MAX_CLIENTS 16
+#define CLIENT_DEADLINE_MS 2000
+#define MAX_ARGS 16
+
+struct client {
+	int fd;
+	uint64_t deadline;
+	uint8_t in[4 + P53_CTL_MAX_REQUEST];
+	size_t in_len;
+	char *out;              /* framed reply being written */
+	size_t out_len, out_off;
+};
+
+static struct client clients[MAX_CLIENTS];
+static int n_clients;
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+static int mkdir_parent(const char *path)
+{
+	char dir[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	char *slash;
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	slash = strrchr(dir, '/');
+	if (slash == NULL || slash == dir)
+		return 0;
+	*slash = '\0';
+	if (mkdir(dir, 0755) != 0 && errno != EEXIST)
+		return -1;
+	return 0;
+}
+
+int p53_ctl_listen(const char *path, const char *group, char *err, size_t errlen)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	int fd = -1;
+
+	if (strlen(path) >= sizeof(sa.sun_path)) {
+		snprintf(err, errlen, "control socket %s: path too long", path);
+		return -1;
+	}
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	if (mkdir_parent(path) != 0) {
+		snprintf(err, errlen, "control socket %s: cannot create its directory: %s", path, strerror(errno));
+		return -1;
+	}
+	/* A socket file with a live listener belongs to another pop53d; a dead one is stale. */
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0) {
+		close(fd);
+		snprintf(err, errlen, "control socket %s: another process is listening on it", path);
+		return -1;
+	}
+	if (fd >= 0)
+		close(fd);
+	unlink(path);
+
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		goto fail;
+	/* Created 0660 from the start: no window where anyone else can connect. */
+	mode_t old = umask(0117);
+	int rc = bind(fd, (struct sockaddr *)&sa, sizeof(sa));
+	umask(old);
+	if (rc != 0)
+		goto fail;
+	if (group != NULL) {
+		struct group *g = getgrnam(group);
+		if (g == NULL) {
+			snprintf(err, errlen, "control socket %s: unknown group '%s'", path, group);
+			close(fd);
+			unlink(path);
+			return -1;
+		}
+		if (chown(path, (uid_t)-1, g->gr_gid) != 0)
+			goto fail;
+	}
+	if (chmod(path, 0660) != 0 || listen(fd, 8) != 0)
+		goto fail;
+	return fd;
+fail:
+	snprintf(err, errlen, "control socket %s: %s", path, strerror(errno));
+	if (fd >= 0)
+		close(fd);
+	return -1;
+}
+
+static void drop_client(int i)
+{
+	close(clients[i].fd);
+	free(clients[i].out);
+	clients[i] = clients[--n_clients];
+	memset(&clients[n_clients], 0, sizeof(clients[n_clients]));
+}
+
+static void set_reply(struct client *c, char *json)
+{
+	size_t len = json != NULL ? strlen(json) : 0;
+
+	c->out = malloc(4 + len);
+	if (c->out == NULL) {
+		free(json);
+		c->out_len = 0;
+		return;
+	}
+	c->out[0] = (char)(len >> 24);
+	c->out[1] = (char)(len >> 16);
+	c->out[2] = (char)(len >> 8);
+	c->out[3] = (char)len;
+	if (len > 0)
+		memcpy(c->out + 4, json, len);
+	c->out_len = 4 + len;
+	c->out_off = 0;
+	free(json);
+}
+
+static char *error_json(const char *msg)
+{
+	json_t *o = json_pack("{s:b, s:s}", "ok", 0, "error", msg);
+	char *s = json_dumps(o, JSON_COMPACT);
+
+	json_decref(o);
+	return s;
+}
+
+/* A complete request is in c->in: decode, run, queue the reply. */
+static void handle(struct p53_daemon *d, struct client *c, size_t len)
+{
+	json_error_t jerr;
+	const char *argv[MAX_ARGS];
+	json_t *req = json_loadb((const char *)c->in + 4, len, JSON_REJECT_DUPLICATES, &jerr);
+	size_t argc;
+
+	if (req == NULL || !json_is_array(req)) {
+		set_reply(c, error_json("malformed request: expected a JSON array of strings"));
+		goto out;
+	}
+	argc = json_array_size(req);
+	if (argc == 0 || argc > MAX_ARGS) {
+		set_reply(c, error_json("malformed request: 1 to 16 words expected"));
+		goto out;
+	}
+	for (size_t i = 0; i < argc; i++) {
+		json_t *a = json_array_get(req, i);
+		if (!json_is_string(a)) {
+			set_reply(c, error_json("malformed request: every word must be a string"));
+			goto out;
+		}
+		argv[i] = json_string_value(a);
+	}
+	set_reply(c, p53_ctl_dispatch(d, argv, (int)argc));
+out:
+	json_decref(req);
+}
+
+/* Read what is there; returns -1 when the client is to be dropped. */
+static int readable(struct p53_daemon *d, struct client *c)
+{
+	for (;;) {
+		size_t want;
+		if (c->in_len < 4) {
+			want = 4 - c->in_len;
+		} else {
+			uint32_t len = (uint32_t)c->in[0] << 24 | (uint32_t)c->in[1] << 16 |
+				       (uint32_t)c->in[2] << 8 | c->in[3];
+			if (len > P53_CTL_MAX_REQUEST) {
+				set_reply(c, error_json("request too large"));
+				shutdown(c->fd, SHUT_RD);
+				return 0;
+			}
+			if (c->in_len == 4 + len) {
+				handle(d, c, len);
+				return 0;
+			}
+			want = 4 + len - c->in_len;
+		}
+		ssize_t n = read(c->fd, c->in + c->in_len, want);
+		if (n > 0) {
+			c->in_len += (size_t)n;
+			continue;
+		}
+		if (n < 0 && (errno == EAGAIN || errno == EINTR))
+			return 0;
+		return -1; /* EOF before a whole request, or an error */
+	}
+}
+
+static int writable(struct client *c)
+{
+	while (c->out_off < c->out_len) {
+		ssize_t n = send(c->fd, c->out + c->out_off, c->out_len - c->out_off, MSG_NOSIGNAL);
+		if (n > 0) {
+			c->out_off += (size_t)n;
+			continue;
+		}
+		if (n < 0 && (errno == EAGAIN || errno == EINTR))
+			return 0;
+		return -1;
+	}
+	return -1; /* all sent: one request per connection */
+}
+
+void p53_ctl_poll(struct p53_daemon *d, int timeout_ms)
+{
+	struct pollfd pfd[MAX_CLIENTS + 1];
+	int n = 0;
+
+	if (d->ctl_fd < 0) {
+		poll(NULL, 0, timeout_ms);
+		return;
+	}
+	pfd[n++] = (struct pollfd){.fd = d->ctl_fd, .events = POLLIN};
+	for (int i = 0; i < n_clients; i++)
+		pfd[n++] = (struct pollfd){.fd = clients[i].fd,
+					   .events = clients[i].out != NULL ? POLLOUT : POLLIN};
+	if (poll(pfd, (nfds_t)n, timeout_ms) <= 0)
+		goto deadlines;
+
+	for (int i = n_clients - 1; i >= 0; i--) {
+		short ev = pfd[i + 1].revents;
+		struct client *c = &clients[i];
+		int drop = 0;
+		if (ev == 0)
+			continue;
+		if (c->out == NULL && (ev & (POLLIN | POLLHUP | POLLERR)))
+			drop = readable(d, c) != 0;
+		if (!drop && c->out != NULL)
+			drop = writable(c) != 0;
+		if (drop)
+			drop_client(i);
+	}
+	if (pfd[0].revents & POLLIN) {
+		for (;;) {
+			int fd = accept4(d->ctl_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+			if (fd < 0)
+				break;
+			if (n_clients == MAX_CLIENTS) {
+				close(fd); /* busy: the client sees EOF and says so */
+				continue;
+			}
+			memset(&clients[n_clients], 0, sizeof(clients[n_clients]));
+			clients[n_clients].fd = fd;
+			clients[n_clients].deadline = now_ms() + CLIENT_DEADLINE_MS;
+			n_clients++;
+		}
+	}
+deadlines:
+	for (int i = n_clients - 1; i >= 0; i--)
+		if (now_ms() > clients[i].deadline)
+			drop_client(i);
+}
+
+void p53_ctl_close(struct p53_daemon *d)
+{
+	while (n_clients > 0)
+		drop_client(n_clients - 1);
+	if (d->ctl_fd >= 0) {
+		close(d->ctl_fd);
+		d->ctl_fd = -1;
+		unlink(d->cfg.control_socket);
+	}
+}

@@ -1,0 +1,147 @@
+/* Compile and reload; see daemon.h. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <rte_cycles.h>
+
+#include "control/daemon.h"
+#include "control/image_build.h"
+#include "control/log.h"
+#include "control/xdp.h"
+#include "dataplane/image.h"
+
+static void warn_cb(void *arg, const char *msg)
+{
+	(void)arg;
+	p53_warn("%s", msg);
+}
+
+void *p53_daemon_compile(const struct p53_config *cfg, size_t *len, char *err, size_t errlen)
+{
+	struct p53_zone_src *src = calloc((size_t)cfg->n_zones, sizeof(*src));
+	void *img;
+
+	if (src == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	for (int i = 0; i < cfg->n_zones; i++) {
+		src[i].name = cfg->zones[i].name;
+		src[i].file = cfg->zones[i].file;
+		src[i].cfg_file = cfg->path;
+		src[i].cfg_line = cfg->zones[i].line;
+	}
+	img = p53_image_build(src, (size_t)cfg->n_zones, len, err, errlen, warn_cb, NULL);
+	free(src);
+	return img;
+}
+
+static int str_differs(const char *a, const char *b)
+{
+	if (a == NULL || b == NULL)
+		return a != b;
+	return strcmp(a, b) != 0;
+}
+
+/* What a reload cannot change without restarting the data plane. */
+static void restart_needed(const struct p53_config *old, const struct p53_config *new,
+			   char *note, size_t len)
+{
+	size_t o = 0;
+	int eal = old->n_eal != new->n_eal;
+
+	for (int i = 0; !eal && i < old->n_eal; i++)
+		eal = strcmp(old->eal[i], new->eal[i]) != 0;
+	note[0] = '\0';
+#define NOTE(cond, key) \
+	if ((cond) && o < len) \
+		o += (size_t)snprintf(note + o, len - o, "%s%s", o ? ", " : "", key)
+	NOTE(eal, "dataplane.eal");
+	NOTE(strcmp(old->port, new->port) != 0, "dataplane.port");
+	NOTE(old->workers != new->workers, "dataplane.workers");
+	NOTE(str_differs(old->xdp_prog, new->xdp_prog), "dataplane.xdp_prog");
+	NOTE(old->rx_desc != new->rx_desc || old->tx_desc != new->tx_desc || old->mbufs != new->mbufs,
+	     "dataplane queue sizes");
+	NOTE(old->idle != new->idle || old->idle_max_us != new->idle_max_us, "dataplane.idle");
+	NOTE(strcmp(old->control_socket, new->control_socket) != 0 ||
+	     str_differs(old->control_group, new->control_group), "server.control_*");
+	NOTE(old->replicas != new->replicas, "server.replicas");
+	NOTE(str_differs(old->metrics_listen, new->metrics_listen) ||
+	     old->metrics_enabled != new->metrics_enabled, "metrics.*");
+#undef NOTE
+	if (o > 0 && o < len)
+		snprintf(note + o, len - o, ": changed, applied at the next restart");
+}
+
+int p53_daemon_reload(struct p53_daemon *d, int config, const char *zone, char *err,
+		      size_t errlen, char *note, size_t notelen)
+{
+	struct p53_config fresh = {0};
+	const struct p53_config *use = &d->cfg;
+	uint64_t t0 = rte_rdtsc();
+	size_t len;
+	void *img = NULL;
+
+	note[0] = '\0';
+	if (config) {
+		if (p53_config_load(d->cfg.path, &fresh, err, errlen) != 0)
+			goto fail;
+		use = &fresh;
+	}
+	if (zone != NULL) {
+		size_t zl = strlen(zone);
+		int found = 0;
+		for (int i = 0; i < use->n_zones && !found; i++) {
+			const char *n = use->zones[i].name;
+			size_t nl = strlen(n);
+			found = strcasecmp(n, zone) == 0 ||
+				(nl == zl + 1 && n[nl - 1] == '.' && strncasecmp(n, zone, zl) == 0);
+		}
+		if (!found) {
+			snprintf(err, errlen, "zone '%s' is not in %s", zone, use->path);
+			goto fail;
+		}
+	}
+	img = p53_daemon_compile(use, &len, err, errlen);
+	if (img == NULL)
+		goto fail;
+	if (config && memcmp(fresh.addrs, d->cfg.addrs, sizeof(fresh.addrs)) != 0 &&
+	    d->port.iface[0] != '\0' && p53_xdp_set_addrs(d->port.iface, fresh.addrs, fresh.n_addrs) != 0) {
+		snprintf(err, errlen, "cannot update the service addresses of the XDP program on %s",
+			 d->port.iface);
+		goto fail;
+	}
+	if (p53_dataplane_publish(&d->dp, img, len, use, err, errlen) != 0)
+		goto fail;
+	if (config) {
+		restart_needed(&d->cfg, &fresh, note, notelen);
+		/* What needs a restart keeps its running value until then. */
+		char *keep_port = d->cfg.port, *keep_sock = d->cfg.control_socket;
+		d->cfg.port = NULL;
+		d->cfg.control_socket = NULL;
+		p53_config_free(&d->cfg);
+		d->cfg = fresh;
+		free(d->cfg.port);
+		free(d->cfg.control_socket);
+		d->cfg.port = keep_port;
+		d->cfg.control_socket = keep_sock;
+	}
+	d->dp.reloads_ok++;
+	d->dp.last_reload_ms = (double)(rte_rdtsc() - t0) * 1000.0 / (double)rte_get_tsc_hz();
+	p53_info("reload%s: %u zone(s), %u records, generation %" PRIu64 ", %.1f ms%s%s",
+		 config ? " (config and zones)" : "", p53_image_hdr(img)->n_zones,
+		 p53_image_hdr(img)->n_records, p53_image_hdr(img)->generation, d->dp.last_reload_ms,
+		 note[0] ? "; " : "", note);
+	return 0;
+fail:
+	free(img);
+	p53_config_free(&fresh);
+	d->dp.reloads_failed++;
+	snprintf(d->dp.last_error, sizeof(d->dp.last_error), "%s", err);
+	p53_err("reload rejected, still serving generation %" PRIu64 ": %s",
+		d->dp.image != NULL ? p53_image_hdr(d->dp.image)->generation : 0, err);
+	return -1;
+}

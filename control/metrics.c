@@ -1,0 +1,263 @@
+/* Prometheus endpoint and DPDK telemetry; see metrics.h. */
+#include <arpa/inet.h>
+#include <inttypes.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <microhttpd.h>
+#include <rte_cycles.h>
+#include <rte_ethdev.h>
+#include <rte_telemetry.h>
+
+#include "control/daemon.h"
+#include "control/log.h"
+#include "control/metrics.h"
+#include "control/stats.h"
+#include "dataplane/image.h"
+#include "dataplane/name.h"
+
+static struct p53_daemon *tel_daemon;
+
+static void counter(FILE *f, const char *name, const char *help, uint64_t v)
+{
+	fprintf(f, "# HELP %s %s\n# TYPE %s counter\n%s %" PRIu64 "\n", name, help, name, name, v);
+}
+
+static void family(FILE *f, const char *name, const char *type, const char *help)
+{
+	fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+char *p53_metrics_text(struct p53_daemon *d)
+{
+	struct p53_totals t;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	char rb[16];
+
+	if (f == NULL)
+		return NULL;
+	p53_stats_collect(d->dp.workers, d->dp.n_workers, &t);
+	family(f, "pop53_up", "gauge", "1 while pop53d serves");
+	fprintf(f, "pop53_up{identity=\"%s\",version=\"%s\"} 1\n", d->cfg.identity, P53_VERSION);
+	family(f, "pop53_uptime_seconds", "gauge", "seconds since start");
+	fprintf(f, "pop53_uptime_seconds %ld\n", (long)(time(NULL) - d->started));
+	counter(f, "pop53_queries_total", "DNS messages handed to the responder", t.ans.queries);
+	counter(f, "pop53_rx_packets_total", "frames received by the workers", t.rx);
+	counter(f, "pop53_tx_packets_total", "responses the port took", t.tx);
+	counter(f, "pop53_tx_fail_total", "responses the port refused (freed)", t.tx_fail);
+	counter(f, "pop53_truncated_total", "responses sent with TC=1", t.ans.tc);
+	counter(f, "pop53_trailing_bytes_total", "queries with bytes after the last record", t.ans.trailing);
+	family(f, "pop53_responses_total", "counter", "responses by RCODE");
+	for (unsigned int i = 0; i <= 16; i++)
+		if (t.ans.rcode[i] != 0 || i <= 5)
+			fprintf(f, "pop53_responses_total{rcode=\"%s\"} %" PRIu64 "\n",
+				p53_rcode_name(i, rb, sizeof(rb)), t.ans.rcode[i]);
+	family(f, "pop53_queries_by_type_total", "counter", "queries by QTYPE");
+	for (unsigned int i = 0; i < P53_QTYPE_BUCKETS; i++) {
+		if (t.ans.qtype[i] == 0)
+			continue;
+		const char *n = p53_qtype_name(i);
+		if (n != NULL)
+			fprintf(f, "pop53_queries_by_type_total{qtype=\"%s\"} %" PRIu64 "\n", n, t.ans.qtype[i]);
+		else
+			fprintf(f, "pop53_queries_by_type_total{qtype=\"TYPE%u\"} %" PRIu64 "\n", i, t.ans.qtype[i]);
+	}
+	family(f, "pop53_answers_total", "counter", "responses by outcome");
+	for (int i = 1; i < P53_ANS__MAX; i++)
+		fprintf(f, "pop53_answers_total{kind=\"%s\"} %" PRIu64 "\n", p53_kind_names[i], t.ans.kind[i]);
+	family(f, "pop53_drops_total", "counter", "frames and messages dropped without a response, by reason");
+	for (int i = 1; i < P53_PKT_DROP__MAX; i++)
+		fprintf(f, "pop53_drops_total{reason=\"%s\"} %" PRIu64 "\n", p53_pkt_drop_names[i], t.drop[i]);
+	fprintf(f, "pop53_drops_total{reason=\"multiseg\"} %" PRIu64 "\n", t.multiseg);
+	fprintf(f, "pop53_drops_total{reason=\"dns_short\"} %" PRIu64 "\n", t.ans.msg[P53_MSG_SHORT]);
+	fprintf(f, "pop53_drops_total{reason=\"dns_qr\"} %" PRIu64 "\n", t.ans.msg[P53_MSG_RESPONSE]);
+	family(f, "pop53_malformed_total", "counter", "malformed queries answered FORMERR, by defect");
+	for (int i = P53_MSG_QDCOUNT; i < P53_MSG__MAX; i++)
+		fprintf(f, "pop53_malformed_total{reason=\"%s\"} %" PRIu64 "\n", p53_msg_status_names[i], t.ans.msg[i]);
+
+	family(f, "pop53_worker_rx_packets_total", "counter", "frames received, per worker");
+	for (unsigned int i = 0; i < d->dp.n_workers; i++)
+		fprintf(f, "pop53_worker_rx_packets_total{worker=\"%u\",lcore=\"%u\"} %" PRIu64 "\n", i,
+			d->dp.workers[i].lcore, d->dp.workers[i].stats.rx);
+	family(f, "pop53_worker_heartbeat_age_seconds", "gauge", "time since the worker last polled");
+	uint64_t now = rte_rdtsc(), hz = rte_get_tsc_hz();
+	for (unsigned int i = 0; i < d->dp.n_workers; i++) {
+		uint64_t hb = d->dp.workers[i].stats.heartbeat;
+		fprintf(f, "pop53_worker_heartbeat_age_seconds{worker=\"%u\"} %.6f\n", i,
+			hb != 0 && now > hb ? (double)(now - hb) / (double)hz : 0.0);
+	}
+
+	struct rte_eth_stats es;
+	if (rte_eth_stats_get(d->port.id, &es) == 0) {
+		counter(f, "pop53_port_rx_packets_total", "packets the port received", es.ipackets);
+		counter(f, "pop53_port_tx_packets_total", "packets the port sent", es.opackets);
+		counter(f, "pop53_port_rx_missed_total", "packets the port dropped for lack of room", es.imissed);
+		counter(f, "pop53_port_rx_nombuf_total", "receive failures for lack of mbufs", es.rx_nombuf);
+		counter(f, "pop53_port_rx_errors_total", "receive errors", es.ierrors);
+		counter(f, "pop53_port_tx_errors_total", "transmit errors", es.oerrors);
+	}
+
+	family(f, "pop53_reloads_total", "counter", "reloads by result");
+	fprintf(f, "pop53_reloads_total{result=\"ok\"} %" PRIu64 "\n", d->dp.reloads_ok);
+	fprintf(f, "pop53_reloads_total{result=\"failed\"} %" PRIu64 "\n", d->dp.reloads_failed);
+	if (d->dp.image != NULL) {
+		const struct p53_image_hdr *h = p53_image_hdr(d->dp.image);
+		family(f, "pop53_image_bytes", "gauge", "bytes of one replica");
+		fprintf(f, "pop53_image_bytes %zu\n", d->dp.image_len);
+		family(f, "pop53_records", "gauge", "records served");
+		fprintf(f, "pop53_records %" PRIu32 "\n", h->n_records);
+		family(f, "pop53_zone_serial", "gauge", "SOA serial of each served zone");
+		for (uint32_t i = 0; i < h->n_zones; i++) {
+			const struct p53_image_zone *z = p53_image_zone(d->dp.image, i);
+			char name[1024];
+			p53_name_to_str(name, sizeof(name), p53_image_name(d->dp.image, z->name_off));
+			fprintf(f, "pop53_zone_serial{zone=\"%s\"} %" PRIu32 "\n", name, z->serial);
+		}
+	}
+	fclose(f);
+	return buf;
+}
+
+static enum MHD_Result http_handler(void *cls, struct MHD_Connection *conn, const char *url,
+			       const char *method, const char *version, const char *upload,
+			       size_t *upload_len, void **state)
+{
+	struct p53_daemon *d = cls;
+	struct MHD_Response *resp;
+	enum MHD_Result ret;
+	unsigned int status = MHD_HTTP_OK;
+	char *text = NULL;
+	static const char notfound[] = "pop53: only /metrics is served\n";
+
+	(void)version;
+	(void)upload;
+	(void)upload_len;
+	(void)state;
+	if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0) {
+		resp = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+		ret = MHD_queue_response(conn, MHD_HTTP_METHOD_NOT_ALLOWED, resp);
+		MHD_destroy_response(resp);
+		return ret;
+	}
+	if (strcmp(url, "/metrics") == 0)
+		text = p53_metrics_text(d);
+	if (text == NULL) {
+		status = MHD_HTTP_NOT_FOUND;
+		resp = MHD_create_response_from_buffer(sizeof(notfound) - 1, (void *)notfound,
+						       MHD_RESPMEM_PERSISTENT);
+	} else {
+		resp = MHD_create_response_from_buffer(strlen(text), text, MHD_RESPMEM_MUST_FREE);
+		MHD_add_response_header(resp, "Content-Type", "text/plain; version=0.0.4; charset=utf-8");
+	}
+	ret = MHD_queue_response(conn, status, resp);
+	MHD_destroy_response(resp);
+	return ret;
+}
+
+int p53_metrics_start(struct p53_daemon *d, char *err, size_t errlen)
+{
+	char host[INET6_ADDRSTRLEN + 2];
+	const char *s = d->cfg.metrics_listen, *colon = strrchr(s, ':');
+	struct sockaddr_storage ss;
+	unsigned int flags = MHD_USE_ERROR_LOG;
+	uint16_t port = (uint16_t)atoi(colon + 1);
+
+	memset(&ss, 0, sizeof(ss));
+	if (s[0] == '[')
+		snprintf(host, sizeof(host), "%.*s", (int)(colon - s - 2), s + 1);
+	else
+		snprintf(host, sizeof(host), "%.*s", (int)(colon - s), s);
+	struct sockaddr_in *sin = (struct sockaddr_in *)&ss;
+	struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)&ss;
+	if (inet_pton(AF_INET, host, &sin->sin_addr) == 1) {
+		sin->sin_family = AF_INET;
+		sin->sin_port = htons(port);
+	} else if (inet_pton(AF_INET6, host, &sin6->sin6_addr) == 1) {
+		sin6->sin6_family = AF_INET6;
+		sin6->sin6_port = htons(port);
+		flags |= MHD_USE_IPv6;
+	} else {
+		snprintf(err, errlen, "metrics.listen %s: not an address:port", s);
+		return -1;
+	}
+	/* No internal thread: served from the control loop (p53_metrics_poll). */
+	d->metrics = MHD_start_daemon(flags, port, NULL, NULL, http_handler, d,
+				      MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
+				      MHD_OPTION_CONNECTION_LIMIT, 16u,
+				      MHD_OPTION_CONNECTION_TIMEOUT, 5u, MHD_OPTION_END);
+	if (d->metrics == NULL) {
+		snprintf(err, errlen, "metrics.listen %s: cannot listen (address in use?)", s);
+		return -1;
+	}
+	p53_info("metrics: Prometheus endpoint on http://%s/metrics", s);
+	return 0;
+}
+
+void p53_metrics_poll(struct p53_daemon *d)
+{
+	if (d->metrics != NULL)
+		MHD_run(d->metrics);
+}
+
+void p53_metrics_stop(struct p53_daemon *d)
+{
+	if (d->metrics != NULL)
+		MHD_stop_daemon(d->metrics);
+	d->metrics = NULL;
+}
+
+static int tel_stats(const char *cmd, const char *params, struct rte_tel_data *out)
+{
+	struct p53_totals t;
+	char rb[16];
+
+	(void)cmd;
+	(void)params;
+	if (tel_daemon == NULL)
+		return -1;
+	p53_stats_collect(tel_daemon->dp.workers, tel_daemon->dp.n_workers, &t);
+	rte_tel_data_start_dict(out);
+	rte_tel_data_add_dict_u64(out, "queries", t.ans.queries);
+	rte_tel_data_add_dict_u64(out, "rx", t.rx);
+	rte_tel_data_add_dict_u64(out, "tx", t.tx);
+	rte_tel_data_add_dict_u64(out, "tx_fail", t.tx_fail);
+	rte_tel_data_add_dict_u64(out, "tc", t.ans.tc);
+	for (unsigned int i = 0; i <= 16; i++)
+		if (t.ans.rcode[i] != 0 || i <= 5)
+			rte_tel_data_add_dict_u64(out, p53_rcode_name(i, rb, sizeof(rb)), t.ans.rcode[i]);
+	for (int i = 1; i < P53_PKT_DROP__MAX; i++) {
+		char k[48];
+		snprintf(k, sizeof(k), "drop_%s", p53_pkt_drop_names[i]);
+		rte_tel_data_add_dict_u64(out, k, t.drop[i]);
+	}
+	return 0;
+}
+
+static int tel_workers(const char *cmd, const char *params, struct rte_tel_data *out)
+{
+	(void)cmd;
+	(void)params;
+	if (tel_daemon == NULL)
+		return -1;
+	rte_tel_data_start_dict(out);
+	for (unsigned int i = 0; i < tel_daemon->dp.n_workers; i++) {
+		char k[32];
+		snprintf(k, sizeof(k), "worker%u_rx", i);
+		rte_tel_data_add_dict_u64(out, k, tel_daemon->dp.workers[i].stats.rx);
+		snprintf(k, sizeof(k), "worker%u_tx", i);
+		rte_tel_data_add_dict_u64(out, k, tel_daemon->dp.workers[i].stats.tx);
+	}
+	return 0;
+}
+
+void p53_telemetry_register(struct p53_daemon *d)
+{
+	tel_daemon = d;
+	rte_telemetry_register_cmd("/pop53/stats", tel_stats, "pop53 totals: queries, rcodes, drops. No parameters");
+	rte_telemetry_register_cmd("/pop53/workers", tel_workers, "pop53 per-worker rx/tx. No parameters");
+}

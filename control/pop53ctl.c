@@ -1,0 +1,267 @@
+/*
+ * pop53ctl: the operator's client for pop53d's control socket (control/ctl.h).
+ *
+ *   pop53ctl [-s PATH] [--json] COMMAND...
+ *
+ * Sends the command words as a JSON array in one frame, prints the reply: readable text by
+ * default, the reply JSON with --json. Exits 0 on success, 1 when pop53d reports an error,
+ * 2 on usage or connection errors.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "control/ctl.h"
+
+#define TIMEOUT_MS 120000 /* a reload of a very large zone set takes a while */
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: pop53ctl [-s SOCKET] [--json] COMMAND\n"
+		"commands:\n"
+		"  status                 version, uptime, workers, port, zones and serials\n"
+		"  stats [--reset]        counters: queries, RCODEs, QTYPEs, drops, TC, port\n"
+		"  workers                per-worker counters, heartbeat age, idle ratio\n"
+		"  zone list              zones with serials and files\n"
+		"  zone reload [NAME]     recompile the zones and swap them in\n"
+		"  reload                 re-read the config file and the zones\n"
+		"  config check FILE      validate a config and its zones without applying them\n"
+		"default socket: /run/pop53/control.sock\n");
+}
+
+static int io_all(int fd, void *buf, size_t len, int writing)
+{
+	size_t off = 0;
+
+	while (off < len) {
+		struct pollfd p = {.fd = fd, .events = writing ? POLLOUT : POLLIN};
+		if (poll(&p, 1, TIMEOUT_MS) <= 0) {
+			errno = ETIMEDOUT;
+			return -1;
+		}
+		ssize_t n = writing ? send(fd, (char *)buf + off, len - off, MSG_NOSIGNAL)
+				    : read(fd, (char *)buf + off, len - off);
+		if (n <= 0) {
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n == 0)
+				errno = ECONNRESET;
+			return -1;
+		}
+		off += (size_t)n;
+	}
+	return 0;
+}
+
+static char *request(const char *path, int argc, char **argv)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	json_t *req = json_array();
+	char *body, *reply = NULL;
+	uint8_t hdr[4];
+	int fd;
+
+	for (int i = 0; i < argc; i++)
+		json_array_append_new(req, json_string(argv[i]));
+	body = json_dumps(req, JSON_COMPACT);
+	json_decref(req);
+	if (body == NULL)
+		return NULL;
+	size_t len = strlen(body);
+	if (len > P53_CTL_MAX_REQUEST) {
+		fprintf(stderr, "pop53ctl: request too large\n");
+		free(body);
+		return NULL;
+	}
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
+		fprintf(stderr, "pop53ctl: cannot connect to %s: %s (is pop53d running?)\n", path,
+			strerror(errno));
+		goto out;
+	}
+	hdr[0] = (uint8_t)(len >> 24);
+	hdr[1] = (uint8_t)(len >> 16);
+	hdr[2] = (uint8_t)(len >> 8);
+	hdr[3] = (uint8_t)len;
+	if (io_all(fd, hdr, 4, 1) != 0 || io_all(fd, body, len, 1) != 0 || io_all(fd, hdr, 4, 0) != 0) {
+		fprintf(stderr, "pop53ctl: %s: %s\n", path, strerror(errno));
+		goto out;
+	}
+	uint32_t rlen = (uint32_t)hdr[0] << 24 | (uint32_t)hdr[1] << 16 | (uint32_t)hdr[2] << 8 | hdr[3];
+	if (rlen > P53_CTL_MAX_REPLY) {
+		fprintf(stderr, "pop53ctl: reply of %u bytes is too large\n", rlen);
+		goto out;
+	}
+	reply = calloc(1, (size_t)rlen + 1);
+	if (reply == NULL || io_all(fd, reply, rlen, 0) != 0) {
+		fprintf(stderr, "pop53ctl: %s: reading the reply: %s\n", path, strerror(errno));
+		free(reply);
+		reply = NULL;
+	}
+out:
+	if (fd >= 0)
+		close(fd);
+	free(body);
+	return reply;
+}
+
+static json_int_t geti(const json_t *o, const char *k)
+{
+	return json_integer_value(json_object_get(o, k));
+}
+
+static void print_zones(const json_t *zones)
+{
+	size_t i;
+	json_t *z;
+
+	json_array_foreach(zones, i, z)
+		printf("  %-32s serial %-12" JSON_INTEGER_FORMAT " %s\n",
+		       json_string_value(json_object_get(z, "name")), geti(z, "serial"),
+		       json_string_value(json_object_get(z, "file")));
+}
+
+static void print_map(const char *title, const json_t *m)
+{
+	const char *k;
+	json_t *v;
+
+	printf("%s:", title);
+	json_object_foreach((json_t *)m, k, v)
+		printf(" %s=%" JSON_INTEGER_FORMAT, k, json_integer_value(v));
+	printf("\n");
+}
+
+static void print_human(const char *cmd, const char *sub, const json_t *r)
+{
+	if (strcmp(cmd, "status") == 0) {
+		const json_t *rl = json_object_get(r, "reloads");
+		printf("pop53d %s, identity %s, up %" JSON_INTEGER_FORMAT " s\n",
+		       json_string_value(json_object_get(r, "version")),
+		       json_string_value(json_object_get(r, "identity")), geti(r, "uptime_s"));
+		printf("port %s, %" JSON_INTEGER_FORMAT " worker(s), replicas %s\n",
+		       json_string_value(json_object_get(r, "port")), geti(r, "workers"),
+		       json_string_value(json_object_get(r, "replicas")));
+		printf("image %" JSON_INTEGER_FORMAT " bytes, %" JSON_INTEGER_FORMAT " records, generation %" JSON_INTEGER_FORMAT "\n",
+		       geti(r, "image_bytes"), geti(r, "records"), geti(r, "generation"));
+		printf("reloads: %" JSON_INTEGER_FORMAT " ok, %" JSON_INTEGER_FORMAT " failed%s%s\n",
+		       geti(rl, "ok"), geti(rl, "failed"),
+		       *json_string_value(json_object_get(rl, "last_error")) ? "; last error: " : "",
+		       json_string_value(json_object_get(rl, "last_error")));
+		printf("health: %s\n", json_is_null(json_object_get(r, "health")) ? "not tracked yet" : "see --json");
+		printf("zones:\n");
+		print_zones(json_object_get(r, "zones"));
+	} else if (strcmp(cmd, "stats") == 0) {
+		const json_t *s = json_object_get(r, "stats");
+		printf("queries %" JSON_INTEGER_FORMAT ", responses %" JSON_INTEGER_FORMAT ", tc %" JSON_INTEGER_FORMAT
+		       ", rx %" JSON_INTEGER_FORMAT ", tx %" JSON_INTEGER_FORMAT ", tx_fail %" JSON_INTEGER_FORMAT "\n",
+		       geti(s, "queries"), geti(s, "responses"), geti(s, "tc"), geti(s, "rx"), geti(s, "tx"),
+		       geti(s, "tx_fail"));
+		print_map("rcode", json_object_get(s, "rcode"));
+		print_map("qtype", json_object_get(s, "qtype"));
+		print_map("answers", json_object_get(s, "answers"));
+		print_map("drops", json_object_get(s, "drops"));
+		print_map("malformed", json_object_get(s, "malformed"));
+		print_map("port", json_object_get(s, "port"));
+		if (json_is_true(json_object_get(r, "reset")))
+			printf("counters reset\n");
+	} else if (strcmp(cmd, "workers") == 0) {
+		size_t i;
+		json_t *w;
+		printf("%-6s %-6s %12s %12s %12s %10s %10s %12s %6s\n", "worker", "lcore", "rx", "tx",
+		       "answered", "dropped", "tx_fail", "heartbeat", "idle");
+		json_array_foreach(json_object_get(r, "workers"), i, w)
+			printf("%-6" JSON_INTEGER_FORMAT " %-6" JSON_INTEGER_FORMAT " %12" JSON_INTEGER_FORMAT
+			       " %12" JSON_INTEGER_FORMAT " %12" JSON_INTEGER_FORMAT " %10" JSON_INTEGER_FORMAT
+			       " %10" JSON_INTEGER_FORMAT " %9.1f ms %5.1f%%\n",
+			       geti(w, "worker"), geti(w, "lcore"), geti(w, "rx"), geti(w, "tx"),
+			       geti(w, "answered"), geti(w, "dropped"), geti(w, "tx_fail"),
+			       json_real_value(json_object_get(w, "heartbeat_age_ms")),
+			       100.0 * json_real_value(json_object_get(w, "idle_ratio")));
+	} else if (strcmp(cmd, "zone") == 0 && sub != NULL && strcmp(sub, "list") == 0) {
+		print_zones(json_object_get(r, "zones"));
+	} else if (strcmp(cmd, "reload") == 0 || strcmp(cmd, "zone") == 0) {
+		printf("reloaded in %.1f ms\n", json_real_value(json_object_get(r, "ms")));
+		print_zones(json_object_get(r, "zones"));
+		if (json_object_get(r, "note") != NULL)
+			printf("note: %s\n", json_string_value(json_object_get(r, "note")));
+	} else if (strcmp(cmd, "config") == 0) {
+		printf("ok: %" JSON_INTEGER_FORMAT " records, image %" JSON_INTEGER_FORMAT " bytes\n",
+		       geti(r, "records"), geti(r, "image_bytes"));
+	} else {
+		char *s = json_dumps(r, JSON_INDENT(2));
+		printf("%s\n", s);
+		free(s);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"socket", required_argument, NULL, 's'},
+		{"json", no_argument, NULL, 'j'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	const char *path = "/run/pop53/control.sock";
+	int as_json = 0, opt, rc;
+
+	/* "+": stop at the first command word, so `stats --reset` reaches pop53d. */
+	while ((opt = getopt_long(argc, argv, "+s:jh", opts, NULL)) != -1) {
+		switch (opt) {
+		case 's':
+			path = optarg;
+			break;
+		case 'j':
+			as_json = 1;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind >= argc) {
+		usage(stderr);
+		return 2;
+	}
+	if (strcmp(argv[optind], "config") == 0 && argc - optind == 3) {
+		/* pop53d resolves the path from its own working directory: send an absolute one. */
+		char *abs = realpath(argv[optind + 2], NULL);
+		if (abs != NULL)
+			argv[optind + 2] = abs;
+	}
+	char *reply = request(path, argc - optind, argv + optind);
+	if (reply == NULL)
+		return 2;
+	json_error_t jerr;
+	json_t *r = json_loads(reply, 0, &jerr);
+	if (r == NULL || !json_is_object(r)) {
+		fprintf(stderr, "pop53ctl: malformed reply from pop53d: %s\n", jerr.text);
+		free(reply);
+		return 2;
+	}
+	rc = json_is_true(json_object_get(r, "ok")) ? 0 : 1;
+	if (as_json)
+		printf("%s\n", reply);
+	else if (rc != 0)
+		fprintf(stderr, "pop53ctl: %s\n", json_string_value(json_object_get(r, "error")));
+	else
+		print_human(argv[optind], argc - optind > 1 ? argv[optind + 1] : NULL, r);
+	json_decref(r);
+	free(reply);
+	return rc;
+}

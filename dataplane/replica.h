@@ -1,0 +1,27 @@
+/*
+ * A replica: what one worker answers from. The zone image plus the responder settings that a
+ * reload may change, published together so a worker never pairs an image with another
+ * reload's settings.
+ *
+ * Workers only read a replica, through one pointer they load once per burst; the control
+ * thread builds a new replica, swaps the pointer, waits with rte_rcu_qsbr until every worker
+ * has passed a quiescent state, and only then frees the old one (control/dataplane.c).
+ */
+#ifndef P53_REPLICA_H
+#define P53_REPLICA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dataplane/answer.h"
+
+struct p53_replica {
+	const void *image;              /* zone image (dataplane/image.h), or NULL: REFUSED */
+	size_t image_len;
+	uint64_t generation;            /* the image's generation */
+	struct p53_answer_conf conf;    /* points into the buffers below */
+	uint8_t identity[256];
+	uint8_t version[256];
+};
+
+#endif /* P53_REPLICA_H */

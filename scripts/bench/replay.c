@@ -1,0 +1,885 @@
+/*
+ * p53-replay: the replay benchmark. Feeds pre-built query frames through the exact per-burst
+ * code a worker runs (p53_worker_burst: frame parse, answer from the replica, rewrite in
+ * place) on one core, with no NIC and no kernel, and reports what one query costs.
+ *
+ * Per burst of P53_BURST: take mbufs from a mempool (rte_pktmbuf_alloc_bulk), copy the next
+ * pre-built frames in (this copy models the NIC's DMA), p53_worker_burst(), free the
+ * responses (rte_pktmbuf_free_bulk). A second loop does the same without p53_worker_burst
+ * (alloc + copy + free) so that cost can be subtracted: net = full - copy-only.
+ *
+ * Before timing, every pre-built frame is answered once and its response checked in full
+ * (RCODE, ANCOUNT, NSCOUNT, AA, ID, ports); during the timed run one response per burst is
+ * checked (RCODE, ANCOUNT), and after it the worker's counters must show one answer with the
+ * expected RCODE per query. Any mismatch exits 1: a benchmark that measures errors is
+ * worthless.
+ *
+ * The measured loops are replay_loop() and replay_copy_loop(), kept out of line so that
+ * `valgrind --tool=callgrind --toggle-collect=replay_loop` counts exactly one of them
+ * (scripts/bench/replay.sh --callgrind).
+ *
+ * Usage: p53-replay [EAL args --] -z NAME=FILE [-z ...] -m MIX [options]
+ * Without EAL args: -l 1 --no-huge -m 256 --no-shconf --file-prefix=p53-replay --no-telemetry
+ * --no-pci --log-level=*:warning.
+ * Last line of output: "RESULT key=value ..." for scripts.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/mman.h>
+
+#include <rte_byteorder.h>
+#include <rte_cycles.h>
+#include <rte_eal.h>
+#include <rte_errno.h>
+#include <rte_ip.h>
+#include <rte_lcore.h>
+#include <rte_malloc.h>
+#include <rte_mbuf.h>
+#include <rte_memcpy.h>
+#include <rte_mempool.h>
+#include <rte_udp.h>
+
+#include "control/image_build.h"
+#include "dataplane/dnsmsg.h"
+#include "dataplane/image.h"
+#include "dataplane/name.h"
+#include "dataplane/worker.h"
+
+#define MAX_ZONES     16
+#define FRAME_MAX     400       /* 14 + 40 + 8 + 12 + 255 + 4 + 11 + 4 + 11: fits any query */
+#define POOL_MBUFS    4095
+#define POOL_CACHE    256
+#define ETH_HLEN      14
+
+enum mix {
+	MIX_SMALL_A, MIX_NXDOMAIN, MIX_REFERRAL, MIX_BIG_A, MIX_ECS, MIX_STEERED,
+};
+
+static const char *const mix_names[] = {
+	[MIX_SMALL_A] = "small-a", [MIX_NXDOMAIN] = "nxdomain", [MIX_REFERRAL] = "referral",
+	[MIX_BIG_A] = "big-a", [MIX_ECS] = "ecs", [MIX_STEERED] = "steered",
+};
+
+/* What one pre-built frame is and what its response must look like. */
+struct frame_meta {
+	uint32_t off;           /* into the frame arena */
+	uint16_t len;
+	uint16_t dns_off;       /* DNS header offset, same in the query and the response */
+	uint16_t id;
+	uint16_t sport;
+	uint8_t  rcode;
+	uint8_t  aa;
+	uint16_t ancount;
+	uint16_t nscount;       /* exact for NXDOMAIN (the SOA); a minimum for referrals */
+};
+
+struct replay {
+	struct rte_mempool *mp;
+	struct p53_worker *w;
+	const uint8_t *arena;
+	const struct frame_meta *meta;
+	uint32_t n_frames;
+	/* first failure seen inside a measured loop */
+	int failed;
+	uint32_t fail_frame;
+	char fail[256];
+};
+
+struct opts {
+	struct p53_zone_src zones[MAX_ZONES];
+	int n_zones;
+	const char *zone_name;  /* the zone the mix queries; default the first -z */
+	enum mix mix;
+	uint64_t count;
+	double max_seconds;
+	uint32_t frames;
+	uint64_t seed;
+	unsigned int ipv6_pct;
+	uint16_t payload;
+	int copy_run;
+	int replica_eal;
+};
+
+/* ---- small helpers ------------------------------------------------------------------ */
+
+static uint64_t rng_state;
+
+static uint64_t rnd(void)
+{
+	/* xorshift64*: deterministic for a given -s, good enough to pick names. */
+	rng_state ^= rng_state >> 12;
+	rng_state ^= rng_state << 25;
+	rng_state ^= rng_state >> 27;
+	return rng_state * 0x2545F4914F6CDD1DULL;
+}
+
+static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+static void die(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	fputs("p53-replay: FAIL: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+	exit(1);
+}
+
+static void put16(uint8_t *p, uint16_t v)
+{
+	p[0] = (uint8_t)(v >> 8);
+	p[1] = (uint8_t)v;
+}
+
+static uint16_t get16(const uint8_t *p)
+{
+	return (uint16_t)((p[0] << 8) | p[1]);
+}
+
+/* Text name -> lower-case wire name; returns its length or -1. */
+static int name_from_text(uint8_t *dst, const char *txt)
+{
+	size_t n = 0, lab = 0;
+	uint8_t *len_at = dst;
+
+	if (strcmp(txt, ".") == 0) {
+		dst[0] = 0;
+		return 1;
+	}
+	n = 1;
+	for (const char *c = txt; *c != '\0'; c++) {
+		if (*c == '.') {
+			if (lab == 0)
+				return -1;      /* empty label */
+			*len_at = (uint8_t)lab;
+			len_at = dst + n++;
+			lab = 0;
+			if (c[1] == '\0')
+				break;
+			continue;
+		}
+		if (++lab > P53_LABEL_MAXLEN || n >= P53_NAME_MAXLEN)
+			return -1;
+		dst[n++] = p53_lower((uint8_t)*c);
+	}
+	if (lab != 0) {
+		*len_at = (uint8_t)lab;
+		len_at = dst + n++;
+	}
+	*len_at = 0;
+	return (int)n;
+}
+
+/* ---- the measured loops --------------------------------------------------------------- */
+
+static inline void copy_in(const struct replay *r, struct rte_mbuf *m, uint32_t f)
+{
+	const struct frame_meta *fm = &r->meta[f];
+
+	rte_memcpy(rte_pktmbuf_mtod(m, void *), r->arena + fm->off, fm->len);
+	m->data_len = fm->len;
+	m->pkt_len = fm->len;
+}
+
+/* One sampled response: QR, RCODE, ANCOUNT against what frame f expects. */
+static inline int sample_ok(const struct replay *r, const struct rte_mbuf *m, uint32_t f)
+{
+	const struct frame_meta *fm = &r->meta[f];
+	const uint8_t *h = rte_pktmbuf_mtod_offset(m, const uint8_t *, fm->dns_off);
+
+	return (h[2] & 0x80) != 0 && (h[3] & 0x0f) == fm->rcode && get16(h + 6) == fm->ancount;
+}
+
+/*
+ * The measured loop: alloc, copy in (the "DMA"), p53_worker_burst, free. Kept out of line
+ * for callgrind's --toggle-collect. Stops after `count` queries, or at TSC `deadline`
+ * (0: none), or at the first failure (r->failed). Returns the queries answered.
+ */
+__attribute__((noinline)) uint64_t replay_loop(struct replay *r, uint64_t count, uint64_t deadline)
+{
+	struct rte_mbuf *pkts[P53_BURST], *out[P53_BURST];
+	uint64_t done = 0;
+	uint32_t fi = 0;
+	unsigned int burst = 0;
+
+	while (done < count) {
+		uint16_t n = count - done < P53_BURST ? (uint16_t)(count - done) : P53_BURST;
+		uint32_t first = fi;
+
+		if (rte_pktmbuf_alloc_bulk(r->mp, pkts, n) != 0) {
+			r->failed = 1;
+			snprintf(r->fail, sizeof(r->fail), "mempool empty after %" PRIu64 " queries", done);
+			break;
+		}
+		for (uint16_t i = 0; i < n; i++) {
+			copy_in(r, pkts[i], fi);
+			if (++fi == r->n_frames)
+				fi = 0;
+		}
+		uint16_t n_out = p53_worker_burst(r->w, pkts, n, out);
+		if (n_out != n) {
+			r->failed = 1;
+			r->fail_frame = first;
+			snprintf(r->fail, sizeof(r->fail), "burst of %u queries gave %u responses", n, n_out);
+			rte_pktmbuf_free_bulk(out, n_out);
+			break;
+		}
+		/* Check one response per burst, a different slot each time. */
+		unsigned int k = (burst * 7u) % n;
+		uint32_t sf = first + k;
+		if (sf >= r->n_frames)
+			sf -= r->n_frames;
+		if (!sample_ok(r, out[k], sf)) {
+			r->failed = 1;
+			r->fail_frame = sf;
+			snprintf(r->fail, sizeof(r->fail), "sampled response to frame %u: wrong QR/RCODE/ANCOUNT", sf);
+			rte_pktmbuf_free_bulk(out, n_out);
+			break;
+		}
+		rte_pktmbuf_free_bulk(out, n_out);
+		done += n;
+		if ((++burst & 63u) == 0 && deadline != 0 && rte_rdtsc() > deadline)
+			break;
+	}
+	return done;
+}
+
+/* The same loop without p53_worker_burst: what the copy (and mbuf alloc/free) cost. */
+__attribute__((noinline)) uint64_t replay_copy_loop(struct replay *r, uint64_t count, uint64_t deadline)
+{
+	struct rte_mbuf *pkts[P53_BURST];
+	uint64_t done = 0;
+	uint32_t fi = 0;
+	unsigned int burst = 0;
+
+	while (done < count) {
+		uint16_t n = count - done < P53_BURST ? (uint16_t)(count - done) : P53_BURST;
+
+		if (rte_pktmbuf_alloc_bulk(r->mp, pkts, n) != 0) {
+			r->failed = 1;
+			snprintf(r->fail, sizeof(r->fail), "mempool empty after %" PRIu64 " copies", done);
+			break;
+		}
+		for (uint16_t i = 0; i < n; i++) {
+			copy_in(r, pkts[i], fi);
+			if (++fi == r->n_frames)
+				fi = 0;
+		}
+		rte_pktmbuf_free_bulk(pkts, n);
+		done += n;
+		if ((++burst & 63u) == 0 && deadline != 0 && rte_rdtsc() > deadline)
+			break;
+	}
+	return done;
+}
+
+/* ---- choosing the query names from the image ----------------------------------------- */
+
+struct pick {
+	uint32_t node;
+	uint16_t qtype;
+	uint16_t ancount;
+	uint16_t nscount;
+};
+
+static uint32_t zone_index(const void *img, const char *name)
+{
+	uint8_t want[P53_NAME_MAXLEN + 1];
+	int wl = name_from_text(want, name);
+	const struct p53_image_hdr *h = p53_image_hdr(img);
+
+	if (wl < 0)
+		die("bad zone name '%s'", name);
+	for (uint32_t z = 0; z < h->n_zones; z++) {
+		const struct p53_image_zone *zn = p53_image_zone(img, z);
+		if (zn->name_len == wl && p53_name_equal(p53_image_name(img, zn->name_off), want))
+			return z;
+	}
+	die("zone '%s' is not in the image", name);
+}
+
+static int plain_node(const struct p53_image_node *nd, uint32_t zone)
+{
+	const uint16_t skip = P53_NODE_CUT | P53_NODE_DNAME | P53_NODE_CNAME | P53_NODE_ENT |
+			      P53_NODE_WILD | P53_NODE_GLUE;
+
+	return nd->zone == zone && (nd->flags & skip) == 0 && nd->occluder == P53_NONE;
+}
+
+/* Candidates for the mix: owners with A (and AAAA for small-a/ecs), or delegation points. */
+static struct pick *candidates(const void *img, uint32_t zone, enum mix mix, size_t *np)
+{
+	const struct p53_image_hdr *h = p53_image_hdr(img);
+	struct pick *p = calloc((size_t)h->n_nodes * 2 + 1, sizeof(*p));
+	size_t n = 0;
+
+	if (p == NULL)
+		die("out of memory");
+	for (uint32_t i = 0; i < h->n_nodes; i++) {
+		const struct p53_image_node *nd = p53_image_node(img, i);
+		if (mix == MIX_REFERRAL) {
+			if (nd->zone != zone || (nd->flags & P53_NODE_CUT) == 0 ||
+			    (nd->flags & P53_NODE_APEX) != 0 || nd->occluder != P53_NONE)
+				continue;
+			uint32_t ns = p53_image_node_rrset(img, nd, P53_T_NS);
+			if (ns == P53_NONE)
+				continue;
+			p[n++] = (struct pick){i, P53_T_A, 0, p53_image_rrset(img, ns)->count};
+			continue;
+		}
+		if (!plain_node(nd, zone))
+			continue;
+		uint32_t a = p53_image_node_rrset(img, nd, P53_T_A);
+		if (a != P53_NONE)
+			p[n++] = (struct pick){i, P53_T_A, p53_image_rrset(img, a)->count, 0};
+		if (mix == MIX_BIG_A)
+			continue;
+		uint32_t aaaa = p53_image_node_rrset(img, nd, P53_T_AAAA);
+		if (aaaa != P53_NONE)
+			p[n++] = (struct pick){i, P53_T_AAAA, p53_image_rrset(img, aaaa)->count, 0};
+	}
+	*np = n;
+	return p;
+}
+
+/* ---- building the frames ---------------------------------------------------------------- */
+
+static const uint8_t mac_server[6] = {0x02, 0x00, 0x00, 0x00, 0x00, 0x53};
+static const uint8_t mac_client[6] = {0x02, 0x00, 0x00, 0x00, 0x00, 0x01};
+static const uint8_t v6_client[16] = {0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x01};
+static const uint8_t v6_server[16] = {0x20, 0x01, 0x0d, 0xb8, 0, 0x53, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x53};
+
+/*
+ * One query frame: Ethernet, IPv4 192.0.2.1 -> 192.0.2.53 (or IPv6 2001:db8::1 ->
+ * 2001:db8:53::53), UDP random source port -> 53 with a correct checksum, DNS with a random
+ * ID, RD=0 (resolvers querying an authority), one question, an OPT with our payload size and
+ * DO=0, and in the ecs mix an ECS option (RFC 7871) for a random /24 (or /56).
+ */
+static uint16_t build_frame(uint8_t *f, int v6, const uint8_t *qname, int qlen, uint16_t qtype,
+			    uint16_t payload, int ecs, uint16_t id, uint16_t sport, uint16_t *dns_off)
+{
+	uint16_t l3 = ETH_HLEN;
+	uint16_t l4 = (uint16_t)(l3 + (v6 ? 40 : 20));
+	uint16_t dns = (uint16_t)(l4 + 8);
+	uint8_t *d = f + dns;
+	size_t n = 0;
+
+	memcpy(f, mac_server, 6);
+	memcpy(f + 6, mac_client, 6);
+	put16(f + 12, v6 ? 0x86dd : 0x0800);
+
+	put16(d + n, id); n += 2;
+	put16(d + n, 0); n += 2;        /* QUERY, RD=0 */
+	put16(d + n, 1); n += 2;        /* QDCOUNT */
+	put16(d + n, 0); n += 2;
+	put16(d + n, 0); n += 2;
+	put16(d + n, 1); n += 2;        /* ARCOUNT: the OPT */
+	memcpy(d + n, qname, (size_t)qlen); n += (size_t)qlen;
+	put16(d + n, qtype); n += 2;
+	put16(d + n, P53_C_IN); n += 2;
+	d[n++] = 0;                     /* OPT owner: root (RFC 6891 §6.1.2) */
+	put16(d + n, P53_T_OPT); n += 2;
+	put16(d + n, payload); n += 2;  /* CLASS = requestor's payload size */
+	put16(d + n, 0); n += 2;        /* extended RCODE, version 0 */
+	put16(d + n, 0); n += 2;        /* DO=0 */
+	if (ecs) {
+		uint64_t r = rnd();
+		if (!v6) {
+			put16(d + n, 11); n += 2;               /* RDLENGTH */
+			put16(d + n, P53_EDNS_ECS); n += 2;
+			put16(d + n, 7); n += 2;
+			put16(d + n, 1); n += 2;                /* FAMILY 1: IPv4 */
+			d[n++] = 24;                            /* SOURCE PREFIX-LENGTH */
+			d[n++] = 0;                             /* SCOPE PREFIX-LENGTH */
+			d[n++] = (uint8_t)(1 + r % 223);        /* 1.x.x.0/24 .. 223.x.x.0/24 */
+			d[n++] = (uint8_t)(r >> 8);
+			d[n++] = (uint8_t)(r >> 16);
+		} else {
+			put16(d + n, 15); n += 2;
+			put16(d + n, P53_EDNS_ECS); n += 2;
+			put16(d + n, 11); n += 2;
+			put16(d + n, 2); n += 2;                /* FAMILY 2: IPv6 */
+			d[n++] = 56;
+			d[n++] = 0;
+			d[n++] = 0x20;                          /* 2000::/3 */
+			for (int i = 1; i < 7; i++)
+				d[n++] = (uint8_t)(r >> (8 * i));
+		}
+	} else {
+		put16(d + n, 0); n += 2;        /* RDLENGTH */
+	}
+
+	uint16_t udp_len = (uint16_t)(8 + n);
+	struct rte_udp_hdr *udp = (struct rte_udp_hdr *)(f + l4);
+	udp->src_port = rte_cpu_to_be_16(sport);
+	udp->dst_port = rte_cpu_to_be_16(53);
+	udp->dgram_len = rte_cpu_to_be_16(udp_len);
+	udp->dgram_cksum = 0;
+	if (!v6) {
+		struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)(f + l3);
+		memset(ip, 0, sizeof(*ip));
+		ip->version_ihl = 0x45;
+		ip->total_length = rte_cpu_to_be_16((uint16_t)(20 + udp_len));
+		ip->packet_id = rte_cpu_to_be_16((uint16_t)rnd());
+		ip->fragment_offset = rte_cpu_to_be_16(RTE_IPV4_HDR_DF_FLAG);
+		ip->time_to_live = 64;
+		ip->next_proto_id = IPPROTO_UDP;
+		ip->src_addr = rte_cpu_to_be_32(RTE_IPV4(192, 0, 2, 1));
+		ip->dst_addr = rte_cpu_to_be_32(RTE_IPV4(192, 0, 2, 53));
+		ip->hdr_checksum = rte_ipv4_cksum(ip);
+		udp->dgram_cksum = rte_ipv4_udptcp_cksum(ip, udp);
+	} else {
+		struct rte_ipv6_hdr *ip = (struct rte_ipv6_hdr *)(f + l3);
+		memset(ip, 0, sizeof(*ip));
+		ip->vtc_flow = rte_cpu_to_be_32(6u << 28);
+		ip->payload_len = rte_cpu_to_be_16(udp_len);
+		ip->proto = IPPROTO_UDP;
+		ip->hop_limits = 64;
+		memcpy(ip->src_addr, v6_client, 16);
+		memcpy(ip->dst_addr, v6_server, 16);
+		udp->dgram_cksum = rte_ipv6_udptcp_cksum(ip, udp);
+	}
+	*dns_off = dns;
+	return (uint16_t)(dns + n);
+}
+
+/* Prefix a random label to `base` (wire): "<prefix><random>.<base>". */
+static int random_below(uint8_t *dst, const char *prefix, const uint8_t *base, int blen)
+{
+	static const char alnum[] = "abcdefghijklmnopqrstuvwxyz0123456789";
+	int pl = (int)strlen(prefix);
+	int ll = pl + 10;
+
+	if (1 + ll + blen > P53_NAME_MAXLEN)
+		return -1;
+	dst[0] = (uint8_t)ll;
+	memcpy(dst + 1, prefix, (size_t)pl);
+	for (int i = 0; i < 10; i++)
+		dst[1 + pl + i] = (uint8_t)alnum[rnd() % 36];
+	memcpy(dst + 1 + ll, base, (size_t)blen);
+	return 1 + ll + blen;
+}
+
+static uint8_t *build_frames(const void *img, const struct opts *o, struct frame_meta *meta)
+{
+	uint32_t zone = zone_index(img, o->zone_name);
+	const struct p53_image_zone *zn = p53_image_zone(img, zone);
+	const uint8_t *apex = p53_image_name(img, zn->name_off);
+	uint8_t *arena = malloc((size_t)o->frames * FRAME_MAX);
+	struct pick *picks = NULL;
+	size_t n_picks = 0;
+	uint32_t off = 0;
+	char txt[1024];
+
+	if (arena == NULL)
+		die("out of memory for %u frames", o->frames);
+	if (o->mix == MIX_NXDOMAIN) {
+		if (p53_image_node(img, zn->apex)->wildcard != P53_NONE)
+			die("zone %s has a wildcard at the apex: no name under it is NXDOMAIN", o->zone_name);
+	} else {
+		picks = candidates(img, zone, o->mix, &n_picks);
+		if (n_picks == 0)
+			die("zone %s has no %s for mix %s", o->zone_name,
+			    o->mix == MIX_REFERRAL ? "delegation (NS below the apex)" :
+			    o->mix == MIX_BIG_A ? "A owners" : "A/AAAA owners", mix_names[o->mix]);
+	}
+	fprintf(stderr, "p53-replay: mix %s on %s: %zu candidate %s, %u frames\n", mix_names[o->mix],
+		o->zone_name, n_picks, o->mix == MIX_REFERRAL ? "delegations" : "owner/type pairs",
+		o->frames);
+
+	for (uint32_t i = 0; i < o->frames; i++) {
+		uint8_t qname[P53_NAME_MAXLEN + 1];
+		int qlen;
+		uint16_t qtype = P53_T_A;
+		struct frame_meta *fm = &meta[i];
+		int v6 = (rnd() % 100) < o->ipv6_pct;
+
+		memset(fm, 0, sizeof(*fm));
+		if (o->mix == MIX_NXDOMAIN) {
+			do {
+				qlen = random_below(qname, "nx-", apex, zn->name_len);
+				if (qlen < 0)
+					die("zone name too long for the nxdomain mix");
+			} while (p53_image_find(img, qname, (size_t)qlen,
+						p53_name_hash(qname, (size_t)qlen)) != P53_NONE);
+			fm->rcode = P53_RCODE_NXDOMAIN;
+			fm->aa = 1;
+			fm->nscount = 1;        /* the SOA (RFC 2308 §3) */
+		} else {
+			const struct pick *p = &picks[rnd() % n_picks];
+			const struct p53_image_node *nd = p53_image_node(img, p->node);
+			const uint8_t *owner = p53_image_name(img, nd->name_off);
+			if (o->mix == MIX_REFERRAL) {
+				qlen = random_below(qname, "h-", owner, nd->name_len);
+				if (qlen < 0) {
+					memcpy(qname, owner, nd->name_len);
+					qlen = nd->name_len;
+				}
+				fm->aa = 0;     /* RFC 1034 §4.3.2 step 3b: not authoritative */
+				fm->nscount = p->nscount;
+			} else {
+				memcpy(qname, owner, nd->name_len);
+				qlen = nd->name_len;
+				fm->aa = 1;
+				fm->ancount = p->ancount;
+			}
+			qtype = p->qtype;
+			fm->rcode = P53_RCODE_NOERROR;
+		}
+		if (i < 3)
+			fprintf(stderr, "p53-replay:   e.g. %s %s\n", p53_name_to_str(txt, sizeof(txt), qname),
+				qtype == P53_T_AAAA ? "AAAA" : "A");
+		fm->off = off;
+		fm->id = (uint16_t)rnd();
+		fm->sport = (uint16_t)(1024 + rnd() % (65536 - 1024));
+		fm->len = build_frame(arena + off, v6, qname, qlen, qtype, o->payload,
+				      o->mix == MIX_ECS, fm->id, fm->sport, &fm->dns_off);
+		off += fm->len;
+	}
+	free(picks);
+	return arena;
+}
+
+/* ---- full check of every frame's response, before timing ---------------------------- */
+
+static void verify_response(const struct frame_meta *fm, const struct rte_mbuf *m, uint32_t f,
+			    uint64_t *dns_bytes, uint64_t *frame_bytes)
+{
+	const uint8_t *fr = rte_pktmbuf_mtod(m, const uint8_t *);
+	uint16_t len = rte_pktmbuf_data_len(m);
+	const uint8_t *h = fr + fm->dns_off;
+	uint16_t sport_resp;
+
+	if (len < fm->dns_off + P53_DNS_HDR_LEN)
+		die("frame %u: response of %u bytes is too short", f, len);
+	sport_resp = get16(fr + fm->dns_off - 8);
+	if (sport_resp != 53 || get16(fr + fm->dns_off - 6) != fm->sport)
+		die("frame %u: response ports %u -> %u, expected 53 -> %u", f, sport_resp,
+		    get16(fr + fm->dns_off - 6), fm->sport);
+	if (memcmp(fr, mac_client, 6) != 0)
+		die("frame %u: response not addressed to the client MAC", f);
+	if (get16(h) != fm->id)
+		die("frame %u: response ID %04x, query ID %04x", f, get16(h), fm->id);
+	if ((h[2] & 0x80) == 0)
+		die("frame %u: QR=0 in the response", f);
+	if ((h[3] & 0x0f) != fm->rcode)
+		die("frame %u: RCODE %u, expected %u", f, h[3] & 0x0f, fm->rcode);
+	if (((h[2] & 0x04) != 0) != (fm->aa != 0))
+		die("frame %u: AA=%u, expected %u", f, (h[2] & 0x04) != 0, fm->aa);
+	if (get16(h + 4) != 1)
+		die("frame %u: QDCOUNT %u", f, get16(h + 4));
+	if (get16(h + 6) != fm->ancount)
+		die("frame %u: ANCOUNT %u, expected %u", f, get16(h + 6), fm->ancount);
+	if (fm->rcode == P53_RCODE_NXDOMAIN && get16(h + 8) != fm->nscount)
+		die("frame %u: NSCOUNT %u, expected %u (the SOA)", f, get16(h + 8), fm->nscount);
+	if (fm->aa == 0 && get16(h + 8) < fm->nscount)
+		die("frame %u: referral NSCOUNT %u, expected %u NS", f, get16(h + 8), fm->nscount);
+	if (get16(h + 10) < 1)
+		die("frame %u: no OPT in the response to an EDNS query (RFC 6891 §7)", f);
+	*dns_bytes += (uint64_t)(len - fm->dns_off);
+	*frame_bytes += len;
+}
+
+static void verify_all(struct replay *r, double *avg_dns, double *avg_frame)
+{
+	struct rte_mbuf *pkts[P53_BURST], *out[P53_BURST];
+	uint64_t dns_bytes = 0, frame_bytes = 0;
+
+	for (uint32_t f = 0; f < r->n_frames; f += P53_BURST) {
+		uint16_t n = r->n_frames - f < P53_BURST ? (uint16_t)(r->n_frames - f) : P53_BURST;
+		if (rte_pktmbuf_alloc_bulk(r->mp, pkts, n) != 0)
+			die("mempool empty");
+		for (uint16_t i = 0; i < n; i++)
+			copy_in(r, pkts[i], f + i);
+		uint16_t n_out = p53_worker_burst(r->w, pkts, n, out);
+		if (n_out != n)
+			die("frames %u..%u: %u queries gave %u responses (worker dropped some)", f,
+			    f + n - 1, n, n_out);
+		for (uint16_t i = 0; i < n; i++)
+			verify_response(&r->meta[f + i], out[i], f + i, &dns_bytes, &frame_bytes);
+		rte_pktmbuf_free_bulk(out, n_out);
+	}
+	*avg_dns = (double)dns_bytes / r->n_frames;
+	*avg_frame = (double)frame_bytes / r->n_frames;
+}
+
+/* ---- main --------------------------------------------------------------------------------- */
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: p53-replay [EAL args --] -z NAME=FILE [-z NAME=FILE ...] -m MIX [options]\n"
+		"  -m MIX          small-a | nxdomain | referral | big-a | ecs | steered\n"
+		"  -z NAME=FILE    compile this zone into the image (repeatable)\n"
+		"  -Z NAME         the zone the mix queries (default: the first -z)\n"
+		"  -n COUNT        queries per measured run (default 2000000)\n"
+		"  -t SECONDS      stop a measured run after this long (default 30)\n"
+		"  -f FRAMES       distinct pre-built query frames, cycled (default 65536)\n"
+		"  -s SEED         random seed (default 53)\n"
+		"  -6 PERCENT      share of IPv6 frames (default 0)\n"
+		"  --payload N     EDNS UDP payload size in the queries (default 1232)\n"
+		"  --no-copy-run   skip the copy-only run (callgrind)\n"
+		"  --replica eal   put the replica in rte_malloc memory (as pop53d does) instead of\n"
+		"                  2 MiB-aligned THP memory (the default; models hugepages)\n"
+		"EAL args default to: -l 1 --no-huge -m 256 --no-shconf --file-prefix=p53-replay\n"
+		"                     --no-telemetry --no-pci --log-level=*:warning\n");
+}
+
+static void parse_opts(int argc, char **argv, struct opts *o)
+{
+	static const struct option lopts[] = {
+		{"payload", required_argument, NULL, 'P'},
+		{"no-copy-run", no_argument, NULL, 'C'},
+		{"replica", required_argument, NULL, 'R'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	int opt;
+	int have_mix = 0;
+
+	*o = (struct opts){.count = 2000000, .max_seconds = 30, .frames = 65536, .seed = 53,
+			   .payload = 1232, .copy_run = 1};
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "m:z:Z:n:t:f:s:6:h", lopts, NULL)) != -1) {
+		switch (opt) {
+		case 'm':
+			have_mix = 0;
+			for (size_t i = 0; i < RTE_DIM(mix_names); i++)
+				if (strcmp(optarg, mix_names[i]) == 0) {
+					o->mix = (enum mix)i;
+					have_mix = 1;
+				}
+			if (!have_mix)
+				die("unknown mix '%s'", optarg);
+			break;
+		case 'z': {
+			char *eq = strchr(optarg, '=');
+			if (eq == NULL || o->n_zones == MAX_ZONES)
+				die("-z wants NAME=FILE (at most %d)", MAX_ZONES);
+			*eq = '\0';
+			o->zones[o->n_zones].name = optarg;
+			o->zones[o->n_zones].file = eq + 1;
+			o->n_zones++;
+			break;
+		}
+		case 'Z':
+			o->zone_name = optarg;
+			break;
+		case 'n':
+			o->count = strtoull(optarg, NULL, 10);
+			break;
+		case 't':
+			o->max_seconds = strtod(optarg, NULL);
+			break;
+		case 'f':
+			o->frames = (uint32_t)strtoul(optarg, NULL, 10);
+			break;
+		case 's':
+			o->seed = strtoull(optarg, NULL, 10);
+			break;
+		case '6':
+			o->ipv6_pct = (unsigned int)strtoul(optarg, NULL, 10);
+			break;
+		case 'P':
+			o->payload = (uint16_t)strtoul(optarg, NULL, 10);
+			break;
+		case 'C':
+			o->copy_run = 0;
+			break;
+		case 'R':
+			o->replica_eal = strcmp(optarg, "eal") == 0;
+			break;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		default:
+			usage(stderr);
+			exit(2);
+		}
+	}
+	if (!have_mix) {
+		usage(stderr);
+		exit(2);
+	}
+	if (o->mix != MIX_STEERED && o->n_zones == 0)
+		die("no zone: give -z NAME=FILE");
+	if (o->zone_name == NULL && o->n_zones > 0)
+		o->zone_name = o->zones[0].name;
+	if (o->frames == 0 || o->count == 0 || o->ipv6_pct > 100)
+		die("bad -f, -n or -6");
+}
+
+static void *make_replica(const void *img, size_t len, int eal, const char **where)
+{
+	void *r = NULL;
+
+	if (eal) {
+		r = rte_malloc_socket("p53_replica", len, RTE_CACHE_LINE_SIZE,
+				      (int)rte_socket_id());
+		if (r != NULL) {
+			*where = "rte_malloc";
+			memcpy(r, img, len);
+			return r;
+		}
+		fprintf(stderr, "p53-replay: rte_malloc of %zu bytes failed (EAL -m too small?); "
+			"using THP memory\n", len);
+	}
+	size_t huge = 2u << 20;
+	size_t alen = (len + huge - 1) & ~(huge - 1);
+	if (posix_memalign(&r, huge, alen) != 0)
+		return NULL;
+	(void)madvise(r, alen, MADV_HUGEPAGE);  /* best effort, like hugepages in production */
+	memcpy(r, img, len);
+	*where = "THP (2 MiB-aligned, MADV_HUGEPAGE)";
+	return r;
+}
+
+int main(int argc, char **argv)
+{
+	/* --in-memory is refused with --no-huge by DPDK 22.11 ("--legacy-mem is not compatible");
+	 * --no-shconf and our own prefix keep us off other DPDK processes' runtime files. */
+	static char *def_eal[] = {"p53-replay", "-l", "1", "--no-huge", "-m", "256", "--no-shconf",
+				  "--file-prefix=p53-replay", "--no-telemetry", "--no-pci",
+				  "--log-level=*:warning", NULL};
+	struct opts o;
+	char err[1024] = "";
+	int sep = -1;
+
+	for (int i = 1; i < argc; i++)
+		if (strcmp(argv[i], "--") == 0) {
+			sep = i;
+			break;
+		}
+	/* App options: after "--" when EAL args are given, else all of argv. */
+	{
+		int app_argc = sep < 0 ? argc : argc - sep;
+		char **app_argv = sep < 0 ? argv : argv + sep;
+		if (sep >= 0)
+			app_argv[0] = argv[0];
+		parse_opts(app_argc, app_argv, &o);
+	}
+	if (o.mix == MIX_STEERED) {
+		printf("steered: not available until the steering issue lands\n");
+		printf("RESULT mix=steered status=skipped\n");
+		return 0;
+	}
+	rng_state = o.seed * 0x9E3779B97F4A7C15ULL + 1;
+
+	size_t img_len = 0;
+	uint64_t t_build = rte_get_tsc_cycles();
+	void *img = p53_image_build(o.zones, (size_t)o.n_zones, &img_len, err, sizeof(err), NULL, NULL);
+	if (img == NULL)
+		die("zone compile: %s", err);
+	t_build = rte_get_tsc_cycles() - t_build;
+
+	optind = 0;     /* glibc: fully reset getopt for the EAL parser */
+	int eal_rc = sep < 0 ? rte_eal_init((int)RTE_DIM(def_eal) - 1, def_eal)
+			     : rte_eal_init(sep, argv);
+	if (eal_rc < 0)
+		die("EAL init: %s", rte_strerror(rte_errno));
+	uint64_t hz = rte_get_tsc_hz();
+	fprintf(stderr, "p53-replay: image %zu bytes, %" PRIu32 " records, %" PRIu32 " nodes (compiled in %.1f s)\n",
+		img_len, p53_image_hdr(img)->n_records, p53_image_hdr(img)->n_nodes,
+		(double)t_build / (double)hz);
+
+	const char *where = "";
+	void *rep = make_replica(img, img_len, o.replica_eal, &where);
+	if (rep == NULL)
+		die("out of memory for the replica (%zu bytes)", img_len);
+	free(img);
+	img = NULL;
+
+	struct frame_meta *meta = calloc(o.frames, sizeof(*meta));
+	if (meta == NULL)
+		die("out of memory");
+	uint8_t *arena = build_frames(rep, &o, meta);
+
+	struct rte_mempool *mp = rte_pktmbuf_pool_create("p53_replay", POOL_MBUFS, POOL_CACHE, 0,
+							 RTE_MBUF_DEFAULT_BUF_SIZE, (int)rte_socket_id());
+	if (mp == NULL)
+		die("mempool: %s", rte_strerror(rte_errno));
+
+	struct p53_worker *w = rte_zmalloc("p53_replay_worker", sizeof(*w), RTE_CACHE_LINE_SIZE);
+	static const char identity[] = "replay";
+	if (w == NULL)
+		die("out of memory for the worker");
+	/* As control/main.c sets it up for a port without checksum offload. */
+	w->lcore = rte_lcore_id();
+	w->tx_offload = 0;
+	static struct p53_replica replica;
+	replica.image = rep;
+	replica.conf.identity = (const uint8_t *)identity;
+	replica.conf.identity_len = (uint8_t)strlen(identity);
+	replica.conf.edns_max_payload = 1232;
+	w->replica = &replica; /* no reloads here: no RCU variable, w->qsbr stays NULL */
+	static volatile int never;
+	w->stop = &never;
+
+	struct replay r = {.mp = mp, .w = w, .arena = arena, .meta = meta, .n_frames = o.frames};
+	double avg_dns, avg_frame;
+	verify_all(&r, &avg_dns, &avg_frame);
+	fprintf(stderr, "p53-replay: all %u frames answered and checked (RCODE %u, AA, ANCOUNT, NSCOUNT, ID, ports)\n",
+		o.frames, meta[0].rcode);
+
+	uint64_t copy_done = 0, copy_cyc = 0;
+	if (o.copy_run) {
+		uint64_t t0 = rte_rdtsc_precise();
+		copy_done = replay_copy_loop(&r, o.count, t0 + (uint64_t)(o.max_seconds * (double)hz));
+		copy_cyc = rte_rdtsc_precise() - t0;
+		if (r.failed)
+			die("copy run: %s", r.fail);
+	}
+
+	struct p53_worker_stats before = w->stats;
+	uint64_t t0 = rte_rdtsc_precise();
+	uint64_t done = replay_loop(&r, o.count, t0 + (uint64_t)(o.max_seconds * (double)hz));
+	uint64_t cyc = rte_rdtsc_precise() - t0;
+	if (r.failed)
+		die("measured run: %s (after %" PRIu64 " queries)", r.fail, done);
+	uint8_t rc = meta[0].rcode;
+	uint64_t answered = w->stats.answered - before.answered;
+	uint64_t with_rc = w->stats.ans.rcode[rc] - before.ans.rcode[rc];
+	if (done == 0 || answered != done || with_rc != done)
+		die("measured run: %" PRIu64 " queries, %" PRIu64 " answered, %" PRIu64 " with RCODE %u",
+		    done, answered, with_rc, rc);
+
+	double ns = (double)cyc * 1e9 / (double)hz / (double)done;
+	double copy_ns = copy_done ? (double)copy_cyc * 1e9 / (double)hz / (double)copy_done : 0;
+	double net_ns = ns - copy_ns;
+	double mqps = 1e3 / ns;
+	double net_mqps = net_ns > 0 ? 1e3 / net_ns : 0;
+
+	printf("mix %s, zone %s, %u frames (%u%% IPv6), replica in %s\n", mix_names[o.mix],
+	       o.zone_name, o.frames, o.ipv6_pct, where);
+	printf("  queries            %" PRIu64 " in %.3f s, all answered with RCODE %u (counters and %" PRIu64 " sampled responses checked)\n",
+	       done, (double)cyc / (double)hz, rc, (done + P53_BURST - 1) / P53_BURST);
+	printf("  full loop          %.1f ns/query  %.2f Mqps  (alloc + copy + p53_worker_burst + free)\n", ns, mqps);
+	if (o.copy_run) {
+		printf("  copy-only loop     %.1f ns/query  (alloc + copy + free: the modelled NIC DMA)\n", copy_ns);
+		printf("  net (full - copy)  %.1f ns/query  %.2f Mqps on one core\n", net_ns, net_mqps);
+	}
+	printf("  response size      %.1f bytes DNS, %.1f bytes frame (average)\n", avg_dns, avg_frame);
+	printf("RESULT mix=%s zone=%s frames=%u ipv6_pct=%u queries=%" PRIu64 " ns=%.2f copy_ns=%.2f net_ns=%.2f"
+	       " mqps=%.3f net_mqps=%.3f resp_dns=%.1f resp_frame=%.1f image_bytes=%zu records=%" PRIu32
+	       " tsc_hz=%" PRIu64 "\n",
+	       mix_names[o.mix], o.zone_name, o.frames, o.ipv6_pct, done, ns, copy_ns, net_ns, mqps, net_mqps,
+	       avg_dns, avg_frame, img_len, p53_image_hdr(rep)->n_records, hz);
+
+	rte_free(w);
+	rte_mempool_free(mp);
+	free(arena);
+	free(meta);
+	if (o.replica_eal && strcmp(where, "rte_malloc") == 0)
+		rte_free(rep);
+	else
+		free(rep);
+	rte_eal_cleanup();
+	return 0;
+}

@@ -1,0 +1,315 @@
+#!/usr/bin/env bash
+# Replay benchmark: what one query costs on one core, with no NIC and no kernel.
+#
+# Runs build/scripts/bench/p53-replay (scripts/bench/replay.c) for each query mix: pre-built
+# query frames go through p53_worker_burst (the worker's real per-burst path) in bursts of
+# 32, and it reports ns/query (timed) and instructions/query (callgrind). Writes the results
+# into docs/BENCHMARKS.md between <!-- replay:begin --> and <!-- replay:end -->.
+#
+# Usage: scripts/bench/replay.sh [--timed | --callgrind] [--runs N] [-n COUNT]
+#                                [--no-write] [MIX ...]
+#   MIX: small-a nxdomain referral big-a ecs steered (default: all of them)
+#   --timed       only the timed runs (RUNS runs per mix, the median is reported)
+#   --callgrind   only the callgrind runs (instructions/query and the top functions)
+#   (default: both)
+# Environment: BUILD (meson build dir, default build-replay), CPU (default 1), BIG_ZONE and
+# BIG_ZONE_NAME (the big-a zone; default: scripts/bench/genzone.py BIG_N records into
+# $BUILD/bench/big.test.zone, zone big.test.), BIG_N (default 1000000), FRAMES (distinct query
+# frames, default 65536), CG_COUNT (queries under callgrind, default 20000).
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+# shellcheck source=scripts/bench/lib.sh
+. "$ROOT/scripts/bench/lib.sh"
+
+BUILD=${BUILD:-build-replay}
+case $BUILD in /*) ;; *) BUILD="$ROOT/$BUILD" ;; esac
+CPU=${CPU:-1}
+BIG_N=${BIG_N:-1000000}
+FRAMES=${FRAMES:-65536}
+CG_COUNT=${CG_COUNT:-20000}
+DOC="$ROOT/docs/BENCHMARKS.md"
+BEGIN_MARK='<!-- replay:begin -->'
+END_MARK='<!-- replay:end -->'
+ALL_MIXES="small-a nxdomain referral big-a ecs steered"
+
+RUNS=3
+COUNT=2000000
+WRITE=1
+DO_TIMED=1
+DO_CG=1
+MIXES=()
+CMDLINE="scripts/bench/replay.sh $*"
+
+while [ $# -gt 0 ]; do
+	case $1 in
+	--timed) DO_CG=0 ;;
+	--callgrind) DO_TIMED=0 ;;
+	--runs) RUNS=$2; shift ;;
+	-n) COUNT=$2; shift ;;
+	--no-write) WRITE=0 ;;
+	-h|--help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-*) echo "replay.sh: unknown option $1" >&2; exit 2 ;;
+	*) MIXES+=("$1") ;;
+	esac
+	shift
+done
+[ ${#MIXES[@]} -gt 0 ] || read -r -a MIXES <<<"$ALL_MIXES"
+for m in "${MIXES[@]}"; do
+	case " $ALL_MIXES " in *" $m "*) ;; *) echo "replay.sh: unknown mix $m" >&2; exit 2 ;; esac
+done
+
+TMP=$(mktemp -d /tmp/p53-replay.XXXXXX)
+trap 'rm -rf "$TMP"' EXIT
+
+# ---- build -----------------------------------------------------------------------------
+BIN="$BUILD/scripts/bench/p53-replay"
+if [ ! -f "$BUILD/build.ninja" ]; then
+	bench_log "configuring $BUILD (release)"
+	meson setup "$BUILD" "$ROOT" -Dbuildtype=release >"$TMP/meson.log" 2>&1 ||
+		{ cat "$TMP/meson.log" >&2; exit 1; }
+fi
+if ! ninja -C "$BUILD" scripts/bench/p53-replay >"$TMP/ninja.log" 2>&1; then
+	cat "$TMP/ninja.log" >&2
+	grep -q "subdir('scripts/bench')" "$ROOT/meson.build" ||
+		echo "replay.sh: the root meson.build has no subdir('scripts/bench')" >&2
+	exit 1
+fi
+
+# ---- zones per mix -------------------------------------------------------------------------
+SMALL="example.com=$ROOT/zones/example.com.zone"
+DIFF="diff.test=$ROOT/tests/differential/zones/diff.test.zone"
+big_zone() {
+	if [ -n "${BIG_ZONE:-}" ]; then
+		echo "${BIG_ZONE_NAME:-big.test}=$BIG_ZONE"
+		return
+	fi
+	local f="$BUILD/bench/big.test.zone"
+	if [ ! -s "$f" ] || [ "$(cat "$f.n" 2>/dev/null)" != "$BIG_N" ]; then
+		bench_log "generating $BIG_N-record big.test zone (scripts/bench/genzone.py)"
+		mkdir -p "$BUILD/bench"
+		python3 "$ROOT/scripts/bench/genzone.py" "$BIG_N" "$f" 2>/dev/null
+		echo "$BIG_N" >"$f.n"
+	fi
+	echo "big.test=$f"
+}
+zone_of() {
+	case $1 in
+	referral) echo "$DIFF" ;;
+	big-a) big_zone ;;
+	*) echo "$SMALL" ;;
+	esac
+}
+zone_label() { # the zone file path relative to the repo, for the table
+	local z=${1#*=}
+	echo "${z#"$ROOT"/}"
+}
+
+# key=value from a RESULT line
+field() { sed -n "s/.*\<$2=\([^ ]*\).*/\1/p" <<<"$1"; }
+
+median_line() { # FILE of RESULT lines -> the line with the median net_ns
+	awk '{ for (i = 1; i <= NF; i++) if ($i ~ /^net_ns=/) { split($i, a, "="); print a[2], $0 } }' "$1" |
+		sort -n | awk '{ l[NR] = $0 } END { if (NR) print l[int((NR + 1) / 2)] }' | cut -d' ' -f2-
+}
+
+# ---- timed runs ---------------------------------------------------------------------------
+declare -A T_LINE T_RUNS NOTE
+if [ "$DO_TIMED" = 1 ]; then
+	for m in "${MIXES[@]}"; do
+		if [ "$m" = steered ]; then
+			NOTE[$m]=$("$BIN" -m steered | head -1)
+			bench_log "$m: ${NOTE[$m]}"
+			continue
+		fi
+		z=$(zone_of "$m")
+		: >"$TMP/$m.timed"
+		for ((r = 1; r <= RUNS; r++)); do
+			bench_log "$m: timed run $r/$RUNS (zone $(zone_label "$z"), $COUNT queries, CPU $CPU)"
+			if ! taskset -c "$CPU" "$BIN" -z "$z" -m "$m" -n "$COUNT" -f "$FRAMES" \
+				>"$TMP/$m.out" 2>"$TMP/$m.err"; then
+				cat "$TMP/$m.err" "$TMP/$m.out" >&2
+				echo "replay.sh: $m FAILED (see above): no figure is reported for it" >&2
+				exit 1
+			fi
+			grep '^RESULT ' "$TMP/$m.out" >>"$TMP/$m.timed"
+		done
+		T_LINE[$m]=$(median_line "$TMP/$m.timed")
+		T_RUNS[$m]=$(awk '{ for (i = 1; i <= NF; i++) if ($i ~ /^net_ns=/) { split($i, a, "="); printf "%s%.1f", sep, a[2]; sep = ", " } }' "$TMP/$m.timed")
+		bench_log "$m: median net $(field "${T_LINE[$m]}" net_ns) ns/query (runs: ${T_RUNS[$m]})"
+	done
+fi
+
+# ---- callgrind runs -----------------------------------------------------------------------
+declare -A CG_LOOP CG_COPY CG_BURST CG_TOP
+if [ "$DO_CG" = 1 ]; then
+	command -v valgrind >/dev/null || { echo "replay.sh: valgrind not installed" >&2; exit 1; }
+	for m in "${MIXES[@]}"; do
+		if [ "$m" = steered ]; then
+			NOTE[$m]=$("$BIN" -m steered | head -1)
+			continue
+		fi
+		z=$(zone_of "$m")
+		out="$TMP/$m.cg"
+		bench_log "$m: callgrind ($CG_COUNT queries; zone $(zone_label "$z"))"
+		if ! taskset -c "$CPU" valgrind --tool=callgrind --collect-atstart=no \
+			--toggle-collect=replay_loop --toggle-collect=replay_copy_loop \
+			--callgrind-out-file="$out" \
+			"$BIN" -z "$z" -m "$m" -n "$CG_COUNT" -f "$FRAMES" -t 3600 \
+			>"$TMP/$m.cgout" 2>"$TMP/$m.cgerr"; then
+			cat "$TMP/$m.cgerr" "$TMP/$m.cgout" >&2
+			echo "replay.sh: $m FAILED under callgrind" >&2
+			exit 1
+		fi
+		q=$(field "$(grep '^RESULT ' "$TMP/$m.cgout")" queries)
+		callgrind_annotate --inclusive=yes "$out" >"$TMP/$m.incl"
+		callgrind_annotate "$out" >"$TMP/$m.self"
+		ir_of() { # FILE FUNCTION -> Ir
+			awk -v f="$2" '$0 ~ ":" f " " { gsub(",", "", $1); print $1; exit }' "$1"
+		}
+		CG_LOOP[$m]=$(awk -v a="$(ir_of "$TMP/$m.incl" replay_loop)" -v q="$q" 'BEGIN { printf "%.0f", a / q }')
+		CG_COPY[$m]=$(awk -v a="$(ir_of "$TMP/$m.incl" replay_copy_loop)" -v q="$q" 'BEGIN { printf "%.0f", a / q }')
+		CG_BURST[$m]=$(awk -v a="$(ir_of "$TMP/$m.incl" p53_worker_burst)" -v q="$q" 'BEGIN { printf "%.0f", a / q }')
+		# Top 10 by inclusive Ir under the measured loops (the program's wrappers and the
+		# copy-only loop left out), with their self Ir; per query.
+		CG_TOP[$m]=$(awk -v q="$q" '
+			FNR == 1 { file++ }
+			/^ *[0-9,]+ \(/ && /:/ {
+				ir = $1; gsub(",", "", ir)
+				fn = $0; sub(/^ *[0-9,]+ +\([^)]*\) +/, "", fn); sub(/ \[.*$/, "", fn)
+				sub(/^.*:/, "", fn)
+				if (file == 1) { if (!(fn in incl)) { incl[fn] = ir; order[++n] = fn } }
+				else if (!(fn in self)) self[fn] = ir
+			}
+			END {
+				k = 0
+				for (i = 1; i <= n && k < 10; i++) {
+					fn = order[i]
+					if (fn ~ /^(main|\(below main\)|__libc_start_main.*|0x[0-9a-f]+|replay_copy_loop)$/) continue
+					printf "| %s | %.0f | %.0f |\n", fn, incl[fn] / q, (fn in self ? self[fn] : 0) / q
+					k++
+				}
+			}' "$TMP/$m.incl" "$TMP/$m.self")
+		bench_log "$m: ${CG_BURST[$m]} instructions/query in p53_worker_burst, ${CG_LOOP[$m]} for the whole loop"
+	done
+fi
+
+# ---- the section ----------------------------------------------------------------------------
+target_of() {
+	case $1 in
+	small-a) echo "≥ 10 Mqps per core" ;;
+	big-a) echo "≤ 1.5x small-a" ;;
+	*) echo "-" ;;
+	esac
+}
+desc_of() {
+	case $1 in
+	small-a) echo "positive A/AAAA, random owners of the small zone" ;;
+	nxdomain) echo "random names under the apex that do not exist" ;;
+	referral) echo "names below the delegation \`sub\`" ;;
+	big-a) echo "positive A, random owners of the big zone" ;;
+	ecs) echo "small-a plus an EDNS Client Subnet option (parsing only: no steering yet)" ;;
+	steered) echo "not available until the steering issue lands" ;;
+	esac
+}
+
+{
+	echo "## Replay: one core, no NIC"
+	echo
+	echo "\`scripts/bench/replay.sh\` measures what one query costs in the worker's own code, with no"
+	echo "NIC, no kernel and no traffic generator in the way. \`p53-replay\` (scripts/bench/replay.c)"
+	echo "compiles the zone with \`p53_image_build\`, pre-builds $FRAMES query frames (Ethernet, IPv4"
+	echo "192.0.2.1 -> 192.0.2.53, UDP to port 53 with a correct checksum, DNS with RD=0 and an OPT"
+	echo "record with payload 1232), then loops in bursts of 32: \`rte_pktmbuf_alloc_bulk\`, copy the"
+	echo "next frames in (the NIC's DMA, modelled), \`p53_worker_burst\` (frame parse, answer from the"
+	echo "replica, rewrite in place, software checksums as with \`tx_offload\` 0), \`rte_pktmbuf_free_bulk\`."
+	echo "A second loop without \`p53_worker_burst\` measures the copy (with alloc and free) so it can"
+	echo "be subtracted: **net = full - copy-only** is the cost of the worker's code per query."
+	echo
+	echo "Every frame's response is checked before timing (RCODE, AA, ANCOUNT, NSCOUNT, ID, ports); in"
+	echo "the timed loop one response per burst is checked and afterwards the worker's counters must"
+	echo "show one response with the expected RCODE per query. Any mismatch fails the run and no"
+	echo "figure is written. The replica sits in 2 MiB-aligned THP memory (as hugepages would place"
+	echo "it); pass \`--replica eal\` to \`p53-replay\` for rte_malloc memory instead."
+	echo
+	echo '```'
+	echo "scripts/bench/replay.sh                      # every mix: 3 timed runs + callgrind, writes here"
+	echo "scripts/bench/replay.sh --timed small-a      # one mix, timed only"
+	echo "scripts/bench/replay.sh --callgrind small-a  # instructions/query and the top functions"
+	echo "scripts/bench/replay.sh --no-write           # print, leave this file alone"
+	echo '```'
+	echo
+	# shellcheck disable=SC2016 # the backquotes are Markdown
+	echo "Mixes: $(for m in $ALL_MIXES; do printf '`%s` (%s); ' "$m" "$(desc_of "$m")"; done | sed 's/; $/./')"
+	echo "The big zone is \`scripts/bench/genzone.py $BIG_N\` (\`big.test.\`) unless \`BIG_ZONE\` names"
+	echo "another. Environment: \`BUILD\` (default \`build-replay\`), \`CPU\` (default 1), \`FRAMES\`,"
+	echo "\`CG_COUNT\`, \`BIG_ZONE\`, \`BIG_ZONE_NAME\`, \`BIG_N\`."
+	echo
+	echo "- Date: $(date -u '+%Y-%m-%d %H:%M') UTC"
+	echo "- Commit: $(bench_commit "$ROOT")"
+	echo "- Machine: $(bench_machine)"
+	echo "- Command: \`$CMDLINE\` (pinned with \`taskset -c $CPU\`)"
+	if [ "$DO_TIMED" = 1 ]; then
+		echo
+		echo "### Timed ($RUNS runs of $COUNT queries per mix; the run with the median net cost is shown)"
+		echo
+		echo "| mix | zone | full loop ns/q | copy-only ns/q | net ns/q | net Mqps | target | response bytes (DNS / frame) | net ns/q per run |"
+		echo "| --- | --- | ---: | ---: | ---: | ---: | --- | ---: | --- |"
+		for m in "${MIXES[@]}"; do
+			if [ -z "${T_LINE[$m]:-}" ]; then
+				echo "| $m | - | | | | | | | ${NOTE[$m]:-not run} |"
+				continue
+			fi
+			l=${T_LINE[$m]}
+			t=$(target_of "$m")
+			if [ "$m" = big-a ] && [ -n "${T_LINE[small-a]:-}" ]; then
+				t="$t: $(awk -v a="$(field "$l" net_ns)" -v b="$(field "${T_LINE[small-a]}" net_ns)" 'BEGIN { printf "%.2fx", a / b }')"
+			fi
+			printf '| %s | %s (%s records) | %.1f | %.1f | %.1f | %.2f | %s | %s / %s | %s |\n' "$m" \
+				"$(zone_label "$(zone_of "$m")")" "$(bench_fmt_int "$(field "$l" records)")" \
+				"$(field "$l" ns)" "$(field "$l" copy_ns)" "$(field "$l" net_ns)" \
+				"$(field "$l" net_mqps)" "$t" "$(field "$l" resp_dns)" "$(field "$l" resp_frame)" \
+				"${T_RUNS[$m]}"
+		done
+	fi
+	if [ "$DO_CG" = 1 ]; then
+		echo
+		echo "### Instructions per query (callgrind, $CG_COUNT queries)"
+		echo
+		echo "\`valgrind --tool=callgrind --collect-atstart=no --toggle-collect=replay_loop\`; Ir / queries."
+		echo "\`p53_worker_burst\` is the worker's code (the target applies to it); the loop adds the"
+		echo "mbuf alloc/free, the copy and the sampled check."
+		echo
+		echo "| mix | p53_worker_burst instr/q | whole loop instr/q | copy-only loop instr/q | target |"
+		echo "| --- | ---: | ---: | ---: | --- |"
+		for m in "${MIXES[@]}"; do
+			if [ -z "${CG_LOOP[$m]:-}" ]; then
+				echo "| $m | | | | ${NOTE[$m]:-not run} |"
+				continue
+			fi
+			t="-"
+			[ "$m" = small-a ] && t="≤ 400 (positive A on the small zone with EDNS; RRL does not exist yet, so it is not in the path)"
+			if [ "$m" = big-a ] && [ -n "${CG_BURST[small-a]:-}" ]; then
+				t="≤ 1.5x small-a: $(awk -v a="${CG_BURST[$m]}" -v b="${CG_BURST[small-a]}" 'BEGIN { printf "%.2fx", a / b }')"
+			fi
+			echo "| $m | ${CG_BURST[$m]} | ${CG_LOOP[$m]} | ${CG_COPY[$m]} | $t |"
+		done
+		for m in "${MIXES[@]}"; do
+			[ -n "${CG_TOP[$m]:-}" ] || continue
+			echo
+			echo "Top 10 functions by inclusive Ir, \`$m\` (per query; \`callgrind_annotate --inclusive=yes\`):"
+			echo
+			echo "| function | inclusive Ir/q | self Ir/q |"
+			echo "| --- | ---: | ---: |"
+			echo "${CG_TOP[$m]}"
+		done
+	fi
+	echo
+} >"$TMP/section.md"
+
+cat "$TMP/section.md"
+if [ "$WRITE" = 1 ]; then
+	[ -f "$DOC" ] || printf '# Benchmarks\n' >"$DOC"
+	bench_md_replace "$DOC" "$BEGIN_MARK" "$END_MARK" "$TMP/section.md"
+	bench_log "wrote the results into ${DOC#"$ROOT"/}"
+fi
