@@ -4,6 +4,7 @@
 # the malformed input counted, never answered with garbage.
 . "$(dirname "$0")/lib.sh"
 trap cleanup_common EXIT
+lab_lock
 
 "$SRC/scripts/lab.sh" up >/dev/null
 write_config "$TMP/pop53.yaml" "net_af_xdp0,iface=p53p,start_queue=0,queue_count=1"

@@ -4,6 +4,7 @@
 # packet that is not UDP/53 to a service address.
 . "$(dirname "$0")/lib.sh"
 trap cleanup_common EXIT
+lab_lock
 ZONE=$SRC/zones/example.com.zone
 
 "$SRC/scripts/lab.sh" up >/dev/null

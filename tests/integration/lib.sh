@@ -13,6 +13,14 @@ FAIL=0
 TMP=$(mktemp -d /tmp/p53-test.XXXXXX)
 POP53_PID=
 
+# One lab user at a time: tests, the differential test and benchmarks take this lock (fd 9,
+# held until the script exits), since scripts/lab.sh down ends every process in the lab.
+LAB_LOCK=/run/lock/pop53-lab.lock
+lab_lock() {
+	exec 9>"$LAB_LOCK"
+	flock -w "${1:-900}" 9 || { echo "not ok - lab lock $LAB_LOCK held for too long"; exit 1; }
+}
+
 ok() { PASS=$((PASS + 1)); echo "ok - $*"; }
 not_ok() { FAIL=$((FAIL + 1)); echo "not ok - $*"; }
 check() { # check "what" command...
