@@ -1,0 +1,274 @@
+#!/usr/bin/env bash
+# Zero-loss reload: pop53d on the lab (af_xdp) takes a fixed-rate kxdpgun load while the zone
+# zl.test. is rewritten and reloaded through the control socket 20 times (serial +1 each
+# time). Every query kxdpgun sends must be answered (no worse than a baseline run of the same
+# length without reloads), and a dnspython checker running at the same time must only ever see
+# NOERROR answers carrying one published version, internally consistent, never going back.
+# Afterwards: tx_fail 0, RSS not grown by the 20 old images, clean exit with every mbuf back.
+#
+# Environment: RZL_SECONDS (kxdpgun duration per run, default 12), RZL_QPS (default 20000),
+# RZL_RELOADS (default 20), RZL_TOLERANCE (extra lost queries allowed over the baseline,
+# default 0: the lab loses none), RZL_RSS_KB (allowed VmRSS growth, default 2048).
+. "$(dirname "$0")/lib.sh"
+# shellcheck source=../../scripts/bench/lib.sh
+. "$SRC/scripts/bench/lib.sh" # bench_kxdpgun, bench_parse_kxdpgun, bench_xdp_off
+
+SECS=${RZL_SECONDS:-12}
+QPS=${RZL_QPS:-20000}
+RELOADS=${RZL_RELOADS:-20}
+TOLERANCE=${RZL_TOLERANCE:-0}
+RSS_KB=${RZL_RSS_KB:-2048}
+SOCK="$TMP/ctl.sock"
+CTL="$BUILD/control/pop53ctl"
+ZONE="$TMP/zones/zl.test.zone"
+BASE=2024060100 # serial of version k is BASE + k; its A value is 10.0.0.k
+CHECKER_PID=
+LOAD_PID=
+
+cleanup() {
+	[ -z "$CHECKER_PID" ] || { kill "$CHECKER_PID" 2>/dev/null; wait "$CHECKER_PID" 2>/dev/null; }
+	[ -z "$LOAD_PID" ] || { kill "$LOAD_PID" 2>/dev/null; wait "$LOAD_PID" 2>/dev/null; }
+	bench_xdp_off
+	cleanup_common
+}
+trap cleanup EXIT
+lab_lock
+
+# Version k of the zone. `serial` carries k in its A value; `chain` is a CNAME to vK whose A is
+# 10.0.0.K, so one response can be checked against itself (CNAME target and A agree).
+zone_version() {
+	local k=$1
+	cat <<EOF
+\$ORIGIN zl.test.
+\$TTL 300
+@	IN SOA ns1.zl.test. hostmaster.zl.test. $((BASE + k)) 7200 3600 1209600 300
+@	IN NS ns1.zl.test.
+ns1	IN A 192.0.2.53
+serial	IN A 10.0.0.$k
+serial	IN TXT "v$k"
+chain	IN CNAME v$k.zl.test.
+v$k	IN A 10.0.0.$k
+www	IN A 192.0.2.80
+www	IN AAAA 2001:db8::80
+mail	IN MX 10 www.zl.test.
+EOF
+}
+
+# publish K: write version K beside the live file, record it as published, rename into place.
+publish() {
+	zone_version "$1" >"$ZONE.tmp" && echo "$1" >>"$TMP/published" && mv "$ZONE.tmp" "$ZONE"
+}
+
+mkdir -p "$TMP/zones"
+: >"$TMP/published"
+publish 1
+cat >"$TMP/pop53.yaml" <<YAML
+server:
+  identity: test-pop
+  version: "pop53-test"
+  control_socket: $SOCK
+dataplane:
+  eal: ["-l", "1", "--no-pci", "--in-memory", "--log-level=*:notice"]
+  port: "net_af_xdp0,iface=p53p,start_queue=0,queue_count=1"
+  workers: 1
+  addresses: [$V4, "$V6"]
+  idle: {mode: adaptive, max_sleep_us: 100}
+zones:
+  - {name: example.com, file: $SRC/zones/example.com.zone}
+  - {name: zl.test, file: $ZONE}
+YAML
+
+"$SRC/scripts/lab.sh" up >/dev/null
+bench_xdp_off
+start_pop53 "$TMP/pop53.yaml"
+if ! wait_answering; then
+	not_ok "pop53d answers on the lab"
+	cat "$TMP/pop53d.log"
+	finish
+	exit 1
+fi
+ok "pop53d answers on the lab"
+out=$(ip netns exec "$CLIENT_NS" kdig +time=2 +short @"$V4" serial.zl.test A 2>&1)
+check "version 1 served (serial.zl.test A 10.0.0.1)" [ "$out" = "10.0.0.1" ]
+
+# The queries kxdpgun sends: answers, a CNAME chase, NODATA and NXDOMAIN, in both zones.
+printf '%s\n' "serial.zl.test A" "chain.zl.test A" "zl.test SOA" "www.zl.test AAAA" \
+	"www.zl.test TXT" "nope.zl.test A" "www.example.com A" "mail.zl.test MX" >"$TMP/queries"
+
+# The consistency checker: runs until $TMP/stop exists (bounded: 90 s), then prints one
+# "checker: ..." summary line and "bad: ..." lines for each inconsistent response (first 20).
+cat >"$TMP/checker.py" <<'PY'
+import os, sys, time
+import dns.message, dns.query, dns.rcode, dns.rdatatype, dns.flags, dns.exception
+
+server, base, published_file, stop_file = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+# kxdpgun's XDP program takes every UDP reply to ports 2000-65535 on the client veth while it
+# runs; a source port below that keeps the checker's replies in the kernel.
+SPORT = 1053
+deadline = time.monotonic() + 90
+bad, seen = [], []
+n_q = n_ok = n_timeout = 0
+max_k = 0
+
+def published():
+    with open(published_file) as f:
+        return {int(x) for x in f.read().split()}
+
+def fail(msg):
+    if len(bad) < 20:
+        bad.append(msg)
+    else:
+        bad.append(None)
+
+def query(name, rtype):
+    global n_q, n_ok, n_timeout
+    n_q += 1
+    q = dns.message.make_query(name, rtype)
+    try:
+        r = dns.query.udp(q, server, timeout=1, source_port=SPORT)
+    except dns.exception.Timeout:
+        n_timeout += 1
+        return None
+    if r.rcode() != dns.rcode.NOERROR or not (r.flags & dns.flags.AA):
+        fail(f"{name} {rtype}: rcode {dns.rcode.to_text(r.rcode())} flags {dns.flags.to_text(r.flags)}")
+        return None
+    n_ok += 1
+    return r
+
+def version(k, what):
+    global max_k
+    pub = published()
+    if k not in pub:
+        fail(f"{what}: version {k} was never published (published: {sorted(pub)})")
+    if k < max_k:
+        fail(f"{what}: version {k} after version {max_k} (went backwards)")
+    max_k = max(max_k, k)
+    if not seen or seen[-1] != k:
+        seen.append(k)
+
+while time.monotonic() < deadline and not os.path.exists(stop_file):
+    r = query("zl.test.", "SOA")
+    if r is not None:
+        soa = [rr for rs in r.answer if rs.rdtype == dns.rdatatype.SOA for rr in rs]
+        if len(r.answer) != 1 or len(soa) != 1:
+            fail(f"SOA: answer section {[rs.to_text() for rs in r.answer]}")
+        else:
+            version(soa[0].serial - base, f"SOA serial {soa[0].serial}")
+    r = query("serial.zl.test.", "A")
+    if r is not None:
+        a = [rr.address for rs in r.answer if rs.rdtype == dns.rdatatype.A for rr in rs]
+        if len(a) != 1 or not a[0].startswith("10.0.0."):
+            fail(f"serial A: {a}")
+        else:
+            version(int(a[0].split(".")[3]), f"serial A {a[0]}")
+    r = query("chain.zl.test.", "A")
+    if r is not None:
+        cn = [rr.target.to_text() for rs in r.answer if rs.rdtype == dns.rdatatype.CNAME for rr in rs]
+        a = [rr.address for rs in r.answer if rs.rdtype == dns.rdatatype.A for rr in rs]
+        if len(cn) != 1 or len(a) != 1 or not cn[0].startswith("v") or \
+                cn[0] != f"v{a[0].split('.')[3]}.zl.test.":
+            fail(f"chain A: inconsistent response CNAME {cn} A {a}")
+        else:
+            version(int(a[0].split(".")[3]), f"chain {cn[0]} {a[0]}")
+nbad = len(bad)
+print(f"checker: queries {n_q} answered {n_ok} timeouts {n_timeout} bad {nbad} "
+      f"versions {len(seen)} last {max_k} sequence {','.join(map(str, seen))}")
+for b in bad:
+    if b is not None:
+        print("bad:", b)
+PY
+
+# kxdpgun once: run_load OUT. Prints "SENT REPLIES NOERROR DURATION" into OUT.parsed.
+run_load() {
+	bench_kxdpgun "$1" "$SECS" "$QPS" "$TMP/queries" && bench_parse_kxdpgun "$1" >"$1.parsed"
+}
+rss_kb() { awk '$1 == "VmRSS:" { print $2 }' "/proc/$POP53_PID/status"; }
+
+# 1. Baseline: the same load with no reload.
+if run_load "$TMP/base.out"; then
+	read -r B_SENT B_REPL B_NOERR _ <"$TMP/base.out.parsed"
+	ok "baseline load ran: $B_SENT queries, $B_REPL replies ($((B_SENT - B_REPL)) lost), $B_NOERR NOERROR"
+else
+	not_ok "baseline load ran"; cat "$TMP/base.out"
+	B_SENT=0 B_REPL=0
+fi
+B_LOST=$((B_SENT - B_REPL))
+RSS0=$(rss_kb)
+
+# 2. The same load, the checker, and RELOADS reloads.
+rm -f "$TMP/stop"
+ip netns exec "$CLIENT_NS" taskset -c 0 /usr/bin/python3 "$TMP/checker.py" "$V4" "$BASE" \
+	"$TMP/published" "$TMP/stop" >"$TMP/checker.out" 2>&1 &
+CHECKER_PID=$!
+run_load "$TMP/load.out" &
+LOAD_PID=$!
+sleep 1.5 # kxdpgun has attached and is sending (bench_kxdpgun pauses 0.5 s before starting)
+reload_fail=0 reload_ms=()
+for ((k = 2; k <= RELOADS + 1; k++)); do
+	publish "$k"
+	t0=$(date +%s%N)
+	if ! "$CTL" -s "$SOCK" zone reload zl.test >"$TMP/reload.out" 2>&1; then
+		reload_fail=$((reload_fail + 1))
+		echo "# reload to version $k failed: $(cat "$TMP/reload.out")"
+	fi
+	reload_ms+=($((($(date +%s%N) - t0) / 1000000)))
+	sleep 0.3
+done
+check "$RELOADS reloads through pop53ctl exit 0 (wall ms each: ${reload_ms[*]})" [ "$reload_fail" -eq 0 ]
+kill -0 "$LOAD_PID" 2>/dev/null
+check "the load was still running when the last reload finished" [ $? -eq 0 ]
+wait "$LOAD_PID"
+load_rc=$?
+LOAD_PID=
+touch "$TMP/stop"
+wait "$CHECKER_PID"
+CHECKER_PID=
+RSS1=$(rss_kb)
+
+if [ "$load_rc" = 0 ]; then
+	read -r L_SENT L_REPL L_NOERR _ <"$TMP/load.out.parsed"
+	L_LOST=$((L_SENT - L_REPL))
+	ok "load with reloads ran: $L_SENT queries, $L_REPL replies ($L_LOST lost), $L_NOERR NOERROR"
+	if [ "$B_LOST" -eq 0 ]; then
+		check "every query answered during the reloads ($L_REPL of $L_SENT; baseline lost none)" \
+			[ "$L_LOST" -le "$TOLERANCE" ]
+	else
+		echo "# the lab lost $B_LOST of $B_SENT queries with no reload at all: allowing that + $TOLERANCE"
+		check "loss during the reloads ($L_LOST of $L_SENT) no worse than the baseline ($B_LOST of $B_SENT) + $TOLERANCE" \
+			[ "$L_LOST" -le $((B_LOST + TOLERANCE)) ]
+	fi
+	check "kxdpgun sent at the fixed rate (at least 90% of $QPS qps x ${SECS}s)" \
+		[ "$L_SENT" -ge $((QPS * SECS * 9 / 10)) ]
+else
+	not_ok "load with reloads ran"; cat "$TMP/load.out"
+fi
+
+cat "$TMP/checker.out"
+sum=$(grep '^checker:' "$TMP/checker.out")
+check "checker ran" [ -n "$sum" ]
+set -- $sum
+# checker: queries Q answered A timeouts T bad B versions V last L sequence S
+c_q=${3:-0} c_a=${5:-0} c_t=${7:-0} c_bad=${9:-1} c_v=${11:-0} c_last=${13:-0}
+check "checker: every response NOERROR, AA, a published version, consistent, monotonic ($c_a of $c_q)" \
+	[ "$c_bad" -eq 0 ]
+check "checker: no query unanswered ($c_t timeouts)" [ "$c_t" -eq 0 ]
+check "checker saw at least 2 distinct versions ($c_v)" [ "$c_v" -ge 2 ]
+check "checker's last version is the last published ($c_last = $((RELOADS + 1)))" [ "$c_last" -eq $((RELOADS + 1)) ]
+out=$(ip netns exec "$CLIENT_NS" kdig +time=2 +short @"$V4" zl.test SOA 2>&1 | awk '{print $3}')
+check "final SOA serial is the last published ($out)" [ "$out" = $((BASE + RELOADS + 1)) ]
+
+st=$("$CTL" -s "$SOCK" --json status 2>&1)
+check "status counts $RELOADS reloads ok, 0 failed" /usr/bin/python3 -c '
+import json, sys; r = json.loads(sys.argv[1])["reloads"]; sys.exit(not (r["ok"] == int(sys.argv[2]) and r["failed"] == 0))' "$st" "$RELOADS"
+stats=$("$CTL" -s "$SOCK" --json stats 2>&1)
+txf=$(/usr/bin/python3 -c 'import json, sys; print(json.loads(sys.argv[1])["tx_fail"])' "$stats" 2>&1)
+check "stats: tx_fail 0 ($txf)" [ "$txf" = 0 ]
+
+echo "# VmRSS before the reloads ${RSS0} kB, after $RELOADS reloads ${RSS1} kB (growth $((RSS1 - RSS0)) kB, allowed $RSS_KB)"
+check "VmRSS grew less than $RSS_KB kB over $RELOADS reloads ($((RSS1 - RSS0)) kB)" [ $((RSS1 - RSS0)) -lt "$RSS_KB" ]
+
+check "pop53d exits 0 on SIGTERM" stop_pop53
+check "every mbuf back at the baseline" grep -q 'no leak' "$TMP/pop53d.log"
+grep -E 'mempool:|reload' "$TMP/pop53d.log" | tail -3 | sed 's/^/# /'
+[ "$FAIL" -eq 0 ] || { cat "$TMP/base.out" "$TMP/load.out"; cat "$TMP/pop53d.log"; }
+finish

@@ -1,0 +1,120 @@
+/*
+ * Domain names: canonical form, case, hashing, bounds, text form; and name compression as
+ * the responder writes it (decoded here by an independent reader).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "dataplane/answer.h"
+#include "dataplane/name.h"
+
+static void test_lower_and_equal(void **state)
+{
+	(void)state;
+	uint8_t a[] = "\x03WwW\x07" "ExAmPlE\x03" "CoM";
+	uint8_t b[] = "\x03www\x07" "example\x03" "com";
+	uint8_t c[sizeof(a)];
+
+	assert_true(p53_name_equal(a, b));
+	p53_name_lower(c, a, sizeof(a));
+	assert_memory_equal(c, b, sizeof(b));
+	/* Only ASCII letters fold (RFC 4343 §3): 0xC9 and '[' stay as they are. */
+	uint8_t d[] = "\x02\xc9[";
+	uint8_t e[] = "\x02\xe9{";
+	assert_false(p53_name_equal(d, e));
+	p53_name_lower(c, d, sizeof(d));
+	assert_memory_equal(c, d, sizeof(d));
+	/* Different lengths are never equal. */
+	assert_false(p53_name_equal((const uint8_t *)"\x03www", (const uint8_t *)"\x03wwx"));
+	assert_false(p53_name_equal((const uint8_t *)"\x01" "a\x00", (const uint8_t *)"\x02" "ab\x00"));
+}
+
+static void test_hash_case_blind_after_lowering(void **state)
+{
+	(void)state;
+	uint8_t a[] = "\x03WWW\x07" "EXAMPLE\x00";
+	uint8_t b[] = "\x03www\x07" "example\x00";
+	uint8_t c[sizeof(a)];
+
+	p53_name_lower(c, a, sizeof(a) - 1);
+	assert_int_equal(p53_name_hash(c, sizeof(a) - 1), p53_name_hash(b, sizeof(b) - 1));
+	assert_int_not_equal(p53_name_hash(b, sizeof(b) - 1), p53_name_hash(b + 4, sizeof(b) - 5));
+}
+
+static void test_len_bounds(void **state)
+{
+	(void)state;
+	uint8_t n[300];
+
+	assert_int_equal(p53_name_len((const uint8_t *)"\x00", 1), 1);
+	assert_int_equal(p53_name_len((const uint8_t *)"\x01" "a\x00", 3), 3);
+	assert_int_equal(p53_name_len((const uint8_t *)"\x01" "a\x00", 2), -1);   /* runs past max */
+	assert_int_equal(p53_name_len((const uint8_t *)"\xc0\x0c", 2), -1);      /* pointer */
+	assert_int_equal(p53_name_len((const uint8_t *)"\x40", 70), -1);         /* label type 01 */
+	/* 255 bytes is the limit (RFC 1035 §2.3.4): 4 labels of 63 + 3 bytes. */
+	memset(n, 'a', sizeof(n));
+	for (int i = 0; i < 3; i++)
+		n[i * 64] = 63;
+	n[192] = 61;
+	n[254] = 0;
+	assert_int_equal(p53_name_len(n, sizeof(n)), 255);
+	n[192] = 62;
+	n[255] = 0;
+	assert_int_equal(p53_name_len(n, sizeof(n)), -1);
+	assert_int_equal(p53_name_labels((const uint8_t *)"\x01" "a\x02" "bc\x00"), 2);
+	assert_int_equal(p53_name_labels((const uint8_t *)"\x00"), 0);
+}
+
+static void test_to_str(void **state)
+{
+	(void)state;
+	char buf[64];
+
+	assert_string_equal(p53_name_to_str(buf, sizeof(buf), (const uint8_t *)"\x00"), ".");
+	assert_string_equal(p53_name_to_str(buf, sizeof(buf), (const uint8_t *)"\x03www\x02" "nl\x00"), "www.nl.");
+	assert_string_equal(p53_name_to_str(buf, sizeof(buf), (const uint8_t *)"\x03" "a.b\x00"), "a\\.b.");
+	assert_string_equal(p53_name_to_str(buf, sizeof(buf), (const uint8_t *)"\x01\x07\x00"), "\\007.");
+	/* Never writes past the buffer. */
+	char small[4];
+	p53_name_to_str(small, sizeof(small), (const uint8_t *)"\x05" "abcde\x00");
+	assert_true(strlen(small) < sizeof(small));
+}
+
+/* Compression as written by the responder: the answer owner points at the question, and the
+ * SOA in a negative answer reuses the question's suffix. Without zones, a CHAOS answer is the
+ * simplest record: its owner must be the 2-byte pointer 0xC00C. */
+static void test_compression_points_at_question(void **state)
+{
+	(void)state;
+	static const uint8_t q[] = {0, 1, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0,
+		2, 'I', 'D', 6, 's', 'E', 'r', 'V', 'e', 'R', 0, 0, 16, 0, 3};
+	struct p53_answer_conf conf = {.identity = (const uint8_t *)"pop", .identity_len = 3,
+				       .edns_max_payload = 1232};
+	struct p53_answer_stats st;
+	uint8_t buf[512];
+
+	memset(&st, 0, sizeof(st));
+	memcpy(buf, q, sizeof(q));
+	uint16_t n = p53_answer(NULL, &conf, buf, sizeof(q), sizeof(buf), &st);
+	assert_int_equal(n, sizeof(q) + 2 + 10 + 4);
+	assert_memory_equal(buf + 12, q + 12, sizeof(q) - 12);  /* question as sent, case kept */
+	assert_int_equal(buf[sizeof(q)], 0xc0);
+	assert_int_equal(buf[sizeof(q) + 1], 12);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_lower_and_equal),
+		cmocka_unit_test(test_hash_case_blind_after_lowering),
+		cmocka_unit_test(test_len_bounds),
+		cmocka_unit_test(test_to_str),
+		cmocka_unit_test(test_compression_points_at_question),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
