@@ -1,0 +1,42 @@
+#!/usr/bin/python3
+"""Writes the seed corpus of tests/fuzz/fuzz_answer.c: DNS queries for every lookup case of
+the differential zones, with and without EDNS and options, and the same as full frames
+(Ethernet, 802.1Q, IPv4, IPv6, UDP). Run once; the files are committed."""
+import os
+import struct
+import sys
+
+import dns.edns
+import dns.message
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "integration"))
+from pcap_tool import frame  # noqa: E402
+
+OUT = os.path.join(os.path.dirname(__file__), "corpus")
+QS = [("www.diff.test.", "A"), ("chain1.diff.test.", "A"), ("loop-a.diff.test.", "A"),
+      ("x.wild.diff.test.", "TXT"), ("host.dname.diff.test.", "A"), ("host.sub.diff.test.", "A"),
+      ("sub.diff.test.", "DS"), ("nope.diff.test.", "A"), ("ent.diff.test.", "A"),
+      ("big.diff.test.", "A"), ("diff.test.", "ANY"), ("diff.test.", "MX"), ("id.server.", "TXT"),
+      ("example.org.", "A"), ("svc.diff.test.", "SVCB")]
+
+os.makedirs(OUT, exist_ok=True)
+n = 0
+for i, (name, t) in enumerate(QS):
+    variants = [
+        dns.message.make_query(name, t, use_edns=False),
+        dns.message.make_query(name, t, use_edns=0, payload=4096, want_dnssec=True),
+        dns.message.make_query(name, t, use_edns=0, options=[
+            dns.edns.GenericOption(3, b""), dns.edns.ECSOption("192.0.2.0", 24)]),
+    ]
+    if name.startswith("id.server"):
+        variants = [dns.message.make_query(name, t, rdclass="CH")]
+    for j, q in enumerate(variants):
+        q.id = 0x1000 + i * 4 + j
+        wire = q.to_wire()
+        open(os.path.join(OUT, f"q{i:02d}-{j}.bin"), "wb").write(wire)
+        n += 1
+        if j == 1:
+            open(os.path.join(OUT, f"f{i:02d}-v4.bin"), "wb").write(frame(wire))
+            open(os.path.join(OUT, f"f{i:02d}-v6vlan.bin"), "wb").write(frame(wire, v6=True, vlan=7))
+            n += 2
+print(f"{n} seeds in {OUT}")
