@@ -144,13 +144,14 @@ start_pop53() {
 	mkdir -p "$TMP/pop53"
 	[ -x "$bin" ] || { START_ERR="$bin not built"; return 1; }
 	cat >"$conf" <<EOF
-server: {identity: bench}
+server: {identity: bench, control_socket: "$TMP/pop53/control.sock"}
+metrics: {enabled: false}
 dataplane:
   eal: ["-l", "$BENCH_SERVER_CPU", "--no-pci", "--in-memory"]
   port: "net_af_xdp0,iface=$BENCH_POP_IF,start_queue=0,queue_count=1"
   workers: 1
   addresses: ["$BENCH_SERVER_V4", "$BENCH_SERVER_V6"]
-  idle: {mode: busy}
+  idle: {mode: ${POP53_IDLE:-busy}}
 zones: [{name: example.com, file: "$SZONE"}]
 EOF
 	bench_start_server "$TMP/pop53/log" "$bin" -c "$conf"

@@ -226,7 +226,8 @@ else
 	mkdir -p "$WORK/target"
 	read -r -a EAL <<< "${POP53_EAL:--l 1 --no-pci --in-memory}"
 	{
-		echo "server: {identity: diff-pop, version: \"pop53-test\", edns_max_payload: 1232}"
+		echo "server: {identity: diff-pop, version: \"pop53-test\", edns_max_payload: 1232, control_socket: \"$WORK/target/control.sock\"}"
+		echo "metrics: {enabled: false}"
 		echo "dataplane:"
 		printf '  eal: ['; sep=""; for a in "${EAL[@]}"; do printf '%s"%s"' "$sep" "$a"; sep=", "; done; echo ']'
 		echo "  port: \"net_af_xdp0,iface=$POP_IF,start_queue=0,queue_count=1\""

@@ -19,10 +19,19 @@ TIMEOUT = 5.0
 
 
 def connect(path, timeout=TIMEOUT):
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    s.settimeout(timeout)
-    s.connect(path)
-    return s
+    """Connect, retrying while the listen backlog is full (AF_UNIX says EAGAIN), bounded."""
+    deadline = time.monotonic() + timeout
+    while True:
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.settimeout(timeout)
+        try:
+            s.connect(path)
+            return s
+        except BlockingIOError:
+            s.close()
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.01)
 
 
 def recv_exact(s, n):

@@ -39,6 +39,8 @@ write_config() {
 server:
   identity: test-pop
   version: "pop53-test"
+  control_socket: $TMP/control.sock
+metrics: {listen: "127.0.0.1:19153"}
 dataplane:
   eal: ["-l", "1", "--no-pci", "--in-memory", "--log-level=*:notice"]
   port: "$port"

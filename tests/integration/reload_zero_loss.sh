@@ -30,6 +30,7 @@ cleanup() {
 	[ -z "$LOAD_PID" ] || { kill "$LOAD_PID" 2>/dev/null; wait "$LOAD_PID" 2>/dev/null; }
 	bench_xdp_off
 	cleanup_common
+	rm -rf /var/run/dpdk/p53rzl # the telemetry socket's runtime dir (--file-prefix p53rzl)
 }
 trap cleanup EXIT
 lab_lock
