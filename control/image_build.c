@@ -291,7 +291,7 @@ static int rrsets_make(struct build *s)
 			if (k == min)
 				first = out;
 			r[out++] = r[k];
-			bytes += r[k].wlen;
+			bytes += P53_RR_OWNER_LEN + r[k].wlen;
 		}
 		if (push_rrset(s, r[start].node, r[start].type, (uint32_t)start,
 			       (uint32_t)(out - start), ttl, (uint32_t)first, bytes) < 0)
@@ -659,6 +659,10 @@ static void *layout(struct build *s, size_t *len)
 		rs->rdata_off = (uint32_t)pos;
 		for (uint32_t k = s->rs_rec[i]; k < s->rs_rec[i] + rs->count; k++) {
 			const struct p53_zb_rec *r = &b->recs[k];
+			/* The owner as a pointer to the question (image.h): C0 0C. */
+			rdata[pos] = 0xc0;
+			rdata[pos + 1] = 12;
+			pos += P53_RR_OWNER_LEN;
 			uint8_t *w = rdata + pos;
 			memcpy(w, b->arena + r->off, r->wlen);
 			if (rs->type != LDNS_RR_TYPE_RRSIG) { /* one TTL per RRset */

@@ -150,6 +150,8 @@ static int put_rdata_names(struct wr *w, uint16_t type, const uint8_t *rd, uint1
 /*
  * Append a whole RRset to a section, or nothing. The first owner is `owner_ptr` when the
  * name is already in the message, else `owner` compressed; later owners point at the first.
+ * An RRset owned by the query name, with no names to compress and its own TTL, is the
+ * pre-encoded bytes as they are (image.h): one memcpy.
  */
 static int put_rrset(struct wr *w, const void *img, const struct p53_image_rrset *rs,
 		     const uint8_t *owner, uint16_t owner_ptr, int sec, uint32_t ttl)
@@ -158,7 +160,14 @@ static int put_rrset(struct wr *w, const void *img, const struct p53_image_rrset
 	uint8_t save_nc = w->nc;
 	const uint8_t *rd = p53_image_rdata(img, rs);
 
+	if (owner_ptr == P53_DNS_HDR_LEN && ttl == P53_NONE && !(rs->flags & P53_RRSET_COMPRESS)) {
+		if (put_bytes(w, rd, rs->rdata_len) != 0)
+			return -1;
+		w->cnt[sec] = (uint16_t)(w->cnt[sec] + rs->count);
+		return 0;
+	}
 	for (uint16_t i = 0; i < rs->count; i++) {
+		rd += P53_RR_OWNER_LEN;
 		uint16_t rdlen = p53_get16(rd + 8);
 		if (owner_ptr != 0) {
 			if ((uint32_t)w->pos + 2 > w->limit)
@@ -272,7 +281,7 @@ static int dname(struct ctx *c, const struct p53_image_node *d, int keep)
 	if (put_or_tc(c, rsi, node_name(c, d), 0, SEC_AN, P53_NONE) != 0)
 		return DONE;
 
-	const uint8_t *rd = p53_image_rdata(c->img, rs);
+	const uint8_t *rd = p53_image_rdata(c->img, rs) + P53_RR_OWNER_LEN;
 	uint16_t rdlen = p53_get16(rd + 8);
 	size_t prefix = c->loff[keep];
 	if (prefix + rdlen > P53_NAME_MAXLEN) {
@@ -325,7 +334,7 @@ static int answer_node(struct ctx *c, const struct p53_image_node *n)
 		c->kind = P53_ANS_ANSWER;
 		if (qtype == P53_T_ANY)
 			return DONE;
-		return set_name(c, p53_image_rdata(c->img, rs) + 10) == 0 ? NEXT : DONE;
+		return set_name(c, p53_image_rdata(c->img, rs) + P53_RR_OWNER_LEN + 10) == 0 ? NEXT : DONE;
 	}
 	uint32_t rsi = P53_NONE;
 	if (qtype == P53_T_ANY) {

@@ -1,4 +1,6 @@
 /* DNS query parser; see dnsmsg.h. */
+#include <string.h>
+
 #include "dataplane/dnsmsg.h"
 #include "dataplane/wire.h"
 
@@ -19,33 +21,59 @@ const char *const p53_msg_status_names[P53_MSG__MAX] = {
 	[P53_MSG_OPT_OPTION] = "opt_option",
 };
 
-/* Question name: uncompressed, lowered into q->lname, label offsets recorded. */
+/*
+ * Lower-case 8 bytes at once (SWAR): bit 7 of each byte of `upper` is set where the byte is in
+ * 'A'..'Z'. Label length bytes (0..63) and bytes >= 0x80 are never changed (RFC 4343 §3).
+ */
+static inline uint64_t lower8(uint64_t x)
+{
+	uint64_t h = x & 0x7f7f7f7f7f7f7f7full;
+	uint64_t upper = (h + 0x3f3f3f3f3f3f3f3full) & ~(h + 0x2525252525252525ull) & ~x &
+			 0x8080808080808080ull;
+
+	return x | (upper >> 2);
+}
+
+/* Question name: uncompressed, lowered into q->lname, label offsets recorded. The labels are
+ * walked first (one length byte each), then the whole name is copied and lowered 8 bytes at
+ * a time: the common query name costs two or three words instead of a loop per byte. */
 static int parse_qname(struct p53_wire *w, struct p53_query *q)
 {
-	uint8_t pos = 0;
+	size_t left = p53_wire_left(w);
+	const uint8_t *name = w->pos;
+	size_t pos = 0;
 	uint8_t labels = 0;
 
 	for (;;) {
-		uint8_t l = p53_wire_u8(w);
-		if (w->err != 0 || l > P53_LABEL_MAXLEN) /* RFC 1035 §4.1.4: pointers refused here */
+		if (pos >= left)
 			return -1;
-		if ((unsigned)pos + 1 + l > P53_NAME_MAXLEN)
+		uint8_t l = name[pos];
+		if (l > P53_LABEL_MAXLEN) /* RFC 1035 §4.1.4: pointers refused here */
 			return -1;
-		q->label_off[labels] = pos;
-		q->lname[pos] = l;
-		if (l == 0) {
-			q->qname_len = (uint8_t)(pos + 1);
-			q->qname_labels = labels;
-			return 0;
-		}
-		const uint8_t *s = p53_wire_take(w, l);
-		if (s == NULL)
+		if (pos + 1 + l > P53_NAME_MAXLEN)
 			return -1;
-		for (uint8_t i = 0; i < l; i++)
-			q->lname[pos + 1 + i] = p53_lower(s[i]);
-		pos = (uint8_t)(pos + 1 + l);
+		q->label_off[labels] = (uint8_t)pos;
+		pos += 1u + l;
+		if (l == 0)
+			break;
 		labels++;
 	}
+	/* pos bytes are the name; all of them lie inside the message (checked above). */
+	const uint8_t *src = p53_wire_take(w, pos);
+	if (src == NULL)
+		return -1;
+	size_t i = 0;
+	for (; i + 8 <= pos; i += 8) {
+		uint64_t x;
+		memcpy(&x, src + i, 8);
+		x = lower8(x);
+		memcpy(q->lname + i, &x, 8);
+	}
+	for (; i < pos; i++)
+		q->lname[i] = p53_lower(src[i]);
+	q->qname_len = (uint8_t)pos;
+	q->qname_labels = labels;
+	return 0;
 }
 
 /* Skip a possibly compressed name of a record; pointers are not followed, only stepped. */
@@ -117,12 +145,14 @@ enum p53_msg_status p53_msg_parse(const uint8_t *msg, size_t len, struct p53_que
 	if (len < P53_DNS_HDR_LEN)
 		return P53_MSG_SHORT;
 	p53_wire_init(&w, msg, len);
-	q->id = p53_wire_u16(&w);
-	q->flags = p53_wire_u16(&w);
-	q->qdcount = p53_wire_u16(&w);
-	q->ancount = p53_wire_u16(&w);
-	q->nscount = p53_wire_u16(&w);
-	q->arcount = p53_wire_u16(&w);
+	/* The header is the 12 bytes just checked for. */
+	const uint8_t *h = p53_wire_take(&w, P53_DNS_HDR_LEN);
+	q->id = p53_get16(h);
+	q->flags = p53_get16(h + 2);
+	q->qdcount = p53_get16(h + 4);
+	q->ancount = p53_get16(h + 6);
+	q->nscount = p53_get16(h + 8);
+	q->arcount = p53_get16(h + 10);
 
 	/* RFC 1035 §4.1.1: a message with QR=1 is a response; answering it invites loops. */
 	if (q->flags & P53_F_QR)

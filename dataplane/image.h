@@ -99,18 +99,21 @@ struct p53_image_node {
 
 /*
  * An RRset is pre-encoded: rdata_off points at `count` records laid out exactly as they go on
- * the wire after the owner name: TYPE(2) CLASS(2) TTL(4) RDLENGTH(2) RDATA, network order,
- * names inside RDATA uncompressed and in the zone file's case. Writing a record is the owner
- * (usually a 2-byte pointer) plus one memcpy of these bytes. RRs are in canonical order and
- * deduplicated; all carry the RRset TTL (RFC 2181 §5.2: the compiler uses the first TTL seen
- * and warns on a mismatch, as Knot does).
+ * the wire when the owner is the query name: OWNER(2) = C0 0C, a compression pointer to the
+ * question (RFC 1035 §4.1.4; the question always starts at offset 12), then TYPE(2) CLASS(2)
+ * TTL(4) RDLENGTH(2) RDATA, network order, names inside RDATA uncompressed and in the zone
+ * file's case. So the common answer, an RRset owned by the query name, is one memcpy of the
+ * whole RRset; any other owner overwrites the two pointer bytes, or writes its name instead of
+ * them. RRs are in canonical order and deduplicated; all carry the RRset TTL (RFC 2181 §5.2:
+ * the compiler uses the first TTL seen and warns on a mismatch, as Knot does).
  */
+#define P53_RR_OWNER_LEN 2      /* the pre-encoded owner pointer before each record */
 struct p53_image_rrset {
 	uint16_t type;          /* host order */
 	uint16_t count;         /* RRs */
 	uint32_t ttl;           /* host order, same as in each record */
 	uint32_t rdata_off;     /* into rdata[] */
-	uint32_t rdata_len;     /* bytes of all `count` records */
+	uint32_t rdata_len;     /* bytes of all `count` records, owner pointers included */
 	uint32_t adds;          /* P53_NONE, or index into adds[]: adds[i] = n, then n node
 				   indices whose A and AAAA go to the additional section (in-zone
 				   NS, MX, SRV targets; glue for a CUT's NS) */

@@ -210,6 +210,60 @@ static inline void swap_bytes(uint8_t *a, uint8_t *b, size_t n)
 	}
 }
 
+/*
+ * RFC 1071 one's complement sum, 32 bits at a time into a 64-bit accumulator (§2(C): any
+ * word size folds to the same 16-bit sum, and byte order only swaps the result, which the
+ * native-order store undoes). DPDK's __rte_raw_cksum adds 16 bits at a time; this takes
+ * about a quarter of the instructions for a typical 70-byte response.
+ */
+static inline uint64_t sum32(const uint8_t *p, size_t len, uint64_t sum)
+{
+	uint32_t w;
+	uint16_t h;
+
+	for (; len >= 8; p += 8, len -= 8) {
+		uint32_t a, b;
+		memcpy(&a, p, 4);
+		memcpy(&b, p + 4, 4);
+		sum += (uint64_t)a + b;
+	}
+	if (len >= 4) {
+		memcpy(&w, p, 4);
+		sum += w;
+		p += 4;
+		len -= 4;
+	}
+	if (len >= 2) {
+		memcpy(&h, p, 2);
+		sum += h;
+		p += 2;
+		len -= 2;
+	}
+	if (len == 1) {
+		h = 0;
+		memcpy(&h, p, 1); /* the odd byte is the high half of a zero-padded word */
+		sum += h;
+	}
+	return sum;
+}
+
+static inline uint16_t fold(uint64_t sum)
+{
+	sum = (sum & 0xffffffffu) + (sum >> 32);
+	sum = (sum & 0xffffffffu) + (sum >> 32);
+	sum = (sum & 0xffffu) + (sum >> 16);
+	sum = (sum & 0xffffu) + (sum >> 16);
+	return (uint16_t)sum;
+}
+
+/* UDP checksum over the pseudo-header and the datagram; 0 goes out as 0xFFFF (RFC 768). */
+static inline uint16_t udp_cksum(uint64_t pseudo, const struct rte_udp_hdr *udp, uint16_t ulen)
+{
+	uint16_t c = (uint16_t)~fold(sum32((const uint8_t *)udp, ulen, pseudo));
+
+	return c == 0 ? 0xffff : c;
+}
+
 size_t p53_pkt_reply(uint8_t *frame, const struct p53_pkt *pkt, uint16_t dns_len,
 		     unsigned int tx_offload)
 {
@@ -235,7 +289,8 @@ size_t p53_pkt_reply(uint8_t *frame, const struct p53_pkt *pkt, uint16_t dns_len
 		if (tx_offload & P53_PKT_TX_UDP_CKSUM)
 			udp->dgram_cksum = rte_ipv6_phdr_cksum(ip6, 0);
 		else
-			udp->dgram_cksum = rte_ipv6_udptcp_cksum(ip6, udp);
+			udp->dgram_cksum = udp_cksum(sum32(ip6->src_addr, 32,
+				(uint64_t)rte_cpu_to_be_32(ulen) + rte_cpu_to_be_32(IPPROTO_UDP)), udp, ulen);
 	} else {
 		struct rte_ipv4_hdr *ip4 = (struct rte_ipv4_hdr *)(frame + pkt->l3_off);
 		uint32_t a = ip4->src_addr;
@@ -249,13 +304,14 @@ size_t p53_pkt_reply(uint8_t *frame, const struct p53_pkt *pkt, uint16_t dns_len
 		ip4->time_to_live = REPLY_HOPS;
 		ip4->hdr_checksum = 0;
 		if ((tx_offload & P53_PKT_TX_IP_CKSUM) == 0)
-			ip4->hdr_checksum = rte_ipv4_cksum(ip4);
+			ip4->hdr_checksum = (uint16_t)~fold(sum32((const uint8_t *)ip4, IPV4_HLEN, 0));
 		/* The helpers read total_length set above, and send a zero sum as 0xFFFF
 		 * (RFC 768: zero means "no checksum"). */
 		if (tx_offload & P53_PKT_TX_UDP_CKSUM)
 			udp->dgram_cksum = rte_ipv4_phdr_cksum(ip4, 0);
 		else
-			udp->dgram_cksum = rte_ipv4_udptcp_cksum(ip4, udp);
+			udp->dgram_cksum = udp_cksum((uint64_t)ip4->src_addr + ip4->dst_addr +
+				rte_cpu_to_be_16(IPPROTO_UDP) + rte_cpu_to_be_16(ulen), udp, ulen);
 	}
 	return (size_t)pkt->dns_off + dns_len;
 }

@@ -164,7 +164,10 @@ static void test_image_valid_and_indexed(void **state)
 				assert_true(p53_image_rrset(img, n->rrsets + r - 1)->type < rs->type);
 			assert_true(h->rdata_off + rs->rdata_off + rs->rdata_len <= h->adds_off);
 			for (uint16_t c = 0; c < rs->count; c++) {
-				assert_true(o + 10 <= rs->rdata_len);
+				assert_true(o + 12 <= rs->rdata_len);
+				assert_int_equal(p[o], 0xc0);   /* owner: pointer to the question */
+				assert_int_equal(p[o + 1], 12);
+				o += 2;
 				assert_int_equal(p[o] << 8 | p[o + 1], rs->type);
 				assert_int_equal(p[o + 2] << 8 | p[o + 3], 1);
 				o += 10u + (size_t)(p[o + 8] << 8 | p[o + 9]);
@@ -315,10 +318,10 @@ static void test_image_parent_child(void **state)
 
 static void test_image_rdata(void **state)
 {
-	static const uint8_t a_www[] = { 0, 1, 0, 1, 0, 0, 0x0e, 0x10, 0, 4, 192, 0, 2, 3 };
-	static const uint8_t unk[] = { 0x03, 0xe8, 0, 1, 0, 0, 0x0e, 0x10, 0, 3, 0xab, 0xcd, 0xef };
-	static const uint8_t ord[] = { 0, 1, 0, 1, 0, 0, 0x0e, 0x10, 0, 4, 192, 0, 2, 10,
-				       0, 1, 0, 1, 0, 0, 0x0e, 0x10, 0, 4, 192, 0, 2, 20 };
+	static const uint8_t a_www[] = { 0xc0, 12, 0, 1, 0, 1, 0, 0, 0x0e, 0x10, 0, 4, 192, 0, 2, 3 };
+	static const uint8_t unk[] = { 0xc0, 12, 0x03, 0xe8, 0, 1, 0, 0, 0x0e, 0x10, 0, 3, 0xab, 0xcd, 0xef };
+	static const uint8_t ord[] = { 0xc0, 12, 0, 1, 0, 1, 0, 0, 0x0e, 0x10, 0, 4, 192, 0, 2, 10,
+				       0xc0, 12, 0, 1, 0, 1, 0, 0, 0x0e, 0x10, 0, 4, 192, 0, 2, 20 };
 	struct warns w = { 0 };
 	size_t len;
 	void *img = build_example(&len, &w);
@@ -354,11 +357,11 @@ static void test_image_rdata(void **state)
 	rs = rrset(img, "caa.example.com.", LDNS_RR_TYPE_CAA);
 	assert_true(contains(p53_image_rdata(img, rs), rs->rdata_len, "issueletsencrypt.org", 20));
 	rs = rrset(img, "_443._tcp.example.com.", 52 /* TLSA */);
-	assert_int_equal(rs->rdata_len, 10 + 3 + 8);
+	assert_int_equal(rs->rdata_len, 2 + 10 + 3 + 8);
 	/* TTL mismatch: first TTL wins in every record, with a warning. */
 	rs = rrset(img, "ttl.example.com.", LDNS_RR_TYPE_A);
 	assert_int_equal(rs->ttl, 300);
-	assert_int_equal(p53_image_rdata(img, rs)[10 + 4 + 7], 300 & 0xff);
+	assert_int_equal(p53_image_rdata(img, rs)[12 + 2 + 4 + 7], 300 & 0xff);
 	assert_true(warned(&w, "example.com.zone:39: TTL 600"));
 	free(img);
 }
