@@ -148,10 +148,10 @@ server: {identity: bench, control_socket: "$TMP/pop53/control.sock"}
 metrics: {enabled: false}
 dataplane:
   eal: ["-l", "$BENCH_SERVER_CPU", "--no-pci", "--in-memory"]
-  port: "net_af_xdp0,iface=$BENCH_POP_IF,start_queue=0,queue_count=1"
+  port: "net_af_xdp0,iface=$BENCH_POP_IF,start_queue=0,queue_count=1${POP53_DEVARGS:+,$POP53_DEVARGS}"
   workers: 1
   addresses: ["$BENCH_SERVER_V4", "$BENCH_SERVER_V6"]
-  idle: {mode: ${POP53_IDLE:-busy}}
+  idle: {mode: ${POP53_IDLE:-adaptive}}
 zones: [{name: example.com, file: "$SZONE"}]
 EOF
 	bench_start_server "$TMP/pop53/log" "$bin" -c "$conf"
@@ -192,7 +192,7 @@ start_nsd() {
 	bench_start_server "$dir/log" nsd -d -c "$dir/nsd.conf"
 }
 
-MODE[pop53]="AF_XDP (DPDK net_af_xdp), 1 worker, busy poll"
+MODE[pop53]="AF_XDP (DPDK net_af_xdp), 1 worker, idle ${POP53_IDLE:-adaptive}"
 MODE[knotd]="kernel UDP, 1 UDP worker"
 MODE[knotd-xdp]="XDP (AF_XDP), 1 queue"
 MODE[nsd]="kernel UDP, server-count 1"
