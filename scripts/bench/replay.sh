@@ -318,6 +318,7 @@ desc_of() {
 	if [ -n "${T_LINE[big-a]:-}" ] && [ -n "${T_LINE[small-a]:-}" ] && [ -n "${CG_BURST[big-a]:-}" ] && [ -n "${CG_BURST[small-a]:-}" ]; then
 		notes+=("big-a costs $(awk -v a="$(field "${T_LINE[big-a]}" net_ns)" -v b="$(field "${T_LINE[small-a]}" net_ns)" 'BEGIN { printf "%.2fx", a / b }') small-a in time but $(awk -v a="${CG_BURST[big-a]}" -v b="${CG_BURST[small-a]}" 'BEGIN { printf "%.2fx", a / b }') in instructions: the difference is memory latency, not work. Each query looks up a random owner of a $(awk -v b="$(field "${T_LINE[big-a]}" image_bytes)" 'BEGIN { printf "%.0f MB", b / 1e6 }') image ($FRAMES distinct names), so the hash slot, node, owner name, RRset and RDATA reads miss the caches one after another; real traffic is skewed towards popular names and would miss less.")
 	fi
+	notes+=("Noise: the runs of one session agree within a few per cent, but on the shared 2-CPU VM this was first measured on, two sessions minutes apart differed by about 15 % (small-a 97 and 111 ns); compare figures from one session, and use instructions/query to judge changes smaller than that.")
 	notes+=("The ecs mix only parses the option: ECS-aware steering does not exist yet, and the steered mix is skipped until it does.")
 	echo
 	echo "Reading the numbers:"
