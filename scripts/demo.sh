@@ -20,10 +20,16 @@ say "Installing dependencies (Debian packages, hugepages, bpffs)"
 
 say "Building"
 if [ -f "$BUILD/build.ninja" ]; then meson setup --reconfigure "$BUILD" >/dev/null; else meson setup "$BUILD" >/dev/null; fi
-ninja -C "$BUILD" control/pop53d dataplane/bpf/steer.bpf.o >/dev/null
+ninja -C "$BUILD" control/pop53d control/pop53ctl dataplane/bpf/steer.bpf.o >/dev/null
 echo "built $BUILD/control/pop53d"
 
 say "Lab: namespaces p53-client and p53-pop joined by a veth pair"
+# One lab user at a time (tests and benchmarks take the same lock).
+exec 9>/run/lock/pop53-lab.lock
+if ! flock -n 9; then
+	echo "waiting for the lab (a test or benchmark is using it)..."
+	flock -w 900 9
+fi
 ./scripts/lab.sh up
 
 PID=
@@ -40,6 +46,10 @@ stop() {
 [ "$KEEP" = 1 ] || trap stop EXIT
 
 say "Starting pop53d on p53p (net_af_xdp) with configs/lab.yaml"
+if [ -S /run/pop53/control.sock ] && pop53ctl_out=$("$BUILD/control/pop53ctl" status 2>/dev/null); then
+	echo "another pop53d is running (control socket /run/pop53/control.sock): stop it first" >&2
+	exit 1
+fi
 ip netns exec p53-pop "$BUILD/control/pop53d" -c configs/lab.yaml >"$LOG" 2>&1 &
 PID=$!
 echo "$PID" >/run/pop53/demo.pid
@@ -68,6 +78,10 @@ printf 'www.example.com A\napi.example.com AAAA\ncdn.example.com A\nnope.example
 ip netns exec p53-client taskset -c 0 kxdpgun -t 3 -Q 100000 -i "$QF" -I p53c 192.0.2.53 2>&1 |
 	grep -E 'total queries|total replies|average|responded' || true
 rm -f "$QF"
+
+say "The control socket: pop53ctl status / stats"
+"$BUILD/control/pop53ctl" status
+"$BUILD/control/pop53ctl" stats | head -4
 
 if [ "$KEEP" = 1 ]; then
 	say "pop53d keeps running (pid $PID, log $LOG); stop with: kill $PID; scripts/lab.sh down"
