@@ -71,6 +71,12 @@ int p53_ctl_listen(const char *path, const char *group, char *err, size_t errlen
 		snprintf(err, errlen, "control socket %s: cannot create its directory: %s", path, strerror(errno));
 		return -1;
 	}
+	/* Never remove what is not a socket: a config pointing at a real file is a mistake. */
+	struct stat st;
+	if (lstat(path, &st) == 0 && !S_ISSOCK(st.st_mode)) {
+		snprintf(err, errlen, "control socket %s: exists and is not a socket", path);
+		return -1;
+	}
 	/* A socket file with a live listener belongs to another pop53d; a dead one is stale. */
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0) {
@@ -102,7 +108,7 @@ int p53_ctl_listen(const char *path, const char *group, char *err, size_t errlen
 		if (chown(path, (uid_t)-1, g->gr_gid) != 0)
 			goto fail;
 	}
-	if (chmod(path, 0660) != 0 || listen(fd, 8) != 0)
+	if (chmod(path, 0660) != 0 || listen(fd, SOMAXCONN) != 0)
 		goto fail;
 	return fd;
 fail:
@@ -262,7 +268,15 @@ void p53_ctl_poll(struct p53_daemon *d, int timeout_ms)
 			if (fd < 0)
 				break;
 			if (n_clients == MAX_CLIENTS) {
-				close(fd); /* busy: the client sees EOF and says so */
+				/* Busy: say so in one frame (best effort, never blocking), then close. */
+				static const char busy[] = "{\"ok\":false,\"error\":\"busy: too many control clients\"}";
+				char frame[4 + sizeof(busy)];
+				frame[0] = frame[1] = frame[2] = 0;
+				frame[3] = (char)(sizeof(busy) - 1);
+				memcpy(frame + 4, busy, sizeof(busy) - 1);
+				ssize_t sent = send(fd, frame, 4 + sizeof(busy) - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+				(void)sent;
+				close(fd);
 				continue;
 			}
 			memset(&clients[n_clients], 0, sizeof(clients[n_clients]));

@@ -10,6 +10,7 @@
 #include "control/daemon.h"
 #include "control/image_build.h"
 #include "control/log.h"
+#include "control/watch.h"
 #include "control/xdp.h"
 #include "dataplane/image.h"
 
@@ -71,9 +72,34 @@ static void restart_needed(const struct p53_config *old, const struct p53_config
 	NOTE(old->replicas != new->replicas, "server.replicas");
 	NOTE(str_differs(old->metrics_listen, new->metrics_listen) ||
 	     old->metrics_enabled != new->metrics_enabled, "metrics.*");
+	NOTE(old->watch_zones != new->watch_zones, "server.watch_zones");
 #undef NOTE
 	if (o > 0 && o < len)
 		snprintf(note + o, len - o, ": changed, applied at the next restart");
+}
+
+/* What needs a restart keeps its running value until then: swap those fields so `fresh`
+ * carries the running ones and `run` (about to be freed) the unapplied ones. */
+static void keep_running(struct p53_config *run, struct p53_config *fresh)
+{
+#define KEEP(f) do { __typeof__(run->f) t_ = run->f; run->f = fresh->f; fresh->f = t_; } while (0)
+	KEEP(eal);
+	KEEP(n_eal);
+	KEEP(port);
+	KEEP(workers);
+	KEEP(xdp_prog);
+	KEEP(idle);
+	KEEP(idle_max_us);
+	KEEP(rx_desc);
+	KEEP(tx_desc);
+	KEEP(mbufs);
+	KEEP(control_socket);
+	KEEP(control_group);
+	KEEP(replicas);
+	KEEP(metrics_enabled);
+	KEEP(metrics_listen);
+	KEEP(watch_zones);
+#undef KEEP
 }
 
 int p53_daemon_reload(struct p53_daemon *d, int config, const char *zone, char *err,
@@ -101,8 +127,10 @@ int p53_daemon_reload(struct p53_daemon *d, int config, const char *zone, char *
 				(nl == zl + 1 && n[nl - 1] == '.' && strncasecmp(n, zone, zl) == 0);
 		}
 		if (!found) {
+			/* A typo, not a failed reload: nothing was attempted, no alert should fire. */
 			snprintf(err, errlen, "zone '%s' is not in %s", zone, use->path);
-			goto fail;
+			p53_config_free(&fresh);
+			return -1;
 		}
 	}
 	img = p53_daemon_compile(use, &len, err, errlen);
@@ -118,16 +146,14 @@ int p53_daemon_reload(struct p53_daemon *d, int config, const char *zone, char *
 		goto fail;
 	if (config) {
 		restart_needed(&d->cfg, &fresh, note, notelen);
-		/* What needs a restart keeps its running value until then. */
-		char *keep_port = d->cfg.port, *keep_sock = d->cfg.control_socket;
-		d->cfg.port = NULL;
-		d->cfg.control_socket = NULL;
+		keep_running(&d->cfg, &fresh);
 		p53_config_free(&d->cfg);
 		d->cfg = fresh;
-		free(d->cfg.port);
-		free(d->cfg.control_socket);
-		d->cfg.port = keep_port;
-		d->cfg.control_socket = keep_sock;
+		/* New or moved zone files: watch what the new config names. */
+		if (d->watch_fd >= 0) {
+			p53_watch_close(d);
+			p53_watch_open(d);
+		}
 	}
 	d->dp.reloads_ok++;
 	d->dp.last_reload_ms = (double)(rte_rdtsc() - t0) * 1000.0 / (double)rte_get_tsc_hz();

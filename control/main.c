@@ -208,6 +208,13 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
+	/* Before anything slow: a SIGHUP or SIGTERM during start-up must not kill us by default. */
+	struct sigaction sa = {.sa_handler = on_signal};
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
 	d.ctl_fd = -1;
 	d.watch_fd = -1;
 	d.started = time(NULL);
@@ -230,10 +237,6 @@ int main(int argc, char **argv)
 		p53_err("EAL init failed: %s", rte_strerror(rte_errno));
 		goto out_img;
 	}
-	signal(SIGTERM, on_signal);
-	signal(SIGINT, on_signal);
-	signal(SIGHUP, on_signal);
-	signal(SIGPIPE, SIG_IGN);
 
 	if (rte_lcore_count() < cfg->workers) {
 		p53_err("%u workers need %u lcores; the EAL has %u (dataplane.eal -l)", cfg->workers,
@@ -299,11 +302,14 @@ int main(int argc, char **argv)
 	rte_eal_mp_wait_lcore();
 	pthread_join(ctl_thread, NULL);
 
-	for (unsigned int i = 0; i < cfg->workers; i++)
+	/* d.dp, not d.cfg: a reload may have read a different worker count (applied only at
+	 * the next restart). */
+	for (unsigned int i = 0; i < d.dp.n_workers; i++)
 		log_worker(&workers[i]);
 	p53_port_log_xstats(&d.port);
 	rc = 0;
 out_metrics:
+	p53_telemetry_unregister();
 	p53_metrics_stop(&d);
 out_watch:
 	p53_watch_close(&d);

@@ -1,5 +1,6 @@
 /* Prometheus endpoint and DPDK telemetry; see metrics.h. */
 #include <arpa/inet.h>
+#include <pthread.h>
 #include <inttypes.h>
 #include <netinet/in.h>
 #include <stdio.h>
@@ -19,6 +20,9 @@
 #include "dataplane/image.h"
 #include "dataplane/name.h"
 
+/* Telemetry callbacks run on DPDK's telemetry thread: the daemon pointer is taken away under
+ * this lock before the workers are freed at exit. */
+static pthread_mutex_t tel_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct p53_daemon *tel_daemon;
 
 static void counter(FILE *f, const char *name, const char *help, uint64_t v)
@@ -218,9 +222,13 @@ static int tel_stats(const char *cmd, const char *params, struct rte_tel_data *o
 
 	(void)cmd;
 	(void)params;
-	if (tel_daemon == NULL)
+	pthread_mutex_lock(&tel_lock);
+	if (tel_daemon == NULL) {
+		pthread_mutex_unlock(&tel_lock);
 		return -1;
+	}
 	p53_stats_collect(tel_daemon->dp.workers, tel_daemon->dp.n_workers, &t);
+	pthread_mutex_unlock(&tel_lock);
 	rte_tel_data_start_dict(out);
 	rte_tel_data_add_dict_u64(out, "queries", t.ans.queries);
 	rte_tel_data_add_dict_u64(out, "rx", t.rx);
@@ -242,8 +250,11 @@ static int tel_workers(const char *cmd, const char *params, struct rte_tel_data 
 {
 	(void)cmd;
 	(void)params;
-	if (tel_daemon == NULL)
+	pthread_mutex_lock(&tel_lock);
+	if (tel_daemon == NULL) {
+		pthread_mutex_unlock(&tel_lock);
 		return -1;
+	}
 	rte_tel_data_start_dict(out);
 	for (unsigned int i = 0; i < tel_daemon->dp.n_workers; i++) {
 		char k[32];
@@ -252,12 +263,22 @@ static int tel_workers(const char *cmd, const char *params, struct rte_tel_data 
 		snprintf(k, sizeof(k), "worker%u_tx", i);
 		rte_tel_data_add_dict_u64(out, k, tel_daemon->dp.workers[i].stats.tx);
 	}
+	pthread_mutex_unlock(&tel_lock);
 	return 0;
+}
+
+void p53_telemetry_unregister(void)
+{
+	pthread_mutex_lock(&tel_lock);
+	tel_daemon = NULL;
+	pthread_mutex_unlock(&tel_lock);
 }
 
 void p53_telemetry_register(struct p53_daemon *d)
 {
+	pthread_mutex_lock(&tel_lock);
 	tel_daemon = d;
+	pthread_mutex_unlock(&tel_lock);
 	rte_telemetry_register_cmd("/pop53/stats", tel_stats, "pop53 totals: queries, rcodes, drops. No parameters");
 	rte_telemetry_register_cmd("/pop53/workers", tel_workers, "pop53 per-worker rx/tx. No parameters");
 }

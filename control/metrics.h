@@ -25,6 +25,9 @@ void p53_metrics_stop(struct p53_daemon *d);
 /** Register the telemetry commands (once per process). */
 void p53_telemetry_register(struct p53_daemon *d);
 
+/** Make the telemetry commands answer "unavailable" from now on (before freeing workers). */
+void p53_telemetry_unregister(void);
+
 /** The Prometheus exposition text (malloc'd), also used by the tests. */
 char *p53_metrics_text(struct p53_daemon *d);
 
