@@ -1,5 +1,6 @@
 /* Compile and reload; see daemon.h. */
 #include <inttypes.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -155,12 +156,16 @@ int p53_daemon_reload(struct p53_daemon *d, int config, const char *zone, char *
 			p53_watch_open(d);
 		}
 	}
+	img = NULL; /* freed by the publish */
 	d->dp.reloads_ok++;
 	d->dp.last_reload_ms = (double)(rte_rdtsc() - t0) * 1000.0 / (double)rte_get_tsc_hz();
+	const struct p53_image_hdr *h = p53_image_hdr(d->dp.image);
 	p53_info("reload%s: %u zone(s), %u records, generation %" PRIu64 ", %.1f ms%s%s",
-		 config ? " (config and zones)" : "", p53_image_hdr(img)->n_zones,
-		 p53_image_hdr(img)->n_records, p53_image_hdr(img)->generation, d->dp.last_reload_ms,
-		 note[0] ? "; " : "", note);
+		 config ? " (config and zones)" : "", h->n_zones, h->n_records, h->generation,
+		 d->dp.last_reload_ms, note[0] ? "; " : "", note);
+	/* The compiler's working set was freed; give it back to the system now, not at the
+	 * next reload (glibc keeps freed arenas otherwise). */
+	malloc_trim(0);
 	return 0;
 fail:
 	free(img);

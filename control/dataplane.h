@@ -26,7 +26,8 @@ struct p53_dataplane {
 	unsigned int n_workers;
 	struct rte_rcu_qsbr *qsbr;
 	enum p53_replicas mode;
-	void *image;                    /* the control thread's own copy (malloc) */
+	const void *image;              /* worker 0's replica image: what status and metrics read
+					   (valid until the next publish, which only this thread does) */
 	size_t image_len;
 	uint64_t reloads_ok;
 	uint64_t reloads_failed;
@@ -44,8 +45,8 @@ int p53_dataplane_init(struct p53_dataplane *dp, struct p53_worker *workers, uns
 /**
  * Publish a compiled image with the responder settings of `cfg` to every worker.
  *
- * Takes ownership of `img` (malloc'd) on success; on failure the running replicas are
- * untouched, `img` is still the caller's, and err says why.
+ * Takes `img` (malloc'd) on success and frees it once copied into the replicas; on failure
+ * the running replicas are untouched, `img` is still the caller's, and err says why.
  * @return 0 or -1.
  */
 int p53_dataplane_publish(struct p53_dataplane *dp, void *img, size_t len,
