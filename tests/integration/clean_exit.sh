@@ -8,14 +8,7 @@ lab_lock
 
 "$SRC/scripts/lab.sh" up >/dev/null
 write_config "$TMP/pop53.yaml" "net_af_xdp0,iface=p53p,start_queue=0,queue_count=1"
-start_pop53 "$TMP/pop53.yaml"
-if ! wait_answering; then
-	not_ok "pop53d answers on the lab"
-	cat "$TMP/pop53d.log"
-	finish
-	exit 1
-fi
-ok "pop53d answers on the lab"
+start_pop53_answering "$TMP/pop53.yaml"
 
 printf 'www.example.com A\napi.example.com AAAA\nnope.example.com A\ncdn.example.com A\n' >"$TMP/q.txt"
 out=$(ip netns exec "$CLIENT_NS" timeout 20 kxdpgun -t 2 -Q 20000 -i "$TMP/q.txt" -I p53c "$V4" 2>&1)

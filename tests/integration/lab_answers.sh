@@ -12,14 +12,7 @@ ZONE=$SRC/zones/example.com.zone
 # the kernel (which has no listener, so it answers ICMP port unreachable).
 ip -n "$POP_NS" addr replace 192.0.2.54/24 dev p53p
 write_config "$TMP/pop53.yaml" "net_af_xdp0,iface=p53p,start_queue=0,queue_count=1"
-start_pop53 "$TMP/pop53.yaml"
-if ! wait_answering; then
-	not_ok "pop53d answers on the lab"
-	cat "$TMP/pop53d.log"
-	finish
-	exit 1
-fi
-ok "pop53d answers on the lab"
+start_pop53_answering "$TMP/pop53.yaml"
 
 for addr in "$V4" "$V6"; do
 	for q in "www.example.com A" "www.example.com AAAA" "api.example.com A" "api.example.com AAAA" \

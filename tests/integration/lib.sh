@@ -75,6 +75,19 @@ wait_answering() {
 	return 1
 }
 
+# start_pop53_answering CONFIG: start pop53d in the pop namespace and wait until it answers;
+# a start that fails ends the test here, with the daemon's log.
+start_pop53_answering() {
+	start_pop53 "$1"
+	if ! wait_answering; then
+		not_ok "pop53d answers on the lab"
+		cat "$TMP/pop53d.log"
+		finish
+		exit 1
+	fi
+	ok "pop53d answers on the lab"
+}
+
 # stop_pop53: SIGTERM, wait (bounded), return its exit status.
 stop_pop53() {
 	[ -n "$POP53_PID" ] || return 0

@@ -81,14 +81,7 @@ YAML
 
 "$SRC/scripts/lab.sh" up >/dev/null
 bench_xdp_off
-start_pop53 "$TMP/pop53.yaml"
-if ! wait_answering; then
-	not_ok "pop53d answers on the lab"
-	cat "$TMP/pop53d.log"
-	finish
-	exit 1
-fi
-ok "pop53d answers on the lab"
+start_pop53_answering "$TMP/pop53.yaml"
 out=$(ip netns exec "$CLIENT_NS" kdig +time=2 +short @"$V4" serial.zl.test A 2>&1)
 check "version 1 served (serial.zl.test A 10.0.0.1)" [ "$out" = "10.0.0.1" ]
 
