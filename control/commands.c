@@ -114,6 +114,8 @@ static json_t *stats_json(struct p53_daemon *d)
 	json_object_set_new(o, "responses", json_integer((json_int_t)t.answered));
 	json_object_set_new(o, "tc", json_integer((json_int_t)t.ans.tc));
 	json_object_set_new(o, "trailing", json_integer((json_int_t)t.ans.trailing));
+	json_object_set_new(o, "notify", json_integer((json_int_t)t.notify));
+	json_object_set_new(o, "notify_lost", json_integer((json_int_t)t.notify_lost));
 	for (unsigned int i = 0; i <= 16; i++)
 		if (t.ans.rcode[i] != 0 || i <= 5)
 			json_object_set_new(rc, p53_rcode_name(i, buf, sizeof(buf)), json_integer((json_int_t)t.ans.rcode[i]));

@@ -1,4 +1,5 @@
 /* Compile and reload; see daemon.h. */
+#include <arpa/inet.h>
 #include <inttypes.h>
 #include <malloc.h>
 #include <stdio.h>
@@ -14,6 +15,8 @@
 #include "control/watch.h"
 #include "control/xdp.h"
 #include "dataplane/image.h"
+#include "dataplane/name.h"
+#include "dataplane/notify.h"
 
 static void warn_cb(void *arg, const char *msg)
 {
@@ -39,6 +42,25 @@ void *p53_daemon_compile(const struct p53_config *cfg, size_t *len, char *err, s
 	img = p53_image_build(src, (size_t)cfg->n_zones, len, err, errlen, warn_cb, NULL);
 	free(src);
 	return img;
+}
+
+void p53_daemon_notify_drain(struct p53_daemon *d)
+{
+	static uint64_t seen;
+	struct p53_notify_event ev;
+
+	if (d->notify_ring == NULL)
+		return;
+	while (rte_ring_sc_dequeue_elem(d->notify_ring, &ev, sizeof(ev)) == 0) {
+		char zone[1024], addr[INET6_ADDRSTRLEN];
+		/* Log the first few and then every 1000th: a NOTIFY flood must not flood the log. */
+		if (++seen > 10 && seen % 1000 != 0)
+			continue;
+		p53_name_to_str(zone, sizeof(zone), ev.zone);
+		inet_ntop(ev.ipv6 ? AF_INET6 : AF_INET, ev.src, addr, sizeof(addr));
+		p53_info("NOTIFY for %s from %s port %u (id %u, #%" PRIu64 "): no transfer source is "
+			 "configured, answered NOTAUTH", zone, addr, ev.port, ev.id, seen);
+	}
 }
 
 static int str_differs(const char *a, const char *b)

@@ -7,6 +7,8 @@
 
 #include <time.h>
 
+#include <rte_ring.h>
+
 #include "control/config.h"
 #include "control/dataplane.h"
 #include "control/port.h"
@@ -19,7 +21,15 @@ struct p53_daemon {
 	int ctl_fd;                     /* listening control socket, -1 if none */
 	int watch_fd;                   /* inotify, -1 if zone watching is off */
 	void *metrics;                  /* Prometheus endpoint, NULL if off */
+	struct rte_ring *notify_ring;   /* NOTIFY events from the workers (dataplane/notify.h) */
 };
+
+/**
+ * Take the NOTIFY events the workers queued and log them (rate-limited). The zone-transfer
+ * work turns them into SOA checks and IXFR; until then they are counted and answered
+ * NOTAUTH by the workers.
+ */
+void p53_daemon_notify_drain(struct p53_daemon *d);
 
 /**
  * Compile the zones of `cfg` into a new image.

@@ -24,6 +24,7 @@
 #include <rte_errno.h>
 #include <rte_lcore.h>
 #include <rte_malloc.h>
+#include <rte_ring.h>
 
 #include "control/config.h"
 #include "control/ctl.h"
@@ -33,6 +34,7 @@
 #include "control/port.h"
 #include "control/watch.h"
 #include "dataplane/image.h"
+#include "dataplane/notify.h"
 #include "dataplane/worker.h"
 
 static volatile sig_atomic_t got_stop;
@@ -139,6 +141,7 @@ static void *control_main(void *arg)
 	while (!got_stop) {
 		p53_ctl_poll(d, 50);
 		p53_metrics_poll(d);
+		p53_daemon_notify_drain(d);
 		if (got_hup) {
 			got_hup = 0;
 			p53_info("SIGHUP: reloading config and zones");
@@ -255,6 +258,12 @@ int main(int argc, char **argv)
 		p53_err("out of memory for workers");
 		goto out_eal;
 	}
+	d.notify_ring = rte_ring_create_elem("p53_notify", sizeof(struct p53_notify_event),
+					     P53_NOTIFY_RING_SIZE, (int)rte_socket_id(), RING_F_SC_DEQ);
+	if (d.notify_ring == NULL) {
+		p53_err("cannot create the NOTIFY ring: %s", rte_strerror(rte_errno));
+		goto out_workers;
+	}
 	if (p53_port_open(&d.port, cfg, lcores) != 0)
 		goto out_workers;
 	for (unsigned int i = 0; i < cfg->workers; i++) {
@@ -267,6 +276,7 @@ int main(int argc, char **argv)
 		w->idle_adaptive = cfg->idle == P53_IDLE_ADAPTIVE;
 		w->idle_max_us = cfg->idle_max_us;
 		w->stop = &workers_stop;
+		w->notify_ring = d.notify_ring;
 	}
 	if (p53_dataplane_init(&d.dp, workers, cfg->workers, cfg->replicas) != 0) {
 		p53_err("out of memory for RCU");
@@ -320,6 +330,7 @@ out_dp:
 out_port:
 	p53_port_close(&d.port);
 out_workers:
+	rte_ring_free(d.notify_ring);
 	rte_free(workers);
 out_eal:
 	rte_eal_cleanup();

@@ -56,6 +56,8 @@ char *p53_metrics_text(struct p53_daemon *d)
 	counter(f, "pop53_tx_fail_total", "responses the port refused (freed)", t.tx_fail);
 	counter(f, "pop53_truncated_total", "responses sent with TC=1", t.ans.tc);
 	counter(f, "pop53_trailing_bytes_total", "queries with bytes after the last record", t.ans.trailing);
+	counter(f, "pop53_notify_total", "NOTIFY messages handed to the control thread", t.notify);
+	counter(f, "pop53_notify_lost_total", "NOTIFY events lost to a full ring", t.notify_lost);
 	family(f, "pop53_responses_total", "counter", "responses by RCODE");
 	for (unsigned int i = 0; i <= 16; i++)
 		if (t.ans.rcode[i] != 0 || i <= 5)

@@ -168,6 +168,8 @@ static void print_human(const char *cmd, const char *sub, const json_t *r)
 		       ", rx %" JSON_INTEGER_FORMAT ", tx %" JSON_INTEGER_FORMAT ", tx_fail %" JSON_INTEGER_FORMAT "\n",
 		       geti(s, "queries"), geti(s, "responses"), geti(s, "tc"), geti(s, "rx"), geti(s, "tx"),
 		       geti(s, "tx_fail"));
+		printf("notify %" JSON_INTEGER_FORMAT " (lost %" JSON_INTEGER_FORMAT ")\n", geti(s, "notify"),
+		       geti(s, "notify_lost"));
 		print_map("rcode", json_object_get(s, "rcode"));
 		print_map("qtype", json_object_get(s, "qtype"));
 		print_map("answers", json_object_get(s, "answers"));

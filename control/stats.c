@@ -33,6 +33,8 @@ static void sum(const struct p53_worker *workers, unsigned int n, struct p53_tot
 		out->answered += s->answered;
 		out->no_answer += s->no_answer;
 		out->multiseg += s->multiseg;
+		out->notify += s->notify;
+		out->notify_lost += s->notify_lost;
 		add(out->drop, s->drop, P53_PKT_DROP__MAX, 1);
 		add((uint64_t *)&out->ans, (const uint64_t *)&s->ans, N64(s->ans), 1);
 	}

@@ -11,7 +11,7 @@
 #include "dataplane/worker.h"
 
 struct p53_totals {
-	uint64_t rx, tx, tx_fail, answered, no_answer, multiseg;
+	uint64_t rx, tx, tx_fail, answered, no_answer, multiseg, notify, notify_lost;
 	uint64_t drop[P53_PKT_DROP__MAX];
 	struct p53_answer_stats ans;
 };

@@ -615,9 +615,18 @@ uint16_t p53_answer(const void *img, const struct p53_answer_conf *conf, uint8_t
 
 	/* NSD's order: opcode first (RFC 1035 §4.1.1), then the message's structure. */
 	unsigned int opcode = P53_OPCODE(q.flags);
+	if (opcode == P53_OPCODE_NOTIFY && ms == P53_MSG_OK) {
+		/* RFC 1996: the worker hands the event to the control thread (worker.c). With no
+		 * transfer source configured nobody is allowed to notify us: NOTAUTH, as Knot
+		 * answers a NOTIFY no ACL allows. */
+		c.rcode = P53_RCODE_NOTAUTH;
+		c.kind = P53_ANS_NOTIFY;
+		count(st, &c, len);
+		return finish(&c, 1, 0, 0);
+	}
 	if (opcode != P53_OPCODE_QUERY) {
 		c.rcode = P53_RCODE_NOTIMP;
-		c.kind = opcode == P53_OPCODE_NOTIFY ? P53_ANS_NOTIFY : P53_ANS_ERROR;
+		c.kind = P53_ANS_ERROR;
 		count(st, &c, len);
 		return finish(&c, has_q && ms == P53_MSG_OK, 0, 0);
 	}

@@ -1,12 +1,38 @@
 /* Worker lcore loop; see worker.h. */
+#include <string.h>
+
 #include <rte_cycles.h>
 #include <rte_ethdev.h>
 #include <rte_prefetch.h>
 
+#include "dataplane/dnsmsg.h"
+#include "dataplane/notify.h"
+#include "dataplane/wire.h"
 #include "dataplane/worker.h"
 
 #define IDLE_SPIN_POLLS 64      /* empty polls before the first sleep */
 #define IDLE_MIN_US     1
+
+/* RFC 1996 NOTIFY: rare, so parsed twice (here for the event, then by the responder). */
+static void notify(struct p53_worker *w, const uint8_t *msg, uint16_t len, const struct p53_pkt *pkt)
+{
+	struct p53_notify_event ev;
+	struct p53_query q;
+
+	if (w->notify_ring == NULL || p53_msg_parse(msg, len, &q) != P53_MSG_OK)
+		return;
+	memset(&ev, 0, sizeof(ev));
+	memcpy(ev.zone, q.lname, q.qname_len);
+	ev.zone_len = q.qname_len;
+	ev.ipv6 = pkt->ipv6;
+	memcpy(ev.src, pkt->src_addr, sizeof(ev.src));
+	ev.port = pkt->src_port;
+	ev.id = q.id;
+	if (rte_ring_mp_enqueue_elem(w->notify_ring, &ev, sizeof(ev)) == 0)
+		w->stats.notify++;
+	else
+		w->stats.notify_lost++;
+}
 
 static inline struct rte_mbuf *reply(struct p53_worker *w, const struct p53_replica *r,
 				     struct rte_mbuf *m)
@@ -25,6 +51,10 @@ static inline struct rte_mbuf *reply(struct p53_worker *w, const struct p53_repl
 		goto drop;
 	}
 	/* The response may grow into the tailroom; the first byte past it is not ours. */
+	const uint8_t *dns = frame + pkt.dns_off;
+	if (unlikely(pkt.dns_len >= P53_DNS_HDR_LEN && P53_OPCODE(p53_get16(dns + 2)) == P53_OPCODE_NOTIFY &&
+		     !(dns[2] & 0x80)))
+		notify(w, dns, pkt.dns_len, &pkt);
 	uint32_t room = (uint32_t)rte_pktmbuf_data_len(m) - pkt.dns_off + rte_pktmbuf_tailroom(m);
 	uint16_t cap = room > UINT16_MAX ? UINT16_MAX : (uint16_t)room;
 	uint16_t rlen = p53_answer(r->image, &r->conf, frame + pkt.dns_off, pkt.dns_len, cap,

@@ -22,6 +22,7 @@
 #include <rte_common.h>
 #include <rte_mbuf.h>
 #include <rte_rcu_qsbr.h>
+#include <rte_ring.h>
 
 #include "dataplane/answer.h"
 #include "dataplane/pkt.h"
@@ -36,6 +37,8 @@ struct p53_worker_stats {
 	uint64_t answered;              /* responses built */
 	uint64_t no_answer;             /* well-formed frames the responder chose not to answer */
 	uint64_t multiseg;              /* chained mbufs, dropped */
+	uint64_t notify;                /* NOTIFY events handed to the control thread */
+	uint64_t notify_lost;           /* ...lost because the ring was full */
 	uint64_t drop[P53_PKT_DROP__MAX]; /* frame drops by reason */
 	uint64_t polls;                 /* rx_burst calls */
 	uint64_t idle_polls;            /* ...that returned nothing */
@@ -55,6 +58,7 @@ struct p53_worker {
 					   burst, swapped by the control thread (RCU) */
 	struct rte_rcu_qsbr *qsbr;      /* where the worker reports quiescent states; NULL in
 					   tools that never swap replicas */
+	struct rte_ring *notify_ring;   /* NOTIFY events to the control thread, or NULL */
 	volatile int *stop;             /* set by the control thread */
 	struct p53_worker_stats stats;
 } __rte_cache_aligned;

@@ -77,6 +77,19 @@ check "CHAOS id.server gives the identity" grep -q '"test-pop"' <<<"$got"
 out=$(ip netns exec "$CLIENT_NS" kdig +time=2 +edns=1 @"$V4" www.example.com A 2>/dev/null)
 check "EDNS version 1 gets BADVERS" grep -q 'status: BADVERS' <<<"$out"
 
+# NOTIFY (RFC 1996) goes to the control thread; with no transfer source configured the
+# answer is NOTAUTH (as Knot answers a NOTIFY no ACL allows).
+nt=$(ip netns exec "$CLIENT_NS" /usr/bin/python3 -c '
+import dns.message, dns.opcode, dns.query, dns.rcode
+q = dns.message.make_query("example.com.", "SOA")
+q.set_opcode(dns.opcode.NOTIFY)
+q.flags |= dns.flags.AA
+r = dns.query.udp(q, "'"$V4"'", timeout=2)
+print(dns.opcode.to_text(r.opcode()), dns.rcode.to_text(r.rcode()), r.question[0].name)' 2>&1)
+check "NOTIFY answered NOTAUTH with opcode NOTIFY and the question" grep -q '^NOTIFY NOTAUTH example.com.$' <<<"$nt"
+for _ in $(seq 1 20); do grep -q 'NOTIFY for example.com. from 192.0.2.1' "$TMP/pop53d.log" && break; sleep 0.1; done
+check "the control thread got the NOTIFY with zone and sender" grep -q 'NOTIFY for example.com. from 192.0.2.1' "$TMP/pop53d.log"
+
 # The kernel keeps what is not UDP/53 to a service address.
 check "ping to the IPv4 service address answered by the kernel" ip netns exec "$CLIENT_NS" ping -c 2 -W 1 -q "$V4"
 check "ping to the IPv6 service address answered by the kernel" ip netns exec "$CLIENT_NS" ping -6 -c 2 -W 1 -q "$V6"

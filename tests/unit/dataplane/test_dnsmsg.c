@@ -88,7 +88,7 @@ static const struct row rows[] = {
 	ROW("EDNS version 1 is BADVERS", edns_v1, P53_MSG_OK, P53_RCODE_BADVERS, 1),
 	ROW("opcode STATUS is NOTIMP", opcode_status, P53_MSG_OK, P53_RCODE_NOTIMP, 1),
 	ROW("opcode UPDATE is NOTIMP", opcode_update, P53_MSG_OK, P53_RCODE_NOTIMP, 1),
-	ROW("NOTIFY is not served by the data plane yet: NOTIMP", opcode_notify, P53_MSG_OK, P53_RCODE_NOTIMP, 1),
+	ROW("NOTIFY without a transfer source configured is NOTAUTH", opcode_notify, P53_MSG_OK, P53_RCODE_NOTAUTH, 1),
 	ROW("trailing bytes are ignored, the query answered", trailing, P53_MSG_OK, P53_RCODE_REFUSED, 1),
 	ROW("AXFR over UDP is NOTIMP", axfr_udp, P53_MSG_OK, P53_RCODE_NOTIMP, 1),
 	ROW("class HS is REFUSED", class_hs, P53_MSG_OK, P53_RCODE_REFUSED, 1),
