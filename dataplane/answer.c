@@ -93,7 +93,9 @@ static int put_name(struct wr *w, const uint8_t *name)
 
 	while (*s != 0 && ptr == 0) {
 		for (uint8_t i = 0; i < w->nc; i++) {
-			if (name_at_equal(w->buf, w->ctab[i], s)) {
+			/* Entries start at a label we wrote (never a pointer): its length byte is
+			 * a cheap first filter. */
+			if (w->buf[w->ctab[i]] == *s && name_at_equal(w->buf, w->ctab[i], s)) {
 				ptr = w->ctab[i];
 				break;
 			}
@@ -245,6 +247,18 @@ static int set_name(struct ctx *c, const uint8_t *name)
 	return 0;
 }
 
+/*
+ * Where an ancestor of the current name (its zone apex, a cut or DNAME above it) already is in
+ * the message: inside the current name, when that is at a known offset (the question). Saves
+ * the compression search for the owners of SOA, referral NS and DNAME records. 0 if unknown.
+ */
+static uint16_t ancestor_ptr(const struct ctx *c, const struct p53_image_node *n)
+{
+	if (c->ptr == 0 || n->labels > c->labels)
+		return 0;
+	return (uint16_t)(c->ptr + c->loff[c->labels - n->labels]);
+}
+
 /* RFC 2308 §3: the zone's SOA in authority, TTL = min(SOA TTL, MINIMUM) (§5). */
 static void negative(struct ctx *c, uint8_t rcode, uint8_t kind)
 {
@@ -253,7 +267,7 @@ static void negative(struct ctx *c, uint8_t rcode, uint8_t kind)
 
 	c->rcode = rcode;
 	c->kind = kind;
-	put_or_tc(c, z->soa, node_name(c, apex), 0, SEC_NS, z->neg_ttl);
+	put_or_tc(c, z->soa, node_name(c, apex), ancestor_ptr(c, apex), SEC_NS, z->neg_ttl);
 }
 
 /* RFC 1034 §4.3.2 step 3b: a referral, not authoritative, NS in authority, glue in additional. */
@@ -265,7 +279,7 @@ static void referral(struct ctx *c, const struct p53_image_node *cut, int hop)
 		c->aa = 0;
 	c->kind = P53_ANS_REFERRAL;
 	if (ns != P53_NONE)
-		put_or_tc(c, ns, node_name(c, cut), 0, SEC_NS, P53_NONE);
+		put_or_tc(c, ns, node_name(c, cut), ancestor_ptr(c, cut), SEC_NS, P53_NONE);
 }
 
 /* RFC 6672 §3.3: DNAME in the answer, then a synthesized CNAME; `keep` labels stay. */
@@ -278,7 +292,7 @@ static int dname(struct ctx *c, const struct p53_image_node *d, int keep)
 	if (rsi == P53_NONE)
 		return DONE;
 	rs = p53_image_rrset(c->img, rsi);
-	if (put_or_tc(c, rsi, node_name(c, d), 0, SEC_AN, P53_NONE) != 0)
+	if (put_or_tc(c, rsi, node_name(c, d), ancestor_ptr(c, d), SEC_AN, P53_NONE) != 0)
 		return DONE;
 
 	const uint8_t *rd = p53_image_rdata(c->img, rs) + P53_RR_OWNER_LEN;
