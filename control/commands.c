@@ -172,7 +172,10 @@ static char *cmd_workers(struct p53_daemon *d)
 		uint64_t drops = s->multiseg + s->no_answer;
 		for (int k = 1; k < P53_PKT_DROP__MAX; k++)
 			drops += s->drop[k];
-		double age = s->heartbeat != 0 && now > s->heartbeat ? (double)(now - s->heartbeat) * 1000.0 / (double)hz : -1;
+		/* TSCs of different cores may differ by a hair: a heartbeat "from the future" is 0 ms
+		 * old; a worker that never polled is -1. */
+		uint64_t hb = s->heartbeat;
+		double age = hb == 0 ? -1 : now > hb ? (double)(now - hb) * 1000.0 / (double)hz : 0;
 		json_array_append_new(a, json_pack("{s:i, s:i, s:i, s:I, s:I, s:I, s:I, s:I, s:f, s:f}",
 			"worker", i, "lcore", w->lcore, "queue", w->queue,
 			"rx", (json_int_t)s->rx, "tx", (json_int_t)s->tx, "answered", (json_int_t)s->answered,

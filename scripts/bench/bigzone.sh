@@ -377,9 +377,10 @@ peer_row() { # NAME PREFIX ROW
 	echo "with A, AAAA, TXT and MX, CNAME aliases, wildcards, delegations with glue; deterministic),"
 	echo "compiles it with \`pop53d --check-config\` under \`/usr/bin/time -v\`, and loads it into knotd and"
 	echo "NSD on 127.0.0.1. **Goal: one pop53 replica (the compiled image) takes at most $GOAL bytes per"
-	echo "record.** A running pop53d holds the image once per worker (plus the control thread's copy"
-	echo "while it builds the next one), so that figure times the number of workers is what a PoP"
-	echo "server needs for its zones."
+	echo "record.** A running pop53d holds the image once per worker (\`server.replicas: per-core\`) or"
+	echo "once per socket (\`per-socket\`), so that figure times the number of copies is what a PoP"
+	echo "server needs for its zones; a reload needs the compiler's working set and the new replicas"
+	echo "next to the old ones for a moment (see Reload)."
 	echo
 	echo "For knotd and NSD, \"zone memory\" is the proportional set size (PSS, summed over the server's"
 	echo "processes: NSD forks xfrd and its server process) after the zone answers, minus the same"
