@@ -387,7 +387,7 @@ static void resolve(struct ctx *c)
 	uint64_t seen[MAX_CHAIN + 1];
 
 	for (int hop = 0; hop <= MAX_CHAIN; hop++) {
-		uint32_t h = p53_name_hash(c->name, c->len);
+		uint32_t h = hop == 0 ? c->q->hash : p53_name_hash(c->name, c->len);
 		uint32_t ni = p53_image_find(img, c->name, c->len, h);
 		const struct p53_image_node *n;
 		int keep = 0;
@@ -596,8 +596,16 @@ uint16_t p53_answer(const void *img, const struct p53_answer_conf *conf, uint8_t
 		    uint16_t len, uint16_t cap, struct p53_answer_stats *st)
 {
 	struct p53_query q;
-	struct ctx c;
 	enum p53_msg_status ms = p53_msg_parse(msg, len, &q);
+
+	return p53_answer_parsed(img, conf, msg, len, cap, st, &q, ms);
+}
+
+uint16_t p53_answer_parsed(const void *img, const struct p53_answer_conf *conf, uint8_t *msg,
+			   uint16_t len, uint16_t cap, struct p53_answer_stats *st,
+			   const struct p53_query *qp, enum p53_msg_status ms)
+{
+	struct ctx c;
 
 	st->queries++;
 	st->msg[ms]++;
@@ -605,12 +613,12 @@ uint16_t p53_answer(const void *img, const struct p53_answer_conf *conf, uint8_t
 		st->kind[P53_ANS_DROP]++;
 		return 0;
 	}
-	if (q.trailing != 0)
+	if (qp->trailing != 0)
 		st->trailing++;
 
 	c.img = img;
 	c.conf = conf;
-	c.q = &q;
+	c.q = qp;
 	c.aa = 0;
 	c.rcode = P53_RCODE_NOERROR;
 	c.kind = P53_ANS_ERROR;
@@ -623,12 +631,12 @@ uint16_t p53_answer(const void *img, const struct p53_answer_conf *conf, uint8_t
 	c.w.nc = 0;
 	c.w.cnt[0] = c.w.cnt[1] = c.w.cnt[2] = 0;
 
-	int has_q = q.qname_len != 0;
-	c.w.pos = has_q ? (uint16_t)(P53_DNS_HDR_LEN + q.qname_len + 4) : P53_DNS_HDR_LEN;
+	int has_q = qp->qname_len != 0;
+	c.w.pos = has_q ? (uint16_t)(P53_DNS_HDR_LEN + qp->qname_len + 4) : P53_DNS_HDR_LEN;
 	c.w.limit = c.w.pos; /* error responses carry nothing but the header and question */
 
 	/* NSD's order: opcode first (RFC 1035 §4.1.1), then the message's structure. */
-	unsigned int opcode = P53_OPCODE(q.flags);
+	unsigned int opcode = P53_OPCODE(qp->flags);
 	if (opcode == P53_OPCODE_NOTIFY && ms == P53_MSG_OK) {
 		/* RFC 1996: the worker hands the event to the control thread (worker.c). With no
 		 * transfer source configured nobody is allowed to notify us: NOTAUTH, as Knot
@@ -649,21 +657,21 @@ uint16_t p53_answer(const void *img, const struct p53_answer_conf *conf, uint8_t
 		count(st, &c, len);
 		return finish(&c, has_q, 0, 0);
 	}
-	st->qtype[q.qtype < P53_QTYPE_BUCKETS - 1 ? q.qtype : P53_QTYPE_BUCKETS - 1]++;
+	st->qtype[qp->qtype < P53_QTYPE_BUCKETS - 1 ? qp->qtype : P53_QTYPE_BUCKETS - 1]++;
 
 	/* Response size: RFC 6891 §6.2.3-5, clamped to [512, our maximum] and to the buffer. */
 	uint16_t ours = conf->edns_max_payload < UDP_MIN ? UDP_MIN : conf->edns_max_payload;
 	uint16_t max = UDP_MIN;
-	if (q.edns) {
-		max = q.edns_payload < UDP_MIN ? UDP_MIN : q.edns_payload;
+	if (qp->edns) {
+		max = qp->edns_payload < UDP_MIN ? UDP_MIN : qp->edns_payload;
 		if (max > ours)
 			max = ours;
 	}
 	if (max > cap)
 		max = cap;
 	uint16_t reserve = 0;
-	if (q.edns)
-		reserve = (uint16_t)(OPT_LEN + (q.nsid && conf->identity_len ? 4 + conf->identity_len : 0));
+	if (qp->edns)
+		reserve = (uint16_t)(OPT_LEN + (qp->nsid && conf->identity_len ? 4 + conf->identity_len : 0));
 	if (c.w.pos + reserve > max) {
 		c.rcode = P53_RCODE_SERVFAIL; /* a buffer this small cannot happen on a real port */
 		count(st, &c, len);
@@ -673,27 +681,27 @@ uint16_t p53_answer(const void *img, const struct p53_answer_conf *conf, uint8_t
 	c.max = max;
 
 	/* RFC 6891 §6.1.3: an EDNS version we do not implement gets BADVERS, with version 0. */
-	if (q.edns && q.edns_version > 0) {
+	if (qp->edns && qp->edns_version > 0) {
 		c.rcode = P53_RCODE_BADVERS;
 		count(st, &c, len);
 		return finish(&c, 1, 1, ours);
 	}
 
-	switch (q.qclass) {
+	switch (qp->qclass) {
 	case P53_C_IN:
 	case P53_C_ANY: /* RFC 1035 §3.2.5: QCLASS * matches our only data class */
 		break;
 	case P53_C_CH:
 		chaos(&c); /* not authoritative data: AA stays clear, as in Knot */
 		count(st, &c, len);
-		return finish(&c, 1, q.edns, ours);
+		return finish(&c, 1, qp->edns, ours);
 	default:
 		c.rcode = P53_RCODE_REFUSED;
 		c.kind = P53_ANS_REFUSED;
 		count(st, &c, len);
-		return finish(&c, 1, q.edns, ours);
+		return finish(&c, 1, qp->edns, ours);
 	}
-	switch (q.qtype) {
+	switch (qp->qtype) {
 	case P53_T_AXFR:
 	case P53_T_IXFR:
 	case P53_T_MAILA:
@@ -701,14 +709,14 @@ uint16_t p53_answer(const void *img, const struct p53_answer_conf *conf, uint8_t
 	case P53_T_OPT:
 	case P53_T_TSIG:
 		/* Transfers need TCP (and a later issue); meta types are not answered from data. */
-		if (q.qtype == P53_T_OPT || q.qtype == P53_T_TSIG)
+		if (qp->qtype == P53_T_OPT || qp->qtype == P53_T_TSIG)
 			c.rcode = P53_RCODE_FORMERR;
-		else if (q.qtype == P53_T_IXFR)
+		else if (qp->qtype == P53_T_IXFR)
 			c.rcode = P53_RCODE_NOTAUTH; /* not a transfer source for anyone (as Knot) */
 		else
 			c.rcode = P53_RCODE_NOTIMP;
 		count(st, &c, len);
-		return finish(&c, 1, q.edns, ours);
+		return finish(&c, 1, qp->edns, ours);
 	default:
 		break;
 	}
@@ -717,21 +725,21 @@ uint16_t p53_answer(const void *img, const struct p53_answer_conf *conf, uint8_t
 		c.kind = P53_ANS_REFUSED;
 		c.ede = P53_EDE_NOT_AUTHORITATIVE;
 		count(st, &c, len);
-		return finish(&c, 1, q.edns, ours);
+		return finish(&c, 1, qp->edns, ours);
 	}
 
 	c.aa = P53_F_AA;
-	c.name = q.lname;
-	c.len = q.qname_len;
-	c.labels = q.qname_labels;
+	c.name = qp->lname;
+	c.len = qp->qname_len;
+	c.labels = qp->qname_labels;
 	c.ptr = P53_DNS_HDR_LEN;
-	memcpy(c.loff, q.label_off, (size_t)q.qname_labels + 1);
-	for (uint8_t i = 0; i < q.qname_labels; i++)
-		remember(&c.w, (uint16_t)(P53_DNS_HDR_LEN + q.label_off[i]));
+	memcpy(c.loff, qp->label_off, (size_t)qp->qname_labels + 1);
+	for (uint8_t i = 0; i < qp->qname_labels; i++)
+		remember(&c.w, (uint16_t)(P53_DNS_HDR_LEN + qp->label_off[i]));
 
 	resolve(&c);
 	if (!c.w.tc)
 		additionals(&c);
 	count(st, &c, len);
-	return finish(&c, 1, q.edns, ours);
+	return finish(&c, 1, qp->edns, ours);
 }

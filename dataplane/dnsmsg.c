@@ -73,6 +73,7 @@ static int parse_qname(struct p53_wire *w, struct p53_query *q)
 		q->lname[i] = p53_lower(src[i]);
 	q->qname_len = (uint8_t)pos;
 	q->qname_labels = labels;
+	q->hash = p53_name_hash(q->lname, pos);
 	return 0;
 }
 

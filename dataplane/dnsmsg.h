@@ -76,6 +76,7 @@ struct p53_query {
 	uint16_t qtype, qclass;
 	uint16_t question_end;          /* offset just past the question */
 	uint16_t trailing;              /* bytes after the last record (ignored, counted) */
+	uint32_t hash;                  /* p53_name_hash(lname): the image index key, computed once */
 	uint8_t qname_len;              /* wire length incl. root */
 	uint8_t qname_labels;           /* labels, root excluded */
 	uint8_t label_off[P53_NAME_MAXLABELS + 1]; /* offset of each label in lname; [labels] = root */

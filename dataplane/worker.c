@@ -6,6 +6,7 @@
 #include <rte_prefetch.h>
 
 #include "dataplane/dnsmsg.h"
+#include "dataplane/image.h"
 #include "dataplane/notify.h"
 #include "dataplane/wire.h"
 #include "dataplane/worker.h"
@@ -13,87 +14,131 @@
 #define IDLE_SPIN_POLLS 64      /* empty polls before the first sleep */
 #define IDLE_MIN_US     1
 
-/* RFC 1996 NOTIFY: rare, so parsed twice (here for the event, then by the responder). */
-static void notify(struct p53_worker *w, const uint8_t *msg, uint16_t len, const struct p53_pkt *pkt)
+/* RFC 1996 NOTIFY: hand an event to the control thread (rare; never blocks). */
+static void notify(struct p53_worker *w, const struct p53_query *q, const struct p53_pkt *pkt)
 {
 	struct p53_notify_event ev;
-	struct p53_query q;
 
-	if (w->notify_ring == NULL || p53_msg_parse(msg, len, &q) != P53_MSG_OK)
+	if (w->notify_ring == NULL)
 		return;
 	memset(&ev, 0, sizeof(ev));
-	memcpy(ev.zone, q.lname, q.qname_len);
-	ev.zone_len = q.qname_len;
+	memcpy(ev.zone, q->lname, q->qname_len);
+	ev.zone_len = q->qname_len;
 	ev.ipv6 = pkt->ipv6;
 	memcpy(ev.src, pkt->src_addr, sizeof(ev.src));
 	ev.port = pkt->src_port;
-	ev.id = q.id;
+	ev.id = q->id;
 	if (rte_ring_mp_enqueue_elem(w->notify_ring, &ev, sizeof(ev)) == 0)
 		w->stats.notify++;
 	else
 		w->stats.notify_lost++;
 }
 
-static inline struct rte_mbuf *reply(struct p53_worker *w, const struct p53_replica *r,
-				     struct rte_mbuf *m)
-{
-	struct p53_pkt pkt;
-	uint8_t *frame = rte_pktmbuf_mtod(m, uint8_t *);
-	enum p53_pkt_drop d;
+#define FRAME_DROPPED 0xff /* in `ms`: the frame was freed in pass 1 */
+#define PREFETCH_MIN_IMAGE (4u << 20) /* bytes; below this the image lives in L2/L3 */
 
-	if (unlikely(m->nb_segs != 1)) {
-		w->stats.multiseg++;
-		goto drop;
-	}
-	d = p53_pkt_parse(frame, rte_pktmbuf_data_len(m), &pkt);
-	if (d != P53_PKT_OK) {
-		w->stats.drop[d]++;
-		goto drop;
-	}
+/* Answer one parsed frame in place; NULL when it was freed instead. */
+static inline struct rte_mbuf *reply(struct p53_worker *w, const struct p53_replica *r,
+				     struct rte_mbuf *m, const struct p53_pkt *pkt,
+				     const struct p53_query *q, enum p53_msg_status ms)
+{
+	uint8_t *frame = rte_pktmbuf_mtod(m, uint8_t *);
+
+	if (unlikely(ms == P53_MSG_OK && P53_OPCODE(q->flags) == P53_OPCODE_NOTIFY))
+		notify(w, q, pkt);
 	/* The response may grow into the tailroom; the first byte past it is not ours. */
-	const uint8_t *dns = frame + pkt.dns_off;
-	if (unlikely(pkt.dns_len >= P53_DNS_HDR_LEN && P53_OPCODE(p53_get16(dns + 2)) == P53_OPCODE_NOTIFY &&
-		     !(dns[2] & 0x80)))
-		notify(w, dns, pkt.dns_len, &pkt);
-	uint32_t room = (uint32_t)rte_pktmbuf_data_len(m) - pkt.dns_off + rte_pktmbuf_tailroom(m);
+	uint32_t room = (uint32_t)rte_pktmbuf_data_len(m) - pkt->dns_off + rte_pktmbuf_tailroom(m);
 	uint16_t cap = room > UINT16_MAX ? UINT16_MAX : (uint16_t)room;
-	uint16_t rlen = p53_answer(r->image, &r->conf, frame + pkt.dns_off, pkt.dns_len, cap,
-				   &w->stats.ans);
+	uint16_t rlen = p53_answer_parsed(r->image, &r->conf, frame + pkt->dns_off, pkt->dns_len,
+					  cap, &w->stats.ans, q, ms);
 	if (rlen == 0) {
 		w->stats.no_answer++;
-		goto drop;
+		rte_pktmbuf_free(m);
+		return NULL;
 	}
-	size_t flen = p53_pkt_reply(frame, &pkt, rlen, w->tx_offload);
+	size_t flen = p53_pkt_reply(frame, pkt, rlen, w->tx_offload);
 	m->data_len = (uint16_t)flen;
 	m->pkt_len = (uint32_t)flen;
 	if (w->tx_offload != 0) {
-		m->l2_len = pkt.l3_off;
-		m->l3_len = (uint16_t)(pkt.l4_off - pkt.l3_off);
-		m->ol_flags = (pkt.ipv6 ? RTE_MBUF_F_TX_IPV6 : RTE_MBUF_F_TX_IPV4 | RTE_MBUF_F_TX_IP_CKSUM) |
+		m->l2_len = pkt->l3_off;
+		m->l3_len = (uint16_t)(pkt->l4_off - pkt->l3_off);
+		m->ol_flags = (pkt->ipv6 ? RTE_MBUF_F_TX_IPV6 : RTE_MBUF_F_TX_IPV4 | RTE_MBUF_F_TX_IP_CKSUM) |
 			      RTE_MBUF_F_TX_UDP_CKSUM;
 	}
 	w->stats.answered++;
 	return m;
-drop:
-	rte_pktmbuf_free(m);
-	return NULL;
+}
+
+/*
+ * One burst in three passes, in the manner of l3fwd: parse every frame and question first and
+ * prefetch the name-index slot each will read; then, with the slots in cache, prefetch the
+ * nodes they point at; then answer. On a large image each lookup is a chain of cache misses;
+ * this overlaps the first two across the burst instead of paying them one packet at a time.
+ */
+static uint16_t burst(struct p53_worker *w, const struct p53_replica *r, struct rte_mbuf **pkts,
+		      uint16_t n, struct rte_mbuf **out)
+{
+	struct p53_pkt pkt[P53_BURST];
+	struct p53_query q[P53_BURST];
+	uint8_t ms[P53_BURST];
+	const void *img = r->image;
+	uint16_t n_out = 0;
+
+	for (uint16_t i = 0; i < n && i < 4; i++)
+		rte_prefetch0(rte_pktmbuf_mtod(pkts[i], void *));
+	for (uint16_t i = 0; i < n; i++) {
+		struct rte_mbuf *m = pkts[i];
+		if (i + 4 < n)
+			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 4], void *));
+		ms[i] = FRAME_DROPPED;
+		if (unlikely(m->nb_segs != 1)) {
+			w->stats.multiseg++;
+			rte_pktmbuf_free(m);
+			continue;
+		}
+		uint8_t *frame = rte_pktmbuf_mtod(m, uint8_t *);
+		enum p53_pkt_drop d = p53_pkt_parse(frame, rte_pktmbuf_data_len(m), &pkt[i]);
+		if (d != P53_PKT_OK) {
+			w->stats.drop[d]++;
+			rte_pktmbuf_free(m);
+			continue;
+		}
+		ms[i] = (uint8_t)p53_msg_parse(frame + pkt[i].dns_off, pkt[i].dns_len, &q[i]);
+		if (ms[i] == P53_MSG_OK && img != NULL)
+			rte_prefetch0(p53_image_slots(img) + (q[i].hash & p53_image_hdr(img)->hash_mask));
+	}
+	/* A small image stays in cache: the second pass would only cost. */
+	if (img != NULL && r->image_len > PREFETCH_MIN_IMAGE) {
+		const uint64_t *slots = p53_image_slots(img);
+		uint32_t mask = p53_image_hdr(img)->hash_mask;
+		for (uint16_t i = 0; i < n; i++) {
+			if (ms[i] != P53_MSG_OK)
+				continue;
+			uint64_t s = slots[q[i].hash & mask];
+			if (s != 0 && (uint32_t)(s >> 32) == q[i].hash)
+				rte_prefetch0(p53_image_node(img, (uint32_t)s - 1));
+		}
+	}
+	for (uint16_t i = 0; i < n; i++) {
+		if (ms[i] == FRAME_DROPPED)
+			continue;
+		struct rte_mbuf *m = reply(w, r, pkts[i], &pkt[i], &q[i], (enum p53_msg_status)ms[i]);
+		if (m != NULL)
+			out[n_out++] = m;
+	}
+	return n_out;
 }
 
 uint16_t p53_worker_burst(struct p53_worker *w, struct rte_mbuf **pkts, uint16_t n,
 			  struct rte_mbuf **out)
 {
-	uint16_t n_out = 0;
 	/* One replica for the whole burst: a swap takes effect at the next burst. */
 	const struct p53_replica *r = __atomic_load_n(&w->replica, __ATOMIC_ACQUIRE);
+	uint16_t n_out = 0;
 
-	for (uint16_t i = 0; i < n && i < 4; i++)
-		rte_prefetch0(rte_pktmbuf_mtod(pkts[i], void *));
-	for (uint16_t i = 0; i < n; i++) {
-		if (i + 4 < n)
-			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 4], void *));
-		struct rte_mbuf *m = reply(w, r, pkts[i]);
-		if (m != NULL)
-			out[n_out++] = m;
+	for (uint16_t done = 0; done < n; done = (uint16_t)(done + P53_BURST)) {
+		uint16_t k = (uint16_t)RTE_MIN(n - done, P53_BURST);
+		n_out = (uint16_t)(n_out + burst(w, r, pkts + done, k, out + n_out));
 	}
 	return n_out;
 }
