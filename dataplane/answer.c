@@ -32,6 +32,8 @@ struct wr {
 	uint16_t cnt[3];
 	uint8_t tc;
 	uint8_t nc;
+	uint8_t q_pending;      /* question labels not yet in ctab (added on first need) */
+	const struct p53_query *q;
 	uint16_t ctab[CTAB_MAX];
 };
 
@@ -49,7 +51,8 @@ struct ctx {
 	uint8_t len;
 	uint8_t labels;
 	uint16_t ptr;           /* where that name already is in the message, 0 if unknown */
-	uint8_t loff[P53_NAME_MAXLABELS + 1];
+	const uint8_t *loff;    /* label offsets of `name`: the question's, or loff_buf */
+	uint8_t loff_buf[P53_NAME_MAXLABELS + 1];
 	uint8_t nbuf[P53_NAME_MAXLEN];
 	uint32_t adds[MAX_ADDS];
 	uint8_t n_adds;
@@ -85,9 +88,22 @@ static void remember(struct wr *w, uint16_t off)
 		w->ctab[w->nc++] = off;
 }
 
+/* The question's labels are compression targets; most answers never compress anything, so
+ * they are entered only when a name is first written. Callers that may roll back call this
+ * before they save `nc`, so a rollback never drops them. */
+static void question_labels(struct wr *w)
+{
+	if (!w->q_pending)
+		return;
+	w->q_pending = 0;
+	for (uint8_t i = 0; i < w->q->qname_labels; i++)
+		remember(w, (uint16_t)(P53_DNS_HDR_LEN + w->q->label_off[i]));
+}
+
 /* Write a name, compressed against the longest suffix already in the message. */
 static int put_name(struct wr *w, const uint8_t *name)
 {
+	question_labels(w);
 	const uint8_t *s = name;
 	uint16_t ptr = 0;
 
@@ -168,6 +184,8 @@ static int put_rrset(struct wr *w, const void *img, const struct p53_image_rrset
 		w->cnt[sec] = (uint16_t)(w->cnt[sec] + rs->count);
 		return 0;
 	}
+	question_labels(w);
+	save_nc = w->nc;
 	for (uint16_t i = 0; i < rs->count; i++) {
 		rd += P53_RR_OWNER_LEN;
 		uint16_t rdlen = p53_get16(rd + 8);
@@ -236,10 +254,11 @@ static int set_name(struct ctx *c, const uint8_t *name)
 		return -1;
 	p53_name_lower(c->nbuf, name, (size_t)len);
 	while (c->nbuf[pos] != 0) {
-		c->loff[labels++] = pos;
+		c->loff_buf[labels++] = pos;
 		pos = (uint8_t)(pos + 1 + c->nbuf[pos]);
 	}
-	c->loff[labels] = pos;
+	c->loff_buf[labels] = pos;
+	c->loff = c->loff_buf;
 	c->name = c->nbuf;
 	c->len = (uint8_t)len;
 	c->labels = labels;
@@ -308,6 +327,7 @@ static int dname(struct ctx *c, const struct p53_image_node *d, int keep)
 
 	/* The synthesized CNAME: owner is the current name, TTL the DNAME's. */
 	struct wr *w = &c->w;
+	question_labels(w);
 	uint16_t save_pos = w->pos;
 	uint8_t save_nc = w->nc;
 	uint8_t fixed[10];
@@ -629,6 +649,8 @@ uint16_t p53_answer_parsed(const void *img, const struct p53_answer_conf *conf, 
 	c.w.buf = msg;
 	c.w.tc = 0;
 	c.w.nc = 0;
+	c.w.q_pending = 0;
+	c.w.q = qp;
 	c.w.cnt[0] = c.w.cnt[1] = c.w.cnt[2] = 0;
 
 	int has_q = qp->qname_len != 0;
@@ -733,9 +755,9 @@ uint16_t p53_answer_parsed(const void *img, const struct p53_answer_conf *conf, 
 	c.len = qp->qname_len;
 	c.labels = qp->qname_labels;
 	c.ptr = P53_DNS_HDR_LEN;
-	memcpy(c.loff, qp->label_off, (size_t)qp->qname_labels + 1);
-	for (uint8_t i = 0; i < qp->qname_labels; i++)
-		remember(&c.w, (uint16_t)(P53_DNS_HDR_LEN + qp->label_off[i]));
+	c.loff = qp->label_off;
+	c.w.q = qp;
+	c.w.q_pending = 1;
 
 	resolve(&c);
 	if (!c.w.tc)
