@@ -235,3 +235,64 @@ bench_lab_lock() {
 	bench_log "waiting for the lab lock $BENCH_LAB_LOCK (another benchmark holds it)"
 	flock -w "${1:-600}" 9
 }
+
+# Run dnsperf once from the client namespace, pinned to the client CPU (kernel UDP sockets:
+# the tool users run). Usage: bench_dnsperf OUTFILE DURATION RATE OUTSTANDING QUERYFILE [extra]
+# RATE 0 = no -Q: dnsperf keeps OUTSTANDING queries in flight and sends as fast as answers
+# come back. -t 1: a lost query holds an outstanding slot for a second at most, and the run
+# ends at most a second after -l. Sets BENCH_DNSPERF_CMD (with QUERIES for the file).
+bench_dnsperf() {
+	local out=$1 dur=$2 rate=$3 outst=$4 qfile=$5 q=()
+	shift 5
+	[ "$rate" -gt 0 ] && q=(-Q "$rate")
+	# shellcheck disable=SC2034 # read by the caller
+	BENCH_DNSPERF_CMD="ip netns exec $BENCH_CLIENT_NS taskset -c $BENCH_CLIENT_CPU dnsperf -s $BENCH_SERVER_V4 -d QUERIES -l $dur -c 8 ${q[*]} -q $outst -t 1${*:+ $*}"
+	[ "${BENCH_NAPI:-}" = threaded ] && bench_napi_pin >/dev/null
+	timeout -k 2 $((dur + 15)) ip netns exec "$BENCH_CLIENT_NS" taskset -c "$BENCH_CLIENT_CPU" \
+		dnsperf -s "$BENCH_SERVER_V4" -d "$qfile" -l "$dur" -c 8 "${q[@]}" -q "$outst" -t 1 "$@" \
+		>"$out" 2>&1
+	grep -q 'Queries per second:' "$out"
+}
+
+# Parse dnsperf 2.x statistics. Prints "QPS LOST_PCT AVG_S STDDEV_S MAX_S SENT COMPLETED
+# REQ_BYTES RESP_BYTES". Format:
+#   Queries sent:         500000
+#   Queries completed:    499990 (100.00%)
+#   Queries lost:         10 (0.00%)
+#   Average packet size:  request 33, response 49
+#   Queries per second:   99997.771060
+#   Average Latency (s):  0.000129 (min 0.000021, max 0.003127)
+#   Latency StdDev (s):   0.000080
+bench_parse_dnsperf() {
+	awk '
+		/Queries sent:/        { s = $3 }
+		/Queries completed:/   { c = $3 }
+		/Queries lost:/        { l = $4; gsub(/[()%]/, "", l) }
+		/Average packet size:/ { rq = $5; rs = $7; sub(/,/, "", rq) }
+		/Queries per second:/  { q = $4 }
+		/Average Latency \(s\):/ { a = $4; m = $8; sub(/\)/, "", m) }
+		/Latency StdDev \(s\):/ { d = $4 }
+		END { if (q == "") exit 1
+			printf "%s %s %s %s %s %s %s %s %s\n", q, (l == "" ? 0 : l), (a == "" ? 0 : a),
+				(d == "" ? 0 : d), (m == "" ? 0 : m), s, c, (rq == "" ? 0 : rq), (rs == "" ? 0 : rs) }' "$1"
+}
+
+# Median of decimal numbers (printed with %.6g; mean of the middle two for an even count).
+bench_median_f() {
+	printf '%s\n' "$@" | sort -g | awk '{v[NR] = $1} END {
+		if (NR == 0) exit 1
+		if (NR % 2) printf "%.6g\n", v[(NR + 1) / 2]
+		else printf "%.6g\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+
+# Other work on the machine: the processes using more than THRESHOLD % of a CPU (default 20)
+# over half a second, as "comm(pid) N%" separated by ", ". Call it while the benchmark's own
+# programs are stopped (between servers): whatever it finds shares the cores with the run.
+bench_busy_procs() {
+	local thr=${1:-20}
+	top -b -n 2 -d 0.5 -w 200 2>/dev/null | awk -v thr="$thr" -v self="$$" '
+		/^top -/ { it++ ; hdr = 0; next }
+		it == 2 && $1 == "PID" { hdr = 1; next }
+		it == 2 && hdr && $9 + 0 > thr && $12 != "top" && $1 != self { out = out (out ? ", " : "") $12 "(" $1 ") " int($9) "%" }
+		END { print out }'
+}
