@@ -28,7 +28,9 @@
 #include "dataplane/pkt.h"
 #include "dataplane/replica.h"
 
-#define P53_BURST 32
+#ifndef P53_BURST
+#define P53_BURST 32 /* frames per rx_burst; a build may override it to experiment */
+#endif
 
 struct p53_worker_stats {
 	uint64_t rx;                    /* frames received */
