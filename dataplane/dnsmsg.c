@@ -62,18 +62,23 @@ static int parse_qname(struct p53_wire *w, struct p53_query *q)
 	const uint8_t *src = p53_wire_take(w, pos);
 	if (src == NULL)
 		return -1;
+	/* Lower-case and hash in the same pass (the hash steps of name.h, in its order). */
+	uint32_t crc = P53_NAME_HASH_SEED;
 	size_t i = 0;
 	for (; i + 8 <= pos; i += 8) {
 		uint64_t x;
 		memcpy(&x, src + i, 8);
 		x = lower8(x);
 		memcpy(q->lname + i, &x, 8);
+		crc = p53_hash_step8(crc, x);
 	}
-	for (; i < pos; i++)
+	for (; i < pos; i++) {
 		q->lname[i] = p53_lower(src[i]);
+		crc = p53_hash_step1(crc, q->lname[i]);
+	}
 	q->qname_len = (uint8_t)pos;
 	q->qname_labels = labels;
-	q->hash = p53_name_hash(q->lname, pos);
+	q->hash = crc;
 	return 0;
 }
 

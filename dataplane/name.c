@@ -2,13 +2,22 @@
 #include <stdio.h>
 #include <string.h>
 
-#include <rte_hash_crc.h>
 
 #include "dataplane/name.h"
 
 uint32_t p53_name_hash(const uint8_t *name, size_t len)
 {
-	return rte_hash_crc(name, (uint32_t)len, 0x9e3779b9u);
+	uint32_t crc = P53_NAME_HASH_SEED;
+	size_t i = 0;
+
+	for (; i + 8 <= len; i += 8) {
+		uint64_t w;
+		memcpy(&w, name + i, 8);
+		crc = p53_hash_step8(crc, w);
+	}
+	for (; i < len; i++)
+		crc = p53_hash_step1(crc, name[i]);
+	return crc;
 }
 
 void p53_name_lower(uint8_t *dst, const uint8_t *src, size_t len)

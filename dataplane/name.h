@@ -8,10 +8,42 @@
 
 #include <stdint.h>
 #include <stddef.h>
+#include <string.h>
 
 #define P53_NAME_MAXLEN   255 /* RFC 1035 §2.3.4 */
 #define P53_LABEL_MAXLEN  63
 #define P53_NAME_MAXLABELS 127
+
+/*
+ * The name-index hash: CRC32-C over the canonical name, 8 bytes at a time, then byte by byte.
+ * Written as steps so the question parser can hash each word as it lower-cases it, in the
+ * same order p53_name_hash() uses; both must give the same value for the same bytes.
+ */
+#define P53_NAME_HASH_SEED 0x9e3779b9u
+
+#if defined(__SSE4_2__)
+#include <nmmintrin.h>
+static inline uint32_t p53_hash_step8(uint32_t crc, uint64_t word)
+{
+	return (uint32_t)_mm_crc32_u64(crc, word);
+}
+
+static inline uint32_t p53_hash_step1(uint32_t crc, uint8_t byte)
+{
+	return _mm_crc32_u8(crc, byte);
+}
+#else
+#include <rte_hash_crc.h>
+static inline uint32_t p53_hash_step8(uint32_t crc, uint64_t word)
+{
+	return rte_hash_crc_8byte(word, crc);
+}
+
+static inline uint32_t p53_hash_step1(uint32_t crc, uint8_t byte)
+{
+	return rte_hash_crc_1byte(byte, crc);
+}
+#endif
 
 /** Hash of a canonical wire name; the key of the image's name index. */
 uint32_t p53_name_hash(const uint8_t *name, size_t len);

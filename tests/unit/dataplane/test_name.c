@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "dataplane/answer.h"
+#include "dataplane/dnsmsg.h"
 #include "dataplane/name.h"
 
 static void test_lower_and_equal(void **state)
@@ -107,6 +108,34 @@ static void test_compression_points_at_question(void **state)
 	assert_int_equal(buf[sizeof(q) + 1], 12);
 }
 
+/* The parser hashes the question while lower-casing it; the image index is keyed by
+ * p53_name_hash() of the lower-cased name. They must agree for every length (8-byte words
+ * and the byte tail), or lookups silently miss. */
+static void test_parser_hash_matches_index_hash(void **state)
+{
+	(void)state;
+	for (int len = 1; len <= 60; len++) {
+		uint8_t msg[128] = {0x12, 0x34, 0x01, 0, 0, 1, 0, 0, 0, 0, 0, 0};
+		size_t o = 12;
+		msg[o++] = (uint8_t)len;
+		for (int i = 0; i < len; i++)
+			msg[o++] = (uint8_t)((i % 2) ? 'A' + i % 26 : 'a' + i % 26);
+		msg[o++] = 2;
+		msg[o++] = 'N';
+		msg[o++] = 'l';
+		msg[o++] = 0;
+		msg[o++] = 0;
+		msg[o++] = 1;
+		msg[o++] = 0;
+		msg[o++] = 1;
+		struct p53_query q;
+		assert_int_equal(p53_msg_parse(msg, o, &q), P53_MSG_OK);
+		assert_int_equal(q.hash, p53_name_hash(q.lname, q.qname_len));
+		for (int i = 0; i < q.qname_len; i++)
+			assert_false(q.lname[i] >= 'A' && q.lname[i] <= 'Z');
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -115,6 +144,7 @@ int main(void)
 		cmocka_unit_test(test_len_bounds),
 		cmocka_unit_test(test_to_str),
 		cmocka_unit_test(test_compression_points_at_question),
+		cmocka_unit_test(test_parser_hash_matches_index_hash),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
