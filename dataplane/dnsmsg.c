@@ -181,6 +181,25 @@ enum p53_msg_status p53_msg_parse(const uint8_t *msg, size_t len, struct p53_que
 	}
 	q->question_end = (uint16_t)p53_wire_off(&w);
 
+	/* The shape almost every query has: nothing after the question but one OPT with a root
+	 * owner. Read it in place; anything else takes the general loop below. */
+	if (rrs == 1 && q->arcount == 1 && p53_wire_left(&w) >= 11 && w.pos[0] == 0 &&
+	    p53_get16(w.pos + 1) == P53_T_OPT) {
+		const uint8_t *o = p53_wire_take(&w, 11);
+		uint16_t rdlen = p53_get16(o + 9);
+		q->edns = 1;
+		q->edns_payload = p53_get16(o + 3);
+		q->edns_version = o[5 + 1];
+		q->edns_do = (o[5 + 2] & 0x80u) != 0;
+		if (rdlen != 0) {
+			enum p53_msg_status st = parse_opt(&w, q, rdlen);
+			if (st != P53_MSG_OK)
+				return st;
+		}
+		q->trailing = (uint16_t)p53_wire_left(&w);
+		return P53_MSG_OK;
+	}
+
 	for (size_t i = 0; i < rrs; i++) {
 		int root;
 		if (skip_name(&w, &root) != 0)

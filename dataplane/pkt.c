@@ -201,13 +201,14 @@ enum p53_pkt_drop p53_pkt_parse(const uint8_t *frame, size_t len, struct p53_pkt
 	return P53_PKT_OK;
 }
 
+/* Swap two non-overlapping fields of at most 16 bytes; fixed sizes become a few moves. */
 static inline void swap_bytes(uint8_t *a, uint8_t *b, size_t n)
 {
-	for (size_t i = 0; i < n; i++) {
-		uint8_t t = a[i];
-		a[i] = b[i];
-		b[i] = t;
-	}
+	uint8_t t[16];
+
+	memcpy(t, a, n);
+	memcpy(a, b, n);
+	memcpy(b, t, n);
 }
 
 /*
