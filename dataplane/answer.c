@@ -603,13 +603,12 @@ static uint16_t finish(struct ctx *c, int with_question, int with_opt, uint16_t 
 	return c->w.pos;
 }
 
-static void count(struct p53_answer_stats *st, const struct ctx *c, uint16_t len)
+static void count(struct p53_answer_stats *st, const struct ctx *c)
 {
 	st->rcode[c->rcode <= 16 ? c->rcode : 16]++;
 	st->kind[c->kind]++;
 	if (c->w.tc)
 		st->tc++;
-	(void)len;
 }
 
 uint16_t p53_answer(const void *img, const struct p53_answer_conf *conf, uint8_t *msg,
@@ -665,18 +664,18 @@ uint16_t p53_answer_parsed(const void *img, const struct p53_answer_conf *conf, 
 		 * answers a NOTIFY no ACL allows. */
 		c.rcode = P53_RCODE_NOTAUTH;
 		c.kind = P53_ANS_NOTIFY;
-		count(st, &c, len);
+		count(st, &c);
 		return finish(&c, 1, 0, 0);
 	}
 	if (opcode != P53_OPCODE_QUERY) {
 		c.rcode = P53_RCODE_NOTIMP;
 		c.kind = P53_ANS_ERROR;
-		count(st, &c, len);
+		count(st, &c);
 		return finish(&c, has_q && ms == P53_MSG_OK, 0, 0);
 	}
 	if (ms != P53_MSG_OK) {
 		c.rcode = P53_RCODE_FORMERR;
-		count(st, &c, len);
+		count(st, &c);
 		return finish(&c, has_q, 0, 0);
 	}
 	st->qtype[qp->qtype < P53_QTYPE_BUCKETS - 1 ? qp->qtype : P53_QTYPE_BUCKETS - 1]++;
@@ -696,7 +695,7 @@ uint16_t p53_answer_parsed(const void *img, const struct p53_answer_conf *conf, 
 		reserve = (uint16_t)(OPT_LEN + (qp->nsid && conf->identity_len ? 4 + conf->identity_len : 0));
 	if (c.w.pos + reserve > max) {
 		c.rcode = P53_RCODE_SERVFAIL; /* a buffer this small cannot happen on a real port */
-		count(st, &c, len);
+		count(st, &c);
 		return finish(&c, 1, 0, 0);
 	}
 	c.w.limit = (uint16_t)(max - reserve);
@@ -705,7 +704,7 @@ uint16_t p53_answer_parsed(const void *img, const struct p53_answer_conf *conf, 
 	/* RFC 6891 §6.1.3: an EDNS version we do not implement gets BADVERS, with version 0. */
 	if (qp->edns && qp->edns_version > 0) {
 		c.rcode = P53_RCODE_BADVERS;
-		count(st, &c, len);
+		count(st, &c);
 		return finish(&c, 1, 1, ours);
 	}
 
@@ -715,12 +714,12 @@ uint16_t p53_answer_parsed(const void *img, const struct p53_answer_conf *conf, 
 		break;
 	case P53_C_CH:
 		chaos(&c); /* not authoritative data: AA stays clear, as in Knot */
-		count(st, &c, len);
+		count(st, &c);
 		return finish(&c, 1, qp->edns, ours);
 	default:
 		c.rcode = P53_RCODE_REFUSED;
 		c.kind = P53_ANS_REFUSED;
-		count(st, &c, len);
+		count(st, &c);
 		return finish(&c, 1, qp->edns, ours);
 	}
 	switch (qp->qtype) {
@@ -737,7 +736,7 @@ uint16_t p53_answer_parsed(const void *img, const struct p53_answer_conf *conf, 
 			c.rcode = P53_RCODE_NOTAUTH; /* not a transfer source for anyone (as Knot) */
 		else
 			c.rcode = P53_RCODE_NOTIMP;
-		count(st, &c, len);
+		count(st, &c);
 		return finish(&c, 1, qp->edns, ours);
 	default:
 		break;
@@ -746,7 +745,7 @@ uint16_t p53_answer_parsed(const void *img, const struct p53_answer_conf *conf, 
 		c.rcode = P53_RCODE_REFUSED;
 		c.kind = P53_ANS_REFUSED;
 		c.ede = P53_EDE_NOT_AUTHORITATIVE;
-		count(st, &c, len);
+		count(st, &c);
 		return finish(&c, 1, qp->edns, ours);
 	}
 
@@ -762,6 +761,6 @@ uint16_t p53_answer_parsed(const void *img, const struct p53_answer_conf *conf, 
 	resolve(&c);
 	if (!c.w.tc)
 		additionals(&c);
-	count(st, &c, len);
+	count(st, &c);
 	return finish(&c, 1, qp->edns, ours);
 }
