@@ -617,12 +617,12 @@ uint16_t p53_answer(const void *img, const struct p53_answer_conf *conf, uint8_t
 	struct p53_query q;
 	enum p53_msg_status ms = p53_msg_parse(msg, len, &q);
 
-	return p53_answer_parsed(img, conf, msg, len, cap, st, &q, ms);
+	return p53_answer_parsed(img, conf, msg, cap, st, &q, ms);
 }
 
 uint16_t p53_answer_parsed(const void *img, const struct p53_answer_conf *conf, uint8_t *msg,
-			   uint16_t len, uint16_t cap, struct p53_answer_stats *st,
-			   const struct p53_query *qp, enum p53_msg_status ms)
+			   uint16_t cap, struct p53_answer_stats *st, const struct p53_query *qp,
+			   enum p53_msg_status ms)
 {
 	struct ctx c;
 

@@ -71,11 +71,11 @@ uint16_t p53_answer(const void *img, const struct p53_answer_conf *conf, uint8_t
  * The same, for a query the caller already parsed with p53_msg_parse() (the worker parses a
  * whole burst first, to prefetch the image while it does).
  *
- * @param q   the parsed query of `msg`
+ * @param q   the parsed query of `msg` (the parser bounded every read, so no length here)
  * @param ms  what p53_msg_parse() returned for it
  */
 uint16_t p53_answer_parsed(const void *img, const struct p53_answer_conf *conf, uint8_t *msg,
-			   uint16_t len, uint16_t cap, struct p53_answer_stats *stats,
-			   const struct p53_query *q, enum p53_msg_status ms);
+			   uint16_t cap, struct p53_answer_stats *stats, const struct p53_query *q,
+			   enum p53_msg_status ms);
 
 #endif /* P53_ANSWER_H */

@@ -49,8 +49,8 @@ static inline struct rte_mbuf *reply(struct p53_worker *w, const struct p53_repl
 	/* The response may grow into the tailroom; the first byte past it is not ours. */
 	uint32_t room = (uint32_t)rte_pktmbuf_data_len(m) - pkt->dns_off + rte_pktmbuf_tailroom(m);
 	uint16_t cap = room > UINT16_MAX ? UINT16_MAX : (uint16_t)room;
-	uint16_t rlen = p53_answer_parsed(r->image, &r->conf, frame + pkt->dns_off, pkt->dns_len,
-					  cap, &w->stats.ans, q, ms);
+	uint16_t rlen = p53_answer_parsed(r->image, &r->conf, frame + pkt->dns_off, cap,
+					  &w->stats.ans, q, ms);
 	if (rlen == 0) {
 		w->stats.no_answer++;
 		rte_pktmbuf_free(m);
