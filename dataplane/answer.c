@@ -33,6 +33,9 @@ struct wr {
 	uint8_t tc;
 	uint8_t nc;
 	uint8_t q_pending;      /* question labels not yet in ctab (added on first need) */
+	uint8_t hint_len;
+	uint16_t hint_ptr;      /* where `hint` is in the message, 0 for no hint */
+	const uint8_t *hint;    /* canonical name most written names end in (zone apex, cut) */
 	const struct p53_query *q;
 	uint16_t ctab[CTAB_MAX];
 };
@@ -100,13 +103,42 @@ static void question_labels(struct wr *w)
 		remember(w, (uint16_t)(P53_DNS_HDR_LEN + w->q->label_off[i]));
 }
 
-/* Write a name, compressed against the longest suffix already in the message. */
+/* Does the name end, at a label boundary, with the hint? Returns that suffix or NULL. */
+static const uint8_t *hint_suffix(const struct wr *w, const uint8_t *name)
+{
+	size_t total = 0;
+	const uint8_t *t;
+
+	for (t = name; *t != 0; t += 1 + *t)
+		total += 1u + *t;
+	total++;
+	for (t = name; total > w->hint_len; t += 1 + *t)
+		total -= 1u + *t;
+	if (total != w->hint_len)
+		return NULL;
+	for (uint8_t i = 0; i < w->hint_len; i++)
+		if (p53_lower(t[i]) != w->hint[i])
+			return NULL;
+	return t;
+}
+
+/* Write a name, compressed against the longest suffix already in the message. Names of the
+ * zone being answered from usually end in its apex (or the cut of a referral), which the
+ * caller placed in the question: that suffix is tried first, without searching. */
 static int put_name(struct wr *w, const uint8_t *name)
 {
-	question_labels(w);
 	const uint8_t *s = name;
 	uint16_t ptr = 0;
 
+	if (w->hint_ptr != 0) {
+		const uint8_t *h = hint_suffix(w, name);
+		if (h != NULL) {
+			s = h;
+			ptr = w->hint_ptr;
+			goto write;
+		}
+	}
+	question_labels(w);
 	while (*s != 0 && ptr == 0) {
 		for (uint8_t i = 0; i < w->nc; i++) {
 			/* Entries start at a label we wrote (never a pointer): its length byte is
@@ -119,6 +151,7 @@ static int put_name(struct wr *w, const uint8_t *name)
 		if (ptr == 0)
 			s += 1 + *s;
 	}
+write:;
 	uint16_t prefix = (uint16_t)(s - name);
 	if ((uint32_t)w->pos + prefix + (ptr != 0 ? 2 : 1) > w->limit)
 		return -1;
@@ -278,12 +311,30 @@ static uint16_t ancestor_ptr(const struct ctx *c, const struct p53_image_node *n
 	return (uint16_t)(c->ptr + c->loff[c->labels - n->labels]);
 }
 
+/* Names written from now on are first tried against `n`, an ancestor of the question. */
+static void set_hint(struct ctx *c, const struct p53_image_node *n)
+{
+	uint16_t ptr = ancestor_ptr(c, n);
+
+	c->w.hint_ptr = ptr;
+	c->w.hint = ptr != 0 ? p53_image_name(c->img, n->name_off) : NULL;
+	c->w.hint_len = n->name_len;
+}
+
+/* Before writing names of the zone (only then: most answers write none), hint its apex. */
+static void hint_apex(struct ctx *c)
+{
+	if (c->w.hint_ptr == 0)
+		set_hint(c, p53_image_node(c->img, p53_image_zone(c->img, c->zone)->apex));
+}
+
 /* RFC 2308 §3: the zone's SOA in authority, TTL = min(SOA TTL, MINIMUM) (§5). */
 static void negative(struct ctx *c, uint8_t rcode, uint8_t kind)
 {
 	const struct p53_image_zone *z = p53_image_zone(c->img, c->zone);
 	const struct p53_image_node *apex = p53_image_node(c->img, z->apex);
 
+	hint_apex(c);
 	c->rcode = rcode;
 	c->kind = kind;
 	put_or_tc(c, z->soa, node_name(c, apex), ancestor_ptr(c, apex), SEC_NS, z->neg_ttl);
@@ -292,6 +343,8 @@ static void negative(struct ctx *c, uint8_t rcode, uint8_t kind)
 /* RFC 1034 §4.3.2 step 3b: a referral, not authoritative, NS in authority, glue in additional. */
 static void referral(struct ctx *c, const struct p53_image_node *cut, int hop)
 {
+	if (hop == 0)
+		set_hint(c, cut); /* in-bailiwick NS targets and glue end in the cut */
 	uint32_t ns = p53_image_node_rrset(c->img, cut, P53_T_NS);
 
 	if (hop == 0)
@@ -363,6 +416,7 @@ static int answer_node(struct ctx *c, const struct p53_image_node *n)
 	if ((n->flags & P53_NODE_CNAME) && qtype != P53_T_CNAME) {
 		uint32_t rsi = p53_image_node_rrset(c->img, n, P53_T_CNAME);
 		const struct p53_image_rrset *rs = p53_image_rrset(c->img, rsi);
+		hint_apex(c);
 		if (put_or_tc(c, rsi, c->name, c->ptr, SEC_AN, P53_NONE) != 0)
 			return DONE;
 		c->kind = P53_ANS_ANSWER;
@@ -382,6 +436,9 @@ static int answer_node(struct ctx *c, const struct p53_image_node *n)
 		negative(c, c->rcode, P53_ANS_NODATA);
 		return DONE;
 	}
+	const struct p53_image_rrset *rs = p53_image_rrset(c->img, rsi);
+	if ((rs->flags & P53_RRSET_COMPRESS) || rs->adds != P53_NONE)
+		hint_apex(c);
 	if (put_or_tc(c, rsi, c->name, c->ptr, SEC_AN, P53_NONE) == 0)
 		c->kind = P53_ANS_ANSWER;
 	return DONE;
@@ -649,6 +706,7 @@ uint16_t p53_answer_parsed(const void *img, const struct p53_answer_conf *conf, 
 	c.w.tc = 0;
 	c.w.nc = 0;
 	c.w.q_pending = 0;
+	c.w.hint_ptr = 0;
 	c.w.q = qp;
 	c.w.cnt[0] = c.w.cnt[1] = c.w.cnt[2] = 0;
 
