@@ -80,20 +80,35 @@ static int check_config(const char *path)
 	return 0;
 }
 
-/* EAL argv: ours, then the config's; no hugepages on this host means --no-huge. */
+/*
+ * EAL argv: ours, then the config's. No hugepages on this host (scripts/deps.sh leaves
+ * /run/pop53/no-huge) means --no-huge -m 512. DPDK 22.11 refuses --no-huge together with
+ * --in-memory, which the shipped configs use so that instances share no files; with
+ * --no-huge that becomes --no-shconf, which keeps that property.
+ */
 static int eal_args(const struct p53_config *cfg, char **argv, int max)
 {
 	int n = 0;
-	int has_mem = 0;
+	int no_huge = 0, has_mem = 0, in_memory = 0;
 
-	argv[n++] = "pop53d";
-	for (int i = 0; i < cfg->n_eal && n < max - 4; i++) {
-		argv[n++] = cfg->eal[i];
-		if (strcmp(cfg->eal[i], "--no-huge") == 0 || strcmp(cfg->eal[i], "-m") == 0)
-			has_mem = 1;
+	for (int i = 0; i < cfg->n_eal; i++) {
+		no_huge |= strcmp(cfg->eal[i], "--no-huge") == 0;
+		has_mem |= strcmp(cfg->eal[i], "-m") == 0 || strncmp(cfg->eal[i], "--socket-mem", 12) == 0;
+		in_memory |= strcmp(cfg->eal[i], "--in-memory") == 0;
 	}
-	if (!has_mem && access("/run/pop53/no-huge", F_OK) == 0) {
+	int add_no_huge = !no_huge && !has_mem && access("/run/pop53/no-huge", F_OK) == 0;
+	if (add_no_huge)
 		p53_warn("no hugepages on this host (scripts/deps.sh said so): running with --no-huge -m 512");
+	argv[n++] = "pop53d";
+	for (int i = 0; i < cfg->n_eal && n < max - 5; i++) {
+		if (in_memory && (no_huge || add_no_huge) && strcmp(cfg->eal[i], "--in-memory") == 0) {
+			p53_warn("EAL: --in-memory does not work with --no-huge; using --no-shconf instead");
+			argv[n++] = "--no-shconf";
+			continue;
+		}
+		argv[n++] = cfg->eal[i];
+	}
+	if (add_no_huge) {
 		argv[n++] = "--no-huge";
 		argv[n++] = "-m";
 		argv[n++] = "512";

@@ -54,7 +54,7 @@ YAML
 
 # start_pop53 CONFIG [netns]: start in the background, logs in $TMP/pop53d.log
 start_pop53() {
-	local cfg=$1 ns=${2:-$POP_NS}
+	local cfg=$1 ns=${2-$POP_NS} # "" runs it outside any namespace
 	if [ -n "$ns" ]; then
 		ip netns exec "$ns" "$POP53D" -c "$cfg" >"$TMP/pop53d.log" 2>&1 &
 	else
