@@ -25,7 +25,7 @@ echo "built $BUILD/control/pop53d"
 
 say "Lab: namespaces p53-client and p53-pop joined by a veth pair"
 # One lab user at a time (tests and benchmarks take the same lock).
-exec 9>/run/lock/pop53-lab.lock
+mkdir -p /run/lock && exec 9>/run/lock/pop53-lab.lock
 if ! flock -n 9; then
 	echo "waiting for the lab (a test or benchmark is using it)..."
 	flock -w 900 9

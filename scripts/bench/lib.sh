@@ -230,7 +230,7 @@ bench_napi_pin() {
 # other's servers. Only scripts that take the same lock are kept out.
 BENCH_LAB_LOCK=${BENCH_LAB_LOCK:-/run/lock/pop53-lab.lock}
 bench_lab_lock() {
-	exec 9>>"$BENCH_LAB_LOCK" || return 1
+	mkdir -p "$(dirname "$BENCH_LAB_LOCK")" && exec 9>>"$BENCH_LAB_LOCK" || return 1
 	flock -n 9 && return 0
 	bench_log "waiting for the lab lock $BENCH_LAB_LOCK (another benchmark holds it)"
 	flock -w "${1:-600}" 9

@@ -107,7 +107,7 @@ show_log() { [ -f "$1" ] && { say "--- last lines of $1"; tail -n 30 "$1" >&2; }
 
 # --- the lab --------------------------------------------------------------------------------
 # One lab user at a time (see tests/integration/lib.sh): held on fd 9 until exit.
-exec 9>/run/lock/pop53-lab.lock
+mkdir -p /run/lock && exec 9>/run/lock/pop53-lab.lock
 flock -w 900 9 || { say "lab lock /run/lock/pop53-lab.lock held for too long"; summary_fail; exit 1; }
 if ! "$SRC/scripts/lab.sh" status >/dev/null 2>&1; then
 	"$SRC/scripts/lab.sh" up >&2 || { say "lab up failed"; summary_fail; exit 1; }

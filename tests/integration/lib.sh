@@ -17,7 +17,7 @@ POP53_PID=
 # held until the script exits), since scripts/lab.sh down ends every process in the lab.
 LAB_LOCK=/run/lock/pop53-lab.lock
 lab_lock() {
-	exec 9>"$LAB_LOCK"
+	mkdir -p "$(dirname "$LAB_LOCK")" && exec 9>"$LAB_LOCK"
 	flock -w "${1:-900}" 9 || { echo "not ok - lab lock $LAB_LOCK held for too long"; exit 1; }
 }
 

@@ -84,7 +84,7 @@ check "p53_xdp_iface_from_devargs rejects non-af_xdp" \
 # --- the lab -------------------------------------------------------------------------------
 # Lab users that take this lock run one at a time (scripts/lab.sh down kills everything in
 # the namespaces, and testpmd takes every UDP/53 packet to the service addresses).
-exec 9>/run/lock/pop53-lab.lock
+mkdir -p /run/lock && exec 9>/run/lock/pop53-lab.lock
 flock -w 300 9 || { echo "FAIL lab lock /run/lock/pop53-lab.lock held for 300 s"; exit 1; }
 "$SRC/scripts/lab.sh" up >/dev/null || { echo "FAIL scripts/lab.sh up"; finish; }
 others=$( { ip netns pids "$POP_NS"; ip netns pids "$CLIENT_NS"; } 2>/dev/null | tr '\n' ' ')
