@@ -77,20 +77,18 @@ static bool bad_src6(const uint8_t a[16])
 static enum p53_pkt_drop parse_ipv4(struct p53_wire *w, struct p53_pkt *out, size_t *l4_len)
 {
 	size_t l3_left = p53_wire_left(w);
-	uint8_t vihl = p53_wire_u8(w);
-	p53_wire_skip(w, 1);                    /* DSCP/ECN */
-	uint16_t total = p53_wire_u16(w);
-	p53_wire_skip(w, 2);                    /* identification */
-	uint16_t frag = p53_wire_u16(w);
-	p53_wire_skip(w, 1);                    /* TTL */
-	uint8_t proto = p53_wire_u8(w);
-	/* Header checksum not verified: the Ethernet FCS covers the last hop, and the UDP
-	 * pseudo-header checksum (when the caller verifies it) covers addresses and length. */
-	p53_wire_skip(w, 2);
-	const uint8_t *src = p53_wire_take(w, 4);
-	p53_wire_skip(w, 4);                    /* destination: the XDP program steered it */
-	if (w->err)
+	/* One bounds check for the whole fixed header, then fields from that span. */
+	const uint8_t *h = p53_wire_take(w, IPV4_HLEN);
+	if (h == NULL)
 		return P53_PKT_DROP_SHORT_L3;
+	uint8_t vihl = h[0];
+	uint16_t total = p53_get16(h + 2);
+	uint16_t frag = p53_get16(h + 6);
+	uint8_t proto = h[9];
+	/* Header checksum (h + 10) not verified: the Ethernet FCS covers the last hop, and the
+	 * UDP pseudo-header checksum (when the caller verifies it) covers addresses and length.
+	 * The destination (h + 16) is what the XDP program steered on. */
+	const uint8_t *src = h + 12;
 	/* Options (IHL > 5) are legal but no DNS client sends them; refusing them keeps the
 	 * UDP header at a fixed offset. */
 	if (vihl != 0x45)
@@ -114,15 +112,13 @@ static enum p53_pkt_drop parse_ipv4(struct p53_wire *w, struct p53_pkt *out, siz
 /* IPv6 fixed header at the cursor (RFC 8200 §3); same contract as parse_ipv4(). */
 static enum p53_pkt_drop parse_ipv6(struct p53_wire *w, struct p53_pkt *out, size_t *l4_len)
 {
-	uint8_t ver = p53_wire_u8(w);
-	p53_wire_skip(w, 3);                    /* traffic class, flow label */
-	uint16_t plen = p53_wire_u16(w);
-	uint8_t next = p53_wire_u8(w);
-	p53_wire_skip(w, 1);                    /* hop limit */
-	const uint8_t *src = p53_wire_take(w, 16);
-	p53_wire_skip(w, 16);                   /* destination */
-	if (w->err)
+	const uint8_t *h = p53_wire_take(w, 40);
+	if (h == NULL)
 		return P53_PKT_DROP_SHORT_L3;
+	uint8_t ver = h[0];
+	uint16_t plen = p53_get16(h + 4);
+	uint8_t next = h[6];
+	const uint8_t *src = h + 8;             /* destination at h + 24: steered on */
 	if ((ver >> 4) != 6)
 		return P53_PKT_DROP_IP_HDR;
 	/* Payload length excludes the fixed header; padding may follow it. A zero payload
@@ -149,17 +145,18 @@ enum p53_pkt_drop p53_pkt_parse(const uint8_t *frame, size_t len, struct p53_pkt
 	p53_wire_init(&w, frame, len);
 
 	/* L2: destination(6) source(6) ethertype(2), then at most one 802.1Q tag. */
-	p53_wire_skip(&w, 6);
-	uint8_t smac0 = p53_wire_u8(&w);
-	p53_wire_skip(&w, 5);
-	uint16_t etype = p53_wire_u16(&w);
+	const uint8_t *eth = p53_wire_take(&w, 14);
+	if (eth == NULL)
+		return P53_PKT_DROP_SHORT_L2;
+	uint8_t smac0 = eth[6];
+	uint16_t etype = p53_get16(eth + 12);
 	out->vlan = etype == ETYPE_VLAN;
 	if (out->vlan) {
-		p53_wire_skip(&w, 2);           /* TCI: the reply keeps it */
-		etype = p53_wire_u16(&w);
+		const uint8_t *tag = p53_wire_take(&w, 4); /* TCI (the reply keeps it), ethertype */
+		if (tag == NULL)
+			return P53_PKT_DROP_SHORT_L2;
+		etype = p53_get16(tag + 2);
 	}
-	if (w.err)
-		return P53_PKT_DROP_SHORT_L2;
 	if (etype != ETYPE_IPV4 && etype != ETYPE_IPV6)
 		return P53_PKT_DROP_ETHERTYPE; /* ARP, LLDP, 802.1ad S-tag 0x88A8, a second C-tag */
 	/* IEEE 802: the I/G bit set in a source MAC is invalid; a reply would go to a group. */
@@ -179,12 +176,12 @@ enum p53_pkt_drop p53_pkt_parse(const uint8_t *frame, size_t len, struct p53_pkt
 	out->l4_off = (uint16_t)p53_wire_off(&w);
 	if (l4_len < UDP_HLEN)
 		return P53_PKT_DROP_SHORT_L4;
-	uint16_t sport = p53_wire_u16(&w);
-	uint16_t dport = p53_wire_u16(&w);
-	uint16_t ulen = p53_wire_u16(&w);
-	p53_wire_skip(&w, 2);                   /* checksum: see pkt.h, caller's choice */
-	if (w.err)
+	const uint8_t *u = p53_wire_take(&w, UDP_HLEN);
+	if (u == NULL)
 		return P53_PKT_DROP_SHORT_L4;
+	uint16_t sport = p53_get16(u);
+	uint16_t dport = p53_get16(u + 2);
+	uint16_t ulen = p53_get16(u + 4);       /* checksum at u + 6: see pkt.h, caller's choice */
 	if (ulen < UDP_HLEN || ulen != l4_len)
 		return P53_PKT_DROP_UDP_LEN;
 	if (dport != DNS_PORT)
