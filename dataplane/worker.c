@@ -9,7 +9,6 @@
 #include "dataplane/dnsmsg.h"
 #include "dataplane/image.h"
 #include "dataplane/notify.h"
-#include "dataplane/wire.h"
 #include "dataplane/worker.h"
 
 #define IDLE_SPIN_POLLS 64      /* empty polls before the first sleep */
