@@ -88,44 +88,10 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2fx", b ? a / b : 0 }'; }
 now() { date +%s.%N; }
 since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
 
-# Poll until "kdig @127.0.0.1 -p PORT big.test SOA" answers NOERROR with the SOA, while PID
-# lives, for up to LOAD_TIMEOUT seconds. Prints the reason on failure.
-wait_soa() {
-	local pid=$1 port=$2 start out
-	start=$(date +%s)
-	while :; do
-		if ! kill -0 "$pid" 2>/dev/null; then
-			wait "$pid" 2>/dev/null
-			echo "exited (status $?) before answering"
-			return 1
-		fi
-		out=$(kdig +timeout=1 +retry=0 @127.0.0.1 -p "$port" big.test SOA 2>&1)
-		if grep -q 'status: NOERROR' <<<"$out" && grep -q 'IN[[:space:]]*SOA' <<<"$out"; then
-			return 0
-		fi
-		if (($(date +%s) - start >= LOAD_TIMEOUT)); then
-			echo "no SOA answer after ${LOAD_TIMEOUT}s"
-			return 1
-		fi
-		sleep 0.2
-	done
-}
 
 # --- the zone ----------------------------------------------------------------------------------
-mkdir -p "$CACHE"
-GENHASH=$(sha1sum "$HERE/genzone.py" | cut -c1-8)
-ZONE="$CACHE/big.test-$RECORDS-$GENHASH.zone"
+ZONE=$(bench_big_zone "$RECORDS" "$CACHE") || exit 1
 COUNTS="$ZONE.counts"
-if [ -s "$ZONE" ] && [ -s "$COUNTS" ]; then
-	bench_log "reusing $ZONE"
-else
-	bench_log "generating $ZONE ($RECORDS records)"
-	if ! "$PY" "$HERE/genzone.py" "$RECORDS" "$ZONE.tmp" 2>"$COUNTS.tmp"; then
-		cat "$COUNTS.tmp" >&2
-		exit 1
-	fi
-	mv "$ZONE.tmp" "$ZONE" && mv "$COUNTS.tmp" "$COUNTS"
-fi
 ZONE_BYTES=$(stat -c %s "$ZONE")
 ZONE_RECS=$(awk '$1 == "total" { print $2 }' "$COUNTS")
 bench_log "zone: $ZONE_RECS records, $ZONE_BYTES bytes of text"
@@ -283,7 +249,7 @@ EOF
 	fi
 	pid=$!
 	SERVER_PID=$pid
-	if reason=$(wait_soa "$pid" "$port"); then
+	if reason=$(bench_wait_soa "$pid" "$port" "$LOAD_TIMEOUT"); then
 		S_LOAD=$(since "$t0")
 		sleep 2 # let the load's temporary allocations go, and NSD finish forking
 		S_PSS=$(tree_sum_kb "$pid" Pss)

@@ -5,6 +5,8 @@
 # Lab facts (see scripts/lab.sh): client namespace p53-client (veth p53c, 192.0.2.1),
 # pop namespace p53-pop (veth p53p, 192.0.2.53 / 2001:db8:53::53).
 
+BENCH_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd) # scripts/bench
+
 BENCH_CLIENT_NS=${BENCH_CLIENT_NS:-p53-client}
 BENCH_POP_NS=${BENCH_POP_NS:-p53-pop}
 BENCH_CLIENT_IF=${BENCH_CLIENT_IF:-p53c}
@@ -295,4 +297,48 @@ bench_busy_procs() {
 		it == 2 && $1 == "PID" { hdr = 1; next }
 		it == 2 && hdr && $9 + 0 > thr && $12 != "top" && $1 != self { out = out (out ? ", " : "") $12 "(" $1 ") " int($9) "%" }
 		END { print out }'
+}
+
+# The big test zone of bigzone.sh, reload.sh and reload_peers.sh: made once by genzone.py and
+# cached by record count and generator version. bench_big_zone RECORDS CACHE_DIR prints the
+# zone's path (its per-type counts are in PATH.counts); messages go to stderr.
+bench_big_zone() {
+	local records=$1 cache=$2 hash zone
+	mkdir -p "$cache"
+	hash=$(sha1sum "$BENCH_DIR/genzone.py" | cut -c1-8)
+	zone="$cache/big.test-$records-$hash.zone"
+	if [ -s "$zone" ] && [ -s "$zone.counts" ]; then
+		bench_log "reusing $zone"
+	else
+		bench_log "generating $zone ($records records)"
+		if ! /usr/bin/python3 "$BENCH_DIR/genzone.py" "$records" "$zone.tmp" 2>"$zone.counts.tmp"; then
+			cat "$zone.counts.tmp" >&2
+			return 1
+		fi
+		mv "$zone.tmp" "$zone" && mv "$zone.counts.tmp" "$zone.counts"
+	fi
+	echo "$zone"
+}
+
+# bench_wait_soa PID PORT TIMEOUT: poll "kdig @127.0.0.1 -p PORT big.test SOA" until it answers
+# NOERROR with the SOA, while PID lives, for up to TIMEOUT seconds; prints why on failure.
+bench_wait_soa() {
+	local pid=$1 port=$2 timeout=$3 start out
+	start=$(date +%s)
+	while :; do
+		if ! kill -0 "$pid" 2>/dev/null; then
+			wait "$pid" 2>/dev/null
+			echo "exited (status $?) before answering"
+			return 1
+		fi
+		out=$(kdig +timeout=1 +retry=0 @127.0.0.1 -p "$port" big.test SOA 2>&1)
+		if grep -q 'status: NOERROR' <<<"$out" && grep -q 'IN[[:space:]]*SOA' <<<"$out"; then
+			return 0
+		fi
+		if (($(date +%s) - start >= timeout)); then
+			echo "no SOA answer after ${timeout}s"
+			return 1
+		fi
+		sleep 0.2
+	done
 }

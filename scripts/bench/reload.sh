@@ -94,16 +94,7 @@ kb_of() { awk -v k="$1:" '$1 == k { print $2 }' "/proc/$SERVER_PID/status" 2>/de
 mem_kb() { awk '$1 == "VmRSS:" || $1 == "HugetlbPages:" { s += $2 } END { print s + 0 }' "/proc/$SERVER_PID/status" 2>/dev/null; }
 
 # --- the zone (the same cache and name as bigzone.sh) -----------------------------------------
-mkdir -p "$CACHE"
-GENHASH=$(sha1sum "$HERE/genzone.py" | cut -c1-8)
-SRCZONE="$CACHE/big.test-$RECORDS-$GENHASH.zone"
-if [ -s "$SRCZONE" ] && [ -s "$SRCZONE.counts" ]; then
-	bench_log "reusing $SRCZONE"
-else
-	bench_log "generating $SRCZONE ($RECORDS records)"
-	"$PY" "$HERE/genzone.py" "$RECORDS" "$SRCZONE.tmp" 2>"$SRCZONE.counts.tmp" || { cat "$SRCZONE.counts.tmp" >&2; exit 1; }
-	mv "$SRCZONE.tmp" "$SRCZONE" && mv "$SRCZONE.counts.tmp" "$SRCZONE.counts"
-fi
+SRCZONE=$(bench_big_zone "$RECORDS" "$CACHE") || exit 1
 ZONE_RECS=$(awk '$1 == "total" { print $2 }' "$SRCZONE.counts")
 SERIAL0=$(awk '$2 == "SOA" { print $5; exit }' "$SRCZONE")
 case "$SERIAL0" in '' | *[!0-9]*) echo "reload.sh: no SOA serial found in $SRCZONE" >&2; exit 1 ;; esac

@@ -107,20 +107,8 @@ trap 'bench_log "interrupted"; exit 130' INT TERM
 mib() { awk -v k="$1" 'BEGIN { printf "%.1f MiB", k / 1024 }'; }
 
 # --- the zone (the same file bigzone.sh generates and caches) ------------------------------------
-mkdir -p "$CACHE"
-GENHASH=$(sha1sum "$HERE/genzone.py" | cut -c1-8)
-ZONE="$CACHE/big.test-$RECORDS-$GENHASH.zone"
+ZONE=$(bench_big_zone "$RECORDS" "$CACHE") || exit 1
 COUNTS="$ZONE.counts"
-if [ -s "$ZONE" ] && [ -s "$COUNTS" ]; then
-	bench_log "reusing $ZONE"
-else
-	bench_log "generating $ZONE ($RECORDS records)"
-	if ! "$PY" "$HERE/genzone.py" "$RECORDS" "$ZONE.tmp" 2>"$COUNTS.tmp"; then
-		cat "$COUNTS.tmp" >&2
-		exit 1
-	fi
-	mv "$ZONE.tmp" "$ZONE" && mv "$COUNTS.tmp" "$COUNTS"
-fi
 ZONE_RECS=$(awk '$1 == "total" { print $2 }' "$COUNTS")
 OLD_SERIAL=$(awk '$2 == "SOA" { print $5; exit }' "$ZONE")
 case "$OLD_SERIAL" in '' | *[!0-9]*) echo "reload_peers.sh: no SOA serial found in $ZONE" >&2; exit 1 ;; esac
@@ -246,28 +234,6 @@ print("trigger_out=" + " ".join(tr.stdout.split())[:200])
 print(f"reload_s={seen:.3f}" if seen is not None else "reload_s=")
 EOF
 
-# Poll until "kdig @127.0.0.1 -p PORT big.test SOA" answers NOERROR with the SOA, while PID
-# lives, for up to LOAD_TIMEOUT seconds. Prints the reason on failure.
-wait_soa() {
-	local pid=$1 port=$2 start out
-	start=$(date +%s)
-	while :; do
-		if ! kill -0 "$pid" 2>/dev/null; then
-			wait "$pid" 2>/dev/null
-			echo "exited (status $?) before answering"
-			return 1
-		fi
-		out=$(kdig +timeout=1 +retry=0 @127.0.0.1 -p "$port" big.test SOA 2>&1)
-		if grep -q 'status: NOERROR' <<<"$out" && grep -q 'IN[[:space:]]*SOA' <<<"$out"; then
-			return 0
-		fi
-		if (($(date +%s) - start >= LOAD_TIMEOUT)); then
-			echo "no SOA answer after ${LOAD_TIMEOUT}s"
-			return 1
-		fi
-		sleep 0.2
-	done
-}
 
 # Bump the serial on the (first) SOA line of FILE, and check that nothing else changed.
 bump_serial() {
@@ -356,7 +322,7 @@ EOF
 	fi
 	pid=$!
 	SERVER_PID=$pid
-	if ! reason=$(wait_soa "$pid" "$port"); then
+	if ! reason=$(bench_wait_soa "$pid" "$port" "$LOAD_TIMEOUT"); then
 		R_ERR="did not start: $reason"
 		tail -5 "$dir/log" "$dir/out" "$dir/nsd.log" >&2 2>/dev/null
 		stop_server
