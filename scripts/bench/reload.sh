@@ -299,9 +299,8 @@ bench_log "median reload $M_RELOAD s ($V_TIME < ${GOAL_S} s); peak/steady $RATIO
 	echo "| RSS + hugetlb 0.5 s after the reload | $(mib "$M_AFTER") | $(for v in "${AFTER[@]}"; do printf '%s; ' "$(mib "$v")"; done) |"
 	echo "| poller queries unanswered during the reload (100 ms timeout) | $(med "${LOST[@]}") | ${LOST[*]} |"
 	echo
-	echo "For comparison (not measured here): knotd and NSD also build the new zone next to the old"
-	echo "one on a reload, so they need about twice the zone's memory while reloading (see the"
-	echo "\"Big zone\" section for what each holds for this zone)."
+	echo "For comparison: knotd and NSD also build the new zone next to the old one on a reload;"
+	echo "\`scripts/bench/reload_peers.sh\` measures them on the same zone (next section)."
 	echo
 } >"$TMP/section.md"
 
