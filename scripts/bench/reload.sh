@@ -300,7 +300,7 @@ bench_log "median reload $M_RELOAD s ($V_TIME < ${GOAL_S} s); peak/steady $RATIO
 	echo "| poller queries unanswered during the reload (100 ms timeout) | $(med "${LOST[@]}") | ${LOST[*]} |"
 	echo
 	echo "For comparison: knotd and NSD also build the new zone next to the old one on a reload;"
-	echo "\`scripts/bench/reload_peers.sh\` measures them on the same zone (next section)."
+	echo "\`scripts/bench/reload_peers.sh\` measures them on the same zone ("Reload of a big zone: knotd and NSD" below)."
 	echo
 } >"$TMP/section.md"
 
