@@ -194,55 +194,13 @@ run_server() {
 	mkdir -p "$dir"
 	if [ "$kind" = knot ]; then
 		port=$KNOT_PORT
-		cat >"$dir/knot.conf" <<EOF
-server:
-    rundir: "$dir"
-    listen: 127.0.0.1@$port
-    udp-workers: 1
-    tcp-workers: 1
-    background-workers: 1
-log:
-  - target: stderr
-    any: info
-database:
-    storage: "$dir"
-template:
-  - id: default
-    storage: "$dir"
-    semantic-checks: off
-    zonefile-load: whole
-    zonefile-sync: -1
-    journal-content: none
-zone:
-  - domain: big.test
-    file: "$zone"
-EOF
+		bench_knot_big_conf "$dir" "$port" "$zone"
 		S_LOG="$dir/log"
 		t0=$(now)
 		knotd -c "$dir/knot.conf" >"$S_LOG" 2>&1 </dev/null &
 	else
 		port=$NSD_PORT
-		cat >"$dir/nsd.conf" <<EOF
-server:
-    server-count: 1
-    ip-address: 127.0.0.1
-    port: $port
-    username: ""
-    chroot: ""
-    zonesdir: "$dir"
-    database: ""
-    zonelistfile: "$dir/zone.list"
-    xfrdfile: "$dir/xfrd.state"
-    xfrdir: "$dir"
-    pidfile: "$dir/nsd.pid"
-    logfile: "$dir/nsd.log"
-    verbosity: 1
-remote-control:
-    control-enable: no
-zone:
-    name: big.test
-    zonefile: "$zone"
-EOF
+		bench_nsd_big_conf "$dir" "$port" "$zone" >/dev/null
 		S_LOG="$dir/nsd.log"
 		t0=$(now)
 		nsd -d -c "$dir/nsd.conf" >"$dir/out" 2>&1 </dev/null &

@@ -342,3 +342,80 @@ bench_wait_soa() {
 		sleep 0.2
 	done
 }
+
+# Configs for the big-zone peers on loopback (bigzone.sh, reload_peers.sh): one worker, the zone
+# loaded whole from ZONEFILE, nothing kept between runs, everything under DIR.
+# bench_knot_big_conf DIR PORT ZONEFILE: DIR/knot.conf, control socket DIR/knot.sock.
+bench_knot_big_conf() {
+	local dir=$1 port=$2 zone=$3
+	cat >"$dir/knot.conf" <<CONF
+server:
+    rundir: "$dir"
+    listen: 127.0.0.1@$port
+    udp-workers: 1
+    tcp-workers: 1
+    background-workers: 1
+control:
+    listen: "$dir/knot.sock"
+log:
+  - target: stderr
+    any: info
+database:
+    storage: "$dir"
+template:
+  - id: default
+    storage: "$dir"
+    semantic-checks: off
+    zonefile-load: whole
+    zonefile-sync: -1
+    journal-content: none
+zone:
+  - domain: big.test
+    file: "$zone"
+CONF
+}
+
+# bench_nsd_big_conf DIR PORT ZONEFILE [CONTROL_PORT]: DIR/nsd.conf; with CONTROL_PORT,
+# nsd-control on 127.0.0.1 with keys made in DIR. Prints "yes" when nsd-control is enabled.
+bench_nsd_big_conf() {
+	local dir=$1 port=$2 zone=$3 ctl_port=${4:-} ctl=no
+	if [ -n "$ctl_port" ] && nsd-control-setup -d "$dir" >"$dir/setup.out" 2>&1; then
+		ctl=yes
+	fi
+	{
+		cat <<CONF
+server:
+    server-count: 1
+    ip-address: 127.0.0.1
+    port: $port
+    username: ""
+    chroot: ""
+    zonesdir: "$dir"
+    database: ""
+    zonelistfile: "$dir/zone.list"
+    xfrdfile: "$dir/xfrd.state"
+    xfrdir: "$dir"
+    pidfile: "$dir/nsd.pid"
+    logfile: "$dir/nsd.log"
+    verbosity: 1
+remote-control:
+    control-enable: $ctl
+CONF
+		if [ "$ctl" = yes ]; then
+			cat <<CONF
+    control-interface: 127.0.0.1
+    control-port: $ctl_port
+    server-key-file: "$dir/nsd_server.key"
+    server-cert-file: "$dir/nsd_server.pem"
+    control-key-file: "$dir/nsd_control.key"
+    control-cert-file: "$dir/nsd_control.pem"
+CONF
+		fi
+		cat <<CONF
+zone:
+    name: big.test
+    zonefile: "$zone"
+CONF
+	} >"$dir/nsd.conf"
+	echo "$ctl"
+}

@@ -257,66 +257,15 @@ one_run() {
 	cp "$ZONE" "$dir/big.test.zone"
 	if [ "$kind" = knot ]; then
 		port=$KNOT_PORT
-		cat >"$dir/knot.conf" <<EOF
-server:
-    rundir: "$dir"
-    listen: 127.0.0.1@$port
-    udp-workers: 1
-    tcp-workers: 1
-    background-workers: 1
-control:
-    listen: "$dir/knot.sock"
-log:
-  - target: stderr
-    any: info
-database:
-    storage: "$dir"
-template:
-  - id: default
-    storage: "$dir"
-    semantic-checks: off
-    zonefile-load: whole
-    zonefile-sync: -1
-    journal-content: none
-zone:
-  - domain: big.test
-    file: "$dir/big.test.zone"
-EOF
+		bench_knot_big_conf "$dir" "$port" "$dir/big.test.zone"
 		knotd -c "$dir/knot.conf" >"$dir/log" 2>&1 </dev/null &
 		SERVER_MATCH="$dir/knot.conf"
 		trig=(knotc -s "$dir/knot.sock" zone-reload big.test)
 		R_HOW="\`knotc -s SOCK zone-reload big.test\`"
 	else
 		port=$NSD_PORT
-		local ctl="no"
-		if nsd-control-setup -d "$dir" >"$dir/setup.out" 2>&1; then ctl=yes; fi
-		cat >"$dir/nsd.conf" <<EOF
-server:
-    server-count: 1
-    ip-address: 127.0.0.1
-    port: $port
-    username: ""
-    chroot: ""
-    zonesdir: "$dir"
-    database: ""
-    zonelistfile: "$dir/zone.list"
-    xfrdfile: "$dir/xfrd.state"
-    xfrdir: "$dir"
-    pidfile: "$dir/nsd.pid"
-    logfile: "$dir/nsd.log"
-    verbosity: 1
-remote-control:
-    control-enable: $ctl
-    control-interface: 127.0.0.1
-    control-port: $NSD_CTL_PORT
-    server-key-file: "$dir/nsd_server.key"
-    server-cert-file: "$dir/nsd_server.pem"
-    control-key-file: "$dir/nsd_control.key"
-    control-cert-file: "$dir/nsd_control.pem"
-zone:
-    name: big.test
-    zonefile: "$dir/big.test.zone"
-EOF
+		local ctl
+		ctl=$(bench_nsd_big_conf "$dir" "$port" "$dir/big.test.zone" "$NSD_CTL_PORT")
 		nsd -d -c "$dir/nsd.conf" >"$dir/out" 2>&1 </dev/null &
 		SERVER_MATCH="$dir/nsd.conf"
 	fi
