@@ -140,7 +140,7 @@ if [ "$POP53_RC" = 0 ] && grep -q ': ok (' "$TMP/pop53.out"; then
 	POP53_OK=1
 	P_RECS=$(sed -n 's/.*zone(s), \([0-9]*\) records, image \([0-9]*\) bytes.*/\1/p' "$TMP/pop53.out")
 	P_IMG=$(sed -n 's/.*zone(s), \([0-9]*\) records, image \([0-9]*\) bytes.*/\2/p' "$TMP/pop53.out")
-	P_WALL=$(printf '%s\n' "${P_WALLS[@]}" | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')
+	P_WALL=$(bench_median_f "${P_WALLS[@]}")
 	P_RSS=$(tv_maxrss_kb "$TMP/pop53.time")
 	P_BPR=$(per_rec "$P_IMG" "$P_RECS")
 	P_VERDICT=$(awk -v b="$P_BPR" -v g="$GOAL" 'BEGIN { print (b <= g) ? "meets" : "MISSES" }')

@@ -139,13 +139,19 @@ bench_parse_kxdpgun() {
 		END { if (s == "" || r == "") exit 1; printf "%d %d %d %s\n", s, r, n, d }' "$1"
 }
 
-# Median of the numbers given as arguments (mean of the middle two for an even count).
-bench_median() {
-	printf '%s\n' "$@" | sort -n | awk '{v[NR] = $1} END {
+# bench_median_fmt FORMAT NUMBER...: the median, printed with the awk FORMAT (mean of the
+# middle two for an even count); fails with no numbers.
+bench_median_fmt() {
+	local fmt=$1
+	shift
+	printf '%s\n' "$@" | sort -g | awk -v fmt="$fmt\n" '{v[NR] = $1} END {
 		if (NR == 0) exit 1
-		if (NR % 2) printf "%d\n", v[(NR + 1) / 2]
-		else printf "%d\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+		if (NR % 2) printf fmt, v[(NR + 1) / 2]
+		else printf fmt, (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
+
+# Median of whole numbers.
+bench_median() { bench_median_fmt "%d" "$@"; }
 
 # Thousands separators for a table: 1234567 -> 1,234,567.
 bench_fmt_int() {
@@ -279,13 +285,8 @@ bench_parse_dnsperf() {
 				(d == "" ? 0 : d), (m == "" ? 0 : m), s, c, (rq == "" ? 0 : rq), (rs == "" ? 0 : rs) }' "$1"
 }
 
-# Median of decimal numbers (printed with %.6g; mean of the middle two for an even count).
-bench_median_f() {
-	printf '%s\n' "$@" | sort -g | awk '{v[NR] = $1} END {
-		if (NR == 0) exit 1
-		if (NR % 2) printf "%.6g\n", v[(NR + 1) / 2]
-		else printf "%.6g\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
-}
+# Median of decimal numbers.
+bench_median_f() { bench_median_fmt "%.10g" "$@"; }
 
 # Other work on the machine: the processes using more than THRESHOLD % of a CPU (default 20)
 # over half a second, as "comm(pid) N%" separated by ", ". Call it while the benchmark's own

@@ -88,7 +88,6 @@ trap 'bench_log "interrupted"; exit 130' INT TERM
 
 mib() { awk -v k="$1" 'BEGIN { printf "%.1f MiB", k / 1024 }'; }
 now() { date +%s.%N; }
-med() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 kb_of() { awk -v k="$1:" '$1 == k { print $2 }' "/proc/$SERVER_PID/status" 2>/dev/null; }
 # Resident memory of pop53d in kB: VmRSS + HugetlbPages.
 mem_kb() { awk '$1 == "VmRSS:" || $1 == "HugetlbPages:" { s += $2 } END { print s + 0 }' "/proc/$SERVER_PID/status" 2>/dev/null; }
@@ -237,17 +236,17 @@ for ((run = 1; run <= RUNS; run++)); do
 	SERVER_PID=
 	bench_log "run $run: serial $serial answered $(printf '%s' "${RELOAD_S[-1]}") s after the reload command (pop53ctl returned after ${CTL_S[-1]} s, daemon ${DAEMON_MS[-1]} ms; poller $n_q queries, $n_lost timed out); memory steady $(mib "${STEADY[-1]}") (RSS $(mib "$s_rss") + hugetlb $(mib "$s_hug")), peak $(mib "$p_sum") (RSS $(mib "$p_rss"), hugetlb $(mib "$p_hug")), VmHWM $(mib "${HWM[-1]}"), after $(mib "${AFTER[-1]}")"
 done
-M_RELOAD=$(med "${RELOAD_S[@]}")
-M_CTL=$(med "${CTL_S[@]}")
-M_DAEMON=$(med "${DAEMON_MS[@]}")
-M_STEADY=$(med "${STEADY[@]}")
-M_STEADY_RSS=$(med "${STEADY_RSS[@]}")
-M_STEADY_HUG=$(med "${STEADY_HUG[@]}")
-M_PEAK=$(med "${PEAK[@]}")
-M_PEAK_RSS=$(med "${PEAK_RSS[@]}")
-M_PEAK_HUG=$(med "${PEAK_HUG[@]}")
-M_HWM=$(med "${HWM[@]}")
-M_AFTER=$(med "${AFTER[@]}")
+M_RELOAD=$(bench_median_f "${RELOAD_S[@]}")
+M_CTL=$(bench_median_f "${CTL_S[@]}")
+M_DAEMON=$(bench_median_f "${DAEMON_MS[@]}")
+M_STEADY=$(bench_median_f "${STEADY[@]}")
+M_STEADY_RSS=$(bench_median_f "${STEADY_RSS[@]}")
+M_STEADY_HUG=$(bench_median_f "${STEADY_HUG[@]}")
+M_PEAK=$(bench_median_f "${PEAK[@]}")
+M_PEAK_RSS=$(bench_median_f "${PEAK_RSS[@]}")
+M_PEAK_HUG=$(bench_median_f "${PEAK_HUG[@]}")
+M_HWM=$(bench_median_f "${HWM[@]}")
+M_AFTER=$(bench_median_f "${AFTER[@]}")
 RATIO=$(awk -v p="$M_PEAK" -v s="$M_STEADY" 'BEGIN { printf "%.2f", p / s }')
 RATIO_RSS=$(awk -v p="$M_PEAK_RSS" -v s="$M_STEADY_RSS" 'BEGIN { printf "%.2f", p / s }')
 V_TIME=$(awk -v t="$M_RELOAD" -v g="$GOAL_S" 'BEGIN { print (t < g) ? "meets" : "MISSES" }')
@@ -291,13 +290,13 @@ bench_log "median reload $M_RELOAD s ($V_TIME < ${GOAL_S} s); peak/steady $RATIO
 	echo "| reload time reported by pop53d | $M_DAEMON ms | ${DAEMON_MS[*]} |"
 	echo "| steady state, RSS + hugetlb | $(mib "$M_STEADY") ($(mib "$M_STEADY_RSS") + $(mib "$M_STEADY_HUG")) | $(for v in "${STEADY[@]}"; do printf '%s; ' "$(mib "$v")"; done) |"
 	echo "| **peak during the reload, RSS + hugetlb** | **$(mib "$M_PEAK")** | $(for v in "${PEAK[@]}"; do printf '%s; ' "$(mib "$v")"; done) |"
-	echo "| peak of the 20 ms samples alone (RSS + hugetlb at the same instant) | $(mib "$(med "${SAMPLED[@]}")") = $(awk -v p="$(med "${SAMPLED[@]}")" -v s="$M_STEADY" 'BEGIN { printf "%.2f", p / s }')x steady | $(for v in "${SAMPLED[@]}"; do printf '%s; ' "$(mib "$v")"; done) |"
+	echo "| peak of the 20 ms samples alone (RSS + hugetlb at the same instant) | $(mib "$(bench_median_f "${SAMPLED[@]}")") = $(awk -v p="$(bench_median_f "${SAMPLED[@]}")" -v s="$M_STEADY" 'BEGIN { printf "%.2f", p / s }')x steady | $(for v in "${SAMPLED[@]}"; do printf '%s; ' "$(mib "$v")"; done) |"
 	echo "| **peak / steady** | **${RATIO}x** ($V_MEM ≤ ${GOAL_RATIO}x) | |"
 	echo "| peak RSS alone (max of samples, VmHWM) / steady RSS alone | $(mib "$M_PEAK_RSS") / $(mib "$M_STEADY_RSS") = ${RATIO_RSS}x | |"
 	echo "| peak hugetlb (replicas, mbufs) | $(mib "$M_PEAK_HUG") (steady $(mib "$M_STEADY_HUG")) | |"
 	echo "| VmHWM during the reload (reset before it) | $(mib "$M_HWM") | $(for v in "${HWM[@]}"; do printf '%s; ' "$(mib "$v")"; done) |"
 	echo "| RSS + hugetlb 0.5 s after the reload | $(mib "$M_AFTER") | $(for v in "${AFTER[@]}"; do printf '%s; ' "$(mib "$v")"; done) |"
-	echo "| poller queries unanswered during the reload (100 ms timeout) | $(med "${LOST[@]}") | ${LOST[*]} |"
+	echo "| poller queries unanswered during the reload (100 ms timeout) | $(bench_median_f "${LOST[@]}") | ${LOST[*]} |"
 	echo
 	echo "For comparison: knotd and NSD also build the new zone next to the old one on a reload;"
 	echo "\`scripts/bench/reload_peers.sh\` measures them on the same zone ("Reload of a big zone: knotd and NSD" below)."
