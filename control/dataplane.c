@@ -85,6 +85,11 @@ int p53_dataplane_publish(struct p53_dataplane *dp, void *img, size_t len,
 	struct p53_replica *old[P53_MAX_WORKERS_DP] = {0};
 	unsigned int n = dp->n_workers;
 
+	/* Workers read the image without bounds checks: its sections must lie inside it. */
+	if (p53_image_check(img, len) != 0) {
+		snprintf(err, errlen, "compiled image failed its consistency check (%zu bytes)", len);
+		return -1;
+	}
 	/* Build every replica before touching any worker: all or nothing. */
 	for (unsigned int i = 0; i < n; i++) {
 		int socket = (int)rte_lcore_to_socket_id(dp->workers[i].lcore);

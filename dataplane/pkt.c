@@ -31,7 +31,6 @@ const char *const p53_pkt_drop_names[P53_PKT_DROP__MAX] = {
 	[P53_PKT_DROP_UDP_LEN] = "udp_len",
 	[P53_PKT_DROP_PORT] = "port",
 	[P53_PKT_DROP_SRC_ADDR] = "src_addr",
-	[P53_PKT_DROP_UDP_CSUM] = "udp_csum",
 };
 
 #define IPV4_HLEN     20u

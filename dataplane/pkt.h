@@ -28,7 +28,6 @@ enum p53_pkt_drop {
 	P53_PKT_DROP_PORT,          /* destination port not 53; source port 0 */
 	P53_PKT_DROP_SRC_ADDR,      /* source is broadcast, multicast, unspecified or loopback;
 				       source MAC is multicast/broadcast */
-	P53_PKT_DROP_UDP_CSUM,      /* (reserved) bad UDP checksum when verification is on */
 	P53_PKT_DROP__MAX
 };
 
