@@ -204,21 +204,14 @@ static char *cmd_reload(struct p53_daemon *d, int config, const char *zone)
 
 static char *cmd_config_check(const char *path)
 {
-	struct p53_config cfg = {0};
+	struct p53_check_result res;
 	char err[1024];
-	size_t len;
-	void *img;
 
-	if (p53_config_load(path, &cfg, err, sizeof(err)) != 0)
-		return fail("%s", err);
-	img = p53_daemon_compile(&cfg, &len, err, sizeof(err));
-	p53_config_free(&cfg);
-	if (img == NULL)
+	if (p53_daemon_check(path, &res, err, sizeof(err)) != 0)
 		return fail("%s", err);
 	json_t *o = ok();
-	json_object_set_new(o, "records", json_integer(p53_image_hdr(img)->n_records));
-	json_object_set_new(o, "image_bytes", json_integer((json_int_t)len));
-	free(img);
+	json_object_set_new(o, "records", json_integer(res.records));
+	json_object_set_new(o, "image_bytes", json_integer((json_int_t)res.image_bytes));
 	return dump(o);
 }
 

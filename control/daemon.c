@@ -63,6 +63,23 @@ void p53_daemon_notify_drain(struct p53_daemon *d)
 	}
 }
 
+int p53_daemon_check(const char *path, struct p53_check_result *res, char *err, size_t errlen)
+{
+	struct p53_config cfg = {0};
+	void *img;
+
+	if (p53_config_load(path, &cfg, err, errlen) != 0)
+		return -1;
+	img = p53_daemon_compile(&cfg, &res->image_bytes, err, errlen);
+	res->zones = cfg.n_zones;
+	p53_config_free(&cfg);
+	if (img == NULL)
+		return -1;
+	res->records = p53_image_hdr(img)->n_records;
+	free(img);
+	return 0;
+}
+
 static int str_differs(const char *a, const char *b)
 {
 	if (a == NULL || b == NULL)

@@ -37,6 +37,20 @@ void p53_daemon_notify_drain(struct p53_daemon *d);
  */
 void *p53_daemon_compile(const struct p53_config *cfg, size_t *len, char *err, size_t errlen);
 
+/** What a successful p53_daemon_check() found. */
+struct p53_check_result {
+	int zones;
+	uint32_t records;
+	size_t image_bytes;
+};
+
+/**
+ * Load a config file and compile its zones exactly as a start or reload would, then throw the
+ * result away (`pop53d --check-config`, `pop53ctl config check`).
+ * @return 0, or -1 with err = "file:line: reason".
+ */
+int p53_daemon_check(const char *path, struct p53_check_result *res, char *err, size_t errlen);
+
 /**
  * Reload: zones only (`config` = 0) or the config file and zones (`config` = 1). With
  * `zone` set, that zone must be in the config (all zones are recompiled: the image is one
