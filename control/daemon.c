@@ -10,10 +10,10 @@
 #include <rte_cycles.h>
 
 #include "control/daemon.h"
-#include "control/image_build.h"
+#include "control/zone/image_build.h"
 #include "control/log.h"
-#include "control/watch.h"
-#include "control/xdp.h"
+#include "control/zone/watch.h"
+#include "control/net/xdp.h"
 #include "dataplane/image.h"
 #include "dataplane/name.h"
 #include "dataplane/notify.h"

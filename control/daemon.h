@@ -9,9 +9,9 @@
 
 #include <rte_ring.h>
 
-#include "control/config.h"
-#include "control/dataplane.h"
-#include "control/port.h"
+#include "control/conf/config.h"
+#include "control/publish.h"
+#include "control/net/port.h"
 
 struct p53_daemon {
 	struct p53_config cfg;          /* the config in force */

@@ -26,13 +26,13 @@
 #include <rte_malloc.h>
 #include <rte_ring.h>
 
-#include "control/config.h"
-#include "control/ctl.h"
+#include "control/conf/config.h"
+#include "control/ops/ctl.h"
 #include "control/daemon.h"
 #include "control/log.h"
-#include "control/metrics.h"
-#include "control/port.h"
-#include "control/watch.h"
+#include "control/ops/metrics.h"
+#include "control/net/port.h"
+#include "control/zone/watch.h"
 #include "dataplane/image.h"
 #include "dataplane/notify.h"
 #include "dataplane/worker.h"

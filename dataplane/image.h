@@ -4,7 +4,7 @@
  * An image is one contiguous buffer. Every reference inside it is a 32-bit offset from the
  * start of the buffer or an index into one of its arrays, never a pointer, so a replica is
  * copied to a worker's NUMA node with one memcpy and needs no relocation. control/ writes
- * images (control/image_build.c); dataplane/ only reads them. Nothing here allocates, locks
+ * images (control/zone/image_build.c); dataplane/ only reads them. Nothing here allocates, locks
  * or makes a syscall: lookups are safe on any lcore, concurrently, for as long as the caller
  * holds the image (see the RCU rules in control/reload).
  *

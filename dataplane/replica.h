@@ -5,7 +5,7 @@
  *
  * Workers only read a replica, through one pointer they load once per burst; the control
  * thread builds a new replica, swaps the pointer, waits with rte_rcu_qsbr until every worker
- * has passed a quiescent state, and only then frees the old one (control/dataplane.c).
+ * has passed a quiescent state, and only then frees the old one (control/publish.c).
  */
 #ifndef P53_REPLICA_H
 #define P53_REPLICA_H

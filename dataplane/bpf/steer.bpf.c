@@ -10,7 +10,7 @@
  *
  * Maps, found by name from user space:
  *   xsks_map   the PMD inserts its AF_XDP socket at key = rx queue index (name fixed by DPDK).
- *   p53_addrs  service addresses, filled by the control thread (control/xdp.c) after the port
+ *   p53_addrs  service addresses, filled by the control thread (control/net/xdp.c) after the port
  *              starts; key is 16 bytes, IPv4 as the IPv4-mapped IPv6 address ::ffff:a.b.c.d.
  *              Empty map = nothing is steered (safe default: the kernel keeps everything).
  *

@@ -45,7 +45,7 @@
 #include <rte_mempool.h>
 #include <rte_udp.h>
 
-#include "control/image_build.h"
+#include "control/zone/image_build.h"
 #include "dataplane/dnsmsg.h"
 #include "dataplane/image.h"
 #include "dataplane/name.h"

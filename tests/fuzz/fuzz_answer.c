@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "control/image_build.h"
+#include "control/zone/image_build.h"
 #include "dataplane/answer.h"
 #include "dataplane/pkt.h"
 

@@ -1,5 +1,5 @@
 /*
- * xdp_fill: drive control/xdp.c by hand or from tests/integration/xdp_steer.sh.
+ * xdp_fill: drive control/net/xdp.c by hand or from tests/integration/xdp_steer.sh.
  *
  *   xdp_fill IFACE detach            p53_xdp_detach_stale(IFACE)
  *   xdp_fill IFACE set ADDR...       p53_xdp_set_addrs(IFACE, ADDR...) (none = empty the map)
@@ -12,7 +12,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include "control/xdp.h"
+#include "control/net/xdp.h"
 
 static int parse_addr(const char *s, struct p53_addr *a)
 {

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Integration test of the XDP steering split (dataplane/bpf/steer.bpf.c, control/xdp.c):
+# Integration test of the XDP steering split (dataplane/bpf/steer.bpf.c, control/net/xdp.c):
 # dpdk-testpmd binds the lab's pop veth through net_af_xdp with xdp_prog=steer.bpf.o, the
 # service addresses go into p53_addrs via p53_xdp_set_addrs(), and then
 #   - UDP/53 to 192.0.2.53 and 2001:db8:53::53 reaches testpmd, and the kernel never answers;
@@ -63,10 +63,10 @@ done
 [ "$(id -u)" -eq 0 ] || { echo "FAIL needs root (XDP, AF_XDP, namespaces)"; exit 1; }
 [ -f "$OBJ" ] || { echo "FAIL $OBJ missing: ninja -C $BUILD dataplane/bpf/steer.bpf.o"; exit 1; }
 
-# The helpers are built here, not by meson, so the test only needs steer.bpf.o and control/xdp.c.
+# The helpers are built here, not by meson, so the test only needs steer.bpf.o and control/net/xdp.c.
 CFLAGS=(-O1 -g -Wall -Wextra -std=c11 -D_GNU_SOURCE -Wno-missing-field-initializers "-I$SRC")
 # shellcheck disable=SC2046
-cc "${CFLAGS[@]}" -o "$TMP/xdp_fill" "$SRC/tests/integration/xdp_fill.c" "$SRC/control/xdp.c" \
+cc "${CFLAGS[@]}" -o "$TMP/xdp_fill" "$SRC/tests/integration/xdp_fill.c" "$SRC/control/net/xdp.c" \
 	$(pkg-config --cflags --libs libbpf) || { echo "FAIL cannot build xdp_fill"; exit 1; }
 # shellcheck disable=SC2046
 cc "${CFLAGS[@]}" -o "$TMP/xdp_verdicts" "$SRC/tests/integration/xdp_verdicts.c" \

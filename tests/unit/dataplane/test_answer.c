@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "control/image_build.h"
+#include "control/zone/image_build.h"
 #include "dataplane/answer.h"
 #include "dataplane/image.h"
 

@@ -15,7 +15,7 @@
 #include <stdint.h>
 #include <stddef.h>
 
-#include "control/image_build.h"
+#include "control/zone/image_build.h"
 #include "dataplane/image.h"
 
 /* Build-only facts about a node; indexed like the node array. */

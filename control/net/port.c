@@ -11,8 +11,8 @@
 #include <rte_mbuf.h>
 
 #include "control/log.h"
-#include "control/port.h"
-#include "control/xdp.h"
+#include "control/net/port.h"
+#include "control/net/xdp.h"
 #include "dataplane/pkt.h"
 
 #ifndef P53_STEER_OBJ

@@ -2,7 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "control/stats.h"
+#include "control/ops/stats.h"
 
 static struct p53_totals baseline;
 

@@ -11,7 +11,7 @@
 
 #include "control/daemon.h"
 #include "control/log.h"
-#include "control/watch.h"
+#include "control/zone/watch.h"
 
 static uint64_t due_ms;  /* 0: nothing pending */
 

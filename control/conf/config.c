@@ -9,7 +9,7 @@
  *
  * Control thread only. No global state: concurrent loads of different structs are safe.
  */
-#include "control/config.h"
+#include "control/conf/config.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

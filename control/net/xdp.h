@@ -19,7 +19,7 @@
 
 #include <stddef.h>
 
-#include "control/config.h"
+#include "control/conf/config.h"
 
 /**
  * Detach whatever XDP program is attached to an interface, in any mode (skb, driver, hw),

@@ -15,7 +15,7 @@
 
 #include <rte_rcu_qsbr.h>
 
-#include "control/config.h"
+#include "control/conf/config.h"
 #include "dataplane/image.h"
 #include "dataplane/worker.h"
 

@@ -2,7 +2,7 @@
  * XDP steering, user-space side: detach stale programs, fill p53_addrs. See control/xdp.h.
  * Control thread only.
  */
-#include "control/xdp.h"
+#include "control/net/xdp.h"
 
 #include <errno.h>
 #include <stdint.h>

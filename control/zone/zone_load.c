@@ -24,7 +24,7 @@
 
 #include <ldns/ldns.h>
 
-#include "control/zone_build.h"
+#include "control/zone/zone_build.h"
 #include "dataplane/name.h"
 
 #define INCLUDE_DEPTH_MAX 16    /* $INCLUDE nesting; stops include loops */

@@ -12,7 +12,7 @@
 
 #include <rte_mempool.h>
 
-#include "control/config.h"
+#include "control/conf/config.h"
 
 #define P53_MAX_WORKERS 64
 

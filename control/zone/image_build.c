@@ -27,8 +27,8 @@
 
 #include <ldns/ldns.h>
 
-#include "control/image_build.h"
-#include "control/zone_build.h"
+#include "control/zone/image_build.h"
+#include "control/zone/zone_build.h"
 #include "dataplane/image.h"
 #include "dataplane/name.h"
 

@@ -20,7 +20,7 @@
 
 #include <jansson.h>
 
-#include "control/ctl.h"
+#include "control/ops/ctl.h"
 
 #define TIMEOUT_MS 120000 /* a reload of a very large zone set takes a while */
 

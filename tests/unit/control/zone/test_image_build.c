@@ -16,7 +16,7 @@
 
 #include <ldns/ldns.h>
 
-#include "control/image_build.h"
+#include "control/zone/image_build.h"
 #include "dataplane/image.h"
 #include "dataplane/name.h"
 

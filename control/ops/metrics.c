@@ -15,8 +15,8 @@
 
 #include "control/daemon.h"
 #include "control/log.h"
-#include "control/metrics.h"
-#include "control/stats.h"
+#include "control/ops/metrics.h"
+#include "control/ops/stats.h"
 #include "dataplane/image.h"
 #include "dataplane/name.h"
 

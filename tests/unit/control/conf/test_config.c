@@ -1,5 +1,5 @@
 /*
- * Unit tests for control/config.c: a full config loads with every field, defaults and
+ * Unit tests for control/conf/config.c: a full config loads with every field, defaults and
  * relative paths right; the shipped configs load; and a table of bad configs, each failing
  * with the exact "file:line: reason" an operator would see.
  *
@@ -20,7 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "control/config.h"
+#include "control/conf/config.h"
 
 #ifndef P53_SRCDIR
 #define P53_SRCDIR "."

@@ -14,7 +14,7 @@
 
 #include <jansson.h>
 
-#include "control/ctl.h"
+#include "control/ops/ctl.h"
 #include "control/daemon.h"
 #include "control/log.h"
 

@@ -6,7 +6,7 @@
 #include <rte_lcore.h>
 #include <rte_malloc.h>
 
-#include "control/dataplane.h"
+#include "control/publish.h"
 #include "control/log.h"
 
 int p53_dataplane_init(struct p53_dataplane *dp, struct p53_worker *workers, unsigned int n,

@@ -12,10 +12,10 @@
 #include <rte_cycles.h>
 #include <rte_ethdev.h>
 
-#include "control/ctl.h"
+#include "control/ops/ctl.h"
 #include "control/daemon.h"
 #include "control/log.h"
-#include "control/stats.h"
+#include "control/ops/stats.h"
 #include "dataplane/image.h"
 #include "dataplane/name.h"
 
