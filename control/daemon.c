@@ -1,52 +1,29 @@
-/* Compile and reload; see daemon.h. */
+/* The daemon's state and its small operations; see daemon.h. */
 #include <arpa/inet.h>
 #include <inttypes.h>
-#include <malloc.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
-#include <rte_cycles.h>
+#include <rte_ethdev.h>
 
 #include "control/daemon.h"
-#include "control/zone/image_build.h"
 #include "control/log.h"
-#include "control/zone/watch.h"
-#include "control/net/xdp.h"
-#include "dataplane/image.h"
 #include "dataplane/name.h"
 #include "dataplane/notify.h"
 
-static void warn_cb(void *arg, const char *msg)
+void p53_daemon_init(struct p53_daemon *d)
 {
-	(void)arg;
-	p53_warn("%s", msg);
-}
-
-void *p53_daemon_compile(const struct p53_config *cfg, size_t *len, char *err, size_t errlen)
-{
-	struct p53_zone_src *src = calloc((size_t)cfg->n_zones, sizeof(*src));
-	void *img;
-
-	if (src == NULL) {
-		snprintf(err, errlen, "out of memory");
-		return NULL;
-	}
-	for (int i = 0; i < cfg->n_zones; i++) {
-		src[i].name = cfg->zones[i].name;
-		src[i].file = cfg->zones[i].file;
-		src[i].cfg_file = cfg->path;
-		src[i].cfg_line = cfg->zones[i].line;
-	}
-	img = p53_image_build(src, (size_t)cfg->n_zones, len, err, errlen, warn_cb, NULL);
-	free(src);
-	return img;
+	memset(d, 0, sizeof(*d));
+	p53_ctl_init(&d->ctl);
+	p53_watch_init(&d->watch);
+	pthread_mutex_init(&d->stats_lock, NULL);
+	d->started = time(NULL);
+	const char *hooks = getenv("POP53_TEST_HOOKS");
+	d->test_hooks = hooks != NULL && strcmp(hooks, "1") == 0;
 }
 
 void p53_daemon_notify_drain(struct p53_daemon *d)
 {
-	static uint64_t seen;
 	struct p53_notify_event ev;
 
 	if (d->notify_ring == NULL)
@@ -54,164 +31,46 @@ void p53_daemon_notify_drain(struct p53_daemon *d)
 	while (rte_ring_sc_dequeue_elem(d->notify_ring, &ev, sizeof(ev)) == 0) {
 		char zone[1024], addr[INET6_ADDRSTRLEN];
 		/* Log the first few and then every 1000th: a NOTIFY flood must not flood the log. */
-		if (++seen > 10 && seen % 1000 != 0)
+		if (++d->notify_seen > 10 && d->notify_seen % 1000 != 0)
 			continue;
 		p53_name_to_str(zone, sizeof(zone), ev.zone);
 		inet_ntop(ev.ipv6 ? AF_INET6 : AF_INET, ev.src, addr, sizeof(addr));
 		p53_info("NOTIFY for %s from %s port %u (id %u, #%" PRIu64 "): no transfer source is "
-			 "configured, answered NOTAUTH", zone, addr, ev.port, ev.id, seen);
+			 "configured, answered NOTAUTH", zone, addr, ev.port, ev.id, d->notify_seen);
 	}
 }
 
-int p53_daemon_check(const char *path, struct p53_check_result *res, char *err, size_t errlen)
+void p53_daemon_totals(struct p53_daemon *d, struct p53_totals *out)
 {
-	struct p53_config cfg = {0};
-	void *img;
-
-	if (p53_config_load(path, &cfg, err, errlen) != 0)
-		return -1;
-	img = p53_daemon_compile(&cfg, &res->image_bytes, err, errlen);
-	res->zones = cfg.n_zones;
-	p53_config_free(&cfg);
-	if (img == NULL)
-		return -1;
-	res->records = p53_image_hdr(img)->n_records;
-	free(img);
-	return 0;
+	p53_totals_sum(d->dp.workers, d->dp.n_workers, out);
+	pthread_mutex_lock(&d->stats_lock);
+	p53_totals_sub(out, &d->stats_base);
+	pthread_mutex_unlock(&d->stats_lock);
 }
 
-static int str_differs(const char *a, const char *b)
+void p53_daemon_stats_reset(struct p53_daemon *d)
 {
-	if (a == NULL || b == NULL)
-		return a != b;
-	return strcmp(a, b) != 0;
+	struct p53_totals now;
+
+	/* Summed outside the lock: the lock only keeps a reader from seeing half a baseline. */
+	p53_totals_sum(d->dp.workers, d->dp.n_workers, &now);
+	pthread_mutex_lock(&d->stats_lock);
+	d->stats_base = now;
+	pthread_mutex_unlock(&d->stats_lock);
 }
 
-/* What a reload cannot change without restarting the data plane. */
-static void restart_needed(const struct p53_config *old, const struct p53_config *new,
-			   char *note, size_t len)
+void p53_daemon_port_totals(const struct p53_daemon *d, struct p53_port_totals *out)
 {
-	size_t o = 0;
-	int eal = old->n_eal != new->n_eal;
+	struct rte_eth_stats es;
 
-	for (int i = 0; !eal && i < old->n_eal; i++)
-		eal = strcmp(old->eal[i], new->eal[i]) != 0;
-	note[0] = '\0';
-#define NOTE(cond, key) \
-	if ((cond) && o < len) \
-		o += (size_t)snprintf(note + o, len - o, "%s%s", o ? ", " : "", key)
-	NOTE(eal, "dataplane.eal");
-	NOTE(strcmp(old->port, new->port) != 0, "dataplane.port");
-	NOTE(old->workers != new->workers, "dataplane.workers");
-	NOTE(str_differs(old->xdp_prog, new->xdp_prog), "dataplane.xdp_prog");
-	NOTE(old->rx_desc != new->rx_desc || old->tx_desc != new->tx_desc || old->mbufs != new->mbufs,
-	     "dataplane queue sizes");
-	NOTE(old->idle != new->idle || old->idle_max_us != new->idle_max_us, "dataplane.idle");
-	NOTE(strcmp(old->control_socket, new->control_socket) != 0 ||
-	     str_differs(old->control_group, new->control_group), "server.control_*");
-	NOTE(old->replicas != new->replicas, "server.replicas");
-	NOTE(str_differs(old->metrics_listen, new->metrics_listen) ||
-	     old->metrics_enabled != new->metrics_enabled, "metrics.*");
-	NOTE(old->watch_zones != new->watch_zones, "server.watch_zones");
-#undef NOTE
-	if (o > 0 && o < len)
-		snprintf(note + o, len - o, ": changed, applied at the next restart");
-}
-
-/* What needs a restart keeps its running value until then: swap those fields so `fresh`
- * carries the running ones and `run` (about to be freed) the unapplied ones. */
-static void keep_running(struct p53_config *run, struct p53_config *fresh)
-{
-#define KEEP(f) do { __typeof__(run->f) t_ = run->f; run->f = fresh->f; fresh->f = t_; } while (0)
-	KEEP(eal);
-	KEEP(n_eal);
-	KEEP(port);
-	KEEP(workers);
-	KEEP(xdp_prog);
-	KEEP(idle);
-	KEEP(idle_max_us);
-	KEEP(rx_desc);
-	KEEP(tx_desc);
-	KEEP(mbufs);
-	KEEP(control_socket);
-	KEEP(control_group);
-	KEEP(replicas);
-	KEEP(metrics_enabled);
-	KEEP(metrics_listen);
-	KEEP(watch_zones);
-#undef KEEP
-}
-
-int p53_daemon_reload(struct p53_daemon *d, int config, const char *zone, char *err,
-		      size_t errlen, char *note, size_t notelen)
-{
-	struct p53_config fresh = {0};
-	const struct p53_config *use = &d->cfg;
-	uint64_t t0 = rte_rdtsc();
-	size_t len;
-	void *img = NULL;
-
-	note[0] = '\0';
-	if (config) {
-		if (p53_config_load(d->cfg.path, &fresh, err, errlen) != 0)
-			goto fail;
-		use = &fresh;
-	}
-	if (zone != NULL) {
-		size_t zl = strlen(zone);
-		int found = 0;
-		for (int i = 0; i < use->n_zones && !found; i++) {
-			const char *n = use->zones[i].name;
-			size_t nl = strlen(n);
-			found = strcasecmp(n, zone) == 0 ||
-				(nl == zl + 1 && n[nl - 1] == '.' && strncasecmp(n, zone, zl) == 0);
-		}
-		if (!found) {
-			/* A typo, not a failed reload: nothing was attempted, no alert should fire. */
-			snprintf(err, errlen, "zone '%s' is not in %s", zone, use->path);
-			p53_config_free(&fresh);
-			return -1;
-		}
-	}
-	img = p53_daemon_compile(use, &len, err, errlen);
-	if (img == NULL)
-		goto fail;
-	if (config && memcmp(fresh.addrs, d->cfg.addrs, sizeof(fresh.addrs)) != 0 &&
-	    d->port.iface[0] != '\0' && p53_xdp_set_addrs(d->port.iface, fresh.addrs, fresh.n_addrs) != 0) {
-		snprintf(err, errlen, "cannot update the service addresses of the XDP program on %s",
-			 d->port.iface);
-		goto fail;
-	}
-	if (p53_dataplane_publish(&d->dp, img, len, use, err, errlen) != 0)
-		goto fail;
-	if (config) {
-		restart_needed(&d->cfg, &fresh, note, notelen);
-		keep_running(&d->cfg, &fresh);
-		p53_config_free(&d->cfg);
-		d->cfg = fresh;
-		/* New or moved zone files: watch what the new config names. */
-		if (d->watch_fd >= 0) {
-			p53_watch_close(d);
-			p53_watch_open(d);
-		}
-	}
-	img = NULL; /* freed by the publish */
-	d->dp.reloads_ok++;
-	d->dp.last_reload_ms = (double)(rte_rdtsc() - t0) * 1000.0 / (double)rte_get_tsc_hz();
-	const struct p53_image_hdr *h = p53_image_hdr(d->dp.image);
-	p53_info("reload%s: %u zone(s), %u records, generation %" PRIu64 ", %.1f ms%s%s",
-		 config ? " (config and zones)" : "", h->n_zones, h->n_records, h->generation,
-		 d->dp.last_reload_ms, note[0] ? "; " : "", note);
-	/* The compiler's working set was freed; give it back to the system now, not at the
-	 * next reload (glibc keeps freed arenas otherwise). */
-	malloc_trim(0);
-	return 0;
-fail:
-	free(img);
-	p53_config_free(&fresh);
-	d->dp.reloads_failed++;
-	snprintf(d->dp.last_error, sizeof(d->dp.last_error), "%s", err);
-	p53_err("reload rejected, still serving generation %" PRIu64 ": %s",
-		d->dp.image != NULL ? p53_image_hdr(d->dp.image)->generation : 0, err);
-	return -1;
+	memset(out, 0, sizeof(*out));
+	if (rte_eth_stats_get(d->port.id, &es) != 0)
+		return;
+	out->valid = 1;
+	out->ipackets = es.ipackets;
+	out->opackets = es.opackets;
+	out->imissed = es.imissed;
+	out->ierrors = es.ierrors;
+	out->oerrors = es.oerrors;
+	out->rx_nombuf = es.rx_nombuf;
 }

@@ -1,28 +1,47 @@
 /*
- * The running daemon as the control thread sees it: config, port, data plane, and the
- * operations the control socket, signals and the zone watcher trigger. Control thread only.
+ * The running daemon as the control thread sees it: the config in force, the port, the data
+ * plane and every piece of process state the control thread keeps (control socket clients,
+ * counter baseline, zone watching, metrics endpoint, NOTIFY events). One struct, owned by
+ * pop53d's main(), so no module hides state in file statics. Control thread only, except
+ * where a field says otherwise.
  */
 #ifndef P53_DAEMON_H
 #define P53_DAEMON_H
 
+#include <pthread.h>
+#include <stdint.h>
 #include <time.h>
 
 #include <rte_ring.h>
 
 #include "control/conf/config.h"
-#include "control/publish.h"
 #include "control/net/port.h"
+#include "control/ops/ctl.h"
+#include "control/ops/counters.h"
+#include "control/publish.h"
+#include "control/zone/watch.h"
 
 struct p53_daemon {
 	struct p53_config cfg;          /* the config in force */
 	struct p53_port port;
 	struct p53_dataplane dp;
 	time_t started;
-	int ctl_fd;                     /* listening control socket, -1 if none */
-	int watch_fd;                   /* inotify, -1 if zone watching is off */
+	struct p53_ctl ctl;             /* control socket and its clients */
+	struct p53_watch watch;         /* zone-file watching (server.watch_zones) */
 	void *metrics;                  /* Prometheus endpoint, NULL if off */
 	struct rte_ring *notify_ring;   /* NOTIFY events from the workers (dataplane/notify.h) */
+	uint64_t notify_seen;           /* NOTIFY events taken from the ring */
+	uint64_t hb_warned_tsc;         /* last "no heartbeat" warning */
+	int test_hooks;                 /* POP53_TEST_HOOKS=1 at start: `pop53ctl test ...` works */
+
+	/* `stats --reset` baseline. The telemetry thread reads it too, hence the lock; the
+	 * workers never see it (they own their counters and nobody else writes them). */
+	pthread_mutex_t stats_lock;
+	struct p53_totals stats_base;
 };
+
+/** Zero a daemon struct and set the fields that are not zero when idle (fds to -1). */
+void p53_daemon_init(struct p53_daemon *d);
 
 /**
  * Take the NOTIFY events the workers queued and log them (rate-limited). The zone-transfer
@@ -31,30 +50,20 @@ struct p53_daemon {
  */
 void p53_daemon_notify_drain(struct p53_daemon *d);
 
-/**
- * Compile the zones of `cfg` into a new image.
- * @return malloc'd image, or NULL with err = "file:line: reason".
- */
-void *p53_daemon_compile(const struct p53_config *cfg, size_t *len, char *err, size_t errlen);
+/** Current counters minus the last reset (any thread but the workers). */
+void p53_daemon_totals(struct p53_daemon *d, struct p53_totals *out);
 
-/** What a successful p53_daemon_check() found. */
-struct p53_check_result {
-	int zones;
-	uint32_t records;
-	size_t image_bytes;
-};
+/** The port's counters (rte_eth_stats); out->valid = 0 when the port has none. */
+void p53_daemon_port_totals(const struct p53_daemon *d, struct p53_port_totals *out);
 
-/**
- * Load a config file and compile its zones exactly as a start or reload would, then throw the
- * result away (`pop53d --check-config`, `pop53ctl config check`).
- * @return 0, or -1 with err = "file:line: reason".
- */
-int p53_daemon_check(const char *path, struct p53_check_result *res, char *err, size_t errlen);
+/** Make the current counters the new zero (control thread). */
+void p53_daemon_stats_reset(struct p53_daemon *d);
 
 /**
  * Reload: zones only (`config` = 0) or the config file and zones (`config` = 1). With
  * `zone` set, that zone must be in the config (all zones are recompiled: the image is one
  * unit). Transactional: any error leaves the running replicas and config untouched.
+ * (control/reload.c)
  *
  * @param note  on success, what was not applied (dataplane.* changes need a restart), or ""
  * @return 0 or -1 with err set.

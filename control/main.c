@@ -27,11 +27,12 @@
 #include <rte_ring.h>
 
 #include "control/conf/config.h"
-#include "control/ops/ctl.h"
 #include "control/daemon.h"
+#include "control/ops/ctl.h"
 #include "control/log.h"
 #include "control/ops/metrics.h"
 #include "control/net/port.h"
+#include "control/zone/compile.h"
 #include "control/zone/watch.h"
 #include "dataplane/image.h"
 #include "dataplane/notify.h"
@@ -49,6 +50,12 @@ static void on_signal(int sig)
 		got_hup = 1;
 }
 
+static void warn_cb(void *arg, const char *msg)
+{
+	(void)arg;
+	p53_warn("%s", msg);
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: pop53d -c FILE [--log-level err|warn|info|debug]\n"
@@ -61,7 +68,7 @@ static int check_config(const char *path)
 	struct p53_check_result res;
 	char err[1024];
 
-	if (p53_daemon_check(path, &res, err, sizeof(err)) != 0) {
+	if (p53_config_check(path, &res, err, sizeof(err), NULL, NULL) != 0) {
 		fprintf(stderr, "%s\n", err);
 		return 1;
 	}
@@ -123,16 +130,15 @@ static void log_worker(const struct p53_worker *w)
 			p53_info("worker %u: dropped %s %" PRIu64, w->index, p53_pkt_drop_names[d], s->drop[d]);
 }
 
-static void check_heartbeats(const struct p53_daemon *d)
+static void check_heartbeats(struct p53_daemon *d)
 {
-	static uint64_t last_warn;
 	uint64_t hz = rte_get_tsc_hz(), now = rte_rdtsc();
 
 	for (unsigned int i = 0; i < d->dp.n_workers; i++) {
 		uint64_t hb = d->dp.workers[i].stats.heartbeat;
-		if (hb != 0 && now > hb && now - hb > hz && now - last_warn > 10 * hz) {
+		if (hb != 0 && now > hb && now - hb > hz && now - d->hb_warned_tsc > 10 * hz) {
 			p53_warn("worker %u: no heartbeat for %.1f s", i, (double)(now - hb) / (double)hz);
-			last_warn = now;
+			d->hb_warned_tsc = now;
 		}
 	}
 }
@@ -147,12 +153,13 @@ static void *control_main(void *arg)
 		p53_ctl_poll(d, 50);
 		p53_metrics_poll(d);
 		p53_daemon_notify_drain(d);
+		p53_dataplane_poll(&d->dp);
 		if (got_hup) {
 			got_hup = 0;
 			p53_info("SIGHUP: reloading config and zones");
 			p53_daemon_reload(d, 1, NULL, err, sizeof(err), note, sizeof(note));
 		}
-		if (p53_watch_due(d))
+		if (p53_watch_due(&d->watch))
 			p53_daemon_reload(d, 0, NULL, err, sizeof(err), note, sizeof(note));
 		check_heartbeats(d);
 	}
@@ -181,7 +188,8 @@ int main(int argc, char **argv)
 	unsigned int lcores[P53_MAX_WORKERS];
 	char err[1024];
 	char *eal_argv[P53_CONFIG_MAX_EAL + 8];
-	size_t img_len = 0;
+	size_t img_len = 0, n_zone_files = 0;
+	char **zone_files = NULL;
 	void *img = NULL;
 	int rc = 1, opt;
 	pthread_t ctl_thread;
@@ -223,15 +231,14 @@ int main(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
-	d.ctl_fd = -1;
-	d.watch_fd = -1;
-	d.started = time(NULL);
+	p53_daemon_init(&d);
 	if (p53_config_load(path, &d.cfg, err, sizeof(err)) != 0) {
 		fprintf(stderr, "%s\n", err);
 		return 1;
 	}
 	const struct p53_config *cfg = &d.cfg;
-	img = p53_daemon_compile(cfg, &img_len, err, sizeof(err));
+	img = p53_zone_compile(cfg, &img_len, err, sizeof(err), warn_cb, NULL, &zone_files,
+			       &n_zone_files);
 	if (img == NULL) {
 		fprintf(stderr, "%s\n", err);
 		goto out_cfg;
@@ -293,18 +300,20 @@ int main(int argc, char **argv)
 	}
 	img = NULL; /* the data plane owns it now */
 
-	d.ctl_fd = p53_ctl_listen(cfg->control_socket, cfg->control_group, err, sizeof(err));
-	if (d.ctl_fd < 0) {
+	if (p53_ctl_listen(&d.ctl, cfg->control_socket, cfg->control_group, err, sizeof(err)) != 0) {
 		p53_err("%s", err);
 		goto out_dp;
 	}
-	if (cfg->watch_zones && p53_watch_open(&d) != 0)
+	if (cfg->watch_zones &&
+	    p53_watch_set(&d.watch, zone_files, n_zone_files, cfg->watch_debounce_ms) != 0)
 		goto out_ctl;
 	if (cfg->metrics_enabled && p53_metrics_start(&d, err, sizeof(err)) != 0) {
 		p53_err("%s", err);
 		goto out_watch;
 	}
 	p53_telemetry_register(&d);
+	if (d.test_hooks)
+		p53_warn("POP53_TEST_HOOKS=1: test commands are enabled (never in production)");
 	if (rte_ctrl_thread_create(&ctl_thread, "p53-control", NULL, control_main, &d) != 0) {
 		p53_err("cannot start the control thread");
 		goto out_metrics;
@@ -327,7 +336,7 @@ out_metrics:
 	p53_telemetry_unregister();
 	p53_metrics_stop(&d);
 out_watch:
-	p53_watch_close(&d);
+	p53_watch_close(&d.watch);
 out_ctl:
 	p53_ctl_close(&d);
 out_dp:
@@ -341,6 +350,7 @@ out_eal:
 	rte_eal_cleanup();
 out_img:
 	free(img);
+	p53_image_files_free(zone_files, n_zone_files);
 out_cfg:
 	p53_config_free(&d.cfg);
 	p53_info("exit %d", rc);

@@ -2,6 +2,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <rte_lcore.h>
 #include <rte_malloc.h>
@@ -15,6 +17,7 @@ int p53_dataplane_init(struct p53_dataplane *dp, struct p53_worker *workers, uns
 	size_t sz = rte_rcu_qsbr_get_memsize(n);
 
 	memset(dp, 0, sizeof(*dp));
+	dp->stuck = -1;
 	dp->workers = workers;
 	dp->n_workers = n;
 	dp->mode = mode;
@@ -43,7 +46,6 @@ static struct p53_replica *replica_new(const void *img, size_t len, const struct
 	memcpy(copy, img, len);
 	r->image = copy;
 	r->image_len = len;
-	r->generation = p53_image_hdr(img)->generation;
 	size_t il = strnlen(cfg->identity, 255), vl = cfg->version != NULL ? strnlen(cfg->version, 255) : 0;
 	memcpy(r->identity, cfg->identity, il);
 	if (vl > 0)
@@ -78,6 +80,61 @@ static void free_set(struct p53_replica **set, unsigned int n)
 	}
 }
 
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* Wall-clock microseconds keep generations rising across restarts too. */
+static uint64_t next_generation(struct p53_dataplane *dp)
+{
+	struct timespec ts;
+	uint64_t g;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	g = (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+	dp->generation = g > dp->generation ? g : dp->generation + 1;
+	return dp->generation;
+}
+
+/* The first worker that has not reported a quiescent state since `token`, or -1. Reads the
+ * per-thread counters rte_rcu_qsbr keeps (0 = offline, which never holds anything up). */
+static int laggard(const struct p53_dataplane *dp, uint64_t token)
+{
+	for (unsigned int i = 0; i < dp->n_workers; i++) {
+		uint64_t c = __atomic_load_n(&dp->qsbr->qsbr_cnt[i].cnt, __ATOMIC_ACQUIRE);
+		if (c != 0 && c < token)
+			return (int)i;
+	}
+	return -1;
+}
+
+/* Wait, bounded, until every worker passed a quiescent state after `token`. */
+static int grace(struct p53_dataplane *dp, uint64_t token, unsigned int wait_ms)
+{
+	uint64_t deadline = now_ms() + wait_ms;
+
+	while (rte_rcu_qsbr_check(dp->qsbr, token, false) == 0) {
+		if (now_ms() >= deadline)
+			return -1;
+		usleep(100);
+	}
+	return 0;
+}
+
+void p53_dataplane_poll(struct p53_dataplane *dp)
+{
+	if (dp->stuck < 0 || rte_rcu_qsbr_check(dp->qsbr, dp->limbo_token, false) == 0)
+		return;
+	p53_info("worker %d passes quiescent states again; the replicas of the failed publish are freed",
+		 dp->stuck);
+	free_set(dp->limbo, dp->n_workers);
+	dp->stuck = -1;
+}
+
 int p53_dataplane_publish(struct p53_dataplane *dp, void *img, size_t len,
 			  const struct p53_config *cfg, char *err, size_t errlen)
 {
@@ -90,6 +147,16 @@ int p53_dataplane_publish(struct p53_dataplane *dp, void *img, size_t len,
 		snprintf(err, errlen, "compiled image failed its consistency check (%zu bytes)", len);
 		return -1;
 	}
+	if (dp->qsbr != NULL) {
+		p53_dataplane_poll(dp);
+		if (dp->stuck >= 0) {
+			snprintf(err, errlen, "worker %d (lcore %u) is stuck: it has not passed a quiescent "
+				 "state since the last publish; nothing published", dp->stuck,
+				 dp->workers[dp->stuck].lcore);
+			return -1;
+		}
+	}
+	((struct p53_image_hdr *)img)->generation = next_generation(dp);
 	/* Build every replica before touching any worker: all or nothing. */
 	for (unsigned int i = 0; i < n; i++) {
 		int socket = (int)rte_lcore_to_socket_id(dp->workers[i].lcore);
@@ -109,8 +176,24 @@ int p53_dataplane_publish(struct p53_dataplane *dp, void *img, size_t len,
 	for (unsigned int i = 0; i < n; i++)
 		old[i] = __atomic_exchange_n(&dp->workers[i].replica, fresh[i], __ATOMIC_ACQ_REL);
 	/* Every worker that could still hold an old replica passes a quiescent state first. */
-	if (dp->qsbr != NULL)
-		rte_rcu_qsbr_synchronize(dp->qsbr, RTE_QSBR_THRID_INVALID);
+	uint64_t token = dp->qsbr != NULL ? rte_rcu_qsbr_start(dp->qsbr) : 0;
+	if (dp->qsbr != NULL && grace(dp, token, P53_RCU_WAIT_MS) != 0) {
+		/* A stuck worker may still read an old replica, and the others may already read a
+		 * new one: put the old ones back (the reload fails as a whole) and keep the new ones
+		 * until everybody has moved past this point. */
+		dp->stuck = laggard(dp, token);
+		if (dp->stuck < 0)
+			dp->stuck = 0; /* moved just now; the next poll frees the limbo */
+		for (unsigned int i = 0; i < n; i++)
+			__atomic_store_n(&dp->workers[i].replica, old[i], __ATOMIC_RELEASE);
+		dp->limbo_token = rte_rcu_qsbr_start(dp->qsbr);
+		memcpy(dp->limbo, fresh, sizeof(fresh));
+		snprintf(err, errlen, "worker %d (lcore %u) did not pass a quiescent state within %u ms: "
+			 "it is stuck; the previous data stays published", dp->stuck,
+			 dp->workers[dp->stuck].lcore, P53_RCU_WAIT_MS);
+		p53_err("publish: %s", err);
+		return -1;
+	}
 	free_set(old, n);
 	/* The control thread reads zone facts from worker 0's replica: it is the only thread
 	 * that frees replicas, so that one stays valid until the next publish. Keeping no copy
@@ -130,6 +213,7 @@ void p53_dataplane_fini(struct p53_dataplane *dp)
 		dp->workers[i].replica = NULL;
 	}
 	free_set(set, dp->n_workers);
+	free_set(dp->limbo, dp->n_workers);
 	rte_free(dp->qsbr);
 	dp->qsbr = NULL;
 	dp->image = NULL;

@@ -1,11 +1,15 @@
 /*
- * The control thread's handle on the data plane: the workers, their replicas, and the
- * reload machinery that swaps them without losing a query.
+ * The replica publisher: the control thread's handle on the workers and their replicas, and
+ * the RCU machinery that swaps them without losing a query.
  *
  * A reload compiles off the workers, builds every new replica first (nothing changes if any
  * allocation fails), then publishes with one pointer store per worker, waits with
  * rte_rcu_qsbr until every worker has passed a quiescent state, and only then frees the old
- * replicas. Control thread only.
+ * replicas. The wait is bounded (P53_RCU_WAIT_MS): a worker that does not pass a quiescent
+ * state in time is stuck, and then the old replicas are put back, the reload fails naming the
+ * worker, and the replicas the stuck worker might still hold wait in "limbo" until it moves
+ * again (p53_dataplane_poll). So a hung worker never freezes the control thread, and SIGTERM
+ * still works. Control thread only.
  */
 #ifndef P53_DATAPLANE_H
 #define P53_DATAPLANE_H
@@ -20,6 +24,7 @@
 #include "dataplane/worker.h"
 
 #define P53_MAX_WORKERS_DP 64 /* as P53_MAX_WORKERS in port.h and dataplane.workers */
+#define P53_RCU_WAIT_MS 2000  /* longest a publish waits for the workers' quiescent states */
 
 struct p53_dataplane {
 	struct p53_worker *workers;
@@ -29,6 +34,12 @@ struct p53_dataplane {
 	const void *image;              /* worker 0's replica image: what status and metrics read
 					   (valid until the next publish, which only this thread does) */
 	size_t image_len;
+	uint64_t generation;            /* of the image published last (wall-clock µs, rising) */
+	/* Replicas a stuck worker may still read: freed once every worker has passed a
+	 * quiescent state after limbo_token. */
+	struct p53_replica *limbo[P53_MAX_WORKERS_DP];
+	uint64_t limbo_token;
+	int stuck;                      /* worker index that missed the last wait, or -1 */
 	uint64_t reloads_ok;
 	uint64_t reloads_failed;
 	double last_reload_ms;          /* compile + publish time of the last good reload */
@@ -45,12 +56,20 @@ int p53_dataplane_init(struct p53_dataplane *dp, struct p53_worker *workers, uns
 /**
  * Publish a compiled image with the responder settings of `cfg` to every worker.
  *
- * Takes `img` (malloc'd) on success and frees it once copied into the replicas; on failure
- * the running replicas are untouched, `img` is still the caller's, and err says why.
+ * Stamps the image's generation. Takes `img` (malloc'd) on success and frees it once copied
+ * into the replicas; on failure (out of memory, a worker stuck now or still stuck from an
+ * earlier publish) the workers answer from the replicas they had, `img` is still the
+ * caller's, and err says why.
  * @return 0 or -1.
  */
 int p53_dataplane_publish(struct p53_dataplane *dp, void *img, size_t len,
 			  const struct p53_config *cfg, char *err, size_t errlen);
+
+/**
+ * Free the replicas in limbo once the stuck worker has moved on; call every control tick.
+ * Cheap when there is nothing in limbo.
+ */
+void p53_dataplane_poll(struct p53_dataplane *dp);
 
 /** Free every replica and the RCU variable; the workers must have stopped. */
 void p53_dataplane_fini(struct p53_dataplane *dp);

@@ -4,6 +4,7 @@
 
 #include <rte_cycles.h>
 #include <rte_ethdev.h>
+#include <rte_pause.h>
 #include <rte_prefetch.h>
 
 #include "dataplane/dnsmsg.h"
@@ -159,6 +160,10 @@ int p53_worker_main(void *arg)
 		rte_rcu_qsbr_thread_online(w->qsbr, w->index);
 	}
 	while (*w->stop == 0) {
+		if (unlikely(w->stall)) {
+			rte_pause();
+			continue;
+		}
 		if (w->qsbr != NULL)
 			rte_rcu_qsbr_quiescent(w->qsbr, w->index);
 		uint16_t n = rte_eth_rx_burst(w->port, w->queue, rx, P53_BURST);

@@ -62,6 +62,9 @@ struct p53_worker {
 					   tools that never swap replicas */
 	struct rte_ring *notify_ring;   /* NOTIFY events to the control thread, or NULL */
 	volatile int *stop;             /* set by the control thread */
+	volatile int stall;             /* test hook (pop53ctl test stall-worker, only with
+					   POP53_TEST_HOOKS=1): the loop spins without polling,
+					   heartbeat or quiescent state, as a hung worker would */
 	struct p53_worker_stats stats;
 } __rte_cache_aligned;
 

@@ -62,8 +62,14 @@ int p53_port_open(struct p53_port *p, const struct p53_config *cfg, const unsign
 	memset(p, 0, sizeof(*p));
 	devargs(dev, sizeof(dev), cfg, p->iface, sizeof(p->iface));
 	snprintf(p->name, sizeof(p->name), "%.*s", (int)strcspn(dev, ","), dev);
-	if (p->iface[0] != '\0')
-		p53_xdp_detach_stale(p->iface);
+	if (p->iface[0] != '\0') {
+		ret = p53_xdp_detach_stale(p->iface);
+		if (ret == -EEXIST) {
+			p53_err("port %s: %s already has another program's XDP program attached: not "
+				"starting (see the xdp: line above)", p->name, p->iface);
+			return -1;
+		}
+	}
 
 	ret = rte_dev_probe(dev);
 	if (ret != 0 && ret != -EEXIST) {

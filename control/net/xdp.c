@@ -19,6 +19,7 @@
 #include <bpf/libbpf.h>
 
 #define ADDRS_MAP_NAME  "p53_addrs"
+#define STEER_PROG_NAME "p53_steer"
 #define KEY_SIZE        16
 #define MAX_VALUE_SIZE  8
 #define MAX_PROG_MAPS   64
@@ -54,6 +55,43 @@ static int neg_errno(int ret)
 	return errno != 0 ? -errno : -EIO;
 }
 
+static int find_prog_map(int prog_fd, const char *name, struct bpf_map_info *out);
+
+/*
+ * Is program `id` a pop53 steering program? It is when it is named p53_steer (the function in
+ * dataplane/bpf/steer.bpf.c) and uses a map called p53_addrs: a knotd, kxdpgun or libxdp
+ * dispatcher program is neither. 1 yes, 0 no (name filled), negative errno.
+ */
+static int ours(uint32_t id, char name[BPF_OBJ_NAME_LEN])
+{
+	struct bpf_prog_info info;
+	struct bpf_map_info minfo;
+	uint32_t len = sizeof(info);
+	int fd = bpf_prog_get_fd_by_id(id), ret;
+
+	if (fd < 0)
+		return neg_errno(fd);
+	memset(&info, 0, sizeof(info));
+	ret = bpf_obj_get_info_by_fd(fd, &info, &len);
+	if (ret < 0) {
+		ret = neg_errno(ret);
+		close(fd);
+		return ret;
+	}
+	memcpy(name, info.name, BPF_OBJ_NAME_LEN);
+	name[BPF_OBJ_NAME_LEN - 1] = '\0';
+	ret = 0;
+	if (strcmp(name, STEER_PROG_NAME) == 0) {
+		int mfd = find_prog_map(fd, ADDRS_MAP_NAME, &minfo);
+		if (mfd >= 0) {
+			close(mfd);
+			ret = 1;
+		}
+	}
+	close(fd);
+	return ret;
+}
+
 int p53_xdp_detach_stale(const char *ifname)
 {
 	int ifindex = ifindex_of(ifname);
@@ -76,6 +114,20 @@ int p53_xdp_detach_stale(const char *ifname)
 		}
 		if (id == 0)
 			continue;
+		char name[BPF_OBJ_NAME_LEN];
+		ret = ours(id, name);
+		if (ret < 0) {
+			fprintf(stderr, "xdp: cannot inspect %s XDP program id %u on %s: %s\n",
+				modes[i].name, id, ifname, strerror(-ret));
+			return ret;
+		}
+		if (ret == 0) {
+			fprintf(stderr, "xdp: %s has a foreign XDP program '%s' (id %u, %s mode) attached; "
+				"pop53d removes only its own steering program. Detach it yourself "
+				"(ip link set %s xdp off) if nothing else needs it\n",
+				ifname, name, id, modes[i].name, ifname);
+			return -EEXIST;
+		}
 		ret = bpf_xdp_detach(ifindex, modes[i].flag, NULL);
 		if (ret < 0) {
 			ret = neg_errno(ret);

@@ -22,13 +22,16 @@
 #include "control/conf/config.h"
 
 /**
- * Detach whatever XDP program is attached to an interface, in any mode (skb, driver, hw),
- * logging "xdp: detached stale XDP program id N from IFACE" for each one removed.
+ * Detach a stale pop53 steering program (one a crashed pop53d left) from an interface, in
+ * any mode (skb, driver, hw), logging "xdp: detached stale XDP program id N from IFACE".
+ * A foreign program (knotd's, kxdpgun's, anything not named p53_steer with a p53_addrs map)
+ * is never removed: that is -EEXIST, with a message naming it, and pop53d refuses to start.
  *
  * @param ifname  interface name, e.g. "p53p"
- * @return 0 (also when nothing was attached), -ENODEV if there is no such interface, or the
- *         negative errno of the failed netlink query/detach (-EBUSY when the program is held
- *         by a bpf_link, which only its owner can release).
+ * @return 0 (also when nothing was attached), -ENODEV if there is no such interface,
+ *         -EEXIST for a foreign program, or the negative errno of the failed netlink
+ *         query/detach (-EBUSY when the program is held by a bpf_link, which only its owner
+ *         can release).
  */
 int p53_xdp_detach_stale(const char *ifname);
 

@@ -15,7 +15,7 @@
 #include "control/ops/ctl.h"
 #include "control/daemon.h"
 #include "control/log.h"
-#include "control/ops/stats.h"
+#include "control/ops/counters.h"
 #include "dataplane/image.h"
 #include "dataplane/name.h"
 
@@ -90,62 +90,44 @@ static char *cmd_status(struct p53_daemon *d)
 	return dump(o);
 }
 
-static json_t *counters_json(const uint64_t *v, const char *const *names, size_t n, size_t from)
+/* `stats` JSON: one value per scalar family, an object per labelled family; "a.b" keys nest. */
+static void json_series(void *arg, const struct p53_family *fam, const char *label, uint64_t v)
 {
-	json_t *o = json_object();
+	json_t *o = arg;
+	const char *dot = strchr(fam->json, '.');
+	char outer[32];
 
-	for (size_t i = from; i < n; i++)
-		if (names[i] != NULL)
-			json_object_set_new(o, names[i], json_integer((json_int_t)v[i]));
-	return o;
+	if (dot != NULL) {
+		snprintf(outer, sizeof(outer), "%.*s", (int)(dot - fam->json), fam->json);
+		json_t *sub = json_object_get(o, outer);
+		if (sub == NULL) {
+			sub = json_object();
+			json_object_set_new(o, outer, sub);
+		}
+		json_object_set_new(sub, dot + 1, json_integer((json_int_t)v));
+		return;
+	}
+	if (label == NULL) {
+		json_object_set_new(o, fam->json, json_integer((json_int_t)v));
+		return;
+	}
+	json_t *sub = json_object_get(o, fam->json);
+	if (sub == NULL) {
+		sub = json_object();
+		json_object_set_new(o, fam->json, sub);
+	}
+	json_object_set_new(sub, label, json_integer((json_int_t)v));
 }
 
 static json_t *stats_json(struct p53_daemon *d)
 {
 	struct p53_totals t;
-	json_t *o = json_object(), *rc = json_object(), *qt = json_object();
-	char buf[16];
+	struct p53_port_totals pt;
+	json_t *o = json_object();
 
-	p53_stats_collect(d->dp.workers, d->dp.n_workers, &t);
-	json_object_set_new(o, "rx", json_integer((json_int_t)t.rx));
-	json_object_set_new(o, "tx", json_integer((json_int_t)t.tx));
-	json_object_set_new(o, "tx_fail", json_integer((json_int_t)t.tx_fail));
-	json_object_set_new(o, "queries", json_integer((json_int_t)t.ans.queries));
-	json_object_set_new(o, "responses", json_integer((json_int_t)t.answered));
-	json_object_set_new(o, "tc", json_integer((json_int_t)t.ans.tc));
-	json_object_set_new(o, "trailing", json_integer((json_int_t)t.ans.trailing));
-	json_object_set_new(o, "notify", json_integer((json_int_t)t.notify));
-	json_object_set_new(o, "notify_lost", json_integer((json_int_t)t.notify_lost));
-	for (unsigned int i = 0; i <= 16; i++)
-		if (t.ans.rcode[i] != 0 || i <= 5)
-			json_object_set_new(rc, p53_rcode_name(i, buf, sizeof(buf)), json_integer((json_int_t)t.ans.rcode[i]));
-	json_object_set_new(o, "rcode", rc);
-	for (unsigned int i = 0; i < P53_QTYPE_BUCKETS; i++) {
-		if (t.ans.qtype[i] == 0)
-			continue;
-		const char *n = p53_qtype_name(i);
-		char tn[16];
-		if (n == NULL) {
-			snprintf(tn, sizeof(tn), "TYPE%u", i);
-			n = tn;
-		}
-		json_object_set_new(qt, n, json_integer((json_int_t)t.ans.qtype[i]));
-	}
-	json_object_set_new(o, "qtype", qt);
-	json_object_set_new(o, "answers", counters_json(t.ans.kind, p53_kind_names, P53_ANS__MAX, 1));
-	json_t *drops = counters_json(t.drop, p53_pkt_drop_names, P53_PKT_DROP__MAX, 1);
-	json_object_set_new(drops, "multiseg", json_integer((json_int_t)t.multiseg));
-	json_object_set_new(drops, "dns_short", json_integer((json_int_t)t.ans.msg[P53_MSG_SHORT]));
-	json_object_set_new(drops, "dns_qr", json_integer((json_int_t)t.ans.msg[P53_MSG_RESPONSE]));
-	json_object_set_new(o, "drops", drops);
-	json_object_set_new(o, "malformed", counters_json(t.ans.msg, p53_msg_status_names, P53_MSG__MAX, 3));
-
-	struct rte_eth_stats es;
-	if (rte_eth_stats_get(d->port.id, &es) == 0)
-		json_object_set_new(o, "port", json_pack("{s:I, s:I, s:I, s:I, s:I, s:I}",
-			"ipackets", (json_int_t)es.ipackets, "opackets", (json_int_t)es.opackets,
-			"imissed", (json_int_t)es.imissed, "ierrors", (json_int_t)es.ierrors,
-			"oerrors", (json_int_t)es.oerrors, "rx_nombuf", (json_int_t)es.rx_nombuf));
+	p53_daemon_totals(d, &t);
+	p53_daemon_port_totals(d, &pt);
+	p53_counters_walk(&t, &pt, json_series, o);
 	return o;
 }
 
@@ -155,7 +137,7 @@ static char *cmd_stats(struct p53_daemon *d, int reset)
 
 	json_object_set_new(o, "stats", stats_json(d));
 	if (reset) {
-		p53_stats_reset(d->dp.workers, d->dp.n_workers);
+		p53_daemon_stats_reset(d);
 		json_object_set_new(o, "reset", json_true());
 	}
 	return dump(o);
@@ -202,17 +184,24 @@ static char *cmd_reload(struct p53_daemon *d, int config, const char *zone)
 	return dump(o);
 }
 
-static char *cmd_config_check(const char *path)
+/*
+ * Test hooks, only when pop53d started with POP53_TEST_HOOKS=1 in its environment (the
+ * integration tests do; production never does): `test stall-worker N on|off` makes worker N
+ * hang as a stuck worker would (no polling, no heartbeat, no quiescent state).
+ */
+static char *cmd_test(struct p53_daemon *d, const char *const *argv, int argc)
 {
-	struct p53_check_result res;
-	char err[1024];
-
-	if (p53_daemon_check(path, &res, err, sizeof(err)) != 0)
-		return fail("%s", err);
-	json_t *o = ok();
-	json_object_set_new(o, "records", json_integer(res.records));
-	json_object_set_new(o, "image_bytes", json_integer((json_int_t)res.image_bytes));
-	return dump(o);
+	if (argc == 3 && strcmp(argv[0], "stall-worker") == 0 &&
+	    (strcmp(argv[2], "on") == 0 || strcmp(argv[2], "off") == 0)) {
+		char *end;
+		unsigned long i = strtoul(argv[1], &end, 10);
+		if (*end != '\0' || i >= d->dp.n_workers)
+			return fail("no worker %s", argv[1]);
+		d->dp.workers[i].stall = strcmp(argv[2], "on") == 0;
+		p53_warn("test hook: worker %lu %s", i, d->dp.workers[i].stall ? "stalled" : "released");
+		return dump(ok());
+	}
+	return fail("test hooks: stall-worker N on|off");
 }
 
 char *p53_ctl_dispatch(struct p53_daemon *d, const char *const *argv, int argc)
@@ -236,8 +225,17 @@ char *p53_ctl_dispatch(struct p53_daemon *d, const char *const *argv, int argc)
 		if (strcmp(argv[1], "reload") == 0 && argc <= 3)
 			return cmd_reload(d, 0, argc == 3 ? argv[2] : NULL);
 	}
-	if (strcmp(c, "config") == 0 && argc == 3 && strcmp(argv[1], "check") == 0)
-		return cmd_config_check(argv[2]);
+	if (strcmp(c, "test") == 0 && d->test_hooks)
+		return cmd_test(d, argv + 1, argc - 1);
+	if (strcmp(c, "config") == 0)
+		return fail("config check runs in pop53ctl itself: the daemon does not open files "
+			    "a client names");
 	return fail("unknown command '%s' (commands: status, stats [--reset], workers, zone list, "
-		    "zone reload [NAME], reload, config check FILE)", c);
+		    "zone reload [NAME], reload)", c);
+}
+
+int p53_ctl_is_reload(const char *const *argv, int argc)
+{
+	return (argc == 1 && strcmp(argv[0], "reload") == 0) ||
+	       (argc >= 2 && strcmp(argv[0], "zone") == 0 && strcmp(argv[1], "reload") == 0);
 }

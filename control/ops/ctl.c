@@ -18,21 +18,11 @@
 #include "control/daemon.h"
 #include "control/log.h"
 
-#define MAX_CLIENTS 16
 #define CLIENT_DEADLINE_MS 2000
 #define MAX_ARGS 16
-
-struct client {
-	int fd;
-	uint64_t deadline;
-	uint8_t in[4 + P53_CTL_MAX_REQUEST];
-	size_t in_len;
-	char *out;              /* framed reply being written */
-	size_t out_len, out_off;
-};
-
-static struct client clients[MAX_CLIENTS];
-static int n_clients;
+#define RATE_BURST 40.0         /* requests a user may send at once */
+#define RATE_PER_S 20.0         /* ...and per second after that */
+#define RETRY_BUSY_MS 200       /* what a refused connection is told to wait */
 
 static uint64_t now_ms(void)
 {
@@ -57,7 +47,14 @@ static int mkdir_parent(const char *path)
 	return 0;
 }
 
-int p53_ctl_listen(const char *path, const char *group, char *err, size_t errlen)
+void p53_ctl_init(struct p53_ctl *ctl)
+{
+	memset(ctl, 0, sizeof(*ctl));
+	ctl->fd = -1;
+}
+
+int p53_ctl_listen(struct p53_ctl *ctl, const char *path, const char *group, char *err,
+		   size_t errlen)
 {
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	int fd = -1;
@@ -110,7 +107,8 @@ int p53_ctl_listen(const char *path, const char *group, char *err, size_t errlen
 	}
 	if (chmod(path, 0660) != 0 || listen(fd, SOMAXCONN) != 0)
 		goto fail;
-	return fd;
+	ctl->fd = fd;
+	return 0;
 fail:
 	snprintf(err, errlen, "control socket %s: %s", path, strerror(errno));
 	if (fd >= 0)
@@ -118,15 +116,61 @@ fail:
 	return -1;
 }
 
-static void drop_client(int i)
+static void drop_client(struct p53_ctl *ctl, int i)
 {
-	close(clients[i].fd);
-	free(clients[i].out);
-	clients[i] = clients[--n_clients];
-	memset(&clients[n_clients], 0, sizeof(clients[n_clients]));
+	close(ctl->clients[i].fd);
+	free(ctl->clients[i].out);
+	ctl->clients[i] = ctl->clients[--ctl->n_clients];
+	memset(&ctl->clients[ctl->n_clients], 0, sizeof(ctl->clients[ctl->n_clients]));
 }
 
-static void set_reply(struct client *c, char *json)
+/* The user's budget, created on first use; the least recently refilled entry is reused. */
+static struct p53_ctl_user *user_of(struct p53_ctl *ctl, uid_t uid, uint64_t now)
+{
+	struct p53_ctl_user *oldest = &ctl->users[0];
+
+	for (int i = 0; i < P53_CTL_MAX_UIDS; i++) {
+		struct p53_ctl_user *u = &ctl->users[i];
+		if (u->refilled_ms != 0 && u->uid == uid)
+			return u;
+		if (u->refilled_ms < oldest->refilled_ms)
+			oldest = u;
+	}
+	memset(oldest, 0, sizeof(*oldest));
+	oldest->uid = uid;
+	oldest->tokens = RATE_BURST;
+	oldest->refilled_ms = now;
+	return oldest;
+}
+
+/* 0 when the user may run this request now, else how many ms to wait. */
+static uint64_t admit(struct p53_ctl *ctl, uid_t uid, int reload, uint64_t now)
+{
+	struct p53_ctl_user *u = user_of(ctl, uid, now);
+
+	u->tokens += (double)(now - u->refilled_ms) * RATE_PER_S / 1000.0;
+	if (u->tokens > RATE_BURST)
+		u->tokens = RATE_BURST;
+	u->refilled_ms = now;
+	if (reload && now < u->reload_allowed_ms)
+		return u->reload_allowed_ms - now;
+	if (u->tokens < 1.0)
+		return (uint64_t)((1.0 - u->tokens) * 1000.0 / RATE_PER_S) + 1;
+	u->tokens -= 1.0;
+	return 0;
+}
+
+static char *busy_json(const char *why, uint64_t retry_ms)
+{
+	json_t *o = json_pack("{s:b, s:b, s:s, s:I}", "ok", 0, "busy", 1, "error", why,
+			      "retry_ms", (json_int_t)retry_ms);
+	char *s = json_dumps(o, JSON_COMPACT);
+
+	json_decref(o);
+	return s;
+}
+
+static void set_reply(struct p53_ctl_client *c, char *json)
 {
 	size_t len = json != NULL ? strlen(json) : 0;
 
@@ -157,7 +201,7 @@ static char *error_json(const char *msg)
 }
 
 /* A complete request is in c->in: decode, run, queue the reply. */
-static void handle(struct p53_daemon *d, struct client *c, size_t len)
+static void handle(struct p53_daemon *d, struct p53_ctl_client *c, size_t len)
 {
 	json_error_t jerr;
 	const char *argv[MAX_ARGS];
@@ -181,13 +225,28 @@ static void handle(struct p53_daemon *d, struct client *c, size_t len)
 		}
 		argv[i] = json_string_value(a);
 	}
+	int reload = p53_ctl_is_reload(argv, (int)argc);
+	uint64_t wait = admit(&d->ctl, c->uid, reload, now_ms());
+	if (wait != 0) {
+		d->ctl.refused_rate++;
+		set_reply(c, busy_json(reload ? "busy: reloads from this user are limited to half the "
+					 "control thread's time; retry later"
+				       : "busy: request rate limit for this user; retry later", wait));
+		goto out;
+	}
+	uint64_t t0 = now_ms();
 	set_reply(c, p53_ctl_dispatch(d, argv, (int)argc));
+	if (reload) {
+		/* Duty cycle: the next reload of this user waits as long as this one took. */
+		uint64_t t1 = now_ms();
+		user_of(&d->ctl, c->uid, t1)->reload_allowed_ms = t1 + (t1 - t0);
+	}
 out:
 	json_decref(req);
 }
 
 /* Read what is there; returns -1 when the client is to be dropped. */
-static int readable(struct p53_daemon *d, struct client *c)
+static int readable(struct p53_daemon *d, struct p53_ctl_client *c)
 {
 	for (;;) {
 		size_t want;
@@ -218,7 +277,7 @@ static int readable(struct p53_daemon *d, struct client *c)
 	}
 }
 
-static int writable(struct client *c)
+static int writable(struct p53_ctl_client *c)
 {
 	while (c->out_off < c->out_len) {
 		ssize_t n = send(c->fd, c->out + c->out_off, c->out_len - c->out_off, MSG_NOSIGNAL);
@@ -233,25 +292,77 @@ static int writable(struct client *c)
 	return -1; /* all sent: one request per connection */
 }
 
+/* Refuse a connection with one busy frame (best effort, never blocking), then close it. */
+static void refuse(int fd, const char *why)
+{
+	char *json = busy_json(why, RETRY_BUSY_MS);
+	size_t len = json != NULL ? strlen(json) : 0;
+	char frame[4 + 256];
+
+	if (len > 0 && len <= sizeof(frame) - 4) {
+		frame[0] = frame[1] = 0;
+		frame[2] = (char)(len >> 8);
+		frame[3] = (char)len;
+		memcpy(frame + 4, json, len);
+		ssize_t sent = send(fd, frame, 4 + len, MSG_NOSIGNAL | MSG_DONTWAIT);
+		(void)sent;
+	}
+	free(json);
+	close(fd);
+}
+
+static void accept_all(struct p53_ctl *ctl)
+{
+	for (;;) {
+		int fd = accept4(ctl->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		struct ucred cred;
+		socklen_t cl = sizeof(cred);
+		int mine = 0;
+
+		if (fd < 0)
+			break;
+		/* Linux fills the peer's credentials at connect(); anything else is not a local
+		 * client we can account for. */
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cl) != 0) {
+			close(fd);
+			continue;
+		}
+		for (int i = 0; i < ctl->n_clients; i++)
+			mine += ctl->clients[i].uid == cred.uid;
+		if (ctl->n_clients == P53_CTL_MAX_CLIENTS || mine >= P53_CTL_MAX_PER_UID) {
+			ctl->refused_busy++;
+			refuse(fd, ctl->n_clients == P53_CTL_MAX_CLIENTS ? "busy: too many control clients"
+					: "busy: too many control clients of this user");
+			continue;
+		}
+		struct p53_ctl_client *c = &ctl->clients[ctl->n_clients++];
+		memset(c, 0, sizeof(*c));
+		c->fd = fd;
+		c->uid = cred.uid;
+		c->deadline = now_ms() + CLIENT_DEADLINE_MS;
+	}
+}
+
 void p53_ctl_poll(struct p53_daemon *d, int timeout_ms)
 {
-	struct pollfd pfd[MAX_CLIENTS + 1];
+	struct p53_ctl *ctl = &d->ctl;
+	struct pollfd pfd[P53_CTL_MAX_CLIENTS + 1];
 	int n = 0;
 
-	if (d->ctl_fd < 0) {
+	if (ctl->fd < 0) {
 		poll(NULL, 0, timeout_ms);
 		return;
 	}
-	pfd[n++] = (struct pollfd){.fd = d->ctl_fd, .events = POLLIN};
-	for (int i = 0; i < n_clients; i++)
-		pfd[n++] = (struct pollfd){.fd = clients[i].fd,
-					   .events = clients[i].out != NULL ? POLLOUT : POLLIN};
+	pfd[n++] = (struct pollfd){.fd = ctl->fd, .events = POLLIN};
+	for (int i = 0; i < ctl->n_clients; i++)
+		pfd[n++] = (struct pollfd){.fd = ctl->clients[i].fd,
+					   .events = ctl->clients[i].out != NULL ? POLLOUT : POLLIN};
 	if (poll(pfd, (nfds_t)n, timeout_ms) <= 0)
 		goto deadlines;
 
-	for (int i = n_clients - 1; i >= 0; i--) {
+	for (int i = ctl->n_clients - 1; i >= 0; i--) {
 		short ev = pfd[i + 1].revents;
-		struct client *c = &clients[i];
+		struct p53_ctl_client *c = &ctl->clients[i];
 		int drop = 0;
 		if (ev == 0)
 			continue;
@@ -260,44 +371,25 @@ void p53_ctl_poll(struct p53_daemon *d, int timeout_ms)
 		if (!drop && c->out != NULL)
 			drop = writable(c) != 0;
 		if (drop)
-			drop_client(i);
+			drop_client(ctl, i);
 	}
-	if (pfd[0].revents & POLLIN) {
-		for (;;) {
-			int fd = accept4(d->ctl_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-			if (fd < 0)
-				break;
-			if (n_clients == MAX_CLIENTS) {
-				/* Busy: say so in one frame (best effort, never blocking), then close. */
-				static const char busy[] = "{\"ok\":false,\"error\":\"busy: too many control clients\"}";
-				char frame[4 + sizeof(busy)];
-				frame[0] = frame[1] = frame[2] = 0;
-				frame[3] = (char)(sizeof(busy) - 1);
-				memcpy(frame + 4, busy, sizeof(busy) - 1);
-				ssize_t sent = send(fd, frame, 4 + sizeof(busy) - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
-				(void)sent;
-				close(fd);
-				continue;
-			}
-			memset(&clients[n_clients], 0, sizeof(clients[n_clients]));
-			clients[n_clients].fd = fd;
-			clients[n_clients].deadline = now_ms() + CLIENT_DEADLINE_MS;
-			n_clients++;
-		}
-	}
+	if (pfd[0].revents & POLLIN)
+		accept_all(ctl);
 deadlines:
-	for (int i = n_clients - 1; i >= 0; i--)
-		if (now_ms() > clients[i].deadline)
-			drop_client(i);
+	for (int i = ctl->n_clients - 1; i >= 0; i--)
+		if (now_ms() > ctl->clients[i].deadline)
+			drop_client(ctl, i);
 }
 
 void p53_ctl_close(struct p53_daemon *d)
 {
-	while (n_clients > 0)
-		drop_client(n_clients - 1);
-	if (d->ctl_fd >= 0) {
-		close(d->ctl_fd);
-		d->ctl_fd = -1;
+	struct p53_ctl *ctl = &d->ctl;
+
+	while (ctl->n_clients > 0)
+		drop_client(ctl, ctl->n_clients - 1);
+	if (ctl->fd >= 0) {
+		close(ctl->fd);
+		ctl->fd = -1;
 		unlink(d->cfg.control_socket);
 	}
 }

@@ -16,18 +16,26 @@
 #include "control/daemon.h"
 #include "control/log.h"
 #include "control/ops/metrics.h"
-#include "control/ops/stats.h"
+#include "control/ops/counters.h"
 #include "dataplane/image.h"
 #include "dataplane/name.h"
 
-/* Telemetry callbacks run on DPDK's telemetry thread: the daemon pointer is taken away under
- * this lock before the workers are freed at exit. */
+/* DPDK telemetry callbacks take no context argument, so the daemon they read is this one
+ * pointer; it is taken away under the lock before the workers are freed at exit. */
 static pthread_mutex_t tel_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct p53_daemon *tel_daemon;
 
-static void counter(FILE *f, const char *name, const char *help, uint64_t v)
+/* Prometheus text format: a label value escapes backslash, double quote and newline. */
+static void label_value(FILE *f, const char *v)
 {
-	fprintf(f, "# HELP %s %s\n# TYPE %s counter\n%s %" PRIu64 "\n", name, help, name, name, v);
+	for (; *v != '\0'; v++) {
+		if (*v == '\\' || *v == '"')
+			fputc('\\', f), fputc(*v, f);
+		else if (*v == '\n')
+			fputs("\\n", f);
+		else
+			fputc(*v, f);
+	}
 }
 
 static void family(FILE *f, const char *name, const char *type, const char *help)
@@ -35,56 +43,48 @@ static void family(FILE *f, const char *name, const char *type, const char *help
 	fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
+struct prom {
+	FILE *f;
+	const struct p53_family *last;
+};
+
+static void prom_series(void *arg, const struct p53_family *fam, const char *label, uint64_t v)
+{
+	struct prom *p = arg;
+
+	if (fam != p->last) {
+		family(p->f, fam->prom, fam->type == P53_GAUGE ? "gauge" : "counter", fam->help);
+		p->last = fam;
+	}
+	fputs(fam->prom, p->f);
+	if (label != NULL) {
+		fprintf(p->f, "{%s=\"", fam->label);
+		label_value(p->f, label);
+		fputs("\"}", p->f);
+	}
+	fprintf(p->f, " %" PRIu64 "\n", v);
+}
+
 char *p53_metrics_text(struct p53_daemon *d)
 {
 	struct p53_totals t;
+	struct p53_port_totals pt;
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
-	char rb[16];
+	struct prom p = { .f = f };
 
 	if (f == NULL)
 		return NULL;
-	p53_stats_collect(d->dp.workers, d->dp.n_workers, &t);
+	p53_daemon_totals(d, &t);
+	p53_daemon_port_totals(d, &pt);
 	family(f, "pop53_up", "gauge", "1 while pop53d serves");
-	fprintf(f, "pop53_up{identity=\"%s\",version=\"%s\"} 1\n", d->cfg.identity, P53_VERSION);
+	fputs("pop53_up{identity=\"", f);
+	label_value(f, d->cfg.identity);
+	fprintf(f, "\",version=\"%s\"} 1\n", P53_VERSION);
 	family(f, "pop53_uptime_seconds", "gauge", "seconds since start");
 	fprintf(f, "pop53_uptime_seconds %ld\n", (long)(time(NULL) - d->started));
-	counter(f, "pop53_queries_total", "DNS messages handed to the responder", t.ans.queries);
-	counter(f, "pop53_rx_packets_total", "frames received by the workers", t.rx);
-	counter(f, "pop53_tx_packets_total", "responses the port took", t.tx);
-	counter(f, "pop53_tx_fail_total", "responses the port refused (freed)", t.tx_fail);
-	counter(f, "pop53_truncated_total", "responses sent with TC=1", t.ans.tc);
-	counter(f, "pop53_trailing_bytes_total", "queries with bytes after the last record", t.ans.trailing);
-	counter(f, "pop53_notify_total", "NOTIFY messages handed to the control thread", t.notify);
-	counter(f, "pop53_notify_lost_total", "NOTIFY events lost to a full ring", t.notify_lost);
-	family(f, "pop53_responses_total", "counter", "responses by RCODE");
-	for (unsigned int i = 0; i <= 16; i++)
-		if (t.ans.rcode[i] != 0 || i <= 5)
-			fprintf(f, "pop53_responses_total{rcode=\"%s\"} %" PRIu64 "\n",
-				p53_rcode_name(i, rb, sizeof(rb)), t.ans.rcode[i]);
-	family(f, "pop53_queries_by_type_total", "counter", "queries by QTYPE");
-	for (unsigned int i = 0; i < P53_QTYPE_BUCKETS; i++) {
-		if (t.ans.qtype[i] == 0)
-			continue;
-		const char *n = p53_qtype_name(i);
-		if (n != NULL)
-			fprintf(f, "pop53_queries_by_type_total{qtype=\"%s\"} %" PRIu64 "\n", n, t.ans.qtype[i]);
-		else
-			fprintf(f, "pop53_queries_by_type_total{qtype=\"TYPE%u\"} %" PRIu64 "\n", i, t.ans.qtype[i]);
-	}
-	family(f, "pop53_answers_total", "counter", "responses by outcome");
-	for (int i = 1; i < P53_ANS__MAX; i++)
-		fprintf(f, "pop53_answers_total{kind=\"%s\"} %" PRIu64 "\n", p53_kind_names[i], t.ans.kind[i]);
-	family(f, "pop53_drops_total", "counter", "frames and messages dropped without a response, by reason");
-	for (int i = 1; i < P53_PKT_DROP__MAX; i++)
-		fprintf(f, "pop53_drops_total{reason=\"%s\"} %" PRIu64 "\n", p53_pkt_drop_names[i], t.drop[i]);
-	fprintf(f, "pop53_drops_total{reason=\"multiseg\"} %" PRIu64 "\n", t.multiseg);
-	fprintf(f, "pop53_drops_total{reason=\"dns_short\"} %" PRIu64 "\n", t.ans.msg[P53_MSG_SHORT]);
-	fprintf(f, "pop53_drops_total{reason=\"dns_qr\"} %" PRIu64 "\n", t.ans.msg[P53_MSG_RESPONSE]);
-	family(f, "pop53_malformed_total", "counter", "malformed queries answered FORMERR, by defect");
-	for (int i = P53_MSG_QDCOUNT; i < P53_MSG__MAX; i++)
-		fprintf(f, "pop53_malformed_total{reason=\"%s\"} %" PRIu64 "\n", p53_msg_status_names[i], t.ans.msg[i]);
+	p53_counters_walk(&t, &pt, prom_series, &p);
 
 	family(f, "pop53_worker_rx_packets_total", "counter", "frames received, per worker");
 	for (unsigned int i = 0; i < d->dp.n_workers; i++)
@@ -97,16 +97,9 @@ char *p53_metrics_text(struct p53_daemon *d)
 		fprintf(f, "pop53_worker_heartbeat_age_seconds{worker=\"%u\"} %.6f\n", i,
 			hb != 0 && now > hb ? (double)(now - hb) / (double)hz : 0.0);
 	}
-
-	struct rte_eth_stats es;
-	if (rte_eth_stats_get(d->port.id, &es) == 0) {
-		counter(f, "pop53_port_rx_packets_total", "packets the port received", es.ipackets);
-		counter(f, "pop53_port_tx_packets_total", "packets the port sent", es.opackets);
-		counter(f, "pop53_port_rx_missed_total", "packets the port dropped for lack of room", es.imissed);
-		counter(f, "pop53_port_rx_nombuf_total", "receive failures for lack of mbufs", es.rx_nombuf);
-		counter(f, "pop53_port_rx_errors_total", "receive errors", es.ierrors);
-		counter(f, "pop53_port_tx_errors_total", "transmit errors", es.oerrors);
-	}
+	family(f, "pop53_control_refused_total", "counter", "control socket requests refused, by reason");
+	fprintf(f, "pop53_control_refused_total{reason=\"busy\"} %" PRIu64 "\n", d->ctl.refused_busy);
+	fprintf(f, "pop53_control_refused_total{reason=\"rate\"} %" PRIu64 "\n", d->ctl.refused_rate);
 
 	family(f, "pop53_reloads_total", "counter", "reloads by result");
 	fprintf(f, "pop53_reloads_total{result=\"ok\"} %" PRIu64 "\n", d->dp.reloads_ok);
@@ -122,7 +115,9 @@ char *p53_metrics_text(struct p53_daemon *d)
 			const struct p53_image_zone *z = p53_image_zone(d->dp.image, i);
 			char name[1024];
 			p53_name_to_str(name, sizeof(name), p53_image_name(d->dp.image, z->name_off));
-			fprintf(f, "pop53_zone_serial{zone=\"%s\"} %" PRIu32 "\n", name, z->serial);
+			fputs("pop53_zone_serial{zone=\"", f);
+			label_value(f, name);
+			fprintf(f, "\"} %" PRIu32 "\n", z->serial);
 		}
 	}
 	fclose(f);
@@ -217,10 +212,24 @@ void p53_metrics_stop(struct p53_daemon *d)
 	d->metrics = NULL;
 }
 
+/* Telemetry keys: the JSON key with dots as underscores, then "_" and the label. */
+static void tel_series(void *arg, const struct p53_family *fam, const char *label, uint64_t v)
+{
+	char key[RTE_TEL_MAX_STRING_LEN];
+	int n = snprintf(key, sizeof(key), "%s%s%s", fam->json, label != NULL ? "_" : "",
+			 label != NULL ? label : "");
+
+	if (n < 0 || (size_t)n >= sizeof(key))
+		return;
+	for (char *k = key; *k != '\0'; k++)
+		if (*k == '.')
+			*k = '_';
+	rte_tel_data_add_dict_u64(arg, key, v);
+}
+
 static int tel_stats(const char *cmd, const char *params, struct rte_tel_data *out)
 {
 	struct p53_totals t;
-	char rb[16];
 
 	(void)cmd;
 	(void)params;
@@ -229,22 +238,10 @@ static int tel_stats(const char *cmd, const char *params, struct rte_tel_data *o
 		pthread_mutex_unlock(&tel_lock);
 		return -1;
 	}
-	p53_stats_collect(tel_daemon->dp.workers, tel_daemon->dp.n_workers, &t);
+	p53_daemon_totals(tel_daemon, &t);
 	pthread_mutex_unlock(&tel_lock);
 	rte_tel_data_start_dict(out);
-	rte_tel_data_add_dict_u64(out, "queries", t.ans.queries);
-	rte_tel_data_add_dict_u64(out, "rx", t.rx);
-	rte_tel_data_add_dict_u64(out, "tx", t.tx);
-	rte_tel_data_add_dict_u64(out, "tx_fail", t.tx_fail);
-	rte_tel_data_add_dict_u64(out, "tc", t.ans.tc);
-	for (unsigned int i = 0; i <= 16; i++)
-		if (t.ans.rcode[i] != 0 || i <= 5)
-			rte_tel_data_add_dict_u64(out, p53_rcode_name(i, rb, sizeof(rb)), t.ans.rcode[i]);
-	for (int i = 1; i < P53_PKT_DROP__MAX; i++) {
-		char k[48];
-		snprintf(k, sizeof(k), "drop_%s", p53_pkt_drop_names[i]);
-		rte_tel_data_add_dict_u64(out, k, t.drop[i]);
-	}
+	p53_counters_walk(&t, NULL, tel_series, out);
 	return 0;
 }
 

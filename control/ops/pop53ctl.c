@@ -21,8 +21,10 @@
 #include <jansson.h>
 
 #include "control/ops/ctl.h"
+#include "control/zone/compile.h"
 
 #define TIMEOUT_MS 120000 /* a reload of a very large zone set takes a while */
+#define BUSY_WAIT_MS 30000 /* how long "busy, retry in N ms" replies are retried */
 
 static void usage(FILE *f)
 {
@@ -35,7 +37,7 @@ static void usage(FILE *f)
 		"  zone list              zones with serials and files\n"
 		"  zone reload [NAME]     recompile the zones and swap them in\n"
 		"  reload                 re-read the config file and the zones\n"
-		"  config check FILE      validate a config and its zones without applying them\n"
+		"  config check FILE      validate a config and its zones here, without pop53d\n"
 		"default socket: /run/pop53/control.sock\n");
 }
 
@@ -94,7 +96,14 @@ static char *request(const char *path, int argc, char **argv)
 	hdr[1] = (uint8_t)(len >> 16);
 	hdr[2] = (uint8_t)(len >> 8);
 	hdr[3] = (uint8_t)len;
-	if (io_all(fd, hdr, 4, 1) != 0 || io_all(fd, body, len, 1) != 0 || io_all(fd, hdr, 4, 0) != 0) {
+	/* A refused connection ("busy") may be closed before we send: its reply is still there
+	 * to read, so a failed send is not the end. */
+	if ((io_all(fd, hdr, 4, 1) != 0 || io_all(fd, body, len, 1) != 0) && errno != EPIPE &&
+	    errno != ECONNRESET) {
+		fprintf(stderr, "pop53ctl: %s: %s\n", path, strerror(errno));
+		goto out;
+	}
+	if (io_all(fd, hdr, 4, 0) != 0) {
 		fprintf(stderr, "pop53ctl: %s: %s\n", path, strerror(errno));
 		goto out;
 	}
@@ -198,14 +207,47 @@ static void print_human(const char *cmd, const char *sub, const json_t *r)
 		print_zones(json_object_get(r, "zones"));
 		if (json_object_get(r, "note") != NULL)
 			printf("note: %s\n", json_string_value(json_object_get(r, "note")));
-	} else if (strcmp(cmd, "config") == 0) {
-		printf("ok: %" JSON_INTEGER_FORMAT " records, image %" JSON_INTEGER_FORMAT " bytes\n",
-		       geti(r, "records"), geti(r, "image_bytes"));
 	} else {
 		char *s = json_dumps(r, JSON_INDENT(2));
 		printf("%s\n", s);
 		free(s);
 	}
+}
+
+static void warn_stderr(void *arg, const char *msg)
+{
+	(void)arg;
+	fprintf(stderr, "pop53ctl: warning: %s\n", msg);
+}
+
+/*
+ * `config check FILE` runs here, in the client, with the compiler pop53d uses (as `knotc
+ * conf-check` and `nsd-checkconf` do): the serving daemon never opens a path a client names.
+ */
+static int config_check(const char *file, int as_json)
+{
+	struct p53_check_result res;
+	char err[1024];
+
+	if (p53_config_check(file, &res, err, sizeof(err), warn_stderr, NULL) != 0) {
+		if (as_json) {
+			json_t *o = json_pack("{s:b, s:s}", "ok", 0, "error", err);
+			char *t = json_dumps(o, JSON_COMPACT);
+			printf("%s\n", t);
+			free(t);
+			json_decref(o);
+		} else {
+			fprintf(stderr, "pop53ctl: %s\n", err);
+		}
+		return 1;
+	}
+	if (as_json)
+		printf("{\"ok\":true,\"zones\":%d,\"records\":%u,\"image_bytes\":%zu}\n", res.zones,
+		       res.records, res.image_bytes);
+	else
+		printf("ok: %u records, image %zu bytes, %d zone(s)\n", res.records, res.image_bytes,
+		       res.zones);
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -240,21 +282,34 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	if (strcmp(argv[optind], "config") == 0 && argc - optind == 3) {
-		/* pop53d resolves the path from its own working directory: send an absolute one. */
-		char *abs = realpath(argv[optind + 2], NULL);
-		if (abs != NULL)
-			argv[optind + 2] = abs;
+	if (strcmp(argv[optind], "config") == 0) {
+		if (argc - optind != 3 || strcmp(argv[optind + 1], "check") != 0) {
+			usage(stderr);
+			return 2;
+		}
+		return config_check(argv[optind + 2], as_json);
 	}
-	char *reply = request(path, argc - optind, argv + optind);
-	if (reply == NULL)
-		return 2;
-	json_error_t jerr;
-	json_t *r = json_loads(reply, 0, &jerr);
-	if (r == NULL || !json_is_object(r)) {
-		fprintf(stderr, "pop53ctl: malformed reply from pop53d: %s\n", jerr.text);
+	char *reply;
+	json_t *r;
+	for (int waited = 0;;) {
+		reply = request(path, argc - optind, argv + optind);
+		if (reply == NULL)
+			return 2;
+		json_error_t jerr;
+		r = json_loads(reply, 0, &jerr);
+		if (r == NULL || !json_is_object(r)) {
+			fprintf(stderr, "pop53ctl: malformed reply from pop53d: %s\n", jerr.text);
+			free(reply);
+			return 2;
+		}
+		/* pop53d shares its control thread fairly and says when to come back. */
+		json_int_t retry = json_integer_value(json_object_get(r, "retry_ms"));
+		if (!json_is_true(json_object_get(r, "busy")) || retry <= 0 || waited + retry > BUSY_WAIT_MS)
+			break;
+		json_decref(r);
 		free(reply);
-		return 2;
+		usleep((useconds_t)retry * 1000u);
+		waited += (int)retry;
 	}
 	rc = json_is_true(json_object_get(r, "ok")) ? 0 : 1;
 	if (as_json)

@@ -50,8 +50,6 @@ struct build {
 
 #define IMAGE_WHERE "(image):0" /* for limits of the whole image, not of one file */
 
-static uint64_t last_generation; /* control thread only */
-
 static const uint8_t *canon(const struct p53_zb *b, const struct p53_zb_rec *r, size_t *len)
 {
 	if (r->clen > 0) {
@@ -589,20 +587,6 @@ static size_t align8(size_t x)
 	return (x + 7) & ~(size_t)7;
 }
 
-static uint64_t next_generation(void)
-{
-	struct timespec ts;
-	uint64_t g;
-
-	/* Wall-clock microseconds keep generations rising across restarts too. */
-	clock_gettime(CLOCK_REALTIME, &ts);
-	g = (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-	if (g <= last_generation)
-		g = last_generation + 1;
-	last_generation = g;
-	return g;
-}
-
 /* Step 6. */
 static void *layout(struct build *s, size_t *len)
 {
@@ -644,7 +628,6 @@ static void *layout(struct build *s, size_t *len)
 		return NULL;
 	}
 	h.size = size;
-	h.generation = next_generation();
 	memcpy(img, &h, sizeof(h));
 	memcpy(img + h.zones_off, b->zones, b->n_zones * sizeof(struct p53_image_zone));
 	memcpy(img + h.nodes_off, b->nodes, b->n_nodes * sizeof(struct p53_image_node));
@@ -682,6 +665,13 @@ static void *layout(struct build *s, size_t *len)
 void *p53_image_build(const struct p53_zone_src *zones, size_t n, size_t *len,
 		      char *err, size_t errlen, p53_warn_fn warn, void *warn_arg)
 {
+	return p53_image_build_files(zones, n, len, err, errlen, warn, warn_arg, NULL, NULL);
+}
+
+void *p53_image_build_files(const struct p53_zone_src *zones, size_t n, size_t *len,
+			    char *err, size_t errlen, p53_warn_fn warn, void *warn_arg,
+			    char ***files, size_t *n_files)
+{
 	struct build s = { .zb = { .src = zones, .n_zones = n, .err = err, .errlen = errlen,
 				   .warn = warn, .warn_arg = warn_arg } };
 	struct p53_zb *b = &s.zb;
@@ -710,6 +700,13 @@ void *p53_image_build(const struct p53_zone_src *zones, size_t n, size_t *len,
 	    zones_finish(&s) < 0 || slots_make(&s) < 0 || adds_make(&s) < 0)
 		goto cleanup;
 	img = layout(&s, len);
+	if (img != NULL && files != NULL) {
+		/* Hand the list of files read over instead of freeing it. */
+		*files = b->files;
+		*n_files = b->n_files;
+		b->files = NULL;
+		b->n_files = 0;
+	}
 cleanup:
 	free(s.adds);
 	free(s.slots);
@@ -728,4 +725,11 @@ cleanup:
 	free(b->nodes);
 	free(b->zones);
 	return img;
+}
+
+void p53_image_files_free(char **files, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(files[i]);
+	free(files);
 }

@@ -38,4 +38,16 @@ typedef void (*p53_warn_fn)(void *arg, const char *msg);
 void *p53_image_build(const struct p53_zone_src *zones, size_t n, size_t *len,
 		      char *err, size_t errlen, p53_warn_fn warn, void *warn_arg);
 
+/**
+ * p53_image_build() that also says which files it read (zone files and their $INCLUDEs, in
+ * the order read), for zone watching. On success *files is a malloc'd array of *n_files
+ * malloc'd paths for the caller to free (p53_image_files_free); on failure they are untouched.
+ */
+void *p53_image_build_files(const struct p53_zone_src *zones, size_t n, size_t *len,
+			    char *err, size_t errlen, p53_warn_fn warn, void *warn_arg,
+			    char ***files, size_t *n_files);
+
+/** Free a list of files from p53_image_build_files(). */
+void p53_image_files_free(char **files, size_t n);
+
 #endif /* P53_IMAGE_BUILD_H */

@@ -9,11 +9,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "control/daemon.h"
 #include "control/log.h"
 #include "control/zone/watch.h"
-
-static uint64_t due_ms;  /* 0: nothing pending */
 
 static uint64_t now_ms(void)
 {
@@ -23,73 +20,90 @@ static uint64_t now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
-/* Is `name` in `dir` one of our zone files? */
-static int is_zone_file(const struct p53_daemon *d, const char *name)
+void p53_watch_init(struct p53_watch *w)
 {
-	for (int i = 0; i < d->cfg.n_zones; i++) {
-		const char *f = d->cfg.zones[i].file;
-		const char *base = strrchr(f, '/');
-		if (strcmp(base != NULL ? base + 1 : f, name) == 0)
-			return 1;
-	}
-	return 0;
+	memset(w, 0, sizeof(*w));
+	w->fd = -1;
 }
 
-int p53_watch_open(struct p53_daemon *d)
+int p53_watch_set(struct p53_watch *w, char *const *files, size_t n, unsigned int debounce_ms)
 {
-	d->watch_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
-	if (d->watch_fd < 0) {
-		p53_err("zone watching: inotify: %s", strerror(errno));
+	p53_watch_close(w);
+	w->debounce_ms = debounce_ms;
+	w->fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	w->files = calloc(n ? n : 1, sizeof(*w->files));
+	if (w->fd < 0 || w->files == NULL) {
+		p53_err("zone watching: %s", w->fd < 0 ? strerror(errno) : "out of memory");
+		p53_watch_close(w);
 		return -1;
 	}
-	for (int i = 0; i < d->cfg.n_zones; i++) {
-		char path[PATH_MAX];
-		snprintf(path, sizeof(path), "%s", d->cfg.zones[i].file);
+	for (size_t i = 0; i < n; i++) {
+		char path[PATH_MAX], base[PATH_MAX];
+		snprintf(path, sizeof(path), "%s", files[i]);
+		snprintf(base, sizeof(base), "%s", files[i]);
 		const char *dir = dirname(path);
-		/* Directories, not files: rsync and editors replace the file by a rename. */
-		if (inotify_add_watch(d->watch_fd, dir, IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE) < 0) {
-			p53_err("zone watching: %s: %s", dir, strerror(errno));
-			close(d->watch_fd);
-			d->watch_fd = -1;
+		/* Directories, not files: rsync and editors replace the file by a rename. A
+		 * directory watched twice gives the same wd. */
+		int wd = inotify_add_watch(w->fd, dir, IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE);
+		w->files[i].name = strdup(basename(base));
+		if (wd < 0 || w->files[i].name == NULL) {
+			p53_err("zone watching: %s: %s", dir, wd < 0 ? strerror(errno) : "out of memory");
+			w->n_files = i + 1;
+			p53_watch_close(w);
 			return -1;
 		}
+		w->files[i].wd = wd;
+		w->n_files = i + 1;
 	}
-	p53_info("watching %d zone file(s), reload after %u ms of quiet", d->cfg.n_zones,
-		 d->cfg.watch_debounce_ms);
+	p53_info("watching %zu zone file(s), reload after %u ms of quiet (the files the config "
+		 "names and their $INCLUDEs)", n, debounce_ms);
 	return 0;
 }
 
-int p53_watch_due(struct p53_daemon *d)
+static int watched(const struct p53_watch *w, int wd, const char *name)
+{
+	for (size_t i = 0; i < w->n_files; i++)
+		if (w->files[i].wd == wd && strcmp(w->files[i].name, name) == 0)
+			return 1;
+	return 0;
+}
+
+int p53_watch_due(struct p53_watch *w)
 {
 	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
 
-	if (d->watch_fd < 0)
+	if (w->fd < 0)
 		return 0;
 	for (;;) {
-		ssize_t n = read(d->watch_fd, buf, sizeof(buf));
+		ssize_t n = read(w->fd, buf, sizeof(buf));
 		if (n <= 0)
 			break;
 		for (char *p = buf; p < buf + n;) {
 			struct inotify_event *ev = (struct inotify_event *)p;
-			if (ev->len > 0 && is_zone_file(d, ev->name)) {
-				due_ms = now_ms() + d->cfg.watch_debounce_ms;
+			if (ev->len > 0 && watched(w, ev->wd, ev->name)) {
+				w->due_ms = now_ms() + w->debounce_ms;
 				p53_info("zone file %s changed; reload in %u ms unless it changes again",
-					 ev->name, d->cfg.watch_debounce_ms);
+					 ev->name, w->debounce_ms);
 			}
 			p += sizeof(*ev) + ev->len;
 		}
 	}
-	if (due_ms != 0 && now_ms() >= due_ms) {
-		due_ms = 0;
+	if (w->due_ms != 0 && now_ms() >= w->due_ms) {
+		w->due_ms = 0;
 		return 1;
 	}
 	return 0;
 }
 
-void p53_watch_close(struct p53_daemon *d)
+void p53_watch_close(struct p53_watch *w)
 {
-	if (d->watch_fd >= 0)
-		close(d->watch_fd);
-	d->watch_fd = -1;
-	due_ms = 0;
+	if (w->fd >= 0)
+		close(w->fd);
+	for (size_t i = 0; i < w->n_files; i++)
+		free(w->files[i].name);
+	free(w->files);
+	w->files = NULL;
+	w->n_files = 0;
+	w->fd = -1;
+	w->due_ms = 0;
 }

@@ -24,6 +24,7 @@
 
 #include <ldns/ldns.h>
 
+#include "control/conf/schema.h"
 #include "control/zone/zone_build.h"
 #include "dataplane/name.h"
 
@@ -167,7 +168,7 @@ uint32_t p53_zb_rec_line(const struct p53_zb *b, const struct p53_zb_rec *r)
 		return line;
 	/* The parser skipped blank and comment lines, or the record spans lines: find the
 	   line of its first character. Rare (messages only), so re-reading is fine. */
-	f = fopen(b->files[r->file], "r");
+	f = p53_fopen_regular(b->files[r->file]);
 	if (f == NULL)
 		return line;
 	if (fseek(f, (long)r->pos, SEEK_SET) == 0) {
@@ -413,10 +414,10 @@ static int include(struct pctx *c, FILE *f, uint16_t file, long pos, uint32_t be
 			goto cleanup;
 		}
 	}
-	g = fopen(path, "r");
+	g = p53_fopen_regular(path);
 	if (g == NULL) {
 		p53_zb_rec_err(b, &at, "$INCLUDE '%s': cannot open '%s': %s", name, path,
-			       strerror(errno));
+			       errno == EINVAL ? "not a regular file" : strerror(errno));
 		goto cleanup;
 	}
 	id = add_file(b, path);
@@ -516,10 +517,10 @@ int p53_zone_load(struct p53_zb *b, uint32_t z)
 		snprintf(where, sizeof(where), "%s:0", src->file ? src->file : "(null)");
 	if (src->file == NULL)
 		return p53_zb_err(b, where, "zone '%s' has no file", src->name);
-	f = fopen(src->file, "r");
+	f = p53_fopen_regular(src->file);
 	if (f == NULL)
 		return p53_zb_err(b, where, "zone '%s': cannot open '%s': %s", src->name, src->file,
-				  strerror(errno));
+				  errno == EINVAL ? "not a regular file" : strerror(errno));
 	id = add_file(b, src->file);
 	c.wire = ldns_buffer_new(1024);
 	c.canon = ldns_buffer_new(1024);

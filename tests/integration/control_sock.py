@@ -5,7 +5,9 @@
                                   daemon behaved as expected (the line says what happened)
   control_sock.py TELEMETRY_SOCK telemetry CMD   print the JSON value of a telemetry command
 
-Modes: oversized, badjson, object, nonstring, empty-array, truncated, idle, concurrent.
+Modes: oversized, badjson, object, nonstring, empty-array, truncated, idle, concurrent,
+hold N SECONDS (N silent connections held open), burst N (N requests back to back),
+request WORD... (one request, the reply printed as JSON).
 Frames: 4-byte big-endian length, then the JSON. Every socket operation has a timeout.
 """
 import json
@@ -60,10 +62,19 @@ def frame(body):
     return struct.pack(">I", len(body)) + body
 
 
+def send_then_read(s, data):
+    """Send, then read the reply. A refused client ("busy") may find the socket closed
+    before it sends: the reply is still there to read."""
+    try:
+        s.sendall(data)
+    except BrokenPipeError:
+        pass
+    return read_reply(s)
+
+
 def request(path, words):
     with connect(path) as s:
-        s.sendall(frame(json.dumps(words).encode()))
-        return read_reply(s)
+        return send_then_read(s, frame(json.dumps(words).encode()))
 
 
 def expect_error(path, body, what):
@@ -77,13 +88,23 @@ def expect_error(path, body, what):
 
 def request_raw(path, body):
     with connect(path) as s:
-        s.sendall(frame(body))
-        return read_reply(s)
+        return send_then_read(s, frame(body))
 
 
 def status_ok(path):
     r = request(path, ["status"])
     return r is not None and r.get("ok") is True
+
+
+def outcome(r):
+    """ok, busy (refused with a retry time), eof (closed without a reply) or bad."""
+    if r is None:
+        return "eof"
+    if r.get("ok") is True:
+        return "ok"
+    if r.get("busy") is True and r.get("retry_ms", 0) > 0:
+        return "busy"
+    return "bad"
 
 
 def main():
@@ -149,9 +170,7 @@ def main():
         def run(i):
             s = socks[i]
             try:
-                s.sendall(frame(b'["status"]'))
-                r = read_reply(s)
-                results[i] = "ok" if r is not None and r.get("ok") is True else ("eof" if r is None else "bad")
+                results[i] = outcome(send_then_read(s, frame(b'["status"]')))
             except (ConnectionResetError, BrokenPipeError):
                 results[i] = "eof"
             except socket.timeout:
@@ -170,8 +189,31 @@ def main():
         for r in results:
             counts[r] = counts.get(r, 0) + 1
         print("concurrent %d: %s" % (n, " ".join("%s=%d" % kv for kv in sorted(counts.items(), key=str))))
-        # Every client got a reply or a clean close; none hung, none got garbage.
-        return 0 if set(counts) <= {"ok", "eof"} else 1
+        # Every client got a reply (ok, or busy with a retry time) or a clean close; none hung,
+        # none got garbage.
+        return 0 if set(counts) <= {"ok", "busy", "eof"} else 1
+    if mode == "hold":
+        n, secs = int(sys.argv[3]), float(sys.argv[4])
+        socks = [connect(path) for _ in range(n)]
+        time.sleep(secs)
+        for s in socks:
+            s.close()
+        print("held %d connections for %.1f s" % (n, secs))
+        return 0
+    if mode == "burst":
+        n = int(sys.argv[3])
+        counts = {}
+        for _ in range(n):
+            try:
+                o = outcome(request(path, ["status"]))
+            except (ConnectionResetError, BrokenPipeError):
+                o = "eof"
+            counts[o] = counts.get(o, 0) + 1
+        print("burst %d: %s" % (n, " ".join("%s=%d" % kv for kv in sorted(counts.items()))))
+        return 0
+    if mode == "request":
+        print(json.dumps(request(path, sys.argv[3:])))
+        return 0
     if mode == "telemetry":
         cmd = sys.argv[3]
         s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)

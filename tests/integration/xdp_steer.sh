@@ -110,6 +110,39 @@ else
 fi
 check "p53_xdp_detach_stale with nothing attached" pop "$TMP/xdp_fill" "$IFACE" detach
 
+# Regression: the stale-program clean-up removed whatever was attached, knotd's XDP program
+# or anybody else's included. A foreign program stays, and pop53d refuses to start over it.
+cat >"$TMP/foreign.bpf.c" <<'BPF'
+#include <linux/bpf.h>
+__attribute__((section("xdp"), used)) int foreign_pass(struct xdp_md *ctx) { return XDP_PASS; }
+__attribute__((section("license"), used)) char _license[] = "GPL";
+BPF
+if clang -O2 -target bpf -I"/usr/include/$(uname -m)-linux-gnu" -c "$TMP/foreign.bpf.c" -o "$TMP/foreign.bpf.o" 2>"$TMP/clang.err" &&
+   ip -n "$POP_NS" link set "$IFACE" xdp obj "$TMP/foreign.bpf.o" sec xdp 2>"$TMP/iplink.err"; then
+	pop "$TMP/xdp_fill" "$IFACE" detach 2>"$TMP/foreign.err"
+	check "p53_xdp_detach_stale refuses a foreign program (exit $?)" [ $? -ne 0 ]
+	check "...and names it: $(head -c 160 "$TMP/foreign.err")" \
+		grep -q "foreign XDP program 'foreign_pass'" "$TMP/foreign.err"
+	check "...and leaves it attached" bash -c "ip -n $POP_NS link show $IFACE | grep -q prog/xdp"
+	cat >"$TMP/pop53.yaml" <<YAML
+server: {identity: xdp-steer-test, control_socket: $TMP/ctl.sock}
+metrics: {enabled: false}
+dataplane:
+  eal: ["-l", "1", "--no-pci", "--in-memory", "--log-level=*:notice"]
+  port: "net_af_xdp0,iface=$IFACE,start_queue=0,queue_count=1"
+  addresses: [$V4]
+zones: [{name: example.com, file: $SRC/zones/example.com.zone}]
+YAML
+	timeout 60 ip netns exec "$POP_NS" "$BUILD/control/pop53d" -c "$TMP/pop53.yaml" >"$TMP/pop53d.log" 2>&1
+	rc=$?
+	check "pop53d refuses to start over a foreign XDP program (exit $rc)" [ "$rc" -ne 0 ] && [ "$rc" -ne 124 ]
+	check "...saying why" grep -q "already has another program's XDP program attached" "$TMP/pop53d.log"
+	check "...and the foreign program is still there" bash -c "ip -n $POP_NS link show $IFACE | grep -q prog/xdp"
+	ip -n "$POP_NS" link set "$IFACE" xdp off
+else
+	bad "cannot build or attach a foreign XDP program: $(cat "$TMP/clang.err" "$TMP/iplink.err")"
+fi
+
 # The kernel side: a stub that answers REFUSED, also on the service addresses' port 53, so a
 # query that is not steered gets an answer instead of a silent port-unreachable.
 # ip netns exec execs the command, so $! is the process itself (a shell function would not be).

@@ -307,6 +307,16 @@ static void test_cannot_open(void **state)
 	snprintf(want, sizeof(want), "%s: cannot open: Is a directory", tmpdir);
 	assert_string_equal(err, want);
 	assert_true(is_zeroed(&cfg));
+
+	/* Regression: a FIFO blocked open() for ever (the daemon's control thread, when
+	 * `config check` ran there). It is refused without blocking. */
+	snprintf(path, sizeof(path), "%s/fifo.yaml", tmpdir);
+	assert_int_equal(mkfifo(path, 0600), 0);
+	assert_int_equal(p53_config_load(path, &cfg, err, sizeof(err)), -1);
+	unlink(path);
+	snprintf(want, sizeof(want), "%s: cannot open: not a regular file", path);
+	assert_string_equal(err, want);
+	assert_true(is_zeroed(&cfg));
 }
 
 /* The valid head most rows build on: server on lines 1-2, dataplane 3-5, zones 6-8. */

@@ -122,7 +122,7 @@ static void test_image_valid_and_indexed(void **state)
 	assert_int_equal(p53_image_check(img, len), 0);
 	assert_int_equal(h->size, len);
 	assert_int_equal(h->n_zones, 2);
-	assert_true(h->generation > 0);
+	assert_int_equal(h->generation, 0); /* stamped when published (control/publish.c) */
 	assert_int_equal(h->zones_off % 8, 0);
 	assert_int_equal(h->nodes_off % 8, 0);
 	assert_int_equal(h->rrsets_off % 8, 0);
@@ -534,16 +534,18 @@ static void test_image_include_origin(void **state)
 	struct p53_zone_src z = { .name = "example.com." };
 	char path[256], dir[256], err[512];
 	struct warns w = { 0 };
-	size_t len;
+	char **files = NULL, inc[300];
+	size_t len, n_files = 0;
 	void *img;
 
 	(void)state;
 	snprintf(path, sizeof(path), "%s/z.zone", tmpdir);
 	snprintf(dir, sizeof(dir), "%s/sub", tmpdir);
+	snprintf(inc, sizeof(inc), "%s/sub/inc.zone", tmpdir);
 	assert_int_equal(mkdir(dir, 0700), 0);
 	z.file = path;
 	write_files(f);
-	img = p53_image_build(&z, 1, &len, err, sizeof(err), collect, &w);
+	img = p53_image_build_files(&z, 1, &len, err, sizeof(err), collect, &w, &files, &n_files);
 	remove_files(f);
 	rmdir(dir);
 	if (img == NULL)
@@ -556,7 +558,30 @@ static void test_image_include_origin(void **state)
 	assert_int_equal(rrset(img, "y.example.com.", LDNS_RR_TYPE_A)->count, 1);
 	assert_int_equal(node(img, "o.example.com.")->flags, P53_NODE_ENT);
 	assert_int_equal(w.n, 0);
+	/* Zone watching learns the included file from the compile (regression: it watched only
+	 * the zone files the config names, so a change to an $INCLUDEd file went unseen). */
+	assert_int_equal(n_files, 2);
+	assert_string_equal(files[0], path);
+	assert_string_equal(files[1], inc);
+	p53_image_files_free(files, n_files);
 	free(img);
+}
+
+/* Regression: a zone "file" that is a FIFO hung the compiler (and with `config check` over
+ * the control socket, the daemon's control thread) in open(). */
+static void test_image_fifo_refused(void **state)
+{
+	struct p53_zone_src z = { .name = "example.com." };
+	char path[256], err[512];
+	size_t len;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/fifo.zone", tmpdir);
+	assert_int_equal(mkfifo(path, 0600), 0);
+	z.file = path;
+	assert_null(p53_image_build(&z, 1, &len, err, sizeof(err), NULL, NULL));
+	unlink(path);
+	assert_non_null(strstr(err, "not a regular file"));
 }
 
 int main(void)
@@ -572,6 +597,7 @@ int main(void)
 		cmocka_unit_test(test_image_bad_zones),
 		cmocka_unit_test(test_image_zone_config_errors),
 		cmocka_unit_test(test_image_include_origin),
+		cmocka_unit_test(test_image_fifo_refused),
 	};
 
 	return cmocka_run_group_tests(tests, setup_tmp, teardown_tmp);

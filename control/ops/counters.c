@@ -1,0 +1,155 @@
+/* The counters, described once; see counters.h. */
+#include <stdio.h>
+#include <string.h>
+
+#include "control/ops/counters.h"
+
+const char *const p53_kind_names[P53_ANS__MAX] = {
+	[P53_ANS_DROP] = "dropped", [P53_ANS_ANSWER] = "answer", [P53_ANS_NODATA] = "nodata",
+	[P53_ANS_NXDOMAIN] = "nxdomain", [P53_ANS_REFERRAL] = "referral",
+	[P53_ANS_REFUSED] = "refused", [P53_ANS_ERROR] = "error", [P53_ANS_CHAOS] = "chaos",
+	[P53_ANS_NOTIFY] = "notify",
+};
+
+/* The families, in the order they are walked and rendered. */
+enum {
+	F_RX, F_TX, F_TX_FAIL, F_QUERIES, F_ANSWERED, F_TC, F_TRAILING, F_NOTIFY, F_NOTIFY_LOST,
+	F_RCODE, F_QTYPE, F_KIND, F_DROPS, F_MALFORMED,
+	F_PORT_IN, F_PORT_OUT, F_PORT_MISSED, F_PORT_IERR, F_PORT_OERR, F_PORT_NOMBUF,
+	F__MAX
+};
+
+static const struct p53_family families[F__MAX] = {
+	[F_RX] = { "pop53_rx_packets_total", "rx", NULL, P53_COUNTER, "frames received by the workers" },
+	[F_TX] = { "pop53_tx_packets_total", "tx", NULL, P53_COUNTER, "responses the port took" },
+	[F_TX_FAIL] = { "pop53_tx_fail_total", "tx_fail", NULL, P53_COUNTER, "responses the port refused (freed)" },
+	[F_QUERIES] = { "pop53_queries_total", "queries", NULL, P53_COUNTER, "DNS messages handed to the responder" },
+	[F_ANSWERED] = { "pop53_answered_total", "responses", NULL, P53_COUNTER, "responses built, any RCODE" },
+	[F_TC] = { "pop53_truncated_total", "tc", NULL, P53_COUNTER, "responses sent with TC=1" },
+	[F_TRAILING] = { "pop53_trailing_bytes_total", "trailing", NULL, P53_COUNTER, "queries with bytes after the last record" },
+	[F_NOTIFY] = { "pop53_notify_total", "notify", NULL, P53_COUNTER, "NOTIFY messages handed to the control thread" },
+	[F_NOTIFY_LOST] = { "pop53_notify_lost_total", "notify_lost", NULL, P53_COUNTER, "NOTIFY events lost to a full ring" },
+	[F_RCODE] = { "pop53_responses_total", "rcode", "rcode", P53_COUNTER, "responses by RCODE" },
+	[F_QTYPE] = { "pop53_queries_by_type_total", "qtype", "qtype", P53_COUNTER, "queries by QTYPE" },
+	[F_KIND] = { "pop53_answers_total", "answers", "kind", P53_COUNTER, "responses by outcome" },
+	[F_DROPS] = { "pop53_drops_total", "drops", "reason", P53_COUNTER, "frames and messages dropped without a response, by reason" },
+	[F_MALFORMED] = { "pop53_malformed_total", "malformed", "reason", P53_COUNTER, "malformed queries answered FORMERR, by defect" },
+	[F_PORT_IN] = { "pop53_port_rx_packets_total", "port.ipackets", NULL, P53_COUNTER, "packets the port received" },
+	[F_PORT_OUT] = { "pop53_port_tx_packets_total", "port.opackets", NULL, P53_COUNTER, "packets the port sent" },
+	[F_PORT_MISSED] = { "pop53_port_rx_missed_total", "port.imissed", NULL, P53_COUNTER, "packets the port dropped for lack of room" },
+	[F_PORT_IERR] = { "pop53_port_rx_errors_total", "port.ierrors", NULL, P53_COUNTER, "receive errors" },
+	[F_PORT_OERR] = { "pop53_port_tx_errors_total", "port.oerrors", NULL, P53_COUNTER, "transmit errors" },
+	[F_PORT_NOMBUF] = { "pop53_port_rx_nombuf_total", "port.rx_nombuf", NULL, P53_COUNTER, "receive failures for lack of mbufs" },
+};
+
+void p53_counters_walk(const struct p53_totals *t, const struct p53_port_totals *port,
+		       p53_counter_fn fn, void *arg)
+{
+	const struct p53_family *f = families;
+	char buf[32];
+
+	fn(arg, &f[F_RX], NULL, t->rx);
+	fn(arg, &f[F_TX], NULL, t->tx);
+	fn(arg, &f[F_TX_FAIL], NULL, t->tx_fail);
+	fn(arg, &f[F_QUERIES], NULL, t->ans.queries);
+	fn(arg, &f[F_ANSWERED], NULL, t->answered);
+	fn(arg, &f[F_TC], NULL, t->ans.tc);
+	fn(arg, &f[F_TRAILING], NULL, t->ans.trailing);
+	fn(arg, &f[F_NOTIFY], NULL, t->notify);
+	fn(arg, &f[F_NOTIFY_LOST], NULL, t->notify_lost);
+	/* The common RCODEs always, so dashboards see zeros; rare ones once they happen. */
+	for (unsigned int i = 0; i <= 16; i++)
+		if (t->ans.rcode[i] != 0 || i <= 5)
+			fn(arg, &f[F_RCODE], p53_rcode_name(i, buf, sizeof(buf)), t->ans.rcode[i]);
+	for (unsigned int i = 0; i < P53_QTYPE_BUCKETS; i++) {
+		if (t->ans.qtype[i] == 0)
+			continue;
+		const char *n = p53_qtype_name(i);
+		if (n == NULL) {
+			snprintf(buf, sizeof(buf), "TYPE%u", i);
+			n = buf;
+		}
+		fn(arg, &f[F_QTYPE], n, t->ans.qtype[i]);
+	}
+	for (int i = 1; i < P53_ANS__MAX; i++)
+		fn(arg, &f[F_KIND], p53_kind_names[i], t->ans.kind[i]);
+	for (int i = 1; i < P53_PKT_DROP__MAX; i++)
+		fn(arg, &f[F_DROPS], p53_pkt_drop_names[i], t->drop[i]);
+	fn(arg, &f[F_DROPS], "multiseg", t->multiseg);
+	fn(arg, &f[F_DROPS], "dns_short", t->ans.msg[P53_MSG_SHORT]);
+	fn(arg, &f[F_DROPS], "dns_qr", t->ans.msg[P53_MSG_RESPONSE]);
+	for (int i = P53_MSG_QDCOUNT; i < P53_MSG__MAX; i++)
+		fn(arg, &f[F_MALFORMED], p53_msg_status_names[i], t->ans.msg[i]);
+	if (port != NULL && port->valid) {
+		fn(arg, &f[F_PORT_IN], NULL, port->ipackets);
+		fn(arg, &f[F_PORT_OUT], NULL, port->opackets);
+		fn(arg, &f[F_PORT_MISSED], NULL, port->imissed);
+		fn(arg, &f[F_PORT_IERR], NULL, port->ierrors);
+		fn(arg, &f[F_PORT_OERR], NULL, port->oerrors);
+		fn(arg, &f[F_PORT_NOMBUF], NULL, port->rx_nombuf);
+	}
+}
+
+/* The totals are plain arrays of uint64_t; adding them word by word keeps the two in step. */
+#define N64(x) (sizeof(x) / sizeof(uint64_t))
+_Static_assert(sizeof(struct p53_totals) % sizeof(uint64_t) == 0, "totals are uint64_t only");
+
+static void add(uint64_t *dst, const uint64_t *src, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		dst[i] += src[i];
+}
+
+void p53_totals_sum(const struct p53_worker *workers, unsigned int n, struct p53_totals *out)
+{
+	memset(out, 0, sizeof(*out));
+	for (unsigned int i = 0; i < n; i++) {
+		const struct p53_worker_stats *s = &workers[i].stats;
+		out->rx += s->rx;
+		out->tx += s->tx;
+		out->tx_fail += s->tx_fail;
+		out->answered += s->answered;
+		out->no_answer += s->no_answer;
+		out->multiseg += s->multiseg;
+		out->notify += s->notify;
+		out->notify_lost += s->notify_lost;
+		add(out->drop, s->drop, P53_PKT_DROP__MAX);
+		add((uint64_t *)&out->ans, (const uint64_t *)&s->ans, N64(s->ans));
+	}
+}
+
+void p53_totals_sub(struct p53_totals *t, const struct p53_totals *base)
+{
+	uint64_t *d = (uint64_t *)t;
+	const uint64_t *b = (const uint64_t *)base;
+
+	for (size_t i = 0; i < N64(*t); i++)
+		d[i] -= b[i];
+}
+
+const char *p53_rcode_name(unsigned int rcode, char *buf, size_t len)
+{
+	static const char *const names[] = {
+		"NOERROR", "FORMERR", "SERVFAIL", "NXDOMAIN", "NOTIMP", "REFUSED", "YXDOMAIN",
+		"YXRRSET", "NXRRSET", "NOTAUTH", "NOTZONE",
+	};
+
+	if (rcode < sizeof(names) / sizeof(names[0]))
+		return names[rcode];
+	if (rcode == 16)
+		return "BADVERS";
+	snprintf(buf, len, "RCODE%u", rcode);
+	return buf;
+}
+
+const char *p53_qtype_name(unsigned int bucket)
+{
+	static const char *const names[P53_QTYPE_BUCKETS] = {
+		[1] = "A", [2] = "NS", [5] = "CNAME", [6] = "SOA", [12] = "PTR", [15] = "MX",
+		[16] = "TXT", [28] = "AAAA", [33] = "SRV", [35] = "NAPTR", [39] = "DNAME",
+		[43] = "DS", [46] = "RRSIG", [47] = "NSEC", [48] = "DNSKEY", [50] = "NSEC3",
+		[52] = "TLSA", [P53_QTYPE_BUCKETS - 1] = "other",
+	};
+
+	return bucket < P53_QTYPE_BUCKETS ? names[bucket] : NULL;
+}

@@ -1,0 +1,67 @@
+/*
+ * The counters, described once. The workers own their per-core counters
+ * (dataplane/worker.h); here they are summed, a reset baseline subtracted, and walked in one
+ * fixed order as (family, label value, value) triples. Every family has its Prometheus name,
+ * its key in `pop53ctl stats`, its help text and type. The three renderers (the `stats`
+ * command's JSON, the Prometheus text, DPDK telemetry) are thin callbacks over
+ * p53_counters_walk() and never name a counter themselves.
+ *
+ * Any thread but the workers; nothing here writes a worker's counters.
+ */
+#ifndef P53_COUNTERS_H
+#define P53_COUNTERS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dataplane/worker.h"
+
+struct p53_totals {
+	uint64_t rx, tx, tx_fail, answered, no_answer, multiseg, notify, notify_lost;
+	uint64_t drop[P53_PKT_DROP__MAX];
+	struct p53_answer_stats ans;
+};
+
+/* Port counters (rte_eth_stats), walked after the totals when the port has them. */
+struct p53_port_totals {
+	int valid;
+	uint64_t ipackets, opackets, imissed, ierrors, oerrors, rx_nombuf;
+};
+
+enum p53_family_type { P53_COUNTER = 0, P53_GAUGE };
+
+struct p53_family {
+	const char *prom;       /* Prometheus name, e.g. "pop53_responses_total" */
+	const char *json;       /* key in `pop53ctl stats`; "a.b" nests b inside object a */
+	const char *label;      /* label name for a family of series ("rcode"), NULL for one value */
+	enum p53_family_type type;
+	const char *help;
+};
+
+/**
+ * Called once per series, families in a fixed order (all series of a family together).
+ * @param label  the label's value (e.g. "NOERROR"), NULL when the family has no label
+ */
+typedef void (*p53_counter_fn)(void *arg, const struct p53_family *f, const char *label,
+			       uint64_t value);
+
+/** Walk every counter of `t` (and `port` when valid) in order. */
+void p53_counters_walk(const struct p53_totals *t, const struct p53_port_totals *port,
+		       p53_counter_fn fn, void *arg);
+
+/** out = the sum of the workers' counters. */
+void p53_totals_sum(const struct p53_worker *workers, unsigned int n, struct p53_totals *out);
+
+/** t -= base, counter by counter. */
+void p53_totals_sub(struct p53_totals *t, const struct p53_totals *base);
+
+/** Name of an RCODE (0..16), "RCODE<N>" for others. */
+const char *p53_rcode_name(unsigned int rcode, char *buf, size_t len);
+
+/** Mnemonic of a QTYPE counter bucket (P53_QTYPE_BUCKETS-1 is "other"), or NULL if unnamed. */
+const char *p53_qtype_name(unsigned int bucket);
+
+/** Names of enum p53_answer_kind. */
+extern const char *const p53_kind_names[P53_ANS__MAX];
+
+#endif /* P53_COUNTERS_H */

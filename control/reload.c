@@ -1,0 +1,180 @@
+/*
+ * Reload: re-read the config and/or recompile the zones, then publish (control/publish.c).
+ * All or nothing: any error leaves the running config, replicas and XDP steering as they
+ * were. Control thread only.
+ */
+#include <arpa/inet.h>
+#include <inttypes.h>
+#include <malloc.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <rte_cycles.h>
+
+#include "control/daemon.h"
+#include "control/log.h"
+#include "control/net/xdp.h"
+#include "control/zone/compile.h"
+#include "dataplane/image.h"
+
+static int str_differs(const char *a, const char *b)
+{
+	if (a == NULL || b == NULL)
+		return a != b;
+	return strcmp(a, b) != 0;
+}
+
+/* What a reload cannot change without restarting the data plane. */
+static void restart_needed(const struct p53_config *old, const struct p53_config *new,
+			   char *note, size_t len)
+{
+	size_t o = 0;
+	int eal = old->n_eal != new->n_eal;
+
+	for (int i = 0; !eal && i < old->n_eal; i++)
+		eal = strcmp(old->eal[i], new->eal[i]) != 0;
+	note[0] = '\0';
+#define NOTE(cond, key) \
+	if ((cond) && o < len) \
+		o += (size_t)snprintf(note + o, len - o, "%s%s", o ? ", " : "", key)
+	NOTE(eal, "dataplane.eal");
+	NOTE(strcmp(old->port, new->port) != 0, "dataplane.port");
+	NOTE(old->workers != new->workers, "dataplane.workers");
+	NOTE(str_differs(old->xdp_prog, new->xdp_prog), "dataplane.xdp_prog");
+	NOTE(old->rx_desc != new->rx_desc || old->tx_desc != new->tx_desc || old->mbufs != new->mbufs,
+	     "dataplane queue sizes");
+	NOTE(old->idle != new->idle || old->idle_max_us != new->idle_max_us, "dataplane.idle");
+	NOTE(strcmp(old->control_socket, new->control_socket) != 0 ||
+	     str_differs(old->control_group, new->control_group), "server.control_*");
+	NOTE(old->replicas != new->replicas, "server.replicas");
+	NOTE(str_differs(old->metrics_listen, new->metrics_listen) ||
+	     old->metrics_enabled != new->metrics_enabled, "metrics.*");
+	NOTE(old->watch_zones != new->watch_zones, "server.watch_zones");
+#undef NOTE
+	if (o > 0 && o < len)
+		snprintf(note + o, len - o, ": changed, applied at the next restart");
+}
+
+/* What needs a restart keeps its running value until then: swap those fields so `fresh`
+ * carries the running ones and `run` (about to be freed) the unapplied ones. */
+static void keep_running(struct p53_config *run, struct p53_config *fresh)
+{
+#define KEEP(f) do { __typeof__(run->f) t_ = run->f; run->f = fresh->f; fresh->f = t_; } while (0)
+	KEEP(eal);
+	KEEP(n_eal);
+	KEEP(port);
+	KEEP(workers);
+	KEEP(xdp_prog);
+	KEEP(idle);
+	KEEP(idle_max_us);
+	KEEP(rx_desc);
+	KEEP(tx_desc);
+	KEEP(mbufs);
+	KEEP(control_socket);
+	KEEP(control_group);
+	KEEP(replicas);
+	KEEP(metrics_enabled);
+	KEEP(metrics_listen);
+	KEEP(watch_zones);
+#undef KEEP
+}
+
+static void warn_cb(void *arg, const char *msg)
+{
+	(void)arg;
+	p53_warn("%s", msg);
+}
+
+/* Is `zone` (as an operator typed it, with or without the final dot) in the config? */
+static int has_zone(const struct p53_config *cfg, const char *zone)
+{
+	size_t zl = strlen(zone);
+
+	for (int i = 0; i < cfg->n_zones; i++) {
+		const char *n = cfg->zones[i].name;
+		size_t nl = strlen(n);
+		if (strcasecmp(n, zone) == 0 ||
+		    (nl == zl + 1 && n[nl - 1] == '.' && strncasecmp(n, zone, zl) == 0))
+			return 1;
+	}
+	return 0;
+}
+
+int p53_daemon_reload(struct p53_daemon *d, int config, const char *zone, char *err,
+		      size_t errlen, char *note, size_t notelen)
+{
+	struct p53_config fresh = {0};
+	const struct p53_config *use = &d->cfg;
+	uint64_t t0 = rte_rdtsc();
+	char **files = NULL;
+	size_t n_files = 0, len;
+	void *img = NULL;
+	int addrs_changed = 0;
+
+	note[0] = '\0';
+	if (config) {
+		if (p53_config_load(d->cfg.path, &fresh, err, errlen) != 0)
+			goto fail;
+		use = &fresh;
+	}
+	if (zone != NULL && !has_zone(use, zone)) {
+		/* A typo, not a failed reload: nothing was attempted, no alert should fire. */
+		snprintf(err, errlen, "zone '%s' is not in %s", zone, use->path);
+		p53_config_free(&fresh);
+		return -1;
+	}
+	img = p53_zone_compile(use, &len, err, errlen, warn_cb, NULL, &files, &n_files);
+	if (img == NULL)
+		goto fail;
+	/* New service addresses are steered before the replicas are swapped and rolled back if
+	 * the swap fails, so steering and data never disagree after the reload returns. Adding
+	 * before removing (p53_xdp_set_addrs) keeps the kept addresses steered throughout. */
+	addrs_changed = config && d->port.iface[0] != '\0' &&
+			(fresh.n_addrs != d->cfg.n_addrs ||
+			 memcmp(fresh.addrs, d->cfg.addrs, sizeof(fresh.addrs)) != 0);
+	if (addrs_changed && p53_xdp_set_addrs(d->port.iface, fresh.addrs, fresh.n_addrs) != 0) {
+		snprintf(err, errlen, "cannot update the service addresses of the XDP program on %s",
+			 d->port.iface);
+		addrs_changed = 0; /* set_addrs left the map as it was or partly updated: restore */
+		p53_xdp_set_addrs(d->port.iface, d->cfg.addrs, d->cfg.n_addrs);
+		goto fail;
+	}
+	if (p53_dataplane_publish(&d->dp, img, len, use, err, errlen) != 0) {
+		if (addrs_changed && p53_xdp_set_addrs(d->port.iface, d->cfg.addrs, d->cfg.n_addrs) != 0)
+			p53_err("reload: could not restore the XDP service addresses on %s",
+				d->port.iface);
+		goto fail;
+	}
+	img = NULL; /* freed by the publish */
+	if (config) {
+		restart_needed(&d->cfg, &fresh, note, notelen);
+		keep_running(&d->cfg, &fresh);
+		p53_config_free(&d->cfg);
+		d->cfg = fresh;
+	}
+	/* New, moved or newly included zone files: watch what this compile read. */
+	if (d->watch.fd >= 0)
+		p53_watch_set(&d->watch, files, n_files, d->cfg.watch_debounce_ms);
+	p53_image_files_free(files, n_files);
+	d->dp.reloads_ok++;
+	d->dp.last_reload_ms = (double)(rte_rdtsc() - t0) * 1000.0 / (double)rte_get_tsc_hz();
+	const struct p53_image_hdr *h = p53_image_hdr(d->dp.image);
+	p53_info("reload%s: %u zone(s), %u records, generation %" PRIu64 ", %.1f ms%s%s",
+		 config ? " (config and zones)" : "", h->n_zones, h->n_records, h->generation,
+		 d->dp.last_reload_ms, note[0] ? "; " : "", note);
+	/* The compiler's working set was freed; give it back to the system now, not at the
+	 * next reload (glibc keeps freed arenas otherwise). */
+	malloc_trim(0);
+	return 0;
+fail:
+	free(img);
+	p53_image_files_free(files, n_files);
+	p53_config_free(&fresh);
+	d->dp.reloads_failed++;
+	snprintf(d->dp.last_error, sizeof(d->dp.last_error), "%s", err);
+	p53_err("reload rejected, still serving generation %" PRIu64 ": %s",
+		d->dp.image != NULL ? p53_image_hdr(d->dp.image)->generation : 0, err);
+	return -1;
+}
