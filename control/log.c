@@ -32,3 +32,9 @@ void p53_log(enum p53_log_level level, const char *fmt, ...)
 	/* One fprintf per line keeps lines whole when several threads log. */
 	fprintf(stderr, "%s.%03ldZ pop53d[%s]: %s\n", stamp, ts.tv_nsec / 1000000, names[level], line);
 }
+
+void p53_log_warn_cb(void *arg, const char *msg)
+{
+	(void)arg;
+	p53_log(P53_LOG_WARN, "%s", msg);
+}

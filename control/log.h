@@ -13,6 +13,9 @@ void p53_log_set_level(enum p53_log_level level);
 
 void p53_log(enum p53_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/** A compiler warning callback (p53_warn_fn) that logs at warning level; arg unused. */
+void p53_log_warn_cb(void *arg, const char *msg);
+
 #define p53_err(...)  p53_log(P53_LOG_ERR, __VA_ARGS__)
 #define p53_warn(...) p53_log(P53_LOG_WARN, __VA_ARGS__)
 #define p53_info(...) p53_log(P53_LOG_INFO, __VA_ARGS__)

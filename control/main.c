@@ -50,12 +50,6 @@ static void on_signal(int sig)
 		got_hup = 1;
 }
 
-static void warn_cb(void *arg, const char *msg)
-{
-	(void)arg;
-	p53_warn("%s", msg);
-}
-
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: pop53d -c FILE [--log-level err|warn|info|debug]\n"
@@ -237,7 +231,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	const struct p53_config *cfg = &d.cfg;
-	img = p53_zone_compile(cfg, &img_len, err, sizeof(err), warn_cb, NULL, &zone_files,
+	img = p53_zone_compile(cfg, &img_len, err, sizeof(err), p53_log_warn_cb, NULL, &zone_files,
 			       &n_zone_files);
 	if (img == NULL) {
 		fprintf(stderr, "%s\n", err);

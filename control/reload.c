@@ -81,12 +81,6 @@ static void keep_running(struct p53_config *run, struct p53_config *fresh)
 #undef KEEP
 }
 
-static void warn_cb(void *arg, const char *msg)
-{
-	(void)arg;
-	p53_warn("%s", msg);
-}
-
 /* Is `zone` (as an operator typed it, with or without the final dot) in the config? */
 static int has_zone(const struct p53_config *cfg, const char *zone)
 {
@@ -125,7 +119,7 @@ int p53_daemon_reload(struct p53_daemon *d, int config, const char *zone, char *
 		p53_config_free(&fresh);
 		return -1;
 	}
-	img = p53_zone_compile(use, &len, err, errlen, warn_cb, NULL, &files, &n_files);
+	img = p53_zone_compile(use, &len, err, errlen, p53_log_warn_cb, NULL, &files, &n_files);
 	if (img == NULL)
 		goto fail;
 	/* New service addresses are steered before the replicas are swapped and rolled back if
