@@ -15,6 +15,8 @@
 #include <rte_ring.h>
 
 #include "control/conf/config.h"
+#include "control/health/health.h"
+#include "control/health/watchdog.h"
 #include "control/net/port.h"
 #include "control/ops/ctl.h"
 #include "control/ops/counters.h"
@@ -33,6 +35,8 @@ struct p53_daemon {
 	uint64_t notify_seen;           /* NOTIFY events taken from the ring */
 	uint64_t hb_warned_tsc;         /* last "no heartbeat" warning */
 	int test_hooks;                 /* POP53_TEST_HOOKS=1 at start: `pop53ctl test ...` works */
+	struct p53_health health;       /* checks, state machine, announcers (control/health/) */
+	struct p53_watchdog watchdog;   /* systemd notify/watchdog */
 
 	/* `stats --reset` baseline. The telemetry thread reads it too, hence the lock; the
 	 * workers never see it (they own their counters and nobody else writes them). */

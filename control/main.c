@@ -5,9 +5,10 @@
  * error exits non-zero with "file:line: reason" and no side effects); EAL init; one replica
  * of the image per worker on the worker's NUMA socket; port and queues; workers on their
  * lcores (worker 0 on the main lcore); the control thread (an rte_ctrl_thread, off the
- * worker cores) watches heartbeats and signals. SIGTERM/SIGINT: run the stop hooks (the
- * BGP work withdraws the route here first), stop the workers, close the port, check the
- * mempools are back at their baseline, exit.
+ * worker cores) watches heartbeats and signals and runs health (control/health/), which
+ * drives the anycast announcers. SIGTERM/SIGINT: withdraw (or drain) the anycast prefixes
+ * and keep serving until that is done (health.on_stop, stop_linger), stop the workers,
+ * close the port, check the mempools are back at their baseline, exit.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -28,6 +29,8 @@
 
 #include "control/conf/config.h"
 #include "control/daemon.h"
+#include "control/health/health.h"
+#include "control/health/watchdog.h"
 #include "control/ops/ctl.h"
 #include "control/log.h"
 #include "control/ops/metrics.h"
@@ -137,14 +140,14 @@ static void check_heartbeats(struct p53_daemon *d)
 	}
 }
 
-/* The control thread: control socket, SIGHUP, zone watching, heartbeats, orderly stop. */
+/* The control thread: control socket, SIGHUP, zone watching, heartbeats, health, orderly stop. */
 static void *control_main(void *arg)
 {
 	struct p53_daemon *d = arg;
 	char err[1024], note[512];
 
 	while (!got_stop) {
-		p53_ctl_poll(d, 50);
+		p53_ctl_poll(d, p53_health_wait_ms(&d->health, 50));
 		p53_metrics_poll(d);
 		p53_daemon_notify_drain(d);
 		p53_dataplane_poll(&d->dp);
@@ -156,9 +159,22 @@ static void *control_main(void *arg)
 		if (p53_watch_due(&d->watch))
 			p53_daemon_reload(d, 0, NULL, err, sizeof(err), note, sizeof(note));
 		check_heartbeats(d);
+		p53_health_tick(&d->health, d);
+		p53_watchdog_tick(&d->watchdog, p53_mono_ms());
 	}
-	/* Orderly stop: hooks that must run before the data plane stops go here (the BGP work
-	 * withdraws the route first), then the workers. */
+	/* Orderly stop: withdraw (or drain) the anycast prefixes while the workers still serve,
+	 * and keep serving until the announcers applied it and stop_linger passed; then the
+	 * workers. The control socket stays up meanwhile (`pop53ctl health` shows it). */
+	p53_watchdog_stopping();
+	p53_info("stopping: withdrawing the anycast prefixes first");
+	p53_health_stop(&d->health);
+	while (!p53_health_stop_done(&d->health)) {
+		p53_ctl_poll(d, p53_health_wait_ms(&d->health, 10));
+		p53_metrics_poll(d);
+		p53_dataplane_poll(&d->dp);
+		p53_health_tick(&d->health, d);
+		p53_watchdog_tick(&d->watchdog, p53_mono_ms());
+	}
 	p53_info("stopping: control socket closed, workers next");
 	p53_ctl_close(d);
 	p53_metrics_stop(d);
@@ -293,6 +309,11 @@ int main(int argc, char **argv)
 		goto out_dp;
 	}
 	img = NULL; /* the data plane owns it now */
+	if (p53_health_attach(&d.health, &d, err, sizeof(err)) != 0 ||
+	    p53_health_start(&d.health, &d, err, sizeof(err)) != 0) {
+		p53_err("%s", err);
+		goto out_dp;
+	}
 
 	if (p53_ctl_listen(&d.ctl, cfg->control_socket, cfg->control_group, err, sizeof(err)) != 0) {
 		p53_err("%s", err);
@@ -308,6 +329,7 @@ int main(int argc, char **argv)
 	p53_telemetry_register(&d);
 	if (d.test_hooks)
 		p53_warn("POP53_TEST_HOOKS=1: test commands are enabled (never in production)");
+	p53_watchdog_init(&d.watchdog);
 	if (rte_ctrl_thread_create(&ctl_thread, "p53-control", NULL, control_main, &d) != 0) {
 		p53_err("cannot start the control thread");
 		goto out_metrics;
@@ -316,6 +338,7 @@ int main(int argc, char **argv)
 		rte_eal_remote_launch(p53_worker_main, &workers[i], workers[i].lcore);
 	p53_info("ready: %s serving %d zone(s) with %u worker(s), identity '%s', control socket %s",
 		 d.port.name, cfg->n_zones, cfg->workers, cfg->identity, cfg->control_socket);
+	p53_watchdog_ready();
 	p53_worker_main(&workers[0]);
 	rte_eal_mp_wait_lcore();
 	pthread_join(ctl_thread, NULL);
@@ -334,6 +357,8 @@ out_watch:
 out_ctl:
 	p53_ctl_close(&d);
 out_dp:
+	/* The workers have stopped: the canary's mbufs go back before the port counts them. */
+	p53_health_fini(&d.health);
 	p53_dataplane_fini(&d.dp);
 out_port:
 	p53_port_close(&d.port);

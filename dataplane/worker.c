@@ -144,6 +144,28 @@ uint16_t p53_worker_burst(struct p53_worker *w, struct rte_mbuf **pkts, uint16_t
 	return n_out;
 }
 
+/*
+ * Health canary: answer the queued query frames with the same burst code as NIC traffic, on
+ * a twin worker (its own counters, this worker's replica), and hand the responses back
+ * instead of transmitting them. Cold: a few frames per second, out of line.
+ */
+static __rte_noinline void canary(struct p53_worker *w)
+{
+	struct rte_mbuf *in[P53_BURST], *out[P53_BURST];
+	struct p53_worker *t = w->canary;
+	unsigned int n = rte_ring_sc_dequeue_burst(w->canary_in, (void **)in, P53_BURST, NULL);
+
+	t->replica = __atomic_load_n(&w->replica, __ATOMIC_ACQUIRE);
+	t->stats.rx += n;
+	uint16_t k = p53_worker_burst(t, in, (uint16_t)n, out);
+	unsigned int q = rte_ring_sp_enqueue_burst(w->canary_out, (void **)out, k, NULL);
+	t->stats.tx += q;
+	if (unlikely(q < k)) {
+		t->stats.tx_fail += k - q;
+		rte_pktmbuf_free_bulk(&out[q], k - q);
+	}
+}
+
 int p53_worker_main(void *arg)
 {
 	struct p53_worker *w = arg;
@@ -166,6 +188,8 @@ int p53_worker_main(void *arg)
 		}
 		if (w->qsbr != NULL)
 			rte_rcu_qsbr_quiescent(w->qsbr, w->index);
+		if (unlikely(!rte_ring_empty(w->canary_in)))
+			canary(w);
 		uint16_t n = rte_eth_rx_burst(w->port, w->queue, rx, P53_BURST);
 		w->stats.polls++;
 		w->stats.heartbeat = rte_rdtsc();

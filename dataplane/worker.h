@@ -61,6 +61,12 @@ struct p53_worker {
 	struct rte_rcu_qsbr *qsbr;      /* where the worker reports quiescent states; NULL in
 					   tools that never swap replicas */
 	struct rte_ring *notify_ring;   /* NOTIFY events to the control thread, or NULL */
+	/* Health canary (control/health/canary.h). p53_worker_main needs both rings: it tests
+	 * canary_in for emptiness once per loop iteration. */
+	struct rte_ring *canary_in;     /* query frames from the control thread */
+	struct rte_ring *canary_out;    /* their responses, instead of the NIC */
+	struct p53_worker *canary;      /* twin answering them: its counters keep canary
+					   queries out of the served totals */
 	volatile int *stop;             /* set by the control thread */
 	volatile int stall;             /* test hook (pop53ctl test stall-worker, only with
 					   POP53_TEST_HOOKS=1): the loop spins without polling,

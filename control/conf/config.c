@@ -229,6 +229,8 @@ static const struct p53_conf_key top_keys[] = {
 	{ .name = "dataplane", SECTION(dataplane_keys), .required = true },
 	{ .name = "metrics", SECTION(metrics_keys) },
 	{ .name = "zones", .fn = key_zones, .required = true },
+	{ .name = "health", .fn = p53_health_conf_section, .off = offsetof(struct p53_config, health) },
+	{ .name = "anycast", .fn = p53_anycast_conf_section, .off = offsetof(struct p53_config, anycast) },
 };
 
 _Static_assert(P53_CONF_NKEYS(dataplane_keys) <= P53_CONF_MAX_KEYS, "P53_CONF_MAX_KEYS");
@@ -359,5 +361,7 @@ void p53_config_free(struct p53_config *cfg)
 		free(cfg->zones[i].file);
 	}
 	free(cfg->zones);
+	p53_health_conf_free(&cfg->health);
+	p53_anycast_conf_free(&cfg->anycast);
 	memset(cfg, 0, sizeof(*cfg));
 }

@@ -12,6 +12,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "control/anycast/conf.h"
+#include "control/health/conf.h"
+
 #define P53_CONFIG_MAX_ADDRS   64
 #define P53_CONFIG_MAX_EAL     64
 
@@ -71,6 +74,9 @@ struct p53_config {
 	/* zones: */
 	struct p53_config_zone *zones;
 	int n_zones;
+
+	struct p53_health_conf health;  /* health: (control/health/conf.h) */
+	struct p53_anycast_conf anycast; /* anycast: (control/anycast/conf.h) */
 };
 
 /**

@@ -85,8 +85,7 @@ static char *cmd_status(struct p53_daemon *d)
 	json_object_set_new(o, "reloads", json_pack("{s:I, s:I, s:f, s:s}",
 		"ok", (json_int_t)d->dp.reloads_ok, "failed", (json_int_t)d->dp.reloads_failed,
 		"last_ms", d->dp.last_reload_ms, "last_error", d->dp.last_error));
-	/* Health checks and BGP announce/withdraw come with their own issue. */
-	json_object_set_new(o, "health", json_null());
+	json_object_set_new(o, "health", p53_health_json(&d->health, true));
 	return dump(o);
 }
 
@@ -204,6 +203,32 @@ static char *cmd_test(struct p53_daemon *d, const char *const *argv, int argc)
 	return fail("test hooks: stall-worker N on|off");
 }
 
+/* `health [set external up|down|auto]`, `drain`, `undrain` (control/health/health.h). */
+static char *cmd_health(struct p53_daemon *d, const char *const *argv, int argc)
+{
+	if (argc == 4 && strcmp(argv[1], "set") == 0 && strcmp(argv[2], "external") == 0) {
+		if (p53_health_set_external(&d->health, argv[3]) != 0)
+			return fail("health set external: up, down or auto, not '%s'", argv[3]);
+	} else if (argc != 1) {
+		return fail("usage: health [set external up|down|auto]");
+	}
+	json_t *o = ok();
+	json_object_set_new(o, "health", p53_health_json(&d->health, false));
+	return dump(o);
+}
+
+static char *cmd_drain(struct p53_daemon *d, bool on)
+{
+	if (!d->health.enabled)
+		return fail("health is disabled (health.enabled: false): nothing to drain");
+	p53_health_drain(&d->health, on);
+	/* Step now, so the reply already shows the new state. */
+	p53_health_tick(&d->health, d);
+	json_t *o = ok();
+	json_object_set_new(o, "health", p53_health_json(&d->health, true));
+	return dump(o);
+}
+
 char *p53_ctl_dispatch(struct p53_daemon *d, const char *const *argv, int argc)
 {
 	const char *c = argv[0];
@@ -225,13 +250,19 @@ char *p53_ctl_dispatch(struct p53_daemon *d, const char *const *argv, int argc)
 		if (strcmp(argv[1], "reload") == 0 && argc <= 3)
 			return cmd_reload(d, 0, argc == 3 ? argv[2] : NULL);
 	}
+	if (strcmp(c, "health") == 0)
+		return cmd_health(d, argv, argc);
+	if (strcmp(c, "drain") == 0 && argc == 1)
+		return cmd_drain(d, true);
+	if (strcmp(c, "undrain") == 0 && argc == 1)
+		return cmd_drain(d, false);
 	if (strcmp(c, "test") == 0 && d->test_hooks)
 		return cmd_test(d, argv + 1, argc - 1);
 	if (strcmp(c, "config") == 0)
 		return fail("config check runs in pop53ctl itself: the daemon does not open files "
 			    "a client names");
 	return fail("unknown command '%s' (commands: status, stats [--reset], workers, zone list, "
-		    "zone reload [NAME], reload)", c);
+		    "zone reload [NAME], reload, health [set external up|down|auto], drain, undrain)", c);
 }
 
 int p53_ctl_is_reload(const char *const *argv, int argc)

@@ -85,6 +85,7 @@ char *p53_metrics_text(struct p53_daemon *d)
 	family(f, "pop53_uptime_seconds", "gauge", "seconds since start");
 	fprintf(f, "pop53_uptime_seconds %ld\n", (long)(time(NULL) - d->started));
 	p53_counters_walk(&t, &pt, prom_series, &p);
+	p53_health_walk(&d->health, prom_series, &p);
 
 	family(f, "pop53_worker_rx_packets_total", "counter", "frames received, per worker");
 	for (unsigned int i = 0; i < d->dp.n_workers; i++)
@@ -266,6 +267,21 @@ static int tel_workers(const char *cmd, const char *params, struct rte_tel_data 
 	return 0;
 }
 
+static int tel_health(const char *cmd, const char *params, struct rte_tel_data *out)
+{
+	(void)cmd;
+	(void)params;
+	pthread_mutex_lock(&tel_lock);
+	if (tel_daemon == NULL) {
+		pthread_mutex_unlock(&tel_lock);
+		return -1;
+	}
+	rte_tel_data_start_dict(out);
+	p53_health_walk(&tel_daemon->health, tel_series, out);
+	pthread_mutex_unlock(&tel_lock);
+	return 0;
+}
+
 void p53_telemetry_unregister(void)
 {
 	pthread_mutex_lock(&tel_lock);
@@ -280,4 +296,5 @@ void p53_telemetry_register(struct p53_daemon *d)
 	pthread_mutex_unlock(&tel_lock);
 	rte_telemetry_register_cmd("/pop53/stats", tel_stats, "pop53 totals: queries, rcodes, drops. No parameters");
 	rte_telemetry_register_cmd("/pop53/workers", tel_workers, "pop53 per-worker rx/tx. No parameters");
+	rte_telemetry_register_cmd("/pop53/health", tel_health, "pop53 health: node state, checks, announcers. No parameters");
 }
