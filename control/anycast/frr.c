@@ -2,8 +2,7 @@
  * The frr announcer: the service prefixes as addresses on pop53d's own tun devices, which
  * FRR's zebra sees as connected routes and bgpd announces (configs/frr/: `network` with
  * import-check, or `redistribute connected` with a route-map that marks the second device's
- * routes de-preferred). Moving an address between the devices adds on the new one before it
- * deletes on the old one, so the prefix is never briefly withdrawn. See anycast.h.
+ * routes de-preferred). See anycast.h.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,12 +60,17 @@ static int frr_apply(struct p53_announcer *a, enum p53_announce level, uint64_t 
 	for (int i = 0; i < a->n_prefixes; i++) {
 		if (f->where[i] == target)
 			continue;
+		/* Delete first, then add: zebra keeps one connected route per prefix and gets it
+		 * wrong when the same address is briefly on both devices. bgpd handles the delete
+		 * and the add of the prefix in one pass, so the router sees an update, not a
+		 * withdraw (tests/integration/anycast_bgp.sh checks what BIRD sees). */
+		if (f->where[i] != NOWHERE &&
+		    p53_nl_addr(f->nl, false, f->ifindex[f->where[i]], &a->prefixes[i], a->err, sizeof(a->err)) != 0)
+			return -1;
+		f->where[i] = NOWHERE;
 		if (target != NOWHERE &&
 		    p53_nl_addr(f->nl, true, f->ifindex[target], &a->prefixes[i], a->err, sizeof(a->err)) != 0)
 			return -1;
-		if (f->where[i] != NOWHERE &&
-		    p53_nl_addr(f->nl, false, f->ifindex[f->where[i]], &a->prefixes[i], a->err, sizeof(a->err)) != 0)
-			return -1; /* `where` stays: the retry re-adds (a replace) and deletes again */
 		f->where[i] = target;
 	}
 	return 1;

@@ -38,6 +38,10 @@ static void usage(FILE *f)
 		"  zone reload [NAME]     recompile the zones and swap them in\n"
 		"  reload                 re-read the config file and the zones\n"
 		"  config check FILE      validate a config and its zones here, without pop53d\n"
+		"  health                 node state, checks, announcers, next allowed announce\n"
+		"  health set external up|down|auto   push the outside prober's verdict (auto: the command)\n"
+		"  drain                  de-prefer the anycast prefixes, withdraw after drain_time\n"
+		"  undrain                reverse a drain (re-announce still waits for hold-down)\n"
 		"default socket: /run/pop53/control.sock\n");
 }
 
@@ -152,6 +156,48 @@ static void print_map(const char *title, const json_t *m)
 	printf("\n");
 }
 
+static const char *gets(const json_t *o, const char *k)
+{
+	const char *s = json_string_value(json_object_get(o, k));
+
+	return s != NULL ? s : "";
+}
+
+static void print_health(const json_t *h)
+{
+	const char *k;
+	json_t *c, *a;
+	size_t i;
+
+	if (!json_is_true(json_object_get(h, "enabled"))) {
+		printf("health: disabled\n");
+		return;
+	}
+	printf("node %s (%s) for %.1f s%s: %s\n", gets(h, "state"), gets(h, "announce"),
+	       json_real_value(json_object_get(h, "seconds_in_state")),
+	       json_is_true(json_object_get(h, "drain")) ? ", drained by the operator" : "", gets(h, "reason"));
+	printf("flaps %" JSON_INTEGER_FORMAT ", announces %" JSON_INTEGER_FORMAT ", withdraws %" JSON_INTEGER_FORMAT
+	       ", next announce allowed in %.1f s\n", geti(h, "flaps"), geti(h, "announces"), geti(h, "withdraws"),
+	       json_real_value(json_object_get(h, "next_announce_in_s")));
+	printf("%-9s %-8s %6s %6s %5s %5s %9s  %s\n", "check", "state", "passes", "fails", "rise", "fall",
+	       "in state", "last error");
+	json_object_foreach((json_t *)json_object_get(h, "checks"), k, c) {
+		if (json_is_string(c)) {
+			printf("%-9s %s\n", k, json_string_value(c));
+			continue;
+		}
+		printf("%-9s %-8s %6" JSON_INTEGER_FORMAT " %6" JSON_INTEGER_FORMAT " %5" JSON_INTEGER_FORMAT
+		       " %5" JSON_INTEGER_FORMAT " %7.1f s  %s\n", k,
+		       json_is_true(json_object_get(c, "active")) ? gets(c, "state") : "off",
+		       geti(c, "passes_in_a_row"), geti(c, "failures_in_a_row"), geti(c, "rise"), geti(c, "fall"),
+		       json_real_value(json_object_get(c, "seconds_in_state")), gets(c, "last_error"));
+	}
+	json_array_foreach(json_object_get(h, "announcers"), i, a)
+		printf("announcer %-8s %-7s applied %-12s wanted %-12s failures %" JSON_INTEGER_FORMAT "%s%s\n",
+		       gets(a, "type"), gets(a, "status"), gets(a, "applied"), gets(a, "wanted"),
+		       geti(a, "failures"), *gets(a, "last_error") ? "  " : "", gets(a, "last_error"));
+}
+
 static void print_human(const char *cmd, const char *sub, const json_t *r)
 {
 	if (strcmp(cmd, "status") == 0) {
@@ -168,7 +214,11 @@ static void print_human(const char *cmd, const char *sub, const json_t *r)
 		       geti(rl, "ok"), geti(rl, "failed"),
 		       *json_string_value(json_object_get(rl, "last_error")) ? "; last error: " : "",
 		       json_string_value(json_object_get(rl, "last_error")));
-		printf("health: %s\n", json_is_null(json_object_get(r, "health")) ? "not tracked yet" : "see --json");
+		const json_t *h = json_object_get(r, "health");
+		if (json_is_true(json_object_get(h, "enabled")))
+			printf("health: node %s (%s): %s\n", gets(h, "state"), gets(h, "announce"), gets(h, "reason"));
+		else
+			printf("health: disabled\n");
 		printf("zones:\n");
 		print_zones(json_object_get(r, "zones"));
 	} else if (strcmp(cmd, "stats") == 0) {
@@ -200,6 +250,8 @@ static void print_human(const char *cmd, const char *sub, const json_t *r)
 			       geti(w, "answered"), geti(w, "dropped"), geti(w, "tx_fail"),
 			       json_real_value(json_object_get(w, "heartbeat_age_ms")),
 			       100.0 * json_real_value(json_object_get(w, "idle_ratio")));
+	} else if (strcmp(cmd, "health") == 0 || strcmp(cmd, "drain") == 0 || strcmp(cmd, "undrain") == 0) {
+		print_health(json_object_get(r, "health"));
 	} else if (strcmp(cmd, "zone") == 0 && sub != NULL && strcmp(sub, "list") == 0) {
 		print_zones(json_object_get(r, "zones"));
 	} else if (strcmp(cmd, "reload") == 0 || strcmp(cmd, "zone") == 0) {
