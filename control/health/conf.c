@@ -20,6 +20,20 @@ static const struct p53_health_conf defaults = {
 	.on_stop = 0,
 	.stop_drain_ms = 5000,
 	.stop_linger_ms = 500,
+	.canary = { .check = { 1000, 0, 3, 2 }, .qtype = LDNS_RR_TYPE_SOA, .rcode = 0 },
+	.workers = { .check = { 50, 0, 1, 2 }, .heartbeat_ms = 100 },
+	.zones = { .check = { 1000, 0, 1, 1 } },
+	.external = { .check = { 5000, 0, 3, 2 } },
+};
+
+/* Without a health: section: the defaults, with the timeouts the section would compute. */
+static const struct p53_health_conf absent = {
+	.enabled = true,
+	.hold_down_ms = 300000,
+	.min_announce_ms = 300000,
+	.drain_ms = 30000,
+	.stop_drain_ms = 5000,
+	.stop_linger_ms = 500,
 	.canary = { .check = { 1000, 250, 3, 2 }, .qtype = LDNS_RR_TYPE_SOA, .rcode = 0 },
 	.workers = { .check = { 50, 0, 1, 2 }, .heartbeat_ms = 100 },
 	.zones = { .check = { 1000, 0, 1, 1 } },
@@ -28,7 +42,7 @@ static const struct p53_health_conf defaults = {
 
 const struct p53_health_conf *p53_health_conf_of(const struct p53_health_conf *hc)
 {
-	return hc->present ? hc : &defaults;
+	return hc->present ? hc : &absent;
 }
 
 int p53_conf_duration(struct p53_conf_ctx *c, const struct p53_conf_key *k, yaml_node_t *v,
@@ -162,6 +176,8 @@ static int canary_section(struct p53_conf_ctx *c, const struct p53_conf_key *k, 
 
 	if (p53_conf_map(c, v, k->sub, k->nsub, where, c->key, cc) != 0)
 		return -1;
+	if (cc->check.timeout_ms == 0) /* not given: 250 ms, or the interval if shorter */
+		cc->check.timeout_ms = cc->check.interval_ms < 250 ? cc->check.interval_ms : 250;
 	if (cc->check.timeout_ms > cc->check.interval_ms)
 		return p53_conf_fail(c, v, "%s: timeout (%lu ms) is longer than interval (%lu ms)", where,
 				     (unsigned long)cc->check.timeout_ms, (unsigned long)cc->check.interval_ms);
@@ -234,6 +250,8 @@ int p53_health_conf_section(struct p53_conf_ctx *c, const struct p53_conf_key *k
 	hc->present = true;
 	if (p53_conf_map(c, v, health_keys, P53_CONF_NKEYS(health_keys), where, c->key, hc) != 0)
 		return -1;
+	if (hc->external.check.timeout_ms == 0) /* not given: 2 s, or the interval if shorter */
+		hc->external.check.timeout_ms = hc->external.check.interval_ms < 2000 ? hc->external.check.interval_ms : 2000;
 	if (hc->external.check.timeout_ms > hc->external.check.interval_ms)
 		return p53_conf_fail(c, v, "%s.external: timeout is longer than interval", where);
 	return 0;

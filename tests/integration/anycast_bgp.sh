@@ -14,33 +14,24 @@
 #   run 2 (warm-up 1.5 s): the router sees the de-preferred route first, then the full one;
 #     SIGKILL of pop53d withdraws (the tun devices die with it)
 . "$(dirname "$0")/lib.sh"
+BGP_DIR=$TMP
+. "$(dirname "$0")/bgp_lib.sh"
 CTL="$BUILD/control/pop53ctl"
 PY=/usr/bin/python3
 FRR=$TMP/frr
-BIRD_SOCK=$TMP/bird.ctl
 SOCK=$TMP/control.sock
 ZONE=$TMP/example.com.zone
 CFG=$TMP/pop53.yaml
 EAL_PREFIX=p53bgp-test
-HOST4=192.0.2.179
-HOST6=2001:db8:53::179
-P4=192.0.2.53/32
-P6=2001:db8:53::53/128
+P4=$BGP_P4
+P6=$BGP_P6
 HOLD_S=3
 INTERVAL_MS=200
 FALL=3
 
 cleanup() {
 	stop_pop53 >/dev/null 2>&1 || true
-	for p in "$FRR/bgpd.pid" "$FRR/zebra.pid" "$TMP/bird.pid"; do
-		[ -f "$p" ] && kill "$(cat "$p")" 2>/dev/null
-	done
-	sleep 0.3
-	for p in "$FRR/bgpd.pid" "$FRR/zebra.pid" "$TMP/bird.pid"; do
-		[ -f "$p" ] && kill -9 "$(cat "$p")" 2>/dev/null
-	done
-	ip -n "$POP_NS" addr del "$HOST4/24" dev p53p 2>/dev/null
-	ip -n "$POP_NS" addr del "$HOST6/64" dev p53p 2>/dev/null
+	bgp_cleanup
 	rm -rf "/var/run/dpdk/$EAL_PREFIX"
 	cleanup_common
 }
@@ -48,28 +39,17 @@ trap cleanup EXIT
 lab_lock
 
 ctl() { "$CTL" -s "$SOCK" "$@"; }
-now_ms() { date +%s%3N; }
 jq_py() { $PY -c 'import json,sys; r=json.load(sys.stdin); v=eval(sys.argv[1]); print(v if not isinstance(v,(dict,list)) else json.dumps(v))' "$1"; }
 health() { ctl --json health | jq_py "$1"; }
-birdc_() { birdc -s "$BIRD_SOCK" "$@"; }
-# route PREFIX: BIRD's RIB entry for exactly that prefix, with attributes ("" when absent)
-route() { birdc_ show route "$1" all 2>/dev/null | grep -v '^BIRD\|^Table' ; }
-has() { route "$1" | grep -q unicast; }
-gone() { ! has "$1"; }
-# de-preferred as configs/frr/frr-redistribute.conf marks it: 65535:0 and the path prepended
-depref() { local r; r=$(route "$1"); grep -q 'BGP.community:.*(65535,0)' <<<"$r" && grep -q 'BGP.as_path: 65053 65053 65053 65053' <<<"$r"; }
-full() { local r; r=$(route "$1"); grep -q unicast <<<"$r" && ! grep -q '65535,0' <<<"$r" && grep -q 'BGP.as_path: 65053$' <<<"$r"; }
-# wait_ms TIMEOUT_MS COMMAND...: poll every 20 ms; prints the ms it took; fails on timeout
-wait_ms() {
-	local limit=$1 t0; shift
-	t0=$(now_ms)
-	while :; do
-		if "$@"; then echo $(( $(now_ms) - t0 )); return 0; fi
-		[ $(( $(now_ms) - t0 )) -ge "$limit" ] && { echo "$limit+"; return 1; }
-		sleep 0.02
-	done
-}
-removed_count() { grep -c "removed.*$1" "$TMP/bird.log" 2>/dev/null || true; }
+route() { bgp_route "$@"; }
+has() { bgp_has "$@"; }
+gone() { bgp_gone "$@"; }
+depref() { bgp_depref "$@"; }
+full() { bgp_full "$@"; }
+established() { bgp_established; }
+start_frr() { bgp_start_frr; }
+stop_frr() { bgp_stop_frr; }
+removed_count() { bgp_removed_times "$1" | wc -l; }
 
 # The zone copy with or without the canary record; then a zone reload.
 set_canary() {
@@ -117,35 +97,12 @@ anycast:
 YAML
 }
 
-start_frr() {
-	ip netns exec "$POP_NS" /usr/lib/frr/zebra -d -N p53bgp -f "$FRR/frr.conf" -i "$FRR/zebra.pid" \
-		-z "$FRR/zserv.api" --vty_socket "$FRR" --log "file:$FRR/zebra.log" 2>/dev/null &&
-	ip netns exec "$POP_NS" /usr/lib/frr/bgpd -d -N p53bgp -f "$FRR/frr.conf" -i "$FRR/bgpd.pid" \
-		-z "$FRR/zserv.api" --vty_socket "$FRR" --log "file:$FRR/bgpd.log" 2>/dev/null
-}
-stop_frr() {
-	kill "$(cat "$FRR/bgpd.pid")" "$(cat "$FRR/zebra.pid")" 2>/dev/null
-	wait_ms 5000 bash -c "! kill -0 $(cat "$FRR/bgpd.pid") 2>/dev/null && ! kill -0 $(cat "$FRR/zebra.pid") 2>/dev/null" >/dev/null
-}
-established() { birdc_ show protocols | grep -E '^pop4 .*Established' >/dev/null && birdc_ show protocols | grep -E '^pop6 .*Established' >/dev/null; }
 
 "$SRC/scripts/lab.sh" up >/dev/null
 ip -n "$POP_NS" link set lo up
-ip -n "$POP_NS" addr replace "$HOST4/24" dev p53p
-ip -n "$POP_NS" addr replace "$HOST6/64" dev p53p nodad
-
-# FRR runs as user frr: its directory and config must be its own.
-mkdir -p "$FRR"
-cp "$SRC/configs/frr/frr-redistribute.conf" "$FRR/frr.conf"
-chown -R frr:frr "$FRR"
-chmod 755 "$TMP" "$FRR"
+bgp_setup "$SRC/configs/frr/frr-redistribute.conf"
 start_frr || { not_ok "FRR starts"; finish; exit 1; }
-# BIRD logs every route it imports or removes: a withdraw in the middle of a drain shows.
-# Without graceful restart, so that stopping FRR takes its routes away at once (the test
-# then sees them come back from FRR, not kept as stale).
-{ echo "log \"$TMP/bird.log\" all;"; echo "debug protocols { routes };"
-  sed 's/connect retry time 1;/connect retry time 1;\n\tgraceful restart off;/' "$SRC/configs/frr/bird-upstream.conf"; } >"$TMP/bird.conf"
-ip netns exec "$CLIENT_NS" bird -s "$BIRD_SOCK" -c "$TMP/bird.conf" -P "$TMP/bird.pid" || { not_ok "BIRD starts"; finish; exit 1; }
+bgp_start_bird || { not_ok "BIRD starts"; finish; exit 1; }
 t=$(wait_ms 20000 established); check "BIRD has BGP sessions with FRR over IPv4 and IPv6 (${t} ms)" established
 
 # --- run 1 ---------------------------------------------------------------------------------
