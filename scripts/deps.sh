@@ -7,7 +7,7 @@ PKGS=(
 	build-essential meson ninja-build pkg-config clang llvm
 	dpdk dpdk-dev libdpdk-dev libbpf-dev libxdp-dev libelf-dev zlib1g-dev libpcap-dev libnuma-dev
 	libldns-dev ldnsutils libmaxminddb-dev libyaml-dev libcmocka-dev libmicrohttpd-dev libjansson-dev
-	libmnl-dev libsystemd-dev frr bird2
+	libmnl-dev libsystemd-dev frr bird2 exabgp
 	knot knot-dnsutils knot-dnssecutils nsd dnsperf
 	iproute2 iputils-ping tcpdump ethtool procps psmisc util-linux coreutils curl time
 	python3-dnspython python3-yaml
@@ -35,7 +35,7 @@ for svc in knot nsd; do
 done
 # The packaged FRR and BIRD services would hold BGP: the tests start their own instances
 # (own pathspace and sockets, tests/integration/bgp_lib.sh), which this never touches.
-for svc in frr bird; do
+for svc in frr bird exabgp; do
 	if command -v systemctl >/dev/null 2>&1 && systemctl is-active --quiet "$svc" 2>/dev/null; then
 		systemctl stop "$svc" || true
 		systemctl disable "$svc" >/dev/null 2>&1 || true
