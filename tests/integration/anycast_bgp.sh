@@ -13,6 +13,7 @@
 #     FRR back: announced again; SIGTERM withdraws, no mbuf leaked
 #   run 2 (warm-up 1.5 s): the router sees the de-preferred route first, then the full one;
 #     SIGKILL of pop53d withdraws (the tun devices die with it)
+#   run 3: a stalled worker's canary ring overflows; SIGTERM while stalled leaks no mbuf
 . "$(dirname "$0")/lib.sh"
 BGP_DIR=$TMP
 . "$(dirname "$0")/bgp_lib.sh"
@@ -220,4 +221,19 @@ t=$(wait_ms 2000 gone "$P4"); check "SIGKILL: $P4 gone (${t} ms)" gone "$P4"
 t=$(wait_ms 2000 gone "$P6"); check "SIGKILL: $P6 gone (${t} ms)" gone "$P6"
 check "SIGKILL: the tun devices went with the process" bash -c "! ip -n $POP_NS link show p53any >/dev/null 2>&1"
 wait "$POP53_PID" 2>/dev/null; POP53_PID=
+
+# --- run 3: a stalled worker's canary ring fills up; SIGTERM while it is still stalled ------
+# Every query the worker never took is freed: by the control thread when the ring is full,
+# by the exit path for what is left in the rings. The mempool check must say "no leak".
+write_cfg 0
+rm -rf "/var/run/dpdk/$EAL_PREFIX"
+POP53_TEST_HOOKS=1 start_pop53_answering "$CFG"
+ctl test stall-worker 0 on >/dev/null
+sleep 4   # 20 canary rounds at 200 ms; the ring holds 16
+m=$(ip netns exec "$POP_NS" curl -s --max-time 5 http://127.0.0.1:19353/metrics)
+check "stalled worker: canary queries freed for a full ring ($(grep '^pop53_health_canary_ring_full_total' <<<"$m"))" \
+	grep -qE '^pop53_health_canary_ring_full_total [1-9]' <<<"$m"
+stop_pop53; rc=$?
+check "SIGTERM with the worker still stalled: exit 0" [ $rc -eq 0 ]
+check "...and no mbuf leaked (queued canaries freed at exit)" grep -q 'no leak' "$TMP/pop53d.log"
 finish
