@@ -98,10 +98,12 @@ int p53_health_start(struct p53_health *h, struct p53_daemon *d, char *err, size
 }
 
 /* Workers alive: heartbeat younger than the bound, nobody stuck in a grace period. */
-static bool workers_ok(const struct p53_daemon *d, uint64_t bound_ms, char *err, size_t len)
+static bool workers_ok(const struct p53_daemon *d, uint64_t bound_ms, bool *critical, char *err,
+		       size_t len)
 {
 	uint64_t now = rte_rdtsc(), hz = rte_get_tsc_hz();
 
+	*critical = true;
 	if (d->dp.stuck >= 0) {
 		snprintf(err, len, "worker %d is stuck: it missed an RCU grace period", d->dp.stuck);
 		return false;
@@ -109,6 +111,8 @@ static bool workers_ok(const struct p53_daemon *d, uint64_t bound_ms, char *err,
 	for (unsigned int i = 0; i < d->dp.n_workers; i++) {
 		uint64_t hb = __atomic_load_n(&d->dp.workers[i].stats.heartbeat, __ATOMIC_RELAXED);
 		if (hb == 0) {
+			/* Starting: not a dead worker, just not yet a healthy one. */
+			*critical = false;
 			snprintf(err, len, "worker %u has not polled yet", i);
 			return false;
 		}
@@ -180,8 +184,9 @@ static void run_checks(struct p53_health *h, struct p53_daemon *d, uint64_t now)
 			record(h, P53_HC_CANARY, r == 1, false, err, now);
 	}
 	if (now >= h->next_ms[P53_HC_WORKERS]) {
-		bool ok = workers_ok(d, hc->workers.heartbeat_ms, err, sizeof(err));
-		record(h, P53_HC_WORKERS, ok, true, err, now);
+		bool critical;
+		bool ok = workers_ok(d, hc->workers.heartbeat_ms, &critical, err, sizeof(err));
+		record(h, P53_HC_WORKERS, ok, critical, err, now);
 		h->next_ms[P53_HC_WORKERS] = now + hc->workers.check.interval_ms;
 	}
 	if (now >= h->next_ms[P53_HC_ZONES]) {
