@@ -14,6 +14,7 @@
 #   run 2 (warm-up 1.5 s): the router sees the de-preferred route first, then the full one;
 #     SIGKILL of pop53d withdraws (the tun devices die with it)
 #   run 3: a stalled worker's canary ring overflows; SIGTERM while stalled leaks no mbuf
+#   run 4 (configs/frr/frr-network.conf): announced once up, drain withdraws, SIGKILL withdraws
 . "$(dirname "$0")/lib.sh"
 BGP_DIR=$TMP
 . "$(dirname "$0")/bgp_lib.sh"
@@ -236,4 +237,23 @@ check "stalled worker: canary queries freed for a full ring ($(grep '^pop53_heal
 stop_pop53; rc=$?
 check "SIGTERM with the worker still stalled: exit 0" [ $rc -eq 0 ]
 check "...and no mbuf leaked (queued canaries freed at exit)" grep -q 'no leak' "$TMP/pop53d.log"
+
+# --- run 4: configs/frr/frr-network.conf (network + import-check) ---------------------------
+stop_frr
+cp "$SRC/configs/frr/frr-network.conf" "$FRR/frr.conf"
+chown frr:frr "$FRR/frr.conf"
+start_frr || not_ok "FRR starts with frr-network.conf"
+t=$(wait_ms 20000 established); check "frr-network.conf: sessions up (${t} ms)" established
+check "frr-network.conf: nothing announced while pop53d is not running" gone "$P4"
+start_pop53_answering "$CFG"
+t=$(wait_ms 5000 full "$P4"); check "frr-network.conf: BIRD learns $P4 once the node is up (${t} ms)" full "$P4"
+t=$(wait_ms 3000 full "$P6"); check "frr-network.conf: ...and $P6 (${t} ms)" full "$P6"
+ctl drain >/dev/null
+t=$(wait_ms 3500 gone "$P4"); check "frr-network.conf: drain withdraws after drain_time (${t} ms)" gone "$P4"
+kill -9 "$POP53_PID"; wait "$POP53_PID" 2>/dev/null; POP53_PID=
+start_pop53_answering "$CFG"
+t=$(wait_ms 5000 full "$P4"); check "frr-network.conf: announced again after a restart (${t} ms)" full "$P4"
+kill -9 "$POP53_PID"
+t=$(wait_ms 2000 gone "$P4"); check "frr-network.conf: SIGKILL withdraws (${t} ms)" gone "$P4"
+wait "$POP53_PID" 2>/dev/null; POP53_PID=
 finish
