@@ -21,9 +21,6 @@
 #define P53_F_AA 0x0400u
 #define P53_F_TC 0x0200u
 #define P53_F_RD 0x0100u
-#define P53_F_RA 0x0080u
-#define P53_F_Z  0x0040u
-#define P53_F_AD 0x0020u
 #define P53_F_CD 0x0010u
 #define P53_OPCODE(f) (((f) >> 11) & 0xfu)
 
@@ -36,16 +33,16 @@ enum {
 };
 
 enum {
-	P53_T_A = 1, P53_T_NS = 2, P53_T_CNAME = 5, P53_T_SOA = 6, P53_T_PTR = 12, P53_T_MX = 15,
-	P53_T_TXT = 16, P53_T_AAAA = 28, P53_T_SRV = 33, P53_T_DNAME = 39, P53_T_OPT = 41,
-	P53_T_DS = 43, P53_T_RRSIG = 46, P53_T_NSEC = 47, P53_T_TSIG = 250, P53_T_IXFR = 251,
+	P53_T_A = 1, P53_T_NS = 2, P53_T_CNAME = 5, P53_T_SOA = 6, P53_T_MX = 15,
+	P53_T_TXT = 16, P53_T_AAAA = 28, P53_T_DNAME = 39, P53_T_OPT = 41,
+	P53_T_DS = 43, P53_T_TSIG = 250, P53_T_IXFR = 251,
 	P53_T_AXFR = 252, P53_T_MAILB = 253, P53_T_MAILA = 254, P53_T_ANY = 255,
 };
 
-enum { P53_C_IN = 1, P53_C_CH = 3, P53_C_NONE = 254, P53_C_ANY = 255 };
+enum { P53_C_IN = 1, P53_C_CH = 3, P53_C_ANY = 255 };
 
 /* EDNS option codes (IANA registry). */
-enum { P53_EDNS_NSID = 3, P53_EDNS_ECS = 8, P53_EDNS_COOKIE = 10, P53_EDNS_EDE = 15 };
+enum { P53_EDNS_NSID = 3, P53_EDNS_ECS = 8, P53_EDNS_EDE = 15 };
 
 /* Extended DNS Error INFO-CODEs we send (RFC 8914 §4). */
 enum { P53_EDE_NOT_AUTHORITATIVE = 20 };

@@ -6,7 +6,7 @@
  * copied to a worker's NUMA node with one memcpy and needs no relocation. control/ writes
  * images (control/zone/image_build.c); dataplane/ only reads them. Nothing here allocates, locks
  * or makes a syscall: lookups are safe on any lcore, concurrently, for as long as the caller
- * holds the image (see the RCU rules in control/reload).
+ * holds the image (see the RCU rules in dataplane/replica.h and control/publish.c).
  *
  * Layout (every section 8-byte aligned):
  *

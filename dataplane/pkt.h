@@ -13,7 +13,7 @@
 #include <stdint.h>
 #include <stddef.h>
 
-/* Why a frame was dropped. Each has a per-worker counter (dataplane/counters.h). */
+/* Why a frame was dropped. Each has a per-worker counter (p53_worker_stats.drop, worker.h). */
 enum p53_pkt_drop {
 	P53_PKT_OK = 0,
 	P53_PKT_DROP_SHORT_L2,      /* truncated Ethernet or 802.1Q header */

@@ -18,7 +18,6 @@
 struct p53_replica {
 	const void *image;              /* zone image (dataplane/image.h), or NULL: REFUSED */
 	size_t image_len;
-	uint64_t generation;            /* the image's generation */
 	struct p53_answer_conf conf;    /* points into the buffers below */
 	uint8_t identity[256];
 	uint8_t version[256];

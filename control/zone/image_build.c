@@ -4,7 +4,7 @@
  * Build steps:
  *  1. Zones: parse each origin, create its apex node; sort the apexes by name so duplicate
  *     zones are found and "is this name a served apex?" is a binary search.
- *  2. Load (control/zone_load.c): ldns parses each master file and its $INCLUDEs one RR at a
+ *  2. Load (control/zone/zone_load.c): ldns parses each master file and its $INCLUDEs one RR at a
  *     time; each RR becomes wire bytes (after the owner) plus its canonical RDATA, and its
  *     owner a node in a (zone, name) hash map, missing ancestors created as we go (they end
  *     up as empty non-terminals). Out-of-zone records are dropped with a warning.
@@ -30,6 +30,7 @@
 #include "control/zone/image_build.h"
 #include "control/zone/zone_build.h"
 #include "dataplane/image.h"
+#include "control/text.h"
 #include "dataplane/name.h"
 
 /* Build state beyond the loader's: RRsets, the index and additional lists. */

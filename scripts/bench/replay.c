@@ -45,6 +45,7 @@
 #include <rte_mempool.h>
 #include <rte_udp.h>
 
+#include "control/text.h"
 #include "control/zone/image_build.h"
 #include "dataplane/dnsmsg.h"
 #include "dataplane/image.h"
@@ -299,7 +300,8 @@ static uint32_t zone_index(const void *img, const char *name)
 		die("bad zone name '%s'", name);
 	for (uint32_t z = 0; z < h->n_zones; z++) {
 		const struct p53_image_zone *zn = p53_image_zone(img, z);
-		if (zn->name_len == wl && p53_name_equal(p53_image_name(img, zn->name_off), want))
+		/* Both canonical (lower case), so bytes compare. */
+		if (zn->name_len == wl && memcmp(p53_image_name(img, zn->name_off), want, (size_t)wl) == 0)
 			return z;
 	}
 	die("zone '%s' is not in the image", name);

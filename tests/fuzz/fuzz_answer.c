@@ -7,7 +7,7 @@
  *   clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize=alignment -DP53_LIBFUZZER \
  *     -DP53_SRCDIR='"'$PWD'"' -D_GNU_SOURCE -I. $(pkg-config --cflags libdpdk) \
  *     tests/fuzz/fuzz_answer.c dataplane/{name,image,pkt,dnsmsg,answer}.c \
- *     control/{image_build,zone_load}.c -o fuzz $(pkg-config --libs libdpdk ldns)
+ *     control/zone/{image_build,zone_load}.c control/text.c -o fuzz $(pkg-config --libs libdpdk ldns)
  *   ./fuzz -max_len=1500 CORPUS_COPY/
  * Without a fuzzer, as BIND does, main() replays the committed corpus (tests/fuzz/corpus)
  * and a fixed number of deterministic mutations of it, so `meson test` runs it on every
