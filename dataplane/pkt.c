@@ -280,6 +280,9 @@ size_t p53_pkt_reply(uint8_t *frame, const struct p53_pkt *pkt, uint16_t dns_len
 		struct rte_ipv6_hdr *ip6 = (struct rte_ipv6_hdr *)(frame + pkt->l3_off);
 
 		swap_bytes(ip6->src_addr, ip6->dst_addr, 16);
+		/* Traffic class and flow label are the client's, for its flow (RFC 8200 §7, RFC
+		 * 6437): ours start clean, and ECN marks are never echoed (RFC 3168 §6.1). */
+		ip6->vtc_flow = rte_cpu_to_be_32(6u << 28);
 		ip6->payload_len = rte_cpu_to_be_16(ulen);
 		ip6->hop_limits = REPLY_HOPS;
 		/* RFC 8200 §8.1: a zero UDP checksum is not allowed over IPv6. */
@@ -294,6 +297,9 @@ size_t p53_pkt_reply(uint8_t *frame, const struct p53_pkt *pkt, uint16_t dns_len
 
 		ip4->src_addr = ip4->dst_addr;
 		ip4->dst_addr = a;
+		/* DSCP and ECN were the client's marking of its query (RFC 2474, RFC 3168 §6.1:
+		 * a reply must not echo ECT/CE): send ours with both clear. */
+		ip4->type_of_service = 0;
 		ip4->total_length = rte_cpu_to_be_16((uint16_t)(IPV4_HLEN + ulen));
 		/* RFC 6864 §4.1 lets an atomic datagram carry any ID; DF is left as the client
 		 * set it (parse refused MF and offsets, so only DF can be there). */

@@ -72,8 +72,8 @@ enum p53_pkt_drop p53_pkt_parse(const uint8_t *frame, size_t len, struct p53_pkt
  * Turn a parsed query frame into its reply, in place.
  *
  * The DNS response must already be written at frame + pkt->dns_off with `dns_len` bytes.
- * Swaps MACs, IP addresses and UDP ports; sets IPv4 total length, TTL 64, ID 0 and DF
- * unchanged, or IPv6 payload length and hop limit 64; sets the UDP length and computes the
+ * Swaps MACs, IP addresses and UDP ports; sets IPv4 total length, TTL 64, ID 0, TOS (DSCP and
+ * ECN) 0 and DF unchanged, or IPv6 payload length, hop limit 64, traffic class and flow label 0; sets the UDP length and computes the
  * IPv4 header checksum and the UDP checksum (always, as IPv6 requires it; RFC 8200 §8.1) in
  * software unless `tx_offload` says the port does it, in which case the pseudo-header
  * checksum is written as the NIC expects (rte_ipv4_phdr_cksum / rte_ipv6_phdr_cksum).

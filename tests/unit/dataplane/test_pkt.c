@@ -24,7 +24,7 @@ static const uint8_t CLI6[16] = { 0x20, 0x01, 0x0d, 0xb8, [15] = 0x01 };  /* RFC
 static const uint8_t SRV6[16] = { 0x20, 0x01, 0x0d, 0xb8, [14] = 0x00, [15] = 0x53 };
 #define CLI_PORT 40000u
 #define VLAN_TCI 0x0123u
-#define FLOW_WORD 0x6a012345u   /* version 6, traffic class 0xa0, flow label 0x12345 */
+#define FLOW_WORD 0x6a312345u   /* version 6, traffic class 0xa3 (DSCP AF11 + ECN CE), flow label 0x12345 */
 
 struct spec {
 	int v6;
@@ -83,7 +83,7 @@ static struct lay build(uint8_t *buf, const struct spec *s)
 		l.l4 = l.l3 + 40;
 	} else {
 		ip[0] = 0x45;
-		ip[1] = 0x28;                       /* DSCP AF11, must survive the reply */
+		ip[1] = 0x2B;                       /* DSCP AF11 + ECN CE: the reply clears both */
 		put16(ip + 2, (uint16_t)(28 + s->dns_len));
 		put16(ip + 4, 0x1234);
 		put16(ip + 6, 0x4000);              /* DF */
@@ -482,7 +482,11 @@ static void check_reply(const struct reply_case *c)
 	uint8_t *ip = f + l.l3;
 	uint16_t ulen = (uint16_t)(8 + c->resp_len);
 	if (v6) {
-		assert_memory_equal(ip, before + l.l3, 4);     /* version, class, flow label */
+		/* Version 6; the query's traffic class (with its ECN bits) and flow label are
+		 * not echoed. */
+		assert_int_equal(ip[0], 0x60);
+		assert_int_equal(ip[1], 0);
+		assert_int_equal(get16(ip + 2), 0);
 		assert_int_equal(get16(ip + 4), ulen);
 		assert_int_equal(ip[6], 17);
 		assert_int_equal(ip[7], 64);
@@ -490,7 +494,7 @@ static void check_reply(const struct reply_case *c)
 		assert_memory_equal(ip + 24, CLI6, 16);
 	} else {
 		assert_int_equal(ip[0], 0x45);
-		assert_int_equal(ip[1], 0x28);
+		assert_int_equal(ip[1], 0);                     /* TOS: DSCP and ECN cleared */
 		assert_int_equal(get16(ip + 2), 20 + ulen);
 		assert_int_equal(get16(ip + 4), 0);             /* ID 0 */
 		assert_int_equal(get16(ip + 6), 0x4000);        /* DF kept */
@@ -553,6 +557,17 @@ static void test_reply_odd_lengths(void **state)
 				check_reply(&(struct reply_case){
 					.q = { .v6 = v6, .vlan = vlan, .dns_len = 27 },
 					.resp_len = lens[i] });
+}
+
+/* Regression: replies echoed the query's TOS byte (DSCP and ECN CE) and IPv6 traffic class
+ * and flow label. check_reply() asserts all of them clear; the queries carry them set. */
+static void test_reply_clears_tos_ecn_traffic_class_flow_label(void **state)
+{
+	(void)state;
+	for (int v6 = 0; v6 <= 1; v6++)
+		for (unsigned int o = 0; o <= 3; o++)
+			check_reply(&(struct reply_case){ .q = { .v6 = v6, .dns_len = 30 },
+							 .resp_len = 50, .offload = o });
 }
 
 /* The response is usually longer than the query (answers, additional records). */
@@ -649,6 +664,7 @@ int main(void)
 		cmocka_unit_test(test_reply_ipv6),
 		cmocka_unit_test(test_reply_vlan),
 		cmocka_unit_test(test_reply_odd_lengths),
+		cmocka_unit_test(test_reply_clears_tos_ecn_traffic_class_flow_label),
 		cmocka_unit_test(test_reply_grows),
 		cmocka_unit_test(test_reply_padded_query),
 		cmocka_unit_test(test_reply_unaligned),
