@@ -10,6 +10,7 @@
 #ifndef P53_PKT_H
 #define P53_PKT_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stddef.h>
 
@@ -28,6 +29,8 @@ enum p53_pkt_drop {
 	P53_PKT_DROP_PORT,          /* destination port not 53; source port 0 */
 	P53_PKT_DROP_SRC_ADDR,      /* source is broadcast, multicast, unspecified or loopback;
 				       source MAC is multicast/broadcast */
+	P53_PKT_DROP_UDP_CSUM,      /* UDP checksum wrong (port offload or software), or zero
+				       over IPv6 (RFC 8200 §8.1) */
 	P53_PKT_DROP__MAX
 };
 
@@ -53,9 +56,11 @@ struct p53_pkt {
  * group; IP version, IPv4 IHL == 5 (options are refused: RFC 791 allows them but no DNS client
  * sends them and they only cost), IP lengths against the frame (trailing Ethernet padding
  * beyond the IP total length is allowed), fragments, protocol UDP, UDP length against the IP
- * payload, destination port 53, source port not 0, source address not broadcast (IPv4
- * 255.255.255.255 or the limited class), multicast, unspecified or loopback.
- * Does not verify the UDP checksum (receive offload or software, caller's choice).
+ * payload, an IPv6 UDP checksum that is not zero (RFC 8200 §8.1), destination port 53,
+ * source port not 0, source address not broadcast (IPv4 255.255.255.255 or the limited
+ * class), multicast, unspecified or loopback.
+ * Does not verify the UDP checksum itself: the port may have done it (receive offload), else
+ * the caller runs p53_pkt_udp_csum_ok().
  *
  * @param frame  first byte of the Ethernet header
  * @param len    bytes in the frame
@@ -63,6 +68,16 @@ struct p53_pkt {
  * @return P53_PKT_OK, or the drop reason.
  */
 enum p53_pkt_drop p53_pkt_parse(const uint8_t *frame, size_t len, struct p53_pkt *out);
+
+/**
+ * Verify the UDP checksum of a frame p53_pkt_parse() accepted, in software (RFC 768, RFC
+ * 1071): the one's complement sum of the pseudo-header and the whole datagram, checksum
+ * included, must be all ones. An IPv4 checksum of 0 means the sender computed none (RFC 768)
+ * and passes; over IPv6 the parser already refused 0.
+ *
+ * @return true when the datagram is intact.
+ */
+bool p53_pkt_udp_csum_ok(const uint8_t *frame, const struct p53_pkt *pkt);
 
 /* Checksum work p53_pkt_reply() may leave to the NIC. */
 #define P53_PKT_TX_IP_CKSUM  0x1   /* port offloads the IPv4 header checksum */

@@ -1,7 +1,8 @@
 /*
  * The worker: one per lcore, each owning one RX/TX queue pair of the service port.
  *
- * Loop: rx_burst -> frame parse (pkt.h) -> answer from this worker's replica (answer.h) ->
+ * Loop: rx_burst -> frame parse and UDP checksum (pkt.h; the port's verdict, else software) ->
+ * answer from this worker's replica (answer.h) ->
  * rewrite in place -> tx_burst; what the NIC does not take is freed and counted. When the
  * queue is empty the worker backs off (busy-poll or adaptive sleep), so several instances
  * can share a small machine. Per packet: no allocation, no locks, no syscalls. The only

@@ -96,7 +96,13 @@ int p53_port_open(struct p53_port *p, const struct p53_config *cfg, const unsign
 		conf.rxmode.mq_mode = RTE_ETH_MQ_RX_RSS;
 		conf.rx_adv_conf.rss_conf.rss_hf = (RTE_ETH_RSS_IP | RTE_ETH_RSS_UDP) & info.flow_type_rss_offloads;
 	}
-	/* Use the checksum offloads the port has; pkt.c computes them in software otherwise. */
+	/* Use the checksum offloads the port has; pkt.c computes them in software otherwise.
+	 * On receive the worker trusts the mbuf's L4 checksum flags and verifies in software
+	 * when they say UNKNOWN (dataplane/worker.c). */
+	if (info.rx_offload_capa & RTE_ETH_RX_OFFLOAD_UDP_CKSUM) {
+		conf.rxmode.offloads |= RTE_ETH_RX_OFFLOAD_UDP_CKSUM;
+		p->rx_csum = 1;
+	}
 	uint64_t want = RTE_ETH_TX_OFFLOAD_IPV4_CKSUM | RTE_ETH_TX_OFFLOAD_UDP_CKSUM;
 	if ((info.tx_offload_capa & want) == want) {
 		conf.txmode.offloads = want;
@@ -140,8 +146,10 @@ int p53_port_open(struct p53_port *p, const struct p53_config *cfg, const unsign
 		goto fail;
 	}
 	p->in_use_baseline = p53_port_in_use(p);
-	p53_info("port %s (id %u): %u queue pair(s), %u rx / %u tx descriptors, checksums %s, %u mbufs held by the driver",
-		 p->name, p->id, nq, rxd, txd, p->tx_offload ? "offloaded" : "in software", p->in_use_baseline);
+	p53_info("port %s (id %u): %u queue pair(s), %u rx / %u tx descriptors, UDP checksums verified %s, "
+		 "computed %s, %u mbufs held by the driver", p->name, p->id, nq, rxd, txd,
+		 p->rx_csum ? "by the port" : "in software", p->tx_offload ? "by the port" : "in software",
+		 p->in_use_baseline);
 	return 0;
 fail:
 	rte_eth_dev_close(p->id);

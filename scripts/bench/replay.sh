@@ -221,8 +221,9 @@ desc_of() {
 	echo "compiles the zone with \`p53_image_build\`, pre-builds $FRAMES query frames (Ethernet, IPv4"
 	echo "192.0.2.1 -> 192.0.2.53, UDP to port 53 with a correct checksum, DNS with RD=0 and an OPT"
 	echo "record with payload 1232), then loops in bursts of 32: \`rte_pktmbuf_alloc_bulk\`, copy the"
-	echo "next frames in (the NIC's DMA, modelled), \`p53_worker_burst\` (frame parse, answer from the"
-	echo "replica, rewrite in place, software checksums as with \`tx_offload\` 0), \`rte_pktmbuf_free_bulk\`."
+	echo "next frames in (the NIC's DMA, modelled), \`p53_worker_burst\` (frame parse, UDP checksum"
+	echo "verified in software as on a port without RX offload, answer from the replica, rewrite in"
+	echo "place, software checksums as with \`tx_offload\` 0), \`rte_pktmbuf_free_bulk\`."
 	echo "A second loop without \`p53_worker_burst\` measures the copy (with alloc and free) so it can"
 	echo "be subtracted: **net = full - copy-only** is the cost of the worker's code per query."
 	echo

@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """Writes the seed corpus of tests/fuzz/fuzz_answer.c: DNS queries for every lookup case of
 the differential zones, with and without EDNS and options, and the same as full frames
-(Ethernet, 802.1Q, IPv4, IPv6, UDP). Run once; the files are committed."""
+(Ethernet, 802.1Q, IPv4, IPv6, UDP); then the hardening cases (h-*.bin), one per defect
+fixed. Run once; the files are committed (the output is deterministic)."""
 import os
 import struct
 import sys
@@ -39,4 +40,35 @@ for i, (name, t) in enumerate(QS):
             open(os.path.join(OUT, f"f{i:02d}-v4.bin"), "wb").write(frame(wire))
             open(os.path.join(OUT, f"f{i:02d}-v6vlan.bin"), "wb").write(frame(wire, v6=True, vlan=7))
             n += 2
+
+
+# Hardening cases (issue 8), one file each, named for what they exercise.
+def udp_off(fr):
+    off = 14 + (4 if fr[12:14] == b"\x81\x00" else 0)
+    return off + (40 if fr[off - 2:off] == b"\x86\xdd" else 20)
+
+
+def with_udp_csum(fr, value):
+    u = udp_off(fr)
+    return fr[:u + 6] + struct.pack("!H", value) + fr[u + 8:]
+
+
+def flip(fr, at, mask):
+    return fr[:at] + bytes([fr[at] ^ mask]) + fr[at + 1:]
+
+
+www = dns.message.make_query("www.diff.test.", "A", use_edns=0)
+www.id = 0x2000
+w = www.to_wire()
+HARD = {
+    # a flipped bit in the question: the checksum no longer matches (dropped udp_csum)
+    "h-udp-csum-bad-v4": flip(frame(w), udp_off(frame(w)) + 8 + 13, 0x20),  # "www" -> "Www"
+    # IPv6 UDP checksum 0 (RFC 8200 section 8.1: dropped udp_csum)
+    "h-udp-csum-zero-v6": with_udp_csum(frame(w, v6=True), 0),
+    # IPv4 UDP checksum 0: none computed (RFC 768), answered
+    "h-udp-csum-zero-v4": with_udp_csum(frame(w), 0),
+}
+for name, data in HARD.items():
+    open(os.path.join(OUT, name + ".bin"), "wb").write(data)
+    n += 1
 print(f"{n} seeds in {OUT}")
