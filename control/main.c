@@ -279,6 +279,7 @@ int main(int argc, char **argv)
 		w->port = d.port.id;
 		w->queue = (uint16_t)i;
 		w->tx_offload = d.port.tx_offload;
+		memcpy(w->mac, d.port.mac, sizeof(w->mac));
 		w->idle_adaptive = cfg->idle == P53_IDLE_ADAPTIVE;
 		w->idle_max_us = cfg->idle_max_us;
 		w->stop = &workers_stop;

@@ -1,4 +1,5 @@
 /* Replicas and their RCU swap; see dataplane.h. */
+#include <sys/socket.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +33,8 @@ int p53_dataplane_init(struct p53_dataplane *dp, struct p53_worker *workers, uns
 	return 0;
 }
 
+_Static_assert(P53_PKT_MAX_ADDRS >= P53_CONFIG_MAX_ADDRS, "every service address fits a replica");
+
 static struct p53_replica *replica_new(const void *img, size_t len, const struct p53_config *cfg,
 				       int socket)
 {
@@ -55,6 +58,13 @@ static struct p53_replica *replica_new(const void *img, size_t len, const struct
 	r->conf.version = r->version;
 	r->conf.version_len = (uint8_t)vl;
 	r->conf.edns_max_payload = cfg->edns_max_payload;
+	for (int i = 0; i < cfg->n_addrs && i < P53_PKT_MAX_ADDRS; i++) {
+		const struct p53_addr *a = &cfg->addrs[i];
+		if (a->family == AF_INET)
+			memcpy(&r->addrs.v4[r->addrs.n4++], a->bytes, 4);
+		else
+			memcpy(r->addrs.v6[r->addrs.n6++], a->bytes, 16);
+	}
 	return r;
 }
 

@@ -32,6 +32,8 @@ const char *const p53_pkt_drop_names[P53_PKT_DROP__MAX] = {
 	[P53_PKT_DROP_PORT] = "port",
 	[P53_PKT_DROP_SRC_ADDR] = "src_addr",
 	[P53_PKT_DROP_UDP_CSUM] = "udp_csum",
+	[P53_PKT_DROP_DST_MAC] = "dst_mac",
+	[P53_PKT_DROP_DST_ADDR] = "dst_addr",
 };
 
 #define IPV4_HLEN     20u
@@ -86,8 +88,8 @@ static enum p53_pkt_drop parse_ipv4(struct p53_wire *w, struct p53_pkt *out, siz
 	uint16_t frag = p53_get16(h + 6);
 	uint8_t proto = h[9];
 	/* Header checksum (h + 10) not verified: the Ethernet FCS covers the last hop, and the
-	 * UDP pseudo-header checksum (when the caller verifies it) covers addresses and length.
-	 * The destination (h + 16) is what the XDP program steered on. */
+	 * UDP pseudo-header checksum covers addresses and length. The destination (h + 16) is
+	 * checked by p53_pkt_for_us(). */
 	const uint8_t *src = h + 12;
 	/* Options (IHL > 5) are legal but no DNS client sends them; refusing them keeps the
 	 * UDP header at a fixed offset. */
@@ -118,7 +120,7 @@ static enum p53_pkt_drop parse_ipv6(struct p53_wire *w, struct p53_pkt *out, siz
 	uint8_t ver = h[0];
 	uint16_t plen = p53_get16(h + 4);
 	uint8_t next = h[6];
-	const uint8_t *src = h + 8;             /* destination at h + 24: steered on */
+	const uint8_t *src = h + 8;             /* destination at h + 24: p53_pkt_for_us() */
 	if ((ver >> 4) != 6)
 		return P53_PKT_DROP_IP_HDR;
 	/* Payload length excludes the fixed header; padding may follow it. A zero payload
@@ -278,6 +280,28 @@ static inline uint16_t udp_cksum(uint64_t pseudo, const struct rte_udp_hdr *udp,
 	uint16_t c = (uint16_t)~fold(ocsum((const uint8_t *)udp, ulen, pseudo));
 
 	return c == 0 ? 0xffff : c;
+}
+
+enum p53_pkt_drop p53_pkt_for_us(const uint8_t *frame, const struct p53_pkt *pkt,
+				 const uint8_t mac[6], const struct p53_pkt_addrs *addrs)
+{
+	const uint8_t *ip = frame + pkt->l3_off;
+
+	/* The frame holds at least an Ethernet header (parse checked). */
+	if (memcmp(frame, mac, 6) != 0)
+		return P53_PKT_DROP_DST_MAC;
+	if (pkt->ipv6) {
+		for (uint16_t i = 0; i < addrs->n6; i++)
+			if (memcmp(ip + 24, addrs->v6[i], 16) == 0)
+				return P53_PKT_OK;
+	} else {
+		uint32_t dst;
+		memcpy(&dst, ip + 16, 4);
+		for (uint16_t i = 0; i < addrs->n4; i++)
+			if (dst == addrs->v4[i])
+				return P53_PKT_OK;
+	}
+	return P53_PKT_DROP_DST_ADDR;
 }
 
 bool p53_pkt_udp_csum_ok(const uint8_t *frame, const struct p53_pkt *pkt)

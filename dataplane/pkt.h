@@ -31,6 +31,8 @@ enum p53_pkt_drop {
 				       source MAC is multicast/broadcast */
 	P53_PKT_DROP_UDP_CSUM,      /* UDP checksum wrong (port offload or software), or zero
 				       over IPv6 (RFC 8200 §8.1) */
+	P53_PKT_DROP_DST_MAC,       /* destination MAC not the port's (group addresses too) */
+	P53_PKT_DROP_DST_ADDR,      /* destination IP not a service address (dataplane.addresses) */
 	P53_PKT_DROP__MAX
 };
 
@@ -68,6 +70,31 @@ struct p53_pkt {
  * @return P53_PKT_OK, or the drop reason.
  */
 enum p53_pkt_drop p53_pkt_parse(const uint8_t *frame, size_t len, struct p53_pkt *out);
+
+#define P53_PKT_MAX_ADDRS 64 /* as P53_CONFIG_MAX_ADDRS */
+
+/* The addresses queries may be sent to: the port's MAC and the service addresses. The MAC is
+ * the port's for its lifetime; the addresses change on a config reload, so they travel in
+ * the replica (replica.h). */
+struct p53_pkt_addrs {
+	uint16_t n4, n6;
+	uint32_t v4[P53_PKT_MAX_ADDRS];         /* as on the wire (network order) */
+	uint8_t v6[P53_PKT_MAX_ADDRS][16];
+};
+
+/**
+ * Is a frame p53_pkt_parse() accepted addressed to us? Ports other than net_af_xdp (whose XDP
+ * program steers only the service addresses) hand us whatever the wire carries: broadcast
+ * and multicast frames, frames for other hosts in promiscuous mode, other local addresses.
+ * A reply to those would come from an address that is not ours (ff:ff:ff:ff:ff:ff for a
+ * broadcast query).
+ *
+ * @param mac   the port's unicast MAC; a group destination MAC never equals it
+ * @param addrs the service addresses
+ * @return P53_PKT_OK, P53_PKT_DROP_DST_MAC or P53_PKT_DROP_DST_ADDR.
+ */
+enum p53_pkt_drop p53_pkt_for_us(const uint8_t *frame, const struct p53_pkt *pkt,
+				 const uint8_t mac[6], const struct p53_pkt_addrs *addrs);
 
 /**
  * Verify the UDP checksum of a frame p53_pkt_parse() accepted, in software (RFC 768, RFC

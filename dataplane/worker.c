@@ -116,6 +116,8 @@ static uint16_t burst(struct p53_worker *w, const struct p53_replica *r, struct 
 		}
 		uint8_t *frame = rte_pktmbuf_mtod(m, uint8_t *);
 		enum p53_pkt_drop d = p53_pkt_parse(frame, rte_pktmbuf_data_len(m), &pkt[i]);
+		if (d == P53_PKT_OK)
+			d = p53_pkt_for_us(frame, &pkt[i], w->mac, &r->addrs);
 		if (d == P53_PKT_OK && udp_csum_bad(m, frame, &pkt[i]))
 			d = P53_PKT_DROP_UDP_CSUM;
 		if (d != P53_PKT_OK) {

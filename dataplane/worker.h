@@ -55,6 +55,7 @@ struct p53_worker {
 	uint16_t port;
 	uint16_t queue;
 	unsigned int tx_offload;        /* P53_PKT_TX_* the port does for us */
+	uint8_t mac[6];                 /* the port's MAC: frames to any other are dropped */
 	int idle_adaptive;              /* 0: busy-poll */
 	unsigned int idle_max_us;
 	struct p53_replica *replica;    /* this worker's replica: loaded with acquire once per

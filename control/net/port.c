@@ -145,9 +145,18 @@ int p53_port_open(struct p53_port *p, const struct p53_config *cfg, const unsign
 		rte_eth_dev_stop(p->id);
 		goto fail;
 	}
+	struct rte_ether_addr ea;
+	ret = rte_eth_macaddr_get(p->id, &ea);
+	if (ret != 0) {
+		p53_err("port %s: MAC address: %s", p->name, rte_strerror(-ret));
+		rte_eth_dev_stop(p->id);
+		goto fail;
+	}
+	memcpy(p->mac, ea.addr_bytes, sizeof(p->mac));
 	p->in_use_baseline = p53_port_in_use(p);
-	p53_info("port %s (id %u): %u queue pair(s), %u rx / %u tx descriptors, UDP checksums verified %s, "
-		 "computed %s, %u mbufs held by the driver", p->name, p->id, nq, rxd, txd,
+	p53_info("port %s (id %u): MAC %02x:%02x:%02x:%02x:%02x:%02x, %u queue pair(s), %u rx / %u tx "
+		 "descriptors, UDP checksums verified %s, computed %s, %u mbufs held by the driver",
+		 p->name, p->id, p->mac[0], p->mac[1], p->mac[2], p->mac[3], p->mac[4], p->mac[5], nq, rxd, txd,
 		 p->rx_csum ? "by the port" : "in software", p->tx_offload ? "by the port" : "in software",
 		 p->in_use_baseline);
 	return 0;

@@ -21,6 +21,7 @@ struct p53_port {
 	uint16_t n_queues;
 	unsigned int tx_offload;                /* P53_PKT_TX_* the port offers */
 	int rx_csum;                            /* the port verifies UDP checksums on receive */
+	uint8_t mac[6];                         /* the port's MAC (queries to others are dropped) */
 	char name[128];                         /* ethdev name, e.g. net_af_xdp0 */
 	char iface[64];                         /* kernel interface for af_xdp, else "" */
 	struct rte_mempool *pools[P53_MAX_WORKERS]; /* one per queue, on the worker's socket */

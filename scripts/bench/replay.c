@@ -815,11 +815,15 @@ int main(int argc, char **argv)
 	/* As control/main.c sets it up for a port without checksum offload. */
 	w->lcore = rte_lcore_id();
 	w->tx_offload = 0;
+	memcpy(w->mac, mac_server, 6);
 	static struct p53_replica replica;
 	replica.image = rep;
 	replica.conf.identity = (const uint8_t *)identity;
 	replica.conf.identity_len = (uint8_t)strlen(identity);
 	replica.conf.edns_max_payload = 1232;
+	/* The frames' destinations, as dataplane.addresses would list them. */
+	replica.addrs.v4[replica.addrs.n4++] = rte_cpu_to_be_32(RTE_IPV4(192, 0, 2, 53));
+	memcpy(replica.addrs.v6[replica.addrs.n6++], v6_server, 16);
 	w->replica = &replica; /* no reloads here: no RCU variable, w->qsbr stays NULL */
 	static volatile int never;
 	w->stop = &never;

@@ -82,6 +82,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	uint8_t *frame = malloc(CAP + 64);
 	memcpy(frame, data, size > CAP ? CAP : size);
 	if (size <= CAP && p53_pkt_parse(frame, size, &pkt) == P53_PKT_OK) {
+		static const struct p53_pkt_addrs addrs = {.n4 = 1, .v4 = {0x3502000cu}, .n6 = 1};
+		(void)p53_pkt_for_us(frame, &pkt, frame, &addrs); /* reads only parsed headers */
 		(void)p53_pkt_udp_csum_ok(frame, &pkt); /* reads only inside the parsed datagram */
 		uint16_t n = p53_answer(img, &conf, frame + pkt.dns_off, pkt.dns_len,
 					(uint16_t)(CAP + 64 - pkt.dns_off), &st);

@@ -67,6 +67,9 @@ HARD = {
     "h-udp-csum-zero-v6": with_udp_csum(frame(w, v6=True), 0),
     # IPv4 UDP checksum 0: none computed (RFC 768), answered
     "h-udp-csum-zero-v4": with_udp_csum(frame(w), 0),
+    # not addressed to us (dropped dst_mac / dst_addr on ports other than af_xdp)
+    "h-dst-mac-broadcast": frame(w, dmac=b"\xff" * 6),
+    "h-dst-addr-other-v6": frame(w, v6=True, dst=bytes.fromhex("20010db8005300000000000000000054")),
 }
 for name, data in HARD.items():
     open(os.path.join(OUT, name + ".bin"), "wb").write(data)

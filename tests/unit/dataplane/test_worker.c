@@ -137,6 +137,10 @@ enum damage {
 	NONE_,
 	FLIP_QNAME,             /* one bit of the question name: the checksum no longer matches */
 	CSUM_ZERO,              /* checksum field 0 ("none" over IPv4, forbidden over IPv6) */
+	DST_BROADCAST,          /* destination MAC ff:ff:ff:ff:ff:ff */
+	DST_MULTICAST,          /* destination MAC 33:33:00:00:00:01 (IPv6 all-nodes) */
+	DST_OTHER_MAC,          /* another host's unicast MAC (promiscuous port) */
+	DST_OTHER_IP,           /* 192.0.2.54 / 2001:db8:53::54: not a service address */
 };
 
 #define ANSWERED (-1)
@@ -174,6 +178,16 @@ static const struct row rows[] = {
 	  P53_PKT_DROP_UDP_CSUM },
 	{ "IPv6 checksum 0 even when the port says GOOD: dropped udp_csum", WWW6, CSUM_ZERO, GOOD,
 	  P53_PKT_DROP_UDP_CSUM },
+	{ "query to the broadcast MAC: dropped dst_mac, never answered from ff:ff:ff:ff:ff:ff",
+	  WWW4, DST_BROADCAST, UNKNOWN, P53_PKT_DROP_DST_MAC },
+	{ "query to a multicast MAC: dropped dst_mac", WWW6, DST_MULTICAST, UNKNOWN,
+	  P53_PKT_DROP_DST_MAC },
+	{ "query to another host's MAC: dropped dst_mac", WWW4, DST_OTHER_MAC, GOOD,
+	  P53_PKT_DROP_DST_MAC },
+	{ "IPv4 query to an address that is not a service address: dropped dst_addr", WWW4,
+	  DST_OTHER_IP, GOOD, P53_PKT_DROP_DST_ADDR },
+	{ "IPv6 query to an address that is not a service address: dropped dst_addr", WWW6,
+	  DST_OTHER_IP, GOOD, P53_PKT_DROP_DST_ADDR },
 };
 
 static void run_row(const struct row *r)
@@ -188,6 +202,14 @@ static void run_row(const struct row *r)
 		f[l4 + 8 + 12 + 1] ^= 0x20;     /* "www" -> "Www": a case flip, a valid name */
 	else if (r->damage == CSUM_ZERO)
 		put16(f + l4 + 6, 0);
+	else if (r->damage == DST_BROADCAST)
+		memset(f, 0xff, 6);
+	else if (r->damage == DST_MULTICAST)
+		memcpy(f, (const uint8_t[6]){ 0x33, 0x33, 0, 0, 0, 1 }, 6);
+	else if (r->damage == DST_OTHER_MAC)
+		f[5] ^= 0x01;
+	else if (r->damage == DST_OTHER_IP)
+		f[r->f.v6 ? 14 + 39 : 14 + 19] = r->f.v6 ? 0x54 : 54; /* ...53 -> ...54 */
 	m->data_len = len;
 	m->pkt_len = len;
 	m->ol_flags = r->ol_flags;
@@ -257,6 +279,9 @@ static int setup(void **state)
 	rep.image = img;
 	rep.image_len = len;
 	rep.conf.edns_max_payload = 1232;
+	memcpy(&rep.addrs.v4[rep.addrs.n4++], SRV4, 4);
+	memcpy(rep.addrs.v6[rep.addrs.n6++], SRV6, 16);
+	memcpy(w.mac, SRV_MAC, 6);
 	w.replica = &rep;
 	return 0;
 }
