@@ -61,6 +61,7 @@ struct ctx {
 	uint8_t n_adds;
 	uint16_t ede;           /* Extended DNS Error INFO-CODE to send, 0 for none */
 	uint16_t max;           /* response size limit, OPT included */
+	uint8_t has_q;          /* the question is echoed: it lies before w.pos, QDCOUNT is 1 */
 };
 
 /* Does uncompressed `name` equal the (possibly compressed) name at buf[off]? */
@@ -640,7 +641,9 @@ static void put_opt(struct ctx *c, uint16_t payload)
 	w->cnt[SEC_AR]++;
 }
 
-static uint16_t finish(struct ctx *c, int with_question, int with_opt, uint16_t payload)
+/* The header over the records written: QDCOUNT says whether the question bytes before the
+ * records are there (c->has_q), so what is returned always parses as what it says. */
+static uint16_t finish(struct ctx *c, int with_opt, uint16_t payload)
 {
 	uint8_t *h = c->w.buf;
 	uint16_t flags = (uint16_t)(P53_F_QR | (c->q->flags & (0x7800u | P53_F_RD | P53_F_CD)));
@@ -653,7 +656,7 @@ static uint16_t finish(struct ctx *c, int with_question, int with_opt, uint16_t 
 		flags |= P53_F_TC;
 	flags |= c->rcode & 0xfu;
 	p53_put16(h + 2, flags);
-	p53_put16(h + 4, with_question ? 1 : 0);
+	p53_put16(h + 4, c->has_q);
 	p53_put16(h + 6, c->w.cnt[SEC_AN]);
 	p53_put16(h + 8, c->w.cnt[SEC_NS]);
 	p53_put16(h + 10, c->w.cnt[SEC_AR]);
@@ -710,12 +713,19 @@ uint16_t p53_answer_parsed(const void *img, const struct p53_answer_conf *conf, 
 	c.w.q = qp;
 	c.w.cnt[0] = c.w.cnt[1] = c.w.cnt[2] = 0;
 
-	int has_q = qp->qname_len != 0;
-	c.w.pos = has_q ? (uint16_t)(P53_DNS_HDR_LEN + qp->qname_len + 4) : P53_DNS_HDR_LEN;
+	/* The parser says the question is valid (qname_len != 0) from P53_MSG_RR on: then it is
+	 * echoed, else the response is the header alone (dnsmsg.h). */
+	c.has_q = qp->qname_len != 0;
+	c.w.pos = c.has_q ? (uint16_t)(P53_DNS_HDR_LEN + qp->qname_len + 4) : P53_DNS_HDR_LEN;
 	c.w.limit = c.w.pos; /* error responses carry nothing but the header and question */
 
-	/* NSD's order: opcode first (RFC 1035 §4.1.1), then the message's structure. */
+	/* NSD's order: opcode first (RFC 1035 §4.1.1), then the message's structure. QUERY,
+	 * NOTIFY (RFC 1996 §3) and UPDATE (RFC 2136 §2) share the sections the parser reads, so a
+	 * malformed one of them is FORMERR; an opcode we do not implement is NOTIMP whatever
+	 * its body, since its format may differ (DSO, RFC 8490, has no question). */
 	unsigned int opcode = P53_OPCODE(qp->flags);
+	int sections_known = opcode == P53_OPCODE_QUERY || opcode == P53_OPCODE_NOTIFY ||
+			     opcode == P53_OPCODE_UPDATE;
 	if (opcode == P53_OPCODE_NOTIFY && ms == P53_MSG_OK) {
 		/* RFC 1996: the worker hands the event to the control thread (worker.c). With no
 		 * transfer source configured nobody is allowed to notify us: NOTAUTH, as Knot
@@ -723,18 +733,18 @@ uint16_t p53_answer_parsed(const void *img, const struct p53_answer_conf *conf, 
 		c.rcode = P53_RCODE_NOTAUTH;
 		c.kind = P53_ANS_NOTIFY;
 		count(st, &c);
-		return finish(&c, 1, 0, 0);
+		return finish(&c, 0, 0);
+	}
+	if (ms != P53_MSG_OK && sections_known) {
+		c.rcode = P53_RCODE_FORMERR;
+		count(st, &c);
+		return finish(&c, 0, 0);
 	}
 	if (opcode != P53_OPCODE_QUERY) {
 		c.rcode = P53_RCODE_NOTIMP;
 		c.kind = P53_ANS_ERROR;
 		count(st, &c);
-		return finish(&c, has_q && ms == P53_MSG_OK, 0, 0);
-	}
-	if (ms != P53_MSG_OK) {
-		c.rcode = P53_RCODE_FORMERR;
-		count(st, &c);
-		return finish(&c, has_q, 0, 0);
+		return finish(&c, 0, 0);
 	}
 	st->qtype[qp->qtype < P53_QTYPE_BUCKETS - 1 ? qp->qtype : P53_QTYPE_BUCKETS - 1]++;
 
@@ -754,7 +764,7 @@ uint16_t p53_answer_parsed(const void *img, const struct p53_answer_conf *conf, 
 	if (c.w.pos + reserve > max) {
 		c.rcode = P53_RCODE_SERVFAIL; /* a buffer this small cannot happen on a real port */
 		count(st, &c);
-		return finish(&c, 1, 0, 0);
+		return finish(&c, 0, 0);
 	}
 	c.w.limit = (uint16_t)(max - reserve);
 	c.max = max;
@@ -763,7 +773,7 @@ uint16_t p53_answer_parsed(const void *img, const struct p53_answer_conf *conf, 
 	if (qp->edns && qp->edns_version > 0) {
 		c.rcode = P53_RCODE_BADVERS;
 		count(st, &c);
-		return finish(&c, 1, 1, ours);
+		return finish(&c, 1, ours);
 	}
 
 	switch (qp->qclass) {
@@ -773,12 +783,12 @@ uint16_t p53_answer_parsed(const void *img, const struct p53_answer_conf *conf, 
 	case P53_C_CH:
 		chaos(&c); /* not authoritative data: AA stays clear, as in Knot */
 		count(st, &c);
-		return finish(&c, 1, qp->edns, ours);
+		return finish(&c, qp->edns, ours);
 	default:
 		c.rcode = P53_RCODE_REFUSED;
 		c.kind = P53_ANS_REFUSED;
 		count(st, &c);
-		return finish(&c, 1, qp->edns, ours);
+		return finish(&c, qp->edns, ours);
 	}
 	switch (qp->qtype) {
 	case P53_T_AXFR:
@@ -795,7 +805,7 @@ uint16_t p53_answer_parsed(const void *img, const struct p53_answer_conf *conf, 
 		else
 			c.rcode = P53_RCODE_NOTIMP;
 		count(st, &c);
-		return finish(&c, 1, qp->edns, ours);
+		return finish(&c, qp->edns, ours);
 	default:
 		break;
 	}
@@ -804,7 +814,7 @@ uint16_t p53_answer_parsed(const void *img, const struct p53_answer_conf *conf, 
 		c.kind = P53_ANS_REFUSED;
 		c.ede = P53_EDE_NOT_AUTHORITATIVE;
 		count(st, &c);
-		return finish(&c, 1, qp->edns, ours);
+		return finish(&c, qp->edns, ours);
 	}
 
 	c.aa = P53_F_AA;
@@ -820,5 +830,5 @@ uint16_t p53_answer_parsed(const void *img, const struct p53_answer_conf *conf, 
 	if (!c.w.tc)
 		additionals(&c);
 	count(st, &c);
-	return finish(&c, 1, qp->edns, ours);
+	return finish(&c, qp->edns, ours);
 }

@@ -12,7 +12,8 @@
  * Without a fuzzer, as BIND does, main() replays the committed corpus (tests/fuzz/corpus)
  * and a fixed number of deterministic mutations of it, so `meson test` runs it on every
  * change. Invariants checked on every input: a response is 0 bytes (dropped) or at least a
- * header, never longer than the buffer it may use, keeps the query ID and has QR set.
+ * header, never longer than the buffer it may use, keeps the query ID, has QR set, and holds
+ * exactly the question and records its header counts.
  */
 #include <dirent.h>
 #include <stdint.h>
@@ -48,6 +49,39 @@ static void load_image(void)
 	}
 }
 
+/* The response is what its header says: the question when QDCOUNT is 1, then exactly the
+ * counted records, ending at the returned length. */
+static int wellformed(const uint8_t *m, uint16_t n)
+{
+	size_t off = 12;
+	unsigned int qd = (unsigned int)(m[4] << 8 | m[5]);
+	unsigned int rrs = (unsigned int)(m[6] << 8 | m[7]) + (unsigned int)(m[8] << 8 | m[9]) +
+			   (unsigned int)(m[10] << 8 | m[11]);
+
+	if (qd > 1)
+		return 0;
+	for (unsigned int i = 0; i < qd + rrs; i++) {
+		for (;;) {
+			if (off >= n)
+				return 0;
+			uint8_t l = m[off];
+			if ((l & 0xc0) == 0xc0) {
+				off += 2;
+				break;
+			}
+			off += 1u + l;
+			if (l == 0)
+				break;
+		}
+		off += i < qd ? 4 : 10;
+		if (off > n)
+			return 0;
+		if (i >= qd)
+			off += (size_t)(m[off - 2] << 8 | m[off - 1]);
+	}
+	return off == n;
+}
+
 static void check_dns(const uint8_t *data, size_t size, uint16_t cap)
 {
 	/* Exactly `size` bytes live in a heap block of that size plus room to answer, so an
@@ -61,6 +95,8 @@ static void check_dns(const uint8_t *data, size_t size, uint16_t cap)
 		if (n < 12 || n > cap)
 			abort();
 		if (buf[0] != data[0] || buf[1] != data[1] || !(buf[2] & 0x80))
+			abort();
+		if (!wellformed(buf, n))
 			abort();
 	}
 	free(buf);

@@ -71,6 +71,11 @@ HARD = {
     "h-dst-mac-broadcast": frame(w, dmac=b"\xff" * 6),
     "h-dst-addr-other-v6": frame(w, v6=True, dst=bytes.fromhex("20010db8005300000000000000000054")),
 }
+# malformed non-QUERY messages: FORMERR, header and question consistent with QDCOUNT
+CUT_RR = bytes.fromhex("c00c000100010000003c0004c000")    # claims 4 bytes of RDATA, has 2
+soa_q = dns.message.make_query("diff.test.", "SOA").to_wire()[12:]
+HARD["h-update-cut-rr"] = bytes.fromhex("30002800000100000001" "0000") + soa_q + CUT_RR
+HARD["h-notify-cut-rr"] = bytes.fromhex("30012000000100010000" "0000") + soa_q + CUT_RR
 for name, data in HARD.items():
     open(os.path.join(OUT, name + ".bin"), "wb").write(data)
     n += 1
