@@ -365,6 +365,9 @@ static int dname(struct ctx *c, const struct p53_image_node *d, int keep)
 	if (rsi == P53_NONE)
 		return DONE;
 	rs = p53_image_rrset(c->img, rsi);
+	/* What the answer is, whether or not it fits: a truncated one is still an answer (TC is
+	 * counted on its own). */
+	c->kind = P53_ANS_ANSWER;
 	if (put_or_tc(c, rsi, node_name(c, d), ancestor_ptr(c, d), SEC_AN, P53_NONE) != 0)
 		return DONE;
 
@@ -403,7 +406,6 @@ static int dname(struct ctx *c, const struct p53_image_node *d, int keep)
 	}
 	p53_put16(w->buf + rr + 8, (uint16_t)(w->pos - rr - 10));
 	w->cnt[SEC_AN]++;
-	c->kind = P53_ANS_ANSWER;
 	if (c->q->qtype == P53_T_CNAME)
 		return DONE; /* the synthesized CNAME is what was asked for */
 	return set_name(c, target) == 0 ? NEXT : DONE;
@@ -418,9 +420,9 @@ static int answer_node(struct ctx *c, const struct p53_image_node *n)
 		uint32_t rsi = p53_image_node_rrset(c->img, n, P53_T_CNAME);
 		const struct p53_image_rrset *rs = p53_image_rrset(c->img, rsi);
 		hint_apex(c);
+		c->kind = P53_ANS_ANSWER; /* truncated or not */
 		if (put_or_tc(c, rsi, c->name, c->ptr, SEC_AN, P53_NONE) != 0)
 			return DONE;
-		c->kind = P53_ANS_ANSWER;
 		if (qtype == P53_T_ANY)
 			return DONE;
 		return set_name(c, p53_image_rdata(c->img, rs) + P53_RR_OWNER_LEN + 10) == 0 ? NEXT : DONE;
@@ -440,8 +442,8 @@ static int answer_node(struct ctx *c, const struct p53_image_node *n)
 	const struct p53_image_rrset *rs = p53_image_rrset(c->img, rsi);
 	if ((rs->flags & P53_RRSET_COMPRESS) || rs->adds != P53_NONE)
 		hint_apex(c);
-	if (put_or_tc(c, rsi, c->name, c->ptr, SEC_AN, P53_NONE) == 0)
-		c->kind = P53_ANS_ANSWER;
+	c->kind = P53_ANS_ANSWER; /* truncated or not: TC is counted on its own */
+	put_or_tc(c, rsi, c->name, c->ptr, SEC_AN, P53_NONE);
 	return DONE;
 }
 

@@ -139,10 +139,11 @@ static uint16_t query(uint8_t *buf, const char *name, uint16_t type, uint16_t qc
 	return off;
 }
 
+static struct p53_answer_stats st; /* the last ask()'s counters */
+
 static void ask(const char *name, uint16_t type, uint16_t edns, struct resp *r)
 {
 	static uint8_t buf[8192];
-	struct p53_answer_stats st;
 
 	memset(&st, 0, sizeof(st));
 	uint16_t len = query(buf, name, type, 1, edns);
@@ -409,6 +410,25 @@ static void test_truncation(void **state)
 	assert_true(TC(&r));
 }
 
+/* Regression: a positive answer that did not fit (TC=1) was counted as kind `error`. It is an
+ * answer; TC has its own counter. */
+static void test_truncated_answer_counted_as_answer(void **state)
+{
+	(void)state;
+	struct resp r;
+	ask("big.diff.test", 1, 0, &r);
+	assert_true(TC(&r));
+	assert_int_equal(RCODE(&r), 0);
+	assert_int_equal(st.kind[P53_ANS_ANSWER], 1);
+	assert_int_equal(st.kind[P53_ANS_ERROR], 0);
+	assert_int_equal(st.tc, 1);
+	assert_int_equal(st.rcode[0], 1);
+	/* The same answer that fits: one answer, no TC. */
+	ask("big.diff.test", 1, 1232, &r);
+	assert_int_equal(st.kind[P53_ANS_ANSWER], 1);
+	assert_int_equal(st.tc, 0);
+}
+
 static void test_refused_and_second_zone(void **state)
 {
 	(void)state;
@@ -459,6 +479,7 @@ int main(void)
 		cmocka_unit_test(test_additional),
 		cmocka_unit_test(test_any),
 		cmocka_unit_test(test_truncation),
+		cmocka_unit_test(test_truncated_answer_counted_as_answer),
 		cmocka_unit_test(test_refused_and_second_zone),
 		cmocka_unit_test(test_chaos),
 	};
