@@ -34,6 +34,7 @@ struct wr {
 	uint8_t nc;
 	uint8_t q_pending;      /* question labels not yet in ctab (added on first need) */
 	uint8_t hint_len;
+	uint8_t additional;     /* writing the additional section (see put_name) */
 	uint16_t hint_ptr;      /* where `hint` is in the message, 0 for no hint */
 	const uint8_t *hint;    /* canonical name most written names end in (zone apex, cut) */
 	const struct p53_query *q;
@@ -123,6 +124,33 @@ static const uint8_t *hint_suffix(const struct wr *w, const uint8_t *name)
 	return t;
 }
 
+/*
+ * Where the whole of `name` (labels before `h`, its hint suffix) was written already as those
+ * labels and then a pointer to the hint; 0 if nowhere. Additional-section owners are the
+ * NS/MX/SRV targets that the RDATA above wrote that way: one pointer to them instead of their
+ * first labels again (3-4 bytes per glue owner; RFC 9471 glue must fit or set TC).
+ */
+static uint16_t before_hint(const struct wr *w, const uint8_t *name, const uint8_t *h)
+{
+	for (uint8_t i = 0; i < w->nc; i++) {
+		uint16_t off = w->ctab[i];
+		const uint8_t *p = name;
+		while (p < h && w->buf[off] == *p) {
+			uint8_t l = *p, k;
+			for (k = 1; k <= l && p53_lower(w->buf[off + k]) == p53_lower(p[k]); k++)
+				;
+			if (k <= l)
+				break;
+			off = (uint16_t)(off + 1 + l);
+			p += 1 + l;
+		}
+		/* Labels are followed by a root byte or a pointer, then more message. */
+		if (p == h && p53_get16(w->buf + off) == (0xc000 | w->hint_ptr))
+			return w->ctab[i];
+	}
+	return 0;
+}
+
 /* Write a name, compressed against the longest suffix already in the message. Names of the
  * zone being answered from usually end in its apex (or the cut of a referral), which the
  * caller placed in the question: that suffix is tried first, without searching. */
@@ -136,6 +164,13 @@ static int put_name(struct wr *w, const uint8_t *name)
 		if (h != NULL) {
 			s = h;
 			ptr = w->hint_ptr;
+			if (w->additional && h != name) {
+				uint16_t whole = before_hint(w, name, h);
+				if (whole != 0) {
+					s = name;
+					ptr = whole;
+				}
+			}
 			goto write;
 		}
 	}
@@ -536,7 +571,9 @@ static void resolve(struct ctx *c)
 }
 
 /* Additional section (RFC 1034 §4.3.2 step 6): A and AAAA of NS/MX/SRV targets and glue.
- * Whatever does not fit is left out without TC (RFC 2181 §9). */
+ * Whatever does not fit is left out without TC (RFC 2181 §9), except a referral's in-domain
+ * glue (the `required` head of its list): RFC 9471 §3 wants all of it, or TC=1. Sibling
+ * and other glue stays optional (§2.2). */
 static void additionals(struct ctx *c)
 {
 	uint32_t added[MAX_ADDED];
@@ -545,24 +582,34 @@ static void additionals(struct ctx *c)
 
 	for (unsigned int a = 0; a < c->n_adds; a++) {
 		const uint32_t *list = p53_image_adds(c->img, c->adds[a]);
-		for (uint32_t i = 1; i <= list[0]; i++) {
+		uint32_t count = P53_ADDS_COUNT(list[0]), req = P53_ADDS_REQUIRED(list[0]);
+		for (uint32_t i = 1; i <= count; i++) {
 			uint32_t ni = list[i];
 			unsigned int k;
 			for (k = 0; k < n_added && added[k] != ni; k++)
 				;
 			if (k < n_added)
 				continue;
-			if (n_added == MAX_ADDED)
+			if (n_added == MAX_ADDED) {
+				c->w.tc |= i <= req;
 				return;
+			}
 			added[n_added++] = ni;
 			const struct p53_image_node *n = p53_image_node(c->img, ni);
+			uint16_t owner = 0;     /* where the A's owner went: the AAAA points there */
 			for (int t = 0; t < 2; t++) {
 				uint32_t rsi = p53_image_node_rrset(c->img, n, types[t]);
 				if (rsi == P53_NONE)
 					continue;
+				uint16_t at = c->w.pos;
 				if (put_rrset(&c->w, c->img, p53_image_rrset(c->img, rsi), node_name(c, n),
-					      0, SEC_AR, P53_NONE) != 0)
+					      owner, SEC_AR, P53_NONE) != 0) {
+					c->w.tc |= i <= req; /* RFC 9471 §3 */
 					return;
+				}
+				if (owner == 0)
+					owner = (c->w.buf[at] & 0xc0) == 0xc0 ? p53_get16(c->w.buf + at) & 0x3fff
+									      : (at < 0x4000 ? at : 0);
 			}
 		}
 	}
@@ -712,6 +759,7 @@ uint16_t p53_answer_parsed(const void *img, const struct p53_answer_conf *conf, 
 	c.w.nc = 0;
 	c.w.q_pending = 0;
 	c.w.hint_ptr = 0;
+	c.w.additional = 0;
 	c.w.q = qp;
 	c.w.cnt[0] = c.w.cnt[1] = c.w.cnt[2] = 0;
 
@@ -829,8 +877,10 @@ uint16_t p53_answer_parsed(const void *img, const struct p53_answer_conf *conf, 
 	c.w.q_pending = 1;
 
 	resolve(&c);
-	if (!c.w.tc)
+	if (!c.w.tc) {
+		c.w.additional = 1;
 		additionals(&c);
+	}
 	count(st, &c);
 	return finish(&c, qp->edns, ours);
 }

@@ -34,7 +34,7 @@
 #include <stddef.h>
 
 #define P53_IMAGE_MAGIC   0x49333550u /* "P53I" little-endian */
-#define P53_IMAGE_VERSION 1u
+#define P53_IMAGE_VERSION 2u
 #define P53_NONE          UINT32_MAX  /* absent node / rrset / offset */
 
 struct p53_image_hdr {
@@ -114,12 +114,18 @@ struct p53_image_rrset {
 	uint32_t ttl;           /* host order, same as in each record */
 	uint32_t rdata_off;     /* into rdata[] */
 	uint32_t rdata_len;     /* bytes of all `count` records, owner pointers included */
-	uint32_t adds;          /* P53_NONE, or index into adds[]: adds[i] = n, then n node
-				   indices whose A and AAAA go to the additional section (in-zone
-				   NS, MX, SRV targets; glue for a CUT's NS) */
+	uint32_t adds;          /* P53_NONE, or index into adds[]: adds[i] = n | required << 16,
+				   then n node indices whose A and AAAA go to the additional
+				   section (in-zone NS, MX, SRV targets; glue for a CUT's NS).
+				   The first `required` are a CUT's in-domain glue (RFC 9471: all
+				   of it, or TC=1); see P53_ADDS_COUNT/P53_ADDS_REQUIRED */
 	uint16_t flags;
 	uint16_t pad;
 };
+
+/* The head word of an additional-section list (p53_image_rrset.adds). */
+#define P53_ADDS_COUNT(head)    ((head) & 0xffffu)  /* nodes in the list */
+#define P53_ADDS_REQUIRED(head) ((head) >> 16)      /* leading nodes that are in-domain glue */
 
 /* Accessors. All take an image that passed p53_image_check(). */
 static inline const struct p53_image_hdr *p53_image_hdr(const void *img)

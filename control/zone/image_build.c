@@ -526,9 +526,21 @@ static int slots_make(struct build *s)
 	return 0;
 }
 
+/* Is canonical name t at or below canonical name o (a label-boundary suffix)? */
+static int at_or_below(const uint8_t *t, size_t tl, const uint8_t *o, size_t ol)
+{
+	while (tl > ol) {
+		tl -= 1u + t[0];
+		t += 1u + t[0];
+	}
+	return tl == ol && memcmp(t, o, ol) == 0;
+}
+
 /* Step 5c: nodes whose A/AAAA go with an NS, MX, SRV, SVCB or HTTPS RRset (RFC 1034 §4.3.2 step 3b and
    6, RFC 2782 "Target"): the same zone's node first (glue below a cut included), else the
-   indexed node of another served zone. Out-of-bailiwick unserved targets get nothing. */
+   indexed node of another served zone. Out-of-bailiwick unserved targets get nothing.
+   For a CUT's NS, the targets at or below the cut (in-domain name servers, RFC 9471 §2.1)
+   go first and are counted as required: a referral carries all of their glue or sets TC. */
 static int adds_make(struct build *s)
 {
 	struct p53_zb *b = &s->zb;
@@ -547,7 +559,10 @@ static int adds_make(struct build *s)
 			skip = 2; /* SVCB/HTTPS SvcPriority, then TargetName (RFC 9460 §4.1: MAY add) */
 		else
 			continue;
-		z = b->nodes[b->recs[s->rs_rec[i]].node].zone;
+		const struct p53_image_node *owner = &b->nodes[b->recs[s->rs_rec[i]].node];
+		int cut = rs->type == LDNS_RR_TYPE_NS && (owner->flags & P53_NODE_CUT);
+		uint32_t req = 0;
+		z = owner->zone;
 		for (uint32_t k = s->rs_rec[i]; k < s->rs_rec[i] + rs->count; k++) {
 			uint8_t t[P53_NAME_MAXLEN];
 			size_t rl;
@@ -572,10 +587,17 @@ static int adds_make(struct build *s)
 				continue;
 			if (p53_zb_grow((void **)&s->adds, &s->adds_cap, at + n + 2, sizeof(*s->adds)) < 0)
 				return p53_zb_rec_err(b, &b->recs[k], "out of memory");
-			s->adds[at + 1 + n++] = tn;
+			if (cut && at_or_below(t, (size_t)tl, b->names + owner->name_off, owner->name_len)) {
+				/* In-domain: in front, after the ones before it (order kept). */
+				memmove(&s->adds[at + 2 + req], &s->adds[at + 1 + req], (n - req) * sizeof(*s->adds));
+				s->adds[at + 1 + req++] = tn;
+				n++;
+			} else {
+				s->adds[at + 1 + n++] = tn;
+			}
 		}
 		if (n > 0) {
-			s->adds[at] = n;
+			s->adds[at] = n | req << 16;
 			rs->adds = at;
 			s->n_adds = at + 1 + n;
 		}

@@ -183,6 +183,11 @@ CORPUS = [
     Q("deleg-0x20", "WwW.SuB.DiFf.TeSt.", "A", expect=REFERRAL),
     Q("deleg-edns", "www.sub.diff.test.", "A", edns=EDNS, expect=REFERRAL),
     Q("deleg-do", "www.sub.diff.test.", "A", edns={"payload": 1232, "do": True}, expect=REFERRAL),
+    # RFC 9471: in-domain glue all included or TC=1; sibling glue optional (second.test)
+    Q("deleg-glue-9471-tc", "x.many.second.test.", "A", expect=dict(REFERRAL, tc=True)),
+    Q("deleg-glue-9471-fits", "x.many.second.test.", "A", edns=EDNS, expect=dict(REFERRAL, tc=False)),
+    Q("deleg-glue-9471-sibling", "x.sib.second.test.", "A", expect=dict(REFERRAL, tc=False)),
+    Q("deleg-glue-9471-sibling-edns", "x.sib.second.test.", "A", edns=EDNS, expect=dict(REFERRAL, tc=False)),
     # other types
     Q("mx-additional", "diff.test.", "MX", edns=EDNS, expect=NOERROR),
     Q("srv", "_sip._udp.diff.test.", "SRV", expect=NOERROR),

@@ -18,7 +18,8 @@ QS = [("www.diff.test.", "A"), ("chain1.diff.test.", "A"), ("loop-a.diff.test.",
       ("x.wild.diff.test.", "TXT"), ("host.dname.diff.test.", "A"), ("host.sub.diff.test.", "A"),
       ("sub.diff.test.", "DS"), ("nope.diff.test.", "A"), ("ent.diff.test.", "A"),
       ("big.diff.test.", "A"), ("diff.test.", "ANY"), ("diff.test.", "MX"), ("id.server.", "TXT"),
-      ("example.org.", "A"), ("svc.diff.test.", "SVCB")]
+      ("example.org.", "A"), ("svc.diff.test.", "SVCB"),
+      ("x.many.second.test.", "A"), ("x.sib.second.test.", "A")]   # RFC 9471 glue, TC or not
 
 os.makedirs(OUT, exist_ok=True)
 n = 0

@@ -346,6 +346,45 @@ static void test_referral(void **state)
 	assert_int_equal(has(&r, NS, "diff.test.", 6), 1);
 }
 
+/* Regression (RFC 9471 §3): a referral whose in-domain glue did not all fit was sent without
+ * TC. second.test's `many` has 8 in-domain name servers with A and AAAA: without EDNS (512
+ * octets) the glue cannot all be included, so TC=1; with 1232 it fits, all of it, TC=0. */
+static void test_referral_glue_rfc9471(void **state)
+{
+	(void)state;
+	struct resp r;
+	char ns[64];
+
+	ask("x.many.second.test", 1, 0, &r);
+	assert_false(AA(&r));
+	assert_int_equal(RCODE(&r), 0);
+	assert_true(TC(&r));
+	assert_int_equal(st.kind[P53_ANS_REFERRAL], 1);
+	ask("x.many.second.test", 1, 1232, &r);
+	assert_false(TC(&r));
+	assert_int_equal(has(&r, NS, "many.second.test.", 2), 8);
+	for (int i = 1; i <= 8; i++) {
+		snprintf(ns, sizeof(ns), "ns%d.many.second.test.", i);
+		assert_int_equal(has(&r, AR, ns, 1), 1);
+		assert_int_equal(has(&r, AR, ns, 28), 1);
+	}
+	/* A referral whose glue fits gets all of it and no TC, also without EDNS. */
+	ask("host.sub.diff.test", 1, 0, &r);
+	assert_false(TC(&r));
+	assert_int_equal(has(&r, AR, "ns1.sub.diff.test.", 1), 1);
+	assert_int_equal(has(&r, AR, "ns1.sub.diff.test.", 28), 1);
+	/* Sibling glue (name servers under another cut of the zone) is optional (§2.2): `sib`'s
+	 * own in-domain glue comes first and fits; the siblings' only partly, without TC. */
+	ask("x.sib.second.test", 1, 0, &r);
+	assert_false(TC(&r));
+	assert_int_equal(has(&r, NS, "sib.second.test.", 2), 9);
+	assert_int_equal(has(&r, AR, "ns.sib.second.test.", 1), 1);
+	assert_int_equal(has(&r, AR, "ns.sib.second.test.", 28), 1);
+	assert_true(r.count[3] >= 4 && r.count[3] < 2 + 16);
+	ask("x.sib.second.test", 1, 1232, &r);
+	assert_int_equal(r.count[3], 2 + 16 + 1);       /* all glue, and the OPT */
+}
+
 static void test_dname(void **state)
 {
 	(void)state;
@@ -475,6 +514,7 @@ int main(void)
 		cmocka_unit_test(test_wildcard_cname),
 		cmocka_unit_test(test_negative),
 		cmocka_unit_test(test_referral),
+		cmocka_unit_test(test_referral_glue_rfc9471),
 		cmocka_unit_test(test_dname),
 		cmocka_unit_test(test_additional),
 		cmocka_unit_test(test_any),

@@ -198,7 +198,7 @@ static void test_image_apex_soa_and_zone(void **state)
 	assert_memory_equal(p53_image_name(img, z0->name_off), "\7example\3com", 13);
 	assert_int_equal(z0->soa, p53_image_node_rrset(img, apex, LDNS_RR_TYPE_SOA));
 	assert_int_equal(p53_image_rrset(img, z0->soa)->flags, P53_RRSET_COMPRESS);
-	assert_int_equal(p53_image_hdr(img)->n_records, 41);
+	assert_int_equal(p53_image_hdr(img)->n_records, 44);
 	free(img);
 }
 
@@ -259,13 +259,23 @@ static void test_image_adds(void **state)
 	rs = rrset(img, "example.com.", LDNS_RR_TYPE_NS);
 	assert_int_equal(rs->count, 2);
 	a = p53_image_adds(img, rs->adds);
-	assert_int_equal(a[0], 1);
+	assert_int_equal(a[0], 1);              /* one node, none required: not a cut */
 	assert_int_equal(a[1], find(img, "ns1.example.com."));
-	/* Cut NS: in-bailiwick glue included, out-of-bailiwick unserved not. */
+	/* Cut NS: in-bailiwick glue included (and required, RFC 9471), out-of-bailiwick
+	 * unserved not. */
 	rs = rrset(img, "sub.example.com.", LDNS_RR_TYPE_NS);
 	a = p53_image_adds(img, rs->adds);
-	assert_int_equal(a[0], 1);
+	assert_int_equal(P53_ADDS_COUNT(a[0]), 1);
+	assert_int_equal(P53_ADDS_REQUIRED(a[0]), 1);
 	assert_int_equal(a[1], find(img, "ns.sub.example.com."));
+	/* In-domain glue goes first even when its NS sorts after a sibling's (ns.sub, under
+	 * another cut): only it is required. */
+	rs = rrset(img, "rfc9471.example.com.", LDNS_RR_TYPE_NS);
+	a = p53_image_adds(img, rs->adds);
+	assert_int_equal(P53_ADDS_COUNT(a[0]), 2);
+	assert_int_equal(P53_ADDS_REQUIRED(a[0]), 1);
+	assert_int_equal(a[1], find(img, "zz.rfc9471.example.com."));
+	assert_int_equal(a[2], find(img, "ns.sub.example.com."));
 	/* MX, and an MX target written in mixed case. */
 	a = p53_image_adds(img, rrset(img, "example.com.", LDNS_RR_TYPE_MX)->adds);
 	assert_int_equal(a[0], 1);
@@ -304,7 +314,8 @@ static void test_image_parent_child(void **state)
 	/* Parent's referral glue comes from the parent's own (glue) node. */
 	a = p53_image_adds(img, p53_image_node_rrset(img, ps, LDNS_RR_TYPE_NS) == P53_NONE ? 0 :
 			   p53_image_rrset(img, p53_image_node_rrset(img, ps, LDNS_RR_TYPE_NS))->adds);
-	assert_int_equal(a[0], 1);
+	assert_int_equal(P53_ADDS_COUNT(a[0]), 1);
+	assert_int_equal(P53_ADDS_REQUIRED(a[0]), 1);
 	glue = p53_image_node(img, a[1]);
 	assert_int_equal(glue->zone, 0);
 	assert_int_equal(glue->flags, P53_NODE_GLUE);
