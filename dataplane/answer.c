@@ -494,6 +494,24 @@ static int occluded(struct ctx *c, uint32_t occ, int hop)
 	return dname(c, o, c->labels - o->labels);
 }
 
+/* The closest encloser of a name that is not in the image itself: its deepest existing
+ * ancestor (ENTs exist as nodes), *keep = the labels below it; P53_NONE when no served zone
+ * holds the name. */
+static uint32_t encloser(const void *img, const uint8_t *name, uint8_t len, uint8_t labels,
+			 const uint8_t *loff, int *keep)
+{
+	for (int k = 1; k <= labels; k++) {
+		const uint8_t *s = name + loff[k];
+		size_t sl = (size_t)len - loff[k];
+		uint32_t ni = p53_image_find(img, s, sl, p53_name_hash(s, sl));
+		if (ni != P53_NONE) {
+			*keep = k;
+			return ni;
+		}
+	}
+	return P53_NONE;
+}
+
 /* RFC 1034 §4.3.2, over the image. `hop` counts CNAME/DNAME links followed. */
 static void resolve(struct ctx *c)
 {
@@ -516,14 +534,7 @@ static void resolve(struct ctx *c)
 				return;
 
 		if (ni == P53_NONE) {
-			/* Closest encloser: the deepest existing ancestor (ENTs exist as nodes). */
-			for (keep = 1; keep <= c->labels; keep++) {
-				const uint8_t *s = c->name + c->loff[keep];
-				size_t sl = (size_t)c->len - c->loff[keep];
-				ni = p53_image_find(img, s, sl, p53_name_hash(s, sl));
-				if (ni != P53_NONE)
-					break;
-			}
+			ni = encloser(img, c->name, c->len, c->labels, c->loff, &keep);
 			if (ni == P53_NONE) {
 				if (hop == 0) {
 					c->rcode = P53_RCODE_REFUSED; /* not authoritative for it */
@@ -658,7 +669,7 @@ static void chaos(struct ctx *c)
 }
 
 /* RFC 6891 §6.1.2: our OPT; the extended RCODE's upper bits go in its TTL. */
-static void put_opt(struct ctx *c, uint16_t payload)
+static inline __attribute__((always_inline)) void put_opt(struct ctx *c, uint16_t payload)
 {
 	struct wr *w = &c->w;
 	uint8_t *p = w->buf + w->pos;
@@ -710,6 +721,86 @@ static uint16_t finish(struct ctx *c, int with_opt, uint16_t payload)
 	p53_put16(h + 8, c->w.cnt[SEC_NS]);
 	p53_put16(h + 10, c->w.cnt[SEC_AR]);
 	return c->w.pos;
+}
+
+/* A query no served zone holds (answered REFUSED): Knot looks at a key in the context of a zone,
+ * so a signed query for a name outside every zone is REFUSED, unsigned; pop53 does the same. */
+static __attribute__((noinline, cold)) int not_ours(const void *img, const struct p53_query *q)
+{
+	int keep;
+
+	if (img == NULL || (q->qclass != P53_C_IN && q->qclass != P53_C_ANY))
+		return img == NULL;
+	return p53_image_find(img, q->lname, q->qname_len, q->hash) == P53_NONE &&
+	       encloser(img, q->lname, q->qname_len, q->qname_labels, q->label_off, &keep) == P53_NONE;
+}
+
+/* Our EDNS UDP payload size (RFC 6891 §6.2.5), never under 512. */
+static uint16_t our_payload(const struct p53_answer_conf *conf)
+{
+	return conf->edns_max_payload < UDP_MIN ? UDP_MIN : conf->edns_max_payload;
+}
+
+/* Response size: RFC 6891 §6.2.3-5, clamped to [512, our maximum] and to the buffer. */
+static uint16_t size_limit(const struct p53_answer_conf *conf, const struct p53_query *q,
+			   uint16_t cap)
+{
+	uint16_t max = UDP_MIN;
+
+	if (q->edns) {
+		max = q->edns_payload < UDP_MIN ? UDP_MIN : q->edns_payload;
+		if (max > our_payload(conf))
+			max = our_payload(conf);
+	}
+	return max > cap ? cap : max;
+}
+
+/*
+ * RFC 8945 §5.2: a signed message is checked before it is processed, and pop53 holds no keys
+ * (the transfer work adds them on the control side): every key is unknown. §5.3.2: NOTAUTH,
+ * and an unsigned TSIG RR with error BADKEY and an empty MAC, with the request's key name,
+ * algorithm, time signed, fudge and original ID (as Knot answers). The request's TSIG is where
+ * the response is written, so its fields are copied out first.
+ */
+static __attribute__((noinline, cold)) uint16_t tsig_badkey(struct ctx *c, uint16_t max,
+							       uint16_t ours)
+{
+	const struct p53_query *q = c->q;
+	const uint8_t *rd = c->w.buf + q->tsig_rdata;
+	uint8_t key[P53_NAME_MAXLEN], alg[P53_NAME_MAXLEN], tf[8], oid[2];
+	int kl = p53_msg_name(c->w.buf, (size_t)q->tsig_rdata, q->tsig_owner, key);
+	uint16_t al = q->tsig_alg_len;
+
+	memcpy(alg, rd, al);
+	memcpy(tf, rd + al, 8);                         /* time signed, fudge */
+	memcpy(oid, rd + al + 10 + q->tsig_mac_len, 2); /* original ID */
+	c->rcode = P53_RCODE_NOTAUTH;
+	c->kind = P53_ANS_ERROR;
+	c->max = max;
+	c->w.limit = max;
+	uint16_t nsid = q->nsid && c->conf->identity_len ? (uint16_t)(4 + c->conf->identity_len) : 0;
+	if (q->edns && (uint32_t)c->w.pos + OPT_LEN + nsid <= max)
+		put_opt(c, ours);
+	uint16_t rdlen = (uint16_t)(al + 16);
+	uint8_t fixed[10], tail[8];
+	p53_put16(fixed, P53_T_TSIG);
+	p53_put16(fixed + 2, P53_C_ANY);
+	p53_put32(fixed + 4, 0);
+	p53_put16(fixed + 8, rdlen);
+	p53_put16(tail, 0);                             /* MAC size: unsigned */
+	memcpy(tail + 2, oid, 2);
+	p53_put16(tail + 4, P53_TSIG_BADKEY);
+	p53_put16(tail + 6, 0);                         /* other len */
+	uint16_t save = c->w.pos;
+	if (kl < 0 || put_bytes(&c->w, key, (size_t)kl) != 0 || put_bytes(&c->w, fixed, 10) != 0 ||
+	    put_bytes(&c->w, alg, al) != 0 || put_bytes(&c->w, tf, 8) != 0 ||
+	    put_bytes(&c->w, tail, 8) != 0) {
+		c->w.pos = save;
+		c->w.tc = 1;    /* key and algorithm names too long for the size limit */
+	} else {
+		c->w.cnt[SEC_AR]++;
+	}
+	return finish(c, 0, 0);
 }
 
 static void count(struct p53_answer_stats *st, const struct ctx *c)
@@ -776,6 +867,11 @@ uint16_t p53_answer_parsed(const void *img, const struct p53_answer_conf *conf, 
 	unsigned int opcode = P53_OPCODE(qp->flags);
 	int sections_known = opcode == P53_OPCODE_QUERY || opcode == P53_OPCODE_NOTIFY ||
 			     opcode == P53_OPCODE_UPDATE;
+	if (ms == P53_MSG_OK && qp->tsig && !(opcode == P53_OPCODE_QUERY && not_ours(img, qp))) {
+		uint16_t n = tsig_badkey(&c, size_limit(conf, qp, cap), our_payload(conf));
+		count(st, &c);
+		return n;
+	}
 	if (opcode == P53_OPCODE_NOTIFY && ms == P53_MSG_OK) {
 		/* RFC 1996: the worker hands the event to the control thread (worker.c). With no
 		 * transfer source configured nobody is allowed to notify us: NOTAUTH, as Knot
@@ -798,16 +894,8 @@ uint16_t p53_answer_parsed(const void *img, const struct p53_answer_conf *conf, 
 	}
 	st->qtype[qp->qtype < P53_QTYPE_BUCKETS - 1 ? qp->qtype : P53_QTYPE_BUCKETS - 1]++;
 
-	/* Response size: RFC 6891 §6.2.3-5, clamped to [512, our maximum] and to the buffer. */
-	uint16_t ours = conf->edns_max_payload < UDP_MIN ? UDP_MIN : conf->edns_max_payload;
-	uint16_t max = UDP_MIN;
-	if (qp->edns) {
-		max = qp->edns_payload < UDP_MIN ? UDP_MIN : qp->edns_payload;
-		if (max > ours)
-			max = ours;
-	}
-	if (max > cap)
-		max = cap;
+	uint16_t ours = our_payload(conf);
+	uint16_t max = size_limit(conf, qp, cap);
 	uint16_t reserve = 0;
 	if (qp->edns)
 		reserve = (uint16_t)(OPT_LEN + (qp->nsid && conf->identity_len ? 4 + conf->identity_len : 0));

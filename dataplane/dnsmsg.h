@@ -44,6 +44,9 @@ enum { P53_C_IN = 1, P53_C_CH = 3, P53_C_ANY = 255 };
 /* EDNS option codes (IANA registry). */
 enum { P53_EDNS_NSID = 3, P53_EDNS_ECS = 8, P53_EDNS_EDE = 15 };
 
+/* TSIG error codes we send (RFC 8945 §3). */
+enum { P53_TSIG_BADKEY = 17 };
+
 /* Extended DNS Error INFO-CODEs we send (RFC 8914 §4). */
 enum { P53_EDE_NOT_AUTHORITATIVE = 20 };
 
@@ -61,6 +64,9 @@ enum p53_msg_status {
 	P53_MSG_OPT_DUP,        /* more than one OPT (RFC 6891 §6.1.1) */
 	P53_MSG_OPT_OWNER,      /* OPT owner not the root (RFC 6891 §6.1.2) */
 	P53_MSG_OPT_OPTION,     /* an EDNS option runs past RDLENGTH, or a known one is malformed */
+	P53_MSG_TSIG_PLACE,     /* TSIG not the last record of the additional section, or a
+				   second one (RFC 8945 §5.1) */
+	P53_MSG_TSIG,           /* TSIG malformed: owner, class ANY, TTL 0, or its RDATA fields */
 	P53_MSG__MAX
 };
 
@@ -87,6 +93,16 @@ struct p53_query {
 	uint16_t edns_payload;          /* requestor's UDP payload size, as sent */
 	uint8_t ecs;                    /* ECS option present (RFC 7871); parsed by the steering work */
 	uint16_t ecs_off, ecs_len;      /* the option's data in the message */
+
+	/* TSIG (RFC 8945): valid when tsig = 1; offsets into the message. The key name is the
+	 * owner, possibly compressed: p53_msg_name() reads it. The RDATA was checked field by
+	 * field; its algorithm name is uncompressed (RFC 8945 §4.2, RFC 3597 §4). */
+	uint8_t tsig;
+	uint16_t tsig_owner;            /* the record's owner: the key name */
+	uint16_t tsig_rdata;            /* its RDATA: algorithm, time signed, fudge, MAC... */
+	uint16_t tsig_rdlen;
+	uint16_t tsig_alg_len;          /* wire length of the algorithm name at tsig_rdata */
+	uint16_t tsig_mac_len;          /* MAC size */
 };
 
 /**
@@ -96,9 +112,11 @@ struct p53_query {
  * (each record is at least 11 bytes, RFC 1035 §4.1.3); the question name (no compression:
  * the question is the first name, so a pointer can only point at itself or the header), QTYPE
  * and QCLASS; then every record after it, to find OPT: OPT only in additional, only once, with a
- * root owner; its options well-formed. Records other than OPT are skipped (their names may be
- * compressed). Bytes after the last record are not an error: they are counted in `trailing`
- * and ignored, as Knot does, since middleboxes pad.
+ * root owner; its options well-formed; and TSIG: only as the last record of the additional
+ * section, once (RFC 8945 §5.1), with a readable key name, class ANY, TTL 0 and RDATA whose
+ * fields add up to RDLENGTH. Other records are skipped (their names may be compressed). Bytes
+ * after the last record are not an error: they are counted in `trailing` and ignored, as Knot
+ * does, since middleboxes pad. The parser does not verify a TSIG: it says where it is.
  *
  * On P53_MSG_QDCOUNT or later errors, the header fields of `q` are valid; from P53_MSG_RR
  * on, the question is valid too (so the FORMERR response can echo it).
@@ -106,5 +124,16 @@ struct p53_query {
  * @return P53_MSG_OK or the first problem found.
  */
 enum p53_msg_status p53_msg_parse(const uint8_t *msg, size_t len, struct p53_query *q);
+
+/**
+ * Read a possibly compressed name of a message (RFC 1035 §4.1.4) into canonical wire form:
+ * pointers are followed only backwards, labels checked, the whole at most 255 bytes.
+ *
+ * @param msg  the message (the query: call it before the response overwrites it)
+ * @param off  where the name starts
+ * @param out  P53_NAME_MAXLEN bytes
+ * @return the name's length in `out`, or -1 when it is malformed or runs past `len`.
+ */
+int p53_msg_name(const uint8_t *msg, size_t len, size_t off, uint8_t *out);
 
 #endif /* P53_DNSMSG_H */

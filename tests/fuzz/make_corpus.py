@@ -77,6 +77,22 @@ CUT_RR = bytes.fromhex("c00c000100010000003c0004c000")    # claims 4 bytes of RD
 soa_q = dns.message.make_query("diff.test.", "SOA").to_wire()[12:]
 HARD["h-update-cut-rr"] = bytes.fromhex("30002800000100000001" "0000") + soa_q + CUT_RR
 HARD["h-notify-cut-rr"] = bytes.fromhex("30012000000100010000" "0000") + soa_q + CUT_RR
+# TSIG (RFC 8945): signed with a key nobody knows (BADKEY), two TSIGs. Built by hand with a
+# fixed time and MAC, so the files do not change from run to run.
+TSIG = (b"\x07unknown\x00" + bytes.fromhex("00fa00ff000000000021") + b"\x0bhmac-sha256\x00"
+        + bytes.fromhex("00006b0dfe28012c0004deadbeef30020000") + b"\x00\x00")
+
+
+def signed(wire, n=1):
+    ar = int.from_bytes(wire[10:12], "big") + n
+    return wire[:10] + ar.to_bytes(2, "big") + wire[12:] + TSIG * n
+
+
+sq = dns.message.make_query("www.diff.test.", "A", use_edns=0)
+sq.id = 0x3002
+HARD["h-tsig-unknown-key"] = signed(sq.to_wire())
+HARD["h-tsig-twice"] = signed(sq.to_wire(), 2)
+HARD["h-tsig-frame"] = frame(signed(sq.to_wire()))
 for name, data in HARD.items():
     open(os.path.join(OUT, name + ".bin"), "wb").write(data)
     n += 1

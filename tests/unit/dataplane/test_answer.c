@@ -468,6 +468,69 @@ static void test_truncated_answer_counted_as_answer(void **state)
 	assert_int_equal(st.tc, 0);
 }
 
+/* RFC 8945 §5.2/§5.3.2, regression: a query signed with a key pop53 does not know was answered
+ * as if unsigned. It is NOTAUTH with one TSIG RR, last and unsigned: the request's key name and
+ * algorithm, time signed and fudge, MAC size 0, original ID, error BADKEY (17), as knotd 3.2
+ * answers (tests/differential: tsig-unknown-key*). With EDNS the OPT comes before it. A name
+ * in no served zone is REFUSED unsigned, as Knot. Unsigned queries are unaffected. */
+static uint16_t signed_query(uint8_t *buf, const char *name, uint16_t edns, int key_ptr)
+{
+	static const uint8_t tsig[] = {0, 250, 0, 255, 0, 0, 0, 0, 0, 33,
+		11, 'h', 'm', 'a', 'c', '-', 's', 'h', 'a', '2', '5', '6', 0,
+		0, 0, 0x6b, 0x0d, 0xfe, 0x28, 0x01, 0x2c, 0, 4, 0xde, 0xad, 0xbe, 0xef, 0x12, 0x34,
+		0, 0, 0, 0};
+	uint16_t n = query(buf, name, 1, 1, edns);
+
+	buf[11]++;
+	if (key_ptr) {                  /* key name = the question's name, by pointer */
+		buf[n++] = 0xc0;
+		buf[n++] = 12;
+	} else {
+		memcpy(buf + n, "\3key", 5);
+		n += 5;
+	}
+	memcpy(buf + n, tsig, sizeof(tsig));
+	return (uint16_t)(n + sizeof(tsig));
+}
+
+static void test_tsig_unknown_key_badkey(void **state)
+{
+	static const uint8_t want[] = {0, 250, 0, 255, 0, 0, 0, 0, 0, 29,
+		11, 'h', 'm', 'a', 'c', '-', 's', 'h', 'a', '2', '5', '6', 0,
+		0, 0, 0x6b, 0x0d, 0xfe, 0x28, 0x01, 0x2c, 0, 0, 0x12, 0x34, 0, 17, 0, 0};
+	static uint8_t buf[2048];
+	struct resp r;
+	(void)state;
+
+	for (int edns = 0; edns <= 1; edns++) {
+		for (int ptr = 0; ptr <= 1; ptr++) {
+			memset(&st, 0, sizeof(st));
+			uint16_t len = signed_query(buf, "www.diff.test", edns ? 1232 : 0, ptr);
+			uint16_t n = p53_answer(img, &conf, buf, len, sizeof(buf), &st);
+			decode(buf, n, &r);
+			assert_int_equal(RCODE(&r), P53_RCODE_NOTAUTH);
+			assert_false(AA(&r));
+			assert_false(TC(&r));
+			assert_int_equal(r.count[1], 0);
+			assert_int_equal(r.count[3], 1 + edns);
+			assert_int_equal(r.rrs[AR][edns].type, 250);  /* last, after the OPT */
+			assert_string_equal(r.rrs[AR][edns].owner, ptr ? "www.diff.test." : "key.");
+			assert_memory_equal(buf + n - sizeof(want), want, sizeof(want));
+			assert_int_equal(st.rcode[P53_RCODE_NOTAUTH], 1);
+		}
+	}
+	/* Outside every zone: REFUSED, unsigned, as Knot. */
+	uint16_t len = signed_query(buf, "www.example.org", 0, 0);
+	uint16_t n = p53_answer(img, &conf, buf, len, sizeof(buf), &st);
+	decode(buf, n, &r);
+	assert_int_equal(RCODE(&r), P53_RCODE_REFUSED);
+	assert_int_equal(r.count[3], 0);
+	/* Unsigned: answered. */
+	ask("www.diff.test", 1, 0, &r);
+	assert_int_equal(RCODE(&r), 0);
+	assert_int_equal(r.count[1], 1);
+}
+
 static void test_refused_and_second_zone(void **state)
 {
 	(void)state;
@@ -520,6 +583,7 @@ int main(void)
 		cmocka_unit_test(test_any),
 		cmocka_unit_test(test_truncation),
 		cmocka_unit_test(test_truncated_answer_counted_as_answer),
+		cmocka_unit_test(test_tsig_unknown_key_badkey),
 		cmocka_unit_test(test_refused_and_second_zone),
 		cmocka_unit_test(test_chaos),
 	};
