@@ -95,13 +95,15 @@ static void remember(struct wr *w, uint16_t off)
 
 /* The question's labels are compression targets; most answers never compress anything, so
  * they are entered only when a name is first written. Callers that may roll back call this
- * before they save `nc`, so a rollback never drops them. */
+ * before they save `nc`, so a rollback never drops them. Root-most first, and no more than
+ * the table holds: the suffixes other names share (apex, cut) are kept, and a 127-label
+ * question costs no more than a 48-label one. */
 static void question_labels(struct wr *w)
 {
 	if (!w->q_pending)
 		return;
 	w->q_pending = 0;
-	for (uint8_t i = 0; i < w->q->qname_labels; i++)
+	for (int i = w->q->qname_labels - 1; i >= 0 && w->nc < CTAB_MAX; i--)
 		remember(w, (uint16_t)(P53_DNS_HDR_LEN + w->q->label_off[i]));
 }
 
@@ -496,11 +498,15 @@ static int occluded(struct ctx *c, uint32_t occ, int hop)
 
 /* The closest encloser of a name that is not in the image itself: its deepest existing
  * ancestor (ENTs exist as nodes), *keep = the labels below it; P53_NONE when no served zone
- * holds the name. */
+ * holds the name. No node has more labels than the image's deepest name, so the walk starts
+ * at that depth: a 127-label query costs as many probes as the image is deep, not 126. */
 static uint32_t encloser(const void *img, const uint8_t *name, uint8_t len, uint8_t labels,
 			 const uint8_t *loff, int *keep)
 {
-	for (int k = 1; k <= labels; k++) {
+	uint32_t deepest = p53_image_hdr(img)->max_labels;
+	int from = labels > deepest ? labels - (int)deepest : 1;
+
+	for (int k = from; k <= labels; k++) {
 		const uint8_t *s = name + loff[k];
 		size_t sl = (size_t)len - loff[k];
 		uint32_t ni = p53_image_find(img, s, sl, p53_name_hash(s, sl));
@@ -521,7 +527,8 @@ static void resolve(struct ctx *c)
 
 	for (int hop = 0; hop <= MAX_CHAIN; hop++) {
 		uint32_t h = hop == 0 ? c->q->hash : p53_name_hash(c->name, c->len);
-		uint32_t ni = p53_image_find(img, c->name, c->len, h);
+		uint32_t ni = c->labels <= p53_image_hdr(img)->max_labels ?
+			      p53_image_find(img, c->name, c->len, h) : P53_NONE;
 		const struct p53_image_node *n;
 		int keep = 0;
 
@@ -731,7 +738,8 @@ static __attribute__((noinline, cold)) int not_ours(const void *img, const struc
 
 	if (img == NULL || (q->qclass != P53_C_IN && q->qclass != P53_C_ANY))
 		return img == NULL;
-	return p53_image_find(img, q->lname, q->qname_len, q->hash) == P53_NONE &&
+	return (q->qname_labels > p53_image_hdr(img)->max_labels ||
+		p53_image_find(img, q->lname, q->qname_len, q->hash) == P53_NONE) &&
 	       encloser(img, q->lname, q->qname_len, q->qname_labels, q->label_off, &keep) == P53_NONE;
 }
 

@@ -34,7 +34,7 @@
 #include <stddef.h>
 
 #define P53_IMAGE_MAGIC   0x49333550u /* "P53I" little-endian */
-#define P53_IMAGE_VERSION 2u
+#define P53_IMAGE_VERSION 3u
 #define P53_NONE          UINT32_MAX  /* absent node / rrset / offset */
 
 struct p53_image_hdr {
@@ -53,6 +53,9 @@ struct p53_image_hdr {
 	uint32_t rdata_off;
 	uint32_t adds_off;
 	uint32_t n_records;     /* RRs compiled in, for the bytes-per-record figure */
+	uint32_t max_labels;    /* the most labels of any node's name: no name with more labels
+				   is in the index, so a closest-encloser walk starts there */
+	uint32_t pad;
 	uint64_t generation;    /* bumped by every build, reported by pop53ctl status */
 };
 

@@ -623,6 +623,9 @@ static void *layout(struct build *s, size_t *len)
 		.hash_mask = s->hash_mask,
 		.n_records = (uint32_t)s->n_kept,
 	};
+	for (size_t i = 0; i < b->n_nodes; i++)
+		if (b->nodes[i].labels > h.max_labels)
+			h.max_labels = b->nodes[i].labels;
 	size_t off = align8(sizeof(h)), size, pos;
 	uint8_t *img, *rdata;
 

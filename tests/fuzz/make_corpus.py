@@ -93,6 +93,13 @@ sq.id = 0x3002
 HARD["h-tsig-unknown-key"] = signed(sq.to_wire())
 HARD["h-tsig-twice"] = signed(sq.to_wire(), 2)
 HARD["h-tsig-frame"] = frame(signed(sq.to_wire()))
+# the deepest names: 120 labels under diff.test (NXDOMAIN), 127 under no zone (REFUSED)
+deep_nx = dns.name.from_text(".".join("abcdefghijklmnopqrstuvwxyz"[i % 26] for i in range(118)) + ".diff.test.")
+deep_ref = dns.name.from_text(".".join("abcdefghijklmnopqrstuvwxyz"[i % 26] for i in range(127)) + ".")
+for label, nm in (("h-deep-nx", deep_nx), ("h-deep-refused", deep_ref)):
+    m = dns.message.make_query(nm, "A", use_edns=0)
+    m.id = 0x4000
+    HARD[label] = m.to_wire()
 for name, data in HARD.items():
     open(os.path.join(OUT, name + ".bin"), "wb").write(data)
     n += 1

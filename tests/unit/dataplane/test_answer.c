@@ -46,7 +46,7 @@ static int get_name(const uint8_t *m, uint16_t len, uint16_t off, char *out, uin
 
 	out[0] = '\0';
 	for (;;) {
-		if (off >= len || hops++ > 100)
+		if (off >= len || hops++ > 300) /* labels and pointers: 127 + a few */
 			return -1;
 		uint8_t l = m[off];
 		if ((l & 0xc0) == 0xc0) {
@@ -531,6 +531,54 @@ static void test_tsig_unknown_key_badkey(void **state)
 	assert_int_equal(r.count[1], 1);
 }
 
+/* Security regression: a lookup miss walked up one label at a time, a hash and a probe each,
+ * so a name of 127 one-byte labels cost ~126 of them. The image records its deepest name
+ * (hdr.max_labels) and the walk starts there. The answers must not change: the closest
+ * encloser of a deep name is still found (NXDOMAIN with the SOA, a wildcard below it, an
+ * ENT, a cut above it), and a deep name under no zone is REFUSED. Its cost is in the replay
+ * benchmark (mixes deep-nx, deep-refused), not here. */
+static void deep(char *out, size_t cap, int labels, const char *below)
+{
+	size_t o = 0;
+
+	for (int i = 0; i < labels && o + 2 < cap; i++) {
+		out[o++] = (char)('a' + i % 26);
+		out[o++] = '.';
+	}
+	snprintf(out + o, cap - o, "%s", below);
+}
+
+static void test_deep_names(void **state)
+{
+	char name[300];
+	struct resp r;
+	(void)state;
+
+	assert_true(p53_image_hdr(img)->max_labels >= 6);       /* a.b.c.deep.diff.test */
+	assert_true(p53_image_hdr(img)->max_labels < 10);
+	deep(name, sizeof(name), 118, "diff.test");              /* 120 labels, 250 octets */
+	ask(name, 1, 1232, &r);
+	assert_int_equal(RCODE(&r), 3);
+	assert_true(AA(&r));
+	assert_int_equal(has(&r, NS, "diff.test.", 6), 1);
+	deep(name, sizeof(name), 110, "a.b.c.deep.diff.test");   /* below the deepest names */
+	ask(name, 1, 1232, &r);
+	assert_int_equal(RCODE(&r), 3);
+	deep(name, sizeof(name), 110, "wild.diff.test.");        /* RFC 4592: the wildcard */
+	ask(name, 1, 1232, &r);
+	assert_int_equal(RCODE(&r), 0);
+	assert_int_equal(r.count[1], 1);
+	assert_string_equal(r.rrs[AN][0].owner, name);          /* owner = QNAME */
+	deep(name, sizeof(name), 110, "sub.diff.test");          /* below a cut: referral */
+	ask(name, 1, 1232, &r);
+	assert_false(AA(&r));
+	assert_int_equal(has(&r, NS, "sub.diff.test.", 2), 2);
+	deep(name, sizeof(name), 126, "t");                      /* 127 labels, 255 octets, no zone */
+	ask(name, 1, 1232, &r);
+	assert_int_equal(RCODE(&r), 5);
+	assert_false(AA(&r));
+}
+
 static void test_refused_and_second_zone(void **state)
 {
 	(void)state;
@@ -584,6 +632,7 @@ int main(void)
 		cmocka_unit_test(test_truncation),
 		cmocka_unit_test(test_truncated_answer_counted_as_answer),
 		cmocka_unit_test(test_tsig_unknown_key_badkey),
+		cmocka_unit_test(test_deep_names),
 		cmocka_unit_test(test_refused_and_second_zone),
 		cmocka_unit_test(test_chaos),
 	};

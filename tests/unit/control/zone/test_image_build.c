@@ -199,6 +199,8 @@ static void test_image_apex_soa_and_zone(void **state)
 	assert_int_equal(z0->soa, p53_image_node_rrset(img, apex, LDNS_RR_TYPE_SOA));
 	assert_int_equal(p53_image_rrset(img, z0->soa)->flags, P53_RRSET_COMPRESS);
 	assert_int_equal(p53_image_hdr(img)->n_records, 44);
+	/* The deepest name: deep.ns.sub.example.com. (5 labels); walks start there. */
+	assert_int_equal(p53_image_hdr(img)->max_labels, 5);
 	free(img);
 }
 
