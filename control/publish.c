@@ -152,9 +152,10 @@ int p53_dataplane_publish(struct p53_dataplane *dp, void *img, size_t len,
 	struct p53_replica *old[P53_MAX_WORKERS_DP] = {0};
 	unsigned int n = dp->n_workers;
 
-	/* Workers read the image without bounds checks: its sections must lie inside it. */
-	if (p53_image_check(img, len) != 0) {
-		snprintf(err, errlen, "compiled image failed its consistency check (%zu bytes)", len);
+	/* Workers read the image without bounds checks: every index they follow must hold. */
+	const char *why = "";
+	if (p53_image_check(img, len, &why) != 0) {
+		snprintf(err, errlen, "compiled image failed its consistency check (%zu bytes): %s", len, why);
 		return -1;
 	}
 	if (dp->qsbr != NULL) {

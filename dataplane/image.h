@@ -172,12 +172,23 @@ static inline const uint64_t *p53_image_slots(const void *img)
 }
 
 /**
- * Check an image's header and that every section lies inside it.
+ * Check an image before workers read it without bounds checks: the header (magic, version,
+ * size), that every section lies inside the image, aligned and in order, and every index
+ * the data plane follows: each node's name (well-formed, inside names[]), zone, RRset range,
+ * wildcard, occluder and parent_side; each RRset's records (they fill its RDATA range
+ * exactly; CNAME/DNAME targets are names) and its additional list (inside adds[], naming
+ * nodes); each zone's apex, SOA and name; each name-index slot's node, and that the index
+ * has an empty slot. It does not check what the compiler decides (RRsets sorted by type,
+ * hashes matching names, flags matching RRsets beyond CNAME): a wrong one gives a wrong
+ * answer, never a read outside the image.
  *
- * @return 0, or -EINVAL for a bad magic/version or a section out of bounds.
+ * Costs O(image size): the control thread runs it on every publish.
+ *
+ * @param why  when not NULL, set to a short reason on failure
+ * @return 0, or -EINVAL.
  * Thread-safe; any lcore.
  */
-int p53_image_check(const void *img, size_t len);
+int p53_image_check(const void *img, size_t len, const char **why);
 
 /**
  * Find the node of a canonical (lower-case, uncompressed) wire name.

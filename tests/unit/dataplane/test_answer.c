@@ -184,7 +184,7 @@ static int setup(void **state)
 	if (img == NULL)
 		fprintf(stderr, "build failed: %s\n", err);
 	assert_non_null(img);
-	assert_int_equal(p53_image_check(img, len), 0);
+	assert_int_equal(p53_image_check(img, len, NULL), 0);
 	conf.identity = (const uint8_t *)"unit-pop";
 	conf.identity_len = 8;
 	conf.edns_max_payload = 1232;

@@ -119,7 +119,7 @@ static void test_image_valid_and_indexed(void **state)
 	const struct p53_image_hdr *h = p53_image_hdr(img);
 
 	(void)state;
-	assert_int_equal(p53_image_check(img, len), 0);
+	assert_int_equal(p53_image_check(img, len, NULL), 0);
 	assert_int_equal(h->size, len);
 	assert_int_equal(h->n_zones, 2);
 	assert_int_equal(h->generation, 0); /* stamped when published (control/publish.c) */
