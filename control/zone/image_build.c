@@ -240,6 +240,62 @@ static int push_rrset(struct build *s, uint32_t node, uint16_t type, uint32_t st
 	return 0;
 }
 
+/*
+ * Step 3c: zones that carry DNSSEC records. pop53 has no DNSSEC logic yet: with DO=1 it
+ * answers such a zone without RRSIGs and denies names without NSEC/NSEC3, which validating
+ * resolvers treat as bogus (RFC 4035 §5.5) once the parent holds a DS. One loud line per
+ * zone, at its first DNSSEC record. (The DNSSEC work removes this.)
+ */
+static int dnssec_warn(struct build *s)
+{
+	static const struct { uint16_t type; const char *name; } dnssec[] = {
+		{ LDNS_RR_TYPE_RRSIG, "RRSIG" }, { LDNS_RR_TYPE_NSEC, "NSEC" },
+		{ LDNS_RR_TYPE_NSEC3, "NSEC3" }, { LDNS_RR_TYPE_DNSKEY, "DNSKEY" },
+	};
+	struct p53_zb *b = &s->zb;
+	uint32_t *first = malloc((b->n_zones ? b->n_zones : 1) * sizeof(*first));
+	uint8_t *seen = calloc(b->n_zones ? b->n_zones : 1, 1);
+	char txt[1024], types[64];
+
+	if (first == NULL || seen == NULL) {
+		free(first);
+		free(seen);
+		return p53_zb_err(b, IMAGE_WHERE, "out of memory");
+	}
+	for (size_t z = 0; z < b->n_zones; z++)
+		first[z] = P53_NONE;
+	/* One pass over the RRsets: per zone, which DNSSEC types and the earliest record. */
+	for (size_t i = 0; i < s->n_rrsets; i++) {
+		for (unsigned int t = 0; t < sizeof(dnssec) / sizeof(dnssec[0]); t++) {
+			if (s->rrsets[i].type != dnssec[t].type)
+				continue;
+			const struct p53_zb_rec *r = &b->recs[s->rs_first[i]];
+			uint32_t z = b->nodes[r->node].zone;
+			seen[z] |= (uint8_t)(1u << t);
+			if (first[z] == P53_NONE || r->seq < b->recs[first[z]].seq)
+				first[z] = s->rs_first[i];
+		}
+	}
+	for (size_t z = 0; z < b->n_zones; z++) {
+		if (first[z] == P53_NONE)
+			continue;
+		size_t o = 0;
+		types[0] = '\0';
+		for (unsigned int t = 0; t < sizeof(dnssec) / sizeof(dnssec[0]); t++)
+			if (seen[z] & (1u << t))
+				o += (size_t)snprintf(types + o, sizeof(types) - o, "%s%s", o ? "/" : "",
+						      dnssec[t].name);
+		p53_zb_rec_warn(b, &b->recs[first[z]], "zone '%s' carries DNSSEC records (%s) but "
+				"pop53 does not serve DNSSEC yet: DO=1 answers carry no RRSIG, NSEC or "
+				"NSEC3, so validating resolvers will treat the zone as bogus once its "
+				"parent has a DS for it",
+				p53_name_to_str(txt, sizeof(txt), b->names + b->zones[z].name_off), types);
+	}
+	free(first);
+	free(seen);
+	return 0;
+}
+
 /* Kept record seen second in an RRset that must hold only one. */
 static uint32_t second(const struct build *s, uint32_t rs)
 {
@@ -722,7 +778,9 @@ void *p53_image_build_files(const struct p53_zone_src *zones, size_t n, size_t *
 	for (uint32_t z = 0; z < n; z++)
 		if (p53_zone_load(b, z) < 0)
 			goto cleanup;
-	if (rrsets_make(&s) < 0 || rrsets_check(&s) < 0 || nodes_link(&s) < 0 ||
+	if (rrsets_make(&s) < 0)
+		goto cleanup;
+	if (dnssec_warn(&s) < 0 || rrsets_check(&s) < 0 || nodes_link(&s) < 0 ||
 	    zones_finish(&s) < 0 || slots_make(&s) < 0 || adds_make(&s) < 0)
 		goto cleanup;
 	img = layout(&s, len);
