@@ -289,6 +289,8 @@ int main(int argc, char **argv)
 		p53_err("out of memory for RCU");
 		goto out_port;
 	}
+	d.dp.payload_limit = d.port.max_payload;
+	snprintf(d.dp.payload_why, sizeof(d.dp.payload_why), "%s", d.port.max_payload_why);
 	if (p53_dataplane_publish(&d.dp, img, img_len, cfg, err, sizeof(err)) != 0) {
 		p53_err("%s", err);
 		goto out_dp;

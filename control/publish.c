@@ -36,7 +36,7 @@ int p53_dataplane_init(struct p53_dataplane *dp, struct p53_worker *workers, uns
 _Static_assert(P53_PKT_MAX_ADDRS >= P53_CONFIG_MAX_ADDRS, "every service address fits a replica");
 
 static struct p53_replica *replica_new(const void *img, size_t len, const struct p53_config *cfg,
-				       int socket)
+				       uint16_t payload, int socket)
 {
 	struct p53_replica *r = rte_zmalloc_socket("p53_replica", sizeof(*r), RTE_CACHE_LINE_SIZE, socket);
 	void *copy = rte_malloc_socket("p53_image", len, RTE_CACHE_LINE_SIZE, socket);
@@ -57,7 +57,7 @@ static struct p53_replica *replica_new(const void *img, size_t len, const struct
 	r->conf.identity_len = (uint8_t)il;
 	r->conf.version = r->version;
 	r->conf.version_len = (uint8_t)vl;
-	r->conf.edns_max_payload = cfg->edns_max_payload;
+	r->conf.edns_max_payload = payload;
 	for (int i = 0; i < cfg->n_addrs && i < P53_PKT_MAX_ADDRS; i++) {
 		const struct p53_addr *a = &cfg->addrs[i];
 		if (a->family == AF_INET)
@@ -167,6 +167,16 @@ int p53_dataplane_publish(struct p53_dataplane *dp, void *img, size_t len,
 			return -1;
 		}
 	}
+	/* A reply larger than the port carries is lost without a trace (the NIC or the kernel
+	 * drops it): advertise and send no more than the port's limit (RFC 6891 §6.2.5). */
+	uint16_t payload = cfg->edns_max_payload;
+	if (dp->payload_limit != 0 && payload > dp->payload_limit) {
+		payload = dp->payload_limit;
+		if (dp->payload_warned != cfg->edns_max_payload)
+			p53_warn("server.edns_max_payload %u is more than the port carries (%s): "
+				 "using %u", cfg->edns_max_payload, dp->payload_why, payload);
+		dp->payload_warned = cfg->edns_max_payload;
+	}
 	((struct p53_image_hdr *)img)->generation = next_generation(dp);
 	/* Build every replica before touching any worker: all or nothing. */
 	for (unsigned int i = 0; i < n; i++) {
@@ -177,7 +187,7 @@ int p53_dataplane_publish(struct p53_dataplane *dp, void *img, size_t len,
 					fresh[i] = fresh[j];
 		}
 		if (fresh[i] == NULL)
-			fresh[i] = replica_new(img, len, cfg, socket);
+			fresh[i] = replica_new(img, len, cfg, payload, socket);
 		if (fresh[i] == NULL) {
 			snprintf(err, errlen, "out of memory for the replica of worker %u (%zu bytes)", i, len);
 			free_set(fresh, n);

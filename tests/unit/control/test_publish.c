@@ -4,6 +4,8 @@
  * with the image: a query to an address the new config dropped is dropped by the worker
  * (dst_addr) from the next burst on, and one to a new address is answered.
  *
+ * The EDNS payload size a replica advertises is clamped to what the port carries.
+ *
  * Needs the EAL (rte_malloc, rte_rcu_qsbr, a mempool): --no-huge --no-pci, own file prefix.
  */
 #include <arpa/inet.h>
@@ -55,6 +57,8 @@ static void config(struct p53_config *cfg, const char *const *addrs, int n)
 	}
 }
 
+static uint16_t payload = 1232;        /* server.edns_max_payload of the next publish */
+
 static void publish(const char *const *addrs, int n)
 {
 	struct p53_config cfg;
@@ -63,6 +67,7 @@ static void publish(const char *const *addrs, int n)
 	void *img = compile(&len);
 
 	config(&cfg, addrs, n);
+	cfg.edns_max_payload = payload;
 	if (p53_dataplane_publish(&dp, img, len, &cfg, err, sizeof(err)) != 0)
 		fail_msg("publish: %s", err);
 }
@@ -132,6 +137,30 @@ static void test_addresses_travel_in_the_replica(void **state)
 	assert_true(answered("198.51.100.53"));
 }
 
+/* Regression: server.edns_max_payload over what the port carries was used as is, so replies
+ * between the port's limit and the configured size were lost. Every replica gets the port's
+ * limit instead (the warning is logged once per configured value). */
+static void test_payload_clamped_to_the_port(void **state)
+{
+	static const char *const addrs[] = {"192.0.2.53"};
+	(void)state;
+
+	dp.payload_limit = 1452;
+	snprintf(dp.payload_why, sizeof(dp.payload_why), "MTU 1500 less 48 bytes of IPv6 and UDP headers");
+	payload = 4096;
+	publish(addrs, 1);
+	assert_int_equal(workers[0].replica->conf.edns_max_payload, 1452);
+	assert_int_equal(dp.payload_warned, 4096);
+	payload = 1232;                 /* under the limit: as configured */
+	publish(addrs, 1);
+	assert_int_equal(workers[0].replica->conf.edns_max_payload, 1232);
+	dp.payload_limit = 0;           /* no limit known: as configured */
+	payload = 4096;
+	publish(addrs, 1);
+	assert_int_equal(workers[0].replica->conf.edns_max_payload, 4096);
+	payload = 1232;
+}
+
 static int setup(void **state)
 {
 	char cpu[16];
@@ -170,6 +199,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_addresses_travel_in_the_replica),
+		cmocka_unit_test(test_payload_clamped_to_the_port),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
