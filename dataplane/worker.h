@@ -5,8 +5,10 @@
  * answer from this worker's replica (answer.h) ->
  * rewrite in place -> tx_burst; what the NIC does not take is freed and counted. When the
  * queue is empty the worker backs off (busy-poll or adaptive sleep), so several instances
- * can share a small machine. Per packet: no allocation, no locks, no syscalls. The only
- * syscalls are the idle sleeps, taken when there is no traffic.
+ * can share a small machine. Per packet, this code makes no allocation, lock or syscall; its
+ * only syscalls are the idle sleeps, taken when there is no traffic. The port's driver may
+ * make its own inside rx/tx bursts (net_af_xdp: recvfrom on an empty RX ring, sendto to kick
+ * TX; docs/ARCHITECTURE.md, "Syscalls on the packet path").
  *
  * Counters are per worker, in their own cache lines, written only by the worker and read
  * (racily, as plain 64-bit loads) by the control thread.
