@@ -8,7 +8,7 @@
 
 #include "control/daemon.h"
 #include "control/log.h"
-#include "dataplane/name.h"
+#include "control/text.h"
 #include "dataplane/notify.h"
 
 void p53_daemon_init(struct p53_daemon *d)

@@ -295,6 +295,7 @@ int main(int argc, char **argv)
 		w->port = d.port.id;
 		w->queue = (uint16_t)i;
 		w->tx_offload = d.port.tx_offload;
+		memcpy(w->mac, d.port.mac, sizeof(w->mac));
 		w->idle_adaptive = cfg->idle == P53_IDLE_ADAPTIVE;
 		w->idle_max_us = cfg->idle_max_us;
 		w->stop = &workers_stop;
@@ -304,6 +305,8 @@ int main(int argc, char **argv)
 		p53_err("out of memory for RCU");
 		goto out_port;
 	}
+	d.dp.payload_limit = d.port.max_payload;
+	snprintf(d.dp.payload_why, sizeof(d.dp.payload_why), "%s", d.port.max_payload_why);
 	if (p53_dataplane_publish(&d.dp, img, img_len, cfg, err, sizeof(err)) != 0) {
 		p53_err("%s", err);
 		goto out_dp;

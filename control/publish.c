@@ -1,4 +1,5 @@
 /* Replicas and their RCU swap; see dataplane.h. */
+#include <sys/socket.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,8 +33,10 @@ int p53_dataplane_init(struct p53_dataplane *dp, struct p53_worker *workers, uns
 	return 0;
 }
 
+_Static_assert(P53_PKT_MAX_ADDRS >= P53_CONFIG_MAX_ADDRS, "every service address fits a replica");
+
 static struct p53_replica *replica_new(const void *img, size_t len, const struct p53_config *cfg,
-				       int socket)
+				       uint16_t payload, int socket)
 {
 	struct p53_replica *r = rte_zmalloc_socket("p53_replica", sizeof(*r), RTE_CACHE_LINE_SIZE, socket);
 	void *copy = rte_malloc_socket("p53_image", len, RTE_CACHE_LINE_SIZE, socket);
@@ -54,7 +57,14 @@ static struct p53_replica *replica_new(const void *img, size_t len, const struct
 	r->conf.identity_len = (uint8_t)il;
 	r->conf.version = r->version;
 	r->conf.version_len = (uint8_t)vl;
-	r->conf.edns_max_payload = cfg->edns_max_payload;
+	r->conf.edns_max_payload = payload;
+	for (int i = 0; i < cfg->n_addrs && i < P53_PKT_MAX_ADDRS; i++) {
+		const struct p53_addr *a = &cfg->addrs[i];
+		if (a->family == AF_INET)
+			memcpy(&r->addrs.v4[r->addrs.n4++], a->bytes, 4);
+		else
+			memcpy(r->addrs.v6[r->addrs.n6++], a->bytes, 16);
+	}
 	return r;
 }
 
@@ -142,9 +152,10 @@ int p53_dataplane_publish(struct p53_dataplane *dp, void *img, size_t len,
 	struct p53_replica *old[P53_MAX_WORKERS_DP] = {0};
 	unsigned int n = dp->n_workers;
 
-	/* Workers read the image without bounds checks: its sections must lie inside it. */
-	if (p53_image_check(img, len) != 0) {
-		snprintf(err, errlen, "compiled image failed its consistency check (%zu bytes)", len);
+	/* Workers read the image without bounds checks: every index they follow must hold. */
+	const char *why = "";
+	if (p53_image_check(img, len, &why) != 0) {
+		snprintf(err, errlen, "compiled image failed its consistency check (%zu bytes): %s", len, why);
 		return -1;
 	}
 	if (dp->qsbr != NULL) {
@@ -156,6 +167,16 @@ int p53_dataplane_publish(struct p53_dataplane *dp, void *img, size_t len,
 			return -1;
 		}
 	}
+	/* A reply larger than the port carries is lost without a trace (the NIC or the kernel
+	 * drops it): advertise and send no more than the port's limit (RFC 6891 §6.2.5). */
+	uint16_t payload = cfg->edns_max_payload;
+	if (dp->payload_limit != 0 && payload > dp->payload_limit) {
+		payload = dp->payload_limit;
+		if (dp->payload_warned != cfg->edns_max_payload)
+			p53_warn("server.edns_max_payload %u is more than the port carries (%s): "
+				 "using %u", cfg->edns_max_payload, dp->payload_why, payload);
+		dp->payload_warned = cfg->edns_max_payload;
+	}
 	((struct p53_image_hdr *)img)->generation = next_generation(dp);
 	/* Build every replica before touching any worker: all or nothing. */
 	for (unsigned int i = 0; i < n; i++) {
@@ -166,7 +187,7 @@ int p53_dataplane_publish(struct p53_dataplane *dp, void *img, size_t len,
 					fresh[i] = fresh[j];
 		}
 		if (fresh[i] == NULL)
-			fresh[i] = replica_new(img, len, cfg, socket);
+			fresh[i] = replica_new(img, len, cfg, payload, socket);
 		if (fresh[i] == NULL) {
 			snprintf(err, errlen, "out of memory for the replica of worker %u (%zu bytes)", i, len);
 			free_set(fresh, n);

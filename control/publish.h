@@ -40,6 +40,11 @@ struct p53_dataplane {
 	struct p53_replica *limbo[P53_MAX_WORKERS_DP];
 	uint64_t limbo_token;
 	int stuck;                      /* worker index that missed the last wait, or -1 */
+	/* The largest DNS payload the port carries (see p53_port.max_payload), 0 for no limit,
+	 * and why; server.edns_max_payload above it is clamped in every replica. */
+	uint16_t payload_limit;
+	char payload_why[160];
+	uint16_t payload_warned;        /* configured value last warned about, 0 for none */
 	uint64_t reloads_ok;
 	uint64_t reloads_failed;
 	double last_reload_ms;          /* compile + publish time of the last good reload */

@@ -34,6 +34,7 @@ struct wr {
 	uint8_t nc;
 	uint8_t q_pending;      /* question labels not yet in ctab (added on first need) */
 	uint8_t hint_len;
+	uint8_t additional;     /* writing the additional section (see put_name) */
 	uint16_t hint_ptr;      /* where `hint` is in the message, 0 for no hint */
 	const uint8_t *hint;    /* canonical name most written names end in (zone apex, cut) */
 	const struct p53_query *q;
@@ -61,6 +62,7 @@ struct ctx {
 	uint8_t n_adds;
 	uint16_t ede;           /* Extended DNS Error INFO-CODE to send, 0 for none */
 	uint16_t max;           /* response size limit, OPT included */
+	uint8_t has_q;          /* the question is echoed: it lies before w.pos, QDCOUNT is 1 */
 };
 
 /* Does uncompressed `name` equal the (possibly compressed) name at buf[off]? */
@@ -93,13 +95,15 @@ static void remember(struct wr *w, uint16_t off)
 
 /* The question's labels are compression targets; most answers never compress anything, so
  * they are entered only when a name is first written. Callers that may roll back call this
- * before they save `nc`, so a rollback never drops them. */
+ * before they save `nc`, so a rollback never drops them. Root-most first, and no more than
+ * the table holds: the suffixes other names share (apex, cut) are kept, and a 127-label
+ * question costs no more than a 48-label one. */
 static void question_labels(struct wr *w)
 {
 	if (!w->q_pending)
 		return;
 	w->q_pending = 0;
-	for (uint8_t i = 0; i < w->q->qname_labels; i++)
+	for (int i = w->q->qname_labels - 1; i >= 0 && w->nc < CTAB_MAX; i--)
 		remember(w, (uint16_t)(P53_DNS_HDR_LEN + w->q->label_off[i]));
 }
 
@@ -122,6 +126,33 @@ static const uint8_t *hint_suffix(const struct wr *w, const uint8_t *name)
 	return t;
 }
 
+/*
+ * Where the whole of `name` (labels before `h`, its hint suffix) was written already as those
+ * labels and then a pointer to the hint; 0 if nowhere. Additional-section owners are the
+ * NS/MX/SRV targets that the RDATA above wrote that way: one pointer to them instead of their
+ * first labels again (3-4 bytes per glue owner; RFC 9471 glue must fit or set TC).
+ */
+static uint16_t before_hint(const struct wr *w, const uint8_t *name, const uint8_t *h)
+{
+	for (uint8_t i = 0; i < w->nc; i++) {
+		uint16_t off = w->ctab[i];
+		const uint8_t *p = name;
+		while (p < h && w->buf[off] == *p) {
+			uint8_t l = *p, k;
+			for (k = 1; k <= l && p53_lower(w->buf[off + k]) == p53_lower(p[k]); k++)
+				;
+			if (k <= l)
+				break;
+			off = (uint16_t)(off + 1 + l);
+			p += 1 + l;
+		}
+		/* Labels are followed by a root byte or a pointer, then more message. */
+		if (p == h && p53_get16(w->buf + off) == (0xc000 | w->hint_ptr))
+			return w->ctab[i];
+	}
+	return 0;
+}
+
 /* Write a name, compressed against the longest suffix already in the message. Names of the
  * zone being answered from usually end in its apex (or the cut of a referral), which the
  * caller placed in the question: that suffix is tried first, without searching. */
@@ -135,6 +166,13 @@ static int put_name(struct wr *w, const uint8_t *name)
 		if (h != NULL) {
 			s = h;
 			ptr = w->hint_ptr;
+			if (w->additional && h != name) {
+				uint16_t whole = before_hint(w, name, h);
+				if (whole != 0) {
+					s = name;
+					ptr = whole;
+				}
+			}
 			goto write;
 		}
 	}
@@ -364,6 +402,9 @@ static int dname(struct ctx *c, const struct p53_image_node *d, int keep)
 	if (rsi == P53_NONE)
 		return DONE;
 	rs = p53_image_rrset(c->img, rsi);
+	/* What the answer is, whether or not it fits: a truncated one is still an answer (TC is
+	 * counted on its own). */
+	c->kind = P53_ANS_ANSWER;
 	if (put_or_tc(c, rsi, node_name(c, d), ancestor_ptr(c, d), SEC_AN, P53_NONE) != 0)
 		return DONE;
 
@@ -402,7 +443,6 @@ static int dname(struct ctx *c, const struct p53_image_node *d, int keep)
 	}
 	p53_put16(w->buf + rr + 8, (uint16_t)(w->pos - rr - 10));
 	w->cnt[SEC_AN]++;
-	c->kind = P53_ANS_ANSWER;
 	if (c->q->qtype == P53_T_CNAME)
 		return DONE; /* the synthesized CNAME is what was asked for */
 	return set_name(c, target) == 0 ? NEXT : DONE;
@@ -417,9 +457,9 @@ static int answer_node(struct ctx *c, const struct p53_image_node *n)
 		uint32_t rsi = p53_image_node_rrset(c->img, n, P53_T_CNAME);
 		const struct p53_image_rrset *rs = p53_image_rrset(c->img, rsi);
 		hint_apex(c);
+		c->kind = P53_ANS_ANSWER; /* truncated or not */
 		if (put_or_tc(c, rsi, c->name, c->ptr, SEC_AN, P53_NONE) != 0)
 			return DONE;
-		c->kind = P53_ANS_ANSWER;
 		if (qtype == P53_T_ANY)
 			return DONE;
 		return set_name(c, p53_image_rdata(c->img, rs) + P53_RR_OWNER_LEN + 10) == 0 ? NEXT : DONE;
@@ -439,8 +479,8 @@ static int answer_node(struct ctx *c, const struct p53_image_node *n)
 	const struct p53_image_rrset *rs = p53_image_rrset(c->img, rsi);
 	if ((rs->flags & P53_RRSET_COMPRESS) || rs->adds != P53_NONE)
 		hint_apex(c);
-	if (put_or_tc(c, rsi, c->name, c->ptr, SEC_AN, P53_NONE) == 0)
-		c->kind = P53_ANS_ANSWER;
+	c->kind = P53_ANS_ANSWER; /* truncated or not: TC is counted on its own */
+	put_or_tc(c, rsi, c->name, c->ptr, SEC_AN, P53_NONE);
 	return DONE;
 }
 
@@ -456,6 +496,28 @@ static int occluded(struct ctx *c, uint32_t occ, int hop)
 	return dname(c, o, c->labels - o->labels);
 }
 
+/* The closest encloser of a name that is not in the image itself: its deepest existing
+ * ancestor (ENTs exist as nodes), *keep = the labels below it; P53_NONE when no served zone
+ * holds the name. No node has more labels than the image's deepest name, so the walk starts
+ * at that depth: a 127-label query costs as many probes as the image is deep, not 126. */
+static uint32_t encloser(const void *img, const uint8_t *name, uint8_t len, uint8_t labels,
+			 const uint8_t *loff, int *keep)
+{
+	uint32_t deepest = p53_image_hdr(img)->max_labels;
+	int from = labels > deepest ? labels - (int)deepest : 1;
+
+	for (int k = from; k <= labels; k++) {
+		const uint8_t *s = name + loff[k];
+		size_t sl = (size_t)len - loff[k];
+		uint32_t ni = p53_image_find(img, s, sl, p53_name_hash(s, sl));
+		if (ni != P53_NONE) {
+			*keep = k;
+			return ni;
+		}
+	}
+	return P53_NONE;
+}
+
 /* RFC 1034 §4.3.2, over the image. `hop` counts CNAME/DNAME links followed. */
 static void resolve(struct ctx *c)
 {
@@ -465,7 +527,8 @@ static void resolve(struct ctx *c)
 
 	for (int hop = 0; hop <= MAX_CHAIN; hop++) {
 		uint32_t h = hop == 0 ? c->q->hash : p53_name_hash(c->name, c->len);
-		uint32_t ni = p53_image_find(img, c->name, c->len, h);
+		uint32_t ni = c->labels <= p53_image_hdr(img)->max_labels ?
+			      p53_image_find(img, c->name, c->len, h) : P53_NONE;
 		const struct p53_image_node *n;
 		int keep = 0;
 
@@ -478,14 +541,7 @@ static void resolve(struct ctx *c)
 				return;
 
 		if (ni == P53_NONE) {
-			/* Closest encloser: the deepest existing ancestor (ENTs exist as nodes). */
-			for (keep = 1; keep <= c->labels; keep++) {
-				const uint8_t *s = c->name + c->loff[keep];
-				size_t sl = (size_t)c->len - c->loff[keep];
-				ni = p53_image_find(img, s, sl, p53_name_hash(s, sl));
-				if (ni != P53_NONE)
-					break;
-			}
+			ni = encloser(img, c->name, c->len, c->labels, c->loff, &keep);
 			if (ni == P53_NONE) {
 				if (hop == 0) {
 					c->rcode = P53_RCODE_REFUSED; /* not authoritative for it */
@@ -533,7 +589,9 @@ static void resolve(struct ctx *c)
 }
 
 /* Additional section (RFC 1034 §4.3.2 step 6): A and AAAA of NS/MX/SRV targets and glue.
- * Whatever does not fit is left out without TC (RFC 2181 §9). */
+ * Whatever does not fit is left out without TC (RFC 2181 §9), except a referral's in-domain
+ * glue (the `required` head of its list): RFC 9471 §3 wants all of it, or TC=1. Sibling
+ * and other glue stays optional (§2.2). */
 static void additionals(struct ctx *c)
 {
 	uint32_t added[MAX_ADDED];
@@ -542,24 +600,34 @@ static void additionals(struct ctx *c)
 
 	for (unsigned int a = 0; a < c->n_adds; a++) {
 		const uint32_t *list = p53_image_adds(c->img, c->adds[a]);
-		for (uint32_t i = 1; i <= list[0]; i++) {
+		uint32_t count = P53_ADDS_COUNT(list[0]), req = P53_ADDS_REQUIRED(list[0]);
+		for (uint32_t i = 1; i <= count; i++) {
 			uint32_t ni = list[i];
 			unsigned int k;
 			for (k = 0; k < n_added && added[k] != ni; k++)
 				;
 			if (k < n_added)
 				continue;
-			if (n_added == MAX_ADDED)
+			if (n_added == MAX_ADDED) {
+				c->w.tc |= i <= req;
 				return;
+			}
 			added[n_added++] = ni;
 			const struct p53_image_node *n = p53_image_node(c->img, ni);
+			uint16_t owner = 0;     /* where the A's owner went: the AAAA points there */
 			for (int t = 0; t < 2; t++) {
 				uint32_t rsi = p53_image_node_rrset(c->img, n, types[t]);
 				if (rsi == P53_NONE)
 					continue;
+				uint16_t at = c->w.pos;
 				if (put_rrset(&c->w, c->img, p53_image_rrset(c->img, rsi), node_name(c, n),
-					      0, SEC_AR, P53_NONE) != 0)
+					      owner, SEC_AR, P53_NONE) != 0) {
+					c->w.tc |= i <= req; /* RFC 9471 §3 */
 					return;
+				}
+				if (owner == 0)
+					owner = (c->w.buf[at] & 0xc0) == 0xc0 ? p53_get16(c->w.buf + at) & 0x3fff
+									      : (at < 0x4000 ? at : 0);
 			}
 		}
 	}
@@ -608,7 +676,7 @@ static void chaos(struct ctx *c)
 }
 
 /* RFC 6891 §6.1.2: our OPT; the extended RCODE's upper bits go in its TTL. */
-static void put_opt(struct ctx *c, uint16_t payload)
+static inline __attribute__((always_inline)) void put_opt(struct ctx *c, uint16_t payload)
 {
 	struct wr *w = &c->w;
 	uint8_t *p = w->buf + w->pos;
@@ -640,7 +708,9 @@ static void put_opt(struct ctx *c, uint16_t payload)
 	w->cnt[SEC_AR]++;
 }
 
-static uint16_t finish(struct ctx *c, int with_question, int with_opt, uint16_t payload)
+/* The header over the records written: QDCOUNT says whether the question bytes before the
+ * records are there (c->has_q), so what is returned always parses as what it says. */
+static uint16_t finish(struct ctx *c, int with_opt, uint16_t payload)
 {
 	uint8_t *h = c->w.buf;
 	uint16_t flags = (uint16_t)(P53_F_QR | (c->q->flags & (0x7800u | P53_F_RD | P53_F_CD)));
@@ -653,11 +723,92 @@ static uint16_t finish(struct ctx *c, int with_question, int with_opt, uint16_t 
 		flags |= P53_F_TC;
 	flags |= c->rcode & 0xfu;
 	p53_put16(h + 2, flags);
-	p53_put16(h + 4, with_question ? 1 : 0);
+	p53_put16(h + 4, c->has_q);
 	p53_put16(h + 6, c->w.cnt[SEC_AN]);
 	p53_put16(h + 8, c->w.cnt[SEC_NS]);
 	p53_put16(h + 10, c->w.cnt[SEC_AR]);
 	return c->w.pos;
+}
+
+/* A query no served zone holds (answered REFUSED): Knot looks at a key in the context of a zone,
+ * so a signed query for a name outside every zone is REFUSED, unsigned; pop53 does the same. */
+static __attribute__((noinline, cold)) int not_ours(const void *img, const struct p53_query *q)
+{
+	int keep;
+
+	if (img == NULL || (q->qclass != P53_C_IN && q->qclass != P53_C_ANY))
+		return img == NULL;
+	return (q->qname_labels > p53_image_hdr(img)->max_labels ||
+		p53_image_find(img, q->lname, q->qname_len, q->hash) == P53_NONE) &&
+	       encloser(img, q->lname, q->qname_len, q->qname_labels, q->label_off, &keep) == P53_NONE;
+}
+
+/* Our EDNS UDP payload size (RFC 6891 §6.2.5), never under 512. */
+static uint16_t our_payload(const struct p53_answer_conf *conf)
+{
+	return conf->edns_max_payload < UDP_MIN ? UDP_MIN : conf->edns_max_payload;
+}
+
+/* Response size: RFC 6891 §6.2.3-5, clamped to [512, our maximum] and to the buffer. */
+static uint16_t size_limit(const struct p53_answer_conf *conf, const struct p53_query *q,
+			   uint16_t cap)
+{
+	uint16_t max = UDP_MIN;
+
+	if (q->edns) {
+		max = q->edns_payload < UDP_MIN ? UDP_MIN : q->edns_payload;
+		if (max > our_payload(conf))
+			max = our_payload(conf);
+	}
+	return max > cap ? cap : max;
+}
+
+/*
+ * RFC 8945 §5.2: a signed message is checked before it is processed, and pop53 holds no keys
+ * (the transfer work adds them on the control side): every key is unknown. §5.3.2: NOTAUTH,
+ * and an unsigned TSIG RR with error BADKEY and an empty MAC, with the request's key name,
+ * algorithm, time signed, fudge and original ID (as Knot answers). The request's TSIG is where
+ * the response is written, so its fields are copied out first.
+ */
+static __attribute__((noinline, cold)) uint16_t tsig_badkey(struct ctx *c, uint16_t max,
+							       uint16_t ours)
+{
+	const struct p53_query *q = c->q;
+	const uint8_t *rd = c->w.buf + q->tsig_rdata;
+	uint8_t key[P53_NAME_MAXLEN], alg[P53_NAME_MAXLEN], tf[8], oid[2];
+	int kl = p53_msg_name(c->w.buf, (size_t)q->tsig_rdata, q->tsig_owner, key);
+	uint16_t al = q->tsig_alg_len;
+
+	memcpy(alg, rd, al);
+	memcpy(tf, rd + al, 8);                         /* time signed, fudge */
+	memcpy(oid, rd + al + 10 + q->tsig_mac_len, 2); /* original ID */
+	c->rcode = P53_RCODE_NOTAUTH;
+	c->kind = P53_ANS_ERROR;
+	c->max = max;
+	c->w.limit = max;
+	uint16_t nsid = q->nsid && c->conf->identity_len ? (uint16_t)(4 + c->conf->identity_len) : 0;
+	if (q->edns && (uint32_t)c->w.pos + OPT_LEN + nsid <= max)
+		put_opt(c, ours);
+	uint16_t rdlen = (uint16_t)(al + 16);
+	uint8_t fixed[10], tail[8];
+	p53_put16(fixed, P53_T_TSIG);
+	p53_put16(fixed + 2, P53_C_ANY);
+	p53_put32(fixed + 4, 0);
+	p53_put16(fixed + 8, rdlen);
+	p53_put16(tail, 0);                             /* MAC size: unsigned */
+	memcpy(tail + 2, oid, 2);
+	p53_put16(tail + 4, P53_TSIG_BADKEY);
+	p53_put16(tail + 6, 0);                         /* other len */
+	uint16_t save = c->w.pos;
+	if (kl < 0 || put_bytes(&c->w, key, (size_t)kl) != 0 || put_bytes(&c->w, fixed, 10) != 0 ||
+	    put_bytes(&c->w, alg, al) != 0 || put_bytes(&c->w, tf, 8) != 0 ||
+	    put_bytes(&c->w, tail, 8) != 0) {
+		c->w.pos = save;
+		c->w.tc = 1;    /* key and algorithm names too long for the size limit */
+	} else {
+		c->w.cnt[SEC_AR]++;
+	}
+	return finish(c, 0, 0);
 }
 
 static void count(struct p53_answer_stats *st, const struct ctx *c)
@@ -707,15 +858,28 @@ uint16_t p53_answer_parsed(const void *img, const struct p53_answer_conf *conf, 
 	c.w.nc = 0;
 	c.w.q_pending = 0;
 	c.w.hint_ptr = 0;
+	c.w.additional = 0;
 	c.w.q = qp;
 	c.w.cnt[0] = c.w.cnt[1] = c.w.cnt[2] = 0;
 
-	int has_q = qp->qname_len != 0;
-	c.w.pos = has_q ? (uint16_t)(P53_DNS_HDR_LEN + qp->qname_len + 4) : P53_DNS_HDR_LEN;
+	/* The parser says the question is valid (qname_len != 0) from P53_MSG_RR on: then it is
+	 * echoed, else the response is the header alone (dnsmsg.h). */
+	c.has_q = qp->qname_len != 0;
+	c.w.pos = c.has_q ? (uint16_t)(P53_DNS_HDR_LEN + qp->qname_len + 4) : P53_DNS_HDR_LEN;
 	c.w.limit = c.w.pos; /* error responses carry nothing but the header and question */
 
-	/* NSD's order: opcode first (RFC 1035 §4.1.1), then the message's structure. */
+	/* NSD's order: opcode first (RFC 1035 §4.1.1), then the message's structure. QUERY,
+	 * NOTIFY (RFC 1996 §3) and UPDATE (RFC 2136 §2) share the sections the parser reads, so a
+	 * malformed one of them is FORMERR; an opcode we do not implement is NOTIMP whatever
+	 * its body, since its format may differ (DSO, RFC 8490, has no question). */
 	unsigned int opcode = P53_OPCODE(qp->flags);
+	int sections_known = opcode == P53_OPCODE_QUERY || opcode == P53_OPCODE_NOTIFY ||
+			     opcode == P53_OPCODE_UPDATE;
+	if (ms == P53_MSG_OK && qp->tsig && !(opcode == P53_OPCODE_QUERY && not_ours(img, qp))) {
+		uint16_t n = tsig_badkey(&c, size_limit(conf, qp, cap), our_payload(conf));
+		count(st, &c);
+		return n;
+	}
 	if (opcode == P53_OPCODE_NOTIFY && ms == P53_MSG_OK) {
 		/* RFC 1996: the worker hands the event to the control thread (worker.c). With no
 		 * transfer source configured nobody is allowed to notify us: NOTAUTH, as Knot
@@ -723,38 +887,30 @@ uint16_t p53_answer_parsed(const void *img, const struct p53_answer_conf *conf, 
 		c.rcode = P53_RCODE_NOTAUTH;
 		c.kind = P53_ANS_NOTIFY;
 		count(st, &c);
-		return finish(&c, 1, 0, 0);
+		return finish(&c, 0, 0);
+	}
+	if (ms != P53_MSG_OK && sections_known) {
+		c.rcode = P53_RCODE_FORMERR;
+		count(st, &c);
+		return finish(&c, 0, 0);
 	}
 	if (opcode != P53_OPCODE_QUERY) {
 		c.rcode = P53_RCODE_NOTIMP;
 		c.kind = P53_ANS_ERROR;
 		count(st, &c);
-		return finish(&c, has_q && ms == P53_MSG_OK, 0, 0);
-	}
-	if (ms != P53_MSG_OK) {
-		c.rcode = P53_RCODE_FORMERR;
-		count(st, &c);
-		return finish(&c, has_q, 0, 0);
+		return finish(&c, 0, 0);
 	}
 	st->qtype[qp->qtype < P53_QTYPE_BUCKETS - 1 ? qp->qtype : P53_QTYPE_BUCKETS - 1]++;
 
-	/* Response size: RFC 6891 §6.2.3-5, clamped to [512, our maximum] and to the buffer. */
-	uint16_t ours = conf->edns_max_payload < UDP_MIN ? UDP_MIN : conf->edns_max_payload;
-	uint16_t max = UDP_MIN;
-	if (qp->edns) {
-		max = qp->edns_payload < UDP_MIN ? UDP_MIN : qp->edns_payload;
-		if (max > ours)
-			max = ours;
-	}
-	if (max > cap)
-		max = cap;
+	uint16_t ours = our_payload(conf);
+	uint16_t max = size_limit(conf, qp, cap);
 	uint16_t reserve = 0;
 	if (qp->edns)
 		reserve = (uint16_t)(OPT_LEN + (qp->nsid && conf->identity_len ? 4 + conf->identity_len : 0));
 	if (c.w.pos + reserve > max) {
 		c.rcode = P53_RCODE_SERVFAIL; /* a buffer this small cannot happen on a real port */
 		count(st, &c);
-		return finish(&c, 1, 0, 0);
+		return finish(&c, 0, 0);
 	}
 	c.w.limit = (uint16_t)(max - reserve);
 	c.max = max;
@@ -763,7 +919,7 @@ uint16_t p53_answer_parsed(const void *img, const struct p53_answer_conf *conf, 
 	if (qp->edns && qp->edns_version > 0) {
 		c.rcode = P53_RCODE_BADVERS;
 		count(st, &c);
-		return finish(&c, 1, 1, ours);
+		return finish(&c, 1, ours);
 	}
 
 	switch (qp->qclass) {
@@ -773,12 +929,12 @@ uint16_t p53_answer_parsed(const void *img, const struct p53_answer_conf *conf, 
 	case P53_C_CH:
 		chaos(&c); /* not authoritative data: AA stays clear, as in Knot */
 		count(st, &c);
-		return finish(&c, 1, qp->edns, ours);
+		return finish(&c, qp->edns, ours);
 	default:
 		c.rcode = P53_RCODE_REFUSED;
 		c.kind = P53_ANS_REFUSED;
 		count(st, &c);
-		return finish(&c, 1, qp->edns, ours);
+		return finish(&c, qp->edns, ours);
 	}
 	switch (qp->qtype) {
 	case P53_T_AXFR:
@@ -795,7 +951,7 @@ uint16_t p53_answer_parsed(const void *img, const struct p53_answer_conf *conf, 
 		else
 			c.rcode = P53_RCODE_NOTIMP;
 		count(st, &c);
-		return finish(&c, 1, qp->edns, ours);
+		return finish(&c, qp->edns, ours);
 	default:
 		break;
 	}
@@ -804,7 +960,7 @@ uint16_t p53_answer_parsed(const void *img, const struct p53_answer_conf *conf, 
 		c.kind = P53_ANS_REFUSED;
 		c.ede = P53_EDE_NOT_AUTHORITATIVE;
 		count(st, &c);
-		return finish(&c, 1, qp->edns, ours);
+		return finish(&c, qp->edns, ours);
 	}
 
 	c.aa = P53_F_AA;
@@ -817,8 +973,10 @@ uint16_t p53_answer_parsed(const void *img, const struct p53_answer_conf *conf, 
 	c.w.q_pending = 1;
 
 	resolve(&c);
-	if (!c.w.tc)
+	if (!c.w.tc) {
+		c.w.additional = 1;
 		additionals(&c);
+	}
 	count(st, &c);
-	return finish(&c, 1, qp->edns, ours);
+	return finish(&c, qp->edns, ours);
 }

@@ -34,9 +34,9 @@ enum p53_answer_kind {
 	P53_ANS_NXDOMAIN,
 	P53_ANS_REFERRAL,
 	P53_ANS_REFUSED,
-	P53_ANS_ERROR,          /* FORMERR, NOTIMP, BADVERS, YXDOMAIN */
+	P53_ANS_ERROR,          /* FORMERR, SERVFAIL, NOTIMP, NOTAUTH (IXFR), BADVERS, YXDOMAIN */
 	P53_ANS_CHAOS,
-	P53_ANS_NOTIFY,         /* for the control thread (zone transfer work); answered NOTIMP now */
+	P53_ANS_NOTIFY,         /* for the control thread (zone transfer work); answered NOTAUTH now */
 	P53_ANS__MAX
 };
 

@@ -19,6 +19,8 @@ const char *const p53_msg_status_names[P53_MSG__MAX] = {
 	[P53_MSG_OPT_DUP] = "opt_duplicate",
 	[P53_MSG_OPT_OWNER] = "opt_owner",
 	[P53_MSG_OPT_OPTION] = "opt_option",
+	[P53_MSG_TSIG_PLACE] = "tsig_place",
+	[P53_MSG_TSIG] = "tsig",
 };
 
 /*
@@ -109,6 +111,69 @@ static int skip_name(struct p53_wire *w, int *is_root)
 	}
 }
 
+int p53_msg_name(const uint8_t *msg, size_t len, size_t off, uint8_t *out)
+{
+	size_t n = 0, limit = off; /* a pointer must go before the label that holds it */
+
+	for (;;) {
+		if (off >= len)
+			return -1;
+		uint8_t l = msg[off];
+		if ((l & 0xc0) == 0xc0) {
+			if (off + 1 >= len)
+				return -1;
+			size_t to = (size_t)(l & 0x3f) << 8 | msg[off + 1];
+			if (to >= limit)
+				return -1; /* forwards or to itself: a loop */
+			off = limit = to;
+			continue;
+		}
+		if (l > P53_LABEL_MAXLEN || off + 1 + l > len || n + 1 + l > P53_NAME_MAXLEN)
+			return -1;
+		out[n] = l;
+		for (uint8_t i = 1; i <= l; i++)
+			out[n + i] = p53_lower(msg[off + i]);
+		n += 1u + l;
+		off += 1u + l;
+		if (l == 0)
+			return (int)n;
+	}
+}
+
+/* TSIG (RFC 8945 §4.2) at the cursor's record: class ANY, TTL 0, a readable owner, and RDATA
+ * whose fields add up: algorithm name (uncompressed), time signed (6), fudge (2), MAC size
+ * (2), MAC, original ID (2), error (2), other len (2), other data. */
+static enum p53_msg_status parse_tsig(struct p53_wire *w, struct p53_query *q, size_t owner,
+				      uint16_t rclass, uint32_t ttl, uint16_t rdlen)
+{
+	uint8_t key[P53_NAME_MAXLEN];
+	const uint8_t *rd = p53_wire_take(w, rdlen);
+	struct p53_wire r;
+
+	if (rd == NULL)
+		return P53_MSG_RR;
+	if (rclass != P53_C_ANY || ttl != 0 || p53_msg_name(w->start, p53_wire_off(w), owner, key) < 0)
+		return P53_MSG_TSIG;
+	int al = p53_name_len(rd, rdlen);
+	if (al < 0)
+		return P53_MSG_TSIG;
+	p53_wire_init(&r, rd + al, rdlen - (size_t)al);
+	p53_wire_skip(&r, 8);                   /* time signed, fudge */
+	uint16_t mac = p53_wire_u16(&r);
+	p53_wire_skip(&r, (size_t)mac + 4);     /* MAC, original ID, error */
+	uint16_t other = p53_wire_u16(&r);
+	p53_wire_skip(&r, other);
+	if (r.err != 0 || p53_wire_left(&r) != 0)
+		return P53_MSG_TSIG;
+	q->tsig = 1;
+	q->tsig_owner = (uint16_t)owner;
+	q->tsig_rdata = (uint16_t)(rd - w->start);
+	q->tsig_rdlen = rdlen;
+	q->tsig_alg_len = (uint16_t)al;
+	q->tsig_mac_len = mac;
+	return P53_MSG_OK;
+}
+
 static enum p53_msg_status parse_opt(struct p53_wire *w, struct p53_query *q, uint16_t rdlen)
 {
 	const uint8_t *rd = p53_wire_take(w, rdlen);
@@ -144,6 +209,7 @@ enum p53_msg_status p53_msg_parse(const uint8_t *msg, size_t len, struct p53_que
 	struct p53_wire w;
 
 	q->edns = 0;
+	q->tsig = 0;
 	q->nsid = 0;
 	q->ecs = 0;
 	q->trailing = 0;
@@ -202,6 +268,7 @@ enum p53_msg_status p53_msg_parse(const uint8_t *msg, size_t len, struct p53_que
 
 	for (size_t i = 0; i < rrs; i++) {
 		int root;
+		size_t owner = p53_wire_off(&w);
 		if (skip_name(&w, &root) != 0)
 			return P53_MSG_RR;
 		uint16_t type = p53_wire_u16(&w);
@@ -210,6 +277,16 @@ enum p53_msg_status p53_msg_parse(const uint8_t *msg, size_t len, struct p53_que
 		uint16_t rdlen = p53_wire_u16(&w);
 		if (w.err != 0)
 			return P53_MSG_RR;
+		if (type == P53_T_TSIG) {
+			/* RFC 8945 §5.1: the last record of the additional section, and only one
+			 * (a second TSIG makes the first not last). */
+			if (i != rrs - 1 || q->arcount == 0)
+				return P53_MSG_TSIG_PLACE;
+			enum p53_msg_status st = parse_tsig(&w, q, owner, rclass, ttl, rdlen);
+			if (st != P53_MSG_OK)
+				return st;
+			continue;
+		}
 		if (type != P53_T_OPT) {
 			p53_wire_skip(&w, rdlen);
 			if (w.err != 0)

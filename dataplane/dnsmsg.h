@@ -21,13 +21,10 @@
 #define P53_F_AA 0x0400u
 #define P53_F_TC 0x0200u
 #define P53_F_RD 0x0100u
-#define P53_F_RA 0x0080u
-#define P53_F_Z  0x0040u
-#define P53_F_AD 0x0020u
 #define P53_F_CD 0x0010u
 #define P53_OPCODE(f) (((f) >> 11) & 0xfu)
 
-enum { P53_OPCODE_QUERY = 0, P53_OPCODE_NOTIFY = 4 };
+enum { P53_OPCODE_QUERY = 0, P53_OPCODE_NOTIFY = 4, P53_OPCODE_UPDATE = 5 };
 
 enum {
 	P53_RCODE_NOERROR = 0, P53_RCODE_FORMERR = 1, P53_RCODE_SERVFAIL = 2,
@@ -36,16 +33,19 @@ enum {
 };
 
 enum {
-	P53_T_A = 1, P53_T_NS = 2, P53_T_CNAME = 5, P53_T_SOA = 6, P53_T_PTR = 12, P53_T_MX = 15,
-	P53_T_TXT = 16, P53_T_AAAA = 28, P53_T_SRV = 33, P53_T_DNAME = 39, P53_T_OPT = 41,
-	P53_T_DS = 43, P53_T_RRSIG = 46, P53_T_NSEC = 47, P53_T_TSIG = 250, P53_T_IXFR = 251,
+	P53_T_A = 1, P53_T_NS = 2, P53_T_CNAME = 5, P53_T_SOA = 6, P53_T_MX = 15,
+	P53_T_TXT = 16, P53_T_AAAA = 28, P53_T_DNAME = 39, P53_T_OPT = 41,
+	P53_T_DS = 43, P53_T_TSIG = 250, P53_T_IXFR = 251,
 	P53_T_AXFR = 252, P53_T_MAILB = 253, P53_T_MAILA = 254, P53_T_ANY = 255,
 };
 
-enum { P53_C_IN = 1, P53_C_CH = 3, P53_C_NONE = 254, P53_C_ANY = 255 };
+enum { P53_C_IN = 1, P53_C_CH = 3, P53_C_ANY = 255 };
 
 /* EDNS option codes (IANA registry). */
-enum { P53_EDNS_NSID = 3, P53_EDNS_ECS = 8, P53_EDNS_COOKIE = 10, P53_EDNS_EDE = 15 };
+enum { P53_EDNS_NSID = 3, P53_EDNS_ECS = 8, P53_EDNS_EDE = 15 };
+
+/* TSIG error codes we send (RFC 8945 §3). */
+enum { P53_TSIG_BADKEY = 17 };
 
 /* Extended DNS Error INFO-CODEs we send (RFC 8914 §4). */
 enum { P53_EDE_NOT_AUTHORITATIVE = 20 };
@@ -64,6 +64,9 @@ enum p53_msg_status {
 	P53_MSG_OPT_DUP,        /* more than one OPT (RFC 6891 §6.1.1) */
 	P53_MSG_OPT_OWNER,      /* OPT owner not the root (RFC 6891 §6.1.2) */
 	P53_MSG_OPT_OPTION,     /* an EDNS option runs past RDLENGTH, or a known one is malformed */
+	P53_MSG_TSIG_PLACE,     /* TSIG not the last record of the additional section, or a
+				   second one (RFC 8945 §5.1) */
+	P53_MSG_TSIG,           /* TSIG malformed: owner, class ANY, TTL 0, or its RDATA fields */
 	P53_MSG__MAX
 };
 
@@ -90,6 +93,16 @@ struct p53_query {
 	uint16_t edns_payload;          /* requestor's UDP payload size, as sent */
 	uint8_t ecs;                    /* ECS option present (RFC 7871); parsed by the steering work */
 	uint16_t ecs_off, ecs_len;      /* the option's data in the message */
+
+	/* TSIG (RFC 8945): valid when tsig = 1; offsets into the message. The key name is the
+	 * owner, possibly compressed: p53_msg_name() reads it. The RDATA was checked field by
+	 * field; its algorithm name is uncompressed (RFC 8945 §4.2, RFC 3597 §4). */
+	uint8_t tsig;
+	uint16_t tsig_owner;            /* the record's owner: the key name */
+	uint16_t tsig_rdata;            /* its RDATA: algorithm, time signed, fudge, MAC... */
+	uint16_t tsig_rdlen;
+	uint16_t tsig_alg_len;          /* wire length of the algorithm name at tsig_rdata */
+	uint16_t tsig_mac_len;          /* MAC size */
 };
 
 /**
@@ -99,9 +112,11 @@ struct p53_query {
  * (each record is at least 11 bytes, RFC 1035 §4.1.3); the question name (no compression:
  * the question is the first name, so a pointer can only point at itself or the header), QTYPE
  * and QCLASS; then every record after it, to find OPT: OPT only in additional, only once, with a
- * root owner; its options well-formed. Records other than OPT are skipped (their names may be
- * compressed). Bytes after the last record are not an error: they are counted in `trailing`
- * and ignored, as Knot does, since middleboxes pad.
+ * root owner; its options well-formed; and TSIG: only as the last record of the additional
+ * section, once (RFC 8945 §5.1), with a readable key name, class ANY, TTL 0 and RDATA whose
+ * fields add up to RDLENGTH. Other records are skipped (their names may be compressed). Bytes
+ * after the last record are not an error: they are counted in `trailing` and ignored, as Knot
+ * does, since middleboxes pad. The parser does not verify a TSIG: it says where it is.
  *
  * On P53_MSG_QDCOUNT or later errors, the header fields of `q` are valid; from P53_MSG_RR
  * on, the question is valid too (so the FORMERR response can echo it).
@@ -109,5 +124,16 @@ struct p53_query {
  * @return P53_MSG_OK or the first problem found.
  */
 enum p53_msg_status p53_msg_parse(const uint8_t *msg, size_t len, struct p53_query *q);
+
+/**
+ * Read a possibly compressed name of a message (RFC 1035 §4.1.4) into canonical wire form:
+ * pointers are followed only backwards, labels checked, the whole at most 255 bytes.
+ *
+ * @param msg  the message (the query: call it before the response overwrites it)
+ * @param off  where the name starts
+ * @param out  P53_NAME_MAXLEN bytes
+ * @return the name's length in `out`, or -1 when it is malformed or runs past `len`.
+ */
+int p53_msg_name(const uint8_t *msg, size_t len, size_t off, uint8_t *out);
 
 #endif /* P53_DNSMSG_H */

@@ -2,29 +2,142 @@
 #include <errno.h>
 #include <string.h>
 
+#include "dataplane/dnsmsg.h"
 #include "dataplane/image.h"
+#include "dataplane/name.h"
 
 static int in_bounds(uint64_t size, uint64_t off, uint64_t len)
 {
 	return off <= size && len <= size - off;
 }
 
-int p53_image_check(const void *img, size_t len)
+/* A canonical name of exactly `len` bytes at names[off], inside names[0, names_len). */
+static int name_ok(const uint8_t *names, uint64_t names_len, uint32_t off, uint32_t len,
+		   uint32_t labels)
 {
-	const struct p53_image_hdr *h = img;
+	if (!in_bounds(names_len, off, len) || len == 0)
+		return 0;
+	return p53_name_len(names + off, len) == (int)len &&
+	       (uint32_t)p53_name_labels(names + off) == labels;
+}
 
-	if (len < sizeof(*h) || h->magic != P53_IMAGE_MAGIC || h->version != P53_IMAGE_VERSION ||
-	    h->size != len)
-		return -EINVAL;
+#define FAIL(msg) do { if (why != NULL) *why = (msg); return -EINVAL; } while (0)
+
+/* The header and where the sections lie: inside the image, aligned, in layout order. */
+static int check_layout(const struct p53_image_hdr *h, size_t len, const char **why)
+{
+	if (len < sizeof(*h) || h->magic != P53_IMAGE_MAGIC)
+		FAIL("not a zone image (magic)");
+	if (h->version != P53_IMAGE_VERSION)
+		FAIL("image format version differs from this build's");
+	if (h->size != len)
+		FAIL("image size differs from its header");
 	if (((uint64_t)h->hash_mask + 1) & h->hash_mask)
-		return -EINVAL;
+		FAIL("name index size is not a power of two");
+	if (h->max_labels > P53_NAME_MAXLABELS)
+		FAIL("deepest name has more than 127 labels");
 	if (!in_bounds(len, h->zones_off, (uint64_t)h->n_zones * sizeof(struct p53_image_zone)) ||
 	    !in_bounds(len, h->nodes_off, (uint64_t)h->n_nodes * sizeof(struct p53_image_node)) ||
 	    !in_bounds(len, h->rrsets_off, (uint64_t)h->n_rrsets * sizeof(struct p53_image_rrset)) ||
-	    !in_bounds(len, h->slots_off, ((uint64_t)h->hash_mask + 1) * sizeof(uint64_t)) ||
-	    !in_bounds(len, h->names_off, 0) || !in_bounds(len, h->rdata_off, 0) ||
-	    !in_bounds(len, h->adds_off, 0))
+	    !in_bounds(len, h->slots_off, ((uint64_t)h->hash_mask + 1) * sizeof(uint64_t)))
+		FAIL("a section runs past the image");
+	/* names, rdata and adds end where the next one starts. */
+	if (h->names_off > h->rdata_off || h->rdata_off > h->adds_off || h->adds_off > len)
+		FAIL("names, RDATA and additional lists are out of order");
+	if ((h->zones_off | h->nodes_off | h->rrsets_off | h->slots_off) % 8 != 0 || h->adds_off % 4 != 0)
+		FAIL("a section is misaligned");
+	return 0;
+}
+
+int p53_image_check(const void *img, size_t len, const char **why)
+{
+	const struct p53_image_hdr *h = img;
+
+	if (check_layout(h, len, why) != 0)
 		return -EINVAL;
+
+	const uint8_t *names = (const uint8_t *)img + h->names_off;
+	uint64_t names_len = h->rdata_off - h->names_off;
+	uint64_t rdata_len = h->adds_off - h->rdata_off;
+	uint64_t n_adds = (len - h->adds_off) / sizeof(uint32_t);
+	const uint32_t *adds = p53_image_adds(img, 0);
+
+	/* RRsets: each one's records fill exactly its RDATA range, and its additional list and
+	 * the nodes it names are in the image. */
+	for (uint32_t i = 0; i < h->n_rrsets; i++) {
+		const struct p53_image_rrset *rs = p53_image_rrset(img, i);
+		if (rs->count == 0 || !in_bounds(rdata_len, rs->rdata_off, rs->rdata_len))
+			FAIL("an RRset's records lie outside the RDATA section");
+		const uint8_t *rd = p53_image_rdata(img, rs);
+		uint64_t pos = 0;
+		for (uint16_t k = 0; k < rs->count; k++) {
+			if (pos + P53_RR_OWNER_LEN + 10 > rs->rdata_len)
+				FAIL("an RRset holds fewer records than its count");
+			uint16_t rdlen = (uint16_t)(rd[pos + P53_RR_OWNER_LEN + 8] << 8 |
+						    rd[pos + P53_RR_OWNER_LEN + 9]);
+			const uint8_t *data = rd + pos + P53_RR_OWNER_LEN + 10;
+			pos += P53_RR_OWNER_LEN + 10u + rdlen;
+			if (pos > rs->rdata_len)
+				FAIL("a record runs past its RRset");
+			/* CNAME and DNAME targets are read as names (answer.c). */
+			if ((rs->type == P53_T_CNAME || rs->type == P53_T_DNAME) &&
+			    p53_name_len(data, rdlen) != (int)rdlen)
+				FAIL("a CNAME or DNAME target is not a name");
+		}
+		if (pos != rs->rdata_len)
+			FAIL("an RRset's RDATA range holds more than its records");
+		if (rs->adds != P53_NONE) {
+			if (rs->adds >= n_adds)
+				FAIL("an additional list lies outside its section");
+			uint32_t n = P53_ADDS_COUNT(adds[rs->adds]);
+			if (P53_ADDS_REQUIRED(adds[rs->adds]) > n || n > n_adds - rs->adds - 1)
+				FAIL("an additional list runs past its section");
+			for (uint32_t k = 1; k <= n; k++)
+				if (adds[rs->adds + k] >= h->n_nodes)
+					FAIL("an additional list names a node that does not exist");
+		}
+	}
+	/* Nodes: name, zone, RRsets and the nodes they link to. */
+	for (uint32_t i = 0; i < h->n_nodes; i++) {
+		const struct p53_image_node *n = p53_image_node(img, i);
+		if (!name_ok(names, names_len, n->name_off, n->name_len, n->labels) ||
+		    n->labels > h->max_labels)
+			FAIL("a node's name is malformed or outside the names section");
+		if (n->zone >= h->n_zones)
+			FAIL("a node belongs to a zone that does not exist");
+		if (n->n_rrsets > 0 && ((uint64_t)n->rrsets + n->n_rrsets > h->n_rrsets))
+			FAIL("a node's RRsets lie outside the RRset array");
+		if ((n->wildcard != P53_NONE && n->wildcard >= h->n_nodes) ||
+		    (n->occluder != P53_NONE && n->occluder >= h->n_nodes) ||
+		    (n->parent_side != P53_NONE && n->parent_side >= h->n_nodes))
+			FAIL("a node links to a node that does not exist");
+		/* answer.c reads a CNAME node's CNAME RRset without looking for NONE. */
+		if ((n->flags & P53_NODE_CNAME) && p53_image_node_rrset(img, n, P53_T_CNAME) == P53_NONE)
+			FAIL("a CNAME node has no CNAME RRset");
+	}
+	/* Zones: apex, SOA and name. */
+	for (uint32_t z = 0; z < h->n_zones; z++) {
+		const struct p53_image_zone *zn = p53_image_zone(img, z);
+		if (zn->apex >= h->n_nodes || p53_image_node(img, zn->apex)->zone != z)
+			FAIL("a zone's apex is not one of its nodes");
+		if (zn->soa >= h->n_rrsets || p53_image_rrset(img, zn->soa)->type != P53_T_SOA)
+			FAIL("a zone's SOA is not an SOA RRset");
+		if (!name_ok(names, names_len, zn->name_off, zn->name_len, zn->labels))
+			FAIL("a zone's name is malformed or outside the names section");
+	}
+	/* Name index: every slot points at a node, and one at least is empty (a probe for a
+	 * missing name ends at an empty slot). */
+	const uint64_t *slots = p53_image_slots(img);
+	uint64_t used = 0;
+	for (uint64_t i = 0; i <= h->hash_mask; i++) {
+		if (slots[i] == 0)
+			continue;
+		if ((uint32_t)slots[i] - 1 >= h->n_nodes)
+			FAIL("a name index slot points at no node");
+		used++;
+	}
+	if (used > h->hash_mask)
+		FAIL("the name index has no empty slot");
 	return 0;
 }
 

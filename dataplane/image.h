@@ -6,7 +6,7 @@
  * copied to a worker's NUMA node with one memcpy and needs no relocation. control/ writes
  * images (control/zone/image_build.c); dataplane/ only reads them. Nothing here allocates, locks
  * or makes a syscall: lookups are safe on any lcore, concurrently, for as long as the caller
- * holds the image (see the RCU rules in control/reload).
+ * holds the image (see the RCU rules in dataplane/replica.h and control/publish.c).
  *
  * Layout (every section 8-byte aligned):
  *
@@ -34,7 +34,7 @@
 #include <stddef.h>
 
 #define P53_IMAGE_MAGIC   0x49333550u /* "P53I" little-endian */
-#define P53_IMAGE_VERSION 1u
+#define P53_IMAGE_VERSION 3u
 #define P53_NONE          UINT32_MAX  /* absent node / rrset / offset */
 
 struct p53_image_hdr {
@@ -53,6 +53,9 @@ struct p53_image_hdr {
 	uint32_t rdata_off;
 	uint32_t adds_off;
 	uint32_t n_records;     /* RRs compiled in, for the bytes-per-record figure */
+	uint32_t max_labels;    /* the most labels of any node's name: no name with more labels
+				   is in the index, so a closest-encloser walk starts there */
+	uint32_t pad;
 	uint64_t generation;    /* bumped by every build, reported by pop53ctl status */
 };
 
@@ -114,12 +117,18 @@ struct p53_image_rrset {
 	uint32_t ttl;           /* host order, same as in each record */
 	uint32_t rdata_off;     /* into rdata[] */
 	uint32_t rdata_len;     /* bytes of all `count` records, owner pointers included */
-	uint32_t adds;          /* P53_NONE, or index into adds[]: adds[i] = n, then n node
-				   indices whose A and AAAA go to the additional section (in-zone
-				   NS, MX, SRV targets; glue for a CUT's NS) */
+	uint32_t adds;          /* P53_NONE, or index into adds[]: adds[i] = n | required << 16,
+				   then n node indices whose A and AAAA go to the additional
+				   section (in-zone NS, MX, SRV targets; glue for a CUT's NS).
+				   The first `required` are a CUT's in-domain glue (RFC 9471: all
+				   of it, or TC=1); see P53_ADDS_COUNT/P53_ADDS_REQUIRED */
 	uint16_t flags;
 	uint16_t pad;
 };
+
+/* The head word of an additional-section list (p53_image_rrset.adds). */
+#define P53_ADDS_COUNT(head)    ((head) & 0xffffu)  /* nodes in the list */
+#define P53_ADDS_REQUIRED(head) ((head) >> 16)      /* leading nodes that are in-domain glue */
 
 /* Accessors. All take an image that passed p53_image_check(). */
 static inline const struct p53_image_hdr *p53_image_hdr(const void *img)
@@ -163,12 +172,23 @@ static inline const uint64_t *p53_image_slots(const void *img)
 }
 
 /**
- * Check an image's header and that every section lies inside it.
+ * Check an image before workers read it without bounds checks: the header (magic, version,
+ * size), that every section lies inside the image, aligned and in order, and every index
+ * the data plane follows: each node's name (well-formed, inside names[]), zone, RRset range,
+ * wildcard, occluder and parent_side; each RRset's records (they fill its RDATA range
+ * exactly; CNAME/DNAME targets are names) and its additional list (inside adds[], naming
+ * nodes); each zone's apex, SOA and name; each name-index slot's node, and that the index
+ * has an empty slot. It does not check what the compiler decides (RRsets sorted by type,
+ * hashes matching names, flags matching RRsets beyond CNAME): a wrong one gives a wrong
+ * answer, never a read outside the image.
  *
- * @return 0, or -EINVAL for a bad magic/version or a section out of bounds.
+ * Costs O(image size): the control thread runs it on every publish.
+ *
+ * @param why  when not NULL, set to a short reason on failure
+ * @return 0, or -EINVAL.
  * Thread-safe; any lcore.
  */
-int p53_image_check(const void *img, size_t len);
+int p53_image_check(const void *img, size_t len, const char **why);
 
 /**
  * Find the node of a canonical (lower-case, uncompressed) wire name.

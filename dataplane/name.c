@@ -1,7 +1,5 @@
 /* Domain-name helpers; see name.h. */
-#include <stdio.h>
 #include <string.h>
-
 
 #include "dataplane/name.h"
 
@@ -53,49 +51,4 @@ int p53_name_labels(const uint8_t *name)
 		n++;
 	}
 	return n;
-}
-
-int p53_name_equal(const uint8_t *a, const uint8_t *b)
-{
-	for (;;) {
-		if (*a != *b)
-			return 0;
-		uint8_t l = *a;
-		if (l == 0)
-			return 1;
-		for (uint8_t i = 1; i <= l; i++)
-			if (p53_lower(a[i]) != p53_lower(b[i]))
-				return 0;
-		a += 1u + l;
-		b += 1u + l;
-	}
-}
-
-char *p53_name_to_str(char *dst, size_t cap, const uint8_t *name)
-{
-	size_t o = 0;
-
-	if (cap == 0)
-		return dst;
-	if (*name == 0) {
-		snprintf(dst, cap, ".");
-		return dst;
-	}
-	while (*name != 0 && o + 1 < cap) {
-		uint8_t l = *name++;
-		for (uint8_t i = 0; i < l && o + 5 < cap; i++) {
-			uint8_t c = name[i];
-			if (c == '.' || c == '\\')
-				o += (size_t)snprintf(dst + o, cap - o, "\\%c", c);
-			else if (c < 0x21 || c > 0x7e)
-				o += (size_t)snprintf(dst + o, cap - o, "\\%03u", c);
-			else
-				dst[o++] = (char)c;
-		}
-		name += l;
-		if (o + 1 < cap)
-			dst[o++] = '.';
-	}
-	dst[o < cap ? o : cap - 1] = '\0';
-	return dst;
 }

@@ -68,13 +68,4 @@ int p53_name_len(const uint8_t *name, size_t max);
 /** Number of labels of a well-formed wire name, root excluded. */
 int p53_name_labels(const uint8_t *name);
 
-/**
- * Compare two wire names ignoring ASCII case.
- * @return 1 when equal, else 0.
- */
-int p53_name_equal(const uint8_t *a, const uint8_t *b);
-
-/** Write a wire name as text with a trailing dot (for logs and errors); returns dst. */
-char *p53_name_to_str(char *dst, size_t cap, const uint8_t *name);
-
 #endif /* P53_NAME_H */

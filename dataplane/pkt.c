@@ -31,6 +31,9 @@ const char *const p53_pkt_drop_names[P53_PKT_DROP__MAX] = {
 	[P53_PKT_DROP_UDP_LEN] = "udp_len",
 	[P53_PKT_DROP_PORT] = "port",
 	[P53_PKT_DROP_SRC_ADDR] = "src_addr",
+	[P53_PKT_DROP_UDP_CSUM] = "udp_csum",
+	[P53_PKT_DROP_DST_MAC] = "dst_mac",
+	[P53_PKT_DROP_DST_ADDR] = "dst_addr",
 };
 
 #define IPV4_HLEN     20u
@@ -85,8 +88,8 @@ static enum p53_pkt_drop parse_ipv4(struct p53_wire *w, struct p53_pkt *out, siz
 	uint16_t frag = p53_get16(h + 6);
 	uint8_t proto = h[9];
 	/* Header checksum (h + 10) not verified: the Ethernet FCS covers the last hop, and the
-	 * UDP pseudo-header checksum (when the caller verifies it) covers addresses and length.
-	 * The destination (h + 16) is what the XDP program steered on. */
+	 * UDP pseudo-header checksum covers addresses and length. The destination (h + 16) is
+	 * checked by p53_pkt_for_us(). */
 	const uint8_t *src = h + 12;
 	/* Options (IHL > 5) are legal but no DNS client sends them; refusing them keeps the
 	 * UDP header at a fixed offset. */
@@ -117,7 +120,7 @@ static enum p53_pkt_drop parse_ipv6(struct p53_wire *w, struct p53_pkt *out, siz
 	uint8_t ver = h[0];
 	uint16_t plen = p53_get16(h + 4);
 	uint8_t next = h[6];
-	const uint8_t *src = h + 8;             /* destination at h + 24: steered on */
+	const uint8_t *src = h + 8;             /* destination at h + 24: p53_pkt_for_us() */
 	if ((ver >> 4) != 6)
 		return P53_PKT_DROP_IP_HDR;
 	/* Payload length excludes the fixed header; padding may follow it. A zero payload
@@ -180,9 +183,13 @@ enum p53_pkt_drop p53_pkt_parse(const uint8_t *frame, size_t len, struct p53_pkt
 		return P53_PKT_DROP_SHORT_L4;
 	uint16_t sport = p53_get16(u);
 	uint16_t dport = p53_get16(u + 2);
-	uint16_t ulen = p53_get16(u + 4);       /* checksum at u + 6: see pkt.h, caller's choice */
+	uint16_t ulen = p53_get16(u + 4);
 	if (ulen < UDP_HLEN || ulen != l4_len)
 		return P53_PKT_DROP_UDP_LEN;
+	/* RFC 8200 §8.1: over IPv6 the checksum is mandatory, and a zero one is discarded.
+	 * Its value is verified by the port or p53_pkt_udp_csum_ok() (pkt.h). */
+	if (out->ipv6 && u[6] == 0 && u[7] == 0)
+		return P53_PKT_DROP_UDP_CSUM;
 	if (dport != DNS_PORT)
 		return P53_PKT_DROP_PORT;
 	/* Port 0 is reserved (RFC 6335 §6); a reply to it is never wanted. */
@@ -207,39 +214,53 @@ static inline void swap_bytes(uint8_t *a, uint8_t *b, size_t n)
 	memcpy(b, t, n);
 }
 
-/*
- * RFC 1071 one's complement sum, 32 bits at a time into a 64-bit accumulator (§2(C): any
- * word size folds to the same 16-bit sum, and byte order only swaps the result, which the
- * native-order store undoes). DPDK's __rte_raw_cksum adds 16 bits at a time; this takes
- * about a quarter of the instructions for a typical 70-byte response.
- */
-static inline uint64_t sum32(const uint8_t *p, size_t len, uint64_t sum)
+/* One's complement add in 64 bits: the carry out goes back in (end-around carry, RFC 1071
+ * §2(A)); compilers emit add + adc. */
+static inline uint64_t addc(uint64_t sum, uint64_t x)
 {
+	sum += x;
+	return sum + (sum < x);
+}
+
+/*
+ * RFC 1071 one's complement sum, 64 bits at a time with end-around carry (§2(C): any word
+ * size folds to the same 16-bit sum, and byte order only swaps the result, which the
+ * native-order store undoes). DPDK's __rte_raw_cksum adds 16 bits at a time; this takes a
+ * fraction of the instructions for a typical 50..100-byte datagram.
+ */
+static inline uint64_t ocsum(const uint8_t *p, size_t len, uint64_t sum)
+{
+	uint64_t a, b;
 	uint32_t w;
 	uint16_t h;
 
-	for (; len >= 8; p += 8, len -= 8) {
-		uint32_t a, b;
-		memcpy(&a, p, 4);
-		memcpy(&b, p + 4, 4);
-		sum += (uint64_t)a + b;
+	for (; len >= 16; p += 16, len -= 16) {
+		memcpy(&a, p, 8);
+		memcpy(&b, p + 8, 8);
+		sum = addc(addc(sum, a), b);
+	}
+	if (len >= 8) {
+		memcpy(&a, p, 8);
+		sum = addc(sum, a);
+		p += 8;
+		len -= 8;
 	}
 	if (len >= 4) {
 		memcpy(&w, p, 4);
-		sum += w;
+		sum = addc(sum, w);
 		p += 4;
 		len -= 4;
 	}
 	if (len >= 2) {
 		memcpy(&h, p, 2);
-		sum += h;
+		sum = addc(sum, h);
 		p += 2;
 		len -= 2;
 	}
 	if (len == 1) {
 		h = 0;
 		memcpy(&h, p, 1); /* the odd byte is the high half of a zero-padded word */
-		sum += h;
+		sum = addc(sum, h);
 	}
 	return sum;
 }
@@ -256,9 +277,50 @@ static inline uint16_t fold(uint64_t sum)
 /* UDP checksum over the pseudo-header and the datagram; 0 goes out as 0xFFFF (RFC 768). */
 static inline uint16_t udp_cksum(uint64_t pseudo, const struct rte_udp_hdr *udp, uint16_t ulen)
 {
-	uint16_t c = (uint16_t)~fold(sum32((const uint8_t *)udp, ulen, pseudo));
+	uint16_t c = (uint16_t)~fold(ocsum((const uint8_t *)udp, ulen, pseudo));
 
 	return c == 0 ? 0xffff : c;
+}
+
+enum p53_pkt_drop p53_pkt_for_us(const uint8_t *frame, const struct p53_pkt *pkt,
+				 const uint8_t mac[6], const struct p53_pkt_addrs *addrs)
+{
+	const uint8_t *ip = frame + pkt->l3_off;
+
+	/* The frame holds at least an Ethernet header (parse checked). */
+	if (memcmp(frame, mac, 6) != 0)
+		return P53_PKT_DROP_DST_MAC;
+	if (pkt->ipv6) {
+		for (uint16_t i = 0; i < addrs->n6; i++)
+			if (memcmp(ip + 24, addrs->v6[i], 16) == 0)
+				return P53_PKT_OK;
+	} else {
+		uint32_t dst;
+		memcpy(&dst, ip + 16, 4);
+		for (uint16_t i = 0; i < addrs->n4; i++)
+			if (dst == addrs->v4[i])
+				return P53_PKT_OK;
+	}
+	return P53_PKT_DROP_DST_ADDR;
+}
+
+bool p53_pkt_udp_csum_ok(const uint8_t *frame, const struct p53_pkt *pkt)
+{
+	const uint8_t *udp = frame + pkt->l4_off;
+	const uint8_t *ip = frame + pkt->l3_off;
+	uint16_t ulen = (uint16_t)(UDP_HLEN + pkt->dns_len);
+	uint64_t sum;
+
+	/* Pseudo-header (RFC 768; RFC 8200 §8.1), summed in native order like the reply's. */
+	if (pkt->ipv6) {
+		sum = ocsum(ip + 8, 32, (uint64_t)rte_cpu_to_be_32(ulen) + rte_cpu_to_be_32(IPPROTO_UDP));
+	} else {
+		if (udp[6] == 0 && udp[7] == 0)
+			return true; /* RFC 768: the sender computed no checksum */
+		sum = ocsum(ip + 12, 8, (uint64_t)rte_cpu_to_be_16(IPPROTO_UDP) + rte_cpu_to_be_16(ulen));
+	}
+	/* All ones in either byte order: native-order summing does not matter here. */
+	return fold(ocsum(udp, ulen, sum)) == 0xffff;
 }
 
 size_t p53_pkt_reply(uint8_t *frame, const struct p53_pkt *pkt, uint16_t dns_len,
@@ -280,13 +342,16 @@ size_t p53_pkt_reply(uint8_t *frame, const struct p53_pkt *pkt, uint16_t dns_len
 		struct rte_ipv6_hdr *ip6 = (struct rte_ipv6_hdr *)(frame + pkt->l3_off);
 
 		swap_bytes(ip6->src_addr, ip6->dst_addr, 16);
+		/* Traffic class and flow label are the client's, for its flow (RFC 8200 §7, RFC
+		 * 6437): ours start clean, and ECN marks are never echoed (RFC 3168 §6.1). */
+		ip6->vtc_flow = rte_cpu_to_be_32(6u << 28);
 		ip6->payload_len = rte_cpu_to_be_16(ulen);
 		ip6->hop_limits = REPLY_HOPS;
 		/* RFC 8200 §8.1: a zero UDP checksum is not allowed over IPv6. */
 		if (tx_offload & P53_PKT_TX_UDP_CKSUM)
 			udp->dgram_cksum = rte_ipv6_phdr_cksum(ip6, 0);
 		else
-			udp->dgram_cksum = udp_cksum(sum32(ip6->src_addr, 32,
+			udp->dgram_cksum = udp_cksum(ocsum(ip6->src_addr, 32,
 				(uint64_t)rte_cpu_to_be_32(ulen) + rte_cpu_to_be_32(IPPROTO_UDP)), udp, ulen);
 	} else {
 		struct rte_ipv4_hdr *ip4 = (struct rte_ipv4_hdr *)(frame + pkt->l3_off);
@@ -294,6 +359,9 @@ size_t p53_pkt_reply(uint8_t *frame, const struct p53_pkt *pkt, uint16_t dns_len
 
 		ip4->src_addr = ip4->dst_addr;
 		ip4->dst_addr = a;
+		/* DSCP and ECN were the client's marking of its query (RFC 2474, RFC 3168 §6.1:
+		 * a reply must not echo ECT/CE): send ours with both clear. */
+		ip4->type_of_service = 0;
 		ip4->total_length = rte_cpu_to_be_16((uint16_t)(IPV4_HLEN + ulen));
 		/* RFC 6864 §4.1 lets an atomic datagram carry any ID; DF is left as the client
 		 * set it (parse refused MF and offsets, so only DF can be there). */
@@ -301,7 +369,7 @@ size_t p53_pkt_reply(uint8_t *frame, const struct p53_pkt *pkt, uint16_t dns_len
 		ip4->time_to_live = REPLY_HOPS;
 		ip4->hdr_checksum = 0;
 		if ((tx_offload & P53_PKT_TX_IP_CKSUM) == 0)
-			ip4->hdr_checksum = (uint16_t)~fold(sum32((const uint8_t *)ip4, IPV4_HLEN, 0));
+			ip4->hdr_checksum = (uint16_t)~fold(ocsum((const uint8_t *)ip4, IPV4_HLEN, 0));
 		/* The helpers read total_length set above, and send a zero sum as 0xFFFF
 		 * (RFC 768: zero means "no checksum"). */
 		if (tx_offload & P53_PKT_TX_UDP_CKSUM)

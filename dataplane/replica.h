@@ -14,11 +14,12 @@
 #include <stdint.h>
 
 #include "dataplane/answer.h"
+#include "dataplane/pkt.h"
 
 struct p53_replica {
 	const void *image;              /* zone image (dataplane/image.h), or NULL: REFUSED */
 	size_t image_len;
-	uint64_t generation;            /* the image's generation */
+	struct p53_pkt_addrs addrs;     /* service addresses: queries to others are dropped */
 	struct p53_answer_conf conf;    /* points into the buffers below */
 	uint8_t identity[256];
 	uint8_t version[256];

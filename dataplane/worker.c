@@ -1,4 +1,5 @@
 /* Worker lcore loop; see worker.h. */
+#include <stdbool.h>
 #include <string.h>
 #include <sys/prctl.h>
 
@@ -33,6 +34,22 @@ static void notify(struct p53_worker *w, const struct p53_query *q, const struct
 		w->stats.notify++;
 	else
 		w->stats.notify_lost++;
+}
+
+/*
+ * The UDP checksum (RFC 768; RFC 1122 §4.1.3.4: discard a datagram whose checksum is wrong):
+ * trust the port's verdict when it gave one, check in software when it did not. NONE means
+ * the port verified the data though the field in the packet is not filled in (virtio passes
+ * on a guest's partial checksum that way), so software would wrongly refuse it.
+ */
+static inline bool udp_csum_bad(const struct rte_mbuf *m, const uint8_t *frame,
+				const struct p53_pkt *pkt)
+{
+	uint64_t f = m->ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK;
+
+	if (f == RTE_MBUF_F_RX_L4_CKSUM_UNKNOWN)
+		return !p53_pkt_udp_csum_ok(frame, pkt);
+	return f == RTE_MBUF_F_RX_L4_CKSUM_BAD;
 }
 
 #define FRAME_DROPPED 0xff /* in `ms`: the frame was freed in pass 1 */
@@ -99,6 +116,10 @@ static uint16_t burst(struct p53_worker *w, const struct p53_replica *r, struct 
 		}
 		uint8_t *frame = rte_pktmbuf_mtod(m, uint8_t *);
 		enum p53_pkt_drop d = p53_pkt_parse(frame, rte_pktmbuf_data_len(m), &pkt[i]);
+		if (d == P53_PKT_OK)
+			d = p53_pkt_for_us(frame, &pkt[i], w->mac, &r->addrs);
+		if (d == P53_PKT_OK && udp_csum_bad(m, frame, &pkt[i]))
+			d = P53_PKT_DROP_UDP_CSUM;
 		if (d != P53_PKT_OK) {
 			w->stats.drop[d]++;
 			rte_pktmbuf_free(m);

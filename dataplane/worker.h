@@ -1,11 +1,14 @@
 /*
  * The worker: one per lcore, each owning one RX/TX queue pair of the service port.
  *
- * Loop: rx_burst -> frame parse (pkt.h) -> answer from this worker's replica (answer.h) ->
+ * Loop: rx_burst -> frame parse and UDP checksum (pkt.h; the port's verdict, else software) ->
+ * answer from this worker's replica (answer.h) ->
  * rewrite in place -> tx_burst; what the NIC does not take is freed and counted. When the
  * queue is empty the worker backs off (busy-poll or adaptive sleep), so several instances
- * can share a small machine. Per packet: no allocation, no locks, no syscalls. The only
- * syscalls are the idle sleeps, taken when there is no traffic.
+ * can share a small machine. Per packet, this code makes no allocation, lock or syscall; its
+ * only syscalls are the idle sleeps, taken when there is no traffic. The port's driver may
+ * make its own inside rx/tx bursts (net_af_xdp: recvfrom on an empty RX ring, sendto to kick
+ * TX; docs/ARCHITECTURE.md, "Syscalls on the packet path").
  *
  * Counters are per worker, in their own cache lines, written only by the worker and read
  * (racily, as plain 64-bit loads) by the control thread.
@@ -54,6 +57,7 @@ struct p53_worker {
 	uint16_t port;
 	uint16_t queue;
 	unsigned int tx_offload;        /* P53_PKT_TX_* the port does for us */
+	uint8_t mac[6];                 /* the port's MAC: frames to any other are dropped */
 	int idle_adaptive;              /* 0: busy-poll */
 	unsigned int idle_max_us;
 	struct p53_replica *replica;    /* this worker's replica: loaded with acquire once per

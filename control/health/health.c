@@ -12,6 +12,7 @@
 #include "control/daemon.h"
 #include "control/health/health.h"
 #include "control/log.h"
+#include "control/text.h"
 #include "dataplane/image.h"
 #include "dataplane/name.h"
 

@@ -3,6 +3,10 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
+#include <net/if.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
 
 #include <rte_bus.h>
 #include <rte_dev.h>
@@ -32,6 +36,62 @@ static void devargs(char *out, size_t len, const struct p53_config *cfg, char *i
 		snprintf(out, len, "%s", cfg->port);
 	else
 		snprintf(out, len, "%s,xdp_prog=%s", cfg->port, prog);
+}
+
+/* The kernel interface's MTU (af_xdp: frames over it are dropped on the way out), or -1. */
+static int iface_mtu(const char *iface)
+{
+	struct ifreq ifr;
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), mtu = -1;
+
+	if (fd < 0)
+		return -1;
+	memset(&ifr, 0, sizeof(ifr));
+	if (strlen(iface) >= sizeof(ifr.ifr_name)) {
+		close(fd);
+		return -1;
+	}
+	memcpy(ifr.ifr_name, iface, strlen(iface) + 1);
+	if (ioctl(fd, SIOCGIFMTU, &ifr) == 0)
+		mtu = ifr.ifr_mtu;
+	close(fd);
+	return mtu;
+}
+
+#define L2_MAX   (RTE_ETHER_HDR_LEN + 4)        /* Ethernet and one 802.1Q tag */
+#define L3L4_MAX (40 + 8)                       /* IPv6 (the binding case) and UDP */
+
+/*
+ * The largest DNS payload a reply can carry on this port: the MTU (IP packet) less the IPv6
+ * and UDP headers; the mbuf's data room (the reply is written in the received mbuf) less
+ * Ethernet, a VLAN tag, IPv6 and UDP; the largest frame the port takes, likewise.
+ */
+static void payload_limit(struct p53_port *p, const struct rte_eth_dev_info *info)
+{
+	uint16_t mtu = RTE_ETHER_MTU;
+	int kmtu = p->iface[0] != '\0' ? iface_mtu(p->iface) : -1;
+
+	if (rte_eth_dev_get_mtu(p->id, &mtu) != 0)
+		mtu = RTE_ETHER_MTU;
+	if (kmtu > 0 && kmtu < mtu)
+		mtu = (uint16_t)kmtu;
+	p->mtu = mtu;
+	uint32_t best = mtu > L3L4_MAX ? mtu - L3L4_MAX : 0;
+	snprintf(p->max_payload_why, sizeof(p->max_payload_why),
+		 "MTU %u less %u bytes of IPv6 and UDP headers", mtu, L3L4_MAX);
+	uint32_t room = rte_pktmbuf_data_room_size(p->pools[0]) - RTE_PKTMBUF_HEADROOM;
+	if (room > L2_MAX + L3L4_MAX && room - L2_MAX - L3L4_MAX < best) {
+		best = room - L2_MAX - L3L4_MAX;
+		snprintf(p->max_payload_why, sizeof(p->max_payload_why), "mbuf data room %u less %u "
+			 "bytes of Ethernet, VLAN, IPv6 and UDP headers", room, L2_MAX + L3L4_MAX);
+	}
+	if (info->max_rx_pktlen > L2_MAX + L3L4_MAX && info->max_rx_pktlen - L2_MAX - L3L4_MAX < best) {
+		best = info->max_rx_pktlen - L2_MAX - L3L4_MAX;
+		snprintf(p->max_payload_why, sizeof(p->max_payload_why), "largest frame %u less %u "
+			 "bytes of Ethernet, VLAN, IPv6 and UDP headers", info->max_rx_pktlen,
+			 L2_MAX + L3L4_MAX);
+	}
+	p->max_payload = (uint16_t)(best > UINT16_MAX ? UINT16_MAX : best);
 }
 
 static int find_port(const char *name, uint16_t *id)
@@ -96,7 +156,13 @@ int p53_port_open(struct p53_port *p, const struct p53_config *cfg, const unsign
 		conf.rxmode.mq_mode = RTE_ETH_MQ_RX_RSS;
 		conf.rx_adv_conf.rss_conf.rss_hf = (RTE_ETH_RSS_IP | RTE_ETH_RSS_UDP) & info.flow_type_rss_offloads;
 	}
-	/* Use the checksum offloads the port has; pkt.c computes them in software otherwise. */
+	/* Use the checksum offloads the port has; pkt.c computes them in software otherwise.
+	 * On receive the worker trusts the mbuf's L4 checksum flags and verifies in software
+	 * when they say UNKNOWN (dataplane/worker.c). */
+	if (info.rx_offload_capa & RTE_ETH_RX_OFFLOAD_UDP_CKSUM) {
+		conf.rxmode.offloads |= RTE_ETH_RX_OFFLOAD_UDP_CKSUM;
+		p->rx_csum = 1;
+	}
 	uint64_t want = RTE_ETH_TX_OFFLOAD_IPV4_CKSUM | RTE_ETH_TX_OFFLOAD_UDP_CKSUM;
 	if ((info.tx_offload_capa & want) == want) {
 		conf.txmode.offloads = want;
@@ -139,9 +205,23 @@ int p53_port_open(struct p53_port *p, const struct p53_config *cfg, const unsign
 		rte_eth_dev_stop(p->id);
 		goto fail;
 	}
+	struct rte_ether_addr ea;
+	ret = rte_eth_macaddr_get(p->id, &ea);
+	if (ret != 0) {
+		p53_err("port %s: MAC address: %s", p->name, rte_strerror(-ret));
+		rte_eth_dev_stop(p->id);
+		goto fail;
+	}
+	memcpy(p->mac, ea.addr_bytes, sizeof(p->mac));
+	payload_limit(p, &info);
 	p->in_use_baseline = p53_port_in_use(p);
-	p53_info("port %s (id %u): %u queue pair(s), %u rx / %u tx descriptors, checksums %s, %u mbufs held by the driver",
-		 p->name, p->id, nq, rxd, txd, p->tx_offload ? "offloaded" : "in software", p->in_use_baseline);
+	p53_info("port %s (id %u): MAC %02x:%02x:%02x:%02x:%02x:%02x, MTU %u, DNS payload up to %u, "
+		 "%u queue pair(s), %u rx / %u tx descriptors, UDP checksums verified %s, computed %s, "
+		 "%u mbufs held by the driver",
+		 p->name, p->id, p->mac[0], p->mac[1], p->mac[2], p->mac[3], p->mac[4], p->mac[5],
+		 p->mtu, p->max_payload, nq, rxd, txd,
+		 p->rx_csum ? "by the port" : "in software", p->tx_offload ? "by the port" : "in software",
+		 p->in_use_baseline);
 	return 0;
 fail:
 	rte_eth_dev_close(p->id);

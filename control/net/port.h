@@ -20,6 +20,13 @@ struct p53_port {
 	uint16_t id;
 	uint16_t n_queues;
 	unsigned int tx_offload;                /* P53_PKT_TX_* the port offers */
+	int rx_csum;                            /* the port verifies UDP checksums on receive */
+	uint8_t mac[6];                         /* the port's MAC (queries to others are dropped) */
+	uint16_t mtu;                           /* the port's MTU (and the interface's for af_xdp) */
+	uint16_t max_payload;                   /* the largest DNS payload a reply can carry: the
+						   IPv6 binding case of the MTU, the mbuf room and
+						   the largest frame the port takes */
+	char max_payload_why[160];              /* how max_payload was found, for the log */
 	char name[128];                         /* ethdev name, e.g. net_af_xdp0 */
 	char iface[64];                         /* kernel interface for af_xdp, else "" */
 	struct rte_mempool *pools[P53_MAX_WORKERS]; /* one per queue, on the worker's socket */

@@ -1,5 +1,5 @@
 /*
- * XDP steering, user-space side: detach stale programs, fill p53_addrs. See control/xdp.h.
+ * XDP steering, user-space side: detach stale programs, fill p53_addrs. See control/net/xdp.h.
  * Control thread only.
  */
 #include "control/net/xdp.h"

@@ -17,7 +17,7 @@
 #include "control/log.h"
 #include "control/ops/counters.h"
 #include "dataplane/image.h"
-#include "dataplane/name.h"
+#include "control/text.h"
 
 static char *dump(json_t *o)
 {

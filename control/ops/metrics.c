@@ -18,7 +18,7 @@
 #include "control/ops/metrics.h"
 #include "control/ops/counters.h"
 #include "dataplane/image.h"
-#include "dataplane/name.h"
+#include "control/text.h"
 
 /* DPDK telemetry callbacks take no context argument, so the daemon they read is this one
  * pointer; it is taken away under the lock before the workers are freed at exit. */

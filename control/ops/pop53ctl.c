@@ -1,5 +1,5 @@
 /*
- * pop53ctl: the operator's client for pop53d's control socket (control/ctl.h).
+ * pop53ctl: the operator's client for pop53d's control socket (control/ops/ctl.h).
  *
  *   pop53ctl [-s PATH] [--json] COMMAND...
  *

@@ -4,7 +4,7 @@
  * Build steps:
  *  1. Zones: parse each origin, create its apex node; sort the apexes by name so duplicate
  *     zones are found and "is this name a served apex?" is a binary search.
- *  2. Load (control/zone_load.c): ldns parses each master file and its $INCLUDEs one RR at a
+ *  2. Load (control/zone/zone_load.c): ldns parses each master file and its $INCLUDEs one RR at a
  *     time; each RR becomes wire bytes (after the owner) plus its canonical RDATA, and its
  *     owner a node in a (zone, name) hash map, missing ancestors created as we go (they end
  *     up as empty non-terminals). Out-of-zone records are dropped with a warning.
@@ -30,6 +30,7 @@
 #include "control/zone/image_build.h"
 #include "control/zone/zone_build.h"
 #include "dataplane/image.h"
+#include "control/text.h"
 #include "dataplane/name.h"
 
 /* Build state beyond the loader's: RRsets, the index and additional lists. */
@@ -236,6 +237,62 @@ static int push_rrset(struct build *s, uint32_t node, uint16_t type, uint32_t st
 	s->rdata_len += bytes;
 	if (b->nx[node].first_rec == P53_NONE || b->recs[first].seq < b->recs[b->nx[node].first_rec].seq)
 		b->nx[node].first_rec = first;
+	return 0;
+}
+
+/*
+ * Step 3c: zones that carry DNSSEC records. pop53 has no DNSSEC logic yet: with DO=1 it
+ * answers such a zone without RRSIGs and denies names without NSEC/NSEC3, which validating
+ * resolvers treat as bogus (RFC 4035 §5.5) once the parent holds a DS. One loud line per
+ * zone, at its first DNSSEC record. (The DNSSEC work removes this.)
+ */
+static int dnssec_warn(struct build *s)
+{
+	static const struct { uint16_t type; const char *name; } dnssec[] = {
+		{ LDNS_RR_TYPE_RRSIG, "RRSIG" }, { LDNS_RR_TYPE_NSEC, "NSEC" },
+		{ LDNS_RR_TYPE_NSEC3, "NSEC3" }, { LDNS_RR_TYPE_DNSKEY, "DNSKEY" },
+	};
+	struct p53_zb *b = &s->zb;
+	uint32_t *first = malloc((b->n_zones ? b->n_zones : 1) * sizeof(*first));
+	uint8_t *seen = calloc(b->n_zones ? b->n_zones : 1, 1);
+	char txt[1024], types[64];
+
+	if (first == NULL || seen == NULL) {
+		free(first);
+		free(seen);
+		return p53_zb_err(b, IMAGE_WHERE, "out of memory");
+	}
+	for (size_t z = 0; z < b->n_zones; z++)
+		first[z] = P53_NONE;
+	/* One pass over the RRsets: per zone, which DNSSEC types and the earliest record. */
+	for (size_t i = 0; i < s->n_rrsets; i++) {
+		for (unsigned int t = 0; t < sizeof(dnssec) / sizeof(dnssec[0]); t++) {
+			if (s->rrsets[i].type != dnssec[t].type)
+				continue;
+			const struct p53_zb_rec *r = &b->recs[s->rs_first[i]];
+			uint32_t z = b->nodes[r->node].zone;
+			seen[z] |= (uint8_t)(1u << t);
+			if (first[z] == P53_NONE || r->seq < b->recs[first[z]].seq)
+				first[z] = s->rs_first[i];
+		}
+	}
+	for (size_t z = 0; z < b->n_zones; z++) {
+		if (first[z] == P53_NONE)
+			continue;
+		size_t o = 0;
+		types[0] = '\0';
+		for (unsigned int t = 0; t < sizeof(dnssec) / sizeof(dnssec[0]); t++)
+			if (seen[z] & (1u << t))
+				o += (size_t)snprintf(types + o, sizeof(types) - o, "%s%s", o ? "/" : "",
+						      dnssec[t].name);
+		p53_zb_rec_warn(b, &b->recs[first[z]], "zone '%s' carries DNSSEC records (%s) but "
+				"pop53 does not serve DNSSEC yet: DO=1 answers carry no RRSIG, NSEC or "
+				"NSEC3, so validating resolvers will treat the zone as bogus once its "
+				"parent has a DS for it",
+				p53_name_to_str(txt, sizeof(txt), b->names + b->zones[z].name_off), types);
+	}
+	free(first);
+	free(seen);
 	return 0;
 }
 
@@ -525,9 +582,21 @@ static int slots_make(struct build *s)
 	return 0;
 }
 
+/* Is canonical name t at or below canonical name o (a label-boundary suffix)? */
+static int at_or_below(const uint8_t *t, size_t tl, const uint8_t *o, size_t ol)
+{
+	while (tl > ol) {
+		tl -= 1u + t[0];
+		t += 1u + t[0];
+	}
+	return tl == ol && memcmp(t, o, ol) == 0;
+}
+
 /* Step 5c: nodes whose A/AAAA go with an NS, MX, SRV, SVCB or HTTPS RRset (RFC 1034 §4.3.2 step 3b and
    6, RFC 2782 "Target"): the same zone's node first (glue below a cut included), else the
-   indexed node of another served zone. Out-of-bailiwick unserved targets get nothing. */
+   indexed node of another served zone. Out-of-bailiwick unserved targets get nothing.
+   For a CUT's NS, the targets at or below the cut (in-domain name servers, RFC 9471 §2.1)
+   go first and are counted as required: a referral carries all of their glue or sets TC. */
 static int adds_make(struct build *s)
 {
 	struct p53_zb *b = &s->zb;
@@ -546,7 +615,10 @@ static int adds_make(struct build *s)
 			skip = 2; /* SVCB/HTTPS SvcPriority, then TargetName (RFC 9460 §4.1: MAY add) */
 		else
 			continue;
-		z = b->nodes[b->recs[s->rs_rec[i]].node].zone;
+		const struct p53_image_node *owner = &b->nodes[b->recs[s->rs_rec[i]].node];
+		int cut = rs->type == LDNS_RR_TYPE_NS && (owner->flags & P53_NODE_CUT);
+		uint32_t req = 0;
+		z = owner->zone;
 		for (uint32_t k = s->rs_rec[i]; k < s->rs_rec[i] + rs->count; k++) {
 			uint8_t t[P53_NAME_MAXLEN];
 			size_t rl;
@@ -571,10 +643,17 @@ static int adds_make(struct build *s)
 				continue;
 			if (p53_zb_grow((void **)&s->adds, &s->adds_cap, at + n + 2, sizeof(*s->adds)) < 0)
 				return p53_zb_rec_err(b, &b->recs[k], "out of memory");
-			s->adds[at + 1 + n++] = tn;
+			if (cut && at_or_below(t, (size_t)tl, b->names + owner->name_off, owner->name_len)) {
+				/* In-domain: in front, after the ones before it (order kept). */
+				memmove(&s->adds[at + 2 + req], &s->adds[at + 1 + req], (n - req) * sizeof(*s->adds));
+				s->adds[at + 1 + req++] = tn;
+				n++;
+			} else {
+				s->adds[at + 1 + n++] = tn;
+			}
 		}
 		if (n > 0) {
-			s->adds[at] = n;
+			s->adds[at] = n | req << 16;
 			rs->adds = at;
 			s->n_adds = at + 1 + n;
 		}
@@ -600,6 +679,9 @@ static void *layout(struct build *s, size_t *len)
 		.hash_mask = s->hash_mask,
 		.n_records = (uint32_t)s->n_kept,
 	};
+	for (size_t i = 0; i < b->n_nodes; i++)
+		if (b->nodes[i].labels > h.max_labels)
+			h.max_labels = b->nodes[i].labels;
 	size_t off = align8(sizeof(h)), size, pos;
 	uint8_t *img, *rdata;
 
@@ -696,7 +778,9 @@ void *p53_image_build_files(const struct p53_zone_src *zones, size_t n, size_t *
 	for (uint32_t z = 0; z < n; z++)
 		if (p53_zone_load(b, z) < 0)
 			goto cleanup;
-	if (rrsets_make(&s) < 0 || rrsets_check(&s) < 0 || nodes_link(&s) < 0 ||
+	if (rrsets_make(&s) < 0)
+		goto cleanup;
+	if (dnssec_warn(&s) < 0 || rrsets_check(&s) < 0 || nodes_link(&s) < 0 ||
 	    zones_finish(&s) < 0 || slots_make(&s) < 0 || adds_make(&s) < 0)
 		goto cleanup;
 	img = layout(&s, len);

@@ -26,7 +26,8 @@ typedef void (*p53_warn_fn)(void *arg, const char *msg);
  * Rejects (returns NULL, `err` = "file:line: reason"): unreadable file or broken $INCLUDE,
  * syntax errors, no SOA or more than one SOA at the apex, SOA not at the apex, CNAME beside
  * other data (RFC 1034 §3.6.2; RRSIG/NSEC excepted), more than one CNAME, DNAME with data
- * below it... Out-of-zone records are ignored with a warning, as Knot does.
+ * below it... Out-of-zone records are ignored with a warning, as Knot does. A zone carrying
+ * DNSSEC records (RRSIG, NSEC, NSEC3, DNSKEY) gets one warning: it is served unsigned.
  *
  * @param zones   the zones to compile; names must be distinct
  * @param n       how many

@@ -1,6 +1,6 @@
 /*
- * Zone compiler internals shared by control/zone_load.c (master files to records, with ldns)
- * and control/image_build.c (records to the image of dataplane/image.h). Not a public API:
+ * Zone compiler internals shared by control/zone/zone_load.c (master files to records, with
+ * ldns) and control/zone/image_build.c (records to the image of dataplane/image.h). Not a public API:
  * only the compiler includes it. Control thread only; everything here allocates with malloc.
  *
  * While building, nodes live directly in an array of struct p53_image_node (the layout the

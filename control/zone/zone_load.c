@@ -26,6 +26,7 @@
 
 #include "control/conf/schema.h"
 #include "control/zone/zone_build.h"
+#include "control/text.h"
 #include "dataplane/name.h"
 
 #define INCLUDE_DEPTH_MAX 16    /* $INCLUDE nesting; stops include loops */

@@ -45,6 +45,7 @@
 #include <rte_mempool.h>
 #include <rte_udp.h>
 
+#include "control/text.h"
 #include "control/zone/image_build.h"
 #include "dataplane/dnsmsg.h"
 #include "dataplane/image.h"
@@ -59,11 +60,13 @@
 
 enum mix {
 	MIX_SMALL_A, MIX_NXDOMAIN, MIX_REFERRAL, MIX_BIG_A, MIX_ECS, MIX_STEERED,
+	MIX_DEEP_NX, MIX_DEEP_REFUSED,
 };
 
 static const char *const mix_names[] = {
 	[MIX_SMALL_A] = "small-a", [MIX_NXDOMAIN] = "nxdomain", [MIX_REFERRAL] = "referral",
 	[MIX_BIG_A] = "big-a", [MIX_ECS] = "ecs", [MIX_STEERED] = "steered",
+	[MIX_DEEP_NX] = "deep-nx", [MIX_DEEP_REFUSED] = "deep-refused",
 };
 
 /* What one pre-built frame is and what its response must look like. */
@@ -299,7 +302,8 @@ static uint32_t zone_index(const void *img, const char *name)
 		die("bad zone name '%s'", name);
 	for (uint32_t z = 0; z < h->n_zones; z++) {
 		const struct p53_image_zone *zn = p53_image_zone(img, z);
-		if (zn->name_len == wl && p53_name_equal(p53_image_name(img, zn->name_off), want))
+		/* Both canonical (lower case), so bytes compare. */
+		if (zn->name_len == wl && memcmp(p53_image_name(img, zn->name_off), want, (size_t)wl) == 0)
 			return z;
 	}
 	die("zone '%s' is not in the image", name);
@@ -450,6 +454,22 @@ static uint16_t build_frame(uint8_t *f, int v6, const uint8_t *qname, int qlen, 
 	return (uint16_t)(dns + n);
 }
 
+/* As many one-byte random labels as fit before `base` (wire), up to 127 labels and 255 bytes in
+ * all: the deepest name a query can carry, the worst case of a closest-encloser walk. */
+static int deepest_below(uint8_t *dst, const uint8_t *base, int blen, int base_labels)
+{
+	static const char alnum[] = "abcdefghijklmnopqrstuvwxyz0123456789";
+	int n = 0;
+
+	for (int labels = base_labels; labels < P53_NAME_MAXLABELS && n + 2 + blen <= P53_NAME_MAXLEN;
+	     labels++) {
+		dst[n++] = 1;
+		dst[n++] = (uint8_t)alnum[rnd() % 36];
+	}
+	memcpy(dst + n, base, (size_t)blen);
+	return n + blen;
+}
+
 /* Prefix a random label to `base` (wire): "<prefix><random>.<base>". */
 static int random_below(uint8_t *dst, const char *prefix, const uint8_t *base, int blen)
 {
@@ -480,7 +500,7 @@ static uint8_t *build_frames(const void *img, const struct opts *o, struct frame
 
 	if (arena == NULL)
 		die("out of memory for %u frames", o->frames);
-	if (o->mix == MIX_NXDOMAIN) {
+	if (o->mix == MIX_NXDOMAIN || o->mix == MIX_DEEP_NX) {
 		if (p53_image_node(img, zn->apex)->wildcard != P53_NONE)
 			die("zone %s has a wildcard at the apex: no name under it is NXDOMAIN", o->zone_name);
 	} else {
@@ -502,7 +522,19 @@ static uint8_t *build_frames(const void *img, const struct opts *o, struct frame
 		int v6 = (rnd() % 100) < o->ipv6_pct;
 
 		memset(fm, 0, sizeof(*fm));
-		if (o->mix == MIX_NXDOMAIN) {
+		if (o->mix == MIX_DEEP_NX || o->mix == MIX_DEEP_REFUSED) {
+			/* deep-nx: under the zone (NXDOMAIN); deep-refused: 127 labels under no
+			 * served zone (REFUSED, AA=0). */
+			if (o->mix == MIX_DEEP_NX) {
+				qlen = deepest_below(qname, apex, zn->name_len, zn->labels);
+				fm->rcode = P53_RCODE_NXDOMAIN;
+				fm->aa = 1;
+				fm->nscount = 1;
+			} else {
+				qlen = deepest_below(qname, (const uint8_t *)"", 1, 0);
+				fm->rcode = P53_RCODE_REFUSED;
+			}
+		} else if (o->mix == MIX_NXDOMAIN) {
 			do {
 				qlen = random_below(qname, "nx-", apex, zn->name_len);
 				if (qlen < 0)
@@ -616,7 +648,8 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: p53-replay [EAL args --] -z NAME=FILE [-z NAME=FILE ...] -m MIX [options]\n"
-		"  -m MIX          small-a | nxdomain | referral | big-a | ecs | steered\n"
+		"  -m MIX          small-a | nxdomain | referral | big-a | ecs | steered | deep-nx |\n"
+		"                  deep-refused\n"
 		"  -z NAME=FILE    compile this zone into the image (repeatable)\n"
 		"  -Z NAME         the zone the mix queries (default: the first -z)\n"
 		"  -n COUNT        queries per measured run (default 2000000)\n"
@@ -813,11 +846,15 @@ int main(int argc, char **argv)
 	/* As control/main.c sets it up for a port without checksum offload. */
 	w->lcore = rte_lcore_id();
 	w->tx_offload = 0;
+	memcpy(w->mac, mac_server, 6);
 	static struct p53_replica replica;
 	replica.image = rep;
 	replica.conf.identity = (const uint8_t *)identity;
 	replica.conf.identity_len = (uint8_t)strlen(identity);
 	replica.conf.edns_max_payload = 1232;
+	/* The frames' destinations, as dataplane.addresses would list them. */
+	replica.addrs.v4[replica.addrs.n4++] = rte_cpu_to_be_32(RTE_IPV4(192, 0, 2, 53));
+	memcpy(replica.addrs.v6[replica.addrs.n6++], v6_server, 16);
 	w->replica = &replica; /* no reloads here: no RCU variable, w->qsbr stays NULL */
 	static volatile int never;
 	w->stop = &never;

@@ -8,7 +8,7 @@
 #
 # Usage: scripts/bench/replay.sh [--timed | --callgrind] [--runs N] [-n COUNT]
 #                                [--no-write] [MIX ...]
-#   MIX: small-a nxdomain referral big-a ecs steered (default: all of them)
+#   MIX: small-a nxdomain referral big-a ecs steered deep-nx deep-refused (default: all)
 #   --timed       only the timed runs (RUNS runs per mix, the median is reported)
 #   --callgrind   only the callgrind runs (instructions/query and the top functions)
 #   (default: both)
@@ -31,7 +31,7 @@ CG_COUNT=${CG_COUNT:-20000}
 DOC="$ROOT/docs/BENCHMARKS.md"
 BEGIN_MARK='<!-- replay:begin -->'
 END_MARK='<!-- replay:end -->'
-ALL_MIXES="small-a nxdomain referral big-a ecs steered"
+ALL_MIXES="small-a nxdomain referral big-a ecs steered deep-nx deep-refused"
 
 RUNS=3
 COUNT=2000000
@@ -162,8 +162,8 @@ if [ "$DO_CG" = 1 ]; then
 			exit 1
 		fi
 		q=$(field "$(grep '^RESULT ' "$TMP/$m.cgout")" queries)
-		callgrind_annotate --inclusive=yes "$out" >"$TMP/$m.incl"
-		callgrind_annotate "$out" >"$TMP/$m.self"
+		callgrind_annotate --threshold=100 --inclusive=yes "$out" >"$TMP/$m.incl"
+		callgrind_annotate --threshold=100 "$out" >"$TMP/$m.self"
 		ir_of() { # FILE FUNCTION -> Ir
 			awk -v f="$2" '$0 ~ ":" f " " { gsub(",", "", $1); print $1; exit }' "$1"
 		}
@@ -199,6 +199,7 @@ target_of() {
 	case $1 in
 	small-a) echo "≥ 10 Mqps per core" ;;
 	big-a) echo "≤ 1.5x small-a" ;;
+	deep-nx|deep-refused) echo "≤ 3x nxdomain" ;;
 	*) echo "-" ;;
 	esac
 }
@@ -210,6 +211,8 @@ desc_of() {
 	big-a) echo "positive A, random owners of the big zone" ;;
 	ecs) echo "small-a plus an EDNS Client Subnet option; steering does not exist yet, so this measures parsing the option only" ;;
 	steered) echo "not available until the steering issue lands" ;;
+	deep-nx) echo "the deepest name under the apex that fits (one-byte labels, 123 labels under example.com, 255 octets): NXDOMAIN, the worst closest-encloser walk" ;;
+	deep-refused) echo "127 one-byte labels under no served zone: REFUSED" ;;
 	esac
 }
 
@@ -221,8 +224,9 @@ desc_of() {
 	echo "compiles the zone with \`p53_image_build\`, pre-builds $FRAMES query frames (Ethernet, IPv4"
 	echo "192.0.2.1 -> 192.0.2.53, UDP to port 53 with a correct checksum, DNS with RD=0 and an OPT"
 	echo "record with payload 1232), then loops in bursts of 32: \`rte_pktmbuf_alloc_bulk\`, copy the"
-	echo "next frames in (the NIC's DMA, modelled), \`p53_worker_burst\` (frame parse, answer from the"
-	echo "replica, rewrite in place, software checksums as with \`tx_offload\` 0), \`rte_pktmbuf_free_bulk\`."
+	echo "next frames in (the NIC's DMA, modelled), \`p53_worker_burst\` (frame parse, UDP checksum"
+	echo "verified in software as on a port without RX offload, answer from the replica, rewrite in"
+	echo "place, software checksums as with \`tx_offload\` 0), \`rte_pktmbuf_free_bulk\`."
 	echo "A second loop without \`p53_worker_burst\` measures the copy (with alloc and free) so it can"
 	echo "be subtracted: **net = full - copy-only** is the cost of the worker's code per query."
 	echo
@@ -268,6 +272,9 @@ desc_of() {
 			if [ "$m" = big-a ] && [ -n "${T_LINE[small-a]:-}" ]; then
 				t="$t: $(awk -v a="$(field "$l" net_ns)" -v b="$(field "${T_LINE[small-a]}" net_ns)" 'BEGIN { printf "%.2fx", a / b }')"
 			fi
+			case $m in deep-*) if [ -n "${T_LINE[nxdomain]:-}" ]; then
+				t="$t: $(awk -v a="$(field "$l" net_ns)" -v b="$(field "${T_LINE[nxdomain]}" net_ns)" 'BEGIN { printf "%.2fx", a / b }')"
+			fi ;; esac
 			printf '| %s | %s (%s records) | %.1f | %.1f | %.1f | %.2f | %s | %s / %s | %s |\n' "$m" \
 				"$(zone_label "$(zone_of "$m")")" "$(bench_fmt_int "$(field "$l" records)")" \
 				"$(field "$l" ns)" "$(field "$l" copy_ns)" "$(field "$l" net_ns)" \
@@ -295,6 +302,9 @@ desc_of() {
 			if [ "$m" = big-a ] && [ -n "${CG_BURST[small-a]:-}" ]; then
 				t="≤ 1.5x small-a: $(awk -v a="${CG_BURST[$m]}" -v b="${CG_BURST[small-a]}" 'BEGIN { printf "%.2fx", a / b }')"
 			fi
+			case $m in deep-*) if [ -n "${CG_BURST[nxdomain]:-}" ]; then
+				t="≤ 3x nxdomain: $(awk -v a="${CG_BURST[$m]}" -v b="${CG_BURST[nxdomain]}" 'BEGIN { printf "%.2fx", a / b }')"
+			fi ;; esac
 			echo "| $m | ${CG_BURST[$m]} | ${CG_LOOP[$m]} | ${CG_COPY[$m]} | $t |"
 		done
 		for m in "${MIXES[@]}"; do

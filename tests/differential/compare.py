@@ -24,6 +24,8 @@ import dns.opcode
 import dns.rcode
 import dns.rdataclass
 import dns.rdatatype
+import dns.tsig
+import dns.tsigkeyring
 
 # ---------------------------------------------------------------------------------------------
 # Allow-list: cases where pop53 deliberately differs from Knot DNS. label -> reason, citing the
@@ -43,6 +45,8 @@ ALLOW = {
 #   edns:    None (no OPT) or a dict: payload, version, do, options [(code, bytes)], nsid
 #   rd, cd:  header bits to set in the query
 #   v6:      ask over IPv6 (both the oracle and the target)
+#   tsig:    sign the query with a key neither server knows (RFC 8945: BADKEY)
+#   mangle:  a function bytes -> bytes applied to the query's wire (malformed messages)
 #   expect:  what the oracle is expected to answer (rcode, aa, tc, answer=bool); a mismatch
 #            is printed as a CORPUS warning (the case no longer tests what its label says)
 #            but does not fail the run: the comparison is what counts.
@@ -72,9 +76,83 @@ def dname_overflow_qname(extra):
 
 
 def Q(label, name, rdtype="A", rdclass="IN", edns=None, rd=False, cd=False, v6=False,
-      opcode="QUERY", expect=None):
+      opcode="QUERY", expect=None, tsig=False, mangle=None):
     return {"label": label, "name": name, "type": rdtype, "class": rdclass, "edns": edns,
-            "rd": rd, "cd": cd, "v6": v6, "opcode": opcode, "expect": expect or {}}
+            "rd": rd, "cd": cd, "v6": v6, "opcode": opcode, "expect": expect or {},
+            "tsig": tsig, "mangle": mangle}
+
+
+UNKNOWN_KEY = dns.tsigkeyring.from_text({"unknown.": "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY="})
+
+
+def skip_name(w, off):
+    while True:
+        n = w[off]
+        if n & 0xC0 == 0xC0:
+            return off + 2
+        off += 1 + n
+        if n == 0:
+            return off
+
+
+def records(w):
+    """(offset, type) of every record after the question, by walking the wire."""
+    qd, an, ns, ar = (int.from_bytes(w[i:i + 2], "big") for i in (4, 6, 8, 10))
+    off, out = 12, []
+    for _ in range(qd):
+        off = skip_name(w, off) + 4
+    for _ in range(an + ns + ar):
+        start = off
+        off = skip_name(w, off)
+        t = int.from_bytes(w[off:off + 2], "big")
+        off += 10 + int.from_bytes(w[off + 8:off + 10], "big")
+        out.append((start, t, off))
+    return out
+
+
+def split_tsig(w):
+    """A reply's last record, when it is a TSIG, cut off (ARCOUNT - 1) and decoded: dnspython
+    refuses to read a TSIG it cannot verify, and these keys are unknown to everyone."""
+    try:
+        recs = records(w)
+    except (IndexError, ValueError):
+        return w, None      # malformed: dnspython says so below
+    if not recs or recs[-1][1] != dns.rdatatype.TSIG:
+        return w, None
+    start, _, end = recs[-1]
+    owner, o = dns.name.from_wire(w, start)
+    rd = start + o + 10
+    alg, a = dns.name.from_wire(w, rd)
+    p = rd + a
+    mac_len = int.from_bytes(w[p + 8:p + 10], "big")
+    q = p + 10 + mac_len
+    other_len = int.from_bytes(w[q + 4:q + 6], "big")
+    fields = (owner.to_text().lower(), alg.to_text().lower(), w[p:p + 6].hex(),
+              int.from_bytes(w[p + 6:p + 8], "big"), w[p + 10:q].hex(),
+              int.from_bytes(w[q:q + 2], "big"), int.from_bytes(w[q + 2:q + 4], "big"),
+              w[q + 6:q + 6 + other_len].hex())
+    ar = int.from_bytes(w[10:12], "big") - 1
+    return w[:10] + ar.to_bytes(2, "big") + w[12:start] + w[end:], fields
+
+
+def tsig_last(w):
+    """Move the TSIG (the last record) in front of the OPT before it: TSIG not last."""
+    recs = records(w)
+    (s1, _, e1), (s2, _, e2) = recs[-2], recs[-1]
+    return w[:s1] + w[s2:e2] + w[s1:e1] + w[e2:]
+
+
+def tsig_twice(w):
+    """Repeat the TSIG (the last record): two TSIG records."""
+    s, _, e = records(w)[-1]
+    ar = int.from_bytes(w[10:12], "big") + 1
+    return w[:10] + ar.to_bytes(2, "big") + w[12:] + w[s:e]
+
+
+def cut_last_rdata(w):
+    """Add an A record after the question whose RDATA is 2 octets short (cut short)."""
+    ns = int.from_bytes(w[8:10], "big") + 1
+    return w[:8] + ns.to_bytes(2, "big") + w[10:] + bytes.fromhex("c00c000100010000003c0004c000")
 
 
 NOERROR = {"rcode": "NOERROR", "aa": True, "answer": True}
@@ -183,6 +261,11 @@ CORPUS = [
     Q("deleg-0x20", "WwW.SuB.DiFf.TeSt.", "A", expect=REFERRAL),
     Q("deleg-edns", "www.sub.diff.test.", "A", edns=EDNS, expect=REFERRAL),
     Q("deleg-do", "www.sub.diff.test.", "A", edns={"payload": 1232, "do": True}, expect=REFERRAL),
+    # RFC 9471: in-domain glue all included or TC=1; sibling glue optional (second.test)
+    Q("deleg-glue-9471-tc", "x.many.second.test.", "A", expect=dict(REFERRAL, tc=True)),
+    Q("deleg-glue-9471-fits", "x.many.second.test.", "A", edns=EDNS, expect=dict(REFERRAL, tc=False)),
+    Q("deleg-glue-9471-sibling", "x.sib.second.test.", "A", expect=dict(REFERRAL, tc=False)),
+    Q("deleg-glue-9471-sibling-edns", "x.sib.second.test.", "A", edns=EDNS, expect=dict(REFERRAL, tc=False)),
     # other types
     Q("mx-additional", "diff.test.", "MX", edns=EDNS, expect=NOERROR),
     Q("srv", "_sip._udp.diff.test.", "SRV", expect=NOERROR),
@@ -263,6 +346,17 @@ CORPUS = [
     Q("qtype-axfr-udp", "diff.test.", "AXFR"),
     Q("qtype-ixfr-udp", "diff.test.", "IXFR"),
     Q("opcode-status", "www.diff.test.", "A", opcode="STATUS"),
+    # malformed non-QUERY messages: a well-formed FORMERR
+    Q("update-cut-record", "diff.test.", "SOA", opcode="UPDATE", mangle=cut_last_rdata),
+    Q("notify-cut-record", "diff.test.", "SOA", opcode="NOTIFY", mangle=cut_last_rdata),
+    # TSIG (RFC 8945): a key neither server knows; misplaced TSIG records
+    Q("tsig-unknown-key", "www.diff.test.", "A", tsig=True, expect={"rcode": "NOTAUTH"}),
+    Q("tsig-unknown-key-edns", "www.diff.test.", "A", edns=EDNS, tsig=True, expect={"rcode": "NOTAUTH"}),
+    Q("tsig-unknown-key-refused", "www.example.org.", "A", tsig=True, expect=REFUSED),
+    Q("tsig-unknown-key-notify", "diff.test.", "SOA", opcode="NOTIFY", tsig=True, expect={"rcode": "NOTAUTH"}),
+    Q("tsig-not-last", "www.diff.test.", "A", edns=EDNS, tsig=True, mangle=tsig_last,
+      expect={"rcode": "FORMERR"}),
+    Q("tsig-twice", "www.diff.test.", "A", tsig=True, mangle=tsig_twice, expect={"rcode": "FORMERR"}),
     # IPv6 transport
     Q("v6-www-a", "www.diff.test.", "A", v6=True, expect=NOERROR),
     Q("v6-www-aaaa-edns", "wWw.diff.test.", "AAAA", edns=EDNS, v6=True, expect=NOERROR),
@@ -299,6 +393,8 @@ def make_query(case):
             opts.insert(0, dns.edns.GenericOption(NSID, b""))
         q.use_edns(edns=e.get("version", 0), ednsflags=dns.flags.DO if e.get("do") else 0,
                    payload=e.get("payload", 1232), options=opts)
+    if case["tsig"]:
+        q.use_tsig(UNKNOWN_KEY, algorithm=dns.tsig.HMAC_SHA256)
     return q
 
 
@@ -331,11 +427,15 @@ def exchange(wire, qid, addr, port, timeout, tries=2):
 
 
 def parse(wire):
-    """Wire -> (message or None, error text or None)."""
+    """Wire -> (message or None, error text or None). A TSIG is cut off and kept as
+    message.p53_tsig (its decoded fields)."""
     if wire is None:
         return None, "no response"
+    wire, tsig = split_tsig(wire)
     try:
-        return dns.message.from_wire(wire, one_rr_per_rrset=True), None
+        m = dns.message.from_wire(wire, one_rr_per_rrset=True)
+        m.p53_tsig = tsig
+        return m, None
     except dns.message.Truncated as e:
         return e.message(), None
     except Exception as e:                          # malformed reply: that is a difference too
@@ -373,6 +473,8 @@ def summary(m):
         v["flag " + n] = bool(m.flags & bit)
     v["question"] = [(r.name.to_text(), dns.rdatatype.to_text(r.rdtype),
                       dns.rdataclass.to_text(r.rdclass)) for r in m.question]
+    # TSIG: key, algorithm, time signed, fudge, MAC, original ID, error, other data
+    v["tsig"] = getattr(m, "p53_tsig", None)
     v["edns present"] = m.edns >= 0
     if m.edns >= 0:
         v["edns version"] = m.edns
@@ -472,6 +574,10 @@ def qtext(case):
             bits.append("+nsid")
         for c, _ in e.get("options", []):
             bits.append("+opt%d" % c)
+    if case["tsig"]:
+        bits.append("+tsig(unknown key)")
+    if case["mangle"]:
+        bits.append("mangled:" + case["mangle"].__name__)
     if case["rd"]:
         bits.append("+rd")
     if case["cd"]:
@@ -514,6 +620,8 @@ def main():
     for case in cases:
         q = make_query(case)
         wire = q.to_wire()
+        if case["mangle"]:
+            wire = case["mangle"](wire)
         if case["v6"]:
             o = exchange(wire, q.id, args.oracle6, args.oracle_port, args.timeout)
             t = exchange(wire, q.id, args.target6, args.target_port, args.timeout)

@@ -7,12 +7,13 @@
  *   clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize=alignment -DP53_LIBFUZZER \
  *     -DP53_SRCDIR='"'$PWD'"' -D_GNU_SOURCE -I. $(pkg-config --cflags libdpdk) \
  *     tests/fuzz/fuzz_answer.c dataplane/{name,image,pkt,dnsmsg,answer}.c \
- *     control/{image_build,zone_load}.c -o fuzz $(pkg-config --libs libdpdk ldns)
+ *     control/zone/{image_build,zone_load}.c control/text.c -o fuzz $(pkg-config --libs libdpdk ldns)
  *   ./fuzz -max_len=1500 CORPUS_COPY/
  * Without a fuzzer, as BIND does, main() replays the committed corpus (tests/fuzz/corpus)
  * and a fixed number of deterministic mutations of it, so `meson test` runs it on every
  * change. Invariants checked on every input: a response is 0 bytes (dropped) or at least a
- * header, never longer than the buffer it may use, keeps the query ID and has QR set.
+ * header, never longer than the buffer it may use, keeps the query ID, has QR set, and holds
+ * exactly the question and records its header counts.
  */
 #include <dirent.h>
 #include <stdint.h>
@@ -48,6 +49,39 @@ static void load_image(void)
 	}
 }
 
+/* The response is what its header says: the question when QDCOUNT is 1, then exactly the
+ * counted records, ending at the returned length. */
+static int wellformed(const uint8_t *m, uint16_t n)
+{
+	size_t off = 12;
+	unsigned int qd = (unsigned int)(m[4] << 8 | m[5]);
+	unsigned int rrs = (unsigned int)(m[6] << 8 | m[7]) + (unsigned int)(m[8] << 8 | m[9]) +
+			   (unsigned int)(m[10] << 8 | m[11]);
+
+	if (qd > 1)
+		return 0;
+	for (unsigned int i = 0; i < qd + rrs; i++) {
+		for (;;) {
+			if (off >= n)
+				return 0;
+			uint8_t l = m[off];
+			if ((l & 0xc0) == 0xc0) {
+				off += 2;
+				break;
+			}
+			off += 1u + l;
+			if (l == 0)
+				break;
+		}
+		off += i < qd ? 4 : 10;
+		if (off > n)
+			return 0;
+		if (i >= qd)
+			off += (size_t)(m[off - 2] << 8 | m[off - 1]);
+	}
+	return off == n;
+}
+
 static void check_dns(const uint8_t *data, size_t size, uint16_t cap)
 {
 	/* Exactly `size` bytes live in a heap block of that size plus room to answer, so an
@@ -61,6 +95,8 @@ static void check_dns(const uint8_t *data, size_t size, uint16_t cap)
 		if (n < 12 || n > cap)
 			abort();
 		if (buf[0] != data[0] || buf[1] != data[1] || !(buf[2] & 0x80))
+			abort();
+		if (!wellformed(buf, n))
 			abort();
 	}
 	free(buf);
@@ -82,6 +118,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	uint8_t *frame = malloc(CAP + 64);
 	memcpy(frame, data, size > CAP ? CAP : size);
 	if (size <= CAP && p53_pkt_parse(frame, size, &pkt) == P53_PKT_OK) {
+		static const struct p53_pkt_addrs addrs = {.n4 = 1, .v4 = {0x3502000cu}, .n6 = 1};
+		(void)p53_pkt_for_us(frame, &pkt, frame, &addrs); /* reads only parsed headers */
+		(void)p53_pkt_udp_csum_ok(frame, &pkt); /* reads only inside the parsed datagram */
 		uint16_t n = p53_answer(img, &conf, frame + pkt.dns_off, pkt.dns_len,
 					(uint16_t)(CAP + 64 - pkt.dns_off), &st);
 		if (n != 0)

@@ -13,7 +13,7 @@ metrics: {enabled: false}
 dataplane:
   eal: ["-l", "1", "--no-pci", "--in-memory", "--no-huge", "-m", "256", "--log-level=*:notice"]
   port: "net_pcap0,rx_pcap=$TMP/q.pcap,tx_pcap=$TMP/r.pcap"
-  addresses: [$V4]
+  addresses: [$V4, "$V6"]
 zones: [{name: example.com, file: $ZONE}]
 YAML
 start_pop53 "$TMP/pop53.yaml" ""

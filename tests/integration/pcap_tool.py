@@ -19,7 +19,9 @@ import dns.rdatatype
 import dns.zone
 
 CLIENT_MAC = bytes.fromhex("020000000001")
-POP_MAC = bytes.fromhex("020000000053")
+# DPDK's net_pcap gives its first port 02:70:63:61:70:00 ("pcap"); pop53d drops frames to any
+# other MAC, and pcap_answers.sh checks the start-up line names this one.
+POP_MAC = bytes.fromhex("027063617000")
 C4, S4 = bytes([192, 0, 2, 1]), bytes([192, 0, 2, 53])
 C6 = bytes.fromhex("20010db8005300000000000000000001")
 S6 = bytes.fromhex("20010db8005300000000000000000053")
@@ -34,26 +36,26 @@ def csum(data):
     return ~s & 0xFFFF
 
 
-def frame(payload, v6=False, vlan=None, sport=40000, dport=53, src=None):
+def frame(payload, v6=False, vlan=None, sport=40000, dport=53, src=None, dst=None, dmac=POP_MAC):
     udp_len = 8 + len(payload)
     if v6:
-        src = src or C6
-        ph = src + S6 + struct.pack("!IxxxB", udp_len, 17)
+        src, dst = src or C6, dst or S6
+        ph = src + dst + struct.pack("!IxxxB", udp_len, 17)
         udp = struct.pack("!HHHH", sport, dport, udp_len, 0) + payload
         c = csum(ph + udp) or 0xFFFF
         udp = udp[:6] + struct.pack("!H", c) + udp[8:]
-        ip = struct.pack("!IHBB", 6 << 28, udp_len, 17, 64) + src + S6
+        ip = struct.pack("!IHBB", 6 << 28, udp_len, 17, 64) + src + dst
         etype = 0x86DD
     else:
-        src = src or C4
-        ph = src + S4 + struct.pack("!BBH", 0, 17, udp_len)
+        src, dst = src or C4, dst or S4
+        ph = src + dst + struct.pack("!BBH", 0, 17, udp_len)
         udp = struct.pack("!HHHH", sport, dport, udp_len, 0) + payload
         c = csum(ph + udp) or 0xFFFF
         udp = udp[:6] + struct.pack("!H", c) + udp[8:]
-        hdr = struct.pack("!BBHHHBBH", 0x45, 0, 20 + udp_len, 1, 0x4000, 64, 17, 0) + src + S4
+        hdr = struct.pack("!BBHHHBBH", 0x45, 0, 20 + udp_len, 1, 0x4000, 64, 17, 0) + src + dst
         ip = hdr[:10] + struct.pack("!H", csum(hdr)) + hdr[12:]
         etype = 0x0800
-    l2 = POP_MAC + CLIENT_MAC
+    l2 = dmac + CLIENT_MAC
     if vlan is not None:
         l2 += struct.pack("!HH", 0x8100, vlan)
     return l2 + struct.pack("!H", etype) + ip + udp
@@ -110,10 +112,23 @@ def make(out, zonefile):
     fr = bytearray(frame(good))                           # IPv4 fragment (MF set)
     fr[20] |= 0x20
     bad.append(bytes(fr))
+    # Not addressed to us (ports other than af_xdp see these): counted dst_mac / dst_addr.
+    dst_bad = [
+        frame(good, dmac=b"\xff" * 6),                    # broadcast MAC
+        frame(good, v6=True, dmac=bytes.fromhex("333300000001")),  # IPv6 all-nodes MAC
+        frame(good, dmac=bytes.fromhex("027063617001")),  # another host's MAC
+        frame(good, dst=bytes([192, 0, 2, 54])),          # not a service address
+        frame(good, v6=True, dst=bytes.fromhex("20010db8005300000000000000000054")),
+    ]
+    # UDP checksums are verified: a flipped bit in the question is counted udp_csum.
+    fr = bytearray(frame(good))
+    fr[14 + 20 + 8 + 13] ^= 0x20
+    csum_bad = [bytes(fr)]
+    bad += dst_bad + csum_bad
     frames += bad
     write_pcap(out, frames)
     with open(out + ".json", "w") as f:
-        json.dump({"queries": meta, "bad": len(bad)}, f)
+        json.dump({"queries": meta, "bad": len(bad), "dst_mac": 3, "dst_addr": 2, "udp_csum": 1}, f)
 
 
 def check(resp_path, meta_path, zonefile):

@@ -46,7 +46,7 @@ static int get_name(const uint8_t *m, uint16_t len, uint16_t off, char *out, uin
 
 	out[0] = '\0';
 	for (;;) {
-		if (off >= len || hops++ > 100)
+		if (off >= len || hops++ > 300) /* labels and pointers: 127 + a few */
 			return -1;
 		uint8_t l = m[off];
 		if ((l & 0xc0) == 0xc0) {
@@ -139,10 +139,11 @@ static uint16_t query(uint8_t *buf, const char *name, uint16_t type, uint16_t qc
 	return off;
 }
 
+static struct p53_answer_stats st; /* the last ask()'s counters */
+
 static void ask(const char *name, uint16_t type, uint16_t edns, struct resp *r)
 {
 	static uint8_t buf[8192];
-	struct p53_answer_stats st;
 
 	memset(&st, 0, sizeof(st));
 	uint16_t len = query(buf, name, type, 1, edns);
@@ -183,7 +184,7 @@ static int setup(void **state)
 	if (img == NULL)
 		fprintf(stderr, "build failed: %s\n", err);
 	assert_non_null(img);
-	assert_int_equal(p53_image_check(img, len), 0);
+	assert_int_equal(p53_image_check(img, len, NULL), 0);
 	conf.identity = (const uint8_t *)"unit-pop";
 	conf.identity_len = 8;
 	conf.edns_max_payload = 1232;
@@ -345,6 +346,45 @@ static void test_referral(void **state)
 	assert_int_equal(has(&r, NS, "diff.test.", 6), 1);
 }
 
+/* Regression (RFC 9471 §3): a referral whose in-domain glue did not all fit was sent without
+ * TC. second.test's `many` has 8 in-domain name servers with A and AAAA: without EDNS (512
+ * octets) the glue cannot all be included, so TC=1; with 1232 it fits, all of it, TC=0. */
+static void test_referral_glue_rfc9471(void **state)
+{
+	(void)state;
+	struct resp r;
+	char ns[64];
+
+	ask("x.many.second.test", 1, 0, &r);
+	assert_false(AA(&r));
+	assert_int_equal(RCODE(&r), 0);
+	assert_true(TC(&r));
+	assert_int_equal(st.kind[P53_ANS_REFERRAL], 1);
+	ask("x.many.second.test", 1, 1232, &r);
+	assert_false(TC(&r));
+	assert_int_equal(has(&r, NS, "many.second.test.", 2), 8);
+	for (int i = 1; i <= 8; i++) {
+		snprintf(ns, sizeof(ns), "ns%d.many.second.test.", i);
+		assert_int_equal(has(&r, AR, ns, 1), 1);
+		assert_int_equal(has(&r, AR, ns, 28), 1);
+	}
+	/* A referral whose glue fits gets all of it and no TC, also without EDNS. */
+	ask("host.sub.diff.test", 1, 0, &r);
+	assert_false(TC(&r));
+	assert_int_equal(has(&r, AR, "ns1.sub.diff.test.", 1), 1);
+	assert_int_equal(has(&r, AR, "ns1.sub.diff.test.", 28), 1);
+	/* Sibling glue (name servers under another cut of the zone) is optional (§2.2): `sib`'s
+	 * own in-domain glue comes first and fits; the siblings' only partly, without TC. */
+	ask("x.sib.second.test", 1, 0, &r);
+	assert_false(TC(&r));
+	assert_int_equal(has(&r, NS, "sib.second.test.", 2), 9);
+	assert_int_equal(has(&r, AR, "ns.sib.second.test.", 1), 1);
+	assert_int_equal(has(&r, AR, "ns.sib.second.test.", 28), 1);
+	assert_true(r.count[3] >= 4 && r.count[3] < 2 + 16);
+	ask("x.sib.second.test", 1, 1232, &r);
+	assert_int_equal(r.count[3], 2 + 16 + 1);       /* all glue, and the OPT */
+}
+
 static void test_dname(void **state)
 {
 	(void)state;
@@ -409,6 +449,136 @@ static void test_truncation(void **state)
 	assert_true(TC(&r));
 }
 
+/* Regression: a positive answer that did not fit (TC=1) was counted as kind `error`. It is an
+ * answer; TC has its own counter. */
+static void test_truncated_answer_counted_as_answer(void **state)
+{
+	(void)state;
+	struct resp r;
+	ask("big.diff.test", 1, 0, &r);
+	assert_true(TC(&r));
+	assert_int_equal(RCODE(&r), 0);
+	assert_int_equal(st.kind[P53_ANS_ANSWER], 1);
+	assert_int_equal(st.kind[P53_ANS_ERROR], 0);
+	assert_int_equal(st.tc, 1);
+	assert_int_equal(st.rcode[0], 1);
+	/* The same answer that fits: one answer, no TC. */
+	ask("big.diff.test", 1, 1232, &r);
+	assert_int_equal(st.kind[P53_ANS_ANSWER], 1);
+	assert_int_equal(st.tc, 0);
+}
+
+/* RFC 8945 §5.2/§5.3.2, regression: a query signed with a key pop53 does not know was answered
+ * as if unsigned. It is NOTAUTH with one TSIG RR, last and unsigned: the request's key name and
+ * algorithm, time signed and fudge, MAC size 0, original ID, error BADKEY (17), as knotd 3.2
+ * answers (tests/differential: tsig-unknown-key*). With EDNS the OPT comes before it. A name
+ * in no served zone is REFUSED unsigned, as Knot. Unsigned queries are unaffected. */
+static uint16_t signed_query(uint8_t *buf, const char *name, uint16_t edns, int key_ptr)
+{
+	static const uint8_t tsig[] = {0, 250, 0, 255, 0, 0, 0, 0, 0, 33,
+		11, 'h', 'm', 'a', 'c', '-', 's', 'h', 'a', '2', '5', '6', 0,
+		0, 0, 0x6b, 0x0d, 0xfe, 0x28, 0x01, 0x2c, 0, 4, 0xde, 0xad, 0xbe, 0xef, 0x12, 0x34,
+		0, 0, 0, 0};
+	uint16_t n = query(buf, name, 1, 1, edns);
+
+	buf[11]++;
+	if (key_ptr) {                  /* key name = the question's name, by pointer */
+		buf[n++] = 0xc0;
+		buf[n++] = 12;
+	} else {
+		memcpy(buf + n, "\3key", 5);
+		n += 5;
+	}
+	memcpy(buf + n, tsig, sizeof(tsig));
+	return (uint16_t)(n + sizeof(tsig));
+}
+
+static void test_tsig_unknown_key_badkey(void **state)
+{
+	static const uint8_t want[] = {0, 250, 0, 255, 0, 0, 0, 0, 0, 29,
+		11, 'h', 'm', 'a', 'c', '-', 's', 'h', 'a', '2', '5', '6', 0,
+		0, 0, 0x6b, 0x0d, 0xfe, 0x28, 0x01, 0x2c, 0, 0, 0x12, 0x34, 0, 17, 0, 0};
+	static uint8_t buf[2048];
+	struct resp r;
+	(void)state;
+
+	for (int edns = 0; edns <= 1; edns++) {
+		for (int ptr = 0; ptr <= 1; ptr++) {
+			memset(&st, 0, sizeof(st));
+			uint16_t len = signed_query(buf, "www.diff.test", edns ? 1232 : 0, ptr);
+			uint16_t n = p53_answer(img, &conf, buf, len, sizeof(buf), &st);
+			decode(buf, n, &r);
+			assert_int_equal(RCODE(&r), P53_RCODE_NOTAUTH);
+			assert_false(AA(&r));
+			assert_false(TC(&r));
+			assert_int_equal(r.count[1], 0);
+			assert_int_equal(r.count[3], 1 + edns);
+			assert_int_equal(r.rrs[AR][edns].type, 250);  /* last, after the OPT */
+			assert_string_equal(r.rrs[AR][edns].owner, ptr ? "www.diff.test." : "key.");
+			assert_memory_equal(buf + n - sizeof(want), want, sizeof(want));
+			assert_int_equal(st.rcode[P53_RCODE_NOTAUTH], 1);
+		}
+	}
+	/* Outside every zone: REFUSED, unsigned, as Knot. */
+	uint16_t len = signed_query(buf, "www.example.org", 0, 0);
+	uint16_t n = p53_answer(img, &conf, buf, len, sizeof(buf), &st);
+	decode(buf, n, &r);
+	assert_int_equal(RCODE(&r), P53_RCODE_REFUSED);
+	assert_int_equal(r.count[3], 0);
+	/* Unsigned: answered. */
+	ask("www.diff.test", 1, 0, &r);
+	assert_int_equal(RCODE(&r), 0);
+	assert_int_equal(r.count[1], 1);
+}
+
+/* Security regression: a lookup miss walked up one label at a time, a hash and a probe each,
+ * so a name of 127 one-byte labels cost ~126 of them. The image records its deepest name
+ * (hdr.max_labels) and the walk starts there. The answers must not change: the closest
+ * encloser of a deep name is still found (NXDOMAIN with the SOA, a wildcard below it, an
+ * ENT, a cut above it), and a deep name under no zone is REFUSED. Its cost is in the replay
+ * benchmark (mixes deep-nx, deep-refused), not here. */
+static void deep(char *out, size_t cap, int labels, const char *below)
+{
+	size_t o = 0;
+
+	for (int i = 0; i < labels && o + 2 < cap; i++) {
+		out[o++] = (char)('a' + i % 26);
+		out[o++] = '.';
+	}
+	snprintf(out + o, cap - o, "%s", below);
+}
+
+static void test_deep_names(void **state)
+{
+	char name[300];
+	struct resp r;
+	(void)state;
+
+	assert_true(p53_image_hdr(img)->max_labels >= 6);       /* a.b.c.deep.diff.test */
+	assert_true(p53_image_hdr(img)->max_labels < 10);
+	deep(name, sizeof(name), 118, "diff.test");              /* 120 labels, 250 octets */
+	ask(name, 1, 1232, &r);
+	assert_int_equal(RCODE(&r), 3);
+	assert_true(AA(&r));
+	assert_int_equal(has(&r, NS, "diff.test.", 6), 1);
+	deep(name, sizeof(name), 110, "a.b.c.deep.diff.test");   /* below the deepest names */
+	ask(name, 1, 1232, &r);
+	assert_int_equal(RCODE(&r), 3);
+	deep(name, sizeof(name), 110, "wild.diff.test.");        /* RFC 4592: the wildcard */
+	ask(name, 1, 1232, &r);
+	assert_int_equal(RCODE(&r), 0);
+	assert_int_equal(r.count[1], 1);
+	assert_string_equal(r.rrs[AN][0].owner, name);          /* owner = QNAME */
+	deep(name, sizeof(name), 110, "sub.diff.test");          /* below a cut: referral */
+	ask(name, 1, 1232, &r);
+	assert_false(AA(&r));
+	assert_int_equal(has(&r, NS, "sub.diff.test.", 2), 2);
+	deep(name, sizeof(name), 126, "t");                      /* 127 labels, 255 octets, no zone */
+	ask(name, 1, 1232, &r);
+	assert_int_equal(RCODE(&r), 5);
+	assert_false(AA(&r));
+}
+
 static void test_refused_and_second_zone(void **state)
 {
 	(void)state;
@@ -455,10 +625,14 @@ int main(void)
 		cmocka_unit_test(test_wildcard_cname),
 		cmocka_unit_test(test_negative),
 		cmocka_unit_test(test_referral),
+		cmocka_unit_test(test_referral_glue_rfc9471),
 		cmocka_unit_test(test_dname),
 		cmocka_unit_test(test_additional),
 		cmocka_unit_test(test_any),
 		cmocka_unit_test(test_truncation),
+		cmocka_unit_test(test_truncated_answer_counted_as_answer),
+		cmocka_unit_test(test_tsig_unknown_key_badkey),
+		cmocka_unit_test(test_deep_names),
 		cmocka_unit_test(test_refused_and_second_zone),
 		cmocka_unit_test(test_chaos),
 	};

@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -64,6 +65,39 @@ static const uint8_t axfr_udp[] = {HDR(1, 0, 1, 0, 0, 0), QNAME, 0, 252, 0, 1};
 static const uint8_t class_hs[] = {HDR(1, 0, 1, 0, 0, 0), QNAME, 0, 1, 0, 4};
 static const uint8_t trunc_rr[] = {HDR(1, 0, 1, 0, 0, 1), QNAME, QTAIL, 0, 0, 41, 0x10, 0, 0, 0, 0, 0, 0};
 static const uint8_t root_q[] = {HDR(1, 0, 1, 0, 0, 0), 0, QTAIL};
+/* A record that claims 4 bytes of RDATA and has 2: owner pointer, A IN, TTL 60. */
+#define CUT_RR 0xc0, 12, 0, 1, 0, 1, 0, 0, 0, 60, 0, 4, 192, 0
+static const uint8_t update_cut_rr[] = {HDR(0x28, 0, 1, 0, 1, 0), QNAME, 0, 6, 0, 1, CUT_RR};
+static const uint8_t notify_cut_rr[] = {HDR(0x20, 0, 1, 1, 0, 0), QNAME, 0, 6, 0, 1, CUT_RR};
+static const uint8_t update_counts[] = {HDR(0x28, 0, 1, 0, 5, 0), QNAME, 0, 6, 0, 1, CUT_RR};
+static const uint8_t update_zone_cut[] = {HDR(0x28, 0, 1, 0, 0, 0), 3, 'w', 'w', 'w', 7, 'e'};
+static const uint8_t notify_qd0[] = {HDR(0x20, 0, 0, 0, 0, 0)};
+static const uint8_t status_qd0[] = {HDR(0x10, 0, 0, 0, 0, 0)};
+static const uint8_t dso_no_question[] = {HDR(0x30, 0, 0, 0, 0, 0), 0, 0x40, 0, 0};
+static const uint8_t status_cut_rr[] = {HDR(0x10, 0, 1, 0, 0, 1), QNAME, QTAIL, CUT_RR};
+/* TSIG (RFC 8945 §4.2): key "key.", hmac-sha256, time 0x00006b0dfe28, fudge 300, a 4-byte
+ * MAC, original ID 0x1234, no error, no other data. */
+#define TSIG_RDATA 11, 'h', 'm', 'a', 'c', '-', 's', 'h', 'a', '2', '5', '6', 0, \
+	0, 0, 0x6b, 0x0d, 0xfe, 0x28, 0x01, 0x2c, 0, 4, 0xde, 0xad, 0xbe, 0xef, 0x12, 0x34, 0, 0, 0, 0
+#define TSIG_TAIL(cls) 0, 250, 0, cls, 0, 0, 0, 0, 0, 33, TSIG_RDATA
+#define TSIG_RR 3, 'k', 'e', 'y', 0, TSIG_TAIL(255)
+static const uint8_t tsig_unknown_key[] = {HDR(1, 0, 1, 0, 0, 1), QNAME, QTAIL, TSIG_RR};
+static const uint8_t tsig_edns[] = {HDR(1, 0, 1, 0, 0, 2), QNAME, QTAIL, OPT(0, 0), TSIG_RR};
+static const uint8_t tsig_owner_ptr[] = {HDR(1, 0, 1, 0, 0, 1), QNAME, QTAIL, 0xc0, 16,
+	TSIG_TAIL(255)};
+static const uint8_t tsig_notify[] = {HDR(0x20, 0, 1, 0, 0, 1), QNAME, 0, 6, 0, 1, TSIG_RR};
+static const uint8_t tsig_not_last[] = {HDR(1, 0, 1, 0, 0, 2), QNAME, QTAIL, TSIG_RR, OPT(0, 0)};
+static const uint8_t tsig_twice[] = {HDR(1, 0, 1, 0, 0, 2), QNAME, QTAIL, TSIG_RR, TSIG_RR};
+static const uint8_t tsig_in_answer[] = {HDR(1, 0, 1, 1, 0, 0), QNAME, QTAIL, TSIG_RR};
+static const uint8_t tsig_in_authority[] = {HDR(1, 0, 1, 0, 1, 0), QNAME, QTAIL, TSIG_RR};
+static const uint8_t tsig_class_in[] = {HDR(1, 0, 1, 0, 0, 1), QNAME, QTAIL, 3, 'k', 'e', 'y', 0,
+	TSIG_TAIL(1)};
+static const uint8_t tsig_mac_overrun[] = {HDR(1, 0, 1, 0, 0, 1), QNAME, QTAIL, 3, 'k', 'e', 'y', 0,
+	0, 250, 0, 255, 0, 0, 0, 0, 0, 33, 11, 'h', 'm', 'a', 'c', '-', 's', 'h', 'a', '2', '5', '6', 0,
+	0, 0, 0x6b, 0x0d, 0xfe, 0x28, 0x01, 0x2c, 0, 9, 0xde, 0xad, 0xbe, 0xef, 0x12, 0x34, 0, 0, 0, 0};
+static const uint8_t tsig_alg_compressed[] = {HDR(1, 0, 1, 0, 0, 1), QNAME, QTAIL, 3, 'k', 'e', 'y',
+	0, 0, 250, 0, 255, 0, 0, 0, 0, 0, 18, 0xc0, 16,
+	0, 0, 0x6b, 0x0d, 0xfe, 0x28, 0x01, 0x2c, 0, 0, 0x12, 0x34, 0, 0, 0, 0};
 
 #define ROW(w, m, st, rc, qd) {w, m, sizeof(m), st, rc, qd}
 
@@ -93,7 +127,81 @@ static const struct row rows[] = {
 	ROW("AXFR over UDP is NOTIMP", axfr_udp, P53_MSG_OK, P53_RCODE_NOTIMP, 1),
 	ROW("class HS is REFUSED", class_hs, P53_MSG_OK, P53_RCODE_REFUSED, 1),
 	ROW("root name query is parsed", root_q, P53_MSG_OK, P53_RCODE_REFUSED, 1),
+	/* Regression: a malformed non-QUERY message got QDCOUNT 0 with the question bytes kept. */
+	ROW("UPDATE whose update record is cut short is FORMERR with its zone section echoed",
+	    update_cut_rr, P53_MSG_RR, P53_RCODE_FORMERR, 1),
+	ROW("NOTIFY whose answer record is cut short is FORMERR with its question echoed",
+	    notify_cut_rr, P53_MSG_RR, P53_RCODE_FORMERR, 1),
+	ROW("UPDATE whose counts cannot fit is FORMERR, header only", update_counts, P53_MSG_COUNTS,
+	    P53_RCODE_FORMERR, 0),
+	ROW("UPDATE whose zone name is cut short is FORMERR, header only", update_zone_cut,
+	    P53_MSG_QNAME, P53_RCODE_FORMERR, 0),
+	ROW("NOTIFY without a question is FORMERR, header only", notify_qd0, P53_MSG_QDCOUNT,
+	    P53_RCODE_FORMERR, 0),
+	ROW("STATUS without a question is NOTIMP (its format is not ours to judge), header only",
+	    status_qd0, P53_MSG_QDCOUNT, P53_RCODE_NOTIMP, 0),
+	ROW("DSO (opcode 6, no question by design) is NOTIMP, header only", dso_no_question,
+	    P53_MSG_QDCOUNT, P53_RCODE_NOTIMP, 0),
+	ROW("STATUS with a cut record is NOTIMP with the question it carried", status_cut_rr,
+	    P53_MSG_RR, P53_RCODE_NOTIMP, 1),
+	/* TSIG, RFC 8945: pop53 knows no key yet. No zone is loaded here, and like Knot a
+	 * signed query for a name no zone holds is REFUSED, unsigned (BADKEY: test_answer.c). */
+	ROW("signed query outside every zone is REFUSED, as Knot", tsig_unknown_key, P53_MSG_OK,
+	    P53_RCODE_REFUSED, 1),
+	ROW("signed query after OPT, outside every zone, is REFUSED", tsig_edns, P53_MSG_OK,
+	    P53_RCODE_REFUSED, 1),
+	ROW("TSIG whose key name is compressed is read; outside every zone: REFUSED",
+	    tsig_owner_ptr, P53_MSG_OK, P53_RCODE_REFUSED, 1),
+	ROW("signed NOTIFY with an unknown key is NOTAUTH (BADKEY)", tsig_notify, P53_MSG_OK,
+	    P53_RCODE_NOTAUTH, 1),
+	ROW("TSIG not the last record of the additional section is FORMERR", tsig_not_last,
+	    P53_MSG_TSIG_PLACE, P53_RCODE_FORMERR, 1),
+	ROW("two TSIG records are FORMERR", tsig_twice, P53_MSG_TSIG_PLACE, P53_RCODE_FORMERR, 1),
+	ROW("TSIG in the answer section is FORMERR", tsig_in_answer, P53_MSG_TSIG_PLACE,
+	    P53_RCODE_FORMERR, 1),
+	ROW("TSIG as the last record of the authority section is FORMERR", tsig_in_authority,
+	    P53_MSG_TSIG_PLACE, P53_RCODE_FORMERR, 1),
+	ROW("TSIG in class IN is FORMERR", tsig_class_in, P53_MSG_TSIG, P53_RCODE_FORMERR, 1),
+	ROW("TSIG whose MAC size runs past its RDATA is FORMERR", tsig_mac_overrun, P53_MSG_TSIG,
+	    P53_RCODE_FORMERR, 1),
+	ROW("TSIG with a compressed algorithm name is FORMERR", tsig_alg_compressed, P53_MSG_TSIG,
+	    P53_RCODE_FORMERR, 1),
 };
+
+/* A response must be what its header says: the question when QDCOUNT is 1, then exactly
+ * ANCOUNT + NSCOUNT + ARCOUNT records, ending at the returned length. An independent walk. */
+static void assert_wellformed(const uint8_t *m, uint16_t n, const char *what)
+{
+	size_t off = 12;
+	uint16_t qd = (uint16_t)(m[4] << 8 | m[5]);
+	unsigned int rrs = (unsigned int)(m[6] << 8 | m[7]) + (unsigned int)(m[8] << 8 | m[9]) +
+			   (unsigned int)(m[10] << 8 | m[11]);
+
+	if (n < 12 || qd > 1)
+		fail_msg("%s: length %u, QDCOUNT %u", what, n, qd);
+	for (unsigned int i = 0; i < qd + rrs; i++) {
+		/* name: labels, or labels ending in a pointer */
+		for (;;) {
+			if (off >= n)
+				fail_msg("%s: record %u runs past the %u bytes returned", what, i, n);
+			uint8_t l = m[off];
+			if ((l & 0xc0) == 0xc0) {
+				off += 2;
+				break;
+			}
+			off += 1u + l;
+			if (l == 0)
+				break;
+		}
+		off += i < qd ? 4 : 10;
+		if (off > n)
+			fail_msg("%s: record %u runs past the %u bytes returned", what, i, n);
+		if (i >= qd)
+			off += (size_t)(m[off - 2] << 8 | m[off - 1]);
+	}
+	if (off != n)
+		fail_msg("%s: %zu bytes of sections, %u returned (QDCOUNT %u)", what, off, n, qd);
+}
 
 static void test_table(void **state)
 {
@@ -124,6 +232,7 @@ static void test_table(void **state)
 		assert_true(buf[2] & 0x80);                     /* QR */
 		assert_int_equal(buf[2] & 0x78, r->msg[2] & 0x78); /* opcode kept */
 		assert_int_equal(buf[5], r->qdcount);
+		assert_wellformed(buf, n, r->what);
 		int rcode = buf[3] & 0xf;
 		if (r->rcode == P53_RCODE_BADVERS) {
 			/* RFC 6891 §6.1.3: header RCODE 0, upper bits 1 in the OPT TTL. */
@@ -152,15 +261,46 @@ static void test_prefixes(void **state)
 	struct p53_answer_stats st;
 
 	memset(&st, 0, sizeof(st));
-	for (size_t len = 0; len <= sizeof(ok_edns); len++) {
-		uint8_t buf[512];
-		memcpy(buf, ok_edns, len);
-		uint16_t n = p53_answer(NULL, &conf, buf, (uint16_t)len, sizeof(buf), &st);
-		if (len < 12)
-			assert_int_equal(n, 0);
-		else
-			assert_true(n >= 12);
+	/* QUERY, STATUS, NOTIFY, UPDATE, DSO: every error path, well-formed responses only. */
+	static const uint8_t opcodes[] = {0x00, 0x10, 0x20, 0x28, 0x30};
+	for (size_t o = 0; o < sizeof(opcodes); o++) {
+		for (size_t len = 0; len <= sizeof(ok_edns); len++) {
+			uint8_t buf[512];
+			char what[64];
+			memcpy(buf, ok_edns, len);
+			if (len > 2)
+				buf[2] = (uint8_t)(opcodes[o] | (ok_edns[2] & 0x07));
+			uint16_t n = p53_answer(NULL, &conf, buf, (uint16_t)len, sizeof(buf), &st);
+			snprintf(what, sizeof(what), "opcode %u, %zu-byte prefix", opcodes[o] >> 3, len);
+			if (len < 12) {
+				assert_int_equal(n, 0);
+				continue;
+			}
+			assert_wellformed(buf, n, what);
+		}
 	}
+}
+
+/* The parser says where the TSIG is and its key name (for signed NOTIFYs, later). */
+static void test_tsig_located(void **state)
+{
+	struct p53_query q;
+	uint8_t key[255];
+	(void)state;
+
+	assert_int_equal(p53_msg_parse(tsig_notify, sizeof(tsig_notify), &q), P53_MSG_OK);
+	assert_true(q.tsig);
+	assert_int_equal(q.tsig_owner, 12 + 13 + 4);
+	assert_int_equal(p53_msg_name(tsig_notify, sizeof(tsig_notify), q.tsig_owner, key), 5);
+	assert_memory_equal(key, "\3key\0", 5);
+	assert_int_equal(q.tsig_rdlen, 33);
+	assert_int_equal(q.tsig_alg_len, 13);
+	assert_int_equal(q.tsig_mac_len, 4);
+	assert_int_equal(p53_msg_parse(ok_edns, sizeof(ok_edns), &q), P53_MSG_OK);
+	assert_false(q.tsig);                                   /* unsigned: unaffected */
+	/* A pointer to itself or forwards is refused (loops). */
+	static const uint8_t loop[] = {0xc0, 0};
+	assert_int_equal(p53_msg_name(loop, sizeof(loop), 0, key), -1);
 }
 
 /* The EDNS flags other than DO and unknown options are not echoed (RFC 6891 §6.1.4). */
@@ -197,6 +337,7 @@ int main(void)
 		cmocka_unit_test(test_table),
 		cmocka_unit_test(test_prefixes),
 		cmocka_unit_test(test_opt_echo),
+		cmocka_unit_test(test_tsig_located),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -24,7 +24,7 @@ static const uint8_t CLI6[16] = { 0x20, 0x01, 0x0d, 0xb8, [15] = 0x01 };  /* RFC
 static const uint8_t SRV6[16] = { 0x20, 0x01, 0x0d, 0xb8, [14] = 0x00, [15] = 0x53 };
 #define CLI_PORT 40000u
 #define VLAN_TCI 0x0123u
-#define FLOW_WORD 0x6a012345u   /* version 6, traffic class 0xa0, flow label 0x12345 */
+#define FLOW_WORD 0x6a312345u   /* version 6, traffic class 0xa3 (DSCP AF11 + ECN CE), flow label 0x12345 */
 
 struct spec {
 	int v6;
@@ -83,7 +83,7 @@ static struct lay build(uint8_t *buf, const struct spec *s)
 		l.l4 = l.l3 + 40;
 	} else {
 		ip[0] = 0x45;
-		ip[1] = 0x28;                       /* DSCP AF11, must survive the reply */
+		ip[1] = 0x2B;                       /* DSCP AF11 + ECN CE: the reply clears both */
 		put16(ip + 2, (uint16_t)(28 + s->dns_len));
 		put16(ip + 4, 0x1234);
 		put16(ip + 6, 0x4000);              /* DF */
@@ -258,6 +258,7 @@ static void test_drop_names(void **state)
 	assert_string_equal(p53_pkt_drop_names[P53_PKT_OK], "ok");
 	assert_string_equal(p53_pkt_drop_names[P53_PKT_DROP_SHORT_L2], "short_l2");
 	assert_string_equal(p53_pkt_drop_names[P53_PKT_DROP_SRC_ADDR], "src_addr");
+	assert_string_equal(p53_pkt_drop_names[P53_PKT_DROP_UDP_CSUM], "udp_csum");
 }
 
 /* ---- parse: the table of bad frames ---------------------------------------------- */
@@ -393,6 +394,10 @@ static const struct bad bad[] = {
 	  { PB(L2, 6, 6, 0x01, 0x00, 0x5e, 0x00, 0x00, 0x01) }, 0, L2, 0, P53_PKT_DROP_SRC_ADDR },
 	{ "broadcast source MAC", { .v6 = 1, .dns_len = DL },
 	  { PB(L2, 6, 6, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff) }, 0, L2, 0, P53_PKT_DROP_SRC_ADDR },
+	{ "IPv6 UDP checksum 0: forbidden over IPv6 (RFC 8200 §8.1)", { .v6 = 1, .dns_len = DL },
+	  { P16(L4, 6, 0) }, 0, L2, 0, P53_PKT_DROP_UDP_CSUM },
+	{ "IPv6 UDP checksum 0 behind a VLAN tag", { .v6 = 1, .vlan = 1, .dns_len = DL },
+	  { P16(L4, 6, 0) }, 0, L2, 0, P53_PKT_DROP_UDP_CSUM },
 };
 
 static size_t layer_start(const struct lay *l, enum where w)
@@ -449,6 +454,123 @@ static void test_parse_every_truncation(void **state)
 	}
 }
 
+/* ---- receive checksum ------------------------------------------------------------- */
+
+/* Fill in the frame's UDP checksum with the independent RFC 1071 code above. */
+static void set_udp_cksum(uint8_t *frame, const struct lay *l, int v6)
+{
+	uint16_t ulen = get16(frame + l->l4 + 4);
+
+	put16(frame + l->l4 + 6, 0);
+	uint16_t c = (uint16_t)~fold(pseudo_sum(frame, l, v6, ulen) + sum_be(frame + l->l4, ulen, 0));
+	put16(frame + l->l4 + 6, c == 0 ? 0xFFFF : c);
+}
+
+/* Regression: checksums were never verified on receive, so a corrupted datagram was answered
+ * (possibly for a bit-flipped name). A correct checksum passes; any single flipped bit in the
+ * pseudo-header addresses or anywhere in the datagram fails (one's complement sums catch
+ * every single-bit error). */
+static void test_udp_csum_verify(void **state)
+{
+	static const struct spec specs[] = {
+		{ .dns_len = 29 }, { .dns_len = 30 }, { .vlan = 1, .dns_len = 1 },
+		{ .v6 = 1, .dns_len = 33 }, { .v6 = 1, .vlan = 1, .dns_len = 512 },
+		{ .dns_len = 12, .pad_to = 60 },
+	};
+	(void)state;
+
+	for (size_t i = 0; i < sizeof(specs) / sizeof(specs[0]); i++) {
+		const struct spec *s = &specs[i];
+		struct p53_pkt p;
+		struct lay l = build(buf, s);
+
+		set_udp_cksum(buf, &l, s->v6);
+		assert_int_equal(p53_pkt_parse(buf, l.len, &p), P53_PKT_OK);
+		assert_true(p53_pkt_udp_csum_ok(buf, &p));
+		/* Source and destination addresses are in the pseudo-header. */
+		size_t addr = l.l3 + (s->v6 ? 8 : 12), addr_len = s->v6 ? 32 : 8;
+		for (size_t b = addr; b < addr + addr_len; b++) {
+			buf[b] ^= 0x10;
+			assert_false(p53_pkt_udp_csum_ok(buf, &p));
+			buf[b] ^= 0x10;
+		}
+		/* Every bit of the datagram but the length field (which parse holds to the IP
+		 * length, so a flip there is a udp_len drop). */
+		for (size_t b = l.l4; b < l.dns + s->dns_len; b++) {
+			if (b == l.l4 + 4 || b == l.l4 + 5)
+				continue;
+			for (int bit = 0; bit < 8; bit++) {
+				buf[b] ^= (uint8_t)(1u << bit);
+				if (p53_pkt_udp_csum_ok(buf, &p))
+					fail_msg("spec %zu: flipped bit %d of byte %zu not detected", i, bit, b - l.l4);
+				buf[b] ^= (uint8_t)(1u << bit);
+			}
+		}
+		assert_true(p53_pkt_udp_csum_ok(buf, &p));
+	}
+}
+
+/* RFC 768: an IPv4 checksum of 0 means none was computed, and is accepted; a computed zero is
+ * sent as 0xFFFF and verifies. */
+static void test_udp_csum_zero_ipv4_accepted(void **state)
+{
+	struct p53_pkt p;
+	struct lay l = build(buf, &(struct spec){ .dns_len = 20 });
+	(void)state;
+
+	put16(buf + l.l4 + 6, 0);
+	assert_int_equal(p53_pkt_parse(buf, l.len, &p), P53_PKT_OK);
+	assert_true(p53_pkt_udp_csum_ok(buf, &p));
+	buf[l.dns] ^= 1;        /* no checksum, nothing to detect it with */
+	assert_true(p53_pkt_udp_csum_ok(buf, &p));
+	/* Make the computed sum 0 by choosing the last payload word: it must then be 0xFFFF. */
+	put16(buf + l.dns + 18, 0);
+	put16(buf + l.l4 + 6, 0);
+	uint16_t s = fold(pseudo_sum(buf, &l, 0, 28) + sum_be(buf + l.l4, 28, 0));
+	put16(buf + l.dns + 18, (uint16_t)(0xFFFF - s));
+	put16(buf + l.l4 + 6, 0xFFFF);
+	assert_true(p53_pkt_udp_csum_ok(buf, &p));
+	put16(buf + l.l4 + 6, 0x0001);
+	assert_false(p53_pkt_udp_csum_ok(buf, &p));
+}
+
+/* Random payloads of random lengths, both families: the receive check and the reply's
+ * checksum agree with the independent RFC 1071 code here on every one (the 64-bit sum with
+ * end-around carry must never lose a carry, whatever the bytes). */
+static void test_csum_random_payloads(void **state)
+{
+	uint64_t r = 0x9e3779b97f4a7c15u;
+	(void)state;
+
+	for (int i = 0; i < 4000; i++) {
+		int v6 = i & 1;
+		r ^= r << 13;
+		r ^= r >> 7;
+		r ^= r << 17;
+		uint16_t dl = (uint16_t)(r % 1473);
+		struct p53_pkt p;
+		struct lay l = build(buf, &(struct spec){ .v6 = v6, .vlan = (i >> 1) & 1, .dns_len = dl });
+
+		for (uint16_t k = 0; k < dl; k++) {
+			r ^= r << 13;
+			r ^= r >> 7;
+			r ^= r << 17;
+			/* Mostly 0xFF and 0xFE bytes: sums near the top of the word. */
+			buf[l.dns + k] = (uint8_t)((r & 3) ? 0xFF - ((r >> 2) & 1) : r >> 8);
+		}
+		set_udp_cksum(buf, &l, v6);
+		assert_int_equal(p53_pkt_parse(buf, l.len, &p), P53_PKT_OK);
+		assert_true(p53_pkt_udp_csum_ok(buf, &p));
+		buf[l.dns + (dl ? r % dl : 0)] ^= dl ? 0x01 : 0;
+		if (dl)
+			assert_false(p53_pkt_udp_csum_ok(buf, &p));
+		p53_pkt_reply(buf, &p, dl, 0);
+		assert_int_equal(udp_verify(buf, &l, v6), 0xFFFF);
+		if (!v6)
+			assert_int_equal(fold(sum_be(buf + l.l3, 20, 0)), 0xFFFF);
+	}
+}
+
 /* ---- reply ------------------------------------------------------------------------ */
 
 struct reply_case {
@@ -482,7 +604,11 @@ static void check_reply(const struct reply_case *c)
 	uint8_t *ip = f + l.l3;
 	uint16_t ulen = (uint16_t)(8 + c->resp_len);
 	if (v6) {
-		assert_memory_equal(ip, before + l.l3, 4);     /* version, class, flow label */
+		/* Version 6; the query's traffic class (with its ECN bits) and flow label are
+		 * not echoed. */
+		assert_int_equal(ip[0], 0x60);
+		assert_int_equal(ip[1], 0);
+		assert_int_equal(get16(ip + 2), 0);
 		assert_int_equal(get16(ip + 4), ulen);
 		assert_int_equal(ip[6], 17);
 		assert_int_equal(ip[7], 64);
@@ -490,7 +616,7 @@ static void check_reply(const struct reply_case *c)
 		assert_memory_equal(ip + 24, CLI6, 16);
 	} else {
 		assert_int_equal(ip[0], 0x45);
-		assert_int_equal(ip[1], 0x28);
+		assert_int_equal(ip[1], 0);                     /* TOS: DSCP and ECN cleared */
 		assert_int_equal(get16(ip + 2), 20 + ulen);
 		assert_int_equal(get16(ip + 4), 0);             /* ID 0 */
 		assert_int_equal(get16(ip + 6), 0x4000);        /* DF kept */
@@ -553,6 +679,17 @@ static void test_reply_odd_lengths(void **state)
 				check_reply(&(struct reply_case){
 					.q = { .v6 = v6, .vlan = vlan, .dns_len = 27 },
 					.resp_len = lens[i] });
+}
+
+/* Regression: replies echoed the query's TOS byte (DSCP and ECN CE) and IPv6 traffic class
+ * and flow label. check_reply() asserts all of them clear; the queries carry them set. */
+static void test_reply_clears_tos_ecn_traffic_class_flow_label(void **state)
+{
+	(void)state;
+	for (int v6 = 0; v6 <= 1; v6++)
+		for (unsigned int o = 0; o <= 3; o++)
+			check_reply(&(struct reply_case){ .q = { .v6 = v6, .dns_len = 30 },
+							 .resp_len = 50, .offload = o });
 }
 
 /* The response is usually longer than the query (answers, additional records). */
@@ -645,10 +782,14 @@ int main(void)
 		cmocka_unit_test(test_drop_names),
 		cmocka_unit_test(test_parse_bad_table),
 		cmocka_unit_test(test_parse_every_truncation),
+		cmocka_unit_test(test_udp_csum_verify),
+		cmocka_unit_test(test_udp_csum_zero_ipv4_accepted),
+		cmocka_unit_test(test_csum_random_payloads),
 		cmocka_unit_test(test_reply_ipv4),
 		cmocka_unit_test(test_reply_ipv6),
 		cmocka_unit_test(test_reply_vlan),
 		cmocka_unit_test(test_reply_odd_lengths),
+		cmocka_unit_test(test_reply_clears_tos_ecn_traffic_class_flow_label),
 		cmocka_unit_test(test_reply_grows),
 		cmocka_unit_test(test_reply_padded_query),
 		cmocka_unit_test(test_reply_unaligned),

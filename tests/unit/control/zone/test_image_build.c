@@ -119,7 +119,7 @@ static void test_image_valid_and_indexed(void **state)
 	const struct p53_image_hdr *h = p53_image_hdr(img);
 
 	(void)state;
-	assert_int_equal(p53_image_check(img, len), 0);
+	assert_int_equal(p53_image_check(img, len, NULL), 0);
 	assert_int_equal(h->size, len);
 	assert_int_equal(h->n_zones, 2);
 	assert_int_equal(h->generation, 0); /* stamped when published (control/publish.c) */
@@ -198,7 +198,9 @@ static void test_image_apex_soa_and_zone(void **state)
 	assert_memory_equal(p53_image_name(img, z0->name_off), "\7example\3com", 13);
 	assert_int_equal(z0->soa, p53_image_node_rrset(img, apex, LDNS_RR_TYPE_SOA));
 	assert_int_equal(p53_image_rrset(img, z0->soa)->flags, P53_RRSET_COMPRESS);
-	assert_int_equal(p53_image_hdr(img)->n_records, 41);
+	assert_int_equal(p53_image_hdr(img)->n_records, 44);
+	/* The deepest name: deep.ns.sub.example.com. (5 labels); walks start there. */
+	assert_int_equal(p53_image_hdr(img)->max_labels, 5);
 	free(img);
 }
 
@@ -259,13 +261,23 @@ static void test_image_adds(void **state)
 	rs = rrset(img, "example.com.", LDNS_RR_TYPE_NS);
 	assert_int_equal(rs->count, 2);
 	a = p53_image_adds(img, rs->adds);
-	assert_int_equal(a[0], 1);
+	assert_int_equal(a[0], 1);              /* one node, none required: not a cut */
 	assert_int_equal(a[1], find(img, "ns1.example.com."));
-	/* Cut NS: in-bailiwick glue included, out-of-bailiwick unserved not. */
+	/* Cut NS: in-bailiwick glue included (and required, RFC 9471), out-of-bailiwick
+	 * unserved not. */
 	rs = rrset(img, "sub.example.com.", LDNS_RR_TYPE_NS);
 	a = p53_image_adds(img, rs->adds);
-	assert_int_equal(a[0], 1);
+	assert_int_equal(P53_ADDS_COUNT(a[0]), 1);
+	assert_int_equal(P53_ADDS_REQUIRED(a[0]), 1);
 	assert_int_equal(a[1], find(img, "ns.sub.example.com."));
+	/* In-domain glue goes first even when its NS sorts after a sibling's (ns.sub, under
+	 * another cut): only it is required. */
+	rs = rrset(img, "rfc9471.example.com.", LDNS_RR_TYPE_NS);
+	a = p53_image_adds(img, rs->adds);
+	assert_int_equal(P53_ADDS_COUNT(a[0]), 2);
+	assert_int_equal(P53_ADDS_REQUIRED(a[0]), 1);
+	assert_int_equal(a[1], find(img, "zz.rfc9471.example.com."));
+	assert_int_equal(a[2], find(img, "ns.sub.example.com."));
 	/* MX, and an MX target written in mixed case. */
 	a = p53_image_adds(img, rrset(img, "example.com.", LDNS_RR_TYPE_MX)->adds);
 	assert_int_equal(a[0], 1);
@@ -304,7 +316,8 @@ static void test_image_parent_child(void **state)
 	/* Parent's referral glue comes from the parent's own (glue) node. */
 	a = p53_image_adds(img, p53_image_node_rrset(img, ps, LDNS_RR_TYPE_NS) == P53_NONE ? 0 :
 			   p53_image_rrset(img, p53_image_node_rrset(img, ps, LDNS_RR_TYPE_NS))->adds);
-	assert_int_equal(a[0], 1);
+	assert_int_equal(P53_ADDS_COUNT(a[0]), 1);
+	assert_int_equal(P53_ADDS_REQUIRED(a[0]), 1);
 	glue = p53_image_node(img, a[1]);
 	assert_int_equal(glue->zone, 0);
 	assert_int_equal(glue->flags, P53_NODE_GLUE);
@@ -378,7 +391,7 @@ static void test_image_include_and_out_of_zone(void **state)
 	assert_int_equal(find(img, "out.example.org."), P53_NONE);
 	assert_true(warned(&w, ZDIR "/example.com.zone:45: record 'out.example.org.' is out of "
 			       "zone, ignored"));
-	assert_int_equal(w.n, 2);
+	assert_int_equal(w.n, 3);       /* and the DNSSEC one (test_image_dnssec_warning) */
 	free(img);
 }
 
@@ -523,6 +536,50 @@ static void test_image_zone_config_errors(void **state)
 	assert_string_equal(err, "c.yaml:9: zone 'EXAMPLE.com.' is defined twice");
 }
 
+/* Zones carrying DNSSEC records are served as if unsigned (no DNSSEC logic yet): validating
+ * resolvers would see them as bogus. The compiler says so loudly, one line per zone, at the
+ * zone's first DNSSEC record, naming the zone and the types; unsigned zones stay quiet. */
+static void test_image_dnssec_warning(void **state)
+{
+	static const struct file f[] = {
+		{ "signed.zone", SOA "@ IN DNSKEY 257 3 13 AAAA\n"
+				 "ns IN NSEC @ A RRSIG NSEC\n"
+				 "ns IN RRSIG A 13 2 3600 20300101000000 20200101000000 1 example.com. AAAA\n" },
+		{ "plain.zone", SOA "www IN A 192.0.2.8\n" },
+		{ "nsec3.zone", SOA "x IN NSEC3 1 0 0 - 2T7B4G4VSA5SMI47K61MV5BV1A22BOJR A\n" },
+		{ NULL },
+	};
+	char p1[256], p2[256], p3[256], err[512], want[512];
+	struct p53_zone_src z[3] = {
+		{ .name = "example.com.", .file = p1 }, { .name = "plain.test.", .file = p2 },
+		{ .name = "other.test.", .file = p3 },
+	};
+	struct warns w = { 0 };
+	size_t len;
+	void *img;
+
+	(void)state;
+	snprintf(p1, sizeof(p1), "%s/signed.zone", tmpdir);
+	snprintf(p2, sizeof(p2), "%s/plain.zone", tmpdir);
+	snprintf(p3, sizeof(p3), "%s/nsec3.zone", tmpdir);
+	write_files(f);
+	img = p53_image_build(z, 3, &len, err, sizeof(err), collect, &w);
+	remove_files(f);
+	if (img == NULL)
+		fail_msg("%s", err);
+	for (int i = 0; i < w.n; i++)
+		print_message("warning: %s\n", w.msg[i]);
+	assert_int_equal(w.n, 2);
+	snprintf(want, sizeof(want), "%s:4: zone 'example.com.' carries DNSSEC records "
+		 "(RRSIG/NSEC/DNSKEY) but pop53 does not serve DNSSEC yet: DO=1 answers carry no "
+		 "RRSIG, NSEC or NSEC3, so validating resolvers will treat the zone as bogus", p1);
+	assert_true(warned(&w, want));
+	snprintf(want, sizeof(want), "%s:4: zone 'other.test.' carries DNSSEC records (NSEC3)", p3);
+	assert_true(warned(&w, want));
+	assert_false(warned(&w, "plain.test"));
+	free(img);
+}
+
 static void test_image_include_origin(void **state)
 {
 	static const struct file f[] = {
@@ -597,6 +654,7 @@ int main(void)
 		cmocka_unit_test(test_image_bad_zones),
 		cmocka_unit_test(test_image_zone_config_errors),
 		cmocka_unit_test(test_image_include_origin),
+		cmocka_unit_test(test_image_dnssec_warning),
 		cmocka_unit_test(test_image_fifo_refused),
 	};
 

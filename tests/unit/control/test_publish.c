@@ -1,0 +1,205 @@
+/*
+ * The replica publisher (control/publish.c): what a worker answers from after a publish. The
+ * service addresses change on a config reload, so they travel in the RCU-published replica
+ * with the image: a query to an address the new config dropped is dropped by the worker
+ * (dst_addr) from the next burst on, and one to a new address is answered.
+ *
+ * The EDNS payload size a replica advertises is clamped to what the port carries.
+ *
+ * Needs the EAL (rte_malloc, rte_rcu_qsbr, a mempool): --no-huge --no-pci, own file prefix.
+ */
+#include <arpa/inet.h>
+#include <sched.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include <rte_eal.h>
+#include <rte_lcore.h>
+#include <rte_mbuf.h>
+
+#include "control/publish.h"
+#include "control/zone/image_build.h"
+
+static struct rte_mempool *mp;
+static struct p53_worker workers[1];
+static struct p53_dataplane dp;
+static char zone_file[512];
+
+static const uint8_t SRV_MAC[6] = { 0x02, 0x00, 0x00, 0x00, 0x00, 0x53 };
+
+static void *compile(size_t *len)
+{
+	char err[512];
+	struct p53_zone_src z = {.name = "diff.test.", .file = zone_file};
+	void *img = p53_image_build(&z, 1, len, err, sizeof(err), NULL, NULL);
+
+	if (img == NULL)
+		fail_msg("zone: %s", err);
+	return img;
+}
+
+static void config(struct p53_config *cfg, const char *const *addrs, int n)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->identity = "unit-pop";
+	cfg->edns_max_payload = 1232;
+	for (int i = 0; i < n; i++) {
+		struct p53_addr *a = &cfg->addrs[cfg->n_addrs++];
+		a->family = strchr(addrs[i], ':') != NULL ? AF_INET6 : AF_INET;
+		assert_int_equal(inet_pton(a->family, addrs[i], a->bytes), 1);
+	}
+}
+
+static uint16_t payload = 1232;        /* server.edns_max_payload of the next publish */
+
+static void publish(const char *const *addrs, int n)
+{
+	struct p53_config cfg;
+	char err[256];
+	size_t len;
+	void *img = compile(&len);
+
+	config(&cfg, addrs, n);
+	cfg.edns_max_payload = payload;
+	if (p53_dataplane_publish(&dp, img, len, &cfg, err, sizeof(err)) != 0)
+		fail_msg("publish: %s", err);
+}
+
+static void put16(uint8_t *p, uint16_t v)
+{
+	p[0] = (uint8_t)(v >> 8);
+	p[1] = (uint8_t)v;
+}
+
+/* An IPv4 query for www.diff.test A to `dst`, UDP checksum 0 (none, RFC 768). Returns 1 when
+ * the worker answered it, 0 when it dropped it (and then that it was counted dst_addr). */
+static int answered(const char *dst)
+{
+	static const uint8_t q[] = {0xbe, 0xef, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0,
+		3, 'w', 'w', 'w', 4, 'd', 'i', 'f', 'f', 4, 't', 'e', 's', 't', 0, 0, 1, 0, 1};
+	struct rte_mbuf *m = rte_pktmbuf_alloc(mp), *out[1];
+	uint64_t before = workers[0].stats.drop[P53_PKT_DROP_DST_ADDR];
+
+	assert_non_null(m);
+	uint8_t *f = rte_pktmbuf_mtod(m, uint8_t *);
+	memset(f, 0, 42);
+	memcpy(f, SRV_MAC, 6);
+	memcpy(f + 6, (const uint8_t[6]){ 0x02, 0, 0, 0, 0, 1 }, 6);
+	put16(f + 12, 0x0800);
+	f[14] = 0x45;
+	put16(f + 16, (uint16_t)(28 + sizeof(q)));
+	f[22] = 64;
+	f[23] = 17;
+	memcpy(f + 26, (const uint8_t[4]){ 192, 0, 2, 1 }, 4);
+	assert_int_equal(inet_pton(AF_INET, dst, f + 30), 1);
+	put16(f + 34, 40000);
+	put16(f + 36, 53);
+	put16(f + 38, (uint16_t)(8 + sizeof(q)));
+	memcpy(f + 42, q, sizeof(q));
+	m->data_len = (uint16_t)(42 + sizeof(q));
+	m->pkt_len = m->data_len;
+	if (p53_worker_burst(&workers[0], &m, 1, out) == 1) {
+		rte_pktmbuf_free(out[0]);
+		return 1;
+	}
+	assert_int_equal(workers[0].stats.drop[P53_PKT_DROP_DST_ADDR], before + 1);
+	return 0;
+}
+
+/* Regression: on ports other than af_xdp the destination address was never checked, and a
+ * config reload that changes dataplane.addresses must change what the workers accept. */
+static void test_addresses_travel_in_the_replica(void **state)
+{
+	static const char *const first[] = {"192.0.2.53", "2001:db8:53::53"};
+	static const char *const second[] = {"198.51.100.53"};
+	(void)state;
+
+	publish(first, 2);
+	const struct p53_replica *r = workers[0].replica;
+	assert_int_equal(r->addrs.n4, 1);
+	assert_int_equal(r->addrs.n6, 1);
+	assert_true(answered("192.0.2.53"));
+	assert_false(answered("198.51.100.53"));
+	assert_false(answered("192.0.2.54"));
+
+	publish(second, 1);
+	r = workers[0].replica;
+	assert_int_equal(r->addrs.n4, 1);
+	assert_int_equal(r->addrs.n6, 0);
+	assert_false(answered("192.0.2.53"));
+	assert_true(answered("198.51.100.53"));
+}
+
+/* Regression: server.edns_max_payload over what the port carries was used as is, so replies
+ * between the port's limit and the configured size were lost. Every replica gets the port's
+ * limit instead (the warning is logged once per configured value). */
+static void test_payload_clamped_to_the_port(void **state)
+{
+	static const char *const addrs[] = {"192.0.2.53"};
+	(void)state;
+
+	dp.payload_limit = 1452;
+	snprintf(dp.payload_why, sizeof(dp.payload_why), "MTU 1500 less 48 bytes of IPv6 and UDP headers");
+	payload = 4096;
+	publish(addrs, 1);
+	assert_int_equal(workers[0].replica->conf.edns_max_payload, 1452);
+	assert_int_equal(dp.payload_warned, 4096);
+	payload = 1232;                 /* under the limit: as configured */
+	publish(addrs, 1);
+	assert_int_equal(workers[0].replica->conf.edns_max_payload, 1232);
+	dp.payload_limit = 0;           /* no limit known: as configured */
+	payload = 4096;
+	publish(addrs, 1);
+	assert_int_equal(workers[0].replica->conf.edns_max_payload, 4096);
+	payload = 1232;
+}
+
+static int setup(void **state)
+{
+	char cpu[16];
+	cpu_set_t set;
+	int first = 0;
+
+	(void)state;
+	if (sched_getaffinity(0, sizeof(set), &set) == 0)
+		while (first < CPU_SETSIZE - 1 && !CPU_ISSET(first, &set))
+			first++;
+	snprintf(cpu, sizeof(cpu), "%d", first);
+	char *argv[] = {"test_publish", "-l", cpu, "--no-huge", "-m", "64", "--no-shconf",
+			"--file-prefix=p53-test-publish", "--no-telemetry", "--no-pci",
+			"--log-level=*:warning", NULL};
+	if (rte_eal_init((int)(sizeof(argv) / sizeof(argv[0])) - 1, argv) < 0)
+		return -1;
+	mp = rte_pktmbuf_pool_create("t_publish", 63, 0, 0, RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
+	if (mp == NULL)
+		return -1;
+	snprintf(zone_file, sizeof(zone_file), "%s/tests/differential/zones/diff.test.zone", P53_SRCDIR);
+	workers[0].lcore = rte_lcore_id();
+	memcpy(workers[0].mac, SRV_MAC, 6);
+	return p53_dataplane_init(&dp, workers, 1, P53_REPLICAS_PER_CORE);
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	p53_dataplane_fini(&dp);
+	rte_mempool_free(mp);
+	rte_eal_cleanup();
+	return 0;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_addresses_travel_in_the_replica),
+		cmocka_unit_test(test_payload_clamped_to_the_port),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
