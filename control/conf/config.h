@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "control/tcp/tcp_conf.h"
+
 #define P53_CONFIG_MAX_ADDRS   64
 #define P53_CONFIG_MAX_EAL     64
 
@@ -71,6 +73,8 @@ struct p53_config {
 	/* zones: */
 	struct p53_config_zone *zones;
 	int n_zones;
+
+	struct p53_tcp_conf tcp;        /* tcp: (control/tcp/tcp_conf.h) */
 };
 
 /**
