@@ -494,6 +494,15 @@ void p53_tcp_stop(struct p53_tcp *t)
 		if (th->started)
 			pthread_join(th->tid, NULL);
 		th->started = 0;
+		/* Listeners handed over but never taken (a thread that missed a set_addrs). */
+		for (int j = 0; th->box_pending && j < th->box_n; j++) {
+			int taken = 0;
+			for (int k = 0; k < th->n_lst; k++)
+				taken |= th->lst[k].fd == th->box_fds[j];
+			if (!taken)
+				close(th->box_fds[j]);
+		}
+		th->box_pending = 0;
 		for (int j = 0; j < th->n_lst; j++)
 			close(th->lst[j].fd);
 		th->n_lst = 0;
