@@ -4,10 +4,13 @@
 # server CPU with every one of its threads; the generator on the other CPU.
 #
 # Usage: scripts/bench/tcp.sh [--duration N] [--runs N] [--clients N] [--outstanding N]
-#                             [--rate QPS] [--only pop53,knotd] [--no-write] [--keep-lab]
+#                             [--rate QPS] [--only pop53,knotd] [--wait-quiet SECONDS]
+#                             [--no-write] [--keep-lab]
 #   --clients N      dnsperf -c: TCP connections (default 8)
 #   --outstanding N  dnsperf -q: queries in flight over all connections (default 100)
 #   --rate QPS       the latency runs' fixed offered rate, dnsperf -Q (default 5000)
+#   --wait-quiet S   before each server, wait up to S seconds (default 300) for other processes
+#                    above 20 % of a CPU to end; those still there are listed in the report
 # Environment: ZONE (default zones/example.com.zone), BUILD (default build).
 # Each server gets RUNS saturating runs (queries per second, latency under load) and RUNS runs at
 # --rate (latency when not saturated); each figure is the median of its runs. Writes the
@@ -29,6 +32,8 @@ LRATE=5000
 ONLY="pop53,knotd"
 WRITE=1
 KEEP_LAB=0
+QUIET_WAIT=300
+DISTURB=
 ORIG_ARGS="$*"
 ZONE=${ZONE:-$ROOT/zones/example.com.zone}
 BUILD=${BUILD:-$ROOT/build}
@@ -36,7 +41,7 @@ DOC="$ROOT/docs/BENCHMARKS.md"
 BEGIN_MARK='<!-- tcp:begin -->'
 END_MARK='<!-- tcp:end -->'
 
-usage() { sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
+usage() { sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
 while [ $# -gt 0 ]; do
 	case "$1" in
 		--duration) DURATION=${2:?}; shift 2 ;;
@@ -45,6 +50,7 @@ while [ $# -gt 0 ]; do
 		--outstanding) OUTST=${2:?}; shift 2 ;;
 		--rate) LRATE=${2:?}; shift 2 ;;
 		--only) ONLY=${2:?}; shift 2 ;;
+		--wait-quiet) QUIET_WAIT=${2:?}; shift 2 ;;
 		--no-write) WRITE=0; shift ;;
 		--keep-lab) KEEP_LAB=1; shift ;;
 		-h|--help) usage 0 ;;
@@ -54,6 +60,7 @@ done
 for v in DURATION RUNS CLIENTS OUTST LRATE; do
 	[[ ${!v} =~ ^[1-9][0-9]*$ ]] || { echo "tcp.sh: $v needs a positive integer" >&2; exit 2; }
 done
+[[ $QUIET_WAIT =~ ^[0-9]+$ ]] || { echo "tcp.sh: --wait-quiet needs seconds" >&2; exit 2; }
 [ "$(id -u)" = 0 ] || { echo "tcp.sh: needs root (namespaces, XDP)" >&2; exit 2; }
 for tool in dnsperf kdig taskset; do
 	command -v "$tool" >/dev/null || { echo "tcp.sh: $tool not found" >&2; exit 2; }
@@ -115,7 +122,34 @@ start_knotd() {
 	bench_start_server "$TMP/knotd.log" knotd -c "$TMP/knotd/knot.conf"
 }
 
-declare -A QPS LOST AVG SD MAX LQPS LAVG LSD LMAX AFF REASON RUNQ
+# Other work on the two cores skews everything: wait for it to end, else list it in the report.
+check_busy() {
+	local busy waited=0
+	busy=$(bench_busy_procs 20)
+	while [ -n "$busy" ] && [ "$waited" -lt "$QUIET_WAIT" ]; do
+		[ "$waited" = 0 ] && bench_log "other work on the machine $1 ($busy): waiting up to ${QUIET_WAIT}s"
+		sleep 5; waited=$((waited + 6))
+		busy=$(bench_busy_procs 20)
+	done
+	[ -z "$busy" ] && return 0
+	bench_log "warning: other work on the machine $1: $busy"
+	DISTURB="${DISTURB:+$DISTURB; }$1: $busy"
+}
+
+declare -A QPS LOST AVG SD MAX LQPS LAVG LSD LMAX AFF REASON RUNQ CPUQ
+
+# CPU time (clock ticks, user + system) of the threads that serve TCP: pop53d's p53-tcp-*
+# threads (its worker polls UDP and is left out), every thread of knotd.
+tcp_ticks() { # PEER PID
+	local t sum=0 comm
+	for t in /proc/"$2"/task/*; do
+		comm=$(cat "$t/comm" 2>/dev/null) || continue
+		[ "$1" = pop53 ] && [[ $comm != p53-tcp-* ]] && continue
+		sum=$((sum + $(awk '{print $14 + $15}' "$t/stat" 2>/dev/null || echo 0)))
+	done
+	echo "$sum"
+}
+HZ=$(getconf CLK_TCK)
 run_dnsperf() { # OUT [extra args]: one run; prints the parsed figures
 	local out=$1
 	shift
@@ -127,8 +161,10 @@ run_dnsperf() { # OUT [extra args]: one run; prints the parsed figures
 
 measure() {
 	local peer=$1 i reason fig
-	local -a q=() l=() a=() s=() m=() lq=() la=() ls=() lm=()
+	local -a q=() l=() a=() s=() m=() lq=() la=() ls=() lm=() cq=()
+	local t0 t1 compl
 	bench_log "== $peer"
+	check_busy "before $peer"
 	bench_xdp_off
 	BENCH_SERVER_PID=
 	"start_$peer"
@@ -159,9 +195,12 @@ measure() {
 		fi
 	done
 	for ((i = 1; i <= RUNS; i++)); do
+		t0=$(tcp_ticks "$peer" "$BENCH_SERVER_PID")
 		if fig=$(run_dnsperf "$TMP/$peer.lat$i" -q "$OUTST" -Q "$LRATE"); then
-			read -r qps lost avg sd max _ _ _ _ <<<"$fig"
+			t1=$(tcp_ticks "$peer" "$BENCH_SERVER_PID")
+			read -r qps lost avg sd max _ compl _ _ <<<"$fig"
 			lq+=("$qps"); la+=("$avg"); ls+=("$sd"); lm+=("$max")
+			[ "${compl:-0}" -gt 0 ] && cq+=("$(awk -v t=$((t1 - t0)) -v hz="$HZ" -v n="$compl" 'BEGIN { printf "%.2f", t * 1e6 / hz / n }')")
 			bench_log "$peer run $i at -Q $LRATE: $(printf '%.0f' "$qps") qps, avg $(awk -v x="$avg" 'BEGIN{printf "%.3f", x*1000}') ms"
 		fi
 	done
@@ -176,6 +215,7 @@ measure() {
 		LQPS[$peer]=$(bench_median_f "${lq[@]}"); LAVG[$peer]=$(bench_median_f "${la[@]}")
 		LSD[$peer]=$(bench_median_f "${ls[@]}"); LMAX[$peer]=$(bench_median_f "${lm[@]}")
 	fi
+	[ ${#cq[@]} -gt 0 ] && CPUQ[$peer]=$(bench_median_f "${cq[@]}")
 }
 
 bench_lab_lock 600 || { echo "tcp.sh: the lab is busy ($BENCH_LAB_LOCK)" >&2; exit 1; }
@@ -187,6 +227,7 @@ LAB_UP=1
 bench_napi_setup on
 bench_napi_pin >/dev/null
 for p in "${PEERS[@]}"; do measure "$p"; done
+check_busy "at the end"
 
 ms() { awk -v a="$1" 'BEGIN { printf "%.3f", a * 1000 }'; }
 DATE=$(date -u '+%Y-%m-%d %H:%M UTC')
@@ -206,17 +247,19 @@ DP="ip netns exec $BENCH_CLIENT_NS taskset -c $BENCH_CLIENT_CPU dnsperf -m tcp -
 	echo "- Date: $DATE"
 	echo "- Commit: $(bench_commit "$ROOT")"
 	echo "- Machine: $(bench_machine); 1-min load average $LOAD_START before, $(cut -d' ' -f1 /proc/loadavg) after"
+	echo "- Other processes above 20 % of a CPU, sampled before each server (after waiting up to ${QUIET_WAIT} s for quiet) and at the end: ${DISTURB:-none}"
 	echo "- Software: $(knotd --version 2>&1 | grep -o 'version [0-9.]*' | sed 's/version /knotd /'), $(dnsperf -h 2>&1 | grep -o 'Version [0-9.]*' | sed 's/Version /dnsperf /')"
 	echo "- Command: \`scripts/bench/tcp.sh${ORIG_ARGS:+ $ORIG_ARGS}\` ($RUNS runs of $DURATION s per server and load; medians)"
 	echo "- Saturating load: \`$DP\`"
 	echo "- Fixed load: the same with \`-Q $LRATE\`"
 	echo "- Zone: \`${ZONE#"$ROOT"/}\`, $(wc -l <"$TMP/queries.txt") query templates"
+	echo "- CPU µs/query: user + system time of the threads serving TCP during the fixed-load runs (pop53d: its \`p53-tcp-*\` threads; knotd: the whole process) over the queries completed, from /proc/PID/task/*/stat ($HZ ticks/s); it includes the kernel's TCP work done in their system calls, not the receive path run by the NAPI kthread. It holds up better than qps when other work shares the cores"
 	for p in "${PEERS[@]}"; do
 		echo "- $p threads (name(tid) CPUs): ${AFF[$p]:-not started}"
 	done
 	echo
-	echo "| server | saturating qps | lost | avg latency ms | stddev / max ms | qps at -Q $LRATE | avg latency ms | stddev / max ms | runs (qps) |"
-	echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"
+	echo "| server | saturating qps | lost | avg latency ms | stddev / max ms | qps at -Q $LRATE | avg latency ms | stddev / max ms | CPU µs/query at -Q $LRATE | saturating runs (qps) |"
+	echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"
 	for p in "${PEERS[@]}"; do
 		name=$p
 		[ "$p" = pop53 ] && name="pop53 (1 TCP thread)"
@@ -224,9 +267,9 @@ DP="ip netns exec $BENCH_CLIENT_NS taskset -c $BENCH_CLIENT_CPU dnsperf -m tcp -
 		if [ -n "${QPS[$p]:-}" ]; then
 			lat="| | |"
 			[ -n "${LQPS[$p]:-}" ] && lat="$(bench_fmt_int "$(printf '%.0f' "${LQPS[$p]}")") | $(ms "${LAVG[$p]}") | $(ms "${LSD[$p]}") / $(ms "${LMAX[$p]}") |"
-			echo "| $name | $(bench_fmt_int "$(printf '%.0f' "${QPS[$p]}")") | ${LOST[$p]}% | $(ms "${AVG[$p]}") | $(ms "${SD[$p]}") / $(ms "${MAX[$p]}") | $lat ${RUNQ[$p]}|"
+			echo "| $name | $(bench_fmt_int "$(printf '%.0f' "${QPS[$p]}")") | ${LOST[$p]}% | $(ms "${AVG[$p]}") | $(ms "${SD[$p]}") / $(ms "${MAX[$p]}") | $lat ${CPUQ[$p]:-} | ${RUNQ[$p]}|"
 		else
-			echo "| $name | not measured: ${REASON[$p]:-unknown} | | | | | | | |"
+			echo "| $name | not measured: ${REASON[$p]:-unknown} | | | | | | | | |"
 		fi
 	done
 } >"$TMP/section.md"
