@@ -108,7 +108,7 @@ dataplane:
   port: "net_af_xdp0,iface=$BENCH_POP_IF,start_queue=0,queue_count=1"
   workers: 1
   addresses: ["$BENCH_SERVER_V4", "$BENCH_SERVER_V6"]
-  idle: {mode: adaptive}
+  idle: {mode: adaptive, max_sleep_us: 10000}
 zones: [{name: example.com, file: "$TMP/zone"}]
 tcp: {threads: 1, max_per_client: 4096, max_connections: 4096}
 EOF
@@ -240,9 +240,12 @@ DP="ip netns exec $BENCH_CLIENT_NS taskset -c $BENCH_CLIENT_CPU dnsperf -m tcp -
 	echo "thread** (\`tcp.threads: 1\`) and against knotd with one TCP worker (\`tcp-workers: 1\`), in turn,"
 	echo "in one lab session. Each server starts pinned to CPU $BENCH_SERVER_CPU and every one of its threads"
 	echo "is re-pinned there after start (\`taskset -a -p\`); dnsperf runs on CPU $BENCH_CLIENT_CPU; the veth"
-	echo "receive paths are threaded NAPI kthreads pinned to their own side's CPU. pop53d's UDP worker"
-	echo "shares the CPU, idle (adaptive sleep) during these runs: TCP/53 is passed to the kernel by the"
-	echo "XDP program and served by the TCP thread from kernel sockets."
+	echo "receive paths are threaded NAPI kthreads pinned to their own side's CPU. TCP/53 is passed to"
+	echo "the kernel by pop53d's XDP program and served by the TCP thread from kernel sockets. pop53d's"
+	echo "UDP worker shares the CPU (the lab has two: one is the generator's), idle during these runs"
+	echo "with adaptive sleeps of up to 10 ms (\`idle.max_sleep_us: 10000\`) so its wake-ups take little"
+	echo "from the TCP thread; at a PoP the worker has its own core and the TCP threads run on the"
+	echo "control CPUs. knotd's UDP worker blocks in the kernel while idle."
 	echo
 	echo "- Date: $DATE"
 	echo "- Commit: $(bench_commit "$ROOT")"
