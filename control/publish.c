@@ -139,12 +139,14 @@ static const char *who(const struct p53_dataplane *dp, int id, char *buf, size_t
 
 void p53_dataplane_poll(struct p53_dataplane *dp)
 {
-	char w[64];
-
 	if (dp->stuck < 0 || rte_rcu_qsbr_check(dp->qsbr, dp->limbo_token, false) == 0)
 		return;
-	p53_info("%s passes quiescent states again; the replicas of the failed publish are freed",
-		 who(dp, dp->stuck, w, sizeof(w)));
+	if ((unsigned int)dp->stuck < dp->n_workers)
+		p53_info("worker %d passes quiescent states again; the replicas of the failed publish "
+			 "are freed", dp->stuck);
+	else
+		p53_info("TCP thread %u passes quiescent states again; the replicas of the failed "
+			 "publish are freed", (unsigned int)dp->stuck - dp->n_workers);
 	free_set(dp->limbo, dp->n_workers);
 	dp->stuck = -1;
 }
