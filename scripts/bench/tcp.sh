@@ -123,11 +123,11 @@ start_knotd() {
 }
 
 # Other work on the two cores skews everything: wait for it to end, else list it in the report.
-check_busy() {
-	local busy waited=0
+check_busy() { # WHEN [max seconds to wait, default --wait-quiet]
+	local busy waited=0 max=${2:-$QUIET_WAIT}
 	busy=$(bench_busy_procs 20)
-	while [ -n "$busy" ] && [ "$waited" -lt "$QUIET_WAIT" ]; do
-		[ "$waited" = 0 ] && bench_log "other work on the machine $1 ($busy): waiting up to ${QUIET_WAIT}s"
+	while [ -n "$busy" ] && [ "$waited" -lt "$max" ]; do
+		[ "$waited" = 0 ] && bench_log "other work on the machine $1 ($busy): waiting up to ${max}s"
 		sleep 5; waited=$((waited + 6))
 		busy=$(bench_busy_procs 20)
 	done
@@ -138,18 +138,18 @@ check_busy() {
 
 declare -A QPS LOST AVG SD MAX LQPS LAVG LSD LMAX AFF REASON RUNQ CPUQ
 
-# CPU time (clock ticks, user + system) of the threads that serve TCP: pop53d's p53-tcp-*
-# threads (its worker polls UDP and is left out), every thread of knotd.
-tcp_ticks() { # PEER PID
+# CPU time (ns, from schedstat: exact, where utime/stime are sampled at ticks and miss short
+# runs) of the threads that serve TCP: pop53d's p53-tcp-* threads (its worker polls UDP and is
+# left out), every thread of knotd.
+tcp_cpu_ns() { # PEER PID
 	local t sum=0 comm
 	for t in /proc/"$2"/task/*; do
 		comm=$(cat "$t/comm" 2>/dev/null) || continue
 		[ "$1" = pop53 ] && [[ $comm != p53-tcp-* ]] && continue
-		sum=$((sum + $(awk '{print $14 + $15}' "$t/stat" 2>/dev/null || echo 0)))
+		sum=$((sum + $(awk '{print $1}' "$t/schedstat" 2>/dev/null || echo 0)))
 	done
 	echo "$sum"
 }
-HZ=$(getconf CLK_TCK)
 run_dnsperf() { # OUT [extra args]: one run; prints the parsed figures
 	local out=$1
 	shift
@@ -195,12 +195,12 @@ measure() {
 		fi
 	done
 	for ((i = 1; i <= RUNS; i++)); do
-		t0=$(tcp_ticks "$peer" "$BENCH_SERVER_PID")
+		t0=$(tcp_cpu_ns "$peer" "$BENCH_SERVER_PID")
 		if fig=$(run_dnsperf "$TMP/$peer.lat$i" -q "$OUTST" -Q "$LRATE"); then
-			t1=$(tcp_ticks "$peer" "$BENCH_SERVER_PID")
+			t1=$(tcp_cpu_ns "$peer" "$BENCH_SERVER_PID")
 			read -r qps lost avg sd max _ compl _ _ <<<"$fig"
 			lq+=("$qps"); la+=("$avg"); ls+=("$sd"); lm+=("$max")
-			[ "${compl:-0}" -gt 0 ] && cq+=("$(awk -v t=$((t1 - t0)) -v hz="$HZ" -v n="$compl" 'BEGIN { printf "%.2f", t * 1e6 / hz / n }')")
+			[ "${compl:-0}" -gt 0 ] && cq+=("$(awk -v t=$((t1 - t0)) -v n="$compl" 'BEGIN { printf "%.2f", t / 1000 / n }')")
 			bench_log "$peer run $i at -Q $LRATE: $(printf '%.0f' "$qps") qps, avg $(awk -v x="$avg" 'BEGIN{printf "%.3f", x*1000}') ms"
 		fi
 	done
@@ -227,7 +227,7 @@ LAB_UP=1
 bench_napi_setup on
 bench_napi_pin >/dev/null
 for p in "${PEERS[@]}"; do measure "$p"; done
-check_busy "at the end"
+check_busy "at the end" 0
 
 ms() { awk -v a="$1" 'BEGIN { printf "%.3f", a * 1000 }'; }
 DATE=$(date -u '+%Y-%m-%d %H:%M UTC')
@@ -256,7 +256,7 @@ DP="ip netns exec $BENCH_CLIENT_NS taskset -c $BENCH_CLIENT_CPU dnsperf -m tcp -
 	echo "- Saturating load: \`$DP\`"
 	echo "- Fixed load: the same with \`-Q $LRATE\`"
 	echo "- Zone: \`${ZONE#"$ROOT"/}\`, $(wc -l <"$TMP/queries.txt") query templates"
-	echo "- CPU µs/query: user + system time of the threads serving TCP during the fixed-load runs (pop53d: its \`p53-tcp-*\` threads; knotd: the whole process) over the queries completed, from /proc/PID/task/*/stat ($HZ ticks/s); it includes the kernel's TCP work done in their system calls, not the receive path run by the NAPI kthread. It holds up better than qps when other work shares the cores"
+	echo "- CPU µs/query: time on CPU of the threads serving TCP during the fixed-load runs (pop53d: its \`p53-tcp-*\` threads; knotd: the whole process) over the queries completed, from /proc/PID/task/*/schedstat; it includes the kernel's TCP work done in their system calls, not the receive path run by the NAPI kthread. It holds up better than qps when other work shares the cores"
 	for p in "${PEERS[@]}"; do
 		echo "- $p threads (name(tid) CPUs): ${AFF[$p]:-not started}"
 	done

@@ -6,10 +6,11 @@
 #          client (tcp_client.py): pipelining, split segments, several queries per segment,
 #          bad input (length 0, short length + EOF), slowloris, a client that never reads,
 #          idle timeout, per-client and total connection limits, the keepalive option, a
-#          61 KB answer, a reload under an open connection; then no fd left behind, and
-#          SIGTERM with connections open exits cleanly
-#   run 2 (two TCP threads, defaults): SO_REUSEPORT listeners per thread, IP_FREEBIND for an
-#          address not on any interface yet, and the TC fallback end to end: dig and kdig
+#          61 KB answer, a reload under an open connection, memory bounded under a client
+#          that never reads, the counters in pop53ctl and Prometheus; then no fd left behind,
+#          and SIGTERM with connections open exits cleanly
+#   run 2 (two TCP threads, defaults): SO_REUSEPORT listeners per thread, IP_FREEBIND and
+#          IPV6_FREEBIND for addresses not on any interface yet, and the TC fallback end to end: dig and kdig
 #          with their default retry get the whole answer over TCP, IPv4 and IPv6, compared
 #          with the zone file record by record; a config reload moves the listeners
 . "$(dirname "$0")/lib.sh"
@@ -25,6 +26,7 @@ cleanup() {
 	ip -n "$CLIENT_NS" addr del 192.0.2.2/24 dev p53c 2>/dev/null || true
 	ip -n "$CLIENT_NS" addr del 192.0.2.3/24 dev p53c 2>/dev/null || true
 	ip -n "$POP_NS" addr del 192.0.2.54/32 dev lo 2>/dev/null || true
+	ip -n "$POP_NS" addr del 2001:db8:53::54/128 dev p53p 2>/dev/null || true
 	cleanup_common
 }
 trap cleanup EXIT
@@ -50,7 +52,7 @@ tcp_config() {
 server:
   identity: test-pop
   control_socket: $SOCK
-metrics: {enabled: false}
+metrics: {enabled: true, listen: "127.0.0.1:19155"}
 dataplane:
   eal: ["-l", "1", "--no-pci", "--in-memory", "--log-level=*:notice"]
   port: "net_af_xdp0,iface=p53p,start_queue=0,queue_count=1"
@@ -97,7 +99,12 @@ client bad-input --addr "$V4" "${ARGS[@]}"
 client keepalive --addr "$V6" "${ARGS[@]}"
 client big --addr "$V4" "${ARGS[@]}"
 client slowloris --addr "$V4" "${ARGS[@]}"
+rss() { awk '/^VmRSS:/ {print $2}' "/proc/$POP53_PID/status"; }
+rss0=$(rss)
 client nonreader --addr "$V4" "${ARGS[@]}"
+rss1=$(rss)
+check "the client that never read asked for 18 MB of answers: pop53d grew by $((rss1 - rss0)) KiB (bounded buffers, < 8 MiB)" \
+	[ $((rss1 - rss0)) -lt 8192 ]
 client idle --addr "$V4" "${ARGS[@]}"
 client limits --addr "$V4" "${ARGS[@]}"
 client reload --addr "$V4" "${ARGS[@]}"
@@ -113,6 +120,11 @@ check "no file descriptor left behind ($FDS0 at start, $(nfds) now)" [ "$(nfds)"
 q=$(stat_of "s['tcp']['queries']"); r=$(stat_of "s['tcp']['responses']")
 check "TCP queries and responses are counted ($q, $r)" [ "$q" -gt 50 -a "$r" -gt 50 ]
 check "pop53ctl stats prints the TCP counters" bash -c "'$CTL' -s '$SOCK' stats | grep -q '^tcp closed: eof='"
+prom=$(ip netns exec "$POP_NS" curl -s --max-time 5 http://127.0.0.1:19155/metrics)
+for series in 'pop53_tcp_closed_total{reason="slow_message"} 2' 'pop53_tcp_closed_total{reason="write_stalled"} 1' \
+	'pop53_tcp_refused_total{reason="per_client"} 1' 'pop53_tcp_open_connections 0'; do
+	check "Prometheus: $series" grep -qxF "$series" <<<"$prom"
+done
 
 # SIGTERM while connections are open, one of them mid-message.
 ip netns exec "$CLIENT_NS" $PY "$CLIENT" hold --addr "$V4" --ctl "$CTL" --sock "$SOCK" >"$TMP/hold.out" 2>&1 &
@@ -126,14 +138,20 @@ kill "$HOLD_PID" 2>/dev/null; wait "$HOLD_PID" 2>/dev/null; HOLD_PID=
 
 # --- run 2 ------------------------------------------------------------------------------
 fresh_zone
-tcp_config 2 "$V4, \"$V6\", 192.0.2.54" ""
+tcp_config 2 "$V4, \"$V6\", 192.0.2.54, \"2001:db8:53::54\"" ""
 start_pop53_answering "$CFG"
 check "two TCP threads: two SO_REUSEPORT listeners on $V4 and on $V6" \
 	[ "$(listeners "$V4:53")" = 2 -a "$(listeners "[$V6]:53")" = 2 ]
-check "192.0.2.54 is on no interface, yet it is listened on (IP_FREEBIND)" [ "$(listeners 192.0.2.54:53)" = 2 ]
+check "192.0.2.54 and 2001:db8:53::54 are on no interface, yet listened on (IP_FREEBIND, IPV6_FREEBIND)" \
+	[ "$(listeners 192.0.2.54:53)" = 2 -a "$(listeners "[2001:db8:53::54]:53")" = 2 ]
+# IPv4 on lo (the kernel answers ARP for it on any interface); IPv6 on the veth, since
+# neighbour discovery only answers for the receiving interface's addresses.
 ip -n "$POP_NS" addr add 192.0.2.54/32 dev lo
-out=$(ip netns exec "$CLIENT_NS" kdig +tcp +time=2 +retry=1 @192.0.2.54 www.tc.test A 2>&1)
-check "once 192.0.2.54 is added, it answers over TCP" grep -q 'www.tc.test.*192.0.2.80' <<<"$out"
+ip -n "$POP_NS" addr add 2001:db8:53::54/128 dev p53p nodad
+for a in 192.0.2.54 2001:db8:53::54; do
+	out=$(ip netns exec "$CLIENT_NS" kdig +tcp +time=2 +retry=1 @"$a" www.tc.test A 2>&1)
+	check "once $a is added, it answers over TCP" grep -q 'www.tc.test.*192.0.2.80' <<<"$out"
+done
 served=0
 for i in $(seq 1 20); do
 	ip netns exec "$CLIENT_NS" kdig +tcp +time=2 +retry=0 @"$V4" www.tc.test A 2>/dev/null | grep -q '192.0.2.80' && served=$((served + 1))
@@ -164,12 +182,12 @@ tc1=$(stat_of "s['tc']"); tq1=$(stat_of "s['tcp']['queries']")
 check "the counters saw both halves: TC over UDP ($tc0 -> $tc1), then TCP ($tq0 -> $tq1)" \
 	[ "$tc1" -ge $((tc0 + 12)) -a "$tq1" -ge $((tq0 + 12)) ]
 
-# A config reload drops 192.0.2.54: its listeners go, the others stay.
+# A config reload drops the .54 addresses: their listeners go, the others stay.
 tcp_config 2 "$V4, \"$V6\"" ""
 out=$(ctl reload 2>&1)
-check "config reload without 192.0.2.54 succeeds ($(head -1 <<<"$out"))" grep -q '^reloaded in' <<<"$out"
-check "its listeners are gone, the others kept" \
-	[ "$(listeners 192.0.2.54:53)" = 0 -a "$(listeners "$V4:53")" = 2 -a "$(listeners "[$V6]:53")" = 2 ]
+check "config reload without the .54 addresses succeeds ($(head -1 <<<"$out"))" grep -q '^reloaded in' <<<"$out"
+check "their listeners are gone, the others kept" \
+	[ "$(listeners 192.0.2.54:53)" = 0 -a "$(listeners "[2001:db8:53::54]:53")" = 0 -a "$(listeners "$V4:53")" = 2 -a "$(listeners "[$V6]:53")" = 2 ]
 out=$(ip netns exec "$CLIENT_NS" kdig +tcp +time=2 +retry=1 @"$V6" www.tc.test A 2>&1)
 check "TCP still answered on $V6 after the reload" grep -q 'www.tc.test.*192.0.2.80' <<<"$out"
 check "pop53d exits 0" stop_pop53
