@@ -12,8 +12,9 @@
 #   --wait-quiet S   before each server, wait up to S seconds (default 300) for other processes
 #                    above 20 % of a CPU to end; those still there are listed in the report
 # Environment: ZONE (default zones/example.com.zone), BUILD (default build).
-# Each server gets RUNS saturating runs (queries per second, latency under load) and RUNS runs at
-# --rate (latency when not saturated); each figure is the median of its runs. Writes the
+# RUNS rounds; in each, each server in turn is started and gets one saturating run (queries per
+# second, latency under load) and one run at --rate (latency and CPU per query when not
+# saturated); each figure is the median of its rounds. Writes the
 # section between <!-- tcp:begin --> and <!-- tcp:end --> of docs/BENCHMARKS.md and prints it.
 # Needs root, dnsperf, knotd, kdig. A benchmark, not a test: exits 0 when it completes even if a
 # server could not be measured (its row says why).
@@ -25,7 +26,7 @@ HERE="$ROOT/scripts/bench"
 . "$HERE/lib.sh"
 
 DURATION=10
-RUNS=3
+RUNS=5
 CLIENTS=8
 OUTST=100
 LRATE=5000
@@ -136,7 +137,7 @@ check_busy() { # WHEN [max seconds to wait, default --wait-quiet]
 	DISTURB="${DISTURB:+$DISTURB; }$1: $busy"
 }
 
-declare -A QPS LOST AVG SD MAX LQPS LAVG LSD LMAX AFF REASON RUNQ CPUQ
+declare -A QPS LOST AVG SD MAX LQPS LAVG LSD LMAX AFF REASON RUNQ CPUQ CPUL
 
 # CPU time (ns, from schedstat: exact, where utime/stime are sampled at ticks and miss short
 # runs) of the threads that serve TCP: pop53d's p53-tcp-* threads (its worker polls UDP and is
@@ -159,12 +160,16 @@ run_dnsperf() { # OUT [extra args]: one run; prints the parsed figures
 	bench_parse_dnsperf "$out"
 }
 
-measure() {
-	local peer=$1 i reason fig
-	local -a q=() l=() a=() s=() m=() lq=() la=() ls=() lm=() cq=()
-	local t0 t1 compl
-	bench_log "== $peer"
-	check_busy "before $peer"
+# Per-server lists of per-round figures, space-separated (medians at the end).
+declare -A L_Q L_L L_A L_S L_M L_LQ L_LA L_LS L_LM L_CQ
+
+# One round for one server: start it, one saturating run and one run at --rate, stop it. The
+# servers take turns round by round, so both meet the same weather on a shared machine.
+measure_round() { # PEER ROUND
+	local peer=$1 r=$2 reason fig t0 t1 compl qps lost avg sd max
+	bench_log "== $peer, round $r of $RUNS"
+	[ -n "${REASON[$peer]:-}" ] && return # failed to start before: not again
+	if [ "$r" = 1 ]; then check_busy "before $peer"; else check_busy "before $peer round $r" 0; fi
 	bench_xdp_off
 	BENCH_SERVER_PID=
 	"start_$peer"
@@ -184,38 +189,43 @@ measure() {
 	taskset -a -p -c "$BENCH_SERVER_CPU" "$BENCH_SERVER_PID" >/dev/null 2>&1
 	bench_napi_pin >/dev/null
 	AFF[$peer]=$(bench_thread_affinity "$BENCH_SERVER_PID")
-	bench_log "$peer threads: ${AFF[$peer]}"
-	for ((i = 1; i <= RUNS; i++)); do
-		if fig=$(run_dnsperf "$TMP/$peer.sat$i" -q "$OUTST"); then
-			read -r qps lost avg sd max _ _ _ _ <<<"$fig"
-			q+=("$qps"); l+=("$lost"); a+=("$avg"); s+=("$sd"); m+=("$max")
-			bench_log "$peer saturating run $i: $(printf '%.0f' "$qps") qps, lost $lost%, avg $(awk -v x="$avg" 'BEGIN{printf "%.3f", x*1000}') ms"
-		else
-			bench_log "$peer saturating run $i failed: $(tail -2 "$TMP/$peer.sat$i" | tr '\n' ' ')"
-		fi
-	done
-	for ((i = 1; i <= RUNS; i++)); do
-		t0=$(tcp_cpu_ns "$peer" "$BENCH_SERVER_PID")
-		if fig=$(run_dnsperf "$TMP/$peer.lat$i" -q "$OUTST" -Q "$LRATE"); then
-			t1=$(tcp_cpu_ns "$peer" "$BENCH_SERVER_PID")
-			read -r qps lost avg sd max _ compl _ _ <<<"$fig"
-			lq+=("$qps"); la+=("$avg"); ls+=("$sd"); lm+=("$max")
-			[ "${compl:-0}" -gt 0 ] && cq+=("$(awk -v t=$((t1 - t0)) -v n="$compl" 'BEGIN { printf "%.2f", t / 1000 / n }')")
-			bench_log "$peer run $i at -Q $LRATE: $(printf '%.0f' "$qps") qps, avg $(awk -v x="$avg" 'BEGIN{printf "%.3f", x*1000}') ms"
-		fi
-	done
-	if ! kill -0 "$BENCH_SERVER_PID" 2>/dev/null; then REASON[$peer]="server died"; fi
+	[ "$r" = 1 ] && bench_log "$peer threads: ${AFF[$peer]}"
+	if fig=$(run_dnsperf "$TMP/$peer.sat$r" -q "$OUTST"); then
+		read -r qps lost avg sd max _ _ _ _ <<<"$fig"
+		L_Q[$peer]+="$qps "; L_L[$peer]+="$lost "; L_A[$peer]+="$avg "; L_S[$peer]+="$sd "; L_M[$peer]+="$max "
+		bench_log "$peer saturating: $(printf '%.0f' "$qps") qps, lost $lost%, avg $(awk -v x="$avg" 'BEGIN{printf "%.3f", x*1000}') ms"
+	else
+		bench_log "$peer saturating run failed: $(tail -2 "$TMP/$peer.sat$r" | tr '\n' ' ')"
+	fi
+	t0=$(tcp_cpu_ns "$peer" "$BENCH_SERVER_PID")
+	if fig=$(run_dnsperf "$TMP/$peer.lat$r" -q "$OUTST" -Q "$LRATE"); then
+		t1=$(tcp_cpu_ns "$peer" "$BENCH_SERVER_PID")
+		read -r qps lost avg sd max _ compl _ _ <<<"$fig"
+		L_LQ[$peer]+="$qps "; L_LA[$peer]+="$avg "; L_LS[$peer]+="$sd "; L_LM[$peer]+="$max "
+		[ "${compl:-0}" -gt 0 ] && L_CQ[$peer]+="$(awk -v t=$((t1 - t0)) -v n="$compl" 'BEGIN { printf "%.2f", t / 1000 / n }') "
+		bench_log "$peer at -Q $LRATE: $(printf '%.0f' "$qps") qps, avg $(awk -v x="$avg" 'BEGIN{printf "%.3f", x*1000}') ms"
+	fi
+	kill -0 "$BENCH_SERVER_PID" 2>/dev/null || bench_log "$peer died during round $r"
 	bench_stop_pid "$BENCH_SERVER_PID" 10; BENCH_SERVER_PID=
 	bench_xdp_off
-	[ ${#q[@]} -gt 0 ] || { REASON[$peer]=${REASON[$peer]:-"dnsperf produced no result"}; return; }
-	QPS[$peer]=$(bench_median_f "${q[@]}"); LOST[$peer]=$(bench_median_f "${l[@]}")
-	AVG[$peer]=$(bench_median_f "${a[@]}"); SD[$peer]=$(bench_median_f "${s[@]}"); MAX[$peer]=$(bench_median_f "${m[@]}")
-	RUNQ[$peer]=$(printf '%.0f ' "${q[@]}")
-	if [ ${#lq[@]} -gt 0 ]; then
-		LQPS[$peer]=$(bench_median_f "${lq[@]}"); LAVG[$peer]=$(bench_median_f "${la[@]}")
-		LSD[$peer]=$(bench_median_f "${ls[@]}"); LMAX[$peer]=$(bench_median_f "${lm[@]}")
-	fi
-	[ ${#cq[@]} -gt 0 ] && CPUQ[$peer]=$(bench_median_f "${cq[@]}")
+}
+
+summarize() { # PEER: the medians of its rounds
+	local peer=$1
+	[ -n "${L_Q[$peer]:-}" ] || { REASON[$peer]=${REASON[$peer]:-"dnsperf produced no result"}; return; }
+	# shellcheck disable=SC2086 # the lists are space-separated numbers
+	{
+		QPS[$peer]=$(bench_median_f ${L_Q[$peer]}); LOST[$peer]=$(bench_median_f ${L_L[$peer]})
+		AVG[$peer]=$(bench_median_f ${L_A[$peer]}); SD[$peer]=$(bench_median_f ${L_S[$peer]})
+		MAX[$peer]=$(bench_median_f ${L_M[$peer]})
+		RUNQ[$peer]=$(printf '%.0f ' ${L_Q[$peer]})
+		if [ -n "${L_LQ[$peer]:-}" ]; then
+			LQPS[$peer]=$(bench_median_f ${L_LQ[$peer]}); LAVG[$peer]=$(bench_median_f ${L_LA[$peer]})
+			LSD[$peer]=$(bench_median_f ${L_LS[$peer]}); LMAX[$peer]=$(bench_median_f ${L_LM[$peer]})
+		fi
+		[ -n "${L_CQ[$peer]:-}" ] && CPUQ[$peer]=$(bench_median_f ${L_CQ[$peer]})
+		CPUL[$peer]=${L_CQ[$peer]:-}
+	}
 }
 
 bench_lab_lock 600 || { echo "tcp.sh: the lab is busy ($BENCH_LAB_LOCK)" >&2; exit 1; }
@@ -226,7 +236,10 @@ bench_xdp_off
 LAB_UP=1
 bench_napi_setup on
 bench_napi_pin >/dev/null
-for p in "${PEERS[@]}"; do measure "$p"; done
+for ((round = 1; round <= RUNS; round++)); do
+	for p in "${PEERS[@]}"; do measure_round "$p" "$round"; done
+done
+for p in "${PEERS[@]}"; do summarize "$p"; done
 check_busy "at the end" 0
 
 ms() { awk -v a="$1" 'BEGIN { printf "%.3f", a * 1000 }'; }
@@ -237,8 +250,9 @@ DP="ip netns exec $BENCH_CLIENT_NS taskset -c $BENCH_CLIENT_CPU dnsperf -m tcp -
 	echo "## DNS over TCP: pop53 (one TCP thread) and knotd"
 	echo
 	echo "\`scripts/bench/tcp.sh\` runs \`dnsperf -m tcp\` against pop53d's TCP server with **one TCP"
-	echo "thread** (\`tcp.threads: 1\`) and against knotd with one TCP worker (\`tcp-workers: 1\`), in turn,"
-	echo "in one lab session. Each server starts pinned to CPU $BENCH_SERVER_CPU and every one of its threads"
+	echo "thread** (\`tcp.threads: 1\`) and against knotd with one TCP worker (\`tcp-workers: 1\`), taking"
+	echo "turns round by round in one lab session (each round restarts the server for one saturating and"
+	echo "one fixed-rate run), so both meet the same conditions on a shared machine. Each server starts pinned to CPU $BENCH_SERVER_CPU and every one of its threads"
 	echo "is re-pinned there after start (\`taskset -a -p\`); dnsperf runs on CPU $BENCH_CLIENT_CPU; the veth"
 	echo "receive paths are threaded NAPI kthreads pinned to their own side's CPU. TCP/53 is passed to"
 	echo "the kernel by pop53d's XDP program and served by the TCP thread from kernel sockets. pop53d's"
@@ -252,7 +266,7 @@ DP="ip netns exec $BENCH_CLIENT_NS taskset -c $BENCH_CLIENT_CPU dnsperf -m tcp -
 	echo "- Machine: $(bench_machine); 1-min load average $LOAD_START before, $(cut -d' ' -f1 /proc/loadavg) after"
 	echo "- Other processes above 20 % of a CPU, sampled before each server (after waiting up to ${QUIET_WAIT} s for quiet) and at the end: ${DISTURB:-none}"
 	echo "- Software: $(knotd --version 2>&1 | grep -o 'version [0-9.]*' | sed 's/version /knotd /'), $(dnsperf -h 2>&1 | grep -o 'Version [0-9.]*' | sed 's/Version /dnsperf /')"
-	echo "- Command: \`scripts/bench/tcp.sh${ORIG_ARGS:+ $ORIG_ARGS}\` ($RUNS runs of $DURATION s per server and load; medians)"
+	echo "- Command: \`scripts/bench/tcp.sh${ORIG_ARGS:+ $ORIG_ARGS}\` ($RUNS rounds; per round and server one run of $DURATION s at each load; medians)"
 	echo "- Saturating load: \`$DP\`"
 	echo "- Fixed load: the same with \`-Q $LRATE\`"
 	echo "- Zone: \`${ZONE#"$ROOT"/}\`, $(wc -l <"$TMP/queries.txt") query templates"
@@ -261,8 +275,8 @@ DP="ip netns exec $BENCH_CLIENT_NS taskset -c $BENCH_CLIENT_CPU dnsperf -m tcp -
 		echo "- $p threads (name(tid) CPUs): ${AFF[$p]:-not started}"
 	done
 	echo
-	echo "| server | saturating qps | lost | avg latency ms | stddev / max ms | qps at -Q $LRATE | avg latency ms | stddev / max ms | CPU µs/query at -Q $LRATE | saturating runs (qps) |"
-	echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"
+	echo "| server | saturating qps | lost | avg latency ms | stddev / max ms | qps at -Q $LRATE | avg latency ms | stddev / max ms | CPU µs/query at -Q $LRATE | saturating runs (qps) | CPU µs/query per round |"
+	echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |"
 	for p in "${PEERS[@]}"; do
 		name=$p
 		[ "$p" = pop53 ] && name="pop53 (1 TCP thread)"
@@ -270,9 +284,9 @@ DP="ip netns exec $BENCH_CLIENT_NS taskset -c $BENCH_CLIENT_CPU dnsperf -m tcp -
 		if [ -n "${QPS[$p]:-}" ]; then
 			lat="| | |"
 			[ -n "${LQPS[$p]:-}" ] && lat="$(bench_fmt_int "$(printf '%.0f' "${LQPS[$p]}")") | $(ms "${LAVG[$p]}") | $(ms "${LSD[$p]}") / $(ms "${LMAX[$p]}") |"
-			echo "| $name | $(bench_fmt_int "$(printf '%.0f' "${QPS[$p]}")") | ${LOST[$p]}% | $(ms "${AVG[$p]}") | $(ms "${SD[$p]}") / $(ms "${MAX[$p]}") | $lat ${CPUQ[$p]:-} | ${RUNQ[$p]}|"
+			echo "| $name | $(bench_fmt_int "$(printf '%.0f' "${QPS[$p]}")") | ${LOST[$p]}% | $(ms "${AVG[$p]}") | $(ms "${SD[$p]}") / $(ms "${MAX[$p]}") | $lat ${CPUQ[$p]:-} | ${RUNQ[$p]}| ${CPUL[$p]:-}|"
 		else
-			echo "| $name | not measured: ${REASON[$p]:-unknown} | | | | | | | | |"
+			echo "| $name | not measured: ${REASON[$p]:-unknown} | | | | | | | | | |"
 		fi
 	done
 } >"$TMP/section.md"
