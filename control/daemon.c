@@ -40,9 +40,18 @@ void p53_daemon_notify_drain(struct p53_daemon *d)
 	}
 }
 
+static void totals_now(struct p53_daemon *d, struct p53_totals *out)
+{
+	struct p53_tcp_stats tcp;
+
+	p53_totals_sum(d->dp.workers, d->dp.n_workers, out);
+	p53_tcp_totals(&d->tcp, &tcp);
+	p53_totals_add_tcp(out, &tcp);
+}
+
 void p53_daemon_totals(struct p53_daemon *d, struct p53_totals *out)
 {
-	p53_totals_sum(d->dp.workers, d->dp.n_workers, out);
+	totals_now(d, out);
 	pthread_mutex_lock(&d->stats_lock);
 	p53_totals_sub(out, &d->stats_base);
 	pthread_mutex_unlock(&d->stats_lock);
@@ -53,7 +62,7 @@ void p53_daemon_stats_reset(struct p53_daemon *d)
 	struct p53_totals now;
 
 	/* Summed outside the lock: the lock only keeps a reader from seeing half a baseline. */
-	p53_totals_sum(d->dp.workers, d->dp.n_workers, &now);
+	totals_now(d, &now);
 	pthread_mutex_lock(&d->stats_lock);
 	d->stats_base = now;
 	pthread_mutex_unlock(&d->stats_lock);

@@ -21,6 +21,7 @@
 #include "control/ops/ctl.h"
 #include "control/ops/counters.h"
 #include "control/publish.h"
+#include "control/tcp/tcp.h"
 #include "control/zone/watch.h"
 
 struct p53_daemon {
@@ -30,6 +31,7 @@ struct p53_daemon {
 	time_t started;
 	struct p53_ctl ctl;             /* control socket and its clients */
 	struct p53_watch watch;         /* zone-file watching (server.watch_zones) */
+	struct p53_tcp tcp;             /* DNS over TCP: its threads and counters */
 	void *metrics;                  /* Prometheus endpoint, NULL if off */
 	struct rte_ring *notify_ring;   /* NOTIFY events from the workers (dataplane/notify.h) */
 	uint64_t notify_seen;           /* NOTIFY events taken from the ring */

@@ -35,6 +35,7 @@
 #include "control/log.h"
 #include "control/ops/metrics.h"
 #include "control/net/port.h"
+#include "control/tcp/tcp.h"
 #include "control/zone/compile.h"
 #include "control/zone/watch.h"
 #include "dataplane/image.h"
@@ -127,6 +128,25 @@ static void log_worker(const struct p53_worker *w)
 			p53_info("worker %u: dropped %s %" PRIu64, w->index, p53_pkt_drop_names[d], s->drop[d]);
 }
 
+static void log_tcp(const struct p53_tcp *t)
+{
+	struct p53_tcp_stats s;
+	char closed[512];
+	size_t o = 0;
+
+	if (!t->conf.enabled)
+		return;
+	p53_tcp_totals(t, &s);
+	closed[0] = '\0';
+	for (int i = 0; i < P53_TCP_CLOSE__MAX && o < sizeof(closed); i++)
+		if (s.closed[i] != 0)
+			o += (size_t)snprintf(closed + o, sizeof(closed) - o, " %s %" PRIu64,
+					      p53_tcp_close_names[i], s.closed[i]);
+	p53_info("tcp: accepted %" PRIu64 " refused %" PRIu64 " queries %" PRIu64 " responses %" PRIu64
+		 "; closed:%s", s.accepted, s.refused[0] + s.refused[1] + s.refused[2] + s.refused[3],
+		 s.queries, s.responses, closed[0] ? closed : " none");
+}
+
 static void check_heartbeats(struct p53_daemon *d)
 {
 	uint64_t hz = rte_get_tsc_hz(), now = rte_rdtsc();
@@ -175,9 +195,11 @@ static void *control_main(void *arg)
 		p53_health_tick(&d->health, d);
 		p53_watchdog_tick(&d->watchdog, p53_mono_ms());
 	}
-	p53_info("stopping: control socket closed, workers next");
+	p53_info("stopping: control socket closed, TCP and workers next");
 	p53_ctl_close(d);
 	p53_metrics_stop(d);
+	/* TCP threads are RCU readers too: they leave before the replicas are freed. */
+	p53_tcp_stop(&d->tcp);
 	workers_stop = 1;
 	return NULL;
 }
@@ -301,7 +323,8 @@ int main(int argc, char **argv)
 		w->stop = &workers_stop;
 		w->notify_ring = d.notify_ring;
 	}
-	if (p53_dataplane_init(&d.dp, workers, cfg->workers, cfg->replicas) != 0) {
+	if (p53_dataplane_init(&d.dp, workers, cfg->workers, cfg->tcp.enabled ? cfg->tcp.threads : 0,
+			       cfg->replicas) != 0) {
 		p53_err("out of memory for RCU");
 		goto out_port;
 	}
@@ -333,6 +356,11 @@ int main(int argc, char **argv)
 	if (d.test_hooks)
 		p53_warn("POP53_TEST_HOOKS=1: test commands are enabled (never in production)");
 	p53_watchdog_init(&d.watchdog);
+	if (p53_tcp_start(&d.tcp, &cfg->tcp, cfg->addrs, cfg->n_addrs, &d.dp, d.notify_ring, err,
+			  sizeof(err)) != 0) {
+		p53_err("%s", err);
+		goto out_metrics;
+	}
 	if (rte_ctrl_thread_create(&ctl_thread, "p53-control", NULL, control_main, &d) != 0) {
 		p53_err("cannot start the control thread");
 		goto out_metrics;
@@ -350,11 +378,13 @@ int main(int argc, char **argv)
 	 * the next restart). */
 	for (unsigned int i = 0; i < d.dp.n_workers; i++)
 		log_worker(&workers[i]);
+	log_tcp(&d.tcp);
 	p53_port_log_xstats(&d.port);
 	rc = 0;
 out_metrics:
 	p53_telemetry_unregister();
 	p53_metrics_stop(&d);
+	p53_tcp_free(&d.tcp); /* stopped already, except on a failed start */
 out_watch:
 	p53_watch_close(&d.watch);
 out_ctl:

@@ -13,17 +13,18 @@
 #include "control/log.h"
 
 int p53_dataplane_init(struct p53_dataplane *dp, struct p53_worker *workers, unsigned int n,
-		       enum p53_replicas mode)
+		       unsigned int readers, enum p53_replicas mode)
 {
-	size_t sz = rte_rcu_qsbr_get_memsize(n);
+	size_t sz = rte_rcu_qsbr_get_memsize(n + readers);
 
 	memset(dp, 0, sizeof(*dp));
 	dp->stuck = -1;
 	dp->workers = workers;
 	dp->n_workers = n;
+	dp->n_readers = readers;
 	dp->mode = mode;
 	dp->qsbr = rte_zmalloc("p53_qsbr", sz, RTE_CACHE_LINE_SIZE);
-	if (dp->qsbr == NULL || rte_rcu_qsbr_init(dp->qsbr, n) != 0) {
+	if (dp->qsbr == NULL || rte_rcu_qsbr_init(dp->qsbr, n + readers) != 0) {
 		rte_free(dp->qsbr);
 		dp->qsbr = NULL;
 		return -1;
@@ -110,11 +111,12 @@ static uint64_t next_generation(struct p53_dataplane *dp)
 	return dp->generation;
 }
 
-/* The first worker that has not reported a quiescent state since `token`, or -1. Reads the
- * per-thread counters rte_rcu_qsbr keeps (0 = offline, which never holds anything up). */
+/* The first reader (worker or TCP thread) that has not reported a quiescent state since
+ * `token`, or -1. Reads the per-thread counters rte_rcu_qsbr keeps (0 = offline, which never
+ * holds anything up). */
 static int laggard(const struct p53_dataplane *dp, uint64_t token)
 {
-	for (unsigned int i = 0; i < dp->n_workers; i++) {
+	for (unsigned int i = 0; i < dp->n_workers + dp->n_readers; i++) {
 		uint64_t c = __atomic_load_n(&dp->qsbr->qsbr_cnt[i].cnt, __ATOMIC_ACQUIRE);
 		if (c != 0 && c < token)
 			return (int)i;
@@ -135,12 +137,26 @@ static int grace(struct p53_dataplane *dp, uint64_t token, unsigned int wait_ms)
 	return 0;
 }
 
+/* "worker 2 (lcore 3)" or "TCP thread 0", for qsbr thread id `id`. */
+static const char *who(const struct p53_dataplane *dp, int id, char *buf, size_t len)
+{
+	if (id >= 0 && (unsigned int)id < dp->n_workers)
+		snprintf(buf, len, "worker %d (lcore %u)", id, dp->workers[id].lcore);
+	else
+		snprintf(buf, len, "TCP thread %u", (unsigned int)id - dp->n_workers);
+	return buf;
+}
+
 void p53_dataplane_poll(struct p53_dataplane *dp)
 {
 	if (dp->stuck < 0 || rte_rcu_qsbr_check(dp->qsbr, dp->limbo_token, false) == 0)
 		return;
-	p53_info("worker %d passes quiescent states again; the replicas of the failed publish are freed",
-		 dp->stuck);
+	if ((unsigned int)dp->stuck < dp->n_workers)
+		p53_info("worker %d passes quiescent states again; the replicas of the failed publish "
+			 "are freed", dp->stuck);
+	else
+		p53_info("TCP thread %u passes quiescent states again; the replicas of the failed "
+			 "publish are freed", (unsigned int)dp->stuck - dp->n_workers);
 	free_set(dp->limbo, dp->n_workers);
 	dp->stuck = -1;
 }
@@ -151,6 +167,7 @@ int p53_dataplane_publish(struct p53_dataplane *dp, void *img, size_t len,
 	struct p53_replica *fresh[P53_MAX_WORKERS_DP] = {0};
 	struct p53_replica *old[P53_MAX_WORKERS_DP] = {0};
 	unsigned int n = dp->n_workers;
+	char w[64];
 
 	/* Workers read the image without bounds checks: every index they follow must hold. */
 	const char *why = "";
@@ -161,9 +178,8 @@ int p53_dataplane_publish(struct p53_dataplane *dp, void *img, size_t len,
 	if (dp->qsbr != NULL) {
 		p53_dataplane_poll(dp);
 		if (dp->stuck >= 0) {
-			snprintf(err, errlen, "worker %d (lcore %u) is stuck: it has not passed a quiescent "
-				 "state since the last publish; nothing published", dp->stuck,
-				 dp->workers[dp->stuck].lcore);
+			snprintf(err, errlen, "%s is stuck: it has not passed a quiescent state since the "
+				 "last publish; nothing published", who(dp, dp->stuck, w, sizeof(w)));
 			return -1;
 		}
 	}
@@ -209,9 +225,9 @@ int p53_dataplane_publish(struct p53_dataplane *dp, void *img, size_t len,
 			__atomic_store_n(&dp->workers[i].replica, old[i], __ATOMIC_RELEASE);
 		dp->limbo_token = rte_rcu_qsbr_start(dp->qsbr);
 		memcpy(dp->limbo, fresh, sizeof(fresh));
-		snprintf(err, errlen, "worker %d (lcore %u) did not pass a quiescent state within %u ms: "
-			 "it is stuck; the previous data stays published", dp->stuck,
-			 dp->workers[dp->stuck].lcore, P53_RCU_WAIT_MS);
+		snprintf(err, errlen, "%s did not pass a quiescent state within %u ms: it is stuck; "
+			 "the previous data stays published", who(dp, dp->stuck, w, sizeof(w)),
+			 P53_RCU_WAIT_MS);
 		p53_err("publish: %s", err);
 		return -1;
 	}

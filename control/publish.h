@@ -29,6 +29,8 @@
 struct p53_dataplane {
 	struct p53_worker *workers;
 	unsigned int n_workers;
+	unsigned int n_readers;         /* RCU readers besides the workers: the TCP threads
+					   (control/tcp/), qsbr thread ids n_workers.. */
 	struct rte_rcu_qsbr *qsbr;
 	enum p53_replicas mode;
 	const void *image;              /* worker 0's replica image: what status and metrics read
@@ -39,7 +41,8 @@ struct p53_dataplane {
 	 * quiescent state after limbo_token. */
 	struct p53_replica *limbo[P53_MAX_WORKERS_DP];
 	uint64_t limbo_token;
-	int stuck;                      /* worker index that missed the last wait, or -1 */
+	int stuck;                      /* qsbr thread id (worker index, or n_workers + TCP
+					   thread) that missed the last wait, or -1 */
 	/* The largest DNS payload the port carries (see p53_port.max_payload), 0 for no limit,
 	 * and why; server.edns_max_payload above it is clamped in every replica. */
 	uint16_t payload_limit;
@@ -52,11 +55,29 @@ struct p53_dataplane {
 };
 
 /**
- * Set up RCU for `n` workers (their `qsbr` is set here). Call before the workers start.
+ * Set up RCU for `n` workers (their `qsbr` is set here) and `readers` other reader threads.
+ * Call before any of them starts.
  * @return 0, or -1 (out of memory).
  */
 int p53_dataplane_init(struct p53_dataplane *dp, struct p53_worker *workers, unsigned int n,
-		       enum p53_replicas mode);
+		       unsigned int readers, enum p53_replicas mode);
+
+/*
+ * The other RCU readers (the TCP threads) answer from worker 0's replica: each registers as
+ * qsbr thread p53_dataplane_reader_id(dp, i), loads *p53_dataplane_reader_slot(dp) with
+ * acquire while online, reports quiescent states between events and goes offline while it
+ * blocks. A publish swaps that replica like any other and waits for them too, never longer
+ * than one event; they must unregister before p53_dataplane_fini().
+ */
+static inline unsigned int p53_dataplane_reader_id(const struct p53_dataplane *dp, unsigned int i)
+{
+	return dp->n_workers + i;
+}
+
+static inline struct p53_replica *const *p53_dataplane_reader_slot(const struct p53_dataplane *dp)
+{
+	return &dp->workers[0].replica;
+}
 
 /**
  * Publish a compiled image with the responder settings of `cfg` to every worker.

@@ -54,6 +54,7 @@ static void restart_needed(const struct p53_config *old, const struct p53_config
 	NOTE(old->watch_zones != new->watch_zones, "server.watch_zones");
 	NOTE(!p53_health_conf_same(&old->health, &new->health), "health.*");
 	NOTE(!p53_anycast_conf_same(&old->anycast, &new->anycast), "anycast.*");
+	NOTE(memcmp(&old->tcp, &new->tcp, sizeof(old->tcp)) != 0, "tcp.*");
 #undef NOTE
 	if (o > 0 && o < len)
 		snprintf(note + o, len - o, ": changed, applied at the next restart");
@@ -82,6 +83,7 @@ static void keep_running(struct p53_config *run, struct p53_config *fresh)
 	KEEP(watch_zones);
 	KEEP(health);
 	KEEP(anycast);
+	KEEP(tcp);
 #undef KEEP
 }
 
@@ -109,7 +111,7 @@ int p53_daemon_reload(struct p53_daemon *d, int config, const char *zone, char *
 	char **files = NULL;
 	size_t n_files = 0, len;
 	void *img = NULL;
-	int addrs_changed = 0;
+	int addrs_changed = 0, tcp_changed = 0;
 
 	note[0] = '\0';
 	if (config) {
@@ -139,10 +141,24 @@ int p53_daemon_reload(struct p53_daemon *d, int config, const char *zone, char *
 		p53_xdp_set_addrs(d->port.iface, d->cfg.addrs, d->cfg.n_addrs);
 		goto fail;
 	}
-	if (p53_dataplane_publish(&d->dp, img, len, use, err, errlen) != 0) {
+	/* The TCP listeners follow the same addresses, opened before the swap as well. */
+	tcp_changed = config && (fresh.n_addrs != d->cfg.n_addrs ||
+				 memcmp(fresh.addrs, d->cfg.addrs, sizeof(fresh.addrs)) != 0);
+	if (tcp_changed && p53_tcp_set_addrs(&d->tcp, fresh.addrs, fresh.n_addrs, err, errlen) != 0) {
+		tcp_changed = 0;
 		if (addrs_changed && p53_xdp_set_addrs(d->port.iface, d->cfg.addrs, d->cfg.n_addrs) != 0)
 			p53_err("reload: could not restore the XDP service addresses on %s",
 				d->port.iface);
+		goto fail;
+	}
+	if (p53_dataplane_publish(&d->dp, img, len, use, err, errlen) != 0) {
+		char terr[256];
+		if (addrs_changed && p53_xdp_set_addrs(d->port.iface, d->cfg.addrs, d->cfg.n_addrs) != 0)
+			p53_err("reload: could not restore the XDP service addresses on %s",
+				d->port.iface);
+		if (tcp_changed &&
+		    p53_tcp_set_addrs(&d->tcp, d->cfg.addrs, d->cfg.n_addrs, terr, sizeof(terr)) != 0)
+			p53_err("reload: could not restore the TCP listeners: %s", terr);
 		goto fail;
 	}
 	img = NULL; /* freed by the publish */

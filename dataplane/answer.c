@@ -20,6 +20,7 @@
 #define MAX_ADDED 32    /* distinct nodes added to the additional section */
 #define UDP_MIN   512   /* RFC 1035 §4.2.1, RFC 6891 §6.2.5 */
 #define OPT_LEN   11    /* root owner, type, class, ttl, rdlength */
+#define KEEPALIVE_LEN 6 /* edns-tcp-keepalive with a TIMEOUT (RFC 7828 §3.1) */
 
 enum { SEC_AN = 0, SEC_NS = 1, SEC_AR = 2 };
 enum { DONE = 0, NEXT = 1 };
@@ -682,8 +683,6 @@ static inline __attribute__((always_inline)) void put_opt(struct ctx *c, uint16_
 	uint8_t *p = w->buf + w->pos;
 	int nsid = c->q->nsid && c->conf->identity_len > 0;
 	uint16_t rdlen = nsid ? (uint16_t)(4 + c->conf->identity_len) : 0;
-	/* EDE only goes on answers that carry no records, so it always fits in `max`. */
-	int ede = c->ede != 0 && (uint32_t)w->pos + OPT_LEN + rdlen + 6 <= c->max;
 
 	p[0] = 0;
 	p53_put16(p + 1, P53_T_OPT);
@@ -696,7 +695,19 @@ static inline __attribute__((always_inline)) void put_opt(struct ctx *c, uint16_
 		p53_put16(p + 13, c->conf->identity_len);
 		memcpy(p + 15, c->conf->identity, c->conf->identity_len);
 	}
-	if (ede) {
+	/* RFC 7828 §3.3.2: on TCP, a query with the option learns our idle timeout (when it fits:
+	 * the option is a MAY, and a response that fills 65535 bytes has no room left for it). */
+	if (c->q->keepalive && c->conf->tcp_limit != 0 &&
+	    (uint32_t)w->pos + OPT_LEN + rdlen + KEEPALIVE_LEN <= c->max) {
+		uint8_t *k = p + OPT_LEN + rdlen;
+		p53_put16(k, P53_EDNS_TCP_KEEPALIVE);
+		p53_put16(k + 2, 2);
+		p53_put16(k + 4, c->conf->keepalive);
+		rdlen = (uint16_t)(rdlen + KEEPALIVE_LEN);
+		p53_put16(p + 9, rdlen);
+	}
+	/* EDE only goes on answers that carry no records, so it always fits in `max`. */
+	if (c->ede != 0 && (uint32_t)w->pos + OPT_LEN + rdlen + 6 <= c->max) {
 		uint8_t *e = p + OPT_LEN + rdlen;
 		p53_put16(e, P53_EDNS_EDE);
 		p53_put16(e + 2, 2);
@@ -749,7 +760,8 @@ static uint16_t our_payload(const struct p53_answer_conf *conf)
 	return conf->edns_max_payload < UDP_MIN ? UDP_MIN : conf->edns_max_payload;
 }
 
-/* Response size: RFC 6891 §6.2.3-5, clamped to [512, our maximum] and to the buffer. */
+/* Response size: RFC 6891 §6.2.3-5, clamped to [512, our maximum] and to the buffer; on TCP
+ * the 16-bit length field is the only limit. */
 static uint16_t size_limit(const struct p53_answer_conf *conf, const struct p53_query *q,
 			   uint16_t cap)
 {
@@ -760,6 +772,7 @@ static uint16_t size_limit(const struct p53_answer_conf *conf, const struct p53_
 		if (max > our_payload(conf))
 			max = our_payload(conf);
 	}
+	max |= conf->tcp_limit; /* 65535 on TCP (RFC 7766 §8), 0 on UDP */
 	return max > cap ? cap : max;
 }
 

@@ -24,6 +24,13 @@ struct p53_answer_conf {
 	const uint8_t *version;         /* version.bind/version.server answer */
 	uint8_t version_len;            /* 0: REFUSED, the default (do not advertise versions) */
 	uint16_t edns_max_payload;      /* our UDP payload size, 512..4096 (RFC 6891 §6.2.5) */
+	/* TCP (control/tcp/); both 0 on UDP. */
+	uint16_t tcp_limit;             /* 65535: a response may use all a TCP length field allows,
+					   whatever the client's EDNS size (RFC 7766 §8). OR-ed into
+					   the size limit, so UDP pays one instruction, no branch */
+	uint16_t keepalive;             /* idle timeout in units of 100 ms, sent in
+					   edns-tcp-keepalive to a query that carried the option
+					   (RFC 7828 §3.3.2) */
 };
 
 /* Outcome classes beyond the RCODE, for counters. */

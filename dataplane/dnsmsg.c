@@ -197,6 +197,9 @@ static enum p53_msg_status parse_opt(struct p53_wire *w, struct p53_query *q, ui
 			q->ecs_off = (uint16_t)(data - w->start);
 			q->ecs_len = olen;
 			break;
+		case P53_EDNS_TCP_KEEPALIVE:
+			q->keepalive = olen == 0 ? 1 : 2;
+			break;
 		default:
 			break; /* RFC 6891 §6.1.2: unknown options are ignored */
 		}
@@ -212,6 +215,7 @@ enum p53_msg_status p53_msg_parse(const uint8_t *msg, size_t len, struct p53_que
 	q->tsig = 0;
 	q->nsid = 0;
 	q->ecs = 0;
+	q->keepalive = 0; /* beside ecs: the two stores merge into one */
 	q->trailing = 0;
 	q->qname_len = 0;
 	if (len < P53_DNS_HDR_LEN)

@@ -42,7 +42,10 @@ enum {
 enum { P53_C_IN = 1, P53_C_CH = 3, P53_C_ANY = 255 };
 
 /* EDNS option codes (IANA registry). */
-enum { P53_EDNS_NSID = 3, P53_EDNS_ECS = 8, P53_EDNS_EDE = 15 };
+enum {
+	P53_EDNS_NSID = 3, P53_EDNS_ECS = 8, P53_EDNS_COOKIE = 10, P53_EDNS_TCP_KEEPALIVE = 11,
+	P53_EDNS_EDE = 15,
+};
 
 /* TSIG error codes we send (RFC 8945 §3). */
 enum { P53_TSIG_BADKEY = 17 };
@@ -92,6 +95,10 @@ struct p53_query {
 	uint8_t nsid;                   /* NSID requested (RFC 5001) */
 	uint16_t edns_payload;          /* requestor's UDP payload size, as sent */
 	uint8_t ecs;                    /* ECS option present (RFC 7871); parsed by the steering work */
+	uint8_t keepalive;              /* edns-tcp-keepalive (RFC 7828): 0 absent, 1 empty (what a
+					   query carries), 2 with a TIMEOUT (RFC 7828 §3.2.1 forbids
+					   that in queries: control/tcp/ answers it FORMERR, UDP
+					   ignores the option, §3.3.1) */
 	uint16_t ecs_off, ecs_len;      /* the option's data in the message */
 
 	/* TSIG (RFC 8945): valid when tsig = 1; offsets into the message. The key name is the

@@ -9,6 +9,7 @@ PKGS=(
 	libldns-dev ldnsutils libmaxminddb-dev libyaml-dev libcmocka-dev libmicrohttpd-dev libjansson-dev
 	libmnl-dev libsystemd-dev frr bird2 exabgp
 	knot knot-dnsutils knot-dnssecutils nsd dnsperf
+	knot knot-dnsutils knot-dnssecutils nsd dnsperf bind9-dnsutils
 	iproute2 iputils-ping tcpdump ethtool procps psmisc util-linux coreutils curl time
 	python3-dnspython python3-yaml
 	valgrind gnuplot-nox

@@ -231,6 +231,7 @@ static const struct p53_conf_key top_keys[] = {
 	{ .name = "zones", .fn = key_zones, .required = true },
 	{ .name = "health", .fn = p53_health_conf_section, .off = offsetof(struct p53_config, health) },
 	{ .name = "anycast", .fn = p53_anycast_conf_section, .off = offsetof(struct p53_config, anycast) },
+	{ .name = "tcp", .fn = p53_tcp_conf_section, .off = offsetof(struct p53_config, tcp) },
 };
 
 _Static_assert(P53_CONF_NKEYS(dataplane_keys) <= P53_CONF_MAX_KEYS, "P53_CONF_MAX_KEYS");
@@ -307,6 +308,7 @@ int p53_config_load(const char *path, struct p53_config *cfg, char *err, size_t 
 	cfg->replicas = P53_REPLICAS_PER_CORE;
 	cfg->watch_debounce_ms = 500;
 	cfg->metrics_enabled = true;
+	p53_tcp_conf_defaults(&cfg->tcp);
 	cfg->path = strdup(path);
 	if (cfg->path == NULL) {
 		snprintf(err, errlen, "%s: out of memory", path);

@@ -14,6 +14,7 @@
 
 #include "control/anycast/conf.h"
 #include "control/health/conf.h"
+#include "control/tcp/tcp_conf.h"
 
 #define P53_CONFIG_MAX_ADDRS   64
 #define P53_CONFIG_MAX_EAL     64
@@ -77,6 +78,7 @@ struct p53_config {
 
 	struct p53_health_conf health;  /* health: (control/health/conf.h) */
 	struct p53_anycast_conf anycast; /* anycast: (control/anycast/conf.h) */
+	struct p53_tcp_conf tcp;        /* tcp: (control/tcp/tcp_conf.h) */
 };
 
 /**

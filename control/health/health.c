@@ -106,7 +106,13 @@ static bool workers_ok(const struct p53_daemon *d, uint64_t bound_ms, bool *crit
 
 	*critical = true;
 	if (d->dp.stuck >= 0) {
-		snprintf(err, len, "worker %d is stuck: it missed an RCU grace period", d->dp.stuck);
+		/* qsbr ids past the workers are TCP threads: a reload is stuck on them all the same. */
+		if ((unsigned int)d->dp.stuck < d->dp.n_workers)
+			snprintf(err, len, "worker %d is stuck: it missed an RCU grace period",
+				 d->dp.stuck);
+		else
+			snprintf(err, len, "TCP thread %u is stuck: it missed an RCU grace period",
+				 (unsigned int)d->dp.stuck - d->dp.n_workers);
 		return false;
 	}
 	for (unsigned int i = 0; i < d->dp.n_workers; i++) {

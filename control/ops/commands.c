@@ -94,6 +94,7 @@ static void json_series(void *arg, const struct p53_family *fam, const char *lab
 {
 	json_t *o = arg;
 	const char *dot = strchr(fam->json, '.');
+	const char *fam_key = fam->json;
 	char outer[32];
 
 	if (dot != NULL) {
@@ -103,17 +104,21 @@ static void json_series(void *arg, const struct p53_family *fam, const char *lab
 			sub = json_object();
 			json_object_set_new(o, outer, sub);
 		}
-		json_object_set_new(sub, dot + 1, json_integer((json_int_t)v));
-		return;
+		if (label == NULL) {
+			json_object_set_new(sub, dot + 1, json_integer((json_int_t)v));
+			return;
+		}
+		o = sub; /* "a.b" with a label: b is an object of labels inside a */
+		fam_key = dot + 1;
 	}
 	if (label == NULL) {
 		json_object_set_new(o, fam->json, json_integer((json_int_t)v));
 		return;
 	}
-	json_t *sub = json_object_get(o, fam->json);
+	json_t *sub = json_object_get(o, fam_key);
 	if (sub == NULL) {
 		sub = json_object();
-		json_object_set_new(o, fam->json, sub);
+		json_object_set_new(o, fam_key, sub);
 	}
 	json_object_set_new(sub, label, json_integer((json_int_t)v));
 }

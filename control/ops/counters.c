@@ -15,6 +15,8 @@ const char *const p53_kind_names[P53_ANS__MAX] = {
 enum {
 	F_RX, F_TX, F_TX_FAIL, F_QUERIES, F_ANSWERED, F_TC, F_TRAILING, F_NOTIFY, F_NOTIFY_LOST,
 	F_RCODE, F_QTYPE, F_KIND, F_DROPS, F_MALFORMED,
+	F_TCP_ACCEPTED, F_TCP_OPEN, F_TCP_REFUSED, F_TCP_CLOSED, F_TCP_QUERIES, F_TCP_RESPONSES,
+	F_TCP_BYTES_IN, F_TCP_BYTES_OUT,
 	F_PORT_IN, F_PORT_OUT, F_PORT_MISSED, F_PORT_IERR, F_PORT_OERR, F_PORT_NOMBUF,
 	F__MAX
 };
@@ -34,6 +36,14 @@ static const struct p53_family families[F__MAX] = {
 	[F_KIND] = { "pop53_answers_total", "answers", "kind", P53_COUNTER, "responses by outcome" },
 	[F_DROPS] = { "pop53_drops_total", "drops", "reason", P53_COUNTER, "frames and messages dropped without a response, by reason" },
 	[F_MALFORMED] = { "pop53_malformed_total", "malformed", "reason", P53_COUNTER, "malformed queries answered FORMERR, by defect" },
+	[F_TCP_ACCEPTED] = { "pop53_tcp_connections_total", "tcp.accepted", NULL, P53_COUNTER, "TCP connections taken on" },
+	[F_TCP_OPEN] = { "pop53_tcp_open_connections", "tcp.open", NULL, P53_GAUGE, "TCP connections open now" },
+	[F_TCP_REFUSED] = { "pop53_tcp_refused_total", "tcp.refused", "reason", P53_COUNTER, "TCP connections closed as soon as accepted, by reason" },
+	[F_TCP_CLOSED] = { "pop53_tcp_closed_total", "tcp.closed", "reason", P53_COUNTER, "TCP connections closed, by reason" },
+	[F_TCP_QUERIES] = { "pop53_tcp_queries_total", "tcp.queries", NULL, P53_COUNTER, "DNS messages received over TCP" },
+	[F_TCP_RESPONSES] = { "pop53_tcp_responses_total", "tcp.responses", NULL, P53_COUNTER, "DNS responses sent over TCP" },
+	[F_TCP_BYTES_IN] = { "pop53_tcp_received_bytes_total", "tcp.bytes_in", NULL, P53_COUNTER, "bytes received on TCP connections, length fields included" },
+	[F_TCP_BYTES_OUT] = { "pop53_tcp_sent_bytes_total", "tcp.bytes_out", NULL, P53_COUNTER, "bytes sent on TCP connections" },
 	[F_PORT_IN] = { "pop53_port_rx_packets_total", "port.ipackets", NULL, P53_COUNTER, "packets the port received" },
 	[F_PORT_OUT] = { "pop53_port_tx_packets_total", "port.opackets", NULL, P53_COUNTER, "packets the port sent" },
 	[F_PORT_MISSED] = { "pop53_port_rx_missed_total", "port.imissed", NULL, P53_COUNTER, "packets the port dropped for lack of room" },
@@ -80,6 +90,16 @@ void p53_counters_walk(const struct p53_totals *t, const struct p53_port_totals 
 	fn(arg, &f[F_DROPS], "dns_qr", t->ans.msg[P53_MSG_RESPONSE]);
 	for (int i = P53_MSG_QDCOUNT; i < P53_MSG__MAX; i++)
 		fn(arg, &f[F_MALFORMED], p53_msg_status_names[i], t->ans.msg[i]);
+	fn(arg, &f[F_TCP_ACCEPTED], NULL, t->tcp.accepted);
+	fn(arg, &f[F_TCP_OPEN], NULL, t->tcp_open);
+	for (int i = 0; i < P53_TCP_REFUSE__MAX; i++)
+		fn(arg, &f[F_TCP_REFUSED], p53_tcp_refuse_names[i], t->tcp.refused[i]);
+	for (int i = 0; i < P53_TCP_CLOSE__MAX; i++)
+		fn(arg, &f[F_TCP_CLOSED], p53_tcp_close_names[i], t->tcp.closed[i]);
+	fn(arg, &f[F_TCP_QUERIES], NULL, t->tcp.queries);
+	fn(arg, &f[F_TCP_RESPONSES], NULL, t->tcp.responses);
+	fn(arg, &f[F_TCP_BYTES_IN], NULL, t->tcp.bytes_in);
+	fn(arg, &f[F_TCP_BYTES_OUT], NULL, t->tcp.bytes_out);
 	if (port != NULL && port->valid) {
 		fn(arg, &f[F_PORT_IN], NULL, port->ipackets);
 		fn(arg, &f[F_PORT_OUT], NULL, port->opackets);
@@ -118,13 +138,30 @@ void p53_totals_sum(const struct p53_worker *workers, unsigned int n, struct p53
 	}
 }
 
+void p53_totals_add_tcp(struct p53_totals *t, const struct p53_tcp_stats *tcp)
+{
+	uint64_t closed = 0;
+
+	t->tcp = *tcp;
+	add((uint64_t *)&t->ans, (const uint64_t *)&tcp->ans, N64(tcp->ans));
+	t->answered += tcp->responses;
+	t->notify += tcp->notify;
+	t->notify_lost += tcp->notify_lost;
+	for (int i = 0; i < P53_TCP_CLOSE__MAX; i++)
+		closed += tcp->closed[i];
+	/* Read racily while threads run: never show a negative count. */
+	t->tcp_open = tcp->accepted > closed ? tcp->accepted - closed : 0;
+}
+
 void p53_totals_sub(struct p53_totals *t, const struct p53_totals *base)
 {
 	uint64_t *d = (uint64_t *)t;
 	const uint64_t *b = (const uint64_t *)base;
+	uint64_t open = t->tcp_open;
 
 	for (size_t i = 0; i < N64(*t); i++)
 		d[i] -= b[i];
+	t->tcp_open = open;
 }
 
 const char *p53_rcode_name(unsigned int rcode, char *buf, size_t len)

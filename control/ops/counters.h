@@ -14,12 +14,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "control/tcp/tcp_stats.h"
 #include "dataplane/worker.h"
 
 struct p53_totals {
 	uint64_t rx, tx, tx_fail, answered, no_answer, multiseg, notify, notify_lost;
 	uint64_t drop[P53_PKT_DROP__MAX];
-	struct p53_answer_stats ans;
+	struct p53_answer_stats ans;    /* workers and TCP threads */
+	struct p53_tcp_stats tcp;       /* the TCP threads' own (p53_totals_add_tcp) */
+	uint64_t tcp_open;              /* gauge: TCP connections open now (never reset) */
 };
 
 /* Port counters (rte_eth_stats), walked after the totals when the port has them. */
@@ -52,7 +55,13 @@ void p53_counters_walk(const struct p53_totals *t, const struct p53_port_totals 
 /** out = the sum of the workers' counters. */
 void p53_totals_sum(const struct p53_worker *workers, unsigned int n, struct p53_totals *out);
 
-/** t -= base, counter by counter. */
+/**
+ * Add the TCP threads' counters: t->tcp, their responder counters into t->ans, responses into
+ * t->answered, NOTIFY events into t->notify; t->tcp_open from accepted minus closed.
+ */
+void p53_totals_add_tcp(struct p53_totals *t, const struct p53_tcp_stats *tcp);
+
+/** t -= base, counter by counter (t->tcp_open, a gauge, is kept). */
 void p53_totals_sub(struct p53_totals *t, const struct p53_totals *base);
 
 /** Name of an RCODE (0..16), "RCODE<N>" for others. */

@@ -32,7 +32,7 @@ static void usage(FILE *f)
 		"usage: pop53ctl [-s SOCKET] [--json] COMMAND\n"
 		"commands:\n"
 		"  status                 version, uptime, workers, port, zones and serials\n"
-		"  stats [--reset]        counters: queries, RCODEs, QTYPEs, drops, TC, port\n"
+		"  stats [--reset]        counters: queries, RCODEs, QTYPEs, drops, TC, port, TCP\n"
 		"  workers                per-worker counters, heartbeat age, idle ratio\n"
 		"  zone list              zones with serials and files\n"
 		"  zone reload [NAME]     recompile the zones and swap them in\n"
@@ -235,6 +235,16 @@ static void print_human(const char *cmd, const char *sub, const json_t *r)
 		print_map("drops", json_object_get(s, "drops"));
 		print_map("malformed", json_object_get(s, "malformed"));
 		print_map("port", json_object_get(s, "port"));
+		const json_t *tcp = json_object_get(s, "tcp");
+		if (tcp != NULL) {
+			printf("tcp: accepted %" JSON_INTEGER_FORMAT ", open %" JSON_INTEGER_FORMAT
+			       ", queries %" JSON_INTEGER_FORMAT ", responses %" JSON_INTEGER_FORMAT
+			       ", bytes in %" JSON_INTEGER_FORMAT ", out %" JSON_INTEGER_FORMAT "\n",
+			       geti(tcp, "accepted"), geti(tcp, "open"), geti(tcp, "queries"),
+			       geti(tcp, "responses"), geti(tcp, "bytes_in"), geti(tcp, "bytes_out"));
+			print_map("tcp refused", json_object_get(tcp, "refused"));
+			print_map("tcp closed", json_object_get(tcp, "closed"));
+		}
 		if (json_is_true(json_object_get(r, "reset")))
 			printf("counters reset\n");
 	} else if (strcmp(cmd, "workers") == 0) {

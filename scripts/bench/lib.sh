@@ -271,6 +271,8 @@ bench_dnsperf() {
 #   Queries per second:   99997.771060
 #   Average Latency (s):  0.000129 (min 0.000021, max 0.003127)
 #   Latency StdDev (s):   0.000080
+# With -m tcp a "Connection Statistics" part follows with its own Average Latency and StdDev
+# (of connection set-up): the first ones, the queries', are taken.
 bench_parse_dnsperf() {
 	awk '
 		/Queries sent:/        { s = $3 }
@@ -278,8 +280,8 @@ bench_parse_dnsperf() {
 		/Queries lost:/        { l = $4; gsub(/[()%]/, "", l) }
 		/Average packet size:/ { rq = $5; rs = $7; sub(/,/, "", rq) }
 		/Queries per second:/  { q = $4 }
-		/Average Latency \(s\):/ { a = $4; m = $8; sub(/\)/, "", m) }
-		/Latency StdDev \(s\):/ { d = $4 }
+		/Average Latency \(s\):/ && a == "" { a = $4; m = $8; sub(/\)/, "", m) }
+		/Latency StdDev \(s\):/ && d == "" { d = $4 }
 		END { if (q == "") exit 1
 			printf "%s %s %s %s %s %s %s %s %s\n", q, (l == "" ? 0 : l), (a == "" ? 0 : a),
 				(d == "" ? 0 : d), (m == "" ? 0 : m), s, c, (rq == "" ? 0 : rq), (rs == "" ? 0 : rs) }' "$1"
@@ -419,4 +421,16 @@ zone:
 CONF
 	} >"$dir/nsd.conf"
 	echo "$ctl"
+}
+
+# The threads of a process and the CPUs each may run on, one "name(tid) cpus" per thread,
+# separated by ", ". Usage: bench_thread_affinity PID
+bench_thread_affinity() {
+	local t out=() comm cpus
+	for t in /proc/"$1"/task/*; do
+		comm=$(cat "$t/comm" 2>/dev/null) || continue
+		cpus=$(awk '/^Cpus_allowed_list:/ {print $2}' "$t/status" 2>/dev/null)
+		out+=("$comm(${t##*/}) $cpus")
+	done
+	local IFS=,; echo "${out[*]}" | sed 's/,/, /g'
 }

@@ -11,7 +11,8 @@
  *   ./fuzz -max_len=1500 CORPUS_COPY/
  * Without a fuzzer, as BIND does, main() replays the committed corpus (tests/fuzz/corpus)
  * and a fixed number of deterministic mutations of it, so `meson test` runs it on every
- * change. Invariants checked on every input: a response is 0 bytes (dropped) or at least a
+ * change. Each input is answered as UDP (two buffer sizes) and as TCP (tcp_limit, 64 KiB
+ * buffer). Invariants checked on every input: a response is 0 bytes (dropped) or at least a
  * header, never longer than the buffer it may use, keeps the query ID, has QR set, and holds
  * exactly the question and records its header counts.
  */
@@ -31,6 +32,12 @@ static void *img;
 static struct p53_answer_conf conf = {
 	.identity = (const uint8_t *)"fuzz", .identity_len = 4,
 	.version = (const uint8_t *)"v", .version_len = 1, .edns_max_payload = 1232,
+};
+/* What control/tcp/ passes: no UDP size limit, the keepalive option answered. */
+static struct p53_answer_conf tcp_conf = {
+	.identity = (const uint8_t *)"fuzz", .identity_len = 4,
+	.version = (const uint8_t *)"v", .version_len = 1, .edns_max_payload = 1232,
+	.tcp_limit = 65535, .keepalive = 100,
 };
 static struct p53_answer_stats st;
 
@@ -82,7 +89,7 @@ static int wellformed(const uint8_t *m, uint16_t n)
 	return off == n;
 }
 
-static void check_dns(const uint8_t *data, size_t size, uint16_t cap)
+static void check_dns(const uint8_t *data, size_t size, uint16_t cap, const struct p53_answer_conf *cf)
 {
 	/* Exactly `size` bytes live in a heap block of that size plus room to answer, so an
 	 * over-read of the query shows under ASAN as a read past what was initialised. */
@@ -90,7 +97,7 @@ static void check_dns(const uint8_t *data, size_t size, uint16_t cap)
 	uint16_t len = size > cap ? cap : (uint16_t)size;
 
 	memcpy(buf, data, len);
-	uint16_t n = p53_answer(img, &conf, buf, len, cap, &st);
+	uint16_t n = p53_answer(img, cf, buf, len, cap, &st);
 	if (n != 0) {
 		if (n < 12 || n > cap)
 			abort();
@@ -112,8 +119,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		load_image();
 	if (size > 4096)
 		return 0;
-	check_dns(data, size, CAP);
-	check_dns(data, size, (uint16_t)(size > 512 ? size : 512)); /* tight buffers too */
+	check_dns(data, size, CAP, &conf);
+	check_dns(data, size, (uint16_t)(size > 512 ? size : 512), &conf); /* tight buffers too */
+	check_dns(data, size, 65535, &tcp_conf); /* a TCP message buffer */
 	/* As a frame: if it parses, answer its payload and rewrite it in place. */
 	uint8_t *frame = malloc(CAP + 64);
 	memcpy(frame, data, size > CAP ? CAP : size);

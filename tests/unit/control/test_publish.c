@@ -183,7 +183,7 @@ static int setup(void **state)
 	snprintf(zone_file, sizeof(zone_file), "%s/tests/differential/zones/diff.test.zone", P53_SRCDIR);
 	workers[0].lcore = rte_lcore_id();
 	memcpy(workers[0].mac, SRV_MAC, 6);
-	return p53_dataplane_init(&dp, workers, 1, P53_REPLICAS_PER_CORE);
+	return p53_dataplane_init(&dp, workers, 1, 0, P53_REPLICAS_PER_CORE);
 }
 
 static int teardown(void **state)

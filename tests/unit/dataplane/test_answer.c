@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -612,6 +613,186 @@ static void test_chaos(void **state)
 	assert_int_equal(RCODE(&r), 5);         /* no version configured */
 }
 
+/* --- TCP (conf.tcp_limit, conf.keepalive): control/tcp/ answers with these ------------------- */
+
+static uint16_t tcp_ask(const void *image, const struct p53_answer_conf *cf, uint8_t *buf,
+			uint16_t cap, const char *name, uint16_t type, uint16_t edns)
+{
+	struct p53_answer_stats st;
+
+	memset(&st, 0, sizeof(st));
+	uint16_t len = query(buf, name, type, 1, edns);
+	return p53_answer(image, cf, buf, len, cap, &st);
+}
+
+/* RFC 7766 §8: over TCP a response is never cut to the UDP size, with or without EDNS. */
+static void test_tcp_no_truncation(void **state)
+{
+	(void)state;
+	static uint8_t buf[65535];
+	struct p53_answer_conf tcp = conf;
+	struct resp r;
+
+	tcp.tcp_limit = 65535;
+	uint16_t n = tcp_ask(img, &tcp, buf, sizeof(buf), "big.diff.test", 1, 0);
+	decode(buf, n, &r);
+	assert_false(TC(&r));
+	assert_int_equal(has(&r, AN, "big.diff.test.", 1), 60);
+	assert_true(n > 512);
+	n = tcp_ask(img, &tcp, buf, sizeof(buf), "big.diff.test", 1, 512);
+	decode(buf, n, &r);
+	assert_false(TC(&r));
+	assert_int_equal(has(&r, AN, "big.diff.test.", 1), 60);
+	/* The same query over UDP still gets TC: tcp_limit 0 changes nothing there. */
+	n = tcp_ask(img, &conf, buf, sizeof(buf), "big.diff.test", 1, 0);
+	decode(buf, n, &r);
+	assert_true(TC(&r));
+}
+
+/* The OPT's options as (code, data) pairs; returns how many, -1 without an OPT. */
+static int opt_options(const uint8_t *m, uint16_t n, uint16_t codes[8], uint16_t vals[8])
+{
+	/* The OPT is the last record and ours are written in order: walk from its RDATA. */
+	for (uint16_t off = 12; off + 11 <= n; off++) {
+		if (m[off] != 0 || m[off + 1] != 0 || m[off + 2] != 41)
+			continue;
+		uint16_t rdlen = (uint16_t)(m[off + 9] << 8 | m[off + 10]);
+		if (off + 11 + rdlen != n)
+			continue;
+		int k = 0;
+		for (uint16_t o = (uint16_t)(off + 11); o + 4 <= n && k < 8; k++) {
+			uint16_t ol = (uint16_t)(m[o + 2] << 8 | m[o + 3]);
+			codes[k] = (uint16_t)(m[o] << 8 | m[o + 1]);
+			vals[k] = ol >= 2 ? (uint16_t)(m[o + 4] << 8 | m[o + 5]) : 0xffff;
+			o = (uint16_t)(o + 4 + ol);
+		}
+		return k;
+	}
+	return -1;
+}
+
+/* RFC 7828 §3.3.2: on TCP a query carrying edns-tcp-keepalive learns the idle timeout; on
+ * UDP the option is ignored (§3.3.1), and a query without it gets none. */
+static void test_tcp_keepalive(void **state)
+{
+	(void)state;
+	static uint8_t buf[65535];
+	struct p53_answer_conf tcp = conf;
+	uint16_t codes[8], vals[8];
+	static const struct {
+		const char *what;
+		int tcp, with_option;
+		int want; /* the keepalive value expected in the response, -1 for no option */
+	} rows[] = {
+		{"TCP query with the option gets the timeout (100 ms units)", 1, 1, 100},
+		{"TCP query without the option gets none", 1, 0, -1},
+		{"UDP query with the option: ignored, no option sent", 0, 1, -1},
+	};
+
+	tcp.tcp_limit = 65535;
+	tcp.keepalive = 100;
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		print_message("case: %s\n", rows[i].what);
+		uint16_t len = query(buf, "www.diff.test", 1, 1, 1232);
+		if (rows[i].with_option) {
+			static const uint8_t ka[4] = {0, 11, 0, 0};
+			memcpy(buf + len, ka, sizeof(ka));
+			buf[len - 1] = 4; /* OPT RDLENGTH (the OPT is the last 11 bytes) */
+			len = (uint16_t)(len + 4);
+		}
+		struct p53_answer_stats st;
+		memset(&st, 0, sizeof(st));
+		uint16_t n = p53_answer(img, rows[i].tcp ? &tcp : &conf, buf, len, sizeof(buf), &st);
+		assert_int_equal(buf[3] & 0xf, 0);
+		int k = opt_options(buf, n, codes, vals);
+		assert_true(k >= 0);
+		int found = -1;
+		for (int j = 0; j < k; j++)
+			if (codes[j] == 11)
+				found = vals[j];
+		assert_int_equal(found, rows[i].want);
+	}
+}
+
+/*
+ * A response far past 16 KiB: compression pointers have 14 bits, so names written after
+ * offset 0x3fff must never become pointer targets. 700 MX records with distinct targets (each
+ * with an A record, added to the additional section) take about 18 KB; every name in the
+ * response must decode to what the zone says.
+ */
+static void test_tcp_past_16k(void **state)
+{
+	(void)state;
+	static uint8_t buf[65535];
+	char path[] = "/tmp/p53-test-tcp16k.XXXXXX";
+	char err[512], name[256];
+	int fd = mkstemp(path);
+	size_t len;
+	enum { N = 700 };
+
+	assert_true(fd >= 0);
+	FILE *f = fdopen(fd, "w");
+	assert_non_null(f);
+	fprintf(f, "$ORIGIN big.test.\n$TTL 300\n@ SOA ns hostmaster 1 3600 600 86400 300\n@ NS ns\nns A 192.0.2.1\n");
+	for (int i = 0; i < N; i++)
+		fprintf(f, "mx MX %d host%04d\nhost%04d A 10.%d.%d.1\n", i % 100, i, i, i / 256, i % 256);
+	fclose(f);
+	struct p53_zone_src z = {.name = "big.test.", .file = path};
+	void *big = p53_image_build(&z, 1, &len, err, sizeof(err), NULL, NULL);
+	unlink(path);
+	if (big == NULL)
+		fprintf(stderr, "build failed: %s\n", err);
+	assert_non_null(big);
+
+	struct p53_answer_conf tcp = conf;
+	tcp.tcp_limit = 65535;
+	uint16_t n = tcp_ask(big, &tcp, buf, sizeof(buf), "mx.big.test", 15, 1232);
+	assert_true(n > 0x4000);
+	assert_int_equal(buf[2] & 0x02, 0);                     /* no TC */
+	assert_int_equal(buf[3] & 0xf, 0);
+	assert_int_equal(buf[6] << 8 | buf[7], N);              /* every MX */
+	uint16_t ar = (uint16_t)(buf[10] << 8 | buf[11]);
+	assert_true(ar >= 2);                                   /* some targets' A records and OPT */
+
+	uint16_t off = 12, seen[N] = {0};
+	assert_int_equal(get_name(buf, n, off, name, &off), 0);
+	off = (uint16_t)(off + 4);
+	for (int i = 0; i < N; i++) {
+		assert_int_equal(get_name(buf, n, off, name, &off), 0);
+		assert_string_equal(name, "mx.big.test.");
+		assert_int_equal(buf[off] << 8 | buf[off + 1], 15);
+		uint16_t rdlen = (uint16_t)(buf[off + 8] << 8 | buf[off + 9]);
+		uint16_t rd = (uint16_t)(off + 10);
+		char target[256];
+		int pref = buf[rd] << 8 | buf[rd + 1];
+		assert_int_equal(get_name(buf, n, (uint16_t)(rd + 2), target, NULL), 0);
+		unsigned host;
+		assert_int_equal(sscanf(target, "host%4u.big.test.", &host), 1);
+		assert_true(host < N);
+		assert_int_equal(pref, (int)(host % 100));
+		seen[host]++;
+		off = (uint16_t)(rd + rdlen);
+	}
+	for (int i = 0; i < N; i++)
+		assert_int_equal(seen[i], 1);
+	for (int i = 0; i < ar; i++) {
+		assert_int_equal(get_name(buf, n, off, name, &off), 0);
+		uint16_t type = (uint16_t)(buf[off] << 8 | buf[off + 1]);
+		uint16_t rdlen = (uint16_t)(buf[off + 8] << 8 | buf[off + 9]);
+		if (type == 1) {
+			unsigned host;
+			assert_int_equal(sscanf(name, "host%4u.big.test.", &host), 1);
+			assert_int_equal(buf[off + 11], host / 256);
+			assert_int_equal(buf[off + 12], host % 256);
+		} else {
+			assert_int_equal(type, 41);
+		}
+		off = (uint16_t)(off + 10 + rdlen);
+	}
+	assert_int_equal(off, n);
+	free(big);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -635,6 +816,9 @@ int main(void)
 		cmocka_unit_test(test_deep_names),
 		cmocka_unit_test(test_refused_and_second_zone),
 		cmocka_unit_test(test_chaos),
+		cmocka_unit_test(test_tcp_no_truncation),
+		cmocka_unit_test(test_tcp_keepalive),
+		cmocka_unit_test(test_tcp_past_16k),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -331,6 +331,38 @@ static void test_opt_echo(void **state)
 	assert_int_equal(opt[15] << 8 | opt[16], 20);
 }
 
+/* edns-tcp-keepalive (RFC 7828) is reported, not judged: empty (as a query must send it), with a
+ * TIMEOUT (which only TCP refuses), absent; each row says what it carries. */
+static void test_keepalive_option(void **state)
+{
+	(void)state;
+	static const uint8_t none[] = {HDR(1, 0, 1, 0, 0, 1), QNAME, QTAIL, OPT(0, 0)};
+	static const uint8_t empty[] = {HDR(1, 0, 1, 0, 0, 1), QNAME, QTAIL, OPT(0, 4), 0, 11, 0, 0};
+	static const uint8_t timeout[] = {HDR(1, 0, 1, 0, 0, 1), QNAME, QTAIL, OPT(0, 6), 0, 11, 0, 2,
+		0, 100};
+	static const uint8_t after_nsid[] = {HDR(1, 0, 1, 0, 0, 1), QNAME, QTAIL, OPT(0, 8), 0, 3, 0, 0,
+		0, 11, 0, 0};
+	static const struct {
+		const char *what;
+		const uint8_t *msg;
+		size_t len;
+		uint8_t keepalive;
+	} kr[] = {
+		{"OPT without options: no keepalive", none, sizeof(none), 0},
+		{"keepalive with length 0: present, as a query sends it", empty, sizeof(empty), 1},
+		{"keepalive with a TIMEOUT: reported for the transport to judge", timeout, sizeof(timeout), 2},
+		{"keepalive after NSID is found too", after_nsid, sizeof(after_nsid), 1},
+	};
+
+	for (size_t i = 0; i < sizeof(kr) / sizeof(kr[0]); i++) {
+		struct p53_query q;
+		print_message("case: %s\n", kr[i].what);
+		memset(&q, 0x55, sizeof(q)); /* the parser must clear it itself */
+		assert_int_equal(p53_msg_parse(kr[i].msg, kr[i].len, &q), P53_MSG_OK);
+		assert_int_equal(q.keepalive, kr[i].keepalive);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -338,6 +370,7 @@ int main(void)
 		cmocka_unit_test(test_prefixes),
 		cmocka_unit_test(test_opt_echo),
 		cmocka_unit_test(test_tsig_located),
+		cmocka_unit_test(test_keepalive_option),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
