@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "dataplane/dnssec.h"
 #include "dataplane/image.h"
 
 static int in_bounds(uint64_t size, uint64_t off, uint64_t len)
@@ -25,7 +26,7 @@ int p53_image_check(const void *img, size_t len)
 	    !in_bounds(len, h->names_off, 0) || !in_bounds(len, h->rdata_off, 0) ||
 	    !in_bounds(len, h->adds_off, 0))
 		return -EINVAL;
-	return 0;
+	return p53_dnssec_image_check(img, len);
 }
 
 uint32_t p53_image_find(const void *img, const uint8_t *name, size_t len, uint32_t hash)

@@ -32,22 +32,6 @@
 #include "dataplane/image.h"
 #include "dataplane/name.h"
 
-/* Build state beyond the loader's: RRsets, the index and additional lists. */
-struct build {
-	struct p53_zb zb;
-	uint32_t *apexes;               /* zone indices sorted by apex name */
-	struct p53_image_rrset *rrsets;
-	uint32_t *rs_rec;               /* first kept record of each RRset */
-	uint32_t *rs_first;             /* record of each RRset seen first (messages) */
-	size_t n_rrsets, rrsets_cap, rs_rec_cap, rs_first_cap;
-	size_t n_kept;                  /* records after duplicate removal */
-	uint64_t *slots;
-	uint32_t hash_mask;
-	uint32_t *adds;
-	size_t n_adds, adds_cap;
-	size_t rdata_len;
-};
-
 #define IMAGE_WHERE "(image):0" /* for limits of the whole image, not of one file */
 
 static const uint8_t *canon(const struct p53_zb *b, const struct p53_zb_rec *r, size_t *len)
@@ -516,7 +500,7 @@ static int slots_make(struct build *s)
 	s->hash_mask = (uint32_t)(count - 1);
 	for (uint32_t n = 0; n < b->n_nodes; n++) {
 		uint32_t h = b->nx[n].hash, i;
-		if (b->nx[n].shadowed)
+		if (b->nx[n].shadowed || (b->nodes[n].flags & P53_NODE_NSEC3))
 			continue;
 		for (i = h & s->hash_mask; s->slots[i] != 0; i = (i + 1) & s->hash_mask)
 			;
@@ -616,7 +600,17 @@ static void *layout(struct build *s, size_t *len)
 	h.rdata_off = (uint32_t)off;
 	off = align8(off + s->rdata_len);
 	h.adds_off = (uint32_t)off;
-	size = align8(off + s->n_adds * sizeof(uint32_t));
+	off = align8(off + s->n_adds * sizeof(uint32_t));
+	if (s->proofs != NULL) {
+		h.proofs_off = (uint32_t)off;
+		off = align8(off + b->n_nodes * sizeof(struct p53_image_proof));
+	}
+	h.n_chain = (uint32_t)s->n_chain;
+	h.chain_off = (uint32_t)off;
+	off = align8(off + s->n_chain * sizeof(uint32_t));
+	h.n_nsec3 = (uint32_t)s->n_nsec3;
+	h.nsec3_off = (uint32_t)off;
+	size = align8(off + s->n_nsec3 * sizeof(struct p53_image_nsec3));
 	/* Offsets are 32-bit (image.h). */
 	if (size > UINT32_MAX) {
 		p53_zb_err(b, IMAGE_WHERE, "image of %zu bytes exceeds the 4 GiB format limit", size);
@@ -635,6 +629,12 @@ static void *layout(struct build *s, size_t *len)
 	memcpy(img + h.names_off, b->names, b->names_len);
 	if (s->n_adds > 0)
 		memcpy(img + h.adds_off, s->adds, s->n_adds * sizeof(uint32_t));
+	if (s->proofs != NULL)
+		memcpy(img + h.proofs_off, s->proofs, b->n_nodes * sizeof(struct p53_image_proof));
+	if (s->n_chain > 0)
+		memcpy(img + h.chain_off, s->chain, s->n_chain * sizeof(uint32_t));
+	if (s->n_nsec3 > 0)
+		memcpy(img + h.nsec3_off, s->nsec3, s->n_nsec3 * sizeof(struct p53_image_nsec3));
 	rdata = img + h.rdata_off;
 	pos = 0;
 	for (size_t i = 0; i < s->n_rrsets; i++) {
@@ -656,7 +656,21 @@ static void *layout(struct build *s, size_t *len)
 			}
 			pos += r->wlen;
 		}
+		/* Its RRSIGs right after it, each with its own TTL (image.h). */
+		for (uint32_t k = s->rs_sig[i]; k < s->rs_sig[i] + rs->sig_count; k++) {
+			const struct p53_zb_rec *r = &b->recs[k];
+			rdata[pos] = 0xc0;
+			rdata[pos + 1] = 12;
+			memcpy(rdata + pos + P53_RR_OWNER_LEN, b->arena + r->off, r->wlen);
+			pos += P53_RR_OWNER_LEN + r->wlen;
+		}
 	}
+	/* NSEC3 salts point into their zone's NSEC3PARAM RDATA: algorithm, flags, iterations,
+	   salt length, salt (RFC 5155 §4.2). */
+	for (size_t z = 0; z < b->n_zones; z++)
+		if (s->n3param != NULL && s->n3param[z] != P53_NONE)
+			b->zones[z].salt_off = s->rrsets[s->n3param[z]].rdata_off + P53_RR_OWNER_LEN + 10 + 5;
+	memcpy(img + h.zones_off, b->zones, b->n_zones * sizeof(struct p53_image_zone));
 	memcpy(img + h.rrsets_off, s->rrsets, s->n_rrsets * sizeof(struct p53_image_rrset));
 	*len = size;
 	return img;
@@ -696,8 +710,9 @@ void *p53_image_build_files(const struct p53_zone_src *zones, size_t n, size_t *
 	for (uint32_t z = 0; z < n; z++)
 		if (p53_zone_load(b, z) < 0)
 			goto cleanup;
-	if (rrsets_make(&s) < 0 || rrsets_check(&s) < 0 || nodes_link(&s) < 0 ||
-	    zones_finish(&s) < 0 || slots_make(&s) < 0 || adds_make(&s) < 0)
+	if (rrsets_make(&s) < 0 || p53_dnssec_attach(&s) < 0 || rrsets_check(&s) < 0 ||
+	    nodes_link(&s) < 0 || zones_finish(&s) < 0 || p53_dnssec_build(&s) < 0 ||
+	    slots_make(&s) < 0 || adds_make(&s) < 0)
 		goto cleanup;
 	img = layout(&s, len);
 	if (img != NULL && files != NULL) {
@@ -708,6 +723,11 @@ void *p53_image_build_files(const struct p53_zone_src *zones, size_t n, size_t *
 		b->n_files = 0;
 	}
 cleanup:
+	free(s.nsec3);
+	free(s.chain);
+	free(s.proofs);
+	free(s.n3param);
+	free(s.rs_sig);
 	free(s.adds);
 	free(s.slots);
 	free(s.rs_first);
