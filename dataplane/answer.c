@@ -477,8 +477,9 @@ static int dname(struct ctx *c, const struct p53_image_node *d, int keep)
 	return set_name(c, target) == 0 ? NEXT : DONE;
 }
 
-/* QTYPE RRSIG: every RRSIG of the node, as one RRset (each RRset's are pre-encoded after it),
-   asked for by type so sent whatever DO says. Returns the records written, -1 when full. */
+/* QTYPE RRSIG: asked for by type, so sent whatever DO says. Like Knot, and in the spirit of
+   RFC 8482, not every RRSIG of the node: those of its first signed RRset (pre-encoded after
+   it). Returns the records written, -1 when full. */
 static int put_sigs(struct ctx *c, const struct p53_image_node *n)
 {
 	struct wr *w = &c->w;
@@ -512,7 +513,8 @@ static int put_sigs(struct ctx *c, const struct p53_image_node *n)
 				sig += P53_RR_OWNER_LEN + l;
 			}
 		}
-		count = (uint16_t)(count + rs->sig_count);
+		count = rs->sig_count;
+		break;
 	}
 	w->cnt[SEC_AN] = (uint16_t)(w->cnt[SEC_AN] + count);
 	return count;

@@ -95,13 +95,16 @@ int p53_dnssec_attach(struct build *s)
 		return p53_zb_err(b, "(image):0", "out of memory");
 	for (uint32_t n = 0; n < b->n_nodes; n++) {
 		struct p53_image_node *nd = &b->nodes[n];
-		uint32_t sig = P53_NONE, start = (uint32_t)keep;
+		uint32_t sig = P53_NONE, sig_rec = 0, sig_n = 0, start = (uint32_t)keep;
 
 		if (nd->n_rrsets == 0)
 			continue;
 		for (uint32_t i = nd->rrsets; i < nd->rrsets + nd->n_rrsets; i++) {
 			if (s->rrsets[i].type == T_RRSIG) {
+				/* Kept aside: compaction may overwrite its slot below. */
 				sig = i;
+				sig_rec = s->rs_rec[i];
+				sig_n = s->rrsets[i].count;
 				continue;
 			}
 			s->rrsets[keep] = s->rrsets[i];
@@ -117,7 +120,7 @@ int p53_dnssec_attach(struct build *s)
 		if (sig == P53_NONE)
 			continue;
 		/* Runs of RRSIGs with one Type Covered (they sort by it). */
-		uint32_t k = s->rs_rec[sig], end = k + s->rrsets[sig].count;
+		uint32_t k = sig_rec, end = sig_rec + sig_n;
 		struct p53_image_zone *zn = &b->zones[nd->zone];
 		while (k < end) {
 			const uint8_t *w = b->arena + b->recs[k].off;
