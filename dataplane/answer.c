@@ -124,6 +124,10 @@ static const uint8_t *hint_suffix(const struct wr *w, const uint8_t *name)
 		total -= 1u + *t;
 	if (total != w->hint_len)
 		return NULL;
+	/* Image owner names are canonical, and zone files are mostly lower case: try the
+	   plain comparison first. */
+	if (memcmp(t, w->hint, w->hint_len) == 0)
+		return t;
 	for (uint8_t i = 0; i < w->hint_len; i++)
 		if (p53_lower(t[i]) != w->hint[i])
 			return NULL;

@@ -7,7 +7,8 @@
 #                     delegated with a DS, child.nsec.test a signed child zone with its DS here
 #   child.nsec.test   ldns-signzone, NSEC
 #   nsec3.test        ldns-signzone -n -p: NSEC3 with opt-out, salt and 2 extra iterations
-#   knot.test         kzonesign (knot-dnssecutils): NSEC3 without opt-out, no salt, 0
+#   knot.test         kzonesign (knot-dnssecutils): NSEC3 with opt-out (insecure delegations
+#                     left out of the chain), no salt, 0
 #                     iterations (RFC 9276), Knot's own policy engine and key store
 #
 # Writes OUTDIR/<zone>.zone (signed) and OUTDIR/anchors.conf (delv trust anchors: every
@@ -74,7 +75,7 @@ policy:
     nsec3: on
     nsec3-iterations: 0
     nsec3-salt-length: 0
-    nsec3-opt-out: off
+    nsec3-opt-out: on
     rrsig-lifetime: 30d
 template:
   - id: default
