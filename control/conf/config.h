@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "control/dnssec/dnssec.h"
+
 #define P53_CONFIG_MAX_ADDRS   64
 #define P53_CONFIG_MAX_EAL     64
 
@@ -67,6 +69,9 @@ struct p53_config {
 	unsigned int rx_desc;           /* dataplane.rx_desc, default 1024 */
 	unsigned int tx_desc;           /* dataplane.tx_desc, default 1024 */
 	unsigned int mbufs;             /* dataplane.mbufs per worker, default 8191 */
+
+	/* dnssec: (control/dnssec/dnssec.h) */
+	struct p53_dnssec_conf dnssec;
 
 	/* zones: */
 	struct p53_config_zone *zones;
