@@ -43,7 +43,7 @@ say() { echo "differential: $*" >&2; }
 summary_fail() { echo "0 passed, 1 failed"; }
 
 if [ "$(id -u)" != 0 ]; then say "needs root (network namespaces)"; summary_fail; exit 1; fi
-for t in knotd kdig "$PY"; do
+for t in knotd kdig kzonesign ldns-signzone ldns-keygen ldns-key2ds delv "$PY"; do
 	command -v "$t" >/dev/null || { say "missing $t"; summary_fail; exit 1; }
 done
 "$PY" -c 'import dns.message' 2>/dev/null || { say "$PY lacks dnspython (apt install python3-dnspython)"; summary_fail; exit 1; }

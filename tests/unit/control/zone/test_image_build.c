@@ -433,6 +433,8 @@ static int teardown_tmp(void **state)
 }
 
 #define SOA "@ IN SOA ns hm 1 2 3 4 5\n@ IN NS ns\nns IN A 192.0.2.1\n"
+#define SIG "@ IN RRSIG SOA 13 2 3600 20370101000000 20260101000000 1 example.com. AAAA\n"
+#define H3  "0p9mhaveqvm6t7vbl5lop2u3t2rp3tom" /* a base32hex SHA-1 label */
 
 struct bad {
 	const char *msg;        /* what the zone breaks */
@@ -477,6 +479,25 @@ static const struct bad bad_zones[] = {
 	{ "two DNAMEs", { { "z.zone", SOA "d IN DNAME x.\nd IN DNAME y.\n" } }, "z.zone:5:",
 	  "more than one DNAME" },
 	{ "class CH", { { "z.zone", SOA "v CH TXT x\n" } }, "z.zone:4:", "class 3 not served" },
+	/* DNSSEC (control/zone/dnssec_build.c); SIG makes the zone signed */
+	{ "NSEC3 without NSEC3PARAM", { { "z.zone", SOA SIG H3 " IN NSEC3 1 0 0 - " H3 " A\n" } },
+	  "z.zone:5:", "NSEC3 at '" H3 ".example.com.' but no NSEC3PARAM at the zone apex" },
+	{ "two NSEC3PARAMs", { { "z.zone", SOA SIG "@ IN NSEC3PARAM 1 0 0 -\n@ IN NSEC3PARAM 1 0 1 ab\n" } },
+	  "z.zone:6:", "more than one NSEC3PARAM at 'example.com.'" },
+	{ "NSEC3PARAM with another hash than SHA-1", { { "z.zone", SOA SIG "@ IN NSEC3PARAM 2 0 0 -\n" } },
+	  "z.zone:5:", "NSEC3PARAM hash algorithm 2 not supported" },
+	{ "NSEC3 owner not base32hex",
+	  { { "z.zone", SOA SIG "@ IN NSEC3PARAM 1 0 0 -\nzzz IN NSEC3 1 0 0 - " H3 " A\n" } },
+	  "z.zone:6:", "NSEC3 owner 'zzz.example.com.' is not a base32hex SHA-1 hash" },
+	{ "NSEC3 owner two labels below the apex",
+	  { { "z.zone", SOA SIG "@ IN NSEC3PARAM 1 0 0 -\nx." H3 " IN NSEC3 1 0 0 - " H3 " A\n" } },
+	  "z.zone:6:", "one label below the apex" },
+	{ "NSEC3 of another chain than the NSEC3PARAM's",
+	  { { "z.zone", SOA SIG "@ IN NSEC3PARAM 1 0 0 -\n" H3 " IN NSEC3 1 0 5 - " H3 " A\n" } },
+	  "z.zone:6:", "another algorithm, iteration count or salt than the NSEC3PARAM" },
+	{ "NSEC3 beside other data",
+	  { { "z.zone", SOA SIG H3 " IN A 192.0.2.7\n" H3 " IN NSEC3 1 0 0 - " H3 " A\n" } },
+	  "z.zone:5:", "A beside NSEC3 at '" H3 ".example.com.'" },
 };
 
 static void test_image_bad_zones(void **state)
@@ -504,6 +525,51 @@ static void test_image_bad_zones(void **state)
 		if (strncmp(err, want, strlen(want)) != 0 || strstr(err, t->reason) == NULL)
 			fail_msg("%s: got \"%s\", want \"%s...%s\"", t->msg, err, want, t->reason);
 	}
+}
+
+/* What a signed zone cannot prove is served with a warning naming its line. */
+static void test_image_dnssec_warnings(void **state)
+{
+	static const struct file f[] = {
+		{ "z.zone", "@ IN SOA ns hm 1 2 3 4 5\n"
+			    "@ IN RRSIG SOA 13 2 3600 20200101000000 20190101000000 1 example.com. AAAA\n"
+			    "@ IN NS ns\n"
+			    "@ IN NSEC ns NS SOA RRSIG NSEC\n"
+			    "ns IN A 192.0.2.1\n"
+			    "ns IN RRSIG AAAA 13 2 3600 20370101000000 20260101000000 1 example.com. AAAA\n" },
+		{ NULL },
+	};
+	struct warns w = { 0 };
+	char path[256], err[512], want[512];
+	struct p53_zone_src z = { .name = "example.com.", .file = path };
+	size_t len;
+	void *img;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/z.zone", tmpdir);
+	write_files(f);
+	img = p53_image_build(&z, 1, &len, err, sizeof(err), collect, &w);
+	remove_files(f);
+	assert_non_null(img);
+	const char *expect[] = {
+		"z.zone:6: RRSIG at 'ns.example.com.' covers AAAA, which 'ns.example.com.' does not have: ignored",
+		"z.zone:1: zone 'example.com.' has RRSIGs but no DNSKEY at its apex",
+		"z.zone:1: zone 'example.com.': a signature has already expired",
+		"z.zone:3: NS at 'example.com.' has no RRSIG in a signed zone",
+		"z.zone:5: A at 'ns.example.com.' has no RRSIG in a signed zone",
+		"z.zone:5: no NSEC at 'ns.example.com.' in a signed zone",
+	};
+	for (size_t i = 0; i < sizeof(expect) / sizeof(expect[0]); i++) {
+		snprintf(want, sizeof(want), "%s/%s", tmpdir, expect[i]);
+		if (!warned(&w, want)) {
+			for (int k = 0; k < w.n; k++)
+				print_message("warning: %s\n", w.msg[k]);
+			fail_msg("missing warning: %s", expect[i]);
+		}
+	}
+	assert_int_equal(p53_image_zone(img, 0)->dnssec, P53_ZONE_SIGNED | P53_ZONE_NSEC);
+	assert_int_equal(p53_image_zone(img, 0)->sig_expire, 1577836800u); /* 2020-01-01 */
+	free(img);
 }
 
 static void test_image_zone_config_errors(void **state)
@@ -600,6 +666,7 @@ int main(void)
 		cmocka_unit_test(test_image_include_and_out_of_zone),
 		cmocka_unit_test(test_image_bad_zones),
 		cmocka_unit_test(test_image_zone_config_errors),
+		cmocka_unit_test(test_image_dnssec_warnings),
 		cmocka_unit_test(test_image_include_origin),
 		cmocka_unit_test(test_image_fifo_refused),
 	};
