@@ -139,7 +139,10 @@ struct p53_image_node {
  * file's case. So the common answer, an RRset owned by the query name, is one memcpy of the
  * whole RRset; any other owner overwrites the two pointer bytes, or writes its name instead of
  * them. RRs are in canonical order and deduplicated; all carry the RRset TTL (RFC 2181 §5.2:
- * the compiler uses the first TTL seen and warns on a mismatch, as Knot does).
+ * the compiler uses the first TTL seen and warns on a mismatch, as Knot does). The RRSIGs
+ * covering the RRset follow its records in the same form (owner pointer, then the record with
+ * its own TTL): rdata_len covers the records, sig_len the signatures, so with DO=1 the RRset
+ * and its signatures are one memcpy of rdata_len + sig_len.
  */
 #define P53_RR_OWNER_LEN 2      /* the pre-encoded owner pointer before each record */
 struct p53_image_rrset {
