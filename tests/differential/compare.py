@@ -284,7 +284,8 @@ CORPUS = [
 # ---------------------------------------------------------------------------------------------
 # DNSSEC: the zones tests/differential/sign.sh signs (source zones/signed.zone.in): nsec.test
 # (ldns-signzone, NSEC, with the signed child zone child.nsec.test), nsec3.test (ldns-signzone,
-# NSEC3 with opt-out, salt, 2 iterations) and knot.test (kzonesign, NSEC3, RFC 9276 values).
+# NSEC3 with opt-out, salt, 2 iterations), bind.test (dnssec-signzone, NSEC3, RFC 9276 values)
+# and knot.test (kzonesign, NSEC3 with opt-out, RFC 9276 values).
 # Cases with DO=1 are also validated with delv against each server (see validate()).
 
 DO = {"payload": 1232, "do": True}
@@ -380,9 +381,9 @@ def dnssec_cases(z):
     return c
 
 
-for _z in ("nsec.test", "nsec3.test", "knot.test"):
+for _z in ("nsec.test", "nsec3.test", "bind.test", "knot.test"):
     CORPUS += dnssec_cases(_z)
-for _z in ("nsec", "nsec3", "knot"):
+for _z in ("nsec", "nsec3", "bind", "knot"):
     ALLOW[_z + "-cd-do"] = "RFC 4035 section 3.2.2: CD is copied to the response (see cd-bit)"
 
 # ---------------------------------------------------------------------------------------------

@@ -36,14 +36,14 @@ POP_IF=p53p
 ORACLE_PORT=5300
 TARGET_V4=192.0.2.53
 TARGET_V6=2001:db8:53::53
-ZONES="diff.test second.test nsec.test child.nsec.test nsec3.test knot.test"
-SIGNED="nsec.test child.nsec.test nsec3.test knot.test"   # signed by sign.sh at each run
+ZONES="diff.test second.test nsec.test child.nsec.test nsec3.test bind.test knot.test"
+SIGNED="nsec.test child.nsec.test nsec3.test bind.test knot.test"   # signed by sign.sh at each run
 
 say() { echo "differential: $*" >&2; }
 summary_fail() { echo "0 passed, 1 failed"; }
 
 if [ "$(id -u)" != 0 ]; then say "needs root (network namespaces)"; summary_fail; exit 1; fi
-for t in knotd kdig kzonesign ldns-signzone ldns-keygen ldns-key2ds delv "$PY"; do
+for t in knotd kdig kzonesign ldns-signzone ldns-keygen ldns-key2ds dnssec-signzone dnssec-keygen delv "$PY"; do
 	command -v "$t" >/dev/null || { say "missing $t"; summary_fail; exit 1; }
 done
 "$PY" -c 'import dns.message' 2>/dev/null || { say "$PY lacks dnspython (apt install python3-dnspython)"; summary_fail; exit 1; }
