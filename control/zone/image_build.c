@@ -11,11 +11,14 @@
  *  3. RRsets: one qsort of all records by (node, type, canonical RDATA, order of appearance)
  *     makes each node's RRsets contiguous and sorted by type, each RRset's RRs in RFC 4034
  *     §6.3 order with duplicates adjacent (dropped). The RRset TTL is the first one seen.
+ *     3c. RRSIGs go with the RRsets they cover (control/zone/dnssec_build.c).
  *  4. Nodes, top-down in index order (a parent always precedes its children): flags,
  *     occluder, wildcard links, the RFC checks (CNAME alone, DNAME without descendants) and
  *     whether a deeper served zone shadows the node.
- *  5. Zones' SOA facts, parent_side links, the name index (only unshadowed nodes, so each
- *     name once, from its deepest zone), additional-section lists for NS, MX, SRV, SVCB, HTTPS.
+ *  5. Zones' SOA facts; DNSSEC denial facts (NSEC chain, NSEC3 hashes, per-node proofs,
+ *     dnssec_build.c); parent_side links, the name index (only unshadowed nodes and no NSEC3
+ *     owners, so each name once, from its deepest zone), additional-section lists for NS, MX,
+ *     SRV, SVCB, HTTPS.
  *  6. Layout: sizes are all known now; one calloc and a copy of each section.
  * Everything is O(n log n) in the number of records; no ldns object outlives its line.
  */
