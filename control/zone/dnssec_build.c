@@ -81,11 +81,40 @@ static uint64_t expiry(const struct p53_zb_rec *r, const uint8_t *arena, time_t 
 	return t > 0 ? (uint64_t)t : 1;
 }
 
+int p53_dnssec_sigs_set(struct build *s, uint32_t rrset, uint32_t first, uint32_t count)
+{
+	struct p53_zb *b = &s->zb;
+	const struct p53_zb_rec *r = &b->recs[first];
+	struct p53_image_zone *zn = &b->zones[b->nodes[r->node].zone];
+	time_t now = time(NULL);
+	size_t bytes = 0;
+	char txt[1024], tb[16];
+
+	for (uint32_t q = first; q < first + count; q++)
+		bytes += P53_RR_OWNER_LEN + b->recs[q].wlen;
+	if (count > UINT8_MAX || bytes > UINT16_MAX)
+		return p53_zb_rec_err(b, r, "more than %u RRSIGs (or %u bytes of them) cover %s at "
+				      "'%s'", UINT8_MAX, UINT16_MAX,
+				      tname(s->rrsets[rrset].type, tb, sizeof(tb)),
+				      owner(b, r->node, txt, sizeof(txt)));
+	s->rs_sig[rrset] = first;
+	s->rrsets[rrset].sig_count = (uint8_t)count;
+	s->rrsets[rrset].sig_len = (uint16_t)bytes;
+	if (count == 0)
+		return 0;
+	zn->dnssec |= P53_ZONE_SIGNED;
+	for (uint32_t q = first; q < first + count; q++) {
+		uint64_t e = expiry(&b->recs[q], b->arena, now);
+		if (zn->sig_expire == 0 || e < zn->sig_expire)
+			zn->sig_expire = e;
+	}
+	return 0;
+}
+
 /* Step 3c. */
 int p53_dnssec_attach(struct build *s)
 {
 	struct p53_zb *b = &s->zb;
-	time_t now = time(NULL);
 	size_t keep = 0;
 	char txt[1024], tb[16];
 	unsigned int orphans = 0;
@@ -121,19 +150,15 @@ int p53_dnssec_attach(struct build *s)
 			continue;
 		/* Runs of RRSIGs with one Type Covered (they sort by it). */
 		uint32_t k = sig_rec, end = sig_rec + sig_n;
-		struct p53_image_zone *zn = &b->zones[nd->zone];
 		while (k < end) {
 			const uint8_t *w = b->arena + b->recs[k].off;
 			uint16_t covered = (uint16_t)(b->recs[k].wlen >= 12 ? w[10] << 8 | w[11] : 0);
 			uint32_t j = k, target = P53_NONE;
-			size_t bytes = 0;
 
 			while (j < end && b->recs[j].wlen >= 12 &&
 			       (uint16_t)(b->arena[b->recs[j].off + 10] << 8 |
-					  b->arena[b->recs[j].off + 11]) == covered) {
-				bytes += P53_RR_OWNER_LEN + b->recs[j].wlen;
+					  b->arena[b->recs[j].off + 11]) == covered)
 				j++;
-			}
 			if (j == k) { /* too short to have a Type Covered: ldns would not parse it */
 				k++;
 				continue;
@@ -149,19 +174,8 @@ int p53_dnssec_attach(struct build *s)
 				k = j;
 				continue;
 			}
-			if (j - k > UINT8_MAX || bytes > UINT16_MAX)
-				return p53_zb_rec_err(b, &b->recs[k], "more than %u RRSIGs (or %u bytes of "
-						      "them) cover %s at '%s'", UINT8_MAX, UINT16_MAX,
-						      tname(covered, tb, sizeof(tb)), owner(b, n, txt, sizeof(txt)));
-			s->rs_sig[target] = k;
-			s->rrsets[target].sig_count = (uint8_t)(j - k);
-			s->rrsets[target].sig_len = (uint16_t)bytes;
-			zn->dnssec |= P53_ZONE_SIGNED;
-			for (uint32_t q = k; q < j; q++) {
-				uint64_t e = expiry(&b->recs[q], b->arena, now);
-				if (zn->sig_expire == 0 || e < zn->sig_expire)
-					zn->sig_expire = e;
-			}
+			if (p53_dnssec_sigs_set(s, target, k, j - k) < 0)
+				return -1;
 			k = j;
 		}
 	}

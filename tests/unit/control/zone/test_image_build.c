@@ -572,6 +572,29 @@ static void test_image_dnssec_warnings(void **state)
 	free(img);
 }
 
+/* RFC 4035 does not bound RRSIGs per RRset; the image does (255, 64 KiB): said at the line. */
+static void test_image_too_many_rrsigs(void **state)
+{
+	static char text[64 * 1024];
+	struct file f[] = { { "z.zone", text }, { NULL } };
+	char path[256], err[512], want[300];
+	struct p53_zone_src z = { .name = "example.com.", .file = path };
+	size_t len, o;
+
+	(void)state;
+	o = (size_t)snprintf(text, sizeof(text), "%s", SOA);
+	for (int i = 0; i < 256; i++)   /* distinct key tags: 256 distinct records */
+		o += (size_t)snprintf(text + o, sizeof(text) - o, "ns IN RRSIG A 13 3 3600 "
+				      "20370101000000 20260101000000 %d example.com. AAAA\n", i);
+	snprintf(path, sizeof(path), "%s/z.zone", tmpdir);
+	write_files(f);
+	assert_null(p53_image_build(&z, 1, &len, err, sizeof(err), NULL, NULL));
+	remove_files(f);
+	snprintf(want, sizeof(want), "%s/z.zone:4: more than 255 RRSIGs (or 65535 bytes of them) "
+		 "cover A at 'ns.example.com.'", tmpdir);
+	assert_string_equal(err, want);
+}
+
 static void test_image_zone_config_errors(void **state)
 {
 	struct p53_zone_src z[] = {
@@ -667,6 +690,7 @@ int main(void)
 		cmocka_unit_test(test_image_bad_zones),
 		cmocka_unit_test(test_image_zone_config_errors),
 		cmocka_unit_test(test_image_dnssec_warnings),
+		cmocka_unit_test(test_image_too_many_rrsigs),
 		cmocka_unit_test(test_image_include_origin),
 		cmocka_unit_test(test_image_fifo_refused),
 	};
