@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "dataplane/answer.h"
+#include "dataplane/dnssec.h"
 #include "dataplane/image.h"
 #include "dataplane/name.h"
 #include "dataplane/wire.h"
@@ -34,6 +35,7 @@ struct wr {
 	uint8_t tc;
 	uint8_t nc;
 	uint8_t q_pending;      /* question labels not yet in ctab (added on first need) */
+	uint8_t dnssec;         /* DO=1: RRSIGs go with their RRsets (RFC 4035 §3.1.1) */
 	uint8_t hint_len;
 	uint8_t additional;     /* writing the additional section (see put_name) */
 	uint16_t hint_ptr;      /* where `hint` is in the message, 0 for no hint */
@@ -62,6 +64,12 @@ struct ctx {
 	uint32_t adds[MAX_ADDS];
 	uint8_t n_adds;
 	uint16_t ede;           /* Extended DNS Error INFO-CODE to send, 0 for none */
+	/* DNSSEC: NSEC/NSEC3 owners already in authority, and the proofs of wildcard
+	   expansions, written once the answer section is complete (RFC 4035 §3.1.3.3) */
+	uint8_t n_denied;
+	uint8_t n_wild;
+	uint32_t denied[2 * P53_DENIAL_MAX];
+	uint32_t wild[MAX_CHAIN + 1];
 	uint16_t max;           /* response size limit, OPT included */
 	uint8_t has_q;          /* the question is echoed: it lies before w.pos, QDCOUNT is 1 */
 };
@@ -121,6 +129,10 @@ static const uint8_t *hint_suffix(const struct wr *w, const uint8_t *name)
 		total -= 1u + *t;
 	if (total != w->hint_len)
 		return NULL;
+	/* Image owner names are canonical, and zone files are mostly lower case: try the
+	   plain comparison first. */
+	if (memcmp(t, w->hint, w->hint_len) == 0)
+		return t;
 	for (uint8_t i = 0; i < w->hint_len; i++)
 		if (p53_lower(t[i]) != w->hint[i])
 			return NULL;
@@ -238,10 +250,11 @@ static int put_rdata_names(struct wr *w, uint16_t type, const uint8_t *rd, uint1
 }
 
 /*
- * Append a whole RRset to a section, or nothing. The first owner is `owner_ptr` when the
+ * Append a whole RRset to a section, or nothing; with DO=1 its RRSIGs too, or neither (RFC 4035
+ * §3.1.1: an RRset travels with its signatures). The first owner is `owner_ptr` when the
  * name is already in the message, else `owner` compressed; later owners point at the first.
  * An RRset owned by the query name, with no names to compress and its own TTL, is the
- * pre-encoded bytes as they are (image.h): one memcpy.
+ * pre-encoded bytes as they are (image.h), signatures included: one memcpy.
  */
 static int put_rrset(struct wr *w, const void *img, const struct p53_image_rrset *rs,
 		     const uint8_t *owner, uint16_t owner_ptr, int sec, uint32_t ttl)
@@ -249,16 +262,18 @@ static int put_rrset(struct wr *w, const void *img, const struct p53_image_rrset
 	uint16_t save_pos = w->pos;
 	uint8_t save_nc = w->nc;
 	const uint8_t *rd = p53_image_rdata(img, rs);
+	uint16_t sigs = w->dnssec ? rs->sig_count : 0;
 
 	if (owner_ptr == P53_DNS_HDR_LEN && ttl == P53_NONE && !(rs->flags & P53_RRSET_COMPRESS)) {
-		if (put_bytes(w, rd, rs->rdata_len) != 0)
+		if (put_bytes(w, rd, rs->rdata_len + (sigs ? rs->sig_len : 0u)) != 0)
 			return -1;
-		w->cnt[sec] = (uint16_t)(w->cnt[sec] + rs->count);
+		w->cnt[sec] = (uint16_t)(w->cnt[sec] + rs->count + sigs);
 		return 0;
 	}
 	question_labels(w);
 	save_nc = w->nc;
-	for (uint16_t i = 0; i < rs->count; i++) {
+	for (uint16_t i = 0; i < rs->count + sigs; i++) {
+		int sig = i >= rs->count;
 		rd += P53_RR_OWNER_LEN;
 		uint16_t rdlen = p53_get16(rd + 8);
 		if (owner_ptr != 0) {
@@ -276,7 +291,7 @@ static int put_rrset(struct wr *w, const void *img, const struct p53_image_rrset
 				owner_ptr = at;
 		}
 		uint16_t rr = w->pos;
-		if (!(rs->flags & P53_RRSET_COMPRESS)) {
+		if (sig || !(rs->flags & P53_RRSET_COMPRESS)) {
 			if (put_bytes(w, rd, 10u + rdlen) != 0)
 				goto full;
 		} else {
@@ -284,11 +299,13 @@ static int put_rrset(struct wr *w, const void *img, const struct p53_image_rrset
 				goto full;
 			p53_put16(w->buf + rr + 8, (uint16_t)(w->pos - rr - 10));
 		}
+		/* A TTL set for the RRset (negative SOA, RFC 2308 §5) is its RRSIGs' too (RFC
+		   4034 §3: an RRSIG's TTL is the covered RRset's). */
 		if (ttl != P53_NONE)
 			p53_put32(w->buf + rr + 4, ttl);
 		rd += 10u + rdlen;
 	}
-	w->cnt[sec] = (uint16_t)(w->cnt[sec] + rs->count);
+	w->cnt[sec] = (uint16_t)(w->cnt[sec] + rs->count + sigs);
 	return 0;
 full:
 	w->pos = save_pos;
@@ -367,8 +384,42 @@ static void hint_apex(struct ctx *c)
 		set_hint(c, p53_image_node(c->img, p53_image_zone(c->img, c->zone)->apex));
 }
 
-/* RFC 2308 §3: the zone's SOA in authority, TTL = min(SOA TTL, MINIMUM) (§5). */
-static void negative(struct ctx *c, uint8_t rcode, uint8_t kind)
+/* Is a DNSSEC denial wanted: DO=1 and the current zone has NSEC or NSEC3 (dnssec.h)? */
+static int denying(const struct ctx *c)
+{
+	return c->w.dnssec &&
+	       (p53_image_zone(c->img, c->zone)->dnssec & (P53_ZONE_NSEC | P53_ZONE_NSEC3));
+}
+
+static struct p53_dname cur_name(const struct ctx *c)
+{
+	return (struct p53_dname){ .name = c->name, .loff = c->loff, .len = c->len,
+				   .labels = c->labels };
+}
+
+/* The NSEC/NSEC3 RRsets of a denial, with their RRSIGs, in authority; each owner once. */
+static void put_denial(struct ctx *c, const struct p53_denial *d)
+{
+	for (uint8_t i = 0; i < d->n && !c->w.tc; i++) {
+		uint32_t ni = d->node[i], k;
+		for (k = 0; k < c->n_denied && c->denied[k] != ni; k++)
+			;
+		uint32_t rsi = p53_dnssec_rrset(c->img, c->zone, ni);
+		if (k < c->n_denied || rsi == P53_NONE)
+			continue;
+		hint_apex(c);
+		if (put_or_tc(c, rsi, node_name(c, p53_image_node(c->img, ni)), 0, SEC_NS, P53_NONE) == 0 &&
+		    c->n_denied < sizeof(c->denied) / sizeof(c->denied[0]))
+			c->denied[c->n_denied++] = ni;
+	}
+}
+
+/*
+ * RFC 2308 §3: the zone's SOA in authority, TTL = min(SOA TTL, MINIMUM) (§5); with DNSSEC
+ * the proof (RFC 4035 §3.1.3): a name error below closest encloser `at`, or no data at node
+ * `at` (`ce`: the closest encloser when `at` is the wildcard that expanded the name).
+ */
+static void negative(struct ctx *c, uint8_t rcode, uint8_t kind, uint32_t at, uint32_t ce)
 {
 	const struct p53_image_zone *z = p53_image_zone(c->img, c->zone);
 	const struct p53_image_node *apex = p53_image_node(c->img, z->apex);
@@ -376,10 +427,20 @@ static void negative(struct ctx *c, uint8_t rcode, uint8_t kind)
 	hint_apex(c);
 	c->rcode = rcode;
 	c->kind = kind;
-	put_or_tc(c, z->soa, node_name(c, apex), ancestor_ptr(c, apex), SEC_NS, z->neg_ttl);
+	if (put_or_tc(c, z->soa, node_name(c, apex), ancestor_ptr(c, apex), SEC_NS, z->neg_ttl) != 0 ||
+	    !denying(c))
+		return;
+	struct p53_denial d = { .n = 0 };
+	struct p53_dname nm = cur_name(c);
+	if (kind == P53_ANS_NXDOMAIN)
+		p53_dnssec_nxdomain(c->img, c->zone, at, &nm, &d);
+	else
+		p53_dnssec_nodata(c->img, c->zone, at, ce, &nm, &d);
+	put_denial(c, &d);
 }
 
-/* RFC 1034 §4.3.2 step 3b: a referral, not authoritative, NS in authority, glue in additional. */
+/* RFC 1034 §4.3.2 step 3b: a referral, not authoritative, NS in authority, glue in additional.
+   With DO=1 the DS RRset and its RRSIG, or the proof that there is none (RFC 4035 §3.1.4). */
 static void referral(struct ctx *c, const struct p53_image_node *cut, int hop)
 {
 	if (hop == 0)
@@ -389,8 +450,20 @@ static void referral(struct ctx *c, const struct p53_image_node *cut, int hop)
 	if (hop == 0)
 		c->aa = 0;
 	c->kind = P53_ANS_REFERRAL;
-	if (ns != P53_NONE)
-		put_or_tc(c, ns, node_name(c, cut), ancestor_ptr(c, cut), SEC_NS, P53_NONE);
+	if (ns == P53_NONE ||
+	    put_or_tc(c, ns, node_name(c, cut), ancestor_ptr(c, cut), SEC_NS, P53_NONE) != 0 ||
+	    !c->w.dnssec)
+		return;
+	uint32_t ds = p53_image_node_rrset(c->img, cut, P53_T_DS);
+	if (ds != P53_NONE) {
+		put_or_tc(c, ds, node_name(c, cut), ancestor_ptr(c, cut), SEC_NS, P53_NONE);
+	} else if (denying(c)) {
+		struct p53_denial d = { .n = 0 };
+		struct p53_dname nm = cur_name(c);
+		p53_dnssec_nodata(c->img, c->zone, (uint32_t)(cut - p53_image_node(c->img, 0)),
+				  P53_NONE, &nm, &d);
+		put_denial(c, &d);
+	}
 }
 
 /* RFC 6672 §3.3: DNAME in the answer, then a synthesized CNAME; `keep` labels stay. */
@@ -449,12 +522,63 @@ static int dname(struct ctx *c, const struct p53_image_node *d, int keep)
 	return set_name(c, target) == 0 ? NEXT : DONE;
 }
 
-/* Data at a node (exact match or wildcard expansion, owner = the current name). */
-static int answer_node(struct ctx *c, const struct p53_image_node *n)
+/* QTYPE RRSIG: asked for by type, so sent whatever DO says. Like Knot, and in the spirit of
+   RFC 8482, not every RRSIG of the node: those of its first signed RRset (pre-encoded after
+   it). Returns the records written, -1 when full. */
+static int put_sigs(struct ctx *c, const struct p53_image_node *n)
+{
+	struct wr *w = &c->w;
+	uint16_t save = w->pos, count = 0;
+	uint8_t save_nc;
+
+	question_labels(w);
+	save_nc = w->nc;
+	for (uint32_t i = n->rrsets; i < n->rrsets + n->n_rrsets; i++) {
+		const struct p53_image_rrset *rs = p53_image_rrset(c->img, i);
+		const uint8_t *sig = p53_image_rdata(c->img, rs) + rs->rdata_len;
+		if (rs->sig_count == 0)
+			continue;
+		if (c->ptr == P53_DNS_HDR_LEN) {
+			if (put_bytes(w, sig, rs->sig_len) != 0)
+				goto full;
+		} else {
+			for (uint8_t k = 0; k < rs->sig_count; k++) {
+				uint16_t l = (uint16_t)(10 + p53_get16(sig + P53_RR_OWNER_LEN + 8));
+				if (c->ptr == 0) {
+					if (put_name(w, c->name) != 0)
+						goto full;
+				} else {
+					if (w->pos + 2u > w->limit)
+						goto full;
+					p53_put16(w->buf + w->pos, (uint16_t)(0xc000 | c->ptr));
+					w->pos = (uint16_t)(w->pos + 2);
+				}
+				if (put_bytes(w, sig + P53_RR_OWNER_LEN, l) != 0)
+					goto full;
+				sig += P53_RR_OWNER_LEN + l;
+			}
+		}
+		count = rs->sig_count;
+		break;
+	}
+	w->cnt[SEC_AN] = (uint16_t)(w->cnt[SEC_AN] + count);
+	return count;
+full:
+	w->pos = save;
+	w->nc = save_nc;
+	w->tc = 1; /* RFC 2181 §9 */
+	return -1;
+}
+
+/* Data at a node (exact match or wildcard expansion, owner = the current name). `ni` is the
+   node; `ce` the closest encloser when it is a wildcard expanding the name, else P53_NONE. */
+static int answer_node(struct ctx *c, const struct p53_image_node *n, uint32_t ni, uint32_t ce)
 {
 	uint16_t qtype = c->q->qtype;
 
-	if ((n->flags & P53_NODE_CNAME) && qtype != P53_T_CNAME) {
+	/* Like Knot: RRSIG and NSEC questions at a CNAME owner are answered there. */
+	if ((n->flags & P53_NODE_CNAME) && qtype != P53_T_CNAME && qtype != P53_T_RRSIG &&
+	    qtype != P53_T_NSEC) {
 		uint32_t rsi = p53_image_node_rrset(c->img, n, P53_T_CNAME);
 		const struct p53_image_rrset *rs = p53_image_rrset(c->img, rsi);
 		hint_apex(c);
@@ -470,11 +594,17 @@ static int answer_node(struct ctx *c, const struct p53_image_node *n)
 		/* RFC 8482 §4.2: one RRset of the responder's choosing, never the whole node. */
 		if (n->n_rrsets > 0)
 			rsi = n->rrsets;
+	} else if (qtype == P53_T_RRSIG) {
+		int k = put_sigs(c, n);
+		if (k > 0)
+			c->kind = P53_ANS_ANSWER;
+		if (k != 0)
+			return DONE;
 	} else {
 		rsi = p53_image_node_rrset(c->img, n, qtype);
 	}
 	if (rsi == P53_NONE) {
-		negative(c, c->rcode, P53_ANS_NODATA);
+		negative(c, c->rcode, P53_ANS_NODATA, ni, ce);
 		return DONE;
 	}
 	const struct p53_image_rrset *rs = p53_image_rrset(c->img, rsi);
@@ -531,6 +661,7 @@ static void resolve(struct ctx *c)
 		uint32_t ni = c->labels <= p53_image_hdr(img)->max_labels ?
 			      p53_image_find(img, c->name, c->len, h) : P53_NONE;
 		const struct p53_image_node *n;
+		uint32_t ce = P53_NONE;
 		int keep = 0;
 
 		/* Like Knot, a chain stops when a name repeats: a CNAME loop is answered with
@@ -556,8 +687,10 @@ static void resolve(struct ctx *c)
 		n = p53_image_node(img, ni);
 		/* RFC 4035 §3.1.4.1: DS at a child apex is the parent's data. */
 		if (keep == 0 && hop == 0 && c->q->qtype == P53_T_DS && (n->flags & P53_NODE_APEX) &&
-		    n->parent_side != P53_NONE)
-			n = p53_image_node(img, n->parent_side);
+		    n->parent_side != P53_NONE) {
+			ni = n->parent_side;
+			n = p53_image_node(img, ni);
+		}
 		/* Like Knot, a CNAME chain is only followed inside the zone it starts in. */
 		if (hop > 0 && n->zone != c->zone)
 			return;
@@ -579,12 +712,18 @@ static void resolve(struct ctx *c)
 				return;
 			}
 			if (n->wildcard == P53_NONE) {
-				negative(c, P53_RCODE_NXDOMAIN, P53_ANS_NXDOMAIN);
+				negative(c, P53_RCODE_NXDOMAIN, P53_ANS_NXDOMAIN, ni, P53_NONE);
 				return;
 			}
-			n = p53_image_node(img, n->wildcard); /* RFC 4592 §3.3.3 */
+			ce = ni;
+			ni = n->wildcard;
+			n = p53_image_node(img, ni); /* RFC 4592 §3.3.3 */
+			if (denying(c) && c->n_wild <= MAX_CHAIN) {
+				struct p53_dname nm = cur_name(c);
+				c->wild[c->n_wild++] = p53_dnssec_wildcard(img, c->zone, ce, &nm);
+			}
 		}
-		if (answer_node(c, n) != NEXT)
+		if (answer_node(c, n, ni, ce) != NEXT)
 			return;
 	}
 }
@@ -864,12 +1003,15 @@ uint16_t p53_answer_parsed(const void *img, const struct p53_answer_conf *conf, 
 	c.kind = P53_ANS_ERROR;
 	c.zone = P53_NONE;
 	c.n_adds = 0;
+	c.n_denied = 0;
+	c.n_wild = 0;
 	c.ede = 0;
 	c.max = 0;
 	c.w.buf = msg;
 	c.w.tc = 0;
 	c.w.nc = 0;
 	c.w.q_pending = 0;
+	c.w.dnssec = qp->edns && qp->edns_do;
 	c.w.hint_ptr = 0;
 	c.w.additional = 0;
 	c.w.q = qp;
@@ -986,6 +1128,14 @@ uint16_t p53_answer_parsed(const void *img, const struct p53_answer_conf *conf, 
 	c.w.q_pending = 1;
 
 	resolve(&c);
+	if (c.n_wild > 0 && !c.w.tc) {
+		/* Proofs of the wildcard expansions, once the answer section is complete. */
+		struct p53_denial d = { .n = 0 };
+		for (uint8_t i = 0; i < c.n_wild && d.n < P53_DENIAL_MAX; i++)
+			if (c.wild[i] != P53_NONE)
+				d.node[d.n++] = c.wild[i];
+		put_denial(&c, &d);
+	}
 	if (!c.w.tc) {
 		c.w.additional = 1;
 		additionals(&c);

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "dataplane/dnsmsg.h"
+#include "dataplane/dnssec.h"
 #include "dataplane/image.h"
 #include "dataplane/name.h"
 
@@ -23,6 +24,13 @@ static int name_ok(const uint8_t *names, uint64_t names_len, uint32_t off, uint3
 
 #define FAIL(msg) do { if (why != NULL) *why = (msg); return -EINVAL; } while (0)
 
+/* Where the additional lists end: the DNSSEC sections follow them (proofs, when a zone is
+ * signed, then the NSEC chain and the NSEC3 hashes); check_layout() keeps this inside. */
+static uint64_t adds_end(const struct p53_image_hdr *h)
+{
+	return h->proofs_off != 0 ? h->proofs_off : h->chain_off;
+}
+
 /* The header and where the sections lie: inside the image, aligned, in layout order. */
 static int check_layout(const struct p53_image_hdr *h, size_t len, const char **why)
 {
@@ -42,7 +50,8 @@ static int check_layout(const struct p53_image_hdr *h, size_t len, const char **
 	    !in_bounds(len, h->slots_off, ((uint64_t)h->hash_mask + 1) * sizeof(uint64_t)))
 		FAIL("a section runs past the image");
 	/* names, rdata and adds end where the next one starts. */
-	if (h->names_off > h->rdata_off || h->rdata_off > h->adds_off || h->adds_off > len)
+	if (h->names_off > h->rdata_off || h->rdata_off > h->adds_off ||
+	    h->adds_off > adds_end(h) || adds_end(h) > len)
 		FAIL("names, RDATA and additional lists are out of order");
 	if ((h->zones_off | h->nodes_off | h->rrsets_off | h->slots_off) % 8 != 0 || h->adds_off % 4 != 0)
 		FAIL("a section is misaligned");
@@ -59,15 +68,16 @@ int p53_image_check(const void *img, size_t len, const char **why)
 	const uint8_t *names = (const uint8_t *)img + h->names_off;
 	uint64_t names_len = h->rdata_off - h->names_off;
 	uint64_t rdata_len = h->adds_off - h->rdata_off;
-	uint64_t n_adds = (len - h->adds_off) / sizeof(uint32_t);
+	uint64_t n_adds = (adds_end(h) - h->adds_off) / sizeof(uint32_t);
 	const uint32_t *adds = p53_image_adds(img, 0);
 
 	/* RRsets: each one's records fill exactly its RDATA range, and its additional list and
 	 * the nodes it names are in the image. */
 	for (uint32_t i = 0; i < h->n_rrsets; i++) {
 		const struct p53_image_rrset *rs = p53_image_rrset(img, i);
-		if (rs->count == 0 || !in_bounds(rdata_len, rs->rdata_off, rs->rdata_len))
-			FAIL("an RRset's records lie outside the RDATA section");
+		if (rs->count == 0 ||
+		    !in_bounds(rdata_len, rs->rdata_off, (uint64_t)rs->rdata_len + rs->sig_len))
+			FAIL("an RRset's records or RRSIGs lie outside the RDATA section");
 		const uint8_t *rd = p53_image_rdata(img, rs);
 		uint64_t pos = 0;
 		for (uint16_t k = 0; k < rs->count; k++) {
@@ -138,6 +148,8 @@ int p53_image_check(const void *img, size_t len, const char **why)
 	}
 	if (used > h->hash_mask)
 		FAIL("the name index has no empty slot");
+	if (p53_dnssec_image_check(img, len) != 0)
+		FAIL("the DNSSEC tables (proofs, NSEC chain, NSEC3 hashes) point outside the image");
 	return 0;
 }
 

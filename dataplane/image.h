@@ -18,6 +18,19 @@
  *   uint8_t                 names[]               owner names, canonical wire form
  *   uint8_t                 rdata[]               pre-encoded RRs (see p53_image_rrset)
  *   uint32_t                adds[]                additional-section lists
+ *   struct p53_image_proof  proofs[n_nodes]       DNSSEC denial facts, one per node (only when
+ *                                                 some zone is signed; proofs_off = 0 otherwise)
+ *   uint32_t                chain[n_chain]        NSEC owners, canonical order, zone by zone
+ *   struct p53_image_nsec3  nsec3[n_nsec3]        NSEC3 owners by hash, zone by zone
+ *
+ * DNSSEC (see dataplane/dnssec.h): RRSIG records are not an RRset of their own; each RRset
+ * carries the RRSIGs that cover it, pre-encoded right after its records, so a signed answer
+ * is still one memcpy. NSEC3 records live at nodes of their hashed owner names that are kept
+ * out of the name index (P53_NODE_NSEC3): a query for such a name is answered as for any name
+ * that does not exist, as Knot and BIND do. Everything a denial of existence needs that does not
+ * depend on the query name is precomputed per node (struct p53_image_proof); what does (the
+ * NSEC covering a name below its closest encloser, the NSEC3 covering the next closer name) is
+ * one binary search, after one NSEC3 hash for NSEC3.
  *
  * Name index: every owner name is in canonical form (RFC 4034 §6.2: uncompressed wire form,
  * ASCII letters lowered). A slot is (hash << 32) | (node + 1), 0 meaning empty; hash is
@@ -34,7 +47,7 @@
 #include <stddef.h>
 
 #define P53_IMAGE_MAGIC   0x49333550u /* "P53I" little-endian */
-#define P53_IMAGE_VERSION 3u
+#define P53_IMAGE_VERSION 4u
 #define P53_NONE          UINT32_MAX  /* absent node / rrset / offset */
 
 struct p53_image_hdr {
@@ -55,6 +68,11 @@ struct p53_image_hdr {
 	uint32_t n_records;     /* RRs compiled in, for the bytes-per-record figure */
 	uint32_t max_labels;    /* the most labels of any node's name: no name with more labels
 				   is in the index, so a closest-encloser walk starts there */
+	uint32_t proofs_off;    /* 0 when no zone is signed, else n_nodes proofs */
+	uint32_t n_chain;
+	uint32_t chain_off;
+	uint32_t n_nsec3;
+	uint32_t nsec3_off;
 	uint32_t pad;
 	uint64_t generation;    /* bumped by every build, reported by pop53ctl status */
 };
@@ -67,8 +85,22 @@ struct p53_image_zone {
 	uint32_t name_off;      /* into names[] */
 	uint8_t  name_len;
 	uint8_t  labels;        /* label count, root excluded */
-	uint16_t pad;
+	uint16_t dnssec;        /* P53_ZONE_* below */
+	uint32_t proof_lo;      /* NSEC3 zones: this zone's entries in nsec3[] ... */
+	uint32_t proof_n;       /* ... and how many */
+	uint32_t salt_off;      /* NSEC3 salt, into rdata[] (the NSEC3PARAM RDATA) */
+	uint8_t  salt_len;
+	uint8_t  pad;
+	uint16_t nsec3_iter;    /* NSEC3 additional hash iterations (RFC 5155 §3.1.3) */
+	uint64_t sig_expire;    /* earliest RRSIG expiration, seconds since the epoch; 0 if none.
+				   For the health check's signature margin (docs/ARCHITECTURE.md) */
 };
+
+/* p53_image_zone.dnssec */
+#define P53_ZONE_SIGNED 0x0001u /* holds RRSIGs: with DO=1 they go out with their RRsets */
+#define P53_ZONE_NSEC   0x0002u /* denial of existence by NSEC (RFC 4035 §3.1.3) */
+#define P53_ZONE_NSEC3  0x0004u /* by NSEC3 (RFC 5155 §7.2); NSEC3PARAM at the apex */
+#define P53_ZONE_OPTOUT 0x0008u /* some NSEC3 has the opt-out flag (RFC 5155 §6) */
 
 /* p53_image_node.flags */
 #define P53_NODE_APEX   0x0001u /* zone apex */
@@ -78,6 +110,7 @@ struct p53_image_zone {
 #define P53_NODE_ENT    0x0010u /* empty non-terminal: exists, owns no RRset (RFC 4592 §2.2.2) */
 #define P53_NODE_WILD   0x0020u /* owner's first label is "*" */
 #define P53_NODE_GLUE   0x0040u /* strictly below a cut (occluded): only for referral glue */
+#define P53_NODE_NSEC3  0x0080u /* hashed owner of an NSEC3 record: not in the name index */
 
 struct p53_image_node {
 	uint32_t name_off;      /* canonical owner name, into names[] */
@@ -108,7 +141,10 @@ struct p53_image_node {
  * file's case. So the common answer, an RRset owned by the query name, is one memcpy of the
  * whole RRset; any other owner overwrites the two pointer bytes, or writes its name instead of
  * them. RRs are in canonical order and deduplicated; all carry the RRset TTL (RFC 2181 §5.2:
- * the compiler uses the first TTL seen and warns on a mismatch, as Knot does).
+ * the compiler uses the first TTL seen and warns on a mismatch, as Knot does). The RRSIGs
+ * covering the RRset follow its records in the same form (owner pointer, then the record with
+ * its own TTL): rdata_len covers the records, sig_len the signatures, so with DO=1 the RRset
+ * and its signatures are one memcpy of rdata_len + sig_len.
  */
 #define P53_RR_OWNER_LEN 2      /* the pre-encoded owner pointer before each record */
 struct p53_image_rrset {
@@ -122,8 +158,35 @@ struct p53_image_rrset {
 				   section (in-zone NS, MX, SRV targets; glue for a CUT's NS).
 				   The first `required` are a CUT's in-domain glue (RFC 9471: all
 				   of it, or TC=1); see P53_ADDS_COUNT/P53_ADDS_REQUIRED */
-	uint16_t flags;
-	uint16_t pad;
+	uint8_t  flags;
+	uint8_t  sig_count;     /* RRSIGs covering this RRset, pre-encoded after its records... */
+	uint16_t sig_len;       /* ... in this many bytes, starting at rdata_off + rdata_len */
+};
+
+/*
+ * DNSSEC denial facts of one node (RFC 4035 §3.1.3, RFC 5155 §7.2), all node indices (the
+ * node whose NSEC or NSEC3 RRset, with its RRSIGs, goes to the authority section) or
+ * P53_NONE. Built by control/zone/dnssec_build.c, read by dataplane/dnssec.c.
+ */
+struct p53_image_proof {
+	uint32_t match;         /* NSEC: the node's own NSEC, or for an empty non-terminal the
+				   NSEC covering it. NSEC3: the NSEC3 whose hash is this name's */
+	uint32_t wild;          /* NSEC/NSEC3 covering "*.<closest provable encloser>" */
+	uint32_t encl;          /* NSEC3: matching the closest provable encloser (this node when
+				   match is set, else its nearest ancestor that has one) */
+	uint32_t nc;            /* NSEC3, when match is unset: covering the next closer name of
+				   this node (its ancestor one label below the encloser; opt-out) */
+	uint32_t lo;            /* NSEC: chain[lo, hi) are the NSEC owners strictly below this */
+	uint32_t hi;            /* node, for the per-query cover search */
+	uint8_t  encl_labels;   /* NSEC3: labels of the closest provable encloser */
+	uint8_t  pad[3];
+};
+
+/* NSEC3 hashes of one zone sorted ascending: SHA-1 of the owner (RFC 5155 §5) and its node. */
+#define P53_NSEC3_HASH_LEN 20
+struct p53_image_nsec3 {
+	uint8_t  hash[P53_NSEC3_HASH_LEN];
+	uint32_t node;
 };
 
 /* The head word of an additional-section list (p53_image_rrset.adds). */
@@ -164,6 +227,21 @@ static inline const uint8_t *p53_image_rdata(const void *img, const struct p53_i
 static inline const uint32_t *p53_image_adds(const void *img, uint32_t i)
 {
 	return (const uint32_t *)((const uint8_t *)img + p53_image_hdr(img)->adds_off) + i;
+}
+
+static inline const struct p53_image_proof *p53_image_proof(const void *img, uint32_t node)
+{
+	return (const struct p53_image_proof *)((const uint8_t *)img + p53_image_hdr(img)->proofs_off) + node;
+}
+
+static inline const uint32_t *p53_image_chain(const void *img)
+{
+	return (const uint32_t *)((const uint8_t *)img + p53_image_hdr(img)->chain_off);
+}
+
+static inline const struct p53_image_nsec3 *p53_image_nsec3(const void *img)
+{
+	return (const struct p53_image_nsec3 *)((const uint8_t *)img + p53_image_hdr(img)->nsec3_off);
 }
 
 static inline const uint64_t *p53_image_slots(const void *img)

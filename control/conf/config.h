@@ -15,6 +15,7 @@
 #include "control/anycast/conf.h"
 #include "control/health/conf.h"
 #include "control/tcp/tcp_conf.h"
+#include "control/dnssec/dnssec.h"
 
 #define P53_CONFIG_MAX_ADDRS   64
 #define P53_CONFIG_MAX_EAL     64
@@ -71,6 +72,9 @@ struct p53_config {
 	unsigned int rx_desc;           /* dataplane.rx_desc, default 1024 */
 	unsigned int tx_desc;           /* dataplane.tx_desc, default 1024 */
 	unsigned int mbufs;             /* dataplane.mbufs per worker, default 8191 */
+
+	/* dnssec: (control/dnssec/dnssec.h) */
+	struct p53_dnssec_conf dnssec;
 
 	/* zones: */
 	struct p53_config_zone *zones;

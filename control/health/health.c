@@ -4,12 +4,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #include <ldns/ldns.h>
 #include <rte_cycles.h>
 
 #include "control/anycast/anycast.h"
 #include "control/daemon.h"
+#include "control/dnssec/dnssec.h"
 #include "control/health/health.h"
 #include "control/log.h"
 #include "control/text.h"
@@ -143,17 +145,24 @@ static bool zones_ok(const struct p53_health *h, const struct p53_daemon *d, cha
 	}
 	for (int k = 0; k < d->cfg.n_zones; k++) {
 		const char *want = d->cfg.zones[k].name;
-		bool found = false;
-		for (uint32_t i = 0; i < p53_image_hdr(img)->n_zones && !found; i++) {
+		uint32_t zone = P53_NONE;
+		for (uint32_t i = 0; i < p53_image_hdr(img)->n_zones && zone == P53_NONE; i++) {
 			char name[1024];
 			p53_name_to_str(name, sizeof(name), p53_image_name(img, p53_image_zone(img, i)->name_off));
-			found = strcasecmp(name, want) == 0;
+			if (strcasecmp(name, want) == 0)
+				zone = i;
 		}
-		if (!found) {
+		if (zone == P53_NONE) {
 			snprintf(err, len, "zone %s is not loaded", want);
 			return false;
 		}
 		char why[160];
+		/* A signed zone whose signatures run out within the margin would be bogus soon. */
+		if (p53_dnssec_zone_check(img, zone, (uint64_t)time(NULL), d->cfg.dnssec.margin_s, why,
+					  sizeof(why)) != 0) {
+			snprintf(err, len, "%s", why);
+			return false;
+		}
 		if (h->zone_expired != NULL && h->zone_expired(h->zone_expired_arg, want, why, sizeof(why))) {
 			snprintf(err, len, "zone %s expired: %s", want, why);
 			return false;

@@ -14,6 +14,7 @@
 
 #include "control/ops/ctl.h"
 #include "control/daemon.h"
+#include "control/dnssec/dnssec.h"
 #include "control/log.h"
 #include "control/ops/counters.h"
 #include "dataplane/image.h"
@@ -61,8 +62,22 @@ static json_t *zones_json(const struct p53_daemon *d)
 		for (int k = 0; k < d->cfg.n_zones; k++)
 			if (strcasecmp(d->cfg.zones[k].name, name) == 0)
 				file = d->cfg.zones[k].file;
-		json_array_append_new(a, json_pack("{s:s, s:I, s:s}", "name", name,
-						   "serial", (json_int_t)z->serial, "file", file));
+		struct p53_dnssec_state st;
+		char why[1200];
+		uint64_t now = (uint64_t)time(NULL);
+		p53_dnssec_zone_state(img, i, now, &st);
+		json_t *ds = json_pack("{s:b, s:s}", "signed", st.is_signed, "denial", st.denial);
+		if (st.is_signed) {
+			/* the health seam's verdict (control/dnssec/dnssec.h) */
+			int fit = p53_dnssec_zone_check(img, i, now, d->cfg.dnssec.margin_s, why,
+							sizeof(why)) == 0;
+			json_object_set_new(ds, "expires", json_integer((json_int_t)st.expire));
+			json_object_set_new(ds, "expires_in", json_integer((json_int_t)st.left));
+			json_object_set_new(ds, "within_margin", json_boolean(!fit));
+		}
+		json_array_append_new(a, json_pack("{s:s, s:I, s:s, s:o}", "name", name,
+						   "serial", (json_int_t)z->serial, "file", file,
+						   "dnssec", ds));
 	}
 	return a;
 }

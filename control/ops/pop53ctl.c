@@ -139,10 +139,19 @@ static void print_zones(const json_t *zones)
 	size_t i;
 	json_t *z;
 
-	json_array_foreach(zones, i, z)
-		printf("  %-32s serial %-12" JSON_INTEGER_FORMAT " %s\n",
+	json_array_foreach(zones, i, z) {
+		const json_t *ds = json_object_get(z, "dnssec");
+		printf("  %-32s serial %-12" JSON_INTEGER_FORMAT " %s",
 		       json_string_value(json_object_get(z, "name")), geti(z, "serial"),
 		       json_string_value(json_object_get(z, "file")));
+		if (json_is_true(json_object_get(ds, "signed")))
+			printf("  signed (%s), RRSIGs expire in %" JSON_INTEGER_FORMAT " h%s",
+			       json_string_value(json_object_get(ds, "denial")),
+			       geti(ds, "expires_in") / 3600,
+			       json_is_true(json_object_get(ds, "within_margin")) ?
+			       ", WITHIN dnssec.signature_margin" : "");
+		printf("\n");
+	}
 }
 
 static void print_map(const char *title, const json_t *m)

@@ -1,7 +1,9 @@
 /* Compiling a config's zones; see compile.h. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
+#include "control/dnssec/dnssec.h"
 #include "control/zone/compile.h"
 #include "dataplane/image.h"
 
@@ -24,6 +26,9 @@ void *p53_zone_compile(const struct p53_config *cfg, size_t *len, char *err, siz
 	img = p53_image_build_files(src, (size_t)cfg->n_zones, len, err, errlen, warn, warn_arg,
 				    files, n_files);
 	free(src);
+	/* Signatures that run out soon: the health zone check fails such a zone (dnssec.h). */
+	if (img != NULL)
+		p53_dnssec_warn_expiring(img, (uint64_t)time(NULL), cfg->dnssec.margin_s, warn, warn_arg);
 	return img;
 }
 

@@ -11,11 +11,14 @@
  *  3. RRsets: one qsort of all records by (node, type, canonical RDATA, order of appearance)
  *     makes each node's RRsets contiguous and sorted by type, each RRset's RRs in RFC 4034
  *     §6.3 order with duplicates adjacent (dropped). The RRset TTL is the first one seen.
+ *     3c. RRSIGs go with the RRsets they cover (control/zone/dnssec_build.c).
  *  4. Nodes, top-down in index order (a parent always precedes its children): flags,
  *     occluder, wildcard links, the RFC checks (CNAME alone, DNAME without descendants) and
  *     whether a deeper served zone shadows the node.
- *  5. Zones' SOA facts, parent_side links, the name index (only unshadowed nodes, so each
- *     name once, from its deepest zone), additional-section lists for NS, MX, SRV, SVCB, HTTPS.
+ *  5. Zones' SOA facts; DNSSEC denial facts (NSEC chain, NSEC3 hashes, per-node proofs,
+ *     dnssec_build.c); parent_side links, the name index (only unshadowed nodes and no NSEC3
+ *     owners, so each name once, from its deepest zone), additional-section lists for NS, MX,
+ *     SRV, SVCB, HTTPS.
  *  6. Layout: sizes are all known now; one calloc and a copy of each section.
  * Everything is O(n log n) in the number of records; no ldns object outlives its line.
  */
@@ -32,22 +35,6 @@
 #include "dataplane/image.h"
 #include "control/text.h"
 #include "dataplane/name.h"
-
-/* Build state beyond the loader's: RRsets, the index and additional lists. */
-struct build {
-	struct p53_zb zb;
-	uint32_t *apexes;               /* zone indices sorted by apex name */
-	struct p53_image_rrset *rrsets;
-	uint32_t *rs_rec;               /* first kept record of each RRset */
-	uint32_t *rs_first;             /* record of each RRset seen first (messages) */
-	size_t n_rrsets, rrsets_cap, rs_rec_cap, rs_first_cap;
-	size_t n_kept;                  /* records after duplicate removal */
-	uint64_t *slots;
-	uint32_t hash_mask;
-	uint32_t *adds;
-	size_t n_adds, adds_cap;
-	size_t rdata_len;
-};
 
 #define IMAGE_WHERE "(image):0" /* for limits of the whole image, not of one file */
 
@@ -237,62 +224,6 @@ static int push_rrset(struct build *s, uint32_t node, uint16_t type, uint32_t st
 	s->rdata_len += bytes;
 	if (b->nx[node].first_rec == P53_NONE || b->recs[first].seq < b->recs[b->nx[node].first_rec].seq)
 		b->nx[node].first_rec = first;
-	return 0;
-}
-
-/*
- * Step 3c: zones that carry DNSSEC records. pop53 has no DNSSEC logic yet: with DO=1 it
- * answers such a zone without RRSIGs and denies names without NSEC/NSEC3, which validating
- * resolvers treat as bogus (RFC 4035 §5.5) once the parent holds a DS. One loud line per
- * zone, at its first DNSSEC record. (The DNSSEC work removes this.)
- */
-static int dnssec_warn(struct build *s)
-{
-	static const struct { uint16_t type; const char *name; } dnssec[] = {
-		{ LDNS_RR_TYPE_RRSIG, "RRSIG" }, { LDNS_RR_TYPE_NSEC, "NSEC" },
-		{ LDNS_RR_TYPE_NSEC3, "NSEC3" }, { LDNS_RR_TYPE_DNSKEY, "DNSKEY" },
-	};
-	struct p53_zb *b = &s->zb;
-	uint32_t *first = malloc((b->n_zones ? b->n_zones : 1) * sizeof(*first));
-	uint8_t *seen = calloc(b->n_zones ? b->n_zones : 1, 1);
-	char txt[1024], types[64];
-
-	if (first == NULL || seen == NULL) {
-		free(first);
-		free(seen);
-		return p53_zb_err(b, IMAGE_WHERE, "out of memory");
-	}
-	for (size_t z = 0; z < b->n_zones; z++)
-		first[z] = P53_NONE;
-	/* One pass over the RRsets: per zone, which DNSSEC types and the earliest record. */
-	for (size_t i = 0; i < s->n_rrsets; i++) {
-		for (unsigned int t = 0; t < sizeof(dnssec) / sizeof(dnssec[0]); t++) {
-			if (s->rrsets[i].type != dnssec[t].type)
-				continue;
-			const struct p53_zb_rec *r = &b->recs[s->rs_first[i]];
-			uint32_t z = b->nodes[r->node].zone;
-			seen[z] |= (uint8_t)(1u << t);
-			if (first[z] == P53_NONE || r->seq < b->recs[first[z]].seq)
-				first[z] = s->rs_first[i];
-		}
-	}
-	for (size_t z = 0; z < b->n_zones; z++) {
-		if (first[z] == P53_NONE)
-			continue;
-		size_t o = 0;
-		types[0] = '\0';
-		for (unsigned int t = 0; t < sizeof(dnssec) / sizeof(dnssec[0]); t++)
-			if (seen[z] & (1u << t))
-				o += (size_t)snprintf(types + o, sizeof(types) - o, "%s%s", o ? "/" : "",
-						      dnssec[t].name);
-		p53_zb_rec_warn(b, &b->recs[first[z]], "zone '%s' carries DNSSEC records (%s) but "
-				"pop53 does not serve DNSSEC yet: DO=1 answers carry no RRSIG, NSEC or "
-				"NSEC3, so validating resolvers will treat the zone as bogus once its "
-				"parent has a DS for it",
-				p53_name_to_str(txt, sizeof(txt), b->names + b->zones[z].name_off), types);
-	}
-	free(first);
-	free(seen);
 	return 0;
 }
 
@@ -573,7 +504,7 @@ static int slots_make(struct build *s)
 	s->hash_mask = (uint32_t)(count - 1);
 	for (uint32_t n = 0; n < b->n_nodes; n++) {
 		uint32_t h = b->nx[n].hash, i;
-		if (b->nx[n].shadowed)
+		if (b->nx[n].shadowed || (b->nodes[n].flags & P53_NODE_NSEC3))
 			continue;
 		for (i = h & s->hash_mask; s->slots[i] != 0; i = (i + 1) & s->hash_mask)
 			;
@@ -698,7 +629,17 @@ static void *layout(struct build *s, size_t *len)
 	h.rdata_off = (uint32_t)off;
 	off = align8(off + s->rdata_len);
 	h.adds_off = (uint32_t)off;
-	size = align8(off + s->n_adds * sizeof(uint32_t));
+	off = align8(off + s->n_adds * sizeof(uint32_t));
+	if (s->proofs != NULL) {
+		h.proofs_off = (uint32_t)off;
+		off = align8(off + b->n_nodes * sizeof(struct p53_image_proof));
+	}
+	h.n_chain = (uint32_t)s->n_chain;
+	h.chain_off = (uint32_t)off;
+	off = align8(off + s->n_chain * sizeof(uint32_t));
+	h.n_nsec3 = (uint32_t)s->n_nsec3;
+	h.nsec3_off = (uint32_t)off;
+	size = align8(off + s->n_nsec3 * sizeof(struct p53_image_nsec3));
 	/* Offsets are 32-bit (image.h). */
 	if (size > UINT32_MAX) {
 		p53_zb_err(b, IMAGE_WHERE, "image of %zu bytes exceeds the 4 GiB format limit", size);
@@ -717,6 +658,12 @@ static void *layout(struct build *s, size_t *len)
 	memcpy(img + h.names_off, b->names, b->names_len);
 	if (s->n_adds > 0)
 		memcpy(img + h.adds_off, s->adds, s->n_adds * sizeof(uint32_t));
+	if (s->proofs != NULL)
+		memcpy(img + h.proofs_off, s->proofs, b->n_nodes * sizeof(struct p53_image_proof));
+	if (s->n_chain > 0)
+		memcpy(img + h.chain_off, s->chain, s->n_chain * sizeof(uint32_t));
+	if (s->n_nsec3 > 0)
+		memcpy(img + h.nsec3_off, s->nsec3, s->n_nsec3 * sizeof(struct p53_image_nsec3));
 	rdata = img + h.rdata_off;
 	pos = 0;
 	for (size_t i = 0; i < s->n_rrsets; i++) {
@@ -738,7 +685,21 @@ static void *layout(struct build *s, size_t *len)
 			}
 			pos += r->wlen;
 		}
+		/* Its RRSIGs right after it, each with its own TTL (image.h). */
+		for (uint32_t k = s->rs_sig[i]; k < s->rs_sig[i] + rs->sig_count; k++) {
+			const struct p53_zb_rec *r = &b->recs[k];
+			rdata[pos] = 0xc0;
+			rdata[pos + 1] = 12;
+			memcpy(rdata + pos + P53_RR_OWNER_LEN, b->arena + r->off, r->wlen);
+			pos += P53_RR_OWNER_LEN + r->wlen;
+		}
 	}
+	/* NSEC3 salts point into their zone's NSEC3PARAM RDATA: algorithm, flags, iterations,
+	   salt length, salt (RFC 5155 §4.2). */
+	for (size_t z = 0; z < b->n_zones; z++)
+		if (s->n3param != NULL && s->n3param[z] != P53_NONE)
+			b->zones[z].salt_off = s->rrsets[s->n3param[z]].rdata_off + P53_RR_OWNER_LEN + 10 + 5;
+	memcpy(img + h.zones_off, b->zones, b->n_zones * sizeof(struct p53_image_zone));
 	memcpy(img + h.rrsets_off, s->rrsets, s->n_rrsets * sizeof(struct p53_image_rrset));
 	*len = size;
 	return img;
@@ -778,10 +739,9 @@ void *p53_image_build_files(const struct p53_zone_src *zones, size_t n, size_t *
 	for (uint32_t z = 0; z < n; z++)
 		if (p53_zone_load(b, z) < 0)
 			goto cleanup;
-	if (rrsets_make(&s) < 0)
-		goto cleanup;
-	if (dnssec_warn(&s) < 0 || rrsets_check(&s) < 0 || nodes_link(&s) < 0 ||
-	    zones_finish(&s) < 0 || slots_make(&s) < 0 || adds_make(&s) < 0)
+	if (rrsets_make(&s) < 0 || p53_dnssec_attach(&s) < 0 || rrsets_check(&s) < 0 ||
+	    nodes_link(&s) < 0 || zones_finish(&s) < 0 || p53_dnssec_build(&s) < 0 ||
+	    slots_make(&s) < 0 || adds_make(&s) < 0)
 		goto cleanup;
 	img = layout(&s, len);
 	if (img != NULL && files != NULL) {
@@ -792,6 +752,11 @@ void *p53_image_build_files(const struct p53_zone_src *zones, size_t n, size_t *
 		b->n_files = 0;
 	}
 cleanup:
+	free(s.nsec3);
+	free(s.chain);
+	free(s.proofs);
+	free(s.n3param);
+	free(s.rs_sig);
 	free(s.adds);
 	free(s.slots);
 	free(s.rs_first);

@@ -100,6 +100,57 @@ void p53_zb_rec_warn(struct p53_zb *b, const struct p53_zb_rec *r, const char *f
 int p53_zb_err(struct p53_zb *b, const char *where, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
+/* Build state beyond the loader's: RRsets, the index, additional lists, DNSSEC facts. */
+struct build {
+	struct p53_zb zb;
+	uint32_t *apexes;               /* zone indices sorted by apex name */
+	struct p53_image_rrset *rrsets;
+	uint32_t *rs_rec;               /* first kept record of each RRset */
+	uint32_t *rs_first;             /* record of each RRset seen first (messages) */
+	uint32_t *rs_sig;               /* first RRSIG record covering each RRset (sig_count) */
+	size_t n_rrsets, rrsets_cap, rs_rec_cap, rs_first_cap;
+	size_t n_kept;                  /* records after duplicate removal */
+	uint64_t *slots;
+	uint32_t hash_mask;
+	uint32_t *adds;
+	size_t n_adds, adds_cap;
+	size_t rdata_len;
+	/* DNSSEC (control/zone/dnssec_build.c) */
+	uint32_t *n3param;              /* per zone: its NSEC3PARAM RRset, or P53_NONE */
+	struct p53_image_proof *proofs; /* per node; NULL when no zone is signed */
+	uint32_t *chain;
+	size_t n_chain;
+	struct p53_image_nsec3 *nsec3;
+	size_t n_nsec3;
+};
+
+/**
+ * RRSIGs to the RRsets they cover (step 3c): each RRset gets the range of RRSIG records of
+ * its owner whose Type Covered is its type; RRSIG RRsets leave the RRset list. Records each
+ * zone's earliest signature expiration. Warns (file:line) about RRSIGs that cover nothing.
+ * @return 0, or -1 with the error set.
+ */
+int p53_dnssec_attach(struct build *s);
+
+/**
+ * Give RRset `rrset` the RRSIG records recs[first .. first+count) (records of its owner,
+ * Type Covered its type): layout() pre-encodes them after its records, workers send them with
+ * it when DO=1, and the zone's earliest expiration counts them. p53_dnssec_attach() uses it for
+ * the signatures of the zone file; it is also the seam for signed steering variants: the code
+ * that signs a pre-encoded variant at compile time adds its RRSIG records to b->recs and calls
+ * this for the variant's RRset (docs/ARCHITECTURE.md, Planned).
+ * @return 0, or -1 with the error set (more than 255 RRSIGs or 64 KiB of them).
+ */
+int p53_dnssec_sigs_set(struct build *s, uint32_t rrset, uint32_t first, uint32_t count);
+
+/**
+ * NSEC3 owners out of the name index, then the denial facts (step 5d): NSEC chain order,
+ * NSEC3 hashes, per-node proofs (dataplane/image.h). Checks NSEC3PARAM and the chains and
+ * warns about signed zones that cannot prove something.
+ * @return 0, or -1 with the error set.
+ */
+int p53_dnssec_build(struct build *s);
+
 /**
  * Parse zone z's master file (and its $INCLUDEs) into records and nodes. The zone's apex
  * node must already exist (zones[z].apex).

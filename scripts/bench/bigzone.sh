@@ -4,8 +4,10 @@
 # memory it needs, next to what knotd and NSD hold after loading the same zone.
 # See docs/BENCHMARKS.md (section "Big zone: memory per record").
 #
-# Usage: scripts/bench/bigzone.sh [--records N] [--skip-knot] [--skip-nsd] [--no-write]
+# Usage: scripts/bench/bigzone.sh [--records N] [--signed] [--skip-knot] [--skip-nsd] [--no-write]
 #   --records N   about how many records the generated zone has (default 1000000)
+#   --signed      sign the zone first (ldns-signzone, ECDSA P-256, NSEC3 without salt or extra
+#                 iterations; cached next to it) and write the "Big zone, signed" section
 #   --skip-knot   do not load the zone into knotd
 #   --skip-nsd    do not run nsd-checkzone / nsd
 #   --no-write    print the section, leave docs/BENCHMARKS.md alone
@@ -29,6 +31,7 @@ RECORDS=1000000
 WRITE=1
 SKIP_KNOT=0
 SKIP_NSD=0
+SIGNED=0
 ORIG_ARGS="$*"
 BUILD=${BUILD:-$ROOT/build-big}
 CACHE=${CACHE:-/tmp/pop53-bigzone}
@@ -41,13 +44,14 @@ BEGIN_MARK='<!-- bigzone:begin -->'
 END_MARK='<!-- bigzone:end -->'
 GOAL=100 # bytes per record per replica
 
-usage() { sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
+usage() { sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
 
 while [ $# -gt 0 ]; do
 	case "$1" in
 		--records) RECORDS=${2:?}; shift 2 ;;
 		--records=*) RECORDS=${1#*=}; shift ;;
 		--skip-knot) SKIP_KNOT=1; shift ;;
+		--signed) SIGNED=1; shift ;;
 		--skip-nsd) SKIP_NSD=1; shift ;;
 		--no-write) WRITE=0; shift ;;
 		-h | --help) usage 0 ;;
@@ -92,8 +96,36 @@ since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
 # --- the zone ----------------------------------------------------------------------------------
 ZONE=$(bench_big_zone "$RECORDS" "$CACHE") || exit 1
 COUNTS="$ZONE.counts"
+TITLE="Big zone: memory per record"
+SIGN_NOTE=""
+if [ "$SIGNED" = 1 ]; then
+	BEGIN_MARK='<!-- bigzone-signed:begin -->'
+	END_MARK='<!-- bigzone-signed:end -->'
+	TITLE="Big zone, signed (NSEC3): memory per record"
+	SZ="$ZONE.signed"
+	if [ ! -s "$SZ" ] || [ "$SZ" -ot "$ZONE" ]; then
+		bench_log "signing $ZONE with ldns-signzone (NSEC3, ECDSA P-256; minutes)"
+		mkdir -p "$CACHE/keys"
+		if ! (cd "$CACHE/keys" && rm -f K* &&
+			ksk=$(ldns-keygen -a ECDSAP256SHA256 -k big.test) &&
+			zsk=$(ldns-keygen -a ECDSAP256SHA256 big.test) &&
+			/usr/bin/time -v -o "$SZ.time" ldns-signzone -n -t 0 -o big.test. \
+				-e "$(date -u -d '+1 year' +%Y%m%d)" -f "$SZ.tmp" "$ZONE" "$ksk" "$zsk"); then
+			echo "bigzone.sh: ldns-signzone failed" >&2
+			exit 1
+		fi
+		mv "$SZ.tmp" "$SZ"
+	fi
+	SIGN_NOTE="Signed with \`ldns-signzone -n -t 0\` (ECDSA P-256 KSK and ZSK, NSEC3 without salt or extra iterations) in $(tv_wall "$SZ.time") s, max RSS $(mib "$(tv_maxrss_kb "$SZ.time")"); the record counts below include the RRSIGs, NSEC3s and DNSKEYs."
+	ZONE=$SZ
+	UNSIGNED_RECS=$(awk '$1 == "total" { print $2 }' "$COUNTS")
+fi
 ZONE_BYTES=$(stat -c %s "$ZONE")
 ZONE_RECS=$(awk '$1 == "total" { print $2 }' "$COUNTS")
+if [ "$SIGNED" = 1 ]; then
+	# every record of the signed file, comments and directives aside
+	ZONE_RECS=$(grep -cv '^[[:space:]]*\(;\|\$\|$\)' "$ZONE")
+fi
 bench_log "zone: $ZONE_RECS records, $ZONE_BYTES bytes of text"
 sed 's/^/    /' "$COUNTS" >&2
 SHAPE=$(sed -n 's/^# //p' "$COUNTS")
@@ -295,7 +327,7 @@ peer_row() { # NAME PREFIX ROW
 }
 {
 	echo
-	echo "## Big zone: memory per record"
+	echo "## $TITLE"
 	echo
 	echo "\`scripts/bench/bigzone.sh\` generates a realistic zone (\`scripts/bench/genzone.py\`: hosts"
 	echo "with A, AAAA, TXT and MX, CNAME aliases, wildcards, delegations with glue; deterministic),"
@@ -322,7 +354,8 @@ peer_row() { # NAME PREFIX ROW
 	echo
 	# shellcheck disable=SC2016 # the backquotes are Markdown
 	printf 'Zone `big.test.` from `scripts/bench/genzone.py %s`: ' "$RECORDS"
-	echo "$(bench_fmt_int "$ZONE_RECS") records, $(bench_fmt_int "$ZONE_BYTES") bytes of master-file text ($(per_rec "$ZONE_BYTES" "$ZONE_RECS") B/record); mix: $MIX ($SHAPE). kzonecheck: $KZC."
+	echo "$(bench_fmt_int "$ZONE_RECS") records, $(bench_fmt_int "$ZONE_BYTES") bytes of master-file text ($(per_rec "$ZONE_BYTES" "$ZONE_RECS") B/record); mix${UNSIGNED_RECS:+ before signing ($(bench_fmt_int "$UNSIGNED_RECS") records)}: $MIX ($SHAPE). kzonecheck: $KZC."
+	[ -z "$SIGN_NOTE" ] || { echo; echo "$SIGN_NOTE"; }
 	echo
 	echo "| server | zone memory | per record | vs zone text | process PSS | load / compile time | peak during load |"
 	echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"

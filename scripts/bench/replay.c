@@ -59,13 +59,14 @@
 #define ETH_HLEN      14
 
 enum mix {
-	MIX_SMALL_A, MIX_NXDOMAIN, MIX_REFERRAL, MIX_BIG_A, MIX_ECS, MIX_STEERED,
+	MIX_SMALL_A, MIX_NXDOMAIN, MIX_REFERRAL, MIX_BIG_A, MIX_ECS, MIX_STEERED, MIX_WILDCARD,
 	MIX_DEEP_NX, MIX_DEEP_REFUSED,
 };
 
 static const char *const mix_names[] = {
 	[MIX_SMALL_A] = "small-a", [MIX_NXDOMAIN] = "nxdomain", [MIX_REFERRAL] = "referral",
 	[MIX_BIG_A] = "big-a", [MIX_ECS] = "ecs", [MIX_STEERED] = "steered",
+	[MIX_WILDCARD] = "wildcard",
 	[MIX_DEEP_NX] = "deep-nx", [MIX_DEEP_REFUSED] = "deep-refused",
 };
 
@@ -79,7 +80,7 @@ struct frame_meta {
 	uint8_t  rcode;
 	uint8_t  aa;
 	uint16_t ancount;
-	uint16_t nscount;       /* exact for NXDOMAIN (the SOA); a minimum for referrals */
+	uint16_t nscount;       /* exact for NXDOMAIN (the SOA) without DO; else a minimum */
 };
 
 struct replay {
@@ -105,6 +106,7 @@ struct opts {
 	uint64_t seed;
 	unsigned int ipv6_pct;
 	uint16_t payload;
+	int dnssec;             /* DO=1 in the queries (--do) */
 	int copy_run;
 	int replica_eal;
 };
@@ -317,8 +319,17 @@ static int plain_node(const struct p53_image_node *nd, uint32_t zone)
 	return nd->zone == zone && (nd->flags & skip) == 0 && nd->occluder == P53_NONE;
 }
 
-/* Candidates for the mix: owners with A (and AAAA for small-a/ecs), or delegation points. */
-static struct pick *candidates(const void *img, uint32_t zone, enum mix mix, size_t *np)
+/* Records an answer of this RRset holds: with DO=1 its RRSIGs too (RFC 4035 §3.1.1). */
+static uint16_t answers(const void *img, uint32_t rsi, int dnssec)
+{
+	const struct p53_image_rrset *rs = p53_image_rrset(img, rsi);
+
+	return (uint16_t)(rs->count + (dnssec ? rs->sig_count : 0));
+}
+
+/* Candidates for the mix: owners with A (and AAAA for small-a/ecs), delegation points, or
+   wildcards with A. */
+static struct pick *candidates(const void *img, uint32_t zone, enum mix mix, int dnssec, size_t *np)
 {
 	const struct p53_image_hdr *h = p53_image_hdr(img);
 	struct pick *p = calloc((size_t)h->n_nodes * 2 + 1, sizeof(*p));
@@ -338,16 +349,24 @@ static struct pick *candidates(const void *img, uint32_t zone, enum mix mix, siz
 			p[n++] = (struct pick){i, P53_T_A, 0, p53_image_rrset(img, ns)->count};
 			continue;
 		}
+		if (mix == MIX_WILDCARD) {
+			/* Wildcards with A; the frame asks for a random name below their parent. */
+			uint32_t a = p53_image_node_rrset(img, nd, P53_T_A);
+			if (nd->zone == zone && (nd->flags & P53_NODE_WILD) && nd->occluder == P53_NONE &&
+			    a != P53_NONE)
+				p[n++] = (struct pick){i, P53_T_A, answers(img, a, dnssec), 0};
+			continue;
+		}
 		if (!plain_node(nd, zone))
 			continue;
 		uint32_t a = p53_image_node_rrset(img, nd, P53_T_A);
 		if (a != P53_NONE)
-			p[n++] = (struct pick){i, P53_T_A, p53_image_rrset(img, a)->count, 0};
+			p[n++] = (struct pick){i, P53_T_A, answers(img, a, dnssec), 0};
 		if (mix == MIX_BIG_A)
 			continue;
 		uint32_t aaaa = p53_image_node_rrset(img, nd, P53_T_AAAA);
 		if (aaaa != P53_NONE)
-			p[n++] = (struct pick){i, P53_T_AAAA, p53_image_rrset(img, aaaa)->count, 0};
+			p[n++] = (struct pick){i, P53_T_AAAA, answers(img, aaaa, dnssec), 0};
 	}
 	*np = n;
 	return p;
@@ -364,10 +383,11 @@ static const uint8_t v6_server[16] = {0x20, 0x01, 0x0d, 0xb8, 0, 0x53, 0, 0, 0, 
  * One query frame: Ethernet, IPv4 192.0.2.1 -> 192.0.2.53 (or IPv6 2001:db8::1 ->
  * 2001:db8:53::53), UDP random source port -> 53 with a correct checksum, DNS with a random
  * ID, RD=0 (resolvers querying an authority), one question, an OPT with our payload size and
- * DO=0, and in the ecs mix an ECS option (RFC 7871) for a random /24 (or /56).
+ * DO=0 (DO=1 with --do), and in the ecs mix an ECS option (RFC 7871) for a random /24 (or /56).
  */
 static uint16_t build_frame(uint8_t *f, int v6, const uint8_t *qname, int qlen, uint16_t qtype,
-			    uint16_t payload, int ecs, uint16_t id, uint16_t sport, uint16_t *dns_off)
+			    uint16_t payload, int ecs, int dnssec, uint16_t id, uint16_t sport,
+			    uint16_t *dns_off)
 {
 	uint16_t l3 = ETH_HLEN;
 	uint16_t l4 = (uint16_t)(l3 + (v6 ? 40 : 20));
@@ -392,7 +412,7 @@ static uint16_t build_frame(uint8_t *f, int v6, const uint8_t *qname, int qlen, 
 	put16(d + n, P53_T_OPT); n += 2;
 	put16(d + n, payload); n += 2;  /* CLASS = requestor's payload size */
 	put16(d + n, 0); n += 2;        /* extended RCODE, version 0 */
-	put16(d + n, 0); n += 2;        /* DO=0 */
+	put16(d + n, dnssec ? 0x8000 : 0); n += 2; /* DO (RFC 3225) */
 	if (ecs) {
 		uint64_t r = rnd();
 		if (!v6) {
@@ -504,11 +524,12 @@ static uint8_t *build_frames(const void *img, const struct opts *o, struct frame
 		if (p53_image_node(img, zn->apex)->wildcard != P53_NONE)
 			die("zone %s has a wildcard at the apex: no name under it is NXDOMAIN", o->zone_name);
 	} else {
-		picks = candidates(img, zone, o->mix, &n_picks);
+		picks = candidates(img, zone, o->mix, o->dnssec, &n_picks);
 		if (n_picks == 0)
 			die("zone %s has no %s for mix %s", o->zone_name,
 			    o->mix == MIX_REFERRAL ? "delegation (NS below the apex)" :
-			    o->mix == MIX_BIG_A ? "A owners" : "A/AAAA owners", mix_names[o->mix]);
+			    o->mix == MIX_BIG_A ? "A owners" : o->mix == MIX_WILDCARD ? "wildcard with A" :
+			    "A/AAAA owners", mix_names[o->mix]);
 	}
 	fprintf(stderr, "p53-replay: mix %s on %s: %zu candidate %s, %u frames\n", mix_names[o->mix],
 		o->zone_name, n_picks, o->mix == MIX_REFERRAL ? "delegations" : "owner/type pairs",
@@ -543,7 +564,7 @@ static uint8_t *build_frames(const void *img, const struct opts *o, struct frame
 						p53_name_hash(qname, (size_t)qlen)) != P53_NONE);
 			fm->rcode = P53_RCODE_NXDOMAIN;
 			fm->aa = 1;
-			fm->nscount = 1;        /* the SOA (RFC 2308 §3) */
+			fm->nscount = 1;        /* the SOA (RFC 2308 §3); with DO a minimum */
 		} else {
 			const struct pick *p = &picks[rnd() % n_picks];
 			const struct p53_image_node *nd = p53_image_node(img, p->node);
@@ -556,6 +577,13 @@ static uint8_t *build_frames(const void *img, const struct opts *o, struct frame
 				}
 				fm->aa = 0;     /* RFC 1034 §4.3.2 step 3b: not authoritative */
 				fm->nscount = p->nscount;
+			} else if (o->mix == MIX_WILDCARD) {
+				/* "*.<parent>" -> "w-<random>.<parent>" (RFC 4592 §3.3.1) */
+				qlen = random_below(qname, "w-", owner + 2, nd->name_len - 2);
+				if (qlen < 0)
+					die("wildcard owner too long for the wildcard mix");
+				fm->aa = 1;
+				fm->ancount = p->ancount;
 			} else {
 				memcpy(qname, owner, nd->name_len);
 				qlen = nd->name_len;
@@ -572,7 +600,7 @@ static uint8_t *build_frames(const void *img, const struct opts *o, struct frame
 		fm->id = (uint16_t)rnd();
 		fm->sport = (uint16_t)(1024 + rnd() % (65536 - 1024));
 		fm->len = build_frame(arena + off, v6, qname, qlen, qtype, o->payload,
-				      o->mix == MIX_ECS, fm->id, fm->sport, &fm->dns_off);
+				      o->mix == MIX_ECS, o->dnssec, fm->id, fm->sport, &fm->dns_off);
 		off += fm->len;
 	}
 	free(picks);
@@ -580,6 +608,8 @@ static uint8_t *build_frames(const void *img, const struct opts *o, struct frame
 }
 
 /* ---- full check of every frame's response, before timing ---------------------------- */
+
+static int dnssec_run; /* --do: NXDOMAIN carries its proof */
 
 static void verify_response(const struct frame_meta *fm, const struct rte_mbuf *m, uint32_t f,
 			    uint64_t *dns_bytes, uint64_t *frame_bytes)
@@ -609,8 +639,13 @@ static void verify_response(const struct frame_meta *fm, const struct rte_mbuf *
 		die("frame %u: QDCOUNT %u", f, get16(h + 4));
 	if (get16(h + 6) != fm->ancount)
 		die("frame %u: ANCOUNT %u, expected %u", f, get16(h + 6), fm->ancount);
-	if (fm->rcode == P53_RCODE_NXDOMAIN && get16(h + 8) != fm->nscount)
+	if (fm->rcode == P53_RCODE_NXDOMAIN && !dnssec_run && get16(h + 8) != fm->nscount)
 		die("frame %u: NSCOUNT %u, expected %u (the SOA)", f, get16(h + 8), fm->nscount);
+	if (fm->rcode == P53_RCODE_NXDOMAIN && dnssec_run && get16(h + 8) < 2 * fm->nscount + 2)
+		die("frame %u: NSCOUNT %u, expected the SOA, a denial and their RRSIGs", f,
+		    get16(h + 8));
+	if ((h[2] & 0x02) != 0 || (h[3] & 0x20) != 0)
+		die("frame %u: TC or AD set", f);
 	if (fm->aa == 0 && get16(h + 8) < fm->nscount)
 		die("frame %u: referral NSCOUNT %u, expected %u NS", f, get16(h + 8), fm->nscount);
 	if (get16(h + 10) < 1)
@@ -648,8 +683,8 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: p53-replay [EAL args --] -z NAME=FILE [-z NAME=FILE ...] -m MIX [options]\n"
-		"  -m MIX          small-a | nxdomain | referral | big-a | ecs | steered | deep-nx |\n"
-		"                  deep-refused\n"
+		"  -m MIX          small-a | nxdomain | referral | big-a | ecs | steered | wildcard |\n"
+		"                  deep-nx | deep-refused\n"
 		"  -z NAME=FILE    compile this zone into the image (repeatable)\n"
 		"  -Z NAME         the zone the mix queries (default: the first -z)\n"
 		"  -n COUNT        queries per measured run (default 2000000)\n"
@@ -658,6 +693,7 @@ static void usage(FILE *f)
 		"  -s SEED         random seed (default 53)\n"
 		"  -6 PERCENT      share of IPv6 frames (default 0)\n"
 		"  --payload N     EDNS UDP payload size in the queries (default 1232)\n"
+		"  --do            DO=1 in the queries: signed zones answer with RRSIGs and proofs\n"
 		"  --no-copy-run   skip the copy-only run (callgrind)\n"
 		"  --replica eal   put the replica in rte_malloc memory (as pop53d does) instead of\n"
 		"                  2 MiB-aligned THP memory (the default; models hugepages)\n"
@@ -670,6 +706,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 	static const struct option lopts[] = {
 		{"payload", required_argument, NULL, 'P'},
 		{"no-copy-run", no_argument, NULL, 'C'},
+		{"do", no_argument, NULL, 'D'},
 		{"replica", required_argument, NULL, 'R'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
@@ -725,6 +762,10 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 			break;
 		case 'C':
 			o->copy_run = 0;
+			break;
+		case 'D':
+			o->dnssec = 1;
+			dnssec_run = 1;
 			break;
 		case 'R':
 			o->replica_eal = strcmp(optarg, "eal") == 0;

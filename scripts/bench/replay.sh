@@ -8,7 +8,9 @@
 #
 # Usage: scripts/bench/replay.sh [--timed | --callgrind] [--runs N] [-n COUNT]
 #                                [--no-write] [MIX ...]
-#   MIX: small-a nxdomain referral big-a ecs steered deep-nx deep-refused (default: all)
+#   MIX: small-a nxdomain referral big-a ecs steered wildcard signed-a nsec3-nxdomain
+#        signed-wildcard deep-nx deep-refused (default: all of them; the signed-* and nsec3-*
+#        mixes ask with DO=1 of zones/example.com.zone signed with ldns-signzone, NSEC3)
 #   --timed       only the timed runs (RUNS runs per mix, the median is reported)
 #   --callgrind   only the callgrind runs (instructions/query and the top functions)
 #   (default: both)
@@ -31,7 +33,7 @@ CG_COUNT=${CG_COUNT:-20000}
 DOC="$ROOT/docs/BENCHMARKS.md"
 BEGIN_MARK='<!-- replay:begin -->'
 END_MARK='<!-- replay:end -->'
-ALL_MIXES="small-a nxdomain referral big-a ecs steered deep-nx deep-refused"
+ALL_MIXES="small-a nxdomain referral big-a ecs steered wildcard signed-a nsec3-nxdomain signed-wildcard deep-nx deep-refused"
 
 RUNS=3
 COUNT=2000000
@@ -48,7 +50,7 @@ while [ $# -gt 0 ]; do
 	--runs) RUNS=$2; shift ;;
 	-n) COUNT=$2; shift ;;
 	--no-write) WRITE=0 ;;
-	-h|--help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	-*) echo "replay.sh: unknown option $1" >&2; exit 2 ;;
 	*) MIXES+=("$1") ;;
 	esac
@@ -93,11 +95,36 @@ big_zone() {
 	fi
 	echo "big.test=$f"
 }
+# The small zone signed (ldns-signzone, ECDSA P-256, NSEC3 without salt or extra iterations,
+# RFC 9276), once per build directory: the DNSSEC mixes ask it with DO=1.
+signed_zone() {
+	local d="$BUILD/bench/signed" f="$BUILD/bench/signed/example.com.zone"
+	if [ ! -s "$f" ] || [ "$f" -ot "$ROOT/zones/example.com.zone" ]; then
+		mkdir -p "$d"
+		(cd "$d" && rm -f K*.key K*.private &&
+			ksk=$(ldns-keygen -a ECDSAP256SHA256 -k example.com) &&
+			zsk=$(ldns-keygen -a ECDSAP256SHA256 example.com) &&
+			ldns-signzone -n -t 0 -o example.com. -e "$(date -u -d '+1 year' +%Y%m%d)" \
+				-f "$f" "$ROOT/zones/example.com.zone" "$ksk" "$zsk") >&2 ||
+			{ echo "replay.sh: ldns-signzone failed" >&2; exit 1; }
+	fi
+	echo "example.com=$f"
+}
 zone_of() {
 	case $1 in
 	referral) echo "$DIFF" ;;
 	big-a) big_zone ;;
+	signed-*|nsec3-*) signed_zone ;;
 	*) echo "$SMALL" ;;
+	esac
+}
+# p53-replay's arguments for a mix: the DNSSEC mixes are the plain ones with DO=1.
+args_of() {
+	case $1 in
+	signed-a) echo "-m small-a --do" ;;
+	nsec3-nxdomain) echo "-m nxdomain --do" ;;
+	signed-wildcard) echo "-m wildcard --do" ;;
+	*) echo "-m $1" ;;
 	esac
 }
 zone_label() { # the zone file path relative to the repo, for the table
@@ -126,7 +153,8 @@ if [ "$DO_TIMED" = 1 ]; then
 		: >"$TMP/$m.timed"
 		for ((r = 1; r <= RUNS; r++)); do
 			bench_log "$m: timed run $r/$RUNS (zone $(zone_label "$z"), $COUNT queries, CPU $CPU)"
-			if ! taskset -c "$CPU" "$BIN" -z "$z" -m "$m" -n "$COUNT" -f "$FRAMES" \
+			# shellcheck disable=SC2046 # args_of is words on purpose
+			if ! taskset -c "$CPU" "$BIN" -z "$z" $(args_of "$m") -n "$COUNT" -f "$FRAMES" \
 				>"$TMP/$m.out" 2>"$TMP/$m.err"; then
 				cat "$TMP/$m.err" "$TMP/$m.out" >&2
 				echo "replay.sh: $m FAILED (see above): no figure is reported for it" >&2
@@ -155,7 +183,7 @@ if [ "$DO_CG" = 1 ]; then
 		if ! taskset -c "$CPU" valgrind --tool=callgrind --collect-atstart=no \
 			--toggle-collect=replay_loop --toggle-collect=replay_copy_loop \
 			--callgrind-out-file="$out" \
-			"$BIN" -z "$z" -m "$m" -n "$CG_COUNT" -f "$FRAMES" -t 3600 \
+			"$BIN" -z "$z" $(args_of "$m") -n "$CG_COUNT" -f "$FRAMES" -t 3600 \
 			>"$TMP/$m.cgout" 2>"$TMP/$m.cgerr"; then
 			cat "$TMP/$m.cgerr" "$TMP/$m.cgout" >&2
 			echo "replay.sh: $m FAILED under callgrind" >&2
@@ -200,6 +228,8 @@ target_of() {
 	small-a) echo "≥ 10 Mqps per core" ;;
 	big-a) echo "≤ 1.5x small-a" ;;
 	deep-nx|deep-refused) echo "≤ 3x nxdomain" ;;
+	signed-a) echo "≤ 1.3x small-a" ;;
+	nsec3-nxdomain) echo "≤ 2x nxdomain" ;;
 	*) echo "-" ;;
 	esac
 }
@@ -213,6 +243,10 @@ desc_of() {
 	steered) echo "not available until the steering issue lands" ;;
 	deep-nx) echo "the deepest name under the apex that fits (one-byte labels, 123 labels under example.com, 255 octets): NXDOMAIN, the worst closest-encloser walk" ;;
 	deep-refused) echo "127 one-byte labels under no served zone: REFUSED" ;;
+	wildcard) echo "random names under the small zone's wildcard \`*.img\`" ;;
+	signed-a) echo "small-a with DO=1 on the signed small zone: A/AAAA and its RRSIG" ;;
+	nsec3-nxdomain) echo "nxdomain with DO=1 on the signed small zone: SOA, three NSEC3 and their RRSIGs, one NSEC3 hash per query" ;;
+	signed-wildcard) echo "wildcard with DO=1 on the signed small zone: the expanded A, its RRSIG, the NSEC3 covering the next closer name" ;;
 	esac
 }
 
@@ -269,12 +303,11 @@ desc_of() {
 			fi
 			l=${T_LINE[$m]}
 			t=$(target_of "$m")
-			if [ "$m" = big-a ] && [ -n "${T_LINE[small-a]:-}" ]; then
-				t="$t: $(awk -v a="$(field "$l" net_ns)" -v b="$(field "${T_LINE[small-a]}" net_ns)" 'BEGIN { printf "%.2fx", a / b }')"
+			base=""
+			case $m in big-a|signed-a) base=small-a ;; nsec3-nxdomain|deep-nx|deep-refused) base=nxdomain ;; signed-wildcard) base=wildcard ;; esac
+			if [ -n "$base" ] && [ -n "${T_LINE[$base]:-}" ]; then
+				t="$t: $(awk -v a="$(field "$l" net_ns)" -v b="$(field "${T_LINE[$base]}" net_ns)" 'BEGIN { printf "%.2fx", a / b }') $base"
 			fi
-			case $m in deep-*) if [ -n "${T_LINE[nxdomain]:-}" ]; then
-				t="$t: $(awk -v a="$(field "$l" net_ns)" -v b="$(field "${T_LINE[nxdomain]}" net_ns)" 'BEGIN { printf "%.2fx", a / b }')"
-			fi ;; esac
 			printf '| %s | %s (%s records) | %.1f | %.1f | %.1f | %.2f | %s | %s / %s | %s |\n' "$m" \
 				"$(zone_label "$(zone_of "$m")")" "$(bench_fmt_int "$(field "$l" records)")" \
 				"$(field "$l" ns)" "$(field "$l" copy_ns)" "$(field "$l" net_ns)" \
@@ -299,12 +332,11 @@ desc_of() {
 			fi
 			t="-"
 			[ "$m" = small-a ] && t="≤ 400 (positive A on the small zone with EDNS; RRL does not exist yet, so it is not in the path)"
-			if [ "$m" = big-a ] && [ -n "${CG_BURST[small-a]:-}" ]; then
-				t="≤ 1.5x small-a: $(awk -v a="${CG_BURST[$m]}" -v b="${CG_BURST[small-a]}" 'BEGIN { printf "%.2fx", a / b }')"
+			base=""
+			case $m in big-a|signed-a) base=small-a ;; nsec3-nxdomain|deep-nx|deep-refused) base=nxdomain ;; signed-wildcard) base=wildcard ;; esac
+			if [ -n "$base" ] && [ -n "${CG_BURST[$base]:-}" ]; then
+				t="$(target_of "$m"): $(awk -v a="${CG_BURST[$m]}" -v b="${CG_BURST[$base]}" 'BEGIN { printf "%.2fx", a / b }') $base"
 			fi
-			case $m in deep-*) if [ -n "${CG_BURST[nxdomain]:-}" ]; then
-				t="≤ 3x nxdomain: $(awk -v a="${CG_BURST[$m]}" -v b="${CG_BURST[nxdomain]}" 'BEGIN { printf "%.2fx", a / b }')"
-			fi ;; esac
 			echo "| $m | ${CG_BURST[$m]} | ${CG_LOOP[$m]} | ${CG_COPY[$m]} | $t |"
 		done
 		for m in "${MIXES[@]}"; do

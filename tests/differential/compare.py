@@ -11,7 +11,10 @@ Exit status 0 only when no case has an unexplained difference.
 import argparse
 import collections
 import os
+import re
+import shutil
 import socket
+import subprocess
 import sys
 import time
 
@@ -76,10 +79,11 @@ def dname_overflow_qname(extra):
 
 
 def Q(label, name, rdtype="A", rdclass="IN", edns=None, rd=False, cd=False, v6=False,
-      opcode="QUERY", expect=None, tsig=False, mangle=None):
+      opcode="QUERY", expect=None, tsig=False, mangle=None, anchor=None):
+    """anchor: the zone whose trust anchor validates this name with delv (DNSSEC cases)."""
     return {"label": label, "name": name, "type": rdtype, "class": rdclass, "edns": edns,
             "rd": rd, "cd": cd, "v6": v6, "opcode": opcode, "expect": expect or {},
-            "tsig": tsig, "mangle": mangle}
+            "tsig": tsig, "mangle": mangle, "anchor": anchor}
 
 
 UNKNOWN_KEY = dns.tsigkeyring.from_text({"unknown.": "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY="})
@@ -371,6 +375,111 @@ CORPUS = [
 ]
 
 # ---------------------------------------------------------------------------------------------
+# DNSSEC: the zones tests/differential/sign.sh signs (source zones/signed.zone.in): nsec.test
+# (ldns-signzone, NSEC, with the signed child zone child.nsec.test), nsec3.test (ldns-signzone,
+# NSEC3 with opt-out, salt, 2 iterations), bind.test (dnssec-signzone, NSEC3, RFC 9276 values)
+# and knot.test (kzonesign, NSEC3 with opt-out, RFC 9276 values).
+# Cases with DO=1 are also validated with delv against each server (see validate()).
+
+DO = {"payload": 1232, "do": True}
+NODO = {"payload": 1232}
+
+
+def dnssec_cases(z):
+    a = z                                  # trust anchor of the zone
+    p = z.split(".")[0] + "-"              # label prefix
+    nsec3 = z != "nsec.test"
+    c = [
+        Q(p + "apex-soa", z + ".", "SOA", edns=DO, expect=NOERROR, anchor=a),
+        Q(p + "apex-dnskey", z + ".", "DNSKEY", edns=DO, expect=NOERROR, anchor=a),
+        Q(p + "apex-dnskey-nodo", z + ".", "DNSKEY", edns=NODO, expect=NOERROR),
+        Q(p + "apex-ns", z + ".", "NS", edns=DO, expect=NOERROR, anchor=a),
+        Q(p + "apex-mx-additional", z + ".", "MX", edns=DO, expect=NOERROR, anchor=a),
+        # no anchor: delv cannot validate the DS of its own trust anchor (no parent)
+        Q(p + "apex-ds-noparent", z + ".", "DS", edns=DO, expect=NODATA),
+        Q(p + "www-a", "www." + z + ".", "A", edns=DO, expect=NOERROR, anchor=a),
+        Q(p + "www-aaaa", "www." + z + ".", "AAAA", edns=DO, expect=NOERROR, anchor=a),
+        Q(p + "www-a-0x20", "WwW." + z.upper() + ".", "A", edns=DO, expect=NOERROR),
+        Q(p + "www-a-nodo", "www." + z + ".", "A", edns=NODO, expect=NOERROR),
+        Q(p + "www-a-noedns", "www." + z + ".", "A", expect=NOERROR),
+        Q(p + "www-rrsig", "www." + z + ".", "RRSIG", edns=DO, expect=NOERROR),
+        Q(p + "www-rrsig-nodo", "www." + z + ".", "RRSIG", edns=NODO, expect=NOERROR),
+        Q(p + "www-rrsig-noedns", "www." + z + ".", "RRSIG", expect=NOERROR),
+        Q(p + "www-nsec", "www." + z + ".", "NSEC", edns=DO,
+          expect=NODATA if nsec3 else NOERROR, anchor=a),
+        Q(p + "www-nsec-nodo", "www." + z + ".", "NSEC", edns=NODO),
+        Q(p + "www-any", "www." + z + ".", "ANY", edns=DO, expect={"rcode": "NOERROR", "aa": True}),
+        Q(p + "nodata", "www." + z + ".", "TXT", edns=DO, expect=NODATA, anchor=a),
+        Q(p + "nodata-nodo", "www." + z + ".", "TXT", edns=NODO, expect=NODATA),
+        Q(p + "nxdomain", "nope." + z + ".", "A", edns=DO, expect=NXDOMAIN, anchor=a),
+        Q(p + "nxdomain-0x20", "NoPe." + z.upper() + ".", "A", edns=DO, expect=NXDOMAIN),
+        Q(p + "nxdomain-deep", "a.b.nope." + z + ".", "AAAA", edns=DO, expect=NXDOMAIN, anchor=a),
+        Q(p + "nxdomain-first", "0." + z + ".", "A", edns=DO, expect=NXDOMAIN, anchor=a),
+        Q(p + "nxdomain-last", "zzzz." + z + ".", "A", edns=DO, expect=NXDOMAIN, anchor=a),
+        Q(p + "nxdomain-nodo", "nope." + z + ".", "A", edns=NODO, expect=NXDOMAIN),
+        Q(p + "nxdomain-below-ent", "y.ent." + z + ".", "A", edns=DO, expect=NXDOMAIN, anchor=a),
+        Q(p + "nxdomain-below-deep-ent", "x.b.deep." + z + ".", "A", edns=DO, expect=NXDOMAIN, anchor=a),
+        Q(p + "ent-nodata", "ent." + z + ".", "A", edns=DO, expect=NODATA, anchor=a),
+        Q(p + "ent-deep-nodata", "b.deep." + z + ".", "TXT", edns=DO, expect=NODATA, anchor=a),
+        Q(p + "wild-a", "foo.wild." + z + ".", "A", edns=DO, expect=NOERROR, anchor=a),
+        Q(p + "wild-txt", "foo.wild." + z + ".", "TXT", edns=DO, expect=NOERROR, anchor=a),
+        Q(p + "wild-multilabel", "a.b.wild." + z + ".", "A", edns=DO, expect=NOERROR, anchor=a),
+        Q(p + "wild-nodata", "foo.wild." + z + ".", "AAAA", edns=DO, expect=NODATA, anchor=a),
+        Q(p + "wild-literal", "*.wild." + z + ".", "A", edns=DO, expect=NOERROR, anchor=a),
+        Q(p + "wild-explicit", "explicit.wild." + z + ".", "A", edns=DO, expect=NOERROR, anchor=a),
+        Q(p + "wild-explicit-nodata", "explicit.wild." + z + ".", "TXT", edns=DO, expect=NODATA, anchor=a),
+        Q(p + "wild-under-explicit", "x.explicit.wild." + z + ".", "A", edns=DO, expect=NXDOMAIN, anchor=a),
+        Q(p + "wild-nodo", "foo.wild." + z + ".", "A", edns=NODO, expect=NOERROR),
+        Q(p + "cname", "alias." + z + ".", "A", edns=DO, expect=NOERROR, anchor=a),
+        Q(p + "cname-to-wild", "walias." + z + ".", "A", edns=DO, expect=NOERROR, anchor=a),
+        Q(p + "cname-to-wild-nodata", "walias." + z + ".", "AAAA", edns=DO, expect=NOERROR, anchor=a),
+        Q(p + "cname-rrsig", "alias." + z + ".", "RRSIG", edns=DO, expect=NOERROR),
+        # no anchor: BIND's resolver (delv) repeats a DNAME answer that came without a server
+        # cookie over TCP, which pop53 does not serve yet (the TCP and cookie work)
+        Q(p + "dname-synth", "host.dname." + z + ".", "A", edns=DO, expect=NOERROR),
+        Q(p + "dname-nxdomain", "nope.dname." + z + ".", "A", edns=DO,
+          expect={"rcode": "NXDOMAIN", "answer": True}),
+        Q(p + "dname-owner", "dname." + z + ".", "DNAME", edns=DO, expect=NOERROR),
+        Q(p + "srv-additional", "_sip._udp." + z + ".", "SRV", edns=DO, expect=NOERROR, anchor=a),
+        Q(p + "deleg-secure", "www.secure." + z + ".", "A", edns=DO, expect=REFERRAL),
+        Q(p + "deleg-secure-ds", "secure." + z + ".", "DS", edns=DO, expect=NOERROR, anchor=a),
+        Q(p + "deleg-secure-nodo", "www.secure." + z + ".", "A", edns=NODO, expect=REFERRAL),
+        Q(p + "deleg-insecure", "www.insecure." + z + ".", "A", edns=DO, expect=REFERRAL),
+        Q(p + "deleg-insecure-ds", "insecure." + z + ".", "DS", edns=DO, expect=NODATA, anchor=a),
+        Q(p + "deleg-insecure-glue", "ns.insecure." + z + ".", "A", edns=DO, expect=REFERRAL),
+        Q(p + "deleg-optout", "www.a.b.unsafe." + z + ".", "A", edns=DO, expect=REFERRAL),
+        Q(p + "deleg-optout-ds", "a.b.unsafe." + z + ".", "DS", edns=DO, expect=NODATA, anchor=a),
+        Q(p + "deleg-optout-ent", "unsafe." + z + ".", "A", edns=DO, expect=NODATA, anchor=a),
+        Q(p + "deleg-optout-ent2", "b.unsafe." + z + ".", "A", edns=DO, expect=NODATA, anchor=a),
+        Q(p + "deleg-optout-nxdomain", "x.unsafe." + z + ".", "A", edns=DO, expect=NXDOMAIN, anchor=a),
+        Q(p + "tight-do-tc", "tight." + z + ".", "TXT", edns=DO, expect=TC),
+        Q(p + "tight-nodo", "tight." + z + ".", "TXT", edns=NODO, expect={"tc": False, "answer": True}),
+        Q(p + "big-do-tc", "big." + z + ".", "TXT", edns=DO, expect=TC),
+        Q(p + "do-small-buffer", "www." + z + ".", "A", edns={"payload": 512, "do": True}, expect=NOERROR),
+        Q(p + "cd-do", "www." + z + ".", "A", cd=True, edns=DO, expect=NOERROR),
+    ]
+    if nsec3:
+        c.append(Q(p + "apex-nsec3param", z + ".", "NSEC3PARAM", edns=DO, expect=NOERROR, anchor=a))
+        c.append(Q(p + "apex-nsec3param-nodo", z + ".", "NSEC3PARAM", edns=NODO, expect=NOERROR))
+    else:
+        c += [
+            Q(p + "child-ds", "child.nsec.test.", "DS", edns=DO, expect=NOERROR, anchor=a),
+            Q(p + "child-ds-nodo", "child.nsec.test.", "DS", edns=NODO, expect=NOERROR),
+            Q(p + "child-dnskey", "child.nsec.test.", "DNSKEY", edns=DO, expect=NOERROR, anchor=a),
+            Q(p + "child-soa", "child.nsec.test.", "SOA", edns=DO, expect=NOERROR, anchor=a),
+            Q(p + "child-www", "www.child.nsec.test.", "A", edns=DO, expect=NOERROR, anchor=a),
+            Q(p + "child-nxdomain", "nope.child.nsec.test.", "A", edns=DO, expect=NXDOMAIN, anchor=a),
+            Q(p + "child-nodata", "www.child.nsec.test.", "TXT", edns=DO, expect=NODATA, anchor=a),
+        ]
+    return c
+
+
+for _z in ("nsec.test", "nsec3.test", "bind.test", "knot.test"):
+    CORPUS += dnssec_cases(_z)
+for _z in ("nsec", "nsec3", "bind", "knot"):
+    ALLOW[_z + "-cd-do"] = "RFC 4035 section 3.2.2: CD is copied to the response (see cd-bit)"
+
+# ---------------------------------------------------------------------------------------------
 
 
 def make_query(case):
@@ -537,6 +646,25 @@ def compare(case, o_wire, t_wire):
     return diffs, notes, om
 
 
+DELV_STATUS = re.compile(r"^;;? ?(fully validated|negative response, fully validated|unsigned answer|"
+                         r"negative response, unsigned answer|resolution failed: .*|"
+                         r"validation failed.*|.*insecure.*|.*broken trust chain.*)$")
+
+
+def validate(case, addr, port, anchors, timeout):
+    """delv's verdict (RFC 4035 section 5 validation against the zone's trust anchor) on the
+    answer `addr` gives for the case's name and type: its status lines, joined."""
+    name = case["name"] if isinstance(case["name"], str) else case["name"].to_text()
+    cmd = ["delv", "@" + addr, "-p", str(port), "-a", anchors, "+root=" + case["anchor"],
+           "+nosplit", "+nottl", name, case["type"]]
+    try:
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout * 5)
+    except subprocess.TimeoutExpired:
+        return "delv timed out"
+    lines = [l.strip() for l in (out.stdout + out.stderr).splitlines() if DELV_STATUS.match(l.strip())]
+    return " / ".join(lines) if lines else "no verdict (rc %d)" % out.returncode
+
+
 def check_expect(case, om):
     exp = case["expect"]
     if not exp or om is None:
@@ -600,6 +728,8 @@ def main():
     ap.add_argument("--list", action="store_true", help="print the corpus and exit")
     ap.add_argument("--dump", action="store_true", help="print both replies for every case")
     ap.add_argument("-q", "--quiet", action="store_true", help="print only failures and the summary")
+    ap.add_argument("--anchors", default=None,
+                    help="delv trust anchors (sign.sh's anchors.conf): validate DNSSEC cases")
     args = ap.parse_args()
 
     labels = [c["label"] for c in CORPUS]
@@ -615,7 +745,7 @@ def main():
             print("%-28s %s" % (c["label"], qtext(c)))
         return 0
 
-    passed = failed = explained = 0
+    passed = failed = explained = validated = 0
     warnings = []
     for case in cases:
         q = make_query(case)
@@ -629,6 +759,17 @@ def main():
             o = exchange(wire, q.id, args.oracle, args.oracle_port, args.timeout)
             t = exchange(wire, q.id, args.target, args.target_port, args.timeout)
         diffs, notes, om = compare(case, o, t)
+        if args.anchors and case["anchor"] and shutil.which("delv"):
+            # "Validates", not only "looks the same": delv fetches the DNSKEYs and DS itself
+            # and validates each server's answer for this name and type; the verdicts must
+            # agree, and the target's must never be a validation failure.
+            ov = validate(case, args.oracle, args.oracle_port, args.anchors, args.timeout)
+            tv = validate(case, args.target, args.target_port, args.anchors, args.timeout)
+            validated += "fully validated" in tv
+            if ov != tv:
+                diffs.append(("delv verdict", ov, tv))
+            elif "fully validated" not in tv and "unsigned answer" not in tv:
+                diffs.append(("delv verdict (both)", ov, tv))
         if o is None:
             warnings.append("CORPUS %s: the oracle did not answer" % case["label"])
         for w in check_expect(case, om):
@@ -666,6 +807,8 @@ def main():
         print(w)
     if explained:
         print("(%d of the passes are allow-listed differences)" % explained)
+    if args.anchors:
+        print("delv: %d target answers fully validated" % validated)
     print("%d passed, %d failed" % (passed, failed))
     return 0 if failed == 0 else 1
 

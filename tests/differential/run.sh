@@ -36,13 +36,14 @@ POP_IF=p53p
 ORACLE_PORT=5300
 TARGET_V4=192.0.2.53
 TARGET_V6=2001:db8:53::53
-ZONES="diff.test second.test"
+ZONES="diff.test second.test nsec.test child.nsec.test nsec3.test bind.test knot.test"
+SIGNED="nsec.test child.nsec.test nsec3.test bind.test knot.test"   # signed by sign.sh at each run
 
 say() { echo "differential: $*" >&2; }
 summary_fail() { echo "0 passed, 1 failed"; }
 
 if [ "$(id -u)" != 0 ]; then say "needs root (network namespaces)"; summary_fail; exit 1; fi
-for t in knotd kdig "$PY"; do
+for t in knotd kdig kzonesign ldns-signzone ldns-keygen ldns-key2ds dnssec-signzone dnssec-keygen delv "$PY"; do
 	command -v "$t" >/dev/null || { say "missing $t"; summary_fail; exit 1; }
 done
 "$PY" -c 'import dns.message' 2>/dev/null || { say "$PY lacks dnspython (apt install python3-dnspython)"; summary_fail; exit 1; }
@@ -105,6 +106,7 @@ trap 'say "interrupted"; exit 130' INT TERM
 
 show_log() { [ -f "$1" ] && { say "--- last lines of $1"; tail -n 30 "$1" >&2; }; }
 
+
 # --- the lab --------------------------------------------------------------------------------
 # One lab user at a time (see tests/integration/lib.sh): held on fd 9 until exit.
 mkdir -p /run/lock && exec 9>/run/lock/pop53-lab.lock
@@ -115,10 +117,16 @@ if ! "$SRC/scripts/lab.sh" status >/dev/null 2>&1; then
 fi
 
 # --- zones: the oracle serves the files as they are; the target serves copies (PLANT alters) --
+# The DNSSEC zones are signed now, with fresh keys (sign.sh: ldns-signzone and kzonesign).
 mkdir -p "$WORK/zones-oracle" "$WORK/zones-target"
+if ! "$HERE/sign.sh" "$WORK/signed" "$HERE/zones" >"$WORK/sign.log" 2>&1; then
+	say "signing the DNSSEC zones failed"; show_log "$WORK/sign.log"; summary_fail; exit 1
+fi
 for z in $ZONES; do
-	cp "$HERE/zones/$z.zone" "$WORK/zones-oracle/$z.zone"
-	cp "$HERE/zones/$z.zone" "$WORK/zones-target/$z.zone"
+	src="$HERE/zones/$z.zone"
+	case " $SIGNED " in *" $z "*) src="$WORK/signed/$z.zone" ;; esac
+	cp "$src" "$WORK/zones-oracle/$z.zone"
+	cp "$src" "$WORK/zones-target/$z.zone"
 done
 if [ "${PLANT:-0}" = 1 ]; then
 	say "PLANT=1: the target serves altered zones (www A 192.0.2.80 -> .81, diff.test SOA MINIMUM 300 -> 600)"
@@ -249,7 +257,8 @@ say "target: $TARGET (pid $TARGET_PID) in $POP_NS on $TARGET_V4@53, [$TARGET_V6]
 
 # --- compare -------------------------------------------------------------------------------
 ARGS=(--oracle 127.0.0.1 --oracle6 ::1 --oracle-port "$ORACLE_PORT"
-      --target "$TARGET_V4" --target6 "$TARGET_V6" --target-port 53)
+      --target "$TARGET_V4" --target6 "$TARGET_V6" --target-port 53
+      --anchors "$WORK/signed/anchors.conf")
 [ -n "${ONLY:-}" ] && ARGS+=(--only "$ONLY")
 ip netns exec "$CLIENT_NS" "$PY" "$HERE/compare.py" "${ARGS[@]}" ${COMPARE_ARGS:-} > "$WORK/compare.out" 2>&1
 RC=$?

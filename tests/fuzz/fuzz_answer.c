@@ -43,13 +43,19 @@ static struct p53_answer_stats st;
 
 static void load_image(void)
 {
-	char f1[512], f2[512], err[512];
+	char f1[512], f2[512], f3[512], f4[512], f5[512], err[512];
 	size_t len;
 
 	snprintf(f1, sizeof(f1), "%s/tests/differential/zones/diff.test.zone", P53_SRCDIR);
 	snprintf(f2, sizeof(f2), "%s/tests/differential/zones/second.test.zone", P53_SRCDIR);
-	struct p53_zone_src z[2] = {{.name = "diff.test.", .file = f1}, {.name = "second.test.", .file = f2}};
-	img = p53_image_build(z, 2, &len, err, sizeof(err), NULL, NULL);
+	/* signed zones: DO=1 queries in the corpus (d*.bin) reach the DNSSEC proofs */
+	snprintf(f3, sizeof(f3), "%s/tests/unit/dataplane/zones/nsec.test.zone", P53_SRCDIR);
+	snprintf(f4, sizeof(f4), "%s/tests/unit/dataplane/zones/nsec3.test.zone", P53_SRCDIR);
+	snprintf(f5, sizeof(f5), "%s/tests/unit/dataplane/zones/optout.test.zone", P53_SRCDIR);
+	struct p53_zone_src z[5] = {{.name = "diff.test.", .file = f1}, {.name = "second.test.", .file = f2},
+				    {.name = "nsec.test.", .file = f3}, {.name = "nsec3.test.", .file = f4},
+				    {.name = "optout.test.", .file = f5}};
+	img = p53_image_build(z, 5, &len, err, sizeof(err), NULL, NULL);
 	if (img == NULL) {
 		fprintf(stderr, "fuzz: cannot compile the zones: %s\n", err);
 		abort();

@@ -6,6 +6,8 @@
 #   run 1: every pop53ctl command, socket permissions, malformed socket input, SIGHUP reload,
 #          a rejected reload, Prometheus counters, DPDK telemetry, a config reload, clean stop
 #   run 2: server.watch_zones: a zone file replaced by rename (as rsync does) is reloaded
+#   a signed zone (nsec.test, tests/unit/dataplane/zones): zone list shows its DNSSEC state;
+#   kdig +dnssec gets RRSIGs and NSEC proofs over af_xdp
 . "$(dirname "$0")/lib.sh"
 CTL="$BUILD/control/pop53ctl"
 PY=/usr/bin/python3
@@ -53,6 +55,7 @@ dataplane:
   idle: {mode: adaptive, max_sleep_us: 100}
 zones:
   - {name: example.com, file: $ZONE}
+  - {name: nsec.test, file: $SRC/tests/unit/dataplane/zones/nsec.test.zone}
 YAML
 }
 
@@ -127,6 +130,21 @@ check "workers: one worker, heartbeat age under 500 ms ($(jq_py 'r["workers"][0]
 out=$(ctl zone list 2>&1); rc=$?
 check "zone list exits 0 and lists example.com. with serial $SERIAL0" \
 	bash -c '[ $0 -eq 0 ] && grep -qE "^  example\.com\. +serial $1 " <<<"$2"' "$rc" "$SERIAL0" "$out"
+
+# DNSSEC: a signed zone (signed until 2037-12-31 00:00 UTC) and the health seam's facts
+check "zone list shows nsec.test. signed (nsec) and not within the signature margin" \
+	bash -c 'grep -qE "^  nsec\.test\. .*signed \(nsec\), RRSIGs expire in [0-9]+ h$" <<<"$0"' "$out"
+js=$(ctl --json zone list)
+check "zone list --json: nsec.test. dnssec {signed, nsec, expires 2145830400, within_margin false}; example.com. unsigned" \
+	$PY -c 'import json,sys; z={x["name"]: x["dnssec"] for x in json.loads(sys.argv[1])["zones"]}; d=z["nsec.test."]
+sys.exit(not (d["signed"] and d["denial"] == "nsec" and d["expires"] == 2145830400 and not d["within_margin"]
+              and d["expires_in"] > 0 and z["example.com."] == {"signed": False, "denial": "none"}))' "$js"
+out=$(ip netns exec "$CLIENT_NS" kdig +time=2 +retry=1 +dnssec @"$V4" www.nsec.test A 2>&1)
+check "kdig +dnssec www.nsec.test A: the A and its RRSIG, AD not set" \
+	bash -c 'grep -qE "RRSIG[[:space:]]+A 13 3" <<<"$0" && grep -qiE "flags: qr aa" <<<"$0" && ! grep -qiE "flags:[^;]* ad[ ;]" <<<"$0"' "$out"
+out=$(ip netns exec "$CLIENT_NS" kdig +time=2 +retry=1 +dnssec @"$V4" nope.nsec.test A 2>&1)
+check "kdig +dnssec nope.nsec.test A: NXDOMAIN with NSEC records and their RRSIGs" \
+	bash -c 'grep -q "status: NXDOMAIN" <<<"$0" && grep -qE "[[:space:]]NSEC[[:space:]]" <<<"$0" && grep -qE "RRSIG[[:space:]]+NSEC " <<<"$0"' "$out"
 
 for i in $(seq 1 5); do ip netns exec "$CLIENT_NS" kdig +time=1 +retry=0 @"$V4" www.example.com A >/dev/null 2>&1; done
 out=$(ctl stats 2>&1); rc=$?
@@ -359,7 +377,7 @@ rm -f "$NOTSOCK"
 set_zone "$SERIAL0" 192.0.2.80
 control_config "$CFG" true
 start_or_die "run 2, watch_zones"
-check "run 2: watching logged" grep -q 'watching 1 zone file(s), reload after 200 ms' "$TMP/pop53d.log"
+check "run 2: watching logged" grep -q 'watching 2 zone file(s), reload after 200 ms' "$TMP/pop53d.log"
 SERIAL2=$((SERIAL0 + 7))
 sed -e "s/$SERIAL0 ; serial/$SERIAL2 ; serial/" -e "s/^\(www\t\+300 IN A\t\).*/\1192.0.2.183/" \
 	"$SRC/zones/example.com.zone" >"$ZDIR/.example.com.zone.rsync-tmp"

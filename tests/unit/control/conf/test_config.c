@@ -144,6 +144,8 @@ static const char full_yaml[] =
 	"  rx_desc: 2048\n"
 	"  tx_desc: 512\n"
 	"  mbufs: 16383\n"
+	"dnssec:\n"
+	"  signature_margin: 86400\n"
 	"zones:\n"
 	"  - name: example.com\n"
 	"    file: zones/example.com.zone\n"
@@ -185,17 +187,18 @@ static void test_full_config(void **state)
 	assert_int_equal(cfg.rx_desc, 2048);
 	assert_int_equal(cfg.tx_desc, 512);
 	assert_int_equal(cfg.mbufs, 16383);
+	assert_int_equal(cfg.dnssec.margin_s, 86400);
 
 	assert_int_equal(cfg.n_zones, 3);
 	assert_string_equal(cfg.zones[0].name, "example.com.");
 	snprintf(want, sizeof(want), "%s/zones/example.com.zone", tmpdir);
 	assert_string_equal(cfg.zones[0].file, want);
-	assert_int_equal(cfg.zones[0].line, 22);
+	assert_int_equal(cfg.zones[0].line, 24);
 	assert_string_equal(cfg.zones[1].name, "Example.NET.");  /* case kept as written */
 	assert_string_equal(cfg.zones[1].file, "/srv/zones/example.net.zone");
-	assert_int_equal(cfg.zones[1].line, 24);
+	assert_int_equal(cfg.zones[1].line, 26);
 	assert_string_equal(cfg.zones[2].name, ".");
-	assert_int_equal(cfg.zones[2].line, 26);
+	assert_int_equal(cfg.zones[2].line, 28);
 
 	p53_config_free(&cfg);
 	assert_true(is_zeroed(&cfg));
@@ -236,6 +239,7 @@ static void test_defaults(void **state)
 	assert_int_equal(cfg.rx_desc, 1024);
 	assert_int_equal(cfg.tx_desc, 1024);
 	assert_int_equal(cfg.mbufs, 8191);
+	assert_int_equal(cfg.dnssec.margin_s, 3 * 86400);
 	assert_int_equal(cfg.n_zones, 1);
 	snprintf(want, sizeof(want), "%s/example.com.zone", tmpdir);
 	assert_string_equal(cfg.zones[0].file, want);
@@ -480,6 +484,12 @@ static const struct bad_case bad_cases[] = {
 	{ "string with a NUL escape",
 	  "server:\n  identity: \"pop\\0one\"\n" HEAD_DP HEAD_ZONES,
 	  "2: server.identity: string contains a NUL byte" },
+	{ "dnssec.signature_margin over a year",
+	  HEAD_SERVER HEAD_DP "dnssec:\n  signature_margin: 31708801\n" HEAD_ZONES,
+	  "7: dnssec.signature_margin: expected an integer 0..31622400, got '31708801'" },
+	{ "unknown dnssec key",
+	  HEAD_SERVER HEAD_DP "dnssec:\n  sign: yes\n" HEAD_ZONES,
+	  "7: dnssec: unknown key 'sign'" },
 	{ "mapping as a key",
 	  HEAD_SERVER HEAD_DP HEAD_ZONES "? {a: b}\n: c\n",
 	  "9: keys must be plain words" },

@@ -227,9 +227,13 @@ static void test_image_flags_links(void **state)
 	assert_int_equal(node(img, "a.b.c.example.com.")->flags, 0);
 	assert_int_equal(node(img, "a.b.c.example.com.")->labels, 5);
 	assert_int_equal(find(img, "x.c.example.com."), P53_NONE);
-	/* CNAME chain; RRSIG allowed beside a CNAME. */
+	/* CNAME chain; RRSIG allowed beside a CNAME. It covers A, which alias does not have:
+	   an RRSIG goes with the RRset it covers, so this one is dropped with a warning. */
 	assert_int_equal(node(img, "alias.example.com.")->flags, P53_NODE_CNAME);
-	assert_int_equal(node(img, "alias.example.com.")->n_rrsets, 2);
+	assert_int_equal(node(img, "alias.example.com.")->n_rrsets, 1);
+	assert_int_equal(rrset(img, "alias.example.com.", LDNS_RR_TYPE_CNAME)->sig_count, 0);
+	assert_true(warned(&w, "example.com.zone:20: RRSIG at 'alias.example.com.' covers A, "
+			       "which 'alias.example.com.' does not have: ignored"));
 	assert_int_equal(node(img, "alias2.example.com.")->flags, P53_NODE_CNAME);
 	assert_int_equal(rrset(img, "alias.example.com.", LDNS_RR_TYPE_CNAME)->flags,
 			 P53_RRSET_COMPRESS);
@@ -391,7 +395,7 @@ static void test_image_include_and_out_of_zone(void **state)
 	assert_int_equal(find(img, "out.example.org."), P53_NONE);
 	assert_true(warned(&w, ZDIR "/example.com.zone:45: record 'out.example.org.' is out of "
 			       "zone, ignored"));
-	assert_int_equal(w.n, 3);       /* and the DNSSEC one (test_image_dnssec_warning) */
+	assert_int_equal(w.n, 3); /* and the TTL mismatch, the RRSIG covering nothing */
 	free(img);
 }
 
@@ -442,6 +446,8 @@ static int teardown_tmp(void **state)
 }
 
 #define SOA "@ IN SOA ns hm 1 2 3 4 5\n@ IN NS ns\nns IN A 192.0.2.1\n"
+#define SIG "@ IN RRSIG SOA 13 2 3600 20370101000000 20260101000000 1 example.com. AAAA\n"
+#define H3  "0p9mhaveqvm6t7vbl5lop2u3t2rp3tom" /* a base32hex SHA-1 label */
 
 struct bad {
 	const char *msg;        /* what the zone breaks */
@@ -486,6 +492,25 @@ static const struct bad bad_zones[] = {
 	{ "two DNAMEs", { { "z.zone", SOA "d IN DNAME x.\nd IN DNAME y.\n" } }, "z.zone:5:",
 	  "more than one DNAME" },
 	{ "class CH", { { "z.zone", SOA "v CH TXT x\n" } }, "z.zone:4:", "class 3 not served" },
+	/* DNSSEC (control/zone/dnssec_build.c); SIG makes the zone signed */
+	{ "NSEC3 without NSEC3PARAM", { { "z.zone", SOA SIG H3 " IN NSEC3 1 0 0 - " H3 " A\n" } },
+	  "z.zone:5:", "NSEC3 at '" H3 ".example.com.' but no NSEC3PARAM at the zone apex" },
+	{ "two NSEC3PARAMs", { { "z.zone", SOA SIG "@ IN NSEC3PARAM 1 0 0 -\n@ IN NSEC3PARAM 1 0 1 ab\n" } },
+	  "z.zone:6:", "more than one NSEC3PARAM at 'example.com.'" },
+	{ "NSEC3PARAM with another hash than SHA-1", { { "z.zone", SOA SIG "@ IN NSEC3PARAM 2 0 0 -\n" } },
+	  "z.zone:5:", "NSEC3PARAM hash algorithm 2 not supported" },
+	{ "NSEC3 owner not base32hex",
+	  { { "z.zone", SOA SIG "@ IN NSEC3PARAM 1 0 0 -\nzzz IN NSEC3 1 0 0 - " H3 " A\n" } },
+	  "z.zone:6:", "NSEC3 owner 'zzz.example.com.' is not a base32hex SHA-1 hash" },
+	{ "NSEC3 owner two labels below the apex",
+	  { { "z.zone", SOA SIG "@ IN NSEC3PARAM 1 0 0 -\nx." H3 " IN NSEC3 1 0 0 - " H3 " A\n" } },
+	  "z.zone:6:", "one label below the apex" },
+	{ "NSEC3 of another chain than the NSEC3PARAM's",
+	  { { "z.zone", SOA SIG "@ IN NSEC3PARAM 1 0 0 -\n" H3 " IN NSEC3 1 0 5 - " H3 " A\n" } },
+	  "z.zone:6:", "another algorithm, iteration count or salt than the NSEC3PARAM" },
+	{ "NSEC3 beside other data",
+	  { { "z.zone", SOA SIG H3 " IN A 192.0.2.7\n" H3 " IN NSEC3 1 0 0 - " H3 " A\n" } },
+	  "z.zone:5:", "A beside NSEC3 at '" H3 ".example.com.'" },
 };
 
 static void test_image_bad_zones(void **state)
@@ -515,6 +540,74 @@ static void test_image_bad_zones(void **state)
 	}
 }
 
+/* What a signed zone cannot prove is served with a warning naming its line. */
+static void test_image_dnssec_warnings(void **state)
+{
+	static const struct file f[] = {
+		{ "z.zone", "@ IN SOA ns hm 1 2 3 4 5\n"
+			    "@ IN RRSIG SOA 13 2 3600 20200101000000 20190101000000 1 example.com. AAAA\n"
+			    "@ IN NS ns\n"
+			    "@ IN NSEC ns NS SOA RRSIG NSEC\n"
+			    "ns IN A 192.0.2.1\n"
+			    "ns IN RRSIG AAAA 13 2 3600 20370101000000 20260101000000 1 example.com. AAAA\n" },
+		{ NULL },
+	};
+	struct warns w = { 0 };
+	char path[256], err[512], want[512];
+	struct p53_zone_src z = { .name = "example.com.", .file = path };
+	size_t len;
+	void *img;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/z.zone", tmpdir);
+	write_files(f);
+	img = p53_image_build(&z, 1, &len, err, sizeof(err), collect, &w);
+	remove_files(f);
+	assert_non_null(img);
+	const char *expect[] = {
+		"z.zone:6: RRSIG at 'ns.example.com.' covers AAAA, which 'ns.example.com.' does not have: ignored",
+		"z.zone:1: zone 'example.com.' has RRSIGs but no DNSKEY at its apex",
+		"z.zone:1: zone 'example.com.': a signature has already expired",
+		"z.zone:3: NS at 'example.com.' has no RRSIG in a signed zone",
+		"z.zone:5: A at 'ns.example.com.' has no RRSIG in a signed zone",
+		"z.zone:5: no NSEC at 'ns.example.com.' in a signed zone",
+	};
+	for (size_t i = 0; i < sizeof(expect) / sizeof(expect[0]); i++) {
+		snprintf(want, sizeof(want), "%s/%s", tmpdir, expect[i]);
+		if (!warned(&w, want)) {
+			for (int k = 0; k < w.n; k++)
+				print_message("warning: %s\n", w.msg[k]);
+			fail_msg("missing warning: %s", expect[i]);
+		}
+	}
+	assert_int_equal(p53_image_zone(img, 0)->dnssec, P53_ZONE_SIGNED | P53_ZONE_NSEC);
+	assert_int_equal(p53_image_zone(img, 0)->sig_expire, 1577836800u); /* 2020-01-01 */
+	free(img);
+}
+
+/* RFC 4035 does not bound RRSIGs per RRset; the image does (255, 64 KiB): said at the line. */
+static void test_image_too_many_rrsigs(void **state)
+{
+	static char text[64 * 1024];
+	struct file f[] = { { "z.zone", text }, { NULL } };
+	char path[256], err[512], want[300];
+	struct p53_zone_src z = { .name = "example.com.", .file = path };
+	size_t len, o;
+
+	(void)state;
+	o = (size_t)snprintf(text, sizeof(text), "%s", SOA);
+	for (int i = 0; i < 256; i++)   /* distinct key tags: 256 distinct records */
+		o += (size_t)snprintf(text + o, sizeof(text) - o, "ns IN RRSIG A 13 3 3600 "
+				      "20370101000000 20260101000000 %d example.com. AAAA\n", i);
+	snprintf(path, sizeof(path), "%s/z.zone", tmpdir);
+	write_files(f);
+	assert_null(p53_image_build(&z, 1, &len, err, sizeof(err), NULL, NULL));
+	remove_files(f);
+	snprintf(want, sizeof(want), "%s/z.zone:4: more than 255 RRSIGs (or 65535 bytes of them) "
+		 "cover A at 'ns.example.com.'", tmpdir);
+	assert_string_equal(err, want);
+}
+
 static void test_image_zone_config_errors(void **state)
 {
 	struct p53_zone_src z[] = {
@@ -534,50 +627,6 @@ static void test_image_zone_config_errors(void **state)
 	assert_true(strncmp(err, "pop53.yaml:7: zone 'example.com': cannot open", 45) == 0);
 	assert_null(p53_image_build(twice, 2, &len, err, sizeof(err), NULL, NULL));
 	assert_string_equal(err, "c.yaml:9: zone 'EXAMPLE.com.' is defined twice");
-}
-
-/* Zones carrying DNSSEC records are served as if unsigned (no DNSSEC logic yet): validating
- * resolvers would see them as bogus. The compiler says so loudly, one line per zone, at the
- * zone's first DNSSEC record, naming the zone and the types; unsigned zones stay quiet. */
-static void test_image_dnssec_warning(void **state)
-{
-	static const struct file f[] = {
-		{ "signed.zone", SOA "@ IN DNSKEY 257 3 13 AAAA\n"
-				 "ns IN NSEC @ A RRSIG NSEC\n"
-				 "ns IN RRSIG A 13 2 3600 20300101000000 20200101000000 1 example.com. AAAA\n" },
-		{ "plain.zone", SOA "www IN A 192.0.2.8\n" },
-		{ "nsec3.zone", SOA "x IN NSEC3 1 0 0 - 2T7B4G4VSA5SMI47K61MV5BV1A22BOJR A\n" },
-		{ NULL },
-	};
-	char p1[256], p2[256], p3[256], err[512], want[512];
-	struct p53_zone_src z[3] = {
-		{ .name = "example.com.", .file = p1 }, { .name = "plain.test.", .file = p2 },
-		{ .name = "other.test.", .file = p3 },
-	};
-	struct warns w = { 0 };
-	size_t len;
-	void *img;
-
-	(void)state;
-	snprintf(p1, sizeof(p1), "%s/signed.zone", tmpdir);
-	snprintf(p2, sizeof(p2), "%s/plain.zone", tmpdir);
-	snprintf(p3, sizeof(p3), "%s/nsec3.zone", tmpdir);
-	write_files(f);
-	img = p53_image_build(z, 3, &len, err, sizeof(err), collect, &w);
-	remove_files(f);
-	if (img == NULL)
-		fail_msg("%s", err);
-	for (int i = 0; i < w.n; i++)
-		print_message("warning: %s\n", w.msg[i]);
-	assert_int_equal(w.n, 2);
-	snprintf(want, sizeof(want), "%s:4: zone 'example.com.' carries DNSSEC records "
-		 "(RRSIG/NSEC/DNSKEY) but pop53 does not serve DNSSEC yet: DO=1 answers carry no "
-		 "RRSIG, NSEC or NSEC3, so validating resolvers will treat the zone as bogus", p1);
-	assert_true(warned(&w, want));
-	snprintf(want, sizeof(want), "%s:4: zone 'other.test.' carries DNSSEC records (NSEC3)", p3);
-	assert_true(warned(&w, want));
-	assert_false(warned(&w, "plain.test"));
-	free(img);
 }
 
 static void test_image_include_origin(void **state)
@@ -653,8 +702,9 @@ int main(void)
 		cmocka_unit_test(test_image_include_and_out_of_zone),
 		cmocka_unit_test(test_image_bad_zones),
 		cmocka_unit_test(test_image_zone_config_errors),
+		cmocka_unit_test(test_image_dnssec_warnings),
+		cmocka_unit_test(test_image_too_many_rrsigs),
 		cmocka_unit_test(test_image_include_origin),
-		cmocka_unit_test(test_image_dnssec_warning),
 		cmocka_unit_test(test_image_fifo_refused),
 	};
 

@@ -1,0 +1,285 @@
+/* DNSSEC record selection; see dnssec.h. No allocation, lock or syscall. */
+#include <errno.h>
+#include <string.h>
+
+/* SHA1_Init/Update/Final are deprecated in OpenSSL 3 in favour of EVP, but EVP fetches the
+ * algorithm under a lock and allocates its context: not on a worker. The low-level functions
+ * run the same (SHA-NI/AVX2) code with the context on our stack. */
+#define OPENSSL_SUPPRESS_DEPRECATED
+#include <openssl/sha.h>
+
+#include "dataplane/dnssec.h"
+#include "dataplane/image.h"
+
+#define SHA1_LEN P53_NSEC3_HASH_LEN
+
+/* SHA-1 of data || salt. Most NSEC3 inputs (a name under ~40 octets plus a short or no salt,
+   and every iteration's 20-octet digest plus the salt) fit in one 64-octet block: then we pad
+   it ourselves (FIPS 180-4 §5.1.1) and run the block function once, skipping the streaming
+   bookkeeping of SHA1_Update/SHA1_Final. */
+static void sha1(const uint8_t *data, size_t len, const uint8_t *salt, uint8_t salt_len,
+		 uint8_t out[SHA1_LEN])
+{
+	SHA_CTX sc;
+	size_t n = len + salt_len;
+
+	SHA1_Init(&sc);
+	if (n <= 55) {
+		uint8_t blk[64];
+		uint64_t bits = (uint64_t)n * 8;
+		memcpy(blk, data, len);
+		memcpy(blk + len, salt, salt_len);
+		blk[n] = 0x80;
+		memset(blk + n + 1, 0, 55 - n);
+		for (int i = 0; i < 8; i++)
+			blk[56 + i] = (uint8_t)(bits >> (56 - 8 * i));
+		SHA1_Transform(&sc, blk);
+		const uint32_t h[5] = {sc.h0, sc.h1, sc.h2, sc.h3, sc.h4};
+		for (int i = 0; i < 5; i++) {
+			out[4 * i] = (uint8_t)(h[i] >> 24);
+			out[4 * i + 1] = (uint8_t)(h[i] >> 16);
+			out[4 * i + 2] = (uint8_t)(h[i] >> 8);
+			out[4 * i + 3] = (uint8_t)h[i];
+		}
+		return;
+	}
+	SHA1_Update(&sc, data, len);
+	SHA1_Update(&sc, salt, salt_len);
+	SHA1_Final(out, &sc);
+}
+
+void p53_nsec3_hash(const uint8_t *name, size_t len, const uint8_t *salt, uint8_t salt_len,
+		    uint16_t iter, uint8_t out[SHA1_LEN])
+{
+	sha1(name, len, salt, salt_len, out);
+	for (uint16_t i = 0; i < iter; i++) {
+		uint8_t prev[SHA1_LEN];
+		memcpy(prev, out, SHA1_LEN);
+		sha1(prev, SHA1_LEN, salt, salt_len, out);
+	}
+}
+
+static uint64_t be64(const uint8_t *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, 8);
+	return __builtin_bswap64(v);
+}
+
+uint32_t p53_nsec3_find(const void *img, const struct p53_image_zone *z,
+			const uint8_t hash[SHA1_LEN], int *exact)
+{
+	const struct p53_image_nsec3 *t = p53_image_nsec3(img) + z->proof_lo;
+	uint32_t lo = 0, hi = z->proof_n;
+
+	*exact = 0;
+	if (z->proof_n == 0)
+		return P53_NONE;
+	/* First entry whose hash is above ours: the one before it matches or covers. The
+	   leading 8 octets, big-endian, settle almost every comparison without memcmp. */
+	uint64_t key = be64(hash);
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		uint64_t k = be64(t[mid].hash);
+		if (k < key || (k == key && memcmp(t[mid].hash, hash, SHA1_LEN) <= 0))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0)
+		return t[z->proof_n - 1].node; /* below the first hash: the last NSEC3 wraps */
+	*exact = memcmp(t[lo - 1].hash, hash, SHA1_LEN) == 0;
+	return t[lo - 1].node;
+}
+
+/* RFC 4034 §6.1: labels compare as lower-cased octet strings, a prefix first. */
+static int label_cmp(const uint8_t *a, const uint8_t *b)
+{
+	uint8_t la = a[0], lb = b[0];
+	int d = memcmp(a + 1, b + 1, la < lb ? la : lb);
+
+	if (d != 0)
+		return d;
+	return (la > lb) - (la < lb);
+}
+
+uint32_t p53_nsec_cover(const void *img, uint32_t ce, const uint8_t *label)
+{
+	const struct p53_image_proof *p = p53_image_proof(img, ce);
+	const uint32_t *chain = p53_image_chain(img);
+	uint8_t depth = (uint8_t)(p53_image_node(img, ce)->labels + 1);
+	uint32_t lo = p->lo, hi = p->hi;
+
+	/* The owners below ce are in canonical order, so sorted by their label at ce's depth
+	   + 1: the last one whose label there is smaller precedes the name. */
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		const struct p53_image_node *n = p53_image_node(img, chain[mid]);
+		const uint8_t *l = p53_image_name(img, n->name_off);
+		for (int skip = n->labels - depth; skip > 0 && *l != 0; skip--)
+			l += 1 + *l;
+		if (label_cmp(l, label) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo > p->lo ? chain[lo - 1] : p->match;
+}
+
+uint32_t p53_dnssec_rrset(const void *img, uint32_t zone, uint32_t node)
+{
+	uint16_t t = (p53_image_zone(img, zone)->dnssec & P53_ZONE_NSEC3) ? 50 /* NSEC3 */
+									   : 47 /* NSEC */;
+	return p53_image_node_rrset(img, p53_image_node(img, node), t);
+}
+
+static void add(struct p53_denial *d, uint32_t node)
+{
+	if (node == P53_NONE || d->n == P53_DENIAL_MAX)
+		return;
+	for (uint8_t i = 0; i < d->n; i++)
+		if (d->node[i] == node)
+			return;
+	d->node[d->n++] = node;
+}
+
+/* The NSEC3 covering the next closer name of `nm` below an encloser of `elabels` labels. */
+static uint32_t next_closer3(const void *img, const struct p53_image_zone *z,
+			     const struct p53_dname *nm, uint8_t elabels)
+{
+	uint8_t h[SHA1_LEN];
+	int exact;
+
+	if (nm->labels <= elabels)
+		return P53_NONE;
+	uint8_t off = nm->loff[nm->labels - elabels - 1];
+	p53_nsec3_hash(nm->name + off, (size_t)nm->len - off,
+		       (const uint8_t *)img + p53_image_hdr(img)->rdata_off + z->salt_off,
+		       z->salt_len, z->nsec3_iter, h);
+	return p53_nsec3_find(img, z, h, &exact);
+}
+
+/* RFC 5155 §7.2.1: the NSEC3 of the closest provable encloser, and the one covering the next
+   closer name (precomputed when the encloser is an ancestor of ce: opt-out). */
+static void encloser_proof(const void *img, const struct p53_image_zone *z, uint32_t ce,
+			   const struct p53_dname *nm, struct p53_denial *d)
+{
+	const struct p53_image_proof *p = p53_image_proof(img, ce);
+
+	add(d, p->encl);
+	add(d, p->match != P53_NONE ? next_closer3(img, z, nm, p->encl_labels) : p->nc);
+}
+
+/* The NSEC covering `nm`, whose closest encloser is ce. */
+static uint32_t cover(const void *img, uint32_t ce, const struct p53_dname *nm)
+{
+	uint8_t depth = (uint8_t)(p53_image_node(img, ce)->labels + 1);
+
+	if (nm->labels < depth)
+		return P53_NONE;
+	return p53_nsec_cover(img, ce, nm->name + nm->loff[nm->labels - depth]);
+}
+
+void p53_dnssec_nxdomain(const void *img, uint32_t zone, uint32_t ce, const struct p53_dname *nm,
+			 struct p53_denial *d)
+{
+	const struct p53_image_zone *z = p53_image_zone(img, zone);
+
+	if (z->dnssec & P53_ZONE_NSEC3) {
+		encloser_proof(img, z, ce, nm, d);
+		add(d, p53_image_proof(img, ce)->wild);
+	} else if (z->dnssec & P53_ZONE_NSEC) {
+		add(d, cover(img, ce, nm));
+		add(d, p53_image_proof(img, ce)->wild);
+	}
+}
+
+void p53_dnssec_nodata(const void *img, uint32_t zone, uint32_t n, uint32_t ce,
+		       const struct p53_dname *nm, struct p53_denial *d)
+{
+	const struct p53_image_zone *z = p53_image_zone(img, zone);
+	const struct p53_image_proof *p = p53_image_proof(img, n);
+
+	if (z->dnssec & P53_ZONE_NSEC3) {
+		add(d, p->match);
+		if (ce != P53_NONE)
+			encloser_proof(img, z, ce, nm, d); /* §7.2.5: wildcard NODATA */
+		else if (p->match == P53_NONE)
+			encloser_proof(img, z, n, nm, d);  /* §7.2.4, §7.2.7: opt-out */
+	} else if (z->dnssec & P53_ZONE_NSEC) {
+		add(d, p->match);
+		/* An empty non-terminal owns no NSEC: prove it as a name error is proven
+		   (RFC 4035 §3.1.3.2), its NSEC covering it and the one covering its wildcard. */
+		if (p53_image_node(img, n)->flags & P53_NODE_ENT)
+			add(d, p->wild);
+	}
+}
+
+uint32_t p53_dnssec_wildcard(const void *img, uint32_t zone, uint32_t ce, const struct p53_dname *nm)
+{
+	const struct p53_image_zone *z = p53_image_zone(img, zone);
+	const struct p53_image_proof *p = p53_image_proof(img, ce);
+
+	if (z->dnssec & P53_ZONE_NSEC3)
+		return p->match != P53_NONE ? next_closer3(img, z, nm, p->encl_labels) : p->nc;
+	if (z->dnssec & P53_ZONE_NSEC)
+		return cover(img, ce, nm);
+	return P53_NONE;
+}
+
+static int in_bounds(uint64_t size, uint64_t off, uint64_t len)
+{
+	return off <= size && len <= size - off;
+}
+
+static int node_ok(const struct p53_image_hdr *h, uint32_t n)
+{
+	return n == P53_NONE || n < h->n_nodes;
+}
+
+int p53_dnssec_image_check(const void *img, size_t len)
+{
+	const struct p53_image_hdr *h = img;
+	uint64_t rdata_size = h->adds_off >= h->rdata_off ? h->adds_off - h->rdata_off : 0;
+
+	for (uint32_t i = 0; i < h->n_rrsets; i++) {
+		const struct p53_image_rrset *rs = p53_image_rrset(img, i);
+		if ((uint64_t)rs->rdata_off + rs->rdata_len + rs->sig_len > rdata_size)
+			return -EINVAL;
+	}
+	if (h->n_chain > 0 &&
+	    !in_bounds(len, h->chain_off, (uint64_t)h->n_chain * sizeof(uint32_t)))
+		return -EINVAL;
+	if (h->n_nsec3 > 0 &&
+	    !in_bounds(len, h->nsec3_off, (uint64_t)h->n_nsec3 * sizeof(struct p53_image_nsec3)))
+		return -EINVAL;
+	for (uint32_t i = 0; i < h->n_chain; i++)
+		if (p53_image_chain(img)[i] >= h->n_nodes)
+			return -EINVAL;
+	for (uint32_t i = 0; i < h->n_nsec3; i++)
+		if (p53_image_nsec3(img)[i].node >= h->n_nodes)
+			return -EINVAL;
+	for (uint32_t z = 0; z < h->n_zones; z++) {
+		const struct p53_image_zone *zn = p53_image_zone(img, z);
+		if (zn->dnssec == 0)
+			continue;
+		if (h->proofs_off == 0)
+			return -EINVAL;
+		if ((zn->dnssec & P53_ZONE_NSEC3) &&
+		    ((uint64_t)zn->proof_lo + zn->proof_n > h->n_nsec3 ||
+		     (uint64_t)zn->salt_off + zn->salt_len > rdata_size))
+			return -EINVAL;
+	}
+	if (h->proofs_off == 0)
+		return 0;
+	if (!in_bounds(len, h->proofs_off, (uint64_t)h->n_nodes * sizeof(struct p53_image_proof)))
+		return -EINVAL;
+	for (uint32_t n = 0; n < h->n_nodes; n++) {
+		const struct p53_image_proof *p = p53_image_proof(img, n);
+		if (!node_ok(h, p->match) || !node_ok(h, p->wild) || !node_ok(h, p->encl) ||
+		    !node_ok(h, p->nc) || p->lo > p->hi || p->hi > h->n_chain)
+			return -EINVAL;
+	}
+	return 0;
+}

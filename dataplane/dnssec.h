@@ -1,0 +1,98 @@
+/*
+ * DNSSEC record selection for the responder: which NSEC or NSEC3 records prove a denial of
+ * existence (RFC 4035 §3.1.3, RFC 5155 §7.2), over the image's precomputed facts
+ * (struct p53_image_proof in dataplane/image.h).
+ *
+ * Every function here reads an immutable image only: no allocation, lock or syscall; safe on
+ * any lcore. What does not depend on the query name was worked out by the compiler
+ * (control/zone/dnssec_build.c). What does costs one binary search: for NSEC, among the NSEC
+ * owners below the closest encloser, on the one label below it; for NSEC3, among the zone's
+ * hashes after one NSEC3 hash (SHA-1, plus the zone's extra iterations) of the next closer
+ * name. RRSIGs need no selection: each RRset carries its own (image.h).
+ *
+ * The answer engine (answer.c) asks for the records of a situation (name error, no data,
+ * referral without DS, wildcard expansion) and writes the RRset of each returned node (the
+ * NSEC or NSEC3 RRset, p53_dnssec_rrset()) with its RRSIGs to the authority section.
+ */
+#ifndef P53_DNSSEC_H
+#define P53_DNSSEC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dataplane/image.h"
+
+#define P53_DENIAL_MAX 4 /* RFC 5155 §7.2.5: NSEC3 NODATA after a wildcard needs three; +1 */
+
+/* Nodes whose NSEC/NSEC3 RRset goes to the authority section, without repeats. */
+struct p53_denial {
+	uint32_t node[P53_DENIAL_MAX];
+	uint8_t n;
+};
+
+/* The name being resolved, canonical (lower case), with its label offsets (dnsmsg.h). */
+struct p53_dname {
+	const uint8_t *name;
+	const uint8_t *loff;    /* loff[i]: offset of label i; loff[labels]: the root label */
+	uint8_t len;
+	uint8_t labels;
+};
+
+/**
+ * NSEC3 hash of a canonical wire name (RFC 5155 §5): IH(salt, x, 0) = H(x || salt),
+ * IH(salt, x, k) = H(IH(salt, x, k-1) || salt), SHA-1, `iter` extra iterations.
+ * Uses OpenSSL's low-level SHA-1 (no allocation, no lock). Any thread.
+ */
+void p53_nsec3_hash(const uint8_t *name, size_t len, const uint8_t *salt, uint8_t salt_len,
+		    uint16_t iter, uint8_t out[P53_NSEC3_HASH_LEN]);
+
+/**
+ * The NSEC3 of zone `z` that matches or covers `hash` (RFC 5155 §3: owner hash < hash < next
+ * hashed owner, the last one wrapping around).
+ * @param exact  set to 1 when the owner's hash equals `hash`, else 0
+ * @return its node, or P53_NONE when the zone has no NSEC3.
+ */
+uint32_t p53_nsec3_find(const void *img, const struct p53_image_zone *z,
+			const uint8_t hash[P53_NSEC3_HASH_LEN], int *exact);
+
+/**
+ * The NSEC covering a name that does not exist below node `ce` (its closest encloser) and
+ * whose label just below `ce` is `label` (canonical, length byte first).
+ * @return the node owning that NSEC, or P53_NONE.
+ */
+uint32_t p53_nsec_cover(const void *img, uint32_t ce, const uint8_t *label);
+
+/** The NSEC or NSEC3 RRset (by the zone's kind) of a node p53_dnssec_* returned; P53_NONE. */
+uint32_t p53_dnssec_rrset(const void *img, uint32_t zone, uint32_t node);
+
+/**
+ * Name error: `nm` does not exist, its closest encloser is node `ce` and it has no wildcard.
+ * RFC 4035 §3.1.3.2 (the NSEC covering the name, the NSEC covering the wildcard) or RFC 5155
+ * §7.2.2 (closest encloser proof, then the NSEC3 covering the wildcard).
+ */
+void p53_dnssec_nxdomain(const void *img, uint32_t zone, uint32_t ce, const struct p53_dname *nm,
+			 struct p53_denial *d);
+
+/**
+ * No data: node `n` exists but not with the type asked. `ce` is P53_NONE, or the closest
+ * encloser when `n` is the wildcard that `nm` expanded (RFC 4035 §3.1.3.4, RFC 5155 §7.2.5).
+ * Also used for a referral to a delegation without DS (RFC 4035 §3.1.4.1; RFC 5155 §7.2.7
+ * with opt-out) and a DS question there (RFC 5155 §7.2.4).
+ */
+void p53_dnssec_nodata(const void *img, uint32_t zone, uint32_t n, uint32_t ce,
+		       const struct p53_dname *nm, struct p53_denial *d);
+
+/**
+ * Wildcard answer: `nm` was synthesized from the wildcard child of `ce`. The NSEC covering
+ * `nm` (RFC 4035 §3.1.3.3) or the NSEC3 covering its next closer name (RFC 5155 §7.2.6).
+ * @return that node, or P53_NONE.
+ */
+uint32_t p53_dnssec_wildcard(const void *img, uint32_t zone, uint32_t ce, const struct p53_dname *nm);
+
+/**
+ * Check the DNSSEC sections and every index in them (called by p53_image_check()).
+ * @return 0 or -EINVAL.
+ */
+int p53_dnssec_image_check(const void *img, size_t len);
+
+#endif /* P53_DNSSEC_H */
