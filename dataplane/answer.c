@@ -61,6 +61,8 @@ struct ctx {
 	uint8_t n_adds;
 	uint16_t ede;           /* Extended DNS Error INFO-CODE to send, 0 for none */
 	uint16_t max;           /* response size limit, OPT included */
+	struct p53_answer_ext *x; /* the guard's extension, or NULL */
+	const struct p53_image_node *cut; /* the delegation point of a referral */
 };
 
 /* Does uncompressed `name` equal the (possibly compressed) name at buf[off]? */
@@ -350,6 +352,7 @@ static void referral(struct ctx *c, const struct p53_image_node *cut, int hop)
 	if (hop == 0)
 		c->aa = 0;
 	c->kind = P53_ANS_REFERRAL;
+	c->cut = cut;
 	if (ns != P53_NONE)
 		put_or_tc(c, ns, node_name(c, cut), ancestor_ptr(c, cut), SEC_NS, P53_NONE);
 }
@@ -613,9 +616,10 @@ static void put_opt(struct ctx *c, uint16_t payload)
 	struct wr *w = &c->w;
 	uint8_t *p = w->buf + w->pos;
 	int nsid = c->q->nsid && c->conf->identity_len > 0;
+	uint16_t extra = c->x != NULL ? c->x->opt_extra_len : 0;
 	uint16_t rdlen = nsid ? (uint16_t)(4 + c->conf->identity_len) : 0;
 	/* EDE only goes on answers that carry no records, so it always fits in `max`. */
-	int ede = c->ede != 0 && (uint32_t)w->pos + OPT_LEN + rdlen + 6 <= c->max;
+	int ede = c->ede != 0 && (uint32_t)w->pos + OPT_LEN + rdlen + extra + 6 <= c->max;
 
 	p[0] = 0;
 	p53_put16(p + 1, P53_T_OPT);
@@ -627,6 +631,12 @@ static void put_opt(struct ctx *c, uint16_t payload)
 		p53_put16(p + 11, P53_EDNS_NSID);
 		p53_put16(p + 13, c->conf->identity_len);
 		memcpy(p + 15, c->conf->identity, c->conf->identity_len);
+	}
+	if (extra != 0) {
+		/* Room was kept for it (`reserve`), as for NSID. */
+		memcpy(p + OPT_LEN + rdlen, c->x->opt_extra, extra);
+		rdlen = (uint16_t)(rdlen + extra);
+		p53_put16(p + 9, rdlen);
 	}
 	if (ede) {
 		uint8_t *e = p + OPT_LEN + rdlen;
@@ -657,6 +667,12 @@ static uint16_t finish(struct ctx *c, int with_question, int with_opt, uint16_t 
 	p53_put16(h + 6, c->w.cnt[SEC_AN]);
 	p53_put16(h + 8, c->w.cnt[SEC_NS]);
 	p53_put16(h + 10, c->w.cnt[SEC_AR]);
+	if (c->x != NULL) {
+		c->x->kind = c->kind;
+		c->x->rcode = c->rcode;
+		c->x->zone = c->zone;
+		c->x->cut = c->cut;
+	}
 	return c->w.pos;
 }
 
@@ -677,9 +693,12 @@ uint16_t p53_answer(const void *img, const struct p53_answer_conf *conf, uint8_t
 	return p53_answer_parsed(img, conf, msg, cap, st, &q, ms);
 }
 
-uint16_t p53_answer_parsed(const void *img, const struct p53_answer_conf *conf, uint8_t *msg,
-			   uint16_t cap, struct p53_answer_stats *st, const struct p53_query *qp,
-			   enum p53_msg_status ms)
+/* The body of p53_answer_parsed() and p53_answer_ext(), inlined into each so the common
+ * path (no extension) pays nothing for the guard's. */
+static inline __attribute__((always_inline)) uint16_t
+answer(const void *img, const struct p53_answer_conf *conf, uint8_t *msg, uint16_t cap,
+       struct p53_answer_stats *st, const struct p53_query *qp, enum p53_msg_status ms,
+       struct p53_answer_ext *x)
 {
 	struct ctx c;
 
@@ -687,6 +706,8 @@ uint16_t p53_answer_parsed(const void *img, const struct p53_answer_conf *conf, 
 	st->msg[ms]++;
 	if (ms == P53_MSG_SHORT || ms == P53_MSG_RESPONSE) {
 		st->kind[P53_ANS_DROP]++;
+		if (x != NULL)
+			x->kind = P53_ANS_DROP;
 		return 0;
 	}
 	if (qp->trailing != 0)
@@ -702,6 +723,8 @@ uint16_t p53_answer_parsed(const void *img, const struct p53_answer_conf *conf, 
 	c.n_adds = 0;
 	c.ede = 0;
 	c.max = 0;
+	c.x = x;
+	c.cut = NULL;
 	c.w.buf = msg;
 	c.w.tc = 0;
 	c.w.nc = 0;
@@ -731,15 +754,19 @@ uint16_t p53_answer_parsed(const void *img, const struct p53_answer_conf *conf, 
 		count(st, &c);
 		return finish(&c, has_q && ms == P53_MSG_OK, 0, 0);
 	}
+	uint16_t ours = conf->edns_max_payload < UDP_MIN ? UDP_MIN : conf->edns_max_payload;
 	if (ms != P53_MSG_OK) {
 		c.rcode = P53_RCODE_FORMERR;
 		count(st, &c);
-		return finish(&c, has_q, 0, 0);
+		/* RFC 6891 §6.1.1: when the OPT itself was read, the response has one too (as Knot
+		 * answers a malformed option). It fits: the query's OPT was longer. */
+		int opt = qp->edns && (ms == P53_MSG_OPT_OPTION || ms == P53_MSG_OPT_COOKIE ||
+				       ms == P53_MSG_OPT_ECS);
+		return finish(&c, has_q, opt, ours);
 	}
 	st->qtype[qp->qtype < P53_QTYPE_BUCKETS - 1 ? qp->qtype : P53_QTYPE_BUCKETS - 1]++;
 
 	/* Response size: RFC 6891 §6.2.3-5, clamped to [512, our maximum] and to the buffer. */
-	uint16_t ours = conf->edns_max_payload < UDP_MIN ? UDP_MIN : conf->edns_max_payload;
 	uint16_t max = UDP_MIN;
 	if (qp->edns) {
 		max = qp->edns_payload < UDP_MIN ? UDP_MIN : qp->edns_payload;
@@ -750,7 +777,8 @@ uint16_t p53_answer_parsed(const void *img, const struct p53_answer_conf *conf, 
 		max = cap;
 	uint16_t reserve = 0;
 	if (qp->edns)
-		reserve = (uint16_t)(OPT_LEN + (qp->nsid && conf->identity_len ? 4 + conf->identity_len : 0));
+		reserve = (uint16_t)(OPT_LEN + (qp->nsid && conf->identity_len ? 4 + conf->identity_len : 0) +
+				     (x != NULL ? x->opt_extra_len : 0));
 	if (c.w.pos + reserve > max) {
 		c.rcode = P53_RCODE_SERVFAIL; /* a buffer this small cannot happen on a real port */
 		count(st, &c);
@@ -821,4 +849,18 @@ uint16_t p53_answer_parsed(const void *img, const struct p53_answer_conf *conf, 
 		additionals(&c);
 	count(st, &c);
 	return finish(&c, 1, qp->edns, ours);
+}
+
+uint16_t p53_answer_parsed(const void *img, const struct p53_answer_conf *conf, uint8_t *msg,
+			   uint16_t cap, struct p53_answer_stats *st, const struct p53_query *qp,
+			   enum p53_msg_status ms)
+{
+	return answer(img, conf, msg, cap, st, qp, ms, NULL);
+}
+
+uint16_t p53_answer_ext(const void *img, const struct p53_answer_conf *conf, uint8_t *msg,
+			uint16_t cap, struct p53_answer_stats *st, const struct p53_query *qp,
+			enum p53_msg_status ms, struct p53_answer_ext *x)
+{
+	return answer(img, conf, msg, cap, st, qp, ms, x);
 }

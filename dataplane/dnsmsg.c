@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "dataplane/dnsmsg.h"
+#include "dataplane/edns_opt.h"
 #include "dataplane/wire.h"
 
 #define RR_MIN_LEN 11 /* root owner + type, class, ttl, rdlength */
@@ -19,6 +20,8 @@ const char *const p53_msg_status_names[P53_MSG__MAX] = {
 	[P53_MSG_OPT_DUP] = "opt_duplicate",
 	[P53_MSG_OPT_OWNER] = "opt_owner",
 	[P53_MSG_OPT_OPTION] = "opt_option",
+	[P53_MSG_OPT_COOKIE] = "opt_cookie",
+	[P53_MSG_OPT_ECS] = "opt_ecs",
 };
 
 /*
@@ -127,11 +130,28 @@ static enum p53_msg_status parse_opt(struct p53_wire *w, struct p53_query *q, ui
 		case P53_EDNS_NSID:
 			q->nsid = 1; /* RFC 5001 §2.1: a request carries no data; ignore any */
 			break;
-		case P53_EDNS_ECS:
+		case P53_EDNS_ECS: {
+			struct p53_ecs_opt e;
+			if (q->ecs)
+				break;
+			if (p53_edns_ecs_parse(data, olen, &e) != P53_ECS_OK)
+				return P53_MSG_OPT_ECS;
 			q->ecs = 1;
 			q->ecs_off = (uint16_t)(data - w->start);
 			q->ecs_len = olen;
 			break;
+		}
+		case P53_EDNS_COOKIE: {
+			struct p53_cookie_opt c;
+			if (q->cookie)
+				break;
+			if (p53_edns_cookie_parse(data, olen, &c) != 0)
+				return P53_MSG_OPT_COOKIE;
+			q->cookie = 1;
+			q->cookie_off = (uint16_t)(data - w->start);
+			q->cookie_len = olen;
+			break;
+		}
 		default:
 			break; /* RFC 6891 §6.1.2: unknown options are ignored */
 		}
@@ -146,6 +166,7 @@ enum p53_msg_status p53_msg_parse(const uint8_t *msg, size_t len, struct p53_que
 	q->edns = 0;
 	q->nsid = 0;
 	q->ecs = 0;
+	q->cookie = 0;
 	q->trailing = 0;
 	q->qname_len = 0;
 	if (len < P53_DNS_HDR_LEN)
