@@ -148,6 +148,7 @@ static void *control_main(void *arg)
 		p53_metrics_poll(d);
 		p53_daemon_notify_drain(d);
 		p53_dataplane_poll(&d->dp);
+		p53_guard_tick(&d->guard, &d->cfg);
 		if (got_hup) {
 			got_hup = 0;
 			p53_info("SIGHUP: reloading config and zones");
@@ -293,6 +294,13 @@ int main(int argc, char **argv)
 		goto out_dp;
 	}
 	img = NULL; /* the data plane owns it now */
+	struct p53_guard_next guard_next;
+	p53_guard_pub_init(&d.guard, workers, cfg->workers, d.dp.qsbr);
+	if (p53_guard_prepare(&d.guard, cfg, &guard_next, err, sizeof(err)) != 0) {
+		p53_err("%s", err);
+		goto out_dp;
+	}
+	p53_guard_commit(&d.guard, &guard_next);
 
 	if (p53_ctl_listen(&d.ctl, cfg->control_socket, cfg->control_group, err, sizeof(err)) != 0) {
 		p53_err("%s", err);
@@ -334,6 +342,7 @@ out_watch:
 out_ctl:
 	p53_ctl_close(&d);
 out_dp:
+	p53_guard_pub_fini(&d.guard);
 	p53_dataplane_fini(&d.dp);
 out_port:
 	p53_port_close(&d.port);

@@ -106,6 +106,7 @@ int p53_daemon_reload(struct p53_daemon *d, int config, const char *zone, char *
 	size_t n_files = 0, len;
 	void *img = NULL;
 	int addrs_changed = 0;
+	struct p53_guard_next guard_next = {0};
 
 	note[0] = '\0';
 	if (config) {
@@ -135,13 +136,23 @@ int p53_daemon_reload(struct p53_daemon *d, int config, const char *zone, char *
 		p53_xdp_set_addrs(d->port.iface, d->cfg.addrs, d->cfg.n_addrs);
 		goto fail;
 	}
+	/* The cookie and RRL settings are built before anything is published, so a failure
+	 * (out of memory for new RRL tables) leaves everything as it was. */
+	if (p53_guard_prepare(&d->guard, use, &guard_next, err, errlen) != 0) {
+		if (addrs_changed && p53_xdp_set_addrs(d->port.iface, d->cfg.addrs, d->cfg.n_addrs) != 0)
+			p53_err("reload: could not restore the XDP service addresses on %s",
+				d->port.iface);
+		goto fail;
+	}
 	if (p53_dataplane_publish(&d->dp, img, len, use, err, errlen) != 0) {
+		p53_guard_discard(&guard_next);
 		if (addrs_changed && p53_xdp_set_addrs(d->port.iface, d->cfg.addrs, d->cfg.n_addrs) != 0)
 			p53_err("reload: could not restore the XDP service addresses on %s",
 				d->port.iface);
 		goto fail;
 	}
 	img = NULL; /* freed by the publish */
+	p53_guard_commit(&d->guard, &guard_next);
 	if (config) {
 		restart_needed(&d->cfg, &fresh, note, notelen);
 		keep_running(&d->cfg, &fresh);

@@ -229,6 +229,8 @@ static const struct p53_conf_key top_keys[] = {
 	{ .name = "dataplane", SECTION(dataplane_keys), .required = true },
 	{ .name = "metrics", SECTION(metrics_keys) },
 	{ .name = "zones", .fn = key_zones, .required = true },
+	{ .name = "rrl", .fn = p53_rrl_section, .off = offsetof(struct p53_config, abuse.rrl) },
+	{ .name = "cookies", .fn = p53_cookies_section, .off = offsetof(struct p53_config, abuse.cookies) },
 };
 
 _Static_assert(P53_CONF_NKEYS(dataplane_keys) <= P53_CONF_MAX_KEYS, "P53_CONF_MAX_KEYS");
@@ -305,6 +307,7 @@ int p53_config_load(const char *path, struct p53_config *cfg, char *err, size_t 
 	cfg->replicas = P53_REPLICAS_PER_CORE;
 	cfg->watch_debounce_ms = 500;
 	cfg->metrics_enabled = true;
+	p53_abuse_config_defaults(&cfg->abuse);
 	cfg->path = strdup(path);
 	if (cfg->path == NULL) {
 		snprintf(err, errlen, "%s: out of memory", path);
@@ -359,5 +362,6 @@ void p53_config_free(struct p53_config *cfg)
 		free(cfg->zones[i].file);
 	}
 	free(cfg->zones);
+	p53_abuse_config_free(&cfg->abuse);
 	memset(cfg, 0, sizeof(*cfg));
 }

@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "control/abuse/abuse_conf.h"
+
 #define P53_CONFIG_MAX_ADDRS   64
 #define P53_CONFIG_MAX_EAL     64
 
@@ -71,6 +73,9 @@ struct p53_config {
 	/* zones: */
 	struct p53_config_zone *zones;
 	int n_zones;
+
+	/* rrl:, cookies: (control/abuse/abuse_conf.h) */
+	struct p53_abuse_config abuse;
 };
 
 /**

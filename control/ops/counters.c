@@ -14,7 +14,7 @@ const char *const p53_kind_names[P53_ANS__MAX] = {
 /* The families, in the order they are walked and rendered. */
 enum {
 	F_RX, F_TX, F_TX_FAIL, F_QUERIES, F_ANSWERED, F_TC, F_TRAILING, F_NOTIFY, F_NOTIFY_LOST,
-	F_RCODE, F_QTYPE, F_KIND, F_DROPS, F_MALFORMED,
+	F_RCODE, F_QTYPE, F_KIND, F_DROPS, F_MALFORMED, F_RRL, F_COOKIES, F_RRL_TOP,
 	F_PORT_IN, F_PORT_OUT, F_PORT_MISSED, F_PORT_IERR, F_PORT_OERR, F_PORT_NOMBUF,
 	F__MAX
 };
@@ -34,6 +34,9 @@ static const struct p53_family families[F__MAX] = {
 	[F_KIND] = { "pop53_answers_total", "answers", "kind", P53_COUNTER, "responses by outcome" },
 	[F_DROPS] = { "pop53_drops_total", "drops", "reason", P53_COUNTER, "frames and messages dropped without a response, by reason" },
 	[F_MALFORMED] = { "pop53_malformed_total", "malformed", "reason", P53_COUNTER, "malformed queries answered FORMERR, by defect" },
+	[F_RRL] = { "pop53_rrl_responses_total", "rrl", "action", P53_COUNTER, "responses rate limiting acted on: dropped, slipped (TC=1, BADCOOKIE or a leaked error), exempt (exempt_clients), cookie (valid server cookie, not accounted), would_drop and would_slip (log_only), early (limited before answering)" },
+	[F_COOKIES] = { "pop53_cookies_total", "cookies", "cookie", P53_COUNTER, "queries with a COOKIE option, by what it held; badcookie: BADCOOKIE replies sent" },
+	[F_RRL_TOP] = { "pop53_rrl_top_limited", "rrl_top", "prefix", P53_GAUGE, "the most rate-limited client prefixes now held in the RRL tables: responses limited" },
 	[F_PORT_IN] = { "pop53_port_rx_packets_total", "port.ipackets", NULL, P53_COUNTER, "packets the port received" },
 	[F_PORT_OUT] = { "pop53_port_tx_packets_total", "port.opackets", NULL, P53_COUNTER, "packets the port sent" },
 	[F_PORT_MISSED] = { "pop53_port_rx_missed_total", "port.imissed", NULL, P53_COUNTER, "packets the port dropped for lack of room" },
@@ -43,7 +46,7 @@ static const struct p53_family families[F__MAX] = {
 };
 
 void p53_counters_walk(const struct p53_totals *t, const struct p53_port_totals *port,
-		       p53_counter_fn fn, void *arg)
+		       const struct p53_rrl_top *top, p53_counter_fn fn, void *arg)
 {
 	const struct p53_family *f = families;
 	char buf[32];
@@ -80,6 +83,20 @@ void p53_counters_walk(const struct p53_totals *t, const struct p53_port_totals 
 	fn(arg, &f[F_DROPS], "dns_qr", t->ans.msg[P53_MSG_RESPONSE]);
 	for (int i = P53_MSG_QDCOUNT; i < P53_MSG__MAX; i++)
 		fn(arg, &f[F_MALFORMED], p53_msg_status_names[i], t->ans.msg[i]);
+	const struct p53_guard_stats *g = &t->guard;
+	fn(arg, &f[F_RRL], "dropped", g->rrl_dropped);
+	fn(arg, &f[F_RRL], "slipped", g->rrl_slipped);
+	fn(arg, &f[F_RRL], "exempt", g->rrl_exempt);
+	fn(arg, &f[F_RRL], "cookie", g->rrl_cookie);
+	fn(arg, &f[F_RRL], "would_drop", g->rrl_would_drop);
+	fn(arg, &f[F_RRL], "would_slip", g->rrl_would_slip);
+	fn(arg, &f[F_RRL], "early", g->rrl_early);
+	fn(arg, &f[F_COOKIES], "client_only", g->cookie_client);
+	fn(arg, &f[F_COOKIES], "valid", g->cookie_valid);
+	fn(arg, &f[F_COOKIES], "invalid", g->cookie_invalid);
+	fn(arg, &f[F_COOKIES], "badcookie", g->cookie_badcookie);
+	for (unsigned int i = 0; top != NULL && i < top->n; i++)
+		fn(arg, &f[F_RRL_TOP], top->e[i].prefix, top->e[i].limited);
 	if (port != NULL && port->valid) {
 		fn(arg, &f[F_PORT_IN], NULL, port->ipackets);
 		fn(arg, &f[F_PORT_OUT], NULL, port->opackets);
@@ -115,6 +132,7 @@ void p53_totals_sum(const struct p53_worker *workers, unsigned int n, struct p53
 		out->notify_lost += s->notify_lost;
 		add(out->drop, s->drop, P53_PKT_DROP__MAX);
 		add((uint64_t *)&out->ans, (const uint64_t *)&s->ans, N64(s->ans));
+		add((uint64_t *)&out->guard, (const uint64_t *)&s->guard, N64(s->guard));
 	}
 }
 

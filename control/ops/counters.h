@@ -14,12 +14,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "control/abuse/rrl_view.h"
 #include "dataplane/worker.h"
 
 struct p53_totals {
 	uint64_t rx, tx, tx_fail, answered, no_answer, multiseg, notify, notify_lost;
 	uint64_t drop[P53_PKT_DROP__MAX];
 	struct p53_answer_stats ans;
+	struct p53_guard_stats guard;
 };
 
 /* Port counters (rte_eth_stats), walked after the totals when the port has them. */
@@ -45,9 +47,10 @@ struct p53_family {
 typedef void (*p53_counter_fn)(void *arg, const struct p53_family *f, const char *label,
 			       uint64_t value);
 
-/** Walk every counter of `t` (and `port` when valid) in order. */
+/** Walk every counter of `t` (and `port` when valid, and the top RRL-limited prefixes when
+ * `top` is not NULL) in order. */
 void p53_counters_walk(const struct p53_totals *t, const struct p53_port_totals *port,
-		       p53_counter_fn fn, void *arg);
+		       const struct p53_rrl_top *top, p53_counter_fn fn, void *arg);
 
 /** out = the sum of the workers' counters. */
 void p53_totals_sum(const struct p53_worker *workers, unsigned int n, struct p53_totals *out);
