@@ -85,7 +85,42 @@ static int parse_qname(struct p53_wire *w, struct p53_query *q)
 	return 0;
 }
 
-/* Skip a possibly compressed name of a record; pointers are not followed, only stepped. */
+/*
+ * A compression pointer in a record's name (RFC 1035 §4.1.4) at `at`, pointing at `to`: it
+ * must point back (before itself), past the header, at a well-formed name whose own pointers
+ * point further back still. So no loop, self-pointer, forward pointer, pointer into the
+ * header or past the end gets through, and the walk ends: every step goes backwards.
+ */
+static int check_pointer(const uint8_t *msg, size_t at, size_t to)
+{
+	size_t limit = at, total = 0;
+
+	for (;;) {
+		if (to < P53_DNS_HDR_LEN || to >= limit)
+			return -1;
+		size_t pos = to;
+		for (;;) {
+			uint8_t l = msg[pos];   /* pos < limit <= the message's length */
+			if ((l & 0xc0) == 0xc0) {
+				if (pos + 1 >= limit)
+					return -1;
+				limit = pos;
+				to = (size_t)(l & 0x3f) << 8 | msg[pos + 1];
+				break;
+			}
+			if (l > P53_LABEL_MAXLEN) /* label types 0x40 and 0x80 (RFC 6891 §5) */
+				return -1;
+			if (l == 0)
+				return 0;
+			total += 1u + l;
+			pos += 1u + l;
+			if (total > P53_NAME_MAXLEN || pos >= limit)
+				return -1;
+		}
+	}
+}
+
+/* Skip a possibly compressed name of a record; a pointer ends it, after check_pointer(). */
 static int skip_name(struct p53_wire *w, int *is_root)
 {
 	size_t total = 0;
@@ -96,8 +131,11 @@ static int skip_name(struct p53_wire *w, int *is_root)
 		if (w->err != 0)
 			return -1;
 		if ((l & 0xc0) == 0xc0) {
-			p53_wire_skip(w, 1);
-			return w->err != 0 ? -1 : 0;
+			size_t at = p53_wire_off(w) - 1;
+			uint8_t lo = p53_wire_u8(w);
+			if (w->err != 0)
+				return -1;
+			return check_pointer(w->start, at, (size_t)(l & 0x3f) << 8 | lo);
 		}
 		if (l > P53_LABEL_MAXLEN)
 			return -1;

@@ -104,8 +104,9 @@ struct p53_query {
  * the question is the first name, so a pointer can only point at itself or the header), QTYPE
  * and QCLASS; then every record after it, to find OPT: OPT only in additional, only once, with a
  * root owner; its options well-formed (each within RDLENGTH; COOKIE and ECS by edns_opt.h, a
- * second COOKIE or ECS ignored as BIND does). Records other than OPT are skipped (their names may be
- * compressed). Bytes after the last record are not an error: they are counted in `trailing`
+ * second COOKIE or ECS ignored as BIND does). Records other than OPT are skipped; their names
+ * may be compressed, but every pointer must point back at a well-formed name (no loops,
+ * self-, forward or out-of-message pointers; RFC 1035 §4.1.4). Bytes after the last record are not an error: they are counted in `trailing`
  * and ignored, as Knot does, since middleboxes pad.
  *
  * On P53_MSG_QDCOUNT or later errors, the header fields of `q` are valid; from P53_MSG_RR
