@@ -64,7 +64,7 @@ for t in "${TARGETS[@]}"; do
 		-maxdepth 1 -name "leak-$t-*" | wc -l)
 	[ "$status" -eq 0 ] || [ "$crashes" -gt 0 ] || crashes="exit $status"
 	printf '%-12s %8s %12s %10s %8s %s\n' "$t" "$elapsed" "${execs:-?}" \
-		"$(awk -v e="${execs:-0}" -v s="$elapsed" 'BEGIN { printf "%.0f", s > 0 ? e / s : 0 }')" "$crashes" \
+		"$(awk -v e="${execs:-0}" -v s="$elapsed" 'BEGIN { printf "%.0f", (s > 0) ? e / s : 0 }')" "$crashes" \
 		"$(ls "$work" | wc -l) files"
 	if [ "$status" -ne 0 ] || [ "$crashes" != 0 ]; then
 		rc=1
