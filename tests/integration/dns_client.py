@@ -3,6 +3,7 @@
 rate from a given source address and counts what came back, response by response.
 
   dns_client.py rate SERVER SRC NAME QTYPE QPS SECONDS [--cookie HEX] [--no-edns] [--drain S]
+      NAME may be a comma-separated list, asked in turn (a resolver's mix of names)
       -> one JSON line: sent, answered (full, TC=0), tc (TC=1), badcookie, rcodes seen,
          the last server cookie seen, and how many of the first answers came in a row
   dns_client.py cookie SERVER SRC NAME  -> the client+server cookie (hex) the server gives
@@ -61,6 +62,7 @@ def rate(server, src, name, qtype, qps, seconds, cookie=None, edns=True, drain_s
     n = int(qps * seconds)
     t0 = time.monotonic()
     base = int.from_bytes(os.urandom(2), "big")
+    names = name.split(",")
 
     def drain(timeout):
         end = time.monotonic() + timeout
@@ -84,7 +86,7 @@ def rate(server, src, name, qtype, qps, seconds, cookie=None, edns=True, drain_s
             drain(due - now)
         qid = (base + i) & 0xFFFF
         seen[qid] = None
-        s.sendto(make_query(name, qtype, qid, cookie, edns), (server, 53))
+        s.sendto(make_query(names[i % len(names)], qtype, qid, cookie, edns), (server, 53))
         stats["sent"] += 1
     drain(drain_s)
     order = [seen[(base + i) & 0xFFFF] for i in range(n)]
