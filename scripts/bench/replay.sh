@@ -8,7 +8,7 @@
 #
 # Usage: scripts/bench/replay.sh [--timed | --callgrind] [--runs N] [-n COUNT]
 #                                [--no-write] [MIX ...]
-#   MIX: small-a nxdomain referral big-a ecs steered (default: all of them)
+#   MIX: small-a nxdomain referral big-a ecs steered guard rrl flood (default: all of them)
 #   --timed       only the timed runs (RUNS runs per mix, the median is reported)
 #   --callgrind   only the callgrind runs (instructions/query and the top functions)
 #   (default: both)
@@ -31,7 +31,7 @@ CG_COUNT=${CG_COUNT:-20000}
 DOC="$ROOT/docs/BENCHMARKS.md"
 BEGIN_MARK='<!-- replay:begin -->'
 END_MARK='<!-- replay:end -->'
-ALL_MIXES="small-a nxdomain referral big-a ecs steered"
+ALL_MIXES="small-a nxdomain referral big-a ecs steered guard rrl flood"
 
 RUNS=3
 COUNT=2000000
@@ -100,6 +100,15 @@ zone_of() {
 	*) echo "$SMALL" ;;
 	esac
 }
+# p53-replay's arguments for a mix: the abuse mixes are small-a's frames with a guard.
+mix_args() {
+	case $1 in
+	guard) echo "-m small-a --guard --clients 65536" ;;
+	rrl) echo "-m small-a --rrl 1000 --clients 65536" ;;
+	flood) echo "-m small-a --rrl 10 --flood" ;;
+	*) echo "-m $1" ;;
+	esac
+}
 zone_label() { # the zone file path relative to the repo, for the table
 	local z=${1#*=}
 	echo "${z#"$ROOT"/}"
@@ -126,7 +135,8 @@ if [ "$DO_TIMED" = 1 ]; then
 		: >"$TMP/$m.timed"
 		for ((r = 1; r <= RUNS; r++)); do
 			bench_log "$m: timed run $r/$RUNS (zone $(zone_label "$z"), $COUNT queries, CPU $CPU)"
-			if ! taskset -c "$CPU" "$BIN" -z "$z" -m "$m" -n "$COUNT" -f "$FRAMES" \
+			# shellcheck disable=SC2046 # the mix's arguments are words
+			if ! taskset -c "$CPU" "$BIN" -z "$z" $(mix_args "$m") -n "$COUNT" -f "$FRAMES" \
 				>"$TMP/$m.out" 2>"$TMP/$m.err"; then
 				cat "$TMP/$m.err" "$TMP/$m.out" >&2
 				echo "replay.sh: $m FAILED (see above): no figure is reported for it" >&2
@@ -155,7 +165,7 @@ if [ "$DO_CG" = 1 ]; then
 		if ! taskset -c "$CPU" valgrind --tool=callgrind --collect-atstart=no \
 			--toggle-collect=replay_loop --toggle-collect=replay_copy_loop \
 			--callgrind-out-file="$out" \
-			"$BIN" -z "$z" -m "$m" -n "$CG_COUNT" -f "$FRAMES" -t 3600 \
+			"$BIN" -z "$z" $(mix_args "$m") -n "$CG_COUNT" -f "$FRAMES" -t 3600 \
 			>"$TMP/$m.cgout" 2>"$TMP/$m.cgerr"; then
 			cat "$TMP/$m.cgerr" "$TMP/$m.cgout" >&2
 			echo "replay.sh: $m FAILED under callgrind" >&2
@@ -199,6 +209,8 @@ target_of() {
 	case $1 in
 	small-a) echo "≥ 10 Mqps per core" ;;
 	big-a) echo "≤ 1.5x small-a" ;;
+	rrl) echo "≤ 1.15x guard (RRL off)" ;;
+	flood) echo "< small-a (answering it)" ;;
 	*) echo "-" ;;
 	esac
 }
@@ -210,6 +222,9 @@ desc_of() {
 	big-a) echo "positive A, random owners of the big zone" ;;
 	ecs) echo "small-a plus an EDNS Client Subnet option; steering does not exist yet, so this measures parsing the option only" ;;
 	steered) echo "not available until the steering issue lands" ;;
+	guard) echo "small-a from 65536 client /24s with the guard published as pop53d's defaults do: cookies on, RRL off" ;;
+	rrl) echo "the same with RRL on (1000/s per account: nobody is limited; every query finds or makes its account)" ;;
+	flood) echo "small-a's frames all from one /24 with RRL at 10/s and slip 2: almost every query limited, most before answering" ;;
 	esac
 }
 
@@ -291,7 +306,14 @@ desc_of() {
 				continue
 			fi
 			t="-"
-			[ "$m" = small-a ] && t="≤ 400 (positive A on the small zone with EDNS; RRL does not exist yet, so it is not in the path)"
+			[ "$m" = small-a ] && t="≤ 400 (positive A on the small zone with EDNS; no guard: RRL and cookies are in the guard, rrl and flood mixes)"
+			if [ "$m" = rrl ] && [ -n "${CG_BURST[guard]:-}" ]; then
+				t="≤ 1.15x guard (RRL off): $(awk -v a="${CG_BURST[$m]}" -v b="${CG_BURST[guard]}" 'BEGIN { printf "%.3fx", a / b }')"
+				[ -n "${CG_BURST[small-a]:-}" ] && t="$t; $(awk -v a="${CG_BURST[$m]}" -v b="${CG_BURST[small-a]}" 'BEGIN { printf "%.3fx", a / b }') small-a without a guard"
+			fi
+			if [ "$m" = flood ] && [ -n "${CG_BURST[small-a]:-}" ]; then
+				t="< small-a (answering it): $(awk -v a="${CG_BURST[$m]}" -v b="${CG_BURST[small-a]}" 'BEGIN { printf "%.2fx", a / b }')"
+			fi
 			if [ "$m" = big-a ] && [ -n "${CG_BURST[small-a]:-}" ]; then
 				t="≤ 1.5x small-a: $(awk -v a="${CG_BURST[$m]}" -v b="${CG_BURST[small-a]}" 'BEGIN { printf "%.2fx", a / b }')"
 			fi
@@ -313,7 +335,7 @@ desc_of() {
 		notes+=("small-a: $(field "${T_LINE[small-a]}" net_mqps) Mqps net on one core against a target of 10 Mqps.")
 	fi
 	if [ -n "${CG_BURST[small-a]:-}" ]; then
-		notes+=("small-a: ${CG_BURST[small-a]} instructions/query in p53_worker_burst against a target of 400 ($(awk -v a="${CG_BURST[small-a]}" 'BEGIN { printf "%.1fx", a / 400 }') over); RRL does not exist yet, so it is not in these figures.")
+		notes+=("small-a: ${CG_BURST[small-a]} instructions/query in p53_worker_burst against a target of 400 ($(awk -v a="${CG_BURST[small-a]}" 'BEGIN { printf "%.1fx", a / 400 }') over), without a guard; the guard, rrl and flood rows show cookies and RRL.")
 	fi
 	if [ -n "${T_LINE[big-a]:-}" ] && [ -n "${T_LINE[small-a]:-}" ] && [ -n "${CG_BURST[big-a]:-}" ] && [ -n "${CG_BURST[small-a]:-}" ]; then
 		notes+=("big-a costs $(awk -v a="$(field "${T_LINE[big-a]}" net_ns)" -v b="$(field "${T_LINE[small-a]}" net_ns)" 'BEGIN { printf "%.2fx", a / b }') small-a in time but $(awk -v a="${CG_BURST[big-a]}" -v b="${CG_BURST[small-a]}" 'BEGIN { printf "%.2fx", a / b }') in instructions: the difference is memory latency, not work. Each query looks up a random owner of a $(awk -v b="$(field "${T_LINE[big-a]}" image_bytes)" 'BEGIN { printf "%.0f MB", b / 1e6 }') image ($FRAMES distinct names), so the hash slot, node, owner name, RRset and RDATA reads miss the caches one after another; real traffic is skewed towards popular names and would miss less.")
