@@ -14,6 +14,7 @@
 
 #include <rte_ring.h>
 
+#include "control/abuse/guard_pub.h"
 #include "control/conf/config.h"
 #include "control/health/health.h"
 #include "control/health/watchdog.h"
@@ -28,6 +29,7 @@ struct p53_daemon {
 	struct p53_config cfg;          /* the config in force */
 	struct p53_port port;
 	struct p53_dataplane dp;
+	struct p53_guard_pub guard;     /* cookies and RRL: what the workers check (control/abuse/) */
 	time_t started;
 	struct p53_ctl ctl;             /* control socket and its clients */
 	struct p53_watch watch;         /* zone-file watching (server.watch_zones) */

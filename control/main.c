@@ -171,6 +171,7 @@ static void *control_main(void *arg)
 		p53_metrics_poll(d);
 		p53_daemon_notify_drain(d);
 		p53_dataplane_poll(&d->dp);
+		p53_guard_tick(&d->guard, &d->cfg);
 		if (got_hup) {
 			got_hup = 0;
 			p53_info("SIGHUP: reloading config and zones");
@@ -335,6 +336,13 @@ int main(int argc, char **argv)
 		goto out_dp;
 	}
 	img = NULL; /* the data plane owns it now */
+	struct p53_guard_next guard_next;
+	p53_guard_pub_init(&d.guard, workers, cfg->workers, d.dp.qsbr);
+	if (p53_guard_prepare(&d.guard, cfg, &guard_next, err, sizeof(err)) != 0) {
+		p53_err("%s", err);
+		goto out_dp;
+	}
+	p53_guard_commit(&d.guard, &guard_next);
 	if (p53_health_attach(&d.health, &d, err, sizeof(err)) != 0 ||
 	    p53_health_start(&d.health, &d, err, sizeof(err)) != 0) {
 		p53_err("%s", err);
@@ -392,6 +400,7 @@ out_ctl:
 out_dp:
 	/* The workers have stopped: the canary's mbufs go back before the port counts them. */
 	p53_health_fini(&d.health);
+	p53_guard_pub_fini(&d.guard);
 	p53_dataplane_fini(&d.dp);
 out_port:
 	p53_port_close(&d.port);

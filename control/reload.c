@@ -112,6 +112,7 @@ int p53_daemon_reload(struct p53_daemon *d, int config, const char *zone, char *
 	size_t n_files = 0, len;
 	void *img = NULL;
 	int addrs_changed = 0, tcp_changed = 0;
+	struct p53_guard_next guard_next = {0};
 
 	note[0] = '\0';
 	if (config) {
@@ -146,22 +147,18 @@ int p53_daemon_reload(struct p53_daemon *d, int config, const char *zone, char *
 				 memcmp(fresh.addrs, d->cfg.addrs, sizeof(fresh.addrs)) != 0);
 	if (tcp_changed && p53_tcp_set_addrs(&d->tcp, fresh.addrs, fresh.n_addrs, err, errlen) != 0) {
 		tcp_changed = 0;
-		if (addrs_changed && p53_xdp_set_addrs(d->port.iface, d->cfg.addrs, d->cfg.n_addrs) != 0)
-			p53_err("reload: could not restore the XDP service addresses on %s",
-				d->port.iface);
-		goto fail;
+		goto fail_addrs;
 	}
+	/* The cookie and RRL settings are built before anything is published, so a failure
+	 * (out of memory for new RRL tables) leaves everything as it was. */
+	if (p53_guard_prepare(&d->guard, use, &guard_next, err, errlen) != 0)
+		goto fail_addrs;
 	if (p53_dataplane_publish(&d->dp, img, len, use, err, errlen) != 0) {
-		char terr[256];
-		if (addrs_changed && p53_xdp_set_addrs(d->port.iface, d->cfg.addrs, d->cfg.n_addrs) != 0)
-			p53_err("reload: could not restore the XDP service addresses on %s",
-				d->port.iface);
-		if (tcp_changed &&
-		    p53_tcp_set_addrs(&d->tcp, d->cfg.addrs, d->cfg.n_addrs, terr, sizeof(terr)) != 0)
-			p53_err("reload: could not restore the TCP listeners: %s", terr);
-		goto fail;
+		p53_guard_discard(&guard_next);
+		goto fail_addrs;
 	}
 	img = NULL; /* freed by the publish */
+	p53_guard_commit(&d->guard, &guard_next);
 	if (config) {
 		restart_needed(&d->cfg, &fresh, note, notelen);
 		keep_running(&d->cfg, &fresh);
@@ -182,6 +179,16 @@ int p53_daemon_reload(struct p53_daemon *d, int config, const char *zone, char *
 	 * next reload (glibc keeps freed arenas otherwise). */
 	malloc_trim(0);
 	return 0;
+fail_addrs:
+	/* Steering and listeners back to the running addresses: what was set up for the new ones
+	 * goes, so steering and data agree again. */
+	if (addrs_changed && p53_xdp_set_addrs(d->port.iface, d->cfg.addrs, d->cfg.n_addrs) != 0)
+		p53_err("reload: could not restore the XDP service addresses on %s", d->port.iface);
+	if (tcp_changed) {
+		char terr[256];
+		if (p53_tcp_set_addrs(&d->tcp, d->cfg.addrs, d->cfg.n_addrs, terr, sizeof(terr)) != 0)
+			p53_err("reload: could not restore the TCP listeners: %s", terr);
+	}
 fail:
 	free(img);
 	p53_image_files_free(files, n_files);

@@ -72,6 +72,8 @@ struct ctx {
 	uint32_t wild[MAX_CHAIN + 1];
 	uint16_t max;           /* response size limit, OPT included */
 	uint8_t has_q;          /* the question is echoed: it lies before w.pos, QDCOUNT is 1 */
+	struct p53_answer_ext *x; /* the guard's extension, or NULL */
+	const struct p53_image_node *cut; /* the delegation point of a referral */
 };
 
 /* Does uncompressed `name` equal the (possibly compressed) name at buf[off]? */
@@ -450,6 +452,7 @@ static void referral(struct ctx *c, const struct p53_image_node *cut, int hop)
 	if (hop == 0)
 		c->aa = 0;
 	c->kind = P53_ANS_REFERRAL;
+	c->cut = cut;
 	if (ns == P53_NONE ||
 	    put_or_tc(c, ns, node_name(c, cut), ancestor_ptr(c, cut), SEC_NS, P53_NONE) != 0 ||
 	    !c->w.dnssec)
@@ -834,6 +837,13 @@ static inline __attribute__((always_inline)) void put_opt(struct ctx *c, uint16_
 		p53_put16(p + 13, c->conf->identity_len);
 		memcpy(p + 15, c->conf->identity, c->conf->identity_len);
 	}
+	if (c->x != NULL && c->x->opt_extra_len != 0) {
+		/* The guard's option (a server cookie): room was kept for it (`reserve`), as for
+		 * NSID. */
+		memcpy(p + OPT_LEN + rdlen, c->x->opt_extra, c->x->opt_extra_len);
+		rdlen = (uint16_t)(rdlen + c->x->opt_extra_len);
+		p53_put16(p + 9, rdlen);
+	}
 	/* RFC 7828 §3.3.2: on TCP, a query with the option learns our idle timeout (when it fits:
 	 * the option is a MAY, and a response that fills 65535 bytes has no room left for it). */
 	if (c->q->keepalive && c->conf->tcp_limit != 0 &&
@@ -877,6 +887,12 @@ static uint16_t finish(struct ctx *c, int with_opt, uint16_t payload)
 	p53_put16(h + 6, c->w.cnt[SEC_AN]);
 	p53_put16(h + 8, c->w.cnt[SEC_NS]);
 	p53_put16(h + 10, c->w.cnt[SEC_AR]);
+	if (c->x != NULL) {
+		c->x->kind = c->kind;
+		c->x->rcode = c->rcode;
+		c->x->zone = c->zone;
+		c->x->cut = c->cut;
+	}
 	return c->w.pos;
 }
 
@@ -980,9 +996,12 @@ uint16_t p53_answer(const void *img, const struct p53_answer_conf *conf, uint8_t
 	return p53_answer_parsed(img, conf, msg, cap, st, &q, ms);
 }
 
-uint16_t p53_answer_parsed(const void *img, const struct p53_answer_conf *conf, uint8_t *msg,
-			   uint16_t cap, struct p53_answer_stats *st, const struct p53_query *qp,
-			   enum p53_msg_status ms)
+/* The body of p53_answer_parsed() and p53_answer_ext(), inlined into each so the common
+ * path (no extension) pays nothing for the guard's. */
+static inline __attribute__((always_inline)) uint16_t
+answer(const void *img, const struct p53_answer_conf *conf, uint8_t *msg, uint16_t cap,
+       struct p53_answer_stats *st, const struct p53_query *qp, enum p53_msg_status ms,
+       struct p53_answer_ext *x)
 {
 	struct ctx c;
 
@@ -990,6 +1009,8 @@ uint16_t p53_answer_parsed(const void *img, const struct p53_answer_conf *conf, 
 	st->msg[ms]++;
 	if (ms == P53_MSG_SHORT || ms == P53_MSG_RESPONSE) {
 		st->kind[P53_ANS_DROP]++;
+		if (x != NULL)
+			x->kind = P53_ANS_DROP;
 		return 0;
 	}
 	if (qp->trailing != 0)
@@ -998,6 +1019,8 @@ uint16_t p53_answer_parsed(const void *img, const struct p53_answer_conf *conf, 
 	c.img = img;
 	c.conf = conf;
 	c.q = qp;
+	c.x = x;
+	c.cut = NULL;
 	c.aa = 0;
 	c.rcode = P53_RCODE_NOERROR;
 	c.kind = P53_ANS_ERROR;
@@ -1047,7 +1070,11 @@ uint16_t p53_answer_parsed(const void *img, const struct p53_answer_conf *conf, 
 	if (ms != P53_MSG_OK && sections_known) {
 		c.rcode = P53_RCODE_FORMERR;
 		count(st, &c);
-		return finish(&c, 0, 0);
+		/* RFC 6891 §6.1.1: when the OPT itself was read, the response has one too (as Knot
+		 * answers a malformed option). It fits: the query's OPT was longer. */
+		int opt = qp->edns && (ms == P53_MSG_OPT_OPTION || ms == P53_MSG_OPT_COOKIE ||
+				       ms == P53_MSG_OPT_ECS);
+		return finish(&c, opt, our_payload(conf));
 	}
 	if (opcode != P53_OPCODE_QUERY) {
 		c.rcode = P53_RCODE_NOTIMP;
@@ -1061,7 +1088,8 @@ uint16_t p53_answer_parsed(const void *img, const struct p53_answer_conf *conf, 
 	uint16_t max = size_limit(conf, qp, cap);
 	uint16_t reserve = 0;
 	if (qp->edns)
-		reserve = (uint16_t)(OPT_LEN + (qp->nsid && conf->identity_len ? 4 + conf->identity_len : 0));
+		reserve = (uint16_t)(OPT_LEN + (qp->nsid && conf->identity_len ? 4 + conf->identity_len : 0) +
+				     (x != NULL ? x->opt_extra_len : 0));
 	if (c.w.pos + reserve > max) {
 		c.rcode = P53_RCODE_SERVFAIL; /* a buffer this small cannot happen on a real port */
 		count(st, &c);
@@ -1142,4 +1170,18 @@ uint16_t p53_answer_parsed(const void *img, const struct p53_answer_conf *conf, 
 	}
 	count(st, &c);
 	return finish(&c, qp->edns, ours);
+}
+
+uint16_t p53_answer_parsed(const void *img, const struct p53_answer_conf *conf, uint8_t *msg,
+			   uint16_t cap, struct p53_answer_stats *st, const struct p53_query *qp,
+			   enum p53_msg_status ms)
+{
+	return answer(img, conf, msg, cap, st, qp, ms, NULL);
+}
+
+uint16_t p53_answer_ext(const void *img, const struct p53_answer_conf *conf, uint8_t *msg,
+			uint16_t cap, struct p53_answer_stats *st, const struct p53_query *qp,
+			enum p53_msg_status ms, struct p53_answer_ext *x)
+{
+	return answer(img, conf, msg, cap, st, qp, ms, x);
 }

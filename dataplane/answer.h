@@ -85,4 +85,28 @@ uint16_t p53_answer_parsed(const void *img, const struct p53_answer_conf *conf, 
 			   uint16_t cap, struct p53_answer_stats *stats, const struct p53_query *q,
 			   enum p53_msg_status ms);
 
+struct p53_image_node;
+
+/*
+ * What the guard (guard.h) adds to a response and needs to know about it: options to add to
+ * our OPT record (the COOKIE option), and the response's class and the names RRL keys on.
+ */
+struct p53_answer_ext {
+	/* in */
+	const uint8_t *opt_extra;       /* whole EDNS options (code, length, data) for our OPT, or NULL */
+	uint16_t opt_extra_len;         /* room is kept for them, as for NSID */
+	/* out */
+	uint8_t kind;                   /* enum p53_answer_kind of the response */
+	uint8_t rcode;                  /* its full RCODE (BADVERS = 16) */
+	uint32_t zone;                  /* the zone it came from, P53_NONE (image.h) when none */
+	const struct p53_image_node *cut; /* for a referral, the delegation point; else NULL */
+};
+
+/**
+ * p53_answer_parsed() with an extension (NULL: the same as p53_answer_parsed()).
+ */
+uint16_t p53_answer_ext(const void *img, const struct p53_answer_conf *conf, uint8_t *msg,
+			uint16_t cap, struct p53_answer_stats *stats, const struct p53_query *q,
+			enum p53_msg_status ms, struct p53_answer_ext *x);
+
 #endif /* P53_ANSWER_H */

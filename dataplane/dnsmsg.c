@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "dataplane/dnsmsg.h"
+#include "dataplane/edns_opt.h"
 #include "dataplane/wire.h"
 
 #define RR_MIN_LEN 11 /* root owner + type, class, ttl, rdlength */
@@ -19,6 +20,8 @@ const char *const p53_msg_status_names[P53_MSG__MAX] = {
 	[P53_MSG_OPT_DUP] = "opt_duplicate",
 	[P53_MSG_OPT_OWNER] = "opt_owner",
 	[P53_MSG_OPT_OPTION] = "opt_option",
+	[P53_MSG_OPT_COOKIE] = "opt_cookie",
+	[P53_MSG_OPT_ECS] = "opt_ecs",
 	[P53_MSG_TSIG_PLACE] = "tsig_place",
 	[P53_MSG_TSIG] = "tsig",
 };
@@ -84,7 +87,42 @@ static int parse_qname(struct p53_wire *w, struct p53_query *q)
 	return 0;
 }
 
-/* Skip a possibly compressed name of a record; pointers are not followed, only stepped. */
+/*
+ * A compression pointer in a record's name (RFC 1035 §4.1.4) at `at`, pointing at `to`: it
+ * must point back (before itself), past the header, at a well-formed name whose own pointers
+ * point further back still. So no loop, self-pointer, forward pointer, pointer into the
+ * header or past the end gets through, and the walk ends: every step goes backwards.
+ */
+static int check_pointer(const uint8_t *msg, size_t at, size_t to)
+{
+	size_t limit = at, total = 0;
+
+	for (;;) {
+		if (to < P53_DNS_HDR_LEN || to >= limit)
+			return -1;
+		size_t pos = to;
+		for (;;) {
+			uint8_t l = msg[pos];   /* pos < limit <= the message's length */
+			if ((l & 0xc0) == 0xc0) {
+				if (pos + 1 >= limit)
+					return -1;
+				limit = pos;
+				to = (size_t)(l & 0x3f) << 8 | msg[pos + 1];
+				break;
+			}
+			if (l > P53_LABEL_MAXLEN) /* label types 0x40 and 0x80 (RFC 6891 §5) */
+				return -1;
+			if (l == 0)
+				return 0;
+			total += 1u + l;
+			pos += 1u + l;
+			if (total > P53_NAME_MAXLEN || pos >= limit)
+				return -1;
+		}
+	}
+}
+
+/* Skip a possibly compressed name of a record; a pointer ends it, after check_pointer(). */
 static int skip_name(struct p53_wire *w, int *is_root)
 {
 	size_t total = 0;
@@ -95,8 +133,11 @@ static int skip_name(struct p53_wire *w, int *is_root)
 		if (w->err != 0)
 			return -1;
 		if ((l & 0xc0) == 0xc0) {
-			p53_wire_skip(w, 1);
-			return w->err != 0 ? -1 : 0;
+			size_t at = p53_wire_off(w) - 1;
+			uint8_t lo = p53_wire_u8(w);
+			if (w->err != 0)
+				return -1;
+			return check_pointer(w->start, at, (size_t)(l & 0x3f) << 8 | lo);
 		}
 		if (l > P53_LABEL_MAXLEN)
 			return -1;
@@ -192,14 +233,31 @@ static enum p53_msg_status parse_opt(struct p53_wire *w, struct p53_query *q, ui
 		case P53_EDNS_NSID:
 			q->nsid = 1; /* RFC 5001 §2.1: a request carries no data; ignore any */
 			break;
-		case P53_EDNS_ECS:
+		case P53_EDNS_ECS: {
+			struct p53_ecs_opt e;
+			if (q->ecs)
+				break;
+			if (p53_edns_ecs_parse(data, olen, &e) != P53_ECS_OK)
+				return P53_MSG_OPT_ECS;
 			q->ecs = 1;
 			q->ecs_off = (uint16_t)(data - w->start);
 			q->ecs_len = olen;
 			break;
+		}
 		case P53_EDNS_TCP_KEEPALIVE:
 			q->keepalive = olen == 0 ? 1 : 2;
 			break;
+		case P53_EDNS_COOKIE: {
+			struct p53_cookie_opt c;
+			if (q->cookie)
+				break;
+			if (p53_edns_cookie_parse(data, olen, &c) != 0)
+				return P53_MSG_OPT_COOKIE;
+			q->cookie = 1;
+			q->cookie_off = (uint16_t)(data - w->start);
+			q->cookie_len = olen;
+			break;
+		}
 		default:
 			break; /* RFC 6891 §6.1.2: unknown options are ignored */
 		}
@@ -216,6 +274,7 @@ enum p53_msg_status p53_msg_parse(const uint8_t *msg, size_t len, struct p53_que
 	q->nsid = 0;
 	q->ecs = 0;
 	q->keepalive = 0; /* beside ecs: the two stores merge into one */
+	q->cookie = 0;
 	q->trailing = 0;
 	q->qname_len = 0;
 	if (len < P53_DNS_HDR_LEN)

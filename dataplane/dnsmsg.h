@@ -66,7 +66,9 @@ enum p53_msg_status {
 	P53_MSG_OPT_PLACE,      /* OPT outside the additional section (RFC 6891 §6.1.1) */
 	P53_MSG_OPT_DUP,        /* more than one OPT (RFC 6891 §6.1.1) */
 	P53_MSG_OPT_OWNER,      /* OPT owner not the root (RFC 6891 §6.1.2) */
-	P53_MSG_OPT_OPTION,     /* an EDNS option runs past RDLENGTH, or a known one is malformed */
+	P53_MSG_OPT_OPTION,     /* an EDNS option runs past RDLENGTH */
+	P53_MSG_OPT_COOKIE,     /* a malformed COOKIE option (RFC 7873 §5.2.2) */
+	P53_MSG_OPT_ECS,        /* a malformed ECS option (RFC 7871 §7.2.1) */
 	P53_MSG_TSIG_PLACE,     /* TSIG not the last record of the additional section, or a
 				   second one (RFC 8945 §5.1) */
 	P53_MSG_TSIG,           /* TSIG malformed: owner, class ANY, TTL 0, or its RDATA fields */
@@ -94,12 +96,14 @@ struct p53_query {
 	uint8_t edns_do;                /* DO bit (RFC 3225) */
 	uint8_t nsid;                   /* NSID requested (RFC 5001) */
 	uint16_t edns_payload;          /* requestor's UDP payload size, as sent */
-	uint8_t ecs;                    /* ECS option present (RFC 7871); parsed by the steering work */
+	uint8_t ecs;                    /* ECS option present and valid (RFC 7871, edns_opt.h) */
 	uint8_t keepalive;              /* edns-tcp-keepalive (RFC 7828): 0 absent, 1 empty (what a
 					   query carries), 2 with a TIMEOUT (RFC 7828 §3.2.1 forbids
 					   that in queries: control/tcp/ answers it FORMERR, UDP
 					   ignores the option, §3.3.1) */
 	uint16_t ecs_off, ecs_len;      /* the option's data in the message */
+	uint8_t cookie;                 /* COOKIE option present and well-formed (RFC 7873) */
+	uint16_t cookie_off, cookie_len;/* the first COOKIE option's data in the message */
 
 	/* TSIG (RFC 8945): valid when tsig = 1; offsets into the message. The key name is the
 	 * owner, possibly compressed: p53_msg_name() reads it. The RDATA was checked field by
@@ -119,11 +123,14 @@ struct p53_query {
  * (each record is at least 11 bytes, RFC 1035 §4.1.3); the question name (no compression:
  * the question is the first name, so a pointer can only point at itself or the header), QTYPE
  * and QCLASS; then every record after it, to find OPT: OPT only in additional, only once, with a
- * root owner; its options well-formed; and TSIG: only as the last record of the additional
- * section, once (RFC 8945 §5.1), with a readable key name, class ANY, TTL 0 and RDATA whose
- * fields add up to RDLENGTH. Other records are skipped (their names may be compressed). Bytes
- * after the last record are not an error: they are counted in `trailing` and ignored, as Knot
- * does, since middleboxes pad. The parser does not verify a TSIG: it says where it is.
+ * root owner; its options well-formed (each within RDLENGTH; COOKIE and ECS by edns_opt.h, a
+ * second COOKIE or ECS ignored as BIND does); and TSIG: only as the last record of the
+ * additional section, once (RFC 8945 §5.1), with a readable key name, class ANY, TTL 0 and
+ * RDATA whose fields add up to RDLENGTH. Other records are skipped; their names may be
+ * compressed, but every pointer must point back at a well-formed name (no loops, self-,
+ * forward or out-of-message pointers; RFC 1035 §4.1.4). Bytes after the last record are not
+ * an error: they are counted in `trailing` and ignored, as Knot does, since middleboxes pad.
+ * The parser does not verify a TSIG: it says where it is.
  *
  * On P53_MSG_QDCOUNT or later errors, the header fields of `q` are valid; from P53_MSG_RR
  * on, the question is valid too (so the FORMERR response can echo it).

@@ -9,6 +9,7 @@
 #include <rte_prefetch.h>
 
 #include "dataplane/dnsmsg.h"
+#include "dataplane/guard.h"
 #include "dataplane/image.h"
 #include "dataplane/notify.h"
 #include "dataplane/worker.h"
@@ -55,20 +56,29 @@ static inline bool udp_csum_bad(const struct rte_mbuf *m, const uint8_t *frame,
 #define FRAME_DROPPED 0xff /* in `ms`: the frame was freed in pass 1 */
 #define PREFETCH_MIN_IMAGE (4u << 20) /* bytes; below this the image lives in L2/L3 */
 
-/* Answer one parsed frame in place; NULL when it was freed instead. */
+/* Answer one parsed frame in place; NULL when it was freed instead. With a guard, cookies
+ * and RRL are checked around the answer (guard.h) and may drop it or send a small reply. */
 static inline struct rte_mbuf *reply(struct p53_worker *w, const struct p53_replica *r,
+				     const struct p53_guard *g, const struct p53_guard_now *now,
 				     struct rte_mbuf *m, const struct p53_pkt *pkt,
 				     const struct p53_query *q, enum p53_msg_status ms)
 {
 	uint8_t *frame = rte_pktmbuf_mtod(m, uint8_t *);
+	uint16_t rlen;
 
 	if (unlikely(ms == P53_MSG_OK && P53_OPCODE(q->flags) == P53_OPCODE_NOTIFY))
 		notify(w, q, pkt);
 	/* The response may grow into the tailroom; the first byte past it is not ours. */
 	uint32_t room = (uint32_t)rte_pktmbuf_data_len(m) - pkt->dns_off + rte_pktmbuf_tailroom(m);
 	uint16_t cap = room > UINT16_MAX ? UINT16_MAX : (uint16_t)room;
-	uint16_t rlen = p53_answer_parsed(r->image, &r->conf, frame + pkt->dns_off, cap,
-					  &w->stats.ans, q, ms);
+	/* The guard only when it has something to do for this query: RRL, or a cookie to check. */
+	if (g != NULL && (g->rrl.on || (q->cookie && g->cookies)))
+		rlen = p53_guard_answer(g, g->tables[w->index], &w->stats.guard, r->image, &r->conf,
+					frame + pkt->dns_off, cap, &w->stats.ans, q, ms, pkt->src_addr,
+					pkt->ipv6, now);
+	else
+		rlen = p53_answer_parsed(r->image, &r->conf, frame + pkt->dns_off, cap, &w->stats.ans,
+					 q, ms);
 	if (rlen == 0) {
 		w->stats.no_answer++;
 		rte_pktmbuf_free(m);
@@ -93,8 +103,9 @@ static inline struct rte_mbuf *reply(struct p53_worker *w, const struct p53_repl
  * nodes they point at; then answer. On a large image each lookup is a chain of cache misses;
  * this overlaps the first two across the burst instead of paying them one packet at a time.
  */
-static uint16_t burst(struct p53_worker *w, const struct p53_replica *r, struct rte_mbuf **pkts,
-		      uint16_t n, struct rte_mbuf **out)
+static uint16_t burst(struct p53_worker *w, const struct p53_replica *r, const struct p53_guard *g,
+		      const struct p53_guard_now *now, struct rte_mbuf **pkts, uint16_t n,
+		      struct rte_mbuf **out)
 {
 	struct p53_pkt pkt[P53_BURST];
 	struct p53_query q[P53_BURST];
@@ -144,7 +155,7 @@ static uint16_t burst(struct p53_worker *w, const struct p53_replica *r, struct 
 	for (uint16_t i = 0; i < n; i++) {
 		if (ms[i] == FRAME_DROPPED)
 			continue;
-		struct rte_mbuf *m = reply(w, r, pkts[i], &pkt[i], &q[i], (enum p53_msg_status)ms[i]);
+		struct rte_mbuf *m = reply(w, r, g, now, pkts[i], &pkt[i], &q[i], (enum p53_msg_status)ms[i]);
 		if (m != NULL)
 			out[n_out++] = m;
 	}
@@ -154,13 +165,18 @@ static uint16_t burst(struct p53_worker *w, const struct p53_replica *r, struct 
 uint16_t p53_worker_burst(struct p53_worker *w, struct rte_mbuf **pkts, uint16_t n,
 			  struct rte_mbuf **out)
 {
-	/* One replica for the whole burst: a swap takes effect at the next burst. */
+	/* One replica and one guard for the whole burst: a swap takes effect at the next one. */
 	const struct p53_replica *r = __atomic_load_n(&w->replica, __ATOMIC_ACQUIRE);
+	const struct p53_guard *g = __atomic_load_n(&w->guard, __ATOMIC_ACQUIRE);
+	struct p53_guard_now now = {0, 0};
 	uint16_t n_out = 0;
 
+	/* One clock reading per burst, for RRL and cookie timestamps. */
+	if (g != NULL)
+		p53_guard_clock(g, rte_rdtsc(), &now);
 	for (uint16_t done = 0; done < n; done = (uint16_t)(done + P53_BURST)) {
 		uint16_t k = (uint16_t)RTE_MIN(n - done, P53_BURST);
-		n_out = (uint16_t)(n_out + burst(w, r, pkts + done, k, out + n_out));
+		n_out = (uint16_t)(n_out + burst(w, r, g, &now, pkts + done, k, out + n_out));
 	}
 	return n_out;
 }

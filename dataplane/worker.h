@@ -28,6 +28,7 @@
 #include <rte_ring.h>
 
 #include "dataplane/answer.h"
+#include "dataplane/guard.h"
 #include "dataplane/pkt.h"
 #include "dataplane/replica.h"
 
@@ -49,6 +50,7 @@ struct p53_worker_stats {
 	uint64_t idle_polls;            /* ...that returned nothing */
 	uint64_t heartbeat;             /* rte_rdtsc() at the last loop iteration */
 	struct p53_answer_stats ans;
+	struct p53_guard_stats guard;   /* cookies and RRL */
 } __rte_cache_aligned;
 
 struct p53_worker {
@@ -64,6 +66,9 @@ struct p53_worker {
 					   burst, swapped by the control thread (RCU) */
 	struct rte_rcu_qsbr *qsbr;      /* where the worker reports quiescent states; NULL in
 					   tools that never swap replicas */
+	struct p53_guard *guard;        /* cookies and RRL (guard.h), or NULL for neither: loaded
+					   with acquire once per burst, swapped by the control
+					   thread (RCU, as the replica) */
 	struct rte_ring *notify_ring;   /* NOTIFY events to the control thread, or NULL */
 	/* Health canary (control/health/canary.h). p53_worker_main needs both rings: it tests
 	 * canary_in for emptiness once per loop iteration. */

@@ -233,6 +233,8 @@ static const struct p53_conf_key top_keys[] = {
 	{ .name = "health", .fn = p53_health_conf_section, .off = offsetof(struct p53_config, health) },
 	{ .name = "anycast", .fn = p53_anycast_conf_section, .off = offsetof(struct p53_config, anycast) },
 	{ .name = "tcp", .fn = p53_tcp_conf_section, .off = offsetof(struct p53_config, tcp) },
+	{ .name = "rrl", .fn = p53_rrl_section, .off = offsetof(struct p53_config, abuse.rrl) },
+	{ .name = "cookies", .fn = p53_cookies_section, .off = offsetof(struct p53_config, abuse.cookies) },
 };
 
 _Static_assert(P53_CONF_NKEYS(dataplane_keys) <= P53_CONF_MAX_KEYS, "P53_CONF_MAX_KEYS");
@@ -311,6 +313,7 @@ int p53_config_load(const char *path, struct p53_config *cfg, char *err, size_t 
 	cfg->dnssec.margin_s = P53_DNSSEC_MARGIN_DEFAULT;
 	cfg->metrics_enabled = true;
 	p53_tcp_conf_defaults(&cfg->tcp);
+	p53_abuse_config_defaults(&cfg->abuse);
 	cfg->path = strdup(path);
 	if (cfg->path == NULL) {
 		snprintf(err, errlen, "%s: out of memory", path);
@@ -367,5 +370,6 @@ void p53_config_free(struct p53_config *cfg)
 	free(cfg->zones);
 	p53_health_conf_free(&cfg->health);
 	p53_anycast_conf_free(&cfg->anycast);
+	p53_abuse_config_free(&cfg->abuse);
 	memset(cfg, 0, sizeof(*cfg));
 }

@@ -16,6 +16,7 @@
 #include "control/health/conf.h"
 #include "control/tcp/tcp_conf.h"
 #include "control/dnssec/dnssec.h"
+#include "control/abuse/abuse_conf.h"
 
 #define P53_CONFIG_MAX_ADDRS   64
 #define P53_CONFIG_MAX_EAL     64
@@ -83,6 +84,8 @@ struct p53_config {
 	struct p53_health_conf health;  /* health: (control/health/conf.h) */
 	struct p53_anycast_conf anycast; /* anycast: (control/anycast/conf.h) */
 	struct p53_tcp_conf tcp;        /* tcp: (control/tcp/tcp_conf.h) */
+	/* rrl:, cookies: (control/abuse/abuse_conf.h) */
+	struct p53_abuse_config abuse;
 };
 
 /**

@@ -144,9 +144,11 @@ static json_t *stats_json(struct p53_daemon *d)
 	struct p53_port_totals pt;
 	json_t *o = json_object();
 
+	struct p53_rrl_top top;
 	p53_daemon_totals(d, &t);
 	p53_daemon_port_totals(d, &pt);
-	p53_counters_walk(&t, &pt, json_series, o);
+	p53_rrl_top(&d->guard, &top);
+	p53_counters_walk(&t, &pt, &top, json_series, o);
 	return o;
 }
 
@@ -276,12 +278,17 @@ char *p53_ctl_dispatch(struct p53_daemon *d, const char *const *argv, int argc)
 		return cmd_drain(d, true);
 	if (strcmp(c, "undrain") == 0 && argc == 1)
 		return cmd_drain(d, false);
+	if (strcmp(c, "rrl") == 0 && argc == 1) {
+		json_t *o = ok();
+		json_object_set_new(o, "rrl", p53_rrl_view_json(&d->guard));
+		return dump(o);
+	}
 	if (strcmp(c, "test") == 0 && d->test_hooks)
 		return cmd_test(d, argv + 1, argc - 1);
 	if (strcmp(c, "config") == 0)
 		return fail("config check runs in pop53ctl itself: the daemon does not open files "
 			    "a client names");
-	return fail("unknown command '%s' (commands: status, stats [--reset], workers, zone list, "
+	return fail("unknown command '%s' (commands: status, stats [--reset], workers, rrl, zone list, "
 		    "zone reload [NAME], reload, health [set external up|down|auto], drain, undrain)", c);
 }
 

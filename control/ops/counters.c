@@ -14,7 +14,7 @@ const char *const p53_kind_names[P53_ANS__MAX] = {
 /* The families, in the order they are walked and rendered. */
 enum {
 	F_RX, F_TX, F_TX_FAIL, F_QUERIES, F_ANSWERED, F_TC, F_TRAILING, F_NOTIFY, F_NOTIFY_LOST,
-	F_RCODE, F_QTYPE, F_KIND, F_DROPS, F_MALFORMED,
+	F_RCODE, F_QTYPE, F_KIND, F_DROPS, F_MALFORMED, F_RRL, F_COOKIES, F_RRL_TOP,
 	F_TCP_ACCEPTED, F_TCP_OPEN, F_TCP_REFUSED, F_TCP_CLOSED, F_TCP_QUERIES, F_TCP_RESPONSES,
 	F_TCP_BYTES_IN, F_TCP_BYTES_OUT,
 	F_PORT_IN, F_PORT_OUT, F_PORT_MISSED, F_PORT_IERR, F_PORT_OERR, F_PORT_NOMBUF,
@@ -44,6 +44,9 @@ static const struct p53_family families[F__MAX] = {
 	[F_TCP_RESPONSES] = { "pop53_tcp_responses_total", "tcp.responses", NULL, P53_COUNTER, "DNS responses sent over TCP" },
 	[F_TCP_BYTES_IN] = { "pop53_tcp_received_bytes_total", "tcp.bytes_in", NULL, P53_COUNTER, "bytes received on TCP connections, length fields included" },
 	[F_TCP_BYTES_OUT] = { "pop53_tcp_sent_bytes_total", "tcp.bytes_out", NULL, P53_COUNTER, "bytes sent on TCP connections" },
+	[F_RRL] = { "pop53_rrl_responses_total", "rrl", "action", P53_COUNTER, "responses rate limiting acted on: dropped, slipped (TC=1, BADCOOKIE or a leaked error), exempt (exempt_clients), cookie (valid server cookie, not accounted), would_drop and would_slip (log_only), early (limited before answering)" },
+	[F_COOKIES] = { "pop53_cookies_total", "cookies", "cookie", P53_COUNTER, "queries with a COOKIE option, by what it held; badcookie: BADCOOKIE replies sent" },
+	[F_RRL_TOP] = { "pop53_rrl_top_limited", "rrl_top", "prefix", P53_GAUGE, "the most rate-limited client prefixes now held in the RRL tables: responses limited" },
 	[F_PORT_IN] = { "pop53_port_rx_packets_total", "port.ipackets", NULL, P53_COUNTER, "packets the port received" },
 	[F_PORT_OUT] = { "pop53_port_tx_packets_total", "port.opackets", NULL, P53_COUNTER, "packets the port sent" },
 	[F_PORT_MISSED] = { "pop53_port_rx_missed_total", "port.imissed", NULL, P53_COUNTER, "packets the port dropped for lack of room" },
@@ -53,7 +56,7 @@ static const struct p53_family families[F__MAX] = {
 };
 
 void p53_counters_walk(const struct p53_totals *t, const struct p53_port_totals *port,
-		       p53_counter_fn fn, void *arg)
+		       const struct p53_rrl_top *top, p53_counter_fn fn, void *arg)
 {
 	const struct p53_family *f = families;
 	char buf[32];
@@ -100,6 +103,20 @@ void p53_counters_walk(const struct p53_totals *t, const struct p53_port_totals 
 	fn(arg, &f[F_TCP_RESPONSES], NULL, t->tcp.responses);
 	fn(arg, &f[F_TCP_BYTES_IN], NULL, t->tcp.bytes_in);
 	fn(arg, &f[F_TCP_BYTES_OUT], NULL, t->tcp.bytes_out);
+	const struct p53_guard_stats *g = &t->guard;
+	fn(arg, &f[F_RRL], "dropped", g->rrl_dropped);
+	fn(arg, &f[F_RRL], "slipped", g->rrl_slipped);
+	fn(arg, &f[F_RRL], "exempt", g->rrl_exempt);
+	fn(arg, &f[F_RRL], "cookie", g->rrl_cookie);
+	fn(arg, &f[F_RRL], "would_drop", g->rrl_would_drop);
+	fn(arg, &f[F_RRL], "would_slip", g->rrl_would_slip);
+	fn(arg, &f[F_RRL], "early", g->rrl_early);
+	fn(arg, &f[F_COOKIES], "client_only", g->cookie_client);
+	fn(arg, &f[F_COOKIES], "valid", g->cookie_valid);
+	fn(arg, &f[F_COOKIES], "invalid", g->cookie_invalid);
+	fn(arg, &f[F_COOKIES], "badcookie", g->cookie_badcookie);
+	for (unsigned int i = 0; top != NULL && i < top->n; i++)
+		fn(arg, &f[F_RRL_TOP], top->e[i].prefix, top->e[i].limited);
 	if (port != NULL && port->valid) {
 		fn(arg, &f[F_PORT_IN], NULL, port->ipackets);
 		fn(arg, &f[F_PORT_OUT], NULL, port->opackets);
@@ -135,6 +152,7 @@ void p53_totals_sum(const struct p53_worker *workers, unsigned int n, struct p53
 		out->notify_lost += s->notify_lost;
 		add(out->drop, s->drop, P53_PKT_DROP__MAX);
 		add((uint64_t *)&out->ans, (const uint64_t *)&s->ans, N64(s->ans));
+		add((uint64_t *)&out->guard, (const uint64_t *)&s->guard, N64(s->guard));
 	}
 }
 

@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "control/tcp/tcp_stats.h"
+#include "control/abuse/rrl_view.h"
 #include "dataplane/worker.h"
 
 struct p53_totals {
@@ -23,6 +24,7 @@ struct p53_totals {
 	struct p53_answer_stats ans;    /* workers and TCP threads */
 	struct p53_tcp_stats tcp;       /* the TCP threads' own (p53_totals_add_tcp) */
 	uint64_t tcp_open;              /* gauge: TCP connections open now (never reset) */
+	struct p53_guard_stats guard;
 };
 
 /* Port counters (rte_eth_stats), walked after the totals when the port has them. */
@@ -48,9 +50,10 @@ struct p53_family {
 typedef void (*p53_counter_fn)(void *arg, const struct p53_family *f, const char *label,
 			       uint64_t value);
 
-/** Walk every counter of `t` (and `port` when valid) in order. */
+/** Walk every counter of `t` (and `port` when valid, and the top RRL-limited prefixes when
+ * `top` is not NULL) in order. */
 void p53_counters_walk(const struct p53_totals *t, const struct p53_port_totals *port,
-		       p53_counter_fn fn, void *arg);
+		       const struct p53_rrl_top *top, p53_counter_fn fn, void *arg);
 
 /** out = the sum of the workers' counters. */
 void p53_totals_sum(const struct p53_worker *workers, unsigned int n, struct p53_totals *out);

@@ -84,7 +84,9 @@ char *p53_metrics_text(struct p53_daemon *d)
 	fprintf(f, "\",version=\"%s\"} 1\n", P53_VERSION);
 	family(f, "pop53_uptime_seconds", "gauge", "seconds since start");
 	fprintf(f, "pop53_uptime_seconds %ld\n", (long)(time(NULL) - d->started));
-	p53_counters_walk(&t, &pt, prom_series, &p);
+	struct p53_rrl_top top;
+	p53_rrl_top(&d->guard, &top);
+	p53_counters_walk(&t, &pt, &top, prom_series, &p);
 	p53_health_walk(&d->health, prom_series, &p);
 
 	family(f, "pop53_worker_rx_packets_total", "counter", "frames received, per worker");
@@ -242,7 +244,8 @@ static int tel_stats(const char *cmd, const char *params, struct rte_tel_data *o
 	p53_daemon_totals(tel_daemon, &t);
 	pthread_mutex_unlock(&tel_lock);
 	rte_tel_data_start_dict(out);
-	p53_counters_walk(&t, NULL, tel_series, out);
+	/* No RRL top list here: this thread must not read tables the control thread may free. */
+	p53_counters_walk(&t, NULL, NULL, tel_series, out);
 	return 0;
 }
 

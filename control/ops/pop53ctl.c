@@ -34,6 +34,7 @@ static void usage(FILE *f)
 		"  status                 version, uptime, workers, port, zones and serials\n"
 		"  stats [--reset]        counters: queries, RCODEs, QTYPEs, drops, TC, port, TCP\n"
 		"  workers                per-worker counters, heartbeat age, idle ratio\n"
+		"  rrl                    rate limiting settings and the client prefixes limited now\n"
 		"  zone list              zones with serials and files\n"
 		"  zone reload [NAME]     recompile the zones and swap them in\n"
 		"  reload                 re-read the config file and the zones\n"
@@ -254,6 +255,10 @@ static void print_human(const char *cmd, const char *sub, const json_t *r)
 			print_map("tcp refused", json_object_get(tcp, "refused"));
 			print_map("tcp closed", json_object_get(tcp, "closed"));
 		}
+		print_map("rrl", json_object_get(s, "rrl"));
+		print_map("cookies", json_object_get(s, "cookies"));
+		if (json_object_get(s, "rrl_top") != NULL)
+			print_map("rrl_top", json_object_get(s, "rrl_top"));
 		if (json_is_true(json_object_get(r, "reset")))
 			printf("counters reset\n");
 	} else if (strcmp(cmd, "workers") == 0) {
@@ -271,6 +276,34 @@ static void print_human(const char *cmd, const char *sub, const json_t *r)
 			       100.0 * json_real_value(json_object_get(w, "idle_ratio")));
 	} else if (strcmp(cmd, "health") == 0 || strcmp(cmd, "drain") == 0 || strcmp(cmd, "undrain") == 0) {
 		print_health(json_object_get(r, "health"));
+	} else if (strcmp(cmd, "rrl") == 0) {
+		const json_t *o = json_object_get(r, "rrl");
+		const json_t *ck = json_object_get(o, "cookies");
+		size_t i;
+		json_t *e;
+		if (!json_is_true(json_object_get(o, "enabled"))) {
+			printf("rrl: off\n");
+		} else {
+			print_map("rrl per second", json_object_get(o, "per_second"));
+			printf("window %" JSON_INTEGER_FORMAT " s, slip %" JSON_INTEGER_FORMAT ", prefixes /%"
+			       JSON_INTEGER_FORMAT " /%" JSON_INTEGER_FORMAT ", %s, %" JSON_INTEGER_FORMAT
+			       " worker(s) x %" JSON_INTEGER_FORMAT " accounts\n",
+			       geti(o, "window"), geti(o, "slip"), geti(o, "ipv4_prefix_length"),
+			       geti(o, "ipv6_prefix_length"),
+			       json_is_true(json_object_get(o, "log_only")) ? "log only" : "enforcing",
+			       geti(o, "workers"), geti(o, "table_size"));
+			printf("limited now: %zu prefix(es)\n", json_array_size(json_object_get(o, "limited")));
+			json_array_foreach(json_object_get(o, "limited"), i, e) {
+				char *cls = json_dumps(json_object_get(e, "classes"), JSON_COMPACT);
+				printf("  %-40s %12" JSON_INTEGER_FORMAT " limited  released in %6.1f s  %s\n",
+				       json_string_value(json_object_get(e, "prefix")), geti(e, "limited"),
+				       json_real_value(json_object_get(e, "released_in_s")), cls);
+				free(cls);
+			}
+		}
+		printf("cookies: %s, secret rotation %" JSON_INTEGER_FORMAT " s, %" JSON_INTEGER_FORMAT
+		       " rotation(s)\n", json_is_true(json_object_get(ck, "enabled")) ? "on" : "off",
+		       geti(ck, "secret_rotation"), geti(ck, "rotations"));
 	} else if (strcmp(cmd, "zone") == 0 && sub != NULL && strcmp(sub, "list") == 0) {
 		print_zones(json_object_get(r, "zones"));
 	} else if (strcmp(cmd, "reload") == 0 || strcmp(cmd, "zone") == 0) {

@@ -375,6 +375,10 @@ static int include(struct pctx *c, FILE *f, uint16_t file, long pos, uint32_t be
 		p53_zb_rec_err(b, &at, "cannot re-read $INCLUDE line: %s", strerror(errno));
 		goto cleanup;
 	}
+	/* ldns read one logical line from `pos`: blank lines, comments or an opening parenthesis
+	 * may come before the directive. Find the physical line that starts with it; only then
+	 * is there a "$INCLUDE" to step over (a line shorter than that would send `p` past its
+	 * end: found by tests/fuzz/fuzz_zone.c). */
 	for (;;) {
 		if (getline(&buf, &cap, f) < 0) {
 			at.before = at.end = before;
@@ -382,8 +386,8 @@ static int include(struct pctx *c, FILE *f, uint16_t file, long pos, uint32_t be
 			goto cleanup;
 		}
 		n++;
-		p = buf + strspn(buf, " \t\r");
-		if (*p != '\n' && *p != ';' && *p != '\0')
+		p = buf + strspn(buf, " \t\r(");
+		if (strncmp(p, "$INCLUDE", strlen("$INCLUDE")) == 0)
 			break;
 	}
 	/* The message line is the directive's own. */

@@ -18,6 +18,13 @@
  * `valgrind --tool=callgrind --toggle-collect=replay_loop` counts exactly one of them
  * (scripts/bench/replay.sh --callgrind).
  *
+ * With --rrl RATE a guard (dataplane/guard.h) is published as pop53d would: cookies on, RRL at
+ * RATE responses per second per account (all classes), window 15, slip 2, 65536 accounts.
+ * --clients N spreads the frames' source addresses over N /24s (10.a.b.1), so accounts are
+ * as many as a real client population makes; --flood expects most responses to be limited
+ * (one client /24 far over its rate): the frames are checked before the guard is published,
+ * and afterwards every query must be answered, slipped or dropped by RRL, most of them limited.
+ *
  * Usage: p53-replay [EAL args --] -z NAME=FILE [-z ...] -m MIX [options]
  * Without EAL args: -l 1 --no-huge -m 256 --no-shconf --file-prefix=p53-replay --no-telemetry
  * --no-pci --log-level=*:warning.
@@ -89,6 +96,7 @@ struct replay {
 	const uint8_t *arena;
 	const struct frame_meta *meta;
 	uint32_t n_frames;
+	int flood;              /* RRL is expected to limit: fewer responses than queries */
 	/* first failure seen inside a measured loop */
 	int failed;
 	uint32_t fail_frame;
@@ -109,6 +117,10 @@ struct opts {
 	int dnssec;             /* DO=1 in the queries (--do) */
 	int copy_run;
 	int replica_eal;
+	uint32_t rrl_rate;      /* 0: no RRL */
+	int guard;              /* publish a guard (cookies on; RRL when rrl_rate != 0) */
+	uint32_t clients;       /* distinct client /24s */
+	int flood;
 };
 
 /* ---- small helpers ------------------------------------------------------------------ */
@@ -229,6 +241,13 @@ __attribute__((noinline)) uint64_t replay_loop(struct replay *r, uint64_t count,
 				fi = 0;
 		}
 		uint16_t n_out = p53_worker_burst(r->w, pkts, n, out);
+		if (r->flood) {
+			rte_pktmbuf_free_bulk(out, n_out);
+			done += n;
+			if ((++burst & 63u) == 0 && deadline != 0 && rte_rdtsc() > deadline)
+				break;
+			continue;
+		}
 		if (n_out != n) {
 			r->failed = 1;
 			r->fail_frame = first;
@@ -386,7 +405,7 @@ static const uint8_t v6_server[16] = {0x20, 0x01, 0x0d, 0xb8, 0, 0x53, 0, 0, 0, 
  * DO=0 (DO=1 with --do), and in the ecs mix an ECS option (RFC 7871) for a random /24 (or /56).
  */
 static uint16_t build_frame(uint8_t *f, int v6, const uint8_t *qname, int qlen, uint16_t qtype,
-			    uint16_t payload, int ecs, int dnssec, uint16_t id, uint16_t sport,
+			    uint16_t payload, int ecs, int dnssec, uint16_t id, uint16_t sport, uint32_t client,
 			    uint16_t *dns_off)
 {
 	uint16_t l3 = ETH_HLEN;
@@ -455,7 +474,9 @@ static uint16_t build_frame(uint8_t *f, int v6, const uint8_t *qname, int qlen, 
 		ip->fragment_offset = rte_cpu_to_be_16(RTE_IPV4_HDR_DF_FLAG);
 		ip->time_to_live = 64;
 		ip->next_proto_id = IPPROTO_UDP;
-		ip->src_addr = rte_cpu_to_be_32(RTE_IPV4(192, 0, 2, 1));
+		/* Client 0 is 192.0.2.1; others 10.a.b.1, one /24 each. */
+		ip->src_addr = rte_cpu_to_be_32(client == 0 ? RTE_IPV4(192, 0, 2, 1) :
+						RTE_IPV4(10, (client >> 8) & 0xff, client & 0xff, 1));
 		ip->dst_addr = rte_cpu_to_be_32(RTE_IPV4(192, 0, 2, 53));
 		ip->hdr_checksum = rte_ipv4_cksum(ip);
 		udp->dgram_cksum = rte_ipv4_udptcp_cksum(ip, udp);
@@ -467,6 +488,8 @@ static uint16_t build_frame(uint8_t *f, int v6, const uint8_t *qname, int qlen, 
 		ip->proto = IPPROTO_UDP;
 		ip->hop_limits = 64;
 		memcpy(ip->src_addr, v6_client, 16);
+		ip->src_addr[4] = (uint8_t)(client >> 8); /* one /56 each */
+		ip->src_addr[5] = (uint8_t)client;
 		memcpy(ip->dst_addr, v6_server, 16);
 		udp->dgram_cksum = rte_ipv6_udptcp_cksum(ip, udp);
 	}
@@ -600,7 +623,8 @@ static uint8_t *build_frames(const void *img, const struct opts *o, struct frame
 		fm->id = (uint16_t)rnd();
 		fm->sport = (uint16_t)(1024 + rnd() % (65536 - 1024));
 		fm->len = build_frame(arena + off, v6, qname, qlen, qtype, o->payload,
-				      o->mix == MIX_ECS, o->dnssec, fm->id, fm->sport, &fm->dns_off);
+				      o->mix == MIX_ECS, o->dnssec, fm->id, fm->sport,
+				      o->clients > 1 ? (uint32_t)(rnd() % o->clients) : 0, &fm->dns_off);
 		off += fm->len;
 	}
 	free(picks);
@@ -677,6 +701,38 @@ static void verify_all(struct replay *r, double *avg_dns, double *avg_frame)
 	*avg_frame = (double)frame_bytes / r->n_frames;
 }
 
+/* ---- the guard, as control/abuse/guard_pub.c publishes it ------------------------------ */
+
+static struct p53_guard *make_guard(uint32_t rate)
+{
+	struct p53_rrl_settings s;
+	struct p53_guard *g = rte_zmalloc("p53_guard", sizeof(*g), RTE_CACHE_LINE_SIZE);
+	uint32_t entries = 65536;
+
+	if (g == NULL)
+		die("out of memory for the guard");
+	memset(&s, 0, sizeof(s));
+	for (int i = 0; i < P53_RRL_ALL; i++)
+		s.rate[i] = rate;
+	s.window = 15;
+	s.slip = 2;
+	s.v4_bits = 24;
+	s.v6_bits = 56;
+	p53_rrl_conf_set(&g->rrl, &s, rte_get_tsc_hz(), 1, 0x5353535353535353ull);
+	g->rrl.on = rate != 0;
+	g->tables[0] = rte_zmalloc("p53_rrl", p53_rrl_table_size(entries), RTE_CACHE_LINE_SIZE);
+	if (g->tables[0] == NULL)
+		die("out of memory for the RRL table");
+	p53_rrl_table_init(g->tables[0], entries);
+	g->cookies = 1;
+	for (int i = 0; i < 16; i++)
+		g->secrets.cur[i] = (uint8_t)rnd();
+	g->clock_hz = rte_get_tsc_hz();
+	g->clock_tsc = rte_rdtsc();
+	g->clock_unix = 1700000000u;
+	return g;
+}
+
 /* ---- main --------------------------------------------------------------------------------- */
 
 static void usage(FILE *f)
@@ -697,6 +753,10 @@ static void usage(FILE *f)
 		"  --no-copy-run   skip the copy-only run (callgrind)\n"
 		"  --replica eal   put the replica in rte_malloc memory (as pop53d does) instead of\n"
 		"                  2 MiB-aligned THP memory (the default; models hugepages)\n"
+		"  --rrl RATE      publish a guard: cookies on, RRL at RATE/s per account\n"
+		"  --guard         publish a guard with cookies on and RRL off (pop53d's default)\n"
+		"  --clients N     source addresses from N client /24s (default 1: 192.0.2.1)\n"
+		"  --flood         RRL is expected to limit most responses (one /24 over its rate)\n"
 		"EAL args default to: -l 1 --no-huge -m 256 --no-shconf --file-prefix=p53-replay\n"
 		"                     --no-telemetry --no-pci --log-level=*:warning\n");
 }
@@ -708,6 +768,10 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		{"no-copy-run", no_argument, NULL, 'C'},
 		{"do", no_argument, NULL, 'D'},
 		{"replica", required_argument, NULL, 'R'},
+		{"rrl", required_argument, NULL, 'L'},
+		{"clients", required_argument, NULL, 'c'},
+		{"flood", no_argument, NULL, 'F'},
+		{"guard", no_argument, NULL, 'G'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -715,7 +779,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 	int have_mix = 0;
 
 	*o = (struct opts){.count = 2000000, .max_seconds = 30, .frames = 65536, .seed = 53,
-			   .payload = 1232, .copy_run = 1};
+			   .payload = 1232, .copy_run = 1, .clients = 1};
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, "m:z:Z:n:t:f:s:6:h", lopts, NULL)) != -1) {
 		switch (opt) {
@@ -770,6 +834,18 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		case 'R':
 			o->replica_eal = strcmp(optarg, "eal") == 0;
 			break;
+		case 'L':
+			o->rrl_rate = (uint32_t)strtoul(optarg, NULL, 10);
+			break;
+		case 'c':
+			o->clients = (uint32_t)strtoul(optarg, NULL, 10);
+			break;
+		case 'F':
+			o->flood = 1;
+			break;
+		case 'G':
+			o->guard = 1;
+			break;
 		case 'h':
 			usage(stdout);
 			exit(0);
@@ -788,6 +864,10 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		o->zone_name = o->zones[0].name;
 	if (o->frames == 0 || o->count == 0 || o->ipv6_pct > 100)
 		die("bad -f, -n or -6");
+	if (o->clients == 0 || o->clients > 65536 || (o->flood && o->rrl_rate == 0))
+		die("bad --clients (1..65536), or --flood without --rrl");
+	if (o->rrl_rate != 0)
+		o->guard = 1;
 }
 
 static void *make_replica(const void *img, size_t len, int eal, const char **where)
@@ -905,6 +985,21 @@ int main(int argc, char **argv)
 	verify_all(&r, &avg_dns, &avg_frame);
 	fprintf(stderr, "p53-replay: all %u frames answered and checked (RCODE %u, AA, ANCOUNT, NSCOUNT, ID, ports)\n",
 		o.frames, meta[0].rcode);
+	struct p53_guard *guard = NULL;
+	if (o.guard) {
+		guard = make_guard(o.rrl_rate);
+		w->guard = guard;
+		r.flood = o.flood;
+		if (!o.flood) {
+			/* With RRL on and nobody over the rate, every frame still gets its answer. */
+			verify_all(&r, &avg_dns, &avg_frame);
+			if (w->stats.guard.rrl_dropped + w->stats.guard.rrl_slipped != 0)
+				die("--rrl %u without --flood: %" PRIu64 " responses were limited; raise the rate "
+				    "or --clients", o.rrl_rate, w->stats.guard.rrl_dropped + w->stats.guard.rrl_slipped);
+		}
+		fprintf(stderr, "p53-replay: guard published: cookies on, RRL %u/s per account (0: off), %u client /24s%s\n",
+			o.rrl_rate, o.clients, o.flood ? ", flood: most responses limited" : "");
+	}
 
 	uint64_t copy_done = 0, copy_cyc = 0;
 	if (o.copy_run) {
@@ -924,9 +1019,18 @@ int main(int argc, char **argv)
 	uint8_t rc = meta[0].rcode;
 	uint64_t answered = w->stats.answered - before.answered;
 	uint64_t with_rc = w->stats.ans.rcode[rc] - before.ans.rcode[rc];
-	if (done == 0 || answered != done || with_rc != done)
-		die("measured run: %" PRIu64 " queries, %" PRIu64 " answered, %" PRIu64 " with RCODE %u",
-		    done, answered, with_rc, rc);
+	uint64_t dropped = w->stats.guard.rrl_dropped - before.guard.rrl_dropped;
+	uint64_t slipped = w->stats.guard.rrl_slipped - before.guard.rrl_slipped;
+	uint64_t limited = dropped + slipped;
+	if (o.flood) {
+		/* Every query answered, slipped or dropped by RRL, and most of them limited. */
+		if (done == 0 || answered + dropped != done || limited < done * 9 / 10)
+			die("flood run: %" PRIu64 " queries, %" PRIu64 " sent, %" PRIu64 " dropped, %" PRIu64
+			    " slipped: expected almost all limited", done, answered, dropped, slipped);
+	} else if (done == 0 || answered != done || with_rc != done || limited != 0) {
+		die("measured run: %" PRIu64 " queries, %" PRIu64 " answered, %" PRIu64 " with RCODE %u, %"
+		    PRIu64 " limited", done, answered, with_rc, rc, limited);
+	}
 
 	double ns = (double)cyc * 1e9 / (double)hz / (double)done;
 	double copy_ns = copy_done ? (double)copy_cyc * 1e9 / (double)hz / (double)copy_done : 0;
@@ -944,12 +1048,20 @@ int main(int argc, char **argv)
 		printf("  net (full - copy)  %.1f ns/query  %.2f Mqps on one core\n", net_ns, net_mqps);
 	}
 	printf("  response size      %.1f bytes DNS, %.1f bytes frame (average)\n", avg_dns, avg_frame);
+	if (guard != NULL)
+		printf("  guard              cookies on, RRL %u/s per account, %u client /24s: %" PRIu64 " dropped, %" PRIu64
+		       " slipped (%" PRIu64 " before answering)\n", o.rrl_rate, o.clients, dropped, slipped,
+		       w->stats.guard.rrl_early - before.guard.rrl_early);
 	printf("RESULT mix=%s zone=%s frames=%u ipv6_pct=%u queries=%" PRIu64 " ns=%.2f copy_ns=%.2f net_ns=%.2f"
 	       " mqps=%.3f net_mqps=%.3f resp_dns=%.1f resp_frame=%.1f image_bytes=%zu records=%" PRIu32
-	       " tsc_hz=%" PRIu64 "\n",
+	       " tsc_hz=%" PRIu64 " rrl=%u clients=%u limited=%" PRIu64 "\n",
 	       mix_names[o.mix], o.zone_name, o.frames, o.ipv6_pct, done, ns, copy_ns, net_ns, mqps, net_mqps,
-	       avg_dns, avg_frame, img_len, p53_image_hdr(rep)->n_records, hz);
+	       avg_dns, avg_frame, img_len, p53_image_hdr(rep)->n_records, hz, o.rrl_rate, o.clients, limited);
 
+	if (guard != NULL) {
+		rte_free(guard->tables[0]);
+		rte_free(guard);
+	}
 	rte_free(w);
 	rte_mempool_free(mp);
 	free(arena);

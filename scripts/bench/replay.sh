@@ -9,8 +9,9 @@
 # Usage: scripts/bench/replay.sh [--timed | --callgrind] [--runs N] [-n COUNT]
 #                                [--no-write] [MIX ...]
 #   MIX: small-a nxdomain referral big-a ecs steered wildcard signed-a nsec3-nxdomain
-#        signed-wildcard deep-nx deep-refused (default: all of them; the signed-* and nsec3-*
-#        mixes ask with DO=1 of zones/example.com.zone signed with ldns-signzone, NSEC3)
+#        signed-wildcard deep-nx deep-refused guard rrl flood (default: all of them; the
+#        signed-* and nsec3-* mixes ask with DO=1 of zones/example.com.zone signed with
+#        ldns-signzone, NSEC3; guard, rrl and flood are small-a's frames through the guard)
 #   --timed       only the timed runs (RUNS runs per mix, the median is reported)
 #   --callgrind   only the callgrind runs (instructions/query and the top functions)
 #   (default: both)
@@ -33,7 +34,7 @@ CG_COUNT=${CG_COUNT:-20000}
 DOC="$ROOT/docs/BENCHMARKS.md"
 BEGIN_MARK='<!-- replay:begin -->'
 END_MARK='<!-- replay:end -->'
-ALL_MIXES="small-a nxdomain referral big-a ecs steered wildcard signed-a nsec3-nxdomain signed-wildcard deep-nx deep-refused"
+ALL_MIXES="small-a nxdomain referral big-a ecs steered wildcard signed-a nsec3-nxdomain signed-wildcard deep-nx deep-refused guard rrl flood"
 
 RUNS=3
 COUNT=2000000
@@ -118,12 +119,16 @@ zone_of() {
 	*) echo "$SMALL" ;;
 	esac
 }
-# p53-replay's arguments for a mix: the DNSSEC mixes are the plain ones with DO=1.
-args_of() {
+# p53-replay's arguments for a mix: the DNSSEC mixes are the plain ones with DO=1; the abuse
+# mixes are small-a's frames with a guard.
+mix_args() {
 	case $1 in
 	signed-a) echo "-m small-a --do" ;;
 	nsec3-nxdomain) echo "-m nxdomain --do" ;;
 	signed-wildcard) echo "-m wildcard --do" ;;
+	guard) echo "-m small-a --guard --clients 65536" ;;
+	rrl) echo "-m small-a --rrl 1000 --clients 65536" ;;
+	flood) echo "-m small-a --rrl 10 --flood" ;;
 	*) echo "-m $1" ;;
 	esac
 }
@@ -153,8 +158,8 @@ if [ "$DO_TIMED" = 1 ]; then
 		: >"$TMP/$m.timed"
 		for ((r = 1; r <= RUNS; r++)); do
 			bench_log "$m: timed run $r/$RUNS (zone $(zone_label "$z"), $COUNT queries, CPU $CPU)"
-			# shellcheck disable=SC2046 # args_of is words on purpose
-			if ! taskset -c "$CPU" "$BIN" -z "$z" $(args_of "$m") -n "$COUNT" -f "$FRAMES" \
+			# shellcheck disable=SC2046 # the mix's arguments are words
+			if ! taskset -c "$CPU" "$BIN" -z "$z" $(mix_args "$m") -n "$COUNT" -f "$FRAMES" \
 				>"$TMP/$m.out" 2>"$TMP/$m.err"; then
 				cat "$TMP/$m.err" "$TMP/$m.out" >&2
 				echo "replay.sh: $m FAILED (see above): no figure is reported for it" >&2
@@ -183,7 +188,7 @@ if [ "$DO_CG" = 1 ]; then
 		if ! taskset -c "$CPU" valgrind --tool=callgrind --collect-atstart=no \
 			--toggle-collect=replay_loop --toggle-collect=replay_copy_loop \
 			--callgrind-out-file="$out" \
-			"$BIN" -z "$z" $(args_of "$m") -n "$CG_COUNT" -f "$FRAMES" -t 3600 \
+			"$BIN" -z "$z" $(mix_args "$m") -n "$CG_COUNT" -f "$FRAMES" -t 3600 \
 			>"$TMP/$m.cgout" 2>"$TMP/$m.cgerr"; then
 			cat "$TMP/$m.cgerr" "$TMP/$m.cgout" >&2
 			echo "replay.sh: $m FAILED under callgrind" >&2
@@ -230,6 +235,8 @@ target_of() {
 	deep-nx|deep-refused) echo "≤ 3x nxdomain" ;;
 	signed-a) echo "≤ 1.3x small-a" ;;
 	nsec3-nxdomain) echo "≤ 2x nxdomain" ;;
+	rrl) echo "≤ 1.15x guard (RRL off)" ;;
+	flood) echo "< small-a (answering it)" ;;
 	*) echo "-" ;;
 	esac
 }
@@ -247,6 +254,9 @@ desc_of() {
 	signed-a) echo "small-a with DO=1 on the signed small zone: A/AAAA and its RRSIG" ;;
 	nsec3-nxdomain) echo "nxdomain with DO=1 on the signed small zone: SOA, three NSEC3 and their RRSIGs, one NSEC3 hash per query" ;;
 	signed-wildcard) echo "wildcard with DO=1 on the signed small zone: the expanded A, its RRSIG, the NSEC3 covering the next closer name" ;;
+	guard) echo "small-a from 65536 client /24s with the guard published as pop53d's defaults do: cookies on, RRL off" ;;
+	rrl) echo "the same with RRL on (1000/s per account: nobody is limited; every query finds or makes its account)" ;;
+	flood) echo "small-a's frames all from one /24 with RRL at 10/s and slip 2: almost every query limited, most before answering" ;;
 	esac
 }
 
@@ -331,11 +341,18 @@ desc_of() {
 				continue
 			fi
 			t="-"
-			[ "$m" = small-a ] && t="≤ 400 (positive A on the small zone with EDNS; RRL does not exist yet, so it is not in the path)"
+			[ "$m" = small-a ] && t="≤ 400 (positive A on the small zone with EDNS; no guard: RRL and cookies are in the guard, rrl and flood mixes)"
 			base=""
 			case $m in big-a|signed-a) base=small-a ;; nsec3-nxdomain|deep-nx|deep-refused) base=nxdomain ;; signed-wildcard) base=wildcard ;; esac
 			if [ -n "$base" ] && [ -n "${CG_BURST[$base]:-}" ]; then
 				t="$(target_of "$m"): $(awk -v a="${CG_BURST[$m]}" -v b="${CG_BURST[$base]}" 'BEGIN { printf "%.2fx", a / b }') $base"
+			if [ "$m" = rrl ] && [ -n "${CG_BURST[guard]:-}" ]; then
+				t="≤ 1.15x guard (RRL off): $(awk -v a="${CG_BURST[$m]}" -v b="${CG_BURST[guard]}" 'BEGIN { printf "%.3fx", a / b }')"
+				[ -n "${CG_BURST[small-a]:-}" ] && t="$t; $(awk -v a="${CG_BURST[$m]}" -v b="${CG_BURST[small-a]}" 'BEGIN { printf "%.3fx", a / b }') small-a without a guard"
+			fi
+			if [ "$m" = flood ] && [ -n "${CG_BURST[small-a]:-}" ]; then
+				t="< small-a (answering it): $(awk -v a="${CG_BURST[$m]}" -v b="${CG_BURST[small-a]}" 'BEGIN { printf "%.2fx", a / b }')"
+			fi
 			fi
 			echo "| $m | ${CG_BURST[$m]} | ${CG_LOOP[$m]} | ${CG_COPY[$m]} | $t |"
 		done
@@ -355,7 +372,7 @@ desc_of() {
 		notes+=("small-a: $(field "${T_LINE[small-a]}" net_mqps) Mqps net on one core against a target of 10 Mqps.")
 	fi
 	if [ -n "${CG_BURST[small-a]:-}" ]; then
-		notes+=("small-a: ${CG_BURST[small-a]} instructions/query in p53_worker_burst against a target of 400 ($(awk -v a="${CG_BURST[small-a]}" 'BEGIN { printf "%.1fx", a / 400 }') over); RRL does not exist yet, so it is not in these figures.")
+		notes+=("small-a: ${CG_BURST[small-a]} instructions/query in p53_worker_burst against a target of 400 ($(awk -v a="${CG_BURST[small-a]}" 'BEGIN { printf "%.1fx", a / 400 }') over), without a guard; the guard, rrl and flood rows show cookies and RRL.")
 	fi
 	if [ -n "${T_LINE[big-a]:-}" ] && [ -n "${T_LINE[small-a]:-}" ] && [ -n "${CG_BURST[big-a]:-}" ] && [ -n "${CG_BURST[small-a]:-}" ]; then
 		notes+=("big-a costs $(awk -v a="$(field "${T_LINE[big-a]}" net_ns)" -v b="$(field "${T_LINE[small-a]}" net_ns)" 'BEGIN { printf "%.2fx", a / b }') small-a in time but $(awk -v a="${CG_BURST[big-a]}" -v b="${CG_BURST[small-a]}" 'BEGIN { printf "%.2fx", a / b }') in instructions: the difference is memory latency, not work. Each query looks up a random owner of a $(awk -v b="$(field "${T_LINE[big-a]}" image_bytes)" 'BEGIN { printf "%.0f MB", b / 1e6 }') image ($FRAMES distinct names), so the hash slot, node, owner name, RRset and RDATA reads miss the caches one after another; real traffic is skewed towards popular names and would miss less.")

@@ -1,22 +1,17 @@
 /*
  * Fuzz target for the whole per-packet path: a frame goes through p53_pkt_parse, and the
  * bytes (as a frame's DNS payload, and as a bare DNS message) through p53_answer over a real
- * compiled image (the differential test's zones).
+ * compiled image (the differential test's zones), and through p53_guard_answer with cookies
+ * and RRL on (a simulated clock moving on by a millisecond per input).
  *
- * Built with -fsanitize=fuzzer it is a libFuzzer target:
- *   clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize=alignment -DP53_LIBFUZZER \
- *     -DP53_SRCDIR='"'$PWD'"' -D_GNU_SOURCE -I. $(pkg-config --cflags libdpdk) \
- *     tests/fuzz/fuzz_answer.c dataplane/{name,image,pkt,dnsmsg,answer}.c \
- *     control/zone/{image_build,zone_load}.c control/text.c -o fuzz $(pkg-config --libs libdpdk ldns)
- *   ./fuzz -max_len=1500 CORPUS_COPY/
- * Without a fuzzer, as BIND does, main() replays the committed corpus (tests/fuzz/corpus)
- * and a fixed number of deterministic mutations of it, so `meson test` runs it on every
- * change. Each input is answered as UDP (two buffer sizes) and as TCP (tcp_limit, 64 KiB
- * buffer). Invariants checked on every input: a response is 0 bytes (dropped) or at least a
- * header, never longer than the buffer it may use, keeps the query ID, has QR set, and holds
- * exactly the question and records its header counts.
+ * libFuzzer build: scripts/fuzz.sh (meson -Dfuzzer=true with clang, ASAN and UBSAN).
+ * Without a fuzzer, main() (fuzz_main.h) replays tests/fuzz/fuzz_answer.in/ plus
+ * deterministic mutations of it, so `meson test` runs it on every change. Invariants checked
+ * on every input: a response is 0 bytes (dropped) or at least a header, never longer than the
+ * buffer it may use, keeps the query ID, has QR set, and holds exactly the question and
+ * records its header counts. Each input is answered as UDP (two buffer sizes, and through the
+ * guard) and as TCP (tcp_limit, 64 KiB buffer).
  */
-#include <dirent.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,8 +19,11 @@
 
 #include "control/zone/image_build.h"
 #include "dataplane/answer.h"
+#include "dataplane/guard.h"
 #include "dataplane/pkt.h"
 
+#define FUZZ_NAME "fuzz_answer"
+#define FUZZ_MAX_LEN 4096
 #define CAP 1500
 
 static void *img;
@@ -40,8 +38,11 @@ static struct p53_answer_conf tcp_conf = {
 	.tcp_limit = 65535, .keepalive = 100,
 };
 static struct p53_answer_stats st;
+static struct p53_guard guard;
+static struct p53_guard_stats gst;
+static uint64_t tick;
 
-static void load_image(void)
+static void setup(void)
 {
 	char f1[512], f2[512], f3[512], f4[512], f5[512], err[512];
 	size_t len;
@@ -60,6 +61,22 @@ static void load_image(void)
 		fprintf(stderr, "fuzz: cannot compile the zones: %s\n", err);
 		abort();
 	}
+	/* A guard as pop53d publishes one: cookies on, RRL 5/s, slip 2, small table. */
+	struct p53_rrl_settings s;
+	memset(&s, 0, sizeof(s));
+	for (int i = 0; i < P53_RRL__CLASSES; i++)
+		s.rate[i] = 5;
+	s.window = 15;
+	s.slip = 2;
+	s.v4_bits = 24;
+	s.v6_bits = 56;
+	p53_rrl_conf_set(&guard.rrl, &s, 1000000000ull, 1, 53);
+	guard.tables[0] = calloc(1, p53_rrl_table_size(256));
+	p53_rrl_table_init(guard.tables[0], 256);
+	guard.cookies = 1;
+	memset(guard.secrets.cur, 0x53, sizeof(guard.secrets.cur));
+	guard.clock_hz = 1000000000ull;
+	guard.clock_unix = 1700000000u;
 }
 
 /* The response is what its header says: the question when QDCOUNT is 1, then exactly the
@@ -95,23 +112,41 @@ static int wellformed(const uint8_t *m, uint16_t n)
 	return off == n;
 }
 
-static void check_dns(const uint8_t *data, size_t size, uint16_t cap, const struct p53_answer_conf *cf)
+static void check(const uint8_t *data, uint8_t *buf, uint16_t n, uint16_t cap)
+{
+	if (n == 0)
+		return;
+	if (n < 12 || n > cap)
+		abort();
+	if (buf[0] != data[0] || buf[1] != data[1] || !(buf[2] & 0x80))
+		abort();
+	if (!wellformed(buf, n))
+		abort();
+}
+
+static void check_dns(const uint8_t *data, size_t size, uint16_t cap,
+		      const struct p53_answer_conf *cf, int guarded)
 {
 	/* Exactly `size` bytes live in a heap block of that size plus room to answer, so an
 	 * over-read of the query shows under ASAN as a read past what was initialised. */
 	uint8_t *buf = malloc(cap);
 	uint16_t len = size > cap ? cap : (uint16_t)size;
+	uint16_t n;
 
 	memcpy(buf, data, len);
-	uint16_t n = p53_answer(img, cf, buf, len, cap, &st);
-	if (n != 0) {
-		if (n < 12 || n > cap)
-			abort();
-		if (buf[0] != data[0] || buf[1] != data[1] || !(buf[2] & 0x80))
-			abort();
-		if (!wellformed(buf, n))
-			abort();
+	if (guarded) {
+		struct p53_query q;
+		struct p53_guard_now now;
+		/* A few client addresses, from the input, so accounts fill and collide. */
+		uint8_t addr[16] = {192, 0, 2, (uint8_t)(size & 7)};
+		enum p53_msg_status ms = p53_msg_parse(buf, len, &q);
+		p53_guard_clock(&guard, tick, &now);
+		n = p53_guard_answer(&guard, guard.tables[0], &gst, img, cf, buf, cap, &st, &q, ms,
+				     addr, size & 8 ? 1 : 0, &now);
+	} else {
+		n = p53_answer(img, cf, buf, len, cap, &st);
 	}
+	check(data, buf, n, cap);
 	free(buf);
 }
 
@@ -122,12 +157,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct p53_pkt pkt;
 
 	if (img == NULL)
-		load_image();
-	if (size > 4096)
+		setup();
+	if (size > FUZZ_MAX_LEN)
 		return 0;
-	check_dns(data, size, CAP, &conf);
-	check_dns(data, size, (uint16_t)(size > 512 ? size : 512), &conf); /* tight buffers too */
-	check_dns(data, size, 65535, &tcp_conf); /* a TCP message buffer */
+	tick += 1000000; /* 1 ms of the simulated clock per input */
+	check_dns(data, size, CAP, &conf, 0);
+	check_dns(data, size, (uint16_t)(size > 512 ? size : 512), &conf, 0); /* tight buffers too */
+	check_dns(data, size, CAP, &conf, 1);
+	check_dns(data, size, 65535, &tcp_conf, 0); /* a TCP message buffer */
 	/* As a frame: if it parses, answer its payload and rewrite it in place. */
 	uint8_t *frame = malloc(CAP + 64);
 	memcpy(frame, data, size > CAP ? CAP : size);
@@ -144,85 +181,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	return 0;
 }
 
-#ifndef P53_LIBFUZZER
-static uint64_t rng = 0x9e3779b97f4a7c15u;
-
-static uint64_t next(void)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
-}
-
-/* One deterministic mutation: flip bits, overwrite bytes, truncate, or grow. */
-static size_t mutate(uint8_t *b, size_t len, size_t max)
-{
-	switch (next() % 5) {
-	case 0:
-		if (len > 0)
-			b[next() % len] ^= (uint8_t)(1u << (next() % 8));
-		break;
-	case 1:
-		if (len > 0)
-			b[next() % len] = (uint8_t)next();
-		break;
-	case 2:
-		if (len > 0)
-			len = next() % len;
-		break;
-	case 3:
-		if (len < max)
-			b[len++] = (uint8_t)next();
-		break;
-	default:
-		/* counts and flags are where parsers go wrong */
-		if (len >= 12)
-			b[2 + next() % 10] = (uint8_t)next();
-		break;
-	}
-	return len;
-}
-
-int main(int argc, char **argv)
-{
-	const char *dir = argc > 1 ? argv[1] : P53_SRCDIR "/tests/fuzz/corpus";
-	unsigned long rounds = argc > 2 ? strtoul(argv[2], NULL, 10) : 2000;
-	struct dirent *e;
-	size_t files = 0, runs = 0;
-	DIR *d = opendir(dir);
-
-	if (d == NULL) {
-		perror(dir);
-		return 1;
-	}
-	while ((e = readdir(d)) != NULL) {
-		char path[1024];
-		uint8_t seed[4096], b[4096];
-		if (e->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-		FILE *f = fopen(path, "rb");
-		if (f == NULL)
-			continue;
-		size_t len = fread(seed, 1, sizeof(seed), f);
-		fclose(f);
-		files++;
-		LLVMFuzzerTestOneInput(seed, len);
-		runs++;
-		for (unsigned long r = 0; r < rounds; r++) {
-			size_t l = len;
-			memcpy(b, seed, len);
-			for (int k = 1 + (int)(next() % 4); k > 0; k--)
-				l = mutate(b, l, sizeof(b));
-			LLVMFuzzerTestOneInput(b, l);
-			runs++;
-		}
-	}
-	closedir(d);
-	free(img);
-	printf("fuzz_answer: %zu corpus files, %zu inputs, %llu responses, 0 crashes\n", files, runs,
-	       (unsigned long long)(st.queries - st.kind[P53_ANS_DROP]));
-	return files > 0 ? 0 : 1;
-}
-#endif
+#define FUZZ_REPORT() printf(", %llu responses, %llu RRL-limited, %llu cookies", \
+	(unsigned long long)(st.queries - st.kind[P53_ANS_DROP]), \
+	(unsigned long long)(gst.rrl_dropped + gst.rrl_slipped), \
+	(unsigned long long)(gst.cookie_client + gst.cookie_valid + gst.cookie_invalid))
+#include "fuzz_main.h"

@@ -1,8 +1,18 @@
 #!/usr/bin/python3
-"""Writes the seed corpus of tests/fuzz/fuzz_answer.c: DNS queries for every lookup case of
-the differential zones, with and without EDNS and options, and the same as full frames
-(Ethernet, 802.1Q, IPv4, IPv6, UDP); then the hardening cases (h-*.bin), one per defect
-fixed. Run once; the files are committed (the output is deterministic)."""
+"""Writes the seed corpora of the fuzz targets (tests/fuzz/<target>.in/). Run once; the files
+are committed. Existing files are left as they are, so seeds that found something stay.
+
+  fuzz_answer.in  DNS queries for every lookup case of the differential zones, with and without
+                  EDNS and options, and the same as full frames (Ethernet, 802.1Q, IPv4, IPv6);
+                  the hardening cases (h-*.bin), one per defect fixed
+  fuzz_dnsmsg.in  the queries above, the hostile cases of tests/integration/hostile.py, and
+                  queries with COOKIE and ECS options
+  fuzz_ecs.in     ECS option data, valid and each defect of RFC 7871 §6
+  fuzz_cookie.in  COOKIE option data of every length class, and one server cookie that
+                  fuzz_cookie.c's fixed secret and clock accept
+  fuzz_zone.in    master files for fuzz.test.: every record type and case the compiler knows,
+                  and broken ones
+"""
 import os
 import struct
 import sys
@@ -10,10 +20,21 @@ import sys
 import dns.edns
 import dns.message
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "integration"))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "integration"))
 from pcap_tool import frame  # noqa: E402
+import hostile  # noqa: E402
 
-OUT = os.path.join(os.path.dirname(__file__), "corpus")
+
+def put(target, name, data):
+    d = os.path.join(HERE, target + ".in")
+    os.makedirs(d, exist_ok=True)
+    p = os.path.join(d, name)
+    if not os.path.exists(p):
+        with open(p, "wb") as f:
+            f.write(data if isinstance(data, bytes) else data.encode())
+
+
 QS = [("www.diff.test.", "A"), ("chain1.diff.test.", "A"), ("loop-a.diff.test.", "A"),
       ("x.wild.diff.test.", "TXT"), ("host.dname.diff.test.", "A"), ("host.sub.diff.test.", "A"),
       ("sub.diff.test.", "DS"), ("nope.diff.test.", "A"), ("ent.diff.test.", "A"),
@@ -21,8 +42,6 @@ QS = [("www.diff.test.", "A"), ("chain1.diff.test.", "A"), ("loop-a.diff.test.",
       ("example.org.", "A"), ("svc.diff.test.", "SVCB"),
       ("x.many.second.test.", "A"), ("x.sib.second.test.", "A")]   # RFC 9471 glue, TC or not
 
-os.makedirs(OUT, exist_ok=True)
-n = 0
 for i, (name, t) in enumerate(QS):
     variants = [
         dns.message.make_query(name, t, use_edns=False),
@@ -35,12 +54,11 @@ for i, (name, t) in enumerate(QS):
     for j, q in enumerate(variants):
         q.id = 0x1000 + i * 4 + j
         wire = q.to_wire()
-        open(os.path.join(OUT, f"q{i:02d}-{j}.bin"), "wb").write(wire)
-        n += 1
+        put("fuzz_answer", f"q{i:02d}-{j}.bin", wire)
+        put("fuzz_dnsmsg", f"q{i:02d}-{j}.bin", wire)
         if j == 1:
-            open(os.path.join(OUT, f"f{i:02d}-v4.bin"), "wb").write(frame(wire))
-            open(os.path.join(OUT, f"f{i:02d}-v6vlan.bin"), "wb").write(frame(wire, v6=True, vlan=7))
-            n += 2
+            put("fuzz_answer", f"f{i:02d}-v4.bin", frame(wire))
+            put("fuzz_answer", f"f{i:02d}-v6vlan.bin", frame(wire, v6=True, vlan=7))
 
 
 # Hardening cases (issue 8), one file each, named for what they exercise.
@@ -101,6 +119,99 @@ for label, nm in (("h-deep-nx", deep_nx), ("h-deep-refused", deep_ref)):
     m.id = 0x4000
     HARD[label] = m.to_wire()
 for name, data in HARD.items():
-    open(os.path.join(OUT, name + ".bin"), "wb").write(data)
-    n += 1
-print(f"{n} seeds in {OUT}")
+    put("fuzz_answer", name + ".bin", data)
+
+# Cookies and RRL in fuzz_answer: a client cookie, a client + server cookie.
+for j, ck in enumerate([bytes(range(8)), bytes(range(24))]):
+    q = dns.message.make_query("www.diff.test.", "A", use_edns=0,
+                               options=[dns.edns.GenericOption(10, ck)])
+    q.id = 0x2000 + j
+    put("fuzz_answer", f"cookie{j}.bin", q.to_wire())
+    put("fuzz_dnsmsg", f"cookie{j}.bin", q.to_wire())
+
+for k, (name, msg, _) in enumerate(hostile.CASES):
+    put("fuzz_dnsmsg", f"hostile{k:02d}.bin", msg)
+    put("fuzz_answer", f"hostile{k:02d}.bin", msg)
+
+ECS = [b"\x00\x01\x18\x00\xc0\x00\x02", b"\x00\x01\x20\x00\xc0\x00\x02\x01", b"\x00\x01\x00\x00",
+       b"\x00\x02\x38\x00\x20\x01\x0d\xb8\x00\x00\x12", b"\x00\x02\x80\x00" + bytes(16),
+       b"\x00\x01\x14\x00\x0a\x01\xf0", b"\x00\x00\x00\x00", b"\x00\x03\x08\x00\x0a",
+       b"\x00\x01\x21\x00\x01\x02\x03\x04\x05", b"\x00\x01\x18\x18\xc0\x00\x02",
+       b"\x00\x01\x18\x00\xc0\x00\x02\x00", b"\x00\x01\x14\x00\x0a\x01\xf8", b"\x00\x01\x18"]
+for k, d in enumerate(ECS):
+    put("fuzz_ecs", f"ecs{k:02d}.bin", d)
+
+
+# SipHash-2-4 (for one valid server cookie in the cookie corpus).
+def siphash24(key, msg):
+    M = (1 << 64) - 1
+    rotl = lambda x, b: ((x << b) | (x >> (64 - b))) & M
+    k0, k1 = struct.unpack("<QQ", key)
+    v = [k0 ^ 0x736F6D6570736575, k1 ^ 0x646F72616E646F6D, k0 ^ 0x6C7967656E657261, k1 ^ 0x7465646279746573]
+
+    def rnd():
+        v[0] = (v[0] + v[1]) & M; v[1] = rotl(v[1], 13); v[1] ^= v[0]; v[0] = rotl(v[0], 32)
+        v[2] = (v[2] + v[3]) & M; v[3] = rotl(v[3], 16); v[3] ^= v[2]
+        v[0] = (v[0] + v[3]) & M; v[3] = rotl(v[3], 21); v[3] ^= v[0]
+        v[2] = (v[2] + v[1]) & M; v[1] = rotl(v[1], 17); v[1] ^= v[2]; v[2] = rotl(v[2], 32)
+    full = len(msg) & ~7
+    for i in range(0, full, 8):
+        m = struct.unpack("<Q", msg[i:i + 8])[0]
+        v[3] ^= m; rnd(); rnd(); v[0] ^= m
+    b = (len(msg) & 0xFF) << 56
+    for i, c in enumerate(msg[full:]):
+        b |= c << (8 * i)
+    v[3] ^= b; rnd(); rnd(); v[0] ^= b
+    v[2] ^= 0xFF
+    for _ in range(4):
+        rnd()
+    return struct.pack("<Q", v[0] ^ v[1] ^ v[2] ^ v[3])
+
+
+assert siphash24(bytes(range(16)), bytes(range(15))) == struct.pack("<Q", 0xA129CA6149BE45E5)
+for n in (0, 7, 8, 12, 16, 24, 40, 41):
+    put("fuzz_cookie", f"len{n:02d}.bin", bytes((i * 37) & 0xFF for i in range(n)))
+# fuzz_cookie.c: secret 0x11 * 16, IPv4 address 20.01.0d.b8 for a 24-byte option, clock
+# 1700000000 + last byte * 97. Find a timestamp whose cookie's last byte puts the clock inside
+# the cookie's hour.
+client = bytes(range(1, 9))
+for ts in range(1700000000, 1700030000, 7):
+    head = bytes([1, 0, 0, 0]) + struct.pack("!I", ts)
+    h = siphash24(bytes([0x11] * 16), client + head + bytes([0x20, 0x01, 0x0D, 0xB8]))
+    now = 1700000000 + h[-1] * 97
+    if -300 <= now - ts <= 3600:
+        put("fuzz_cookie", "valid.bin", client + head + h)
+        break
+
+ZONE = """$ORIGIN fuzz.test.
+$TTL 300
+@       IN SOA ns1 hostmaster 2024010101 3600 900 604800 300
+@       IN NS  ns1
+@       IN NS  ns2.example.net.
+@       IN MX  10 mail
+@       IN TXT "v=spf1 -all"
+ns1     IN A   192.0.2.53
+ns1     IN AAAA 2001:db8::53
+www     IN A   192.0.2.80
+www     IN AAAA 2001:db8::80
+mail    IN A   192.0.2.25
+alias   IN CNAME www
+*       IN A   192.0.2.99
+a.b     IN TXT "empty non-terminal above"
+old     IN DNAME new.fuzz.test.
+sub     IN NS  ns.sub
+ns.sub  IN A   192.0.2.54
+_sip._udp IN SRV 10 5 5060 www
+"""
+put("fuzz_zone", "full.zone", ZONE)
+put("fuzz_zone", "minimal.zone", "fuzz.test. 300 IN SOA a. b. 1 2 3 4 5\n")
+put("fuzz_zone", "no-soa.zone", "www.fuzz.test. 300 IN A 192.0.2.1\n")
+put("fuzz_zone", "two-soa.zone", "@ 300 IN SOA a. b. 1 2 3 4 5\n@ 300 IN SOA a. b. 2 2 3 4 5\n")
+put("fuzz_zone", "cname-and-data.zone", ZONE + "alias IN A 192.0.2.7\n")
+put("fuzz_zone", "below-dname.zone", ZONE + "x.old IN A 192.0.2.7\n")
+put("fuzz_zone", "out-of-zone.zone", ZONE + "www.example.org. IN A 192.0.2.7\n")
+put("fuzz_zone", "include.zone", ZONE + "$INCLUDE /nonexistent/file.zone\n")
+put("fuzz_zone", "syntax.zone", ZONE + "www IN A 300.1.2.3\n")
+put("fuzz_zone", "escapes.zone", ZONE + "w\\046x IN A 192.0.2.8\n\\# IN TXT \"\\000\"\n")
+put("fuzz_zone", "generic.zone", ZONE + "gen IN TYPE65280 \\# 4 01020304\n")
+print("corpora written under", HERE)

@@ -791,6 +791,89 @@ static void test_tcp_past_16k(void **state)
 	}
 	assert_int_equal(off, n);
 	free(big);
+/* Hostile input (issue 10) that needs zone data to show the RFC's answer. */
+
+/* A NUL byte is an ordinary octet inside a label (RFC 2181 §11): no such name, NXDOMAIN, and
+ * the question goes back byte for byte. */
+static void test_nul_in_label(void **state)
+{
+	(void)state;
+	static const uint8_t q[] = {0xab, 0xcd, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0,
+		3, 'a', 0, 'b', 4, 'd', 'i', 'f', 'f', 4, 't', 'e', 's', 't', 0, 0, 1, 0, 1};
+	static uint8_t buf[1024];
+	struct p53_answer_stats st;
+	struct resp r;
+
+	memset(&st, 0, sizeof(st));
+	memcpy(buf, q, sizeof(q));
+	uint16_t n = p53_answer(img, &conf, buf, sizeof(q), sizeof(buf), &st);
+	decode(buf, n, &r);
+	assert_int_equal(RCODE(&r), 3);
+	assert_true(AA(&r));
+	assert_int_equal(has(&r, NS, "diff.test.", 6), 1);
+	assert_memory_equal(buf + 12, q + 12, sizeof(q) - 12);
+}
+
+/* TKEY (RFC 2930) over UDP without a TKEY record: a defined reply, NODATA with the SOA, as
+ * Knot answers it. */
+static void test_tkey_udp(void **state)
+{
+	(void)state;
+	struct resp r;
+
+	ask("www.diff.test", 249, 1232, &r);
+	assert_int_equal(RCODE(&r), 0);
+	assert_true(AA(&r));
+	assert_int_equal(r.count[1], 0);
+	assert_int_equal(has(&r, NS, "diff.test.", 6), 1);
+}
+
+/* EDNS version 1 with DO and an unknown option: BADVERS and no answer (RFC 6891 §6.1.3), even
+ * for a name with data. */
+static void test_badvers_no_answer(void **state)
+{
+	(void)state;
+	static uint8_t buf[2048];
+	struct p53_answer_stats st;
+	struct resp r;
+
+	memset(&st, 0, sizeof(st));
+	uint16_t len = query(buf, "www.diff.test", 1, 1, 1232);
+	buf[len - 5] = 1;                       /* OPT TTL: version 1 */
+	buf[len - 4] = 0x80;                    /* DO */
+	static const uint8_t unknown[] = {0xfe, 0xed, 0, 2, 9, 9};
+	buf[len - 1] = sizeof(unknown);         /* RDLENGTH */
+	memcpy(buf + len, unknown, sizeof(unknown));
+	len = (uint16_t)(len + sizeof(unknown));
+	uint16_t n = p53_answer(img, &conf, buf, len, sizeof(buf), &st);
+	decode(buf, n, &r);
+	assert_int_equal(RCODE(&r), 0);         /* BADVERS is 16: 0 here, 1 in the OPT */
+	assert_int_equal(r.count[1] + r.count[2], 0);
+	assert_int_equal(r.count[3], 1);
+	assert_int_equal(r.rrs[AR][0].type, 41);
+	assert_int_equal(r.rrs[AR][0].ttl >> 24, 1);
+	assert_int_equal(st.rcode[16], 1);
+}
+
+/* A response of exactly the client's payload size goes out whole; one byte less and the
+ * RRset no longer fits: TC=1 (RFC 6891 §6.2.3, RFC 2181 §9). */
+static void test_exact_fit(void **state)
+{
+	(void)state;
+	struct resp r;
+
+	ask("big.diff.test", 1, 1232, &r);
+	assert_false(TC(&r));
+	uint16_t size = r.len;
+	assert_true(size > 512 && size <= 1232);
+	ask("big.diff.test", 1, size, &r);
+	assert_int_equal(r.len, size);
+	assert_false(TC(&r));
+	assert_int_equal(r.count[1], has(&r, AN, "big.diff.test.", 1));
+	ask("big.diff.test", 1, (uint16_t)(size - 1), &r);
+	assert_true(TC(&r));
+	assert_int_equal(r.count[1], 0);
+	assert_true(r.len <= size - 1);
 }
 
 int main(void)
@@ -819,6 +902,10 @@ int main(void)
 		cmocka_unit_test(test_tcp_no_truncation),
 		cmocka_unit_test(test_tcp_keepalive),
 		cmocka_unit_test(test_tcp_past_16k),
+		cmocka_unit_test(test_nul_in_label),
+		cmocka_unit_test(test_tkey_udp),
+		cmocka_unit_test(test_badvers_no_answer),
+		cmocka_unit_test(test_exact_fit),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -99,6 +99,51 @@ static const uint8_t tsig_alg_compressed[] = {HDR(1, 0, 1, 0, 0, 1), QNAME, QTAI
 	0, 0, 250, 0, 255, 0, 0, 0, 0, 0, 18, 0xc0, 16,
 	0, 0, 0x6b, 0x0d, 0xfe, 0x28, 0x01, 0x2c, 0, 0, 0x12, 0x34, 0, 0, 0, 0};
 
+/* Hostile input (issue 10): compression pointers, label types, lengths, options. A record
+ * after the question starts at 12 + 13 + 4 = 29; ARR(owner...) is an A record there. */
+#define ARR_TAIL 0, 1, 0, 1, 0, 0, 0, 0, 0, 4, 1, 2, 3, 4
+static const uint8_t hdr_only_qd1[] = {HDR(1, 0, 1, 0, 0, 0)};
+static const uint8_t q_self_ptr[] = {HDR(1, 0, 1, 0, 0, 0), 0xc0, 12, QTAIL};
+static const uint8_t q_fwd_ptr[] = {HDR(1, 0, 1, 0, 0, 0), 0xc0, 16, QTAIL, 0};
+static const uint8_t q_hdr_ptr[] = {HDR(1, 0, 1, 0, 0, 0), 0xc0, 2, QTAIL};
+static const uint8_t q_past_ptr[] = {HDR(1, 0, 1, 0, 0, 0), 0xc0, 0xff, QTAIL};
+static const uint8_t q_label40[] = {HDR(1, 0, 1, 0, 0, 0), 0x41, 'a', 0, QTAIL};
+static const uint8_t q_label80[] = {HDR(1, 0, 1, 0, 0, 0), 0x81, 'a', 0, QTAIL};
+static const uint8_t ar_ptr_back[] = {HDR(1, 0, 1, 0, 0, 1), QNAME, QTAIL, 0xc0, 12, ARR_TAIL};
+static const uint8_t ar_ptr_self[] = {HDR(1, 0, 1, 0, 0, 1), QNAME, QTAIL, 0xc0, 29, ARR_TAIL};
+static const uint8_t ar_ptr_loop[] = {HDR(1, 0, 1, 0, 0, 1), QNAME, QTAIL, 1, 'a', 0xc0, 29, ARR_TAIL};
+static const uint8_t ar_ptr_fwd[] = {HDR(1, 0, 1, 0, 0, 1), QNAME, QTAIL, 0xc0, 40, ARR_TAIL};
+static const uint8_t ar_ptr_hdr[] = {HDR(1, 0, 1, 0, 0, 1), QNAME, QTAIL, 0xc0, 4, ARR_TAIL};
+static const uint8_t ar_ptr_past[] = {HDR(1, 0, 1, 0, 0, 1), QNAME, QTAIL, 0xff, 0xff, ARR_TAIL};
+static const uint8_t ar_ptr_mid_label[] = {HDR(1, 0, 1, 0, 0, 1), QNAME, QTAIL, 0xc0, 13, ARR_TAIL};
+static const uint8_t ar_ptr_to_ptr_fwd[] = {HDR(1, 0, 1, 0, 0, 2), QNAME, QTAIL, 0xc0, 45, ARR_TAIL,
+	0xc0, 29, ARR_TAIL};
+static const uint8_t ar_label40[] = {HDR(1, 0, 1, 0, 0, 1), QNAME, QTAIL, 0x41, 'a', 0, ARR_TAIL};
+static const uint8_t ar_label80[] = {HDR(1, 0, 1, 0, 0, 1), QNAME, QTAIL, 0x80, 0, ARR_TAIL};
+static const uint8_t ar_rdlen_past[] = {HDR(1, 0, 1, 0, 0, 1), QNAME, QTAIL, 0, 0, 1, 0, 1, 0, 0, 0, 0,
+	0, 200, 1, 2, 3, 4};
+static const uint8_t opt_partial_hdr[] = {HDR(1, 0, 1, 0, 0, 1), QNAME, QTAIL, OPT(0, 2), 0, 3};
+static const uint8_t opt_partial_len[] = {HDR(1, 0, 1, 0, 0, 1), QNAME, QTAIL, OPT(0, 3), 0, 3, 0};
+static const uint8_t edns_v1_do_unknown[] = {HDR(1, 0, 1, 0, 0, 1), QNAME, QTAIL, OPT(1, 8),
+	0xfe, 0xed, 0, 4, 1, 2, 3, 4};
+static const uint8_t opcode15[] = {HDR(0x79, 0, 1, 0, 0, 0), QNAME, QTAIL};
+static const uint8_t ixfr_udp[] = {HDR(1, 0, 1, 0, 0, 0), QNAME, 0, 251, 0, 1};
+static const uint8_t cookie_short[] = {HDR(1, 0, 1, 0, 0, 1), QNAME, QTAIL, OPT(0, 11), 0, 10, 0, 7,
+	1, 2, 3, 4, 5, 6, 7};
+static const uint8_t cookie_server_short[] = {HDR(1, 0, 1, 0, 0, 1), QNAME, QTAIL, OPT(0, 16), 0, 10, 0, 12,
+	1, 2, 3, 4, 5, 6, 7, 8, 1, 2, 3, 4};
+static const uint8_t cookie_long[] = {HDR(1, 0, 1, 0, 0, 1), QNAME, QTAIL, OPT(0, 45), 0, 10, 0, 41,
+	1, 2, 3, 4, 5, 6, 7, 8, 1, 2, 3, 4, 5, 6, 7, 8, 1, 2, 3, 4, 5, 6, 7, 8, 1, 2, 3, 4, 5, 6, 7, 8,
+	1, 2, 3, 4, 5, 6, 7, 8, 9};
+static const uint8_t cookie_ok[] = {HDR(1, 0, 1, 0, 0, 1), QNAME, QTAIL, OPT(0, 12), 0, 10, 0, 8,
+	1, 2, 3, 4, 5, 6, 7, 8};
+static const uint8_t ecs_family3[] = {HDR(1, 0, 1, 0, 0, 1), QNAME, QTAIL, OPT(0, 9), 0, 8, 0, 5,
+	0, 3, 8, 0, 10};
+static const uint8_t ecs_scope[] = {HDR(1, 0, 1, 0, 0, 1), QNAME, QTAIL, OPT(0, 11), 0, 8, 0, 7,
+	0, 1, 24, 24, 192, 0, 2};
+static const uint8_t ecs_bits[] = {HDR(1, 0, 1, 0, 0, 1), QNAME, QTAIL, OPT(0, 11), 0, 8, 0, 7,
+	0, 1, 20, 0, 10, 1, 0xff};
+
 #define ROW(w, m, st, rc, qd) {w, m, sizeof(m), st, rc, qd}
 
 static const struct row rows[] = {
@@ -166,6 +211,37 @@ static const struct row rows[] = {
 	    P53_RCODE_FORMERR, 1),
 	ROW("TSIG with a compressed algorithm name is FORMERR", tsig_alg_compressed, P53_MSG_TSIG,
 	    P53_RCODE_FORMERR, 1),
+	/* Hostile input (issue 10) */
+	ROW("header only, QDCOUNT 1: no room for the question, FORMERR", hdr_only_qd1, P53_MSG_COUNTS, P53_RCODE_FORMERR, 0),
+	ROW("question name pointing at itself is FORMERR", q_self_ptr, P53_MSG_QNAME, P53_RCODE_FORMERR, 0),
+	ROW("question name pointing forward is FORMERR", q_fwd_ptr, P53_MSG_QNAME, P53_RCODE_FORMERR, 0),
+	ROW("question name pointing into the header is FORMERR", q_hdr_ptr, P53_MSG_QNAME, P53_RCODE_FORMERR, 0),
+	ROW("question name pointing past the end is FORMERR", q_past_ptr, P53_MSG_QNAME, P53_RCODE_FORMERR, 0),
+	ROW("label type 0x40 (extended, RFC 6891 §5) in the question is FORMERR", q_label40, P53_MSG_QNAME, P53_RCODE_FORMERR, 0),
+	ROW("label type 0x80 (reserved) in the question is FORMERR", q_label80, P53_MSG_QNAME, P53_RCODE_FORMERR, 0),
+	ROW("a record owner pointing back at the question is fine", ar_ptr_back, P53_MSG_OK, P53_RCODE_REFUSED, 1),
+	ROW("a record owner pointing at itself is FORMERR", ar_ptr_self, P53_MSG_RR, P53_RCODE_FORMERR, 1),
+	ROW("a record owner looping (label, then a pointer back to that label) is FORMERR", ar_ptr_loop, P53_MSG_RR, P53_RCODE_FORMERR, 1),
+	ROW("a record owner pointing forward is FORMERR", ar_ptr_fwd, P53_MSG_RR, P53_RCODE_FORMERR, 1),
+	ROW("a record owner pointing into the header is FORMERR", ar_ptr_hdr, P53_MSG_RR, P53_RCODE_FORMERR, 1),
+	ROW("a record owner pointing past the end is FORMERR", ar_ptr_past, P53_MSG_RR, P53_RCODE_FORMERR, 1),
+	ROW("a record owner pointing into the middle of a label is FORMERR", ar_ptr_mid_label, P53_MSG_RR, P53_RCODE_FORMERR, 1),
+	ROW("a record owner pointing at a later pointer is FORMERR", ar_ptr_to_ptr_fwd, P53_MSG_RR, P53_RCODE_FORMERR, 1),
+	ROW("label type 0x40 in a record owner is FORMERR", ar_label40, P53_MSG_RR, P53_RCODE_FORMERR, 1),
+	ROW("label type 0x80 in a record owner is FORMERR", ar_label80, P53_MSG_RR, P53_RCODE_FORMERR, 1),
+	ROW("RDLENGTH past the end of the message is FORMERR", ar_rdlen_past, P53_MSG_RR, P53_RCODE_FORMERR, 1),
+	ROW("OPT with half an option header (2 of 4 bytes) is FORMERR", opt_partial_hdr, P53_MSG_OPT_OPTION, P53_RCODE_FORMERR, 1),
+	ROW("OPT with 3 of an option header's 4 bytes is FORMERR", opt_partial_len, P53_MSG_OPT_OPTION, P53_RCODE_FORMERR, 1),
+	ROW("EDNS version 1 with DO and an unknown option is BADVERS", edns_v1_do_unknown, P53_MSG_OK, P53_RCODE_BADVERS, 1),
+	ROW("opcode 15 (unassigned) is NOTIMP", opcode15, P53_MSG_OK, P53_RCODE_NOTIMP, 1),
+	ROW("IXFR over UDP is NOTAUTH (as Knot)", ixfr_udp, P53_MSG_OK, P53_RCODE_NOTAUTH, 1),
+	ROW("COOKIE of 7 bytes (no whole client cookie) is FORMERR (RFC 7873 §5.2.2)", cookie_short, P53_MSG_OPT_COOKIE, P53_RCODE_FORMERR, 1),
+	ROW("COOKIE with a 4-byte server cookie is FORMERR", cookie_server_short, P53_MSG_OPT_COOKIE, P53_RCODE_FORMERR, 1),
+	ROW("COOKIE of 41 bytes is FORMERR", cookie_long, P53_MSG_OPT_COOKIE, P53_RCODE_FORMERR, 1),
+	ROW("COOKIE with a client cookie only is well-formed", cookie_ok, P53_MSG_OK, P53_RCODE_REFUSED, 1),
+	ROW("ECS with FAMILY 3 is FORMERR (RFC 7871 §7.2.1)", ecs_family3, P53_MSG_OPT_ECS, P53_RCODE_FORMERR, 1),
+	ROW("ECS with a non-zero SCOPE in a query is FORMERR", ecs_scope, P53_MSG_OPT_ECS, P53_RCODE_FORMERR, 1),
+	ROW("ECS with address bits past the source prefix is FORMERR", ecs_bits, P53_MSG_OPT_ECS, P53_RCODE_FORMERR, 1),
 };
 
 /* A response must be what its header says: the question when QDCOUNT is 1, then exactly
@@ -249,6 +325,34 @@ static void test_table(void **state)
 		assert_int_equal(st.rcode[r->rcode], 1);
 		/* The response never runs past what it says it is. */
 		assert_int_equal(buf[n], r->len > n ? r->msg[n] : 0xee);
+	}
+}
+
+/* Messages of 0 to 16 bytes: under a header, a counted drop; a header and a partial question,
+ * FORMERR without a question. */
+static void test_tiny_messages(void **state)
+{
+	(void)state;
+	static const uint8_t full[] = {HDR(1, 0, 1, 0, 0, 0), 0, 0, 1, 0, 1};
+	struct p53_answer_conf conf = {.edns_max_payload = 1232};
+
+	for (size_t len = 0; len <= 16; len++) {
+		struct p53_answer_stats st;
+		uint8_t buf[64];
+		memset(&st, 0, sizeof(st));
+		memset(buf, 0xee, sizeof(buf));
+		memcpy(buf, full, len);
+		uint16_t n = p53_answer(NULL, &conf, buf, (uint16_t)len, sizeof(buf), &st);
+		print_message("%zu-byte message: %s\n", len, len < 12 ? "dropped" : "FORMERR");
+		if (len < 12) {
+			assert_int_equal(n, 0);
+			assert_int_equal(st.kind[P53_ANS_DROP], 1);
+			assert_int_equal(st.msg[P53_MSG_SHORT], 1);
+			continue;
+		}
+		assert_int_equal(n, 12);
+		assert_int_equal(buf[3] & 0xf, P53_RCODE_FORMERR);
+		assert_int_equal(buf[5], 0);
 	}
 }
 
@@ -367,6 +471,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_table),
+		cmocka_unit_test(test_tiny_messages),
 		cmocka_unit_test(test_prefixes),
 		cmocka_unit_test(test_opt_echo),
 		cmocka_unit_test(test_tsig_located),

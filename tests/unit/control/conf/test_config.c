@@ -152,7 +152,24 @@ static const char full_yaml[] =
 	"  - name: Example.NET.\n"
 	"    file: /srv/zones/example.net.zone\n"
 	"  - name: .\n"
-	"    file: root.zone\n";
+	"    file: root.zone\n"
+	"rrl:\n"
+	"  responses_per_second: 10\n"
+	"  nxdomains_per_second: 5\n"
+	"  all_per_second: 100\n"
+	"  window: 30\n"
+	"  slip: 3\n"
+	"  ipv4_prefix_length: 22\n"
+	"  ipv6_prefix_length: 48\n"
+	"  exempt_clients: [192.0.2.0/24, \"2001:db8::/32\", 198.51.100.7]\n"
+	"  log_only: true\n"
+	"  table_size: 1024\n"
+	"cookies:\n"
+	"  enabled: true\n"
+	"  secret_rotation: 3600\n"
+	"  secret_file: cookie.key\n";
+
+#define COOKIE_KEY "00112233445566778899aabbccddeeff\n"
 
 static void test_full_config(void **state)
 {
@@ -160,6 +177,7 @@ static void test_full_config(void **state)
 	char path[512], want[600], err[512] = "";
 
 	(void)state;
+	fixture(path, sizeof(path), "cookie.key", COOKIE_KEY);
 	fixture(path, sizeof(path), "full.yaml", full_yaml);
 	assert_int_equal(p53_config_load(path, &cfg, err, sizeof(err)), 0);
 	assert_string_equal(err, "");
@@ -199,6 +217,35 @@ static void test_full_config(void **state)
 	assert_int_equal(cfg.zones[1].line, 26);
 	assert_string_equal(cfg.zones[2].name, ".");
 	assert_int_equal(cfg.zones[2].line, 28);
+
+	const struct p53_rrl_config *r = &cfg.abuse.rrl;
+	assert_true(r->enabled);
+	assert_int_equal(r->rate[P53_RRL_RESPONSES], 10);
+	assert_int_equal(r->rate[P53_RRL_REFERRALS], 10);       /* BIND: defaults to responses */
+	assert_int_equal(r->rate[P53_RRL_NODATA], 10);
+	assert_int_equal(r->rate[P53_RRL_NXDOMAINS], 5);
+	assert_int_equal(r->rate[P53_RRL_ERRORS], 10);
+	assert_int_equal(r->rate[P53_RRL_ALL], 100);
+	assert_int_equal(r->window, 30);
+	assert_int_equal(r->slip, 3);
+	assert_int_equal(r->ipv4_prefix_length, 22);
+	assert_int_equal(r->ipv6_prefix_length, 48);
+	assert_true(r->log_only);
+	assert_int_equal(r->table_size, 1024);
+	assert_int_equal(r->n_exempt, 3);
+	assert_int_equal(r->exempt[0].family, 4);
+	assert_int_equal(r->exempt[0].bits, 24);
+	assert_memory_equal(r->exempt[0].bytes, "\xc0\x00\x02\x00", 4);
+	assert_int_equal(r->exempt[1].family, 6);
+	assert_int_equal(r->exempt[1].bits, 32);
+	assert_int_equal(r->exempt[2].bits, 32);                /* a bare address is a host */
+	const struct p53_cookie_config *ck = &cfg.abuse.cookies;
+	assert_true(ck->enabled);
+	assert_int_equal(ck->secret_rotation, 3600);
+	snprintf(want, sizeof(want), "%s/cookie.key", tmpdir);
+	assert_string_equal(ck->secret_file, want);
+	assert_true(ck->have_master);
+	assert_memory_equal(ck->master, "\x00\x11\x22\x33\x44\x55\x66\x77\x88\x99\xaa\xbb\xcc\xdd\xee\xff", 16);
 
 	p53_config_free(&cfg);
 	assert_true(is_zeroed(&cfg));
@@ -243,6 +290,16 @@ static void test_defaults(void **state)
 	assert_int_equal(cfg.n_zones, 1);
 	snprintf(want, sizeof(want), "%s/example.com.zone", tmpdir);
 	assert_string_equal(cfg.zones[0].file, want);
+	/* No rrl: section, no rate limiting; cookies on with a random daily secret. */
+	assert_false(cfg.abuse.rrl.enabled);
+	assert_int_equal(cfg.abuse.rrl.window, 15);
+	assert_int_equal(cfg.abuse.rrl.slip, 2);
+	assert_int_equal(cfg.abuse.rrl.ipv4_prefix_length, 24);
+	assert_int_equal(cfg.abuse.rrl.ipv6_prefix_length, 56);
+	assert_int_equal(cfg.abuse.rrl.table_size, 65536);
+	assert_true(cfg.abuse.cookies.enabled);
+	assert_int_equal(cfg.abuse.cookies.secret_rotation, 86400);
+	assert_false(cfg.abuse.cookies.have_master);
 	p53_config_free(&cfg);
 }
 
@@ -493,6 +550,49 @@ static const struct bad_case bad_cases[] = {
 	{ "mapping as a key",
 	  HEAD_SERVER HEAD_DP HEAD_ZONES "? {a: b}\n: c\n",
 	  "9: keys must be plain words" },
+	/* rrl: and cookies: (control/abuse/abuse_conf.c); lines 9 on */
+	{ "rrl: unknown key (BIND's spelling with a hyphen)",
+	  HEAD_SERVER HEAD_DP HEAD_ZONES "rrl:\n  responses-per-second: 10\n",
+	  "10: rrl: unknown key 'responses-per-second'" },
+	{ "rrl: rate not a number",
+	  HEAD_SERVER HEAD_DP HEAD_ZONES "rrl:\n  responses_per_second: ten\n",
+	  "10: rrl.responses_per_second: expected an integer 0..1000000, got 'ten'" },
+	{ "rrl: window 0",
+	  HEAD_SERVER HEAD_DP HEAD_ZONES "rrl:\n  window: 0\n",
+	  "10: rrl.window: expected an integer 1..3600, got '0'" },
+	{ "rrl: slip 11",
+	  HEAD_SERVER HEAD_DP HEAD_ZONES "rrl:\n  slip: 11\n",
+	  "10: rrl.slip: expected an integer 0..10, got '11'" },
+	{ "rrl: IPv6 prefix longer than 64",
+	  HEAD_SERVER HEAD_DP HEAD_ZONES "rrl:\n  ipv6_prefix_length: 65\n",
+	  "10: rrl.ipv6_prefix_length: expected an integer 0..64, got '65'" },
+	{ "rrl: table_size not a power of two",
+	  HEAD_SERVER HEAD_DP HEAD_ZONES "rrl:\n  table_size: 1000\n",
+	  "10: rrl.table_size: expected a power of two 64..4194304, got '1000'" },
+	{ "rrl: exempt prefix with bits past its length",
+	  HEAD_SERVER HEAD_DP HEAD_ZONES "rrl:\n  exempt_clients: [192.0.2.1/24]\n",
+	  "10: rrl.exempt_clients[0]: '192.0.2.1/24' has bits set past /24" },
+	{ "rrl: exempt_clients not a list",
+	  HEAD_SERVER HEAD_DP HEAD_ZONES "rrl:\n  exempt_clients: 192.0.2.0/24\n",
+	  "10: rrl.exempt_clients: expected a list of prefixes" },
+	{ "rrl: not a mapping",
+	  HEAD_SERVER HEAD_DP HEAD_ZONES "rrl: on\n",
+	  "9: rrl: expected a mapping" },
+	{ "cookies: rotation 0",
+	  HEAD_SERVER HEAD_DP HEAD_ZONES "cookies:\n  secret_rotation: 0\n",
+	  "10: cookies.secret_rotation: expected an integer 1..3110400, got '0'" },
+	{ "cookies: rotation over 36 days (RFC 7873 §7.1)",
+	  HEAD_SERVER HEAD_DP HEAD_ZONES "cookies:\n  secret_rotation: 3110401\n",
+	  "10: cookies.secret_rotation: expected an integer 1..3110400" },
+	{ "cookies: secret_file missing",
+	  HEAD_SERVER HEAD_DP HEAD_ZONES "cookies:\n  secret_file: /nonexistent/key\n",
+	  "10: cookies.secret_file: /nonexistent/key: No such file or directory" },
+	{ "cookies: secret_file of 31 hex digits",
+	  HEAD_SERVER HEAD_DP HEAD_ZONES "cookies:\n  secret_file: short.key\n",
+	  "10: cookies.secret_file: " },
+	{ "cookies: unknown key",
+	  HEAD_SERVER HEAD_DP HEAD_ZONES "cookies:\n  secret: abc\n",
+	  "10: cookies: unknown key 'secret'" },
 };
 
 static void test_bad_configs(void **state)
@@ -501,6 +601,7 @@ static void test_bad_configs(void **state)
 	int failures = 0;
 
 	(void)state;
+	fixture(path, sizeof(path), "short.key", "00112233445566778899aabbccddeef\n");
 	for (size_t i = 0; i < sizeof(bad_cases) / sizeof(bad_cases[0]); i++) {
 		const struct bad_case *bc = &bad_cases[i];
 		struct p53_config cfg = { 0 };
@@ -528,6 +629,7 @@ static void test_alloc_failures(void **state)
 	long n;
 
 	(void)state;
+	fixture(path, sizeof(path), "cookie.key", COOKIE_KEY);
 	fixture(path, sizeof(path), "full.yaml", full_yaml);
 	for (n = 1; n < 100000; n++) {
 		struct p53_config cfg = { 0 };
@@ -582,7 +684,8 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
-	static const char *const names[] = { "full.yaml", "minimal.yaml", "bare.yaml", "bad.yaml" };
+	static const char *const names[] = { "full.yaml", "minimal.yaml", "bare.yaml", "bad.yaml",
+					     "cookie.key", "short.key" };
 	char path[512];
 
 	(void)state;

@@ -608,6 +608,50 @@ static void test_image_too_many_rrsigs(void **state)
 	assert_string_equal(err, want);
 }
 
+/* Regression: an $INCLUDE that ldns found after a line shorter than "$INCLUDE" (here an
+ * opening parenthesis and comments, with NUL bytes) made the re-read step past that line's
+ * end and read outside the buffer (tests/fuzz/fuzz_zone.c found it under ASAN; the input is
+ * tests/fuzz/fuzz_zone.in/crash-include-token.zone). Now the directive's own line is found:
+ * the zone is refused with a reason, and nothing is read out of bounds. */
+static void test_image_include_after_short_line(void **state)
+{
+	static const uint8_t crash[] = {
+		0x47, 0x7a, 0x2e, 0x4e, 0x20, 0x66, 0x02, 0x00, 0x00, 0x08, 0x43, 0x4c,
+		0x55, 0x0a, 0x28, 0x3b, 0x55, 0x0a, 0x3b, 0x30, 0x0a, 0x24, 0x49, 0x4e,
+		0x43, 0x4c, 0x55, 0x44, 0x45, 0x35, 0x20, 0x6e, 0x33, 0x41, 0x50, 0x4d,
+		0x4e, 0x4e, 0x4e, 0x9d, 0x4e, 0x4e, 0x4e, 0x4e, 0x4e, 0x4e, 0x4e, 0x4e,
+		0x74, 0x2a, 0x30, 0x4e, 0x24, 0x84, 0x84, 0x84, 0x00, 0x00, 0x00, 0x00,
+		0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+		0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+		0x00, 0x00, 0x84, 0x84, 0x84, 0x84, 0x84, 0x84, 0x8c, 0x84, 0x84, 0x84,
+		0x84, 0x84, 0x4f, 0x50, 0x49, 0x47, 0x49, 0x4e, 0x20, 0xbf, 0x6f, 0x49,
+		0x0a,
+	};
+	char path[256], err[512];
+	struct p53_zone_src z = { .name = "example.com.", .file = path };
+	size_t len;
+	FILE *f;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/z.zone", tmpdir);
+	f = fopen(path, "wb");
+	assert_non_null(f);
+	assert_int_equal(fwrite(crash, 1, sizeof(crash), f), sizeof(crash));
+	fclose(f);
+	assert_null(p53_image_build(&z, 1, &len, err, sizeof(err), NULL, NULL));
+	unlink(path);
+	assert_true(strncmp(err, path, strlen(path)) == 0);
+	/* And a well-formed one after comment and blank lines still includes its file. */
+	static const struct file ok[] = {
+		{ "z.zone", SOA "; comment\n\n$INCLUDE inc.zone\n" }, { "inc.zone", "x IN A 192.0.2.7\n" }, { NULL },
+	};
+	write_files(ok);
+	void *img = p53_image_build(&z, 1, &len, err, sizeof(err), NULL, NULL);
+	remove_files(ok);
+	assert_non_null(img);
+	free(img);
+}
+
 static void test_image_zone_config_errors(void **state)
 {
 	struct p53_zone_src z[] = {
@@ -704,6 +748,7 @@ int main(void)
 		cmocka_unit_test(test_image_zone_config_errors),
 		cmocka_unit_test(test_image_dnssec_warnings),
 		cmocka_unit_test(test_image_too_many_rrsigs),
+		cmocka_unit_test(test_image_include_after_short_line),
 		cmocka_unit_test(test_image_include_origin),
 		cmocka_unit_test(test_image_fifo_refused),
 	};
