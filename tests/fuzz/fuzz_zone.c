@@ -85,7 +85,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	}
 	compiled++;
-	if (p53_image_check(img, len) != 0)
+	if (p53_image_check(img, len, NULL) != 0)
 		abort();
 	static const char *const names[] = {"fuzz.test.", "www.fuzz.test.", "a.b.fuzz.test.", "*.fuzz.test.", "nope.fuzz.test."};
 	static const uint16_t types[] = {6, 2, 255, 1, 28, 5, 39, 43, 15};

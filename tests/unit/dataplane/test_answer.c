@@ -791,6 +791,8 @@ static void test_tcp_past_16k(void **state)
 	}
 	assert_int_equal(off, n);
 	free(big);
+}
+
 /* Hostile input (issue 10) that needs zone data to show the RFC's answer. */
 
 /* A NUL byte is an ordinary octet inside a label (RFC 2181 §11): no such name, NXDOMAIN, and
