@@ -249,40 +249,49 @@ static int tel_stats(const char *cmd, const char *params, struct rte_tel_data *o
 	return 0;
 }
 
-static int tel_workers(const char *cmd, const char *params, struct rte_tel_data *out)
+/* Fill a fresh dict from the daemon while holding tel_lock; -1 once the daemon is gone. */
+static int tel_locked(struct rte_tel_data *out,
+		      void (*fill)(const struct p53_daemon *d, struct rte_tel_data *out))
 {
-	(void)cmd;
-	(void)params;
 	pthread_mutex_lock(&tel_lock);
 	if (tel_daemon == NULL) {
 		pthread_mutex_unlock(&tel_lock);
 		return -1;
 	}
 	rte_tel_data_start_dict(out);
-	for (unsigned int i = 0; i < tel_daemon->dp.n_workers; i++) {
-		char k[32];
-		snprintf(k, sizeof(k), "worker%u_rx", i);
-		rte_tel_data_add_dict_u64(out, k, tel_daemon->dp.workers[i].stats.rx);
-		snprintf(k, sizeof(k), "worker%u_tx", i);
-		rte_tel_data_add_dict_u64(out, k, tel_daemon->dp.workers[i].stats.tx);
-	}
+	fill(tel_daemon, out);
 	pthread_mutex_unlock(&tel_lock);
 	return 0;
+}
+
+static void fill_workers(const struct p53_daemon *d, struct rte_tel_data *out)
+{
+	for (unsigned int i = 0; i < d->dp.n_workers; i++) {
+		char k[32];
+		snprintf(k, sizeof(k), "worker%u_rx", i);
+		rte_tel_data_add_dict_u64(out, k, d->dp.workers[i].stats.rx);
+		snprintf(k, sizeof(k), "worker%u_tx", i);
+		rte_tel_data_add_dict_u64(out, k, d->dp.workers[i].stats.tx);
+	}
+}
+
+static void fill_health(const struct p53_daemon *d, struct rte_tel_data *out)
+{
+	p53_health_walk(&d->health, tel_series, out);
+}
+
+static int tel_workers(const char *cmd, const char *params, struct rte_tel_data *out)
+{
+	(void)cmd;
+	(void)params;
+	return tel_locked(out, fill_workers);
 }
 
 static int tel_health(const char *cmd, const char *params, struct rte_tel_data *out)
 {
 	(void)cmd;
 	(void)params;
-	pthread_mutex_lock(&tel_lock);
-	if (tel_daemon == NULL) {
-		pthread_mutex_unlock(&tel_lock);
-		return -1;
-	}
-	rte_tel_data_start_dict(out);
-	p53_health_walk(&tel_daemon->health, tel_series, out);
-	pthread_mutex_unlock(&tel_lock);
-	return 0;
+	return tel_locked(out, fill_health);
 }
 
 void p53_telemetry_unregister(void)

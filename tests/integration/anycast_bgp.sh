@@ -205,7 +205,7 @@ kill -TERM "$POP53_PID"
 t=$(wait_ms 1000 gone "$P4"); check "SIGTERM: $P4 gone within 1 s (${t} ms)" gone "$P4"
 stop_pop53; rc=$?
 check "pop53d exits 0" [ $rc -eq 0 ]
-check "log: withdrawn before the workers stopped" bash -c "grep -n 'stopping: withdrawn' $TMP/pop53d.log | head -1 | cut -d: -f1 | { read a; b=\$(grep -n 'control socket closed, workers next' $TMP/pop53d.log | cut -d: -f1); [ -n \"\$a\" ] && [ \"\$a\" -lt \"\$b\" ]; }"
+check "log: withdrawn before the workers stopped" bash -c "grep -n 'stopping: withdrawn' $TMP/pop53d.log | head -1 | cut -d: -f1 | { read a; b=\$(grep -n 'control socket closed, .*workers next' $TMP/pop53d.log | cut -d: -f1); [ -n \"\$a\" ] && [ \"\$a\" -lt \"\$b\" ]; }"
 check "mempool: no mbuf leaked (canary rings drained)" grep -q 'no leak' "$TMP/pop53d.log"
 check "tun devices gone with pop53d" bash -c "! ip -n $POP_NS link show p53any >/dev/null 2>&1 && ! ip -n $POP_NS link show p53any-dp >/dev/null 2>&1"
 
