@@ -663,7 +663,16 @@ med() { [ -n "${1:-}" ] && bench_median $1; }   # "a b c" -> median (ints)
 medf() { [ -n "${1:-}" ] && bench_median_f $1; } # "a b c" -> median (decimals)
 pct() { awk -v r="$1" 'BEGIN { printf "%.1f%%", 100 * r }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2fx", a / b; else printf "—" }'; }
-fmt_list() { local x; for x in $1; do bench_fmt_int "$x"; printf ' '; done | sed 's/ $//; s/ /, /g'; }
+# "a1 a2" "r1 r2" -> "a1 (r1%), a2 (r2%)": each round's answered qps and answered/sent.
+round_list() {
+	local -a a r
+	local i out=""
+	read -r -a a <<<"$1"; read -r -a r <<<"$2"
+	for i in "${!a[@]}"; do
+		out+="${out:+, }$(bench_fmt_int "${a[$i]}") ($(awk -v x="${r[$i]:-0}" 'BEGIN { printf "%.0f", 100 * x }')%)"
+	done
+	echo "$out"
+}
 
 # --- the plot: answered qps per server, one bar per NAPI mode ----------------------------------
 PLOTTED=0
@@ -712,7 +721,7 @@ mode_table() { # MODE
 	echo "${NAPI_DESC[$m]}."
 	echo
 	if [ -n "${NAPI_SKIP[$m]:-}" ]; then echo "Not measured: ${NAPI_SKIP[$m]}."; echo; return; fi
-	local hdr="| server | how it runs | sent qps | answered qps | answered/sent | vs testpmd | vs knotd-XDP | answered qps per round |"
+	local hdr="| server | how it runs | sent qps | answered qps | answered/sent | vs testpmd | vs knotd-XDP | per round: answered qps (answered/sent) |"
 	local sep="| --- | --- | ---: | ---: | ---: | ---: | ---: | --- |"
 	[ "$DNSPERF" = 1 ] && hdr+=" dnsperf qps | dnsperf lost | dnsperf avg ms |" && sep+=" ---: | ---: | ---: |"
 	echo "$hdr"; echo "$sep"
@@ -733,7 +742,7 @@ mode_table() { # MODE
 		ans=$(med "${ANSS[$key]}"); sent=$(med "${SENTS[$key]}"); r=$(medf "${RATIOS[$key]}")
 		tp="—"; [ -n "$tp_ans" ] && tp=$(ratio "$ans" "$tp_ans")
 		kx="—"; [ -n "$kx_ans" ] && kx=$(ratio "$ans" "$kx_ans")
-		echo "| $p | ${MODE[$p]} | $(bench_fmt_int "$sent") | **$(bench_fmt_int "$ans")** | **$(pct "$r")** | $tp | $kx | $(fmt_list "${ANSS[$key]}") |$dp"
+		echo "| $p | ${MODE[$p]} | $(bench_fmt_int "$sent") | **$(bench_fmt_int "$ans")** | **$(pct "$r")** | $tp | $kx | $(round_list "${ANSS[$key]}" "${RATIOS[$key]}") |$dp"
 	done
 	echo
 	echo "Threads, re-pinned after start and read back from \`/proc/PID/task/*/status\` (Cpus_allowed_list), checked again after every round:"
