@@ -1,26 +1,40 @@
 #!/usr/bin/env bash
-# Side-by-side benchmark: pop53d, knotd (kernel UDP), knotd (XDP) and NSD serve the same zone
-# in the lab, one after the other, on the same pinned CPU; kxdpgun in the client namespace
-# offers a saturating rate and counts the answers, then dnsperf (kernel sockets, the tool
-# users run) measures completed qps and latency. See docs/BENCHMARKS.md.
+# Fair side-by-side benchmark in the lab: dpdk-testpmd (the I/O floor), pop53d, knotd (XDP),
+# knotd (kernel UDP) and NSD serve the same queries on the same CPU, kxdpgun in the client
+# namespace offers a saturating rate on the other CPU and counts the replies.
 #
-# Usage: scripts/bench/compare.sh [--duration N] [--runs N] [--rate QPS]
-#            [--dnsperf-rate QPS|0] [--dnsperf-outstanding N] [--no-dnsperf] [--wait-quiet SECONDS]
-#            [--limits-only]
-#            [--only pop53,knotd,knotd-xdp,nsd] [--napi threaded|softirq] [--no-write] [--keep-lab]
+# Usage: scripts/bench/compare.sh [--duration N] [--rounds N] [--rate QPS]
+#            [--napi both|default|threaded] [--only testpmd,pop53,knotd-xdp,knotd,nsd]
+#            [--dnsperf] [--dnsperf-rate QPS|0] [--dnsperf-outstanding N]
+#            [--wait-quiet SECONDS] [--max-time SECONDS] [--limits-only] [--no-write] [--keep-lab]
 # Environment: ZONE (zone file, default zones/example.com.zone), BUILD (meson build dir with
-# control/pop53d, default build), QUERIES (kxdpgun/dnsperf query file; default: made from the
-# zone), KXDPGUN_ARGS (extra kxdpgun arguments, e.g. "-b 32"), DNSPERF_ARGS (extra dnsperf
-# arguments, e.g. "-e"), POP53_IDLE (busy|adaptive, default adaptive), POP53_DEVARGS, PLOT_OUT
-# (with --no-write: write the plot there instead of docs/bench-compare.png).
+# control/pop53d, dataplane/bpf/steer.bpf.o and scripts/bench/p53-xdp-addrs, default build),
+# QUERIES (kxdpgun/dnsperf query file; default: made from the zone), KXDPGUN_ARGS (extra
+# kxdpgun arguments), DNSPERF_ARGS, POP53_IDLE (busy|adaptive, default adaptive), POP53_DEVARGS
+# (extra net_af_xdp devargs, given to pop53d AND testpmd: the same port), PLOT_OUT (with
+# --no-write: write the plot there instead of docs/bench-compare.png).
 # Writes docs/BENCHMARKS.md (compare and limits sections) and docs/bench-compare.png.
-# Needs root, knotd, kxdpgun, kdig, nsd, dnsperf, gnuplot. Exits 0 when it completes, even if a server could not
-# be measured (that server's row says why): it is a benchmark, not a test.
-# --napi threaded (default): each veth's receive path runs in a NAPI kthread pinned to its own
-# side's CPU (pop: the server CPU, client: the generator CPU); softirq: the kernel default,
-# where it runs on whichever CPU wins a race, and results flip between runs (see lib.sh).
-# Before each server it looks for other processes above 20 % of a CPU, waits up to
-# --wait-quiet seconds (default 120) for them to end, and lists any left in the report.
+#
+# What makes it fair (docs/BENCHMARKS.md, /work/shared/design.md "measuring traps"):
+# - Every thread of every server on the server CPU: after a server answers, all its threads
+#   (and NSD's child processes' threads) are re-pinned with `taskset -a -p -c CPU`, because
+#   knotd pins its own workers to CPUs 0..N whatever taskset said at start; each thread's
+#   Cpus_allowed_list is then read back, printed in the report, and checked again after every
+#   run. A thread off its CPU stops the benchmark: exit 3, nothing is written.
+# - kxdpgun on the client CPU (its threads re-pinned and read back too), servers on the other.
+# - Both NAPI modes in one run (--napi both, the default): the kernel default (veth receive
+#   work in softirq, on whichever CPU schedules it) and threaded NAPI with each veth's kthread
+#   pinned to its side's CPU; each mode has its own table and ratios.
+# - Rounds: in each round every server is started, checked, measured once and stopped, in a
+#   rotated order, so all meet the same machine conditions (the machine is shared); figures
+#   are medians over --rounds (default 3).
+# - testpmd: `dpdk-testpmd --forward-mode=5tswap` on the same net_af_xdp port (same devargs,
+#   same steer.bpf.o, its service addresses filled by p53-xdp-addrs) and the same CPU as pop53d;
+#   it returns each query with MAC, IP and ports swapped, which kxdpgun counts as a reply: what
+#   the port carries when the application does nothing.
+# Exit: 0 when it completes, even if a server could not be measured (its row says why; it is a
+# benchmark, not a test); 1 for set-up failures (lab lock, lab); 2 for bad usage; 3 when a
+# server's thread is off its CPU; 4 when --max-time runs out.
 # --limits-only: no lab; rewrite only the physical-limits section from the replay figures.
 set -uo pipefail
 
@@ -30,10 +44,11 @@ HERE="$ROOT/scripts/bench"
 . "$HERE/lib.sh"
 
 DURATION=5
-RUNS=3
+ROUNDS=3
 RATE=2000000
-DNSPERF=1
+DNSPERF=0
 QUIET_WAIT=120
+MAX_TIME=3600
 LIMITS_ONLY=0
 DNSPERF_RATE=0
 DNSPERF_OUTST=100
@@ -41,10 +56,10 @@ DNSPERF_ARGS=${DNSPERF_ARGS:-}
 PNG="$ROOT/docs/bench-compare.png"
 LIMITS_BEGIN='<!-- limits:begin -->'
 LIMITS_END='<!-- limits:end -->'
-ONLY="pop53,knotd,knotd-xdp,nsd"
+ONLY="testpmd,pop53,knotd-xdp,knotd,nsd"
 WRITE=1
 KEEP_LAB=0
-BENCH_NAPI=threaded
+NAPI_ARG=both
 ORIG_ARGS="$*"
 ZONE=${ZONE:-$ROOT/zones/example.com.zone}
 BUILD=${BUILD:-$ROOT/build}
@@ -57,44 +72,56 @@ CHECK_NAME=www.example.com
 CHECK_TYPE=A
 CHECK_EXPECT=192.0.2.80
 
-usage() { sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
+usage() { sed -n '2,38p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
 
 while [ $# -gt 0 ]; do
 	case "$1" in
 		--duration) DURATION=${2:?}; shift 2 ;;
-		--runs) RUNS=${2:?}; shift 2 ;;
+		--rounds|--runs) ROUNDS=${2:?}; shift 2 ;;
 		--rate) RATE=${2:?}; shift 2 ;;
+		--dnsperf) DNSPERF=1; shift ;;
+		--no-dnsperf) DNSPERF=0; shift ;;
 		--dnsperf-rate) DNSPERF_RATE=${2:?}; shift 2 ;;
 		--dnsperf-outstanding) DNSPERF_OUTST=${2:?}; shift 2 ;;
-		--no-dnsperf) DNSPERF=0; shift ;;
 		--wait-quiet) QUIET_WAIT=${2:?}; shift 2 ;;
+		--max-time) MAX_TIME=${2:?}; shift 2 ;;
 		--limits-only) LIMITS_ONLY=1; shift ;;
 		--only) ONLY=${2:?}; shift 2 ;;
 		--no-write) WRITE=0; shift ;;
 		--keep-lab) KEEP_LAB=1; shift ;;
-		--napi) BENCH_NAPI=${2:?}; shift 2 ;;
+		--napi) NAPI_ARG=${2:?}; shift 2 ;;
 		-h|--help) usage 0 ;;
 		*) echo "compare.sh: unknown argument: $1" >&2; usage 2 ;;
 	esac
 done
-for v in DURATION RUNS RATE; do
+for v in DURATION ROUNDS RATE MAX_TIME; do
 	[[ ${!v} =~ ^[1-9][0-9]*$ ]] || { echo "compare.sh: --${v,,} needs a positive integer" >&2; exit 2; }
 done
+[ "$ROUNDS" -le 20 ] || { echo "compare.sh: --rounds at most 20" >&2; exit 2; }
+[ "$DURATION" -le 120 ] || { echo "compare.sh: --duration at most 120 s" >&2; exit 2; }
 [[ $QUIET_WAIT =~ ^[0-9]+$ ]] || { echo "compare.sh: --wait-quiet needs seconds (0: do not wait)" >&2; exit 2; }
 [[ $DNSPERF_RATE =~ ^[0-9]+$ ]] || { echo "compare.sh: --dnsperf-rate needs an integer (0: no -Q)" >&2; exit 2; }
 [[ $DNSPERF_OUTST =~ ^[1-9][0-9]*$ ]] || { echo "compare.sh: --dnsperf-outstanding needs a positive integer" >&2; exit 2; }
-if [ "$DNSPERF" = 1 ] && ! command -v dnsperf >/dev/null; then
-	echo "compare.sh: dnsperf not found: measuring with kxdpgun only" >&2; DNSPERF=0
-fi
-[ "$(id -u)" = 0 ] || { echo "compare.sh: needs root (namespaces, XDP)" >&2; exit 2; }
-for tool in kxdpgun kdig taskset; do
-	command -v "$tool" >/dev/null || { echo "compare.sh: $tool not found" >&2; exit 2; }
-done
-case "$BENCH_NAPI" in threaded|softirq) ;; *) echo "compare.sh: --napi threaded|softirq" >&2; exit 2 ;; esac
+case "$NAPI_ARG" in
+	both) NAPI_MODES=(default threaded) ;;
+	default|softirq) NAPI_MODES=(default) ;;
+	threaded) NAPI_MODES=(threaded) ;;
+	*) echo "compare.sh: --napi both|default|threaded" >&2; exit 2 ;;
+esac
 IFS=, read -r -a PEERS <<<"$ONLY"
 for p in "${PEERS[@]}"; do
-	case "$p" in pop53|knotd|knotd-xdp|nsd) ;; *) echo "compare.sh: unknown server '$p' in --only" >&2; exit 2 ;; esac
+	case "$p" in testpmd|pop53|knotd|knotd-xdp|nsd) ;; *) echo "compare.sh: unknown server '$p' in --only" >&2; exit 2 ;; esac
 done
+
+if [ "$LIMITS_ONLY" = 0 ]; then
+	if [ "$DNSPERF" = 1 ] && ! command -v dnsperf >/dev/null; then
+		echo "compare.sh: dnsperf not found: measuring with kxdpgun only" >&2; DNSPERF=0
+	fi
+	[ "$(id -u)" = 0 ] || { echo "compare.sh: needs root (namespaces, XDP)" >&2; exit 2; }
+	for tool in kxdpgun kdig taskset ethtool; do
+		command -v "$tool" >/dev/null || { echo "compare.sh: $tool not found" >&2; exit 2; }
+	done
+fi
 
 if [ ! -r "$ZONE" ]; then
 	if [ "$ZONE" = "$ROOT/zones/example.com.zone" ]; then
@@ -109,17 +136,32 @@ ZONE=$(readlink -f "$ZONE")
 TMP=$(mktemp -d /tmp/pop53-compare.XXXXXX)
 chmod 755 "$TMP" # NSD/knotd may drop privileges in some setups; the zone copy must be readable
 BENCH_SERVER_PID=
+GUN_PID=
 LAB_UP=0
 LOCKED=0
+BENCH_NAPI=default
+NAPI_DEFAULT_GRO=
+NAPI_DEFAULT_THREADED=
+
+# Put the veths back in the kernel-default NAPI state recorded when the lab came up.
+napi_restore() {
+	local ns_if ns ifc
+	for ns_if in "$BENCH_POP_NS:$BENCH_POP_IF" "$BENCH_CLIENT_NS:$BENCH_CLIENT_IF"; do
+		ns=${ns_if%%:*} ifc=${ns_if##*:}
+		ip netns exec "$ns" sh -c "echo ${NAPI_DEFAULT_THREADED:-0} > /sys/class/net/$ifc/threaded" 2>/dev/null || true
+		ip netns exec "$ns" ethtool -K "$ifc" gro "${NAPI_DEFAULT_GRO:-off}" >/dev/null 2>&1 || true
+	done
+}
 
 # shellcheck disable=SC2317 # invoked by the trap
 cleanup() {
 	local rc=$?
 	trap - EXIT INT TERM
+	if [ -n "${GUN_PID:-}" ]; then bench_stop_pid "$GUN_PID" 5; fi
 	if [ -n "${BENCH_SERVER_PID:-}" ]; then bench_stop_pid "$BENCH_SERVER_PID" 10; fi
 	# Only with the lab lock held: without it the lab (and its XDP programs) is someone else's.
 	[ "$LOCKED" = 1 ] && bench_xdp_off
-	[ "$LAB_UP" = 1 ] && [ "$BENCH_NAPI" = threaded ] && bench_napi_setup off
+	[ "$LAB_UP" = 1 ] && napi_restore
 	if [ "$LAB_UP" = 1 ] && [ "$KEEP_LAB" = 0 ]; then "$ROOT/scripts/lab.sh" down >/dev/null 2>&1 || true; fi
 	rm -rf "$TMP"
 	exit "$rc"
@@ -263,11 +305,10 @@ QFILE="$TMP/queries.txt"
 cp "$ZONE" "$TMP/example.com.zone"
 SZONE="$TMP/example.com.zone"
 
-# --- per-server start functions: each starts the server (BENCH_SERVER_PID) or sets START_ERR
-# and returns 1. NOTE[peer] collects remarks for the docs.
-declare -A NOTE MODE SENT ANS RATIO RUNLIST REASON
-declare -A DP_QPS DP_LOST DP_AVG DP_SD DP_MAX DP_RUNLIST DP_REASON DP_REQ DP_RESP
 
+# --- per-server start functions: each starts the server (BENCH_SERVER_PID) or sets START_ERR
+# and returns 1. NOTE[mode/peer] collects remarks for the docs.
+declare -A NOTE MODE REASON SENTS ANSS RATIOS AFF GUN_AFF DPQS DPLOSTS DPAVGS
 start_pop53() {
 	local bin="$BUILD/control/pop53d" conf="$TMP/pop53/pop53d.yaml"
 	mkdir -p "$TMP/pop53"
@@ -321,110 +362,218 @@ start_nsd() {
 	bench_start_server "$dir/log" nsd -d -c "$dir/nsd.conf"
 }
 
+
+# The I/O floor: dpdk-testpmd in 5tswap mode on pop53d's port (same vdev, devargs, XDP program,
+# descriptors, burst and mbuf count) and CPU. It needs two lcores (main + one forwarding), both
+# mapped onto the server CPU. --stats-period keeps it running without reading stdin (with
+# stdin at EOF it would exit at once); stdbuf makes its log readable while it runs.
+start_testpmd() {
+	local obj="$BUILD/dataplane/bpf/steer.bpf.o" dir="$TMP/testpmd"
+	mkdir -p "$dir"
+	command -v dpdk-testpmd >/dev/null || { START_ERR="dpdk-testpmd not installed (Debian package dpdk)"; return 1; }
+	[ -r "$obj" ] || { START_ERR="$obj not built"; return 1; }
+	[ -x "$XDP_ADDRS" ] || { START_ERR="$XDP_ADDRS not built"; return 1; }
+	bench_start_server "$dir/log" stdbuf -oL dpdk-testpmd \
+		--lcores "0@$BENCH_SERVER_CPU,1@$BENCH_SERVER_CPU" --no-pci --in-memory --log-level='*:notice' \
+		--vdev "net_af_xdp0,iface=$BENCH_POP_IF,start_queue=0,queue_count=1,xdp_prog=$obj${POP53_DEVARGS:+,$POP53_DEVARGS}" \
+		-- --forward-mode=5tswap --nb-cores=1 --rxq=1 --txq=1 --rxd=1024 --txd=1024 --burst=32 \
+		--total-num-mbufs=8191 --stats-period=60
+}
+
+# testpmd is ready when the PMD has attached steer.bpf.o and the service addresses are in its
+# map (p53-xdp-addrs fails until the program is there). Bounded: 20 s.
+wait_testpmd() { # PID -> 0, or prints why not
+	local pid=$1 i
+	for ((i = 0; i < 40; i++)); do
+		kill -0 "$pid" 2>/dev/null || { echo "exited before forwarding"; return 1; }
+		if grep -q 'start packet forwarding' "$TMP/testpmd/log" 2>/dev/null &&
+			ip netns exec "$BENCH_POP_NS" "$XDP_ADDRS" "$BENCH_POP_IF" "$BENCH_SERVER_V4" "$BENCH_SERVER_V6" \
+				2>"$TMP/testpmd/addrs.err"; then
+			return 0
+		fi
+		sleep 0.5
+	done
+	echo "not forwarding after 20 s: $(tail -1 "$TMP/testpmd/addrs.err" 2>/dev/null)"
+	return 1
+}
+
+XDP_ADDRS="$BUILD/scripts/bench/p53-xdp-addrs"
+MODE[testpmd]="dpdk-testpmd 5tswap on pop53's net_af_xdp port (the I/O floor), 1 forwarding lcore"
 MODE[pop53]="AF_XDP (DPDK net_af_xdp), 1 worker, idle ${POP53_IDLE:-adaptive}"
 MODE[knotd]="kernel UDP, 1 UDP worker"
 MODE[knotd-xdp]="XDP (AF_XDP), 1 queue"
 MODE[nsd]="kernel UDP, server-count 1"
 
 server_log_tail() { local f; for f in "$TMP"/"$1"/log "$TMP"/"$1"/*.log; do [ -s "$f" ] && tail -3 "$f"; done 2>/dev/null | tr '\n' ' ' | cut -c1-200; }
+note() { local k=$1; shift; NOTE[$k]="${NOTE[$k]:+${NOTE[$k]}; }$*"; }
 
-measure() {
-	local peer=$1 reason i out sent rep noerr dur
-	local -a sents=() answers=()
-	bench_log "== $peer: ${MODE[$peer]}"
-	check_busy "before $peer"
+# --- where every thread runs ----------------------------------------------------------------------
+# A process and all its descendants (NSD forks its server children), one PID a line. Bounded by
+# the process tree; children come from /proc/PID/task/TID/children.
+proc_tree() {
+	local pid=$1 c
+	[ -d "/proc/$pid" ] || return 0
+	echo "$pid"
+	for c in $(cat /proc/"$pid"/task/*/children 2>/dev/null); do proc_tree "$c"; done
+}
+
+# Pin every thread of ROOT and of its descendants to CPU (taskset -a: all threads).
+pin_tree() { # ROOT CPU
+	local pid
+	for pid in $(proc_tree "$1"); do
+		taskset -a -p -c "$2" "$pid" >/dev/null 2>&1 ||
+			bench_log "taskset -a -p -c $2 $pid ($(cat /proc/"$pid"/comm 2>/dev/null)) failed"
+	done
+}
+
+# Each thread of ROOT's tree as "comm<TAB>Cpus_allowed_list", read back from /proc.
+thread_affinity() { # ROOT
+	local pid t
+	for pid in $(proc_tree "$1"); do
+		for t in /proc/"$pid"/task/*; do
+			[ -r "$t/status" ] || continue
+			printf '%s\t%s\n' "$(cat "$t/comm" 2>/dev/null)" \
+				"$(awk '/^Cpus_allowed_list:/ { print $2 }' "$t/status" 2>/dev/null)"
+		done
+	done
+}
+
+# "comm<TAB>cpus" lines -> "comm: CPU cpus, comm: CPU cpus x3" (identical threads counted).
+affinity_summary() {
+	sort | uniq -c | awk '{ n = $1; sub(/^ *[0-9]+ /, ""); split($0, f, "\t")
+		s = s (s ? ", " : "") f[1] " on CPU " f[2] (n > 1 ? " (x" n ")" : "") } END { print s }'
+}
+
+# Refuse to measure when a thread of ROOT's tree is allowed anywhere but CPU: exit 3 (the
+# trap stops everything). Sets AFF_LAST to the summary of all threads.
+verify_pinned() { # WHAT ROOT CPU
+	local what=$1 root=$2 cpu=$3 aff off
+	aff=$(thread_affinity "$root")
+	off=$(awk -F'\t' -v c="$cpu" '$2 != c' <<<"$aff" | affinity_summary)
+	if [ -n "$off" ]; then
+		bench_log "refusing to measure: $what has threads off CPU $cpu: $off"
+		echo "compare.sh: $what (pid $root): threads not on CPU $cpu after taskset -a -p -c $cpu: $off; all threads: $(affinity_summary <<<"$aff")" >&2
+		exit 3
+	fi
+	AFF_LAST=$(affinity_summary <<<"$aff")
+}
+
+# --- one kxdpgun run ----------------------------------------------------------------------------
+# kxdpgun from the client namespace on the client CPU. About a second in, its threads are
+# re-pinned to the client CPU and read back (GUN_AFF). kxdpgun 3.2 exits 0 even when it cannot
+# set up its XDP socket ("requested resource is busy" right after a previous instance), so:
+# detach its old program, pause, retry up to 3 times until the output has the totals.
+# `timeout` only guards against a hang: kxdpgun stops itself after -t seconds.
+run_gun() { # OUTFILE -> 0 when OUTFILE has the totals
+	local out=$1 try kp i
+	for try in 1 2 3; do
+		ip -n "$BENCH_CLIENT_NS" link set "$BENCH_CLIENT_IF" xdp off 2>/dev/null || true
+		sleep 0.5
+		[ "$BENCH_NAPI" = threaded ] && bench_napi_pin >/dev/null
+		# shellcheck disable=SC2086 # KXDPGUN_ARGS is a list of words
+		timeout -k 2 $((DURATION + 15)) ip netns exec "$BENCH_CLIENT_NS" taskset -c "$BENCH_CLIENT_CPU" \
+			kxdpgun -t "$DURATION" -Q "$RATE" -i "$QFILE" -I "$BENCH_CLIENT_IF" $KXDPGUN_ARGS \
+			"$BENCH_SERVER_V4" >"$out" 2>&1 &
+		GUN_PID=$!
+		kp=""
+		for ((i = 0; i < 40; i++)); do
+			kp=$(pgrep -P "$GUN_PID" -x kxdpgun | head -1)
+			[ -n "$kp" ] && break
+			sleep 0.05
+		done
+		if [ -n "$kp" ]; then
+			sleep 1 # its XDP threads start after the socket set-up
+			pin_tree "$kp" "$BENCH_CLIENT_CPU"
+			verify_pinned kxdpgun "$kp" "$BENCH_CLIENT_CPU"
+			[ -n "$AFF_LAST" ] && GUN_AFF[$BENCH_NAPI]=$AFF_LAST
+		fi
+		wait "$GUN_PID"; GUN_PID=
+		grep -q '^total replies:' "$out" && break
+		bench_log "kxdpgun attempt $try failed: $(tail -1 "$out")"
+		sleep 1
+	done
+	ip -n "$BENCH_CLIENT_NS" link set "$BENCH_CLIENT_IF" xdp off 2>/dev/null || true
+	grep -q '^total replies:' "$out"
+}
+
+# --- one server, one round ------------------------------------------------------------------------
+# Start, wait until it answers, pin and check every thread, one kxdpgun run (and one dnsperf
+# run with --dnsperf), check the threads again, stop. Per-round figures are appended to the
+# lists keyed "mode/peer".
+slot() { # PEER ROUND
+	local peer=$1 round=$2 key="$BENCH_NAPI/$1" reason out sent rep noerr dur
+	bench_log "== [$BENCH_NAPI, round $round/$ROUNDS] $peer: ${MODE[$peer]}"
 	bench_xdp_off # a stale program (crashed run) makes AF_XDP set-up fail on p53p
 	START_ERR=""; BENCH_SERVER_PID=""
 	case "$peer" in
+		testpmd) start_testpmd ;;
 		pop53) start_pop53 ;;
 		knotd) start_knotd ;;
 		knotd-xdp) start_knotd xdp ;;
 		nsd) start_nsd ;;
 	esac
 	if [ -n "$START_ERR" ] || [ -z "$BENCH_SERVER_PID" ]; then
-		REASON[$peer]="${START_ERR:-could not start}"; bench_log "$peer: not measured: ${REASON[$peer]}"; return
+		REASON[$key]="${START_ERR:-could not start}"; bench_log "$peer: not measured: ${REASON[$key]}"; return
 	fi
-	if ! reason=$(bench_wait_ready "$BENCH_SERVER_PID" 10 "$BENCH_SERVER_V4" "$CHECK_NAME" "$CHECK_TYPE" "$CHECK_EXPECT"); then
+	if [ "$peer" = testpmd ]; then
+		reason=$(wait_testpmd "$BENCH_SERVER_PID")
+	else
+		reason=$(bench_wait_ready "$BENCH_SERVER_PID" 10 "$BENCH_SERVER_V4" "$CHECK_NAME" "$CHECK_TYPE" "$CHECK_EXPECT")
+	fi
+	# shellcheck disable=SC2181 # the status of the assignment above
+	if [ $? -ne 0 ]; then
 		local tail; tail=$(server_log_tail "$peer")
-		REASON[$peer]="$reason${tail:+ — log: $tail}"
-		bench_log "$peer: not measured: ${REASON[$peer]}"
+		REASON[$key]="round $round: $reason${tail:+ — log: $tail}"
+		bench_log "$peer: not measured this round: ${REASON[$key]}"
 		bench_stop_pid "$BENCH_SERVER_PID" 10; BENCH_SERVER_PID=
 		bench_xdp_off
 		return
 	fi
+	pin_tree "$BENCH_SERVER_PID" "$BENCH_SERVER_CPU"
+	verify_pinned "$peer" "$BENCH_SERVER_PID" "$BENCH_SERVER_CPU"
+	[ -n "${AFF[$key]:-}" ] || AFF[$key]=$AFF_LAST
 	[ "$BENCH_NAPI" = threaded ] && bench_napi_pin >/dev/null # an XDP attach may re-create a NAPI
-	reason=$(bench_check_answer "$BENCH_SERVER_V6" "$CHECK_NAME" "$CHECK_TYPE" "$CHECK_EXPECT") ||
-		NOTE[$peer]="${NOTE[$peer]:+${NOTE[$peer]}; }IPv6 check failed: $reason"
-	if [ "$peer" = knotd-xdp ] && ! bench_xdp_attached "$BENCH_POP_NS" "$BENCH_POP_IF"; then
-		NOTE[$peer]="${NOTE[$peer]:+${NOTE[$peer]}; }no XDP program on $BENCH_POP_IF: answered by kernel sockets"
+	if [ "$round" = 1 ] && [ "$peer" != testpmd ]; then
+		reason=$(bench_check_answer "$BENCH_SERVER_V6" "$CHECK_NAME" "$CHECK_TYPE" "$CHECK_EXPECT") ||
+			note "$key" "IPv6 check failed: $reason"
 	fi
-	for ((i = 1; i <= RUNS; i++)); do
-		out="$TMP/$peer.run$i.txt"
-		# shellcheck disable=SC2086
-		if ! bench_kxdpgun "$out" "$DURATION" "$RATE" "$QFILE" $KXDPGUN_ARGS; then
-			bench_log "$peer run $i: kxdpgun failed: $(tail -1 "$out")"
-			continue
-		fi
-		read -r sent rep noerr dur < <(bench_parse_kxdpgun "$out")
+	if [ "$peer" = knotd-xdp ] && [ "$round" = 1 ] && ! bench_xdp_attached "$BENCH_POP_NS" "$BENCH_POP_IF"; then
+		note "$key" "no XDP program on $BENCH_POP_IF: answered by kernel sockets"
+	fi
+	out="$TMP/$BENCH_NAPI.$peer.round$round.txt"
+	if run_gun "$out" && read -r sent rep noerr dur < <(bench_parse_kxdpgun "$out"); then
 		[[ ${dur:-} =~ ^[0-9]+$ ]] && [ "$dur" -gt 0 ] || dur=$DURATION
-		sents+=($((sent / dur)))
-		answers+=($((rep / dur)))
-		[ "$noerr" = "$rep" ] || NOTE[$peer]="${NOTE[$peer]:+${NOTE[$peer]}; }run $i: only $noerr of $rep replies NOERROR"
-		bench_log "$peer run $i/$RUNS: offered $(bench_fmt_int $((sent / dur))) qps, answered $(bench_fmt_int $((rep / dur))) qps"
-		if ! kill -0 "$BENCH_SERVER_PID" 2>/dev/null; then
-			NOTE[$peer]="${NOTE[$peer]:+${NOTE[$peer]}; }server died during run $i"
-			break
-		fi
-	done
-	if [ "$DNSPERF" = 1 ]; then
-		if kill -0 "$BENCH_SERVER_PID" 2>/dev/null; then
-			measure_dnsperf "$peer"
-		else
-			DP_REASON[$peer]="server not running"
-		fi
+		SENTS[$key]+="$((sent / dur)) "
+		ANSS[$key]+="$((rep / dur)) "
+		RATIOS[$key]+="$(awk -v a="$rep" -v s="$sent" 'BEGIN { printf "%.4f", s ? a / s : 0 }') "
+		[ "$noerr" = "$rep" ] || note "$key" "round $round: only $noerr of $rep replies NOERROR"
+		bench_log "$peer round $round: sent $(bench_fmt_int $((sent / dur))) qps, answered $(bench_fmt_int $((rep / dur))) qps ($(awk -v a="$rep" -v s="$sent" 'BEGIN { printf "%.1f", s ? 100 * a / s : 0 }')%)"
+	else
+		bench_log "$peer round $round: kxdpgun failed: $(tail -1 "$out")"
+		note "$key" "round $round: kxdpgun failed"
+	fi
+	if kill -0 "$BENCH_SERVER_PID" 2>/dev/null; then
+		verify_pinned "$peer" "$BENCH_SERVER_PID" "$BENCH_SERVER_CPU" # new threads during the run?
+		if [ "$DNSPERF" = 1 ] && [ "$peer" != testpmd ]; then run_dnsperf "$key" "$round"; fi
+	else
+		note "$key" "server died during round $round"
 	fi
 	bench_stop_pid "$BENCH_SERVER_PID" 10; BENCH_SERVER_PID=
-	bench_xdp_off # knotd-xdp and pop53d leave their program on p53p
-	if [ ${#answers[@]} -eq 0 ]; then
-		REASON[$peer]="kxdpgun produced no result"; return
-	fi
-	SENT[$peer]=$(bench_median "${sents[@]}")
-	ANS[$peer]=$(bench_median "${answers[@]}")
-	RUNLIST[$peer]=$(printf '%s ' "${answers[@]}")
-	RATIO[$peer]=$(awk -v a="${ANS[$peer]}" -v s="${SENT[$peer]}" 'BEGIN { printf "%.1f%%", s ? 100 * a / s : 0 }')
+	bench_xdp_off # knotd-xdp, testpmd and pop53d leave their program on p53p
 }
 
-# dnsperf against the running server, RUNS times; medians of each figure over the runs.
-measure_dnsperf() {
-	local peer=$1 i out qps lost avg sd max sent compl rq rs
-	local -a qpss=() losts=() avgs=() sds=() maxs=() rqs=() rss=()
+# dnsperf against the running server, once (--dnsperf).
+run_dnsperf() { # KEY ROUND
+	local key=$1 round=$2 out qps lost avg sent compl
+	out="$TMP/${key/\//.}.dnsperf$round.txt"
 	sleep 1 # let the last kxdpgun's queries drain
-	for ((i = 1; i <= RUNS; i++)); do
-		out="$TMP/$peer.dnsperf$i.txt"
-		# shellcheck disable=SC2086
-		if ! bench_dnsperf "$out" "$DURATION" "$DNSPERF_RATE" "$DNSPERF_OUTST" "$QFILE" $DNSPERF_ARGS; then
-			bench_log "$peer dnsperf run $i: failed: $(tail -1 "$out")"
-			continue
-		fi
-		read -r qps lost avg sd max sent compl rq rs < <(bench_parse_dnsperf "$out")
-		qpss+=("$qps"); losts+=("$lost"); avgs+=("$avg"); sds+=("$sd"); maxs+=("$max")
-		rqs+=("$rq"); rss+=("$rs")
-		grep -q 'NOERROR' "$out" || NOTE[$peer]="${NOTE[$peer]:+${NOTE[$peer]}; }dnsperf run $i: no NOERROR responses"
-		bench_log "$peer dnsperf run $i/$RUNS: $(printf '%.0f' "$qps") qps completed ($compl of $sent), lost $lost%, latency avg $(awk -v a="$avg" 'BEGIN { printf "%.3f", a * 1000 }') ms, stddev $(awk -v a="$sd" 'BEGIN { printf "%.3f", a * 1000 }') ms, max $(awk -v a="$max" 'BEGIN { printf "%.3f", a * 1000 }') ms"
-		if ! kill -0 "$BENCH_SERVER_PID" 2>/dev/null; then
-			NOTE[$peer]="${NOTE[$peer]:+${NOTE[$peer]}; }server died during dnsperf run $i"
-			break
-		fi
-	done
-	if [ ${#qpss[@]} -eq 0 ]; then DP_REASON[$peer]="dnsperf produced no result"; return; fi
-	DP_QPS[$peer]=$(bench_median_f "${qpss[@]}")
-	DP_LOST[$peer]=$(bench_median_f "${losts[@]}")
-	DP_AVG[$peer]=$(bench_median_f "${avgs[@]}")
-	DP_SD[$peer]=$(bench_median_f "${sds[@]}")
-	DP_MAX[$peer]=$(bench_median_f "${maxs[@]}")
-	DP_REQ[$peer]=$(bench_median_f "${rqs[@]}")
-	DP_RESP[$peer]=$(bench_median_f "${rss[@]}")
-	DP_RUNLIST[$peer]=$(printf '%.0f ' "${qpss[@]}")
+	# shellcheck disable=SC2086
+	if ! bench_dnsperf "$out" "$DURATION" "$DNSPERF_RATE" "$DNSPERF_OUTST" "$QFILE" $DNSPERF_ARGS; then
+		bench_log "${key#*/} dnsperf round $round: failed: $(tail -1 "$out")"; return
+	fi
+	read -r qps lost avg _ _ sent compl _ < <(bench_parse_dnsperf "$out")
+	DPQS[$key]+="$qps "; DPLOSTS[$key]+="$lost "; DPAVGS[$key]+="$avg "
+	bench_log "${key#*/} dnsperf round $round: $(printf '%.0f' "$qps") qps completed ($compl of $sent), lost $lost%"
 }
 
 # Other work on the cores, sampled while none of ours runs; listed in the report.
@@ -446,27 +595,49 @@ check_busy() {
 }
 
 # --- run -----------------------------------------------------------------------------------------
-bench_log "zone $ZONE, $(wc -l <"$QFILE") query templates, ${RUNS}x${DURATION}s at -Q $RATE per server"
 bench_lab_lock 600 || { echo "compare.sh: the lab is busy ($BENCH_LAB_LOCK)" >&2; exit 1; }
 LOCKED=1
+bench_log "zone $ZONE, $(wc -l <"$QFILE") query templates; ${ROUNDS} rounds of ${DURATION}s at -Q $RATE per server and NAPI mode (${NAPI_MODES[*]})"
 LOAD_START=$(cut -d' ' -f1 /proc/loadavg)
 awk -v l="$LOAD_START" 'BEGIN { exit !(l > 0.5) }' &&
 	bench_log "warning: 1-min load average is $LOAD_START before starting: other work on the machine skews the results"
 bench_xdp_off # a stale program from a crashed run would make AF_XDP set-up fail
 "$ROOT/scripts/lab.sh" up >&2 || { echo "compare.sh: lab up failed" >&2; exit 1; }
 LAB_UP=1
-if [ "$BENCH_NAPI" = threaded ]; then
-	bench_napi_setup on
-	n=$(bench_napi_pin)
-	if [ "$n" -lt 2 ]; then
-		bench_log "threaded NAPI not available on the veths ($n kthreads); results may flip between runs"
-		BENCH_NAPI="softirq (threaded NAPI unavailable)"
-	else
-		bench_log "veth receive paths: threaded NAPI, $BENCH_POP_IF on CPU $BENCH_SERVER_CPU, $BENCH_CLIENT_IF on CPU $BENCH_CLIENT_CPU"
-	fi
-fi
+NAPI_DEFAULT_GRO=$(ip netns exec "$BENCH_POP_NS" ethtool -k "$BENCH_POP_IF" 2>/dev/null | awk '/^generic-receive-offload:/ { print $2 }')
+NAPI_DEFAULT_THREADED=$(ip netns exec "$BENCH_POP_NS" cat "/sys/class/net/$BENCH_POP_IF/threaded" 2>/dev/null)
+declare -A NAPI_DESC NAPI_SKIP
+NAPI_DESC[default]="kernel default: threaded NAPI ${NAPI_DEFAULT_THREADED:-0}, GRO ${NAPI_DEFAULT_GRO:-unknown} on the veths; the receive work of a veth runs in softirq on whichever CPU schedules it (with an XDP program attached, usually the sender's)"
+NAPI_DESC[threaded]="threaded NAPI: GRO on, \`napi/$BENCH_POP_IF-*\` pinned to CPU $BENCH_SERVER_CPU with the server, \`napi/$BENCH_CLIENT_IF-*\` to CPU $BENCH_CLIENT_CPU with the generator"
 
-for p in "${PEERS[@]}"; do measure "$p"; done
+START_TIME=$SECONDS
+for BENCH_NAPI in "${NAPI_MODES[@]}"; do
+	if [ "$BENCH_NAPI" = threaded ]; then
+		bench_napi_setup on
+		n=$(bench_napi_pin)
+		if [ "$n" -lt 2 ]; then
+			NAPI_SKIP[threaded]="threaded NAPI not available on the veths ($n kthreads)"
+			bench_log "${NAPI_SKIP[threaded]}: mode skipped"
+			napi_restore
+			continue
+		fi
+	else
+		napi_restore
+	fi
+	bench_log "NAPI mode: ${NAPI_DESC[$BENCH_NAPI]}"
+	for ((r = 1; r <= ROUNDS; r++)); do
+		check_busy "before $BENCH_NAPI round $r"
+		n=${#PEERS[@]}
+		for ((j = 0; j < n; j++)); do
+			if ((SECONDS - START_TIME > MAX_TIME)); then
+				echo "compare.sh: --max-time ${MAX_TIME}s ran out in $BENCH_NAPI round $r: stopping, nothing written" >&2
+				exit 4
+			fi
+			slot "${PEERS[$(((j + r - 1) % n))]}" "$r"
+		done
+	done
+done
+napi_restore
 check_busy "at the end"
 
 # --- report ------------------------------------------------------------------------------------
@@ -476,31 +647,53 @@ MACHINE=$(bench_machine)
 LOAD_END=$(cut -d' ' -f1 /proc/loadavg)
 CMD="scripts/bench/compare.sh${ORIG_ARGS:+ $ORIG_ARGS}"
 GUN="ip netns exec $BENCH_CLIENT_NS taskset -c $BENCH_CLIENT_CPU kxdpgun -t $DURATION -Q $RATE -i QUERIES -I $BENCH_CLIENT_IF${KXDPGUN_ARGS:+ $KXDPGUN_ARGS} $BENCH_SERVER_V4"
+TESTPMD="dpdk-testpmd --lcores 0@$BENCH_SERVER_CPU,1@$BENCH_SERVER_CPU --no-pci --in-memory --vdev net_af_xdp0,iface=$BENCH_POP_IF,start_queue=0,queue_count=1,xdp_prog=steer.bpf.o${POP53_DEVARGS:+,$POP53_DEVARGS} -- --forward-mode=5tswap --nb-cores=1 --rxq=1 --txq=1 --rxd=1024 --txd=1024 --burst=32 --total-num-mbufs=8191"
 versions() {
 	local v=()
 	command -v knotd >/dev/null && v+=("$(knotd --version 2>&1 | grep -o 'version [0-9.]*' | sed 's/version /knotd /')")
 	command -v nsd >/dev/null && v+=("$(nsd -v 2>&1 | head -1 | sed 's/ version / /')")
 	command -v kxdpgun >/dev/null && v+=("$(kxdpgun -V 2>&1 | grep -o 'version [0-9.]*' | sed 's/version /kxdpgun /')")
-	command -v dnsperf >/dev/null && v+=("$(dnsperf -h 2>&1 | grep -o 'Version [0-9.]*' | sed 's/Version /dnsperf /')")
+	command -v dpdk-testpmd >/dev/null && v+=("DPDK $(dpkg-query -W -f='${Version}' dpdk 2>/dev/null | sed 's/-.*//')")
+	[ "$DNSPERF" = 1 ] && v+=("$(dnsperf -h 2>&1 | grep -o 'Version [0-9.]*' | sed 's/Version /dnsperf /')")
 	local IFS=,; echo "${v[*]}" | sed 's/,/, /g'
 }
-ms() { awk -v a="$1" 'BEGIN { printf "%.3f", a * 1000 }'; } # seconds -> "0.123" (ms)
-DPCMD="ip netns exec $BENCH_CLIENT_NS taskset -c $BENCH_CLIENT_CPU dnsperf -s $BENCH_SERVER_V4 -d QUERIES -l $DURATION -c 8$([ "$DNSPERF_RATE" -gt 0 ] && echo " -Q $DNSPERF_RATE") -q $DNSPERF_OUTST -t 1${DNSPERF_ARGS:+ $DNSPERF_ARGS}"
+# shellcheck disable=SC2086 # the lists are split into numbers on purpose
+med() { [ -n "${1:-}" ] && bench_median $1; }   # "a b c" -> median (ints)
+# shellcheck disable=SC2086
+medf() { [ -n "${1:-}" ] && bench_median_f $1; } # "a b c" -> median (decimals)
+pct() { awk -v r="$1" 'BEGIN { printf "%.1f%%", 100 * r }'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2fx", a / b; else printf "—" }'; }
+# "a1 a2" "r1 r2" -> "a1 (r1%), a2 (r2%)": each round's answered qps and answered/sent.
+round_list() {
+	local -a a r
+	local i out=""
+	read -r -a a <<<"$1"; read -r -a r <<<"$2"
+	for i in "${!a[@]}"; do
+		out+="${out:+, }$(bench_fmt_int "${a[$i]}") ($(awk -v x="${r[$i]:-0}" 'BEGIN { printf "%.0f", 100 * x }')%)"
+	done
+	echo "$out"
+}
 
-# --- the plot: answered qps per server, kxdpgun and dnsperf side by side --------------------------
+# --- the plot: answered qps per server, one bar per NAPI mode ----------------------------------
 PLOTTED=0
 make_plot() {
-	local out=$1 p k d
+	local out=$1 p m line cols=() i=2
 	command -v gnuplot >/dev/null || { bench_log "gnuplot not found: no plot"; return 1; }
 	: >"$TMP/plot.dat"
 	for p in "${PEERS[@]}"; do
-		k=${ANS[$p]:-0}; d=${DP_QPS[$p]:-0}
-		printf '"%s" %s %.0f\n' "$p" "$k" "$d" >>"$TMP/plot.dat"
+		line="\"$p\""
+		for m in "${NAPI_MODES[@]}"; do line+=" $(med "${ANSS[$m/$p]:-}" || echo 0)"; done
+		echo "$line" >>"$TMP/plot.dat"
 	done
-	cat >"$TMP/plot.gp" <<EOF
+	for m in "${NAPI_MODES[@]}"; do
+		[ "$i" = 2 ] && cols+=("\"$TMP/plot.dat\" using $i:xtic(1) title \"NAPI $m\"") ||
+			cols+=("\"\" using $i title \"NAPI $m\"")
+		i=$((i + 1))
+	done
+	cat >"$TMP/plot.gp" <<GP
 set terminal pngcairo noenhanced size 900,520 font "DejaVu Sans,11"
 set output "$out"
-set title "pop53 vs peers in the lab: answered queries per second (median of $RUNS x ${DURATION} s)\n$DATE, commit $COMMIT, one server core (CPU $BENCH_SERVER_CPU), generator on CPU $BENCH_CLIENT_CPU" font ",11"
+set title "Answered qps per server, kxdpgun on CPU $BENCH_CLIENT_CPU at -Q $RATE, every server thread on CPU $BENCH_SERVER_CPU\n(median of $ROUNDS rounds of ${DURATION} s) $DATE, commit $COMMIT" font ",11"
 set style data histogram
 set style histogram clustered gap 1.5
 set style fill solid 0.85 border -1
@@ -511,97 +704,86 @@ set ylabel "answered qps"
 set format y "%.0s%c"
 set yrange [0:*]
 set offsets 0, 0, graph 0.12, 0
-set xtics nomirror
-plot "$TMP/plot.dat" using 2:xtic(1) title "kxdpgun (AF_XDP generator, saturating -Q $RATE)" lc rgb "#1f77b4", \\
-     "" using 3 title "dnsperf (kernel UDP, -c 8 -q $DNSPERF_OUTST$([ "$DNSPERF_RATE" -gt 0 ] && echo " -Q $DNSPERF_RATE"))" lc rgb "#ff7f0e", \\
-     "" using (\$0 - 0.15):2:(sprintf("%.0fk", \$2 / 1000)) with labels offset 0,0.7 font ",9" notitle, \\
-     "" using (\$0 + 0.15):3:(sprintf("%.0fk", \$3 / 1000)) with labels offset 0,0.7 font ",9" notitle
-EOF
+plot $(IFS=,; echo "${cols[*]}")
+GP
 	gnuplot "$TMP/plot.gp" 2>"$TMP/plot.err" || { bench_log "gnuplot failed: $(tail -1 "$TMP/plot.err")"; return 1; }
 	PLOTTED=1
 }
 if [ "$WRITE" = 1 ]; then make_plot "$PNG"; elif [ -n "${PLOT_OUT:-}" ]; then make_plot "$PLOT_OUT"; fi
+
+# One table per NAPI mode.
+mode_table() { # MODE
+	local m=$1 p key ans sent r tp kx dp
+	local tp_ans kx_ans
+	tp_ans=$(med "${ANSS[$m/testpmd]:-}"); kx_ans=$(med "${ANSS[$m/knotd-xdp]:-}")
+	echo "### NAPI: $m"
+	echo
+	echo "${NAPI_DESC[$m]}."
+	echo
+	if [ -n "${NAPI_SKIP[$m]:-}" ]; then echo "Not measured: ${NAPI_SKIP[$m]}."; echo; return; fi
+	local hdr="| server | how it runs | sent qps | answered qps | answered/sent | vs testpmd | vs knotd-XDP | per round: answered qps (answered/sent) |"
+	local sep="| --- | --- | ---: | ---: | ---: | ---: | ---: | --- |"
+	[ "$DNSPERF" = 1 ] && hdr+=" dnsperf qps | dnsperf lost | dnsperf avg ms |" && sep+=" ---: | ---: | ---: |"
+	echo "$hdr"; echo "$sep"
+	for p in "${PEERS[@]}"; do
+		key="$m/$p"
+		dp=""
+		if [ "$DNSPERF" = 1 ]; then
+			if [ -n "${DPQS[$key]:-}" ]; then
+				dp=" $(bench_fmt_int "$(printf '%.0f' "$(medf "${DPQS[$key]}")")") | $(medf "${DPLOSTS[$key]}")% | $(awk -v a="$(medf "${DPAVGS[$key]}")" 'BEGIN { printf "%.3f", a * 1000 }') |"
+			else
+				dp=" — | | |"
+			fi
+		fi
+		if [ -z "${ANSS[$key]:-}" ]; then
+			echo "| $p | ${MODE[$p]} | not measured: $(tr '|\n' '/ ' <<<"${REASON[$key]:-no result}") | | | | | |$dp"
+			continue
+		fi
+		ans=$(med "${ANSS[$key]}"); sent=$(med "${SENTS[$key]}"); r=$(medf "${RATIOS[$key]}")
+		tp="—"; [ -n "$tp_ans" ] && tp=$(ratio "$ans" "$tp_ans")
+		kx="—"; [ -n "$kx_ans" ] && kx=$(ratio "$ans" "$kx_ans")
+		echo "| $p | ${MODE[$p]} | $(bench_fmt_int "$sent") | **$(bench_fmt_int "$ans")** | **$(pct "$r")** | $tp | $kx | $(round_list "${ANSS[$key]}" "${RATIOS[$key]}") |$dp"
+	done
+	echo
+	echo "Threads, re-pinned after start and read back from \`/proc/PID/task/*/status\` (Cpus_allowed_list), checked again after every round:"
+	echo
+	for p in "${PEERS[@]}"; do
+		key="$m/$p"
+		[ -n "${AFF[$key]:-}" ] && echo "- $p: ${AFF[$key]}"
+	done
+	[ -n "${GUN_AFF[$m]:-}" ] && echo "- kxdpgun: ${GUN_AFF[$m]}"
+	for p in "${PEERS[@]}"; do
+		key="$m/$p"
+		[ -n "${NOTE[$key]:-}" ] && echo "- note, $p: ${NOTE[$key]}"
+		[ -n "${REASON[$key]:-}" ] && [ -n "${ANSS[$key]:-}" ] && echo "- note, $p: a round was not measured: ${REASON[$key]}"
+	done
+	echo
+}
 
 {
 	echo
 	echo "- Date: $DATE"
 	echo "- Commit: $COMMIT"
 	echo "- Machine: $MACHINE; 1-min load average $LOAD_START before, $LOAD_END after (the benchmark itself adds about 2; more means other work shared the cores)"
-	echo "- Other processes above 20 % of a CPU, sampled before each server (after waiting up to ${QUIET_WAIT} s for quiet) and at the end: ${DISTURB:-none}"
+	echo "- Other processes above 20 % of a CPU, sampled before each round (after waiting up to ${QUIET_WAIT} s for quiet) and at the end: ${DISTURB:-none}"
 	echo "- Software: $(versions)"
-	echo "- Command: \`$CMD\` (${RUNS} run$([ "$RUNS" -gt 1 ] && echo s) of ${DURATION} s per server with each tool; each figure is the median of its runs)"
-	echo "- Generator: \`$GUN\`"
-	[ "$DNSPERF" = 1 ] && echo "- dnsperf: \`$DPCMD\` (after the kxdpgun runs, against the same server process)"
-	if [ "$BENCH_NAPI" = threaded ]; then
-		echo "- veth receive paths: threaded NAPI, \`napi/$BENCH_POP_IF-*\` pinned to CPU $BENCH_SERVER_CPU with the server, \`napi/$BENCH_CLIENT_IF-*\` to CPU $BENCH_CLIENT_CPU with the generator (GRO on both veths)"
-	else
-		echo "- veth receive paths: $BENCH_NAPI (kernel default; the CPU that runs each side's receive path is decided by a race, results vary between runs)"
-	fi
+	echo "- Command: \`$CMD\` ($ROUNDS rounds per NAPI mode; in each round every server is started, measured for ${DURATION} s and stopped, in a rotated order; each figure is the median over the rounds, answered/sent the median of the rounds' ratios)"
+	echo "- Generator: \`$GUN\` (kxdpgun's own counts: sent = total queries, answered = total replies, per second of its duration)"
+	echo "- Floor: \`$TESTPMD\`, the service addresses put in steer.bpf.o's map by \`p53-xdp-addrs\`"
+	[ "$DNSPERF" = 1 ] && echo "- dnsperf: \`ip netns exec $BENCH_CLIENT_NS taskset -c $BENCH_CLIENT_CPU dnsperf -s $BENCH_SERVER_V4 -d QUERIES -l $DURATION -c 8 -q $DNSPERF_OUTST -t 1\` after kxdpgun, same server process"
 	echo "- Zone: \`${ZONE#"$ROOT"/}\`, $(wc -l <"$QFILE") query templates (\`$(head -3 "$QFILE" | paste -sd, | sed 's/,/, /g'), ...\`)"
 	echo
-	if [ "$DNSPERF" = 1 ]; then
-		echo "| server | mode | kxdpgun offered qps | kxdpgun answered qps | answered/offered | vs knotd-XDP | dnsperf qps | dnsperf lost | dnsperf avg latency ms | latency stddev / max ms |"
-		echo "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
-	else
-		echo "| server | mode | kxdpgun offered qps | kxdpgun answered qps | answered/offered | vs knotd-XDP |"
-		echo "| --- | --- | ---: | ---: | ---: | ---: |"
-	fi
-	for p in "${PEERS[@]}"; do
-		dp=""
-		if [ "$DNSPERF" = 1 ]; then
-			if [ -n "${DP_QPS[$p]:-}" ]; then
-				dp=" $(bench_fmt_int "$(printf '%.0f' "${DP_QPS[$p]}")") | ${DP_LOST[$p]}% | $(ms "${DP_AVG[$p]}") | $(ms "${DP_SD[$p]}") / $(ms "${DP_MAX[$p]}") |"
-			else
-				dp=" not measured: $(tr '|\n' '/ ' <<<"${DP_REASON[$p]:-${REASON[$p]:-unknown}}") | | | |"
-			fi
-		fi
-		if [ -n "${ANS[$p]:-}" ]; then
-			vs="—"
-			[ -n "${ANS[knotd-xdp]:-}" ] && [ "${ANS[knotd-xdp]}" -gt 0 ] &&
-				vs=$(awk -v a="${ANS[$p]}" -v b="${ANS[knotd-xdp]}" 'BEGIN { printf "%.2fx", a / b }')
-			echo "| $p | ${MODE[$p]} | $(bench_fmt_int "${SENT[$p]}") | $(bench_fmt_int "${ANS[$p]}") | ${RATIO[$p]} | $vs |$dp"
-		else
-			echo "| $p | ${MODE[$p]} | not measured: $(tr '|\n' '/ ' <<<"${REASON[$p]:-unknown}") | | | |$dp"
-		fi
-	done
-	echo
-	for p in "${PEERS[@]}"; do
-		line=""
-		[ -n "${RUNLIST[$p]:-}" ] && line="kxdpgun answered qps per run: $(for x in ${RUNLIST[$p]}; do bench_fmt_int "$x"; printf ' '; done | sed 's/ $//; s/ /, /g')"
-		[ -n "${DP_RUNLIST[$p]:-}" ] && line="${line:+$line; }dnsperf qps per run: $(for x in ${DP_RUNLIST[$p]}; do bench_fmt_int "$x"; printf ' '; done | sed 's/ $//; s/ /, /g') (average packet size: query ${DP_REQ[$p]} B, response ${DP_RESP[$p]} B of DNS)"
-		[ -n "${NOTE[$p]:-}" ] && line="${line:+$line; }${NOTE[$p]}"
-		[ -n "$line" ] && echo "- $p: $line"
-	done
-	echo
+	for m in "${NAPI_MODES[@]}"; do mode_table "$m"; done
 	if [ "$PLOTTED" = 1 ]; then
-		echo "![Answered qps per server, kxdpgun and dnsperf, from this run]($(basename "$PNG"))"
+		echo "![Answered qps per server and NAPI mode, from this run]($(basename "$PNG"))"
 		echo
 	fi
-	if [ "$DNSPERF" = 1 ]; then
-		echo "**kxdpgun and dnsperf measure different things.** kxdpgun offers far more than any server"
-		echo "answers here and counts replies: what the server keeps answering on one core while overloaded,"
-		echo "minus what the generator's own core leaves. dnsperf is what operators run: one thread on kernel"
-		if [ "$DNSPERF_RATE" -gt 0 ]; then
-			echo "UDP sockets (8 sockets, at most $DNSPERF_OUTST queries in flight, paced to $DNSPERF_RATE qps),"
-		else
-			echo "UDP sockets (8 sockets, at most $DNSPERF_OUTST queries in flight, a new one sent as each answer arrives),"
-		fi
-		echo "so it does not overload a server, and from its one core (shared with the client veth's receive"
-		echo "path) it completes at most about 180k qps on this machine: the XDP servers are faster than it can"
-		echo "show. The kernel-socket servers answer more under dnsperf than under kxdpgun's overload, where their"
-		echo "socket buffer overflows and the core goes to receiving packets that are then dropped. dnsperf's"
-		echo "latency is loaded latency (a query waits behind up to $DNSPERF_OUTST others in the sockets and the server),"
-		echo "not one query's service time. Lost = no answer within 1 s."
-		echo "The servers do not send the same answers: the per-server lines give dnsperf's average response"
-		echo "size, larger for a server that adds authority NS and glue records to positive answers."
-		echo
-	fi
-	echo "**pop53's idle mode in the lab is \`adaptive\`** (\`POP53_IDLE=busy\` to change it): on a veth the"
-	echo "kernel's receive work for \`$BENCH_POP_IF\` (the XDP program and the copy into the AF_XDP ring) runs in a"
-	echo "NAPI thread on the server's own CPU, and a busy-polling worker took that CPU from it, starving its own"
-	echo "receive path (62k qps busy against about 300k adaptive). Adaptive idle sleeps 1–200 µs when the ring"
-	echo "is empty, which hands the core to the kernel side; with a NIC whose interrupts and NAPI run on another"
-	echo "core, \`busy\` is the mode for a dedicated core."
+	echo "**Reading the table.** testpmd answers what the port carries when the application does"
+	echo "nothing: a server at testpmd's answered/sent is limited by the generator and the veth, not by"
+	echo "itself, and then only instructions per query (scripts/bench/replay.sh) tell servers apart;"
+	echo "a server below it is the bottleneck. \"vs\" columns divide answered qps. pop53's idle mode is"
+	echo "\`${POP53_IDLE:-adaptive}\` (\`POP53_IDLE=busy\` to change it): with the receive work of \`$BENCH_POP_IF\`"
+	echo "on the server's CPU (threaded NAPI), a busy-polling worker starves it."
 	echo
 } >"$TMP/section.md"
 write_limits >"$TMP/limits.md"
