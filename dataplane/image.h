@@ -64,8 +64,16 @@ struct p53_image_zone {
 	uint32_t name_off;      /* into names[] */
 	uint8_t  name_len;
 	uint8_t  labels;        /* label count, root excluded */
-	uint16_t pad;
+	uint8_t  flags;         /* P53_ZONE_* */
+	uint8_t  rcode;         /* 0: the zone's data is served. Else the zone has no data here
+				   (a secondary not transferred yet or expired, a catalog zone):
+				   its apex is the only node, soa is P53_NONE, and every query at
+				   or below the apex gets this RCODE with AA=0 */
 };
+
+/* p53_image_zone.flags */
+#define P53_ZONE_SECONDARY 0x01u /* transferred from a primary (control/xfr/): a NOTIFY for
+				    its apex is left to the control thread, not answered here */
 
 /* p53_image_node.flags */
 #define P53_NODE_APEX   0x0001u /* zone apex */

@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "control/xfr/conf.h"
+
 #define P53_CONFIG_MAX_ADDRS   64
 #define P53_CONFIG_MAX_EAL     64
 
@@ -22,8 +24,10 @@ struct p53_addr {
 
 struct p53_config_zone {
 	char *name;             /* as written, normalised to end in '.' */
-	char *file;             /* resolved against the config file's directory when relative */
+	char *file;             /* resolved against the config file's directory when relative;
+				   for a secondary zone, its disk copy (default under xfr.directory) */
 	int line;               /* line of this entry in the config file */
+	struct p53_xfr_zone_conf *xfr; /* a secondary zone (primaries:...), else NULL */
 };
 
 enum p53_replicas {
@@ -71,6 +75,9 @@ struct p53_config {
 	/* zones: */
 	struct p53_config_zone *zones;
 	int n_zones;
+
+	/* tsig_keys: and xfr: (control/xfr/conf.h) */
+	struct p53_xfr_conf xfr;
 };
 
 /**
