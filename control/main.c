@@ -34,6 +34,7 @@
 #include "control/net/port.h"
 #include "control/zone/compile.h"
 #include "control/zone/watch.h"
+#include "control/xfr/xfr.h"
 #include "dataplane/image.h"
 #include "dataplane/notify.h"
 #include "dataplane/worker.h"
@@ -147,6 +148,7 @@ static void *control_main(void *arg)
 		p53_ctl_poll(d, 50);
 		p53_metrics_poll(d);
 		p53_daemon_notify_drain(d);
+		p53_xfr_tick(d);
 		p53_dataplane_poll(&d->dp);
 		if (got_hup) {
 			got_hup = 0;
@@ -231,8 +233,14 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	const struct p53_config *cfg = &d.cfg;
-	img = p53_zone_compile(cfg, &img_len, err, sizeof(err), p53_log_warn_cb, NULL, &zone_files,
-			       &n_zone_files);
+	/* Secondary zones start from their disk copies (control/xfr/): served at once. */
+	d.xfr = p53_xfr_new(cfg);
+	if (d.xfr == NULL) {
+		fprintf(stderr, "out of memory for the zone transfer state\n");
+		goto out_cfg;
+	}
+	img = p53_xfr_compile(d.xfr, cfg, NULL, NULL, 0, &img_len, err, sizeof(err), &zone_files,
+			      &n_zone_files);
 	if (img == NULL) {
 		fprintf(stderr, "%s\n", err);
 		goto out_cfg;
@@ -294,6 +302,8 @@ int main(int argc, char **argv)
 	}
 	img = NULL; /* the data plane owns it now */
 
+	if (p53_xfr_start(&d) != 0)
+		goto out_dp;
 	if (p53_ctl_listen(&d.ctl, cfg->control_socket, cfg->control_group, err, sizeof(err)) != 0) {
 		p53_err("%s", err);
 		goto out_dp;
@@ -334,6 +344,9 @@ out_watch:
 out_ctl:
 	p53_ctl_close(&d);
 out_dp:
+	/* The transfer threads stop first: nothing they do touches the data plane. */
+	p53_xfr_free(d.xfr);
+	d.xfr = NULL;
 	p53_dataplane_fini(&d.dp);
 out_port:
 	p53_port_close(&d.port);
@@ -346,6 +359,7 @@ out_img:
 	free(img);
 	p53_image_files_free(zone_files, n_zone_files);
 out_cfg:
+	p53_xfr_free(d.xfr);
 	p53_config_free(&d.cfg);
 	p53_info("exit %d", rc);
 	return rc;

@@ -16,6 +16,7 @@
 #include "control/daemon.h"
 #include "control/log.h"
 #include "control/net/xdp.h"
+#include "control/xfr/xfr.h"
 #include "control/zone/compile.h"
 #include "dataplane/image.h"
 
@@ -119,7 +120,8 @@ int p53_daemon_reload(struct p53_daemon *d, int config, const char *zone, char *
 		p53_config_free(&fresh);
 		return -1;
 	}
-	img = p53_zone_compile(use, &len, err, errlen, p53_log_warn_cb, NULL, &files, &n_files);
+	/* Secondary zones keep what they serve (control/xfr/update.c). */
+	img = p53_xfr_compile(d->xfr, use, d->dp.image, NULL, 0, &len, err, errlen, &files, &n_files);
 	if (img == NULL)
 		goto fail;
 	/* New service addresses are steered before the replicas are swapped and rolled back if
@@ -148,6 +150,7 @@ int p53_daemon_reload(struct p53_daemon *d, int config, const char *zone, char *
 		p53_config_free(&d->cfg);
 		d->cfg = fresh;
 	}
+	p53_xfr_reconciled(d);
 	/* New, moved or newly included zone files: watch what this compile read. */
 	if (d->watch.fd >= 0)
 		p53_watch_set(&d->watch, files, n_files, d->cfg.watch_debounce_ms);
