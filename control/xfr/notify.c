@@ -5,6 +5,7 @@
 #include <netinet/in.h>
 #include <stdio.h>
 #include <string.h>
+#include <stddef.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -31,14 +32,15 @@ void p53_xfr_notify_close(struct p53_xfr *x)
 		if (x->socks[i] >= 0)
 			close(x->socks[i]);
 	x->n_socks = 0;
+	p53_xfr_notify_tcp_close(x, false);
 }
 
-static int open_sock(const struct p53_addr *a)
+int p53_xfr_sock_open(const struct p53_addr *a, int type)
 {
 	struct sockaddr_storage ss = { 0 };
 	socklen_t sl;
 	int one = 1;
-	int fd = socket(a->family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	int fd = socket(a->family, type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 
 	if (fd < 0)
 		return -1;
@@ -60,7 +62,8 @@ static int open_sock(const struct p53_addr *a)
 		memcpy(&s->sin6_addr, a->bytes, 16);
 		sl = sizeof(*s);
 	}
-	if (bind(fd, (struct sockaddr *)&ss, sl) != 0) {
+	if (bind(fd, (struct sockaddr *)&ss, sl) != 0 ||
+	    (type == SOCK_STREAM && listen(fd, 16) != 0)) {
 		int e = errno;
 		close(fd);
 		errno = e;
@@ -72,10 +75,8 @@ static int open_sock(const struct p53_addr *a)
 void p53_xfr_notify_sockets(struct p53_daemon *d)
 {
 	struct p53_xfr *x = d->xfr;
-	bool any = false;
+	bool any = x->n > 0;
 
-	for (size_t i = 0; i < x->n; i++)
-		any |= true;
 	/* Keep the sockets whose address stays; open the new ones. */
 	int socks[P53_XFR_MAX_SOCKS];
 	struct p53_addr addrs[P53_XFR_MAX_SOCKS];
@@ -91,7 +92,7 @@ void p53_xfr_notify_sockets(struct p53_daemon *d)
 		if (fd < 0) {
 			char txt[INET6_ADDRSTRLEN];
 			inet_ntop(a->family, a->bytes, txt, sizeof(txt));
-			fd = open_sock(a);
+			fd = p53_xfr_sock_open(a, SOCK_DGRAM);
 			if (fd < 0) {
 				p53_warn("xfr: cannot bind UDP %s port 53 for NOTIFY answers: %s", txt,
 					 strerror(errno));
@@ -101,10 +102,13 @@ void p53_xfr_notify_sockets(struct p53_daemon *d)
 		socks[n] = fd;
 		addrs[n++] = *a;
 	}
-	p53_xfr_notify_close(x);
+	for (int i = 0; i < x->n_socks; i++)
+		if (x->socks[i] >= 0)
+			close(x->socks[i]);
 	memcpy(x->socks, socks, sizeof(int) * (size_t)n);
 	memcpy(x->sock_addrs, addrs, sizeof(addrs[0]) * (size_t)n);
 	x->n_socks = n;
+	p53_xfr_notify_tcp_listen(d);
 }
 
 static int sock_for(const struct p53_xfr *x, const struct p53_notify_event *ev)
@@ -177,36 +181,35 @@ static void refused(struct p53_daemon *d, const struct p53_notify_event *ev, con
 		 d->xfr->notify_refused, why);
 }
 
-void p53_xfr_notify(struct p53_daemon *d, const struct p53_notify_event *ev)
+size_t p53_xfr_notify_answer(struct p53_daemon *d, const struct p53_notify_event *ev, uint8_t *out,
+			     size_t cap)
 {
 	struct p53_xfr *x = d->xfr;
-	uint8_t out[P53_NOTIFY_MSG_MAX + 512];
 	char zone[1024];
 	struct p53_tsig_rr t;
 	uint64_t now = (uint64_t)time(NULL);
 	size_t len, qend = 12u + ev->zone_len + 4;
 
+	if (cap < qend + 256)
+		return 0;
+
 	p53_name_to_str(zone, sizeof(zone), ev->zone);
 	if (x == NULL || ev->msg_len < qend) {
 		if (x != NULL)
 			x->notify_lost_events++;
-		return; /* too large to keep: the primary retries */
+		return 0; /* too large to keep: the primary retries */
 	}
 	struct p53_xfr_zone *z = p53_xfr_find_wire(x, ev->zone, ev->zone_len);
 	const struct p53_config_zone *cz = z != NULL && !z->removed ? p53_xfr_zone_conf(&d->cfg, z) : NULL;
 	if (cz == NULL) {
 		/* Removed since the image the worker read: as the worker would answer now. */
-		len = response(ev, qend, P53_RCODE_NOTAUTH, out);
-		send_to(d, ev, out, len);
 		refused(d, ev, zone, "not a secondary zone here");
-		return;
+		return response(ev, qend, P53_RCODE_NOTAUTH, out);
 	}
 	enum p53_tsig_status ts = p53_tsig_find(ev->msg, ev->msg_len, &t);
 	if (ts == P53_TSIG_FORMERR) {
-		len = response(ev, qend, P53_RCODE_FORMERR, out);
-		send_to(d, ev, out, len);
 		refused(d, ev, zone, "malformed TSIG record (FORMERR)");
-		return;
+		return response(ev, qend, P53_RCODE_FORMERR, out);
 	}
 	/* The ACL: entries whose prefix holds the sender, and the keys they accept. */
 	bool matched = false, unsigned_ok = false;
@@ -223,10 +226,8 @@ void p53_xfr_notify(struct p53_daemon *d, const struct p53_notify_event *ev)
 	}
 	if (!matched) {
 		/* As Knot: NOTAUTH for a sender no ACL allows. */
-		len = response(ev, qend, P53_RCODE_NOTAUTH, out);
-		send_to(d, ev, out, len);
 		refused(d, ev, zone, "sender not allowed (zones[].notify / primaries)");
-		return;
+		return response(ev, qend, P53_RCODE_NOTAUTH, out);
 	}
 	const struct p53_tsig_key *key = NULL;
 	if (ts == P53_TSIG_OK) {
@@ -245,27 +246,23 @@ void p53_xfr_notify(struct p53_daemon *d, const struct p53_notify_event *ev)
 				     : vs == P53_TSIG_BADTIME ? P53_TSIG_E_BADTIME
 				     : vs == P53_TSIG_BADTRUNC ? P53_TSIG_E_BADTRUNC : P53_TSIG_E_BADSIG;
 			len = response(ev, qend, P53_RCODE_NOTAUTH, out);
-			p53_tsig_append_error(out, &len, sizeof(out), &t, e, now);
-			send_to(d, ev, out, len);
+			p53_tsig_append_error(out, &len, cap, &t, e, now);
 			char why[128];
 			snprintf(why, sizeof(why), "TSIG %s", p53_tsig_status_str(vs));
 			refused(d, ev, zone, why);
-			return;
+			return len;
 		}
 		key = &d->cfg.xfr.keys[k];
 	} else if (!unsigned_ok) {
-		len = response(ev, qend, P53_RCODE_NOTAUTH, out);
-		send_to(d, ev, out, len);
 		refused(d, ev, zone, "unsigned; the zone's NOTIFY ACL wants a TSIG key");
-		return;
+		return response(ev, qend, P53_RCODE_NOTAUTH, out);
 	}
 	len = response(ev, qend, P53_RCODE_NOERROR, out);
-	if (key != NULL && p53_tsig_sign(out, &len, sizeof(out), key, t.mac, t.mac_len, 0, now, NULL,
+	if (key != NULL && p53_tsig_sign(out, &len, cap, key, t.mac, t.mac_len, 0, now, NULL,
 					 NULL) != 0) {
 		p53_err("NOTIFY for %s: cannot sign the answer", zone);
-		return;
+		return 0;
 	}
-	send_to(d, ev, out, len);
 	x->notify_ok++;
 	z->notifies++;
 	z->notified = true;
@@ -273,14 +270,27 @@ void p53_xfr_notify(struct p53_daemon *d, const struct p53_notify_event *ev)
 		z->notify_us = p53_xfr_now_us();
 	char src[INET6_ADDRSTRLEN];
 	inet_ntop(ev->ipv6 ? AF_INET6 : AF_INET, ev->src, src, sizeof(src));
-	p53_info("NOTIFY for %s from %s%s%s: refreshing", zone, src, key != NULL ? " key " : "",
-		 key != NULL ? key->name : "");
+	p53_info("NOTIFY for %s from %s%s%s%s: refreshing", zone, src, ev->tcp ? " over TCP" : "",
+		 key != NULL ? " key " : "", key != NULL ? key->name : "");
+	return len;
 }
+
+void p53_xfr_notify(struct p53_daemon *d, const struct p53_notify_event *ev)
+{
+	uint8_t out[P53_NOTIFY_MSG_MAX + 512];
+	size_t len = p53_xfr_notify_answer(d, ev, out, sizeof(out));
+
+	if (len > 0)
+		send_to(d, ev, out, len);
+}
+
+
 
 void p53_xfr_notify_poll(struct p53_daemon *d)
 {
 	struct p53_xfr *x = d->xfr;
 
+	p53_xfr_notify_tcp_poll(d);
 	for (int i = 0; i < x->n_socks; i++) {
 		for (int k = 0; k < POLL_MAX; k++) {
 			struct p53_notify_event ev;

@@ -389,7 +389,9 @@ struct p53_xfr *p53_xfr_new(const struct p53_config *cfg)
 	if (x == NULL)
 		return NULL;
 	for (int i = 0; i < P53_XFR_MAX_SOCKS; i++)
-		x->socks[i] = -1;
+		x->socks[i] = x->tcp_socks[i] = -1;
+	for (int i = 0; i < P53_XFR_TCP_CONNS; i++)
+		x->conns[i].fd = -1;
 	if (add_configured(x, cfg) != 0) {
 		p53_xfr_free(x);
 		return NULL;

@@ -81,6 +81,19 @@ struct p53_xfr_zone {
 };
 
 #define P53_XFR_MAX_SOCKS 64
+#define P53_XFR_TCP_CONNS 16
+
+/* A TCP connection carrying NOTIFYs (Knot sends them over TCP): control/xfr/notify_tcp.c. */
+struct p53_ntcp_conn {
+	int fd;                         /* -1: slot free */
+	uint8_t ipv6;
+	uint8_t peer[16];
+	uint16_t peer_port;
+	uint8_t local[16];
+	uint8_t buf[2 + P53_NOTIFY_MSG_MAX];
+	size_t len;
+	uint64_t deadline_ms;
+};
 
 struct p53_xfr {
 	struct p53_xfr_zone **zones;
@@ -91,9 +104,13 @@ struct p53_xfr {
 	int socks[P53_XFR_MAX_SOCKS];   /* UDP on each service address:53, for NOTIFY answers */
 	struct p53_addr sock_addrs[P53_XFR_MAX_SOCKS];
 	int n_socks;
+	int tcp_socks[P53_XFR_MAX_SOCKS]; /* TCP listeners on the same addresses, for NOTIFY */
+	struct p53_addr tcp_addrs[P53_XFR_MAX_SOCKS];
+	int n_tcp;
+	struct p53_ntcp_conn conns[P53_XFR_TCP_CONNS];
 	time_t last_apply_end;
 	/* totals */
-	uint64_t notify_ok, notify_refused, notify_kernel, notify_lost_events;
+	uint64_t notify_ok, notify_refused, notify_kernel, notify_tcp, notify_lost_events;
 	uint64_t applies_ok, applies_failed;
 };
 
