@@ -261,19 +261,40 @@ static int tcp_read_msg(struct p53_xfr_job *j, int fd, uint8_t *buf)
 	return tcp_io(j, fd, buf, len, 0) == 0 ? (int)len : -1;
 }
 
+static const char *tsig_error_name(uint16_t e)
+{
+	switch (e) {
+	case P53_TSIG_E_BADSIG: return "BADSIG";
+	case P53_TSIG_E_BADKEY: return "BADKEY";
+	case P53_TSIG_E_BADTIME: return "BADTIME";
+	case P53_TSIG_E_BADTRUNC: return "BADTRUNC";
+	default: return "error";
+	}
+}
+
 /* Verify the TSIG of one response message (stream for a transfer, one for a query). */
 static int tsig_check(struct p53_xfr_job *j, const char *peer, struct p53_tsig_stream *ts,
 		      const uint8_t *msg, size_t len, const char *what)
 {
+	char key[1024];
+
 	if (ts == NULL)
 		return 0;
 	enum p53_tsig_status st = p53_tsig_stream_next(ts, msg, len, (uint64_t)time(NULL));
-	if (st != P53_TSIG_OK) {
-		jerr(j, "%s: %s: TSIG %s (key %s)", peer, what, p53_tsig_status_str(st),
-		     ts->key->name != NULL ? ts->key->name : "?");
-		return -1;
+	if (st == P53_TSIG_OK)
+		return 0;
+	p53_name_to_str(key, sizeof(key), ts->key->wire);
+	if (st == P53_TSIG_ERROR) {
+		/* RFC 8945 §5.3.2: the primary did not accept our signature. */
+		struct p53_tsig_rr t;
+		ldns_lookup_table *rc = ldns_lookup_by_id(ldns_rcodes, msg[3] & 0xf);
+		p53_tsig_find(msg, len, &t);
+		jerr(j, "%s: %s: %s, TSIG %s: the primary does not accept key %s", peer, what,
+		     rc != NULL ? rc->name : "error", tsig_error_name(t.error), key);
+	} else {
+		jerr(j, "%s: %s: TSIG %s (key %s)", peer, what, p53_tsig_status_str(st), key);
 	}
-	return 0;
+	return -1;
 }
 
 /* The SOA of the zone at one primary: UDP, then TCP when truncated. */

@@ -70,14 +70,17 @@ key:
   - id: xfr.key
     algorithm: hmac-sha256
     secret: $XFR_SECRET
+  - id: wrong.key
+    algorithm: hmac-sha256
+    secret: $XFR_SECRET
 remote:
   - id: pop
     address: 192.0.2.53@53
     key: xfr.key
 acl:
   - id: pop_xfr
-    address: [192.0.2.53, "2001:db8:53::53"]
-    key: xfr.key
+    address: [192.0.2.53, "2001:db8:53::53", $PRIMARY_V4]
+    key: [xfr.key, wrong.key]
     action: transfer
 database:
   storage: $KNOT_DIR/db
