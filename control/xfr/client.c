@@ -355,6 +355,15 @@ static int soa_query(struct p53_xfr_job *j, const struct p53_xfr_peer *p, const 
 			goto out;
 		}
 	}
+	/* An unsigned error answer (Knot REFUSES an SOA query for a catalog it generates):
+	 * report the RCODE; the caller may still ask for the transfer, which is signed. */
+	struct p53_tsig_rr tr;
+	if (q.is_signed && (resp[3] & 0xf) != 0 && p53_tsig_find(resp, (size_t)n, &tr) == P53_TSIG_NONE) {
+		ldns_lookup_table *rcn = ldns_lookup_by_id(ldns_rcodes, resp[3] & 0xf);
+		jerr(j, "%s: SOA query: %s (unsigned)", peer, rcn != NULL ? rcn->name : "error");
+		rc = -2;
+		goto out;
+	}
 	if (q.is_signed) {
 		struct p53_tsig_stream ts;
 		p53_tsig_stream_init(&ts, q.key, q.mac, q.mac_len);
@@ -367,8 +376,11 @@ static int soa_query(struct p53_xfr_job *j, const struct p53_xfr_peer *p, const 
 		jerr(j, "%s: SOA query: malformed response", peer);
 		goto out;
 	}
-	if (response_check(j, peer, &q, pkt, tcp ? "SOA query over TCP" : "SOA query") != 0)
+	if (response_check(j, peer, &q, pkt, tcp ? "SOA query over TCP" : "SOA query") != 0) {
+		if (ldns_pkt_get_rcode(pkt) != LDNS_RCODE_NOERROR)
+			rc = -2;
 		goto out;
+	}
 	ldns_rr_list *an = ldns_pkt_answer(pkt);
 	for (size_t i = 0; i < ldns_rr_list_rr_count(an); i++) {
 		ldns_rr *rr = ldns_rr_list_rr(an, i);
@@ -612,27 +624,35 @@ static void refresh(struct p53_xfr_job *j)
 		const struct p53_xfr_peer *p = &j->peers[i];
 		peer_str(p, peer, sizeof(peer));
 		j->err[0] = '\0';
-		if (soa_query(j, p, peer) == 0) {
-			j->peer = i;
-			snprintf(j->how, sizeof(j->how), "SOA");
-			if (j->have_data && !j->force && !p53_serial_newer(j->new_serial, j->serial)) {
-				j->outcome = P53_XFR_UPTODATE;
-				return;
-			}
-			if (j->have_data && j->ixfr && !j->force) {
-				snprintf(j->how, sizeof(j->how), "IXFR");
-				if (transfer(j, p, peer, 1) == 0)
-					return;
-				/* RFC 1995 §4: a primary that cannot give us IXFR is asked for AXFR. */
-				errs_add(errs, sizeof(errs), j->err);
-				snprintf(j->how, sizeof(j->how), "IXFR->AXFR");
-			} else {
-				snprintf(j->how, sizeof(j->how), "AXFR");
-			}
-			j->err[0] = '\0';
-			if (transfer(j, p, peer, 0) == 0)
-				return;
+		int sq = soa_query(j, p, peer);
+		if (sq == -1)
+			goto next;
+		/* sq == -2: the primary answered the SOA query with an error but may still
+		 * transfer (Knot REFUSES SOA queries for the catalogs it generates): the transfer
+		 * tells us the serial too (IXFR answers a lone SOA when we are up to date). */
+		if (sq == -2)
+			errs_add(errs, sizeof(errs), j->err);
+		j->peer = i;
+		snprintf(j->how, sizeof(j->how), "SOA");
+		if (sq == 0 && j->have_data && !j->force && !p53_serial_newer(j->new_serial, j->serial)) {
+			j->outcome = P53_XFR_UPTODATE;
+			return;
 		}
+		if (j->have_data && j->ixfr && !j->force) {
+			snprintf(j->how, sizeof(j->how), "IXFR");
+			j->err[0] = '\0';
+			if (transfer(j, p, peer, 1) == 0)
+				return;
+			/* RFC 1995 §4: a primary that cannot give us IXFR is asked for AXFR. */
+			errs_add(errs, sizeof(errs), j->err);
+			snprintf(j->how, sizeof(j->how), "IXFR->AXFR");
+		} else {
+			snprintf(j->how, sizeof(j->how), "AXFR");
+		}
+		j->err[0] = '\0';
+		if (transfer(j, p, peer, 0) == 0)
+			return;
+next:
 		errs_add(errs, sizeof(errs), j->err);
 		if (j->stop != NULL && *j->stop)
 			break;

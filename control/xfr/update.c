@@ -99,13 +99,14 @@ static struct p53_zone_update *update_of(struct p53_zone_update *u, size_t n,
 /* Where one secondary zone's records come from in this compile (see p53_xfr_compile).
  * Returns 1 when they are to be read out of the running image (into *own). */
 static int secondary_src(const struct p53_config *cfg, const struct p53_xfr_zone_conf *zc,
-			  struct p53_xfr_zone *z, const void *cur_img, struct p53_zone_update *u,
-			  size_t n, struct p53_zone_src *src, struct p53_rrs **want, struct p53_rrs *own)
+			  bool catalog, struct p53_xfr_zone *z, const void *cur_img,
+			  struct p53_zone_update *u, size_t n, struct p53_zone_src *src,
+			  struct p53_rrs **want, struct p53_rrs *own)
 {
 	struct p53_zone_update *up = update_of(u, n, z);
 
 	src->flags = P53_ZONE_SECONDARY;
-	if (zc->catalog) {
+	if (catalog) {
 		src->rcode = P53_RCODE_REFUSED; /* RFC 9432 §1: not for resolution */
 		return 0;
 	}
@@ -167,8 +168,8 @@ static int plan_make(struct p53_xfr *x, const struct p53_config *cfg, const void
 		if (cz->xfr != NULL) {
 			struct p53_xfr_zone *z = x != NULL ? p53_xfr_find(x, cz->name) : NULL;
 			p->zs[p->n] = z;
-			p->from_image[p->n] = secondary_src(cfg, cz->xfr, z, cur_img, u, n, src, want,
-							    &p->own[p->n]);
+			p->from_image[p->n] = secondary_src(cfg, cz->xfr, cz->xfr->catalog, z, cur_img,
+							    u, n, src, want, &p->own[p->n]);
 		}
 		p->n++;
 	}
@@ -183,7 +184,8 @@ static int plan_make(struct p53_xfr *x, const struct p53_config *cfg, const void
 		src->cfg_file = cfg->path;
 		src->cfg_line = cz->line;
 		p->zs[p->n] = z;
-		p->from_image[p->n] = secondary_src(cfg, cz->xfr, z, cur_img, u, n, src, want,
+		/* Members take their catalog's settings (cz), but are zones, not catalogs. */
+		p->from_image[p->n] = secondary_src(cfg, cz->xfr, false, z, cur_img, u, n, src, want,
 						    &p->own[p->n]);
 		p->n++;
 	}

@@ -283,6 +283,11 @@ void p53_xfr_sync(struct p53_xfr *x, const struct p53_config *cfg, const void *i
 	for (size_t i = 0; i < x->n; i++) {
 		struct p53_xfr_zone *z = x->zones[i];
 		struct soa s;
+		if (z->is_catalog && z->state == P53_XFR_UNKNOWN) {
+			/* A catalog's records live here, not in the image (catalog_from_disk). */
+			z->state = z->cat.count > 0 ? P53_XFR_LOADED : P53_XFR_NODATA;
+			z->next_refresh = now;
+		}
 		if (z->is_catalog || z->removed)
 			continue;
 		uint32_t iz = image_zone(img, z->apex, z->apex_len);
@@ -302,15 +307,13 @@ void p53_xfr_sync(struct p53_xfr *x, const struct p53_config *cfg, const void *i
 				z->state = P53_XFR_LOADED;
 			}
 		} else if (z->state == P53_XFR_UNKNOWN || z->state == P53_XFR_LOADED) {
-			bool old = z->state == P53_XFR_UNKNOWN && iz != P53_NONE && !z->bad_copy &&
-				   p53_image_zone(img, iz)->rcode != P53_RCODE_SERVFAIL;
 			uint32_t serial, expire;
 			time_t mtime;
-			/* A disk copy left out because it had expired stays EXPIRED. */
-			if (z->state == P53_XFR_UNKNOWN && !z->bad_copy &&
-			    p53_store_soa(z->file, z->name, &serial, &expire, &mtime) == 0 &&
-			    mtime + (time_t)(expire < cfg->xfr.expire_min_s ? cfg->xfr.expire_min_s : expire) <= now)
-				old = true;
+			/* A disk copy left out because it had expired makes the zone EXPIRED. */
+			bool old = z->state == P53_XFR_UNKNOWN && !z->bad_copy &&
+				   p53_store_soa(z->file, z->name, &serial, &expire, &mtime) == 0 &&
+				   mtime + (time_t)(expire < cfg->xfr.expire_min_s ? cfg->xfr.expire_min_s
+										    : expire) <= now;
 			z->state = old ? P53_XFR_EXPIRED : P53_XFR_NODATA;
 			z->next_refresh = now;
 			if (old)
