@@ -53,6 +53,7 @@ static void restart_needed(const struct p53_config *old, const struct p53_config
 	NOTE(str_differs(old->metrics_listen, new->metrics_listen) ||
 	     old->metrics_enabled != new->metrics_enabled, "metrics.*");
 	NOTE(old->watch_zones != new->watch_zones, "server.watch_zones");
+	NOTE(old->xfr.threads != new->xfr.threads, "xfr.threads");
 #undef NOTE
 	if (o > 0 && o < len)
 		snprintf(note + o, len - o, ": changed, applied at the next restart");
@@ -79,6 +80,7 @@ static void keep_running(struct p53_config *run, struct p53_config *fresh)
 	KEEP(metrics_enabled);
 	KEEP(metrics_listen);
 	KEEP(watch_zones);
+	KEEP(xfr.threads);
 #undef KEEP
 }
 
