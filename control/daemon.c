@@ -9,6 +9,8 @@
 #include "control/daemon.h"
 #include "control/log.h"
 #include "control/text.h"
+#include "control/xfr/xfr.h"
+#include "dataplane/name.h"
 #include "dataplane/notify.h"
 
 void p53_daemon_init(struct p53_daemon *d)
@@ -30,13 +32,17 @@ void p53_daemon_notify_drain(struct p53_daemon *d)
 		return;
 	while (rte_ring_sc_dequeue_elem(d->notify_ring, &ev, sizeof(ev)) == 0) {
 		char zone[1024], addr[INET6_ADDRSTRLEN];
+		if (!ev.answered) {
+			p53_xfr_notify(d, &ev);
+			continue;
+		}
 		/* Log the first few and then every 1000th: a NOTIFY flood must not flood the log. */
 		if (++d->notify_seen > 10 && d->notify_seen % 1000 != 0)
 			continue;
 		p53_name_to_str(zone, sizeof(zone), ev.zone);
 		inet_ntop(ev.ipv6 ? AF_INET6 : AF_INET, ev.src, addr, sizeof(addr));
-		p53_info("NOTIFY for %s from %s port %u (id %u, #%" PRIu64 "): no transfer source is "
-			 "configured, answered NOTAUTH", zone, addr, ev.port, ev.id, d->notify_seen);
+		p53_info("NOTIFY for %s from %s port %u (id %u, #%" PRIu64 "): not a secondary zone "
+			 "here, answered NOTAUTH", zone, addr, ev.port, ev.id, d->notify_seen);
 	}
 }
 

@@ -25,6 +25,8 @@
 #include "control/tcp/tcp.h"
 #include "control/zone/watch.h"
 
+struct p53_xfr;
+
 struct p53_daemon {
 	struct p53_config cfg;          /* the config in force */
 	struct p53_port port;
@@ -36,6 +38,7 @@ struct p53_daemon {
 	struct p53_tcp tcp;             /* DNS over TCP: its threads and counters */
 	void *metrics;                  /* Prometheus endpoint, NULL if off */
 	struct rte_ring *notify_ring;   /* NOTIFY events from the workers (dataplane/notify.h) */
+	struct p53_xfr *xfr;            /* secondary zones (control/xfr/xfr.h) */
 	uint64_t notify_seen;           /* NOTIFY events taken from the ring */
 	uint64_t hb_warned_tsc;         /* last "no heartbeat" warning */
 	int test_hooks;                 /* POP53_TEST_HOOKS=1 at start: `pop53ctl test ...` works */
@@ -52,9 +55,9 @@ struct p53_daemon {
 void p53_daemon_init(struct p53_daemon *d);
 
 /**
- * Take the NOTIFY events the workers queued and log them (rate-limited). The zone-transfer
- * work turns them into SOA checks and IXFR; until then they are counted and answered
- * NOTAUTH by the workers.
+ * Take the NOTIFY events the workers queued: those the worker answered (NOTAUTH, not a
+ * secondary zone's apex) are logged, rate-limited; the others go to the zone-transfer state
+ * (p53_xfr_notify), which checks, answers and refreshes.
  */
 void p53_daemon_notify_drain(struct p53_daemon *d);
 

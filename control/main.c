@@ -38,6 +38,7 @@
 #include "control/tcp/tcp.h"
 #include "control/zone/compile.h"
 #include "control/zone/watch.h"
+#include "control/xfr/xfr.h"
 #include "dataplane/image.h"
 #include "dataplane/notify.h"
 #include "dataplane/worker.h"
@@ -161,6 +162,17 @@ static void check_heartbeats(struct p53_daemon *d)
 }
 
 /* The control thread: control socket, SIGHUP, zone watching, heartbeats, health, orderly stop. */
+/* Health's "zones fresh": a secondary zone no primary confirmed within SOA EXPIRE. */
+static int zone_expired(void *arg, const char *zone, char *why, size_t len)
+{
+	const struct p53_daemon *d = arg;
+
+	if (d->xfr == NULL || !p53_xfr_zone_expired(d->xfr, zone))
+		return 0;
+	snprintf(why, len, "no primary confirmed it within its SOA EXPIRE");
+	return 1;
+}
+
 static void *control_main(void *arg)
 {
 	struct p53_daemon *d = arg;
@@ -170,6 +182,7 @@ static void *control_main(void *arg)
 		p53_ctl_poll(d, p53_health_wait_ms(&d->health, 50));
 		p53_metrics_poll(d);
 		p53_daemon_notify_drain(d);
+		p53_xfr_tick(d);
 		p53_dataplane_poll(&d->dp);
 		p53_guard_tick(&d->guard, &d->cfg);
 		if (got_hup) {
@@ -270,8 +283,14 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	const struct p53_config *cfg = &d.cfg;
-	img = p53_zone_compile(cfg, &img_len, err, sizeof(err), p53_log_warn_cb, NULL, &zone_files,
-			       &n_zone_files);
+	/* Secondary zones start from their disk copies (control/xfr/): served at once. */
+	d.xfr = p53_xfr_new(cfg);
+	if (d.xfr == NULL) {
+		fprintf(stderr, "out of memory for the zone transfer state\n");
+		goto out_cfg;
+	}
+	img = p53_xfr_compile(d.xfr, cfg, NULL, NULL, 0, &img_len, err, sizeof(err), &zone_files,
+			      &n_zone_files);
 	if (img == NULL) {
 		fprintf(stderr, "%s\n", err);
 		goto out_cfg;
@@ -348,7 +367,10 @@ int main(int argc, char **argv)
 		p53_err("%s", err);
 		goto out_dp;
 	}
+	p53_health_zone_expiry(&d.health, zone_expired, &d);
 
+	if (p53_xfr_start(&d) != 0)
+		goto out_dp;
 	if (p53_ctl_listen(&d.ctl, cfg->control_socket, cfg->control_group, err, sizeof(err)) != 0) {
 		p53_err("%s", err);
 		goto out_dp;
@@ -398,6 +420,9 @@ out_watch:
 out_ctl:
 	p53_ctl_close(&d);
 out_dp:
+	/* The transfer threads stop first: nothing they do touches the data plane. */
+	p53_xfr_free(d.xfr);
+	d.xfr = NULL;
 	/* The workers have stopped: the canary's mbufs go back before the port counts them. */
 	p53_health_fini(&d.health);
 	p53_guard_pub_fini(&d.guard);
@@ -413,6 +438,7 @@ out_img:
 	free(img);
 	p53_image_files_free(zone_files, n_zone_files);
 out_cfg:
+	p53_xfr_free(d.xfr);
 	p53_config_free(&d.cfg);
 	p53_info("exit %d", rc);
 	return rc;

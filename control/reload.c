@@ -16,6 +16,7 @@
 #include "control/daemon.h"
 #include "control/log.h"
 #include "control/net/xdp.h"
+#include "control/xfr/xfr.h"
 #include "control/zone/compile.h"
 #include "dataplane/image.h"
 
@@ -55,6 +56,7 @@ static void restart_needed(const struct p53_config *old, const struct p53_config
 	NOTE(!p53_health_conf_same(&old->health, &new->health), "health.*");
 	NOTE(!p53_anycast_conf_same(&old->anycast, &new->anycast), "anycast.*");
 	NOTE(memcmp(&old->tcp, &new->tcp, sizeof(old->tcp)) != 0, "tcp.*");
+	NOTE(old->xfr.threads != new->xfr.threads, "xfr.threads");
 #undef NOTE
 	if (o > 0 && o < len)
 		snprintf(note + o, len - o, ": changed, applied at the next restart");
@@ -84,6 +86,7 @@ static void keep_running(struct p53_config *run, struct p53_config *fresh)
 	KEEP(health);
 	KEEP(anycast);
 	KEEP(tcp);
+	KEEP(xfr.threads);
 #undef KEEP
 }
 
@@ -126,7 +129,8 @@ int p53_daemon_reload(struct p53_daemon *d, int config, const char *zone, char *
 		p53_config_free(&fresh);
 		return -1;
 	}
-	img = p53_zone_compile(use, &len, err, errlen, p53_log_warn_cb, NULL, &files, &n_files);
+	/* Secondary zones keep what they serve (control/xfr/update.c). */
+	img = p53_xfr_compile(d->xfr, use, d->dp.image, NULL, 0, &len, err, errlen, &files, &n_files);
 	if (img == NULL)
 		goto fail;
 	/* New service addresses are steered before the replicas are swapped and rolled back if
@@ -165,6 +169,7 @@ int p53_daemon_reload(struct p53_daemon *d, int config, const char *zone, char *
 		p53_config_free(&d->cfg);
 		d->cfg = fresh;
 	}
+	p53_xfr_reconciled(d);
 	/* New, moved or newly included zone files: watch what this compile read. */
 	if (d->watch.fd >= 0)
 		p53_watch_set(&d->watch, files, n_files, d->cfg.watch_debounce_ms);

@@ -698,6 +698,14 @@ static void resolve(struct ctx *c)
 		if (hop > 0 && n->zone != c->zone)
 			return;
 		c->zone = n->zone;
+		/* A zone without data here (secondary not transferred yet or expired, catalog):
+		 * its RCODE for everything at or below its apex (image.h). */
+		if (hop == 0 && p53_image_zone(img, n->zone)->rcode != 0) {
+			c->rcode = p53_image_zone(img, n->zone)->rcode;
+			c->aa = 0;
+			c->kind = c->rcode == P53_RCODE_REFUSED ? P53_ANS_REFUSED : P53_ANS_ERROR;
+			return;
+		}
 
 		if (n->occluder != P53_NONE) {
 			if (occluded(c, n->occluder, hop) == NEXT)
@@ -965,7 +973,7 @@ static __attribute__((noinline, cold)) uint16_t tsig_badkey(struct ctx *c, uint1
 	p53_put16(fixed + 8, rdlen);
 	p53_put16(tail, 0);                             /* MAC size: unsigned */
 	memcpy(tail + 2, oid, 2);
-	p53_put16(tail + 4, P53_TSIG_BADKEY);
+	p53_put16(tail + 4, P53_TSIG_ERR_BADKEY);
 	p53_put16(tail + 6, 0);                         /* other len */
 	uint16_t save = c->w.pos;
 	if (kl < 0 || put_bytes(&c->w, key, (size_t)kl) != 0 || put_bytes(&c->w, fixed, 10) != 0 ||
@@ -985,6 +993,18 @@ static void count(struct p53_answer_stats *st, const struct ctx *c)
 	st->kind[c->kind]++;
 	if (c->w.tc)
 		st->tc++;
+}
+
+/* Is the NOTIFY's zone the apex of a secondary zone of the image (control/xfr/ answers)? */
+static int notify_is_ours(const void *img, const struct p53_query *q)
+{
+	if (img == NULL || q->qclass != P53_C_IN)
+		return 0;
+	uint32_t ni = p53_image_find(img, q->lname, q->qname_len, q->hash);
+	if (ni == P53_NONE)
+		return 0;
+	const struct p53_image_node *n = p53_image_node(img, ni);
+	return (n->flags & P53_NODE_APEX) && (p53_image_zone(img, n->zone)->flags & P53_ZONE_SECONDARY);
 }
 
 uint16_t p53_answer(const void *img, const struct p53_answer_conf *conf, uint8_t *msg,
@@ -1059,9 +1079,14 @@ answer(const void *img, const struct p53_answer_conf *conf, uint8_t *msg, uint16
 		return n;
 	}
 	if (opcode == P53_OPCODE_NOTIFY && ms == P53_MSG_OK) {
-		/* RFC 1996: the worker hands the event to the control thread (worker.c). With no
-		 * transfer source configured nobody is allowed to notify us: NOTAUTH, as Knot
-		 * answers a NOTIFY no ACL allows. */
+		/* RFC 1996: the worker hands every NOTIFY to the control thread (worker.c). For
+		 * the apex of a secondary zone the control thread checks the sender and TSIG and
+		 * answers; for anything else nobody may notify us: NOTAUTH, as Knot answers a
+		 * NOTIFY for a zone it does not have or that no ACL allows. */
+		if (notify_is_ours(img, qp)) {
+			st->kind[P53_ANS_NOTIFY]++;
+			return 0;
+		}
 		c.rcode = P53_RCODE_NOTAUTH;
 		c.kind = P53_ANS_NOTIFY;
 		count(st, &c);

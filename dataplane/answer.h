@@ -43,7 +43,8 @@ enum p53_answer_kind {
 	P53_ANS_REFUSED,
 	P53_ANS_ERROR,          /* FORMERR, SERVFAIL, NOTIMP, NOTAUTH (IXFR), BADVERS, YXDOMAIN */
 	P53_ANS_CHAOS,
-	P53_ANS_NOTIFY,         /* for the control thread (zone transfer work); answered NOTAUTH now */
+	P53_ANS_NOTIFY,         /* NOTIFY (RFC 1996): answered NOTAUTH, or left to the control thread
+				   (no response here) for a secondary zone's apex */
 	P53_ANS__MAX
 };
 
@@ -69,7 +70,8 @@ struct p53_answer_stats {
  * @param len    query length
  * @param cap    bytes writable at msg (the response may grow past len up to cap)
  * @param stats  per-worker counters, updated
- * @return response length, or 0 when the query is dropped without a response.
+ * @return response length, or 0 when no response is sent here: the query is dropped, or it is a
+ *         NOTIFY for a secondary zone, which the control thread answers (worker.c hands it on).
  */
 uint16_t p53_answer(const void *img, const struct p53_answer_conf *conf, uint8_t *msg,
 		    uint16_t len, uint16_t cap, struct p53_answer_stats *stats);

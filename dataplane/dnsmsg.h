@@ -48,7 +48,7 @@ enum {
 };
 
 /* TSIG error codes we send (RFC 8945 §3). */
-enum { P53_TSIG_BADKEY = 17 };
+enum { P53_TSIG_ERR_BADKEY = 17 };
 
 /* Extended DNS Error INFO-CODEs we send (RFC 8914 §4). */
 enum { P53_EDE_NOT_AUTHORITATIVE = 20 };

@@ -47,7 +47,7 @@
 #include <stddef.h>
 
 #define P53_IMAGE_MAGIC   0x49333550u /* "P53I" little-endian */
-#define P53_IMAGE_VERSION 4u
+#define P53_IMAGE_VERSION 5u
 #define P53_NONE          UINT32_MAX  /* absent node / rrset / offset */
 
 struct p53_image_hdr {
@@ -85,6 +85,11 @@ struct p53_image_zone {
 	uint32_t name_off;      /* into names[] */
 	uint8_t  name_len;
 	uint8_t  labels;        /* label count, root excluded */
+	uint8_t  flags;         /* P53_ZONE_SECONDARY (transfer facts; DNSSEC facts are in `dnssec`) */
+	uint8_t  rcode;         /* 0: the zone's data is served. Else the zone has no data here
+				   (a secondary not transferred yet or expired, a catalog zone):
+				   its apex is the only node, soa is P53_NONE, and every query at
+				   or below the apex gets this RCODE with AA=0 */
 	uint16_t dnssec;        /* P53_ZONE_* below */
 	uint32_t proof_lo;      /* NSEC3 zones: this zone's entries in nsec3[] ... */
 	uint32_t proof_n;       /* ... and how many */
@@ -101,6 +106,10 @@ struct p53_image_zone {
 #define P53_ZONE_NSEC   0x0002u /* denial of existence by NSEC (RFC 4035 §3.1.3) */
 #define P53_ZONE_NSEC3  0x0004u /* by NSEC3 (RFC 5155 §7.2); NSEC3PARAM at the apex */
 #define P53_ZONE_OPTOUT 0x0008u /* some NSEC3 has the opt-out flag (RFC 5155 §6) */
+
+/* p53_image_zone.flags */
+#define P53_ZONE_SECONDARY 0x01u /* transferred from a primary (control/xfr/): a NOTIFY for
+				    its apex is left to the control thread, not answered here */
 
 /* p53_image_node.flags */
 #define P53_NODE_APEX   0x0001u /* zone apex */

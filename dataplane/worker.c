@@ -17,24 +17,40 @@
 #define IDLE_SPIN_POLLS 64      /* empty polls before the first sleep */
 #define IDLE_MIN_US     1
 
-/* RFC 1996 NOTIFY: hand an event to the control thread (rare; never blocks). */
-static void notify(struct p53_worker *w, const struct p53_query *q, const struct p53_pkt *pkt)
+/*
+ * RFC 1996 NOTIFY (rare): copy the message before the responder writes over it, answer it
+ * (NOTAUTH, or nothing when the control thread answers: answer.c), then hand the event to the
+ * control thread. Never blocks; out of line so the event stays off the common path's stack.
+ */
+static __rte_noinline uint16_t notify(struct p53_worker *w, const struct p53_replica *r,
+				      uint8_t *frame, uint16_t cap, const struct p53_pkt *pkt,
+				      const struct p53_query *q)
 {
 	struct p53_notify_event ev;
+	const uint8_t *l3 = frame + pkt->l3_off;
 
-	if (w->notify_ring == NULL)
-		return;
 	memset(&ev, 0, sizeof(ev));
 	memcpy(ev.zone, q->lname, q->qname_len);
 	ev.zone_len = q->qname_len;
 	ev.ipv6 = pkt->ipv6;
 	memcpy(ev.src, pkt->src_addr, sizeof(ev.src));
+	memcpy(ev.dst, l3 + (pkt->ipv6 ? 24 : 16), pkt->ipv6 ? 16 : 4);
 	ev.port = pkt->src_port;
 	ev.id = q->id;
-	if (rte_ring_mp_enqueue_elem(w->notify_ring, &ev, sizeof(ev)) == 0)
-		w->stats.notify++;
-	else
-		w->stats.notify_lost++;
+	if (pkt->dns_len <= P53_NOTIFY_MSG_MAX) {
+		memcpy(ev.msg, frame + pkt->dns_off, pkt->dns_len);
+		ev.msg_len = pkt->dns_len;
+	}
+	uint16_t rlen = p53_answer_parsed(r->image, &r->conf, frame + pkt->dns_off, cap,
+					  &w->stats.ans, q, P53_MSG_OK);
+	ev.answered = rlen != 0;
+	if (w->notify_ring != NULL) {
+		if (rte_ring_mp_enqueue_elem(w->notify_ring, &ev, sizeof(ev)) == 0)
+			w->stats.notify++;
+		else
+			w->stats.notify_lost++;
+	}
+	return rlen;
 }
 
 /*
@@ -66,13 +82,13 @@ static inline struct rte_mbuf *reply(struct p53_worker *w, const struct p53_repl
 	uint8_t *frame = rte_pktmbuf_mtod(m, uint8_t *);
 	uint16_t rlen;
 
-	if (unlikely(ms == P53_MSG_OK && P53_OPCODE(q->flags) == P53_OPCODE_NOTIFY))
-		notify(w, q, pkt);
 	/* The response may grow into the tailroom; the first byte past it is not ours. */
 	uint32_t room = (uint32_t)rte_pktmbuf_data_len(m) - pkt->dns_off + rte_pktmbuf_tailroom(m);
 	uint16_t cap = room > UINT16_MAX ? UINT16_MAX : (uint16_t)room;
+	if (unlikely(ms == P53_MSG_OK && P53_OPCODE(q->flags) == P53_OPCODE_NOTIFY))
+		rlen = notify(w, r, frame, cap, pkt, q);
 	/* The guard only when it has something to do for this query: RRL, or a cookie to check. */
-	if (g != NULL && (g->rrl.on || (q->cookie && g->cookies)))
+	else if (g != NULL && (g->rrl.on || (q->cookie && g->cookies)))
 		rlen = p53_guard_answer(g, g->tables[w->index], &w->stats.guard, r->image, &r->conf,
 					frame + pkt->dns_off, cap, &w->stats.ans, q, ms, pkt->src_addr,
 					pkt->ipv6, now);

@@ -142,8 +142,13 @@ static int key_zone_name(struct p53_conf_ctx *c, const struct p53_conf_key *k, y
 
 static const struct p53_conf_key zone_keys[] = {
 	{ .name = "name", .fn = key_zone_name, .required = true },
-	{ .name = "file", .fn = p53_conf_path, .off = offsetof(struct p53_config_zone, file),
-	  .required = true },
+	{ .name = "file", .fn = p53_conf_path, .off = offsetof(struct p53_config_zone, file) },
+	/* A secondary zone (control/xfr/conf.c); p53_xfr_conf_check requires file or primaries. */
+	{ .name = "primaries", .fn = p53_xfr_conf_primaries },
+	{ .name = "notify", .fn = p53_xfr_conf_notify },
+	{ .name = "ixfr", .fn = p53_xfr_conf_ixfr },
+	{ .name = "on_expire", .fn = p53_xfr_conf_on_expire },
+	{ .name = "catalog", .fn = p53_xfr_conf_catalog },
 };
 
 static int key_zones(struct p53_conf_ctx *c, const struct p53_conf_key *k, yaml_node_t *v,
@@ -235,6 +240,9 @@ static const struct p53_conf_key top_keys[] = {
 	{ .name = "tcp", .fn = p53_tcp_conf_section, .off = offsetof(struct p53_config, tcp) },
 	{ .name = "rrl", .fn = p53_rrl_section, .off = offsetof(struct p53_config, abuse.rrl) },
 	{ .name = "cookies", .fn = p53_cookies_section, .off = offsetof(struct p53_config, abuse.cookies) },
+	{ .name = "tsig_keys", .fn = p53_xfr_conf_keys },
+	{ .name = "xfr", .fn = p53_conf_section, .off = offsetof(struct p53_config, xfr),
+	  .sub = p53_xfr_conf_keys_table, .nsub = P53_XFR_CONF_NKEYS },
 };
 
 _Static_assert(P53_CONF_NKEYS(dataplane_keys) <= P53_CONF_MAX_KEYS, "P53_CONF_MAX_KEYS");
@@ -322,6 +330,8 @@ int p53_config_load(const char *path, struct p53_config *cfg, char *err, size_t 
 	if (p53_conf_map(&c, root, top_keys, sizeof(top_keys) / sizeof(top_keys[0]), "", root,
 		     cfg) != 0)
 		goto cleanup;
+	if (p53_xfr_conf_check(&c, cfg) != 0)
+		goto cleanup;
 	if (cfg->control_socket == NULL) {
 		cfg->control_socket = strdup("/run/pop53/control.sock");
 		if (cfg->control_socket == NULL) {
@@ -366,7 +376,9 @@ void p53_config_free(struct p53_config *cfg)
 	for (int i = 0; i < cfg->n_zones; i++) {
 		free(cfg->zones[i].name);
 		free(cfg->zones[i].file);
+		p53_xfr_zone_conf_free(cfg->zones[i].xfr);
 	}
+	p53_xfr_conf_free(&cfg->xfr);
 	free(cfg->zones);
 	p53_health_conf_free(&cfg->health);
 	p53_anycast_conf_free(&cfg->anycast);

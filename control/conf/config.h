@@ -17,6 +17,7 @@
 #include "control/tcp/tcp_conf.h"
 #include "control/dnssec/dnssec.h"
 #include "control/abuse/abuse_conf.h"
+#include "control/xfr/conf.h"
 
 #define P53_CONFIG_MAX_ADDRS   64
 #define P53_CONFIG_MAX_EAL     64
@@ -28,8 +29,10 @@ struct p53_addr {
 
 struct p53_config_zone {
 	char *name;             /* as written, normalised to end in '.' */
-	char *file;             /* resolved against the config file's directory when relative */
+	char *file;             /* resolved against the config file's directory when relative;
+				   for a secondary zone, its disk copy (default under xfr.directory) */
 	int line;               /* line of this entry in the config file */
+	struct p53_xfr_zone_conf *xfr; /* a secondary zone (primaries:...), else NULL */
 };
 
 enum p53_replicas {
@@ -86,6 +89,8 @@ struct p53_config {
 	struct p53_tcp_conf tcp;        /* tcp: (control/tcp/tcp_conf.h) */
 	/* rrl:, cookies: (control/abuse/abuse_conf.h) */
 	struct p53_abuse_config abuse;
+	/* tsig_keys: and xfr: (control/xfr/conf.h) */
+	struct p53_xfr_conf xfr;
 };
 
 /**

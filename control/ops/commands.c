@@ -17,6 +17,7 @@
 #include "control/dnssec/dnssec.h"
 #include "control/log.h"
 #include "control/ops/counters.h"
+#include "control/xfr/xfr.h"
 #include "dataplane/image.h"
 #include "control/text.h"
 
@@ -205,6 +206,31 @@ static char *cmd_reload(struct p53_daemon *d, int config, const char *zone)
 	return dump(o);
 }
 
+/* Secondary zones (control/xfr/): one, or all of them. */
+static char *cmd_zone_status(struct p53_daemon *d, const char *name)
+{
+	char err[1200];
+	json_t *z = p53_xfr_status_json(d, name, err, sizeof(err));
+
+	if (z == NULL)
+		return fail("%s", err);
+	json_t *o = ok();
+	json_object_set_new(o, name != NULL ? "zone" : "zones", z);
+	return dump(o);
+}
+
+/* The transfer runs on a transfer thread: this only asks for it (zone status shows it). */
+static char *cmd_zone_refresh(struct p53_daemon *d, const char *name, int retransfer)
+{
+	char err[1200];
+
+	if (p53_xfr_refresh(d, name, retransfer, err, sizeof(err)) != 0)
+		return fail("%s", err);
+	json_t *o = ok();
+	json_object_set_new(o, "queued", json_string(retransfer ? "AXFR" : "SOA check"));
+	return dump(o);
+}
+
 /*
  * Test hooks, only when pop53d started with POP53_TEST_HOOKS=1 in its environment (the
  * integration tests do; production never does): `test stall-worker N on|off` makes worker N
@@ -271,6 +297,10 @@ char *p53_ctl_dispatch(struct p53_daemon *d, const char *const *argv, int argc)
 		}
 		if (strcmp(argv[1], "reload") == 0 && argc <= 3)
 			return cmd_reload(d, 0, argc == 3 ? argv[2] : NULL);
+		if (strcmp(argv[1], "status") == 0 && argc <= 3)
+			return cmd_zone_status(d, argc == 3 ? argv[2] : NULL);
+		if ((strcmp(argv[1], "refresh") == 0 || strcmp(argv[1], "retransfer") == 0) && argc == 3)
+			return cmd_zone_refresh(d, argv[2], strcmp(argv[1], "retransfer") == 0);
 	}
 	if (strcmp(c, "health") == 0)
 		return cmd_health(d, argv, argc);
@@ -289,7 +319,8 @@ char *p53_ctl_dispatch(struct p53_daemon *d, const char *const *argv, int argc)
 		return fail("config check runs in pop53ctl itself: the daemon does not open files "
 			    "a client names");
 	return fail("unknown command '%s' (commands: status, stats [--reset], workers, rrl, zone list, "
-		    "zone reload [NAME], reload, health [set external up|down|auto], drain, undrain)", c);
+		    "zone reload [NAME], zone status [NAME], zone refresh NAME, zone retransfer NAME, "
+		    "reload, health [set external up|down|auto], drain, undrain)", c);
 }
 
 int p53_ctl_is_reload(const char *const *argv, int argc)

@@ -37,6 +37,9 @@ static void usage(FILE *f)
 		"  rrl                    rate limiting settings and the client prefixes limited now\n"
 		"  zone list              zones with serials and files\n"
 		"  zone reload [NAME]     recompile the zones and swap them in\n"
+		"  zone status [NAME]     secondary zones: serial, primary, refresh, expire, last transfer\n"
+		"  zone refresh NAME      check the primary's SOA now (transfer if newer)\n"
+		"  zone retransfer NAME   transfer the whole zone (AXFR) now\n"
 		"  reload                 re-read the config file and the zones\n"
 		"  config check FILE      validate a config and its zones here, without pop53d\n"
 		"  health                 node state, checks, announcers, next allowed announce\n"
@@ -208,6 +211,34 @@ static void print_health(const json_t *h)
 		       geti(a, "failures"), *gets(a, "last_error") ? "  " : "", gets(a, "last_error"));
 }
 
+static const char *str_or(const json_t *o, const char *k, const char *dflt)
+{
+	const char *s = json_string_value(json_object_get(o, k));
+
+	return s != NULL ? s : dflt;
+}
+
+static void print_secondary(const json_t *z)
+{
+	const json_t *lt = json_object_get(z, "last_transfer");
+	const json_t *serial = json_object_get(z, "serial");
+
+	printf("%s: %s", str_or(z, "name", "?"), str_or(z, "state", "?"));
+	if (json_is_integer(serial))
+		printf(", serial %" JSON_INTEGER_FORMAT, json_integer_value(serial));
+	if (json_object_get(z, "member_of") != NULL)
+		printf(", member of catalog %s", str_or(z, "member_of", "?"));
+	if (json_is_true(json_object_get(z, "catalog")))
+		printf(", catalog zone");
+	printf("\n  primary %s\n", str_or(z, "primary", "(none answered yet)"));
+	printf("  last refresh %s, next refresh %s (in %" JSON_INTEGER_FORMAT " s), expire %s\n",
+	       str_or(z, "last_refresh", "never"), str_or(z, "next_refresh", "-"),
+	       geti(z, "next_refresh_in_s"), str_or(z, "expire", "-"));
+	printf("  last transfer %s %s: %s\n", str_or(lt, "time", "never"), str_or(lt, "type", ""),
+	       str_or(lt, "result", ""));
+	printf("  disk copy %s\n", str_or(z, "file", "?"));
+}
+
 static void print_human(const char *cmd, const char *sub, const json_t *r)
 {
 	if (strcmp(cmd, "status") == 0) {
@@ -306,6 +337,19 @@ static void print_human(const char *cmd, const char *sub, const json_t *r)
 		       geti(ck, "secret_rotation"), geti(ck, "rotations"));
 	} else if (strcmp(cmd, "zone") == 0 && sub != NULL && strcmp(sub, "list") == 0) {
 		print_zones(json_object_get(r, "zones"));
+	} else if (strcmp(cmd, "zone") == 0 && sub != NULL && strcmp(sub, "status") == 0) {
+		const json_t *one = json_object_get(r, "zone");
+		if (one != NULL) {
+			print_secondary(one);
+		} else {
+			size_t i;
+			json_t *z;
+			json_array_foreach(json_object_get(r, "zones"), i, z)
+				print_secondary(z);
+		}
+	} else if (strcmp(cmd, "zone") == 0 && sub != NULL &&
+		   (strcmp(sub, "refresh") == 0 || strcmp(sub, "retransfer") == 0)) {
+		printf("%s queued (see zone status)\n", json_string_value(json_object_get(r, "queued")));
 	} else if (strcmp(cmd, "reload") == 0 || strcmp(cmd, "zone") == 0) {
 		printf("reloaded in %.1f ms\n", json_real_value(json_object_get(r, "ms")));
 		print_zones(json_object_get(r, "zones"));

@@ -2,9 +2,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "control/dnssec/dnssec.h"
 #include "control/zone/compile.h"
+#include "dataplane/dnsmsg.h"
 #include "dataplane/image.h"
 
 void *p53_zone_compile(const struct p53_config *cfg, size_t *len, char *err, size_t errlen,
@@ -18,10 +20,21 @@ void *p53_zone_compile(const struct p53_config *cfg, size_t *len, char *err, siz
 		return NULL;
 	}
 	for (int i = 0; i < cfg->n_zones; i++) {
-		src[i].name = cfg->zones[i].name;
-		src[i].file = cfg->zones[i].file;
+		const struct p53_config_zone *z = &cfg->zones[i];
+		src[i].name = z->name;
+		src[i].file = z->file;
 		src[i].cfg_file = cfg->path;
-		src[i].cfg_line = cfg->zones[i].line;
+		src[i].cfg_line = z->line;
+		if (z->xfr == NULL)
+			continue;
+		/* A secondary zone: its disk copy when there is one (control/xfr/ keeps it), else
+		 * no data yet. A catalog zone is not served (RFC 9432 §1); its members come from
+		 * the transfer state, which only the daemon has. */
+		src[i].flags = P53_ZONE_SECONDARY;
+		if (z->xfr->catalog)
+			src[i].rcode = P53_RCODE_REFUSED;
+		else if (access(z->file, F_OK) != 0)
+			src[i].rcode = P53_RCODE_SERVFAIL;
 	}
 	img = p53_image_build_files(src, (size_t)cfg->n_zones, len, err, errlen, warn, warn_arg,
 				    files, n_files);

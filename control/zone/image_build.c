@@ -154,6 +154,8 @@ static int zones_init(struct build *s)
 			return p53_zb_err(b, where, "out of memory");
 		b->zones[z].apex = apex;
 		b->zones[z].name_off = b->nodes[apex].name_off;
+		b->zones[z].flags = src->flags;
+		b->zones[z].rcode = src->rcode;
 		b->nodes[apex].flags |= P53_NODE_APEX;
 		s->apexes[z] = (uint32_t)z;
 	}
@@ -433,6 +435,8 @@ static int zones_finish(struct build *s)
 		for (uint32_t i = apex->rrsets; i < apex->rrsets + apex->n_rrsets; i++)
 			if (s->rrsets[i].type == LDNS_RR_TYPE_SOA)
 				zn->soa = i;
+		if (zn->rcode != 0)
+			goto parent; /* no data here, no SOA (image.h) */
 		if (zn->soa == P53_NONE) {
 			/* Point at the zone's first record, where RFC 1035 §5.2 wants the SOA. */
 			const struct p53_zb_rec *first = NULL;
@@ -456,6 +460,7 @@ static int zones_finish(struct build *s)
 		/* RFC 2308 §5: negative answers live min(SOA TTL, SOA MINIMUM). */
 		zn->neg_ttl = get32(rd + 16) < s->rrsets[zn->soa].ttl ? get32(rd + 16)
 								     : s->rrsets[zn->soa].ttl;
+parent:
 		/* The closest enclosing served zone holds the parent side (DS, RFC 4035 §3.1.4.1). */
 		while (len > 1) {
 			uint32_t pz;
@@ -737,7 +742,7 @@ void *p53_image_build_files(const struct p53_zone_src *zones, size_t n, size_t *
 	if (zones_init(&s) < 0)
 		goto cleanup;
 	for (uint32_t z = 0; z < n; z++)
-		if (p53_zone_load(b, z) < 0)
+		if (zones[z].rcode == 0 && p53_zone_load(b, z) < 0)
 			goto cleanup;
 	if (rrsets_make(&s) < 0 || p53_dnssec_attach(&s) < 0 || rrsets_check(&s) < 0 ||
 	    nodes_link(&s) < 0 || zones_finish(&s) < 0 || p53_dnssec_build(&s) < 0 ||

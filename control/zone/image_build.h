@@ -10,11 +10,23 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/*
+ * Where a zone's records come from: a master file, records in memory (a secondary zone's
+ * transferred or current content, control/xfr/), or nothing (a zone without data here,
+ * answered with `rcode`).
+ */
 struct p53_zone_src {
 	const char *name;       /* zone origin as text, e.g. "example.com." */
-	const char *file;       /* master file path */
+	const char *file;       /* master file path; for records in memory, what messages call them */
 	const char *cfg_file;   /* config file that named this zone, for error messages; may be NULL */
 	int cfg_line;           /* its line there, 0 when unknown */
+	const uint8_t *rrs;     /* when not NULL: the records instead of the file, `n_rrs` of them
+				   one after another in uncompressed wire form (owner, TYPE,
+				   CLASS, TTL, RDLENGTH, RDATA); messages say "file:N" for the
+				   Nth record */
+	size_t rrs_len;         /* bytes at rrs */
+	uint8_t rcode;          /* not 0: no records at all, the zone answers this RCODE (image.h) */
+	uint8_t flags;          /* P53_ZONE_* for the image */
 };
 
 /* Called for warnings such as ignored out-of-zone records: "file:line: reason". */

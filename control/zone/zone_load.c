@@ -507,6 +507,29 @@ static int load_file(struct pctx *c, FILE *f, uint16_t file)
 	return 0;
 }
 
+/*
+ * Records in memory (uncompressed wire, one after another): a secondary zone's content. The
+ * same path as a file's records from here on (add_rr), so the same checks apply; the Nth
+ * record is "line" N in messages.
+ */
+static int load_wire(struct pctx *c, const uint8_t *rrs, size_t len, uint16_t file)
+{
+	size_t pos = 0;
+
+	for (uint32_t i = 0; pos < len; i++) {
+		struct p53_zb_rec at = { .file = file, .pos = pos, .before = i, .end = i + 1 };
+		ldns_rr *rr = NULL;
+		ldns_status st = ldns_wire2rr(&rr, rrs, len, &pos, LDNS_SECTION_ANSWER);
+		if (st != LDNS_STATUS_OK)
+			return p53_zb_rec_err(c->b, &at, "%s", ldns_get_errorstr_by_id(st));
+		int rc = add_rr(c, rr, &at);
+		ldns_rr_free(rr);
+		if (rc < 0)
+			return -1;
+	}
+	return 0;
+}
+
 int p53_zone_load(struct p53_zb *b, uint32_t z)
 {
 	const struct p53_zone_src *src = &b->src[z];
@@ -520,6 +543,16 @@ int p53_zone_load(struct p53_zb *b, uint32_t z)
 		snprintf(where, sizeof(where), "%s:%d", src->cfg_file, src->cfg_line);
 	else
 		snprintf(where, sizeof(where), "%s:0", src->file ? src->file : "(null)");
+	if (src->rrs != NULL) {
+		c.wire = ldns_buffer_new(1024);
+		c.canon = ldns_buffer_new(1024);
+		id = add_file(b, src->file != NULL ? src->file : src->name);
+		if (id < 0 || c.wire == NULL || c.canon == NULL)
+			p53_zb_err(b, where, "out of memory");
+		else
+			rc = load_wire(&c, src->rrs, src->rrs_len, (uint16_t)id);
+		goto cleanup;
+	}
 	if (src->file == NULL)
 		return p53_zb_err(b, where, "zone '%s' has no file", src->name);
 	f = p53_fopen_regular(src->file);
@@ -543,6 +576,7 @@ cleanup:
 		ldns_buffer_free(c.canon);
 	if (c.wire != NULL)
 		ldns_buffer_free(c.wire);
-	fclose(f);
+	if (f != NULL)
+		fclose(f);
 	return rc;
 }

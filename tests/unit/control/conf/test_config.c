@@ -380,6 +380,104 @@ static void test_cannot_open(void **state)
 	assert_true(is_zeroed(&cfg));
 }
 
+/* Secondary zones, TSIG keys and the xfr section (control/xfr/conf.c). */
+static const char secondary_yaml[] =
+	"server:\n"
+	"  identity: pop1\n"
+	"dataplane:\n"
+	"  port: net_null0\n"
+	"  addresses: [192.0.2.1]\n"
+	"zones:\n"
+	"  - {name: example.com, file: example.com.zone}\n"                    /* 7 */
+	"  - name: sec.example\n"                                              /* 8 */
+	"    primaries:\n"
+	"      - {address: 198.51.100.1, key: XFR.Key}\n"                      /* 10 */
+	"      - {address: \"2001:db8:1::1\", port: 5353}\n"
+	"    on_expire: refuse\n"
+	"    ixfr: false\n"
+	"  - name: sec2.example\n"                                             /* 14 */
+	"    file: copies/sec2.zone\n"
+	"    primaries: [{address: 198.51.100.1}]\n"
+	"    notify: {from: [198.51.100.0/24, \"2001:db8::/32\"], key: xfr.key.}\n"
+	"  - name: cat.invalid\n"                                              /* 18 */
+	"    catalog: true\n"
+	"    primaries: [{address: 198.51.100.1, key: xfr.key}]\n"
+	"tsig_keys:\n"
+	"  - name: xfr.key\n"
+	"    algorithm: hmac-sha256\n"
+	"    secret: \"c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0MTI=\"\n"
+	"  - {name: other, algorithm: hmac-sha512, secret: \"YQ==\"}\n"
+	"xfr:\n"
+	"  directory: state\n"
+	"  threads: 4\n"
+	"  timeout_ms: 2000\n"
+	"  refresh_min_s: 5\n";
+
+static void test_secondary(void **state)
+{
+	struct p53_config cfg = { 0 };
+	char path[512], want[600], err[512] = "";
+
+	(void)state;
+	fixture(path, sizeof(path), "sec.yaml", secondary_yaml);
+	assert_int_equal(p53_config_load(path, &cfg, err, sizeof(err)), 0);
+	assert_int_equal(cfg.xfr.n_keys, 2);
+	assert_string_equal(cfg.xfr.keys[0].name, "xfr.key.");
+	assert_int_equal(cfg.xfr.keys[0].alg, P53_TSIG_HMAC_SHA256);
+	assert_int_equal(cfg.xfr.keys[0].secret_len, 32);
+	assert_memory_equal(cfg.xfr.keys[0].secret, "secretsecretsecretsecretsecret12", 32);
+	assert_int_equal(cfg.xfr.keys[1].alg, P53_TSIG_HMAC_SHA512);
+	assert_int_equal(cfg.xfr.keys[1].secret_len, 1);
+	snprintf(want, sizeof(want), "%s/state", tmpdir);
+	assert_string_equal(cfg.xfr.directory, want);
+	assert_int_equal(cfg.xfr.threads, 4);
+	assert_int_equal(cfg.xfr.timeout_ms, 2000);
+	assert_int_equal(cfg.xfr.refresh_min_s, 5);
+	assert_int_equal(cfg.xfr.refresh_max_s, 86400);     /* defaults */
+	assert_int_equal(cfg.xfr.retry_min_s, 1);
+
+	assert_null(cfg.zones[0].xfr);                      /* a primary zone */
+	const struct p53_xfr_zone_conf *z = cfg.zones[1].xfr;
+	assert_non_null(z);
+	assert_int_equal(z->n_primaries, 2);
+	assert_int_equal(z->primaries[0].family, AF_INET);
+	assert_int_equal(z->primaries[0].port, 53);
+	assert_int_equal(z->primaries[0].key, 0);           /* XFR.Key = xfr.key. */
+	assert_int_equal(z->primaries[1].family, AF_INET6);
+	assert_int_equal(z->primaries[1].port, 5353);
+	assert_int_equal(z->primaries[1].key, -1);
+	assert_int_equal(z->on_expire, P53_EXPIRE_REFUSE);
+	assert_false(z->ixfr);
+	assert_false(z->catalog);
+	/* No notify: each primary may notify, with its own key. */
+	assert_int_equal(z->n_acl, 2);
+	assert_int_equal(z->acl[0].len, 32);
+	assert_int_equal(z->acl[0].key, 0);
+	assert_int_equal(z->acl[1].len, 128);
+	assert_int_equal(z->acl[1].key, -1);
+	/* No file: the disk copy goes under xfr.directory. */
+	snprintf(want, sizeof(want), "%s/state/sec.example.zone", tmpdir);
+	assert_string_equal(cfg.zones[1].file, want);
+	assert_false(z->file_given);
+
+	z = cfg.zones[2].xfr;
+	assert_true(z->ixfr);                               /* default */
+	assert_int_equal(z->on_expire, P53_EXPIRE_SERVFAIL);
+	assert_int_equal(z->n_acl, 2);
+	assert_int_equal(z->acl[0].family, AF_INET);
+	assert_int_equal(z->acl[0].len, 24);
+	assert_int_equal(z->acl[0].key, 0);
+	assert_int_equal(z->acl[1].len, 32);
+	assert_int_equal(z->acl[1].key, 0);
+	snprintf(want, sizeof(want), "%s/copies/sec2.zone", tmpdir);
+	assert_string_equal(cfg.zones[2].file, want);
+	assert_true(z->file_given);
+	assert_true(cfg.zones[3].xfr->catalog);
+
+	p53_config_free(&cfg);
+	assert_true(is_zeroed(&cfg));
+}
+
 /* The valid head most rows build on: server on lines 1-2, dataplane 3-5, zones 6-8. */
 #define HEAD_SERVER "server:\n  identity: pop1\n"
 #define HEAD_DP     "dataplane:\n  port: net_null0\n  addresses: [192.0.2.1]\n"
@@ -499,7 +597,7 @@ static const struct bad_case bad_cases[] = {
 	  "6: dataplane.eal[1]: expected a string, got a mapping" },
 	{ "zone without file",
 	  HEAD_SERVER HEAD_DP "zones:\n  - name: example.com\n",
-	  "7: zones[0]: missing required key 'file'" },
+	  "7: zones[0]: missing required key 'file' (or 'primaries' for a secondary zone)" },
 	{ "duplicate zone",
 	  HEAD_SERVER HEAD_DP HEAD_ZONES "  - name: EXAMPLE.com.\n    file: other.zone\n",
 	  "9: zones[1]: duplicate zone 'EXAMPLE.com.' (first at line 7)" },
@@ -547,6 +645,65 @@ static const struct bad_case bad_cases[] = {
 	{ "unknown dnssec key",
 	  HEAD_SERVER HEAD_DP "dnssec:\n  sign: yes\n" HEAD_ZONES,
 	  "7: dnssec: unknown key 'sign'" },
+	{ "secondary: unknown TSIG key",
+	  HEAD_SERVER HEAD_DP "zones:\n  - name: s.example\n    primaries:\n"
+	  "      - {address: 198.51.100.1, key: nokey}\n",
+	  "9: zones[0].primaries[0]: unknown TSIG key 'nokey' (not in tsig_keys)" },
+	{ "secondary: primary address is a name",
+	  HEAD_SERVER HEAD_DP "zones:\n  - name: s.example\n    primaries: [{address: ns1.example}]\n",
+	  "8: zones[0].primaries[0].address: expected an IPv4 or IPv6 address, got 'ns1.example'" },
+	{ "secondary: primary without address",
+	  HEAD_SERVER HEAD_DP "zones:\n  - name: s.example\n    primaries: [{port: 53}]\n",
+	  "8: zones[0].primaries[0]: missing required key 'address'" },
+	{ "secondary: port 0",
+	  HEAD_SERVER HEAD_DP "zones:\n  - name: s.example\n"
+	  "    primaries: [{address: 198.51.100.1, port: 0}]\n",
+	  "8: zones[0].primaries[0].port: expected an integer 1..65535, got '0'" },
+	{ "secondary: empty primaries",
+	  HEAD_SERVER HEAD_DP "zones:\n  - name: s.example\n    primaries: []\n",
+	  "8: zones[0].primaries: at least one primary is required" },
+	{ "secondary keys without primaries",
+	  HEAD_SERVER HEAD_DP "zones:\n  - name: s.example\n    file: x\n    on_expire: keep\n",
+	  "7: zones[0]: 'notify', 'ixfr', 'on_expire' and 'catalog' need 'primaries'" },
+	{ "notify prefix with host bits",
+	  HEAD_SERVER HEAD_DP "zones:\n  - name: s.example\n    primaries: [{address: 198.51.100.1}]\n"
+	  "    notify: {from: [198.51.100.1/24]}\n",
+	  "9: zones[0].notify.from[0]: '198.51.100.1/24' has bits set past /24" },
+	{ "notify with an unknown key",
+	  HEAD_SERVER HEAD_DP "zones:\n  - name: s.example\n    primaries: [{address: 198.51.100.1}]\n"
+	  "    notify:\n      key: nokey\n",
+	  "10: zones[0].notify.key: unknown TSIG key 'nokey' (not in tsig_keys)" },
+	{ "notify with an unknown sub-key",
+	  HEAD_SERVER HEAD_DP "zones:\n  - name: s.example\n    primaries: [{address: 198.51.100.1}]\n"
+	  "    notify: {allow: [198.51.100.0/24]}\n",
+	  "9: zones[0].notify: unknown key 'allow'" },
+	{ "on_expire bogus",
+	  HEAD_SERVER HEAD_DP "zones:\n  - name: s.example\n    primaries: [{address: 198.51.100.1}]\n"
+	  "    on_expire: drop\n",
+	  "9: zones[0].on_expire: expected servfail, refuse or keep, got 'drop'" },
+	{ "tsig key: bad base64, value not shown",
+	  HEAD_SERVER HEAD_DP HEAD_ZONES "tsig_keys:\n  - {name: k, algorithm: hmac-sha256, secret: \"abc!\"}\n",
+	  "10: tsig_keys[0].secret: expected a base64 secret of 1..128 bytes (value not shown)" },
+	{ "tsig key: base64 without padding",
+	  HEAD_SERVER HEAD_DP HEAD_ZONES "tsig_keys:\n  - {name: k, algorithm: hmac-sha256, secret: \"YQ\"}\n",
+	  "10: tsig_keys[0].secret: expected a base64 secret" },
+	{ "tsig key: unknown algorithm",
+	  HEAD_SERVER HEAD_DP HEAD_ZONES "tsig_keys:\n  - {name: k, algorithm: hmac-md5, secret: \"YQ==\"}\n",
+	  "10: tsig_keys[0].algorithm: expected hmac-sha1, hmac-sha224, hmac-sha256, hmac-sha384 or "
+	  "hmac-sha512, got 'hmac-md5'" },
+	{ "tsig key: missing secret",
+	  HEAD_SERVER HEAD_DP HEAD_ZONES "tsig_keys:\n  - {name: k, algorithm: hmac-sha256}\n",
+	  "10: tsig_keys[0]: missing required key 'secret'" },
+	{ "tsig key: duplicate name",
+	  HEAD_SERVER HEAD_DP HEAD_ZONES "tsig_keys:\n  - {name: k, algorithm: hmac-sha256, secret: \"YQ==\"}\n"
+	  "  - {name: K., algorithm: hmac-sha1, secret: \"YQ==\"}\n",
+	  "11: tsig_keys[1]: duplicate key 'K.' (first at line 10)" },
+	{ "xfr: threads 0",
+	  HEAD_SERVER HEAD_DP HEAD_ZONES "xfr:\n  threads: 0\n",
+	  "10: xfr.threads: expected an integer 1..16, got '0'" },
+	{ "xfr: refresh_min above refresh_max",
+	  HEAD_SERVER HEAD_DP HEAD_ZONES "xfr:\n  refresh_min_s: 100\n  refresh_max_s: 10\n",
+	  "1: xfr: refresh_min_s 100 is above refresh_max_s 10" },
 	{ "mapping as a key",
 	  HEAD_SERVER HEAD_DP HEAD_ZONES "? {a: b}\n: c\n",
 	  "9: keys must be plain words" },
@@ -685,7 +842,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	static const char *const names[] = { "full.yaml", "minimal.yaml", "bare.yaml", "bad.yaml",
-					     "cookie.key", "short.key" };
+					     "cookie.key", "short.key", "sec.yaml" };
 	char path[512];
 
 	(void)state;
@@ -701,6 +858,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_full_config),
 		cmocka_unit_test(test_defaults),
+		cmocka_unit_test(test_secondary),
 		cmocka_unit_test(test_bare_path),
 		cmocka_unit_test(test_shipped_configs),
 		cmocka_unit_test(test_cannot_open),

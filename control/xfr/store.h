@@ -1,0 +1,41 @@
+/*
+ * The disk copy of a secondary zone (docs/ARCHITECTURE.md, zone transfers): a master file
+ * (RFC 1035 §5), SOA first, written as a whole after every change that was published, to a
+ * temporary file in the same directory, fsync'd, then renamed over the old copy (and the
+ * directory fsync'd), so a crash leaves the old copy or the new one, never half of one. A
+ * restart compiles it like any zone file and serves it at once. Its mtime is the time of the
+ * last successful refresh (touched after every SOA check that reached a primary), so a
+ * restart knows whether the copy has expired (SOA EXPIRE, RFC 1035 §4.3.5).
+ *
+ * Transfer threads (write, remove) and the control thread (reads at start-up and reload).
+ */
+#ifndef P53_XFR_STORE_H
+#define P53_XFR_STORE_H
+
+#include <stdint.h>
+#include <time.h>
+
+#include "control/xfr/rrs.h"
+
+/** Write `rrs` as the zone's master file at `path`, atomically. @return 0 or -1 with err. */
+int p53_store_write(const char *path, const char *zone, const struct p53_rrs *rrs, char *err,
+		    size_t errlen);
+
+/** Delete the copy (and its leftovers); a missing file is fine. @return 0 or -1 with err. */
+int p53_store_remove(const char *path, char *err, size_t errlen);
+
+/** Set the copy's mtime to now (a refresh succeeded); a missing file is fine. */
+void p53_store_touch(const char *path);
+
+/**
+ * The first SOA of a master file, and the file's mtime: to tell at start-up whether a copy
+ * has expired. @return 0, or -1 (missing, unreadable, no SOA).
+ */
+int p53_store_soa(const char *path, const char *zone, uint32_t *serial, uint32_t *expire,
+		  time_t *mtime);
+
+/** Read a master file into records (catalog zones). @return 0 or -1 with err. */
+int p53_store_read(const char *path, const char *zone, struct p53_rrs *rrs, char *err,
+		   size_t errlen);
+
+#endif /* P53_XFR_STORE_H */

@@ -1,0 +1,433 @@
+/*
+ * New zone content to the workers: p53_zones_update() and the compile it shares with start-up
+ * and reload (p53_xfr_compile). See xfr.h. Control thread only.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <malloc.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <rte_cycles.h>
+
+#include "control/daemon.h"
+#include "control/log.h"
+#include "control/xfr/catalog.h"
+#include "control/xfr/store.h"
+#include "control/xfr/xfr.h"
+#include "dataplane/dnsmsg.h"
+#include "dataplane/image.h"
+#include "dataplane/name.h"
+
+/* The image's zone whose apex is this name, or P53_NONE. */
+static uint32_t image_zone(const void *img, const uint8_t *apex, size_t len)
+{
+	if (img == NULL)
+		return P53_NONE;
+	uint32_t ni = p53_image_find(img, apex, len, p53_name_hash(apex, len));
+	if (ni == P53_NONE)
+		return P53_NONE;
+	const struct p53_image_node *nd = p53_image_node(img, ni);
+	if (!(nd->flags & P53_NODE_APEX))
+		return P53_NONE;
+	return nd->zone;
+}
+
+static uint8_t expire_rcode(int on_expire)
+{
+	return on_expire == P53_EXPIRE_REFUSE ? P53_RCODE_REFUSED : P53_RCODE_SERVFAIL;
+}
+
+/* The zones[] entry of the catalog that lists `z`, when it is a catalog zone of cfg. */
+static const struct p53_config_zone *member_of(const struct p53_config *cfg,
+					       const struct p53_xfr_zone *z)
+{
+	const struct p53_xfr_zone *c = z->catalog;
+
+	for (int i = 0; c != NULL && i < cfg->n_zones; i++)
+		if (cfg->zones[i].xfr != NULL && cfg->zones[i].xfr->catalog &&
+		    strcasecmp(cfg->zones[i].name, c->name) == 0)
+			return &cfg->zones[i];
+	return NULL;
+}
+
+/* A disk copy older than the zone's SOA EXPIRE is not served after a restart. */
+static bool copy_expired(const struct p53_config *cfg, const char *name, const char *file)
+{
+	uint32_t serial, expire;
+	time_t mtime;
+
+	if (p53_store_soa(file, name, &serial, &expire, &mtime) != 0)
+		return false;
+	if (expire < cfg->xfr.expire_min_s)
+		expire = cfg->xfr.expire_min_s;
+	return mtime + (time_t)expire <= time(NULL);
+}
+
+struct plan {
+	struct p53_zone_src *src;
+	bool *from_image;               /* records read out of the running image into own[] */
+	struct p53_xfr_zone **zs;       /* the state behind each source, NULL for primary zones */
+	struct p53_rrs *own;            /* records extracted for this compile, one per source */
+	size_t n;
+};
+
+static void plan_free(struct plan *p)
+{
+	for (size_t i = 0; i < p->n; i++)
+		p53_rrs_free(&p->own[i]);
+	free(p->own);
+	free(p->from_image);
+	free(p->zs);
+	free(p->src);
+	memset(p, 0, sizeof(*p));
+}
+
+static struct p53_zone_update *update_of(struct p53_zone_update *u, size_t n,
+					 const struct p53_xfr_zone *z)
+{
+	for (size_t i = 0; z != NULL && i < n; i++)
+		if (u[i].z == z && u[i].rc == 0)
+			return &u[i];
+	return NULL;
+}
+
+/* Where one secondary zone's records come from in this compile (see p53_xfr_compile).
+ * Returns 1 when they are to be read out of the running image (into *own). */
+static int secondary_src(const struct p53_config *cfg, const struct p53_xfr_zone_conf *zc,
+			  bool catalog, struct p53_xfr_zone *z, const void *cur_img,
+			  struct p53_zone_update *u, size_t n, struct p53_zone_src *src,
+			  struct p53_rrs **want, struct p53_rrs *own)
+{
+	struct p53_zone_update *up = update_of(u, n, z);
+
+	src->flags = P53_ZONE_SECONDARY;
+	if (catalog) {
+		src->rcode = P53_RCODE_REFUSED; /* RFC 9432 §1: not for resolution */
+		return 0;
+	}
+	if (up != NULL) {
+		if (up->kind == P53_UPDATE_NODATA) {
+			src->rcode = up->rcode;
+		} else {
+			src->rrs = up->result.buf;
+			src->rrs_len = up->result.len;
+		}
+		return 0;
+	}
+	if (z != NULL && (z->state == P53_XFR_LOADED || z->state == P53_XFR_EXPIRED)) {
+		uint32_t iz = image_zone(cur_img, z->apex, z->apex_len);
+		if (iz != P53_NONE && p53_image_zone(cur_img, iz)->rcode == 0) {
+			want[iz] = own; /* filled by one pass over the image, below */
+			return 1;
+		}
+		src->rcode = z->state == P53_XFR_EXPIRED ? expire_rcode(zc->on_expire) : P53_RCODE_SERVFAIL;
+		return 0;
+	}
+	if (z != NULL && z->state == P53_XFR_NODATA) {
+		src->rcode = P53_RCODE_SERVFAIL; /* as Knot answers a zone it has not loaded */
+		return 0;
+	}
+	/* Not compiled before (start-up, a zone a reload adds): its disk copy, if good. */
+	if ((z != NULL && z->bad_copy) || access(src->file, F_OK) != 0) {
+		src->rcode = P53_RCODE_SERVFAIL;
+		return 0;
+	}
+	if (zc->on_expire != P53_EXPIRE_KEEP && copy_expired(cfg, src->name, src->file))
+		src->rcode = expire_rcode(zc->on_expire);
+	return 0;
+}
+
+static int plan_make(struct p53_xfr *x, const struct p53_config *cfg, const void *cur_img,
+		     struct p53_zone_update *u, size_t n, struct plan *p)
+{
+	size_t cap = (size_t)cfg->n_zones + (x != NULL ? x->n : 0);
+	uint32_t nz = cur_img != NULL ? p53_image_hdr(cur_img)->n_zones : 0;
+	struct p53_rrs **want = calloc(nz + 1, sizeof(*want));
+
+	p->src = calloc(cap + 1, sizeof(*p->src));
+	p->zs = calloc(cap + 1, sizeof(*p->zs));
+	p->own = calloc(cap + 1, sizeof(*p->own));
+	p->from_image = calloc(cap + 1, sizeof(*p->from_image));
+	p->n = 0;
+	if (want == NULL || p->src == NULL || p->zs == NULL || p->own == NULL || p->from_image == NULL) {
+		free(want);
+		return -1;
+	}
+	for (int i = 0; i < cfg->n_zones; i++) {
+		const struct p53_config_zone *cz = &cfg->zones[i];
+		struct p53_zone_src *src = &p->src[p->n];
+		src->name = cz->name;
+		src->file = cz->file;
+		src->cfg_file = cfg->path;
+		src->cfg_line = cz->line;
+		if (cz->xfr != NULL) {
+			struct p53_xfr_zone *z = x != NULL ? p53_xfr_find(x, cz->name) : NULL;
+			p->zs[p->n] = z;
+			p->from_image[p->n] = secondary_src(cfg, cz->xfr, cz->xfr->catalog, z, cur_img,
+							    u, n, src, want, &p->own[p->n]);
+		}
+		p->n++;
+	}
+	for (size_t i = 0; x != NULL && i < x->n; i++) {
+		struct p53_xfr_zone *z = x->zones[i];
+		const struct p53_config_zone *cz = z->removed ? NULL : member_of(cfg, z);
+		if (cz == NULL)
+			continue;
+		struct p53_zone_src *src = &p->src[p->n];
+		src->name = z->name;
+		src->file = z->file;
+		src->cfg_file = cfg->path;
+		src->cfg_line = cz->line;
+		p->zs[p->n] = z;
+		/* Members take their catalog's settings (cz), but are zones, not catalogs. */
+		p->from_image[p->n] = secondary_src(cfg, cz->xfr, false, z, cur_img, u, n, src, want,
+						    &p->own[p->n]);
+		p->n++;
+	}
+	int rc = 0;
+	if (cur_img != NULL && nz > 0)
+		rc = p53_image_zones_rrs(cur_img, want);
+	free(want);
+	for (size_t i = 0; i < p->n; i++) {
+		if (p->from_image[i]) {
+			p->src[i].rrs = p->own[i].buf;
+			p->src[i].rrs_len = p->own[i].len;
+		}
+	}
+	return rc;
+}
+
+/* Drop secondary disk copies from the files a compile read: nobody edits them but us. */
+static void files_filter(const struct plan *p, char **files, size_t *n)
+{
+	size_t o = 0;
+
+	for (size_t i = 0; i < *n; i++) {
+		bool ours = false;
+		for (size_t k = 0; k < p->n && !ours; k++)
+			ours = (p->src[k].flags & P53_ZONE_SECONDARY) && strcmp(p->src[k].file, files[i]) == 0;
+		if (ours)
+			free(files[i]);
+		else
+			files[o++] = files[i];
+	}
+	*n = o;
+}
+
+void *p53_xfr_compile(struct p53_xfr *x, const struct p53_config *cfg, const void *cur_img,
+		      struct p53_zone_update *u, size_t n, size_t *len, char *err, size_t errlen,
+		      char ***files, size_t *n_files)
+{
+	for (int attempt = 0; attempt < 64; attempt++) {
+		struct plan p = { 0 };
+		void *img = NULL;
+
+		if (plan_make(x, cfg, cur_img, u, n, &p) != 0) {
+			snprintf(err, errlen, "%s: out of memory", cfg->path);
+			plan_free(&p);
+			return NULL;
+		}
+		img = p53_image_build_files(p.src, p.n, len, err, errlen, p53_log_warn_cb, NULL, files,
+					    n_files);
+		if (img != NULL) {
+			if (files != NULL)
+				files_filter(&p, *files, n_files);
+			plan_free(&p);
+			return img;
+		}
+		/* A disk copy that does not compile (edited, truncated) must not stop a start or
+		 * a reload: leave that zone without data (it is transferred again) and retry. */
+		struct p53_xfr_zone *bad = NULL;
+		for (size_t i = 0; i < p.n && bad == NULL; i++) {
+			size_t fl = p.src[i].file != NULL ? strlen(p.src[i].file) : 0;
+			if (p.zs[i] != NULL && p.src[i].rrs == NULL && p.src[i].rcode == 0 && fl > 0 &&
+			    strncmp(err, p.src[i].file, fl) == 0 && err[fl] == ':')
+				bad = p.zs[i];
+		}
+		plan_free(&p);
+		if (bad == NULL || bad->bad_copy)
+			return NULL;
+		p53_err("zone %s: its disk copy does not compile, ignored (a transfer replaces it): %s",
+			bad->name, err);
+		bad->bad_copy = true;
+	}
+	return NULL;
+}
+
+static uint64_t tsc_ms(uint64_t t0)
+{
+	return (rte_rdtsc() - t0) * 1000u / rte_get_tsc_hz();
+}
+
+/* A DIFF's base: the catalog's records, or the zone's records out of the running image. */
+static int diff_base(struct p53_daemon *d, struct p53_xfr_zone *z, struct p53_rrs *base,
+		     const struct p53_rrs **use, char *err, size_t errlen)
+{
+	if (z->is_catalog) {
+		*use = &z->cat;
+		return 0;
+	}
+	uint32_t iz = image_zone(d->dp.image, z->apex, z->apex_len);
+	if (iz == P53_NONE || p53_image_zone(d->dp.image, iz)->rcode != 0) {
+		snprintf(err, errlen, "IXFR for a zone that has no data here");
+		return -1;
+	}
+	struct p53_rrs **want = calloc(p53_image_hdr(d->dp.image)->n_zones, sizeof(*want));
+	if (want == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	want[iz] = base;
+	int rc = p53_image_zones_rrs(d->dp.image, want);
+	free(want);
+	if (rc != 0) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	*use = base;
+	return 0;
+}
+
+/* Stage 1: each update's new records (or why not). */
+static void prepare(struct p53_daemon *d, struct p53_zone_update *up)
+{
+	struct p53_xfr_zone *z = up->z;
+
+	up->rc = 0;
+	up->err[0] = '\0';
+	if (up->kind == P53_UPDATE_NODATA)
+		return;
+	if (up->kind == P53_UPDATE_FULL) {
+		p53_rrs_move(&up->result, &up->rrs);
+	} else {
+		struct p53_rrs base = { 0 };
+		const struct p53_rrs *use = NULL;
+		if (diff_base(d, z, &base, &use, up->err, sizeof(up->err)) != 0 ||
+		    p53_ixfr_apply(use, up->diff, &up->result, up->err, sizeof(up->err)) != 0)
+			up->rc = -1;
+		p53_rrs_free(&base);
+		malloc_trim(0);
+		if (up->rc != 0)
+			return;
+	}
+	if (p53_rrs_soa_serial(&up->result) < 0) {
+		snprintf(up->err, sizeof(up->err), "the new content has no SOA for %s", z->name);
+		up->rc = -1;
+		return;
+	}
+	if (z->is_catalog) {
+		struct p53_catalog_member *m = NULL;
+		size_t nm = 0;
+		if (p53_catalog_parse(&up->result, z->apex, z->apex_len, &m, &nm, up->err,
+				      sizeof(up->err), p53_log_warn_cb, NULL) != 0) {
+			up->rc = -1;
+			return;
+		}
+		struct p53_rrs copy = { 0 };
+		if (p53_rrs_append(&copy, &up->result) != 0) {
+			free(m);
+			snprintf(up->err, sizeof(up->err), "out of memory");
+			up->rc = -1;
+			return;
+		}
+		p53_rrs_move(&z->cat, &copy);
+		p53_catalog_reconcile(d->xfr, &d->cfg, z, m, nm);
+		free(m);
+	}
+}
+
+/* Stage 2: one compile and one publish for the updates marked 0 in u. */
+static int publish(struct p53_daemon *d, struct p53_zone_update *u, size_t n, char *err,
+		   size_t errlen)
+{
+	size_t len;
+	void *img = p53_xfr_compile(d->xfr, &d->cfg, d->dp.image, u, n, &len, err, errlen, NULL, NULL);
+
+	if (img == NULL)
+		return -1;
+	if (p53_dataplane_publish(&d->dp, img, len, &d->cfg, err, errlen) != 0) {
+		free(img);
+		return -1;
+	}
+	return 0;
+}
+
+size_t p53_zones_update(struct p53_daemon *d, struct p53_zone_update *u, size_t n)
+{
+	struct p53_xfr *x = d->xfr;
+	uint64_t t0 = rte_rdtsc();
+	char err[1024];
+	size_t ok = 0, live = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		prepare(d, &u[i]);
+		live += u[i].rc == 0;
+	}
+	if (live > 0 && publish(d, u, n, err, sizeof(err)) != 0) {
+		if (live == 1) {
+			for (size_t i = 0; i < n; i++)
+				if (u[i].rc == 0) {
+					u[i].rc = -1;
+					snprintf(u[i].err, sizeof(u[i].err), "%.590s", err);
+				}
+		} else {
+			/* One bad zone must not hold the others back: one at a time. */
+			p53_warn("xfr: publishing %zu zone updates together failed (%s); one at a time",
+				 live, err);
+			for (size_t i = 0; i < n; i++) {
+				if (u[i].rc != 0)
+					continue;
+				/* Only update i counts in this compile: park the others. */
+				for (size_t k = 0; k < n; k++)
+					if (k != i && u[k].rc == 0)
+						u[k].rc = 1;
+				if (publish(d, u, n, err, sizeof(err)) != 0) {
+					u[i].rc = -1;
+					snprintf(u[i].err, sizeof(u[i].err), "%.590s", err);
+				} else {
+					u[i].rc = 2; /* published */
+					p53_xfr_sync(x, &d->cfg, d->dp.image);
+				}
+				for (size_t k = 0; k < n; k++)
+					if (u[k].rc == 1)
+						u[k].rc = 0;
+			}
+			for (size_t i = 0; i < n; i++)
+				if (u[i].rc == 2)
+					u[i].rc = 0;
+		}
+	}
+	double ms = (double)tsc_ms(t0);
+	for (size_t i = 0; i < n; i++) {
+		if (u[i].rc != 0) {
+			x->applies_failed++;
+			p53_err("xfr: zone %s: not published: %s", u[i].z->name, u[i].err);
+			continue;
+		}
+		ok++;
+		x->applies_ok++;
+		u[i].z->last_apply_ms = ms;
+	}
+	if (ok > 0) {
+		p53_xfr_sync(x, &d->cfg, d->dp.image);
+		const struct p53_image_hdr *h = p53_image_hdr(d->dp.image);
+		p53_info("xfr: published %zu zone update(s) in %.1f ms: %u zone(s), %u records, "
+			 "generation %" PRIu64, ok, ms, h->n_zones, h->n_records, h->generation);
+	}
+	/* Members a catalog no longer lists are out of the image now: forget them. */
+	for (size_t i = 0; i < x->n;) {
+		struct p53_xfr_zone *z = x->zones[i];
+		if (z->removed && !z->busy && !z->writing && ok > 0) {
+			p53_xfr_member_forget(x, z);
+			continue;
+		}
+		i++;
+	}
+	malloc_trim(0);
+	return ok;
+}

@@ -1,0 +1,164 @@
+#!/usr/bin/env bash
+# pop53d as a secondary of a hidden primary (knotd in its own namespace, tests/integration/
+# xfr_lib.sh): the first AXFR, a change at the primary (knotc zone-set/zone-commit) served
+# within one second of knotd's NOTIFY by IXFR, the zone's records equal to the primary's after
+# a series of changes, pop53ctl zone status/refresh/retransfer, the disk copy, and TSIG:
+# NOTIFYs with a bad key, a bad secret, no signature or from a stranger are refused with the
+# RFC's answer, and a transfer with a wrong secret is refused by the primary and leaves the
+# zone without data (SERVFAIL), as Knot would.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/xfr_lib.sh"
+
+cleanup() {
+	stop_pop53 >/dev/null 2>&1 || true
+	primary_down
+	cleanup_common
+}
+trap cleanup EXIT
+lab_lock
+
+"$SRC/scripts/lab.sh" up >/dev/null
+primary_up
+knotd_conf sec.test bad.test
+knot_zone sec.test 1 "old IN A 192.0.2.7" "mx IN MX 10 www.sec.test."
+knot_zone bad.test 1
+knotd_start || { not_ok "knotd starts"; finish; exit 1; }
+ok "knotd (primary) starts in $PRIMARY_NS"
+
+xfr_config "$TMP/pop53.yaml" "  - name: sec.test
+    primaries: [{address: $PRIMARY_V4, key: xfr.key}]
+  - name: bad.test
+    primaries: [{address: $PRIMARY_V4, key: wrong.key}]
+    notify: {from: [$PRIMARY_V4/32], key: wrong.key}"
+cat >>"$TMP/pop53.yaml" <<YAML
+  - name: open.test
+    primaries: [{address: $PRIMARY_V4}]
+    notify: {from: [192.0.2.0/24]}
+YAML
+# The same key name with another secret: the primary must refuse it (BADSIG).
+sed -i "s|^tsig_keys:|tsig_keys:\n  - {name: wrong.key, algorithm: hmac-sha256, secret: \"YmFkYmFkYmFkYmFkYmFkYmFkYmFkYmFkYmFkYmFkMTI=\"}|" "$TMP/pop53.yaml"
+start_pop53_answering "$TMP/pop53.yaml"
+
+# 1. The first transfer (AXFR: no data yet).
+check "sec.test transferred: www.sec.test A 192.0.2.80" \
+	wait_for 10 sh -c "[ \"\$(ip netns exec $CLIENT_NS kdig +time=1 +short @$V4 www.sec.test A)\" = 192.0.2.80 ]"
+st=$(CTL --json zone status sec.test)
+check "zone status: loaded, serial 1, AXFR from the primary" \
+	/usr/bin/python3 -c "import json,sys; z=json.loads(sys.argv[1])['zone']; \
+assert z['state']=='loaded' and z['serial']==1 and z['last_transfer']['type']=='AXFR' \
+and z['primary'].startswith('$PRIMARY_V4:53 key xfr.key'), z" "$st"
+check "the disk copy holds the zone, SOA first" \
+	sh -c "grep -v '^;' $TMP/xfr/sec.test.zone | head -1 | grep -q 'SOA.*ns1.sec.test. hostmaster.sec.test. 1 '"
+check "answers are authoritative (AA) from the transferred zone" \
+	sh -c "ip netns exec $CLIENT_NS kdig +time=1 @$V4 mx.sec.test MX | grep -qi 'flags: qr aa'"
+
+# 2. A change at the primary, served within one second of knotd's NOTIFY (over TCP).
+knotc zone-begin sec.test >/dev/null
+knotc zone-unset sec.test www A >/dev/null
+knotc zone-set sec.test www 300 A 192.0.2.99 >/dev/null
+knotc zone-commit sec.test >/dev/null
+t0=$(date +%s%N)
+if wait_for 5 sh -c "[ \"\$(ip netns exec $CLIENT_NS kdig +time=1 +short @$V4 www.sec.test A)\" = 192.0.2.99 ]"; then
+	ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+	check "the change is served ${ms} ms after zone-commit (knotd's NOTIFY), under 1000 ms" [ "$ms" -lt 1000 ]
+else
+	not_ok "the change at the primary is served (www.sec.test A 192.0.2.99)"
+fi
+check "knotd's NOTIFY was accepted (TCP, signed) and the zone refreshed by IXFR" \
+	sh -c "grep -q 'NOTIFY for sec.test. from $PRIMARY_V4 over TCP key xfr.key.: refreshing' $TMP/pop53d.log && \
+	       grep -q 'IXFR to serial 2: 2 deleted, 2 added' $TMP/pop53d.log"
+check "knotd logs the NOTIFY answered" grep -q "notify, outgoing, remote 192.0.2.53@53, serial 2" "$KNOT_DIR/knotd.log"
+
+# 3. Several changes in a row; the zone as pop53 serves it equals the primary's.
+for i in 1 2 3 4 5; do
+	knotc zone-begin sec.test >/dev/null
+	knotc zone-set sec.test "h$i" 300 A "192.0.2.$((100 + i))" >/dev/null
+	knotc zone-set sec.test "h$i" 300 TXT "\"v$i\"" >/dev/null
+	[ "$i" -ne 3 ] || knotc zone-unset sec.test old A >/dev/null
+	[ "$i" -ne 4 ] || knotc zone-set sec.test mx 600 MX 20 h4.sec.test. >/dev/null
+	knotc zone-commit sec.test >/dev/null
+done
+check "the last change arrived (serial 7)" \
+	wait_for 10 sh -c "ip netns exec $CLIENT_NS kdig +time=1 +short @$V4 sec.test SOA | grep -q ' 7 '"
+# Every owner and type of the primary's zone, asked of pop53, must give the primary's RRset.
+ip netns exec "$PRIMARY_NS" kdig +time=2 @"$PRIMARY_V4" -y "hmac-sha256:xfr.key:$XFR_SECRET" sec.test AXFR +noall +answer 2>/dev/null |
+	awk '$4 != "TSIG" { $1=tolower($1); print }' | sort -u >"$TMP/primary.txt"
+: >"$TMP/pop.txt"
+awk '{ print $1, $4 }' "$TMP/primary.txt" | sort -u | while read -r owner type; do
+	kdig_section answer @"$V4" "$owner" "$type" >>"$TMP/pop.txt"
+done
+sort -u -o "$TMP/pop.txt" "$TMP/pop.txt"
+check "pop53 serves exactly the primary's records after 6 IXFRs ($(wc -l <"$TMP/primary.txt") records)" \
+	sh -c "[ \$(wc -l <$TMP/primary.txt) -ge 15 ] && diff $TMP/primary.txt $TMP/pop.txt"
+check "the deleted record is gone (old.sec.test NXDOMAIN)" [ "$(dig_rcode old.sec.test A)" = NXDOMAIN ]
+
+# 4. pop53ctl zone refresh (up to date) and retransfer (AXFR).
+CTL zone refresh sec.test >/dev/null
+check "zone refresh: the SOA check finds the zone up to date" \
+	wait_for 5 sh -c "$BUILD/control/pop53ctl -s $TMP/control.sock zone status sec.test | grep -q 'up to date at serial 7'"
+CTL zone retransfer sec.test >/dev/null
+check "zone retransfer: a full AXFR of serial 7" \
+	wait_for 5 sh -c "$BUILD/control/pop53ctl -s $TMP/control.sock --json zone status sec.test | grep -q '\"type\":\"AXFR\",\"result\":\"AXFR to serial 7'"
+check "zone status of a zone that is not a secondary fails" sh -c "! $BUILD/control/pop53ctl -s $TMP/control.sock zone status example.com 2>/dev/null"
+
+# 5. NOTIFY and TSIG, from the client namespace (through a worker) with dnspython.
+cat >"$TMP/notify.py" <<'PY'
+import sys
+import dns.flags, dns.message, dns.opcode, dns.query, dns.rcode, dns.tsig, dns.tsigkeyring
+server, zone, keyname, secret = sys.argv[1:5]
+m = dns.message.make_query(zone, "SOA")
+m.set_opcode(dns.opcode.NOTIFY)
+m.flags &= ~dns.flags.RD
+m.flags |= dns.flags.AA
+if keyname != "-":
+    m.use_tsig(dns.tsigkeyring.from_text({keyname: ("hmac-sha256", secret)}), keyname=keyname)
+try:
+    r = dns.query.udp(m, server, timeout=2, source_port=1053)
+    print(dns.rcode.to_text(r.rcode()), "aa" if r.flags & dns.flags.AA else "-",
+          "signed" if r.had_tsig else "unsigned", r.id == m.id and r.question == m.question)
+except dns.tsig.PeerBadKey:
+    print("BADKEY")
+except dns.tsig.PeerBadSignature:
+    print("BADSIG")
+except dns.exception.Timeout:
+    print("TIMEOUT")
+PY
+notify() { ip netns exec "$CLIENT_NS" /usr/bin/python3 "$TMP/notify.py" "$V4" "$@" 2>&1; }
+BAD_SECRET="YmFkYmFkYmFkYmFkYmFkYmFkYmFkYmFkYmFkYmFkMTI="
+# open.test allows 192.0.2.0/24 unsigned: the client may notify it.
+check "NOTIFY for open.test from an allowed prefix, unsigned: NOERROR, AA, same ID and question" \
+	[ "$(notify open.test - -)" = "NOERROR aa unsigned True" ]
+# sec.test allows only the primary, with xfr.key.
+check "NOTIFY for sec.test from a stranger: NOTAUTH (as Knot)" [ "$(notify sec.test - -)" = "NOTAUTH aa unsigned True" ]
+check "NOTIFY for an unknown zone: NOTAUTH from the worker" [ "$(notify nowhere.test - -)" = "NOTAUTH - unsigned True" ]
+check "NOTIFY for a primary zone here: NOTAUTH from the worker" [ "$(notify example.com - -)" = "NOTAUTH - unsigned True" ]
+check "NOTIFY for open.test signed with a key we do not have: BADKEY" [ "$(notify open.test nokey.key "$XFR_SECRET")" = BADKEY ]
+check "NOTIFY for open.test signed with xfr.key but a wrong secret: BADSIG" [ "$(notify open.test xfr.key "$BAD_SECRET")" = BADSIG ]
+check "NOTIFY for open.test signed with xfr.key: NOERROR, answer signed" \
+	[ "$(notify open.test xfr.key "$XFR_SECRET")" = "NOERROR aa signed True" ]
+check "refused NOTIFYs are logged with the reason" \
+	sh -c "grep -q 'NOTIFY for sec.test. from 192.0.2.1 port 1053 refused.*sender not allowed' $TMP/pop53d.log && \
+	       grep -q 'NOTIFY for open.test. from 192.0.2.1 port 1053 refused.*TSIG BADSIG' $TMP/pop53d.log"
+# From the primary's address over UDP, signed: accepted (its ACL), through a worker.
+out=$(ip netns exec "$PRIMARY_NS" /usr/bin/python3 "$TMP/notify.py" "$V4" sec.test xfr.key "$XFR_SECRET" 2>&1)
+check "NOTIFY for sec.test from the primary over UDP, signed: NOERROR signed ($out)" [ "$out" = "NOERROR aa signed True" ]
+out=$(ip netns exec "$PRIMARY_NS" /usr/bin/python3 "$TMP/notify.py" "$V4" sec.test - - 2>&1)
+check "NOTIFY for sec.test from the primary, unsigned: NOTAUTH (the ACL wants xfr.key)" [ "$out" = "NOTAUTH aa unsigned True" ]
+
+# 6. Requests signed with a key knotd has under another secret: knotd answers BADSIG, pop53
+# has no data for bad.test; and knotd's NOTIFY for it (signed with xfr.key, which bad.test's
+# ACL does not take) is refused with BADKEY.
+check "bad.test: knotd refuses our SOA query (TSIG BADSIG), as zone status says" \
+	wait_for 10 sh -c "$BUILD/control/pop53ctl -s $TMP/control.sock zone status bad.test | grep -q 'failed:.*SOA query: NOTAUTH, TSIG BADSIG: the primary does not accept key wrong.key.'"
+check "bad.test: no data, answered SERVFAIL" [ "$(dig_rcode www.bad.test A)" = SERVFAIL ]
+knotc zone-begin bad.test >/dev/null; knotc zone-set bad.test x 300 A 192.0.2.1 >/dev/null; knotc zone-commit bad.test >/dev/null
+check "knotd's NOTIFY for bad.test (key xfr.key, not bad.test's) is refused: BADKEY" \
+	wait_for 5 sh -c "grep -q 'NOTIFY for bad.test. from $PRIMARY_V4 port [0-9]* refused.*TSIG BADKEY' $TMP/pop53d.log"
+check "knotd sees the refusal" wait_for 5 sh -c "grep 'bad.test.*notify, outgoing' $KNOT_DIR/knotd.log | tail -1 | grep -q -i 'badkey\|notauth\|error'"
+check "no disk copy for bad.test" [ ! -e "$TMP/xfr/bad.test.zone" ]
+
+# 7. A clean stop with the transfer threads running.
+stop_pop53
+check "pop53d stops cleanly (exit 0, no mbuf leak)" sh -c "grep -q 'no leak' $TMP/pop53d.log"
+
+finish
