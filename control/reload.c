@@ -55,6 +55,8 @@ static void restart_needed(const struct p53_config *old, const struct p53_config
 	NOTE(!p53_health_conf_same(&old->health, &new->health), "health.*");
 	NOTE(!p53_anycast_conf_same(&old->anycast, &new->anycast), "anycast.*");
 	NOTE(memcmp(&old->tcp, &new->tcp, sizeof(old->tcp)) != 0, "tcp.*");
+	NOTE(old->mode != new->mode, "dataplane.mode");
+	NOTE(!p53_exc_conf_same(&old->exc, &new->exc), "dataplane.exception");
 #undef NOTE
 	if (o > 0 && o < len)
 		snprintf(note + o, len - o, ": changed, applied at the next restart");
@@ -84,6 +86,8 @@ static void keep_running(struct p53_config *run, struct p53_config *fresh)
 	KEEP(health);
 	KEEP(anycast);
 	KEEP(tcp);
+	KEEP(mode);
+	KEEP(exc);
 #undef KEEP
 }
 
@@ -111,7 +115,7 @@ int p53_daemon_reload(struct p53_daemon *d, int config, const char *zone, char *
 	char **files = NULL;
 	size_t n_files = 0, len;
 	void *img = NULL;
-	int addrs_changed = 0, tcp_changed = 0;
+	int addrs_changed = 0, tcp_changed = 0, exc_changed = 0;
 
 	note[0] = '\0';
 	if (config) {
@@ -131,7 +135,7 @@ int p53_daemon_reload(struct p53_daemon *d, int config, const char *zone, char *
 	/* New service addresses are steered before the replicas are swapped and rolled back if
 	 * the swap fails, so steering and data never disagree after the reload returns. Adding
 	 * before removing (p53_xdp_set_addrs) keeps the kept addresses steered throughout. */
-	addrs_changed = config && d->port.iface[0] != '\0' &&
+	addrs_changed = config && d->port.steer &&
 			(fresh.n_addrs != d->cfg.n_addrs ||
 			 memcmp(fresh.addrs, d->cfg.addrs, sizeof(fresh.addrs)) != 0);
 	if (addrs_changed && p53_xdp_set_addrs(d->port.iface, fresh.addrs, fresh.n_addrs) != 0) {
@@ -151,8 +155,24 @@ int p53_daemon_reload(struct p53_daemon *d, int config, const char *zone, char *
 				d->port.iface);
 		goto fail;
 	}
+	/* dpdk mode: the exception interface carries the service addresses for the kernel (ARP,
+	 * ND, ICMP, TCP); added before the swap like the rest, removed ones after. */
+	exc_changed = tcp_changed && d->exc.opened;
+	if (exc_changed && p53_exc_set_addrs(&d->exc, fresh.addrs, fresh.n_addrs, err, errlen) != 0) {
+		char terr[256];
+		exc_changed = 0;
+		if (addrs_changed && p53_xdp_set_addrs(d->port.iface, d->cfg.addrs, d->cfg.n_addrs) != 0)
+			p53_err("reload: could not restore the XDP service addresses on %s",
+				d->port.iface);
+		if (p53_tcp_set_addrs(&d->tcp, d->cfg.addrs, d->cfg.n_addrs, terr, sizeof(terr)) != 0)
+			p53_err("reload: could not restore the TCP listeners: %s", terr);
+		goto fail;
+	}
 	if (p53_dataplane_publish(&d->dp, img, len, use, err, errlen) != 0) {
 		char terr[256];
+		if (exc_changed &&
+		    p53_exc_set_addrs(&d->exc, d->cfg.addrs, d->cfg.n_addrs, terr, sizeof(terr)) != 0)
+			p53_err("reload: could not restore the exception interface's addresses: %s", terr);
 		if (addrs_changed && p53_xdp_set_addrs(d->port.iface, d->cfg.addrs, d->cfg.n_addrs) != 0)
 			p53_err("reload: could not restore the XDP service addresses on %s",
 				d->port.iface);

@@ -52,6 +52,23 @@ static inline bool udp_csum_bad(const struct rte_mbuf *m, const uint8_t *frame,
 	return f == RTE_MBUF_F_RX_L4_CKSUM_BAD;
 }
 
+/*
+ * dpdk mode: hand frames that are not ours to the exception thread, which writes them to the
+ * kernel's tap. Never waits: what does not fit in the bounded ring is dropped and counted, so
+ * a flood of ARP, ICMP or TCP costs a worker a parse and a ring slot, never a stall. Cold and
+ * out of line: DNS traffic never calls it.
+ */
+static __rte_noinline void exc_hand_over(struct p53_worker *w, struct rte_mbuf **m, unsigned int n)
+{
+	unsigned int q = rte_ring_sp_enqueue_burst(w->exc_out, (void **)m, n, NULL);
+
+	w->stats.exc_queued += q;
+	if (unlikely(q < n)) {
+		w->stats.exc_full += n - q;
+		rte_pktmbuf_free_bulk(&m[q], n - q);
+	}
+}
+
 #define FRAME_DROPPED 0xff /* in `ms`: the frame was freed in pass 1 */
 #define PREFETCH_MIN_IMAGE (4u << 20) /* bytes; below this the image lives in L2/L3 */
 
@@ -99,8 +116,10 @@ static uint16_t burst(struct p53_worker *w, const struct p53_replica *r, struct 
 	struct p53_pkt pkt[P53_BURST];
 	struct p53_query q[P53_BURST];
 	uint8_t ms[P53_BURST];
+	struct rte_mbuf *exc[P53_BURST];
 	const void *img = r->image;
 	uint16_t n_out = 0;
+	unsigned int n_exc = 0;
 
 	for (uint16_t i = 0; i < n && i < 4; i++)
 		rte_prefetch0(rte_pktmbuf_mtod(pkts[i], void *));
@@ -121,6 +140,10 @@ static uint16_t burst(struct p53_worker *w, const struct p53_replica *r, struct 
 		if (d == P53_PKT_OK && udp_csum_bad(m, frame, &pkt[i]))
 			d = P53_PKT_DROP_UDP_CSUM;
 		if (d != P53_PKT_OK) {
+			if (w->exc_mask & (1u << d)) {
+				exc[n_exc++] = m;       /* the kernel's: ARP, ND, ICMP, TCP... */
+				continue;
+			}
 			w->stats.drop[d]++;
 			rte_pktmbuf_free(m);
 			continue;
@@ -129,6 +152,8 @@ static uint16_t burst(struct p53_worker *w, const struct p53_replica *r, struct 
 		if (ms[i] == P53_MSG_OK && img != NULL)
 			rte_prefetch0(p53_image_slots(img) + (q[i].hash & p53_image_hdr(img)->hash_mask));
 	}
+	if (n_exc != 0)
+		exc_hand_over(w, exc, n_exc);
 	/* A small image stays in cache: the second pass would only cost. */
 	if (img != NULL && r->image_len > PREFETCH_MIN_IMAGE) {
 		const uint64_t *slots = p53_image_slots(img);
@@ -187,6 +212,24 @@ static __rte_noinline void canary(struct p53_worker *w)
 	}
 }
 
+/*
+ * dpdk mode: transmit what the kernel sent on the exception interface, on this worker's own TX
+ * queue (a queue is not shared between threads). One burst per loop iteration at most, so the
+ * kernel's traffic can take only a bounded share of the worker. Cold, out of line.
+ */
+static __rte_noinline void exc_transmit(struct p53_worker *w)
+{
+	struct rte_mbuf *m[P53_BURST];
+	unsigned int n = rte_ring_sc_dequeue_burst(w->exc_in, (void **)m, P53_BURST, NULL);
+	uint16_t sent = rte_eth_tx_burst(w->port, w->queue, m, (uint16_t)n);
+
+	w->stats.exc_tx += sent;
+	if (unlikely(sent < n)) {
+		w->stats.exc_tx_fail += n - sent;
+		rte_pktmbuf_free_bulk(&m[sent], n - sent);
+	}
+}
+
 int p53_worker_main(void *arg)
 {
 	struct p53_worker *w = arg;
@@ -211,6 +254,8 @@ int p53_worker_main(void *arg)
 			rte_rcu_qsbr_quiescent(w->qsbr, w->index);
 		if (unlikely(!rte_ring_empty(w->canary_in)))
 			canary(w);
+		if (w->exc_in != NULL && !rte_ring_empty(w->exc_in))
+			exc_transmit(w);
 		uint16_t n = rte_eth_rx_burst(w->port, w->queue, rx, P53_BURST);
 		w->stats.polls++;
 		w->stats.heartbeat = rte_rdtsc();

@@ -16,7 +16,7 @@ enum {
 	F_RX, F_TX, F_TX_FAIL, F_QUERIES, F_ANSWERED, F_TC, F_TRAILING, F_NOTIFY, F_NOTIFY_LOST,
 	F_RCODE, F_QTYPE, F_KIND, F_DROPS, F_MALFORMED,
 	F_TCP_ACCEPTED, F_TCP_OPEN, F_TCP_REFUSED, F_TCP_CLOSED, F_TCP_QUERIES, F_TCP_RESPONSES,
-	F_TCP_BYTES_IN, F_TCP_BYTES_OUT,
+	F_TCP_BYTES_IN, F_TCP_BYTES_OUT, F_EXC_FRAMES, F_EXC_DROPS,
 	F_PORT_IN, F_PORT_OUT, F_PORT_MISSED, F_PORT_IERR, F_PORT_OERR, F_PORT_NOMBUF,
 	F__MAX
 };
@@ -44,6 +44,8 @@ static const struct p53_family families[F__MAX] = {
 	[F_TCP_RESPONSES] = { "pop53_tcp_responses_total", "tcp.responses", NULL, P53_COUNTER, "DNS responses sent over TCP" },
 	[F_TCP_BYTES_IN] = { "pop53_tcp_received_bytes_total", "tcp.bytes_in", NULL, P53_COUNTER, "bytes received on TCP connections, length fields included" },
 	[F_TCP_BYTES_OUT] = { "pop53_tcp_sent_bytes_total", "tcp.bytes_out", NULL, P53_COUNTER, "bytes sent on TCP connections" },
+	[F_EXC_FRAMES] = { "pop53_exception_frames_total", "exception.frames", "direction", P53_COUNTER, "dpdk mode: frames passed through the exception interface, by direction (to_kernel: from the NIC to the tap; to_wire: from the tap out of the NIC)" },
+	[F_EXC_DROPS] = { "pop53_exception_drops_total", "exception.drops", "reason", P53_COUNTER, "dpdk mode: exception frames dropped, by direction and reason" },
 	[F_PORT_IN] = { "pop53_port_rx_packets_total", "port.ipackets", NULL, P53_COUNTER, "packets the port received" },
 	[F_PORT_OUT] = { "pop53_port_tx_packets_total", "port.opackets", NULL, P53_COUNTER, "packets the port sent" },
 	[F_PORT_MISSED] = { "pop53_port_rx_missed_total", "port.imissed", NULL, P53_COUNTER, "packets the port dropped for lack of room" },
@@ -100,6 +102,13 @@ void p53_counters_walk(const struct p53_totals *t, const struct p53_port_totals 
 	fn(arg, &f[F_TCP_RESPONSES], NULL, t->tcp.responses);
 	fn(arg, &f[F_TCP_BYTES_IN], NULL, t->tcp.bytes_in);
 	fn(arg, &f[F_TCP_BYTES_OUT], NULL, t->tcp.bytes_out);
+	static const char *const dirs[] = { "to_kernel", "to_wire" };
+	static const char *const exc_drops[] = { "to_kernel_queue_full", "to_kernel_tap_refused",
+						  "to_wire_queue_full", "to_wire_nic_refused" };
+	for (int i = 0; i < 2; i++)
+		fn(arg, &f[F_EXC_FRAMES], dirs[i], t->exc_frames[i]);
+	for (int i = 0; i < 4; i++)
+		fn(arg, &f[F_EXC_DROPS], exc_drops[i], t->exc_drops[i]);
 	if (port != NULL && port->valid) {
 		fn(arg, &f[F_PORT_IN], NULL, port->ipackets);
 		fn(arg, &f[F_PORT_OUT], NULL, port->opackets);
@@ -134,6 +143,9 @@ void p53_totals_sum(const struct p53_worker *workers, unsigned int n, struct p53
 		out->notify += s->notify;
 		out->notify_lost += s->notify_lost;
 		add(out->drop, s->drop, P53_PKT_DROP__MAX);
+		out->exc_frames[P53_EXC_TO_WIRE] += s->exc_tx;
+		out->exc_drops[P53_EXC_DROP_KERNEL_QUEUE] += s->exc_full;
+		out->exc_drops[P53_EXC_DROP_WIRE_NIC] += s->exc_tx_fail;
 		add((uint64_t *)&out->ans, (const uint64_t *)&s->ans, N64(s->ans));
 	}
 }
@@ -151,6 +163,13 @@ void p53_totals_add_tcp(struct p53_totals *t, const struct p53_tcp_stats *tcp)
 		closed += tcp->closed[i];
 	/* Read racily while threads run: never show a negative count. */
 	t->tcp_open = tcp->accepted > closed ? tcp->accepted - closed : 0;
+}
+
+void p53_totals_add_exc(struct p53_totals *t, const struct p53_exc_stats *x)
+{
+	t->exc_frames[P53_EXC_TO_KERNEL] += x->to_kernel;
+	t->exc_drops[P53_EXC_DROP_KERNEL_TAP] += x->tap_refused;
+	t->exc_drops[P53_EXC_DROP_WIRE_QUEUE] += x->to_wire_full;
 }
 
 void p53_totals_sub(struct p53_totals *t, const struct p53_totals *base)
