@@ -254,6 +254,11 @@ static void print_human(const char *cmd, const char *sub, const json_t *r)
 			print_map("tcp refused", json_object_get(tcp, "refused"));
 			print_map("tcp closed", json_object_get(tcp, "closed"));
 		}
+		const json_t *exc = json_object_get(s, "exception");
+		if (exc != NULL) {
+			print_map("exception frames", json_object_get(exc, "frames"));
+			print_map("exception drops", json_object_get(exc, "drops"));
+		}
 		if (json_is_true(json_object_get(r, "reset")))
 			printf("counters reset\n");
 	} else if (strcmp(cmd, "workers") == 0) {
