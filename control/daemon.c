@@ -53,6 +53,7 @@ static void totals_now(struct p53_daemon *d, struct p53_totals *out)
 	p53_totals_sum(d->dp.workers, d->dp.n_workers, out);
 	p53_tcp_totals(&d->tcp, &tcp);
 	p53_totals_add_tcp(out, &tcp);
+	p53_totals_add_exc(out, &d->exc.stats);
 }
 
 void p53_daemon_totals(struct p53_daemon *d, struct p53_totals *out)

@@ -16,6 +16,7 @@
 
 #include "control/abuse/guard_pub.h"
 #include "control/conf/config.h"
+#include "control/exc/exc.h"
 #include "control/health/health.h"
 #include "control/health/watchdog.h"
 #include "control/net/port.h"
@@ -36,6 +37,7 @@ struct p53_daemon {
 	struct p53_ctl ctl;             /* control socket and its clients */
 	struct p53_watch watch;         /* zone-file watching (server.watch_zones) */
 	struct p53_tcp tcp;             /* DNS over TCP: its threads and counters */
+	struct p53_exc exc;             /* dpdk mode: the exception interface and its thread */
 	void *metrics;                  /* Prometheus endpoint, NULL if off */
 	struct rte_ring *notify_ring;   /* NOTIFY events from the workers (dataplane/notify.h) */
 	struct p53_xfr *xfr;            /* secondary zones (control/xfr/xfr.h) */

@@ -343,6 +343,14 @@ int main(int argc, char **argv)
 		w->stop = &workers_stop;
 		w->notify_ring = d.notify_ring;
 	}
+	/* dpdk mode: the kernel's traffic goes through the exception interface, which must be up
+	 * (with the service addresses the TCP threads listen on) before anything is served. */
+	if (cfg->mode == P53_MODE_DPDK &&
+	    (p53_exc_open(&d.exc, cfg, &d.port, workers, cfg->workers, err, sizeof(err)) != 0 ||
+	     p53_exc_start(&d.exc, err, sizeof(err)) != 0)) {
+		p53_err("%s", err);
+		goto out_port;
+	}
 	if (p53_dataplane_init(&d.dp, workers, cfg->workers, cfg->tcp.enabled ? cfg->tcp.threads : 0,
 			       cfg->replicas) != 0) {
 		p53_err("out of memory for RCU");
@@ -397,8 +405,9 @@ int main(int argc, char **argv)
 	}
 	for (unsigned int i = 1; i < cfg->workers; i++)
 		rte_eal_remote_launch(p53_worker_main, &workers[i], workers[i].lcore);
-	p53_info("ready: %s serving %d zone(s) with %u worker(s), identity '%s', control socket %s",
-		 d.port.name, cfg->n_zones, cfg->workers, cfg->identity, cfg->control_socket);
+	p53_info("ready: %s (%s mode) serving %d zone(s) with %u worker(s), identity '%s', control socket %s",
+		 d.port.name, cfg->mode == P53_MODE_DPDK ? "dpdk" : "xdp", cfg->n_zones, cfg->workers,
+		 cfg->identity, cfg->control_socket);
 	p53_watchdog_ready();
 	p53_worker_main(&workers[0]);
 	rte_eal_mp_wait_lcore();
@@ -428,7 +437,10 @@ out_dp:
 	p53_guard_pub_fini(&d.guard);
 	p53_dataplane_fini(&d.dp);
 out_port:
+	/* The exception rings hold the workers' mbufs: back to their pools before the check. */
+	p53_exc_stop(&d.exc);
 	p53_port_close(&d.port);
+	p53_exc_close(&d.exc);
 out_workers:
 	rte_ring_free(d.notify_ring);
 	rte_free(workers);

@@ -57,6 +57,8 @@ static void restart_needed(const struct p53_config *old, const struct p53_config
 	NOTE(!p53_anycast_conf_same(&old->anycast, &new->anycast), "anycast.*");
 	NOTE(memcmp(&old->tcp, &new->tcp, sizeof(old->tcp)) != 0, "tcp.*");
 	NOTE(old->xfr.threads != new->xfr.threads, "xfr.threads");
+	NOTE(old->mode != new->mode, "dataplane.mode");
+	NOTE(!p53_exc_conf_same(&old->exc, &new->exc), "dataplane.exception");
 #undef NOTE
 	if (o > 0 && o < len)
 		snprintf(note + o, len - o, ": changed, applied at the next restart");
@@ -87,6 +89,8 @@ static void keep_running(struct p53_config *run, struct p53_config *fresh)
 	KEEP(anycast);
 	KEEP(tcp);
 	KEEP(xfr.threads);
+	KEEP(mode);
+	KEEP(exc);
 #undef KEEP
 }
 
@@ -114,7 +118,7 @@ int p53_daemon_reload(struct p53_daemon *d, int config, const char *zone, char *
 	char **files = NULL;
 	size_t n_files = 0, len;
 	void *img = NULL;
-	int addrs_changed = 0, tcp_changed = 0;
+	int addrs_changed = 0, tcp_changed = 0, exc_changed = 0;
 	struct p53_guard_next guard_next = {0};
 
 	note[0] = '\0';
@@ -136,7 +140,7 @@ int p53_daemon_reload(struct p53_daemon *d, int config, const char *zone, char *
 	/* New service addresses are steered before the replicas are swapped and rolled back if
 	 * the swap fails, so steering and data never disagree after the reload returns. Adding
 	 * before removing (p53_xdp_set_addrs) keeps the kept addresses steered throughout. */
-	addrs_changed = config && d->port.iface[0] != '\0' &&
+	addrs_changed = config && d->port.steer &&
 			(fresh.n_addrs != d->cfg.n_addrs ||
 			 memcmp(fresh.addrs, d->cfg.addrs, sizeof(fresh.addrs)) != 0);
 	if (addrs_changed && p53_xdp_set_addrs(d->port.iface, fresh.addrs, fresh.n_addrs) != 0) {
@@ -151,6 +155,13 @@ int p53_daemon_reload(struct p53_daemon *d, int config, const char *zone, char *
 				 memcmp(fresh.addrs, d->cfg.addrs, sizeof(fresh.addrs)) != 0);
 	if (tcp_changed && p53_tcp_set_addrs(&d->tcp, fresh.addrs, fresh.n_addrs, err, errlen) != 0) {
 		tcp_changed = 0;
+		goto fail_addrs;
+	}
+	/* dpdk mode: the exception interface carries the service addresses for the kernel (ARP,
+	 * ND, ICMP, TCP); added before the swap like the rest, removed ones after. */
+	exc_changed = tcp_changed && d->exc.opened;
+	if (exc_changed && p53_exc_set_addrs(&d->exc, fresh.addrs, fresh.n_addrs, err, errlen) != 0) {
+		exc_changed = 0;
 		goto fail_addrs;
 	}
 	/* The cookie and RRL settings are built before anything is published, so a failure
@@ -187,6 +198,11 @@ int p53_daemon_reload(struct p53_daemon *d, int config, const char *zone, char *
 fail_addrs:
 	/* Steering and listeners back to the running addresses: what was set up for the new ones
 	 * goes, so steering and data agree again. */
+	if (exc_changed) {
+		char terr[256];
+		if (p53_exc_set_addrs(&d->exc, d->cfg.addrs, d->cfg.n_addrs, terr, sizeof(terr)) != 0)
+			p53_err("reload: could not restore the exception interface's addresses: %s", terr);
+	}
 	if (addrs_changed && p53_xdp_set_addrs(d->port.iface, d->cfg.addrs, d->cfg.n_addrs) != 0)
 		p53_err("reload: could not restore the XDP service addresses on %s", d->port.iface);
 	if (tcp_changed) {

@@ -49,6 +49,11 @@ struct p53_worker_stats {
 	uint64_t polls;                 /* rx_burst calls */
 	uint64_t idle_polls;            /* ...that returned nothing */
 	uint64_t heartbeat;             /* rte_rdtsc() at the last loop iteration */
+	/* dpdk mode, the exception path (control/exc/exc.h) */
+	uint64_t exc_queued;            /* frames for the kernel put on exc_out */
+	uint64_t exc_full;              /* ...dropped because exc_out was full */
+	uint64_t exc_tx;                /* frames from the kernel the NIC took */
+	uint64_t exc_tx_fail;           /* ...the NIC refused, freed */
 	struct p53_answer_stats ans;
 	struct p53_guard_stats guard;   /* cookies and RRL */
 } __rte_cache_aligned;
@@ -76,6 +81,14 @@ struct p53_worker {
 	struct rte_ring *canary_out;    /* their responses, instead of the NIC */
 	struct p53_worker *canary;      /* twin answering them: its counters keep canary
 					   queries out of the served totals */
+	/* dpdk mode: frames that are not UDP/53 to a service address go to the kernel through
+	 * the exception thread (control/exc/exc.h) instead of being dropped. Both rings are
+	 * single-producer single-consumer; a full ring drops and counts, never waits. */
+	uint32_t exc_mask;              /* 1 << drop reason: hand the frame to the kernel; 0 in
+					   xdp mode (the XDP program already sent it there) */
+	struct rte_ring *exc_out;       /* frames for the kernel, to the exception thread */
+	struct rte_ring *exc_in;        /* frames the kernel sent, for this worker's TX queue,
+					   or NULL (xdp mode) */
 	volatile int *stop;             /* set by the control thread */
 	volatile int stall;             /* test hook (pop53ctl test stall-worker, only with
 					   POP53_TEST_HOOKS=1): the loop spins without polling,
@@ -84,8 +97,9 @@ struct p53_worker {
 } __rte_cache_aligned;
 
 /**
- * Handle a burst of received frames: every mbuf is either placed in `out` (to transmit)
- * or freed and counted. Used by the worker loop, the tests and the replay benchmark.
+ * Handle a burst of received frames: every mbuf is either placed in `out` (to transmit),
+ * handed to the kernel through exc_out (dpdk mode, a reason in exc_mask), or freed and
+ * counted. Used by the worker loop, the tests and the replay benchmark.
  *
  * @return how many responses are in `out` (at most n).
  */

@@ -193,6 +193,7 @@ static int key_zones(struct p53_conf_ctx *c, const struct p53_conf_key *k, yaml_
 
 static const char *const replicas_names[] = { "per-core", "per-socket", NULL };
 static const char *const idle_names[] = { "busy", "adaptive", NULL };
+static const char *const mode_names[] = { "xdp", "dpdk", NULL };
 
 static const struct p53_conf_key server_keys[] = {
 	{ .name = "identity", .fn = p53_conf_string, CFG(identity), .required = true },
@@ -220,6 +221,8 @@ static const struct p53_conf_key idle_keys[] = {
 static const struct p53_conf_key dataplane_keys[] = {
 	{ .name = "eal", .fn = key_eal },
 	{ .name = "port", .fn = p53_conf_string, CFG(port), .required = true },
+	{ .name = "mode", .fn = p53_conf_enum, CFG(mode), .names = mode_names },
+	{ .name = "exception", .fn = p53_exc_conf_section, .off = offsetof(struct p53_config, exc) },
 	{ .name = "workers", .fn = p53_conf_uint, CFG(workers), .min = 1, .max = 64 },
 	{ .name = "addresses", .fn = key_addrs, .required = true },
 	{ .name = "xdp_prog", .fn = p53_conf_path, CFG(xdp_prog) },
@@ -322,6 +325,7 @@ int p53_config_load(const char *path, struct p53_config *cfg, char *err, size_t 
 	cfg->metrics_enabled = true;
 	p53_tcp_conf_defaults(&cfg->tcp);
 	p53_abuse_config_defaults(&cfg->abuse);
+	p53_exc_conf_defaults(&cfg->exc);
 	cfg->path = strdup(path);
 	if (cfg->path == NULL) {
 		snprintf(err, errlen, "%s: out of memory", path);
@@ -339,9 +343,23 @@ int p53_config_load(const char *path, struct p53_config *cfg, char *err, size_t 
 			goto cleanup;
 		}
 	}
+	if (cfg->exc.iface == NULL) {
+		cfg->exc.iface = strdup("pop53x");
+		if (cfg->exc.iface == NULL) {
+			snprintf(err, errlen, "%s: out of memory", path);
+			goto cleanup;
+		}
+	}
 	if (cfg->metrics_listen == NULL) {
 		cfg->metrics_listen = strdup("127.0.0.1:9153");
-		if (cfg->metrics_listen == NULL) {
+		if (cfg->exc.iface == NULL) {
+		cfg->exc.iface = strdup("pop53x");
+		if (cfg->exc.iface == NULL) {
+			snprintf(err, errlen, "%s: out of memory", path);
+			goto cleanup;
+		}
+	}
+	if (cfg->metrics_listen == NULL) {
 			snprintf(err, errlen, "%s: out of memory", path);
 			goto cleanup;
 		}
@@ -373,6 +391,7 @@ void p53_config_free(struct p53_config *cfg)
 	free(cfg->eal);
 	free(cfg->port);
 	free(cfg->xdp_prog);
+	p53_exc_conf_free(&cfg->exc);
 	for (int i = 0; i < cfg->n_zones; i++) {
 		free(cfg->zones[i].name);
 		free(cfg->zones[i].file);

@@ -18,6 +18,7 @@
 #include "control/dnssec/dnssec.h"
 #include "control/abuse/abuse_conf.h"
 #include "control/xfr/conf.h"
+#include "control/exc/exc_conf.h"
 
 #define P53_CONFIG_MAX_ADDRS   64
 #define P53_CONFIG_MAX_EAL     64
@@ -38,6 +39,13 @@ struct p53_config_zone {
 enum p53_replicas {
 	P53_REPLICAS_PER_CORE = 0,  /* one image copy per worker, on its socket (default) */
 	P53_REPLICAS_PER_SOCKET,    /* one copy per NUMA socket, shared by its workers */
+};
+
+/* dataplane.mode: who owns the NIC (docs/CONFIG.md). */
+enum p53_dp_mode {
+	P53_MODE_XDP = 0,       /* the kernel keeps the NIC; an XDP program steers UDP/53 to us */
+	P53_MODE_DPDK,          /* DPDK owns the NIC; the rest goes to the kernel through the
+				   exception interface (control/exc/) */
 };
 
 enum p53_idle_mode {
@@ -66,6 +74,8 @@ struct p53_config {
 	char **eal;                     /* dataplane.eal: extra EAL arguments, in order */
 	int n_eal;
 	char *port;                     /* dataplane.port: DPDK device string (vdev or PCI) */
+	enum p53_dp_mode mode;          /* dataplane.mode: xdp (default) | dpdk */
+	struct p53_exc_conf exc;        /* dataplane.exception: (control/exc/exc_conf.h) */
 	unsigned int workers;           /* dataplane.workers, default 1 */
 	struct p53_addr addrs[P53_CONFIG_MAX_ADDRS]; /* dataplane.addresses */
 	int n_addrs;

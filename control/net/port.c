@@ -25,17 +25,26 @@
 
 #define MBUF_CACHE 256
 
-/* For net_af_xdp without xdp_prog=, add ours: only UDP/53 to the service addresses is
- * steered to the AF_XDP socket and the kernel keeps ARP, ND, ICMP, TCP and BGP. */
-static void devargs(char *out, size_t len, const struct p53_config *cfg, char *iface, size_t iflen)
+/* xdp mode: for net_af_xdp without xdp_prog=, add ours: only UDP/53 to the service addresses
+ * is steered to the AF_XDP socket and the kernel keeps ARP, ND, ICMP, TCP and BGP. dpdk mode:
+ * the device string as given; net_af_xdp then loads libxdp's default program, which sends
+ * every frame of the queue to the socket, so DPDK owns the interface as it would a vfio-pci
+ * NIC and the kernel sees its traffic only through the exception interface (control/exc/).
+ * Returns whether our steering program is on the port. */
+static int devargs(char *out, size_t len, const struct p53_config *cfg, char *iface, size_t iflen)
 {
 	const char *prog = cfg->xdp_prog != NULL ? cfg->xdp_prog : P53_STEER_OBJ;
 
 	iface[0] = '\0';
-	if (p53_xdp_iface_from_devargs(cfg->port, iface, iflen) == NULL || strstr(cfg->port, "xdp_prog=") != NULL)
+	if (p53_xdp_iface_from_devargs(cfg->port, iface, iflen) == NULL || cfg->mode == P53_MODE_DPDK) {
+		snprintf(out, len, "%s", cfg->port);
+		return 0;
+	}
+	if (strstr(cfg->port, "xdp_prog=") != NULL)
 		snprintf(out, len, "%s", cfg->port);
 	else
 		snprintf(out, len, "%s,xdp_prog=%s", cfg->port, prog);
+	return 1;
 }
 
 /* The kernel interface's MTU (af_xdp: frames over it are dropped on the way out), or -1. */
@@ -120,7 +129,7 @@ int p53_port_open(struct p53_port *p, const struct p53_config *cfg, const unsign
 	int ret;
 
 	memset(p, 0, sizeof(*p));
-	devargs(dev, sizeof(dev), cfg, p->iface, sizeof(p->iface));
+	p->steer = devargs(dev, sizeof(dev), cfg, p->iface, sizeof(p->iface));
 	snprintf(p->name, sizeof(p->name), "%.*s", (int)strcspn(dev, ","), dev);
 	if (p->iface[0] != '\0') {
 		ret = p53_xdp_detach_stale(p->iface);
@@ -200,7 +209,7 @@ int p53_port_open(struct p53_port *p, const struct p53_config *cfg, const unsign
 		p53_err("port %s: start: %s", p->name, rte_strerror(-ret));
 		goto fail;
 	}
-	if (p->iface[0] != '\0' && p53_xdp_set_addrs(p->iface, cfg->addrs, cfg->n_addrs) != 0) {
+	if (p->steer && p53_xdp_set_addrs(p->iface, cfg->addrs, cfg->n_addrs) != 0) {
 		p53_err("port %s: cannot fill the steering program's address map on %s", p->name, p->iface);
 		rte_eth_dev_stop(p->id);
 		goto fail;

@@ -29,14 +29,17 @@ struct p53_port {
 	char max_payload_why[160];              /* how max_payload was found, for the log */
 	char name[128];                         /* ethdev name, e.g. net_af_xdp0 */
 	char iface[64];                         /* kernel interface for af_xdp, else "" */
+	int steer;                              /* pop53's XDP steering program is on iface (xdp
+						   mode on net_af_xdp): its address map follows
+						   the service addresses */
 	struct rte_mempool *pools[P53_MAX_WORKERS]; /* one per queue, on the worker's socket */
 	unsigned int in_use_baseline;           /* mbufs held by the driver after start */
 };
 
 /**
  * Probe, configure and start the port named by cfg->port, with one queue per worker; for
- * net_af_xdp, detach a stale XDP program first, add the steering program and fill its
- * service-address map.
+ * net_af_xdp, detach a stale XDP program first and, in xdp mode, add the steering program and
+ * fill its service-address map (dpdk mode: no steering; the port takes every frame).
  *
  * @param lcores  lcore of each worker, to put its pool and rings on that socket
  * @return 0, or -1 with the reason logged.

@@ -16,7 +16,7 @@ enum {
 	F_RX, F_TX, F_TX_FAIL, F_QUERIES, F_ANSWERED, F_TC, F_TRAILING, F_NOTIFY, F_NOTIFY_LOST,
 	F_RCODE, F_QTYPE, F_KIND, F_DROPS, F_MALFORMED, F_RRL, F_COOKIES, F_RRL_TOP,
 	F_TCP_ACCEPTED, F_TCP_OPEN, F_TCP_REFUSED, F_TCP_CLOSED, F_TCP_QUERIES, F_TCP_RESPONSES,
-	F_TCP_BYTES_IN, F_TCP_BYTES_OUT,
+	F_TCP_BYTES_IN, F_TCP_BYTES_OUT, F_EXC_FRAMES, F_EXC_DROPS,
 	F_PORT_IN, F_PORT_OUT, F_PORT_MISSED, F_PORT_IERR, F_PORT_OERR, F_PORT_NOMBUF,
 	F__MAX
 };
@@ -47,6 +47,8 @@ static const struct p53_family families[F__MAX] = {
 	[F_RRL] = { "pop53_rrl_responses_total", "rrl", "action", P53_COUNTER, "responses rate limiting acted on: dropped, slipped (TC=1, BADCOOKIE or a leaked error), exempt (exempt_clients), cookie (valid server cookie, not accounted), would_drop and would_slip (log_only), early (limited before answering)" },
 	[F_COOKIES] = { "pop53_cookies_total", "cookies", "cookie", P53_COUNTER, "queries with a COOKIE option, by what it held; badcookie: BADCOOKIE replies sent" },
 	[F_RRL_TOP] = { "pop53_rrl_top_limited", "rrl_top", "prefix", P53_GAUGE, "the most rate-limited client prefixes now held in the RRL tables: responses limited" },
+	[F_EXC_FRAMES] = { "pop53_exception_frames_total", "exception.frames", "direction", P53_COUNTER, "dpdk mode: frames passed through the exception interface, by direction (to_kernel: from the NIC to the tap; to_wire: from the tap out of the NIC)" },
+	[F_EXC_DROPS] = { "pop53_exception_drops_total", "exception.drops", "reason", P53_COUNTER, "dpdk mode: exception frames dropped, by direction and reason" },
 	[F_PORT_IN] = { "pop53_port_rx_packets_total", "port.ipackets", NULL, P53_COUNTER, "packets the port received" },
 	[F_PORT_OUT] = { "pop53_port_tx_packets_total", "port.opackets", NULL, P53_COUNTER, "packets the port sent" },
 	[F_PORT_MISSED] = { "pop53_port_rx_missed_total", "port.imissed", NULL, P53_COUNTER, "packets the port dropped for lack of room" },
@@ -117,6 +119,13 @@ void p53_counters_walk(const struct p53_totals *t, const struct p53_port_totals 
 	fn(arg, &f[F_COOKIES], "badcookie", g->cookie_badcookie);
 	for (unsigned int i = 0; top != NULL && i < top->n; i++)
 		fn(arg, &f[F_RRL_TOP], top->e[i].prefix, top->e[i].limited);
+	static const char *const dirs[] = { "to_kernel", "to_wire" };
+	static const char *const exc_drops[] = { "to_kernel_queue_full", "to_kernel_tap_refused",
+						  "to_wire_queue_full", "to_wire_nic_refused" };
+	for (int i = 0; i < 2; i++)
+		fn(arg, &f[F_EXC_FRAMES], dirs[i], t->exc_frames[i]);
+	for (int i = 0; i < 4; i++)
+		fn(arg, &f[F_EXC_DROPS], exc_drops[i], t->exc_drops[i]);
 	if (port != NULL && port->valid) {
 		fn(arg, &f[F_PORT_IN], NULL, port->ipackets);
 		fn(arg, &f[F_PORT_OUT], NULL, port->opackets);
@@ -151,6 +160,9 @@ void p53_totals_sum(const struct p53_worker *workers, unsigned int n, struct p53
 		out->notify += s->notify;
 		out->notify_lost += s->notify_lost;
 		add(out->drop, s->drop, P53_PKT_DROP__MAX);
+		out->exc_frames[P53_EXC_TO_WIRE] += s->exc_tx;
+		out->exc_drops[P53_EXC_DROP_KERNEL_QUEUE] += s->exc_full;
+		out->exc_drops[P53_EXC_DROP_WIRE_NIC] += s->exc_tx_fail;
 		add((uint64_t *)&out->ans, (const uint64_t *)&s->ans, N64(s->ans));
 		add((uint64_t *)&out->guard, (const uint64_t *)&s->guard, N64(s->guard));
 	}
@@ -169,6 +181,13 @@ void p53_totals_add_tcp(struct p53_totals *t, const struct p53_tcp_stats *tcp)
 		closed += tcp->closed[i];
 	/* Read racily while threads run: never show a negative count. */
 	t->tcp_open = tcp->accepted > closed ? tcp->accepted - closed : 0;
+}
+
+void p53_totals_add_exc(struct p53_totals *t, const struct p53_exc_stats *x)
+{
+	t->exc_frames[P53_EXC_TO_KERNEL] += x->to_kernel;
+	t->exc_drops[P53_EXC_DROP_KERNEL_TAP] += x->tap_refused;
+	t->exc_drops[P53_EXC_DROP_WIRE_QUEUE] += x->to_wire_full;
 }
 
 void p53_totals_sub(struct p53_totals *t, const struct p53_totals *base)

@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "control/exc/exc_stats.h"
 #include "control/tcp/tcp_stats.h"
 #include "control/abuse/rrl_view.h"
 #include "dataplane/worker.h"
@@ -23,8 +24,19 @@ struct p53_totals {
 	uint64_t drop[P53_PKT_DROP__MAX];
 	struct p53_answer_stats ans;    /* workers and TCP threads */
 	struct p53_tcp_stats tcp;       /* the TCP threads' own (p53_totals_add_tcp) */
+	uint64_t exc_frames[2];         /* exception path: P53_EXC_TO_KERNEL, P53_EXC_TO_WIRE */
+	uint64_t exc_drops[4];          /* its drops, by enum p53_exc_drop */
 	uint64_t tcp_open;              /* gauge: TCP connections open now (never reset) */
 	struct p53_guard_stats guard;
+};
+
+/* dpdk mode's exception path (control/exc/exc.h), by direction; zero in xdp mode. */
+enum { P53_EXC_TO_KERNEL = 0, P53_EXC_TO_WIRE };
+enum p53_exc_drop {
+	P53_EXC_DROP_KERNEL_QUEUE = 0,  /* a worker's ring to the exception thread was full */
+	P53_EXC_DROP_KERNEL_TAP,        /* the tap refused the frame */
+	P53_EXC_DROP_WIRE_QUEUE,        /* the ring to the worker was full */
+	P53_EXC_DROP_WIRE_NIC,          /* the NIC refused the frame */
 };
 
 /* Port counters (rte_eth_stats), walked after the totals when the port has them. */
@@ -63,6 +75,9 @@ void p53_totals_sum(const struct p53_worker *workers, unsigned int n, struct p53
  * t->answered, NOTIFY events into t->notify; t->tcp_open from accepted minus closed.
  */
 void p53_totals_add_tcp(struct p53_totals *t, const struct p53_tcp_stats *tcp);
+
+/** Add the exception thread's counters (the workers' side comes with p53_totals_sum). */
+void p53_totals_add_exc(struct p53_totals *t, const struct p53_exc_stats *x);
 
 /** t -= base, counter by counter (t->tcp_open, a gauge, is kept). */
 void p53_totals_sub(struct p53_totals *t, const struct p53_totals *base);

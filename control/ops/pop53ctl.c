@@ -290,6 +290,11 @@ static void print_human(const char *cmd, const char *sub, const json_t *r)
 		print_map("cookies", json_object_get(s, "cookies"));
 		if (json_object_get(s, "rrl_top") != NULL)
 			print_map("rrl_top", json_object_get(s, "rrl_top"));
+		const json_t *exc = json_object_get(s, "exception");
+		if (exc != NULL) {
+			print_map("exception frames", json_object_get(exc, "frames"));
+			print_map("exception drops", json_object_get(exc, "drops"));
+		}
 		if (json_is_true(json_object_get(r, "reset")))
 			printf("counters reset\n");
 	} else if (strcmp(cmd, "workers") == 0) {

@@ -144,6 +144,12 @@ static const char full_yaml[] =
 	"  rx_desc: 2048\n"
 	"  tx_desc: 512\n"
 	"  mbufs: 16383\n"
+	"  mode: dpdk\n"
+	"  exception:\n"
+	"    iface: p53x\n"
+	"    addresses: [198.51.100.10/24, \"2001:db8:100::10/64\"]\n"
+	"    queue: 256\n"
+	"    max_sleep_us: 50\n"
 	"dnssec:\n"
 	"  signature_margin: 86400\n"
 	"zones:\n"
@@ -206,17 +212,28 @@ static void test_full_config(void **state)
 	assert_int_equal(cfg.tx_desc, 512);
 	assert_int_equal(cfg.mbufs, 16383);
 	assert_int_equal(cfg.dnssec.margin_s, 86400);
+	assert_int_equal(cfg.mode, P53_MODE_DPDK);
+	assert_string_equal(cfg.exc.iface, "p53x");
+	assert_int_equal(cfg.exc.n_addrs, 2);
+	assert_int_equal(cfg.exc.addrs[0].family, AF_INET);
+	assert_int_equal(cfg.exc.addrs[0].len, 24);
+	assert_memory_equal(cfg.exc.addrs[0].bytes, "\xc6\x33\x64\x0a", 4); /* host bits kept */
+	assert_int_equal(cfg.exc.addrs[1].family, AF_INET6);
+	assert_int_equal(cfg.exc.addrs[1].len, 64);
+	assert_int_equal(cfg.exc.addrs[1].bytes[15], 0x10);
+	assert_int_equal(cfg.exc.queue, 256);
+	assert_int_equal(cfg.exc.idle_max_us, 50);
 
 	assert_int_equal(cfg.n_zones, 3);
 	assert_string_equal(cfg.zones[0].name, "example.com.");
 	snprintf(want, sizeof(want), "%s/zones/example.com.zone", tmpdir);
 	assert_string_equal(cfg.zones[0].file, want);
-	assert_int_equal(cfg.zones[0].line, 24);
+	assert_int_equal(cfg.zones[0].line, 30);
 	assert_string_equal(cfg.zones[1].name, "Example.NET.");  /* case kept as written */
 	assert_string_equal(cfg.zones[1].file, "/srv/zones/example.net.zone");
-	assert_int_equal(cfg.zones[1].line, 26);
+	assert_int_equal(cfg.zones[1].line, 32);
 	assert_string_equal(cfg.zones[2].name, ".");
-	assert_int_equal(cfg.zones[2].line, 28);
+	assert_int_equal(cfg.zones[2].line, 34);
 
 	const struct p53_rrl_config *r = &cfg.abuse.rrl;
 	assert_true(r->enabled);
@@ -287,6 +304,11 @@ static void test_defaults(void **state)
 	assert_int_equal(cfg.tx_desc, 1024);
 	assert_int_equal(cfg.mbufs, 8191);
 	assert_int_equal(cfg.dnssec.margin_s, 3 * 86400);
+	assert_int_equal(cfg.mode, P53_MODE_XDP);       /* the kernel keeps the NIC */
+	assert_string_equal(cfg.exc.iface, "pop53x");
+	assert_int_equal(cfg.exc.n_addrs, 0);
+	assert_int_equal(cfg.exc.queue, 1024);
+	assert_int_equal(cfg.exc.idle_max_us, 100);
 	assert_int_equal(cfg.n_zones, 1);
 	snprintf(want, sizeof(want), "%s/example.com.zone", tmpdir);
 	assert_string_equal(cfg.zones[0].file, want);
@@ -627,6 +649,36 @@ static const struct bad_case bad_cases[] = {
 	{ "idle max_sleep_us too large",
 	  HEAD_SERVER HEAD_DP "  idle: {max_sleep_us: 100001}\n" HEAD_ZONES,
 	  "6: dataplane.idle.max_sleep_us: expected an integer 0..100000, got '100001'" },
+	{ "unknown dataplane.mode",
+	  HEAD_SERVER HEAD_DP "  mode: kernel\n" HEAD_ZONES,
+	  "6: dataplane.mode: expected xdp or dpdk, got 'kernel'" },
+	{ "exception address without a prefix length",
+	  HEAD_SERVER HEAD_DP "  exception:\n    addresses: [192.0.2.10]\n" HEAD_ZONES,
+	  "7: dataplane.exception.addresses[0]: '192.0.2.10' has no prefix length (e.g. 192.0.2.53/24)" },
+	{ "exception address that is not an address",
+	  HEAD_SERVER HEAD_DP "  exception:\n    addresses: [pop.example/24]\n" HEAD_ZONES,
+	  "7: dataplane.exception.addresses[0]: 'pop.example' is not an IPv4 or IPv6 address" },
+	{ "exception IPv4 prefix length over 32",
+	  HEAD_SERVER HEAD_DP "  exception:\n    addresses: [192.0.2.10/33]\n" HEAD_ZONES,
+	  "7: dataplane.exception.addresses[0]: bad prefix length '33'" },
+	{ "exception prefix length 0",
+	  HEAD_SERVER HEAD_DP "  exception:\n    addresses: [\"2001:db8::1/0\"]\n" HEAD_ZONES,
+	  "7: dataplane.exception.addresses[0]: bad prefix length '0'" },
+	{ "exception address twice",
+	  HEAD_SERVER HEAD_DP "  exception:\n    addresses: [192.0.2.10/24, 192.0.2.10/25]\n" HEAD_ZONES,
+	  "7: dataplane.exception.addresses[1]: duplicate address" },
+	{ "exception iface longer than IFNAMSIZ allows",
+	  HEAD_SERVER HEAD_DP "  exception:\n    iface: a-very-long-name0\n" HEAD_ZONES,
+	  "7: dataplane.exception.iface: 'a-very-long-name0' is not an interface name (1 to 15 characters, no '/', ' ', ',' or '=')" },
+	{ "exception iface with a devargs separator",
+	  HEAD_SERVER HEAD_DP "  exception:\n    iface: \"tap,x=1\"\n" HEAD_ZONES,
+	  "7: dataplane.exception.iface: 'tap,x=1' is not an interface name (1 to 15 characters, no '/', ' ', ',' or '=')" },
+	{ "exception queue not a power of two",
+	  HEAD_SERVER HEAD_DP "  exception:\n    queue: 1000\n" HEAD_ZONES,
+	  "7: dataplane.exception.queue: expected a power of two 64..65536, got '1000'" },
+	{ "unknown exception key",
+	  HEAD_SERVER HEAD_DP "  exception:\n    tap: x\n" HEAD_ZONES,
+	  "7: dataplane.exception: unknown key 'tap'" },
 	{ "rx_desc not a power of two",
 	  HEAD_SERVER HEAD_DP "  rx_desc: 1000\n" HEAD_ZONES,
 	  "6: dataplane.rx_desc: expected a power of two 64..16384, got '1000'" },
