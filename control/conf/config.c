@@ -235,6 +235,7 @@ static const struct p53_conf_key top_keys[] = {
 	{ .name = "tcp", .fn = p53_tcp_conf_section, .off = offsetof(struct p53_config, tcp) },
 	{ .name = "rrl", .fn = p53_rrl_section, .off = offsetof(struct p53_config, abuse.rrl) },
 	{ .name = "cookies", .fn = p53_cookies_section, .off = offsetof(struct p53_config, abuse.cookies) },
+	{ .name = "steering", .fn = p53_steer_conf_section, .off = offsetof(struct p53_config, steer) },
 };
 
 _Static_assert(P53_CONF_NKEYS(dataplane_keys) <= P53_CONF_MAX_KEYS, "P53_CONF_MAX_KEYS");
@@ -352,6 +353,7 @@ void p53_config_free(struct p53_config *cfg)
 {
 	if (cfg == NULL)
 		return;
+	p53_steer_conf_free(&cfg->steer);
 	free(cfg->path);
 	free(cfg->identity);
 	free(cfg->version);

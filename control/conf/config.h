@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "control/steer/steer_conf.h"
 #include "control/anycast/conf.h"
 #include "control/health/conf.h"
 #include "control/tcp/tcp_conf.h"
@@ -86,6 +87,7 @@ struct p53_config {
 	struct p53_tcp_conf tcp;        /* tcp: (control/tcp/tcp_conf.h) */
 	/* rrl:, cookies: (control/abuse/abuse_conf.h) */
 	struct p53_abuse_config abuse;
+	struct p53_steer_conf steer;    /* steering: (control/steer/steer_conf.h) */
 };
 
 /**
