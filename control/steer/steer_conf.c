@@ -244,9 +244,11 @@ static const struct p53_conf_key record_keys[] = {
 };
 
 /* What a record needs that its keys alone do not say. */
-static int record_check(struct p53_conf_ctx *c, const struct p53_steer_conf *s,
-			const struct p53_steer_record *r, yaml_node_t *item, const char *iw)
+static int record_check(struct p53_conf_ctx *c, const struct p53_steer_conf *s, int idx,
+			yaml_node_t *item, const char *iw)
 {
+	const struct p53_steer_record *r = &s->records[idx];
+
 	for (int i = 0; i < r->n_pool; i++)
 		if (r->pool[i].family != (r->type == 1 ? 4 : 6))
 			return p53_conf_fail(c, item, "%s.pool[%d]: address %s is not an %s address", iw, i,
@@ -267,7 +269,7 @@ static int record_check(struct p53_conf_ctx *c, const struct p53_steer_conf *s,
 				return p53_conf_fail(c, item, "%s: policy nearest needs targets with lat/lon", iw);
 		}
 	}
-	for (int i = 0; i < s->n_records - 1; i++)
+	for (int i = 0; i < idx; i++)
 		if (s->records[i].type == r->type && s->records[i].lname_len == r->lname_len &&
 		    memcmp(s->records[i].lname, r->lname, r->lname_len) == 0)
 			return p53_conf_fail(c, item, "%s: %s %s is already steered at line %d", iw, r->owner,
@@ -333,7 +335,7 @@ int p53_steer_conf_section(struct p53_conf_ctx *c, const struct p53_conf_key *k,
 				it = p53_conf_seq_item(c, yaml_document_get_node(c->doc, p->value), i);
 		}
 		snprintf(iw, sizeof(iw), "%s.records[%d]", where, i);
-		if (record_check(c, s, &s->records[i], it, iw) != 0)
+		if (record_check(c, s, i, it, iw) != 0)
 			return -1;
 	}
 	return 0;
