@@ -15,6 +15,7 @@
 #include <rte_ring.h>
 
 #include "control/abuse/guard_pub.h"
+#include "control/steer/steer_pub.h"
 #include "control/conf/config.h"
 #include "control/exc/exc.h"
 #include "control/health/health.h"
@@ -33,6 +34,7 @@ struct p53_daemon {
 	struct p53_port port;
 	struct p53_dataplane dp;
 	struct p53_guard_pub guard;     /* cookies and RRL: what the workers check (control/abuse/) */
+	struct p53_steer_pub steer;     /* steering table and target health (control/steer/) */
 	time_t started;
 	struct p53_ctl ctl;             /* control socket and its clients */
 	struct p53_watch watch;         /* zone-file watching (server.watch_zones) */

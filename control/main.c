@@ -185,6 +185,7 @@ static void *control_main(void *arg)
 		p53_xfr_tick(d);
 		p53_dataplane_poll(&d->dp);
 		p53_guard_tick(&d->guard, &d->cfg);
+		p53_steer_tick(&d->steer, p53_mono_ms());
 		if (got_hup) {
 			got_hup = 0;
 			p53_info("SIGHUP: reloading config and zones");
@@ -370,6 +371,13 @@ int main(int argc, char **argv)
 		goto out_dp;
 	}
 	p53_guard_commit(&d.guard, &guard_next);
+	struct p53_steer_next steer_next;
+	p53_steer_pub_init(&d.steer, &d.dp.steer, d.dp.qsbr, &d.cfg.steer);
+	if (p53_steer_prepare(&d.steer, &d.cfg.steer, &steer_next, err, sizeof(err)) != 0) {
+		p53_err("%s", err);
+		goto out_dp;
+	}
+	p53_steer_commit(&d.steer, &steer_next);
 	if (p53_health_attach(&d.health, &d, err, sizeof(err)) != 0 ||
 	    p53_health_start(&d.health, &d, err, sizeof(err)) != 0) {
 		p53_err("%s", err);
@@ -435,6 +443,7 @@ out_dp:
 	/* The workers have stopped: the canary's mbufs go back before the port counts them. */
 	p53_health_fini(&d.health);
 	p53_guard_pub_fini(&d.guard);
+	p53_steer_pub_fini(&d.steer);
 	p53_dataplane_fini(&d.dp);
 out_port:
 	/* The exception rings hold the workers' mbufs: back to their pools before the check. */

@@ -36,8 +36,8 @@ int p53_dataplane_init(struct p53_dataplane *dp, struct p53_worker *workers, uns
 
 _Static_assert(P53_PKT_MAX_ADDRS >= P53_CONFIG_MAX_ADDRS, "every service address fits a replica");
 
-static struct p53_replica *replica_new(const void *img, size_t len, const struct p53_config *cfg,
-				       uint16_t payload, int socket)
+static struct p53_replica *replica_new(struct p53_dataplane *dp, const void *img, size_t len,
+				       const struct p53_config *cfg, uint16_t payload, int socket)
 {
 	struct p53_replica *r = rte_zmalloc_socket("p53_replica", sizeof(*r), RTE_CACHE_LINE_SIZE, socket);
 	void *copy = rte_malloc_socket("p53_image", len, RTE_CACHE_LINE_SIZE, socket);
@@ -59,6 +59,7 @@ static struct p53_replica *replica_new(const void *img, size_t len, const struct
 	r->conf.version = r->version;
 	r->conf.version_len = (uint8_t)vl;
 	r->conf.edns_max_payload = payload;
+	r->conf.steer = &dp->steer;
 	for (int i = 0; i < cfg->n_addrs && i < P53_PKT_MAX_ADDRS; i++) {
 		const struct p53_addr *a = &cfg->addrs[i];
 		if (a->family == AF_INET)
@@ -203,7 +204,7 @@ int p53_dataplane_publish(struct p53_dataplane *dp, void *img, size_t len,
 					fresh[i] = fresh[j];
 		}
 		if (fresh[i] == NULL)
-			fresh[i] = replica_new(img, len, cfg, payload, socket);
+			fresh[i] = replica_new(dp, img, len, cfg, payload, socket);
 		if (fresh[i] == NULL) {
 			snprintf(err, errlen, "out of memory for the replica of worker %u (%zu bytes)", i, len);
 			free_set(fresh, n);

@@ -37,6 +37,9 @@ struct p53_dataplane {
 					   (valid until the next publish, which only this thread does) */
 	size_t image_len;
 	uint64_t generation;            /* of the image published last (wall-clock µs, rising) */
+	void *steer;                    /* the steering table every reader uses (dataplane/steer.h),
+					   published by control/steer/steer_pub.c; each replica's
+					   conf.steer points here */
 	/* Replicas a stuck worker may still read: freed once every worker has passed a
 	 * quiescent state after limbo_token. */
 	struct p53_replica *limbo[P53_MAX_WORKERS_DP];

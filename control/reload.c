@@ -120,6 +120,7 @@ int p53_daemon_reload(struct p53_daemon *d, int config, const char *zone, char *
 	void *img = NULL;
 	int addrs_changed = 0, tcp_changed = 0, exc_changed = 0;
 	struct p53_guard_next guard_next = {0};
+	struct p53_steer_next steer_next = {0};
 
 	note[0] = '\0';
 	if (config) {
@@ -168,12 +169,19 @@ int p53_daemon_reload(struct p53_daemon *d, int config, const char *zone, char *
 	 * (out of memory for new RRL tables) leaves everything as it was. */
 	if (p53_guard_prepare(&d->guard, use, &guard_next, err, errlen) != 0)
 		goto fail_addrs;
+	/* The steering sources (map, MaxMind DB) are re-read and the table built likewise. */
+	if (p53_steer_prepare(&d->steer, &use->steer, &steer_next, err, errlen) != 0) {
+		p53_guard_discard(&guard_next);
+		goto fail_addrs;
+	}
 	if (p53_dataplane_publish(&d->dp, img, len, use, err, errlen) != 0) {
 		p53_guard_discard(&guard_next);
+		p53_steer_discard(&steer_next);
 		goto fail_addrs;
 	}
 	img = NULL; /* freed by the publish */
 	p53_guard_commit(&d->guard, &guard_next);
+	p53_steer_commit(&d->steer, &steer_next);
 	if (config) {
 		restart_needed(&d->cfg, &fresh, note, notelen);
 		keep_running(&d->cfg, &fresh);

@@ -10,6 +10,8 @@
 #include <string.h>
 
 #include "dataplane/answer.h"
+#include "dataplane/edns_opt.h"
+#include "dataplane/steer.h"
 #include "dataplane/dnssec.h"
 #include "dataplane/image.h"
 #include "dataplane/name.h"
@@ -73,6 +75,11 @@ struct ctx {
 	uint16_t max;           /* response size limit, OPT included */
 	uint8_t has_q;          /* the question is echoed: it lies before w.pos, QDCOUNT is 1 */
 	struct p53_answer_ext *x; /* the guard's extension, or NULL */
+	/* ECS (RFC 7871): the query's option data, copied before the response overwrites it,
+	   echoed in our OPT with SCOPE PREFIX-LENGTH = scope (§7.2.1) */
+	uint8_t ecs_len;        /* 0: no ECS to echo */
+	uint8_t scope;
+	uint8_t ecs[4 + 16];
 	const struct p53_image_node *cut; /* the delegation point of a referral */
 };
 
@@ -258,12 +265,11 @@ static int put_rdata_names(struct wr *w, uint16_t type, const uint8_t *rd, uint1
  * An RRset owned by the query name, with no names to compress and its own TTL, is the
  * pre-encoded bytes as they are (image.h), signatures included: one memcpy.
  */
-static int put_rrset(struct wr *w, const void *img, const struct p53_image_rrset *rs,
-		     const uint8_t *owner, uint16_t owner_ptr, int sec, uint32_t ttl)
+static int put_rrset_rd(struct wr *w, const struct p53_image_rrset *rs, const uint8_t *rd,
+			const uint8_t *owner, uint16_t owner_ptr, int sec, uint32_t ttl)
 {
 	uint16_t save_pos = w->pos;
 	uint8_t save_nc = w->nc;
-	const uint8_t *rd = p53_image_rdata(img, rs);
 	uint16_t sigs = w->dnssec ? rs->sig_count : 0;
 
 	if (owner_ptr == P53_DNS_HDR_LEN && ttl == P53_NONE && !(rs->flags & P53_RRSET_COMPRESS)) {
@@ -313,6 +319,12 @@ full:
 	w->pos = save_pos;
 	w->nc = save_nc;
 	return -1;
+}
+
+static inline int put_rrset(struct wr *w, const void *img, const struct p53_image_rrset *rs,
+			    const uint8_t *owner, uint16_t owner_ptr, int sec, uint32_t ttl)
+{
+	return put_rrset_rd(w, rs, p53_image_rdata(img, rs), owner, owner_ptr, sec, ttl);
 }
 
 /* Answer and authority must be complete: a whole RRset that does not fit sets TC. */
@@ -573,6 +585,56 @@ full:
 	return -1;
 }
 
+/*
+ * A steered RRset (steer.h): the variant the published steering table picks for this client
+ * instead of the image's records (every target). The client is the ECS address when the
+ * query carried one with a SOURCE PREFIX-LENGTH above 0, else the packet's source (RFC 7871
+ * §7.1.2: source 0 asks for the resolver's own address; the answer then has scope 0). Out of
+ * line: only steered answers pay for it.
+ * @return 1 when written (or TC set), 0 to send the image's RRset.
+ */
+static __attribute__((noinline)) int steered(struct ctx *c, const struct p53_image_node *n,
+					     const struct p53_image_rrset *rs)
+{
+	const void *t = __atomic_load_n(c->conf->steer, __ATOMIC_ACQUIRE);
+	struct p53_steer_client cl, *clp = NULL;
+	struct p53_ecs_opt ecs;
+	int src0 = 0;
+
+	if (t == NULL)
+		return 0;
+	const uint8_t *name = node_name(c, n);
+	uint32_t hash = n->name_len == c->q->qname_len && c->name == c->q->lname ? c->q->hash :
+			p53_name_hash(name, n->name_len);
+	const struct p53_steer_rec *r = p53_steer_find(t, name, n->name_len, hash, rs->type);
+	if (r == NULL)
+		return 0;
+	if (c->ecs_len != 0 && p53_edns_ecs_parse(c->ecs, c->ecs_len, &ecs) == P53_ECS_OK &&
+	    ecs.source > 0) {
+		cl.v6 = ecs.family == P53_ECS_FAMILY_IPV6;
+		memcpy(cl.addr, ecs.addr, 16);
+		clp = &cl;
+	} else if (c->q->src != NULL) {
+		src0 = c->ecs_len != 0;
+		cl.v6 = c->q->src_v6;
+		memcpy(cl.addr, c->q->src, cl.v6 ? 16 : 4);
+		clp = &cl;
+	}
+	uint8_t scope = 0;
+	const struct p53_steer_variant *v = p53_steer_pick(t, r, clp, &scope);
+	c->scope = src0 ? 0 : scope;
+	struct p53_image_rrset vrs = *rs;
+	vrs.count = v->count;
+	vrs.ttl = v->ttl;
+	vrs.rdata_len = v->rdata_len;
+	vrs.sig_count = 0;      /* variants are not signed (docs/ARCHITECTURE.md, planned) */
+	vrs.sig_len = 0;
+	vrs.flags = 0;
+	if (put_rrset_rd(&c->w, &vrs, p53_steer_rdata(t, v), c->name, c->ptr, SEC_AN, P53_NONE) != 0)
+		c->w.tc = 1;
+	return 1;
+}
+
 /* Data at a node (exact match or wildcard expansion, owner = the current name). `ni` is the
    node; `ce` the closest encloser when it is a wildcard expanding the name, else P53_NONE. */
 static int answer_node(struct ctx *c, const struct p53_image_node *n, uint32_t ni, uint32_t ce)
@@ -614,6 +676,8 @@ static int answer_node(struct ctx *c, const struct p53_image_node *n, uint32_t n
 	if ((rs->flags & P53_RRSET_COMPRESS) || rs->adds != P53_NONE)
 		hint_apex(c);
 	c->kind = P53_ANS_ANSWER; /* truncated or not: TC is counted on its own */
+	if (__builtin_expect((rs->flags & P53_RRSET_STEERED) != 0, 0) && c->conf->steer != NULL && steered(c, n, rs))
+		return DONE;
 	put_or_tc(c, rsi, c->name, c->ptr, SEC_AN, P53_NONE);
 	return DONE;
 }
@@ -852,6 +916,17 @@ static inline __attribute__((always_inline)) void put_opt(struct ctx *c, uint16_
 		rdlen = (uint16_t)(rdlen + c->x->opt_extra_len);
 		p53_put16(p + 9, rdlen);
 	}
+	/* RFC 7871 §7.2.1: ECS echoed, FAMILY, SOURCE and ADDRESS as sent, our SCOPE; room was
+	 * kept for it (`reserve`). */
+	if (c->ecs_len != 0) {
+		uint8_t *e = p + OPT_LEN + rdlen;
+		p53_put16(e, P53_EDNS_ECS);
+		p53_put16(e + 2, c->ecs_len);
+		memcpy(e + 4, c->ecs, c->ecs_len);
+		e[4 + 3] = c->scope;
+		rdlen = (uint16_t)(rdlen + 4 + c->ecs_len);
+		p53_put16(p + 9, rdlen);
+	}
 	/* RFC 7828 §3.3.2: on TCP, a query with the option learns our idle timeout (when it fits:
 	 * the option is a MAY, and a response that fills 65535 bytes has no room left for it). */
 	if (c->q->keepalive && c->conf->tcp_limit != 0 &&
@@ -1050,6 +1125,8 @@ answer(const void *img, const struct p53_answer_conf *conf, uint8_t *msg, uint16
 	c.n_wild = 0;
 	c.ede = 0;
 	c.max = 0;
+	c.ecs_len = 0;
+	c.scope = 0;
 	c.w.buf = msg;
 	c.w.tc = 0;
 	c.w.nc = 0;
@@ -1115,6 +1192,12 @@ answer(const void *img, const struct p53_answer_conf *conf, uint8_t *msg, uint16
 	if (qp->edns)
 		reserve = (uint16_t)(OPT_LEN + (qp->nsid && conf->identity_len ? 4 + conf->identity_len : 0) +
 				     (x != NULL ? x->opt_extra_len : 0));
+	if (__builtin_expect(qp->ecs, 0) && qp->edns && qp->ecs_len <= sizeof(c.ecs)) {
+		/* The option lies where the answer is about to be written: keep a copy. */
+		memcpy(c.ecs, msg + qp->ecs_off, qp->ecs_len);
+		c.ecs_len = (uint8_t)qp->ecs_len;
+		reserve = (uint16_t)(reserve + 4 + qp->ecs_len);
+	}
 	if (c.w.pos + reserve > max) {
 		c.rcode = P53_RCODE_SERVFAIL; /* a buffer this small cannot happen on a real port */
 		count(st, &c);

@@ -31,6 +31,9 @@ struct p53_answer_conf {
 	uint16_t keepalive;             /* idle timeout in units of 100 ms, sent in
 					   edns-tcp-keepalive to a query that carried the option
 					   (RFC 7828 §3.3.2) */
+	/* Steering (steer.h): where the published steering table's pointer lives, loaded with
+	 * acquire only when a steered RRset is answered; NULL: none (the static RRset). */
+	void *const *steer;
 };
 
 /* Outcome classes beyond the RCODE, for counters. */

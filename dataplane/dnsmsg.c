@@ -277,6 +277,7 @@ enum p53_msg_status p53_msg_parse(const uint8_t *msg, size_t len, struct p53_que
 	q->cookie = 0;
 	q->trailing = 0;
 	q->qname_len = 0;
+	q->src = NULL;
 	if (len < P53_DNS_HDR_LEN)
 		return P53_MSG_SHORT;
 	p53_wire_init(&w, msg, len);

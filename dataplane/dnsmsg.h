@@ -114,6 +114,11 @@ struct p53_query {
 	uint16_t tsig_rdlen;
 	uint16_t tsig_alg_len;          /* wire length of the algorithm name at tsig_rdata */
 	uint16_t tsig_mac_len;          /* MAC size */
+
+	/* Not from the message: the packet's source address, for steering (steer.h). The
+	 * parser sets src to NULL; the worker and the TCP threads point it at the address. */
+	const uint8_t *src;             /* 4 bytes (IPv4) or 16 (IPv6), or NULL: unknown */
+	uint8_t src_v6;
 };
 
 /**

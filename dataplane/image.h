@@ -141,6 +141,9 @@ struct p53_image_node {
 /* p53_image_rrset.flags */
 #define P53_RRSET_COMPRESS 0x0001u /* RDATA holds names that may be compressed (RFC 3597 §4:
 				      NS, CNAME, SOA, PTR, MX); see p53_image_rr_names() */
+#define P53_RRSET_STEERED  0x0002u /* a steered record (dataplane/steer.h): its records are every
+				      target of the pool, what is sent when no steering table is
+				      published; with one, a variant picked per client replaces them */
 
 /*
  * An RRset is pre-encoded: rdata_off points at `count` records laid out exactly as they go on

@@ -175,6 +175,8 @@ static uint16_t burst(struct p53_worker *w, const struct p53_replica *r, const s
 			continue;
 		}
 		ms[i] = (uint8_t)p53_msg_parse(frame + pkt[i].dns_off, pkt[i].dns_len, &q[i]);
+		q[i].src = pkt[i].src_addr;
+		q[i].src_v6 = pkt[i].ipv6;
 		if (ms[i] == P53_MSG_OK && img != NULL)
 			rte_prefetch0(p53_image_slots(img) + (q[i].hash & p53_image_hdr(img)->hash_mask));
 	}

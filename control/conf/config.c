@@ -246,6 +246,7 @@ static const struct p53_conf_key top_keys[] = {
 	{ .name = "tsig_keys", .fn = p53_xfr_conf_keys },
 	{ .name = "xfr", .fn = p53_conf_section, .off = offsetof(struct p53_config, xfr),
 	  .sub = p53_xfr_conf_keys_table, .nsub = P53_XFR_CONF_NKEYS },
+	{ .name = "steering", .fn = p53_steer_conf_section, .off = offsetof(struct p53_config, steer) },
 };
 
 _Static_assert(P53_CONF_NKEYS(dataplane_keys) <= P53_CONF_MAX_KEYS, "P53_CONF_MAX_KEYS");
@@ -380,6 +381,7 @@ void p53_config_free(struct p53_config *cfg)
 {
 	if (cfg == NULL)
 		return;
+	p53_steer_conf_free(&cfg->steer);
 	free(cfg->path);
 	free(cfg->identity);
 	free(cfg->version);

@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "control/steer/steer_conf.h"
 #include "control/anycast/conf.h"
 #include "control/health/conf.h"
 #include "control/tcp/tcp_conf.h"
@@ -101,6 +102,7 @@ struct p53_config {
 	struct p53_abuse_config abuse;
 	/* tsig_keys: and xfr: (control/xfr/conf.h) */
 	struct p53_xfr_conf xfr;
+	struct p53_steer_conf steer;    /* steering: (control/steer/steer_conf.h) */
 };
 
 /**

@@ -200,6 +200,8 @@ static void answer(struct p53_tcp_thread *th, const struct conn *c, const struct
 	 * a malformed option, FORMERR (UDP ignores the option, §3.3.1). */
 	if (ms == P53_MSG_OK && pq.keepalive > 1)
 		ms = P53_MSG_OPT_OPTION;
+	pq.src = c->peer.bytes;                 /* steering decides by it (steer.h) */
+	pq.src_v6 = c->peer.family == AF_INET6;
 	if (ms == P53_MSG_OK && P53_OPCODE(pq.flags) == P53_OPCODE_NOTIFY)
 		notify(th, c, &pq);
 	uint16_t n = p53_answer_parsed(r != NULL ? r->image : NULL, cf, q, UINT16_MAX, &th->stats.ans,

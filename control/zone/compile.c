@@ -1,23 +1,59 @@
 /* Compiling a config's zones; see compile.h. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <strings.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "control/steer/steer_build.h"
 
 #include "control/dnssec/dnssec.h"
 #include "control/zone/compile.h"
 #include "dataplane/dnsmsg.h"
 #include "dataplane/image.h"
 
+/* Labels of a presentation name without the root's dot. */
+static size_t bare_len(const char *s)
+{
+	size_t n = strlen(s);
+
+	return n > 0 && s[n - 1] == '.' ? n - 1 : n;
+}
+
+/* The served zone a steered owner belongs to: the deepest whose apex is it or above it. */
+static int zone_of(const struct p53_config *cfg, const char *owner)
+{
+	size_t ol = bare_len(owner);
+	int best = -1;
+	size_t best_len = 0;
+
+	for (int i = 0; i < cfg->n_zones; i++) {
+		const char *z = cfg->zones[i].name;
+		size_t zl = bare_len(z);
+		if (zl == 0 || (zl <= ol && strncasecmp(owner + ol - zl, z, zl) == 0 &&
+				(zl == ol || owner[ol - zl - 1] == '.'))) {
+			if (best < 0 || zl > best_len) {
+				best = i;
+				best_len = zl;
+			}
+		}
+	}
+	return best;
+}
+
 void *p53_zone_compile(const struct p53_config *cfg, size_t *len, char *err, size_t errlen,
 		       p53_warn_fn warn, void *warn_arg, char ***files, size_t *n_files)
 {
+	const struct p53_steer_conf *sc = &cfg->steer;
 	struct p53_zone_src *src = calloc((size_t)cfg->n_zones, sizeof(*src));
-	void *img;
+	struct p53_zone_extra *ex = calloc(sc->n_records > 0 ? (size_t)sc->n_records : 1, sizeof(*ex));
+	uint8_t *addrs = calloc(sc->n_records > 0 ? (size_t)sc->n_records : 1, P53_STEER_MAX_POOL * 16);
+	void *img = NULL;
 
-	if (src == NULL) {
+	if (src == NULL || ex == NULL || addrs == NULL) {
 		snprintf(err, errlen, "out of memory");
-		return NULL;
+		goto out;
 	}
 	for (int i = 0; i < cfg->n_zones; i++) {
 		const struct p53_config_zone *z = &cfg->zones[i];
@@ -36,8 +72,36 @@ void *p53_zone_compile(const struct p53_config *cfg, size_t *len, char *err, siz
 		else if (access(z->file, F_OK) != 0)
 			src[i].rcode = P53_RCODE_SERVFAIL;
 	}
+	/* Steered records, grouped by zone: ex[] is sorted by zone here. */
+	int n_ex = 0;
+	for (int z = 0; z < cfg->n_zones; z++) {
+		src[z].extra = ex + n_ex;
+		for (int i = 0; i < sc->n_records; i++) {
+			const struct p53_steer_record *r = &sc->records[i];
+			if (zone_of(cfg, r->owner) != z)
+				continue;
+			struct p53_zone_extra *e = &ex[n_ex++];
+			uint8_t *a = addrs + (size_t)i * P53_STEER_MAX_POOL * 16;
+			unsigned int alen = r->type == 1 ? 4 : 16;
+			for (int j = 0; j < r->n_pool; j++)
+				memcpy(a + (size_t)j * alen, r->pool[j].addr, alen);
+			*e = (struct p53_zone_extra){ .lname = r->lname, .lname_len = r->lname_len,
+						      .type = r->type, .ttl = r->ttl, .addrs = a,
+						      .n = r->n_pool, .line = r->line, .owner = r->owner };
+			src[z].n_extra++;
+		}
+	}
+	for (int i = 0; i < sc->n_records; i++)
+		if (zone_of(cfg, sc->records[i].owner) < 0) {
+			snprintf(err, errlen, "%s:%d: steering.records[%d]: owner '%s' is in no served zone",
+				 cfg->path, sc->records[i].line, i, sc->records[i].owner);
+			goto out;
+		}
 	img = p53_image_build_files(src, (size_t)cfg->n_zones, len, err, errlen, warn, warn_arg,
 				    files, n_files);
+out:
+	free(addrs);
+	free(ex);
 	free(src);
 	/* Signatures that run out soon: the health zone check fails such a zone (dnssec.h). */
 	if (img != NULL)
@@ -55,6 +119,27 @@ int p53_config_check(const char *path, struct p53_check_result *res, char *err, 
 		return -1;
 	img = p53_zone_compile(&cfg, &res->image_bytes, err, errlen, warn, warn_arg, NULL, NULL);
 	res->zones = cfg.n_zones;
+	if (img != NULL && cfg.steer.n_records > 0) {
+		/* The steering sources and table, as a start or reload builds them. */
+		struct p53_steer_sources ss;
+		bool (*all)[P53_STEER_MAX_POOL] = calloc((size_t)cfg.steer.n_records, sizeof(*all));
+		size_t tl;
+		void *t = NULL;
+		if (all != NULL && p53_steer_sources_load(&cfg.steer, &ss, err, errlen) == 0) {
+			for (int i = 0; i < cfg.steer.n_records; i++)
+				memset(all[i], 1, sizeof(all[i]));
+			t = p53_steer_build(&cfg.steer, &ss, all, &tl, err, errlen);
+			p53_steer_sources_free(&ss);
+		} else if (all == NULL) {
+			snprintf(err, errlen, "out of memory");
+		}
+		free(all);
+		if (t == NULL) {
+			free(img);
+			img = NULL;
+		}
+		free(t);
+	}
 	p53_config_free(&cfg);
 	if (img == NULL)
 		return -1;

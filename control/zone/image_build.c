@@ -710,6 +710,84 @@ static void *layout(struct build *s, size_t *len)
 	return img;
 }
 
+/* Steered records (p53_zone_extra): after the zone's files, so static data is known. */
+static int extras_add(struct build *s, uint32_t z)
+{
+	struct p53_zb *b = &s->zb;
+	const struct p53_zone_src *src = &b->src[z];
+	char where[4200], txt[1024];
+
+	for (size_t i = 0; i < src->n_extra; i++) {
+		const struct p53_zone_extra *e = &src->extra[i];
+		unsigned int alen = e->type == LDNS_RR_TYPE_A ? 4 : 16;
+		snprintf(where, sizeof(where), "%s:%d", src->cfg_file != NULL ? src->cfg_file : "config",
+			 e->line);
+		uint32_t node = p53_zb_node_find(b, z, e->lname, e->lname_len);
+		for (size_t k = 0; node != P53_NONE && k < b->n_recs; k++) {
+			const struct p53_zb_rec *r = &b->recs[k];
+			if (r->node != node || (r->type != e->type && r->type != LDNS_RR_TYPE_CNAME))
+				continue;
+			snprintf(txt, sizeof(txt), "%s:%u", b->files[r->file], p53_zb_rec_line(b, r));
+			return p53_zb_err(b, where, "steering: %s %s is steered, but the zone has %s data "
+					  "for it at %s (static data for a steered owner and type is an error)",
+					  e->owner, alen == 4 ? "A" : "AAAA",
+					  r->type == LDNS_RR_TYPE_CNAME ? "CNAME" : alen == 4 ? "A" : "AAAA", txt);
+		}
+		if (b->cfg_file == 0) {
+			int id = p53_zb_file_add(b, src->cfg_file != NULL ? src->cfg_file : "config");
+			if (id < 0)
+				return p53_zb_err(b, where, "out of memory");
+			b->cfg_file = (size_t)id + 1;
+		}
+		node = p53_zb_node_get(b, z, e->lname, e->lname_len);
+		for (int a = 0; a < e->n; a++) {
+			size_t wlen = 10 + alen;
+			if (node == P53_NONE ||
+			    p53_zb_grow((void **)&b->arena, &b->arena_cap, b->arena_len + wlen, 1) < 0 ||
+			    p53_zb_grow((void **)&b->recs, &b->recs_cap, b->n_recs + 1, sizeof(*b->recs)) < 0)
+				return p53_zb_err(b, where, "out of memory");
+			uint8_t *w = b->arena + b->arena_len;
+			w[0] = (uint8_t)(e->type >> 8);
+			w[1] = (uint8_t)e->type;
+			w[2] = 0;
+			w[3] = 1;
+			w[4] = (uint8_t)(e->ttl >> 24);
+			w[5] = (uint8_t)(e->ttl >> 16);
+			w[6] = (uint8_t)(e->ttl >> 8);
+			w[7] = (uint8_t)e->ttl;
+			w[8] = 0;
+			w[9] = (uint8_t)alen;
+			memcpy(w + 10, e->addrs + (size_t)a * alen, alen);
+			b->recs[b->n_recs] = (struct p53_zb_rec){
+				.node = node, .seq = (uint32_t)b->n_recs, .off = (uint32_t)b->arena_len,
+				.wlen = (uint32_t)wlen, .ttl = e->ttl, .type = e->type,
+				.file = (uint16_t)(b->cfg_file - 1), .before = (uint32_t)e->line - 1,
+				.end = (uint32_t)e->line };
+			b->n_recs++;
+			b->arena_len += wlen;
+		}
+	}
+	return 0;
+}
+
+/* Flag the RRsets of steered records, once they are made. */
+static void extras_flag(struct build *s)
+{
+	struct p53_zb *b = &s->zb;
+
+	for (uint32_t z = 0; z < b->n_zones; z++)
+		for (size_t i = 0; i < b->src[z].n_extra; i++) {
+			const struct p53_zone_extra *e = &b->src[z].extra[i];
+			uint32_t n = p53_zb_node_find(b, z, e->lname, e->lname_len);
+			if (n == P53_NONE)
+				continue;
+			const struct p53_image_node *nd = &b->nodes[n];
+			for (uint32_t r = nd->rrsets; r < nd->rrsets + nd->n_rrsets; r++)
+				if (s->rrsets[r].type == e->type)
+					s->rrsets[r].flags |= P53_RRSET_STEERED;
+		}
+}
+
 void *p53_image_build(const struct p53_zone_src *zones, size_t n, size_t *len,
 		      char *err, size_t errlen, p53_warn_fn warn, void *warn_arg)
 {
@@ -742,15 +820,25 @@ void *p53_image_build_files(const struct p53_zone_src *zones, size_t n, size_t *
 	if (zones_init(&s) < 0)
 		goto cleanup;
 	for (uint32_t z = 0; z < n; z++)
-		if (zones[z].rcode == 0 && p53_zone_load(b, z) < 0)
+		if ((zones[z].rcode == 0 && p53_zone_load(b, z) < 0) || extras_add(&s, z) < 0)
 			goto cleanup;
-	if (rrsets_make(&s) < 0 || p53_dnssec_attach(&s) < 0 || rrsets_check(&s) < 0 ||
+	if (rrsets_make(&s) < 0)
+		goto cleanup;
+	extras_flag(&s);
+	if ( p53_dnssec_attach(&s) < 0 || rrsets_check(&s) < 0 ||
 	    nodes_link(&s) < 0 || zones_finish(&s) < 0 || p53_dnssec_build(&s) < 0 ||
 	    slots_make(&s) < 0 || adds_make(&s) < 0)
 		goto cleanup;
 	img = layout(&s, len);
 	if (img != NULL && files != NULL) {
-		/* Hand the list of files read over instead of freeing it. */
+		/* Hand the list of files read over instead of freeing it (the config file that
+		 * named steered records is not one of the zones' files). */
+		if (b->cfg_file != 0) {
+			free(b->files[b->cfg_file - 1]);
+			memmove(&b->files[b->cfg_file - 1], &b->files[b->cfg_file],
+				(b->n_files - b->cfg_file) * sizeof(*b->files));
+			b->n_files--;
+		}
 		*files = b->files;
 		*n_files = b->n_files;
 		b->files = NULL;

@@ -11,12 +11,30 @@
 #include <stdint.h>
 
 /*
+ * A steered record (control/steer/): its owner and type get an RRset of every target's
+ * address, flagged P53_RRSET_STEERED, which the workers replace by the variant the steering
+ * table picks. Static data of the same owner and type (or a CNAME there) is an error.
+ */
+struct p53_zone_extra {
+	const uint8_t *lname;   /* canonical owner, at or below the zone's apex */
+	uint8_t lname_len;
+	uint16_t type;
+	uint32_t ttl;
+	const uint8_t *addrs;   /* n addresses, 4 (A) or 16 (AAAA) bytes each */
+	int n;
+	int line;               /* in the config file (p53_zone_src.cfg_file) */
+	const char *owner;      /* as written, for messages */
+};
+
+/*
  * Where a zone's records come from: a master file, records in memory (a secondary zone's
  * transferred or current content, control/xfr/), or nothing (a zone without data here,
- * answered with `rcode`).
+ * answered with `rcode`); plus its steered records.
  */
 struct p53_zone_src {
 	const char *name;       /* zone origin as text, e.g. "example.com." */
+	const struct p53_zone_extra *extra; /* steered records in this zone, or NULL */
+	size_t n_extra;
 	const char *file;       /* master file path; for records in memory, what messages call them */
 	const char *cfg_file;   /* config file that named this zone, for error messages; may be NULL */
 	int cfg_line;           /* its line there, 0 when unknown */

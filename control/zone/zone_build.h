@@ -65,6 +65,8 @@ struct p53_zb {
 
 	char **files;           /* every file read, for "file:line:" */
 	size_t n_files, files_cap;
+	size_t cfg_file;        /* 1 + index in files[] of the config file, when steered records
+				   (p53_zone_src.extra) came from it; not a file the zone reads */
 
 	char *err;
 	size_t errlen;
@@ -84,6 +86,9 @@ uint32_t p53_zb_node_get(struct p53_zb *b, uint32_t z, const uint8_t *name, size
 
 /** Node of a canonical name in zone z, or P53_NONE. */
 uint32_t p53_zb_node_find(const struct p53_zb *b, uint32_t z, const uint8_t *name, size_t len);
+
+/** Add a path to b->files; its index, or -1 (out of memory). */
+int p53_zb_file_add(struct p53_zb *b, const char *path);
 
 /** Line where record r starts in its file (re-reads the file only for multi-line records). */
 uint32_t p53_zb_rec_line(const struct p53_zb *b, const struct p53_zb_rec *r);

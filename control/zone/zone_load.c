@@ -236,7 +236,7 @@ void p53_zb_rec_warn(struct p53_zb *b, const struct p53_zb_rec *r, const char *f
 		fprintf(stderr, "%s\n", msg);
 }
 
-static int add_file(struct p53_zb *b, const char *path)
+int p53_zb_file_add(struct p53_zb *b, const char *path)
 {
 	char *s;
 
@@ -425,7 +425,7 @@ static int include(struct pctx *c, FILE *f, uint16_t file, long pos, uint32_t be
 			       errno == EINVAL ? "not a regular file" : strerror(errno));
 		goto cleanup;
 	}
-	id = add_file(b, path);
+	id = p53_zb_file_add(b, path);
 	saved_origin = ldns_rdf_clone(c->origin);
 	saved_prev = c->prev ? ldns_rdf_clone(c->prev) : NULL;
 	if (id < 0 || saved_origin == NULL || (c->prev != NULL && saved_prev == NULL)) {
@@ -559,7 +559,7 @@ int p53_zone_load(struct p53_zb *b, uint32_t z)
 	if (f == NULL)
 		return p53_zb_err(b, where, "zone '%s': cannot open '%s': %s", src->name, src->file,
 				  errno == EINVAL ? "not a regular file" : strerror(errno));
-	id = add_file(b, src->file);
+	id = p53_zb_file_add(b, src->file);
 	c.wire = ldns_buffer_new(1024);
 	c.canon = ldns_buffer_new(1024);
 	c.origin = ldns_rdf_new_frm_data(LDNS_RDF_TYPE_DNAME, zn->name_len, b->names + zn->name_off);

@@ -1,0 +1,714 @@
+/* The steering compiler; see steer_build.h. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+#include <maxminddb.h>
+
+#include "control/steer/steer_build.h"
+#include "dataplane/name.h"
+
+#define NOLOC P53_STEER_NOLOC
+
+static int fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+static int grow(void **p, uint32_t *cap, uint32_t need, size_t sz)
+{
+	if (need <= *cap)
+		return 0;
+	uint32_t n = *cap ? *cap : 64;
+	while (n < need)
+		n *= 2;
+	void *q = realloc(*p, (size_t)n * sz);
+	if (q == NULL)
+		return -1;
+	*p = q;
+	*cap = n;
+	return 0;
+}
+
+/* ---- prefix trie to blocks ---- */
+
+int p53_steer_trie_init(struct p53_steer_trie *t, unsigned int bits)
+{
+	memset(t, 0, sizeof(*t));
+	t->bits = bits;
+	if (grow((void **)&t->node, &t->cap, 1, sizeof(*t->node)) < 0)
+		return -1;
+	t->node[0][0] = t->node[0][1] = 0;
+	t->node[0][2] = NOLOC;
+	t->n = 1;
+	return 0;
+}
+
+static int bit_of(const uint8_t *a, unsigned int i)
+{
+	return (a[i / 8] >> (7 - i % 8)) & 1;
+}
+
+int p53_steer_trie_add(struct p53_steer_trie *t, const uint8_t *addr, unsigned int len, uint32_t loc)
+{
+	uint32_t n = 0;
+
+	for (unsigned int i = 0; i < len; i++) {
+		int b = bit_of(addr, i);
+		if (t->node[n][b] == 0) {
+			if (grow((void **)&t->node, &t->cap, t->n + 1, sizeof(*t->node)) < 0)
+				return -1;
+			t->node[t->n][0] = t->node[t->n][1] = 0;
+			t->node[t->n][2] = NOLOC;
+			t->node[n][b] = t->n++;
+		}
+		n = t->node[n][b];
+	}
+	if (t->node[n][2] == NOLOC)
+		t->node[n][2] = loc;
+	return 0;
+}
+
+static int block(struct p53_steer_source *o, unsigned int bits, const uint8_t *a, unsigned int len,
+		 uint32_t loc)
+{
+	if (bits == 32) {
+		if (grow((void **)&o->b4, &o->cap4, o->n4 + 1, sizeof(*o->b4)) < 0)
+			return -1;
+		o->b4[o->n4].start = (uint32_t)a[0] << 24 | (uint32_t)a[1] << 16 | (uint32_t)a[2] << 8 | a[3];
+		o->b4[o->n4++].loc_len = loc << 8 | len;
+		return 0;
+	}
+	if (grow((void **)&o->b6, &o->cap6, o->n6 + 1, sizeof(*o->b6)) < 0)
+		return -1;
+	struct p53_steer_b6 *b = &o->b6[o->n6++];
+	b->hi = b->lo = 0;
+	for (int i = 0; i < 8; i++) {
+		b->hi = b->hi << 8 | a[i];
+		b->lo = b->lo << 8 | a[8 + i];
+	}
+	b->loc_len = loc << 8 | len;
+	b->pad = 0;
+	return 0;
+}
+
+static void set_bit(uint8_t *a, unsigned int i, int v)
+{
+	if (v)
+		a[i / 8] = (uint8_t)(a[i / 8] | (0x80 >> (i % 8)));
+	else
+		a[i / 8] = (uint8_t)(a[i / 8] & ~(0x80 >> (i % 8)));
+}
+
+static int emit(const struct p53_steer_trie *t, uint32_t n, unsigned int depth, uint8_t *a,
+		uint32_t inherited, struct p53_steer_source *o)
+{
+	uint32_t loc = t->node[n][2] != NOLOC ? t->node[n][2] : inherited;
+
+	if (t->node[n][0] == 0 && t->node[n][1] == 0)
+		return block(o, t->bits, a, depth, loc);
+	for (int b = 0; b < 2; b++) {
+		set_bit(a, depth, b);
+		int rc = t->node[n][b] != 0 ? emit(t, t->node[n][b], depth + 1, a, loc, o) :
+			 block(o, t->bits, a, depth + 1, loc);
+		if (rc < 0)
+			return -1;
+	}
+	set_bit(a, depth, 0);
+	return 0;
+}
+
+int p53_steer_trie_emit(const struct p53_steer_trie *t, struct p53_steer_source *out)
+{
+	uint8_t a[16] = {0};
+
+	return emit(t, 0, 0, a, NOLOC, out);
+}
+
+void p53_steer_trie_free(struct p53_steer_trie *t)
+{
+	free(t->node);
+	memset(t, 0, sizeof(*t));
+}
+
+/* ---- the subnet map (JSON) ---- */
+
+static int add_loc(struct p53_steer_source *s)
+{
+	if (grow((void **)&s->locs, &s->cap_locs, s->n_locs + 1, sizeof(*s->locs)) < 0)
+		return -1;
+	memset(&s->locs[s->n_locs], 0, sizeof(*s->locs));
+	s->n_locs++;
+	return 0;
+}
+
+static int map_load(const char *path, struct p53_steer_source *s, char *err, size_t errlen)
+{
+	struct p53_steer_trie t4, t6;
+	json_error_t je;
+	int rc = -1;
+	json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
+
+	if (root == NULL)
+		return fail(err, errlen, "%s:%d: %s", path, je.line, je.text);
+	if (p53_steer_trie_init(&t4, 32) < 0 || p53_steer_trie_init(&t6, 128) < 0) {
+		json_decref(root);
+		return fail(err, errlen, "%s: out of memory", path);
+	}
+	if (!json_is_array(root)) {
+		fail(err, errlen, "%s: expected a list of {\"networks\": [...], \"labels\": [...]}", path);
+		goto out;
+	}
+	size_t i;
+	json_t *e;
+	json_array_foreach(root, i, e) {
+		json_t *nets = json_object_get(e, "networks"), *labels = json_object_get(e, "labels");
+		if (!json_is_object(e) || !json_is_array(nets) || !json_is_array(labels) ||
+		    json_object_size(e) != 2) {
+			fail(err, errlen, "%s: entry %zu: expected exactly \"networks\" and \"labels\" lists", path, i);
+			goto out;
+		}
+		if (json_array_size(labels) == 0 || json_array_size(labels) > P53_STEER_MAX_LABELS) {
+			fail(err, errlen, "%s: entry %zu: 1 to %d labels", path, i, P53_STEER_MAX_LABELS);
+			goto out;
+		}
+		if (add_loc(s) < 0)
+			goto oom;
+		struct p53_steer_loc *l = &s->locs[s->n_locs - 1];
+		size_t j;
+		json_t *x;
+		json_array_foreach(labels, j, x) {
+			if (!json_is_string(x)) {
+				fail(err, errlen, "%s: entry %zu: labels[%zu] is not a string", path, i, j);
+				goto out;
+			}
+			if ((l->labels[l->n_labels++] = strdup(json_string_value(x))) == NULL)
+				goto oom;
+		}
+		json_array_foreach(nets, j, x) {
+			const char *n = json_is_string(x) ? json_string_value(x) : NULL;
+			char buf[64];
+			uint8_t a[16] = {0};
+			char *slash;
+			long len = -1;
+			int v6;
+			if (n == NULL || strlen(n) >= sizeof(buf)) {
+				fail(err, errlen, "%s: entry %zu: networks[%zu] is not a CIDR string", path, i, j);
+				goto out;
+			}
+			strcpy(buf, n);
+			slash = strchr(buf, '/');
+			if (slash != NULL) {
+				*slash = '\0';
+				char *end;
+				len = strtol(slash + 1, &end, 10);
+				if (end == slash + 1 || *end != '\0')
+					len = -2;
+			}
+			v6 = strchr(buf, ':') != NULL;
+			if (inet_pton(v6 ? AF_INET6 : AF_INET, buf, a) != 1 || len == -2 ||
+			    len > (v6 ? 128 : 32)) {
+				fail(err, errlen, "%s: entry %zu: networks[%zu] '%s' is not an IPv4 or IPv6 CIDR",
+				     path, i, j, n);
+				goto out;
+			}
+			if (len < 0)
+				len = v6 ? 128 : 32;
+			for (unsigned int b = (unsigned int)len; b < (v6 ? 128u : 32u); b++)
+				if (bit_of(a, b)) {
+					fail(err, errlen, "%s: entry %zu: networks[%zu] '%s' has bits set past /%ld",
+					     path, i, j, n, len);
+					goto out;
+				}
+			if (p53_steer_trie_add(v6 ? &t6 : &t4, a, (unsigned int)len, s->n_locs - 1) < 0)
+				goto oom;
+		}
+	}
+	if (p53_steer_trie_emit(&t4, s) < 0 || p53_steer_trie_emit(&t6, s) < 0)
+		goto oom;
+	rc = 0;
+	goto out;
+oom:
+	fail(err, errlen, "%s: out of memory", path);
+out:
+	p53_steer_trie_free(&t4);
+	p53_steer_trie_free(&t6);
+	json_decref(root);
+	return rc;
+}
+
+/* ---- the MaxMind DB ---- */
+
+struct walk {
+	MMDB_s *db;
+	struct p53_steer_source *s;
+	unsigned int bits;              /* 32 for the IPv4 tree, 128 for IPv6 */
+	uint64_t *seen;                 /* data offset + 1 -> location, open addressing */
+	uint32_t *seen_loc;
+	uint32_t seen_mask;
+	int depth_guard;
+	char *err;
+	size_t errlen;
+};
+
+static void str_at(MMDB_entry_s *e, char *out, size_t cap, const char *a, const char *b)
+{
+	MMDB_entry_data_s d;
+
+	out[0] = '\0';
+	if (MMDB_get_value(e, &d, a, b, NULL) == MMDB_SUCCESS && d.has_data &&
+	    d.type == MMDB_DATA_TYPE_UTF8_STRING && d.data_size < cap) {
+		memcpy(out, d.utf8_string, d.data_size);
+		out[d.data_size] = '\0';
+	}
+}
+
+static int num_at(MMDB_entry_s *e, double *out, const char *a, const char *b)
+{
+	MMDB_entry_data_s d;
+
+	if (MMDB_get_value(e, &d, a, b, NULL) != MMDB_SUCCESS || !d.has_data)
+		return -1;
+	if (d.type == MMDB_DATA_TYPE_DOUBLE)
+		*out = d.double_value;
+	else if (d.type == MMDB_DATA_TYPE_FLOAT)
+		*out = d.float_value;
+	else
+		return -1;
+	return 0;
+}
+
+/* The location of a data record, made once per distinct record. */
+static int loc_of(struct walk *w, MMDB_entry_s *e, uint32_t *loc)
+{
+	uint64_t key = (uint64_t)e->offset + 1;
+	uint32_t h = (uint32_t)(key * 0x9e3779b97f4a7c15ull >> 32) & w->seen_mask;
+
+	while (w->seen[h] != 0) {
+		if (w->seen[h] == key) {
+			*loc = w->seen_loc[h];
+			return 0;
+		}
+		h = (h + 1) & w->seen_mask;
+	}
+	if (w->s->n_locs * 2 >= w->seen_mask)
+		return -1; /* table sized from the node count; cannot fill */
+	if (add_loc(w->s) < 0)
+		return -1;
+	struct p53_steer_loc *l = &w->s->locs[w->s->n_locs - 1];
+	str_at(e, l->country, sizeof(l->country), "country", "iso_code");
+	str_at(e, l->continent, sizeof(l->continent), "continent", "code");
+	l->has_pos = num_at(e, &l->lat, "location", "latitude") == 0 &&
+		     num_at(e, &l->lon, "location", "longitude") == 0;
+	w->seen[h] = key;
+	w->seen_loc[h] = w->s->n_locs - 1;
+	*loc = w->s->n_locs - 1;
+	return 0;
+}
+
+static int walk_node(struct walk *w, uint32_t node, unsigned int depth, uint8_t *a)
+{
+	MMDB_search_node_s sn;
+
+	if (depth >= w->bits || MMDB_read_node(w->db, node, &sn) != MMDB_SUCCESS)
+		return fail(w->err, w->errlen, "%s: corrupt search tree", w->db->filename);
+	for (int b = 0; b < 2; b++) {
+		uint8_t type = b ? sn.right_record_type : sn.left_record_type;
+		uint64_t rec = b ? sn.right_record : sn.left_record;
+		MMDB_entry_s *e = b ? &sn.right_record_entry : &sn.left_record_entry;
+		uint32_t loc = NOLOC;
+		int rc = 0;
+		set_bit(a, depth, b);
+		if (type == MMDB_RECORD_TYPE_SEARCH_NODE) {
+			rc = walk_node(w, (uint32_t)rec, depth + 1, a);
+		} else if (type == MMDB_RECORD_TYPE_DATA) {
+			if (loc_of(w, e, &loc) < 0)
+				return fail(w->err, w->errlen, "%s: out of memory", w->db->filename);
+			rc = block(w->s, w->bits, a, depth + 1, loc);
+		} else if (type == MMDB_RECORD_TYPE_EMPTY) {
+			rc = block(w->s, w->bits, a, depth + 1, NOLOC);
+		} else {
+			return fail(w->err, w->errlen, "%s: invalid record in the search tree", w->db->filename);
+		}
+		if (rc < 0)
+			return rc;
+	}
+	set_bit(a, depth, 0);
+	return 0;
+}
+
+static int geo_load(const char *path, struct p53_steer_source *s, char *err, size_t errlen)
+{
+	MMDB_s db;
+	int st = MMDB_open(path, MMDB_MODE_MMAP, &db);
+	struct walk w = { .db = &db, .s = s, .err = err, .errlen = errlen };
+	uint8_t a[16] = {0};
+	int rc = -1;
+
+	if (st != MMDB_SUCCESS)
+		return fail(err, errlen, "%s: %s", path, MMDB_strerror(st));
+	uint32_t n = db.metadata.node_count;
+	uint32_t cap = 1024;
+	while (cap < 2u * n + 2 && cap < (1u << 30))
+		cap *= 2;
+	w.seen = calloc(cap, sizeof(*w.seen));
+	w.seen_loc = calloc(cap, sizeof(*w.seen_loc));
+	w.seen_mask = cap - 1;
+	if (w.seen == NULL || w.seen_loc == NULL) {
+		fail(err, errlen, "%s: out of memory", path);
+		goto out;
+	}
+	/* IPv4: in an IPv6 tree, the subtree at ::/96 (where libmaxminddb looks IPv4 up too). */
+	uint32_t v4 = 0;
+	unsigned int skip = db.metadata.ip_version == 6 ? 96 : 0;
+	int v4_empty = 0;
+	for (unsigned int i = 0; i < skip; i++) {
+		MMDB_search_node_s sn;
+		if (MMDB_read_node(&db, v4, &sn) != MMDB_SUCCESS) {
+			fail(err, errlen, "%s: corrupt search tree", path);
+			goto out;
+		}
+		if (sn.left_record_type != MMDB_RECORD_TYPE_SEARCH_NODE) {
+			v4_empty = 1; /* no IPv4 data (a record above ::/96 covers it: not IPv4 data) */
+			break;
+		}
+		v4 = (uint32_t)sn.left_record;
+	}
+	w.bits = 32;
+	if (v4_empty) {
+		if (block(s, 32, a, 0, NOLOC) < 0)
+			goto oom;
+	} else if (walk_node(&w, v4, 0, a) < 0) {
+		goto out;
+	}
+	if (db.metadata.ip_version == 6) {
+		w.bits = 128;
+		memset(a, 0, sizeof(a));
+		if (walk_node(&w, 0, 0, a) < 0)
+			goto out;
+	}
+	rc = 0;
+	goto out;
+oom:
+	fail(err, errlen, "%s: out of memory", path);
+out:
+	free(w.seen);
+	free(w.seen_loc);
+	MMDB_close(&db);
+	return rc;
+}
+
+int p53_steer_sources_load(const struct p53_steer_conf *conf, struct p53_steer_sources *s,
+			   char *err, size_t errlen)
+{
+	memset(s, 0, sizeof(*s));
+	if (conf->map != NULL && map_load(conf->map, &s->src[P53_STEER_SRC_MAP], err, errlen) < 0)
+		goto fail;
+	if (conf->geoip != NULL && geo_load(conf->geoip, &s->src[P53_STEER_SRC_GEO], err, errlen) < 0)
+		goto fail;
+	return 0;
+fail:
+	p53_steer_sources_free(s);
+	return -1;
+}
+
+void p53_steer_sources_free(struct p53_steer_sources *s)
+{
+	for (int i = 0; i < P53_STEER_SRCS; i++) {
+		struct p53_steer_source *x = &s->src[i];
+		for (uint32_t l = 0; l < x->n_locs; l++)
+			for (int k = 0; k < x->locs[l].n_labels; k++)
+				free(x->locs[l].labels[k]);
+		free(x->locs);
+		free(x->b4);
+		free(x->b6);
+	}
+	memset(s, 0, sizeof(*s));
+}
+
+/* ---- decisions ---- */
+
+double p53_steer_miles(double lat1, double lon1, double lat2, double lon2)
+{
+	const double r = 3958.8, d2r = M_PI / 180.0;
+	double dlat = (lat2 - lat1) * d2r, dlon = (lon2 - lon1) * d2r;
+	double h = sin(dlat / 2) * sin(dlat / 2) +
+		   cos(lat1 * d2r) * cos(lat2 * d2r) * sin(dlon / 2) * sin(dlon / 2);
+	return 2 * r * asin(sqrt(h > 1 ? 1 : h));
+}
+
+int p53_steer_by_distance(const struct p53_steer_record *r, const bool *up, double lat, double lon,
+			  uint8_t *out, double *dist)
+{
+	double d[P53_STEER_MAX_POOL];
+	int n = 0;
+
+	for (int i = 0; i < r->n_pool; i++) {
+		const struct p53_steer_target *t = &r->pool[i];
+		if (!up[i] || !t->has_pos || t->weight == 0)
+			continue;
+		double x = p53_steer_miles(lat, lon, t->latitude, t->longitude);
+		int j = n++;
+		/* Insertion sort; ties keep pool order. */
+		while (j > 0 && d[j - 1] > x) {
+			d[j] = d[j - 1];
+			out[j] = out[j - 1];
+			j--;
+		}
+		d[j] = x;
+		out[j] = (uint8_t)i;
+	}
+	if (dist != NULL)
+		memcpy(dist, d, (size_t)n * sizeof(*d));
+	return n;
+}
+
+struct variant {
+	uint32_t rec;
+	uint32_t ttl;
+	uint8_t n;
+	uint8_t t[P53_STEER_MAX_POOL];
+};
+
+struct out {
+	struct variant *v;
+	uint32_t n_v, cap_v;
+	uint32_t first_v;               /* this record's first variant (dedup is per record) */
+	uint32_t *dec;
+	uint32_t n_dec, cap_dec;
+};
+
+static uint32_t variant_of(struct out *o, uint32_t rec, uint32_t ttl, const uint8_t *t, int n)
+{
+	for (uint32_t i = o->first_v; i < o->n_v; i++)
+		if (o->v[i].ttl == ttl && o->v[i].n == n && memcmp(o->v[i].t, t, (size_t)n) == 0)
+			return i;
+	if (grow((void **)&o->v, &o->cap_v, o->n_v + 1, sizeof(*o->v)) < 0)
+		return UINT32_MAX - 1;
+	struct variant *v = &o->v[o->n_v];
+	v->rec = rec;
+	v->ttl = ttl;
+	v->n = (uint8_t)n;
+	memcpy(v->t, t, (size_t)n);
+	return o->n_v++;
+}
+
+/* The up targets at the first label, in preference order, that has any. */
+static int by_labels(const struct p53_steer_record *r, const bool *up, char *const *labels,
+		     int n_labels, uint8_t *t)
+{
+	for (int l = 0; l < n_labels; l++) {
+		int n = 0;
+		for (int i = 0; i < r->n_pool; i++)
+			if (up[i] && r->pool[i].weight > 0 && r->pool[i].pop != NULL &&
+			    strcasecmp(r->pool[i].pop, labels[l]) == 0)
+				t[n++] = (uint8_t)i;
+		if (n > 0)
+			return n;
+	}
+	return 0;
+}
+
+static int decide(const struct p53_steer_record *r, const bool *up, int policy,
+		  const struct p53_steer_loc *l, uint8_t *t, uint32_t *ttl)
+{
+	*ttl = r->ttl;
+	if (policy == P53_POLICY_MAP)
+		return by_labels(r, up, l->labels, l->n_labels, t);
+	if (policy == P53_POLICY_GEO) {
+		/* Fallback chain: the country's rule, then the continent's. */
+		for (int pass = 0; pass < 2; pass++)
+			for (int g = 0; g < r->n_geo; g++) {
+				const struct p53_steer_geo_rule *x = &r->geo[g];
+				const char *want = pass == 0 ? x->country : x->continent;
+				const char *have = pass == 0 ? l->country : l->continent;
+				if (want == NULL || have[0] == '\0' || strcasecmp(want, have) != 0)
+					continue;
+				int n = by_labels(r, up, x->labels, x->n_labels, t);
+				if (n > 0)
+					return n;
+			}
+		return 0;
+	}
+	/* nearest */
+	if (!l->has_pos)
+		return 0;
+	double d[P53_STEER_MAX_POOL];
+	int n = p53_steer_by_distance(r, up, l->lat, l->lon, t, d);
+	if (n > (int)r->nearest)
+		n = (int)r->nearest;
+	if (r->hybrid && n >= 2) {
+		/* The operator's rule: a second target over ratio x as far and over `miles`
+		 * farther is not worth offering; one answer, kept briefly. */
+		if (d[1] * 100.0 > d[0] * r->ratio_pct && d[1] - d[0] > r->miles) {
+			*ttl = r->ttl_single;
+			return 1;
+		}
+		*ttl = r->ttl_multi;
+	} else if (r->hybrid && n == 1) {
+		*ttl = r->ttl_single;
+	}
+	return n;
+}
+
+static size_t al8(size_t x)
+{
+	return (x + 7) & ~(size_t)7;
+}
+
+void *p53_steer_build(const struct p53_steer_conf *conf, const struct p53_steer_sources *s,
+		      bool up[][P53_STEER_MAX_POOL], size_t *len, char *err, size_t errlen)
+{
+	struct out o = {0};
+	struct p53_steer_rec *recs = calloc(conf->n_records ? (size_t)conf->n_records : 1, sizeof(*recs));
+	uint8_t *img = NULL;
+
+	if (recs == NULL)
+		goto oom;
+	for (int i = 0; i < conf->n_records; i++) {
+		const struct p53_steer_record *r = &conf->records[i];
+		struct p53_steer_rec *x = &recs[i];
+		uint8_t t[P53_STEER_MAX_POOL];
+		uint32_t ttl;
+		o.first_v = o.n_v;
+		x->hash = p53_name_hash(r->lname, r->lname_len);
+		x->name_len = r->lname_len;
+		x->type = r->type;
+		x->n_steps = (uint8_t)r->n_policy;
+		for (int k = 0; k < r->n_policy; k++) {
+			int src = r->policy[k] == P53_POLICY_MAP ? P53_STEER_SRC_MAP : P53_STEER_SRC_GEO;
+			const struct p53_steer_source *so = &s->src[src];
+			x->steps[k].src = (uint8_t)src;
+			x->steps[k].dec = o.n_dec;
+			if (grow((void **)&o.dec, &o.cap_dec, o.n_dec + so->n_locs, sizeof(*o.dec)) < 0)
+				goto oom;
+			for (uint32_t l = 0; l < so->n_locs; l++) {
+				int n = decide(r, up[i], r->policy[k], &so->locs[l], t, &ttl);
+				uint32_t v = n > 0 ? variant_of(&o, (uint32_t)i, ttl, t, n) : UINT32_MAX;
+				if (v == UINT32_MAX - 1)
+					goto oom;
+				o.dec[o.n_dec++] = v;
+			}
+		}
+		/* Fallback: every target that is up; when all are down, every target (answering
+		 * something beats answering nothing: the monitor may be what is wrong). */
+		int n = 0;
+		for (int pass = 0; pass < 2 && n == 0; pass++)
+			for (int j = 0; j < r->n_pool; j++)
+				if ((pass == 1 || up[i][j]) && r->pool[j].weight > 0)
+					t[n++] = (uint8_t)j;
+		if (n == 0)
+			for (int j = 0; j < r->n_pool; j++)
+				t[n++] = (uint8_t)j;
+		x->fallback = variant_of(&o, (uint32_t)i, r->ttl, t, n);
+		if (x->fallback == UINT32_MAX - 1)
+			goto oom;
+	}
+	/* Layout: header, records, variants, decisions, rdata, names, blocks. */
+	size_t rdata = 0, names = 0;
+	for (uint32_t i = 0; i < o.n_v; i++)
+		rdata += (size_t)o.v[i].n * (2 + 10 + (conf->records[o.v[i].rec].type == 1 ? 4 : 16));
+	for (int i = 0; i < conf->n_records; i++)
+		names += conf->records[i].lname_len;
+	struct p53_steer_hdr h = { .magic = P53_STEER_MAGIC, .n_records = (uint32_t)conf->n_records,
+				   .n_variants = o.n_v };
+	size_t off = al8(sizeof(h));
+	h.records_off = (uint32_t)off;
+	off = al8(off + (size_t)conf->n_records * sizeof(*recs));
+	h.variants_off = (uint32_t)off;
+	off = al8(off + (size_t)o.n_v * sizeof(struct p53_steer_variant));
+	h.dec_off = (uint32_t)off;
+	off = al8(off + (size_t)o.n_dec * 4);
+	h.rdata_off = (uint32_t)off;
+	off = al8(off + rdata);
+	h.names_off = (uint32_t)off;
+	off = al8(off + names);
+	for (int k = 0; k < P53_STEER_SRCS; k++) {
+		h.src[k].n_locs = s->src[k].n_locs;
+		h.src[k].n4 = s->src[k].n4;
+		h.src[k].off4 = (uint32_t)off;
+		off = al8(off + (size_t)s->src[k].n4 * sizeof(struct p53_steer_b4));
+		h.src[k].n6 = s->src[k].n6;
+		h.src[k].off6 = (uint32_t)off;
+		off = al8(off + (size_t)s->src[k].n6 * sizeof(struct p53_steer_b6));
+	}
+	if (off > UINT32_MAX) {
+		fail(err, errlen, "steering: table over 4 GiB");
+		goto out;
+	}
+	/* The decisions sit after the variants: p53_steer_check bounds them by the table end,
+	 * so the rdata, names and blocks after them only make that bound looser. */
+	h.size = off;
+	img = calloc(1, off);
+	if (img == NULL)
+		goto oom;
+	size_t np = 0;
+	for (int i = 0; i < conf->n_records; i++) {
+		recs[i].name_off = (uint32_t)np;
+		memcpy(img + h.names_off + np, conf->records[i].lname, conf->records[i].lname_len);
+		np += conf->records[i].lname_len;
+	}
+	memcpy(img + h.records_off, recs, (size_t)conf->n_records * sizeof(*recs));
+	size_t rp = 0;
+	for (uint32_t i = 0; i < o.n_v; i++) {
+		const struct p53_steer_record *r = &conf->records[o.v[i].rec];
+		struct p53_steer_variant *v = (struct p53_steer_variant *)(img + h.variants_off) + i;
+		unsigned int alen = r->type == 1 ? 4 : 16;
+		v->rdata_off = (uint32_t)rp;
+		v->count = o.v[i].n;
+		v->ttl = o.v[i].ttl;
+		for (int k = 0; k < o.v[i].n; k++) {
+			uint8_t *p = img + h.rdata_off + rp;
+			p[0] = 0xc0;
+			p[1] = 0x0c;
+			p[2] = (uint8_t)(r->type >> 8);
+			p[3] = (uint8_t)r->type;
+			p[4] = 0;
+			p[5] = 1;
+			p[6] = (uint8_t)(v->ttl >> 24);
+			p[7] = (uint8_t)(v->ttl >> 16);
+			p[8] = (uint8_t)(v->ttl >> 8);
+			p[9] = (uint8_t)v->ttl;
+			p[10] = 0;
+			p[11] = (uint8_t)alen;
+			memcpy(p + 12, r->pool[o.v[i].t[k]].addr, alen);
+			rp += 12 + alen;
+		}
+		v->rdata_len = (uint32_t)(rp - v->rdata_off);
+	}
+	memcpy(img + h.dec_off, o.dec, (size_t)o.n_dec * 4);
+	for (int k = 0; k < P53_STEER_SRCS; k++) {
+		memcpy(img + h.src[k].off4, s->src[k].b4, (size_t)s->src[k].n4 * sizeof(struct p53_steer_b4));
+		memcpy(img + h.src[k].off6, s->src[k].b6, (size_t)s->src[k].n6 * sizeof(struct p53_steer_b6));
+	}
+	memcpy(img, &h, sizeof(h));
+	const char *why;
+	if (p53_steer_check(img, off, &why) != 0) {
+		fail(err, errlen, "steering: compiled table fails its check: %s", why);
+		free(img);
+		img = NULL;
+		goto out;
+	}
+	*len = off;
+	goto out;
+oom:
+	fail(err, errlen, "steering: out of memory");
+	free(img);
+	img = NULL;
+out:
+	free(o.v);
+	free(o.dec);
+	free(recs);
+	return img;
+}

@@ -1,0 +1,91 @@
+/*
+ * The steering compiler: config + location sources + target health -> the table the workers
+ * read (dataplane/steer.h).
+ *
+ * Sources are loaded once per config load or reload, not once per policy: the subnet map
+ * (JSON, jansson) and the MaxMind DB (libmaxminddb, whose search tree is walked once with
+ * MMDB_read_node) each become per-family lists of disjoint CIDR blocks with a location.
+ * Decisions are then compiled per record and location from the targets that are up; a health
+ * change recompiles them from the loaded sources without reading a file.
+ *
+ * Control thread, start-up and pop53ctl (config check); allocates with malloc; no DPDK.
+ */
+#ifndef P53_STEER_BUILD_H
+#define P53_STEER_BUILD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "control/steer/steer_conf.h"
+#include "dataplane/steer.h"
+
+/* What a location is: a map entry's labels, or a GeoIP record's data. */
+struct p53_steer_loc {
+	char country[4];                /* ISO 3166-1 alpha-2, "" when unknown */
+	char continent[4];
+	bool has_pos;
+	double lat, lon;
+	char *labels[P53_STEER_MAX_LABELS]; /* map entries: PoP labels, preferred first */
+	int n_labels;
+};
+
+struct p53_steer_source {
+	struct p53_steer_b4 *b4;
+	uint32_t n4, cap4;
+	struct p53_steer_b6 *b6;
+	uint32_t n6, cap6;
+	struct p53_steer_loc *locs;
+	uint32_t n_locs, cap_locs;
+};
+
+struct p53_steer_sources {
+	struct p53_steer_source src[P53_STEER_SRCS];
+};
+
+/**
+ * Load the sources steering.map and steering.geoip name (either may be absent).
+ * @return 0, or -1 with err = "file[:line]: reason"; *s holds nothing to free then.
+ */
+int p53_steer_sources_load(const struct p53_steer_conf *conf, struct p53_steer_sources *s,
+			   char *err, size_t errlen);
+
+void p53_steer_sources_free(struct p53_steer_sources *s);
+
+/*
+ * A prefix set compiled into disjoint CIDR blocks covering the whole space (steer.h): insert
+ * prefixes (the first insert of a prefix wins), then emit. Exposed for the unit tests.
+ */
+struct p53_steer_trie {
+	uint32_t (*node)[3];            /* child 0, child 1, location */
+	uint32_t n, cap;
+	unsigned int bits;              /* 32 or 128 */
+};
+
+int p53_steer_trie_init(struct p53_steer_trie *t, unsigned int bits);
+int p53_steer_trie_add(struct p53_steer_trie *t, const uint8_t *addr, unsigned int len, uint32_t loc);
+int p53_steer_trie_emit(const struct p53_steer_trie *t, struct p53_steer_source *out);
+void p53_steer_trie_free(struct p53_steer_trie *t);
+
+/** Great-circle distance in statute miles (haversine, mean Earth radius 3958.8 mi). */
+double p53_steer_miles(double lat1, double lon1, double lat2, double lon2);
+
+/**
+ * Order the targets of a record that are up and have a position by distance from a point.
+ * @param up    per target of r->pool: healthy
+ * @param out   target indices, nearest first
+ * @param dist  their distances in miles (may be NULL)
+ * @return how many were written.
+ */
+int p53_steer_by_distance(const struct p53_steer_record *r, const bool *up, double lat, double lon,
+			  uint8_t *out, double *dist);
+
+/**
+ * Compile the table.
+ * @param up  up[i][j]: target j of record i is healthy
+ * @return malloc'd table (p53_steer_check passes), or NULL with err set.
+ */
+void *p53_steer_build(const struct p53_steer_conf *conf, const struct p53_steer_sources *s,
+		      bool up[][P53_STEER_MAX_POOL], size_t *len, char *err, size_t errlen);
+
+#endif /* P53_STEER_BUILD_H */

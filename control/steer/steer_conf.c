@@ -1,0 +1,369 @@
+/* The `steering:` config section; see steer_conf.h. */
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "control/steer/steer_conf.h"
+
+#define REC(f) P53_CONF_FIELD(struct p53_steer_record, f)
+#define TGT(f) P53_CONF_FIELD(struct p53_steer_target, f)
+#define SC(f) P53_CONF_FIELD(struct p53_steer_conf, f)
+
+static const char *const type_names[] = { "A", "AAAA", NULL };
+static const char *const policy_names[] = { "map", "geo", "nearest", NULL };
+
+/* "x.y.z." to canonical wire form (letters lowered); no escapes. */
+static int owner_of(struct p53_conf_ctx *c, const struct p53_conf_key *k, yaml_node_t *v,
+		    const char *where, void *base)
+{
+	struct p53_steer_record *r = base;
+	const char *s;
+	size_t pos = 0;
+
+	(void)k;
+	if (p53_conf_string_of(c, v, where, &s) != 0 || p53_conf_set_string(c, v, &r->owner, s) != 0)
+		return -1;
+	for (const char *p = s; *p != '\0';) {
+		const char *dot = strchr(p, '.');
+		size_t l = dot != NULL ? (size_t)(dot - p) : strlen(p);
+		if (l == 0 || l > 63)
+			return p53_conf_fail(c, v, "%s: '%s' is not a domain name (empty or long label)",
+					     where, s);
+		if (pos + 1 + l + 1 > sizeof(r->lname))
+			return p53_conf_fail(c, v, "%s: '%s' is longer than 255 bytes", where, s);
+		r->lname[pos++] = (uint8_t)l;
+		for (size_t i = 0; i < l; i++)
+			r->lname[pos++] = (uint8_t)tolower((unsigned char)p[i]);
+		p += l;
+		if (*p == '.')
+			p++;
+	}
+	if (pos == 0)
+		return p53_conf_fail(c, v, "%s: the root cannot be steered", where);
+	r->lname[pos++] = 0;
+	r->lname_len = (uint8_t)pos;
+	return 0;
+}
+
+static int policy_of(struct p53_conf_ctx *c, const struct p53_conf_key *k, yaml_node_t *v,
+		     const char *where, void *base)
+{
+	struct p53_steer_record *r = base;
+	char iw[P53_CONF_WHERE_MAX];
+	int n = p53_conf_seq_len(c, v, where, "a list of policies (map, geo, nearest)");
+
+	(void)k;
+	if (n < 0)
+		return -1;
+	if (n == 0 || n > 3)
+		return p53_conf_fail(c, v, "%s: 1 to 3 policies, got %d", where, n);
+	for (int i = 0; i < n; i++) {
+		yaml_node_t *it = p53_conf_seq_item(c, v, i);
+		const char *s;
+		int found = -1;
+		snprintf(iw, sizeof(iw), "%s[%d]", where, i);
+		if (p53_conf_string_of(c, it, iw, &s) != 0)
+			return -1;
+		for (int j = 0; policy_names[j] != NULL; j++)
+			if (strcmp(s, policy_names[j]) == 0)
+				found = j;
+		if (found < 0)
+			return p53_conf_fail(c, it, "%s: unknown policy '%s' (map, geo, nearest)", iw, s);
+		for (int j = 0; j < r->n_policy; j++)
+			if (r->policy[j] == found)
+				return p53_conf_fail(c, it, "%s: policy '%s' twice", iw, s);
+		r->policy[r->n_policy++] = found;
+	}
+	return 0;
+}
+
+static int address_of(struct p53_conf_ctx *c, const struct p53_conf_key *k, yaml_node_t *v,
+		      const char *where, void *base)
+{
+	struct p53_steer_target *t = base;
+	const char *s;
+
+	(void)k;
+	if (p53_conf_string_of(c, v, where, &s) != 0 || p53_conf_set_string(c, v, &t->address, s) != 0)
+		return -1;
+	if (inet_pton(AF_INET, s, t->addr) == 1)
+		t->family = 4;
+	else if (inet_pton(AF_INET6, s, t->addr) == 1)
+		t->family = 6;
+	else
+		return p53_conf_expected(c, v, where, "an IPv4 or IPv6 address");
+	return 0;
+}
+
+static int coord_of(struct p53_conf_ctx *c, const struct p53_conf_key *k, yaml_node_t *v,
+		    const char *where, void *base)
+{
+	struct p53_steer_target *t = base;
+	const char *s;
+	char *end;
+
+	if (p53_conf_string_of(c, v, where, &s) != 0)
+		return -1;
+	double x = strtod(s, &end);
+	double lim = k->max;
+	if (end == s || *end != '\0' || x < -lim || x > lim)
+		return p53_conf_fail(c, v, "%s: expected degrees in [-%.0f, %.0f], got '%s'", where, lim,
+				     lim, s);
+	if (k->max == 90)
+		t->latitude = x;
+	else
+		t->longitude = x;
+	return p53_conf_set_string(c, v, k->max == 90 ? &t->lat : &t->lon, s);
+}
+
+static const struct p53_conf_key target_keys[] = {
+	{ .name = "name", .fn = p53_conf_string, TGT(name), .required = true },
+	{ .name = "address", .fn = address_of, .required = true },
+	{ .name = "lat", .fn = coord_of, .max = 90 },
+	{ .name = "lon", .fn = coord_of, .max = 180 },
+	{ .name = "pop", .fn = p53_conf_string, TGT(pop) },
+	{ .name = "weight", .fn = p53_conf_uint, TGT(weight), .max = 65535 },
+	{ .name = "check", .fn = p53_conf_string, TGT(check) },
+	{ .name = "check_interval_ms", .fn = p53_conf_uint, TGT(check_interval_ms), .min = 100,
+	  .max = 3600000 },
+	{ .name = "check_timeout_ms", .fn = p53_conf_uint, TGT(check_timeout_ms), .min = 10,
+	  .max = 60000 },
+	{ .name = "rise", .fn = p53_conf_uint, TGT(rise), .min = 1, .max = 100 },
+	{ .name = "fall", .fn = p53_conf_uint, TGT(fall), .min = 1, .max = 100 },
+};
+
+static int pool_of(struct p53_conf_ctx *c, const struct p53_conf_key *k, yaml_node_t *v,
+		   const char *where, void *base)
+{
+	struct p53_steer_record *r = base;
+	char iw[P53_CONF_WHERE_MAX];
+	int n = p53_conf_seq_len(c, v, where, "a list of targets");
+
+	(void)k;
+	if (n < 0)
+		return -1;
+	if (n == 0 || n > P53_STEER_MAX_POOL)
+		return p53_conf_fail(c, v, "%s: 1 to %d targets, got %d", where, P53_STEER_MAX_POOL, n);
+	for (int i = 0; i < n; i++) {
+		yaml_node_t *it = p53_conf_seq_item(c, v, i);
+		struct p53_steer_target *t = &r->pool[r->n_pool++];
+		snprintf(iw, sizeof(iw), "%s[%d]", where, i);
+		t->weight = 1;
+		t->check_interval_ms = 1000;
+		t->check_timeout_ms = 1000;
+		t->rise = 2;
+		t->fall = 2;
+		t->line = (int)it->start_mark.line + 1;
+		if (p53_conf_map(c, it, target_keys, P53_CONF_NKEYS(target_keys), iw, it, t) != 0)
+			return -1;
+		if ((t->lat == NULL) != (t->lon == NULL))
+			return p53_conf_fail(c, it, "%s: lat and lon go together", iw);
+		t->has_pos = t->lat != NULL;
+		for (int j = 0; j < r->n_pool - 1; j++)
+			if (strcmp(r->pool[j].name, t->name) == 0)
+				return p53_conf_fail(c, it, "%s: duplicate target name '%s' (first at line %d)",
+						     iw, t->name, r->pool[j].line);
+	}
+	return 0;
+}
+
+static int labels_of(struct p53_conf_ctx *c, const struct p53_conf_key *k, yaml_node_t *v,
+		     const char *where, void *base)
+{
+	struct p53_steer_geo_rule *g = base;
+	char iw[P53_CONF_WHERE_MAX];
+	int n = p53_conf_seq_len(c, v, where, "a list of PoP labels");
+
+	(void)k;
+	if (n < 0)
+		return -1;
+	if (n == 0 || n > P53_STEER_MAX_LABELS)
+		return p53_conf_fail(c, v, "%s: 1 to %d labels, got %d", where, P53_STEER_MAX_LABELS, n);
+	for (int i = 0; i < n; i++) {
+		yaml_node_t *it = p53_conf_seq_item(c, v, i);
+		const char *s;
+		snprintf(iw, sizeof(iw), "%s[%d]", where, i);
+		if (p53_conf_string_of(c, it, iw, &s) != 0 ||
+		    p53_conf_set_string(c, it, &g->labels[g->n_labels++], s) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+#define GEO(f) P53_CONF_FIELD(struct p53_steer_geo_rule, f)
+static const struct p53_conf_key geo_keys[] = {
+	{ .name = "country", .fn = p53_conf_string, GEO(country) },
+	{ .name = "continent", .fn = p53_conf_string, GEO(continent) },
+	{ .name = "labels", .fn = labels_of, .required = true },
+};
+
+static int geo_of(struct p53_conf_ctx *c, const struct p53_conf_key *k, yaml_node_t *v,
+		  const char *where, void *base)
+{
+	struct p53_steer_record *r = base;
+	char iw[P53_CONF_WHERE_MAX];
+	int n = p53_conf_seq_len(c, v, where, "a list of {country|continent, labels}");
+
+	(void)k;
+	if (n < 0)
+		return -1;
+	if (n > P53_STEER_MAX_GEO)
+		return p53_conf_fail(c, v, "%s: at most %d rules, got %d", where, P53_STEER_MAX_GEO, n);
+	for (int i = 0; i < n; i++) {
+		yaml_node_t *it = p53_conf_seq_item(c, v, i);
+		struct p53_steer_geo_rule *g = &r->geo[r->n_geo++];
+		snprintf(iw, sizeof(iw), "%s[%d]", where, i);
+		g->line = (int)it->start_mark.line + 1;
+		if (p53_conf_map(c, it, geo_keys, P53_CONF_NKEYS(geo_keys), iw, it, g) != 0)
+			return -1;
+		if ((g->country == NULL) == (g->continent == NULL))
+			return p53_conf_fail(c, it, "%s: exactly one of country and continent", iw);
+	}
+	return 0;
+}
+
+static const struct p53_conf_key nearest_keys[] = {
+	{ .name = "count", .fn = p53_conf_uint, REC(nearest), .min = 1, .max = 8 },
+	{ .name = "hybrid", .fn = p53_conf_bool, REC(hybrid) },
+	{ .name = "ratio_pct", .fn = p53_conf_uint, REC(ratio_pct), .min = 100, .max = 100000 },
+	{ .name = "miles", .fn = p53_conf_uint, REC(miles), .max = 30000 },
+	{ .name = "ttl_single", .fn = p53_conf_uint, REC(ttl_single), .max = 2147483647 },
+	{ .name = "ttl_multi", .fn = p53_conf_uint, REC(ttl_multi), .max = 2147483647 },
+};
+
+static const struct p53_conf_key record_keys[] = {
+	{ .name = "owner", .fn = owner_of, .required = true },
+	{ .name = "type", .fn = p53_conf_enum, REC(type_idx), .names = type_names, .required = true },
+	{ .name = "policy", .fn = policy_of, .required = true },
+	{ .name = "ttl", .fn = p53_conf_uint, REC(ttl), .max = 2147483647 },
+	{ .name = "pool", .fn = pool_of, .required = true },
+	{ .name = "geo", .fn = geo_of },
+	{ .name = "nearest", P53_CONF_SECTION(nearest_keys) },
+};
+
+/* What a record needs that its keys alone do not say. */
+static int record_check(struct p53_conf_ctx *c, const struct p53_steer_conf *s, int idx,
+			yaml_node_t *item, const char *iw)
+{
+	const struct p53_steer_record *r = &s->records[idx];
+
+	for (int i = 0; i < r->n_pool; i++)
+		if (r->pool[i].family != (r->type == 1 ? 4 : 6))
+			return p53_conf_fail(c, item, "%s.pool[%d]: address %s is not an %s address", iw, i,
+					     r->pool[i].address, r->type == 1 ? "IPv4" : "IPv6");
+	for (int i = 0; i < r->n_policy; i++) {
+		if (r->policy[i] == P53_POLICY_MAP && s->map == NULL)
+			return p53_conf_fail(c, item, "%s: policy map needs steering.map", iw);
+		if (r->policy[i] != P53_POLICY_MAP && s->geoip == NULL)
+			return p53_conf_fail(c, item, "%s: policy %s needs steering.geoip", iw,
+					     policy_names[r->policy[i]]);
+		if (r->policy[i] == P53_POLICY_GEO && r->n_geo == 0)
+			return p53_conf_fail(c, item, "%s: policy geo needs a geo: list", iw);
+		if (r->policy[i] == P53_POLICY_NEAREST) {
+			int pos = 0;
+			for (int j = 0; j < r->n_pool; j++)
+				pos += r->pool[j].has_pos;
+			if (pos == 0)
+				return p53_conf_fail(c, item, "%s: policy nearest needs targets with lat/lon", iw);
+		}
+	}
+	for (int i = 0; i < idx; i++)
+		if (s->records[i].type == r->type && s->records[i].lname_len == r->lname_len &&
+		    memcmp(s->records[i].lname, r->lname, r->lname_len) == 0)
+			return p53_conf_fail(c, item, "%s: %s %s is already steered at line %d", iw, r->owner,
+					     type_names[r->type_idx], s->records[i].line);
+	return 0;
+}
+
+/* The items are kept until the section is read: the sources' keys may come after them. */
+static int records_of(struct p53_conf_ctx *c, const struct p53_conf_key *k, yaml_node_t *v,
+		      const char *where, void *base)
+{
+	struct p53_steer_conf *s = base;
+	char iw[P53_CONF_WHERE_MAX];
+	int n = p53_conf_seq_len(c, v, where, "a list of steered records");
+
+	(void)k;
+	if (n < 0)
+		return -1;
+	s->records = calloc(n > 0 ? (size_t)n : 1, sizeof(*s->records));
+	if (s->records == NULL)
+		return p53_conf_fail(c, v, "out of memory");
+	for (int i = 0; i < n; i++) {
+		yaml_node_t *it = p53_conf_seq_item(c, v, i);
+		struct p53_steer_record *r = &s->records[s->n_records++];
+		snprintf(iw, sizeof(iw), "%s[%d]", where, i);
+		r->line = (int)it->start_mark.line + 1;
+		r->ttl = 300;
+		r->nearest = 2;
+		r->hybrid = true;
+		r->ratio_pct = 200;
+		r->miles = 1000;
+		r->ttl_single = 120;
+		r->ttl_multi = 3600;
+		if (p53_conf_map(c, it, record_keys, P53_CONF_NKEYS(record_keys), iw, it, r) != 0)
+			return -1;
+		r->type = r->type_idx == 0 ? 1 : 28;
+	}
+	return 0;
+}
+
+static const struct p53_conf_key steer_keys[] = {
+	{ .name = "map", .fn = p53_conf_path, SC(map) },
+	{ .name = "geoip", .fn = p53_conf_path, SC(geoip) },
+	{ .name = "records", .fn = records_of },
+};
+
+int p53_steer_conf_section(struct p53_conf_ctx *c, const struct p53_conf_key *k, yaml_node_t *v,
+			   const char *where, void *base)
+{
+	struct p53_steer_conf *s = (struct p53_steer_conf *)((char *)base + k->off);
+	char iw[P53_CONF_WHERE_MAX];
+
+	s->line = (int)v->start_mark.line + 1;
+	if (p53_conf_map(c, v, steer_keys, P53_CONF_NKEYS(steer_keys), where, c->key, s) != 0)
+		return -1;
+	for (int i = 0; i < s->n_records; i++) {
+		yaml_node_t *it = NULL;
+		yaml_node_pair_t *p;
+		/* The records item for its line. */
+		for (p = v->data.mapping.pairs.start; p < v->data.mapping.pairs.top; p++) {
+			yaml_node_t *key = yaml_document_get_node(c->doc, p->key);
+			if (key->type == YAML_SCALAR_NODE && strcmp((char *)key->data.scalar.value, "records") == 0)
+				it = p53_conf_seq_item(c, yaml_document_get_node(c->doc, p->value), i);
+		}
+		snprintf(iw, sizeof(iw), "%s.records[%d]", where, i);
+		if (record_check(c, s, i, it, iw) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+void p53_steer_conf_free(struct p53_steer_conf *s)
+{
+	for (int i = 0; i < s->n_records; i++) {
+		struct p53_steer_record *r = &s->records[i];
+		free(r->owner);
+		for (int j = 0; j < r->n_pool; j++) {
+			struct p53_steer_target *t = &r->pool[j];
+			free(t->name);
+			free(t->address);
+			free(t->lat);
+			free(t->lon);
+			free(t->pop);
+			free(t->check);
+		}
+		for (int j = 0; j < r->n_geo; j++) {
+			free(r->geo[j].country);
+			free(r->geo[j].continent);
+			for (int l = 0; l < r->geo[j].n_labels; l++)
+				free(r->geo[j].labels[l]);
+		}
+	}
+	free(s->records);
+	free(s->map);
+	free(s->geoip);
+	memset(s, 0, sizeof(*s));
+}

@@ -1,0 +1,82 @@
+/*
+ * The `steering:` section of the config (docs/CONFIG.md, steering): the location sources (a
+ * subnet-to-PoP map in JSON, a MaxMind DB) and the steered records, each an owner and type
+ * with a policy chain over a pool of targets. Its own table, walked by the schema; the top
+ * level only names the section. Start-up, the control thread and pop53ctl; no DPDK.
+ */
+#ifndef P53_STEER_CONF_H
+#define P53_STEER_CONF_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "control/conf/schema.h"
+
+#define P53_STEER_MAX_LABELS 8
+#define P53_STEER_MAX_POOL   32
+#define P53_STEER_MAX_GEO    64
+
+enum p53_steer_policy { P53_POLICY_MAP = 0, P53_POLICY_GEO, P53_POLICY_NEAREST };
+
+struct p53_steer_target {
+	char *name;                     /* pool[].name: for logs and `pop53ctl steer` */
+	char *address;                  /* pool[].address, as written */
+	uint8_t family;                 /* 4 or 6 */
+	uint8_t addr[16];
+	char *lat, *lon;                /* pool[].lat/.lon as written; NULL: no position */
+	double latitude, longitude;
+	bool has_pos;
+	char *pop;                      /* pool[].pop: the PoP label (an IATA code) */
+	unsigned int weight;            /* pool[].weight, default 1; 0 keeps it out of answers */
+	char *check;                    /* pool[].check: sh -c command, exit 0 = healthy; NULL: always up */
+	unsigned int check_interval_ms; /* default 1000 */
+	unsigned int check_timeout_ms;  /* default 1000 */
+	unsigned int rise, fall;        /* default 2 and 2 */
+	int line;
+};
+
+struct p53_steer_geo_rule {
+	char *country;                  /* ISO 3166 code, or NULL */
+	char *continent;                /* continent code, or NULL */
+	char *labels[P53_STEER_MAX_LABELS];
+	int n_labels;
+	int line;
+};
+
+struct p53_steer_record {
+	char *owner;                    /* records[].owner as written */
+	uint8_t lname[255];             /* canonical wire form */
+	uint8_t lname_len;
+	uint16_t type;                  /* 1 (A) or 28 (AAAA) */
+	int type_idx;                   /* records[].type: index into {A, AAAA} */
+	int policy[4];                  /* records[].policy, in order */
+	int n_policy;
+	unsigned int ttl;               /* records[].ttl, default 300 */
+	struct p53_steer_target pool[P53_STEER_MAX_POOL];
+	int n_pool;
+	struct p53_steer_geo_rule geo[P53_STEER_MAX_GEO];
+	int n_geo;
+	unsigned int nearest;           /* records[].nearest.count, default 2 */
+	bool hybrid;                    /* records[].nearest.hybrid, default true */
+	unsigned int ratio_pct;         /* records[].nearest.ratio_pct, default 200 */
+	unsigned int miles;             /* records[].nearest.miles, default 1000 */
+	unsigned int ttl_single;        /* records[].nearest.ttl_single, default 120 */
+	unsigned int ttl_multi;         /* records[].nearest.ttl_multi, default 3600 */
+	int line;
+};
+
+struct p53_steer_conf {
+	char *map;                      /* steering.map: JSON subnet-to-labels map, or NULL */
+	char *geoip;                    /* steering.geoip: MaxMind DB, or NULL */
+	struct p53_steer_record *records;
+	int n_records;
+	int line;                       /* of the section, for messages */
+};
+
+/** Table handler for the `steering:` row of the top-level table. */
+int p53_steer_conf_section(struct p53_conf_ctx *c, const struct p53_conf_key *k, yaml_node_t *v,
+			   const char *where, void *base);
+
+void p53_steer_conf_free(struct p53_steer_conf *s);
+
+#endif /* P53_STEER_CONF_H */

@@ -1,0 +1,239 @@
+/* The steering publisher and the targets' health checks; see steer_pub.h. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_malloc.h>
+
+#include "control/log.h"
+#include "control/steer/steer_pub.h"
+
+void p53_steer_pub_init(struct p53_steer_pub *p, void **slot, struct rte_rcu_qsbr *qsbr,
+			const struct p53_steer_conf *conf)
+{
+	memset(p, 0, sizeof(*p));
+	p->slot = slot;
+	p->qsbr = qsbr;
+	p->conf = conf;
+}
+
+static void reap(struct p53_steer_pub *p)
+{
+	unsigned int keep = 0;
+
+	for (unsigned int i = 0; i < p->n_retired; i++) {
+		if (p->qsbr != NULL && rte_rcu_qsbr_check(p->qsbr, p->retired[i].token, false) != 1) {
+			p->retired[keep++] = p->retired[i];
+			continue;
+		}
+		rte_free(p->retired[i].t);
+	}
+	p->n_retired = keep;
+}
+
+static void state_free(struct p53_steer_state *s)
+{
+	for (int i = 0; s->chk != NULL && i < s->n_records; i++)
+		for (int j = 0; j < P53_STEER_MAX_POOL; j++)
+			p53_proc_kill(&s->chk[i][j].proc);
+	free(s->up);
+	free(s->chk);
+	p53_steer_sources_free(&s->src);
+	memset(s, 0, sizeof(*s));
+}
+
+/* Build the table of `conf` with the health in `s` into rte_malloc memory. */
+static void *build(const struct p53_steer_conf *conf, struct p53_steer_state *s, size_t *len,
+		   char *err, size_t errlen)
+{
+	void *m = p53_steer_build(conf, &s->src, s->up, len, err, errlen);
+	void *t;
+
+	if (m == NULL)
+		return NULL;
+	t = rte_malloc("p53_steer", *len, 64);
+	if (t == NULL)
+		snprintf(err, errlen, "steering: out of memory for a %zu-byte table", *len);
+	else
+		memcpy(t, m, *len);
+	free(m);
+	return t;
+}
+
+int p53_steer_prepare(struct p53_steer_pub *p, const struct p53_steer_conf *conf,
+		      struct p53_steer_next *next, char *err, size_t errlen)
+{
+	struct p53_steer_state *s = &next->st;
+	int n = conf->n_records;
+
+	memset(next, 0, sizeof(*next));
+	reap(p);
+	if (p->n_retired == P53_STEER_RETIRED) {
+		snprintf(err, errlen, "%u earlier steering tables are still held by a reader that has "
+			 "not passed a quiescent state (stuck?)", p->n_retired);
+		return -1;
+	}
+	if (n == 0)
+		return 0;
+	s->n_records = n;
+	s->up = calloc((size_t)n, sizeof(*s->up));
+	s->chk = calloc((size_t)n, sizeof(*s->chk));
+	if (s->up == NULL || s->chk == NULL) {
+		snprintf(err, errlen, "steering: out of memory");
+		goto fail;
+	}
+	for (int i = 0; i < n; i++) {
+		const struct p53_steer_record *r = &conf->records[i];
+		for (int j = 0; j < P53_STEER_MAX_POOL; j++) {
+			p53_proc_init(&s->chk[i][j].proc);
+			s->up[i][j] = true; /* up until a check says otherwise */
+		}
+		/* Carry health over from the running config: same record, target and check. */
+		for (int oi = 0; p->conf != NULL && oi < p->st.n_records; oi++) {
+			const struct p53_steer_record *o = &p->conf->records[oi];
+			if (o->type != r->type || o->lname_len != r->lname_len ||
+			    memcmp(o->lname, r->lname, r->lname_len) != 0)
+				continue;
+			for (int j = 0; j < r->n_pool; j++)
+				for (int oj = 0; oj < o->n_pool; oj++)
+					if (strcmp(o->pool[oj].name, r->pool[j].name) == 0 &&
+					    (o->pool[oj].check == NULL) == (r->pool[j].check == NULL) &&
+					    (r->pool[j].check == NULL ||
+					     strcmp(o->pool[oj].check, r->pool[j].check) == 0)) {
+						s->up[i][j] = p->st.up[oi][oj];
+						s->chk[i][j].ok_run = p->st.chk[oi][oj].ok_run;
+						s->chk[i][j].fail_run = p->st.chk[oi][oj].fail_run;
+					}
+		}
+	}
+	if (p53_steer_sources_load(conf, &s->src, err, errlen) != 0)
+		goto fail;
+	next->t = build(conf, s, &next->len, err, errlen);
+	if (next->t == NULL)
+		goto fail;
+	return 0;
+fail:
+	p53_steer_discard(next);
+	return -1;
+}
+
+void p53_steer_discard(struct p53_steer_next *next)
+{
+	rte_free(next->t);
+	state_free(&next->st);
+	memset(next, 0, sizeof(*next));
+}
+
+static void publish(struct p53_steer_pub *p, void *t, size_t len)
+{
+	void *old = p->cur;
+
+	__atomic_store_n(p->slot, t, __ATOMIC_RELEASE);
+	p->cur = t;
+	p->cur_len = len;
+	p->publishes++;
+	if (old != NULL) {
+		p->retired[p->n_retired].t = old;
+		p->retired[p->n_retired].token = p->qsbr != NULL ? rte_rcu_qsbr_start(p->qsbr) : 0;
+		p->n_retired++;
+	}
+	reap(p);
+}
+
+void p53_steer_commit(struct p53_steer_pub *p, struct p53_steer_next *next)
+{
+	/* Checks still running belong to the old state: stop them (the new state starts its own). */
+	state_free(&p->st);
+	p->st = next->st;
+	publish(p, next->t, next->len);
+	if (next->t != NULL) {
+		const struct p53_steer_hdr *h = next->t;
+		p53_info("steering: %u record(s), %u variant(s); map %u+%u blocks, geoip %u+%u blocks; "
+			 "%zu bytes", h->n_records, h->n_variants, h->src[0].n4, h->src[0].n6,
+			 h->src[1].n4, h->src[1].n6, next->len);
+	}
+	memset(next, 0, sizeof(*next));
+}
+
+/* One target's check: start it when due, read its verdict when it ends. @return 1 on a
+ * change of state. */
+static int check(struct p53_steer_pub *p, int i, int j, uint64_t now)
+{
+	const struct p53_steer_target *t = &p->conf->records[i].pool[j];
+	struct p53_steer_check *c = &p->st.chk[i][j];
+	bool *up = &p->st.up[i][j];
+	char err[256];
+
+	if (t->check == NULL)
+		return 0;
+	if (p53_proc_running(&c->proc)) {
+		if (p53_proc_poll(&c->proc, now) == 0)
+			return 0;
+	} else {
+		if (now < c->next_ms)
+			return 0;
+		char *argv[] = { "sh", "-c", t->check, NULL };
+		c->next_ms = now + t->check_interval_ms;
+		if (p53_proc_start(&c->proc, argv, t->check_timeout_ms, now, err, sizeof(err)) != 0)
+			snprintf(c->last, sizeof(c->last), "%s", err);
+		else
+			return 0;
+	}
+	int ok = c->proc.status == 0 && !c->proc.timed_out;
+	p53_proc_describe(&c->proc, c->last, sizeof(c->last));
+	if (ok) {
+		c->fail_run = 0;
+		c->ok_run++;
+	} else {
+		c->ok_run = 0;
+		c->fail_run++;
+	}
+	if (*up && c->fail_run >= t->fall) {
+		*up = false;
+	} else if (!*up && c->ok_run >= t->rise) {
+		*up = true;
+	} else {
+		return 0;
+	}
+	c->changes++;
+	p53_info("steering: target %s (%s) of %s is %s (%s)", t->name, t->address,
+		 p->conf->records[i].owner, *up ? "up" : "down", c->last);
+	return 1;
+}
+
+void p53_steer_tick(struct p53_steer_pub *p, uint64_t now_ms)
+{
+	int changed = 0;
+	char err[512];
+
+	reap(p);
+	for (int i = 0; i < p->st.n_records; i++)
+		for (int j = 0; j < p->conf->records[i].n_pool; j++)
+			changed |= check(p, i, j, now_ms);
+	if (!changed)
+		return;
+	p->health_changes++;
+	if (p->n_retired == P53_STEER_RETIRED) {
+		p53_err("steering: health changed but a reader holds %u old tables; next tick", p->n_retired);
+		return;
+	}
+	size_t len;
+	void *t = build(p->conf, &p->st, &len, err, sizeof(err));
+	if (t == NULL) {
+		p53_err("%s", err);
+		return;
+	}
+	publish(p, t, len);
+}
+
+void p53_steer_pub_fini(struct p53_steer_pub *p)
+{
+	if (p->slot != NULL)
+		*p->slot = NULL;
+	for (unsigned int i = 0; i < p->n_retired; i++)
+		rte_free(p->retired[i].t);
+	rte_free(p->cur);
+	state_free(&p->st);
+	memset(p, 0, sizeof(*p));
+}

@@ -1,0 +1,90 @@
+/*
+ * The steering publisher: loads the sources and compiles the steering table
+ * (steer_build.h) for a config, runs the targets' health checks, and publishes the table the
+ * workers and TCP threads read (dataplane/steer.h) with RCU, never waiting: the old table is
+ * retired with an rte_rcu_qsbr token and freed on a later tick (as the guard is).
+ *
+ * One table for all readers, in rte_malloc memory on the control thread's socket: it is
+ * read-only, small next to the zone image, and a health change must reach every worker at
+ * once, so it is shared rather than copied per core (per-socket copies are planned for
+ * multi-socket machines, as server.replicas does for the image).
+ *
+ * Health: a target with a `check` runs it (sh -c, control/health/proc.c: posix_spawn, its
+ * own process group, killed at the timeout) every check_interval_ms; `fall` failures in a row
+ * take it out of every answer, `rise` successes bring it back. A change recompiles the
+ * decisions from the loaded sources (no file is read) and publishes within the tick.
+ *
+ * Control thread only.
+ */
+#ifndef P53_STEER_PUB_H
+#define P53_STEER_PUB_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rte_rcu_qsbr.h>
+
+#include "control/health/proc.h"
+#include "control/steer/steer_build.h"
+
+#define P53_STEER_RETIRED 16
+
+struct p53_steer_check {
+	struct p53_proc proc;
+	uint64_t next_ms;               /* when to start the next run */
+	unsigned int ok_run, fail_run;  /* consecutive results */
+	uint64_t changes;
+	char last[300];                 /* how the last run ended */
+};
+
+struct p53_steer_state {
+	int n_records;
+	bool (*up)[P53_STEER_MAX_POOL];
+	struct p53_steer_check (*chk)[P53_STEER_MAX_POOL];
+	struct p53_steer_sources src;
+};
+
+struct p53_steer_pub {
+	void **slot;                    /* where readers load the table (p53_answer_conf.steer) */
+	struct rte_rcu_qsbr *qsbr;      /* NULL: no readers run yet or ever */
+	const struct p53_steer_conf *conf; /* the config in force's section (its address is
+					   stable: the daemon's config is replaced in place) */
+	void *cur;
+	size_t cur_len;
+	struct p53_steer_state st;
+	struct { void *t; uint64_t token; } retired[P53_STEER_RETIRED];
+	unsigned int n_retired;
+	uint64_t publishes;
+	uint64_t health_changes;
+};
+
+/* A table built but not yet published, so a reload can fail before anything changes. */
+struct p53_steer_next {
+	void *t;                        /* rte_malloc'd, or NULL for no steering */
+	size_t len;
+	struct p53_steer_state st;
+};
+
+void p53_steer_pub_init(struct p53_steer_pub *p, void **slot, struct rte_rcu_qsbr *qsbr,
+			const struct p53_steer_conf *conf);
+
+/**
+ * Load the sources of `conf` and build its table; health carries over for targets of the
+ * same record (owner, type) and name with the same check.
+ * @return 0, or -1 with err = "file[:line]: reason".
+ */
+int p53_steer_prepare(struct p53_steer_pub *p, const struct p53_steer_conf *conf,
+		      struct p53_steer_next *next, char *err, size_t errlen);
+
+/** Publish a prepared table (never fails). */
+void p53_steer_commit(struct p53_steer_pub *p, struct p53_steer_next *next);
+
+void p53_steer_discard(struct p53_steer_next *next);
+
+/** Every control tick: reap, run health checks, republish on a change. */
+void p53_steer_tick(struct p53_steer_pub *p, uint64_t now_ms);
+
+/** Free everything; readers must have stopped. */
+void p53_steer_pub_fini(struct p53_steer_pub *p);
+
+#endif /* P53_STEER_PUB_H */

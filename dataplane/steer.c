@@ -1,0 +1,170 @@
+/* Steering decisions over the published table; see steer.h. */
+#include <errno.h>
+#include <string.h>
+
+#include "dataplane/steer.h"
+
+static inline uint32_t be32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+static inline uint64_t be64(const uint8_t *p)
+{
+	return (uint64_t)be32(p) << 32 | be32(p + 4);
+}
+
+/* The blocks cover the whole space from 0 up, so the last block starting at or below the
+ * address holds it: a binary search for it. */
+uint32_t p53_steer_lookup(const void *t, unsigned int src, const struct p53_steer_client *cl)
+{
+	const struct p53_steer_src *s = &p53_steer_hdr(t)->src[src];
+	const uint8_t *base = (const uint8_t *)t;
+
+	if (!cl->v6) {
+		const struct p53_steer_b4 *b = (const struct p53_steer_b4 *)(base + s->off4);
+		uint32_t a = be32(cl->addr), lo = 0, n = s->n4;
+		if (n == 0)
+			return P53_STEER_NOLOC << 8;
+		while (n > 1) {
+			uint32_t half = n / 2;
+			if (b[lo + half].start <= a)
+				lo += half;
+			n -= half;
+		}
+		return b[lo].loc_len;
+	}
+	const struct p53_steer_b6 *b = (const struct p53_steer_b6 *)(base + s->off6);
+	uint64_t hi = be64(cl->addr), lw = be64(cl->addr + 8);
+	uint32_t lo = 0, n = s->n6;
+	if (n == 0)
+		return P53_STEER_NOLOC << 8;
+	while (n > 1) {
+		uint32_t half = n / 2;
+		const struct p53_steer_b6 *m = &b[lo + half];
+		if (m->hi < hi || (m->hi == hi && m->lo <= lw))
+			lo += half;
+		n -= half;
+	}
+	return b[lo].loc_len;
+}
+
+const struct p53_steer_rec *p53_steer_find(const void *t, const uint8_t *name, uint8_t len,
+					   uint32_t hash, uint16_t type)
+{
+	const struct p53_steer_hdr *h = p53_steer_hdr(t);
+	const struct p53_steer_rec *r = (const struct p53_steer_rec *)((const uint8_t *)t + h->records_off);
+
+	/* A handful of steered records per node: a scan beats a hash table here. */
+	for (uint32_t i = 0; i < h->n_records; i++)
+		if (r[i].hash == hash && r[i].type == type && r[i].name_len == len &&
+		    memcmp((const uint8_t *)t + h->names_off + r[i].name_off, name, len) == 0)
+			return &r[i];
+	return NULL;
+}
+
+const struct p53_steer_variant *p53_steer_pick(const void *t, const struct p53_steer_rec *r,
+					       const struct p53_steer_client *cl, uint8_t *scope)
+{
+	const uint32_t *dec = (const uint32_t *)((const uint8_t *)t + p53_steer_hdr(t)->dec_off);
+	uint32_t seen[P53_STEER_SRCS] = { UINT32_MAX, UINT32_MAX };
+	uint8_t sc = 0;
+
+	if (cl != NULL) {
+		for (unsigned int i = 0; i < r->n_steps; i++) {
+			const struct p53_steer_step *st = &r->steps[i];
+			if (seen[st->src] == UINT32_MAX)
+				seen[st->src] = p53_steer_lookup(t, st->src, cl);
+			uint32_t ll = seen[st->src];
+			if ((uint8_t)ll > sc)
+				sc = (uint8_t)ll;
+			uint32_t loc = ll >> 8;
+			if (loc == P53_STEER_NOLOC)
+				continue;
+			uint32_t v = dec[st->dec + loc];
+			if (v != UINT32_MAX) {
+				*scope = sc;
+				return p53_steer_variant(t, v);
+			}
+		}
+	}
+	*scope = sc;
+	return p53_steer_variant(t, r->fallback);
+}
+
+static int inside(size_t len, uint64_t off, uint64_t n, uint64_t sz)
+{
+	return off <= len && n <= (len - off) / (sz ? sz : 1);
+}
+
+int p53_steer_check(const void *t, size_t len, const char **why)
+{
+	const struct p53_steer_hdr *h = t;
+	const char *w = NULL;
+
+	if (len < sizeof(*h) || h->magic != P53_STEER_MAGIC || h->size != len) {
+		w = "bad header";
+		goto bad;
+	}
+	if (!inside(len, h->records_off, h->n_records, sizeof(struct p53_steer_rec)) ||
+	    !inside(len, h->variants_off, h->n_variants, sizeof(struct p53_steer_variant)) ||
+	    h->dec_off > len || h->rdata_off > len || h->names_off > len) {
+		w = "section outside the table";
+		goto bad;
+	}
+	uint64_t n_dec = (len - h->dec_off) / 4;
+	for (unsigned int s = 0; s < P53_STEER_SRCS; s++) {
+		const struct p53_steer_src *src = &h->src[s];
+		if (!inside(len, src->off4, src->n4, sizeof(struct p53_steer_b4)) ||
+		    !inside(len, src->off6, src->n6, sizeof(struct p53_steer_b6))) {
+			w = "prefix table outside the table";
+			goto bad;
+		}
+		const struct p53_steer_b4 *b4 = (const void *)((const uint8_t *)t + src->off4);
+		for (uint32_t i = 0; i < src->n4; i++)
+			if ((b4[i].loc_len >> 8) != P53_STEER_NOLOC && (b4[i].loc_len >> 8) >= src->n_locs) {
+				w = "block names a location that is not there";
+				goto bad;
+			}
+		const struct p53_steer_b6 *b6 = (const void *)((const uint8_t *)t + src->off6);
+		for (uint32_t i = 0; i < src->n6; i++)
+			if ((b6[i].loc_len >> 8) != P53_STEER_NOLOC && (b6[i].loc_len >> 8) >= src->n_locs) {
+				w = "block names a location that is not there";
+				goto bad;
+			}
+	}
+	const struct p53_steer_rec *r = (const void *)((const uint8_t *)t + h->records_off);
+	const uint32_t *dec = (const uint32_t *)((const uint8_t *)t + h->dec_off);
+	for (uint32_t i = 0; i < h->n_records; i++) {
+		if (r[i].n_steps > P53_STEER_STEPS || r[i].fallback >= h->n_variants ||
+		    (uint64_t)h->names_off + r[i].name_off + r[i].name_len > len) {
+			w = "record out of range";
+			goto bad;
+		}
+		for (unsigned int k = 0; k < r[i].n_steps; k++) {
+			const struct p53_steer_step *st = &r[i].steps[k];
+			if (st->src >= P53_STEER_SRCS ||
+			    (uint64_t)st->dec + h->src[st->src].n_locs > n_dec) {
+				w = "policy step out of range";
+				goto bad;
+			}
+			for (uint32_t l = 0; l < h->src[st->src].n_locs; l++)
+				if (dec[st->dec + l] != UINT32_MAX && dec[st->dec + l] >= h->n_variants) {
+					w = "decision names a variant that is not there";
+					goto bad;
+				}
+		}
+	}
+	for (uint32_t i = 0; i < h->n_variants; i++) {
+		const struct p53_steer_variant *v = p53_steer_variant(t, i);
+		if ((uint64_t)h->rdata_off + v->rdata_off + v->rdata_len > len) {
+			w = "variant outside the table";
+			goto bad;
+		}
+	}
+	return 0;
+bad:
+	if (why != NULL)
+		*why = w;
+	return -EINVAL;
+}

@@ -1,0 +1,146 @@
+/*
+ * The steering table: what a worker reads to pick the answer of a steered record (an owner
+ * and type whose addresses depend on where the client is; docs/CONFIG.md, steering).
+ *
+ * One immutable buffer of offsets (like the zone image), built on the control thread
+ * (control/steer/steer_build.c) and published with RCU (control/steer/steer_pub.c); every
+ * worker and TCP thread reads the same copy. It holds:
+ *
+ *   - one longest-prefix table per location source (the subnet map, the GeoIP database),
+ *     per family, compiled into disjoint CIDR blocks that cover the whole address space,
+ *     sorted by start. Each block carries a location (a map entry, or a distinct GeoIP
+ *     record) or none, and its prefix length: the length of the largest block around the
+ *     address inside which every address gets the same location. That length is the ECS
+ *     scope (RFC 7871 §7.2.1): it is the matched subnet, shortened by a more specific
+ *     entry inside it when there is one, and for "no match" the extent of the gap.
+ *   - per steered record, a policy chain of steps; each step names a source and a decision
+ *     array (one entry per location of that source) holding a variant or none (next step);
+ *     after the last step the record's fallback variant.
+ *   - variants: pre-encoded answer RRsets, laid out exactly as the image's (image.h: owner
+ *     pointer C0 0C, then TYPE CLASS TTL RDLENGTH RDATA per record), so writing one is a
+ *     memcpy. Health is folded in at build time: a variant only names healthy targets, and a
+ *     health change publishes a new table.
+ *
+ * Per query the decision is one binary search per source consulted and two array reads.
+ * Per-packet safe: no allocation, no locks, no syscalls. Thread-safe (read-only).
+ */
+#ifndef P53_STEER_H
+#define P53_STEER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define P53_STEER_MAGIC   0x52545350u /* "PSTR" */
+#define P53_STEER_SRC_MAP 0
+#define P53_STEER_SRC_GEO 1
+#define P53_STEER_SRCS    2
+#define P53_STEER_STEPS   4
+#define P53_STEER_NOLOC   0xffffffu   /* block with no location (24 bits) */
+
+struct p53_steer_src {
+	uint32_t n4, off4;              /* IPv4 blocks (struct p53_steer_b4) */
+	uint32_t n6, off6;              /* IPv6 blocks (struct p53_steer_b6) */
+	uint32_t n_locs;
+	uint32_t pad;
+};
+
+struct p53_steer_hdr {
+	uint32_t magic;
+	uint32_t n_records;
+	uint64_t size;
+	uint32_t records_off;
+	uint32_t n_variants;
+	uint32_t variants_off;
+	uint32_t dec_off;               /* uint32_t decisions[] */
+	uint32_t rdata_off;
+	uint32_t names_off;
+	uint64_t generation;
+	struct p53_steer_src src[P53_STEER_SRCS];
+};
+
+/* loc_len = location << 8 | prefix length */
+struct p53_steer_b4 {
+	uint32_t start;                 /* host order */
+	uint32_t loc_len;
+};
+
+struct p53_steer_b6 {
+	uint64_t hi, lo;                /* host order halves of the start address */
+	uint32_t loc_len;
+	uint32_t pad;
+};
+
+struct p53_steer_step {
+	uint8_t src;                    /* P53_STEER_SRC_* */
+	uint8_t pad[3];
+	uint32_t dec;                   /* index into decisions[]: src.n_locs variant indices */
+};
+
+struct p53_steer_rec {
+	uint32_t hash;                  /* p53_name_hash of the owner */
+	uint32_t name_off;              /* canonical owner, into names[] */
+	uint8_t name_len;
+	uint8_t n_steps;
+	uint16_t type;
+	uint32_t fallback;              /* variant after the last step */
+	struct p53_steer_step steps[P53_STEER_STEPS];
+};
+
+struct p53_steer_variant {
+	uint32_t rdata_off;             /* into rdata[] */
+	uint32_t rdata_len;
+	uint16_t count;
+	uint16_t pad;
+	uint32_t ttl;
+};
+
+/* Where the client is, for a decision: the ECS address or the packet's source. */
+struct p53_steer_client {
+	uint8_t v6;
+	uint8_t addr[16];               /* 4 bytes used for IPv4 */
+};
+
+static inline const struct p53_steer_hdr *p53_steer_hdr(const void *t)
+{
+	return (const struct p53_steer_hdr *)t;
+}
+
+static inline const struct p53_steer_variant *p53_steer_variant(const void *t, uint32_t i)
+{
+	return (const struct p53_steer_variant *)((const uint8_t *)t + p53_steer_hdr(t)->variants_off) + i;
+}
+
+static inline const uint8_t *p53_steer_rdata(const void *t, const struct p53_steer_variant *v)
+{
+	return (const uint8_t *)t + p53_steer_hdr(t)->rdata_off + v->rdata_off;
+}
+
+/**
+ * Longest-prefix lookup of one address in a source's table.
+ * @return loc_len of the block holding it (location << 8 | prefix length); a table with no
+ *         blocks gives P53_STEER_NOLOC << 8 | 0.
+ */
+uint32_t p53_steer_lookup(const void *t, unsigned int src, const struct p53_steer_client *cl);
+
+/** The steered record of an owner and type, or NULL. */
+const struct p53_steer_rec *p53_steer_find(const void *t, const uint8_t *name, uint8_t len,
+					   uint32_t hash, uint16_t type);
+
+/**
+ * Pick the variant of a record for a client: walk the policy chain, looking each source up
+ * once; the first step whose decision names a variant wins, else the fallback.
+ *
+ * @param cl     the client, or NULL when unknown (then the fallback, scope 0)
+ * @param scope  set to the longest prefix length among the blocks consulted: what the
+ *               answer depended on
+ */
+const struct p53_steer_variant *p53_steer_pick(const void *t, const struct p53_steer_rec *r,
+					       const struct p53_steer_client *cl, uint8_t *scope);
+
+/**
+ * Check a table before workers read it without bounds checks.
+ * @return 0, or -EINVAL with *why set.
+ */
+int p53_steer_check(const void *t, size_t len, const char **why);
+
+#endif /* P53_STEER_H */

@@ -1,0 +1,164 @@
+#!/usr/bin/env bash
+# Traffic steering on the lab (docs/CONFIG.md, steering): a MaxMind DB built here by
+# tests/steer/mmdb_writer.py (read back with libmaxminddb's mmdblookup first, to prove it is a
+# real one), a JSON subnet map, and pop53d answering steered records to kdig with and without
+# +subnet from the client namespace: the chosen addresses, the TTL and the returned ECS scope
+# for policies map, geo (country, then continent) and nearest (with the hybrid rule), IPv4 and
+# IPv6; a target whose check fails leaving the answer and coming back without a reload; a
+# static record for a steered owner refused at start-up with file:line.
+. "$(dirname "$0")/lib.sh"
+trap cleanup_common EXIT
+lab_lock
+
+# --- the MaxMind DB ------------------------------------------------------------------------
+cat >"$TMP/nets.json" <<'JSON'
+[{"network": "198.51.100.0/24", "data": {"country": {"iso_code": "US"}, "continent": {"code": "NA"}, "location": {"latitude": 41.88, "longitude": -87.63}}},
+ {"network": "203.0.113.0/24", "data": {"country": {"iso_code": "MX"}, "continent": {"code": "NA"}, "location": {"latitude": 19.43, "longitude": -99.13}}},
+ {"network": "192.0.2.0/24", "data": {"country": {"iso_code": "JP"}, "continent": {"code": "AS"}, "location": {"latitude": 35.68, "longitude": 139.69}}},
+ {"network": "100.64.0.0/10", "data": {"country": {"iso_code": "DE"}, "continent": {"code": "EU"}, "location": {"latitude": 50.11, "longitude": 8.68}}},
+ {"network": "2001:db8:53::/48", "data": {"country": {"iso_code": "JP"}, "continent": {"code": "AS"}, "location": {"latitude": 35.68, "longitude": 139.69}}},
+ {"network": "2001:db8:e0::/44", "data": {"country": {"iso_code": "FR"}, "continent": {"code": "EU"}, "location": {"latitude": 48.86, "longitude": 2.35}}}]
+JSON
+/usr/bin/python3 "$SRC/tests/steer/mmdb_writer.py" "$TMP/geo.mmdb" "$TMP/nets.json"
+check "mmdblookup reads the test MMDB: 198.51.100.7 is US" \
+	grep -q '"US"' <(mmdblookup --file "$TMP/geo.mmdb" --ip 198.51.100.7 country iso_code)
+check "mmdblookup reads the test MMDB: 2001:db8:53::1 is at latitude 35.68" \
+	grep -q '35.680000' <(mmdblookup --file "$TMP/geo.mmdb" --ip 2001:db8:53::1 location latitude)
+
+cat >"$TMP/map.json" <<'JSON'
+[{"networks": ["198.51.100.0/25"], "labels": ["FRA"]},
+ {"networks": ["203.0.113.0/24", "2001:db8:abcd::/48"], "labels": ["NRT", "ORD"]}]
+JSON
+
+"$SRC/scripts/lab.sh" up >/dev/null
+write_config "$TMP/pop53.yaml" "net_af_xdp0,iface=p53p,start_queue=0,queue_count=1"
+cat >>"$TMP/pop53.yaml" <<YAML
+steering:
+  map: $TMP/map.json
+  geoip: $TMP/geo.mmdb
+  records:
+    - owner: map.example.com.
+      type: A
+      policy: [map, geo]
+      ttl: 300
+      geo:
+        - {country: JP, labels: [NRT]}
+        - {continent: NA, labels: [LAX]}
+      pool: &pool
+        - {name: ord1, address: 10.0.0.1, pop: ORD, lat: "41.97", lon: "-87.90"}
+        - {name: lax1, address: 10.0.0.2, pop: LAX, lat: "33.94", lon: "-118.41"}
+        - {name: nrt1, address: 10.0.0.3, pop: NRT, lat: "35.77", lon: "140.39"}
+        - {name: fra1, address: 10.0.0.4, pop: FRA, lat: "50.03", lon: "8.57"}
+    - owner: near.example.com.
+      type: A
+      policy: [nearest]
+      nearest: {count: 2, hybrid: true, ratio_pct: 200, miles: 1000, ttl_single: 120, ttl_multi: 3600}
+      pool: *pool
+    - owner: v6.example.com.
+      type: AAAA
+      policy: [geo]
+      geo:
+        - {country: JP, labels: [NRT]}
+        - {continent: EU, labels: [FRA]}
+      pool:
+        - {name: nrt6, address: "2001:db8:1::1", pop: NRT}
+        - {name: fra6, address: "2001:db8:2::1", pop: FRA}
+    - owner: health.example.com.
+      type: A
+      policy: [map]
+      ttl: 60
+      pool:
+        - {name: a1, address: 10.0.1.1, pop: AMS, check: "test -e $TMP/a1.up", check_interval_ms: 200, rise: 1, fall: 1}
+        - {name: a2, address: 10.0.1.2, pop: AMS}
+YAML
+touch "$TMP/a1.up"
+start_pop53_answering "$TMP/pop53.yaml"
+
+# q NAME TYPE [kdig args]: "ADDR... ttl=T scope=S" (addresses sorted; scope "-" without ECS)
+q() {
+	local name=$1 type=$2; shift 2
+	local out
+	out=$(ip netns exec "$CLIENT_NS" kdig +time=2 +retry=1 @"$V4" "$name" "$type" "$@" 2>&1)
+	local addrs ttl scope
+	addrs=$(awk -v t="$type" '!/^;/ && $4==t {print $5}' <<<"$out" | sort | tr '\n' ' ')
+	ttl=$(awk -v t="$type" '!/^;/ && $4==t {print $2; exit}' <<<"$out")
+	scope=$(sed -n 's/^;* *CLIENT-SUBNET: .*\/\([0-9]*\)$/\1/p' <<<"$out")
+	echo "${addrs}ttl=${ttl:-none} scope=${scope:--}"
+}
+expect() { # expect WHAT WANT GOT
+	if [ "$2" = "$3" ]; then ok "$1"; else not_ok "$1 (want '$2', got '$3')"; fi
+}
+
+# map: the /25 entry, scope 25
+expect "map: ECS 198.51.100.7/32 is in 198.51.100.0/25 -> FRA, scope 25" \
+	"10.0.0.4 ttl=300 scope=25" "$(q map.example.com A +subnet=198.51.100.7/32)"
+# map misses (198.51.100.128/25 is the gap), geo: US -> continent NA -> LAX; the scope is the
+# longer of the two blocks the decision read: 25
+expect "map miss, geo fallback: ECS 198.51.100.200/32 -> continent NA -> LAX, scope 25" \
+	"10.0.0.2 ttl=300 scope=25" "$(q map.example.com A +subnet=198.51.100.200/32)"
+expect "map: ECS 203.0.113.0/24 -> labels [NRT, ORD] -> NRT, scope 24" \
+	"10.0.0.3 ttl=300 scope=24" "$(q map.example.com A +subnet=203.0.113.0/24)"
+expect "map, IPv6 ECS 2001:db8:abcd:1::/64 -> NRT, scope 48" \
+	"10.0.0.3 ttl=300 scope=48" "$(q map.example.com A +subnet=2001:db8:abcd:1::/64)"
+# No ECS: the packet's source 192.0.2.1 (JP in the MMDB): map miss, geo country JP -> NRT
+expect "no ECS: the source 192.0.2.1 -> geo JP -> NRT, no ECS option" \
+	"10.0.0.3 ttl=300 scope=-" "$(q map.example.com A)"
+# ECS source prefix 0: the resolver's address (192.0.2.1, JP) decides, scope 0
+expect "ECS 0.0.0.0/0: the resolver's address decides (JP -> NRT), scope 0" \
+	"10.0.0.3 ttl=300 scope=0" "$(q map.example.com A +subnet=0.0.0.0/0)"
+# Not in any map entry nor MMDB network (10.9.9.9): every target, the gap's scope
+got=$(q map.example.com A +subnet=10.9.9.9/32)
+expect "ECS 10.9.9.9 is nowhere: the fallback, every target" \
+	"10.0.0.1 10.0.0.2 10.0.0.3 10.0.0.4 ttl=300" "${got% scope=*}"
+
+# nearest-2 with the hybrid rule
+expect "nearest: Chicago-like client (198.51.100.7) -> ORD alone, TTL 120, scope 24" \
+	"10.0.0.1 ttl=120 scope=24" "$(q near.example.com A +subnet=198.51.100.7/32)"
+expect "nearest: Mexico-like client (203.0.113.9) -> LAX and ORD, TTL 3600, scope 24" \
+	"10.0.0.1 10.0.0.2 ttl=3600 scope=24" "$(q near.example.com A +subnet=203.0.113.9/32)"
+out=$(ip netns exec "$CLIENT_NS" kdig +time=2 +retry=1 @"$V4" near.example.com A +subnet=203.0.113.9/32 2>&1)
+expect "nearest: ...nearest first (LAX before ORD)" "10.0.0.2 10.0.0.1" \
+	"$(awk '!/^;/ && $4=="A" {print $5}' <<<"$out" | tr '\n' ' ' | sed 's/ $//')"
+
+# geo over IPv6, from the IPv6 client and with ECS
+out=$(ip netns exec "$CLIENT_NS" kdig +time=2 +retry=1 @"$V6" v6.example.com AAAA 2>&1)
+expect "geo, IPv6 source 2001:db8:53::1 (JP) -> NRT" "2001:db8:1::1" "$(awk '!/^;/ && $4=="AAAA" {print $5}' <<<"$out")"
+expect "geo, ECS 2001:db8:e1::/48 (FR -> continent EU) -> FRA, scope 44" \
+	"2001:db8:2::1 ttl=300 scope=44" "$(q v6.example.com AAAA +subnet=2001:db8:e1::/48)"
+
+# Not steered: the ECS option comes back with scope 0
+got=$(q example.com SOA +subnet=198.51.100.7/32)
+expect "a static answer echoes ECS with scope 0" "scope=0" "${got##* }"
+got=$(q ns1.example.com A +subnet=198.51.100.7/32)
+expect "a static A answer is the zone's, scope 0" "192.0.2.53 ttl=3600 scope=0" "$got"
+
+# Health: a1's check fails -> it leaves the answer; comes back -> returns; no reload
+expect "health: both targets up" "10.0.1.1 10.0.1.2 ttl=60 scope=-" "$(q health.example.com A)"
+rm -f "$TMP/a1.up"
+gone=
+for _ in $(seq 1 30); do
+	[ "$(q health.example.com A)" = "10.0.1.2 ttl=60 scope=-" ] && { gone=1; break; }
+	sleep 0.2
+done
+check "health: a1's check fails -> only a2 is answered" [ -n "$gone" ]
+check "health: the change is logged" grep -q 'target a1 (10.0.1.1) of health.example.com. is down' "$TMP/pop53d.log"
+touch "$TMP/a1.up"
+back=
+for _ in $(seq 1 30); do
+	[ "$(q health.example.com A)" = "10.0.1.1 10.0.1.2 ttl=60 scope=-" ] && { back=1; break; }
+	sleep 0.2
+done
+check "health: a1 comes back -> both again" [ -n "$back" ]
+check "health: no reload was needed" bash -c "! grep -q 'reload' '$TMP/pop53d.log'"
+
+check "pop53d stops cleanly" stop_pop53
+check "no mbuf leaked" grep -q 'no leak' "$TMP/pop53d.log"
+
+# Static data for a steered owner and type: refused with the config's file:line and the zone's
+line=$(grep -n 'owner: map.example.com.' "$TMP/pop53.yaml" | cut -d: -f1)
+sed 's/owner: map.example.com./owner: ns1.example.com./' "$TMP/pop53.yaml" >"$TMP/bad.yaml"
+out=$("$POP53D" --check-config "$TMP/bad.yaml" 2>&1)
+check "a steered owner with static A data is refused with file:line of both" \
+	grep -q "$TMP/bad.yaml:$line: steering: ns1.example.com. A is steered, but the zone has A data for it at $SRC/zones/example.com.zone:15" <<<"$out"
+[ "$FAIL" -eq 0 ] && [ -z "${VERBOSE:-}" ] || cat "$TMP/pop53d.log"
+finish

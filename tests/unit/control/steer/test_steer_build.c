@@ -1,0 +1,254 @@
+/*
+ * control/steer/steer_build.c and dataplane/steer.c: the longest-prefix table (prefixes to
+ * disjoint CIDR blocks, and the lookup with the scope it gives), great-circle ordering, and a
+ * table of bad `steering:` configs, each with the "file:line: reason" an operator would see.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <arpa/inet.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "control/conf/config.h"
+#include "control/steer/steer_build.h"
+#include "dataplane/steer.h"
+
+/* A table with only a source's blocks, to run p53_steer_lookup over. */
+static void *table_of(const struct p53_steer_source *s)
+{
+	size_t len = sizeof(struct p53_steer_hdr) + s->n4 * sizeof(*s->b4) + s->n6 * sizeof(*s->b6);
+	uint8_t *t = calloc(1, len);
+	struct p53_steer_hdr *h = (void *)t;
+
+	assert_non_null(t);
+	h->src[0].n4 = s->n4;
+	h->src[0].off4 = sizeof(*h);
+	h->src[0].n6 = s->n6;
+	h->src[0].off6 = (uint32_t)(sizeof(*h) + s->n4 * sizeof(*s->b4));
+	memcpy(t + h->src[0].off4, s->b4, s->n4 * sizeof(*s->b4));
+	memcpy(t + h->src[0].off6, s->b6, s->n6 * sizeof(*s->b6));
+	return t;
+}
+
+static uint32_t look(const void *t, const char *ip)
+{
+	struct p53_steer_client cl = { .v6 = strchr(ip, ':') != NULL };
+
+	assert_int_equal(inet_pton(cl.v6 ? AF_INET6 : AF_INET, ip, cl.addr), 1);
+	return p53_steer_lookup(t, 0, &cl);
+}
+
+static void add(struct p53_steer_trie *t, const char *ip, unsigned int len, uint32_t loc)
+{
+	uint8_t a[16] = {0};
+
+	assert_int_equal(inet_pton(t->bits == 32 ? AF_INET : AF_INET6, ip, a), 1);
+	assert_int_equal(p53_steer_trie_add(t, a, len, loc), 0);
+}
+
+#define LL(loc, len) ((uint32_t)(loc) << 8 | (len))
+
+static void test_lpm(void **state)
+{
+	struct p53_steer_trie t4, t6;
+	struct p53_steer_source s = {0};
+
+	(void)state;
+	assert_int_equal(p53_steer_trie_init(&t4, 32), 0);
+	assert_int_equal(p53_steer_trie_init(&t6, 128), 0);
+	add(&t4, "10.0.0.0", 8, 1);
+	add(&t4, "10.1.0.0", 16, 2);
+	add(&t4, "10.1.2.0", 24, 3);
+	add(&t4, "10.1.0.0", 16, 9);            /* a second entry for a prefix: the first wins */
+	add(&t6, "2001:db8::", 32, 4);
+	add(&t6, "2001:db8:1::", 48, 5);
+	assert_int_equal(p53_steer_trie_emit(&t4, &s), 0);
+	assert_int_equal(p53_steer_trie_emit(&t6, &s), 0);
+	void *t = table_of(&s);
+	/* The blocks cover everything, in order. */
+	assert_int_equal(s.b4[0].start, 0);
+	for (uint32_t i = 1; i < s.n4; i++)
+		assert_true(s.b4[i].start > s.b4[i - 1].start);
+	struct { const char *ip; uint32_t want; const char *why; } rows[] = {
+		{ "10.1.2.3", LL(3, 24), "the most specific entry, its own length" },
+		{ "10.1.3.1", LL(2, 24), "in 10.1/16 beside 10.1.2/24: scope 24 (10.1.3/24), not 16" },
+		{ "10.1.4.1", LL(2, 22), "in 10.1/16, 10.1.4/22 holds no more specific entry" },
+		{ "10.1.128.1", LL(2, 17), "in 10.1/16, far from 10.1.2/24: scope 17" },
+		{ "10.200.0.1", LL(1, 9), "in 10/8 outside 10.1/16: scope 9" },
+		{ "10.0.0.1", LL(1, 16), "in 10/8 next to 10.1/16: scope 16 (10.0/16)" },
+		{ "192.0.2.1", LL(P53_STEER_NOLOC, 1), "nowhere: the gap 128/1" },
+		{ "11.0.0.1", LL(P53_STEER_NOLOC, 8), "nowhere, next to 10/8: the gap 11/8" },
+		{ "2001:db8:1:2::1", LL(5, 48), "IPv6, the /48" },
+		{ "2001:db8:2::1", LL(4, 47), "IPv6, in the /32 beside the /48" },
+		{ "2001:db9::1", LL(P53_STEER_NOLOC, 32), "IPv6 nowhere, next to 2001:db8::/32" },
+	};
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		uint32_t got = look(t, rows[i].ip);
+		if (got != rows[i].want)
+			fail_msg("%s (%s): want loc %u /%u, got loc %u /%u", rows[i].ip, rows[i].why,
+				 rows[i].want >> 8, rows[i].want & 0xff, got >> 8, got & 0xff);
+	}
+	free(t);
+	free(s.b4);
+	free(s.b6);
+	p53_steer_trie_free(&t4);
+	p53_steer_trie_free(&t6);
+}
+
+static void test_great_circle(void **state)
+{
+	(void)state;
+	/* Known distances: Chicago-Los Angeles about 1745 mi, London-New York about 3460 mi. */
+	double d = p53_steer_miles(41.88, -87.63, 34.05, -118.24);
+	assert_true(d > 1700 && d < 1790);
+	d = p53_steer_miles(51.51, -0.13, 40.71, -74.01);
+	assert_true(d > 3420 && d < 3500);
+	assert_true(p53_steer_miles(10, 20, 10, 20) < 1e-9);
+	/* Antipodes: half the circumference, about 12436 mi. */
+	d = p53_steer_miles(0, 0, 0, 180);
+	assert_true(d > 12400 && d < 12470);
+
+	struct p53_steer_record r = { .n_pool = 4 };
+	const double pos[4][2] = { { 50.03, 8.57 }, { 41.97, -87.90 }, { 33.94, -118.41 }, { 35.77, 140.39 } };
+	for (int i = 0; i < 4; i++) {
+		r.pool[i].has_pos = true;
+		r.pool[i].latitude = pos[i][0];
+		r.pool[i].longitude = pos[i][1];
+		r.pool[i].weight = 1;
+	}
+	bool up[P53_STEER_MAX_POOL] = { true, true, true, true };
+	uint8_t out[P53_STEER_MAX_POOL];
+	double dist[P53_STEER_MAX_POOL];
+	/* Mexico City: LAX, then ORD, then FRA, then NRT. */
+	int n = p53_steer_by_distance(&r, up, 19.43, -99.13, out, dist);
+	assert_int_equal(n, 4);
+	assert_int_equal(out[0], 2);
+	assert_int_equal(out[1], 1);
+	assert_int_equal(out[2], 0);
+	assert_int_equal(out[3], 3);
+	for (int i = 1; i < n; i++)
+		assert_true(dist[i] >= dist[i - 1]);
+	/* A target that is down is not a candidate. */
+	up[2] = false;
+	n = p53_steer_by_distance(&r, up, 19.43, -99.13, out, NULL);
+	assert_int_equal(n, 3);
+	assert_int_equal(out[0], 1);
+}
+
+static char tmpdir[] = "/tmp/p53steercfg.XXXXXX";
+
+#define HEAD "server:\n  identity: pop1\n" \
+	     "dataplane:\n  port: net_null0\n  addresses: [192.0.2.1]\n" \
+	     "zones:\n  - {name: example.com, file: example.com.zone}\n"
+#define REC "steering:\n  map: m.json\n  records:\n    - owner: www.example.com.\n"
+
+static void test_bad_config(void **state)
+{
+	static const struct { const char *yaml; const char *msg; } rows[] = {
+		{ REC "      type: MX\n      policy: [map]\n      pool: [{name: a, address: 10.0.0.1}]\n",
+		  "c.yaml:12: steering.records[0].type: expected A or AAAA, got 'MX'" },
+		{ REC "      type: A\n      policy: [closest]\n      pool: [{name: a, address: 10.0.0.1}]\n",
+		  "c.yaml:13: steering.records[0].policy[0]: unknown policy 'closest'" },
+		{ REC "      type: A\n      policy: [map]\n      pool: [{name: a, address: 2001:db8::1}]\n",
+		  "c.yaml:11: steering.records[0].pool[0]: address 2001:db8::1 is not an IPv4 address" },
+		{ REC "      type: A\n      policy: [geo]\n      pool: [{name: a, address: 10.0.0.1}]\n",
+		  "c.yaml:11: steering.records[0]: policy geo needs steering.geoip" },
+		{ REC "      type: A\n      policy: [map]\n      pool: [{name: a, address: 10.0.0.1, lat: \"91\", lon: \"0\"}]\n",
+		  "c.yaml:14: steering.records[0].pool[0].lat: expected degrees in [-90, 90], got '91'" },
+		{ REC "      type: A\n      policy: [map]\n      pool: [{name: a, address: 10.0.0.1, lat: \"9\"}]\n",
+		  "c.yaml:14: steering.records[0].pool[0]: lat and lon go together" },
+		{ REC "      type: A\n      policy: [map]\n      pool: [{name: a, address: 10.0.0.1}, {name: a, address: 10.0.0.2}]\n",
+		  "steering.records[0].pool[1]: duplicate target name 'a'" },
+		{ REC "      type: A\n      policy: [map]\n      pool: [{name: a, address: 10.0.0.1}]\n"
+		      "    - {owner: WWW.example.com, type: A, policy: [map], pool: [{name: b, address: 10.0.0.2}]}\n",
+		  "steering.records[1]: WWW.example.com A is already steered at line 11" },
+		{ REC "      type: A\n      policy: [map, map]\n      pool: [{name: a, address: 10.0.0.1}]\n",
+		  "steering.records[0].policy[1]: policy 'map' twice" },
+		{ REC "      type: A\n      policy: [map]\n      pool: [{name: a, address: 10.0.0.1, colour: red}]\n",
+		  "steering.records[0].pool[0]: unknown key 'colour'" },
+	};
+	char err[1024], path[256];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		struct p53_config cfg;
+		snprintf(path, sizeof(path), "%s/c.yaml", tmpdir);
+		FILE *f = fopen(path, "w");
+		assert_non_null(f);
+		fputs(HEAD, f);
+		fputs(rows[i].yaml, f);
+		fclose(f);
+		err[0] = '\0';
+		if (p53_config_load(path, &cfg, err, sizeof(err)) == 0) {
+			p53_config_free(&cfg);
+			fail_msg("row %zu accepted; want \"%s\"", i, rows[i].msg);
+		}
+		if (strstr(err, rows[i].msg) == NULL)
+			fail_msg("row %zu: want \"%s\" in \"%s\"", i, rows[i].msg, err);
+	}
+}
+
+static void test_bad_map(void **state)
+{
+	static const struct { const char *json; const char *msg; } rows[] = {
+		{ "[{\"networks\": [\"10.0.0.0/33\"], \"labels\": [\"AMS\"]}]",
+		  "entry 0: networks[0] '10.0.0.0/33' is not an IPv4 or IPv6 CIDR" },
+		{ "[{\"networks\": [\"10.0.0.1/8\"], \"labels\": [\"AMS\"]}]",
+		  "entry 0: networks[0] '10.0.0.1/8' has bits set past /8" },
+		{ "[{\"networks\": [\"10.0.0.0/8\"], \"labels\": []}]", "entry 0: 1 to 8 labels" },
+		{ "[{\"networks\": [\"10.0.0.0/8\"]}]", "entry 0: expected exactly \"networks\" and \"labels\" lists" },
+		{ "[{\"networks\": [\"10.0.0.0/8\"],\n \"labels\": [\"AMS\"]}", "m.json:2: " },
+	};
+	char err[512], path[256];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		struct p53_steer_conf c = {0};
+		struct p53_steer_sources s;
+		snprintf(path, sizeof(path), "%s/m.json", tmpdir);
+		FILE *f = fopen(path, "w");
+		assert_non_null(f);
+		fputs(rows[i].json, f);
+		fclose(f);
+		c.map = path;
+		err[0] = '\0';
+		if (p53_steer_sources_load(&c, &s, err, sizeof(err)) == 0) {
+			p53_steer_sources_free(&s);
+			fail_msg("map row %zu accepted; want \"%s\"", i, rows[i].msg);
+		}
+		if (strstr(err, rows[i].msg) == NULL)
+			fail_msg("map row %zu: want \"%s\" in \"%s\"", i, rows[i].msg, err);
+	}
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	return mkdtemp(tmpdir) == NULL ? -1 : 0;
+}
+
+static int teardown(void **state)
+{
+	char cmd[128];
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_lpm),
+		cmocka_unit_test(test_great_circle),
+		cmocka_unit_test(test_bad_config),
+		cmocka_unit_test(test_bad_map),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
