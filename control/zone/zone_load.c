@@ -546,7 +546,7 @@ int p53_zone_load(struct p53_zb *b, uint32_t z)
 	if (src->rrs != NULL) {
 		c.wire = ldns_buffer_new(1024);
 		c.canon = ldns_buffer_new(1024);
-		id = add_file(b, src->file != NULL ? src->file : src->name);
+		id = p53_zb_file_add(b, src->file != NULL ? src->file : src->name);
 		if (id < 0 || c.wire == NULL || c.canon == NULL)
 			p53_zb_err(b, where, "out of memory");
 		else
