@@ -11,6 +11,7 @@
  * pipelining a reading client needs.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -83,7 +84,11 @@ struct conn *p53_tcp_conn_new(struct p53_tcp_thread *th, int fd, const struct p5
 
 void p53_tcp_conn_close(struct p53_tcp_thread *th, struct conn *c, enum p53_tcp_close why)
 {
-	close(c->fd); /* also leaves the epoll set: nobody else holds the fd */
+	/* Closing leaves the epoll set only when nobody else holds the socket: a connection
+	 * handed to the control thread (a dup) leaves it explicitly. */
+	if (why == P53_TCP_CLOSE_NOTIFY_HANDOFF)
+		epoll_ctl(th->epfd, EPOLL_CTL_DEL, c->fd, NULL);
+	close(c->fd);
 	TAILQ_REMOVE(&th->idle, c, idle_link);
 	if (c->in_msg)
 		TAILQ_REMOVE(&th->msgs, c, msg_link);
@@ -167,28 +172,54 @@ static int send_out(struct p53_tcp_thread *th, struct conn *c, uint64_t now)
 	return KEEP;
 }
 
-static void notify(struct p53_tcp_thread *th, const struct conn *c, const struct p53_query *q)
+/* A NOTIFY (RFC 1996) as an event for the control thread (dataplane/notify.h). */
+static void notify_event(struct p53_notify_event *ev, const struct conn *c,
+			 const struct p53_query *q, const uint8_t *msg, uint16_t len)
 {
-	struct p53_notify_event ev;
-
-	if (th->notify_ring == NULL)
-		return;
-	memset(&ev, 0, sizeof(ev));
-	ev.port = c->peer_port;
-	ev.id = q->id;
-	ev.ipv6 = c->peer.family == AF_INET6;
-	memcpy(ev.src, c->peer.bytes, 16);
-	ev.zone_len = q->qname_len;
-	memcpy(ev.zone, q->lname, q->qname_len);
-	if (rte_ring_mp_enqueue_elem(th->notify_ring, &ev, sizeof(ev)) == 0)
-		th->stats.notify++;
-	else
-		th->stats.notify_lost++;
+	memset(ev, 0, sizeof(*ev));
+	ev->fd = -1;
+	ev->tcp = 1;
+	ev->port = c->peer_port;
+	ev->id = q->id;
+	ev->ipv6 = c->peer.family == AF_INET6;
+	memcpy(ev->src, c->peer.bytes, 16);
+	ev->zone_len = q->qname_len;
+	memcpy(ev->zone, q->lname, q->qname_len);
+	if (len <= P53_NOTIFY_MSG_MAX) {
+		memcpy(ev->msg, msg, len);
+		ev->msg_len = len;
+	}
 }
 
-/* Answer one message into th->out (room for the largest response is there). */
-static void answer(struct p53_tcp_thread *th, const struct conn *c, const struct p53_replica *r,
-		   const struct p53_answer_conf *cf, const uint8_t *msg, uint16_t len)
+static int notify_enqueue(struct p53_tcp_thread *th, struct p53_notify_event *ev)
+{
+	if (th->notify_ring != NULL &&
+	    rte_ring_mp_enqueue_elem(th->notify_ring, ev, sizeof(*ev)) == 0) {
+		th->stats.notify++;
+		return 0;
+	}
+	th->stats.notify_lost++;
+	return -1;
+}
+
+/* The connection of a NOTIFY for a secondary zone goes to the control thread, which checks
+ * its sender and TSIG and answers on it (control/xfr/notify_tcp.c). Called once the answers
+ * before it were sent, so they stay in order on the wire. */
+static void notify_handoff(struct p53_tcp_thread *th, const struct conn *c)
+{
+	th->handoff.fd = fcntl(c->fd, F_DUPFD_CLOEXEC, 0);
+	th->handoff.handoff = th->handoff.fd >= 0;
+	if (th->handoff.fd < 0 || notify_enqueue(th, &th->handoff) != 0) {
+		if (th->handoff.fd >= 0)
+			close(th->handoff.fd); /* the primary retries its NOTIFY */
+	}
+}
+
+/* Answer one message into th->out (room for the largest response is there). Returns KEEP, or
+ * CLOSE(P53_TCP_CLOSE_NOTIFY_HANDOFF) with th->handoff filled for a NOTIFY the control thread
+ * answers. */
+static int answer(struct p53_tcp_thread *th, const struct conn *c, const struct p53_replica *r,
+		  const struct p53_answer_conf *cf, const uint8_t *msg, uint16_t len)
 {
 	uint8_t *q = th->out + th->out_len + 2;
 	struct p53_query pq;
@@ -202,15 +233,25 @@ static void answer(struct p53_tcp_thread *th, const struct conn *c, const struct
 		ms = P53_MSG_OPT_OPTION;
 	pq.src = c->peer.bytes;                 /* steering decides by it (steer.h) */
 	pq.src_v6 = c->peer.family == AF_INET6;
-	if (ms == P53_MSG_OK && P53_OPCODE(pq.flags) == P53_OPCODE_NOTIFY)
-		notify(th, c, &pq);
+	int is_notify = ms == P53_MSG_OK && P53_OPCODE(pq.flags) == P53_OPCODE_NOTIFY;
+	if (is_notify)
+		notify_event(&th->handoff, c, &pq, msg, len);
 	uint16_t n = p53_answer_parsed(r != NULL ? r->image : NULL, cf, q, UINT16_MAX, &th->stats.ans,
 				       &pq, ms);
+	if (is_notify) {
+		/* Answered here (NOTAUTH: not a secondary zone) and logged by the control thread,
+		 * or not answered: a secondary zone's apex, the control thread answers. */
+		if (n == 0)
+			return CLOSE(P53_TCP_CLOSE_NOTIFY_HANDOFF);
+		th->handoff.answered = 1;
+		notify_enqueue(th, &th->handoff);
+	}
 	if (n == 0)
-		return; /* not answered (shorter than a header, or a response): counted as a drop */
+		return KEEP; /* not answered (shorter than a header, or a response): counted as a drop */
 	p53_put16(th->out + th->out_len, n);
 	th->out_len += 2u + n;
 	th->stats.responses++;
+	return KEEP;
 }
 
 /* Is the start of rx (rx_len > 0) a partial message? */
@@ -253,8 +294,10 @@ static int frames(struct p53_tcp_thread *th, struct conn *c, uint64_t now)
 			if (rc != KEEP || c->tx != NULL)
 				break;
 		}
-		answer(th, c, r, &cf, c->rx + pos + 2, len);
+		rc = answer(th, c, r, &cf, c->rx + pos + 2, len);
 		pos += 2u + len;
+		if (rc != KEEP)
+			break;
 	}
 	/* Answers to the messages before a bad one still go out before the close. */
 	if (th->out_len > 0) {
@@ -263,6 +306,8 @@ static int frames(struct p53_tcp_thread *th, struct conn *c, uint64_t now)
 			rc = sent;
 	}
 	th->out_len = 0;
+	if (rc == CLOSE(P53_TCP_CLOSE_NOTIFY_HANDOFF))
+		notify_handoff(th, c);
 	if (rc != KEEP)
 		return rc;
 	if (pos > 0) {

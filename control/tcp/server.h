@@ -16,6 +16,7 @@
 #include <rte_ring.h>
 
 #include "control/tcp/tcp.h"
+#include "dataplane/notify.h"
 #include "dataplane/replica.h"
 
 /* What an epoll event points at: the first member of each of these. */
@@ -64,6 +65,8 @@ struct p53_tcp_thread {
 	unsigned int qsbr_id;
 	struct p53_replica *const *replica;
 	struct rte_ring *notify_ring;
+	struct p53_notify_event handoff; /* a NOTIFY whose connection goes to the control thread,
+					    enqueued once the answers before it are sent */
 
 	struct listener lst[P53_CONFIG_MAX_ADDRS]; /* listening now (the thread's own) */
 	int n_lst;
