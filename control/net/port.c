@@ -136,8 +136,11 @@ int p53_port_open(struct p53_port *p, const struct p53_config *cfg, const unsign
 	snprintf(p->name, sizeof(p->name), "%.*s", (int)strcspn(dev, ","), dev);
 	if (p->iface[0] != '\0') {
 		uint32_t left = 0;
-		if (cfg->mode == P53_MODE_DPDK && left_program(p, cfg, &left) != 0)
+		/* Read in both modes: a crashed dpdk-mode run may be followed by an xdp-mode one. */
+		if (left_program(p, cfg, &left) != 0)
 			return -1;
+		if (cfg->mode != P53_MODE_DPDK)
+			p->owner[0] = '\0'; /* our steering program needs no record */
 		ret = p53_xdp_detach_stale(p->iface, left);
 		if (ret == -EEXIST) {
 			p53_err("port %s: %s already has another program's XDP program attached: not "

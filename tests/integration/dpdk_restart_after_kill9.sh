@@ -10,7 +10,8 @@
 #     program and record gone;
 #   - an xsk_def_prog left by ANOTHER instance (B, its own control socket directory) is
 #     foreign to A: with no record, and with a record naming another program id, A refuses to
-#     start and the program stays; B itself then detaches it and starts.
+#     start and the program stays; B itself then detaches it and starts;
+#   - B killed in dpdk mode and restarted in xdp mode: the left program is detached as well.
 . "$(dirname "$0")/lib.sh"
 PY=/usr/bin/python3
 TAP=p53x
@@ -98,6 +99,15 @@ check "...and the program stays" [ "$(prog)" = "xsk_def_prog $idb" ]
 rm -f "$TMP/a/xdp-p53p.owner"
 start_pop53_answering "$TMP/b/pop53.yaml"
 check "B detaches its own program and starts" grep -q "detached libxdp's program 'xsk_def_prog' id $idb" "$TMP/pop53d.log"
+kill9
+read -r name idb <<<"$(prog)"
+# --- B killed in dpdk mode, restarted in xdp mode: the left program goes too ---------------
+sed -i 's/^  mode: dpdk$/  mode: xdp/' "$TMP/b/pop53.yaml"
+start_pop53 "$TMP/b/pop53.yaml"
+for _ in $(seq 1 40); do grep -q "ready: " "$TMP/pop53d.log" && break; kill -0 "$POP53_PID" 2>/dev/null || break; sleep 0.5; done
+check "B restarted in xdp mode detaches the xsk_def_prog id $idb its dpdk-mode run left" \
+	grep -q "detached libxdp's program 'xsk_def_prog' id $idb" "$TMP/pop53d.log"
+check "...and runs with its steering program ($(prog))" bash -c '[[ "$1" == p53_steer* ]]' _ "$(prog)"
 stop_pop53; rc=$?
 check "B: SIGTERM, exit 0, nothing left" bash -c '[ "$1" = 0 ] && [ -z "$2" ]' _ "$rc" "$(prog)"
 finish
