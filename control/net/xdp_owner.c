@@ -7,6 +7,7 @@
 #include <string.h>
 #include <net/if.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include <linux/if_link.h>
 #include <bpf/libbpf.h>
@@ -82,6 +83,18 @@ int p53_xdp_owner_write(const char *path, const char *ifname)
 		return -ENOENT;
 	if (snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= (int)sizeof(tmp))
 		return -ENAMETOOLONG;
+	/* The port starts before the control socket's directory is made (p53_ctl_listen): on
+	 * the first start after boot /run/pop53 may not exist yet. */
+	char *slash = strrchr(tmp, '/');
+	if (slash != NULL && slash != tmp) {
+		*slash = '\0';
+		if (mkdir(tmp, 0755) != 0 && errno != EEXIST) {
+			int e = errno;
+			fprintf(stderr, "xdp: cannot make %s: %s\n", tmp, strerror(e));
+			return -e;
+		}
+		*slash = '/';
+	}
 	f = fopen(tmp, "w");
 	if (f == NULL) {
 		int e = errno;

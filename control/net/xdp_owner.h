@@ -44,7 +44,8 @@ int p53_xdp_owner_left(const char *path, uint32_t *id, long *pid);
 
 /**
  * Record the XDP program attached to ifname now (any mode) as this process's: written to a
- * temporary file and renamed over path, so a crash never leaves half a record.
+ * temporary file and renamed over path, so a crash never leaves half a record. The
+ * directory is made (0755) when missing, as p53_ctl_listen() does for the control socket.
  * @return 0, -ENOENT when no program is attached, or a negative errno (the message on stderr).
  */
 int p53_xdp_owner_write(const char *path, const char *ifname);

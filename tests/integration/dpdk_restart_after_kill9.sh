@@ -33,7 +33,7 @@ cfg() { # cfg NAME: a dpdk-mode config whose control socket is in $TMP/NAME
 	cat >"$TMP/$1/pop53.yaml" <<YAML
 server:
   identity: test-pop-$1
-  control_socket: $TMP/$1/control.sock
+  control_socket: $TMP/$1/run/control.sock # run/ made by pop53d: the record is written before the control socket
 dataplane:
   mode: dpdk
   eal: ["-l", "1", "--no-pci", "--in-memory", "--log-level=*:notice"]
@@ -51,7 +51,7 @@ cfg a
 cfg b
 # The XDP program on p53p: "NAME ID", or "" when none.
 prog() { ip -n "$POP_NS" link show p53p | grep -o 'prog/xdp id [0-9]* name [a-z_0-9]*' | awk '{print $5, $3}'; }
-record() { cat "$TMP/$1/xdp-p53p.owner" 2>/dev/null; }
+record() { cat "$TMP/$1/run/xdp-p53p.owner" 2>/dev/null; }
 kill9() { kill -9 "$POP53_PID"; wait "$POP53_PID" 2>/dev/null; POP53_PID=; }
 # start_refused NAME: pop53d must exit non-zero on its own (bounded 20 s)
 start_refused() {
@@ -82,7 +82,7 @@ check "UDP DNS answered" bash -c "ip netns exec $CLIENT_NS kdig +time=2 +retry=1
 check "ping through the tap" ip netns exec "$CLIENT_NS" ping -c 1 -W 2 "$V4"
 stop_pop53; rc=$?
 check "SIGTERM: exit 0" [ $rc -eq 0 ]
-check "SIGTERM: no program left on p53p, the record removed" bash -c '[ -z "$1" ] && [ ! -e "$2" ]' _ "$(prog)" "$TMP/a/xdp-p53p.owner"
+check "SIGTERM: no program left on p53p, the record removed" bash -c '[ -z "$1" ] && [ ! -e "$2" ]' _ "$(prog)" "$TMP/a/run/xdp-p53p.owner"
 
 # --- B's program is foreign to A -----------------------------------------------------------
 start_pop53_answering "$TMP/b/pop53.yaml"
@@ -93,10 +93,10 @@ check "run B killed: its xsk_def_prog id $idb stays, recorded in B's directory" 
 check "A without a record: refuses to start" start_refused a
 check "...naming the foreign program" grep -q "xdp: p53p has a foreign XDP program 'xsk_def_prog' (id $idb" "$TMP/pop53d.log"
 check "...which stays on p53p" [ "$(prog)" = "xsk_def_prog $idb" ]
-echo "prog $((idb + 1000)) pid 1" >"$TMP/a/xdp-p53p.owner"
+echo "prog $((idb + 1000)) pid 1" >"$TMP/a/run/xdp-p53p.owner"
 check "A with a record of another program id: refuses to start" start_refused a
 check "...and the program stays" [ "$(prog)" = "xsk_def_prog $idb" ]
-rm -f "$TMP/a/xdp-p53p.owner"
+rm -f "$TMP/a/run/xdp-p53p.owner"
 start_pop53_answering "$TMP/b/pop53.yaml"
 check "B detaches its own program and starts" grep -q "detached libxdp's program 'xsk_def_prog' id $idb" "$TMP/pop53d.log"
 kill9
