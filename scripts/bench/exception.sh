@@ -20,7 +20,8 @@
 # <!-- exception:end --> unless --no-write.
 #
 # Usage: scripts/bench/exception.sh [--runs N] [--seconds S] [--rate QPS] [--no-write]
-# Environment: BUILD (meson build dir, default build).
+# Environment: BUILD (meson build dir, default build), POP53_IDLE (the worker's dataplane.idle.mode,
+# adaptive or busy, default adaptive).
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 BUILD=${BUILD:-build}
@@ -36,7 +37,7 @@ while [ $# -gt 0 ]; do
 	--seconds) SECONDS_=$2; shift ;;
 	--rate) RATE=$2; shift ;;
 	--no-write) WRITE=0 ;;
-	-h|--help) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "exception.sh: unknown argument $1" >&2; exit 2 ;;
 	esac
 	shift
@@ -125,7 +126,7 @@ dataplane:
   port: "net_af_xdp0,iface=p53p,start_queue=0,queue_count=1"
   workers: 1
   addresses: [$V4, "$V6"]
-  idle: {mode: adaptive, max_sleep_us: 100}
+  idle: {mode: ${POP53_IDLE:-adaptive}, max_sleep_us: 100}
   exception:
     iface: p53x
     addresses: [$MGMT/24]
@@ -209,7 +210,7 @@ if [ "$WRITE" = 1 ]; then
 	{
 		echo "Measured $(date -u '+%Y-%m-%d %H:%M') UTC, commit $(git -C "$ROOT" rev-parse --short HEAD), with \`$CMDLINE\`"
 		echo "on $(nproc) x $cpu, Linux $(uname -r), load average $(cut -d' ' -f1 /proc/loadavg) at the end."
-		echo "pop53d's worker on CPU $BENCH_SERVER_CPU; its exception thread, the senders and kxdpgun on CPU $BENCH_CLIENT_CPU."
+		echo "pop53d's worker on CPU $BENCH_SERVER_CPU (idle mode ${POP53_IDLE:-adaptive}); its exception thread, the senders and kxdpgun on CPU $BENCH_CLIENT_CPU."
 		echo "kxdpgun: \`ip netns exec p53-client taskset -c $BENCH_CLIENT_CPU kxdpgun -t $SECONDS_ -Q $RATE -i QUERIES -I p53c 192.0.2.53\`."
 		echo
 		echo "$table"
