@@ -15,13 +15,13 @@
 int p53_xdp_owner_path(char *out, size_t len, const char *control_socket, const char *ifname)
 {
 	const char *slash = strrchr(control_socket, '/');
-	int dirlen = slash == NULL ? 1 : (int)(slash - control_socket);
-	const char *dir = slash == NULL ? "." : control_socket;
 	int n;
 
-	if (slash == control_socket)
-		dirlen = 0; /* a socket in "/": the record goes to "/xdp-..." */
-	n = snprintf(out, len, "%.*s/xdp-%s.owner", dirlen, dir, ifname);
+	if (slash == NULL) /* a name without a directory: the current one */
+		n = snprintf(out, len, "./xdp-%s.owner", ifname);
+	else
+		n = snprintf(out, len, "%.*s/xdp-%s.owner", (int)(slash - control_socket),
+			     control_socket, ifname);
 	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
 }
 
