@@ -19,6 +19,7 @@
 #include "control/xfr/catalog.h"
 #include "control/xfr/store.h"
 #include "control/xfr/xfr.h"
+#include "control/zone/compile.h"
 #include "dataplane/dnsmsg.h"
 #include "dataplane/image.h"
 #include "dataplane/name.h"
@@ -232,8 +233,14 @@ void *p53_xfr_compile(struct p53_xfr *x, const struct p53_config *cfg, const voi
 			plan_free(&p);
 			return NULL;
 		}
+		struct p53_zone_steer st = { 0 };
+		if (p53_zone_steer_attach(cfg, p.src, p.n, &st, err, errlen) != 0) {
+			plan_free(&p);
+			return NULL;
+		}
 		img = p53_image_build_files(p.src, p.n, len, err, errlen, p53_log_warn_cb, NULL, files,
 					    n_files);
+		p53_zone_steer_free(&st);
 		if (img != NULL) {
 			if (files != NULL)
 				files_filter(&p, *files, n_files);

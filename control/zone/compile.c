@@ -21,20 +21,20 @@ static size_t bare_len(const char *s)
 	return n > 0 && s[n - 1] == '.' ? n - 1 : n;
 }
 
-/* The served zone a steered owner belongs to: the deepest whose apex is it or above it. */
-static int zone_of(const struct p53_config *cfg, const char *owner)
+/* The zone among src[] a steered owner belongs to: the deepest whose apex is it or above it. */
+static int zone_of(const struct p53_zone_src *src, size_t n, const char *owner)
 {
 	size_t ol = bare_len(owner);
 	int best = -1;
 	size_t best_len = 0;
 
-	for (int i = 0; i < cfg->n_zones; i++) {
-		const char *z = cfg->zones[i].name;
+	for (size_t i = 0; i < n; i++) {
+		const char *z = src[i].name;
 		size_t zl = bare_len(z);
 		if (zl == 0 || (zl <= ol && strncasecmp(owner + ol - zl, z, zl) == 0 &&
 				(zl == ol || owner[ol - zl - 1] == '.'))) {
 			if (best < 0 || zl > best_len) {
-				best = i;
+				best = (int)i;
 				best_len = zl;
 			}
 		}
@@ -42,18 +42,67 @@ static int zone_of(const struct p53_config *cfg, const char *owner)
 	return best;
 }
 
+void p53_zone_steer_free(struct p53_zone_steer *st)
+{
+	free(st->ex);
+	free(st->addrs);
+	st->ex = NULL;
+	st->addrs = NULL;
+}
+
+int p53_zone_steer_attach(const struct p53_config *cfg, struct p53_zone_src *src, size_t n,
+			  struct p53_zone_steer *st, char *err, size_t errlen)
+{
+	const struct p53_steer_conf *sc = &cfg->steer;
+	size_t m = sc->n_records > 0 ? (size_t)sc->n_records : 1;
+	int n_ex = 0;
+
+	st->ex = calloc(m, sizeof(*st->ex));
+	st->addrs = calloc(m, P53_STEER_MAX_POOL * 16);
+	if (st->ex == NULL || st->addrs == NULL) {
+		p53_zone_steer_free(st);
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	for (int i = 0; i < sc->n_records; i++)
+		if (zone_of(src, n, sc->records[i].owner) < 0) {
+			snprintf(err, errlen, "%s:%d: steering.records[%d]: owner '%s' is in no served zone",
+				 cfg->path, sc->records[i].line, i, sc->records[i].owner);
+			p53_zone_steer_free(st);
+			return -1;
+		}
+	/* Grouped by zone: each source's extras are one run of ex[]. */
+	for (size_t z = 0; z < n; z++) {
+		src[z].extra = st->ex + n_ex;
+		src[z].n_extra = 0;
+		for (int i = 0; i < sc->n_records; i++) {
+			const struct p53_steer_record *r = &sc->records[i];
+			if (zone_of(src, n, r->owner) != (int)z)
+				continue;
+			struct p53_zone_extra *e = &st->ex[n_ex++];
+			uint8_t *a = st->addrs + (size_t)i * P53_STEER_MAX_POOL * 16;
+			unsigned int alen = r->type == 1 ? 4 : 16;
+			for (int j = 0; j < r->n_pool; j++)
+				memcpy(a + (size_t)j * alen, r->pool[j].addr, alen);
+			*e = (struct p53_zone_extra){ .lname = r->lname, .lname_len = r->lname_len,
+						      .type = r->type, .ttl = r->ttl, .addrs = a,
+						      .n = r->n_pool, .line = r->line, .owner = r->owner };
+			src[z].n_extra++;
+		}
+	}
+	return 0;
+}
+
 void *p53_zone_compile(const struct p53_config *cfg, size_t *len, char *err, size_t errlen,
 		       p53_warn_fn warn, void *warn_arg, char ***files, size_t *n_files)
 {
-	const struct p53_steer_conf *sc = &cfg->steer;
 	struct p53_zone_src *src = calloc((size_t)cfg->n_zones, sizeof(*src));
-	struct p53_zone_extra *ex = calloc(sc->n_records > 0 ? (size_t)sc->n_records : 1, sizeof(*ex));
-	uint8_t *addrs = calloc(sc->n_records > 0 ? (size_t)sc->n_records : 1, P53_STEER_MAX_POOL * 16);
+	struct p53_zone_steer st = { 0 };
 	void *img = NULL;
 
-	if (src == NULL || ex == NULL || addrs == NULL) {
+	if (src == NULL) {
 		snprintf(err, errlen, "out of memory");
-		goto out;
+		return NULL;
 	}
 	for (int i = 0; i < cfg->n_zones; i++) {
 		const struct p53_config_zone *z = &cfg->zones[i];
@@ -72,36 +121,10 @@ void *p53_zone_compile(const struct p53_config *cfg, size_t *len, char *err, siz
 		else if (access(z->file, F_OK) != 0)
 			src[i].rcode = P53_RCODE_SERVFAIL;
 	}
-	/* Steered records, grouped by zone: ex[] is sorted by zone here. */
-	int n_ex = 0;
-	for (int z = 0; z < cfg->n_zones; z++) {
-		src[z].extra = ex + n_ex;
-		for (int i = 0; i < sc->n_records; i++) {
-			const struct p53_steer_record *r = &sc->records[i];
-			if (zone_of(cfg, r->owner) != z)
-				continue;
-			struct p53_zone_extra *e = &ex[n_ex++];
-			uint8_t *a = addrs + (size_t)i * P53_STEER_MAX_POOL * 16;
-			unsigned int alen = r->type == 1 ? 4 : 16;
-			for (int j = 0; j < r->n_pool; j++)
-				memcpy(a + (size_t)j * alen, r->pool[j].addr, alen);
-			*e = (struct p53_zone_extra){ .lname = r->lname, .lname_len = r->lname_len,
-						      .type = r->type, .ttl = r->ttl, .addrs = a,
-						      .n = r->n_pool, .line = r->line, .owner = r->owner };
-			src[z].n_extra++;
-		}
-	}
-	for (int i = 0; i < sc->n_records; i++)
-		if (zone_of(cfg, sc->records[i].owner) < 0) {
-			snprintf(err, errlen, "%s:%d: steering.records[%d]: owner '%s' is in no served zone",
-				 cfg->path, sc->records[i].line, i, sc->records[i].owner);
-			goto out;
-		}
-	img = p53_image_build_files(src, (size_t)cfg->n_zones, len, err, errlen, warn, warn_arg,
-				    files, n_files);
-out:
-	free(addrs);
-	free(ex);
+	if (p53_zone_steer_attach(cfg, src, (size_t)cfg->n_zones, &st, err, errlen) == 0)
+		img = p53_image_build_files(src, (size_t)cfg->n_zones, len, err, errlen, warn,
+					    warn_arg, files, n_files);
+	p53_zone_steer_free(&st);
 	free(src);
 	/* Signatures that run out soon: the health zone check fails such a zone (dnssec.h). */
 	if (img != NULL)

@@ -12,6 +12,23 @@
 #include "control/conf/config.h"
 #include "control/zone/image_build.h"
 
+/* Storage behind the steered records attached to zone sources (p53_zone_steer_attach). */
+struct p53_zone_steer {
+	struct p53_zone_extra *ex;
+	uint8_t *addrs;
+};
+
+/**
+ * Give each zone source in src[] the steered records (cfg->steer) its zone holds: the deepest
+ * source whose apex is the owner or above it. Every compile of the config's zones does this
+ * (start-up, reload, a transfer's update), so steered records never depend on how a zone's
+ * other records arrived. Free with p53_zone_steer_free() after the build.
+ * @return 0, or -1 with `err` ("file:line: ... owner is in no served zone", out of memory).
+ */
+int p53_zone_steer_attach(const struct p53_config *cfg, struct p53_zone_src *src, size_t n,
+			  struct p53_zone_steer *st, char *err, size_t errlen);
+void p53_zone_steer_free(struct p53_zone_steer *st);
+
 /**
  * Compile the zones of `cfg` into a new image.
  *
