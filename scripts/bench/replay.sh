@@ -111,6 +111,18 @@ signed_zone() {
 	fi
 	echo "example.com=$f"
 }
+# The steered mix's sources, once per build directory: a subnet map and a MaxMind DB
+# (scripts/bench/steer_sources.py, written by tests/steer/mmdb_writer.py).
+steer_sources() {
+	local d="$BUILD/bench/steer"
+	if [ ! -s "$d/geo.mmdb" ] || [ "$d/geo.mmdb" -ot "$ROOT/scripts/bench/steer_sources.py" ]; then
+		mkdir -p "$d"
+		python3 "$ROOT/scripts/bench/steer_sources.py" "$d/map.json" "$d/nets.json" &&
+			python3 "$ROOT/tests/steer/mmdb_writer.py" "$d/geo.mmdb" "$d/nets.json" ||
+			{ echo "replay.sh: writing the steering sources failed" >&2; exit 1; }
+	fi
+	echo "--steer-map $d/map.json --steer-geo $d/geo.mmdb"
+}
 zone_of() {
 	case $1 in
 	referral) echo "$DIFF" ;;
@@ -129,6 +141,7 @@ mix_args() {
 	guard) echo "-m small-a --guard --clients 65536" ;;
 	rrl) echo "-m small-a --rrl 1000 --clients 65536" ;;
 	flood) echo "-m small-a --rrl 10 --flood" ;;
+	steered) echo "-m steered $(steer_sources) --clients 65536 -6 20 --ecs-pct 50" ;;
 	*) echo "-m $1" ;;
 	esac
 }
@@ -149,11 +162,6 @@ median_line() { # FILE of RESULT lines -> the line with the median net_ns
 declare -A T_LINE T_RUNS NOTE
 if [ "$DO_TIMED" = 1 ]; then
 	for m in "${MIXES[@]}"; do
-		if [ "$m" = steered ]; then
-			NOTE[$m]=$("$BIN" -m steered | head -1)
-			bench_log "$m: ${NOTE[$m]}"
-			continue
-		fi
 		z=$(zone_of "$m")
 		: >"$TMP/$m.timed"
 		for ((r = 1; r <= RUNS; r++)); do
@@ -178,10 +186,6 @@ declare -A CG_LOOP CG_COPY CG_BURST CG_TOP
 if [ "$DO_CG" = 1 ]; then
 	command -v valgrind >/dev/null || { echo "replay.sh: valgrind not installed" >&2; exit 1; }
 	for m in "${MIXES[@]}"; do
-		if [ "$m" = steered ]; then
-			NOTE[$m]=$("$BIN" -m steered | head -1)
-			continue
-		fi
 		z=$(zone_of "$m")
 		out="$TMP/$m.cg"
 		bench_log "$m: callgrind ($CG_COUNT queries; zone $(zone_label "$z"))"
@@ -246,8 +250,8 @@ desc_of() {
 	nxdomain) echo "random names under the apex that do not exist" ;;
 	referral) echo "names below the delegation \`sub\`" ;;
 	big-a) echo "positive A, random owners of the big zone" ;;
-	ecs) echo "small-a plus an EDNS Client Subnet option; steering does not exist yet, so this measures parsing the option only" ;;
-	steered) echo "not available until the steering issue lands" ;;
+	ecs) echo "small-a plus an EDNS Client Subnet option (no steered name: this measures parsing the option)" ;;
+	steered) echo "\`steered.example.com\` A, policy [map, geo] over ten targets in eight PoPs, from a 1000-prefix map and a MaxMind DB of about 4500 networks (scripts/bench/steer_sources.py); half the frames carry ECS (a random /24 or /56), the rest come from 65536 client /24s (20 % IPv6 /56s); each frame's expected record count is the table's own pick" ;;
 	deep-nx) echo "the deepest name under the apex that fits (one-byte labels, 123 labels under example.com, 255 octets): NXDOMAIN, the worst closest-encloser walk" ;;
 	deep-refused) echo "127 one-byte labels under no served zone: REFUSED" ;;
 	wildcard) echo "random names under the small zone's wildcard \`*.img\`" ;;
@@ -378,7 +382,9 @@ desc_of() {
 		notes+=("big-a costs $(awk -v a="$(field "${T_LINE[big-a]}" net_ns)" -v b="$(field "${T_LINE[small-a]}" net_ns)" 'BEGIN { printf "%.2fx", a / b }') small-a in time but $(awk -v a="${CG_BURST[big-a]}" -v b="${CG_BURST[small-a]}" 'BEGIN { printf "%.2fx", a / b }') in instructions: the difference is memory latency, not work. Each query looks up a random owner of a $(awk -v b="$(field "${T_LINE[big-a]}" image_bytes)" 'BEGIN { printf "%.0f MB", b / 1e6 }') image ($FRAMES distinct names), so the hash slot, node, owner name, RRset and RDATA reads miss the caches one after another; real traffic is skewed towards popular names and would miss less.")
 	fi
 	notes+=("Noise: the runs of one session agree within a few per cent, but on the shared 2-CPU VM this was first measured on, two sessions minutes apart differed by about 15 % (small-a 97 and 111 ns); compare figures from one session, and use instructions/query to judge changes smaller than that.")
-	notes+=("The ecs mix only parses the option: ECS-aware steering does not exist yet, and the steered mix is skipped until it does.")
+	if [ -n "${CG_BURST[steered]:-}" ] && [ -n "${CG_BURST[ecs]:-}" ]; then
+		notes+=("steered costs $(awk -v a="${CG_BURST[steered]}" -v b="${CG_BURST[ecs]}" 'BEGIN { printf "%.2fx", a / b }') ecs in instructions: the record lookup in the steering table, one binary search per source consulted (the map, then the GeoIP blocks when the map has no PoP for the client) and the variant's memcpy.")
+	fi
 	echo
 	echo "Reading the numbers:"
 	echo
