@@ -372,8 +372,8 @@ int main(int argc, char **argv)
 	}
 	p53_guard_commit(&d.guard, &guard_next);
 	struct p53_steer_next steer_next;
-	p53_steer_pub_init(&d.steer, &d.dp.steer, d.dp.qsbr, &d.cfg.steer);
-	if (p53_steer_prepare(&d.steer, &d.cfg.steer, &steer_next, err, sizeof(err)) != 0) {
+	p53_steer_pub_init(&d.steer, &d.dp.steer, d.dp.qsbr, &d.cfg.steer, &d.cfg.dnssec);
+	if (p53_steer_prepare(&d.steer, &d.cfg.steer, &d.cfg.dnssec, &steer_next, err, sizeof(err)) != 0) {
 		p53_err("%s", err);
 		goto out_dp;
 	}
