@@ -19,6 +19,7 @@
 #include "control/xfr/catalog.h"
 #include "control/xfr/store.h"
 #include "control/xfr/xfr.h"
+#include "control/zone/compile.h"
 #include "dataplane/dnsmsg.h"
 #include "dataplane/image.h"
 #include "dataplane/name.h"
@@ -74,6 +75,7 @@ struct plan {
 	struct p53_xfr_zone **zs;       /* the state behind each source, NULL for primary zones */
 	struct p53_rrs *own;            /* records extracted for this compile, one per source */
 	size_t n;
+	void *extras;                   /* the steered records the sources point into */
 };
 
 static void plan_free(struct plan *p)
@@ -84,6 +86,7 @@ static void plan_free(struct plan *p)
 	free(p->from_image);
 	free(p->zs);
 	free(p->src);
+	free(p->extras);
 	memset(p, 0, sizeof(*p));
 }
 
@@ -229,6 +232,12 @@ void *p53_xfr_compile(struct p53_xfr *x, const struct p53_config *cfg, const voi
 
 		if (plan_make(x, cfg, cur_img, u, n, &p) != 0) {
 			snprintf(err, errlen, "%s: out of memory", cfg->path);
+			plan_free(&p);
+			return NULL;
+		}
+		/* Steered records go into their zones on every compile (compile.h). */
+		p.extras = p53_steer_extras_attach(cfg, p.src, p.n, err, errlen);
+		if (p.extras == NULL) {
 			plan_free(&p);
 			return NULL;
 		}

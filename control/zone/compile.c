@@ -42,16 +42,59 @@ static int zone_of(const struct p53_config *cfg, const char *owner)
 	return best;
 }
 
+void *p53_steer_extras_attach(const struct p53_config *cfg, struct p53_zone_src *src, size_t n,
+			      char *err, size_t errlen)
+{
+	const struct p53_steer_conf *sc = &cfg->steer;
+	size_t nr = sc->n_records > 0 ? (size_t)sc->n_records : 1;
+	/* One block: the extras, then every record's addresses. */
+	struct p53_zone_extra *ex = calloc(1, nr * sizeof(*ex) + nr * P53_STEER_MAX_POOL * 16);
+
+	if (ex == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	uint8_t *addrs = (uint8_t *)(ex + nr);
+	for (int i = 0; i < sc->n_records; i++)
+		if (zone_of(cfg, sc->records[i].owner) < 0) {
+			snprintf(err, errlen, "%s:%d: steering.records[%d]: owner '%s' is in no served zone",
+				 cfg->path, sc->records[i].line, i, sc->records[i].owner);
+			free(ex);
+			return NULL;
+		}
+	/* Grouped by source: each source's extras are consecutive in ex[]. */
+	int n_ex = 0;
+	for (size_t k = 0; k < n; k++) {
+		src[k].extra = ex + n_ex;
+		src[k].n_extra = 0;
+		for (int i = 0; i < sc->n_records; i++) {
+			const struct p53_steer_record *r = &sc->records[i];
+			int z = zone_of(cfg, r->owner);
+			if (bare_len(cfg->zones[z].name) != bare_len(src[k].name) ||
+			    strncasecmp(cfg->zones[z].name, src[k].name, bare_len(src[k].name)) != 0)
+				continue;
+			struct p53_zone_extra *e = &ex[n_ex++];
+			uint8_t *a = addrs + (size_t)i * P53_STEER_MAX_POOL * 16;
+			unsigned int alen = r->type == 1 ? 4 : 16;
+			for (int j = 0; j < r->n_pool; j++)
+				memcpy(a + (size_t)j * alen, r->pool[j].addr, alen);
+			*e = (struct p53_zone_extra){ .lname = r->lname, .lname_len = r->lname_len,
+						      .type = r->type, .ttl = r->ttl, .addrs = a,
+						      .n = r->n_pool, .line = r->line, .owner = r->owner };
+			src[k].n_extra++;
+		}
+	}
+	return ex;
+}
+
 void *p53_zone_compile(const struct p53_config *cfg, size_t *len, char *err, size_t errlen,
 		       p53_warn_fn warn, void *warn_arg, char ***files, size_t *n_files)
 {
-	const struct p53_steer_conf *sc = &cfg->steer;
-	struct p53_zone_src *src = calloc((size_t)cfg->n_zones, sizeof(*src));
-	struct p53_zone_extra *ex = calloc(sc->n_records > 0 ? (size_t)sc->n_records : 1, sizeof(*ex));
-	uint8_t *addrs = calloc(sc->n_records > 0 ? (size_t)sc->n_records : 1, P53_STEER_MAX_POOL * 16);
+	struct p53_zone_src *src = calloc(cfg->n_zones > 0 ? (size_t)cfg->n_zones : 1, sizeof(*src));
+	void *ex = NULL;
 	void *img = NULL;
 
-	if (src == NULL || ex == NULL || addrs == NULL) {
+	if (src == NULL) {
 		snprintf(err, errlen, "out of memory");
 		goto out;
 	}
@@ -72,35 +115,12 @@ void *p53_zone_compile(const struct p53_config *cfg, size_t *len, char *err, siz
 		else if (access(z->file, F_OK) != 0)
 			src[i].rcode = P53_RCODE_SERVFAIL;
 	}
-	/* Steered records, grouped by zone: ex[] is sorted by zone here. */
-	int n_ex = 0;
-	for (int z = 0; z < cfg->n_zones; z++) {
-		src[z].extra = ex + n_ex;
-		for (int i = 0; i < sc->n_records; i++) {
-			const struct p53_steer_record *r = &sc->records[i];
-			if (zone_of(cfg, r->owner) != z)
-				continue;
-			struct p53_zone_extra *e = &ex[n_ex++];
-			uint8_t *a = addrs + (size_t)i * P53_STEER_MAX_POOL * 16;
-			unsigned int alen = r->type == 1 ? 4 : 16;
-			for (int j = 0; j < r->n_pool; j++)
-				memcpy(a + (size_t)j * alen, r->pool[j].addr, alen);
-			*e = (struct p53_zone_extra){ .lname = r->lname, .lname_len = r->lname_len,
-						      .type = r->type, .ttl = r->ttl, .addrs = a,
-						      .n = r->n_pool, .line = r->line, .owner = r->owner };
-			src[z].n_extra++;
-		}
-	}
-	for (int i = 0; i < sc->n_records; i++)
-		if (zone_of(cfg, sc->records[i].owner) < 0) {
-			snprintf(err, errlen, "%s:%d: steering.records[%d]: owner '%s' is in no served zone",
-				 cfg->path, sc->records[i].line, i, sc->records[i].owner);
-			goto out;
-		}
+	ex = p53_steer_extras_attach(cfg, src, (size_t)cfg->n_zones, err, errlen);
+	if (ex == NULL)
+		goto out;
 	img = p53_image_build_files(src, (size_t)cfg->n_zones, len, err, errlen, warn, warn_arg,
 				    files, n_files);
 out:
-	free(addrs);
 	free(ex);
 	free(src);
 	/* Signatures that run out soon: the health zone check fails such a zone (dnssec.h). */

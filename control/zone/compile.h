@@ -22,6 +22,17 @@
 void *p53_zone_compile(const struct p53_config *cfg, size_t *len, char *err, size_t errlen,
 		       p53_warn_fn warn, void *warn_arg, char ***files, size_t *n_files);
 
+/**
+ * Give each source the steered records of `cfg` that fall in its zone (src[k].extra,
+ * n_extra; matched by zone name, so catalog members and secondaries work alike). Every
+ * compile of a config must do this: pop53d's start and reload compile through
+ * p53_xfr_compile, checks through p53_zone_compile.
+ * @return the storage the sources now point into (free() it after the compile), or NULL with
+ *         err = "file:line: ..." (an owner in no served zone, out of memory).
+ */
+void *p53_steer_extras_attach(const struct p53_config *cfg, struct p53_zone_src *src, size_t n,
+			      char *err, size_t errlen);
+
 /** What a successful p53_config_check() found. */
 struct p53_check_result {
 	int zones;
