@@ -71,8 +71,12 @@ static int check_config(const char *path)
 		fprintf(stderr, "%s\n", err);
 		return 1;
 	}
-	printf("%s: ok (%d zone(s), %" PRIu32 " records, image %zu bytes)\n", path, res.zones,
+	printf("%s: ok (%d zone(s), %" PRIu32 " records, image %zu bytes", path, res.zones,
 	       res.records, res.image_bytes);
+	if (res.variants_signed > 0)
+		printf("; %" PRIu32 " steering variant(s), %" PRIu32 " signed in %.3f ms", res.variants,
+		       res.variants_signed, (double)res.sign_ns / 1e6);
+	printf(")\n");
 	return 0;
 }
 

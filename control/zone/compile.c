@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "control/steer/steer_build.h"
+#include "control/text.h"
 
 #include "control/dnssec/dnssec.h"
 #include "control/zone/compile.h"
@@ -129,6 +130,56 @@ out:
 	return img;
 }
 
+/* Steered records in signed zones that no key signs, and keys for zones that are not signed:
+ * either way validating resolvers reject (or never see) what the operator meant to sign. */
+static void signing_warn(const struct p53_config *cfg, const void *img, p53_warn_fn warn, void *arg)
+{
+	char msg[1400], zn[1024];
+
+	for (int i = 0; i < cfg->steer.n_records; i++) {
+		const struct p53_steer_record *r = &cfg->steer.records[i];
+		/* The image zone holding it: the longest apex that is a label suffix of its owner. */
+		uint32_t best = P53_NONE;
+		uint8_t best_len = 0;
+		for (uint32_t z = 0; z < p53_image_hdr(img)->n_zones; z++) {
+			const struct p53_image_zone *iz = p53_image_zone(img, z);
+			for (unsigned int at = 0; at < r->lname_len; at += 1u + r->lname[at]) {
+				if (r->lname_len - at == iz->name_len &&
+				    memcmp(r->lname + at, p53_image_name(img, iz->name_off), iz->name_len) == 0 &&
+				    iz->name_len > best_len) {
+					best = z;
+					best_len = iz->name_len;
+				}
+				if (r->lname[at] == 0)
+					break;
+			}
+		}
+		if (best == P53_NONE)
+			continue;
+		const struct p53_image_zone *iz = p53_image_zone(img, best);
+		int keyed = 0;
+		for (int k = 0; k < cfg->dnssec.n_keys; k++)
+			keyed |= cfg->dnssec.keys[k].owner_len == iz->name_len &&
+				 memcmp(cfg->dnssec.keys[k].owner, p53_image_name(img, iz->name_off), iz->name_len) == 0;
+		int is_signed = (iz->dnssec & P53_ZONE_SIGNED) != 0;
+		if (is_signed == keyed)
+			continue;
+		p53_name_to_str(zn, sizeof(zn), p53_image_name(img, iz->name_off));
+		if (is_signed)
+			snprintf(msg, sizeof(msg), "%s:%d: steering.records[%d]: %s is in the signed zone %s but "
+				 "no dnssec.signing_keys key is for that zone: its answers go unsigned and "
+				 "validating resolvers will reject them", cfg->path, r->line, i, r->owner, zn);
+		else
+			snprintf(msg, sizeof(msg), "%s:%d: steering.records[%d]: %s is signed with a "
+				 "dnssec.signing_keys key but the zone %s is not signed (no DNSKEY to "
+				 "validate with)", cfg->path, r->line, i, r->owner, zn);
+		if (warn != NULL)
+			warn(arg, msg);
+		else
+			fprintf(stderr, "%s\n", msg);
+	}
+}
+
 int p53_config_check(const char *path, struct p53_check_result *res, char *err, size_t errlen,
 		     p53_warn_fn warn, void *warn_arg)
 {
@@ -139,16 +190,25 @@ int p53_config_check(const char *path, struct p53_check_result *res, char *err, 
 		return -1;
 	img = p53_zone_compile(&cfg, &res->image_bytes, err, errlen, warn, warn_arg, NULL, NULL);
 	res->zones = cfg.n_zones;
+	res->variants = 0;
+	res->variants_signed = 0;
+	res->sign_ns = 0;
 	if (img != NULL && cfg.steer.n_records > 0) {
-		/* The steering sources and table, as a start or reload builds them. */
+		/* The steering sources and table, as a start or reload builds them: signed too,
+		 * so a key that cannot sign is found here. */
 		struct p53_steer_sources ss;
 		bool (*all)[P53_STEER_MAX_POOL] = calloc((size_t)cfg.steer.n_records, sizeof(*all));
 		size_t tl;
 		void *t = NULL;
+		uint64_t now = (uint64_t)time(NULL);
+		struct p53_steer_signing sg = { .keys = cfg.dnssec.keys, .n_keys = cfg.dnssec.n_keys,
+						.inception = (uint32_t)(now - 3600),
+						.expiration = (uint32_t)(now + cfg.dnssec.validity_s) };
+		signing_warn(&cfg, img, warn, warn_arg);
 		if (all != NULL && p53_steer_sources_load(&cfg.steer, &ss, err, errlen) == 0) {
 			for (int i = 0; i < cfg.steer.n_records; i++)
 				memset(all[i], 1, sizeof(all[i]));
-			t = p53_steer_build(&cfg.steer, &ss, all, &tl, err, errlen);
+			t = p53_steer_build_signed(&cfg.steer, &ss, all, &sg, &tl, err, errlen);
 			p53_steer_sources_free(&ss);
 		} else if (all == NULL) {
 			snprintf(err, errlen, "out of memory");
@@ -157,6 +217,10 @@ int p53_config_check(const char *path, struct p53_check_result *res, char *err, 
 		if (t == NULL) {
 			free(img);
 			img = NULL;
+		} else {
+			res->variants = p53_steer_hdr(t)->n_variants;
+			res->variants_signed = sg.n_signed;
+			res->sign_ns = sg.sign_ns;
 		}
 		free(t);
 	}

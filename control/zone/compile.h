@@ -38,6 +38,9 @@ struct p53_check_result {
 	int zones;
 	uint32_t records;
 	size_t image_bytes;
+	uint32_t variants;              /* steering variants */
+	uint32_t variants_signed;       /* of them signed (dnssec.signing_keys) */
+	uint64_t sign_ns;               /* the time signing them took */
 };
 
 /**

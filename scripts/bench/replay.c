@@ -39,6 +39,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/mman.h>
+#include <time.h>
 
 #include <rte_byteorder.h>
 #include <rte_cycles.h>
@@ -127,6 +128,7 @@ struct opts {
 	const char *steer_map;  /* steered: the subnet map (JSON) */
 	const char *steer_geo;  /* steered: the MaxMind DB */
 	unsigned int ecs_pct;   /* steered: share of frames with an ECS option */
+	const char *sign_key;   /* steered: sign the variants with this key (dnssec.signing_keys) */
 };
 
 /* ---- small helpers ------------------------------------------------------------------ */
@@ -665,7 +667,7 @@ static uint8_t *build_frames(const void *img, const struct opts *o, struct frame
 			 * response must carry exactly that many records. */
 			uint8_t scope;
 			const struct p53_steer_variant *v = p53_steer_pick(steer, srec, &who, &scope);
-			fm->ancount = v->count;
+			fm->ancount = (uint16_t)(v->count + (o->dnssec ? v->sig_count : 0));
 		}
 		off += fm->len;
 	}
@@ -750,23 +752,33 @@ static void steer_extra_make(const struct p53_steer_conf *c, struct p53_zone_ext
 				      .owner = r->owner };
 }
 
-/* Load the sources and build the table with every target up, as p53_steer_prepare does. */
-static void *steer_table_make(const struct p53_steer_conf *c, size_t *len)
+/* Load the sources and build the table with every target up, as p53_steer_prepare does;
+ * signed with `key` when not NULL. */
+static void *steer_table_make(const struct p53_steer_conf *c, const char *key, size_t *len)
 {
 	struct p53_steer_sources src;
 	bool up[1][P53_STEER_MAX_POOL];
-	char err[512];
+	struct p53_sign_key k;
+	char err[600];
+	uint32_t now = (uint32_t)time(NULL);
+	struct p53_steer_signing sg = { .keys = &k, .n_keys = key != NULL, .inception = now - 3600,
+					.expiration = now + 14 * 86400 };
 
 	memset(up, 1, sizeof(up));
+	if (key != NULL && p53_sign_key_load(key, &k, err, sizeof(err)) != 0)
+		die("--sign-key: %s", err);
 	if (p53_steer_sources_load(c, &src, err, sizeof(err)) != 0)
 		die("steering sources: %s", err);
-	void *t = p53_steer_build(c, &src, up, len, err, sizeof(err));
+	void *t = p53_steer_build_signed(c, &src, up, &sg, len, err, sizeof(err));
 	if (t == NULL)
 		die("steering table: %s", err);
 	fprintf(stderr, "p53-replay: steering table %zu bytes: map %u+%u blocks, geo %u+%u blocks "
-		"(IPv4+IPv6), %u variants\n", *len, src.src[0].n4, src.src[0].n6, src.src[1].n4,
-		src.src[1].n6, p53_steer_hdr(t)->n_variants);
+		"(IPv4+IPv6), %u variants, %u signed in %.3f ms\n", *len, src.src[0].n4, src.src[0].n6,
+		src.src[1].n4, src.src[1].n6, p53_steer_hdr(t)->n_variants, sg.n_signed,
+		(double)sg.sign_ns / 1e6);
 	p53_steer_sources_free(&src);
+	if (key != NULL)
+		p53_sign_key_free(&k);
 	return t;
 }
 
@@ -899,6 +911,8 @@ static void usage(FILE *f)
 		"  --steer-map F   steered: the subnet map (JSON, docs/CONFIG.md steering.map)\n"
 		"  --steer-geo F   steered: the MaxMind DB (steering.geoip)\n"
 		"  --ecs-pct P     steered: share of frames with an ECS option (default 50)\n"
+		"  --sign-key K    steered: sign the variants with key K (as dnssec.signing_keys);\n"
+		"                  with --do the answers carry the RRSIGs\n"
 		"EAL args default to: -l 1 --no-huge -m 256 --no-shconf --file-prefix=p53-replay\n"
 		"                     --no-telemetry --no-pci --log-level=*:warning\n");
 }
@@ -917,6 +931,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		{"steer-map", required_argument, NULL, 'M'},
 		{"steer-geo", required_argument, NULL, 'g'},
 		{"ecs-pct", required_argument, NULL, 'e'},
+		{"sign-key", required_argument, NULL, 'K'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -999,6 +1014,9 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 			break;
 		case 'e':
 			o->ecs_pct = (unsigned int)strtoul(optarg, NULL, 10);
+			break;
+		case 'K':
+			o->sign_key = optarg;
 			break;
 		case 'h':
 			usage(stdout);
@@ -1116,7 +1134,7 @@ int main(int argc, char **argv)
 	if (meta == NULL)
 		die("out of memory");
 	size_t steer_len = 0;
-	void *steer = o.mix == MIX_STEERED ? steer_table_make(&sconf, &steer_len) : NULL;
+	void *steer = o.mix == MIX_STEERED ? steer_table_make(&sconf, o.sign_key, &steer_len) : NULL;
 	uint8_t *arena = build_frames(rep, &o, meta, steer);
 
 	struct rte_mempool *mp = rte_pktmbuf_pool_create("p53_replay", POOL_MBUFS, POOL_CACHE, 0,

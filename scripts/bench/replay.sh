@@ -8,7 +8,7 @@
 #
 # Usage: scripts/bench/replay.sh [--timed | --callgrind] [--runs N] [-n COUNT]
 #                                [--no-write] [MIX ...]
-#   MIX: small-a nxdomain referral big-a ecs steered wildcard signed-a nsec3-nxdomain
+#   MIX: small-a nxdomain referral big-a ecs steered signed-steered wildcard signed-a nsec3-nxdomain
 #        signed-wildcard deep-nx deep-refused guard rrl flood (default: all of them; the
 #        signed-* and nsec3-* mixes ask with DO=1 of zones/example.com.zone signed with
 #        ldns-signzone, NSEC3; guard, rrl and flood are small-a's frames through the guard)
@@ -34,7 +34,7 @@ CG_COUNT=${CG_COUNT:-20000}
 DOC="$ROOT/docs/BENCHMARKS.md"
 BEGIN_MARK='<!-- replay:begin -->'
 END_MARK='<!-- replay:end -->'
-ALL_MIXES="small-a nxdomain referral big-a ecs steered wildcard signed-a nsec3-nxdomain signed-wildcard deep-nx deep-refused guard rrl flood"
+ALL_MIXES="small-a nxdomain referral big-a ecs steered signed-steered wildcard signed-a nsec3-nxdomain signed-wildcard deep-nx deep-refused guard rrl flood"
 
 RUNS=3
 COUNT=2000000
@@ -104,7 +104,7 @@ signed_zone() {
 		mkdir -p "$d"
 		(cd "$d" && rm -f K*.key K*.private &&
 			ksk=$(ldns-keygen -a ECDSAP256SHA256 -k example.com) &&
-			zsk=$(ldns-keygen -a ECDSAP256SHA256 example.com) &&
+			zsk=$(ldns-keygen -a ECDSAP256SHA256 example.com) && echo "$d/$zsk" >"$d/zsk" &&
 			ldns-signzone -n -t 0 -o example.com. -e "$(date -u -d '+1 year' +%Y%m%d)" \
 				-f "$f" "$ROOT/zones/example.com.zone" "$ksk" "$zsk") >&2 ||
 			{ echo "replay.sh: ldns-signzone failed" >&2; exit 1; }
@@ -142,6 +142,7 @@ mix_args() {
 	rrl) echo "-m small-a --rrl 1000 --clients 65536" ;;
 	flood) echo "-m small-a --rrl 10 --flood" ;;
 	steered) echo "-m steered $(steer_sources) --clients 65536 -6 20 --ecs-pct 50" ;;
+	signed-steered) echo "-m steered --do --sign-key $(cat "$BUILD/bench/signed/zsk") $(steer_sources) --clients 65536 -6 20 --ecs-pct 50" ;;
 	*) echo "-m $1" ;;
 	esac
 }
@@ -237,7 +238,7 @@ target_of() {
 	small-a) echo "≥ 10 Mqps per core" ;;
 	big-a) echo "≤ 1.5x small-a" ;;
 	deep-nx|deep-refused) echo "≤ 3x nxdomain" ;;
-	signed-a) echo "≤ 1.3x small-a" ;;
+	signed-a|signed-steered) echo "≤ 1.3x $( [ "$1" = signed-a ] && echo small-a || echo steered )" ;;
 	nsec3-nxdomain) echo "≤ 2x nxdomain" ;;
 	rrl) echo "≤ 1.15x guard (RRL off)" ;;
 	flood) echo "< small-a (answering it)" ;;
@@ -256,6 +257,7 @@ desc_of() {
 	deep-refused) echo "127 one-byte labels under no served zone: REFUSED" ;;
 	wildcard) echo "random names under the small zone's wildcard \`*.img\`" ;;
 	signed-a) echo "small-a with DO=1 on the signed small zone: A/AAAA and its RRSIG" ;;
+	signed-steered) echo "steered with DO=1 on the signed small zone, the variants signed with its ZSK (--sign-key): each answer carries its variant's RRSIG" ;;
 	nsec3-nxdomain) echo "nxdomain with DO=1 on the signed small zone: SOA, three NSEC3 and their RRSIGs, one NSEC3 hash per query" ;;
 	signed-wildcard) echo "wildcard with DO=1 on the signed small zone: the expanded A, its RRSIG, the NSEC3 covering the next closer name" ;;
 	guard) echo "small-a from 65536 client /24s with the guard published as pop53d's defaults do: cookies on, RRL off" ;;
@@ -318,7 +320,7 @@ desc_of() {
 			l=${T_LINE[$m]}
 			t=$(target_of "$m")
 			base=""
-			case $m in big-a|signed-a) base=small-a ;; nsec3-nxdomain|deep-nx|deep-refused) base=nxdomain ;; signed-wildcard) base=wildcard ;; esac
+			case $m in big-a|signed-a) base=small-a ;; nsec3-nxdomain|deep-nx|deep-refused) base=nxdomain ;; signed-wildcard) base=wildcard ;; signed-steered) base=steered ;; esac
 			if [ -n "$base" ] && [ -n "${T_LINE[$base]:-}" ]; then
 				t="$t: $(awk -v a="$(field "$l" net_ns)" -v b="$(field "${T_LINE[$base]}" net_ns)" 'BEGIN { printf "%.2fx", a / b }') $base"
 			fi
@@ -347,7 +349,7 @@ desc_of() {
 			t="-"
 			[ "$m" = small-a ] && t="≤ 400 (positive A on the small zone with EDNS; no guard: RRL and cookies are in the guard, rrl and flood mixes)"
 			base=""
-			case $m in big-a|signed-a) base=small-a ;; nsec3-nxdomain|deep-nx|deep-refused) base=nxdomain ;; signed-wildcard) base=wildcard ;; esac
+			case $m in big-a|signed-a) base=small-a ;; nsec3-nxdomain|deep-nx|deep-refused) base=nxdomain ;; signed-wildcard) base=wildcard ;; signed-steered) base=steered ;; esac
 			if [ -n "$base" ] && [ -n "${CG_BURST[$base]:-}" ]; then
 				t="$(target_of "$m"): $(awk -v a="${CG_BURST[$m]}" -v b="${CG_BURST[$base]}" 'BEGIN { printf "%.2fx", a / b }') $base"
 			if [ "$m" = rrl ] && [ -n "${CG_BURST[guard]:-}" ]; then

@@ -147,5 +147,15 @@ sed 's/signature_refresh: 65/signature_refresh: 50/' "$TMP/pop53.yaml" >"$TMP/ba
 out=$("$POP53D" --check-config "$TMP/bad.yaml" 2>&1)
 check "bad config: signature_refresh at or below signature_margin" \
 	grep -q 'signature_refresh (50 s) must be above signature_margin (60 s)' <<<"$out"
+out=$("$POP53D" --check-config "$TMP/pop53.yaml" 2>&1)
+check "--check-config signs the variants too, and says how long it took" \
+	grep -Eq "ok \(1 zone\(s\), [0-9]+ records, image [0-9]+ bytes; 4 steering variant\(s\), 4 signed in [0-9.]+ ms\)" <<<"$out"
+grep -v 'signing_keys' "$TMP/pop53.yaml" >"$TMP/nokey.yaml"
+line=$(grep -n 'owner: map.example.com.' "$TMP/nokey.yaml" | cut -d: -f1)
+out=$("$POP53D" --check-config "$TMP/nokey.yaml" 2>&1)
+check "a steered record in a signed zone without a key is warned about, at its line" \
+	grep -q "$TMP/nokey.yaml:$line: steering.records\[0\]: map.example.com. is in the signed zone example.com. but no dnssec.signing_keys key is for that zone" <<<"$out"
+check "...and the image's steered RRset is not reported as lacking an RRSIG" \
+	bash -c "! grep -q \"A at 'map.example.com.' has no RRSIG\" <<<'$out'"
 [ "$FAIL" -eq 0 ] && [ -z "${VERBOSE:-}" ] || cat "$TMP/pop53d.log"
 finish
