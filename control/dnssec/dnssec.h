@@ -3,7 +3,8 @@
  * the served zones, for operators (pop53ctl zone list, the compile warnings) and for the
  * health zone check.
  *
- * pop53 serves zones signed elsewhere (dnssec-signzone, ldns-signzone, Knot); the compiler
+ * pop53 serves zones signed elsewhere (dnssec-signzone, ldns-signzone, Knot) and signs only
+ * steering variants, with dnssec.signing_keys (sign.h, loaded here with the section); the compiler
  * (control/zone/dnssec_build.c) records per zone whether it is signed and its earliest RRSIG
  * expiration (struct p53_image_zone: dnssec, sig_expire). A zone whose signatures run out
  * makes validating resolvers fail as surely as a dead server, so:
