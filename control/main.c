@@ -71,8 +71,12 @@ static int check_config(const char *path)
 		fprintf(stderr, "%s\n", err);
 		return 1;
 	}
-	printf("%s: ok (%d zone(s), %" PRIu32 " records, image %zu bytes)\n", path, res.zones,
+	printf("%s: ok (%d zone(s), %" PRIu32 " records, image %zu bytes", path, res.zones,
 	       res.records, res.image_bytes);
+	if (res.variants_signed > 0)
+		printf("; %" PRIu32 " steering variant(s), %" PRIu32 " signed in %.3f ms", res.variants,
+		       res.variants_signed, (double)res.sign_ns / 1e6);
+	printf(")\n");
 	return 0;
 }
 
@@ -372,8 +376,8 @@ int main(int argc, char **argv)
 	}
 	p53_guard_commit(&d.guard, &guard_next);
 	struct p53_steer_next steer_next;
-	p53_steer_pub_init(&d.steer, &d.dp.steer, d.dp.qsbr, &d.cfg.steer);
-	if (p53_steer_prepare(&d.steer, &d.cfg.steer, &steer_next, err, sizeof(err)) != 0) {
+	p53_steer_pub_init(&d.steer, &d.dp.steer, d.dp.qsbr, &d.cfg.steer, &d.cfg.dnssec);
+	if (p53_steer_prepare(&d.steer, &d.cfg.steer, &d.cfg.dnssec, &steer_next, err, sizeof(err)) != 0) {
 		p53_err("%s", err);
 		goto out_dp;
 	}

@@ -170,7 +170,7 @@ int p53_daemon_reload(struct p53_daemon *d, int config, const char *zone, char *
 	if (p53_guard_prepare(&d->guard, use, &guard_next, err, errlen) != 0)
 		goto fail_addrs;
 	/* The steering sources (map, MaxMind DB) are re-read and the table built likewise. */
-	if (p53_steer_prepare(&d->steer, &use->steer, &steer_next, err, errlen) != 0) {
+	if (p53_steer_prepare(&d->steer, &use->steer, &use->dnssec, &steer_next, err, errlen) != 0) {
 		p53_guard_discard(&guard_next);
 		goto fail_addrs;
 	}

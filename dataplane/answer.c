@@ -627,8 +627,8 @@ static __attribute__((noinline)) int steered(struct ctx *c, const struct p53_ima
 	vrs.count = v->count;
 	vrs.ttl = v->ttl;
 	vrs.rdata_len = v->rdata_len;
-	vrs.sig_count = 0;      /* variants are not signed (docs/ARCHITECTURE.md, planned) */
-	vrs.sig_len = 0;
+	vrs.sig_count = (uint8_t)v->sig_count; /* signed by the control thread (dnssec.signing_keys); */
+	vrs.sig_len = (uint16_t)v->sig_len;    /* p53_steer_check bounds both */
 	vrs.flags = 0;
 	if (put_rrset_rd(&c->w, &vrs, p53_steer_rdata(t, v), c->name, c->ptr, SEC_AN, P53_NONE) != 0)
 		c->w.tc = 1;

@@ -2,7 +2,9 @@
 #include <errno.h>
 #include <string.h>
 
+#include "dataplane/image.h"
 #include "dataplane/steer.h"
+#include "dataplane/wire.h"
 
 static inline uint32_t be32(const uint8_t *p)
 {
@@ -157,8 +159,22 @@ int p53_steer_check(const void *t, size_t len, const char **why)
 	}
 	for (uint32_t i = 0; i < h->n_variants; i++) {
 		const struct p53_steer_variant *v = p53_steer_variant(t, i);
-		if ((uint64_t)h->rdata_off + v->rdata_off + v->rdata_len > len) {
+		if ((uint64_t)h->rdata_off + v->rdata_off + v->rdata_len + v->sig_len > len) {
 			w = "variant outside the table";
+			goto bad;
+		}
+		/* Records, then signatures: each a pointer, 10 octets of header and its RDATA. */
+		const uint8_t *p = p53_steer_rdata(t, v);
+		uint64_t at = 0, end = (uint64_t)v->rdata_len + v->sig_len;
+		int ok = 1;
+		for (uint32_t k = 0; ok && k < (uint32_t)v->count + v->sig_count; k++) {
+			ok = at + P53_RR_OWNER_LEN + 10 <= end && (k != v->count || at == v->rdata_len);
+			if (ok)
+				at += P53_RR_OWNER_LEN + 10 + p53_get16(p + at + P53_RR_OWNER_LEN + 8);
+		}
+		if (!ok || at != end || (v->sig_count == 0 && v->sig_len != 0) ||
+		    v->sig_count > UINT8_MAX || v->sig_len > UINT16_MAX) {
+			w = "variant records do not fill their bytes";
 			goto bad;
 		}
 	}

@@ -17,8 +17,8 @@
  *     array (one entry per location of that source) holding a variant or none (next step);
  *     after the last step the record's fallback variant.
  *   - variants: pre-encoded answer RRsets, laid out exactly as the image's (image.h: owner
- *     pointer C0 0C, then TYPE CLASS TTL RDLENGTH RDATA per record), so writing one is a
- *     memcpy. Health is folded in at build time: a variant only names healthy targets, and a
+ *     pointer C0 0C, then TYPE CLASS TTL RDLENGTH RDATA per record, then the covering RRSIGs
+ *     the same way when the zone has a signing key), so writing one is a memcpy. Health is folded in at build time: a variant only names healthy targets, and a
  *     health change publishes a new table.
  *
  * Per query the decision is one binary search per source consulted and two array reads.
@@ -55,6 +55,8 @@ struct p53_steer_hdr {
 	uint32_t rdata_off;
 	uint32_t names_off;
 	uint64_t generation;
+	uint64_t sig_expire;            /* earliest RRSIG expiration of the variants (unix
+					   seconds); 0: no variant is signed */
 	struct p53_steer_src src[P53_STEER_SRCS];
 };
 
@@ -88,10 +90,11 @@ struct p53_steer_rec {
 
 struct p53_steer_variant {
 	uint32_t rdata_off;             /* into rdata[] */
-	uint32_t rdata_len;
+	uint32_t rdata_len;             /* the records; their RRSIGs follow (sig_len bytes) */
 	uint16_t count;
-	uint16_t pad;
+	uint16_t sig_count;             /* RRSIGs over the records (signed zones: dnssec.signing_keys) */
 	uint32_t ttl;
+	uint32_t sig_len;
 };
 
 /* Where the client is, for a decision: the ECS address or the packet's source. */
@@ -138,7 +141,9 @@ const struct p53_steer_variant *p53_steer_pick(const void *t, const struct p53_s
 					       const struct p53_steer_client *cl, uint8_t *scope);
 
 /**
- * Check a table before workers read it without bounds checks.
+ * Check a table before workers read it without bounds checks: sections inside, indices in
+ * range, and each variant's records and RRSIGs filling exactly rdata_len + sig_len bytes
+ * (the writer walks them by their RDLENGTH when it cannot memcpy).
  * @return 0, or -EINVAL with *why set.
  */
 int p53_steer_check(const void *t, size_t len, const char **why);

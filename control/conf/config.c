@@ -236,7 +236,7 @@ static const struct p53_conf_key top_keys[] = {
 	{ .name = "server", SECTION(server_keys), .required = true },
 	{ .name = "dataplane", SECTION(dataplane_keys), .required = true },
 	{ .name = "metrics", SECTION(metrics_keys) },
-	{ .name = "dnssec", .fn = p53_conf_section, .sub = p53_dnssec_conf_keys, .nsub = 1, CFG(dnssec) },
+	{ .name = "dnssec", .fn = p53_dnssec_conf_section, .off = offsetof(struct p53_config, dnssec) },
 	{ .name = "zones", .fn = key_zones, .required = true },
 	{ .name = "health", .fn = p53_health_conf_section, .off = offsetof(struct p53_config, health) },
 	{ .name = "anycast", .fn = p53_anycast_conf_section, .off = offsetof(struct p53_config, anycast) },
@@ -322,7 +322,7 @@ int p53_config_load(const char *path, struct p53_config *cfg, char *err, size_t 
 	cfg->mbufs = 8191;
 	cfg->replicas = P53_REPLICAS_PER_CORE;
 	cfg->watch_debounce_ms = 500;
-	cfg->dnssec.margin_s = P53_DNSSEC_MARGIN_DEFAULT;
+	p53_dnssec_conf_init(&cfg->dnssec);
 	cfg->metrics_enabled = true;
 	p53_tcp_conf_defaults(&cfg->tcp);
 	p53_abuse_config_defaults(&cfg->abuse);
@@ -382,6 +382,7 @@ void p53_config_free(struct p53_config *cfg)
 	if (cfg == NULL)
 		return;
 	p53_steer_conf_free(&cfg->steer);
+	p53_dnssec_conf_free(&cfg->dnssec);
 	free(cfg->path);
 	free(cfg->identity);
 	free(cfg->version);

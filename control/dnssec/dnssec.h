@@ -3,7 +3,8 @@
  * the served zones, for operators (pop53ctl zone list, the compile warnings) and for the
  * health zone check.
  *
- * pop53 serves zones signed elsewhere (dnssec-signzone, ldns-signzone, Knot); the compiler
+ * pop53 serves zones signed elsewhere (dnssec-signzone, ldns-signzone, Knot) and signs only
+ * steering variants, with dnssec.signing_keys (sign.h, loaded here with the section); the compiler
  * (control/zone/dnssec_build.c) records per zone whether it is signed and its earliest RRSIG
  * expiration (struct p53_image_zone: dnssec, sig_expire). A zone whose signatures run out
  * makes validating resolvers fail as surely as a dead server, so:
@@ -24,16 +25,35 @@
 #include "control/conf/schema.h"
 #include "control/zone/image_build.h"
 
-#define P53_DNSSEC_MARGIN_DEFAULT (3u * 86400u) /* three days: a weekend without the signer */
+#include "control/dnssec/sign.h"
+
+#define P53_DNSSEC_MARGIN_DEFAULT   (3u * 86400u)  /* three days: a weekend without the signer */
+#define P53_DNSSEC_VALIDITY_DEFAULT (14u * 86400u) /* RRSIGs pop53 makes: two weeks... */
+#define P53_DNSSEC_REFRESH_DEFAULT  (7u * 86400u)  /* ...re-made when a week is left */
 
 /* The `dnssec:` section (docs/CONFIG.md). */
 struct p53_dnssec_conf {
 	unsigned int margin_s;  /* dnssec.signature_margin: seconds before the earliest RRSIG
 				   expiration at which a zone counts as failing */
+	struct p53_sign_key keys[P53_SIGN_MAX_KEYS]; /* dnssec.signing_keys, loaded */
+	int n_keys;
+	unsigned int validity_s; /* dnssec.signature_validity: expiration - now of our RRSIGs */
+	unsigned int refresh_s;  /* dnssec.signature_refresh: re-sign when less than this is left */
+	int line;
 };
 
-/* Its keys, for the top-level table (control/conf/config.c). */
-extern const struct p53_conf_key p53_dnssec_conf_keys[1];
+/**
+ * Handler for the `dnssec:` row of the top-level table: the keys, then the cross checks
+ * (signature_refresh above signature_margin, so re-signing comes before the health check
+ * fails; signature_validity above signature_refresh).
+ */
+int p53_dnssec_conf_section(struct p53_conf_ctx *c, const struct p53_conf_key *k, yaml_node_t *v,
+			    const char *where, void *base);
+
+/** Set the defaults (before the section is read). */
+void p53_dnssec_conf_init(struct p53_dnssec_conf *d);
+
+void p53_dnssec_conf_free(struct p53_dnssec_conf *d);
 
 /* What a zone's signatures say at a given time. */
 struct p53_dnssec_state {

@@ -168,6 +168,15 @@ static bool zones_ok(const struct p53_health *h, const struct p53_daemon *d, cha
 			return false;
 		}
 	}
+	/* Steered answers of signed zones carry RRSIGs pop53 made: the same margin covers them
+	 * (the re-signing timer runs at signature_refresh, above it; failing here means it
+	 * could not sign). */
+	char why[160];
+	if (p53_steer_sig_check(&d->steer, (uint64_t)time(NULL), d->cfg.dnssec.margin_s, why,
+				sizeof(why)) != 0) {
+		snprintf(err, len, "%s", why);
+		return false;
+	}
 	return true;
 }
 

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <jansson.h>
 #include <maxminddb.h>
@@ -567,8 +568,47 @@ static size_t al8(size_t x)
 	return (x + 7) & ~(size_t)7;
 }
 
+/* The key that signs a record: the one whose owner (a zone) is the longest suffix of its
+ * owner on a label boundary; NULL when no key covers it. */
+static const struct p53_sign_key *key_of(const struct p53_steer_signing *sg,
+					 const struct p53_steer_record *r)
+{
+	const struct p53_sign_key *best = NULL;
+
+	for (int i = 0; sg != NULL && i < sg->n_keys; i++) {
+		const struct p53_sign_key *k = &sg->keys[i];
+		/* Walk r's labels: a suffix starting at a label boundary, compared in canonical form. */
+		for (unsigned int at = 0; at < r->lname_len; at += 1u + r->lname[at]) {
+			if (r->lname_len - at == k->owner_len &&
+			    memcmp(r->lname + at, k->owner, k->owner_len) == 0) {
+				if (best == NULL || k->owner_len > best->owner_len)
+					best = k;
+				break;
+			}
+			if (r->lname[at] == 0)
+				break;
+		}
+	}
+	return best;
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 void *p53_steer_build(const struct p53_steer_conf *conf, const struct p53_steer_sources *s,
 		      bool up[][P53_STEER_MAX_POOL], size_t *len, char *err, size_t errlen)
+{
+	return p53_steer_build_signed(conf, s, up, NULL, len, err, errlen);
+}
+
+void *p53_steer_build_signed(const struct p53_steer_conf *conf, const struct p53_steer_sources *s,
+			     bool up[][P53_STEER_MAX_POOL], struct p53_steer_signing *sg, size_t *len,
+			     char *err, size_t errlen)
 {
 	struct out o = {0};
 	struct p53_steer_rec *recs = calloc(conf->n_records ? (size_t)conf->n_records : 1, sizeof(*recs));
@@ -617,12 +657,20 @@ void *p53_steer_build(const struct p53_steer_conf *conf, const struct p53_steer_
 	}
 	/* Layout: header, records, variants, decisions, rdata, names, blocks. */
 	size_t rdata = 0, names = 0;
-	for (uint32_t i = 0; i < o.n_v; i++)
+	uint32_t n_signed = 0;
+	for (uint32_t i = 0; i < o.n_v; i++) {
+		const struct p53_sign_key *k = key_of(sg, &conf->records[o.v[i].rec]);
 		rdata += (size_t)o.v[i].n * (2 + 10 + (conf->records[o.v[i].rec].type == 1 ? 4 : 16));
+		if (k != NULL) {
+			rdata += p53_sign_rr_len(k);
+			n_signed++;
+		}
+	}
 	for (int i = 0; i < conf->n_records; i++)
 		names += conf->records[i].lname_len;
 	struct p53_steer_hdr h = { .magic = P53_STEER_MAGIC, .n_records = (uint32_t)conf->n_records,
-				   .n_variants = o.n_v };
+				   .n_variants = o.n_v,
+				   .sig_expire = n_signed > 0 ? sg->expiration : 0 };
 	size_t off = al8(sizeof(h));
 	h.records_off = (uint32_t)off;
 	off = al8(off + (size_t)conf->n_records * sizeof(*recs));
@@ -686,6 +734,35 @@ void *p53_steer_build(const struct p53_steer_conf *conf, const struct p53_steer_
 			rp += 12 + alen;
 		}
 		v->rdata_len = (uint32_t)(rp - v->rdata_off);
+		const struct p53_sign_key *key = key_of(sg, r);
+		if (key == NULL)
+			continue;
+		/* The variant's RRSIG, right after its records (RFC 4034 §3; image.h's layout). */
+		uint64_t t0 = mono_ns();
+		int sl = p53_sign_rrset(key, r->lname, r->lname_len, img + h.rdata_off + v->rdata_off,
+					v->count, sg->inception, sg->expiration, img + h.rdata_off + rp,
+					p53_sign_rr_len(key));
+		sg->sign_ns += mono_ns() - t0;
+		if (sl < 0) {
+			fail(err, errlen, "steering: signing a variant of %s with %s failed", r->owner,
+			     key->path);
+			goto free_img;
+		}
+		v->sig_count = 1;
+		v->sig_len = (uint32_t)sl;
+		sg->n_signed++;
+		/* Verify a sample, spread over the variants, with the DNSKEY alone. */
+		uint32_t step = n_signed > P53_STEER_VERIFY_SAMPLE ? n_signed / P53_STEER_VERIFY_SAMPLE : 1;
+		if ((sg->n_signed - 1) % step == 0 && sg->n_verified < P53_STEER_VERIFY_SAMPLE) {
+			if (p53_sign_verify(key, r->lname, r->lname_len, img + h.rdata_off + v->rdata_off,
+					    v->count, img + h.rdata_off + rp, (size_t)sl) != 0) {
+				fail(err, errlen, "steering: the RRSIG of variant %u of %s does not validate "
+				     "with the DNSKEY of %s", i, r->owner, key->path);
+				goto free_img;
+			}
+			sg->n_verified++;
+		}
+		rp += (size_t)sl;
 	}
 	memcpy(img + h.dec_off, o.dec, (size_t)o.n_dec * 4);
 	for (int k = 0; k < P53_STEER_SRCS; k++) {
@@ -704,6 +781,7 @@ void *p53_steer_build(const struct p53_steer_conf *conf, const struct p53_steer_
 	goto out;
 oom:
 	fail(err, errlen, "steering: out of memory");
+free_img:
 	free(img);
 	img = NULL;
 out:

@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "control/dnssec/sign.h"
 #include "control/steer/steer_conf.h"
 #include "dataplane/steer.h"
 
@@ -87,5 +88,33 @@ int p53_steer_by_distance(const struct p53_steer_record *r, const bool *up, doub
  */
 void *p53_steer_build(const struct p53_steer_conf *conf, const struct p53_steer_sources *s,
 		      bool up[][P53_STEER_MAX_POOL], size_t *len, char *err, size_t errlen);
+
+/* Variants verified per build with the DNSKEY alone (spread evenly over the variants). */
+#define P53_STEER_VERIFY_SAMPLE 16
+
+/*
+ * Signing the variants of records in signed zones (dnssec.signing_keys): each variant gets
+ * one RRSIG by the key whose zone holds the record (the longest key owner that is the
+ * record's owner or above it); records no key covers stay unsigned.
+ */
+struct p53_steer_signing {
+	const struct p53_sign_key *keys;
+	int n_keys;
+	uint32_t inception, expiration; /* unix seconds, into every RRSIG */
+	uint32_t refresh_s;             /* re-sign when this much is left (the publisher's timer) */
+	/* set by the build */
+	uint32_t n_signed;              /* variants signed */
+	uint32_t n_verified;            /* of them, verified (P53_STEER_VERIFY_SAMPLE at most) */
+	uint64_t sign_ns;               /* time spent signing (CLOCK_MONOTONIC) */
+};
+
+/**
+ * p53_steer_build() that also signs the variants (sg may be NULL: unsigned). A sample of the
+ * signatures is verified with the key's DNSKEY; one that does not validate fails the build.
+ * The table's sig_expire is sg->expiration when any variant is signed.
+ */
+void *p53_steer_build_signed(const struct p53_steer_conf *conf, const struct p53_steer_sources *s,
+			     bool up[][P53_STEER_MAX_POOL], struct p53_steer_signing *sg, size_t *len,
+			     char *err, size_t errlen);
 
 #endif /* P53_STEER_BUILD_H */

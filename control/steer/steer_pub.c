@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <rte_malloc.h>
 
@@ -10,12 +11,13 @@
 #include "control/steer/steer_pub.h"
 
 void p53_steer_pub_init(struct p53_steer_pub *p, void **slot, struct rte_rcu_qsbr *qsbr,
-			const struct p53_steer_conf *conf)
+			const struct p53_steer_conf *conf, const struct p53_dnssec_conf *dnssec)
 {
 	memset(p, 0, sizeof(*p));
 	p->slot = slot;
 	p->qsbr = qsbr;
 	p->conf = conf;
+	p->dnssec = dnssec;
 }
 
 static void reap(struct p53_steer_pub *p)
@@ -43,15 +45,27 @@ static void state_free(struct p53_steer_state *s)
 	memset(s, 0, sizeof(*s));
 }
 
-/* Build the table of `conf` with the health in `s` into rte_malloc memory. */
-static void *build(const struct p53_steer_conf *conf, struct p53_steer_state *s, size_t *len,
-		   char *err, size_t errlen)
+/* Build the table of `conf` with the health in `s` into rte_malloc memory, its variants
+ * signed with the keys of `dc` from now for signature_validity. */
+static void *build(const struct p53_steer_conf *conf, const struct p53_dnssec_conf *dc,
+		   struct p53_steer_state *s, struct p53_steer_signing *sg, size_t *len, char *err,
+		   size_t errlen)
 {
-	void *m = p53_steer_build(conf, &s->src, s->up, len, err, errlen);
-	void *t;
+	uint64_t now = (uint64_t)time(NULL);
+	void *m, *t;
 
+	/* An hour back for resolvers whose clocks lag (RFC 4035 §5.3.1 checks inception). */
+	*sg = (struct p53_steer_signing){ .keys = dc->keys, .n_keys = dc->n_keys,
+					  .inception = (uint32_t)(now - 3600),
+					  .expiration = (uint32_t)(now + dc->validity_s),
+					  .refresh_s = dc->refresh_s };
+	m = p53_steer_build_signed(conf, &s->src, s->up, sg, len, err, errlen);
 	if (m == NULL)
 		return NULL;
+	if (sg->n_signed > 0)
+		p53_info("steering: signed %u variant(s) in %.3f ms (%.1f us each), %u verified with "
+			 "the DNSKEY; valid until %u", sg->n_signed, (double)sg->sign_ns / 1e6,
+			 (double)sg->sign_ns / 1e3 / sg->n_signed, sg->n_verified, sg->expiration);
 	t = rte_malloc("p53_steer", *len, 64);
 	if (t == NULL)
 		snprintf(err, errlen, "steering: out of memory for a %zu-byte table", *len);
@@ -62,7 +76,8 @@ static void *build(const struct p53_steer_conf *conf, struct p53_steer_state *s,
 }
 
 int p53_steer_prepare(struct p53_steer_pub *p, const struct p53_steer_conf *conf,
-		      struct p53_steer_next *next, char *err, size_t errlen)
+		      const struct p53_dnssec_conf *dnssec, struct p53_steer_next *next, char *err,
+		      size_t errlen)
 {
 	struct p53_steer_state *s = &next->st;
 	int n = conf->n_records;
@@ -109,7 +124,7 @@ int p53_steer_prepare(struct p53_steer_pub *p, const struct p53_steer_conf *conf
 	}
 	if (p53_steer_sources_load(conf, &s->src, err, errlen) != 0)
 		goto fail;
-	next->t = build(conf, s, &next->len, err, errlen);
+	next->t = build(conf, dnssec, s, &next->sign, &next->len, err, errlen);
 	if (next->t == NULL)
 		goto fail;
 	return 0;
@@ -125,9 +140,14 @@ void p53_steer_discard(struct p53_steer_next *next)
 	memset(next, 0, sizeof(*next));
 }
 
-static void publish(struct p53_steer_pub *p, void *t, size_t len)
+static void publish(struct p53_steer_pub *p, void *t, size_t len, const struct p53_steer_signing *sg)
 {
 	void *old = p->cur;
+	uint64_t expire = t != NULL ? p53_steer_hdr(t)->sig_expire : 0;
+
+	/* Re-sign when signature_refresh is left; the config check keeps it above the margin. */
+	p->resign_at = expire != 0 ? expire - sg->refresh_s : 0;
+	p->last_sign = *sg;
 
 	__atomic_store_n(p->slot, t, __ATOMIC_RELEASE);
 	p->cur = t;
@@ -146,7 +166,7 @@ void p53_steer_commit(struct p53_steer_pub *p, struct p53_steer_next *next)
 	/* Checks still running belong to the old state: stop them (the new state starts its own). */
 	state_free(&p->st);
 	p->st = next->st;
-	publish(p, next->t, next->len);
+	publish(p, next->t, next->len, &next->sign);
 	if (next->t != NULL) {
 		const struct p53_steer_hdr *h = next->t;
 		p53_info("steering: %u record(s), %u variant(s); map %u+%u blocks, geoip %u+%u blocks; "
@@ -204,27 +224,53 @@ static int check(struct p53_steer_pub *p, int i, int j, uint64_t now)
 
 void p53_steer_tick(struct p53_steer_pub *p, uint64_t now_ms)
 {
-	int changed = 0;
+	int changed = 0, resign = 0;
 	char err[512];
 
 	reap(p);
 	for (int i = 0; i < p->st.n_records; i++)
 		for (int j = 0; j < p->conf->records[i].n_pool; j++)
 			changed |= check(p, i, j, now_ms);
-	if (!changed)
+	/* The re-signing timer: wall clock, as the signatures' validity is. */
+	resign = p->resign_at != 0 && (uint64_t)time(NULL) >= p->resign_at;
+	if (!changed && !resign)
 		return;
-	p->health_changes++;
+	if (changed)
+		p->health_changes++;
 	if (p->n_retired == P53_STEER_RETIRED) {
-		p53_err("steering: health changed but a reader holds %u old tables; next tick", p->n_retired);
+		p53_err("steering: %s but a reader holds %u old tables; next tick",
+			changed ? "health changed" : "variants are due for re-signing", p->n_retired);
 		return;
 	}
 	size_t len;
-	void *t = build(p->conf, &p->st, &len, err, sizeof(err));
+	struct p53_steer_signing sg;
+	void *t = build(p->conf, p->dnssec, &p->st, &sg, &len, err, sizeof(err));
 	if (t == NULL) {
+		/* Tried again next tick; the health zone check fails once the margin is reached. */
 		p53_err("%s", err);
 		return;
 	}
-	publish(p, t, len);
+	if (resign && !changed) {
+		p->resigns++;
+		p53_info("steering: variants re-signed (signature_refresh %u s)", p->dnssec->refresh_s);
+	}
+	publish(p, t, len, &sg);
+}
+
+int p53_steer_sig_check(const struct p53_steer_pub *p, uint64_t now, unsigned int margin,
+			char *why, size_t cap)
+{
+	uint64_t expire = p->cur != NULL ? p53_steer_hdr(p->cur)->sig_expire : 0;
+
+	if (expire == 0 || (expire > now && expire - now >= margin))
+		return 0;
+	if (expire <= now)
+		snprintf(why, cap, "steering: variant signatures expired %llu s ago",
+			 (unsigned long long)(now - expire));
+	else
+		snprintf(why, cap, "steering: variant signatures expire in %llu s "
+			 "(dnssec.signature_margin %u s)", (unsigned long long)(expire - now), margin);
+	return -1;
 }
 
 void p53_steer_pub_fini(struct p53_steer_pub *p)

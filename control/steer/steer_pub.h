@@ -14,6 +14,11 @@
  * take it out of every answer, `rise` successes bring it back. A change recompiles the
  * decisions from the loaded sources (no file is read) and publishes within the tick.
  *
+ * Signing: variants of records in a zone with a key in dnssec.signing_keys are signed on every
+ * build (start, reload, health change) with signature_validity from now, and the whole table
+ * is re-signed and republished once less than signature_refresh is left (checked every tick
+ * against the wall clock): a timer on the control thread, no worker involved.
+ *
  * Control thread only.
  */
 #ifndef P53_STEER_PUB_H
@@ -24,6 +29,7 @@
 
 #include <rte_rcu_qsbr.h>
 
+#include "control/dnssec/dnssec.h"
 #include "control/health/proc.h"
 #include "control/steer/steer_build.h"
 
@@ -49,6 +55,10 @@ struct p53_steer_pub {
 	struct rte_rcu_qsbr *qsbr;      /* NULL: no readers run yet or ever */
 	const struct p53_steer_conf *conf; /* the config in force's section (its address is
 					   stable: the daemon's config is replaced in place) */
+	const struct p53_dnssec_conf *dnssec; /* its dnssec section (keys, validity, refresh) */
+	uint64_t resign_at;             /* unix seconds; 0: nothing signed */
+	uint64_t resigns;               /* re-signed by the timer */
+	struct p53_steer_signing last_sign; /* the last build's signing figures */
 	void *cur;
 	size_t cur_len;
 	struct p53_steer_state st;
@@ -62,11 +72,12 @@ struct p53_steer_pub {
 struct p53_steer_next {
 	void *t;                        /* rte_malloc'd, or NULL for no steering */
 	size_t len;
+	struct p53_steer_signing sign;
 	struct p53_steer_state st;
 };
 
 void p53_steer_pub_init(struct p53_steer_pub *p, void **slot, struct rte_rcu_qsbr *qsbr,
-			const struct p53_steer_conf *conf);
+			const struct p53_steer_conf *conf, const struct p53_dnssec_conf *dnssec);
 
 /**
  * Load the sources of `conf` and build its table; health carries over for targets of the
@@ -74,15 +85,24 @@ void p53_steer_pub_init(struct p53_steer_pub *p, void **slot, struct rte_rcu_qsb
  * @return 0, or -1 with err = "file[:line]: reason".
  */
 int p53_steer_prepare(struct p53_steer_pub *p, const struct p53_steer_conf *conf,
-		      struct p53_steer_next *next, char *err, size_t errlen);
+		      const struct p53_dnssec_conf *dnssec, struct p53_steer_next *next, char *err,
+		      size_t errlen);
 
 /** Publish a prepared table (never fails). */
 void p53_steer_commit(struct p53_steer_pub *p, struct p53_steer_next *next);
 
 void p53_steer_discard(struct p53_steer_next *next);
 
-/** Every control tick: reap, run health checks, republish on a change. */
+/** Every control tick: reap, run health checks, republish on a change or when the variants'
+ *  signatures are due for re-signing. */
 void p53_steer_tick(struct p53_steer_pub *p, uint64_t now_ms);
+
+/**
+ * The health zone check's part for the variants (dnssec.signature_margin covers them too):
+ * -1 with why set when the published table's earliest RRSIG expires within `margin` of `now`.
+ */
+int p53_steer_sig_check(const struct p53_steer_pub *p, uint64_t now, unsigned int margin,
+			char *why, size_t cap);
 
 /** Free everything; readers must have stopped. */
 void p53_steer_pub_fini(struct p53_steer_pub *p);

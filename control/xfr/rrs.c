@@ -447,7 +447,7 @@ int p53_image_zones_rrs(const void *img, struct p53_rrs **out)
 		for (uint32_t i = nd->rrsets; i < (uint32_t)nd->rrsets + nd->n_rrsets; i++) {
 			const struct p53_image_rrset *rs = p53_image_rrset(img, i);
 			/* A steered RRset comes from the config (steering:), not from the zone's
-			 * content: every compile adds it again (p53_zone_steer_attach). */
+			 * content: every compile adds it again (p53_steer_extras_attach). */
 			if (rs->flags & P53_RRSET_STEERED)
 				continue;
 			const uint8_t *rd = p53_image_rdata(img, rs);

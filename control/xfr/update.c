@@ -75,6 +75,7 @@ struct plan {
 	struct p53_xfr_zone **zs;       /* the state behind each source, NULL for primary zones */
 	struct p53_rrs *own;            /* records extracted for this compile, one per source */
 	size_t n;
+	void *extras;                   /* the steered records the sources point into */
 };
 
 static void plan_free(struct plan *p)
@@ -85,6 +86,7 @@ static void plan_free(struct plan *p)
 	free(p->from_image);
 	free(p->zs);
 	free(p->src);
+	free(p->extras);
 	memset(p, 0, sizeof(*p));
 }
 
@@ -233,14 +235,14 @@ void *p53_xfr_compile(struct p53_xfr *x, const struct p53_config *cfg, const voi
 			plan_free(&p);
 			return NULL;
 		}
-		struct p53_zone_steer st = { 0 };
-		if (p53_zone_steer_attach(cfg, p.src, p.n, &st, err, errlen) != 0) {
+		/* Steered records go into their zones on every compile (compile.h). */
+		p.extras = p53_steer_extras_attach(cfg, p.src, p.n, err, errlen);
+		if (p.extras == NULL) {
 			plan_free(&p);
 			return NULL;
 		}
 		img = p53_image_build_files(p.src, p.n, len, err, errlen, p53_log_warn_cb, NULL, files,
 					    n_files);
-		p53_zone_steer_free(&st);
 		if (img != NULL) {
 			if (files != NULL)
 				files_filter(&p, *files, n_files);

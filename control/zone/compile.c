@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "control/steer/steer_build.h"
+#include "control/text.h"
 
 #include "control/dnssec/dnssec.h"
 #include "control/zone/compile.h"
@@ -21,20 +22,20 @@ static size_t bare_len(const char *s)
 	return n > 0 && s[n - 1] == '.' ? n - 1 : n;
 }
 
-/* The zone among src[] a steered owner belongs to: the deepest whose apex is it or above it. */
-static int zone_of(const struct p53_zone_src *src, size_t n, const char *owner)
+/* The served zone a steered owner belongs to: the deepest whose apex is it or above it. */
+static int zone_of(const struct p53_config *cfg, const char *owner)
 {
 	size_t ol = bare_len(owner);
 	int best = -1;
 	size_t best_len = 0;
 
-	for (size_t i = 0; i < n; i++) {
-		const char *z = src[i].name;
+	for (int i = 0; i < cfg->n_zones; i++) {
+		const char *z = cfg->zones[i].name;
 		size_t zl = bare_len(z);
 		if (zl == 0 || (zl <= ol && strncasecmp(owner + ol - zl, z, zl) == 0 &&
 				(zl == ol || owner[ol - zl - 1] == '.'))) {
 			if (best < 0 || zl > best_len) {
-				best = (int)i;
+				best = i;
 				best_len = zl;
 			}
 		}
@@ -42,67 +43,61 @@ static int zone_of(const struct p53_zone_src *src, size_t n, const char *owner)
 	return best;
 }
 
-void p53_zone_steer_free(struct p53_zone_steer *st)
-{
-	free(st->ex);
-	free(st->addrs);
-	st->ex = NULL;
-	st->addrs = NULL;
-}
-
-int p53_zone_steer_attach(const struct p53_config *cfg, struct p53_zone_src *src, size_t n,
-			  struct p53_zone_steer *st, char *err, size_t errlen)
+void *p53_steer_extras_attach(const struct p53_config *cfg, struct p53_zone_src *src, size_t n,
+			      char *err, size_t errlen)
 {
 	const struct p53_steer_conf *sc = &cfg->steer;
-	size_t m = sc->n_records > 0 ? (size_t)sc->n_records : 1;
-	int n_ex = 0;
+	size_t nr = sc->n_records > 0 ? (size_t)sc->n_records : 1;
+	/* One block: the extras, then every record's addresses. */
+	struct p53_zone_extra *ex = calloc(1, nr * sizeof(*ex) + nr * P53_STEER_MAX_POOL * 16);
 
-	st->ex = calloc(m, sizeof(*st->ex));
-	st->addrs = calloc(m, P53_STEER_MAX_POOL * 16);
-	if (st->ex == NULL || st->addrs == NULL) {
-		p53_zone_steer_free(st);
+	if (ex == NULL) {
 		snprintf(err, errlen, "out of memory");
-		return -1;
+		return NULL;
 	}
+	uint8_t *addrs = (uint8_t *)(ex + nr);
 	for (int i = 0; i < sc->n_records; i++)
-		if (zone_of(src, n, sc->records[i].owner) < 0) {
+		if (zone_of(cfg, sc->records[i].owner) < 0) {
 			snprintf(err, errlen, "%s:%d: steering.records[%d]: owner '%s' is in no served zone",
 				 cfg->path, sc->records[i].line, i, sc->records[i].owner);
-			p53_zone_steer_free(st);
-			return -1;
+			free(ex);
+			return NULL;
 		}
-	/* Grouped by zone: each source's extras are one run of ex[]. */
-	for (size_t z = 0; z < n; z++) {
-		src[z].extra = st->ex + n_ex;
-		src[z].n_extra = 0;
+	/* Grouped by source: each source's extras are consecutive in ex[]. */
+	int n_ex = 0;
+	for (size_t k = 0; k < n; k++) {
+		src[k].extra = ex + n_ex;
+		src[k].n_extra = 0;
 		for (int i = 0; i < sc->n_records; i++) {
 			const struct p53_steer_record *r = &sc->records[i];
-			if (zone_of(src, n, r->owner) != (int)z)
+			int z = zone_of(cfg, r->owner);
+			if (bare_len(cfg->zones[z].name) != bare_len(src[k].name) ||
+			    strncasecmp(cfg->zones[z].name, src[k].name, bare_len(src[k].name)) != 0)
 				continue;
-			struct p53_zone_extra *e = &st->ex[n_ex++];
-			uint8_t *a = st->addrs + (size_t)i * P53_STEER_MAX_POOL * 16;
+			struct p53_zone_extra *e = &ex[n_ex++];
+			uint8_t *a = addrs + (size_t)i * P53_STEER_MAX_POOL * 16;
 			unsigned int alen = r->type == 1 ? 4 : 16;
 			for (int j = 0; j < r->n_pool; j++)
 				memcpy(a + (size_t)j * alen, r->pool[j].addr, alen);
 			*e = (struct p53_zone_extra){ .lname = r->lname, .lname_len = r->lname_len,
 						      .type = r->type, .ttl = r->ttl, .addrs = a,
 						      .n = r->n_pool, .line = r->line, .owner = r->owner };
-			src[z].n_extra++;
+			src[k].n_extra++;
 		}
 	}
-	return 0;
+	return ex;
 }
 
 void *p53_zone_compile(const struct p53_config *cfg, size_t *len, char *err, size_t errlen,
 		       p53_warn_fn warn, void *warn_arg, char ***files, size_t *n_files)
 {
-	struct p53_zone_src *src = calloc((size_t)cfg->n_zones, sizeof(*src));
-	struct p53_zone_steer st = { 0 };
+	struct p53_zone_src *src = calloc(cfg->n_zones > 0 ? (size_t)cfg->n_zones : 1, sizeof(*src));
+	void *ex = NULL;
 	void *img = NULL;
 
 	if (src == NULL) {
 		snprintf(err, errlen, "out of memory");
-		return NULL;
+		goto out;
 	}
 	for (int i = 0; i < cfg->n_zones; i++) {
 		const struct p53_config_zone *z = &cfg->zones[i];
@@ -121,15 +116,68 @@ void *p53_zone_compile(const struct p53_config *cfg, size_t *len, char *err, siz
 		else if (access(z->file, F_OK) != 0)
 			src[i].rcode = P53_RCODE_SERVFAIL;
 	}
-	if (p53_zone_steer_attach(cfg, src, (size_t)cfg->n_zones, &st, err, errlen) == 0)
-		img = p53_image_build_files(src, (size_t)cfg->n_zones, len, err, errlen, warn,
-					    warn_arg, files, n_files);
-	p53_zone_steer_free(&st);
+	ex = p53_steer_extras_attach(cfg, src, (size_t)cfg->n_zones, err, errlen);
+	if (ex == NULL)
+		goto out;
+	img = p53_image_build_files(src, (size_t)cfg->n_zones, len, err, errlen, warn, warn_arg,
+				    files, n_files);
+out:
+	free(ex);
 	free(src);
 	/* Signatures that run out soon: the health zone check fails such a zone (dnssec.h). */
 	if (img != NULL)
 		p53_dnssec_warn_expiring(img, (uint64_t)time(NULL), cfg->dnssec.margin_s, warn, warn_arg);
 	return img;
+}
+
+/* Steered records in signed zones that no key signs, and keys for zones that are not signed:
+ * either way validating resolvers reject (or never see) what the operator meant to sign. */
+static void signing_warn(const struct p53_config *cfg, const void *img, p53_warn_fn warn, void *arg)
+{
+	char msg[1400], zn[1024];
+
+	for (int i = 0; i < cfg->steer.n_records; i++) {
+		const struct p53_steer_record *r = &cfg->steer.records[i];
+		/* The image zone holding it: the longest apex that is a label suffix of its owner. */
+		uint32_t best = P53_NONE;
+		uint8_t best_len = 0;
+		for (uint32_t z = 0; z < p53_image_hdr(img)->n_zones; z++) {
+			const struct p53_image_zone *iz = p53_image_zone(img, z);
+			for (unsigned int at = 0; at < r->lname_len; at += 1u + r->lname[at]) {
+				if (r->lname_len - at == iz->name_len &&
+				    memcmp(r->lname + at, p53_image_name(img, iz->name_off), iz->name_len) == 0 &&
+				    iz->name_len > best_len) {
+					best = z;
+					best_len = iz->name_len;
+				}
+				if (r->lname[at] == 0)
+					break;
+			}
+		}
+		if (best == P53_NONE)
+			continue;
+		const struct p53_image_zone *iz = p53_image_zone(img, best);
+		int keyed = 0;
+		for (int k = 0; k < cfg->dnssec.n_keys; k++)
+			keyed |= cfg->dnssec.keys[k].owner_len == iz->name_len &&
+				 memcmp(cfg->dnssec.keys[k].owner, p53_image_name(img, iz->name_off), iz->name_len) == 0;
+		int is_signed = (iz->dnssec & P53_ZONE_SIGNED) != 0;
+		if (is_signed == keyed)
+			continue;
+		p53_name_to_str(zn, sizeof(zn), p53_image_name(img, iz->name_off));
+		if (is_signed)
+			snprintf(msg, sizeof(msg), "%s:%d: steering.records[%d]: %s is in the signed zone %s but "
+				 "no dnssec.signing_keys key is for that zone: its answers go unsigned and "
+				 "validating resolvers will reject them", cfg->path, r->line, i, r->owner, zn);
+		else
+			snprintf(msg, sizeof(msg), "%s:%d: steering.records[%d]: %s is signed with a "
+				 "dnssec.signing_keys key but the zone %s is not signed (no DNSKEY to "
+				 "validate with)", cfg->path, r->line, i, r->owner, zn);
+		if (warn != NULL)
+			warn(arg, msg);
+		else
+			fprintf(stderr, "%s\n", msg);
+	}
 }
 
 int p53_config_check(const char *path, struct p53_check_result *res, char *err, size_t errlen,
@@ -142,16 +190,25 @@ int p53_config_check(const char *path, struct p53_check_result *res, char *err, 
 		return -1;
 	img = p53_zone_compile(&cfg, &res->image_bytes, err, errlen, warn, warn_arg, NULL, NULL);
 	res->zones = cfg.n_zones;
+	res->variants = 0;
+	res->variants_signed = 0;
+	res->sign_ns = 0;
 	if (img != NULL && cfg.steer.n_records > 0) {
-		/* The steering sources and table, as a start or reload builds them. */
+		/* The steering sources and table, as a start or reload builds them: signed too,
+		 * so a key that cannot sign is found here. */
 		struct p53_steer_sources ss;
 		bool (*all)[P53_STEER_MAX_POOL] = calloc((size_t)cfg.steer.n_records, sizeof(*all));
 		size_t tl;
 		void *t = NULL;
+		uint64_t now = (uint64_t)time(NULL);
+		struct p53_steer_signing sg = { .keys = cfg.dnssec.keys, .n_keys = cfg.dnssec.n_keys,
+						.inception = (uint32_t)(now - 3600),
+						.expiration = (uint32_t)(now + cfg.dnssec.validity_s) };
+		signing_warn(&cfg, img, warn, warn_arg);
 		if (all != NULL && p53_steer_sources_load(&cfg.steer, &ss, err, errlen) == 0) {
 			for (int i = 0; i < cfg.steer.n_records; i++)
 				memset(all[i], 1, sizeof(all[i]));
-			t = p53_steer_build(&cfg.steer, &ss, all, &tl, err, errlen);
+			t = p53_steer_build_signed(&cfg.steer, &ss, all, &sg, &tl, err, errlen);
 			p53_steer_sources_free(&ss);
 		} else if (all == NULL) {
 			snprintf(err, errlen, "out of memory");
@@ -160,6 +217,10 @@ int p53_config_check(const char *path, struct p53_check_result *res, char *err, 
 		if (t == NULL) {
 			free(img);
 			img = NULL;
+		} else {
+			res->variants = p53_steer_hdr(t)->n_variants;
+			res->variants_signed = sg.n_signed;
+			res->sign_ns = sg.sign_ns;
 		}
 		free(t);
 	}

@@ -12,23 +12,6 @@
 #include "control/conf/config.h"
 #include "control/zone/image_build.h"
 
-/* Storage behind the steered records attached to zone sources (p53_zone_steer_attach). */
-struct p53_zone_steer {
-	struct p53_zone_extra *ex;
-	uint8_t *addrs;
-};
-
-/**
- * Give each zone source in src[] the steered records (cfg->steer) its zone holds: the deepest
- * source whose apex is the owner or above it. Every compile of the config's zones does this
- * (start-up, reload, a transfer's update), so steered records never depend on how a zone's
- * other records arrived. Free with p53_zone_steer_free() after the build.
- * @return 0, or -1 with `err` ("file:line: ... owner is in no served zone", out of memory).
- */
-int p53_zone_steer_attach(const struct p53_config *cfg, struct p53_zone_src *src, size_t n,
-			  struct p53_zone_steer *st, char *err, size_t errlen);
-void p53_zone_steer_free(struct p53_zone_steer *st);
-
 /**
  * Compile the zones of `cfg` into a new image.
  *
@@ -39,11 +22,25 @@ void p53_zone_steer_free(struct p53_zone_steer *st);
 void *p53_zone_compile(const struct p53_config *cfg, size_t *len, char *err, size_t errlen,
 		       p53_warn_fn warn, void *warn_arg, char ***files, size_t *n_files);
 
+/**
+ * Give each source the steered records of `cfg` that fall in its zone (src[k].extra,
+ * n_extra; matched by zone name, so catalog members and secondaries work alike). Every
+ * compile of a config must do this: pop53d's start and reload compile through
+ * p53_xfr_compile, checks through p53_zone_compile.
+ * @return the storage the sources now point into (free() it after the compile), or NULL with
+ *         err = "file:line: ..." (an owner in no served zone, out of memory).
+ */
+void *p53_steer_extras_attach(const struct p53_config *cfg, struct p53_zone_src *src, size_t n,
+			      char *err, size_t errlen);
+
 /** What a successful p53_config_check() found. */
 struct p53_check_result {
 	int zones;
 	uint32_t records;
 	size_t image_bytes;
+	uint32_t variants;              /* steering variants */
+	uint32_t variants_signed;       /* of them signed (dnssec.signing_keys) */
+	uint64_t sign_ns;               /* the time signing them took */
 };
 
 /**

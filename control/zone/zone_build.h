@@ -141,9 +141,8 @@ int p53_dnssec_attach(struct build *s);
  * Give RRset `rrset` the RRSIG records recs[first .. first+count) (records of its owner,
  * Type Covered its type): layout() pre-encodes them after its records, workers send them with
  * it when DO=1, and the zone's earliest expiration counts them. p53_dnssec_attach() uses it for
- * the signatures of the zone file; it is also the seam for signed steering variants: the code
- * that signs a pre-encoded variant at compile time adds its RRSIG records to b->recs and calls
- * this for the variant's RRset (docs/ARCHITECTURE.md, Planned).
+ * the signatures of the zone file. (Steering variants live in the steering table, not the
+ * image: they carry their RRSIGs there, control/steer/steer_build.c.)
  * @return 0, or -1 with the error set (more than 255 RRSIGs or 64 KiB of them).
  */
 int p53_dnssec_sigs_set(struct build *s, uint32_t rrset, uint32_t first, uint32_t count);

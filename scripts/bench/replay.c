@@ -39,6 +39,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/mman.h>
+#include <time.h>
 
 #include <rte_byteorder.h>
 #include <rte_cycles.h>
@@ -52,11 +53,13 @@
 #include <rte_mempool.h>
 #include <rte_udp.h>
 
+#include "control/steer/steer_build.h"
 #include "control/text.h"
 #include "control/zone/image_build.h"
 #include "dataplane/dnsmsg.h"
 #include "dataplane/image.h"
 #include "dataplane/name.h"
+#include "dataplane/steer.h"
 #include "dataplane/worker.h"
 
 #define MAX_ZONES     16
@@ -64,6 +67,7 @@
 #define POOL_MBUFS    4095
 #define POOL_CACHE    256
 #define ETH_HLEN      14
+#define STEERED_OWNER "steered.example.com." /* the steered mix's record */
 
 enum mix {
 	MIX_SMALL_A, MIX_NXDOMAIN, MIX_REFERRAL, MIX_BIG_A, MIX_ECS, MIX_STEERED, MIX_WILDCARD,
@@ -121,6 +125,10 @@ struct opts {
 	int guard;              /* publish a guard (cookies on; RRL when rrl_rate != 0) */
 	uint32_t clients;       /* distinct client /24s */
 	int flood;
+	const char *steer_map;  /* steered: the subnet map (JSON) */
+	const char *steer_geo;  /* steered: the MaxMind DB */
+	unsigned int ecs_pct;   /* steered: share of frames with an ECS option */
+	const char *sign_key;   /* steered: sign the variants with this key (dnssec.signing_keys) */
 };
 
 /* ---- small helpers ------------------------------------------------------------------ */
@@ -406,7 +414,7 @@ static const uint8_t v6_server[16] = {0x20, 0x01, 0x0d, 0xb8, 0, 0x53, 0, 0, 0, 
  */
 static uint16_t build_frame(uint8_t *f, int v6, const uint8_t *qname, int qlen, uint16_t qtype,
 			    uint16_t payload, int ecs, int dnssec, uint16_t id, uint16_t sport, uint32_t client,
-			    uint16_t *dns_off)
+			    uint16_t *dns_off, struct p53_steer_client *who)
 {
 	uint16_t l3 = ETH_HLEN;
 	uint16_t l4 = (uint16_t)(l3 + (v6 ? 40 : 20));
@@ -444,6 +452,8 @@ static uint16_t build_frame(uint8_t *f, int v6, const uint8_t *qname, int qlen, 
 			d[n++] = (uint8_t)(1 + r % 223);        /* 1.x.x.0/24 .. 223.x.x.0/24 */
 			d[n++] = (uint8_t)(r >> 8);
 			d[n++] = (uint8_t)(r >> 16);
+			*who = (struct p53_steer_client){.v6 = 0};
+			memcpy(who->addr, d + n - 3, 3);
 		} else {
 			put16(d + n, 15); n += 2;
 			put16(d + n, P53_EDNS_ECS); n += 2;
@@ -454,6 +464,8 @@ static uint16_t build_frame(uint8_t *f, int v6, const uint8_t *qname, int qlen, 
 			d[n++] = 0x20;                          /* 2000::/3 */
 			for (int i = 1; i < 7; i++)
 				d[n++] = (uint8_t)(r >> (8 * i));
+			*who = (struct p53_steer_client){.v6 = 1};
+			memcpy(who->addr, d + n - 7, 7);
 		}
 	} else {
 		put16(d + n, 0); n += 2;        /* RDLENGTH */
@@ -480,6 +492,10 @@ static uint16_t build_frame(uint8_t *f, int v6, const uint8_t *qname, int qlen, 
 		ip->dst_addr = rte_cpu_to_be_32(RTE_IPV4(192, 0, 2, 53));
 		ip->hdr_checksum = rte_ipv4_cksum(ip);
 		udp->dgram_cksum = rte_ipv4_udptcp_cksum(ip, udp);
+		if (!ecs) {
+			*who = (struct p53_steer_client){.v6 = 0};
+			memcpy(who->addr, &ip->src_addr, 4);
+		}
 	} else {
 		struct rte_ipv6_hdr *ip = (struct rte_ipv6_hdr *)(f + l3);
 		memset(ip, 0, sizeof(*ip));
@@ -492,6 +508,10 @@ static uint16_t build_frame(uint8_t *f, int v6, const uint8_t *qname, int qlen, 
 		ip->src_addr[5] = (uint8_t)client;
 		memcpy(ip->dst_addr, v6_server, 16);
 		udp->dgram_cksum = rte_ipv6_udptcp_cksum(ip, udp);
+		if (!ecs) {
+			*who = (struct p53_steer_client){.v6 = 1};
+			memcpy(who->addr, ip->src_addr, 16);
+		}
 	}
 	*dns_off = dns;
 	return (uint16_t)(dns + n);
@@ -530,7 +550,8 @@ static int random_below(uint8_t *dst, const char *prefix, const uint8_t *base, i
 	return 1 + ll + blen;
 }
 
-static uint8_t *build_frames(const void *img, const struct opts *o, struct frame_meta *meta)
+static uint8_t *build_frames(const void *img, const struct opts *o, struct frame_meta *meta,
+			     const void *steer)
 {
 	uint32_t zone = zone_index(img, o->zone_name);
 	const struct p53_image_zone *zn = p53_image_zone(img, zone);
@@ -543,7 +564,9 @@ static uint8_t *build_frames(const void *img, const struct opts *o, struct frame
 
 	if (arena == NULL)
 		die("out of memory for %u frames", o->frames);
-	if (o->mix == MIX_NXDOMAIN || o->mix == MIX_DEEP_NX) {
+	if (o->mix == MIX_STEERED) {
+		n_picks = 1;
+	} else if (o->mix == MIX_NXDOMAIN || o->mix == MIX_DEEP_NX) {
 		if (p53_image_node(img, zn->apex)->wildcard != P53_NONE)
 			die("zone %s has a wildcard at the apex: no name under it is NXDOMAIN", o->zone_name);
 	} else {
@@ -557,6 +580,14 @@ static uint8_t *build_frames(const void *img, const struct opts *o, struct frame
 	fprintf(stderr, "p53-replay: mix %s on %s: %zu candidate %s, %u frames\n", mix_names[o->mix],
 		o->zone_name, n_picks, o->mix == MIX_REFERRAL ? "delegations" : "owner/type pairs",
 		o->frames);
+	const struct p53_steer_rec *srec = NULL;
+	if (o->mix == MIX_STEERED) {
+		uint8_t sname[P53_NAME_MAXLEN + 1];
+		int l = name_from_text(sname, STEERED_OWNER);
+		srec = p53_steer_find(steer, sname, (uint8_t)l, p53_name_hash(sname, (size_t)l), P53_T_A);
+		if (srec == NULL)
+			die("the steering table has no %s A", STEERED_OWNER);
+	}
 
 	for (uint32_t i = 0; i < o->frames; i++) {
 		uint8_t qname[P53_NAME_MAXLEN + 1];
@@ -566,7 +597,11 @@ static uint8_t *build_frames(const void *img, const struct opts *o, struct frame
 		int v6 = (rnd() % 100) < o->ipv6_pct;
 
 		memset(fm, 0, sizeof(*fm));
-		if (o->mix == MIX_DEEP_NX || o->mix == MIX_DEEP_REFUSED) {
+		if (o->mix == MIX_STEERED) {
+			qlen = name_from_text(qname, STEERED_OWNER);
+			fm->rcode = P53_RCODE_NOERROR;
+			fm->aa = 1;
+		} else if (o->mix == MIX_DEEP_NX || o->mix == MIX_DEEP_REFUSED) {
 			/* deep-nx: under the zone (NXDOMAIN); deep-refused: 127 labels under no
 			 * served zone (REFUSED, AA=0). */
 			if (o->mix == MIX_DEEP_NX) {
@@ -622,13 +657,129 @@ static uint8_t *build_frames(const void *img, const struct opts *o, struct frame
 		fm->off = off;
 		fm->id = (uint16_t)rnd();
 		fm->sport = (uint16_t)(1024 + rnd() % (65536 - 1024));
-		fm->len = build_frame(arena + off, v6, qname, qlen, qtype, o->payload,
-				      o->mix == MIX_ECS, o->dnssec, fm->id, fm->sport,
-				      o->clients > 1 ? (uint32_t)(rnd() % o->clients) : 0, &fm->dns_off);
+		int ecs = o->mix == MIX_ECS || (o->mix == MIX_STEERED && rnd() % 100 < o->ecs_pct);
+		struct p53_steer_client who;
+		fm->len = build_frame(arena + off, v6, qname, qlen, qtype, o->payload, ecs, o->dnssec,
+				      fm->id, fm->sport,
+				      o->clients > 1 ? (uint32_t)(rnd() % o->clients) : 0, &fm->dns_off, &who);
+		if (srec != NULL) {
+			/* What the table gives this client (its ECS address, else its source): the
+			 * response must carry exactly that many records. */
+			uint8_t scope;
+			const struct p53_steer_variant *v = p53_steer_pick(steer, srec, &who, &scope);
+			fm->ancount = (uint16_t)(v->count + (o->dnssec ? v->sig_count : 0));
+		}
 		off += fm->len;
 	}
 	free(picks);
 	return arena;
+}
+
+/* ---- the steered mix: a steering table as pop53d builds it ------------------------------ */
+
+/* Eight PoPs; the geo rules send countries to them, continents as the fallback. */
+static const struct { const char *pop; double lat, lon; } pops[] = {
+	{"ORD", 41.97, -87.90}, {"LAX", 33.94, -118.41}, {"NRT", 35.77, 140.39},
+	{"FRA", 50.03, 8.57}, {"GRU", -23.43, -46.47}, {"SYD", -33.94, 151.18},
+	{"JNB", -26.14, 28.24}, {"LHR", 51.47, -0.45},
+};
+static const struct { const char *key, *labels[2]; int continent; } geo_rules[] = {
+	{"US", {"ORD", "LAX"}, 0}, {"MX", {"LAX", NULL}, 0}, {"JP", {"NRT", NULL}, 0},
+	{"DE", {"FRA", NULL}, 0}, {"FR", {"FRA", "LHR"}, 0}, {"GB", {"LHR", NULL}, 0},
+	{"BR", {"GRU", NULL}, 0}, {"AU", {"SYD", NULL}, 0}, {"ZA", {"JNB", NULL}, 0},
+	{"NA", {"ORD", NULL}, 1}, {"EU", {"FRA", NULL}, 1}, {"AS", {"NRT", NULL}, 1},
+	{"SA", {"GRU", NULL}, 1}, {"OC", {"SYD", NULL}, 1}, {"AF", {"JNB", NULL}, 1},
+};
+
+/*
+ * The steering config the mix runs: steered.example.com. A with policy [map, geo] over eight
+ * targets (two per PoP for ORD and FRA), the subnet map and MMDB that replay.sh writes
+ * (scripts/bench/replay.sh: thousands of prefixes, every client of the frames inside some).
+ */
+static void steer_conf_make(struct p53_steer_conf *c, const struct opts *o)
+{
+	static struct p53_steer_record rec;
+	static char names[RTE_DIM(pops) + 2][16];
+	struct p53_steer_record *r = &rec;
+
+	memset(c, 0, sizeof(*c));
+	c->map = (char *)(uintptr_t)o->steer_map;
+	c->geoip = (char *)(uintptr_t)o->steer_geo;
+	c->records = r;
+	c->n_records = 1;
+	r->owner = (char *)(uintptr_t)STEERED_OWNER;
+	int l = name_from_text(r->lname, STEERED_OWNER);
+	r->lname_len = (uint8_t)l;
+	r->type = P53_T_A;
+	r->policy[0] = P53_POLICY_MAP;
+	r->policy[1] = P53_POLICY_GEO;
+	r->n_policy = 2;
+	r->ttl = 300;
+	for (size_t i = 0; i < RTE_DIM(pops) + 2; i++) {
+		struct p53_steer_target *t = &r->pool[r->n_pool++];
+		size_t k = i < RTE_DIM(pops) ? i : (i == RTE_DIM(pops) ? 0 : 3); /* ORD2, FRA2 */
+		snprintf(names[i], sizeof(names[i]), "%s%d", pops[k].pop, i < RTE_DIM(pops) ? 1 : 2);
+		t->name = names[i];
+		t->family = 4;
+		t->addr[0] = 10;
+		t->addr[3] = (uint8_t)(i + 1);
+		t->pop = (char *)(uintptr_t)pops[k].pop;
+		t->weight = 1;
+		t->has_pos = true;
+		t->latitude = pops[k].lat;
+		t->longitude = pops[k].lon;
+	}
+	for (size_t g = 0; g < RTE_DIM(geo_rules); g++) {
+		struct p53_steer_geo_rule *x = &r->geo[r->n_geo++];
+		if (geo_rules[g].continent)
+			x->continent = (char *)(uintptr_t)geo_rules[g].key;
+		else
+			x->country = (char *)(uintptr_t)geo_rules[g].key;
+		for (int k = 0; k < 2 && geo_rules[g].labels[k] != NULL; k++)
+			x->labels[x->n_labels++] = (char *)(uintptr_t)geo_rules[g].labels[k];
+	}
+}
+
+/* The image's RRset for the steered owner (every target), as p53_zone_compile adds it. */
+static void steer_extra_make(const struct p53_steer_conf *c, struct p53_zone_extra *e, uint8_t *addrs)
+{
+	const struct p53_steer_record *r = &c->records[0];
+
+	for (int j = 0; j < r->n_pool; j++)
+		memcpy(addrs + 4 * j, r->pool[j].addr, 4);
+	*e = (struct p53_zone_extra){ .lname = r->lname, .lname_len = r->lname_len, .type = r->type,
+				      .ttl = r->ttl, .addrs = addrs, .n = r->n_pool, .line = 1,
+				      .owner = r->owner };
+}
+
+/* Load the sources and build the table with every target up, as p53_steer_prepare does;
+ * signed with `key` when not NULL. */
+static void *steer_table_make(const struct p53_steer_conf *c, const char *key, size_t *len)
+{
+	struct p53_steer_sources src;
+	bool up[1][P53_STEER_MAX_POOL];
+	struct p53_sign_key k;
+	char err[600];
+	uint32_t now = (uint32_t)time(NULL);
+	struct p53_steer_signing sg = { .keys = &k, .n_keys = key != NULL, .inception = now - 3600,
+					.expiration = now + 14 * 86400 };
+
+	memset(up, 1, sizeof(up));
+	if (key != NULL && p53_sign_key_load(key, &k, err, sizeof(err)) != 0)
+		die("--sign-key: %s", err);
+	if (p53_steer_sources_load(c, &src, err, sizeof(err)) != 0)
+		die("steering sources: %s", err);
+	void *t = p53_steer_build_signed(c, &src, up, &sg, len, err, sizeof(err));
+	if (t == NULL)
+		die("steering table: %s", err);
+	fprintf(stderr, "p53-replay: steering table %zu bytes: map %u+%u blocks, geo %u+%u blocks "
+		"(IPv4+IPv6), %u variants, %u signed in %.3f ms\n", *len, src.src[0].n4, src.src[0].n6,
+		src.src[1].n4, src.src[1].n6, p53_steer_hdr(t)->n_variants, sg.n_signed,
+		(double)sg.sign_ns / 1e6);
+	p53_steer_sources_free(&src);
+	if (key != NULL)
+		p53_sign_key_free(&k);
+	return t;
 }
 
 /* ---- full check of every frame's response, before timing ---------------------------- */
@@ -757,6 +908,11 @@ static void usage(FILE *f)
 		"  --guard         publish a guard with cookies on and RRL off (pop53d's default)\n"
 		"  --clients N     source addresses from N client /24s (default 1: 192.0.2.1)\n"
 		"  --flood         RRL is expected to limit most responses (one /24 over its rate)\n"
+		"  --steer-map F   steered: the subnet map (JSON, docs/CONFIG.md steering.map)\n"
+		"  --steer-geo F   steered: the MaxMind DB (steering.geoip)\n"
+		"  --ecs-pct P     steered: share of frames with an ECS option (default 50)\n"
+		"  --sign-key K    steered: sign the variants with key K (as dnssec.signing_keys);\n"
+		"                  with --do the answers carry the RRSIGs\n"
 		"EAL args default to: -l 1 --no-huge -m 256 --no-shconf --file-prefix=p53-replay\n"
 		"                     --no-telemetry --no-pci --log-level=*:warning\n");
 }
@@ -772,6 +928,10 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		{"clients", required_argument, NULL, 'c'},
 		{"flood", no_argument, NULL, 'F'},
 		{"guard", no_argument, NULL, 'G'},
+		{"steer-map", required_argument, NULL, 'M'},
+		{"steer-geo", required_argument, NULL, 'g'},
+		{"ecs-pct", required_argument, NULL, 'e'},
+		{"sign-key", required_argument, NULL, 'K'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -779,7 +939,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 	int have_mix = 0;
 
 	*o = (struct opts){.count = 2000000, .max_seconds = 30, .frames = 65536, .seed = 53,
-			   .payload = 1232, .copy_run = 1, .clients = 1};
+			   .payload = 1232, .copy_run = 1, .clients = 1, .ecs_pct = 50};
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, "m:z:Z:n:t:f:s:6:h", lopts, NULL)) != -1) {
 		switch (opt) {
@@ -846,6 +1006,18 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		case 'G':
 			o->guard = 1;
 			break;
+		case 'M':
+			o->steer_map = optarg;
+			break;
+		case 'g':
+			o->steer_geo = optarg;
+			break;
+		case 'e':
+			o->ecs_pct = (unsigned int)strtoul(optarg, NULL, 10);
+			break;
+		case 'K':
+			o->sign_key = optarg;
+			break;
 		case 'h':
 			usage(stdout);
 			exit(0);
@@ -858,8 +1030,10 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		usage(stderr);
 		exit(2);
 	}
-	if (o->mix != MIX_STEERED && o->n_zones == 0)
+	if (o->n_zones == 0)
 		die("no zone: give -z NAME=FILE");
+	if ((o->mix == MIX_STEERED) != (o->steer_map != NULL || o->steer_geo != NULL) || o->ecs_pct > 100)
+		die("the steered mix (and only it) wants --steer-map and/or --steer-geo; --ecs-pct 0..100");
 	if (o->zone_name == NULL && o->n_zones > 0)
 		o->zone_name = o->zones[0].name;
 	if (o->frames == 0 || o->count == 0 || o->ipv6_pct > 100)
@@ -919,10 +1093,16 @@ int main(int argc, char **argv)
 			app_argv[0] = argv[0];
 		parse_opts(app_argc, app_argv, &o);
 	}
+	/* The steered mix: its record into the image (every target, flagged steered) and the
+	 * table the workers pick a variant from. */
+	struct p53_steer_conf sconf;
+	struct p53_zone_extra sextra;
+	uint8_t saddrs[P53_STEER_MAX_POOL * 4];
 	if (o.mix == MIX_STEERED) {
-		printf("steered: not available until the steering issue lands\n");
-		printf("RESULT mix=steered status=skipped\n");
-		return 0;
+		steer_conf_make(&sconf, &o);
+		steer_extra_make(&sconf, &sextra, saddrs);
+		o.zones[0].extra = &sextra;
+		o.zones[0].n_extra = 1;
 	}
 	rng_state = o.seed * 0x9E3779B97F4A7C15ULL + 1;
 
@@ -953,7 +1133,9 @@ int main(int argc, char **argv)
 	struct frame_meta *meta = calloc(o.frames, sizeof(*meta));
 	if (meta == NULL)
 		die("out of memory");
-	uint8_t *arena = build_frames(rep, &o, meta);
+	size_t steer_len = 0;
+	void *steer = o.mix == MIX_STEERED ? steer_table_make(&sconf, o.sign_key, &steer_len) : NULL;
+	uint8_t *arena = build_frames(rep, &o, meta, steer);
 
 	struct rte_mempool *mp = rte_pktmbuf_pool_create("p53_replay", POOL_MBUFS, POOL_CACHE, 0,
 							 RTE_MBUF_DEFAULT_BUF_SIZE, (int)rte_socket_id());
@@ -973,6 +1155,9 @@ int main(int argc, char **argv)
 	replica.conf.identity = (const uint8_t *)identity;
 	replica.conf.identity_len = (uint8_t)strlen(identity);
 	replica.conf.edns_max_payload = 1232;
+	static void *steer_slot;        /* dp.steer in pop53d: published once, never replaced */
+	steer_slot = steer;
+	replica.conf.steer = &steer_slot;
 	/* The frames' destinations, as dataplane.addresses would list them. */
 	replica.addrs.v4[replica.addrs.n4++] = rte_cpu_to_be_32(RTE_IPV4(192, 0, 2, 53));
 	memcpy(replica.addrs.v6[replica.addrs.n6++], v6_server, 16);
@@ -1062,6 +1247,7 @@ int main(int argc, char **argv)
 		rte_free(guard->tables[0]);
 		rte_free(guard);
 	}
+	free(steer);
 	rte_free(w);
 	rte_mempool_free(mp);
 	free(arena);

@@ -8,7 +8,7 @@
 #
 # Usage: scripts/bench/replay.sh [--timed | --callgrind] [--runs N] [-n COUNT]
 #                                [--no-write] [MIX ...]
-#   MIX: small-a nxdomain referral big-a ecs steered wildcard signed-a nsec3-nxdomain
+#   MIX: small-a nxdomain referral big-a ecs steered signed-steered wildcard signed-a nsec3-nxdomain
 #        signed-wildcard deep-nx deep-refused guard rrl flood (default: all of them; the
 #        signed-* and nsec3-* mixes ask with DO=1 of zones/example.com.zone signed with
 #        ldns-signzone, NSEC3; guard, rrl and flood are small-a's frames through the guard)
@@ -34,7 +34,7 @@ CG_COUNT=${CG_COUNT:-20000}
 DOC="$ROOT/docs/BENCHMARKS.md"
 BEGIN_MARK='<!-- replay:begin -->'
 END_MARK='<!-- replay:end -->'
-ALL_MIXES="small-a nxdomain referral big-a ecs steered wildcard signed-a nsec3-nxdomain signed-wildcard deep-nx deep-refused guard rrl flood"
+ALL_MIXES="small-a nxdomain referral big-a ecs steered signed-steered wildcard signed-a nsec3-nxdomain signed-wildcard deep-nx deep-refused guard rrl flood"
 
 RUNS=3
 COUNT=2000000
@@ -104,12 +104,24 @@ signed_zone() {
 		mkdir -p "$d"
 		(cd "$d" && rm -f K*.key K*.private &&
 			ksk=$(ldns-keygen -a ECDSAP256SHA256 -k example.com) &&
-			zsk=$(ldns-keygen -a ECDSAP256SHA256 example.com) &&
+			zsk=$(ldns-keygen -a ECDSAP256SHA256 example.com) && echo "$d/$zsk" >"$d/zsk" &&
 			ldns-signzone -n -t 0 -o example.com. -e "$(date -u -d '+1 year' +%Y%m%d)" \
 				-f "$f" "$ROOT/zones/example.com.zone" "$ksk" "$zsk") >&2 ||
 			{ echo "replay.sh: ldns-signzone failed" >&2; exit 1; }
 	fi
 	echo "example.com=$f"
+}
+# The steered mix's sources, once per build directory: a subnet map and a MaxMind DB
+# (scripts/bench/steer_sources.py, written by tests/steer/mmdb_writer.py).
+steer_sources() {
+	local d="$BUILD/bench/steer"
+	if [ ! -s "$d/geo.mmdb" ] || [ "$d/geo.mmdb" -ot "$ROOT/scripts/bench/steer_sources.py" ]; then
+		mkdir -p "$d"
+		python3 "$ROOT/scripts/bench/steer_sources.py" "$d/map.json" "$d/nets.json" &&
+			python3 "$ROOT/tests/steer/mmdb_writer.py" "$d/geo.mmdb" "$d/nets.json" ||
+			{ echo "replay.sh: writing the steering sources failed" >&2; exit 1; }
+	fi
+	echo "--steer-map $d/map.json --steer-geo $d/geo.mmdb"
 }
 zone_of() {
 	case $1 in
@@ -129,6 +141,8 @@ mix_args() {
 	guard) echo "-m small-a --guard --clients 65536" ;;
 	rrl) echo "-m small-a --rrl 1000 --clients 65536" ;;
 	flood) echo "-m small-a --rrl 10 --flood" ;;
+	steered) echo "-m steered $(steer_sources) --clients 65536 -6 20 --ecs-pct 50" ;;
+	signed-steered) echo "-m steered --do --sign-key $(cat "$BUILD/bench/signed/zsk") $(steer_sources) --clients 65536 -6 20 --ecs-pct 50" ;;
 	*) echo "-m $1" ;;
 	esac
 }
@@ -149,11 +163,6 @@ median_line() { # FILE of RESULT lines -> the line with the median net_ns
 declare -A T_LINE T_RUNS NOTE
 if [ "$DO_TIMED" = 1 ]; then
 	for m in "${MIXES[@]}"; do
-		if [ "$m" = steered ]; then
-			NOTE[$m]=$("$BIN" -m steered | head -1)
-			bench_log "$m: ${NOTE[$m]}"
-			continue
-		fi
 		z=$(zone_of "$m")
 		: >"$TMP/$m.timed"
 		for ((r = 1; r <= RUNS; r++)); do
@@ -178,10 +187,6 @@ declare -A CG_LOOP CG_COPY CG_BURST CG_TOP
 if [ "$DO_CG" = 1 ]; then
 	command -v valgrind >/dev/null || { echo "replay.sh: valgrind not installed" >&2; exit 1; }
 	for m in "${MIXES[@]}"; do
-		if [ "$m" = steered ]; then
-			NOTE[$m]=$("$BIN" -m steered | head -1)
-			continue
-		fi
 		z=$(zone_of "$m")
 		out="$TMP/$m.cg"
 		bench_log "$m: callgrind ($CG_COUNT queries; zone $(zone_label "$z"))"
@@ -233,7 +238,7 @@ target_of() {
 	small-a) echo "≥ 10 Mqps per core" ;;
 	big-a) echo "≤ 1.5x small-a" ;;
 	deep-nx|deep-refused) echo "≤ 3x nxdomain" ;;
-	signed-a) echo "≤ 1.3x small-a" ;;
+	signed-a|signed-steered) echo "≤ 1.3x $( [ "$1" = signed-a ] && echo small-a || echo steered )" ;;
 	nsec3-nxdomain) echo "≤ 2x nxdomain" ;;
 	rrl) echo "≤ 1.15x guard (RRL off)" ;;
 	flood) echo "< small-a (answering it)" ;;
@@ -246,12 +251,13 @@ desc_of() {
 	nxdomain) echo "random names under the apex that do not exist" ;;
 	referral) echo "names below the delegation \`sub\`" ;;
 	big-a) echo "positive A, random owners of the big zone" ;;
-	ecs) echo "small-a plus an EDNS Client Subnet option; steering does not exist yet, so this measures parsing the option only" ;;
-	steered) echo "not available until the steering issue lands" ;;
+	ecs) echo "small-a plus an EDNS Client Subnet option (no steered name: this measures parsing the option)" ;;
+	steered) echo "\`steered.example.com\` A, policy [map, geo] over ten targets in eight PoPs, from a 1000-prefix map and a MaxMind DB of about 4500 networks (scripts/bench/steer_sources.py); half the frames carry ECS (a random /24 or /56), the rest come from 65536 client /24s (20 % IPv6 /56s); each frame's expected record count is the table's own pick" ;;
 	deep-nx) echo "the deepest name under the apex that fits (one-byte labels, 123 labels under example.com, 255 octets): NXDOMAIN, the worst closest-encloser walk" ;;
 	deep-refused) echo "127 one-byte labels under no served zone: REFUSED" ;;
 	wildcard) echo "random names under the small zone's wildcard \`*.img\`" ;;
 	signed-a) echo "small-a with DO=1 on the signed small zone: A/AAAA and its RRSIG" ;;
+	signed-steered) echo "steered with DO=1 on the signed small zone, the variants signed with its ZSK (--sign-key): each answer carries its variant's RRSIG" ;;
 	nsec3-nxdomain) echo "nxdomain with DO=1 on the signed small zone: SOA, three NSEC3 and their RRSIGs, one NSEC3 hash per query" ;;
 	signed-wildcard) echo "wildcard with DO=1 on the signed small zone: the expanded A, its RRSIG, the NSEC3 covering the next closer name" ;;
 	guard) echo "small-a from 65536 client /24s with the guard published as pop53d's defaults do: cookies on, RRL off" ;;
@@ -314,7 +320,7 @@ desc_of() {
 			l=${T_LINE[$m]}
 			t=$(target_of "$m")
 			base=""
-			case $m in big-a|signed-a) base=small-a ;; nsec3-nxdomain|deep-nx|deep-refused) base=nxdomain ;; signed-wildcard) base=wildcard ;; esac
+			case $m in big-a|signed-a) base=small-a ;; nsec3-nxdomain|deep-nx|deep-refused) base=nxdomain ;; signed-wildcard) base=wildcard ;; signed-steered) base=steered ;; esac
 			if [ -n "$base" ] && [ -n "${T_LINE[$base]:-}" ]; then
 				t="$t: $(awk -v a="$(field "$l" net_ns)" -v b="$(field "${T_LINE[$base]}" net_ns)" 'BEGIN { printf "%.2fx", a / b }') $base"
 			fi
@@ -343,7 +349,7 @@ desc_of() {
 			t="-"
 			[ "$m" = small-a ] && t="≤ 400 (positive A on the small zone with EDNS; no guard: RRL and cookies are in the guard, rrl and flood mixes)"
 			base=""
-			case $m in big-a|signed-a) base=small-a ;; nsec3-nxdomain|deep-nx|deep-refused) base=nxdomain ;; signed-wildcard) base=wildcard ;; esac
+			case $m in big-a|signed-a) base=small-a ;; nsec3-nxdomain|deep-nx|deep-refused) base=nxdomain ;; signed-wildcard) base=wildcard ;; signed-steered) base=steered ;; esac
 			if [ -n "$base" ] && [ -n "${CG_BURST[$base]:-}" ]; then
 				t="$(target_of "$m"): $(awk -v a="${CG_BURST[$m]}" -v b="${CG_BURST[$base]}" 'BEGIN { printf "%.2fx", a / b }') $base"
 			if [ "$m" = rrl ] && [ -n "${CG_BURST[guard]:-}" ]; then
@@ -378,7 +384,9 @@ desc_of() {
 		notes+=("big-a costs $(awk -v a="$(field "${T_LINE[big-a]}" net_ns)" -v b="$(field "${T_LINE[small-a]}" net_ns)" 'BEGIN { printf "%.2fx", a / b }') small-a in time but $(awk -v a="${CG_BURST[big-a]}" -v b="${CG_BURST[small-a]}" 'BEGIN { printf "%.2fx", a / b }') in instructions: the difference is memory latency, not work. Each query looks up a random owner of a $(awk -v b="$(field "${T_LINE[big-a]}" image_bytes)" 'BEGIN { printf "%.0f MB", b / 1e6 }') image ($FRAMES distinct names), so the hash slot, node, owner name, RRset and RDATA reads miss the caches one after another; real traffic is skewed towards popular names and would miss less.")
 	fi
 	notes+=("Noise: the runs of one session agree within a few per cent, but on the shared 2-CPU VM this was first measured on, two sessions minutes apart differed by about 15 % (small-a 97 and 111 ns); compare figures from one session, and use instructions/query to judge changes smaller than that.")
-	notes+=("The ecs mix only parses the option: ECS-aware steering does not exist yet, and the steered mix is skipped until it does.")
+	if [ -n "${CG_BURST[steered]:-}" ] && [ -n "${CG_BURST[ecs]:-}" ]; then
+		notes+=("steered costs $(awk -v a="${CG_BURST[steered]}" -v b="${CG_BURST[ecs]}" 'BEGIN { printf "%.2fx", a / b }') ecs in instructions: the record lookup in the steering table, one binary search per source consulted (the map, then the GeoIP blocks when the map has no PoP for the client) and the variant's memcpy.")
+	fi
 	echo
 	echo "Reading the numbers:"
 	echo

@@ -73,6 +73,10 @@ steering:
 YAML
 touch "$TMP/a1.up"
 start_pop53_answering "$TMP/pop53.yaml"
+# Regression: pop53d compiles through the zone-transfer path (p53_xfr_compile), which once
+# left the steered records out of the image: every steered name was NXDOMAIN.
+check "steered names exist after start-up (xfr compile path carries steered records)" \
+	grep -q 'status: NOERROR' <(ip netns exec "$CLIENT_NS" kdig +time=2 +retry=1 @"$V4" map.example.com A 2>&1)
 
 # q NAME TYPE [kdig args]: "ADDR... ttl=T scope=S" (addresses sorted; scope "-" without ECS)
 q() {

@@ -1,0 +1,161 @@
+#!/usr/bin/env bash
+# Signed steering variants (docs/CONFIG.md, dnssec.signing_keys): the zone is signed with
+# ldns-signzone by a key that pop53d also holds; each steered variant then carries its own
+# RRSIG made by pop53d's control thread, and `delv` validates steered answers against the
+# zone's DNSKEY (trust anchor: that key), for ECDSA P-256 and Ed25519. Also: DO=0 answers carry
+# no RRSIG, two clients get different variants with different signatures, the signing time is
+# logged, the re-signing timer re-signs (new expiration) without a reload, and bad key
+# configs are refused with file:line.
+. "$(dirname "$0")/lib.sh"
+trap cleanup_common EXIT
+lab_lock
+
+for t in ldns-keygen ldns-signzone delv kdig; do
+	command -v "$t" >/dev/null || { echo "not ok - $t is not installed (scripts/deps.sh)"; exit 1; }
+done
+
+cat >"$TMP/map.json" <<'JSON'
+[{"networks": ["192.0.2.0/24"], "labels": ["FRA"]},
+ {"networks": ["2001:db8:53::/48"], "labels": ["NRT"]},
+ {"networks": ["198.51.100.0/24"], "labels": ["ORD"]}]
+JSON
+
+"$SRC/scripts/lab.sh" up >/dev/null
+
+# sign ALG: a key for example.com, the zone signed with it (NSEC3), the trust anchor for delv.
+sign() {
+	local alg=$1 d="$TMP/$1"
+	mkdir -p "$d"
+	KEY=$(cd "$d" && ldns-keygen -a "$alg" -k example.com)
+	KEY="$d/$KEY"
+	rm -f "$KEY.ds"
+	ldns-signzone -n -o example.com. -i "$(date -u -d '-1 hour' +%Y%m%d%H%M%S)" \
+		-e "$(date -u -d '+30 days' +%Y%m%d%H%M%S)" -f "$d/example.com.zone" \
+		"$SRC/zones/example.com.zone" "$KEY"
+	awk '{ for (d = 2; d <= NF && $d != "DNSKEY"; d++); if (d > NF) next;
+	       printf "trust-anchors {\n  \"%s\" static-key %s %s %s \"", $1, $(d+1), $(d+2), $(d+3);
+	       for (i = d + 4; i <= NF && substr($i, 1, 1) != ";"; i++) printf "%s", $i; print "\";\n};" }' \
+		"$KEY.key" >"$d/anchors.conf"
+	TAG=${KEY##*+}; TAG=$((10#$TAG))
+}
+
+# config ALG VALIDITY REFRESH MARGIN
+config() {
+	write_config "$TMP/pop53.yaml" "net_af_xdp0,iface=p53p,start_queue=0,queue_count=1" "$TMP/$1/example.com.zone"
+	cat >>"$TMP/pop53.yaml" <<YAML
+dnssec:
+  signing_keys: [$KEY]
+  signature_validity: $2
+  signature_refresh: $3
+  signature_margin: $4
+steering:
+  map: $TMP/map.json
+  records:
+    - owner: map.example.com.
+      type: A
+      policy: [map]
+      ttl: 300
+      pool:
+        - {name: ord2, address: 10.0.0.2, pop: ORD}
+        - {name: ord1, address: 10.0.0.1, pop: ORD}
+        - {name: nrt1, address: 10.0.0.3, pop: NRT}
+        - {name: fra1, address: 10.0.0.4, pop: FRA}
+YAML
+}
+
+# validate ADDR NAME: delv's verdict line, from the client namespace
+validate() {
+	ip netns exec "$CLIENT_NS" delv @"$1" -a "$D/anchors.conf" +root=example.com +nosplit +nottl \
+		"$2" A 2>&1
+}
+
+for alg in ECDSAP256SHA256 ED25519; do
+	num=13; [ "$alg" = ED25519 ] && num=15
+	sign "$alg"
+	D="$TMP/$alg"
+	config "$alg" 1209600 604800 259200
+	start_pop53_answering "$TMP/pop53.yaml"
+
+	out=$(validate "$V4" map.example.com)
+	check "$alg: delv validates the steered answer to 192.0.2.1 (FRA variant)" \
+		grep -q '^; fully validated' <<<"$out"
+	check "$alg: ...and it is the FRA variant" grep -Eq '^map\.example\.com\.[[:space:]]+IN[[:space:]]+A[[:space:]]+10\.0\.0\.4$' <<<"$out"
+	out6=$(validate "$V6" map.example.com)
+	check "$alg: delv validates the steered answer to 2001:db8:53::1 (NRT variant)" \
+		grep -q '^; fully validated' <<<"$out6"
+	check "$alg: ...and it is the NRT variant" grep -Eq '^map\.example\.com\.[[:space:]]+IN[[:space:]]+A[[:space:]]+10\.0\.0\.3$' <<<"$out6"
+	out=$(validate "$V4" ns1.example.com)
+	check "$alg: delv validates a static answer of the same zone (the zone and the key agree)" \
+		grep -q '^; fully validated' <<<"$out"
+
+	k=$(ip netns exec "$CLIENT_NS" kdig +time=2 +retry=1 @"$V4" +dnssec map.example.com A +subnet=198.51.100.7/32 2>&1)
+	sig1=$(awk '!/^;/ && $4=="RRSIG" && $5=="A" {print $NF}' <<<"$k")
+	check "$alg: DO=1 with ECS 198.51.100.7: RRSIG A, algorithm $num, key tag $TAG, signer example.com." \
+		grep -Eq "RRSIG[[:space:]]+A $num 3 300 [0-9]+ [0-9]+ $TAG example.com\. " <<<"$k"
+	check "$alg: ...over the ORD variant, two A records (pool order 10.0.0.2 first; signed in canonical order)" \
+		[ "$(awk '!/^;/ && $4=="A" {print $5}' <<<"$k" | sort | tr '\n' ' ')" = "10.0.0.1 10.0.0.2 " ]
+	k2=$(ip netns exec "$CLIENT_NS" kdig +time=2 +retry=1 @"$V4" +dnssec map.example.com A +subnet=192.0.2.0/24 2>&1)
+	sig2=$(awk '!/^;/ && $4=="RRSIG" && $5=="A" {print $NF}' <<<"$k2")
+	check "$alg: another variant has another signature" [ -n "$sig1" ] && [ -n "$sig2" ] && [ "$sig1" != "$sig2" ]
+	k=$(ip netns exec "$CLIENT_NS" kdig +time=2 +retry=1 @"$V4" map.example.com A 2>&1)
+	check "$alg: DO=0: no RRSIG" bash -c "! grep -q RRSIG <<<'$k'"
+	check "$alg: the signing time is logged" \
+		grep -Eq 'steering: signed 4 variant\(s\) in [0-9.]+ ms \([0-9.]+ us each\), 4 verified with the DNSKEY' "$TMP/pop53d.log"
+	check "$alg: pop53d stops cleanly" stop_pop53
+done
+
+# The re-signing timer: validity 70 s, re-signed when 65 s are left (5 s after signing).
+D="$TMP/ED25519"
+config ED25519 70 65 60
+start_pop53_answering "$TMP/pop53.yaml"
+exp() { ip netns exec "$CLIENT_NS" kdig +time=2 +retry=1 @"$V4" +dnssec map.example.com A 2>&1 |
+	awk '!/^;/ && $4=="RRSIG" {print $9; exit}'; }
+e1=$(exp)
+resigned=
+for _ in $(seq 1 40); do
+	sleep 0.5
+	e2=$(exp)
+	[ -n "$e2" ] && [ "$e2" != "$e1" ] && { resigned=1; break; }
+done
+check "timer: the variants are re-signed before expiry, with a later expiration ($e1 -> ${e2:-none})" [ -n "$resigned" ]
+check "timer: the re-signing is logged" grep -q 'steering: variants re-signed (signature_refresh 65 s)' "$TMP/pop53d.log"
+out=$(validate "$V4" map.example.com)
+check "timer: the re-signed answer validates" grep -q '^; fully validated' <<<"$out"
+check "timer: no reload was needed" bash -c "! grep -q 'reload' '$TMP/pop53d.log'"
+check "pop53d stops cleanly" stop_pop53
+check "no mbuf leaked" grep -q 'no leak' "$TMP/pop53d.log"
+
+# Bad key configs: refused at the key's line.
+bad() { # bad WHAT SED-EXPR EXPECTED-MESSAGE
+	sed "$2" "$TMP/pop53.yaml" >"$TMP/bad.yaml"
+	local line out
+	line=$(grep -n 'signing_keys' "$TMP/bad.yaml" | cut -d: -f1)
+	out=$("$POP53D" --check-config "$TMP/bad.yaml" 2>&1)
+	check "bad config: $1" grep -qF "$TMP/bad.yaml:$line: dnssec.signing_keys[0]: $3" <<<"$out"
+}
+bad "a missing key file" "s|signing_keys: \[.*\]|signing_keys: [$TMP/nope]|" \
+	"$TMP/nope.key: No such file or directory"
+cp "$KEY.key" "$TMP/mismatch.key"
+cp "$TMP/ECDSAP256SHA256/"K*.private "$TMP/mismatch.private"
+bad "a private key of another algorithm than its DNSKEY" "s|signing_keys: \[.*\]|signing_keys: [$TMP/mismatch]|" \
+	"$TMP/mismatch.private: algorithm or key size differs from the .key file"
+other=$(cd "$TMP" && ldns-keygen -a ED25519 example.com)
+cp "$TMP/$other.private" "$TMP/mismatch.private"
+bad "a private key that is not the DNSKEY's" "s|signing_keys: \[.*\]|signing_keys: [$TMP/mismatch]|" \
+	"$TMP/mismatch.private: the private key does not match the DNSKEY in the .key file"
+sed 's/signature_refresh: 65/signature_refresh: 50/' "$TMP/pop53.yaml" >"$TMP/bad.yaml"
+out=$("$POP53D" --check-config "$TMP/bad.yaml" 2>&1)
+check "bad config: signature_refresh at or below signature_margin" \
+	grep -q 'signature_refresh (50 s) must be above signature_margin (60 s)' <<<"$out"
+out=$("$POP53D" --check-config "$TMP/pop53.yaml" 2>&1)
+check "--check-config signs the variants too, and says how long it took" \
+	grep -Eq "ok \(1 zone\(s\), [0-9]+ records, image [0-9]+ bytes; 4 steering variant\(s\), 4 signed in [0-9.]+ ms\)" <<<"$out"
+grep -v 'signing_keys' "$TMP/pop53.yaml" >"$TMP/nokey.yaml"
+line=$(grep -n 'owner: map.example.com.' "$TMP/nokey.yaml" | cut -d: -f1)
+out=$("$POP53D" --check-config "$TMP/nokey.yaml" 2>&1)
+check "a steered record in a signed zone without a key is warned about, at its line" \
+	grep -q "$TMP/nokey.yaml:$line: steering.records\[0\]: map.example.com. is in the signed zone example.com. but no dnssec.signing_keys key is for that zone" <<<"$out"
+check "...and the image's steered RRset is not reported as lacking an RRSIG" \
+	bash -c "! grep -q \"A at 'map.example.com.' has no RRSIG\" <<<'$out'"
+[ "$FAIL" -eq 0 ] && [ -z "${VERBOSE:-}" ] || cat "$TMP/pop53d.log"
+finish
