@@ -25,11 +25,14 @@ struct p53_notify_event {
 	uint8_t ipv6;
 	uint8_t answered;               /* the worker answered it (NOTAUTH) */
 	uint16_t msg_len;               /* bytes in msg; 0 when it was over P53_NOTIFY_MSG_MAX */
-	uint8_t tcp;                    /* came over TCP (the control thread's listener) */
+	uint8_t tcp;                    /* came over TCP (the TCP server, or notify_tcp.c) */
 	uint8_t zone_len;
 	uint8_t zone[P53_NAME_MAXLEN];  /* canonical wire name from the question */
 	uint8_t msg[P53_NOTIFY_MSG_MAX]; /* the DNS message as received */
 	uint8_t pad[3];
+	int32_t reply_fd;               /* tcp from the TCP server, not answered: a duplicate of
+					   its socket for the answer, which the control thread
+					   closes; -1 otherwise (only read when tcp is set) */
 };
 
 _Static_assert(sizeof(struct p53_notify_event) % 4 == 0, "rte_ring elements are 4-byte multiples");

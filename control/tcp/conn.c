@@ -11,6 +11,7 @@
  * pipelining a reading client needs.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -21,11 +22,13 @@
 #include "control/tcp/server.h"
 #include "dataplane/dnsmsg.h"
 #include "dataplane/notify.h"
+#include "control/xfr/serve.h"
 #include "dataplane/wire.h"
 
 #define OUT_CAP P53_TCP_TX_MAX  /* room for one largest response plus 16 KiB of small ones */
 #define KEEP 0                  /* p53_tcp_conn_event: keep the connection */
 #define CLOSE(why) (1 + (int)(why))
+#define XFR_MSGS_PER_EVENT 8    /* transfer messages (up to 64 KiB each) sent per event */
 
 uint64_t p53_tcp_now_ms(void)
 {
@@ -94,6 +97,7 @@ void p53_tcp_conn_close(struct p53_tcp_thread *th, struct conn *c, enum p53_tcp_
 	th->n_conns--;
 	free(c->rx);
 	free(c->tx);
+	p53_xfr_out_free(c->xo);
 	free(c);
 }
 
@@ -167,7 +171,13 @@ static int send_out(struct p53_tcp_thread *th, struct conn *c, uint64_t now)
 	return KEEP;
 }
 
-static void notify(struct p53_tcp_thread *th, const struct conn *c, const struct p53_query *q)
+/*
+ * A NOTIFY goes to the control thread with its bytes (for the TSIG check) and, when we did not
+ * answer it here (a secondary zone's apex: the control thread answers), a duplicate of the
+ * socket: the control thread writes its answer there (p53_xfr_notify), one small message.
+ */
+static void notify(struct p53_tcp_thread *th, const struct conn *c, const struct p53_query *q,
+		   const uint8_t *msg, uint16_t len, int answered)
 {
 	struct p53_notify_event ev;
 
@@ -180,14 +190,26 @@ static void notify(struct p53_tcp_thread *th, const struct conn *c, const struct
 	memcpy(ev.src, c->peer.bytes, 16);
 	ev.zone_len = q->qname_len;
 	memcpy(ev.zone, q->lname, q->qname_len);
-	if (rte_ring_mp_enqueue_elem(th->notify_ring, &ev, sizeof(ev)) == 0)
+	ev.answered = (uint8_t)answered;
+	ev.tcp = 1;
+	ev.reply_fd = -1;
+	if (len <= P53_NOTIFY_MSG_MAX) {
+		memcpy(ev.msg, msg, len);
+		ev.msg_len = len;
+	}
+	if (!answered)
+		ev.reply_fd = fcntl(c->fd, F_DUPFD_CLOEXEC, 0);
+	if (rte_ring_mp_enqueue_elem(th->notify_ring, &ev, sizeof(ev)) == 0) {
 		th->stats.notify++;
-	else
+	} else {
 		th->stats.notify_lost++;
+		if (ev.reply_fd >= 0)
+			close(ev.reply_fd);
+	}
 }
 
-/* Answer one message into th->out (room for the largest response is there). */
-static void answer(struct p53_tcp_thread *th, const struct conn *c, const struct p53_replica *r,
+/* Answer one message into th->out (room for the largest response is there). -1: close. */
+static int answer(struct p53_tcp_thread *th, struct conn *c, const struct p53_replica *r,
 		   const struct p53_answer_conf *cf, const uint8_t *msg, uint16_t len)
 {
 	uint8_t *q = th->out + th->out_len + 2;
@@ -202,15 +224,20 @@ static void answer(struct p53_tcp_thread *th, const struct conn *c, const struct
 		ms = P53_MSG_OPT_OPTION;
 	pq.src = c->peer.bytes;                 /* steering decides by it (steer.h) */
 	pq.src_v6 = c->peer.family == AF_INET6;
-	if (ms == P53_MSG_OK && P53_OPCODE(pq.flags) == P53_OPCODE_NOTIFY)
-		notify(th, c, &pq);
+	if (ms == P53_MSG_OK && P53_OPCODE(pq.flags) == P53_OPCODE_QUERY &&
+	    (pq.qtype == P53_T_AXFR || pq.qtype == P53_T_IXFR) && th->serve != NULL)
+		return p53_tcp_xfr_start(th, c, r != NULL ? r->image : NULL, msg, len, &pq);
 	uint16_t n = p53_answer_parsed(r != NULL ? r->image : NULL, cf, q, UINT16_MAX, &th->stats.ans,
 				       &pq, ms);
+	if (ms == P53_MSG_OK && P53_OPCODE(pq.flags) == P53_OPCODE_NOTIFY)
+		notify(th, c, &pq, msg, len, n != 0);
 	if (n == 0)
-		return; /* not answered (shorter than a header, or a response): counted as a drop */
+		return 0; /* not answered (shorter than a header, a response, or a NOTIFY the
+			     control thread answers): counted as a drop */
 	p53_put16(th->out + th->out_len, n);
 	th->out_len += 2u + n;
 	th->stats.responses++;
+	return 0;
 }
 
 /* Is the start of rx (rx_len > 0) a partial message? */
@@ -238,7 +265,7 @@ static int frames(struct p53_tcp_thread *th, struct conn *c, uint64_t now)
 	cf.keepalive = th->conf->idle_timeout_ms / 100 > UINT16_MAX ? UINT16_MAX
 			: (uint16_t)(th->conf->idle_timeout_ms / 100);
 	th->out_len = 0;
-	while (c->tx == NULL && c->rx_len - pos >= 2) {
+	while (c->tx == NULL && c->xo == NULL && c->rx_len - pos >= 2) {
 		uint16_t len = p53_get16(c->rx + pos);
 		if (len == 0) {
 			/* RFC 7766 §8 frames messages; a message is at least a header: nothing to
@@ -253,7 +280,10 @@ static int frames(struct p53_tcp_thread *th, struct conn *c, uint64_t now)
 			if (rc != KEEP || c->tx != NULL)
 				break;
 		}
-		answer(th, c, r, &cf, c->rx + pos + 2, len);
+		if (answer(th, c, r, &cf, c->rx + pos + 2, len) != 0) {
+			rc = CLOSE(P53_TCP_CLOSE_NO_MEMORY);
+			break;
+		}
 		pos += 2u + len;
 	}
 	/* Answers to the messages before a bad one still go out before the close. */
@@ -324,7 +354,16 @@ int p53_tcp_conn_event(struct p53_tcp_thread *th, struct conn *c, uint32_t event
 		return CLOSE(P53_TCP_CLOSE_ERROR);
 	if (c->tx != NULL && (rc = flush_tx(th, c, now)) != KEEP)
 		return rc;
-	if (c->tx == NULL) {
+	/* A zone transfer: the next messages as the socket takes them, a few per event so the
+	 * thread's other connections get their turn. */
+	for (int i = 0; i < XFR_MSGS_PER_EVENT && c->tx == NULL && c->xo != NULL; i++) {
+		th->out_len = 0;
+		if (p53_tcp_xfr_pump(th, c) != 0)
+			return CLOSE(P53_TCP_CLOSE_ERROR);
+		if (th->out_len > 0 && (rc = send_out(th, c, now)) != KEEP)
+			return rc;
+	}
+	if (c->tx == NULL && c->xo == NULL) {
 		/* Whole messages may have waited for the output to drain. */
 		if ((rc = frames(th, c, now)) != KEEP)
 			return rc;
@@ -333,10 +372,10 @@ int p53_tcp_conn_event(struct p53_tcp_thread *th, struct conn *c, uint32_t event
 				return rc;
 		}
 	}
-	if (c->eof && c->tx == NULL) {
+	if (c->eof && c->tx == NULL && c->xo == NULL) {
 		/* Everything whole is answered and sent: what is left is a message cut short. */
 		return CLOSE(c->rx_len > 0 ? P53_TCP_CLOSE_EOF_MID_MESSAGE : P53_TCP_CLOSE_EOF);
 	}
-	set_events(th, c, c->tx != NULL ? EPOLLOUT : EPOLLIN);
+	set_events(th, c, c->tx != NULL || c->xo != NULL ? EPOLLOUT : EPOLLIN);
 	return KEEP;
 }

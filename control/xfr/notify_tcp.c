@@ -54,7 +54,9 @@ void p53_xfr_notify_tcp_listen(struct p53_daemon *d)
 	struct p53_addr addrs[P53_XFR_MAX_SOCKS];
 	int n = 0;
 
-	for (int i = 0; x->n > 0 && i < d->cfg.n_addrs && n < P53_XFR_MAX_SOCKS; i++) {
+	/* The TCP server (control/tcp/) owns TCP/53 when it runs, and hands NOTIFYs over with a
+	 * socket to answer on (p53_xfr_notify): this listener is for tcp.enabled false only. */
+	for (int i = 0; x->n > 0 && !d->cfg.tcp.enabled && i < d->cfg.n_addrs && n < P53_XFR_MAX_SOCKS; i++) {
 		const struct p53_addr *a = &d->cfg.addrs[i];
 		int fd = -1;
 		for (int k = 0; k < x->n_tcp; k++)
