@@ -9,6 +9,7 @@
 #include "control/daemon.h"
 #include "control/log.h"
 #include "control/text.h"
+#include "control/xfr/notify.h"
 #include "control/xfr/xfr.h"
 #include "dataplane/name.h"
 #include "dataplane/notify.h"
@@ -32,6 +33,10 @@ void p53_daemon_notify_drain(struct p53_daemon *d)
 		return;
 	while (rte_ring_sc_dequeue_elem(d->notify_ring, &ev, sizeof(ev)) == 0) {
 		char zone[1024], addr[INET6_ADDRSTRLEN];
+		if (ev.handoff) {
+			p53_xfr_notify_tcp_adopt(d, &ev); /* a TCP connection, now ours */
+			continue;
+		}
 		if (!ev.answered) {
 			p53_xfr_notify(d, &ev);
 			continue;

@@ -1150,9 +1150,11 @@ answer(const void *img, const struct p53_answer_conf *conf, uint8_t *msg, uint16
 	unsigned int opcode = P53_OPCODE(qp->flags);
 	int sections_known = opcode == P53_OPCODE_QUERY || opcode == P53_OPCODE_NOTIFY ||
 			     opcode == P53_OPCODE_UPDATE;
-	/* A signed NOTIFY is the control thread's to verify (control/xfr/notify.c). */
-	if (ms == P53_MSG_OK && qp->tsig && opcode != P53_OPCODE_NOTIFY &&
-	    !(opcode == P53_OPCODE_QUERY && not_ours(img, qp))) {
+	/* A signed NOTIFY for a secondary zone's apex is the control thread's to verify against
+	 * the keys it holds (control/xfr/notify.c); any other signed message names a key the
+	 * workers do not know. */
+	if (ms == P53_MSG_OK && qp->tsig && !(opcode == P53_OPCODE_QUERY && not_ours(img, qp)) &&
+	    !(opcode == P53_OPCODE_NOTIFY && notify_is_ours(img, qp))) {
 		uint16_t n = tsig_badkey(&c, size_limit(conf, qp, cap), our_payload(conf));
 		count(st, &c);
 		return n;

@@ -5,7 +5,9 @@
  * the sender against the zone's ACL and answers from a kernel socket bound to the service
  * address the NOTIFY was sent to, then checks the primary's SOA. The worker answers only a
  * NOTIFY that is not for a secondary zone's apex (NOTAUTH, answer.c) and says so in
- * `answered`. Enqueueing is lock-free and never blocks: when the ring is full the event is
+ * `answered`. A TCP thread (control/tcp/) does the same with a NOTIFY that comes over DNS over
+ * TCP, answering it itself unless it is for a secondary zone's apex: then the connection goes
+ * to the control thread with the event (`handoff`, `fd`), which answers on it. Enqueueing is lock-free and never blocks: when the ring is full the event is
  * dropped and counted, and the primary's NOTIFY retry comes through later.
  */
 #ifndef P53_NOTIFY_H
@@ -25,14 +27,14 @@ struct p53_notify_event {
 	uint8_t ipv6;
 	uint8_t answered;               /* the worker answered it (NOTAUTH) */
 	uint16_t msg_len;               /* bytes in msg; 0 when it was over P53_NOTIFY_MSG_MAX */
-	uint8_t tcp;                    /* came over TCP (the TCP server, or notify_tcp.c) */
+	uint8_t tcp;                    /* came over TCP (the control thread's listener) */
 	uint8_t zone_len;
 	uint8_t zone[P53_NAME_MAXLEN];  /* canonical wire name from the question */
 	uint8_t msg[P53_NOTIFY_MSG_MAX]; /* the DNS message as received */
-	uint8_t pad[3];
-	int32_t reply_fd;               /* tcp from the TCP server, not answered: a duplicate of
-					   its socket for the answer, which the control thread
-					   closes; -1 otherwise (only read when tcp is set) */
+	uint8_t handoff;                /* over TCP for a secondary zone: `fd` is the connection,
+					   now the control thread's (control/tcp/conn.c) */
+	uint8_t pad[2];
+	int32_t fd;                     /* with handoff: a duplicate of the connection's socket */
 };
 
 _Static_assert(sizeof(struct p53_notify_event) % 4 == 0, "rte_ring elements are 4-byte multiples");

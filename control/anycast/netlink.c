@@ -117,6 +117,12 @@ int p53_nl_link_up(struct mnl_socket *nl, int ifindex, char *err, size_t errlen)
 int p53_nl_addr(struct mnl_socket *nl, bool add, int ifindex, const struct p53_prefix *p,
 		char *err, size_t errlen)
 {
+	return p53_nl_addr_metric(nl, add, ifindex, p, 0, err, errlen);
+}
+
+int p53_nl_addr_metric(struct mnl_socket *nl, bool add, int ifindex, const struct p53_prefix *p,
+		       uint32_t metric, char *err, size_t errlen)
+{
 	char buf[MNL_SOCKET_BUFFER_SIZE];
 	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
 	struct ifaddrmsg *ifa;
@@ -136,6 +142,8 @@ int p53_nl_addr(struct mnl_socket *nl, bool add, int ifindex, const struct p53_p
 		ifa->ifa_flags = IFA_F_NODAD;
 		mnl_attr_put_u32(nlh, IFA_FLAGS, IFA_F_NODAD);
 	}
+	if (add && metric != 0)
+		mnl_attr_put_u32(nlh, IFA_RT_PRIORITY, metric);
 	if (talk(nl, nlh) != 0) {
 		if (!add && (errno == EADDRNOTAVAIL || errno == ENOENT || errno == ENODEV))
 			return 0;

@@ -36,6 +36,14 @@ int p53_nl_link_up(struct mnl_socket *nl, int ifindex, char *err, size_t errlen)
 int p53_nl_addr(struct mnl_socket *nl, bool add, int ifindex, const struct p53_prefix *p,
 		char *err, size_t errlen);
 
+/**
+ * p53_nl_addr() adding with a route metric (IFA_RT_PRIORITY, `ip addr add ... metric N`):
+ * the metric of the address's prefix route, which zebra also gives the connected route it
+ * makes of the address. 0 is the kernel's default.
+ */
+int p53_nl_addr_metric(struct mnl_socket *nl, bool add, int ifindex, const struct p53_prefix *p,
+		       uint32_t metric, char *err, size_t errlen);
+
 /** Read and drop whatever the kernel routed into the tun device (IPv6 RS, MLD). */
 void p53_tun_discard(int fd);
 

@@ -23,6 +23,13 @@
 #define EXC_DESC     512        /* the tap's RX and TX descriptors */
 #define EXC_BURST    32
 #define SPIN_LOOPS   64         /* idle loops before the first sleep */
+/* The route metric of the service addresses on the tap. The frr announcer puts the same
+ * addresses (as /32 and /128) on its tun devices, and zebra makes a connected route of each:
+ * with equal metrics it may pick the tap's as best and redistribute that one, which the
+ * announcer's route-map (match interface p53any) denies, so nothing is announced. A higher
+ * metric here lets the tun device's route win whenever it exists (tests/integration/
+ * dpdk_bgp.sh); the kernel delivers to a local address whatever its metric. */
+#define SERVICE_METRIC 1000
 
 /* Frames the workers hand to the kernel instead of dropping: everything p53_pkt_parse() or
  * p53_pkt_for_us() says is not a UDP/53 query to a service address. Still dropped: UDP/53
@@ -67,7 +74,7 @@ static int service_addr(struct p53_exc *x, int add, const struct p53_addr *a, ch
 	if (is_mgmt(x, a))
 		return 0;
 	addr_prefix(a, &p);
-	return p53_nl_addr(x->nl, add != 0, x->ifindex, &p, err, errlen);
+	return p53_nl_addr_metric(x->nl, add != 0, x->ifindex, &p, SERVICE_METRIC, err, errlen);
 }
 
 int p53_exc_set_addrs(struct p53_exc *x, const struct p53_addr *addrs, int n, char *err,

@@ -17,6 +17,7 @@
 #include "control/log.h"
 #include "control/net/port.h"
 #include "control/net/xdp.h"
+#include "control/net/xdp_owner.h"
 #include "dataplane/pkt.h"
 
 #ifndef P53_STEER_OBJ
@@ -120,6 +121,8 @@ static int find_port(const char *name, uint16_t *id)
 	return -ENODEV;
 }
 
+static int left_program(struct p53_port *p, const struct p53_config *cfg, uint32_t *left);
+
 int p53_port_open(struct p53_port *p, const struct p53_config *cfg, const unsigned int *lcores)
 {
 	char dev[1024];
@@ -132,7 +135,13 @@ int p53_port_open(struct p53_port *p, const struct p53_config *cfg, const unsign
 	p->steer = devargs(dev, sizeof(dev), cfg, p->iface, sizeof(p->iface));
 	snprintf(p->name, sizeof(p->name), "%.*s", (int)strcspn(dev, ","), dev);
 	if (p->iface[0] != '\0') {
-		ret = p53_xdp_detach_stale(p->iface);
+		uint32_t left = 0;
+		/* Read in both modes: a crashed dpdk-mode run may be followed by an xdp-mode one. */
+		if (left_program(p, cfg, &left) != 0)
+			return -1;
+		if (cfg->mode != P53_MODE_DPDK)
+			p->owner[0] = '\0'; /* our steering program needs no record */
+		ret = p53_xdp_detach_stale(p->iface, left);
 		if (ret == -EEXIST) {
 			p53_err("port %s: %s already has another program's XDP program attached: not "
 				"starting (see the xdp: line above)", p->name, p->iface);
@@ -224,6 +233,11 @@ int p53_port_open(struct p53_port *p, const struct p53_config *cfg, const unsign
 	memcpy(p->mac, ea.addr_bytes, sizeof(p->mac));
 	payload_limit(p, &info);
 	p->in_use_baseline = p53_port_in_use(p);
+	if (p->owner[0] != '\0' && p53_xdp_owner_write(p->owner, p->iface) != 0) {
+		p53_warn("port %s: cannot record libxdp's program on %s in %s: after a crash, "
+			 "`ip link set %s xdp off` before restarting", p->name, p->iface, p->owner, p->iface);
+		p->owner[0] = '\0';
+	}
 	p53_info("port %s (id %u): MAC %02x:%02x:%02x:%02x:%02x:%02x, MTU %u, DNS payload up to %u, "
 		 "%u queue pair(s), %u rx / %u tx descriptors, UDP checksums verified %s, computed %s, "
 		 "%u mbufs held by the driver",
@@ -239,6 +253,29 @@ fail:
 		p->pools[q] = NULL;
 	}
 	return -1;
+}
+
+/* dpdk mode on af_xdp: the program our earlier run recorded (0: none), and where this run
+ * records its own. -1 (logged) when another pop53d still runs on the interface. */
+static int left_program(struct p53_port *p, const struct p53_config *cfg, uint32_t *left)
+{
+	long pid;
+	int ret;
+
+	if (p53_xdp_owner_path(p->owner, sizeof(p->owner), cfg->control_socket, p->iface) != 0) {
+		p->owner[0] = '\0';
+		return 0;
+	}
+	ret = p53_xdp_owner_left(p->owner, left, &pid);
+	if (ret == -EBUSY) {
+		p53_err("port %s: %s records that pop53d pid %ld runs on %s: not starting",
+			p->name, p->owner, pid, p->iface);
+		p->owner[0] = '\0';
+		return -1;
+	}
+	if (ret == -EINVAL)
+		p53_warn("port %s: %s does not parse: ignored", p->name, p->owner);
+	return 0;
 }
 
 unsigned int p53_port_in_use(const struct p53_port *p)
@@ -280,6 +317,8 @@ void p53_port_close(struct p53_port *p)
 
 	rte_eth_dev_stop(p->id);
 	rte_eth_dev_close(p->id);
+	if (p->owner[0] != '\0')
+		p53_xdp_owner_remove(p->owner);
 	unsigned int after = p53_port_in_use(p);
 	/* The verdict compares with the baseline taken right after start (what the driver holds
 	 * for its RX ring). After close, net_af_xdp keeps its fill ring's mbufs with the UMEM it

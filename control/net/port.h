@@ -32,6 +32,9 @@ struct p53_port {
 	int steer;                              /* pop53's XDP steering program is on iface (xdp
 						   mode on net_af_xdp): its address map follows
 						   the service addresses */
+	char owner[256];                        /* dpdk mode on af_xdp: the record of libxdp's
+						   program we attached (control/net/xdp_owner.h),
+						   removed on close; "" when none was written */
 	struct rte_mempool *pools[P53_MAX_WORKERS]; /* one per queue, on the worker's socket */
 	unsigned int in_use_baseline;           /* mbufs held by the driver after start */
 };
@@ -39,7 +42,9 @@ struct p53_port {
 /**
  * Probe, configure and start the port named by cfg->port, with one queue per worker; for
  * net_af_xdp, detach a stale XDP program first and, in xdp mode, add the steering program and
- * fill its service-address map (dpdk mode: no steering; the port takes every frame).
+ * fill its service-address map (dpdk mode: no steering; the port takes every frame, through
+ * libxdp's default program, whose id is recorded beside the control socket so that the next
+ * run may detach it after a SIGKILL; see control/net/xdp_owner.h).
  *
  * @param lcores  lcore of each worker, to put its pool and rings on that socket
  * @return 0, or -1 with the reason logged.
@@ -52,7 +57,8 @@ unsigned int p53_port_in_use(const struct p53_port *p);
 /** Log the port's extended statistics (rx/tx, rx_nombuf, missed). */
 void p53_port_log_xstats(const struct p53_port *p);
 
-/** Stop and close the port and free its pools; logs mbufs still in use before and after. */
+/** Stop and close the port and free its pools; logs mbufs still in use before and after.
+ * dpdk mode: the driver detached libxdp's program, so its record is removed. */
 void p53_port_close(struct p53_port *p);
 
 #endif /* P53_PORT_H */

@@ -20,6 +20,8 @@
 
 #define ADDRS_MAP_NAME  "p53_addrs"
 #define STEER_PROG_NAME "p53_steer"
+#define XSK_PROG_NAME   "xsk_def_prog"   /* libxdp's default AF_XDP program */
+#define DISPATCHER_NAME "xdp_dispatcher" /* libxdp's multi-program dispatcher */
 #define KEY_SIZE        16
 #define MAX_VALUE_SIZE  8
 #define MAX_PROG_MAPS   64
@@ -57,12 +59,17 @@ static int neg_errno(int ret)
 
 static int find_prog_map(int prog_fd, const char *name, struct bpf_map_info *out);
 
+enum { FOREIGN, STEER, LEFT_BY_DPDK_RUN };
+
 /*
- * Is program `id` a pop53 steering program? It is when it is named p53_steer (the function in
- * dataplane/bpf/steer.bpf.c) and uses a map called p53_addrs: a knotd, kxdpgun or libxdp
- * dispatcher program is neither. 1 yes, 0 no (name filled), negative errno.
+ * Is program `id` ours to remove? STEER when it is named p53_steer (the function in
+ * dataplane/bpf/steer.bpf.c) and uses a map called p53_addrs; LEFT_BY_DPDK_RUN when it is
+ * libxdp's default program or dispatcher AND has the id our earlier dpdk-mode run recorded
+ * (left_id, control/net/xdp_owner.h): the name alone proves nothing, every AF_XDP application
+ * gets the same program. A knotd or kxdpgun program is FOREIGN. Negative errno on failure;
+ * name is filled in every other case.
  */
-static int ours(uint32_t id, char name[BPF_OBJ_NAME_LEN])
+static int ours(uint32_t id, uint32_t left_id, char name[BPF_OBJ_NAME_LEN])
 {
 	struct bpf_prog_info info;
 	struct bpf_map_info minfo;
@@ -80,19 +87,22 @@ static int ours(uint32_t id, char name[BPF_OBJ_NAME_LEN])
 	}
 	memcpy(name, info.name, BPF_OBJ_NAME_LEN);
 	name[BPF_OBJ_NAME_LEN - 1] = '\0';
-	ret = 0;
+	ret = FOREIGN;
 	if (strcmp(name, STEER_PROG_NAME) == 0) {
 		int mfd = find_prog_map(fd, ADDRS_MAP_NAME, &minfo);
 		if (mfd >= 0) {
 			close(mfd);
-			ret = 1;
+			ret = STEER;
 		}
+	} else if (left_id != 0 && id == left_id &&
+		   (strcmp(name, XSK_PROG_NAME) == 0 || strcmp(name, DISPATCHER_NAME) == 0)) {
+		ret = LEFT_BY_DPDK_RUN;
 	}
 	close(fd);
 	return ret;
 }
 
-int p53_xdp_detach_stale(const char *ifname)
+int p53_xdp_detach_stale(const char *ifname, uint32_t left_id)
 {
 	int ifindex = ifindex_of(ifname);
 	size_t i;
@@ -115,15 +125,17 @@ int p53_xdp_detach_stale(const char *ifname)
 		if (id == 0)
 			continue;
 		char name[BPF_OBJ_NAME_LEN];
-		ret = ours(id, name);
+		int kind = ours(id, left_id, name);
+		ret = kind;
 		if (ret < 0) {
 			fprintf(stderr, "xdp: cannot inspect %s XDP program id %u on %s: %s\n",
 				modes[i].name, id, ifname, strerror(-ret));
 			return ret;
 		}
-		if (ret == 0) {
+		if (kind == FOREIGN) {
 			fprintf(stderr, "xdp: %s has a foreign XDP program '%s' (id %u, %s mode) attached; "
-				"pop53d removes only its own steering program. Detach it yourself "
+				"pop53d removes only its own (its steering program, or the libxdp program its "
+				"earlier dpdk-mode run recorded). Detach it yourself "
 				"(ip link set %s xdp off) if nothing else needs it\n",
 				ifname, name, id, modes[i].name, ifname);
 			return -EEXIST;
@@ -135,7 +147,11 @@ int p53_xdp_detach_stale(const char *ifname)
 				modes[i].name, id, ifname, strerror(-ret));
 			return ret;
 		}
-		fprintf(stderr, "xdp: detached stale XDP program id %u from %s\n", id, ifname);
+		if (kind == LEFT_BY_DPDK_RUN)
+			fprintf(stderr, "xdp: detached libxdp's program '%s' id %u from %s, left by "
+				"pop53d's earlier dpdk-mode run\n", name, id, ifname);
+		else
+			fprintf(stderr, "xdp: detached stale XDP program id %u from %s\n", id, ifname);
 	}
 	return 0;
 }

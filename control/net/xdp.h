@@ -18,22 +18,29 @@
 #define P53_XDP_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "control/conf/config.h"
 
 /**
  * Detach a stale pop53 steering program (one a crashed pop53d left) from an interface, in
  * any mode (skb, driver, hw), logging "xdp: detached stale XDP program id N from IFACE".
- * A foreign program (knotd's, kxdpgun's, anything not named p53_steer with a p53_addrs map)
- * is never removed: that is -EEXIST, with a message naming it, and pop53d refuses to start.
+ * Also detached: libxdp's default program (xsk_def_prog, or its xdp_dispatcher) when its id
+ * is left_id, the program our own earlier dpdk-mode run recorded (control/net/xdp_owner.h),
+ * logging "xdp: detached libxdp's program 'xsk_def_prog' id N from IFACE, left by pop53d's
+ * earlier dpdk-mode run".
+ * A foreign program (knotd's, kxdpgun's, another AF_XDP application's xsk_def_prog, anything
+ * else) is never removed: that is -EEXIST, with a message naming it, and pop53d refuses to
+ * start.
  *
  * @param ifname  interface name, e.g. "p53p"
+ * @param left_id the program id an earlier dpdk-mode run left (0: none)
  * @return 0 (also when nothing was attached), -ENODEV if there is no such interface,
  *         -EEXIST for a foreign program, or the negative errno of the failed netlink
  *         query/detach (-EBUSY when the program is held by a bpf_link, which only its owner
  *         can release).
  */
-int p53_xdp_detach_stale(const char *ifname);
+int p53_xdp_detach_stale(const char *ifname, uint32_t left_id);
 
 /**
  * Make the service addresses of the XDP program attached to ifname exactly addrs[0..n).

@@ -86,7 +86,11 @@ struct conn *p53_tcp_conn_new(struct p53_tcp_thread *th, int fd, const struct p5
 
 void p53_tcp_conn_close(struct p53_tcp_thread *th, struct conn *c, enum p53_tcp_close why)
 {
-	close(c->fd); /* also leaves the epoll set: nobody else holds the fd */
+	/* Closing leaves the epoll set only when nobody else holds the socket: a connection
+	 * handed to the control thread (a dup) leaves it explicitly. */
+	if (why == P53_TCP_CLOSE_NOTIFY_HANDOFF)
+		epoll_ctl(th->epfd, EPOLL_CTL_DEL, c->fd, NULL);
+	close(c->fd);
 	TAILQ_REMOVE(&th->idle, c, idle_link);
 	if (c->in_msg)
 		TAILQ_REMOVE(&th->msgs, c, msg_link);
@@ -171,46 +175,54 @@ static int send_out(struct p53_tcp_thread *th, struct conn *c, uint64_t now)
 	return KEEP;
 }
 
-/*
- * A NOTIFY goes to the control thread with its bytes (for the TSIG check) and, when we did not
- * answer it here (a secondary zone's apex: the control thread answers), a duplicate of the
- * socket: the control thread writes its answer there (p53_xfr_notify), one small message.
- */
-static void notify(struct p53_tcp_thread *th, const struct conn *c, const struct p53_query *q,
-		   const uint8_t *msg, uint16_t len, int answered)
+/* A NOTIFY (RFC 1996) as an event for the control thread (dataplane/notify.h). */
+static void notify_event(struct p53_notify_event *ev, const struct conn *c,
+			 const struct p53_query *q, const uint8_t *msg, uint16_t len)
 {
-	struct p53_notify_event ev;
-
-	if (th->notify_ring == NULL)
-		return;
-	memset(&ev, 0, sizeof(ev));
-	ev.port = c->peer_port;
-	ev.id = q->id;
-	ev.ipv6 = c->peer.family == AF_INET6;
-	memcpy(ev.src, c->peer.bytes, 16);
-	ev.zone_len = q->qname_len;
-	memcpy(ev.zone, q->lname, q->qname_len);
-	ev.answered = (uint8_t)answered;
-	ev.tcp = 1;
-	ev.reply_fd = -1;
+	memset(ev, 0, sizeof(*ev));
+	ev->fd = -1;
+	ev->tcp = 1;
+	ev->port = c->peer_port;
+	ev->id = q->id;
+	ev->ipv6 = c->peer.family == AF_INET6;
+	memcpy(ev->src, c->peer.bytes, 16);
+	ev->zone_len = q->qname_len;
+	memcpy(ev->zone, q->lname, q->qname_len);
 	if (len <= P53_NOTIFY_MSG_MAX) {
-		memcpy(ev.msg, msg, len);
-		ev.msg_len = len;
-	}
-	if (!answered)
-		ev.reply_fd = fcntl(c->fd, F_DUPFD_CLOEXEC, 0);
-	if (rte_ring_mp_enqueue_elem(th->notify_ring, &ev, sizeof(ev)) == 0) {
-		th->stats.notify++;
-	} else {
-		th->stats.notify_lost++;
-		if (ev.reply_fd >= 0)
-			close(ev.reply_fd);
+		memcpy(ev->msg, msg, len);
+		ev->msg_len = len;
 	}
 }
 
-/* Answer one message into th->out (room for the largest response is there). -1: close. */
+static int notify_enqueue(struct p53_tcp_thread *th, struct p53_notify_event *ev)
+{
+	if (th->notify_ring != NULL &&
+	    rte_ring_mp_enqueue_elem(th->notify_ring, ev, sizeof(*ev)) == 0) {
+		th->stats.notify++;
+		return 0;
+	}
+	th->stats.notify_lost++;
+	return -1;
+}
+
+/* The connection of a NOTIFY for a secondary zone goes to the control thread, which checks
+ * its sender and TSIG and answers on it (control/xfr/notify_tcp.c). Called once the answers
+ * before it were sent, so they stay in order on the wire. */
+static void notify_handoff(struct p53_tcp_thread *th, const struct conn *c)
+{
+	th->handoff.fd = fcntl(c->fd, F_DUPFD_CLOEXEC, 0);
+	th->handoff.handoff = th->handoff.fd >= 0;
+	if (th->handoff.fd < 0 || notify_enqueue(th, &th->handoff) != 0) {
+		if (th->handoff.fd >= 0)
+			close(th->handoff.fd); /* the primary retries its NOTIFY */
+	}
+}
+
+/* Answer one message into th->out (room for the largest response is there). Returns KEEP, or
+ * CLOSE(P53_TCP_CLOSE_NOTIFY_HANDOFF) with th->handoff filled for a NOTIFY the control thread
+ * answers. */
 static int answer(struct p53_tcp_thread *th, struct conn *c, const struct p53_replica *r,
-		   const struct p53_answer_conf *cf, const uint8_t *msg, uint16_t len)
+		  const struct p53_answer_conf *cf, const uint8_t *msg, uint16_t len)
 {
 	uint8_t *q = th->out + th->out_len + 2;
 	struct p53_query pq;
@@ -226,18 +238,28 @@ static int answer(struct p53_tcp_thread *th, struct conn *c, const struct p53_re
 	pq.src_v6 = c->peer.family == AF_INET6;
 	if (ms == P53_MSG_OK && P53_OPCODE(pq.flags) == P53_OPCODE_QUERY &&
 	    (pq.qtype == P53_T_AXFR || pq.qtype == P53_T_IXFR) && th->serve != NULL)
-		return p53_tcp_xfr_start(th, c, r != NULL ? r->image : NULL, msg, len, &pq);
+		return p53_tcp_xfr_start(th, c, r != NULL ? r->image : NULL, msg, len, &pq) == 0
+			       ? KEEP
+			       : CLOSE(P53_TCP_CLOSE_NO_MEMORY);
+	int is_notify = ms == P53_MSG_OK && P53_OPCODE(pq.flags) == P53_OPCODE_NOTIFY;
+	if (is_notify)
+		notify_event(&th->handoff, c, &pq, msg, len);
 	uint16_t n = p53_answer_parsed(r != NULL ? r->image : NULL, cf, q, UINT16_MAX, &th->stats.ans,
 				       &pq, ms);
-	if (ms == P53_MSG_OK && P53_OPCODE(pq.flags) == P53_OPCODE_NOTIFY)
-		notify(th, c, &pq, msg, len, n != 0);
+	if (is_notify) {
+		/* Answered here (NOTAUTH: not a secondary zone) and logged by the control thread,
+		 * or not answered: a secondary zone's apex, the control thread answers. */
+		if (n == 0)
+			return CLOSE(P53_TCP_CLOSE_NOTIFY_HANDOFF);
+		th->handoff.answered = 1;
+		notify_enqueue(th, &th->handoff);
+	}
 	if (n == 0)
-		return 0; /* not answered (shorter than a header, a response, or a NOTIFY the
-			     control thread answers): counted as a drop */
+		return KEEP; /* not answered (shorter than a header, or a response): counted as a drop */
 	p53_put16(th->out + th->out_len, n);
 	th->out_len += 2u + n;
 	th->stats.responses++;
-	return 0;
+	return KEEP;
 }
 
 /* Is the start of rx (rx_len > 0) a partial message? */
@@ -280,11 +302,10 @@ static int frames(struct p53_tcp_thread *th, struct conn *c, uint64_t now)
 			if (rc != KEEP || c->tx != NULL)
 				break;
 		}
-		if (answer(th, c, r, &cf, c->rx + pos + 2, len) != 0) {
-			rc = CLOSE(P53_TCP_CLOSE_NO_MEMORY);
-			break;
-		}
+		rc = answer(th, c, r, &cf, c->rx + pos + 2, len);
 		pos += 2u + len;
+		if (rc != KEEP)
+			break;
 	}
 	/* Answers to the messages before a bad one still go out before the close. */
 	if (th->out_len > 0) {
@@ -293,6 +314,8 @@ static int frames(struct p53_tcp_thread *th, struct conn *c, uint64_t now)
 			rc = sent;
 	}
 	th->out_len = 0;
+	if (rc == CLOSE(P53_TCP_CLOSE_NOTIFY_HANDOFF))
+		notify_handoff(th, c);
 	if (rc != KEEP)
 		return rc;
 	if (pos > 0) {

@@ -17,6 +17,7 @@
 
 #include "control/tcp/tcp.h"
 #include "dataplane/dnsmsg.h"
+#include "dataplane/notify.h"
 #include "dataplane/replica.h"
 
 /* What an epoll event points at: the first member of each of these. */
@@ -67,6 +68,8 @@ struct p53_tcp_thread {
 	struct p53_replica *const *replica;
 	struct rte_ring *notify_ring;
 	struct p53_xfr_serve *serve;
+	struct p53_notify_event handoff; /* a NOTIFY whose connection goes to the control thread,
+					    enqueued once the answers before it are sent */
 
 	struct listener lst[P53_CONFIG_MAX_ADDRS]; /* listening now (the thread's own) */
 	int n_lst;

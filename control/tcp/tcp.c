@@ -37,6 +37,7 @@ const char *const p53_tcp_close_names[P53_TCP_CLOSE__MAX] = {
 	[P53_TCP_CLOSE_ERROR] = "error",
 	[P53_TCP_CLOSE_NO_MEMORY] = "no_memory",
 	[P53_TCP_CLOSE_SHUTDOWN] = "shutdown",
+	[P53_TCP_CLOSE_NOTIFY_HANDOFF] = "notify_handoff",
 };
 
 const char *const p53_tcp_refuse_names[P53_TCP_REFUSE__MAX] = {

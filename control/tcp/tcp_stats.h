@@ -25,6 +25,8 @@ enum p53_tcp_close {
 	P53_TCP_CLOSE_ERROR,            /* reset by the client, or another socket error */
 	P53_TCP_CLOSE_NO_MEMORY,        /* a buffer could not be allocated */
 	P53_TCP_CLOSE_SHUTDOWN,         /* pop53d is stopping */
+	P53_TCP_CLOSE_NOTIFY_HANDOFF,   /* a NOTIFY for a secondary zone: the connection went to
+					   the control thread, which checks it and answers there */
 	P53_TCP_CLOSE__MAX
 };
 

@@ -278,22 +278,11 @@ size_t p53_xfr_notify_answer(struct p53_daemon *d, const struct p53_notify_event
 
 void p53_xfr_notify(struct p53_daemon *d, const struct p53_notify_event *ev)
 {
-	uint8_t out[2 + P53_NOTIFY_MSG_MAX + 512];
-	size_t len = p53_xfr_notify_answer(d, ev, out + 2, sizeof(out) - 2);
+	uint8_t out[P53_NOTIFY_MSG_MAX + 512];
+	size_t len = p53_xfr_notify_answer(d, ev, out, sizeof(out));
 
-	if (ev->tcp) {
-		/* From the TCP server: the answer goes on its connection (a small message, the
-		 * socket buffer takes it; never blocks). */
-		if (ev->reply_fd < 0)
-			return;
-		p53_put16(out, (uint16_t)len);
-		if (len > 0 && send(ev->reply_fd, out, len + 2, MSG_DONTWAIT | MSG_NOSIGNAL) != (ssize_t)(len + 2))
-			p53_warn("xfr: cannot send the NOTIFY answer over TCP: %s", strerror(errno));
-		close(ev->reply_fd);
-		return;
-	}
 	if (len > 0)
-		send_to(d, ev, out + 2, len);
+		send_to(d, ev, out, len);
 }
 
 

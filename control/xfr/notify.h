@@ -50,5 +50,8 @@ int p53_xfr_sock_open(const struct p53_addr *a, int type);
 void p53_xfr_notify_tcp_listen(struct p53_daemon *d);
 void p53_xfr_notify_tcp_poll(struct p53_daemon *d);
 void p53_xfr_notify_tcp_close(struct p53_xfr *x, bool conns_only);
+/* A TCP connection a TCP thread handed over with the NOTIFY it read (ev->handoff, ev->fd): answer
+ * it there and keep serving NOTIFYs on it like one accepted here. Closes ev->fd when it can't. */
+void p53_xfr_notify_tcp_adopt(struct p53_daemon *d, const struct p53_notify_event *ev);
 
 #endif /* P53_XFR_NOTIFY_H */

@@ -54,8 +54,8 @@ void p53_xfr_notify_tcp_listen(struct p53_daemon *d)
 	struct p53_addr addrs[P53_XFR_MAX_SOCKS];
 	int n = 0;
 
-	/* The TCP server (control/tcp/) owns TCP/53 when it runs, and hands NOTIFYs over with a
-	 * socket to answer on (p53_xfr_notify): this listener is for tcp.enabled false only. */
+	/* With DNS over TCP on (control/tcp/), its threads own TCP/53 and hand NOTIFY
+	 * connections for secondary zones over (p53_xfr_notify_tcp_adopt): no listener here. */
 	for (int i = 0; x->n > 0 && !d->cfg.tcp.enabled && i < d->cfg.n_addrs && n < P53_XFR_MAX_SOCKS; i++) {
 		const struct p53_addr *a = &d->cfg.addrs[i];
 		int fd = -1;
@@ -124,6 +124,42 @@ static int frames(struct p53_daemon *d, struct p53_ntcp_conn *c)
 		c->len -= 2 + mlen;
 	}
 	return 0;
+}
+
+static struct p53_ntcp_conn *conn_slot(struct p53_xfr *x)
+{
+	for (int s = 0; s < P53_XFR_TCP_CONNS; s++)
+		if (x->conns[s].fd < 0)
+			return &x->conns[s];
+	return NULL;
+}
+
+void p53_xfr_notify_tcp_adopt(struct p53_daemon *d, const struct p53_notify_event *ev)
+{
+	struct p53_ntcp_conn *c = d->xfr != NULL ? conn_slot(d->xfr) : NULL;
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+
+	if (c == NULL || ev->msg_len < 12 || getsockname(ev->fd, (struct sockaddr *)&ss, &sl) != 0) {
+		close(ev->fd); /* full, or not ours to answer: the primary retries its NOTIFY */
+		return;
+	}
+	memset(c, 0, sizeof(*c));
+	c->fd = ev->fd;
+	c->deadline_ms = now_ms() + CONN_MS;
+	c->ipv6 = ev->ipv6;
+	memcpy(c->peer, ev->src, 16);
+	c->peer_port = ev->port;
+	if (ss.ss_family == AF_INET6)
+		memcpy(c->local, &((const struct sockaddr_in6 *)&ss)->sin6_addr, 16);
+	else
+		memcpy(c->local, &((const struct sockaddr_in *)&ss)->sin_addr, 4);
+	/* The message the TCP thread read, framed as it came; what follows is read here. */
+	p53_put16(c->buf, ev->msg_len);
+	memcpy(c->buf + 2, ev->msg, ev->msg_len);
+	c->len = 2u + ev->msg_len;
+	if (frames(d, c) != 0)
+		conn_close(c);
 }
 
 void p53_xfr_notify_tcp_poll(struct p53_daemon *d)

@@ -9,13 +9,18 @@ BGP_HOST6=2001:db8:53::179
 BGP_P4=192.0.2.53/32
 BGP_P6=2001:db8:53::53/128
 BGP_BIRD_SOCK=${BGP_DIR:?}/bird.ctl
+# The interface that carries the host addresses: the lab veth in xdp mode; "" when pop53d puts
+# them on its exception interface itself (dpdk mode: dataplane.exception.addresses).
+BGP_DEV=${BGP_DEV-p53p}
 
-# bgp_setup FRR_CONF: host addresses, FRR's directory (FRR runs as user frr: it must own it)
+# bgp_setup FRR_CONF: host addresses on $BGP_DEV, FRR's directory (FRR runs as user frr: it must own it)
 # and config, BIRD's config (logging every route it imports or removes; no graceful restart,
 # so that a stopped FRR takes its routes away at once instead of leaving them stale).
 bgp_setup() {
-	ip -n "$POP_NS" addr replace "$BGP_HOST4/24" dev p53p
-	ip -n "$POP_NS" addr replace "$BGP_HOST6/64" dev p53p nodad
+	if [ -n "$BGP_DEV" ]; then
+		ip -n "$POP_NS" addr replace "$BGP_HOST4/24" dev "$BGP_DEV"
+		ip -n "$POP_NS" addr replace "$BGP_HOST6/64" dev "$BGP_DEV" nodad
+	fi
 	mkdir -p "$BGP_DIR/frr"
 	cp "$1" "$BGP_DIR/frr/frr.conf"
 	chown -R frr:frr "$BGP_DIR/frr"
@@ -63,8 +68,10 @@ bgp_start_bird() {
 bgp_cleanup() {
 	bgp_stop_frr
 	[ -f "$BGP_DIR/bird.pid" ] && kill "$(cat "$BGP_DIR/bird.pid")" 2>/dev/null
-	ip -n "$POP_NS" addr del "$BGP_HOST4/24" dev p53p 2>/dev/null
-	ip -n "$POP_NS" addr del "$BGP_HOST6/64" dev p53p 2>/dev/null
+	if [ -n "$BGP_DEV" ]; then
+		ip -n "$POP_NS" addr del "$BGP_HOST4/24" dev "$BGP_DEV" 2>/dev/null
+		ip -n "$POP_NS" addr del "$BGP_HOST6/64" dev "$BGP_DEV" 2>/dev/null
+	fi
 	return 0
 }
 

@@ -1,7 +1,7 @@
 /*
  * xdp_fill: drive control/net/xdp.c by hand or from tests/integration/xdp_steer.sh.
  *
- *   xdp_fill IFACE detach            p53_xdp_detach_stale(IFACE)
+ *   xdp_fill IFACE detach            p53_xdp_detach_stale(IFACE, 0)
  *   xdp_fill IFACE set ADDR...       p53_xdp_set_addrs(IFACE, ADDR...) (none = empty the map)
  *   xdp_fill iface DEVSTR            print p53_xdp_iface_from_devargs(DEVSTR)
  *
@@ -41,7 +41,7 @@ int main(int argc, char **argv)
 		return name != NULL ? 0 : 1;
 	}
 	if (argc == 3 && strcmp(argv[2], "detach") == 0)
-		return p53_xdp_detach_stale(argv[1]) == 0 ? 0 : 1;
+		return p53_xdp_detach_stale(argv[1], 0) == 0 ? 0 : 1;
 	if (argc >= 3 && strcmp(argv[2], "set") == 0) {
 		for (i = 3; i < argc; i++) {
 			if (n == P53_CONFIG_MAX_ADDRS || parse_addr(argv[i], &addrs[n]) < 0) {
