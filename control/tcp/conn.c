@@ -236,8 +236,10 @@ static int answer(struct p53_tcp_thread *th, struct conn *c, const struct p53_re
 		ms = P53_MSG_OPT_OPTION;
 	pq.src = c->peer.bytes;                 /* steering decides by it (steer.h) */
 	pq.src_v6 = c->peer.family == AF_INET6;
-	if (ms == P53_MSG_OK && P53_OPCODE(pq.flags) == P53_OPCODE_QUERY &&
-	    (pq.qtype == P53_T_AXFR || pq.qtype == P53_T_IXFR) && th->serve != NULL)
+	/* Transfers, and signed SOA queries (a downstream secondary's refresh check: the TSIG
+	 * keys are the transfer table's, control/xfr/serve.h). */
+	if (ms == P53_MSG_OK && P53_OPCODE(pq.flags) == P53_OPCODE_QUERY && th->serve != NULL &&
+	    (pq.qtype == P53_T_AXFR || pq.qtype == P53_T_IXFR || (pq.qtype == P53_T_SOA && pq.tsig)))
 		return p53_tcp_xfr_start(th, c, r != NULL ? r->image : NULL, msg, len, &pq) == 0
 			       ? KEEP
 			       : CLOSE(P53_TCP_CLOSE_NO_MEMORY);

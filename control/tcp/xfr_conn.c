@@ -38,7 +38,8 @@ int p53_tcp_xfr_start(struct p53_tcp_thread *th, struct conn *c, const void *img
 	if (n > 0) {
 		char peer[INET6_ADDRSTRLEN];
 		inet_ntop(c->peer.family, c->peer.bytes, peer, sizeof(peer));
-		p53_info("xfr: %s from %s refused: %s", q->qtype == P53_T_AXFR ? "AXFR" : "IXFR", peer,
+		p53_info("xfr: %s from %s refused: %s",
+			 q->qtype == P53_T_AXFR ? "AXFR" : q->qtype == P53_T_IXFR ? "IXFR" : "SOA query", peer,
 			 rcode_name(o[3] & 0x0fu));
 		p53_put16(th->out + th->out_len, (uint16_t)n);
 		th->out_len += 2u + (uint32_t)n;
@@ -67,7 +68,7 @@ int p53_tcp_xfr_pump(struct p53_tcp_thread *th, struct conn *c)
 	inet_ntop(c->peer.family, c->peer.bytes, peer, sizeof(peer));
 	if (n < 0)
 		p53_err("xfr: %s to %s failed after %" PRIu64 " messages", xo->what, peer, xo->st.msgs);
-	else
+	else if (!xo->soa_query)
 		p53_info("xfr: %s to %s%s: %" PRIu64 " records in %" PRIu64 " messages, %" PRIu64 " ms",
 			 xo->what, peer, xo->key.wire_len > 0 ? " (TSIG)" : "", xo->st.records,
 			 xo->st.msgs, p53_tcp_now_ms() - xo->start_ms);

@@ -289,6 +289,7 @@ int p53_xfr_serve_request(struct p53_xfr_serve *sv, const void *img, const uint8
 	struct p53_xfr_out *o = NULL;
 	uint32_t zi, client = 0;
 	bool ixfr = q->qtype == P53_T_IXFR;
+	bool soa_query = q->qtype == P53_T_SOA; /* a signed refresh check (serve.h) */
 	int k = -1;
 
 	*xo = NULL;
@@ -367,7 +368,7 @@ int p53_xfr_serve_request(struct p53_xfr_serve *sv, const void *img, const uint8
 	if (k >= 0)
 		o->key = tb->keys[k];
 	/* IXFR: the journal's steps from the client's serial to the one served, if it has them. */
-	bool uptodate = ixfr && serial_ge(client, serial);
+	bool uptodate = (ixfr && serial_ge(client, serial)) || soa_query;
 	bool diffs = false;
 	if (ixfr && !uptodate && e->n_steps > 0 && e->n_steps <= (P53_XFR_MAX_SEGS - 2) / 2) {
 		o->steps = malloc(sizeof(*o->steps) * e->n_steps);
@@ -398,8 +399,11 @@ int p53_xfr_serve_request(struct p53_xfr_serve *sv, const void *img, const uint8
 		goto oom;
 	char zone[1024];
 	p53_name_to_str(zone, sizeof(zone), q->lname);
-	snprintf(o->what, sizeof(o->what), "%s of %.40s serial %u%s", ixfr ? "IXFR" : "AXFR", zone,
-		 serial, uptodate ? " (up to date)" : ixfr && diffs ? " (differences)" : ixfr ? " (whole zone)" : "");
+	snprintf(o->what, sizeof(o->what), "%s of %.40s serial %u%s",
+		 soa_query ? "SOA" : ixfr ? "IXFR" : "AXFR", zone, serial,
+		 soa_query ? "" : uptodate ? " (up to date)" : ixfr && diffs ? " (differences)"
+		 : ixfr ? " (whole zone)" : "");
+	o->soa_query = soa_query;
 	*xo = o;
 	return 0;
 oom_locked:

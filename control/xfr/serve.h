@@ -44,6 +44,7 @@ struct p53_xfr_out {
 	struct p53_jstep **steps;       /* IXFR: references */
 	size_t n_steps;
 	char what[80];                  /* "AXFR of example.com. serial 7" for the log */
+	bool soa_query;                 /* a signed SOA query answered this way: not logged */
 	uint64_t start_ms;
 };
 
@@ -61,7 +62,10 @@ void p53_xfr_serve_fini(struct p53_xfr_serve *sv);
 
 /**
  * Decide a transfer request (q parsed from msg, qtype AXFR or IXFR, opcode QUERY), from a
- * TCP thread inside its RCU read section (img: the image it reads, may be NULL).
+ * TCP thread inside its RCU read section (img: the image it reads, may be NULL). A signed SOA
+ * query (qtype SOA with a TSIG record) is decided the same way and answered like an up-to-date
+ * IXFR, the SOA alone, signed: it is how a downstream secondary (Knot, over TCP) checks the
+ * serial before it transfers, and the workers know no TSIG keys.
  * @param out  a short answer (refusal), cap bytes
  * @param xo   set to the transfer to stream when the return is 0 and *out_len is 0
  * @return 0 (either *out_len > 0: send out, or *xo set), -1 out of memory (close).
