@@ -25,6 +25,7 @@
 #include "control/ops/counters.h"
 #include "control/publish.h"
 #include "control/tcp/tcp.h"
+#include "control/xfr/serve.h"
 #include "control/zone/watch.h"
 
 struct p53_xfr;
@@ -39,6 +40,7 @@ struct p53_daemon {
 	struct p53_ctl ctl;             /* control socket and its clients */
 	struct p53_watch watch;         /* zone-file watching (server.watch_zones) */
 	struct p53_tcp tcp;             /* DNS over TCP: its threads and counters */
+	struct p53_xfr_serve serve;     /* who may transfer what from us (TCP threads read it) */
 	struct p53_exc exc;             /* dpdk mode: the exception interface and its thread */
 	void *metrics;                  /* Prometheus endpoint, NULL if off */
 	struct rte_ring *notify_ring;   /* NOTIFY events from the workers (dataplane/notify.h) */

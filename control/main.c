@@ -283,6 +283,7 @@ int main(int argc, char **argv)
 	sigaction(SIGHUP, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	p53_daemon_init(&d);
+	p53_xfr_serve_init(&d.serve);
 	if (p53_config_load(path, &d.cfg, err, sizeof(err)) != 0) {
 		fprintf(stderr, "%s\n", err);
 		return 1;
@@ -406,8 +407,8 @@ int main(int argc, char **argv)
 	if (d.test_hooks)
 		p53_warn("POP53_TEST_HOOKS=1: test commands are enabled (never in production)");
 	p53_watchdog_init(&d.watchdog);
-	if (p53_tcp_start(&d.tcp, &cfg->tcp, cfg->addrs, cfg->n_addrs, &d.dp, d.notify_ring, err,
-			  sizeof(err)) != 0) {
+	if (p53_tcp_start(&d.tcp, &cfg->tcp, cfg->addrs, cfg->n_addrs, &d.dp, d.notify_ring,
+			  &d.serve, err, sizeof(err)) != 0) {
 		p53_err("%s", err);
 		goto out_metrics;
 	}
@@ -464,6 +465,7 @@ out_img:
 	p53_image_files_free(zone_files, n_zone_files);
 out_cfg:
 	p53_xfr_free(d.xfr);
+	p53_xfr_serve_fini(&d.serve); /* the TCP threads that read it are gone */
 	p53_config_free(&d.cfg);
 	p53_info("exit %d", rc);
 	return rc;

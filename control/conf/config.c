@@ -13,6 +13,7 @@
  */
 #include "control/conf/config.h"
 #include "control/conf/schema.h"
+#include "control/xfr/serve_conf.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -149,6 +150,8 @@ static const struct p53_conf_key zone_keys[] = {
 	{ .name = "ixfr", .fn = p53_xfr_conf_ixfr },
 	{ .name = "on_expire", .fn = p53_xfr_conf_on_expire },
 	{ .name = "catalog", .fn = p53_xfr_conf_catalog },
+	/* Outgoing AXFR/IXFR (control/xfr/serve_conf.c), primary and secondary zones alike. */
+	{ .name = "transfer", .fn = p53_xfr_conf_transfer },
 };
 
 static int key_zones(struct p53_conf_ctx *c, const struct p53_conf_key *k, yaml_node_t *v,
@@ -399,6 +402,7 @@ void p53_config_free(struct p53_config *cfg)
 		free(cfg->zones[i].name);
 		free(cfg->zones[i].file);
 		p53_xfr_zone_conf_free(cfg->zones[i].xfr);
+		p53_xfr_transfer_conf_free(cfg->zones[i].transfer);
 	}
 	p53_xfr_conf_free(&cfg->xfr);
 	free(cfg->zones);

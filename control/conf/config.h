@@ -35,6 +35,8 @@ struct p53_config_zone {
 				   for a secondary zone, its disk copy (default under xfr.directory) */
 	int line;               /* line of this entry in the config file */
 	struct p53_xfr_zone_conf *xfr; /* a secondary zone (primaries:...), else NULL */
+	struct p53_xfr_transfer_conf *transfer; /* who may transfer it from us, else NULL:
+						   xfr.transfer (control/xfr/serve_conf.h) */
 };
 
 enum p53_replicas {

@@ -22,11 +22,13 @@
 #include "control/tcp/server.h"
 #include "dataplane/dnsmsg.h"
 #include "dataplane/notify.h"
+#include "control/xfr/serve.h"
 #include "dataplane/wire.h"
 
 #define OUT_CAP P53_TCP_TX_MAX  /* room for one largest response plus 16 KiB of small ones */
 #define KEEP 0                  /* p53_tcp_conn_event: keep the connection */
 #define CLOSE(why) (1 + (int)(why))
+#define XFR_MSGS_PER_EVENT 8    /* transfer messages (up to 64 KiB each) sent per event */
 
 uint64_t p53_tcp_now_ms(void)
 {
@@ -99,6 +101,7 @@ void p53_tcp_conn_close(struct p53_tcp_thread *th, struct conn *c, enum p53_tcp_
 	th->n_conns--;
 	free(c->rx);
 	free(c->tx);
+	p53_xfr_out_free(c->xo);
 	free(c);
 }
 
@@ -218,7 +221,7 @@ static void notify_handoff(struct p53_tcp_thread *th, const struct conn *c)
 /* Answer one message into th->out (room for the largest response is there). Returns KEEP, or
  * CLOSE(P53_TCP_CLOSE_NOTIFY_HANDOFF) with th->handoff filled for a NOTIFY the control thread
  * answers. */
-static int answer(struct p53_tcp_thread *th, const struct conn *c, const struct p53_replica *r,
+static int answer(struct p53_tcp_thread *th, struct conn *c, const struct p53_replica *r,
 		  const struct p53_answer_conf *cf, const uint8_t *msg, uint16_t len)
 {
 	uint8_t *q = th->out + th->out_len + 2;
@@ -233,6 +236,13 @@ static int answer(struct p53_tcp_thread *th, const struct conn *c, const struct 
 		ms = P53_MSG_OPT_OPTION;
 	pq.src = c->peer.bytes;                 /* steering decides by it (steer.h) */
 	pq.src_v6 = c->peer.family == AF_INET6;
+	/* Transfers, and signed SOA queries (a downstream secondary's refresh check: the TSIG
+	 * keys are the transfer table's, control/xfr/serve.h). */
+	if (ms == P53_MSG_OK && P53_OPCODE(pq.flags) == P53_OPCODE_QUERY && th->serve != NULL &&
+	    (pq.qtype == P53_T_AXFR || pq.qtype == P53_T_IXFR || (pq.qtype == P53_T_SOA && pq.tsig)))
+		return p53_tcp_xfr_start(th, c, r != NULL ? r->image : NULL, msg, len, &pq) == 0
+			       ? KEEP
+			       : CLOSE(P53_TCP_CLOSE_NO_MEMORY);
 	int is_notify = ms == P53_MSG_OK && P53_OPCODE(pq.flags) == P53_OPCODE_NOTIFY;
 	if (is_notify)
 		notify_event(&th->handoff, c, &pq, msg, len);
@@ -279,7 +289,7 @@ static int frames(struct p53_tcp_thread *th, struct conn *c, uint64_t now)
 	cf.keepalive = th->conf->idle_timeout_ms / 100 > UINT16_MAX ? UINT16_MAX
 			: (uint16_t)(th->conf->idle_timeout_ms / 100);
 	th->out_len = 0;
-	while (c->tx == NULL && c->rx_len - pos >= 2) {
+	while (c->tx == NULL && c->xo == NULL && c->rx_len - pos >= 2) {
 		uint16_t len = p53_get16(c->rx + pos);
 		if (len == 0) {
 			/* RFC 7766 §8 frames messages; a message is at least a header: nothing to
@@ -369,7 +379,16 @@ int p53_tcp_conn_event(struct p53_tcp_thread *th, struct conn *c, uint32_t event
 		return CLOSE(P53_TCP_CLOSE_ERROR);
 	if (c->tx != NULL && (rc = flush_tx(th, c, now)) != KEEP)
 		return rc;
-	if (c->tx == NULL) {
+	/* A zone transfer: the next messages as the socket takes them, a few per event so the
+	 * thread's other connections get their turn. */
+	for (int i = 0; i < XFR_MSGS_PER_EVENT && c->tx == NULL && c->xo != NULL; i++) {
+		th->out_len = 0;
+		if (p53_tcp_xfr_pump(th, c) != 0)
+			return CLOSE(P53_TCP_CLOSE_ERROR);
+		if (th->out_len > 0 && (rc = send_out(th, c, now)) != KEEP)
+			return rc;
+	}
+	if (c->tx == NULL && c->xo == NULL) {
 		/* Whole messages may have waited for the output to drain. */
 		if ((rc = frames(th, c, now)) != KEEP)
 			return rc;
@@ -378,10 +397,10 @@ int p53_tcp_conn_event(struct p53_tcp_thread *th, struct conn *c, uint32_t event
 				return rc;
 		}
 	}
-	if (c->eof && c->tx == NULL) {
+	if (c->eof && c->tx == NULL && c->xo == NULL) {
 		/* Everything whole is answered and sent: what is left is a message cut short. */
 		return CLOSE(c->rx_len > 0 ? P53_TCP_CLOSE_EOF_MID_MESSAGE : P53_TCP_CLOSE_EOF);
 	}
-	set_events(th, c, c->tx != NULL ? EPOLLOUT : EPOLLIN);
+	set_events(th, c, c->tx != NULL || c->xo != NULL ? EPOLLOUT : EPOLLIN);
 	return KEEP;
 }

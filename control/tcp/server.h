@@ -16,6 +16,7 @@
 #include <rte_ring.h>
 
 #include "control/tcp/tcp.h"
+#include "dataplane/dnsmsg.h"
 #include "dataplane/notify.h"
 #include "dataplane/replica.h"
 
@@ -46,6 +47,7 @@ struct conn {
 	uint32_t rx_len, rx_cap;
 	uint8_t *tx;                    /* output the socket did not take: [tx_off, tx_len) */
 	uint32_t tx_off, tx_len;
+	struct p53_xfr_out *xo;         /* a zone transfer being sent (xfr_conn.c), or NULL */
 };
 
 TAILQ_HEAD(conn_list, conn);
@@ -65,6 +67,7 @@ struct p53_tcp_thread {
 	unsigned int qsbr_id;
 	struct p53_replica *const *replica;
 	struct rte_ring *notify_ring;
+	struct p53_xfr_serve *serve;
 	struct p53_notify_event handoff; /* a NOTIFY whose connection goes to the control thread,
 					    enqueued once the answers before it are sent */
 
@@ -103,6 +106,21 @@ void p53_tcp_conn_touch(struct p53_tcp_thread *th, struct conn *c, uint64_t now)
 
 /** Close c, count why, free it. */
 void p53_tcp_conn_close(struct p53_tcp_thread *th, struct conn *c, enum p53_tcp_close why);
+
+/* xfr_conn.c */
+
+/**
+ * An AXFR or IXFR request (q parsed from msg): answered into th->out, or c->xo set to the
+ * transfer to stream. @return 0, or -1 (out of memory: close).
+ */
+int p53_tcp_xfr_start(struct p53_tcp_thread *th, struct conn *c, const void *img,
+		      const uint8_t *msg, uint16_t len, const struct p53_query *q);
+
+/**
+ * The next messages of c's transfer into th->out (up to its capacity); frees c->xo and logs
+ * the transfer at its end. @return 0, or -1 (a message could not be built: close).
+ */
+int p53_tcp_xfr_pump(struct p53_tcp_thread *th, struct conn *c);
 
 /** Take a freshly accepted socket on (already admitted by the limits). NULL: out of memory. */
 struct conn *p53_tcp_conn_new(struct p53_tcp_thread *th, int fd, const struct p53_addr *peer,

@@ -216,7 +216,7 @@ static void sweep(struct p53_tcp_thread *th, uint64_t now)
 	while ((c = TAILQ_FIRST(&th->idle)) != NULL && now >= c->active_ms + cf->idle_timeout_ms) {
 		/* RFC 7766 §6.2.3: idle means nothing outstanding. A message arriving or output
 		 * draining is watched by the io timeout instead. */
-		if (c->tx != NULL || c->rx_len > 0)
+		if (c->tx != NULL || c->rx_len > 0 || c->xo != NULL)
 			p53_tcp_conn_touch(th, c, now);
 		else
 			p53_tcp_conn_close(th, c, P53_TCP_CLOSE_IDLE);
@@ -314,8 +314,8 @@ static void fd_budget(const struct p53_tcp_conf *conf, int n_listeners)
 }
 
 int p53_tcp_start(struct p53_tcp *t, const struct p53_tcp_conf *conf, const struct p53_addr *addrs,
-		  int n_addrs, struct p53_dataplane *dp, struct rte_ring *notify_ring, char *err,
-		  size_t errlen)
+		  int n_addrs, struct p53_dataplane *dp, struct rte_ring *notify_ring,
+		  struct p53_xfr_serve *serve, char *err, size_t errlen)
 {
 	memset(t, 0, sizeof(*t));
 	t->conf = *conf;
@@ -355,6 +355,7 @@ int p53_tcp_start(struct p53_tcp *t, const struct p53_tcp_conf *conf, const stru
 		th->qsbr_id = p53_dataplane_reader_id(dp, i);
 		th->replica = p53_dataplane_reader_slot(dp);
 		th->notify_ring = notify_ring;
+		th->serve = serve;
 		th->wake_kind = EV_WAKE;
 		TAILQ_INIT(&th->idle);
 		TAILQ_INIT(&th->msgs);

@@ -42,6 +42,7 @@
 #define P53_TCP_TX_MAX (2 + 65535 + 16384) /* responses waiting for a slow reader, at most */
 
 struct p53_tcp_thread;
+struct p53_xfr_serve;
 
 struct p53_tcp {
 	struct p53_tcp_conf conf;       /* as started (tcp.* changes need a restart) */
@@ -60,12 +61,14 @@ struct p53_tcp {
  * tcp.enabled is false.
  *
  * @param notify_ring  where NOTIFY messages go (dataplane/notify.h), or NULL
+ * @param serve  who may transfer zones from us (control/xfr/serve.h); AXFR/IXFR requests are
+ *               served from it
  * @return 0, or -1 with err set ("cannot listen on TCP 192.0.2.53 port 53: ...") and nothing
  *         left running.
  */
 int p53_tcp_start(struct p53_tcp *t, const struct p53_tcp_conf *conf, const struct p53_addr *addrs,
-		  int n_addrs, struct p53_dataplane *dp, struct rte_ring *notify_ring, char *err,
-		  size_t errlen);
+		  int n_addrs, struct p53_dataplane *dp, struct rte_ring *notify_ring,
+		  struct p53_xfr_serve *serve, char *err, size_t errlen);
 
 /**
  * Listen on a new set of service addresses (a config reload): sockets for new addresses are

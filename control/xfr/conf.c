@@ -11,6 +11,7 @@
 
 #include "control/conf/config.h"
 #include "control/xfr/conf.h"
+#include "control/xfr/serve_conf.h"
 #include "dataplane/name.h"
 
 static const char *const alg_words[] = {
@@ -177,6 +178,14 @@ int p53_xfr_key_find(const struct p53_xfr_conf *x, const char *name)
 
 #define XC(f) P53_CONF_FIELD(struct p53_xfr_conf, f)
 
+/* 0 is a value (no journal), so the default needs to know whether the key was written. */
+static int journal_bytes(struct p53_conf_ctx *c, const struct p53_conf_key *k, yaml_node_t *v,
+			 const char *where, void *base)
+{
+	((struct p53_xfr_conf *)base)->journal_set = true;
+	return p53_conf_uint(c, k, v, where, base);
+}
+
 const struct p53_conf_key p53_xfr_conf_keys_table[P53_XFR_CONF_NKEYS] = {
 	{ .name = "directory", .fn = p53_conf_path, XC(directory) },
 	{ .name = "threads", .fn = p53_conf_uint, XC(threads), .min = 1, .max = 16 },
@@ -186,6 +195,9 @@ const struct p53_conf_key p53_xfr_conf_keys_table[P53_XFR_CONF_NKEYS] = {
 	{ .name = "retry_min_s", .fn = p53_conf_uint, XC(retry_min_s), .min = 1, .max = 2419200 },
 	{ .name = "retry_max_s", .fn = p53_conf_uint, XC(retry_max_s), .min = 1, .max = 2419200 },
 	{ .name = "expire_min_s", .fn = p53_conf_uint, XC(expire_min_s), .min = 1, .max = 2419200 },
+	{ .name = "transfer", .fn = p53_xfr_conf_transfer_default },
+	{ .name = "journal_max_bytes", .fn = journal_bytes, XC(journal_max_bytes), .min = 0,
+	  .max = 1ul << 40 },
 };
 
 /* ---- zones[]: the secondary keys ---- */
@@ -405,9 +417,18 @@ int p53_xfr_conf_check(struct p53_conf_ctx *c, struct p53_config *cfg)
 	if (x->retry_min_s > x->retry_max_s)
 		return fail_line(c, 1, "xfr: retry_min_s %u is above retry_max_s %u", x->retry_min_s,
 				 x->retry_max_s);
+	if (!x->journal_set)
+		x->journal_max_bytes = UINT64_C(16) << 20;
+	if (p53_xfr_transfer_check(c, x, x->transfer, "xfr.transfer") != 0)
+		return -1;
 	for (int i = 0; i < cfg->n_zones; i++) {
 		struct p53_config_zone *z = &cfg->zones[i];
 		struct p53_xfr_zone_conf *zx = z->xfr;
+		char tw[64];
+
+		snprintf(tw, sizeof(tw), "zones[%d].transfer", i);
+		if (p53_xfr_transfer_check(c, x, z->transfer, tw) != 0)
+			return -1;
 
 		if (zx == NULL) {
 			if (z->file == NULL)
@@ -469,5 +490,6 @@ void p53_xfr_conf_free(struct p53_xfr_conf *x)
 	}
 	free(x->keys);
 	free(x->directory);
+	p53_xfr_transfer_conf_free(x->transfer);
 	memset(x, 0, sizeof(*x));
 }

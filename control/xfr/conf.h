@@ -86,6 +86,11 @@ struct p53_xfr_conf {
 	unsigned int refresh_min_s, refresh_max_s; /* bounds on the SOA timers, RFC 1035 §4.3.5 */
 	unsigned int retry_min_s, retry_max_s;
 	unsigned int expire_min_s;
+	struct p53_xfr_transfer_conf *transfer; /* xfr.transfer: the default for zones without
+						   their own `transfer`, NULL: nobody */
+	uint64_t journal_max_bytes;     /* xfr.journal_max_bytes: IXFR history kept per zone
+					   (default 16 MiB, 0: none; control/xfr/journal.h) */
+	bool journal_set;
 };
 
 /** The `tsig_keys:` top-level row handler (base: struct p53_config). */
@@ -93,7 +98,7 @@ int p53_xfr_conf_keys(struct p53_conf_ctx *c, const struct p53_conf_key *k, yaml
 		      const char *where, void *base);
 
 /** The `xfr:` section's table (base: struct p53_xfr_conf), P53_XFR_CONF_NKEYS rows. */
-#define P53_XFR_CONF_NKEYS 8
+#define P53_XFR_CONF_NKEYS 10
 extern const struct p53_conf_key p53_xfr_conf_keys_table[P53_XFR_CONF_NKEYS];
 
 /* zones[] row handlers (base: struct p53_config_zone). */
@@ -109,6 +114,7 @@ int p53_xfr_conf_catalog(struct p53_conf_ctx *c, const struct p53_conf_key *k, y
 			 const char *where, void *base);
 
 struct p53_config;
+struct p53_xfr_transfer_conf;
 
 /**
  * After the whole file is read: defaults (xfr.*), key names resolved, NOTIFY ACLs built, the

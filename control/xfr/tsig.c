@@ -252,9 +252,35 @@ static int digest_prior(EVP_MAC_CTX *ctx, const uint8_t *mac, uint16_t len)
 	       ? 0 : -1;
 }
 
+static int sign(uint8_t *msg, size_t *len, size_t cap, const struct p53_tsig_key *key,
+		const uint8_t *req_mac, uint16_t req_mac_len, uint16_t error, uint64_t now,
+		uint8_t *mac, uint16_t *mac_len, int timers_only);
+
 int p53_tsig_sign(uint8_t *msg, size_t *len, size_t cap, const struct p53_tsig_key *key,
 		  const uint8_t *req_mac, uint16_t req_mac_len, uint16_t error, uint64_t now,
 		  uint8_t *mac, uint16_t *mac_len)
+{
+	return sign(msg, len, cap, key, req_mac, req_mac_len, error, now, mac, mac_len, 0);
+}
+
+int p53_tsig_sign_next(uint8_t *msg, size_t *len, size_t cap, const struct p53_tsig_key *key,
+		       const uint8_t *prior_mac, uint16_t prior_len, uint64_t now, uint8_t *mac,
+		       uint16_t *mac_len)
+{
+	/* RFC 8945 §5.3.1: prior MAC, the message, then the timers only. */
+	return sign(msg, len, cap, key, prior_mac, prior_len, 0, now, mac, mac_len, 1);
+}
+
+size_t p53_tsig_size(const struct p53_tsig_key *key)
+{
+	uint8_t alg[64];
+
+	return key->wire_len + 10u + alg_wire(key->alg, alg) + 16u + mac_sizes[key->alg];
+}
+
+static int sign(uint8_t *msg, size_t *len, size_t cap, const struct p53_tsig_key *key,
+		const uint8_t *req_mac, uint16_t req_mac_len, uint16_t error, uint64_t now,
+		uint8_t *mac, uint16_t *mac_len, int timers_only)
 {
 	uint8_t alg[64], vars[600], out[EVP_MAX_MD_SIZE];
 	size_t alen = alg_wire(key->alg, alg), vlen, olen = 0, n = *len;
@@ -268,7 +294,7 @@ int p53_tsig_sign(uint8_t *msg, size_t *len, size_t cap, const struct p53_tsig_k
 	if (ctx == NULL)
 		return -1;
 	vlen = variables(vars, key->wire, key->wire_len, alg, alen, now, P53_TSIG_FUDGE, error,
-			 NULL, 0, 0);
+			 NULL, 0, timers_only);
 	ok = (req_mac == NULL || digest_prior(ctx, req_mac, req_mac_len) == 0) &&
 	     EVP_MAC_update(ctx, msg, n) == 1 && EVP_MAC_update(ctx, vars, vlen) == 1 &&
 	     EVP_MAC_final(ctx, out, &olen, sizeof(out)) == 1 && olen == msize;

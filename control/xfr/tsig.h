@@ -75,6 +75,19 @@ int p53_tsig_sign(uint8_t *msg, size_t *len, size_t cap, const struct p53_tsig_k
 		  uint8_t *mac, uint16_t *mac_len);
 
 /**
+ * Sign the next message of a response stream (an AXFR or IXFR we serve), RFC 8945 §5.3.1: the
+ * digest covers the prior MAC (the request's for the first message, p53_tsig_sign; the last
+ * one sent for the others), the message and the timers only. We sign every message.
+ * Same parameters and return as p53_tsig_sign.
+ */
+int p53_tsig_sign_next(uint8_t *msg, size_t *len, size_t cap, const struct p53_tsig_key *key,
+		       const uint8_t *prior_mac, uint16_t prior_len, uint64_t now, uint8_t *mac,
+		       uint16_t *mac_len);
+
+/** Bytes the TSIG record p53_tsig_sign appends with this key (room to keep free). */
+size_t p53_tsig_size(const struct p53_tsig_key *key);
+
+/**
  * Append an unsigned TSIG error record (empty MAC) for a request that failed verification
  * with BADKEY or BADSIG (RFC 8945 §5.3.2: such errors are not signed), echoing the request's
  * key and algorithm names.

@@ -18,6 +18,7 @@
 #include "control/log.h"
 #include "control/xfr/catalog.h"
 #include "control/xfr/store.h"
+#include "control/xfr/serve.h"
 #include "control/xfr/xfr.h"
 #include "control/zone/compile.h"
 #include "dataplane/dnsmsg.h"
@@ -421,7 +422,15 @@ size_t p53_zones_update(struct p53_daemon *d, struct p53_zone_update *u, size_t 
 		ok++;
 		x->applies_ok++;
 		u[i].z->last_apply_ms = ms;
+		/* The journal follows what is served: differences we applied, or nothing after a
+		 * whole new zone (serve.h falls back to the whole zone for older serials). */
+		if (u[i].kind == P53_UPDATE_DIFF && u[i].diff != NULL)
+			p53_journal_push(&u[i].z->journal, u[i].diff, d->cfg.xfr.journal_max_bytes);
+		else
+			p53_journal_clear(&u[i].z->journal);
 	}
+	if (ok > 0)
+		p53_xfr_serve_publish(&d->serve, &d->cfg, x);
 	if (ok > 0) {
 		p53_xfr_sync(x, &d->cfg, d->dp.image);
 		const struct p53_image_hdr *h = p53_image_hdr(d->dp.image);

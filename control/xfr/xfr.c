@@ -119,6 +119,7 @@ static void zone_free(struct p53_xfr_zone *z)
 	free(z->member_id);
 	p53_rrs_free(&z->cat);
 	p53_rrs_free(&z->write_next);
+	p53_journal_clear(&z->journal);
 	free(z);
 }
 
@@ -411,6 +412,7 @@ int p53_xfr_start(struct p53_daemon *d)
 	for (size_t i = 0; i < x->n; i++)
 		x->zones[i]->next_refresh = now; /* a restart refreshes at once */
 	p53_xfr_notify_sockets(d);
+	p53_xfr_serve_publish(&d->serve, &d->cfg, x);
 	if (p53_xfr_pool_start(&x->pool, d->cfg.xfr.threads) != 0) {
 		p53_err("cannot start the zone transfer threads");
 		return -1;
@@ -731,6 +733,7 @@ void p53_xfr_reconciled(struct p53_daemon *d)
 			x->zones[i]->cfg_index = x->zones[i]->catalog->cfg_index;
 	p53_xfr_sync(x, &d->cfg, d->dp.image);
 	p53_xfr_notify_sockets(d);
+	p53_xfr_serve_publish(&d->serve, &d->cfg, x);
 }
 
 int p53_xfr_refresh(struct p53_daemon *d, const char *name, bool retransfer, char *err,

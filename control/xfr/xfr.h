@@ -25,6 +25,7 @@
 #include <jansson.h>
 
 #include "control/conf/config.h"
+#include "control/xfr/journal.h"
 #include "control/xfr/pool.h"
 #include "control/xfr/rrs.h"
 #include "control/zone/image_build.h"
@@ -78,6 +79,7 @@ struct p53_xfr_zone {
 	double notify_to_served_ms;     /* last NOTIFY to the new data published */
 
 	struct p53_rrs cat;             /* catalog zones: the catalog's records */
+	struct p53_journal journal;     /* IXFR history we can serve (serve.h), oldest first */
 };
 
 #define P53_XFR_MAX_SOCKS 64
