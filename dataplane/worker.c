@@ -9,6 +9,7 @@
 #include <rte_prefetch.h>
 
 #include "dataplane/dnsmsg.h"
+#include "dataplane/fastpath.h"
 #include "dataplane/guard.h"
 #include "dataplane/image.h"
 #include "dataplane/notify.h"
@@ -115,9 +116,14 @@ static inline struct rte_mbuf *reply(struct p53_worker *w, const struct p53_repl
 		rlen = p53_guard_answer(g, g->tables[w->index], &w->stats.guard, r->image, &r->conf,
 					frame + pkt->dns_off, cap, &w->stats.ans, q, ms, pkt->src_addr,
 					pkt->ipv6, now);
-	else
-		rlen = p53_answer_parsed(r->image, &r->conf, frame + pkt->dns_off, cap, &w->stats.ans,
-					 q, ms);
+	else {
+		/* The common shape first (fastpath.h); what it declines, the general responder. */
+		rlen = ms == P53_MSG_OK ? p53_fast_answer(r->image, &r->conf, frame + pkt->dns_off,
+							  cap, &w->stats.ans, q) : 0;
+		if (rlen == 0)
+			rlen = p53_answer_parsed(r->image, &r->conf, frame + pkt->dns_off, cap,
+						 &w->stats.ans, q, ms);
+	}
 	if (rlen == 0) {
 		w->stats.no_answer++;
 		rte_pktmbuf_free(m);

@@ -1,0 +1,416 @@
+/*
+ * The fast path; see fastpath.h. Each check below names the general responder's step
+ * (answer.c) that it stands for, so the two stay byte-identical.
+ */
+#include <string.h>
+
+#include "dataplane/fastpath.h"
+#include "dataplane/image.h"
+#include "dataplane/name.h"
+#include "dataplane/wire.h"
+
+#define UDP_MIN 512     /* RFC 1035 §4.2.1, RFC 6891 §6.2.5 */
+#define OPT_LEN 11
+
+/* answer.c size_limit() and our_payload() on UDP (tcp_limit 0): the response's size limit,
+ * OPT included. */
+static inline uint16_t limit_of(const struct p53_answer_conf *conf, const struct p53_query *q,
+				uint16_t cap, uint16_t *ours)
+{
+	uint16_t o = conf->edns_max_payload < UDP_MIN ? UDP_MIN : conf->edns_max_payload;
+	uint16_t max = UDP_MIN;
+
+	*ours = o;
+	if (q->edns) {
+		max = q->edns_payload < UDP_MIN ? UDP_MIN : q->edns_payload;
+		if (max > o)
+			max = o;
+	}
+	return max > cap ? cap : max;
+}
+
+/*
+ * answer.c put_name() with the apex as the hint, for a name whose suffix is the apex: its
+ * labels before the apex, then a pointer to the apex in the question. Returns the bytes
+ * written at `out`, or -1 when the name does not end in the apex (the general path then
+ * searches the compression table).
+ */
+static inline int apex_name(uint8_t *out, const uint8_t *name, const uint8_t *apex,
+			    uint8_t apex_len, uint16_t apex_ptr, int *len)
+{
+	size_t total = 0;
+	const uint8_t *t;
+
+	for (t = name; *t != 0; t += 1 + *t)
+		total += 1u + *t;
+	*len = (int)total + 1;
+	total++;
+	for (t = name; total > apex_len; t += 1 + *t)
+		total -= 1u + *t;
+	if (total != apex_len)
+		return -1;
+	if (memcmp(t, apex, apex_len) != 0)
+		for (uint8_t i = 0; i < apex_len; i++)
+			if (p53_lower(t[i]) != apex[i])
+				return -1;
+	size_t prefix = (size_t)(t - name);
+	memcpy(out, name, prefix);
+	p53_put16(out + prefix, (uint16_t)(0xc000 | apex_ptr));
+	return (int)prefix + 2;
+}
+
+/*
+ * answer.c negative() for DO=0: the zone's SOA in authority with the negative TTL (RFC 2308
+ * §3, §5), owner a pointer to the apex inside the question, MNAME and RNAME compressed to the
+ * apex. Returns the new write position, or 0 to decline.
+ */
+static uint16_t soa(const void *img, const struct p53_query *q, uint8_t *msg, uint16_t pos,
+		    uint16_t limit, uint32_t zone)
+{
+	const struct p53_image_zone *z = p53_image_zone(img, zone);
+	const struct p53_image_node *apex = p53_image_node(img, z->apex);
+	const struct p53_image_rrset *rs = p53_image_rrset(img, z->soa);
+	const uint8_t *an = p53_image_name(img, apex->name_off);
+	uint8_t rr[P53_NAME_MAXLEN * 2 + 2 + 10 + 20 + 8];
+
+	if (rs->count != 1 || rs->adds != P53_NONE || apex->labels > q->qname_labels)
+		return 0;
+	uint16_t ptr = (uint16_t)(P53_DNS_HDR_LEN + q->label_off[q->qname_labels - apex->labels]);
+	const uint8_t *rd = p53_image_rdata(img, rs) + P53_RR_OWNER_LEN;
+	uint16_t rdlen = p53_get16(rd + 8);
+	int ml, rl;
+	p53_put16(rr, (uint16_t)(0xc000 | ptr));
+	memcpy(rr + 2, rd, 10);
+	p53_put32(rr + 2 + 4, z->neg_ttl);
+	int mw = apex_name(rr + 12, rd + 10, an, apex->name_len, ptr, &ml);
+	if (mw < 0)
+		return 0;
+	int rw = apex_name(rr + 12 + mw, rd + 10 + ml, an, apex->name_len, ptr, &rl);
+	if (rw < 0 || ml + rl + 20 != rdlen)
+		return 0;
+	memcpy(rr + 12 + mw + rw, rd + 10 + ml + rl, 20);
+	uint16_t n = (uint16_t)(12 + mw + rw + 20);
+	p53_put16(rr + 2 + 8, (uint16_t)(n - 12));
+	if ((uint32_t)pos + n > limit)
+		return 0;
+	memcpy(msg + pos, rr, n);
+	return (uint16_t)(pos + n);
+}
+
+#define CTAB_MAX  48    /* answer.c: names remembered for compression */
+#define MAX_ADDED 32    /* answer.c: distinct nodes in the additional section */
+#define MAX_NS    16    /* NS records a fast referral writes; more: general */
+
+/* Is `a` (zone-file case, `n` bytes at label boundaries) equal to canonical `b`? Length bytes
+ * (<= 63) never equal a lowered letter, so equal bytes mean equal labels. */
+static inline int same_ci(const uint8_t *a, const uint8_t *b, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p53_lower(a[i]) != b[i])
+			return 0;
+	return 1;
+}
+
+/* Case-insensitive equality of two names' bytes (answer.c name_at_equal on flat names). */
+static inline int eq_ci(const uint8_t *a, const uint8_t *b, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p53_lower(a[i]) != p53_lower(b[i]))
+			return 0;
+	return 1;
+}
+
+/* A name written in full or in part, as answer.c's compression table holds it. */
+struct far {
+	uint16_t off;           /* where its first label is in the message */
+	uint8_t len;            /* the name's length (the rest may be a pointer) */
+	const uint8_t *name;    /* its bytes, uncompressed */
+};
+
+/*
+ * answer.c put_name() for an NS target that does not end in the cut: its longest suffix
+ * already in the table (the question's suffixes, root-most first, then names written before;
+ * targets that end in the cut cannot equal it), else the whole name. Writes at `o`, which is
+ * message offset `at`; returns the bytes written and adds the labels written to `fars`.
+ */
+static int far_name(const struct p53_query *q, const uint8_t *name, uint8_t *o, uint16_t at,
+		    struct far *fars, unsigned int *n_far, unsigned int *nc)
+{
+	int len = 0;
+	const uint8_t *s;
+
+	for (s = name; *s != 0; s += 1 + *s)
+		len += 1 + *s;
+	len++;
+	uint16_t ptr = 0;
+	for (s = name; *s != 0 && ptr == 0; s += 1 + *s) {
+		size_t sl = (size_t)len - (size_t)(s - name);
+		int first = q->qname_labels > CTAB_MAX ? q->qname_labels - CTAB_MAX : 0;
+		for (int i = q->qname_labels - 1; i >= first && ptr == 0; i--)
+			if ((size_t)(q->qname_len - q->label_off[i]) == sl &&
+			    eq_ci(q->lname + q->label_off[i], s, sl))
+				ptr = (uint16_t)(P53_DNS_HDR_LEN + q->label_off[i]);
+		for (unsigned int f = 0; f < *n_far && ptr == 0; f++)
+			if (fars[f].len == sl && eq_ci(fars[f].name, s, sl))
+				ptr = fars[f].off;
+		if (ptr != 0)
+			break;
+	}
+	size_t prefix = (size_t)(s - name);
+	for (const uint8_t *p = name; p < s; p += 1 + *p) {
+		if (*n_far < CTAB_MAX && (*nc)++ < CTAB_MAX)
+			fars[(*n_far)++] = (struct far){ (uint16_t)(at + (p - name)),
+							 (uint8_t)(len - (p - name)), p };
+	}
+	memcpy(o, name, prefix);
+	if (ptr != 0) {
+		p53_put16(o + prefix, (uint16_t)(0xc000 | ptr));
+		return (int)prefix + 2;
+	}
+	o[prefix] = 0;
+	return (int)prefix + 1;
+}
+
+/*
+ * answer.c referral() and additionals() for DO=0 (RFC 1034 §4.3.2 step 3b, RFC 9471), when
+ * every NS target ends in the cut and every glue name is one of them: NS records owned by a
+ * pointer to the cut in the question, each target its labels and a pointer to the cut; glue
+ * owners one pointer to the target in the NS RDATA (what answer.c's before_hint() finds).
+ * Whatever else (targets outside the cut, too many names for the compression table,
+ * anything that does not fit) is declined. Returns the new position, or 0.
+ */
+static uint16_t referral(const void *img, const struct p53_query *q, uint8_t *msg, uint16_t pos,
+			 uint16_t limit, const struct p53_image_node *cut, uint16_t *ns, uint16_t *ar)
+{
+	uint32_t nsi = p53_image_node_rrset(img, cut, P53_T_NS);
+	const uint8_t *cn = p53_image_name(img, cut->name_off);
+	uint16_t at[MAX_NS];                    /* where each target's labels went */
+	uint8_t plen[MAX_NS];                   /* and how many bytes of labels */
+	struct far fars[CTAB_MAX];              /* labels of targets outside the cut */
+	unsigned int n_far = 0;
+
+	if (nsi == P53_NONE || cut->labels > q->qname_labels)
+		return 0;
+	const struct p53_image_rrset *rs = p53_image_rrset(img, nsi);
+	if (rs->count > MAX_NS)
+		return 0;
+	uint16_t cptr = (uint16_t)(P53_DNS_HDR_LEN + q->label_off[q->qname_labels - cut->labels]);
+	const uint8_t *rd = p53_image_rdata(img, rs);
+	unsigned int nc = q->qname_labels;      /* the question's labels are in the table first */
+	for (uint16_t i = 0; i < rs->count; i++) {
+		rd += P53_RR_OWNER_LEN;
+		uint16_t rdlen = p53_get16(rd + 8);
+		uint8_t *o = msg + pos;
+		int nl;
+		if ((uint32_t)pos + 12 + rdlen + 1 > limit)
+			return 0;
+		p53_put16(o, (uint16_t)(0xc000 | cptr));
+		memcpy(o + 2, rd, 10);
+		int w = apex_name(o + 12, rd + 10, cn, cut->name_len, cptr, &nl);
+		if (w >= 0) {
+			at[i] = (uint16_t)(pos + 12);
+			plen[i] = (uint8_t)(w - 2);
+			for (int k = 0; k < w - 2; k += 1 + o[12 + k])
+				nc++;
+		} else {
+			w = far_name(q, rd + 10, o + 12, (uint16_t)(pos + 12), fars, &n_far, &nc);
+			nl = rdlen;
+			plen[i] = 0;    /* no glue can be owned by it */
+		}
+		if (nl != rdlen || (uint32_t)pos + 12 + w > limit)
+			return 0;
+		p53_put16(o + 10, (uint16_t)w);
+		pos = (uint16_t)(pos + 12 + w);
+		rd += 10u + rdlen;
+	}
+	/* Every target's labels must have gone into answer.c's table for its glue to find them. */
+	if (nc > CTAB_MAX)
+		return 0;
+	*ns = rs->count;
+	if (rs->adds == P53_NONE)
+		return pos;
+
+	const uint32_t *list = p53_image_adds(img, rs->adds);
+	uint32_t count = P53_ADDS_COUNT(list[0]), req = P53_ADDS_REQUIRED(list[0]);
+	if (count > MAX_ADDED)
+		return 0;
+	for (uint32_t i = 1; i <= count; i++) {
+		uint32_t ni = list[i], k;
+		for (k = 1; k < i && list[k] != ni; k++)
+			;
+		if (k < i)
+			continue;
+		const struct p53_image_node *n = p53_image_node(img, ni);
+		const uint8_t *nm = p53_image_name(img, n->name_off);
+		if (n->name_len < cut->name_len ||
+		    memcmp(nm + n->name_len - cut->name_len, cn, cut->name_len) != 0)
+			return 0;
+		/* The owner: the first target in the table whose labels (from one of its labels
+		 * on) are the glue name's labels before the cut; the cut itself when none. */
+		size_t gl = (size_t)(n->name_len - cut->name_len);
+		uint16_t optr = 0;
+		if (gl == 0)
+			optr = cptr;
+		for (uint16_t t = 0; t < rs->count && optr == 0; t++) {
+			const uint8_t *b = msg + at[t];
+			for (int j = 0; j < plen[t]; j += 1 + b[j])
+				if ((size_t)(plen[t] - j) == gl && same_ci(b + j, nm, gl)) {
+					optr = (uint16_t)(at[t] + j);
+					break;
+				}
+		}
+		if (optr == 0)
+			return 0;
+		for (int tt = 0; tt < 2; tt++) {
+			uint32_t gi = p53_image_node_rrset(img, n, tt == 0 ? P53_T_A : P53_T_AAAA);
+			if (gi == P53_NONE)
+				continue;
+			const struct p53_image_rrset *g = p53_image_rrset(img, gi);
+			if ((uint32_t)pos + g->rdata_len > limit) {
+				if (i <= req)
+					return 0;       /* RFC 9471 §3: TC=1, general */
+				return pos;             /* optional glue left out, as answer.c */
+			}
+			uint8_t *o = msg + pos;
+			memcpy(o, p53_image_rdata(img, g), g->rdata_len);
+			/* Each record's owner: a pointer to the target (pre-encoded as C0 0C). */
+			for (uint32_t off = 0; off < g->rdata_len;
+			     off += P53_RR_OWNER_LEN + 10u + p53_get16(o + off + P53_RR_OWNER_LEN + 8))
+				p53_put16(o + off, (uint16_t)(0xc000 | optr));
+			pos = (uint16_t)(pos + g->rdata_len);
+			*ar = (uint16_t)(*ar + g->count);
+		}
+	}
+	return pos;
+}
+
+/* answer.c encloser(): the deepest existing ancestor of a name not in the image. */
+static inline uint32_t encloser(const void *img, const struct p53_query *q)
+{
+	uint32_t deepest = p53_image_hdr(img)->max_labels;
+	int from = q->qname_labels > deepest ? q->qname_labels - (int)deepest : 1;
+
+	for (int k = from; k <= q->qname_labels; k++) {
+		const uint8_t *s = q->lname + q->label_off[k];
+		size_t sl = (size_t)q->qname_len - q->label_off[k];
+		uint32_t ni = p53_image_find(img, s, sl, p53_name_hash(s, sl));
+		if (ni != P53_NONE)
+			return ni;
+	}
+	return P53_NONE;
+}
+
+uint16_t p53_fast_answer(const void *img, const struct p53_answer_conf *conf, uint8_t *msg,
+			 uint16_t cap, struct p53_answer_stats *st, const struct p53_query *q)
+{
+	uint16_t qt = q->qtype;
+
+	/* The shape (fastpath.h). QUERY opcode; EDNS version 0, DO=0, no option we act on. */
+	if (img == NULL || conf->tcp_limit != 0 || P53_OPCODE(q->flags) != P53_OPCODE_QUERY ||
+	    q->tsig || q->qclass != P53_C_IN)
+		return 0;
+	if (q->edns && (q->edns_version != 0 || q->edns_do || q->nsid || q->ecs || q->cookie ||
+			q->keepalive))
+		return 0;
+	/* Types with their own rules: DS (parent side), RRSIG, ANY (RFC 8482), meta types. */
+	if (qt == P53_T_DS || qt == P53_T_RRSIG || qt == P53_T_OPT || qt >= 249 || qt == 0)
+		return 0;
+
+	uint16_t ours;
+	uint16_t max = limit_of(conf, q, cap, &ours);
+	uint16_t reserve = q->edns ? OPT_LEN : 0;
+	uint16_t pos = q->question_end;
+	if ((uint32_t)pos + reserve > max)
+		return 0;                                           /* SERVFAIL: general */
+	uint16_t limit = (uint16_t)(max - reserve);
+
+	/* RFC 1034 §4.3.2 steps 1-4: the name, or (step 5) its closest encloser. */
+	uint32_t ni = q->qname_labels <= p53_image_hdr(img)->max_labels ?
+		      p53_image_find(img, q->lname, q->qname_len, q->hash) : P53_NONE;
+	uint8_t rcode = P53_RCODE_NOERROR, kind;
+	uint16_t an = 0, ns = 0, ar = 0, aa = P53_F_AA;
+	int hit = ni != P53_NONE;
+	if (!hit) {
+		ni = encloser(img, q);
+		if (ni == P53_NONE)
+			return 0;                                   /* REFUSED: general */
+	}
+	const struct p53_image_node *n = p53_image_node(img, ni);
+	if (p53_image_zone(img, n->zone)->rcode != 0)
+		return 0;
+	/* Step 3b: a cut above the name, or at it, gives a referral (a DNAME: general). */
+	const struct p53_image_node *cut = NULL;
+	if (n->occluder != P53_NONE)
+		cut = p53_image_node(img, n->occluder);
+	else if (n->flags & P53_NODE_CUT)
+		cut = n;
+	if (cut != NULL) {
+		if (!(cut->flags & P53_NODE_CUT))
+			return 0;
+		pos = referral(img, q, msg, pos, limit, cut, &ns, &ar);
+		if (pos == 0)
+			return 0;
+		aa = 0;
+		kind = P53_ANS_REFERRAL;
+	} else if (hit) {
+		if (n->flags & P53_NODE_CNAME)
+			return 0;
+		uint32_t rsi = p53_image_node_rrset(img, n, qt);
+		if (rsi != P53_NONE) {
+			/* Step 4: an RRset owned by the query name, pre-encoded (image.h). */
+			const struct p53_image_rrset *rs = p53_image_rrset(img, rsi);
+			if ((rs->flags & (P53_RRSET_COMPRESS | P53_RRSET_STEERED)) ||
+			    rs->adds != P53_NONE || (uint32_t)pos + rs->rdata_len > limit)
+				return 0;
+			memcpy(msg + pos, p53_image_rdata(img, rs), rs->rdata_len);
+			pos = (uint16_t)(pos + rs->rdata_len);
+			an = rs->count;
+			kind = P53_ANS_ANSWER;
+		} else {
+			pos = soa(img, q, msg, pos, limit, n->zone);       /* NODATA */
+			if (pos == 0)
+				return 0;
+			ns = 1;
+			kind = P53_ANS_NODATA;
+		}
+	} else {
+		/* Step 5: below the closest encloser, no wildcard: NXDOMAIN (RFC 2308 §3). */
+		if ((n->flags & P53_NODE_DNAME) || n->wildcard != P53_NONE)
+			return 0;
+		pos = soa(img, q, msg, pos, limit, n->zone);
+		if (pos == 0)
+			return 0;
+		ns = 1;
+		rcode = P53_RCODE_NXDOMAIN;
+		kind = P53_ANS_NXDOMAIN;
+	}
+
+	/* answer.c put_opt(): our payload, version 0, DO clear, no options. */
+	if (q->edns) {
+		uint8_t *o = msg + pos;
+		o[0] = 0;
+		p53_put16(o + 1, P53_T_OPT);
+		p53_put16(o + 3, ours);
+		memset(o + 5, 0, 6);
+		pos = (uint16_t)(pos + OPT_LEN);
+		ar++;
+	}
+	/* answer.c finish(): the header last. */
+	uint16_t flags = (uint16_t)(P53_F_QR | aa | (q->flags & (0x7800u | P53_F_RD | P53_F_CD)) |
+				    rcode);
+	p53_put16(msg + 2, flags);
+	p53_put16(msg + 4, 1);
+	p53_put16(msg + 6, an);
+	p53_put16(msg + 8, ns);
+	p53_put16(msg + 10, ar);
+
+	/* answer.c answer() and count(). */
+	st->queries++;
+	st->msg[P53_MSG_OK]++;
+	if (q->trailing != 0)
+		st->trailing++;
+	st->qtype[qt < P53_QTYPE_BUCKETS - 1 ? qt : P53_QTYPE_BUCKETS - 1]++;
+	st->rcode[rcode]++;
+	st->kind[kind]++;
+	return pos;
+}
