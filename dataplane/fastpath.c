@@ -4,6 +4,9 @@
  */
 #include <string.h>
 
+#include <rte_byteorder.h>
+
+#include "dataplane/csum.h"
 #include "dataplane/fastpath.h"
 #include "dataplane/image.h"
 #include "dataplane/name.h"
@@ -413,4 +416,217 @@ uint16_t p53_fast_answer(const void *img, const struct p53_answer_conf *conf, ui
 	st->rcode[rcode]++;
 	st->kind[kind]++;
 	return pos;
+}
+
+/*
+ * The question name as dnsmsg.c parse_qname() reads it (the same label_off, lname, hash),
+ * lowered and hashed 8 bytes at a time with the tail in 4-, 2- and 1-byte steps: CRC32-C of a
+ * little-endian word is that of its bytes in order, so the hash is p53_name_hash()'s.
+ * Returns the name's length, or 0 for a name the general parser must judge.
+ */
+static inline size_t fast_qname(const uint8_t *name, size_t left, size_t avail,
+				struct p53_query *q)
+{
+	size_t pos = 0;
+	uint8_t labels = 0;
+
+	for (;;) {
+		if (pos >= left)
+			return 0;
+		uint8_t l = name[pos];
+		if (l > P53_LABEL_MAXLEN || pos + 1 + l > P53_NAME_MAXLEN)
+			return 0;
+		q->label_off[labels] = (uint8_t)pos;
+		pos += 1u + l;
+		if (l == 0)
+			break;
+		labels++;
+	}
+	uint32_t crc = P53_NAME_HASH_SEED;
+	size_t i = 0;
+	for (; i + 8 <= pos; i += 8) {
+		uint64_t x;
+		memcpy(&x, name + i, 8);
+		x = p53_lower8(x);
+		memcpy(q->lname + i, &x, 8);
+		crc = p53_hash_step8(crc, x);
+	}
+	if (i < pos && i + 8 > avail) {
+		for (; i < pos; i++) {
+			q->lname[i] = p53_lower(name[i]);
+			crc = p53_hash_step1(crc, q->lname[i]);
+		}
+	} else if (i < pos) {
+		/* 8 bytes lie inside the message (QTYPE, QCLASS and the OPT follow the name). */
+		uint64_t x;
+		memcpy(&x, name + i, 8);
+		x = p53_lower8(x);
+		if (i + 8 <= P53_NAME_MAXLEN)
+			memcpy(q->lname + i, &x, 8);    /* past pos: unused bytes of lname */
+		else
+			memcpy(q->lname + i, &x, pos - i);
+		size_t t = pos - i;
+		if (t & 4) {
+			crc = p53_hash_step4(crc, (uint32_t)x);
+			x >>= 32;
+		}
+		if (t & 2) {
+			crc = p53_hash_step2(crc, (uint16_t)x);
+			x >>= 16;
+		}
+		if (t & 1)
+			crc = p53_hash_step1(crc, (uint8_t)x);
+	}
+	q->qname_len = (uint8_t)pos;
+	q->qname_labels = labels;
+	q->hash = crc;
+	return pos;
+}
+
+/* pkt.c bad_src4(): sources that are never a unicast client (RFC 1122 §3.2.1.3). */
+static inline int bad_src4(const uint8_t a[4])
+{
+	return a[0] == 0 || a[0] == 127 || a[0] >= 224;
+}
+
+int p53_fast_parse(const uint8_t *frame, uint16_t len, int verify, const uint8_t mac[6],
+		   const struct p53_pkt_addrs *addrs, struct p53_pkt *pkt, struct p53_query *q,
+		   uint64_t *keep)
+{
+	/* Ethernet II, no tag, IPv4 without options (pkt.c p53_pkt_parse, p53_pkt_for_us). */
+	if (len < 14 + 20 + 8 + P53_DNS_HDR_LEN || p53_get16(frame + 12) != 0x0800 ||
+	    (frame[6] & 1) || memcmp(frame, mac, 6) != 0)
+		return 0;
+	const uint8_t *ip = frame + 14;
+	uint16_t total = p53_get16(ip + 2);
+	if (ip[0] != 0x45 || total > len - 14u || (p53_get16(ip + 6) & 0x3fffu) != 0 || ip[9] != 17 ||
+	    bad_src4(ip + 12))
+		return 0;
+	const uint8_t *u = ip + 20;
+	uint16_t ulen = p53_get16(u + 4);
+	if (ulen != total - 20u || ulen < 8 + P53_DNS_HDR_LEN || p53_get16(u + 2) != 53 ||
+	    p53_get16(u) == 0)
+		return 0;
+	uint32_t dst;
+	memcpy(&dst, ip + 16, 4);
+	uint16_t a;
+	for (a = 0; a < addrs->n4 && addrs->v4[a] != dst; a++)
+		;
+	if (a == addrs->n4)
+		return 0;
+
+	/* DNS: a QUERY, one question, nothing else but one OPT (dnsmsg.c p53_msg_parse). */
+	const uint8_t *d = u + 8;
+	size_t dlen = (size_t)ulen - 8;
+	uint16_t flags = p53_get16(d + 2);
+	uint16_t ar = p53_get16(d + 10);
+	if ((flags & (P53_F_QR | 0x7800u)) != 0 || p53_get16(d + 4) != 1 || p53_get16(d + 6) != 0 ||
+	    p53_get16(d + 8) != 0 || ar > 1)
+		return 0;
+	size_t rest = dlen - P53_DNS_HDR_LEN;       /* after the header */
+	if (rest < 4u + 1 + 4 + ar * OPT_LEN)        /* OPT (or QTYPE, QCLASS) past the name */
+		return 0;
+	size_t nl = fast_qname(d + P53_DNS_HDR_LEN, rest - 4 - ar * OPT_LEN, rest, q);
+	if (nl == 0 || nl + 4 + ar * OPT_LEN != rest)
+		return 0;
+	const uint8_t *qe = d + P53_DNS_HDR_LEN + nl;
+	const uint8_t *o = qe + 4;
+	if (ar == 1 && (o[0] != 0 || p53_get16(o + 1) != P53_T_OPT || p53_get16(o + 9) != 0))
+		return 0;
+
+	/* The UDP checksum (RFC 768): what the reply keeps (addresses, protocol, ports, the
+	 * question) is summed apart, for the reply's checksum (p53_fast_reply). The question
+	 * starts at an even offset of the datagram; what follows it at the parity of its length. */
+	uint64_t k = p53_csum_add(ip + 12, 8, (uint64_t)rte_cpu_to_be_16(17));
+	k = p53_csum_add(u, 4, k);
+	k = p53_csum_add(d + P53_DNS_HDR_LEN, nl + 4, k);
+	if (verify && (u[6] | u[7]) != 0) {
+		uint64_t s = p53_csum_add(u + 4, 4, k);                 /* length, checksum */
+		s = p53_csum_add(d, P53_DNS_HDR_LEN, s);
+		s = p53_csum_addc(s, (uint64_t)rte_cpu_to_be_16(ulen)); /* pseudo-header length */
+		uint16_t r = p53_csum_fold(p53_csum_add(o, ar * OPT_LEN, 0));
+		if (nl & 1)
+			r = (uint16_t)(r << 8 | r >> 8);
+		if (p53_csum_fold(p53_csum_addc(s, r)) != 0xffff)
+			return 0;
+	}
+	*keep = k;
+
+	pkt->l3_off = 14;
+	pkt->l4_off = 34;
+	pkt->dns_off = 42;
+	pkt->dns_len = (uint16_t)dlen;
+	pkt->ipv6 = 0;
+	pkt->vlan = 0;
+	memcpy(pkt->src_addr, ip + 12, 4);
+	memset(pkt->src_addr + 4, 0, sizeof(pkt->src_addr) - 4);
+	pkt->src_port = p53_get16(u);
+
+	q->id = p53_get16(d);
+	q->flags = flags;
+	q->qdcount = 1;
+	q->ancount = 0;
+	q->nscount = 0;
+	q->arcount = ar;
+	q->qtype = p53_get16(qe);
+	q->qclass = p53_get16(qe + 2);
+	q->question_end = (uint16_t)(P53_DNS_HDR_LEN + nl + 4);
+	q->trailing = 0;
+	q->tsig = 0;
+	q->nsid = 0;
+	q->ecs = 0;
+	q->keepalive = 0;
+	q->cookie = 0;
+	q->src = NULL;
+	q->edns = (uint8_t)ar;
+	if (ar) {
+		q->edns_payload = p53_get16(o + 3);
+		q->edns_version = o[6];
+		q->edns_do = (o[7] & 0x80u) != 0;
+	}
+	return 1;
+}
+
+size_t p53_fast_reply(uint8_t *frame, const struct p53_pkt *pkt, uint16_t dns_len,
+		      const struct p53_query *q, uint64_t keep)
+{
+	uint8_t *ip = frame + pkt->l3_off;
+	uint8_t *u = frame + pkt->l4_off;
+	uint8_t *d = frame + pkt->dns_off;
+	uint16_t ulen = (uint16_t)(8 + dns_len);
+	uint8_t t[6];
+	uint32_t addr;
+
+	/* pkt.c p53_pkt_reply(): swap MACs, addresses and ports; our TOS, ID, TTL, lengths. */
+	memcpy(t, frame, 6);
+	memcpy(frame, frame + 6, 6);
+	memcpy(frame + 6, t, 6);
+	memcpy(&addr, ip + 12, 4);
+	memcpy(ip + 12, ip + 16, 4);
+	memcpy(ip + 16, &addr, 4);
+	ip[1] = 0;
+	p53_put16(ip + 2, (uint16_t)(20 + ulen));
+	p53_put16(ip + 4, 0);
+	ip[8] = 64;
+	p53_put16(ip + 10, 0);
+	uint16_t ic = (uint16_t)~p53_csum_fold(p53_csum_add(ip, 20, 0));
+	memcpy(ip + 10, &ic, 2);
+	memcpy(t, u, 2);
+	memcpy(u, u + 2, 2);
+	memcpy(u + 2, t, 2);
+	p53_put16(u + 4, ulen);
+
+	/* The UDP checksum from what the query left (addresses, ports, question) and what the
+	 * response wrote: the header, the lengths, the records after the question. */
+	uint16_t qe = q->question_end;
+	uint64_t s = p53_csum_add(d, P53_DNS_HDR_LEN, keep);
+	s = p53_csum_addc(s, (uint64_t)rte_cpu_to_be_16(ulen) * 2);
+	uint16_t r = p53_csum_fold(p53_csum_add(d + qe, (size_t)dns_len - qe, 0));
+	if (qe & 1)
+		r = (uint16_t)(r << 8 | r >> 8);
+	uint16_t c = (uint16_t)~p53_csum_fold(p53_csum_addc(s, r));
+	if (c == 0)
+		c = 0xffff;             /* RFC 768: zero means no checksum */
+	memcpy(u + 6, &c, 2);
+	return (size_t)pkt->dns_off + dns_len;
 }

@@ -24,6 +24,7 @@
 
 #include "dataplane/answer.h"
 #include "dataplane/dnsmsg.h"
+#include "dataplane/pkt.h"
 
 /**
  * Answer a parsed, well-formed (P53_MSG_OK) query in place when it has the fast shape.
@@ -41,5 +42,32 @@
  */
 uint16_t p53_fast_answer(const void *img, const struct p53_answer_conf *conf, uint8_t *msg,
 			 uint16_t cap, struct p53_answer_stats *stats, const struct p53_query *q);
+
+/**
+ * Read a received frame of the fast shape in one pass: Ethernet II without a tag, IPv4
+ * without options, UDP to port 53, to our MAC and a service address, the UDP checksum right
+ * (when `verify`), a QUERY with one question and at most one OPT without options, nothing
+ * after it. Fills `pkt` and `q` exactly as p53_pkt_parse() and p53_msg_parse() would, and
+ * `keep`, the one's complement sum of what the reply keeps, for p53_fast_reply().
+ *
+ * @param verify  1: check the UDP checksum in software (the port gave no verdict); 0: the
+ *                port verified it (the caller sends a frame the port found bad elsewhere)
+ * @return 1, or 0: anything else (IPv6, a VLAN tag, other records, any error): the caller
+ *         runs the general checks, which count what they drop. Nothing is written.
+ */
+int p53_fast_parse(const uint8_t *frame, uint16_t len, int verify, const uint8_t mac[6],
+		   const struct p53_pkt_addrs *addrs, struct p53_pkt *pkt, struct p53_query *q,
+		   uint64_t *keep);
+
+/**
+ * p53_pkt_reply() for a frame p53_fast_parse() read and whose DNS response (dns_len bytes)
+ * is written: the same frame, byte for byte, with the UDP checksum summed from `keep` and
+ * only the bytes the response changed (the header and what follows the question), not
+ * from the whole datagram again. Software checksums only (tx_offload 0).
+ *
+ * @return the new frame length.
+ */
+size_t p53_fast_reply(uint8_t *frame, const struct p53_pkt *pkt, uint16_t dns_len,
+		      const struct p53_query *q, uint64_t keep);
 
 #endif /* P53_FASTPATH_H */
