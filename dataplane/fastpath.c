@@ -63,40 +63,95 @@ static inline int apex_name(uint8_t *out, const uint8_t *name, const uint8_t *ap
 }
 
 /*
- * answer.c negative() for DO=0: the zone's SOA in authority with the negative TTL (RFC 2308
- * §3, §5), owner a pointer to the apex inside the question, MNAME and RNAME compressed to the
- * apex. Returns the new write position, or 0 to decline.
+ * The zone's SOA as answer.c negative() writes it for DO=0 (RFC 2308 §3, §5): owner a pointer
+ * to the apex in the question (`ptr`), the negative TTL, MNAME and RNAME compressed to the
+ * apex. Writes at `out` (room for two names and more); returns its length, or 0 when a name
+ * does not end in the apex (the general path then searches its table). *mp and *rp: where the
+ * MNAME and RNAME pointers are in it.
  */
-static __attribute__((noinline)) uint16_t soa(const void *img, const struct p53_query *q, uint8_t *msg, uint16_t pos,
-		    uint16_t limit, uint32_t zone)
+static int soa_rr(const void *img, uint32_t zone, uint16_t ptr, uint8_t *out, int *mp, int *rp)
 {
 	const struct p53_image_zone *z = p53_image_zone(img, zone);
 	const struct p53_image_node *apex = p53_image_node(img, z->apex);
 	const struct p53_image_rrset *rs = p53_image_rrset(img, z->soa);
 	const uint8_t *an = p53_image_name(img, apex->name_off);
-	uint8_t rr[P53_NAME_MAXLEN * 2 + 2 + 10 + 20 + 8];
 
-	if (rs->count != 1 || rs->adds != P53_NONE || apex->labels > q->qname_labels)
+	if (rs->count != 1 || rs->adds != P53_NONE)
 		return 0;
-	uint16_t ptr = (uint16_t)(P53_DNS_HDR_LEN + q->label_off[q->qname_labels - apex->labels]);
 	const uint8_t *rd = p53_image_rdata(img, rs) + P53_RR_OWNER_LEN;
 	uint16_t rdlen = p53_get16(rd + 8);
 	int ml, rl;
-	p53_put16(rr, (uint16_t)(0xc000 | ptr));
-	memcpy(rr + 2, rd, 10);
-	p53_put32(rr + 2 + 4, z->neg_ttl);
-	int mw = apex_name(rr + 12, rd + 10, an, apex->name_len, ptr, &ml);
+	p53_put16(out, (uint16_t)(0xc000 | ptr));
+	memcpy(out + 2, rd, 10);
+	p53_put32(out + 2 + 4, z->neg_ttl);
+	int mw = apex_name(out + 12, rd + 10, an, apex->name_len, ptr, &ml);
 	if (mw < 0)
 		return 0;
-	int rw = apex_name(rr + 12 + mw, rd + 10 + ml, an, apex->name_len, ptr, &rl);
+	int rw = apex_name(out + 12 + mw, rd + 10 + ml, an, apex->name_len, ptr, &rl);
 	if (rw < 0 || ml + rl + 20 != rdlen)
 		return 0;
-	memcpy(rr + 12 + mw + rw, rd + 10 + ml + rl, 20);
-	uint16_t n = (uint16_t)(12 + mw + rw + 20);
-	p53_put16(rr + 2 + 8, (uint16_t)(n - 12));
-	if ((uint32_t)pos + n > limit)
+	memcpy(out + 12 + mw + rw, rd + 10 + ml + rl, 20);
+	int n = 12 + mw + rw + 20;
+	p53_put16(out + 2 + 8, (uint16_t)(n - 12));
+	*mp = 12 + mw - 2;
+	*rp = 12 + mw + rw - 2;
+	return n;
+}
+
+size_t p53_fast_neg_count(const void *img)
+{
+	return img != NULL ? p53_image_hdr(img)->n_zones : 0;
+}
+
+void p53_fast_neg_build(const void *img, struct p53_fast_neg *t)
+{
+	uint8_t rr[P53_NAME_MAXLEN * 2 + 2 + 10 + 20 + 8];
+
+	for (uint32_t i = 0; i < p53_fast_neg_count(img); i++) {
+		int mp, rp, n = 0;
+		memset(&t[i], 0, sizeof(t[i]));
+		if (p53_image_zone(img, i)->soa != P53_NONE)
+			n = soa_rr(img, i, P53_DNS_HDR_LEN, rr, &mp, &rp);
+		if (n <= 0 || n > (int)sizeof(t[i].bytes))
+			continue;       /* written per query instead */
+		memcpy(t[i].bytes, rr, (size_t)n);
+		t[i].len = (uint8_t)n;
+		t[i].mptr = (uint8_t)mp;
+		t[i].rptr = (uint8_t)rp;
+	}
+}
+
+/* answer.c negative() for DO=0: the zone's template with the apex pointer patched in, or the
+ * record written here. Returns the new write position, or 0 to decline. */
+static __attribute__((noinline)) uint16_t soa(const void *img, const struct p53_answer_conf *conf,
+					      const struct p53_query *q, uint8_t *msg, uint16_t pos,
+					      uint16_t limit, uint32_t zone)
+{
+	const struct p53_image_node *apex = p53_image_node(img, p53_image_zone(img, zone)->apex);
+	uint8_t rr[P53_NAME_MAXLEN * 2 + 2 + 10 + 20 + 8];
+	int mp, rp, n;
+
+	if (apex->labels > q->qname_labels)
 		return 0;
-	memcpy(msg + pos, rr, n);
+	uint16_t ptr = (uint16_t)(0xc000 | (P53_DNS_HDR_LEN + q->label_off[q->qname_labels - apex->labels]));
+	const struct p53_fast_neg *t = zone < conf->n_neg ? &conf->neg[zone] : NULL;
+	if (t != NULL && t->len != 0) {
+		if ((uint32_t)pos + t->len > limit)
+			return 0;
+		uint8_t *o = msg + pos;
+		if ((uint32_t)pos + sizeof(t->bytes) <= limit)
+			memcpy(o, t->bytes, sizeof(t->bytes)); /* a fixed size: inline moves */
+		else
+			memcpy(o, t->bytes, t->len);
+		p53_put16(o, ptr);
+		p53_put16(o + t->mptr, ptr);
+		p53_put16(o + t->rptr, ptr);
+		return (uint16_t)(pos + t->len);
+	}
+	n = soa_rr(img, zone, ptr & 0x3fff, rr, &mp, &rp);
+	if (n == 0 || (uint32_t)pos + n > limit)
+		return 0;
+	memcpy(msg + pos, rr, (size_t)n);
 	return (uint16_t)(pos + n);
 }
 
@@ -406,7 +461,7 @@ uint16_t p53_fast_answer(const void *img, const struct p53_answer_conf *conf, ui
 			an = rs->count;
 			kind = P53_ANS_ANSWER;
 		} else {
-			pos = soa(img, q, msg, pos, limit, n->zone);       /* NODATA */
+			pos = soa(img, conf, q, msg, pos, limit, n->zone);       /* NODATA */
 			if (pos == 0)
 				return 0;
 			ns = 1;
@@ -416,7 +471,7 @@ uint16_t p53_fast_answer(const void *img, const struct p53_answer_conf *conf, ui
 		/* Step 5: below the closest encloser, no wildcard: NXDOMAIN (RFC 2308 §3). */
 		if ((n->flags & P53_NODE_DNAME) || n->wildcard != P53_NONE)
 			return 0;
-		pos = soa(img, q, msg, pos, limit, n->zone);
+		pos = soa(img, conf, q, msg, pos, limit, n->zone);
 		if (pos == 0)
 			return 0;
 		ns = 1;

@@ -43,6 +43,29 @@
 uint16_t p53_fast_answer(const void *img, const struct p53_answer_conf *conf, uint8_t *msg,
 			 uint16_t cap, struct p53_answer_stats *stats, const struct p53_query *q);
 
+/*
+ * A zone's negative-answer SOA record (RFC 2308 §3: the SOA in authority, TTL min(SOA TTL,
+ * MINIMUM)) as the fast path writes it, built once per replica by the control thread: the
+ * owner and the MNAME and RNAME end in pointers to the apex inside the question, patched in
+ * per query (three stores) instead of compressing the two names again.
+ */
+struct p53_fast_neg {
+	uint8_t len;            /* bytes; 0: none, the fast path writes the record itself */
+	uint8_t mptr, rptr;     /* where the MNAME's and the RNAME's apex pointers are */
+	uint8_t pad;
+	uint8_t bytes[92];      /* the owner pointer first */
+};
+
+/** How many entries p53_fast_neg_build() writes for `img`: one per zone. */
+size_t p53_fast_neg_count(const void *img);
+
+/**
+ * Build the negative-answer templates of every zone of `img` into `t` (p53_fast_neg_count()
+ * entries), for p53_answer_conf.neg. A zone whose SOA names do not end in the apex, or whose
+ * record is longer than a template, gets len 0. Control thread, at publish; no allocation.
+ */
+void p53_fast_neg_build(const void *img, struct p53_fast_neg *t);
+
 /**
  * Read a received frame of the fast shape in one pass: Ethernet II without a tag, IPv4
  * without options, UDP to port 53, to our MAC and a service address, the UDP checksum right

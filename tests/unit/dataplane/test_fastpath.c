@@ -225,6 +225,8 @@ static void build(const char *const *names, const char *const *files, size_t n)
 		z[i].file = paths[i];
 	}
 	free(img);
+	conf.neg = NULL; /* the templates belong to an image */
+	conf.n_neg = 0;
 	img = p53_image_build(z, n, &len, err, sizeof(err), NULL, NULL);
 	if (img == NULL)
 		fprintf(stderr, "build failed: %s\n", err);
@@ -237,8 +239,28 @@ static const uint16_t types[] = {1, 28, 16, 15, 2, 6, 5, 33, 12, 13, 257, 99, 39
 static const uint16_t payloads[] = {0, 512, 1232, 4096, 100, 600};
 static const uint16_t caps[] = {8192, 1500, 512, 60, 40};
 
-/* Every node of the image: its name, a name below it, a name two labels below it. */
+static struct p53_fast_neg neg[16];
+
+/* Every node of the image: its name, a name below it, a name two labels below it; with the
+ * negative-answer templates a replica has (control/publish.c) and without them. */
+static void every_name_once(void);
+
 static void every_name(void)
+{
+	assert_true(p53_fast_neg_count(img) <= 16);
+	p53_fast_neg_build(img, neg);
+	conf.neg = NULL;
+	conf.n_neg = 0;
+	every_name_once();
+	conf.neg = neg;
+	conf.n_neg = (uint32_t)p53_fast_neg_count(img);
+	every_name_once();
+	/* Not vacuous: the templates were used (every zone here has in-zone SOA names). */
+	for (size_t i = 0; i < p53_fast_neg_count(img); i++)
+		assert_true(neg[i].len > 0);
+}
+
+static void every_name_once(void)
 {
 	const struct p53_image_hdr *h = p53_image_hdr(img);
 	uint8_t buf[1024], name[300];
