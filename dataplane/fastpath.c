@@ -424,10 +424,18 @@ uint16_t p53_fast_answer(const void *img, const struct p53_answer_conf *conf, ui
 	uint8_t rcode = P53_RCODE_NOERROR, kind;
 	uint16_t an = 0, ns = 0, ar = 0, aa = P53_F_AA;
 	int hit = ni != P53_NONE;
+	int ede = 0;
 	if (!hit) {
 		ni = encloser(img, q);
-		if (ni == P53_NONE)
-			return 0;                                   /* REFUSED: general */
+		if (ni == P53_NONE) {
+			/* answer.c resolve(): no served zone holds the name. REFUSED, AA clear, and
+			 * with EDNS the Extended DNS Error "Not Authoritative" (RFC 8914 §4.21). */
+			rcode = P53_RCODE_REFUSED;
+			kind = P53_ANS_REFUSED;
+			aa = 0;
+			ede = 1;
+			goto opt;
+		}
 	}
 	const struct p53_image_node *n = p53_image_node(img, ni);
 	if (p53_image_zone(img, n->zone)->rcode != 0)
@@ -446,7 +454,21 @@ uint16_t p53_fast_answer(const void *img, const struct p53_answer_conf *conf, ui
 			return 0;
 		aa = 0;
 		kind = P53_ANS_REFERRAL;
-	} else if (hit) {
+	} else if (!hit && (n->flags & P53_NODE_DNAME)) {
+		return 0;                                           /* DNAME synthesis: general */
+	} else if (!hit && n->wildcard == P53_NONE) {
+		/* Step 5: below the closest encloser, no wildcard: NXDOMAIN (RFC 2308 §3). */
+		pos = soa(img, conf, q, msg, pos, limit, n->zone);
+		if (pos == 0)
+			return 0;
+		ns = 1;
+		rcode = P53_RCODE_NXDOMAIN;
+		kind = P53_ANS_NXDOMAIN;
+	} else {
+		/* Step 5 with a wildcard: its child answers, owner the query name (RFC 4592
+		 * §3.3.3), which the pre-encoded records already point at. */
+		if (!hit)
+			n = p53_image_node(img, n->wildcard);
 		if (n->flags & P53_NODE_CNAME)
 			return 0;
 		uint32_t rsi = p53_image_node_rrset(img, n, qt);
@@ -467,19 +489,10 @@ uint16_t p53_fast_answer(const void *img, const struct p53_answer_conf *conf, ui
 			ns = 1;
 			kind = P53_ANS_NODATA;
 		}
-	} else {
-		/* Step 5: below the closest encloser, no wildcard: NXDOMAIN (RFC 2308 §3). */
-		if ((n->flags & P53_NODE_DNAME) || n->wildcard != P53_NONE)
-			return 0;
-		pos = soa(img, conf, q, msg, pos, limit, n->zone);
-		if (pos == 0)
-			return 0;
-		ns = 1;
-		rcode = P53_RCODE_NXDOMAIN;
-		kind = P53_ANS_NXDOMAIN;
 	}
 
-	/* answer.c put_opt(): our payload, version 0, DO clear, no options. */
+opt:
+	/* answer.c put_opt(): our payload, version 0, DO clear, no options but an EDE. */
 	if (q->edns) {
 		uint8_t *o = msg + pos;
 		o[0] = 0;
@@ -487,6 +500,13 @@ uint16_t p53_fast_answer(const void *img, const struct p53_answer_conf *conf, ui
 		p53_put16(o + 3, ours);
 		memset(o + 5, 0, 6);
 		pos = (uint16_t)(pos + OPT_LEN);
+		if (ede && (uint32_t)pos + 6 <= max) {
+			p53_put16(o + 9, 6);
+			p53_put16(o + 11, P53_EDNS_EDE);
+			p53_put16(o + 13, 2);
+			p53_put16(o + 15, P53_EDE_NOT_AUTHORITATIVE);
+			pos = (uint16_t)(pos + 6);
+		}
 		ar++;
 	}
 	/* answer.c finish(): the header last. */
@@ -617,13 +637,15 @@ int p53_fast_parse(const uint8_t *frame, uint16_t len, int verify, const uint8_t
 	size_t rest = dlen - P53_DNS_HDR_LEN;       /* after the header */
 	if (rest < 4u + 1 + 4 + ar * OPT_LEN)        /* OPT (or QTYPE, QCLASS) past the name */
 		return 0;
+	/* The OPT, if any, is the message's last 11 bytes: checked before the name, so a query
+	 * with options (ECS, COOKIE...) leaves at once for the general parser. */
+	const uint8_t *o = d + dlen - ar * OPT_LEN;
+	if (ar == 1 && (o[0] != 0 || p53_get16(o + 1) != P53_T_OPT || p53_get16(o + 9) != 0))
+		return 0;
 	size_t nl = fast_qname(d + P53_DNS_HDR_LEN, rest - 4 - ar * OPT_LEN, rest, q);
 	if (nl == 0 || nl + 4 + ar * OPT_LEN != rest)
 		return 0;
 	const uint8_t *qe = d + P53_DNS_HDR_LEN + nl;
-	const uint8_t *o = qe + 4;
-	if (ar == 1 && (o[0] != 0 || p53_get16(o + 1) != P53_T_OPT || p53_get16(o + 9) != 0))
-		return 0;
 
 	/* The UDP checksum (RFC 768): what the reply keeps (addresses, protocol, ports, the
 	 * question) is summed apart, for the reply's checksum (p53_fast_reply). The question

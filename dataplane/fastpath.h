@@ -4,13 +4,14 @@
  *
  * The shape: a QUERY with one question of class IN, no OPT or one OPT of version 0 with DO=0
  * and no options (so no NSID, ECS, COOKIE or keepalive), no TSIG, over UDP; and an answer
- * that is either an RRset owned by the query name that needs no compression and no
- * additional section (A, AAAA, TXT...), or a negative answer (NXDOMAIN below the closest
- * encloser, NODATA at the name) whose SOA names end in the zone's apex. Everything else
- * (CNAME, referral, DNAME, wildcard, steered RRsets, DNSSEC with DO=1, truncation, REFUSED,
- * CHAOS, errors) is declined and goes to the general responder, which gives the same bytes:
- * tests/unit/dataplane/test_fastpath.c runs both over the replay's query shapes and the fuzz
- * corpus and compares the responses byte for byte.
+ * that is an RRset owned by the query name (or its wildcard's) that needs no compression and
+ * no additional section (A, AAAA, TXT...); a negative answer (NXDOMAIN below the closest
+ * encloser, NODATA) whose SOA names end in the zone's apex; a referral whose NS targets end in
+ * the cut or compress as answer.c would, with glue owned by those targets; or REFUSED for a
+ * name no zone holds. Everything else (CNAME, DNAME, ANY, RRSIG, DS, steered RRsets, DNSSEC
+ * with DO=1, truncation, CHAOS, errors) is declined and goes to the general responder, which
+ * gives the same bytes: tests/unit/dataplane/test_fastpath.c runs both over the replay's
+ * query shapes and the fuzz corpus and compares the responses byte for byte.
  *
  * The guard (cookies, RRL) is not consulted here: the worker takes the fast path only when
  * the guard has nothing to do for the query (guard.h; a query with a COOKIE is declined).

@@ -347,6 +347,7 @@ static void diff_zones(void **state)
 	assert_true(fast_kind[P53_ANS_NXDOMAIN] > 100);
 	assert_true(fast_kind[P53_ANS_NODATA] > 100);
 	assert_true(fast_kind[P53_ANS_REFERRAL] > 100);
+	assert_true(fast_kind[P53_ANS_REFUSED] > 100);
 	assert_true(n_general > n_fast / 10);
 	assert_true(n_frames_fast > 1000);
 	printf("fast path: %lu frames read by p53_fast_parse\n", n_frames_fast);
