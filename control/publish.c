@@ -10,6 +10,7 @@
 #include <rte_malloc.h>
 
 #include "control/publish.h"
+#include "dataplane/fastpath.h"
 #include "control/log.h"
 
 int p53_dataplane_init(struct p53_dataplane *dp, struct p53_worker *workers, unsigned int n,
@@ -60,6 +61,20 @@ static struct p53_replica *replica_new(struct p53_dataplane *dp, const void *img
 	r->conf.version_len = (uint8_t)vl;
 	r->conf.edns_max_payload = payload;
 	r->conf.steer = &dp->steer;
+	/* The fast path's negative answers, one template per zone (dataplane/fastpath.h). */
+	size_t nz = p53_fast_neg_count(copy);
+	if (nz > 0) {
+		struct p53_fast_neg *neg = rte_malloc_socket("p53_fast_neg", nz * sizeof(*neg),
+							     RTE_CACHE_LINE_SIZE, socket);
+		if (neg == NULL) {
+			rte_free(copy);
+			rte_free(r);
+			return NULL;
+		}
+		p53_fast_neg_build(copy, neg);
+		r->conf.neg = neg;
+		r->conf.n_neg = (uint32_t)nz;
+	}
 	for (int i = 0; i < cfg->n_addrs && i < P53_PKT_MAX_ADDRS; i++) {
 		const struct p53_addr *a = &cfg->addrs[i];
 		if (a->family == AF_INET)
@@ -75,6 +90,7 @@ static void replica_free(struct p53_replica *r)
 	if (r == NULL)
 		return;
 	rte_free((void *)(uintptr_t)r->image);
+	rte_free((void *)(uintptr_t)r->conf.neg);
 	rte_free(r);
 }
 

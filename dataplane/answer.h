@@ -18,6 +18,8 @@
 
 #include "dataplane/dnsmsg.h"
 
+struct p53_fast_neg;
+
 struct p53_answer_conf {
 	const uint8_t *identity;        /* PoP identity for id.server/hostname.bind and NSID */
 	uint8_t identity_len;           /* 0: those names get REFUSED and NSID is not sent */
@@ -34,6 +36,10 @@ struct p53_answer_conf {
 	/* Steering (steer.h): where the published steering table's pointer lives, loaded with
 	 * acquire only when a steered RRset is answered; NULL: none (the static RRset). */
 	void *const *steer;
+	/* The fast path's negative-answer templates, one per zone of the image (fastpath.h), or
+	 * NULL with n_neg 0: it then writes the SOA record per query. */
+	const struct p53_fast_neg *neg;
+	uint32_t n_neg;
 };
 
 /* Outcome classes beyond the RCODE, for counters. */

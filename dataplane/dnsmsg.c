@@ -26,19 +26,6 @@ const char *const p53_msg_status_names[P53_MSG__MAX] = {
 	[P53_MSG_TSIG] = "tsig",
 };
 
-/*
- * Lower-case 8 bytes at once (SWAR): bit 7 of each byte of `upper` is set where the byte is in
- * 'A'..'Z'. Label length bytes (0..63) and bytes >= 0x80 are never changed (RFC 4343 §3).
- */
-static inline uint64_t lower8(uint64_t x)
-{
-	uint64_t h = x & 0x7f7f7f7f7f7f7f7full;
-	uint64_t upper = (h + 0x3f3f3f3f3f3f3f3full) & ~(h + 0x2525252525252525ull) & ~x &
-			 0x8080808080808080ull;
-
-	return x | (upper >> 2);
-}
-
 /* Question name: uncompressed, lowered into q->lname, label offsets recorded. The labels are
  * walked first (one length byte each), then the whole name is copied and lowered 8 bytes at
  * a time: the common query name costs two or three words instead of a loop per byte. */
@@ -73,7 +60,7 @@ static int parse_qname(struct p53_wire *w, struct p53_query *q)
 	for (; i + 8 <= pos; i += 8) {
 		uint64_t x;
 		memcpy(&x, src + i, 8);
-		x = lower8(x);
+		x = p53_lower8(x);
 		memcpy(q->lname + i, &x, 8);
 		crc = p53_hash_step8(crc, x);
 	}

@@ -32,6 +32,17 @@ static inline uint32_t p53_hash_step1(uint32_t crc, uint8_t byte)
 {
 	return _mm_crc32_u8(crc, byte);
 }
+
+/* CRC32-C of a little-endian word is that of its bytes in order: 4 or 2 bytes in one step. */
+static inline uint32_t p53_hash_step4(uint32_t crc, uint32_t word)
+{
+	return _mm_crc32_u32(crc, word);
+}
+
+static inline uint32_t p53_hash_step2(uint32_t crc, uint16_t word)
+{
+	return _mm_crc32_u16(crc, word);
+}
 #else
 #include <rte_hash_crc.h>
 static inline uint32_t p53_hash_step8(uint32_t crc, uint64_t word)
@@ -43,7 +54,30 @@ static inline uint32_t p53_hash_step1(uint32_t crc, uint8_t byte)
 {
 	return rte_hash_crc_1byte(byte, crc);
 }
+
+static inline uint32_t p53_hash_step4(uint32_t crc, uint32_t word)
+{
+	return rte_hash_crc_4byte(word, crc);
+}
+
+static inline uint32_t p53_hash_step2(uint32_t crc, uint16_t word)
+{
+	return rte_hash_crc_2byte(word, crc);
+}
 #endif
+
+/*
+ * Lower-case 8 bytes at once (SWAR): bit 7 of each byte of `upper` is set where the byte is in
+ * 'A'..'Z'. Label length bytes (0..63) and bytes >= 0x80 are never changed (RFC 4343 §3).
+ */
+static inline uint64_t p53_lower8(uint64_t x)
+{
+	uint64_t h = x & 0x7f7f7f7f7f7f7f7full;
+	uint64_t upper = (h + 0x3f3f3f3f3f3f3f3full) & ~(h + 0x2525252525252525ull) & ~x &
+			 0x8080808080808080ull;
+
+	return x | (upper >> 2);
+}
 
 /** Hash of a canonical wire name; the key of the image's name index. */
 uint32_t p53_name_hash(const uint8_t *name, size_t len);

@@ -15,6 +15,7 @@
 #include <rte_ip.h>
 #include <rte_udp.h>
 
+#include "dataplane/csum.h"
 #include "dataplane/pkt.h"
 #include "dataplane/wire.h"
 
@@ -214,70 +215,10 @@ static inline void swap_bytes(uint8_t *a, uint8_t *b, size_t n)
 	memcpy(b, t, n);
 }
 
-/* One's complement add in 64 bits: the carry out goes back in (end-around carry, RFC 1071
- * §2(A)); compilers emit add + adc. */
-static inline uint64_t addc(uint64_t sum, uint64_t x)
-{
-	sum += x;
-	return sum + (sum < x);
-}
-
-/*
- * RFC 1071 one's complement sum, 64 bits at a time with end-around carry (§2(C): any word
- * size folds to the same 16-bit sum, and byte order only swaps the result, which the
- * native-order store undoes). DPDK's __rte_raw_cksum adds 16 bits at a time; this takes a
- * fraction of the instructions for a typical 50..100-byte datagram.
- */
-static inline uint64_t ocsum(const uint8_t *p, size_t len, uint64_t sum)
-{
-	uint64_t a, b;
-	uint32_t w;
-	uint16_t h;
-
-	for (; len >= 16; p += 16, len -= 16) {
-		memcpy(&a, p, 8);
-		memcpy(&b, p + 8, 8);
-		sum = addc(addc(sum, a), b);
-	}
-	if (len >= 8) {
-		memcpy(&a, p, 8);
-		sum = addc(sum, a);
-		p += 8;
-		len -= 8;
-	}
-	if (len >= 4) {
-		memcpy(&w, p, 4);
-		sum = addc(sum, w);
-		p += 4;
-		len -= 4;
-	}
-	if (len >= 2) {
-		memcpy(&h, p, 2);
-		sum = addc(sum, h);
-		p += 2;
-		len -= 2;
-	}
-	if (len == 1) {
-		h = 0;
-		memcpy(&h, p, 1); /* the odd byte is the high half of a zero-padded word */
-		sum = addc(sum, h);
-	}
-	return sum;
-}
-
-static inline uint16_t fold(uint64_t sum)
-{
-	sum = (sum & 0xffffffffu) + (sum >> 32);
-	sum = (sum & 0xffffffffu) + (sum >> 32);
-	sum = (sum & 0xffffu) + (sum >> 16);
-	sum = (sum & 0xffffu) + (sum >> 16);
-	return (uint16_t)sum;
-}
-
 /* UDP checksum over the pseudo-header and the datagram; 0 goes out as 0xFFFF (RFC 768). */
 static inline uint16_t udp_cksum(uint64_t pseudo, const struct rte_udp_hdr *udp, uint16_t ulen)
 {
-	uint16_t c = (uint16_t)~fold(ocsum((const uint8_t *)udp, ulen, pseudo));
+	uint16_t c = (uint16_t)~p53_csum_fold(p53_csum_add((const uint8_t *)udp, ulen, pseudo));
 
 	return c == 0 ? 0xffff : c;
 }
@@ -313,14 +254,14 @@ bool p53_pkt_udp_csum_ok(const uint8_t *frame, const struct p53_pkt *pkt)
 
 	/* Pseudo-header (RFC 768; RFC 8200 §8.1), summed in native order like the reply's. */
 	if (pkt->ipv6) {
-		sum = ocsum(ip + 8, 32, (uint64_t)rte_cpu_to_be_32(ulen) + rte_cpu_to_be_32(IPPROTO_UDP));
+		sum = p53_csum_add(ip + 8, 32, (uint64_t)rte_cpu_to_be_32(ulen) + rte_cpu_to_be_32(IPPROTO_UDP));
 	} else {
 		if (udp[6] == 0 && udp[7] == 0)
 			return true; /* RFC 768: the sender computed no checksum */
-		sum = ocsum(ip + 12, 8, (uint64_t)rte_cpu_to_be_16(IPPROTO_UDP) + rte_cpu_to_be_16(ulen));
+		sum = p53_csum_add(ip + 12, 8, (uint64_t)rte_cpu_to_be_16(IPPROTO_UDP) + rte_cpu_to_be_16(ulen));
 	}
 	/* All ones in either byte order: native-order summing does not matter here. */
-	return fold(ocsum(udp, ulen, sum)) == 0xffff;
+	return p53_csum_fold(p53_csum_add(udp, ulen, sum)) == 0xffff;
 }
 
 size_t p53_pkt_reply(uint8_t *frame, const struct p53_pkt *pkt, uint16_t dns_len,
@@ -351,7 +292,7 @@ size_t p53_pkt_reply(uint8_t *frame, const struct p53_pkt *pkt, uint16_t dns_len
 		if (tx_offload & P53_PKT_TX_UDP_CKSUM)
 			udp->dgram_cksum = rte_ipv6_phdr_cksum(ip6, 0);
 		else
-			udp->dgram_cksum = udp_cksum(ocsum(ip6->src_addr, 32,
+			udp->dgram_cksum = udp_cksum(p53_csum_add(ip6->src_addr, 32,
 				(uint64_t)rte_cpu_to_be_32(ulen) + rte_cpu_to_be_32(IPPROTO_UDP)), udp, ulen);
 	} else {
 		struct rte_ipv4_hdr *ip4 = (struct rte_ipv4_hdr *)(frame + pkt->l3_off);
@@ -369,7 +310,7 @@ size_t p53_pkt_reply(uint8_t *frame, const struct p53_pkt *pkt, uint16_t dns_len
 		ip4->time_to_live = REPLY_HOPS;
 		ip4->hdr_checksum = 0;
 		if ((tx_offload & P53_PKT_TX_IP_CKSUM) == 0)
-			ip4->hdr_checksum = (uint16_t)~fold(ocsum((const uint8_t *)ip4, IPV4_HLEN, 0));
+			ip4->hdr_checksum = (uint16_t)~p53_csum_fold(p53_csum_add((const uint8_t *)ip4, IPV4_HLEN, 0));
 		/* The helpers read total_length set above, and send a zero sum as 0xFFFF
 		 * (RFC 768: zero means "no checksum"). */
 		if (tx_offload & P53_PKT_TX_UDP_CKSUM)

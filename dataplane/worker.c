@@ -9,6 +9,7 @@
 #include <rte_prefetch.h>
 
 #include "dataplane/dnsmsg.h"
+#include "dataplane/fastpath.h"
 #include "dataplane/guard.h"
 #include "dataplane/image.h"
 #include "dataplane/notify.h"
@@ -93,6 +94,7 @@ static __rte_noinline void not_ours(struct p53_worker *w, struct rte_mbuf *m, en
 }
 
 #define FRAME_DROPPED 0xff /* in `ms`: the frame was freed in pass 1 */
+#define FRAME_FAST    0xfe /* in `ms`: read by p53_fast_parse (fastpath.h), P53_MSG_OK */
 #define PREFETCH_MIN_IMAGE (4u << 20) /* bytes; below this the image lives in L2/L3 */
 
 /* Answer one parsed frame in place; NULL when it was freed instead. With a guard, cookies
@@ -100,10 +102,12 @@ static __rte_noinline void not_ours(struct p53_worker *w, struct rte_mbuf *m, en
 static inline struct rte_mbuf *reply(struct p53_worker *w, const struct p53_replica *r,
 				     const struct p53_guard *g, const struct p53_guard_now *now,
 				     struct rte_mbuf *m, const struct p53_pkt *pkt,
-				     const struct p53_query *q, enum p53_msg_status ms)
+				     const struct p53_query *q, uint8_t st, uint64_t keep)
 {
 	uint8_t *frame = rte_pktmbuf_mtod(m, uint8_t *);
+	enum p53_msg_status ms = st == FRAME_FAST ? P53_MSG_OK : (enum p53_msg_status)st;
 	uint16_t rlen;
+	size_t flen;
 
 	/* The response may grow into the tailroom; the first byte past it is not ours. */
 	uint32_t room = (uint32_t)rte_pktmbuf_data_len(m) - pkt->dns_off + rte_pktmbuf_tailroom(m);
@@ -115,15 +119,25 @@ static inline struct rte_mbuf *reply(struct p53_worker *w, const struct p53_repl
 		rlen = p53_guard_answer(g, g->tables[w->index], &w->stats.guard, r->image, &r->conf,
 					frame + pkt->dns_off, cap, &w->stats.ans, q, ms, pkt->src_addr,
 					pkt->ipv6, now);
-	else
-		rlen = p53_answer_parsed(r->image, &r->conf, frame + pkt->dns_off, cap, &w->stats.ans,
-					 q, ms);
+	else {
+		/* The common shape first (fastpath.h); what it declines, the general responder. */
+		rlen = ms == P53_MSG_OK ? p53_fast_answer(r->image, &r->conf, frame + pkt->dns_off,
+							  cap, &w->stats.ans, q) : 0;
+		if (rlen != 0 && st == FRAME_FAST && w->tx_offload == 0) {
+			flen = p53_fast_reply(frame, pkt, rlen, q, keep);
+			goto sent;
+		}
+		if (rlen == 0)
+			rlen = p53_answer_parsed(r->image, &r->conf, frame + pkt->dns_off, cap,
+						 &w->stats.ans, q, ms);
+	}
 	if (rlen == 0) {
 		w->stats.no_answer++;
 		rte_pktmbuf_free(m);
 		return NULL;
 	}
-	size_t flen = p53_pkt_reply(frame, pkt, rlen, w->tx_offload);
+	flen = p53_pkt_reply(frame, pkt, rlen, w->tx_offload);
+sent:
 	m->data_len = (uint16_t)flen;
 	m->pkt_len = (uint32_t)flen;
 	if (w->tx_offload != 0) {
@@ -149,6 +163,7 @@ static uint16_t burst(struct p53_worker *w, const struct p53_replica *r, const s
 	struct p53_pkt pkt[P53_BURST];
 	struct p53_query q[P53_BURST];
 	uint8_t ms[P53_BURST];
+	uint64_t keep[P53_BURST];
 	const void *img = r->image;
 	uint16_t n_out = 0;
 
@@ -165,6 +180,18 @@ static uint16_t burst(struct p53_worker *w, const struct p53_replica *r, const s
 			continue;
 		}
 		uint8_t *frame = rte_pktmbuf_mtod(m, uint8_t *);
+		/* The common shape in one pass (fastpath.h); anything else, the checks below. */
+		uint64_t l4 = m->ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK;
+		if (l4 != RTE_MBUF_F_RX_L4_CKSUM_BAD &&
+		    p53_fast_parse(frame, rte_pktmbuf_data_len(m), l4 == RTE_MBUF_F_RX_L4_CKSUM_UNKNOWN,
+				   w->mac, &r->addrs, &pkt[i], &q[i], &keep[i])) {
+			ms[i] = FRAME_FAST;
+			q[i].src = pkt[i].src_addr;
+			q[i].src_v6 = 0;
+			if (img != NULL)
+				rte_prefetch0(p53_image_slots(img) + (q[i].hash & p53_image_hdr(img)->hash_mask));
+			continue;
+		}
 		enum p53_pkt_drop d = p53_pkt_parse(frame, rte_pktmbuf_data_len(m), &pkt[i]);
 		if (d == P53_PKT_OK)
 			d = p53_pkt_for_us(frame, &pkt[i], w->mac, &r->addrs);
@@ -185,7 +212,7 @@ static uint16_t burst(struct p53_worker *w, const struct p53_replica *r, const s
 		const uint64_t *slots = p53_image_slots(img);
 		uint32_t mask = p53_image_hdr(img)->hash_mask;
 		for (uint16_t i = 0; i < n; i++) {
-			if (ms[i] != P53_MSG_OK)
+			if (ms[i] != P53_MSG_OK && ms[i] != FRAME_FAST)
 				continue;
 			uint64_t s = slots[q[i].hash & mask];
 			if (s != 0 && (uint32_t)(s >> 32) == q[i].hash)
@@ -195,7 +222,7 @@ static uint16_t burst(struct p53_worker *w, const struct p53_replica *r, const s
 	for (uint16_t i = 0; i < n; i++) {
 		if (ms[i] == FRAME_DROPPED)
 			continue;
-		struct rte_mbuf *m = reply(w, r, g, now, pkts[i], &pkt[i], &q[i], (enum p53_msg_status)ms[i]);
+		struct rte_mbuf *m = reply(w, r, g, now, pkts[i], &pkt[i], &q[i], ms[i], keep[i]);
 		if (m != NULL)
 			out[n_out++] = m;
 	}

@@ -57,6 +57,7 @@
 #include "control/text.h"
 #include "control/zone/image_build.h"
 #include "dataplane/dnsmsg.h"
+#include "dataplane/fastpath.h"
 #include "dataplane/image.h"
 #include "dataplane/name.h"
 #include "dataplane/steer.h"
@@ -1158,6 +1159,13 @@ int main(int argc, char **argv)
 	static void *steer_slot;        /* dp.steer in pop53d: published once, never replaced */
 	steer_slot = steer;
 	replica.conf.steer = &steer_slot;
+	/* The fast path's negative-answer templates, as control/publish.c builds them. */
+	static struct p53_fast_neg neg[64];
+	if (p53_fast_neg_count(rep) <= RTE_DIM(neg)) {
+		p53_fast_neg_build(rep, neg);
+		replica.conf.neg = neg;
+		replica.conf.n_neg = (uint32_t)p53_fast_neg_count(rep);
+	}
 	/* The frames' destinations, as dataplane.addresses would list them. */
 	replica.addrs.v4[replica.addrs.n4++] = rte_cpu_to_be_32(RTE_IPV4(192, 0, 2, 53));
 	memcpy(replica.addrs.v6[replica.addrs.n6++], v6_server, 16);

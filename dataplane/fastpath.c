@@ -1,0 +1,745 @@
+/*
+ * The fast path; see fastpath.h. Each check below names the general responder's step
+ * (answer.c) that it stands for, so the two stay byte-identical.
+ */
+#include <string.h>
+
+#include <rte_byteorder.h>
+
+#include "dataplane/csum.h"
+#include "dataplane/fastpath.h"
+#include "dataplane/image.h"
+#include "dataplane/name.h"
+#include "dataplane/wire.h"
+
+#define UDP_MIN 512     /* RFC 1035 §4.2.1, RFC 6891 §6.2.5 */
+#define OPT_LEN 11
+
+/* answer.c size_limit() and our_payload() on UDP (tcp_limit 0): the response's size limit,
+ * OPT included. */
+static inline uint16_t limit_of(const struct p53_answer_conf *conf, const struct p53_query *q,
+				uint16_t cap, uint16_t *ours)
+{
+	uint16_t o = conf->edns_max_payload < UDP_MIN ? UDP_MIN : conf->edns_max_payload;
+	uint16_t max = UDP_MIN;
+
+	*ours = o;
+	if (q->edns) {
+		max = q->edns_payload < UDP_MIN ? UDP_MIN : q->edns_payload;
+		if (max > o)
+			max = o;
+	}
+	return max > cap ? cap : max;
+}
+
+/*
+ * answer.c put_name() with the apex as the hint, for a name whose suffix is the apex: its
+ * labels before the apex, then a pointer to the apex in the question. Returns the bytes
+ * written at `out`, or -1 when the name does not end in the apex (the general path then
+ * searches the compression table).
+ */
+static inline int apex_name(uint8_t *out, const uint8_t *name, const uint8_t *apex,
+			    uint8_t apex_len, uint16_t apex_ptr, int *len)
+{
+	size_t total = 0;
+	const uint8_t *t;
+
+	for (t = name; *t != 0; t += 1 + *t)
+		total += 1u + *t;
+	*len = (int)total + 1;
+	total++;
+	for (t = name; total > apex_len; t += 1 + *t)
+		total -= 1u + *t;
+	if (total != apex_len)
+		return -1;
+	if (memcmp(t, apex, apex_len) != 0)
+		for (uint8_t i = 0; i < apex_len; i++)
+			if (p53_lower(t[i]) != apex[i])
+				return -1;
+	size_t prefix = (size_t)(t - name);
+	memcpy(out, name, prefix);
+	p53_put16(out + prefix, (uint16_t)(0xc000 | apex_ptr));
+	return (int)prefix + 2;
+}
+
+/*
+ * The zone's SOA as answer.c negative() writes it for DO=0 (RFC 2308 §3, §5): owner a pointer
+ * to the apex in the question (`ptr`), the negative TTL, MNAME and RNAME compressed to the
+ * apex. Writes at `out` (room for two names and more); returns its length, or 0 when a name
+ * does not end in the apex (the general path then searches its table). *mp and *rp: where the
+ * MNAME and RNAME pointers are in it.
+ */
+static int soa_rr(const void *img, uint32_t zone, uint16_t ptr, uint8_t *out, int *mp, int *rp)
+{
+	const struct p53_image_zone *z = p53_image_zone(img, zone);
+	const struct p53_image_node *apex = p53_image_node(img, z->apex);
+	const struct p53_image_rrset *rs = p53_image_rrset(img, z->soa);
+	const uint8_t *an = p53_image_name(img, apex->name_off);
+
+	if (rs->count != 1 || rs->adds != P53_NONE)
+		return 0;
+	const uint8_t *rd = p53_image_rdata(img, rs) + P53_RR_OWNER_LEN;
+	uint16_t rdlen = p53_get16(rd + 8);
+	int ml, rl;
+	p53_put16(out, (uint16_t)(0xc000 | ptr));
+	memcpy(out + 2, rd, 10);
+	p53_put32(out + 2 + 4, z->neg_ttl);
+	int mw = apex_name(out + 12, rd + 10, an, apex->name_len, ptr, &ml);
+	if (mw < 0)
+		return 0;
+	int rw = apex_name(out + 12 + mw, rd + 10 + ml, an, apex->name_len, ptr, &rl);
+	if (rw < 0 || ml + rl + 20 != rdlen)
+		return 0;
+	memcpy(out + 12 + mw + rw, rd + 10 + ml + rl, 20);
+	int n = 12 + mw + rw + 20;
+	p53_put16(out + 2 + 8, (uint16_t)(n - 12));
+	*mp = 12 + mw - 2;
+	*rp = 12 + mw + rw - 2;
+	return n;
+}
+
+size_t p53_fast_neg_count(const void *img)
+{
+	return img != NULL ? p53_image_hdr(img)->n_zones : 0;
+}
+
+void p53_fast_neg_build(const void *img, struct p53_fast_neg *t)
+{
+	uint8_t rr[P53_NAME_MAXLEN * 2 + 2 + 10 + 20 + 8];
+
+	for (uint32_t i = 0; i < p53_fast_neg_count(img); i++) {
+		int mp, rp, n = 0;
+		memset(&t[i], 0, sizeof(t[i]));
+		if (p53_image_zone(img, i)->soa != P53_NONE)
+			n = soa_rr(img, i, P53_DNS_HDR_LEN, rr, &mp, &rp);
+		if (n <= 0 || n > (int)sizeof(t[i].bytes))
+			continue;       /* written per query instead */
+		memcpy(t[i].bytes, rr, (size_t)n);
+		t[i].len = (uint8_t)n;
+		t[i].mptr = (uint8_t)mp;
+		t[i].rptr = (uint8_t)rp;
+	}
+}
+
+/* answer.c negative() for DO=0: the zone's template with the apex pointer patched in, or the
+ * record written here. Returns the new write position, or 0 to decline. */
+static __attribute__((noinline)) uint16_t soa(const void *img, const struct p53_answer_conf *conf,
+					      const struct p53_query *q, uint8_t *msg, uint16_t pos,
+					      uint16_t limit, uint32_t zone)
+{
+	const struct p53_image_node *apex = p53_image_node(img, p53_image_zone(img, zone)->apex);
+	uint8_t rr[P53_NAME_MAXLEN * 2 + 2 + 10 + 20 + 8];
+	int mp, rp, n;
+
+	if (apex->labels > q->qname_labels)
+		return 0;
+	uint16_t ptr = (uint16_t)(0xc000 | (P53_DNS_HDR_LEN + q->label_off[q->qname_labels - apex->labels]));
+	const struct p53_fast_neg *t = zone < conf->n_neg ? &conf->neg[zone] : NULL;
+	if (t != NULL && t->len != 0) {
+		if ((uint32_t)pos + t->len > limit)
+			return 0;
+		uint8_t *o = msg + pos;
+		if ((uint32_t)pos + sizeof(t->bytes) <= limit)
+			memcpy(o, t->bytes, sizeof(t->bytes)); /* a fixed size: inline moves */
+		else
+			memcpy(o, t->bytes, t->len);
+		p53_put16(o, ptr);
+		p53_put16(o + t->mptr, ptr);
+		p53_put16(o + t->rptr, ptr);
+		return (uint16_t)(pos + t->len);
+	}
+	n = soa_rr(img, zone, ptr & 0x3fff, rr, &mp, &rp);
+	if (n == 0 || (uint32_t)pos + n > limit)
+		return 0;
+	memcpy(msg + pos, rr, (size_t)n);
+	return (uint16_t)(pos + n);
+}
+
+#define CTAB_MAX  48    /* answer.c: names remembered for compression */
+#define MAX_ADDED 32    /* answer.c: distinct nodes in the additional section */
+#define MAX_NS    16    /* NS records a fast referral writes; more: general */
+
+/* Is `a` (zone-file case, `n` bytes at label boundaries) equal to canonical `b`? Length bytes
+ * (<= 63) never equal a lowered letter, so equal bytes mean equal labels. */
+static inline int same_ci(const uint8_t *a, const uint8_t *b, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p53_lower(a[i]) != b[i])
+			return 0;
+	return 1;
+}
+
+/* Case-insensitive equality of two names' bytes (answer.c name_at_equal on flat names). */
+static inline int eq_ci(const uint8_t *a, const uint8_t *b, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p53_lower(a[i]) != p53_lower(b[i]))
+			return 0;
+	return 1;
+}
+
+/* A name written in full or in part, as answer.c's compression table holds it. */
+struct far {
+	uint16_t off;           /* where its first label is in the message */
+	uint8_t len;            /* the name's length (the rest may be a pointer) */
+	const uint8_t *name;    /* its bytes, uncompressed */
+};
+
+/*
+ * answer.c put_name() for an NS target that does not end in the cut: its longest suffix
+ * already in the table (the question's suffixes, root-most first, then names written before;
+ * targets that end in the cut cannot equal it), else the whole name. Writes at `o`, which is
+ * message offset `at`; returns the bytes written and adds the labels written to `fars`.
+ */
+static int far_name(const struct p53_query *q, const uint8_t *name, uint8_t *o, uint16_t at,
+		    struct far *fars, unsigned int *n_far, unsigned int *nc)
+{
+	int len = 0;
+	const uint8_t *s;
+
+	for (s = name; *s != 0; s += 1 + *s)
+		len += 1 + *s;
+	len++;
+	uint16_t ptr = 0;
+	for (s = name; *s != 0 && ptr == 0; s += 1 + *s) {
+		size_t sl = (size_t)len - (size_t)(s - name);
+		int first = q->qname_labels > CTAB_MAX ? q->qname_labels - CTAB_MAX : 0;
+		for (int i = q->qname_labels - 1; i >= first && ptr == 0; i--)
+			if ((size_t)(q->qname_len - q->label_off[i]) == sl &&
+			    eq_ci(q->lname + q->label_off[i], s, sl))
+				ptr = (uint16_t)(P53_DNS_HDR_LEN + q->label_off[i]);
+		for (unsigned int f = 0; f < *n_far && ptr == 0; f++)
+			if (fars[f].len == sl && eq_ci(fars[f].name, s, sl))
+				ptr = fars[f].off;
+		if (ptr != 0)
+			break;
+	}
+	size_t prefix = (size_t)(s - name);
+	for (const uint8_t *p = name; p < s; p += 1 + *p) {
+		if (*n_far < CTAB_MAX && (*nc)++ < CTAB_MAX)
+			fars[(*n_far)++] = (struct far){ (uint16_t)(at + (p - name)),
+							 (uint8_t)(len - (p - name)), p };
+	}
+	memcpy(o, name, prefix);
+	if (ptr != 0) {
+		p53_put16(o + prefix, (uint16_t)(0xc000 | ptr));
+		return (int)prefix + 2;
+	}
+	o[prefix] = 0;
+	return (int)prefix + 1;
+}
+
+/*
+ * answer.c referral() and additionals() for DO=0 (RFC 1034 §4.3.2 step 3b, RFC 9471), when
+ * every NS target ends in the cut and every glue name is one of them: NS records owned by a
+ * pointer to the cut in the question, each target its labels and a pointer to the cut; glue
+ * owners one pointer to the target in the NS RDATA (what answer.c's before_hint() finds).
+ * Whatever else (targets outside the cut, too many names for the compression table,
+ * anything that does not fit) is declined. Returns the new position, or 0.
+ */
+static __attribute__((noinline)) uint16_t referral(const void *img, const struct p53_query *q, uint8_t *msg, uint16_t pos,
+			 uint16_t limit, const struct p53_image_node *cut, uint16_t *ns, uint16_t *ar)
+{
+	uint32_t nsi = p53_image_node_rrset(img, cut, P53_T_NS);
+	const uint8_t *cn = p53_image_name(img, cut->name_off);
+	uint16_t at[MAX_NS];                    /* where each target's labels went */
+	uint8_t plen[MAX_NS];                   /* and how many bytes of labels */
+	struct far fars[CTAB_MAX];              /* labels of targets outside the cut */
+	unsigned int n_far = 0;
+
+	if (nsi == P53_NONE || cut->labels > q->qname_labels)
+		return 0;
+	const struct p53_image_rrset *rs = p53_image_rrset(img, nsi);
+	if (rs->count > MAX_NS)
+		return 0;
+	uint16_t cptr = (uint16_t)(P53_DNS_HDR_LEN + q->label_off[q->qname_labels - cut->labels]);
+	const uint8_t *rd = p53_image_rdata(img, rs);
+	unsigned int nc = q->qname_labels;      /* the question's labels are in the table first */
+	for (uint16_t i = 0; i < rs->count; i++) {
+		rd += P53_RR_OWNER_LEN;
+		uint16_t rdlen = p53_get16(rd + 8);
+		uint8_t *o = msg + pos;
+		int nl;
+		if ((uint32_t)pos + 12 + rdlen + 1 > limit)
+			return 0;
+		p53_put16(o, (uint16_t)(0xc000 | cptr));
+		memcpy(o + 2, rd, 10);
+		int w = apex_name(o + 12, rd + 10, cn, cut->name_len, cptr, &nl);
+		if (w >= 0) {
+			at[i] = (uint16_t)(pos + 12);
+			plen[i] = (uint8_t)(w - 2);
+			for (int k = 0; k < w - 2; k += 1 + o[12 + k])
+				nc++;
+		} else {
+			w = far_name(q, rd + 10, o + 12, (uint16_t)(pos + 12), fars, &n_far, &nc);
+			nl = rdlen;
+			plen[i] = 0;    /* no glue can be owned by it */
+		}
+		if (nl != rdlen || (uint32_t)pos + 12 + w > limit)
+			return 0;
+		p53_put16(o + 10, (uint16_t)w);
+		pos = (uint16_t)(pos + 12 + w);
+		rd += 10u + rdlen;
+	}
+	/* Every target's labels must have gone into answer.c's table for its glue to find them. */
+	if (nc > CTAB_MAX)
+		return 0;
+	*ns = rs->count;
+	if (rs->adds == P53_NONE)
+		return pos;
+
+	const uint32_t *list = p53_image_adds(img, rs->adds);
+	uint32_t count = P53_ADDS_COUNT(list[0]), req = P53_ADDS_REQUIRED(list[0]);
+	if (count > MAX_ADDED)
+		return 0;
+	for (uint32_t i = 1; i <= count; i++) {
+		uint32_t ni = list[i], k;
+		for (k = 1; k < i && list[k] != ni; k++)
+			;
+		if (k < i)
+			continue;
+		const struct p53_image_node *n = p53_image_node(img, ni);
+		const uint8_t *nm = p53_image_name(img, n->name_off);
+		if (n->name_len < cut->name_len ||
+		    memcmp(nm + n->name_len - cut->name_len, cn, cut->name_len) != 0)
+			return 0;
+		/* The owner: the first target in the table whose labels (from one of its labels
+		 * on) are the glue name's labels before the cut; the cut itself when none. */
+		size_t gl = (size_t)(n->name_len - cut->name_len);
+		uint16_t optr = 0;
+		if (gl == 0)
+			optr = cptr;
+		for (uint16_t t = 0; t < rs->count && optr == 0; t++) {
+			const uint8_t *b = msg + at[t];
+			for (int j = 0; j < plen[t]; j += 1 + b[j])
+				if ((size_t)(plen[t] - j) == gl && same_ci(b + j, nm, gl)) {
+					optr = (uint16_t)(at[t] + j);
+					break;
+				}
+		}
+		if (optr == 0)
+			return 0;
+		for (int tt = 0; tt < 2; tt++) {
+			uint32_t gi = p53_image_node_rrset(img, n, tt == 0 ? P53_T_A : P53_T_AAAA);
+			if (gi == P53_NONE)
+				continue;
+			const struct p53_image_rrset *g = p53_image_rrset(img, gi);
+			if ((uint32_t)pos + g->rdata_len > limit) {
+				if (i <= req)
+					return 0;       /* RFC 9471 §3: TC=1, general */
+				return pos;             /* optional glue left out, as answer.c */
+			}
+			uint8_t *o = msg + pos;
+			memcpy(o, p53_image_rdata(img, g), g->rdata_len);
+			/* Each record's owner: a pointer to the target (pre-encoded as C0 0C). */
+			for (uint32_t off = 0; off < g->rdata_len;
+			     off += P53_RR_OWNER_LEN + 10u + p53_get16(o + off + P53_RR_OWNER_LEN + 8))
+				p53_put16(o + off, (uint16_t)(0xc000 | optr));
+			pos = (uint16_t)(pos + g->rdata_len);
+			*ar = (uint16_t)(*ar + g->count);
+		}
+	}
+	return pos;
+}
+
+/* p53_image_find() inlined, the names compared 8 bytes at a time (the last word overlapping):
+ * image names and the parsed name have at least 8 readable bytes when they are that long. */
+static inline uint32_t find(const void *img, const uint8_t *name, size_t len, uint32_t hash)
+{
+	const struct p53_image_hdr *h = img;
+	const uint64_t *slots = p53_image_slots(img);
+	uint32_t i = hash & h->hash_mask;
+
+	for (;;) {
+		uint64_t s = slots[i];
+		if (s == 0)
+			return P53_NONE;
+		if ((uint32_t)(s >> 32) == hash) {
+			uint32_t n = (uint32_t)s - 1;
+			const struct p53_image_node *node = p53_image_node(img, n);
+			const uint8_t *nm = p53_image_name(img, node->name_off);
+			if (node->name_len == len && len >= 8) {
+				uint64_t a, b, x = 0;
+				size_t k;
+				for (k = 0; k + 8 < len; k += 8) {
+					memcpy(&a, nm + k, 8);
+					memcpy(&b, name + k, 8);
+					x |= a ^ b;
+				}
+				memcpy(&a, nm + len - 8, 8);
+				memcpy(&b, name + len - 8, 8);
+				if ((x | (a ^ b)) == 0)
+					return n;
+			} else if (node->name_len == len && memcmp(nm, name, len) == 0) {
+				return n;
+			}
+		}
+		i = (i + 1) & h->hash_mask;
+	}
+}
+
+/* answer.c encloser(): the deepest existing ancestor of a name not in the image. */
+static inline uint32_t encloser(const void *img, const struct p53_query *q)
+{
+	uint32_t deepest = p53_image_hdr(img)->max_labels;
+	int from = q->qname_labels > deepest ? q->qname_labels - (int)deepest : 1;
+
+	for (int k = from; k <= q->qname_labels; k++) {
+		const uint8_t *s = q->lname + q->label_off[k];
+		size_t sl = (size_t)q->qname_len - q->label_off[k];
+		uint32_t ni = find(img, s, sl, p53_name_hash(s, sl));
+		if (ni != P53_NONE)
+			return ni;
+	}
+	return P53_NONE;
+}
+
+uint16_t p53_fast_answer(const void *img, const struct p53_answer_conf *conf, uint8_t *msg,
+			 uint16_t cap, struct p53_answer_stats *st, const struct p53_query *q)
+{
+	uint16_t qt = q->qtype;
+
+	/* The shape (fastpath.h). QUERY opcode; EDNS version 0, DO=0, no option we act on. */
+	if (img == NULL || conf->tcp_limit != 0 || P53_OPCODE(q->flags) != P53_OPCODE_QUERY ||
+	    q->tsig || q->qclass != P53_C_IN)
+		return 0;
+	if (q->edns && (q->edns_version != 0 || q->edns_do || q->nsid || q->ecs || q->cookie ||
+			q->keepalive))
+		return 0;
+	/* Types with their own rules: DS (parent side), RRSIG, ANY (RFC 8482), meta types. */
+	if (qt == P53_T_DS || qt == P53_T_RRSIG || qt == P53_T_OPT || qt >= 249 || qt == 0)
+		return 0;
+
+	uint16_t ours;
+	uint16_t max = limit_of(conf, q, cap, &ours);
+	uint16_t reserve = q->edns ? OPT_LEN : 0;
+	uint16_t pos = q->question_end;
+	if ((uint32_t)pos + reserve > max)
+		return 0;                                           /* SERVFAIL: general */
+	uint16_t limit = (uint16_t)(max - reserve);
+
+	/* RFC 1034 §4.3.2 steps 1-4: the name, or (step 5) its closest encloser. */
+	uint32_t ni = q->qname_labels <= p53_image_hdr(img)->max_labels ?
+		      find(img, q->lname, q->qname_len, q->hash) : P53_NONE;
+	uint8_t rcode = P53_RCODE_NOERROR, kind;
+	uint16_t an = 0, ns = 0, ar = 0, aa = P53_F_AA;
+	int hit = ni != P53_NONE;
+	int ede = 0;
+	if (!hit) {
+		ni = encloser(img, q);
+		if (ni == P53_NONE) {
+			/* answer.c resolve(): no served zone holds the name. REFUSED, AA clear, and
+			 * with EDNS the Extended DNS Error "Not Authoritative" (RFC 8914 §4.21). */
+			rcode = P53_RCODE_REFUSED;
+			kind = P53_ANS_REFUSED;
+			aa = 0;
+			ede = 1;
+			goto opt;
+		}
+	}
+	const struct p53_image_node *n = p53_image_node(img, ni);
+	if (p53_image_zone(img, n->zone)->rcode != 0)
+		return 0;
+	/* Step 3b: a cut above the name, or at it, gives a referral (a DNAME: general). */
+	const struct p53_image_node *cut = NULL;
+	if (n->occluder != P53_NONE)
+		cut = p53_image_node(img, n->occluder);
+	else if (n->flags & P53_NODE_CUT)
+		cut = n;
+	if (cut != NULL) {
+		if (!(cut->flags & P53_NODE_CUT))
+			return 0;
+		pos = referral(img, q, msg, pos, limit, cut, &ns, &ar);
+		if (pos == 0)
+			return 0;
+		aa = 0;
+		kind = P53_ANS_REFERRAL;
+	} else if (!hit && (n->flags & P53_NODE_DNAME)) {
+		return 0;                                           /* DNAME synthesis: general */
+	} else if (!hit && n->wildcard == P53_NONE) {
+		/* Step 5: below the closest encloser, no wildcard: NXDOMAIN (RFC 2308 §3). */
+		pos = soa(img, conf, q, msg, pos, limit, n->zone);
+		if (pos == 0)
+			return 0;
+		ns = 1;
+		rcode = P53_RCODE_NXDOMAIN;
+		kind = P53_ANS_NXDOMAIN;
+	} else {
+		/* Step 5 with a wildcard: its child answers, owner the query name (RFC 4592
+		 * §3.3.3), which the pre-encoded records already point at. */
+		if (!hit)
+			n = p53_image_node(img, n->wildcard);
+		if (n->flags & P53_NODE_CNAME)
+			return 0;
+		uint32_t rsi = p53_image_node_rrset(img, n, qt);
+		if (rsi != P53_NONE) {
+			/* Step 4: an RRset owned by the query name, pre-encoded (image.h). */
+			const struct p53_image_rrset *rs = p53_image_rrset(img, rsi);
+			if ((rs->flags & (P53_RRSET_COMPRESS | P53_RRSET_STEERED)) ||
+			    rs->adds != P53_NONE || (uint32_t)pos + rs->rdata_len > limit)
+				return 0;
+			memcpy(msg + pos, p53_image_rdata(img, rs), rs->rdata_len);
+			pos = (uint16_t)(pos + rs->rdata_len);
+			an = rs->count;
+			kind = P53_ANS_ANSWER;
+		} else {
+			pos = soa(img, conf, q, msg, pos, limit, n->zone);       /* NODATA */
+			if (pos == 0)
+				return 0;
+			ns = 1;
+			kind = P53_ANS_NODATA;
+		}
+	}
+
+opt:
+	/* answer.c put_opt(): our payload, version 0, DO clear, no options but an EDE. */
+	if (q->edns) {
+		uint8_t *o = msg + pos;
+		o[0] = 0;
+		p53_put16(o + 1, P53_T_OPT);
+		p53_put16(o + 3, ours);
+		memset(o + 5, 0, 6);
+		pos = (uint16_t)(pos + OPT_LEN);
+		if (ede && (uint32_t)pos + 6 <= max) {
+			p53_put16(o + 9, 6);
+			p53_put16(o + 11, P53_EDNS_EDE);
+			p53_put16(o + 13, 2);
+			p53_put16(o + 15, P53_EDE_NOT_AUTHORITATIVE);
+			pos = (uint16_t)(pos + 6);
+		}
+		ar++;
+	}
+	/* answer.c finish(): the header last. */
+	uint16_t flags = (uint16_t)(P53_F_QR | aa | (q->flags & (0x7800u | P53_F_RD | P53_F_CD)) |
+				    rcode);
+	p53_put16(msg + 2, flags);
+	p53_put16(msg + 4, 1);
+	p53_put16(msg + 6, an);
+	p53_put16(msg + 8, ns);
+	p53_put16(msg + 10, ar);
+
+	/* answer.c answer() and count(). */
+	st->queries++;
+	st->msg[P53_MSG_OK]++;
+	if (q->trailing != 0)
+		st->trailing++;
+	st->qtype[qt < P53_QTYPE_BUCKETS - 1 ? qt : P53_QTYPE_BUCKETS - 1]++;
+	st->rcode[rcode]++;
+	st->kind[kind]++;
+	return pos;
+}
+
+/*
+ * The question name as dnsmsg.c parse_qname() reads it (the same label_off, lname, hash),
+ * lowered and hashed 8 bytes at a time with the tail in 4-, 2- and 1-byte steps: CRC32-C of a
+ * little-endian word is that of its bytes in order, so the hash is p53_name_hash()'s.
+ * Returns the name's length, or 0 for a name the general parser must judge.
+ */
+static inline size_t fast_qname(const uint8_t *name, size_t left, size_t avail,
+				struct p53_query *q)
+{
+	size_t pos = 0;
+	uint8_t labels = 0;
+
+	for (;;) {
+		if (pos >= left)
+			return 0;
+		uint8_t l = name[pos];
+		if (l > P53_LABEL_MAXLEN || pos + 1 + l > P53_NAME_MAXLEN)
+			return 0;
+		q->label_off[labels] = (uint8_t)pos;
+		pos += 1u + l;
+		if (l == 0)
+			break;
+		labels++;
+	}
+	uint32_t crc = P53_NAME_HASH_SEED;
+	size_t i = 0;
+	for (; i + 8 <= pos; i += 8) {
+		uint64_t x;
+		memcpy(&x, name + i, 8);
+		x = p53_lower8(x);
+		memcpy(q->lname + i, &x, 8);
+		crc = p53_hash_step8(crc, x);
+	}
+	if (i < pos && i + 8 > avail) {
+		for (; i < pos; i++) {
+			q->lname[i] = p53_lower(name[i]);
+			crc = p53_hash_step1(crc, q->lname[i]);
+		}
+	} else if (i < pos) {
+		/* 8 bytes lie inside the message (QTYPE, QCLASS and the OPT follow the name). */
+		uint64_t x;
+		memcpy(&x, name + i, 8);
+		x = p53_lower8(x);
+		if (i + 8 <= P53_NAME_MAXLEN)
+			memcpy(q->lname + i, &x, 8);    /* past pos: unused bytes of lname */
+		else
+			memcpy(q->lname + i, &x, pos - i);
+		size_t t = pos - i;
+		if (t & 4) {
+			crc = p53_hash_step4(crc, (uint32_t)x);
+			x >>= 32;
+		}
+		if (t & 2) {
+			crc = p53_hash_step2(crc, (uint16_t)x);
+			x >>= 16;
+		}
+		if (t & 1)
+			crc = p53_hash_step1(crc, (uint8_t)x);
+	}
+	q->qname_len = (uint8_t)pos;
+	q->qname_labels = labels;
+	q->hash = crc;
+	return pos;
+}
+
+/* pkt.c bad_src4(): sources that are never a unicast client (RFC 1122 §3.2.1.3). */
+static inline int bad_src4(const uint8_t a[4])
+{
+	return a[0] == 0 || a[0] == 127 || a[0] >= 224;
+}
+
+int p53_fast_parse(const uint8_t *frame, uint16_t len, int verify, const uint8_t mac[6],
+		   const struct p53_pkt_addrs *addrs, struct p53_pkt *pkt, struct p53_query *q,
+		   uint64_t *keep)
+{
+	/* Ethernet II, no tag, IPv4 without options (pkt.c p53_pkt_parse, p53_pkt_for_us). */
+	if (len < 14 + 20 + 8 + P53_DNS_HDR_LEN || p53_get16(frame + 12) != 0x0800 ||
+	    (frame[6] & 1) || memcmp(frame, mac, 6) != 0)
+		return 0;
+	const uint8_t *ip = frame + 14;
+	uint16_t total = p53_get16(ip + 2);
+	if (ip[0] != 0x45 || total > len - 14u || (p53_get16(ip + 6) & 0x3fffu) != 0 || ip[9] != 17 ||
+	    bad_src4(ip + 12))
+		return 0;
+	const uint8_t *u = ip + 20;
+	uint16_t ulen = p53_get16(u + 4);
+	if (ulen != total - 20u || ulen < 8 + P53_DNS_HDR_LEN || p53_get16(u + 2) != 53 ||
+	    p53_get16(u) == 0)
+		return 0;
+	uint32_t dst;
+	memcpy(&dst, ip + 16, 4);
+	uint16_t a;
+	for (a = 0; a < addrs->n4 && addrs->v4[a] != dst; a++)
+		;
+	if (a == addrs->n4)
+		return 0;
+
+	/* DNS: a QUERY, one question, nothing else but one OPT (dnsmsg.c p53_msg_parse). */
+	const uint8_t *d = u + 8;
+	size_t dlen = (size_t)ulen - 8;
+	uint16_t flags = p53_get16(d + 2);
+	uint16_t ar = p53_get16(d + 10);
+	if ((flags & (P53_F_QR | 0x7800u)) != 0 || p53_get16(d + 4) != 1 || p53_get16(d + 6) != 0 ||
+	    p53_get16(d + 8) != 0 || ar > 1)
+		return 0;
+	size_t rest = dlen - P53_DNS_HDR_LEN;       /* after the header */
+	if (rest < 4u + 1 + 4 + ar * OPT_LEN)        /* OPT (or QTYPE, QCLASS) past the name */
+		return 0;
+	/* The OPT, if any, is the message's last 11 bytes: checked before the name, so a query
+	 * with options (ECS, COOKIE...) leaves at once for the general parser. */
+	const uint8_t *o = d + dlen - ar * OPT_LEN;
+	if (ar == 1 && (o[0] != 0 || p53_get16(o + 1) != P53_T_OPT || p53_get16(o + 9) != 0))
+		return 0;
+	size_t nl = fast_qname(d + P53_DNS_HDR_LEN, rest - 4 - ar * OPT_LEN, rest, q);
+	if (nl == 0 || nl + 4 + ar * OPT_LEN != rest)
+		return 0;
+	const uint8_t *qe = d + P53_DNS_HDR_LEN + nl;
+
+	/* The UDP checksum (RFC 768): what the reply keeps (addresses, protocol, ports, the
+	 * question) is summed apart, for the reply's checksum (p53_fast_reply). The question
+	 * starts at an even offset of the datagram; what follows it at the parity of its length. */
+	uint64_t k = p53_csum_add(ip + 12, 8, (uint64_t)rte_cpu_to_be_16(17));
+	k = p53_csum_add(u, 4, k);
+	k = p53_csum_add(d + P53_DNS_HDR_LEN, nl + 4, k);
+	if (verify && (u[6] | u[7]) != 0) {
+		uint64_t s = p53_csum_add(u + 4, 4, k);                 /* length, checksum */
+		s = p53_csum_add(d, P53_DNS_HDR_LEN, s);
+		s = p53_csum_addc(s, (uint64_t)rte_cpu_to_be_16(ulen)); /* pseudo-header length */
+		uint16_t r = p53_csum_fold(p53_csum_add(o, ar * OPT_LEN, 0));
+		if (nl & 1)
+			r = (uint16_t)(r << 8 | r >> 8);
+		if (p53_csum_fold(p53_csum_addc(s, r)) != 0xffff)
+			return 0;
+	}
+	*keep = k;
+
+	pkt->l3_off = 14;
+	pkt->l4_off = 34;
+	pkt->dns_off = 42;
+	pkt->dns_len = (uint16_t)dlen;
+	pkt->ipv6 = 0;
+	pkt->vlan = 0;
+	memcpy(pkt->src_addr, ip + 12, 4);
+	memset(pkt->src_addr + 4, 0, sizeof(pkt->src_addr) - 4);
+	pkt->src_port = p53_get16(u);
+
+	q->id = p53_get16(d);
+	q->flags = flags;
+	q->qdcount = 1;
+	q->ancount = 0;
+	q->nscount = 0;
+	q->arcount = ar;
+	q->qtype = p53_get16(qe);
+	q->qclass = p53_get16(qe + 2);
+	q->question_end = (uint16_t)(P53_DNS_HDR_LEN + nl + 4);
+	q->trailing = 0;
+	q->tsig = 0;
+	q->nsid = 0;
+	q->ecs = 0;
+	q->keepalive = 0;
+	q->cookie = 0;
+	q->src = NULL;
+	q->edns = (uint8_t)ar;
+	if (ar) {
+		q->edns_payload = p53_get16(o + 3);
+		q->edns_version = o[6];
+		q->edns_do = (o[7] & 0x80u) != 0;
+	}
+	return 1;
+}
+
+size_t p53_fast_reply(uint8_t *frame, const struct p53_pkt *pkt, uint16_t dns_len,
+		      const struct p53_query *q, uint64_t keep)
+{
+	uint8_t *ip = frame + pkt->l3_off;
+	uint8_t *u = frame + pkt->l4_off;
+	uint8_t *d = frame + pkt->dns_off;
+	uint16_t ulen = (uint16_t)(8 + dns_len);
+	uint8_t t[6];
+	uint32_t addr;
+
+	/* pkt.c p53_pkt_reply(): swap MACs, addresses and ports; our TOS, ID, TTL, lengths. */
+	memcpy(t, frame, 6);
+	memcpy(frame, frame + 6, 6);
+	memcpy(frame + 6, t, 6);
+	memcpy(&addr, ip + 12, 4);
+	memcpy(ip + 12, ip + 16, 4);
+	memcpy(ip + 16, &addr, 4);
+	ip[1] = 0;
+	p53_put16(ip + 2, (uint16_t)(20 + ulen));
+	p53_put16(ip + 4, 0);
+	ip[8] = 64;
+	p53_put16(ip + 10, 0);
+	uint16_t ic = (uint16_t)~p53_csum_fold(p53_csum_add(ip, 20, 0));
+	memcpy(ip + 10, &ic, 2);
+	memcpy(t, u, 2);
+	memcpy(u, u + 2, 2);
+	memcpy(u + 2, t, 2);
+	p53_put16(u + 4, ulen);
+
+	/* The UDP checksum from what the query left (addresses, ports, question) and what the
+	 * response wrote: the header, the lengths, the records after the question. */
+	uint16_t qe = q->question_end;
+	uint64_t s = p53_csum_add(d, P53_DNS_HDR_LEN, keep);
+	s = p53_csum_addc(s, (uint64_t)rte_cpu_to_be_16(ulen) * 2);
+	uint16_t r = p53_csum_fold(p53_csum_add(d + qe, (size_t)dns_len - qe, 0));
+	if (qe & 1)
+		r = (uint16_t)(r << 8 | r >> 8);
+	uint16_t c = (uint16_t)~p53_csum_fold(p53_csum_addc(s, r));
+	if (c == 0)
+		c = 0xffff;             /* RFC 768: zero means no checksum */
+	memcpy(u + 6, &c, 2);
+	return (size_t)pkt->dns_off + dns_len;
+}

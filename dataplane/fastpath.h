@@ -1,0 +1,97 @@
+/*
+ * The fast path: the responder for the shape almost every query has, without the general
+ * responder's set-up (answer.c).
+ *
+ * The shape: a QUERY with one question of class IN, no OPT or one OPT of version 0 with DO=0
+ * and no options (so no NSID, ECS, COOKIE or keepalive), no TSIG, over UDP; and an answer
+ * that is an RRset owned by the query name (or its wildcard's) that needs no compression and
+ * no additional section (A, AAAA, TXT...); a negative answer (NXDOMAIN below the closest
+ * encloser, NODATA) whose SOA names end in the zone's apex; a referral whose NS targets end in
+ * the cut or compress as answer.c would, with glue owned by those targets; or REFUSED for a
+ * name no zone holds. Everything else (CNAME, DNAME, ANY, RRSIG, DS, steered RRsets, DNSSEC
+ * with DO=1, truncation, CHAOS, errors) is declined and goes to the general responder, which
+ * gives the same bytes: tests/unit/dataplane/test_fastpath.c runs both over the replay's
+ * query shapes and the fuzz corpus and compares the responses byte for byte.
+ *
+ * The guard (cookies, RRL) is not consulted here: the worker takes the fast path only when
+ * the guard has nothing to do for the query (guard.h; a query with a COOKIE is declined).
+ *
+ * Runs per packet on worker lcores: no allocation, no locks, no syscalls.
+ */
+#ifndef P53_FASTPATH_H
+#define P53_FASTPATH_H
+
+#include <stdint.h>
+
+#include "dataplane/answer.h"
+#include "dataplane/dnsmsg.h"
+#include "dataplane/pkt.h"
+
+/**
+ * Answer a parsed, well-formed (P53_MSG_OK) query in place when it has the fast shape.
+ *
+ * @param img    zone image, or NULL (declined)
+ * @param conf   responder settings (a TCP conf, tcp_limit != 0, is declined)
+ * @param msg    the query; the response on return, when answered
+ * @param cap    bytes writable at msg
+ * @param stats  per-worker counters, updated as p53_answer_parsed() would when answered
+ * @param q      what p53_msg_parse() made of msg
+ * @return the response length, or 0: declined, `stats` untouched, and the header and
+ *         question of msg untouched (bytes after the question may have been written over:
+ *         the general responder reads nothing there for a query of this shape).
+ * Thread-safe with per-caller stats; any lcore.
+ */
+uint16_t p53_fast_answer(const void *img, const struct p53_answer_conf *conf, uint8_t *msg,
+			 uint16_t cap, struct p53_answer_stats *stats, const struct p53_query *q);
+
+/*
+ * A zone's negative-answer SOA record (RFC 2308 §3: the SOA in authority, TTL min(SOA TTL,
+ * MINIMUM)) as the fast path writes it, built once per replica by the control thread: the
+ * owner and the MNAME and RNAME end in pointers to the apex inside the question, patched in
+ * per query (three stores) instead of compressing the two names again.
+ */
+struct p53_fast_neg {
+	uint8_t len;            /* bytes; 0: none, the fast path writes the record itself */
+	uint8_t mptr, rptr;     /* where the MNAME's and the RNAME's apex pointers are */
+	uint8_t pad;
+	uint8_t bytes[92];      /* the owner pointer first */
+};
+
+/** How many entries p53_fast_neg_build() writes for `img`: one per zone. */
+size_t p53_fast_neg_count(const void *img);
+
+/**
+ * Build the negative-answer templates of every zone of `img` into `t` (p53_fast_neg_count()
+ * entries), for p53_answer_conf.neg. A zone whose SOA names do not end in the apex, or whose
+ * record is longer than a template, gets len 0. Control thread, at publish; no allocation.
+ */
+void p53_fast_neg_build(const void *img, struct p53_fast_neg *t);
+
+/**
+ * Read a received frame of the fast shape in one pass: Ethernet II without a tag, IPv4
+ * without options, UDP to port 53, to our MAC and a service address, the UDP checksum right
+ * (when `verify`), a QUERY with one question and at most one OPT without options, nothing
+ * after it. Fills `pkt` and `q` exactly as p53_pkt_parse() and p53_msg_parse() would, and
+ * `keep`, the one's complement sum of what the reply keeps, for p53_fast_reply().
+ *
+ * @param verify  1: check the UDP checksum in software (the port gave no verdict); 0: the
+ *                port verified it (the caller sends a frame the port found bad elsewhere)
+ * @return 1, or 0: anything else (IPv6, a VLAN tag, other records, any error): the caller
+ *         runs the general checks, which count what they drop. Nothing is written.
+ */
+int p53_fast_parse(const uint8_t *frame, uint16_t len, int verify, const uint8_t mac[6],
+		   const struct p53_pkt_addrs *addrs, struct p53_pkt *pkt, struct p53_query *q,
+		   uint64_t *keep);
+
+/**
+ * p53_pkt_reply() for a frame p53_fast_parse() read and whose DNS response (dns_len bytes)
+ * is written: the same frame, byte for byte, with the UDP checksum summed from `keep` and
+ * only the bytes the response changed (the header and what follows the question), not
+ * from the whole datagram again. Software checksums only (tx_offload 0).
+ *
+ * @return the new frame length.
+ */
+size_t p53_fast_reply(uint8_t *frame, const struct p53_pkt *pkt, uint16_t dns_len,
+		      const struct p53_query *q, uint64_t keep);
+
+#endif /* P53_FASTPATH_H */
