@@ -55,7 +55,7 @@ struct p53_zb {
 	size_t n_nodes, nodes_cap, nx_cap;
 	uint8_t *names;         /* canonical owner names, becomes the image's names[] */
 	size_t names_len, names_cap;
-	uint32_t *map;          /* (zone, name) -> node + 1, open addressing */
+	uint64_t *map;          /* (zone, name) -> name hash << 32 | node + 1, open addressing */
 	uint32_t map_mask;
 
 	struct p53_zb_rec *recs;

@@ -46,6 +46,9 @@ struct pctx {
 	uint32_t ttl;
 	int depth;
 	int fast;               /* lines go to the fast scanner first (zone_scan.h) */
+	uint32_t last_node;     /* node of the last record stored, P53_NONE before any: */
+	uint8_t last_len;       /* records of one owner come in a row, so most records */
+	uint8_t last[P53_NAME_MAXLEN]; /* skip the node map (its lookups were 19% of a compile) */
 	struct p53_scan_rr rr;  /* its record */
 };
 
@@ -81,10 +84,14 @@ static uint32_t find_h(const struct p53_zb *b, uint32_t z, const uint8_t *name, 
 
 	if (b->map == NULL)
 		return P53_NONE;
+	/* The name's hash beside each node: probes past other names never touch nodes[]. */
 	for (i = map_hash(h, z) & b->map_mask; b->map[i] != 0; i = (i + 1) & b->map_mask) {
-		const struct p53_image_node *n = &b->nodes[b->map[i] - 1];
-		if (n->zone == z && n->name_len == len && memcmp(b->names + n->name_off, name, len) == 0)
-			return b->map[i] - 1;
+		if ((uint32_t)(b->map[i] >> 32) != h)
+			continue;
+		uint32_t n = (uint32_t)b->map[i] - 1;
+		const struct p53_image_node *nd = &b->nodes[n];
+		if (nd->zone == z && nd->name_len == len && memcmp(b->names + nd->name_off, name, len) == 0)
+			return n;
 	}
 	return P53_NONE;
 }
@@ -100,7 +107,7 @@ static void map_put(struct p53_zb *b, uint32_t node)
 
 	while (b->map[i] != 0)
 		i = (i + 1) & b->map_mask;
-	b->map[i] = node + 1;
+	b->map[i] = (uint64_t)b->nx[node].hash << 32 | (node + 1);
 }
 
 static int map_grow(struct p53_zb *b)
@@ -303,8 +310,14 @@ static int rr_store(struct pctx *c, struct p53_zb_rec *where, const uint8_t *nam
 		    const uint8_t *w, size_t wlen, const uint8_t *cn, size_t clen, uint32_t ttl)
 {
 	struct p53_zb *b = c->b;
-	uint32_t node = p53_zb_node_get(b, c->z, name, olen);
+	uint32_t node = c->last_node;
 
+	if (node == P53_NONE || olen != c->last_len || memcmp(name, c->last, olen) != 0) {
+		node = p53_zb_node_get(b, c->z, name, olen);
+		c->last_node = node;
+		c->last_len = (uint8_t)olen;
+		memcpy(c->last, name, olen);
+	}
 	if (node == P53_NONE || b->arena_len + wlen + clen > UINT32_MAX || b->n_recs >= UINT32_MAX ||
 	    p53_zb_grow((void **)&b->arena, &b->arena_cap, b->arena_len + wlen + clen, 1) < 0 ||
 	    p53_zb_grow((void **)&b->recs, &b->recs_cap, b->n_recs + 1, sizeof(*b->recs)) < 0)
@@ -820,7 +833,7 @@ int p53_zone_load(struct p53_zb *b, uint32_t z)
 {
 	const struct p53_zone_src *src = &b->src[z];
 	const struct p53_image_zone *zn = &b->zones[z];
-	struct pctx c = { .b = b, .z = z, .ttl = LDNS_TTL_DEFAULT };
+	struct pctx c = { .b = b, .z = z, .ttl = LDNS_TTL_DEFAULT, .last_node = P53_NONE };
 	const char *scanner = getenv("POP53_ZONE_SCANNER");
 	char where[4200];
 	FILE *f = NULL;
