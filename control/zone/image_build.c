@@ -819,8 +819,7 @@ static int extras_add(struct build *s, uint32_t z)
 			b->recs[b->n_recs] = (struct p53_zb_rec){
 				.node = node, .seq = (uint32_t)b->n_recs, .off = (uint32_t)b->arena_len,
 				.wlen = (uint32_t)wlen, .ttl = e->ttl, .type = e->type,
-				.file = (uint16_t)(b->cfg_file - 1), .before = (uint32_t)e->line - 1,
-				.end = (uint32_t)e->line };
+				.file = (uint16_t)(b->cfg_file - 1), .line = (uint32_t)e->line };
 			b->n_recs++;
 			b->arena_len += wlen;
 		}

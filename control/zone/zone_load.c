@@ -173,18 +173,25 @@ uint32_t p53_zb_node_get(struct p53_zb *b, uint32_t z, const uint8_t *name, size
 
 uint32_t p53_zb_rec_line(const struct p53_zb *b, const struct p53_zb_rec *r)
 {
-	uint32_t line = r->before + 1;
-	FILE *f;
-	int c;
+	(void)b;
+	return r->line;
+}
 
-	if (r->end - r->before <= 1)
+/*
+ * Line where the record ldns read from `pos` starts. ldns counts the lines it consumed, which
+ * for a record spanning lines (a parenthesised SOA) or preceded by comments is not the line
+ * it starts on: then the text from pos is read again, past blanks and comments. Rare, so the
+ * extra reads do not matter; f's position is kept.
+ */
+static uint32_t start_line(FILE *f, uint64_t pos, uint32_t before, uint32_t end)
+{
+	uint32_t line = before + 1;
+	int c, eof = feof(f);
+	long keep;
+
+	if (end - before <= 1 || (keep = ftell(f)) < 0)
 		return line;
-	/* The parser skipped blank and comment lines, or the record spans lines: find the
-	   line of its first character. Rare (messages only), so re-reading is fine. */
-	f = p53_fopen_regular(b->files[r->file]);
-	if (f == NULL)
-		return line;
-	if (fseek(f, (long)r->pos, SEEK_SET) == 0) {
+	if (fseek(f, (long)pos, SEEK_SET) == 0) {
 		while ((c = getc(f)) != EOF) {
 			if (c == ';') {
 				while ((c = getc(f)) != EOF && c != '\n')
@@ -196,7 +203,10 @@ uint32_t p53_zb_rec_line(const struct p53_zb *b, const struct p53_zb_rec *r)
 				break;
 		}
 	}
-	fclose(f);
+	clearerr(f);
+	fseek(f, keep, SEEK_SET);
+	if (eof)
+		(void)getc(f); /* the end-of-file indicator, as ldns left it */
 	return line;
 }
 
@@ -438,7 +448,7 @@ static int include(struct pctx *c, FILE *f, uint16_t file, long pos, uint32_t be
 	int id, rc = -1;
 
 	if (fseek(f, pos, SEEK_SET) != 0) {
-		at.before = at.end = before;
+		at.line = before + 1;
 		p53_zb_rec_err(b, &at, "cannot re-read $INCLUDE line: %s", strerror(errno));
 		goto cleanup;
 	}
@@ -448,7 +458,7 @@ static int include(struct pctx *c, FILE *f, uint16_t file, long pos, uint32_t be
 	 * end: found by tests/fuzz/fuzz_zone.c). */
 	for (;;) {
 		if (getline(&buf, &cap, f) < 0) {
-			at.before = at.end = before;
+			at.line = before + 1;
 			p53_zb_rec_err(b, &at, "cannot read $INCLUDE line");
 			goto cleanup;
 		}
@@ -458,8 +468,7 @@ static int include(struct pctx *c, FILE *f, uint16_t file, long pos, uint32_t be
 			break;
 	}
 	/* The message line is the directive's own. */
-	at.before = before + n - 1;
-	at.end = before + n;
+	at.line = before + n;
 	*line = (int)(before + n);
 	p += strlen("$INCLUDE");
 	name = token(&p);
@@ -544,10 +553,11 @@ static int load_file_ldns(struct pctx *c, FILE *f, uint16_t file)
 		ldns_status st;
 		int rc;
 
-		at.pos = pos < 0 ? 0 : (uint64_t)pos;
-		at.before = (uint32_t)line;
+		uint32_t before = (uint32_t)line;
 		st = ldns_rr_new_frm_fp_l(&rr, f, &c->ttl, &c->origin, &c->prev, &line);
-		at.end = (uint32_t)line;
+		if (st != LDNS_STATUS_SYNTAX_INCLUDE && st != LDNS_STATUS_SYNTAX_EMPTY &&
+		    st != LDNS_STATUS_SYNTAX_TTL && st != LDNS_STATUS_SYNTAX_ORIGIN)
+			at.line = start_line(f, pos < 0 ? 0 : (uint64_t)pos, before, (uint32_t)line);
 		switch (st) {
 		case LDNS_STATUS_OK:
 			rc = add_rr(c, rr, &at);
@@ -560,7 +570,7 @@ static int load_file_ldns(struct pctx *c, FILE *f, uint16_t file)
 		case LDNS_STATUS_SYNTAX_ORIGIN:
 			break;
 		case LDNS_STATUS_SYNTAX_INCLUDE:
-			if (include(c, f, file, pos, at.before, &line) < 0)
+			if (include(c, f, file, pos, before, &line) < 0)
 				return -1;
 			break;
 		default:
@@ -569,7 +579,7 @@ static int load_file_ldns(struct pctx *c, FILE *f, uint16_t file)
 		}
 	}
 	if (ferror(f)) {
-		struct p53_zb_rec at = { .file = file, .before = (uint32_t)line, .end = (uint32_t)line };
+		struct p53_zb_rec at = { .file = file, .line = (uint32_t)line + 1 };
 		return p53_zb_rec_err(c->b, &at, "read error");
 	}
 	return 0;
@@ -715,7 +725,7 @@ static int load_file_fast(struct pctx *c, FILE *f, uint16_t file)
 		size_t n, used;
 		int eof, ll;
 
-		at = (struct p53_zb_rec){ .file = file, .pos = pos, .before = line };
+		at = (struct p53_zb_rec){ .file = file, .line = line + 1 };
 		if (win_line(&w, pos, &p, &n, &eof) < 0)
 			goto read_error;
 		if (n == 0 && w.eof && pos >= w.base + w.len) {
@@ -729,7 +739,6 @@ static int load_file_fast(struct pctx *c, FILE *f, uint16_t file)
 			line += p[used - 1] == '\n';
 			continue;
 		case P53_SCAN_RR:
-			at.end = line + 1;
 			if (add_scanned(c, &c->rr, &at) < 0)
 				goto cleanup;
 			pos += used;
@@ -756,7 +765,9 @@ static int load_file_fast(struct pctx *c, FILE *f, uint16_t file)
 		ldns_status st;
 		ll = (int)line;
 		st = ldns_rr_new_frm_fp_l(&rr, f, &c->ttl, &c->origin, &c->prev, &ll);
-		at.end = (uint32_t)ll;
+		if (st != LDNS_STATUS_SYNTAX_INCLUDE && st != LDNS_STATUS_SYNTAX_EMPTY &&
+		    st != LDNS_STATUS_SYNTAX_TTL && st != LDNS_STATUS_SYNTAX_ORIGIN)
+			at.line = start_line(f, pos, line, (uint32_t)ll);
 		switch (st) {
 		case LDNS_STATUS_OK: {
 			int r = add_rr(c, rr, &at);
@@ -770,7 +781,7 @@ static int load_file_fast(struct pctx *c, FILE *f, uint16_t file)
 		case LDNS_STATUS_SYNTAX_ORIGIN:
 			break;
 		case LDNS_STATUS_SYNTAX_INCLUDE:
-			if (include(c, f, file, (long)pos, at.before, &ll) < 0)
+			if (include(c, f, file, (long)pos, line, &ll) < 0)
 				goto cleanup;
 			break;
 		default:
@@ -794,7 +805,7 @@ static int load_file_fast(struct pctx *c, FILE *f, uint16_t file)
 		scan_sync(c, &sc);
 	}
 read_error:
-	at = (struct p53_zb_rec){ .file = file, .before = line, .end = line };
+	at = (struct p53_zb_rec){ .file = file, .line = line + 1 };
 	p53_zb_rec_err(c->b, &at, "read error");
 cleanup:
 	free(w.buf);
@@ -816,7 +827,7 @@ static int load_wire(struct pctx *c, const uint8_t *rrs, size_t len, uint16_t fi
 	size_t pos = 0;
 
 	for (uint32_t i = 0; pos < len; i++) {
-		struct p53_zb_rec at = { .file = file, .pos = pos, .before = i, .end = i + 1 };
+		struct p53_zb_rec at = { .file = file, .line = i + 1 };
 		ldns_rr *rr = NULL;
 		ldns_status st = ldns_wire2rr(&rr, rrs, len, &pos, LDNS_SECTION_ANSWER);
 		if (st != LDNS_STATUS_OK)
