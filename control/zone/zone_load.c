@@ -669,21 +669,18 @@ static int win_lines(struct win *w, uint64_t a, uint64_t b, uint32_t *lines)
 	return 0;
 }
 
-/*
- * May the fast scanner take the line p[0..n)? Not when ldns, had it read the line itself, would
- * also have swallowed what follows: a \f, \v or \r right after the newline (ldns ends its
- * lines at those too, and the next line it reads then starts after them, found by fuzz_zone).
- * Not when the next byte is not in the window either (rare: the window's last line).
- */
-static int fast_ok(const struct win *w, const char *p, size_t n, int eof)
+/* Does the file hold a \f, \v or \r? 1 yes, 0 no, -1 on a read error. */
+static int odd_bytes(struct win *w)
 {
-	const char *next = p + n, *end = w->buf + w->len;
-
-	if (n == 0)
-		return 0;
-	if (eof || next == end)
-		return eof || w->eof;
-	return *next != '\f' && *next != '\v' && *next != '\r';
+	for (uint64_t pos = 0;; pos += w->len) {
+		if (win_fill(w, pos) < 0)
+			return -1;
+		if (memchr(w->buf, '\r', w->len) != NULL || memchr(w->buf, '\f', w->len) != NULL ||
+		    memchr(w->buf, '\v', w->len) != NULL)
+			return 1;
+		if (w->eof)
+			return 0;
+	}
 }
 
 /* The scanner's view of ldns' state, after ldns read a line (or an $INCLUDE ran). */
@@ -719,6 +716,20 @@ static int load_file_fast(struct pctx *c, FILE *f, uint16_t file)
 		p53_zb_rec_err(c->b, &at, "out of memory");
 		goto cleanup;
 	}
+	/* Where ldns starts reading decides what it makes of a \f, \v or \r (it ends lines
+	 * there too, and swallows them or keeps them in the next owner depending on where its
+	 * previous read stopped: found by fuzz_zone). A file holding any goes to ldns whole. */
+	switch (odd_bytes(&w)) {
+	case -1:
+		goto read_error;
+	case 1:
+		free(w.buf);
+		if (fseek(f, 0, SEEK_SET) != 0)
+			return p53_zb_rec_err(c->b, &at, "read error");
+		return load_file_ldns(c, f, file);
+	default:
+		break;
+	}
 	scan_sync(c, &sc);
 	for (;;) {
 		const char *p;
@@ -732,8 +743,7 @@ static int load_file_fast(struct pctx *c, FILE *f, uint16_t file)
 			rc = 0; /* the end of the file */
 			goto cleanup;
 		}
-		switch (fast_ok(&w, p, n, eof) ? p53_scan_line(&sc, p, n, eof, &c->rr, &used)
-					       : P53_SCAN_DECLINE) {
+		switch (n > 0 ? p53_scan_line(&sc, p, n, eof, &c->rr, &used) : P53_SCAN_DECLINE) {
 		case P53_SCAN_EMPTY:
 			pos += used;
 			line += p[used - 1] == '\n';

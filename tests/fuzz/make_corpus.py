@@ -229,6 +229,9 @@ FAST = (
 FAST_BAD = ["e..x A 192.0.2.4\n", "host MX 65536 mail\n", "r A 192.0.2.7\r\n", " A 010.0.0.1\n",
             "q IN 300 A 192.0.2.9\n", "t TXT \"\"\n", "x A 1.2.3.4 5\n", "y AAAA 1.2.3.4\n"]
 put("fuzz_zone", "fast-scanner.zone", FAST)
+# ldns keeps or swallows a \r after a blank line depending on where its last read stopped:
+# such files go to ldns whole (control/zone/zone_load.c, odd_bytes).
+put("fuzz_zone", "fast-scanner-cr-after-blank.zone", "@ 300 IN SOA ns1 hm 1 2 3 4 5\n  ; c\n\n\rost 0300 in a 192.0.2.2\n")
 for i, line in enumerate(FAST_BAD):
     put("fuzz_zone", "fast-scanner-bad%d.zone" % i, FAST + "\n" + line)
 print("corpora written under", HERE)
