@@ -723,10 +723,10 @@ static int load_file_fast(struct pctx *c, FILE *f, uint16_t file)
 	case -1:
 		goto read_error;
 	case 1:
-		free(w.buf);
 		if (fseek(f, 0, SEEK_SET) != 0)
-			return p53_zb_rec_err(c->b, &at, "read error");
-		return load_file_ldns(c, f, file);
+			goto read_error;
+		rc = load_file_ldns(c, f, file);
+		goto cleanup;
 	default:
 		break;
 	}
