@@ -12,6 +12,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <malloc.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
@@ -244,6 +245,13 @@ int main(int argc, char **argv)
 	void *img = NULL;
 	int rc = 1, opt;
 	pthread_t ctl_thread;
+
+	/* The zone compiler's big arrays (records, nodes, names: tens of MB each for a big zone)
+	 * are then always mmap'd, so each free() gives its memory back at once. glibc's default
+	 * threshold rises to the size of the last such block freed (up to 32 MB), after which the
+	 * next reload's arrays come from the heap and stay there until malloc_trim: the reload's
+	 * peak memory (docs/BENCHMARKS.md) then depends on the previous one. */
+	mallopt(M_MMAP_THRESHOLD, 1 << 20);
 
 	while ((opt = getopt_long(argc, argv, "c:hV", opts, NULL)) != -1) {
 		switch (opt) {

@@ -75,6 +75,50 @@ static int rec_cmp(const void *pa, const void *pb, void *arg)
 	return (x->seq > y->seq) - (x->seq < y->seq);
 }
 
+static int ord_cmp(const void *pa, const void *pb, void *arg)
+{
+	const struct p53_zb *b = arg;
+
+	return rec_cmp(&b->recs[*(const uint32_t *)pa], &b->recs[*(const uint32_t *)pb], arg);
+}
+
+/*
+ * Records in rec_cmp order. An index is sorted and the records then moved in place, cycle by
+ * cycle: qsort of the records themselves took a scratch copy of them all (glibc's merge sort,
+ * 48 MB at 1M records), the index's scratch is 4 bytes a record.
+ */
+static int sort_recs(struct p53_zb *b)
+{
+	struct p53_zb_rec *r = b->recs;
+	size_t n = b->n_recs;
+	uint32_t *ord = malloc(n * sizeof(*ord));
+
+	if (ord == NULL)
+		return -1;
+	for (size_t i = 0; i < n; i++)
+		ord[i] = (uint32_t)i;
+	qsort_r(ord, n, sizeof(*ord), ord_cmp, b);
+	/* r[j] becomes the old r[ord[j]]; a position's ord is set to itself once it is done. */
+	for (size_t i = 0; i < n; i++) {
+		if (ord[i] == i)
+			continue;
+		struct p53_zb_rec tmp = r[i];
+		size_t j = i;
+		for (;;) {
+			size_t k = ord[j];
+			ord[j] = (uint32_t)j;
+			if (k == i) {
+				r[j] = tmp;
+				break;
+			}
+			r[j] = r[k];
+			j = k;
+		}
+	}
+	free(ord);
+	return 0;
+}
+
 static int name_cmp(const uint8_t *a, size_t la, const uint8_t *c, size_t lc)
 {
 	if (la != lc)
@@ -249,8 +293,8 @@ static int rrsets_make(struct build *s)
 	size_t out = 0, i = 0, n = b->n_recs;
 	char txt[1024], tb[16];
 
-	if (n > 0)
-		qsort_r(r, n, sizeof(*r), rec_cmp, b);
+	if (n > 0 && sort_recs(b) < 0)
+		return p53_zb_err(b, IMAGE_WHERE, "out of memory");
 	while (i < n) {
 		size_t j = i, start = out, bytes = 0, first;
 		uint32_t ttl, min = i;
@@ -300,7 +344,8 @@ static int rrsets_check(struct build *s)
 		const struct p53_image_rrset *rs = &s->rrsets[i];
 		uint32_t node = b->recs[s->rs_rec[i]].node;
 		struct p53_image_node *nd = &b->nodes[node];
-		const char *owner = p53_name_to_str(txt, sizeof(txt), b->names + nd->name_off);
+		/* The owner as text only for a message: per RRset it cost 3% of a big compile. */
+#define owner p53_name_to_str(txt, sizeof(txt), b->names + nd->name_off)
 
 		switch (rs->type) {
 		case LDNS_RR_TYPE_SOA:
@@ -336,6 +381,7 @@ static int rrsets_check(struct build *s)
 		default:
 			break;
 		}
+#undef owner
 	}
 	return 0;
 }
@@ -655,12 +701,20 @@ static void *layout(struct build *s, size_t *len)
 		p53_zb_err(b, IMAGE_WHERE, "out of memory (image of %zu bytes)", size);
 		return NULL;
 	}
+	/* Each section goes in and its working copy is freed at once: a fresh calloc'd image
+	 * only takes memory as it is written, so the compile's peak is its working set, not the
+	 * working set plus the image (docs/BENCHMARKS.md, reload of a big zone). */
 	h.size = size;
 	memcpy(img, &h, sizeof(h));
-	memcpy(img + h.zones_off, b->zones, b->n_zones * sizeof(struct p53_image_zone));
-	memcpy(img + h.nodes_off, b->nodes, b->n_nodes * sizeof(struct p53_image_node));
 	memcpy(img + h.slots_off, s->slots, ((size_t)s->hash_mask + 1) * sizeof(uint64_t));
+	free(s->slots);
+	s->slots = NULL;
 	memcpy(img + h.names_off, b->names, b->names_len);
+	free(b->names);
+	b->names = NULL;
+	memcpy(img + h.nodes_off, b->nodes, b->n_nodes * sizeof(struct p53_image_node));
+	free(b->nodes);
+	b->nodes = NULL;
 	if (s->n_adds > 0)
 		memcpy(img + h.adds_off, s->adds, s->n_adds * sizeof(uint32_t));
 	if (s->proofs != NULL)
@@ -699,6 +753,10 @@ static void *layout(struct build *s, size_t *len)
 			pos += P53_RR_OWNER_LEN + r->wlen;
 		}
 	}
+	free(b->arena);
+	b->arena = NULL;
+	free(b->recs);
+	b->recs = NULL;
 	/* NSEC3 salts point into their zone's NSEC3PARAM RDATA: algorithm, flags, iterations,
 	   salt length, salt (RFC 5155 §4.2). */
 	for (size_t z = 0; z < b->n_zones; z++)
@@ -761,8 +819,7 @@ static int extras_add(struct build *s, uint32_t z)
 			b->recs[b->n_recs] = (struct p53_zb_rec){
 				.node = node, .seq = (uint32_t)b->n_recs, .off = (uint32_t)b->arena_len,
 				.wlen = (uint32_t)wlen, .ttl = e->ttl, .type = e->type,
-				.file = (uint16_t)(b->cfg_file - 1), .before = (uint32_t)e->line - 1,
-				.end = (uint32_t)e->line };
+				.file = (uint16_t)(b->cfg_file - 1), .line = (uint32_t)e->line };
 			b->n_recs++;
 			b->arena_len += wlen;
 		}
@@ -829,6 +886,13 @@ void *p53_image_build_files(const struct p53_zone_src *zones, size_t n, size_t *
 	    nodes_link(&s) < 0 || zones_finish(&s) < 0 || p53_dnssec_build(&s) < 0 ||
 	    slots_make(&s) < 0 || adds_make(&s) < 0)
 		goto cleanup;
+	/* What layout() does not read goes before it allocates the image. */
+	free(b->map);
+	b->map = NULL;
+	free(b->nx);
+	b->nx = NULL;
+	free(s.rs_first);
+	s.rs_first = NULL;
 	img = layout(&s, len);
 	if (img != NULL && files != NULL) {
 		/* Hand the list of files read over instead of freeing it (the config file that

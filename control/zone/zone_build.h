@@ -29,9 +29,8 @@ struct p53_zb_nodex {
 	uint8_t below_cut;      /* strictly below a CUT in this zone */
 };
 
-/* One parsed RR, owner excluded. */
+/* One parsed RR, owner excluded: 32 bytes, a million of them in a big zone. */
 struct p53_zb_rec {
-	uint64_t pos;           /* file offset where the parser started reading it */
 	uint32_t node;          /* owner node */
 	uint32_t seq;           /* order of appearance, over all files */
 	uint32_t off;           /* into arena: wire TYPE CLASS TTL RDLENGTH RDATA, then the
@@ -39,8 +38,7 @@ struct p53_zb_rec {
 	uint32_t wlen;          /* wire bytes, 10 + RDLENGTH */
 	uint32_t clen;          /* canonical RDATA bytes, 0 when identical to the wire RDATA */
 	uint32_t ttl;
-	uint32_t before;        /* lines consumed before the parser started on it */
-	uint32_t end;           /* lines consumed once it was read */
+	uint32_t line;          /* line of its file where it starts, for messages */
 	uint16_t type;
 	uint16_t file;          /* index into p53_zb.files */
 };
@@ -55,7 +53,7 @@ struct p53_zb {
 	size_t n_nodes, nodes_cap, nx_cap;
 	uint8_t *names;         /* canonical owner names, becomes the image's names[] */
 	size_t names_len, names_cap;
-	uint32_t *map;          /* (zone, name) -> node + 1, open addressing */
+	uint64_t *map;          /* (zone, name) -> name hash << 32 | node + 1, open addressing */
 	uint32_t map_mask;
 
 	struct p53_zb_rec *recs;
@@ -90,7 +88,7 @@ uint32_t p53_zb_node_find(const struct p53_zb *b, uint32_t z, const uint8_t *nam
 /** Add a path to b->files; its index, or -1 (out of memory). */
 int p53_zb_file_add(struct p53_zb *b, const char *path);
 
-/** Line where record r starts in its file (re-reads the file only for multi-line records). */
+/** Line where record r starts in its file. */
 uint32_t p53_zb_rec_line(const struct p53_zb *b, const struct p53_zb_rec *r);
 
 /** Set the error to "file:line: <fmt>" for record r; returns -1. */
