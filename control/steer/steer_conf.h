@@ -19,7 +19,7 @@
 enum p53_steer_policy { P53_POLICY_MAP = 0, P53_POLICY_GEO, P53_POLICY_NEAREST };
 
 struct p53_steer_target {
-	char *name;                     /* pool[].name: for logs and `pop53ctl steer` */
+	char *name;                     /* pool[].name: for logs and `pop53ctl target` */
 	char *address;                  /* pool[].address, as written */
 	uint8_t family;                 /* 4 or 6 */
 	uint8_t addr[16];

@@ -5,7 +5,8 @@
 # +subnet from the client namespace: the chosen addresses, the TTL and the returned ECS scope
 # for policies map, geo (country, then continent) and nearest (with the hybrid rule), IPv4 and
 # IPv6; a target whose check fails leaving the answer and coming back without a reload; a
-# static record for a steered owner refused at start-up with file:line.
+# static record for a steered owner refused at start-up with file:line; `pop53ctl target set`
+# forcing a target down (it leaves the answer), up over a failing check, and back to auto.
 . "$(dirname "$0")/lib.sh"
 trap cleanup_common EXIT
 lab_lock
@@ -154,6 +155,30 @@ for _ in $(seq 1 30); do
 done
 check "health: a1 comes back -> both again" [ -n "$back" ]
 check "health: no reload was needed" bash -c "! grep -q 'reload' '$TMP/pop53d.log'"
+
+# An operator forces a target: a2 (no check) down -> it leaves the answer at once; the word
+# shows in `pop53ctl target list`; `auto` hands it back to its check (none: up).
+CTL="$BUILD/control/pop53ctl"
+check "pop53ctl target set a2 down" "$CTL" -s "$TMP/control.sock" target set a2 down
+expect "target set a2 down: only a1 is answered" "10.0.1.1 ttl=60 scope=-" "$(q health.example.com A)"
+check "target list shows a2 down, forced down, check none" \
+	bash -c '"$0" -s "$1" --json target list | jq -e ".targets[] | select(.name == \"a2\") | select(.up == false and .forced == \"down\" and .check == \"none\")" >/dev/null' \
+	"$CTL" "$TMP/control.sock"
+check "target list (text) has a2's row" \
+	grep -Eq '^health.example.com. +A +a2 +10.0.1.2 +AMS +down +none +down' <("$CTL" -s "$TMP/control.sock" target list)
+check "target set an unknown name fails" bash -c '! "$0" -s "$1" target set nosuch down' "$CTL" "$TMP/control.sock"
+check "pop53ctl target set a2 auto" "$CTL" -s "$TMP/control.sock" target set a2 auto
+expect "target set a2 auto: both again" "10.0.1.1 10.0.1.2 ttl=60 scope=-" "$(q health.example.com A)"
+# Forced up overrides a failing check: a1's check fails, yet it stays in the answer.
+"$CTL" -s "$TMP/control.sock" target set a1 up >/dev/null
+rm -f "$TMP/a1.up"
+sleep 1
+expect "target set a1 up: a failing check does not take it out" "10.0.1.1 10.0.1.2 ttl=60 scope=-" \
+	"$(q health.example.com A)"
+"$CTL" -s "$TMP/control.sock" target set a1 auto >/dev/null
+expect "target set a1 auto: the failing check decides again" "10.0.1.2 ttl=60 scope=-" \
+	"$(q health.example.com A)"
+touch "$TMP/a1.up"
 
 check "pop53d stops cleanly" stop_pop53
 check "no mbuf leaked" grep -q 'no leak' "$TMP/pop53d.log"
