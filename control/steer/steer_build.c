@@ -642,11 +642,18 @@ void *p53_steer_build_signed(const struct p53_steer_conf *conf, const struct p53
 			}
 		}
 		/* Fallback: every target that is up; when all are down, every target (answering
-		 * something beats answering nothing: the monitor may be what is wrong). */
+		 * something beats answering nothing: the monitor may be what is wrong), or with
+		 * all_down: fallback the record's fallback addresses (indices past the pool). */
 		int n = 0;
-		for (int pass = 0; pass < 2 && n == 0; pass++)
+		for (int j = 0; j < r->n_pool; j++)
+			if (up[i][j] && r->pool[j].weight > 0)
+				t[n++] = (uint8_t)j;
+		if (n == 0 && r->all_down == P53_ALL_DOWN_FALLBACK)
+			for (int j = 0; j < r->n_fallback; j++)
+				t[n++] = (uint8_t)(P53_STEER_MAX_POOL + j);
+		if (n == 0)
 			for (int j = 0; j < r->n_pool; j++)
-				if ((pass == 1 || up[i][j]) && r->pool[j].weight > 0)
+				if (r->pool[j].weight > 0)
 					t[n++] = (uint8_t)j;
 		if (n == 0)
 			for (int j = 0; j < r->n_pool; j++)
@@ -730,7 +737,9 @@ void *p53_steer_build_signed(const struct p53_steer_conf *conf, const struct p53
 			p[9] = (uint8_t)v->ttl;
 			p[10] = 0;
 			p[11] = (uint8_t)alen;
-			memcpy(p + 12, r->pool[o.v[i].t[k]].addr, alen);
+			unsigned int ti = o.v[i].t[k];
+			memcpy(p + 12, ti < P53_STEER_MAX_POOL ? r->pool[ti].addr
+						       : r->fallback[ti - P53_STEER_MAX_POOL], alen);
 			rp += 12 + alen;
 		}
 		v->rdata_len = (uint32_t)(rp - v->rdata_off);

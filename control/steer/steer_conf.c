@@ -13,6 +13,7 @@
 
 static const char *const type_names[] = { "A", "AAAA", NULL };
 static const char *const policy_names[] = { "map", "geo", "nearest", NULL };
+static const char *const all_down_names[] = { "all", "fallback", NULL };
 
 /* "x.y.z." to canonical wire form (letters lowered); no escapes. */
 static int owner_of(struct p53_conf_ctx *c, const struct p53_conf_key *k, yaml_node_t *v,
@@ -233,6 +234,38 @@ static const struct p53_conf_key nearest_keys[] = {
 	{ .name = "ttl_multi", .fn = p53_conf_uint, REC(ttl_multi), .max = 2147483647 },
 };
 
+/* records[].fallback: the addresses answered when every target is down (all_down: fallback). */
+static int fallback_of(struct p53_conf_ctx *c, const struct p53_conf_key *k, yaml_node_t *v,
+		       const char *where, void *base)
+{
+	struct p53_steer_record *r = base;
+	char iw[P53_CONF_WHERE_MAX];
+	int n = p53_conf_seq_len(c, v, where, "a list of addresses");
+
+	(void)k;
+	if (n < 0)
+		return -1;
+	if (n == 0 || n > P53_STEER_MAX_FALLBACK)
+		return p53_conf_fail(c, v, "%s: 1 to %d addresses, got %d", where, P53_STEER_MAX_FALLBACK, n);
+	r->fallback_line = (int)v->start_mark.line + 1;
+	for (int i = 0; i < n; i++) {
+		yaml_node_t *it = p53_conf_seq_item(c, v, i);
+		const char *s;
+		snprintf(iw, sizeof(iw), "%s[%d]", where, i);
+		if (p53_conf_string_of(c, it, iw, &s) != 0)
+			return -1;
+		/* The family is checked against the type once the record is read. */
+		if (inet_pton(AF_INET, s, r->fallback[i]) == 1)
+			r->fallback_family[i] = 4;
+		else if (inet_pton(AF_INET6, s, r->fallback[i]) == 1)
+			r->fallback_family[i] = 6;
+		else
+			return p53_conf_expected(c, it, iw, "an IPv4 or IPv6 address");
+		r->n_fallback++;
+	}
+	return 0;
+}
+
 static const struct p53_conf_key record_keys[] = {
 	{ .name = "owner", .fn = owner_of, .required = true },
 	{ .name = "type", .fn = p53_conf_enum, REC(type_idx), .names = type_names, .required = true },
@@ -241,6 +274,8 @@ static const struct p53_conf_key record_keys[] = {
 	{ .name = "pool", .fn = pool_of, .required = true },
 	{ .name = "geo", .fn = geo_of },
 	{ .name = "nearest", P53_CONF_SECTION(nearest_keys) },
+	{ .name = "all_down", .fn = p53_conf_enum, REC(all_down), .names = all_down_names },
+	{ .name = "fallback", .fn = fallback_of },
 };
 
 /* What a record needs that its keys alone do not say. */
@@ -253,6 +288,14 @@ static int record_check(struct p53_conf_ctx *c, const struct p53_steer_conf *s, 
 		if (r->pool[i].family != (r->type == 1 ? 4 : 6))
 			return p53_conf_fail(c, item, "%s.pool[%d]: address %s is not an %s address", iw, i,
 					     r->pool[i].address, r->type == 1 ? "IPv4" : "IPv6");
+	for (int i = 0; i < r->n_fallback; i++)
+		if (r->fallback_family[i] != (r->type == 1 ? 4 : 6))
+			return p53_conf_fail(c, item, "%s.fallback[%d]: not an %s address", iw, i,
+					     r->type == 1 ? "IPv4" : "IPv6");
+	if (r->all_down == P53_ALL_DOWN_FALLBACK && r->n_fallback == 0)
+		return p53_conf_fail(c, item, "%s: all_down: fallback needs a fallback: list of addresses", iw);
+	if (r->all_down != P53_ALL_DOWN_FALLBACK && r->n_fallback > 0)
+		return p53_conf_fail(c, item, "%s: fallback: is only answered with all_down: fallback", iw);
 	for (int i = 0; i < r->n_policy; i++) {
 		if (r->policy[i] == P53_POLICY_MAP && s->map == NULL)
 			return p53_conf_fail(c, item, "%s: policy map needs steering.map", iw);

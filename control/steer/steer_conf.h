@@ -15,8 +15,12 @@
 #define P53_STEER_MAX_LABELS 8
 #define P53_STEER_MAX_POOL   32
 #define P53_STEER_MAX_GEO    64
+#define P53_STEER_MAX_FALLBACK 8
 
 enum p53_steer_policy { P53_POLICY_MAP = 0, P53_POLICY_GEO, P53_POLICY_NEAREST };
+
+/* What a record answers when every target is down (records[].all_down). */
+enum p53_steer_all_down { P53_ALL_DOWN_ALL = 0, P53_ALL_DOWN_FALLBACK };
 
 struct p53_steer_target {
 	char *name;                     /* pool[].name: for logs and `pop53ctl target` */
@@ -62,6 +66,11 @@ struct p53_steer_record {
 	unsigned int miles;             /* records[].nearest.miles, default 1000 */
 	unsigned int ttl_single;        /* records[].nearest.ttl_single, default 120 */
 	unsigned int ttl_multi;         /* records[].nearest.ttl_multi, default 3600 */
+	int all_down;                   /* records[].all_down: enum p53_steer_all_down, default all */
+	uint8_t fallback[P53_STEER_MAX_FALLBACK][16]; /* records[].fallback: addresses */
+	uint8_t fallback_family[P53_STEER_MAX_FALLBACK]; /* 4 or 6 */
+	int n_fallback;
+	int fallback_line;
 	int line;
 };
 

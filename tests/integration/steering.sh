@@ -6,7 +6,8 @@
 # for policies map, geo (country, then continent) and nearest (with the hybrid rule), IPv4 and
 # IPv6; a target whose check fails leaving the answer and coming back without a reload; a
 # static record for a steered owner refused at start-up with file:line; `pop53ctl target set`
-# forcing a target down (it leaves the answer), up over a failing check, and back to auto.
+# forcing a target down (it leaves the answer), up over a failing check, and back to auto;
+# every target down with all_down: all (every target) and all_down: fallback (its addresses).
 . "$(dirname "$0")/lib.sh"
 trap cleanup_common EXIT
 lab_lock
@@ -71,6 +72,14 @@ steering:
       pool:
         - {name: a1, address: 10.0.1.1, pop: AMS, check: "test -e $TMP/a1.up", check_interval_ms: 200, rise: 1, fall: 1}
         - {name: a2, address: 10.0.1.2, pop: AMS}
+    - owner: fb.example.com.
+      type: A
+      policy: [map]
+      ttl: 30
+      all_down: fallback
+      fallback: [192.0.2.99, 192.0.2.98]
+      pool:
+        - {name: f1, address: 10.0.2.1, pop: AMS}
 YAML
 touch "$TMP/a1.up"
 start_pop53_answering "$TMP/pop53.yaml"
@@ -179,6 +188,21 @@ expect "target set a1 up: a failing check does not take it out" "10.0.1.1 10.0.1
 expect "target set a1 auto: the failing check decides again" "10.0.1.2 ttl=60 scope=-" \
 	"$(q health.example.com A)"
 touch "$TMP/a1.up"
+
+# Every target down: all_down: all (the default) answers every target; all_down: fallback
+# answers the fallback addresses, and the target again once it is back.
+"$CTL" -s "$TMP/control.sock" target set a1 down >/dev/null
+"$CTL" -s "$TMP/control.sock" target set a2 down >/dev/null
+expect "all_down: all (default): both targets down -> both answered" "10.0.1.1 10.0.1.2 ttl=60 scope=-" \
+	"$(q health.example.com A)"
+"$CTL" -s "$TMP/control.sock" target set a1 auto >/dev/null
+"$CTL" -s "$TMP/control.sock" target set a2 auto >/dev/null
+expect "all_down: fallback: the target up -> it is answered" "10.0.2.1 ttl=30 scope=-" "$(q fb.example.com A)"
+"$CTL" -s "$TMP/control.sock" target set f1 down >/dev/null
+expect "all_down: fallback: the only target down -> the fallback addresses" \
+	"192.0.2.98 192.0.2.99 ttl=30 scope=-" "$(q fb.example.com A)"
+"$CTL" -s "$TMP/control.sock" target set f1 auto >/dev/null
+expect "all_down: fallback: the target back -> it again" "10.0.2.1 ttl=30 scope=-" "$(q fb.example.com A)"
 
 check "pop53d stops cleanly" stop_pop53
 check "no mbuf leaked" grep -q 'no leak' "$TMP/pop53d.log"

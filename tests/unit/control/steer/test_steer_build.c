@@ -172,6 +172,14 @@ static void test_bad_config(void **state)
 		  "steering.records[0].policy[1]: policy 'map' twice" },
 		{ REC "      type: A\n      policy: [map]\n      pool: [{name: a, address: 10.0.0.1, colour: red}]\n",
 		  "steering.records[0].pool[0]: unknown key 'colour'" },
+		{ REC "      type: A\n      policy: [map]\n      all_down: fallback\n      pool: [{name: a, address: 10.0.0.1}]\n",
+		  "steering.records[0]: all_down: fallback needs a fallback: list of addresses" },
+		{ REC "      type: A\n      policy: [map]\n      fallback: [10.0.0.9]\n      pool: [{name: a, address: 10.0.0.1}]\n",
+		  "steering.records[0]: fallback: is only answered with all_down: fallback" },
+		{ REC "      type: A\n      policy: [map]\n      all_down: fallback\n      fallback: [2001:db8::9]\n      pool: [{name: a, address: 10.0.0.1}]\n",
+		  "steering.records[0].fallback[0]: not an IPv4 address" },
+		{ REC "      type: A\n      policy: [map]\n      all_down: some\n      pool: [{name: a, address: 10.0.0.1}]\n",
+		  "c.yaml:14: steering.records[0].all_down: expected all or fallback, got 'some'" },
 	};
 	char err[1024], path[256];
 
@@ -227,6 +235,111 @@ static void test_bad_map(void **state)
 	}
 }
 
+/* A config's steering table, built with the health in `up`: the config (HEAD + yaml) and the
+ * map (json) are written to the test's directory and loaded as pop53d loads them. */
+struct built {
+	struct p53_config cfg;
+	struct p53_steer_sources src;
+	void *t;
+};
+
+static void build_from(struct built *b, const char *yaml, const char *json,
+		       bool up[][P53_STEER_MAX_POOL])
+{
+	char err[1024], path[256];
+	size_t len;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/m.json", tmpdir);
+	assert_non_null(f = fopen(path, "w"));
+	fputs(json, f);
+	fclose(f);
+	snprintf(path, sizeof(path), "%s/c.yaml", tmpdir);
+	assert_non_null(f = fopen(path, "w"));
+	fputs(HEAD, f);
+	fputs(yaml, f);
+	fclose(f);
+	if (p53_config_load(path, &b->cfg, err, sizeof(err)) != 0)
+		fail_msg("config: %s", err);
+	if (p53_steer_sources_load(&b->cfg.steer, &b->src, err, sizeof(err)) != 0)
+		fail_msg("sources: %s", err);
+	b->t = p53_steer_build(&b->cfg.steer, &b->src, up, &len, err, sizeof(err));
+	if (b->t == NULL)
+		fail_msg("build: %s", err);
+}
+
+static void built_free(struct built *b)
+{
+	free(b->t);
+	p53_steer_sources_free(&b->src);
+	p53_config_free(&b->cfg);
+}
+
+/* The addresses record `rec` answers a client at `ip` (NULL: no client), in answer order, as
+ * "a b c", and the TTL. */
+static const char *answer(const void *t, uint32_t rec, const char *ip, uint32_t *ttl)
+{
+	static char out[1024];
+	const struct p53_steer_hdr *h = p53_steer_hdr(t);
+	const struct p53_steer_rec *r = (const struct p53_steer_rec *)((const uint8_t *)t + h->records_off) + rec;
+	struct p53_steer_client cl = {0};
+	uint8_t scope;
+	size_t n = 0;
+
+	if (ip != NULL) {
+		cl.v6 = strchr(ip, ':') != NULL;
+		assert_int_equal(inet_pton(cl.v6 ? AF_INET6 : AF_INET, ip, cl.addr), 1);
+	}
+	const struct p53_steer_variant *v = p53_steer_pick(t, r, ip != NULL ? &cl : NULL, &scope);
+	const uint8_t *p = p53_steer_rdata(t, v);
+	out[0] = '\0';
+	for (unsigned int k = 0; k < v->count; k++) {
+		unsigned int rdlen = (unsigned int)p[10] << 8 | p[11];
+		char a[INET6_ADDRSTRLEN];
+		inet_ntop(rdlen == 4 ? AF_INET : AF_INET6, p + 12, a, sizeof(a));
+		n += (size_t)snprintf(out + n, sizeof(out) - n, "%s%s", k ? " " : "", a);
+		p += 12 + rdlen;
+	}
+	if (ttl != NULL)
+		*ttl = v->ttl;
+	return out;
+}
+
+#define POOL3 "      pool:\n" \
+	      "        - {name: a, address: 10.0.0.1, pop: AMS}\n" \
+	      "        - {name: b, address: 10.0.0.2, pop: AMS}\n" \
+	      "        - {name: c, address: 10.0.0.3, pop: FRA}\n"
+#define MAP1 "[{\"networks\": [\"198.51.100.0/24\"], \"labels\": [\"FRA\", \"AMS\"]}]"
+
+/* all_down: what a record answers when every target is down; the default is every target. */
+static void test_all_down(void **state)
+{
+	static bool up[2][P53_STEER_MAX_POOL];
+	struct built b;
+
+	(void)state;
+	build_from(&b, REC "      type: A\n      policy: [map]\n" POOL3
+		   "    - owner: fb.example.com.\n      type: A\n      policy: [map]\n"
+		   "      all_down: fallback\n      fallback: [192.0.2.80, 192.0.2.81]\n" POOL3,
+		   MAP1, up);
+	assert_string_equal(answer(b.t, 0, "198.51.100.1", NULL), "10.0.0.1 10.0.0.2 10.0.0.3");
+	assert_string_equal(answer(b.t, 0, NULL, NULL), "10.0.0.1 10.0.0.2 10.0.0.3");
+	assert_string_equal(answer(b.t, 1, "198.51.100.1", NULL), "192.0.2.80 192.0.2.81");
+	assert_string_equal(answer(b.t, 1, "10.9.9.9", NULL), "192.0.2.80 192.0.2.81");
+	built_free(&b);
+	/* One target up: the fallback addresses are not answered. */
+	up[1][1] = true;
+	up[0][1] = true;
+	build_from(&b, REC "      type: A\n      policy: [map]\n" POOL3
+		   "    - owner: fb.example.com.\n      type: A\n      policy: [map]\n"
+		   "      all_down: fallback\n      fallback: [192.0.2.80, 192.0.2.81]\n" POOL3,
+		   MAP1, up);
+	assert_string_equal(answer(b.t, 1, "198.51.100.1", NULL), "10.0.0.2");
+	assert_string_equal(answer(b.t, 1, NULL, NULL), "10.0.0.2");
+	assert_string_equal(answer(b.t, 0, NULL, NULL), "10.0.0.2");
+	built_free(&b);
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -249,6 +362,7 @@ int main(void)
 		cmocka_unit_test(test_great_circle),
 		cmocka_unit_test(test_bad_config),
 		cmocka_unit_test(test_bad_map),
+		cmocka_unit_test(test_all_down),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
