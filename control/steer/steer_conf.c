@@ -12,7 +12,8 @@
 #define SC(f) P53_CONF_FIELD(struct p53_steer_conf, f)
 
 static const char *const type_names[] = { "A", "AAAA", NULL };
-static const char *const policy_names[] = { "map", "geo", "nearest", NULL };
+static const char *const policy_names[] = { "map", "geo", "nearest", "priority", "weighted",
+					     "sticky", NULL };
 static const char *const all_down_names[] = { "all", "fallback", NULL };
 
 /* "x.y.z." to canonical wire form (letters lowered); no escapes. */
@@ -53,7 +54,8 @@ static int policy_of(struct p53_conf_ctx *c, const struct p53_conf_key *k, yaml_
 {
 	struct p53_steer_record *r = base;
 	char iw[P53_CONF_WHERE_MAX];
-	int n = p53_conf_seq_len(c, v, where, "a list of policies (map, geo, nearest)");
+	int n = p53_conf_seq_len(c, v, where,
+				 "a list of policies (map, geo, nearest, priority, weighted, sticky)");
 
 	(void)k;
 	if (n < 0)
@@ -71,7 +73,8 @@ static int policy_of(struct p53_conf_ctx *c, const struct p53_conf_key *k, yaml_
 			if (strcmp(s, policy_names[j]) == 0)
 				found = j;
 		if (found < 0)
-			return p53_conf_fail(c, it, "%s: unknown policy '%s' (map, geo, nearest)", iw, s);
+			return p53_conf_fail(c, it, "%s: unknown policy '%s' (map, geo, nearest, priority, "
+					     "weighted, sticky)", iw, s);
 		for (int j = 0; j < r->n_policy; j++)
 			if (r->policy[j] == found)
 				return p53_conf_fail(c, it, "%s: policy '%s' twice", iw, s);
@@ -126,6 +129,7 @@ static const struct p53_conf_key target_keys[] = {
 	{ .name = "lon", .fn = coord_of, .max = 180 },
 	{ .name = "pop", .fn = p53_conf_string, TGT(pop) },
 	{ .name = "weight", .fn = p53_conf_uint, TGT(weight), .max = 65535 },
+	{ .name = "priority", .fn = p53_conf_uint, TGT(priority), .max = 65535 },
 	{ .name = "check", .fn = p53_conf_string, TGT(check) },
 	{ .name = "check_interval_ms", .fn = p53_conf_uint, TGT(check_interval_ms), .min = 100,
 	  .max = 3600000 },
@@ -152,6 +156,7 @@ static int pool_of(struct p53_conf_ctx *c, const struct p53_conf_key *k, yaml_no
 		struct p53_steer_target *t = &r->pool[r->n_pool++];
 		snprintf(iw, sizeof(iw), "%s[%d]", where, i);
 		t->weight = 1;
+		t->priority = (unsigned int)i + 1;
 		t->check_interval_ms = 1000;
 		t->check_timeout_ms = 1000;
 		t->rise = 2;
@@ -299,7 +304,7 @@ static int record_check(struct p53_conf_ctx *c, const struct p53_steer_conf *s, 
 	for (int i = 0; i < r->n_policy; i++) {
 		if (r->policy[i] == P53_POLICY_MAP && s->map == NULL)
 			return p53_conf_fail(c, item, "%s: policy map needs steering.map", iw);
-		if (r->policy[i] != P53_POLICY_MAP && s->geoip == NULL)
+		if ((r->policy[i] == P53_POLICY_GEO || r->policy[i] == P53_POLICY_NEAREST) && s->geoip == NULL)
 			return p53_conf_fail(c, item, "%s: policy %s needs steering.geoip", iw,
 					     policy_names[r->policy[i]]);
 		if (r->policy[i] == P53_POLICY_GEO && r->n_geo == 0)
