@@ -17,6 +17,7 @@
 #include "control/dnssec/dnssec.h"
 #include "control/log.h"
 #include "control/ops/counters.h"
+#include "control/steer/steer_explain.h"
 #include "control/xfr/xfr.h"
 #include "dataplane/image.h"
 #include "control/text.h"
@@ -306,6 +307,30 @@ static char *cmd_target(struct p53_daemon *d, const char *const *argv, int argc)
 	return dump(o);
 }
 
+/* `explain NAME TYPE [--client IP] [--ecs PREFIX]` (control/steer/steer_explain.h). */
+static char *cmd_explain(struct p53_daemon *d, const char *const *argv, int argc)
+{
+	const char *client = NULL, *ecs = NULL;
+	char err[512];
+
+	if (argc < 3)
+		return fail("usage: explain NAME TYPE [--client IP] [--ecs PREFIX]");
+	for (int i = 3; i < argc; i++) {
+		if (i + 1 < argc && strcmp(argv[i], "--client") == 0)
+			client = argv[++i];
+		else if (i + 1 < argc && strcmp(argv[i], "--ecs") == 0)
+			ecs = argv[++i];
+		else
+			return fail("usage: explain NAME TYPE [--client IP] [--ecs PREFIX]");
+	}
+	json_t *e = p53_steer_explain(&d->steer, argv[1], argv[2], client, ecs, err, sizeof(err));
+	if (e == NULL)
+		return fail("%s", err);
+	json_t *o = ok();
+	json_object_set_new(o, "explain", e);
+	return dump(o);
+}
+
 static char *cmd_drain(struct p53_daemon *d, bool on)
 {
 	if (!d->health.enabled)
@@ -345,6 +370,8 @@ char *p53_ctl_dispatch(struct p53_daemon *d, const char *const *argv, int argc)
 	}
 	if (strcmp(c, "health") == 0)
 		return cmd_health(d, argv, argc);
+	if (strcmp(c, "explain") == 0)
+		return cmd_explain(d, argv, argc);
 	if (strcmp(c, "target") == 0 && argc >= 2)
 		return cmd_target(d, argv, argc);
 	if (strcmp(c, "drain") == 0 && argc == 1)
@@ -364,7 +391,7 @@ char *p53_ctl_dispatch(struct p53_daemon *d, const char *const *argv, int argc)
 	return fail("unknown command '%s' (commands: status, stats [--reset], workers, rrl, zone list, "
 		    "zone reload [NAME], zone status [NAME], zone refresh NAME, zone retransfer NAME, "
 		    "reload, health [set external up|down|auto], target list, target set NAME up|down|auto, "
-		    "drain, undrain)", c);
+		    "explain NAME TYPE [--client IP] [--ecs PREFIX], drain, undrain)", c);
 }
 
 int p53_ctl_is_reload(const char *const *argv, int argc)

@@ -46,6 +46,7 @@ static void usage(FILE *f)
 		"  health set external up|down|auto   push the outside prober's verdict (auto: the command)\n"
 		"  target list            steered targets: record, address, answered (up), check, forced\n"
 		"  target set NAME up|down|auto   force a steered target (auto: its check decides)\n"
+		"  explain NAME TYPE [--client IP] [--ecs PREFIX]   a steered answer's decision path\n"
 		"  drain                  de-prefer the anycast prefixes, withdraw after drain_time\n"
 		"  undrain                reverse a drain (re-announce still waits for hold-down)\n"
 		"default socket: /run/pop53/control.sock\n");
@@ -314,6 +315,31 @@ static void print_human(const char *cmd, const char *sub, const json_t *r)
 			       100.0 * json_real_value(json_object_get(w, "idle_ratio")));
 	} else if (strcmp(cmd, "health") == 0 || strcmp(cmd, "drain") == 0 || strcmp(cmd, "undrain") == 0) {
 		print_health(json_object_get(r, "health"));
+	} else if (strcmp(cmd, "explain") == 0) {
+		const json_t *e = json_object_get(r, "explain"), *a = json_object_get(e, "answer");
+		size_t i;
+		json_t *x;
+		char *js;
+		printf("%s %s for %s (%s)\n", gets(e, "record"), gets(e, "type"), gets(e, "client"),
+		       gets(e, "from"));
+		json_array_foreach(json_object_get(e, "steps"), i, x) {
+			char *loc = json_dumps(json_object_get(x, "location"), JSON_COMPACT | JSON_ENCODE_ANY);
+			char *dec = json_dumps(json_object_get(x, "decision"), JSON_COMPACT | JSON_ENCODE_ANY);
+			printf("  step %zu: %s (%s) block %s location %s -> %s\n", i + 1, gets(x, "policy"),
+			       gets(x, "source"), gets(x, "block"), loc, dec);
+			free(loc);
+			free(dec);
+		}
+		json_array_foreach(json_object_get(e, "targets"), i, x)
+			printf("  target %-10s %-40s pop %-5s weight %-5" JSON_INTEGER_FORMAT " priority %-5"
+			       JSON_INTEGER_FORMAT " %-4s (check %s, forced %s)\n", gets(x, "name"),
+			       gets(x, "address"), gets(x, "pop"), geti(x, "weight"), geti(x, "priority"),
+			       json_is_true(json_object_get(x, "up")) ? "up" : "down", gets(x, "check"),
+			       gets(x, "forced"));
+		js = json_dumps(json_object_get(a, "addresses"), JSON_COMPACT);
+		printf("answer (by %s): %s ttl %" JSON_INTEGER_FORMAT " scope %" JSON_INTEGER_FORMAT "\n",
+		       gets(a, "by"), js, geti(a, "ttl"), geti(a, "scope"));
+		free(js);
 	} else if (strcmp(cmd, "target") == 0) {
 		size_t i;
 		json_t *t;
