@@ -69,14 +69,16 @@ const struct p53_steer_variant *p53_steer_pick(const void *t, const struct p53_s
 					       const struct p53_steer_client *cl, uint8_t *scope)
 {
 	const uint32_t *dec = (const uint32_t *)((const uint8_t *)t + p53_steer_hdr(t)->dec_off);
-	uint32_t seen[P53_STEER_SRCS] = { UINT32_MAX, UINT32_MAX };
+	uint32_t seen[P53_STEER_SRCS] = { UINT32_MAX, UINT32_MAX, UINT32_MAX, UINT32_MAX };
 	uint8_t sc = 0;
 
 	if (cl != NULL) {
 		for (unsigned int i = 0; i < r->n_steps; i++) {
 			const struct p53_steer_step *st = &r->steps[i];
 			if (seen[st->src] == UINT32_MAX)
-				seen[st->src] = p53_steer_lookup(t, st->src, cl);
+				seen[st->src] = st->src == P53_STEER_SRC_CLIENT ? p53_steer_bucket(cl->v6, cl->addr)
+						: st->src == P53_STEER_SRC_ANY ? 0
+						: p53_steer_lookup(t, st->src, cl);
 			uint32_t ll = seen[st->src];
 			if ((uint8_t)ll > sc)
 				sc = (uint8_t)ll;
@@ -115,6 +117,11 @@ int p53_steer_check(const void *t, size_t len, const char **why)
 		goto bad;
 	}
 	uint64_t n_dec = (len - h->dec_off) / 4;
+	/* The sources without blocks have fixed locations: the picker indexes them unchecked. */
+	if (h->src[P53_STEER_SRC_ANY].n_locs != 1 || h->src[P53_STEER_SRC_CLIENT].n_locs != P53_STEER_BUCKETS) {
+		w = "a source without blocks has the wrong number of locations";
+		goto bad;
+	}
 	for (unsigned int s = 0; s < P53_STEER_SRCS; s++) {
 		const struct p53_steer_src *src = &h->src[s];
 		if (!inside(len, src->off4, src->n4, sizeof(struct p53_steer_b4)) ||

@@ -15,7 +15,9 @@
  *     entry inside it when there is one, and for "no match" the extent of the gap.
  *   - per steered record, a policy chain of steps; each step names a source and a decision
  *     array (one entry per location of that source) holding a variant or none (next step);
- *     after the last step the record's fallback variant.
+ *     after the last step the record's fallback variant. Two sources have no blocks:
+ *     P53_STEER_SRC_ANY (one location for every client: priority) and P53_STEER_SRC_CLIENT
+ *     (the client's /24 or /56 hashed into P53_STEER_BUCKETS locations: weighted, sticky).
  *   - variants: pre-encoded answer RRsets, laid out exactly as the image's (image.h: owner
  *     pointer C0 0C, then TYPE CLASS TTL RDLENGTH RDATA per record, then the covering RRSIGs
  *     the same way when the zone has a signing key), so writing one is a memcpy. Health is folded in at build time: a variant only names healthy targets, and a
@@ -33,7 +35,10 @@
 #define P53_STEER_MAGIC   0x52545350u /* "PSTR" */
 #define P53_STEER_SRC_MAP 0
 #define P53_STEER_SRC_GEO 1
-#define P53_STEER_SRCS    2
+#define P53_STEER_SRC_ANY 2           /* no source: one location, scope 0 (priority) */
+#define P53_STEER_SRC_CLIENT 3        /* the client's /24 or /56 hashed into a bucket (weighted, sticky) */
+#define P53_STEER_SRCS    4
+#define P53_STEER_BUCKETS 256         /* locations of P53_STEER_SRC_CLIENT */
 #define P53_STEER_STEPS   4
 #define P53_STEER_NOLOC   0xffffffu   /* block with no location (24 bits) */
 
@@ -59,6 +64,24 @@ struct p53_steer_hdr {
 					   seconds); 0: no variant is signed */
 	struct p53_steer_src src[P53_STEER_SRCS];
 };
+
+/*
+ * The location of a client for P53_STEER_SRC_CLIENT, as loc_len: its /24 (IPv4) or /56 (IPv6)
+ * hashed (FNV-1a, then a murmur3 finaliser) into one of P53_STEER_BUCKETS, with that prefix
+ * length as the scope. The control side uses the same function to explain a decision.
+ */
+static inline uint32_t p53_steer_bucket(const uint8_t v6, const uint8_t *addr)
+{
+	uint32_t h = 2166136261u;
+	unsigned int n = v6 ? 7 : 3;
+
+	for (unsigned int i = 0; i < n; i++)
+		h = (h ^ addr[i]) * 16777619u;
+	h ^= h >> 16;
+	h *= 0x85ebca6bu;
+	h ^= h >> 13;
+	return (h & (P53_STEER_BUCKETS - 1)) << 8 | (v6 ? 56u : 24u);
+}
 
 /* loc_len = location << 8 | prefix length */
 struct p53_steer_b4 {

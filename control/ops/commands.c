@@ -17,6 +17,7 @@
 #include "control/dnssec/dnssec.h"
 #include "control/log.h"
 #include "control/ops/counters.h"
+#include "control/steer/steer_explain.h"
 #include "control/xfr/xfr.h"
 #include "dataplane/image.h"
 #include "control/text.h"
@@ -265,6 +266,71 @@ static char *cmd_health(struct p53_daemon *d, const char *const *argv, int argc)
 	return dump(o);
 }
 
+/* `target list`, `target set NAME up|down|auto`: steered targets and their health
+ * (control/steer/steer_pub.h). */
+static json_t *targets_json(const struct p53_steer_pub *p)
+{
+	static const char *const forced[] = { "down", "auto", "up" };
+	json_t *a = json_array();
+
+	for (int i = 0; p->conf != NULL && i < p->st.n_records; i++) {
+		const struct p53_steer_record *r = &p->conf->records[i];
+		for (int j = 0; j < r->n_pool; j++) {
+			const struct p53_steer_check *c = &p->st.chk[i][j];
+			json_array_append_new(a, json_pack(
+				"{s:s, s:s, s:s, s:s, s:s, s:b, s:s, s:s, s:I}", "record", r->owner,
+				"type", r->type == 28 ? "AAAA" : "A", "name", r->pool[j].name,
+				"address", r->pool[j].address, "pop", r->pool[j].pop ? r->pool[j].pop : "",
+				"up", p53_steer_target_up(&p->st, i, j), "check",
+				r->pool[j].check == NULL ? "none" : p->st.up[i][j] ? "up" : "down",
+				"forced", forced[c->forced + 1], "changes", (json_int_t)c->changes));
+		}
+	}
+	return a;
+}
+
+static char *cmd_target(struct p53_daemon *d, const char *const *argv, int argc)
+{
+	if (argc == 4 && strcmp(argv[1], "set") == 0) {
+		int n = p53_steer_force(&d->steer, argv[2], argv[3]);
+		if (n < 0)
+			return fail("target set: up, down or auto, not '%s'", argv[3]);
+		if (n == 0)
+			return fail("target set: no steered target is called '%s' (see target list)", argv[2]);
+		/* Publish now, so the reply's state is already the answers'. */
+		p53_steer_tick(&d->steer, p53_mono_ms());
+	} else if (!(argc == 2 && strcmp(argv[1], "list") == 0)) {
+		return fail("usage: target list | target set NAME up|down|auto");
+	}
+	json_t *o = ok();
+	json_object_set_new(o, "targets", targets_json(&d->steer));
+	return dump(o);
+}
+
+/* `explain NAME TYPE [--client IP] [--ecs PREFIX]` (control/steer/steer_explain.h). */
+static char *cmd_explain(struct p53_daemon *d, const char *const *argv, int argc)
+{
+	const char *client = NULL, *ecs = NULL;
+	char err[512];
+
+	if (argc < 3)
+		return fail("usage: explain NAME TYPE [--client IP] [--ecs PREFIX]");
+	for (int i = 3; i < argc; i++) {
+		if (i + 1 < argc && strcmp(argv[i], "--client") == 0)
+			client = argv[++i];
+		else if (i + 1 < argc && strcmp(argv[i], "--ecs") == 0)
+			ecs = argv[++i];
+		else
+			return fail("usage: explain NAME TYPE [--client IP] [--ecs PREFIX]");
+	}
+	json_t *e = p53_steer_explain(&d->steer, argv[1], argv[2], client, ecs, err, sizeof(err));
+	if (e == NULL)
+		return fail("%s", err);
+	json_t *o = ok();
+	json_object_set_new(o, "explain", e);
+	return dump(o);
+}
+
 static char *cmd_drain(struct p53_daemon *d, bool on)
 {
 	if (!d->health.enabled)
@@ -304,6 +370,10 @@ char *p53_ctl_dispatch(struct p53_daemon *d, const char *const *argv, int argc)
 	}
 	if (strcmp(c, "health") == 0)
 		return cmd_health(d, argv, argc);
+	if (strcmp(c, "explain") == 0)
+		return cmd_explain(d, argv, argc);
+	if (strcmp(c, "target") == 0 && argc >= 2)
+		return cmd_target(d, argv, argc);
 	if (strcmp(c, "drain") == 0 && argc == 1)
 		return cmd_drain(d, true);
 	if (strcmp(c, "undrain") == 0 && argc == 1)
@@ -320,7 +390,8 @@ char *p53_ctl_dispatch(struct p53_daemon *d, const char *const *argv, int argc)
 			    "a client names");
 	return fail("unknown command '%s' (commands: status, stats [--reset], workers, rrl, zone list, "
 		    "zone reload [NAME], zone status [NAME], zone refresh NAME, zone retransfer NAME, "
-		    "reload, health [set external up|down|auto], drain, undrain)", c);
+		    "reload, health [set external up|down|auto], target list, target set NAME up|down|auto, "
+		    "explain NAME TYPE [--client IP] [--ecs PREFIX], drain, undrain)", c);
 }
 
 int p53_ctl_is_reload(const char *const *argv, int argc)

@@ -44,6 +44,9 @@ static void usage(FILE *f)
 		"  config check FILE      validate a config and its zones here, without pop53d\n"
 		"  health                 node state, checks, announcers, next allowed announce\n"
 		"  health set external up|down|auto   push the outside prober's verdict (auto: the command)\n"
+		"  target list            steered targets: record, address, answered (up), check, forced\n"
+		"  target set NAME up|down|auto   force a steered target (auto: its check decides)\n"
+		"  explain NAME TYPE [--client IP] [--ecs PREFIX]   a steered answer's decision path\n"
 		"  drain                  de-prefer the anycast prefixes, withdraw after drain_time\n"
 		"  undrain                reverse a drain (re-announce still waits for hold-down)\n"
 		"default socket: /run/pop53/control.sock\n");
@@ -312,6 +315,41 @@ static void print_human(const char *cmd, const char *sub, const json_t *r)
 			       100.0 * json_real_value(json_object_get(w, "idle_ratio")));
 	} else if (strcmp(cmd, "health") == 0 || strcmp(cmd, "drain") == 0 || strcmp(cmd, "undrain") == 0) {
 		print_health(json_object_get(r, "health"));
+	} else if (strcmp(cmd, "explain") == 0) {
+		const json_t *e = json_object_get(r, "explain"), *a = json_object_get(e, "answer");
+		size_t i;
+		json_t *x;
+		char *js;
+		printf("%s %s for %s (%s)\n", gets(e, "record"), gets(e, "type"), gets(e, "client"),
+		       gets(e, "from"));
+		json_array_foreach(json_object_get(e, "steps"), i, x) {
+			char *loc = json_dumps(json_object_get(x, "location"), JSON_COMPACT | JSON_ENCODE_ANY);
+			char *dec = json_dumps(json_object_get(x, "decision"), JSON_COMPACT | JSON_ENCODE_ANY);
+			printf("  step %zu: %s (%s) block %s location %s -> %s\n", i + 1, gets(x, "policy"),
+			       gets(x, "source"), gets(x, "block"), loc, dec);
+			free(loc);
+			free(dec);
+		}
+		json_array_foreach(json_object_get(e, "targets"), i, x)
+			printf("  target %-10s %-40s pop %-5s weight %-5" JSON_INTEGER_FORMAT " priority %-5"
+			       JSON_INTEGER_FORMAT " %-4s (check %s, forced %s)\n", gets(x, "name"),
+			       gets(x, "address"), gets(x, "pop"), geti(x, "weight"), geti(x, "priority"),
+			       json_is_true(json_object_get(x, "up")) ? "up" : "down", gets(x, "check"),
+			       gets(x, "forced"));
+		js = json_dumps(json_object_get(a, "addresses"), JSON_COMPACT);
+		printf("answer (by %s): %s ttl %" JSON_INTEGER_FORMAT " scope %" JSON_INTEGER_FORMAT "\n",
+		       gets(a, "by"), js, geti(a, "ttl"), geti(a, "scope"));
+		free(js);
+	} else if (strcmp(cmd, "target") == 0) {
+		size_t i;
+		json_t *t;
+		printf("%-24s %-4s %-10s %-40s %-5s %-5s %-6s %s\n", "record", "type", "name", "address",
+		       "pop", "up", "check", "forced");
+		json_array_foreach(json_object_get(r, "targets"), i, t)
+			printf("%-24s %-4s %-10s %-40s %-5s %-5s %-6s %s\n", gets(t, "record"), gets(t, "type"),
+			       gets(t, "name"), gets(t, "address"), gets(t, "pop"),
+			       json_is_true(json_object_get(t, "up")) ? "up" : "down", gets(t, "check"),
+			       gets(t, "forced"));
 	} else if (strcmp(cmd, "rrl") == 0) {
 		const json_t *o = json_object_get(r, "rrl");
 		const json_t *ck = json_object_get(o, "cookies");

@@ -563,6 +563,73 @@ static int decide(const struct p53_steer_record *r, const bool *up, int policy,
 	return n;
 }
 
+/* A 32-bit mix of a bucket and a target name (FNV-1a, murmur3 finaliser): sticky's score. */
+static uint32_t score(uint32_t bucket, const char *name)
+{
+	uint32_t h = 2166136261u;
+
+	for (int i = 0; i < 4; i++)
+		h = (h ^ (uint8_t)(bucket >> (8 * i))) * 16777619u;
+	for (const char *p = name; *p != '\0'; p++)
+		h = (h ^ (uint8_t)*p) * 16777619u;
+	h ^= h >> 16;
+	h *= 0x85ebca6bu;
+	h ^= h >> 13;
+	h *= 0xc2b2ae35u;
+	h ^= h >> 16;
+	return h;
+}
+
+int p53_steer_decide_client(const struct p53_steer_record *r, const bool *up, int policy,
+			    uint32_t bucket, uint8_t *t)
+{
+	int n = 0;
+
+	if (policy == P53_POLICY_PRIORITY) {
+		unsigned int best = UINT32_MAX;
+		for (int i = 0; i < r->n_pool; i++)
+			if (up[i] && r->pool[i].weight > 0 && r->pool[i].priority < best)
+				best = r->pool[i].priority;
+		for (int i = 0; i < r->n_pool; i++)
+			if (up[i] && r->pool[i].weight > 0 && r->pool[i].priority == best)
+				t[n++] = (uint8_t)i;
+		return n;
+	}
+	if (policy == P53_POLICY_WEIGHTED) {
+		/* The bucket's point in the weight line: bucket b covers [b, b+1) / BUCKETS of it. */
+		uint64_t total = 0, at = 0;
+		for (int i = 0; i < r->n_pool; i++)
+			if (up[i])
+				total += r->pool[i].weight;
+		if (total == 0)
+			return 0;
+		uint64_t x = ((uint64_t)bucket * 2 + 1) * total / (2 * P53_STEER_BUCKETS);
+		for (int i = 0; i < r->n_pool; i++) {
+			if (!up[i] || r->pool[i].weight == 0)
+				continue;
+			at += r->pool[i].weight;
+			if (x < at) {
+				t[0] = (uint8_t)i;
+				return 1;
+			}
+		}
+		return 0;
+	}
+	/* sticky: the highest score wins (rendezvous): a target leaving moves only its buckets. */
+	uint32_t best = 0;
+	for (int i = 0; i < r->n_pool; i++) {
+		if (!up[i] || r->pool[i].weight == 0)
+			continue;
+		uint32_t sc = score(bucket, r->pool[i].name);
+		if (n == 0 || sc > best) {
+			best = sc;
+			t[0] = (uint8_t)i;
+			n = 1;
+		}
+	}
+	return n;
+}
+
 static size_t al8(size_t x)
 {
 	return (x + 7) & ~(size_t)7;
@@ -600,6 +667,36 @@ static uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+int p53_steer_src_of(int policy)
+{
+	switch (policy) {
+	case P53_POLICY_MAP:
+		return P53_STEER_SRC_MAP;
+	case P53_POLICY_PRIORITY:
+		return P53_STEER_SRC_ANY;
+	case P53_POLICY_WEIGHTED:
+	case P53_POLICY_STICKY:
+		return P53_STEER_SRC_CLIENT;
+	default:
+		return P53_STEER_SRC_GEO;
+	}
+}
+
+static int src_of(int policy)
+{
+	return p53_steer_src_of(policy);
+}
+
+/* Locations of a source: the loaded ones, or the fixed ones of the sources without blocks. */
+static uint32_t locs_of(const struct p53_steer_sources *s, int src)
+{
+	if (src == P53_STEER_SRC_ANY)
+		return 1;
+	if (src == P53_STEER_SRC_CLIENT)
+		return P53_STEER_BUCKETS;
+	return s->src[src].n_locs;
+}
+
 void *p53_steer_build(const struct p53_steer_conf *conf, const struct p53_steer_sources *s,
 		      bool up[][P53_STEER_MAX_POOL], size_t *len, char *err, size_t errlen)
 {
@@ -627,14 +724,21 @@ void *p53_steer_build_signed(const struct p53_steer_conf *conf, const struct p53
 		x->type = r->type;
 		x->n_steps = (uint8_t)r->n_policy;
 		for (int k = 0; k < r->n_policy; k++) {
-			int src = r->policy[k] == P53_POLICY_MAP ? P53_STEER_SRC_MAP : P53_STEER_SRC_GEO;
+			int pol = r->policy[k];
+			int src = src_of(pol);
 			const struct p53_steer_source *so = &s->src[src];
+			uint32_t n_locs = locs_of(s, src);
 			x->steps[k].src = (uint8_t)src;
 			x->steps[k].dec = o.n_dec;
-			if (grow((void **)&o.dec, &o.cap_dec, o.n_dec + so->n_locs, sizeof(*o.dec)) < 0)
+			if (grow((void **)&o.dec, &o.cap_dec, o.n_dec + n_locs, sizeof(*o.dec)) < 0)
 				goto oom;
-			for (uint32_t l = 0; l < so->n_locs; l++) {
-				int n = decide(r, up[i], r->policy[k], &so->locs[l], t, &ttl);
+			for (uint32_t l = 0; l < n_locs; l++) {
+				int n;
+				ttl = r->ttl;
+				if (src == P53_STEER_SRC_ANY || src == P53_STEER_SRC_CLIENT)
+					n = p53_steer_decide_client(r, up[i], pol, l, t);
+				else
+					n = decide(r, up[i], pol, &so->locs[l], t, &ttl);
 				uint32_t v = n > 0 ? variant_of(&o, (uint32_t)i, ttl, t, n) : UINT32_MAX;
 				if (v == UINT32_MAX - 1)
 					goto oom;
@@ -642,11 +746,18 @@ void *p53_steer_build_signed(const struct p53_steer_conf *conf, const struct p53
 			}
 		}
 		/* Fallback: every target that is up; when all are down, every target (answering
-		 * something beats answering nothing: the monitor may be what is wrong). */
+		 * something beats answering nothing: the monitor may be what is wrong), or with
+		 * all_down: fallback the record's fallback addresses (indices past the pool). */
 		int n = 0;
-		for (int pass = 0; pass < 2 && n == 0; pass++)
+		for (int j = 0; j < r->n_pool; j++)
+			if (up[i][j] && r->pool[j].weight > 0)
+				t[n++] = (uint8_t)j;
+		if (n == 0 && r->all_down == P53_ALL_DOWN_FALLBACK)
+			for (int j = 0; j < r->n_fallback; j++)
+				t[n++] = (uint8_t)(P53_STEER_MAX_POOL + j);
+		if (n == 0)
 			for (int j = 0; j < r->n_pool; j++)
-				if ((pass == 1 || up[i][j]) && r->pool[j].weight > 0)
+				if (r->pool[j].weight > 0)
 					t[n++] = (uint8_t)j;
 		if (n == 0)
 			for (int j = 0; j < r->n_pool; j++)
@@ -683,7 +794,7 @@ void *p53_steer_build_signed(const struct p53_steer_conf *conf, const struct p53
 	h.names_off = (uint32_t)off;
 	off = al8(off + names);
 	for (int k = 0; k < P53_STEER_SRCS; k++) {
-		h.src[k].n_locs = s->src[k].n_locs;
+		h.src[k].n_locs = locs_of(s, k);
 		h.src[k].n4 = s->src[k].n4;
 		h.src[k].off4 = (uint32_t)off;
 		off = al8(off + (size_t)s->src[k].n4 * sizeof(struct p53_steer_b4));
@@ -730,7 +841,9 @@ void *p53_steer_build_signed(const struct p53_steer_conf *conf, const struct p53
 			p[9] = (uint8_t)v->ttl;
 			p[10] = 0;
 			p[11] = (uint8_t)alen;
-			memcpy(p + 12, r->pool[o.v[i].t[k]].addr, alen);
+			unsigned int ti = o.v[i].t[k];
+			memcpy(p + 12, ti < P53_STEER_MAX_POOL ? r->pool[ti].addr
+						       : r->fallback[ti - P53_STEER_MAX_POOL], alen);
 			rp += 12 + alen;
 		}
 		v->rdata_len = (uint32_t)(rp - v->rdata_off);

@@ -81,6 +81,20 @@ double p53_steer_miles(double lat1, double lon1, double lat2, double lon2);
 int p53_steer_by_distance(const struct p53_steer_record *r, const bool *up, double lat, double lon,
 			  uint8_t *out, double *dist);
 
+/** The table source a policy's step reads (P53_STEER_SRC_*). */
+int p53_steer_src_of(int policy);
+
+/**
+ * The decision of a policy that needs no location source, for one client bucket
+ * (p53_steer_bucket; priority ignores it): priority, the up targets with the lowest
+ * pool[].priority; weighted, the one target whose share of the weight line holds the bucket;
+ * sticky, the up target with the highest hash of (bucket, name) (rendezvous hashing).
+ * Targets with weight 0 are never chosen.
+ * @return how many target indices were written to t (0: every target is down).
+ */
+int p53_steer_decide_client(const struct p53_steer_record *r, const bool *up, int policy,
+			    uint32_t bucket, uint8_t *t);
+
 /**
  * Compile the table.
  * @param up  up[i][j]: target j of record i is healthy

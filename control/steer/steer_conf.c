@@ -12,7 +12,9 @@
 #define SC(f) P53_CONF_FIELD(struct p53_steer_conf, f)
 
 static const char *const type_names[] = { "A", "AAAA", NULL };
-static const char *const policy_names[] = { "map", "geo", "nearest", NULL };
+static const char *const policy_names[] = { "map", "geo", "nearest", "priority", "weighted",
+					     "sticky", NULL };
+static const char *const all_down_names[] = { "all", "fallback", NULL };
 
 /* "x.y.z." to canonical wire form (letters lowered); no escapes. */
 static int owner_of(struct p53_conf_ctx *c, const struct p53_conf_key *k, yaml_node_t *v,
@@ -52,7 +54,8 @@ static int policy_of(struct p53_conf_ctx *c, const struct p53_conf_key *k, yaml_
 {
 	struct p53_steer_record *r = base;
 	char iw[P53_CONF_WHERE_MAX];
-	int n = p53_conf_seq_len(c, v, where, "a list of policies (map, geo, nearest)");
+	int n = p53_conf_seq_len(c, v, where,
+				 "a list of policies (map, geo, nearest, priority, weighted, sticky)");
 
 	(void)k;
 	if (n < 0)
@@ -70,7 +73,8 @@ static int policy_of(struct p53_conf_ctx *c, const struct p53_conf_key *k, yaml_
 			if (strcmp(s, policy_names[j]) == 0)
 				found = j;
 		if (found < 0)
-			return p53_conf_fail(c, it, "%s: unknown policy '%s' (map, geo, nearest)", iw, s);
+			return p53_conf_fail(c, it, "%s: unknown policy '%s' (map, geo, nearest, priority, "
+					     "weighted, sticky)", iw, s);
 		for (int j = 0; j < r->n_policy; j++)
 			if (r->policy[j] == found)
 				return p53_conf_fail(c, it, "%s: policy '%s' twice", iw, s);
@@ -125,6 +129,7 @@ static const struct p53_conf_key target_keys[] = {
 	{ .name = "lon", .fn = coord_of, .max = 180 },
 	{ .name = "pop", .fn = p53_conf_string, TGT(pop) },
 	{ .name = "weight", .fn = p53_conf_uint, TGT(weight), .max = 65535 },
+	{ .name = "priority", .fn = p53_conf_uint, TGT(priority), .max = 65535 },
 	{ .name = "check", .fn = p53_conf_string, TGT(check) },
 	{ .name = "check_interval_ms", .fn = p53_conf_uint, TGT(check_interval_ms), .min = 100,
 	  .max = 3600000 },
@@ -151,6 +156,7 @@ static int pool_of(struct p53_conf_ctx *c, const struct p53_conf_key *k, yaml_no
 		struct p53_steer_target *t = &r->pool[r->n_pool++];
 		snprintf(iw, sizeof(iw), "%s[%d]", where, i);
 		t->weight = 1;
+		t->priority = (unsigned int)i + 1;
 		t->check_interval_ms = 1000;
 		t->check_timeout_ms = 1000;
 		t->rise = 2;
@@ -233,6 +239,38 @@ static const struct p53_conf_key nearest_keys[] = {
 	{ .name = "ttl_multi", .fn = p53_conf_uint, REC(ttl_multi), .max = 2147483647 },
 };
 
+/* records[].fallback: the addresses answered when every target is down (all_down: fallback). */
+static int fallback_of(struct p53_conf_ctx *c, const struct p53_conf_key *k, yaml_node_t *v,
+		       const char *where, void *base)
+{
+	struct p53_steer_record *r = base;
+	char iw[P53_CONF_WHERE_MAX];
+	int n = p53_conf_seq_len(c, v, where, "a list of addresses");
+
+	(void)k;
+	if (n < 0)
+		return -1;
+	if (n == 0 || n > P53_STEER_MAX_FALLBACK)
+		return p53_conf_fail(c, v, "%s: 1 to %d addresses, got %d", where, P53_STEER_MAX_FALLBACK, n);
+	r->fallback_line = (int)v->start_mark.line + 1;
+	for (int i = 0; i < n; i++) {
+		yaml_node_t *it = p53_conf_seq_item(c, v, i);
+		const char *s;
+		snprintf(iw, sizeof(iw), "%s[%d]", where, i);
+		if (p53_conf_string_of(c, it, iw, &s) != 0)
+			return -1;
+		/* The family is checked against the type once the record is read. */
+		if (inet_pton(AF_INET, s, r->fallback[i]) == 1)
+			r->fallback_family[i] = 4;
+		else if (inet_pton(AF_INET6, s, r->fallback[i]) == 1)
+			r->fallback_family[i] = 6;
+		else
+			return p53_conf_expected(c, it, iw, "an IPv4 or IPv6 address");
+		r->n_fallback++;
+	}
+	return 0;
+}
+
 static const struct p53_conf_key record_keys[] = {
 	{ .name = "owner", .fn = owner_of, .required = true },
 	{ .name = "type", .fn = p53_conf_enum, REC(type_idx), .names = type_names, .required = true },
@@ -241,6 +279,8 @@ static const struct p53_conf_key record_keys[] = {
 	{ .name = "pool", .fn = pool_of, .required = true },
 	{ .name = "geo", .fn = geo_of },
 	{ .name = "nearest", P53_CONF_SECTION(nearest_keys) },
+	{ .name = "all_down", .fn = p53_conf_enum, REC(all_down), .names = all_down_names },
+	{ .name = "fallback", .fn = fallback_of },
 };
 
 /* What a record needs that its keys alone do not say. */
@@ -253,10 +293,18 @@ static int record_check(struct p53_conf_ctx *c, const struct p53_steer_conf *s, 
 		if (r->pool[i].family != (r->type == 1 ? 4 : 6))
 			return p53_conf_fail(c, item, "%s.pool[%d]: address %s is not an %s address", iw, i,
 					     r->pool[i].address, r->type == 1 ? "IPv4" : "IPv6");
+	for (int i = 0; i < r->n_fallback; i++)
+		if (r->fallback_family[i] != (r->type == 1 ? 4 : 6))
+			return p53_conf_fail(c, item, "%s.fallback[%d]: not an %s address", iw, i,
+					     r->type == 1 ? "IPv4" : "IPv6");
+	if (r->all_down == P53_ALL_DOWN_FALLBACK && r->n_fallback == 0)
+		return p53_conf_fail(c, item, "%s: all_down: fallback needs a fallback: list of addresses", iw);
+	if (r->all_down != P53_ALL_DOWN_FALLBACK && r->n_fallback > 0)
+		return p53_conf_fail(c, item, "%s: fallback: is only answered with all_down: fallback", iw);
 	for (int i = 0; i < r->n_policy; i++) {
 		if (r->policy[i] == P53_POLICY_MAP && s->map == NULL)
 			return p53_conf_fail(c, item, "%s: policy map needs steering.map", iw);
-		if (r->policy[i] != P53_POLICY_MAP && s->geoip == NULL)
+		if ((r->policy[i] == P53_POLICY_GEO || r->policy[i] == P53_POLICY_NEAREST) && s->geoip == NULL)
 			return p53_conf_fail(c, item, "%s: policy %s needs steering.geoip", iw,
 					     policy_names[r->policy[i]]);
 		if (r->policy[i] == P53_POLICY_GEO && r->n_geo == 0)

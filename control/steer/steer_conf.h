@@ -15,11 +15,20 @@
 #define P53_STEER_MAX_LABELS 8
 #define P53_STEER_MAX_POOL   32
 #define P53_STEER_MAX_GEO    64
+#define P53_STEER_MAX_FALLBACK 8
 
-enum p53_steer_policy { P53_POLICY_MAP = 0, P53_POLICY_GEO, P53_POLICY_NEAREST };
+enum p53_steer_policy {
+	P53_POLICY_MAP = 0, P53_POLICY_GEO, P53_POLICY_NEAREST,
+	P53_POLICY_PRIORITY,            /* the healthy targets with the lowest pool[].priority */
+	P53_POLICY_WEIGHTED,            /* one healthy target by weight, per client /24 or /56 */
+	P53_POLICY_STICKY,              /* one healthy target per client /24 or /56, rendezvous hashing */
+};
+
+/* What a record answers when every target is down (records[].all_down). */
+enum p53_steer_all_down { P53_ALL_DOWN_ALL = 0, P53_ALL_DOWN_FALLBACK };
 
 struct p53_steer_target {
-	char *name;                     /* pool[].name: for logs and `pop53ctl steer` */
+	char *name;                     /* pool[].name: for logs and `pop53ctl target` */
 	char *address;                  /* pool[].address, as written */
 	uint8_t family;                 /* 4 or 6 */
 	uint8_t addr[16];
@@ -28,6 +37,7 @@ struct p53_steer_target {
 	bool has_pos;
 	char *pop;                      /* pool[].pop: the PoP label (an IATA code) */
 	unsigned int weight;            /* pool[].weight, default 1; 0 keeps it out of answers */
+	unsigned int priority;          /* pool[].priority, default its position (1, 2, ...) */
 	char *check;                    /* pool[].check: sh -c command, exit 0 = healthy; NULL: always up */
 	unsigned int check_interval_ms; /* default 1000 */
 	unsigned int check_timeout_ms;  /* default 1000 */
@@ -62,6 +72,11 @@ struct p53_steer_record {
 	unsigned int miles;             /* records[].nearest.miles, default 1000 */
 	unsigned int ttl_single;        /* records[].nearest.ttl_single, default 120 */
 	unsigned int ttl_multi;         /* records[].nearest.ttl_multi, default 3600 */
+	int all_down;                   /* records[].all_down: enum p53_steer_all_down, default all */
+	uint8_t fallback[P53_STEER_MAX_FALLBACK][16]; /* records[].fallback: addresses */
+	uint8_t fallback_family[P53_STEER_MAX_FALLBACK]; /* 4 or 6 */
+	int n_fallback;
+	int fallback_line;
 	int line;
 };
 

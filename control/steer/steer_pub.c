@@ -53,13 +53,25 @@ static void *build(const struct p53_steer_conf *conf, const struct p53_dnssec_co
 {
 	uint64_t now = (uint64_t)time(NULL);
 	void *m, *t;
+	bool (*up)[P53_STEER_MAX_POOL] = NULL;
 
 	/* An hour back for resolvers whose clocks lag (RFC 4035 §5.3.1 checks inception). */
 	*sg = (struct p53_steer_signing){ .keys = dc->keys, .n_keys = dc->n_keys,
 					  .inception = (uint32_t)(now - 3600),
 					  .expiration = (uint32_t)(now + dc->validity_s),
 					  .refresh_s = dc->refresh_s };
-	m = p53_steer_build_signed(conf, &s->src, s->up, sg, len, err, errlen);
+	if (s->n_records > 0) {
+		up = calloc((size_t)s->n_records, sizeof(*up));
+		if (up == NULL) {
+			snprintf(err, errlen, "steering: out of memory");
+			return NULL;
+		}
+		for (int i = 0; i < s->n_records; i++)
+			for (int j = 0; j < P53_STEER_MAX_POOL; j++)
+				up[i][j] = p53_steer_target_up(s, i, j);
+	}
+	m = p53_steer_build_signed(conf, &s->src, up, sg, len, err, errlen);
+	free(up);
 	if (m == NULL)
 		return NULL;
 	if (sg->n_signed > 0)
@@ -120,6 +132,11 @@ int p53_steer_prepare(struct p53_steer_pub *p, const struct p53_steer_conf *conf
 						s->chk[i][j].ok_run = p->st.chk[oi][oj].ok_run;
 						s->chk[i][j].fail_run = p->st.chk[oi][oj].fail_run;
 					}
+			/* The operator's word is about the target, whatever its check. */
+			for (int j = 0; j < r->n_pool; j++)
+				for (int oj = 0; oj < o->n_pool; oj++)
+					if (strcmp(o->pool[oj].name, r->pool[j].name) == 0)
+						s->chk[i][j].forced = p->st.chk[oi][oj].forced;
 		}
 	}
 	if (p53_steer_sources_load(conf, &s->src, err, errlen) != 0)
@@ -233,6 +250,10 @@ void p53_steer_tick(struct p53_steer_pub *p, uint64_t now_ms)
 			changed |= check(p, i, j, now_ms);
 	/* The re-signing timer: wall clock, as the signatures' validity is. */
 	resign = p->resign_at != 0 && (uint64_t)time(NULL) >= p->resign_at;
+	if (p->dirty) {
+		p->dirty = false;
+		changed = 1;
+	}
 	if (!changed && !resign)
 		return;
 	if (changed)
@@ -240,6 +261,7 @@ void p53_steer_tick(struct p53_steer_pub *p, uint64_t now_ms)
 	if (p->n_retired == P53_STEER_RETIRED) {
 		p53_err("steering: %s but a reader holds %u old tables; next tick",
 			changed ? "health changed" : "variants are due for re-signing", p->n_retired);
+		p->dirty = p->dirty || changed;
 		return;
 	}
 	size_t len;
@@ -248,6 +270,7 @@ void p53_steer_tick(struct p53_steer_pub *p, uint64_t now_ms)
 	if (t == NULL) {
 		/* Tried again next tick; the health zone check fails once the margin is reached. */
 		p53_err("%s", err);
+		p->dirty = p->dirty || changed;
 		return;
 	}
 	if (resign && !changed) {
@@ -271,6 +294,41 @@ int p53_steer_sig_check(const struct p53_steer_pub *p, uint64_t now, unsigned in
 		snprintf(why, cap, "steering: variant signatures expire in %llu s "
 			 "(dnssec.signature_margin %u s)", (unsigned long long)(expire - now), margin);
 	return -1;
+}
+
+bool p53_steer_target_up(const struct p53_steer_state *s, int i, int j)
+{
+	int8_t f = s->chk != NULL ? s->chk[i][j].forced : 0;
+
+	return f != 0 ? f > 0 : s->up[i][j];
+}
+
+int p53_steer_force(struct p53_steer_pub *p, const char *name, const char *state)
+{
+	int8_t f;
+	int n = 0;
+
+	if (strcmp(state, "up") == 0)
+		f = 1;
+	else if (strcmp(state, "down") == 0)
+		f = -1;
+	else if (strcmp(state, "auto") == 0)
+		f = 0;
+	else
+		return -1;
+	for (int i = 0; i < p->st.n_records; i++)
+		for (int j = 0; j < p->conf->records[i].n_pool; j++) {
+			if (strcmp(p->conf->records[i].pool[j].name, name) != 0)
+				continue;
+			n++;
+			if (p->st.chk[i][j].forced == f)
+				continue;
+			p->st.chk[i][j].forced = f;
+			p->dirty = true;
+			p53_info("steering: target %s (%s) of %s set %s by the operator", name,
+				 p->conf->records[i].pool[j].address, p->conf->records[i].owner, state);
+		}
+	return n;
 }
 
 void p53_steer_pub_fini(struct p53_steer_pub *p)

@@ -14,6 +14,10 @@
  * take it out of every answer, `rise` successes bring it back. A change recompiles the
  * decisions from the loaded sources (no file is read) and publishes within the tick.
  *
+ * An operator (or an outside monitor) can force a target up or down with `pop53ctl target set
+ * NAME up|down|auto`; the word overrides the check (which keeps running and is shown) until
+ * `auto`, survives reloads like the check's verdict, and is published on the next tick.
+ *
  * Signing: variants of records in a zone with a key in dnssec.signing_keys are signed on every
  * build (start, reload, health change) with signature_validity from now, and the whole table
  * is re-signed and republished once less than signature_refresh is left (checked every tick
@@ -41,6 +45,7 @@ struct p53_steer_check {
 	unsigned int ok_run, fail_run;  /* consecutive results */
 	uint64_t changes;
 	char last[300];                 /* how the last run ended */
+	int8_t forced;                  /* `pop53ctl target set`: 1 up, -1 down, 0 auto (the check) */
 };
 
 struct p53_steer_state {
@@ -62,6 +67,7 @@ struct p53_steer_pub {
 	void *cur;
 	size_t cur_len;
 	struct p53_steer_state st;
+	bool dirty;                     /* an operator changed a target: republish next tick */
 	struct { void *t; uint64_t token; } retired[P53_STEER_RETIRED];
 	unsigned int n_retired;
 	uint64_t publishes;
@@ -103,6 +109,17 @@ void p53_steer_tick(struct p53_steer_pub *p, uint64_t now_ms);
  */
 int p53_steer_sig_check(const struct p53_steer_pub *p, uint64_t now, unsigned int margin,
 			char *why, size_t cap);
+
+/**
+ * `pop53ctl target set NAME up|down|auto`: force every target called NAME (pool[].name, in any
+ * record) up or down, overriding its check until `auto`; the table is rebuilt and published on
+ * the next tick (p53_steer_tick).
+ * @return how many targets matched (0: none, nothing changed), or -1 for a bad state word.
+ */
+int p53_steer_force(struct p53_steer_pub *p, const char *name, const char *state);
+
+/** A target's health as the answers see it: the operator's word, else its check's. */
+bool p53_steer_target_up(const struct p53_steer_state *s, int i, int j);
 
 /** Free everything; readers must have stopped. */
 void p53_steer_pub_fini(struct p53_steer_pub *p);

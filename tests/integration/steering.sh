@@ -5,7 +5,10 @@
 # +subnet from the client namespace: the chosen addresses, the TTL and the returned ECS scope
 # for policies map, geo (country, then continent) and nearest (with the hybrid rule), IPv4 and
 # IPv6; a target whose check fails leaving the answer and coming back without a reload; a
-# static record for a steered owner refused at start-up with file:line.
+# static record for a steered owner refused at start-up with file:line; `pop53ctl target set`
+# forcing a target down (it leaves the answer), up over a failing check, and back to auto;
+# every target down with all_down: all (every target) and all_down: fallback (its addresses);
+# policies priority and sticky; `pop53ctl explain` matching kdig's answers.
 . "$(dirname "$0")/lib.sh"
 trap cleanup_common EXIT
 lab_lock
@@ -70,6 +73,28 @@ steering:
       pool:
         - {name: a1, address: 10.0.1.1, pop: AMS, check: "test -e $TMP/a1.up", check_interval_ms: 200, rise: 1, fall: 1}
         - {name: a2, address: 10.0.1.2, pop: AMS}
+    - owner: fb.example.com.
+      type: A
+      policy: [map]
+      ttl: 30
+      all_down: fallback
+      fallback: [192.0.2.99, 192.0.2.98]
+      pool:
+        - {name: f1, address: 10.0.2.1, pop: AMS}
+    - owner: sticky.example.com.
+      type: A
+      policy: [sticky]
+      pool:
+        - {name: s1, address: 10.0.3.1}
+        - {name: s2, address: 10.0.3.2}
+        - {name: s3, address: 10.0.3.3}
+        - {name: s4, address: 10.0.3.4}
+    - owner: prio.example.com.
+      type: A
+      policy: [priority]
+      pool:
+        - {name: p1, address: 10.0.4.1}
+        - {name: p2, address: 10.0.4.2}
 YAML
 touch "$TMP/a1.up"
 start_pop53_answering "$TMP/pop53.yaml"
@@ -154,6 +179,84 @@ for _ in $(seq 1 30); do
 done
 check "health: a1 comes back -> both again" [ -n "$back" ]
 check "health: no reload was needed" bash -c "! grep -q 'reload' '$TMP/pop53d.log'"
+
+# An operator forces a target: a2 (no check) down -> it leaves the answer at once; the word
+# shows in `pop53ctl target list`; `auto` hands it back to its check (none: up).
+CTL="$BUILD/control/pop53ctl"
+check "pop53ctl target set a2 down" "$CTL" -s "$TMP/control.sock" target set a2 down
+expect "target set a2 down: only a1 is answered" "10.0.1.1 ttl=60 scope=-" "$(q health.example.com A)"
+check "target list shows a2 down, forced down, check none" \
+	bash -c '"$0" -s "$1" --json target list | jq -e ".targets[] | select(.name == \"a2\") | select(.up == false and .forced == \"down\" and .check == \"none\")" >/dev/null' \
+	"$CTL" "$TMP/control.sock"
+check "target list (text) has a2's row" \
+	grep -Eq '^health.example.com. +A +a2 +10.0.1.2 +AMS +down +none +down' <("$CTL" -s "$TMP/control.sock" target list)
+check "target set an unknown name fails" bash -c '! "$0" -s "$1" target set nosuch down' "$CTL" "$TMP/control.sock"
+check "pop53ctl target set a2 auto" "$CTL" -s "$TMP/control.sock" target set a2 auto
+expect "target set a2 auto: both again" "10.0.1.1 10.0.1.2 ttl=60 scope=-" "$(q health.example.com A)"
+# Forced up overrides a failing check: a1's check fails, yet it stays in the answer.
+"$CTL" -s "$TMP/control.sock" target set a1 up >/dev/null
+rm -f "$TMP/a1.up"
+sleep 1
+expect "target set a1 up: a failing check does not take it out" "10.0.1.1 10.0.1.2 ttl=60 scope=-" \
+	"$(q health.example.com A)"
+"$CTL" -s "$TMP/control.sock" target set a1 auto >/dev/null
+expect "target set a1 auto: the failing check decides again" "10.0.1.2 ttl=60 scope=-" \
+	"$(q health.example.com A)"
+touch "$TMP/a1.up"
+
+# Every target down: all_down: all (the default) answers every target; all_down: fallback
+# answers the fallback addresses, and the target again once it is back.
+"$CTL" -s "$TMP/control.sock" target set a1 down >/dev/null
+"$CTL" -s "$TMP/control.sock" target set a2 down >/dev/null
+expect "all_down: all (default): both targets down -> both answered" "10.0.1.1 10.0.1.2 ttl=60 scope=-" \
+	"$(q health.example.com A)"
+"$CTL" -s "$TMP/control.sock" target set a1 auto >/dev/null
+"$CTL" -s "$TMP/control.sock" target set a2 auto >/dev/null
+expect "all_down: fallback: the target up -> it is answered" "10.0.2.1 ttl=30 scope=-" "$(q fb.example.com A)"
+"$CTL" -s "$TMP/control.sock" target set f1 down >/dev/null
+expect "all_down: fallback: the only target down -> the fallback addresses" \
+	"192.0.2.98 192.0.2.99 ttl=30 scope=-" "$(q fb.example.com A)"
+"$CTL" -s "$TMP/control.sock" target set f1 auto >/dev/null
+expect "all_down: fallback: the target back -> it again" "10.0.2.1 ttl=30 scope=-" "$(q fb.example.com A)"
+
+# explain: the decision path pop53d reports from its published table gives what kdig gets.
+# ex NAME TYPE ARGS...: "ADDR... ttl=T scope=S" (addresses sorted) from `pop53ctl --json explain`
+ex() {
+	"$CTL" -s "$TMP/control.sock" --json explain "$@" |
+		jq -r '.explain.answer | ((.addresses | sort | join(" ")) + " ttl=\(.ttl) scope=\(.scope)")'
+}
+for c in "map.example.com A 198.51.100.7/32" "map.example.com A 198.51.100.200/32" \
+	 "map.example.com A 203.0.113.0/24" "map.example.com A 2001:db8:abcd:1::/64" \
+	 "near.example.com A 198.51.100.7/32" "near.example.com A 203.0.113.9/32" \
+	 "v6.example.com AAAA 2001:db8:e1::/48" "map.example.com A 10.9.9.9/32" \
+	 "sticky.example.com A 198.51.100.7/32" "sticky.example.com A 203.0.113.9/32" \
+	 "sticky.example.com A 100.64.1.0/24" "sticky.example.com A 2001:db8:77::/48" \
+	 "prio.example.com A 198.51.100.7/32"; do
+	set -- $c
+	expect "explain $1 $2 --ecs $3 matches kdig +subnet=$3" "$(q "$1" "$2" +subnet="$3")" "$(ex "$1" "$2" --ecs "$3")"
+done
+got=$(ex map.example.com A --client 192.0.2.1)
+expect "explain --client 192.0.2.1 (no ECS) matches kdig from 192.0.2.1" "$(q map.example.com A | sed 's/ scope=-$//')" "${got% scope=*}"
+check "explain shows the map miss then the geo step's country" bash -c '"$0" -s "$1" --json explain map.example.com A --ecs 198.51.100.200/32 | jq -e ".explain.steps[0].location | type == \"string\"" >/dev/null && "$0" -s "$1" --json explain map.example.com A --ecs 198.51.100.200/32 | jq -e ".explain.steps[1].location.continent == \"NA\" and .explain.answer.by == \"geo\"" >/dev/null' "$CTL" "$TMP/control.sock"
+check "explain (text) names the block and the answer" \
+	grep -q 'step 1: map (map) block 198.51.100.0/25' <("$CTL" -s "$TMP/control.sock" explain map.example.com A --ecs 198.51.100.7/32)
+# priority over kdig: p1 first; p1 down -> p2
+expect "priority: p1 first" "10.0.4.1 ttl=300 scope=-" "$(q prio.example.com A)"
+"$CTL" -s "$TMP/control.sock" target set p1 down >/dev/null
+expect "priority: p1 down -> p2" "10.0.4.2 ttl=300 scope=-" "$(q prio.example.com A)"
+# sticky over kdig: a /24's target going down moves it; the others' /24s keep theirs
+before=$(q sticky.example.com A +subnet=198.51.100.7/32)
+victim=$("$CTL" -s "$TMP/control.sock" --json target list | jq -r ".targets[] | select(.address == \"${before%% *}\") | .name")
+other=
+for n in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16; do
+	g=$(q sticky.example.com A +subnet=100.64.$n.0/24)
+	[ "${g%% *}" != "${before%% *}" ] && { other="100.64.$n.0/24 $g"; break; }
+done
+"$CTL" -s "$TMP/control.sock" target set "$victim" down >/dev/null
+check "sticky: the /24's target down -> another target" [ "$(q sticky.example.com A +subnet=198.51.100.7/32 | cut -d' ' -f1)" != "${before%% *}" ]
+expect "sticky: a /24 on another target keeps it" "${other#* }" "$(q sticky.example.com A +subnet="${other%% *}")"
+"$CTL" -s "$TMP/control.sock" target set "$victim" auto >/dev/null
+expect "sticky: the target back -> the /24 returns to it" "$before" "$(q sticky.example.com A +subnet=198.51.100.7/32)"
 
 check "pop53d stops cleanly" stop_pop53
 check "no mbuf leaked" grep -q 'no leak' "$TMP/pop53d.log"

@@ -172,6 +172,14 @@ static void test_bad_config(void **state)
 		  "steering.records[0].policy[1]: policy 'map' twice" },
 		{ REC "      type: A\n      policy: [map]\n      pool: [{name: a, address: 10.0.0.1, colour: red}]\n",
 		  "steering.records[0].pool[0]: unknown key 'colour'" },
+		{ REC "      type: A\n      policy: [map]\n      all_down: fallback\n      pool: [{name: a, address: 10.0.0.1}]\n",
+		  "steering.records[0]: all_down: fallback needs a fallback: list of addresses" },
+		{ REC "      type: A\n      policy: [map]\n      fallback: [10.0.0.9]\n      pool: [{name: a, address: 10.0.0.1}]\n",
+		  "steering.records[0]: fallback: is only answered with all_down: fallback" },
+		{ REC "      type: A\n      policy: [map]\n      all_down: fallback\n      fallback: [2001:db8::9]\n      pool: [{name: a, address: 10.0.0.1}]\n",
+		  "steering.records[0].fallback[0]: not an IPv4 address" },
+		{ REC "      type: A\n      policy: [map]\n      all_down: some\n      pool: [{name: a, address: 10.0.0.1}]\n",
+		  "c.yaml:14: steering.records[0].all_down: expected all or fallback, got 'some'" },
 	};
 	char err[1024], path[256];
 
@@ -227,6 +235,253 @@ static void test_bad_map(void **state)
 	}
 }
 
+/* A config's steering table, built with the health in `up`: the config (HEAD + yaml) and the
+ * map (json) are written to the test's directory and loaded as pop53d loads them. */
+struct built {
+	struct p53_config cfg;
+	struct p53_steer_sources src;
+	void *t;
+};
+
+static void build_from(struct built *b, const char *yaml, const char *json,
+		       bool up[][P53_STEER_MAX_POOL])
+{
+	char err[1024], path[256];
+	size_t len;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/m.json", tmpdir);
+	assert_non_null(f = fopen(path, "w"));
+	fputs(json, f);
+	fclose(f);
+	snprintf(path, sizeof(path), "%s/c.yaml", tmpdir);
+	assert_non_null(f = fopen(path, "w"));
+	fputs(HEAD, f);
+	fputs(yaml, f);
+	fclose(f);
+	if (p53_config_load(path, &b->cfg, err, sizeof(err)) != 0)
+		fail_msg("config: %s", err);
+	if (p53_steer_sources_load(&b->cfg.steer, &b->src, err, sizeof(err)) != 0)
+		fail_msg("sources: %s", err);
+	b->t = p53_steer_build(&b->cfg.steer, &b->src, up, &len, err, sizeof(err));
+	if (b->t == NULL)
+		fail_msg("build: %s", err);
+}
+
+static void built_free(struct built *b)
+{
+	free(b->t);
+	p53_steer_sources_free(&b->src);
+	p53_config_free(&b->cfg);
+}
+
+/* The addresses record `rec` answers a client at `ip` (NULL: no client), in answer order, as
+ * "a b c", and the TTL. */
+static uint8_t last_scope;
+
+static const char *answer(const void *t, uint32_t rec, const char *ip, uint32_t *ttl)
+{
+	static char out[1024];
+	const struct p53_steer_hdr *h = p53_steer_hdr(t);
+	const struct p53_steer_rec *r = (const struct p53_steer_rec *)((const uint8_t *)t + h->records_off) + rec;
+	struct p53_steer_client cl = {0};
+	uint8_t scope;
+	size_t n = 0;
+
+	if (ip != NULL) {
+		cl.v6 = strchr(ip, ':') != NULL;
+		assert_int_equal(inet_pton(cl.v6 ? AF_INET6 : AF_INET, ip, cl.addr), 1);
+	}
+	const struct p53_steer_variant *v = p53_steer_pick(t, r, ip != NULL ? &cl : NULL, &scope);
+	const uint8_t *p = p53_steer_rdata(t, v);
+	out[0] = '\0';
+	for (unsigned int k = 0; k < v->count; k++) {
+		unsigned int rdlen = (unsigned int)p[10] << 8 | p[11];
+		char a[INET6_ADDRSTRLEN];
+		inet_ntop(rdlen == 4 ? AF_INET : AF_INET6, p + 12, a, sizeof(a));
+		n += (size_t)snprintf(out + n, sizeof(out) - n, "%s%s", k ? " " : "", a);
+		p += 12 + rdlen;
+	}
+	if (ttl != NULL)
+		*ttl = v->ttl;
+	last_scope = scope;
+	return out;
+}
+
+#define POOL3 "      pool:\n" \
+	      "        - {name: a, address: 10.0.0.1, pop: AMS}\n" \
+	      "        - {name: b, address: 10.0.0.2, pop: AMS}\n" \
+	      "        - {name: c, address: 10.0.0.3, pop: FRA}\n"
+#define MAP1 "[{\"networks\": [\"198.51.100.0/24\"], \"labels\": [\"FRA\", \"AMS\"]}]"
+
+/* all_down: what a record answers when every target is down; the default is every target. */
+static void test_all_down(void **state)
+{
+	static bool up[2][P53_STEER_MAX_POOL];
+	struct built b;
+
+	(void)state;
+	build_from(&b, REC "      type: A\n      policy: [map]\n" POOL3
+		   "    - owner: fb.example.com.\n      type: A\n      policy: [map]\n"
+		   "      all_down: fallback\n      fallback: [192.0.2.80, 192.0.2.81]\n" POOL3,
+		   MAP1, up);
+	assert_string_equal(answer(b.t, 0, "198.51.100.1", NULL), "10.0.0.1 10.0.0.2 10.0.0.3");
+	assert_string_equal(answer(b.t, 0, NULL, NULL), "10.0.0.1 10.0.0.2 10.0.0.3");
+	assert_string_equal(answer(b.t, 1, "198.51.100.1", NULL), "192.0.2.80 192.0.2.81");
+	assert_string_equal(answer(b.t, 1, "10.9.9.9", NULL), "192.0.2.80 192.0.2.81");
+	built_free(&b);
+	/* One target up: the fallback addresses are not answered. */
+	up[1][1] = true;
+	up[0][1] = true;
+	build_from(&b, REC "      type: A\n      policy: [map]\n" POOL3
+		   "    - owner: fb.example.com.\n      type: A\n      policy: [map]\n"
+		   "      all_down: fallback\n      fallback: [192.0.2.80, 192.0.2.81]\n" POOL3,
+		   MAP1, up);
+	assert_string_equal(answer(b.t, 1, "198.51.100.1", NULL), "10.0.0.2");
+	assert_string_equal(answer(b.t, 1, NULL, NULL), "10.0.0.2");
+	assert_string_equal(answer(b.t, 0, NULL, NULL), "10.0.0.2");
+	built_free(&b);
+}
+
+/* priority: the up targets with the lowest priority (default: pool order); scope 0. */
+static void test_priority(void **state)
+{
+	static bool up[2][P53_STEER_MAX_POOL];
+	struct built b;
+	const char *yaml = REC "      type: A\n      policy: [priority]\n" POOL3
+		"    - owner: p2.example.com.\n      type: A\n      policy: [priority]\n      pool:\n"
+		"        - {name: a, address: 10.0.0.1, priority: 5}\n"
+		"        - {name: b, address: 10.0.0.2, priority: 2}\n"
+		"        - {name: c, address: 10.0.0.3, priority: 2}\n";
+
+	(void)state;
+	for (int i = 0; i < 3; i++)
+		up[0][i] = up[1][i] = true;
+	build_from(&b, yaml, MAP1, up);
+	assert_string_equal(answer(b.t, 0, "198.51.100.1", NULL), "10.0.0.1");
+	assert_int_equal(last_scope, 0);
+	assert_string_equal(answer(b.t, 0, "2001:db8::1", NULL), "10.0.0.1");
+	assert_string_equal(answer(b.t, 1, "198.51.100.1", NULL), "10.0.0.2 10.0.0.3");
+	built_free(&b);
+	up[0][0] = false;               /* the first down: the second */
+	up[1][1] = false;               /* one of a tie down: the other */
+	build_from(&b, yaml, MAP1, up);
+	assert_string_equal(answer(b.t, 0, "198.51.100.1", NULL), "10.0.0.2");
+	assert_string_equal(answer(b.t, 1, "198.51.100.1", NULL), "10.0.0.3");
+	built_free(&b);
+	up[1][2] = false;               /* the tie gone: the higher number */
+	build_from(&b, yaml, MAP1, up);
+	assert_string_equal(answer(b.t, 1, "198.51.100.1", NULL), "10.0.0.1");
+	built_free(&b);
+}
+
+/* weighted: each client /24 (or /56) gets one target, its share of the 256 buckets is its
+ * share of the weight; one client block always gets the same answer. */
+static void test_weighted(void **state)
+{
+	static bool up[1][P53_STEER_MAX_POOL];
+	struct built b;
+	int count[3] = {0};
+	char ip[64];
+	uint8_t t[P53_STEER_MAX_POOL];
+
+	(void)state;
+	for (int i = 0; i < 3; i++)
+		up[0][i] = true;
+	build_from(&b, REC "      type: A\n      policy: [weighted]\n      pool:\n"
+		   "        - {name: a, address: 10.0.0.1, weight: 3}\n"
+		   "        - {name: b, address: 10.0.0.2, weight: 1}\n"
+		   "        - {name: c, address: 10.0.0.3, weight: 0}\n", MAP1, up);
+	const struct p53_steer_record *r = &b.cfg.steer.records[0];
+	for (uint32_t k = 0; k < P53_STEER_BUCKETS; k++) {
+		assert_int_equal(p53_steer_decide_client(r, up[0], P53_POLICY_WEIGHTED, k, t), 1);
+		count[t[0]]++;
+	}
+	assert_int_equal(count[0], 192);         /* 3/4 of the buckets */
+	assert_int_equal(count[1], 64);
+	assert_int_equal(count[2], 0);           /* weight 0: never */
+	/* Clients: 4096 /24s land about 3:1; every host of a /24 gets its /24's answer. */
+	memset(count, 0, sizeof(count));
+	for (int i = 0; i < 4096; i++) {
+		snprintf(ip, sizeof(ip), "100.%d.%d.7", i >> 8, i & 255);
+		char first[64];
+		snprintf(first, sizeof(first), "%s", answer(b.t, 0, ip, NULL));
+		assert_int_equal(last_scope, 24);
+		count[first[7] - '1']++;
+		snprintf(ip, sizeof(ip), "100.%d.%d.200", i >> 8, i & 255);
+		assert_string_equal(answer(b.t, 0, ip, NULL), first);
+	}
+	if (count[0] < 2800 || count[0] > 3350 || count[2] != 0)
+		fail_msg("weights 3:1:0 over 4096 client /24s gave %d:%d:%d", count[0], count[1], count[2]);
+	answer(b.t, 0, "2001:db8:1:2::1", NULL);
+	assert_int_equal(last_scope, 56);
+	built_free(&b);
+	/* The heavy one down: everything to the other. */
+	up[0][0] = false;
+	build_from(&b, REC "      type: A\n      policy: [weighted]\n      pool:\n"
+		   "        - {name: a, address: 10.0.0.1, weight: 3}\n"
+		   "        - {name: b, address: 10.0.0.2, weight: 1}\n"
+		   "        - {name: c, address: 10.0.0.3, weight: 0}\n", MAP1, up);
+	for (int i = 0; i < 256; i++) {
+		snprintf(ip, sizeof(ip), "100.0.%d.1", i);
+		assert_string_equal(answer(b.t, 0, ip, NULL), "10.0.0.2");
+	}
+	built_free(&b);
+}
+
+/* sticky: rendezvous hashing of the client block over the up targets: a target going down
+ * moves only its own buckets, and they come back to it when it returns. */
+static void test_sticky(void **state)
+{
+	bool up[4] = { true, true, true, true };
+	struct p53_steer_record r = { .n_pool = 4 };
+	const char *names[4] = { "ams1", "fra1", "lhr1", "cdg1" };
+	uint8_t before[P53_STEER_BUCKETS], t[P53_STEER_MAX_POOL];
+	int count[4] = {0};
+
+	(void)state;
+	for (int i = 0; i < 4; i++) {
+		r.pool[i].name = (char *)names[i];
+		r.pool[i].weight = 1;
+	}
+	for (uint32_t k = 0; k < P53_STEER_BUCKETS; k++) {
+		assert_int_equal(p53_steer_decide_client(&r, up, P53_POLICY_STICKY, k, t), 1);
+		before[k] = t[0];
+		count[t[0]]++;
+	}
+	for (int i = 0; i < 4; i++)
+		if (count[i] < 40)
+			fail_msg("sticky spreads badly: target %d has %d of 256 buckets", i, count[i]);
+	up[1] = false;
+	int moved = 0;
+	for (uint32_t k = 0; k < P53_STEER_BUCKETS; k++) {
+		assert_int_equal(p53_steer_decide_client(&r, up, P53_POLICY_STICKY, k, t), 1);
+		assert_int_not_equal(t[0], 1);
+		if (before[k] != 1 && t[0] != before[k])
+			fail_msg("bucket %u moved from %d to %d though %d stayed up", k, before[k], t[0], before[k]);
+		moved += t[0] != before[k];
+	}
+	assert_int_equal(moved, count[1]);
+	up[1] = true;
+	for (uint32_t k = 0; k < P53_STEER_BUCKETS; k++) {
+		p53_steer_decide_client(&r, up, P53_POLICY_STICKY, k, t);
+		assert_int_equal(t[0], before[k]);
+	}
+
+	/* Through a table: one /24 or /56 keeps its target, with the scope it depended on. */
+	static bool tup[1][P53_STEER_MAX_POOL] = { { true, true, true } };
+	struct built b;
+	char first[64];
+	build_from(&b, REC "      type: A\n      policy: [sticky, map]\n" POOL3, MAP1, tup);
+	snprintf(first, sizeof(first), "%s", answer(b.t, 0, "203.0.113.1", NULL));
+	assert_int_equal(last_scope, 24);
+	assert_string_equal(answer(b.t, 0, "203.0.113.254", NULL), first);
+	snprintf(first, sizeof(first), "%s", answer(b.t, 0, "2001:db8:aa:bb00::1", NULL));
+	assert_int_equal(last_scope, 56);
+	assert_string_equal(answer(b.t, 0, "2001:db8:aa:bbff:ffff::1", NULL), first);
+	built_free(&b);
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -249,6 +504,10 @@ int main(void)
 		cmocka_unit_test(test_great_circle),
 		cmocka_unit_test(test_bad_config),
 		cmocka_unit_test(test_bad_map),
+		cmocka_unit_test(test_all_down),
+		cmocka_unit_test(test_priority),
+		cmocka_unit_test(test_weighted),
+		cmocka_unit_test(test_sticky),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
