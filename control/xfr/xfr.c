@@ -592,7 +592,9 @@ static void transfers_done(struct p53_daemon *d, struct p53_zone_update *u, stru
 				 .expire = j->expire };
 		set_timers(&d->cfg, z, &s);
 		z->state = P53_XFR_LOADED;
-		z->force = false;
+		/* A retransfer asked for while this job (not a forced one) ran still gets its AXFR. */
+		if (j->force)
+			z->force = false;
 		z->bad_copy = false;
 		z->xfr_ok++;
 		confirmed(d, z, now);
