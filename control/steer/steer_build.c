@@ -697,6 +697,14 @@ static uint32_t locs_of(const struct p53_steer_sources *s, int src)
 	return s->src[src].n_locs;
 }
 
+/* memcpy for sections that may be empty: their arrays are NULL then (C forbids memcpy from
+ * NULL even for 0 bytes, and UBSan says so). */
+static void put(uint8_t *dst, const void *src, size_t n)
+{
+	if (n > 0)
+		memcpy(dst, src, n);
+}
+
 void *p53_steer_build(const struct p53_steer_conf *conf, const struct p53_steer_sources *s,
 		      bool up[][P53_STEER_MAX_POOL], size_t *len, char *err, size_t errlen)
 {
@@ -818,7 +826,7 @@ void *p53_steer_build_signed(const struct p53_steer_conf *conf, const struct p53
 		memcpy(img + h.names_off + np, conf->records[i].lname, conf->records[i].lname_len);
 		np += conf->records[i].lname_len;
 	}
-	memcpy(img + h.records_off, recs, (size_t)conf->n_records * sizeof(*recs));
+	put(img + h.records_off, recs, (size_t)conf->n_records * sizeof(*recs));
 	size_t rp = 0;
 	for (uint32_t i = 0; i < o.n_v; i++) {
 		const struct p53_steer_record *r = &conf->records[o.v[i].rec];
@@ -877,10 +885,10 @@ void *p53_steer_build_signed(const struct p53_steer_conf *conf, const struct p53
 		}
 		rp += (size_t)sl;
 	}
-	memcpy(img + h.dec_off, o.dec, (size_t)o.n_dec * 4);
+	put(img + h.dec_off, o.dec, (size_t)o.n_dec * 4);
 	for (int k = 0; k < P53_STEER_SRCS; k++) {
-		memcpy(img + h.src[k].off4, s->src[k].b4, (size_t)s->src[k].n4 * sizeof(struct p53_steer_b4));
-		memcpy(img + h.src[k].off6, s->src[k].b6, (size_t)s->src[k].n6 * sizeof(struct p53_steer_b6));
+		put(img + h.src[k].off4, s->src[k].b4, (size_t)s->src[k].n4 * sizeof(struct p53_steer_b4));
+		put(img + h.src[k].off6, s->src[k].b6, (size_t)s->src[k].n6 * sizeof(struct p53_steer_b6));
 	}
 	memcpy(img, &h, sizeof(h));
 	const char *why;
