@@ -27,8 +27,7 @@ const char *p53_tsig_alg_name(enum p53_tsig_alg alg)
 	return names[alg];
 }
 
-/* A domain name to canonical wire form; -1 when it is not one. */
-static int name_wire(const char *s, uint8_t *out, uint8_t *len)
+int p53_xfr_name_wire(const char *s, uint8_t *out, uint8_t *len)
 {
 	ldns_rdf *r = NULL;
 	char *abs = NULL;
@@ -90,7 +89,7 @@ static int key_name(struct p53_conf_ctx *c, const struct p53_conf_key *k, yaml_n
 	(void)k;
 	if (p53_conf_string_of(c, v, where, &s) != 0)
 		return -1;
-	if (s[0] == '\0' || name_wire(s, key->wire, &key->wire_len) != 0)
+	if (s[0] == '\0' || p53_xfr_name_wire(s, key->wire, &key->wire_len) != 0)
 		return p53_conf_expected(c, v, where, "a key name (a domain name)");
 	if (asprintf(&key->name, "%s%s", s, ldns_dname_str_absolute(s) ? "" : ".") < 0)
 		return p53_conf_fail(c, v, "out of memory");
@@ -166,7 +165,7 @@ int p53_xfr_key_find(const struct p53_xfr_conf *x, const char *name)
 	uint8_t w[P53_NAME_MAXLEN];
 	uint8_t len;
 
-	if (name_wire(name, w, &len) != 0)
+	if (p53_xfr_name_wire(name, w, &len) != 0)
 		return -1;
 	for (int i = 0; i < x->n_keys; i++)
 		if (x->keys[i].wire_len == len && memcmp(x->keys[i].wire, w, len) == 0)

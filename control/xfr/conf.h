@@ -139,4 +139,7 @@ void p53_xfr_conf_free(struct p53_xfr_conf *x);
  */
 char *p53_xfr_default_file(const char *dir, const char *zone);
 
+/** A domain name to canonical (lower-case) wire form, at most 255 octets; -1 when it is not one. */
+int p53_xfr_name_wire(const char *s, uint8_t *out, uint8_t *len);
+
 #endif /* P53_XFR_CONF_H */

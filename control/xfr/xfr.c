@@ -38,24 +38,6 @@ uint64_t p53_xfr_now_us(void)
 	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
 }
 
-static int name_wire(const char *name, uint8_t *out, uint8_t *len)
-{
-	ldns_rdf *r = NULL;
-	char *abs = NULL;
-	int rc = -1;
-
-	if (asprintf(&abs, "%s%s", name, ldns_dname_str_absolute(name) ? "" : ".") < 0)
-		return -1;
-	if (ldns_str2rdf_dname(&r, abs) == LDNS_STATUS_OK && ldns_rdf_size(r) <= P53_NAME_MAXLEN) {
-		p53_name_lower(out, ldns_rdf_data(r), ldns_rdf_size(r));
-		*len = (uint8_t)ldns_rdf_size(r);
-		rc = 0;
-	}
-	ldns_rdf_deep_free(r);
-	free(abs);
-	return rc;
-}
-
 struct p53_xfr_zone *p53_xfr_find_wire(const struct p53_xfr *x, const uint8_t *apex, size_t len)
 {
 	for (size_t i = 0; x != NULL && i < x->n; i++)
@@ -69,7 +51,7 @@ struct p53_xfr_zone *p53_xfr_find(const struct p53_xfr *x, const char *name)
 	uint8_t w[P53_NAME_MAXLEN];
 	uint8_t len;
 
-	if (name_wire(name, w, &len) != 0)
+	if (p53_xfr_name_wire(name, w, &len) != 0)
 		return NULL;
 	return p53_xfr_find_wire(x, w, len);
 }
@@ -93,7 +75,7 @@ struct p53_xfr_zone *p53_xfr_zone_add(struct p53_xfr *x, const char *name, int c
 	z->file = strdup(file);
 	z->cfg_index = cfg_index;
 	z->last_primary = -1;
-	if (z->name == NULL || z->file == NULL || name_wire(name, z->apex, &z->apex_len) != 0)
+	if (z->name == NULL || z->file == NULL || p53_xfr_name_wire(name, z->apex, &z->apex_len) != 0)
 		goto fail;
 	if (x->n == x->cap) {
 		size_t cap = x->cap ? x->cap * 2 : 16;
