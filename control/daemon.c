@@ -59,6 +59,7 @@ static void totals_now(struct p53_daemon *d, struct p53_totals *out)
 	p53_tcp_totals(&d->tcp, &tcp);
 	p53_totals_add_tcp(out, &tcp);
 	p53_totals_add_exc(out, &d->exc.stats);
+	out->xfr = d->xfr_stats;
 }
 
 void p53_daemon_totals(struct p53_daemon *d, struct p53_totals *out)

@@ -26,6 +26,7 @@
 #include "control/publish.h"
 #include "control/tcp/tcp.h"
 #include "control/xfr/serve.h"
+#include "control/xfr/xfr_stats.h"
 #include "control/zone/watch.h"
 
 struct p53_xfr;
@@ -46,6 +47,8 @@ struct p53_daemon {
 	struct rte_ring *notify_ring;   /* NOTIFY events from the workers (dataplane/notify.h) */
 	struct p53_xfr *xfr;            /* secondary zones (control/xfr/xfr.h) */
 	uint64_t notify_seen;           /* NOTIFY events taken from the ring */
+	struct p53_xfr_stats xfr_stats; /* NOTIFYs we send (control/xfr/notify_out.c); here, not
+					   in xfr, so the stats renderers never read freed memory */
 	uint64_t hb_warned_tsc;         /* last "no heartbeat" warning */
 	int test_hooks;                 /* POP53_TEST_HOOKS=1 at start: `pop53ctl test ...` works */
 	struct p53_health health;       /* checks, state machine, announcers (control/health/) */

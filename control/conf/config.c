@@ -152,6 +152,8 @@ static const struct p53_conf_key zone_keys[] = {
 	{ .name = "catalog", .fn = p53_xfr_conf_catalog },
 	/* Outgoing AXFR/IXFR (control/xfr/serve_conf.c), primary and secondary zones alike. */
 	{ .name = "transfer", .fn = p53_xfr_conf_transfer },
+	/* Outgoing NOTIFY to the servers we feed (control/xfr/notify_out.c). */
+	{ .name = "notify_to", .fn = p53_xfr_conf_notify_to },
 };
 
 static int key_zones(struct p53_conf_ctx *c, const struct p53_conf_key *k, yaml_node_t *v,
@@ -403,6 +405,7 @@ void p53_config_free(struct p53_config *cfg)
 		free(cfg->zones[i].file);
 		p53_xfr_zone_conf_free(cfg->zones[i].xfr);
 		p53_xfr_transfer_conf_free(cfg->zones[i].transfer);
+		p53_xfr_notify_to_free(cfg->zones[i].notify_to);
 	}
 	p53_xfr_conf_free(&cfg->xfr);
 	free(cfg->zones);

@@ -37,6 +37,8 @@ struct p53_config_zone {
 	struct p53_xfr_zone_conf *xfr; /* a secondary zone (primaries:...), else NULL */
 	struct p53_xfr_transfer_conf *transfer; /* who may transfer it from us, else NULL:
 						   xfr.transfer (control/xfr/serve_conf.h) */
+	struct p53_xfr_notify_to *notify_to; /* whom we NOTIFY of a new serial, else NULL:
+						xfr.notify_to (control/xfr/serve_conf.h) */
 };
 
 enum p53_replicas {

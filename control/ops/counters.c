@@ -16,7 +16,7 @@ enum {
 	F_RX, F_TX, F_TX_FAIL, F_QUERIES, F_ANSWERED, F_TC, F_TRAILING, F_NOTIFY, F_NOTIFY_LOST,
 	F_RCODE, F_QTYPE, F_KIND, F_DROPS, F_MALFORMED, F_RRL, F_COOKIES, F_RRL_TOP,
 	F_TCP_ACCEPTED, F_TCP_OPEN, F_TCP_REFUSED, F_TCP_CLOSED, F_TCP_QUERIES, F_TCP_RESPONSES,
-	F_TCP_BYTES_IN, F_TCP_BYTES_OUT, F_EXC_FRAMES, F_EXC_DROPS,
+	F_TCP_BYTES_IN, F_TCP_BYTES_OUT, F_XFR_NOTIFY_OUT, F_EXC_FRAMES, F_EXC_DROPS,
 	F_PORT_IN, F_PORT_OUT, F_PORT_MISSED, F_PORT_IERR, F_PORT_OERR, F_PORT_NOMBUF,
 	F__MAX
 };
@@ -44,6 +44,7 @@ static const struct p53_family families[F__MAX] = {
 	[F_TCP_RESPONSES] = { "pop53_tcp_responses_total", "tcp.responses", NULL, P53_COUNTER, "DNS responses sent over TCP" },
 	[F_TCP_BYTES_IN] = { "pop53_tcp_received_bytes_total", "tcp.bytes_in", NULL, P53_COUNTER, "bytes received on TCP connections, length fields included" },
 	[F_TCP_BYTES_OUT] = { "pop53_tcp_sent_bytes_total", "tcp.bytes_out", NULL, P53_COUNTER, "bytes sent on TCP connections" },
+	[F_XFR_NOTIFY_OUT] = { "pop53_xfr_notify_out_total", "xfr.notify_out", "result", P53_COUNTER, "NOTIFYs sent to the servers pop53 feeds (notify_to): sent (first tries), retried (no answer in time), acked (answered NOERROR), failed (given up: no answer after 5 tries, an error RCODE, TSIG refused)" },
 	[F_RRL] = { "pop53_rrl_responses_total", "rrl", "action", P53_COUNTER, "responses rate limiting acted on: dropped, slipped (TC=1, BADCOOKIE or a leaked error), exempt (exempt_clients), cookie (valid server cookie, not accounted), would_drop and would_slip (log_only), early (limited before answering)" },
 	[F_COOKIES] = { "pop53_cookies_total", "cookies", "cookie", P53_COUNTER, "queries with a COOKIE option, by what it held; badcookie: BADCOOKIE replies sent" },
 	[F_RRL_TOP] = { "pop53_rrl_top_limited", "rrl_top", "prefix", P53_GAUGE, "the most rate-limited client prefixes now held in the RRL tables: responses limited" },
@@ -105,6 +106,10 @@ void p53_counters_walk(const struct p53_totals *t, const struct p53_port_totals 
 	fn(arg, &f[F_TCP_RESPONSES], NULL, t->tcp.responses);
 	fn(arg, &f[F_TCP_BYTES_IN], NULL, t->tcp.bytes_in);
 	fn(arg, &f[F_TCP_BYTES_OUT], NULL, t->tcp.bytes_out);
+	fn(arg, &f[F_XFR_NOTIFY_OUT], "sent", t->xfr.notify_sent);
+	fn(arg, &f[F_XFR_NOTIFY_OUT], "retried", t->xfr.notify_retried);
+	fn(arg, &f[F_XFR_NOTIFY_OUT], "acked", t->xfr.notify_acked);
+	fn(arg, &f[F_XFR_NOTIFY_OUT], "failed", t->xfr.notify_failed);
 	const struct p53_guard_stats *g = &t->guard;
 	fn(arg, &f[F_RRL], "dropped", g->rrl_dropped);
 	fn(arg, &f[F_RRL], "slipped", g->rrl_slipped);

@@ -16,6 +16,7 @@
 
 #include "control/exc/exc_stats.h"
 #include "control/tcp/tcp_stats.h"
+#include "control/xfr/xfr_stats.h"
 #include "control/abuse/rrl_view.h"
 #include "dataplane/worker.h"
 
@@ -28,6 +29,7 @@ struct p53_totals {
 	uint64_t exc_drops[4];          /* its drops, by enum p53_exc_drop */
 	uint64_t tcp_open;              /* gauge: TCP connections open now (never reset) */
 	struct p53_guard_stats guard;
+	struct p53_xfr_stats xfr;       /* the control thread's (NOTIFYs sent downstream) */
 };
 
 /* dpdk mode's exception path (control/exc/exc.h), by direction; zero in xdp mode. */

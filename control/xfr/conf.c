@@ -195,6 +195,7 @@ const struct p53_conf_key p53_xfr_conf_keys_table[P53_XFR_CONF_NKEYS] = {
 	{ .name = "retry_max_s", .fn = p53_conf_uint, XC(retry_max_s), .min = 1, .max = 2419200 },
 	{ .name = "expire_min_s", .fn = p53_conf_uint, XC(expire_min_s), .min = 1, .max = 2419200 },
 	{ .name = "transfer", .fn = p53_xfr_conf_transfer_default },
+	{ .name = "notify_to", .fn = p53_xfr_conf_notify_to_default },
 	{ .name = "journal_max_bytes", .fn = journal_bytes, XC(journal_max_bytes), .min = 0,
 	  .max = 1ul << 40 },
 };
@@ -241,6 +242,15 @@ static const struct p53_conf_key primary_keys[] = {
 	{ .name = "key", .fn = p53_conf_string, P53_CONF_FIELD(struct p53_xfr_primary, key_name) },
 };
 
+int p53_xfr_conf_remote(struct p53_conf_ctx *c, yaml_node_t *item, const char *where,
+			struct p53_xfr_primary *p)
+{
+	p->line = (int)item->start_mark.line + 1;
+	p->port = 53;
+	p->key = -1;
+	return p53_conf_map(c, item, primary_keys, P53_CONF_NKEYS(primary_keys), where, item, p);
+}
+
 int p53_xfr_conf_primaries(struct p53_conf_ctx *c, const struct p53_conf_key *k, yaml_node_t *v,
 			   const char *where, void *base)
 {
@@ -259,14 +269,8 @@ int p53_xfr_conf_primaries(struct p53_conf_ctx *c, const struct p53_conf_key *k,
 	if (n > P53_XFR_MAX_PRIMARIES)
 		return p53_conf_fail(c, v, "%s: at most %d primaries", where, P53_XFR_MAX_PRIMARIES);
 	for (int i = 0; i < n; i++) {
-		yaml_node_t *item = p53_conf_seq_item(c, v, i);
-		struct p53_xfr_primary *p = &x->primaries[x->n_primaries++];
-
 		snprintf(iw, sizeof(iw), "%s[%d]", where, i);
-		p->line = (int)item->start_mark.line + 1;
-		p->port = 53;
-		p->key = -1;
-		if (p53_conf_map(c, item, primary_keys, P53_CONF_NKEYS(primary_keys), iw, item, p) != 0)
+		if (p53_xfr_conf_remote(c, p53_conf_seq_item(c, v, i), iw, &x->primaries[x->n_primaries++]) != 0)
 			return -1;
 	}
 	return 0;
@@ -418,7 +422,8 @@ int p53_xfr_conf_check(struct p53_conf_ctx *c, struct p53_config *cfg)
 				 x->retry_max_s);
 	if (!x->journal_set)
 		x->journal_max_bytes = UINT64_C(16) << 20;
-	if (p53_xfr_transfer_check(c, x, x->transfer, "xfr.transfer") != 0)
+	if (p53_xfr_transfer_check(c, x, x->transfer, "xfr.transfer") != 0 ||
+	    p53_xfr_notify_to_check(c, x, x->notify_to, "xfr.notify_to") != 0)
 		return -1;
 	for (int i = 0; i < cfg->n_zones; i++) {
 		struct p53_config_zone *z = &cfg->zones[i];
@@ -427,6 +432,9 @@ int p53_xfr_conf_check(struct p53_conf_ctx *c, struct p53_config *cfg)
 
 		snprintf(tw, sizeof(tw), "zones[%d].transfer", i);
 		if (p53_xfr_transfer_check(c, x, z->transfer, tw) != 0)
+			return -1;
+		snprintf(tw, sizeof(tw), "zones[%d].notify_to", i);
+		if (p53_xfr_notify_to_check(c, x, z->notify_to, tw) != 0)
 			return -1;
 
 		if (zx == NULL) {
@@ -490,5 +498,6 @@ void p53_xfr_conf_free(struct p53_xfr_conf *x)
 	free(x->keys);
 	free(x->directory);
 	p53_xfr_transfer_conf_free(x->transfer);
+	p53_xfr_notify_to_free(x->notify_to);
 	memset(x, 0, sizeof(*x));
 }

@@ -88,6 +88,8 @@ struct p53_xfr_conf {
 	unsigned int expire_min_s;
 	struct p53_xfr_transfer_conf *transfer; /* xfr.transfer: the default for zones without
 						   their own `transfer`, NULL: nobody */
+	struct p53_xfr_notify_to *notify_to; /* xfr.notify_to: the default for zones without
+						their own `notify_to`, NULL: none */
 	uint64_t journal_max_bytes;     /* xfr.journal_max_bytes: IXFR history kept per zone
 					   (default 16 MiB, 0: none; control/xfr/journal.h) */
 	bool journal_set;
@@ -98,7 +100,7 @@ int p53_xfr_conf_keys(struct p53_conf_ctx *c, const struct p53_conf_key *k, yaml
 		      const char *where, void *base);
 
 /** The `xfr:` section's table (base: struct p53_xfr_conf), P53_XFR_CONF_NKEYS rows. */
-#define P53_XFR_CONF_NKEYS 10
+#define P53_XFR_CONF_NKEYS 11
 extern const struct p53_conf_key p53_xfr_conf_keys_table[P53_XFR_CONF_NKEYS];
 
 /* zones[] row handlers (base: struct p53_config_zone). */
@@ -115,6 +117,11 @@ int p53_xfr_conf_catalog(struct p53_conf_ctx *c, const struct p53_conf_key *k, y
 
 struct p53_config;
 struct p53_xfr_transfer_conf;
+struct p53_xfr_notify_to;
+
+/** One `{address, port, key}` map (a primary, a NOTIFY target) into p (defaults set). */
+int p53_xfr_conf_remote(struct p53_conf_ctx *c, yaml_node_t *item, const char *where,
+			struct p53_xfr_primary *p);
 
 /**
  * After the whole file is read: defaults (xfr.*), key names resolved, NOTIFY ACLs built, the

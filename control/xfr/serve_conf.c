@@ -83,3 +83,65 @@ void p53_xfr_transfer_conf_free(struct p53_xfr_transfer_conf *t)
 	free(t->key_name);
 	free(t);
 }
+
+/* ---- notify_to ---- */
+
+static int notify_to_parse(struct p53_conf_ctx *c, yaml_node_t *v, const char *where,
+			   struct p53_xfr_notify_to **out)
+{
+	char iw[P53_CONF_WHERE_MAX];
+	int n = p53_conf_seq_len(c, v, where, "a list of {address, port, key}");
+
+	if (n < 0)
+		return -1;
+	if (n > P53_XFR_MAX_NOTIFY_TO)
+		return p53_conf_fail(c, v, "%s: at most %d servers", where, P53_XFR_MAX_NOTIFY_TO);
+	if (*out == NULL && (*out = calloc(1, sizeof(**out))) == NULL)
+		return p53_conf_fail(c, v, "out of memory");
+	for (int i = 0; i < n; i++) {
+		snprintf(iw, sizeof(iw), "%s[%d]", where, i);
+		if (p53_xfr_conf_remote(c, p53_conf_seq_item(c, v, i), iw, &(*out)->to[(*out)->n++]) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+int p53_xfr_conf_notify_to(struct p53_conf_ctx *c, const struct p53_conf_key *k, yaml_node_t *v,
+			   const char *where, void *base)
+{
+	(void)k;
+	return notify_to_parse(c, v, where, &((struct p53_config_zone *)base)->notify_to);
+}
+
+int p53_xfr_conf_notify_to_default(struct p53_conf_ctx *c, const struct p53_conf_key *k,
+				   yaml_node_t *v, const char *where, void *base)
+{
+	(void)k;
+	return notify_to_parse(c, v, where, &((struct p53_xfr_conf *)base)->notify_to);
+}
+
+int p53_xfr_notify_to_check(struct p53_conf_ctx *c, const struct p53_xfr_conf *x,
+			    struct p53_xfr_notify_to *t, const char *where)
+{
+	for (int i = 0; t != NULL && i < t->n; i++) {
+		struct p53_xfr_primary *p = &t->to[i];
+		if (p->key_name == NULL)
+			continue;
+		p->key = p53_xfr_key_find(x, p->key_name);
+		if (p->key < 0) {
+			snprintf(c->err, c->errlen, "%s:%d: %s[%d].key: unknown TSIG key '%s' (not in "
+				 "tsig_keys)", c->path, p->line, where, i, p->key_name);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+void p53_xfr_notify_to_free(struct p53_xfr_notify_to *t)
+{
+	if (t == NULL)
+		return;
+	for (int i = 0; i < t->n; i++)
+		free(t->to[i].key_name);
+	free(t);
+}

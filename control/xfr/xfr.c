@@ -378,6 +378,7 @@ struct p53_xfr *p53_xfr_new(const struct p53_config *cfg)
 		x->socks[i] = x->tcp_socks[i] = -1;
 	for (int i = 0; i < P53_XFR_TCP_CONNS; i++)
 		x->conns[i].fd = -1;
+	x->nout.fd4 = x->nout.fd6 = -1;
 	if (add_configured(x, cfg) != 0) {
 		p53_xfr_free(x);
 		return NULL;
@@ -675,6 +676,7 @@ void p53_xfr_tick(struct p53_daemon *d)
 			submit_refresh(d, z);
 	}
 	p53_xfr_notify_poll(d);
+	p53_nout_tick(d); /* after the updates above: their new serials go out this tick */
 }
 
 /* ---- reload, commands, health ---- */
@@ -844,6 +846,7 @@ void p53_xfr_free(struct p53_xfr *x)
 	if (x->started)
 		p53_xfr_pool_stop(&x->pool);
 	p53_xfr_notify_close(x);
+	p53_nout_free(&x->nout);
 	for (size_t i = 0; i < x->n; i++)
 		zone_free(x->zones[i]);
 	free(x->zones);

@@ -26,6 +26,7 @@
 
 #include "control/conf/config.h"
 #include "control/xfr/journal.h"
+#include "control/xfr/notify_out.h"
 #include "control/xfr/pool.h"
 #include "control/xfr/rrs.h"
 #include "control/zone/image_build.h"
@@ -111,6 +112,7 @@ struct p53_xfr {
 	int n_tcp;
 	struct p53_ntcp_conn conns[P53_XFR_TCP_CONNS];
 	time_t last_apply_end;
+	struct p53_nout nout;           /* NOTIFYs to the servers we feed (notify_out.h) */
 	/* totals */
 	uint64_t notify_ok, notify_refused, notify_kernel, notify_tcp, notify_lost_events;
 	uint64_t applies_ok, applies_failed;

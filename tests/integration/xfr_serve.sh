@@ -7,8 +7,9 @@
 # unknown key (NOTAUTH, TSIG BADKEY); a signed SOA query over TCP answered signed; AXFR over UDP
 # NOTIMP as before. Then a second knotd (a lower tier, in the primary's namespace on its own
 # address) is a secondary of pop53d and serves the primary's new serial after a change made at
-# the hidden primary: by its own refresh (pop53 sends no NOTIFY downstream), a signed SOA query
-# over TCP then an IXFR from pop53's journal.
+# the hidden primary without its own refresh timer (refresh-min-interval 3600 s): pop53
+# NOTIFYs it (notify_to, signed with xfr.key), it checks the SOA (signed, over TCP) and takes an
+# IXFR from pop53's journal. The NOTIFY counters (stats) say sent and acked.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/xfr_lib.sh"
 
@@ -36,7 +37,8 @@ xfr_config "$TMP/pop53.yaml" "  - name: sec.test
     transfer: {allow: [192.0.2.1/32, \"2001:db8:53::1/128\"]}
   - name: sig.test
     primaries: [{address: $PRIMARY_V4, key: xfr.key}]
-    transfer: {allow: [192.0.2.0/24, 198.51.100.0/24], key: xfr.key}"
+    transfer: {allow: [192.0.2.0/24, 198.51.100.0/24], key: xfr.key}
+    notify_to: [{address: $TIER_V4, key: xfr.key}]"
 start_pop53_answering "$TMP/pop53.yaml"
 check "both zones transferred from the primary" \
 	wait_for 10 sh -c "[ \"\$(ip netns exec $CLIENT_NS kdig +time=1 +short @$V4 a.sig.test A)\" = 192.0.2.8 ] && \
@@ -172,6 +174,7 @@ remote:
 acl:
   - id: from_pop
     address: [$V4]
+    key: xfr.key
     action: notify
 database:
   storage: $TIER_DIR/db
@@ -182,21 +185,40 @@ zone:
     acl: from_pop
     zonefile-sync: -1
     semantic-checks: off
+    refresh-min-interval: 3600
+    retry-min-interval: 3600
 EOF2
 ip netns exec "$PRIMARY_NS" knotd -c "$TIER_DIR/knot.conf" -d
 check "the lower-tier knotd transfers sig.test from pop53 (serial 1)" \
 	wait_for 10 sh -c "ip netns exec $PRIMARY_NS kdig +time=1 +short @$TIER_V4 sig.test SOA | grep -q ' 1 '"
+# notify_out RESULT: pop53's count of NOTIFYs sent downstream with that result (stats).
+notify_out() {
+	"$BUILD/control/pop53ctl" -s "$TMP/control.sock" --json stats |
+		/usr/bin/python3 -c "import json,sys; print(json.load(sys.stdin)['stats']['xfr']['notify_out']['$1'])"
+}
+# The NOTIFY of serial 1 went out before the lower tier existed: let its tries end (answered
+# by a retry, or given up after 5 tries in 31 s) so that the counts below are serial 2's.
+nout_idle() { [ "$(notify_out sent)" -eq $(($(notify_out acked) + $(notify_out failed))) ]; }
+wait_for 35 nout_idle
+acked0=$(notify_out acked)
+sent0=$(notify_out sent)
 knotc zone-begin sig.test >/dev/null
 knotc zone-set sig.test b 300 A 192.0.2.9 >/dev/null
 knotc zone-commit sig.test >/dev/null
 check "a change at the hidden primary reaches pop53 (serial 2)" \
 	wait_for 5 sh -c "ip netns exec $CLIENT_NS kdig +time=1 +short @$V4 sig.test SOA | grep -q ' 2 '"
-tierc zone-refresh sig.test >/dev/null
-check "...and the lower tier serves serial 2 and the new record, through pop53" \
-	wait_for 10 sh -c "ip netns exec $PRIMARY_NS kdig +time=1 +short @$TIER_V4 sig.test SOA | grep -q ' 2 ' && \
+# No `knotc zone-refresh` and no refresh timer: only pop53's NOTIFY tells the lower tier.
+check "...and the lower tier serves serial 2 and the new record within 5 s, notified by pop53" \
+	wait_for 5 sh -c "ip netns exec $PRIMARY_NS kdig +time=1 +short @$TIER_V4 sig.test SOA | grep -q ' 2 ' && \
 	                   [ \"\$(ip netns exec $PRIMARY_NS kdig +time=1 +short @$TIER_V4 b.sig.test A)\" = 192.0.2.9 ]"
 check "the lower tier took serial 2 by IXFR from pop53 (its log)" \
 	grep -q "IXFR, incoming, remote $V4@53, finished" "$TIER_DIR/knotd.log"
+check "the lower tier accepted pop53's signed NOTIFY (its log)" \
+	grep -q "\[sig.test.\] notify, incoming, remote $V4@[0-9]*, serial 2" "$TIER_DIR/knotd.log"
+check "pop53 logged the NOTIFY of serial 2 answered, signed" \
+	grep -q "NOTIFY for sig.test. serial 2 to $TIER_V4:53: answered (TSIG)" "$TMP/pop53d.log"
+check "stats: xfr.notify_out sent and acked each grew by 1 ($sent0/$acked0 -> $(notify_out sent)/$(notify_out acked))" \
+	sh -c "[ $(notify_out sent) -eq $((sent0 + 1)) ] && [ $(notify_out acked) -eq $((acked0 + 1)) ]"
 check "the lower tier's transfers from pop53 were TSIG-signed (pop53 log)" \
 	grep -q "xfr: [AI]XFR of sig.test. serial [12].* to $PRIMARY_V4 (TSIG)\|xfr: [AI]XFR of sig.test. serial [12].* to $TIER_V4 (TSIG)" "$TMP/pop53d.log"
 tierc stop >/dev/null 2>&1 || true

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "control/conf/config.h"
+#include "control/xfr/serve_conf.h"
 
 #ifndef P53_SRCDIR
 #define P53_SRCDIR "."
@@ -424,6 +425,10 @@ static const char secondary_yaml[] =
 	"  - name: cat.invalid\n"                                              /* 18 */
 	"    catalog: true\n"
 	"    primaries: [{address: 198.51.100.1, key: xfr.key}]\n"
+	"    notify_to: []\n"
+	"  - name: p2.example\n"
+	"    file: p2.zone\n"
+	"    notify_to: [{address: \"2001:db8:2::2\", port: 5300, key: other}, {address: 203.0.113.9}]\n"
 	"tsig_keys:\n"
 	"  - name: xfr.key\n"
 	"    algorithm: hmac-sha256\n"
@@ -433,7 +438,8 @@ static const char secondary_yaml[] =
 	"  directory: state\n"
 	"  threads: 4\n"
 	"  timeout_ms: 2000\n"
-	"  refresh_min_s: 5\n";
+	"  refresh_min_s: 5\n"
+	"  notify_to: [{address: 203.0.113.7, key: xfr.key}]\n";
 
 static void test_secondary(void **state)
 {
@@ -495,6 +501,24 @@ static void test_secondary(void **state)
 	assert_string_equal(cfg.zones[2].file, want);
 	assert_true(z->file_given);
 	assert_true(cfg.zones[3].xfr->catalog);
+
+	/* notify_to: the xfr default, a zone's own list, and [] turning the default off. */
+	assert_non_null(cfg.xfr.notify_to);
+	assert_int_equal(cfg.xfr.notify_to->n, 1);
+	assert_int_equal(cfg.xfr.notify_to->to[0].family, AF_INET);
+	assert_int_equal(cfg.xfr.notify_to->to[0].port, 53);
+	assert_int_equal(cfg.xfr.notify_to->to[0].key, 0);
+	assert_null(cfg.zones[0].notify_to);                /* the default applies */
+	assert_non_null(cfg.zones[3].notify_to);
+	assert_int_equal(cfg.zones[3].notify_to->n, 0);
+	const struct p53_xfr_notify_to *nt = cfg.zones[4].notify_to;
+	assert_non_null(nt);
+	assert_int_equal(nt->n, 2);
+	assert_int_equal(nt->to[0].family, AF_INET6);
+	assert_int_equal(nt->to[0].port, 5300);
+	assert_int_equal(nt->to[0].key, 1);
+	assert_int_equal(nt->to[1].key, -1);
+	assert_null(cfg.zones[4].xfr);                      /* a primary zone may notify too */
 
 	p53_config_free(&cfg);
 	assert_true(is_zeroed(&cfg));
@@ -729,6 +753,21 @@ static const struct bad_case bad_cases[] = {
 	  HEAD_SERVER HEAD_DP "zones:\n  - name: s.example\n    primaries: [{address: 198.51.100.1}]\n"
 	  "    notify: {allow: [198.51.100.0/24]}\n",
 	  "9: zones[0].notify: unknown key 'allow'" },
+	{ "notify_to with an unknown key",
+	  HEAD_SERVER HEAD_DP "zones:\n  - name: s.example\n    file: x\n"
+	  "    notify_to:\n      - {address: 198.51.100.1, key: nokey}\n",
+	  "10: zones[0].notify_to[0].key: unknown TSIG key 'nokey' (not in tsig_keys)" },
+	{ "notify_to address is a name",
+	  HEAD_SERVER HEAD_DP "zones:\n  - name: s.example\n    file: x\n"
+	  "    notify_to: [{address: ns2.example}]\n",
+	  "9: zones[0].notify_to[0].address: expected an IPv4 or IPv6 address, got 'ns2.example'" },
+	{ "notify_to is not a list",
+	  HEAD_SERVER HEAD_DP "zones:\n  - name: s.example\n    file: x\n"
+	  "    notify_to: 198.51.100.1\n",
+	  "9: zones[0].notify_to: expected a list of {address, port, key}" },
+	{ "xfr.notify_to with an unknown key",
+	  HEAD_SERVER HEAD_DP HEAD_ZONES "xfr:\n  notify_to: [{address: 198.51.100.1, key: nokey}]\n",
+	  "10: xfr.notify_to[0].key: unknown TSIG key 'nokey' (not in tsig_keys)" },
 	{ "on_expire bogus",
 	  HEAD_SERVER HEAD_DP "zones:\n  - name: s.example\n    primaries: [{address: 198.51.100.1}]\n"
 	  "    on_expire: drop\n",
