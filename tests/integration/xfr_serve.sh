@@ -32,7 +32,23 @@ ZONE_REFRESH=2 knot_zone sec.test 1 "old IN A 192.0.2.7" "mx IN MX 10 www.sec.te
 ZONE_REFRESH=2 knot_zone sig.test 1 "a IN A 192.0.2.8"
 knotd_start || { not_ok "knotd starts"; finish; exit 1; }
 
-xfr_config "$TMP/pop53.yaml" "  - name: sec.test
+# prim.test: a primary zone of pop53 (a file), fed to the lower tier as well.
+prim_zone() {
+	cat >"$TMP/prim.test.zone" <<EOF2
+\$ORIGIN prim.test.
+\$TTL 300
+@ IN SOA ns.prim.test. h.prim.test. $1 3600 600 86400 300
+@ IN NS ns.prim.test.
+ns IN A 192.0.2.53
+v IN TXT "v$1"
+EOF2
+}
+prim_zone 1
+xfr_config "$TMP/pop53.yaml" "  - name: prim.test
+    file: $TMP/prim.test.zone
+    transfer: {allow: [198.51.100.0/24], key: xfr.key}
+    notify_to: [{address: $TIER_V4, key: xfr.key}]
+  - name: sec.test
     primaries: [{address: $PRIMARY_V4, key: xfr.key}]
     transfer: {allow: [192.0.2.1/32, \"2001:db8:53::1/128\"]}
   - name: sig.test
@@ -187,6 +203,13 @@ zone:
     semantic-checks: off
     refresh-min-interval: 3600
     retry-min-interval: 3600
+  - domain: prim.test
+    storage: $TIER_DIR
+    master: pop
+    acl: from_pop
+    zonefile-sync: -1
+    refresh-min-interval: 3600
+    retry-min-interval: 3600
 EOF2
 ip netns exec "$PRIMARY_NS" knotd -c "$TIER_DIR/knot.conf" -d
 check "the lower-tier knotd transfers sig.test from pop53 (serial 1)" \
@@ -211,14 +234,23 @@ check "a change at the hidden primary reaches pop53 (serial 2)" \
 check "...and the lower tier serves serial 2 and the new record within 5 s, notified by pop53" \
 	wait_for 5 sh -c "ip netns exec $PRIMARY_NS kdig +time=1 +short @$TIER_V4 sig.test SOA | grep -q ' 2 ' && \
 	                   [ \"\$(ip netns exec $PRIMARY_NS kdig +time=1 +short @$TIER_V4 b.sig.test A)\" = 192.0.2.9 ]"
+check "stats: xfr.notify_out sent and acked each grew by 1 ($sent0/$acked0 -> $(notify_out sent)/$(notify_out acked))" \
+	sh -c "[ $(notify_out sent) -eq $((sent0 + 1)) ] && [ $(notify_out acked) -eq $((acked0 + 1)) ]"
+# A primary zone of pop53: its file changed and reloaded, the lower tier is NOTIFYed.
+check "the lower tier has pop53's primary zone prim.test (serial 1)" \
+	wait_for 10 sh -c "ip netns exec $PRIMARY_NS kdig +time=1 +short @$TIER_V4 prim.test SOA | grep -q ' 1 '"
+prim_zone 2
+CTL zone reload prim.test >/dev/null
+check "a reload of prim.test at serial 2 reaches the lower tier within 5 s by NOTIFY" \
+	wait_for 5 sh -c "[ \"\$(ip netns exec $PRIMARY_NS kdig +time=1 +short @$TIER_V4 v.prim.test TXT)\" = '\"v2\"' ]"
+check "pop53 logged the NOTIFY of prim.test serial 2 answered" \
+	wait_for 2 grep -q "NOTIFY for prim.test. serial 2 to $TIER_V4:53: answered (TSIG)" "$TMP/pop53d.log"
 check "the lower tier took serial 2 by IXFR from pop53 (its log)" \
 	grep -q "IXFR, incoming, remote $V4@53, finished" "$TIER_DIR/knotd.log"
 check "the lower tier accepted pop53's signed NOTIFY (its log)" \
 	grep -q "\[sig.test.\] notify, incoming, remote $V4@[0-9]*, serial 2" "$TIER_DIR/knotd.log"
 check "pop53 logged the NOTIFY of serial 2 answered, signed" \
 	grep -q "NOTIFY for sig.test. serial 2 to $TIER_V4:53: answered (TSIG)" "$TMP/pop53d.log"
-check "stats: xfr.notify_out sent and acked each grew by 1 ($sent0/$acked0 -> $(notify_out sent)/$(notify_out acked))" \
-	sh -c "[ $(notify_out sent) -eq $((sent0 + 1)) ] && [ $(notify_out acked) -eq $((acked0 + 1)) ]"
 check "the lower tier's transfers from pop53 were TSIG-signed (pop53 log)" \
 	grep -q "xfr: [AI]XFR of sig.test. serial [12].* to $PRIMARY_V4 (TSIG)\|xfr: [AI]XFR of sig.test. serial [12].* to $TIER_V4 (TSIG)" "$TMP/pop53d.log"
 tierc stop >/dev/null 2>&1 || true
