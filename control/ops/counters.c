@@ -16,7 +16,7 @@ enum {
 	F_RX, F_TX, F_TX_FAIL, F_QUERIES, F_ANSWERED, F_TC, F_TRAILING, F_NOTIFY, F_NOTIFY_LOST,
 	F_RCODE, F_QTYPE, F_KIND, F_DROPS, F_MALFORMED, F_RRL, F_COOKIES, F_RRL_TOP,
 	F_TCP_ACCEPTED, F_TCP_OPEN, F_TCP_REFUSED, F_TCP_CLOSED, F_TCP_QUERIES, F_TCP_RESPONSES,
-	F_TCP_BYTES_IN, F_TCP_BYTES_OUT, F_XFR_NOTIFY_OUT, F_EXC_FRAMES, F_EXC_DROPS,
+	F_TCP_BYTES_IN, F_TCP_BYTES_OUT, F_XFR_SERVED, F_XFR_BYTES, F_XFR_NOTIFY_OUT, F_EXC_FRAMES, F_EXC_DROPS,
 	F_PORT_IN, F_PORT_OUT, F_PORT_MISSED, F_PORT_IERR, F_PORT_OERR, F_PORT_NOMBUF,
 	F__MAX
 };
@@ -44,6 +44,8 @@ static const struct p53_family families[F__MAX] = {
 	[F_TCP_RESPONSES] = { "pop53_tcp_responses_total", "tcp.responses", NULL, P53_COUNTER, "DNS responses sent over TCP" },
 	[F_TCP_BYTES_IN] = { "pop53_tcp_received_bytes_total", "tcp.bytes_in", NULL, P53_COUNTER, "bytes received on TCP connections, length fields included" },
 	[F_TCP_BYTES_OUT] = { "pop53_tcp_sent_bytes_total", "tcp.bytes_out", NULL, P53_COUNTER, "bytes sent on TCP connections" },
+	[F_XFR_SERVED] = { "pop53_xfr_served_total", "xfr.served", "result", P53_COUNTER, "AXFR/IXFR requests over TCP, by outcome: axfr, ixfr (differences from the journal), ixfr_uptodate (the single SOA), ixfr_axfr (fell back to the whole zone), refused_acl (REFUSED), refused_tsig (NOTAUTH, TSIG error), notauth (not our zone), nodata (SERVFAIL), formerr, aborted (failed part-way)" },
+	[F_XFR_BYTES] = { "pop53_xfr_served_bytes_total", "xfr.served_bytes", NULL, P53_COUNTER, "bytes of AXFR/IXFR messages sent (TCP length fields not counted)" },
 	[F_XFR_NOTIFY_OUT] = { "pop53_xfr_notify_out_total", "xfr.notify_out", "result", P53_COUNTER, "NOTIFYs sent to the servers pop53 feeds (notify_to): sent (first tries), retried (no answer in time), acked (answered NOERROR), failed (given up: no answer after 5 tries, an error RCODE, TSIG refused)" },
 	[F_RRL] = { "pop53_rrl_responses_total", "rrl", "action", P53_COUNTER, "responses rate limiting acted on: dropped, slipped (TC=1, BADCOOKIE or a leaked error), exempt (exempt_clients), cookie (valid server cookie, not accounted), would_drop and would_slip (log_only), early (limited before answering)" },
 	[F_COOKIES] = { "pop53_cookies_total", "cookies", "cookie", P53_COUNTER, "queries with a COOKIE option, by what it held; badcookie: BADCOOKIE replies sent" },
@@ -106,6 +108,9 @@ void p53_counters_walk(const struct p53_totals *t, const struct p53_port_totals 
 	fn(arg, &f[F_TCP_RESPONSES], NULL, t->tcp.responses);
 	fn(arg, &f[F_TCP_BYTES_IN], NULL, t->tcp.bytes_in);
 	fn(arg, &f[F_TCP_BYTES_OUT], NULL, t->tcp.bytes_out);
+	for (int i = 0; i < P53_XFR_SERVED__MAX; i++)
+		fn(arg, &f[F_XFR_SERVED], p53_xfr_served_names[i], t->tcp.xfr_served[i]);
+	fn(arg, &f[F_XFR_BYTES], NULL, t->tcp.xfr_bytes);
 	fn(arg, &f[F_XFR_NOTIFY_OUT], "sent", t->xfr.notify_sent);
 	fn(arg, &f[F_XFR_NOTIFY_OUT], "retried", t->xfr.notify_retried);
 	fn(arg, &f[F_XFR_NOTIFY_OUT], "acked", t->xfr.notify_acked);

@@ -39,6 +39,22 @@ enum p53_tcp_refuse {
 	P53_TCP_REFUSE__MAX
 };
 
+/* Zone transfers served (AXFR/IXFR requests over TCP, control/tcp/xfr_conn.c), by outcome. */
+enum p53_xfr_served {
+	P53_XFR_SERVED_AXFR = 0,        /* AXFR: the whole zone sent */
+	P53_XFR_SERVED_IXFR,            /* IXFR: the differences from the journal sent */
+	P53_XFR_SERVED_IXFR_UPTODATE,   /* IXFR: the client is up to date, the single SOA sent */
+	P53_XFR_SERVED_IXFR_AXFR,       /* IXFR that fell back to the whole zone (AXFR-in-IXFR) */
+	P53_XFR_SERVED_REFUSED_ACL,     /* REFUSED: the client or its key is not in `transfer` */
+	P53_XFR_SERVED_REFUSED_TSIG,    /* NOTAUTH with a TSIG error: BADKEY, BADSIG, BADTIME */
+	P53_XFR_SERVED_NOTAUTH,         /* NOTAUTH: not a zone of ours */
+	P53_XFR_SERVED_NODATA,          /* SERVFAIL: a secondary zone with no data (expired...) */
+	P53_XFR_SERVED_FORMERR,         /* FORMERR: malformed TSIG or IXFR without its SOA */
+	P53_XFR_SERVED_ABORTED,         /* a stream that failed part-way (no memory, signing) */
+	P53_XFR_SERVED__MAX
+};
+
+extern const char *const p53_xfr_served_names[P53_XFR_SERVED__MAX];
 extern const char *const p53_tcp_close_names[P53_TCP_CLOSE__MAX];
 extern const char *const p53_tcp_refuse_names[P53_TCP_REFUSE__MAX];
 
@@ -51,6 +67,9 @@ struct p53_tcp_stats {
 	uint64_t bytes_in;              /* bytes read, length fields included */
 	uint64_t bytes_out;             /* bytes sent */
 	uint64_t notify, notify_lost;   /* NOTIFY events handed to the control thread (or lost) */
+	uint64_t xfr_served[P53_XFR_SERVED__MAX]; /* AXFR/IXFR requests, by outcome */
+	uint64_t xfr_bytes;             /* bytes of transfer messages sent (length fields not
+					   counted; also in bytes_out) */
 	struct p53_answer_stats ans;    /* the responder's counters for TCP queries */
 };
 

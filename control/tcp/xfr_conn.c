@@ -15,6 +15,29 @@
 
 #define OUT_CAP P53_TCP_TX_MAX
 
+const char *const p53_xfr_served_names[P53_XFR_SERVED__MAX] = {
+	[P53_XFR_SERVED_AXFR] = "axfr", [P53_XFR_SERVED_IXFR] = "ixfr",
+	[P53_XFR_SERVED_IXFR_UPTODATE] = "ixfr_uptodate", [P53_XFR_SERVED_IXFR_AXFR] = "ixfr_axfr",
+	[P53_XFR_SERVED_REFUSED_ACL] = "refused_acl", [P53_XFR_SERVED_REFUSED_TSIG] = "refused_tsig",
+	[P53_XFR_SERVED_NOTAUTH] = "notauth", [P53_XFR_SERVED_NODATA] = "nodata",
+	[P53_XFR_SERVED_FORMERR] = "formerr", [P53_XFR_SERVED_ABORTED] = "aborted",
+};
+
+/* A refusal (header, question, perhaps an unsigned TSIG error record), by what it says. */
+static enum p53_xfr_served refusal_kind(const uint8_t *o)
+{
+	switch (o[3] & 0x0fu) {
+	case P53_RCODE_REFUSED:
+		return P53_XFR_SERVED_REFUSED_ACL;
+	case P53_RCODE_NOTAUTH:
+		return p53_get16(o + 10) != 0 ? P53_XFR_SERVED_REFUSED_TSIG : P53_XFR_SERVED_NOTAUTH;
+	case P53_RCODE_SERVFAIL:
+		return P53_XFR_SERVED_NODATA;
+	default:
+		return P53_XFR_SERVED_FORMERR;
+	}
+}
+
 static const char *rcode_name(unsigned int rc)
 {
 	return rc == P53_RCODE_REFUSED ? "REFUSED" : rc == P53_RCODE_NOTAUTH ? "NOTAUTH (TSIG)"
@@ -44,6 +67,8 @@ int p53_tcp_xfr_start(struct p53_tcp_thread *th, struct conn *c, const void *img
 		p53_put16(th->out + th->out_len, (uint16_t)n);
 		th->out_len += 2u + (uint32_t)n;
 		th->stats.responses++;
+		if (q->qtype != P53_T_SOA)
+			th->stats.xfr_served[refusal_kind(o)]++;
 	}
 	return 0;
 }
@@ -62,9 +87,13 @@ int p53_tcp_xfr_pump(struct p53_tcp_thread *th, struct conn *c)
 		p53_put16(th->out + th->out_len, (uint16_t)n);
 		th->out_len += 2u + (uint32_t)n;
 		th->stats.responses++;
+		if (xo->served != P53_XFR_SERVED__MAX)
+			th->stats.xfr_bytes += (uint64_t)n;
 	}
 	if (n > 0)
 		return 0;
+	if (xo->served != P53_XFR_SERVED__MAX)
+		th->stats.xfr_served[n < 0 ? P53_XFR_SERVED_ABORTED : xo->served]++;
 	inet_ntop(c->peer.family, c->peer.bytes, peer, sizeof(peer));
 	if (n < 0)
 		p53_err("xfr: %s to %s failed after %" PRIu64 " messages", xo->what, peer, xo->st.msgs);

@@ -404,6 +404,9 @@ int p53_xfr_serve_request(struct p53_xfr_serve *sv, const void *img, const uint8
 		 soa_query ? "" : uptodate ? " (up to date)" : ixfr && diffs ? " (differences)"
 		 : ixfr ? " (whole zone)" : "");
 	o->soa_query = soa_query;
+	o->served = soa_query ? P53_XFR_SERVED__MAX : !ixfr ? P53_XFR_SERVED_AXFR
+		    : uptodate ? P53_XFR_SERVED_IXFR_UPTODATE : diffs ? P53_XFR_SERVED_IXFR
+		    : P53_XFR_SERVED_IXFR_AXFR;
 	*xo = o;
 	return 0;
 oom_locked:

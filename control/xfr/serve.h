@@ -22,6 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "control/tcp/tcp_stats.h"
 #include "control/xfr/journal.h"
 #include "control/xfr/stream.h"
 #include "dataplane/dnsmsg.h"
@@ -45,6 +46,7 @@ struct p53_xfr_out {
 	size_t n_steps;
 	char what[80];                  /* "AXFR of example.com. serial 7" for the log */
 	bool soa_query;                 /* a signed SOA query answered this way: not logged */
+	enum p53_xfr_served served;     /* what it counts as once sent; __MAX: not counted (SOA) */
 	uint64_t start_ms;
 };
 

@@ -60,6 +60,13 @@ check "both zones transferred from the primary" \
 	wait_for 10 sh -c "[ \"\$(ip netns exec $CLIENT_NS kdig +time=1 +short @$V4 a.sig.test A)\" = 192.0.2.8 ] && \
 	                   [ \"\$(ip netns exec $CLIENT_NS kdig +time=1 +short @$V4 www.sec.test A)\" = 192.0.2.80 ]"
 
+# served: pop53's transfer counters (stats xfr.served by result, and xfr.served_bytes) as JSON.
+served() {
+	CTL --json stats | /usr/bin/python3 -c "import json,sys; x = json.load(sys.stdin)['stats']['xfr']
+x['served']['bytes'] = x['served_bytes']; print(json.dumps(x['served']))"
+}
+served >"$TMP/served0.json"
+
 KEY="hmac-sha256:xfr.key:$XFR_SECRET"
 BAD="hmac-sha256:xfr.key:YmFkYmFkYmFkYmFkYmFkYmFkYmFkYmFkYmFkYmFkMTI="
 # axfr NS ARGS...: the records of a transfer, TSIG left out, one per line, normalised.
@@ -163,6 +170,26 @@ axfr_in_ixfr() {
 		diff - <(ip netns exec "$PRIMARY_NS" kdig +time=2 -y "$KEY" @"$PRIMARY_V4" sec.test AXFR | records)
 }
 check "IXFR from a serial not in the journal: the whole zone (AXFR-in-IXFR)" axfr_in_ixfr
+
+# The transfer counters, for what sections 1-5 asked of pop53 over TCP: 3 AXFRs (v4, v6,
+# signed), 3 IXFRs (differences, up to date, whole zone); REFUSED twice (ACL), TSIG errors
+# 6 times (kdig and answer() twice each for BADSIG and BADKEY), NOTAUTH once (not our zone);
+# the signed SOA query is not a transfer. Bytes: at least the two unsigned AXFRs of sec.test.
+axfr_bytes=$(sed -n 's/^;; Received \([0-9]*\) B.*/\1/p' "$TMP/pop_axfr.txt" | head -1)
+served >"$TMP/served1.json"
+served_diff() {
+	/usr/bin/python3 - "$TMP/served0.json" "$TMP/served1.json" "${axfr_bytes:-0}" <<'PY'
+import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:3])
+d = {k: b[k] - a[k] for k in b}
+want = {"axfr": 3, "ixfr": 1, "ixfr_uptodate": 1, "ixfr_axfr": 1, "refused_acl": 2,
+        "refused_tsig": 6, "notauth": 1, "nodata": 0, "formerr": 0, "aborted": 0}
+got = {k: v for k, v in d.items() if k != "bytes"}
+print(got, "bytes", d["bytes"], file=sys.stderr)
+sys.exit(0 if got == want and int(sys.argv[3]) > 0 and d["bytes"] >= 2 * int(sys.argv[3]) else 1)
+PY
+}
+check "stats xfr.served counts each transfer by outcome, and the bytes sent" served_diff
 
 # 6. Tiered distribution: a second knotd, secondary of pop53 for sig.test with xfr.key.
 TIER_DIR=$TMP/tier
