@@ -33,6 +33,10 @@ void p53_daemon_notify_drain(struct p53_daemon *d)
 		return;
 	while (rte_ring_sc_dequeue_elem(d->notify_ring, &ev, sizeof(ev)) == 0) {
 		char zone[1024], addr[INET6_ADDRSTRLEN];
+		if (ev.soa_query) {
+			p53_xfr_soa_query(d, &ev); /* signed SOA over UDP, control/xfr/notify.h */
+			continue;
+		}
 		if (ev.handoff) {
 			p53_xfr_notify_tcp_adopt(d, &ev); /* a TCP connection, now ours */
 			continue;

@@ -1082,6 +1082,18 @@ static int notify_is_ours(const void *img, const struct p53_query *q)
 	return (n->flags & P53_NODE_APEX) && (p53_image_zone(img, n->zone)->flags & P53_ZONE_SECONDARY);
 }
 
+int p53_answer_signed_soa_handoff(const void *img, const struct p53_query *q)
+{
+	if (img == NULL || !q->tsig || P53_OPCODE(q->flags) != P53_OPCODE_QUERY ||
+	    q->qtype != P53_T_SOA || q->qclass != P53_C_IN)
+		return 0;
+	uint32_t ni = p53_image_find(img, q->lname, q->qname_len, q->hash);
+	if (ni == P53_NONE)
+		return 0;
+	const struct p53_image_node *n = p53_image_node(img, ni);
+	return (n->flags & P53_NODE_APEX) && (p53_image_zone(img, n->zone)->flags & P53_ZONE_XFR_SIGNED);
+}
+
 uint16_t p53_answer(const void *img, const struct p53_answer_conf *conf, uint8_t *msg,
 		    uint16_t len, uint16_t cap, struct p53_answer_stats *st)
 {
@@ -1155,6 +1167,12 @@ answer(const void *img, const struct p53_answer_conf *conf, uint8_t *msg, uint16
 	 * workers do not know. */
 	if (ms == P53_MSG_OK && qp->tsig && !(opcode == P53_OPCODE_QUERY && not_ours(img, qp)) &&
 	    !(opcode == P53_OPCODE_NOTIFY && notify_is_ours(img, qp))) {
+		/* A signed SOA query for a zone fed with a key: the control thread verifies and
+		 * answers it (the worker hands it over, worker.c). */
+		if (p53_answer_signed_soa_handoff(img, qp)) {
+			st->kind[P53_ANS_HANDOFF]++;
+			return 0;
+		}
 		uint16_t n = tsig_badkey(&c, size_limit(conf, qp, cap), our_payload(conf));
 		count(st, &c);
 		return n;

@@ -54,6 +54,8 @@ enum p53_answer_kind {
 	P53_ANS_CHAOS,
 	P53_ANS_NOTIFY,         /* NOTIFY (RFC 1996): answered NOTAUTH, or left to the control thread
 				   (no response here) for a secondary zone's apex */
+	P53_ANS_HANDOFF,        /* a TSIG-signed SOA query for the apex of a zone whose transfers
+				   want a key: left to the control thread (no response here) */
 	P53_ANS__MAX
 };
 
@@ -80,10 +82,20 @@ struct p53_answer_stats {
  * @param cap    bytes writable at msg (the response may grow past len up to cap)
  * @param stats  per-worker counters, updated
  * @return response length, or 0 when no response is sent here: the query is dropped, or it is a
- *         NOTIFY for a secondary zone, which the control thread answers (worker.c hands it on).
+ *         NOTIFY for a secondary zone, or a signed SOA query p53_answer_signed_soa_handoff()
+ *         accepts, which the control thread answers (worker.c hands them on).
  */
 uint16_t p53_answer(const void *img, const struct p53_answer_conf *conf, uint8_t *msg,
 		    uint16_t len, uint16_t cap, struct p53_answer_stats *stats);
+
+/**
+ * Is this a TSIG-signed SOA query (QUERY, class IN) for the apex of a zone flagged
+ * P53_ZONE_XFR_SIGNED? Such a query is a downstream secondary's refresh check over UDP; the
+ * workers hold no keys, so p53_answer() leaves it unanswered and the worker hands it to the
+ * control thread (control/xfr/notify.c), which verifies and answers it signed. Only called for
+ * signed messages: unsigned queries never reach it.
+ */
+int p53_answer_signed_soa_handoff(const void *img, const struct p53_query *q);
 
 /**
  * The same, for a query the caller already parsed with p53_msg_parse() (the worker parses a

@@ -110,6 +110,9 @@ struct p53_image_zone {
 /* p53_image_zone.flags */
 #define P53_ZONE_SECONDARY 0x01u /* transferred from a primary (control/xfr/): a NOTIFY for
 				    its apex is left to the control thread, not answered here */
+#define P53_ZONE_XFR_SIGNED 0x02u /* its `transfer` wants a TSIG key: a signed SOA query for
+				     its apex (a downstream secondary's refresh check over UDP) is
+				     left to the control thread, which holds the keys */
 
 /* p53_image_node.flags */
 #define P53_NODE_APEX   0x0001u /* zone apex */

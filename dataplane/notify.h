@@ -33,7 +33,11 @@ struct p53_notify_event {
 	uint8_t msg[P53_NOTIFY_MSG_MAX]; /* the DNS message as received */
 	uint8_t handoff;                /* over TCP for a secondary zone: `fd` is the connection,
 					   now the control thread's (control/tcp/conn.c) */
-	uint8_t pad[2];
+	uint8_t soa_query;              /* not a NOTIFY: a TSIG-signed SOA query over UDP for a
+					   zone whose transfers want a key (answer.h,
+					   p53_answer_signed_soa_handoff); the control thread
+					   verifies and answers it */
+	uint8_t pad[1];
 	int32_t fd;                     /* with handoff: a duplicate of the connection's socket */
 };
 

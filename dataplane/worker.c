@@ -55,6 +55,41 @@ static __rte_noinline uint16_t notify(struct p53_worker *w, const struct p53_rep
 }
 
 /*
+ * A TSIG-signed SOA query the responder left unanswered for the control thread
+ * (p53_answer_signed_soa_handoff): the message goes on the NOTIFY ring as it arrived (the
+ * responder wrote nothing), marked `soa_query`. Rare; out of line, off the common path.
+ */
+static __rte_noinline void signed_soa(struct p53_worker *w, const struct p53_replica *r,
+				      const uint8_t *frame, const struct p53_pkt *pkt,
+				      const struct p53_query *q)
+{
+	struct p53_notify_event ev;
+	const uint8_t *l3 = frame + pkt->l3_off;
+
+	if (!p53_answer_signed_soa_handoff(r->image, q))
+		return;
+	memset(&ev, 0, sizeof(ev));
+	memcpy(ev.zone, q->lname, q->qname_len);
+	ev.zone_len = q->qname_len;
+	ev.ipv6 = pkt->ipv6;
+	memcpy(ev.src, pkt->src_addr, sizeof(ev.src));
+	memcpy(ev.dst, l3 + (pkt->ipv6 ? 24 : 16), pkt->ipv6 ? 16 : 4);
+	ev.port = pkt->src_port;
+	ev.id = q->id;
+	ev.soa_query = 1;
+	if (pkt->dns_len <= P53_NOTIFY_MSG_MAX) {
+		memcpy(ev.msg, frame + pkt->dns_off, pkt->dns_len);
+		ev.msg_len = pkt->dns_len;
+	}
+	if (w->notify_ring != NULL) {
+		if (rte_ring_mp_enqueue_elem(w->notify_ring, &ev, sizeof(ev)) == 0)
+			w->stats.notify++;
+		else
+			w->stats.notify_lost++;
+	}
+}
+
+/*
  * The UDP checksum (RFC 768; RFC 1122 §4.1.3.4: discard a datagram whose checksum is wrong):
  * trust the port's verdict when it gave one, check in software when it did not. NONE means
  * the port verified the data though the field in the packet is not filled in (virtio passes
@@ -132,6 +167,8 @@ static inline struct rte_mbuf *reply(struct p53_worker *w, const struct p53_repl
 						 &w->stats.ans, q, ms);
 	}
 	if (rlen == 0) {
+		if (unlikely(q->tsig) && ms == P53_MSG_OK)
+			signed_soa(w, r, frame, pkt, q);
 		w->stats.no_answer++;
 		rte_pktmbuf_free(m);
 		return NULL;

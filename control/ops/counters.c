@@ -8,7 +8,7 @@ const char *const p53_kind_names[P53_ANS__MAX] = {
 	[P53_ANS_DROP] = "dropped", [P53_ANS_ANSWER] = "answer", [P53_ANS_NODATA] = "nodata",
 	[P53_ANS_NXDOMAIN] = "nxdomain", [P53_ANS_REFERRAL] = "referral",
 	[P53_ANS_REFUSED] = "refused", [P53_ANS_ERROR] = "error", [P53_ANS_CHAOS] = "chaos",
-	[P53_ANS_NOTIFY] = "notify",
+	[P53_ANS_NOTIFY] = "notify", [P53_ANS_HANDOFF] = "handoff",
 };
 
 /* The families, in the order they are walked and rendered. */

@@ -14,6 +14,8 @@
 #include "control/daemon.h"
 #include "control/log.h"
 #include "control/xfr/notify.h"
+#include "control/xfr/serve.h"
+#include "control/xfr/stream.h"
 #include "control/xfr/tsig.h"
 #include "control/xfr/xfr.h"
 #include "dataplane/dnsmsg.h"
@@ -274,6 +276,41 @@ size_t p53_xfr_notify_answer(struct p53_daemon *d, const struct p53_notify_event
 	p53_info("NOTIFY for %s from %s%s%s%s: refreshing", zone, src, ev->tcp ? " over TCP" : "",
 		 key != NULL ? " key " : "", key != NULL ? key->name : "");
 	return len;
+}
+
+void p53_xfr_soa_query(struct p53_daemon *d, const struct p53_notify_event *ev)
+{
+	uint8_t out[4096];
+	size_t len = 0;
+	struct p53_query q;
+	struct p53_xfr_out *xo = NULL;
+	char src[INET6_ADDRSTRLEN];
+
+	inet_ntop(ev->ipv6 ? AF_INET6 : AF_INET, ev->src, src, sizeof(src));
+	if (ev->msg_len == 0 || p53_msg_parse(ev->msg, ev->msg_len, &q) != P53_MSG_OK) {
+		d->xfr->notify_lost_events++;
+		return; /* over P53_NOTIFY_MSG_MAX: the client retries (over TCP, or gives up) */
+	}
+	/* Decided as over TCP (serve.c): the zone's `transfer` ACL and key; the SOA alone, signed. */
+	if (p53_xfr_serve_request(&d->serve, d->dp.image, ev->msg, ev->msg_len, &q,
+				  ev->ipv6 ? AF_INET6 : AF_INET, ev->src, out, sizeof(out), &len, &xo) != 0) {
+		p53_err("signed SOA query from %s: out of memory", src);
+		return;
+	}
+	if (xo != NULL) {
+		long n = p53_xfr_stream_next(&xo->st, out, sizeof(out), (uint64_t)time(NULL));
+		len = n > 0 ? (size_t)n : 0;
+		p53_xfr_out_free(xo);
+	} else if (len > 0 && ++d->xfr->soa_refused % 100 == 1) {
+		char zone[1024];
+		p53_info("signed SOA query over UDP for %s from %s refused: RCODE %u (#%" PRIu64 ")",
+			 p53_name_to_str(zone, sizeof(zone), ev->zone), src, out[3] & 0x0fu,
+			 d->xfr->soa_refused);
+	}
+	if (len == 0)
+		return;
+	d->xfr->soa_answered++;
+	send_to(d, ev, out, len);
 }
 
 void p53_xfr_notify(struct p53_daemon *d, const struct p53_notify_event *ev)

@@ -29,6 +29,14 @@ struct p53_xfr;
 size_t p53_xfr_notify_answer(struct p53_daemon *d, const struct p53_notify_event *ev, uint8_t *out,
 			     size_t cap);
 
+/**
+ * A TSIG-signed SOA query over UDP a worker handed over (ev->soa_query; dataplane/answer.h,
+ * p53_answer_signed_soa_handoff): decided like one over TCP (control/xfr/serve.c: the zone's
+ * `transfer` ACL and key) and answered from the kernel socket of the service address it was
+ * sent to: the SOA alone, signed; or the refusal (REFUSED, NOTAUTH with the TSIG error).
+ */
+void p53_xfr_soa_query(struct p53_daemon *d, const struct p53_notify_event *ev);
+
 /** Open (or re-open after a reload) one socket per service address. */
 void p53_xfr_notify_sockets(struct p53_daemon *d);
 

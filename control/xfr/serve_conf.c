@@ -84,6 +84,13 @@ void p53_xfr_transfer_conf_free(struct p53_xfr_transfer_conf *t)
 	free(t);
 }
 
+bool p53_xfr_transfer_signed(const struct p53_config *cfg, const struct p53_config_zone *z)
+{
+	const struct p53_xfr_transfer_conf *t = z->transfer != NULL ? z->transfer : cfg->xfr.transfer;
+
+	return t != NULL && t->key >= 0;
+}
+
 /* ---- notify_to ---- */
 
 static int notify_to_parse(struct p53_conf_ctx *c, yaml_node_t *v, const char *where,

@@ -34,6 +34,13 @@ int p53_xfr_transfer_check(struct p53_conf_ctx *c, const struct p53_xfr_conf *x,
 
 void p53_xfr_transfer_conf_free(struct p53_xfr_transfer_conf *t);
 
+struct p53_config;
+struct p53_config_zone;
+
+/** Does this zone's `transfer` (or xfr.transfer) want a TSIG key? Then the image flags it
+ * P53_ZONE_XFR_SIGNED, and the workers hand signed SOA queries for its apex over. */
+bool p53_xfr_transfer_signed(const struct p53_config *cfg, const struct p53_config_zone *z);
+
 #define P53_XFR_MAX_NOTIFY_TO 32
 
 /* `notify_to`: the downstream servers NOTIFYed (RFC 1996) of a zone's new serial. */

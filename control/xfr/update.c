@@ -17,6 +17,7 @@
 #include "control/daemon.h"
 #include "control/log.h"
 #include "control/xfr/catalog.h"
+#include "control/xfr/serve_conf.h"
 #include "control/xfr/store.h"
 #include "control/xfr/serve.h"
 #include "control/xfr/xfr.h"
@@ -175,6 +176,8 @@ static int plan_make(struct p53_xfr *x, const struct p53_config *cfg, const void
 			p->from_image[p->n] = secondary_src(cfg, cz->xfr, cz->xfr->catalog, z, cur_img,
 							    u, n, src, want, &p->own[p->n]);
 		}
+		if (p53_xfr_transfer_signed(cfg, cz))
+			src->flags |= P53_ZONE_XFR_SIGNED;
 		p->n++;
 	}
 	for (size_t i = 0; x != NULL && i < x->n; i++) {
@@ -191,6 +194,8 @@ static int plan_make(struct p53_xfr *x, const struct p53_config *cfg, const void
 		/* Members take their catalog's settings (cz), but are zones, not catalogs. */
 		p->from_image[p->n] = secondary_src(cfg, cz->xfr, false, z, cur_img, u, n, src, want,
 						    &p->own[p->n]);
+		if (p53_xfr_transfer_signed(cfg, cz))
+			src->flags |= P53_ZONE_XFR_SIGNED;
 		p->n++;
 	}
 	int rc = 0;

@@ -116,6 +116,7 @@ struct p53_xfr {
 	/* totals */
 	uint64_t notify_ok, notify_refused, notify_kernel, notify_tcp, notify_lost_events;
 	uint64_t applies_ok, applies_failed;
+	uint64_t soa_answered, soa_refused; /* signed SOA queries over UDP (p53_xfr_soa_query) */
 };
 
 /* One zone's new content, handed to p53_zones_update(). */

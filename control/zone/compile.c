@@ -10,6 +10,7 @@
 #include "control/text.h"
 
 #include "control/dnssec/dnssec.h"
+#include "control/xfr/serve_conf.h"
 #include "control/zone/compile.h"
 #include "dataplane/dnsmsg.h"
 #include "dataplane/image.h"
@@ -105,12 +106,13 @@ void *p53_zone_compile(const struct p53_config *cfg, size_t *len, char *err, siz
 		src[i].file = z->file;
 		src[i].cfg_file = cfg->path;
 		src[i].cfg_line = z->line;
+		src[i].flags = p53_xfr_transfer_signed(cfg, z) ? P53_ZONE_XFR_SIGNED : 0;
 		if (z->xfr == NULL)
 			continue;
 		/* A secondary zone: its disk copy when there is one (control/xfr/ keeps it), else
 		 * no data yet. A catalog zone is not served (RFC 9432 §1); its members come from
 		 * the transfer state, which only the daemon has. */
-		src[i].flags = P53_ZONE_SECONDARY;
+		src[i].flags |= P53_ZONE_SECONDARY;
 		if (z->xfr->catalog)
 			src[i].rcode = P53_RCODE_REFUSED;
 		else if (access(z->file, F_OK) != 0)

@@ -143,6 +143,22 @@ signed_soa() {
 		echo "$out" | awk '$4 == "SOA"' | grep -q ' 1 2 600'
 }
 check "signed SOA query over TCP: NOERROR, the SOA, signed answer verified by kdig" signed_soa
+# A signed SOA query over UDP (BIND's and NSD's refresh check): the worker hands it to the
+# control thread, which holds the transfer keys and answers it signed.
+signed_soa_udp() {
+	local out
+	out=$(ip netns exec "$CLIENT_NS" kdig +notcp +time=2 +retry=0 -y "$KEY" @"$V4" sig.test SOA 2>&1) || return 1
+	! echo "$out" | grep -q '^;; \(ERROR\|WARNING\)' && echo "$out" | grep -q 'status: NOERROR' &&
+		echo "$out" | grep -q '(UDP)' && echo "$out" | awk '$4 == "SOA"' | grep -q ' 1 2 600'
+}
+check "signed SOA query over UDP: NOERROR, the SOA, signed answer verified by kdig" signed_soa_udp
+out=$(ip netns exec "$CLIENT_NS" kdig +notcp +time=2 +retry=0 -y "$BAD" @"$V4" sig.test SOA 2>&1)
+check "...with a wrong secret: NOTAUTH with TSIG error BADSIG (kdig: status BADSIG)" grep -q "status: BADSIG" <<<"$out"
+out=$(ip netns exec "$PRIMARY_NS" kdig +notcp +time=2 +retry=0 -y "$KEY" @"$V4" sec.test SOA 2>&1)
+check "signed SOA over UDP for sec.test (its transfers take no key): BADKEY from the worker, as before" \
+	grep -q "status: BADKEY" <<<"$out"
+check "unsigned SOA over UDP for sig.test: answered by the worker" \
+	sh -c "ip netns exec $CLIENT_NS kdig +notcp +time=1 +retry=0 +short @$V4 sig.test SOA | grep -q ' 1 2 600'"
 # 4. UDP stays as before (no transfer over UDP).
 # kdig names RCODE 4 NOTIMPL.
 check "AXFR over UDP: NOTIMP, as before" \

@@ -474,13 +474,22 @@ static void test_truncated_answer_counted_as_answer(void **state)
  * algorithm, time signed and fudge, MAC size 0, original ID, error BADKEY (17), as knotd 3.2
  * answers (tests/differential: tsig-unknown-key*). With EDNS the OPT comes before it. A name
  * in no served zone is REFUSED unsigned, as Knot. Unsigned queries are unaffected. */
+static uint16_t signed_query_type(uint8_t *buf, const char *name, uint16_t type, uint16_t edns,
+				  int key_ptr);
+
 static uint16_t signed_query(uint8_t *buf, const char *name, uint16_t edns, int key_ptr)
+{
+	return signed_query_type(buf, name, 1, edns, key_ptr);
+}
+
+static uint16_t signed_query_type(uint8_t *buf, const char *name, uint16_t type, uint16_t edns,
+				  int key_ptr)
 {
 	static const uint8_t tsig[] = {0, 250, 0, 255, 0, 0, 0, 0, 0, 33,
 		11, 'h', 'm', 'a', 'c', '-', 's', 'h', 'a', '2', '5', '6', 0,
 		0, 0, 0x6b, 0x0d, 0xfe, 0x28, 0x01, 0x2c, 0, 4, 0xde, 0xad, 0xbe, 0xef, 0x12, 0x34,
 		0, 0, 0, 0};
-	uint16_t n = query(buf, name, 1, 1, edns);
+	uint16_t n = query(buf, name, type, 1, edns);
 
 	buf[11]++;
 	if (key_ptr) {                  /* key name = the question's name, by pointer */
@@ -530,6 +539,58 @@ static void test_tsig_unknown_key_badkey(void **state)
 	ask("www.diff.test", 1, 0, &r);
 	assert_int_equal(RCODE(&r), 0);
 	assert_int_equal(r.count[1], 1);
+}
+
+/* A signed SOA query for the apex of a zone whose transfers want a key (P53_ZONE_XFR_SIGNED):
+ * a downstream secondary's refresh check over UDP. The workers hold no keys, so it is left
+ * unanswered (0, counted `handoff`) for the control thread, which verifies and answers it
+ * signed (worker.c hands it over). Anything else signed is still BADKEY here: another type at
+ * that apex, a name below it, the SOA of a zone without the flag; unsigned SOA is answered. */
+static void test_signed_soa_handoff(void **state)
+{
+	static uint8_t buf[2048];
+	char err[512], f1[512], f2[512];
+	size_t blen;
+	struct resp r;
+	(void)state;
+
+	snprintf(f1, sizeof(f1), "%s/tests/differential/zones/diff.test.zone", P53_SRCDIR);
+	snprintf(f2, sizeof(f2), "%s/tests/differential/zones/second.test.zone", P53_SRCDIR);
+	struct p53_zone_src zones[2] = {{.name = "diff.test.", .file = f1},
+					{.name = "second.test.", .file = f2, .flags = P53_ZONE_XFR_SIGNED}};
+	void *fimg = p53_image_build(zones, 2, &blen, err, sizeof(err), NULL, NULL);
+	assert_non_null(fimg);
+
+	static const struct { const char *name; uint16_t type; int handoff; } rows[] = {
+		{ "second.test", P53_T_SOA, 1 },
+		{ "SECOND.test", P53_T_SOA, 1 },        /* case-insensitive (RFC 4343) */
+		{ "second.test", 1, 0 },                /* not SOA */
+		{ "www.second.test", P53_T_SOA, 0 },    /* not the apex */
+		{ "diff.test", P53_T_SOA, 0 },          /* a zone without the flag */
+	};
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		memset(&st, 0, sizeof(st));
+		uint16_t len = signed_query_type(buf, rows[i].name, rows[i].type, 0, 0);
+		struct p53_query q;
+		assert_int_equal(p53_msg_parse(buf, len, &q), P53_MSG_OK);
+		assert_int_equal(p53_answer_signed_soa_handoff(fimg, &q), rows[i].handoff);
+		uint16_t n = p53_answer(fimg, &conf, buf, len, sizeof(buf), &st);
+		if (rows[i].handoff) {
+			assert_int_equal(n, 0);
+			assert_int_equal(st.kind[P53_ANS_HANDOFF], 1);
+			continue;
+		}
+		decode(buf, n, &r);
+		assert_int_equal(RCODE(&r), P53_RCODE_NOTAUTH);
+		assert_int_equal(st.kind[P53_ANS_HANDOFF], 0);
+	}
+	/* Unsigned SOA: answered here as always. */
+	uint16_t len = query(buf, "second.test", P53_T_SOA, 1, 0);
+	uint16_t n = p53_answer(fimg, &conf, buf, len, sizeof(buf), &st);
+	decode(buf, n, &r);
+	assert_int_equal(RCODE(&r), 0);
+	assert_int_equal(r.count[1], 1);
+	free(fimg);
 }
 
 /* Security regression: a lookup miss walked up one label at a time, a hash and a probe each,
@@ -898,6 +959,7 @@ int main(void)
 		cmocka_unit_test(test_truncation),
 		cmocka_unit_test(test_truncated_answer_counted_as_answer),
 		cmocka_unit_test(test_tsig_unknown_key_badkey),
+		cmocka_unit_test(test_signed_soa_handoff),
 		cmocka_unit_test(test_deep_names),
 		cmocka_unit_test(test_refused_and_second_zone),
 		cmocka_unit_test(test_chaos),
