@@ -4,8 +4,9 @@
 # allowed clients. kdig from the lab client: AXFR equal to the primary's, IXFR with the
 # differences pop53 applied, the single SOA when up to date; refused outside the ACL
 # (REFUSED), without the zone's key (REFUSED), with a wrong secret (NOTAUTH, TSIG BADSIG), an
-# unknown key (NOTAUTH, TSIG BADKEY); a signed SOA query over TCP answered signed; AXFR over UDP
-# NOTIMP as before. Then a second knotd (a lower tier, in the primary's namespace on its own
+# unknown key (NOTAUTH, TSIG BADKEY); a signed SOA query over TCP answered signed, and over UDP
+# too (the worker hands it to the control thread, which holds the keys); AXFR over UDP NOTIMP
+# as before; the transfer counters (stats xfr.served) by outcome. Then a second knotd (a lower tier, in the primary's namespace on its own
 # address) is a secondary of pop53d and serves the primary's new serial after a change made at
 # the hidden primary without its own refresh timer (refresh-min-interval 3600 s): pop53
 # NOTIFYs it (notify_to, signed with xfr.key), it checks the SOA (signed, over TCP) and takes an
