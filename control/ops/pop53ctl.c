@@ -32,7 +32,7 @@ static void usage(FILE *f)
 		"usage: pop53ctl [-s SOCKET] [--json] COMMAND\n"
 		"commands:\n"
 		"  status                 version, uptime, workers, port, zones and serials\n"
-		"  stats [--reset]        counters: queries, RCODEs, QTYPEs, drops, TC, port, TCP\n"
+		"  stats [--reset]        counters: queries, RCODEs, QTYPEs, drops, TC, port, TCP, xfr\n"
 		"  workers                per-worker counters, heartbeat age, idle ratio\n"
 		"  rrl                    rate limiting settings and the client prefixes limited now\n"
 		"  zone list              zones with serials and files\n"
@@ -288,6 +288,12 @@ static void print_human(const char *cmd, const char *sub, const json_t *r)
 			       geti(tcp, "responses"), geti(tcp, "bytes_in"), geti(tcp, "bytes_out"));
 			print_map("tcp refused", json_object_get(tcp, "refused"));
 			print_map("tcp closed", json_object_get(tcp, "closed"));
+		}
+		const json_t *xfr = json_object_get(s, "xfr");
+		if (xfr != NULL) {
+			print_map("xfr served", json_object_get(xfr, "served"));
+			printf("xfr served bytes %" JSON_INTEGER_FORMAT "\n", geti(xfr, "served_bytes"));
+			print_map("xfr notify_out", json_object_get(xfr, "notify_out"));
 		}
 		print_map("rrl", json_object_get(s, "rrl"));
 		print_map("cookies", json_object_get(s, "cookies"));

@@ -207,6 +207,9 @@ sys.exit(0 if got == want and int(sys.argv[3]) > 0 and d["bytes"] >= 2 * int(sys
 PY
 }
 check "stats xfr.served counts each transfer by outcome, and the bytes sent" served_diff
+CTL stats >"$TMP/stats.txt"
+check "pop53ctl stats (text) shows the transfer counters" \
+	sh -c "grep -q '^xfr served: axfr=[1-9]' $TMP/stats.txt && grep -q '^xfr notify_out: sent=' $TMP/stats.txt"
 
 # 6. Tiered distribution: a second knotd, secondary of pop53 for sig.test with xfr.key.
 TIER_DIR=$TMP/tier
