@@ -52,6 +52,7 @@ xfr_config "$TMP/pop53.yaml" "  - name: prim.test
   - name: sec.test
     primaries: [{address: $PRIMARY_V4, key: xfr.key}]
     transfer: {allow: [192.0.2.1/32, \"2001:db8:53::1/128\"]}
+    notify_to: [{address: $PRIMARY_V4}]
   - name: sig.test
     primaries: [{address: $PRIMARY_V4, key: xfr.key}]
     transfer: {allow: [192.0.2.0/24, 198.51.100.0/24], key: xfr.key}
@@ -179,6 +180,10 @@ ip netns exec "$CLIENT_NS" kdig +time=2 @"$V4" sec.test IXFR=1 >"$TMP/ixfr.txt" 
 ip netns exec "$PRIMARY_NS" kdig +time=2 -y "$KEY" @"$PRIMARY_V4" sec.test IXFR=1 2>&1 | records >"$TMP/knot_ixfr.txt"
 ixfr_from_1() { records <"$TMP/ixfr.txt" | diff - "$TMP/knot_ixfr.txt" && [ "$(grep -c 'SOA' "$TMP/ixfr.txt")" -eq 8 ]; }
 check "IXFR from serial 1: the differences (3 steps, as the primary sends them)" ixfr_from_1
+# sec.test NOTIFYs the hidden primary itself, unsigned: knotd takes no NOTIFY for a zone it is
+# the primary of and says so; pop53 does not send that one again.
+check "a NOTIFY answered with an error RCODE is given up at once (logged)" \
+	wait_for 5 grep -q "NOTIFY for sec.test. serial 4 to $PRIMARY_V4:53: answered [A-Z]*; not sent again" "$TMP/pop53d.log"
 check "pop53 logged an IXFR with differences" grep -q "IXFR of sec.test. serial 4 (differences) to 192.0.2.1" "$TMP/pop53d.log"
 check "IXFR from the current serial: the single SOA" \
 	sh -c "ip netns exec $CLIENT_NS kdig +time=2 @$V4 sec.test IXFR=4 | awk '\$0 !~ /^;/ && NF >= 5' | awk '\$4 == \"SOA\"' | wc -l | grep -qx 1"
@@ -283,6 +288,8 @@ check "...and the lower tier serves serial 2 and the new record within 5 s, noti
 	                   [ \"\$(ip netns exec $PRIMARY_NS kdig +time=1 +short @$TIER_V4 b.sig.test A)\" = 192.0.2.9 ]"
 check "stats: xfr.notify_out sent and acked each grew by 1 ($sent0/$acked0 -> $(notify_out sent)/$(notify_out acked))" \
 	sh -c "[ $(notify_out sent) -eq $((sent0 + 1)) ] && [ $(notify_out acked) -eq $((acked0 + 1)) ]"
+check "stats: xfr.notify_out failed counts sec.test's refused NOTIFYs ($(notify_out failed))" \
+	[ "$(notify_out failed)" -ge 1 ]
 # A primary zone of pop53: its file changed and reloaded, the lower tier is NOTIFYed.
 check "the lower tier has pop53's primary zone prim.test (serial 1)" \
 	wait_for 10 sh -c "ip netns exec $PRIMARY_NS kdig +time=1 +short @$TIER_V4 prim.test SOA | grep -q ' 1 '"
