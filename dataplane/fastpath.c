@@ -7,6 +7,7 @@
 #include <rte_byteorder.h>
 
 #include "dataplane/csum.h"
+#include "dataplane/dnssec.h"
 #include "dataplane/fastpath.h"
 #include "dataplane/image.h"
 #include "dataplane/name.h"
@@ -153,6 +154,77 @@ static __attribute__((noinline)) uint16_t soa(const void *img, const struct p53_
 		return 0;
 	memcpy(msg + pos, rr, (size_t)n);
 	return (uint16_t)(pos + n);
+}
+
+/*
+ * answer.c negative() and put_denial() for DO=1 in an NSEC3 zone, a name error (RFC 4035
+ * §3.1.3.2, RFC 5155 §7.2.2): the SOA as soa() writes it, then its RRSIGs with the owner
+ * pointer and the negative TTL (RFC 4034 §3: an RRSIG's TTL is its RRset's); then the NSEC3
+ * RRset of each node of the proof (dnssec.c: closest encloser, next closer name, wildcard),
+ * its RRSIGs after it: the first owner is the hashed label and a pointer to the apex in the
+ * question (put_name() with the apex hint), the later ones point at that first owner.
+ * Returns the new write position, or 0 to decline (something does not fit: TC is the general
+ * path's). *ns: the records written.
+ */
+static __attribute__((noinline)) uint16_t nsec3_nxdomain(const void *img,
+							 const struct p53_answer_conf *conf,
+							 const struct p53_query *q, uint8_t *msg,
+							 uint16_t pos, uint16_t limit, uint32_t zone,
+							 uint32_t ce, uint16_t *ns)
+{
+	const struct p53_image_zone *z = p53_image_zone(img, zone);
+	const struct p53_image_node *apex = p53_image_node(img, z->apex);
+	const struct p53_image_rrset *rs = p53_image_rrset(img, z->soa);
+
+	pos = soa(img, conf, q, msg, pos, limit, zone);
+	if (pos == 0 || (uint32_t)pos + rs->sig_len > limit)
+		return 0;
+	uint16_t aptr = (uint16_t)(0xc000 | (P53_DNS_HDR_LEN + q->label_off[q->qname_labels - apex->labels]));
+	const uint8_t *sig = p53_image_rdata(img, rs) + rs->rdata_len;
+	uint8_t *o = msg + pos;
+	memcpy(o, sig, rs->sig_len);
+	for (uint16_t i = 0, off = 0; i < rs->sig_count; i++) {
+		p53_put16(o + off, aptr);
+		p53_put32(o + off + P53_RR_OWNER_LEN + 4, z->neg_ttl);
+		off = (uint16_t)(off + P53_RR_OWNER_LEN + 10 + p53_get16(o + off + P53_RR_OWNER_LEN + 8));
+	}
+	pos = (uint16_t)(pos + rs->sig_len);
+	*ns = (uint16_t)(1 + rs->sig_count);
+
+	struct p53_dname nm = { .name = q->lname, .loff = q->label_off, .len = q->qname_len,
+				.labels = q->qname_labels };
+	struct p53_denial d = { .n = 0 };
+	const uint8_t *an = p53_image_name(img, apex->name_off);
+	p53_dnssec_nxdomain(img, zone, ce, &nm, &d);
+	for (uint8_t i = 0; i < d.n; i++) {
+		uint32_t rsi = p53_dnssec_rrset(img, zone, d.node[i]);
+		if (rsi == P53_NONE)
+			continue;
+		const struct p53_image_node *on = p53_image_node(img, d.node[i]);
+		const struct p53_image_rrset *r = p53_image_rrset(img, rsi);
+		const uint8_t *name = p53_image_name(img, on->name_off);
+		/* A hashed owner: one label, then the apex (else put_name() searches: decline). */
+		size_t prefix = (size_t)name[0] + 1;
+		if (on->labels != apex->labels + 1 || prefix + apex->name_len != on->name_len ||
+		    memcmp(name + prefix, an, apex->name_len) != 0 || pos >= 0x4000)
+			return 0;
+		uint32_t len = (uint32_t)r->rdata_len + r->sig_len;
+		uint16_t count = (uint16_t)(r->count + r->sig_count);
+		if ((uint32_t)pos + prefix + len > limit)
+			return 0;
+		o = msg + pos;
+		memcpy(o, name, prefix);
+		memcpy(o + prefix, p53_image_rdata(img, r), len);
+		p53_put16(o + prefix, aptr);
+		uint32_t off = prefix + P53_RR_OWNER_LEN + 10 + p53_get16(o + prefix + P53_RR_OWNER_LEN + 8);
+		for (uint16_t k = 1; k < count; k++) {
+			p53_put16(o + off, (uint16_t)(0xc000 | pos));
+			off += P53_RR_OWNER_LEN + 10u + p53_get16(o + off + P53_RR_OWNER_LEN + 8);
+		}
+		pos = (uint16_t)(pos + prefix + len);
+		*ns = (uint16_t)(*ns + count);
+	}
+	return pos;
 }
 
 #define CTAB_MAX  48    /* answer.c: names remembered for compression */
@@ -399,13 +471,14 @@ uint16_t p53_fast_answer(const void *img, const struct p53_answer_conf *conf, ui
 {
 	uint16_t qt = q->qtype;
 
-	/* The shape (fastpath.h). QUERY opcode; EDNS version 0, DO=0, no option we act on. */
+	/* The shape (fastpath.h). QUERY opcode; EDNS version 0, no option we act on; DO=1 only
+	   for a name error in an NSEC3 zone (below). */
 	if (img == NULL || conf->tcp_limit != 0 || P53_OPCODE(q->flags) != P53_OPCODE_QUERY ||
 	    q->tsig || q->qclass != P53_C_IN)
 		return 0;
-	if (q->edns && (q->edns_version != 0 || q->edns_do || q->nsid || q->ecs || q->cookie ||
-			q->keepalive))
+	if (q->edns && (q->edns_version != 0 || q->nsid || q->ecs || q->cookie || q->keepalive))
 		return 0;
+	int dnssec = q->edns && q->edns_do;
 	/* Types with their own rules: DS (parent side), RRSIG, ANY (RFC 8482), meta types. */
 	if (qt == P53_T_DS || qt == P53_T_RRSIG || qt == P53_T_OPT || qt >= 249 || qt == 0)
 		return 0;
@@ -438,8 +511,12 @@ uint16_t p53_fast_answer(const void *img, const struct p53_answer_conf *conf, ui
 		}
 	}
 	const struct p53_image_node *n = p53_image_node(img, ni);
-	if (p53_image_zone(img, n->zone)->rcode != 0)
+	const struct p53_image_zone *z = p53_image_zone(img, n->zone);
+	if (z->rcode != 0)
 		return 0;
+	/* DO=1 in a signed zone: RRSIGs with each RRset (answer.c put_rrset_rd()), and the
+	   proofs a negative or wildcard answer needs, which only an NSEC3 name error has here. */
+#define SIGNED_DO (__builtin_expect(dnssec, 0) && z->dnssec != 0)
 	/* Step 3b: a cut above the name, or at it, gives a referral (a DNAME: general). */
 	const struct p53_image_node *cut = NULL;
 	if (n->occluder != P53_NONE)
@@ -447,7 +524,7 @@ uint16_t p53_fast_answer(const void *img, const struct p53_answer_conf *conf, ui
 	else if (n->flags & P53_NODE_CUT)
 		cut = n;
 	if (cut != NULL) {
-		if (!(cut->flags & P53_NODE_CUT))
+		if (!(cut->flags & P53_NODE_CUT) || dnssec)
 			return 0;
 		pos = referral(img, q, msg, pos, limit, cut, &ns, &ar);
 		if (pos == 0)
@@ -457,11 +534,18 @@ uint16_t p53_fast_answer(const void *img, const struct p53_answer_conf *conf, ui
 	} else if (!hit && (n->flags & P53_NODE_DNAME)) {
 		return 0;                                           /* DNAME synthesis: general */
 	} else if (!hit && n->wildcard == P53_NONE) {
-		/* Step 5: below the closest encloser, no wildcard: NXDOMAIN (RFC 2308 §3). */
-		pos = soa(img, conf, q, msg, pos, limit, n->zone);
+		/* Step 5: below the closest encloser, no wildcard: NXDOMAIN (RFC 2308 §3). With
+		   DO=1 in a signed zone the SOA's RRSIGs and the NSEC3 proof; NSEC: general. */
+		if (SIGNED_DO) {
+			if ((z->dnssec & (P53_ZONE_NSEC | P53_ZONE_NSEC3)) != P53_ZONE_NSEC3)
+				return 0;
+			pos = nsec3_nxdomain(img, conf, q, msg, pos, limit, n->zone, ni, &ns);
+		} else {
+			pos = soa(img, conf, q, msg, pos, limit, n->zone);
+			ns = 1;
+		}
 		if (pos == 0)
 			return 0;
-		ns = 1;
 		rcode = P53_RCODE_NXDOMAIN;
 		kind = P53_ANS_NXDOMAIN;
 	} else {
@@ -469,20 +553,28 @@ uint16_t p53_fast_answer(const void *img, const struct p53_answer_conf *conf, ui
 		 * §3.3.3), which the pre-encoded records already point at. */
 		if (!hit)
 			n = p53_image_node(img, n->wildcard);
-		if (n->flags & P53_NODE_CNAME)
-			return 0;
+		if ((n->flags & P53_NODE_CNAME) || (!hit && SIGNED_DO))
+			return 0;                   /* a signed wildcard answer needs its proof */
 		uint32_t rsi = p53_image_node_rrset(img, n, qt);
 		if (rsi != P53_NONE) {
-			/* Step 4: an RRset owned by the query name, pre-encoded (image.h). */
+			/* Step 4: an RRset owned by the query name, pre-encoded (image.h), with DO=1
+			   its RRSIGs after it: one memcpy. */
 			const struct p53_image_rrset *rs = p53_image_rrset(img, rsi);
-			if ((rs->flags & (P53_RRSET_COMPRESS | P53_RRSET_STEERED)) ||
-			    rs->adds != P53_NONE || (uint32_t)pos + rs->rdata_len > limit)
-				return 0;
-			memcpy(msg + pos, p53_image_rdata(img, rs), rs->rdata_len);
-			pos = (uint16_t)(pos + rs->rdata_len);
+			uint32_t len = rs->rdata_len;
 			an = rs->count;
+			if (__builtin_expect(dnssec, 0)) {
+				len += rs->sig_len;
+				an = (uint16_t)(an + rs->sig_count);
+			}
+			if ((rs->flags & (P53_RRSET_COMPRESS | P53_RRSET_STEERED)) ||
+			    rs->adds != P53_NONE || (uint32_t)pos + len > limit)
+				return 0;
+			memcpy(msg + pos, p53_image_rdata(img, rs), len);
+			pos = (uint16_t)(pos + len);
 			kind = P53_ANS_ANSWER;
 		} else {
+			if (SIGNED_DO)
+				return 0;           /* NODATA proof: general */
 			pos = soa(img, conf, q, msg, pos, limit, n->zone);       /* NODATA */
 			if (pos == 0)
 				return 0;
@@ -492,13 +584,14 @@ uint16_t p53_fast_answer(const void *img, const struct p53_answer_conf *conf, ui
 	}
 
 opt:
-	/* answer.c put_opt(): our payload, version 0, DO clear, no options but an EDE. */
+	/* answer.c put_opt(): our payload, version 0, DO echoed, no options but an EDE. */
 	if (q->edns) {
 		uint8_t *o = msg + pos;
 		o[0] = 0;
 		p53_put16(o + 1, P53_T_OPT);
 		p53_put16(o + 3, ours);
 		memset(o + 5, 0, 6);
+		o[7] = dnssec ? 0x80 : 0;
 		pos = (uint16_t)(pos + OPT_LEN);
 		if (ede && (uint32_t)pos + 6 <= max) {
 			p53_put16(o + 9, 6);
@@ -527,6 +620,7 @@ opt:
 	st->rcode[rcode]++;
 	st->kind[kind]++;
 	return pos;
+#undef SIGNED_DO
 }
 
 /*
