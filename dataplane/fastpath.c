@@ -157,20 +157,63 @@ static __attribute__((noinline)) uint16_t soa(const void *img, const struct p53_
 }
 
 /*
- * answer.c negative() and put_denial() for DO=1 in an NSEC3 zone, a name error (RFC 4035
- * §3.1.3.2, RFC 5155 §7.2.2): the SOA as soa() writes it, then its RRSIGs with the owner
- * pointer and the negative TTL (RFC 4034 §3: an RRSIG's TTL is its RRset's); then the NSEC3
- * RRset of each node of the proof (dnssec.c: closest encloser, next closer name, wildcard),
- * its RRSIGs after it: the first owner is the hashed label and a pointer to the apex in the
- * question (put_name() with the apex hint), the later ones point at that first owner.
- * Returns the new write position, or 0 to decline (something does not fit: TC is the general
- * path's). *ns: the records written.
+ * answer.c put_denial() for DO=1: the NSEC or NSEC3 RRset of each node of a proof (dnssec.c),
+ * its RRSIGs after it. put_name() with the apex hint writes the first owner as its labels
+ * above the apex and a pointer to the apex in the question (`aptr`; the apex itself: the
+ * pointer alone); the later records point at that owner. Returns the new write position, or
+ * 0 to decline (it does not fit: TC is the general path's). *ns: plus the records written.
  */
-static __attribute__((noinline)) uint16_t nsec3_nxdomain(const void *img,
-							 const struct p53_answer_conf *conf,
-							 const struct p53_query *q, uint8_t *msg,
-							 uint16_t pos, uint16_t limit, uint32_t zone,
-							 uint32_t ce, uint16_t *ns)
+static uint16_t put_proof(const void *img, uint32_t zone, const struct p53_denial *d,
+			  uint8_t *msg, uint16_t pos, uint16_t limit, uint16_t aptr, uint16_t *ns)
+{
+	const struct p53_image_node *apex = p53_image_node(img, p53_image_zone(img, zone)->apex);
+
+	for (uint8_t i = 0; i < d->n; i++) {
+		uint32_t rsi = p53_dnssec_rrset(img, zone, d->node[i]);
+		if (rsi == P53_NONE)
+			continue;
+		const struct p53_image_node *on = p53_image_node(img, d->node[i]);
+		const struct p53_image_rrset *r = p53_image_rrset(img, rsi);
+		const uint8_t *name = p53_image_name(img, on->name_off);
+		/* The labels above the apex (put_name()'s hint_suffix(): at a label boundary); a
+		   node of the zone ends in its apex. */
+		size_t prefix = 0;
+		for (uint8_t k = on->labels; k > apex->labels; k--)
+			prefix += 1u + name[prefix];
+		if (on->zone != zone || on->labels < apex->labels ||
+		    prefix + apex->name_len != on->name_len || pos >= 0x4000)
+			return 0;
+		uint32_t len = (uint32_t)r->rdata_len + r->sig_len;
+		uint16_t count = (uint16_t)(r->count + r->sig_count);
+		if ((uint32_t)pos + prefix + len > limit)
+			return 0;
+		uint8_t *o = msg + pos;
+		memcpy(o, name, prefix);
+		memcpy(o + prefix, p53_image_rdata(img, r), len);
+		p53_put16(o + prefix, aptr);
+		uint16_t self = prefix != 0 ? (uint16_t)(0xc000 | pos) : aptr;
+		uint32_t off = prefix + P53_RR_OWNER_LEN + 10 + p53_get16(o + prefix + P53_RR_OWNER_LEN + 8);
+		for (uint16_t k = 1; k < count; k++) {
+			p53_put16(o + off, self);
+			off += P53_RR_OWNER_LEN + 10u + p53_get16(o + off + P53_RR_OWNER_LEN + 8);
+		}
+		pos = (uint16_t)(pos + prefix + len);
+		*ns = (uint16_t)(*ns + count);
+	}
+	return pos;
+}
+
+/*
+ * answer.c negative() for DO=1 in a signed zone (RFC 4035 §3.1.3, RFC 5155 §7.2): the SOA as
+ * soa() writes it, its RRSIGs with the owner pointer and the negative TTL (RFC 4034 §3: an
+ * RRSIG's TTL is its RRset's), then the proof: a name error below closest encloser `at`, or
+ * no data at node `at`. Returns the new write position, or 0 to decline. *ns: the records.
+ */
+static __attribute__((noinline)) uint16_t signed_negative(const void *img,
+							  const struct p53_answer_conf *conf,
+							  const struct p53_query *q, uint8_t *msg,
+							  uint16_t pos, uint16_t limit, uint32_t zone,
+							  uint32_t at, int nxdomain, uint16_t *ns)
 {
 	const struct p53_image_zone *z = p53_image_zone(img, zone);
 	const struct p53_image_node *apex = p53_image_node(img, z->apex);
@@ -190,41 +233,36 @@ static __attribute__((noinline)) uint16_t nsec3_nxdomain(const void *img,
 	}
 	pos = (uint16_t)(pos + rs->sig_len);
 	*ns = (uint16_t)(1 + rs->sig_count);
-
+	if (!(z->dnssec & (P53_ZONE_NSEC | P53_ZONE_NSEC3)))
+		return pos;
 	struct p53_dname nm = { .name = q->lname, .loff = q->label_off, .len = q->qname_len,
 				.labels = q->qname_labels };
 	struct p53_denial d = { .n = 0 };
-	const uint8_t *an = p53_image_name(img, apex->name_off);
-	p53_dnssec_nxdomain(img, zone, ce, &nm, &d);
-	for (uint8_t i = 0; i < d.n; i++) {
-		uint32_t rsi = p53_dnssec_rrset(img, zone, d.node[i]);
-		if (rsi == P53_NONE)
-			continue;
-		const struct p53_image_node *on = p53_image_node(img, d.node[i]);
-		const struct p53_image_rrset *r = p53_image_rrset(img, rsi);
-		const uint8_t *name = p53_image_name(img, on->name_off);
-		/* A hashed owner: one label, then the apex (else put_name() searches: decline). */
-		size_t prefix = (size_t)name[0] + 1;
-		if (on->labels != apex->labels + 1 || prefix + apex->name_len != on->name_len ||
-		    memcmp(name + prefix, an, apex->name_len) != 0 || pos >= 0x4000)
-			return 0;
-		uint32_t len = (uint32_t)r->rdata_len + r->sig_len;
-		uint16_t count = (uint16_t)(r->count + r->sig_count);
-		if ((uint32_t)pos + prefix + len > limit)
-			return 0;
-		o = msg + pos;
-		memcpy(o, name, prefix);
-		memcpy(o + prefix, p53_image_rdata(img, r), len);
-		p53_put16(o + prefix, aptr);
-		uint32_t off = prefix + P53_RR_OWNER_LEN + 10 + p53_get16(o + prefix + P53_RR_OWNER_LEN + 8);
-		for (uint16_t k = 1; k < count; k++) {
-			p53_put16(o + off, (uint16_t)(0xc000 | pos));
-			off += P53_RR_OWNER_LEN + 10u + p53_get16(o + off + P53_RR_OWNER_LEN + 8);
-		}
-		pos = (uint16_t)(pos + prefix + len);
-		*ns = (uint16_t)(*ns + count);
-	}
-	return pos;
+	if (nxdomain)
+		p53_dnssec_nxdomain(img, zone, at, &nm, &d);
+	else
+		p53_dnssec_nodata(img, zone, at, P53_NONE, &nm, &d);
+	return put_proof(img, zone, &d, msg, pos, limit, aptr, ns);
+}
+
+/* answer.c p53_answer_parsed() after a wildcard answer with DO=1 (RFC 4035 §3.1.3.3, RFC 5155
+ * §7.2.6): the NSEC or NSEC3 covering the name (its next closer name) below `ce`. */
+static __attribute__((noinline)) uint16_t wildcard_proof(const void *img, const struct p53_query *q,
+							 uint8_t *msg, uint16_t pos, uint16_t limit,
+							 uint32_t zone, uint32_t ce, uint16_t *ns)
+{
+	const struct p53_image_zone *z = p53_image_zone(img, zone);
+	const struct p53_image_node *apex = p53_image_node(img, z->apex);
+	struct p53_dname nm = { .name = q->lname, .loff = q->label_off, .len = q->qname_len,
+				.labels = q->qname_labels };
+	struct p53_denial d = { .n = 0 };
+
+	if (!(z->dnssec & (P53_ZONE_NSEC | P53_ZONE_NSEC3)))
+		return pos;
+	d.node[0] = p53_dnssec_wildcard(img, zone, ce, &nm);
+	d.n = d.node[0] != P53_NONE;
+	uint16_t aptr = (uint16_t)(0xc000 | (P53_DNS_HDR_LEN + q->label_off[q->qname_labels - apex->labels]));
+	return put_proof(img, zone, &d, msg, pos, limit, aptr, ns);
 }
 
 #define CTAB_MAX  48    /* answer.c: names remembered for compression */
@@ -535,11 +573,9 @@ uint16_t p53_fast_answer(const void *img, const struct p53_answer_conf *conf, ui
 		return 0;                                           /* DNAME synthesis: general */
 	} else if (!hit && n->wildcard == P53_NONE) {
 		/* Step 5: below the closest encloser, no wildcard: NXDOMAIN (RFC 2308 §3). With
-		   DO=1 in a signed zone the SOA's RRSIGs and the NSEC3 proof; NSEC: general. */
+		   DO=1 in a signed zone the SOA's RRSIGs and the NSEC or NSEC3 proof. */
 		if (SIGNED_DO) {
-			if ((z->dnssec & (P53_ZONE_NSEC | P53_ZONE_NSEC3)) != P53_ZONE_NSEC3)
-				return 0;
-			pos = nsec3_nxdomain(img, conf, q, msg, pos, limit, n->zone, ni, &ns);
+			pos = signed_negative(img, conf, q, msg, pos, limit, n->zone, ni, 1, &ns);
 		} else {
 			pos = soa(img, conf, q, msg, pos, limit, n->zone);
 			ns = 1;
@@ -551,10 +587,11 @@ uint16_t p53_fast_answer(const void *img, const struct p53_answer_conf *conf, ui
 	} else {
 		/* Step 5 with a wildcard: its child answers, owner the query name (RFC 4592
 		 * §3.3.3), which the pre-encoded records already point at. */
+		uint32_t ce = ni;
 		if (!hit)
 			n = p53_image_node(img, n->wildcard);
-		if ((n->flags & P53_NODE_CNAME) || (!hit && SIGNED_DO))
-			return 0;                   /* a signed wildcard answer needs its proof */
+		if (n->flags & P53_NODE_CNAME)
+			return 0;
 		uint32_t rsi = p53_image_node_rrset(img, n, qt);
 		if (rsi != P53_NONE) {
 			/* Step 4: an RRset owned by the query name, pre-encoded (image.h), with DO=1
@@ -571,14 +608,23 @@ uint16_t p53_fast_answer(const void *img, const struct p53_answer_conf *conf, ui
 				return 0;
 			memcpy(msg + pos, p53_image_rdata(img, rs), len);
 			pos = (uint16_t)(pos + len);
+			if (!hit && SIGNED_DO) {
+				pos = wildcard_proof(img, q, msg, pos, limit, n->zone, ce, &ns);
+				if (pos == 0)
+					return 0;
+			}
 			kind = P53_ANS_ANSWER;
 		} else {
-			if (SIGNED_DO)
-				return 0;           /* NODATA proof: general */
-			pos = soa(img, conf, q, msg, pos, limit, n->zone);       /* NODATA */
+			if (SIGNED_DO) {
+				if (!hit)
+					return 0;   /* wildcard NODATA: two proofs, general */
+				pos = signed_negative(img, conf, q, msg, pos, limit, n->zone, ni, 0, &ns);
+			} else {
+				pos = soa(img, conf, q, msg, pos, limit, n->zone);       /* NODATA */
+				ns = 1;
+			}
 			if (pos == 0)
 				return 0;
-			ns = 1;
 			kind = P53_ANS_NODATA;
 		}
 	}
