@@ -60,7 +60,7 @@ static void both(const uint8_t *q, uint16_t len, uint16_t cap, const struct p53_
 		return;
 	}
 	n_fast++;
-	for (int k = 0; k < P53_ANS__MAX && pq.edns_do; k++)
+	for (int k = 0; k < P53_ANS__MAX && pq.edns && pq.edns_do; k++)
 		fast_do_kind[k] += sb.kind[k];
 	for (int k = 0; k < P53_ANS__MAX; k++)
 		fast_kind[k] += sb.kind[k];
