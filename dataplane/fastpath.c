@@ -7,6 +7,7 @@
 #include <rte_byteorder.h>
 
 #include "dataplane/csum.h"
+#include "dataplane/dnssec.h"
 #include "dataplane/fastpath.h"
 #include "dataplane/image.h"
 #include "dataplane/name.h"
@@ -153,6 +154,115 @@ static __attribute__((noinline)) uint16_t soa(const void *img, const struct p53_
 		return 0;
 	memcpy(msg + pos, rr, (size_t)n);
 	return (uint16_t)(pos + n);
+}
+
+/*
+ * answer.c put_denial() for DO=1: the NSEC or NSEC3 RRset of each node of a proof (dnssec.c),
+ * its RRSIGs after it. put_name() with the apex hint writes the first owner as its labels
+ * above the apex and a pointer to the apex in the question (`aptr`; the apex itself: the
+ * pointer alone); the later records point at that owner. Returns the new write position, or
+ * 0 to decline (it does not fit: TC is the general path's). *ns: plus the records written.
+ */
+static uint16_t put_proof(const void *img, uint32_t zone, const struct p53_denial *d,
+			  uint8_t *msg, uint16_t pos, uint16_t limit, uint16_t aptr, uint16_t *ns)
+{
+	const struct p53_image_node *apex = p53_image_node(img, p53_image_zone(img, zone)->apex);
+
+	for (uint8_t i = 0; i < d->n; i++) {
+		uint32_t rsi = p53_dnssec_rrset(img, zone, d->node[i]);
+		if (rsi == P53_NONE)
+			continue;
+		const struct p53_image_node *on = p53_image_node(img, d->node[i]);
+		const struct p53_image_rrset *r = p53_image_rrset(img, rsi);
+		const uint8_t *name = p53_image_name(img, on->name_off);
+		/* The labels above the apex (put_name()'s hint_suffix(): at a label boundary); a
+		   node of the zone ends in its apex. */
+		size_t prefix = 0;
+		for (uint8_t k = on->labels; k > apex->labels; k--)
+			prefix += 1u + name[prefix];
+		if (on->zone != zone || on->labels < apex->labels ||
+		    prefix + apex->name_len != on->name_len || pos >= 0x4000)
+			return 0;
+		uint32_t len = (uint32_t)r->rdata_len + r->sig_len;
+		uint16_t count = (uint16_t)(r->count + r->sig_count);
+		if ((uint32_t)pos + prefix + len > limit)
+			return 0;
+		uint8_t *o = msg + pos;
+		memcpy(o, name, prefix);
+		memcpy(o + prefix, p53_image_rdata(img, r), len);
+		p53_put16(o + prefix, aptr);
+		uint16_t self = prefix != 0 ? (uint16_t)(0xc000 | pos) : aptr;
+		uint32_t off = prefix + P53_RR_OWNER_LEN + 10 + p53_get16(o + prefix + P53_RR_OWNER_LEN + 8);
+		for (uint16_t k = 1; k < count; k++) {
+			p53_put16(o + off, self);
+			off += P53_RR_OWNER_LEN + 10u + p53_get16(o + off + P53_RR_OWNER_LEN + 8);
+		}
+		pos = (uint16_t)(pos + prefix + len);
+		*ns = (uint16_t)(*ns + count);
+	}
+	return pos;
+}
+
+/*
+ * answer.c negative() for DO=1 in a signed zone (RFC 4035 §3.1.3, RFC 5155 §7.2): the SOA as
+ * soa() writes it, its RRSIGs with the owner pointer and the negative TTL (RFC 4034 §3: an
+ * RRSIG's TTL is its RRset's), then the proof: a name error below closest encloser `at`, or
+ * no data at node `at`. Returns the new write position, or 0 to decline. *ns: the records.
+ */
+static __attribute__((noinline)) uint16_t signed_negative(const void *img,
+							  const struct p53_answer_conf *conf,
+							  const struct p53_query *q, uint8_t *msg,
+							  uint16_t pos, uint16_t limit, uint32_t zone,
+							  uint32_t at, int nxdomain, uint16_t *ns)
+{
+	const struct p53_image_zone *z = p53_image_zone(img, zone);
+	const struct p53_image_node *apex = p53_image_node(img, z->apex);
+	const struct p53_image_rrset *rs = p53_image_rrset(img, z->soa);
+
+	pos = soa(img, conf, q, msg, pos, limit, zone);
+	if (pos == 0 || (uint32_t)pos + rs->sig_len > limit)
+		return 0;
+	uint16_t aptr = (uint16_t)(0xc000 | (P53_DNS_HDR_LEN + q->label_off[q->qname_labels - apex->labels]));
+	const uint8_t *sig = p53_image_rdata(img, rs) + rs->rdata_len;
+	uint8_t *o = msg + pos;
+	memcpy(o, sig, rs->sig_len);
+	for (uint16_t i = 0, off = 0; i < rs->sig_count; i++) {
+		p53_put16(o + off, aptr);
+		p53_put32(o + off + P53_RR_OWNER_LEN + 4, z->neg_ttl);
+		off = (uint16_t)(off + P53_RR_OWNER_LEN + 10 + p53_get16(o + off + P53_RR_OWNER_LEN + 8));
+	}
+	pos = (uint16_t)(pos + rs->sig_len);
+	*ns = (uint16_t)(1 + rs->sig_count);
+	if (!(z->dnssec & (P53_ZONE_NSEC | P53_ZONE_NSEC3)))
+		return pos;
+	struct p53_dname nm = { .name = q->lname, .loff = q->label_off, .len = q->qname_len,
+				.labels = q->qname_labels };
+	struct p53_denial d = { .n = 0 };
+	if (nxdomain)
+		p53_dnssec_nxdomain(img, zone, at, &nm, &d);
+	else
+		p53_dnssec_nodata(img, zone, at, P53_NONE, &nm, &d);
+	return put_proof(img, zone, &d, msg, pos, limit, aptr, ns);
+}
+
+/* answer.c p53_answer_parsed() after a wildcard answer with DO=1 (RFC 4035 §3.1.3.3, RFC 5155
+ * §7.2.6): the NSEC or NSEC3 covering the name (its next closer name) below `ce`. */
+static __attribute__((noinline)) uint16_t wildcard_proof(const void *img, const struct p53_query *q,
+							 uint8_t *msg, uint16_t pos, uint16_t limit,
+							 uint32_t zone, uint32_t ce, uint16_t *ns)
+{
+	const struct p53_image_zone *z = p53_image_zone(img, zone);
+	const struct p53_image_node *apex = p53_image_node(img, z->apex);
+	struct p53_dname nm = { .name = q->lname, .loff = q->label_off, .len = q->qname_len,
+				.labels = q->qname_labels };
+	struct p53_denial d = { .n = 0 };
+
+	if (!(z->dnssec & (P53_ZONE_NSEC | P53_ZONE_NSEC3)))
+		return pos;
+	d.node[0] = p53_dnssec_wildcard(img, zone, ce, &nm);
+	d.n = d.node[0] != P53_NONE;
+	uint16_t aptr = (uint16_t)(0xc000 | (P53_DNS_HDR_LEN + q->label_off[q->qname_labels - apex->labels]));
+	return put_proof(img, zone, &d, msg, pos, limit, aptr, ns);
 }
 
 #define CTAB_MAX  48    /* answer.c: names remembered for compression */
@@ -399,13 +509,14 @@ uint16_t p53_fast_answer(const void *img, const struct p53_answer_conf *conf, ui
 {
 	uint16_t qt = q->qtype;
 
-	/* The shape (fastpath.h). QUERY opcode; EDNS version 0, DO=0, no option we act on. */
+	/* The shape (fastpath.h). QUERY opcode; EDNS version 0, no option we act on; DO=1 only
+	   for a name error in an NSEC3 zone (below). */
 	if (img == NULL || conf->tcp_limit != 0 || P53_OPCODE(q->flags) != P53_OPCODE_QUERY ||
 	    q->tsig || q->qclass != P53_C_IN)
 		return 0;
-	if (q->edns && (q->edns_version != 0 || q->edns_do || q->nsid || q->ecs || q->cookie ||
-			q->keepalive))
+	if (q->edns && (q->edns_version != 0 || q->nsid || q->ecs || q->cookie || q->keepalive))
 		return 0;
+	int dnssec = q->edns && q->edns_do;
 	/* Types with their own rules: DS (parent side), RRSIG, ANY (RFC 8482), meta types. */
 	if (qt == P53_T_DS || qt == P53_T_RRSIG || qt == P53_T_OPT || qt >= 249 || qt == 0)
 		return 0;
@@ -438,8 +549,12 @@ uint16_t p53_fast_answer(const void *img, const struct p53_answer_conf *conf, ui
 		}
 	}
 	const struct p53_image_node *n = p53_image_node(img, ni);
-	if (p53_image_zone(img, n->zone)->rcode != 0)
+	const struct p53_image_zone *z = p53_image_zone(img, n->zone);
+	if (z->rcode != 0)
 		return 0;
+	/* DO=1 in a signed zone: RRSIGs with each RRset (answer.c put_rrset_rd()), and the
+	   proofs a negative or wildcard answer needs, which only an NSEC3 name error has here. */
+#define SIGNED_DO (__builtin_expect(dnssec, 0) && z->dnssec != 0)
 	/* Step 3b: a cut above the name, or at it, gives a referral (a DNAME: general). */
 	const struct p53_image_node *cut = NULL;
 	if (n->occluder != P53_NONE)
@@ -447,7 +562,7 @@ uint16_t p53_fast_answer(const void *img, const struct p53_answer_conf *conf, ui
 	else if (n->flags & P53_NODE_CUT)
 		cut = n;
 	if (cut != NULL) {
-		if (!(cut->flags & P53_NODE_CUT))
+		if (!(cut->flags & P53_NODE_CUT) || dnssec)
 			return 0;
 		pos = referral(img, q, msg, pos, limit, cut, &ns, &ar);
 		if (pos == 0)
@@ -457,48 +572,72 @@ uint16_t p53_fast_answer(const void *img, const struct p53_answer_conf *conf, ui
 	} else if (!hit && (n->flags & P53_NODE_DNAME)) {
 		return 0;                                           /* DNAME synthesis: general */
 	} else if (!hit && n->wildcard == P53_NONE) {
-		/* Step 5: below the closest encloser, no wildcard: NXDOMAIN (RFC 2308 §3). */
-		pos = soa(img, conf, q, msg, pos, limit, n->zone);
+		/* Step 5: below the closest encloser, no wildcard: NXDOMAIN (RFC 2308 §3). With
+		   DO=1 in a signed zone the SOA's RRSIGs and the NSEC or NSEC3 proof. */
+		if (SIGNED_DO) {
+			pos = signed_negative(img, conf, q, msg, pos, limit, n->zone, ni, 1, &ns);
+		} else {
+			pos = soa(img, conf, q, msg, pos, limit, n->zone);
+			ns = 1;
+		}
 		if (pos == 0)
 			return 0;
-		ns = 1;
 		rcode = P53_RCODE_NXDOMAIN;
 		kind = P53_ANS_NXDOMAIN;
 	} else {
 		/* Step 5 with a wildcard: its child answers, owner the query name (RFC 4592
 		 * §3.3.3), which the pre-encoded records already point at. */
+		uint32_t ce = ni;
 		if (!hit)
 			n = p53_image_node(img, n->wildcard);
 		if (n->flags & P53_NODE_CNAME)
 			return 0;
 		uint32_t rsi = p53_image_node_rrset(img, n, qt);
 		if (rsi != P53_NONE) {
-			/* Step 4: an RRset owned by the query name, pre-encoded (image.h). */
+			/* Step 4: an RRset owned by the query name, pre-encoded (image.h), with DO=1
+			   its RRSIGs after it: one memcpy. */
 			const struct p53_image_rrset *rs = p53_image_rrset(img, rsi);
-			if ((rs->flags & (P53_RRSET_COMPRESS | P53_RRSET_STEERED)) ||
-			    rs->adds != P53_NONE || (uint32_t)pos + rs->rdata_len > limit)
-				return 0;
-			memcpy(msg + pos, p53_image_rdata(img, rs), rs->rdata_len);
-			pos = (uint16_t)(pos + rs->rdata_len);
+			uint32_t len = rs->rdata_len;
 			an = rs->count;
+			if (__builtin_expect(dnssec, 0)) {
+				len += rs->sig_len;
+				an = (uint16_t)(an + rs->sig_count);
+			}
+			if ((rs->flags & (P53_RRSET_COMPRESS | P53_RRSET_STEERED)) ||
+			    rs->adds != P53_NONE || (uint32_t)pos + len > limit)
+				return 0;
+			memcpy(msg + pos, p53_image_rdata(img, rs), len);
+			pos = (uint16_t)(pos + len);
+			if (!hit && SIGNED_DO) {
+				pos = wildcard_proof(img, q, msg, pos, limit, n->zone, ce, &ns);
+				if (pos == 0)
+					return 0;
+			}
 			kind = P53_ANS_ANSWER;
 		} else {
-			pos = soa(img, conf, q, msg, pos, limit, n->zone);       /* NODATA */
+			if (SIGNED_DO) {
+				if (!hit)
+					return 0;   /* wildcard NODATA: two proofs, general */
+				pos = signed_negative(img, conf, q, msg, pos, limit, n->zone, ni, 0, &ns);
+			} else {
+				pos = soa(img, conf, q, msg, pos, limit, n->zone);       /* NODATA */
+				ns = 1;
+			}
 			if (pos == 0)
 				return 0;
-			ns = 1;
 			kind = P53_ANS_NODATA;
 		}
 	}
 
 opt:
-	/* answer.c put_opt(): our payload, version 0, DO clear, no options but an EDE. */
+	/* answer.c put_opt(): our payload, version 0, DO echoed, no options but an EDE. */
 	if (q->edns) {
 		uint8_t *o = msg + pos;
 		o[0] = 0;
 		p53_put16(o + 1, P53_T_OPT);
 		p53_put16(o + 3, ours);
 		memset(o + 5, 0, 6);
+		o[7] = dnssec ? 0x80 : 0;
 		pos = (uint16_t)(pos + OPT_LEN);
 		if (ede && (uint32_t)pos + 6 <= max) {
 			p53_put16(o + 9, 6);
@@ -527,6 +666,7 @@ opt:
 	st->rcode[rcode]++;
 	st->kind[kind]++;
 	return pos;
+#undef SIGNED_DO
 }
 
 /*

@@ -2,14 +2,18 @@
  * The fast path: the responder for the shape almost every query has, without the general
  * responder's set-up (answer.c).
  *
- * The shape: a QUERY with one question of class IN, no OPT or one OPT of version 0 with DO=0
- * and no options (so no NSID, ECS, COOKIE or keepalive), no TSIG, over UDP; and an answer
- * that is an RRset owned by the query name (or its wildcard's) that needs no compression and
- * no additional section (A, AAAA, TXT...); a negative answer (NXDOMAIN below the closest
+ * The shape: a QUERY with one question of class IN, no OPT or one OPT of version 0 and no
+ * options (so no NSID, ECS, COOKIE or keepalive), no TSIG, over UDP; and an answer that is an
+ * RRset owned by the query name (or its wildcard's) that needs no compression and no
+ * additional section (A, AAAA, TXT...); a negative answer (NXDOMAIN below the closest
  * encloser, NODATA) whose SOA names end in the zone's apex; a referral whose NS targets end in
  * the cut or compress as answer.c would, with glue owned by those targets; or REFUSED for a
- * name no zone holds. Everything else (CNAME, DNAME, ANY, RRSIG, DS, steered RRsets, DNSSEC
- * with DO=1, truncation, CHAOS, errors) is declined and goes to the general responder, which
+ * name no zone holds. With DO=1 in a signed zone: the RRset owned by the query name with its
+ * RRSIGs (one memcpy, as answer.c), and a name error in an NSEC3 zone (the SOA and its RRSIGs,
+ * then the NSEC3 RRsets of the proof, dnssec.c, with theirs: one NSEC3 hash per query).
+ * Everything else (CNAME, DNAME, ANY, RRSIG, DS, steered RRsets, NODATA, wildcard, NSEC and
+ * referral proofs with DO=1, truncation, CHAOS, errors) is declined and goes to the general
+ * responder, which
  * gives the same bytes: tests/unit/dataplane/test_fastpath.c runs both over the replay's
  * query shapes and the fuzz corpus and compares the responses byte for byte.
  *

@@ -2,6 +2,7 @@
 #include <arpa/inet.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include <ldns/ldns.h>
 #include <rte_cycles.h>
@@ -14,6 +15,8 @@
 
 #include "control/health/canary.h"
 #include "control/health/conf.h"
+#include "control/dnssec/verify.h"
+#include "dataplane/image.h"
 
 #define SRC_PORT_BASE 40000     /* UDP source port of worker i's queries: BASE + i */
 #define EDNS_PAYLOAD 1232
@@ -91,6 +94,7 @@ int p53_canary_configure(struct p53_canary *c, const struct p53_config *cfg, cha
 		 name[strlen(name) - 1] == '.' ? "" : ".");
 	c->qtype = cc->qtype;
 	c->rcode = cc->rcode;
+	c->dnssec = cc->dnssec;
 	tname = ldns_rr_type2str((ldns_rr_type)c->qtype);
 	if (cc->n_expect > 0) {
 		expect = ldns_rr_list_new();
@@ -146,6 +150,8 @@ static int build(const struct p53_canary *c, struct rte_mbuf *m, unsigned int wo
 	put16(q + 2, LDNS_RR_CLASS_IN);
 	put16(q + 5, LDNS_RR_TYPE_OPT); /* q[4] = 0: the root owner (RFC 6891 §6.1.2) */
 	put16(q + 7, EDNS_PAYLOAD);
+	if (c->dnssec)
+		q[11] = 0x80;           /* DO (RFC 3225): the answer's RRSIGs, to validate */
 
 	struct rte_udp_hdr *udp = (struct rte_udp_hdr *)(f + l4);
 	udp->src_port = rte_cpu_to_be_16((uint16_t)(SRC_PORT_BASE + worker));
@@ -254,9 +260,48 @@ static void rdata_text(const ldns_rr_list *l, char *buf, size_t len)
 		snprintf(buf + o, len - o, "]");
 }
 
+/*
+ * health.canary.dnssec: the response's RRsets validate with the DNSKEY RRset of the zone the
+ * name is in, as the served image holds it (never a key from the response). The answer
+ * section, or for an empty one (NODATA, NXDOMAIN) the authority section but its NS (a
+ * referral's NS is not signed). 0, or -1 with cw->err set.
+ */
+static int validate(const struct p53_canary *c, struct p53_canary_worker *cw, unsigned int i,
+		    const ldns_pkt *pkt, const void *img)
+{
+	const ldns_rr_list *sec = ldns_pkt_answer(pkt);
+	uint16_t skip = 0;
+	char why[200];
+
+	if (img == NULL) {
+		snprintf(cw->err, sizeof(cw->err), "worker %u: dnssec: no zone image to take the DNSKEY from", i);
+		return -1;
+	}
+	uint32_t zone = p53_dnssec_zone_of(img, c->qname, (size_t)c->qname_len);
+	ldns_rr_list *keys = zone != P53_NONE ? p53_dnssec_image_keys(img, zone) : NULL;
+	if (keys == NULL) {
+		snprintf(cw->err, sizeof(cw->err), "worker %u: dnssec: the zone of %.100s has no DNSKEY "
+			 "(unsigned), nothing to validate with", i, c->qname_str);
+		return -1;
+	}
+	if (ldns_rr_list_rr_count(sec) == 0) {
+		sec = ldns_pkt_authority(pkt);
+		skip = LDNS_RR_TYPE_NS;
+	}
+	int n = p53_dnssec_verify_section(sec, keys, time(NULL), skip, why, sizeof(why));
+	ldns_rr_list_deep_free(keys);
+	if (n > 0)
+		return 0;
+	if (n == 0)
+		snprintf(cw->err, sizeof(cw->err), "worker %u: dnssec: no signed RRset in the response", i);
+	else
+		snprintf(cw->err, sizeof(cw->err), "worker %u: dnssec: %.170s", i, why);
+	return -1;
+}
+
 /* Check one response; 0 = as expected, else cw->err says why. */
 static int judge(struct p53_canary *c, struct p53_canary_worker *cw, unsigned int i,
-		 const uint8_t *dnsmsg, size_t len)
+		 const uint8_t *dnsmsg, size_t len, const void *img)
 {
 	ldns_pkt *pkt = NULL;
 	char got[96], want[96];
@@ -292,6 +337,8 @@ static int judge(struct p53_canary *c, struct p53_canary_worker *cw, unsigned in
 		if (!same)
 			goto out;
 	}
+	if (c->dnssec && validate(c, cw, i, pkt, img) != 0)
+		goto out;
 	rc = 0;
 out:
 	ldns_pkt_free(pkt);
@@ -316,7 +363,7 @@ static uint16_t dns_offset(const struct p53_canary *c, const struct rte_mbuf *m,
 	return dns;
 }
 
-int p53_canary_collect(struct p53_canary *c, char *err, size_t errlen)
+int p53_canary_collect(struct p53_canary *c, const void *img, char *err, size_t errlen)
 {
 	uint64_t now = rte_rdtsc(), hz = rte_get_tsc_hz();
 	int waiting = 0;
@@ -334,7 +381,7 @@ int p53_canary_collect(struct p53_canary *c, char *err, size_t errlen)
 				cw->last_ms = (double)(now - c->sent_tsc) * 1000.0 / (double)hz;
 				c->answered++;
 				cw->failed = judge(c, cw, i, rte_pktmbuf_mtod_offset(m, const uint8_t *, off),
-						   rte_pktmbuf_data_len(m) - off) != 0;
+						   rte_pktmbuf_data_len(m) - off, img) != 0;
 			}
 			rte_pktmbuf_free(m);
 		}

@@ -8,7 +8,9 @@
  * twin p53_worker whose counters keep canaries out of the served totals, and puts the
  * responses on `out` instead of transmitting them. The control thread decodes each response
  * with ldns and compares it with the expectation: RCODE, the answer RRset as data (owner,
- * type, RDATA; TTLs ignored), and the latency bound.
+ * type, RDATA; TTLs ignored), and the latency bound; with health.canary.dnssec it asks with
+ * DO=1 and validates the response's RRSIGs against the DNSKEY RRset of the served image
+ * (control/dnssec/verify.h), so a node serving bogus signatures fails the canary.
  *
  * Every mbuf has one owner at a time: the control thread until enqueued, the worker until it
  * enqueues the response (or frees it: a ring that is full, a query it does not answer), then
@@ -39,7 +41,7 @@ struct p53_canary_worker {
 	bool waiting;                   /* a query of this round is unanswered */
 	bool failed;
 	double last_ms;                 /* latency of the last good answer */
-	char err[160];
+	char err[200];
 };
 
 struct p53_canary {
@@ -51,6 +53,7 @@ struct p53_canary {
 	char qname_str[256];
 	uint16_t qtype;
 	int rcode;
+	bool dnssec;                    /* DO=1, RRSIGs validated (health.canary.dnssec) */
 	int family;                     /* AF_INET or AF_INET6 */
 	uint8_t dst[16];                /* service address the query is sent to */
 	uint16_t seq;
@@ -78,11 +81,12 @@ int p53_canary_configure(struct p53_canary *c, const struct p53_config *cfg, cha
 void p53_canary_send(struct p53_canary *c, uint64_t timeout_ms);
 
 /**
- * Take the responses that arrived.
+ * Take the responses that arrived. `img` is the served image (the DNSKEY for
+ * health.canary.dnssec; NULL when none is published).
  * @return -1 while the round is open, 1 when every worker answered as expected in time, 0
  *         when one did not (err says which and why; the round is closed).
  */
-int p53_canary_collect(struct p53_canary *c, char *err, size_t errlen);
+int p53_canary_collect(struct p53_canary *c, const void *img, char *err, size_t errlen);
 
 /** Free every mbuf still in the rings, the rings and the twins; the workers must have stopped. */
 void p53_canary_fini(struct p53_canary *c);

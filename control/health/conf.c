@@ -161,6 +161,7 @@ static const struct p53_conf_key canary_keys[] = {
 	{ .name = "rcode", .fn = p53_conf_enum, CA(rcode), .names = rcode_names },
 	{ .name = "expect", .fn = key_expect },
 	{ .name = "family", .fn = p53_conf_enum, CA(family), .names = family_names },
+	{ .name = "dnssec", .fn = p53_conf_bool, CA(dnssec) },
 };
 
 /*
@@ -273,7 +274,7 @@ bool p53_health_conf_same(const struct p53_health_conf *a, const struct p53_heal
 	    memcmp(&x->canary.check, &y->canary.check, sizeof(x->canary.check)) != 0 ||
 	    !str_same(x->canary.name, y->canary.name) || x->canary.qtype != y->canary.qtype ||
 	    x->canary.rcode != y->canary.rcode || x->canary.n_expect != y->canary.n_expect ||
-	    x->canary.family != y->canary.family ||
+	    x->canary.family != y->canary.family || x->canary.dnssec != y->canary.dnssec ||
 	    memcmp(&x->workers, &y->workers, sizeof(x->workers)) != 0 ||
 	    memcmp(&x->zones, &y->zones, sizeof(x->zones)) != 0 ||
 	    memcmp(&x->external.check, &y->external.check, sizeof(x->external.check)) != 0 ||

@@ -31,6 +31,8 @@ struct p53_canary_conf {
 	char *expect[P53_CANARY_MAX_EXPECT]; /* expected answer RRset, RDATA in presentation form */
 	int n_expect;                   /* 0: only the RCODE is compared */
 	int family;                     /* 0: the first service address's; AF_INET or AF_INET6 */
+	bool dnssec;                    /* ask with DO=1 and validate the answer's RRSIGs against
+					   the served zone's DNSKEY (control/dnssec/verify.h) */
 };
 
 struct p53_workers_conf {

@@ -92,10 +92,10 @@ int p53_health_start(struct p53_health *h, struct p53_daemon *d, char *err, size
 	h->level = P53_ANNOUNCE_NONE;
 	if (h->anycast != NULL)
 		p53_anycast_set(h->anycast, P53_ANNOUNCE_NONE, now);
-	p53_info("health: canary %s %s to every worker every %" PRIu64 " ms (fall %u, rise %u); "
+	p53_info("health: canary %s %s%s to every worker every %" PRIu64 " ms (fall %u, rise %u); "
 		 "hold-down %" PRIu64 " s; %s", h->canary.qname_str,
 		 ldns_rr_descript(h->canary.qtype) != NULL ? ldns_rr_descript(h->canary.qtype)->_name : "?",
-		 hc->canary.check.interval_ms, hc->canary.check.fall, hc->canary.check.rise,
+		 h->canary.dnssec ? " (DO=1, RRSIGs validated)" : "", hc->canary.check.interval_ms, hc->canary.check.fall, hc->canary.check.rise,
 		 hc->hold_down_ms / 1000, h->anycast != NULL ? "announcing" : "no anycast: section, nothing announced");
 	return 0;
 }
@@ -196,7 +196,7 @@ static void run_checks(struct p53_health *h, struct p53_daemon *d, uint64_t now)
 	char err[P53_REASON_MAX];
 
 	if (h->canary.open) {
-		int r = p53_canary_collect(&h->canary, err, sizeof(err));
+		int r = p53_canary_collect(&h->canary, d->dp.image, err, sizeof(err));
 		if (r >= 0)
 			record(h, P53_HC_CANARY, r == 1, false, err, now);
 	}
@@ -204,7 +204,7 @@ static void run_checks(struct p53_health *h, struct p53_daemon *d, uint64_t now)
 		p53_canary_send(&h->canary, hc->canary.check.timeout_ms);
 		h->next_ms[P53_HC_CANARY] = now + hc->canary.check.interval_ms;
 		/* Queries that could not even be queued fail now, not at the deadline. */
-		int r = p53_canary_collect(&h->canary, err, sizeof(err));
+		int r = p53_canary_collect(&h->canary, d->dp.image, err, sizeof(err));
 		if (r >= 0)
 			record(h, P53_HC_CANARY, r == 1, false, err, now);
 	}
@@ -434,9 +434,10 @@ json_t *p53_health_json(const struct p53_health *h, bool brief)
 				"error", h->canary.w[i].err));
 		json_object_set_new(json_object_get(checks, "canary"), "workers", cw);
 		json_object_set_new(json_object_get(checks, "canary"), "query",
-				    json_pack("{s:s, s:s}", "name", h->canary.qname_str, "type",
+				    json_pack("{s:s, s:s, s:b}", "name", h->canary.qname_str, "type",
 					      ldns_rr_descript(h->canary.qtype) != NULL ?
-					      ldns_rr_descript(h->canary.qtype)->_name : "?"));
+					      ldns_rr_descript(h->canary.qtype)->_name : "?",
+					      "dnssec", h->canary.dnssec));
 		json_object_set_new(json_object_get(checks, "external"), "mode",
 				    json_string(ext_mode_names[h->ext_mode]));
 	}

@@ -50,6 +50,7 @@ static void test_absent(void **state)
 	assert_int_equal(h->canary.check.rise, 2);
 	assert_int_equal(h->canary.qtype, 6); /* SOA of the first zone */
 	assert_null(h->canary.name);
+	assert_false(h->canary.dnssec);
 	assert_int_equal(h->workers.heartbeat_ms, 100);
 	assert_null(h->external.command);
 	assert_false(cfg.anycast.present);
@@ -79,6 +80,7 @@ static void test_full(void **state)
 		"    fall: 4\n"
 		"    rise: 5\n"
 		"    family: ipv4\n"
+		"    dnssec: true\n"
 		"  workers: {interval: 20ms, heartbeat: 80ms, rise: 3}\n"
 		"  zones: {interval: 2s}\n"
 		"  external: {command: 'curl -sf http://127.0.0.1/ok', interval: 1s, fall: 2}\n",
@@ -101,6 +103,7 @@ static void test_full(void **state)
 	assert_int_equal(h->canary.check.fall, 4);
 	assert_int_equal(h->canary.check.rise, 5);
 	assert_int_equal(h->canary.family, 1);
+	assert_true(h->canary.dnssec);
 	assert_int_equal(h->workers.check.interval_ms, 20);
 	assert_int_equal(h->workers.heartbeat_ms, 80);
 	assert_int_equal(h->workers.check.rise, 3);
@@ -128,6 +131,8 @@ static const struct bad_case bad_cases[] = {
 	  "9: health.canary.interval: expected a duration like 250ms, 2s or 5m (10ms..86400s), got '5ms'" },
 	{ "timeout longer than interval", HEAD "health:\n  canary:\n    interval: 100ms\n    timeout: 200ms\n",
 	  "10: health.canary: timeout (200 ms) is longer than interval (100 ms)" },
+	{ "canary.dnssec not a boolean", HEAD "health:\n  canary: {dnssec: sometimes}\n",
+	  "9: health.canary.dnssec: expected true or false, got 'sometimes'" },
 	{ "fall 0", HEAD "health:\n  canary: {fall: 0}\n",
 	  "9: health.canary.fall: expected an integer 1..100, got '0'" },
 	{ "rise too large", HEAD "health:\n  workers: {rise: 101}\n",
