@@ -37,8 +37,10 @@ static void reap(struct p53_steer_pub *p)
 static void state_free(struct p53_steer_state *s)
 {
 	for (int i = 0; s->chk != NULL && i < s->n_records; i++)
-		for (int j = 0; j < P53_STEER_MAX_POOL; j++)
+		for (int j = 0; j < P53_STEER_MAX_POOL; j++) {
 			p53_proc_kill(&s->chk[i][j].proc);
+			p53_probe_kill(&s->chk[i][j].probe);
+		}
 	free(s->up);
 	free(s->chk);
 	p53_steer_sources_free(&s->src);
@@ -87,6 +89,13 @@ static void *build(const struct p53_steer_conf *conf, const struct p53_dnssec_co
 	return t;
 }
 
+static bool same_check(const struct p53_steer_target *a, const struct p53_steer_target *b)
+{
+	return (a->check == NULL) == (b->check == NULL) &&
+	       (a->check == NULL || strcmp(a->check, b->check) == 0) &&
+	       p53_probe_conf_same(&a->probe, &b->probe);
+}
+
 int p53_steer_prepare(struct p53_steer_pub *p, const struct p53_steer_conf *conf,
 		      const struct p53_dnssec_conf *dnssec, struct p53_steer_next *next, char *err,
 		      size_t errlen)
@@ -114,6 +123,7 @@ int p53_steer_prepare(struct p53_steer_pub *p, const struct p53_steer_conf *conf
 		const struct p53_steer_record *r = &conf->records[i];
 		for (int j = 0; j < P53_STEER_MAX_POOL; j++) {
 			p53_proc_init(&s->chk[i][j].proc);
+			p53_probe_init(&s->chk[i][j].probe);
 			s->up[i][j] = true; /* up until a check says otherwise */
 		}
 		/* Carry health over from the running config: same record, target and check. */
@@ -125,12 +135,18 @@ int p53_steer_prepare(struct p53_steer_pub *p, const struct p53_steer_conf *conf
 			for (int j = 0; j < r->n_pool; j++)
 				for (int oj = 0; oj < o->n_pool; oj++)
 					if (strcmp(o->pool[oj].name, r->pool[j].name) == 0 &&
-					    (o->pool[oj].check == NULL) == (r->pool[j].check == NULL) &&
-					    (r->pool[j].check == NULL ||
-					     strcmp(o->pool[oj].check, r->pool[j].check) == 0)) {
+					    same_check(&o->pool[oj], &r->pool[j])) {
 						s->up[i][j] = p->st.up[oi][oj];
-						s->chk[i][j].ok_run = p->st.chk[oi][oj].ok_run;
-						s->chk[i][j].fail_run = p->st.chk[oi][oj].fail_run;
+						const struct p53_steer_check *oc = &p->st.chk[oi][oj];
+						struct p53_steer_check *nc = &s->chk[i][j];
+						nc->ok_run = oc->ok_run;
+						nc->fail_run = oc->fail_run;
+						nc->oks = oc->oks;
+						nc->fails = oc->fails;
+						nc->changes = oc->changes;
+						nc->last_ok = oc->last_ok;
+						nc->last_ms = oc->last_ms;
+						memcpy(nc->last, oc->last, sizeof(nc->last));
 					}
 			/* The operator's word is about the target, whatever its check. */
 			for (int j = 0; j < r->n_pool; j++)
@@ -193,36 +209,72 @@ void p53_steer_commit(struct p53_steer_pub *p, struct p53_steer_next *next)
 	memset(next, 0, sizeof(*next));
 }
 
-/* One target's check: start it when due, read its verdict when it ends. @return 1 on a
- * change of state. */
+static bool has_probe(const struct p53_steer_target *t)
+{
+	return t->probe.set && t->probe.type != P53_PROBE_COMMAND;
+}
+
+/* Run a command or probe when due; poll the one in flight. @return 1 with c->last and
+ * c->last_ok set once a run has finished, else 0. */
+static int run(struct p53_steer_check *c, const struct p53_steer_target *t, uint64_t now)
+{
+	if (has_probe(t)) {
+		int done;
+		if (p53_probe_running(&c->probe)) {
+			done = p53_probe_poll(&c->probe, &t->probe, now);
+		} else {
+			if (now < c->next_ms)
+				return 0;
+			c->next_ms = now + t->check_interval_ms;
+			done = p53_probe_start(&c->probe, &t->probe, t->check_timeout_ms, now);
+			/* A peer on the same host may have answered already: look at once. */
+			if (done == 0)
+				done = p53_probe_poll(&c->probe, &t->probe, now);
+		}
+		if (done == 0)
+			return 0;
+		c->last_ok = c->probe.ok;
+		memcpy(c->last, c->probe.why, sizeof(c->probe.why)); /* both NUL-terminated, last larger */
+		return 1;
+	}
+	if (p53_proc_running(&c->proc)) {
+		if (p53_proc_poll(&c->proc, now) == 0)
+			return 0;
+	} else {
+		char err[256];
+		if (now < c->next_ms)
+			return 0;
+		char *argv[] = { "sh", "-c", t->check, NULL };
+		c->next_ms = now + t->check_interval_ms;
+		if (p53_proc_start(&c->proc, argv, t->check_timeout_ms, now, err, sizeof(err)) == 0)
+			return 0;
+		c->last_ok = false;
+		snprintf(c->last, sizeof(c->last), "%s", err);
+		return 1;
+	}
+	c->last_ok = c->proc.status == 0 && !c->proc.timed_out;
+	p53_proc_describe(&c->proc, c->last, sizeof(c->last));
+	return 1;
+}
+
+/* One target's check: its verdict into the rise/fall counts. @return 1 on a change of state. */
 static int check(struct p53_steer_pub *p, int i, int j, uint64_t now)
 {
 	const struct p53_steer_target *t = &p->conf->records[i].pool[j];
 	struct p53_steer_check *c = &p->st.chk[i][j];
 	bool *up = &p->st.up[i][j];
-	char err[256];
 
-	if (t->check == NULL)
+	if (t->check == NULL && !has_probe(t))
 		return 0;
-	if (p53_proc_running(&c->proc)) {
-		if (p53_proc_poll(&c->proc, now) == 0)
-			return 0;
-	} else {
-		if (now < c->next_ms)
-			return 0;
-		char *argv[] = { "sh", "-c", t->check, NULL };
-		c->next_ms = now + t->check_interval_ms;
-		if (p53_proc_start(&c->proc, argv, t->check_timeout_ms, now, err, sizeof(err)) != 0)
-			snprintf(c->last, sizeof(c->last), "%s", err);
-		else
-			return 0;
-	}
-	int ok = c->proc.status == 0 && !c->proc.timed_out;
-	p53_proc_describe(&c->proc, c->last, sizeof(c->last));
-	if (ok) {
+	if (run(c, t, now) == 0)
+		return 0;
+	c->last_ms = now;
+	if (c->last_ok) {
+		c->oks++;
 		c->fail_run = 0;
 		c->ok_run++;
 	} else {
+		c->fails++;
 		c->ok_run = 0;
 		c->fail_run++;
 	}
