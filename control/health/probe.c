@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -81,7 +82,9 @@ static int dns_query(struct p53_probe *p, const struct p53_probe_conf *c)
 	if (p->buf == NULL)
 		return -1;
 	q = p->buf;
-	p->id = (uint16_t)random();
+	/* An unpredictable ID (RFC 5452 §9.2); the kernel picks a random source port. */
+	if (getrandom(&p->id, sizeof(p->id), GRND_NONBLOCK) != (ssize_t)sizeof(p->id))
+		p->id = (uint16_t)random();
 	memset(q, 0, 12);
 	q[0] = (uint8_t)(p->id >> 8);
 	q[1] = (uint8_t)p->id;

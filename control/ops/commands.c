@@ -278,9 +278,8 @@ static json_t *targets_json(const struct p53_steer_pub *p)
 		for (int j = 0; j < r->n_pool; j++) {
 			const struct p53_steer_check *c = &p->st.chk[i][j];
 			const struct p53_steer_target *t = &r->pool[j];
-			bool checked = t->check != NULL || (t->probe.set && t->probe.type != P53_PROBE_COMMAND);
-			const char *probe = !checked ? "none" : t->probe.set ?
-					    p53_probe_type_names[t->probe.type] : "command";
+			const char *probe = p53_steer_check_kind(t);
+			bool checked = strcmp(probe, "none") != 0;
 			json_t *o = json_pack(
 				"{s:s, s:s, s:s, s:s, s:s, s:b, s:s, s:s, s:I}", "record", r->owner,
 				"type", r->type == 28 ? "AAAA" : "A", "name", t->name,

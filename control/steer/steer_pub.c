@@ -194,12 +194,25 @@ static void publish(struct p53_steer_pub *p, void *t, size_t len, const struct p
 	reap(p);
 }
 
+/* The gauge of targets out of the answers, kept as one integer so the telemetry thread reads
+ * it without touching the state a reload frees. */
+static void count_down(struct p53_steer_pub *p)
+{
+	uint64_t down = 0;
+
+	for (int i = 0; p->conf != NULL && i < p->st.n_records; i++)
+		for (int j = 0; j < p->conf->records[i].n_pool; j++)
+			down += !p53_steer_target_up(&p->st, i, j);
+	__atomic_store_n(&p->targets_down, down, __ATOMIC_RELAXED);
+}
+
 void p53_steer_commit(struct p53_steer_pub *p, struct p53_steer_next *next)
 {
 	/* Checks still running belong to the old state: stop them (the new state starts its own). */
 	state_free(&p->st);
 	p->st = next->st;
 	publish(p, next->t, next->len, &next->sign);
+	count_down(p);
 	if (next->t != NULL) {
 		const struct p53_steer_hdr *h = next->t;
 		p53_info("steering: %u record(s), %u variant(s); map %u+%u blocks, geoip %u+%u blocks; "
@@ -264,11 +277,16 @@ static int check(struct p53_steer_pub *p, int i, int j, uint64_t now)
 	struct p53_steer_check *c = &p->st.chk[i][j];
 	bool *up = &p->st.up[i][j];
 
-	if (t->check == NULL && !has_probe(t))
+	if (strcmp(p53_steer_check_kind(t), "none") == 0)
 		return 0;
 	if (run(c, t, now) == 0)
 		return 0;
 	c->last_ms = now;
+	int kind = has_probe(t) ? t->probe.type : P53_PROBE_COMMAND;
+	if (c->last_ok)
+		p->probe_ok[kind]++;
+	else
+		p->probe_fail[kind]++;
 	if (c->last_ok) {
 		c->oks++;
 		c->fail_run = 0;
@@ -286,6 +304,7 @@ static int check(struct p53_steer_pub *p, int i, int j, uint64_t now)
 		return 0;
 	}
 	c->changes++;
+	p->target_changes++;
 	p53_info("steering: target %s (%s) of %s is %s (%s)", t->name, t->address,
 		 p->conf->records[i].owner, *up ? "up" : "down", c->last);
 	return 1;
@@ -308,8 +327,10 @@ void p53_steer_tick(struct p53_steer_pub *p, uint64_t now_ms)
 	}
 	if (!changed && !resign)
 		return;
-	if (changed)
+	if (changed) {
 		p->health_changes++;
+		count_down(p);
+	}
 	if (p->n_retired == P53_STEER_RETIRED) {
 		p53_err("steering: %s but a reader holds %u old tables; next tick",
 			changed ? "health changed" : "variants are due for re-signing", p->n_retired);
@@ -348,6 +369,13 @@ int p53_steer_sig_check(const struct p53_steer_pub *p, uint64_t now, unsigned in
 	return -1;
 }
 
+const char *p53_steer_check_kind(const struct p53_steer_target *t)
+{
+	if (has_probe(t))
+		return p53_probe_type_names[t->probe.type];
+	return t->check != NULL ? "command" : "none";
+}
+
 bool p53_steer_target_up(const struct p53_steer_state *s, int i, int j)
 {
 	int8_t f = s->chk != NULL ? s->chk[i][j].forced : 0;
@@ -381,6 +409,24 @@ int p53_steer_force(struct p53_steer_pub *p, const char *name, const char *state
 				 p->conf->records[i].pool[j].address, p->conf->records[i].owner, state);
 		}
 	return n;
+}
+
+enum { SF_OK = 0, SF_FAIL, SF_CHANGES, SF_DOWN, SF__MAX };
+static const struct p53_family sfam[SF__MAX] = {
+	[SF_OK] = { "pop53_steer_probe_ok_total", "steer_probe_ok", "type", P53_COUNTER, "steering target checks that passed, by check type" },
+	[SF_FAIL] = { "pop53_steer_probe_failed_total", "steer_probe_failed", "type", P53_COUNTER, "steering target checks that failed, by check type" },
+	[SF_CHANGES] = { "pop53_steer_target_changes_total", "steer_target_changes", NULL, P53_COUNTER, "steering targets that went down (fall) or up (rise)" },
+	[SF_DOWN] = { "pop53_steer_targets_down", "steer_targets_down", NULL, P53_GAUGE, "steering targets left out of the answers now (check or operator)" },
+};
+
+void p53_steer_walk(const struct p53_steer_pub *p, p53_counter_fn fn, void *arg)
+{
+	for (int k = 0; k < 4; k++)
+		fn(arg, &sfam[SF_OK], p53_probe_type_names[k], p->probe_ok[k]);
+	for (int k = 0; k < 4; k++)
+		fn(arg, &sfam[SF_FAIL], p53_probe_type_names[k], p->probe_fail[k]);
+	fn(arg, &sfam[SF_CHANGES], NULL, p->target_changes);
+	fn(arg, &sfam[SF_DOWN], NULL, p->targets_down);
 }
 
 void p53_steer_pub_fini(struct p53_steer_pub *p)

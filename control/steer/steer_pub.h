@@ -38,6 +38,7 @@
 #include "control/dnssec/dnssec.h"
 #include "control/health/probe.h"
 #include "control/health/proc.h"
+#include "control/ops/counters.h"
 #include "control/steer/steer_build.h"
 
 #define P53_STEER_RETIRED 16
@@ -79,6 +80,11 @@ struct p53_steer_pub {
 	unsigned int n_retired;
 	uint64_t publishes;
 	uint64_t health_changes;
+	uint64_t probe_ok[4], probe_fail[4]; /* check results since start, by enum p53_probe_type */
+	uint64_t target_changes;        /* targets that crossed rise or fall, since start */
+	uint64_t targets_down;          /* out of the answers now (check or operator) */
+	/* The counters above are plain integers written by the control thread only, so
+	 * p53_steer_walk may run on the telemetry thread too. */
 };
 
 /* A table built but not yet published, so a reload can fail before anything changes. */
@@ -125,8 +131,18 @@ int p53_steer_sig_check(const struct p53_steer_pub *p, uint64_t now, unsigned in
  */
 int p53_steer_force(struct p53_steer_pub *p, const char *name, const char *state);
 
+/** What checks the target: "none", "command", "tcp", "http" or "dns". */
+const char *p53_steer_check_kind(const struct p53_steer_target *t);
+
 /** A target's health as the answers see it: the operator's word, else its check's. */
 bool p53_steer_target_up(const struct p53_steer_state *s, int i, int j);
+
+/**
+ * Walk the probe counters as counter families (p53_counters_walk's callback): results by
+ * check type and result, state changes, targets out of the answers now. Any thread: reads
+ * only the integers of struct p53_steer_pub.
+ */
+void p53_steer_walk(const struct p53_steer_pub *p, p53_counter_fn fn, void *arg);
 
 /** Free everything; readers must have stopped. */
 void p53_steer_pub_fini(struct p53_steer_pub *p);

@@ -152,6 +152,12 @@ check "target list: dnx failed on its rcode" tl dnx '.up == false and (.probe_st
 check "target list: dnd failed for want of an answer" tl dnd '.up == false and (.probe_state.reason | test("no answer"))'
 check "target list: bh timed out connecting" tl bh '.up == false and (.probe_state.reason | test("timed out after [0-9]+ ms while connecting"))'
 
+check "explain: the probes' verdicts are the candidates' health, the answer kdig's" bash -c '
+	"$0" -s "$1" --json explain dns.example.com A --client 192.0.2.1 | jq -e "
+	  (.explain.targets[] | select(.name == \"dnx\") | .probe == \"dns\" and .check == \"down\" and .up == false) and
+	  (.explain.targets[] | select(.name == \"dok\") | .check == \"up\") and
+	  .explain.answer.addresses == [\"10.0.8.1\"]" >/dev/null' "$CTL" "$TMP/control.sock"
+
 # HTTP 503: h1 leaves; 200 again: back after rise (2) successes.
 echo "503 down for maintenance" >"$TMP/http.state"
 wait_for "http 503: h1 leaves the answer" web.example.com "10.0.9.2 10.0.9.3 10.0.9.4" "$BOUND"
@@ -200,6 +206,18 @@ check "target list (text) shows the probe and its last result" \
 	<("$CTL" -s "$TMP/control.sock" target list)
 check "pop53ctl target set h1 auto" "$CTL" -s "$TMP/control.sock" target set h1 auto
 check "target set h1 auto: the probe's verdict (up) again" [ "$(q web.example.com)" = "$ALL" ]
+
+# The probe counters (Prometheus): results by type, state changes, targets out now.
+m=$(ip netns exec "$POP_NS" curl -s --max-time 5 http://127.0.0.1:19153/metrics)
+metric() { awk -v k="$1" '$1 == k {print $2}' <<<"$m"; }
+check "metrics: http probes passed and failed (503, body, stopped)" \
+	[ "$(metric 'pop53_steer_probe_ok_total{type="http"}')" -gt 5 -a "$(metric 'pop53_steer_probe_failed_total{type="http"}')" -ge 6 ]
+check "metrics: tcp and dns probes failed (stopped listener, blackhole, NXDOMAIN, knotd)" \
+	[ "$(metric 'pop53_steer_probe_failed_total{type="tcp"}')" -ge 2 -a "$(metric 'pop53_steer_probe_failed_total{type="dns"}')" -ge 4 ]
+check "metrics: no command checks ran" [ "$(metric 'pop53_steer_probe_ok_total{type="command"}')" = 0 ]
+# h1 down/up three times, t1 and d1 once each: 10 changes at least (dnx, dnd, bh: 3 more)
+check "metrics: target state changes counted" [ "$(metric pop53_steer_target_changes_total)" -ge 13 ]
+check "metrics: three targets out of the answers now (dnx, dnd, bh)" [ "$(metric pop53_steer_targets_down)" = 3 ]
 
 check "pop53d stops cleanly" stop_pop53
 check "no mbuf leaked" grep -q 'no leak' "$TMP/pop53d.log"
