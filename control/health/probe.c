@@ -1,5 +1,6 @@
 /* Network probes without blocking; see probe.h. Control thread only. */
 #include <arpa/inet.h>
+#include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <netinet/in.h>
@@ -144,14 +145,24 @@ static int http_verdict(struct p53_probe *p, const struct p53_probe_conf *c, boo
 {
 	const char *r = (const char *)p->buf;
 	const char *eol = memchr(r, '\n', p->len);
-	unsigned int st = 0;
-	char ver[4];
+	size_t ll = eol != NULL ? (size_t)(eol - r) : 0;
+	unsigned int st;
 
 	if (eol == NULL)
 		return eof ? finish(p, false, now_ms, "no HTTP status line (%zu bytes)", p->len) : 0;
-	if (sscanf(r, "HTTP/%3[0-9.] %3u", ver, &st) != 2 || st < 100 || st > 599)
-		return finish(p, false, now_ms, "not an HTTP status line: '%.*s'",
-			      (int)(eol - r > 60 ? 60 : eol - r), r);
+	/* The status line (RFC 9112 §4): "HTTP/d.d ddd[ reason]", read within its bytes. */
+	if (ll < 12 || memcmp(r, "HTTP/", 5) != 0 || !isdigit((unsigned char)r[5]) || r[6] != '.' ||
+	    !isdigit((unsigned char)r[7]) || r[8] != ' ' || !isdigit((unsigned char)r[9]) ||
+	    !isdigit((unsigned char)r[10]) || !isdigit((unsigned char)r[11]) ||
+	    (ll > 12 && r[12] != ' ' && r[12] != '\r') || r[9] < '1' || r[9] > '5') {
+		char show[61];
+		size_t n = ll < sizeof(show) - 1 ? ll : sizeof(show) - 1;
+		for (size_t i = 0; i < n; i++)
+			show[i] = isprint((unsigned char)r[i]) ? r[i] : '?';
+		show[n] = '\0';
+		return finish(p, false, now_ms, "not an HTTP status line: '%s'", show);
+	}
+	st = (unsigned int)(r[9] - '0') * 100 + (unsigned int)(r[10] - '0') * 10 + (unsigned int)(r[11] - '0');
 	if (st != c->status)
 		return finish(p, false, now_ms, "HTTP %u, want %u", st, c->status);
 	if (c->body == NULL)
