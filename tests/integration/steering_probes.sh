@@ -7,7 +7,8 @@
 # TCP listener stops, when knotd stops, and take it back after `rise` successes; each within a
 # bound of a few probe intervals (measured, bounded waits). DNS probes that get NXDOMAIN, or
 # NOERROR without an answer when one is required, keep their target out. A probe to an
-# address nobody answers times out without holding up the others. `pop53ctl target set NAME
+# address nobody answers times out without holding up the others. A reload keeps a probe's
+# verdict. `pop53ctl target set NAME
 # down` overrides a healthy probe and `auto` hands the target back to it. `target list` shows
 # the probe type, its last result and reason and the runs in a row.
 . "$(dirname "$0")/lib.sh"
@@ -164,6 +165,11 @@ wait_for "http 503: h1 leaves the answer" web.example.com "10.0.9.2 10.0.9.3 10.
 check "target list: h1 down, reason HTTP 503, failures in a row counted" \
 	tl h1 '.up == false and .check == "down" and (.probe_state.reason | test("HTTP 503, want 200")) and .probe_state.fail_run >= 2 and .probe_state.ok_run == 0'
 check "the change is logged" grep -q 'target h1 (10.0.9.1) of web.example.com. is down (HTTP 503, want 200)' "$TMP/pop53d.log"
+# A config reload with the same probe keeps its verdict: h1 stays out (a fresh state would
+# start it up and answer it until `fall` failures).
+check "pop53ctl reload (same config)" "$CTL" -s "$TMP/control.sock" reload
+check "after the reload h1 is still out at once" [ "$(q web.example.com)" = "10.0.9.2 10.0.9.3 10.0.9.4" ]
+check "target list after the reload: h1's probe state carried over" tl h1 '.up == false and .probe_state.last == "fail" and .probe_state.fail_run >= 2'
 echo "200 pop53-ok" >"$TMP/http.state"
 wait_for "http 200 again: h1 is back after rise" web.example.com "$ALL" "$BOUND"
 
