@@ -1,16 +1,16 @@
 #!/usr/bin/env bash
 # Steering target probes (docs/CONFIG.md, steering: .pool[].check as a mapping): pop53d's
 # control thread probes real servers in the client namespace across the lab veth — an HTTP
-# server (tests/steer/probe_server.py) whose status and body the test switches, a TCP
-# listener, and knotd on port 5300 — and kdig from the client sees a steered name's answer
-# drop a target when its HTTP server answers 503, lacks the body, or stops listening, when its
-# TCP listener stops, when knotd stops, and take it back after `rise` successes; each within a
-# bound of a few probe intervals (measured, bounded waits). DNS probes that get NXDOMAIN, or
-# NOERROR without an answer when one is required, keep their target out. A probe to an
-# address nobody answers times out without holding up the others. A reload keeps a probe's
-# verdict. `pop53ctl target set NAME
-# down` overrides a healthy probe and `auto` hands the target back to it. `target list` shows
-# the probe type, its last result and reason and the runs in a row.
+# server (tests/steer/probe_server.py) whose status and body the test switches, TCP
+# listeners on IPv4 and IPv6, and knotd on port 5300 — and kdig from the client sees a
+# steered name's answer drop a target when its HTTP server answers 503, lacks the body, or
+# stops listening, when its TCP listener stops, when knotd stops, and take it back after
+# `rise` successes; each within a bound of a few probe intervals (measured, bounded waits).
+# DNS probes that get NXDOMAIN, or NOERROR without an answer when one is required, keep their
+# target out. A probe to an address nobody answers times out without holding up the others.
+# A reload keeps a probe's verdict. `pop53ctl target set NAME down` overrides a healthy probe
+# and `auto` hands the target back to it. `target list`, explain and the Prometheus counters
+# show the probes.
 . "$(dirname "$0")/lib.sh"
 SRV_PIDS=()
 KNOT_PID=
@@ -43,6 +43,7 @@ stop_srv() { local v="PID_$1"; kill "${!v}" 2>/dev/null; wait "${!v}" 2>/dev/nul
 echo "200 pop53-ok" >"$TMP/http.state"
 check "HTTP server listens on $SRV:8080" start_srv http http "$SRV" 8080 "$TMP/http.state"
 check "TCP listener listens on $SRV:8081" start_srv tcp tcp "$SRV" 8081
+check "TCP listener listens on [2001:db8:53::1]:8082" start_srv tcp6 tcp 2001:db8:53::1 8082
 
 # knotd: a real DNS server on $SRV:5300 with www (A), nodata (TXT only)
 mkdir -p "$TMP/knot"
@@ -107,6 +108,13 @@ steering:
         - {name: dnx, address: 10.0.8.2, priority: 1, check: {type: dns, address: $SRV, port: 5300, qname: nosuch.probe.test., interval: ${IVL}ms, rise: 1, fall: 1}}
         - {name: dnd, address: 10.0.8.3, priority: 1, check: {type: dns, address: $SRV, port: 5300, qname: nodata.probe.test., qtype: A, answer: true, interval: ${IVL}ms, rise: 1, fall: 1}}
         - {name: bh, address: 10.0.8.4, priority: 1, check: {type: tcp, address: 192.0.2.77, port: 80, interval: ${IVL}ms, timeout: 300ms, rise: 1, fall: 1}}
+    - owner: v6.example.com.
+      type: A
+      policy: [priority]
+      ttl: 30
+      pool:
+        - {name: x6, address: 10.0.7.1, priority: 1, check: {type: tcp, address: "2001:db8:53::1", port: 8082, interval: ${IVL}ms, timeout: 300ms, rise: 1, fall: 1}}
+        - {name: x0, address: 10.0.7.2, priority: 1}
 YAML
 check "the probe config passes pop53d --check-config" "$POP53D" --check-config "$TMP/pop53.yaml"
 start_pop53_answering "$TMP/pop53.yaml"
@@ -199,6 +207,13 @@ wait_for "knotd stopped: d1 leaves" web.example.com "10.0.9.1 10.0.9.2 10.0.9.4"
 check "target list: d1's reason says why" tl d1 '.up == false and (.probe_state.reason | test("refused|timed out"))'
 check "knotd restarts" start_knotd
 wait_for "knotd back: d1 returns" web.example.com "$ALL" "$BOUND"
+
+# An IPv6 probe address for an A record's target: the listener stops, then comes back.
+wait_for "tcp over IPv6: x6 is answered" v6.example.com "10.0.7.1 10.0.7.2" 5000
+stop_srv tcp6
+wait_for "IPv6 listener stopped: x6 leaves" v6.example.com "10.0.7.2" "$BOUND"
+check "IPv6 listener restarts" start_srv tcp6 tcp 2001:db8:53::1 8082
+wait_for "IPv6 listener back: x6 returns" v6.example.com "10.0.7.1 10.0.7.2" "$BOUND"
 
 # The operator's word beats a passing probe; auto gives the target back to it.
 check "pop53ctl target set h1 down" "$CTL" -s "$TMP/control.sock" target set h1 down
