@@ -112,13 +112,14 @@ int p53_steer_prepare(struct p53_steer_pub *p, const struct p53_steer_conf *conf
 	}
 	if (n == 0)
 		return 0;
-	s->n_records = n;
 	s->up = calloc((size_t)n, sizeof(*s->up));
 	s->chk = calloc((size_t)n, sizeof(*s->chk));
 	if (s->up == NULL || s->chk == NULL) {
 		snprintf(err, errlen, "steering: out of memory");
 		goto fail;
 	}
+	/* Counted only now: state_free must not "kill" the zeroed checks (fd 0) of a failed calloc. */
+	s->n_records = n;
 	for (int i = 0; i < n; i++) {
 		const struct p53_steer_record *r = &conf->records[i];
 		for (int j = 0; j < P53_STEER_MAX_POOL; j++) {
