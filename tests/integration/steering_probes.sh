@@ -25,7 +25,7 @@ lab_lock
 "$SRC/scripts/lab.sh" up >/dev/null
 SRV=192.0.2.1           # the client namespace's address: probes cross the veth
 CTL="$BUILD/control/pop53ctl"
-IVL=400                 # every probe's interval (ms)
+IVL=500                 # every probe's interval (ms)
 
 # start_srv NAME ARGS...: a probe_server.py in the client namespace; its pid in ${PID_<NAME>}
 start_srv() {
@@ -95,9 +95,9 @@ steering:
       policy: [priority]
       ttl: 30
       pool:
-        - {name: h1, address: 10.0.9.1, priority: 1, check: {type: http, address: $SRV, port: 8080, path: /health, host: web.probe.test, status: 200, body: pop53-ok, interval: ${IVL}ms, timeout: 300ms, rise: 2, fall: 2}}
-        - {name: t1, address: 10.0.9.2, priority: 1, check: {type: tcp, address: $SRV, port: 8081, interval: ${IVL}ms, timeout: 300ms, rise: 2, fall: 2}}
-        - {name: d1, address: 10.0.9.3, priority: 1, check: {type: dns, address: $SRV, port: 5300, qname: www.probe.test., qtype: A, answer: true, interval: ${IVL}ms, timeout: 300ms, rise: 2, fall: 2}}
+        - {name: h1, address: 10.0.9.1, priority: 1, check: {type: http, address: $SRV, port: 8080, path: /health, host: web.probe.test, status: 200, body: pop53-ok, interval: ${IVL}ms, timeout: 450ms, rise: 2, fall: 2}}
+        - {name: t1, address: 10.0.9.2, priority: 1, check: {type: tcp, address: $SRV, port: 8081, interval: ${IVL}ms, timeout: 450ms, rise: 2, fall: 2}}
+        - {name: d1, address: 10.0.9.3, priority: 1, check: {type: dns, address: $SRV, port: 5300, qname: www.probe.test., qtype: A, answer: true, interval: ${IVL}ms, timeout: 450ms, rise: 2, fall: 2}}
         - {name: s1, address: 10.0.9.4, priority: 1}
     - owner: dns.example.com.
       type: A
@@ -107,13 +107,13 @@ steering:
         - {name: dok, address: 10.0.8.1, priority: 1, check: {type: dns, address: $SRV, port: 5300, qname: www.probe.test., qtype: A, interval: ${IVL}ms, rise: 1, fall: 1}}
         - {name: dnx, address: 10.0.8.2, priority: 1, check: {type: dns, address: $SRV, port: 5300, qname: nosuch.probe.test., interval: ${IVL}ms, rise: 1, fall: 1}}
         - {name: dnd, address: 10.0.8.3, priority: 1, check: {type: dns, address: $SRV, port: 5300, qname: nodata.probe.test., qtype: A, answer: true, interval: ${IVL}ms, rise: 1, fall: 1}}
-        - {name: bh, address: 10.0.8.4, priority: 1, check: {type: tcp, address: 192.0.2.77, port: 80, interval: ${IVL}ms, timeout: 300ms, rise: 1, fall: 1}}
+        - {name: bh, address: 10.0.8.4, priority: 1, check: {type: tcp, address: 192.0.2.77, port: 80, interval: ${IVL}ms, timeout: 450ms, rise: 1, fall: 1}}
     - owner: v6.example.com.
       type: A
       policy: [priority]
       ttl: 30
       pool:
-        - {name: x6, address: 10.0.7.1, priority: 1, check: {type: tcp, address: "2001:db8:53::1", port: 8082, interval: ${IVL}ms, timeout: 300ms, rise: 1, fall: 1}}
+        - {name: x6, address: 10.0.7.1, priority: 1, check: {type: tcp, address: "2001:db8:53::1", port: 8082, interval: ${IVL}ms, timeout: 450ms, rise: 1, fall: 1}}
         - {name: x0, address: 10.0.7.2, priority: 1}
 YAML
 check "the probe config passes pop53d --check-config" "$POP53D" --check-config "$TMP/pop53.yaml"
@@ -144,8 +144,10 @@ tl() { "$CTL" -s "$TMP/control.sock" --json target list | jq -e ".targets[] | se
 
 ALL="10.0.9.1 10.0.9.2 10.0.9.3 10.0.9.4"
 # fall (2) failures at one interval each, the first up to an interval away, plus a tick and
-# the query: three intervals and a half second of slack on a shared machine.
-BOUND=$(( 3 * IVL + 500 ))
+# the query: three intervals when the machine is idle (measured 0.5-0.9 s at 400 ms). The
+# bound is five intervals and 2 s more, because the test machine is shared: at a load of 9 on
+# 2 cores the control thread and kdig were measured at up to 1.8 s for the same change.
+BOUND=$(( 5 * IVL + 2000 ))
 wait_for "every probe passes: all four targets answered" web.example.com "$ALL" 5000
 check "target list: h1 is an http probe, last ok, runs in a row counted" \
 	tl h1 '.probe == "http" and .up == true and .probe_state.last == "ok" and (.probe_state.reason | test("HTTP 200, body has")) and .probe_state.ok_run >= 1 and .probe_state.fail_run == 0 and .probe_state.rise == 2 and .probe_state.fall == 2'
