@@ -277,13 +277,29 @@ static json_t *targets_json(const struct p53_steer_pub *p)
 		const struct p53_steer_record *r = &p->conf->records[i];
 		for (int j = 0; j < r->n_pool; j++) {
 			const struct p53_steer_check *c = &p->st.chk[i][j];
-			json_array_append_new(a, json_pack(
+			const struct p53_steer_target *t = &r->pool[j];
+			const char *probe = p53_steer_check_kind(t);
+			bool checked = strcmp(probe, "none") != 0;
+			json_t *o = json_pack(
 				"{s:s, s:s, s:s, s:s, s:s, s:b, s:s, s:s, s:I}", "record", r->owner,
-				"type", r->type == 28 ? "AAAA" : "A", "name", r->pool[j].name,
-				"address", r->pool[j].address, "pop", r->pool[j].pop ? r->pool[j].pop : "",
+				"type", r->type == 28 ? "AAAA" : "A", "name", t->name,
+				"address", t->address, "pop", t->pop ? t->pop : "",
 				"up", p53_steer_target_up(&p->st, i, j), "check",
-				r->pool[j].check == NULL ? "none" : p->st.up[i][j] ? "up" : "down",
-				"forced", forced[c->forced + 1], "changes", (json_int_t)c->changes));
+				!checked ? "none" : p->st.up[i][j] ? "up" : "down",
+				"forced", forced[c->forced + 1], "changes", (json_int_t)c->changes);
+			/* The check itself: what runs, its last verdict and the counts rise/fall read. */
+			json_object_set_new(o, "probe", json_string(probe));
+			if (checked)
+				json_object_set_new(o, "probe_state", json_pack(
+					"{s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
+					"last", c->last_ms == 0 ? "pending" : c->last_ok ? "ok" : "fail",
+					"reason", c->last, "ok_run", (json_int_t)c->ok_run,
+					"fail_run", (json_int_t)c->fail_run, "rise", (json_int_t)t->rise,
+					"fall", (json_int_t)t->fall, "oks", (json_int_t)c->oks,
+					"fails", (json_int_t)c->fails,
+					"interval_ms", (json_int_t)t->check_interval_ms,
+					"timeout_ms", (json_int_t)t->check_timeout_ms));
+			json_array_append_new(a, o);
 		}
 	}
 	return a;

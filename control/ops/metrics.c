@@ -88,6 +88,7 @@ char *p53_metrics_text(struct p53_daemon *d)
 	p53_rrl_top(&d->guard, &top);
 	p53_counters_walk(&t, &pt, &top, prom_series, &p);
 	p53_health_walk(&d->health, prom_series, &p);
+	p53_steer_walk(&d->steer, prom_series, &p);
 
 	family(f, "pop53_worker_rx_packets_total", "counter", "frames received, per worker");
 	for (unsigned int i = 0; i < d->dp.n_workers; i++)
@@ -278,6 +279,7 @@ static void fill_workers(const struct p53_daemon *d, struct rte_tel_data *out)
 static void fill_health(const struct p53_daemon *d, struct rte_tel_data *out)
 {
 	p53_health_walk(&d->health, tel_series, out);
+	p53_steer_walk(&d->steer, tel_series, out);
 }
 
 static int tel_workers(const char *cmd, const char *params, struct rte_tel_data *out)

@@ -44,7 +44,8 @@ static void usage(FILE *f)
 		"  config check FILE      validate a config and its zones here, without pop53d\n"
 		"  health                 node state, checks, announcers, next allowed announce\n"
 		"  health set external up|down|auto   push the outside prober's verdict (auto: the command)\n"
-		"  target list            steered targets: record, address, answered (up), check, forced\n"
+		"  target list            steered targets: record, address, answered (up), check, forced,\n"
+		"                         probe, successes/failures in a row, last result\n"
 		"  target set NAME up|down|auto   force a steered target (auto: its check decides)\n"
 		"  explain NAME TYPE [--client IP] [--ecs PREFIX]   a steered answer's decision path\n"
 		"  drain                  de-prefer the anycast prefixes, withdraw after drain_time\n"
@@ -349,13 +350,22 @@ static void print_human(const char *cmd, const char *sub, const json_t *r)
 	} else if (strcmp(cmd, "target") == 0) {
 		size_t i;
 		json_t *t;
-		printf("%-24s %-4s %-10s %-40s %-5s %-5s %-6s %s\n", "record", "type", "name", "address",
-		       "pop", "up", "check", "forced");
-		json_array_foreach(json_object_get(r, "targets"), i, t)
-			printf("%-24s %-4s %-10s %-40s %-5s %-5s %-6s %s\n", gets(t, "record"), gets(t, "type"),
-			       gets(t, "name"), gets(t, "address"), gets(t, "pop"),
+		printf("%-24s %-4s %-10s %-40s %-5s %-5s %-6s %-6s %-7s %-7s %s\n", "record", "type",
+		       "name", "address", "pop", "up", "check", "forced", "probe", "ok/fail", "last");
+		json_array_foreach(json_object_get(r, "targets"), i, t) {
+			/* ok/fail: successes and failures in a row now (rise and fall count them). */
+			const json_t *ps = json_object_get(t, "probe_state");
+			char runs[32] = "-", last[320] = "-";
+			if (ps != NULL) {
+				snprintf(runs, sizeof(runs), "%" JSON_INTEGER_FORMAT "/%" JSON_INTEGER_FORMAT,
+					 geti(ps, "ok_run"), geti(ps, "fail_run"));
+				snprintf(last, sizeof(last), "%s: %s", gets(ps, "last"), gets(ps, "reason"));
+			}
+			printf("%-24s %-4s %-10s %-40s %-5s %-5s %-6s %-6s %-7s %-7s %s\n", gets(t, "record"),
+			       gets(t, "type"), gets(t, "name"), gets(t, "address"), gets(t, "pop"),
 			       json_is_true(json_object_get(t, "up")) ? "up" : "down", gets(t, "check"),
-			       gets(t, "forced"));
+			       gets(t, "forced"), gets(t, "probe"), runs, last);
+		}
 	} else if (strcmp(cmd, "rrl") == 0) {
 		const json_t *o = json_object_get(r, "rrl");
 		const json_t *ck = json_object_get(o, "cookies");

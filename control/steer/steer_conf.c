@@ -122,6 +122,21 @@ static int coord_of(struct p53_conf_ctx *c, const struct p53_conf_key *k, yaml_n
 	return p53_conf_set_string(c, v, k->max == 90 ? &t->lat : &t->lon, s);
 }
 
+/* pool[].check: a command (the short form) or a probe mapping (probe.h). */
+static int check_of(struct p53_conf_ctx *c, const struct p53_conf_key *k, yaml_node_t *v,
+		    const char *where, void *base)
+{
+	struct p53_steer_target *t = base;
+
+	if (v->type == YAML_SCALAR_NODE)
+		return p53_conf_string(c, k, v, where, base);
+	if (p53_probe_conf_map(c, v, where, &t->probe) != 0)
+		return -1;
+	if (t->probe.type == P53_PROBE_COMMAND)
+		return p53_conf_set_string(c, v, &t->check, t->probe.command);
+	return 0;
+}
+
 static const struct p53_conf_key target_keys[] = {
 	{ .name = "name", .fn = p53_conf_string, TGT(name), .required = true },
 	{ .name = "address", .fn = address_of, .required = true },
@@ -130,7 +145,7 @@ static const struct p53_conf_key target_keys[] = {
 	{ .name = "pop", .fn = p53_conf_string, TGT(pop) },
 	{ .name = "weight", .fn = p53_conf_uint, TGT(weight), .max = 65535 },
 	{ .name = "priority", .fn = p53_conf_uint, TGT(priority), .max = 65535 },
-	{ .name = "check", .fn = p53_conf_string, TGT(check) },
+	{ .name = "check", .fn = check_of, TGT(check) },
 	{ .name = "check_interval_ms", .fn = p53_conf_uint, TGT(check_interval_ms), .min = 100,
 	  .max = 3600000 },
 	{ .name = "check_timeout_ms", .fn = p53_conf_uint, TGT(check_timeout_ms), .min = 10,
@@ -138,6 +153,49 @@ static const struct p53_conf_key target_keys[] = {
 	{ .name = "rise", .fn = p53_conf_uint, TGT(rise), .min = 1, .max = 100 },
 	{ .name = "fall", .fn = p53_conf_uint, TGT(fall), .min = 1, .max = 100 },
 };
+
+/* The check's timing: check.interval/timeout/rise/fall or the target's older keys, not both;
+ * the probe's address defaults to the target's. */
+static int timing_of(struct p53_conf_ctx *c, yaml_node_t *it, const char *iw,
+		     struct p53_steer_target *t)
+{
+	struct p53_probe_conf *pc = &t->probe;
+	static const char *const both = "%s: check.%s and %s both given (one place, please)";
+
+	if (pc->interval_ms != 0 && t->check_interval_ms != 0)
+		return p53_conf_fail(c, it, both, iw, "interval", "check_interval_ms");
+	if (pc->timeout_ms != 0 && t->check_timeout_ms != 0)
+		return p53_conf_fail(c, it, both, iw, "timeout", "check_timeout_ms");
+	if (pc->rise != 0 && t->rise != 0)
+		return p53_conf_fail(c, it, both, iw, "rise", "rise");
+	if (pc->fall != 0 && t->fall != 0)
+		return p53_conf_fail(c, it, both, iw, "fall", "fall");
+	if (pc->interval_ms != 0)
+		t->check_interval_ms = (unsigned int)pc->interval_ms;
+	if (pc->timeout_ms != 0)
+		t->check_timeout_ms = (unsigned int)pc->timeout_ms;
+	if (pc->rise != 0)
+		t->rise = pc->rise;
+	if (pc->fall != 0)
+		t->fall = pc->fall;
+	if (t->check_interval_ms == 0)
+		t->check_interval_ms = 1000;
+	if (t->check_timeout_ms == 0) /* 1 s, or the interval when that is shorter */
+		t->check_timeout_ms = t->check_interval_ms < 1000 ? t->check_interval_ms : 1000;
+	if (t->rise == 0)
+		t->rise = 2;
+	if (t->fall == 0)
+		t->fall = 2;
+	if (pc->set && t->check_timeout_ms > t->check_interval_ms)
+		return p53_conf_fail(c, it, "%s: check timeout %u ms is above its interval %u ms (a "
+				     "probe must end before the next is due)", iw, t->check_timeout_ms,
+				     t->check_interval_ms);
+	if (pc->set && pc->address == NULL) {
+		pc->family = t->family;
+		memcpy(pc->addr, t->addr, sizeof(pc->addr));
+	}
+	return 0;
+}
 
 static int pool_of(struct p53_conf_ctx *c, const struct p53_conf_key *k, yaml_node_t *v,
 		   const char *where, void *base)
@@ -157,12 +215,9 @@ static int pool_of(struct p53_conf_ctx *c, const struct p53_conf_key *k, yaml_no
 		snprintf(iw, sizeof(iw), "%s[%d]", where, i);
 		t->weight = 1;
 		t->priority = (unsigned int)i + 1;
-		t->check_interval_ms = 1000;
-		t->check_timeout_ms = 1000;
-		t->rise = 2;
-		t->fall = 2;
 		t->line = (int)it->start_mark.line + 1;
-		if (p53_conf_map(c, it, target_keys, P53_CONF_NKEYS(target_keys), iw, it, t) != 0)
+		if (p53_conf_map(c, it, target_keys, P53_CONF_NKEYS(target_keys), iw, it, t) != 0 ||
+		    timing_of(c, it, iw, t) != 0)
 			return -1;
 		if ((t->lat == NULL) != (t->lon == NULL))
 			return p53_conf_fail(c, it, "%s: lat and lon go together", iw);
@@ -402,6 +457,7 @@ void p53_steer_conf_free(struct p53_steer_conf *s)
 			free(t->lon);
 			free(t->pop);
 			free(t->check);
+			p53_probe_conf_free(&t->probe);
 		}
 		for (int j = 0; j < r->n_geo; j++) {
 			free(r->geo[j].country);

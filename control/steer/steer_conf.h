@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "control/conf/schema.h"
+#include "control/health/probe.h"
 
 #define P53_STEER_MAX_LABELS 8
 #define P53_STEER_MAX_POOL   32
@@ -38,10 +39,12 @@ struct p53_steer_target {
 	char *pop;                      /* pool[].pop: the PoP label (an IATA code) */
 	unsigned int weight;            /* pool[].weight, default 1; 0 keeps it out of answers */
 	unsigned int priority;          /* pool[].priority, default its position (1, 2, ...) */
-	char *check;                    /* pool[].check: sh -c command, exit 0 = healthy; NULL: always up */
-	unsigned int check_interval_ms; /* default 1000 */
-	unsigned int check_timeout_ms;  /* default 1000 */
-	unsigned int rise, fall;        /* default 2 and 2 */
+	char *check;                    /* pool[].check as a command (sh -c, exit 0 = healthy), or
+					   check.command; NULL: no command */
+	struct p53_probe_conf probe;    /* pool[].check as a mapping; probe.set false: none */
+	unsigned int check_interval_ms; /* default 1000 (check.interval wins when given) */
+	unsigned int check_timeout_ms;  /* default 1000 (check.timeout) */
+	unsigned int rise, fall;        /* default 2 and 2 (check.rise, check.fall) */
 	int line;
 };
 

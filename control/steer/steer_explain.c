@@ -208,11 +208,11 @@ json_t *p53_steer_explain(const struct p53_steer_pub *p, const char *name, const
 		const struct p53_steer_target *x = &cr->pool[j];
 		int8_t f = p->st.chk[ri][j].forced;
 		json_array_append_new(cand, json_pack(
-			"{s:s, s:s, s:s, s:I, s:I, s:b, s:s, s:s}", "name", x->name, "address", x->address,
+			"{s:s, s:s, s:s, s:I, s:I, s:b, s:s, s:s, s:s}", "name", x->name, "address", x->address,
 			"pop", x->pop != NULL ? x->pop : "", "weight", (json_int_t)x->weight, "priority",
 			(json_int_t)x->priority, "up", p53_steer_target_up(&p->st, (int)ri, j), "check",
-			x->check == NULL ? "none" : p->st.up[ri][j] ? "up" : "down", "forced",
-			f > 0 ? "up" : f < 0 ? "down" : "auto"));
+			strcmp(p53_steer_check_kind(x), "none") == 0 ? "none" : p->st.up[ri][j] ? "up" : "down",
+			"forced", f > 0 ? "up" : f < 0 ? "down" : "auto", "probe", p53_steer_check_kind(x)));
 	}
 	json_object_set_new(o, "targets", cand);
 	json_object_set_new(o, "answer", json_pack("{s:s, s:o, s:I, s:I}", "by", by, "addresses",

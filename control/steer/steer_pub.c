@@ -37,8 +37,10 @@ static void reap(struct p53_steer_pub *p)
 static void state_free(struct p53_steer_state *s)
 {
 	for (int i = 0; s->chk != NULL && i < s->n_records; i++)
-		for (int j = 0; j < P53_STEER_MAX_POOL; j++)
+		for (int j = 0; j < P53_STEER_MAX_POOL; j++) {
 			p53_proc_kill(&s->chk[i][j].proc);
+			p53_probe_kill(&s->chk[i][j].probe);
+		}
 	free(s->up);
 	free(s->chk);
 	p53_steer_sources_free(&s->src);
@@ -87,6 +89,13 @@ static void *build(const struct p53_steer_conf *conf, const struct p53_dnssec_co
 	return t;
 }
 
+static bool same_check(const struct p53_steer_target *a, const struct p53_steer_target *b)
+{
+	return (a->check == NULL) == (b->check == NULL) &&
+	       (a->check == NULL || strcmp(a->check, b->check) == 0) &&
+	       p53_probe_conf_same(&a->probe, &b->probe);
+}
+
 int p53_steer_prepare(struct p53_steer_pub *p, const struct p53_steer_conf *conf,
 		      const struct p53_dnssec_conf *dnssec, struct p53_steer_next *next, char *err,
 		      size_t errlen)
@@ -103,17 +112,19 @@ int p53_steer_prepare(struct p53_steer_pub *p, const struct p53_steer_conf *conf
 	}
 	if (n == 0)
 		return 0;
-	s->n_records = n;
 	s->up = calloc((size_t)n, sizeof(*s->up));
 	s->chk = calloc((size_t)n, sizeof(*s->chk));
 	if (s->up == NULL || s->chk == NULL) {
 		snprintf(err, errlen, "steering: out of memory");
 		goto fail;
 	}
+	/* Counted only now: state_free must not "kill" the zeroed checks (fd 0) of a failed calloc. */
+	s->n_records = n;
 	for (int i = 0; i < n; i++) {
 		const struct p53_steer_record *r = &conf->records[i];
 		for (int j = 0; j < P53_STEER_MAX_POOL; j++) {
 			p53_proc_init(&s->chk[i][j].proc);
+			p53_probe_init(&s->chk[i][j].probe);
 			s->up[i][j] = true; /* up until a check says otherwise */
 		}
 		/* Carry health over from the running config: same record, target and check. */
@@ -125,12 +136,18 @@ int p53_steer_prepare(struct p53_steer_pub *p, const struct p53_steer_conf *conf
 			for (int j = 0; j < r->n_pool; j++)
 				for (int oj = 0; oj < o->n_pool; oj++)
 					if (strcmp(o->pool[oj].name, r->pool[j].name) == 0 &&
-					    (o->pool[oj].check == NULL) == (r->pool[j].check == NULL) &&
-					    (r->pool[j].check == NULL ||
-					     strcmp(o->pool[oj].check, r->pool[j].check) == 0)) {
+					    same_check(&o->pool[oj], &r->pool[j])) {
 						s->up[i][j] = p->st.up[oi][oj];
-						s->chk[i][j].ok_run = p->st.chk[oi][oj].ok_run;
-						s->chk[i][j].fail_run = p->st.chk[oi][oj].fail_run;
+						const struct p53_steer_check *oc = &p->st.chk[oi][oj];
+						struct p53_steer_check *nc = &s->chk[i][j];
+						nc->ok_run = oc->ok_run;
+						nc->fail_run = oc->fail_run;
+						nc->oks = oc->oks;
+						nc->fails = oc->fails;
+						nc->changes = oc->changes;
+						nc->last_ok = oc->last_ok;
+						nc->last_ms = oc->last_ms;
+						memcpy(nc->last, oc->last, sizeof(nc->last));
 					}
 			/* The operator's word is about the target, whatever its check. */
 			for (int j = 0; j < r->n_pool; j++)
@@ -178,12 +195,25 @@ static void publish(struct p53_steer_pub *p, void *t, size_t len, const struct p
 	reap(p);
 }
 
+/* The gauge of targets out of the answers, kept as one integer so the telemetry thread reads
+ * it without touching the state a reload frees. */
+static void count_down(struct p53_steer_pub *p)
+{
+	uint64_t down = 0;
+
+	for (int i = 0; p->conf != NULL && i < p->st.n_records; i++)
+		for (int j = 0; j < p->conf->records[i].n_pool; j++)
+			down += !p53_steer_target_up(&p->st, i, j);
+	__atomic_store_n(&p->targets_down, down, __ATOMIC_RELAXED);
+}
+
 void p53_steer_commit(struct p53_steer_pub *p, struct p53_steer_next *next)
 {
 	/* Checks still running belong to the old state: stop them (the new state starts its own). */
 	state_free(&p->st);
 	p->st = next->st;
 	publish(p, next->t, next->len, &next->sign);
+	count_down(p);
 	if (next->t != NULL) {
 		const struct p53_steer_hdr *h = next->t;
 		p53_info("steering: %u record(s), %u variant(s); map %u+%u blocks, geoip %u+%u blocks; "
@@ -193,36 +223,77 @@ void p53_steer_commit(struct p53_steer_pub *p, struct p53_steer_next *next)
 	memset(next, 0, sizeof(*next));
 }
 
-/* One target's check: start it when due, read its verdict when it ends. @return 1 on a
- * change of state. */
+static bool has_probe(const struct p53_steer_target *t)
+{
+	return t->probe.set && t->probe.type != P53_PROBE_COMMAND;
+}
+
+/* Run a command or probe when due; poll the one in flight. @return 1 with c->last and
+ * c->last_ok set once a run has finished, else 0. */
+static int run(struct p53_steer_check *c, const struct p53_steer_target *t, uint64_t now)
+{
+	if (has_probe(t)) {
+		int done;
+		if (p53_probe_running(&c->probe)) {
+			done = p53_probe_poll(&c->probe, &t->probe, now);
+		} else {
+			if (now < c->next_ms)
+				return 0;
+			c->next_ms = now + t->check_interval_ms;
+			done = p53_probe_start(&c->probe, &t->probe, t->check_timeout_ms, now);
+			/* A peer on the same host may have answered already: look at once. */
+			if (done == 0)
+				done = p53_probe_poll(&c->probe, &t->probe, now);
+		}
+		if (done == 0)
+			return 0;
+		c->last_ok = c->probe.ok;
+		memcpy(c->last, c->probe.why, sizeof(c->probe.why)); /* both NUL-terminated, last larger */
+		return 1;
+	}
+	if (p53_proc_running(&c->proc)) {
+		if (p53_proc_poll(&c->proc, now) == 0)
+			return 0;
+	} else {
+		char err[256];
+		if (now < c->next_ms)
+			return 0;
+		char *argv[] = { "sh", "-c", t->check, NULL };
+		c->next_ms = now + t->check_interval_ms;
+		if (p53_proc_start(&c->proc, argv, t->check_timeout_ms, now, err, sizeof(err)) == 0)
+			return 0;
+		c->last_ok = false;
+		snprintf(c->last, sizeof(c->last), "%s", err);
+		return 1;
+	}
+	c->last_ok = c->proc.status == 0 && !c->proc.timed_out;
+	p53_proc_describe(&c->proc, c->last, sizeof(c->last));
+	return 1;
+}
+
+/* One target's check: its verdict into the rise/fall counts. @return 1 on a change of state. */
 static int check(struct p53_steer_pub *p, int i, int j, uint64_t now)
 {
 	const struct p53_steer_target *t = &p->conf->records[i].pool[j];
 	struct p53_steer_check *c = &p->st.chk[i][j];
 	bool *up = &p->st.up[i][j];
-	char err[256];
 
-	if (t->check == NULL)
+	if (strcmp(p53_steer_check_kind(t), "none") == 0)
 		return 0;
-	if (p53_proc_running(&c->proc)) {
-		if (p53_proc_poll(&c->proc, now) == 0)
-			return 0;
-	} else {
-		if (now < c->next_ms)
-			return 0;
-		char *argv[] = { "sh", "-c", t->check, NULL };
-		c->next_ms = now + t->check_interval_ms;
-		if (p53_proc_start(&c->proc, argv, t->check_timeout_ms, now, err, sizeof(err)) != 0)
-			snprintf(c->last, sizeof(c->last), "%s", err);
-		else
-			return 0;
-	}
-	int ok = c->proc.status == 0 && !c->proc.timed_out;
-	p53_proc_describe(&c->proc, c->last, sizeof(c->last));
-	if (ok) {
+	if (run(c, t, now) == 0)
+		return 0;
+	c->last_ms = now;
+	int kind = has_probe(t) ? t->probe.type : P53_PROBE_COMMAND;
+	if (c->last_ok)
+		p->probe_ok[kind]++;
+	else
+		p->probe_fail[kind]++;
+	if (c->last_ok) {
+		c->oks++;
 		c->fail_run = 0;
 		c->ok_run++;
 	} else {
+		c->fails++;
 		c->ok_run = 0;
 		c->fail_run++;
 	}
@@ -234,6 +305,7 @@ static int check(struct p53_steer_pub *p, int i, int j, uint64_t now)
 		return 0;
 	}
 	c->changes++;
+	p->target_changes++;
 	p53_info("steering: target %s (%s) of %s is %s (%s)", t->name, t->address,
 		 p->conf->records[i].owner, *up ? "up" : "down", c->last);
 	return 1;
@@ -256,8 +328,10 @@ void p53_steer_tick(struct p53_steer_pub *p, uint64_t now_ms)
 	}
 	if (!changed && !resign)
 		return;
-	if (changed)
+	if (changed) {
 		p->health_changes++;
+		count_down(p);
+	}
 	if (p->n_retired == P53_STEER_RETIRED) {
 		p53_err("steering: %s but a reader holds %u old tables; next tick",
 			changed ? "health changed" : "variants are due for re-signing", p->n_retired);
@@ -296,6 +370,13 @@ int p53_steer_sig_check(const struct p53_steer_pub *p, uint64_t now, unsigned in
 	return -1;
 }
 
+const char *p53_steer_check_kind(const struct p53_steer_target *t)
+{
+	if (has_probe(t))
+		return p53_probe_type_names[t->probe.type];
+	return t->check != NULL ? "command" : "none";
+}
+
 bool p53_steer_target_up(const struct p53_steer_state *s, int i, int j)
 {
 	int8_t f = s->chk != NULL ? s->chk[i][j].forced : 0;
@@ -329,6 +410,24 @@ int p53_steer_force(struct p53_steer_pub *p, const char *name, const char *state
 				 p->conf->records[i].pool[j].address, p->conf->records[i].owner, state);
 		}
 	return n;
+}
+
+enum { SF_OK = 0, SF_FAIL, SF_CHANGES, SF_DOWN, SF__MAX };
+static const struct p53_family sfam[SF__MAX] = {
+	[SF_OK] = { "pop53_steer_probe_ok_total", "steer_probe_ok", "type", P53_COUNTER, "steering target checks that passed, by check type" },
+	[SF_FAIL] = { "pop53_steer_probe_failed_total", "steer_probe_failed", "type", P53_COUNTER, "steering target checks that failed, by check type" },
+	[SF_CHANGES] = { "pop53_steer_target_changes_total", "steer_target_changes", NULL, P53_COUNTER, "steering targets that went down (fall) or up (rise)" },
+	[SF_DOWN] = { "pop53_steer_targets_down", "steer_targets_down", NULL, P53_GAUGE, "steering targets left out of the answers now (check or operator)" },
+};
+
+void p53_steer_walk(const struct p53_steer_pub *p, p53_counter_fn fn, void *arg)
+{
+	for (int k = 0; k < 4; k++)
+		fn(arg, &sfam[SF_OK], p53_probe_type_names[k], p->probe_ok[k]);
+	for (int k = 0; k < 4; k++)
+		fn(arg, &sfam[SF_FAIL], p53_probe_type_names[k], p->probe_fail[k]);
+	fn(arg, &sfam[SF_CHANGES], NULL, p->target_changes);
+	fn(arg, &sfam[SF_DOWN], NULL, p->targets_down);
 }
 
 void p53_steer_pub_fini(struct p53_steer_pub *p)

@@ -9,10 +9,12 @@
  * once, so it is shared rather than copied per core (per-socket copies are planned for
  * multi-socket machines, as server.replicas does for the image).
  *
- * Health: a target with a `check` runs it (sh -c, control/health/proc.c: posix_spawn, its
- * own process group, killed at the timeout) every check_interval_ms; `fall` failures in a row
- * take it out of every answer, `rise` successes bring it back. A change recompiles the
- * decisions from the loaded sources (no file is read) and publishes within the tick.
+ * Health: a target with a `check` runs it every check_interval_ms, one run in flight at a
+ * time: a command (sh -c, control/health/proc.c: posix_spawn, its own process group, killed at
+ * the timeout) or a network probe (tcp, http, dns: control/health/probe.c, a non-blocking
+ * socket advanced every tick, abandoned at the timeout). `fall` failures in a row take it out
+ * of every answer, `rise` successes bring it back. A change recompiles the decisions from the
+ * loaded sources (no file is read) and publishes within the tick that saw the verdict.
  *
  * An operator (or an outside monitor) can force a target up or down with `pop53ctl target set
  * NAME up|down|auto`; the word overrides the check (which keeps running and is shown) until
@@ -34,16 +36,22 @@
 #include <rte_rcu_qsbr.h>
 
 #include "control/dnssec/dnssec.h"
+#include "control/health/probe.h"
 #include "control/health/proc.h"
+#include "control/ops/counters.h"
 #include "control/steer/steer_build.h"
 
 #define P53_STEER_RETIRED 16
 
 struct p53_steer_check {
-	struct p53_proc proc;
+	struct p53_proc proc;           /* a command check's child */
+	struct p53_probe probe;         /* a tcp, http or dns check's socket */
 	uint64_t next_ms;               /* when to start the next run */
 	unsigned int ok_run, fail_run;  /* consecutive results */
 	uint64_t changes;
+	uint64_t oks, fails;            /* results since the target's state began (start, reload) */
+	bool last_ok;                   /* the last run's verdict (meaningless before the first) */
+	uint64_t last_ms;               /* when the last run ended; 0: none yet */
 	char last[300];                 /* how the last run ended */
 	int8_t forced;                  /* `pop53ctl target set`: 1 up, -1 down, 0 auto (the check) */
 };
@@ -72,6 +80,11 @@ struct p53_steer_pub {
 	unsigned int n_retired;
 	uint64_t publishes;
 	uint64_t health_changes;
+	uint64_t probe_ok[4], probe_fail[4]; /* check results since start, by enum p53_probe_type */
+	uint64_t target_changes;        /* targets that crossed rise or fall, since start */
+	uint64_t targets_down;          /* out of the answers now (check or operator) */
+	/* The counters above are plain integers written by the control thread only, so
+	 * p53_steer_walk may run on the telemetry thread too. */
 };
 
 /* A table built but not yet published, so a reload can fail before anything changes. */
@@ -118,8 +131,18 @@ int p53_steer_sig_check(const struct p53_steer_pub *p, uint64_t now, unsigned in
  */
 int p53_steer_force(struct p53_steer_pub *p, const char *name, const char *state);
 
+/** What checks the target: "none", "command", "tcp", "http" or "dns". */
+const char *p53_steer_check_kind(const struct p53_steer_target *t);
+
 /** A target's health as the answers see it: the operator's word, else its check's. */
 bool p53_steer_target_up(const struct p53_steer_state *s, int i, int j);
+
+/**
+ * Walk the probe counters as counter families (p53_counters_walk's callback): results by
+ * check type and result, state changes, targets out of the answers now. Any thread: reads
+ * only the integers of struct p53_steer_pub.
+ */
+void p53_steer_walk(const struct p53_steer_pub *p, p53_counter_fn fn, void *arg);
 
 /** Free everything; readers must have stopped. */
 void p53_steer_pub_fini(struct p53_steer_pub *p);

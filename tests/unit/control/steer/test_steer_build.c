@@ -147,6 +147,9 @@ static char tmpdir[] = "/tmp/p53steercfg.XXXXXX";
 	     "dataplane:\n  port: net_null0\n  addresses: [192.0.2.1]\n" \
 	     "zones:\n  - {name: example.com, file: example.com.zone}\n"
 #define REC "steering:\n  map: m.json\n  records:\n    - owner: www.example.com.\n"
+/* A target whose check (on line 17) is `x`. */
+#define CHK(x) REC "      type: A\n      policy: [map]\n      pool:\n        - name: a\n" \
+	       "          address: 10.0.0.1\n          check: " x "\n"
 
 static void test_bad_config(void **state)
 {
@@ -180,6 +183,60 @@ static void test_bad_config(void **state)
 		  "steering.records[0].fallback[0]: not an IPv4 address" },
 		{ REC "      type: A\n      policy: [map]\n      all_down: some\n      pool: [{name: a, address: 10.0.0.1}]\n",
 		  "c.yaml:14: steering.records[0].all_down: expected all or fallback, got 'some'" },
+		/* Probes (check: as a mapping), one defect per row. */
+		{ CHK("{port: 80}"),
+		  "c.yaml:17: steering.records[0].pool[0].check: missing required key 'type'" },
+		{ CHK("{type: icmp}"),
+		  "c.yaml:17: steering.records[0].pool[0].check.type: expected command, tcp, http or dns, got 'icmp'" },
+		{ CHK("{type: tcp}"), "c.yaml:17: steering.records[0].pool[0].check: a tcp check needs a port" },
+		{ CHK("{type: tcp, port: 0}"), "c.yaml:17: steering.records[0].pool[0].check.port: " },
+		{ CHK("{type: tcp, port: 65536}"), "c.yaml:17: steering.records[0].pool[0].check.port: " },
+		{ CHK("{type: tcp, port: 80, address: 10.0.0.300}"),
+		  "c.yaml:17: steering.records[0].pool[0].check.address: expected an IPv4 or IPv6 address, got '10.0.0.300'" },
+		{ CHK("{type: tcp, port: 80, path: /x}"),
+		  "c.yaml:17: steering.records[0].pool[0].check: 'path' is not a key of a tcp check" },
+		{ CHK("{type: http, path: health}"),
+		  "c.yaml:17: steering.records[0].pool[0].check.path: 'health' does not start with '/'" },
+		{ CHK("{type: http, path: \"/a b\"}"),
+		  "c.yaml:17: steering.records[0].pool[0].check.path: '/a b' has a space or control character" },
+		{ CHK("{type: http, host: \"a\\r\\nX: y\"}"),
+		  "steering.records[0].pool[0].check.host: 'a\r\nX: y' has a space or control character" },
+		{ CHK("{type: http, status: 99}"), "c.yaml:17: steering.records[0].pool[0].check.status: " },
+		{ CHK("{type: http, status: 600}"), "c.yaml:17: steering.records[0].pool[0].check.status: " },
+		{ CHK("{type: http, body: \"\"}"), "c.yaml:17: steering.records[0].pool[0].check.body: " },
+		{ CHK("{type: http, qname: example.com.}"),
+		  "c.yaml:17: steering.records[0].pool[0].check: 'qname' is not a key of a http check" },
+		{ CHK("{type: dns}"), "c.yaml:17: steering.records[0].pool[0].check: a dns check needs a qname" },
+		{ CHK("{type: dns, qname: \"a..b\"}"),
+		  "c.yaml:17: steering.records[0].pool[0].check.qname: expected a domain name, got 'a..b'" },
+		{ CHK("{type: dns, qname: example.com., qtype: BOGUS}"),
+		  "c.yaml:17: steering.records[0].pool[0].check.qtype: expected a record type" },
+		{ CHK("{type: dns, qname: example.com., rcode: OK}"),
+		  "c.yaml:17: steering.records[0].pool[0].check.rcode: expected NOERROR, " },
+		{ CHK("{type: dns, qname: example.com., answer: maybe}"),
+		  "c.yaml:17: steering.records[0].pool[0].check.answer: " },
+		{ CHK("{type: dns, qname: example.com., body: ok}"),
+		  "c.yaml:17: steering.records[0].pool[0].check: 'body' is not a key of a dns check" },
+		{ CHK("{type: command}"), "c.yaml:17: steering.records[0].pool[0].check: a command check needs a command" },
+		{ CHK("{type: command, command: \"true\", port: 1}"),
+		  "c.yaml:17: steering.records[0].pool[0].check: 'port' is not a key of a command check" },
+		{ CHK("{type: tcp, port: 80, interval: 1s, timeout: 2s}"),
+		  "c.yaml:17: steering.records[0].pool[0].check: timeout 2000 ms is above interval 1000 ms" },
+		{ CHK("{type: tcp, port: 80, interval: 50ms}"), "c.yaml:17: steering.records[0].pool[0].check.interval: " },
+		{ CHK("{type: tcp, port: 80, interval: 2}"),
+		  "c.yaml:17: steering.records[0].pool[0].check.interval: expected a duration like 250ms" },
+		{ CHK("{type: tcp, port: 80, rise: 0}"), "c.yaml:17: steering.records[0].pool[0].check.rise: " },
+		{ CHK("{type: tcp, port: 80, fall: 101}"), "c.yaml:17: steering.records[0].pool[0].check.fall: " },
+		{ CHK("{type: tcp, port: 80, colour: red}"),
+		  "c.yaml:17: steering.records[0].pool[0].check: unknown key 'colour'" },
+		{ CHK("[tcp, 80]"),
+		  "c.yaml:17: steering.records[0].pool[0].check: expected a command or a mapping with a type" },
+		{ CHK("{type: tcp, port: 80, interval: 2s}\n          check_interval_ms: 2000"),
+		  "c.yaml:15: steering.records[0].pool[0]: check.interval and check_interval_ms both given" },
+		{ CHK("{type: tcp, port: 80, fall: 3}\n          fall: 3"),
+		  "c.yaml:15: steering.records[0].pool[0]: check.fall and fall both given" },
+		{ CHK("{type: tcp, port: 80, interval: 500ms}\n          check_timeout_ms: 800"),
+		  "c.yaml:15: steering.records[0].pool[0]: check timeout 800 ms is above its interval 500 ms" },
 	};
 	char err[1024], path[256];
 
@@ -200,6 +257,60 @@ static void test_bad_config(void **state)
 		if (strstr(err, rows[i].msg) == NULL)
 			fail_msg("row %zu: want \"%s\" in \"%s\"", i, rows[i].msg, err);
 	}
+}
+
+/* A good probe config: every default and the address taken from the target. */
+static void test_probe_config(void **state)
+{
+	char err[1024], path[256];
+	struct p53_config cfg;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/c.yaml", tmpdir);
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(HEAD REC "      type: A\n      policy: [map]\n      pool:\n"
+	      "        - {name: h, address: 10.0.0.1, check: {type: http, interval: 500ms}}\n"
+	      "        - {name: t, address: 10.0.0.2, check: {type: tcp, port: 22, address: \"2001:db8::5\"}, rise: 3}\n"
+	      "        - {name: d, address: 10.0.0.3, check: {type: dns, qname: Example.COM, qtype: A, answer: true}}\n"
+	      "        - {name: c, address: 10.0.0.4, check: {type: command, command: \"true\", fall: 4}}\n"
+	      "        - {name: s, address: 10.0.0.5, check: \"true\"}\n", f);
+	fclose(f);
+	if (p53_config_load(path, &cfg, err, sizeof(err)) != 0)
+		fail_msg("%s", err);
+	const struct p53_steer_target *p = cfg.steer.records[0].pool;
+	/* http: port 80, path /, status 200, the target's address; timeout follows a short interval */
+	assert_true(p[0].probe.set);
+	assert_int_equal(p[0].probe.type, P53_PROBE_HTTP);
+	assert_int_equal(p[0].probe.port, 80);
+	assert_string_equal(p[0].probe.path, "/");
+	assert_int_equal(p[0].probe.status, 200);
+	assert_int_equal(p[0].probe.family, 4);
+	assert_memory_equal(p[0].probe.addr, p[0].addr, 4);
+	assert_int_equal(p[0].check_interval_ms, 500);
+	assert_int_equal(p[0].check_timeout_ms, 500);
+	assert_int_equal(p[0].rise, 2);
+	assert_int_equal(p[0].fall, 2);
+	assert_null(p[0].check);
+	/* tcp: its own (IPv6) address; rise from the target's key */
+	assert_int_equal(p[1].probe.family, 6);
+	assert_int_equal(p[1].probe.port, 22);
+	assert_int_equal(p[1].rise, 3);
+	assert_int_equal(p[1].check_timeout_ms, 1000);
+	/* dns: port 53, the name in lower-cased-or-not wire form, the type */
+	assert_int_equal(p[2].probe.port, 53);
+	assert_int_equal(p[2].probe.qtype, 1);
+	assert_true(p[2].probe.answer);
+	assert_int_equal(p[2].probe.rcode, 0);
+	assert_int_equal(p[2].probe.qwire_len, 13);
+	assert_memory_equal(p[2].probe.qwire, "\7Example\3COM\0", 13);
+	/* command as a mapping: the same as the short form */
+	assert_int_equal(p[3].probe.type, P53_PROBE_COMMAND);
+	assert_string_equal(p[3].check, "true");
+	assert_int_equal(p[3].fall, 4);
+	assert_false(p[4].probe.set);
+	assert_string_equal(p[4].check, "true");
+	p53_config_free(&cfg);
 }
 
 static void test_bad_map(void **state)
@@ -503,6 +614,7 @@ int main(void)
 		cmocka_unit_test(test_lpm),
 		cmocka_unit_test(test_great_circle),
 		cmocka_unit_test(test_bad_config),
+		cmocka_unit_test(test_probe_config),
 		cmocka_unit_test(test_bad_map),
 		cmocka_unit_test(test_all_down),
 		cmocka_unit_test(test_priority),
