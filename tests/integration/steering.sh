@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Traffic steering on the lab (docs/CONFIG.md, steering): a MaxMind DB built here by
-# tests/steer/mmdb_writer.py (read back with libmaxminddb's mmdblookup first, to prove it is a
+# tests/steer/mmdb_build.pl with MaxMind's writer (read back with libmaxminddb's mmdblookup first, to prove it is a
 # real one), a JSON subnet map, and pop53d answering steered records to kdig with and without
 # +subnet from the client namespace: the chosen addresses, the TTL and the returned ECS scope
 # for policies map, geo (country, then continent) and nearest (with the hybrid rule), IPv4 and
@@ -22,7 +22,7 @@ cat >"$TMP/nets.json" <<'JSON'
  {"network": "2001:db8:53::/48", "data": {"country": {"iso_code": "JP"}, "continent": {"code": "AS"}, "location": {"latitude": 35.68, "longitude": 139.69}}},
  {"network": "2001:db8:e0::/44", "data": {"country": {"iso_code": "FR"}, "continent": {"code": "EU"}, "location": {"latitude": 48.86, "longitude": 2.35}}}]
 JSON
-/usr/bin/python3 "$SRC/tests/steer/mmdb_writer.py" "$TMP/geo.mmdb" "$TMP/nets.json"
+perl "$SRC/tests/steer/mmdb_build.pl" "$TMP/geo.mmdb" "$TMP/nets.json"
 check "mmdblookup reads the test MMDB: 198.51.100.7 is US" \
 	grep -q '"US"' <(mmdblookup --file "$TMP/geo.mmdb" --ip 198.51.100.7 country iso_code)
 check "mmdblookup reads the test MMDB: 2001:db8:53::1 is at latitude 35.68" \
