@@ -69,7 +69,7 @@ const struct p53_steer_variant *p53_steer_pick(const void *t, const struct p53_s
 					       const struct p53_steer_client *cl, uint8_t *scope)
 {
 	const uint32_t *dec = (const uint32_t *)((const uint8_t *)t + p53_steer_hdr(t)->dec_off);
-	uint32_t seen[P53_STEER_SRCS] = { UINT32_MAX, UINT32_MAX, UINT32_MAX, UINT32_MAX };
+	uint32_t seen[P53_STEER_SRCS] = { UINT32_MAX, UINT32_MAX, UINT32_MAX, UINT32_MAX, UINT32_MAX };
 	uint8_t sc = 0;
 
 	if (cl != NULL) {

@@ -6,7 +6,8 @@
  * (control/steer/steer_build.c) and published with RCU (control/steer/steer_pub.c); every
  * worker and TCP thread reads the same copy. It holds:
  *
- *   - one longest-prefix table per location source (the subnet map, the GeoIP database),
+ *   - one longest-prefix table per location source (the subnet map, the GeoIP database, the
+ *     ASN database),
  *     per family, compiled into disjoint CIDR blocks that cover the whole address space,
  *     sorted by start. Each block carries a location (a map entry, or a distinct GeoIP
  *     record) or none, and its prefix length: the length of the largest block around the
@@ -37,7 +38,8 @@
 #define P53_STEER_SRC_GEO 1
 #define P53_STEER_SRC_ANY 2           /* no source: one location, scope 0 (priority) */
 #define P53_STEER_SRC_CLIENT 3        /* the client's /24 or /56 hashed into a bucket (weighted, sticky) */
-#define P53_STEER_SRCS    4
+#define P53_STEER_SRC_ASN 4           /* the ASN database (policy asn) */
+#define P53_STEER_SRCS    5
 #define P53_STEER_BUCKETS 256         /* locations of P53_STEER_SRC_CLIENT */
 #define P53_STEER_STEPS   4
 #define P53_STEER_NOLOC   0xffffffu   /* block with no location (24 bits) */

@@ -275,6 +275,32 @@ static void str_at(MMDB_entry_s *e, char *out, size_t cap, const char *a, const 
 	}
 }
 
+static char *dup_at(MMDB_entry_s *e, const char *a, const char *b, const char *c, bool *oom)
+{
+	MMDB_entry_data_s d;
+	char *s;
+
+	if (MMDB_get_value(e, &d, a, b, c, NULL) != MMDB_SUCCESS || !d.has_data ||
+	    d.type != MMDB_DATA_TYPE_UTF8_STRING)
+		return NULL;
+	if ((s = strndup(d.utf8_string, d.data_size)) == NULL)
+		*oom = true;
+	return s;
+}
+
+static uint32_t u32_at(MMDB_entry_s *e, const char *a, const char *b)
+{
+	MMDB_entry_data_s d;
+
+	if (MMDB_get_value(e, &d, a, b, NULL) != MMDB_SUCCESS || !d.has_data)
+		return 0;
+	if (d.type == MMDB_DATA_TYPE_UINT32)
+		return d.uint32;
+	if (d.type == MMDB_DATA_TYPE_UINT16)
+		return d.uint16;
+	return 0;
+}
+
 static int num_at(MMDB_entry_s *e, double *out, const char *a, const char *b)
 {
 	MMDB_entry_data_s d;
@@ -310,6 +336,24 @@ static int loc_of(struct walk *w, MMDB_entry_s *e, uint32_t *loc)
 	struct p53_steer_loc *l = &w->s->locs[w->s->n_locs - 1];
 	str_at(e, l->country, sizeof(l->country), "country", "iso_code");
 	str_at(e, l->continent, sizeof(l->continent), "continent", "code");
+	for (int i = 0; i < 2; i++) {
+		MMDB_entry_data_s d;
+		char idx[2] = { (char)('0' + i), '\0' };
+		l->subdivision[i][0] = '\0';
+		if (MMDB_get_value(e, &d, "subdivisions", idx, "iso_code", NULL) == MMDB_SUCCESS &&
+		    d.has_data && d.type == MMDB_DATA_TYPE_UTF8_STRING &&
+		    d.data_size < sizeof(l->subdivision[i])) {
+			memcpy(l->subdivision[i], d.utf8_string, d.data_size);
+			l->subdivision[i][d.data_size] = '\0';
+		}
+	}
+	bool oom = false;
+	l->city_id = u32_at(e, "city", "geoname_id");
+	l->city = dup_at(e, "city", "names", "en", &oom);
+	l->asn = u32_at(e, "autonomous_system_number", NULL);
+	l->org = dup_at(e, "autonomous_system_organization", NULL, NULL, &oom);
+	if (oom)
+		return -1;
 	l->has_pos = num_at(e, &l->lat, "location", "latitude") == 0 &&
 		     num_at(e, &l->lon, "location", "longitude") == 0;
 	w->seen[h] = key;
@@ -418,6 +462,8 @@ int p53_steer_sources_load(const struct p53_steer_conf *conf, struct p53_steer_s
 		goto fail;
 	if (conf->geoip != NULL && geo_load(conf->geoip, &s->src[P53_STEER_SRC_GEO], err, errlen) < 0)
 		goto fail;
+	if (conf->asn_db != NULL && geo_load(conf->asn_db, &s->src[P53_STEER_SRC_ASN], err, errlen) < 0)
+		goto fail;
 	return 0;
 fail:
 	p53_steer_sources_free(s);
@@ -428,9 +474,12 @@ void p53_steer_sources_free(struct p53_steer_sources *s)
 {
 	for (int i = 0; i < P53_STEER_SRCS; i++) {
 		struct p53_steer_source *x = &s->src[i];
-		for (uint32_t l = 0; l < x->n_locs; l++)
+		for (uint32_t l = 0; l < x->n_locs; l++) {
 			for (int k = 0; k < x->locs[l].n_labels; k++)
 				free(x->locs[l].labels[k]);
+			free(x->locs[l].city);
+			free(x->locs[l].org);
+		}
 		free(x->locs);
 		free(x->b4);
 		free(x->b6);
@@ -521,20 +570,49 @@ static int by_labels(const struct p53_steer_record *r, const bool *up, char *con
 	return 0;
 }
 
+enum { GEO_CITY, GEO_SUBDIVISION, GEO_COUNTRY, GEO_CONTINENT, GEO_ASN };
+
+/* Does rule x hold for location l, read as the given tier? */
+static bool geo_match(const struct p53_steer_geo_rule *x, const struct p53_steer_loc *l, int tier)
+{
+	switch (tier) {
+	case GEO_CITY:
+		return x->city != 0 && x->city == l->city_id;
+	case GEO_SUBDIVISION:
+		/* "US-CA": the record's country, then any of its subdivisions. */
+		if (x->subdivision == NULL || l->country[0] == '\0' ||
+		    strncasecmp(x->subdivision, l->country, 2) != 0)
+			return false;
+		for (int i = 0; i < 2; i++)
+			if (l->subdivision[i][0] != '\0' && strcasecmp(x->subdivision + 3, l->subdivision[i]) == 0)
+				return true;
+		return false;
+	case GEO_COUNTRY:
+		return x->country != NULL && l->country[0] != '\0' && strcasecmp(x->country, l->country) == 0;
+	case GEO_CONTINENT:
+		return x->continent != NULL && l->continent[0] != '\0' &&
+		       strcasecmp(x->continent, l->continent) == 0;
+	default:
+		return x->asn != 0 && x->asn == l->asn;
+	}
+}
+
 static int decide(const struct p53_steer_record *r, const bool *up, int policy,
 		  const struct p53_steer_loc *l, uint8_t *t, uint32_t *ttl)
 {
 	*ttl = r->ttl;
 	if (policy == P53_POLICY_MAP)
 		return by_labels(r, up, l->labels, l->n_labels, t);
-	if (policy == P53_POLICY_GEO) {
-		/* Fallback chain: the country's rule, then the continent's. */
-		for (int pass = 0; pass < 2; pass++)
+	if (policy == P53_POLICY_GEO || policy == P53_POLICY_ASN) {
+		/* The most specific rule first: asn (its own policy), else city, subdivision,
+		 * country, continent; in config order within a tier; a rule whose targets are all
+		 * down gives way to the next. */
+		int first = policy == P53_POLICY_ASN ? GEO_ASN : GEO_CITY;
+		int last = policy == P53_POLICY_ASN ? GEO_ASN : GEO_CONTINENT;
+		for (int tier = first; tier <= last; tier++)
 			for (int g = 0; g < r->n_geo; g++) {
 				const struct p53_steer_geo_rule *x = &r->geo[g];
-				const char *want = pass == 0 ? x->country : x->continent;
-				const char *have = pass == 0 ? l->country : l->continent;
-				if (want == NULL || have[0] == '\0' || strcasecmp(want, have) != 0)
+				if (!geo_match(x, l, tier))
 					continue;
 				int n = by_labels(r, up, x->labels, x->n_labels, t);
 				if (n > 0)
@@ -677,6 +755,8 @@ int p53_steer_src_of(int policy)
 	case P53_POLICY_WEIGHTED:
 	case P53_POLICY_STICKY:
 		return P53_STEER_SRC_CLIENT;
+	case P53_POLICY_ASN:
+		return P53_STEER_SRC_ASN;
 	default:
 		return P53_STEER_SRC_GEO;
 	}

@@ -147,6 +147,8 @@ static char tmpdir[] = "/tmp/p53steercfg.XXXXXX";
 	     "dataplane:\n  port: net_null0\n  addresses: [192.0.2.1]\n" \
 	     "zones:\n  - {name: example.com, file: example.com.zone}\n"
 #define REC "steering:\n  map: m.json\n  records:\n    - owner: www.example.com.\n"
+#define GREC "steering:\n  geoip: g.mmdb\n  records:\n    - owner: www.example.com.\n" \
+	     "      type: A\n      pool: [{name: a, address: 10.0.0.1}]\n"
 
 static void test_bad_config(void **state)
 {
@@ -180,6 +182,22 @@ static void test_bad_config(void **state)
 		  "steering.records[0].fallback[0]: not an IPv4 address" },
 		{ REC "      type: A\n      policy: [map]\n      all_down: some\n      pool: [{name: a, address: 10.0.0.1}]\n",
 		  "c.yaml:14: steering.records[0].all_down: expected all or fallback, got 'some'" },
+		{ GREC "      policy: [geo]\n      geo: [{subdivision: CA, labels: [X]}]\n",
+		  "c.yaml:15: steering.records[0].geo[0].subdivision: expected an ISO 3166-2 code such as US-CA, got 'CA'" },
+		{ GREC "      policy: [geo]\n      geo: [{country: US, city: 5368361, labels: [X]}]\n",
+		  "steering.records[0].geo[0]: exactly one of country, continent, subdivision, city and asn" },
+		{ GREC "      policy: [geo]\n      geo: [{city: 0, labels: [X]}]\n",
+		  "steering.records[0].geo[0].city" },
+		{ GREC "      policy: [asn]\n      geo: [{asn: 64500, labels: [X]}]\n",
+		  "c.yaml:11: steering.records[0]: policy asn needs steering.asn_db" },
+		{ "steering:\n  geoip: g.mmdb\n  asn_db: a.mmdb\n  records:\n    - owner: www.example.com.\n"
+		  "      type: A\n      pool: [{name: a, address: 10.0.0.1}]\n"
+		  "      policy: [geo]\n      geo: [{country: US, labels: [X]}, {asn: 64500, labels: [X]}]\n",
+		  "steering.records[0].geo[1]: never used: the policy has no asn step" },
+		{ "steering:\n  geoip: g.mmdb\n  asn_db: a.mmdb\n  records:\n    - owner: www.example.com.\n"
+		  "      type: A\n      pool: [{name: a, address: 10.0.0.1}]\n"
+		  "      policy: [asn, geo]\n      geo: [{asn: 64500, labels: [X]}]\n",
+		  "steering.records[0]: policy geo needs a geo: list with country, continent, subdivision or city rules" },
 	};
 	char err[1024], path[256];
 
@@ -482,6 +500,130 @@ static void test_sticky(void **state)
 	built_free(&b);
 }
 
+/* A MaxMind DB in the test's directory, built by MaxMind's writer (tests/steer/mmdb_build.pl)
+ * from a JSON list of networks. */
+static void mmdb(const char *name, const char *type, const char *json)
+{
+	char path[256], cmd[1024];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s.json", tmpdir, name);
+	assert_non_null(f = fopen(path, "w"));
+	fputs(json, f);
+	fclose(f);
+	snprintf(cmd, sizeof(cmd), "perl %s/tests/steer/mmdb_build.pl --type %s %s/%s %s", P53_SRCDIR,
+		 type, tmpdir, name, path);
+	if (system(cmd) != 0)
+		fail_msg("%s failed", cmd);
+}
+
+#define CITY(cc, cont, sub, id, name) \
+	"{\"country\": {\"iso_code\": \"" cc "\"}, \"continent\": {\"code\": \"" cont "\"}, " \
+	"\"subdivisions\": [{\"iso_code\": \"" sub "\"}], \"city\": {\"geoname_id\": " id ", " \
+	"\"names\": {\"en\": \"" name "\"}}}"
+#define SUBDIV(cc, cont, sub) \
+	"{\"country\": {\"iso_code\": \"" cc "\"}, \"continent\": {\"code\": \"" cont "\"}, " \
+	"\"subdivisions\": [{\"iso_code\": \"" sub "\"}]}"
+#define COUNTRY(cc, cont) "{\"country\": {\"iso_code\": \"" cc "\"}, \"continent\": {\"code\": \"" cont "\"}}"
+
+/* geo reads city, subdivision, country, continent, in that order (the most specific first);
+ * asn reads the ASN database. The scope is the MMDB network that decided, or the longer of
+ * the blocks read when an earlier step found nothing there. */
+static void test_geo_tiers(void **state)
+{
+	static const struct { int rec; const char *ip; const char *want; int scope; const char *msg; } rows[] = {
+		{ 0, "198.51.100.10", "10.0.0.1", 26, "Chicago: city 4887398 -> ORD (before continent NA)" },
+		{ 0, "198.51.100.70", "10.0.0.2", 26, "San Francisco (no city rule): subdivision US-CA -> LAX" },
+		{ 0, "198.51.100.130", "10.0.0.6", 26, "Texas: subdivision US-TX -> DAL (before country US)" },
+		{ 0, "198.51.100.200", "10.0.0.8", 26, "New York (no rule): country US -> IAD (before continent NA)" },
+		{ 0, "203.0.113.9", "10.0.0.5", 24, "Mexico (no country rule): continent NA -> MEX" },
+		{ 0, "100.64.1.1", "10.0.0.1 10.0.0.2 10.0.0.3 10.0.0.4 10.0.0.5 10.0.0.6 10.0.0.7 10.0.0.8", 10,
+		  "Brazil (no rule): the fallback, every target" },
+		{ 0, "2001:db8:10::1", "10.0.0.3", 48, "IPv6, city 5368361 -> NRT (before subdivision US-CA)" },
+		{ 0, "2001:db8:20::1", "10.0.0.7", 44, "IPv6, subdivision DE-BE -> BER" },
+		{ 1, "198.51.100.70", "10.0.0.4", 27, "asn: AS64500 -> FRA, scope of the ASN network /27" },
+		{ 1, "198.51.100.100", "10.0.0.8", 27,
+		  "asn miss (the ASN DB's empty /27), geo: country US -> IAD, scope 27 (the longer)" },
+		{ 1, "2001:db8:20:8000::1", "10.0.0.4", 49, "IPv6 asn: AS64501 -> FRA, scope 49" },
+		{ 1, "2001:db8:20::1", "10.0.0.7", 49, "IPv6 asn miss, geo: continent EU -> BER, scope 49" },
+	};
+	static bool up[2][P53_STEER_MAX_POOL];
+	const char *pool =
+		"      pool:\n"
+		"        - {name: ord, address: 10.0.0.1, pop: ORD}\n"
+		"        - {name: lax, address: 10.0.0.2, pop: LAX}\n"
+		"        - {name: nrt, address: 10.0.0.3, pop: NRT}\n"
+		"        - {name: fra, address: 10.0.0.4, pop: FRA}\n"
+		"        - {name: mex, address: 10.0.0.5, pop: MEX}\n"
+		"        - {name: dal, address: 10.0.0.6, pop: DAL}\n"
+		"        - {name: ber, address: 10.0.0.7, pop: BER}\n"
+		"        - {name: iad, address: 10.0.0.8, pop: IAD}\n";
+	char yaml[4096];
+	struct built b;
+
+	(void)state;
+	mmdb("g.mmdb", "city", "["
+	     "{\"network\": \"198.51.100.0/26\", \"data\": " CITY("US", "NA", "IL", "4887398", "Chicago") "},"
+	     "{\"network\": \"198.51.100.64/26\", \"data\": " CITY("US", "NA", "CA", "5391959", "San Francisco") "},"
+	     "{\"network\": \"198.51.100.128/26\", \"data\": " SUBDIV("US", "NA", "TX") "},"
+	     "{\"network\": \"198.51.100.192/26\", \"data\": " SUBDIV("US", "NA", "NY") "},"
+	     "{\"network\": \"203.0.113.0/24\", \"data\": " COUNTRY("MX", "NA") "},"
+	     "{\"network\": \"100.64.0.0/10\", \"data\": " COUNTRY("BR", "SA") "},"
+	     "{\"network\": \"2001:db8:10::/48\", \"data\": " CITY("US", "NA", "CA", "5368361", "Los Angeles") "},"
+	     "{\"network\": \"2001:db8:20::/44\", \"data\": " SUBDIV("DE", "EU", "BE") "}]");
+	mmdb("a.mmdb", "asn", "["
+	     "{\"network\": \"198.51.100.64/27\", \"data\": {\"autonomous_system_number\": 64500, "
+	     "\"autonomous_system_organization\": \"Example Net\"}},"
+	     "{\"network\": \"2001:db8:20:8000::/49\", \"data\": {\"autonomous_system_number\": 64501, "
+	     "\"autonomous_system_organization\": \"Example Six\"}}]");
+	snprintf(yaml, sizeof(yaml),
+		 "steering:\n  geoip: g.mmdb\n  asn_db: a.mmdb\n  records:\n"
+		 "    - owner: geo.example.com.\n      type: A\n      policy: [geo]\n%s"
+		 "      geo:\n"
+		 "        - {continent: NA, labels: [MEX]}\n"
+		 "        - {country: US, labels: [IAD]}\n"
+		 "        - {subdivision: US-CA, labels: [LAX]}\n"
+		 "        - {subdivision: us-tx, labels: [DAL]}\n"
+		 "        - {subdivision: DE-BE, labels: [BER]}\n"
+		 "        - {city: 4887398, labels: [ORD]}\n"
+		 "        - {city: 5368361, labels: [NRT]}\n"
+		 "        - {country: JP, labels: [NRT]}\n"
+		 "    - owner: asn.example.com.\n      type: A\n      policy: [asn, geo]\n%s"
+		 "      geo:\n"
+		 "        - {asn: 64500, labels: [FRA]}\n"
+		 "        - {asn: 64501, labels: [FRA]}\n"
+		 "        - {country: US, labels: [IAD]}\n"
+		 "        - {continent: EU, labels: [BER]}\n", pool, pool);
+	for (int i = 0; i < 8; i++)
+		up[0][i] = up[1][i] = true;
+	build_from(&b, yaml, MAP1, up);
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		const char *got = answer(b.t, (uint32_t)rows[i].rec, rows[i].ip, NULL);
+		if (strcmp(got, rows[i].want) != 0 || last_scope != rows[i].scope)
+			fail_msg("row %zu (%s): want %s scope %d, got %s scope %d", i, rows[i].msg,
+				 rows[i].want, rows[i].scope, got, last_scope);
+	}
+	/* The loaded data explain shows: the city's name, the ASN's organization. */
+	const struct p53_steer_source *g = &b.src.src[P53_STEER_SRC_GEO], *a = &b.src.src[P53_STEER_SRC_ASN];
+	int chicago = 0, org = 0;
+	for (uint32_t l = 0; l < g->n_locs; l++)
+		chicago += g->locs[l].city != NULL && strcmp(g->locs[l].city, "Chicago") == 0 &&
+			   strcmp(g->locs[l].subdivision[0], "IL") == 0;
+	for (uint32_t l = 0; l < a->n_locs; l++)
+		org += a->locs[l].asn == 64500 && a->locs[l].org != NULL &&
+		       strcmp(a->locs[l].org, "Example Net") == 0;
+	assert_int_equal(chicago, 1);
+	assert_int_equal(org, 1);
+	built_free(&b);
+
+	/* Chicago's city target down: the next tier that holds it (country US -> IAD). */
+	up[0][0] = false;
+	build_from(&b, yaml, MAP1, up);
+	assert_string_equal(answer(b.t, 0, "198.51.100.10", NULL), "10.0.0.8");
+	assert_int_equal(last_scope, 26);
+	built_free(&b);
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -508,6 +650,7 @@ int main(void)
 		cmocka_unit_test(test_priority),
 		cmocka_unit_test(test_weighted),
 		cmocka_unit_test(test_sticky),
+		cmocka_unit_test(test_geo_tiers),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
