@@ -10,10 +10,13 @@
  *     ASN database),
  *     per family, compiled into disjoint CIDR blocks that cover the whole address space,
  *     sorted by start. Each block carries a location (a map entry, or a distinct GeoIP
- *     record) or none, and its prefix length: the length of the largest block around the
- *     address inside which every address gets the same location. That length is the ECS
- *     scope (RFC 7871 §7.2.1): it is the matched subnet, shortened by a more specific
- *     entry inside it when there is one, and for "no match" the extent of the gap.
+ *     record) and its prefix length: the length of the largest block around the address
+ *     inside which every address gets the same location. That length is the ECS scope
+ *     (RFC 7871 §7.2.1): it is the matched subnet, shortened by a more specific entry inside
+ *     it when there is one. A block with no location ("no match") is stored once per run of
+ *     them, up to the next block (a sparse 1M-subnet map would otherwise store a gap block
+ *     per bit of each path); its scope, the extent of the gap around the address, is computed
+ *     by the lookup from the run's ends.
  *   - per steered record, a policy chain of steps; each step names a source and a decision
  *     array (one entry per location of that source) holding a variant or none (next step);
  *     after the last step the record's fallback variant. Two sources have no blocks:
@@ -145,8 +148,10 @@ static inline const uint8_t *p53_steer_rdata(const void *t, const struct p53_ste
 
 /**
  * Longest-prefix lookup of one address in a source's table.
- * @return loc_len of the block holding it (location << 8 | prefix length); a table with no
- *         blocks gives P53_STEER_NOLOC << 8 | 0.
+ * @return loc_len of the block holding it (location << 8 | prefix length); outside every
+ *         located block, P53_STEER_NOLOC << 8 | the length of the largest aligned block around
+ *         the address that no located block overlaps; a table with no blocks gives
+ *         P53_STEER_NOLOC << 8 | 0.
  */
 uint32_t p53_steer_lookup(const void *t, unsigned int src, const struct p53_steer_client *cl);
 

@@ -81,9 +81,18 @@ int p53_steer_trie_add(struct p53_steer_trie *t, const uint8_t *addr, unsigned i
 	return 0;
 }
 
+/* Append a block; a block with no location right after another is part of that one's run
+ * (steer.h: the lookup gives a run the scope of the largest aligned block around the address
+ * inside it), so it is not stored. */
 static int block(struct p53_steer_source *o, unsigned int bits, const uint8_t *a, unsigned int len,
 		 uint32_t loc)
 {
+	if (loc == NOLOC) {
+		if (bits == 32 ? o->n4 > 0 && o->b4[o->n4 - 1].loc_len >> 8 == NOLOC
+			       : o->n6 > 0 && o->b6[o->n6 - 1].loc_len >> 8 == NOLOC)
+			return 0;
+		len = 0;
+	}
 	if (bits == 32) {
 		if (grow((void **)&o->b4, &o->cap4, o->n4 + 1, sizeof(*o->b4)) < 0)
 			return -1;
@@ -255,6 +264,9 @@ struct walk {
 	MMDB_s *db;
 	struct p53_steer_source *s;
 	unsigned int bits;              /* 32 for the IPv4 tree, 128 for IPv6 */
+	uint64_t v4_node;               /* the IPv4 subtree's node (UINT64_MAX: none): the IPv6
+					   walk does not enter it again, at ::/96 nor where
+					   ::ffff:0:0/96 and 2002::/16 alias it */
 	uint64_t *seen;                 /* data offset + 1 -> location, open addressing */
 	uint32_t *seen_loc;
 	uint32_t seen_mask;
@@ -375,7 +387,12 @@ static int walk_node(struct walk *w, uint32_t node, unsigned int depth, uint8_t 
 		uint32_t loc = NOLOC;
 		int rc = 0;
 		set_bit(a, depth, b);
-		if (type == MMDB_RECORD_TYPE_SEARCH_NODE) {
+		if (type == MMDB_RECORD_TYPE_SEARCH_NODE && w->bits == 128 && rec == w->v4_node) {
+			/* IPv4 clients are looked up in the IPv4 blocks; IPv6 addresses
+			 * embedding an IPv4 one get no location rather than a second copy of
+			 * every IPv4 network (three, with MaxMind's aliases). */
+			rc = block(w->s, w->bits, a, depth + 1, NOLOC);
+		} else if (type == MMDB_RECORD_TYPE_SEARCH_NODE) {
 			rc = walk_node(w, (uint32_t)rec, depth + 1, a);
 		} else if (type == MMDB_RECORD_TYPE_DATA) {
 			if (loc_of(w, e, &loc) < 0)
@@ -397,7 +414,7 @@ static int geo_load(const char *path, struct p53_steer_source *s, char *err, siz
 {
 	MMDB_s db;
 	int st = MMDB_open(path, MMDB_MODE_MMAP, &db);
-	struct walk w = { .db = &db, .s = s, .err = err, .errlen = errlen };
+	struct walk w = { .db = &db, .s = s, .v4_node = UINT64_MAX, .err = err, .errlen = errlen };
 	uint8_t a[16] = {0};
 	int rc = -1;
 
@@ -437,6 +454,8 @@ static int geo_load(const char *path, struct p53_steer_source *s, char *err, siz
 	} else if (walk_node(&w, v4, 0, a) < 0) {
 		goto out;
 	}
+	if (skip > 0 && !v4_empty)
+		w.v4_node = v4;
 	if (db.metadata.ip_version == 6) {
 		w.bits = 128;
 		memset(a, 0, sizeof(a));

@@ -71,8 +71,9 @@ static void test_lpm(void **state)
 	assert_int_equal(p53_steer_trie_emit(&t4, &s), 0);
 	assert_int_equal(p53_steer_trie_emit(&t6, &s), 0);
 	void *t = table_of(&s);
-	/* The blocks cover everything, in order. */
+	/* The blocks cover everything, in order; a gap is one block however many bits it spans. */
 	assert_int_equal(s.b4[0].start, 0);
+	assert_int_equal(s.n4, 19); /* one gap block before 10/8, 17 blocks inside it, one after (was 25) */
 	for (uint32_t i = 1; i < s.n4; i++)
 		assert_true(s.b4[i].start > s.b4[i - 1].start);
 	struct { const char *ip; uint32_t want; const char *why; } rows[] = {
@@ -84,6 +85,9 @@ static void test_lpm(void **state)
 		{ "10.0.0.1", LL(1, 16), "in 10/8 next to 10.1/16: scope 16 (10.0/16)" },
 		{ "192.0.2.1", LL(P53_STEER_NOLOC, 1), "nowhere: the gap 128/1" },
 		{ "11.0.0.1", LL(P53_STEER_NOLOC, 8), "nowhere, next to 10/8: the gap 11/8" },
+		{ "9.0.0.1", LL(P53_STEER_NOLOC, 7), "nowhere, before 10/8: the gap 8/7" },
+		{ "2001:db7::1", LL(P53_STEER_NOLOC, 29), "IPv6 nowhere, before 2001:db8::/32: 2001:db0::/29" },
+		{ "::1", LL(P53_STEER_NOLOC, 3), "IPv6 nowhere, from the start of the space: ::/3" },
 		{ "2001:db8:1:2::1", LL(5, 48), "IPv6, the /48" },
 		{ "2001:db8:2::1", LL(4, 47), "IPv6, in the /32 beside the /48" },
 		{ "2001:db9::1", LL(P53_STEER_NOLOC, 32), "IPv6 nowhere, next to 2001:db8::/32" },
@@ -624,6 +628,39 @@ static void test_geo_tiers(void **state)
 	built_free(&b);
 }
 
+/* The IPv4 networks are compiled once, into the IPv4 blocks: the IPv6 walk does not enter the
+ * IPv4 subtree again at ::/96, nor through MaxMind's aliases (::ffff:0:0/96, 2002::/16); such
+ * IPv6 clients get no location. Regression: every IPv4 network was also an IPv6 block (three
+ * with aliases), 24 bytes each, in a GeoLite2-sized table. */
+static void test_geo_ipv4_once(void **state)
+{
+	static bool up[1][P53_STEER_MAX_POOL] = { { true, true } };
+	struct built b;
+
+	(void)state;
+	mmdb("g.mmdb", "city --alias", "["
+	     "{\"network\": \"198.51.100.0/24\", \"data\": " COUNTRY("US", "NA") "},"
+	     "{\"network\": \"203.0.113.0/24\", \"data\": " COUNTRY("US", "NA") "},"
+	     "{\"network\": \"2001:db8::/32\", \"data\": " COUNTRY("US", "NA") "}]");
+	build_from(&b, "steering:\n  geoip: g.mmdb\n  records:\n"
+		   "    - owner: geo.example.com.\n      type: A\n      policy: [geo]\n"
+		   "      geo: [{country: US, labels: [ORD]}]\n      pool:\n"
+		   "        - {name: ord, address: 10.0.0.1, pop: ORD}\n"
+		   "        - {name: fra, address: 10.0.0.4, pop: FRA}\n", MAP1, up);
+	const struct p53_steer_source *g = &b.src.src[P53_STEER_SRC_GEO];
+	uint32_t located = 0;
+	for (uint32_t i = 0; i < g->n6; i++)
+		located += g->b6[i].loc_len >> 8 != P53_STEER_NOLOC;
+	assert_int_equal(located, 1);
+	assert_string_equal(answer(b.t, 0, "198.51.100.7", NULL), "10.0.0.1");
+	assert_int_equal(last_scope, 24);
+	assert_string_equal(answer(b.t, 0, "2001:db8::1", NULL), "10.0.0.1");
+	assert_string_equal(answer(b.t, 0, "::ffff:198.51.100.7", NULL), "10.0.0.1 10.0.0.4");
+	assert_string_equal(answer(b.t, 0, "2002:c633:6407::1", NULL), "10.0.0.1 10.0.0.4");
+	assert_string_equal(answer(b.t, 0, "::198.51.100.7", NULL), "10.0.0.1 10.0.0.4");
+	built_free(&b);
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -651,6 +688,7 @@ int main(void)
 		cmocka_unit_test(test_weighted),
 		cmocka_unit_test(test_sticky),
 		cmocka_unit_test(test_geo_tiers),
+		cmocka_unit_test(test_geo_ipv4_once),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
