@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
-# Traffic steering on the lab (docs/CONFIG.md, steering): a MaxMind DB built here by
-# tests/steer/mmdb_build.pl with MaxMind's writer (read back with libmaxminddb's mmdblookup first, to prove it is a
-# real one), a JSON subnet map, and pop53d answering steered records to kdig with and without
-# +subnet from the client namespace: the chosen addresses, the TTL and the returned ECS scope
-# for policies map, geo (country, then continent) and nearest (with the hybrid rule), IPv4 and
-# IPv6; a target whose check fails leaving the answer and coming back without a reload; a
+# Traffic steering on the lab (docs/CONFIG.md, steering): a GeoIP and an ASN MaxMind DB built
+# here by tests/steer/mmdb_build.pl with MaxMind's writer (read back with libmaxminddb's
+# mmdblookup first, to prove they are real ones), a JSON subnet map, and pop53d answering
+# steered records to kdig with and without +subnet from the client namespace: the chosen
+# addresses, the TTL and the returned ECS scope for policies map, geo (city, subdivision,
+# country, continent), asn and nearest (with the hybrid rule), IPv4 and IPv6; a target whose check fails leaving the answer and coming back without a reload; a
 # static record for a steered owner refused at start-up with file:line; `pop53ctl target set`
 # forcing a target down (it leaves the answer), up over a failing check, and back to auto;
 # every target down with all_down: all (every target) and all_down: fallback (its addresses);
-# policies priority and sticky; `pop53ctl explain` matching kdig's answers.
+# policies priority and sticky; `pop53ctl explain` matching kdig's answers and naming the MMDB
+# networks and their data (city, subdivisions, ASN and organization).
 . "$(dirname "$0")/lib.sh"
 trap cleanup_common EXIT
 lab_lock
