@@ -16,8 +16,28 @@ static inline uint64_t be64(const uint8_t *p)
 	return (uint64_t)be32(p) << 32 | be32(p + 4);
 }
 
+/* Bits a and b share from the top, +1: the length of the longest prefix of a that excludes b
+ * (a != b). */
+static inline unsigned int split32(uint32_t a, uint32_t b)
+{
+	return (unsigned int)__builtin_clz(a ^ b) + 1;
+}
+
+static inline unsigned int split128(uint64_t ah, uint64_t al, uint64_t bh, uint64_t bl)
+{
+	return ah != bh ? (unsigned int)__builtin_clzll(ah ^ bh) + 1 : 64u + (unsigned int)__builtin_clzll(al ^ bl) + 1;
+}
+
+static inline unsigned int max_u(unsigned int a, unsigned int b)
+{
+	return a > b ? a : b;
+}
+
 /* The blocks cover the whole space from 0 up, so the last block starting at or below the
- * address holds it: a binary search for it. */
+ * address holds it: a binary search for it. A block with no location is a run up to the next
+ * block: its scope is the longest of the prefixes of the address that exclude the address
+ * before the run and the next block's start, i.e. the largest aligned block around the
+ * address inside the run. */
 uint32_t p53_steer_lookup(const void *t, unsigned int src, const struct p53_steer_client *cl)
 {
 	const struct p53_steer_src *s = &p53_steer_hdr(t)->src[src];
@@ -34,7 +54,12 @@ uint32_t p53_steer_lookup(const void *t, unsigned int src, const struct p53_stee
 				lo += half;
 			n -= half;
 		}
-		return b[lo].loc_len;
+		if (b[lo].loc_len >> 8 != P53_STEER_NOLOC)
+			return b[lo].loc_len;
+		unsigned int len = b[lo].start == 0 ? 0 : split32(a, b[lo].start - 1);
+		if (lo + 1 < s->n4)
+			len = max_u(len, split32(a, b[lo + 1].start));
+		return P53_STEER_NOLOC << 8 | len;
 	}
 	const struct p53_steer_b6 *b = (const struct p53_steer_b6 *)(base + s->off6);
 	uint64_t hi = be64(cl->addr), lw = be64(cl->addr + 8);
@@ -48,7 +73,14 @@ uint32_t p53_steer_lookup(const void *t, unsigned int src, const struct p53_stee
 			lo += half;
 		n -= half;
 	}
-	return b[lo].loc_len;
+	if (b[lo].loc_len >> 8 != P53_STEER_NOLOC)
+		return b[lo].loc_len;
+	unsigned int len = 0;
+	if (b[lo].hi != 0 || b[lo].lo != 0)
+		len = split128(hi, lw, b[lo].hi - (b[lo].lo == 0), b[lo].lo - 1);
+	if (lo + 1 < s->n6)
+		len = max_u(len, split128(hi, lw, b[lo + 1].hi, b[lo + 1].lo));
+	return P53_STEER_NOLOC << 8 | len;
 }
 
 const struct p53_steer_rec *p53_steer_find(const void *t, const uint8_t *name, uint8_t len,
@@ -69,7 +101,7 @@ const struct p53_steer_variant *p53_steer_pick(const void *t, const struct p53_s
 					       const struct p53_steer_client *cl, uint8_t *scope)
 {
 	const uint32_t *dec = (const uint32_t *)((const uint8_t *)t + p53_steer_hdr(t)->dec_off);
-	uint32_t seen[P53_STEER_SRCS] = { UINT32_MAX, UINT32_MAX, UINT32_MAX, UINT32_MAX };
+	uint32_t seen[P53_STEER_SRCS] = { UINT32_MAX, UINT32_MAX, UINT32_MAX, UINT32_MAX, UINT32_MAX };
 	uint8_t sc = 0;
 
 	if (cl != NULL) {

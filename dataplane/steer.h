@@ -6,13 +6,17 @@
  * (control/steer/steer_build.c) and published with RCU (control/steer/steer_pub.c); every
  * worker and TCP thread reads the same copy. It holds:
  *
- *   - one longest-prefix table per location source (the subnet map, the GeoIP database),
+ *   - one longest-prefix table per location source (the subnet map, the GeoIP database, the
+ *     ASN database),
  *     per family, compiled into disjoint CIDR blocks that cover the whole address space,
  *     sorted by start. Each block carries a location (a map entry, or a distinct GeoIP
- *     record) or none, and its prefix length: the length of the largest block around the
- *     address inside which every address gets the same location. That length is the ECS
- *     scope (RFC 7871 §7.2.1): it is the matched subnet, shortened by a more specific
- *     entry inside it when there is one, and for "no match" the extent of the gap.
+ *     record) and its prefix length: the length of the largest block around the address
+ *     inside which every address gets the same location. That length is the ECS scope
+ *     (RFC 7871 §7.2.1): it is the matched subnet, shortened by a more specific entry inside
+ *     it when there is one. A block with no location ("no match") is stored once per run of
+ *     them, up to the next block (a sparse 1M-subnet map would otherwise store a gap block
+ *     per bit of each path); its scope, the extent of the gap around the address, is computed
+ *     by the lookup from the run's ends.
  *   - per steered record, a policy chain of steps; each step names a source and a decision
  *     array (one entry per location of that source) holding a variant or none (next step);
  *     after the last step the record's fallback variant. Two sources have no blocks:
@@ -37,7 +41,8 @@
 #define P53_STEER_SRC_GEO 1
 #define P53_STEER_SRC_ANY 2           /* no source: one location, scope 0 (priority) */
 #define P53_STEER_SRC_CLIENT 3        /* the client's /24 or /56 hashed into a bucket (weighted, sticky) */
-#define P53_STEER_SRCS    4
+#define P53_STEER_SRC_ASN 4           /* the ASN database (policy asn) */
+#define P53_STEER_SRCS    5
 #define P53_STEER_BUCKETS 256         /* locations of P53_STEER_SRC_CLIENT */
 #define P53_STEER_STEPS   4
 #define P53_STEER_NOLOC   0xffffffu   /* block with no location (24 bits) */
@@ -143,8 +148,10 @@ static inline const uint8_t *p53_steer_rdata(const void *t, const struct p53_ste
 
 /**
  * Longest-prefix lookup of one address in a source's table.
- * @return loc_len of the block holding it (location << 8 | prefix length); a table with no
- *         blocks gives P53_STEER_NOLOC << 8 | 0.
+ * @return loc_len of the block holding it (location << 8 | prefix length); outside every
+ *         located block, P53_STEER_NOLOC << 8 | the length of the largest aligned block around
+ *         the address that no located block overlaps; a table with no blocks gives
+ *         P53_STEER_NOLOC << 8 | 0.
  */
 uint32_t p53_steer_lookup(const void *t, unsigned int src, const struct p53_steer_client *cl);
 

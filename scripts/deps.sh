@@ -6,7 +6,7 @@ set -euo pipefail
 PKGS=(
 	build-essential meson ninja-build pkg-config clang llvm
 	dpdk dpdk-dev libdpdk-dev libbpf-dev libxdp-dev libelf-dev zlib1g-dev libpcap-dev libnuma-dev
-	libldns-dev libssl-dev ldnsutils libmaxminddb-dev mmdb-bin libyaml-dev libcmocka-dev libmicrohttpd-dev libjansson-dev
+	libldns-dev libssl-dev ldnsutils libmaxminddb-dev mmdb-bin libmaxmind-db-writer-perl libyaml-dev libcmocka-dev libmicrohttpd-dev libjansson-dev
 	libmnl-dev libsystemd-dev frr bird2 exabgp
 	knot knot-dnsutils knot-dnssecutils libknot-dev nsd dnsperf bind9-dnsutils bind9-utils
 	iproute2 iputils-ping tcpdump ethtool procps psmisc util-linux coreutils curl time

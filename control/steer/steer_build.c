@@ -81,9 +81,18 @@ int p53_steer_trie_add(struct p53_steer_trie *t, const uint8_t *addr, unsigned i
 	return 0;
 }
 
+/* Append a block; a block with no location right after another is part of that one's run
+ * (steer.h: the lookup gives a run the scope of the largest aligned block around the address
+ * inside it), so it is not stored. */
 static int block(struct p53_steer_source *o, unsigned int bits, const uint8_t *a, unsigned int len,
 		 uint32_t loc)
 {
+	if (loc == NOLOC) {
+		if (bits == 32 ? o->n4 > 0 && o->b4[o->n4 - 1].loc_len >> 8 == NOLOC
+			       : o->n6 > 0 && o->b6[o->n6 - 1].loc_len >> 8 == NOLOC)
+			return 0;
+		len = 0;
+	}
 	if (bits == 32) {
 		if (grow((void **)&o->b4, &o->cap4, o->n4 + 1, sizeof(*o->b4)) < 0)
 			return -1;
@@ -154,9 +163,33 @@ static int add_loc(struct p53_steer_source *s)
 	return 0;
 }
 
+/* A map prefix waiting to go into the trie: the prefixes are inserted in address order, so
+ * that consecutive inserts walk the same (cached) path and the nodes are laid out in the
+ * order emit() reads them (a 1M-subnet map in JSON order spent most of its compile in cache
+ * misses of p53_steer_trie_add). seq keeps the first entry naming a prefix the winner. */
+struct pending {
+	uint8_t a[16];
+	uint8_t len, v6;
+	uint32_t loc, seq;
+};
+
+static int pending_cmp(const void *x, const void *y)
+{
+	const struct pending *p = x, *q = y;
+	int c = memcmp(p->a, q->a, sizeof(p->a));
+
+	if (c != 0)
+		return c;
+	if (p->len != q->len)
+		return p->len < q->len ? -1 : 1;
+	return p->seq < q->seq ? -1 : p->seq > q->seq;
+}
+
 static int map_load(const char *path, struct p53_steer_source *s, char *err, size_t errlen)
 {
 	struct p53_steer_trie t4, t6;
+	struct pending *pend = NULL;
+	uint32_t n_pend = 0, cap_pend = 0;
 	json_error_t je;
 	int rc = -1;
 	json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
@@ -232,10 +265,21 @@ static int map_load(const char *path, struct p53_steer_source *s, char *err, siz
 					     path, i, j, n, len);
 					goto out;
 				}
-			if (p53_steer_trie_add(v6 ? &t6 : &t4, a, (unsigned int)len, s->n_locs - 1) < 0)
+			if (grow((void **)&pend, &cap_pend, n_pend + 1, sizeof(*pend)) < 0)
 				goto oom;
+			memcpy(pend[n_pend].a, a, sizeof(a));
+			pend[n_pend].len = (uint8_t)len;
+			pend[n_pend].v6 = (uint8_t)v6;
+			pend[n_pend].loc = s->n_locs - 1;
+			pend[n_pend].seq = n_pend;
+			n_pend++;
 		}
 	}
+	if (n_pend > 0)
+		qsort(pend, n_pend, sizeof(*pend), pending_cmp);
+	for (uint32_t k = 0; k < n_pend; k++)
+		if (p53_steer_trie_add(pend[k].v6 ? &t6 : &t4, pend[k].a, pend[k].len, pend[k].loc) < 0)
+			goto oom;
 	if (p53_steer_trie_emit(&t4, s) < 0 || p53_steer_trie_emit(&t6, s) < 0)
 		goto oom;
 	rc = 0;
@@ -243,6 +287,7 @@ static int map_load(const char *path, struct p53_steer_source *s, char *err, siz
 oom:
 	fail(err, errlen, "%s: out of memory", path);
 out:
+	free(pend);
 	p53_steer_trie_free(&t4);
 	p53_steer_trie_free(&t6);
 	json_decref(root);
@@ -255,6 +300,9 @@ struct walk {
 	MMDB_s *db;
 	struct p53_steer_source *s;
 	unsigned int bits;              /* 32 for the IPv4 tree, 128 for IPv6 */
+	uint64_t v4_node;               /* the IPv4 subtree's node (UINT64_MAX: none): the IPv6
+					   walk does not enter it again, at ::/96 nor where
+					   ::ffff:0:0/96 and 2002::/16 alias it */
 	uint64_t *seen;                 /* data offset + 1 -> location, open addressing */
 	uint32_t *seen_loc;
 	uint32_t seen_mask;
@@ -273,6 +321,32 @@ static void str_at(MMDB_entry_s *e, char *out, size_t cap, const char *a, const 
 		memcpy(out, d.utf8_string, d.data_size);
 		out[d.data_size] = '\0';
 	}
+}
+
+static char *dup_at(MMDB_entry_s *e, const char *a, const char *b, const char *c, bool *oom)
+{
+	MMDB_entry_data_s d;
+	char *s;
+
+	if (MMDB_get_value(e, &d, a, b, c, NULL) != MMDB_SUCCESS || !d.has_data ||
+	    d.type != MMDB_DATA_TYPE_UTF8_STRING)
+		return NULL;
+	if ((s = strndup(d.utf8_string, d.data_size)) == NULL)
+		*oom = true;
+	return s;
+}
+
+static uint32_t u32_at(MMDB_entry_s *e, const char *a, const char *b)
+{
+	MMDB_entry_data_s d;
+
+	if (MMDB_get_value(e, &d, a, b, NULL) != MMDB_SUCCESS || !d.has_data)
+		return 0;
+	if (d.type == MMDB_DATA_TYPE_UINT32)
+		return d.uint32;
+	if (d.type == MMDB_DATA_TYPE_UINT16)
+		return d.uint16;
+	return 0;
 }
 
 static int num_at(MMDB_entry_s *e, double *out, const char *a, const char *b)
@@ -310,6 +384,24 @@ static int loc_of(struct walk *w, MMDB_entry_s *e, uint32_t *loc)
 	struct p53_steer_loc *l = &w->s->locs[w->s->n_locs - 1];
 	str_at(e, l->country, sizeof(l->country), "country", "iso_code");
 	str_at(e, l->continent, sizeof(l->continent), "continent", "code");
+	for (int i = 0; i < 2; i++) {
+		MMDB_entry_data_s d;
+		char idx[2] = { (char)('0' + i), '\0' };
+		l->subdivision[i][0] = '\0';
+		if (MMDB_get_value(e, &d, "subdivisions", idx, "iso_code", NULL) == MMDB_SUCCESS &&
+		    d.has_data && d.type == MMDB_DATA_TYPE_UTF8_STRING &&
+		    d.data_size < sizeof(l->subdivision[i])) {
+			memcpy(l->subdivision[i], d.utf8_string, d.data_size);
+			l->subdivision[i][d.data_size] = '\0';
+		}
+	}
+	bool oom = false;
+	l->city_id = u32_at(e, "city", "geoname_id");
+	l->city = dup_at(e, "city", "names", "en", &oom);
+	l->asn = u32_at(e, "autonomous_system_number", NULL);
+	l->org = dup_at(e, "autonomous_system_organization", NULL, NULL, &oom);
+	if (oom)
+		return -1;
 	l->has_pos = num_at(e, &l->lat, "location", "latitude") == 0 &&
 		     num_at(e, &l->lon, "location", "longitude") == 0;
 	w->seen[h] = key;
@@ -331,7 +423,12 @@ static int walk_node(struct walk *w, uint32_t node, unsigned int depth, uint8_t 
 		uint32_t loc = NOLOC;
 		int rc = 0;
 		set_bit(a, depth, b);
-		if (type == MMDB_RECORD_TYPE_SEARCH_NODE) {
+		if (type == MMDB_RECORD_TYPE_SEARCH_NODE && w->bits == 128 && rec == w->v4_node) {
+			/* IPv4 clients are looked up in the IPv4 blocks; IPv6 addresses
+			 * embedding an IPv4 one get no location rather than a second copy of
+			 * every IPv4 network (three, with MaxMind's aliases). */
+			rc = block(w->s, w->bits, a, depth + 1, NOLOC);
+		} else if (type == MMDB_RECORD_TYPE_SEARCH_NODE) {
 			rc = walk_node(w, (uint32_t)rec, depth + 1, a);
 		} else if (type == MMDB_RECORD_TYPE_DATA) {
 			if (loc_of(w, e, &loc) < 0)
@@ -353,7 +450,7 @@ static int geo_load(const char *path, struct p53_steer_source *s, char *err, siz
 {
 	MMDB_s db;
 	int st = MMDB_open(path, MMDB_MODE_MMAP, &db);
-	struct walk w = { .db = &db, .s = s, .err = err, .errlen = errlen };
+	struct walk w = { .db = &db, .s = s, .v4_node = UINT64_MAX, .err = err, .errlen = errlen };
 	uint8_t a[16] = {0};
 	int rc = -1;
 
@@ -393,6 +490,8 @@ static int geo_load(const char *path, struct p53_steer_source *s, char *err, siz
 	} else if (walk_node(&w, v4, 0, a) < 0) {
 		goto out;
 	}
+	if (skip > 0 && !v4_empty)
+		w.v4_node = v4;
 	if (db.metadata.ip_version == 6) {
 		w.bits = 128;
 		memset(a, 0, sizeof(a));
@@ -418,6 +517,8 @@ int p53_steer_sources_load(const struct p53_steer_conf *conf, struct p53_steer_s
 		goto fail;
 	if (conf->geoip != NULL && geo_load(conf->geoip, &s->src[P53_STEER_SRC_GEO], err, errlen) < 0)
 		goto fail;
+	if (conf->asn_db != NULL && geo_load(conf->asn_db, &s->src[P53_STEER_SRC_ASN], err, errlen) < 0)
+		goto fail;
 	return 0;
 fail:
 	p53_steer_sources_free(s);
@@ -428,9 +529,12 @@ void p53_steer_sources_free(struct p53_steer_sources *s)
 {
 	for (int i = 0; i < P53_STEER_SRCS; i++) {
 		struct p53_steer_source *x = &s->src[i];
-		for (uint32_t l = 0; l < x->n_locs; l++)
+		for (uint32_t l = 0; l < x->n_locs; l++) {
 			for (int k = 0; k < x->locs[l].n_labels; k++)
 				free(x->locs[l].labels[k]);
+			free(x->locs[l].city);
+			free(x->locs[l].org);
+		}
 		free(x->locs);
 		free(x->b4);
 		free(x->b6);
@@ -521,20 +625,49 @@ static int by_labels(const struct p53_steer_record *r, const bool *up, char *con
 	return 0;
 }
 
+enum { GEO_CITY, GEO_SUBDIVISION, GEO_COUNTRY, GEO_CONTINENT, GEO_ASN };
+
+/* Does rule x hold for location l, read as the given tier? */
+static bool geo_match(const struct p53_steer_geo_rule *x, const struct p53_steer_loc *l, int tier)
+{
+	switch (tier) {
+	case GEO_CITY:
+		return x->city != 0 && x->city == l->city_id;
+	case GEO_SUBDIVISION:
+		/* "US-CA": the record's country, then any of its subdivisions. */
+		if (x->subdivision == NULL || l->country[0] == '\0' ||
+		    strncasecmp(x->subdivision, l->country, 2) != 0)
+			return false;
+		for (int i = 0; i < 2; i++)
+			if (l->subdivision[i][0] != '\0' && strcasecmp(x->subdivision + 3, l->subdivision[i]) == 0)
+				return true;
+		return false;
+	case GEO_COUNTRY:
+		return x->country != NULL && l->country[0] != '\0' && strcasecmp(x->country, l->country) == 0;
+	case GEO_CONTINENT:
+		return x->continent != NULL && l->continent[0] != '\0' &&
+		       strcasecmp(x->continent, l->continent) == 0;
+	default:
+		return x->asn != 0 && x->asn == l->asn;
+	}
+}
+
 static int decide(const struct p53_steer_record *r, const bool *up, int policy,
 		  const struct p53_steer_loc *l, uint8_t *t, uint32_t *ttl)
 {
 	*ttl = r->ttl;
 	if (policy == P53_POLICY_MAP)
 		return by_labels(r, up, l->labels, l->n_labels, t);
-	if (policy == P53_POLICY_GEO) {
-		/* Fallback chain: the country's rule, then the continent's. */
-		for (int pass = 0; pass < 2; pass++)
+	if (policy == P53_POLICY_GEO || policy == P53_POLICY_ASN) {
+		/* The most specific rule first: asn (its own policy), else city, subdivision,
+		 * country, continent; in config order within a tier; a rule whose targets are all
+		 * down gives way to the next. */
+		int first = policy == P53_POLICY_ASN ? GEO_ASN : GEO_CITY;
+		int last = policy == P53_POLICY_ASN ? GEO_ASN : GEO_CONTINENT;
+		for (int tier = first; tier <= last; tier++)
 			for (int g = 0; g < r->n_geo; g++) {
 				const struct p53_steer_geo_rule *x = &r->geo[g];
-				const char *want = pass == 0 ? x->country : x->continent;
-				const char *have = pass == 0 ? l->country : l->continent;
-				if (want == NULL || have[0] == '\0' || strcasecmp(want, have) != 0)
+				if (!geo_match(x, l, tier))
 					continue;
 				int n = by_labels(r, up, x->labels, x->n_labels, t);
 				if (n > 0)
@@ -677,6 +810,8 @@ int p53_steer_src_of(int policy)
 	case P53_POLICY_WEIGHTED:
 	case P53_POLICY_STICKY:
 		return P53_STEER_SRC_CLIENT;
+	case P53_POLICY_ASN:
+		return P53_STEER_SRC_ASN;
 	default:
 		return P53_STEER_SRC_GEO;
 	}

@@ -3,8 +3,8 @@
  * read (dataplane/steer.h).
  *
  * Sources are loaded once per config load or reload, not once per policy: the subnet map
- * (JSON, jansson) and the MaxMind DB (libmaxminddb, whose search tree is walked once with
- * MMDB_read_node) each become per-family lists of disjoint CIDR blocks with a location.
+ * (JSON, jansson) and the MaxMind DBs (GeoIP and ASN; libmaxminddb, whose search tree is
+ * walked once with MMDB_read_node, reading each distinct data record once) each become per-family lists of disjoint CIDR blocks with a location.
  * Decisions are then compiled per record and location from the targets that are up; a health
  * change recompiles them from the loaded sources without reading a file.
  *
@@ -21,10 +21,15 @@
 #include "control/steer/steer_conf.h"
 #include "dataplane/steer.h"
 
-/* What a location is: a map entry's labels, or a GeoIP record's data. */
+/* What a location is: a map entry's labels, or a GeoIP or ASN record's data. */
 struct p53_steer_loc {
 	char country[4];                /* ISO 3166-1 alpha-2, "" when unknown */
 	char continent[4];
+	char subdivision[2][4];         /* subdivisions[0..1].iso_code (without the country), largest first */
+	uint32_t city_id;               /* city.geoname_id, 0 when unknown */
+	uint32_t asn;                   /* autonomous_system_number (ASN DB), 0 when unknown */
+	char *city;                     /* city.names.en, or NULL (for explain) */
+	char *org;                      /* autonomous_system_organization, or NULL (for explain) */
 	bool has_pos;
 	double lat, lon;
 	char *labels[P53_STEER_MAX_LABELS]; /* map entries: PoP labels, preferred first */
@@ -45,7 +50,7 @@ struct p53_steer_sources {
 };
 
 /**
- * Load the sources steering.map and steering.geoip name (either may be absent).
+ * Load the sources steering.map, steering.geoip and steering.asn_db name (each may be absent).
  * @return 0, or -1 with err = "file[:line]: reason"; *s holds nothing to free then.
  */
 int p53_steer_sources_load(const struct p53_steer_conf *conf, struct p53_steer_sources *s,

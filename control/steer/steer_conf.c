@@ -13,7 +13,7 @@
 
 static const char *const type_names[] = { "A", "AAAA", NULL };
 static const char *const policy_names[] = { "map", "geo", "nearest", "priority", "weighted",
-					     "sticky", NULL };
+					     "sticky", "asn", NULL };
 static const char *const all_down_names[] = { "all", "fallback", NULL };
 
 /* "x.y.z." to canonical wire form (letters lowered); no escapes. */
@@ -60,8 +60,8 @@ static int policy_of(struct p53_conf_ctx *c, const struct p53_conf_key *k, yaml_
 	(void)k;
 	if (n < 0)
 		return -1;
-	if (n == 0 || n > 3)
-		return p53_conf_fail(c, v, "%s: 1 to 3 policies, got %d", where, n);
+	if (n == 0 || n > 4)
+		return p53_conf_fail(c, v, "%s: 1 to 4 policies, got %d", where, n);
 	for (int i = 0; i < n; i++) {
 		yaml_node_t *it = p53_conf_seq_item(c, v, i);
 		const char *s;
@@ -73,8 +73,8 @@ static int policy_of(struct p53_conf_ctx *c, const struct p53_conf_key *k, yaml_
 			if (strcmp(s, policy_names[j]) == 0)
 				found = j;
 		if (found < 0)
-			return p53_conf_fail(c, it, "%s: unknown policy '%s' (map, geo, nearest, priority, "
-					     "weighted, sticky)", iw, s);
+			return p53_conf_fail(c, it, "%s: unknown policy '%s' (map, geo, asn, nearest, "
+					     "priority, weighted, sticky)", iw, s);
 		for (int j = 0; j < r->n_policy; j++)
 			if (r->policy[j] == found)
 				return p53_conf_fail(c, it, "%s: policy '%s' twice", iw, s);
@@ -257,15 +257,32 @@ static int labels_of(struct p53_conf_ctx *c, const struct p53_conf_key *k, yaml_
 static const struct p53_conf_key geo_keys[] = {
 	{ .name = "country", .fn = p53_conf_string, GEO(country) },
 	{ .name = "continent", .fn = p53_conf_string, GEO(continent) },
+	{ .name = "subdivision", .fn = p53_conf_string, GEO(subdivision) },
+	{ .name = "city", .fn = p53_conf_uint, GEO(city), .min = 1, .max = 4294967295u },
+	{ .name = "asn", .fn = p53_conf_uint, GEO(asn), .min = 1, .max = 4294967295u },
 	{ .name = "labels", .fn = labels_of, .required = true },
 };
+
+/* ISO 3166-2: the country's alpha-2 code, '-', then one to three letters or digits. */
+static bool iso_3166_2(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n < 4 || n > 6 || !isalpha((unsigned char)s[0]) || !isalpha((unsigned char)s[1]) || s[2] != '-')
+		return false;
+	for (size_t i = 3; i < n; i++)
+		if (!isalnum((unsigned char)s[i]))
+			return false;
+	return true;
+}
 
 static int geo_of(struct p53_conf_ctx *c, const struct p53_conf_key *k, yaml_node_t *v,
 		  const char *where, void *base)
 {
 	struct p53_steer_record *r = base;
 	char iw[P53_CONF_WHERE_MAX];
-	int n = p53_conf_seq_len(c, v, where, "a list of {country|continent, labels}");
+	int n = p53_conf_seq_len(c, v, where,
+				 "a list of {country|continent|subdivision|city|asn, labels}");
 
 	(void)k;
 	if (n < 0)
@@ -279,8 +296,13 @@ static int geo_of(struct p53_conf_ctx *c, const struct p53_conf_key *k, yaml_nod
 		g->line = (int)it->start_mark.line + 1;
 		if (p53_conf_map(c, it, geo_keys, P53_CONF_NKEYS(geo_keys), iw, it, g) != 0)
 			return -1;
-		if ((g->country == NULL) == (g->continent == NULL))
-			return p53_conf_fail(c, it, "%s: exactly one of country and continent", iw);
+		if ((g->country != NULL) + (g->continent != NULL) + (g->subdivision != NULL) +
+		    (g->city != 0) + (g->asn != 0) != 1)
+			return p53_conf_fail(c, it, "%s: exactly one of country, continent, subdivision, "
+					     "city and asn", iw);
+		if (g->subdivision != NULL && !iso_3166_2(g->subdivision))
+			return p53_conf_fail(c, it, "%s.subdivision: expected an ISO 3166-2 code such as "
+					     "US-CA, got '%s'", iw, g->subdivision);
 	}
 	return 0;
 }
@@ -338,6 +360,16 @@ static const struct p53_conf_key record_keys[] = {
 	{ .name = "fallback", .fn = fallback_of },
 };
 
+/* How many of a record's geo rules are asn rules (asn) or the others. */
+static int geo_rules(const struct p53_steer_record *r, bool asn)
+{
+	int n = 0;
+
+	for (int i = 0; i < r->n_geo; i++)
+		n += (r->geo[i].asn != 0) == asn;
+	return n;
+}
+
 /* What a record needs that its keys alone do not say. */
 static int record_check(struct p53_conf_ctx *c, const struct p53_steer_conf *s, int idx,
 			yaml_node_t *item, const char *iw)
@@ -362,8 +394,13 @@ static int record_check(struct p53_conf_ctx *c, const struct p53_steer_conf *s, 
 		if ((r->policy[i] == P53_POLICY_GEO || r->policy[i] == P53_POLICY_NEAREST) && s->geoip == NULL)
 			return p53_conf_fail(c, item, "%s: policy %s needs steering.geoip", iw,
 					     policy_names[r->policy[i]]);
-		if (r->policy[i] == P53_POLICY_GEO && r->n_geo == 0)
-			return p53_conf_fail(c, item, "%s: policy geo needs a geo: list", iw);
+		if (r->policy[i] == P53_POLICY_ASN && s->asn_db == NULL)
+			return p53_conf_fail(c, item, "%s: policy asn needs steering.asn_db", iw);
+		if (r->policy[i] == P53_POLICY_GEO && geo_rules(r, false) == 0)
+			return p53_conf_fail(c, item, "%s: policy geo needs a geo: list with country, "
+					     "continent, subdivision or city rules", iw);
+		if (r->policy[i] == P53_POLICY_ASN && geo_rules(r, true) == 0)
+			return p53_conf_fail(c, item, "%s: policy asn needs geo: rules with asn", iw);
 		if (r->policy[i] == P53_POLICY_NEAREST) {
 			int pos = 0;
 			for (int j = 0; j < r->n_pool; j++)
@@ -371,6 +408,15 @@ static int record_check(struct p53_conf_ctx *c, const struct p53_steer_conf *s, 
 			if (pos == 0)
 				return p53_conf_fail(c, item, "%s: policy nearest needs targets with lat/lon", iw);
 		}
+	}
+	for (int i = 0; i < r->n_geo; i++) {
+		bool asn = r->geo[i].asn != 0;
+		bool used = false;
+		for (int j = 0; j < r->n_policy; j++)
+			used |= r->policy[j] == (asn ? P53_POLICY_ASN : P53_POLICY_GEO);
+		if (!used)
+			return p53_conf_fail(c, item, "%s.geo[%d]: never used: the policy has no %s step", iw, i,
+					     asn ? "asn" : "geo");
 	}
 	for (int i = 0; i < idx; i++)
 		if (s->records[i].type == r->type && s->records[i].lname_len == r->lname_len &&
@@ -416,6 +462,7 @@ static int records_of(struct p53_conf_ctx *c, const struct p53_conf_key *k, yaml
 static const struct p53_conf_key steer_keys[] = {
 	{ .name = "map", .fn = p53_conf_path, SC(map) },
 	{ .name = "geoip", .fn = p53_conf_path, SC(geoip) },
+	{ .name = "asn_db", .fn = p53_conf_path, SC(asn_db) },
 	{ .name = "records", .fn = records_of },
 };
 
@@ -462,6 +509,7 @@ void p53_steer_conf_free(struct p53_steer_conf *s)
 		for (int j = 0; j < r->n_geo; j++) {
 			free(r->geo[j].country);
 			free(r->geo[j].continent);
+			free(r->geo[j].subdivision);
 			for (int l = 0; l < r->geo[j].n_labels; l++)
 				free(r->geo[j].labels[l]);
 		}
@@ -469,5 +517,6 @@ void p53_steer_conf_free(struct p53_steer_conf *s)
 	free(s->records);
 	free(s->map);
 	free(s->geoip);
+	free(s->asn_db);
 	memset(s, 0, sizeof(*s));
 }

@@ -23,6 +23,7 @@ enum p53_steer_policy {
 	P53_POLICY_PRIORITY,            /* the healthy targets with the lowest pool[].priority */
 	P53_POLICY_WEIGHTED,            /* one healthy target by weight, per client /24 or /56 */
 	P53_POLICY_STICKY,              /* one healthy target per client /24 or /56, rendezvous hashing */
+	P53_POLICY_ASN,                 /* geo: rules with asn:, over the ASN database (steering.asn_db) */
 };
 
 /* What a record answers when every target is down (records[].all_down). */
@@ -48,9 +49,14 @@ struct p53_steer_target {
 	int line;
 };
 
+/* One rule of records[].geo: exactly one of its keys is set. The geo policy tries its rules
+ * by how specific they are: city, subdivision, country, continent; the asn policy its asn. */
 struct p53_steer_geo_rule {
-	char *country;                  /* ISO 3166 code, or NULL */
+	char *country;                  /* ISO 3166-1 alpha-2 code, or NULL */
 	char *continent;                /* continent code, or NULL */
+	char *subdivision;              /* ISO 3166-2 code ("US-CA"), or NULL */
+	unsigned int city;              /* GeoNames id (city.geoname_id), 0: none */
+	unsigned int asn;               /* autonomous system number, 0: none */
 	char *labels[P53_STEER_MAX_LABELS];
 	int n_labels;
 	int line;
@@ -85,7 +91,8 @@ struct p53_steer_record {
 
 struct p53_steer_conf {
 	char *map;                      /* steering.map: JSON subnet-to-labels map, or NULL */
-	char *geoip;                    /* steering.geoip: MaxMind DB, or NULL */
+	char *geoip;                    /* steering.geoip: MaxMind DB (City or Country), or NULL */
+	char *asn_db;                   /* steering.asn_db: MaxMind ASN DB, or NULL */
 	struct p53_steer_record *records;
 	int n_records;
 	int line;                       /* of the section, for messages */

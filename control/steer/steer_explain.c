@@ -15,8 +15,9 @@
 #include "control/steer/steer_explain.h"
 #include "dataplane/name.h"
 
-static const char *const policy_word[] = { "map", "geo", "nearest", "priority", "weighted", "sticky" };
-static const char *const source_word[] = { "map", "geoip", "none", "client block" };
+static const char *const policy_word[] = { "map", "geo", "nearest", "priority", "weighted", "sticky",
+					   "asn" };
+static const char *const source_word[] = { "map", "geoip", "none", "client block", "asn" };
 
 /* "addr/len" of the block of `len` bits holding the client. */
 static void block_of(const struct p53_steer_client *cl, unsigned int len, char *out, size_t cap)
@@ -71,6 +72,23 @@ static json_t *location_json(const struct p53_steer_pub *p, unsigned int src, ui
 		json_object_set_new(o, "country", json_string(l->country));
 	if (l->continent[0] != '\0')
 		json_object_set_new(o, "continent", json_string(l->continent));
+	if (l->subdivision[0][0] != '\0') {
+		json_t *a = json_array();
+		for (int i = 0; i < 2 && l->subdivision[i][0] != '\0'; i++) {
+			char iso[8];
+			snprintf(iso, sizeof(iso), "%s-%s", l->country, l->subdivision[i]);
+			json_array_append_new(a, json_string(iso));
+		}
+		json_object_set_new(o, "subdivisions", a);
+	}
+	if (l->city_id != 0)
+		json_object_set_new(o, "city_geoname_id", json_integer(l->city_id));
+	if (l->city != NULL)
+		json_object_set_new(o, "city", json_string(l->city));
+	if (l->asn != 0)
+		json_object_set_new(o, "asn", json_integer(l->asn));
+	if (l->org != NULL)
+		json_object_set_new(o, "as_organization", json_string(l->org));
 	if (l->has_pos) {
 		json_object_set_new(o, "latitude", json_real(l->lat));
 		json_object_set_new(o, "longitude", json_real(l->lon));

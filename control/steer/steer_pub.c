@@ -216,9 +216,11 @@ void p53_steer_commit(struct p53_steer_pub *p, struct p53_steer_next *next)
 	count_down(p);
 	if (next->t != NULL) {
 		const struct p53_steer_hdr *h = next->t;
-		p53_info("steering: %u record(s), %u variant(s); map %u+%u blocks, geoip %u+%u blocks; "
-			 "%zu bytes", h->n_records, h->n_variants, h->src[0].n4, h->src[0].n6,
-			 h->src[1].n4, h->src[1].n6, next->len);
+		p53_info("steering: %u record(s), %u variant(s); map %u+%u blocks, geoip %u+%u blocks, "
+			 "asn %u+%u blocks; %zu bytes", h->n_records, h->n_variants,
+			 h->src[P53_STEER_SRC_MAP].n4, h->src[P53_STEER_SRC_MAP].n6,
+			 h->src[P53_STEER_SRC_GEO].n4, h->src[P53_STEER_SRC_GEO].n6,
+			 h->src[P53_STEER_SRC_ASN].n4, h->src[P53_STEER_SRC_ASN].n6, next->len);
 	}
 	memset(next, 0, sizeof(*next));
 }

@@ -112,13 +112,14 @@ signed_zone() {
 	echo "example.com=$f"
 }
 # The steered mix's sources, once per build directory: a subnet map and a MaxMind DB
-# (scripts/bench/steer_sources.py, written by tests/steer/mmdb_writer.py).
+# (scripts/bench/steer_sources.py, written by tests/steer/mmdb_build.pl).
 steer_sources() {
 	local d="$BUILD/bench/steer"
-	if [ ! -s "$d/geo.mmdb" ] || [ "$d/geo.mmdb" -ot "$ROOT/scripts/bench/steer_sources.py" ]; then
+	if [ ! -s "$d/geo.mmdb" ] || [ "$d/geo.mmdb" -ot "$ROOT/scripts/bench/steer_sources.py" ] ||
+	   [ "$d/geo.mmdb" -ot "$ROOT/tests/steer/mmdb_build.pl" ]; then
 		mkdir -p "$d"
 		python3 "$ROOT/scripts/bench/steer_sources.py" "$d/map.json" "$d/nets.json" &&
-			python3 "$ROOT/tests/steer/mmdb_writer.py" "$d/geo.mmdb" "$d/nets.json" ||
+			perl "$ROOT/tests/steer/mmdb_build.pl" "$d/geo.mmdb" "$d/nets.json" ||
 			{ echo "replay.sh: writing the steering sources failed" >&2; exit 1; }
 	fi
 	echo "--steer-map $d/map.json --steer-geo $d/geo.mmdb"

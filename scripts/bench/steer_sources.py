@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The steered replay mix's location sources (scripts/bench/replay.sh): a subnet map and the
-networks of a MaxMind DB (written by tests/steer/mmdb_writer.py), deterministic, sized like
+networks of a MaxMind DB (written by tests/steer/mmdb_build.pl), deterministic, sized like
 a small real deployment: every IPv4 /8 of 1..223 and every 2000::/16..20ff::/16 in the GeoIP
 data (each with a country, continent and position), a few thousand more specific networks
 inside them, and about a thousand map prefixes. Every client address of the replay frames

@@ -1,32 +1,46 @@
 #!/usr/bin/env bash
-# Traffic steering on the lab (docs/CONFIG.md, steering): a MaxMind DB built here by
-# tests/steer/mmdb_writer.py (read back with libmaxminddb's mmdblookup first, to prove it is a
-# real one), a JSON subnet map, and pop53d answering steered records to kdig with and without
-# +subnet from the client namespace: the chosen addresses, the TTL and the returned ECS scope
-# for policies map, geo (country, then continent) and nearest (with the hybrid rule), IPv4 and
-# IPv6; a target whose check fails leaving the answer and coming back without a reload; a
+# Traffic steering on the lab (docs/CONFIG.md, steering): a GeoIP and an ASN MaxMind DB built
+# here by tests/steer/mmdb_build.pl with MaxMind's writer (read back with libmaxminddb's
+# mmdblookup first, to prove they are real ones), a JSON subnet map, and pop53d answering
+# steered records to kdig with and without +subnet from the client namespace: the chosen
+# addresses, the TTL and the returned ECS scope for policies map, geo (city, subdivision,
+# country, continent), asn and nearest (with the hybrid rule), IPv4 and IPv6; a target whose check fails leaving the answer and coming back without a reload; a
 # static record for a steered owner refused at start-up with file:line; `pop53ctl target set`
 # forcing a target down (it leaves the answer), up over a failing check, and back to auto;
 # every target down with all_down: all (every target) and all_down: fallback (its addresses);
-# policies priority and sticky; `pop53ctl explain` matching kdig's answers.
+# policies priority and sticky; `pop53ctl explain` matching kdig's answers and naming the MMDB
+# networks and their data (city, subdivisions, ASN and organization).
 . "$(dirname "$0")/lib.sh"
 trap cleanup_common EXIT
 lab_lock
 
 # --- the MaxMind DB ------------------------------------------------------------------------
 cat >"$TMP/nets.json" <<'JSON'
-[{"network": "198.51.100.0/24", "data": {"country": {"iso_code": "US"}, "continent": {"code": "NA"}, "location": {"latitude": 41.88, "longitude": -87.63}}},
- {"network": "203.0.113.0/24", "data": {"country": {"iso_code": "MX"}, "continent": {"code": "NA"}, "location": {"latitude": 19.43, "longitude": -99.13}}},
+[{"network": "198.51.100.0/24", "data": {"country": {"iso_code": "US"}, "continent": {"code": "NA"}, "subdivisions": [{"iso_code": "IL"}], "city": {"geoname_id": 4887398, "names": {"en": "Chicago"}}, "location": {"latitude": 41.88, "longitude": -87.63}}},
+ {"network": "203.0.113.0/24", "data": {"country": {"iso_code": "MX"}, "continent": {"code": "NA"}, "subdivisions": [{"iso_code": "CMX"}], "location": {"latitude": 19.43, "longitude": -99.13}}},
  {"network": "192.0.2.0/24", "data": {"country": {"iso_code": "JP"}, "continent": {"code": "AS"}, "location": {"latitude": 35.68, "longitude": 139.69}}},
  {"network": "100.64.0.0/10", "data": {"country": {"iso_code": "DE"}, "continent": {"code": "EU"}, "location": {"latitude": 50.11, "longitude": 8.68}}},
  {"network": "2001:db8:53::/48", "data": {"country": {"iso_code": "JP"}, "continent": {"code": "AS"}, "location": {"latitude": 35.68, "longitude": 139.69}}},
- {"network": "2001:db8:e0::/44", "data": {"country": {"iso_code": "FR"}, "continent": {"code": "EU"}, "location": {"latitude": 48.86, "longitude": 2.35}}}]
+ {"network": "2001:db8:e0::/44", "data": {"country": {"iso_code": "FR"}, "continent": {"code": "EU"}, "subdivisions": [{"iso_code": "IDF"}], "city": {"geoname_id": 2988507, "names": {"en": "Paris"}}, "location": {"latitude": 48.86, "longitude": 2.35}}},
+ {"network": "2001:db8:f0::/44", "data": {"country": {"iso_code": "US"}, "continent": {"code": "NA"}, "subdivisions": [{"iso_code": "CA"}]}}]
 JSON
-/usr/bin/python3 "$SRC/tests/steer/mmdb_writer.py" "$TMP/geo.mmdb" "$TMP/nets.json"
+perl "$SRC/tests/steer/mmdb_build.pl" "$TMP/geo.mmdb" "$TMP/nets.json"
 check "mmdblookup reads the test MMDB: 198.51.100.7 is US" \
 	grep -q '"US"' <(mmdblookup --file "$TMP/geo.mmdb" --ip 198.51.100.7 country iso_code)
 check "mmdblookup reads the test MMDB: 2001:db8:53::1 is at latitude 35.68" \
 	grep -q '35.680000' <(mmdblookup --file "$TMP/geo.mmdb" --ip 2001:db8:53::1 location latitude)
+check "mmdblookup reads the test MMDB: 198.51.100.7 is in city 4887398" \
+	grep -q '4887398 <uint32>' <(mmdblookup --file "$TMP/geo.mmdb" --ip 198.51.100.7 city geoname_id)
+# The ASN database (GeoLite2-ASN's layout)
+cat >"$TMP/asn.json" <<'JSON'
+[{"network": "198.51.100.128/26", "data": {"autonomous_system_number": 64500, "autonomous_system_organization": "Example Transit"}},
+ {"network": "2001:db8:e8::/45", "data": {"autonomous_system_number": 64501, "autonomous_system_organization": "Example Six"}}]
+JSON
+perl "$SRC/tests/steer/mmdb_build.pl" --type asn "$TMP/asn.mmdb" "$TMP/asn.json"
+check "mmdblookup reads the test ASN DB: 198.51.100.130 is AS64500" \
+	grep -q '64500 <uint32>' <(mmdblookup --file "$TMP/asn.mmdb" --ip 198.51.100.130 autonomous_system_number)
+check "mmdblookup reads the test ASN DB: 2001:db8:e9::1 is AS64501" \
+	grep -q '64501 <uint32>' <(mmdblookup --file "$TMP/asn.mmdb" --ip 2001:db8:e9::1 autonomous_system_number)
 
 cat >"$TMP/map.json" <<'JSON'
 [{"networks": ["198.51.100.0/25"], "labels": ["FRA"]},
@@ -39,6 +53,7 @@ cat >>"$TMP/pop53.yaml" <<YAML
 steering:
   map: $TMP/map.json
   geoip: $TMP/geo.mmdb
+  asn_db: $TMP/asn.mmdb
   records:
     - owner: map.example.com.
       type: A
@@ -52,6 +67,26 @@ steering:
         - {name: lax1, address: 10.0.0.2, pop: LAX, lat: "33.94", lon: "-118.41"}
         - {name: nrt1, address: 10.0.0.3, pop: NRT, lat: "35.77", lon: "140.39"}
         - {name: fra1, address: 10.0.0.4, pop: FRA, lat: "50.03", lon: "8.57"}
+    - owner: city.example.com.
+      type: A
+      policy: [asn, geo]
+      geo:
+        - {asn: 64500, labels: [FRA]}
+        - {continent: NA, labels: [NRT]}
+        - {city: 4887398, labels: [ORD]}
+        - {subdivision: MX-CMX, labels: [LAX]}
+      pool: *pool
+    - owner: city6.example.com.
+      type: AAAA
+      policy: [asn, geo]
+      geo:
+        - {asn: 64501, labels: [AMS]}
+        - {city: 2988507, labels: [FRA]}
+        - {subdivision: US-CA, labels: [LAX]}
+      pool:
+        - {name: fra6c, address: "2001:db8:2::2", pop: FRA}
+        - {name: lax6c, address: "2001:db8:3::2", pop: LAX}
+        - {name: ams6c, address: "2001:db8:4::2", pop: AMS}
     - owner: near.example.com.
       type: A
       policy: [nearest]
@@ -155,6 +190,24 @@ expect "geo, IPv6 source 2001:db8:53::1 (JP) -> NRT" "2001:db8:1::1" "$(awk '!/^
 expect "geo, ECS 2001:db8:e1::/48 (FR -> continent EU) -> FRA, scope 44" \
 	"2001:db8:2::1 ttl=300 scope=44" "$(q v6.example.com AAAA +subnet=2001:db8:e1::/48)"
 
+# geo's chain: city, subdivision, country, continent (the continent rule listed first loses
+# to the city's); asn first in the policy. The scope is the longer of the blocks read: the ASN
+# DB's network (or its empty block) and the GeoIP network.
+expect "asn miss (empty 198.51.100.0/25), geo city Chicago -> ORD, scope 25" \
+	"10.0.0.1 ttl=300 scope=25" "$(q city.example.com A +subnet=198.51.100.7/32)"
+expect "asn: ECS 198.51.100.130 is AS64500 -> FRA, scope 26 (the ASN network)" \
+	"10.0.0.4 ttl=300 scope=26" "$(q city.example.com A +subnet=198.51.100.130/32)"
+expect "asn miss, geo subdivision MX-CMX -> LAX, scope 24" \
+	"10.0.0.2 ttl=300 scope=24" "$(q city.example.com A +subnet=203.0.113.9/32)"
+expect "asn miss, geo: no city or subdivision rule for JP, continent AS has none: fallback" \
+	"10.0.0.1 10.0.0.2 10.0.0.3 10.0.0.4 ttl=300 scope=24" "$(q city.example.com A +subnet=192.0.2.1/32)"
+expect "IPv6 ECS: asn miss (empty /45), geo city Paris -> FRA, scope 45" \
+	"2001:db8:2::2 ttl=300 scope=45" "$(q city6.example.com AAAA +subnet=2001:db8:e1::/48)"
+expect "IPv6 ECS: AS64501 -> AMS, scope 45" \
+	"2001:db8:4::2 ttl=300 scope=45" "$(q city6.example.com AAAA +subnet=2001:db8:e9::/48)"
+expect "IPv6 ECS: asn miss (empty /44), geo subdivision US-CA -> LAX, scope 44" \
+	"2001:db8:3::2 ttl=300 scope=44" "$(q city6.example.com AAAA +subnet=2001:db8:f1::/48)"
+
 # Not steered: the ECS option comes back with scope 0
 got=$(q example.com SOA +subnet=198.51.100.7/32)
 expect "a static answer echoes ECS with scope 0" "scope=0" "${got##* }"
@@ -231,13 +284,35 @@ for c in "map.example.com A 198.51.100.7/32" "map.example.com A 198.51.100.200/3
 	 "v6.example.com AAAA 2001:db8:e1::/48" "map.example.com A 10.9.9.9/32" \
 	 "sticky.example.com A 198.51.100.7/32" "sticky.example.com A 203.0.113.9/32" \
 	 "sticky.example.com A 100.64.1.0/24" "sticky.example.com A 2001:db8:77::/48" \
-	 "prio.example.com A 198.51.100.7/32"; do
+	 "prio.example.com A 198.51.100.7/32" "city.example.com A 198.51.100.7/32" \
+	 "city.example.com A 198.51.100.130/32" "city.example.com A 203.0.113.9/32" \
+	 "city6.example.com AAAA 2001:db8:e1::/48" "city6.example.com AAAA 2001:db8:e9::/48" \
+	 "city6.example.com AAAA 2001:db8:f1::/48"; do
 	set -- $c
 	expect "explain $1 $2 --ecs $3 matches kdig +subnet=$3" "$(q "$1" "$2" +subnet="$3")" "$(ex "$1" "$2" --ecs "$3")"
 done
 got=$(ex map.example.com A --client 192.0.2.1)
 expect "explain --client 192.0.2.1 (no ECS) matches kdig from 192.0.2.1" "$(q map.example.com A | sed 's/ scope=-$//')" "${got% scope=*}"
 check "explain shows the map miss then the geo step's country" bash -c '"$0" -s "$1" --json explain map.example.com A --ecs 198.51.100.200/32 | jq -e ".explain.steps[0].location | type == \"string\"" >/dev/null && "$0" -s "$1" --json explain map.example.com A --ecs 198.51.100.200/32 | jq -e ".explain.steps[1].location.continent == \"NA\" and .explain.answer.by == \"geo\"" >/dev/null' "$CTL" "$TMP/control.sock"
+# explain names the MMDB networks that decided, and their data
+exj() { "$CTL" -s "$TMP/control.sock" --json explain "$@"; }
+check "explain: Chicago's city, subdivision and network; the ASN DB's empty block" \
+	jq -e '.explain.steps[0].block == "198.51.100.0/25" and (.explain.steps[0].location | type == "string") and
+	       .explain.steps[1].block == "198.51.100.0/24" and .explain.steps[1].location.city == "Chicago" and
+	       .explain.steps[1].location.city_geoname_id == 4887398 and
+	       .explain.steps[1].location.subdivisions == ["US-IL"] and .explain.answer.by == "geo"' \
+	<(exj city.example.com A --ecs 198.51.100.7/32)
+check "explain: AS64500's network and organization decide" \
+	jq -e '.explain.steps[0].policy == "asn" and .explain.steps[0].block == "198.51.100.128/26" and
+	       .explain.steps[0].location.asn == 64500 and .explain.steps[0].location.as_organization == "Example Transit" and
+	       .explain.answer.by == "asn" and .explain.answer.scope == 26' \
+	<(exj city.example.com A --ecs 198.51.100.130/32)
+check "explain: IPv6 AS64501 in 2001:db8:e8::/45" \
+	jq -e '.explain.steps[0].block == "2001:db8:e8::/45" and .explain.steps[0].location.asn == 64501 and
+	       .explain.answer.addresses == ["2001:db8:4::2"]' <(exj city6.example.com AAAA --ecs 2001:db8:e9::/48)
+check "explain (text) shows the city" \
+	grep -q 'step 2: geo (geoip) block 2001:db8:e0::/44 location .*"city":"Paris"' \
+	<("$CTL" -s "$TMP/control.sock" explain city6.example.com AAAA --ecs 2001:db8:e1::/48)
 check "explain (text) names the block and the answer" \
 	grep -q 'step 1: map (map) block 198.51.100.0/25' <("$CTL" -s "$TMP/control.sock" explain map.example.com A --ecs 198.51.100.7/32)
 # priority over kdig: p1 first; p1 down -> p2

@@ -71,8 +71,9 @@ static void test_lpm(void **state)
 	assert_int_equal(p53_steer_trie_emit(&t4, &s), 0);
 	assert_int_equal(p53_steer_trie_emit(&t6, &s), 0);
 	void *t = table_of(&s);
-	/* The blocks cover everything, in order. */
+	/* The blocks cover everything, in order; a gap is one block however many bits it spans. */
 	assert_int_equal(s.b4[0].start, 0);
+	assert_int_equal(s.n4, 19); /* one gap block before 10/8, 17 blocks inside it, one after (was 25) */
 	for (uint32_t i = 1; i < s.n4; i++)
 		assert_true(s.b4[i].start > s.b4[i - 1].start);
 	struct { const char *ip; uint32_t want; const char *why; } rows[] = {
@@ -84,6 +85,9 @@ static void test_lpm(void **state)
 		{ "10.0.0.1", LL(1, 16), "in 10/8 next to 10.1/16: scope 16 (10.0/16)" },
 		{ "192.0.2.1", LL(P53_STEER_NOLOC, 1), "nowhere: the gap 128/1" },
 		{ "11.0.0.1", LL(P53_STEER_NOLOC, 8), "nowhere, next to 10/8: the gap 11/8" },
+		{ "9.0.0.1", LL(P53_STEER_NOLOC, 7), "nowhere, before 10/8: the gap 8/7" },
+		{ "2001:db7::1", LL(P53_STEER_NOLOC, 29), "IPv6 nowhere, before 2001:db8::/32: 2001:db0::/29" },
+		{ "::1", LL(P53_STEER_NOLOC, 3), "IPv6 nowhere, from the start of the space: ::/3" },
 		{ "2001:db8:1:2::1", LL(5, 48), "IPv6, the /48" },
 		{ "2001:db8:2::1", LL(4, 47), "IPv6, in the /32 beside the /48" },
 		{ "2001:db9::1", LL(P53_STEER_NOLOC, 32), "IPv6 nowhere, next to 2001:db8::/32" },
@@ -150,6 +154,8 @@ static char tmpdir[] = "/tmp/p53steercfg.XXXXXX";
 /* A target whose check (on line 17) is `x`. */
 #define CHK(x) REC "      type: A\n      policy: [map]\n      pool:\n        - name: a\n" \
 	       "          address: 10.0.0.1\n          check: " x "\n"
+#define GREC "steering:\n  geoip: g.mmdb\n  records:\n    - owner: www.example.com.\n" \
+	     "      type: A\n      pool: [{name: a, address: 10.0.0.1}]\n"
 
 static void test_bad_config(void **state)
 {
@@ -237,6 +243,22 @@ static void test_bad_config(void **state)
 		  "c.yaml:15: steering.records[0].pool[0]: check.fall and fall both given" },
 		{ CHK("{type: tcp, port: 80, interval: 500ms}\n          check_timeout_ms: 800"),
 		  "c.yaml:15: steering.records[0].pool[0]: check timeout 800 ms is above its interval 500 ms" },
+		{ GREC "      policy: [geo]\n      geo: [{subdivision: CA, labels: [X]}]\n",
+		  "c.yaml:15: steering.records[0].geo[0].subdivision: expected an ISO 3166-2 code such as US-CA, got 'CA'" },
+		{ GREC "      policy: [geo]\n      geo: [{country: US, city: 5368361, labels: [X]}]\n",
+		  "steering.records[0].geo[0]: exactly one of country, continent, subdivision, city and asn" },
+		{ GREC "      policy: [geo]\n      geo: [{city: 0, labels: [X]}]\n",
+		  "steering.records[0].geo[0].city" },
+		{ GREC "      policy: [asn]\n      geo: [{asn: 64500, labels: [X]}]\n",
+		  "c.yaml:11: steering.records[0]: policy asn needs steering.asn_db" },
+		{ "steering:\n  geoip: g.mmdb\n  asn_db: a.mmdb\n  records:\n    - owner: www.example.com.\n"
+		  "      type: A\n      pool: [{name: a, address: 10.0.0.1}]\n"
+		  "      policy: [geo]\n      geo: [{country: US, labels: [X]}, {asn: 64500, labels: [X]}]\n",
+		  "steering.records[0].geo[1]: never used: the policy has no asn step" },
+		{ "steering:\n  geoip: g.mmdb\n  asn_db: a.mmdb\n  records:\n    - owner: www.example.com.\n"
+		  "      type: A\n      pool: [{name: a, address: 10.0.0.1}]\n"
+		  "      policy: [asn, geo]\n      geo: [{asn: 64500, labels: [X]}]\n",
+		  "steering.records[0]: policy geo needs a geo: list with country, continent, subdivision or city rules" },
 	};
 	char err[1024], path[256];
 
@@ -593,6 +615,163 @@ static void test_sticky(void **state)
 	built_free(&b);
 }
 
+/* A MaxMind DB in the test's directory, built by MaxMind's writer (tests/steer/mmdb_build.pl)
+ * from a JSON list of networks. */
+static void mmdb(const char *name, const char *type, const char *json)
+{
+	char path[256], cmd[1024];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s.json", tmpdir, name);
+	assert_non_null(f = fopen(path, "w"));
+	fputs(json, f);
+	fclose(f);
+	snprintf(cmd, sizeof(cmd), "perl %s/tests/steer/mmdb_build.pl --type %s %s/%s %s", P53_SRCDIR,
+		 type, tmpdir, name, path);
+	if (system(cmd) != 0)
+		fail_msg("%s failed", cmd);
+}
+
+#define CITY(cc, cont, sub, id, name) \
+	"{\"country\": {\"iso_code\": \"" cc "\"}, \"continent\": {\"code\": \"" cont "\"}, " \
+	"\"subdivisions\": [{\"iso_code\": \"" sub "\"}], \"city\": {\"geoname_id\": " id ", " \
+	"\"names\": {\"en\": \"" name "\"}}}"
+#define SUBDIV(cc, cont, sub) \
+	"{\"country\": {\"iso_code\": \"" cc "\"}, \"continent\": {\"code\": \"" cont "\"}, " \
+	"\"subdivisions\": [{\"iso_code\": \"" sub "\"}]}"
+#define COUNTRY(cc, cont) "{\"country\": {\"iso_code\": \"" cc "\"}, \"continent\": {\"code\": \"" cont "\"}}"
+
+/* geo reads city, subdivision, country, continent, in that order (the most specific first);
+ * asn reads the ASN database. The scope is the MMDB network that decided, or the longer of
+ * the blocks read when an earlier step found nothing there. */
+static void test_geo_tiers(void **state)
+{
+	static const struct { int rec; const char *ip; const char *want; int scope; const char *msg; } rows[] = {
+		{ 0, "198.51.100.10", "10.0.0.1", 26, "Chicago: city 4887398 -> ORD (before continent NA)" },
+		{ 0, "198.51.100.70", "10.0.0.2", 26, "San Francisco (no city rule): subdivision US-CA -> LAX" },
+		{ 0, "198.51.100.130", "10.0.0.6", 26, "Texas: subdivision US-TX -> DAL (before country US)" },
+		{ 0, "198.51.100.200", "10.0.0.8", 26, "New York (no rule): country US -> IAD (before continent NA)" },
+		{ 0, "203.0.113.9", "10.0.0.5", 24, "Mexico (no country rule): continent NA -> MEX" },
+		{ 0, "100.64.1.1", "10.0.0.1 10.0.0.2 10.0.0.3 10.0.0.4 10.0.0.5 10.0.0.6 10.0.0.7 10.0.0.8", 10,
+		  "Brazil (no rule): the fallback, every target" },
+		{ 0, "2001:db8:10::1", "10.0.0.3", 48, "IPv6, city 5368361 -> NRT (before subdivision US-CA)" },
+		{ 0, "2001:db8:20::1", "10.0.0.7", 44, "IPv6, subdivision DE-BE -> BER" },
+		{ 1, "198.51.100.70", "10.0.0.4", 27, "asn: AS64500 -> FRA, scope of the ASN network /27" },
+		{ 1, "198.51.100.100", "10.0.0.8", 27,
+		  "asn miss (the ASN DB's empty /27), geo: country US -> IAD, scope 27 (the longer)" },
+		{ 1, "2001:db8:20:8000::1", "10.0.0.4", 49, "IPv6 asn: AS64501 -> FRA, scope 49" },
+		{ 1, "2001:db8:20::1", "10.0.0.7", 49, "IPv6 asn miss, geo: continent EU -> BER, scope 49" },
+	};
+	static bool up[2][P53_STEER_MAX_POOL];
+	const char *pool =
+		"      pool:\n"
+		"        - {name: ord, address: 10.0.0.1, pop: ORD}\n"
+		"        - {name: lax, address: 10.0.0.2, pop: LAX}\n"
+		"        - {name: nrt, address: 10.0.0.3, pop: NRT}\n"
+		"        - {name: fra, address: 10.0.0.4, pop: FRA}\n"
+		"        - {name: mex, address: 10.0.0.5, pop: MEX}\n"
+		"        - {name: dal, address: 10.0.0.6, pop: DAL}\n"
+		"        - {name: ber, address: 10.0.0.7, pop: BER}\n"
+		"        - {name: iad, address: 10.0.0.8, pop: IAD}\n";
+	char yaml[4096];
+	struct built b;
+
+	(void)state;
+	mmdb("g.mmdb", "city", "["
+	     "{\"network\": \"198.51.100.0/26\", \"data\": " CITY("US", "NA", "IL", "4887398", "Chicago") "},"
+	     "{\"network\": \"198.51.100.64/26\", \"data\": " CITY("US", "NA", "CA", "5391959", "San Francisco") "},"
+	     "{\"network\": \"198.51.100.128/26\", \"data\": " SUBDIV("US", "NA", "TX") "},"
+	     "{\"network\": \"198.51.100.192/26\", \"data\": " SUBDIV("US", "NA", "NY") "},"
+	     "{\"network\": \"203.0.113.0/24\", \"data\": " COUNTRY("MX", "NA") "},"
+	     "{\"network\": \"100.64.0.0/10\", \"data\": " COUNTRY("BR", "SA") "},"
+	     "{\"network\": \"2001:db8:10::/48\", \"data\": " CITY("US", "NA", "CA", "5368361", "Los Angeles") "},"
+	     "{\"network\": \"2001:db8:20::/44\", \"data\": " SUBDIV("DE", "EU", "BE") "}]");
+	mmdb("a.mmdb", "asn", "["
+	     "{\"network\": \"198.51.100.64/27\", \"data\": {\"autonomous_system_number\": 64500, "
+	     "\"autonomous_system_organization\": \"Example Net\"}},"
+	     "{\"network\": \"2001:db8:20:8000::/49\", \"data\": {\"autonomous_system_number\": 64501, "
+	     "\"autonomous_system_organization\": \"Example Six\"}}]");
+	snprintf(yaml, sizeof(yaml),
+		 "steering:\n  geoip: g.mmdb\n  asn_db: a.mmdb\n  records:\n"
+		 "    - owner: geo.example.com.\n      type: A\n      policy: [geo]\n%s"
+		 "      geo:\n"
+		 "        - {continent: NA, labels: [MEX]}\n"
+		 "        - {country: US, labels: [IAD]}\n"
+		 "        - {subdivision: US-CA, labels: [LAX]}\n"
+		 "        - {subdivision: us-tx, labels: [DAL]}\n"
+		 "        - {subdivision: DE-BE, labels: [BER]}\n"
+		 "        - {city: 4887398, labels: [ORD]}\n"
+		 "        - {city: 5368361, labels: [NRT]}\n"
+		 "        - {country: JP, labels: [NRT]}\n"
+		 "    - owner: asn.example.com.\n      type: A\n      policy: [asn, geo]\n%s"
+		 "      geo:\n"
+		 "        - {asn: 64500, labels: [FRA]}\n"
+		 "        - {asn: 64501, labels: [FRA]}\n"
+		 "        - {country: US, labels: [IAD]}\n"
+		 "        - {continent: EU, labels: [BER]}\n", pool, pool);
+	for (int i = 0; i < 8; i++)
+		up[0][i] = up[1][i] = true;
+	build_from(&b, yaml, MAP1, up);
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		const char *got = answer(b.t, (uint32_t)rows[i].rec, rows[i].ip, NULL);
+		if (strcmp(got, rows[i].want) != 0 || last_scope != rows[i].scope)
+			fail_msg("row %zu (%s): want %s scope %d, got %s scope %d", i, rows[i].msg,
+				 rows[i].want, rows[i].scope, got, last_scope);
+	}
+	/* The loaded data explain shows: the city's name, the ASN's organization. */
+	const struct p53_steer_source *g = &b.src.src[P53_STEER_SRC_GEO], *a = &b.src.src[P53_STEER_SRC_ASN];
+	int chicago = 0, org = 0;
+	for (uint32_t l = 0; l < g->n_locs; l++)
+		chicago += g->locs[l].city != NULL && strcmp(g->locs[l].city, "Chicago") == 0 &&
+			   strcmp(g->locs[l].subdivision[0], "IL") == 0;
+	for (uint32_t l = 0; l < a->n_locs; l++)
+		org += a->locs[l].asn == 64500 && a->locs[l].org != NULL &&
+		       strcmp(a->locs[l].org, "Example Net") == 0;
+	assert_int_equal(chicago, 1);
+	assert_int_equal(org, 1);
+	built_free(&b);
+
+	/* Chicago's city target down: the next tier that holds it (country US -> IAD). */
+	up[0][0] = false;
+	build_from(&b, yaml, MAP1, up);
+	assert_string_equal(answer(b.t, 0, "198.51.100.10", NULL), "10.0.0.8");
+	assert_int_equal(last_scope, 26);
+	built_free(&b);
+}
+
+/* The IPv4 networks are compiled once, into the IPv4 blocks: the IPv6 walk does not enter the
+ * IPv4 subtree again at ::/96, nor through MaxMind's aliases (::ffff:0:0/96, 2002::/16); such
+ * IPv6 clients get no location. Regression: every IPv4 network was also an IPv6 block (three
+ * with aliases), 24 bytes each, in a GeoLite2-sized table. */
+static void test_geo_ipv4_once(void **state)
+{
+	static bool up[1][P53_STEER_MAX_POOL] = { { true, true } };
+	struct built b;
+
+	(void)state;
+	mmdb("g.mmdb", "city --alias", "["
+	     "{\"network\": \"198.51.100.0/24\", \"data\": " COUNTRY("US", "NA") "},"
+	     "{\"network\": \"203.0.113.0/24\", \"data\": " COUNTRY("US", "NA") "},"
+	     "{\"network\": \"2001:db8::/32\", \"data\": " COUNTRY("US", "NA") "}]");
+	build_from(&b, "steering:\n  geoip: g.mmdb\n  records:\n"
+		   "    - owner: geo.example.com.\n      type: A\n      policy: [geo]\n"
+		   "      geo: [{country: US, labels: [ORD]}]\n      pool:\n"
+		   "        - {name: ord, address: 10.0.0.1, pop: ORD}\n"
+		   "        - {name: fra, address: 10.0.0.4, pop: FRA}\n", MAP1, up);
+	const struct p53_steer_source *g = &b.src.src[P53_STEER_SRC_GEO];
+	uint32_t located = 0;
+	for (uint32_t i = 0; i < g->n6; i++)
+		located += g->b6[i].loc_len >> 8 != P53_STEER_NOLOC;
+	assert_int_equal(located, 1);
+	assert_string_equal(answer(b.t, 0, "198.51.100.7", NULL), "10.0.0.1");
+	assert_int_equal(last_scope, 24);
+	assert_string_equal(answer(b.t, 0, "2001:db8::1", NULL), "10.0.0.1");
+	assert_string_equal(answer(b.t, 0, "::ffff:198.51.100.7", NULL), "10.0.0.1 10.0.0.4");
+	assert_string_equal(answer(b.t, 0, "2002:c633:6407::1", NULL), "10.0.0.1 10.0.0.4");
+	assert_string_equal(answer(b.t, 0, "::198.51.100.7", NULL), "10.0.0.1 10.0.0.4");
+	built_free(&b);
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -620,6 +799,8 @@ int main(void)
 		cmocka_unit_test(test_priority),
 		cmocka_unit_test(test_weighted),
 		cmocka_unit_test(test_sticky),
+		cmocka_unit_test(test_geo_tiers),
+		cmocka_unit_test(test_geo_ipv4_once),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

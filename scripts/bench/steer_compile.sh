@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# Steering compile benchmark: what a large subnet map and a large MaxMind DB cost to compile
+# into the steering table (time, table bytes, bytes per network), through the entry points
+# pop53d's publisher calls (build/scripts/bench/p53-steer-compile: p53_config_load,
+# p53_steer_sources_load, p53_steer_build). The table is one copy shared by every worker
+# (docs/ARCHITECTURE.md, Steering), so its bytes are the bytes per replica.
+#
+# Usage: scripts/bench/steer_compile.sh [--runs N]
+# Environment: BUILD (meson build dir, default build), MAP_N (map networks, default 1000000),
+# GEO_N (MMDB networks, default 1000000), WRITER (perl or python: the MMDB writer; default perl
+# up to 20000 networks, python above: MaxMind's Perl writer took 192 s for 100000 networks on
+# the 2-CPU VM, so a GeoLite2-sized DB of about 4M would take hours; tests/steer/mmdb_writer.py
+# is ours: 731 s and 3.5 GB for 1M networks there, so about 14 GB for 4M).
+# The sources are generated once per build directory by scripts/bench/steer_big.py (seed 53).
+# Prints one line per run: p53-steer-compile's key=value and bytes_per_network.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+BUILD=${BUILD:-build}
+case $BUILD in /*) ;; *) BUILD="$ROOT/$BUILD" ;; esac
+MAP_N=${MAP_N:-1000000}
+GEO_N=${GEO_N:-1000000}
+RUNS=3
+while [ $# -gt 0 ]; do
+	case $1 in
+	--runs) RUNS=$2; shift ;;
+	-h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	*) echo "steer_compile.sh: unknown argument $1" >&2; exit 2 ;;
+	esac
+	shift
+done
+if [ -z "${WRITER:-}" ]; then
+	if [ "$GEO_N" -le 20000 ]; then WRITER=perl; else WRITER=python; fi
+fi
+BIN="$BUILD/scripts/bench/p53-steer-compile"
+[ -x "$BIN" ] || { echo "steer_compile.sh: build $BIN first (ninja -C $BUILD)" >&2; exit 1; }
+D="$BUILD/bench/steer-big"
+mkdir -p "$D"
+log() { echo "[steer_compile $(date +%H:%M:%S)] $*" >&2; }
+
+if [ ! -s "$D/map-$MAP_N.json" ]; then
+	log "generating a map of $MAP_N networks"
+	python3 "$ROOT/scripts/bench/steer_big.py" map "$MAP_N" "$D/map-$MAP_N.json"
+fi
+if [ ! -s "$D/geo-$GEO_N-$WRITER.mmdb" ]; then
+	log "generating $GEO_N MMDB networks, written by the $WRITER writer"
+	python3 "$ROOT/scripts/bench/steer_big.py" geo "$GEO_N" "$D/geo-$GEO_N.json"
+	if [ "$WRITER" = perl ]; then
+		/usr/bin/time -f "writer: %e s, %M KB" perl "$ROOT/tests/steer/mmdb_build.pl" --record-size 32 \
+			"$D/geo-$GEO_N-$WRITER.mmdb" "$D/geo-$GEO_N.json"
+	else
+		/usr/bin/time -f "writer: %e s, %M KB" python3 "$ROOT/tests/steer/mmdb_writer.py" \
+			"$D/geo-$GEO_N-$WRITER.mmdb" "$D/geo-$GEO_N.json"
+	fi
+	rm -f "$D/geo-$GEO_N.json"
+fi
+
+# config POLICY SOURCE-KEY FILE: a config with one steered record over eight PoPs.
+config() {
+	cat <<YAML
+server:
+  identity: bench
+dataplane:
+  port: net_null0
+  addresses: [192.0.2.1]
+zones:
+  - {name: example.com, file: example.com.zone}
+steering:
+  $2: $3
+  records:
+    - owner: www.example.com.
+      type: A
+      policy: [$1]
+$( [ "$1" = geo ] && printf '      geo:\n        - {country: US, labels: [ORD]}\n        - {continent: EU, labels: [FRA]}\n        - {continent: AS, labels: [NRT]}\n' )
+      pool:
+        - {name: a1, address: 10.0.0.1, pop: ORD}
+        - {name: a2, address: 10.0.0.2, pop: LAX}
+        - {name: a3, address: 10.0.0.3, pop: FRA}
+        - {name: a4, address: 10.0.0.4, pop: NRT}
+        - {name: a5, address: 10.0.0.5, pop: AMS}
+        - {name: a6, address: 10.0.0.6, pop: GRU}
+        - {name: a7, address: 10.0.0.7, pop: SYD}
+        - {name: a8, address: 10.0.0.8, pop: LHR}
+YAML
+}
+config map map "$D/map-$MAP_N.json" >"$D/map.yaml"
+config geo geoip "$D/geo-$GEO_N-$WRITER.mmdb" >"$D/geo.yaml"
+
+for what in map geo; do
+	n=$MAP_N
+	[ "$what" = geo ] && n=$GEO_N
+	for _ in $(seq 1 "$RUNS"); do
+		out=$("$BIN" "$D/$what.yaml")
+		bytes=$(sed -n 's/.*table_bytes=\([0-9]*\).*/\1/p' <<<"$out")
+		echo "$what networks=$n $out bytes_per_network=$(awk -v b="$bytes" -v n="$n" 'BEGIN {printf "%.1f", b / n}')"
+	done
+done
