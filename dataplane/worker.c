@@ -15,7 +15,6 @@
 #include "dataplane/notify.h"
 #include "dataplane/worker.h"
 
-#define IDLE_SPIN_POLLS 64      /* empty polls before the first sleep */
 #define IDLE_MIN_US     1
 
 /*
@@ -291,7 +290,8 @@ static __rte_noinline void exc_transmit(struct p53_worker *w)
 int p53_worker_main(void *arg)
 {
 	struct p53_worker *w = arg;
-	struct rte_mbuf *rx[P53_BURST], *tx[P53_BURST];
+	struct rte_mbuf *rx[P53_RX_MAX], *tx[P53_RX_MAX];
+	uint16_t want = w->burst >= 1 && w->burst <= P53_RX_MAX ? w->burst : P53_BURST;
 	unsigned int empty = 0;
 	unsigned int sleep_us = IDLE_MIN_US;
 
@@ -314,12 +314,12 @@ int p53_worker_main(void *arg)
 			canary(w);
 		if (w->exc_in != NULL && !rte_ring_empty(w->exc_in))
 			exc_transmit(w);
-		uint16_t n = rte_eth_rx_burst(w->port, w->queue, rx, P53_BURST);
+		uint16_t n = rte_eth_rx_burst(w->port, w->queue, rx, want);
 		w->stats.polls++;
 		w->stats.heartbeat = rte_rdtsc();
 		if (n == 0) {
 			w->stats.idle_polls++;
-			if (w->idle_adaptive && ++empty > IDLE_SPIN_POLLS) {
+			if (w->idle_adaptive && ++empty > w->idle_spin_polls) {
 				/* Only when the queue is empty: back off so the core can be shared,
 				 * offline so a reload does not wait for the sleep. */
 				if (w->qsbr != NULL)
