@@ -67,7 +67,11 @@ KEEP_LAB=0
 NAPI_ARG=both
 VARIANTS=()
 declare -A VARIANT_KEYS
-ORIG_ARGS="$*"
+ORIG_ARGS=""
+for a in "$@"; do # as typed: an argument with spaces (a --variant's keys) quoted again
+	[[ $a == *[[:space:]]* ]] && a="'$a'"
+	ORIG_ARGS+="${ORIG_ARGS:+ }$a"
+done
 ZONE=${ZONE:-$ROOT/zones/example.com.zone}
 BUILD=${BUILD:-$ROOT/build}
 QUERIES=${QUERIES:-}
