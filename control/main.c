@@ -44,6 +44,8 @@
 #include "dataplane/notify.h"
 #include "dataplane/worker.h"
 
+_Static_assert(P53_CONFIG_BURST_MAX == P53_RX_MAX, "dataplane.burst and the worker's rx array");
+
 static volatile sig_atomic_t got_stop;
 static volatile sig_atomic_t got_hup;
 static volatile int workers_stop;
@@ -354,6 +356,8 @@ int main(int argc, char **argv)
 		memcpy(w->mac, d.port.mac, sizeof(w->mac));
 		w->idle_adaptive = cfg->idle == P53_IDLE_ADAPTIVE;
 		w->idle_max_us = cfg->idle_max_us;
+		w->idle_spin_polls = cfg->idle_spin_polls;
+		w->burst = (uint16_t)cfg->burst;
 		w->stop = &workers_stop;
 		w->notify_ring = d.notify_ring;
 	}

@@ -15,7 +15,6 @@
 #include "dataplane/notify.h"
 #include "dataplane/worker.h"
 
-#define IDLE_SPIN_POLLS 64      /* empty polls before the first sleep */
 #define IDLE_MIN_US     1
 
 /*
@@ -131,6 +130,56 @@ static __rte_noinline void not_ours(struct p53_worker *w, struct rte_mbuf *m, en
 #define FRAME_DROPPED 0xff /* in `ms`: the frame was freed in pass 1 */
 #define FRAME_FAST    0xfe /* in `ms`: read by p53_fast_parse (fastpath.h), P53_MSG_OK */
 #define PREFETCH_MIN_IMAGE (4u << 20) /* bytes; below this the image lives in L2/L3 */
+#ifndef P53_PREFETCH_DEPTH
+/* Links of the lookup chain prefetched across a burst: 1 slot, 2 node, 3 owner name and first
+ * RRset header, 4 RDATA. Each link measured faster than the one before it on the 1M-record
+ * zone (docs/BENCHMARKS.md, "Big zone: prefetching"); a build may set fewer to compare. */
+#define P53_PREFETCH_DEPTH 4
+#endif
+
+/*
+ * On a large image each lookup is a chain of dependent cache misses: name-index slot, node,
+ * owner name and RRset header, RDATA. Pass 1 of burst() prefetched every frame's slot; each
+ * pass here reads what the previous one brought in and prefetches the next link for the
+ * whole burst, so the misses of 32 frames overlap instead of queueing one frame at a time.
+ * Only the first slot probed is followed (a collision is left to the lookup itself).
+ */
+static inline void prefetch_chain(const void *img, const struct p53_query *q, const uint8_t *ms,
+				  uint16_t n)
+{
+	const struct p53_image_hdr *h = p53_image_hdr(img);
+	const uint64_t *slots = p53_image_slots(img);
+	uint32_t node[P53_BURST];
+
+	for (uint16_t i = 0; i < n; i++) {
+		node[i] = P53_NONE;
+		if (ms[i] != P53_MSG_OK && ms[i] != FRAME_FAST)
+			continue;
+		uint64_t s = slots[q[i].hash & h->hash_mask];
+		if (s != 0 && (uint32_t)(s >> 32) == q[i].hash) {
+			node[i] = (uint32_t)s - 1;
+			rte_prefetch0(p53_image_node(img, node[i]));
+		}
+	}
+#if P53_PREFETCH_DEPTH >= 3
+	for (uint16_t i = 0; i < n; i++) {
+		if (node[i] == P53_NONE)
+			continue;
+		const struct p53_image_node *nd = p53_image_node(img, node[i]);
+		rte_prefetch0(p53_image_name(img, nd->name_off));
+		rte_prefetch0(p53_image_rrset(img, nd->rrsets));
+	}
+#endif
+#if P53_PREFETCH_DEPTH >= 4
+	for (uint16_t i = 0; i < n; i++) {
+		if (node[i] == P53_NONE)
+			continue;
+		uint32_t rsi = p53_image_node_rrset(img, p53_image_node(img, node[i]), q[i].qtype);
+		if (rsi != P53_NONE)
+			rte_prefetch0(p53_image_rdata(img, p53_image_rrset(img, rsi)));
+	}
+#endif
+}
 
 /* Answer one parsed frame in place; NULL when it was freed instead. With a guard, cookies
  * and RRL are checked around the answer (guard.h) and may drop it or send a small reply. */
@@ -244,18 +293,11 @@ static uint16_t burst(struct p53_worker *w, const struct p53_replica *r, const s
 		if (ms[i] == P53_MSG_OK && img != NULL)
 			rte_prefetch0(p53_image_slots(img) + (q[i].hash & p53_image_hdr(img)->hash_mask));
 	}
-	/* A small image stays in cache: the second pass would only cost. */
-	if (img != NULL && r->image_len > PREFETCH_MIN_IMAGE) {
-		const uint64_t *slots = p53_image_slots(img);
-		uint32_t mask = p53_image_hdr(img)->hash_mask;
-		for (uint16_t i = 0; i < n; i++) {
-			if (ms[i] != P53_MSG_OK && ms[i] != FRAME_FAST)
-				continue;
-			uint64_t s = slots[q[i].hash & mask];
-			if (s != 0 && (uint32_t)(s >> 32) == q[i].hash)
-				rte_prefetch0(p53_image_node(img, (uint32_t)s - 1));
-		}
-	}
+	/* A small image stays in cache: the later passes would only cost. */
+#if P53_PREFETCH_DEPTH >= 2
+	if (img != NULL && r->image_len > PREFETCH_MIN_IMAGE)
+		prefetch_chain(img, q, ms, n);
+#endif
 	for (uint16_t i = 0; i < n; i++) {
 		if (ms[i] == FRAME_DROPPED)
 			continue;
@@ -328,7 +370,8 @@ static __rte_noinline void exc_transmit(struct p53_worker *w)
 int p53_worker_main(void *arg)
 {
 	struct p53_worker *w = arg;
-	struct rte_mbuf *rx[P53_BURST], *tx[P53_BURST];
+	struct rte_mbuf *rx[P53_RX_MAX], *tx[P53_RX_MAX];
+	uint16_t want = w->burst >= 1 && w->burst <= P53_RX_MAX ? w->burst : P53_BURST;
 	unsigned int empty = 0;
 	unsigned int sleep_us = IDLE_MIN_US;
 
@@ -351,12 +394,12 @@ int p53_worker_main(void *arg)
 			canary(w);
 		if (w->exc_in != NULL && !rte_ring_empty(w->exc_in))
 			exc_transmit(w);
-		uint16_t n = rte_eth_rx_burst(w->port, w->queue, rx, P53_BURST);
+		uint16_t n = rte_eth_rx_burst(w->port, w->queue, rx, want);
 		w->stats.polls++;
 		w->stats.heartbeat = rte_rdtsc();
 		if (n == 0) {
 			w->stats.idle_polls++;
-			if (w->idle_adaptive && ++empty > IDLE_SPIN_POLLS) {
+			if (w->idle_adaptive && ++empty > w->idle_spin_polls) {
 				/* Only when the queue is empty: back off so the core can be shared,
 				 * offline so a reload does not wait for the sleep. */
 				if (w->qsbr != NULL)

@@ -33,8 +33,9 @@
 #include "dataplane/replica.h"
 
 #ifndef P53_BURST
-#define P53_BURST 32 /* frames per rx_burst; a build may override it to experiment */
+#define P53_BURST 32 /* frames answered together (burst()'s arrays); a build may override it */
 #endif
+#define P53_RX_MAX 256 /* largest `burst` (frames per rx_burst), dataplane.burst */
 
 struct p53_worker_stats {
 	uint64_t rx;                    /* frames received */
@@ -67,6 +68,8 @@ struct p53_worker {
 	uint8_t mac[6];                 /* the port's MAC: frames to any other are dropped */
 	int idle_adaptive;              /* 0: busy-poll */
 	unsigned int idle_max_us;
+	unsigned int idle_spin_polls;   /* empty polls before the first sleep */
+	uint16_t burst;                 /* frames per rx_burst, 1..P53_RX_MAX */
 	struct p53_replica *replica;    /* this worker's replica: loaded with acquire once per
 					   burst, swapped by the control thread (RCU) */
 	struct rte_rcu_qsbr *qsbr;      /* where the worker reports quiescent states; NULL in

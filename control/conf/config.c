@@ -221,6 +221,13 @@ static const struct p53_conf_key metrics_keys[] = {
 static const struct p53_conf_key idle_keys[] = {
 	{ .name = "mode", .fn = p53_conf_enum, CFG(idle), .names = idle_names },
 	{ .name = "max_sleep_us", .fn = p53_conf_uint, CFG(idle_max_us), .min = 0, .max = 100000 },
+	{ .name = "spin_polls", .fn = p53_conf_uint, CFG(idle_spin_polls), .min = 0, .max = 1000000 },
+};
+
+/* net_af_xdp devargs pop53d adds to `port` (port.c) unless the port string names them. */
+static const struct p53_conf_key af_xdp_keys[] = {
+	{ .name = "busy_budget", .fn = p53_conf_uint, CFG(af_xdp_busy_budget), .min = 0, .max = 1024 },
+	{ .name = "force_copy", .fn = p53_conf_bool, CFG(af_xdp_force_copy) },
 };
 
 static const struct p53_conf_key dataplane_keys[] = {
@@ -232,6 +239,8 @@ static const struct p53_conf_key dataplane_keys[] = {
 	{ .name = "addresses", .fn = key_addrs, .required = true },
 	{ .name = "xdp_prog", .fn = p53_conf_path, CFG(xdp_prog) },
 	{ .name = "idle", SECTION(idle_keys) },
+	{ .name = "burst", .fn = p53_conf_uint, CFG(burst), .min = 1, .max = P53_CONFIG_BURST_MAX },
+	{ .name = "af_xdp", SECTION(af_xdp_keys) },
 	{ .name = "rx_desc", .fn = p53_conf_pow2, CFG(rx_desc), .min = 64, .max = 16384 },
 	{ .name = "tx_desc", .fn = p53_conf_pow2, CFG(tx_desc), .min = 64, .max = 16384 },
 	{ .name = "mbufs", .fn = p53_conf_uint, CFG(mbufs), .min = 1023, .max = 1048575 },
@@ -322,6 +331,9 @@ int p53_config_load(const char *path, struct p53_config *cfg, char *err, size_t 
 	cfg->workers = 1;
 	cfg->idle = P53_IDLE_ADAPTIVE;
 	cfg->idle_max_us = 200;
+	cfg->idle_spin_polls = 64;
+	cfg->burst = 32;
+	cfg->af_xdp_busy_budget = 64;
 	cfg->rx_desc = 1024;
 	cfg->tx_desc = 1024;
 	cfg->mbufs = 8191;

@@ -22,6 +22,7 @@
 #include "control/exc/exc_conf.h"
 
 #define P53_CONFIG_MAX_ADDRS   64
+#define P53_CONFIG_BURST_MAX   256  /* dataplane.burst; P53_RX_MAX in dataplane/worker.h */
 #define P53_CONFIG_MAX_EAL     64
 
 struct p53_addr {
@@ -88,6 +89,10 @@ struct p53_config {
 					   default the installed/built steer.bpf.o */
 	enum p53_idle_mode idle;        /* dataplane.idle.mode: busy | adaptive (default) */
 	unsigned int idle_max_us;       /* dataplane.idle.max_sleep_us, default 200 */
+	unsigned int idle_spin_polls;   /* dataplane.idle.spin_polls, default 64 */
+	unsigned int burst;             /* dataplane.burst: frames per rx_burst, default 32 */
+	unsigned int af_xdp_busy_budget; /* dataplane.af_xdp.busy_budget, default 64 (the PMD's) */
+	bool af_xdp_force_copy;         /* dataplane.af_xdp.force_copy, default false */
 	unsigned int rx_desc;           /* dataplane.rx_desc, default 1024 */
 	unsigned int tx_desc;           /* dataplane.tx_desc, default 1024 */
 	unsigned int mbufs;             /* dataplane.mbufs per worker, default 8191 */

@@ -35,16 +35,23 @@
 static int devargs(char *out, size_t len, const struct p53_config *cfg, char *iface, size_t iflen)
 {
 	const char *prog = cfg->xdp_prog != NULL ? cfg->xdp_prog : P53_STEER_OBJ;
+	size_t o;
 
 	iface[0] = '\0';
-	if (p53_xdp_iface_from_devargs(cfg->port, iface, iflen) == NULL || cfg->mode == P53_MODE_DPDK) {
+	if (p53_xdp_iface_from_devargs(cfg->port, iface, iflen) == NULL) {
 		snprintf(out, len, "%s", cfg->port);
 		return 0;
 	}
-	if (strstr(cfg->port, "xdp_prog=") != NULL)
-		snprintf(out, len, "%s", cfg->port);
-	else
-		snprintf(out, len, "%s,xdp_prog=%s", cfg->port, prog);
+	/* dataplane.af_xdp: what the port string does not say itself. */
+	o = (size_t)snprintf(out, len, "%s", cfg->port);
+	if (strstr(cfg->port, "busy_budget=") == NULL && o < len)
+		o += (size_t)snprintf(out + o, len - o, ",busy_budget=%u", cfg->af_xdp_busy_budget);
+	if (cfg->af_xdp_force_copy && strstr(cfg->port, "force_copy=") == NULL && o < len)
+		o += (size_t)snprintf(out + o, len - o, ",force_copy=1");
+	if (cfg->mode == P53_MODE_DPDK)
+		return 0;
+	if (strstr(cfg->port, "xdp_prog=") == NULL && o < len)
+		snprintf(out + o, len - o, ",xdp_prog=%s", prog);
 	return 1;
 }
 
@@ -149,6 +156,7 @@ int p53_port_open(struct p53_port *p, const struct p53_config *cfg, const unsign
 		}
 	}
 
+	p53_info("port %s: probing %s", p->name, dev);
 	ret = rte_dev_probe(dev);
 	if (ret != 0 && ret != -EEXIST) {
 		p53_err("port %s: probe failed: %s", dev, rte_strerror(-ret));

@@ -5,6 +5,7 @@
 #
 # Usage: scripts/bench/compare.sh [--duration N] [--rounds N] [--rate QPS]
 #            [--napi both|default|threaded] [--only testpmd,pop53,knotd-xdp,knotd,nsd]
+#            [--variant NAME='dataplane keys'] ...
 #            [--dnsperf] [--dnsperf-rate QPS|0] [--dnsperf-outstanding N]
 #            [--wait-quiet SECONDS] [--max-time SECONDS] [--limits-only] [--no-write] [--keep-lab]
 # Environment: ZONE (zone file, default zones/example.com.zone), BUILD (meson build dir with
@@ -36,6 +37,10 @@
 # benchmark, not a test); 1 for set-up failures (lab lock, lab); 2 for bad usage; 3 when a
 # server's thread is off its CPU; 4 when --max-time runs out.
 # --limits-only: no lab; rewrite only the physical-limits section from the replay figures.
+# --variant NAME='KEYS' (repeatable): one more row, pop53-NAME: pop53d with these dataplane
+#   keys (YAML, `;` between keys) over the bench config, measured in the same rounds as the
+#   others, e.g. --variant bb0='af_xdp: {busy_budget: 0}' --variant busy='idle: {mode: busy}'
+#   --variant b64='burst: 64;idle: {mode: adaptive, spin_polls: 1000}' (docs/CONFIG.md).
 set -uo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -60,7 +65,13 @@ ONLY="testpmd,pop53,knotd-xdp,knotd,nsd"
 WRITE=1
 KEEP_LAB=0
 NAPI_ARG=both
-ORIG_ARGS="$*"
+VARIANTS=()
+declare -A VARIANT_KEYS
+ORIG_ARGS=""
+for a in "$@"; do # as typed: an argument with spaces (a --variant's keys) quoted again
+	[[ $a == *[[:space:]]* ]] && a="'$a'"
+	ORIG_ARGS+="${ORIG_ARGS:+ }$a"
+done
 ZONE=${ZONE:-$ROOT/zones/example.com.zone}
 BUILD=${BUILD:-$ROOT/build}
 QUERIES=${QUERIES:-}
@@ -72,7 +83,7 @@ CHECK_NAME=www.example.com
 CHECK_TYPE=A
 CHECK_EXPECT=192.0.2.80
 
-usage() { sed -n '2,38p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
+usage() { sed -n '2,43p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
 
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -90,6 +101,7 @@ while [ $# -gt 0 ]; do
 		--no-write) WRITE=0; shift ;;
 		--keep-lab) KEEP_LAB=1; shift ;;
 		--napi) NAPI_ARG=${2:?}; shift 2 ;;
+		--variant) VARIANTS+=("${2:?}"); shift 2 ;;
 		-h|--help) usage 0 ;;
 		*) echo "compare.sh: unknown argument: $1" >&2; usage 2 ;;
 	esac
@@ -111,6 +123,14 @@ esac
 IFS=, read -r -a PEERS <<<"$ONLY"
 for p in "${PEERS[@]}"; do
 	case "$p" in testpmd|pop53|knotd|knotd-xdp|nsd) ;; *) echo "compare.sh: unknown server '$p' in --only" >&2; exit 2 ;; esac
+done
+for v in "${VARIANTS[@]}"; do
+	name=${v%%=*}
+	[[ $v == *=* && $name =~ ^[a-z0-9_]{1,16}$ && -n ${v#*=} ]] ||
+		{ echo "compare.sh: --variant NAME='dataplane keys' (NAME: a-z0-9_, up to 16)" >&2; exit 2; }
+	[ -z "${VARIANT_KEYS[$name]:-}" ] || { echo "compare.sh: --variant $name given twice" >&2; exit 2; }
+	VARIANT_KEYS[$name]=${v#*=}
+	PEERS+=("pop53-$name")
 done
 
 if [ "$LIMITS_ONLY" = 0 ]; then
@@ -309,22 +329,33 @@ SZONE="$TMP/example.com.zone"
 # --- per-server start functions: each starts the server (BENCH_SERVER_PID) or sets START_ERR
 # and returns 1. NOTE[mode/peer] collects remarks for the docs.
 declare -A NOTE MODE REASON SENTS ANSS RATIOS AFF GUN_AFF DPQS DPLOSTS DPAVGS
-start_pop53() {
-	local bin="$BUILD/control/pop53d" conf="$TMP/pop53/pop53d.yaml"
-	mkdir -p "$TMP/pop53"
+# pop53d, or a variant (pop53-NAME): the variant's dataplane keys replace the bench config's
+# (idle) or are added to it.
+start_pop53() { # [VARIANT]
+	local bin="$BUILD/control/pop53d" dir="$TMP/pop53${1:+-$1}" extra="" idle k line
+	local conf="$dir/pop53d.yaml"
+	mkdir -p "$dir"
 	[ -x "$bin" ] || { START_ERR="$bin not built"; return 1; }
+	idle="{mode: ${POP53_IDLE:-adaptive}}"
+	if [ -n "${1:-}" ]; then
+		while IFS= read -r line; do
+			line=$(sed 's/^ *//; s/ *$//' <<<"$line"); [ -n "$line" ] || continue
+			k=${line%%:*}
+			if [ "$k" = idle ]; then idle=$(sed 's/^idle: *//' <<<"$line"); else extra+="  $line"$'\n'; fi
+		done < <(tr ';' '\n' <<<"${VARIANT_KEYS[$1]}")
+	fi
 	cat >"$conf" <<EOF
-server: {identity: bench, control_socket: "$TMP/pop53/control.sock"}
+server: {identity: bench, control_socket: "$dir/control.sock"}
 metrics: {enabled: false}
 dataplane:
   eal: ["-l", "$BENCH_SERVER_CPU", "--no-pci", "--in-memory"]
   port: "net_af_xdp0,iface=$BENCH_POP_IF,start_queue=0,queue_count=1${POP53_DEVARGS:+,$POP53_DEVARGS}"
   workers: 1
   addresses: ["$BENCH_SERVER_V4", "$BENCH_SERVER_V6"]
-  idle: {mode: ${POP53_IDLE:-adaptive}}
-zones: [{name: example.com, file: "$SZONE"}]
+  idle: $idle
+${extra}zones: [{name: example.com, file: "$SZONE"}]
 EOF
-	bench_start_server "$TMP/pop53/log" "$bin" -c "$conf"
+	bench_start_server "$dir/log" "$bin" -c "$conf"
 }
 
 start_knotd() { # [xdp]
@@ -403,6 +434,7 @@ MODE[pop53]="AF_XDP (DPDK net_af_xdp), 1 worker, idle ${POP53_IDLE:-adaptive}"
 MODE[knotd]="kernel UDP, 1 UDP worker"
 MODE[knotd-xdp]="XDP (AF_XDP), 1 queue"
 MODE[nsd]="kernel UDP, server-count 1"
+for v in "${!VARIANT_KEYS[@]}"; do MODE[pop53-$v]="pop53 as above, dataplane: \`${VARIANT_KEYS[$v]}\`"; done
 
 server_log_tail() { local f; for f in "$TMP"/"$1"/log "$TMP"/"$1"/*.log; do [ -s "$f" ] && tail -3 "$f"; done 2>/dev/null | tr '\n' ' ' | cut -c1-200; }
 note() { local k=$1; shift; NOTE[$k]="${NOTE[$k]:+${NOTE[$k]}; }$*"; }
@@ -496,18 +528,29 @@ run_gun() { # OUTFILE -> 0 when OUTFILE has the totals
 	grep -q '^total replies:' "$out"
 }
 
+# Drop counters of both veth ends, "rx_dropped tx_dropped" of p53p then p53c: where queries or
+# replies are lost on the way (a full veth ring, an XDP redirect to a full AF_XDP ring).
+veth_drops() {
+	local ns_if ns ifc
+	for ns_if in "$BENCH_POP_NS:$BENCH_POP_IF" "$BENCH_CLIENT_NS:$BENCH_CLIENT_IF"; do
+		ns=${ns_if%%:*} ifc=${ns_if##*:}
+		ip netns exec "$ns" cat "/sys/class/net/$ifc/statistics/rx_dropped" "/sys/class/net/$ifc/statistics/tx_dropped" 2>/dev/null || echo "0 0"
+	done | paste -sd' '
+}
+
 # --- one server, one round ------------------------------------------------------------------------
 # Start, wait until it answers, pin and check every thread, one kxdpgun run (and one dnsperf
 # run with --dnsperf), check the threads again, stop. Per-round figures are appended to the
 # lists keyed "mode/peer".
 slot() { # PEER ROUND
-	local peer=$1 round=$2 key="$BENCH_NAPI/$1" reason out sent rep noerr dur
+	local peer=$1 round=$2 key="$BENCH_NAPI/$1" reason out sent rep noerr dur line
 	bench_log "== [$BENCH_NAPI, round $round/$ROUNDS] $peer: ${MODE[$peer]}"
 	bench_xdp_off # a stale program (crashed run) makes AF_XDP set-up fail on p53p
 	START_ERR=""; BENCH_SERVER_PID=""
 	case "$peer" in
 		testpmd) start_testpmd ;;
 		pop53) start_pop53 ;;
+		pop53-*) start_pop53 "${peer#pop53-}" ;;
 		knotd) start_knotd ;;
 		knotd-xdp) start_knotd xdp ;;
 		nsd) start_nsd ;;
@@ -541,6 +584,8 @@ slot() { # PEER ROUND
 		note "$key" "no XDP program on $BENCH_POP_IF: answered by kernel sockets"
 	fi
 	out="$TMP/$BENCH_NAPI.$peer.round$round.txt"
+	local d0 d1
+	d0=$(veth_drops)
 	if run_gun "$out" && read -r sent rep noerr dur < <(bench_parse_kxdpgun "$out"); then
 		[[ ${dur:-} =~ ^[0-9]+$ ]] && [ "$dur" -gt 0 ] || dur=$DURATION
 		SENTS[$key]+="$((sent / dur)) "
@@ -548,6 +593,8 @@ slot() { # PEER ROUND
 		RATIOS[$key]+="$(awk -v a="$rep" -v s="$sent" 'BEGIN { printf "%.4f", s ? a / s : 0 }') "
 		[ "$noerr" = "$rep" ] || note "$key" "round $round: only $noerr of $rep replies NOERROR"
 		bench_log "$peer round $round: sent $(bench_fmt_int $((sent / dur))) qps, answered $(bench_fmt_int $((rep / dur))) qps ($(awk -v a="$rep" -v s="$sent" 'BEGIN { printf "%.1f", s ? 100 * a / s : 0 }')%)"
+		d1=$(veth_drops)
+		note "$key" "round $round veth drops (p53p rx/tx, p53c rx/tx): $(awk -v a="$d0" -v b="$d1" 'BEGIN { n = split(a, x, " "); split(b, y, " "); for (i = 1; i <= n; i++) printf "%s%d", (i > 1 ? (i == 3 ? ", " : "/") : ""), y[i] - x[i] }')"
 	else
 		bench_log "$peer round $round: kxdpgun failed: $(tail -1 "$out")"
 		note "$key" "round $round: kxdpgun failed"
@@ -559,6 +606,12 @@ slot() { # PEER ROUND
 		note "$key" "server died during round $round"
 	fi
 	bench_stop_pid "$BENCH_SERVER_PID" 10; BENCH_SERVER_PID=
+	if [[ $peer == pop53* ]]; then # the worker's own counts, logged at exit
+		line=$(grep -o 'worker 0 (lcore [0-9]*): .*' "$TMP/$peer/log" 2>/dev/null | tail -1 | sed 's/worker 0 (lcore [0-9]*): //')
+		[ -n "$line" ] && note "$key" "round $round worker: $line"
+		line=$(grep -o 'port [^ ]*: ipackets .*' "$TMP/$peer/log" 2>/dev/null | tail -1 | sed 's/^port [^ ]*: //')
+		[ -n "$line" ] && note "$key" "round $round port: $line"
+	fi
 	bench_xdp_off # knotd-xdp, testpmd and pop53d leave their program on p53p
 }
 

@@ -1153,6 +1153,7 @@ int main(int argc, char **argv)
 	memcpy(w->mac, mac_server, 6);
 	static struct p53_replica replica;
 	replica.image = rep;
+	replica.image_len = img_len; /* as publish.c: the worker prefetches only for large images */
 	replica.conf.identity = (const uint8_t *)identity;
 	replica.conf.identity_len = (uint8_t)strlen(identity);
 	replica.conf.edns_max_payload = 1232;

@@ -52,7 +52,9 @@ dataplane:
   port: "net_af_xdp0,iface=p53p,start_queue=0,queue_count=1"
   workers: ${3:-1}
   addresses: [$V4, "$V6"]
-  idle: {mode: adaptive, max_sleep_us: 100}
+  idle: {mode: adaptive, max_sleep_us: 100, spin_polls: 128}
+  burst: 16
+  af_xdp: {busy_budget: 32}
 zones:
   - {name: example.com, file: $ZONE}
   - {name: nsec.test, file: $SRC/tests/unit/dataplane/zones/nsec.test.zone}
@@ -112,6 +114,8 @@ out=$(ctl status 2>&1); rc=$?
 check "status exits 0" [ $rc -eq 0 ]
 check "status shows the identity" grep -q 'identity test-pop' <<<"$out"
 check "status shows the port" grep -q '^port net_af_xdp0' <<<"$out"
+check "dataplane.af_xdp.busy_budget reaches the device string (log: $(grep -o 'probing .*' "$TMP/pop53d.log" | head -1))" \
+	grep -qE 'port net_af_xdp0: probing net_af_xdp0,iface=p53p,start_queue=0,queue_count=1,busy_budget=32,xdp_prog=' "$TMP/pop53d.log"
 check "status shows the zone and its serial $SERIAL0" grep -qE "^  example\.com\. +serial $SERIAL0 +$ZONE\$" <<<"$out"
 js=$(status_json)
 check "status --json parses, ok:true" [ "$(jq_py 'r["ok"]' <<<"$js")" = True ]

@@ -142,6 +142,9 @@ static const char full_yaml[] =
 	"  idle:\n"
 	"    mode: busy\n"
 	"    max_sleep_us: 0\n"
+	"    spin_polls: 1000\n"
+	"  burst: 64\n"
+	"  af_xdp: {busy_budget: 0, force_copy: true}\n"
 	"  rx_desc: 2048\n"
 	"  tx_desc: 512\n"
 	"  mbufs: 16383\n"
@@ -209,6 +212,10 @@ static void test_full_config(void **state)
 	assert_string_equal(cfg.xdp_prog, want);
 	assert_int_equal(cfg.idle, P53_IDLE_BUSY);
 	assert_int_equal(cfg.idle_max_us, 0);
+	assert_int_equal(cfg.idle_spin_polls, 1000);
+	assert_int_equal(cfg.burst, 64);
+	assert_int_equal(cfg.af_xdp_busy_budget, 0);
+	assert_true(cfg.af_xdp_force_copy);
 	assert_int_equal(cfg.rx_desc, 2048);
 	assert_int_equal(cfg.tx_desc, 512);
 	assert_int_equal(cfg.mbufs, 16383);
@@ -229,12 +236,12 @@ static void test_full_config(void **state)
 	assert_string_equal(cfg.zones[0].name, "example.com.");
 	snprintf(want, sizeof(want), "%s/zones/example.com.zone", tmpdir);
 	assert_string_equal(cfg.zones[0].file, want);
-	assert_int_equal(cfg.zones[0].line, 30);
+	assert_int_equal(cfg.zones[0].line, 33);
 	assert_string_equal(cfg.zones[1].name, "Example.NET.");  /* case kept as written */
 	assert_string_equal(cfg.zones[1].file, "/srv/zones/example.net.zone");
-	assert_int_equal(cfg.zones[1].line, 32);
+	assert_int_equal(cfg.zones[1].line, 35);
 	assert_string_equal(cfg.zones[2].name, ".");
-	assert_int_equal(cfg.zones[2].line, 34);
+	assert_int_equal(cfg.zones[2].line, 37);
 
 	const struct p53_rrl_config *r = &cfg.abuse.rrl;
 	assert_true(r->enabled);
@@ -301,6 +308,10 @@ static void test_defaults(void **state)
 	assert_null(cfg.xdp_prog);
 	assert_int_equal(cfg.idle, P53_IDLE_ADAPTIVE);
 	assert_int_equal(cfg.idle_max_us, 200);
+	assert_int_equal(cfg.idle_spin_polls, 64);
+	assert_int_equal(cfg.burst, 32);
+	assert_int_equal(cfg.af_xdp_busy_budget, 64);
+	assert_false(cfg.af_xdp_force_copy);
 	assert_int_equal(cfg.rx_desc, 1024);
 	assert_int_equal(cfg.tx_desc, 1024);
 	assert_int_equal(cfg.mbufs, 8191);
@@ -670,6 +681,18 @@ static const struct bad_case bad_cases[] = {
 	{ "idle mode bogus",
 	  HEAD_SERVER HEAD_DP "  idle:\n    mode: bogus\n" HEAD_ZONES,
 	  "7: dataplane.idle.mode: expected busy or adaptive, got 'bogus'" },
+	{ "burst zero",
+	  HEAD_SERVER HEAD_DP "  burst: 0\n" HEAD_ZONES,
+	  "6: dataplane.burst: expected an integer 1..256, got '0'" },
+	{ "burst over the worker's rx array",
+	  HEAD_SERVER HEAD_DP "  burst: 257\n" HEAD_ZONES,
+	  "6: dataplane.burst: expected an integer 1..256, got '257'" },
+	{ "af_xdp busy_budget too large",
+	  HEAD_SERVER HEAD_DP "  af_xdp: {busy_budget: 1025}\n" HEAD_ZONES,
+	  "6: dataplane.af_xdp.busy_budget: expected an integer 0..1024, got '1025'" },
+	{ "unknown key in af_xdp",
+	  HEAD_SERVER HEAD_DP "  af_xdp: {queue: 1}\n" HEAD_ZONES,
+	  "6: dataplane.af_xdp: unknown key 'queue'" },
 	{ "idle max_sleep_us too large",
 	  HEAD_SERVER HEAD_DP "  idle: {max_sleep_us: 100001}\n" HEAD_ZONES,
 	  "6: dataplane.idle.max_sleep_us: expected an integer 0..100000, got '100001'" },
