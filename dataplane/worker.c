@@ -18,38 +18,55 @@
 #define IDLE_MIN_US     1
 
 /*
- * RFC 1996 NOTIFY (rare): copy the message before the responder writes over it, answer it
- * (NOTAUTH, or nothing when the control thread answers: answer.c), then hand the event to the
- * control thread. Never blocks; out of line so the event stays off the common path's stack.
+ * The event the control thread gets for a message it answers (or is told about): who sent
+ * it, to which service address, and the message as it arrived (copied before the responder
+ * writes over it). Never blocks: a full ring is counted in notify_lost.
+ */
+static void handoff_fill(struct p53_notify_event *ev, const uint8_t *frame,
+			 const struct p53_pkt *pkt, const struct p53_query *q)
+{
+	const uint8_t *l3 = frame + pkt->l3_off;
+
+	memset(ev, 0, sizeof(*ev));
+	memcpy(ev->zone, q->lname, q->qname_len);
+	ev->zone_len = q->qname_len;
+	ev->ipv6 = pkt->ipv6;
+	memcpy(ev->src, pkt->src_addr, sizeof(ev->src));
+	memcpy(ev->dst, l3 + (pkt->ipv6 ? 24 : 16), pkt->ipv6 ? 16 : 4);
+	ev->port = pkt->src_port;
+	ev->id = q->id;
+	if (pkt->dns_len <= P53_NOTIFY_MSG_MAX) {
+		memcpy(ev->msg, frame + pkt->dns_off, pkt->dns_len);
+		ev->msg_len = pkt->dns_len;
+	}
+}
+
+static void handoff_send(struct p53_worker *w, struct p53_notify_event *ev)
+{
+	if (w->notify_ring == NULL)
+		return;
+	if (rte_ring_mp_enqueue_elem(w->notify_ring, ev, sizeof(*ev)) == 0)
+		w->stats.notify++;
+	else
+		w->stats.notify_lost++;
+}
+
+/*
+ * RFC 1996 NOTIFY (rare): answer it (NOTAUTH, or nothing when the control thread answers:
+ * answer.c), then hand the event to the control thread. Out of line so the event stays off
+ * the common path's stack.
  */
 static __rte_noinline uint16_t notify(struct p53_worker *w, const struct p53_replica *r,
 				      uint8_t *frame, uint16_t cap, const struct p53_pkt *pkt,
 				      const struct p53_query *q)
 {
 	struct p53_notify_event ev;
-	const uint8_t *l3 = frame + pkt->l3_off;
 
-	memset(&ev, 0, sizeof(ev));
-	memcpy(ev.zone, q->lname, q->qname_len);
-	ev.zone_len = q->qname_len;
-	ev.ipv6 = pkt->ipv6;
-	memcpy(ev.src, pkt->src_addr, sizeof(ev.src));
-	memcpy(ev.dst, l3 + (pkt->ipv6 ? 24 : 16), pkt->ipv6 ? 16 : 4);
-	ev.port = pkt->src_port;
-	ev.id = q->id;
-	if (pkt->dns_len <= P53_NOTIFY_MSG_MAX) {
-		memcpy(ev.msg, frame + pkt->dns_off, pkt->dns_len);
-		ev.msg_len = pkt->dns_len;
-	}
+	handoff_fill(&ev, frame, pkt, q);
 	uint16_t rlen = p53_answer_parsed(r->image, &r->conf, frame + pkt->dns_off, cap,
 					  &w->stats.ans, q, P53_MSG_OK);
 	ev.answered = rlen != 0;
-	if (w->notify_ring != NULL) {
-		if (rte_ring_mp_enqueue_elem(w->notify_ring, &ev, sizeof(ev)) == 0)
-			w->stats.notify++;
-		else
-			w->stats.notify_lost++;
-	}
+	handoff_send(w, &ev);
 	return rlen;
 }
 
@@ -63,29 +80,12 @@ static __rte_noinline void signed_soa(struct p53_worker *w, const struct p53_rep
 				      const struct p53_query *q)
 {
 	struct p53_notify_event ev;
-	const uint8_t *l3 = frame + pkt->l3_off;
 
 	if (!p53_answer_signed_soa_handoff(r->image, q))
 		return;
-	memset(&ev, 0, sizeof(ev));
-	memcpy(ev.zone, q->lname, q->qname_len);
-	ev.zone_len = q->qname_len;
-	ev.ipv6 = pkt->ipv6;
-	memcpy(ev.src, pkt->src_addr, sizeof(ev.src));
-	memcpy(ev.dst, l3 + (pkt->ipv6 ? 24 : 16), pkt->ipv6 ? 16 : 4);
-	ev.port = pkt->src_port;
-	ev.id = q->id;
+	handoff_fill(&ev, frame, pkt, q);
 	ev.soa_query = 1;
-	if (pkt->dns_len <= P53_NOTIFY_MSG_MAX) {
-		memcpy(ev.msg, frame + pkt->dns_off, pkt->dns_len);
-		ev.msg_len = pkt->dns_len;
-	}
-	if (w->notify_ring != NULL) {
-		if (rte_ring_mp_enqueue_elem(w->notify_ring, &ev, sizeof(ev)) == 0)
-			w->stats.notify++;
-		else
-			w->stats.notify_lost++;
-	}
+	handoff_send(w, &ev);
 }
 
 /*
