@@ -83,20 +83,19 @@ int p53_conf_duration(struct p53_conf_ctx *c, const struct p53_conf_key *k, yaml
 	return 0;
 }
 
-static int key_qtype(struct p53_conf_ctx *c, const struct p53_conf_key *k, yaml_node_t *v,
-		     const char *where, void *base)
+int p53_conf_qtype(struct p53_conf_ctx *c, const struct p53_conf_key *k, yaml_node_t *v,
+		   const char *where, void *base)
 {
 	const char *s;
 	ldns_rr_type t;
 
-	(void)k;
 	if (p53_conf_string_of(c, v, where, &s) != 0)
 		return -1;
 	t = ldns_get_rr_type_by_name(s);
 	if (t == 0 || t == LDNS_RR_TYPE_OPT || t == LDNS_RR_TYPE_AXFR || t == LDNS_RR_TYPE_IXFR ||
 	    t == LDNS_RR_TYPE_ANY)
 		return p53_conf_expected(c, v, where, "a record type (A, AAAA, TXT, SOA...)");
-	((struct p53_canary_conf *)base)->qtype = (uint16_t)t;
+	*(uint16_t *)((char *)base + k->off) = (uint16_t)t;
 	return 0;
 }
 
@@ -140,8 +139,8 @@ static int key_expect(struct p53_conf_ctx *c, const struct p53_conf_key *k, yaml
 	return 0;
 }
 
-static const char *const rcode_names[] = { "NOERROR", "FORMERR", "SERVFAIL", "NXDOMAIN",
-					    "NOTIMP", "REFUSED", NULL };
+const char *const p53_conf_rcode_names[] = { "NOERROR", "FORMERR", "SERVFAIL", "NXDOMAIN",
+					     "NOTIMP", "REFUSED", NULL };
 static const char *const family_names[] = { "auto", "ipv4", "ipv6", NULL };
 static const char *const on_stop_names[] = { "withdraw", "drain", NULL };
 
@@ -157,8 +156,8 @@ static const struct p53_conf_key canary_keys[] = {
 	CHECK_KEYS(struct p53_canary_conf),
 	DUR("timeout", CA(check.timeout_ms), 1, 60000),
 	{ .name = "name", .fn = key_name, CA(name) },
-	{ .name = "type", .fn = key_qtype },
-	{ .name = "rcode", .fn = p53_conf_enum, CA(rcode), .names = rcode_names },
+	{ .name = "type", .fn = p53_conf_qtype, CA(qtype) },
+	{ .name = "rcode", .fn = p53_conf_enum, CA(rcode), .names = p53_conf_rcode_names },
 	{ .name = "expect", .fn = key_expect },
 	{ .name = "family", .fn = p53_conf_enum, CA(family), .names = family_names },
 	{ .name = "dnssec", .fn = p53_conf_bool, CA(dnssec) },

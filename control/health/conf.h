@@ -84,4 +84,14 @@ void p53_health_conf_free(struct p53_health_conf *hc);
 int p53_conf_duration(struct p53_conf_ctx *c, const struct p53_conf_key *k, yaml_node_t *v,
 		      const char *where, void *base);
 
+/**
+ * A record type to ask for, by name ("A", "TXT", "SOA"...), stored as uint16_t at k->off;
+ * the meta types (OPT, AXFR, IXFR, ANY) are refused. Used by the canary and the DNS probes.
+ */
+int p53_conf_qtype(struct p53_conf_ctx *c, const struct p53_conf_key *k, yaml_node_t *v,
+		   const char *where, void *base);
+
+/** The RCODE names a canary or DNS probe may expect, in RCODE order, NULL-terminated. */
+extern const char *const p53_conf_rcode_names[];
+
 #endif /* P53_HEALTH_CONF_H */

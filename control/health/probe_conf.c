@@ -11,9 +11,6 @@
 #define PC(f) P53_CONF_FIELD(struct p53_probe_conf, f)
 
 const char *const p53_probe_type_names[] = { "command", "tcp", "http", "dns", NULL };
-static const char *const rcode_names[] = { "NOERROR", "FORMERR", "SERVFAIL", "NXDOMAIN",
-					    "NOTIMP", "REFUSED", NULL };
-
 static int key_address(struct p53_conf_ctx *c, const struct p53_conf_key *k, yaml_node_t *v,
 		       const char *where, void *base)
 {
@@ -68,22 +65,6 @@ static int key_qname(struct p53_conf_ctx *c, const struct p53_conf_key *k, yaml_
 	return p53_conf_string(c, k, v, where, base);
 }
 
-static int key_qtype(struct p53_conf_ctx *c, const struct p53_conf_key *k, yaml_node_t *v,
-		     const char *where, void *base)
-{
-	const char *s;
-	ldns_rr_type t;
-
-	(void)k;
-	if (p53_conf_string_of(c, v, where, &s) != 0)
-		return -1;
-	t = ldns_get_rr_type_by_name(s);
-	if (t == 0 || t == LDNS_RR_TYPE_OPT || t == LDNS_RR_TYPE_AXFR || t == LDNS_RR_TYPE_IXFR)
-		return p53_conf_expected(c, v, where, "a record type (A, AAAA, TXT, SOA...)");
-	((struct p53_probe_conf *)base)->qtype = (uint16_t)t;
-	return 0;
-}
-
 #define DUR(name_, field_, min_, max_) \
 	{ .name = name_, .fn = p53_conf_duration, field_, .min = (min_), .max = (max_) }
 
@@ -96,8 +77,8 @@ static const struct p53_conf_key probe_keys[] = {
 	{ .name = "status", .fn = p53_conf_uint, PC(status), .min = 100, .max = 599 },
 	{ .name = "body", .fn = p53_conf_string, PC(body) },
 	{ .name = "qname", .fn = key_qname, PC(qname) },
-	{ .name = "qtype", .fn = key_qtype },
-	{ .name = "rcode", .fn = p53_conf_enum, PC(rcode), .names = rcode_names },
+	{ .name = "qtype", .fn = p53_conf_qtype, PC(qtype) },
+	{ .name = "rcode", .fn = p53_conf_enum, PC(rcode), .names = p53_conf_rcode_names },
 	{ .name = "answer", .fn = p53_conf_bool, PC(answer) },
 	{ .name = "command", .fn = p53_conf_string, PC(command) },
 	DUR("interval", PC(interval_ms), 100, 3600000),
