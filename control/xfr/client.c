@@ -50,32 +50,6 @@ static void jerr(struct p53_xfr_job *j, const char *fmt, ...)
 	va_end(ap);
 }
 
-static const char *peer_str(const struct p53_xfr_peer *p, char *buf, size_t cap)
-{
-	char a[INET6_ADDRSTRLEN];
-
-	inet_ntop(p->family, p->addr, a, sizeof(a));
-	snprintf(buf, cap, p->family == AF_INET6 ? "[%s]:%u" : "%s:%u", a, p->port);
-	return buf;
-}
-
-static socklen_t peer_sa(const struct p53_xfr_peer *p, struct sockaddr_storage *ss)
-{
-	memset(ss, 0, sizeof(*ss));
-	if (p->family == AF_INET) {
-		struct sockaddr_in *s = (struct sockaddr_in *)ss;
-		s->sin_family = AF_INET;
-		s->sin_port = htons(p->port);
-		memcpy(&s->sin_addr, p->addr, 4);
-		return sizeof(*s);
-	}
-	struct sockaddr_in6 *s = (struct sockaddr_in6 *)ss;
-	s->sin6_family = AF_INET6;
-	s->sin6_port = htons(p->port);
-	memcpy(&s->sin6_addr, p->addr, 16);
-	return sizeof(*s);
-}
-
 /* Wait for fd; 1 ready, 0 timed out, -1 stopping. */
 static int wait_fd(int fd, short events, uint64_t deadline, volatile int *stop)
 {
@@ -191,7 +165,7 @@ static void take_timers(struct p53_xfr_job *j, const ldns_rr *soa)
 static int tcp_connect(struct p53_xfr_job *j, const struct p53_xfr_peer *p, const char *peer)
 {
 	struct sockaddr_storage ss;
-	socklen_t sl = peer_sa(p, &ss);
+	socklen_t sl = p53_xfr_peer_sa(p->family, p->addr, p->port, &ss);
 	int fd = socket(p->family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0), one = 1;
 
 	if (fd < 0) {
@@ -304,7 +278,7 @@ static int soa_query(struct p53_xfr_job *j, const struct p53_xfr_peer *p, const 
 	struct query q;
 	uint8_t *resp = malloc(MSG_MAX);
 	struct sockaddr_storage ss;
-	socklen_t sl = peer_sa(p, &ss);
+	socklen_t sl = p53_xfr_peer_sa(p->family, p->addr, p->port, &ss);
 	int fd = -1, rc = -1, n = -1, tcp = 0;
 	ldns_pkt *pkt = NULL;
 
@@ -623,7 +597,7 @@ static void refresh(struct p53_xfr_job *j)
 	j->outcome = P53_XFR_FAILED;
 	for (int i = 0; i < j->n_peers; i++) {
 		const struct p53_xfr_peer *p = &j->peers[i];
-		peer_str(p, peer, sizeof(peer));
+		p53_xfr_peer_str(p->family, p->addr, p->port, peer, sizeof(peer));
 		j->err[0] = '\0';
 		int sq = soa_query(j, p, peer);
 		if (sq == -1)

@@ -501,3 +501,31 @@ void p53_xfr_conf_free(struct p53_xfr_conf *x)
 	p53_xfr_notify_to_free(x->notify_to);
 	memset(x, 0, sizeof(*x));
 }
+
+socklen_t p53_xfr_peer_sa(int family, const uint8_t *addr, uint16_t port,
+			  struct sockaddr_storage *ss)
+{
+	memset(ss, 0, sizeof(*ss));
+	if (family == AF_INET) {
+		struct sockaddr_in *s = (struct sockaddr_in *)ss;
+		s->sin_family = AF_INET;
+		s->sin_port = htons(port);
+		memcpy(&s->sin_addr, addr, 4);
+		return sizeof(*s);
+	}
+	struct sockaddr_in6 *s = (struct sockaddr_in6 *)ss;
+	s->sin6_family = AF_INET6;
+	s->sin6_port = htons(port);
+	memcpy(&s->sin6_addr, addr, 16);
+	return sizeof(*s);
+}
+
+const char *p53_xfr_peer_str(int family, const uint8_t *addr, uint16_t port, char *buf,
+			     size_t cap)
+{
+	char a[INET6_ADDRSTRLEN];
+
+	inet_ntop(family, addr, a, sizeof(a));
+	snprintf(buf, cap, family == AF_INET6 ? "[%s]:%u" : "%s:%u", a, port);
+	return buf;
+}

@@ -12,7 +12,9 @@
 #define P53_XFR_CONF_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
+#include <sys/socket.h>
 
 #include "control/conf/schema.h"
 
@@ -148,5 +150,13 @@ char *p53_xfr_default_file(const char *dir, const char *zone);
 
 /** A domain name to canonical (lower-case) wire form, at most 255 octets; -1 when it is not one. */
 int p53_xfr_name_wire(const char *s, uint8_t *out, uint8_t *len);
+
+/** The socket address of a peer (family AF_INET or AF_INET6, addr 4 or 16 octets). */
+socklen_t p53_xfr_peer_sa(int family, const uint8_t *addr, uint16_t port,
+			  struct sockaddr_storage *ss);
+
+/** A peer as "192.0.2.1:53" or "[2001:db8::1]:53", written into buf; returns buf. */
+const char *p53_xfr_peer_str(int family, const uint8_t *addr, uint16_t port, char *buf,
+			     size_t cap);
 
 #endif /* P53_XFR_CONF_H */

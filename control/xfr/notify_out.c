@@ -65,32 +65,6 @@ static int zone_cmp(const void *a, const void *b)
 	return memcmp(x->apex, y->apex, x->apex_len);
 }
 
-static const char *peer_str(const struct p53_nout_msg *m, char *buf, size_t len)
-{
-	char a[INET6_ADDRSTRLEN];
-
-	inet_ntop(m->family, m->addr, a, sizeof(a));
-	snprintf(buf, len, m->family == AF_INET6 ? "[%s]:%u" : "%s:%u", a, m->port);
-	return buf;
-}
-
-static socklen_t peer_sa(const struct p53_nout_msg *m, struct sockaddr_storage *ss)
-{
-	memset(ss, 0, sizeof(*ss));
-	if (m->family == AF_INET) {
-		struct sockaddr_in *s = (struct sockaddr_in *)ss;
-		s->sin_family = AF_INET;
-		s->sin_port = htons(m->port);
-		memcpy(&s->sin_addr, m->addr, 4);
-		return sizeof(*s);
-	}
-	struct sockaddr_in6 *s = (struct sockaddr_in6 *)ss;
-	s->sin6_family = AF_INET6;
-	s->sin6_port = htons(m->port);
-	memcpy(&s->sin6_addr, m->addr, 16);
-	return sizeof(*s);
-}
-
 static int sock_of(struct p53_nout *n, int family)
 {
 	int *fd = family == AF_INET ? &n->fd4 : &n->fd6;
@@ -145,7 +119,7 @@ static int build(struct p53_nout_msg *m, const void *img, uint32_t zi)
 static void send_msg(struct p53_daemon *d, struct p53_nout_msg *m, uint64_t now)
 {
 	struct sockaddr_storage ss;
-	socklen_t sl = peer_sa(m, &ss);
+	socklen_t sl = p53_xfr_peer_sa(m->family, m->addr, m->port, &ss);
 	int fd = sock_of(&d->xfr->nout, m->family);
 
 	if (m->tries == 0)
@@ -159,7 +133,7 @@ static void send_msg(struct p53_daemon *d, struct p53_nout_msg *m, uint64_t now)
 		char p[INET6_ADDRSTRLEN + 16], z[1024];
 		if (m->tries == 1) /* once per NOTIFY; the tries go on (a route may come back) */
 			p53_warn("NOTIFY for %s to %s: %s", p53_name_to_str(z, sizeof(z), m->apex),
-				 peer_str(m, p, sizeof(p)), strerror(errno));
+				 p53_xfr_peer_str(m->family, m->addr, m->port, p, sizeof(p)), strerror(errno));
 	}
 }
 
@@ -341,7 +315,7 @@ static void answer_in(struct p53_daemon *d, const uint8_t *msg, size_t len,
 				d->xfr_stats.notify_failed++;
 				p53_warn("NOTIFY for %s serial %u to %s: the server does not accept our TSIG "
 					 "key", p53_name_to_str(z, sizeof(z), m->apex), m->serial,
-					 peer_str(m, p, sizeof(p)));
+					 p53_xfr_peer_str(m->family, m->addr, m->port, p, sizeof(p)));
 				drop_msg(n, i);
 				return;
 			}
@@ -350,12 +324,12 @@ static void answer_in(struct p53_daemon *d, const uint8_t *msg, size_t len,
 		if (rc == P53_RCODE_NOERROR) {
 			d->xfr_stats.notify_acked++;
 			p53_info("NOTIFY for %s serial %u to %s: answered%s", p53_name_to_str(z, sizeof(z), m->apex),
-				 m->serial, peer_str(m, p, sizeof(p)), m->has_key ? " (TSIG)" : "");
+				 m->serial, p53_xfr_peer_str(m->family, m->addr, m->port, p, sizeof(p)), m->has_key ? " (TSIG)" : "");
 		} else {
 			char b[32];
 			d->xfr_stats.notify_failed++;
 			p53_warn("NOTIFY for %s serial %u to %s: answered %s; not sent again",
-				 p53_name_to_str(z, sizeof(z), m->apex), m->serial, peer_str(m, p, sizeof(p)),
+				 p53_name_to_str(z, sizeof(z), m->apex), m->serial, p53_xfr_peer_str(m->family, m->addr, m->port, p, sizeof(p)),
 				 p53_rcode_name(rc, b, sizeof(b)));
 		}
 		drop_msg(n, i);
@@ -404,7 +378,7 @@ void p53_nout_tick(struct p53_daemon *d)
 		d->xfr_stats.notify_failed++;
 		p53_warn("NOTIFY for %s serial %u to %s: no answer after %d tries; the server will find "
 			 "the serial by its own SOA refresh", p53_name_to_str(z, sizeof(z), m->apex),
-			 m->serial, peer_str(m, p, sizeof(p)), m->tries);
+			 m->serial, p53_xfr_peer_str(m->family, m->addr, m->port, p, sizeof(p)), m->tries);
 		drop_msg(n, i);
 	}
 }
