@@ -509,8 +509,10 @@ uint16_t p53_fast_answer(const void *img, const struct p53_answer_conf *conf, ui
 {
 	uint16_t qt = q->qtype;
 
-	/* The shape (fastpath.h). QUERY opcode; EDNS version 0, no option we act on; DO=1 only
-	   for a name error in an NSEC3 zone (below). */
+	/* The shape (fastpath.h). QUERY opcode; EDNS version 0, no option we act on. DO=1 is
+	   answered here in a signed zone for an RRset with its RRSIGs, a name error, NODATA at
+	   the name and a wildcard answer with their proofs; a DO=1 referral or wildcard NODATA
+	   goes to the general path (below). */
 	if (img == NULL || conf->tcp_limit != 0 || P53_OPCODE(q->flags) != P53_OPCODE_QUERY ||
 	    q->tsig || q->qclass != P53_C_IN)
 		return 0;
