@@ -1,9 +1,11 @@
 /*
- * Network probes (GSLB monitors): a TCP connect, an HTTP GET and a DNS query over UDP, each
- * run from one non-blocking socket that p53_probe_poll() advances every control tick
- * (connect, send, read) until it has a verdict or its deadline passes. Nothing here waits:
- * every socket call is non-blocking and a poll() has a zero timeout, so a probe to a host that
- * never answers costs the control loop nothing but its socket until the timeout.
+ * Network probes (GSLB monitors): a TCP connect, an HTTP GET, an HTTPS GET (HTTP over TLS,
+ * OpenSSL) and a DNS query over UDP or TCP, each run from one non-blocking socket that
+ * p53_probe_poll() advances every control tick (connect, TLS handshake, send, read) until it
+ * has a verdict or its deadline passes. Nothing here waits: every socket call is non-blocking,
+ * the TLS calls are driven by the WANT_READ/WANT_WRITE they return, and a poll() has a zero
+ * timeout, so a probe to a host that never answers costs the control loop nothing but its
+ * socket until the timeout.
  *
  * The same shape as the child processes of proc.h (start, poll, kill, describe), so the
  * scheduler that runs a command check (control/steer/steer_pub.c for steering targets) runs a
@@ -25,9 +27,11 @@
 
 #define P53_PROBE_HTTP_MAX 16384        /* bytes of an HTTP response read at most */
 #define P53_PROBE_WHY_MAX  200
+#define P53_PROBE_DNS_HEAD 512          /* dns over tcp: bytes of a reply read at most */
 
 /* check.type; the order is the config's word list (probe_conf.c). */
-enum p53_probe_type { P53_PROBE_COMMAND = 0, P53_PROBE_TCP, P53_PROBE_HTTP, P53_PROBE_DNS };
+enum p53_probe_type { P53_PROBE_COMMAND = 0, P53_PROBE_TCP, P53_PROBE_HTTP, P53_PROBE_DNS,
+		      P53_PROBE_HTTPS, P53_PROBE_NTYPES };
 
 extern const char *const p53_probe_type_names[];
 
@@ -38,11 +42,15 @@ struct p53_probe_conf {
 	char *address;                  /* check.address as written; NULL: the target's */
 	uint8_t family;                 /* 4 or 6, filled from the target's when NULL */
 	uint8_t addr[16];
-	unsigned int port;              /* tcp: required; http 80, dns 53 */
-	char *path;                     /* http: default "/" */
-	char *host;                     /* http: Host header, default the address */
-	unsigned int status;            /* http: expected status, default 200 */
-	char *body;                     /* http: a substring the body must hold, or NULL */
+	unsigned int port;              /* tcp: required; http 80, https 443, dns 53 */
+	char *path;                     /* http(s): default "/" */
+	char *host;                     /* http(s): Host header, default the address; https: the
+					 * SNI and the name the certificate must hold */
+	unsigned int status;            /* http(s): expected status, default 200 */
+	char *body;                     /* http(s): a substring the body must hold, or NULL */
+	bool tls_verify;                /* https: verify the certificate (default true) */
+	char *ca_file;                  /* https: trusted CAs (PEM), NULL: the system store */
+	bool tcp;                       /* dns: transport tcp (RFC 7766 length prefix) */
 	char *qname;                    /* dns: required */
 	uint8_t qwire[255];             /* dns: qname in wire form */
 	uint8_t qwire_len;
@@ -70,13 +78,22 @@ bool p53_probe_conf_same(const struct p53_probe_conf *a, const struct p53_probe_
 
 void p53_probe_conf_free(struct p53_probe_conf *pc);
 
+struct ssl_st;
+struct ssl_ctx_st;
+
 /* One probe in flight. */
 struct p53_probe {
 	int fd;                         /* -1 when nothing runs */
-	int phase;                      /* probe.c: connecting, sending, reading */
+	int phase;                      /* probe.c: connecting, handshaking, sending, reading */
+	short want;                     /* https: the poll events OpenSSL last asked for */
 	uint64_t started_ms, deadline_ms;
-	uint8_t *buf;                   /* http: the request, then the response; dns: the query */
+	uint8_t *buf;                   /* http(s): the request, then the response; dns: the
+					 * query (tcp: length-prefixed, then the reply's head) */
 	size_t len, sent;
+	size_t rlen;                    /* dns over tcp: reply bytes read (prefix included) */
+	struct ssl_st *ssl;             /* https: this connection's TLS, NULL otherwise */
+	struct ssl_ctx_st *tls;         /* https: the context (CA store loaded once), kept across
+					 * runs of the same check; freed by p53_probe_kill */
 	uint16_t id;                    /* dns: the query's ID */
 	bool ok;                        /* the verdict, once finished */
 	uint64_t took_ms;               /* how long the finished probe took */
@@ -104,7 +121,10 @@ static inline bool p53_probe_running(const struct p53_probe *p)
 	return p->fd >= 0;
 }
 
-/** Abandon a running probe (close its socket); safe when none runs. */
+/**
+ * Abandon a running probe (close its socket, free its TLS) and free the TLS context kept for
+ * the check: call it when the check goes away (reload, shutdown). Safe when none runs.
+ */
 void p53_probe_kill(struct p53_probe *p);
 
 #endif /* P53_HEALTH_PROBE_H */

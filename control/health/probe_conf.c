@@ -1,5 +1,7 @@
 /* A probe's `check:` mapping; see probe.h. Config loader and pop53ctl; no DPDK. */
 #include <arpa/inet.h>
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,7 +12,9 @@
 
 #define PC(f) P53_CONF_FIELD(struct p53_probe_conf, f)
 
-const char *const p53_probe_type_names[] = { "command", "tcp", "http", "dns", NULL };
+const char *const p53_probe_type_names[] = { "command", "tcp", "http", "dns", "https", NULL };
+static const char *const transport_names[] = { "udp", "tcp", NULL };
+
 static int key_address(struct p53_conf_ctx *c, const struct p53_conf_key *k, yaml_node_t *v,
 		       const char *where, void *base)
 {
@@ -65,6 +69,38 @@ static int key_qname(struct p53_conf_ctx *c, const struct p53_conf_key *k, yaml_
 	return p53_conf_string(c, k, v, where, base);
 }
 
+/* https: the CA file (relative: to the config's folder) must be a readable file now; its PEM
+ * is parsed by the first probe (pop53ctl's config check links no TLS). */
+static int key_ca_file(struct p53_conf_ctx *c, const struct p53_conf_key *k, yaml_node_t *v,
+		       const char *where, void *base)
+{
+	struct p53_probe_conf *pc = base;
+	FILE *f;
+
+	if (p53_conf_path(c, k, v, where, base) != 0)
+		return -1;
+	f = p53_fopen_regular(pc->ca_file);
+	if (f == NULL)
+		return p53_conf_fail(c, v, "%s: %s: %s", where, pc->ca_file,
+				     errno == EINVAL ? "not a regular file" : strerror(errno));
+	fclose(f);
+	return 0;
+}
+
+static int key_transport(struct p53_conf_ctx *c, const struct p53_conf_key *k, yaml_node_t *v,
+			 const char *where, void *base)
+{
+	struct p53_probe_conf *pc = base;
+	int t = 0;
+	struct p53_conf_key ek = *k;
+
+	ek.off = 0;
+	if (p53_conf_enum(c, &ek, v, where, &t) != 0)
+		return -1;
+	pc->tcp = t == 1;
+	return 0;
+}
+
 #define DUR(name_, field_, min_, max_) \
 	{ .name = name_, .fn = p53_conf_duration, field_, .min = (min_), .max = (max_) }
 
@@ -76,6 +112,9 @@ static const struct p53_conf_key probe_keys[] = {
 	{ .name = "host", .fn = key_request_part, PC(host) },
 	{ .name = "status", .fn = p53_conf_uint, PC(status), .min = 100, .max = 599 },
 	{ .name = "body", .fn = p53_conf_string, PC(body) },
+	{ .name = "tls_verify", .fn = p53_conf_bool, PC(tls_verify) },
+	{ .name = "ca_file", .fn = key_ca_file, PC(ca_file) },
+	{ .name = "transport", .fn = key_transport, .names = transport_names },
 	{ .name = "qname", .fn = key_qname, PC(qname) },
 	{ .name = "qtype", .fn = p53_conf_qtype, PC(qtype) },
 	{ .name = "rcode", .fn = p53_conf_enum, PC(rcode), .names = p53_conf_rcode_names },
@@ -88,13 +127,15 @@ static const struct p53_conf_key probe_keys[] = {
 };
 
 /* Which types each key belongs to (bit per enum p53_probe_type); the rest are for all. */
+#define NET (1u << P53_PROBE_TCP | 1u << P53_PROBE_HTTP | 1u << P53_PROBE_DNS | 1u << P53_PROBE_HTTPS)
+#define WEB (1u << P53_PROBE_HTTP | 1u << P53_PROBE_HTTPS)
 static const struct { const char *key; unsigned int types; } only_for[] = {
-	{ "address", 1u << P53_PROBE_TCP | 1u << P53_PROBE_HTTP | 1u << P53_PROBE_DNS },
-	{ "port", 1u << P53_PROBE_TCP | 1u << P53_PROBE_HTTP | 1u << P53_PROBE_DNS },
-	{ "path", 1u << P53_PROBE_HTTP }, { "host", 1u << P53_PROBE_HTTP },
-	{ "status", 1u << P53_PROBE_HTTP }, { "body", 1u << P53_PROBE_HTTP },
+	{ "address", NET }, { "port", NET },
+	{ "path", WEB }, { "host", WEB }, { "status", WEB }, { "body", WEB },
+	{ "tls_verify", 1u << P53_PROBE_HTTPS }, { "ca_file", 1u << P53_PROBE_HTTPS },
 	{ "qname", 1u << P53_PROBE_DNS }, { "qtype", 1u << P53_PROBE_DNS },
 	{ "rcode", 1u << P53_PROBE_DNS }, { "answer", 1u << P53_PROBE_DNS },
+	{ "transport", 1u << P53_PROBE_DNS },
 	{ "command", 1u << P53_PROBE_COMMAND },
 };
 
@@ -106,9 +147,10 @@ int p53_probe_conf_map(struct p53_conf_ctx *c, yaml_node_t *v, const char *where
 	pc->set = true;
 	pc->line = (int)v->start_mark.line + 1;
 	pc->qtype = LDNS_RR_TYPE_SOA;
+	pc->tls_verify = true;
 	if (v->type != YAML_MAPPING_NODE)
 		return p53_conf_expected(c, v, where, "a command or a mapping with a type (tcp, http, "
-					 "dns, command)");
+					 "https, dns, command)");
 	if (p53_conf_map(c, v, probe_keys, P53_CONF_NKEYS(probe_keys), where, v, pc) != 0)
 		return -1;
 	type = p53_probe_type_names[pc->type];
@@ -131,8 +173,9 @@ int p53_probe_conf_map(struct p53_conf_ctx *c, yaml_node_t *v, const char *where
 			return p53_conf_fail(c, v, "%s: a tcp check needs a port", where);
 		break;
 	case P53_PROBE_HTTP:
+	case P53_PROBE_HTTPS:
 		if (pc->port == 0)
-			pc->port = 80;
+			pc->port = pc->type == P53_PROBE_HTTPS ? 443 : 80;
 		if (pc->status == 0)
 			pc->status = 200;
 		if (pc->path == NULL && p53_conf_set_string(c, v, &pc->path, "/") != 0)
@@ -162,7 +205,8 @@ bool p53_probe_conf_same(const struct p53_probe_conf *a, const struct p53_probe_
 	return a->set == b->set && a->type == b->type && a->family == b->family &&
 	       memcmp(a->addr, b->addr, sizeof(a->addr)) == 0 && a->port == b->port &&
 	       str_same(a->path, b->path) && str_same(a->host, b->host) && a->status == b->status &&
-	       str_same(a->body, b->body) && a->qwire_len == b->qwire_len &&
+	       str_same(a->body, b->body) && a->tls_verify == b->tls_verify &&
+	       str_same(a->ca_file, b->ca_file) && a->tcp == b->tcp && a->qwire_len == b->qwire_len &&
 	       memcmp(a->qwire, b->qwire, a->qwire_len) == 0 && a->qtype == b->qtype &&
 	       a->rcode == b->rcode && a->answer == b->answer && str_same(a->command, b->command);
 }
@@ -173,6 +217,7 @@ void p53_probe_conf_free(struct p53_probe_conf *pc)
 	free(pc->path);
 	free(pc->host);
 	free(pc->body);
+	free(pc->ca_file);
 	free(pc->qname);
 	free(pc->command);
 	memset(pc, 0, sizeof(*pc));

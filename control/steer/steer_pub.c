@@ -424,9 +424,9 @@ static const struct p53_family sfam[SF__MAX] = {
 
 void p53_steer_walk(const struct p53_steer_pub *p, p53_counter_fn fn, void *arg)
 {
-	for (int k = 0; k < 4; k++)
+	for (int k = 0; k < P53_PROBE_NTYPES; k++)
 		fn(arg, &sfam[SF_OK], p53_probe_type_names[k], p->probe_ok[k]);
-	for (int k = 0; k < 4; k++)
+	for (int k = 0; k < P53_PROBE_NTYPES; k++)
 		fn(arg, &sfam[SF_FAIL], p53_probe_type_names[k], p->probe_fail[k]);
 	fn(arg, &sfam[SF_CHANGES], NULL, p->target_changes);
 	fn(arg, &sfam[SF_DOWN], NULL, p->targets_down);

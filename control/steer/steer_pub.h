@@ -80,7 +80,7 @@ struct p53_steer_pub {
 	unsigned int n_retired;
 	uint64_t publishes;
 	uint64_t health_changes;
-	uint64_t probe_ok[4], probe_fail[4]; /* check results since start, by enum p53_probe_type */
+	uint64_t probe_ok[P53_PROBE_NTYPES], probe_fail[P53_PROBE_NTYPES]; /* check results since start, by enum p53_probe_type */
 	uint64_t target_changes;        /* targets that crossed rise or fall, since start */
 	uint64_t targets_down;          /* out of the answers now (check or operator) */
 	/* The counters above are plain integers written by the control thread only, so

@@ -4,16 +4,23 @@
   probe_server.py http ADDR PORT STATEFILE   HTTP/1.1: every GET answers with the status and
                                              body in STATEFILE ("200 pop53-ok"), read per request,
                                              so the test switches it to 503 without a restart
+  probe_server.py https ADDR PORT STATEFILE CERT KEY
+                                             the same over TLS with CERT and KEY (PEM); each
+                                             request's log line starts with the SNI the client
+                                             sent ("-" for none)
   probe_server.py tcp ADDR PORT              accepts connections and closes them
 
 Both run in the foreground until killed; they print "ready" once listening.
 """
 import http.server
 import socket
+import ssl
 import sys
 
 
-def http_server(addr, port, statefile):
+def http_server(addr, port, statefile, cert=None, key=None):
+    sni = {}
+
     class Handler(http.server.BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
 
@@ -30,9 +37,26 @@ def http_server(addr, port, statefile):
             self.close_connection = True
 
         def log_message(self, fmt, *args):
-            sys.stderr.write("%s %s\n" % (self.headers.get("Host"), fmt % args))
+            pre = ""
+            if cert is not None:
+                pre = "sni=%s " % (sni.get(id(self.connection)) or "-")
+            sys.stderr.write("%s%s %s\n" % (pre, self.headers.get("Host"), fmt % args))
 
-    srv = http.server.HTTPServer((addr, port), Handler)
+    if cert is None:
+        srv = http.server.HTTPServer((addr, port), Handler)
+    else:
+        # One thread per connection: a client stuck in (or failing) its handshake holds up
+        # only its own thread.
+        srv = http.server.ThreadingHTTPServer((addr, port), Handler)
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.load_cert_chain(cert, key)
+
+        def on_sni(sock, name, _ctx):
+            sni[id(sock)] = name
+
+        ctx.sni_callback = on_sni
+        srv.socket = ctx.wrap_socket(srv.socket, server_side=True,
+                                     do_handshake_on_connect=False)
     print("ready", flush=True)
     srv.serve_forever()
 
@@ -51,5 +75,7 @@ def tcp_server(addr, port):
 if __name__ == "__main__":
     if sys.argv[1] == "http":
         http_server(sys.argv[2], int(sys.argv[3]), sys.argv[4])
+    elif sys.argv[1] == "https":
+        http_server(sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5], sys.argv[6])
     else:
         tcp_server(sys.argv[2], int(sys.argv[3]))

@@ -220,6 +220,149 @@ static void test_dns(void **state)
 	}
 }
 
+/* DNS over TCP (RFC 7766): the query goes with its 2-byte length; the reply is read in
+ * whatever pieces it comes; on a connection of its own anything but our reply is a failure. */
+static void test_dns_tcp(void **state)
+{
+	enum { GOOD, BAD_ID, REFUSED, NODATA_TC, LONG };
+	static const struct {
+		int reply;
+		size_t split;           /* bytes sent before a pause (0: all at once) */
+		size_t cut;             /* close after this many bytes (0: send all) */
+		bool ok;
+		const char *why;
+	} rows[] = {
+		{ GOOD, 0, 0, true, "rcode NOERROR, 1 answer(s) in " },
+		{ GOOD, 1, 0, true, " over tcp" },                                /* length split */
+		{ GOOD, 5, 0, true, "rcode NOERROR" },                            /* header split */
+		{ LONG, 0, 0, true, "rcode NOERROR, 1 answer(s)" },               /* 1000 bytes, head read */
+		{ BAD_ID, 0, 0, false, "is not to our query" },
+		{ REFUSED, 0, 0, false, "rcode REFUSED, want NOERROR" },
+		{ NODATA_TC, 0, 0, false, "rcode NOERROR but no answer" },
+		{ GOOD, 0, 1, false, "connection closed by the server after 1 byte(s)" },
+		{ GOOD, 0, 9, false, "connection closed by the server after 9 byte(s)" },
+	};
+	static const uint8_t qname[] = "\3www\7example\3com";
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		struct p53_probe_conf c;
+		struct p53_probe p;
+		unsigned int port;
+		uint8_t q[512], r[1024 + 2];
+		size_t ql = 0, want = 2 + 12 + sizeof(qname) + 4, n;
+		int ls = server(SOCK_STREAM, &port), cs;
+
+		conf_of(&c, P53_PROBE_DNS, port);
+		c.tcp = true;
+		memcpy(c.qwire, qname, sizeof(qname));
+		c.qwire_len = sizeof(qname);
+		c.qtype = 1;
+		c.answer = true;
+		p53_probe_init(&p);
+		assert_int_equal(p53_probe_start(&p, &c, 2000, p53_mono_ms()), 0);
+		cs = accept(ls, NULL, NULL);
+		assert_true(cs >= 0);
+		fcntl(cs, F_SETFL, O_NONBLOCK);
+		while (ql < want) {
+			assert_int_equal(p53_probe_poll(&p, &c, p53_mono_ms()), 0);
+			ssize_t k = recv(cs, q + ql, want - ql, 0);
+			if (k > 0)
+				ql += (size_t)k;
+			else
+				usleep(1000);
+		}
+		fcntl(cs, F_SETFL, 0);
+		assert_int_equal((q[0] << 8 | q[1]), want - 2);                 /* the length prefix */
+		assert_memory_equal(q + 2 + 12, qname, sizeof(qname));
+		n = reply(r + 2, q + 2, want - 2, rows[i].reply == BAD_ID ? 1 : 0, true,
+			  rows[i].reply == REFUSED ? 5 : 0, rows[i].reply == NODATA_TC ? 0 : 1);
+		if (rows[i].reply == NODATA_TC)
+			r[2 + 2] |= 0x02;
+		if (rows[i].reply == LONG) {
+			memset(r + 2 + n, 0, 1000 - n);
+			n = 1000;
+		}
+		r[0] = (uint8_t)(n >> 8);
+		r[1] = (uint8_t)n;
+		n += 2;
+		if (rows[i].cut != 0)
+			n = rows[i].cut;
+		size_t first = rows[i].split != 0 ? rows[i].split : n;
+		assert_int_equal(send(cs, r, first, MSG_NOSIGNAL), (ssize_t)first);
+		if (first < n) {
+			usleep(20000);
+			assert_int_equal(p53_probe_poll(&p, &c, p53_mono_ms()), 0); /* waits for the rest */
+			assert_int_equal(send(cs, r + first, n - first, MSG_NOSIGNAL), (ssize_t)(n - first));
+		}
+		if (rows[i].cut != 0)
+			close(cs);
+		run_out(&p, &c);
+		if (p.ok != rows[i].ok || strstr(p.why, rows[i].why) == NULL)
+			fail_msg("dns/tcp row %zu: want %s \"%s\", got %s \"%s\"", i,
+				 rows[i].ok ? "ok" : "fail", rows[i].why, p.ok ? "ok" : "fail", p.why);
+		assert_false(p53_probe_running(&p));
+		if (rows[i].cut == 0)
+			close(cs);
+		close(ls);
+	}
+}
+
+/* HTTPS to a listener that never speaks TLS: the handshake waits without blocking and times
+ * out with a reason that says where; a server that speaks plain HTTP fails the handshake;
+ * a probe killed mid-handshake frees its TLS (ASAN). */
+static void test_https_handshake(void **state)
+{
+	struct p53_probe_conf c;
+	struct p53_probe p;
+	unsigned int port;
+	int ls = server(SOCK_STREAM, &port), cs;
+
+	(void)state;
+	conf_of(&c, P53_PROBE_HTTPS, port);
+	c.path = "/";
+	c.status = 200;
+	c.host = "www.example.com:8443";
+	c.tls_verify = true;
+	p53_probe_init(&p);
+	assert_int_equal(p53_probe_start(&p, &c, 150, p53_mono_ms()), 0);
+	run_out(&p, &c);
+	assert_false(p.ok);
+	if (strstr(p.why, "while in the TLS handshake") == NULL)
+		fail_msg("silent server: got \"%s\"", p.why);
+	cs = accept(ls, NULL, NULL);
+	assert_true(cs >= 0);
+	close(cs);
+
+	/* A plain HTTP server answers the ClientHello with text. */
+	assert_int_equal(p53_probe_start(&p, &c, 2000, p53_mono_ms()), 0);
+	cs = accept(ls, NULL, NULL);
+	assert_true(cs >= 0);
+	static const char plain[] = "HTTP/1.1 400 Bad Request\r\n\r\n";
+	assert_int_equal(send(cs, plain, sizeof(plain) - 1, MSG_NOSIGNAL), (ssize_t)sizeof(plain) - 1);
+	run_out(&p, &c);
+	assert_false(p.ok);
+	if (strstr(p.why, "TLS handshake: ") == NULL)
+		fail_msg("plain server: got \"%s\"", p.why);
+	close(cs);
+
+	/* Killed mid-handshake, twice; the context goes with the kill. */
+	assert_int_equal(p53_probe_start(&p, &c, 2000, p53_mono_ms()), 0);
+	for (int k = 0; k < 20 && p.ssl == NULL; k++) {
+		assert_int_equal(p53_probe_poll(&p, &c, p53_mono_ms()), 0);
+		usleep(1000);
+	}
+	assert_non_null(p.ssl);
+	p53_probe_kill(&p);
+	assert_null(p.ssl);
+	assert_null(p.tls);
+	assert_false(p53_probe_running(&p));
+	p53_probe_kill(&p);
+	cs = accept(ls, NULL, NULL);
+	close(cs);
+	close(ls);
+}
+
 /* Nothing listens: TCP and HTTP are refused, DNS gets ICMP port unreachable. TCP to a
  * listener connects. */
 static void test_refused_and_tcp(void **state)
@@ -274,6 +417,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_http),
 		cmocka_unit_test(test_dns),
+		cmocka_unit_test(test_dns_tcp),
+		cmocka_unit_test(test_https_handshake),
 		cmocka_unit_test(test_refused_and_tcp),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
