@@ -342,7 +342,8 @@ static void test_https_handshake(void **state)
 	assert_int_equal(send(cs, plain, sizeof(plain) - 1, MSG_NOSIGNAL), (ssize_t)sizeof(plain) - 1);
 	run_out(&p, &c);
 	assert_false(p.ok);
-	if (strstr(p.why, "TLS handshake: ") == NULL)
+	/* OpenSSL's words for a record that is not TLS ("wrong version number" in 3.0). */
+	if (strstr(p.why, "TLS handshake: ") == NULL || strstr(p.why, "wrong version number") == NULL)
 		fail_msg("plain server: got \"%s\"", p.why);
 	close(cs);
 
