@@ -193,7 +193,7 @@ static void test_bad_config(void **state)
 		{ CHK("{port: 80}"),
 		  "c.yaml:17: steering.records[0].pool[0].check: missing required key 'type'" },
 		{ CHK("{type: icmp}"),
-		  "c.yaml:17: steering.records[0].pool[0].check.type: expected command, tcp, http or dns, got 'icmp'" },
+		  "c.yaml:17: steering.records[0].pool[0].check.type: expected command, tcp, http, dns or https, got 'icmp'" },
 		{ CHK("{type: tcp}"), "c.yaml:17: steering.records[0].pool[0].check: a tcp check needs a port" },
 		{ CHK("{type: tcp, port: 0}"), "c.yaml:17: steering.records[0].pool[0].check.port: " },
 		{ CHK("{type: tcp, port: 65536}"), "c.yaml:17: steering.records[0].pool[0].check.port: " },
