@@ -38,6 +38,8 @@ static int finish(struct p53_probe *p, bool ok, uint64_t now_ms, const char *fmt
 	va_start(ap, fmt);
 	vsnprintf(p->why, sizeof(p->why), fmt, ap);
 	va_end(ap);
+	/* Leave no TLS failure queued for the thread's other OpenSSL users (DNSSEC signing). */
+	ERR_clear_error();
 	p->ok = ok;
 	p->took_ms = now_ms - p->started_ms;
 	conn_close(p);
