@@ -13,8 +13,9 @@
 #   datagram without EDNS comes back truncated, answer empty) passes over TCP and fails over
 #   UDP; REFUSED (a zone knotd does not serve, then probe.test dropped by a knotd reload),
 #   SERVFAIL (a zone whose file is missing) and a stopped knotd keep or take targets out.
-# A reload with the same probes keeps their verdicts; pop53d stops cleanly (ASAN: no leak of
-# TLS objects on the timeout, reload and shutdown paths when built with -Dsanitize=true).
+# A server that accepts and never speaks TLS times the handshake out. A reload with the same
+# probes keeps their verdicts; pop53d stops cleanly (with -Dsanitize=true: no leak of TLS
+# objects on the timeout, reload and shutdown paths, where probes are mid-handshake).
 . "$(dirname "$0")/lib.sh"
 SRV_PIDS=()
 KNOT_PID=
@@ -68,6 +69,7 @@ check "HTTPS server (CA-signed) listens on $SRV:8443" \
 	start_srv https https "$SRV" 8443 "$TMP/https.state" "$PKI/web.pem" "$PKI/web.key"
 check "HTTPS server (self-signed) listens on $SRV:8444" \
 	start_srv self https "$SRV" 8444 "$TMP/https.state" "$PKI/self.pem" "$PKI/self.key"
+check "a mute listener (accepts TCP, never speaks) on $SRV:8445" start_srv mute mute "$SRV" 8445
 check "curl with the CA gets the page over TLS (the servers work)" bash -c \
 	'ip netns exec "$0" curl -sf --max-time 5 --cacert "$1" --resolve web.probe.test:8443:"$2" \
 	 https://web.probe.test:8443/ | grep -q pop53-ok' "$CLIENT_NS" "$PKI/ca.pem" "$SRV"
@@ -157,6 +159,7 @@ steering:
         - {name: hself, address: 10.0.5.2, priority: 1, check: {type: https, address: $SRV, port: 8444, host: web.probe.test, ca_file: $PKI/ca.pem, $P, rise: 1, fall: 1}}
         - {name: hsys, address: 10.0.5.3, priority: 1, check: {type: https, address: $SRV, port: 8443, host: web.probe.test, $P, rise: 1, fall: 1}}
         - {name: hip, address: 10.0.5.4, priority: 1, check: {type: https, address: $SRV, port: 8443, ca_file: $PKI/ca.pem, $P, rise: 1, fall: 1}}
+        - {name: hmute, address: 10.0.5.5, priority: 1, check: {type: https, address: $SRV, port: 8445, host: web.probe.test, $P, rise: 1, fall: 1}}
         - {name: s1, address: 10.0.5.9, priority: 1}
     - owner: dtcp.example.com.
       type: A
@@ -246,6 +249,8 @@ check "target list: hsys down, the system store lacks the test CA (verify is on 
 	tl hsys '.up == false and .probe_state.reason == "TLS certificate: unable to get local issuer certificate"'
 check "target list: hip down, no host: the certificate must name the IP address" \
 	tl hip '.up == false and .probe_state.reason == "TLS certificate: IP address mismatch"'
+check "target list: hmute down, its handshake timed out (the TLS is freed each time: ASAN)" \
+	tl hmute '.up == false and (.probe_state.reason | test("^timed out after [0-9]+ ms while in the TLS handshake$"))'
 
 # HTTP over TLS: the status and body checks.
 echo "503 down for maintenance" >"$TMP/https.state"
@@ -303,5 +308,8 @@ check "metrics: https probes passed and failed by type" \
 
 check "pop53d stops cleanly" stop_pop53
 check "no mbuf leaked" grep -q 'no leak' "$TMP/pop53d.log"
+# With -Dsanitize=true: probes were mid-handshake (hmute always is) at the reload and the stop.
+check "no sanitizer report (leaks of SSL objects included)" \
+	bash -c '! grep -Eq "LeakSanitizer|AddressSanitizer|runtime error" "$0"' "$TMP/pop53d.log"
 [ "$FAIL" -eq 0 ] && [ -z "${VERBOSE:-}" ] || cat "$TMP/pop53d.log"
 finish

@@ -9,6 +9,8 @@
                                              request's log line starts with the SNI the client
                                              sent ("-" for none)
   probe_server.py tcp ADDR PORT              accepts connections and closes them
+  probe_server.py mute ADDR PORT             listens and never accepts: the kernel completes
+                                             the TCP handshake, nothing ever answers
 
 Both run in the foreground until killed; they print "ready" once listening.
 """
@@ -16,6 +18,7 @@ import http.server
 import socket
 import ssl
 import sys
+import time
 
 
 def http_server(addr, port, statefile, cert=None, key=None):
@@ -72,10 +75,22 @@ def tcp_server(addr, port):
         c.close()
 
 
+def mute_server(addr, port):
+    s = socket.socket(socket.AF_INET6 if ":" in addr else socket.AF_INET)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.bind((addr, port))
+    s.listen(4096)
+    print("ready", flush=True)
+    while True:
+        time.sleep(3600)
+
+
 if __name__ == "__main__":
     if sys.argv[1] == "http":
         http_server(sys.argv[2], int(sys.argv[3]), sys.argv[4])
     elif sys.argv[1] == "https":
         http_server(sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5], sys.argv[6])
+    elif sys.argv[1] == "mute":
+        mute_server(sys.argv[2], int(sys.argv[3]))
     else:
         tcp_server(sys.argv[2], int(sys.argv[3]))
