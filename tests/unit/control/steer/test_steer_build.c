@@ -296,7 +296,9 @@ static void test_probe_config(void **state)
 	      "        - {name: t, address: 10.0.0.2, check: {type: tcp, port: 22, address: \"2001:db8::5\"}, rise: 3}\n"
 	      "        - {name: d, address: 10.0.0.3, check: {type: dns, qname: Example.COM, qtype: A, answer: true}}\n"
 	      "        - {name: c, address: 10.0.0.4, check: {type: command, command: \"true\", fall: 4}}\n"
-	      "        - {name: s, address: 10.0.0.5, check: \"true\"}\n", f);
+	      "        - {name: s, address: 10.0.0.5, check: \"true\"}\n"
+	      "        - {name: hs, address: 10.0.0.6, check: {type: https, host: www.example.com}}\n"
+	      "        - {name: dt, address: 10.0.0.7, check: {type: dns, transport: tcp, qname: example.com.}}\n", f);
 	fclose(f);
 	if (p53_config_load(path, &cfg, err, sizeof(err)) != 0)
 		fail_msg("%s", err);
@@ -332,6 +334,16 @@ static void test_probe_config(void **state)
 	assert_int_equal(p[3].fall, 4);
 	assert_false(p[4].probe.set);
 	assert_string_equal(p[4].check, "true");
+	/* https: port 443, verification on against the system store; dns over tcp */
+	assert_int_equal(p[5].probe.type, P53_PROBE_HTTPS);
+	assert_int_equal(p[5].probe.port, 443);
+	assert_string_equal(p[5].probe.path, "/");
+	assert_string_equal(p[5].probe.host, "www.example.com");
+	assert_true(p[5].probe.tls_verify);
+	assert_null(p[5].probe.ca_file);
+	assert_true(p[6].probe.tcp);
+	assert_int_equal(p[6].probe.port, 53);
+	assert_false(p[2].probe.tcp);
 	p53_config_free(&cfg);
 }
 
