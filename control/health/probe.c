@@ -140,6 +140,8 @@ static int tls_begin(struct p53_probe *p, const struct p53_probe_conf *c, uint64
 		if (h[0] == '[') {
 			h++;
 			end = strchr(h, ']');
+		} else if (inet_pton(AF_INET6, h, ip) == 1) {
+			end = NULL; /* an IPv6 address without brackets: no port to take off */
 		} else {
 			end = strchr(h, ':');
 		}
