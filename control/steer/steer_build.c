@@ -185,8 +185,53 @@ static int pending_cmp(const void *x, const void *y)
 	return p->seq < q->seq ? -1 : p->seq > q->seq;
 }
 
+/* The line of the first occurrence of "needle" (with its quotes) in a file, 0 when not found:
+ * jansson keeps no positions for values, so a bad value is located by its text. */
+static int line_of(const char *path, const char *needle)
+{
+	FILE *f = fopen(path, "r");
+	char q[80];
+	size_t nq, at = 0;
+	int c, line = 1;
+
+	if (f == NULL)
+		return 0;
+	nq = (size_t)snprintf(q, sizeof(q), "\"%s\"", needle);
+	if (nq >= sizeof(q)) {
+		fclose(f);
+		return 0;
+	}
+	while ((c = getc(f)) != EOF) {
+		if ((char)c == q[at]) {
+			if (++at == nq) {
+				fclose(f);
+				return line;
+			}
+			continue;
+		}
+		at = (char)c == q[0] ? 1 : 0;
+		if (c == '\n')
+			line++;
+	}
+	fclose(f);
+	return 0;
+}
+
+/* "path:line" for a bad value of the map, or "path" when its line is not found. */
+static const char *at_value(char *buf, size_t cap, const char *path, const char *value)
+{
+	int line = value != NULL ? line_of(path, value) : 0;
+
+	if (line > 0)
+		snprintf(buf, cap, "%s:%d", path, line);
+	else
+		snprintf(buf, cap, "%s", path);
+	return buf;
+}
+
 static int map_load(const char *path, struct p53_steer_source *s, char *err, size_t errlen)
 {
+	char where[4200];
 	struct p53_steer_trie t4, t6;
 	struct pending *pend = NULL;
 	uint32_t n_pend = 0, cap_pend = 0;
@@ -194,8 +239,10 @@ static int map_load(const char *path, struct p53_steer_source *s, char *err, siz
 	int rc = -1;
 	json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
 
-	if (root == NULL)
+	if (root == NULL && je.line > 0)
 		return fail(err, errlen, "%s:%d: %s", path, je.line, je.text);
+	if (root == NULL)
+		return fail(err, errlen, "%s: %s", path, je.text);
 	if (p53_steer_trie_init(&t4, 32) < 0 || p53_steer_trie_init(&t6, 128) < 0) {
 		json_decref(root);
 		return fail(err, errlen, "%s: out of memory", path);
@@ -238,7 +285,8 @@ static int map_load(const char *path, struct p53_steer_source *s, char *err, siz
 			long len = -1;
 			int v6;
 			if (n == NULL || strlen(n) >= sizeof(buf)) {
-				fail(err, errlen, "%s: entry %zu: networks[%zu] is not a CIDR string", path, i, j);
+				fail(err, errlen, "%s: entry %zu: networks[%zu] is not a CIDR string",
+				     at_value(where, sizeof(where), path, n), i, j);
 				goto out;
 			}
 			strcpy(buf, n);
@@ -254,7 +302,7 @@ static int map_load(const char *path, struct p53_steer_source *s, char *err, siz
 			if (inet_pton(v6 ? AF_INET6 : AF_INET, buf, a) != 1 || len == -2 ||
 			    len > (v6 ? 128 : 32)) {
 				fail(err, errlen, "%s: entry %zu: networks[%zu] '%s' is not an IPv4 or IPv6 CIDR",
-				     path, i, j, n);
+				     at_value(where, sizeof(where), path, n), i, j, n);
 				goto out;
 			}
 			if (len < 0)
@@ -262,7 +310,7 @@ static int map_load(const char *path, struct p53_steer_source *s, char *err, siz
 			for (unsigned int b = (unsigned int)len; b < (v6 ? 128u : 32u); b++)
 				if (bit_of(a, b)) {
 					fail(err, errlen, "%s: entry %zu: networks[%zu] '%s' has bits set past /%ld",
-					     path, i, j, n, len);
+					     at_value(where, sizeof(where), path, n), i, j, n, len);
 					goto out;
 				}
 			if (grow((void **)&pend, &cap_pend, n_pend + 1, sizeof(*pend)) < 0)
@@ -275,6 +323,7 @@ static int map_load(const char *path, struct p53_steer_source *s, char *err, siz
 			n_pend++;
 		}
 	}
+	s->n_nets = n_pend;
 	if (n_pend > 0)
 		qsort(pend, n_pend, sizeof(*pend), pending_cmp);
 	for (uint32_t k = 0; k < n_pend; k++)
@@ -456,6 +505,9 @@ static int geo_load(const char *path, struct p53_steer_source *s, char *err, siz
 
 	if (st != MMDB_SUCCESS)
 		return fail(err, errlen, "%s: %s", path, MMDB_strerror(st));
+	s->build_epoch = db.metadata.build_epoch;
+	if (db.metadata.database_type != NULL)
+		snprintf(s->kind, sizeof(s->kind), "%s", db.metadata.database_type);
 	uint32_t n = db.metadata.node_count;
 	uint32_t cap = 1024;
 	while (cap < 2u * n + 2 && cap < (1u << 30))
@@ -498,6 +550,10 @@ static int geo_load(const char *path, struct p53_steer_source *s, char *err, siz
 		if (walk_node(&w, 0, 0, a) < 0)
 			goto out;
 	}
+	for (uint32_t i = 0; i < s->n4; i++)
+		s->n_nets += s->b4[i].loc_len >> 8 != NOLOC;
+	for (uint32_t i = 0; i < s->n6; i++)
+		s->n_nets += s->b6[i].loc_len >> 8 != NOLOC;
 	rc = 0;
 	goto out;
 oom:

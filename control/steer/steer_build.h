@@ -43,6 +43,10 @@ struct p53_steer_source {
 	uint32_t n6, cap6;
 	struct p53_steer_loc *locs;
 	uint32_t n_locs, cap_locs;
+	uint32_t n_nets;                /* networks read: the map's CIDRs, the MMDB's networks
+					   with data (for `pop53ctl steering reload`) */
+	uint64_t build_epoch;           /* MMDB: metadata.build_epoch */
+	char kind[48];                  /* MMDB: metadata.database_type */
 };
 
 struct p53_steer_sources {

@@ -345,6 +345,12 @@ static void test_bad_map(void **state)
 		{ "[{\"networks\": [\"10.0.0.0/8\"], \"labels\": []}]", "entry 0: 1 to 8 labels" },
 		{ "[{\"networks\": [\"10.0.0.0/8\"]}]", "entry 0: expected exactly \"networks\" and \"labels\" lists" },
 		{ "[{\"networks\": [\"10.0.0.0/8\"],\n \"labels\": [\"AMS\"]}", "m.json:2: " },
+		/* A bad value is located by its text: file:line of its first occurrence. */
+		{ "[{\"networks\": [\"10.0.0.0/8\",\n\n  \"10.0.0.0/33\"], \"labels\": [\"AMS\"]}]",
+		  "m.json:3: entry 0: networks[1] '10.0.0.0/33' is not an IPv4 or IPv6 CIDR" },
+		{ "[{\"networks\": [\"10.0.0.0/8\"], \"labels\": [\"AMS\"]},\n"
+		  " {\"networks\": [\"192.0.2.1/24\"], \"labels\": [\"FRA\"]}]",
+		  "m.json:2: entry 1: networks[0] '192.0.2.1/24' has bits set past /24" },
 	};
 	char err[512], path[256];
 
