@@ -752,21 +752,19 @@ static int decide(const struct p53_steer_record *r, const bool *up, int policy,
 	return n;
 }
 
-/* A 32-bit mix of a bucket and a target name (FNV-1a, murmur3 finaliser): sticky's score. */
+/* sticky's hash of a bucket and a target name: FNV-1a of the name, beside the bucket, through
+ * splitmix64's finaliser (FNV alone over bucket then name left the targets' shares skewed). */
 static uint32_t score(uint32_t bucket, const char *name)
 {
 	uint32_t h = 2166136261u;
 
-	for (int i = 0; i < 4; i++)
-		h = (h ^ (uint8_t)(bucket >> (8 * i))) * 16777619u;
 	for (const char *p = name; *p != '\0'; p++)
 		h = (h ^ (uint8_t)*p) * 16777619u;
-	h ^= h >> 16;
-	h *= 0x85ebca6bu;
-	h ^= h >> 13;
-	h *= 0xc2b2ae35u;
-	h ^= h >> 16;
-	return h;
+	uint64_t x = ((uint64_t)h << 32 | bucket) + 0x9e3779b97f4a7c15ull;
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+	x ^= x >> 31;
+	return (uint32_t)(x >> 32);
 }
 
 int p53_steer_decide_client(const struct p53_steer_record *r, const bool *up, int policy,
@@ -804,12 +802,16 @@ int p53_steer_decide_client(const struct p53_steer_record *r, const bool *up, in
 		}
 		return 0;
 	}
-	/* sticky: the highest score wins (rendezvous): a target leaving moves only its buckets. */
-	uint32_t best = 0;
+	/* sticky: weighted rendezvous hashing: each up target scores w / -ln(u), u its hash of
+	 * (bucket, name) mapped into (0, 1); the highest wins. A target then holds its weight's
+	 * share of the buckets, and a target leaving (or its weight changing) moves only buckets
+	 * to or from it. */
+	double best = 0;
 	for (int i = 0; i < r->n_pool; i++) {
 		if (!up[i] || r->pool[i].weight == 0)
 			continue;
-		uint32_t sc = score(bucket, r->pool[i].name);
+		double u = ((double)score(bucket, r->pool[i].name) + 0.5) / 4294967296.0;
+		double sc = (double)r->pool[i].weight / -log(u);
 		if (n == 0 || sc > best) {
 			best = sc;
 			t[0] = (uint8_t)i;

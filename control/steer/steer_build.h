@@ -97,7 +97,8 @@ int p53_steer_src_of(int policy);
  * The decision of a policy that needs no location source, for one client bucket
  * (p53_steer_bucket; priority ignores it): priority, the up targets with the lowest
  * pool[].priority; weighted, the one target whose share of the weight line holds the bucket;
- * sticky, the up target with the highest hash of (bucket, name) (rendezvous hashing).
+ * sticky, the up target with the highest weighted score of (bucket, name) (weighted
+ * rendezvous hashing: w / -ln(hash in (0,1)); the buckets split by weight).
  * Targets with weight 0 are never chosen.
  * @return how many target indices were written to t (0: every target is down).
  */

@@ -22,7 +22,7 @@ enum p53_steer_policy {
 	P53_POLICY_MAP = 0, P53_POLICY_GEO, P53_POLICY_NEAREST,
 	P53_POLICY_PRIORITY,            /* the healthy targets with the lowest pool[].priority */
 	P53_POLICY_WEIGHTED,            /* one healthy target by weight, per client /24 or /56 */
-	P53_POLICY_STICKY,              /* one healthy target per client /24 or /56, rendezvous hashing */
+	P53_POLICY_STICKY,              /* one healthy target per client /24 or /56, weighted rendezvous hashing */
 	P53_POLICY_ASN,                 /* geo: rules with asn:, over the ASN database (steering.asn_db) */
 };
 

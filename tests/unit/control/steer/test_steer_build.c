@@ -660,6 +660,39 @@ static void test_geo_tiers(void **state)
 		{ 0, "203.0.113.9", "10.0.0.5", 24, "Mexico (no country rule): continent NA -> MEX" },
 		{ 0, "100.64.1.1", "10.0.0.1 10.0.0.2 10.0.0.3 10.0.0.4 10.0.0.5 10.0.0.6 10.0.0.7 10.0.0.8", 10,
 		  "Brazil (no rule): the fallback, every target" },
+	/* Weighted: weights 1, 2, 3, 4 share the buckets about 1:2:3:4 (256 buckets: 26, 51, 77,
+	 * 102), and the same bucket always gets the same target. */
+	int wcount[4] = {0};
+	uint8_t wbefore[P53_STEER_BUCKETS];
+	for (int i = 0; i < 4; i++)
+		r.pool[i].weight = (unsigned int)i + 1;
+	for (uint32_t k = 0; k < P53_STEER_BUCKETS; k++) {
+		assert_int_equal(p53_steer_decide_client(&r, up, P53_POLICY_STICKY, k, t), 1);
+		wbefore[k] = t[0];
+		wcount[t[0]]++;
+		assert_int_equal(p53_steer_decide_client(&r, up, P53_POLICY_STICKY, k, t), 1);
+		assert_int_equal(t[0], wbefore[k]);
+	}
+	for (int i = 0; i < 4; i++) {
+		double want = 256.0 * (i + 1) / 10.0;
+		if (wcount[i] < want * 0.65 - 4 || wcount[i] > want * 1.35 + 4)
+			fail_msg("sticky by weight: target %d (weight %d) has %d of 256 buckets, want about %.0f",
+				 i, i + 1, wcount[i], want);
+	}
+	/* Lowering one weight moves buckets off that target only. */
+	r.pool[3].weight = 1;
+	int off = 0;
+	for (uint32_t k = 0; k < P53_STEER_BUCKETS; k++) {
+		p53_steer_decide_client(&r, up, P53_POLICY_STICKY, k, t);
+		if (t[0] != wbefore[k] && wbefore[k] != 3)
+			fail_msg("bucket %u moved from %d to %d, though only target 3's weight fell", k,
+				 wbefore[k], t[0]);
+		off += t[0] != wbefore[k];
+	}
+	assert_true(off > 0);
+	for (int i = 0; i < 4; i++)
+		r.pool[i].weight = 1;
+
 		{ 0, "2001:db8:10::1", "10.0.0.3", 48, "IPv6, city 5368361 -> NRT (before subdivision US-CA)" },
 		{ 0, "2001:db8:20::1", "10.0.0.7", 44, "IPv6, subdivision DE-BE -> BER" },
 		{ 1, "198.51.100.70", "10.0.0.4", 27, "asn: AS64500 -> FRA, scope of the ASN network /27" },
