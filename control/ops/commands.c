@@ -287,6 +287,8 @@ static json_t *targets_json(const struct p53_steer_pub *p)
 				"up", p53_steer_target_up(&p->st, i, j), "check",
 				!checked ? "none" : p->st.up[i][j] ? "up" : "down",
 				"forced", forced[c->forced + 1], "changes", (json_int_t)c->changes);
+			if (t->backup)
+				json_object_set_new(o, "fallback_pool", json_true());
 			/* The check itself: what runs, its last verdict and the counts rise/fall read. */
 			json_object_set_new(o, "probe", json_string(probe));
 			if (checked)

@@ -821,6 +821,16 @@ int p53_steer_decide_client(const struct p53_steer_record *r, const bool *up, in
 	return n;
 }
 
+void p53_steer_effective_up(const struct p53_steer_record *r, const bool *up, bool *eff)
+{
+	bool primary = false;
+
+	for (int j = 0; j < r->n_pool; j++)
+		primary |= up[j] && !r->pool[j].backup && r->pool[j].weight > 0;
+	for (int j = 0; j < r->n_pool; j++)
+		eff[j] = up[j] && r->pool[j].backup != primary;
+}
+
 static size_t al8(size_t x)
 {
 	return (x + 7) & ~(size_t)7;
@@ -919,6 +929,8 @@ void *p53_steer_build_signed(const struct p53_steer_conf *conf, const struct p53
 		struct p53_steer_rec *x = &recs[i];
 		uint8_t t[P53_STEER_MAX_POOL];
 		uint32_t ttl;
+		bool eff[P53_STEER_MAX_POOL];
+		p53_steer_effective_up(r, up[i], eff);
 		o.first_v = o.n_v;
 		x->hash = p53_name_hash(r->lname, r->lname_len);
 		x->name_len = r->lname_len;
@@ -937,32 +949,36 @@ void *p53_steer_build_signed(const struct p53_steer_conf *conf, const struct p53
 				int n;
 				ttl = r->ttl;
 				if (src == P53_STEER_SRC_ANY || src == P53_STEER_SRC_CLIENT)
-					n = p53_steer_decide_client(r, up[i], pol, l, t);
+					n = p53_steer_decide_client(r, eff, pol, l, t);
 				else
-					n = decide(r, up[i], pol, &so->locs[l], t, &ttl);
+					n = decide(r, eff, pol, &so->locs[l], t, &ttl);
 				uint32_t v = n > 0 ? variant_of(&o, (uint32_t)i, ttl, t, n) : UINT32_MAX;
 				if (v == UINT32_MAX - 1)
 					goto oom;
 				o.dec[o.n_dec++] = v;
 			}
 		}
-		/* Fallback: every target that is up; when all are down, every target (answering
-		 * something beats answering nothing: the monitor may be what is wrong), or with
-		 * all_down: fallback the record's fallback addresses (indices past the pool). */
+		/* Fallback: every target that is up (of the fallback pool when every target of the
+		 * pool is down and all_down is pool); when all are down, every target (answering
+		 * something beats answering nothing: the monitor may be what is wrong), with
+		 * all_down: fallback the record's fallback addresses (indices past the pool), with
+		 * all_down: pool every target of the fallback pool. */
 		int n = 0;
 		for (int j = 0; j < r->n_pool; j++)
-			if (up[i][j] && r->pool[j].weight > 0)
+			if (eff[j] && r->pool[j].weight > 0)
 				t[n++] = (uint8_t)j;
 		if (n == 0 && r->all_down == P53_ALL_DOWN_FALLBACK)
 			for (int j = 0; j < r->n_fallback; j++)
 				t[n++] = (uint8_t)(P53_STEER_MAX_POOL + j);
+		bool backups = r->all_down == P53_ALL_DOWN_POOL;
 		if (n == 0)
 			for (int j = 0; j < r->n_pool; j++)
-				if (r->pool[j].weight > 0)
+				if (r->pool[j].weight > 0 && r->pool[j].backup == backups)
 					t[n++] = (uint8_t)j;
 		if (n == 0)
 			for (int j = 0; j < r->n_pool; j++)
-				t[n++] = (uint8_t)j;
+				if (r->pool[j].backup == backups)
+					t[n++] = (uint8_t)j;
 		x->fallback = variant_of(&o, (uint32_t)i, r->ttl, t, n);
 		if (x->fallback == UINT32_MAX - 1)
 			goto oom;

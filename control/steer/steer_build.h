@@ -106,6 +106,14 @@ int p53_steer_decide_client(const struct p53_steer_record *r, const bool *up, in
 			    uint32_t bucket, uint8_t *t);
 
 /**
+ * The targets a record's policies choose from: those of pool[] that are up; when none is (and
+ * all_down is pool), those of the fallback pool that are up.
+ * @param up   per target of r->pool: healthy
+ * @param eff  per target: taking part
+ */
+void p53_steer_effective_up(const struct p53_steer_record *r, const bool *up, bool *eff);
+
+/**
  * Compile the table.
  * @param up  up[i][j]: target j of record i is healthy
  * @return malloc'd table (p53_steer_check passes), or NULL with err set.

@@ -14,7 +14,7 @@
 static const char *const type_names[] = { "A", "AAAA", NULL };
 static const char *const policy_names[] = { "map", "geo", "nearest", "priority", "weighted",
 					     "sticky", "asn", NULL };
-static const char *const all_down_names[] = { "all", "fallback", NULL };
+static const char *const all_down_names[] = { "all", "fallback", "pool", NULL };
 
 /* "x.y.z." to canonical wire form (letters lowered); no escapes. */
 static int owner_of(struct p53_conf_ctx *c, const struct p53_conf_key *k, yaml_node_t *v,
@@ -197,24 +197,26 @@ static int timing_of(struct p53_conf_ctx *c, yaml_node_t *it, const char *iw,
 	return 0;
 }
 
-static int pool_of(struct p53_conf_ctx *c, const struct p53_conf_key *k, yaml_node_t *v,
-		   const char *where, void *base)
+/* records[].pool and records[].fallback_pool: both into r->pool, names unique across them. */
+static int targets_of(struct p53_conf_ctx *c, yaml_node_t *v, const char *where,
+		      struct p53_steer_record *r, bool backup)
 {
-	struct p53_steer_record *r = base;
 	char iw[P53_CONF_WHERE_MAX];
 	int n = p53_conf_seq_len(c, v, where, "a list of targets");
 
-	(void)k;
 	if (n < 0)
 		return -1;
-	if (n == 0 || n > P53_STEER_MAX_POOL)
-		return p53_conf_fail(c, v, "%s: 1 to %d targets, got %d", where, P53_STEER_MAX_POOL, n);
+	if (n == 0 || r->n_pool + n > P53_STEER_MAX_POOL)
+		return p53_conf_fail(c, v, "%s: 1 to %d targets (pool and fallback_pool together), got %d",
+				     where, P53_STEER_MAX_POOL, r->n_pool + n);
 	for (int i = 0; i < n; i++) {
 		yaml_node_t *it = p53_conf_seq_item(c, v, i);
 		struct p53_steer_target *t = &r->pool[r->n_pool++];
 		snprintf(iw, sizeof(iw), "%s[%d]", where, i);
 		t->weight = 1;
 		t->priority = (unsigned int)i + 1;
+		t->backup = backup;
+		r->n_backup += backup;
 		t->line = (int)it->start_mark.line + 1;
 		if (p53_conf_map(c, it, target_keys, P53_CONF_NKEYS(target_keys), iw, it, t) != 0 ||
 		    timing_of(c, it, iw, t) != 0)
@@ -228,6 +230,20 @@ static int pool_of(struct p53_conf_ctx *c, const struct p53_conf_key *k, yaml_no
 						     iw, t->name, r->pool[j].line);
 	}
 	return 0;
+}
+
+static int pool_of(struct p53_conf_ctx *c, const struct p53_conf_key *k, yaml_node_t *v,
+		   const char *where, void *base)
+{
+	(void)k;
+	return targets_of(c, v, where, base, false);
+}
+
+static int fallback_pool_of(struct p53_conf_ctx *c, const struct p53_conf_key *k, yaml_node_t *v,
+			    const char *where, void *base)
+{
+	(void)k;
+	return targets_of(c, v, where, base, true);
 }
 
 static int labels_of(struct p53_conf_ctx *c, const struct p53_conf_key *k, yaml_node_t *v,
@@ -358,6 +374,7 @@ static const struct p53_conf_key record_keys[] = {
 	{ .name = "nearest", P53_CONF_SECTION(nearest_keys) },
 	{ .name = "all_down", .fn = p53_conf_enum, REC(all_down), .names = all_down_names },
 	{ .name = "fallback", .fn = fallback_of },
+	{ .name = "fallback_pool", .fn = fallback_pool_of },
 };
 
 /* How many of a record's geo rules are asn rules (asn) or the others. */
@@ -376,9 +393,10 @@ static int record_check(struct p53_conf_ctx *c, const struct p53_steer_conf *s, 
 {
 	const struct p53_steer_record *r = &s->records[idx];
 
-	for (int i = 0; i < r->n_pool; i++)
+	for (int i = 0, k[2] = { 0, 0 }; i < r->n_pool; k[r->pool[i].backup]++, i++)
 		if (r->pool[i].family != (r->type == 1 ? 4 : 6))
-			return p53_conf_fail(c, item, "%s.pool[%d]: address %s is not an %s address", iw, i,
+			return p53_conf_fail(c, item, "%s.%s[%d]: address %s is not an %s address", iw,
+					     r->pool[i].backup ? "fallback_pool" : "pool", k[r->pool[i].backup],
 					     r->pool[i].address, r->type == 1 ? "IPv4" : "IPv6");
 	for (int i = 0; i < r->n_fallback; i++)
 		if (r->fallback_family[i] != (r->type == 1 ? 4 : 6))
@@ -388,6 +406,10 @@ static int record_check(struct p53_conf_ctx *c, const struct p53_steer_conf *s, 
 		return p53_conf_fail(c, item, "%s: all_down: fallback needs a fallback: list of addresses", iw);
 	if (r->all_down != P53_ALL_DOWN_FALLBACK && r->n_fallback > 0)
 		return p53_conf_fail(c, item, "%s: fallback: is only answered with all_down: fallback", iw);
+	if (r->all_down == P53_ALL_DOWN_POOL && r->n_backup == 0)
+		return p53_conf_fail(c, item, "%s: all_down: pool needs a fallback_pool: list of targets", iw);
+	if (r->all_down != P53_ALL_DOWN_POOL && r->n_backup > 0)
+		return p53_conf_fail(c, item, "%s: fallback_pool: is only answered with all_down: pool", iw);
 	for (int i = 0; i < r->n_policy; i++) {
 		if (r->policy[i] == P53_POLICY_MAP && s->map == NULL)
 			return p53_conf_fail(c, item, "%s: policy map needs steering.map", iw);

@@ -27,7 +27,7 @@ enum p53_steer_policy {
 };
 
 /* What a record answers when every target is down (records[].all_down). */
-enum p53_steer_all_down { P53_ALL_DOWN_ALL = 0, P53_ALL_DOWN_FALLBACK };
+enum p53_steer_all_down { P53_ALL_DOWN_ALL = 0, P53_ALL_DOWN_FALLBACK, P53_ALL_DOWN_POOL };
 
 struct p53_steer_target {
 	char *name;                     /* pool[].name: for logs and `pop53ctl target` */
@@ -46,6 +46,8 @@ struct p53_steer_target {
 	unsigned int check_interval_ms; /* default 1000 (check.interval wins when given) */
 	unsigned int check_timeout_ms;  /* default 1000 (check.timeout) */
 	unsigned int rise, fall;        /* default 2 and 2 (check.rise, check.fall) */
+	bool backup;                    /* from records[].fallback_pool: answered only when every
+					   target of records[].pool is down (all_down: pool) */
 	int line;
 };
 
@@ -71,8 +73,10 @@ struct p53_steer_record {
 	int policy[4];                  /* records[].policy, in order */
 	int n_policy;
 	unsigned int ttl;               /* records[].ttl, default 300 */
-	struct p53_steer_target pool[P53_STEER_MAX_POOL];
-	int n_pool;
+	struct p53_steer_target pool[P53_STEER_MAX_POOL]; /* records[].pool, then
+					   records[].fallback_pool (backup set) */
+	int n_pool;                     /* both lists: at most P53_STEER_MAX_POOL */
+	int n_backup;                   /* of them, from fallback_pool */
 	struct p53_steer_geo_rule geo[P53_STEER_MAX_GEO];
 	int n_geo;
 	unsigned int nearest;           /* records[].nearest.count, default 2 */

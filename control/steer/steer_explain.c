@@ -231,6 +231,9 @@ json_t *p53_steer_explain(const struct p53_steer_pub *p, const char *name, const
 			(json_int_t)x->priority, "up", p53_steer_target_up(&p->st, (int)ri, j), "check",
 			strcmp(p53_steer_check_kind(x), "none") == 0 ? "none" : p->st.up[ri][j] ? "up" : "down",
 			"forced", f > 0 ? "up" : f < 0 ? "down" : "auto", "probe", p53_steer_check_kind(x)));
+		if (x->backup)
+			json_object_set_new(json_array_get(cand, json_array_size(cand) - 1),
+					    "fallback_pool", json_true());
 	}
 	json_object_set_new(o, "targets", cand);
 	json_object_set_new(o, "answer", json_pack("{s:s, s:o, s:I, s:I}", "by", by, "addresses",
@@ -238,5 +241,7 @@ json_t *p53_steer_explain(const struct p53_steer_pub *p, const char *name, const
 						   "scope", (json_int_t)(src0 ? 0 : sc)));
 	if (cr->all_down == P53_ALL_DOWN_FALLBACK)
 		json_object_set_new(o, "all_down", json_string("fallback"));
+	else if (cr->all_down == P53_ALL_DOWN_POOL)
+		json_object_set_new(o, "all_down", json_string("pool"));
 	return o;
 }

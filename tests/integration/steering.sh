@@ -7,8 +7,9 @@
 # country, continent), asn and nearest (with the hybrid rule), IPv4 and IPv6; a target whose check fails leaving the answer and coming back without a reload; a
 # static record for a steered owner refused at start-up with file:line; `pop53ctl target set`
 # forcing a target down (it leaves the answer), up over a failing check, and back to auto;
-# every target down with all_down: all (every target) and all_down: fallback (its addresses);
-# policies priority and sticky; `pop53ctl explain` matching kdig's answers and naming the MMDB
+# every target down with all_down: all (every target), all_down: fallback (its addresses) and
+# all_down: pool (its fallback pool, under the same policy); policies priority and sticky (by
+# weight over 200 client /24s); `pop53ctl explain` matching kdig's answers and naming the MMDB
 # networks and their data (city, subdivisions, ASN and organization).
 . "$(dirname "$0")/lib.sh"
 trap cleanup_common EXIT
@@ -130,6 +131,22 @@ steering:
       pool:
         - {name: p1, address: 10.0.4.1}
         - {name: p2, address: 10.0.4.2}
+    - owner: fbp.example.com.
+      type: A
+      policy: [map]
+      ttl: 30
+      all_down: pool
+      pool:
+        - {name: g1, address: 10.0.5.1, pop: FRA}
+      fallback_pool:
+        - {name: g2, address: 10.0.5.2, pop: FRA}
+        - {name: g3, address: 10.0.5.3, pop: AMS}
+    - owner: wsticky.example.com.
+      type: A
+      policy: [sticky]
+      pool:
+        - {name: w1, address: 10.0.6.1, weight: 1}
+        - {name: w3, address: 10.0.6.3, weight: 3}
 YAML
 touch "$TMP/a1.up"
 start_pop53_answering "$TMP/pop53.yaml"
@@ -271,6 +288,50 @@ expect "all_down: fallback: the only target down -> the fallback addresses" \
 	"192.0.2.98 192.0.2.99 ttl=30 scope=-" "$(q fb.example.com A)"
 "$CTL" -s "$TMP/control.sock" target set f1 auto >/dev/null
 expect "all_down: fallback: the target back -> it again" "10.0.2.1 ttl=30 scope=-" "$(q fb.example.com A)"
+
+# all_down: pool: the fallback pool stands in when every target of the pool is down, with the
+# same policy (map: FRA) over its healthy targets; with those down too, every one of them.
+expect "all_down: pool: the pool's target up -> g1 (FRA), scope 25" "10.0.5.1 ttl=30 scope=25" \
+	"$(q fbp.example.com A +subnet=198.51.100.7/32)"
+"$CTL" -s "$TMP/control.sock" target set g1 down >/dev/null
+expect "all_down: pool: g1 down -> the fallback pool's FRA target g2, scope 25" "10.0.5.2 ttl=30 scope=25" \
+	"$(q fbp.example.com A +subnet=198.51.100.7/32)"
+check "target list marks g2 as a fallback_pool target" \
+	bash -c '"$0" -s "$1" --json target list | jq -e "[.targets[] | select(.record == \"fbp.example.com.\") | .fallback_pool // false] == [false, true, true]" >/dev/null' \
+	"$CTL" "$TMP/control.sock"
+"$CTL" -s "$TMP/control.sock" target set g2 down >/dev/null
+expect "all_down: pool: g2 down too -> no FRA left: every healthy fallback target (g3)" \
+	"10.0.5.3 ttl=30 scope=25" "$(q fbp.example.com A +subnet=198.51.100.7/32)"
+expect "explain agrees (fallback pool, g1 and g2 down)" "$(q fbp.example.com A +subnet=198.51.100.7/32)" \
+	"$("$CTL" -s "$TMP/control.sock" --json explain fbp.example.com A --ecs 198.51.100.7/32 |
+	   jq -r '.explain.answer | ((.addresses | sort | join(" ")) + " ttl=\(.ttl) scope=\(.scope)")')"
+"$CTL" -s "$TMP/control.sock" target set g3 down >/dev/null
+got=$(q fbp.example.com A +subnet=198.51.100.7/32)
+expect "all_down: pool: everything down -> every fallback pool target" "10.0.5.2 10.0.5.3 ttl=30" "${got% scope=*}"
+for n in g1 g2 g3; do "$CTL" -s "$TMP/control.sock" target set $n auto >/dev/null; done
+expect "all_down: pool: g1 back -> g1 again" "10.0.5.1 ttl=30 scope=25" "$(q fbp.example.com A +subnet=198.51.100.7/32)"
+
+# sticky by weight: over 200 client /24s, w3 (weight 3) gets about 3/4; a /24 keeps its
+# target whatever host inside it asks. One kdig, many queries.
+args=() args2=()
+for a in $(seq 1 200); do
+	args+=(wsticky.example.com A +subnet=10.$((a / 50)).$((a % 50 * 5)).0/24)
+	args2+=(wsticky.example.com A +subnet=10.$((a / 50)).$((a % 50 * 5)).77/32)
+done
+first=$(ip netns exec "$CLIENT_NS" kdig +time=2 +retry=1 @"$V4" "${args[@]}" 2>&1 | awk '!/^;/ && $4=="A" {print $5}')
+again=$(ip netns exec "$CLIENT_NS" kdig +time=2 +retry=1 @"$V4" "${args2[@]}" 2>&1 | awk '!/^;/ && $4=="A" {print $5}')
+n1=$(grep -c '^10.0.6.1$' <<<"$first")
+n3=$(grep -c '^10.0.6.3$' <<<"$first")
+check "sticky by weight: 200 answers, one target each ($n1 + $n3)" [ $((n1 + n3)) -eq 200 ]
+check "sticky by weight: w3 (weight 3) has 120 to 180 of 200 client /24s ($n3; w1 $n1)" \
+	[ "$n3" -ge 120 -a "$n3" -le 180 ]
+check "sticky by weight: every /24 gets the same target for another host in it" [ "$first" = "$again" ]
+for a in 7 77 177; do
+	c=10.$((a / 50)).$((a % 50 * 5)).0/24
+	expect "explain wsticky --ecs $c matches kdig" "$(q wsticky.example.com A +subnet=$c)" \
+		"$("$CTL" -s "$TMP/control.sock" --json explain wsticky.example.com A --ecs $c |
+		   jq -r '.explain.answer | ((.addresses | sort | join(" ")) + " ttl=\(.ttl) scope=\(.scope)")')"
+done
 
 # explain: the decision path pop53d reports from its published table gives what kdig gets.
 # ex NAME TYPE ARGS...: "ADDR... ttl=T scope=S" (addresses sorted) from `pop53ctl --json explain`

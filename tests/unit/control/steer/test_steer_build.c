@@ -187,8 +187,16 @@ static void test_bad_config(void **state)
 		  "steering.records[0]: fallback: is only answered with all_down: fallback" },
 		{ REC "      type: A\n      policy: [map]\n      all_down: fallback\n      fallback: [2001:db8::9]\n      pool: [{name: a, address: 10.0.0.1}]\n",
 		  "steering.records[0].fallback[0]: not an IPv4 address" },
+		{ REC "      type: A\n      policy: [map]\n      all_down: pool\n      pool: [{name: a, address: 10.0.0.1}]\n",
+		  "steering.records[0]: all_down: pool needs a fallback_pool: list of targets" },
+		{ REC "      type: A\n      policy: [map]\n      fallback_pool: [{name: b, address: 10.0.0.2}]\n      pool: [{name: a, address: 10.0.0.1}]\n",
+		  "steering.records[0]: fallback_pool: is only answered with all_down: pool" },
+		{ REC "      type: A\n      policy: [map]\n      all_down: pool\n      fallback_pool: [{name: a, address: 10.0.0.2}]\n      pool: [{name: a, address: 10.0.0.1}]\n",
+		  "duplicate target name 'a'" },
+		{ REC "      type: A\n      policy: [map]\n      all_down: pool\n      fallback_pool: [{name: b, address: \"2001:db8::2\"}]\n      pool: [{name: a, address: 10.0.0.1}]\n",
+		  "steering.records[0].fallback_pool[0]: address 2001:db8::2 is not an IPv4 address" },
 		{ REC "      type: A\n      policy: [map]\n      all_down: some\n      pool: [{name: a, address: 10.0.0.1}]\n",
-		  "c.yaml:14: steering.records[0].all_down: expected all or fallback, got 'some'" },
+		  "c.yaml:14: steering.records[0].all_down: expected all, fallback or pool, got 'some'" },
 		/* Probes (check: as a mapping), one defect per row. */
 		{ CHK("{port: 80}"),
 		  "c.yaml:17: steering.records[0].pool[0].check: missing required key 'type'" },
@@ -482,6 +490,51 @@ static void test_all_down(void **state)
 	built_free(&b);
 }
 
+/* all_down: pool: with every target of the pool down, the policies run over the fallback
+ * pool's targets that are up (map labels, priority); with those down too, all of them. */
+static void test_all_down_pool(void **state)
+{
+	static bool up[2][P53_STEER_MAX_POOL];
+	struct built b;
+	const char *yaml = REC "      type: A\n      policy: [map]\n      all_down: pool\n" POOL3
+		"      fallback_pool:\n"
+		"        - {name: x, address: 10.0.9.1, pop: AMS}\n"
+		"        - {name: y, address: 10.0.9.2, pop: FRA}\n"
+		"    - owner: p.example.com.\n      type: A\n      policy: [priority]\n      all_down: pool\n"
+		"      pool: [{name: a, address: 10.0.0.1}]\n"
+		"      fallback_pool: [{name: x, address: 10.0.9.1}, {name: y, address: 10.0.9.2}]\n";
+
+	(void)state;
+	for (int i = 0; i < 5; i++)
+		up[0][i] = up[1][i] = true;
+	build_from(&b, yaml, MAP1, up);
+	/* the pool up: the fallback pool is never answered, even at its label */
+	assert_string_equal(answer(b.t, 0, "198.51.100.1", NULL), "10.0.0.3");
+	assert_string_equal(answer(b.t, 0, NULL, NULL), "10.0.0.1 10.0.0.2 10.0.0.3");
+	assert_string_equal(answer(b.t, 1, "192.0.2.7", NULL), "10.0.0.1");
+	built_free(&b);
+	for (int i = 0; i < 3; i++)
+		up[0][i] = false;
+	up[1][0] = false;
+	build_from(&b, yaml, MAP1, up);
+	/* the pool down: the map's labels pick from the fallback pool (FRA first), priority too */
+	assert_string_equal(answer(b.t, 0, "198.51.100.1", NULL), "10.0.9.2");
+	assert_int_equal(last_scope, 24);
+	assert_string_equal(answer(b.t, 0, NULL, NULL), "10.0.9.1 10.0.9.2");
+	assert_string_equal(answer(b.t, 1, "192.0.2.7", NULL), "10.0.9.1");
+	built_free(&b);
+	up[0][4] = false;               /* y down too: AMS from the map's second label */
+	up[1][1] = false;               /* x down: y */
+	build_from(&b, yaml, MAP1, up);
+	assert_string_equal(answer(b.t, 0, "198.51.100.1", NULL), "10.0.9.1");
+	assert_string_equal(answer(b.t, 1, "192.0.2.7", NULL), "10.0.9.2");
+	built_free(&b);
+	up[0][3] = false;               /* everything down: every fallback target */
+	build_from(&b, yaml, MAP1, up);
+	assert_string_equal(answer(b.t, 0, "198.51.100.1", NULL), "10.0.9.1 10.0.9.2");
+	built_free(&b);
+}
+
 /* priority: the up targets with the lowest priority (default: pool order); scope 0. */
 static void test_priority(void **state)
 {
@@ -607,6 +660,39 @@ static void test_sticky(void **state)
 		assert_int_equal(t[0], before[k]);
 	}
 
+	/* Weighted: weights 1, 2, 3, 4 share the buckets about 1:2:3:4 (256 buckets: 26, 51, 77,
+	 * 102), and the same bucket always gets the same target. */
+	int wcount[4] = {0};
+	uint8_t wbefore[P53_STEER_BUCKETS];
+	for (int i = 0; i < 4; i++)
+		r.pool[i].weight = (unsigned int)i + 1;
+	for (uint32_t k = 0; k < P53_STEER_BUCKETS; k++) {
+		assert_int_equal(p53_steer_decide_client(&r, up, P53_POLICY_STICKY, k, t), 1);
+		wbefore[k] = t[0];
+		wcount[t[0]]++;
+		assert_int_equal(p53_steer_decide_client(&r, up, P53_POLICY_STICKY, k, t), 1);
+		assert_int_equal(t[0], wbefore[k]);
+	}
+	for (int i = 0; i < 4; i++) {
+		double want = 256.0 * (i + 1) / 10.0;
+		if (wcount[i] < want * 0.65 - 4 || wcount[i] > want * 1.35 + 4)
+			fail_msg("sticky by weight: target %d (weight %d) has %d of 256 buckets, want about %.0f",
+				 i, i + 1, wcount[i], want);
+	}
+	/* Lowering one weight moves buckets off that target only. */
+	r.pool[3].weight = 1;
+	int off = 0;
+	for (uint32_t k = 0; k < P53_STEER_BUCKETS; k++) {
+		p53_steer_decide_client(&r, up, P53_POLICY_STICKY, k, t);
+		if (t[0] != wbefore[k] && wbefore[k] != 3)
+			fail_msg("bucket %u moved from %d to %d, though only target 3's weight fell", k,
+				 wbefore[k], t[0]);
+		off += t[0] != wbefore[k];
+	}
+	assert_true(off > 0);
+	for (int i = 0; i < 4; i++)
+		r.pool[i].weight = 1;
+
 	/* Through a table: one /24 or /56 keeps its target, with the scope it depended on. */
 	static bool tup[1][P53_STEER_MAX_POOL] = { { true, true, true } };
 	struct built b;
@@ -660,39 +746,6 @@ static void test_geo_tiers(void **state)
 		{ 0, "203.0.113.9", "10.0.0.5", 24, "Mexico (no country rule): continent NA -> MEX" },
 		{ 0, "100.64.1.1", "10.0.0.1 10.0.0.2 10.0.0.3 10.0.0.4 10.0.0.5 10.0.0.6 10.0.0.7 10.0.0.8", 10,
 		  "Brazil (no rule): the fallback, every target" },
-	/* Weighted: weights 1, 2, 3, 4 share the buckets about 1:2:3:4 (256 buckets: 26, 51, 77,
-	 * 102), and the same bucket always gets the same target. */
-	int wcount[4] = {0};
-	uint8_t wbefore[P53_STEER_BUCKETS];
-	for (int i = 0; i < 4; i++)
-		r.pool[i].weight = (unsigned int)i + 1;
-	for (uint32_t k = 0; k < P53_STEER_BUCKETS; k++) {
-		assert_int_equal(p53_steer_decide_client(&r, up, P53_POLICY_STICKY, k, t), 1);
-		wbefore[k] = t[0];
-		wcount[t[0]]++;
-		assert_int_equal(p53_steer_decide_client(&r, up, P53_POLICY_STICKY, k, t), 1);
-		assert_int_equal(t[0], wbefore[k]);
-	}
-	for (int i = 0; i < 4; i++) {
-		double want = 256.0 * (i + 1) / 10.0;
-		if (wcount[i] < want * 0.65 - 4 || wcount[i] > want * 1.35 + 4)
-			fail_msg("sticky by weight: target %d (weight %d) has %d of 256 buckets, want about %.0f",
-				 i, i + 1, wcount[i], want);
-	}
-	/* Lowering one weight moves buckets off that target only. */
-	r.pool[3].weight = 1;
-	int off = 0;
-	for (uint32_t k = 0; k < P53_STEER_BUCKETS; k++) {
-		p53_steer_decide_client(&r, up, P53_POLICY_STICKY, k, t);
-		if (t[0] != wbefore[k] && wbefore[k] != 3)
-			fail_msg("bucket %u moved from %d to %d, though only target 3's weight fell", k,
-				 wbefore[k], t[0]);
-		off += t[0] != wbefore[k];
-	}
-	assert_true(off > 0);
-	for (int i = 0; i < 4; i++)
-		r.pool[i].weight = 1;
-
 		{ 0, "2001:db8:10::1", "10.0.0.3", 48, "IPv6, city 5368361 -> NRT (before subdivision US-CA)" },
 		{ 0, "2001:db8:20::1", "10.0.0.7", 44, "IPv6, subdivision DE-BE -> BER" },
 		{ 1, "198.51.100.70", "10.0.0.4", 27, "asn: AS64500 -> FRA, scope of the ASN network /27" },
@@ -835,6 +888,7 @@ int main(void)
 		cmocka_unit_test(test_probe_config),
 		cmocka_unit_test(test_bad_map),
 		cmocka_unit_test(test_all_down),
+		cmocka_unit_test(test_all_down_pool),
 		cmocka_unit_test(test_priority),
 		cmocka_unit_test(test_weighted),
 		cmocka_unit_test(test_sticky),
