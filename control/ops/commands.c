@@ -282,8 +282,8 @@ static json_t *targets_json(const struct p53_steer_pub *p)
 			bool checked = strcmp(probe, "none") != 0;
 			json_t *o = json_pack(
 				"{s:s, s:s, s:s, s:s, s:s, s:b, s:s, s:s, s:I}", "record", r->owner,
-				"type", r->type == 28 ? "AAAA" : "A", "name", t->name,
-				"address", t->address, "pop", t->pop ? t->pop : "",
+				"type", r->type == 28 ? "AAAA" : r->type == 5 ? "CNAME" : "A", "name", t->name,
+				"address", t->address != NULL ? t->address : t->target, "pop", t->pop ? t->pop : "",
 				"up", p53_steer_target_up(&p->st, i, j), "check",
 				!checked ? "none" : p->st.up[i][j] ? "up" : "down",
 				"forced", forced[c->forced + 1], "changes", (json_int_t)c->changes);

@@ -831,6 +831,14 @@ void p53_steer_effective_up(const struct p53_steer_record *r, const bool *up, bo
 		eff[j] = up[j] && r->pool[j].backup != primary;
 }
 
+/* RDLENGTH of target ti (or fallback address ti - P53_STEER_MAX_POOL) in a variant. */
+static unsigned int rdlen_of(const struct p53_steer_record *r, unsigned int ti)
+{
+	if (r->type == 5 && ti < P53_STEER_MAX_POOL)
+		return r->pool[ti].tname_len;
+	return r->type == 1 ? 4 : 16;
+}
+
 static size_t al8(size_t x)
 {
 	return (x + 7) & ~(size_t)7;
@@ -952,6 +960,8 @@ void *p53_steer_build_signed(const struct p53_steer_conf *conf, const struct p53
 					n = p53_steer_decide_client(r, eff, pol, l, t);
 				else
 					n = decide(r, eff, pol, &so->locs[l], t, &ttl);
+				if (r->type == 5 && n > 1)
+					n = 1; /* a CNAME RRset holds one record: the first choice */
 				uint32_t v = n > 0 ? variant_of(&o, (uint32_t)i, ttl, t, n) : UINT32_MAX;
 				if (v == UINT32_MAX - 1)
 					goto oom;
@@ -979,6 +989,8 @@ void *p53_steer_build_signed(const struct p53_steer_conf *conf, const struct p53
 			for (int j = 0; j < r->n_pool; j++)
 				if (r->pool[j].backup == backups)
 					t[n++] = (uint8_t)j;
+		if (r->type == 5 && n > 1)
+			n = 1;
 		x->fallback = variant_of(&o, (uint32_t)i, r->ttl, t, n);
 		if (x->fallback == UINT32_MAX - 1)
 			goto oom;
@@ -988,7 +1000,9 @@ void *p53_steer_build_signed(const struct p53_steer_conf *conf, const struct p53
 	uint32_t n_signed = 0;
 	for (uint32_t i = 0; i < o.n_v; i++) {
 		const struct p53_sign_key *k = key_of(sg, &conf->records[o.v[i].rec]);
-		rdata += (size_t)o.v[i].n * (2 + 10 + (conf->records[o.v[i].rec].type == 1 ? 4 : 16));
+		const struct p53_steer_record *vr = &conf->records[o.v[i].rec];
+		for (int k2 = 0; k2 < o.v[i].n; k2++)
+			rdata += 2 + 10 + rdlen_of(vr, o.v[i].t[k2]);
 		if (k != NULL) {
 			rdata += p53_sign_rr_len(k);
 			n_signed++;
@@ -1040,7 +1054,6 @@ void *p53_steer_build_signed(const struct p53_steer_conf *conf, const struct p53
 	for (uint32_t i = 0; i < o.n_v; i++) {
 		const struct p53_steer_record *r = &conf->records[o.v[i].rec];
 		struct p53_steer_variant *v = (struct p53_steer_variant *)(img + h.variants_off) + i;
-		unsigned int alen = r->type == 1 ? 4 : 16;
 		v->rdata_off = (uint32_t)rp;
 		v->count = o.v[i].n;
 		v->ttl = o.v[i].ttl;
@@ -1056,11 +1069,12 @@ void *p53_steer_build_signed(const struct p53_steer_conf *conf, const struct p53
 			p[7] = (uint8_t)(v->ttl >> 16);
 			p[8] = (uint8_t)(v->ttl >> 8);
 			p[9] = (uint8_t)v->ttl;
+			unsigned int ti = o.v[i].t[k];
+			unsigned int alen = rdlen_of(r, ti);
 			p[10] = 0;
 			p[11] = (uint8_t)alen;
-			unsigned int ti = o.v[i].t[k];
-			memcpy(p + 12, ti < P53_STEER_MAX_POOL ? r->pool[ti].addr
-						       : r->fallback[ti - P53_STEER_MAX_POOL], alen);
+			memcpy(p + 12, ti >= P53_STEER_MAX_POOL ? r->fallback[ti - P53_STEER_MAX_POOL] :
+				       r->type == 5 ? r->pool[ti].tname : r->pool[ti].addr, alen);
 			rp += 12 + alen;
 		}
 		v->rdata_len = (uint32_t)(rp - v->rdata_off);

@@ -11,42 +11,64 @@
 #define TGT(f) P53_CONF_FIELD(struct p53_steer_target, f)
 #define SC(f) P53_CONF_FIELD(struct p53_steer_conf, f)
 
-static const char *const type_names[] = { "A", "AAAA", NULL };
+static const char *const type_names[] = { "A", "AAAA", "CNAME", NULL };
 static const char *const policy_names[] = { "map", "geo", "nearest", "priority", "weighted",
 					     "sticky", "asn", NULL };
 static const char *const all_down_names[] = { "all", "fallback", "pool", NULL };
 
 /* "x.y.z." to canonical wire form (letters lowered); no escapes. */
-static int owner_of(struct p53_conf_ctx *c, const struct p53_conf_key *k, yaml_node_t *v,
-		    const char *where, void *base)
+/* A domain name as written (the final dot optional) to canonical wire form. */
+static int name_of(struct p53_conf_ctx *c, yaml_node_t *v, const char *where, const char *s,
+		   uint8_t *out, uint8_t *out_len)
 {
-	struct p53_steer_record *r = base;
-	const char *s;
 	size_t pos = 0;
 
-	(void)k;
-	if (p53_conf_string_of(c, v, where, &s) != 0 || p53_conf_set_string(c, v, &r->owner, s) != 0)
-		return -1;
 	for (const char *p = s; *p != '\0';) {
 		const char *dot = strchr(p, '.');
 		size_t l = dot != NULL ? (size_t)(dot - p) : strlen(p);
 		if (l == 0 || l > 63)
 			return p53_conf_fail(c, v, "%s: '%s' is not a domain name (empty or long label)",
 					     where, s);
-		if (pos + 1 + l + 1 > sizeof(r->lname))
+		if (pos + 1 + l + 1 > 255)
 			return p53_conf_fail(c, v, "%s: '%s' is longer than 255 bytes", where, s);
-		r->lname[pos++] = (uint8_t)l;
+		out[pos++] = (uint8_t)l;
 		for (size_t i = 0; i < l; i++)
-			r->lname[pos++] = (uint8_t)tolower((unsigned char)p[i]);
+			out[pos++] = (uint8_t)tolower((unsigned char)p[i]);
 		p += l;
 		if (*p == '.')
 			p++;
 	}
-	if (pos == 0)
-		return p53_conf_fail(c, v, "%s: the root cannot be steered", where);
-	r->lname[pos++] = 0;
-	r->lname_len = (uint8_t)pos;
+	out[pos++] = 0;
+	*out_len = (uint8_t)pos;
 	return 0;
+}
+
+static int owner_of(struct p53_conf_ctx *c, const struct p53_conf_key *k, yaml_node_t *v,
+		    const char *where, void *base)
+{
+	struct p53_steer_record *r = base;
+	const char *s;
+
+	(void)k;
+	if (p53_conf_string_of(c, v, where, &s) != 0 || p53_conf_set_string(c, v, &r->owner, s) != 0 ||
+	    name_of(c, v, where, s, r->lname, &r->lname_len) != 0)
+		return -1;
+	if (r->lname_len == 1)
+		return p53_conf_fail(c, v, "%s: the root cannot be steered", where);
+	return 0;
+}
+
+/* pool[].target: the name a CNAME record's target answers. */
+static int target_of(struct p53_conf_ctx *c, const struct p53_conf_key *k, yaml_node_t *v,
+		     const char *where, void *base)
+{
+	struct p53_steer_target *t = base;
+	const char *s;
+
+	(void)k;
+	if (p53_conf_string_of(c, v, where, &s) != 0 || p53_conf_set_string(c, v, &t->target, s) != 0)
+		return -1;
+	return name_of(c, v, where, s, t->tname, &t->tname_len);
 }
 
 static int policy_of(struct p53_conf_ctx *c, const struct p53_conf_key *k, yaml_node_t *v,
@@ -139,7 +161,8 @@ static int check_of(struct p53_conf_ctx *c, const struct p53_conf_key *k, yaml_n
 
 static const struct p53_conf_key target_keys[] = {
 	{ .name = "name", .fn = p53_conf_string, TGT(name), .required = true },
-	{ .name = "address", .fn = address_of, .required = true },
+	{ .name = "address", .fn = address_of },
+	{ .name = "target", .fn = target_of },
 	{ .name = "lat", .fn = coord_of, .max = 90 },
 	{ .name = "lon", .fn = coord_of, .max = 180 },
 	{ .name = "pop", .fn = p53_conf_string, TGT(pop) },
@@ -393,11 +416,28 @@ static int record_check(struct p53_conf_ctx *c, const struct p53_steer_conf *s, 
 {
 	const struct p53_steer_record *r = &s->records[idx];
 
-	for (int i = 0, k[2] = { 0, 0 }; i < r->n_pool; k[r->pool[i].backup]++, i++)
-		if (r->pool[i].family != (r->type == 1 ? 4 : 6))
+	for (int i = 0, k[2] = { 0, 0 }; i < r->n_pool; k[r->pool[i].backup]++, i++) {
+		const struct p53_steer_target *t = &r->pool[i];
+		const char *list = t->backup ? "fallback_pool" : "pool";
+		if (r->type == 5 && (t->target == NULL || t->address != NULL))
+			return p53_conf_fail(c, item, "%s.%s[%d]: a CNAME record's target has a target: "
+					     "(a name) and no address:", iw, list, k[t->backup]);
+		if (r->type == 5 && t->probe.set && t->probe.type != P53_PROBE_COMMAND &&
+		    t->probe.address == NULL)
+			return p53_conf_fail(c, item, "%s.%s[%d]: check: a CNAME target has no address to "
+					     "probe: give check.address", iw, list, k[t->backup]);
+		if (r->type == 5)
+			continue;
+		if (t->address == NULL || t->target != NULL)
+			return p53_conf_fail(c, item, "%s.%s[%d]: an %s record's target has an address: "
+					     "and no target:", iw, list, k[t->backup], type_names[r->type_idx]);
+		if (t->family != (r->type == 1 ? 4 : 6))
 			return p53_conf_fail(c, item, "%s.%s[%d]: address %s is not an %s address", iw,
-					     r->pool[i].backup ? "fallback_pool" : "pool", k[r->pool[i].backup],
-					     r->pool[i].address, r->type == 1 ? "IPv4" : "IPv6");
+					     list, k[t->backup], t->address, r->type == 1 ? "IPv4" : "IPv6");
+	}
+	if (r->type == 5 && r->n_fallback > 0)
+		return p53_conf_fail(c, item, "%s: fallback: holds addresses, not for a CNAME record "
+				     "(all_down: pool with a fallback_pool of names)", iw);
 	for (int i = 0; i < r->n_fallback; i++)
 		if (r->fallback_family[i] != (r->type == 1 ? 4 : 6))
 			return p53_conf_fail(c, item, "%s.fallback[%d]: not an %s address", iw, i,
@@ -440,11 +480,19 @@ static int record_check(struct p53_conf_ctx *c, const struct p53_steer_conf *s, 
 			return p53_conf_fail(c, item, "%s.geo[%d]: never used: the policy has no %s step", iw, i,
 					     asn ? "asn" : "geo");
 	}
-	for (int i = 0; i < idx; i++)
-		if (s->records[i].type == r->type && s->records[i].lname_len == r->lname_len &&
-		    memcmp(s->records[i].lname, r->lname, r->lname_len) == 0)
+	for (int i = 0; i < idx; i++) {
+		const struct p53_steer_record *o = &s->records[i];
+		if (o->lname_len != r->lname_len || memcmp(o->lname, r->lname, r->lname_len) != 0)
+			continue;
+		if (o->type == r->type)
 			return p53_conf_fail(c, item, "%s: %s %s is already steered at line %d", iw, r->owner,
-					     type_names[r->type_idx], s->records[i].line);
+					     type_names[r->type_idx], o->line);
+		/* RFC 1034 §3.6.2: a CNAME owner has no other data. */
+		if (o->type == 5 || r->type == 5)
+			return p53_conf_fail(c, item, "%s: %s %s beside the steered %s at line %d (a CNAME "
+					     "owner has no other data)", iw, r->owner, type_names[r->type_idx],
+					     type_names[o->type_idx], o->line);
+	}
 	return 0;
 }
 
@@ -476,7 +524,7 @@ static int records_of(struct p53_conf_ctx *c, const struct p53_conf_key *k, yaml
 		r->ttl_multi = 3600;
 		if (p53_conf_map(c, it, record_keys, P53_CONF_NKEYS(record_keys), iw, it, r) != 0)
 			return -1;
-		r->type = r->type_idx == 0 ? 1 : 28;
+		r->type = r->type_idx == 0 ? 1 : r->type_idx == 1 ? 28 : 5;
 	}
 	return 0;
 }
@@ -522,6 +570,7 @@ void p53_steer_conf_free(struct p53_steer_conf *s)
 			struct p53_steer_target *t = &r->pool[j];
 			free(t->name);
 			free(t->address);
+			free(t->target);
 			free(t->lat);
 			free(t->lon);
 			free(t->pop);

@@ -31,7 +31,10 @@ enum p53_steer_all_down { P53_ALL_DOWN_ALL = 0, P53_ALL_DOWN_FALLBACK, P53_ALL_D
 
 struct p53_steer_target {
 	char *name;                     /* pool[].name: for logs and `pop53ctl target` */
-	char *address;                  /* pool[].address, as written */
+	char *address;                  /* pool[].address, as written (A, AAAA) */
+	char *target;                   /* pool[].target, as written (CNAME) */
+	uint8_t tname[255];             /* its canonical wire form */
+	uint8_t tname_len;
 	uint8_t family;                 /* 4 or 6 */
 	uint8_t addr[16];
 	char *lat, *lon;                /* pool[].lat/.lon as written; NULL: no position */
@@ -68,8 +71,8 @@ struct p53_steer_record {
 	char *owner;                    /* records[].owner as written */
 	uint8_t lname[255];             /* canonical wire form */
 	uint8_t lname_len;
-	uint16_t type;                  /* 1 (A) or 28 (AAAA) */
-	int type_idx;                   /* records[].type: index into {A, AAAA} */
+	uint16_t type;                  /* 1 (A), 28 (AAAA) or 5 (CNAME) */
+	int type_idx;                   /* records[].type: index into {A, AAAA, CNAME} */
 	int policy[4];                  /* records[].policy, in order */
 	int n_policy;
 	unsigned int ttl;               /* records[].ttl, default 300 */

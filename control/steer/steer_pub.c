@@ -366,7 +366,7 @@ static int check(struct p53_steer_pub *p, int i, int j, uint64_t now)
 	}
 	c->changes++;
 	p->target_changes++;
-	p53_info("steering: target %s (%s) of %s is %s (%s)", t->name, t->address,
+	p53_info("steering: target %s (%s) of %s is %s (%s)", t->name, t->address != NULL ? t->address : t->target,
 		 p->conf->records[i].owner, *up ? "up" : "down", c->last);
 	return 1;
 }
@@ -467,7 +467,8 @@ int p53_steer_force(struct p53_steer_pub *p, const char *name, const char *state
 			p->st.chk[i][j].forced = f;
 			p->dirty = true;
 			p53_info("steering: target %s (%s) of %s set %s by the operator", name,
-				 p->conf->records[i].pool[j].address, p->conf->records[i].owner, state);
+				 p->conf->records[i].pool[j].address != NULL ? p->conf->records[i].pool[j].address :
+				 p->conf->records[i].pool[j].target, p->conf->records[i].owner, state);
 		}
 	return n;
 }

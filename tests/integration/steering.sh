@@ -141,6 +141,14 @@ steering:
       fallback_pool:
         - {name: g2, address: 10.0.5.2, pop: FRA}
         - {name: g3, address: 10.0.5.3, pop: AMS}
+    - owner: cn.example.com.
+      type: CNAME
+      policy: [map]
+      ttl: 60
+      pool:
+        - {name: cn-fra, target: www.example.com., pop: FRA}
+        - {name: cn-nrt, target: cdn.example.net., pop: NRT}
+        - {name: cn-ams, target: ns2.example.com., pop: AMS}
     - owner: wsticky.example.com.
       type: A
       policy: [sticky]
@@ -311,6 +319,35 @@ expect "all_down: pool: everything down -> every fallback pool target" "10.0.5.2
 for n in g1 g2 g3; do "$CTL" -s "$TMP/control.sock" target set $n auto >/dev/null; done
 expect "all_down: pool: g1 back -> g1 again" "10.0.5.1 ttl=30 scope=25" "$(q fbp.example.com A +subnet=198.51.100.7/32)"
 
+# A steered CNAME: the chosen target, chased into the zone like a static CNAME when it is
+# in-zone (the A or AAAA after it), alone when it is not; the scope is the map's.
+# cq TYPE ECS: "CNAME-target [A/AAAA...] ttl=T scope=S status=RCODE"
+cq() {
+	local out
+	out=$(ip netns exec "$CLIENT_NS" kdig +time=2 +retry=1 @"$V4" cn.example.com "$1" ${2:++subnet=$2} 2>&1)
+	echo "$(awk '!/^;/ && $4=="CNAME" {print $5}' <<<"$out" | tr '\n' ' ')$(awk -v t="$1" '!/^;/ && $4==t && t!="CNAME" {print $5}' <<<"$out" | tr '\n' ' ')ttl=$(awk '!/^;/ && $4=="CNAME" {print $2; exit}' <<<"$out") scope=$(sed -n 's/^;* *CLIENT-SUBNET: .*\/\([0-9]*\)$/\1/p' <<<"$out") status=$(sed -n 's/.*status: \([A-Z]*\).*/\1/p' <<<"$out")"
+}
+expect "CNAME pool: ECS 198.51.100.7 (map FRA) -> CNAME www.example.com., chased to its A, scope 25" \
+	"www.example.com. 192.0.2.80 ttl=60 scope=25 status=NOERROR" "$(cq A 198.51.100.7/32)"
+expect "CNAME pool: AAAA is chased the same way" \
+	"www.example.com. 2001:db8:80::80 ttl=60 scope=25 status=NOERROR" "$(cq AAAA 198.51.100.7/32)"
+expect "CNAME pool: ECS 203.0.113.9 (map NRT) -> CNAME cdn.example.net. (not ours: not chased), scope 24" \
+	"cdn.example.net. ttl=60 scope=24 status=NOERROR" "$(cq A 203.0.113.9/32)"
+expect "CNAME pool: a CNAME query gets the chosen CNAME alone" \
+	"www.example.com. ttl=60 scope=25 status=NOERROR" "$(cq CNAME 198.51.100.7/32)"
+expect "CNAME pool: no ECS (192.0.2.1, no map entry) -> the fallback: the first target up" \
+	"www.example.com. 192.0.2.80 ttl=60 scope= status=NOERROR" "$(cq A)"
+"$CTL" -s "$TMP/control.sock" target set cn-fra down >/dev/null
+expect "CNAME pool: cn-fra down -> no FRA target: the first up, cdn.example.net." \
+	"cdn.example.net. ttl=60 scope=25 status=NOERROR" "$(cq A 198.51.100.7/32)"
+"$CTL" -s "$TMP/control.sock" target set cn-fra auto >/dev/null
+for c in 198.51.100.7/32 203.0.113.9/32; do
+	got=$("$CTL" -s "$TMP/control.sock" --json explain cn.example.com CNAME --ecs $c |
+	      jq -r '.explain.answer | (.addresses | join(" ")) + " ttl=\(.ttl) scope=\(.scope)"')
+	want=$(cq CNAME $c)
+	expect "explain cn.example.com CNAME --ecs $c matches kdig" "${want% status=*}" "$got"
+done
+
 # sticky by weight: over 200 client /24s, w3 (weight 3) gets about 3/4; a /24 keeps its
 # target whatever host inside it asks. One kdig, many queries.
 args=() args2=()
@@ -403,5 +440,11 @@ sed 's/owner: map.example.com./owner: ns1.example.com./' "$TMP/pop53.yaml" >"$TM
 out=$("$POP53D" --check-config "$TMP/bad.yaml" 2>&1)
 check "a steered owner with static A data is refused with file:line of both" \
 	grep -q "$TMP/bad.yaml:$line: steering: ns1.example.com. A is steered, but the zone has A data for it at $SRC/zones/example.com.zone:15" <<<"$out"
+# A steered CNAME whose owner has static data: refused with both places
+line=$(grep -n 'owner: cn.example.com.' "$TMP/pop53.yaml" | cut -d: -f1)
+sed 's/owner: cn.example.com./owner: api.example.com./' "$TMP/pop53.yaml" >"$TMP/bad2.yaml"
+out=$("$POP53D" --check-config "$TMP/bad2.yaml" 2>&1)
+check "a steered CNAME at an owner with static A data is refused with file:line of both ($out)" \
+	grep -q "$TMP/bad2.yaml:$line: steering: api.example.com. CNAME is steered, but the zone has A data for it at $SRC/zones/example.com.zone:" <<<"$out"
 [ "$FAIL" -eq 0 ] && [ -z "${VERBOSE:-}" ] || cat "$TMP/pop53d.log"
 finish

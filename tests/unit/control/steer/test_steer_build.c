@@ -161,7 +161,7 @@ static void test_bad_config(void **state)
 {
 	static const struct { const char *yaml; const char *msg; } rows[] = {
 		{ REC "      type: MX\n      policy: [map]\n      pool: [{name: a, address: 10.0.0.1}]\n",
-		  "c.yaml:12: steering.records[0].type: expected A or AAAA, got 'MX'" },
+		  "c.yaml:12: steering.records[0].type: expected A, AAAA or CNAME, got 'MX'" },
 		{ REC "      type: A\n      policy: [closest]\n      pool: [{name: a, address: 10.0.0.1}]\n",
 		  "c.yaml:13: steering.records[0].policy[0]: unknown policy 'closest'" },
 		{ REC "      type: A\n      policy: [map]\n      pool: [{name: a, address: 2001:db8::1}]\n",
@@ -195,6 +195,19 @@ static void test_bad_config(void **state)
 		  "duplicate target name 'a'" },
 		{ REC "      type: A\n      policy: [map]\n      all_down: pool\n      fallback_pool: [{name: b, address: \"2001:db8::2\"}]\n      pool: [{name: a, address: 10.0.0.1}]\n",
 		  "steering.records[0].fallback_pool[0]: address 2001:db8::2 is not an IPv4 address" },
+		{ REC "      type: CNAME\n      policy: [map]\n      pool: [{name: a, address: 10.0.0.1}]\n",
+		  "steering.records[0].pool[0]: a CNAME record's target has a target: (a name) and no address:" },
+		{ REC "      type: A\n      policy: [map]\n      pool: [{name: a, target: www.example.net.}]\n",
+		  "steering.records[0].pool[0]: an A record's target has an address: and no target:" },
+		{ REC "      type: CNAME\n      policy: [map]\n      all_down: fallback\n      fallback: [10.0.0.9]\n      pool: [{name: a, target: a.example.net.}]\n",
+		  "steering.records[0]: fallback: holds addresses, not for a CNAME record" },
+		{ REC "      type: CNAME\n      policy: [map]\n      pool: [{name: a, target: a.example.net., check: {type: tcp, port: 80}}]\n",
+		  "steering.records[0].pool[0]: check: a CNAME target has no address to probe" },
+		{ REC "      type: CNAME\n      policy: [map]\n      pool: [{name: a, target: a..example.net.}]\n",
+		  "steering.records[0].pool[0].target: 'a..example.net.' is not a domain name" },
+		{ REC "      type: A\n      policy: [map]\n      pool: [{name: a, address: 10.0.0.1}]\n"
+		      "    - {owner: www.example.com., type: CNAME, policy: [map], pool: [{name: b, target: x.example.net.}]}\n",
+		  "steering.records[1]: www.example.com. CNAME beside the steered A at line 11 (a CNAME owner has no other data)" },
 		{ REC "      type: A\n      policy: [map]\n      all_down: some\n      pool: [{name: a, address: 10.0.0.1}]\n",
 		  "c.yaml:14: steering.records[0].all_down: expected all, fallback or pool, got 'some'" },
 		/* Probes (check: as a mapping), one defect per row. */
@@ -532,6 +545,40 @@ static void test_all_down_pool(void **state)
 	up[0][3] = false;               /* everything down: every fallback target */
 	build_from(&b, yaml, MAP1, up);
 	assert_string_equal(answer(b.t, 0, "198.51.100.1", NULL), "10.0.9.1 10.0.9.2");
+	built_free(&b);
+}
+
+/* A steered CNAME: one record per variant, the first choice; its RDATA the target's name. */
+static void test_cname(void **state)
+{
+	static bool up[1][P53_STEER_MAX_POOL] = { { true, true, true } };
+	struct built b;
+	const char *yaml = REC "      type: CNAME\n      policy: [map]\n      pool:\n"
+		"        - {name: a, target: A.example.net., pop: AMS}\n"
+		"        - {name: b, target: b.example.net, pop: AMS}\n"
+		"        - {name: c, target: c.example.com., pop: FRA}\n";
+
+	(void)state;
+	build_from(&b, yaml, MAP1, up);
+	const struct p53_steer_hdr *h = p53_steer_hdr(b.t);
+	const struct p53_steer_rec *r = (const struct p53_steer_rec *)((const uint8_t *)b.t + h->records_off);
+	struct p53_steer_client cl = { .v6 = 0, .addr = { 198, 51, 100, 1 } };
+	uint8_t scope;
+	const struct p53_steer_variant *v = p53_steer_pick(b.t, r, &cl, &scope);
+	const uint8_t *p = p53_steer_rdata(b.t, v);
+	static const uint8_t c_name[] = "\001c\007example\003com";
+	assert_int_equal(v->count, 1);
+	assert_int_equal(p[2] << 8 | p[3], 5);
+	assert_int_equal(p[11], sizeof(c_name));
+	assert_memory_equal(p + 12, c_name, sizeof(c_name));
+	assert_int_equal(v->rdata_len, 12 + sizeof(c_name));
+	assert_int_equal(scope, 24);
+	/* no map entry: the fallback, one CNAME (the first target up), in canonical case */
+	v = p53_steer_pick(b.t, r, NULL, &scope);
+	p = p53_steer_rdata(b.t, v);
+	static const uint8_t a_name[] = "\001a\007example\003net";
+	assert_int_equal(v->count, 1);
+	assert_memory_equal(p + 12, a_name, sizeof(a_name));
 	built_free(&b);
 }
 
@@ -889,6 +936,7 @@ int main(void)
 		cmocka_unit_test(test_bad_map),
 		cmocka_unit_test(test_all_down),
 		cmocka_unit_test(test_all_down_pool),
+		cmocka_unit_test(test_cname),
 		cmocka_unit_test(test_priority),
 		cmocka_unit_test(test_weighted),
 		cmocka_unit_test(test_sticky),
