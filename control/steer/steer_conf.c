@@ -16,8 +16,8 @@ static const char *const policy_names[] = { "map", "geo", "nearest", "priority",
 					     "sticky", "asn", NULL };
 static const char *const all_down_names[] = { "all", "fallback", "pool", NULL };
 
-/* "x.y.z." to canonical wire form (letters lowered); no escapes. */
-/* A domain name as written (the final dot optional) to canonical wire form. */
+/* A domain name as written, "x.y.z." (the final dot optional), to canonical wire form
+ * (letters lowered); no escapes. */
 static int name_of(struct p53_conf_ctx *c, yaml_node_t *v, const char *where, const char *s,
 		   uint8_t *out, uint8_t *out_len)
 {
