@@ -591,10 +591,12 @@ full:
  * query carried one with a SOURCE PREFIX-LENGTH above 0, else the packet's source (RFC 7871
  * §7.1.2: source 0 asks for the resolver's own address; the answer then has scope 0). Out of
  * line: only steered answers pay for it.
- * @return 1 when written (or TC set), 0 to send the image's RRset.
+ * @param rd  set to the variant's first record (its owner pointer, TYPE..., RDATA at +12),
+ *            for a steered CNAME's chase
+ * @return 1 when written, 2 when TC was set instead, 0 to send the image's RRset.
  */
 static __attribute__((noinline)) int steered(struct ctx *c, const struct p53_image_node *n,
-					     const struct p53_image_rrset *rs)
+					     const struct p53_image_rrset *rs, const uint8_t **rd)
 {
 	const void *t = __atomic_load_n(c->conf->steer, __ATOMIC_ACQUIRE);
 	struct p53_steer_client cl, *clp = NULL;
@@ -622,7 +624,10 @@ static __attribute__((noinline)) int steered(struct ctx *c, const struct p53_ima
 	}
 	uint8_t scope = 0;
 	const struct p53_steer_variant *v = p53_steer_pick(t, r, clp, &scope);
-	c->scope = src0 ? 0 : scope;
+	/* The longest prefix any steered step of the answer depended on (a steered CNAME may
+	 * lead to another steered record). */
+	if (!src0 && scope > c->scope)
+		c->scope = scope;
 	struct p53_image_rrset vrs = *rs;
 	vrs.count = v->count;
 	vrs.ttl = v->ttl;
@@ -630,8 +635,11 @@ static __attribute__((noinline)) int steered(struct ctx *c, const struct p53_ima
 	vrs.sig_count = (uint8_t)v->sig_count; /* signed by the control thread (dnssec.signing_keys); */
 	vrs.sig_len = (uint16_t)v->sig_len;    /* p53_steer_check bounds both */
 	vrs.flags = 0;
-	if (put_rrset_rd(&c->w, &vrs, p53_steer_rdata(t, v), c->name, c->ptr, SEC_AN, P53_NONE) != 0)
+	*rd = p53_steer_rdata(t, v);
+	if (put_rrset_rd(&c->w, &vrs, *rd, c->name, c->ptr, SEC_AN, P53_NONE) != 0) {
 		c->w.tc = 1;
+		return 2;
+	}
 	return 1;
 }
 
@@ -646,13 +654,21 @@ static int answer_node(struct ctx *c, const struct p53_image_node *n, uint32_t n
 	    qtype != P53_T_NSEC) {
 		uint32_t rsi = p53_image_node_rrset(c->img, n, P53_T_CNAME);
 		const struct p53_image_rrset *rs = p53_image_rrset(c->img, rsi);
+		const uint8_t *rd = p53_image_rdata(c->img, rs);
+		int st;
 		hint_apex(c);
 		c->kind = P53_ANS_ANSWER; /* truncated or not */
-		if (put_or_tc(c, rsi, c->name, c->ptr, SEC_AN, P53_NONE) != 0)
+		/* A steered CNAME: the variant's target is written and chased like a static one. */
+		if (__builtin_expect((rs->flags & P53_RRSET_STEERED) != 0, 0) && c->conf->steer != NULL &&
+		    (st = steered(c, n, rs, &rd)) != 0) {
+			if (st == 2)
+				return DONE;
+		} else if (put_or_tc(c, rsi, c->name, c->ptr, SEC_AN, P53_NONE) != 0) {
 			return DONE;
+		}
 		if (qtype == P53_T_ANY)
 			return DONE;
-		return set_name(c, p53_image_rdata(c->img, rs) + P53_RR_OWNER_LEN + 10) == 0 ? NEXT : DONE;
+		return set_name(c, rd + P53_RR_OWNER_LEN + 10) == 0 ? NEXT : DONE;
 	}
 	uint32_t rsi = P53_NONE;
 	if (qtype == P53_T_ANY) {
@@ -676,7 +692,9 @@ static int answer_node(struct ctx *c, const struct p53_image_node *n, uint32_t n
 	if ((rs->flags & P53_RRSET_COMPRESS) || rs->adds != P53_NONE)
 		hint_apex(c);
 	c->kind = P53_ANS_ANSWER; /* truncated or not: TC is counted on its own */
-	if (__builtin_expect((rs->flags & P53_RRSET_STEERED) != 0, 0) && c->conf->steer != NULL && steered(c, n, rs))
+	const uint8_t *rd;
+	if (__builtin_expect((rs->flags & P53_RRSET_STEERED) != 0, 0) && c->conf->steer != NULL &&
+	    steered(c, n, rs, &rd))
 		return DONE;
 	put_or_tc(c, rsi, c->name, c->ptr, SEC_AN, P53_NONE);
 	return DONE;

@@ -282,11 +282,13 @@ static json_t *targets_json(const struct p53_steer_pub *p)
 			bool checked = strcmp(probe, "none") != 0;
 			json_t *o = json_pack(
 				"{s:s, s:s, s:s, s:s, s:s, s:b, s:s, s:s, s:I}", "record", r->owner,
-				"type", r->type == 28 ? "AAAA" : "A", "name", t->name,
-				"address", t->address, "pop", t->pop ? t->pop : "",
+				"type", r->type == 28 ? "AAAA" : r->type == 5 ? "CNAME" : "A", "name", t->name,
+				"address", t->address != NULL ? t->address : t->target, "pop", t->pop ? t->pop : "",
 				"up", p53_steer_target_up(&p->st, i, j), "check",
 				!checked ? "none" : p->st.up[i][j] ? "up" : "down",
 				"forced", forced[c->forced + 1], "changes", (json_int_t)c->changes);
+			if (t->backup)
+				json_object_set_new(o, "fallback_pool", json_true());
 			/* The check itself: what runs, its last verdict and the counts rise/fall read. */
 			json_object_set_new(o, "probe", json_string(probe));
 			if (checked)
@@ -320,6 +322,61 @@ static char *cmd_target(struct p53_daemon *d, const char *const *argv, int argc)
 	}
 	json_t *o = ok();
 	json_object_set_new(o, "targets", targets_json(&d->steer));
+	return dump(o);
+}
+
+/* What the steering table's sources hold: the reply of `steering reload` and `steering`. */
+static json_t *steering_json(const struct p53_steer_pub *p)
+{
+	static const struct { int src; const char *key; } srcs[] = {
+		{ P53_STEER_SRC_MAP, "map" }, { P53_STEER_SRC_GEO, "geoip" }, { P53_STEER_SRC_ASN, "asn_db" },
+	};
+	json_t *o = json_object();
+
+	for (size_t k = 0; k < sizeof(srcs) / sizeof(srcs[0]); k++) {
+		const char *file = p->conf == NULL ? NULL : srcs[k].src == P53_STEER_SRC_MAP ? p->conf->map :
+				   srcs[k].src == P53_STEER_SRC_GEO ? p->conf->geoip : p->conf->asn_db;
+		const struct p53_steer_source *s = &p->st.src.src[srcs[k].src];
+		if (file == NULL)
+			continue;
+		json_t *x = json_pack("{s:s, s:I, s:I, s:I}", "file", file, "networks", (json_int_t)s->n_nets,
+				      "blocks_v4", (json_int_t)s->n4, "blocks_v6", (json_int_t)s->n6);
+		if (srcs[k].src == P53_STEER_SRC_MAP) {
+			json_object_set_new(x, "entries", json_integer(s->n_locs));
+		} else {
+			json_object_set_new(x, "locations", json_integer(s->n_locs));
+			json_object_set_new(x, "database_type", json_string(s->kind));
+			json_object_set_new(x, "build_epoch", json_integer((json_int_t)s->build_epoch));
+		}
+		json_object_set_new(o, srcs[k].key, x);
+	}
+	const struct p53_steer_hdr *h = p->cur != NULL ? p53_steer_hdr(p->cur) : NULL;
+	json_object_set_new(o, "records", json_integer(h != NULL ? h->n_records : 0));
+	json_object_set_new(o, "variants", json_integer(h != NULL ? h->n_variants : 0));
+	json_object_set_new(o, "table_bytes", json_integer((json_int_t)p->cur_len));
+	json_object_set_new(o, "reloads", json_pack("{s:I, s:I, s:f}", "ok", (json_int_t)p->source_reloads,
+						    "failed", (json_int_t)p->source_reloads_failed,
+						    "last_ms", p->last_source_reload_ms));
+	return o;
+}
+
+/* `steering reload`: the map and MaxMind DBs alone (steer_pub.h); `steering`: what they hold. */
+static char *cmd_steering(struct p53_daemon *d, const char *const *argv, int argc)
+{
+	char err[1024];
+	uint64_t t0 = rte_rdtsc();
+
+	if (argc == 2 && strcmp(argv[1], "reload") == 0) {
+		if (p53_steer_reload_sources(&d->steer, err, sizeof(err)) != 0)
+			return fail("%s", err);
+	} else if (argc != 1) {
+		return fail("usage: steering [reload]");
+	}
+	json_t *o = ok();
+	if (argc == 2)
+		json_object_set_new(o, "ms", json_real((double)(rte_rdtsc() - t0) * 1000.0 /
+						       (double)rte_get_tsc_hz()));
+	json_object_set_new(o, "steering", steering_json(&d->steer));
 	return dump(o);
 }
 
@@ -388,6 +445,8 @@ char *p53_ctl_dispatch(struct p53_daemon *d, const char *const *argv, int argc)
 		return cmd_health(d, argv, argc);
 	if (strcmp(c, "explain") == 0)
 		return cmd_explain(d, argv, argc);
+	if (strcmp(c, "steering") == 0)
+		return cmd_steering(d, argv, argc);
 	if (strcmp(c, "target") == 0 && argc >= 2)
 		return cmd_target(d, argv, argc);
 	if (strcmp(c, "drain") == 0 && argc == 1)
@@ -406,12 +465,13 @@ char *p53_ctl_dispatch(struct p53_daemon *d, const char *const *argv, int argc)
 			    "a client names");
 	return fail("unknown command '%s' (commands: status, stats [--reset], workers, rrl, zone list, "
 		    "zone reload [NAME], zone status [NAME], zone refresh NAME, zone retransfer NAME, "
-		    "reload, health [set external up|down|auto], target list, target set NAME up|down|auto, "
+		    "reload, steering [reload], health [set external up|down|auto], target list, target set NAME up|down|auto, "
 		    "explain NAME TYPE [--client IP] [--ecs PREFIX], drain, undrain)", c);
 }
 
 int p53_ctl_is_reload(const char *const *argv, int argc)
 {
 	return (argc == 1 && strcmp(argv[0], "reload") == 0) ||
-	       (argc >= 2 && strcmp(argv[0], "zone") == 0 && strcmp(argv[1], "reload") == 0);
+	       (argc >= 2 && strcmp(argv[0], "zone") == 0 && strcmp(argv[1], "reload") == 0) ||
+	       (argc == 2 && strcmp(argv[0], "steering") == 0 && strcmp(argv[1], "reload") == 0);
 }

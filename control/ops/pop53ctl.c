@@ -42,6 +42,8 @@ static void usage(FILE *f)
 		"  zone retransfer NAME   transfer the whole zone (AXFR) now\n"
 		"  reload                 re-read the config file and the zones\n"
 		"  config check FILE      validate a config and its zones here, without pop53d\n"
+		"  steering               the steering sources loaded: map, geoip, asn_db\n"
+		"  steering reload        re-read the steering map and MaxMind DBs alone and swap them in\n"
 		"  health                 node state, checks, announcers, next allowed announce\n"
 		"  health set external up|down|auto   push the outside prober's verdict (auto: the command)\n"
 		"  target list            steered targets: record, address, answered (up), check, forced,\n"
@@ -409,6 +411,27 @@ static void print_human(const char *cmd, const char *sub, const json_t *r)
 	} else if (strcmp(cmd, "zone") == 0 && sub != NULL &&
 		   (strcmp(sub, "refresh") == 0 || strcmp(sub, "retransfer") == 0)) {
 		printf("%s queued (see zone status)\n", json_string_value(json_object_get(r, "queued")));
+	} else if (strcmp(cmd, "steering") == 0) {
+		const json_t *st = json_object_get(r, "steering");
+		static const char *const keys[] = { "map", "geoip", "asn_db" };
+		if (json_object_get(r, "ms") != NULL)
+			printf("steering reloaded in %.1f ms\n", json_real_value(json_object_get(r, "ms")));
+		for (size_t k = 0; k < 3; k++) {
+			const json_t *x = json_object_get(st, keys[k]);
+			if (x == NULL)
+				continue;
+			printf("%-7s %s: %" JSON_INTEGER_FORMAT " networks", keys[k], str_or(x, "file", "?"),
+			       geti(x, "networks"));
+			if (json_object_get(x, "entries") != NULL)
+				printf(" in %" JSON_INTEGER_FORMAT " entries", geti(x, "entries"));
+			else
+				printf(", %" JSON_INTEGER_FORMAT " locations (%s)", geti(x, "locations"),
+				       str_or(x, "database_type", "?"));
+			printf("\n");
+		}
+		printf("table: %" JSON_INTEGER_FORMAT " records, %" JSON_INTEGER_FORMAT " variants, %"
+		       JSON_INTEGER_FORMAT " bytes\n", geti(st, "records"), geti(st, "variants"),
+		       geti(st, "table_bytes"));
 	} else if (strcmp(cmd, "reload") == 0 || strcmp(cmd, "zone") == 0) {
 		printf("reloaded in %.1f ms\n", json_real_value(json_object_get(r, "ms")));
 		print_zones(json_object_get(r, "zones"));

@@ -185,8 +185,53 @@ static int pending_cmp(const void *x, const void *y)
 	return p->seq < q->seq ? -1 : p->seq > q->seq;
 }
 
+/* The line of the first occurrence of "needle" (with its quotes) in a file, 0 when not found:
+ * jansson keeps no positions for values, so a bad value is located by its text. */
+static int line_of(const char *path, const char *needle)
+{
+	FILE *f = fopen(path, "r");
+	char q[80];
+	size_t nq, at = 0;
+	int c, line = 1;
+
+	if (f == NULL)
+		return 0;
+	nq = (size_t)snprintf(q, sizeof(q), "\"%s\"", needle);
+	if (nq >= sizeof(q)) {
+		fclose(f);
+		return 0;
+	}
+	while ((c = getc(f)) != EOF) {
+		if ((char)c == q[at]) {
+			if (++at == nq) {
+				fclose(f);
+				return line;
+			}
+			continue;
+		}
+		at = (char)c == q[0] ? 1 : 0;
+		if (c == '\n')
+			line++;
+	}
+	fclose(f);
+	return 0;
+}
+
+/* "path:line" for a bad value of the map, or "path" when its line is not found. */
+static const char *at_value(char *buf, size_t cap, const char *path, const char *value)
+{
+	int line = value != NULL ? line_of(path, value) : 0;
+
+	if (line > 0)
+		snprintf(buf, cap, "%s:%d", path, line);
+	else
+		snprintf(buf, cap, "%s", path);
+	return buf;
+}
+
 static int map_load(const char *path, struct p53_steer_source *s, char *err, size_t errlen)
 {
+	char where[4200];
 	struct p53_steer_trie t4, t6;
 	struct pending *pend = NULL;
 	uint32_t n_pend = 0, cap_pend = 0;
@@ -194,8 +239,10 @@ static int map_load(const char *path, struct p53_steer_source *s, char *err, siz
 	int rc = -1;
 	json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
 
-	if (root == NULL)
+	if (root == NULL && je.line > 0)
 		return fail(err, errlen, "%s:%d: %s", path, je.line, je.text);
+	if (root == NULL)
+		return fail(err, errlen, "%s: %s", path, je.text);
 	if (p53_steer_trie_init(&t4, 32) < 0 || p53_steer_trie_init(&t6, 128) < 0) {
 		json_decref(root);
 		return fail(err, errlen, "%s: out of memory", path);
@@ -238,7 +285,8 @@ static int map_load(const char *path, struct p53_steer_source *s, char *err, siz
 			long len = -1;
 			int v6;
 			if (n == NULL || strlen(n) >= sizeof(buf)) {
-				fail(err, errlen, "%s: entry %zu: networks[%zu] is not a CIDR string", path, i, j);
+				fail(err, errlen, "%s: entry %zu: networks[%zu] is not a CIDR string",
+				     at_value(where, sizeof(where), path, n), i, j);
 				goto out;
 			}
 			strcpy(buf, n);
@@ -254,7 +302,7 @@ static int map_load(const char *path, struct p53_steer_source *s, char *err, siz
 			if (inet_pton(v6 ? AF_INET6 : AF_INET, buf, a) != 1 || len == -2 ||
 			    len > (v6 ? 128 : 32)) {
 				fail(err, errlen, "%s: entry %zu: networks[%zu] '%s' is not an IPv4 or IPv6 CIDR",
-				     path, i, j, n);
+				     at_value(where, sizeof(where), path, n), i, j, n);
 				goto out;
 			}
 			if (len < 0)
@@ -262,7 +310,7 @@ static int map_load(const char *path, struct p53_steer_source *s, char *err, siz
 			for (unsigned int b = (unsigned int)len; b < (v6 ? 128u : 32u); b++)
 				if (bit_of(a, b)) {
 					fail(err, errlen, "%s: entry %zu: networks[%zu] '%s' has bits set past /%ld",
-					     path, i, j, n, len);
+					     at_value(where, sizeof(where), path, n), i, j, n, len);
 					goto out;
 				}
 			if (grow((void **)&pend, &cap_pend, n_pend + 1, sizeof(*pend)) < 0)
@@ -275,6 +323,7 @@ static int map_load(const char *path, struct p53_steer_source *s, char *err, siz
 			n_pend++;
 		}
 	}
+	s->n_nets = n_pend;
 	if (n_pend > 0)
 		qsort(pend, n_pend, sizeof(*pend), pending_cmp);
 	for (uint32_t k = 0; k < n_pend; k++)
@@ -456,6 +505,9 @@ static int geo_load(const char *path, struct p53_steer_source *s, char *err, siz
 
 	if (st != MMDB_SUCCESS)
 		return fail(err, errlen, "%s: %s", path, MMDB_strerror(st));
+	s->build_epoch = db.metadata.build_epoch;
+	if (db.metadata.database_type != NULL)
+		snprintf(s->kind, sizeof(s->kind), "%s", db.metadata.database_type);
 	uint32_t n = db.metadata.node_count;
 	uint32_t cap = 1024;
 	while (cap < 2u * n + 2 && cap < (1u << 30))
@@ -498,6 +550,10 @@ static int geo_load(const char *path, struct p53_steer_source *s, char *err, siz
 		if (walk_node(&w, 0, 0, a) < 0)
 			goto out;
 	}
+	for (uint32_t i = 0; i < s->n4; i++)
+		s->n_nets += s->b4[i].loc_len >> 8 != NOLOC;
+	for (uint32_t i = 0; i < s->n6; i++)
+		s->n_nets += s->b6[i].loc_len >> 8 != NOLOC;
 	rc = 0;
 	goto out;
 oom:
@@ -696,21 +752,19 @@ static int decide(const struct p53_steer_record *r, const bool *up, int policy,
 	return n;
 }
 
-/* A 32-bit mix of a bucket and a target name (FNV-1a, murmur3 finaliser): sticky's score. */
+/* sticky's hash of a bucket and a target name: FNV-1a of the name, beside the bucket, through
+ * splitmix64's finaliser (FNV alone over bucket then name left the targets' shares skewed). */
 static uint32_t score(uint32_t bucket, const char *name)
 {
 	uint32_t h = 2166136261u;
 
-	for (int i = 0; i < 4; i++)
-		h = (h ^ (uint8_t)(bucket >> (8 * i))) * 16777619u;
 	for (const char *p = name; *p != '\0'; p++)
 		h = (h ^ (uint8_t)*p) * 16777619u;
-	h ^= h >> 16;
-	h *= 0x85ebca6bu;
-	h ^= h >> 13;
-	h *= 0xc2b2ae35u;
-	h ^= h >> 16;
-	return h;
+	uint64_t x = ((uint64_t)h << 32 | bucket) + 0x9e3779b97f4a7c15ull;
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+	x ^= x >> 31;
+	return (uint32_t)(x >> 32);
 }
 
 int p53_steer_decide_client(const struct p53_steer_record *r, const bool *up, int policy,
@@ -748,12 +802,16 @@ int p53_steer_decide_client(const struct p53_steer_record *r, const bool *up, in
 		}
 		return 0;
 	}
-	/* sticky: the highest score wins (rendezvous): a target leaving moves only its buckets. */
-	uint32_t best = 0;
+	/* sticky: weighted rendezvous hashing: each up target scores w / -ln(u), u its hash of
+	 * (bucket, name) mapped into (0, 1); the highest wins. A target then holds its weight's
+	 * share of the buckets, and a target leaving (or its weight changing) moves only buckets
+	 * to or from it. */
+	double best = 0;
 	for (int i = 0; i < r->n_pool; i++) {
 		if (!up[i] || r->pool[i].weight == 0)
 			continue;
-		uint32_t sc = score(bucket, r->pool[i].name);
+		double u = ((double)score(bucket, r->pool[i].name) + 0.5) / 4294967296.0;
+		double sc = (double)r->pool[i].weight / -log(u);
 		if (n == 0 || sc > best) {
 			best = sc;
 			t[0] = (uint8_t)i;
@@ -761,6 +819,24 @@ int p53_steer_decide_client(const struct p53_steer_record *r, const bool *up, in
 		}
 	}
 	return n;
+}
+
+void p53_steer_effective_up(const struct p53_steer_record *r, const bool *up, bool *eff)
+{
+	bool primary = false;
+
+	for (int j = 0; j < r->n_pool; j++)
+		primary |= up[j] && !r->pool[j].backup && r->pool[j].weight > 0;
+	for (int j = 0; j < r->n_pool; j++)
+		eff[j] = up[j] && r->pool[j].backup != primary;
+}
+
+/* RDLENGTH of target ti (or fallback address ti - P53_STEER_MAX_POOL) in a variant. */
+static unsigned int rdlen_of(const struct p53_steer_record *r, unsigned int ti)
+{
+	if (r->type == 5 && ti < P53_STEER_MAX_POOL)
+		return r->pool[ti].tname_len;
+	return r->type == 1 ? 4 : 16;
 }
 
 static size_t al8(size_t x)
@@ -861,6 +937,8 @@ void *p53_steer_build_signed(const struct p53_steer_conf *conf, const struct p53
 		struct p53_steer_rec *x = &recs[i];
 		uint8_t t[P53_STEER_MAX_POOL];
 		uint32_t ttl;
+		bool eff[P53_STEER_MAX_POOL];
+		p53_steer_effective_up(r, up[i], eff);
 		o.first_v = o.n_v;
 		x->hash = p53_name_hash(r->lname, r->lname_len);
 		x->name_len = r->lname_len;
@@ -879,32 +957,40 @@ void *p53_steer_build_signed(const struct p53_steer_conf *conf, const struct p53
 				int n;
 				ttl = r->ttl;
 				if (src == P53_STEER_SRC_ANY || src == P53_STEER_SRC_CLIENT)
-					n = p53_steer_decide_client(r, up[i], pol, l, t);
+					n = p53_steer_decide_client(r, eff, pol, l, t);
 				else
-					n = decide(r, up[i], pol, &so->locs[l], t, &ttl);
+					n = decide(r, eff, pol, &so->locs[l], t, &ttl);
+				if (r->type == 5 && n > 1)
+					n = 1; /* a CNAME RRset holds one record: the first choice */
 				uint32_t v = n > 0 ? variant_of(&o, (uint32_t)i, ttl, t, n) : UINT32_MAX;
 				if (v == UINT32_MAX - 1)
 					goto oom;
 				o.dec[o.n_dec++] = v;
 			}
 		}
-		/* Fallback: every target that is up; when all are down, every target (answering
-		 * something beats answering nothing: the monitor may be what is wrong), or with
-		 * all_down: fallback the record's fallback addresses (indices past the pool). */
+		/* Fallback: every target that is up (of the fallback pool when every target of the
+		 * pool is down and all_down is pool); when all are down, every target (answering
+		 * something beats answering nothing: the monitor may be what is wrong), with
+		 * all_down: fallback the record's fallback addresses (indices past the pool), with
+		 * all_down: pool every target of the fallback pool. */
 		int n = 0;
 		for (int j = 0; j < r->n_pool; j++)
-			if (up[i][j] && r->pool[j].weight > 0)
+			if (eff[j] && r->pool[j].weight > 0)
 				t[n++] = (uint8_t)j;
 		if (n == 0 && r->all_down == P53_ALL_DOWN_FALLBACK)
 			for (int j = 0; j < r->n_fallback; j++)
 				t[n++] = (uint8_t)(P53_STEER_MAX_POOL + j);
+		bool backups = r->all_down == P53_ALL_DOWN_POOL;
 		if (n == 0)
 			for (int j = 0; j < r->n_pool; j++)
-				if (r->pool[j].weight > 0)
+				if (r->pool[j].weight > 0 && r->pool[j].backup == backups)
 					t[n++] = (uint8_t)j;
 		if (n == 0)
 			for (int j = 0; j < r->n_pool; j++)
-				t[n++] = (uint8_t)j;
+				if (r->pool[j].backup == backups)
+					t[n++] = (uint8_t)j;
+		if (r->type == 5 && n > 1)
+			n = 1;
 		x->fallback = variant_of(&o, (uint32_t)i, r->ttl, t, n);
 		if (x->fallback == UINT32_MAX - 1)
 			goto oom;
@@ -914,7 +1000,9 @@ void *p53_steer_build_signed(const struct p53_steer_conf *conf, const struct p53
 	uint32_t n_signed = 0;
 	for (uint32_t i = 0; i < o.n_v; i++) {
 		const struct p53_sign_key *k = key_of(sg, &conf->records[o.v[i].rec]);
-		rdata += (size_t)o.v[i].n * (2 + 10 + (conf->records[o.v[i].rec].type == 1 ? 4 : 16));
+		const struct p53_steer_record *vr = &conf->records[o.v[i].rec];
+		for (int k2 = 0; k2 < o.v[i].n; k2++)
+			rdata += 2 + 10 + rdlen_of(vr, o.v[i].t[k2]);
 		if (k != NULL) {
 			rdata += p53_sign_rr_len(k);
 			n_signed++;
@@ -966,7 +1054,6 @@ void *p53_steer_build_signed(const struct p53_steer_conf *conf, const struct p53
 	for (uint32_t i = 0; i < o.n_v; i++) {
 		const struct p53_steer_record *r = &conf->records[o.v[i].rec];
 		struct p53_steer_variant *v = (struct p53_steer_variant *)(img + h.variants_off) + i;
-		unsigned int alen = r->type == 1 ? 4 : 16;
 		v->rdata_off = (uint32_t)rp;
 		v->count = o.v[i].n;
 		v->ttl = o.v[i].ttl;
@@ -982,11 +1069,12 @@ void *p53_steer_build_signed(const struct p53_steer_conf *conf, const struct p53
 			p[7] = (uint8_t)(v->ttl >> 16);
 			p[8] = (uint8_t)(v->ttl >> 8);
 			p[9] = (uint8_t)v->ttl;
+			unsigned int ti = o.v[i].t[k];
+			unsigned int alen = rdlen_of(r, ti);
 			p[10] = 0;
 			p[11] = (uint8_t)alen;
-			unsigned int ti = o.v[i].t[k];
-			memcpy(p + 12, ti < P53_STEER_MAX_POOL ? r->pool[ti].addr
-						       : r->fallback[ti - P53_STEER_MAX_POOL], alen);
+			memcpy(p + 12, ti >= P53_STEER_MAX_POOL ? r->fallback[ti - P53_STEER_MAX_POOL] :
+				       r->type == 5 ? r->pool[ti].tname : r->pool[ti].addr, alen);
 			rp += 12 + alen;
 		}
 		v->rdata_len = (uint32_t)(rp - v->rdata_off);

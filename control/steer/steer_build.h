@@ -43,6 +43,10 @@ struct p53_steer_source {
 	uint32_t n6, cap6;
 	struct p53_steer_loc *locs;
 	uint32_t n_locs, cap_locs;
+	uint32_t n_nets;                /* networks read: the map's CIDRs, the MMDB's networks
+					   with data (for `pop53ctl steering reload`) */
+	uint64_t build_epoch;           /* MMDB: metadata.build_epoch */
+	char kind[48];                  /* MMDB: metadata.database_type */
 };
 
 struct p53_steer_sources {
@@ -93,12 +97,21 @@ int p53_steer_src_of(int policy);
  * The decision of a policy that needs no location source, for one client bucket
  * (p53_steer_bucket; priority ignores it): priority, the up targets with the lowest
  * pool[].priority; weighted, the one target whose share of the weight line holds the bucket;
- * sticky, the up target with the highest hash of (bucket, name) (rendezvous hashing).
+ * sticky, the up target with the highest weighted score of (bucket, name) (weighted
+ * rendezvous hashing: w / -ln(hash in (0,1)); the buckets split by weight).
  * Targets with weight 0 are never chosen.
  * @return how many target indices were written to t (0: every target is down).
  */
 int p53_steer_decide_client(const struct p53_steer_record *r, const bool *up, int policy,
 			    uint32_t bucket, uint8_t *t);
+
+/**
+ * The targets a record's policies choose from: those of pool[] that are up; when none is (and
+ * all_down is pool), those of the fallback pool that are up.
+ * @param up   per target of r->pool: healthy
+ * @param eff  per target: taking part
+ */
+void p53_steer_effective_up(const struct p53_steer_record *r, const bool *up, bool *eff);
 
 /**
  * Compile the table.

@@ -11,42 +11,64 @@
 #define TGT(f) P53_CONF_FIELD(struct p53_steer_target, f)
 #define SC(f) P53_CONF_FIELD(struct p53_steer_conf, f)
 
-static const char *const type_names[] = { "A", "AAAA", NULL };
+static const char *const type_names[] = { "A", "AAAA", "CNAME", NULL };
 static const char *const policy_names[] = { "map", "geo", "nearest", "priority", "weighted",
 					     "sticky", "asn", NULL };
-static const char *const all_down_names[] = { "all", "fallback", NULL };
+static const char *const all_down_names[] = { "all", "fallback", "pool", NULL };
 
-/* "x.y.z." to canonical wire form (letters lowered); no escapes. */
-static int owner_of(struct p53_conf_ctx *c, const struct p53_conf_key *k, yaml_node_t *v,
-		    const char *where, void *base)
+/* A domain name as written, "x.y.z." (the final dot optional), to canonical wire form
+ * (letters lowered); no escapes. */
+static int name_of(struct p53_conf_ctx *c, yaml_node_t *v, const char *where, const char *s,
+		   uint8_t *out, uint8_t *out_len)
 {
-	struct p53_steer_record *r = base;
-	const char *s;
 	size_t pos = 0;
 
-	(void)k;
-	if (p53_conf_string_of(c, v, where, &s) != 0 || p53_conf_set_string(c, v, &r->owner, s) != 0)
-		return -1;
 	for (const char *p = s; *p != '\0';) {
 		const char *dot = strchr(p, '.');
 		size_t l = dot != NULL ? (size_t)(dot - p) : strlen(p);
 		if (l == 0 || l > 63)
 			return p53_conf_fail(c, v, "%s: '%s' is not a domain name (empty or long label)",
 					     where, s);
-		if (pos + 1 + l + 1 > sizeof(r->lname))
+		if (pos + 1 + l + 1 > 255)
 			return p53_conf_fail(c, v, "%s: '%s' is longer than 255 bytes", where, s);
-		r->lname[pos++] = (uint8_t)l;
+		out[pos++] = (uint8_t)l;
 		for (size_t i = 0; i < l; i++)
-			r->lname[pos++] = (uint8_t)tolower((unsigned char)p[i]);
+			out[pos++] = (uint8_t)tolower((unsigned char)p[i]);
 		p += l;
 		if (*p == '.')
 			p++;
 	}
-	if (pos == 0)
-		return p53_conf_fail(c, v, "%s: the root cannot be steered", where);
-	r->lname[pos++] = 0;
-	r->lname_len = (uint8_t)pos;
+	out[pos++] = 0;
+	*out_len = (uint8_t)pos;
 	return 0;
+}
+
+static int owner_of(struct p53_conf_ctx *c, const struct p53_conf_key *k, yaml_node_t *v,
+		    const char *where, void *base)
+{
+	struct p53_steer_record *r = base;
+	const char *s;
+
+	(void)k;
+	if (p53_conf_string_of(c, v, where, &s) != 0 || p53_conf_set_string(c, v, &r->owner, s) != 0 ||
+	    name_of(c, v, where, s, r->lname, &r->lname_len) != 0)
+		return -1;
+	if (r->lname_len == 1)
+		return p53_conf_fail(c, v, "%s: the root cannot be steered", where);
+	return 0;
+}
+
+/* pool[].target: the name a CNAME record's target answers. */
+static int target_of(struct p53_conf_ctx *c, const struct p53_conf_key *k, yaml_node_t *v,
+		     const char *where, void *base)
+{
+	struct p53_steer_target *t = base;
+	const char *s;
+
+	(void)k;
+	if (p53_conf_string_of(c, v, where, &s) != 0 || p53_conf_set_string(c, v, &t->target, s) != 0)
+		return -1;
+	return name_of(c, v, where, s, t->tname, &t->tname_len);
 }
 
 static int policy_of(struct p53_conf_ctx *c, const struct p53_conf_key *k, yaml_node_t *v,
@@ -139,7 +161,8 @@ static int check_of(struct p53_conf_ctx *c, const struct p53_conf_key *k, yaml_n
 
 static const struct p53_conf_key target_keys[] = {
 	{ .name = "name", .fn = p53_conf_string, TGT(name), .required = true },
-	{ .name = "address", .fn = address_of, .required = true },
+	{ .name = "address", .fn = address_of },
+	{ .name = "target", .fn = target_of },
 	{ .name = "lat", .fn = coord_of, .max = 90 },
 	{ .name = "lon", .fn = coord_of, .max = 180 },
 	{ .name = "pop", .fn = p53_conf_string, TGT(pop) },
@@ -197,24 +220,26 @@ static int timing_of(struct p53_conf_ctx *c, yaml_node_t *it, const char *iw,
 	return 0;
 }
 
-static int pool_of(struct p53_conf_ctx *c, const struct p53_conf_key *k, yaml_node_t *v,
-		   const char *where, void *base)
+/* records[].pool and records[].fallback_pool: both into r->pool, names unique across them. */
+static int targets_of(struct p53_conf_ctx *c, yaml_node_t *v, const char *where,
+		      struct p53_steer_record *r, bool backup)
 {
-	struct p53_steer_record *r = base;
 	char iw[P53_CONF_WHERE_MAX];
 	int n = p53_conf_seq_len(c, v, where, "a list of targets");
 
-	(void)k;
 	if (n < 0)
 		return -1;
-	if (n == 0 || n > P53_STEER_MAX_POOL)
-		return p53_conf_fail(c, v, "%s: 1 to %d targets, got %d", where, P53_STEER_MAX_POOL, n);
+	if (n == 0 || r->n_pool + n > P53_STEER_MAX_POOL)
+		return p53_conf_fail(c, v, "%s: 1 to %d targets (pool and fallback_pool together), got %d",
+				     where, P53_STEER_MAX_POOL, r->n_pool + n);
 	for (int i = 0; i < n; i++) {
 		yaml_node_t *it = p53_conf_seq_item(c, v, i);
 		struct p53_steer_target *t = &r->pool[r->n_pool++];
 		snprintf(iw, sizeof(iw), "%s[%d]", where, i);
 		t->weight = 1;
 		t->priority = (unsigned int)i + 1;
+		t->backup = backup;
+		r->n_backup += backup;
 		t->line = (int)it->start_mark.line + 1;
 		if (p53_conf_map(c, it, target_keys, P53_CONF_NKEYS(target_keys), iw, it, t) != 0 ||
 		    timing_of(c, it, iw, t) != 0)
@@ -228,6 +253,20 @@ static int pool_of(struct p53_conf_ctx *c, const struct p53_conf_key *k, yaml_no
 						     iw, t->name, r->pool[j].line);
 	}
 	return 0;
+}
+
+static int pool_of(struct p53_conf_ctx *c, const struct p53_conf_key *k, yaml_node_t *v,
+		   const char *where, void *base)
+{
+	(void)k;
+	return targets_of(c, v, where, base, false);
+}
+
+static int fallback_pool_of(struct p53_conf_ctx *c, const struct p53_conf_key *k, yaml_node_t *v,
+			    const char *where, void *base)
+{
+	(void)k;
+	return targets_of(c, v, where, base, true);
 }
 
 static int labels_of(struct p53_conf_ctx *c, const struct p53_conf_key *k, yaml_node_t *v,
@@ -358,6 +397,7 @@ static const struct p53_conf_key record_keys[] = {
 	{ .name = "nearest", P53_CONF_SECTION(nearest_keys) },
 	{ .name = "all_down", .fn = p53_conf_enum, REC(all_down), .names = all_down_names },
 	{ .name = "fallback", .fn = fallback_of },
+	{ .name = "fallback_pool", .fn = fallback_pool_of },
 };
 
 /* How many of a record's geo rules are asn rules (asn) or the others. */
@@ -376,10 +416,28 @@ static int record_check(struct p53_conf_ctx *c, const struct p53_steer_conf *s, 
 {
 	const struct p53_steer_record *r = &s->records[idx];
 
-	for (int i = 0; i < r->n_pool; i++)
-		if (r->pool[i].family != (r->type == 1 ? 4 : 6))
-			return p53_conf_fail(c, item, "%s.pool[%d]: address %s is not an %s address", iw, i,
-					     r->pool[i].address, r->type == 1 ? "IPv4" : "IPv6");
+	for (int i = 0, k[2] = { 0, 0 }; i < r->n_pool; k[r->pool[i].backup]++, i++) {
+		const struct p53_steer_target *t = &r->pool[i];
+		const char *list = t->backup ? "fallback_pool" : "pool";
+		if (r->type == 5 && (t->target == NULL || t->address != NULL))
+			return p53_conf_fail(c, item, "%s.%s[%d]: a CNAME record's target has a target: "
+					     "(a name) and no address:", iw, list, k[t->backup]);
+		if (r->type == 5 && t->probe.set && t->probe.type != P53_PROBE_COMMAND &&
+		    t->probe.address == NULL)
+			return p53_conf_fail(c, item, "%s.%s[%d]: check: a CNAME target has no address to "
+					     "probe: give check.address", iw, list, k[t->backup]);
+		if (r->type == 5)
+			continue;
+		if (t->address == NULL || t->target != NULL)
+			return p53_conf_fail(c, item, "%s.%s[%d]: an %s record's target has an address: "
+					     "and no target:", iw, list, k[t->backup], type_names[r->type_idx]);
+		if (t->family != (r->type == 1 ? 4 : 6))
+			return p53_conf_fail(c, item, "%s.%s[%d]: address %s is not an %s address", iw,
+					     list, k[t->backup], t->address, r->type == 1 ? "IPv4" : "IPv6");
+	}
+	if (r->type == 5 && r->n_fallback > 0)
+		return p53_conf_fail(c, item, "%s: fallback: holds addresses, not for a CNAME record "
+				     "(all_down: pool with a fallback_pool of names)", iw);
 	for (int i = 0; i < r->n_fallback; i++)
 		if (r->fallback_family[i] != (r->type == 1 ? 4 : 6))
 			return p53_conf_fail(c, item, "%s.fallback[%d]: not an %s address", iw, i,
@@ -388,6 +446,10 @@ static int record_check(struct p53_conf_ctx *c, const struct p53_steer_conf *s, 
 		return p53_conf_fail(c, item, "%s: all_down: fallback needs a fallback: list of addresses", iw);
 	if (r->all_down != P53_ALL_DOWN_FALLBACK && r->n_fallback > 0)
 		return p53_conf_fail(c, item, "%s: fallback: is only answered with all_down: fallback", iw);
+	if (r->all_down == P53_ALL_DOWN_POOL && r->n_backup == 0)
+		return p53_conf_fail(c, item, "%s: all_down: pool needs a fallback_pool: list of targets", iw);
+	if (r->all_down != P53_ALL_DOWN_POOL && r->n_backup > 0)
+		return p53_conf_fail(c, item, "%s: fallback_pool: is only answered with all_down: pool", iw);
 	for (int i = 0; i < r->n_policy; i++) {
 		if (r->policy[i] == P53_POLICY_MAP && s->map == NULL)
 			return p53_conf_fail(c, item, "%s: policy map needs steering.map", iw);
@@ -418,11 +480,19 @@ static int record_check(struct p53_conf_ctx *c, const struct p53_steer_conf *s, 
 			return p53_conf_fail(c, item, "%s.geo[%d]: never used: the policy has no %s step", iw, i,
 					     asn ? "asn" : "geo");
 	}
-	for (int i = 0; i < idx; i++)
-		if (s->records[i].type == r->type && s->records[i].lname_len == r->lname_len &&
-		    memcmp(s->records[i].lname, r->lname, r->lname_len) == 0)
+	for (int i = 0; i < idx; i++) {
+		const struct p53_steer_record *o = &s->records[i];
+		if (o->lname_len != r->lname_len || memcmp(o->lname, r->lname, r->lname_len) != 0)
+			continue;
+		if (o->type == r->type)
 			return p53_conf_fail(c, item, "%s: %s %s is already steered at line %d", iw, r->owner,
-					     type_names[r->type_idx], s->records[i].line);
+					     type_names[r->type_idx], o->line);
+		/* RFC 1034 §3.6.2: a CNAME owner has no other data. */
+		if (o->type == 5 || r->type == 5)
+			return p53_conf_fail(c, item, "%s: %s %s beside the steered %s at line %d (a CNAME "
+					     "owner has no other data)", iw, r->owner, type_names[r->type_idx],
+					     type_names[o->type_idx], o->line);
+	}
 	return 0;
 }
 
@@ -454,7 +524,7 @@ static int records_of(struct p53_conf_ctx *c, const struct p53_conf_key *k, yaml
 		r->ttl_multi = 3600;
 		if (p53_conf_map(c, it, record_keys, P53_CONF_NKEYS(record_keys), iw, it, r) != 0)
 			return -1;
-		r->type = r->type_idx == 0 ? 1 : 28;
+		r->type = r->type_idx == 0 ? 1 : r->type_idx == 1 ? 28 : 5;
 	}
 	return 0;
 }
@@ -500,6 +570,7 @@ void p53_steer_conf_free(struct p53_steer_conf *s)
 			struct p53_steer_target *t = &r->pool[j];
 			free(t->name);
 			free(t->address);
+			free(t->target);
 			free(t->lat);
 			free(t->lon);
 			free(t->pop);

@@ -22,16 +22,19 @@ enum p53_steer_policy {
 	P53_POLICY_MAP = 0, P53_POLICY_GEO, P53_POLICY_NEAREST,
 	P53_POLICY_PRIORITY,            /* the healthy targets with the lowest pool[].priority */
 	P53_POLICY_WEIGHTED,            /* one healthy target by weight, per client /24 or /56 */
-	P53_POLICY_STICKY,              /* one healthy target per client /24 or /56, rendezvous hashing */
+	P53_POLICY_STICKY,              /* one healthy target per client /24 or /56, weighted rendezvous hashing */
 	P53_POLICY_ASN,                 /* geo: rules with asn:, over the ASN database (steering.asn_db) */
 };
 
 /* What a record answers when every target is down (records[].all_down). */
-enum p53_steer_all_down { P53_ALL_DOWN_ALL = 0, P53_ALL_DOWN_FALLBACK };
+enum p53_steer_all_down { P53_ALL_DOWN_ALL = 0, P53_ALL_DOWN_FALLBACK, P53_ALL_DOWN_POOL };
 
 struct p53_steer_target {
 	char *name;                     /* pool[].name: for logs and `pop53ctl target` */
-	char *address;                  /* pool[].address, as written */
+	char *address;                  /* pool[].address, as written (A, AAAA) */
+	char *target;                   /* pool[].target, as written (CNAME) */
+	uint8_t tname[255];             /* its canonical wire form */
+	uint8_t tname_len;
 	uint8_t family;                 /* 4 or 6 */
 	uint8_t addr[16];
 	char *lat, *lon;                /* pool[].lat/.lon as written; NULL: no position */
@@ -46,6 +49,8 @@ struct p53_steer_target {
 	unsigned int check_interval_ms; /* default 1000 (check.interval wins when given) */
 	unsigned int check_timeout_ms;  /* default 1000 (check.timeout) */
 	unsigned int rise, fall;        /* default 2 and 2 (check.rise, check.fall) */
+	bool backup;                    /* from records[].fallback_pool: answered only when every
+					   target of records[].pool is down (all_down: pool) */
 	int line;
 };
 
@@ -66,13 +71,15 @@ struct p53_steer_record {
 	char *owner;                    /* records[].owner as written */
 	uint8_t lname[255];             /* canonical wire form */
 	uint8_t lname_len;
-	uint16_t type;                  /* 1 (A) or 28 (AAAA) */
-	int type_idx;                   /* records[].type: index into {A, AAAA} */
+	uint16_t type;                  /* 1 (A), 28 (AAAA) or 5 (CNAME) */
+	int type_idx;                   /* records[].type: index into {A, AAAA, CNAME} */
 	int policy[4];                  /* records[].policy, in order */
 	int n_policy;
 	unsigned int ttl;               /* records[].ttl, default 300 */
-	struct p53_steer_target pool[P53_STEER_MAX_POOL];
-	int n_pool;
+	struct p53_steer_target pool[P53_STEER_MAX_POOL]; /* records[].pool, then
+					   records[].fallback_pool (backup set) */
+	int n_pool;                     /* both lists: at most P53_STEER_MAX_POOL */
+	int n_backup;                   /* of them, from fallback_pool */
 	struct p53_steer_geo_rule geo[P53_STEER_MAX_GEO];
 	int n_geo;
 	unsigned int nearest;           /* records[].nearest.count, default 2 */

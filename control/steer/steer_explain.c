@@ -13,6 +13,7 @@
 #include <jansson.h>
 
 #include "control/steer/steer_explain.h"
+#include "control/text.h"
 #include "dataplane/name.h"
 
 static const char *const policy_word[] = { "map", "geo", "nearest", "priority", "weighted", "sticky",
@@ -41,8 +42,12 @@ static json_t *addresses_of(const void *t, const struct p53_steer_variant *v)
 
 	for (unsigned int k = 0; k < v->count; k++) {
 		unsigned int rdlen = (unsigned int)p[10] << 8 | p[11];
-		char s[INET6_ADDRSTRLEN];
-		inet_ntop(rdlen == 4 ? AF_INET : AF_INET6, p + 12, s, sizeof(s));
+		uint16_t type = (uint16_t)(p[2] << 8 | p[3]);
+		char s[1024];
+		if (type == 5)
+			p53_name_to_str(s, sizeof(s), p + 12); /* a CNAME's target */
+		else
+			inet_ntop(rdlen == 4 ? AF_INET : AF_INET6, p + 12, s, sizeof(s));
 		json_array_append_new(a, json_string(s));
 		p += 12 + rdlen;
 	}
@@ -112,8 +117,10 @@ json_t *p53_steer_explain(const struct p53_steer_pub *p, const char *name, const
 		qtype = 1;
 	else if (strcasecmp(type, "AAAA") == 0)
 		qtype = 28;
+	else if (strcasecmp(type, "CNAME") == 0)
+		qtype = 5;
 	else {
-		snprintf(err, errlen, "explain: type A or AAAA, not '%s'", type);
+		snprintf(err, errlen, "explain: type A, AAAA or CNAME, not '%s'", type);
 		return NULL;
 	}
 	/* The name to canonical wire form (the trailing dot optional). */
@@ -226,11 +233,15 @@ json_t *p53_steer_explain(const struct p53_steer_pub *p, const char *name, const
 		const struct p53_steer_target *x = &cr->pool[j];
 		int8_t f = p->st.chk[ri][j].forced;
 		json_array_append_new(cand, json_pack(
-			"{s:s, s:s, s:s, s:I, s:I, s:b, s:s, s:s, s:s}", "name", x->name, "address", x->address,
+			"{s:s, s:s, s:s, s:I, s:I, s:b, s:s, s:s, s:s}", "name", x->name, "address",
+			x->address != NULL ? x->address : x->target,
 			"pop", x->pop != NULL ? x->pop : "", "weight", (json_int_t)x->weight, "priority",
 			(json_int_t)x->priority, "up", p53_steer_target_up(&p->st, (int)ri, j), "check",
 			strcmp(p53_steer_check_kind(x), "none") == 0 ? "none" : p->st.up[ri][j] ? "up" : "down",
 			"forced", f > 0 ? "up" : f < 0 ? "down" : "auto", "probe", p53_steer_check_kind(x)));
+		if (x->backup)
+			json_object_set_new(json_array_get(cand, json_array_size(cand) - 1),
+					    "fallback_pool", json_true());
 	}
 	json_object_set_new(o, "targets", cand);
 	json_object_set_new(o, "answer", json_pack("{s:s, s:o, s:I, s:I}", "by", by, "addresses",
@@ -238,5 +249,7 @@ json_t *p53_steer_explain(const struct p53_steer_pub *p, const char *name, const
 						   "scope", (json_int_t)(src0 ? 0 : sc)));
 	if (cr->all_down == P53_ALL_DOWN_FALLBACK)
 		json_object_set_new(o, "all_down", json_string("fallback"));
+	else if (cr->all_down == P53_ALL_DOWN_POOL)
+		json_object_set_new(o, "all_down", json_string("pool"));
 	return o;
 }

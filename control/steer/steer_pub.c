@@ -195,6 +195,64 @@ static void publish(struct p53_steer_pub *p, void *t, size_t len, const struct p
 	reap(p);
 }
 
+static uint64_t mono_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+int p53_steer_reload_sources(struct p53_steer_pub *p, char *err, size_t errlen)
+{
+	struct p53_steer_sources fresh, old;
+	struct p53_steer_signing sg;
+	uint64_t t0 = mono_us();
+	size_t len;
+	void *t;
+
+	reap(p);
+	if (p->conf == NULL || p->conf->n_records == 0 || p->cur == NULL) {
+		snprintf(err, errlen, "steering: no steered records in the config in force: nothing "
+			 "to reload");
+		goto fail;
+	}
+	if (p->conf->map == NULL && p->conf->geoip == NULL && p->conf->asn_db == NULL) {
+		snprintf(err, errlen, "steering: the config names no map, geoip or asn_db to reload");
+		goto fail;
+	}
+	if (p->n_retired == P53_STEER_RETIRED) {
+		snprintf(err, errlen, "%u earlier steering tables are still held by a reader that has "
+			 "not passed a quiescent state (stuck?)", p->n_retired);
+		goto fail;
+	}
+	if (p53_steer_sources_load(p->conf, &fresh, err, errlen) != 0)
+		goto fail;
+	/* Built from the fresh sources and the health in force; the old sources come back if
+	 * the build fails. */
+	old = p->st.src;
+	p->st.src = fresh;
+	t = build(p->conf, p->dnssec, &p->st, &sg, &len, err, errlen);
+	if (t == NULL) {
+		p->st.src = old;
+		p53_steer_sources_free(&fresh);
+		goto fail;
+	}
+	p53_steer_sources_free(&old);
+	publish(p, t, len, &sg);
+	p->source_reloads++;
+	p->last_source_reload_ms = (double)(mono_us() - t0) / 1000.0;
+	p53_info("steering reload: map %u network(s) in %u entries, geoip %u network(s), asn %u "
+		 "network(s); %zu bytes, %.1f ms", fresh.src[P53_STEER_SRC_MAP].n_nets,
+		 fresh.src[P53_STEER_SRC_MAP].n_locs, fresh.src[P53_STEER_SRC_GEO].n_nets,
+		 fresh.src[P53_STEER_SRC_ASN].n_nets, len, p->last_source_reload_ms);
+	return 0;
+fail:
+	p->source_reloads_failed++;
+	p53_err("steering reload rejected, the running table keeps serving: %s", err);
+	return -1;
+}
+
 /* The gauge of targets out of the answers, kept as one integer so the telemetry thread reads
  * it without touching the state a reload frees. */
 static void count_down(struct p53_steer_pub *p)
@@ -308,7 +366,7 @@ static int check(struct p53_steer_pub *p, int i, int j, uint64_t now)
 	}
 	c->changes++;
 	p->target_changes++;
-	p53_info("steering: target %s (%s) of %s is %s (%s)", t->name, t->address,
+	p53_info("steering: target %s (%s) of %s is %s (%s)", t->name, t->address != NULL ? t->address : t->target,
 		 p->conf->records[i].owner, *up ? "up" : "down", c->last);
 	return 1;
 }
@@ -409,7 +467,8 @@ int p53_steer_force(struct p53_steer_pub *p, const char *name, const char *state
 			p->st.chk[i][j].forced = f;
 			p->dirty = true;
 			p53_info("steering: target %s (%s) of %s set %s by the operator", name,
-				 p->conf->records[i].pool[j].address, p->conf->records[i].owner, state);
+				 p->conf->records[i].pool[j].address != NULL ? p->conf->records[i].pool[j].address :
+				 p->conf->records[i].pool[j].target, p->conf->records[i].owner, state);
 		}
 	return n;
 }

@@ -79,6 +79,8 @@ struct p53_steer_pub {
 	struct { void *t; uint64_t token; } retired[P53_STEER_RETIRED];
 	unsigned int n_retired;
 	uint64_t publishes;
+	uint64_t source_reloads, source_reloads_failed; /* `steering reload` */
+	double last_source_reload_ms;
 	uint64_t health_changes;
 	uint64_t probe_ok[P53_PROBE_NTYPES], probe_fail[P53_PROBE_NTYPES]; /* check results since start, by enum p53_probe_type */
 	uint64_t target_changes;        /* targets that crossed rise or fall, since start */
@@ -106,6 +108,15 @@ void p53_steer_pub_init(struct p53_steer_pub *p, void **slot, struct rte_rcu_qsb
 int p53_steer_prepare(struct p53_steer_pub *p, const struct p53_steer_conf *conf,
 		      const struct p53_dnssec_conf *dnssec, struct p53_steer_next *next, char *err,
 		      size_t errlen);
+
+/**
+ * `pop53ctl steering reload`: re-read only the steering sources of the config in force (the
+ * map and the MaxMind DBs, each once), rebuild the table with the targets' health as it is
+ * (checks keep running) and publish it. All or nothing: on any error the running table and
+ * sources stay.
+ * @return 0, or -1 with err = "file[:line]: reason".
+ */
+int p53_steer_reload_sources(struct p53_steer_pub *p, char *err, size_t errlen);
 
 /** Publish a prepared table (never fails). */
 void p53_steer_commit(struct p53_steer_pub *p, struct p53_steer_next *next);

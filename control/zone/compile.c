@@ -78,11 +78,20 @@ void *p53_steer_extras_attach(const struct p53_config *cfg, struct p53_zone_src 
 			struct p53_zone_extra *e = &ex[n_ex++];
 			uint8_t *a = addrs + (size_t)i * P53_STEER_MAX_POOL * 16;
 			unsigned int alen = r->type == 1 ? 4 : 16;
-			for (int j = 0; j < r->n_pool; j++)
-				memcpy(a + (size_t)j * alen, r->pool[j].addr, alen);
+			int na = r->n_pool;
+			if (r->type == 5) {
+				/* One CNAME (what is answered without a table): the first target. */
+				alen = r->pool[0].tname_len;
+				memcpy(a, r->pool[0].tname, alen);
+				na = 1;
+			} else {
+				for (int j = 0; j < r->n_pool; j++)
+					memcpy(a + (size_t)j * alen, r->pool[j].addr, alen);
+			}
 			*e = (struct p53_zone_extra){ .lname = r->lname, .lname_len = r->lname_len,
 						      .type = r->type, .ttl = r->ttl, .addrs = a,
-						      .n = r->n_pool, .line = r->line, .owner = r->owner };
+						      .rdlen = alen, .n = na, .line = r->line,
+						      .owner = r->owner };
 			src[k].n_extra++;
 		}
 	}

@@ -777,19 +777,27 @@ static int extras_add(struct build *s, uint32_t z)
 
 	for (size_t i = 0; i < src->n_extra; i++) {
 		const struct p53_zone_extra *e = &src->extra[i];
-		unsigned int alen = e->type == LDNS_RR_TYPE_A ? 4 : 16;
+		unsigned int alen = e->rdlen;
+		bool cname = e->type == LDNS_RR_TYPE_CNAME;
+		const char *tn = cname ? "CNAME" : e->type == LDNS_RR_TYPE_A ? "A" : "AAAA";
 		snprintf(where, sizeof(where), "%s:%d", src->cfg_file != NULL ? src->cfg_file : "config",
 			 e->line);
 		uint32_t node = p53_zb_node_find(b, z, e->lname, e->lname_len);
 		for (size_t k = 0; node != P53_NONE && k < b->n_recs; k++) {
 			const struct p53_zb_rec *r = &b->recs[k];
-			if (r->node != node || (r->type != e->type && r->type != LDNS_RR_TYPE_CNAME))
+			/* A steered CNAME owner has no other data at all (RFC 1034 §3.6.2); the
+			 * other steered records of this owner were refused with the config. */
+			if (r->node != node || (!cname && r->type != e->type && r->type != LDNS_RR_TYPE_CNAME))
 				continue;
+			char rt[16];
 			snprintf(txt, sizeof(txt), "%s:%u", b->files[r->file], p53_zb_rec_line(b, r));
+			if (ldns_rr_descript(r->type) != NULL && ldns_rr_descript(r->type)->_name != NULL)
+				snprintf(rt, sizeof(rt), "%s", ldns_rr_descript(r->type)->_name);
+			else
+				snprintf(rt, sizeof(rt), "TYPE%u", r->type);
 			return p53_zb_err(b, where, "steering: %s %s is steered, but the zone has %s data "
-					  "for it at %s (static data for a steered owner and type is an error)",
-					  e->owner, alen == 4 ? "A" : "AAAA",
-					  r->type == LDNS_RR_TYPE_CNAME ? "CNAME" : alen == 4 ? "A" : "AAAA", txt);
+					  "for it at %s (static data for a steered owner and type is an error%s)",
+					  e->owner, tn, rt, txt, cname ? "; a CNAME owner has no other data" : "");
 		}
 		if (b->cfg_file == 0) {
 			int id = p53_zb_file_add(b, src->cfg_file != NULL ? src->cfg_file : "config");

@@ -20,7 +20,8 @@ struct p53_zone_extra {
 	uint8_t lname_len;
 	uint16_t type;
 	uint32_t ttl;
-	const uint8_t *addrs;   /* n addresses, 4 (A) or 16 (AAAA) bytes each */
+	const uint8_t *addrs;   /* n RDATAs of rdlen bytes each: addresses (A, AAAA), a name (CNAME) */
+	unsigned int rdlen;
 	int n;
 	int line;               /* in the config file (p53_zone_src.cfg_file) */
 	const char *owner;      /* as written, for messages */

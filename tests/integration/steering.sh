@@ -7,8 +7,9 @@
 # country, continent), asn and nearest (with the hybrid rule), IPv4 and IPv6; a target whose check fails leaving the answer and coming back without a reload; a
 # static record for a steered owner refused at start-up with file:line; `pop53ctl target set`
 # forcing a target down (it leaves the answer), up over a failing check, and back to auto;
-# every target down with all_down: all (every target) and all_down: fallback (its addresses);
-# policies priority and sticky; `pop53ctl explain` matching kdig's answers and naming the MMDB
+# every target down with all_down: all (every target), all_down: fallback (its addresses) and
+# all_down: pool (its fallback pool, under the same policy); policies priority and sticky (by
+# weight over 200 client /24s); `pop53ctl explain` matching kdig's answers and naming the MMDB
 # networks and their data (city, subdivisions, ASN and organization).
 . "$(dirname "$0")/lib.sh"
 trap cleanup_common EXIT
@@ -130,6 +131,30 @@ steering:
       pool:
         - {name: p1, address: 10.0.4.1}
         - {name: p2, address: 10.0.4.2}
+    - owner: fbp.example.com.
+      type: A
+      policy: [map]
+      ttl: 30
+      all_down: pool
+      pool:
+        - {name: g1, address: 10.0.5.1, pop: FRA}
+      fallback_pool:
+        - {name: g2, address: 10.0.5.2, pop: FRA}
+        - {name: g3, address: 10.0.5.3, pop: AMS}
+    - owner: cn.example.com.
+      type: CNAME
+      policy: [map]
+      ttl: 60
+      pool:
+        - {name: cn-fra, target: www.example.com., pop: FRA}
+        - {name: cn-nrt, target: cdn.example.net., pop: NRT}
+        - {name: cn-ams, target: ns2.example.com., pop: AMS}
+    - owner: wsticky.example.com.
+      type: A
+      policy: [sticky]
+      pool:
+        - {name: w1, address: 10.0.6.1, weight: 1}
+        - {name: w3, address: 10.0.6.3, weight: 3}
 YAML
 touch "$TMP/a1.up"
 start_pop53_answering "$TMP/pop53.yaml"
@@ -272,6 +297,79 @@ expect "all_down: fallback: the only target down -> the fallback addresses" \
 "$CTL" -s "$TMP/control.sock" target set f1 auto >/dev/null
 expect "all_down: fallback: the target back -> it again" "10.0.2.1 ttl=30 scope=-" "$(q fb.example.com A)"
 
+# all_down: pool: the fallback pool stands in when every target of the pool is down, with the
+# same policy (map: FRA) over its healthy targets; with those down too, every one of them.
+expect "all_down: pool: the pool's target up -> g1 (FRA), scope 25" "10.0.5.1 ttl=30 scope=25" \
+	"$(q fbp.example.com A +subnet=198.51.100.7/32)"
+"$CTL" -s "$TMP/control.sock" target set g1 down >/dev/null
+expect "all_down: pool: g1 down -> the fallback pool's FRA target g2, scope 25" "10.0.5.2 ttl=30 scope=25" \
+	"$(q fbp.example.com A +subnet=198.51.100.7/32)"
+check "target list marks g2 as a fallback_pool target" \
+	bash -c '"$0" -s "$1" --json target list | jq -e "[.targets[] | select(.record == \"fbp.example.com.\") | .fallback_pool // false] == [false, true, true]" >/dev/null' \
+	"$CTL" "$TMP/control.sock"
+"$CTL" -s "$TMP/control.sock" target set g2 down >/dev/null
+expect "all_down: pool: g2 down too -> no FRA left: every healthy fallback target (g3)" \
+	"10.0.5.3 ttl=30 scope=25" "$(q fbp.example.com A +subnet=198.51.100.7/32)"
+expect "explain agrees (fallback pool, g1 and g2 down)" "$(q fbp.example.com A +subnet=198.51.100.7/32)" \
+	"$("$CTL" -s "$TMP/control.sock" --json explain fbp.example.com A --ecs 198.51.100.7/32 |
+	   jq -r '.explain.answer | ((.addresses | sort | join(" ")) + " ttl=\(.ttl) scope=\(.scope)")')"
+"$CTL" -s "$TMP/control.sock" target set g3 down >/dev/null
+got=$(q fbp.example.com A +subnet=198.51.100.7/32)
+expect "all_down: pool: everything down -> every fallback pool target" "10.0.5.2 10.0.5.3 ttl=30" "${got% scope=*}"
+for n in g1 g2 g3; do "$CTL" -s "$TMP/control.sock" target set $n auto >/dev/null; done
+expect "all_down: pool: g1 back -> g1 again" "10.0.5.1 ttl=30 scope=25" "$(q fbp.example.com A +subnet=198.51.100.7/32)"
+
+# A steered CNAME: the chosen target, chased into the zone like a static CNAME when it is
+# in-zone (the A or AAAA after it), alone when it is not; the scope is the map's.
+# cq TYPE ECS: "CNAME-target [A/AAAA...] ttl=T scope=S status=RCODE"
+cq() {
+	local out
+	out=$(ip netns exec "$CLIENT_NS" kdig +time=2 +retry=1 @"$V4" cn.example.com "$1" ${2:++subnet=$2} 2>&1)
+	echo "$(awk '!/^;/ && $4=="CNAME" {print $5}' <<<"$out" | tr '\n' ' ')$(awk -v t="$1" '!/^;/ && $4==t && t!="CNAME" {print $5}' <<<"$out" | tr '\n' ' ')ttl=$(awk '!/^;/ && $4=="CNAME" {print $2; exit}' <<<"$out") scope=$(sed -n 's/^;* *CLIENT-SUBNET: .*\/\([0-9]*\)$/\1/p' <<<"$out") status=$(sed -n 's/.*status: \([A-Z]*\).*/\1/p' <<<"$out")"
+}
+expect "CNAME pool: ECS 198.51.100.7 (map FRA) -> CNAME www.example.com., chased to its A, scope 25" \
+	"www.example.com. 192.0.2.80 ttl=60 scope=25 status=NOERROR" "$(cq A 198.51.100.7/32)"
+expect "CNAME pool: AAAA is chased the same way" \
+	"www.example.com. 2001:db8:80::80 ttl=60 scope=25 status=NOERROR" "$(cq AAAA 198.51.100.7/32)"
+expect "CNAME pool: ECS 203.0.113.9 (map NRT) -> CNAME cdn.example.net. (not ours: not chased), scope 24" \
+	"cdn.example.net. ttl=60 scope=24 status=NOERROR" "$(cq A 203.0.113.9/32)"
+expect "CNAME pool: a CNAME query gets the chosen CNAME alone" \
+	"www.example.com. ttl=60 scope=25 status=NOERROR" "$(cq CNAME 198.51.100.7/32)"
+expect "CNAME pool: no ECS (192.0.2.1, no map entry) -> the fallback: the first target up" \
+	"www.example.com. 192.0.2.80 ttl=60 scope= status=NOERROR" "$(cq A)"
+"$CTL" -s "$TMP/control.sock" target set cn-fra down >/dev/null
+expect "CNAME pool: cn-fra down -> no FRA target: the first up, cdn.example.net." \
+	"cdn.example.net. ttl=60 scope=25 status=NOERROR" "$(cq A 198.51.100.7/32)"
+"$CTL" -s "$TMP/control.sock" target set cn-fra auto >/dev/null
+for c in 198.51.100.7/32 203.0.113.9/32; do
+	got=$("$CTL" -s "$TMP/control.sock" --json explain cn.example.com CNAME --ecs $c |
+	      jq -r '.explain.answer | (.addresses | join(" ")) + " ttl=\(.ttl) scope=\(.scope)"')
+	want=$(cq CNAME $c)
+	expect "explain cn.example.com CNAME --ecs $c matches kdig" "${want% status=*}" "$got"
+done
+
+# sticky by weight: over 200 client /24s, w3 (weight 3) gets about 3/4; a /24 keeps its
+# target whatever host inside it asks. One kdig, many queries.
+args=() args2=()
+for a in $(seq 1 200); do
+	args+=(wsticky.example.com A +subnet=10.$((a / 50)).$((a % 50 * 5)).0/24)
+	args2+=(wsticky.example.com A +subnet=10.$((a / 50)).$((a % 50 * 5)).77/32)
+done
+first=$(ip netns exec "$CLIENT_NS" kdig +time=2 +retry=1 @"$V4" "${args[@]}" 2>&1 | awk '!/^;/ && $4=="A" {print $5}')
+again=$(ip netns exec "$CLIENT_NS" kdig +time=2 +retry=1 @"$V4" "${args2[@]}" 2>&1 | awk '!/^;/ && $4=="A" {print $5}')
+n1=$(grep -c '^10.0.6.1$' <<<"$first")
+n3=$(grep -c '^10.0.6.3$' <<<"$first")
+check "sticky by weight: 200 answers, one target each ($n1 + $n3)" [ $((n1 + n3)) -eq 200 ]
+check "sticky by weight: w3 (weight 3) has 120 to 180 of 200 client /24s ($n3; w1 $n1)" \
+	[ "$n3" -ge 120 -a "$n3" -le 180 ]
+check "sticky by weight: every /24 gets the same target for another host in it" [ "$first" = "$again" ]
+for a in 7 77 177; do
+	c=10.$((a / 50)).$((a % 50 * 5)).0/24
+	expect "explain wsticky --ecs $c matches kdig" "$(q wsticky.example.com A +subnet=$c)" \
+		"$("$CTL" -s "$TMP/control.sock" --json explain wsticky.example.com A --ecs $c |
+		   jq -r '.explain.answer | ((.addresses | sort | join(" ")) + " ttl=\(.ttl) scope=\(.scope)")')"
+done
+
 # explain: the decision path pop53d reports from its published table gives what kdig gets.
 # ex NAME TYPE ARGS...: "ADDR... ttl=T scope=S" (addresses sorted) from `pop53ctl --json explain`
 ex() {
@@ -342,5 +440,11 @@ sed 's/owner: map.example.com./owner: ns1.example.com./' "$TMP/pop53.yaml" >"$TM
 out=$("$POP53D" --check-config "$TMP/bad.yaml" 2>&1)
 check "a steered owner with static A data is refused with file:line of both" \
 	grep -q "$TMP/bad.yaml:$line: steering: ns1.example.com. A is steered, but the zone has A data for it at $SRC/zones/example.com.zone:15" <<<"$out"
+# A steered CNAME whose owner has static data: refused with both places
+line=$(grep -n 'owner: cn.example.com.' "$TMP/pop53.yaml" | cut -d: -f1)
+sed 's/owner: cn.example.com./owner: api.example.com./' "$TMP/pop53.yaml" >"$TMP/bad2.yaml"
+out=$("$POP53D" --check-config "$TMP/bad2.yaml" 2>&1)
+check "a steered CNAME at an owner with static A data is refused with file:line of both ($out)" \
+	grep -q "$TMP/bad2.yaml:$line: steering: api.example.com. CNAME is steered, but the zone has A data for it at $SRC/zones/example.com.zone:" <<<"$out"
 [ "$FAIL" -eq 0 ] && [ -z "${VERBOSE:-}" ] || cat "$TMP/pop53d.log"
 finish

@@ -161,7 +161,7 @@ static void test_bad_config(void **state)
 {
 	static const struct { const char *yaml; const char *msg; } rows[] = {
 		{ REC "      type: MX\n      policy: [map]\n      pool: [{name: a, address: 10.0.0.1}]\n",
-		  "c.yaml:12: steering.records[0].type: expected A or AAAA, got 'MX'" },
+		  "c.yaml:12: steering.records[0].type: expected A, AAAA or CNAME, got 'MX'" },
 		{ REC "      type: A\n      policy: [closest]\n      pool: [{name: a, address: 10.0.0.1}]\n",
 		  "c.yaml:13: steering.records[0].policy[0]: unknown policy 'closest'" },
 		{ REC "      type: A\n      policy: [map]\n      pool: [{name: a, address: 2001:db8::1}]\n",
@@ -187,8 +187,29 @@ static void test_bad_config(void **state)
 		  "steering.records[0]: fallback: is only answered with all_down: fallback" },
 		{ REC "      type: A\n      policy: [map]\n      all_down: fallback\n      fallback: [2001:db8::9]\n      pool: [{name: a, address: 10.0.0.1}]\n",
 		  "steering.records[0].fallback[0]: not an IPv4 address" },
+		{ REC "      type: A\n      policy: [map]\n      all_down: pool\n      pool: [{name: a, address: 10.0.0.1}]\n",
+		  "steering.records[0]: all_down: pool needs a fallback_pool: list of targets" },
+		{ REC "      type: A\n      policy: [map]\n      fallback_pool: [{name: b, address: 10.0.0.2}]\n      pool: [{name: a, address: 10.0.0.1}]\n",
+		  "steering.records[0]: fallback_pool: is only answered with all_down: pool" },
+		{ REC "      type: A\n      policy: [map]\n      all_down: pool\n      fallback_pool: [{name: a, address: 10.0.0.2}]\n      pool: [{name: a, address: 10.0.0.1}]\n",
+		  "duplicate target name 'a'" },
+		{ REC "      type: A\n      policy: [map]\n      all_down: pool\n      fallback_pool: [{name: b, address: \"2001:db8::2\"}]\n      pool: [{name: a, address: 10.0.0.1}]\n",
+		  "steering.records[0].fallback_pool[0]: address 2001:db8::2 is not an IPv4 address" },
+		{ REC "      type: CNAME\n      policy: [map]\n      pool: [{name: a, address: 10.0.0.1}]\n",
+		  "steering.records[0].pool[0]: a CNAME record's target has a target: (a name) and no address:" },
+		{ REC "      type: A\n      policy: [map]\n      pool: [{name: a, target: www.example.net.}]\n",
+		  "steering.records[0].pool[0]: an A record's target has an address: and no target:" },
+		{ REC "      type: CNAME\n      policy: [map]\n      all_down: fallback\n      fallback: [10.0.0.9]\n      pool: [{name: a, target: a.example.net.}]\n",
+		  "steering.records[0]: fallback: holds addresses, not for a CNAME record" },
+		{ REC "      type: CNAME\n      policy: [map]\n      pool: [{name: a, target: a.example.net., check: {type: tcp, port: 80}}]\n",
+		  "steering.records[0].pool[0]: check: a CNAME target has no address to probe" },
+		{ REC "      type: CNAME\n      policy: [map]\n      pool: [{name: a, target: a..example.net.}]\n",
+		  "steering.records[0].pool[0].target: 'a..example.net.' is not a domain name" },
+		{ REC "      type: A\n      policy: [map]\n      pool: [{name: a, address: 10.0.0.1}]\n"
+		      "    - {owner: www.example.com., type: CNAME, policy: [map], pool: [{name: b, target: x.example.net.}]}\n",
+		  "steering.records[1]: www.example.com. CNAME beside the steered A at line 11 (a CNAME owner has no other data)" },
 		{ REC "      type: A\n      policy: [map]\n      all_down: some\n      pool: [{name: a, address: 10.0.0.1}]\n",
-		  "c.yaml:14: steering.records[0].all_down: expected all or fallback, got 'some'" },
+		  "c.yaml:14: steering.records[0].all_down: expected all, fallback or pool, got 'some'" },
 		/* Probes (check: as a mapping), one defect per row. */
 		{ CHK("{port: 80}"),
 		  "c.yaml:17: steering.records[0].pool[0].check: missing required key 'type'" },
@@ -357,6 +378,12 @@ static void test_bad_map(void **state)
 		{ "[{\"networks\": [\"10.0.0.0/8\"], \"labels\": []}]", "entry 0: 1 to 8 labels" },
 		{ "[{\"networks\": [\"10.0.0.0/8\"]}]", "entry 0: expected exactly \"networks\" and \"labels\" lists" },
 		{ "[{\"networks\": [\"10.0.0.0/8\"],\n \"labels\": [\"AMS\"]}", "m.json:2: " },
+		/* A bad value is located by its text: file:line of its first occurrence. */
+		{ "[{\"networks\": [\"10.0.0.0/8\",\n\n  \"10.0.0.0/33\"], \"labels\": [\"AMS\"]}]",
+		  "m.json:3: entry 0: networks[1] '10.0.0.0/33' is not an IPv4 or IPv6 CIDR" },
+		{ "[{\"networks\": [\"10.0.0.0/8\"], \"labels\": [\"AMS\"]},\n"
+		  " {\"networks\": [\"192.0.2.1/24\"], \"labels\": [\"FRA\"]}]",
+		  "m.json:2: entry 1: networks[0] '192.0.2.1/24' has bits set past /24" },
 	};
 	char err[512], path[256];
 
@@ -488,6 +515,85 @@ static void test_all_down(void **state)
 	built_free(&b);
 }
 
+/* all_down: pool: with every target of the pool down, the policies run over the fallback
+ * pool's targets that are up (map labels, priority); with those down too, all of them. */
+static void test_all_down_pool(void **state)
+{
+	static bool up[2][P53_STEER_MAX_POOL];
+	struct built b;
+	const char *yaml = REC "      type: A\n      policy: [map]\n      all_down: pool\n" POOL3
+		"      fallback_pool:\n"
+		"        - {name: x, address: 10.0.9.1, pop: AMS}\n"
+		"        - {name: y, address: 10.0.9.2, pop: FRA}\n"
+		"    - owner: p.example.com.\n      type: A\n      policy: [priority]\n      all_down: pool\n"
+		"      pool: [{name: a, address: 10.0.0.1}]\n"
+		"      fallback_pool: [{name: x, address: 10.0.9.1}, {name: y, address: 10.0.9.2}]\n";
+
+	(void)state;
+	for (int i = 0; i < 5; i++)
+		up[0][i] = up[1][i] = true;
+	build_from(&b, yaml, MAP1, up);
+	/* the pool up: the fallback pool is never answered, even at its label */
+	assert_string_equal(answer(b.t, 0, "198.51.100.1", NULL), "10.0.0.3");
+	assert_string_equal(answer(b.t, 0, NULL, NULL), "10.0.0.1 10.0.0.2 10.0.0.3");
+	assert_string_equal(answer(b.t, 1, "192.0.2.7", NULL), "10.0.0.1");
+	built_free(&b);
+	for (int i = 0; i < 3; i++)
+		up[0][i] = false;
+	up[1][0] = false;
+	build_from(&b, yaml, MAP1, up);
+	/* the pool down: the map's labels pick from the fallback pool (FRA first), priority too */
+	assert_string_equal(answer(b.t, 0, "198.51.100.1", NULL), "10.0.9.2");
+	assert_int_equal(last_scope, 24);
+	assert_string_equal(answer(b.t, 0, NULL, NULL), "10.0.9.1 10.0.9.2");
+	assert_string_equal(answer(b.t, 1, "192.0.2.7", NULL), "10.0.9.1");
+	built_free(&b);
+	up[0][4] = false;               /* y down too: AMS from the map's second label */
+	up[1][1] = false;               /* x down: y */
+	build_from(&b, yaml, MAP1, up);
+	assert_string_equal(answer(b.t, 0, "198.51.100.1", NULL), "10.0.9.1");
+	assert_string_equal(answer(b.t, 1, "192.0.2.7", NULL), "10.0.9.2");
+	built_free(&b);
+	up[0][3] = false;               /* everything down: every fallback target */
+	build_from(&b, yaml, MAP1, up);
+	assert_string_equal(answer(b.t, 0, "198.51.100.1", NULL), "10.0.9.1 10.0.9.2");
+	built_free(&b);
+}
+
+/* A steered CNAME: one record per variant, the first choice; its RDATA the target's name. */
+static void test_cname(void **state)
+{
+	static bool up[1][P53_STEER_MAX_POOL] = { { true, true, true } };
+	struct built b;
+	const char *yaml = REC "      type: CNAME\n      policy: [map]\n      pool:\n"
+		"        - {name: a, target: A.example.net., pop: AMS}\n"
+		"        - {name: b, target: b.example.net, pop: AMS}\n"
+		"        - {name: c, target: c.example.com., pop: FRA}\n";
+
+	(void)state;
+	build_from(&b, yaml, MAP1, up);
+	const struct p53_steer_hdr *h = p53_steer_hdr(b.t);
+	const struct p53_steer_rec *r = (const struct p53_steer_rec *)((const uint8_t *)b.t + h->records_off);
+	struct p53_steer_client cl = { .v6 = 0, .addr = { 198, 51, 100, 1 } };
+	uint8_t scope;
+	const struct p53_steer_variant *v = p53_steer_pick(b.t, r, &cl, &scope);
+	const uint8_t *p = p53_steer_rdata(b.t, v);
+	static const uint8_t c_name[] = "\001c\007example\003com";
+	assert_int_equal(v->count, 1);
+	assert_int_equal(p[2] << 8 | p[3], 5);
+	assert_int_equal(p[11], sizeof(c_name));
+	assert_memory_equal(p + 12, c_name, sizeof(c_name));
+	assert_int_equal(v->rdata_len, 12 + sizeof(c_name));
+	assert_int_equal(scope, 24);
+	/* no map entry: the fallback, one CNAME (the first target up), in canonical case */
+	v = p53_steer_pick(b.t, r, NULL, &scope);
+	p = p53_steer_rdata(b.t, v);
+	static const uint8_t a_name[] = "\001a\007example\003net";
+	assert_int_equal(v->count, 1);
+	assert_memory_equal(p + 12, a_name, sizeof(a_name));
+	built_free(&b);
+}
+
 /* priority: the up targets with the lowest priority (default: pool order); scope 0. */
 static void test_priority(void **state)
 {
@@ -612,6 +718,39 @@ static void test_sticky(void **state)
 		p53_steer_decide_client(&r, up, P53_POLICY_STICKY, k, t);
 		assert_int_equal(t[0], before[k]);
 	}
+
+	/* Weighted: weights 1, 2, 3, 4 share the buckets about 1:2:3:4 (256 buckets: 26, 51, 77,
+	 * 102), and the same bucket always gets the same target. */
+	int wcount[4] = {0};
+	uint8_t wbefore[P53_STEER_BUCKETS];
+	for (int i = 0; i < 4; i++)
+		r.pool[i].weight = (unsigned int)i + 1;
+	for (uint32_t k = 0; k < P53_STEER_BUCKETS; k++) {
+		assert_int_equal(p53_steer_decide_client(&r, up, P53_POLICY_STICKY, k, t), 1);
+		wbefore[k] = t[0];
+		wcount[t[0]]++;
+		assert_int_equal(p53_steer_decide_client(&r, up, P53_POLICY_STICKY, k, t), 1);
+		assert_int_equal(t[0], wbefore[k]);
+	}
+	for (int i = 0; i < 4; i++) {
+		double want = 256.0 * (i + 1) / 10.0;
+		if (wcount[i] < want * 0.65 - 4 || wcount[i] > want * 1.35 + 4)
+			fail_msg("sticky by weight: target %d (weight %d) has %d of 256 buckets, want about %.0f",
+				 i, i + 1, wcount[i], want);
+	}
+	/* Lowering one weight moves buckets off that target only. */
+	r.pool[3].weight = 1;
+	int off = 0;
+	for (uint32_t k = 0; k < P53_STEER_BUCKETS; k++) {
+		p53_steer_decide_client(&r, up, P53_POLICY_STICKY, k, t);
+		if (t[0] != wbefore[k] && wbefore[k] != 3)
+			fail_msg("bucket %u moved from %d to %d, though only target 3's weight fell", k,
+				 wbefore[k], t[0]);
+		off += t[0] != wbefore[k];
+	}
+	assert_true(off > 0);
+	for (int i = 0; i < 4; i++)
+		r.pool[i].weight = 1;
 
 	/* Through a table: one /24 or /56 keeps its target, with the scope it depended on. */
 	static bool tup[1][P53_STEER_MAX_POOL] = { { true, true, true } };
@@ -808,6 +947,8 @@ int main(void)
 		cmocka_unit_test(test_probe_config),
 		cmocka_unit_test(test_bad_map),
 		cmocka_unit_test(test_all_down),
+		cmocka_unit_test(test_all_down_pool),
+		cmocka_unit_test(test_cname),
 		cmocka_unit_test(test_priority),
 		cmocka_unit_test(test_weighted),
 		cmocka_unit_test(test_sticky),
