@@ -510,36 +510,51 @@ static inline uint32_t encloser(const void *img, const struct p53_query *q)
  * answer.c steered() for an RRset owned by the query name: the variant the published table
  * picks for the client (the ECS address when SOURCE PREFIX-LENGTH is above 0, else the
  * packet's source; RFC 7871 §7.1.2), its records (and with DO=1 its RRSIGs) pre-encoded with
- * the owner pointer C0 0C as put_rrset_rd() memcpys them. NULL: no table or not a steered
- * record there (the image's RRset is the answer, as in answer.c). *scope: the ECS scope.
+ * the owner pointer C0 0C, written in one memcpy as put_rrset_rd() writes them; with no table
+ * or no steered record there, the image's RRset (every target), as answer.c. Returns the new
+ * position, or 0 to decline (it does not fit: TC is the general path's). *an: the records;
+ * *scope: the ECS scope (0 when the client is the source of a query with ECS source 0).
  */
-static __attribute__((noinline)) const struct p53_steer_variant *
-steer_pick(const void *t, const struct p53_query *q, const uint8_t *ecs, uint8_t *scope)
+static __attribute__((noinline)) uint16_t steered(const void *img, const struct p53_answer_conf *conf,
+						  const struct p53_query *q,
+						  const struct p53_image_rrset *rs, uint8_t *msg,
+						  uint16_t pos, uint16_t limit, int dnssec,
+						  const uint8_t *ecs, uint16_t *an, uint8_t *scope)
 {
-	struct p53_steer_client cl;
-	const struct p53_steer_client *clp = NULL;
-	int src0 = 0;
+	const void *t = __atomic_load_n(conf->steer, __ATOMIC_ACQUIRE);
+	const struct p53_steer_rec *r = t != NULL ?
+		p53_steer_find(t, q->lname, q->qname_len, q->hash, q->qtype) : NULL;
+	const uint8_t *rd = p53_image_rdata(img, rs);
+	uint32_t len = rs->rdata_len + (dnssec ? rs->sig_len : 0u);
 
-	const struct p53_steer_rec *r = p53_steer_find(t, q->lname, q->qname_len, q->hash, q->qtype);
-	if (r == NULL)
-		return NULL;
-	/* The ECS data was validated by the parser (edns_opt.c): FAMILY 1 or 2, the ADDRESS
-	 * ceil(SOURCE / 8) bytes, the rest zero. */
-	if (ecs != NULL && ecs[2] > 0) {
-		cl.v6 = p53_get16(ecs) == P53_ECS_FAMILY_IPV6;
-		memset(cl.addr, 0, sizeof(cl.addr));
-		memcpy(cl.addr, ecs + 4, (ecs[2] + 7u) / 8u);
-		clp = &cl;
-	} else if (q->src != NULL) {
-		src0 = ecs != NULL;
-		cl.v6 = q->src_v6;
-		memcpy(cl.addr, q->src, cl.v6 ? 16 : 4);
-		clp = &cl;
+	if (r != NULL) {
+		struct p53_steer_client cl;
+		const struct p53_steer_client *clp = NULL;
+		int src0 = 0;
+		/* The ECS data was validated by the parser (edns_opt.c): FAMILY 1 or 2, ADDRESS
+		 * ceil(SOURCE / 8) bytes, nothing set past SOURCE. */
+		if (ecs != NULL && ecs[2] > 0) {
+			cl.v6 = p53_get16(ecs) == P53_ECS_FAMILY_IPV6;
+			memset(cl.addr, 0, sizeof(cl.addr));
+			memcpy(cl.addr, ecs + 4, (ecs[2] + 7u) / 8u);
+			clp = &cl;
+		} else if (q->src != NULL) {
+			src0 = ecs != NULL;
+			cl.v6 = q->src_v6;
+			memcpy(cl.addr, q->src, cl.v6 ? 16 : 4);
+			clp = &cl;
+		}
+		uint8_t sc = 0;
+		const struct p53_steer_variant *v = p53_steer_pick(t, r, clp, &sc);
+		*scope = src0 ? 0 : sc;
+		rd = p53_steer_rdata(t, v);
+		len = v->rdata_len + (dnssec ? v->sig_len : 0u);
+		*an = (uint16_t)(v->count + (dnssec ? v->sig_count : 0u));
 	}
-	uint8_t sc = 0;
-	const struct p53_steer_variant *v = p53_steer_pick(t, r, clp, &sc);
-	*scope = src0 ? 0 : sc;
-	return v;
+	if (rs->adds != P53_NONE || (uint32_t)pos + len > limit)
+		return 0;
+	memcpy(msg + pos, rd, len);
+	return (uint16_t)(pos + len);
 }
 
 /*
@@ -645,39 +660,25 @@ fast_answer(const void *img, const struct p53_answer_conf *conf, uint8_t *msg, u
 			/* Step 4: an RRset owned by the query name, pre-encoded (image.h), with DO=1
 			   its RRSIGs after it: one memcpy. */
 			const struct p53_image_rrset *rs = p53_image_rrset(img, rsi);
-			const uint8_t *rd = p53_image_rdata(img, rs);
 			uint32_t len = rs->rdata_len;
 			an = rs->count;
 			if (__builtin_expect(dnssec, 0)) {
 				len += rs->sig_len;
 				an = (uint16_t)(an + rs->sig_count);
 			}
-			if (__builtin_expect((rs->flags & P53_RRSET_STEERED) != 0, 0) && conf->steer != NULL) {
-				/* answer.c answer_node() -> steered(): the variant instead of the
-				   image's records, when a table names this owner and type. A
-				   wildcard's steered records: general. */
-				const void *t = __atomic_load_n(conf->steer, __ATOMIC_ACQUIRE);
-				const struct p53_steer_variant *v = NULL;
-				if (t != NULL) {
-					if (!hit)
-						return 0;
-					v = steer_pick(t, q, ecs, &scope);
-				}
-				if (v != NULL) {
-					rd = p53_steer_rdata(t, v);
-					len = v->rdata_len;
-					an = v->count;
-					if (__builtin_expect(dnssec, 0)) {
-						len += v->sig_len;
-						an = (uint16_t)(an + v->sig_count);
-					}
-				}
+			if (__builtin_expect((rs->flags & (P53_RRSET_COMPRESS | P53_RRSET_STEERED)) != 0, 0)) {
+				/* answer.c answer_node() -> steered(); a wildcard's: general */
+				if ((rs->flags & P53_RRSET_COMPRESS) || conf->steer == NULL || !hit)
+					return 0;
+				pos = steered(img, conf, q, rs, msg, pos, limit, dnssec, ecs, &an, &scope);
+				if (pos == 0)
+					return 0;
+			} else {
+				if (rs->adds != P53_NONE || (uint32_t)pos + len > limit)
+					return 0;
+				memcpy(msg + pos, p53_image_rdata(img, rs), len);
+				pos = (uint16_t)(pos + len);
 			}
-			if ((rs->flags & P53_RRSET_COMPRESS) || rs->adds != P53_NONE ||
-			    (uint32_t)pos + len > limit)
-				return 0;
-			memcpy(msg + pos, rd, len);
-			pos = (uint16_t)(pos + len);
 			if (!hit && SIGNED_DO) {
 				pos = wildcard_proof(img, q, msg, pos, limit, n->zone, ce, &ns);
 				if (pos == 0)
@@ -781,7 +782,7 @@ uint16_t p53_fast_answer(const void *img, const struct p53_answer_conf *conf, ui
  * little-endian word is that of its bytes in order, so the hash is p53_name_hash()'s.
  * Returns the name's length, or 0 for a name the general parser must judge.
  */
-static inline size_t fast_qname(const uint8_t *name, size_t left, size_t avail,
+static inline __attribute__((always_inline)) size_t fast_qname(const uint8_t *name, size_t left, size_t avail,
 				struct p53_query *q)
 {
 	size_t pos = 0;
@@ -844,8 +845,8 @@ static inline size_t fast_qname(const uint8_t *name, size_t left, size_t avail,
  * dnsmsg.c parse_opt() for an OPT holding exactly one option, an ECS (RFC 7871 §6) that
  * edns_opt.c p53_edns_ecs_parse() accepts: FAMILY 1 or 2, SOURCE PREFIX-LENGTH at most 32 or
  * 128, SCOPE 0, ADDRESS ceil(SOURCE / 8) bytes with no bit set past SOURCE. The name is read
- * first (the OPT's length follows from it), then the OPT must end the message. Sets q->ecs,
- * ecs_off, ecs_len and *op (the OPT); returns the name's length, or 0: anything else, a bad
+ * first (the OPT's length follows from it), then the OPT must end the message. Sets
+ * q->ecs_off, ecs_len and *op (the OPT); returns the name's length, or 0: anything else, a bad
  * ECS included, for the general parser (which answers FORMERR, answer.c).
  */
 static __attribute__((noinline)) size_t opt_ecs(const uint8_t *d, size_t dlen, struct p53_query *q,
@@ -869,7 +870,6 @@ static __attribute__((noinline)) size_t opt_ecs(const uint8_t *d, size_t dlen, s
 	if (source > max || max == 0 || e[3] != 0 || rdlen - 8 != (source + 7) / 8 ||
 	    ((source & 7) != 0 && (e[4 + source / 8] & (0xffu >> (source & 7))) != 0))
 		return 0;
-	q->ecs = 1;
 	q->ecs_off = (uint16_t)(e - d);
 	q->ecs_len = (uint16_t)(rdlen - 4);
 	*op = o;
@@ -924,12 +924,13 @@ int p53_fast_parse(const uint8_t *frame, uint16_t len, int verify, const uint8_t
 	 * general parser. */
 	const uint8_t *o = d + dlen - ar * OPT_LEN;
 	size_t ol = ar * OPT_LEN, nl;
-	q->ecs = 0;
+	int ecs = 0;
 	if (ar == 1 && (o[0] != 0 || p53_get16(o + 1) != P53_T_OPT || p53_get16(o + 9) != 0)) {
 		nl = opt_ecs(d, dlen, q, &o);
 		if (nl == 0)
 			return 0;
 		ol = rest - nl - 4;
+		ecs = 1;
 	} else {
 		nl = fast_qname(d + P53_DNS_HDR_LEN, rest - 4 - ol, rest, q);
 		if (nl == 0 || nl + 4 + ol != rest)
@@ -947,7 +948,9 @@ int p53_fast_parse(const uint8_t *frame, uint16_t len, int verify, const uint8_t
 		uint64_t s = p53_csum_add(u + 4, 4, k);                 /* length, checksum */
 		s = p53_csum_add(d, P53_DNS_HDR_LEN, s);
 		s = p53_csum_addc(s, (uint64_t)rte_cpu_to_be_16(ulen)); /* pseudo-header length */
-		uint16_t r = p53_csum_fold(p53_csum_add(o, ol, 0));
+		/* ar * OPT_LEN: a constant length (0 or 11) the compiler unrolls */
+		uint16_t r = p53_csum_fold(__builtin_expect(ecs, 0) ? p53_csum_add(o, ol, 0)
+								     : p53_csum_add(o, ar * OPT_LEN, 0));
 		if (nl & 1)
 			r = (uint16_t)(r << 8 | r >> 8);
 		if (p53_csum_fold(p53_csum_addc(s, r)) != 0xffff)
@@ -977,6 +980,7 @@ int p53_fast_parse(const uint8_t *frame, uint16_t len, int verify, const uint8_t
 	q->trailing = 0;
 	q->tsig = 0;
 	q->nsid = 0;
+	q->ecs = 0;
 	q->keepalive = 0;
 	q->cookie = 0;
 	q->src = NULL;
@@ -986,6 +990,8 @@ int p53_fast_parse(const uint8_t *frame, uint16_t len, int verify, const uint8_t
 		q->edns_version = o[6];
 		q->edns_do = (o[7] & 0x80u) != 0;
 	}
+	if (__builtin_expect(ecs, 0))
+		q->ecs = 1;     /* ecs_off and ecs_len: opt_ecs() */
 	return 1;
 }
 
