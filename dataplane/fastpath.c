@@ -541,7 +541,10 @@ static __attribute__((noinline)) uint16_t steered(const void *img, const struct 
 		} else if (q->src != NULL) {
 			src0 = ecs != NULL;
 			cl.v6 = q->src_v6;
-			memcpy(cl.addr, q->src, cl.v6 ? 16 : 4);
+			if (cl.v6)      /* two fixed sizes: inline moves, not a memcpy call */
+				memcpy(cl.addr, q->src, 16);
+			else
+				memcpy(cl.addr, q->src, 4);
 			clp = &cl;
 		}
 		uint8_t sc = 0;

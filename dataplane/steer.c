@@ -89,6 +89,25 @@ uint32_t p53_steer_lookup(const void *t, unsigned int src, const struct p53_stee
 	return P53_STEER_NOLOC << 8 | len;
 }
 
+/* memcmp(a, b, len) == 0, 8 bytes at a time (the last word overlapping) for a name of 8 bytes
+ * or more: no library call for the one name a steered query compares. */
+static inline int same_name(const uint8_t *a, const uint8_t *b, size_t len)
+{
+	uint64_t x = 0, u, v;
+	size_t k;
+
+	if (len < 8)
+		return memcmp(a, b, len) == 0;
+	for (k = 0; k + 8 < len; k += 8) {
+		memcpy(&u, a + k, 8);
+		memcpy(&v, b + k, 8);
+		x |= u ^ v;
+	}
+	memcpy(&u, a + len - 8, 8);
+	memcpy(&v, b + len - 8, 8);
+	return (x | (u ^ v)) == 0;
+}
+
 const struct p53_steer_rec *p53_steer_find(const void *t, const uint8_t *name, uint8_t len,
 					   uint32_t hash, uint16_t type)
 {
@@ -98,7 +117,7 @@ const struct p53_steer_rec *p53_steer_find(const void *t, const uint8_t *name, u
 	/* A handful of steered records per node: a scan beats a hash table here. */
 	for (uint32_t i = 0; i < h->n_records; i++)
 		if (r[i].hash == hash && r[i].type == type && r[i].name_len == len &&
-		    memcmp((const uint8_t *)t + h->names_off + r[i].name_off, name, len) == 0)
+		    same_name((const uint8_t *)t + h->names_off + r[i].name_off, name, len))
 			return &r[i];
 	return NULL;
 }
