@@ -8,9 +8,11 @@
 
 #include "dataplane/csum.h"
 #include "dataplane/dnssec.h"
+#include "dataplane/edns_opt.h"
 #include "dataplane/fastpath.h"
 #include "dataplane/image.h"
 #include "dataplane/name.h"
+#include "dataplane/steer.h"
 #include "dataplane/wire.h"
 
 #define UDP_MIN 512     /* RFC 1035 §4.2.1, RFC 6891 §6.2.5 */
@@ -504,19 +506,80 @@ static inline uint32_t encloser(const void *img, const struct p53_query *q)
 	return P53_NONE;
 }
 
-uint16_t p53_fast_answer(const void *img, const struct p53_answer_conf *conf, uint8_t *msg,
-			 uint16_t cap, struct p53_answer_stats *st, const struct p53_query *q)
+/*
+ * answer.c steered() for an RRset owned by the query name: the variant the published table
+ * picks for the client (the ECS address when SOURCE PREFIX-LENGTH is above 0, else the
+ * packet's source; RFC 7871 §7.1.2), its records (and with DO=1 its RRSIGs) pre-encoded with
+ * the owner pointer C0 0C, written in one memcpy as put_rrset_rd() writes them; with no table
+ * or no steered record there, the image's RRset (every target), as answer.c. Returns the new
+ * position, or 0 to decline (it does not fit: TC is the general path's). *an: the records;
+ * *scope: the ECS scope (0 when the client is the source of a query with ECS source 0).
+ */
+static __attribute__((noinline)) uint16_t steered(const void *img, const struct p53_answer_conf *conf,
+						  const struct p53_query *q,
+						  const struct p53_image_rrset *rs, uint8_t *msg,
+						  uint16_t pos, uint16_t limit, int dnssec,
+						  const uint8_t *ecs, uint16_t *an, uint8_t *scope)
+{
+	const void *t = __atomic_load_n(conf->steer, __ATOMIC_ACQUIRE);
+	const struct p53_steer_rec *r = t != NULL ?
+		p53_steer_find(t, q->lname, q->qname_len, q->hash, q->qtype) : NULL;
+	const uint8_t *rd = p53_image_rdata(img, rs);
+	uint32_t len = rs->rdata_len + (dnssec ? rs->sig_len : 0u);
+
+	if (r != NULL) {
+		struct p53_steer_client cl;
+		const struct p53_steer_client *clp = NULL;
+		int src0 = 0;
+		/* The ECS data was validated by the parser (edns_opt.c): FAMILY 1 or 2, ADDRESS
+		 * ceil(SOURCE / 8) bytes, nothing set past SOURCE. */
+		if (ecs != NULL && ecs[2] > 0) {
+			cl.v6 = p53_get16(ecs) == P53_ECS_FAMILY_IPV6;
+			memset(cl.addr, 0, sizeof(cl.addr));
+			memcpy(cl.addr, ecs + 4, (ecs[2] + 7u) / 8u);
+			clp = &cl;
+		} else if (q->src != NULL) {
+			src0 = ecs != NULL;
+			cl.v6 = q->src_v6;
+			if (cl.v6)      /* two fixed sizes: inline moves, not a memcpy call */
+				memcpy(cl.addr, q->src, 16);
+			else
+				memcpy(cl.addr, q->src, 4);
+			clp = &cl;
+		}
+		uint8_t sc = 0;
+		const struct p53_steer_variant *v = p53_steer_pick(t, r, clp, &sc);
+		*scope = src0 ? 0 : sc;
+		rd = p53_steer_rdata(t, v);
+		len = v->rdata_len + (dnssec ? v->sig_len : 0u);
+		*an = (uint16_t)(v->count + (dnssec ? v->sig_count : 0u));
+	}
+	if (rs->adds != P53_NONE || (uint32_t)pos + len > limit)
+		return 0;
+	memcpy(msg + pos, rd, len);
+	return (uint16_t)(pos + len);
+}
+
+/*
+ * The fast answer; `ecs`: a copy of the query's ECS option data (RFC 7871 §6), or NULL when it
+ * has none (then a constant: the instance without ECS keeps none of its code).
+ */
+static inline __attribute__((always_inline)) uint16_t
+fast_answer(const void *img, const struct p53_answer_conf *conf, uint8_t *msg, uint16_t cap,
+	    struct p53_answer_stats *st, const struct p53_query *q, const uint8_t *ecs,
+	    uint16_t ecs_len)
 {
 	uint16_t qt = q->qtype;
+	uint8_t scope = 0;      /* RFC 7871 §7.2.1: 0 unless the answer depended on the client */
 
-	/* The shape (fastpath.h). QUERY opcode; EDNS version 0, no option we act on. DO=1 is
-	   answered here in a signed zone for an RRset with its RRSIGs, a name error, NODATA at
-	   the name and a wildcard answer with their proofs; a DO=1 referral or wildcard NODATA
-	   goes to the general path (below). */
+	/* The shape (fastpath.h). QUERY opcode; EDNS version 0, no option we act on but one ECS.
+	   DO=1 is answered here in a signed zone for an RRset with its RRSIGs, a name error,
+	   NODATA at the name and a wildcard answer with their proofs; a DO=1 referral or wildcard
+	   NODATA goes to the general path (below). */
 	if (img == NULL || conf->tcp_limit != 0 || P53_OPCODE(q->flags) != P53_OPCODE_QUERY ||
 	    q->tsig || q->qclass != P53_C_IN)
 		return 0;
-	if (q->edns && (q->edns_version != 0 || q->nsid || q->ecs || q->cookie || q->keepalive))
+	if (q->edns && (q->edns_version != 0 || q->nsid || q->cookie || q->keepalive))
 		return 0;
 	int dnssec = q->edns && q->edns_do;
 	/* Types with their own rules: DS (parent side), RRSIG, ANY (RFC 8482), meta types. */
@@ -525,7 +588,8 @@ uint16_t p53_fast_answer(const void *img, const struct p53_answer_conf *conf, ui
 
 	uint16_t ours;
 	uint16_t max = limit_of(conf, q, cap, &ours);
-	uint16_t reserve = q->edns ? OPT_LEN : 0;
+	/* answer.c: room for our OPT, and the ECS echoed in it */
+	uint16_t reserve = q->edns ? (uint16_t)(OPT_LEN + (ecs != NULL ? 4 + ecs_len : 0)) : 0;
 	uint16_t pos = q->question_end;
 	if ((uint32_t)pos + reserve > max)
 		return 0;                                           /* SERVFAIL: general */
@@ -605,11 +669,19 @@ uint16_t p53_fast_answer(const void *img, const struct p53_answer_conf *conf, ui
 				len += rs->sig_len;
 				an = (uint16_t)(an + rs->sig_count);
 			}
-			if ((rs->flags & (P53_RRSET_COMPRESS | P53_RRSET_STEERED)) ||
-			    rs->adds != P53_NONE || (uint32_t)pos + len > limit)
-				return 0;
-			memcpy(msg + pos, p53_image_rdata(img, rs), len);
-			pos = (uint16_t)(pos + len);
+			if (__builtin_expect((rs->flags & (P53_RRSET_COMPRESS | P53_RRSET_STEERED)) != 0, 0)) {
+				/* answer.c answer_node() -> steered(); a wildcard's: general */
+				if ((rs->flags & P53_RRSET_COMPRESS) || conf->steer == NULL || !hit)
+					return 0;
+				pos = steered(img, conf, q, rs, msg, pos, limit, dnssec, ecs, &an, &scope);
+				if (pos == 0)
+					return 0;
+			} else {
+				if (rs->adds != P53_NONE || (uint32_t)pos + len > limit)
+					return 0;
+				memcpy(msg + pos, p53_image_rdata(img, rs), len);
+				pos = (uint16_t)(pos + len);
+			}
 			if (!hit && SIGNED_DO) {
 				pos = wildcard_proof(img, q, msg, pos, limit, n->zone, ce, &ns);
 				if (pos == 0)
@@ -632,7 +704,8 @@ uint16_t p53_fast_answer(const void *img, const struct p53_answer_conf *conf, ui
 	}
 
 opt:
-	/* answer.c put_opt(): our payload, version 0, DO echoed, no options but an EDE. */
+	/* answer.c put_opt(): our payload, version 0, DO echoed, no options but the ECS echoed
+	   and an EDE. */
 	if (q->edns) {
 		uint8_t *o = msg + pos;
 		o[0] = 0;
@@ -641,11 +714,21 @@ opt:
 		memset(o + 5, 0, 6);
 		o[7] = dnssec ? 0x80 : 0;
 		pos = (uint16_t)(pos + OPT_LEN);
+		if (ecs != NULL) {
+			/* RFC 7871 §7.2.1: FAMILY, SOURCE and ADDRESS as sent, our SCOPE. */
+			p53_put16(o + 9, (uint16_t)(4 + ecs_len));
+			p53_put16(o + 11, P53_EDNS_ECS);
+			p53_put16(o + 13, ecs_len);
+			memcpy(o + 15, ecs, ecs_len);
+			o[15 + 3] = scope;
+			pos = (uint16_t)(pos + 4 + ecs_len);
+		}
 		if (ede && (uint32_t)pos + 6 <= max) {
-			p53_put16(o + 9, 6);
-			p53_put16(o + 11, P53_EDNS_EDE);
-			p53_put16(o + 13, 2);
-			p53_put16(o + 15, P53_EDE_NOT_AUTHORITATIVE);
+			uint8_t *e = msg + pos;
+			p53_put16(o + 9, (uint16_t)(p53_get16(o + 9) + 6));
+			p53_put16(e, P53_EDNS_EDE);
+			p53_put16(e + 2, 2);
+			p53_put16(e + 4, P53_EDE_NOT_AUTHORITATIVE);
 			pos = (uint16_t)(pos + 6);
 		}
 		ar++;
@@ -671,13 +754,38 @@ opt:
 #undef SIGNED_DO
 }
 
+/* A query with ECS: the option lies where the answer is written, so it is copied first, and
+ * put back when the general path is left to answer (answer.c reads it from the message). */
+static __attribute__((noinline)) uint16_t ecs_answer(const void *img, const struct p53_answer_conf *conf,
+						     uint8_t *msg, uint16_t cap,
+						     struct p53_answer_stats *st, const struct p53_query *q)
+{
+	uint8_t ecs[4 + 16];
+
+	if (!q->edns || q->ecs_len > sizeof(ecs))
+		return 0;
+	memcpy(ecs, msg + q->ecs_off, q->ecs_len);
+	uint16_t n = fast_answer(img, conf, msg, cap, st, q, ecs, q->ecs_len);
+	if (n == 0)
+		memcpy(msg + q->ecs_off, ecs, q->ecs_len);
+	return n;
+}
+
+uint16_t p53_fast_answer(const void *img, const struct p53_answer_conf *conf, uint8_t *msg,
+			 uint16_t cap, struct p53_answer_stats *st, const struct p53_query *q)
+{
+	if (__builtin_expect(q->ecs, 0))
+		return ecs_answer(img, conf, msg, cap, st, q);
+	return fast_answer(img, conf, msg, cap, st, q, NULL, 0);
+}
+
 /*
  * The question name as dnsmsg.c parse_qname() reads it (the same label_off, lname, hash),
  * lowered and hashed 8 bytes at a time with the tail in 4-, 2- and 1-byte steps: CRC32-C of a
  * little-endian word is that of its bytes in order, so the hash is p53_name_hash()'s.
  * Returns the name's length, or 0 for a name the general parser must judge.
  */
-static inline size_t fast_qname(const uint8_t *name, size_t left, size_t avail,
+static inline __attribute__((always_inline)) size_t fast_qname(const uint8_t *name, size_t left, size_t avail,
 				struct p53_query *q)
 {
 	size_t pos = 0;
@@ -736,6 +844,41 @@ static inline size_t fast_qname(const uint8_t *name, size_t left, size_t avail,
 	return pos;
 }
 
+/*
+ * dnsmsg.c parse_opt() for an OPT holding exactly one option, an ECS (RFC 7871 §6) that
+ * edns_opt.c p53_edns_ecs_parse() accepts: FAMILY 1 or 2, SOURCE PREFIX-LENGTH at most 32 or
+ * 128, SCOPE 0, ADDRESS ceil(SOURCE / 8) bytes with no bit set past SOURCE. The name is read
+ * first (the OPT's length follows from it), then the OPT must end the message. Sets
+ * q->ecs_off, ecs_len and *op (the OPT); returns the name's length, or 0: anything else, a bad
+ * ECS included, for the general parser (which answers FORMERR, answer.c).
+ */
+static __attribute__((noinline)) size_t opt_ecs(const uint8_t *d, size_t dlen, struct p53_query *q,
+						const uint8_t **op)
+{
+	size_t rest = dlen - P53_DNS_HDR_LEN;
+
+	if (rest < 4u + 1 + OPT_LEN + 8)
+		return 0;
+	size_t nl = fast_qname(d + P53_DNS_HDR_LEN, rest - 4 - OPT_LEN - 8, rest, q);
+	if (nl == 0)
+		return 0;
+	const uint8_t *o = d + P53_DNS_HDR_LEN + nl + 4;
+	size_t rdlen = p53_get16(o + 9);
+	if (o[0] != 0 || p53_get16(o + 1) != P53_T_OPT || nl + 4 + OPT_LEN + rdlen != rest ||
+	    rdlen < 8 || p53_get16(o + 11) != P53_EDNS_ECS || p53_get16(o + 13) != rdlen - 4)
+		return 0;
+	const uint8_t *e = o + 15;
+	unsigned int family = p53_get16(e), source = e[2];
+	unsigned int max = family == P53_ECS_FAMILY_IPV4 ? 32 : family == P53_ECS_FAMILY_IPV6 ? 128 : 0;
+	if (source > max || max == 0 || e[3] != 0 || rdlen - 8 != (source + 7) / 8 ||
+	    ((source & 7) != 0 && (e[4 + source / 8] & (0xffu >> (source & 7))) != 0))
+		return 0;
+	q->ecs_off = (uint16_t)(e - d);
+	q->ecs_len = (uint16_t)(rdlen - 4);
+	*op = o;
+	return nl;
+}
+
 /* pkt.c bad_src4(): sources that are never a unicast client (RFC 1122 §3.2.1.3). */
 static inline int bad_src4(const uint8_t a[4])
 {
@@ -779,14 +922,23 @@ int p53_fast_parse(const uint8_t *frame, uint16_t len, int verify, const uint8_t
 	size_t rest = dlen - P53_DNS_HDR_LEN;       /* after the header */
 	if (rest < 4u + 1 + 4 + ar * OPT_LEN)        /* OPT (or QTYPE, QCLASS) past the name */
 		return 0;
-	/* The OPT, if any, is the message's last 11 bytes: checked before the name, so a query
-	 * with options (ECS, COOKIE...) leaves at once for the general parser. */
+	/* The OPT, if any, is the message's last 11 bytes when it has no option: checked before
+	 * the name. Else it may hold one ECS option (opt_ecs); any other option leaves for the
+	 * general parser. */
 	const uint8_t *o = d + dlen - ar * OPT_LEN;
-	if (ar == 1 && (o[0] != 0 || p53_get16(o + 1) != P53_T_OPT || p53_get16(o + 9) != 0))
-		return 0;
-	size_t nl = fast_qname(d + P53_DNS_HDR_LEN, rest - 4 - ar * OPT_LEN, rest, q);
-	if (nl == 0 || nl + 4 + ar * OPT_LEN != rest)
-		return 0;
+	size_t ol = ar * OPT_LEN, nl;
+	int ecs = 0;
+	if (ar == 1 && (o[0] != 0 || p53_get16(o + 1) != P53_T_OPT || p53_get16(o + 9) != 0)) {
+		nl = opt_ecs(d, dlen, q, &o);
+		if (nl == 0)
+			return 0;
+		ol = rest - nl - 4;
+		ecs = 1;
+	} else {
+		nl = fast_qname(d + P53_DNS_HDR_LEN, rest - 4 - ol, rest, q);
+		if (nl == 0 || nl + 4 + ol != rest)
+			return 0;
+	}
 	const uint8_t *qe = d + P53_DNS_HDR_LEN + nl;
 
 	/* The UDP checksum (RFC 768): what the reply keeps (addresses, protocol, ports, the
@@ -799,7 +951,9 @@ int p53_fast_parse(const uint8_t *frame, uint16_t len, int verify, const uint8_t
 		uint64_t s = p53_csum_add(u + 4, 4, k);                 /* length, checksum */
 		s = p53_csum_add(d, P53_DNS_HDR_LEN, s);
 		s = p53_csum_addc(s, (uint64_t)rte_cpu_to_be_16(ulen)); /* pseudo-header length */
-		uint16_t r = p53_csum_fold(p53_csum_add(o, ar * OPT_LEN, 0));
+		/* ar * OPT_LEN: a constant length (0 or 11) the compiler unrolls */
+		uint16_t r = p53_csum_fold(__builtin_expect(ecs, 0) ? p53_csum_add(o, ol, 0)
+								     : p53_csum_add(o, ar * OPT_LEN, 0));
 		if (nl & 1)
 			r = (uint16_t)(r << 8 | r >> 8);
 		if (p53_csum_fold(p53_csum_addc(s, r)) != 0xffff)
@@ -839,6 +993,8 @@ int p53_fast_parse(const uint8_t *frame, uint16_t len, int verify, const uint8_t
 		q->edns_version = o[6];
 		q->edns_do = (o[7] & 0x80u) != 0;
 	}
+	if (__builtin_expect(ecs, 0))
+		q->ecs = 1;     /* ecs_off and ecs_len: opt_ecs() */
 	return 1;
 }
 

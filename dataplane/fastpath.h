@@ -2,18 +2,21 @@
  * The fast path: the responder for the shape almost every query has, without the general
  * responder's set-up (answer.c).
  *
- * The shape: a QUERY with one question of class IN, no OPT or one OPT of version 0 and no
- * options (so no NSID, ECS, COOKIE or keepalive), no TSIG, over UDP; and an answer that is an
- * RRset owned by the query name (or its wildcard's) that needs no compression and no
- * additional section (A, AAAA, TXT...); a negative answer (NXDOMAIN below the closest
+ * The shape: a QUERY with one question of class IN, no OPT or one OPT of version 0 with no
+ * option or one valid EDNS Client Subnet option (so no NSID, COOKIE or keepalive), no TSIG,
+ * over UDP; and an answer that is an RRset owned by the query name (or its wildcard's) that
+ * needs no compression and no additional section (A, AAAA, TXT...); a steered RRset owned by
+ * the query name (steer.h: the variant the published table picks for the ECS address or the
+ * packet's source, with DO=1 its RRSIG; the ECS echoed with the SCOPE of the blocks
+ * consulted, 0 for any other answer, RFC 7871 §7.2.1); a negative answer (NXDOMAIN below the closest
  * encloser, NODATA) whose SOA names end in the zone's apex; a referral whose NS targets end in
  * the cut or compress as answer.c would, with glue owned by those targets; or REFUSED for a
  * name no zone holds. With DO=1 in a signed zone: the RRset owned by the query name with its
  * RRSIGs (one memcpy, as answer.c), and a name error in an NSEC3 zone (the SOA and its RRSIGs,
  * then the NSEC3 RRsets of the proof, dnssec.c, with theirs: one NSEC3 hash per query).
- * Everything else (CNAME, DNAME, ANY, RRSIG, DS, steered RRsets, NODATA, wildcard, NSEC and
- * referral proofs with DO=1, truncation, CHAOS, errors) is declined and goes to the general
- * responder, which
+ * Everything else (CNAME, DNAME, ANY, RRSIG, DS, steered RRsets at a wildcard, NODATA,
+ * wildcard, NSEC and referral proofs with DO=1, truncation, CHAOS, errors) is declined and goes
+ * to the general responder, which
  * gives the same bytes: tests/unit/dataplane/test_fastpath.c runs both over the replay's
  * query shapes and the fuzz corpus and compares the responses byte for byte.
  *
@@ -42,7 +45,8 @@
  * @param q      what p53_msg_parse() made of msg
  * @return the response length, or 0: declined, `stats` untouched, and the header and
  *         question of msg untouched (bytes after the question may have been written over:
- *         the general responder reads nothing there for a query of this shape).
+ *         the general responder reads nothing there for a query of this shape but the ECS
+ *         option, which is put back).
  * Thread-safe with per-caller stats; any lcore.
  */
 uint16_t p53_fast_answer(const void *img, const struct p53_answer_conf *conf, uint8_t *msg,
@@ -74,8 +78,9 @@ void p53_fast_neg_build(const void *img, struct p53_fast_neg *t);
 /**
  * Read a received frame of the fast shape in one pass: Ethernet II without a tag, IPv4
  * without options, UDP to port 53, to our MAC and a service address, the UDP checksum right
- * (when `verify`), a QUERY with one question and at most one OPT without options, nothing
- * after it. Fills `pkt` and `q` exactly as p53_pkt_parse() and p53_msg_parse() would, and
+ * (when `verify`), a QUERY with one question and at most one OPT, without options or with one
+ * ECS option that edns_opt.c would accept (an invalid one: the general parser, FORMERR),
+ * nothing after it. Fills `pkt` and `q` exactly as p53_pkt_parse() and p53_msg_parse() would, and
  * `keep`, the one's complement sum of what the reply keeps, for p53_fast_reply().
  *
  * @param verify  1: check the UDP checksum in software (the port gave no verdict); 0: the

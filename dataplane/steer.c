@@ -34,7 +34,7 @@ static inline unsigned int max_u(unsigned int a, unsigned int b)
 }
 
 /* The blocks cover the whole space from 0 up, so the last block starting at or below the
- * address holds it: a binary search for it. A block with no location is a run up to the next
+ * address holds it: a binary search for it, over the blocks the /16 index leaves (steer.h). A block with no location is a run up to the next
  * block: its scope is the longest of the prefixes of the address that exclude the address
  * before the run and the next block's start, i.e. the largest aligned block around the
  * address inside the run. */
@@ -45,9 +45,12 @@ uint32_t p53_steer_lookup(const void *t, unsigned int src, const struct p53_stee
 
 	if (!cl->v6) {
 		const struct p53_steer_b4 *b = (const struct p53_steer_b4 *)(base + s->off4);
-		uint32_t a = be32(cl->addr), lo = 0, n = s->n4;
-		if (n == 0)
+		const uint32_t *idx = (const uint32_t *)(base + s->idx4_off);
+		uint32_t a = be32(cl->addr), k = a >> (32 - P53_STEER_IDX_BITS);
+		if (s->n4 == 0)
 			return P53_STEER_NOLOC << 8;
+		uint32_t lo = idx[k];
+		uint32_t n = (k + 1 < P53_STEER_IDX ? idx[k + 1] : s->n4 - 1) - lo + 1;
 		while (n > 1) {
 			uint32_t half = n / 2;
 			if (b[lo + half].start <= a)
@@ -62,10 +65,13 @@ uint32_t p53_steer_lookup(const void *t, unsigned int src, const struct p53_stee
 		return P53_STEER_NOLOC << 8 | len;
 	}
 	const struct p53_steer_b6 *b = (const struct p53_steer_b6 *)(base + s->off6);
+	const uint32_t *idx = (const uint32_t *)(base + s->idx6_off);
 	uint64_t hi = be64(cl->addr), lw = be64(cl->addr + 8);
-	uint32_t lo = 0, n = s->n6;
-	if (n == 0)
+	uint32_t k = (uint32_t)(hi >> (64 - P53_STEER_IDX_BITS));
+	if (s->n6 == 0)
 		return P53_STEER_NOLOC << 8;
+	uint32_t lo = idx[k];
+	uint32_t n = (k + 1 < P53_STEER_IDX ? idx[k + 1] : s->n6 - 1) - lo + 1;
 	while (n > 1) {
 		uint32_t half = n / 2;
 		const struct p53_steer_b6 *m = &b[lo + half];
@@ -83,6 +89,25 @@ uint32_t p53_steer_lookup(const void *t, unsigned int src, const struct p53_stee
 	return P53_STEER_NOLOC << 8 | len;
 }
 
+/* memcmp(a, b, len) == 0, 8 bytes at a time (the last word overlapping) for a name of 8 bytes
+ * or more: no library call for the one name a steered query compares. */
+static inline int same_name(const uint8_t *a, const uint8_t *b, size_t len)
+{
+	uint64_t x = 0, u, v;
+	size_t k;
+
+	if (len < 8)
+		return memcmp(a, b, len) == 0;
+	for (k = 0; k + 8 < len; k += 8) {
+		memcpy(&u, a + k, 8);
+		memcpy(&v, b + k, 8);
+		x |= u ^ v;
+	}
+	memcpy(&u, a + len - 8, 8);
+	memcpy(&v, b + len - 8, 8);
+	return (x | (u ^ v)) == 0;
+}
+
 const struct p53_steer_rec *p53_steer_find(const void *t, const uint8_t *name, uint8_t len,
 					   uint32_t hash, uint16_t type)
 {
@@ -92,7 +117,7 @@ const struct p53_steer_rec *p53_steer_find(const void *t, const uint8_t *name, u
 	/* A handful of steered records per node: a scan beats a hash table here. */
 	for (uint32_t i = 0; i < h->n_records; i++)
 		if (r[i].hash == hash && r[i].type == type && r[i].name_len == len &&
-		    memcmp((const uint8_t *)t + h->names_off + r[i].name_off, name, len) == 0)
+		    same_name((const uint8_t *)t + h->names_off + r[i].name_off, name, len))
 			return &r[i];
 	return NULL;
 }
@@ -160,6 +185,23 @@ int p53_steer_check(const void *t, size_t len, const char **why)
 		    !inside(len, src->off6, src->n6, sizeof(struct p53_steer_b6))) {
 			w = "prefix table outside the table";
 			goto bad;
+		}
+		/* The /16 indices: inside, each entry a block, never decreasing (the lookup's
+		 * range idx[k]..idx[k + 1] must not wrap). */
+		for (int fam = 0; fam < 2; fam++) {
+			uint32_t nb = fam ? src->n6 : src->n4, io = fam ? src->idx6_off : src->idx4_off;
+			if (nb == 0)
+				continue;
+			if ((io & 3) != 0 || !inside(len, io, P53_STEER_IDX, 4)) {
+				w = "prefix index outside the table";
+				goto bad;
+			}
+			const uint32_t *idx = (const void *)((const uint8_t *)t + io);
+			for (uint32_t k = 0; k < P53_STEER_IDX; k++)
+				if (idx[k] >= nb || (k > 0 && idx[k] < idx[k - 1])) {
+					w = "prefix index out of order";
+					goto bad;
+				}
 		}
 		const struct p53_steer_b4 *b4 = (const void *)((const uint8_t *)t + src->off4);
 		for (uint32_t i = 0; i < src->n4; i++)

@@ -922,6 +922,32 @@ void *p53_steer_build(const struct p53_steer_conf *conf, const struct p53_steer_
 	return p53_steer_build_signed(conf, s, up, NULL, len, err, errlen);
 }
 
+void p53_steer_index4(const struct p53_steer_b4 *b, uint32_t n, uint32_t *idx)
+{
+	uint32_t j = 0;
+
+	for (uint32_t k = 0; k < P53_STEER_IDX; k++) {
+		uint32_t at = k << (32 - P53_STEER_IDX_BITS);
+		while (j + 1 < n && b[j + 1].start <= at)
+			j++;
+		idx[k] = j;
+	}
+}
+
+void p53_steer_index6(const struct p53_steer_b6 *b, uint32_t n, uint32_t *idx)
+{
+	uint32_t j = 0;
+
+	for (uint32_t k = 0; k < P53_STEER_IDX; k++) {
+		uint64_t at = (uint64_t)k << (64 - P53_STEER_IDX_BITS);
+		/* b[j + 1] starts at or below k << 112: its high half below `at`, or equal with
+		 * a zero low half. */
+		while (j + 1 < n && (b[j + 1].hi < at || (b[j + 1].hi == at && b[j + 1].lo == 0)))
+			j++;
+		idx[k] = j;
+	}
+}
+
 void *p53_steer_build_signed(const struct p53_steer_conf *conf, const struct p53_steer_sources *s,
 			     bool up[][P53_STEER_MAX_POOL], struct p53_steer_signing *sg, size_t *len,
 			     char *err, size_t errlen)
@@ -1032,6 +1058,15 @@ void *p53_steer_build_signed(const struct p53_steer_conf *conf, const struct p53
 		h.src[k].n6 = s->src[k].n6;
 		h.src[k].off6 = (uint32_t)off;
 		off = al8(off + (size_t)s->src[k].n6 * sizeof(struct p53_steer_b6));
+		/* The /16 indices (steer.h), for a family with blocks. */
+		if (s->src[k].n4 > 0) {
+			h.src[k].idx4_off = (uint32_t)off;
+			off += P53_STEER_IDX * sizeof(uint32_t);
+		}
+		if (s->src[k].n6 > 0) {
+			h.src[k].idx6_off = (uint32_t)off;
+			off += P53_STEER_IDX * sizeof(uint32_t);
+		}
 	}
 	if (off > UINT32_MAX) {
 		fail(err, errlen, "steering: table over 4 GiB");
@@ -1112,6 +1147,10 @@ void *p53_steer_build_signed(const struct p53_steer_conf *conf, const struct p53
 	for (int k = 0; k < P53_STEER_SRCS; k++) {
 		put(img + h.src[k].off4, s->src[k].b4, (size_t)s->src[k].n4 * sizeof(struct p53_steer_b4));
 		put(img + h.src[k].off6, s->src[k].b6, (size_t)s->src[k].n6 * sizeof(struct p53_steer_b6));
+		if (s->src[k].n4 > 0)
+			p53_steer_index4(s->src[k].b4, s->src[k].n4, (uint32_t *)(void *)(img + h.src[k].idx4_off));
+		if (s->src[k].n6 > 0)
+			p53_steer_index6(s->src[k].b6, s->src[k].n6, (uint32_t *)(void *)(img + h.src[k].idx6_off));
 	}
 	memcpy(img, &h, sizeof(h));
 	const char *why;

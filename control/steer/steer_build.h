@@ -121,6 +121,14 @@ void p53_steer_effective_up(const struct p53_steer_record *r, const bool *up, bo
 void *p53_steer_build(const struct p53_steer_conf *conf, const struct p53_steer_sources *s,
 		      bool up[][P53_STEER_MAX_POOL], size_t *len, char *err, size_t errlen);
 
+/**
+ * The /16 index over a family's blocks (steer.h, P53_STEER_IDX entries into `idx`): for each
+ * k, the last block starting at or below address k << 16 (IPv4) or k << 112 (IPv6). The
+ * blocks are sorted by start, as the compiler makes them. One pass; no allocation.
+ */
+void p53_steer_index4(const struct p53_steer_b4 *b, uint32_t n, uint32_t *idx);
+void p53_steer_index6(const struct p53_steer_b6 *b, uint32_t n, uint32_t *idx);
+
 /* Variants verified per build with the DNSKEY alone (spread evenly over the variants). */
 #define P53_STEER_VERIFY_SAMPLE 16
 

@@ -20,11 +20,18 @@
 
 #include <cmocka.h>
 
+#include <arpa/inet.h>
+#include <unistd.h>
+
+#include "control/steer/steer_build.h"
+#include "control/steer/steer_conf.h"
 #include "control/zone/image_build.h"
 #include "dataplane/answer.h"
 #include "dataplane/fastpath.h"
 #include "dataplane/image.h"
 #include "dataplane/pkt.h"
+#include "dataplane/steer.h"
+#include "dataplane/wire.h"
 
 static void *img;
 static struct p53_answer_conf conf;
@@ -50,13 +57,19 @@ static void both(const uint8_t *q, uint16_t len, uint16_t cap, const struct p53_
 	uint16_t na = p53_answer(img, cf, a, len, cap, &sa);
 	uint16_t nb = ms == P53_MSG_OK ? p53_fast_answer(img, cf, b, cap, &sb, &pq) : 0;
 	if (nb == 0) {
-		/* Declined: nothing counted, header and question untouched. */
+		/* Declined: nothing counted, header and question untouched; and the general path,
+		 * run on what the fast path left (as the worker does), gives the same bytes. */
 		struct p53_answer_stats zero;
 		memset(&zero, 0, sizeof(zero));
 		assert_memory_equal(&sb, &zero, sizeof(zero));
 		if (ms == P53_MSG_OK)
 			assert_memory_equal(b, q, pq.question_end);
 		n_general++;
+		if (ms == P53_MSG_OK) {
+			nb = p53_answer_parsed(img, cf, b, cap, &sb, &pq, ms);
+			assert_int_equal(na, nb);
+			assert_memory_equal(a, b, na);
+		}
 		return;
 	}
 	n_fast++;
@@ -77,7 +90,7 @@ static void both(const uint8_t *q, uint16_t len, uint16_t cap, const struct p53_
 
 static const uint8_t mac_us[6] = {0x02, 0, 0, 0, 0, 0x53}, mac_them[6] = {0x02, 0, 0, 0, 0, 1};
 static struct p53_pkt_addrs addrs = {.n4 = 1};
-static unsigned long n_frames_fast;
+static unsigned long n_frames_fast, n_frames_ecs;
 
 /* The query in an IPv4/UDP frame to 192.0.2.53, from 192.0.2.1, with a right checksum (or a
  * wrong one: `bad`); the checksum by the test's own 16-bit RFC 1071 loop. */
@@ -168,9 +181,19 @@ static void frames(const uint8_t *q, uint16_t len, uint16_t sport)
 			assert_int_equal(qa.edns_version, qb.edns_version);
 			assert_int_equal(qa.edns_do, qb.edns_do);
 		}
-		assert_int_equal(qa.nsid | qa.ecs | qa.cookie | qa.keepalive | qa.tsig, 0);
-		assert_int_equal(qb.nsid | qb.ecs | qb.cookie | qb.keepalive | qb.tsig, 0);
+		assert_int_equal(qa.nsid | qa.cookie | qa.keepalive | qa.tsig, 0);
+		assert_int_equal(qb.nsid | qb.cookie | qb.keepalive | qb.tsig, 0);
+		assert_int_equal(qa.ecs, qb.ecs);
+		if (qa.ecs) {
+			assert_int_equal(qa.ecs_off, qb.ecs_off);
+			assert_int_equal(qa.ecs_len, qb.ecs_len);
+			n_frames_ecs++;
+		}
 		n_frames_fast++;
+		qa.src = pa.src_addr;   /* worker.c burst() */
+		qa.src_v6 = 0;
+		qb.src = pb.src_addr;
+		qb.src_v6 = 0;
 		memset(&sa, 0, sizeof(sa));
 		memset(&sb, 0, sizeof(sb));
 		uint16_t rb = p53_fast_answer(img, &conf, b + pb.dns_off, 1500, &sb, &qb);
@@ -431,6 +454,307 @@ static void declines(void **state)
 	}
 }
 
+/* ---- steered answers and ECS ------------------------------------------------------------ */
+
+static void *steer_t;           /* the published table; conf.steer points here */
+static unsigned long scopes[129];       /* fast answers by the SCOPE echoed */
+static unsigned long n_steer_fast;
+
+/* A query with an OPT holding one ECS option: FAMILY, SOURCE, SCOPE, then `alen` bytes of
+ * ADDRESS from `addr` (the test makes bad ones on purpose). */
+static uint16_t ecs_query(uint8_t *buf, const uint8_t *wname, size_t wlen, uint16_t type, int dob,
+			  uint16_t family, uint8_t source, uint8_t scope, const uint8_t *addr,
+			  size_t alen)
+{
+	uint16_t off = query(buf, wname, wlen, type, 1232, dob, 0x35, 0);
+	uint16_t olen = (uint16_t)(4 + alen);
+
+	buf[off - 2] = (uint8_t)((4 + olen) >> 8);      /* the OPT's RDLENGTH */
+	buf[off - 1] = (uint8_t)(4 + olen);
+	uint8_t h[8] = {0, 8, (uint8_t)(olen >> 8), (uint8_t)olen, (uint8_t)(family >> 8), (uint8_t)family,
+			source, scope};
+	memcpy(buf + off, h, sizeof(h));
+	memcpy(buf + off + 8, addr, alen);
+	return (uint16_t)(off + 8 + alen);
+}
+
+/* Answer `q` from client `src` (4 or 16 bytes) both ways, as the worker does (q->src set
+ * after the parse); compare. Returns the fast answer's SCOPE, or -1 (declined or no ECS). */
+static int steer_both(const uint8_t *q, uint16_t len, const uint8_t *src, int v6)
+{
+	static uint8_t a[1500], b[1500];
+	struct p53_answer_stats sa, sb;
+	struct p53_query qa, qb;
+
+	memset(&sa, 0, sizeof(sa));
+	memset(&sb, 0, sizeof(sb));
+	memcpy(a, q, len);
+	memcpy(b, q, len);
+	enum p53_msg_status ms = p53_msg_parse(a, len, &qa);
+	assert_int_equal(p53_msg_parse(b, len, &qb), ms);
+	qa.src = qb.src = src;
+	qa.src_v6 = qb.src_v6 = (uint8_t)v6;
+	uint16_t na = p53_answer_parsed(img, &conf, a, 1232, &sa, &qa, ms);
+	uint16_t nb = ms == P53_MSG_OK ? p53_fast_answer(img, &conf, b, 1232, &sb, &qb) : 0;
+	if (nb == 0) {
+		n_general++;
+		nb = p53_answer_parsed(img, &conf, b, 1232, &sb, &qb, ms); /* what the worker does */
+	} else {
+		n_steer_fast++;
+	}
+	if (na != nb || memcmp(a, b, na) != 0) {
+		fprintf(stderr, "fast path differs: general %u bytes, fast %u bytes\n", na, nb);
+		for (uint16_t i = 0; i < (na > nb ? na : nb); i++)
+			fprintf(stderr, "%4u %02x %02x%s\n", i, i < na ? a[i] : 0, i < nb ? b[i] : 0,
+				i < na && i < nb && a[i] == b[i] ? "" : "  <--");
+	}
+	assert_int_equal(na, nb);
+	assert_memory_equal(a, b, na);
+	assert_memory_equal(&sa, &sb, sizeof(sa));
+	if (ms != P53_MSG_OK || !qb.ecs || sb.kind[P53_ANS_ANSWER] + sb.kind[P53_ANS_NXDOMAIN] +
+	    sb.kind[P53_ANS_NODATA] + sb.kind[P53_ANS_REFUSED] + sb.kind[P53_ANS_REFERRAL] == 0)
+		return -1;
+	/* The ECS option echoed at the end: its SCOPE is the option's 4th byte. */
+	return b[nb - qb.ecs_len + 3];
+}
+
+/* The steered record and its table: steered.example.com. A, policy [map, weighted] over three
+ * targets in two PoPs; the map's subnets (IPv4 and IPv6, nested) as a JSON file. */
+static char steer_dir[] = "/tmp/p53faststeer.XXXXXX";
+static struct p53_steer_record steer_rec;
+static struct p53_steer_conf steer_conf;
+
+static void steer_build(void)
+{
+	static const char *const names[] = {"example.com."};
+	char path[256], err[600], zpath[512];
+	size_t len;
+	FILE *f;
+
+	assert_non_null(mkdtemp(steer_dir));
+	snprintf(path, sizeof(path), "%s/map.json", steer_dir);
+	assert_non_null(f = fopen(path, "w"));
+	fputs("[{\"networks\": [\"198.51.100.0/24\", \"10.1.0.0/16\", \"2001:db8:1::/48\"], \"labels\": [\"AMS\"]},"
+	      " {\"networks\": [\"203.0.113.0/25\", \"10.0.0.0/8\", \"2001:db8::/32\"], \"labels\": [\"FRA\"]},"
+	      " {\"networks\": [\"198.51.100.128/26\", \"2001:db8:1:2::/64\"], \"labels\": [\"FRA\", \"AMS\"]}]\n", f);
+	fclose(f);
+	steer_conf.map = strdup(path);
+	steer_conf.records = &steer_rec;
+	steer_conf.n_records = 1;
+	struct p53_steer_record *r = &steer_rec;
+	r->owner = (char *)(uintptr_t)"steered.example.com.";
+	memcpy(r->lname, "\x07steered\x07" "example\x03" "com", 21);
+	r->lname_len = 21;
+	r->type = 1;
+	r->policy[0] = P53_POLICY_MAP;
+	r->policy[1] = P53_POLICY_WEIGHTED;
+	r->n_policy = 2;
+	r->ttl = 300;
+	static const char *const pops[] = {"AMS", "AMS", "FRA"};
+	for (int i = 0; i < 3; i++) {
+		struct p53_steer_target *t = &r->pool[r->n_pool++];
+		t->name = (char *)(uintptr_t)pops[i];
+		t->family = 4;
+		t->addr[0] = 10;
+		t->addr[3] = (uint8_t)(i + 1);
+		t->pop = (char *)(uintptr_t)pops[i];
+		t->weight = 1;
+		t->priority = (unsigned int)i + 1;
+	}
+	struct p53_steer_sources src;
+	bool up[1][P53_STEER_MAX_POOL];
+	memset(up, 1, sizeof(up));
+	memset(&src, 0, sizeof(src));
+	if (p53_steer_sources_load(&steer_conf, &src, err, sizeof(err)) != 0)
+		fail_msg("steering sources: %s", err);
+	steer_t = p53_steer_build(&steer_conf, &src, up, &len, err, sizeof(err));
+	if (steer_t == NULL)
+		fail_msg("steering table: %s", err);
+	p53_steer_sources_free(&src);
+
+	/* The image with the record's every-target RRset, flagged steered (compile.c). */
+	uint8_t addrs[3 * 4];
+	for (int j = 0; j < 3; j++)
+		memcpy(addrs + 4 * j, r->pool[j].addr, 4);
+	struct p53_zone_extra e = { .lname = r->lname, .lname_len = r->lname_len, .type = 1,
+				    .ttl = r->ttl, .addrs = addrs, .n = 3, .line = 1, .owner = r->owner };
+	struct p53_zone_src z;
+	memset(&z, 0, sizeof(z));
+	snprintf(zpath, sizeof(zpath), "%s/zones/example.com.zone", P53_SRCDIR);
+	z.name = names[0];
+	z.file = zpath;
+	z.extra = &e;
+	z.n_extra = 1;
+	free(img);
+	conf.neg = NULL;
+	conf.n_neg = 0;
+	img = p53_image_build(&z, 1, &len, err, sizeof(err), NULL, NULL);
+	if (img == NULL)
+		fail_msg("build failed: %s", err);
+	p53_fast_neg_build(img, neg);
+	conf.neg = neg;
+	conf.n_neg = (uint32_t)p53_fast_neg_count(img);
+	conf.steer = &steer_t;
+}
+
+/* An address in text, 4 or 16 bytes; *v6 set. */
+static void addr_of(const char *s, uint8_t *a, int *v6)
+{
+	*v6 = strchr(s, ':') != NULL;
+	memset(a, 0, 16);
+	assert_int_equal(inet_pton(*v6 ? AF_INET6 : AF_INET, s, a), 1);
+}
+
+/*
+ * Steered answers and ECS, fast against general: every client (IPv4 and IPv6 sources, in and
+ * out of the map's subnets), without ECS and with an ECS for each prefix length of interest
+ * (0, inside a map subnet, wider than it), DO=0 and 1, for the steered name, a static name
+ * and names that do not exist; the SCOPE echoed as the general path writes it.
+ */
+static void steered(void **state)
+{
+	(void)state;
+	static const char *const clients[] = {
+		"198.51.100.7", "198.51.100.200", "198.51.100.130", "203.0.113.9", "203.0.113.200",
+		"10.1.2.3", "10.200.0.1", "8.8.8.8", "192.0.2.1", "255.255.255.255", "0.0.0.1",
+		"2001:db8:1::5", "2001:db8:1:2::9", "2001:db8:2::1", "2001:db8:ffff::1", "2a00::1", "::1",
+		"ffff::1",
+	};
+	static const unsigned int v4_src[] = {0, 8, 16, 20, 24, 25, 26, 31, 32};
+	static const unsigned int v6_src[] = {0, 16, 32, 48, 56, 64, 65, 127, 128};
+	static const struct { const uint8_t *n; size_t l; uint16_t type; } qs[] = {
+		{(const uint8_t *)"\x07steered\x07" "example\x03" "com", 21, 1},
+		{(const uint8_t *)"\x07StEeReD\x07" "example\x03" "com", 21, 1},
+		{(const uint8_t *)"\x07steered\x07" "example\x03" "com", 21, 28},
+		{(const uint8_t *)"\x03www\x07" "example\x03" "com", 17, 1},
+		{(const uint8_t *)"\x02nx\x07steered\x07" "example\x03" "com", 24, 1},
+		{(const uint8_t *)"\x07" "example\x03" "org", 13, 1},
+	};
+	uint8_t buf[512], src[16], ea[16];
+	int v6;
+
+	steer_build();
+	memset(scopes, 0, sizeof(scopes));
+	n_steer_fast = 0;
+	for (size_t c = 0; c < sizeof(clients) / sizeof(clients[0]); c++) {
+		addr_of(clients[c], src, &v6);
+		for (size_t k = 0; k < sizeof(qs) / sizeof(qs[0]); k++)
+			for (int dob = 0; dob < 2; dob++) {
+				/* No OPT, an OPT without options, then ECS from this client's address
+				 * (the source then is 192.0.2.1 or 2001:db8:ffff::1: a resolver). */
+				uint16_t l = query(buf, qs[k].n, qs[k].l, qs[k].type, 0, 0, 0, 0);
+				steer_both(buf, l, src, v6);
+				l = query(buf, qs[k].n, qs[k].l, qs[k].type, 1232, dob, 0, 0);
+				steer_both(buf, l, src, v6);
+				steer_both(buf, l, NULL, 0); /* no client known: the fallback */
+				const unsigned int *sl = v6 ? v6_src : v4_src;
+				for (size_t i = 0; i < 9; i++) {
+					unsigned int bits = sl[i], bytes = (bits + 7) / 8;
+					memcpy(ea, src, 16);
+					if (bits % 8)
+						ea[bytes - 1] &= (uint8_t)(0xff << (8 - bits % 8));
+					l = ecs_query(buf, qs[k].n, qs[k].l, qs[k].type, dob, v6 ? 2 : 1,
+						      (uint8_t)bits, 0, ea, bytes);
+					uint8_t res[16];
+					int rv6;
+					addr_of(v6 ? "2001:db8:ffff::1" : "192.0.2.1", res, &rv6);
+					int sc = steer_both(buf, l, res, rv6);
+					if (sc >= 0)
+						scopes[sc]++;
+					/* ECS from a client of the other family than the packet's. */
+					addr_of(v6 ? "192.0.2.1" : "2001:db8:ffff::1", res, &rv6);
+					sc = steer_both(buf, l, res, rv6);
+					if (sc >= 0)
+						scopes[sc]++;
+				}
+			}
+	}
+	/* Not vacuous: answered fast, with the SCOPE of a map subnet (24, 16, 48, 26, 64...), of
+	 * the weighted bucket (24, 56: each client /24 or /56 hashed), and 0 (source 0, a static
+	 * name, a name error). */
+	printf("fast path, steering: %lu answered fast; SCOPE 0: %lu, 16: %lu, 24: %lu, 26: %lu, "
+	       "48: %lu, 56: %lu, 64: %lu\n", n_steer_fast, scopes[0], scopes[16], scopes[24],
+	       scopes[26], scopes[48], scopes[56], scopes[64]);
+	assert_true(n_steer_fast > 1000);
+	assert_true(scopes[0] > 100 && scopes[24] > 10 && scopes[56] > 10);
+	assert_true(scopes[16] > 0 && scopes[26] > 0 && scopes[48] > 0 && scopes[64] > 0);
+
+	/* Frames: ECS in IPv4 frames, p53_fast_parse against the general checks and parser. */
+	unsigned long before = n_frames_ecs;
+	for (unsigned int bits = 0; bits <= 32; bits++) {
+		memset(ea, 0, sizeof(ea));
+		addr_of("198.51.100.255", ea, &v6);
+		if (bits % 8)
+			ea[bits / 8] &= (uint8_t)(0xff << (8 - bits % 8));
+		uint16_t l = ecs_query(buf, qs[0].n, qs[0].l, 1, (int)(bits & 1), 1, (uint8_t)bits, 0, ea,
+				       (bits + 7) / 8);
+		frames(buf, l, (uint16_t)(2000 + bits));
+	}
+	for (unsigned int bits = 0; bits <= 128; bits += 7) {
+		addr_of("2001:db8:1:2:ffff:ffff:ffff:ffff", ea, &v6);
+		if (bits % 8)
+			ea[bits / 8] &= (uint8_t)(0xff << (8 - bits % 8));
+		for (unsigned int i = (bits + 7) / 8; i < 16; i++)
+			ea[i] = 0;
+		uint16_t l = ecs_query(buf, qs[3].n, qs[3].l, 1, 0, 2, (uint8_t)bits, 0, ea,
+				       (bits + 7) / 8);
+		frames(buf, l, (uint16_t)(3000 + bits));
+	}
+	assert_true(n_frames_ecs - before > 30);
+}
+
+/* An invalid ECS option: the fast parse leaves it to the general parser, which answers FORMERR
+ * with an OPT (RFC 7871 §7.1.1, answer.c), steered name or not. */
+static void bad_ecs(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *why;
+		uint16_t family;
+		uint8_t source, scope;
+		const char *addr;
+		size_t alen;
+	} rows[] = {
+		{"unknown FAMILY", 3, 24, 0, "\xc6\x33\x64", 3},
+		{"FAMILY 0", 0, 0, 0, "", 0},
+		{"IPv4 SOURCE over 32", 1, 33, 0, "\xc6\x33\x64\x07\x00", 5},
+		{"IPv6 SOURCE over 128", 2, 129, 0, "\x20\x01\x0d\xb8\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00", 17},
+		{"SCOPE not 0 in a query", 1, 24, 24, "\xc6\x33\x64", 3},
+		{"ADDRESS longer than the SOURCE", 1, 24, 0, "\xc6\x33\x64\x00", 4},
+		{"ADDRESS shorter than the SOURCE", 1, 24, 0, "\xc6\x33", 2},
+		{"IPv6 ADDRESS shorter than the SOURCE", 2, 56, 0, "\x20\x01\x0d\xb8\x00\x01", 6},
+		{"bits set past the SOURCE", 1, 20, 0, "\xc6\x33\x6f", 3},
+		{"bits set past an IPv6 SOURCE", 2, 33, 0, "\x20\x01\x0d\xb8\x01", 5},
+		{"no ADDRESS for SOURCE 1", 1, 1, 0, "", 0},
+	};
+	uint8_t buf[512], f[2048], out[1500];
+	struct p53_pkt pk;
+	struct p53_query q;
+	uint64_t keep;
+
+	if (steer_t == NULL)
+		steer_build();
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
+		for (int name = 0; name < 2; name++) {
+			uint16_t l = ecs_query(buf, name ? (const uint8_t *)"\x07steered\x07" "example\x03" "com"
+							 : (const uint8_t *)"\x03www\x07" "example\x03" "com",
+					       name ? 21 : 17, 1, 0, rows[i].family, rows[i].source, rows[i].scope,
+					       (const uint8_t *)rows[i].addr, rows[i].alen);
+			uint16_t fl = frame_of(f, buf, l, 4000, 0);
+			if (p53_fast_parse(f, fl, 1, mac_us, &addrs, &pk, &q, &keep))
+				fail_msg("fast parse took an invalid ECS: %s", rows[i].why);
+			assert_int_equal(p53_msg_parse(buf, l, &q), P53_MSG_OPT_ECS);
+			struct p53_answer_stats st;
+			memset(&st, 0, sizeof(st));
+			memcpy(out, buf, l);
+			uint16_t n = p53_answer(img, &conf, out, l, sizeof(out), &st);
+			assert_true(n >= P53_DNS_HDR_LEN);
+			if ((out[3] & 0x0f) != P53_RCODE_FORMERR)
+				fail_msg("%s: rcode %u, not FORMERR", rows[i].why, out[3] & 0x0f);
+			assert_int_equal(p53_get16(out + 10), 1); /* the OPT */
+		}
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -445,6 +769,14 @@ static int teardown(void **state)
 {
 	(void)state;
 	free(img);
+	free(steer_t);
+	free(steer_conf.map);
+	if (steer_dir[sizeof(steer_dir) - 7] != 'X') {
+		char path[256];
+		snprintf(path, sizeof(path), "%s/map.json", steer_dir);
+		unlink(path);
+		rmdir(steer_dir);
+	}
 	return 0;
 }
 
@@ -455,6 +787,8 @@ int main(void)
 		cmocka_unit_test(small_zone),
 		cmocka_unit_test(signed_zones),
 		cmocka_unit_test(declines),
+		cmocka_unit_test(steered),
+		cmocka_unit_test(bad_ecs),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -22,7 +22,8 @@
 /* A table with only a source's blocks, to run p53_steer_lookup over. */
 static void *table_of(const struct p53_steer_source *s)
 {
-	size_t len = sizeof(struct p53_steer_hdr) + s->n4 * sizeof(*s->b4) + s->n6 * sizeof(*s->b6);
+	size_t idx = P53_STEER_IDX * sizeof(uint32_t);
+	size_t len = sizeof(struct p53_steer_hdr) + s->n4 * sizeof(*s->b4) + s->n6 * sizeof(*s->b6) + 2 * idx;
 	uint8_t *t = calloc(1, len);
 	struct p53_steer_hdr *h = (void *)t;
 
@@ -31,9 +32,146 @@ static void *table_of(const struct p53_steer_source *s)
 	h->src[0].off4 = sizeof(*h);
 	h->src[0].n6 = s->n6;
 	h->src[0].off6 = (uint32_t)(sizeof(*h) + s->n4 * sizeof(*s->b4));
+	h->src[0].idx4_off = (uint32_t)(h->src[0].off6 + s->n6 * sizeof(*s->b6));
+	h->src[0].idx6_off = (uint32_t)(h->src[0].idx4_off + idx);
 	memcpy(t + h->src[0].off4, s->b4, s->n4 * sizeof(*s->b4));
 	memcpy(t + h->src[0].off6, s->b6, s->n6 * sizeof(*s->b6));
+	if (s->n4 > 0)
+		p53_steer_index4(s->b4, s->n4, (uint32_t *)(void *)(t + h->src[0].idx4_off));
+	if (s->n6 > 0)
+		p53_steer_index6(s->b6, s->n6, (uint32_t *)(void *)(t + h->src[0].idx6_off));
 	return t;
+}
+
+/* The block holding an address without the index: the last one starting at or below it, by
+ * a binary search over all the blocks. */
+static uint32_t linear4(const struct p53_steer_source *s, uint32_t a)
+{
+	uint32_t lo = 0, hi = s->n4;            /* b4[lo].start <= a (b4[0] starts at 0) */
+
+	while (hi - lo > 1) {
+		uint32_t m = lo + (hi - lo) / 2;
+		if (s->b4[m].start <= a)
+			lo = m;
+		else
+			hi = m;
+	}
+	return s->b4[lo].loc_len;
+}
+
+static uint32_t linear6(const struct p53_steer_source *s, uint64_t ah, uint64_t al)
+{
+	uint32_t lo = 0, hi = s->n6;
+
+	while (hi - lo > 1) {
+		uint32_t m = lo + (hi - lo) / 2;
+		if (s->b6[m].hi < ah || (s->b6[m].hi == ah && s->b6[m].lo <= al))
+			lo = m;
+		else
+			hi = m;
+	}
+	return s->b6[lo].loc_len;
+}
+
+static uint64_t rng_next(uint64_t *r)
+{
+	*r ^= *r << 13;
+	*r ^= *r >> 7;
+	*r ^= *r << 17;
+	return *r;
+}
+
+static uint32_t look4(const void *t, uint32_t a)
+{
+	struct p53_steer_client cl = { .v6 = 0, .addr = { (uint8_t)(a >> 24), (uint8_t)(a >> 16), (uint8_t)(a >> 8), (uint8_t)a } };
+
+	return p53_steer_lookup(t, 0, &cl);
+}
+
+static uint32_t look6(const void *t, uint64_t hi, uint64_t lo)
+{
+	struct p53_steer_client cl = { .v6 = 1 };
+
+	for (int i = 0; i < 8; i++) {
+		cl.addr[i] = (uint8_t)(hi >> (56 - 8 * i));
+		cl.addr[8 + i] = (uint8_t)(lo >> (56 - 8 * i));
+	}
+	return p53_steer_lookup(t, 0, &cl);
+}
+
+/*
+ * The /16 index (steer.h) finds the right block: thousands of random prefixes,
+ * some dense in one /16 and some spanning many, looked up at every block's start, either side
+ * of it, at /16 boundaries and at random addresses, as a binary search over every block finds
+ * it; in a located block the whole loc_len, in a
+ * gap the location (its scope is test_lpm's).
+ */
+static void test_index(void **state)
+{
+	struct p53_steer_trie t4, t6;
+	struct p53_steer_source s = {0};
+	uint64_t r = 0x2545f4914f6cdd1dull;
+
+	(void)state;
+	assert_int_equal(p53_steer_trie_init(&t4, 32), 0);
+	assert_int_equal(p53_steer_trie_init(&t6, 128), 0);
+	for (uint32_t i = 0; i < 3000; i++) {
+		uint64_t x = rng_next(&r);
+		unsigned int len = i < 200 ? 1 + (unsigned int)(x % 16) : 8 + (unsigned int)(x % 25);
+		uint32_t a = (uint32_t)(x >> 32);
+		if (i % 3 == 0)
+			a = 0xc6330000u | (a & 0xffffu);        /* dense: 198.51/16 */
+		a &= len == 32 ? ~0u : ~(~0u >> len);
+		uint8_t b[16] = { (uint8_t)(a >> 24), (uint8_t)(a >> 16), (uint8_t)(a >> 8), (uint8_t)a };
+		assert_int_equal(p53_steer_trie_add(&t4, b, len, i % 50), 0);
+		uint8_t b6[16] = {0};
+		unsigned int len6 = i < 200 ? 1 + (unsigned int)(x % 16) : 16 + (unsigned int)(x % 49);
+		for (int k = 0; k < 8; k++)
+			b6[k] = (uint8_t)(rng_next(&r) >> 40);
+		if (i % 3 == 0) {
+			b6[0] = 0x20;
+			b6[1] = 0x01;
+		}
+		for (unsigned int bit = len6; bit < 128; bit++)
+			b6[bit / 8] &= (uint8_t)~(0x80u >> (bit % 8));
+		assert_int_equal(p53_steer_trie_add(&t6, b6, len6, i % 50), 0);
+	}
+	assert_int_equal(p53_steer_trie_emit(&t4, &s), 0);
+	assert_int_equal(p53_steer_trie_emit(&t6, &s), 0);
+	assert_true(s.n4 > 3000 && s.n6 > 3000);
+	void *t = table_of(&s);
+	unsigned long n = 0;
+	for (uint32_t i = 0; i < s.n4; i++) {
+		uint32_t a = s.b4[i].start;
+		uint32_t probe[] = { a, a - 1, a + 1, a | 0xffffu, a & ~0xffffu, (a & ~0xffffu) - 1,
+				     (uint32_t)rng_next(&r) };
+		for (size_t k = 0; k < sizeof(probe) / sizeof(probe[0]); k++, n++) {
+			uint32_t got = look4(t, probe[k]), want = linear4(&s, probe[k]);
+			if (got >> 8 != want >> 8 || (want >> 8 != P53_STEER_NOLOC && got != want))
+				fail_msg("IPv4 %08x: want loc %u /%u, got loc %u /%u", probe[k], want >> 8,
+					 want & 0xff, got >> 8, got & 0xff);
+		}
+	}
+	for (uint32_t i = 0; i < s.n6; i++) {
+		uint64_t hi = s.b6[i].hi, lo = s.b6[i].lo, x = rng_next(&r);
+		uint64_t probe[][2] = { {hi, lo}, {hi - (lo == 0), lo - 1}, {hi + (lo == ~0ull), lo + 1},
+					{hi | 0xffffffffffffull, ~0ull}, {hi & ~0xffffffffffffull, 0},
+					{(hi & ~0xffffffffffffull) - 1, ~0ull}, {x, x * 3} };
+		for (size_t k = 0; k < sizeof(probe) / sizeof(probe[0]); k++, n++) {
+			uint32_t got = look6(t, probe[k][0], probe[k][1]);
+			uint32_t want = linear6(&s, probe[k][0], probe[k][1]);
+			if (got >> 8 != want >> 8 || (want >> 8 != P53_STEER_NOLOC && got != want))
+				fail_msg("IPv6 %016llx%016llx: want loc %u /%u, got loc %u /%u",
+					 (unsigned long long)probe[k][0], (unsigned long long)probe[k][1],
+					 want >> 8, want & 0xff, got >> 8, got & 0xff);
+		}
+	}
+	printf("steer index: %u+%u blocks, %lu lookups agree with a search of every block\n", s.n4, s.n6, n);
+	free(t);
+	free(s.b4);
+	free(s.b6);
+	p53_steer_trie_free(&t4);
+	p53_steer_trie_free(&t6);
 }
 
 static uint32_t look(const void *t, const char *ip)
@@ -942,6 +1080,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_lpm),
+		cmocka_unit_test(test_index),
 		cmocka_unit_test(test_great_circle),
 		cmocka_unit_test(test_bad_config),
 		cmocka_unit_test(test_probe_config),
