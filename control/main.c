@@ -376,11 +376,12 @@ int main(int argc, char **argv)
 	}
 	d.dp.payload_limit = d.port.max_payload;
 	snprintf(d.dp.payload_why, sizeof(d.dp.payload_why), "%s", d.port.max_payload_why);
-	if (p53_dataplane_publish(&d.dp, img, img_len, cfg, err, sizeof(err)) != 0) {
+	int published = p53_dataplane_publish(&d.dp, img, img_len, cfg, err, sizeof(err)) == 0;
+	img = NULL; /* the data plane took it, published or not */
+	if (!published) {
 		p53_err("%s", err);
 		goto out_dp;
 	}
-	img = NULL; /* the data plane owns it now */
 	struct p53_guard_next guard_next;
 	p53_guard_pub_init(&d.guard, workers, cfg->workers, d.dp.qsbr);
 	if (p53_guard_prepare(&d.guard, cfg, &guard_next, err, sizeof(err)) != 0) {

@@ -1,4 +1,5 @@
 /* Replicas and their RCU swap; see dataplane.h. */
+#include <sched.h>
 #include <sys/socket.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,20 +38,27 @@ int p53_dataplane_init(struct p53_dataplane *dp, struct p53_worker *workers, uns
 
 _Static_assert(P53_PKT_MAX_ADDRS >= P53_CONFIG_MAX_ADDRS, "every service address fits a replica");
 
-static struct p53_replica *replica_new(struct p53_dataplane *dp, const void *img, size_t len,
-				       const struct p53_config *cfg, uint16_t payload, int socket)
+/* A replica of `img`: a copy on `socket`, or, with `adopt`, `img` itself (the replica then
+ * owns it and frees it with free()). On failure nothing is allocated and `img` stays the
+ * caller's either way. */
+static struct p53_replica *replica_new(struct p53_dataplane *dp, void *img, size_t len,
+				       const struct p53_config *cfg, uint16_t payload, int socket,
+				       int adopt)
 {
 	struct p53_replica *r = rte_zmalloc_socket("p53_replica", sizeof(*r), RTE_CACHE_LINE_SIZE, socket);
-	void *copy = rte_malloc_socket("p53_image", len, RTE_CACHE_LINE_SIZE, socket);
+	void *copy = adopt ? img : rte_malloc_socket("p53_image", len, RTE_CACHE_LINE_SIZE, socket);
 
 	if (r == NULL || copy == NULL) {
 		rte_free(r);
-		rte_free(copy);
+		if (!adopt)
+			rte_free(copy);
 		return NULL;
 	}
-	memcpy(copy, img, len);
+	if (!adopt)
+		memcpy(copy, img, len);
 	r->image = copy;
 	r->image_len = len;
+	r->image_malloced = (uint8_t)adopt;
 	size_t il = strnlen(cfg->identity, 255), vl = cfg->version != NULL ? strnlen(cfg->version, 255) : 0;
 	memcpy(r->identity, cfg->identity, il);
 	if (vl > 0)
@@ -67,7 +75,8 @@ static struct p53_replica *replica_new(struct p53_dataplane *dp, const void *img
 		struct p53_fast_neg *neg = rte_malloc_socket("p53_fast_neg", nz * sizeof(*neg),
 							     RTE_CACHE_LINE_SIZE, socket);
 		if (neg == NULL) {
-			rte_free(copy);
+			if (!adopt)
+				rte_free(copy);
 			rte_free(r);
 			return NULL;
 		}
@@ -89,9 +98,25 @@ static void replica_free(struct p53_replica *r)
 {
 	if (r == NULL)
 		return;
-	rte_free((void *)(uintptr_t)r->image);
+	if (r->image_malloced)
+		free((void *)(uintptr_t)r->image);
+	else
+		rte_free((void *)(uintptr_t)r->image);
 	rte_free((void *)(uintptr_t)r->conf.neg);
 	rte_free(r);
+}
+
+/* The NUMA socket the compiled image's pages are on: the control thread's, which wrote them
+ * (first touch). -1 when unknown on a multi-socket host: then no replica adopts it. */
+static int image_socket(void)
+{
+	unsigned int cpu, node;
+
+	if (rte_socket_count() <= 1)
+		return (int)rte_socket_id_by_idx(0);
+	if (getcpu(&cpu, &node) != 0)
+		return -1;
+	return (int)node;
 }
 
 /* Replicas are shared per socket in that mode: free each distinct one once. */
@@ -184,12 +209,14 @@ int p53_dataplane_publish(struct p53_dataplane *dp, void *img, size_t len,
 	struct p53_replica *fresh[P53_MAX_WORKERS_DP] = {0};
 	struct p53_replica *old[P53_MAX_WORKERS_DP] = {0};
 	unsigned int n = dp->n_workers;
+	int adopted = 0;
 	char w[64];
 
 	/* Workers read the image without bounds checks: every index they follow must hold. */
 	const char *why = "";
 	if (p53_image_check(img, len, &why) != 0) {
 		snprintf(err, errlen, "compiled image failed its consistency check (%zu bytes): %s", len, why);
+		free(img);
 		return -1;
 	}
 	if (dp->qsbr != NULL) {
@@ -197,6 +224,7 @@ int p53_dataplane_publish(struct p53_dataplane *dp, void *img, size_t len,
 		if (dp->stuck >= 0) {
 			snprintf(err, errlen, "%s is stuck: it has not passed a quiescent state since the "
 				 "last publish; nothing published", who(dp, dp->stuck, w, sizeof(w)));
+			free(img);
 			return -1;
 		}
 	}
@@ -211,7 +239,11 @@ int p53_dataplane_publish(struct p53_dataplane *dp, void *img, size_t len,
 		dp->payload_warned = cfg->edns_max_payload;
 	}
 	((struct p53_image_hdr *)img)->generation = next_generation(dp);
-	/* Build every replica before touching any worker: all or nothing. */
+	/* Build every replica before touching any worker: all or nothing. The first worker on
+	 * the socket the image was written on answers from the image itself (no copy, one image
+	 * less of memory during the reload and in steady state); every other replica is a copy
+	 * in the DPDK heap on its worker's socket. */
+	int home = image_socket();
 	for (unsigned int i = 0; i < n; i++) {
 		int socket = (int)rte_lcore_to_socket_id(dp->workers[i].lcore);
 		if (dp->mode == P53_REPLICAS_PER_SOCKET) {
@@ -219,11 +251,16 @@ int p53_dataplane_publish(struct p53_dataplane *dp, void *img, size_t len,
 				if ((int)rte_lcore_to_socket_id(dp->workers[j].lcore) == socket)
 					fresh[i] = fresh[j];
 		}
-		if (fresh[i] == NULL)
-			fresh[i] = replica_new(dp, img, len, cfg, payload, socket);
+		if (fresh[i] == NULL) {
+			int adopt = !adopted && socket == home;
+			fresh[i] = replica_new(dp, img, len, cfg, payload, socket, adopt);
+			adopted |= adopt && fresh[i] != NULL;
+		}
 		if (fresh[i] == NULL) {
 			snprintf(err, errlen, "out of memory for the replica of worker %u (%zu bytes)", i, len);
-			free_set(fresh, n);
+			free_set(fresh, n); /* frees img too when a replica adopted it */
+			if (!adopted)
+				free(img);
 			return -1;
 		}
 	}
@@ -242,6 +279,8 @@ int p53_dataplane_publish(struct p53_dataplane *dp, void *img, size_t len,
 			__atomic_store_n(&dp->workers[i].replica, old[i], __ATOMIC_RELEASE);
 		dp->limbo_token = rte_rcu_qsbr_start(dp->qsbr);
 		memcpy(dp->limbo, fresh, sizeof(fresh));
+		if (!adopted) /* no reader ever saw it */
+			free(img);
 		snprintf(err, errlen, "%s did not pass a quiescent state within %u ms: it is stuck; "
 			 "the previous data stays published", who(dp, dp->stuck, w, sizeof(w)),
 			 P53_RCU_WAIT_MS);
@@ -252,7 +291,8 @@ int p53_dataplane_publish(struct p53_dataplane *dp, void *img, size_t len,
 	/* The control thread reads zone facts from worker 0's replica: it is the only thread
 	 * that frees replicas, so that one stays valid until the next publish. Keeping no copy
 	 * of its own saves one image of memory, steady and during reloads. */
-	free(img);
+	if (!adopted)
+		free(img);
 	dp->image = fresh[0]->image;
 	dp->image_len = len;
 	return 0;

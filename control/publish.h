@@ -85,10 +85,12 @@ static inline struct p53_replica *const *p53_dataplane_reader_slot(const struct 
 /**
  * Publish a compiled image with the responder settings of `cfg` to every worker.
  *
- * Stamps the image's generation. Takes `img` (malloc'd) on success and frees it once copied
- * into the replicas; on failure (out of memory, a worker stuck now or still stuck from an
- * earlier publish) the workers answer from the replicas they had, `img` is still the
- * caller's, and err says why.
+ * Stamps the image's generation. Always takes `img` (malloc'd, as p53_image_build returns
+ * it), on success and on failure alike, so the caller never frees it: the first worker on
+ * the socket the image was written on answers from `img` itself (its replica frees it), the
+ * others from copies in the DPDK heap; when no replica adopted it, it is freed here. On
+ * failure (a bad image, out of memory, a worker stuck now or still stuck from an earlier
+ * publish) the workers answer from the replicas they had, and err says why.
  * @return 0 or -1.
  */
 int p53_dataplane_publish(struct p53_dataplane *dp, void *img, size_t len,

@@ -182,12 +182,16 @@ int p53_daemon_reload(struct p53_daemon *d, int config, const char *zone, char *
 		p53_guard_discard(&guard_next);
 		goto fail_addrs;
 	}
-	if (p53_dataplane_publish(&d->dp, img, len, use, err, errlen) != 0) {
+	/* The compiler's working set is free()d by now, but glibc keeps freed heap pages: give
+	 * them back before the replicas are copied, so they do not add to the reload's peak. */
+	malloc_trim(0);
+	int prc = p53_dataplane_publish(&d->dp, img, len, use, err, errlen);
+	img = NULL; /* the publish took it, published or not */
+	if (prc != 0) {
 		p53_guard_discard(&guard_next);
 		p53_steer_discard(&steer_next);
 		goto fail_addrs;
 	}
-	img = NULL; /* freed by the publish */
 	p53_guard_commit(&d->guard, &guard_next);
 	p53_steer_commit(&d->steer, &steer_next);
 	if (config) {

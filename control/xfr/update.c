@@ -365,11 +365,8 @@ static int publish(struct p53_daemon *d, struct p53_zone_update *u, size_t n, ch
 
 	if (img == NULL)
 		return -1;
-	if (p53_dataplane_publish(&d->dp, img, len, &d->cfg, err, errlen) != 0) {
-		free(img);
-		return -1;
-	}
-	return 0;
+	/* The publish takes the image, published or not. */
+	return p53_dataplane_publish(&d->dp, img, len, &d->cfg, err, errlen) != 0 ? -1 : 0;
 }
 
 size_t p53_zones_update(struct p53_daemon *d, struct p53_zone_update *u, size_t n)

@@ -141,8 +141,8 @@ int p53_dnssec_attach(struct build *s)
 			s->rrsets[keep].sig_count = 0;
 			s->rrsets[keep].sig_len = 0;
 			s->rs_rec[keep] = s->rs_rec[i];
-			s->rs_first[keep] = s->rs_first[i];
-			s->rs_sig[keep] = 0;
+			/* rs_sig[keep] is still calloc's 0 (only kept RRsets before keep got
+			 * signatures): not writing it keeps an unsigned zone's rs_sig pages unbacked. */
 			keep++;
 		}
 		nd->rrsets = start;
@@ -506,7 +506,7 @@ static void signed_checks(struct build *s, uint32_t z)
 			if ((nd->flags & P53_NODE_CUT) && s->rrsets[i].type == T_NS)
 				continue;
 			if (unsigned_sets++ < WARN_MAX)
-				p53_zb_rec_warn(b, &b->recs[s->rs_first[i]], "%s at '%s' has no RRSIG in "
+				p53_zb_rec_warn(b, &b->recs[p53_rs_first(s, i)], "%s at '%s' has no RRSIG in "
 						"a signed zone", tname(s->rrsets[i].type, tb, sizeof(tb)),
 						owner(b, n, txt, sizeof(txt)));
 		}
@@ -536,7 +536,7 @@ int p53_dnssec_build(struct build *s)
 			continue;
 		for (uint32_t i = nd->rrsets; i < nd->rrsets + nd->n_rrsets; i++)
 			if (s->rrsets[i].type != T_NSEC3)
-				return p53_zb_rec_err(b, &b->recs[s->rs_first[i]], "%s beside NSEC3 at "
+				return p53_zb_rec_err(b, &b->recs[p53_rs_first(s, i)], "%s beside NSEC3 at "
 						      "'%s': an NSEC3 owner is a hash, not a name of the zone",
 						      tname(s->rrsets[i].type, tb, sizeof(tb)),
 						      owner(b, n, txt, sizeof(txt)));

@@ -17,8 +17,8 @@
 # the clock. A dnspython poller in the client namespace asks `big.test SOA` every 10 ms
 # (a 100 ms timeout per query); the reload time is from the start of pop53ctl to the first
 # answer carrying the new serial. Memory: /proc/PID/status of pop53d sampled every 20 ms during
-# the reload: VmRSS (the compiler's working memory and the compiled image before it is copied)
-# plus HugetlbPages (the DPDK heap: the workers' replicas, the mbuf pools); VmHWM is reset
+# the reload: VmRSS (the compiler's working memory and the compiled image, the first worker's
+# replica) plus HugetlbPages (the DPDK heap: other workers' replicas, the mbuf pools); VmHWM is reset
 # before each reload (clear_refs 5) and read after it. Steady state is the same sum before
 # the reload. Needs root, /usr/bin/python3 with dnspython, kdig.
 set -uo pipefail
@@ -265,8 +265,8 @@ bench_log "median reload $M_RELOAD s ($V_TIME < ${GOAL_S} s); peak/steady $RATIO
 	echo "\`pop53ctl zone reload big.test\`. **Reload time** is from the start of pop53ctl to the first"
 	echo "answer carrying the new serial, seen by a dnspython poller in the client namespace asking"
 	echo "\`big.test SOA\` every 10 ms. **Memory** is pop53d's VmRSS (the compiler's working memory and"
-	echo "the compiled image until it is copied) plus HugetlbPages (the DPDK heap: the worker's replica"
-	echo "and the mbuf pools), sampled every 20 ms during the reload. Each run starts a fresh pop53d,"
+	echo "the compiled image, which the first worker answers from) plus HugetlbPages (the DPDK heap: the"
+	echo "other workers' replicas and the mbuf pools), sampled every 20 ms during the reload. Each run starts a fresh pop53d,"
 	echo "so **steady state** is that sum after start-up, just before the reload. VmHWM is reset before"
 	echo "each reload (\`clear_refs\` 5); the **peak** counted is the larger of the sampled sum and"
 	echo "VmHWM + the sampled hugetlb peak (an upper bound: a 20 ms sampler misses the compiler's short"

@@ -28,7 +28,7 @@
 #include "control/zone/image_build.h"
 
 static struct rte_mempool *mp;
-static struct p53_worker workers[1];
+static struct p53_worker workers[2];
 static struct p53_dataplane dp;
 static char zone_file[512];
 
@@ -161,6 +161,63 @@ static void test_payload_clamped_to_the_port(void **state)
 	payload = 1232;
 }
 
+/* The first replica answers from the compiled image itself (no copy); the others are
+ * copies of it; with per-socket replicas every worker of the socket shares that one. The
+ * replicas free what they hold at the next publish (ASAN checks the free() / rte_free()). */
+static void test_first_replica_is_the_image(void **state)
+{
+	static const char *const addrs[] = {"192.0.2.53"};
+	struct p53_config cfg;
+	char err[256];
+	size_t len;
+	(void)state;
+
+	void *img = compile(&len);
+	config(&cfg, addrs, 1);
+	assert_int_equal(p53_dataplane_publish(&dp, img, len, &cfg, err, sizeof(err)), 0);
+	const struct p53_replica *r0 = workers[0].replica, *r1 = workers[1].replica;
+	assert_ptr_equal(r0->image, img);
+	assert_int_equal(r0->image_malloced, 1);
+	assert_ptr_not_equal(r1->image, img);
+	assert_int_equal(r1->image_malloced, 0);
+	assert_int_equal(r1->image_len, len);
+	assert_memory_equal(r1->image, img, len);
+	assert_ptr_equal(dp.image, img);
+	assert_true(answered("192.0.2.53"));
+
+	dp.mode = P53_REPLICAS_PER_SOCKET;
+	img = compile(&len);
+	assert_int_equal(p53_dataplane_publish(&dp, img, len, &cfg, err, sizeof(err)), 0);
+	assert_ptr_equal(workers[0].replica->image, img);
+	assert_ptr_equal(workers[1].replica, workers[0].replica);
+	assert_true(answered("192.0.2.53"));
+	dp.mode = P53_REPLICAS_PER_CORE;
+	publish(addrs, 1);
+	assert_ptr_not_equal(workers[1].replica, workers[0].replica);
+}
+
+/* A publish takes the image whether it succeeds or not, so no caller frees it twice or
+ * leaks it: a rejected image is freed by the publish (ASAN's leak check fails the test
+ * otherwise) and the workers keep their replicas. */
+static void test_failed_publish_takes_the_image(void **state)
+{
+	static const char *const addrs[] = {"192.0.2.53"};
+	struct p53_config cfg;
+	char err[256];
+	size_t len;
+	(void)state;
+
+	publish(addrs, 1);
+	const struct p53_replica *before = workers[0].replica;
+	void *img = compile(&len);
+	((struct p53_image_hdr *)img)->magic ^= 1;
+	config(&cfg, addrs, 1);
+	assert_int_equal(p53_dataplane_publish(&dp, img, len, &cfg, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "consistency check"));
+	assert_ptr_equal(workers[0].replica, before);
+	assert_true(answered("192.0.2.53"));
+}
+
 static int setup(void **state)
 {
 	char cpu[16];
@@ -181,9 +238,11 @@ static int setup(void **state)
 	if (mp == NULL)
 		return -1;
 	snprintf(zone_file, sizeof(zone_file), "%s/tests/differential/zones/diff.test.zone", P53_SRCDIR);
-	workers[0].lcore = rte_lcore_id();
-	memcpy(workers[0].mac, SRV_MAC, 6);
-	return p53_dataplane_init(&dp, workers, 1, 0, P53_REPLICAS_PER_CORE);
+	for (unsigned int i = 0; i < 2; i++) {
+		workers[i].lcore = rte_lcore_id();
+		memcpy(workers[i].mac, SRV_MAC, 6);
+	}
+	return p53_dataplane_init(&dp, workers, 2, 0, P53_REPLICAS_PER_CORE);
 }
 
 static int teardown(void **state)
@@ -200,6 +259,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_addresses_travel_in_the_replica),
 		cmocka_unit_test(test_payload_clamped_to_the_port),
+		cmocka_unit_test(test_first_replica_is_the_image),
+		cmocka_unit_test(test_failed_publish_takes_the_image),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
