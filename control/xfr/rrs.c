@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "control/bigmem.h"
 #include "control/text.h"
 #include "control/xfr/rrs.h"
 #include "dataplane/image.h"
@@ -19,7 +20,7 @@ static int grow(struct p53_rrs *r, size_t need)
 		return 0;
 	while (cap < r->len + need)
 		cap *= 2;
-	b = realloc(r->buf, cap);
+	b = p53_bigmem_grow(r->buf, r->len, cap);
 	if (b == NULL)
 		return -1;
 	r->buf = b;
@@ -308,19 +309,19 @@ static void table_free(struct table *t)
 	free(t->filter);
 }
 
-int p53_ixfr_apply(const struct p53_rrs *base, const struct p53_ixfr *d, struct p53_rrs *out,
-		   char *err, size_t errlen)
+int p53_ixfr_apply_inplace(struct p53_rrs *zone, const struct p53_ixfr *d, char *err,
+			   size_t errlen)
 {
 	struct table t = { 0 };
 	struct p53_rr_view v;
 	uint64_t n_del = 0, n_add = 0;
-	size_t pos;
+	size_t pos, w = 0;
+	uint32_t kept = 0;
 	int rc = -1;
 
-	p53_rrs_free(out);
 	if (d->n == 0)
 		return fail(err, errlen, "IXFR without differences");
-	int64_t serial = p53_rrs_soa_serial(base);
+	int64_t serial = p53_rrs_soa_serial(zone);
 	if (serial < 0)
 		return fail(err, errlen, "the zone has no SOA to apply differences to");
 	p53_ixfr_counts(d, &n_del, &n_add);
@@ -332,7 +333,8 @@ int p53_ixfr_apply(const struct p53_rrs *base, const struct p53_ixfr *d, struct 
 		fail(err, errlen, "out of memory");
 		goto out;
 	}
-	/* Fold the steps into one set of deletions from the base and additions. */
+	/* Fold the steps into one set of deletions from the zone and additions. Nothing of the
+	 * zone has moved yet: a failure here leaves it as it was. */
 	for (size_t s = 0; s < d->n; s++) {
 		const struct p53_ixfr_step *st = &d->steps[s];
 		uint32_t want = s == 0 ? (uint32_t)serial : d->steps[s - 1].to;
@@ -377,33 +379,37 @@ int p53_ixfr_apply(const struct p53_rrs *base, const struct p53_ixfr *d, struct 
 			}
 		}
 	}
-	/* One pass over the base: keep what is not deleted. */
+	/* One pass over the zone: what is not deleted slides down over what is; only records
+	 * whose owner and type some deletion names get their canonical form made. */
 	pos = 0;
 	int k;
-	while ((k = p53_rrs_next(base, &pos, &v)) == 1) {
+	while ((k = p53_rrs_next(zone, &pos, &v)) == 1) {
 		if (filter_has(&t, owner_type_hash(&v))) {
 			size_t klen;
 			uint8_t *key = canon_key(&v, &klen);
 			if (key == NULL) {
 				fail(err, errlen, "zone record not understood (type %u)", v.type);
-				goto out;
+				goto bad;
 			}
 			struct entry *e = lookup(&t, key, klen, key_hash(key, klen), 0);
 			free(key);
 			if (e != NULL && e->base_del) {
-				e->found = 1;
+				e->found = 1; /* every copy: records are a set (RFC 2181 §5) */
 				continue;
 			}
 		}
-		if (p53_rrs_add(out, v.owner, v.owner_len, v.type, v.cls, v.ttl, v.rdata, v.rdlen) != 0) {
-			fail(err, errlen, "out of memory");
-			goto out;
-		}
+		size_t at = (size_t)(v.rr - zone->buf);
+		if (at != w)
+			memmove(zone->buf + w, v.rr, v.rr_len);
+		w += v.rr_len;
+		kept++;
 	}
 	if (k < 0) {
 		fail(err, errlen, "malformed zone records");
-		goto out;
+		goto bad;
 	}
+	zone->len = w;
+	zone->count = kept;
 	for (size_t i = 0; i <= t.mask; i++) {
 		struct entry *e = &t.e[i];
 		if (e->key == NULL)
@@ -412,21 +418,34 @@ int p53_ixfr_apply(const struct p53_rrs *base, const struct p53_ixfr *d, struct 
 			char txt[1024];
 			fail(err, errlen, "IXFR deletes a record the zone does not have: %s type %u",
 			     p53_name_to_str(txt, sizeof(txt), e->key), p53_get16(e->key + p53_name_len(e->key, e->key_len)));
-			goto out;
+			goto bad;
 		}
 		if (e->add != NULL) {
-			if (grow(out, e->add_len) != 0) {
+			if (grow(zone, e->add_len) != 0) {
 				fail(err, errlen, "out of memory");
-				goto out;
+				goto bad;
 			}
-			memcpy(out->buf + out->len, e->add, e->add_len);
-			out->len += e->add_len;
-			out->count++;
+			memcpy(zone->buf + zone->len, e->add, e->add_len);
+			zone->len += e->add_len;
+			zone->count++;
 		}
 	}
 	rc = 0;
+	goto out;
+bad:
+	p53_rrs_free(zone); /* part of it moved: nothing of it is usable */
 out:
 	table_free(&t);
+	return rc;
+}
+
+int p53_ixfr_apply(const struct p53_rrs *base, const struct p53_ixfr *d, struct p53_rrs *out,
+		   char *err, size_t errlen)
+{
+	p53_rrs_free(out);
+	if (p53_rrs_append(out, base) != 0)
+		return fail(err, errlen, "out of memory");
+	int rc = p53_ixfr_apply_inplace(out, d, err, errlen);
 	if (rc != 0)
 		p53_rrs_free(out);
 	return rc;

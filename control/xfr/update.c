@@ -279,12 +279,17 @@ static uint64_t tsc_ms(uint64_t t0)
 	return (rte_rdtsc() - t0) * 1000u / rte_get_tsc_hz();
 }
 
-/* A DIFF's base: the catalog's records, or the zone's records out of the running image. */
-static int diff_base(struct p53_daemon *d, struct p53_xfr_zone *z, struct p53_rrs *base,
-		     const struct p53_rrs **use, char *err, size_t errlen)
+/* A DIFF's base, into *into: the catalog's records (a copy: the catalog keeps its own until
+ * the new ones are good), or the zone's records out of the running image. */
+static int diff_base(struct p53_daemon *d, struct p53_xfr_zone *z, struct p53_rrs *into,
+		     char *err, size_t errlen)
 {
+	p53_rrs_free(into);
 	if (z->is_catalog) {
-		*use = &z->cat;
+		if (p53_rrs_append(into, &z->cat) != 0) {
+			snprintf(err, errlen, "out of memory");
+			return -1;
+		}
 		return 0;
 	}
 	uint32_t iz = image_zone(d->dp.image, z->apex, z->apex_len);
@@ -297,14 +302,14 @@ static int diff_base(struct p53_daemon *d, struct p53_xfr_zone *z, struct p53_rr
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
-	want[iz] = base;
+	want[iz] = into;
 	int rc = p53_image_zones_rrs(d->dp.image, want);
 	free(want);
 	if (rc != 0) {
+		p53_rrs_free(into);
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
-	*use = base;
 	return 0;
 }
 
@@ -320,15 +325,13 @@ static void prepare(struct p53_daemon *d, struct p53_zone_update *up)
 	if (up->kind == P53_UPDATE_FULL) {
 		p53_rrs_move(&up->result, &up->rrs);
 	} else {
-		struct p53_rrs base = { 0 };
-		const struct p53_rrs *use = NULL;
-		if (diff_base(d, z, &base, &use, up->err, sizeof(up->err)) != 0 ||
-		    p53_ixfr_apply(use, up->diff, &up->result, up->err, sizeof(up->err)) != 0)
+		/* The zone's records once, the differences applied to them where they are. */
+		if (diff_base(d, z, &up->result, up->err, sizeof(up->err)) != 0 ||
+		    p53_ixfr_apply_inplace(&up->result, up->diff, up->err, sizeof(up->err)) != 0) {
+			p53_rrs_free(&up->result);
 			up->rc = -1;
-		p53_rrs_free(&base);
-		malloc_trim(0);
-		if (up->rc != 0)
 			return;
+		}
 	}
 	if (p53_rrs_soa_serial(&up->result) < 0) {
 		snprintf(up->err, sizeof(up->err), "the new content has no SOA for %s", z->name);
