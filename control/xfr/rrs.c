@@ -453,6 +453,30 @@ int p53_ixfr_apply(const struct p53_rrs *base, const struct p53_ixfr *d, struct 
 
 /* ---- out of an image ---- */
 
+/* Append the records of one image RRset: its own (sigs 0) or its RRSIGs (sigs 1). */
+static int rrset_out(struct p53_rrs *r, const void *img, const struct p53_image_node *nd,
+		     const struct p53_image_rrset *rs, int sigs)
+{
+	const uint8_t *owner = p53_image_name(img, nd->name_off);
+	const uint8_t *rd = p53_image_rdata(img, rs);
+	/* The RRset's records, then the RRSIGs covering it, encoded the same way right after
+	 * them (image.h): a signed zone keeps its signatures. */
+	for (uint32_t k = 0; k < (uint32_t)rs->count + rs->sig_count; k++) {
+		rd += P53_RR_OWNER_LEN;
+		uint16_t rdlen = p53_get16(rd + 8);
+		if ((k >= rs->count) == (sigs != 0)) {
+			if (grow(r, nd->name_len + 10u + rdlen) != 0)
+				return -1;
+			memcpy(r->buf + r->len, owner, nd->name_len);
+			memcpy(r->buf + r->len + nd->name_len, rd, 10u + rdlen);
+			r->len += nd->name_len + 10u + rdlen;
+			r->count++;
+		}
+		rd += 10u + rdlen;
+	}
+	return 0;
+}
+
 int p53_image_zones_rrs(const void *img, struct p53_rrs **out)
 {
 	const struct p53_image_hdr *h = p53_image_hdr(img);
@@ -462,26 +486,26 @@ int p53_image_zones_rrs(const void *img, struct p53_rrs **out)
 		struct p53_rrs *r = out[nd->zone];
 		if (r == NULL || p53_image_zone(img, nd->zone)->rcode != 0)
 			continue;
-		const uint8_t *owner = p53_image_name(img, nd->name_off);
-		for (uint32_t i = nd->rrsets; i < (uint32_t)nd->rrsets + nd->n_rrsets; i++) {
-			const struct p53_image_rrset *rs = p53_image_rrset(img, i);
-			/* A steered RRset comes from the config (steering:), not from the zone's
-			 * content: every compile adds it again (p53_steer_extras_attach). */
-			if (rs->flags & P53_RRSET_STEERED)
-				continue;
-			const uint8_t *rd = p53_image_rdata(img, rs);
-			/* The RRset's records, then the RRSIGs covering it, encoded the same way
-			 * right after them (image.h): a signed zone keeps its signatures. */
-			for (uint32_t k = 0; k < (uint32_t)rs->count + rs->sig_count; k++) {
-				rd += P53_RR_OWNER_LEN;
-				uint16_t rdlen = p53_get16(rd + 8);
-				if (grow(r, nd->name_len + 10u + rdlen) != 0)
+		/* In the compiler's order (control/zone/image_build.c, sort_recs), so compiling
+		 * them again sorts almost nothing: the node's RRsets by type, with every RRSIG
+		 * where type 46 goes, in the order of the types they cover. A steered RRset
+		 * comes from the config (steering:), not from the zone's content: every compile
+		 * adds it again (p53_steer_extras_attach). */
+		uint32_t end = (uint32_t)nd->rrsets + nd->n_rrsets;
+		for (int part = 0; part < 3; part++) {
+			for (uint32_t i = nd->rrsets; i < end; i++) {
+				const struct p53_image_rrset *rs = p53_image_rrset(img, i);
+				if (rs->flags & P53_RRSET_STEERED)
+					continue;
+				int rc = 0;
+				if (part == 0 && rs->type < 46)
+					rc = rrset_out(r, img, nd, rs, 0);
+				else if (part == 1 && rs->sig_count > 0)
+					rc = rrset_out(r, img, nd, rs, 1);
+				else if (part == 2 && rs->type > 46)
+					rc = rrset_out(r, img, nd, rs, 0);
+				if (rc != 0)
 					return -1;
-				memcpy(r->buf + r->len, owner, nd->name_len);
-				memcpy(r->buf + r->len + nd->name_len, rd, 10u + rdlen);
-				r->len += nd->name_len + 10u + rdlen;
-				r->count++;
-				rd += 10u + rdlen;
 			}
 		}
 	}
