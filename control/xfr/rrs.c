@@ -480,7 +480,30 @@ static int rrset_out(struct p53_rrs *r, const void *img, const struct p53_image_
 int p53_image_zones_rrs(const void *img, struct p53_rrs **out)
 {
 	const struct p53_image_hdr *h = p53_image_hdr(img);
+	size_t *need = calloc(h->n_zones ? h->n_zones : 1, sizeof(*need));
 
+	if (need == NULL)
+		return -1;
+	/* Sizes first, so each buffer is allocated once (no regrowing copies of a big zone). */
+	for (uint32_t n = 0; n < h->n_nodes; n++) {
+		const struct p53_image_node *nd = p53_image_node(img, n);
+		if (out[nd->zone] == NULL)
+			continue;
+		for (uint32_t i = nd->rrsets; i < (uint32_t)nd->rrsets + nd->n_rrsets; i++) {
+			const struct p53_image_rrset *rs = p53_image_rrset(img, i);
+			size_t k = (size_t)rs->count + rs->sig_count;
+			if (!(rs->flags & P53_RRSET_STEERED))
+				need[nd->zone] += (size_t)rs->rdata_len + rs->sig_len +
+						  k * nd->name_len - k * P53_RR_OWNER_LEN;
+		}
+	}
+	for (uint32_t z = 0; z < h->n_zones; z++) {
+		if (out[z] != NULL && need[z] > 0 && grow(out[z], need[z]) != 0) {
+			free(need);
+			return -1;
+		}
+	}
+	free(need);
 	for (uint32_t n = 0; n < h->n_nodes; n++) {
 		const struct p53_image_node *nd = p53_image_node(img, n);
 		struct p53_rrs *r = out[nd->zone];
