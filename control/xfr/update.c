@@ -359,16 +359,26 @@ static void prepare(struct p53_daemon *d, struct p53_zone_update *up)
 	}
 }
 
+/* Where an update's time went, for the log (docs/BENCHMARKS.md, zone transfers). */
+struct timing {
+	uint64_t compile, publish;      /* TSC ticks */
+};
+
 /* Stage 2: one compile and one publish for the updates marked 0 in u. */
 static int publish(struct p53_daemon *d, struct p53_zone_update *u, size_t n, char *err,
-		   size_t errlen)
+		   size_t errlen, struct timing *tm)
 {
 	size_t len;
+	uint64_t t0 = rte_rdtsc();
 	void *img = p53_xfr_compile(d->xfr, &d->cfg, d->dp.image, u, n, &len, err, errlen, NULL, NULL);
+	uint64_t t1 = rte_rdtsc();
 
+	tm->compile += t1 - t0;
 	if (img == NULL)
 		return -1;
-	if (p53_dataplane_publish(&d->dp, img, len, &d->cfg, err, errlen) != 0) {
+	int rc = p53_dataplane_publish(&d->dp, img, len, &d->cfg, err, errlen);
+	tm->publish += rte_rdtsc() - t1;
+	if (rc != 0) {
 		free(img);
 		return -1;
 	}
@@ -381,12 +391,14 @@ size_t p53_zones_update(struct p53_daemon *d, struct p53_zone_update *u, size_t 
 	uint64_t t0 = rte_rdtsc();
 	char err[1024];
 	size_t ok = 0, live = 0;
+	struct timing tm = { 0 };
 
 	for (size_t i = 0; i < n; i++) {
 		prepare(d, &u[i]);
 		live += u[i].rc == 0;
 	}
-	if (live > 0 && publish(d, u, n, err, sizeof(err)) != 0) {
+	uint64_t t_prep = rte_rdtsc() - t0;
+	if (live > 0 && publish(d, u, n, err, sizeof(err), &tm) != 0) {
 		if (live == 1) {
 			for (size_t i = 0; i < n; i++)
 				if (u[i].rc == 0) {
@@ -404,7 +416,7 @@ size_t p53_zones_update(struct p53_daemon *d, struct p53_zone_update *u, size_t 
 				for (size_t k = 0; k < n; k++)
 					if (k != i && u[k].rc == 0)
 						u[k].rc = 1;
-				if (publish(d, u, n, err, sizeof(err)) != 0) {
+				if (publish(d, u, n, err, sizeof(err), &tm) != 0) {
 					u[i].rc = -1;
 					snprintf(u[i].err, sizeof(u[i].err), "%.590s", err);
 				} else {
@@ -442,8 +454,11 @@ size_t p53_zones_update(struct p53_daemon *d, struct p53_zone_update *u, size_t 
 	if (ok > 0) {
 		p53_xfr_sync(x, &d->cfg, d->dp.image);
 		const struct p53_image_hdr *h = p53_image_hdr(d->dp.image);
-		p53_info("xfr: published %zu zone update(s) in %.1f ms: %u zone(s), %u records, "
-			 "generation %" PRIu64, ok, ms, h->n_zones, h->n_records, h->generation);
+		double hz = (double)rte_get_tsc_hz() / 1000.0;
+		p53_info("xfr: published %zu zone update(s) in %.1f ms (records and differences "
+			 "%.1f ms, compile %.1f ms, publish %.1f ms): %u zone(s), %u records, "
+			 "generation %" PRIu64, ok, ms, (double)t_prep / hz, (double)tm.compile / hz,
+			 (double)tm.publish / hz, h->n_zones, h->n_records, h->generation);
 	}
 	/* Members a catalog no longer lists are out of the image now: forget them. */
 	for (size_t i = 0; i < x->n;) {
