@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "control/bigmem.h"
 #include "control/text.h"
 #include "control/xfr/rrs.h"
 #include "dataplane/image.h"
@@ -19,7 +20,7 @@ static int grow(struct p53_rrs *r, size_t need)
 		return 0;
 	while (cap < r->len + need)
 		cap *= 2;
-	b = realloc(r->buf, cap);
+	b = p53_bigmem_grow(r->buf, r->len, cap);
 	if (b == NULL)
 		return -1;
 	r->buf = b;
@@ -308,19 +309,19 @@ static void table_free(struct table *t)
 	free(t->filter);
 }
 
-int p53_ixfr_apply(const struct p53_rrs *base, const struct p53_ixfr *d, struct p53_rrs *out,
-		   char *err, size_t errlen)
+int p53_ixfr_apply_inplace(struct p53_rrs *zone, const struct p53_ixfr *d, char *err,
+			   size_t errlen)
 {
 	struct table t = { 0 };
 	struct p53_rr_view v;
 	uint64_t n_del = 0, n_add = 0;
-	size_t pos;
+	size_t pos, w = 0;
+	uint32_t kept = 0;
 	int rc = -1;
 
-	p53_rrs_free(out);
 	if (d->n == 0)
 		return fail(err, errlen, "IXFR without differences");
-	int64_t serial = p53_rrs_soa_serial(base);
+	int64_t serial = p53_rrs_soa_serial(zone);
 	if (serial < 0)
 		return fail(err, errlen, "the zone has no SOA to apply differences to");
 	p53_ixfr_counts(d, &n_del, &n_add);
@@ -332,7 +333,8 @@ int p53_ixfr_apply(const struct p53_rrs *base, const struct p53_ixfr *d, struct 
 		fail(err, errlen, "out of memory");
 		goto out;
 	}
-	/* Fold the steps into one set of deletions from the base and additions. */
+	/* Fold the steps into one set of deletions from the zone and additions. Nothing of the
+	 * zone has moved yet: a failure here leaves it as it was. */
 	for (size_t s = 0; s < d->n; s++) {
 		const struct p53_ixfr_step *st = &d->steps[s];
 		uint32_t want = s == 0 ? (uint32_t)serial : d->steps[s - 1].to;
@@ -377,33 +379,37 @@ int p53_ixfr_apply(const struct p53_rrs *base, const struct p53_ixfr *d, struct 
 			}
 		}
 	}
-	/* One pass over the base: keep what is not deleted. */
+	/* One pass over the zone: what is not deleted slides down over what is; only records
+	 * whose owner and type some deletion names get their canonical form made. */
 	pos = 0;
 	int k;
-	while ((k = p53_rrs_next(base, &pos, &v)) == 1) {
+	while ((k = p53_rrs_next(zone, &pos, &v)) == 1) {
 		if (filter_has(&t, owner_type_hash(&v))) {
 			size_t klen;
 			uint8_t *key = canon_key(&v, &klen);
 			if (key == NULL) {
 				fail(err, errlen, "zone record not understood (type %u)", v.type);
-				goto out;
+				goto bad;
 			}
 			struct entry *e = lookup(&t, key, klen, key_hash(key, klen), 0);
 			free(key);
 			if (e != NULL && e->base_del) {
-				e->found = 1;
+				e->found = 1; /* every copy: records are a set (RFC 2181 §5) */
 				continue;
 			}
 		}
-		if (p53_rrs_add(out, v.owner, v.owner_len, v.type, v.cls, v.ttl, v.rdata, v.rdlen) != 0) {
-			fail(err, errlen, "out of memory");
-			goto out;
-		}
+		size_t at = (size_t)(v.rr - zone->buf);
+		if (at != w)
+			memmove(zone->buf + w, v.rr, v.rr_len);
+		w += v.rr_len;
+		kept++;
 	}
 	if (k < 0) {
 		fail(err, errlen, "malformed zone records");
-		goto out;
+		goto bad;
 	}
+	zone->len = w;
+	zone->count = kept;
 	for (size_t i = 0; i <= t.mask; i++) {
 		struct entry *e = &t.e[i];
 		if (e->key == NULL)
@@ -412,21 +418,34 @@ int p53_ixfr_apply(const struct p53_rrs *base, const struct p53_ixfr *d, struct 
 			char txt[1024];
 			fail(err, errlen, "IXFR deletes a record the zone does not have: %s type %u",
 			     p53_name_to_str(txt, sizeof(txt), e->key), p53_get16(e->key + p53_name_len(e->key, e->key_len)));
-			goto out;
+			goto bad;
 		}
 		if (e->add != NULL) {
-			if (grow(out, e->add_len) != 0) {
+			if (grow(zone, e->add_len) != 0) {
 				fail(err, errlen, "out of memory");
-				goto out;
+				goto bad;
 			}
-			memcpy(out->buf + out->len, e->add, e->add_len);
-			out->len += e->add_len;
-			out->count++;
+			memcpy(zone->buf + zone->len, e->add, e->add_len);
+			zone->len += e->add_len;
+			zone->count++;
 		}
 	}
 	rc = 0;
+	goto out;
+bad:
+	p53_rrs_free(zone); /* part of it moved: nothing of it is usable */
 out:
 	table_free(&t);
+	return rc;
+}
+
+int p53_ixfr_apply(const struct p53_rrs *base, const struct p53_ixfr *d, struct p53_rrs *out,
+		   char *err, size_t errlen)
+{
+	p53_rrs_free(out);
+	if (p53_rrs_append(out, base) != 0)
+		return fail(err, errlen, "out of memory");
+	int rc = p53_ixfr_apply_inplace(out, d, err, errlen);
 	if (rc != 0)
 		p53_rrs_free(out);
 	return rc;
@@ -434,35 +453,82 @@ out:
 
 /* ---- out of an image ---- */
 
+/* Append the records of one image RRset: its own (sigs 0) or its RRSIGs (sigs 1). */
+static int rrset_out(struct p53_rrs *r, const void *img, const struct p53_image_node *nd,
+		     const struct p53_image_rrset *rs, int sigs)
+{
+	const uint8_t *owner = p53_image_name(img, nd->name_off);
+	const uint8_t *rd = p53_image_rdata(img, rs);
+	/* The RRset's records, then the RRSIGs covering it, encoded the same way right after
+	 * them (image.h): a signed zone keeps its signatures. */
+	for (uint32_t k = 0; k < (uint32_t)rs->count + rs->sig_count; k++) {
+		rd += P53_RR_OWNER_LEN;
+		uint16_t rdlen = p53_get16(rd + 8);
+		if ((k >= rs->count) == (sigs != 0)) {
+			if (grow(r, nd->name_len + 10u + rdlen) != 0)
+				return -1;
+			memcpy(r->buf + r->len, owner, nd->name_len);
+			memcpy(r->buf + r->len + nd->name_len, rd, 10u + rdlen);
+			r->len += nd->name_len + 10u + rdlen;
+			r->count++;
+		}
+		rd += 10u + rdlen;
+	}
+	return 0;
+}
+
 int p53_image_zones_rrs(const void *img, struct p53_rrs **out)
 {
 	const struct p53_image_hdr *h = p53_image_hdr(img);
+	size_t *need = calloc(h->n_zones ? h->n_zones : 1, sizeof(*need));
 
+	if (need == NULL)
+		return -1;
+	/* Sizes first, so each buffer is allocated once (no regrowing copies of a big zone). */
+	for (uint32_t n = 0; n < h->n_nodes; n++) {
+		const struct p53_image_node *nd = p53_image_node(img, n);
+		if (out[nd->zone] == NULL)
+			continue;
+		for (uint32_t i = nd->rrsets; i < (uint32_t)nd->rrsets + nd->n_rrsets; i++) {
+			const struct p53_image_rrset *rs = p53_image_rrset(img, i);
+			size_t k = (size_t)rs->count + rs->sig_count;
+			if (!(rs->flags & P53_RRSET_STEERED))
+				need[nd->zone] += (size_t)rs->rdata_len + rs->sig_len +
+						  k * nd->name_len - k * P53_RR_OWNER_LEN;
+		}
+	}
+	for (uint32_t z = 0; z < h->n_zones; z++) {
+		if (out[z] != NULL && need[z] > 0 && grow(out[z], need[z]) != 0) {
+			free(need);
+			return -1;
+		}
+	}
+	free(need);
 	for (uint32_t n = 0; n < h->n_nodes; n++) {
 		const struct p53_image_node *nd = p53_image_node(img, n);
 		struct p53_rrs *r = out[nd->zone];
 		if (r == NULL || p53_image_zone(img, nd->zone)->rcode != 0)
 			continue;
-		const uint8_t *owner = p53_image_name(img, nd->name_off);
-		for (uint32_t i = nd->rrsets; i < (uint32_t)nd->rrsets + nd->n_rrsets; i++) {
-			const struct p53_image_rrset *rs = p53_image_rrset(img, i);
-			/* A steered RRset comes from the config (steering:), not from the zone's
-			 * content: every compile adds it again (p53_steer_extras_attach). */
-			if (rs->flags & P53_RRSET_STEERED)
-				continue;
-			const uint8_t *rd = p53_image_rdata(img, rs);
-			/* The RRset's records, then the RRSIGs covering it, encoded the same way
-			 * right after them (image.h): a signed zone keeps its signatures. */
-			for (uint32_t k = 0; k < (uint32_t)rs->count + rs->sig_count; k++) {
-				rd += P53_RR_OWNER_LEN;
-				uint16_t rdlen = p53_get16(rd + 8);
-				if (grow(r, nd->name_len + 10u + rdlen) != 0)
+		/* In the compiler's order (control/zone/image_build.c, sort_recs), so compiling
+		 * them again sorts almost nothing: the node's RRsets by type, with every RRSIG
+		 * where type 46 goes, in the order of the types they cover. A steered RRset
+		 * comes from the config (steering:), not from the zone's content: every compile
+		 * adds it again (p53_steer_extras_attach). */
+		uint32_t end = (uint32_t)nd->rrsets + nd->n_rrsets;
+		for (int part = 0; part < 3; part++) {
+			for (uint32_t i = nd->rrsets; i < end; i++) {
+				const struct p53_image_rrset *rs = p53_image_rrset(img, i);
+				if (rs->flags & P53_RRSET_STEERED)
+					continue;
+				int rc = 0;
+				if (part == 0 && rs->type < 46)
+					rc = rrset_out(r, img, nd, rs, 0);
+				else if (part == 1 && rs->sig_count > 0)
+					rc = rrset_out(r, img, nd, rs, 1);
+				else if (part == 2 && rs->type > 46)
+					rc = rrset_out(r, img, nd, rs, 0);
+				if (rc != 0)
 					return -1;
-				memcpy(r->buf + r->len, owner, nd->name_len);
-				memcpy(r->buf + r->len + nd->name_len, rd, 10u + rdlen);
-				r->len += nd->name_len + 10u + rdlen;
-				r->count++;
-				rd += 10u + rdlen;
 			}
 		}
 	}

@@ -83,16 +83,28 @@ void p53_ixfr_free(struct p53_ixfr *d);
 void p53_ixfr_counts(const struct p53_ixfr *d, uint64_t *del, uint64_t *add);
 
 /**
- * Apply the steps to `base` (the zone at serial d->steps[0].from): deletions match records
- * by owner, type, class and canonical RDATA (RFC 4034 §6.2), not TTL; a record added and
- * deleted again in a later step is gone; a TTL change is a deletion and an addition.
+ * Apply the steps to `zone` (its records at serial d->steps[0].from), in place: deletions
+ * match records by owner, type, class and canonical RDATA (RFC 4034 §6.2), not TTL, and
+ * remove every copy; a record added and deleted again in a later step is gone; a TTL change
+ * is a deletion and an addition. The records kept slide down over the deleted ones, in their
+ * order, and the additions follow them at the end (the zone compiler sorts; a record added
+ * that the zone already has is one record there, RFC 2181 §5). The SOA is a record like any
+ * other: the old one is deleted, the new one added.
  *
- * Cost: one pass over base (a hash of owner and type filters which records need their
- * canonical form), plus the diff. Fails, with the reason, when the steps do not chain
- * (from/to), or a deletion names a record the zone does not have: the caller falls back
- * to AXFR (RFC 1995 §4 leaves the zone as it was).
+ * Cost: one pass over the zone (a hash of owner and type filters which records need their
+ * canonical form), plus the diff; no second copy of the zone. Fails, with the reason, when
+ * the steps do not chain (from/to, zone untouched) or a deletion names a record the zone
+ * does not have (the zone is then emptied: the caller reads it again or asks for AXFR, RFC
+ * 1995 §4; the served image is not touched).
  *
- * @param out  emptied, then the new content
+ * @return 0, or -1 with err set.
+ */
+int p53_ixfr_apply_inplace(struct p53_rrs *zone, const struct p53_ixfr *d, char *err,
+			   size_t errlen);
+
+/**
+ * p53_ixfr_apply_inplace() on a copy of `base` (left as it is).
+ * @param out  emptied, then the new content (empty on failure)
  * @return 0, or -1 with err set.
  */
 int p53_ixfr_apply(const struct p53_rrs *base, const struct p53_ixfr *d, struct p53_rrs *out,

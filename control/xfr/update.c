@@ -279,12 +279,17 @@ static uint64_t tsc_ms(uint64_t t0)
 	return (rte_rdtsc() - t0) * 1000u / rte_get_tsc_hz();
 }
 
-/* A DIFF's base: the catalog's records, or the zone's records out of the running image. */
-static int diff_base(struct p53_daemon *d, struct p53_xfr_zone *z, struct p53_rrs *base,
-		     const struct p53_rrs **use, char *err, size_t errlen)
+/* A DIFF's base, into *into: the catalog's records (a copy: the catalog keeps its own until
+ * the new ones are good), or the zone's records out of the running image. */
+static int diff_base(struct p53_daemon *d, struct p53_xfr_zone *z, struct p53_rrs *into,
+		     char *err, size_t errlen)
 {
+	p53_rrs_free(into);
 	if (z->is_catalog) {
-		*use = &z->cat;
+		if (p53_rrs_append(into, &z->cat) != 0) {
+			snprintf(err, errlen, "out of memory");
+			return -1;
+		}
 		return 0;
 	}
 	uint32_t iz = image_zone(d->dp.image, z->apex, z->apex_len);
@@ -297,14 +302,14 @@ static int diff_base(struct p53_daemon *d, struct p53_xfr_zone *z, struct p53_rr
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
-	want[iz] = base;
+	want[iz] = into;
 	int rc = p53_image_zones_rrs(d->dp.image, want);
 	free(want);
 	if (rc != 0) {
+		p53_rrs_free(into);
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
-	*use = base;
 	return 0;
 }
 
@@ -320,15 +325,13 @@ static void prepare(struct p53_daemon *d, struct p53_zone_update *up)
 	if (up->kind == P53_UPDATE_FULL) {
 		p53_rrs_move(&up->result, &up->rrs);
 	} else {
-		struct p53_rrs base = { 0 };
-		const struct p53_rrs *use = NULL;
-		if (diff_base(d, z, &base, &use, up->err, sizeof(up->err)) != 0 ||
-		    p53_ixfr_apply(use, up->diff, &up->result, up->err, sizeof(up->err)) != 0)
+		/* The zone's records once, the differences applied to them where they are. */
+		if (diff_base(d, z, &up->result, up->err, sizeof(up->err)) != 0 ||
+		    p53_ixfr_apply_inplace(&up->result, up->diff, up->err, sizeof(up->err)) != 0) {
+			p53_rrs_free(&up->result);
 			up->rc = -1;
-		p53_rrs_free(&base);
-		malloc_trim(0);
-		if (up->rc != 0)
 			return;
+		}
 	}
 	if (p53_rrs_soa_serial(&up->result) < 0) {
 		snprintf(up->err, sizeof(up->err), "the new content has no SOA for %s", z->name);
@@ -356,17 +359,27 @@ static void prepare(struct p53_daemon *d, struct p53_zone_update *up)
 	}
 }
 
+/* Where an update's time went, for the log (docs/BENCHMARKS.md, zone transfers). */
+struct timing {
+	uint64_t compile, publish;      /* TSC ticks */
+};
+
 /* Stage 2: one compile and one publish for the updates marked 0 in u. */
 static int publish(struct p53_daemon *d, struct p53_zone_update *u, size_t n, char *err,
-		   size_t errlen)
+		   size_t errlen, struct timing *tm)
 {
 	size_t len;
+	uint64_t t0 = rte_rdtsc();
 	void *img = p53_xfr_compile(d->xfr, &d->cfg, d->dp.image, u, n, &len, err, errlen, NULL, NULL);
+	uint64_t t1 = rte_rdtsc();
 
+	tm->compile += t1 - t0;
 	if (img == NULL)
 		return -1;
 	/* The publish takes the image, published or not. */
-	return p53_dataplane_publish(&d->dp, img, len, &d->cfg, err, errlen) != 0 ? -1 : 0;
+	int rc = p53_dataplane_publish(&d->dp, img, len, &d->cfg, err, errlen);
+	tm->publish += rte_rdtsc() - t1;
+	return rc != 0 ? -1 : 0;
 }
 
 size_t p53_zones_update(struct p53_daemon *d, struct p53_zone_update *u, size_t n)
@@ -375,12 +388,14 @@ size_t p53_zones_update(struct p53_daemon *d, struct p53_zone_update *u, size_t 
 	uint64_t t0 = rte_rdtsc();
 	char err[1024];
 	size_t ok = 0, live = 0;
+	struct timing tm = { 0 };
 
 	for (size_t i = 0; i < n; i++) {
 		prepare(d, &u[i]);
 		live += u[i].rc == 0;
 	}
-	if (live > 0 && publish(d, u, n, err, sizeof(err)) != 0) {
+	uint64_t t_prep = rte_rdtsc() - t0;
+	if (live > 0 && publish(d, u, n, err, sizeof(err), &tm) != 0) {
 		if (live == 1) {
 			for (size_t i = 0; i < n; i++)
 				if (u[i].rc == 0) {
@@ -398,7 +413,7 @@ size_t p53_zones_update(struct p53_daemon *d, struct p53_zone_update *u, size_t 
 				for (size_t k = 0; k < n; k++)
 					if (k != i && u[k].rc == 0)
 						u[k].rc = 1;
-				if (publish(d, u, n, err, sizeof(err)) != 0) {
+				if (publish(d, u, n, err, sizeof(err), &tm) != 0) {
 					u[i].rc = -1;
 					snprintf(u[i].err, sizeof(u[i].err), "%.590s", err);
 				} else {
@@ -436,8 +451,11 @@ size_t p53_zones_update(struct p53_daemon *d, struct p53_zone_update *u, size_t 
 	if (ok > 0) {
 		p53_xfr_sync(x, &d->cfg, d->dp.image);
 		const struct p53_image_hdr *h = p53_image_hdr(d->dp.image);
-		p53_info("xfr: published %zu zone update(s) in %.1f ms: %u zone(s), %u records, "
-			 "generation %" PRIu64, ok, ms, h->n_zones, h->n_records, h->generation);
+		double hz = (double)rte_get_tsc_hz() / 1000.0;
+		p53_info("xfr: published %zu zone update(s) in %.1f ms (records and differences "
+			 "%.1f ms, compile %.1f ms, publish %.1f ms): %u zone(s), %u records, "
+			 "generation %" PRIu64, ok, ms, (double)t_prep / hz, (double)tm.compile / hz,
+			 (double)tm.publish / hz, h->n_zones, h->n_records, h->generation);
 	}
 	/* Members a catalog no longer lists are out of the image now: forget them. */
 	for (size_t i = 0; i < x->n;) {

@@ -140,9 +140,9 @@ struct p53_zone_update {
 
 /**
  * Apply zone updates: the ONE way new zone content reaches the workers. Today: for a DIFF,
- * read the zone's records out of the running image and apply the differences
- * (p53_ixfr_apply); then recompile the whole image with the new content and publish it like a
- * reload, all or nothing (a batch that fails is retried one update at a time, so one bad
+ * read the zone's records out of the running image and apply the differences in place
+ * (p53_ixfr_apply_inplace); then recompile the whole image with the new content and publish
+ * it like a reload, all or nothing (a batch that fails is retried one update at a time, so one bad
  * zone does not hold the others back). Phase 2 (per-zone images) patches each zone's image
  * in O(diff) here instead, and callers do not change.
  * Control thread only. @return the number of updates published.

@@ -8,7 +8,8 @@
  *     time; each RR becomes wire bytes (after the owner) plus its canonical RDATA, and its
  *     owner a node in a (zone, name) hash map, missing ancestors created as we go (they end
  *     up as empty non-terminals). Out-of-zone records are dropped with a warning.
- *  3. RRsets: one qsort of all records by (node, type, canonical RDATA, order of appearance)
+ *  3. RRsets: records sorted by (node, type, canonical RDATA, order of appearance; one qsort,
+ *     or only the few out of order when they come nearly sorted, sort_recs)
  *     makes each node's RRsets contiguous and sorted by type, each RRset's RRs in RFC 4034
  *     §6.3 order with duplicates adjacent (dropped). The RRset TTL is the first one seen.
  *     3c. RRSIGs go with the RRsets they cover (control/zone/dnssec_build.c).
@@ -32,6 +33,7 @@
 
 #include <ldns/ldns.h>
 
+#include "control/bigmem.h"
 #include "control/zone/image_build.h"
 #include "control/zone/zone_build.h"
 #include "dataplane/image.h"
@@ -89,7 +91,7 @@ static int ord_cmp(const void *pa, const void *pb, void *arg)
  * cycle: qsort of the records themselves took a scratch copy of them all (glibc's merge sort,
  * 48 MB at 1M records), the index's scratch is 4 bytes a record.
  */
-static int sort_recs(struct p53_zb *b)
+static int sort_all(struct p53_zb *b)
 {
 	struct p53_zb_rec *r = b->recs;
 	size_t n = b->n_recs;
@@ -97,6 +99,7 @@ static int sort_recs(struct p53_zb *b)
 
 	if (ord == NULL)
 		return -1;
+	p53_bigmem_advise(ord, n * sizeof(*ord));
 	for (size_t i = 0; i < n; i++)
 		ord[i] = (uint32_t)i;
 	qsort_r(ord, n, sizeof(*ord), ord_cmp, b);
@@ -118,6 +121,58 @@ static int sort_recs(struct p53_zb *b)
 		}
 	}
 	free(ord);
+	return 0;
+}
+
+static int stray_cmp(const void *pa, const void *pb, void *arg)
+{
+	return rec_cmp(pa, pb, arg);
+}
+
+/*
+ * Records in rec_cmp order, cheaply when they are nearly there. A secondary zone read back
+ * out of its image arrives in that order (nodes in index order, parents first, so each new
+ * owner gets the next node; RRsets by type; records in canonical order), except what an IXFR
+ * added at the end and RRSIGs: one pass keeps the records that follow in order where they are
+ * (slid down) and takes the others ("strays") aside; the strays alone are sorted and merged
+ * in from the back. O(n + k log k) for k strays instead of O(n log n). When more than one
+ * record in 16 is a stray (a master file in no particular order), the whole array is sorted.
+ */
+static int sort_recs(struct p53_zb *b)
+{
+	struct p53_zb_rec *r = b->recs, *st;
+	size_t n = b->n_recs, w = 0, k = 0, max = n / 16 + 1;
+
+	st = malloc(max * sizeof(*st));
+	if (st == NULL)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		if (w == 0 || rec_cmp(&r[w - 1], &r[i], b) <= 0) {
+			if (w != i)
+				r[w] = r[i];
+			w++;
+			continue;
+		}
+		if (k == max) {
+			/* Not nearly sorted: the strays back into the gap between the records kept
+			 * (w of them) and r[i] (w + k == i), then sort everything. */
+			memcpy(&r[w], st, k * sizeof(*r));
+			free(st);
+			return sort_all(b);
+		}
+		st[k++] = r[i];
+	}
+	if (k > 0) {
+		qsort_r(st, k, sizeof(*st), stray_cmp, b);
+		size_t i = w, j = k, o = n;
+		while (j > 0) {
+			if (i > 0 && rec_cmp(&r[i - 1], &st[j - 1], b) > 0)
+				r[--o] = r[--i];
+			else
+				r[--o] = st[--j];
+		}
+	}
+	free(st);
 	return 0;
 }
 
@@ -560,6 +615,7 @@ static int slots_make(struct build *s)
 	s->slots = calloc(count, sizeof(*s->slots));
 	if (s->slots == NULL)
 		return p53_zb_err(b, IMAGE_WHERE, "out of memory");
+	p53_bigmem_advise(s->slots, count * sizeof(*s->slots));
 	s->hash_mask = (uint32_t)(count - 1);
 	for (uint32_t n = 0; n < b->n_nodes; n++) {
 		uint32_t h = b->nx[n].hash, i;
@@ -656,21 +712,6 @@ static size_t align8(size_t x)
 	return (x + 7) & ~(size_t)7;
 }
 
-/* The image becomes the first worker's replica as it is (control/publish.c): ask for
- * transparent huge pages on its 2 MiB-aligned interior before anything is written, so a
- * lookup's chain of loads costs fewer TLB misses. A fresh calloc of this size is its own
- * mapping whose pages the kernel then faults in 2 MiB at a time; where THP is off (or
- * `never`) this is a no-op, and it is only a hint either way. */
-static void hugepage_hint(void *img, size_t size)
-{
-	const uintptr_t huge = (uintptr_t)2 << 20;
-	uintptr_t lo = ((uintptr_t)img + huge - 1) & ~(huge - 1);
-	uintptr_t hi = ((uintptr_t)img + size) & ~(huge - 1);
-
-	if (hi > lo)
-		(void)madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
-}
-
 /* Copy a working array of n bytes into the image, giving its pages back as they are copied
  * (it is freed right after), so a move never holds the array twice: the compile's peak stays
  * its working set, not that plus its largest array. */
@@ -745,7 +786,9 @@ static void *layout(struct build *s, size_t *len)
 		p53_zb_err(b, IMAGE_WHERE, "out of memory (image of %zu bytes)", size);
 		return NULL;
 	}
-	hugepage_hint(img, size);
+	/* The image becomes the first worker's replica as it is (control/publish.c): transparent
+	 * huge pages, asked for before anything is written, mean fewer TLB misses per lookup. */
+	p53_bigmem_advise(img, size);
 	/* Each section goes in and its working copy is freed at once: a fresh calloc'd image
 	 * only takes memory as it is written, so the compile's peak is its working set, not the
 	 * working set plus the image (docs/BENCHMARKS.md, reload of a big zone). */

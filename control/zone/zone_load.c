@@ -25,6 +25,7 @@
 
 #include <ldns/ldns.h>
 
+#include "control/bigmem.h"
 #include "control/conf/schema.h"
 #include "control/zone/zone_build.h"
 #include "control/zone/zone_scan.h"
@@ -61,7 +62,7 @@ int p53_zb_grow(void **p, size_t *cap, size_t need, size_t sz)
 		return 0;
 	while (n < need)
 		n *= 2;
-	q = realloc(*p, n * sz);
+	q = p53_bigmem_grow(*p, *cap * sz, n * sz);
 	if (q == NULL)
 		return -1;
 	*p = q;
@@ -110,16 +111,17 @@ static void map_put(struct p53_zb *b, uint32_t node)
 	b->map[i] = (uint64_t)b->nx[node].hash << 32 | (node + 1);
 }
 
-static int map_grow(struct p53_zb *b)
+/* Room in the map for `want` nodes in all. */
+static int map_reserve(struct p53_zb *b, size_t want)
 {
 	size_t slots = b->map ? (size_t)b->map_mask + 1 : 1024;
 
 	/* Load at most 3/4: a probe past another name compares the hash kept in the slot and
 	 * never touches nodes[], and eight slots share a cache line, so a longer probe stays
 	 * cheap; at 1/2 the map was 16 MB of the 1M-record compile's peak instead of 8. */
-	if (b->map != NULL && (b->n_nodes + 1) * 4 <= slots * 3)
+	if (b->map != NULL && want * 4 <= slots * 3)
 		return 0;
-	while ((b->n_nodes + 1) * 4 > slots * 3)
+	while (want * 4 > slots * 3)
 		slots *= 2;
 	if (slots > (size_t)1 << 31)
 		return -1;
@@ -127,6 +129,7 @@ static int map_grow(struct p53_zb *b)
 	b->map = calloc(slots, sizeof(*b->map));
 	if (b->map == NULL)
 		return -1;
+	p53_bigmem_advise(b->map, slots * sizeof(*b->map));
 	b->map_mask = (uint32_t)(slots - 1);
 	for (size_t n = 0; n < b->n_nodes; n++)
 		map_put(b, (uint32_t)n);
@@ -154,7 +157,7 @@ uint32_t p53_zb_node_get(struct p53_zb *b, uint32_t z, const uint8_t *name, size
 		return P53_NONE;
 	if (p53_zb_grow((void **)&b->nx, &b->nx_cap, b->n_nodes + 1, sizeof(*b->nx)) < 0 ||
 	    p53_zb_grow((void **)&b->names, &b->names_cap, b->names_len + len, 1) < 0 ||
-	    b->names_len + len > UINT32_MAX || map_grow(b) < 0)
+	    b->names_len + len > UINT32_MAX || map_reserve(b, b->n_nodes + 1) < 0)
 		return P53_NONE;
 	n = (uint32_t)b->n_nodes++;
 	memcpy(b->names + b->names_len, name, len);
@@ -829,27 +832,143 @@ static int load_file(struct pctx *c, FILE *f, uint16_t file)
 	return c->fast ? load_file_fast(c, f, file) : load_file_ldns(c, f, file);
 }
 
+/* Does this name (n bytes, a well-formed wire name) carry an upper-case letter? */
+static int has_upper(const uint8_t *p, size_t n)
+{
+	int up = 0;
+
+	for (size_t i = 0; i < n; i++)
+		up |= p[i] >= 'A' && p[i] <= 'Z';
+	return up;
+}
+
+/*
+ * A wire record's RDATA checked and its canonical form (RFC 4034 §6.2, as ldns_rr2canonical
+ * makes it: the names of the types it lists lower-cased) made without ldns, for the types a
+ * big zone is made of. `canon` gets it when it differs (*clen > 0), else *clen = 0.
+ * @return 1 done, 0 not a type (or a layout) handled here: ldns decides, as before.
+ */
+static int wire_rdata(uint16_t type, const uint8_t *rd, size_t rdlen, uint8_t *canon, size_t *clen)
+{
+	size_t pre = 0, post = 0;
+	int ln, ln2 = 0;
+
+	*clen = 0;
+	switch (type) {
+	case LDNS_RR_TYPE_A:
+		return rdlen == 4;
+	case LDNS_RR_TYPE_AAAA:
+		return rdlen == 16;
+	case LDNS_RR_TYPE_TXT: {
+		/* One or more <character-string>s, filling the RDATA exactly. */
+		size_t i = 0;
+		if (rdlen == 0)
+			return 0;
+		while (i < rdlen)
+			i += 1u + rd[i];
+		return i == rdlen;
+	}
+	case LDNS_RR_TYPE_NS: case LDNS_RR_TYPE_CNAME: case LDNS_RR_TYPE_PTR:
+	case LDNS_RR_TYPE_DNAME:
+		break;
+	case LDNS_RR_TYPE_MX:
+		pre = 2;
+		break;
+	case LDNS_RR_TYPE_SRV:
+		pre = 6;
+		break;
+	case LDNS_RR_TYPE_SOA:
+		/* MNAME, RNAME, then five 32-bit numbers. */
+		ln = p53_name_len(rd, rdlen);
+		if (ln < 0)
+			return 0;
+		ln2 = p53_name_len(rd + ln, rdlen - (size_t)ln);
+		if (ln2 < 0 || (size_t)ln + (size_t)ln2 + 20 != rdlen)
+			return 0;
+		if (has_upper(rd, (size_t)ln + (size_t)ln2)) {
+			p53_name_lower(canon, rd, (size_t)ln);
+			p53_name_lower(canon + ln, rd + ln, (size_t)ln2);
+			memcpy(canon + ln + ln2, rd + ln + ln2, 20);
+			*clen = rdlen;
+		}
+		return 1;
+	case LDNS_RR_TYPE_RRSIG:
+		/* 18 bytes of fields, the Signer's Name, then a signature (RFC 4034 §3.1). */
+		if (rdlen <= 18)
+			return 0;
+		ln = p53_name_len(rd + 18, rdlen - 18);
+		if (ln < 0 || (size_t)ln + 18 >= rdlen)
+			return 0;
+		pre = 18;
+		post = rdlen - 18 - (size_t)ln;
+		break;
+	default:
+		return 0;
+	}
+	/* A name after `pre` bytes, then `post` bytes that are not names. */
+	if (rdlen <= pre)
+		return 0;
+	ln = p53_name_len(rd + pre, rdlen - pre);
+	if (ln < 0 || pre + (size_t)ln + post != rdlen)
+		return 0;
+	if (has_upper(rd + pre, (size_t)ln)) {
+		memcpy(canon, rd, pre);
+		p53_name_lower(canon + pre, rd + pre, (size_t)ln);
+		memcpy(canon + pre + ln, rd + pre + ln, post);
+		*clen = rdlen;
+	}
+	return 1;
+}
+
 /*
  * Records in memory (uncompressed wire, one after another): a secondary zone's content. The
- * same path as a file's records from here on (add_rr), so the same checks apply; the Nth
- * record is "line" N in messages.
+ * same checks as a file's records (rr_check, rr_store); the Nth record is "line" N in
+ * messages. The common types are taken from the wire as they are (wire_rdata), the others
+ * through ldns (add_rr): a million records read back out of an image cost no ldns object.
  */
 static int load_wire(struct pctx *c, const uint8_t *rrs, size_t len, uint16_t file)
 {
+	uint8_t name[P53_NAME_MAXLEN], *canon = malloc(UINT16_MAX);
 	size_t pos = 0;
+	int ret = -1;
 
+	if (canon == NULL) {
+		struct p53_zb_rec at = { .file = file, .line = 1 };
+		return p53_zb_rec_err(c->b, &at, "out of memory");
+	}
 	for (uint32_t i = 0; pos < len; i++) {
 		struct p53_zb_rec at = { .file = file, .line = i + 1 };
+		int ol = p53_name_len(rrs + pos, len - pos);
+		if (ol > 0 && pos + (size_t)ol + 10 <= len) {
+			const uint8_t *w = rrs + pos + ol;
+			uint16_t type = (uint16_t)(w[0] << 8 | w[1]), cls = (uint16_t)(w[2] << 8 | w[3]);
+			uint32_t ttl = (uint32_t)w[4] << 24 | (uint32_t)w[5] << 16 | (uint32_t)w[6] << 8 | w[7];
+			size_t rdlen = (size_t)(w[8] << 8 | w[9]), clen;
+			if (pos + (size_t)ol + 10 + rdlen <= len &&
+			    wire_rdata(type, w + 10, rdlen, canon, &clen)) {
+				int rc = rr_check(c, &at, cls, type, rrs + pos, (size_t)ol, name);
+				if (rc < 0 || (rc > 0 && rr_store(c, &at, name, (size_t)ol, w, 10 + rdlen,
+								  canon, clen, ttl) < 0))
+					goto out;
+				pos += (size_t)ol + 10 + rdlen;
+				continue;
+			}
+		}
 		ldns_rr *rr = NULL;
 		ldns_status st = ldns_wire2rr(&rr, rrs, len, &pos, LDNS_SECTION_ANSWER);
-		if (st != LDNS_STATUS_OK)
-			return p53_zb_rec_err(c->b, &at, "%s", ldns_get_errorstr_by_id(st));
+		if (st != LDNS_STATUS_OK) {
+			p53_zb_rec_err(c->b, &at, "%s", ldns_get_errorstr_by_id(st));
+			goto out;
+		}
 		int rc = add_rr(c, rr, &at);
 		ldns_rr_free(rr);
 		if (rc < 0)
-			return -1;
+			goto out;
 	}
-	return 0;
+	ret = 0;
+out:
+	free(canon);
+	return ret;
 }
 
 int p53_zone_load(struct p53_zb *b, uint32_t z)
@@ -867,6 +986,16 @@ int p53_zone_load(struct p53_zb *b, uint32_t z)
 	else
 		snprintf(where, sizeof(where), "%s:0", src->file ? src->file : "(null)");
 	if (src->rrs != NULL) {
+		/* Room for about as many records and owners as the bytes hold (a big zone's
+		 * records average 36 bytes), so the arrays and the node map are not regrown and
+		 * rehashed a dozen times on the way to a million (untouched room costs no memory). */
+		size_t est = src->rrs_len / 32 + 16;
+		if (p53_zb_grow((void **)&b->recs, &b->recs_cap, b->n_recs + est, sizeof(*b->recs)) < 0 ||
+		    p53_zb_grow((void **)&b->arena, &b->arena_cap, b->arena_len + src->rrs_len, 1) < 0 ||
+		    p53_zb_grow((void **)&b->nodes, &b->nodes_cap, b->n_nodes + est, sizeof(*b->nodes)) < 0 ||
+		    p53_zb_grow((void **)&b->nx, &b->nx_cap, b->n_nodes + est, sizeof(*b->nx)) < 0 ||
+		    b->n_nodes + est >= P53_NONE || map_reserve(b, b->n_nodes + est) < 0)
+			return p53_zb_err(b, where, "out of memory");
 		c.wire = ldns_buffer_new(1024);
 		c.canon = ldns_buffer_new(1024);
 		id = p53_zb_file_add(b, src->file != NULL ? src->file : src->name);

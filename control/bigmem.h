@@ -1,0 +1,32 @@
+/*
+ * Large working buffers of the control thread (a zone's records, the compiler's arrays, an
+ * image before it is published) are written once, right after they are allocated: with 4 KiB
+ * pages that is one page fault per 4 KiB, which on a virtual machine cost a compile of a
+ * 1M-record zone more than its own work (docs/BENCHMARKS.md, IXFR apply). Transparent huge
+ * pages make it one fault per 2 MiB. Any thread; no DPDK.
+ */
+#ifndef P53_BIGMEM_H
+#define P53_BIGMEM_H
+
+#include <stddef.h>
+
+/** Buffers from this size on are worth it. */
+#define P53_BIGMEM_MIN ((size_t)4 << 20)
+
+/**
+ * Ask for transparent huge pages (madvise MADV_HUGEPAGE) on the 2 MiB-aligned part of
+ * p[0..len) when len >= P53_BIGMEM_MIN; pages already there stay as they are. A hint only:
+ * where THP is off ("never") or the call fails nothing changes.
+ */
+void p53_bigmem_advise(void *p, size_t len);
+
+/**
+ * realloc() for a buffer that grows by doubling: from P53_BIGMEM_MIN on, a new buffer is
+ * advised before the old bytes are copied into it, so they land in huge pages too (realloc
+ * copies, or moves pages, before any advice could be given).
+ * @param old  bytes of p that matter (its allocated size)
+ * @return the new buffer (p is freed), or NULL with p untouched.
+ */
+void *p53_bigmem_grow(void *p, size_t old, size_t len);
+
+#endif /* P53_BIGMEM_H */

@@ -1,0 +1,247 @@
+/*
+ * p53-ixfr-apply: what applying an IXFR costs pop53d's control thread, without the network,
+ * the primary or the workers: the step p53_zones_update() takes for a DIFF (control/xfr/
+ * update.c), through the same functions. The zone is compiled once from its file into an image
+ * (as after its first AXFR); then, per run: its records are read back out of that image
+ * (p53_image_zones_rrs, "extract"), the differences applied to them in place
+ * (p53_ixfr_apply_inplace, "apply") and the image compiled again with the new records
+ * (p53_image_build, "compile"). Publishing the image to the workers is not counted.
+ *
+ * The differences are those of scripts/bench/xfr.sh (100 changes to big.test of genzone.py):
+ * 50 names added (addedN.region0 A 198.18.0.N), 25 A records deleted (host000100..124), 25 A
+ * records changed (host000200..224 to 198.18.1.N), plus the SOA from serial S to S+1.
+ *
+ * Before timing, it checks that the zone's records read back out of the image compile to the
+ * same image, byte for byte (exit 1 if not).
+ *
+ * Usage: p53-ixfr-apply ZONEFILE [RUNS]      (the zone is big.test.; RUNS default 5)
+ * Prints one line of key=value: records, the medians of extract_ms, apply_ms, compile_ms and
+ * total_ms (CLOCK_MONOTONIC), total_cpu_ms (CLOCK_PROCESS_CPUTIME_ID: what the machine's other
+ * load disturbs less), the image bytes and peak_rss_kb (getrusage, whole process).
+ * Control-side tool; no DPDK.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include "control/xfr/rrs.h"
+#include "control/zone/image_build.h"
+#include "dataplane/image.h"
+#include "dataplane/name.h"
+#include "dataplane/wire.h"
+
+#define ORIGIN "big.test."
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* CPU time of this process: less disturbed than wall time on a shared machine. */
+static double cpu_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static int dcmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+static double median(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof(*v), dcmp);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* Wire form of a text name (lower case, absolute). */
+static size_t wire_name(const char *txt, uint8_t *out)
+{
+	size_t o = 0;
+	const char *p = txt;
+
+	while (*p != '\0') {
+		const char *dot = strchr(p, '.');
+		size_t l = dot != NULL ? (size_t)(dot - p) : strlen(p);
+		out[o++] = (uint8_t)l;
+		memcpy(out + o, p, l);
+		o += l;
+		p += l + (dot != NULL);
+	}
+	out[o++] = 0;
+	return o;
+}
+
+/* The first record of `type` owned by `owner` in r, or -1. */
+static int find(const struct p53_rrs *r, const uint8_t *owner, size_t olen, uint16_t type,
+		struct p53_rr_view *out)
+{
+	struct p53_rr_view v;
+	size_t pos = 0;
+
+	while (p53_rrs_next(r, &pos, &v) == 1)
+		if (v.type == type && v.owner_len == olen && memcmp(v.owner, owner, olen) == 0) {
+			*out = v;
+			return 0;
+		}
+	return -1;
+}
+
+/* The SOA with its serial set to `serial`. */
+static int add_soa(struct p53_rrs *to, const struct p53_rr_view *soa, uint32_t serial)
+{
+	uint8_t rd[1024];
+	int m1 = p53_name_len(soa->rdata, soa->rdlen);
+	int m2 = p53_name_len(soa->rdata + m1, soa->rdlen - (size_t)m1);
+
+	memcpy(rd, soa->rdata, soa->rdlen);
+	p53_put32(rd + m1 + m2, serial);
+	return p53_rrs_add(to, soa->owner, soa->owner_len, 6, 1, soa->ttl, rd, soa->rdlen);
+}
+
+static int make_diff(const struct p53_rrs *base, struct p53_ixfr *d)
+{
+	struct p53_rr_view soa, v;
+	uint8_t apex[256], name[256];
+	char txt[256];
+	size_t al = wire_name(ORIGIN, apex);
+	int64_t serial = p53_rrs_soa_serial(base);
+
+	if (serial < 0 || find(base, apex, al, 6, &soa) != 0)
+		return -1;
+	struct p53_ixfr_step *st = p53_ixfr_push(d);
+	if (st == NULL)
+		return -1;
+	st->from = (uint32_t)serial;
+	st->to = (uint32_t)serial + 1;
+	if (add_soa(&st->del, &soa, st->from) != 0 || add_soa(&st->add, &soa, st->to) != 0)
+		return -1;
+	for (int i = 1; i <= 50; i++) {
+		uint8_t a[4] = { 198, 18, 0, (uint8_t)i };
+		snprintf(txt, sizeof(txt), "added%d.region0." ORIGIN, i);
+		size_t nl = wire_name(txt, name);
+		if (p53_rrs_add(&st->add, name, nl, 1, 1, 3600, a, 4) != 0)
+			return -1;
+	}
+	for (int i = 100; i < 125; i++) {
+		snprintf(txt, sizeof(txt), "host%06d.region%d." ORIGIN, i, i % 128);
+		size_t nl = wire_name(txt, name);
+		if (find(base, name, nl, 1, &v) != 0 ||
+		    p53_rrs_add(&st->del, v.owner, v.owner_len, 1, 1, v.ttl, v.rdata, v.rdlen) != 0) {
+			fprintf(stderr, "p53-ixfr-apply: %s has no A record (not a genzone.py zone?)\n", txt);
+			return -1;
+		}
+	}
+	for (int i = 200; i < 225; i++) {
+		uint8_t a[4] = { 198, 18, 1, (uint8_t)(i - 200) };
+		snprintf(txt, sizeof(txt), "host%06d.region%d." ORIGIN, i, i % 128);
+		size_t nl = wire_name(txt, name);
+		if (find(base, name, nl, 1, &v) != 0 ||
+		    p53_rrs_add(&st->del, v.owner, v.owner_len, 1, 1, v.ttl, v.rdata, v.rdlen) != 0 ||
+		    p53_rrs_add(&st->add, v.owner, v.owner_len, 1, 1, 3600, a, 4) != 0) {
+			fprintf(stderr, "p53-ixfr-apply: %s has no A record (not a genzone.py zone?)\n", txt);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	char err[1024];
+	size_t len = 0;
+	int runs = argc > 2 ? atoi(argv[2]) : 5;
+
+	if (argc < 2 || argc > 3 || runs < 1 || runs > 100) {
+		fprintf(stderr, "usage: p53-ixfr-apply ZONEFILE [RUNS]\n");
+		return 2;
+	}
+	struct p53_zone_src src = { .name = ORIGIN, .file = argv[1], .flags = P53_ZONE_SECONDARY };
+	void *img = p53_image_build(&src, 1, &len, err, sizeof(err), NULL, NULL);
+	if (img == NULL) {
+		fprintf(stderr, "p53-ixfr-apply: %s\n", err);
+		return 1;
+	}
+	struct p53_rrs base = { 0 };
+	struct p53_rrs *want[1] = { &base };
+	struct p53_ixfr d = { 0 };
+	if (p53_image_zones_rrs(img, want) != 0 || make_diff(&base, &d) != 0) {
+		fprintf(stderr, "p53-ixfr-apply: cannot make the differences\n");
+		return 1;
+	}
+	uint32_t records = base.count;
+	/* Check first: the records read back out compile to the very image the file gave (the
+	 * wire read without ldns, the records nearly in order; docs/ARCHITECTURE.md). */
+	struct p53_zone_src s1 = { .name = ORIGIN, .file = "big.test (transfer)", .rrs = base.buf,
+				   .rrs_len = base.len, .flags = P53_ZONE_SECONDARY };
+	size_t l1 = 0;
+	void *again = p53_image_build(&s1, 1, &l1, err, sizeof(err), NULL, NULL);
+	if (again == NULL || l1 != len || memcmp(again, img, len) != 0) {
+		fprintf(stderr, "p53-ixfr-apply: the zone's records do not compile to the same image "
+			"(%s)\n", again == NULL ? err : "bytes differ");
+		return 1;
+	}
+	free(again);
+	p53_rrs_free(&base);
+
+	double ex[100], ap[100], co[100], to[100], cp[100];
+	uint32_t after = 0;
+	for (int r = 0; r < runs; r++) {
+		struct p53_rrs zone = { 0 };
+		struct p53_rrs *w[1] = { &zone };
+		size_t nlen = 0;
+		double c0 = cpu_ms(), t0 = now_ms();
+		if (p53_image_zones_rrs(img, w) != 0) {
+			fprintf(stderr, "p53-ixfr-apply: out of memory\n");
+			return 1;
+		}
+		double t1 = now_ms();
+		if (p53_ixfr_apply_inplace(&zone, &d, err, sizeof(err)) != 0) {
+			fprintf(stderr, "p53-ixfr-apply: %s\n", err);
+			return 1;
+		}
+		double t2 = now_ms();
+		struct p53_zone_src s2 = { .name = ORIGIN, .file = "big.test (transfer)",
+					   .rrs = zone.buf, .rrs_len = zone.len,
+					   .flags = P53_ZONE_SECONDARY };
+		void *ni = p53_image_build(&s2, 1, &nlen, err, sizeof(err), NULL, NULL);
+		double t3 = now_ms(), c3 = cpu_ms();
+		if (ni == NULL) {
+			fprintf(stderr, "p53-ixfr-apply: %s\n", err);
+			return 1;
+		}
+		after = p53_image_hdr(ni)->n_records;
+		if (p53_image_zone(ni, 0)->serial != d.steps[0].to) {
+			fprintf(stderr, "p53-ixfr-apply: the new image serves serial %u, not %u\n",
+				p53_image_zone(ni, 0)->serial, d.steps[0].to);
+			return 1;
+		}
+		len = nlen;
+		free(ni);
+		p53_rrs_free(&zone);
+		ex[r] = t1 - t0;
+		ap[r] = t2 - t1;
+		co[r] = t3 - t2;
+		to[r] = t3 - t0;
+		cp[r] = c3 - c0;
+	}
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	printf("records=%u records_after=%u runs=%d extract_ms=%.1f apply_ms=%.1f compile_ms=%.1f "
+	       "total_ms=%.1f total_cpu_ms=%.1f image_bytes=%zu peak_rss_kb=%ld\n", records, after, runs,
+	       median(ex, runs), median(ap, runs), median(co, runs), median(to, runs), median(cp, runs), len,
+	       ru.ru_maxrss);
+	p53_ixfr_free(&d);
+	free(img);
+	return 0;
+}
