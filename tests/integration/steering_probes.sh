@@ -12,33 +12,7 @@
 # and `auto` hands the target back to it. `target list`, explain and the Prometheus counters
 # show the probes.
 . "$(dirname "$0")/lib.sh"
-SRV_PIDS=()
-KNOT_PID=
-cleanup() {
-	for p in "${SRV_PIDS[@]}" $KNOT_PID; do kill "$p" 2>/dev/null || true; done
-	wait 2>/dev/null
-	cleanup_common
-}
-trap cleanup EXIT
-lab_lock
-
-"$SRC/scripts/lab.sh" up >/dev/null
-SRV=192.0.2.1           # the client namespace's address: probes cross the veth
-CTL="$BUILD/control/pop53ctl"
-IVL=500                 # every probe's interval (ms)
-
-# start_srv NAME ARGS...: a probe_server.py in the client namespace; its pid in ${PID_<NAME>}
-start_srv() {
-	local name=$1; shift
-	ip netns exec "$CLIENT_NS" /usr/bin/python3 -u "$SRC/tests/steer/probe_server.py" "$@" \
-		>"$TMP/$name.out" 2>"$TMP/$name.err" &
-	printf -v "PID_$name" %s $!
-	SRV_PIDS+=($!)
-	for _ in $(seq 1 50); do grep -q ready "$TMP/$name.out" 2>/dev/null && return 0; sleep 0.1; done
-	echo "$name did not start:"; cat "$TMP/$name.err"
-	return 1
-}
-stop_srv() { local v="PID_$1"; kill "${!v}" 2>/dev/null; wait "${!v}" 2>/dev/null; true; }
+. "$(dirname "$0")/probe_lib.sh" # servers, knotd, q, wait_for, tl, text, metric
 
 echo "200 pop53-ok" >"$TMP/http.state"
 check "HTTP server listens on $SRV:8080" start_srv http http "$SRV" 8080 "$TMP/http.state"
@@ -72,18 +46,6 @@ zone:
     storage: $TMP/knot
     file: probe.test.zone
 EOF
-start_knotd() {
-	ip netns exec "$CLIENT_NS" knotd -c "$TMP/knot/knot.conf" >/dev/null 2>&1 &
-	KNOT_PID=$!
-	for _ in $(seq 1 50); do
-		ip netns exec "$CLIENT_NS" kdig +time=1 +retry=0 -p 5300 @"$SRV" www.probe.test A 2>/dev/null |
-			grep -q 'status: NOERROR' && return 0
-		sleep 0.1
-	done
-	cat "$TMP/knot/knotd.log"
-	return 1
-}
-stop_knotd() { kill "$KNOT_PID" 2>/dev/null; wait "$KNOT_PID" 2>/dev/null; KNOT_PID=; true; }
 check "knotd answers on $SRV:5300" start_knotd
 
 write_config "$TMP/pop53.yaml" "net_af_xdp0,iface=p53p,start_queue=0,queue_count=1"
@@ -119,28 +81,6 @@ YAML
 check "the probe config passes pop53d --check-config" "$POP53D" --check-config "$TMP/pop53.yaml"
 start_pop53_answering "$TMP/pop53.yaml"
 
-# q NAME: the answer's addresses, sorted, space-separated
-q() {
-	ip netns exec "$CLIENT_NS" kdig +time=1 +retry=1 @"$V4" "$1" A 2>/dev/null |
-		awk '!/^;/ && $4=="A" {print $5}' | sort | tr '\n' ' ' | sed 's/ $//'
-}
-now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
-# wait_for WHAT NAME WANT LIMIT_MS: poll kdig until NAME's answer is WANT, at most LIMIT_MS
-# (plus one query); passes when it got there in time, with the time taken in the message.
-wait_for() {
-	local what=$1 name=$2 want=$3 limit=$4 t0 got
-	t0=$(now_ms)
-	while :; do
-		got=$(q "$name")
-		[ "$got" = "$want" ] && { ok "$what (in $(( $(now_ms) - t0 )) ms, bound $limit ms)"; return 0; }
-		[ $(( $(now_ms) - t0 )) -gt "$limit" ] && break
-		sleep 0.05
-	done
-	not_ok "$what (want '$want', got '$got' after $(( $(now_ms) - t0 )) ms, bound $limit ms)"
-	return 1
-}
-# tl NAME JQ: jq -e over target NAME's entry of `pop53ctl --json target list`
-tl() { "$CTL" -s "$TMP/control.sock" --json target list | jq -e ".targets[] | select(.name == \"$1\") | $2" >/dev/null; }
 
 ALL="10.0.9.1 10.0.9.2 10.0.9.3 10.0.9.4"
 # fall (2) failures at one interval each, the first up to an interval away, plus a tick and
@@ -231,8 +171,7 @@ check "pop53ctl target set h1 auto" "$CTL" -s "$TMP/control.sock" target set h1 
 check "target set h1 auto: the probe's verdict (up) again" [ "$(q web.example.com)" = "$ALL" ]
 
 # The probe counters (Prometheus): results by type, state changes, targets out now.
-m=$(ip netns exec "$POP_NS" curl -s --max-time 5 http://127.0.0.1:19153/metrics)
-metric() { awk -v k="$1" '$1 == k {print $2}' <<<"$m"; }
+metrics_read
 check "metrics: http probes passed and failed (503, body, stopped)" \
 	[ "$(metric 'pop53_steer_probe_ok_total{type="http"}')" -gt 5 -a "$(metric 'pop53_steer_probe_failed_total{type="http"}')" -ge 6 ]
 check "metrics: tcp and dns probes failed (stopped listener, blackhole, NXDOMAIN, knotd)" \

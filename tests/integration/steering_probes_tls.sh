@@ -18,20 +18,7 @@
 # probes keeps their verdicts; pop53d stops cleanly (with -Dsanitize=true: no leak of TLS
 # objects on the timeout, reload and shutdown paths, where probes are mid-handshake).
 . "$(dirname "$0")/lib.sh"
-SRV_PIDS=()
-KNOT_PID=
-cleanup() {
-	for p in "${SRV_PIDS[@]}" $KNOT_PID; do kill "$p" 2>/dev/null || true; done
-	wait 2>/dev/null
-	cleanup_common
-}
-trap cleanup EXIT
-lab_lock
-
-"$SRC/scripts/lab.sh" up >/dev/null
-SRV=192.0.2.1           # the client namespace's address: probes cross the veth
-CTL="$BUILD/control/pop53ctl"
-IVL=500                 # every probe's interval (ms)
+. "$(dirname "$0")/probe_lib.sh" # servers, knotd, q, wait_for, tl, text, metric
 
 # Certificates: a test CA, a server certificate it signs for web.probe.test, a self-signed one.
 PKI="$TMP/pki"
@@ -58,18 +45,6 @@ cp "$PKI/ca.pem" "$PKI/store/pop53-test-ca.pem"
 check "openssl rehash makes the store's hash links" bash -c \
 	'openssl rehash "$0" && ls "$0" | grep -Eq "^[0-9a-f]{8}\.0$"' "$PKI/store"
 
-# start_srv NAME ARGS...: a probe_server.py in the client namespace; its pid in ${PID_<NAME>}
-start_srv() {
-	local name=$1; shift
-	ip netns exec "$CLIENT_NS" /usr/bin/python3 -u "$SRC/tests/steer/probe_server.py" "$@" \
-		>"$TMP/$name.out" 2>"$TMP/$name.err" &
-	printf -v "PID_$name" %s $!
-	SRV_PIDS+=($!)
-	for _ in $(seq 1 50); do grep -q ready "$TMP/$name.out" 2>/dev/null && return 0; sleep 0.1; done
-	echo "$name did not start:"; cat "$TMP/$name.err"
-	return 1
-}
-stop_srv() { local v="PID_$1"; kill "${!v}" 2>/dev/null; wait "${!v}" 2>/dev/null; true; }
 
 echo "200 pop53-ok" >"$TMP/https.state"
 check "HTTPS server (CA-signed) listens on $SRV:8443" \
@@ -122,21 +97,6 @@ EOF
 	true
 }
 knot_conf yes >"$TMP/knot/knot.conf"
-kq() { # kq NAME TYPE [kdig options]: the status of knotd's answer
-	ip netns exec "$CLIENT_NS" kdig +time=1 +retry=0 -p 5300 @"$SRV" "$@" 2>/dev/null |
-		sed -n 's/.*status: \([A-Z]*\).*/\1/p'
-}
-start_knotd() {
-	ip netns exec "$CLIENT_NS" knotd -c "$TMP/knot/knot.conf" >/dev/null 2>&1 &
-	KNOT_PID=$!
-	for _ in $(seq 1 50); do
-		[ "$(kq www.probe.test A)" = NOERROR ] && return 0
-		sleep 0.1
-	done
-	cat "$TMP/knot/knotd.log"
-	return 1
-}
-stop_knotd() { kill "$KNOT_PID" 2>/dev/null; wait "$KNOT_PID" 2>/dev/null; KNOT_PID=; true; }
 check "knotd answers on $SRV:5300" start_knotd
 check "knotd: big.probe.test TXT over UDP without EDNS is truncated (TC)" bash -c \
 	'ip netns exec "$0" kdig +time=1 +retry=0 +noedns +notcp +ignore -p 5300 @"$1" big.probe.test TXT |
@@ -206,29 +166,6 @@ bad "transport that is neither udp nor tcp" "{type: dns, qname: a.b., transport:
 
 SSL_CERT_DIR="$PKI/store" start_pop53_answering "$TMP/pop53.yaml"
 
-# q NAME: the answer's addresses, sorted, space-separated
-q() {
-	ip netns exec "$CLIENT_NS" kdig +time=1 +retry=1 @"$V4" "$1" A 2>/dev/null |
-		awk '!/^;/ && $4=="A" {print $5}' | sort | tr '\n' ' ' | sed 's/ $//'
-}
-now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
-# wait_for WHAT NAME WANT LIMIT_MS: poll kdig until NAME's answer is WANT, at most LIMIT_MS
-wait_for() {
-	local what=$1 name=$2 want=$3 limit=$4 t0 got
-	t0=$(now_ms)
-	while :; do
-		got=$(q "$name")
-		[ "$got" = "$want" ] && { ok "$what (in $(( $(now_ms) - t0 )) ms, bound $limit ms)"; return 0; }
-		[ $(( $(now_ms) - t0 )) -gt "$limit" ] && break
-		sleep 0.05
-	done
-	not_ok "$what (want '$want', got '$got' after $(( $(now_ms) - t0 )) ms, bound $limit ms)"
-	return 1
-}
-# tl NAME JQ: jq -e over target NAME's entry of `pop53ctl --json target list`
-tl() { "$CTL" -s "$TMP/control.sock" --json target list | jq -e ".targets[] | select(.name == \"$1\") | $2" >/dev/null; }
-# text NAME: target NAME's line of `pop53ctl target list` (what an operator reads)
-text() { "$CTL" -s "$TMP/control.sock" target list | awk -v n="$1" '$3 == n'; }
 
 # As in steering_probes.sh: fall (2) probes an interval apart plus a tick and the query is
 # three intervals on an idle machine; five and 2 s more on a shared one.
@@ -311,8 +248,7 @@ check "target list: dt1's reason says why" tl dt1 '.up == false and (.probe_stat
 check "knotd restarts" start_knotd
 wait_for "knotd back: dt1 and dtbig return" dtcp.example.com "10.0.4.1 10.0.4.2 10.0.4.9" "$BOUND"
 
-m=$(ip netns exec "$POP_NS" curl -s --max-time 5 http://127.0.0.1:19153/metrics)
-metric() { awk -v k="$1" '$1 == k {print $2}' <<<"$m"; }
+metrics_read
 check "metrics: https probes passed and failed by type" \
 	[ "$(metric 'pop53_steer_probe_ok_total{type="https"}')" -gt 5 -a "$(metric 'pop53_steer_probe_failed_total{type="https"}')" -ge 10 ]
 
