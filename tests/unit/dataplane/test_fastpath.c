@@ -478,6 +478,39 @@ static uint16_t ecs_query(uint8_t *buf, const uint8_t *wname, size_t wlen, uint1
 	return (uint16_t)(off + 8 + alen);
 }
 
+/* The offset just past the (possibly compressed) name at off in m. */
+static uint16_t skip_owner(const uint8_t *m, uint16_t len, uint16_t off)
+{
+	while (off < len && m[off] != 0 && (m[off] & 0xc0) == 0)
+		off = (uint16_t)(off + 1 + m[off]);
+	assert_true(off < len);
+	return (uint16_t)(off + ((m[off] & 0xc0) == 0xc0 ? 2 : 1));
+}
+
+/* The SCOPE PREFIX-LENGTH of the ECS option echoed in response m (the OPT's options walked:
+ * an EDE may follow the ECS, as on REFUSED), or -1 when there is none. */
+static int echoed_scope(const uint8_t *m, uint16_t len)
+{
+	uint16_t off = 12;
+	unsigned int rrs = (unsigned int)p53_get16(m + 6) + p53_get16(m + 8) + p53_get16(m + 10);
+
+	for (unsigned int i = 0; i < p53_get16(m + 4); i++)
+		off = (uint16_t)(skip_owner(m, len, off) + 4);
+	for (unsigned int i = 0; i < rrs; i++) {
+		off = skip_owner(m, len, off);
+		assert_true(off + 10 <= len);
+		uint16_t type = p53_get16(m + off), rdlen = p53_get16(m + off + 8);
+		off = (uint16_t)(off + 10);
+		assert_true(off + rdlen <= len);
+		for (uint16_t o = off; type == 41 && o + 4 <= off + rdlen;
+		     o = (uint16_t)(o + 4 + p53_get16(m + o + 2)))
+			if (p53_get16(m + o) == P53_EDNS_ECS)
+				return m[o + 4 + 3];
+		off = (uint16_t)(off + rdlen);
+	}
+	return -1;
+}
+
 /* Answer `q` from client `src` (4 or 16 bytes) both ways, as the worker does (q->src set
  * after the parse); compare. Returns the fast answer's SCOPE, or -1 (declined or no ECS). */
 static int steer_both(const uint8_t *q, uint16_t len, const uint8_t *src, int v6)
@@ -514,8 +547,9 @@ static int steer_both(const uint8_t *q, uint16_t len, const uint8_t *src, int v6
 	if (ms != P53_MSG_OK || !qb.ecs || sb.kind[P53_ANS_ANSWER] + sb.kind[P53_ANS_NXDOMAIN] +
 	    sb.kind[P53_ANS_NODATA] + sb.kind[P53_ANS_REFUSED] + sb.kind[P53_ANS_REFERRAL] == 0)
 		return -1;
-	/* The ECS option echoed at the end: its SCOPE is the option's 4th byte. */
-	return b[nb - qb.ecs_len + 3];
+	int sc = echoed_scope(b, nb); /* every answer to a query with ECS echoes it (RFC 7871 §7.2) */
+	assert_true(sc >= 0 && sc <= 128);
+	return sc;
 }
 
 /* The steered record and its table: steered.example.com. A, policy [map, weighted] over three
