@@ -1072,48 +1072,20 @@ int p53_fast_parse(const uint8_t *frame, uint16_t len, int verify, const uint8_t
 	return 1;
 }
 
-size_t p53_fast_reply(uint8_t *frame, const struct p53_pkt *pkt, uint16_t dns_len,
-		      const struct p53_query *q, uint64_t keep)
+/* The UDP header and checksum of the reply, either family: ports swapped, the length, the
+ * checksum from what the query left (`keep`: addresses, ports, question) and what the
+ * response wrote (the header, the lengths, the records after the question). */
+static inline __attribute__((always_inline)) void reply_udp(uint8_t *u, const uint8_t *d,
+							    uint16_t dns_len,
+							    const struct p53_query *q, uint64_t keep)
 {
-	uint8_t *ip = frame + pkt->l3_off;
-	uint8_t *u = frame + pkt->l4_off;
-	uint8_t *d = frame + pkt->dns_off;
 	uint16_t ulen = (uint16_t)(8 + dns_len);
-	uint8_t t[16];
-	uint32_t addr;
+	uint8_t t[2];
 
-	/* pkt.c p53_pkt_reply(): swap MACs, addresses and ports; over IPv4 our TOS, ID, TTL,
-	 * lengths and header checksum; over IPv6 our traffic class and flow label (none), payload
-	 * length and hop limit. */
-	memcpy(t, frame, 6);
-	memcpy(frame, frame + 6, 6);
-	memcpy(frame + 6, t, 6);
-	if (__builtin_expect(pkt->ipv6, 0)) {
-		memcpy(t, ip + 8, 16);
-		memcpy(ip + 8, ip + 24, 16);
-		memcpy(ip + 24, t, 16);
-		p53_put32(ip, 6u << 28);
-		p53_put16(ip + 4, ulen);
-		ip[7] = 64;
-	} else {
-		memcpy(&addr, ip + 12, 4);
-		memcpy(ip + 12, ip + 16, 4);
-		memcpy(ip + 16, &addr, 4);
-		ip[1] = 0;
-		p53_put16(ip + 2, (uint16_t)(20 + ulen));
-		p53_put16(ip + 4, 0);
-		ip[8] = 64;
-		p53_put16(ip + 10, 0);
-		uint16_t ic = (uint16_t)~p53_csum_fold(p53_csum_add(ip, 20, 0));
-		memcpy(ip + 10, &ic, 2);
-	}
 	memcpy(t, u, 2);
 	memcpy(u, u + 2, 2);
 	memcpy(u + 2, t, 2);
 	p53_put16(u + 4, ulen);
-
-	/* The UDP checksum from what the query left (addresses, ports, question) and what the
-	 * response wrote: the header, the lengths, the records after the question. */
 	uint16_t qe = q->question_end;
 	uint64_t s = p53_csum_add(d, P53_DNS_HDR_LEN, keep);
 	s = p53_csum_addc(s, (uint64_t)rte_cpu_to_be_16(ulen) * 2);
@@ -1124,5 +1096,57 @@ size_t p53_fast_reply(uint8_t *frame, const struct p53_pkt *pkt, uint16_t dns_le
 	if (c == 0)
 		c = 0xffff;             /* RFC 768: zero means no checksum */
 	memcpy(u + 6, &c, 2);
+}
+
+/* p53_fast_reply() over IPv6 (pkt.c p53_pkt_reply): swap MACs and addresses; version 6 with
+ * our traffic class and flow label (none), the payload length, hop limit 64. Out of line, as
+ * fast_parse6(). */
+static __attribute__((noinline)) size_t fast_reply6(uint8_t *frame, const struct p53_pkt *pkt,
+						    uint16_t dns_len, const struct p53_query *q,
+						    uint64_t keep)
+{
+	uint8_t *ip = frame + 14;
+	uint8_t t[16];
+
+	memcpy(t, frame, 6);
+	memcpy(frame, frame + 6, 6);
+	memcpy(frame + 6, t, 6);
+	memcpy(t, ip + 8, 16);
+	memcpy(ip + 8, ip + 24, 16);
+	memcpy(ip + 24, t, 16);
+	p53_put32(ip, 6u << 28);
+	p53_put16(ip + 4, (uint16_t)(8 + dns_len));
+	ip[7] = 64;
+	reply_udp(ip + 40, ip + 48, dns_len, q, keep);
+	return (size_t)pkt->dns_off + dns_len;
+}
+
+size_t p53_fast_reply(uint8_t *frame, const struct p53_pkt *pkt, uint16_t dns_len,
+		      const struct p53_query *q, uint64_t keep)
+{
+	if (__builtin_expect(pkt->ipv6, 0))
+		return fast_reply6(frame, pkt, dns_len, q, keep);
+	uint8_t *ip = frame + pkt->l3_off;
+	uint8_t *u = frame + pkt->l4_off;
+	uint8_t *d = frame + pkt->dns_off;
+	uint16_t ulen = (uint16_t)(8 + dns_len);
+	uint8_t t[6];
+	uint32_t addr;
+
+	/* pkt.c p53_pkt_reply(): swap MACs, addresses and ports; our TOS, ID, TTL, lengths. */
+	memcpy(t, frame, 6);
+	memcpy(frame, frame + 6, 6);
+	memcpy(frame + 6, t, 6);
+	memcpy(&addr, ip + 12, 4);
+	memcpy(ip + 12, ip + 16, 4);
+	memcpy(ip + 16, &addr, 4);
+	ip[1] = 0;
+	p53_put16(ip + 2, (uint16_t)(20 + ulen));
+	p53_put16(ip + 4, 0);
+	ip[8] = 64;
+	p53_put16(ip + 10, 0);
+	uint16_t ic = (uint16_t)~p53_csum_fold(p53_csum_add(ip, 20, 0));
+	memcpy(ip + 10, &ic, 2);
+	reply_udp(u, d, dns_len, q, keep);
 	return (size_t)pkt->dns_off + dns_len;
 }
