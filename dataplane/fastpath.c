@@ -885,32 +885,31 @@ static inline int bad_src4(const uint8_t a[4])
 	return a[0] == 0 || a[0] == 127 || a[0] >= 224;
 }
 
-int p53_fast_parse(const uint8_t *frame, uint16_t len, int verify, const uint8_t mac[6],
-		   const struct p53_pkt_addrs *addrs, struct p53_pkt *pkt, struct p53_query *q,
-		   uint64_t *keep)
+/* pkt.c bad_src6(): unspecified ::, loopback ::1, multicast ff00::/8 (RFC 4291 §2.5.2, §2.5.3,
+ * §2.7), and an IPv4-mapped address (§2.5.5.2) judged as IPv4. */
+static inline int bad_src6(const uint8_t a[16])
 {
-	/* Ethernet II, no tag, IPv4 without options (pkt.c p53_pkt_parse, p53_pkt_for_us). */
-	if (len < 14 + 20 + 8 + P53_DNS_HDR_LEN || p53_get16(frame + 12) != 0x0800 ||
-	    (frame[6] & 1) || memcmp(frame, mac, 6) != 0)
-		return 0;
-	const uint8_t *ip = frame + 14;
-	uint16_t total = p53_get16(ip + 2);
-	if (ip[0] != 0x45 || total > len - 14u || (p53_get16(ip + 6) & 0x3fffu) != 0 || ip[9] != 17 ||
-	    bad_src4(ip + 12))
-		return 0;
-	const uint8_t *u = ip + 20;
-	uint16_t ulen = p53_get16(u + 4);
-	if (ulen != total - 20u || ulen < 8 + P53_DNS_HDR_LEN || p53_get16(u + 2) != 53 ||
-	    p53_get16(u) == 0)
-		return 0;
-	uint32_t dst;
-	memcpy(&dst, ip + 16, 4);
-	uint16_t a;
-	for (a = 0; a < addrs->n4 && addrs->v4[a] != dst; a++)
-		;
-	if (a == addrs->n4)
-		return 0;
+	uint64_t hi, lo;
 
+	memcpy(&hi, a, 8);
+	memcpy(&lo, a + 8, 8);
+	lo = rte_be_to_cpu_64(lo);
+	if (a[0] == 0xff || (hi == 0 && lo <= 1))
+		return 1;
+	return hi == 0 && (lo >> 32) == 0xffffu && bad_src4(a + 12);
+}
+
+/*
+ * The UDP datagram at `u` (ulen bytes, inside the frame) of either family: the DNS query
+ * (dnsmsg.c p53_msg_parse for the fast shape) into `q`, the checksum verified when `verify`
+ * (a zero one is the caller's: "none" over IPv4, refused over IPv6), and *keep. `addr`: the
+ * pseudo-header's source and destination addresses, `alen` bytes (8 or 32, a constant at each
+ * call). Returns 1, or 0 with nothing written but `q`.
+ */
+static inline __attribute__((always_inline)) int fast_udp(const uint8_t *u, uint16_t ulen,
+							  const uint8_t *addr, size_t alen, int verify,
+							  struct p53_query *q, uint64_t *keep)
+{
 	/* DNS: a QUERY, one question, nothing else but one OPT (dnsmsg.c p53_msg_parse). */
 	const uint8_t *d = u + 8;
 	size_t dlen = (size_t)ulen - 8;
@@ -941,10 +940,12 @@ int p53_fast_parse(const uint8_t *frame, uint16_t len, int verify, const uint8_t
 	}
 	const uint8_t *qe = d + P53_DNS_HDR_LEN + nl;
 
-	/* The UDP checksum (RFC 768): what the reply keeps (addresses, protocol, ports, the
-	 * question) is summed apart, for the reply's checksum (p53_fast_reply). The question
-	 * starts at an even offset of the datagram; what follows it at the parity of its length. */
-	uint64_t k = p53_csum_add(ip + 12, 8, (uint64_t)rte_cpu_to_be_16(17));
+	/* The UDP checksum (RFC 768; RFC 8200 §8.1): what the reply keeps (addresses, protocol,
+	 * ports, the question) is summed apart, for the reply's checksum (p53_fast_reply). The
+	 * question starts at an even offset of the datagram; what follows it at the parity of its
+	 * length. The pseudo-header's lengths and next header are 16-bit words in IPv4's and
+	 * 32-bit ones with zero high halves in IPv6's: the same sum. */
+	uint64_t k = p53_csum_add(addr, alen, (uint64_t)rte_cpu_to_be_16(17));
 	k = p53_csum_add(u, 4, k);
 	k = p53_csum_add(d + P53_DNS_HDR_LEN, nl + 4, k);
 	if (verify && (u[6] | u[7]) != 0) {
@@ -960,16 +961,6 @@ int p53_fast_parse(const uint8_t *frame, uint16_t len, int verify, const uint8_t
 			return 0;
 	}
 	*keep = k;
-
-	pkt->l3_off = 14;
-	pkt->l4_off = 34;
-	pkt->dns_off = 42;
-	pkt->dns_len = (uint16_t)dlen;
-	pkt->ipv6 = 0;
-	pkt->vlan = 0;
-	memcpy(pkt->src_addr, ip + 12, 4);
-	memset(pkt->src_addr + 4, 0, sizeof(pkt->src_addr) - 4);
-	pkt->src_port = p53_get16(u);
 
 	q->id = p53_get16(d);
 	q->flags = flags;
@@ -998,9 +989,143 @@ int p53_fast_parse(const uint8_t *frame, uint16_t len, int verify, const uint8_t
 	return 1;
 }
 
+/*
+ * p53_fast_parse() for an IPv6 frame (pkt.c parse_ipv6): the fixed header and UDP right after
+ * it (an extension header, a fragment header included, leaves for the general checks, which
+ * drop it), the UDP checksum not zero (RFC 8200 §8.1: the general checks drop it and count
+ * it), to a service address. Out of line: IPv4 frames do not pay for its code.
+ */
+static __attribute__((noinline)) int fast_parse6(const uint8_t *frame, uint16_t len, int verify,
+						 const uint8_t mac[6], const struct p53_pkt_addrs *addrs,
+						 struct p53_pkt *pkt, struct p53_query *q, uint64_t *keep)
+{
+	if (len < 14 + 40 + 8 + P53_DNS_HDR_LEN || p53_get16(frame + 12) != 0x86dd ||
+	    (frame[6] & 1) || memcmp(frame, mac, 6) != 0)
+		return 0;
+	const uint8_t *ip = frame + 14;
+	uint16_t plen = p53_get16(ip + 4);
+	/* Any traffic class and flow label; payload length at most what the frame holds (the
+	 * rest is Ethernet padding); next header UDP. */
+	if ((ip[0] >> 4) != 6 || plen > len - 54u || ip[6] != 17 || bad_src6(ip + 8))
+		return 0;
+	const uint8_t *u = ip + 40;
+	uint16_t ulen = p53_get16(u + 4);
+	if (ulen != plen || ulen < 8 + P53_DNS_HDR_LEN || (u[6] | u[7]) == 0 ||
+	    p53_get16(u + 2) != 53 || p53_get16(u) == 0)
+		return 0;
+	uint16_t a;
+	for (a = 0; a < addrs->n6 && memcmp(addrs->v6[a], ip + 24, 16) != 0; a++)
+		;
+	if (a == addrs->n6 || !fast_udp(u, ulen, ip + 8, 32, verify, q, keep))
+		return 0;
+
+	pkt->l3_off = 14;
+	pkt->l4_off = 54;
+	pkt->dns_off = 62;
+	pkt->dns_len = (uint16_t)(ulen - 8);
+	pkt->ipv6 = 1;
+	pkt->vlan = 0;
+	memcpy(pkt->src_addr, ip + 8, 16);
+	pkt->src_port = p53_get16(u);
+	return 1;
+}
+
+int p53_fast_parse(const uint8_t *frame, uint16_t len, int verify, const uint8_t mac[6],
+		   const struct p53_pkt_addrs *addrs, struct p53_pkt *pkt, struct p53_query *q,
+		   uint64_t *keep)
+{
+	/* Ethernet II, no tag, IPv4 without options (pkt.c p53_pkt_parse, p53_pkt_for_us);
+	 * IPv6: fast_parse6(). */
+	if (len < 14 + 20 + 8 + P53_DNS_HDR_LEN)
+		return 0;
+	if (__builtin_expect(p53_get16(frame + 12) != 0x0800, 0))
+		return fast_parse6(frame, len, verify, mac, addrs, pkt, q, keep);
+	if ((frame[6] & 1) || memcmp(frame, mac, 6) != 0)
+		return 0;
+	const uint8_t *ip = frame + 14;
+	uint16_t total = p53_get16(ip + 2);
+	if (ip[0] != 0x45 || total > len - 14u || (p53_get16(ip + 6) & 0x3fffu) != 0 || ip[9] != 17 ||
+	    bad_src4(ip + 12))
+		return 0;
+	const uint8_t *u = ip + 20;
+	uint16_t ulen = p53_get16(u + 4);
+	if (ulen != total - 20u || ulen < 8 + P53_DNS_HDR_LEN || p53_get16(u + 2) != 53 ||
+	    p53_get16(u) == 0)
+		return 0;
+	uint32_t dst;
+	memcpy(&dst, ip + 16, 4);
+	uint16_t a;
+	for (a = 0; a < addrs->n4 && addrs->v4[a] != dst; a++)
+		;
+	if (a == addrs->n4 || !fast_udp(u, ulen, ip + 12, 8, verify, q, keep))
+		return 0;
+
+	pkt->l3_off = 14;
+	pkt->l4_off = 34;
+	pkt->dns_off = 42;
+	pkt->dns_len = (uint16_t)(ulen - 8);
+	pkt->ipv6 = 0;
+	pkt->vlan = 0;
+	memcpy(pkt->src_addr, ip + 12, 4);
+	memset(pkt->src_addr + 4, 0, sizeof(pkt->src_addr) - 4);
+	pkt->src_port = p53_get16(u);
+	return 1;
+}
+
+/* The UDP header and checksum of the reply, either family: ports swapped, the length, the
+ * checksum from what the query left (`keep`: addresses, ports, question) and what the
+ * response wrote (the header, the lengths, the records after the question). */
+static inline __attribute__((always_inline)) void reply_udp(uint8_t *u, const uint8_t *d,
+							    uint16_t dns_len,
+							    const struct p53_query *q, uint64_t keep)
+{
+	uint16_t ulen = (uint16_t)(8 + dns_len);
+	uint8_t t[2];
+
+	memcpy(t, u, 2);
+	memcpy(u, u + 2, 2);
+	memcpy(u + 2, t, 2);
+	p53_put16(u + 4, ulen);
+	uint16_t qe = q->question_end;
+	uint64_t s = p53_csum_add(d, P53_DNS_HDR_LEN, keep);
+	s = p53_csum_addc(s, (uint64_t)rte_cpu_to_be_16(ulen) * 2);
+	uint16_t r = p53_csum_fold(p53_csum_add(d + qe, (size_t)dns_len - qe, 0));
+	if (qe & 1)
+		r = (uint16_t)(r << 8 | r >> 8);
+	uint16_t c = (uint16_t)~p53_csum_fold(p53_csum_addc(s, r));
+	if (c == 0)
+		c = 0xffff;             /* RFC 768: zero means no checksum */
+	memcpy(u + 6, &c, 2);
+}
+
+/* p53_fast_reply() over IPv6 (pkt.c p53_pkt_reply): swap MACs and addresses; version 6 with
+ * our traffic class and flow label (none), the payload length, hop limit 64. Out of line, as
+ * fast_parse6(). */
+static __attribute__((noinline)) size_t fast_reply6(uint8_t *frame, const struct p53_pkt *pkt,
+						    uint16_t dns_len, const struct p53_query *q,
+						    uint64_t keep)
+{
+	uint8_t *ip = frame + 14;
+	uint8_t t[16];
+
+	memcpy(t, frame, 6);
+	memcpy(frame, frame + 6, 6);
+	memcpy(frame + 6, t, 6);
+	memcpy(t, ip + 8, 16);
+	memcpy(ip + 8, ip + 24, 16);
+	memcpy(ip + 24, t, 16);
+	p53_put32(ip, 6u << 28);
+	p53_put16(ip + 4, (uint16_t)(8 + dns_len));
+	ip[7] = 64;
+	reply_udp(ip + 40, ip + 48, dns_len, q, keep);
+	return (size_t)pkt->dns_off + dns_len;
+}
+
 size_t p53_fast_reply(uint8_t *frame, const struct p53_pkt *pkt, uint16_t dns_len,
 		      const struct p53_query *q, uint64_t keep)
 {
+	if (__builtin_expect(pkt->ipv6, 0))
+		return fast_reply6(frame, pkt, dns_len, q, keep);
 	uint8_t *ip = frame + pkt->l3_off;
 	uint8_t *u = frame + pkt->l4_off;
 	uint8_t *d = frame + pkt->dns_off;
@@ -1022,22 +1147,6 @@ size_t p53_fast_reply(uint8_t *frame, const struct p53_pkt *pkt, uint16_t dns_le
 	p53_put16(ip + 10, 0);
 	uint16_t ic = (uint16_t)~p53_csum_fold(p53_csum_add(ip, 20, 0));
 	memcpy(ip + 10, &ic, 2);
-	memcpy(t, u, 2);
-	memcpy(u, u + 2, 2);
-	memcpy(u + 2, t, 2);
-	p53_put16(u + 4, ulen);
-
-	/* The UDP checksum from what the query left (addresses, ports, question) and what the
-	 * response wrote: the header, the lengths, the records after the question. */
-	uint16_t qe = q->question_end;
-	uint64_t s = p53_csum_add(d, P53_DNS_HDR_LEN, keep);
-	s = p53_csum_addc(s, (uint64_t)rte_cpu_to_be_16(ulen) * 2);
-	uint16_t r = p53_csum_fold(p53_csum_add(d + qe, (size_t)dns_len - qe, 0));
-	if (qe & 1)
-		r = (uint16_t)(r << 8 | r >> 8);
-	uint16_t c = (uint16_t)~p53_csum_fold(p53_csum_addc(s, r));
-	if (c == 0)
-		c = 0xffff;             /* RFC 768: zero means no checksum */
-	memcpy(u + 6, &c, 2);
+	reply_udp(u, d, dns_len, q, keep);
 	return (size_t)pkt->dns_off + dns_len;
 }

@@ -77,16 +77,19 @@ void p53_fast_neg_build(const void *img, struct p53_fast_neg *t);
 
 /**
  * Read a received frame of the fast shape in one pass: Ethernet II without a tag, IPv4
- * without options, UDP to port 53, to our MAC and a service address, the UDP checksum right
- * (when `verify`), a QUERY with one question and at most one OPT, without options or with one
- * ECS option that edns_opt.c would accept (an invalid one: the general parser, FORMERR),
- * nothing after it. Fills `pkt` and `q` exactly as p53_pkt_parse() and p53_msg_parse() would, and
- * `keep`, the one's complement sum of what the reply keeps, for p53_fast_reply().
+ * without options or IPv6 without extension headers, UDP to port 53, to our MAC and a
+ * service address, the UDP checksum right (when `verify`; over IPv6 a zero one is always
+ * declined, RFC 8200 §8.1: the general checks drop and count it), a QUERY with one question
+ * and at most one OPT, without options or with one ECS option that edns_opt.c would accept
+ * (an invalid one: the general parser, FORMERR), nothing after it. Fills `pkt` and `q`
+ * exactly as p53_pkt_parse() and p53_msg_parse() would, and `keep`, the one's complement sum
+ * of what the reply keeps, for p53_fast_reply().
  *
  * @param verify  1: check the UDP checksum in software (the port gave no verdict); 0: the
  *                port verified it (the caller sends a frame the port found bad elsewhere)
- * @return 1, or 0: anything else (IPv6, a VLAN tag, other records, any error): the caller
- *         runs the general checks, which count what they drop. Nothing is written.
+ * @return 1, or 0: anything else (an IPv6 extension header, a VLAN tag, other records, any
+ *         error): the caller runs the general checks, which count what they drop. Nothing
+ *         is written to the frame.
  */
 int p53_fast_parse(const uint8_t *frame, uint16_t len, int verify, const uint8_t mac[6],
 		   const struct p53_pkt_addrs *addrs, struct p53_pkt *pkt, struct p53_query *q,

@@ -273,7 +273,7 @@ static uint16_t burst(struct p53_worker *w, const struct p53_replica *r, const s
 				   w->mac, &r->addrs, &pkt[i], &q[i], &keep[i])) {
 			ms[i] = FRAME_FAST;
 			q[i].src = pkt[i].src_addr;
-			q[i].src_v6 = 0;
+			q[i].src_v6 = pkt[i].ipv6;
 			if (img != NULL)
 				rte_prefetch0(p53_image_slots(img) + (q[i].hash & p53_image_hdr(img)->hash_mask));
 			continue;
