@@ -67,11 +67,22 @@ uint32_t p53_steer_lookup(const void *t, unsigned int src, const struct p53_stee
 	const struct p53_steer_b6 *b = (const struct p53_steer_b6 *)(base + s->off6);
 	const uint32_t *idx = (const uint32_t *)(base + s->idx6_off);
 	uint64_t hi = be64(cl->addr), lw = be64(cl->addr + 8);
-	uint32_t k = (uint32_t)(hi >> (64 - P53_STEER_IDX_BITS));
 	if (s->n6 == 0)
 		return P53_STEER_NOLOC << 8;
-	uint32_t lo = idx[k];
-	uint32_t n = (k + 1 < P53_STEER_IDX ? idx[k + 1] : s->n6 - 1) - lo + 1;
+	uint64_t g = hi - P53_STEER_IDX6_BASE;
+	uint32_t lo, last;
+	if (__builtin_expect(g < 1ull << 61, 1)) {     /* in 2000::/3 */
+		uint32_t k = (uint32_t)(g >> P53_STEER_IDX6_SHIFT);
+		lo = idx[k];
+		last = idx[k + 1];
+	} else if (hi < P53_STEER_IDX6_BASE) {
+		lo = 0;
+		last = idx[0];
+	} else {
+		lo = idx[P53_STEER_IDX];
+		last = s->n6 - 1;
+	}
+	uint32_t n = last - lo + 1;
 	while (n > 1) {
 		uint32_t half = n / 2;
 		const struct p53_steer_b6 *m = &b[lo + half];
@@ -186,18 +197,19 @@ int p53_steer_check(const void *t, size_t len, const char **why)
 			w = "prefix table outside the table";
 			goto bad;
 		}
-		/* The /16 indices: inside, each entry a block, never decreasing (the lookup's
+		/* The indices: inside, each entry a block, never decreasing (the lookup's
 		 * range idx[k]..idx[k + 1] must not wrap). */
 		for (int fam = 0; fam < 2; fam++) {
 			uint32_t nb = fam ? src->n6 : src->n4, io = fam ? src->idx6_off : src->idx4_off;
 			if (nb == 0)
 				continue;
-			if ((io & 3) != 0 || !inside(len, io, P53_STEER_IDX, 4)) {
+			uint32_t ni = fam ? P53_STEER_IDX6 : P53_STEER_IDX;
+			if ((io & 3) != 0 || !inside(len, io, ni, 4)) {
 				w = "prefix index outside the table";
 				goto bad;
 			}
 			const uint32_t *idx = (const void *)((const uint8_t *)t + io);
-			for (uint32_t k = 0; k < P53_STEER_IDX; k++)
+			for (uint32_t k = 0; k < ni; k++)
 				if (idx[k] >= nb || (k > 0 && idx[k] < idx[k - 1])) {
 					w = "prefix index out of order";
 					goto bad;

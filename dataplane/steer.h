@@ -22,7 +22,8 @@
  *     after the last step the record's fallback variant. Two sources have no blocks:
  *     P53_STEER_SRC_ANY (one location for every client: priority) and P53_STEER_SRC_CLIENT
  *     (the client's /24 or /56 hashed into P53_STEER_BUCKETS locations: weighted, sticky).
- *     Each family's blocks have a /16 index (P53_STEER_IDX entries) narrowing the search.
+ *     Each family's blocks have an index narrowing the search: IPv4 by /16, IPv6 by /19
+ *     inside 2000::/3.
  *   - variants: pre-encoded answer RRsets, laid out exactly as the image's (image.h: owner
  *     pointer C0 0C, then TYPE CLASS TTL RDLENGTH RDATA per record, then the covering RRSIGs
  *     the same way when the zone has a signing key), so writing one is a memcpy. Health is folded in at build time: a variant only names healthy targets, and a
@@ -50,21 +51,33 @@
 #define P53_STEER_NOLOC   0xffffffu   /* block with no location (24 bits) */
 
 /*
- * The index over a family's blocks: for each value k of an address's first 16 bits, the block
- * holding address k << 16 (IPv4) or k << 112 (IPv6), i.e. the last block starting at or below
- * it. The block of an address whose first 16 bits are k lies between idx[k] and idx[k + 1]
- * (the last block for k = 65535), so the binary search runs over that range only: a few
+ * The index over the IPv4 blocks: for each value k of an address's first 16 bits, the block
+ * holding address k << 16, i.e. the last block starting at or below it. The block of an
+ * address whose first 16 bits are k lies between idx[k] and idx[k + 1] (the last block for
+ * k = 65535), so the binary search runs over that range only: a few
  * blocks in a sparse table instead of log2(n) probes over all of them.
  */
 #define P53_STEER_IDX_BITS 16
 #define P53_STEER_IDX      (1u << P53_STEER_IDX_BITS)       /* uint32_t entries */
+
+/*
+ * The IPv6 index covers 2000::/3 (global unicast, where clients are) at /19 steps: entry k
+ * (0..P53_STEER_IDX) is the block holding P53_STEER_IDX6_BASE + k << 109, the last one
+ * (k = P53_STEER_IDX) that holding 4000::. An address in 2000::/3 searches idx[k]..idx[k + 1]
+ * with k its bits 3..18; one below 2000:: searches 0..idx[0], one from 4000:: on
+ * idx[P53_STEER_IDX]..n6 - 1. The leading 001 of every global address would otherwise use
+ * 3 of the 16 index bits, leaving 2001::/16 one index entry.
+ */
+#define P53_STEER_IDX6_BASE  0x2000000000000000ull         /* high half of 2000:: */
+#define P53_STEER_IDX6_SHIFT (64 - 3 - P53_STEER_IDX_BITS)  /* 45: bits 3..18 */
+#define P53_STEER_IDX6       (P53_STEER_IDX + 1)            /* uint32_t entries */
 
 struct p53_steer_src {
 	uint32_t n4, off4;              /* IPv4 blocks (struct p53_steer_b4) */
 	uint32_t n6, off6;              /* IPv6 blocks (struct p53_steer_b6) */
 	uint32_t n_locs;
 	uint32_t idx4_off;              /* uint32_t[P53_STEER_IDX] over the IPv4 blocks (n4 > 0) */
-	uint32_t idx6_off;              /* and over the IPv6 blocks (n6 > 0) */
+	uint32_t idx6_off;              /* uint32_t[P53_STEER_IDX6] over the IPv6 blocks (n6 > 0) */
 	uint32_t pad;
 };
 

@@ -938,10 +938,10 @@ void p53_steer_index6(const struct p53_steer_b6 *b, uint32_t n, uint32_t *idx)
 {
 	uint32_t j = 0;
 
-	for (uint32_t k = 0; k < P53_STEER_IDX; k++) {
-		uint64_t at = (uint64_t)k << (64 - P53_STEER_IDX_BITS);
-		/* b[j + 1] starts at or below k << 112: its high half below `at`, or equal with
-		 * a zero low half. */
+	for (uint32_t k = 0; k < P53_STEER_IDX6; k++) {
+		uint64_t at = P53_STEER_IDX6_BASE + ((uint64_t)k << P53_STEER_IDX6_SHIFT);
+		/* b[j + 1] starts at or below the address whose high half is `at` and low half
+		 * 0: its high half below `at`, or equal with a zero low half. */
 		while (j + 1 < n && (b[j + 1].hi < at || (b[j + 1].hi == at && b[j + 1].lo == 0)))
 			j++;
 		idx[k] = j;
@@ -1058,14 +1058,14 @@ void *p53_steer_build_signed(const struct p53_steer_conf *conf, const struct p53
 		h.src[k].n6 = s->src[k].n6;
 		h.src[k].off6 = (uint32_t)off;
 		off = al8(off + (size_t)s->src[k].n6 * sizeof(struct p53_steer_b6));
-		/* The /16 indices (steer.h), for a family with blocks. */
+		/* The indices (steer.h), for a family with blocks. */
 		if (s->src[k].n4 > 0) {
 			h.src[k].idx4_off = (uint32_t)off;
 			off += P53_STEER_IDX * sizeof(uint32_t);
 		}
 		if (s->src[k].n6 > 0) {
 			h.src[k].idx6_off = (uint32_t)off;
-			off += P53_STEER_IDX * sizeof(uint32_t);
+			off = al8(off + P53_STEER_IDX6 * sizeof(uint32_t));
 		}
 	}
 	if (off > UINT32_MAX) {

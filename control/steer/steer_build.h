@@ -122,8 +122,9 @@ void *p53_steer_build(const struct p53_steer_conf *conf, const struct p53_steer_
 		      bool up[][P53_STEER_MAX_POOL], size_t *len, char *err, size_t errlen);
 
 /**
- * The /16 index over a family's blocks (steer.h, P53_STEER_IDX entries into `idx`): for each
- * k, the last block starting at or below address k << 16 (IPv4) or k << 112 (IPv6). The
+ * The index over a family's blocks (steer.h): IPv4, P53_STEER_IDX entries into `idx`, for each
+ * k the last block starting at or below address k << 16; IPv6, P53_STEER_IDX6 entries, for
+ * each k the last block starting at or below 2000:: + k << 109 (k = P53_STEER_IDX: 4000::). The
  * blocks are sorted by start, as the compiler makes them. One pass; no allocation.
  */
 void p53_steer_index4(const struct p53_steer_b4 *b, uint32_t n, uint32_t *idx);

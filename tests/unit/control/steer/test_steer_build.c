@@ -23,7 +23,8 @@
 static void *table_of(const struct p53_steer_source *s)
 {
 	size_t idx = P53_STEER_IDX * sizeof(uint32_t);
-	size_t len = sizeof(struct p53_steer_hdr) + s->n4 * sizeof(*s->b4) + s->n6 * sizeof(*s->b6) + 2 * idx;
+	size_t len = sizeof(struct p53_steer_hdr) + s->n4 * sizeof(*s->b4) + s->n6 * sizeof(*s->b6) + idx +
+		     P53_STEER_IDX6 * sizeof(uint32_t);
 	uint8_t *t = calloc(1, len);
 	struct p53_steer_hdr *h = (void *)t;
 
@@ -156,7 +157,11 @@ static void test_index(void **state)
 		uint64_t hi = s.b6[i].hi, lo = s.b6[i].lo, x = rng_next(&r);
 		uint64_t probe[][2] = { {hi, lo}, {hi - (lo == 0), lo - 1}, {hi + (lo == ~0ull), lo + 1},
 					{hi | 0xffffffffffffull, ~0ull}, {hi & ~0xffffffffffffull, 0},
-					{(hi & ~0xffffffffffffull) - 1, ~0ull}, {x, x * 3} };
+					{(hi & ~0xffffffffffffull) - 1, ~0ull}, {x, x * 3},
+					{hi & ~0x1fffffffffffull, 0}, {(hi & ~0x1fffffffffffull) - 1, ~0ull},
+					{0x2000000000000000ull | (x >> 3), x}, {0x2000000000000000ull, 0},
+					{0x1fffffffffffffffull, ~0ull}, {0x4000000000000000ull, 0},
+					{0x3fffffffffffffffull, ~0ull}, {0, 0}, {~0ull, ~0ull} };
 		for (size_t k = 0; k < sizeof(probe) / sizeof(probe[0]); k++, n++) {
 			uint32_t got = look6(t, probe[k][0], probe[k][1]);
 			uint32_t want = linear6(&s, probe[k][0], probe[k][1]);
@@ -551,13 +556,13 @@ struct built {
 	struct p53_config cfg;
 	struct p53_steer_sources src;
 	void *t;
+	size_t len;
 };
 
 static void build_from(struct built *b, const char *yaml, const char *json,
 		       bool up[][P53_STEER_MAX_POOL])
 {
 	char err[1024], path[256];
-	size_t len;
 	FILE *f;
 
 	snprintf(path, sizeof(path), "%s/m.json", tmpdir);
@@ -573,7 +578,7 @@ static void build_from(struct built *b, const char *yaml, const char *json,
 		fail_msg("config: %s", err);
 	if (p53_steer_sources_load(&b->cfg.steer, &b->src, err, sizeof(err)) != 0)
 		fail_msg("sources: %s", err);
-	b->t = p53_steer_build(&b->cfg.steer, &b->src, up, &len, err, sizeof(err));
+	b->t = p53_steer_build(&b->cfg.steer, &b->src, up, &b->len, err, sizeof(err));
 	if (b->t == NULL)
 		fail_msg("build: %s", err);
 }
@@ -623,6 +628,43 @@ static const char *answer(const void *t, uint32_t rec, const char *ip, uint32_t 
 	      "        - {name: b, address: 10.0.0.2, pop: AMS}\n" \
 	      "        - {name: c, address: 10.0.0.3, pop: FRA}\n"
 #define MAP1 "[{\"networks\": [\"198.51.100.0/24\"], \"labels\": [\"FRA\", \"AMS\"]}]"
+
+/* p53_steer_check refuses an IPv6 index that would send a lookup outside the blocks or give it
+ * a range that wraps: an entry past the last block, entries out of order, an index whose
+ * P53_STEER_IDX6 entries do not fit (one that holds only P53_STEER_IDX does not). */
+static void test_check_index6(void **state)
+{
+	static bool up[2][P53_STEER_MAX_POOL];
+	struct built b;
+	const char *why = NULL;
+
+	(void)state;
+	build_from(&b, REC "      type: A\n      policy: [map]\n" POOL3,
+		   "[{\"networks\": [\"2001:db8::/32\"], \"labels\": [\"FRA\"]}]", up);
+	struct p53_steer_src *s = &((struct p53_steer_hdr *)b.t)->src[P53_STEER_SRC_MAP];
+	uint32_t *idx = (uint32_t *)(void *)((uint8_t *)b.t + s->idx6_off);
+	assert_int_equal(p53_steer_check(b.t, b.len, &why), 0);
+	assert_int_equal(s->n6, 3);                    /* gap, 2001:db8::/32, gap */
+	assert_int_equal(idx[P53_STEER_IDX], 2);       /* 4000:: is in the last gap */
+	assert_int_equal(look(b.t, "2001:db8::1"), LL(0, 32));
+	assert_int_equal(look(b.t, "2001:db9::1"), LL(P53_STEER_NOLOC, 32));
+
+	idx[P53_STEER_IDX] = 3;                        /* past the last block */
+	assert_int_not_equal(p53_steer_check(b.t, b.len, &why), 0);
+	assert_string_equal(why, "prefix index out of order");
+	idx[P53_STEER_IDX] = 1;                        /* below the entry before it */
+	assert_int_not_equal(p53_steer_check(b.t, b.len, &why), 0);
+	assert_string_equal(why, "prefix index out of order");
+	idx[P53_STEER_IDX] = 2;
+	assert_int_equal(p53_steer_check(b.t, b.len, &why), 0);
+	uint32_t off = s->idx6_off;
+	s->idx6_off = (uint32_t)(b.len - P53_STEER_IDX * sizeof(uint32_t));
+	assert_int_not_equal(p53_steer_check(b.t, b.len, &why), 0);
+	assert_string_equal(why, "prefix index outside the table");
+	s->idx6_off = off;
+	assert_int_equal(p53_steer_check(b.t, b.len, &why), 0);
+	built_free(&b);
+}
 
 /* all_down: what a record answers when every target is down; the default is every target. */
 static void test_all_down(void **state)
@@ -1081,6 +1123,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_lpm),
 		cmocka_unit_test(test_index),
+		cmocka_unit_test(test_check_index6),
 		cmocka_unit_test(test_great_circle),
 		cmocka_unit_test(test_bad_config),
 		cmocka_unit_test(test_probe_config),
