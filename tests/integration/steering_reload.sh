@@ -7,12 +7,14 @@
 # unreadable MMDB with its path while the running table keeps answering, and kxdpgun's fixed
 # load loses no query across STR_RELOADS reloads that flip the map between two versions.
 #
-# Environment: STR_SECONDS (kxdpgun run, default 12), STR_QPS (default 20000), STR_RELOADS
-# (default 10), STR_TOLERANCE (lost queries allowed over a baseline run, default 0).
+# Environment: STR_SECONDS (kxdpgun run, default 20), STR_QPS (default 20000), STR_RELOADS
+# (default 10), STR_TOLERANCE (lost queries allowed over a baseline run, default 0). The
+# reloads stop 3 s before the load ends (a slow, e.g. sanitizer, build may do fewer than
+# STR_RELOADS), and at least half of them must have run under the load.
 . "$(dirname "$0")/lib.sh"
 # shellcheck source=../../scripts/bench/lib.sh
 . "$SRC/scripts/bench/lib.sh" # bench_kxdpgun, bench_parse_kxdpgun, bench_xdp_off
-SECS=${STR_SECONDS:-12}
+SECS=${STR_SECONDS:-20}
 QPS=${STR_QPS:-20000}
 RELOADS=${STR_RELOADS:-10}
 TOLERANCE=${STR_TOLERANCE:-0}
@@ -196,8 +198,10 @@ run_load() {
 run_load "$TMP/load.out" &
 LOAD_PID=$!
 sleep 1.5 # kxdpgun has attached and is sending (bench_kxdpgun pauses 0.5 s first)
-fails=0 flips=()
+fails=0 flips=() done_n=0
+t_end=$(( $(date +%s) + SECS - 3 - 1 )) # the load started about 1.5 s ago
 for ((k = 1; k <= RELOADS; k++)); do
+	[ "$(date +%s)" -lt "$t_end" ] || break
 	if [ $((k % 2)) = 1 ]; then echo "$map_a" | putmap; else echo "$map_b" | putmap; fi
 	# niced: on the 2-core lab, kxdpgun and the worker come first
 	if ! nice -n 19 "$CTL" -s "$SOCK" steering reload >"$TMP/reload.out" 2>&1; then
@@ -207,11 +211,13 @@ for ((k = 1; k <= RELOADS; k++)); do
 	# kxdpgun's XDP program takes every UDP reply to ports 2000-65535 on the client veth
 	# while it runs: this query's source port is below that.
 	flips+=("$(nice -n 19 bash -c "$(declare -f q); CLIENT_NS=$CLIENT_NS V4=$V4 q rl.example.com A -b 192.0.2.1#1053" | cut -d' ' -f1)")
+	done_n=$k
 	sleep 0.2
 done
-check "$RELOADS steering reloads under load succeed" [ "$fails" -eq 0 ]
+check "$done_n steering reloads under load (at least $(( (RELOADS + 1) / 2 )) of $RELOADS) succeed" \
+	[ "$fails" -eq 0 -a "$done_n" -ge $(( (RELOADS + 1) / 2 )) ]
 want=
-for ((k = 1; k <= RELOADS; k++)); do want+="$([ $((k % 2)) = 1 ] && echo 10.0.0.4 || echo 10.0.0.2) "; done
+for ((k = 1; k <= done_n; k++)); do want+="$([ $((k % 2)) = 1 ] && echo 10.0.0.4 || echo 10.0.0.2) "; done
 expect "the client's answer followed each reload (FRA, LAX, ...)" "${want% }" "${flips[*]}"
 kill -0 "$LOAD_PID" 2>/dev/null
 check "the load was still running after the last reload" [ $? -eq 0 ]
@@ -226,7 +232,7 @@ if [ "$load_rc" = 0 ]; then
 		[ "$L_SENT" -ge $((QPS * SECS * 9 / 10)) ]
 	check "every reply NOERROR ($L_NOERR of $L_REPL)" [ "$L_NOERR" -eq "$L_REPL" ]
 	if [ "$L_LOST" -le "$TOLERANCE" ]; then
-		ok "every query answered across $RELOADS steering reloads ($L_REPL of $L_SENT)"
+		ok "every query answered across $done_n steering reloads ($L_REPL of $L_SENT)"
 	else
 		# The shared lab may drop some on its own: the same load without reloads decides.
 		run_load "$TMP/base.out"
