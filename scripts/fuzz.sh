@@ -7,7 +7,8 @@
 #
 # Usage: scripts/fuzz.sh [SECONDS_PER_TARGET] [TARGET...]
 #   SECONDS_PER_TARGET  default 60
-#   TARGET              fuzz_answer fuzz_dnsmsg fuzz_zone fuzz_ecs fuzz_cookie (default: all)
+#   TARGET              fuzz_answer fuzz_dnsmsg fuzz_zone fuzz_ecs fuzz_cookie fuzz_xfr
+#                       (default: all)
 # Environment: BUILD (default build-fuzz), OUT (default $BUILD/fuzz-out), CPU (taskset CPU,
 # default 1). Exit status: 0 when no target crashed.
 set -euo pipefail
@@ -19,7 +20,7 @@ CPU=${CPU:-1}
 SECS=${1:-60}
 shift || true
 TARGETS=("$@")
-[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(fuzz_answer fuzz_dnsmsg fuzz_zone fuzz_ecs fuzz_cookie)
+[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(fuzz_answer fuzz_dnsmsg fuzz_zone fuzz_ecs fuzz_cookie fuzz_xfr)
 
 command -v clang >/dev/null || { echo "fuzz.sh: clang is needed (scripts/deps.sh installs it)" >&2; exit 2; }
 if [ ! -f "$BUILD/build.ninja" ]; then
@@ -36,6 +37,7 @@ max_len() {
 	fuzz_zone) echo 4096 ;;
 	fuzz_ecs) echo 64 ;;
 	fuzz_cookie) echo 128 ;;
+	fuzz_xfr) echo 16384 ;;
 	esac
 }
 

@@ -744,7 +744,7 @@ static void *layout(struct build *s, size_t *len)
 		.n_nodes = (uint32_t)b->n_nodes,
 		.n_rrsets = (uint32_t)s->n_rrsets,
 		.hash_mask = s->hash_mask,
-		.n_records = (uint32_t)s->n_kept,
+		.n_records = (uint32_t)(s->n_kept - s->n_ignored),
 	};
 	for (size_t i = 0; i < b->n_nodes; i++)
 		if (b->nodes[i].labels > h.max_labels)

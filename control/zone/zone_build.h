@@ -112,6 +112,7 @@ struct build {
 	uint32_t *rs_sig;               /* first RRSIG record covering each RRset (sig_count) */
 	size_t n_rrsets, rrsets_cap, rs_rec_cap;
 	size_t n_kept;                  /* records after duplicate removal */
+	size_t n_ignored;               /* of those, RRSIGs that cover no RRset (dnssec_build.c) */
 	uint64_t *slots;
 	uint32_t hash_mask;
 	uint32_t *adds;

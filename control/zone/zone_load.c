@@ -365,6 +365,16 @@ static int add_rr(struct pctx *c, ldns_rr *rr, struct p53_zb_rec *where)
 
 	if (ldns_rr_get_class(rr) == LDNS_RR_CLASS_IN && ldns_rdf_get_type(owner) != LDNS_RDF_TYPE_DNAME)
 		return p53_zb_rec_err(b, where, "bad owner name");
+	/* ldns reads a record from the wire with fewer fields than its type has (a DNAME or an
+	 * MX cut short, RDLENGTH 0): such a record is not one (a DNAME without a target made an
+	 * image that fails p53_image_check; fuzz_xfr). Types ldns does not know keep any RDATA
+	 * (RFC 3597). */
+	const ldns_rr_descriptor *desc = ldns_rr_descript(ldns_rr_get_type(rr));
+	if (desc != NULL && desc->_name != NULL && ldns_rr_get_class(rr) == LDNS_RR_CLASS_IN &&
+	    ldns_rr_rd_count(rr) < ldns_rr_descriptor_minimum(desc)) {
+		return p53_zb_rec_err(b, where, "%s record with %zu of its %zu RDATA fields",
+				      desc->_name, ldns_rr_rd_count(rr), ldns_rr_descriptor_minimum(desc));
+	}
 	rc = rr_check(c, where, (uint16_t)ldns_rr_get_class(rr), (uint16_t)ldns_rr_get_type(rr),
 		      ldns_rdf_data(owner), olen, name);
 	if (rc <= 0)
@@ -925,6 +935,8 @@ static int wire_rdata(uint16_t type, const uint8_t *rd, size_t rdlen, uint8_t *c
  * same checks as a file's records (rr_check, rr_store); the Nth record is "line" N in
  * messages. The common types are taken from the wire as they are (wire_rdata), the others
  * through ldns (add_rr): a million records read back out of an image cost no ldns object.
+ * POP53_ZONE_SCANNER=ldns (c->fast off) sends every record through ldns: the fuzz_xfr target
+ * compares the two readers that way.
  */
 static int load_wire(struct pctx *c, const uint8_t *rrs, size_t len, uint16_t file)
 {
@@ -939,7 +951,7 @@ static int load_wire(struct pctx *c, const uint8_t *rrs, size_t len, uint16_t fi
 	for (uint32_t i = 0; pos < len; i++) {
 		struct p53_zb_rec at = { .file = file, .line = i + 1 };
 		int ol = p53_name_len(rrs + pos, len - pos);
-		if (ol > 0 && pos + (size_t)ol + 10 <= len) {
+		if (c->fast && ol > 0 && pos + (size_t)ol + 10 <= len) {
 			const uint8_t *w = rrs + pos + ol;
 			uint16_t type = (uint16_t)(w[0] << 8 | w[1]), cls = (uint16_t)(w[2] << 8 | w[3]);
 			uint32_t ttl = (uint32_t)w[4] << 24 | (uint32_t)w[5] << 16 | (uint32_t)w[6] << 8 | w[7];
@@ -985,6 +997,10 @@ int p53_zone_load(struct p53_zb *b, uint32_t z)
 		snprintf(where, sizeof(where), "%s:%d", src->cfg_file, src->cfg_line);
 	else
 		snprintf(where, sizeof(where), "%s:0", src->file ? src->file : "(null)");
+	/* POP53_ZONE_SCANNER=ldns: every line (every record in memory) through ldns, for
+	 * comparing the two (the fuzz_zone and fuzz_xfr targets do) and as a way around a bug of
+	 * the fast paths. */
+	c.fast = scanner == NULL || strcmp(scanner, "ldns") != 0;
 	if (src->rrs != NULL) {
 		/* Room for about as many records and owners as the bytes hold (a big zone's
 		 * records average 36 bytes), so the arrays and the node map are not regrown and
@@ -1012,9 +1028,6 @@ int p53_zone_load(struct p53_zb *b, uint32_t z)
 		return p53_zb_err(b, where, "zone '%s': cannot open '%s': %s", src->name, src->file,
 				  errno == EINVAL ? "not a regular file" : strerror(errno));
 	id = p53_zb_file_add(b, src->file);
-	/* POP53_ZONE_SCANNER=ldns: every line through ldns, for comparing the two (the fuzz_zone
-	 * target does) and as a way around a fast-scanner bug. */
-	c.fast = scanner == NULL || strcmp(scanner, "ldns") != 0;
 	c.wire = ldns_buffer_new(1024);
 	c.canon = ldns_buffer_new(1024);
 	c.origin = ldns_rdf_new_frm_data(LDNS_RDF_TYPE_DNAME, zn->name_len, b->names + zn->name_off);

@@ -12,12 +12,16 @@ are committed. Existing files are left as they are, so seeds that found somethin
                   fuzz_cookie.c's fixed secret and clock accept
   fuzz_zone.in    master files for fuzz.test.: every record type and case the compiler knows,
                   and broken ones
+  fuzz_xfr.in     record streams as a transfer leaves them (uncompressed wire, one record
+                  after another): the repository's zones (signed ones too) moved to fuzz.test.,
+                  in mixed case, and records the wire reader must leave to ldns
 """
 import os
 import struct
 import sys
 
 import dns.edns
+import dns.exception
 import dns.message
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -234,4 +238,80 @@ put("fuzz_zone", "fast-scanner.zone", FAST)
 put("fuzz_zone", "fast-scanner-cr-after-blank.zone", "@ 300 IN SOA ns1 hm 1 2 3 4 5\n  ; c\n\n\rost 0300 in a 192.0.2.2\n")
 for i, line in enumerate(FAST_BAD):
     put("fuzz_zone", "fast-scanner-bad%d.zone" % i, FAST + "\n" + line)
+
+
+# fuzz_xfr: zones as a transfer hands them to the compiler (control/xfr/rrs.h).
+def xfr_stream(text, origin, mixed=False):
+    """The zone's records as uncompressed wire, SOA first, owners moved from origin to fuzz.test.;
+    mixed: upper-case letters in owners and in the names of NS CNAME PTR MX DNAME RDATA."""
+    import dns.name
+    import dns.zone
+    org = dns.name.from_text(origin)
+    target = dns.name.from_text("fuzz.test.")
+    soa, rest = [], []
+    z = dns.zone.from_text(text, origin=origin, relativize=False, check_origin=False)
+    for owner, rds in z.iterate_rdatasets():
+        if owner.is_subdomain(org):
+            owner = owner.relativize(org).derelativize(target)
+        for rd in rds:
+            w, rdw = owner.to_wire(), rd.to_wire()
+            if mixed:
+                w = bytes(c ^ 0x20 if 0x61 <= c <= 0x7a and i % 2 else c for i, c in enumerate(w))
+                if rds.rdtype in (2, 5, 12, 15, 39):
+                    rdw = bytes(c ^ 0x20 if 0x61 <= c <= 0x7a and i % 3 == 0 else c
+                                for i, c in enumerate(rdw))
+            rr = w + struct.pack(">HHIH", rds.rdtype, 1, rds.ttl, len(rdw)) + rdw
+            (soa if rds.rdtype == 6 else rest).append(rr)
+    return b"".join(soa + rest)
+
+
+def zone_text(path):
+    with open(path) as f:
+        return f.read()
+
+
+ROOT = os.path.join(HERE, "..", "..")
+XFR_ZONES = [("example-com", os.path.join(ROOT, "zones", "example.com.zone"), "example.com."),
+             ("signed-example-com", os.path.join(ROOT, "tests", "unit", "control", "zones", "example.com.zone"), "example.com."),
+             ("nsec", os.path.join(ROOT, "tests", "unit", "dataplane", "zones", "nsec.test.zone"), "nsec.test."),
+             ("tc", os.path.join(ROOT, "tests", "integration", "zones", "tc.test.zone"), "tc.test."),
+             ("large", os.path.join(ROOT, "tests", "integration", "zones", "large.test.zone"), "large.test.")]
+for tag, path, origin in XFR_ZONES:
+    text = zone_text(path)
+    try:
+        xfr_stream(text, origin)
+    except dns.exception.DNSException as e:  # dnspython refuses what pop53 may take
+        print("fuzz_xfr: %s left out: %s" % (path, e))
+        continue
+    put("fuzz_xfr", tag + ".rrs", xfr_stream(text, origin))
+    put("fuzz_xfr", tag + "-mixed-case.rrs", xfr_stream(text, origin, mixed=True))
+full = xfr_stream(ZONE, "fuzz.test.")
+put("fuzz_xfr", "full.rrs", full)
+put("fuzz_xfr", "full-mixed-case.rrs", xfr_stream(ZONE, "fuzz.test.", mixed=True))
+# Records the wire reader declines (wrong RDATA sizes, compression pointers, trailing bytes,
+# other classes), each after the full zone so the rest compiles.
+APEX = b"\x04fuzz\x04test\x00"
+WWW = b"\x03www" + APEX
+EDGE = {
+    "a-short": WWW + struct.pack(">HHIH", 1, 1, 300, 3) + b"\x01\x02\x03",
+    "a-empty": WWW + struct.pack(">HHIH", 1, 1, 300, 0),
+    "aaaa-long": WWW + struct.pack(">HHIH", 28, 1, 300, 17) + bytes(17),
+    "ns-pointer": APEX + struct.pack(">HHIH", 2, 1, 300, 2) + b"\xc0\x00",
+    "ns-trailing": APEX + struct.pack(">HHIH", 2, 1, 300, 4) + b"\x01a\x00\x00",
+    "mx-short": APEX + struct.pack(">HHIH", 15, 1, 300, 1) + b"\x00",
+    "txt-empty": WWW + struct.pack(">HHIH", 16, 1, 300, 0),
+    "txt-overrun": WWW + struct.pack(">HHIH", 16, 1, 300, 2) + b"\x05a",
+    "rrsig-no-sig": WWW + struct.pack(">HHIH", 46, 1, 300, 18 + len(APEX)) + bytes(18) + APEX,
+    "rrsig": WWW + struct.pack(">HHIH", 46, 1, 300, 18 + len(APEX) + 4) + bytes(18) + b"\x04FUZZ\x04test\x00" + b"sig!",
+    "srv-upper": b"\x04_sip\x04_udp" + APEX + struct.pack(">HHIH", 33, 1, 300, 6 + len(WWW)) + b"\x00\x01\x00\x02\x13\xc4" + WWW.upper(),
+    "soa-upper": APEX + struct.pack(">HHIH", 6, 1, 300, 2 * len(APEX) + 20) + APEX.upper() + APEX + bytes(20),
+    "class-ch": WWW + struct.pack(">HHIH", 1, 3, 300, 4) + b"\x01\x02\x03\x04",
+    "owner-pointer": b"\xc0\x00" + struct.pack(">HHIH", 1, 1, 300, 4) + b"\x01\x02\x03\x04",
+    "dname-upper": b"\x03OLD" + APEX + struct.pack(">HHIH", 39, 1, 300, len(WWW)) + WWW.upper(),
+    "rrsig-alone": b"\x05alone" + APEX + struct.pack(">HHIH", 46, 1, 300, 18 + len(APEX) + 4) + b"\x00\x01" + bytes(16) + APEX + b"sig!",
+    "generic": WWW + struct.pack(">HHIH", 65280, 1, 300, 3) + b"abc",
+    "truncated": WWW + struct.pack(">HHIH", 1, 1, 300, 4) + b"\x01",
+}
+for tag, rr in EDGE.items():
+    put("fuzz_xfr", "edge-" + tag + ".rrs", full + rr)
 print("corpora written under", HERE)

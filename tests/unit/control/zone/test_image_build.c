@@ -198,7 +198,8 @@ static void test_image_apex_soa_and_zone(void **state)
 	assert_memory_equal(p53_image_name(img, z0->name_off), "\7example\3com", 13);
 	assert_int_equal(z0->soa, p53_image_node_rrset(img, apex, LDNS_RR_TYPE_SOA));
 	assert_int_equal(p53_image_rrset(img, z0->soa)->flags, P53_RRSET_COMPRESS);
-	assert_int_equal(p53_image_hdr(img)->n_records, 44);
+	/* 44 records, one an RRSIG covering no RRset at its owner (ignored, not counted). */
+	assert_int_equal(p53_image_hdr(img)->n_records, 43);
 	/* The deepest name: deep.ns.sub.example.com. (5 labels); walks start there. */
 	assert_int_equal(p53_image_hdr(img)->max_labels, 5);
 	free(img);
@@ -582,6 +583,9 @@ static void test_image_dnssec_warnings(void **state)
 	}
 	assert_int_equal(p53_image_zone(img, 0)->dnssec, P53_ZONE_SIGNED | P53_ZONE_NSEC);
 	assert_int_equal(p53_image_zone(img, 0)->sig_expire, 1577836800u); /* 2020-01-01 */
+	/* Six records, the RRSIG that covers nothing ignored: five in the image (fuzz_xfr found
+	 * the image counting it, so its records read back compiled to another header). */
+	assert_int_equal(p53_image_hdr(img)->n_records, 5);
 	free(img);
 }
 
@@ -650,6 +654,66 @@ static void test_image_include_after_short_line(void **state)
 	remove_files(ok);
 	assert_non_null(img);
 	free(img);
+}
+
+/* Append one uncompressed wire record to buf at *n. */
+static void wire_rr(uint8_t *buf, size_t *n, const char *owner, uint16_t type, const void *rd,
+		    uint16_t rdlen)
+{
+	size_t ol = wire(owner, buf + *n);
+	uint8_t *p = buf + *n + ol;
+
+	p[0] = (uint8_t)(type >> 8);
+	p[1] = (uint8_t)type;
+	p[2] = 0;
+	p[3] = 1;
+	p[4] = p[5] = 0;
+	p[6] = 1;
+	p[7] = 0x2c;
+	p[8] = (uint8_t)(rdlen >> 8);
+	p[9] = (uint8_t)rdlen;
+	memcpy(p + 10, rd, rdlen);
+	*n += ol + 10 + rdlen;
+}
+
+/*
+ * Records in memory (a transfer's) that ldns reads with fewer RDATA fields than their type
+ * has: refused at the record, by the wire reader and by ldns alike. fuzz_xfr found a DNAME of
+ * RDLENGTH 0 compiled into an image that p53_image_check refuses (tests/fuzz/fuzz_xfr.in/
+ * crash-dname-empty.rrs); an MX cut after its preference is the same case.
+ */
+static void test_image_rrs_short_rdata(void **state)
+{
+	static const uint8_t soa[] = "\2ns\0\2hm\0\0\0\0\1\0\0\0\2\0\0\0\3\0\0\0\4\0\0\0\5";
+	static const struct {
+		uint16_t type;
+		const char *rd;
+		uint16_t rdlen;
+		const char *err;
+	} rows[] = {
+		{ 39, "", 0, "xfr:3: DNAME record with 0 of its 1 RDATA fields" },
+		{ 5, "", 0, "xfr:3: CNAME record with 0 of its 1 RDATA fields" },
+		{ 15, "\0\12", 2, "xfr:3: MX record with 1 of its 2 RDATA fields" },
+		{ 6, "\2ns\0", 4, "xfr:3: SOA record with 1 of its 7 RDATA fields" },
+	};
+	(void)state;
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		for (int l = 0; l < 2; l++) {
+			uint8_t buf[512];
+			size_t n = 0, len;
+			char err[512] = "";
+			wire_rr(buf, &n, "example.com.", 6, soa, sizeof(soa) - 1);
+			wire_rr(buf, &n, "www.example.com.", 1, "\300\0\2\1", 4);
+			wire_rr(buf, &n, "old.example.com.", rows[i].type, rows[i].rd, rows[i].rdlen);
+			struct p53_zone_src z = { .name = "example.com.", .file = "xfr", .rrs = buf, .rrs_len = n };
+			if (l)
+				setenv("POP53_ZONE_SCANNER", "ldns", 1);
+			void *img = p53_image_build(&z, 1, &len, err, sizeof(err), NULL, NULL);
+			unsetenv("POP53_ZONE_SCANNER");
+			if (img != NULL || strcmp(err, rows[i].err) != 0)
+				fail_msg("row %zu (%s): '%s', wanted '%s'", i, l ? "ldns" : "wire", err, rows[i].err);
+		}
+	}
 }
 
 static void test_image_zone_config_errors(void **state)
@@ -751,6 +815,7 @@ int main(void)
 		cmocka_unit_test(test_image_include_after_short_line),
 		cmocka_unit_test(test_image_include_origin),
 		cmocka_unit_test(test_image_fifo_refused),
+		cmocka_unit_test(test_image_rrs_short_rdata),
 	};
 
 	return cmocka_run_group_tests(tests, setup_tmp, teardown_tmp);

@@ -1,0 +1,191 @@
+/*
+ * Fuzz target for the records of a zone transfer as the zone compiler reads them: the input is
+ * a record stream for zone fuzz.test. in the form a transfer leaves it (struct p53_rrs,
+ * control/xfr/rrs.h: uncompressed wire records one after another, OWNER TYPE CLASS TTL
+ * RDLENGTH RDATA), what an AXFR or an IXFR applied in place hands to the compiler
+ * (p53_zone_src.rrs).
+ *
+ * The compiler reads A AAAA NS CNAME PTR DNAME MX SRV SOA TXT RRSIG straight from the wire
+ * (control/zone/zone_load.c load_wire, wire_rdata) and every other or malformed record through
+ * ldns_wire2rr. Each input is compiled twice, that way and with every record through ldns
+ * (POP53_ZONE_SCANNER=ldns): both must reject it with the same message (the Nth record is
+ * "line" N in both) or build the same image, with the same warnings. One reader accepting a
+ * record the other rejects, or storing other bytes or another canonical form, aborts.
+ *
+ * An image built is then read back into records (p53_image_zones_rrs, what an IXFR is applied
+ * to and what pop53 serves downstream) and compiled again: the same image again, and it passes
+ * p53_image_check(). One exception, known and left as it is: an RRSIG that covers no RRset of
+ * its owner is ignored (with a warning) and not in the image, but its owner's node is, so a
+ * name that owned only such RRSIGs exists (NODATA) in the first image and not in the second
+ * (NXDOMAIN). For those inputs the second image must equal the third (a read-back is stable).
+ *
+ * libFuzzer build: scripts/fuzz.sh. Without a fuzzer, main() (fuzz_main.h) replays
+ * tests/fuzz/fuzz_xfr.in/ (records of real transfers, tests/fuzz/make_corpus.py) plus
+ * deterministic mutations.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "control/xfr/rrs.h"
+#include "control/zone/image_build.h"
+#include "dataplane/image.h"
+
+#define FUZZ_NAME "fuzz_xfr"
+#define FUZZ_MAX_LEN 16384
+
+static unsigned long long compiled, rejected;
+
+/* Warnings of one compile, one after another (cut at the buffer's end). */
+struct warns {
+	char text[4096];
+	size_t len;
+};
+
+static void collect(void *arg, const char *msg)
+{
+	struct warns *w = arg;
+	int n = snprintf(w->text + w->len, sizeof(w->text) - w->len, "%s\n", msg);
+
+	if (n > 0)
+		w->len += (size_t)n < sizeof(w->text) - w->len ? (size_t)n : sizeof(w->text) - 1 - w->len;
+}
+
+static void dump(const uint8_t *data, size_t size)
+{
+	fprintf(stderr, "input: \"");
+	for (size_t i = 0; i < size; i++)
+		fprintf(stderr, "\\x%02x", data[i]);
+	fprintf(stderr, "\"\n");
+}
+
+struct outcome {
+	void *img;
+	size_t len;
+	char err[1024];
+	struct warns w;
+};
+
+static void build(struct outcome *o, const uint8_t *rrs, size_t len, int ldns_only)
+{
+	struct p53_zone_src z = {.name = "fuzz.test.", .file = "xfr", .rrs = rrs, .rrs_len = len};
+
+	memset(o, 0, sizeof(*o));
+	if (ldns_only)
+		setenv("POP53_ZONE_SCANNER", "ldns", 1);
+	o->img = p53_image_build(&z, 1, &o->len, o->err, sizeof(o->err), collect, &o->w);
+	if (ldns_only)
+		unsetenv("POP53_ZONE_SCANNER");
+}
+
+static int same(const struct outcome *a, const struct outcome *b)
+{
+	if ((a->img == NULL) != (b->img == NULL) || strcmp(a->w.text, b->w.text) != 0)
+		return 0;
+	if (a->img == NULL)
+		return strcmp(a->err, b->err) == 0;
+	return a->len == b->len && memcmp(a->img, b->img, a->len) == 0;
+}
+
+static void differ(const char *what, const struct outcome *a, const struct outcome *b,
+		   const uint8_t *data, size_t size)
+{
+	fprintf(stderr, "%s:\n  wire: %s\n%s  ldns: %s\n%s", what,
+		a->img == NULL ? a->err : "compiled", a->w.text,
+		b->img == NULL ? b->err : "compiled", b->w.text);
+	dump(data, size);
+	abort();
+}
+
+/* Did the compile drop RRSIGs (covering no RRset, or too short to cover anything)? */
+static int rrsigs_dropped(const struct outcome *o, const uint8_t *rrs, size_t len)
+{
+	struct p53_rrs r = { .buf = (uint8_t *)rrs, .len = len, .cap = len };
+	struct p53_rr_view v;
+	size_t pos = 0;
+
+	if (strstr(o->w.text, "does not have: ignored") != NULL ||
+	    strstr(o->w.text, "cover no RRset") != NULL)
+		return 1;
+	while (p53_rrs_next(&r, &pos, &v) == 1)
+		if (v.type == 46 && v.rdlen < 2)
+			return 1;
+	return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static struct outcome wire, ldns, again;
+
+	if (size > FUZZ_MAX_LEN)
+		return 0;
+	/* A copy of exactly `size` bytes, so ASAN sees any read past the stream. */
+	uint8_t *rrs = malloc(size ? size : 1);
+	if (rrs == NULL)
+		abort();
+	memcpy(rrs, data, size);
+	build(&wire, rrs, size, 0);
+	build(&ldns, rrs, size, 1);
+	if (!same(&wire, &ldns))
+		differ("the wire reader and ldns differ", &wire, &ldns, data, size);
+	free(ldns.img);
+	int dropped = wire.img != NULL && rrsigs_dropped(&wire, rrs, size);
+	free(rrs);
+	if (wire.img == NULL) {
+		if (wire.err[0] == '\0')
+			abort(); /* a failure always says why */
+		rejected++;
+		return 0;
+	}
+	compiled++;
+	const char *why = NULL;
+	if (p53_image_check(wire.img, wire.len, &why) != 0) {
+		fprintf(stderr, "the image fails p53_image_check: %s\n", why ? why : "?");
+		dump(data, size);
+		abort();
+	}
+
+	/* Read back out of the image (an IXFR's base, what is served downstream): the same image
+	 * again, through the wire reader and through ldns. */
+	struct p53_rrs back = {0}, *outs[1] = {&back};
+	if (p53_image_zones_rrs(wire.img, outs) != 0)
+		abort();
+	if (dropped) {
+		/* The reference is the image of the records read back (see the top). */
+		build(&again, back.buf, back.len, 0);
+		p53_rrs_free(&back);
+		if (again.img == NULL || p53_image_zones_rrs(again.img, outs) != 0) {
+			fprintf(stderr, "records read back out of the image do not compile: %s\n", again.err);
+			dump(data, size);
+			abort();
+		}
+		free(wire.img);
+		wire.img = again.img;
+		wire.len = again.len;
+	}
+	for (int l = 0; l < 2; l++) {
+		build(&again, back.buf, back.len, l);
+		/* Out-of-zone records were dropped on the first pass: their warnings too. */
+		if (again.img == NULL || again.len != wire.len || memcmp(again.img, wire.img, wire.len) != 0) {
+			size_t at = 0;
+			while (again.img != NULL && at < wire.len && at < again.len &&
+			       ((uint8_t *)again.img)[at] == ((uint8_t *)wire.img)[at])
+				at++;
+			fprintf(stderr, "records read back out of the image (%s) compile to another image: "
+				"%s (%zu bytes, then %zu; first difference at byte %zu)\n", l ? "ldns" : "wire",
+				again.img == NULL ? again.err : "differs", wire.len, again.len, at);
+			dump(data, size);
+			abort();
+		}
+		free(again.img);
+	}
+	p53_rrs_free(&back);
+	free(wire.img);
+	return 0;
+}
+
+#define FUZZ_REPORT() printf(", %llu compiled, %llu rejected with a reason", compiled, rejected)
+#include "fuzz_main.h"
