@@ -647,7 +647,12 @@ void p53_xfr_job_run(struct p53_xfr_job *j)
 		refresh(j);
 		break;
 	case P53_JOB_WRITE:
-		j->outcome = p53_store_write(j->path, j->zone, &j->rrs, j->err, sizeof(j->err)) == 0
+		/* The journal first: a crash before the copy is renamed leaves a journal one step
+		 * ahead, which the next start cuts back to the copy's serial (journal.h). */
+		j->outcome = (j->jpath == NULL ||
+			      p53_journal_write(j->jpath, j->apex, j->apex_len, j->jsteps, j->n_jsteps,
+						j->err, sizeof(j->err)) == 0) &&
+			     p53_store_write(j->path, j->zone, &j->rrs, j->err, sizeof(j->err)) == 0
 			     ? P53_XFR_DONE : P53_XFR_FAILED;
 		p53_rrs_free(&j->rrs);
 		break;
@@ -666,6 +671,10 @@ void p53_xfr_job_free(struct p53_xfr_job *j)
 	p53_rrs_free(&j->rrs);
 	p53_ixfr_free(&j->diff);
 	free(j->path);
+	free(j->jpath);
+	for (size_t i = 0; i < j->n_jsteps; i++)
+		p53_jstep_put(j->jsteps[i]);
+	free(j->jsteps);
 	for (int i = 0; i < j->n_peers; i++)
 		memset(j->peers[i].key.secret, 0, sizeof(j->peers[i].key.secret));
 	free(j);

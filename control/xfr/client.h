@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "control/xfr/conf.h"
+#include "control/xfr/journal.h"
 #include "control/xfr/rrs.h"
 
 struct p53_xfr_peer {
@@ -28,8 +29,10 @@ struct p53_xfr_peer {
 
 enum p53_xfr_job_kind {
 	P53_JOB_REFRESH = 0,            /* SOA check, then IXFR/AXFR when needed */
-	P53_JOB_WRITE,                  /* write the disk copy (control/xfr/store.c) */
-	P53_JOB_REMOVE,                 /* delete the disk copy (catalog member removed) */
+	P53_JOB_WRITE,                  /* write the journal file, then the disk copy
+					   (control/xfr/journal.c, store.c) */
+	P53_JOB_REMOVE,                 /* delete the disk copy and its journal (catalog member
+					   removed) */
 };
 
 enum p53_xfr_outcome {
@@ -61,6 +64,10 @@ struct p53_xfr_job {
 	/* WRITE / REMOVE in */
 	char *path;                     /* malloc'd */
 	struct p53_rrs rrs;             /* WRITE: the content (REFRESH: FULL result) */
+	char *jpath;                    /* WRITE: the journal file (malloc'd) */
+	struct p53_jstep **jsteps;      /* WRITE: the journal's steps up to rrs' serial, a
+					   reference held on each (malloc'd array) */
+	size_t n_jsteps;
 
 	/* out */
 	enum p53_xfr_outcome outcome;

@@ -1,8 +1,20 @@
-/* The IXFR history of a zone; see journal.h. */
+/* The IXFR history of a zone, in memory and in its file; see journal.h. */
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "control/xfr/journal.h"
+
+#define JNL_MAGIC "POP53JNL"
+#define JNL_VERSION 1
+#define JNL_STEP_HDR 28                 /* "STEP" and six u32 */
+#define JNL_MAX_FILE (UINT64_C(1) << 32)/* a file larger than this is not ours */
 
 void p53_jstep_get(struct p53_jstep *s)
 {
@@ -91,4 +103,322 @@ int p53_journal_chain(const struct p53_journal *j, uint32_t from, uint32_t to,
 		out[(*n)++] = j->steps[i];
 	}
 	return 0;
+}
+
+/* ---- the file ---- */
+
+uint32_t p53_crc32c(uint32_t crc, const void *p, size_t n)
+{
+	static uint32_t table[256];
+	static int ready;
+	const uint8_t *b = p;
+
+	if (!__atomic_load_n(&ready, __ATOMIC_ACQUIRE)) {
+		/* Idempotent: two threads that race write the same values. */
+		for (uint32_t i = 0; i < 256; i++) {
+			uint32_t c = i;
+			for (int k = 0; k < 8; k++)
+				c = c & 1 ? (c >> 1) ^ 0x82f63b78u : c >> 1;
+			table[i] = c;
+		}
+		__atomic_store_n(&ready, 1, __ATOMIC_RELEASE);
+	}
+	crc = ~crc;
+	for (size_t i = 0; i < n; i++)
+		crc = table[(crc ^ b[i]) & 0xff] ^ (crc >> 8);
+	return ~crc;
+}
+
+char *p53_journal_path(const char *copy)
+{
+	char *p = NULL;
+
+	return asprintf(&p, "%s.journal", copy) < 0 ? NULL : p;
+}
+
+static void put32(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)(v >> 24);
+	p[1] = (uint8_t)(v >> 16);
+	p[2] = (uint8_t)(v >> 8);
+	p[3] = (uint8_t)v;
+}
+
+static uint32_t get32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+static int write_all(FILE *f, const void *p, size_t n, uint32_t *crc)
+{
+	if (crc != NULL)
+		*crc = p53_crc32c(*crc, p, n);
+	return n == 0 || fwrite(p, 1, n, f) == n ? 0 : -1;
+}
+
+int p53_journal_write(const char *path, const uint8_t *apex, size_t apex_len,
+		      struct p53_jstep *const *steps, size_t n, char *err, size_t errlen)
+{
+	char *tmp = NULL;
+	FILE *f = NULL;
+	int fd = -1, rc = -1;
+	uint8_t hdr[8 + 4 + 1];
+
+	if (n == 0) {
+		if (unlink(path) != 0 && errno != ENOENT) {
+			snprintf(err, errlen, "%s: %s", path, strerror(errno));
+			return -1;
+		}
+		return 0;
+	}
+	if (asprintf(&tmp, "%s.tmp.XXXXXX", path) < 0) {
+		snprintf(err, errlen, "%s: out of memory", path);
+		return -1;
+	}
+	fd = mkstemp(tmp);
+	if (fd < 0 || (f = fdopen(fd, "w")) == NULL) {
+		snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
+		goto out;
+	}
+	fd = -1;
+	setvbuf(f, NULL, _IOFBF, 1 << 20);
+	memcpy(hdr, JNL_MAGIC, 8);
+	put32(hdr + 8, JNL_VERSION);
+	hdr[12] = (uint8_t)apex_len;
+	if (write_all(f, hdr, sizeof(hdr), NULL) != 0 || write_all(f, apex, apex_len, NULL) != 0)
+		goto io;
+	for (size_t i = 0; i < n; i++) {
+		const struct p53_jstep *s = steps[i];
+		uint8_t sh[JNL_STEP_HDR], tail[4];
+		uint32_t crc = 0;
+		memcpy(sh, "STEP", 4);
+		put32(sh + 4, s->from);
+		put32(sh + 8, s->to);
+		put32(sh + 12, s->del.count);
+		put32(sh + 16, s->add.count);
+		put32(sh + 20, (uint32_t)s->del.len);
+		put32(sh + 24, (uint32_t)s->add.len);
+		if (s->del.len > UINT32_MAX || s->add.len > UINT32_MAX) {
+			snprintf(err, errlen, "%s: a step of %u -> %u is too large", tmp, s->from, s->to);
+			goto out;
+		}
+		if (write_all(f, sh, sizeof(sh), &crc) != 0 ||
+		    write_all(f, s->del.buf, s->del.len, &crc) != 0 ||
+		    write_all(f, s->add.buf, s->add.len, &crc) != 0)
+			goto io;
+		put32(tail, crc);
+		if (write_all(f, tail, 4, NULL) != 0)
+			goto io;
+	}
+	if (fflush(f) != 0 || fsync(fileno(f)) != 0)
+		goto io;
+	if (fclose(f) != 0) {
+		f = NULL;
+		goto io;
+	}
+	f = NULL;
+	if (rename(tmp, path) != 0) {
+		snprintf(err, errlen, "%s: rename to %s: %s", tmp, path, strerror(errno));
+		goto out;
+	}
+	char *dcopy = strdup(path);
+	if (dcopy != NULL) {
+		int dfd = open(dirname(dcopy), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (dfd >= 0) {
+			fsync(dfd);
+			close(dfd);
+		}
+		free(dcopy);
+	}
+	rc = 0;
+	goto out;
+io:
+	snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
+out:
+	if (f != NULL)
+		fclose(f);
+	if (fd >= 0)
+		close(fd);
+	if (rc != 0 && tmp != NULL)
+		unlink(tmp);
+	free(tmp);
+	return rc;
+}
+
+/* Records in buf[0..len): exactly `count` well-framed ones, the first a SOA of `serial`. */
+static int records_ok(const uint8_t *buf, size_t len, uint32_t count, uint32_t serial)
+{
+	struct p53_rrs r = { .buf = (uint8_t *)buf, .len = len, .cap = len, .count = count };
+	struct p53_rr_view v;
+	size_t pos = 0;
+	uint32_t k = 0;
+	int rc;
+
+	while ((rc = p53_rrs_next(&r, &pos, &v)) == 1) {
+		if (k == 0 && v.type != 6 /* SOA */)
+			return -1;
+		k++;
+	}
+	return rc == 0 && k == count && count > 0 && p53_rrs_soa_serial(&r) == (int64_t)serial ? 0 : -1;
+}
+
+static int jfail(char *err, size_t errlen, const char *path, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static int jfail(char *err, size_t errlen, const char *path, const char *fmt, ...)
+{
+	va_list ap;
+	int n = snprintf(err, errlen, "%s: ", path);
+
+	va_start(ap, fmt);
+	if (n >= 0 && (size_t)n < errlen)
+		vsnprintf(err + n, errlen - (size_t)n, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+/* A new step with copies of its records. */
+static struct p53_jstep *step_new(uint32_t from, uint32_t to, const uint8_t *del, size_t dlen,
+				  uint32_t dcount, const uint8_t *add, size_t alen, uint32_t acount)
+{
+	struct p53_jstep *s = calloc(1, sizeof(*s));
+
+	if (s == NULL)
+		return NULL;
+	s->refs = 1;
+	s->from = from;
+	s->to = to;
+	s->del.buf = malloc(dlen);
+	s->add.buf = malloc(alen);
+	if (s->del.buf == NULL || s->add.buf == NULL) {
+		p53_jstep_put(s);
+		return NULL;
+	}
+	memcpy(s->del.buf, del, dlen);
+	memcpy(s->add.buf, add, alen);
+	s->del.len = s->del.cap = dlen;
+	s->add.len = s->add.cap = alen;
+	s->del.count = dcount;
+	s->add.count = acount;
+	return s;
+}
+
+int p53_journal_load(struct p53_journal *j, const char *path, const uint8_t *apex,
+		     size_t apex_len, uint32_t serial, uint64_t max_bytes, char *err, size_t errlen)
+{
+	struct stat st;
+	uint8_t *buf = NULL;
+	int rc = -1;
+	FILE *f;
+
+	p53_journal_clear(j);
+	f = fopen(path, "rbe");
+	if (f == NULL) {
+		if (errno == ENOENT)
+			return 1;
+		return jfail(err, errlen, path, "%s", strerror(errno));
+	}
+	if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
+		jfail(err, errlen, path, "not a regular file");
+		goto out;
+	}
+	if ((uint64_t)st.st_size >= JNL_MAX_FILE) {
+		jfail(err, errlen, path, "too large (%lld bytes)", (long long)st.st_size);
+		goto out;
+	}
+	size_t len = (size_t)st.st_size;
+	buf = malloc(len ? len : 1);
+	if (buf == NULL) {
+		jfail(err, errlen, path, "out of memory");
+		goto out;
+	}
+	if (len > 0 && fread(buf, 1, len, f) != len) {
+		jfail(err, errlen, path, "read error");
+		goto out;
+	}
+	if (len < 13 || memcmp(buf, JNL_MAGIC, 8) != 0) {
+		jfail(err, errlen, path, "not a pop53 journal (bad header)");
+		goto out;
+	}
+	if (get32(buf + 8) != JNL_VERSION) {
+		jfail(err, errlen, path, "journal version %u, not %u", get32(buf + 8), JNL_VERSION);
+		goto out;
+	}
+	if (buf[12] != apex_len || len < 13u + apex_len || memcmp(buf + 13, apex, apex_len) != 0) {
+		jfail(err, errlen, path, "the journal of another zone");
+		goto out;
+	}
+	size_t pos = 13u + apex_len, keep = SIZE_MAX;
+	for (size_t k = 0; pos < len; k++) {
+		if (len - pos < JNL_STEP_HDR + 4 || memcmp(buf + pos, "STEP", 4) != 0) {
+			jfail(err, errlen, path, "step %zu at byte %zu: truncated or bad marker", k + 1, pos);
+			goto fail;
+		}
+		const uint8_t *h = buf + pos;
+		uint32_t from = get32(h + 4), to = get32(h + 8), dc = get32(h + 12), ac = get32(h + 16);
+		size_t dl = get32(h + 20), al = get32(h + 24);
+		if (dl > len - pos - JNL_STEP_HDR - 4 || al > len - pos - JNL_STEP_HDR - 4 - dl) {
+			jfail(err, errlen, path, "step %zu (%u -> %u): truncated", k + 1, from, to);
+			goto fail;
+		}
+		const uint8_t *del = h + JNL_STEP_HDR, *add = del + dl;
+		if (p53_crc32c(0, h, JNL_STEP_HDR + dl + al) != get32(add + al)) {
+			jfail(err, errlen, path, "step %zu (%u -> %u): checksum mismatch", k + 1, from, to);
+			goto fail;
+		}
+		if (records_ok(del, dl, dc, from) != 0 || records_ok(add, al, ac, to) != 0) {
+			jfail(err, errlen, path, "step %zu (%u -> %u): malformed records", k + 1, from, to);
+			goto fail;
+		}
+		if (j->n > 0 && j->steps[j->n - 1]->to != from) {
+			jfail(err, errlen, path, "step %zu (%u -> %u) does not follow serial %u", k + 1,
+			      from, to, j->steps[j->n - 1]->to);
+			goto fail;
+		}
+		if (j->n == j->cap) {
+			size_t cap = j->cap ? j->cap * 2 : 16;
+			struct p53_jstep **ns = realloc(j->steps, cap * sizeof(*ns));
+			if (ns == NULL) {
+				jfail(err, errlen, path, "out of memory");
+				goto fail;
+			}
+			j->steps = ns;
+			j->cap = cap;
+		}
+		struct p53_jstep *s = step_new(from, to, del, dl, dc, add, al, ac);
+		if (s == NULL) {
+			jfail(err, errlen, path, "out of memory");
+			goto fail;
+		}
+		j->steps[j->n++] = s;
+		j->bytes += dl + al;
+		if (to == serial && keep == SIZE_MAX)
+			keep = j->n;
+		pos += JNL_STEP_HDR + dl + al + 4;
+	}
+	if (j->n == 0) {
+		rc = 1;
+		goto out;
+	}
+	if (keep == SIZE_MAX) {
+		jfail(err, errlen, path, "its steps (%u -> %u) do not lead to serial %u, the disk copy's",
+		      j->steps[0]->from, j->steps[j->n - 1]->to, serial);
+		goto fail;
+	}
+	/* Steps past the disk copy's serial: the journal was written, the copy after it was not. */
+	while (j->n > keep) {
+		struct p53_jstep *s = j->steps[--j->n];
+		j->bytes -= s->del.len + s->add.len;
+		p53_jstep_put(s);
+	}
+	while (j->n > 0 && j->bytes > max_bytes)
+		drop_oldest(j);
+	rc = 0;
+	goto out;
+fail:
+	p53_journal_clear(j);
+out:
+	free(buf);
+	fclose(f);
+	return rc;
 }

@@ -6,7 +6,23 @@
  * steps past the bound), a TCP thread serving an IXFR holds references to the steps it sends,
  * so a step outlives the journal while a slow client still reads it.
  *
- * Journal: control thread only. Steps: p53_jstep_get/put from any thread.
+ * The journal survives restarts in a file next to the zone's disk copy (store.h), named
+ * after it with ".journal" added: the same steps, rewritten as a whole after each change that
+ * was published (a transfer thread writes it, then the disk copy; temporary file, fsync,
+ * rename, so a crash leaves the old file or the new one). At start-up it is read back when it
+ * chains to the disk copy's serial, so a restart serves IXFR from the serials it served
+ * before (p53_journal_load).
+ *
+ * File layout (integers big-endian):
+ *   header  "POP53JNL" | u32 version (1) | u8 apex length | apex (wire, lower case)
+ *   step    "STEP" | u32 from | u32 to | u32 del count | u32 add count | u32 del bytes |
+ *           u32 add bytes | del records | add records | u32 CRC-32C of the step before it
+ * A step whose checksum, sizes, records or serials do not hold makes the whole file ignored,
+ * with the reason logged (the zone is then served AXFR to older serials until new
+ * differences arrive).
+ *
+ * Journal: control thread only. Steps: p53_jstep_get/put from any thread. Files: whichever
+ * thread, one writer per zone at a time (the disk job, xfr.c).
  */
 #ifndef P53_XFR_JOURNAL_H
 #define P53_XFR_JOURNAL_H
@@ -46,6 +62,29 @@ void p53_journal_clear(struct p53_journal *j);
  */
 int p53_journal_chain(const struct p53_journal *j, uint32_t from, uint32_t to,
 		      struct p53_jstep **out, size_t *n);
+
+/**
+ * Write steps[0..n) as the journal file at `path` for zone `apex`, atomically: a temporary
+ * file in the same directory, fsync'd, renamed over the old one. No steps: the file is removed.
+ * @return 0, or -1 with err.
+ */
+int p53_journal_write(const char *path, const uint8_t *apex, size_t apex_len,
+		      struct p53_jstep *const *steps, size_t n, char *err, size_t errlen);
+
+/**
+ * Read the journal file at `path` into j (cleared first): the steps up to the one that ends at
+ * `serial` (the disk copy's; later ones were written before a newer copy that never made it),
+ * then the oldest dropped until it holds at most max_bytes.
+ * @return 1 no file, 0 loaded (j->n steps), -1 ignored with the reason in err (j empty).
+ */
+int p53_journal_load(struct p53_journal *j, const char *path, const uint8_t *apex,
+		     size_t apex_len, uint32_t serial, uint64_t max_bytes, char *err, size_t errlen);
+
+/** The journal file of the disk copy at `copy`: malloc'd "<copy>.journal", or NULL. */
+char *p53_journal_path(const char *copy);
+
+/** CRC-32C (Castagnoli) of n bytes, continuing from crc (0 to start). */
+uint32_t p53_crc32c(uint32_t crc, const void *p, size_t n);
 
 void p53_jstep_get(struct p53_jstep *s);
 void p53_jstep_put(struct p53_jstep *s);

@@ -12,6 +12,7 @@
 #include <ldns/ldns.h>
 
 #include "control/conf/schema.h"
+#include "control/xfr/journal.h"
 #include "control/xfr/store.h"
 
 /* mkdir -p of the directory holding `path`. */
@@ -143,10 +144,19 @@ out:
 
 int p53_store_remove(const char *path, char *err, size_t errlen)
 {
+	char *jpath = p53_journal_path(path);
+
 	if (unlink(path) != 0 && errno != ENOENT) {
 		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		free(jpath);
 		return -1;
 	}
+	if (jpath == NULL || (unlink(jpath) != 0 && errno != ENOENT)) {
+		snprintf(err, errlen, "%s: %s", jpath ? jpath : path, jpath ? strerror(errno) : "out of memory");
+		free(jpath);
+		return -1;
+	}
+	free(jpath);
 	return 0;
 }
 

@@ -21,7 +21,7 @@
 int p53_store_write(const char *path, const char *zone, const struct p53_rrs *rrs, char *err,
 		    size_t errlen);
 
-/** Delete the copy (and its leftovers); a missing file is fine. @return 0 or -1 with err. */
+/** Delete the copy and its journal file (journal.h); missing files are fine. @return 0 or -1 with err. */
 int p53_store_remove(const char *path, char *err, size_t errlen);
 
 /** Set the copy's mtime to now (a refresh succeeded); a missing file is fine. */

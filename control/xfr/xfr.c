@@ -150,6 +150,19 @@ void p53_xfr_store_later(struct p53_xfr *x, struct p53_xfr_zone *z, struct p53_r
 		p53_rrs_free(content);
 		return;
 	}
+	/* The journal as served now: it ends at the content's serial (the newest published). */
+	j->jpath = p53_journal_path(z->file);
+	j->jsteps = z->journal.n > 0 ? malloc(z->journal.n * sizeof(*j->jsteps)) : NULL;
+	if (j->jpath == NULL || (z->journal.n > 0 && j->jsteps == NULL)) {
+		p53_err("zone %s: out of memory writing its disk copy", z->name);
+		p53_xfr_job_free(j);
+		p53_rrs_free(content);
+		return;
+	}
+	for (size_t i = 0; i < z->journal.n; i++) {
+		p53_jstep_get(z->journal.steps[i]);
+		j->jsteps[j->n_jsteps++] = z->journal.steps[i];
+	}
 	p53_rrs_move(&j->rrs, content);
 	j->token = ++x->next_token;
 	z->wtoken = j->token;
@@ -259,6 +272,24 @@ static uint32_t image_zone(const void *img, const uint8_t *apex, size_t len)
 	return p53_image_node(img, ni)->zone;
 }
 
+/* The IXFR history served before the restart, when its file chains to the disk copy. */
+static void journal_from_disk(const struct p53_config *cfg, struct p53_xfr_zone *z)
+{
+	char *path = p53_journal_path(z->file), err[1200];
+
+	if (path == NULL)
+		return;
+	int rc = p53_journal_load(&z->journal, path, z->apex, z->apex_len, z->serial,
+				  cfg->xfr.journal_max_bytes, err, sizeof(err));
+	if (rc == 0 && z->journal.n > 0)
+		p53_info("zone %s: IXFR history from %s: %zu step(s), serial %u to %u", z->name, path,
+			 z->journal.n, z->journal.steps[0]->from, z->journal.steps[z->journal.n - 1]->to);
+	else if (rc < 0)
+		p53_warn("zone %s: journal ignored (IXFR to older serials is served as AXFR until new "
+			 "differences arrive): %s", z->name, err);
+	free(path);
+}
+
 void p53_xfr_sync(struct p53_xfr *x, const struct p53_config *cfg, const void *img)
 {
 	time_t now = time(NULL);
@@ -286,6 +317,7 @@ void p53_xfr_sync(struct p53_xfr *x, const struct p53_config *cfg, const void *i
 				z->next_refresh = now;
 				p53_info("zone %s: serving serial %u from its disk copy %s (refreshing now)",
 					 z->name, z->serial, z->file);
+				journal_from_disk(cfg, z);
 			} else if (z->state == P53_XFR_NODATA) {
 				z->state = P53_XFR_LOADED;
 			}

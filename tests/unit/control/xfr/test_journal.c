@@ -2,7 +2,9 @@
  * Unit tests for control/xfr/journal.c: the IXFR history served to lower tiers. Steps chain,
  * a chain is found from any kept serial to the newest, the byte bound drops the oldest, a
  * step that does not follow clears the journal, and a step a client still holds outlives the
- * journal (references).
+ * journal (references). The journal file: written and read back byte for byte, cut back to
+ * the disk copy's serial, bounded on load, and ignored with a reason when it is corrupt,
+ * truncated, another zone's or does not chain; no steps removes it.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -10,7 +12,10 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "control/xfr/journal.h"
 
@@ -116,6 +121,183 @@ static void test_refs_outlive(void **state)
 	p53_jstep_put(out[0]);
 }
 
+/* ---- the file ---- */
+
+static const uint8_t APEX[] = "\x04zone\x04test";      /* with its final 0: sizeof(APEX) */
+
+static void soa(struct p53_rrs *r, uint32_t serial)
+{
+	uint8_t rd[2 + 2 + 20] = { 1, 'a', 0, 0 };
+
+	rd[4] = (uint8_t)(serial >> 24);
+	rd[5] = (uint8_t)(serial >> 16);
+	rd[6] = (uint8_t)(serial >> 8);
+	rd[7] = (uint8_t)serial;
+	assert_int_equal(p53_rrs_add(r, APEX, sizeof(APEX), 6, 1, 300, rd, sizeof(rd)), 0);
+}
+
+/* A real-looking step: the SOAs of from and to, a record deleted and one added. */
+static void push_soa(struct p53_journal *j, uint32_t from, uint32_t to, uint64_t max)
+{
+	struct p53_ixfr d = { 0 };
+	struct p53_ixfr_step *s = p53_ixfr_push(&d);
+	uint8_t a[4] = { 192, 0, 2, (uint8_t)from };
+
+	assert_non_null(s);
+	s->from = from;
+	s->to = to;
+	soa(&s->del, from);
+	soa(&s->add, to);
+	assert_int_equal(p53_rrs_add(&s->del, APEX, sizeof(APEX), 1, 1, 300, a, 4), 0);
+	a[3] = (uint8_t)to;
+	assert_int_equal(p53_rrs_add(&s->add, APEX, sizeof(APEX), 1, 1, 300, a, 4), 0);
+	assert_int_equal(p53_journal_push(j, &d, max), 0);
+	p53_ixfr_free(&d);
+}
+
+static char *tmp_path(void)
+{
+	char *p = strdup("/tmp/p53-test-journal-XXXXXX");
+	int fd = mkstemp(p);
+
+	assert_true(fd >= 0);
+	close(fd);
+	return p;
+}
+
+static void write_journal(const char *path, const struct p53_journal *j)
+{
+	char err[512];
+
+	assert_int_equal(p53_journal_write(path, APEX, sizeof(APEX), j->steps, j->n, err, sizeof(err)), 0);
+}
+
+static void same_step(const struct p53_jstep *a, const struct p53_jstep *b)
+{
+	assert_int_equal(a->from, b->from);
+	assert_int_equal(a->to, b->to);
+	assert_int_equal(a->del.count, b->del.count);
+	assert_int_equal(a->add.count, b->add.count);
+	assert_int_equal(a->del.len, b->del.len);
+	assert_int_equal(a->add.len, b->add.len);
+	assert_memory_equal(a->del.buf, b->del.buf, a->del.len);
+	assert_memory_equal(a->add.buf, b->add.buf, a->add.len);
+}
+
+static void test_crc32c(void **state)
+{
+	(void)state;
+	/* The check value of CRC-32C (RFC 3720 B.4's polynomial). */
+	assert_int_equal(p53_crc32c(0, "123456789", 9), 0xe3069283u);
+	assert_int_equal(p53_crc32c(p53_crc32c(0, "1234", 4), "56789", 5), 0xe3069283u);
+}
+
+static void test_file_roundtrip(void **state)
+{
+	struct p53_journal j = { 0 }, r = { 0 };
+	char *path = tmp_path(), err[512];
+	struct p53_jstep *out[8];
+	size_t n;
+
+	(void)state;
+	for (uint32_t s = 10; s < 13; s++)
+		push_soa(&j, s, s + 1, 1u << 20);
+	write_journal(path, &j);
+	assert_int_equal(p53_journal_load(&r, path, APEX, sizeof(APEX), 13, 1u << 20, err, sizeof(err)), 0);
+	assert_int_equal(r.n, 3);
+	assert_int_equal(r.bytes, j.bytes);
+	for (size_t i = 0; i < 3; i++)
+		same_step(j.steps[i], r.steps[i]);
+	assert_int_equal(p53_journal_chain(&r, 10, 13, out, &n), 0);
+	assert_int_equal(n, 3);
+	for (size_t i = 0; i < n; i++)
+		p53_jstep_put(out[i]);
+	/* The journal written before a newer disk copy that never made it: cut back to the copy. */
+	assert_int_equal(p53_journal_load(&r, path, APEX, sizeof(APEX), 12, 1u << 20, err, sizeof(err)), 0);
+	assert_int_equal(r.n, 2);
+	assert_int_equal(r.steps[1]->to, 12);
+	/* Bounded on load like in memory: the oldest go. */
+	assert_int_equal(p53_journal_load(&r, path, APEX, sizeof(APEX), 13, j.bytes - 1, err, sizeof(err)), 0);
+	assert_int_equal(r.n, 2);
+	assert_int_equal(r.steps[0]->from, 11);
+	/* No steps: the file goes; a missing file is not an error. */
+	assert_int_equal(p53_journal_write(path, APEX, sizeof(APEX), NULL, 0, err, sizeof(err)), 0);
+	assert_int_equal(access(path, F_OK), -1);
+	assert_int_equal(p53_journal_load(&r, path, APEX, sizeof(APEX), 13, 1u << 20, err, sizeof(err)), 1);
+	assert_int_equal(r.n, 0);
+	p53_journal_clear(&j);
+	free(path);
+}
+
+/* Rewrite the file as the first `len` bytes of `data`, with byte `at` xor'ed by `x`. */
+static void put_file(const char *path, const uint8_t *data, size_t len, size_t at, uint8_t x)
+{
+	FILE *f = fopen(path, "wb");
+
+	assert_non_null(f);
+	for (size_t i = 0; i < len; i++)
+		fputc(data[i] ^ (i == at ? x : 0), f);
+	fclose(f);
+}
+
+static void test_file_rejected(void **state)
+{
+	struct p53_journal j = { 0 }, r = { 0 };
+	char *path = tmp_path(), err[512];
+	uint8_t buf[4096];
+	size_t len;
+
+	(void)state;
+	for (uint32_t s = 10; s < 13; s++)
+		push_soa(&j, s, s + 1, 1u << 20);
+	write_journal(path, &j);
+	FILE *f = fopen(path, "rb");
+	assert_non_null(f);
+	len = fread(buf, 1, sizeof(buf), f);
+	fclose(f);
+	assert_true(len > 100 && len < sizeof(buf));
+	static const struct {
+		size_t len, at;         /* 0 len: the whole file */
+		uint8_t x;
+		uint32_t serial;
+		const char *reason;
+	} rows[] = {
+		{ 0, 2, 0x01, 13, "bad header" },
+		{ 0, 11, 0x02, 13, "journal version" },
+		{ 0, 15, 0x20, 13, "another zone" },            /* a letter of the apex */
+		{ 0, 40, 0x01, 13, "checksum mismatch" },       /* inside step 1's records */
+		{ 0, 0, 0, 99, "do not lead to serial 99" },
+		{ 0, 0, 0, 10, "do not lead to serial 10" },   /* 10 is where it starts */
+		{ 1, 0, 0, 13, "bad header" },
+		{ 50, 0, 0, 13, "truncated" },                  /* a torn write */
+		{ (size_t)-1, 0, 0, 13, "truncated" },          /* the last byte missing */
+	};
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		size_t l = rows[i].len == 0 ? len : rows[i].len == (size_t)-1 ? len - 1 : rows[i].len;
+		put_file(path, buf, l, rows[i].x ? rows[i].at : (size_t)-1, rows[i].x);
+		err[0] = '\0';
+		int rc = p53_journal_load(&r, path, APEX, sizeof(APEX), rows[i].serial, 1u << 20, err,
+					  sizeof(err));
+		if (rc != -1 || strstr(err, rows[i].reason) == NULL || strstr(err, path) == NULL)
+			fail_msg("row %zu: rc %d, '%s', wanted '%s'", i, rc, err, rows[i].reason);
+		assert_int_equal(r.n, 0);
+	}
+	/* A step whose serials disagree with its SOA records (its checksum right): malformed. */
+	j.steps[0]->from = 9;
+	write_journal(path, &j);
+	assert_int_equal(p53_journal_load(&r, path, APEX, sizeof(APEX), 13, 1u << 20, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "step 1 (9 -> 11): malformed records"));
+	/* Steps that do not chain: 10 -> 11, then 12 -> 13. */
+	j.steps[0]->from = 10;
+	struct p53_jstep *gap[2] = { j.steps[0], j.steps[2] };
+	assert_int_equal(p53_journal_write(path, APEX, sizeof(APEX), gap, 2, err, sizeof(err)), 0);
+	assert_int_equal(p53_journal_load(&r, path, APEX, sizeof(APEX), 13, 1u << 20, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "step 2 (12 -> 13) does not follow serial 11"));
+	unlink(path);
+	p53_journal_clear(&j);
+	free(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -123,6 +305,9 @@ int main(void)
 		cmocka_unit_test(test_bound),
 		cmocka_unit_test(test_gap_clears),
 		cmocka_unit_test(test_refs_outlive),
+		cmocka_unit_test(test_crc32c),
+		cmocka_unit_test(test_file_roundtrip),
+		cmocka_unit_test(test_file_rejected),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
