@@ -86,11 +86,13 @@ change 2
 check "pop53 serves serial 3" wait_for 5 soa_is 3
 check "...applied by IXFR (its log)" \
 	sh -c "grep -q 'IXFR to serial 2' $TMP/pop53d.log && grep -q 'IXFR to serial 3' $TMP/pop53d.log"
-JNL=$(ls "$TMP"/xfr/*jnl.test*.journal 2>/dev/null | head -1)
-check "the journal file is next to the disk copy (${JNL#$TMP/})" \
-	wait_for 5 sh -c "[ -n '$JNL' ] && [ -s '$JNL' ] && [ -s '${JNL%.journal}' ]"
-# The disk job writes the journal and the copy after the publish: let it finish.
-check "the disk copy holds serial 3" wait_for 5 grep -q ' 3 ' "${JNL%.journal}"
+# The disk job writes it after the publish: wait for it (JNL is set in this shell).
+JNL=
+jnl_ready() { JNL=$(ls "$TMP"/xfr/*jnl.test*.journal 2>/dev/null | head -1); [ -n "$JNL" ] && [ -s "$JNL" ] && [ -s "${JNL%.journal}" ]; }
+check "the journal file is next to the disk copy" wait_for 5 jnl_ready
+echo "# journal: ${JNL#$TMP/}"
+# The journal is written before the copy: a copy at serial 3 has its journal at 3 too.
+check "the disk copy holds serial 3" wait_for 5 grep -q 'SOA.* 3 ' "${JNL%.journal}"
 
 stop_pop53 || true
 cp "$TMP/pop53d.log" "$TMP/pop53d.log.1"
@@ -98,6 +100,7 @@ start_pop53_answering "$TMP/pop53.yaml"
 check "after the restart pop53 serves serial 3 from its disk copy" wait_for 5 soa_is 3
 check "...and logged the IXFR history it read back (2 steps, serial 1 to 3)" \
 	grep -q "zone jnl.test.*IXFR history from .*jnl.test.*journal: 2 step(s), serial 1 to 3" "$TMP/pop53d.log"
+grep 'journal' "$TMP/pop53d.log" | sed 's/^/# /'
 
 KEY="hmac-sha256:xfr.key:$XFR_SECRET"
 # records: the transfer's records, TSIG left out, one per line, normalised, sorted.
@@ -135,6 +138,7 @@ PY
 start_pop53_answering "$TMP/pop53.yaml"
 check "a corrupted journal is ignored with the reason logged" \
 	grep -q "zone jnl.test.*journal ignored.*checksum mismatch" "$TMP/pop53d.log"
+grep 'journal' "$TMP/pop53d.log" | sed 's/^/# /'
 check "...the zone is still served from its disk copy (serial 3)" wait_for 5 soa_is 3
 axfr_style() {
 	ip netns exec "$CLIENT_NS" kdig +tcp +time=2 -y "$KEY" @"$V4" jnl.test IXFR=1 >"$TMP/ixfr2.txt" 2>&1
