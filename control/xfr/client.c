@@ -646,16 +646,26 @@ void p53_xfr_job_run(struct p53_xfr_job *j)
 	case P53_JOB_REFRESH:
 		refresh(j);
 		break;
-	case P53_JOB_WRITE:
+	case P53_JOB_WRITE: {
 		/* The journal first: a crash before the copy is renamed leaves a journal one step
-		 * ahead, which the next start cuts back to the copy's serial (journal.h). */
-		j->outcome = (j->jpath == NULL ||
-			      p53_journal_write(j->jpath, j->apex, j->apex_len, j->jsteps, j->n_jsteps,
-						j->err, sizeof(j->err)) == 0) &&
-			     p53_store_write(j->path, j->zone, &j->rrs, j->err, sizeof(j->err)) == 0
-			     ? P53_XFR_DONE : P53_XFR_FAILED;
+		 * ahead, which the next start cuts back to the copy's serial (journal.h). A journal
+		 * that cannot be written does not keep the copy from being written: an old file
+		 * left behind does not lead to the new copy's serial and is ignored at start. */
+		char jerr[sizeof(j->err)] = "";
+		int jrc = j->jpath == NULL ? 0 : p53_journal_write(j->jpath, j->apex, j->apex_len,
+								   j->jsteps, j->n_jsteps, jerr,
+								   sizeof(jerr));
+		int src = p53_store_write(j->path, j->zone, &j->rrs, j->err, sizeof(j->err));
+		if (jrc != 0) {
+			char cerr[sizeof(j->err)];
+			memcpy(cerr, j->err, sizeof(cerr));
+			snprintf(j->err, sizeof(j->err), "journal %.*s%s%.*s", 240, jerr,
+				 src != 0 ? "; copy " : "", 240, src != 0 ? cerr : "");
+		}
+		j->outcome = jrc == 0 && src == 0 ? P53_XFR_DONE : P53_XFR_FAILED;
 		p53_rrs_free(&j->rrs);
 		break;
+	}
 	case P53_JOB_REMOVE:
 		j->outcome = p53_store_remove(j->path, j->err, sizeof(j->err)) == 0 ? P53_XFR_DONE
 										      : P53_XFR_FAILED;
