@@ -12,6 +12,11 @@
  * "line" N in both) or build the same image, with the same warnings. One reader accepting a
  * record the other rejects, or storing other bytes or another canonical form, aborts.
  *
+ * When the input parses as a DNS message, its answer section is also taken as a transfer
+ * message: its records kept as the transfer client keeps them (control/xfr/client.c:
+ * ldns_wire2pkt, compressed names expanded, p53_rrs_add_ldns) and that stream checked the
+ * same way.
+ *
  * An image built is then read back into records (p53_image_zones_rrs, what an IXFR is applied
  * to and what pop53 serves downstream) and compiled again: the same image again, and it passes
  * p53_image_check(). One exception, known and left as it is: an RRSIG that covers no RRset of
@@ -35,7 +40,7 @@
 #define FUZZ_NAME "fuzz_xfr"
 #define FUZZ_MAX_LEN 16384
 
-static unsigned long long compiled, rejected;
+static unsigned long long compiled, rejected, messages;
 
 /* Warnings of one compile, one after another (cut at the buffer's end). */
 struct warns {
@@ -114,31 +119,29 @@ static int rrsigs_dropped(const struct outcome *o, const uint8_t *rrs, size_t le
 	return 0;
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+/* One record stream through both readers, then read back (see the top). */
+static void check(const uint8_t *stream, size_t len, const uint8_t *data, size_t size)
 {
 	static struct outcome wire, ldns, again;
 
-	if (size > FUZZ_MAX_LEN)
-		return 0;
-	/* A copy of exactly `size` bytes, so ASAN sees any read past the stream. */
-	uint8_t *rrs = malloc(size ? size : 1);
+	/* A copy of exactly `len` bytes, so ASAN sees any read past the stream. */
+	uint8_t *rrs = malloc(len ? len : 1);
 	if (rrs == NULL)
 		abort();
-	memcpy(rrs, data, size);
-	build(&wire, rrs, size, 0);
-	build(&ldns, rrs, size, 1);
+	if (len > 0)
+		memcpy(rrs, stream, len);
+	build(&wire, rrs, len, 0);
+	build(&ldns, rrs, len, 1);
 	if (!same(&wire, &ldns))
 		differ("the wire reader and ldns differ", &wire, &ldns, data, size);
 	free(ldns.img);
-	int dropped = wire.img != NULL && rrsigs_dropped(&wire, rrs, size);
+	int dropped = wire.img != NULL && rrsigs_dropped(&wire, rrs, len);
 	free(rrs);
 	if (wire.img == NULL) {
 		if (wire.err[0] == '\0')
 			abort(); /* a failure always says why */
 		rejected++;
-		return 0;
+		return;
 	}
 	compiled++;
 	const char *why = NULL;
@@ -168,7 +171,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	for (int l = 0; l < 2; l++) {
 		build(&again, back.buf, back.len, l);
-		/* Out-of-zone records were dropped on the first pass: their warnings too. */
 		if (again.img == NULL || again.len != wire.len || memcmp(again.img, wire.img, wire.len) != 0) {
 			size_t at = 0;
 			while (again.img != NULL && at < wire.len && at < again.len &&
@@ -184,8 +186,35 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	p53_rrs_free(&back);
 	free(wire.img);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	if (size > FUZZ_MAX_LEN)
+		return 0;
+	check(data, size, data, size);
+
+	/* The input as a transfer's message: its answer records as the transfer client keeps
+	 * them (client.c: ldns_wire2pkt, names decompressed, then p53_rrs_add_ldns). */
+	ldns_pkt *pkt = NULL;
+	if (ldns_wire2pkt(&pkt, data, size) != LDNS_STATUS_OK)
+		return 0;
+	struct p53_rrs r = {0};
+	ldns_rr_list *an = ldns_pkt_answer(pkt);
+	int ok = 1;
+	for (size_t i = 0; ok && i < ldns_rr_list_rr_count(an); i++)
+		ok = p53_rrs_add_ldns(&r, ldns_rr_list_rr(an, i)) == 0;
+	ldns_pkt_free(pkt);
+	if (ok) {
+		messages++;
+		check(r.buf, r.len, data, size);
+	}
+	p53_rrs_free(&r);
 	return 0;
 }
 
-#define FUZZ_REPORT() printf(", %llu compiled, %llu rejected with a reason", compiled, rejected)
+#define FUZZ_REPORT() printf(", %llu compiled, %llu rejected with a reason; %llu inputs were messages too", \
+				     compiled, rejected, messages)
 #include "fuzz_main.h"

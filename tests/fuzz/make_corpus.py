@@ -314,4 +314,32 @@ EDGE = {
 }
 for tag, rr in EDGE.items():
     put("fuzz_xfr", "edge-" + tag + ".rrs", full + rr)
+
+
+# Transfer messages (names compressed, as primaries send them): fuzz_xfr also takes an input
+# that parses as a message as the transfer client does.
+def axfr_message(text, origin, qtype="AXFR"):
+    import dns.zone
+    org = dns.name.from_text(origin)
+    target = dns.name.from_text("fuzz.test.")
+    z = dns.zone.from_text(text, origin=origin, relativize=False, check_origin=False)
+    q = dns.message.make_query(target, qtype)
+    r = dns.message.make_response(q)
+    soa = None
+    for owner, rds in z.iterate_rdatasets():
+        if owner.is_subdomain(org):
+            owner = owner.relativize(org).derelativize(target)
+        rrset = r.find_rrset(r.answer, owner, rds.rdclass, rds.rdtype, create=True)
+        rrset.update(rds)
+        if rds.rdtype == 6:
+            soa = rrset
+    r.answer.remove(soa)
+    r.answer.insert(0, soa)
+    return r.to_wire()
+
+
+import dns.name  # noqa: E402
+import dns.message  # noqa: E402
+put("fuzz_xfr", "msg-axfr-full.bin", axfr_message(ZONE, "fuzz.test."))
+put("fuzz_xfr", "msg-axfr-example-com.bin", axfr_message(zone_text(os.path.join(ROOT, "zones", "example.com.zone")), "example.com."))
 print("corpora written under", HERE)
