@@ -589,6 +589,39 @@ static void test_image_dnssec_warnings(void **state)
 	free(img);
 }
 
+/*
+ * A zone with RRSIGs but neither NSEC nor NSEC3 (signed without denial): compiled, with its
+ * warning, into an image that p53_image_check accepts. fuzz_xfr found such a zone compiled
+ * into an image the check refused (a signed zone and no proofs table: publish refused it,
+ * so the zone was never served); tests/fuzz/fuzz_xfr.in/crash-signed-no-nsec.bin.
+ */
+static void test_image_signed_without_denial(void **state)
+{
+	static const struct file f[] = {
+		{ "z.zone", "@ IN SOA ns hm 1 2 3 4 5\n"
+			    "www IN A 192.0.2.10\n"
+			    "www IN RRSIG A 13 3 3600 20371231000000 20260101000000 1 example.com. AAAA\n" },
+		{ NULL },
+	};
+	struct warns w = { 0 };
+	char path[256], err[512];
+	struct p53_zone_src z = { .name = "example.com.", .file = path };
+	const char *why = NULL;
+	size_t len;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/z.zone", tmpdir);
+	write_files(f);
+	void *img = p53_image_build(&z, 1, &len, err, sizeof(err), collect, &w);
+	remove_files(f);
+	assert_non_null(img);
+	assert_true(warned(&w, "has RRSIGs but no DNSKEY at its apex"));
+	if (p53_image_check(img, len, &why) != 0)
+		fail_msg("p53_image_check: %s", why);
+	assert_int_equal(p53_image_zone(img, 0)->dnssec, P53_ZONE_SIGNED);
+	free(img);
+}
+
 /* RFC 4035 does not bound RRSIGs per RRset; the image does (255, 64 KiB): said at the line. */
 static void test_image_too_many_rrsigs(void **state)
 {
@@ -816,6 +849,7 @@ int main(void)
 		cmocka_unit_test(test_image_include_origin),
 		cmocka_unit_test(test_image_fifo_refused),
 		cmocka_unit_test(test_image_rrs_short_rdata),
+		cmocka_unit_test(test_image_signed_without_denial),
 	};
 
 	return cmocka_run_group_tests(tests, setup_tmp, teardown_tmp);
