@@ -33,12 +33,52 @@ static inline unsigned int max_u(unsigned int a, unsigned int b)
 	return a > b ? a : b;
 }
 
+static inline unsigned int split64(uint64_t a, uint64_t b)
+{
+	return (unsigned int)__builtin_clzll(a ^ b) + 1;
+}
+
+/* An IPv6 address whose high half equals that of the last block starting at or below it
+ * (`at`; steer.h, struct p53_steer_b6x): blocks longer than /64 may share that half, so the
+ * search is redone over whole starts, from `from` (a block starting at or below the address)
+ * to `at`, and a gap's scope computed from 128-bit ends. Out of line: the common lookup never
+ * comes here. */
+static __attribute__((noinline, cold)) uint32_t lookup6_long(const struct p53_steer_src *s,
+							      const uint64_t *key, const struct p53_steer_b6x *x,
+							      uint32_t from, uint32_t at, uint64_t hi, uint64_t lw)
+{
+	uint32_t lo = from, n = at - from + 1;
+
+	while (n > 1) {
+		uint32_t half = n / 2;
+		if (key[lo + half] < hi || (key[lo + half] == hi && x[lo + half].lo <= lw))
+			lo += half;
+		n -= half;
+	}
+	if (x[lo].loc_len >> 8 != P53_STEER_NOLOC)
+		return x[lo].loc_len;
+	unsigned int len = 0;
+	if (key[lo] != 0 || x[lo].lo != 0)
+		len = split128(hi, lw, key[lo] - (x[lo].lo == 0), x[lo].lo - 1);
+	if (lo + 1 < s->n6)
+		len = max_u(len, split128(hi, lw, key[lo + 1], x[lo + 1].lo));
+	return P53_STEER_NOLOC << 8 | len;
+}
+
 /* The blocks cover the whole space from 0 up, so the last block starting at or below the
- * address holds it: a binary search for it, over the blocks the /16 index leaves (steer.h). A block with no location is a run up to the next
- * block: its scope is the longest of the prefixes of the address that exclude the address
- * before the run and the next block's start, i.e. the largest aligned block around the
- * address inside the run. */
-uint32_t p53_steer_lookup(const void *t, unsigned int src, const struct p53_steer_client *cl)
+ * address holds it: a binary search for it, over the blocks the index leaves (steer.h). A
+ * block with no location is a run up to the next block: its scope is the longest of the
+ * prefixes of the address that exclude the address before the run and the next block's
+ * start, i.e. the largest aligned block around the address inside the run.
+ *
+ * IPv6 searches the high halves of the starts only. When the found block's high half is
+ * below the address's (the rule: blocks of /64 or shorter, an address past the first /64 of a
+ * longer block), every later block's is above it, so both ends of a gap differ from the
+ * address in the high half and the scope is a 64-bit count: the address before the run has
+ * the high half key - 1 (a run starting on a /64 boundary) or key (inside a /64), and the
+ * next start has key[lo + 1]. Otherwise lookup6_long. */
+static inline __attribute__((always_inline)) uint32_t lookup(const void *t, unsigned int src,
+							     const struct p53_steer_client *cl)
 {
 	const struct p53_steer_src *s = &p53_steer_hdr(t)->src[src];
 	const uint8_t *base = (const uint8_t *)t;
@@ -64,9 +104,10 @@ uint32_t p53_steer_lookup(const void *t, unsigned int src, const struct p53_stee
 			len = max_u(len, split32(a, b[lo + 1].start));
 		return P53_STEER_NOLOC << 8 | len;
 	}
-	const struct p53_steer_b6 *b = (const struct p53_steer_b6 *)(base + s->off6);
+	const uint64_t *key = (const uint64_t *)(base + s->off6);
+	const struct p53_steer_b6x *x = (const struct p53_steer_b6x *)(base + s->aux6_off);
 	const uint32_t *idx = (const uint32_t *)(base + s->idx6_off);
-	uint64_t hi = be64(cl->addr), lw = be64(cl->addr + 8);
+	uint64_t hi = be64(cl->addr);
 	if (s->n6 == 0)
 		return P53_STEER_NOLOC << 8;
 	uint64_t g = hi - P53_STEER_IDX6_BASE;
@@ -82,22 +123,27 @@ uint32_t p53_steer_lookup(const void *t, unsigned int src, const struct p53_stee
 		lo = idx[P53_STEER_IDX];
 		last = s->n6 - 1;
 	}
-	uint32_t n = last - lo + 1;
+	uint32_t from = lo, n = last - lo + 1;
 	while (n > 1) {
 		uint32_t half = n / 2;
-		const struct p53_steer_b6 *m = &b[lo + half];
-		if (m->hi < hi || (m->hi == hi && m->lo <= lw))
+		if (key[lo + half] <= hi)
 			lo += half;
 		n -= half;
 	}
-	if (b[lo].loc_len >> 8 != P53_STEER_NOLOC)
-		return b[lo].loc_len;
-	unsigned int len = 0;
-	if (b[lo].hi != 0 || b[lo].lo != 0)
-		len = split128(hi, lw, b[lo].hi - (b[lo].lo == 0), b[lo].lo - 1);
+	if (__builtin_expect(key[lo] == hi, 0))
+		return lookup6_long(s, key, x, from, lo, hi, be64(cl->addr + 8));
+	uint32_t ll = x[lo].loc_len;
+	if (ll >> 8 != P53_STEER_NOLOC)
+		return ll;
+	unsigned int len = lo == 0 ? 0 : split64(hi, key[lo] - (x[lo].lo == 0));
 	if (lo + 1 < s->n6)
-		len = max_u(len, split128(hi, lw, b[lo + 1].hi, b[lo + 1].lo));
+		len = max_u(len, split64(hi, key[lo + 1]));
 	return P53_STEER_NOLOC << 8 | len;
+}
+
+uint32_t p53_steer_lookup(const void *t, unsigned int src, const struct p53_steer_client *cl)
+{
+	return lookup(t, src, cl);
 }
 
 /* memcmp(a, b, len) == 0, 8 bytes at a time (the last word overlapping) for a name of 8 bytes
@@ -146,7 +192,7 @@ const struct p53_steer_variant *p53_steer_pick(const void *t, const struct p53_s
 			if (seen[st->src] == UINT32_MAX)
 				seen[st->src] = st->src == P53_STEER_SRC_CLIENT ? p53_steer_bucket(cl->v6, cl->addr)
 						: st->src == P53_STEER_SRC_ANY ? 0
-						: p53_steer_lookup(t, st->src, cl);
+						: lookup(t, st->src, cl);
 			uint32_t ll = seen[st->src];
 			if ((uint8_t)ll > sc)
 				sc = (uint8_t)ll;
@@ -193,7 +239,8 @@ int p53_steer_check(const void *t, size_t len, const char **why)
 	for (unsigned int s = 0; s < P53_STEER_SRCS; s++) {
 		const struct p53_steer_src *src = &h->src[s];
 		if (!inside(len, src->off4, src->n4, sizeof(struct p53_steer_b4)) ||
-		    !inside(len, src->off6, src->n6, sizeof(struct p53_steer_b6))) {
+		    !inside(len, src->off6, src->n6, sizeof(uint64_t)) ||
+		    !inside(len, src->aux6_off, src->n6, sizeof(struct p53_steer_b6x))) {
 			w = "prefix table outside the table";
 			goto bad;
 		}
@@ -221,7 +268,7 @@ int p53_steer_check(const void *t, size_t len, const char **why)
 				w = "block names a location that is not there";
 				goto bad;
 			}
-		const struct p53_steer_b6 *b6 = (const void *)((const uint8_t *)t + src->off6);
+		const struct p53_steer_b6x *b6 = (const void *)((const uint8_t *)t + src->aux6_off);
 		for (uint32_t i = 0; i < src->n6; i++)
 			if ((b6[i].loc_len >> 8) != P53_STEER_NOLOC && (b6[i].loc_len >> 8) >= src->n_locs) {
 				w = "block names a location that is not there";

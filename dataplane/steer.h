@@ -74,11 +74,11 @@
 
 struct p53_steer_src {
 	uint32_t n4, off4;              /* IPv4 blocks (struct p53_steer_b4) */
-	uint32_t n6, off6;              /* IPv6 blocks (struct p53_steer_b6) */
+	uint32_t n6, off6;              /* IPv6 blocks: uint64_t[n6], the high half of each start */
 	uint32_t n_locs;
 	uint32_t idx4_off;              /* uint32_t[P53_STEER_IDX] over the IPv4 blocks (n4 > 0) */
 	uint32_t idx6_off;              /* uint32_t[P53_STEER_IDX6] over the IPv6 blocks (n6 > 0) */
-	uint32_t pad;
+	uint32_t aux6_off;              /* struct p53_steer_b6x[n6]: the rest of each IPv6 block */
 };
 
 struct p53_steer_hdr {
@@ -121,8 +121,22 @@ struct p53_steer_b4 {
 	uint32_t loc_len;
 };
 
+/* An IPv6 block as the compiler makes it (control/steer/steer_build.c). */
 struct p53_steer_b6 {
 	uint64_t hi, lo;                /* host order halves of the start address */
+	uint32_t loc_len;
+	uint32_t pad;
+};
+
+/*
+ * In the table, the IPv6 blocks are two arrays: the high halves of their starts alone
+ * (uint64_t, what the binary search reads: 8 bytes a probe, one compare), and the rest. Most
+ * blocks are /64 or shorter, so the high half tells the blocks apart and the search never
+ * reads the low half: only an address whose high half equals the found block's (a block
+ * longer than /64 may start in its /64) takes a second search over the whole starts.
+ */
+struct p53_steer_b6x {
+	uint64_t lo;                    /* host order low half of the start address */
 	uint32_t loc_len;
 	uint32_t pad;
 };
