@@ -77,43 +77,44 @@ static __attribute__((noinline, cold)) uint32_t lookup6_long(const struct p53_st
  * address in the high half and the scope is a 64-bit count: the address before the run has
  * the high half key - 1 (a run starting on a /64 boundary) or key (inside a /64), and the
  * next start has key[lo + 1]. Otherwise lookup6_long. */
-static inline __attribute__((always_inline)) uint32_t lookup(const void *t, unsigned int src,
-							     const struct p53_steer_client *cl)
+static inline __attribute__((always_inline)) uint32_t lookup4(const uint8_t *base, const struct p53_steer_src *s,
+							      uint32_t a)
 {
-	const struct p53_steer_src *s = &p53_steer_hdr(t)->src[src];
-	const uint8_t *base = (const uint8_t *)t;
+	const struct p53_steer_b4 *b = (const struct p53_steer_b4 *)(base + s->off4);
+	const uint32_t *idx = (const uint32_t *)(base + s->idx4_off);
+	uint32_t k = a >> (32 - P53_STEER_IDX_BITS);
 
-	if (!cl->v6) {
-		const struct p53_steer_b4 *b = (const struct p53_steer_b4 *)(base + s->off4);
-		const uint32_t *idx = (const uint32_t *)(base + s->idx4_off);
-		uint32_t a = be32(cl->addr), k = a >> (32 - P53_STEER_IDX_BITS);
-		if (s->n4 == 0)
-			return P53_STEER_NOLOC << 8;
-		uint32_t lo = idx[k];
-		uint32_t n = (k + 1 < P53_STEER_IDX ? idx[k + 1] : s->n4 - 1) - lo + 1;
-		while (n > 1) {
-			uint32_t half = n / 2;
-			if (b[lo + half].start <= a)
-				lo += half;
-			n -= half;
-		}
-		if (b[lo].loc_len >> 8 != P53_STEER_NOLOC)
-			return b[lo].loc_len;
-		unsigned int len = b[lo].start == 0 ? 0 : split32(a, b[lo].start - 1);
-		if (lo + 1 < s->n4)
-			len = max_u(len, split32(a, b[lo + 1].start));
-		return P53_STEER_NOLOC << 8 | len;
+	if (s->n4 == 0)
+		return P53_STEER_NOLOC << 8;
+	uint32_t lo = idx[k];
+	uint32_t n = (k + 1 < P53_STEER_IDX ? idx[k + 1] : s->n4 - 1) - lo + 1;
+	while (n > 1) {
+		uint32_t half = n / 2;
+		if (b[lo + half].start <= a)
+			lo += half;
+		n -= half;
 	}
+	if (b[lo].loc_len >> 8 != P53_STEER_NOLOC)
+		return b[lo].loc_len;
+	unsigned int len = b[lo].start == 0 ? 0 : split32(a, b[lo].start - 1);
+	if (lo + 1 < s->n4)
+		len = max_u(len, split32(a, b[lo + 1].start));
+	return P53_STEER_NOLOC << 8 | len;
+}
+
+/* hi: the address's high half; addr: the whole address, read again only by lookup6_long. */
+static inline __attribute__((always_inline)) uint32_t lookup6(const uint8_t *base, const struct p53_steer_src *s,
+							      uint64_t hi, const uint8_t *addr)
+{
 	const uint64_t *key = (const uint64_t *)(base + s->off6);
 	const struct p53_steer_b6x *x = (const struct p53_steer_b6x *)(base + s->aux6_off);
 	const uint32_t *idx = (const uint32_t *)(base + s->idx6_off);
-	uint64_t hi = be64(cl->addr);
+
 	if (s->n6 == 0)
 		return P53_STEER_NOLOC << 8;
-	uint64_t g = hi - P53_STEER_IDX6_BASE;
 	uint32_t lo, last;
-	if (__builtin_expect(g < 1ull << 61, 1)) {     /* in 2000::/3 */
-		uint32_t k = (uint32_t)(g >> P53_STEER_IDX6_SHIFT);
+	if (__builtin_expect(hi >> 61 == 1, 1)) {      /* in 2000::/3 */
+		uint32_t k = (uint32_t)(hi >> P53_STEER_IDX6_SHIFT) & (P53_STEER_IDX - 1);
 		lo = idx[k];
 		last = idx[k + 1];
 	} else if (hi < P53_STEER_IDX6_BASE) {
@@ -131,7 +132,7 @@ static inline __attribute__((always_inline)) uint32_t lookup(const void *t, unsi
 		n -= half;
 	}
 	if (__builtin_expect(key[lo] == hi, 0))
-		return lookup6_long(s, key, x, from, lo, hi, be64(cl->addr + 8));
+		return lookup6_long(s, key, x, from, lo, hi, be64(addr + 8));
 	uint32_t ll = x[lo].loc_len;
 	if (ll >> 8 != P53_STEER_NOLOC)
 		return ll;
@@ -143,7 +144,9 @@ static inline __attribute__((always_inline)) uint32_t lookup(const void *t, unsi
 
 uint32_t p53_steer_lookup(const void *t, unsigned int src, const struct p53_steer_client *cl)
 {
-	return lookup(t, src, cl);
+	const struct p53_steer_src *s = &p53_steer_hdr(t)->src[src];
+
+	return cl->v6 ? lookup6(t, s, be64(cl->addr), cl->addr) : lookup4(t, s, be32(cl->addr));
 }
 
 /* memcmp(a, b, len) == 0, 8 bytes at a time (the last word overlapping) for a name of 8 bytes
@@ -153,8 +156,12 @@ static inline int same_name(const uint8_t *a, const uint8_t *b, size_t len)
 	uint64_t x = 0, u, v;
 	size_t k;
 
-	if (len < 8)
-		return memcmp(a, b, len) == 0;
+	if (len < 8) {  /* a byte loop, not memcmp: no call, so p53_steer_find saves no registers */
+		uint8_t d = 0;
+		for (k = 0; k < len; k++)
+			d |= a[k] ^ b[k];
+		return d == 0;
+	}
 	for (k = 0; k + 8 < len; k += 8) {
 		memcpy(&u, a + k, 8);
 		memcpy(&v, b + k, 8);
@@ -179,35 +186,54 @@ const struct p53_steer_rec *p53_steer_find(const void *t, const uint8_t *name, u
 	return NULL;
 }
 
-const struct p53_steer_variant *p53_steer_pick(const void *t, const struct p53_steer_rec *r,
-					       const struct p53_steer_client *cl, uint8_t *scope)
+/* The policy chain for one family (v6 a constant: the compiler makes one loop per family, the
+ * address read once). A source is looked up once per run of steps naming it (a chain such
+ * as geo country -> geo continent reads the GeoIP blocks once); a chain that comes back to
+ * an earlier source looks it up again, and gets the same answer. */
+static inline __attribute__((always_inline)) const struct p53_steer_variant *
+pick(const void *t, const struct p53_steer_rec *r, const struct p53_steer_client *cl, const int v6,
+     uint8_t *scope)
 {
-	const uint32_t *dec = (const uint32_t *)((const uint8_t *)t + p53_steer_hdr(t)->dec_off);
-	uint32_t seen[P53_STEER_SRCS] = { UINT32_MAX, UINT32_MAX, UINT32_MAX, UINT32_MAX, UINT32_MAX };
+	const struct p53_steer_hdr *h = p53_steer_hdr(t);
+	const uint32_t *dec = (const uint32_t *)((const uint8_t *)t + h->dec_off);
+	uint32_t a4 = v6 ? 0 : be32(cl->addr);
+	uint64_t a6 = v6 ? be64(cl->addr) : 0;
+	unsigned int last = P53_STEER_SRCS;
+	uint32_t ll = 0;
 	uint8_t sc = 0;
 
-	if (cl != NULL) {
-		for (unsigned int i = 0; i < r->n_steps; i++) {
-			const struct p53_steer_step *st = &r->steps[i];
-			if (seen[st->src] == UINT32_MAX)
-				seen[st->src] = st->src == P53_STEER_SRC_CLIENT ? p53_steer_bucket(cl->v6, cl->addr)
-						: st->src == P53_STEER_SRC_ANY ? 0
-						: lookup(t, st->src, cl);
-			uint32_t ll = seen[st->src];
+	for (unsigned int i = 0; i < r->n_steps; i++) {
+		const struct p53_steer_step *st = &r->steps[i];
+		if (st->src != last) {
+			last = st->src;
+			ll = last == P53_STEER_SRC_CLIENT ? p53_steer_bucket((uint8_t)v6, cl->addr)
+			   : last == P53_STEER_SRC_ANY ? 0
+			   : v6 ? lookup6(t, &h->src[last], a6, cl->addr)
+			   : lookup4(t, &h->src[last], a4);
 			if ((uint8_t)ll > sc)
 				sc = (uint8_t)ll;
-			uint32_t loc = ll >> 8;
-			if (loc == P53_STEER_NOLOC)
-				continue;
-			uint32_t v = dec[st->dec + loc];
-			if (v != UINT32_MAX) {
-				*scope = sc;
-				return p53_steer_variant(t, v);
-			}
+		}
+		uint32_t loc = ll >> 8;
+		if (loc == P53_STEER_NOLOC)
+			continue;
+		uint32_t v = dec[st->dec + loc];
+		if (v != UINT32_MAX) {
+			*scope = sc;
+			return p53_steer_variant(t, v);
 		}
 	}
 	*scope = sc;
 	return p53_steer_variant(t, r->fallback);
+}
+
+const struct p53_steer_variant *p53_steer_pick(const void *t, const struct p53_steer_rec *r,
+					       const struct p53_steer_client *cl, uint8_t *scope)
+{
+	if (cl == NULL) {
+		*scope = 0;
+		return p53_steer_variant(t, r->fallback);
+	}
+	return cl->v6 ? pick(t, r, cl, 1, scope) : pick(t, r, cl, 0, scope);
 }
 
 static int inside(size_t len, uint64_t off, uint64_t n, uint64_t sz)
