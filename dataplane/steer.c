@@ -124,12 +124,17 @@ static inline __attribute__((always_inline)) uint32_t lookup6(const uint8_t *bas
 		lo = idx[P53_STEER_IDX];
 		last = s->n6 - 1;
 	}
+	/* The last of the n blocks from lo whose key is at or below hi (key[lo] is): first the
+	 * n - m above a power of two m <= n, then steps m/2, m/4 .. 1 (each a compare and a
+	 * conditional move, no loop counter beside the step). */
 	uint32_t from = lo, n = last - lo + 1;
-	while (n > 1) {
-		uint32_t half = n / 2;
-		if (key[lo + half] <= hi)
-			lo += half;
-		n -= half;
+	if (n > 1) {
+		uint32_t m = 1u << (31 - __builtin_clz(n));
+		if (key[lo + n - m] <= hi)
+			lo += n - m;
+		for (m >>= 1; m > 0; m >>= 1)
+			if (key[lo + m] <= hi)
+				lo += m;
 	}
 	if (__builtin_expect(key[lo] == hi, 0))
 		return lookup6_long(s, key, x, from, lo, hi, be64(addr + 8));
@@ -147,43 +152,6 @@ uint32_t p53_steer_lookup(const void *t, unsigned int src, const struct p53_stee
 	const struct p53_steer_src *s = &p53_steer_hdr(t)->src[src];
 
 	return cl->v6 ? lookup6(t, s, be64(cl->addr), cl->addr) : lookup4(t, s, be32(cl->addr));
-}
-
-/* memcmp(a, b, len) == 0, 8 bytes at a time (the last word overlapping) for a name of 8 bytes
- * or more: no library call for the one name a steered query compares. */
-static inline int same_name(const uint8_t *a, const uint8_t *b, size_t len)
-{
-	uint64_t x = 0, u, v;
-	size_t k;
-
-	if (len < 8) {  /* a byte loop, not memcmp: no call, so p53_steer_find saves no registers */
-		uint8_t d = 0;
-		for (k = 0; k < len; k++)
-			d |= a[k] ^ b[k];
-		return d == 0;
-	}
-	for (k = 0; k + 8 < len; k += 8) {
-		memcpy(&u, a + k, 8);
-		memcpy(&v, b + k, 8);
-		x |= u ^ v;
-	}
-	memcpy(&u, a + len - 8, 8);
-	memcpy(&v, b + len - 8, 8);
-	return (x | (u ^ v)) == 0;
-}
-
-const struct p53_steer_rec *p53_steer_find(const void *t, const uint8_t *name, uint8_t len,
-					   uint32_t hash, uint16_t type)
-{
-	const struct p53_steer_hdr *h = p53_steer_hdr(t);
-	const struct p53_steer_rec *r = (const struct p53_steer_rec *)((const uint8_t *)t + h->records_off);
-
-	/* A handful of steered records per node: a scan beats a hash table here. */
-	for (uint32_t i = 0; i < h->n_records; i++)
-		if (r[i].hash == hash && r[i].type == type && r[i].name_len == len &&
-		    same_name((const uint8_t *)t + h->names_off + r[i].name_off, name, len))
-			return &r[i];
-	return NULL;
 }
 
 /* The policy chain for one family (v6 a constant: the compiler makes one loop per family, the
