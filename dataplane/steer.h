@@ -245,8 +245,8 @@ static inline const struct p53_steer_rec *p53_steer_find(const void *t, const ui
  * @param scope  set to the longest prefix length among the blocks consulted: what the
  *               answer depended on
  */
-const struct p53_steer_variant *p53_steer_pick(const void *t, const struct p53_steer_rec *r,
-					       const struct p53_steer_client *cl, uint8_t *scope);
+static inline const struct p53_steer_variant *p53_steer_pick(const void *t, const struct p53_steer_rec *r,
+							     const struct p53_steer_client *cl, uint8_t *scope);
 
 /**
  * Check a table before workers read it without bounds checks: sections inside, indices in
@@ -255,5 +255,7 @@ const struct p53_steer_variant *p53_steer_pick(const void *t, const struct p53_s
  * @return 0, or -EINVAL with *why set.
  */
 int p53_steer_check(const void *t, size_t len, const char **why);
+
+#include "dataplane/steer_pick.h"
 
 #endif /* P53_STEER_H */
