@@ -4,164 +4,41 @@
 
 #include "dataplane/image.h"
 #include "dataplane/steer.h"
+#include "dataplane/steer_pick.h"
 #include "dataplane/wire.h"
 
-static inline uint32_t be32(const uint8_t *p)
+/* An IPv6 address whose high half equals that of the last block starting at or below it
+ * (`at`; steer.h, struct p53_steer_b6x): blocks longer than /64 may share that half, so the
+ * search is redone over whole starts, from `from` (a block starting at or below the address)
+ * to `at`, and a gap's scope computed from 128-bit ends. Out of line: the common lookup never
+ * comes here. */
+__attribute__((noinline, cold)) uint32_t p53_steer_lookup6_long(const struct p53_steer_src *s, const uint64_t *key,
+								const struct p53_steer_b6x *x, uint32_t from, uint32_t at,
+								uint64_t hi, uint64_t lw)
 {
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
+	uint32_t lo = from, n = at - from + 1;
 
-static inline uint64_t be64(const uint8_t *p)
-{
-	return (uint64_t)be32(p) << 32 | be32(p + 4);
-}
-
-/* Bits a and b share from the top, +1: the length of the longest prefix of a that excludes b
- * (a != b). */
-static inline unsigned int split32(uint32_t a, uint32_t b)
-{
-	return (unsigned int)__builtin_clz(a ^ b) + 1;
-}
-
-static inline unsigned int split128(uint64_t ah, uint64_t al, uint64_t bh, uint64_t bl)
-{
-	return ah != bh ? (unsigned int)__builtin_clzll(ah ^ bh) + 1 : 64u + (unsigned int)__builtin_clzll(al ^ bl) + 1;
-}
-
-static inline unsigned int max_u(unsigned int a, unsigned int b)
-{
-	return a > b ? a : b;
-}
-
-/* The blocks cover the whole space from 0 up, so the last block starting at or below the
- * address holds it: a binary search for it, over the blocks the /16 index leaves (steer.h). A block with no location is a run up to the next
- * block: its scope is the longest of the prefixes of the address that exclude the address
- * before the run and the next block's start, i.e. the largest aligned block around the
- * address inside the run. */
-uint32_t p53_steer_lookup(const void *t, unsigned int src, const struct p53_steer_client *cl)
-{
-	const struct p53_steer_src *s = &p53_steer_hdr(t)->src[src];
-	const uint8_t *base = (const uint8_t *)t;
-
-	if (!cl->v6) {
-		const struct p53_steer_b4 *b = (const struct p53_steer_b4 *)(base + s->off4);
-		const uint32_t *idx = (const uint32_t *)(base + s->idx4_off);
-		uint32_t a = be32(cl->addr), k = a >> (32 - P53_STEER_IDX_BITS);
-		if (s->n4 == 0)
-			return P53_STEER_NOLOC << 8;
-		uint32_t lo = idx[k];
-		uint32_t n = (k + 1 < P53_STEER_IDX ? idx[k + 1] : s->n4 - 1) - lo + 1;
-		while (n > 1) {
-			uint32_t half = n / 2;
-			if (b[lo + half].start <= a)
-				lo += half;
-			n -= half;
-		}
-		if (b[lo].loc_len >> 8 != P53_STEER_NOLOC)
-			return b[lo].loc_len;
-		unsigned int len = b[lo].start == 0 ? 0 : split32(a, b[lo].start - 1);
-		if (lo + 1 < s->n4)
-			len = max_u(len, split32(a, b[lo + 1].start));
-		return P53_STEER_NOLOC << 8 | len;
-	}
-	const struct p53_steer_b6 *b = (const struct p53_steer_b6 *)(base + s->off6);
-	const uint32_t *idx = (const uint32_t *)(base + s->idx6_off);
-	uint64_t hi = be64(cl->addr), lw = be64(cl->addr + 8);
-	if (s->n6 == 0)
-		return P53_STEER_NOLOC << 8;
-	uint64_t g = hi - P53_STEER_IDX6_BASE;
-	uint32_t lo, last;
-	if (__builtin_expect(g < 1ull << 61, 1)) {     /* in 2000::/3 */
-		uint32_t k = (uint32_t)(g >> P53_STEER_IDX6_SHIFT);
-		lo = idx[k];
-		last = idx[k + 1];
-	} else if (hi < P53_STEER_IDX6_BASE) {
-		lo = 0;
-		last = idx[0];
-	} else {
-		lo = idx[P53_STEER_IDX];
-		last = s->n6 - 1;
-	}
-	uint32_t n = last - lo + 1;
 	while (n > 1) {
 		uint32_t half = n / 2;
-		const struct p53_steer_b6 *m = &b[lo + half];
-		if (m->hi < hi || (m->hi == hi && m->lo <= lw))
+		if (key[lo + half] < hi || (key[lo + half] == hi && x[lo + half].lo <= lw))
 			lo += half;
 		n -= half;
 	}
-	if (b[lo].loc_len >> 8 != P53_STEER_NOLOC)
-		return b[lo].loc_len;
+	if (x[lo].loc_len >> 8 != P53_STEER_NOLOC)
+		return x[lo].loc_len;
 	unsigned int len = 0;
-	if (b[lo].hi != 0 || b[lo].lo != 0)
-		len = split128(hi, lw, b[lo].hi - (b[lo].lo == 0), b[lo].lo - 1);
+	if (key[lo] != 0 || x[lo].lo != 0)
+		len = p53_steer_split128(hi, lw, key[lo] - (x[lo].lo == 0), x[lo].lo - 1);
 	if (lo + 1 < s->n6)
-		len = max_u(len, split128(hi, lw, b[lo + 1].hi, b[lo + 1].lo));
+		len = p53_steer_max_u(len, p53_steer_split128(hi, lw, key[lo + 1], x[lo + 1].lo));
 	return P53_STEER_NOLOC << 8 | len;
 }
 
-/* memcmp(a, b, len) == 0, 8 bytes at a time (the last word overlapping) for a name of 8 bytes
- * or more: no library call for the one name a steered query compares. */
-static inline int same_name(const uint8_t *a, const uint8_t *b, size_t len)
+uint32_t p53_steer_lookup(const void *t, unsigned int src, const struct p53_steer_client *cl)
 {
-	uint64_t x = 0, u, v;
-	size_t k;
+	const struct p53_steer_src *s = &p53_steer_hdr(t)->src[src];
 
-	if (len < 8)
-		return memcmp(a, b, len) == 0;
-	for (k = 0; k + 8 < len; k += 8) {
-		memcpy(&u, a + k, 8);
-		memcpy(&v, b + k, 8);
-		x |= u ^ v;
-	}
-	memcpy(&u, a + len - 8, 8);
-	memcpy(&v, b + len - 8, 8);
-	return (x | (u ^ v)) == 0;
-}
-
-const struct p53_steer_rec *p53_steer_find(const void *t, const uint8_t *name, uint8_t len,
-					   uint32_t hash, uint16_t type)
-{
-	const struct p53_steer_hdr *h = p53_steer_hdr(t);
-	const struct p53_steer_rec *r = (const struct p53_steer_rec *)((const uint8_t *)t + h->records_off);
-
-	/* A handful of steered records per node: a scan beats a hash table here. */
-	for (uint32_t i = 0; i < h->n_records; i++)
-		if (r[i].hash == hash && r[i].type == type && r[i].name_len == len &&
-		    same_name((const uint8_t *)t + h->names_off + r[i].name_off, name, len))
-			return &r[i];
-	return NULL;
-}
-
-const struct p53_steer_variant *p53_steer_pick(const void *t, const struct p53_steer_rec *r,
-					       const struct p53_steer_client *cl, uint8_t *scope)
-{
-	const uint32_t *dec = (const uint32_t *)((const uint8_t *)t + p53_steer_hdr(t)->dec_off);
-	uint32_t seen[P53_STEER_SRCS] = { UINT32_MAX, UINT32_MAX, UINT32_MAX, UINT32_MAX, UINT32_MAX };
-	uint8_t sc = 0;
-
-	if (cl != NULL) {
-		for (unsigned int i = 0; i < r->n_steps; i++) {
-			const struct p53_steer_step *st = &r->steps[i];
-			if (seen[st->src] == UINT32_MAX)
-				seen[st->src] = st->src == P53_STEER_SRC_CLIENT ? p53_steer_bucket(cl->v6, cl->addr)
-						: st->src == P53_STEER_SRC_ANY ? 0
-						: p53_steer_lookup(t, st->src, cl);
-			uint32_t ll = seen[st->src];
-			if ((uint8_t)ll > sc)
-				sc = (uint8_t)ll;
-			uint32_t loc = ll >> 8;
-			if (loc == P53_STEER_NOLOC)
-				continue;
-			uint32_t v = dec[st->dec + loc];
-			if (v != UINT32_MAX) {
-				*scope = sc;
-				return p53_steer_variant(t, v);
-			}
-		}
-	}
-	*scope = sc;
-	return p53_steer_variant(t, r->fallback);
+	return cl->v6 ? p53_steer_lookup6(t, s, p53_steer_be64(cl->addr), cl->addr) : p53_steer_lookup4(t, s, p53_steer_be32(cl->addr));
 }
 
 static int inside(size_t len, uint64_t off, uint64_t n, uint64_t sz)
@@ -193,7 +70,8 @@ int p53_steer_check(const void *t, size_t len, const char **why)
 	for (unsigned int s = 0; s < P53_STEER_SRCS; s++) {
 		const struct p53_steer_src *src = &h->src[s];
 		if (!inside(len, src->off4, src->n4, sizeof(struct p53_steer_b4)) ||
-		    !inside(len, src->off6, src->n6, sizeof(struct p53_steer_b6))) {
+		    !inside(len, src->off6, src->n6, sizeof(uint64_t)) ||
+		    !inside(len, src->aux6_off, src->n6, sizeof(struct p53_steer_b6x))) {
 			w = "prefix table outside the table";
 			goto bad;
 		}
@@ -221,7 +99,7 @@ int p53_steer_check(const void *t, size_t len, const char **why)
 				w = "block names a location that is not there";
 				goto bad;
 			}
-		const struct p53_steer_b6 *b6 = (const void *)((const uint8_t *)t + src->off6);
+		const struct p53_steer_b6x *b6 = (const void *)((const uint8_t *)t + src->aux6_off);
 		for (uint32_t i = 0; i < src->n6; i++)
 			if ((b6[i].loc_len >> 8) != P53_STEER_NOLOC && (b6[i].loc_len >> 8) >= src->n_locs) {
 				w = "block names a location that is not there";

@@ -38,6 +38,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #define P53_STEER_MAGIC   0x52545350u /* "PSTR" */
 #define P53_STEER_SRC_MAP 0
@@ -74,11 +75,11 @@
 
 struct p53_steer_src {
 	uint32_t n4, off4;              /* IPv4 blocks (struct p53_steer_b4) */
-	uint32_t n6, off6;              /* IPv6 blocks (struct p53_steer_b6) */
+	uint32_t n6, off6;              /* IPv6 blocks: uint64_t[n6], the high half of each start */
 	uint32_t n_locs;
 	uint32_t idx4_off;              /* uint32_t[P53_STEER_IDX] over the IPv4 blocks (n4 > 0) */
 	uint32_t idx6_off;              /* uint32_t[P53_STEER_IDX6] over the IPv6 blocks (n6 > 0) */
-	uint32_t pad;
+	uint32_t aux6_off;              /* struct p53_steer_b6x[n6]: the rest of each IPv6 block */
 };
 
 struct p53_steer_hdr {
@@ -121,8 +122,22 @@ struct p53_steer_b4 {
 	uint32_t loc_len;
 };
 
+/* An IPv6 block as the compiler makes it (control/steer/steer_build.c). */
 struct p53_steer_b6 {
 	uint64_t hi, lo;                /* host order halves of the start address */
+	uint32_t loc_len;
+	uint32_t pad;
+};
+
+/*
+ * In the table, the IPv6 blocks are two arrays: the high halves of their starts alone
+ * (uint64_t, what the binary search reads: 8 bytes a probe, one compare), and the rest. Most
+ * blocks are /64 or shorter, so the high half tells the blocks apart and the search never
+ * reads the low half: only an address whose high half equals the found block's (a block
+ * longer than /64 may start in its /64) takes a second search over the whole starts.
+ */
+struct p53_steer_b6x {
+	uint64_t lo;                    /* host order low half of the start address */
 	uint32_t loc_len;
 	uint32_t pad;
 };
@@ -182,9 +197,45 @@ static inline const uint8_t *p53_steer_rdata(const void *t, const struct p53_ste
  */
 uint32_t p53_steer_lookup(const void *t, unsigned int src, const struct p53_steer_client *cl);
 
-/** The steered record of an owner and type, or NULL. */
-const struct p53_steer_rec *p53_steer_find(const void *t, const uint8_t *name, uint8_t len,
-					   uint32_t hash, uint16_t type);
+/* memcmp(a, b, len) == 0, 8 bytes at a time (the last word overlapping) for a name of 8 bytes
+ * or more: no library call for the one name a steered query compares. */
+static inline int p53_steer_same_name(const uint8_t *a, const uint8_t *b, size_t len)
+{
+	uint64_t x = 0, u, v;
+	size_t k;
+
+	if (len < 8) {  /* a byte loop, not memcmp: no call, so its caller saves no registers */
+		uint8_t d = 0;
+		for (k = 0; k < len; k++)
+			d |= a[k] ^ b[k];
+		return d == 0;
+	}
+	for (k = 0; k + 8 < len; k += 8) {
+		memcpy(&u, a + k, 8);
+		memcpy(&v, b + k, 8);
+		x |= u ^ v;
+	}
+	memcpy(&u, a + len - 8, 8);
+	memcpy(&v, b + len - 8, 8);
+	return (x | (u ^ v)) == 0;
+}
+
+/** The steered record of an owner and type, or NULL. Inline: the fast path's one call per
+ * steered query costs no call or saved registers. */
+static inline const struct p53_steer_rec *p53_steer_find(const void *t, const uint8_t *name, uint8_t len,
+							  uint32_t hash, uint16_t type)
+{
+	const struct p53_steer_hdr *h = p53_steer_hdr(t);
+	const struct p53_steer_rec *r = (const struct p53_steer_rec *)((const uint8_t *)t + h->records_off);
+
+	/* A handful of steered records per node: a scan beats a hash table here. */
+	for (uint32_t i = 0; i < h->n_records; i++)
+		if (r[i].hash == hash && r[i].type == type && r[i].name_len == len &&
+		    p53_steer_same_name((const uint8_t *)t + h->names_off + r[i].name_off, name, len))
+			return &r[i];
+	return NULL;
+}
+
 
 /**
  * Pick the variant of a record for a client: walk the policy chain, looking each source up
@@ -194,8 +245,8 @@ const struct p53_steer_rec *p53_steer_find(const void *t, const uint8_t *name, u
  * @param scope  set to the longest prefix length among the blocks consulted: what the
  *               answer depended on
  */
-const struct p53_steer_variant *p53_steer_pick(const void *t, const struct p53_steer_rec *r,
-					       const struct p53_steer_client *cl, uint8_t *scope);
+static inline const struct p53_steer_variant *p53_steer_pick(const void *t, const struct p53_steer_rec *r,
+							     const struct p53_steer_client *cl, uint8_t *scope);
 
 /**
  * Check a table before workers read it without bounds checks: sections inside, indices in
@@ -204,5 +255,7 @@ const struct p53_steer_variant *p53_steer_pick(const void *t, const struct p53_s
  * @return 0, or -EINVAL with *why set.
  */
 int p53_steer_check(const void *t, size_t len, const char **why);
+
+#include "dataplane/steer_pick.h"
 
 #endif /* P53_STEER_H */

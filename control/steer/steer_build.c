@@ -948,6 +948,16 @@ void p53_steer_index6(const struct p53_steer_b6 *b, uint32_t n, uint32_t *idx)
 	}
 }
 
+void p53_steer_emit6(const struct p53_steer_b6 *b, uint32_t n, uint64_t *key, struct p53_steer_b6x *aux)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		key[i] = b[i].hi;
+		aux[i].lo = b[i].lo;
+		aux[i].loc_len = b[i].loc_len;
+		aux[i].pad = 0;
+	}
+}
+
 void *p53_steer_build_signed(const struct p53_steer_conf *conf, const struct p53_steer_sources *s,
 			     bool up[][P53_STEER_MAX_POOL], struct p53_steer_signing *sg, size_t *len,
 			     char *err, size_t errlen)
@@ -1057,7 +1067,9 @@ void *p53_steer_build_signed(const struct p53_steer_conf *conf, const struct p53
 		off = al8(off + (size_t)s->src[k].n4 * sizeof(struct p53_steer_b4));
 		h.src[k].n6 = s->src[k].n6;
 		h.src[k].off6 = (uint32_t)off;
-		off = al8(off + (size_t)s->src[k].n6 * sizeof(struct p53_steer_b6));
+		off = al8(off + (size_t)s->src[k].n6 * sizeof(uint64_t));
+		h.src[k].aux6_off = (uint32_t)off;
+		off = al8(off + (size_t)s->src[k].n6 * sizeof(struct p53_steer_b6x));
 		/* The indices (steer.h), for a family with blocks. */
 		if (s->src[k].n4 > 0) {
 			h.src[k].idx4_off = (uint32_t)off;
@@ -1146,7 +1158,8 @@ void *p53_steer_build_signed(const struct p53_steer_conf *conf, const struct p53
 	put(img + h.dec_off, o.dec, (size_t)o.n_dec * 4);
 	for (int k = 0; k < P53_STEER_SRCS; k++) {
 		put(img + h.src[k].off4, s->src[k].b4, (size_t)s->src[k].n4 * sizeof(struct p53_steer_b4));
-		put(img + h.src[k].off6, s->src[k].b6, (size_t)s->src[k].n6 * sizeof(struct p53_steer_b6));
+		p53_steer_emit6(s->src[k].b6, s->src[k].n6, (uint64_t *)(void *)(img + h.src[k].off6),
+				(struct p53_steer_b6x *)(void *)(img + h.src[k].aux6_off));
 		if (s->src[k].n4 > 0)
 			p53_steer_index4(s->src[k].b4, s->src[k].n4, (uint32_t *)(void *)(img + h.src[k].idx4_off));
 		if (s->src[k].n6 > 0)

@@ -130,6 +130,10 @@ void *p53_steer_build(const struct p53_steer_conf *conf, const struct p53_steer_
 void p53_steer_index4(const struct p53_steer_b4 *b, uint32_t n, uint32_t *idx);
 void p53_steer_index6(const struct p53_steer_b6 *b, uint32_t n, uint32_t *idx);
 
+/** A family's IPv6 blocks as the table holds them (steer.h): the high halves of the starts
+ * into `key`, the rest into `aux`, n entries each. */
+void p53_steer_emit6(const struct p53_steer_b6 *b, uint32_t n, uint64_t *key, struct p53_steer_b6x *aux);
+
 /* Variants verified per build with the DNSKEY alone (spread evenly over the variants). */
 #define P53_STEER_VERIFY_SAMPLE 16
 

@@ -5,7 +5,11 @@
 # zone's DNSKEY (trust anchor: that key), for ECDSA P-256 and Ed25519. Also: DO=0 answers carry
 # no RRSIG, two clients get different variants with different signatures, the signing time is
 # logged, the re-signing timer re-signs (new expiration) without a reload, and bad key
-# configs are refused with file:line.
+# configs are refused with file:line. A steered CNAME (cn.example.com., pool targets in the
+# zone): per client (source address or ECS, two and three map subnets) its own CNAME with its
+# RRSIG, then the chased target's RRset with the zone's RRSIG, validated by delv (no ECS) and
+# by dnspython against the key (with ECS). 7 variants in all: map.example.com. A has 4,
+# cn.example.com. CNAME 3 (one per PoP; its fallback, the first target, is FRA's).
 . "$(dirname "$0")/lib.sh"
 trap cleanup_common EXIT
 lab_lock
@@ -60,6 +64,14 @@ steering:
         - {name: ord1, address: 10.0.0.1, pop: ORD}
         - {name: nrt1, address: 10.0.0.3, pop: NRT}
         - {name: fra1, address: 10.0.0.4, pop: FRA}
+    - owner: cn.example.com.
+      type: CNAME
+      policy: [map]
+      ttl: 60
+      pool:
+        - {name: cn-fra, target: www.example.com., pop: FRA}
+        - {name: cn-nrt, target: mail.example.com., pop: NRT}
+        - {name: cn-ord, target: ns2.example.com., pop: ORD}
 YAML
 }
 
@@ -67,6 +79,52 @@ YAML
 validate() {
 	ip netns exec "$CLIENT_NS" delv @"$1" -a "$D/anchors.conf" +root=example.com +nosplit +nottl \
 		"$2" A 2>&1
+}
+
+expect() { # expect WHAT WANT GOT
+	if [ "$2" = "$3" ]; then ok "$1"; else not_ok "$1 (want '$2', got '$3')"; fi
+}
+
+# ecs_validate NAME TYPE ECS: a DO=1 query with an ECS option (delv sends none), every RRset of
+# the answer section checked against its RRSIG with the DNSKEY of the trust anchor's key file
+# (dnspython): one line per RRset, "TYPE OWNER RDATA... ok|bad (why)|unsigned", then
+# "scope=S rcode=R".
+ecs_validate() {
+	ip netns exec "$CLIENT_NS" /usr/bin/python3 - "$V4" "$KEY.key" "$@" <<'PY'
+import sys
+import dns.dnssec, dns.edns, dns.message, dns.name, dns.query, dns.rdataclass, dns.rdatatype, dns.rcode, dns.rrset, dns.zone
+server, keyfile, name, qtype, ecs = sys.argv[1:6]
+zone = dns.name.from_text("example.com.")
+key = None
+for line in open(keyfile):
+    if line.strip() and not line.startswith(";"):
+        f = line.split()
+        d = f.index("DNSKEY")
+        key = dns.rrset.from_text(zone, 3600, "IN", "DNSKEY", " ".join(f[d + 1:]))
+addr, plen = ecs.split("/")
+q = dns.message.make_query(name, qtype, want_dnssec=True,
+                           options=[dns.edns.ECSOption(addr, int(plen))])
+r = dns.query.udp(q, server, timeout=3)
+sigs = {}
+for rs in r.answer:
+    if rs.rdtype == dns.rdatatype.RRSIG:
+        sigs[(rs.name, rs.covers)] = rs
+for rs in r.answer:
+    if rs.rdtype == dns.rdatatype.RRSIG:
+        continue
+    sig = sigs.get((rs.name, rs.rdtype))
+    if sig is None:
+        verdict = "unsigned"
+    else:
+        try:
+            dns.dnssec.validate(rs, sig, {zone: key})
+            verdict = "ok"
+        except Exception as e:
+            verdict = "bad (%s)" % e
+    print(dns.rdatatype.to_text(rs.rdtype), rs.name, " ".join(sorted(x.to_text() for x in rs)), verdict)
+scope = [o.scopelen for o in r.options if isinstance(o, dns.edns.ECSOption)]
+print("scope=%s rcode=%s" % (scope[0] if scope else "", dns.rcode.to_text(r.rcode())))
+PY
 }
 
 for alg in ECDSAP256SHA256 ED25519; do
@@ -100,7 +158,45 @@ for alg in ECDSAP256SHA256 ED25519; do
 	k=$(ip netns exec "$CLIENT_NS" kdig +time=2 +retry=1 @"$V4" map.example.com A 2>&1)
 	check "$alg: DO=0: no RRSIG" bash -c "! grep -q RRSIG <<<'$k'"
 	check "$alg: the signing time is logged" \
-		grep -Eq 'steering: signed 4 variant\(s\) in [0-9.]+ ms \([0-9.]+ us each\), 4 verified with the DNSKEY' "$TMP/pop53d.log"
+		grep -Eq 'steering: signed 7 variant\(s\) in [0-9.]+ ms \([0-9.]+ us each\), 7 verified with the DNSKEY' "$TMP/pop53d.log"
+
+	# A steered CNAME in the signed zone: each variant's CNAME carries its own RRSIG, the
+	# chased target's RRset (static, in the zone) its own, and both validate.
+	out=$(validate "$V4" cn.example.com)
+	check "$alg: delv validates the steered CNAME from 192.0.2.1 (FRA: www.example.com., chased to its A)" \
+		grep -q '^; fully validated' <<<"$out"
+	check "$alg: ...CNAME www.example.com. and its RRSIG" bash -c "grep -Eq '^cn\.example\.com\.[[:space:]]+IN[[:space:]]+CNAME[[:space:]]+www\.example\.com\.$' <<<'$out' &&
+		grep -Eq '^cn\.example\.com\.[[:space:]]+IN[[:space:]]+RRSIG[[:space:]]+CNAME $num 3 60 ' <<<'$out'"
+	check "$alg: ...then www.example.com. A 192.0.2.80 and its RRSIG" bash -c "grep -Eq '^www\.example\.com\.[[:space:]]+IN[[:space:]]+A[[:space:]]+192\.0\.2\.80$' <<<'$out' &&
+		grep -Eq '^www\.example\.com\.[[:space:]]+IN[[:space:]]+RRSIG[[:space:]]+A $num 3 300 ' <<<'$out'"
+	out6=$(validate "$V6" cn.example.com)
+	check "$alg: delv validates the steered CNAME from 2001:db8:53::1 (NRT: mail.example.com.)" \
+		grep -q '^; fully validated' <<<"$out6"
+	check "$alg: ...CNAME mail.example.com. then its A 192.0.2.25, both signed" bash -c "grep -Eq '^cn\.example\.com\.[[:space:]]+IN[[:space:]]+CNAME[[:space:]]+mail\.example\.com\.$' <<<'$out6' &&
+		grep -Eq '^mail\.example\.com\.[[:space:]]+IN[[:space:]]+A[[:space:]]+192\.0\.2\.25$' <<<'$out6' &&
+		grep -Eq '^cn\.example\.com\.[[:space:]]+IN[[:space:]]+RRSIG[[:space:]]+CNAME ' <<<'$out6' &&
+		grep -Eq '^mail\.example\.com\.[[:space:]]+IN[[:space:]]+RRSIG[[:space:]]+A ' <<<'$out6'"
+	# The same record asked with ECS from two map subnets (delv sends no ECS: dnspython checks
+	# each RRSIG against the key).
+	expect "$alg: ECS 198.51.100.7/32 (ORD): CNAME ns2.example.com. and the A behind it, each with a valid RRSIG, scope 24" \
+		"CNAME cn.example.com. ns2.example.com. ok
+A ns2.example.com. 198.51.100.53 ok
+scope=24 rcode=NOERROR" "$(ecs_validate cn.example.com A 198.51.100.7/32)"
+	expect "$alg: ECS 192.0.2.0/24 (FRA): CNAME www.example.com. and its A, each with a valid RRSIG, scope 24" \
+		"CNAME cn.example.com. www.example.com. ok
+A www.example.com. 192.0.2.80 ok
+scope=24 rcode=NOERROR" "$(ecs_validate cn.example.com A 192.0.2.0/24)"
+	expect "$alg: ECS 2001:db8:53::/56 (NRT), AAAA: CNAME mail.example.com. and its AAAA, each with a valid RRSIG, scope 48" \
+		"CNAME cn.example.com. mail.example.com. ok
+AAAA mail.example.com. 2001:db8:25::25 ok
+scope=48 rcode=NOERROR" "$(ecs_validate cn.example.com AAAA 2001:db8:53::/56)"
+	k=$(ip netns exec "$CLIENT_NS" kdig +time=2 +retry=1 @"$V4" +dnssec cn.example.com A +subnet=198.51.100.7/32 2>&1)
+	k2=$(ip netns exec "$CLIENT_NS" kdig +time=2 +retry=1 @"$V4" +dnssec cn.example.com A +subnet=192.0.2.0/24 2>&1)
+	csig1=$(awk '!/^;/ && $4=="RRSIG" && $5=="CNAME" {print $NF}' <<<"$k")
+	csig2=$(awk '!/^;/ && $4=="RRSIG" && $5=="CNAME" {print $NF}' <<<"$k2")
+	check "$alg: the two CNAME variants have different signatures" test -n "$csig1" -a -n "$csig2" -a "$csig1" != "$csig2"
+	k=$(ip netns exec "$CLIENT_NS" kdig +time=2 +retry=1 @"$V4" cn.example.com A +subnet=198.51.100.7/32 2>&1)
+	check "$alg: DO=0: the steered CNAME and its target without RRSIG" bash -c "grep -q 'CNAME[[:space:]]*ns2.example.com.' <<<'$k' && ! grep -q RRSIG <<<'$k'"
 	check "$alg: pop53d stops cleanly" stop_pop53
 done
 
@@ -149,7 +245,7 @@ check "bad config: signature_refresh at or below signature_margin" \
 	grep -q 'signature_refresh (50 s) must be above signature_margin (60 s)' <<<"$out"
 out=$("$POP53D" --check-config "$TMP/pop53.yaml" 2>&1)
 check "--check-config signs the variants too, and says how long it took" \
-	grep -Eq "ok \(1 zone\(s\), [0-9]+ records, image [0-9]+ bytes; 4 steering variant\(s\), 4 signed in [0-9.]+ ms\)" <<<"$out"
+	grep -Eq "ok \(1 zone\(s\), [0-9]+ records, image [0-9]+ bytes; 7 steering variant\(s\), 7 signed in [0-9.]+ ms\)" <<<"$out"
 grep -v 'signing_keys' "$TMP/pop53.yaml" >"$TMP/nokey.yaml"
 line=$(grep -n 'owner: map.example.com.' "$TMP/nokey.yaml" | cut -d: -f1)
 out=$("$POP53D" --check-config "$TMP/nokey.yaml" 2>&1)

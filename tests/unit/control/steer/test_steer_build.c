@@ -23,8 +23,8 @@
 static void *table_of(const struct p53_steer_source *s)
 {
 	size_t idx = P53_STEER_IDX * sizeof(uint32_t);
-	size_t len = sizeof(struct p53_steer_hdr) + s->n4 * sizeof(*s->b4) + s->n6 * sizeof(*s->b6) + idx +
-		     P53_STEER_IDX6 * sizeof(uint32_t);
+	size_t len = sizeof(struct p53_steer_hdr) + s->n4 * sizeof(*s->b4) +
+		     s->n6 * (sizeof(uint64_t) + sizeof(struct p53_steer_b6x)) + idx + P53_STEER_IDX6 * sizeof(uint32_t);
 	uint8_t *t = calloc(1, len);
 	struct p53_steer_hdr *h = (void *)t;
 
@@ -33,10 +33,12 @@ static void *table_of(const struct p53_steer_source *s)
 	h->src[0].off4 = sizeof(*h);
 	h->src[0].n6 = s->n6;
 	h->src[0].off6 = (uint32_t)(sizeof(*h) + s->n4 * sizeof(*s->b4));
-	h->src[0].idx4_off = (uint32_t)(h->src[0].off6 + s->n6 * sizeof(*s->b6));
+	h->src[0].aux6_off = (uint32_t)(h->src[0].off6 + s->n6 * sizeof(uint64_t));
+	h->src[0].idx4_off = (uint32_t)(h->src[0].aux6_off + s->n6 * sizeof(struct p53_steer_b6x));
 	h->src[0].idx6_off = (uint32_t)(h->src[0].idx4_off + idx);
 	memcpy(t + h->src[0].off4, s->b4, s->n4 * sizeof(*s->b4));
-	memcpy(t + h->src[0].off6, s->b6, s->n6 * sizeof(*s->b6));
+	p53_steer_emit6(s->b6, s->n6, (uint64_t *)(void *)(t + h->src[0].off6),
+			(struct p53_steer_b6x *)(void *)(t + h->src[0].aux6_off));
 	if (s->n4 > 0)
 		p53_steer_index4(s->b4, s->n4, (uint32_t *)(void *)(t + h->src[0].idx4_off));
 	if (s->n6 > 0)
@@ -177,6 +179,140 @@ static void test_index(void **state)
 	free(s.b6);
 	p53_steer_trie_free(&t4);
 	p53_steer_trie_free(&t6);
+}
+
+/*
+ * The IPv6 lookup (steer.c: a search over the high halves of the starts, and lookup6_long for
+ * an address whose high half equals its block's) against brute force over every block, the
+ * whole loc_len compared, the scope of a gap included: the block holding an address is the
+ * last one starting at or below it (a scan of them all); in a gap, the scope is the shortest
+ * prefix of the address whose aligned block overlaps no located block (each length tried
+ * against every block). Prefixes of every length: short ones, /64s and shorter, blocks longer
+ * than /64 (some sharing one /64, /128 hosts, side by side and one apart), adjacent siblings,
+ * 2000::/3's edges, and once more with a ::/0 default (no gaps left). Probes at each block's
+ * start, either side of it, its /64 and its end, and at random.
+ */
+typedef unsigned __int128 u128;
+
+static u128 start6(const struct p53_steer_source *s, uint32_t i)
+{
+	return (u128)s->b6[i].hi << 64 | s->b6[i].lo;
+}
+
+static uint32_t brute6(const struct p53_steer_source *s, u128 a)
+{
+	uint32_t at = 0;
+
+	for (uint32_t i = 0; i < s->n6; i++)
+		if (start6(s, i) <= a)
+			at = i;
+	if (s->b6[at].loc_len >> 8 != P53_STEER_NOLOC)
+		return s->b6[at].loc_len;
+	for (unsigned int len = 0; len <= 128; len++) {
+		u128 mask = len == 0 ? 0 : ~(u128)0 << (128 - len);
+		u128 lo = a & mask, hi = a | ~mask;
+		int clear = 1;
+		for (uint32_t j = 0; j < s->n6 && clear; j++) {
+			if (s->b6[j].loc_len >> 8 == P53_STEER_NOLOC)
+				continue;
+			u128 b0 = start6(s, j), b1 = j + 1 < s->n6 ? start6(s, j + 1) - 1 : ~(u128)0;
+			clear = b1 < lo || b0 > hi;
+		}
+		if (clear)
+			return P53_STEER_NOLOC << 8 | len;
+	}
+	fail_msg("no aligned block around the address is clear of located blocks");
+	return 0;
+}
+
+static void add6(struct p53_steer_trie *t, u128 a, unsigned int len, uint32_t loc)
+{
+	uint8_t b[16];
+
+	if (len < 128)
+		a &= len == 0 ? 0 : ~(u128)0 << (128 - len);
+	for (int i = 0; i < 16; i++)
+		b[i] = (uint8_t)(a >> (120 - 8 * i));
+	assert_int_equal(p53_steer_trie_add(t, b, len, loc), 0);
+}
+
+static void check_long6(int with_default)
+{
+	struct p53_steer_trie t6;
+	struct p53_steer_source s = {0};
+	uint64_t r = 0x9e3779b97f4a7c15ull;
+	unsigned long n = 0, longer = 0, gaps = 0;
+
+	assert_int_equal(p53_steer_trie_init(&t6, 128), 0);
+	if (with_default)
+		add6(&t6, 0, 0, 49);
+	for (uint32_t i = 0; i < 150; i++) {
+		uint64_t x = rng_next(&r), y = rng_next(&r);
+		u128 a = (u128)(0x2001000000000000ull | (x >> 16)) << 64 | y;
+		if (i % 5 == 0)
+			a = (u128)(x | 0x2000000000000000ull) << 64 | y;
+		unsigned int len = i < 10 ? 16 + (unsigned int)(x % 16) : 32 + (unsigned int)(x % 33); /* /16../64 */
+		add6(&t6, a, len, i % 40);
+		if (i % 2 == 0) {                                      /* longer than /64 inside it */
+			unsigned int l2 = 65 + (unsigned int)(y % 64);  /* /65../128 */
+			add6(&t6, a, l2, 40 + i % 8);
+			/* its neighbours: the next /128 host, and one a /128 further */
+			add6(&t6, (a & (~(u128)0 << (128 - l2))) + ((u128)1 << (128 - l2)), l2, 41);
+			if (i % 4 == 0)
+				add6(&t6, (a & (~(u128)0 << (128 - l2))) + ((u128)3 << (128 - l2)), 128, 42);
+		}
+		if (i % 3 == 0)                                        /* an adjacent sibling */
+			add6(&t6, a ^ ((u128)1 << (128 - len)), len, 43);
+		if (i % 7 == 0) {                                      /* hosts inside the prefix */
+			add6(&t6, a | 1, 128, 44);
+			add6(&t6, (a | 1) + 2, 128, 45);
+		}
+		if (i % 2 == 1) {                                      /* hosts and a /96 in a /64 of their own */
+			u128 h = (u128)(0x2a00000000000000ull | (x >> 8)) << 64 | (y >> 1);
+			add6(&t6, h, 128, 44);
+			add6(&t6, h + 5, 128, 45);
+			add6(&t6, h + ((u128)1 << 40), 96, 46);
+		}
+	}
+	add6(&t6, (u128)0x2000000000000000ull << 64, 128, 46);  /* 2000::/3's edges */
+	add6(&t6, ((u128)0x4000000000000000ull << 64) - 1, 128, 47);
+	add6(&t6, (u128)0x1fffffffffffffffull << 64, 64, 48);
+	add6(&t6, ~(u128)0, 128, 48);
+	add6(&t6, 0, 128, 48);
+	assert_int_equal(p53_steer_trie_emit(&t6, &s), 0);
+	void *t = table_of(&s);
+	for (uint32_t i = 0; i < s.n6; i++) {
+		u128 a = start6(&s, i), e = i + 1 < s.n6 ? start6(&s, i + 1) - 1 : ~(u128)0;
+		u128 x = (u128)rng_next(&r) << 64 | rng_next(&r);
+		u128 probe[] = { a, a - 1, a + 1, e, e + 1, a | 0xffffffffffffffffull, (a >> 64) << 64,
+				 ((a >> 64) << 64) - 1, a + (e - a) / 2, e - 1, x,
+				 (u128)(0x2000000000000000ull | (uint64_t)x >> 3) << 64 };
+		longer += s.b6[i].lo != 0;
+		gaps += s.b6[i].loc_len >> 8 == P53_STEER_NOLOC;
+		for (size_t k = 0; k < sizeof(probe) / sizeof(probe[0]); k++, n++) {
+			uint32_t got = look6(t, (uint64_t)(probe[k] >> 64), (uint64_t)probe[k]);
+			uint32_t want = brute6(&s, probe[k]);
+			if (got != want)
+				fail_msg("IPv6 %016llx%016llx (block %u): want loc %u /%u, got loc %u /%u",
+					 (unsigned long long)(probe[k] >> 64), (unsigned long long)probe[k], i,
+					 want >> 8, want & 0xff, got >> 8, got & 0xff);
+		}
+	}
+	printf("steer IPv6 %s: %u blocks (%lu starting inside a /64, %lu gaps), %lu lookups agree with brute force\n",
+	       with_default ? "with ::/0" : "no default", s.n6, longer, gaps, n);
+	assert_true(longer > 100);                   /* blocks starting inside a /64 were tried */
+	assert_true(with_default ? gaps == 0 : gaps > 100);
+	free(t);
+	free(s.b4);
+	free(s.b6);
+	p53_steer_trie_free(&t6);
+}
+
+static void test_index6_long(void **state)
+{
+	(void)state;
+	check_long6(0);
+	check_long6(1);
 }
 
 static uint32_t look(const void *t, const char *ip)
@@ -1123,6 +1259,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_lpm),
 		cmocka_unit_test(test_index),
+		cmocka_unit_test(test_index6_long),
 		cmocka_unit_test(test_check_index6),
 		cmocka_unit_test(test_great_circle),
 		cmocka_unit_test(test_bad_config),

@@ -1,0 +1,181 @@
+/*
+ * The steering decision, inline (steer.h): p53_steer_pick and the lookups it runs, so the
+ * fast path's steered answer makes no call for them (one set of saved registers). Included
+ * by steer.h; the rare 128-bit IPv6 search stays out of line in steer.c.
+ */
+#ifndef P53_STEER_PICK_H
+#define P53_STEER_PICK_H
+
+#include <stdint.h>
+
+#include "dataplane/steer.h"
+
+uint32_t p53_steer_lookup6_long(const struct p53_steer_src *s, const uint64_t *key,
+				const struct p53_steer_b6x *x, uint32_t from, uint32_t at,
+				uint64_t hi, uint64_t lw);
+
+static inline uint32_t p53_steer_be32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+static inline uint64_t p53_steer_be64(const uint8_t *p)
+{
+	return (uint64_t)p53_steer_be32(p) << 32 | p53_steer_be32(p + 4);
+}
+
+/* Bits a and b share from the top, +1: the length of the longest prefix of a that excludes b
+ * (a != b). */
+static inline unsigned int p53_steer_split32(uint32_t a, uint32_t b)
+{
+	return (unsigned int)__builtin_clz(a ^ b) + 1;
+}
+
+static inline unsigned int p53_steer_split128(uint64_t ah, uint64_t al, uint64_t bh, uint64_t bl)
+{
+	return ah != bh ? (unsigned int)__builtin_clzll(ah ^ bh) + 1 : 64u + (unsigned int)__builtin_clzll(al ^ bl) + 1;
+}
+
+static inline unsigned int p53_steer_max_u(unsigned int a, unsigned int b)
+{
+	return a > b ? a : b;
+}
+
+static inline unsigned int p53_steer_split64(uint64_t a, uint64_t b)
+{
+	return (unsigned int)__builtin_clzll(a ^ b) + 1;
+}
+
+/* The blocks cover the whole space from 0 up, so the last block starting at or below the
+ * address holds it: a binary search for it, over the blocks the index leaves (steer.h). A
+ * block with no location is a run up to the next block: its scope is the longest of the
+ * prefixes of the address that exclude the address before the run and the next block's
+ * start, i.e. the largest aligned block around the address inside the run.
+ *
+ * IPv6 searches the high halves of the starts only. When the found block's high half is
+ * below the address's (the rule: blocks of /64 or shorter, an address past the first /64 of a
+ * longer block), every later block's is above it, so both ends of a gap differ from the
+ * address in the high half and the scope is a 64-bit count: the address before the run has
+ * the high half key - 1 (a run starting on a /64 boundary) or key (inside a /64), and the
+ * next start has key[lo + 1]. Otherwise p53_steer_lookup6_long (steer.c). */
+static inline __attribute__((always_inline)) uint32_t p53_steer_lookup4(const uint8_t *base, const struct p53_steer_src *s,
+							      uint32_t a)
+{
+	const struct p53_steer_b4 *b = (const struct p53_steer_b4 *)(base + s->off4);
+	const uint32_t *idx = (const uint32_t *)(base + s->idx4_off);
+	uint32_t k = a >> (32 - P53_STEER_IDX_BITS);
+
+	if (s->n4 == 0)
+		return P53_STEER_NOLOC << 8;
+	uint32_t lo = idx[k];
+	uint32_t n = (k + 1 < P53_STEER_IDX ? idx[k + 1] : s->n4 - 1) - lo + 1;
+	while (n > 1) {
+		uint32_t half = n / 2;
+		if (b[lo + half].start <= a)
+			lo += half;
+		n -= half;
+	}
+	if (b[lo].loc_len >> 8 != P53_STEER_NOLOC)
+		return b[lo].loc_len;
+	unsigned int len = b[lo].start == 0 ? 0 : p53_steer_split32(a, b[lo].start - 1);
+	if (lo + 1 < s->n4)
+		len = p53_steer_max_u(len, p53_steer_split32(a, b[lo + 1].start));
+	return P53_STEER_NOLOC << 8 | len;
+}
+
+/* hi: the address's high half; addr: the whole address, read again only by lookup6_long. */
+static inline __attribute__((always_inline)) uint32_t p53_steer_lookup6(const uint8_t *base, const struct p53_steer_src *s,
+							      uint64_t hi, const uint8_t *addr)
+{
+	const uint64_t *key = (const uint64_t *)(base + s->off6);
+	const struct p53_steer_b6x *x = (const struct p53_steer_b6x *)(base + s->aux6_off);
+	const uint32_t *idx = (const uint32_t *)(base + s->idx6_off);
+
+	if (s->n6 == 0)
+		return P53_STEER_NOLOC << 8;
+	uint32_t lo, last;
+	if (__builtin_expect(hi >> 61 == 1, 1)) {      /* in 2000::/3 */
+		uint32_t k = (uint32_t)(hi >> P53_STEER_IDX6_SHIFT) & (P53_STEER_IDX - 1);
+		lo = idx[k];
+		last = idx[k + 1];
+	} else if (hi < P53_STEER_IDX6_BASE) {
+		lo = 0;
+		last = idx[0];
+	} else {
+		lo = idx[P53_STEER_IDX];
+		last = s->n6 - 1;
+	}
+	/* The last of the n blocks from lo whose key is at or below hi (key[lo] is): first the
+	 * n - m above a power of two m <= n, then steps m/2, m/4 .. 1 (each a compare and a
+	 * conditional move, no loop counter beside the step). */
+	uint32_t from = lo, n = last - lo + 1;
+	if (n > 1) {
+		uint32_t m = 1u << (31 - __builtin_clz(n));
+		if (key[lo + n - m] <= hi)
+			lo += n - m;
+		for (m >>= 1; m > 0; m >>= 1)
+			if (key[lo + m] <= hi)
+				lo += m;
+	}
+	if (__builtin_expect(key[lo] == hi, 0))
+		return p53_steer_lookup6_long(s, key, x, from, lo, hi, p53_steer_be64(addr + 8));
+	uint32_t ll = x[lo].loc_len;
+	if (ll >> 8 != P53_STEER_NOLOC)
+		return ll;
+	unsigned int len = lo == 0 ? 0 : p53_steer_split64(hi, key[lo] - (x[lo].lo == 0));
+	if (lo + 1 < s->n6)
+		len = p53_steer_max_u(len, p53_steer_split64(hi, key[lo + 1]));
+	return P53_STEER_NOLOC << 8 | len;
+}
+
+/* The policy chain for one family (v6 a constant: the compiler makes one loop per family, the
+ * address read once). A source is looked up once per run of steps naming it (a chain such
+ * as geo country -> geo continent reads the GeoIP blocks once); a chain that comes back to
+ * an earlier source looks it up again, and gets the same answer. */
+static inline __attribute__((always_inline)) const struct p53_steer_variant *
+p53_steer_pick_fam(const void *t, const struct p53_steer_rec *r, const struct p53_steer_client *cl, const int v6,
+		   uint8_t *scope)
+{
+	const struct p53_steer_hdr *h = p53_steer_hdr(t);
+	const uint32_t *dec = (const uint32_t *)((const uint8_t *)t + h->dec_off);
+	uint32_t a4 = v6 ? 0 : p53_steer_be32(cl->addr);
+	uint64_t a6 = v6 ? p53_steer_be64(cl->addr) : 0;
+	unsigned int last = P53_STEER_SRCS;
+	uint32_t ll = 0;
+	uint8_t sc = 0;
+
+	for (unsigned int i = 0; i < r->n_steps; i++) {
+		const struct p53_steer_step *st = &r->steps[i];
+		if (st->src != last) {
+			last = st->src;
+			ll = last == P53_STEER_SRC_CLIENT ? p53_steer_bucket((uint8_t)v6, cl->addr)
+			   : last == P53_STEER_SRC_ANY ? 0
+			   : v6 ? p53_steer_lookup6(t, &h->src[last], a6, cl->addr)
+			   : p53_steer_lookup4(t, &h->src[last], a4);
+			if ((uint8_t)ll > sc)
+				sc = (uint8_t)ll;
+		}
+		uint32_t loc = ll >> 8;
+		if (loc == P53_STEER_NOLOC)
+			continue;
+		uint32_t v = dec[st->dec + loc];
+		if (v != UINT32_MAX) {
+			*scope = sc;
+			return p53_steer_variant(t, v);
+		}
+	}
+	*scope = sc;
+	return p53_steer_variant(t, r->fallback);
+}
+
+static inline const struct p53_steer_variant *p53_steer_pick(const void *t, const struct p53_steer_rec *r,
+							     const struct p53_steer_client *cl, uint8_t *scope)
+{
+	if (cl == NULL) {
+		*scope = 0;
+		return p53_steer_variant(t, r->fallback);
+	}
+	return cl->v6 ? p53_steer_pick_fam(t, r, cl, 1, scope) : p53_steer_pick_fam(t, r, cl, 0, scope);
+}
+
+#endif /* P53_STEER_PICK_H */
