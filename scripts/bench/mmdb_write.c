@@ -436,18 +436,21 @@ static void add_entry(const json_t *e, const char *in)
 	char *dump = json_dumps(d, JSON_SORT_KEYS | JSON_COMPACT | JSON_REAL_PRECISION(17));
 	if (dump == NULL)
 		die("%s%s", "out of memory", "");
-	uint32_t *slot = table_slot(&cache, dump, &found);
+	uint32_t *slot = table_slot(&cache, dump, &found), rec;
 	free(dump);
-	if (!found) {
+	if (found) {
+		rec = *slot;
+	} else {
 		if (n_recs == cap_recs) {
 			cap_recs = cap_recs ? cap_recs * 2 : 1024;
 			rec_off = xrealloc(rec_off, cap_recs * sizeof(*rec_off));
 		}
-		*slot = (uint32_t)n_recs;
+		rec = (uint32_t)n_recs;
+		*slot = rec; /* before store(), whose inserts may move the table's slots */
 		rec_off[n_recs++] = (uint32_t)data.len;
 		store(&data, T_MAP, d);
 	}
-	insert(a, plen, DATA | *slot);
+	insert(a, plen, DATA | rec);
 }
 
 static void read_input(const char *in)
