@@ -420,37 +420,85 @@ static struct buf data;      /* the data section */
 static uint32_t *rec_off;    /* data-section offset of each record */
 static size_t n_recs, cap_recs;
 
+/* The record of data map `d`: the one already stored for equal data, or a new one. */
+static uint32_t record_of(const json_t *d)
+{
+	bool found;
+	char *dump = json_dumps(d, JSON_SORT_KEYS | JSON_COMPACT | JSON_REAL_PRECISION(17));
+
+	if (dump == NULL)
+		die("%s%s", "out of memory", "");
+	uint32_t *slot = table_slot(&cache, dump, &found), rec;
+	free(dump);
+	if (found)
+		return *slot;
+	if (n_recs == cap_recs) {
+		cap_recs = cap_recs ? cap_recs * 2 : 1024;
+		rec_off = xrealloc(rec_off, cap_recs * sizeof(*rec_off));
+	}
+	rec = (uint32_t)n_recs;
+	*slot = rec; /* before store(), whose inserts may move the table's slots */
+	rec_off[n_recs++] = (uint32_t)data.len;
+	store(&data, T_MAP, d);
+	return rec;
+}
+
+static void add_net(const char *net, uint32_t rec, const char *in)
+{
+	uint8_t a[16];
+	int plen = parse_net(net, a);
+
+	if (plen < 0)
+		die("%s: bad network %s", in, net);
+	insert(a, plen, DATA | rec);
+}
+
 /* One {"network", "data"} entry. */
 static void add_entry(const json_t *e, const char *in)
 {
 	const char *net = json_string_value(json_object_get(e, "network"));
 	const json_t *d = json_object_get(e, "data");
-	uint8_t a[16];
-	int plen;
-	bool found;
 
 	if (net == NULL || !json_is_object(d))
 		die("%s: every entry needs \"network\" and a \"data\" map%s", in, "");
-	if ((plen = parse_net(net, a)) < 0)
-		die("%s: bad network %s", in, net);
-	char *dump = json_dumps(d, JSON_SORT_KEYS | JSON_COMPACT | JSON_REAL_PRECISION(17));
-	if (dump == NULL)
-		die("%s%s", "out of memory", "");
-	uint32_t *slot = table_slot(&cache, dump, &found), rec;
-	free(dump);
+	add_net(net, record_of(d), in);
+}
+
+/* A line as steer_big.py writes it, {"network":"CIDR","data":{...}}: its data text seen
+ * before gives its record without parsing (a 4M-network list has 100k distinct records).
+ * @return false when the line is laid out otherwise (then parsed as JSON). */
+static bool add_line_fast(char *line, const char *in)
+{
+	static const char pre[] = "{\"network\":\"", mid[] = "\",\"data\":";
+	char *net = line + sizeof(pre) - 1, *q, *d;
+	size_t dl;
+	bool found;
+
+	if (strncmp(line, pre, sizeof(pre) - 1) != 0 || (q = strchr(net, '"')) == NULL ||
+	    strncmp(q, mid, sizeof(mid) - 1) != 0)
+		return false;
+	d = q + sizeof(mid) - 1;
+	dl = strlen(d);
+	if (dl < 3 || d[0] != '{' || d[dl - 1] != '}' || d[dl - 2] != '}')
+		return false;
+	d[-1] = 'R'; /* the key: "R" and the data's text (no other key starts so) */
+	d[dl - 1] = '\0';
+	uint32_t *slot = table_slot(&cache, d - 1, &found), rec;
 	if (found) {
 		rec = *slot;
 	} else {
-		if (n_recs == cap_recs) {
-			cap_recs = cap_recs ? cap_recs * 2 : 1024;
-			rec_off = xrealloc(rec_off, cap_recs * sizeof(*rec_off));
-		}
-		rec = (uint32_t)n_recs;
-		*slot = rec; /* before store(), whose inserts may move the table's slots */
-		rec_off[n_recs++] = (uint32_t)data.len;
-		store(&data, T_MAP, d);
+		json_error_t err;
+		json_t *j = json_loads(d, 0, &err);
+		*slot = UINT32_MAX; /* not yet known; set below through a fresh lookup */
+		if (j == NULL || !json_is_object(j))
+			die("%s: %s", in, j == NULL ? err.text : "\"data\" is not a map");
+		rec = record_of(j);
+		json_decref(j);
+		*table_slot(&cache, d - 1, &found) = rec;
 	}
-	insert(a, plen, DATA | rec);
+	*q = '\0';
+	add_net(net, rec, in);
+	return true;
 }
 
 static void read_input(const char *in)
@@ -476,6 +524,8 @@ static void read_input(const char *in)
 		}
 		if (strcmp(line, "]") == 0)
 			break;
+		if (add_line_fast(line, in))
+			continue;
 		json_error_t err;
 		json_t *e = json_loads(line, 0, &err);
 		if (e == NULL)
