@@ -2,8 +2,8 @@
  * p53-mmdb-write: a MaxMind DB writer for the steering compile benchmark only
  * (scripts/bench/steer_compile.sh). MaxMind's own writer (libmaxmind-db-writer-perl, which the
  * tests use: tests/steer/mmdb_build.pl) took 192 s for 100,000 networks on the 2-CPU VM, so a
- * GeoLite2-City-sized database of about 4M networks would take hours; this one writes it in
- * about a minute.
+ * GeoLite2-City-sized database of about 4M networks would take hours; this one wrote it in
+ * 20 s there (docs/BENCHMARKS.md).
  *
  * What it writes, after the MaxMind DB File Format Specification, version 2.0:
  * - an IPv6 search tree (ip_version 6) with IPv4 networks at ::a.b.c.d/(96 + len), where
