@@ -30,7 +30,7 @@ while [ $# -gt 0 ]; do
 	case $1 in
 	--runs) RUNS=$2; shift ;;
 	--only) ONLY=$2; shift ;;
-	-h|--help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "steer_compile.sh: unknown argument $1" >&2; exit 2 ;;
 	esac
 	shift
