@@ -70,7 +70,7 @@ static void session_drop(struct p53_probe *p)
 {
 	SSL_SESSION_free(p->session);
 	p->session = NULL;
-	p->session_key[0] = '\0';
+	p->session_key = 0;
 }
 
 void p53_probe_kill(struct p53_probe *p)
@@ -91,7 +91,7 @@ static int session_new(SSL *ssl, SSL_SESSION *sess)
 		return 0;
 	SSL_SESSION_free(p->session);
 	p->session = sess;
-	memcpy(p->session_key, p->tls_key, sizeof(p->session_key));
+	p->session_key = p->tls_key;
 	return 1; /* the reference is ours */
 }
 
@@ -152,6 +152,24 @@ static int tls_context(struct p53_probe *p, const struct p53_probe_conf *c, uint
 	return 0;
 }
 
+/* What a session is made under, hashed (FNV-1a): tls_verify, ca_file, and the name (SNI and
+ * the name verified) or the IP address verified. */
+static uint64_t tls_key(const struct p53_probe_conf *c, const char *name, int iplen,
+			const uint8_t *ip)
+{
+	uint64_t h = 1469598103934665603ull;
+	const char *ca = c->ca_file != NULL ? c->ca_file : "";
+	size_t calen = strlen(ca);
+
+	h = (h ^ (c->tls_verify ? 1u : 2u)) * 1099511628211ull;
+	for (size_t i = 0; i <= calen; i++) /* its NUL too: the name cannot extend it */
+		h = (h ^ (uint8_t)ca[i]) * 1099511628211ull;
+	h = (h ^ (uint8_t)iplen) * 1099511628211ull;
+	for (size_t i = 0, n = iplen != 0 ? (size_t)iplen : strlen(name); i < n; i++)
+		h = (h ^ (iplen != 0 ? ip[i] : (uint8_t)name[i])) * 1099511628211ull;
+	return h;
+}
+
 /* The name the server is asked for (SNI) and its certificate must hold: check.host without a
  * port. An IP literal there, or no host, is checked against the certificate's IP addresses and
  * sent no SNI (RFC 6066 §3 allows only host names). */
@@ -195,12 +213,8 @@ static int tls_begin(struct p53_probe *p, const struct p53_probe_conf *c, uint64
 	/* Resume only what the same checks made: a session carries the verification of the
 	 * handshake that made it, so one made with other settings or for another name is
 	 * dropped. (A reload with another check makes a new probe anyway.) */
-	char ipt[INET6_ADDRSTRLEN] = "";
-	if (iplen != 0)
-		inet_ntop(iplen == 4 ? AF_INET : AF_INET6, ip, ipt, sizeof(ipt));
-	snprintf(p->tls_key, sizeof(p->tls_key), "%d %s %s", c->tls_verify ? 1 : 0,
-		 c->ca_file != NULL ? c->ca_file : "-", iplen == 0 ? name : ipt);
-	if (p->session != NULL && (strcmp(p->session_key, p->tls_key) != 0 ||
+	p->tls_key = tls_key(c, name, iplen, ip);
+	if (p->session != NULL && (p->session_key != p->tls_key ||
 				   SSL_SESSION_is_resumable(p->session) != 1))
 		session_drop(p);
 	SSL_set_app_data(p->ssl, p);
@@ -598,8 +612,11 @@ int p53_probe_poll(struct p53_probe *p, const struct p53_probe_conf *c, uint64_t
 	 * busy elsewhere (a reload) is taken, not timed out. */
 	if (step(p, c, now_ms) == 1)
 		return 1;
-	if (now_ms >= p->deadline_ms)
+	if (now_ms >= p->deadline_ms) {
+		if (p->phase == HANDSHAKE)
+			session_drop(p); /* as after a failed handshake (tls_wait_or_fail) */
 		return finish(p, false, now_ms, "timed out after %llu ms while %s",
 			      (unsigned long long)(now_ms - p->started_ms), doing[p->phase]);
+	}
 	return 0;
 }

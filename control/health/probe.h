@@ -82,8 +82,6 @@ struct ssl_st;
 struct ssl_ctx_st;
 struct ssl_session_st;
 
-#define P53_PROBE_TLS_KEY 300           /* what a TLS session was made for: verify, CA, name */
-
 /* One probe in flight. */
 struct p53_probe {
 	int fd;                         /* -1 when nothing runs */
@@ -102,8 +100,8 @@ struct p53_probe {
 	 * dropped by p53_probe_kill (reload, target removed), after a failed handshake, and
 	 * before a run whose verification settings or server name differ from its own. */
 	struct ssl_session_st *session;
-	char tls_key[P53_PROBE_TLS_KEY];  /* this run's verification settings and name */
-	char session_key[P53_PROBE_TLS_KEY]; /* the session's */
+	uint64_t tls_key;               /* this run's verification settings and name (hashed) */
+	uint64_t session_key;           /* the session's */
 	uint64_t tls_full, tls_resumed; /* https: completed handshakes, full or resumed */
 	uint16_t id;                    /* dns: the query's ID */
 	bool ok;                        /* the verdict, once finished */
