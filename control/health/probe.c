@@ -38,6 +38,12 @@ static int finish(struct p53_probe *p, bool ok, uint64_t now_ms, const char *fmt
 	va_start(ap, fmt);
 	vsnprintf(p->why, sizeof(p->why), fmt, ap);
 	va_end(ap);
+	/* After the handshake, the run ends as the server's close ended it: OpenSSL would make
+	 * the session unresumable when freeing a connection that sent no close_notify, and
+	 * sending one now could only meet a closed socket. A fatal TLS error has already done
+	 * so (its alert), and a failed handshake drops the session (tls_wait_or_fail). */
+	if (p->ssl != NULL && p->phase == READING)
+		SSL_set_shutdown(p->ssl, SSL_SENT_SHUTDOWN | SSL_RECEIVED_SHUTDOWN);
 	/* Leave no TLS failure queued for the thread's other OpenSSL users (DNSSEC signing). */
 	ERR_clear_error();
 	p->ok = ok;
@@ -60,11 +66,33 @@ static void conn_close(struct p53_probe *p)
 	p->want = 0;
 }
 
+static void session_drop(struct p53_probe *p)
+{
+	SSL_SESSION_free(p->session);
+	p->session = NULL;
+	p->session_key = 0;
+}
+
 void p53_probe_kill(struct p53_probe *p)
 {
 	conn_close(p);
+	session_drop(p);
 	SSL_CTX_free(p->tls);
 	p->tls = NULL;
+}
+
+/* OpenSSL hands over each session the server gives (TLS 1.3: the tickets that follow the
+ * handshake; TLS 1.2: at its end): keep the last resumable one for the next run. */
+static int session_new(SSL *ssl, SSL_SESSION *sess)
+{
+	struct p53_probe *p = SSL_get_app_data(ssl);
+
+	if (p == NULL || SSL_SESSION_is_resumable(sess) != 1)
+		return 0;
+	SSL_SESSION_free(p->session);
+	p->session = sess;
+	p->session_key = p->tls_key;
+	return 1; /* the reference is ours */
 }
 
 /* OpenSSL's reason for the last failure on this thread, or `dflt`. */
@@ -89,6 +117,10 @@ static int tls_context(struct p53_probe *p, const struct p53_probe_conf *c, uint
 	if (x == NULL)
 		return finish(p, false, now_ms, "TLS: %s", tls_reason("no context"));
 	SSL_CTX_set_min_proto_version(x, TLS1_2_VERSION);
+	/* Sessions go to session_new and live in the probe, one per check: no cache of OpenSSL's
+	 * own, which would key them by context, not by target. */
+	SSL_CTX_set_session_cache_mode(x, SSL_SESS_CACHE_CLIENT | SSL_SESS_CACHE_NO_INTERNAL_STORE);
+	SSL_CTX_sess_set_new_cb(x, session_new);
 #ifdef SSL_OP_IGNORE_UNEXPECTED_EOF
 	/* A server that closes without close_notify ends the body, as plain HTTP's close does. */
 	SSL_CTX_set_options(x, SSL_OP_IGNORE_UNEXPECTED_EOF);
@@ -118,6 +150,24 @@ static int tls_context(struct p53_probe *p, const struct p53_probe_conf *c, uint
 	}
 	p->tls = x;
 	return 0;
+}
+
+/* What a session is made under, hashed (FNV-1a): tls_verify, ca_file, and the name (SNI and
+ * the name verified) or the IP address verified. */
+static uint64_t tls_key(const struct p53_probe_conf *c, const char *name, int iplen,
+			const uint8_t *ip)
+{
+	uint64_t h = 1469598103934665603ull;
+	const char *ca = c->ca_file != NULL ? c->ca_file : "";
+	size_t calen = strlen(ca);
+
+	h = (h ^ (c->tls_verify ? 1u : 2u)) * 1099511628211ull;
+	for (size_t i = 0; i <= calen; i++) /* its NUL too: the name cannot extend it */
+		h = (h ^ (uint8_t)ca[i]) * 1099511628211ull;
+	h = (h ^ (uint8_t)iplen) * 1099511628211ull;
+	for (size_t i = 0, n = iplen != 0 ? (size_t)iplen : strlen(name); i < n; i++)
+		h = (h ^ (iplen != 0 ? ip[i] : (uint8_t)name[i])) * 1099511628211ull;
+	return h;
 }
 
 /* The name the server is asked for (SNI) and its certificate must hold: check.host without a
@@ -160,6 +210,16 @@ static int tls_begin(struct p53_probe *p, const struct p53_probe_conf *c, uint64
 	}
 	if (iplen == 0 && SSL_set_tlsext_host_name(p->ssl, name) != 1)
 		return finish(p, false, now_ms, "TLS: SNI '%s': %s", name, tls_reason("refused"));
+	/* Resume only what the same checks made: a session carries the verification of the
+	 * handshake that made it, so one made with other settings or for another name is
+	 * dropped. (A reload with another check makes a new probe anyway.) */
+	p->tls_key = tls_key(c, name, iplen, ip);
+	if (p->session != NULL && (p->session_key != p->tls_key ||
+				   SSL_SESSION_is_resumable(p->session) != 1))
+		session_drop(p);
+	SSL_set_app_data(p->ssl, p);
+	if (p->session != NULL && SSL_set_session(p->ssl, p->session) != 1)
+		session_drop(p); /* a full handshake then */
 	if (c->tls_verify) {
 		X509_VERIFY_PARAM *vp = SSL_get0_param(p->ssl);
 		X509_VERIFY_PARAM_set_hostflags(vp, X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS);
@@ -189,6 +249,9 @@ static int tls_wait_or_fail(struct p53_probe *p, const struct p53_probe_conf *c,
 		p->want = POLLOUT;
 		return 0;
 	}
+	/* A handshake that failed may have failed on the offered session: none next time. */
+	if (p->phase == HANDSHAKE)
+		session_drop(p);
 	vr = SSL_get_verify_result(p->ssl);
 	if (p->phase == HANDSHAKE && c->tls_verify && vr != X509_V_OK)
 		return finish(p, false, now_ms, "TLS certificate: %s",
@@ -500,6 +563,10 @@ static int step(struct p53_probe *p, const struct p53_probe_conf *c, uint64_t no
 		int r = SSL_connect(p->ssl);
 		if (r != 1)
 			return tls_wait_or_fail(p, c, r, "TLS handshake", now_ms);
+		if (SSL_session_reused(p->ssl))
+			p->tls_resumed++;
+		else
+			p->tls_full++;
 		p->phase = SENDING;
 		p->want = POLLOUT;
 	}
@@ -545,8 +612,11 @@ int p53_probe_poll(struct p53_probe *p, const struct p53_probe_conf *c, uint64_t
 	 * busy elsewhere (a reload) is taken, not timed out. */
 	if (step(p, c, now_ms) == 1)
 		return 1;
-	if (now_ms >= p->deadline_ms)
+	if (now_ms >= p->deadline_ms) {
+		if (p->phase == HANDSHAKE)
+			session_drop(p); /* as after a failed handshake (tls_wait_or_fail) */
 		return finish(p, false, now_ms, "timed out after %llu ms while %s",
 			      (unsigned long long)(now_ms - p->started_ms), doing[p->phase]);
+	}
 	return 0;
 }

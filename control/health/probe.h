@@ -80,6 +80,7 @@ void p53_probe_conf_free(struct p53_probe_conf *pc);
 
 struct ssl_st;
 struct ssl_ctx_st;
+struct ssl_session_st;
 
 /* One probe in flight. */
 struct p53_probe {
@@ -94,6 +95,14 @@ struct p53_probe {
 	struct ssl_st *ssl;             /* https: this connection's TLS, NULL otherwise */
 	struct ssl_ctx_st *tls;         /* https: the context (CA store loaded once), kept across
 					 * runs of the same check; freed by p53_probe_kill */
+	/* https: the TLS session the server gave on the last successful handshake, offered on
+	 * the next run (resumption: no certificate chain, one round trip less for TLS 1.2);
+	 * dropped by p53_probe_kill (reload, target removed), after a failed handshake, and
+	 * before a run whose verification settings or server name differ from its own. */
+	struct ssl_session_st *session;
+	uint64_t tls_key;               /* this run's verification settings and name (hashed) */
+	uint64_t session_key;           /* the session's */
+	uint64_t tls_full, tls_resumed; /* https: completed handshakes, full or resumed */
 	uint16_t id;                    /* dns: the query's ID */
 	bool ok;                        /* the verdict, once finished */
 	uint64_t took_ms;               /* how long the finished probe took */
@@ -122,8 +131,9 @@ static inline bool p53_probe_running(const struct p53_probe *p)
 }
 
 /**
- * Abandon a running probe (close its socket, free its TLS) and free the TLS context kept for
- * the check: call it when the check goes away (reload, shutdown). Safe when none runs.
+ * Abandon a running probe (close its socket, free its TLS) and free the TLS context and the
+ * session kept for the check: call it when the check goes away (reload, shutdown). Safe when
+ * none runs.
  */
 void p53_probe_kill(struct p53_probe *p);
 

@@ -301,6 +301,13 @@ static json_t *targets_json(const struct p53_steer_pub *p)
 					"fails", (json_int_t)c->fails,
 					"interval_ms", (json_int_t)t->check_interval_ms,
 					"timeout_ms", (json_int_t)t->check_timeout_ms));
+			/* https: how its TLS handshakes went (resumed: the last session was taken). */
+			if (checked && t->probe.set && t->probe.type == P53_PROBE_HTTPS) {
+				json_t *ps = json_object_get(o, "probe_state");
+				json_object_set_new(ps, "tls_full", json_integer((json_int_t)c->probe.tls_full));
+				json_object_set_new(ps, "tls_resumed",
+						    json_integer((json_int_t)c->probe.tls_resumed));
+			}
 			json_array_append_new(a, o);
 		}
 	}

@@ -47,7 +47,8 @@ static void usage(FILE *f)
 		"  health                 node state, checks, announcers, next allowed announce\n"
 		"  health set external up|down|auto   push the outside prober's verdict (auto: the command)\n"
 		"  target list            steered targets: record, address, answered (up), check, forced,\n"
-		"                         probe, successes/failures in a row, last result\n"
+		"                         probe, successes/failures in a row, last result (https: TLS\n"
+		"                         handshakes resumed and full)\n"
 		"  target set NAME up|down|auto   force a steered target (auto: its check decides)\n"
 		"  explain NAME TYPE [--client IP] [--ecs PREFIX]   a steered answer's decision path\n"
 		"  drain                  de-prefer the anycast prefixes, withdraw after drain_time\n"
@@ -362,6 +363,12 @@ static void print_human(const char *cmd, const char *sub, const json_t *r)
 				snprintf(runs, sizeof(runs), "%" JSON_INTEGER_FORMAT "/%" JSON_INTEGER_FORMAT,
 					 geti(ps, "ok_run"), geti(ps, "fail_run"));
 				snprintf(last, sizeof(last), "%s: %s", gets(ps, "last"), gets(ps, "reason"));
+				if (json_object_get(ps, "tls_full") != NULL) {
+					size_t n = strlen(last);
+					snprintf(last + n, sizeof(last) - n, " (TLS: %" JSON_INTEGER_FORMAT
+						 " resumed, %" JSON_INTEGER_FORMAT " full)",
+						 geti(ps, "tls_resumed"), geti(ps, "tls_full"));
+				}
 			}
 			printf("%-24s %-4s %-10s %-40s %-5s %-5s %-6s %-6s %-7s %-7s %s\n", gets(t, "record"),
 			       gets(t, "type"), gets(t, "name"), gets(t, "address"), gets(t, "pop"),

@@ -352,9 +352,14 @@ struct walk {
 	uint64_t v4_node;               /* the IPv4 subtree's node (UINT64_MAX: none): the IPv6
 					   walk does not enter it again, at ::/96 nor where
 					   ::ffff:0:0/96 and 2002::/16 alias it */
-	uint64_t *seen;                 /* data offset + 1 -> location, open addressing */
-	uint32_t *seen_loc;
-	uint32_t seen_mask;
+	struct seen {                   /* data offset + 1 -> location, open addressing */
+		uint64_t key;
+		uint32_t loc;
+	} *seen;                        /* sized by the distinct records (it doubles at half
+					   full), not by the nodes: a GeoLite2-sized tree has 14M
+					   nodes but 100k records, and a table for the nodes
+					   (384 MB) missed the cache on every lookup */
+	uint32_t seen_mask, seen_n;
 	int depth_guard;
 	char *err;
 	size_t errlen;
@@ -413,21 +418,53 @@ static int num_at(MMDB_entry_s *e, double *out, const char *a, const char *b)
 	return 0;
 }
 
+static uint32_t seen_hash(uint64_t key, uint32_t mask)
+{
+	return (uint32_t)(key * 0x9e3779b97f4a7c15ull >> 32) & mask;
+}
+
+/* Doubles the table of records seen. @return 0, or -1 out of memory. */
+static int seen_grow(struct walk *w)
+{
+	uint32_t cap = (w->seen_mask + 1) * 2, mask = cap - 1;
+	struct seen *t;
+
+	if (cap == 0 || (t = calloc(cap, sizeof(*t))) == NULL)
+		return -1;
+	for (uint32_t i = 0; i <= w->seen_mask; i++) {
+		if (w->seen[i].key == 0)
+			continue;
+		uint32_t h = seen_hash(w->seen[i].key, mask);
+		while (t[h].key != 0)
+			h = (h + 1) & mask;
+		t[h] = w->seen[i];
+	}
+	free(w->seen);
+	w->seen = t;
+	w->seen_mask = mask;
+	return 0;
+}
+
 /* The location of a data record, made once per distinct record. */
 static int loc_of(struct walk *w, MMDB_entry_s *e, uint32_t *loc)
 {
 	uint64_t key = (uint64_t)e->offset + 1;
-	uint32_t h = (uint32_t)(key * 0x9e3779b97f4a7c15ull >> 32) & w->seen_mask;
+	uint32_t h = seen_hash(key, w->seen_mask);
 
-	while (w->seen[h] != 0) {
-		if (w->seen[h] == key) {
-			*loc = w->seen_loc[h];
+	while (w->seen[h].key != 0) {
+		if (w->seen[h].key == key) {
+			*loc = w->seen[h].loc;
 			return 0;
 		}
 		h = (h + 1) & w->seen_mask;
 	}
-	if (w->s->n_locs * 2 >= w->seen_mask)
-		return -1; /* table sized from the node count; cannot fill */
+	if ((w->seen_n + 1) * 2 >= w->seen_mask) {
+		if (seen_grow(w) < 0)
+			return -1;
+		h = seen_hash(key, w->seen_mask);
+		while (w->seen[h].key != 0)
+			h = (h + 1) & w->seen_mask;
+	}
 	if (add_loc(w->s) < 0)
 		return -1;
 	struct p53_steer_loc *l = &w->s->locs[w->s->n_locs - 1];
@@ -453,8 +490,9 @@ static int loc_of(struct walk *w, MMDB_entry_s *e, uint32_t *loc)
 		return -1;
 	l->has_pos = num_at(e, &l->lat, "location", "latitude") == 0 &&
 		     num_at(e, &l->lon, "location", "longitude") == 0;
-	w->seen[h] = key;
-	w->seen_loc[h] = w->s->n_locs - 1;
+	w->seen[h].key = key;
+	w->seen[h].loc = w->s->n_locs - 1;
+	w->seen_n++;
 	*loc = w->s->n_locs - 1;
 	return 0;
 }
@@ -508,14 +546,9 @@ static int geo_load(const char *path, struct p53_steer_source *s, char *err, siz
 	s->build_epoch = db.metadata.build_epoch;
 	if (db.metadata.database_type != NULL)
 		snprintf(s->kind, sizeof(s->kind), "%s", db.metadata.database_type);
-	uint32_t n = db.metadata.node_count;
-	uint32_t cap = 1024;
-	while (cap < 2u * n + 2 && cap < (1u << 30))
-		cap *= 2;
-	w.seen = calloc(cap, sizeof(*w.seen));
-	w.seen_loc = calloc(cap, sizeof(*w.seen_loc));
-	w.seen_mask = cap - 1;
-	if (w.seen == NULL || w.seen_loc == NULL) {
+	w.seen = calloc(1024, sizeof(*w.seen));
+	w.seen_mask = 1024 - 1;
+	if (w.seen == NULL) {
 		fail(err, errlen, "%s: out of memory", path);
 		goto out;
 	}
@@ -560,7 +593,6 @@ oom:
 	fail(err, errlen, "%s: out of memory", path);
 out:
 	free(w.seen);
-	free(w.seen_loc);
 	MMDB_close(&db);
 	return rc;
 }

@@ -11,6 +11,13 @@
       mmdb_build.pl): N networks, 75 % IPv4 (lengths /16 to /28 packed left to right through
       1.0.0.0/8..223.0.0.0/8, so none overlaps), 25 % IPv6 (/32 to /64 in 2000::/8), with
       about N/40 distinct data records (city, subdivision, country, continent, position).
+      The IPv4 packing runs out of space at 287,662 networks, so a large N is mostly IPv6.
+  steer_big.py city N OUT.json
+      shaped like GeoLite2-City: 75 % IPv4 (lengths /20 to /32, mostly /24 and longer, packed
+      left to right, so 3M fit), 25 % IPv6 (/32 to /64 packed from 2400::, clear of 6to4's
+      2002::/16 that MaxMind aliases to IPv4), the same kind and number of data records.
+  The geo and city lists are written one entry per line (still one JSON array), which
+  scripts/bench/mmdb_write.c reads line by line.
 """
 import ipaddress
 import json
@@ -43,7 +50,7 @@ def gen_map(n, rng):
             for i in range(0, len(nets), 100)]
 
 
-def gen_geo(n, rng):
+def gen_geo(n, rng, city=False):
     recs = []
     for i in range(max(1, n // 40)):
         cc, cont = rng.choice(COUNTRIES)
@@ -57,7 +64,10 @@ def gen_geo(n, rng):
     # IPv4: walk the space left to right, each network a random length, skipping gaps.
     at = 1 << 24
     while len(out) < n4 and at < 224 << 24:
-        plen = rng.choice((16, 20, 22, 23, 24, 24, 24, 25, 26, 27, 28))
+        if city:
+            plen = rng.choice((20, 22, 23, 24, 24, 24, 25, 26, 27, 28, 29, 30, 32))
+        else:
+            plen = rng.choice((16, 20, 22, 23, 24, 24, 24, 25, 26, 27, 28))
         size = 1 << (32 - plen)
         at = (at + size - 1) // size * size
         if at >> 24 in (10, 127):
@@ -65,7 +75,7 @@ def gen_geo(n, rng):
             continue
         out.append({"network": "%s/%d" % (ipaddress.IPv4Address(at), plen), "data": rng.choice(recs)})
         at += size * rng.choice((1, 1, 1, 2))
-    at = 0x20 << 120
+    at = 0x2400 << 112 if city else 0x20 << 120
     while len(out) < n:
         plen = rng.choice((32, 36, 40, 44, 48, 48, 48, 56, 64))
         size = 1 << (128 - plen)
@@ -76,13 +86,18 @@ def gen_geo(n, rng):
 
 
 def main():
-    if len(sys.argv) != 4 or sys.argv[1] not in ("map", "geo"):
-        sys.exit("usage: steer_big.py map|geo N OUT.json")
+    if len(sys.argv) != 4 or sys.argv[1] not in ("map", "geo", "city"):
+        sys.exit("usage: steer_big.py map|geo|city N OUT.json")
     rng = random.Random(53)
     n = int(sys.argv[2])
-    data = gen_map(n, rng) if sys.argv[1] == "map" else gen_geo(n, rng)
     with open(sys.argv[3], "w") as f:
-        json.dump(data, f, separators=(",", ":"))
+        if sys.argv[1] == "map":
+            json.dump(gen_map(n, rng), f, separators=(",", ":"))
+            return
+        data = gen_geo(n, rng, sys.argv[1] == "city")
+        f.write("[\n")
+        f.write(",\n".join(json.dumps(e, separators=(",", ":")) for e in data))
+        f.write("\n]\n")
 
 
 if __name__ == "__main__":

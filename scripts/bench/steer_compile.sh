@@ -5,12 +5,15 @@
 # p53_steer_sources_load, p53_steer_build). The table is one copy shared by every worker
 # (docs/ARCHITECTURE.md, Steering), so its bytes are the bytes per replica.
 #
-# Usage: scripts/bench/steer_compile.sh [--runs N]
+# Usage: scripts/bench/steer_compile.sh [--runs N] [--only map|geo]
 # Environment: BUILD (meson build dir, default build), MAP_N (map networks, default 1000000),
-# GEO_N (MMDB networks, default 1000000), WRITER (perl or python: the MMDB writer; default perl
-# up to 20000 networks, python above: MaxMind's Perl writer took 192 s for 100000 networks on
-# the 2-CPU VM, so a GeoLite2-sized DB of about 4M would take hours; tests/steer/mmdb_writer.py
-# is ours: 731 s and 3.5 GB for 1M networks there, so about 14 GB for 4M).
+# GEO_N (MMDB networks, default 1000000), GEO_SHAPE (steer_big.py's geo (default: the MMDB of
+# the 1M figures, mostly IPv6) or city (GeoLite2-City-shaped: 75 % IPv4, with MaxMind's
+# ::ffff:0:0/96 and 2002::/16 aliases)), WRITER (perl or c: the MMDB writer; default perl up to
+# 20000 networks, c above: MaxMind's Perl writer took 192 s for 100000 networks on the 2-CPU
+# VM, so a GeoLite2-sized DB of about 4M would take hours; build/scripts/bench/p53-mmdb-write
+# (scripts/bench/mmdb_write.c) is ours, checked against it by scripts/bench/mmdb_write_check.sh;
+# python, tests/steer/mmdb_writer.py, wrote the 1M figures: 731 s and 3.5 GB).
 # The sources are generated once per build directory by scripts/bench/steer_big.py (seed 53).
 # Prints one line per run: p53-steer-compile's key=value and bytes_per_network.
 set -euo pipefail
@@ -20,17 +23,20 @@ BUILD=${BUILD:-build}
 case $BUILD in /*) ;; *) BUILD="$ROOT/$BUILD" ;; esac
 MAP_N=${MAP_N:-1000000}
 GEO_N=${GEO_N:-1000000}
+GEO_SHAPE=${GEO_SHAPE:-geo}
 RUNS=3
+ONLY="map geo"
 while [ $# -gt 0 ]; do
 	case $1 in
 	--runs) RUNS=$2; shift ;;
-	-h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	--only) ONLY=$2; shift ;;
+	-h|--help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "steer_compile.sh: unknown argument $1" >&2; exit 2 ;;
 	esac
 	shift
 done
 if [ -z "${WRITER:-}" ]; then
-	if [ "$GEO_N" -le 20000 ]; then WRITER=perl; else WRITER=python; fi
+	if [ "$GEO_N" -le 20000 ]; then WRITER=perl; else WRITER=c; fi
 fi
 BIN="$BUILD/scripts/bench/p53-steer-compile"
 [ -x "$BIN" ] || { echo "steer_compile.sh: build $BIN first (ninja -C $BUILD)" >&2; exit 1; }
@@ -38,21 +44,28 @@ D="$BUILD/bench/steer-big"
 mkdir -p "$D"
 log() { echo "[steer_compile $(date +%H:%M:%S)] $*" >&2; }
 
-if [ ! -s "$D/map-$MAP_N.json" ]; then
+case $GEO_SHAPE in geo) GEO_TAG=$GEO_N ;; city) GEO_TAG=city-$GEO_N ;; *) echo "steer_compile.sh: GEO_SHAPE is geo or city" >&2; exit 2 ;; esac
+ALIAS=
+[ "$GEO_SHAPE" = city ] && ALIAS=--alias
+if [ ! -s "$D/map-$MAP_N.json" ] && [[ " $ONLY " == *" map "* ]]; then
 	log "generating a map of $MAP_N networks"
 	python3 "$ROOT/scripts/bench/steer_big.py" map "$MAP_N" "$D/map-$MAP_N.json"
 fi
-if [ ! -s "$D/geo-$GEO_N-$WRITER.mmdb" ]; then
-	log "generating $GEO_N MMDB networks, written by the $WRITER writer"
-	python3 "$ROOT/scripts/bench/steer_big.py" geo "$GEO_N" "$D/geo-$GEO_N.json"
-	if [ "$WRITER" = perl ]; then
-		/usr/bin/time -f "writer: %e s, %M KB" perl "$ROOT/tests/steer/mmdb_build.pl" --record-size 32 \
-			"$D/geo-$GEO_N-$WRITER.mmdb" "$D/geo-$GEO_N.json"
-	else
+GEO_DB="$D/geo-$GEO_TAG-$WRITER.mmdb"
+if [ ! -s "$GEO_DB" ] && [[ " $ONLY " == *" geo "* ]]; then
+	log "generating $GEO_N MMDB networks ($GEO_SHAPE), written by the $WRITER writer"
+	python3 "$ROOT/scripts/bench/steer_big.py" "$GEO_SHAPE" "$GEO_N" "$D/geo-$GEO_TAG.json"
+	case $WRITER in
+	perl) /usr/bin/time -f "writer: %e s, %M KB" perl "$ROOT/tests/steer/mmdb_build.pl" \
+		--record-size 32 $ALIAS "$GEO_DB" "$D/geo-$GEO_TAG.json" ;;
+	c) /usr/bin/time -f "writer: %e s, %M KB" "$BUILD/scripts/bench/p53-mmdb-write" $ALIAS \
+		"$GEO_DB" "$D/geo-$GEO_TAG.json" ;;
+	python) [ -z "$ALIAS" ] || { echo "steer_compile.sh: the python writer has no aliases" >&2; exit 2; }
 		/usr/bin/time -f "writer: %e s, %M KB" python3 "$ROOT/tests/steer/mmdb_writer.py" \
-			"$D/geo-$GEO_N-$WRITER.mmdb" "$D/geo-$GEO_N.json"
-	fi
-	rm -f "$D/geo-$GEO_N.json"
+		"$GEO_DB" "$D/geo-$GEO_TAG.json" ;;
+	*) echo "steer_compile.sh: WRITER is perl, c or python" >&2; exit 2 ;;
+	esac
+	rm -f "$D/geo-$GEO_TAG.json"
 fi
 
 # config POLICY SOURCE-KEY FILE: a config with one steered record over eight PoPs.
@@ -84,9 +97,9 @@ $( [ "$1" = geo ] && printf '      geo:\n        - {country: US, labels: [ORD]}\
 YAML
 }
 config map map "$D/map-$MAP_N.json" >"$D/map.yaml"
-config geo geoip "$D/geo-$GEO_N-$WRITER.mmdb" >"$D/geo.yaml"
+config geo geoip "$GEO_DB" >"$D/geo.yaml"
 
-for what in map geo; do
+for what in $ONLY; do
 	n=$MAP_N
 	[ "$what" = geo ] && n=$GEO_N
 	for _ in $(seq 1 "$RUNS"); do

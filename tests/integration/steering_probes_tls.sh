@@ -14,6 +14,13 @@
 #   datagram without EDNS comes back truncated, answer empty) passes over TCP and fails over
 #   UDP; REFUSED (a zone knotd does not serve, then probe.test dropped by a knotd reload),
 #   SERVFAIL (a zone whose file is missing) and a stopped knotd keep or take targets out.
+#   TLS session resumption: each https check keeps the session of its last handshake and
+#   offers it on the next probe; the server (probe_server.py logs tls=resumed|full per request)
+#   and `pop53ctl target list` (tls_resumed, tls_full) see later probes resumed; a server that
+#   never takes a session back (a new TLS context per connection) is still probed fine, with
+#   full handshakes only; a reload drops the sessions (the first probe after it is full); a
+#   restarted server (new ticket keys) gets a full handshake, then resumptions again; TLS 1.2
+#   resumes too (openssl s_server -tls1_2).
 # A server that accepts and never speaks TLS times the handshake out. A reload with the same
 # probes keeps their verdicts; pop53d stops cleanly (with -Dsanitize=true: no leak of TLS
 # objects on the timeout, reload and shutdown paths, where probes are mid-handshake).
@@ -52,6 +59,15 @@ check "HTTPS server (CA-signed) listens on $SRV:8443" \
 check "HTTPS server (self-signed) listens on $SRV:8444" \
 	start_srv self https "$SRV" 8444 "$TMP/https.state" "$PKI/self.pem" "$PKI/self.key"
 check "a mute listener (accepts TCP, never speaks) on $SRV:8445" start_srv mute mute "$SRV" 8445
+check "HTTPS server that never resumes (a TLS context per connection) listens on $SRV:8446" \
+	start_srv nores https-noresume "$SRV" 8446 "$TMP/https.state" "$PKI/web.pem" "$PKI/web.key"
+# openssl s_server speaking TLS 1.2 only (-www: a 200 status page), for TLS 1.2 resumption.
+ip netns exec "$CLIENT_NS" openssl s_server -accept "$SRV:8447" -cert "$PKI/web.pem" \
+	-key "$PKI/web.key" -tls1_2 -www -quiet >"$TMP/s12.out" 2>&1 &
+SRV_PIDS+=($!)
+check "openssl s_server (TLS 1.2 only) listens on $SRV:8447" bash -c 'for _ in $(seq 1 50); do
+		ip netns exec "$0" ss -ltn | grep -q "$1:8447 " && exit 0; sleep 0.1; done; exit 1' \
+	"$CLIENT_NS" "$SRV"
 check "curl with the CA gets the page over TLS (the servers work)" bash -c \
 	'ip netns exec "$0" curl -sf --max-time 5 --cacert "$1" --resolve web.probe.test:8443:"$2" \
 	 https://web.probe.test:8443/ | grep -q pop53-ok' "$CLIENT_NS" "$PKI/ca.pem" "$SRV"
@@ -118,6 +134,14 @@ steering:
         - {name: hnov, address: 10.0.6.2, priority: 1, check: {type: https, address: $SRV, port: 8444, tls_verify: false, $P, rise: 1, fall: 1}}
         - {name: hstore, address: 10.0.6.3, priority: 1, check: {type: https, address: $SRV, port: 8443, host: web.probe.test, $P, rise: 1, fall: 1}}
         - {name: s0, address: 10.0.6.9, priority: 1}
+    - owner: resume.example.com.
+      type: A
+      policy: [priority]
+      ttl: 30
+      pool:
+        - {name: hnores, address: 10.0.7.1, priority: 1, check: {type: https, address: $SRV, port: 8446, path: /nores, host: web.probe.test, ca_file: $PKI/ca.pem, $P, rise: 1, fall: 1}}
+        - {name: h12, address: 10.0.7.2, priority: 1, check: {type: https, address: $SRV, port: 8447, host: web.probe.test, ca_file: $PKI/ca.pem, $P, rise: 1, fall: 1}}
+        - {name: s4, address: 10.0.7.9, priority: 1}
     - owner: badtls.example.com.
       type: A
       policy: [priority]
@@ -185,6 +209,31 @@ check "target list: hnov passes the self-signed server without verifying" \
 check "the server saw no SNI from hnov (no host: an IP address is not sent as SNI)" \
 	grep -q '^sni=- 192.0.2.1 "GET / HTTP/1.1" 200' "$TMP/self.err"
 
+# TLS session resumption. tl_wait NAME JQ LIMIT_MS: until target NAME's JSON satisfies JQ.
+tl_wait() {
+	local t0
+	t0=$(now_ms)
+	until tl "$1" "$2"; do
+		[ $(( $(now_ms) - t0 )) -gt "$3" ] && return 1
+		sleep 0.1
+	done
+}
+check "target list: hs1's later probes resume its TLS session (tls_resumed >= 3 after 1 full)" \
+	tl_wait hs1 '.probe_state.tls_resumed >= 3 and .probe_state.tls_full >= 1' 5000
+check "the server saw hs1's resumed handshakes (tls=resumed for /health)" \
+	bash -c '[ "$(grep -c "^sni=web.probe.test web.probe.test \"GET /health HTTP/1.1\" 200 - tls=resumed" "$0")" -ge 3 ]' "$TMP/https.err"
+check "target list: hnov (no verification, no SNI) resumes too" \
+	tl_wait hnov '.probe_state.tls_resumed >= 2' 5000
+check "target list (text): hs1's line counts the resumed and full handshakes" \
+	grep -Eq 'ok: HTTP 200.*\(TLS: [1-9][0-9]* resumed, [1-9][0-9]* full\)$' <(text hs1)
+wait_for "a server that never resumes (hnores) and a TLS 1.2 one (h12) are answered" resume.example.com "10.0.7.1 10.0.7.2 10.0.7.9" 5000
+check "target list: h12 resumes over TLS 1.2 (openssl s_server's session cache)" \
+	tl_wait h12 '.up == true and .probe_state.tls_resumed >= 2 and .probe_state.tls_full >= 1' 5000
+check "target list: hnores up after 3 full handshakes, none resumed" \
+	tl_wait hnores '.up == true and .probe_state.tls_full >= 3 and .probe_state.tls_resumed == 0 and (.probe_state.reason | test("^HTTP 200"))' 5000
+check "the never-resuming server saw only full handshakes" bash -c \
+	'[ "$(grep -c "GET /nores HTTP/1.1\" 200 - tls=full" "$0")" -ge 3 ] && ! grep -q "tls=resumed" "$0"' "$TMP/nores.err"
+
 wait_for "bad certificates: only the unprobed target is answered" badtls.example.com "10.0.5.9" 5000
 check "target list: hname down, the certificate is not for wrong.probe.test" \
 	tl hname '.up == false and .probe_state.reason == "TLS certificate: hostname mismatch"'
@@ -211,9 +260,17 @@ echo "200 pop53-ok" >"$TMP/https.state"
 wait_for "the body back: hs1 returns after rise" tls.example.com "$TLS_ALL" "$BOUND"
 
 # The reload keeps the verdicts (the TLS contexts are made anew: ASAN sees the old ones freed).
+FULL0=$(grep -c 'GET /health HTTP/1.1" 200 - tls=full' "$TMP/https.err")
 check "pop53ctl reload (same config)" "$CTL" -s "$TMP/control.sock" reload
 check "after the reload the bad certificates are still out at once" [ "$(q badtls.example.com)" = "10.0.5.9" ]
 check "after the reload hs1 is still in" [ "$(q tls.example.com)" = "$TLS_ALL" ]
+# The reload dropped the sessions with the old TLS contexts: a full handshake first.
+check "after the reload hs1's first handshake is full (the server saw one more), then it resumes" \
+	bash -c 'for _ in $(seq 1 50); do
+		[ "$(grep -c "GET /health HTTP/1.1\" 200 - tls=full" "$0")" -gt "$1" ] && exit 0; sleep 0.1
+	done; exit 1' "$TMP/https.err" "$FULL0"
+check "target list: hs1's TLS counts began again at the reload and it resumes" \
+	tl_wait hs1 '.probe_state.tls_full >= 1 and .probe_state.tls_full <= 2 and .probe_state.tls_resumed >= 1' 5000
 
 # The server stops (refused), then comes back.
 stop_srv https
@@ -221,6 +278,12 @@ wait_for "https server stopped: hs1 and hstore leave" tls.example.com "10.0.6.2 
 check "target list: connection refused" tl hs1 '.probe_state.reason | test("connect: Connection refused")'
 check "HTTPS server restarts" start_srv https https "$SRV" 8443 "$TMP/https.state" "$PKI/web.pem" "$PKI/web.key"
 wait_for "https server back: hs1 returns" tls.example.com "$TLS_ALL" "$BOUND"
+# The new server process has new ticket keys: hs1's kept session is offered and turned down.
+check "after the server restart hs1's first handshake was full (its old session refused)" \
+	bash -c 'grep "GET /health" "$0" | head -1 | grep -q "tls=full$"' "$TMP/https.err"
+check "then hs1 resumes the new server's session" bash -c 'for _ in $(seq 1 50); do
+		grep -q "GET /health HTTP/1.1\" 200 - tls=resumed" "$0" && exit 0; sleep 0.1
+	done; exit 1' "$TMP/https.err"
 
 # DNS over TCP.
 wait_for "dns over tcp: dt1 and dtbig answered" dtcp.example.com "10.0.4.1 10.0.4.2 10.0.4.9" 5000

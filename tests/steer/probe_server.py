@@ -7,7 +7,13 @@
   probe_server.py https ADDR PORT STATEFILE CERT KEY
                                              the same over TLS with CERT and KEY (PEM); each
                                              request's log line starts with the SNI the client
-                                             sent ("-" for none)
+                                             sent ("-" for none) and ends with how the TLS
+                                             handshake went: "tls=resumed" (the client's
+                                             session was taken) or "tls=full"
+  probe_server.py https-noresume ADDR PORT STATEFILE CERT KEY
+                                             the same with a new TLS context per connection:
+                                             its session tickets are never accepted back (new
+                                             keys each time), so every handshake is full
   probe_server.py tcp ADDR PORT              accepts connections and closes them
   probe_server.py mute ADDR PORT             listens and never accepts: the kernel completes
                                              the TCP handshake, nothing ever answers
@@ -21,7 +27,7 @@ import sys
 import time
 
 
-def http_server(addr, port, statefile, cert=None, key=None):
+def http_server(addr, port, statefile, cert=None, key=None, resume=True):
     sni = {}
 
     class Handler(http.server.BaseHTTPRequestHandler):
@@ -43,23 +49,35 @@ def http_server(addr, port, statefile, cert=None, key=None):
             pre = ""
             if cert is not None:
                 pre = "sni=%s " % (sni.get(id(self.connection)) or "-")
-            sys.stderr.write("%s%s %s\n" % (pre, self.headers.get("Host"), fmt % args))
+            post = ""
+            if cert is not None:
+                post = " tls=%s" % ("resumed" if self.connection.session_reused else "full")
+            sys.stderr.write("%s%s %s%s\n" % (pre, self.headers.get("Host"), fmt % args, post))
 
     if cert is None:
         srv = http.server.HTTPServer((addr, port), Handler)
     else:
         # One thread per connection: a client stuck in (or failing) its handshake holds up
         # only its own thread.
-        srv = http.server.ThreadingHTTPServer((addr, port), Handler)
-        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        ctx.load_cert_chain(cert, key)
-
         def on_sni(sock, name, _ctx):
             sni[id(sock)] = name
 
-        ctx.sni_callback = on_sni
-        srv.socket = ctx.wrap_socket(srv.socket, server_side=True,
-                                     do_handshake_on_connect=False)
+        def context():
+            ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            ctx.load_cert_chain(cert, key)
+            ctx.sni_callback = on_sni
+            return ctx
+
+        shared = context() if resume else None
+
+        class TLSServer(http.server.ThreadingHTTPServer):
+            def get_request(self):
+                conn, peer = self.socket.accept()
+                ctx = shared if shared is not None else context()
+                return ctx.wrap_socket(conn, server_side=True,
+                                       do_handshake_on_connect=False), peer
+
+        srv = TLSServer((addr, port), Handler)
     print("ready", flush=True)
     srv.serve_forever()
 
@@ -88,8 +106,9 @@ def mute_server(addr, port):
 if __name__ == "__main__":
     if sys.argv[1] == "http":
         http_server(sys.argv[2], int(sys.argv[3]), sys.argv[4])
-    elif sys.argv[1] == "https":
-        http_server(sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5], sys.argv[6])
+    elif sys.argv[1] in ("https", "https-noresume"):
+        http_server(sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5], sys.argv[6],
+                    resume=sys.argv[1] == "https")
     elif sys.argv[1] == "mute":
         mute_server(sys.argv[2], int(sys.argv[3]))
     else:

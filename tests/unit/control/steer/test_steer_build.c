@@ -1239,6 +1239,44 @@ static void test_geo_ipv4_once(void **state)
 	built_free(&b);
 }
 
+/* A tree with more distinct records than the walk's first table of records seen holds (it
+ * grows from 1024 slots at half full; it was once sized by the node count: for a
+ * GeoLite2-sized tree, 384 MB): every record keeps its own location, and each network its answer. */
+static void test_geo_many_records(void **state)
+{
+	static bool up[1][P53_STEER_MAX_POOL] = { { true, true } };
+	enum { N = 3000 };
+	size_t cap = (size_t)N * 200, len = 0;
+	char *json = malloc(cap);
+	struct built b;
+
+	(void)state;
+	assert_non_null(json);
+	len += (size_t)snprintf(json + len, cap - len, "[");
+	for (int i = 0; i < N; i++)
+		len += (size_t)snprintf(json + len, cap - len,
+					"%s{\"network\": \"10.%d.%d.0/24\", \"data\": {\"country\": "
+					"{\"iso_code\": \"%s\"}, \"city\": {\"geoname_id\": %d}}}",
+					i ? "," : "", i / 256, i % 256, i % 2 ? "US" : "DE", 100000 + i);
+	snprintf(json + len, cap - len, "]");
+	mmdb("many.mmdb", "city", json);
+	free(json);
+	build_from(&b, "steering:\n  geoip: many.mmdb\n  records:\n"
+		   "    - owner: geo.example.com.\n      type: A\n      policy: [geo]\n"
+		   "      geo: [{country: US, labels: [ORD]}]\n      pool:\n"
+		   "        - {name: ord, address: 10.0.0.1, pop: ORD}\n"
+		   "        - {name: fra, address: 10.0.0.4, pop: FRA}\n", MAP1, up);
+	const struct p53_steer_source *g = &b.src.src[P53_STEER_SRC_GEO];
+	assert_int_equal(g->n_locs, N);
+	for (int i = 0; i < N; i += 97) {
+		char ip[32];
+		snprintf(ip, sizeof(ip), "10.%d.%d.7", i / 256, i % 256);
+		assert_string_equal(answer(b.t, 0, ip, NULL), i % 2 ? "10.0.0.1" : "10.0.0.1 10.0.0.4");
+		assert_int_equal(last_scope, 24);
+	}
+	built_free(&b);
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -1273,6 +1311,7 @@ int main(void)
 		cmocka_unit_test(test_sticky),
 		cmocka_unit_test(test_geo_tiers),
 		cmocka_unit_test(test_geo_ipv4_once),
+		cmocka_unit_test(test_geo_many_records),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
