@@ -35,6 +35,7 @@
 
 static void *img;
 static struct p53_answer_conf conf;
+static void *ref;
 static unsigned long n_fast, n_general, fast_kind[P53_ANS__MAX];
 static unsigned long fast_do_kind[P53_ANS__MAX]; /* DO=1 queries answered fast, by kind */
 
@@ -333,6 +334,9 @@ static void build(const char *const *names, const char *const *files, size_t n)
 	free(img);
 	conf.neg = NULL; /* the templates belong to an image */
 	conf.n_neg = 0;
+	conf.ref = NULL;
+	free(ref);
+	ref = NULL;
 	img = p53_image_build(z, n, &len, err, sizeof(err), NULL, NULL);
 	if (img == NULL)
 		fprintf(stderr, "build failed: %s\n", err);
@@ -346,6 +350,7 @@ static const uint16_t payloads[] = {0, 512, 1232, 4096, 100, 600};
 static const uint16_t caps[] = {8192, 1500, 512, 60, 40};
 
 static struct p53_fast_neg neg[16];
+static unsigned long n_ref_cuts; /* delegations with a template, over the images */
 
 /* Every node of the image: its name, a name below it, a name two labels below it; with the
  * negative-answer templates a replica has (control/publish.c) and without them. */
@@ -360,6 +365,14 @@ static void every_name(void)
 	every_name_once();
 	conf.neg = neg;
 	conf.n_neg = (uint32_t)p53_fast_neg_count(img);
+	size_t rz = p53_fast_ref_size(img);
+	if (rz > 0) {
+		ref = malloc(rz);
+		assert_non_null(ref);
+		p53_fast_ref_build(img, ref, rz);
+		conf.ref = ref;
+		n_ref_cuts += p53_fast_ref_count(ref);
+	}
 	every_name_once();
 	/* Not vacuous: the templates were used (every zone here has in-zone SOA names). */
 	for (size_t i = 0; i < p53_fast_neg_count(img); i++)
@@ -399,6 +412,34 @@ static void every_name_once(void)
 						for (size_t c = 0; c < sizeof(caps) / sizeof(caps[0]); c++)
 							both(buf, ql, caps[c], &conf);
 					}
+		}
+	}
+}
+
+/* Names 0..70 one-byte labels below each delegation: the referral templates stand for the
+ * writer only while the question's labels and the template's fit answer.c's compression
+ * table (48 names); deeper questions take the writer, and both give the general path's bytes. */
+static void deep_referrals(void)
+{
+	const struct p53_image_hdr *h = p53_image_hdr(img);
+	uint8_t buf[1024], name[300];
+
+	for (uint32_t ni = 0; ni < h->n_nodes; ni++) {
+		const struct p53_image_node *n = p53_image_node(img, ni);
+		if (!(n->flags & P53_NODE_CUT))
+			continue;
+		for (size_t k = 0; k <= 70; k++) {
+			if (2 * k + n->name_len > 255)
+				break;
+			for (size_t i = 0; i < k; i++)
+				memcpy(name + 2 * i, (i & 1) ? "\x01" "B" : "\x01" "a", 2);
+			memcpy(name + 2 * k, p53_image_name(img, n->name_off), n->name_len);
+			for (int t = 0; t < 2; t++) {
+				uint16_t ql = query(buf, name, 2 * k + n->name_len, t ? 2 : 1,
+						    t ? 0 : 1232, 0, (unsigned int)k, 0);
+				for (size_t c = 0; c < sizeof(caps) / sizeof(caps[0]); c++)
+					both(buf, ql, caps[c], &conf);
+			}
 		}
 	}
 }
@@ -446,6 +487,17 @@ static void diff_zones(void **state)
 					    "tests/differential/zones/second.test.zone"};
 	build(names, files, 2);
 	every_name();
+	/* The referral templates were built and used (every_name() ran with them last): sub and
+	 * many (sib's glue is under another cut, which the fast path declines). */
+	assert_non_null(conf.ref);
+	printf("fast path: %u referral templates\n", p53_fast_ref_count(conf.ref));
+	assert_true(p53_fast_ref_count(conf.ref) >= 2);
+	unsigned long before = fast_kind[P53_ANS_REFERRAL];
+	deep_referrals();
+	conf.ref = NULL;
+	deep_referrals();
+	conf.ref = ref;
+	assert_true(fast_kind[P53_ANS_REFERRAL] > before + 100);
 	corpus("tests/fuzz/fuzz_answer.in");
 	corpus("tests/fuzz/fuzz_dnsmsg.in");
 	/* Not vacuous: each kind of answer the fast path gives was given, and some declined. */
@@ -922,6 +974,7 @@ static int teardown(void **state)
 {
 	(void)state;
 	free(img);
+	free(ref);
 	free(steer_t);
 	free(steer_conf.map);
 	if (steer_dir[sizeof(steer_dir) - 7] != 'X') {
