@@ -1227,10 +1227,10 @@ static inline __attribute__((always_inline)) int fast_udp(const uint8_t *u, uint
 		s = p53_csum_add(d, P53_DNS_HDR_LEN, s);
 		s = p53_csum_addc(s, (uint64_t)rte_cpu_to_be_16(ulen)); /* pseudo-header length */
 		/* ar * OPT_LEN: a constant length (0 or 11) the compiler unrolls */
-		uint16_t r = p53_csum_fold(__builtin_expect(ecs, 0) ? p53_csum_add(o, ol, 0)
-								     : p53_csum_add(o, ar * OPT_LEN, 0));
+		uint64_t r = __builtin_expect(ecs, 0) ? p53_csum_add(o, ol, 0)
+						      : p53_csum_add(o, ar * OPT_LEN, 0);
 		if (nl & 1)
-			r = (uint16_t)(r << 8 | r >> 8);
+			r = p53_csum_odd(r);
 		if (p53_csum_fold(p53_csum_addc(s, r)) != 0xffff)
 			return 0;
 	}
@@ -1363,9 +1363,9 @@ static inline __attribute__((always_inline)) void reply_udp(uint8_t *u, const ui
 	uint16_t qe = q->question_end;
 	uint64_t s = p53_csum_add(d, P53_DNS_HDR_LEN, keep);
 	s = p53_csum_addc(s, (uint64_t)rte_cpu_to_be_16(ulen) * 2);
-	uint16_t r = p53_csum_fold(p53_csum_add(d + qe, (size_t)dns_len - qe, 0));
+	uint64_t r = p53_csum_add(d + qe, (size_t)dns_len - qe, 0);
 	if (qe & 1)
-		r = (uint16_t)(r << 8 | r >> 8);
+		r = p53_csum_odd(r);
 	uint16_t c = (uint16_t)~p53_csum_fold(p53_csum_addc(s, r));
 	if (c == 0)
 		c = 0xffff;             /* RFC 768: zero means no checksum */
@@ -1418,8 +1418,16 @@ size_t p53_fast_reply(uint8_t *frame, const struct p53_pkt *pkt, uint16_t dns_le
 	p53_put16(ip + 2, (uint16_t)(20 + ulen));
 	p53_put16(ip + 4, 0);
 	ip[8] = 64;
-	p53_put16(ip + 10, 0);
-	uint16_t ic = (uint16_t)~p53_csum_fold(p53_csum_add(ip, 20, 0));
+	/* The header's checksum from its words: version and IHL 0x45 with TOS 0, the total
+	 * length, ID 0, the query's flags and fragment offset (0, or DF), TTL 64 with protocol
+	 * 17, the addresses (one 8-byte word: their sum does not depend on the swap). */
+	uint64_t a;
+	uint16_t frag;
+	memcpy(&a, ip + 12, 8);
+	memcpy(&frag, ip + 6, 2);
+	uint64_t hs = (uint64_t)rte_cpu_to_be_16(0x4500) + rte_cpu_to_be_16((uint16_t)(20 + ulen)) +
+		      frag + rte_cpu_to_be_16(64u << 8 | 17u);
+	uint16_t ic = (uint16_t)~p53_csum_fold(p53_csum_addc(a, hs));
 	memcpy(ip + 10, &ic, 2);
 	reply_udp(u, d, dns_len, q, keep);
 	return (size_t)pkt->dns_off + dns_len;

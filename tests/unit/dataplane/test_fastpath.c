@@ -91,7 +91,8 @@ static void both(const uint8_t *q, uint16_t len, uint16_t cap, const struct p53_
 
 static const uint8_t mac_us[6] = {0x02, 0, 0, 0, 0, 0x53}, mac_them[6] = {0x02, 0, 0, 0, 0, 1};
 static struct p53_pkt_addrs addrs = {.n4 = 1, .n6 = 1};
-static unsigned long n_frames_fast, n_frames_ecs, n_frames_fast6, n_replies6;
+static unsigned long n_frames_fast, n_frames_ecs, n_frames_fast6, n_replies6, n_replies;
+static uint16_t last_csum;      /* the UDP checksum of the last fast reply one_frame() compared */
 /* The frames' client: 192.0.2.1 and 2001:db8:ffff::1 unless a test sets another. */
 static uint8_t src4[4] = {192, 0, 2, 1};
 static uint8_t src6[16] = {0x20, 0x01, 0x0d, 0xb8, 0xff, 0xff, [15] = 1};
@@ -136,8 +137,12 @@ static uint16_t frame_of(uint8_t *f, const uint8_t *q, uint16_t len, uint16_t sp
 	f[13] = 0;
 	memset(ip, 0, 20);
 	ip[0] = 0x45;
+	ip[1] = (uint8_t)(sport & 0xff);        /* DSCP and ECN: the reply's are 0 */
 	ip[2] = (uint8_t)((20 + ulen) >> 8);
 	ip[3] = (uint8_t)(20 + ulen);
+	ip[4] = (uint8_t)(sport >> 8);          /* an ID: the reply's is 0 */
+	ip[5] = (uint8_t)(sport * 7);
+	ip[6] = (sport & 1) ? 0x40 : 0;         /* DF: the reply keeps it */
 	ip[8] = 57;
 	ip[9] = 17;
 	memcpy(ip + 12, src4, 4);
@@ -264,6 +269,8 @@ static void one_frame(const uint8_t *f, uint16_t fl, int no_fast)
 	assert_int_equal(fa, fb);
 	assert_memory_equal(a, b, fa);
 	n_replies6 += pb.ipv6;
+	last_csum = (uint16_t)(b[pb.l4_off + 6] << 8 | b[pb.l4_off + 7]);
+	n_replies++;
 }
 
 /* The query in frames of both families, each both ways (one_frame): right, wrong and (IPv6)
@@ -515,6 +522,28 @@ static void diff_zones(void **state)
 	       fast_kind[P53_ANS_REFERRAL], n_general);
 }
 
+/* Every source port for one query and its answer: the reply's UDP checksum takes every value
+ * (the port is one word of the sum), so the fast reply meets the sum whose complement is 0,
+ * sent as 0xffff (RFC 768), and the one that is 0xffff, each byte for byte the general
+ * reply's (one_frame()); IPv4 frames, with and without DF. */
+static void csum_edges(void)
+{
+	uint8_t buf[512], f[2048];
+	static const uint8_t www[] = "\x03www\x07" "example\x03" "com";
+	unsigned long ffff = 0, zero = 0, before = n_replies;
+
+	uint16_t ql = query(buf, www, sizeof(www), 1, 1232, 0, 0x35, 0);
+	for (uint32_t sp = 1; sp <= 0xffff; sp++) {
+		uint16_t fl = frame_of(f, buf, ql, (uint16_t)sp, 0);
+		one_frame(f, fl, 0);
+		assert_int_equal(n_replies, before + sp);
+		ffff += last_csum == 0xffff;
+		zero += last_csum == 0;
+	}
+	assert_int_equal(zero, 0);
+	assert_true(ffff >= 1);
+}
+
 /* The replay's small zone (small-a, nxdomain, wildcard mixes). */
 static void small_zone(void **state)
 {
@@ -526,6 +555,7 @@ static void small_zone(void **state)
 	every_name();
 	assert_true(fast_kind[P53_ANS_ANSWER] > 10);
 	assert_true(fast_kind[P53_ANS_NXDOMAIN] > 10);
+	csum_edges();
 }
 
 /* Signed zones: DO=0 answered from the same records; DO=1 answered for an RRset with its
