@@ -10,11 +10,13 @@
 #include <string.h>
 
 /* One's complement add in 64 bits: the carry out goes back in (end-around carry, RFC 1071
- * §2(A)); compilers emit add + adc. */
+ * §2(A)); with the overflow builtin compilers emit add + adc $0. */
 static inline uint64_t p53_csum_addc(uint64_t sum, uint64_t x)
 {
-	sum += x;
-	return sum + (sum < x);
+	uint64_t r;
+	unsigned int c = __builtin_add_overflow(sum, x, &r);
+
+	return r + c;
 }
 
 /*
