@@ -196,7 +196,17 @@ static inline struct rte_mbuf *reply(struct p53_worker *w, const struct p53_repl
 	/* The response may grow into the tailroom; the first byte past it is not ours. */
 	uint32_t room = (uint32_t)rte_pktmbuf_data_len(m) - pkt->dns_off + rte_pktmbuf_tailroom(m);
 	uint16_t cap = room > UINT16_MAX ? UINT16_MAX : (uint16_t)room;
-	if (unlikely(ms == P53_MSG_OK && P53_OPCODE(q->flags) == P53_OPCODE_NOTIFY))
+	/* The fast parse's frames (a QUERY without a COOKIE): the fast answer unless RRL is on. */
+	if (st == FRAME_FAST && (g == NULL || !g->rrl.on)) {
+		rlen = p53_fast_answer(r->image, &r->conf, frame + pkt->dns_off, cap, &w->stats.ans, q);
+		if (likely(rlen != 0) && w->tx_offload == 0) {
+			flen = p53_fast_reply(frame, pkt, rlen, q, keep);
+			goto sent;
+		}
+		if (rlen == 0)
+			rlen = p53_answer_parsed(r->image, &r->conf, frame + pkt->dns_off, cap,
+						 &w->stats.ans, q, ms);
+	} else if (unlikely(ms == P53_MSG_OK && P53_OPCODE(q->flags) == P53_OPCODE_NOTIFY))
 		rlen = notify(w, r, frame, cap, pkt, q);
 	/* The guard only when it has something to do for this query: RRL, or a cookie to check. */
 	else if (g != NULL && (g->rrl.on || (q->cookie && g->cookies)))
@@ -204,13 +214,10 @@ static inline struct rte_mbuf *reply(struct p53_worker *w, const struct p53_repl
 					frame + pkt->dns_off, cap, &w->stats.ans, q, ms, pkt->src_addr,
 					pkt->ipv6, now);
 	else {
-		/* The common shape first (fastpath.h); what it declines, the general responder. */
+		/* The common shape first (fastpath.h); what it declines, the general responder. The
+		 * frame was read by the general checks here (the fast parse's are above). */
 		rlen = ms == P53_MSG_OK ? p53_fast_answer(r->image, &r->conf, frame + pkt->dns_off,
 							  cap, &w->stats.ans, q) : 0;
-		if (rlen != 0 && st == FRAME_FAST && w->tx_offload == 0) {
-			flen = p53_fast_reply(frame, pkt, rlen, q, keep);
-			goto sent;
-		}
 		if (rlen == 0)
 			rlen = p53_answer_parsed(r->image, &r->conf, frame + pkt->dns_off, cap,
 						 &w->stats.ans, q, ms);
