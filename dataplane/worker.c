@@ -245,7 +245,8 @@ sent:
 
 /*
  * One burst in three passes, in the manner of l3fwd: parse every frame and question first and
- * prefetch the name-index slot each will read; then, with the slots in cache, prefetch the
+ * prefetch the name-index slot each will read (an image above PREFETCH_MIN_IMAGE: a smaller
+ * one stays in cache); then, with the slots in cache, prefetch the
  * nodes they point at; then answer. On a large image each lookup is a chain of cache misses;
  * this overlaps the first two across the burst instead of paying them one packet at a time.
  */
@@ -259,6 +260,9 @@ static uint16_t burst(struct p53_worker *w, const struct p53_replica *r, const s
 	uint64_t keep[P53_BURST];
 	const void *img = r->image;
 	uint16_t n_out = 0;
+	/* The name-index slots, prefetched only for a large image: a small one stays in cache. */
+	const uint64_t *slots = img != NULL && r->image_len > PREFETCH_MIN_IMAGE ? p53_image_slots(img) : NULL;
+	uint32_t mask = slots != NULL ? p53_image_hdr(img)->hash_mask : 0;
 
 	for (uint16_t i = 0; i < n && i < 4; i++)
 		rte_prefetch0(rte_pktmbuf_mtod(pkts[i], void *));
@@ -281,8 +285,8 @@ static uint16_t burst(struct p53_worker *w, const struct p53_replica *r, const s
 			ms[i] = FRAME_FAST;
 			q[i].src = pkt[i].src_addr;
 			q[i].src_v6 = pkt[i].ipv6;
-			if (img != NULL)
-				rte_prefetch0(p53_image_slots(img) + (q[i].hash & p53_image_hdr(img)->hash_mask));
+			if (slots != NULL)
+				rte_prefetch0(slots + (q[i].hash & mask));
 			continue;
 		}
 		enum p53_pkt_drop d = p53_pkt_parse(frame, rte_pktmbuf_data_len(m), &pkt[i]);
@@ -297,12 +301,12 @@ static uint16_t burst(struct p53_worker *w, const struct p53_replica *r, const s
 		ms[i] = (uint8_t)p53_msg_parse(frame + pkt[i].dns_off, pkt[i].dns_len, &q[i]);
 		q[i].src = pkt[i].src_addr;
 		q[i].src_v6 = pkt[i].ipv6;
-		if (ms[i] == P53_MSG_OK && img != NULL)
-			rte_prefetch0(p53_image_slots(img) + (q[i].hash & p53_image_hdr(img)->hash_mask));
+		if (ms[i] == P53_MSG_OK && slots != NULL)
+			rte_prefetch0(slots + (q[i].hash & mask));
 	}
 	/* A small image stays in cache: the later passes would only cost. */
 #if P53_PREFETCH_DEPTH >= 2
-	if (img != NULL && r->image_len > PREFETCH_MIN_IMAGE)
+	if (slots != NULL)
 		prefetch_chain(img, q, ms, n);
 #endif
 	for (uint16_t i = 0; i < n; i++) {
