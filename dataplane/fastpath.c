@@ -482,7 +482,7 @@ struct ref_tpl {
 };
 
 #define REF_AT_POS   0x8000u
-#define REF_TPL_MAX  2048u      /* bytes of a template at most: a bigger referral is written */
+#define REF_TPL_MAX  1024u      /* bytes of a template at most: a bigger referral is written */
 
 /* referral() from a template: the same bytes, or 0 when there is none for this cut or it does
  * not stand for what referral() would write here. */
