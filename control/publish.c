@@ -84,6 +84,20 @@ static struct p53_replica *replica_new(struct p53_dataplane *dp, void *img, size
 		r->conf.neg = neg;
 		r->conf.n_neg = (uint32_t)nz;
 	}
+	/* Its referrals, one template per delegation up to P53_FAST_REF_MAX. */
+	size_t rz = p53_fast_ref_size(copy);
+	if (rz > 0) {
+		void *ref = rte_malloc_socket("p53_fast_ref", rz, RTE_CACHE_LINE_SIZE, socket);
+		if (ref == NULL) {
+			rte_free((void *)(uintptr_t)r->conf.neg);
+			if (!adopt)
+				rte_free(copy);
+			rte_free(r);
+			return NULL;
+		}
+		p53_fast_ref_build(copy, ref, rz);
+		r->conf.ref = ref;
+	}
 	for (int i = 0; i < cfg->n_addrs && i < P53_PKT_MAX_ADDRS; i++) {
 		const struct p53_addr *a = &cfg->addrs[i];
 		if (a->family == AF_INET)
@@ -103,6 +117,7 @@ static void replica_free(struct p53_replica *r)
 	else
 		rte_free((void *)(uintptr_t)r->image);
 	rte_free((void *)(uintptr_t)r->conf.neg);
+	rte_free((void *)(uintptr_t)r->conf.ref);
 	rte_free(r);
 }
 

@@ -40,6 +40,9 @@ struct p53_answer_conf {
 	 * NULL with n_neg 0: it then writes the SOA record per query. */
 	const struct p53_fast_neg *neg;
 	uint32_t n_neg;
+	/* The fast path's referral templates, one per delegation of the image up to a bound
+	 * (fastpath.h, p53_fast_ref_build()), or NULL: it then writes each referral per query. */
+	const void *ref;
 };
 
 /* Outcome classes beyond the RCODE, for counters. */

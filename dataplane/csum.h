@@ -10,11 +10,13 @@
 #include <string.h>
 
 /* One's complement add in 64 bits: the carry out goes back in (end-around carry, RFC 1071
- * §2(A)); compilers emit add + adc. */
+ * §2(A)); with the overflow builtin compilers emit add + adc $0. */
 static inline uint64_t p53_csum_addc(uint64_t sum, uint64_t x)
 {
-	sum += x;
-	return sum + (sum < x);
+	uint64_t r;
+	unsigned int c = __builtin_add_overflow(sum, x, &r);
+
+	return r + c;
 }
 
 /*
@@ -60,13 +62,29 @@ static inline __attribute__((always_inline)) uint64_t p53_csum_add(const uint8_t
 	return sum;
 }
 
+/*
+ * Fold a 64-bit sum to the 16-bit one's complement sum. Adding a word to itself rotated by half
+ * its width leaves the end-around-carry sum of its halves in the high half (the carry out of
+ * the low half lands in it): 64 -> 32 -> 16 bits in two rotate-and-add steps. 0 only for 0;
+ * otherwise the value in 1..0xffff congruent to `sum` modulo 0xffff (RFC 1071 §2(B)).
+ */
 static inline __attribute__((always_inline)) uint16_t p53_csum_fold(uint64_t sum)
 {
-	sum = (sum & 0xffffffffu) + (sum >> 32);
-	sum = (sum & 0xffffffffu) + (sum >> 32);
-	sum = (sum & 0xffffu) + (sum >> 16);
-	sum = (sum & 0xffffu) + (sum >> 16);
-	return (uint16_t)sum;
+	uint64_t t = sum + (sum << 32 | sum >> 32);
+	uint32_t h = (uint32_t)(t >> 32);
+
+	h += h << 16 | h >> 16;
+	return (uint16_t)(h >> 16);
+}
+
+/*
+ * The sum of bytes that sit at an odd offset of the datagram, from their sum as if at an even
+ * one: byte-swapped 16-bit words (RFC 1071 §2(B)), i.e. times 2^8 modulo 0xffff, which a
+ * 64-bit rotate by 8 is (2^64 - 1 is a multiple of 0xffff). No fold needed first.
+ */
+static inline __attribute__((always_inline)) uint64_t p53_csum_odd(uint64_t sum)
+{
+	return sum << 8 | sum >> 56;
 }
 
 #endif /* P53_CSUM_H */

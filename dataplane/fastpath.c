@@ -454,6 +454,274 @@ static __attribute__((noinline)) uint16_t referral(const void *img, const struct
 	return pos;
 }
 
+/*
+ * Referral templates (fastpath.h). The table: a power-of-two array of slots keyed by the cut's
+ * node index (linear probing), then the templates. A template: referral()'s bytes for a
+ * question that is the cut itself, each compression pointer in them holding its offset from
+ * the cut in the question (P53_DNS_HDR_LEN there) or from the referral's first byte, and a
+ * list of where those pointers are (REF_AT_POS: from the referral's first byte).
+ */
+struct ref_slot {
+	uint32_t node;          /* P53_NONE: empty */
+	uint32_t off;           /* the template, from the table's start */
+};
+
+struct ref_tab {
+	uint32_t mask;
+	uint32_t n;
+	struct ref_slot slot[];
+};
+
+struct ref_tpl {
+	uint16_t len;           /* bytes written */
+	uint16_t need;          /* the size limit referral() needs past the question to write them */
+	uint16_t ns, ar;        /* records in the authority and additional sections */
+	uint8_t nc;             /* names it adds to answer.c's compression table */
+	uint8_t n_patch;
+	uint16_t patch[];       /* where each pointer is, REF_AT_POS or'ed in; the bytes follow */
+};
+
+#define REF_AT_POS   0x8000u
+#define REF_TPL_MAX  1024u      /* bytes of a template at most: a bigger referral is written */
+
+/* referral() from a template: the same bytes, or 0 when there is none for this cut or it does
+ * not stand for what referral() would write here. */
+static inline uint16_t ref_put(const struct ref_tab *t, uint32_t node, const struct p53_query *q,
+			       uint8_t *msg, uint16_t pos, uint16_t limit,
+			       const struct p53_image_node *cut, uint16_t *ns, uint16_t *ar)
+{
+	uint32_t i = node & t->mask;
+	const struct ref_slot *sl;
+
+	for (;; i = (i + 1) & t->mask) {
+		sl = &t->slot[i];
+		if (sl->node == node)
+			break;
+		if (sl->node == P53_NONE)
+			return 0;
+	}
+	const struct ref_tpl *p = (const struct ref_tpl *)((const uint8_t *)t + sl->off);
+	if (cut->labels > q->qname_labels || q->qname_labels + p->nc > CTAB_MAX ||
+	    (uint32_t)pos + p->need > limit)
+		return 0;
+	uint16_t cptr = (uint16_t)(P53_DNS_HDR_LEN + q->label_off[q->qname_labels - cut->labels]);
+	uint8_t *o = msg + pos;
+	memcpy(o, p->patch + p->n_patch, p->len);
+	for (uint8_t k = 0; k < p->n_patch; k++) {
+		uint16_t e = p->patch[k];
+		uint8_t *at = o + (e & ~REF_AT_POS);
+		uint16_t base = (e & REF_AT_POS) ? pos : cptr;
+		p53_put16(at, (uint16_t)(0xc000 | (base + p53_get16(at))));
+	}
+	*ns = p->ns;
+	*ar = (uint16_t)(*ar + p->ar);
+	return (uint16_t)(pos + p->len);
+}
+
+/* An upper bound of a template's size for cut node `n` (0: it gets none). */
+static size_t ref_bound(const void *img, const struct p53_image_node *n)
+{
+	if (!(n->flags & P53_NODE_CUT))
+		return 0;
+	uint32_t nsi = p53_image_node_rrset(img, n, P53_T_NS);
+	if (nsi == P53_NONE)
+		return 0;
+	const struct p53_image_rrset *rs = p53_image_rrset(img, nsi);
+	if (rs->count > MAX_NS)
+		return 0;
+	size_t len = rs->rdata_len, recs = 2u * rs->count;
+	if (rs->adds != P53_NONE) {
+		const uint32_t *list = p53_image_adds(img, rs->adds);
+		uint32_t count = P53_ADDS_COUNT(list[0]);
+		if (count > MAX_ADDED)
+			return 0;
+		for (uint32_t i = 1; i <= count; i++) {
+			const struct p53_image_node *g = p53_image_node(img, list[i]);
+			for (int tt = 0; tt < 2; tt++) {
+				uint32_t gi = p53_image_node_rrset(img, g, tt == 0 ? P53_T_A : P53_T_AAAA);
+				if (gi == P53_NONE)
+					continue;
+				len += p53_image_rrset(img, gi)->rdata_len;
+				recs += p53_image_rrset(img, gi)->count;
+			}
+		}
+	}
+	if (len > REF_TPL_MAX || recs > 255)
+		return 0;
+	return (sizeof(struct ref_tpl) + 2 * recs + len + 3) & ~(size_t)3;
+}
+
+static uint32_t ref_slots(const void *img)
+{
+	const struct p53_image_hdr *h = p53_image_hdr(img);
+	uint32_t n = 0, slots = 1;
+
+	for (uint32_t i = 0; i < h->n_nodes && n < P53_FAST_REF_MAX; i++)
+		if (ref_bound(img, p53_image_node(img, i)) != 0)
+			n++;
+	while (slots < 2 * n)
+		slots <<= 1;
+	return n != 0 ? slots : 0;
+}
+
+size_t p53_fast_ref_size(const void *img)
+{
+	if (img == NULL)
+		return 0;
+	uint32_t slots = ref_slots(img), n = 0;
+	if (slots == 0)
+		return 0;
+	size_t size = sizeof(struct ref_tab) + slots * sizeof(struct ref_slot);
+	const struct p53_image_hdr *h = p53_image_hdr(img);
+	for (uint32_t i = 0; i < h->n_nodes && n < P53_FAST_REF_MAX; i++) {
+		size_t b = ref_bound(img, p53_image_node(img, i));
+		if (b != 0) {
+			size += b;
+			n++;
+		}
+	}
+	return size;
+}
+
+#define REF_NO_PTR SIZE_MAX
+
+/* One name in a template at `o + off` (`len` bytes written): its labels, then a pointer or the
+ * root. Returns the offset past it, or 0 when it runs past the end; *labels, *ptr (the
+ * pointer's offset, or REF_NO_PTR). */
+static size_t ref_name(const uint8_t *o, size_t off, size_t len, unsigned int *labels, size_t *ptr)
+{
+	*ptr = REF_NO_PTR;
+	while (off < len) {
+		uint8_t b = o[off];
+		if (b >= 0xc0) {
+			if (off + 2 > len)
+				return 0;
+			*ptr = off;
+			return off + 2;
+		}
+		if (b == 0)
+			return off + 1;
+		off += 1u + b;
+		(*labels)++;
+	}
+	return 0;
+}
+
+/* The template of cut node `ci` at `p` (ref_bound() bytes); 0 when it gets none. */
+static int ref_make(const void *img, uint32_t ci, struct ref_tpl *p, size_t room)
+{
+	const struct p53_image_node *cut = p53_image_node(img, ci);
+	const uint8_t *cn = p53_image_name(img, cut->name_off);
+	struct p53_query sq;
+	uint8_t msg[P53_DNS_HDR_LEN + P53_NAME_MAXLEN + 4 + 2 * REF_TPL_MAX];
+
+	/* The question: the cut itself, at P53_DNS_HDR_LEN. */
+	memset(&sq, 0, sizeof(sq));
+	memcpy(sq.lname, cn, cut->name_len);
+	sq.qname_len = cut->name_len;
+	sq.qname_labels = cut->labels;
+	for (size_t off = 0, k = 0; k <= cut->labels; off += 1u + cn[off], k++)
+		sq.label_off[k] = (uint8_t)off;
+	sq.question_end = (uint16_t)(P53_DNS_HDR_LEN + cut->name_len + 4);
+	memset(msg, 0, sizeof(msg));
+	memcpy(msg + P53_DNS_HDR_LEN, cn, cut->name_len);
+	uint16_t pos0 = sq.question_end, ns = 0, ar = 0;
+	uint16_t end = referral(img, &sq, msg, pos0, (uint16_t)(pos0 + 2 * REF_TPL_MAX), cut, &ns, &ar);
+	if (end == 0 || (unsigned int)(end - pos0) > REF_TPL_MAX)
+		return 0;
+	size_t len = (size_t)(end - pos0), off = 0, n_patch = 0, need = len;
+	uint8_t *o = msg + pos0;
+	uint16_t patch[256];
+	unsigned int labels = 0;
+	const struct p53_image_rrset *nsr = p53_image_rrset(img, p53_image_node_rrset(img, cut, P53_T_NS));
+	const uint8_t *rd = p53_image_rdata(img, nsr);
+	for (unsigned int r = 0; r < (unsigned int)ns + ar; r++) {
+		size_t at[2], rec = off;
+		unsigned int lab = 0;
+		off = ref_name(o, off, len, &lab, &at[0]);
+		if (off == 0 || lab != 0 || off + 10 > len)
+			return 0;       /* owners are pointers (referral()) */
+		uint16_t type = p53_get16(o + off), rdlen = p53_get16(o + off + 8);
+		off += 10;
+		at[1] = REF_NO_PTR;
+		if (r < ns) {
+			/* referral() checks room for the target as the image has it first. */
+			uint16_t ilen = p53_get16(rd + P53_RR_OWNER_LEN + 8);
+			if (rec + 12 + ilen + 1 > need)
+				need = rec + 12 + ilen + 1;
+			rd += P53_RR_OWNER_LEN + 10u + ilen;
+			if (type != P53_T_NS || ref_name(o, off, off + rdlen, &labels, &at[1]) != off + rdlen)
+				return 0;
+		}
+		off += rdlen;
+		if (off > len)
+			return 0;
+		for (int k = 0; k < 2; k++) {
+			if (at[k] == REF_NO_PTR)
+				continue;
+			uint16_t v = p53_get16(o + at[k]) & 0x3fff;
+			uint16_t rel;
+			if (v >= pos0) {
+				rel = (uint16_t)(v - pos0);
+				patch[n_patch] = (uint16_t)(at[k] | REF_AT_POS);
+			} else if (v >= P53_DNS_HDR_LEN && v < P53_DNS_HDR_LEN + cut->name_len) {
+				rel = (uint16_t)(v - P53_DNS_HDR_LEN);
+				patch[n_patch] = (uint16_t)at[k];
+			} else {
+				return 0;
+			}
+			if (n_patch == 255)
+				return 0;
+			n_patch++;
+			p53_put16(o + at[k], rel);
+		}
+	}
+	if (off != len || cut->labels + labels > CTAB_MAX ||
+	    sizeof(*p) + 2 * n_patch + len > room)
+		return 0;
+	p->len = (uint16_t)len;
+	p->need = (uint16_t)need;
+	p->ns = ns;
+	p->ar = ar;
+	p->nc = (uint8_t)labels;
+	p->n_patch = (uint8_t)n_patch;
+	memcpy(p->patch, patch, 2 * n_patch);
+	memcpy(p->patch + n_patch, o, len);
+	return 1;
+}
+
+uint32_t p53_fast_ref_count(const void *buf)
+{
+	return buf != NULL ? ((const struct ref_tab *)buf)->n : 0;
+}
+
+void p53_fast_ref_build(const void *img, void *buf, size_t size)
+{
+	struct ref_tab *t = buf;
+	uint32_t slots = ref_slots(img), n = 0;
+	size_t off = sizeof(struct ref_tab) + slots * sizeof(struct ref_slot);
+
+	t->mask = slots - 1;
+	t->n = 0;
+	for (uint32_t i = 0; i < slots; i++)
+		t->slot[i] = (struct ref_slot){ P53_NONE, 0 };
+	const struct p53_image_hdr *h = p53_image_hdr(img);
+	for (uint32_t ci = 0; ci < h->n_nodes && n < P53_FAST_REF_MAX; ci++) {
+		size_t b = ref_bound(img, p53_image_node(img, ci));
+		if (b == 0)
+			continue;
+		n++;
+		if (off + b > size || !ref_make(img, ci, (struct ref_tpl *)((uint8_t *)buf + off), b))
+			continue;
+		uint32_t k = ci & t->mask;
+		while (t->slot[k].node != P53_NONE)
+			k = (k + 1) & t->mask;
+		t->slot[k] = (struct ref_slot){ ci, (uint32_t)off };
+		t->n++;
+		off += b;
+	}
+}
+
 /* p53_image_find() inlined, the names compared 8 bytes at a time (the last word overlapping):
  * image names and the parsed name have at least 8 readable bytes when they are that long. */
 static inline uint32_t find(const void *img, const uint8_t *name, size_t len, uint32_t hash)
@@ -488,6 +756,20 @@ static inline uint32_t find(const void *img, const uint8_t *name, size_t len, ui
 		}
 		i = (i + 1) & h->hash_mask;
 	}
+}
+
+/* p53_image_node_rrset() inlined: the node's RRsets are sorted by type. */
+static inline uint32_t node_rrset(const void *img, const struct p53_image_node *n, uint16_t type)
+{
+	const struct p53_image_rrset *rs = p53_image_rrset(img, n->rrsets);
+
+	for (uint32_t i = 0; i < n->n_rrsets; i++) {
+		if (rs[i].type == type)
+			return n->rrsets + i;
+		if (rs[i].type > type)
+			break;
+	}
+	return P53_NONE;
 }
 
 /* answer.c encloser(): the deepest existing ancestor of a name not in the image. */
@@ -630,7 +912,13 @@ fast_answer(const void *img, const struct p53_answer_conf *conf, uint8_t *msg, u
 	if (cut != NULL) {
 		if (!(cut->flags & P53_NODE_CUT) || dnssec)
 			return 0;
-		pos = referral(img, q, msg, pos, limit, cut, &ns, &ar);
+		uint16_t end = 0;
+		if (conf->ref != NULL)
+			end = ref_put(conf->ref, n->occluder != P53_NONE ? n->occluder : ni, q, msg,
+				      pos, limit, cut, &ns, &ar);
+		if (end == 0)
+			end = referral(img, q, msg, pos, limit, cut, &ns, &ar);
+		pos = end;
 		if (pos == 0)
 			return 0;
 		aa = 0;
@@ -658,7 +946,7 @@ fast_answer(const void *img, const struct p53_answer_conf *conf, uint8_t *msg, u
 			n = p53_image_node(img, n->wildcard);
 		if (n->flags & P53_NODE_CNAME)
 			return 0;
-		uint32_t rsi = p53_image_node_rrset(img, n, qt);
+		uint32_t rsi = node_rrset(img, n, qt);
 		if (rsi != P53_NONE) {
 			/* Step 4: an RRset owned by the query name, pre-encoded (image.h), with DO=1
 			   its RRSIGs after it: one memcpy. */
@@ -953,10 +1241,10 @@ static inline __attribute__((always_inline)) int fast_udp(const uint8_t *u, uint
 		s = p53_csum_add(d, P53_DNS_HDR_LEN, s);
 		s = p53_csum_addc(s, (uint64_t)rte_cpu_to_be_16(ulen)); /* pseudo-header length */
 		/* ar * OPT_LEN: a constant length (0 or 11) the compiler unrolls */
-		uint16_t r = p53_csum_fold(__builtin_expect(ecs, 0) ? p53_csum_add(o, ol, 0)
-								     : p53_csum_add(o, ar * OPT_LEN, 0));
+		uint64_t r = __builtin_expect(ecs, 0) ? p53_csum_add(o, ol, 0)
+						      : p53_csum_add(o, ar * OPT_LEN, 0);
 		if (nl & 1)
-			r = (uint16_t)(r << 8 | r >> 8);
+			r = p53_csum_odd(r);
 		if (p53_csum_fold(p53_csum_addc(s, r)) != 0xffff)
 			return 0;
 	}
@@ -1089,9 +1377,9 @@ static inline __attribute__((always_inline)) void reply_udp(uint8_t *u, const ui
 	uint16_t qe = q->question_end;
 	uint64_t s = p53_csum_add(d, P53_DNS_HDR_LEN, keep);
 	s = p53_csum_addc(s, (uint64_t)rte_cpu_to_be_16(ulen) * 2);
-	uint16_t r = p53_csum_fold(p53_csum_add(d + qe, (size_t)dns_len - qe, 0));
+	uint64_t r = p53_csum_add(d + qe, (size_t)dns_len - qe, 0);
 	if (qe & 1)
-		r = (uint16_t)(r << 8 | r >> 8);
+		r = p53_csum_odd(r);
 	uint16_t c = (uint16_t)~p53_csum_fold(p53_csum_addc(s, r));
 	if (c == 0)
 		c = 0xffff;             /* RFC 768: zero means no checksum */
@@ -1144,8 +1432,16 @@ size_t p53_fast_reply(uint8_t *frame, const struct p53_pkt *pkt, uint16_t dns_le
 	p53_put16(ip + 2, (uint16_t)(20 + ulen));
 	p53_put16(ip + 4, 0);
 	ip[8] = 64;
-	p53_put16(ip + 10, 0);
-	uint16_t ic = (uint16_t)~p53_csum_fold(p53_csum_add(ip, 20, 0));
+	/* The header's checksum from its words: version and IHL 0x45 with TOS 0, the total
+	 * length, ID 0, the query's flags and fragment offset (0, or DF), TTL 64 with protocol
+	 * 17, the addresses (one 8-byte word: their sum does not depend on the swap). */
+	uint64_t a;
+	uint16_t frag;
+	memcpy(&a, ip + 12, 8);
+	memcpy(&frag, ip + 6, 2);
+	uint64_t hs = (uint64_t)rte_cpu_to_be_16(0x4500) + rte_cpu_to_be_16((uint16_t)(20 + ulen)) +
+		      frag + rte_cpu_to_be_16(64u << 8 | 17u);
+	uint16_t ic = (uint16_t)~p53_csum_fold(p53_csum_addc(a, hs));
 	memcpy(ip + 10, &ic, 2);
 	reply_udp(u, d, dns_len, q, keep);
 	return (size_t)pkt->dns_off + dns_len;

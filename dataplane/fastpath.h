@@ -75,6 +75,32 @@ size_t p53_fast_neg_count(const void *img);
  */
 void p53_fast_neg_build(const void *img, struct p53_fast_neg *t);
 
+/*
+ * Referral templates (RFC 1034 §4.3.2 step 3b): what the fast path's referral writer gives for
+ * a delegation, built once per replica by the control thread, so a referral is one copy and a
+ * few two-byte stores instead of compressing the NS targets and finding each glue owner again.
+ * The compression pointers are the only bytes that depend on the query: each points either
+ * into the question (at the cut or one of its ancestors: the cut's offset there is added) or
+ * into what the referral itself wrote (the response's offset of the referral is added). A
+ * template is used only where the writer it stands for would give the same bytes (the size
+ * limit leaves room for what the writer checks, the question's labels and the template's fit
+ * answer.c's compression table); otherwise the writer runs, as without a template.
+ */
+#define P53_FAST_REF_MAX 16384u /* delegations that get a template (the first, in node order) */
+
+/** Bytes p53_fast_ref_build() needs for `img` (an upper bound), or 0: no template to build. */
+size_t p53_fast_ref_size(const void *img);
+
+/**
+ * Build the referral templates of `img` into `buf` (`size` bytes, from p53_fast_ref_size()),
+ * for p53_answer_conf.ref. A delegation the fast path would decline gets none. Control thread,
+ * at publish; no allocation.
+ */
+void p53_fast_ref_build(const void *img, void *buf, size_t size);
+
+/** How many delegations got a template in `buf` (built by p53_fast_ref_build()). */
+uint32_t p53_fast_ref_count(const void *buf);
+
 /**
  * Read a received frame of the fast shape in one pass: Ethernet II without a tag, IPv4
  * without options or IPv6 without extension headers, UDP to port 53, to our MAC and a

@@ -13,7 +13,21 @@ uint32_t p53_name_hash(const uint8_t *name, size_t len)
 		memcpy(&w, name + i, 8);
 		crc = p53_hash_step8(crc, w);
 	}
-	for (; i < len; i++)
+	/* The tail in 4-, 2- and 1-byte steps: CRC32-C of a little-endian word is that of its
+	 * bytes in order, so the hash is the byte-at-a-time one. */
+	if (len - i >= 4) {
+		uint32_t w;
+		memcpy(&w, name + i, 4);
+		crc = p53_hash_step4(crc, w);
+		i += 4;
+	}
+	if (len - i >= 2) {
+		uint16_t w;
+		memcpy(&w, name + i, 2);
+		crc = p53_hash_step2(crc, w);
+		i += 2;
+	}
+	if (i < len)
 		crc = p53_hash_step1(crc, name[i]);
 	return crc;
 }

@@ -196,7 +196,17 @@ static inline struct rte_mbuf *reply(struct p53_worker *w, const struct p53_repl
 	/* The response may grow into the tailroom; the first byte past it is not ours. */
 	uint32_t room = (uint32_t)rte_pktmbuf_data_len(m) - pkt->dns_off + rte_pktmbuf_tailroom(m);
 	uint16_t cap = room > UINT16_MAX ? UINT16_MAX : (uint16_t)room;
-	if (unlikely(ms == P53_MSG_OK && P53_OPCODE(q->flags) == P53_OPCODE_NOTIFY))
+	/* The fast parse's frames (a QUERY without a COOKIE): the fast answer unless RRL is on. */
+	if (st == FRAME_FAST && (g == NULL || !g->rrl.on)) {
+		rlen = p53_fast_answer(r->image, &r->conf, frame + pkt->dns_off, cap, &w->stats.ans, q);
+		if (likely(rlen != 0) && w->tx_offload == 0) {
+			flen = p53_fast_reply(frame, pkt, rlen, q, keep);
+			goto sent;
+		}
+		if (rlen == 0)
+			rlen = p53_answer_parsed(r->image, &r->conf, frame + pkt->dns_off, cap,
+						 &w->stats.ans, q, ms);
+	} else if (unlikely(ms == P53_MSG_OK && P53_OPCODE(q->flags) == P53_OPCODE_NOTIFY))
 		rlen = notify(w, r, frame, cap, pkt, q);
 	/* The guard only when it has something to do for this query: RRL, or a cookie to check. */
 	else if (g != NULL && (g->rrl.on || (q->cookie && g->cookies)))
@@ -204,13 +214,10 @@ static inline struct rte_mbuf *reply(struct p53_worker *w, const struct p53_repl
 					frame + pkt->dns_off, cap, &w->stats.ans, q, ms, pkt->src_addr,
 					pkt->ipv6, now);
 	else {
-		/* The common shape first (fastpath.h); what it declines, the general responder. */
+		/* The common shape first (fastpath.h); what it declines, the general responder. The
+		 * frame was read by the general checks here (the fast parse's are above). */
 		rlen = ms == P53_MSG_OK ? p53_fast_answer(r->image, &r->conf, frame + pkt->dns_off,
 							  cap, &w->stats.ans, q) : 0;
-		if (rlen != 0 && st == FRAME_FAST && w->tx_offload == 0) {
-			flen = p53_fast_reply(frame, pkt, rlen, q, keep);
-			goto sent;
-		}
 		if (rlen == 0)
 			rlen = p53_answer_parsed(r->image, &r->conf, frame + pkt->dns_off, cap,
 						 &w->stats.ans, q, ms);
@@ -238,7 +245,8 @@ sent:
 
 /*
  * One burst in three passes, in the manner of l3fwd: parse every frame and question first and
- * prefetch the name-index slot each will read; then, with the slots in cache, prefetch the
+ * prefetch the name-index slot each will read (an image above PREFETCH_MIN_IMAGE: a smaller
+ * one stays in cache); then, with the slots in cache, prefetch the
  * nodes they point at; then answer. On a large image each lookup is a chain of cache misses;
  * this overlaps the first two across the burst instead of paying them one packet at a time.
  */
@@ -252,6 +260,9 @@ static uint16_t burst(struct p53_worker *w, const struct p53_replica *r, const s
 	uint64_t keep[P53_BURST];
 	const void *img = r->image;
 	uint16_t n_out = 0;
+	/* The name-index slots, prefetched only for a large image: a small one stays in cache. */
+	const uint64_t *slots = img != NULL && r->image_len > PREFETCH_MIN_IMAGE ? p53_image_slots(img) : NULL;
+	uint32_t mask = slots != NULL ? p53_image_hdr(img)->hash_mask : 0;
 
 	for (uint16_t i = 0; i < n && i < 4; i++)
 		rte_prefetch0(rte_pktmbuf_mtod(pkts[i], void *));
@@ -274,8 +285,8 @@ static uint16_t burst(struct p53_worker *w, const struct p53_replica *r, const s
 			ms[i] = FRAME_FAST;
 			q[i].src = pkt[i].src_addr;
 			q[i].src_v6 = pkt[i].ipv6;
-			if (img != NULL)
-				rte_prefetch0(p53_image_slots(img) + (q[i].hash & p53_image_hdr(img)->hash_mask));
+			if (slots != NULL)
+				rte_prefetch0(slots + (q[i].hash & mask));
 			continue;
 		}
 		enum p53_pkt_drop d = p53_pkt_parse(frame, rte_pktmbuf_data_len(m), &pkt[i]);
@@ -290,12 +301,12 @@ static uint16_t burst(struct p53_worker *w, const struct p53_replica *r, const s
 		ms[i] = (uint8_t)p53_msg_parse(frame + pkt[i].dns_off, pkt[i].dns_len, &q[i]);
 		q[i].src = pkt[i].src_addr;
 		q[i].src_v6 = pkt[i].ipv6;
-		if (ms[i] == P53_MSG_OK && img != NULL)
-			rte_prefetch0(p53_image_slots(img) + (q[i].hash & p53_image_hdr(img)->hash_mask));
+		if (ms[i] == P53_MSG_OK && slots != NULL)
+			rte_prefetch0(slots + (q[i].hash & mask));
 	}
 	/* A small image stays in cache: the later passes would only cost. */
 #if P53_PREFETCH_DEPTH >= 2
-	if (img != NULL && r->image_len > PREFETCH_MIN_IMAGE)
+	if (slots != NULL)
 		prefetch_chain(img, q, ms, n);
 #endif
 	for (uint16_t i = 0; i < n; i++) {

@@ -1167,6 +1167,15 @@ int main(int argc, char **argv)
 		replica.conf.neg = neg;
 		replica.conf.n_neg = (uint32_t)p53_fast_neg_count(rep);
 	}
+	/* And its referral templates (P53_NO_REF=1 in the environment: none, to compare). */
+	size_t rz = getenv("P53_NO_REF") == NULL ? p53_fast_ref_size(rep) : 0;
+	if (rz > 0) {
+		void *ref = rte_malloc("p53_fast_ref", rz, RTE_CACHE_LINE_SIZE);
+		if (ref == NULL)
+			die("out of memory for the referral templates");
+		p53_fast_ref_build(rep, ref, rz);
+		replica.conf.ref = ref;
+	}
 	/* The frames' destinations, as dataplane.addresses would list them. */
 	replica.addrs.v4[replica.addrs.n4++] = rte_cpu_to_be_32(RTE_IPV4(192, 0, 2, 53));
 	memcpy(replica.addrs.v6[replica.addrs.n6++], v6_server, 16);

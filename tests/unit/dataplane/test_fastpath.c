@@ -35,6 +35,7 @@
 
 static void *img;
 static struct p53_answer_conf conf;
+static void *ref;
 static unsigned long n_fast, n_general, fast_kind[P53_ANS__MAX];
 static unsigned long fast_do_kind[P53_ANS__MAX]; /* DO=1 queries answered fast, by kind */
 
@@ -90,7 +91,8 @@ static void both(const uint8_t *q, uint16_t len, uint16_t cap, const struct p53_
 
 static const uint8_t mac_us[6] = {0x02, 0, 0, 0, 0, 0x53}, mac_them[6] = {0x02, 0, 0, 0, 0, 1};
 static struct p53_pkt_addrs addrs = {.n4 = 1, .n6 = 1};
-static unsigned long n_frames_fast, n_frames_ecs, n_frames_fast6, n_replies6;
+static unsigned long n_frames_fast, n_frames_ecs, n_frames_fast6, n_replies6, n_replies;
+static uint16_t last_csum;      /* the UDP checksum of the last fast reply one_frame() compared */
 /* The frames' client: 192.0.2.1 and 2001:db8:ffff::1 unless a test sets another. */
 static uint8_t src4[4] = {192, 0, 2, 1};
 static uint8_t src6[16] = {0x20, 0x01, 0x0d, 0xb8, 0xff, 0xff, [15] = 1};
@@ -135,8 +137,12 @@ static uint16_t frame_of(uint8_t *f, const uint8_t *q, uint16_t len, uint16_t sp
 	f[13] = 0;
 	memset(ip, 0, 20);
 	ip[0] = 0x45;
+	ip[1] = (uint8_t)(sport & 0xff);        /* DSCP and ECN: the reply's are 0 */
 	ip[2] = (uint8_t)((20 + ulen) >> 8);
 	ip[3] = (uint8_t)(20 + ulen);
+	ip[4] = (uint8_t)(sport >> 8);          /* an ID: the reply's is 0 */
+	ip[5] = (uint8_t)(sport * 7);
+	ip[6] = (sport & 1) ? 0x40 : 0;         /* DF: the reply keeps it */
 	ip[8] = 57;
 	ip[9] = 17;
 	memcpy(ip + 12, src4, 4);
@@ -263,6 +269,8 @@ static void one_frame(const uint8_t *f, uint16_t fl, int no_fast)
 	assert_int_equal(fa, fb);
 	assert_memory_equal(a, b, fa);
 	n_replies6 += pb.ipv6;
+	last_csum = (uint16_t)(b[pb.l4_off + 6] << 8 | b[pb.l4_off + 7]);
+	n_replies++;
 }
 
 /* The query in frames of both families, each both ways (one_frame): right, wrong and (IPv6)
@@ -333,6 +341,9 @@ static void build(const char *const *names, const char *const *files, size_t n)
 	free(img);
 	conf.neg = NULL; /* the templates belong to an image */
 	conf.n_neg = 0;
+	conf.ref = NULL;
+	free(ref);
+	ref = NULL;
 	img = p53_image_build(z, n, &len, err, sizeof(err), NULL, NULL);
 	if (img == NULL)
 		fprintf(stderr, "build failed: %s\n", err);
@@ -346,6 +357,7 @@ static const uint16_t payloads[] = {0, 512, 1232, 4096, 100, 600};
 static const uint16_t caps[] = {8192, 1500, 512, 60, 40};
 
 static struct p53_fast_neg neg[16];
+static unsigned long n_ref_cuts; /* delegations with a template, over the images */
 
 /* Every node of the image: its name, a name below it, a name two labels below it; with the
  * negative-answer templates a replica has (control/publish.c) and without them. */
@@ -360,6 +372,14 @@ static void every_name(void)
 	every_name_once();
 	conf.neg = neg;
 	conf.n_neg = (uint32_t)p53_fast_neg_count(img);
+	size_t rz = p53_fast_ref_size(img);
+	if (rz > 0) {
+		ref = malloc(rz);
+		assert_non_null(ref);
+		p53_fast_ref_build(img, ref, rz);
+		conf.ref = ref;
+		n_ref_cuts += p53_fast_ref_count(ref);
+	}
 	every_name_once();
 	/* Not vacuous: the templates were used (every zone here has in-zone SOA names). */
 	for (size_t i = 0; i < p53_fast_neg_count(img); i++)
@@ -399,6 +419,34 @@ static void every_name_once(void)
 						for (size_t c = 0; c < sizeof(caps) / sizeof(caps[0]); c++)
 							both(buf, ql, caps[c], &conf);
 					}
+		}
+	}
+}
+
+/* Names 0..70 one-byte labels below each delegation: the referral templates stand for the
+ * writer only while the question's labels and the template's fit answer.c's compression
+ * table (48 names); deeper questions take the writer, and both give the general path's bytes. */
+static void deep_referrals(void)
+{
+	const struct p53_image_hdr *h = p53_image_hdr(img);
+	uint8_t buf[1024], name[300];
+
+	for (uint32_t ni = 0; ni < h->n_nodes; ni++) {
+		const struct p53_image_node *n = p53_image_node(img, ni);
+		if (!(n->flags & P53_NODE_CUT))
+			continue;
+		for (size_t k = 0; k <= 70; k++) {
+			if (2 * k + n->name_len > 255)
+				break;
+			for (size_t i = 0; i < k; i++)
+				memcpy(name + 2 * i, (i & 1) ? "\x01" "B" : "\x01" "a", 2);
+			memcpy(name + 2 * k, p53_image_name(img, n->name_off), n->name_len);
+			for (int t = 0; t < 2; t++) {
+				uint16_t ql = query(buf, name, 2 * k + n->name_len, t ? 2 : 1,
+						    t ? 0 : 1232, 0, (unsigned int)k, 0);
+				for (size_t c = 0; c < sizeof(caps) / sizeof(caps[0]); c++)
+					both(buf, ql, caps[c], &conf);
+			}
 		}
 	}
 }
@@ -446,6 +494,17 @@ static void diff_zones(void **state)
 					    "tests/differential/zones/second.test.zone"};
 	build(names, files, 2);
 	every_name();
+	/* The referral templates were built and used (every_name() ran with them last): sub and
+	 * many (sib's glue is under another cut, which the fast path declines). */
+	assert_non_null(conf.ref);
+	printf("fast path: %u referral templates\n", p53_fast_ref_count(conf.ref));
+	assert_true(p53_fast_ref_count(conf.ref) >= 2);
+	unsigned long before = fast_kind[P53_ANS_REFERRAL];
+	deep_referrals();
+	conf.ref = NULL;
+	deep_referrals();
+	conf.ref = ref;
+	assert_true(fast_kind[P53_ANS_REFERRAL] > before + 100);
 	corpus("tests/fuzz/fuzz_answer.in");
 	corpus("tests/fuzz/fuzz_dnsmsg.in");
 	/* Not vacuous: each kind of answer the fast path gives was given, and some declined. */
@@ -463,6 +522,28 @@ static void diff_zones(void **state)
 	       fast_kind[P53_ANS_REFERRAL], n_general);
 }
 
+/* Every source port for one query and its answer: the reply's UDP checksum takes every value
+ * (the port is one word of the sum), so the fast reply meets the sum whose complement is 0,
+ * sent as 0xffff (RFC 768), and the one that is 0xffff, each byte for byte the general
+ * reply's (one_frame()); IPv4 frames, with and without DF. */
+static void csum_edges(void)
+{
+	uint8_t buf[512], f[2048];
+	static const uint8_t www[] = "\x03www\x07" "example\x03" "com";
+	unsigned long ffff = 0, zero = 0, before = n_replies;
+
+	uint16_t ql = query(buf, www, sizeof(www), 1, 1232, 0, 0x35, 0);
+	for (uint32_t sp = 1; sp <= 0xffff; sp++) {
+		uint16_t fl = frame_of(f, buf, ql, (uint16_t)sp, 0);
+		one_frame(f, fl, 0);
+		assert_int_equal(n_replies, before + sp);
+		ffff += last_csum == 0xffff;
+		zero += last_csum == 0;
+	}
+	assert_int_equal(zero, 0);
+	assert_true(ffff >= 1);
+}
+
 /* The replay's small zone (small-a, nxdomain, wildcard mixes). */
 static void small_zone(void **state)
 {
@@ -474,6 +555,7 @@ static void small_zone(void **state)
 	every_name();
 	assert_true(fast_kind[P53_ANS_ANSWER] > 10);
 	assert_true(fast_kind[P53_ANS_NXDOMAIN] > 10);
+	csum_edges();
 }
 
 /* Signed zones: DO=0 answered from the same records; DO=1 answered for an RRset with its
@@ -922,6 +1004,7 @@ static int teardown(void **state)
 {
 	(void)state;
 	free(img);
+	free(ref);
 	free(steer_t);
 	free(steer_conf.map);
 	if (steer_dir[sizeof(steer_dir) - 7] != 'X') {

@@ -90,6 +90,29 @@ static void test_compression_points_at_question(void **state)
 	assert_int_equal(buf[sizeof(q) + 1], 12);
 }
 
+/* p53_name_hash() takes 8-, 4-, 2- and 1-byte steps: the same value as one byte at a time,
+ * for every length and alignment. */
+static void test_hash_bytewise(void **state)
+{
+	(void)state;
+	uint8_t b[264];
+	uint64_t x = 0x243f6a8885a308d3u;
+
+	for (size_t i = 0; i < sizeof(b); i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		b[i] = (uint8_t)x;
+	}
+	for (size_t at = 0; at < 8; at++)
+		for (size_t len = 0; len <= 255; len++) {
+			uint32_t crc = P53_NAME_HASH_SEED;
+			for (size_t i = 0; i < len; i++)
+				crc = p53_hash_step1(crc, b[at + i]);
+			assert_int_equal(p53_name_hash(b + at, len), crc);
+		}
+}
+
 /* The parser hashes the question while lower-casing it; the image index is keyed by
  * p53_name_hash() of the lower-cased name. They must agree for every length (8-byte words
  * and the byte tail), or lookups silently miss. */
@@ -126,6 +149,7 @@ int main(void)
 		cmocka_unit_test(test_len_bounds),
 		cmocka_unit_test(test_compression_points_at_question),
 		cmocka_unit_test(test_parser_hash_matches_index_hash),
+		cmocka_unit_test(test_hash_bytewise),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
