@@ -128,13 +128,6 @@ uint32_t p53_nsec_cover(const void *img, uint32_t ce, const uint8_t *label)
 	return lo > p->lo ? chain[lo - 1] : p->match;
 }
 
-uint32_t p53_dnssec_rrset(const void *img, uint32_t zone, uint32_t node)
-{
-	uint16_t t = (p53_image_zone(img, zone)->dnssec & P53_ZONE_NSEC3) ? 50 /* NSEC3 */
-									   : 47 /* NSEC */;
-	return p53_image_node_rrset(img, p53_image_node(img, node), t);
-}
-
 static void add(struct p53_denial *d, uint32_t node)
 {
 	if (node == P53_NONE || d->n == P53_DENIAL_MAX)
