@@ -202,6 +202,18 @@ static inline int key_eq(const uint8_t *a, const uint8_t *b, size_t len)
 	return (d | (x ^ y)) == 0;
 }
 
+/* key_eq()'s copy: a[0..len) = b[0..len), len <= NC_KEY_MAX, in words without a call. */
+static inline void key_put(uint8_t *a, const uint8_t *b, size_t len)
+{
+	if (len < 8) {
+		memcpy(a, b, len);
+		return;
+	}
+	for (size_t i = 0; i + 8 < len; i += 8)
+		memcpy(a + i, b + i, 8);
+	memcpy(a + len - 8, b + len - 8, 8);
+}
+
 /* A hit whose NSEC3 is of another image or zone: find it in this one. */
 static __attribute__((noinline)) uint32_t nc_refind(struct nc_entry *e, const void *img,
 						    const struct p53_image_zone *z)
@@ -236,8 +248,9 @@ static __attribute__((noinline)) uint32_t nc_miss(const void *img, const struct 
 	e->zone = z;
 	e->node = node;
 	memcpy(e->hash, h, SHA1_LEN);
-	memcpy(e->key, name, len);
-	memcpy(e->key + len, salt, z->salt_len);
+	key_put(e->key, name, len);
+	if (z->salt_len != 0)
+		memcpy(e->key + len, salt, z->salt_len);
 	return node;
 }
 
