@@ -128,7 +128,7 @@ uint32_t p53_nsec_cover(const void *img, uint32_t ce, const uint8_t *label)
 	return lo > p->lo ? chain[lo - 1] : p->match;
 }
 
-static void add(struct p53_denial *d, uint32_t node)
+static inline __attribute__((always_inline)) void add(struct p53_denial *d, uint32_t node)
 {
 	if (node == P53_NONE || d->n == P53_DENIAL_MAX)
 		return;
@@ -296,7 +296,7 @@ static uint32_t next_closer3(const void *img, const struct p53_image_zone *z,
 
 /* RFC 5155 §7.2.1: the NSEC3 of the closest provable encloser, and the one covering the next
    closer name (precomputed when the encloser is an ancestor of ce: opt-out). */
-static void encloser_proof(const void *img, const struct p53_image_zone *z, uint32_t ce,
+static inline __attribute__((always_inline)) void encloser_proof(const void *img, const struct p53_image_zone *z, uint32_t ce,
 			   const struct p53_dname *nm, struct p53_denial *d)
 {
 	const struct p53_image_proof *p = p53_image_proof(img, ce);
