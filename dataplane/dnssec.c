@@ -296,8 +296,9 @@ static uint32_t next_closer3(const void *img, const struct p53_image_zone *z,
 
 /* RFC 5155 §7.2.1: the NSEC3 of the closest provable encloser, and the one covering the next
    closer name (precomputed when the encloser is an ancestor of ce: opt-out). */
-static inline __attribute__((always_inline)) void encloser_proof(const void *img, const struct p53_image_zone *z, uint32_t ce,
-			   const struct p53_dname *nm, struct p53_denial *d)
+static inline __attribute__((always_inline)) void
+encloser_proof(const void *img, const struct p53_image_zone *z, uint32_t ce,
+	       const struct p53_dname *nm, struct p53_denial *d)
 {
 	const struct p53_image_proof *p = p53_image_proof(img, ce);
 
