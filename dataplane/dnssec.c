@@ -184,6 +184,11 @@ void p53_nsec3_cache_stats(struct p53_nsec3_cache_stats *st)
 	*st = nc.st;
 }
 
+const struct p53_nsec3_cache_stats *p53_nsec3_cache_counters(void)
+{
+	return &nc.st;
+}
+
 /* `len` octets at a and b equal; len <= NC_KEY_MAX. Words, the last one overlapping, so
    neither side is read past its end; no call on the hit path. */
 static inline int key_eq(const uint8_t *a, const uint8_t *b, size_t len)

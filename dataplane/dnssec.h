@@ -64,6 +64,13 @@ void p53_nsec3_cache_enable(int on);
 void p53_nsec3_cache_stats(struct p53_nsec3_cache_stats *st);
 
 /**
+ * Where this thread's counts live, for another thread to read (racily, as plain 64-bit loads,
+ * as worker counters are read): valid while the thread lives. The worker publishes its own at
+ * start (struct p53_worker.nsec3).
+ */
+const struct p53_nsec3_cache_stats *p53_nsec3_cache_counters(void);
+
+/**
  * NSEC3 hash of a canonical wire name (RFC 5155 §5): IH(salt, x, 0) = H(x || salt),
  * IH(salt, x, k) = H(IH(salt, x, k-1) || salt), SHA-1, `iter` extra iterations.
  * Uses OpenSSL's low-level SHA-1 (no allocation, no lock). Any thread.
