@@ -27,21 +27,20 @@ static void sha1(const uint8_t *data, size_t len, const uint8_t *salt, uint8_t s
 	SHA1_Init(&sc);
 	if (n <= 55) {
 		uint8_t blk[64];
-		uint64_t bits = (uint64_t)n * 8;
+		/* Fixed sizes (inline stores), the length and the digest words byte-swapped
+		   whole: big-endian, as FIPS 180-4 wants. */
+		uint64_t bits = __builtin_bswap64((uint64_t)n * 8);
+		memset(blk, 0, sizeof(blk));
 		memcpy(blk, data, len);
-		memcpy(blk + len, salt, salt_len);
+		if (salt_len != 0)
+			memcpy(blk + len, salt, salt_len);
 		blk[n] = 0x80;
-		memset(blk + n + 1, 0, 55 - n);
-		for (int i = 0; i < 8; i++)
-			blk[56 + i] = (uint8_t)(bits >> (56 - 8 * i));
+		memcpy(blk + 56, &bits, 8);
 		SHA1_Transform(&sc, blk);
-		const uint32_t h[5] = {sc.h0, sc.h1, sc.h2, sc.h3, sc.h4};
-		for (int i = 0; i < 5; i++) {
-			out[4 * i] = (uint8_t)(h[i] >> 24);
-			out[4 * i + 1] = (uint8_t)(h[i] >> 16);
-			out[4 * i + 2] = (uint8_t)(h[i] >> 8);
-			out[4 * i + 3] = (uint8_t)h[i];
-		}
+		const uint32_t h[5] = {__builtin_bswap32(sc.h0), __builtin_bswap32(sc.h1),
+				       __builtin_bswap32(sc.h2), __builtin_bswap32(sc.h3),
+				       __builtin_bswap32(sc.h4)};
+		memcpy(out, h, SHA1_LEN);
 		return;
 	}
 	SHA1_Update(&sc, data, len);
