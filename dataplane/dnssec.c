@@ -10,6 +10,7 @@
 
 #include "dataplane/dnssec.h"
 #include "dataplane/image.h"
+#include "dataplane/name.h"
 
 #define SHA1_LEN P53_NSEC3_HASH_LEN
 
@@ -26,21 +27,20 @@ static void sha1(const uint8_t *data, size_t len, const uint8_t *salt, uint8_t s
 	SHA1_Init(&sc);
 	if (n <= 55) {
 		uint8_t blk[64];
-		uint64_t bits = (uint64_t)n * 8;
+		/* Fixed sizes (inline stores), the length and the digest words byte-swapped
+		   whole: big-endian, as FIPS 180-4 wants. */
+		uint64_t bits = __builtin_bswap64((uint64_t)n * 8);
+		memset(blk, 0, sizeof(blk));
 		memcpy(blk, data, len);
-		memcpy(blk + len, salt, salt_len);
+		if (salt_len != 0)
+			memcpy(blk + len, salt, salt_len);
 		blk[n] = 0x80;
-		memset(blk + n + 1, 0, 55 - n);
-		for (int i = 0; i < 8; i++)
-			blk[56 + i] = (uint8_t)(bits >> (56 - 8 * i));
+		memcpy(blk + 56, &bits, 8);
 		SHA1_Transform(&sc, blk);
-		const uint32_t h[5] = {sc.h0, sc.h1, sc.h2, sc.h3, sc.h4};
-		for (int i = 0; i < 5; i++) {
-			out[4 * i] = (uint8_t)(h[i] >> 24);
-			out[4 * i + 1] = (uint8_t)(h[i] >> 16);
-			out[4 * i + 2] = (uint8_t)(h[i] >> 8);
-			out[4 * i + 3] = (uint8_t)h[i];
-		}
+		const uint32_t h[5] = {__builtin_bswap32(sc.h0), __builtin_bswap32(sc.h1),
+				       __builtin_bswap32(sc.h2), __builtin_bswap32(sc.h3),
+				       __builtin_bswap32(sc.h4)};
+		memcpy(out, h, SHA1_LEN);
 		return;
 	}
 	SHA1_Update(&sc, data, len);
@@ -127,14 +127,7 @@ uint32_t p53_nsec_cover(const void *img, uint32_t ce, const uint8_t *label)
 	return lo > p->lo ? chain[lo - 1] : p->match;
 }
 
-uint32_t p53_dnssec_rrset(const void *img, uint32_t zone, uint32_t node)
-{
-	uint16_t t = (p53_image_zone(img, zone)->dnssec & P53_ZONE_NSEC3) ? 50 /* NSEC3 */
-									   : 47 /* NSEC */;
-	return p53_image_node_rrset(img, p53_image_node(img, node), t);
-}
-
-static void add(struct p53_denial *d, uint32_t node)
+static inline __attribute__((always_inline)) void add(struct p53_denial *d, uint32_t node)
 {
 	if (node == P53_NONE || d->n == P53_DENIAL_MAX)
 		return;
@@ -144,26 +137,172 @@ static void add(struct p53_denial *d, uint32_t node)
 	d->node[d->n++] = node;
 }
 
-/* The NSEC3 covering the next closer name of `nm` below an encloser of `elabels` labels. */
-static uint32_t next_closer3(const void *img, const struct p53_image_zone *z,
-			     const struct p53_dname *nm, uint8_t elabels)
+/*
+ * The next closer cache (dnssec.h): per thread, so a worker's is its own (no sharing, no
+ * lock). NC_SETS sets of NC_WAYS entries of 128 octets, the least recently used replaced; the
+ * set is picked by the name's p53_name_hash. An entry holds the hash of one (name, salt,
+ * iterations): its key is those very bytes, compared in full, so it is right for any image,
+ * before or after any reload. Next to it, the NSEC3 that hash falls on in one image, with
+ * that image's generation (unique per publish, control/publish.c) and zone, used only while
+ * both are the same; generation 0 (an image never published) keeps no node.
+ */
+#define NC_SETS ((uint32_t)P53_NSEC3_CACHE_SETS)
+#define NC_WAYS 2u                      /* lru[] is a bit: two */
+#define NC_KEY_MAX 80u                  /* name || salt octets an entry holds */
+
+struct nc_entry {
+	uint64_t head;                  /* name hash | iter << 32 | name len << 48 | salt len
+					   << 56; 0: empty (a next closer name is never the root) */
+	uint64_t gen;                   /* image generation `node` is of; 0: none */
+	const struct p53_image_zone *zone; /* ... and zone */
+	uint32_t node;
+	uint8_t hash[SHA1_LEN];
+	uint8_t key[NC_KEY_MAX];        /* the name, then the salt */
+};
+
+struct nc_cache {
+	struct nc_entry set[NC_SETS][NC_WAYS];
+	uint8_t lru[NC_SETS];           /* the way a miss replaces: the one used least recently */
+	struct p53_nsec3_cache_stats st;
+	uint8_t off;                    /* p53_nsec3_cache_enable(0) */
+};
+
+_Static_assert(sizeof(struct nc_entry) == 128, "two cache lines per entry");
+
+static __thread struct nc_cache nc __attribute__((tls_model("initial-exec")));
+
+void p53_nsec3_cache_enable(int on)
+{
+	memset(nc.set, 0, sizeof(nc.set));
+	memset(nc.lru, 0, sizeof(nc.lru));
+	nc.off = !on;
+}
+
+void p53_nsec3_cache_stats(struct p53_nsec3_cache_stats *st)
+{
+	*st = nc.st;
+}
+
+const struct p53_nsec3_cache_stats *p53_nsec3_cache_counters(void)
+{
+	return &nc.st;
+}
+
+/* `len` octets at a and b equal; len <= NC_KEY_MAX. Words, the last one overlapping, so
+   neither side is read past its end; no call on the hit path. */
+static inline int key_eq(const uint8_t *a, const uint8_t *b, size_t len)
+{
+	uint64_t x, y, d = 0;
+
+	if (len < 8)
+		return memcmp(a, b, len) == 0;
+	for (size_t i = 0; i + 8 < len; i += 8) {
+		memcpy(&x, a + i, 8);
+		memcpy(&y, b + i, 8);
+		d |= x ^ y;
+	}
+	memcpy(&x, a + len - 8, 8);
+	memcpy(&y, b + len - 8, 8);
+	return (d | (x ^ y)) == 0;
+}
+
+/* key_eq()'s copy: a[0..len) = b[0..len), len <= NC_KEY_MAX, in words without a call. */
+static inline void key_put(uint8_t *a, const uint8_t *b, size_t len)
+{
+	if (len < 8) {
+		memcpy(a, b, len);
+		return;
+	}
+	for (size_t i = 0; i + 8 < len; i += 8)
+		memcpy(a + i, b + i, 8);
+	memcpy(a + len - 8, b + len - 8, 8);
+}
+
+/* A hit whose NSEC3 is of another image or zone: find it in this one. */
+static __attribute__((noinline)) uint32_t nc_refind(struct nc_entry *e, const void *img,
+						    const struct p53_image_zone *z)
+{
+	int exact;
+
+	e->node = p53_nsec3_find(img, z, e->hash, &exact);
+	e->gen = p53_image_hdr(img)->generation;
+	e->zone = z;
+	return e->node;
+}
+
+/* A miss: hash, find, and keep both in the least recently used way of set `si`. */
+static __attribute__((noinline)) uint32_t nc_miss(const void *img, const struct p53_image_zone *z,
+						  const uint8_t *name, size_t len, const uint8_t *salt,
+						  uint64_t head, uint32_t si)
 {
 	uint8_t h[SHA1_LEN];
 	int exact;
 
+	p53_nsec3_hash(name, len, salt, z->salt_len, z->nsec3_iter, h);
+	uint32_t node = p53_nsec3_find(img, z, h, &exact);
+	if (nc.off || len + z->salt_len > NC_KEY_MAX) {
+		nc.st.uncached++;
+		return node;
+	}
+	nc.st.misses++;
+	struct nc_entry *e = &nc.set[si][nc.lru[si]];
+	nc.lru[si] ^= 1;
+	e->head = head;
+	e->gen = p53_image_hdr(img)->generation;
+	e->zone = z;
+	e->node = node;
+	memcpy(e->hash, h, SHA1_LEN);
+	key_put(e->key, name, len);
+	if (z->salt_len != 0)
+		memcpy(e->key + len, salt, z->salt_len);
+	return node;
+}
+
+/* The NSEC3 of `z` covering (or matching) the hash of `name`, whose p53_name_hash is `nh`. */
+static inline uint32_t nsec3_of(const void *img, const struct p53_image_zone *z,
+				const uint8_t *name, size_t len, uint32_t nh)
+{
+	const struct p53_image_hdr *hdr = p53_image_hdr(img);
+	const uint8_t *salt = (const uint8_t *)img + hdr->rdata_off + z->salt_off;
+	uint8_t slen = z->salt_len;
+	uint64_t head = nh | (uint64_t)z->nsec3_iter << 32 | (uint64_t)len << 48 | (uint64_t)slen << 56;
+	uint32_t si = nh & (NC_SETS - 1);
+	struct nc_entry *s = nc.set[si];
+
+	for (unsigned int w = 0; w < NC_WAYS; w++) {
+		struct nc_entry *e = &s[w];
+		if (e->head != head || !key_eq(e->key, name, len) ||
+		    (slen != 0 && memcmp(e->key + len, salt, slen) != 0))
+			continue;
+		nc.st.hits++;
+		nc.lru[si] = (uint8_t)(w ^ 1);
+		if (__builtin_expect(e->gen != hdr->generation || e->zone != z || e->gen == 0, 0))
+			return nc_refind(e, img, z);
+		return e->node;
+	}
+	return nc_miss(img, z, name, len, salt, head, si);
+}
+
+/* The NSEC3 covering the next closer name of `nm` below an encloser of `elabels` labels. */
+static uint32_t next_closer3(const void *img, const struct p53_image_zone *z,
+			     const struct p53_dname *nm, uint8_t elabels)
+{
 	if (nm->labels <= elabels)
 		return P53_NONE;
 	uint8_t off = nm->loff[nm->labels - elabels - 1];
-	p53_nsec3_hash(nm->name + off, (size_t)nm->len - off,
-		       (const uint8_t *)img + p53_image_hdr(img)->rdata_off + z->salt_off,
-		       z->salt_len, z->nsec3_iter, h);
-	return p53_nsec3_find(img, z, h, &exact);
+	const uint8_t *name = nm->name + off;
+	size_t len = (size_t)nm->len - off;
+	/* The common case, <label>.<encloser>: the next closer name is the query name, whose
+	   hash the parser computed. */
+	uint32_t nh = off == 0 && nm->hash != 0 ? nm->hash : p53_name_hash(name, len);
+	return nsec3_of(img, z, name, len, nh);
 }
 
 /* RFC 5155 §7.2.1: the NSEC3 of the closest provable encloser, and the one covering the next
    closer name (precomputed when the encloser is an ancestor of ce: opt-out). */
-static void encloser_proof(const void *img, const struct p53_image_zone *z, uint32_t ce,
-			   const struct p53_dname *nm, struct p53_denial *d)
+static inline __attribute__((always_inline)) void
+encloser_proof(const void *img, const struct p53_image_zone *z, uint32_t ce,
+	       const struct p53_dname *nm, struct p53_denial *d)
 {
 	const struct p53_image_proof *p = p53_image_proof(img, ce);
 

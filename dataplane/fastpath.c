@@ -238,7 +238,7 @@ static __attribute__((noinline)) uint16_t signed_negative(const void *img,
 	if (!(z->dnssec & (P53_ZONE_NSEC | P53_ZONE_NSEC3)))
 		return pos;
 	struct p53_dname nm = { .name = q->lname, .loff = q->label_off, .len = q->qname_len,
-				.labels = q->qname_labels };
+				.labels = q->qname_labels, .hash = q->hash };
 	struct p53_denial d = { .n = 0 };
 	if (nxdomain)
 		p53_dnssec_nxdomain(img, zone, at, &nm, &d);
@@ -256,7 +256,7 @@ static __attribute__((noinline)) uint16_t wildcard_proof(const void *img, const 
 	const struct p53_image_zone *z = p53_image_zone(img, zone);
 	const struct p53_image_node *apex = p53_image_node(img, z->apex);
 	struct p53_dname nm = { .name = q->lname, .loff = q->label_off, .len = q->qname_len,
-				.labels = q->qname_labels };
+				.labels = q->qname_labels, .hash = q->hash };
 	struct p53_denial d = { .n = 0 };
 
 	if (!(z->dnssec & (P53_ZONE_NSEC | P53_ZONE_NSEC3)))

@@ -390,6 +390,7 @@ int p53_worker_main(void *arg)
 	 * latency to the first packet after every idle period. One syscall, at start. */
 	if (w->idle_adaptive)
 		(void)prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
+	w->nsec3 = p53_nsec3_cache_counters();
 	if (w->qsbr != NULL) {
 		rte_rcu_qsbr_thread_register(w->qsbr, w->index);
 		rte_rcu_qsbr_thread_online(w->qsbr, w->index);

@@ -28,6 +28,7 @@
 #include <rte_ring.h>
 
 #include "dataplane/answer.h"
+#include "dataplane/dnssec.h"
 #include "dataplane/guard.h"
 #include "dataplane/pkt.h"
 #include "dataplane/replica.h"
@@ -96,6 +97,9 @@ struct p53_worker {
 	volatile int stall;             /* test hook (pop53ctl test stall-worker, only with
 					   POP53_TEST_HOOKS=1): the loop spins without polling,
 					   heartbeat or quiescent state, as a hung worker would */
+	/* The worker thread's NSEC3 next closer cache counters (dataplane/dnssec.h), set by
+	 * p53_worker_main; NULL before it runs. Read racily, as the stats. */
+	const struct p53_nsec3_cache_stats *nsec3;
 	struct p53_worker_stats stats;
 } __rte_cache_aligned;
 

@@ -56,6 +56,7 @@
 #include "control/steer/steer_build.h"
 #include "control/text.h"
 #include "control/zone/image_build.h"
+#include "dataplane/dnssec.h"
 #include "dataplane/dnsmsg.h"
 #include "dataplane/fastpath.h"
 #include "dataplane/image.h"
@@ -130,6 +131,8 @@ struct opts {
 	const char *steer_geo;  /* steered: the MaxMind DB */
 	unsigned int ecs_pct;   /* steered: share of frames with an ECS option */
 	const char *sign_key;   /* steered: sign the variants with this key (dnssec.signing_keys) */
+	uint32_t names;         /* nxdomain, wildcard: draw the random label from this many
+				   distinct ones; 0: a fresh one per frame */
 };
 
 /* ---- small helpers ------------------------------------------------------------------ */
@@ -535,18 +538,30 @@ static int deepest_below(uint8_t *dst, const uint8_t *base, int blen, int base_l
 }
 
 /* Prefix a random label to `base` (wire): "<prefix><random>.<base>". */
+static uint32_t name_pool;      /* --names */
+
 static int random_below(uint8_t *dst, const char *prefix, const uint8_t *base, int blen)
 {
 	static const char alnum[] = "abcdefghijklmnopqrstuvwxyz0123456789";
 	int pl = (int)strlen(prefix);
 	int ll = pl + 10;
+	/* --names N: the label is the k-th of N, k random; its characters come from k alone. */
+	uint64_t x = name_pool != 0 ? (rnd() % name_pool + 1) * 0x9E3779B97F4A7C15ULL : 0;
 
 	if (1 + ll + blen > P53_NAME_MAXLEN)
 		return -1;
 	dst[0] = (uint8_t)ll;
 	memcpy(dst + 1, prefix, (size_t)pl);
-	for (int i = 0; i < 10; i++)
-		dst[1 + pl + i] = (uint8_t)alnum[rnd() % 36];
+	for (int i = 0; i < 10; i++) {
+		uint64_t c = rnd();
+		if (name_pool != 0) {
+			x ^= x >> 29;
+			x *= 0xBF58476D1CE4E5B9ULL;
+			x ^= x >> 32;
+			c = x;
+		}
+		dst[1 + pl + i] = (uint8_t)alnum[c % 36];
+	}
 	memcpy(dst + 1 + ll, base, (size_t)blen);
 	return 1 + ll + blen;
 }
@@ -914,6 +929,9 @@ static void usage(FILE *f)
 		"  --ecs-pct P     steered: share of frames with an ECS option (default 50)\n"
 		"  --sign-key K    steered: sign the variants with key K (as dnssec.signing_keys);\n"
 		"                  with --do the answers carry the RRSIGs\n"
+		"  --names N       nxdomain, wildcard: the random label is one of N distinct ones (default:\n"
+		"                  a fresh one per frame): repeated names, which NSEC3's next closer\n"
+		"                  cache (dataplane/dnssec.h) answers without hashing\n"
 		"EAL args default to: -l 1 --no-huge -m 256 --no-shconf --file-prefix=p53-replay\n"
 		"                     --no-telemetry --no-pci --log-level=*:warning\n");
 }
@@ -933,6 +951,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		{"steer-geo", required_argument, NULL, 'g'},
 		{"ecs-pct", required_argument, NULL, 'e'},
 		{"sign-key", required_argument, NULL, 'K'},
+		{"names", required_argument, NULL, 'N'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -1018,6 +1037,10 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 			break;
 		case 'K':
 			o->sign_key = optarg;
+			break;
+		case 'N':
+			o->names = (uint32_t)strtoul(optarg, NULL, 10);
+			name_pool = o->names;
 			break;
 		case 'h':
 			usage(stdout);
@@ -1130,6 +1153,9 @@ int main(int argc, char **argv)
 		die("out of memory for the replica (%zu bytes)", img_len);
 	free(img);
 	img = NULL;
+	/* control/publish.c stamps every image it publishes; the NSEC3 next closer cache
+	   (dataplane/dnssec.h) keeps a hash's NSEC3 only for a published generation. */
+	((struct p53_image_hdr *)rep)->generation = 1;
 
 	struct frame_meta *meta = calloc(o.frames, sizeof(*meta));
 	if (meta == NULL)
@@ -1214,9 +1240,12 @@ int main(int argc, char **argv)
 	}
 
 	struct p53_worker_stats before = w->stats;
+	struct p53_nsec3_cache_stats nc0, nc1;
+	p53_nsec3_cache_stats(&nc0);
 	uint64_t t0 = rte_rdtsc_precise();
 	uint64_t done = replay_loop(&r, o.count, t0 + (uint64_t)(o.max_seconds * (double)hz));
 	uint64_t cyc = rte_rdtsc_precise() - t0;
+	p53_nsec3_cache_stats(&nc1);
 	if (r.failed)
 		die("measured run: %s (after %" PRIu64 " queries)", r.fail, done);
 	uint8_t rc = meta[0].rcode;
@@ -1251,6 +1280,10 @@ int main(int argc, char **argv)
 		printf("  net (full - copy)  %.1f ns/query  %.2f Mqps on one core\n", net_ns, net_mqps);
 	}
 	printf("  response size      %.1f bytes DNS, %.1f bytes frame (average)\n", avg_dns, avg_frame);
+	if (nc1.hits + nc1.misses + nc1.uncached != nc0.hits + nc0.misses + nc0.uncached)
+		printf("  NSEC3 cache        %" PRIu64 " hits, %" PRIu64 " misses, %" PRIu64 " uncached (names: %s)\n",
+		       nc1.hits - nc0.hits, nc1.misses - nc0.misses, nc1.uncached - nc0.uncached,
+		       o.names != 0 ? "--names" : "one per frame");
 	if (guard != NULL)
 		printf("  guard              cookies on, RRL %u/s per account, %u client /24s: %" PRIu64 " dropped, %" PRIu64
 		       " slipped (%" PRIu64 " before answering)\n", o.rrl_rate, o.clients, dropped, slipped,

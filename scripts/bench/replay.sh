@@ -9,7 +9,7 @@
 # Usage: scripts/bench/replay.sh [--timed | --callgrind] [--runs N] [-n COUNT]
 #                                [--no-write] [MIX ...]
 #   MIX: small-a nxdomain referral big-a ecs steered signed-steered wildcard signed-a nsec3-nxdomain
-#        signed-wildcard deep-nx deep-refused guard rrl flood (default: all of them; the
+#        nsec3-repeat signed-wildcard deep-nx deep-refused guard rrl flood (default: all of them; the
 #        signed-* and nsec3-* mixes ask with DO=1 of zones/example.com.zone signed with
 #        ldns-signzone, NSEC3; guard, rrl and flood are small-a's frames through the guard)
 #   --timed       only the timed runs (RUNS runs per mix, the median is reported)
@@ -34,7 +34,7 @@ CG_COUNT=${CG_COUNT:-20000}
 DOC="$ROOT/docs/BENCHMARKS.md"
 BEGIN_MARK='<!-- replay:begin -->'
 END_MARK='<!-- replay:end -->'
-ALL_MIXES="small-a nxdomain referral big-a ecs steered signed-steered wildcard signed-a nsec3-nxdomain signed-wildcard deep-nx deep-refused guard rrl flood"
+ALL_MIXES="small-a nxdomain referral big-a ecs steered signed-steered wildcard signed-a nsec3-nxdomain nsec3-repeat signed-wildcard deep-nx deep-refused guard rrl flood"
 
 RUNS=3
 COUNT=2000000
@@ -138,6 +138,7 @@ mix_args() {
 	case $1 in
 	signed-a) echo "-m small-a --do" ;;
 	nsec3-nxdomain) echo "-m nxdomain --do" ;;
+	nsec3-repeat) echo "-m nxdomain --do --names 100" ;;
 	signed-wildcard) echo "-m wildcard --do" ;;
 	guard) echo "-m small-a --guard --clients 65536" ;;
 	rrl) echo "-m small-a --rrl 1000 --clients 65536" ;;
@@ -240,7 +241,7 @@ target_of() {
 	big-a) echo "≤ 1.5x small-a" ;;
 	deep-nx|deep-refused) echo "≤ 3x nxdomain" ;;
 	signed-a|signed-steered) echo "≤ 1.3x $( [ "$1" = signed-a ] && echo small-a || echo steered )" ;;
-	nsec3-nxdomain) echo "≤ 2x nxdomain" ;;
+	nsec3-nxdomain|nsec3-repeat) echo "≤ 2x nxdomain" ;;
 	rrl) echo "≤ 1.15x guard (RRL off)" ;;
 	flood) echo "< small-a (answering it)" ;;
 	*) echo "-" ;;
@@ -259,7 +260,8 @@ desc_of() {
 	wildcard) echo "random names under the small zone's wildcard \`*.img\`" ;;
 	signed-a) echo "small-a with DO=1 on the signed small zone: A/AAAA and its RRSIG" ;;
 	signed-steered) echo "steered with DO=1 on the signed small zone, the variants signed with its ZSK (--sign-key): each answer carries its variant's RRSIG" ;;
-	nsec3-nxdomain) echo "nxdomain with DO=1 on the signed small zone: SOA, three NSEC3 and their RRSIGs, one NSEC3 hash per query" ;;
+	nsec3-nxdomain) echo "nxdomain with DO=1 on the signed small zone: SOA, three NSEC3 and their RRSIGs; every name differs (a random-subdomain flood), so the next closer cache always misses: one NSEC3 hash per query" ;;
+	nsec3-repeat) echo "nsec3-nxdomain over 100 distinct names (\`--names 100\`: each repeated about 200 times in 20000 queries), so the next closer cache answers: no hash per query" ;;
 	signed-wildcard) echo "wildcard with DO=1 on the signed small zone: the expanded A, its RRSIG, the NSEC3 covering the next closer name" ;;
 	guard) echo "small-a from 65536 client /24s with the guard published as pop53d's defaults do: cookies on, RRL off" ;;
 	rrl) echo "the same with RRL on (1000/s per account: nobody is limited; every query finds or makes its account)" ;;
@@ -321,7 +323,7 @@ desc_of() {
 			l=${T_LINE[$m]}
 			t=$(target_of "$m")
 			base=""
-			case $m in big-a|signed-a) base=small-a ;; nsec3-nxdomain|deep-nx|deep-refused) base=nxdomain ;; signed-wildcard) base=wildcard ;; signed-steered) base=steered ;; esac
+			case $m in big-a|signed-a) base=small-a ;; nsec3-nxdomain|nsec3-repeat|deep-nx|deep-refused) base=nxdomain ;; signed-wildcard) base=wildcard ;; signed-steered) base=steered ;; esac
 			if [ -n "$base" ] && [ -n "${T_LINE[$base]:-}" ]; then
 				t="$t: $(awk -v a="$(field "$l" net_ns)" -v b="$(field "${T_LINE[$base]}" net_ns)" 'BEGIN { printf "%.2fx", a / b }') $base"
 			fi
@@ -350,7 +352,7 @@ desc_of() {
 			t="-"
 			[ "$m" = small-a ] && t="≤ 400 (positive A on the small zone with EDNS; no guard: RRL and cookies are in the guard, rrl and flood mixes)"
 			base=""
-			case $m in big-a|signed-a) base=small-a ;; nsec3-nxdomain|deep-nx|deep-refused) base=nxdomain ;; signed-wildcard) base=wildcard ;; signed-steered) base=steered ;; esac
+			case $m in big-a|signed-a) base=small-a ;; nsec3-nxdomain|nsec3-repeat|deep-nx|deep-refused) base=nxdomain ;; signed-wildcard) base=wildcard ;; signed-steered) base=steered ;; esac
 			if [ -n "$base" ] && [ -n "${CG_BURST[$base]:-}" ]; then
 				t="$(target_of "$m"): $(awk -v a="${CG_BURST[$m]}" -v b="${CG_BURST[$base]}" 'BEGIN { printf "%.2fx", a / b }') $base"
 			if [ "$m" = rrl ] && [ -n "${CG_BURST[guard]:-}" ]; then

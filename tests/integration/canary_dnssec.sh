@@ -3,7 +3,8 @@
 # RRSIGs against the DNSKEY of the zone pop53d serves. The zone is signed at test time with
 # ldns-signzone; the anycast `command` announcer is a hook that logs what it is told, so the
 # withdraw is seen as an operator's routing would see it.
-#   - the signed zone: canary up, the prefix announced
+#   - the signed zone: canary up, the prefix announced; an NSEC3 name error asked twice is
+#     hashed once (the worker's next closer cache: pop53ctl --json workers), same answer
 #   - a reload whose RRSIG over the canary's TXT is corrupted (one base64 digit changed):
 #     the canary fails with "Bogus DNSSEC signature" in `pop53ctl health`, the node goes
 #     down and the prefix is withdrawn; while kdig still gets that (bogus) answer
@@ -103,6 +104,19 @@ check "signed zone: canary up" canary_state up
 check "...pop53ctl health --json says the canary asks with dnssec" [ "$(health 'r["health"]["checks"]["canary"]["query"]["dnssec"]')" = True ]
 wait_for 5000 hook_last "announce $PFX"
 check "...the prefix is announced (hook: announce $PFX)" hook_last "announce $PFX"
+
+# An NSEC3 name error asked twice: the worker hashes the next closer name once, the second
+# answer comes from its next closer cache (pop53ctl --json workers), byte for byte the first.
+nx() { ip netns exec "$CLIENT_NS" kdig +time=1 +retry=1 +dnssec +noall +authority @"$V4" "$1" A; }
+nc_count() { ctl --json workers | jq_py "r['workers'][0]['nsec3_cache_$1']"; }
+h0=$(nc_count hits); m0=$(nc_count misses)
+a1=$(nx nope-cache-test.example.com); a2=$(nx nope-cache-test.example.com)
+h1=$(nc_count hits); m1=$(nc_count misses)
+check "NSEC3 name error: three NSEC3 in the authority section" \
+	[ "$(awk '$4 == "NSEC3"' <<<"$a1" | wc -l)" = 3 ]
+check "...asked twice: one cache miss, then one hit (misses $m0 -> $m1, hits $h0 -> $h1)" \
+	[ "$((m1 - m0)),$((h1 - h0))" = 1,1 ]
+check "...the same authority section both times" [ "$a1" = "$a2" ]
 
 use_zone bogus
 wait_for 5000 canary_state down

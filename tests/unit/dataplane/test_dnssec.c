@@ -23,7 +23,11 @@
 
 #include "control/zone/image_build.h"
 #include "dataplane/answer.h"
+#include "dataplane/dnsmsg.h"
+#include "dataplane/dnssec.h"
+#include "dataplane/fastpath.h"
 #include "dataplane/image.h"
+#include "dataplane/name.h"
 
 enum { T_A = 1, T_NS = 2, T_SOA = 6, T_TXT = 16, T_AAAA = 28, T_DS = 43, T_RRSIG = 46,
        T_NSEC = 47, T_NSEC3 = 50 };
@@ -663,6 +667,234 @@ static void test_nsec3_optout(void **state)
 	assert_int_equal(count(&r, NS, NULL, T_NSEC3), 0);
 }
 
+
+/* ---- the next closer cache (dnssec.h) ------------------------------------------------------ */
+
+/* The wire form of a dotted name, lower-cased; returns its length. */
+static size_t wire_of(const char *name, uint8_t *out)
+{
+	size_t off = 0;
+
+	while (*name != '\0') {
+		const char *dot = strchr(name, '.');
+		size_t l = dot != NULL ? (size_t)(dot - name) : strlen(name);
+		out[off++] = (uint8_t)l;
+		for (size_t i = 0; i < l; i++)
+			out[off++] = (uint8_t)tolower((unsigned char)name[i]);
+		name += l + (dot != NULL);
+	}
+	out[off++] = 0;
+	return off;
+}
+
+/* The response of image `im` to name/type with DO=1, from the general path (fast 0) or as a
+ * worker answers (the fast path, the general one when it declines), into out[4096]. */
+static uint16_t raw(const void *im, const char *name, uint16_t type, int fast, uint8_t *out)
+{
+	struct p53_answer_stats st;
+	struct p53_query q;
+	uint16_t off = 12;
+
+	memset(&st, 0, sizeof(st));
+	memset(out, 0, 12);
+	out[0] = 0xab;
+	out[5] = 1;
+	out[11] = 1;
+	while (*name != '\0') {     /* as sent: the case kept */
+		const char *dot = strchr(name, '.');
+		size_t l = dot != NULL ? (size_t)(dot - name) : strlen(name);
+		out[off++] = (uint8_t)l;
+		memcpy(out + off, name, l);
+		off = (uint16_t)(off + l);
+		name += l + (dot != NULL);
+	}
+	out[off++] = 0;
+	const uint8_t tail[] = {(uint8_t)(type >> 8), (uint8_t)type, 0, 1,
+				0, 0, 41, 0x04, 0xd0, 0, 0, 0x80, 0, 0, 0};
+	memcpy(out + off, tail, sizeof(tail));
+	off = (uint16_t)(off + sizeof(tail));
+	if (!fast)
+		return p53_answer(im, &conf, out, off, 4096, &st);
+	enum p53_msg_status ms = p53_msg_parse(out, off, &q);
+	assert_int_equal(ms, P53_MSG_OK);
+	uint16_t n = p53_fast_answer(im, &conf, out, 4096, &st, &q);
+	return n != 0 ? n : p53_answer_parsed(im, &conf, out, 4096, &st, &q, ms);
+}
+
+/* Denials whose proofs hash a next closer name (and a few that do not), in the three zones. */
+static const struct { const char *name; uint16_t type; } nc_queries[] = {
+	{"nope.nsec3.test", T_A},               /* name error: the next closer name is the qname */
+	{"NoPe.NSEC3.test", T_A},               /* the same name in other case: the same key */
+	{"other.nsec3.test", T_TXT},
+	{"a.b.y.ent.nsec3.test", T_A},          /* next closer y.ent.nsec3.test.: hashed here */
+	{"a.b.wild.nsec3.test", T_A},           /* wildcard answer: next closer b.wild */
+	{"foo.wild.nsec3.test", T_AAAA},        /* wildcard no data: CE's encloser proof */
+	{"www.insecure.nsec3.test", T_A},
+	/* name and salt over the cache's 80 octets: hashed every time, never kept */
+	{"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa.www.nsec3.test", T_A},
+	{"nope.optout.test", T_A},              /* no salt, no extra iteration */
+	{"x.b.unsafe.optout.test", T_A},        /* opt-out: the precomputed cover */
+	{"nope.nsec.test", T_A},                /* NSEC: no hash at all */
+};
+#define NC_N (sizeof(nc_queries) / sizeof(nc_queries[0]))
+
+struct nc_ref {
+	uint16_t len[2][NC_N];
+	uint8_t bytes[2][NC_N][4096];
+};
+
+/* Every nc_queries answer of `im`, general and fast, with the cache off: the reference. */
+static void nc_reference(const void *im, struct nc_ref *ref)
+{
+	p53_nsec3_cache_enable(0);
+	for (int f = 0; f < 2; f++)
+		for (size_t i = 0; i < NC_N; i++) {
+			ref->len[f][i] = raw(im, nc_queries[i].name, nc_queries[i].type, f,
+					     ref->bytes[f][i]);
+			assert_true(ref->len[f][i] > 12);
+		}
+	p53_nsec3_cache_enable(1);
+}
+
+/* Every nc_queries answer of `im`, general and fast, is the reference's byte for byte. */
+static void nc_same(const void *im, const struct nc_ref *ref)
+{
+	static uint8_t out[4096];
+
+	for (int f = 0; f < 2; f++)
+		for (size_t i = 0; i < NC_N; i++) {
+			uint16_t n = raw(im, nc_queries[i].name, nc_queries[i].type, f, out);
+			if (n != ref->len[f][i] || memcmp(out, ref->bytes[f][i], n) != 0)
+				fail_msg("%s %s path: the cache changed the answer (%u vs %u bytes)",
+					 nc_queries[i].name, f ? "fast" : "general", n, ref->len[f][i]);
+		}
+}
+
+static struct nc_ref nc_ref_a, nc_ref_b, nc_ref_c;
+
+/* Misses, then hits, give the answers of no cache, byte for byte; with a generation (the
+ * NSEC3 kept) and without (found again from the cached hash). */
+static void test_nsec3_cache_hit_and_miss(void **state)
+{
+	(void)state;
+	struct p53_nsec3_cache_stats s0, s1, s2;
+	struct p53_image_hdr *h = (struct p53_image_hdr *)img;
+
+	for (uint64_t gen = 0; gen < 2; gen++) {
+		h->generation = gen * 11;
+		nc_reference(img, &nc_ref_a);
+		p53_nsec3_cache_stats(&s0);
+		nc_same(img, &nc_ref_a);                /* the first of each name misses */
+		p53_nsec3_cache_stats(&s1);
+		nc_same(img, &nc_ref_a);                /* then every one hits */
+		p53_nsec3_cache_stats(&s2);
+		assert_true(s1.misses > s0.misses);
+		assert_int_equal(s2.misses, s1.misses);
+		assert_true(s2.hits - s1.hits >= 2 * 7); /* both paths, at least 7 hashed names */
+		assert_true(s1.uncached > s0.uncached);  /* the long name */
+		assert_int_equal(s2.uncached - s1.uncached, s1.uncached - s0.uncached);
+	}
+	h->generation = 0;
+}
+
+/* A reload: the same zone signed with another salt and iteration count (its hashes all
+ * differ), and the same NSEC3 parameters in an image where every node index moved. */
+static void test_nsec3_cache_reload(void **state)
+{
+	(void)state;
+	char err[512], f1[512], f2[512], f3[512];
+	size_t lb, lc;
+
+	snprintf(f1, sizeof(f1), "%s/tests/unit/dataplane/zones/nsec3-resalted.test.zone", P53_SRCDIR);
+	snprintf(f2, sizeof(f2), "%s/tests/unit/dataplane/zones/optout.test.zone", P53_SRCDIR);
+	snprintf(f3, sizeof(f3), "%s/tests/unit/dataplane/zones/nsec3.test.zone", P53_SRCDIR);
+	struct p53_zone_src zb[1] = {{.name = "nsec3.test.", .file = f1}};
+	struct p53_zone_src zc[2] = {{.name = "optout.test.", .file = f2},
+				     {.name = "nsec3.test.", .file = f3}};
+	void *ib = p53_image_build(zb, 1, &lb, err, sizeof(err), NULL, NULL);
+	void *ic = p53_image_build(zc, 2, &lc, err, sizeof(err), NULL, NULL);
+	assert_non_null(ib);
+	assert_non_null(ic);
+	assert_int_equal(p53_image_zone(ib, 0)->salt_len, 2);
+	assert_int_equal(p53_image_zone(ib, 0)->nsec3_iter, 1);
+	const struct p53_image_zone *za = p53_image_zone(img, 1), *zcz = p53_image_zone(ic, 1);
+	assert_int_equal(zcz->salt_len, za->salt_len);
+	assert_int_not_equal(p53_image_nsec3(ic)[zcz->proof_lo].node,
+			     p53_image_nsec3(img)[za->proof_lo].node);
+
+	for (uint64_t gen = 0; gen < 2; gen++) {
+		struct p53_image_hdr *ha = (struct p53_image_hdr *)img;
+		ha->generation = gen * 21;
+		((struct p53_image_hdr *)ib)->generation = gen * 22;
+		((struct p53_image_hdr *)ic)->generation = gen * 23;
+		nc_reference(img, &nc_ref_a);
+		nc_reference(ib, &nc_ref_b);
+		nc_reference(ic, &nc_ref_c);
+		/* Back and forth, as reloads would (and as replicas of two generations could be
+		   seen by one thread): each image's own answers every time. */
+		for (int round = 0; round < 3; round++) {
+			nc_same(img, &nc_ref_a);
+			nc_same(ib, &nc_ref_b);
+			nc_same(ic, &nc_ref_c);
+		}
+		/* The new salt's hashes are not the old ones: the resalted zone's answers differ. */
+		assert_true(nc_ref_a.len[0][0] != nc_ref_b.len[0][0] ||
+			    memcmp(nc_ref_a.bytes[0][0], nc_ref_b.bytes[0][0], nc_ref_a.len[0][0]) != 0);
+	}
+	((struct p53_image_hdr *)img)->generation = 0;
+	free(ib);
+	free(ic);
+}
+
+/* Names that share a set: the least recently used of the two ways goes, and an evicted name
+ * comes back right. */
+static void test_nsec3_cache_collision(void **state)
+{
+	(void)state;
+	char names[3][64];
+	int n = 0;
+	uint32_t want = 0;
+	uint8_t w[256];
+	static uint8_t ref[3][4096], out[4096];
+	uint16_t rlen[3];
+	struct p53_nsec3_cache_stats s0, s1;
+
+	for (int i = 0; n < 3 && i < 100000; i++) {
+		char nm[64];
+		snprintf(nm, sizeof(nm), "c%d.nsec3.test", i);
+		uint32_t set = p53_name_hash(w, wire_of(nm, w)) % P53_NSEC3_CACHE_SETS;
+		if (n == 0)
+			want = set;
+		if (set == want)
+			snprintf(names[n++], sizeof(names[0]), "%s", nm);
+	}
+	assert_int_equal(n, 3);
+	p53_nsec3_cache_enable(0);
+	for (int i = 0; i < 3; i++)
+		rlen[i] = raw(img, names[i], T_A, 1, ref[i]);
+	p53_nsec3_cache_enable(1);
+	/* Round robin over three names in two ways: each query evicts the next one's entry. */
+	p53_nsec3_cache_stats(&s0);
+	for (int k = 0; k < 9; k++) {
+		uint16_t l = raw(img, names[k % 3], T_A, 1, out);
+		assert_int_equal(l, rlen[k % 3]);
+		assert_memory_equal(out, ref[k % 3], l);
+	}
+	p53_nsec3_cache_stats(&s1);
+	assert_int_equal(s1.misses - s0.misses, 9);
+	assert_int_equal(s1.hits, s0.hits);
+	/* The last two stay: hits, the same bytes; then the first is back in. */
+	const int order[] = {2, 1, 2, 1, 0, 0};
+	for (int k = 0; k < 6; k++) {
+		uint16_t l = raw(img, names[order[k]], T_A, 1, out);
+		assert_int_equal(l, rlen[order[k]]);
+		assert_memory_equal(out, ref[order[k]], l);
+	}
+	p53_nsec3_cache_stats(&s0);
+	assert_int_equal(s0.hits - s1.hits, 5);
+	assert_int_equal(s0.misses - s1.misses, 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -682,6 +914,9 @@ int main(void)
 		cmocka_unit_test(test_nsec3_nodata),
 		cmocka_unit_test(test_nsec3_wildcard),
 		cmocka_unit_test(test_nsec3_optout),
+		cmocka_unit_test(test_nsec3_cache_hit_and_miss),
+		cmocka_unit_test(test_nsec3_cache_reload),
+		cmocka_unit_test(test_nsec3_cache_collision),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

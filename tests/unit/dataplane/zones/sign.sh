@@ -4,6 +4,8 @@
 #   nsec.test.zone    NSEC
 #   nsec3.test.zone   NSEC3, opt-out flag, salt 1a2b3c4d, 2 extra iterations (ldns still
 #                     gives insecure delegations their NSEC3)
+#   nsec3-resalted.test.zone  the same zone nsec3.test. signed again with salt cafe, 1 extra
+#                     iteration: a reload with new NSEC3 parameters (the next closer cache)
 #   optout.test.zone  kzonesign (knot-dnssecutils): NSEC3 with opt-out, no salt, no extra
 #                     iteration; Knot leaves insecure delegations out of the chain
 # Fresh ECDSA P-256 keys (not kept); signatures valid until 2037. The unit tests check which
@@ -23,6 +25,9 @@ for z in nsec.test nsec3.test; do
 	[ "$z" = nsec3.test ] && opts=(-n -p -s 1a2b3c4d -t 2)
 	ldns-signzone "${opts[@]}" -o "$z." -i 20260101000000 -e 20371231000000 \
 		-f "$HERE/$z.zone" "$z.in" "$ksk" "$zsk"
+	[ "$z" = nsec3.test ] &&
+		ldns-signzone -n -p -s cafe -t 1 -o "$z." -i 20260101000000 -e 20371231000000 \
+			-f "$HERE/nsec3-resalted.test.zone" "$z.in" "$ksk" "$zsk"
 done
 
 mkdir -p kasp
