@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "control/xfr/journal.h"
+#include "control/xfr/store.h"
 
 #define JNL_MAGIC "POP53JNL"
 #define JNL_VERSION 1
@@ -161,7 +162,6 @@ int p53_journal_write(const char *path, const uint8_t *apex, size_t apex_len,
 {
 	char *tmp = NULL;
 	FILE *f = NULL;
-	int fd = -1, rc = -1;
 	uint8_t hdr[8 + 4 + 1];
 
 	if (n == 0) {
@@ -171,17 +171,9 @@ int p53_journal_write(const char *path, const uint8_t *apex, size_t apex_len,
 		}
 		return 0;
 	}
-	if (asprintf(&tmp, "%s.tmp.XXXXXX", path) < 0) {
-		snprintf(err, errlen, "%s: out of memory", path);
+	f = p53_store_tmp_open(path, &tmp, err, errlen);
+	if (f == NULL)
 		return -1;
-	}
-	fd = mkstemp(tmp);
-	if (fd < 0 || (f = fdopen(fd, "w")) == NULL) {
-		snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
-		goto out;
-	}
-	fd = -1;
-	setvbuf(f, NULL, _IOFBF, 1 << 20);
 	memcpy(hdr, JNL_MAGIC, 8);
 	put32(hdr + 8, JNL_VERSION);
 	hdr[12] = (uint8_t)apex_len;
@@ -200,7 +192,7 @@ int p53_journal_write(const char *path, const uint8_t *apex, size_t apex_len,
 		put32(sh + 24, (uint32_t)s->add.len);
 		if (s->del.len > UINT32_MAX || s->add.len > UINT32_MAX) {
 			snprintf(err, errlen, "%s: a step of %u -> %u is too large", tmp, s->from, s->to);
-			goto out;
+			goto fail;
 		}
 		if (write_all(f, sh, sizeof(sh), &crc) != 0 ||
 		    write_all(f, s->del.buf, s->del.len, &crc) != 0 ||
@@ -210,39 +202,12 @@ int p53_journal_write(const char *path, const uint8_t *apex, size_t apex_len,
 		if (write_all(f, tail, 4, NULL) != 0)
 			goto io;
 	}
-	if (fflush(f) != 0 || fsync(fileno(f)) != 0)
-		goto io;
-	if (fclose(f) != 0) {
-		f = NULL;
-		goto io;
-	}
-	f = NULL;
-	if (rename(tmp, path) != 0) {
-		snprintf(err, errlen, "%s: rename to %s: %s", tmp, path, strerror(errno));
-		goto out;
-	}
-	char *dcopy = strdup(path);
-	if (dcopy != NULL) {
-		int dfd = open(dirname(dcopy), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (dfd >= 0) {
-			fsync(dfd);
-			close(dfd);
-		}
-		free(dcopy);
-	}
-	rc = 0;
-	goto out;
+	return p53_store_tmp_commit(f, tmp, path, err, errlen);
 io:
 	snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
-out:
-	if (f != NULL)
-		fclose(f);
-	if (fd >= 0)
-		close(fd);
-	if (rc != 0 && tmp != NULL)
-		unlink(tmp);
-	free(tmp);
-	return rc;
+fail:
+	p53_store_tmp_abort(f, tmp);
+	return -1;
 }
 
 /* Records in buf[0..len): exactly `count` well-framed ones, the first a SOA of `serial`. */

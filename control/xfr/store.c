@@ -57,12 +57,73 @@ static int put_rr(FILE *f, const struct p53_rr_view *v)
 	return rc;
 }
 
+FILE *p53_store_tmp_open(const char *path, char **tmp, char *err, size_t errlen)
+{
+	FILE *f;
+	int fd;
+
+	if (asprintf(tmp, "%s.tmp.XXXXXX", path) < 0) {
+		*tmp = NULL;
+		snprintf(err, errlen, "%s: out of memory", path);
+		return NULL;
+	}
+	fd = mkstemp(*tmp);
+	if (fd < 0 || (f = fdopen(fd, "w")) == NULL) {
+		snprintf(err, errlen, "%s: %s", *tmp, strerror(errno));
+		if (fd >= 0) {
+			close(fd);
+			unlink(*tmp);
+		}
+		free(*tmp);
+		*tmp = NULL;
+		return NULL;
+	}
+	setvbuf(f, NULL, _IOFBF, 1 << 20);
+	return f;
+}
+
+void p53_store_tmp_abort(FILE *f, char *tmp)
+{
+	if (f != NULL)
+		fclose(f);
+	if (tmp != NULL)
+		unlink(tmp);
+	free(tmp);
+}
+
+int p53_store_tmp_commit(FILE *f, char *tmp, const char *path, char *err, size_t errlen)
+{
+	int bad = fflush(f) != 0 || fsync(fileno(f)) != 0;
+
+	if (fclose(f) != 0 || bad) {
+		snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
+		p53_store_tmp_abort(NULL, tmp);
+		return -1;
+	}
+	if (rename(tmp, path) != 0) {
+		snprintf(err, errlen, "%s: rename to %s: %s", tmp, path, strerror(errno));
+		p53_store_tmp_abort(NULL, tmp);
+		return -1;
+	}
+	free(tmp);
+	/* The rename itself is durable once the directory is. */
+	char *dcopy = strdup(path);
+	if (dcopy != NULL) {
+		int dfd = open(dirname(dcopy), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (dfd >= 0) {
+			fsync(dfd);
+			close(dfd);
+		}
+		free(dcopy);
+	}
+	return 0;
+}
+
 int p53_store_write(const char *path, const char *zone, const struct p53_rrs *rrs, char *err,
 		    size_t errlen)
 {
 	char *tmp = NULL;
 	FILE *f = NULL;
-	int fd = -1, rc = -1;
 	struct p53_rr_view v;
 	size_t pos;
 	time_t now = time(NULL);
@@ -72,17 +133,9 @@ int p53_store_write(const char *path, const char *zone, const struct p53_rrs *rr
 		snprintf(err, errlen, "%s: cannot create its directory: %s", path, strerror(errno));
 		return -1;
 	}
-	if (asprintf(&tmp, "%s.tmp.XXXXXX", path) < 0) {
-		snprintf(err, errlen, "%s: out of memory", path);
+	f = p53_store_tmp_open(path, &tmp, err, errlen);
+	if (f == NULL)
 		return -1;
-	}
-	fd = mkstemp(tmp);
-	if (fd < 0 || (f = fdopen(fd, "w")) == NULL) {
-		snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
-		goto out;
-	}
-	fd = -1;
-	setvbuf(f, NULL, _IOFBF, 1 << 20);
 	strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S UTC", gmtime(&now));
 	fprintf(f, "; %s: last good version, written by pop53d at %s (%u records).\n"
 		   "; pop53d rewrites this file after every transfer; do not edit it.\n",
@@ -96,50 +149,20 @@ int p53_store_write(const char *path, const char *zone, const struct p53_rrs *rr
 				continue;
 			if (put_rr(f, &v) != 0) {
 				snprintf(err, errlen, "%s: cannot write a record of type %u", tmp, v.type);
-				goto out;
+				goto fail;
 			}
 			if (pass == 0)
 				break;
 		}
 		if (k < 0) {
 			snprintf(err, errlen, "%s: malformed records", tmp);
-			goto out;
+			goto fail;
 		}
 	}
-	if (fflush(f) != 0 || fsync(fileno(f)) != 0) {
-		snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
-		goto out;
-	}
-	if (fclose(f) != 0) {
-		f = NULL;
-		snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
-		goto out;
-	}
-	f = NULL;
-	if (rename(tmp, path) != 0) {
-		snprintf(err, errlen, "%s: rename to %s: %s", tmp, path, strerror(errno));
-		goto out;
-	}
-	/* The rename itself is durable once the directory is. */
-	char *dcopy = strdup(path);
-	if (dcopy != NULL) {
-		int dfd = open(dirname(dcopy), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (dfd >= 0) {
-			fsync(dfd);
-			close(dfd);
-		}
-		free(dcopy);
-	}
-	rc = 0;
-out:
-	if (f != NULL)
-		fclose(f);
-	if (fd >= 0)
-		close(fd);
-	if (rc != 0 && tmp != NULL)
-		unlink(tmp);
-	free(tmp);
-	return rc;
+	return p53_store_tmp_commit(f, tmp, path, err, errlen);
+fail:
+	p53_store_tmp_abort(f, tmp);
+	return -1;
 }
 
 int p53_store_remove(const char *path, char *err, size_t errlen)

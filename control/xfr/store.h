@@ -13,6 +13,7 @@
 #define P53_XFR_STORE_H
 
 #include <stdint.h>
+#include <stdio.h>
 #include <time.h>
 
 #include "control/xfr/rrs.h"
@@ -20,6 +21,17 @@
 /** Write `rrs` as the zone's master file at `path`, atomically. @return 0 or -1 with err. */
 int p53_store_write(const char *path, const char *zone, const struct p53_rrs *rrs, char *err,
 		    size_t errlen);
+
+/**
+ * A file replaced atomically: p53_store_tmp_open() opens PATH.tmp.XXXXXX for writing (1 MiB
+ * buffer) and sets *tmp to its name; p53_store_tmp_commit() flushes it to disk, closes it,
+ * renames it over PATH and fsyncs the directory, so a crash leaves the old file or the new one.
+ * Commit and abort close F and free TMP in every case (TMP is unlinked unless the rename
+ * happened). The disk copy and its journal file (journal.h) are written this way.
+ */
+FILE *p53_store_tmp_open(const char *path, char **tmp, char *err, size_t errlen);
+int p53_store_tmp_commit(FILE *f, char *tmp, const char *path, char *err, size_t errlen);
+void p53_store_tmp_abort(FILE *f, char *tmp);
 
 /** Delete the copy and its journal file (journal.h); missing files are fine. @return 0 or -1 with err. */
 int p53_store_remove(const char *path, char *err, size_t errlen);
