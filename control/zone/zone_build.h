@@ -139,11 +139,13 @@ int p53_dnssec_attach(struct build *s);
  * Step 2b, after the steered records of zone z are added: for each steered owner of a zone
  * signed with NSEC or NSEC3 whose chain does not hold it, when the zone has a signing key
  * (p53_zone_src.sign_key), the record a validator needs for NODATA there, made and signed
- * here in the minimal-covering style (RFC 4470): NSEC "OWNER NSEC \000.OWNER <types>" at the
- * owner, or an NSEC3 whose owner is the owner's hash and whose next hash is that hash + 1, the
- * zone's parameters and flags, with the TTL of the zone's NSEC or NSEC3 records. They come
- * from the config, as the steered records do (P53_RRSET_STEERED: never read back into a
- * transfer), and stay out of the chain: step 5d points only the owner's NODATA proof at them.
+ * here: NSEC "OWNER NSEC <next> <types, RRSIG, NSEC>" at the owner, <next> the next name of the
+ * zone's NSEC covering OWNER or the next steered owner before it (so it joins the chain and
+ * proves names below and beside OWNER too, denying no served name); or, RFC 4470's minimal
+ * covering, an NSEC3 whose owner is the owner's hash and whose next hash is that hash + 1
+ * (the zone's parameters and flags; kept out of the hash table, step 5d makes it the owner's
+ * match). TTL: the zone's NSEC or NSEC3 records'. They come from the config, as the steered
+ * records do (P53_RRSET_STEERED: never read back into a transfer).
  * @return 0, or -1 with the error set.
  */
 int p53_dnssec_steer_denial(struct build *s, uint32_t z);
