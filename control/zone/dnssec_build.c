@@ -2,7 +2,9 @@
  * Zone compiler, DNSSEC part: serves zones signed elsewhere (dnssec-signzone, ldns-signzone,
  * Knot). Runs on the control thread (and in pop53ctl's config check); allocates with malloc.
  *
- * Two steps of image_build.c's pipeline:
+ * Three steps of image_build.c's pipeline:
+ *  2b. p53_dnssec_steer_denial: for steered owners of a keyed zone that its chain lacks, an
+ *      NSEC or NSEC3 made and signed here (zone_build.h), so NODATA there can be proven.
  *  3c. p53_dnssec_attach: each RRSIG goes with the RRset it covers (RRSIGs sort by Type
  *      Covered, the first field of their RDATA, so each RRset's are one run of records), the
  *      RRSIG RRsets leave the RRset list, and each zone's earliest expiration is kept.

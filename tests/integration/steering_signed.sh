@@ -10,6 +10,11 @@
 # RRSIG, then the chased target's RRset with the zone's RRSIG, validated by delv (no ECS) and
 # by dnspython against the key (with ECS). 7 variants in all: map.example.com. A has 4,
 # cn.example.com. CNAME 3 (one per PoP; its fallback, the first target, is FRA's).
+# NODATA at a steered owner (AAAA, TXT at map.example.com.: the zone's chain lacks it) is
+# proven by the NSEC (ED25519 run: NSEC-signed zone) or NSEC3 (ECDSA run: NSEC3) that pop53d
+# makes and signs for the owner: delv says "negative response, fully validated", dnspython
+# checks the record and its RRSIG; DO=0 stays plain NODATA; name errors below and beside the
+# owner still validate; the timer re-signs that record too (a zone recompile).
 . "$(dirname "$0")/lib.sh"
 trap cleanup_common EXIT
 lab_lock
