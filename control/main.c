@@ -180,10 +180,34 @@ static int zone_expired(void *arg, const char *zone, char *why, size_t len)
 	return 1;
 }
 
+/*
+ * The NSEC/NSEC3 the compiler makes and signs for steered owners (dnssec_build.c) are as old
+ * as the last compile: recompile the zones (which re-signs them) once signature_refresh is
+ * left of their signature_validity, as the steering table is re-signed; a failure is tried
+ * again a minute later. Zones without steered owners and a key have none: no timer.
+ */
+static void denial_resign_tick(struct p53_daemon *d, uint64_t *signed_at)
+{
+	const struct p53_dnssec_conf *dc = &d->cfg.dnssec;
+	uint64_t now = (uint64_t)time(NULL);
+	char err[1024], note[512] = "";
+
+	if (dc->n_keys == 0 || d->cfg.steer.n_records == 0 || dc->validity_s <= dc->refresh_s ||
+	    now < *signed_at + (dc->validity_s - dc->refresh_s))
+		return;
+	p53_info("steering: re-signing the steered owners' NSEC/NSEC3: recompiling the zones "
+		 "(signature_refresh %u s)", dc->refresh_s);
+	if (p53_daemon_reload(d, 0, NULL, err, sizeof(err), note, sizeof(note)) == 0)
+		*signed_at = now;
+	else
+		*signed_at = now + 60 - (dc->validity_s - dc->refresh_s);
+}
+
 static void *control_main(void *arg)
 {
 	struct p53_daemon *d = arg;
 	char err[1024], note[512];
+	uint64_t denial_signed_at = (uint64_t)time(NULL); /* the start's compile */
 
 	while (!got_stop) {
 		p53_ctl_poll(d, p53_health_wait_ms(&d->health, 50));
@@ -193,6 +217,7 @@ static void *control_main(void *arg)
 		p53_dataplane_poll(&d->dp);
 		p53_guard_tick(&d->guard, &d->cfg);
 		p53_steer_tick(&d->steer, p53_mono_ms());
+		denial_resign_tick(d, &denial_signed_at);
 		if (got_hup) {
 			got_hup = 0;
 			p53_info("SIGHUP: reloading config and zones");

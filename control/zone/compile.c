@@ -94,6 +94,23 @@ void *p53_steer_extras_attach(const struct p53_config *cfg, struct p53_zone_src 
 						      .owner = r->owner };
 			src[k].n_extra++;
 		}
+		/* The key that signs the zone's variants also signs the NSEC or NSEC3 the
+		 * compiler makes for steered owners its chain lacks (zone_build.h). */
+		src[k].sign_key = NULL;
+		for (int i = 0; src[k].n_extra > 0 && i < cfg->dnssec.n_keys; i++) {
+			const struct p53_sign_key *key = &cfg->dnssec.keys[i];
+			char kn[1024];
+			p53_name_to_str(kn, sizeof(kn), key->owner);
+			if (bare_len(kn) == bare_len(src[k].name) &&
+			    strncasecmp(kn, src[k].name, bare_len(kn)) == 0)
+				src[k].sign_key = key;
+		}
+		if (src[k].sign_key != NULL) {
+			uint32_t now = (uint32_t)time(NULL);
+			/* As the variants' (steer_pub.c): from an hour ago, for slow clocks. */
+			src[k].sign_inception = now - 3600u;
+			src[k].sign_expiration = now + cfg->dnssec.validity_s;
+		}
 	}
 	return ex;
 }

@@ -2,7 +2,9 @@
  * Zone compiler, DNSSEC part: serves zones signed elsewhere (dnssec-signzone, ldns-signzone,
  * Knot). Runs on the control thread (and in pop53ctl's config check); allocates with malloc.
  *
- * Two steps of image_build.c's pipeline:
+ * Three steps of image_build.c's pipeline:
+ *  2b. p53_dnssec_steer_denial: for steered owners of a keyed zone that its chain lacks, an
+ *      NSEC or NSEC3 made and signed here (zone_build.h), so NODATA there can be proven.
  *  3c. p53_dnssec_attach: each RRSIG goes with the RRset it covers (RRSIGs sort by Type
  *      Covered, the first field of their RDATA, so each RRset's are one run of records), the
  *      RRSIG RRsets leave the RRset list, and each zone's earliest expiration is kept.
@@ -27,6 +29,7 @@
 
 #include <ldns/ldns.h>
 
+#include "control/dnssec/sign.h"
 #include "control/text.h"
 #include "control/zone/zone_build.h"
 #include "dataplane/dnssec.h"
@@ -71,6 +74,17 @@ static uint32_t node_rrset(const struct build *s, uint32_t n, uint16_t type)
 		if (s->rrsets[i].type == type)
 			return i;
 	return P53_NONE;
+}
+
+/* A node owning a steered record. */
+static int steered_node(const struct build *s, uint32_t n)
+{
+	const struct p53_image_node *nd = &s->zb.nodes[n];
+
+	for (uint32_t i = nd->rrsets; i < nd->rrsets + nd->n_rrsets; i++)
+		if ((s->rrsets[i].flags & P53_RRSET_STEERED) && s->rrsets[i].type != T_NSEC)
+			return 1;
+	return 0;
 }
 
 /* RFC 4034 §3.1.5: expiration is serial-number time; resolve it around `now`. */
@@ -233,6 +247,249 @@ static int node_cmp(const void *pa, const void *pb, void *arg)
 
 	return canon_cmp(b->names + b->nodes[*(const uint32_t *)pa].name_off,
 			 b->names + b->nodes[*(const uint32_t *)pb].name_off);
+}
+
+/* ---- denial for steered owners (step 2b) ------------------------------------------- */
+
+/* Made by p53_dnssec_steer_denial: an NSEC or NSEC3 RRset whose records came from the config. */
+static int synth_rs(const struct build *s, uint32_t rsi)
+{
+	const struct p53_zb *b = &s->zb;
+	const struct p53_zb_rec *r = &b->recs[s->rs_rec[rsi]];
+
+	return b->cfg_file != 0 && r->file == b->cfg_file - 1 &&
+	       (r->type == T_NSEC || r->type == T_NSEC3);
+}
+
+/* Append a record at node n (wire TYPE CLASS TTL RDLENGTH RDATA, `wire` holding it). */
+static int rec_add(struct p53_zb *b, uint32_t n, const uint8_t *wire, size_t wlen, int line)
+{
+	if (p53_zb_grow((void **)&b->arena, &b->arena_cap, b->arena_len + wlen, 1) < 0 ||
+	    p53_zb_grow((void **)&b->recs, &b->recs_cap, b->n_recs + 1, sizeof(*b->recs)) < 0)
+		return -1;
+	memcpy(b->arena + b->arena_len, wire, wlen);
+	b->recs[b->n_recs] = (struct p53_zb_rec){
+		.node = n, .seq = (uint32_t)b->n_recs, .off = (uint32_t)b->arena_len,
+		.wlen = (uint32_t)wlen, .ttl = get32(wire + 4), .type = (uint16_t)(wire[0] << 8 | wire[1]),
+		.file = (uint16_t)(b->cfg_file - 1), .line = (uint32_t)line };
+	b->n_recs++;
+	b->arena_len += wlen;
+	return 0;
+}
+
+/* RFC 4034 §4.1.2 type bitmap of the types set in bits[8192]; its length. */
+static size_t bitmap_put(const uint8_t *bits, uint8_t *out)
+{
+	size_t o = 0;
+
+	for (int w = 0; w < 256; w++) {
+		int len = 32;
+		while (len > 0 && bits[w * 32 + len - 1] == 0)
+			len--;
+		if (len == 0)
+			continue;
+		out[o++] = (uint8_t)w;
+		out[o++] = (uint8_t)len;
+		memcpy(out + o, bits + w * 32, (size_t)len);
+		o += (size_t)len;
+	}
+	return o;
+}
+
+static void bit_set(uint8_t *bits, uint16_t t)
+{
+	bits[t >> 3] |= (uint8_t)(0x80 >> (t & 7));
+}
+
+/* Octets of an uncompressed wire name. */
+static size_t name_len(const uint8_t *nm)
+{
+	size_t l = 0;
+
+	while (nm[l] != 0)
+		l += 1u + nm[l];
+	return l + 1;
+}
+
+/*
+ * The next owner of an NSEC made for steered owner `o` of zone z: the next name of the zone's
+ * NSEC covering `o`, or the next steered owner before it, so the record joins the chain
+ * (names below `o` and beside it are proven by it too) and denies no name the zone serves.
+ * NULL when no NSEC covers `o` (its next owner is then \000.o).
+ */
+static const uint8_t *next_served(const struct build *s, uint32_t z, const uint8_t *o)
+{
+	const struct p53_zb *b = &s->zb;
+	const struct p53_zone_src *src = &b->src[z];
+	const uint8_t *x = NULL;
+
+	for (size_t k = 0; k < b->n_recs && x == NULL; k++) {
+		const struct p53_zb_rec *r = &b->recs[k];
+		if (r->type != T_NSEC || b->nodes[r->node].zone != z || r->file == b->cfg_file - 1 ||
+		    r->wlen < 11)
+			continue;
+		const uint8_t *own = b->names + b->nodes[r->node].name_off;
+		const uint8_t *nx = b->arena + r->off + (r->clen > 0 ? r->wlen : 10);
+		/* own < o < next, or the last NSEC (next at or before own) with own < o */
+		if (canon_cmp(own, o) < 0 && (canon_cmp(o, nx) < 0 || canon_cmp(nx, own) <= 0))
+			x = nx;
+	}
+	if (x == NULL)
+		return NULL;
+	int wraps = canon_cmp(x, o) <= 0;
+	for (size_t i = 0; i < src->n_extra; i++) {
+		const uint8_t *t = src->extra[i].lname;
+		if (canon_cmp(o, t) < 0 && (wraps || canon_cmp(t, x) < 0)) {
+			x = t;
+			wraps = 0;
+		}
+	}
+	return x;
+}
+
+int p53_dnssec_steer_denial(struct build *s, uint32_t z)
+{
+	struct p53_zb *b = &s->zb;
+	const struct p53_zone_src *src = &b->src[z];
+	const struct p53_zb_rec *proto = NULL;
+	const uint8_t *apex;
+	uint8_t apex_len;
+	static const char b32[] = "0123456789abcdefghijklmnopqrstuv";
+	char where[4200];
+
+	if (src->sign_key == NULL || src->n_extra == 0 || b->cfg_file == 0)
+		return 0;
+	/* The zone's denial: NSEC3 (its parameters, flags and TTL from a record of the chain,
+	 * which step 5d checks against the NSEC3PARAM) or NSEC (its TTL). */
+	for (size_t k = 0; k < b->n_recs; k++) {
+		const struct p53_zb_rec *r = &b->recs[k];
+		if (b->nodes[r->node].zone != z || (r->type != T_NSEC && r->type != T_NSEC3) ||
+		    r->file == b->cfg_file - 1)
+			continue;
+		if (r->type == T_NSEC3) {
+			const uint8_t *p = b->arena + r->off + 10;
+			if (r->wlen < 10u + 6u || r->wlen < 10u + 6u + p[4])
+				continue;
+			proto = r;
+			break;
+		}
+		if (proto == NULL)
+			proto = r;
+	}
+	if (proto == NULL)
+		return 0;
+	apex = b->names + b->nodes[b->zones[z].apex].name_off;
+	apex_len = b->nodes[b->zones[z].apex].name_len;
+	uint8_t *bits = malloc(8192);
+	if (bits == NULL)
+		return p53_zb_err(b, "(image):0", "out of memory");
+	for (size_t i = 0; i < src->n_extra; i++) {
+		const struct p53_zone_extra *e = &src->extra[i];
+		int dup = 0;
+		for (size_t j = 0; j < i && !dup; j++)
+			dup = src->extra[j].lname_len == e->lname_len &&
+			      memcmp(src->extra[j].lname, e->lname, e->lname_len) == 0;
+		uint32_t node = p53_zb_node_find(b, z, e->lname, e->lname_len);
+		if (dup || node == P53_NONE)
+			continue;
+		/* The owner's types: the steered ones, any static ones, RRSIG, and NSEC itself. */
+		int has_own = 0;
+		memset(bits, 0, 8192);
+		for (size_t j = 0; j < src->n_extra; j++)
+			if (src->extra[j].lname_len == e->lname_len &&
+			    memcmp(src->extra[j].lname, e->lname, e->lname_len) == 0)
+				bit_set(bits, src->extra[j].type);
+		for (size_t k = 0; k < b->n_recs; k++) {
+			const struct p53_zb_rec *r = &b->recs[k];
+			if (r->node != node)
+				continue;
+			if (r->type == T_NSEC)
+				has_own = 1;
+			bit_set(bits, r->type);
+		}
+		bit_set(bits, T_RRSIG);
+		uint8_t rr[2 + 10 + 6 + 2 * P53_NAME_MAXLEN + 256 * 34], hname[P53_NAME_MAXLEN];
+		const uint8_t *owner = e->lname;
+		uint8_t owner_len = e->lname_len;
+		size_t rd = 0;
+		uint8_t *w = rr + 2 + 10;
+		uint32_t n = node;
+		if (proto->type == T_NSEC) {
+			if (has_own || e->lname_len + 2u > P53_NAME_MAXLEN)
+				continue;
+			bit_set(bits, T_NSEC);
+			const uint8_t *nx = next_served(s, z, e->lname);
+			if (nx == NULL) {
+				/* No NSEC covers it: \000.OWNER, right after OWNER in canonical order. */
+				w[rd++] = 1;
+				w[rd++] = 0;
+				memcpy(w + rd, e->lname, e->lname_len);
+				rd += e->lname_len;
+			} else {
+				size_t nl = name_len(nx);
+				memcpy(w + rd, nx, nl);
+				rd += nl;
+			}
+		} else {
+			const uint8_t *p = b->arena + proto->off + 10;
+			uint8_t h[P53_NSEC3_HASH_LEN];
+			if (apex_len + 33u > P53_NAME_MAXLEN)
+				continue;
+			p53_nsec3_hash(e->lname, e->lname_len, p + 5, p[4], (uint16_t)(p[2] << 8 | p[3]), h);
+			hname[0] = 32;
+			for (int c = 0; c < 32; c++) { /* base32hex, lower case: 5 bits a character */
+				int bit = c * 5, v = 0;
+				for (int q = 0; q < 5; q++, bit++)
+					v = v << 1 | ((h[bit >> 3] >> (7 - (bit & 7))) & 1);
+				hname[1 + c] = (uint8_t)b32[v];
+			}
+			memcpy(hname + 33, apex, apex_len);
+			if (p53_zb_node_find(b, z, hname, 33u + apex_len) != P53_NONE)
+				continue; /* the chain has the owner's NSEC3 */
+			owner = hname;
+			owner_len = (uint8_t)(33u + apex_len);
+			memcpy(w, p, 5u + p[4]); /* algorithm, flags, iterations, salt */
+			rd = 5u + p[4];
+			w[rd++] = P53_NSEC3_HASH_LEN;
+			/* Next hashed owner: the hash + 1, so the record covers no other name. */
+			memcpy(w + rd, h, P53_NSEC3_HASH_LEN);
+			for (int q = P53_NSEC3_HASH_LEN - 1; q >= 0 && ++w[rd + q] == 0; q--)
+				;
+			rd += P53_NSEC3_HASH_LEN;
+			n = p53_zb_node_get(b, z, hname, owner_len);
+			if (n == P53_NONE) {
+				free(bits);
+				return p53_zb_err(b, "(image):0", "out of memory");
+			}
+		}
+		rd += bitmap_put(bits, w + rd);
+		rr[0] = 0xc0;
+		rr[1] = 0x0c;
+		rr[2] = 0;
+		rr[3] = (uint8_t)proto->type;
+		rr[4] = 0;
+		rr[5] = 1;
+		memcpy(rr + 6, b->arena + proto->off + 4, 4); /* the TTL of the zone's records */
+		rr[10] = (uint8_t)(rd >> 8);
+		rr[11] = (uint8_t)rd;
+		uint8_t sig[1024];
+		int sl = p53_sign_rrset(src->sign_key, owner, owner_len, rr, 1, src->sign_inception,
+					src->sign_expiration, sig, sizeof(sig));
+		snprintf(where, sizeof(where), "%s:%d", src->cfg_file != NULL ? src->cfg_file : "config",
+			 e->line);
+		if (sl < 2) {
+			free(bits);
+			return p53_zb_err(b, where, "steering: %s: signing its %s with %s failed", e->owner,
+					  proto->type == T_NSEC ? "NSEC" : "NSEC3", src->sign_key->path);
+		}
+		if (rec_add(b, n, rr + 2, 10 + rd, e->line) < 0 ||
+		    rec_add(b, n, sig + 2, (size_t)sl - 2, e->line) < 0) {
+			free(bits);
+			return p53_zb_err(b, where, "out of memory");
+		}
+	}
+	free(bits);
+	return 0;
 }
 
 /* ---- NSEC ---------------------------------------------------------------------------- */
@@ -418,7 +675,7 @@ static int nsec3_table(struct build *s, uint32_t z, uint32_t *n3nodes, size_t n_
 }
 
 /* Per-node facts of NSEC3 zone z, parents first (node index order). */
-static int nsec3_zone(struct build *s, uint32_t z)
+static int nsec3_zone(struct build *s, uint32_t z, const uint32_t *synth, size_t n_synth)
 {
 	struct p53_zb *b = &s->zb;
 	struct p53_image_zone *zn = &b->zones[z];
@@ -438,6 +695,18 @@ static int nsec3_zone(struct build *s, uint32_t z)
 		if (nd->zone != z || (nd->flags & (P53_NODE_NSEC3 | P53_NODE_GLUE)))
 			continue;
 		uint32_t m = n3_find(&c, name, nd->name_len, &exact);
+		if (!exact && n_synth > 0 && steered_node(s, n)) {
+			/* A steered owner the chain lacks: its own NSEC3 (p53_dnssec_steer_denial),
+			 * outside the hash table, matches it. */
+			uint8_t h[P53_NSEC3_HASH_LEN], sh[P53_NSEC3_HASH_LEN];
+			p53_nsec3_hash(name, nd->name_len, c.salt, c.salt_len, c.iter, h);
+			for (size_t i = 0; i < n_synth && !exact; i++)
+				if (b32hex(b->names + b->nodes[synth[i]].name_off, sh) == 0 &&
+				    memcmp(sh, h, sizeof(h)) == 0) {
+					m = synth[i];
+					exact = 1;
+				}
+		}
 		if (exact) {
 			uint8_t w[P53_NAME_MAXLEN];
 			p->match = m;
@@ -532,6 +801,11 @@ int p53_dnssec_build(struct build *s)
 	s->n3param = malloc((b->n_zones ? b->n_zones : 1) * sizeof(*s->n3param));
 	if (s->n3param == NULL)
 		return p53_zb_err(b, "(image):0", "out of memory");
+	/* The denial made for steered owners comes from the config, as their records do. */
+	if (b->cfg_file != 0)
+		for (size_t i = 0; i < s->n_rrsets; i++)
+			if (synth_rs(s, (uint32_t)i))
+				s->rrsets[i].flags |= P53_RRSET_STEERED;
 	/* NSEC3 owners: alone at their name, out of the index. */
 	for (uint32_t n = 0; n < b->n_nodes; n++) {
 		struct p53_image_node *nd = &b->nodes[n];
@@ -597,10 +871,16 @@ int p53_dnssec_build(struct build *s)
 		size_t k = 0;
 
 		if (kind & P53_ZONE_NSEC3) {
+			size_t m = 0;
 			for (uint32_t n = 0; n < b->n_nodes; n++)
-				if (b->nodes[n].zone == z && (b->nodes[n].flags & P53_NODE_NSEC3))
+				if (b->nodes[n].zone == z && (b->nodes[n].flags & P53_NODE_NSEC3) &&
+				    !synth_rs(s, node_rrset(s, n, T_NSEC3)))
 					n3nodes[k++] = n;
-			if (nsec3_table(s, z, n3nodes, k) < 0 || nsec3_zone(s, z) < 0)
+			for (uint32_t n = 0; n < b->n_nodes; n++)
+				if (b->nodes[n].zone == z && (b->nodes[n].flags & P53_NODE_NSEC3) &&
+				    synth_rs(s, node_rrset(s, n, T_NSEC3)))
+					n3nodes[k + m++] = n;
+			if (nsec3_table(s, z, n3nodes, k) < 0 || nsec3_zone(s, z, n3nodes + k, m) < 0)
 				goto cleanup;
 		} else if (kind & P53_ZONE_NSEC) {
 			for (uint32_t n = 0; n < b->n_nodes; n++)

@@ -984,7 +984,8 @@ void *p53_image_build_files(const struct p53_zone_src *zones, size_t n, size_t *
 	if (zones_init(&s) < 0)
 		goto cleanup;
 	for (uint32_t z = 0; z < n; z++)
-		if ((zones[z].rcode == 0 && p53_zone_load(b, z) < 0) || extras_add(&s, z) < 0)
+		if ((zones[z].rcode == 0 && p53_zone_load(b, z) < 0) || extras_add(&s, z) < 0 ||
+		    p53_dnssec_steer_denial(&s, z) < 0)
 			goto cleanup;
 	if (rrsets_make(&s) < 0)
 		goto cleanup;

@@ -15,6 +15,8 @@
  * address, flagged P53_RRSET_STEERED, which the workers replace by the variant the steering
  * table picks. Static data of the same owner and type (or a CNAME there) is an error.
  */
+struct p53_sign_key;
+
 struct p53_zone_extra {
 	const uint8_t *lname;   /* canonical owner, at or below the zone's apex */
 	uint8_t lname_len;
@@ -46,6 +48,11 @@ struct p53_zone_src {
 	size_t rrs_len;         /* bytes at rrs */
 	uint8_t rcode;          /* not 0: no records at all, the zone answers this RCODE (image.h) */
 	uint8_t flags;          /* P53_ZONE_* for the image */
+	/* Steered owners of a signed zone (extra): the key (dnssec.signing_keys) that signs
+	 * the NSEC or NSEC3 the compiler makes for each owner the zone's chain lacks, so NODATA
+	 * there can be proven (dnssec_build.c, p53_dnssec_steer_denial); NULL: none is made. */
+	const struct p53_sign_key *sign_key;
+	uint32_t sign_inception, sign_expiration; /* unix seconds, into those RRSIGs */
 };
 
 /* Called for warnings such as ignored out-of-zone records: "file:line: reason". */

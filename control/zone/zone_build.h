@@ -135,6 +135,21 @@ struct build {
  */
 int p53_dnssec_attach(struct build *s);
 
+/**
+ * Step 2b, after the steered records of zone z are added: for each steered owner of a zone
+ * signed with NSEC or NSEC3 whose chain does not hold it, when the zone has a signing key
+ * (p53_zone_src.sign_key), the record a validator needs for NODATA there, made and signed
+ * here: NSEC "OWNER NSEC <next> <types, RRSIG, NSEC>" at the owner, <next> the next name of the
+ * zone's NSEC covering OWNER or the next steered owner before it (so it joins the chain and
+ * proves names below and beside OWNER too, denying no served name); or, RFC 4470's minimal
+ * covering, an NSEC3 whose owner is the owner's hash and whose next hash is that hash + 1
+ * (the zone's parameters and flags; kept out of the hash table, step 5d makes it the owner's
+ * match). TTL: the zone's NSEC or NSEC3 records'. They come from the config, as the steered
+ * records do (P53_RRSET_STEERED: never read back into a transfer).
+ * @return 0, or -1 with the error set.
+ */
+int p53_dnssec_steer_denial(struct build *s, uint32_t z);
+
 /** The record of RRset `rs` seen first in the files (for messages): computed when asked, not
  *  kept, which saves 4 bytes an RRset at the compile's peak. */
 static inline uint32_t p53_rs_first(const struct build *s, uint32_t rs)

@@ -10,6 +10,11 @@
 # RRSIG, then the chased target's RRset with the zone's RRSIG, validated by delv (no ECS) and
 # by dnspython against the key (with ECS). 7 variants in all: map.example.com. A has 4,
 # cn.example.com. CNAME 3 (one per PoP; its fallback, the first target, is FRA's).
+# NODATA at a steered owner (AAAA, TXT at map.example.com.: the zone's chain lacks it) is
+# proven by the NSEC (ED25519 run: NSEC-signed zone) or NSEC3 (ECDSA run: NSEC3) that pop53d
+# makes and signs for the owner: delv says "negative response, fully validated", dnspython
+# checks the record and its RRSIG; DO=0 stays plain NODATA; name errors below and beside the
+# owner still validate; the timer re-signs that record too (a zone recompile).
 . "$(dirname "$0")/lib.sh"
 trap cleanup_common EXIT
 lab_lock
@@ -26,14 +31,16 @@ JSON
 
 "$SRC/scripts/lab.sh" up >/dev/null
 
-# sign ALG: a key for example.com, the zone signed with it (NSEC3), the trust anchor for delv.
+# sign ALG DENIAL: a key for example.com, the zone signed with it (DENIAL: nsec3 or nsec), the
+# trust anchor for delv.
 sign() {
-	local alg=$1 d="$TMP/$1"
+	local alg=$1 d="$TMP/$1" n=-n
+	[ "$2" = nsec ] && n=
 	mkdir -p "$d"
 	KEY=$(cd "$d" && ldns-keygen -a "$alg" -k example.com)
 	KEY="$d/$KEY"
 	rm -f "$KEY.ds"
-	ldns-signzone -n -o example.com. -i "$(date -u -d '-1 hour' +%Y%m%d%H%M%S)" \
+	ldns-signzone $n -o example.com. -i "$(date -u -d '-1 hour' +%Y%m%d%H%M%S)" \
 		-e "$(date -u -d '+30 days' +%Y%m%d%H%M%S)" -f "$d/example.com.zone" \
 		"$SRC/zones/example.com.zone" "$KEY"
 	awk '{ for (d = 2; d <= NF && $d != "DNSKEY"; d++); if (d > NF) next;
@@ -75,10 +82,54 @@ steering:
 YAML
 }
 
-# validate ADDR NAME: delv's verdict line, from the client namespace
+# validate ADDR NAME [TYPE]: delv's verdict line, from the client namespace
 validate() {
 	ip netns exec "$CLIENT_NS" delv @"$1" -a "$D/anchors.conf" +root=example.com +nosplit +nottl \
-		"$2" A 2>&1
+		"$2" "${3:-A}" 2>&1
+}
+
+# denial_validate NAME TYPE: a DO=1 query; the rcode, the answer count, then per RRset of the
+# authority section "TYPE OWNER ok|bad (why)|unsigned" checked against the DNSKEY (dnspython),
+# and for an NSEC its next name and types, for an NSEC3 whether its owner is the hash of NAME
+# and its next hash that hash + 1, and its types.
+denial_validate() {
+	ip netns exec "$CLIENT_NS" /usr/bin/python3 - "$V4" "$KEY.key" "$@" <<'PY'
+import base64, sys
+import dns.dnssec, dns.message, dns.name, dns.query, dns.rdatatype, dns.rcode, dns.rrset
+server, keyfile, name, qtype = sys.argv[1:5]
+zone = dns.name.from_text("example.com.")
+for line in open(keyfile):
+    if line.strip() and not line.startswith(";"):
+        f = line.split()
+        key = dns.rrset.from_text(zone, 3600, "IN", "DNSKEY", " ".join(f[f.index("DNSKEY") + 1:]))
+r = dns.query.udp(dns.message.make_query(name, qtype, want_dnssec=True), server, timeout=3)
+print("rcode=%s answers=%d" % (dns.rcode.to_text(r.rcode()), len(r.answer)))
+sigs = {(rs.name, rs.covers): rs for rs in r.authority if rs.rdtype == dns.rdatatype.RRSIG}
+for rs in r.authority:
+    if rs.rdtype == dns.rdatatype.RRSIG:
+        continue
+    sig = sigs.get((rs.name, rs.rdtype))
+    verdict = "unsigned"
+    if sig is not None:
+        try:
+            dns.dnssec.validate(rs, sig, {zone: key})
+            verdict = "ok"
+        except Exception as e:
+            verdict = "bad (%s)" % e
+    extra = ""
+    if rs.rdtype == dns.rdatatype.NSEC:
+        extra = " next=%s types=%s" % (rs[0].next, rs[0].to_text().split(" ", 1)[1])
+    elif rs.rdtype == dns.rdatatype.NSEC3:
+        rd = rs[0]
+        h = dns.dnssec.nsec3_hash(name, rd.salt, rd.iterations, rd.algorithm).lower()
+        own = rs.name.labels[0].decode().lower() == h
+        nxt = int.from_bytes(base64.b32hexdecode(h.upper()), "big") + 1
+        extra = " owner=%s next=%s types=%s" % ("hash" if own else "other",
+            "hash+1" if int.from_bytes(rd.next, "big") == nxt else "other",
+            " ".join(dns.rdatatype.to_text(t) for w, b in rd.windows for i in range(len(b) * 8)
+                     if b[i // 8] & (0x80 >> (i % 8)) for t in [w * 256 + i]))
+    print(dns.rdatatype.to_text(rs.rdtype), rs.name, verdict + extra)
+PY
 }
 
 expect() { # expect WHAT WANT GOT
@@ -128,8 +179,9 @@ PY
 }
 
 for alg in ECDSAP256SHA256 ED25519; do
-	num=13; [ "$alg" = ED25519 ] && num=15
-	sign "$alg"
+	num=13; denial=nsec3
+	[ "$alg" = ED25519 ] && num=15 && denial=nsec
+	sign "$alg" "$denial"
 	D="$TMP/$alg"
 	config "$alg" 1209600 604800 259200
 	start_pop53_answering "$TMP/pop53.yaml"
@@ -159,6 +211,37 @@ for alg in ECDSAP256SHA256 ED25519; do
 	check "$alg: DO=0: no RRSIG" bash -c "! grep -q RRSIG <<<'$k'"
 	check "$alg: the signing time is logged" \
 		grep -Eq 'steering: signed 7 variant\(s\) in [0-9.]+ ms \([0-9.]+ us each\), 7 verified with the DNSKEY' "$TMP/pop53d.log"
+
+	# NODATA at the steered owner (AAAA, TXT: map.example.com. has only its steered A): the
+	# compiler's own NSEC/NSEC3 for the owner, signed with the key, proves it.
+	for qt in AAAA TXT; do
+		out=$(validate "$V4" map.example.com "$qt")
+		check "$alg ($denial): delv validates NODATA for $qt at the steered owner" \
+			grep -q '^; negative response, fully validated' <<<"$out"
+	done
+	got=$(denial_validate map.example.com AAAA)
+	if [ "$denial" = nsec ]; then
+		want="rcode=NOERROR answers=0
+SOA example.com. ok
+NSEC map.example.com. ok next=ns1.example.com. types=A RRSIG NSEC"
+	else
+		want="rcode=NOERROR answers=0
+SOA example.com. ok
+NSEC3 $(awk 'NR == 3 {print $2}' <<<"$got") ok owner=hash next=hash+1 types=A RRSIG"
+	fi
+	expect "$alg ($denial): DO=1 AAAA at the steered owner: SOA and the owner's own $denial, each with a valid RRSIG" \
+		"$want" "$got"
+	k=$(ip netns exec "$CLIENT_NS" kdig +time=2 +retry=1 @"$V4" map.example.com AAAA 2>&1)
+	check "$alg ($denial): DO=0 AAAA at the steered owner: plain NODATA, no DNSSEC record" \
+		bash -c "grep -q 'status: NOERROR' <<<'$k' && grep -q 'ANSWER: 0' <<<'$k' && ! grep -Eq 'RRSIG|NSEC' <<<'$k'"
+	out=$(validate "$V4" nope.map.example.com)
+	check "$alg ($denial): delv still validates a name error below the steered owner" \
+		grep -q '^; negative response, fully validated' <<<"$out"
+	out=$(validate "$V4" nope.example.com)
+	check "$alg ($denial): ...and one beside it (the chain is unchanged)" \
+		grep -q '^; negative response, fully validated' <<<"$out"
+	check "$alg ($denial): no 'negative answers there cannot be proven' warning for the steered owners" \
+		bash -c "! grep -q 'cannot be proven' '$TMP/pop53d.log'"
 
 	# A steered CNAME in the signed zone: each variant's CNAME carries its own RRSIG, the
 	# chased target's RRset (static, in the zone) its own, and both validate.
@@ -217,7 +300,23 @@ check "timer: the variants are re-signed before expiry, with a later expiration 
 check "timer: the re-signing is logged" grep -q 'steering: variants re-signed (signature_refresh 65 s)' "$TMP/pop53d.log"
 out=$(validate "$V4" map.example.com)
 check "timer: the re-signed answer validates" grep -q '^; fully validated' <<<"$out"
-check "timer: no reload was needed" bash -c "! grep -q 'reload' '$TMP/pop53d.log'"
+# The owners' NSEC (ED25519: an NSEC-signed zone) is made by the compile: its timer recompiles
+# the zones, with the same period.
+nexp() { ip netns exec "$CLIENT_NS" kdig +time=2 +retry=1 @"$V4" +dnssec map.example.com AAAA 2>&1 |
+	awk '!/^;/ && $4=="RRSIG" && $5=="NSEC" && $1=="map.example.com." {print $9; exit}'; }
+n1=$(nexp)
+renewed=
+for _ in $(seq 1 40); do
+	sleep 0.5
+	n2=$(nexp)
+	[ -n "$n2" ] && [ "$n2" != "$n1" ] && { renewed=1; break; }
+done
+check "timer: the steered owner's NSEC is re-signed too, with a later expiration ($n1 -> ${n2:-none})" [ -n "$renewed" ]
+out=$(validate "$V4" map.example.com AAAA)
+check "timer: ...and NODATA there still validates" grep -q '^; negative response, fully validated' <<<"$out"
+check "timer: no reload was asked for (every zone recompile is the denial timer's)" \
+	[ "$(grep -c 'reload' "$TMP/pop53d.log")" = \
+	  "$(( $(grep -c "re-signing the steered owners' NSEC/NSEC3" "$TMP/pop53d.log") ))" ]
 check "pop53d stops cleanly" stop_pop53
 check "no mbuf leaked" grep -q 'no leak' "$TMP/pop53d.log"
 

@@ -24,7 +24,9 @@
 
 #include "control/dnssec/sign.h"
 #include "control/steer/steer_build.h"
+#include "control/zone/image_build.h"
 #include "control/steer/steer_pub.h"
+#include "dataplane/image.h"
 #include "dataplane/steer.h"
 
 static char dir[] = "/tmp/p53sign.XXXXXX";
@@ -297,12 +299,143 @@ static int teardown(void **state)
 	return system(cmd) == 0 ? 0 : -1;
 }
 
+/*
+ * The denial the compiler makes for a steered owner its zone's chain lacks
+ * (control/zone/dnssec_build.c, p53_dnssec_steer_denial): its bytes, and its RRSIG verified
+ * with the key's DNSKEY.
+ */
+static const uint8_t map_owner[] = "\003map\007example\003com";
+
+static void no_warn(void *arg, const char *msg)
+{
+	(void)arg;
+	(void)msg;
+}
+
+/* Compile `zone` with a steered A at map.example.com. signed by k; the node named `name`. */
+static void *denial_image(const char *zone, const struct p53_sign_key *k, const uint8_t *name,
+			  size_t name_len, const struct p53_image_node **nd)
+{
+	static const uint8_t addr[4] = {10, 0, 0, 1};
+	char path[600], err[600];
+	size_t len;
+	uint32_t now = (uint32_t)time(NULL);
+
+	snprintf(path, sizeof(path), "%s/example.com.zone", dir);
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(zone, f);
+	fclose(f);
+	struct p53_zone_extra ex = { .lname = map_owner, .lname_len = sizeof(map_owner), .type = 1,
+				     .ttl = 300, .addrs = addr, .rdlen = 4, .n = 1, .line = 7,
+				     .owner = "map.example.com." };
+	struct p53_zone_src src = { .name = "example.com.", .file = path, .cfg_file = "pop53.yaml",
+				    .extra = &ex, .n_extra = 1, .sign_key = k,
+				    .sign_inception = now - 3600, .sign_expiration = now + 86400 };
+	void *img = p53_image_build(&src, 1, &len, err, sizeof(err), no_warn, NULL);
+	if (img == NULL)
+		fail_msg("%s", err);
+	*nd = NULL;
+	for (uint32_t i = 0; i < p53_image_hdr(img)->n_nodes; i++) {
+		const struct p53_image_node *n = p53_image_node(img, i);
+		if (n->name_len == name_len && memcmp(p53_image_name(img, n->name_off), name, name_len) == 0)
+			*nd = n;
+	}
+	assert_non_null(*nd);
+	return img;
+}
+
+/* The node's RRset of `type`: one record whose TTL and RDATA are these, and one RRSIG over it
+ * that verifies with k. */
+static void denial_check(const void *img, const struct p53_image_node *nd, const struct p53_sign_key *k,
+			 uint16_t type, const uint8_t *rdata, size_t rdlen)
+{
+	uint32_t rsi = p53_image_node_rrset(img, nd, type);
+	assert_int_not_equal(rsi, P53_NONE);
+	const struct p53_image_rrset *rs = p53_image_rrset(img, rsi);
+	const uint8_t *r = p53_image_rdata(img, rs);
+	assert_int_equal(rs->count, 1);
+	assert_int_equal(rs->sig_count, 1);
+	assert_true(rs->flags & P53_RRSET_STEERED); /* from the config: not transferred */
+	assert_int_equal(rs->rdata_len, 2 + 10 + rdlen);
+	static const uint8_t head[] = {0xc0, 0x0c, 0, 0, 0, 1, 0, 0, 1, 44}; /* TTL 300 */
+	assert_memory_equal(r + 4, head + 4, 6);
+	assert_int_equal(r[2] << 8 | r[3], type);
+	assert_int_equal(r[10] << 8 | r[11], rdlen);
+	assert_memory_equal(r + 12, rdata, rdlen);
+	assert_int_equal(p53_sign_verify(k, p53_image_name(img, nd->name_off), nd->name_len, r, 1,
+					 r + rs->rdata_len, rs->sig_len), 0);
+}
+
+static void test_steered_denial(void **state)
+{
+	struct p53_sign_key k;
+	char err[600];
+	const struct p53_image_node *nd;
+
+	(void)state;
+	assert_int_equal(p53_sign_key_load(keygen(P53_SIGN_ALG_ED25519, "Kdenial"), &k, err, sizeof(err)), 0);
+	/* NSEC, TTL 300 (the zone's NSECs'): the next name is that of the NSEC covering map
+	 * (the apex's: ns1), types A RRSIG NSEC. */
+	static const char nsec_zone[] =
+		"$ORIGIN example.com.\n$TTL 3600\n"
+		"@ SOA ns1 host 1 7200 900 1209600 300\n@ NS ns1\n"
+		"@ 300 NSEC ns1 NS SOA RRSIG NSEC\n"
+		"@ RRSIG SOA 15 2 3600 20300101000000 20200101000000 1 example.com. AAAA\n"
+		"ns1 A 192.0.2.1\nns1 300 NSEC example.com. A RRSIG NSEC\n";
+	void *img = denial_image(nsec_zone, &k, map_owner, sizeof(map_owner), &nd);
+	static const uint8_t nsec_rd[] = "\003ns1\007example\003com\000" "\000\006\100\000\000\000\000\003";
+	denial_check(img, nd, &k, 47, nsec_rd, sizeof(nsec_rd) - 1);
+	free(img);
+
+	/* NSEC3 (algorithm 1, flags 0, 5 iterations, salt aabb): at the hash of map.example.com.,
+	 * next hash = that + 1, types A RRSIG. The hash from ldns. */
+	static const char nsec3_zone[] =
+		"$ORIGIN example.com.\n$TTL 3600\n"
+		"@ SOA ns1 host 1 7200 900 1209600 300\n@ NS ns1\n@ NSEC3PARAM 1 0 5 aabb\n"
+		"@ RRSIG SOA 15 2 3600 20300101000000 20200101000000 1 example.com. AAAA\n"
+		"ns1 A 192.0.2.1\n"
+		"0123456789abcdefghijklmnopqrstuv 300 NSEC3 1 0 5 aabb 0123456789abcdefghijklmnopqrstuv A\n";
+	static const uint8_t salt[] = {0xaa, 0xbb};
+	ldns_rdf *dn = ldns_dname_new_frm_str("map.example.com.");
+	ldns_rdf *h = ldns_nsec3_hash_name(dn, 1, 5, 2, salt);
+	assert_non_null(h);
+	uint8_t hname[64];
+	/* ldns gives the hash label alone: lower case it and add the zone. */
+	const uint8_t *hl = ldns_rdf_data(h);
+	assert_int_equal(hl[0], 32);
+	for (int i = 0; i <= 32; i++)
+		hname[i] = (uint8_t)(i == 0 ? 32 : (hl[i] >= 'A' && hl[i] <= 'Z' ? hl[i] + 32 : hl[i]));
+	memcpy(hname + 33, "\007example\003com", 13);
+	uint8_t bin[20] = {0};
+	for (int c = 0; c < 32; c++) { /* base32hex back to the 20 octets */
+		uint8_t ch = hname[1 + c];
+		int v = ch <= '9' ? ch - '0' : ch - 'a' + 10;
+		for (int q = 0; q < 5; q++)
+			if (v & (0x10 >> q))
+				bin[(c * 5 + q) / 8] |= (uint8_t)(0x80 >> ((c * 5 + q) % 8));
+	}
+	for (int q = 19; q >= 0 && ++bin[q] == 0; q--)
+		;
+	uint8_t rd[64] = {1, 0, 0, 5, 2, 0xaa, 0xbb, 20};
+	memcpy(rd + 8, bin, 20);
+	static const uint8_t bm[] = {0, 6, 0x40, 0, 0, 0, 0, 0x02};
+	memcpy(rd + 28, bm, sizeof(bm));
+	img = denial_image(nsec3_zone, &k, hname, 46, &nd);
+	denial_check(img, nd, &k, 50, rd, 28 + sizeof(bm));
+	free(img);
+	ldns_rdf_deep_free(h);
+	ldns_rdf_deep_free(dn);
+	p53_sign_key_free(&k);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_sign_validates),
 		cmocka_unit_test(test_bad_keys),
 		cmocka_unit_test(test_signed_table),
+		cmocka_unit_test(test_steered_denial),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
