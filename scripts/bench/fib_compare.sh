@@ -33,7 +33,7 @@ while [ $# -gt 0 ]; do
 	--addrs|--runs|--distinct) ARGS+=("$1" "$2"); shift ;;
 	--cg-addrs) CG_ADDRS=$2; shift ;;
 	--no-callgrind) CG=0 ;;
-	-h|--help) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "fib_compare.sh: unknown argument $1" >&2; exit 2 ;;
 	esac
 	shift
@@ -46,8 +46,9 @@ EAL=(-- -l 1 --no-huge -m "$EAL_MEM" --no-shconf --file-prefix=p53-fib --no-tele
 log() { echo "[fib_compare $(date +%H:%M:%S)] $*" >&2; }
 
 for what in $ONLY; do
-	# the sources and their config, as steer_compile.sh makes them (one compile run)
-	[ -s "$D/$what.yaml" ] || BUILD="$BUILD" "$ROOT/scripts/bench/steer_compile.sh" --runs 1 --only "$what" >&2
+	# the sources (generated once) and their config for MAP_N/GEO_N, as steer_compile.sh makes
+	# them (it runs one compile too)
+	BUILD="$BUILD" "$ROOT/scripts/bench/steer_compile.sh" --runs 1 --only "$what" >&2
 	log "$what: check and timing"
 	"$BIN" --src "$what" ${ARGS[@]+"${ARGS[@]}"} "$D/$what.yaml" "${EAL[@]}"
 	[ "$CG" = 1 ] || continue
