@@ -813,7 +813,6 @@ static __attribute__((noinline)) uint16_t steered(const void *img, const struct 
 		uint8_t ea[16];
 		const uint8_t *ca;
 		int v6, src0 = 0;
-		uint8_t sc = 0;
 		const struct p53_steer_variant *v;
 		/* The ECS data was validated by the parser (edns_opt.c): FAMILY 1 or 2, ADDRESS
 		 * ceil(SOURCE / 8) bytes, nothing set past SOURCE. The packet's source is read in
@@ -829,10 +828,11 @@ static __attribute__((noinline)) uint16_t steered(const void *img, const struct 
 			ca = q->src;
 		}
 		if (ca != NULL)
-			v = p53_steer_pick_addr(t, r, v6, ca, &sc);
+			v = p53_steer_pick_addr(t, r, v6, ca, scope);
 		else
-			v = p53_steer_pick(t, r, NULL, &sc);
-		*scope = src0 ? 0 : sc;
+			v = p53_steer_pick(t, r, NULL, scope);
+		if (src0)
+			*scope = 0;
 		rd = p53_steer_rdata(t, v);
 		len = v->rdata_len + (dnssec ? v->sig_len : 0u);
 		*an = (uint16_t)(v->count + (dnssec ? v->sig_count : 0u));
