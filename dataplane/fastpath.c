@@ -810,28 +810,29 @@ static __attribute__((noinline)) uint16_t steered(const void *img, const struct 
 	uint32_t len = rs->rdata_len + (dnssec ? rs->sig_len : 0u);
 
 	if (r != NULL) {
-		struct p53_steer_client cl;
-		const struct p53_steer_client *clp = NULL;
-		int src0 = 0;
+		uint8_t ea[16];
+		const uint8_t *ca;
+		int v6, src0 = 0;
+		const struct p53_steer_variant *v;
 		/* The ECS data was validated by the parser (edns_opt.c): FAMILY 1 or 2, ADDRESS
-		 * ceil(SOURCE / 8) bytes, nothing set past SOURCE. */
+		 * ceil(SOURCE / 8) bytes, nothing set past SOURCE. The packet's source is read in
+		 * place (4 or 16 bytes). */
 		if (ecs != NULL && ecs[2] > 0) {
-			cl.v6 = p53_get16(ecs) == P53_ECS_FAMILY_IPV6;
-			memset(cl.addr, 0, sizeof(cl.addr));
-			memcpy(cl.addr, ecs + 4, (ecs[2] + 7u) / 8u);
-			clp = &cl;
-		} else if (q->src != NULL) {
+			memset(ea, 0, sizeof(ea));
+			memcpy(ea, ecs + 4, (ecs[2] + 7u) / 8u);
+			v6 = p53_get16(ecs) == P53_ECS_FAMILY_IPV6;
+			ca = ea;
+		} else {
 			src0 = ecs != NULL;
-			cl.v6 = q->src_v6;
-			if (cl.v6)      /* two fixed sizes: inline moves, not a memcpy call */
-				memcpy(cl.addr, q->src, 16);
-			else
-				memcpy(cl.addr, q->src, 4);
-			clp = &cl;
+			v6 = q->src_v6;
+			ca = q->src;
 		}
-		uint8_t sc = 0;
-		const struct p53_steer_variant *v = p53_steer_pick(t, r, clp, &sc);
-		*scope = src0 ? 0 : sc;
+		if (ca != NULL)
+			v = p53_steer_pick_addr(t, r, v6, ca, scope);
+		else
+			v = p53_steer_pick(t, r, NULL, scope);
+		if (src0)
+			*scope = 0;
 		rd = p53_steer_rdata(t, v);
 		len = v->rdata_len + (dnssec ? v->sig_len : 0u);
 		*an = (uint16_t)(v->count + (dnssec ? v->sig_count : 0u));

@@ -38,7 +38,14 @@ uint32_t p53_steer_lookup(const void *t, unsigned int src, const struct p53_stee
 {
 	const struct p53_steer_src *s = &p53_steer_hdr(t)->src[src];
 
-	return cl->v6 ? p53_steer_lookup6(t, s, p53_steer_be64(cl->addr), cl->addr) : p53_steer_lookup4(t, s, p53_steer_be32(cl->addr));
+	return cl->v6 ? p53_steer_lookup6(t, s, p53_steer_be64(cl->addr), cl->addr, 0) : p53_steer_lookup4(t, s, p53_steer_be32(cl->addr));
+}
+
+/* p53_steer_pick_addr for an IPv6 address outside 2000::/3: the lookups test where it is. */
+__attribute__((noinline, cold)) const struct p53_steer_variant *
+p53_steer_pick6_other(const void *t, const struct p53_steer_rec *r, const uint8_t *addr, uint8_t *scope)
+{
+	return p53_steer_pick_fam(t, r, addr, 1, 0, scope);
 }
 
 static int inside(size_t len, uint64_t off, uint64_t n, uint64_t sz)

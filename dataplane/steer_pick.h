@@ -13,6 +13,8 @@
 uint32_t p53_steer_lookup6_long(const struct p53_steer_src *s, const uint64_t *key,
 				const struct p53_steer_b6x *x, uint32_t from, uint32_t at,
 				uint64_t hi, uint64_t lw);
+const struct p53_steer_variant *p53_steer_pick6_other(const void *t, const struct p53_steer_rec *r,
+						      const uint8_t *addr, uint8_t *scope);
 
 static inline uint32_t p53_steer_be32(const uint8_t *p)
 {
@@ -83,9 +85,11 @@ static inline __attribute__((always_inline)) uint32_t p53_steer_lookup4(const ui
 	return P53_STEER_NOLOC << 8 | len;
 }
 
-/* hi: the address's high half; addr: the whole address, read again only by lookup6_long. */
+/* hi: the address's high half; addr: the whole address, read again only by lookup6_long.
+ * glob (a constant): 1 when the caller knows the address is in 2000::/3, so the search range
+ * is always idx[k]..idx[k + 1] (no test per lookup: p53_steer_pick_addr). */
 static inline __attribute__((always_inline)) uint32_t p53_steer_lookup6(const uint8_t *base, const struct p53_steer_src *s,
-							      uint64_t hi, const uint8_t *addr)
+							      uint64_t hi, const uint8_t *addr, const int glob)
 {
 	const uint64_t *key = (const uint64_t *)(base + s->off6);
 	const struct p53_steer_b6x *x = (const struct p53_steer_b6x *)(base + s->aux6_off);
@@ -94,10 +98,10 @@ static inline __attribute__((always_inline)) uint32_t p53_steer_lookup6(const ui
 	if (s->n6 == 0)
 		return P53_STEER_NOLOC << 8;
 	uint32_t lo, last;
-	if (__builtin_expect(hi >> 61 == 1, 1)) {      /* in 2000::/3 */
-		uint32_t k = (uint32_t)(hi >> P53_STEER_IDX6_SHIFT) & (P53_STEER_IDX - 1);
-		lo = idx[k];
-		last = idx[k + 1];
+	if (glob || __builtin_expect(hi >> 61 == 1, 1)) {      /* in 2000::/3 */
+		const uint32_t *ik = idx + ((uint32_t)(hi >> P53_STEER_IDX6_SHIFT) & (P53_STEER_IDX - 1));
+		lo = ik[0];
+		last = ik[1];
 	} else if (hi < P53_STEER_IDX6_BASE) {
 		lo = 0;
 		last = idx[0];
@@ -128,18 +132,23 @@ static inline __attribute__((always_inline)) uint32_t p53_steer_lookup6(const ui
 	return P53_STEER_NOLOC << 8 | len;
 }
 
-/* The policy chain for one family (v6 a constant: the compiler makes one loop per family, the
- * address read once). A source is looked up once per run of steps naming it (a chain such
- * as geo country -> geo continent reads the GeoIP blocks once); a chain that comes back to
- * an earlier source looks it up again, and gets the same answer. */
+/* The sources with blocks to look up (not P53_STEER_SRC_ANY or P53_STEER_SRC_CLIENT), as a
+ * mask: one test per source change instead of a compare per kind. */
+#define P53_STEER_TABLE_SRCS (1u << P53_STEER_SRC_MAP | 1u << P53_STEER_SRC_GEO | 1u << P53_STEER_SRC_ASN)
+
+/* The policy chain for one family (v6, glob: constants, so the compiler makes one loop per
+ * case, the address read once; glob as in p53_steer_lookup6). A source is looked up once per
+ * run of steps naming it (a chain such as geo country -> geo continent reads the GeoIP blocks
+ * once); a chain that comes back to an earlier source looks it up again, and gets the same
+ * answer. addr: 16 bytes (IPv6) or 4 (IPv4), network order. */
 static inline __attribute__((always_inline)) const struct p53_steer_variant *
-p53_steer_pick_fam(const void *t, const struct p53_steer_rec *r, const struct p53_steer_client *cl, const int v6,
-		   uint8_t *scope)
+p53_steer_pick_fam(const void *t, const struct p53_steer_rec *r, const uint8_t *addr, const int v6,
+		   const int glob, uint8_t *scope)
 {
 	const struct p53_steer_hdr *h = p53_steer_hdr(t);
 	const uint32_t *dec = (const uint32_t *)((const uint8_t *)t + h->dec_off);
-	uint32_t a4 = v6 ? 0 : p53_steer_be32(cl->addr);
-	uint64_t a6 = v6 ? p53_steer_be64(cl->addr) : 0;
+	uint32_t a4 = v6 ? 0 : p53_steer_be32(addr);
+	uint64_t a6 = v6 ? p53_steer_be64(addr) : 0;
 	unsigned int last = P53_STEER_SRCS;
 	uint32_t ll = 0;
 	uint8_t sc = 0;
@@ -148,10 +157,10 @@ p53_steer_pick_fam(const void *t, const struct p53_steer_rec *r, const struct p5
 		const struct p53_steer_step *st = &r->steps[i];
 		if (st->src != last) {
 			last = st->src;
-			ll = last == P53_STEER_SRC_CLIENT ? p53_steer_bucket((uint8_t)v6, cl->addr)
-			   : last == P53_STEER_SRC_ANY ? 0
-			   : v6 ? p53_steer_lookup6(t, &h->src[last], a6, cl->addr)
-			   : p53_steer_lookup4(t, &h->src[last], a4);
+			const struct p53_steer_src *s = h->src + last;
+			ll = P53_STEER_TABLE_SRCS >> last & 1u ?
+			     (v6 ? p53_steer_lookup6(t, s, a6, addr, glob) : p53_steer_lookup4(t, s, a4))
+			   : last == P53_STEER_SRC_CLIENT ? p53_steer_bucket((uint8_t)v6, addr) : 0;
 			if ((uint8_t)ll > sc)
 				sc = (uint8_t)ll;
 		}
@@ -168,6 +177,20 @@ p53_steer_pick_fam(const void *t, const struct p53_steer_rec *r, const struct p5
 	return p53_steer_variant(t, r->fallback);
 }
 
+/* p53_steer_pick for a known client address (addr: 16 bytes when v6, else 4; network order),
+ * read in place: the fast path passes the packet's source without copying it. IPv6 outside
+ * 2000::/3 (rare for clients) is picked out of line (steer.c). */
+static inline __attribute__((always_inline)) const struct p53_steer_variant *
+p53_steer_pick_addr(const void *t, const struct p53_steer_rec *r, int v6, const uint8_t *addr,
+		    uint8_t *scope)
+{
+	if (!v6)
+		return p53_steer_pick_fam(t, r, addr, 0, 0, scope);
+	if (__builtin_expect(addr[0] >> 5 == 1, 1))
+		return p53_steer_pick_fam(t, r, addr, 1, 1, scope);
+	return p53_steer_pick6_other(t, r, addr, scope);
+}
+
 static inline const struct p53_steer_variant *p53_steer_pick(const void *t, const struct p53_steer_rec *r,
 							     const struct p53_steer_client *cl, uint8_t *scope)
 {
@@ -175,7 +198,7 @@ static inline const struct p53_steer_variant *p53_steer_pick(const void *t, cons
 		*scope = 0;
 		return p53_steer_variant(t, r->fallback);
 	}
-	return cl->v6 ? p53_steer_pick_fam(t, r, cl, 1, scope) : p53_steer_pick_fam(t, r, cl, 0, scope);
+	return p53_steer_pick_addr(t, r, cl->v6, cl->addr, scope);
 }
 
 #endif /* P53_STEER_PICK_H */
