@@ -429,7 +429,7 @@ static __attribute__((noinline)) void p53_run6(const void *t, const struct p53_s
 					       uint32_t *out, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
-		out[i] = p53_steer_lookup6((const uint8_t *)t, s, p53_steer_be64(ip[i]), ip[i]);
+		out[i] = p53_steer_lookup6((const uint8_t *)t, s, p53_steer_be64(ip[i]), ip[i], 0);
 }
 
 static __attribute__((noinline)) void fib_run4(struct rte_fib *f, uint32_t *ip, uint64_t *nh, size_t n, int bulk)
