@@ -87,7 +87,10 @@ def rate(server, src, name, qtype, qps, seconds, cookie=None, edns=True, drain_s
         qid = (base + i) & 0xFFFF
         seen[qid] = None
         s.sendto(make_query(names[i % len(names)], qtype, qid, cookie, edns), (server, 53))
+        if i == 0:
+            stats["t_first"] = time.time()
         stats["sent"] += 1
+    stats["t_last"] = time.time()
     drain(drain_s)
     order = [seen[(base + i) & 0xFFFF] for i in range(n)]
     run = 0

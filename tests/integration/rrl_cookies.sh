@@ -76,9 +76,17 @@ check "the limited ones slip every other time: $(j .tc "$f") TC=1 of $lim (slip 
 	between "$(j .tc "$f")" $(( lim / 2 - 3 )) $(( lim / 2 + 3 ))
 check "another /24 asking the same name at 16/s meanwhile: all $(j .sent "$other") answered" \
 	[ "$(j .answered "$other")" = "$(j .sent "$other")" ]
+f1=$f
 f=$(flood 192.0.2.1 api.example.com A 80 2)
-check "still flooding: no full answer ($(j .answered "$f")), TC=1 for half ($(j .tc "$f") of $(j .sent "$f"))" \
-	bash -c '[ "$0" = 0 ] && [ "$1" -ge 70 ] && [ "$1" -le 90 ]' "$(j .answered "$f")" "$(j .tc "$f")"
+# The account ends the first flood at its floor (-window x rate = -40) and earns 20/s until the
+# second starts: none back while the pause is under the window (the usual case, about a second);
+# a machine slow to start the second client earns the pause's credits back (20/s past 2 s).
+gap_ms=$(jq -n --argjson a "$f1" --argjson b "$f" '($b.t_first - $a.t_last) * 1000 | floor')
+earned=$(( gap_ms > 2000 ? (gap_ms - 2000) * 20 / 1000 + 1 : 0 ))
+ans=$(j .answered "$f"); lim=$(( $(j .sent "$f") - ans ))
+check "still flooding ${gap_ms} ms after the first flood: no full answer beyond the credits of that pause ($ans, at most $earned), TC=1 for half of the rest ($(j .tc "$f") of $lim)" \
+	bash -c '[ "$0" -le "$1" ] && [ "$2" -ge $(( $3 / 2 - 10 )) ] && [ "$2" -le $(( $3 / 2 + 10 )) ]' \
+	"$ans" "$earned" "$(j .tc "$f")" "$lim"
 r=$(ctl --json rrl)
 check "pop53ctl rrl lists 192.0.2.0/24 as limited now, class responses" \
 	bash -c 'jq -e ".rrl.limited[] | select(.prefix == \"192.0.2.0/24\" and (.classes | index(\"responses\")))" <<<"$0" >/dev/null' "$r"

@@ -36,7 +36,8 @@ static void *table_of(const struct p53_steer_source *s)
 	h->src[0].aux6_off = (uint32_t)(h->src[0].off6 + s->n6 * sizeof(uint64_t));
 	h->src[0].idx4_off = (uint32_t)(h->src[0].aux6_off + s->n6 * sizeof(struct p53_steer_b6x));
 	h->src[0].idx6_off = (uint32_t)(h->src[0].idx4_off + idx);
-	memcpy(t + h->src[0].off4, s->b4, s->n4 * sizeof(*s->b4));
+	if (s->n4 > 0)  /* b4 is NULL without IPv4 blocks */
+		memcpy(t + h->src[0].off4, s->b4, s->n4 * sizeof(*s->b4));
 	p53_steer_emit6(s->b6, s->n6, (uint64_t *)(void *)(t + h->src[0].off6),
 			(struct p53_steer_b6x *)(void *)(t + h->src[0].aux6_off));
 	if (s->n4 > 0)
