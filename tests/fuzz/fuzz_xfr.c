@@ -42,20 +42,7 @@
 
 static unsigned long long compiled, rejected, messages;
 
-/* Warnings of one compile, one after another (cut at the buffer's end). */
-struct warns {
-	char text[4096];
-	size_t len;
-};
-
-static void collect(void *arg, const char *msg)
-{
-	struct warns *w = arg;
-	int n = snprintf(w->text + w->len, sizeof(w->text) - w->len, "%s\n", msg);
-
-	if (n > 0)
-		w->len += (size_t)n < sizeof(w->text) - w->len ? (size_t)n : sizeof(w->text) - 1 - w->len;
-}
+#include "fuzz_warns.h"
 
 static void dump(const uint8_t *data, size_t size)
 {
