@@ -44,9 +44,10 @@ _Static_assert(P53_PKT_MAX_ADDRS >= P53_CONFIG_MAX_ADDRS, "every service address
 /*
  * Memory for a copy of a `len`-byte image on `socket`; *malloced says how it is freed. The
  * DPDK heap when it is hugepage memory (2 MiB or larger pages, on the worker's socket). Under
- * --no-huge the heap is 4 KiB pages, on which a big image costs a TLB miss per lookup link
- * (docs/BENCHMARKS.md, "Big zone: page size"): a big copy is then 2 MiB-aligned malloc memory
- * with transparent huge pages asked for, as the compiled image is (image_build.c).
+ * --no-huge the heap is 4 KiB pages, which cost big-zone lookups 10-20 % (docs/BENCHMARKS.md,
+ * "Big zone: page size and prefetch schedule"), and -m 512 holds few big copies: a big copy
+ * is then 2 MiB-aligned malloc memory with transparent huge pages asked for, as the compiled
+ * image is (image_build.c). --no-huge has one socket, so `socket` says nothing there.
  */
 static void *image_alloc(size_t len, int socket, uint8_t *malloced)
 {
@@ -166,8 +167,8 @@ static int image_socket(void)
 
 /*
  * Whether the first worker may answer from the compiled image itself. A big image is read at
- * random, so its page size matters (4 KiB pages: a TLB miss per lookup link; docs/BENCHMARKS.md,
- * "Big zone: page size"). The compiler asks for transparent huge pages (image_build.c); when
+ * random, so its page size matters (docs/BENCHMARKS.md, "Big zone: page size and prefetch
+ * schedule"). The compiler asks for transparent huge pages (image_build.c); when
  * it did not get them (THP "never", or no 2 MiB page free) and the DPDK heap is hugepage
  * memory, a copy in the heap is the better replica, at the price of one more image during
  * the publish. Says so once per process.
@@ -190,7 +191,7 @@ static int adoptable(const void *img, size_t len)
 	if (!warned_small)
 		p53_warn("publish: the image (%zu MiB) has %zu MiB in huge pages and the DPDK heap has "
 			 "none (--no-huge): big-zone lookups pay TLB misses (docs/OPERATIONS.md, "
-			 "\"Memory\")", len >> 20, b.huge >> 20);
+			 "\"Reloading without losing a query\")", len >> 20, b.huge >> 20);
 	warned_small = 1;
 	return 1;
 }
