@@ -29,4 +29,19 @@ void p53_bigmem_advise(void *p, size_t len);
  */
 void *p53_bigmem_grow(void *p, size_t old, size_t len);
 
+/**
+ * How p[0..len) is backed, from /proc/self/smaps: bytes resident, bytes in huge pages
+ * (transparent: AnonHugePages; hugetlbfs: the whole of a mapping whose KernelPageSize is
+ * over 4 KiB) and the largest kernel page size seen (bytes). Counted per mapping, for the
+ * part of each mapping that overlaps the range (a partly overlapped mapping's resident and
+ * huge bytes are scaled to the overlap). Any thread; reads a file: not for the data path.
+ * @return 0, or -1 when smaps cannot be read (the outputs are then 0).
+ */
+struct p53_bigmem_backing {
+	size_t resident;
+	size_t huge;
+	size_t page_size;
+};
+int p53_bigmem_backing(const void *p, size_t len, struct p53_bigmem_backing *b);
+
 #endif /* P53_BIGMEM_H */

@@ -10,6 +10,7 @@
 #include <rte_lcore.h>
 #include <rte_malloc.h>
 
+#include "control/bigmem.h"
 #include "control/publish.h"
 #include "dataplane/fastpath.h"
 #include "control/log.h"
@@ -38,6 +39,38 @@ int p53_dataplane_init(struct p53_dataplane *dp, struct p53_worker *workers, uns
 
 _Static_assert(P53_PKT_MAX_ADDRS >= P53_CONFIG_MAX_ADDRS, "every service address fits a replica");
 
+#define HUGE_2M ((size_t)2 << 20)
+
+/*
+ * Memory for a copy of a `len`-byte image on `socket`; *malloced says how it is freed. The
+ * DPDK heap when it is hugepage memory (2 MiB or larger pages, on the worker's socket). Under
+ * --no-huge the heap is 4 KiB pages, which cost big-zone lookups 10-20 % (docs/BENCHMARKS.md,
+ * "Big zone: page size and prefetch schedule"), and -m 512 holds few big copies: a big copy
+ * is then 2 MiB-aligned malloc memory with transparent huge pages asked for, as the compiled
+ * image is (image_build.c). --no-huge has one socket, so `socket` says nothing there.
+ */
+static void *image_alloc(size_t len, int socket, uint8_t *malloced)
+{
+	void *p = NULL;
+
+	*malloced = len >= P53_BIGMEM_MIN && !rte_eal_has_hugepages();
+	if (!*malloced)
+		return rte_malloc_socket("p53_image", len, RTE_CACHE_LINE_SIZE, socket);
+	size_t alen = (len + HUGE_2M - 1) & ~(HUGE_2M - 1);
+	if (posix_memalign(&p, HUGE_2M, alen) != 0)
+		return NULL;
+	p53_bigmem_advise(p, alen);
+	return p;
+}
+
+static void image_free(const void *p, uint8_t malloced)
+{
+	if (malloced)
+		free((void *)(uintptr_t)p);
+	else
+		rte_free((void *)(uintptr_t)p);
+}
+
 /* A replica of `img`: a copy on `socket`, or, with `adopt`, `img` itself (the replica then
  * owns it and frees it with free()). On failure nothing is allocated and `img` stays the
  * caller's either way. */
@@ -46,19 +79,20 @@ static struct p53_replica *replica_new(struct p53_dataplane *dp, void *img, size
 				       int adopt)
 {
 	struct p53_replica *r = rte_zmalloc_socket("p53_replica", sizeof(*r), RTE_CACHE_LINE_SIZE, socket);
-	void *copy = adopt ? img : rte_malloc_socket("p53_image", len, RTE_CACHE_LINE_SIZE, socket);
+	uint8_t malloced = (uint8_t)adopt;
+	void *copy = adopt ? img : image_alloc(len, socket, &malloced);
 
 	if (r == NULL || copy == NULL) {
 		rte_free(r);
-		if (!adopt)
-			rte_free(copy);
+		if (!adopt && copy != NULL)
+			image_free(copy, malloced);
 		return NULL;
 	}
 	if (!adopt)
 		memcpy(copy, img, len);
 	r->image = copy;
 	r->image_len = len;
-	r->image_malloced = (uint8_t)adopt;
+	r->image_malloced = malloced;
 	size_t il = strnlen(cfg->identity, 255), vl = cfg->version != NULL ? strnlen(cfg->version, 255) : 0;
 	memcpy(r->identity, cfg->identity, il);
 	if (vl > 0)
@@ -76,7 +110,7 @@ static struct p53_replica *replica_new(struct p53_dataplane *dp, void *img, size
 							     RTE_CACHE_LINE_SIZE, socket);
 		if (neg == NULL) {
 			if (!adopt)
-				rte_free(copy);
+				image_free(copy, malloced);
 			rte_free(r);
 			return NULL;
 		}
@@ -91,7 +125,7 @@ static struct p53_replica *replica_new(struct p53_dataplane *dp, void *img, size
 		if (ref == NULL) {
 			rte_free((void *)(uintptr_t)r->conf.neg);
 			if (!adopt)
-				rte_free(copy);
+				image_free(copy, malloced);
 			rte_free(r);
 			return NULL;
 		}
@@ -112,10 +146,7 @@ static void replica_free(struct p53_replica *r)
 {
 	if (r == NULL)
 		return;
-	if (r->image_malloced)
-		free((void *)(uintptr_t)r->image);
-	else
-		rte_free((void *)(uintptr_t)r->image);
+	image_free(r->image, r->image_malloced);
 	rte_free((void *)(uintptr_t)r->conf.neg);
 	rte_free((void *)(uintptr_t)r->conf.ref);
 	rte_free(r);
@@ -132,6 +163,37 @@ static int image_socket(void)
 	if (getcpu(&cpu, &node) != 0)
 		return -1;
 	return (int)node;
+}
+
+/*
+ * Whether the first worker may answer from the compiled image itself. A big image is read at
+ * random, so its page size matters (docs/BENCHMARKS.md, "Big zone: page size and prefetch
+ * schedule"). The compiler asks for transparent huge pages (image_build.c); when
+ * it did not get them (THP "never", or no 2 MiB page free) and the DPDK heap is hugepage
+ * memory, a copy in the heap is the better replica, at the price of one more image during
+ * the publish. Says so once per process.
+ */
+static int adoptable(const void *img, size_t len)
+{
+	static int warned_copy, warned_small;
+	struct p53_bigmem_backing b;
+
+	if (len < P53_BIGMEM_MIN || p53_bigmem_backing(img, len, &b) != 0 || b.huge >= len / 4 * 3)
+		return 1;
+	if (rte_eal_has_hugepages()) {
+		if (!warned_copy)
+			p53_warn("publish: the compiled image (%zu MiB) has %zu MiB in huge pages "
+				 "(transparent huge pages off or short): every worker gets a copy in "
+				 "the DPDK heap's hugepages instead", len >> 20, b.huge >> 20);
+		warned_copy = 1;
+		return 0;
+	}
+	if (!warned_small)
+		p53_warn("publish: the image (%zu MiB) has %zu MiB in huge pages and the DPDK heap has "
+			 "none (--no-huge): big-zone lookups pay TLB misses (docs/OPERATIONS.md, "
+			 "\"Reloading without losing a query\")", len >> 20, b.huge >> 20);
+	warned_small = 1;
+	return 1;
 }
 
 /* Replicas are shared per socket in that mode: free each distinct one once. */
@@ -256,9 +318,10 @@ int p53_dataplane_publish(struct p53_dataplane *dp, void *img, size_t len,
 	((struct p53_image_hdr *)img)->generation = next_generation(dp);
 	/* Build every replica before touching any worker: all or nothing. The first worker on
 	 * the socket the image was written on answers from the image itself (no copy, one image
-	 * less of memory during the reload and in steady state); every other replica is a copy
-	 * in the DPDK heap on its worker's socket. */
-	int home = image_socket();
+	 * less of memory during the reload and in steady state) unless it missed the huge pages
+	 * a copy would have (adoptable); every other replica is a copy in the DPDK heap on its
+	 * worker's socket (image_alloc). */
+	int home = adoptable(img, len) ? image_socket() : -2;
 	for (unsigned int i = 0; i < n; i++) {
 		int socket = (int)rte_lcore_to_socket_id(dp->workers[i].lcore);
 		if (dp->mode == P53_REPLICAS_PER_SOCKET) {

@@ -9,7 +9,9 @@
  *
  * One replica per publish answers from the compiled image itself (malloc'd by the compiler,
  * image_malloced = 1, released with free()); the others are copies in the DPDK heap
- * (image_malloced = 0, rte_free()). See docs/ARCHITECTURE.md, "Replicas".
+ * (image_malloced = 0, rte_free()), or, for a big image when the heap has no hugepages
+ * (--no-huge), in transparent-huge-page malloc memory (image_malloced = 1). See
+ * docs/ARCHITECTURE.md, "Replicas".
  */
 #ifndef P53_REPLICA_H
 #define P53_REPLICA_H

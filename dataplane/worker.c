@@ -181,6 +181,47 @@ static inline void prefetch_chain(const void *img, const struct p53_query *q, co
 #endif
 }
 
+#ifndef P53_PREFETCH_PIPE
+#define P53_PREFETCH_PIPE 0
+#endif
+#if P53_PREFETCH_PIPE > 0
+/* The pipelined schedule (P53_PREFETCH_PIPE = D > 0, build time; 0, the default, is the
+ * whole-burst passes of prefetch_chain): while frame i is answered, frame i+D's RDATA, frame
+ * i+2D's owner name and RRset header and frame i+3D's node are prefetched, so each link has D
+ * answers of lead time instead of one pass over the burst. Measured no better than the passes
+ * on the 1M-record zone (docs/BENCHMARKS.md, "Big zone: page size and prefetch schedule"). */
+static inline uint32_t pipe_node(const void *img, const uint64_t *slots, uint32_t mask,
+				 const struct p53_query *q, uint8_t ms)
+{
+	if (ms != P53_MSG_OK && ms != FRAME_FAST)
+		return P53_NONE;
+	uint64_t s = slots[q->hash & mask];
+	if (s == 0 || (uint32_t)(s >> 32) != q->hash)
+		return P53_NONE;
+	uint32_t ni = (uint32_t)s - 1;
+	rte_prefetch0(p53_image_node(img, ni));
+	return ni;
+}
+
+static inline void pipe_name(const void *img, uint32_t ni)
+{
+	if (ni == P53_NONE)
+		return;
+	const struct p53_image_node *nd = p53_image_node(img, ni);
+	rte_prefetch0(p53_image_name(img, nd->name_off));
+	rte_prefetch0(p53_image_rrset(img, nd->rrsets));
+}
+
+static inline void pipe_rdata(const void *img, uint32_t ni, uint16_t qtype)
+{
+	if (ni == P53_NONE)
+		return;
+	uint32_t rsi = p53_image_node_rrset(img, p53_image_node(img, ni), qtype);
+	if (rsi != P53_NONE)
+		rte_prefetch0(p53_image_rdata(img, p53_image_rrset(img, rsi)));
+}
+#endif
+
 /* Answer one parsed frame in place; NULL when it was freed instead. With a guard, cookies
  * and RRL are checked around the answer (guard.h) and may drop it or send a small reply. */
 static inline struct rte_mbuf *reply(struct p53_worker *w, const struct p53_replica *r,
@@ -305,7 +346,30 @@ static uint16_t burst(struct p53_worker *w, const struct p53_replica *r, const s
 			rte_prefetch0(slots + (q[i].hash & mask));
 	}
 	/* A small image stays in cache: the later passes would only cost. */
-#if P53_PREFETCH_DEPTH >= 2
+#if P53_PREFETCH_PIPE > 0
+	if (slots != NULL) {
+		enum { D = P53_PREFETCH_PIPE };
+		uint32_t node[P53_BURST];
+		for (int k = 0; k < (int)n + 3 * D; k++) {
+			int i = k;
+			if (i < n)
+				node[i] = pipe_node(img, slots, mask, &q[i], ms[i]);
+			i = k - D;
+			if (i >= 0 && i < n)
+				pipe_name(img, node[i]);
+			i = k - 2 * D;
+			if (i >= 0 && i < n)
+				pipe_rdata(img, node[i], q[i].qtype);
+			i = k - 3 * D;
+			if (i >= 0 && i < n && ms[i] != FRAME_DROPPED) {
+				struct rte_mbuf *m = reply(w, r, g, now, pkts[i], &pkt[i], &q[i], ms[i], keep[i]);
+				if (m != NULL)
+					out[n_out++] = m;
+			}
+		}
+		return n_out;
+	}
+#elif P53_PREFETCH_DEPTH >= 2
 	if (slots != NULL)
 		prefetch_chain(img, q, ms, n);
 #endif

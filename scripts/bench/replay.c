@@ -53,6 +53,7 @@
 #include <rte_mempool.h>
 #include <rte_udp.h>
 
+#include "control/bigmem.h"
 #include "control/steer/steer_build.h"
 #include "control/text.h"
 #include "control/zone/image_build.h"
@@ -74,6 +75,13 @@
 enum mix {
 	MIX_SMALL_A, MIX_NXDOMAIN, MIX_REFERRAL, MIX_BIG_A, MIX_ECS, MIX_STEERED, MIX_WILDCARD,
 	MIX_DEEP_NX, MIX_DEEP_REFUSED,
+};
+
+/* Where the replica's image lives (--replica). */
+enum replica_mode { REP_ADOPT, REP_EAL, REP_THP, REP_4K, REP_HUGETLB };
+static const char *const replica_names[] = {
+	[REP_ADOPT] = "adopt", [REP_EAL] = "eal", [REP_THP] = "thp", [REP_4K] = "4k",
+	[REP_HUGETLB] = "hugetlb",
 };
 
 static const char *const mix_names[] = {
@@ -122,7 +130,7 @@ struct opts {
 	uint16_t payload;
 	int dnssec;             /* DO=1 in the queries (--do) */
 	int copy_run;
-	int replica_eal;
+	int replica;    /* enum replica_mode */
 	uint32_t rrl_rate;      /* 0: no RRL */
 	int guard;              /* publish a guard (cookies on; RRL when rrl_rate != 0) */
 	uint32_t clients;       /* distinct client /24s */
@@ -900,6 +908,16 @@ static struct p53_guard *make_guard(uint32_t rate)
 	return g;
 }
 
+/* This thread's CPU time in ns: unlike the TSC it stops while another process has the CPU,
+ * which on a shared machine is most of the run-to-run noise. */
+static double thread_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
 /* ---- main --------------------------------------------------------------------------------- */
 
 static void usage(FILE *f)
@@ -918,8 +936,16 @@ static void usage(FILE *f)
 		"  --payload N     EDNS UDP payload size in the queries (default 1232)\n"
 		"  --do            DO=1 in the queries: signed zones answer with RRSIGs and proofs\n"
 		"  --no-copy-run   skip the copy-only run (callgrind)\n"
-		"  --replica eal   put the replica in rte_malloc memory (as pop53d does) instead of\n"
-		"                  2 MiB-aligned THP memory (the default; models hugepages)\n"
+		"  --replica MODE  where the image the worker reads lives:\n"
+		"                  adopt    the compiled image itself (calloc, THP advised by the\n"
+		"                           compiler): what pop53d's first worker answers from (default)\n"
+		"                  eal      a copy in rte_malloc memory: pop53d's other workers (2 MiB\n"
+		"                           hugetlbfs pages when the EAL has hugepages; the default EAL\n"
+		"                           args say --no-huge: 4 KiB pages)\n"
+		"                  thp      a copy in 2 MiB-aligned memory, MADV_HUGEPAGE\n"
+		"                  4k       a copy in 4 KiB pages (MADV_NOHUGEPAGE)\n"
+		"                  hugetlb  a copy in an anonymous MAP_HUGETLB mapping (2 MiB pages;\n"
+		"                           needs free pages in /proc/sys/vm/nr_hugepages)\n"
 		"  --rrl RATE      publish a guard: cookies on, RRL at RATE/s per account\n"
 		"  --guard         publish a guard with cookies on and RRL off (pop53d's default)\n"
 		"  --clients N     source addresses from N client /24s (default 1: 192.0.2.1)\n"
@@ -1012,7 +1038,12 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 			dnssec_run = 1;
 			break;
 		case 'R':
-			o->replica_eal = strcmp(optarg, "eal") == 0;
+			o->replica = -1;
+			for (size_t i = 0; i < RTE_DIM(replica_names); i++)
+				if (strcmp(optarg, replica_names[i]) == 0)
+					o->replica = (int)i;
+			if (o->replica < 0)
+				die("unknown --replica '%s'", optarg);
 			break;
 		case 'L':
 			o->rrl_rate = (uint32_t)strtoul(optarg, NULL, 10);
@@ -1068,29 +1099,80 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		o->guard = 1;
 }
 
-static void *make_replica(const void *img, size_t len, int eal, const char **where)
+/* The replica's image in the memory --replica asks for; `img` is freed unless adopted. */
+static void *make_replica(void *img, size_t len, int mode, const char **where)
 {
+	size_t huge = 2u << 20, alen = (len + huge - 1) & ~(huge - 1);
 	void *r = NULL;
 
-	if (eal) {
-		r = rte_malloc_socket("p53_replica", len, RTE_CACHE_LINE_SIZE,
-				      (int)rte_socket_id());
-		if (r != NULL) {
-			*where = "rte_malloc";
-			memcpy(r, img, len);
-			return r;
-		}
-		fprintf(stderr, "p53-replay: rte_malloc of %zu bytes failed (EAL -m too small?); "
-			"using THP memory\n", len);
-	}
-	size_t huge = 2u << 20;
-	size_t alen = (len + huge - 1) & ~(huge - 1);
-	if (posix_memalign(&r, huge, alen) != 0)
+	switch (mode) {
+	case REP_ADOPT:
+		*where = "the compiled image (calloc, MADV_HUGEPAGE by the compiler), as pop53d's first worker";
+		return img;
+	case REP_EAL:
+		r = rte_malloc_socket("p53_replica", len, RTE_CACHE_LINE_SIZE, (int)rte_socket_id());
+		if (r == NULL)
+			die("rte_malloc of %zu bytes failed (EAL -m too small?)", len);
+		*where = rte_eal_has_hugepages() ? "rte_malloc (EAL hugepages)" : "rte_malloc (EAL --no-huge)";
+		break;
+	case REP_THP:
+		if (posix_memalign(&r, huge, alen) != 0)
+			return NULL;
+		(void)madvise(r, alen, MADV_HUGEPAGE);
+		*where = "2 MiB-aligned malloc, MADV_HUGEPAGE";
+		break;
+	case REP_4K:
+		if (posix_memalign(&r, 4096, alen) != 0)
+			return NULL;
+		(void)madvise(r, alen, MADV_NOHUGEPAGE);
+		*where = "malloc, MADV_NOHUGEPAGE (4 KiB pages)";
+		break;
+	case REP_HUGETLB:
+		r = mmap(NULL, alen, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB, -1, 0);
+		if (r == MAP_FAILED)
+			die("mmap MAP_HUGETLB of %zu bytes: %s (free 2 MiB pages: /proc/sys/vm/nr_hugepages)",
+			    alen, strerror(errno));
+		*where = "mmap MAP_HUGETLB (2 MiB pages)";
+		break;
+	default:
 		return NULL;
-	(void)madvise(r, alen, MADV_HUGEPAGE);  /* best effort, like hugepages in production */
+	}
 	memcpy(r, img, len);
-	*where = "THP (2 MiB-aligned, MADV_HUGEPAGE)";
+	free(img);
 	return r;
+}
+
+static void free_replica(void *r, size_t len, int mode)
+{
+	size_t huge = 2u << 20;
+
+	if (mode == REP_EAL)
+		rte_free(r);
+	else if (mode == REP_HUGETLB)
+		munmap(r, (len + huge - 1) & ~(huge - 1));
+	else
+		free(r);
+}
+
+/* How the replica is backed, and the process's THP total (smaps_rollup). */
+static double print_backing(const void *rep, size_t len)
+{
+	struct p53_bigmem_backing b;
+	char line[256];
+	unsigned long long anon_huge = 0;
+
+	if (p53_bigmem_backing(rep, len, &b) == 0)
+		printf("  replica pages      %.1f MiB of %.1f MiB resident, %.1f MiB in huge pages (%.0f%%), "
+		       "largest kernel page %zu KiB\n", (double)b.resident / 1048576.0,
+		       (double)len / 1048576.0, (double)b.huge / 1048576.0,
+		       100.0 * (double)b.huge / (double)len, b.page_size >> 10);
+	FILE *f = fopen("/proc/self/smaps_rollup", "re");
+	while (f != NULL && fgets(line, sizeof(line), f) != NULL)
+		if (sscanf(line, "AnonHugePages: %llu kB", &anon_huge) == 1)
+			printf("  smaps_rollup       AnonHugePages %llu kB\n", anon_huge);
+	if (f != NULL)
+		fclose(f);
+	return 100.0 * (double)b.huge / (double)len;
 }
 
 int main(int argc, char **argv)
@@ -1148,10 +1230,9 @@ int main(int argc, char **argv)
 		(double)t_build / (double)hz);
 
 	const char *where = "";
-	void *rep = make_replica(img, img_len, o.replica_eal, &where);
+	void *rep = make_replica(img, img_len, o.replica, &where);
 	if (rep == NULL)
 		die("out of memory for the replica (%zu bytes)", img_len);
-	free(img);
 	img = NULL;
 	/* control/publish.c stamps every image it publishes; the NSEC3 next closer cache
 	   (dataplane/dnssec.h) keeps a hash's NSEC3 only for a published generation. */
@@ -1231,10 +1312,13 @@ int main(int argc, char **argv)
 	}
 
 	uint64_t copy_done = 0, copy_cyc = 0;
+	double copy_cpu = 0;
 	if (o.copy_run) {
+		copy_cpu = thread_ns();
 		uint64_t t0 = rte_rdtsc_precise();
 		copy_done = replay_copy_loop(&r, o.count, t0 + (uint64_t)(o.max_seconds * (double)hz));
 		copy_cyc = rte_rdtsc_precise() - t0;
+		copy_cpu = thread_ns() - copy_cpu;
 		if (r.failed)
 			die("copy run: %s", r.fail);
 	}
@@ -1242,9 +1326,11 @@ int main(int argc, char **argv)
 	struct p53_worker_stats before = w->stats;
 	struct p53_nsec3_cache_stats nc0, nc1;
 	p53_nsec3_cache_stats(&nc0);
+	double cpu = thread_ns();
 	uint64_t t0 = rte_rdtsc_precise();
 	uint64_t done = replay_loop(&r, o.count, t0 + (uint64_t)(o.max_seconds * (double)hz));
 	uint64_t cyc = rte_rdtsc_precise() - t0;
+	cpu = thread_ns() - cpu;
 	p53_nsec3_cache_stats(&nc1);
 	if (r.failed)
 		die("measured run: %s (after %" PRIu64 " queries)", r.fail, done);
@@ -1269,15 +1355,19 @@ int main(int argc, char **argv)
 	double net_ns = ns - copy_ns;
 	double mqps = 1e3 / ns;
 	double net_mqps = net_ns > 0 ? 1e3 / net_ns : 0;
+	double cpu_net_ns = cpu / (double)done - (copy_done ? copy_cpu / (double)copy_done : 0);
 
 	printf("mix %s, zone %s, %u frames (%u%% IPv6), replica in %s\n", mix_names[o.mix],
 	       o.zone_name, o.frames, o.ipv6_pct, where);
+	double huge_pct = print_backing(rep, img_len);
 	printf("  queries            %" PRIu64 " in %.3f s, all answered with RCODE %u (counters and %" PRIu64 " sampled responses checked)\n",
 	       done, (double)cyc / (double)hz, rc, (done + P53_BURST - 1) / P53_BURST);
 	printf("  full loop          %.1f ns/query  %.2f Mqps  (alloc + copy + p53_worker_burst + free)\n", ns, mqps);
 	if (o.copy_run) {
 		printf("  copy-only loop     %.1f ns/query  (alloc + copy + free: the modelled NIC DMA)\n", copy_ns);
 		printf("  net (full - copy)  %.1f ns/query  %.2f Mqps on one core\n", net_ns, net_mqps);
+		printf("  net, CPU time      %.1f ns/query  (this thread's CPU time: what a shared CPU's other\n"
+		       "                     processes took is not in it)\n", cpu_net_ns);
 	}
 	printf("  response size      %.1f bytes DNS, %.1f bytes frame (average)\n", avg_dns, avg_frame);
 	if (nc1.hits + nc1.misses + nc1.uncached != nc0.hits + nc0.misses + nc0.uncached)
@@ -1290,9 +1380,10 @@ int main(int argc, char **argv)
 		       w->stats.guard.rrl_early - before.guard.rrl_early);
 	printf("RESULT mix=%s zone=%s frames=%u ipv6_pct=%u queries=%" PRIu64 " ns=%.2f copy_ns=%.2f net_ns=%.2f"
 	       " mqps=%.3f net_mqps=%.3f resp_dns=%.1f resp_frame=%.1f image_bytes=%zu records=%" PRIu32
-	       " tsc_hz=%" PRIu64 " rrl=%u clients=%u limited=%" PRIu64 "\n",
+	       " tsc_hz=%" PRIu64 " rrl=%u clients=%u limited=%" PRIu64 " replica=%s huge_pct=%.0f cpu_net_ns=%.2f\n",
 	       mix_names[o.mix], o.zone_name, o.frames, o.ipv6_pct, done, ns, copy_ns, net_ns, mqps, net_mqps,
-	       avg_dns, avg_frame, img_len, p53_image_hdr(rep)->n_records, hz, o.rrl_rate, o.clients, limited);
+	       avg_dns, avg_frame, img_len, p53_image_hdr(rep)->n_records, hz, o.rrl_rate, o.clients, limited,
+	       replica_names[o.replica], huge_pct, cpu_net_ns);
 
 	if (guard != NULL) {
 		rte_free(guard->tables[0]);
@@ -1303,10 +1394,7 @@ int main(int argc, char **argv)
 	rte_mempool_free(mp);
 	free(arena);
 	free(meta);
-	if (o.replica_eal && strcmp(where, "rte_malloc") == 0)
-		rte_free(rep);
-	else
-		free(rep);
+	free_replica(rep, img_len, o.replica);
 	rte_eal_cleanup();
 	return 0;
 }

@@ -286,8 +286,9 @@ desc_of() {
 	echo "Every frame's response is checked before timing (RCODE, AA, ANCOUNT, NSCOUNT, ID, ports); in"
 	echo "the timed loop one response per burst is checked and afterwards the worker's counters must"
 	echo "show one response with the expected RCODE per query. Any mismatch fails the run and no"
-	echo "figure is written. The replica sits in 2 MiB-aligned THP memory (as hugepages would place"
-	echo "it); pass \`--replica eal\` to \`p53-replay\` for rte_malloc memory instead."
+	echo "figure is written. The worker answers from the compiled image itself, transparent huge pages"
+	echo "asked for, as pop53d's first worker does; \`p53-replay --replica 4k|thp|hugetlb|eal\` places a"
+	echo "copy elsewhere (docs/BENCHMARKS.md, \"Big zone: page size and prefetch schedule\")."
 	echo
 	echo '```'
 	echo "scripts/bench/replay.sh                      # every mix: 3 timed runs + callgrind, writes here"
