@@ -654,11 +654,10 @@ void p53_xfr_job_run(struct p53_xfr_job *j)
 		 * written does not keep the copy from being written: an old file left behind does
 		 * not lead to the new copy's serial and is ignored at start. */
 		char jerr[sizeof(j->err)] = "";
-		j->jhow = j->jpath == NULL ? P53_JSTORE_NONE
-				: p53_journal_store(j->jpath, j->apex, j->apex_len, j->jsteps,
-						    j->n_jsteps, j->jepoch, j->jmax, &j->jfile, NULL,
-						    jerr, sizeof(jerr));
-		int jrc = j->jhow < 0 ? -1 : 0;
+		int jrc = j->jpath == NULL ? 0
+			  : p53_journal_store(j->jpath, j->apex, j->apex_len, j->jsteps, j->n_jsteps,
+					      j->jepoch, j->jmax, &j->jfile, NULL, jerr, sizeof(jerr));
+		jrc = jrc < 0 ? -1 : 0;
 		int src = p53_store_write(j->path, j->zone, &j->rrs, j->err, sizeof(j->err));
 		if (jrc != 0) {
 			char cerr[sizeof(j->err)];

@@ -72,7 +72,6 @@ struct p53_xfr_job {
 	uint64_t jmax;                  /* WRITE: xfr.journal_max_bytes */
 	struct p53_jfile jfile;         /* WRITE: the file as the last job left it; out: as this
 					   one leaves it (the zone keeps it for the next) */
-	int jhow;                       /* WRITE out: a p53_jstore_how, -1 failed */
 
 	/* out */
 	enum p53_xfr_outcome outcome;
