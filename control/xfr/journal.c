@@ -297,7 +297,6 @@ int p53_journal_store(const char *path, const uint8_t *apex, size_t apex_len,
 {
 	struct p53_jfile nf = { .known = 1, .epoch = epoch };
 	uint64_t w = 0;
-	int how;
 
 	if (written != NULL)
 		*written = 0;
@@ -313,24 +312,26 @@ int p53_journal_store(const char *path, const uint8_t *apex, size_t apex_len,
 	if (f->known && f->epoch == epoch && f->n > 0) {
 		if (steps[n - 1]->to == f->last)
 			return P53_JSTORE_NONE;
-		/* The file's chain goes on with steps[k..n) (the steps before were in it). */
-		size_t k = n;
-		while (k > 0 && steps[k - 1]->from != f->last)
-			k--;
+		/* The file's chain goes on with steps[i..n): the one from its last serial on (the
+		 * steps before it are in the file; none: the journal moved past it, rewrite). */
+		size_t i = n;
+		while (i > 0 && steps[i - 1]->from != f->last)
+			i--;
+		i = i > 0 ? i - 1 : n;
 		uint64_t add = 0, recs = 0;
-		for (size_t i = k > 0 ? k - 1 : n; i < n; i++) {
-			add += step_size(steps[i]);
-			recs += steps[i]->del.len + steps[i]->add.len;
+		for (size_t k = i; k < n; k++) {
+			add += step_size(steps[k]);
+			recs += steps[k]->del.len + steps[k]->add.len;
 		}
-		if (k > 0 && f->bytes + recs <= 2 * max_bytes) {
+		if (i < n && f->bytes + recs <= 2 * max_bytes) {
 			struct p53_jfile old = *f;
 			f->known = 0;
-			int rc = append_steps(path, steps + (k - 1), n - (k - 1), &old, err, errlen);
+			int rc = append_steps(path, steps + i, n - i, &old, err, errlen);
 			if (rc < 0)
 				return -1;
 			if (rc == 0) {
 				*f = old;
-				f->n += (uint32_t)(n - (k - 1));
+				f->n += (uint32_t)(n - i);
 				f->last = steps[n - 1]->to;
 				f->bytes += recs;
 				f->size += add;
@@ -353,10 +354,9 @@ int p53_journal_store(const char *path, const uint8_t *apex, size_t apex_len,
 	}
 	nf.size = w;
 	*f = nf;
-	how = P53_JSTORE_REWRITE;
 	if (written != NULL)
 		*written = w;
-	return how;
+	return P53_JSTORE_REWRITE;
 }
 
 /* Records in buf[0..len): exactly `count` well-framed ones, the first a SOA of `serial`. */
