@@ -681,6 +681,9 @@ static int answer_node(struct ctx *c, const struct p53_image_node *n, uint32_t n
 			c->kind = P53_ANS_ANSWER;
 		if (k != 0)
 			return DONE;
+		/* No signed RRset here: RRSIGs that cover none of the node's RRsets, which the
+		   compiler keeps as an RRset of type RRSIG (control/zone/dnssec_build.c), if any. */
+		rsi = p53_image_node_rrset(c->img, n, qtype);
 	} else {
 		rsi = p53_image_node_rrset(c->img, n, qtype);
 	}

@@ -648,13 +648,16 @@ void p53_xfr_job_run(struct p53_xfr_job *j)
 		break;
 	case P53_JOB_WRITE: {
 		/* The journal first: a crash before the copy is renamed leaves a journal one step
-		 * ahead, which the next start cuts back to the copy's serial (journal.h). A journal
-		 * that cannot be written does not keep the copy from being written: an old file
-		 * left behind does not lead to the new copy's serial and is ignored at start. */
+		 * ahead (or that step torn), which the next start cuts back to the copy's serial
+		 * (journal.h). The copy first would lose the whole history to such a crash (a
+		 * journal behind the copy does not lead to its serial). A journal that cannot be
+		 * written does not keep the copy from being written: an old file left behind does
+		 * not lead to the new copy's serial and is ignored at start. */
 		char jerr[sizeof(j->err)] = "";
-		int jrc = j->jpath == NULL ? 0 : p53_journal_write(j->jpath, j->apex, j->apex_len,
-								   j->jsteps, j->n_jsteps, jerr,
-								   sizeof(jerr));
+		int jrc = j->jpath == NULL ? 0
+			  : p53_journal_store(j->jpath, j->apex, j->apex_len, j->jsteps, j->n_jsteps,
+					      j->jepoch, j->jmax, &j->jfile, NULL, jerr, sizeof(jerr));
+		jrc = jrc < 0 ? -1 : 0;
 		int src = p53_store_write(j->path, j->zone, &j->rrs, j->err, sizeof(j->err));
 		if (jrc != 0) {
 			char cerr[sizeof(j->err)];

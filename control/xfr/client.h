@@ -29,8 +29,8 @@ struct p53_xfr_peer {
 
 enum p53_xfr_job_kind {
 	P53_JOB_REFRESH = 0,            /* SOA check, then IXFR/AXFR when needed */
-	P53_JOB_WRITE,                  /* write the journal file, then the disk copy
-					   (control/xfr/journal.c, store.c) */
+	P53_JOB_WRITE,                  /* append to (or rewrite) the journal file, then write
+					   the disk copy (control/xfr/journal.c, store.c) */
 	P53_JOB_REMOVE,                 /* delete the disk copy and its journal (catalog member
 					   removed) */
 };
@@ -68,6 +68,10 @@ struct p53_xfr_job {
 	struct p53_jstep **jsteps;      /* WRITE: the journal's steps up to rrs' serial, a
 					   reference held on each (malloc'd array) */
 	size_t n_jsteps;
+	uint64_t jepoch;                /* WRITE: the journal's epoch (journal.h) */
+	uint64_t jmax;                  /* WRITE: xfr.journal_max_bytes */
+	struct p53_jfile jfile;         /* WRITE: the file as the last job left it; out: as this
+					   one leaves it (the zone keeps it for the next) */
 
 	/* out */
 	enum p53_xfr_outcome outcome;

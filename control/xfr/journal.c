@@ -33,10 +33,13 @@ void p53_jstep_put(struct p53_jstep *s)
 
 void p53_journal_clear(struct p53_journal *j)
 {
+	uint64_t epoch = j->epoch;
+
 	for (size_t i = 0; i < j->n; i++)
 		p53_jstep_put(j->steps[i]);
 	free(j->steps);
 	memset(j, 0, sizeof(*j));
+	j->epoch = epoch + 1;
 }
 
 static void drop_oldest(struct p53_journal *j)
@@ -157,12 +160,49 @@ static int write_all(FILE *f, const void *p, size_t n, uint32_t *crc)
 	return n == 0 || fwrite(p, 1, n, f) == n ? 0 : -1;
 }
 
+static size_t file_header(uint8_t *hdr, const uint8_t *apex, size_t apex_len)
+{
+	memcpy(hdr, JNL_MAGIC, 8);
+	put32(hdr + 8, JNL_VERSION);
+	hdr[12] = (uint8_t)apex_len;
+	memcpy(hdr + 13, apex, apex_len);
+	return 13 + apex_len;
+}
+
+/* One step record: header, records, checksum. @return 0, -1 errno set, -2 too large. */
+static int write_step(FILE *f, const struct p53_jstep *s)
+{
+	uint8_t sh[JNL_STEP_HDR], tail[4];
+	uint32_t crc = 0;
+
+	if (s->del.len > UINT32_MAX || s->add.len > UINT32_MAX)
+		return -2;
+	memcpy(sh, "STEP", 4);
+	put32(sh + 4, s->from);
+	put32(sh + 8, s->to);
+	put32(sh + 12, s->del.count);
+	put32(sh + 16, s->add.count);
+	put32(sh + 20, (uint32_t)s->del.len);
+	put32(sh + 24, (uint32_t)s->add.len);
+	if (write_all(f, sh, sizeof(sh), &crc) != 0 ||
+	    write_all(f, s->del.buf, s->del.len, &crc) != 0 ||
+	    write_all(f, s->add.buf, s->add.len, &crc) != 0)
+		return -1;
+	put32(tail, crc);
+	return write_all(f, tail, 4, NULL);
+}
+
+static uint64_t step_size(const struct p53_jstep *s)
+{
+	return JNL_STEP_HDR + s->del.len + s->add.len + 4;
+}
+
 int p53_journal_write(const char *path, const uint8_t *apex, size_t apex_len,
 		      struct p53_jstep *const *steps, size_t n, char *err, size_t errlen)
 {
 	char *tmp = NULL;
 	FILE *f = NULL;
-	uint8_t hdr[8 + 4 + 1];
+	uint8_t hdr[13 + 255];
 
 	if (n == 0) {
 		if (unlink(path) != 0 && errno != ENOENT) {
@@ -174,32 +214,16 @@ int p53_journal_write(const char *path, const uint8_t *apex, size_t apex_len,
 	f = p53_store_tmp_open(path, &tmp, err, errlen);
 	if (f == NULL)
 		return -1;
-	memcpy(hdr, JNL_MAGIC, 8);
-	put32(hdr + 8, JNL_VERSION);
-	hdr[12] = (uint8_t)apex_len;
-	if (write_all(f, hdr, sizeof(hdr), NULL) != 0 || write_all(f, apex, apex_len, NULL) != 0)
+	if (write_all(f, hdr, file_header(hdr, apex, apex_len), NULL) != 0)
 		goto io;
 	for (size_t i = 0; i < n; i++) {
-		const struct p53_jstep *s = steps[i];
-		uint8_t sh[JNL_STEP_HDR], tail[4];
-		uint32_t crc = 0;
-		memcpy(sh, "STEP", 4);
-		put32(sh + 4, s->from);
-		put32(sh + 8, s->to);
-		put32(sh + 12, s->del.count);
-		put32(sh + 16, s->add.count);
-		put32(sh + 20, (uint32_t)s->del.len);
-		put32(sh + 24, (uint32_t)s->add.len);
-		if (s->del.len > UINT32_MAX || s->add.len > UINT32_MAX) {
-			snprintf(err, errlen, "%s: a step of %u -> %u is too large", tmp, s->from, s->to);
+		int rc = write_step(f, steps[i]);
+		if (rc == -2) {
+			snprintf(err, errlen, "%s: a step of %u -> %u is too large", tmp, steps[i]->from,
+				 steps[i]->to);
 			goto fail;
 		}
-		if (write_all(f, sh, sizeof(sh), &crc) != 0 ||
-		    write_all(f, s->del.buf, s->del.len, &crc) != 0 ||
-		    write_all(f, s->add.buf, s->add.len, &crc) != 0)
-			goto io;
-		put32(tail, crc);
-		if (write_all(f, tail, 4, NULL) != 0)
+		if (rc != 0)
 			goto io;
 	}
 	return p53_store_tmp_commit(f, tmp, path, err, errlen);
@@ -208,6 +232,131 @@ io:
 fail:
 	p53_store_tmp_abort(f, tmp);
 	return -1;
+}
+
+/* Append steps[0..n) at the file's end, f->size; fsync. @return 0, 1 not as left, -1 err. */
+static int append_steps(const char *path, struct p53_jstep *const *steps, size_t n,
+			const struct p53_jfile *jf, char *err, size_t errlen)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	struct stat st;
+	FILE *f;
+
+	if (fd < 0) {
+		if (errno == ENOENT)
+			return 1;
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	/* Someone else's file, or not the length its writer left: write it anew. */
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size != jf->size) {
+		close(fd);
+		return 1;
+	}
+	f = fdopen(fd, "w");
+	if (f == NULL) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	setvbuf(f, NULL, _IOFBF, 1 << 20);
+	if (fseeko(f, (off_t)jf->size, SEEK_SET) != 0)
+		goto io;
+	for (size_t i = 0; i < n; i++) {
+		int rc = write_step(f, steps[i]);
+		if (rc == -2) {
+			snprintf(err, errlen, "%s: a step of %u -> %u is too large", path,
+				 steps[i]->from, steps[i]->to);
+			goto cut;
+		}
+		if (rc != 0)
+			goto io;
+	}
+	if (fflush(f) != 0 || fdatasync(fileno(f)) != 0)
+		goto io;
+	if (fclose(f) != 0) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	return 0;
+io:
+	snprintf(err, errlen, "%s: append: %s", path, strerror(errno));
+cut:
+	/* Best effort: the file as it was (a torn step would be cut at the next start anyway). */
+	fflush(f);
+	if (ftruncate(fileno(f), (off_t)jf->size) != 0) {
+		/* nothing more to do: known = 0 makes the next store rewrite it */
+	}
+	fclose(f);
+	return -1;
+}
+
+int p53_journal_store(const char *path, const uint8_t *apex, size_t apex_len,
+		      struct p53_jstep *const *steps, size_t n, uint64_t epoch, uint64_t max_bytes,
+		      struct p53_jfile *f, uint64_t *written, char *err, size_t errlen)
+{
+	struct p53_jfile nf = { .known = 1, .epoch = epoch };
+	uint64_t w = 0;
+
+	if (written != NULL)
+		*written = 0;
+	if (n == 0) {
+		if (f->known && f->epoch == epoch && f->n == 0)
+			return P53_JSTORE_NONE;
+		f->known = 0;
+		if (p53_journal_write(path, apex, apex_len, steps, 0, err, errlen) != 0)
+			return -1;
+		*f = nf;
+		return P53_JSTORE_REMOVE;
+	}
+	if (f->known && f->epoch == epoch && f->n > 0) {
+		if (steps[n - 1]->to == f->last)
+			return P53_JSTORE_NONE;
+		/* The file's chain goes on with steps[i..n): the one from its last serial on (the
+		 * steps before it are in the file; none: the journal moved past it, rewrite). */
+		size_t i = n;
+		while (i > 0 && steps[i - 1]->from != f->last)
+			i--;
+		i = i > 0 ? i - 1 : n;
+		uint64_t add = 0, recs = 0;
+		for (size_t k = i; k < n; k++) {
+			add += step_size(steps[k]);
+			recs += steps[k]->del.len + steps[k]->add.len;
+		}
+		if (i < n && f->bytes + recs <= 2 * max_bytes) {
+			struct p53_jfile old = *f;
+			f->known = 0;
+			int rc = append_steps(path, steps + i, n - i, &old, err, errlen);
+			if (rc < 0)
+				return -1;
+			if (rc == 0) {
+				*f = old;
+				f->n += (uint32_t)(n - i);
+				f->last = steps[n - 1]->to;
+				f->bytes += recs;
+				f->size += add;
+				if (written != NULL)
+					*written = add;
+				return P53_JSTORE_APPEND;
+			}
+		}
+	}
+	f->known = 0;
+	if (p53_journal_write(path, apex, apex_len, steps, n, err, errlen) != 0)
+		return -1;
+	nf.n = (uint32_t)n;
+	nf.first = steps[0]->from;
+	nf.last = steps[n - 1]->to;
+	w = 13 + apex_len;
+	for (size_t i = 0; i < n; i++) {
+		w += step_size(steps[i]);
+		nf.bytes += steps[i]->del.len + steps[i]->add.len;
+	}
+	nf.size = w;
+	*f = nf;
+	if (written != NULL)
+		*written = w;
+	return P53_JSTORE_REWRITE;
 }
 
 /* Records in buf[0..len): exactly `count` well-framed ones, the first a SOA of `serial`. */
@@ -268,19 +417,35 @@ static struct p53_jstep *step_new(uint32_t from, uint32_t to, const uint8_t *del
 	return s;
 }
 
+static int all_zero(const uint8_t *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p[i] != 0)
+			return 0;
+	return 1;
+}
+
 int p53_journal_load(struct p53_journal *j, const char *path, const uint8_t *apex,
-		     size_t apex_len, uint32_t serial, uint64_t max_bytes, char *err, size_t errlen)
+		     size_t apex_len, uint32_t serial, uint64_t max_bytes, struct p53_jfile *jf,
+		     char *err, size_t errlen)
 {
 	struct stat st;
 	uint8_t *buf = NULL;
 	int rc = -1;
 	FILE *f;
+	char torn[400] = "";
 
 	p53_journal_clear(j);
+	if (jf != NULL)
+		memset(jf, 0, sizeof(*jf));
+	err[0] = '\0';
 	f = fopen(path, "rbe");
 	if (f == NULL) {
-		if (errno == ENOENT)
+		if (errno == ENOENT) {
+			if (jf != NULL)
+				*jf = (struct p53_jfile){ .known = 1, .epoch = j->epoch };
 			return 1;
+		}
 		return jfail(err, errlen, path, "%s", strerror(errno));
 	}
 	if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
@@ -313,21 +478,44 @@ int p53_journal_load(struct p53_journal *j, const char *path, const uint8_t *ape
 		jfail(err, errlen, path, "the journal of another zone");
 		goto out;
 	}
-	size_t pos = 13u + apex_len, keep = SIZE_MAX;
+	size_t pos = 13u + apex_len, keep = SIZE_MAX, keep_end = pos;
+	uint64_t keep_bytes = 0;
 	for (size_t k = 0; pos < len; k++) {
-		if (len - pos < JNL_STEP_HDR + 4 || memcmp(buf + pos, "STEP", 4) != 0) {
-			jfail(err, errlen, path, "step %zu at byte %zu: truncated or bad marker", k + 1, pos);
+		const uint8_t *h = buf + pos;
+		size_t left = len - pos;
+		/*
+		 * The last step, cut short or not checksummed right, or zeros to the end: a crash
+		 * while it was appended (the file's length made durable before its data). The
+		 * steps before it are good; anything else wrong ignores the whole file.
+		 */
+		if (left < JNL_STEP_HDR + 4 || all_zero(h, left)) {
+			if (memcmp(h, "STEP", left < 4 ? left : 4) != 0 && !all_zero(h, left)) {
+				jfail(err, errlen, path, "step %zu at byte %zu: bad marker", k + 1, pos);
+				goto fail;
+			}
+			snprintf(torn, sizeof(torn), "step %zu at byte %zu: torn (%zu bytes)", k + 1, pos,
+				 left);
+			break;
+		}
+		if (memcmp(h, "STEP", 4) != 0) {
+			jfail(err, errlen, path, "step %zu at byte %zu: bad marker", k + 1, pos);
 			goto fail;
 		}
-		const uint8_t *h = buf + pos;
 		uint32_t from = get32(h + 4), to = get32(h + 8), dc = get32(h + 12), ac = get32(h + 16);
 		size_t dl = get32(h + 20), al = get32(h + 24);
-		if (dl > len - pos - JNL_STEP_HDR - 4 || al > len - pos - JNL_STEP_HDR - 4 - dl) {
-			jfail(err, errlen, path, "step %zu (%u -> %u): truncated", k + 1, from, to);
-			goto fail;
+		if (dl > left - JNL_STEP_HDR - 4 || al > left - JNL_STEP_HDR - 4 - dl) {
+			snprintf(torn, sizeof(torn), "step %zu (%u -> %u) at byte %zu: torn (%zu of %zu bytes)",
+				 k + 1, from, to, pos, left, (size_t)JNL_STEP_HDR + dl + al + 4);
+			break;
 		}
 		const uint8_t *del = h + JNL_STEP_HDR, *add = del + dl;
+		size_t end = pos + JNL_STEP_HDR + dl + al + 4;
 		if (p53_crc32c(0, h, JNL_STEP_HDR + dl + al) != get32(add + al)) {
+			if (end == len) {
+				snprintf(torn, sizeof(torn), "step %zu (%u -> %u) at byte %zu: torn "
+					 "(checksum mismatch in the last step)", k + 1, from, to, pos);
+				break;
+			}
 			jfail(err, errlen, path, "step %zu (%u -> %u): checksum mismatch", k + 1, from, to);
 			goto fail;
 		}
@@ -357,25 +545,52 @@ int p53_journal_load(struct p53_journal *j, const char *path, const uint8_t *ape
 		}
 		j->steps[j->n++] = s;
 		j->bytes += dl + al;
-		if (to == serial && keep == SIZE_MAX)
+		pos = end;
+		if (to == serial && keep == SIZE_MAX) {
 			keep = j->n;
-		pos += JNL_STEP_HDR + dl + al + 4;
+			keep_end = pos;
+			keep_bytes = j->bytes;
+		}
 	}
-	if (j->n == 0) {
+	if (j->n == 0 && torn[0] == '\0') {
+		/* A header alone: nothing to serve, the file as it is can be appended to. */
+		if (jf != NULL)
+			*jf = (struct p53_jfile){ .known = 1, .epoch = j->epoch, .size = len };
 		rc = 1;
 		goto out;
 	}
 	if (keep == SIZE_MAX) {
-		jfail(err, errlen, path, "its steps (%u -> %u) do not lead to serial %u, the disk copy's",
-		      j->steps[0]->from, j->steps[j->n - 1]->to, serial);
+		if (j->n == 0)
+			jfail(err, errlen, path, "%s, no step before it", torn);
+		else
+			jfail(err, errlen, path, "its steps (%u -> %u) do not lead to serial %u, the disk "
+			      "copy's%s%s", j->steps[0]->from, j->steps[j->n - 1]->to, serial,
+			      torn[0] ? "; " : "", torn);
 		goto fail;
 	}
 	/* Steps past the disk copy's serial: the journal was written, the copy after it was not. */
+	size_t cut = j->n - keep;
 	while (j->n > keep) {
 		struct p53_jstep *s = j->steps[--j->n];
 		j->bytes -= s->del.len + s->add.len;
 		p53_jstep_put(s);
 	}
+	/* Cut the file to what is kept, so the next step is appended right after it. */
+	int trunc_ok = 1;
+	if (keep_end < len) {
+		trunc_ok = truncate(path, (off_t)keep_end) == 0;
+		char more[64] = "";
+		if (cut > 0)
+			snprintf(more, sizeof(more), "%s%zu step(s) past serial %u", torn[0] ? "; " : "",
+				 cut, serial);
+		jfail(err, errlen, path, "%s%s: kept the %zu step(s) before (to serial %u); %s %zu bytes",
+		      torn, more, keep, serial, trunc_ok ? "file truncated to" : "could not truncate to",
+		      keep_end);
+	}
+	if (jf != NULL && trunc_ok)
+		*jf = (struct p53_jfile){ .known = 1, .epoch = j->epoch, .n = (uint32_t)keep,
+					  .first = j->steps[0]->from, .last = serial,
+					  .bytes = keep_bytes, .size = keep_end };
 	while (j->n > 0 && j->bytes > max_bytes)
 		drop_oldest(j);
 	rc = 0;

@@ -7,18 +7,23 @@
  * so a step outlives the journal while a slow client still reads it.
  *
  * The journal survives restarts in a file next to the zone's disk copy (store.h), named
- * after it with ".journal" added: the same steps, rewritten as a whole after each change that
- * was published (a transfer thread writes it, then the disk copy; temporary file, fsync,
- * rename, so a crash leaves the old file or the new one). At start-up it is read back when it
- * chains to the disk copy's serial, so a restart serves IXFR from the serials it served
- * before (p53_journal_load).
+ * after it with ".journal" added. A transfer thread writes it before the disk copy, after each
+ * change that was published (p53_journal_store): the new steps are appended, one framed and
+ * checksummed record each, then fsync'd; the file is rewritten whole (compacted: temporary
+ * file, fsync, rename, so a crash leaves the old file or the new one) only when its chain was
+ * reset (AXFR, a whole new zone, a file not as its writer left it) or when appending would take
+ * it past twice max_bytes of records (it then holds the steps kept in memory, at most
+ * max_bytes). At start-up it is read back when it chains to the disk copy's serial, so a
+ * restart serves IXFR from the serials it served before (p53_journal_load).
  *
  * File layout (integers big-endian):
  *   header  "POP53JNL" | u32 version (1) | u8 apex length | apex (wire, lower case)
  *   step    "STEP" | u32 from | u32 to | u32 del count | u32 add count | u32 del bytes |
  *           u32 add bytes | del records | add records | u32 CRC-32C of the step before it
- * A step whose checksum, sizes, records or serials do not hold makes the whole file ignored,
- * with the reason logged (the zone is then served AXFR to older serials until new
+ * A last step cut short or not checksummed right (a crash while it was appended) is dropped:
+ * the steps before it are kept and the file truncated to them, with the reason logged. Any
+ * other step whose checksum, sizes, records or serials do not hold makes the whole file
+ * ignored, with the reason logged (the zone is then served AXFR to older serials until new
  * differences arrive).
  *
  * Journal: control thread only. Steps: p53_jstep_get/put from any thread. Files: whichever
@@ -43,6 +48,28 @@ struct p53_journal {
 	struct p53_jstep **steps;       /* oldest first; steps[i]->to == steps[i + 1]->from */
 	size_t n, cap;
 	size_t bytes;                   /* del.len + add.len over the steps */
+	uint64_t epoch;                 /* +1 at each clear: a chain that restarts (the file is
+					   then rewritten, not appended to) */
+};
+
+/*
+ * The journal file as its writer left it. The control thread keeps it between disk jobs (one
+ * at a time per zone) and hands it to the next one, which appends when it can.
+ */
+struct p53_jfile {
+	int known;                      /* the fields below describe the file; 0: rewrite it */
+	uint64_t epoch;                 /* of the journal (p53_journal.epoch) its steps are from */
+	uint32_t n;                     /* steps in the file; 0: no file */
+	uint32_t first, last;           /* the first step's `from`, the last one's `to` */
+	uint64_t bytes;                 /* del.len + add.len over its steps */
+	uint64_t size;                  /* the file's length */
+};
+
+enum p53_jstore_how {
+	P53_JSTORE_NONE = 0,            /* nothing new */
+	P53_JSTORE_APPEND,              /* the new steps appended */
+	P53_JSTORE_REWRITE,             /* written whole (compacted, or the chain was reset) */
+	P53_JSTORE_REMOVE,              /* no steps: the file removed */
 };
 
 /**
@@ -72,13 +99,30 @@ int p53_journal_write(const char *path, const uint8_t *apex, size_t apex_len,
 		      struct p53_jstep *const *steps, size_t n, char *err, size_t errlen);
 
 /**
+ * Bring the journal file at `path` to steps[0..n) (the journal of `epoch`, as served now):
+ * append the steps after the file's last one when *f says the file is the same chain (same
+ * epoch, its last serial one of the steps' `from`, its length as left) and the file stays
+ * within 2 * max_bytes of records; otherwise rewrite it whole (p53_journal_write). *f is
+ * updated to what the file holds (known = 0 after a failure: the next call rewrites).
+ * @param written  if not NULL, the bytes written to the file (appended, or the new file)
+ * @return a p53_jstore_how, or -1 with err.
+ */
+int p53_journal_store(const char *path, const uint8_t *apex, size_t apex_len,
+		      struct p53_jstep *const *steps, size_t n, uint64_t epoch, uint64_t max_bytes,
+		      struct p53_jfile *f, uint64_t *written, char *err, size_t errlen);
+
+/**
  * Read the journal file at `path` into j (cleared first): the steps up to the one that ends at
  * `serial` (the disk copy's; later ones were written before a newer copy that never made it),
- * then the oldest dropped until it holds at most max_bytes.
- * @return 1 no file, 0 loaded (j->n steps), -1 ignored with the reason in err (j empty).
+ * then the oldest dropped until it holds at most max_bytes. A torn last step, and steps past
+ * `serial`, are cut from the file (truncated), so it can be appended to again.
+ * @param f  if not NULL, set to what the file holds after that (known = 0 when ignored)
+ * @return 1 no file, 0 loaded (j->n steps; err is "" or says what was cut), -1 ignored with
+ *         the reason in err (j empty).
  */
 int p53_journal_load(struct p53_journal *j, const char *path, const uint8_t *apex,
-		     size_t apex_len, uint32_t serial, uint64_t max_bytes, char *err, size_t errlen);
+		     size_t apex_len, uint32_t serial, uint64_t max_bytes, struct p53_jfile *f,
+		     char *err, size_t errlen);
 
 /** The journal file of the disk copy at `copy`: malloc'd "<copy>.journal", or NULL. */
 char *p53_journal_path(const char *copy);

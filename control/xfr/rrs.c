@@ -511,7 +511,8 @@ int p53_image_zones_rrs(const void *img, struct p53_rrs **out)
 			continue;
 		/* In the compiler's order (control/zone/image_build.c, sort_recs), so compiling
 		 * them again sorts almost nothing: the node's RRsets by type, with every RRSIG
-		 * where type 46 goes, in the order of the types they cover. A steered RRset
+		 * where type 46 goes, in the order of the types they cover (those that cover no
+		 * RRset of the node, kept as an RRset of type 46, where that RRset is). A steered RRset
 		 * comes from the config (steering:), not from the zone's content: every compile
 		 * adds it again (p53_steer_extras_attach). */
 		uint32_t end = (uint32_t)nd->rrsets + nd->n_rrsets;
@@ -525,6 +526,8 @@ int p53_image_zones_rrs(const void *img, struct p53_rrs **out)
 					rc = rrset_out(r, img, nd, rs, 0);
 				else if (part == 1 && rs->sig_count > 0)
 					rc = rrset_out(r, img, nd, rs, 1);
+				else if (part == 1 && rs->type == 46) /* RRSIGs covering no RRset */
+					rc = rrset_out(r, img, nd, rs, 0);
 				else if (part == 2 && rs->type > 46)
 					rc = rrset_out(r, img, nd, rs, 0);
 				if (rc != 0)

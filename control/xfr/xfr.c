@@ -163,6 +163,9 @@ void p53_xfr_store_later(struct p53_xfr *x, struct p53_xfr_zone *z, struct p53_r
 		p53_jstep_get(z->journal.steps[i]);
 		j->jsteps[j->n_jsteps++] = z->journal.steps[i];
 	}
+	j->jepoch = z->journal.epoch;
+	j->jmax = x->journal_max;
+	j->jfile = z->jfile;
 	p53_rrs_move(&j->rrs, content);
 	j->token = ++x->next_token;
 	z->wtoken = j->token;
@@ -280,7 +283,9 @@ static void journal_from_disk(const struct p53_config *cfg, struct p53_xfr_zone 
 	if (path == NULL)
 		return;
 	int rc = p53_journal_load(&z->journal, path, z->apex, z->apex_len, z->serial,
-				  cfg->xfr.journal_max_bytes, err, sizeof(err));
+				  cfg->xfr.journal_max_bytes, &z->jfile, err, sizeof(err));
+	if (rc == 0 && err[0] != '\0')
+		p53_warn("zone %s: journal cut back: %s", z->name, err);
 	if (rc == 0 && z->journal.n > 0)
 		p53_info("zone %s: IXFR history from %s: %zu step(s), serial %u to %u", z->name, path,
 			 z->journal.n, z->journal.steps[0]->from, z->journal.steps[z->journal.n - 1]->to);
@@ -293,6 +298,8 @@ static void journal_from_disk(const struct p53_config *cfg, struct p53_xfr_zone 
 void p53_xfr_sync(struct p53_xfr *x, const struct p53_config *cfg, const void *img)
 {
 	time_t now = time(NULL);
+
+	x->journal_max = cfg->xfr.journal_max_bytes;
 
 	for (size_t i = 0; i < x->n; i++) {
 		struct p53_xfr_zone *z = x->zones[i];
@@ -642,6 +649,8 @@ static void handle_disk(struct p53_xfr *x, struct p53_xfr_job *j)
 		p53_err("zone %s: disk copy: %s", j->zone, j->err);
 	if (z != NULL) {
 		z->writing = false;
+		if (j->kind == P53_JOB_WRITE)
+			z->jfile = j->jfile;
 		if (z->write_pending) {
 			z->write_pending = false;
 			p53_xfr_store_later(x, z, &z->write_next);

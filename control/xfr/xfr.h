@@ -81,6 +81,7 @@ struct p53_xfr_zone {
 
 	struct p53_rrs cat;             /* catalog zones: the catalog's records */
 	struct p53_journal journal;     /* IXFR history we can serve (serve.h), oldest first */
+	struct p53_jfile jfile;         /* its file as the last disk job left it (journal.h) */
 };
 
 #define P53_XFR_MAX_SOCKS 64
@@ -112,6 +113,7 @@ struct p53_xfr {
 	int n_tcp;
 	struct p53_ntcp_conn conns[P53_XFR_TCP_CONNS];
 	time_t last_apply_end;
+	uint64_t journal_max;           /* xfr.journal_max_bytes, for the disk jobs */
 	struct p53_nout nout;           /* NOTIFYs to the servers we feed (notify_out.h) */
 	/* totals */
 	uint64_t notify_ok, notify_refused, notify_kernel, notify_tcp, notify_lost_events;

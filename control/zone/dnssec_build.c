@@ -126,29 +126,111 @@ int p53_dnssec_sigs_set(struct build *s, uint32_t rrset, uint32_t first, uint32_
 	return 0;
 }
 
-/* Step 3c. */
+/* The type an RRSIG covers, or -1 when it is too short to have one. */
+static int covered_of(const struct p53_zb *b, const struct p53_zb_rec *r)
+{
+	return r->wlen >= 12 ? (b->arena[r->off + 10] << 8 | b->arena[r->off + 11]) : -1;
+}
+
+/* Whether an RRSIG at nd covers one of its RRsets; too short to cover anything counts as yes
+   (p53_dnssec_attach ignores it). */
+static int covers_here(const struct build *s, const struct p53_image_node *nd,
+		       const struct p53_zb_rec *r)
+{
+	int c = covered_of(&s->zb, r);
+
+	if (c < 0)
+		return 1;
+	for (uint32_t i = nd->rrsets; c != T_RRSIG && i < nd->rrsets + nd->n_rrsets; i++)
+		if (s->rrsets[i].type == c)
+			return 1;
+	return 0;
+}
+
+/*
+ * The RRSIGs at node n, recs[first, first + count) sorted by Type Covered: reorder them (stably)
+ * so that those covering an RRset of the node come first, and count those that do not (the
+ * orphans, last). @return 0, or -1 out of memory.
+ */
+static int orphans_last(struct build *s, uint32_t n, uint32_t first, uint32_t count,
+			struct p53_zb_rec **tmp, size_t *tmp_cap, uint32_t *orphans)
+{
+	struct p53_zb *b = &s->zb;
+	const struct p53_image_node *nd = &b->nodes[n];
+	uint32_t o = 0, k;
+
+	for (k = first; k < first + count; k++)
+		o += !covers_here(s, nd, &b->recs[k]);
+	*orphans = o;
+	if (o == 0)
+		return 0;
+	if (p53_zb_grow((void **)tmp, tmp_cap, count, sizeof(**tmp)) < 0)
+		return -1;
+	uint32_t in = 0, out = count - o;
+	uint32_t fr = b->nx[n].first_rec, fr_new = fr;
+	for (k = first; k < first + count; k++) {
+		uint32_t to = covers_here(s, nd, &b->recs[k]) ? in++ : out++;
+		if (k == fr)
+			fr_new = first + to;
+		(*tmp)[to] = b->recs[k];
+	}
+	memcpy(&b->recs[first], *tmp, count * sizeof(**tmp));
+	b->nx[n].first_rec = fr_new; /* the node's earliest record, where it moved (messages) */
+	return 0;
+}
+
+/*
+ * Step 3c: each RRSIG goes with the RRset it covers (pre-encoded after it). RRSIGs that cover
+ * no RRset of their owner stay what they are, records of that name: an RRset of type RRSIG
+ * (like Knot and BIND, which keep them: the name exists, NODATA to other types, they go out
+ * in transfers). A read-back of the image (xfr/rrs.c) has them again, so an image compiled
+ * from it is the same.
+ */
 int p53_dnssec_attach(struct build *s)
 {
 	struct p53_zb *b = &s->zb;
-	size_t keep = 0;
+	size_t keep = 0, tmp_cap = 0;
+	struct p53_zb_rec *tmp = NULL;
 	char txt[1024], tb[16];
 	unsigned int orphans = 0;
+	int rc = -1;
 
 	s->rs_sig = calloc(s->n_rrsets ? s->n_rrsets : 1, sizeof(*s->rs_sig));
 	if (s->rs_sig == NULL)
 		return p53_zb_err(b, "(image):0", "out of memory");
 	for (uint32_t n = 0; n < b->n_nodes; n++) {
 		struct p53_image_node *nd = &b->nodes[n];
-		uint32_t sig = P53_NONE, sig_rec = 0, sig_n = 0, start = (uint32_t)keep;
+		uint32_t sig = P53_NONE, sig_rec = 0, sig_n = 0, start = (uint32_t)keep, orph = 0;
 
 		if (nd->n_rrsets == 0)
 			continue;
+		for (uint32_t i = nd->rrsets; i < nd->rrsets + nd->n_rrsets; i++)
+			if (s->rrsets[i].type == T_RRSIG) {
+				sig_rec = s->rs_rec[i];
+				sig_n = s->rrsets[i].count;
+				if (orphans_last(s, n, sig_rec, sig_n, &tmp, &tmp_cap, &orph) < 0) {
+					p53_zb_err(b, "(image):0", "out of memory");
+					goto out;
+				}
+			}
 		for (uint32_t i = nd->rrsets; i < nd->rrsets + nd->n_rrsets; i++) {
 			if (s->rrsets[i].type == T_RRSIG) {
 				/* Kept aside: compaction may overwrite its slot below. */
 				sig = i;
-				sig_rec = s->rs_rec[i];
-				sig_n = s->rrsets[i].count;
+				if (orph == 0)
+					continue;
+				/* The orphans, last of the node's RRSIGs: an RRset of their own. Its
+				 * TTL is the first's in their (canonical) order; each keeps its own. */
+				struct p53_image_rrset rs = s->rrsets[i];
+				uint32_t o0 = sig_rec + sig_n - orph;
+				rs.count = (uint16_t)orph;
+				rs.ttl = b->recs[o0].ttl;
+				rs.rdata_len = 0;
+				for (uint32_t k = o0; k < sig_rec + sig_n; k++)
+					rs.rdata_len += P53_RR_OWNER_LEN + b->recs[k].wlen;
+				s->rrsets[keep] = rs;
+				s->rs_rec[keep] = o0;
+				keep++;
 				continue;
 			}
 			s->rrsets[keep] = s->rrsets[i];
@@ -163,16 +245,23 @@ int p53_dnssec_attach(struct build *s)
 		nd->n_rrsets = (uint16_t)(keep - start);
 		if (sig == P53_NONE)
 			continue;
+		if (orph > 0) {
+			const struct p53_zb_rec *r = &b->recs[sig_rec + sig_n - orph];
+			if (orphans++ < WARN_MAX)
+				p53_zb_rec_warn(b, r, "RRSIG at '%s' covers %s, which '%s' does not have: "
+						"kept as a record of that name (answered to RRSIG and "
+						"ANY queries, sent in transfers)", owner(b, n, txt, sizeof(txt)),
+						tname((uint16_t)covered_of(b, r), tb, sizeof(tb)),
+						owner(b, n, txt, sizeof(txt)));
+			sig_n -= orph;
+		}
 		/* Runs of RRSIGs with one Type Covered (they sort by it). */
 		uint32_t k = sig_rec, end = sig_rec + sig_n;
 		while (k < end) {
-			const uint8_t *w = b->arena + b->recs[k].off;
-			uint16_t covered = (uint16_t)(b->recs[k].wlen >= 12 ? w[10] << 8 | w[11] : 0);
+			int covered = covered_of(b, &b->recs[k]);
 			uint32_t j = k, target = P53_NONE;
 
-			while (j < end && b->recs[j].wlen >= 12 &&
-			       (uint16_t)(b->arena[b->recs[j].off + 10] << 8 |
-					  b->arena[b->recs[j].off + 11]) == covered)
+			while (j < end && covered >= 0 && covered_of(b, &b->recs[j]) == covered)
 				j++;
 			if (j == k) { /* too short to have a Type Covered: ldns would not parse it */
 				s->n_ignored++;
@@ -180,31 +269,29 @@ int p53_dnssec_attach(struct build *s)
 				continue;
 			}
 			for (uint32_t i = start; i < keep; i++)
-				if (s->rrsets[i].type == covered)
+				if (s->rrsets[i].type == covered && covered != T_RRSIG)
 					target = i;
-			if (target == P53_NONE) {
-				if (orphans++ < WARN_MAX)
-					p53_zb_rec_warn(b, &b->recs[k], "RRSIG at '%s' covers %s, which "
-							"'%s' does not have: ignored", owner(b, n, txt, sizeof(txt)),
-							tname(covered, tb, sizeof(tb)), owner(b, n, txt, sizeof(txt)));
-				/* Not in the image: not counted in it (its n_records), as a read-back
-				 * of the image (xfr/rrs.c) and a compile of that agree. */
+			if (target == P53_NONE) { /* cannot be: orphans_last() put them apart */
 				s->n_ignored += j - k;
 				k = j;
 				continue;
 			}
 			if (p53_dnssec_sigs_set(s, target, k, j - k) < 0)
-				return -1;
+				goto out;
 			k = j;
 		}
 	}
 	if (orphans > WARN_MAX)
-		p53_zb_rec_warn(b, &b->recs[0], "%u RRSIGs in all cover no RRset and were ignored", orphans);
+		p53_zb_rec_warn(b, &b->recs[0], "%u names in all own RRSIGs that cover no RRset of "
+				"theirs, kept as records", orphans);
 	s->n_rrsets = keep;
 	s->rdata_len = 0;
 	for (size_t i = 0; i < keep; i++)
 		s->rdata_len += s->rrsets[i].rdata_len + s->rrsets[i].sig_len;
-	return 0;
+	rc = 0;
+out:
+	free(tmp);
+	return rc;
 }
 
 /* ---- canonical order (RFC 4034 §6.1) ------------------------------------------------ */
@@ -769,7 +856,8 @@ static void signed_checks(struct build *s, uint32_t z)
 		if (nd->zone != z || (nd->flags & P53_NODE_GLUE))
 			continue;
 		for (uint32_t i = nd->rrsets; i < nd->rrsets + nd->n_rrsets; i++) {
-			if (s->rrsets[i].sig_count > 0)
+			/* RRSIGs that cover no RRset (p53_dnssec_attach) are not signed either. */
+			if (s->rrsets[i].sig_count > 0 || s->rrsets[i].type == T_RRSIG)
 				continue;
 			/* Steered RRsets are answered from the steering table, whose variants are
 			 * signed with dnssec.signing_keys (the config check warns when none is). */

@@ -6,6 +6,10 @@
 # to the primary's, and the lower tier's refresh takes them by IXFR from pop53 too. A journal
 # file corrupted while pop53d is down is ignored with the reason in the log, and IXFR=1 is then
 # answered with the whole zone (AXFR-style), as before this existed.
+# Appending (journal.h): three more IXFRs in a row grow the same file in place (its inode kept),
+# a restart serves all five steps; a crash while the last step was appended (its disk copy not
+# yet renamed: the old copy put back, the journal cut a few bytes short) keeps the good prefix,
+# says why and truncates the file to it, serves IXFR from it, and appends after it again.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/xfr_lib.sh"
 
@@ -124,11 +128,64 @@ check "...by IXFR from pop53 (its log: IXFR finished, no AXFR-style answer)" \
 check "...and pop53 logged it sent differences" \
 	grep -q "IXFR of jnl.test. serial 3 (differences) to $TIER_V4 (TSIG)" "$TMP/pop53d.log"
 
-# A corrupted journal (a byte of a step flipped while pop53d is down): ignored, said why.
+# Three more IXFRs in a row: each appended to the same file (no rename: its inode stays).
+COPY=${JNL%.journal}
+ino=$(stat -c %i "$JNL")
+size0=$(stat -c %s "$JNL")
+change 3
+check "pop53 serves serial 4" wait_for 5 soa_is 4
+change 4
+check "pop53 serves serial 5" wait_for 5 soa_is 5
+check "the disk copy holds serial 5" wait_for 5 grep -q 'SOA.* 5 ' "$COPY"
+cp "$COPY" "$TMP/copy.5"
+size5=$(stat -c %s "$JNL")
+ip netns exec "$PRIMARY_NS" kdig +tcp +time=2 -y "$KEY" @"$PRIMARY_V4" jnl.test IXFR=1 2>&1 | records >"$TMP/knot_ixfr5.txt"
+change 5
+check "pop53 serves serial 6" wait_for 5 soa_is 6
+check "the disk copy holds serial 6" wait_for 5 grep -q 'SOA.* 6 ' "$COPY"
+in_place() { [ "$(stat -c %i "$JNL")" = "$ino" ] && [ "$(stat -c %s "$JNL")" -gt "$1" ]; }
+check "the journal grew with the IXFRs to 4 and 5 in place (inode $ino, $size0 -> $size5 bytes)" \
+	in_place "$size0"
+check "...and with the one to 6" wait_for 5 in_place "$size5"
 stop_pop53 || true
 cp "$TMP/pop53d.log" "$TMP/pop53d.log.2"
-size=$(stat -c %s "$JNL")
-/usr/bin/python3 - "$JNL" "$((size - 10))" <<'PY'
+start_pop53_answering "$TMP/pop53.yaml"
+check "after a restart: the IXFR history read back is the 5 steps (serial 1 to 6)" \
+	grep -q "zone jnl.test.*IXFR history from .*journal: 5 step(s), serial 1 to 6" "$TMP/pop53d.log"
+ip netns exec "$PRIMARY_NS" kdig +tcp +time=2 -y "$KEY" @"$PRIMARY_V4" jnl.test IXFR=1 2>&1 | records >"$TMP/knot_ixfr.txt"
+ixfr_steps() { # STEPS COMPARE: pop53's IXFR=1 is STEPS differences equal to the file COMPARE
+	ip netns exec "$CLIENT_NS" kdig +tcp +time=2 -y "$KEY" @"$V4" jnl.test IXFR=1 >"$TMP/ixfr.txt" 2>&1
+	[ "$(soas "$TMP/ixfr.txt")" -eq $((2 + 2 * $1)) ] && records <"$TMP/ixfr.txt" | diff - "$2" &&
+		! grep -q '^;; \(ERROR\|WARNING\)' "$TMP/ixfr.txt"
+}
+check "...and IXFR=1 gets the 5 differences, equal to the primary's" ixfr_steps 5 "$TMP/knot_ixfr.txt"
+
+# A crash while the step to serial 6 was appended, before the copy at 6 was renamed: the copy
+# at 5 back, the journal a few bytes short. The primary is down, so pop53 stays at serial 5.
+stop_pop53 || true
+knotd_stop
+cp "$TMP/pop53d.log" "$TMP/pop53d.log.3"
+cp "$TMP/copy.5" "$COPY"
+truncate -s -3 "$JNL"
+start_pop53_answering "$TMP/pop53.yaml"
+check "torn journal: pop53 serves serial 5 from its disk copy" wait_for 5 soa_is 5
+check "...keeps the 4 steps before the torn one, says why and truncates the file to them" \
+	grep -q "zone jnl.test.*journal cut back: .*journal: step 5 (5 -> 6) at byte [0-9]*: torn .*kept the 4 step(s) before (to serial 5); file truncated to $size5 bytes" "$TMP/pop53d.log"
+check "...the file is that long ($size5 bytes)" sh -c "[ \$(stat -c %s '$JNL') = $size5 ]"
+grep 'journal' "$TMP/pop53d.log" | sed 's/^/# /'
+check "...and IXFR=1 gets those 4 differences, equal to the primary's at serial 5" \
+	ixfr_steps 4 "$TMP/knot_ixfr5.txt"
+knotd_start || not_ok "knotd restarts"
+CTL zone refresh jnl.test >/dev/null
+check "the primary back: pop53 takes serial 6 again" wait_for 10 soa_is 6
+appended_again() { [ "$(stat -c %i "$JNL")" = "$ino" ] && ixfr_steps 5 "$TMP/knot_ixfr.txt"; }
+check "...appended after the kept steps (same file), IXFR=1 gets the 5 differences" \
+	wait_for 5 appended_again
+
+# A corrupted journal (a byte of its first step flipped while pop53d is down): ignored, said why.
+stop_pop53 || true
+cp "$TMP/pop53d.log" "$TMP/pop53d.log.4"
+/usr/bin/python3 - "$JNL" 60 <<'PY'
 import sys
 path, at = sys.argv[1], int(sys.argv[2])
 b = bytearray(open(path, "rb").read())
@@ -137,9 +194,9 @@ open(path, "wb").write(b)
 PY
 start_pop53_answering "$TMP/pop53.yaml"
 check "a corrupted journal is ignored with the reason logged" \
-	grep -q "zone jnl.test.*journal ignored.*checksum mismatch" "$TMP/pop53d.log"
+	grep -q "zone jnl.test.*journal ignored.*step 1 (1 -> 2): checksum mismatch" "$TMP/pop53d.log"
 grep 'journal' "$TMP/pop53d.log" | sed 's/^/# /'
-check "...the zone is still served from its disk copy (serial 3)" wait_for 5 soa_is 3
+check "...the zone is still served from its disk copy (serial 6)" wait_for 5 soa_is 6
 axfr_style() {
 	ip netns exec "$CLIENT_NS" kdig +tcp +time=2 -y "$KEY" @"$V4" jnl.test IXFR=1 >"$TMP/ixfr2.txt" 2>&1
 	[ "$(soas "$TMP/ixfr2.txt")" -eq 2 ] && records <"$TMP/ixfr2.txt" |

@@ -939,6 +939,51 @@ static void test_exact_fit(void **state)
 	assert_true(r.len <= size - 1);
 }
 
+/*
+ * RRSIGs that cover no RRset of their owner are records of that name (knotd and BIND keep
+ * them): NODATA to other types, not NXDOMAIN; asked for by type, or ANY, they are the answer
+ * (the compiler keeps them as an RRset of type RRSIG, control/zone/dnssec_build.c).
+ */
+static void test_orphan_rrsigs(void **state)
+{
+	(void)state;
+	static const char text[] =
+		"orphan.test. 300 IN SOA ns.orphan.test. h.orphan.test. 1 7200 3600 1209600 300\n"
+		"orphan.test. 300 IN NS ns.orphan.test.\n"
+		"ns.orphan.test. 300 IN A 192.0.2.53\n"
+		"only.orphan.test. 300 IN RRSIG A 8 3 300 20300101000000 20200101000000 1 orphan.test. AAAA\n";
+	char path[] = "/tmp/p53-test-orphan-XXXXXX", err[512];
+	size_t len;
+	struct resp r;
+	int fd = mkstemp(path);
+
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, text, sizeof(text) - 1), (ssize_t)(sizeof(text) - 1));
+	close(fd);
+	struct p53_zone_src z = { .name = "orphan.test.", .file = path };
+	void *mine = p53_image_build(&z, 1, &len, err, sizeof(err), NULL, NULL);
+	unlink(path);
+	if (mine == NULL)
+		fail_msg("%s", err);
+	assert_int_equal(p53_image_check(mine, len, NULL), 0);
+	void *saved = img;
+	img = mine;
+	ask("only.orphan.test", 1, 1232, &r);           /* A: NODATA, the name exists */
+	assert_int_equal(RCODE(&r), 0);
+	assert_int_equal(r.count[1], 0);
+	assert_int_equal(has(&r, NS, "orphan.test.", 6), 1);
+	ask("only.orphan.test", 46, 1232, &r);          /* RRSIG: the record */
+	assert_int_equal(RCODE(&r), 0);
+	assert_int_equal(has(&r, AN, "only.orphan.test.", 46), 1);
+	ask("only.orphan.test", 255, 1232, &r);         /* ANY (RFC 8482): that RRset */
+	assert_int_equal(RCODE(&r), 0);
+	assert_int_equal(has(&r, AN, "only.orphan.test.", 46), 1);
+	ask("x.only.orphan.test", 1, 1232, &r);         /* below it: NXDOMAIN */
+	assert_int_equal(RCODE(&r), 3);
+	img = saved;
+	free(mine);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -970,6 +1015,7 @@ int main(void)
 		cmocka_unit_test(test_tkey_udp),
 		cmocka_unit_test(test_badvers_no_answer),
 		cmocka_unit_test(test_exact_fit),
+		cmocka_unit_test(test_orphan_rrsigs),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

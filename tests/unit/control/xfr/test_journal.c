@@ -12,9 +12,11 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "control/xfr/journal.h"
@@ -203,7 +205,7 @@ static void test_file_roundtrip(void **state)
 	for (uint32_t s = 10; s < 13; s++)
 		push_soa(&j, s, s + 1, 1u << 20);
 	write_journal(path, &j);
-	assert_int_equal(p53_journal_load(&r, path, APEX, sizeof(APEX), 13, 1u << 20, err, sizeof(err)), 0);
+	assert_int_equal(p53_journal_load(&r, path, APEX, sizeof(APEX), 13, 1u << 20, NULL, err, sizeof(err)), 0);
 	assert_int_equal(r.n, 3);
 	assert_int_equal(r.bytes, j.bytes);
 	for (size_t i = 0; i < 3; i++)
@@ -213,17 +215,21 @@ static void test_file_roundtrip(void **state)
 	for (size_t i = 0; i < n; i++)
 		p53_jstep_put(out[i]);
 	/* The journal written before a newer disk copy that never made it: cut back to the copy. */
-	assert_int_equal(p53_journal_load(&r, path, APEX, sizeof(APEX), 12, 1u << 20, err, sizeof(err)), 0);
+	assert_int_equal(p53_journal_load(&r, path, APEX, sizeof(APEX), 12, 1u << 20, NULL, err, sizeof(err)), 0);
 	assert_int_equal(r.n, 2);
 	assert_int_equal(r.steps[1]->to, 12);
+	/* ... and cut from the file, so the next step is appended after serial 12. */
+	assert_non_null(strstr(err, "1 step(s) past serial 12"));
+	assert_int_equal(p53_journal_load(&r, path, APEX, sizeof(APEX), 13, 1u << 20, NULL, err, sizeof(err)), -1);
+	write_journal(path, &j);
 	/* Bounded on load like in memory: the oldest go. */
-	assert_int_equal(p53_journal_load(&r, path, APEX, sizeof(APEX), 13, j.bytes - 1, err, sizeof(err)), 0);
+	assert_int_equal(p53_journal_load(&r, path, APEX, sizeof(APEX), 13, j.bytes - 1, NULL, err, sizeof(err)), 0);
 	assert_int_equal(r.n, 2);
 	assert_int_equal(r.steps[0]->from, 11);
 	/* No steps: the file goes; a missing file is not an error. */
 	assert_int_equal(p53_journal_write(path, APEX, sizeof(APEX), NULL, 0, err, sizeof(err)), 0);
 	assert_int_equal(access(path, F_OK), -1);
-	assert_int_equal(p53_journal_load(&r, path, APEX, sizeof(APEX), 13, 1u << 20, err, sizeof(err)), 1);
+	assert_int_equal(p53_journal_load(&r, path, APEX, sizeof(APEX), 13, 1u << 20, NULL, err, sizeof(err)), 1);
 	assert_int_equal(r.n, 0);
 	p53_journal_clear(&j);
 	free(path);
@@ -269,14 +275,15 @@ static void test_file_rejected(void **state)
 		{ 0, 0, 0, 99, "do not lead to serial 99" },
 		{ 0, 0, 0, 10, "do not lead to serial 10" },   /* 10 is where it starts */
 		{ 1, 0, 0, 13, "bad header" },
-		{ 50, 0, 0, 13, "truncated" },                  /* a torn write */
-		{ (size_t)-1, 0, 0, 13, "truncated" },          /* the last byte missing */
+		{ 50, 0, 0, 13, "torn (26 bytes), no step before it" },
+		/* The last byte missing: the steps before it lead to 12, not 13. */
+		{ (size_t)-1, 0, 0, 13, "do not lead to serial 13, the disk copy's; step 3" },
 	};
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
 		size_t l = rows[i].len == 0 ? len : rows[i].len == (size_t)-1 ? len - 1 : rows[i].len;
 		put_file(path, buf, l, rows[i].x ? rows[i].at : (size_t)-1, rows[i].x);
 		err[0] = '\0';
-		int rc = p53_journal_load(&r, path, APEX, sizeof(APEX), rows[i].serial, 1u << 20, err,
+		int rc = p53_journal_load(&r, path, APEX, sizeof(APEX), rows[i].serial, 1u << 20, NULL, err,
 					  sizeof(err));
 		if (rc != -1 || strstr(err, rows[i].reason) == NULL || strstr(err, path) == NULL)
 			fail_msg("row %zu: rc %d, '%s', wanted '%s'", i, rc, err, rows[i].reason);
@@ -285,14 +292,237 @@ static void test_file_rejected(void **state)
 	/* A step whose serials disagree with its SOA records (its checksum right): malformed. */
 	j.steps[0]->from = 9;
 	write_journal(path, &j);
-	assert_int_equal(p53_journal_load(&r, path, APEX, sizeof(APEX), 13, 1u << 20, err, sizeof(err)), -1);
+	assert_int_equal(p53_journal_load(&r, path, APEX, sizeof(APEX), 13, 1u << 20, NULL, err, sizeof(err)), -1);
 	assert_non_null(strstr(err, "step 1 (9 -> 11): malformed records"));
 	/* Steps that do not chain: 10 -> 11, then 12 -> 13. */
 	j.steps[0]->from = 10;
 	struct p53_jstep *gap[2] = { j.steps[0], j.steps[2] };
 	assert_int_equal(p53_journal_write(path, APEX, sizeof(APEX), gap, 2, err, sizeof(err)), 0);
-	assert_int_equal(p53_journal_load(&r, path, APEX, sizeof(APEX), 13, 1u << 20, err, sizeof(err)), -1);
+	assert_int_equal(p53_journal_load(&r, path, APEX, sizeof(APEX), 13, 1u << 20, NULL, err, sizeof(err)), -1);
 	assert_non_null(strstr(err, "step 2 (12 -> 13) does not follow serial 11"));
+	unlink(path);
+	p53_journal_clear(&j);
+	free(path);
+}
+
+/* ---- appending ---- */
+
+static off_t file_size(const char *path)
+{
+	struct stat st;
+
+	assert_int_equal(stat(path, &st), 0);
+	return st.st_size;
+}
+
+static int store(const char *path, const struct p53_journal *j, uint64_t max, struct p53_jfile *f,
+		 uint64_t *written)
+{
+	char err[512] = "";
+	int how = p53_journal_store(path, APEX, sizeof(APEX), j->steps, j->n, j->epoch, max, f,
+				    written, err, sizeof(err));
+
+	if (how < 0)
+		fail_msg("store: %s", err);
+	return how;
+}
+
+/* The file read back is the journal in memory, and says of itself what the writer knows. */
+static void load_same(const char *path, const struct p53_journal *j, const struct p53_jfile *f)
+{
+	struct p53_journal r = { 0 };
+	struct p53_jfile lf;
+	char err[512];
+
+	assert_int_equal(p53_journal_load(&r, path, APEX, sizeof(APEX), j->steps[j->n - 1]->to,
+					  1u << 20, &lf, err, sizeof(err)), 0);
+	assert_string_equal(err, "");
+	assert_int_equal(r.n, j->n);
+	for (size_t i = 0; i < r.n; i++)
+		same_step(j->steps[i], r.steps[i]);
+	assert_true(lf.known);
+	assert_int_equal(lf.n, f->n);
+	assert_int_equal(lf.first, f->first);
+	assert_int_equal(lf.last, f->last);
+	assert_int_equal(lf.bytes, f->bytes);
+	assert_int_equal(lf.size, f->size);
+	assert_int_equal((uint64_t)file_size(path), f->size);
+	p53_journal_clear(&r);
+}
+
+static void test_store_append(void **state)
+{
+	struct p53_journal j = { 0 };
+	struct p53_jfile f = { 0 };
+	char *path = tmp_path();
+	uint64_t w, before;
+
+	(void)state;
+	unlink(path);
+	push_soa(&j, 10, 11, 1u << 20);
+	assert_int_equal(store(path, &j, 1u << 20, &f, &w), P53_JSTORE_REWRITE);
+	assert_int_equal(w, (uint64_t)file_size(path));
+	load_same(path, &j, &f);
+	/* One more step: appended, only its record written. */
+	before = f.size;
+	push_soa(&j, 11, 12, 1u << 20);
+	assert_int_equal(store(path, &j, 1u << 20, &f, &w), P53_JSTORE_APPEND);
+	assert_int_equal(w, 28 + j.steps[1]->del.len + j.steps[1]->add.len + 4);
+	assert_int_equal((uint64_t)file_size(path), before + w);
+	load_same(path, &j, &f);
+	/* Nothing new: nothing written. */
+	assert_int_equal(store(path, &j, 1u << 20, &f, &w), P53_JSTORE_NONE);
+	assert_int_equal(w, 0);
+	/* Two steps at once (an IXFR of two differences). */
+	push_soa(&j, 12, 13, 1u << 20);
+	push_soa(&j, 13, 14, 1u << 20);
+	assert_int_equal(store(path, &j, 1u << 20, &f, NULL), P53_JSTORE_APPEND);
+	load_same(path, &j, &f);
+	assert_int_equal(f.n, 4);
+	/* The file changed behind the writer: written anew. */
+	FILE *x = fopen(path, "ab");
+	assert_non_null(x);
+	fputc(0, x);
+	fclose(x);
+	push_soa(&j, 14, 15, 1u << 20);
+	assert_int_equal(store(path, &j, 1u << 20, &f, NULL), P53_JSTORE_REWRITE);
+	load_same(path, &j, &f);
+	/* The chain reset (an AXFR): rewritten even though 15 -> 16 would follow. */
+	p53_journal_clear(&j);
+	push_soa(&j, 15, 16, 1u << 20);
+	assert_int_equal(store(path, &j, 1u << 20, &f, NULL), P53_JSTORE_REWRITE);
+	load_same(path, &j, &f);
+	assert_int_equal(f.n, 1);
+	/* No steps: no file; the first step after that rewrites it. */
+	p53_journal_clear(&j);
+	assert_int_equal(store(path, &j, 1u << 20, &f, NULL), P53_JSTORE_REMOVE);
+	assert_int_equal(access(path, F_OK), -1);
+	assert_int_equal(store(path, &j, 1u << 20, &f, NULL), P53_JSTORE_NONE);
+	push_soa(&j, 16, 17, 1u << 20);
+	assert_int_equal(store(path, &j, 1u << 20, &f, NULL), P53_JSTORE_REWRITE);
+	load_same(path, &j, &f);
+	unlink(path);
+	p53_journal_clear(&j);
+	free(path);
+}
+
+static void test_store_torn(void **state)
+{
+	struct p53_journal j = { 0 }, r = { 0 };
+	struct p53_jfile f = { 0 }, lf;
+	char *path = tmp_path(), err[512];
+
+	(void)state;
+	unlink(path);
+	for (uint32_t s = 10; s < 13; s++) {
+		push_soa(&j, s, s + 1, 1u << 20);
+		store(path, &j, 1u << 20, &f, NULL);
+	}
+	uint64_t two = f.size - (28 + j.steps[2]->del.len + j.steps[2]->add.len + 4);
+	/* A crash while 12 -> 13 was appended: its copy never made it (the copy is at 12). */
+	static const struct {
+		int how;        /* 0 cut short by `by` bytes, 1 zeros for data, 2 a flipped byte */
+		size_t by;
+	} rows[] = { { 0, 3 }, { 0, 30 }, { 0, 40 }, { 1, 0 }, { 2, 0 } };
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		f.known = 0;
+		store(path, &j, 1u << 20, &f, NULL);
+		assert_int_equal(f.n, 3);
+		int fd = open(path, O_RDWR);
+		assert_true(fd >= 0);
+		if (rows[i].how == 0) {
+			assert_int_equal(ftruncate(fd, (off_t)(f.size - rows[i].by)), 0);
+		} else {
+			uint8_t z[256] = { 0 };
+			size_t n = rows[i].how == 1 ? (size_t)(f.size - two) : 1;
+			off_t at = rows[i].how == 1 ? (off_t)two : (off_t)f.size - 10;
+			if (rows[i].how == 2) {
+				assert_int_equal(pread(fd, z, 1, at), 1);
+				z[0] ^= 0x40;
+			}
+			assert_true(n <= sizeof(z));
+			assert_int_equal(pwrite(fd, z, n, at), (ssize_t)n);
+		}
+		close(fd);
+		assert_int_equal(p53_journal_load(&r, path, APEX, sizeof(APEX), 12, 1u << 20, &lf, err,
+						  sizeof(err)), 0);
+		if (strstr(err, "torn") == NULL || strstr(err, "kept the 2 step(s)") == NULL)
+			fail_msg("row %zu: '%s'", i, err);
+		assert_int_equal(r.n, 2);
+		same_step(j.steps[1], r.steps[1]);
+		assert_int_equal((uint64_t)file_size(path), two);
+		assert_true(lf.known);
+		assert_int_equal(lf.size, two);
+		assert_int_equal(lf.last, 12);
+		/* The next start reads it clean; the step appended next follows serial 12. */
+		assert_int_equal(p53_journal_load(&r, path, APEX, sizeof(APEX), 12, 1u << 20, &lf, err,
+						  sizeof(err)), 0);
+		assert_string_equal(err, "");
+		assert_int_equal(lf.size, two);
+		push_soa(&r, 12, 13, 1u << 20);
+		assert_int_equal(store(path, &r, 1u << 20, &lf, NULL), P53_JSTORE_APPEND);
+		load_same(path, &r, &lf);
+	}
+	/* Torn, and the steps before it do not lead to the copy's serial: ignored. */
+	assert_int_equal(truncate(path, (off_t)(f.size - 3)), 0);
+	assert_int_equal(p53_journal_load(&r, path, APEX, sizeof(APEX), 13, 1u << 20, NULL, err,
+					  sizeof(err)), -1);
+	assert_non_null(strstr(err, "do not lead to serial 13"));
+	assert_non_null(strstr(err, "torn"));
+	/* A bad checksum that is not in the last step still ignores the whole file. */
+	f.known = 0;
+	store(path, &j, 1u << 20, &f, NULL);
+	int fd = open(path, O_RDWR);
+	uint8_t b;
+	assert_int_equal(pread(fd, &b, 1, 40), 1);
+	b ^= 1;
+	assert_int_equal(pwrite(fd, &b, 1, 40), 1);
+	close(fd);
+	assert_int_equal(p53_journal_load(&r, path, APEX, sizeof(APEX), 12, 1u << 20, NULL, err,
+					  sizeof(err)), -1);
+	assert_non_null(strstr(err, "step 1 (10 -> 11): checksum mismatch"));
+	unlink(path);
+	p53_journal_clear(&r);
+	p53_journal_clear(&j);
+	free(path);
+}
+
+static void test_store_compact(void **state)
+{
+	struct p53_journal j = { 0 };
+	struct p53_jfile f = { 0 };
+	char *path = tmp_path();
+	int appends = 0, rewrites = 0;
+
+	(void)state;
+	unlink(path);
+	push_soa(&j, 1, 2, 1u << 20);
+	uint64_t step = j.bytes, max = 4 * step;   /* four steps in memory, eight in the file */
+	p53_journal_clear(&j);
+	for (uint32_t s = 1; s <= 40; s++) {
+		push_soa(&j, s, s + 1, max);
+		int how = store(path, &j, max, &f, NULL);
+		appends += how == P53_JSTORE_APPEND;
+		rewrites += how == P53_JSTORE_REWRITE;
+		assert_true(j.bytes <= max);
+		assert_true(f.bytes <= 2 * max);
+		assert_int_equal(f.last, s + 1);
+		if (how == P53_JSTORE_REWRITE)
+			assert_int_equal(f.bytes, j.bytes);
+		/* Read back: the newest steps, bounded by max. */
+		struct p53_journal r = { 0 };
+		char err[512];
+		assert_int_equal(p53_journal_load(&r, path, APEX, sizeof(APEX), s + 1, max, NULL, err,
+						  sizeof(err)), 0);
+		assert_int_equal(r.n, j.n);
+		for (size_t i = 0; i < r.n; i++)
+			same_step(j.steps[i], r.steps[i]);
+		p53_journal_clear(&r);
+	}
+	/* The first write; the file grows to 8 steps, the 9th rewrites it with the 4 in memory,
+	 * then every 5th: steps 1, 9, 14, 19, 24, 29, 34, 39. */
+	assert_int_equal(rewrites, 8);
+	assert_int_equal(appends, 40 - rewrites);
 	unlink(path);
 	p53_journal_clear(&j);
 	free(path);
@@ -308,6 +538,9 @@ int main(void)
 		cmocka_unit_test(test_crc32c),
 		cmocka_unit_test(test_file_roundtrip),
 		cmocka_unit_test(test_file_rejected),
+		cmocka_unit_test(test_store_append),
+		cmocka_unit_test(test_store_torn),
+		cmocka_unit_test(test_store_compact),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

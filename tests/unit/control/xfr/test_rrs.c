@@ -487,6 +487,72 @@ static void test_image_same_from_records(void **state)
 	p53_rrs_free(&recs);
 }
 
+/* A node of the image by owner (text), or NULL. */
+static const struct p53_image_node *node_of(const void *img, const char *owner)
+{
+	ldns_rdf *o = NULL;
+	assert_int_equal(ldns_str2rdf_dname(&o, owner), LDNS_STATUS_OK);
+	uint32_t n = p53_image_find(img, ldns_rdf_data(o), ldns_rdf_size(o),
+				    p53_name_hash(ldns_rdf_data(o), ldns_rdf_size(o)));
+	ldns_rdf_deep_free(o);
+	return n == P53_NONE ? NULL : p53_image_node(img, n);
+}
+
+/*
+ * RRSIGs that cover no RRset of their owner (knotd and BIND keep them: the name exists, NODATA
+ * to other types). A name owning only such RRSIGs exists in the image compiled from the
+ * transfer and in the one compiled from its records read back (it was NODATA, then NXDOMAIN
+ * after the next IXFR); beside RRsets it has, they stay apart from the RRSIGs that go with
+ * those RRsets. Both images are the same, byte for byte.
+ */
+static void test_orphan_rrsigs_read_back(void **state)
+{
+	static const char *const zone[] = {
+		"t.example. 300 IN SOA ns.t.example. host.t.example. 1 7200 3600 1209600 300",
+		"t.example. 300 IN NS ns.t.example.",
+		"ns.t.example. 300 IN A 192.0.2.53",
+		"only.t.example. 300 IN RRSIG A 8 3 300 20300101000000 20200101000000 1 t.example. AAAA",
+		"only.t.example. 600 IN RRSIG MX 8 3 300 20300101000000 20200101000000 1 t.example. AAAB",
+		"mix.t.example. 300 IN TXT \"x\"",
+		"mix.t.example. 300 IN RRSIG AAAA 8 3 300 20300101000000 20200101000000 1 t.example. AAAC",
+		"mix.t.example. 300 IN RRSIG TXT 8 3 300 20300101000000 20200101000000 1 t.example. AAAD",
+		"mix.t.example. 300 IN RRSIG A 8 3 300 20300101000000 20200101000000 1 t.example. AAAE",
+		NULL,
+	};
+	struct p53_rrs recs = { 0 }, back = { 0 };
+	size_t l1, l2;
+
+	(void)state;
+	fill(&recs, zone);
+	void *a = compile_rrs(&recs, &l1);
+	const struct p53_image_node *only = node_of(a, "only.t.example.");
+	assert_non_null(only);
+	assert_int_equal(only->n_rrsets, 1);
+	assert_int_equal(served(a, "only.t.example.", LDNS_RR_TYPE_RRSIG), 2);
+	assert_int_equal(served(a, "only.t.example.", LDNS_RR_TYPE_A), 0);
+	/* mix: TXT with its RRSIG, and the two that cover nothing there as their own RRset. */
+	assert_int_equal(served(a, "mix.t.example.", LDNS_RR_TYPE_TXT), 1);
+	assert_int_equal(served(a, "mix.t.example.", LDNS_RR_TYPE_RRSIG), 2);
+	const struct p53_image_node *mix = node_of(a, "mix.t.example.");
+	uint32_t txt = p53_image_node_rrset(a, mix, LDNS_RR_TYPE_TXT);
+	assert_int_equal(p53_image_rrset(a, txt)->sig_count, 1);
+	assert_int_equal(p53_image_hdr(a)->n_records, 9);
+	/* Read back: every record again, and the same image. */
+	zone_of(a, &back);
+	char *x = as_text(&recs), *y = as_text(&back);
+	assert_string_equal(y, x);
+	free(x);
+	free(y);
+	void *b = compile_rrs(&back, &l2);
+	assert_non_null(node_of(b, "only.t.example."));
+	assert_int_equal(l2, l1);
+	assert_memory_equal(b, a, l1);
+	free(a);
+	free(b);
+	p53_rrs_free(&recs);
+	p53_rrs_free(&back);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -498,6 +564,7 @@ int main(void)
 		cmocka_unit_test(test_inplace_failures),
 		cmocka_unit_test(test_inplace_cname_conflict),
 		cmocka_unit_test(test_image_same_from_records),
+		cmocka_unit_test(test_orphan_rrsigs_read_back),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -198,8 +198,8 @@ static void test_image_apex_soa_and_zone(void **state)
 	assert_memory_equal(p53_image_name(img, z0->name_off), "\7example\3com", 13);
 	assert_int_equal(z0->soa, p53_image_node_rrset(img, apex, LDNS_RR_TYPE_SOA));
 	assert_int_equal(p53_image_rrset(img, z0->soa)->flags, P53_RRSET_COMPRESS);
-	/* 44 records, one an RRSIG covering no RRset at its owner (ignored, not counted). */
-	assert_int_equal(p53_image_hdr(img)->n_records, 43);
+	/* 44 records, one an RRSIG covering no RRset at its owner (kept as its own RRset). */
+	assert_int_equal(p53_image_hdr(img)->n_records, 44);
 	/* The deepest name: deep.ns.sub.example.com. (5 labels); walks start there. */
 	assert_int_equal(p53_image_hdr(img)->max_labels, 5);
 	free(img);
@@ -229,12 +229,15 @@ static void test_image_flags_links(void **state)
 	assert_int_equal(node(img, "a.b.c.example.com.")->labels, 5);
 	assert_int_equal(find(img, "x.c.example.com."), P53_NONE);
 	/* CNAME chain; RRSIG allowed beside a CNAME. It covers A, which alias does not have:
-	   an RRSIG goes with the RRset it covers, so this one is dropped with a warning. */
+	   an RRSIG goes with the RRset it covers, so this one stays an RRset of its own, with
+	   a warning. */
 	assert_int_equal(node(img, "alias.example.com.")->flags, P53_NODE_CNAME);
-	assert_int_equal(node(img, "alias.example.com.")->n_rrsets, 1);
+	assert_int_equal(node(img, "alias.example.com.")->n_rrsets, 2);
 	assert_int_equal(rrset(img, "alias.example.com.", LDNS_RR_TYPE_CNAME)->sig_count, 0);
+	assert_int_equal(rrset(img, "alias.example.com.", LDNS_RR_TYPE_RRSIG)->count, 1);
 	assert_true(warned(&w, "example.com.zone:20: RRSIG at 'alias.example.com.' covers A, "
-			       "which 'alias.example.com.' does not have: ignored"));
+			       "which 'alias.example.com.' does not have: kept as a record of that "
+			       "name (answered to RRSIG and ANY queries, sent in transfers)"));
 	assert_int_equal(node(img, "alias2.example.com.")->flags, P53_NODE_CNAME);
 	assert_int_equal(rrset(img, "alias.example.com.", LDNS_RR_TYPE_CNAME)->flags,
 			 P53_RRSET_COMPRESS);
@@ -566,7 +569,8 @@ static void test_image_dnssec_warnings(void **state)
 	remove_files(f);
 	assert_non_null(img);
 	const char *expect[] = {
-		"z.zone:6: RRSIG at 'ns.example.com.' covers AAAA, which 'ns.example.com.' does not have: ignored",
+		"z.zone:6: RRSIG at 'ns.example.com.' covers AAAA, which 'ns.example.com.' does not "
+		"have: kept as a record of that name (answered to RRSIG and ANY queries, sent in transfers)",
 		"z.zone:1: zone 'example.com.' has RRSIGs but no DNSKEY at its apex",
 		"z.zone:1: zone 'example.com.': a signature has already expired",
 		"z.zone:3: NS at 'example.com.' has no RRSIG in a signed zone",
@@ -583,9 +587,9 @@ static void test_image_dnssec_warnings(void **state)
 	}
 	assert_int_equal(p53_image_zone(img, 0)->dnssec, P53_ZONE_SIGNED | P53_ZONE_NSEC);
 	assert_int_equal(p53_image_zone(img, 0)->sig_expire, 1577836800u); /* 2020-01-01 */
-	/* Six records, the RRSIG that covers nothing ignored: five in the image (fuzz_xfr found
-	 * the image counting it, so its records read back compiled to another header). */
-	assert_int_equal(p53_image_hdr(img)->n_records, 5);
+	/* Six records, the RRSIG that covers nothing kept as an RRset of its own: six in the
+	 * image (its records read back compile to the same header; fuzz_xfr). */
+	assert_int_equal(p53_image_hdr(img)->n_records, 6);
 	free(img);
 }
 
