@@ -724,8 +724,14 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 
 	/* Sizes of the new image. */
 	uint32_t n_nodes = h->n_nodes + n_new;
-	if ((uint64_t)n_nodes * 5 > ((uint64_t)h->hash_mask + 1) * 4)
-		return decline(why, wl, "the name index would pass its load factor");
+	/* The compiler's load factor (at most 0.8): past it, the index doubles and is filled
+	 * again from its slots (each holds its hash), O(slots). */
+	uint64_t n_slots = (uint64_t)h->hash_mask + 1;
+	while (n_slots * 4 < (uint64_t)n_nodes * 5)
+		n_slots *= 2;
+	if (n_slots > (uint64_t)1 << 32)
+		return decline(why, wl, "too many names");
+	uint32_t mask = (uint32_t)(n_slots - 1);
 	size_t names_old = h->rdata_off - h->names_off, names_new = 0;
 	for (size_t i = 0; i < p->n_t; i++)
 		if (p->t[i].changed && p->t[i].old == P53_NONE)
@@ -741,8 +747,9 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 	nh.n_rrsets = (uint32_t)(h->n_rrsets + p->n_nrs);
 	nh.rrsets_off = (uint32_t)off;
 	off = align8(off + (size_t)nh.n_rrsets * sizeof(struct p53_image_rrset));
+	nh.hash_mask = mask;
 	nh.slots_off = (uint32_t)off;
-	off = align8(off + ((size_t)h->hash_mask + 1) * sizeof(uint64_t));
+	off = align8(off + (size_t)n_slots * sizeof(uint64_t));
 	nh.names_off = (uint32_t)off;
 	off = align8(off + names_old + names_new);
 	nh.rdata_off = (uint32_t)off;
@@ -778,8 +785,22 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 	     nh.rrsets_off - nh.nodes_off);
 	COPY(nh.rrsets_off, h->rrsets_off, (size_t)h->n_rrsets * sizeof(struct p53_image_rrset),
 	     nh.slots_off - nh.rrsets_off);
-	COPY(nh.slots_off, h->slots_off, ((size_t)h->hash_mask + 1) * sizeof(uint64_t),
-	     nh.names_off - nh.slots_off);
+	if (mask == h->hash_mask) {
+		COPY(nh.slots_off, h->slots_off, ((size_t)h->hash_mask + 1) * sizeof(uint64_t),
+		     nh.names_off - nh.slots_off);
+	} else {
+		const uint64_t *os = p53_image_slots(img);
+		uint64_t *ns = (uint64_t *)(ni + nh.slots_off);
+		memset(ns, 0, nh.names_off - nh.slots_off);
+		for (uint64_t i = 0; i <= h->hash_mask; i++) {
+			if (os[i] == 0)
+				continue;
+			uint32_t k = (uint32_t)(os[i] >> 32) & mask;
+			while (ns[k] != 0)
+				k = (k + 1) & mask;
+			ns[k] = os[i];
+		}
+	}
 	COPY(nh.names_off, h->names_off, names_old, nh.rdata_off - nh.names_off);
 	COPY(nh.rdata_off, h->rdata_off, rdata_old, nh.adds_off - nh.rdata_off);
 	COPY(nh.adds_off, h->adds_off, n_adds_old * sizeof(uint32_t), nh.chain_off - nh.adds_off);
@@ -824,9 +845,9 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 		}
 		uint32_t hash = p53_name_hash(t->name, t->len);
 		if (t->old == P53_NONE)
-			index_add(slots, h->hash_mask, hash, t->node);
+			index_add(slots, mask, hash, t->node);
 		else if (t->dead) {
-			index_remove(slots, h->hash_mask, hash, t->node);
+			index_remove(slots, mask, hash, t->node);
 			nd->flags |= P53_NODE_NSEC3; /* out of the index (image_patch.h) */
 		}
 		if (i == 0) {
