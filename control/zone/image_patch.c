@@ -55,7 +55,20 @@ struct nset {
 	uint32_t *hash;         /* fold hash of each entry, by index */
 	uint32_t mask;
 	uint8_t lens[32];       /* bitmap of the lengths present: a cheap first filter */
+	uint64_t bloom[1024];   /* bitmap of qkey(): a cheap second one */
 };
+
+/* 16 bits from the length and the first 16 bytes, case-folded: a probe of a million names
+ * mostly stops here, before the whole name is hashed. */
+static uint32_t qkey(const uint8_t *p, size_t len)
+{
+	uint64_t w[2] = { 0, 0 };
+
+	memcpy(w, p, len < 16 ? len : 16);
+	uint64_t h = ((w[0] | 0x2020202020202020ull) * 0x9e3779b97f4a7c15ull) ^
+		     ((w[1] | 0x2020202020202020ull) * 0xc2b2ae3d27d4eb4full) ^ len;
+	return (uint32_t)(h >> 48);
+}
 
 static uint32_t fhash(const uint8_t *p, size_t len)
 {
@@ -103,6 +116,8 @@ static void nset_add(struct nset *s, uint32_t idx, const uint8_t *name, size_t l
 	s->slot[i] = idx + 1;
 	s->hash[idx] = h;
 	s->lens[len >> 3] |= (uint8_t)(1u << (len & 7));
+	uint32_t q = qkey(name, len);
+	s->bloom[q >> 6] |= 1ull << (q & 63);
 }
 
 static bool eq_fold(const uint8_t *canon, const uint8_t *any, size_t len)
@@ -117,6 +132,9 @@ static bool eq_fold(const uint8_t *canon, const uint8_t *any, size_t len)
 static uint32_t tn_find(const struct nset *s, const struct tn *t, const uint8_t *name, size_t len)
 {
 	if (!(s->lens[len >> 3] & (1u << (len & 7))))
+		return P53_NONE;
+	uint32_t q = qkey(name, len);
+	if (!(s->bloom[q >> 6] & (1ull << (q & 63))))
 		return P53_NONE;
 	uint32_t h = fhash(name, len);
 	for (uint32_t i = h & s->mask; s->slot[i] != 0; i = (i + 1) & s->mask) {
