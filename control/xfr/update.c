@@ -373,6 +373,7 @@ static void prepare(struct p53_daemon *d, struct p53_zone_update *up)
 /* Where an update's time went, for the log (docs/BENCHMARKS.md, zone transfers). */
 struct timing {
 	uint64_t compile, publish;      /* TSC ticks */
+	double compile_cpu, publish_cpu; /* the control thread's CPU ms */
 	bool patched;                   /* the image was patched, not compiled */
 };
 
@@ -415,14 +416,17 @@ static int publish(struct p53_daemon *d, struct p53_zone_update *u, size_t n, ch
 {
 	size_t len;
 	uint64_t t0 = rte_rdtsc();
+	double c0 = thread_cpu_ms();
 	void *img = try_patch(d, u, n, &len);
 	if (img == NULL)
 		img = p53_xfr_compile(d->xfr, &d->cfg, d->dp.image, u, n, &len, err, errlen, NULL, NULL);
 	else
 		tm->patched = true;
 	uint64_t t1 = rte_rdtsc();
+	double c1 = thread_cpu_ms();
 
 	tm->compile += t1 - t0;
+	tm->compile_cpu += c1 - c0;
 	if (img == NULL)
 		return -1;
 	/* The publish takes the image, published or not. */
@@ -435,6 +439,7 @@ static int publish(struct p53_daemon *d, struct p53_zone_update *u, size_t n, ch
 		rc = img != NULL ? p53_dataplane_publish(&d->dp, img, len, &d->cfg, err, errlen) : -1;
 	}
 	tm->publish += rte_rdtsc() - t1;
+	tm->publish_cpu += thread_cpu_ms() - c1;
 	return rc != 0 ? -1 : 0;
 }
 
@@ -452,6 +457,7 @@ size_t p53_zones_update(struct p53_daemon *d, struct p53_zone_update *u, size_t 
 		live += u[i].rc == 0;
 	}
 	uint64_t t_prep = rte_rdtsc() - t0;
+	double cpu_prep = thread_cpu_ms() - cpu0;
 	if (live > 0 && publish(d, u, n, err, sizeof(err), &tm) != 0) {
 		if (live == 1) {
 			for (size_t i = 0; i < n; i++)
@@ -510,10 +516,12 @@ size_t p53_zones_update(struct p53_daemon *d, struct p53_zone_update *u, size_t 
 		const struct p53_image_hdr *h = p53_image_hdr(d->dp.image);
 		double hz = (double)rte_get_tsc_hz() / 1000.0;
 		p53_info("xfr: published %zu zone update(s) in %.1f ms, %.1f ms of CPU (records and "
-			 "differences %.1f ms, %s %.1f ms, publish %.1f ms): %u zone(s), %u records, "
-			 "generation %" PRIu64, ok, ms, thread_cpu_ms() - cpu0, (double)t_prep / hz,
-			 tm.patched ? "patch" : "compile", (double)tm.compile / hz,
-			 (double)tm.publish / hz, h->n_zones, h->n_records, h->generation);
+			 "differences %.1f ms, %.1f CPU; %s %.1f ms, %.1f CPU; publish %.1f ms, %.1f "
+			 "CPU): %u zone(s), %u records, generation %" PRIu64, ok, ms,
+			 thread_cpu_ms() - cpu0, (double)t_prep / hz, cpu_prep,
+			 tm.patched ? "patch" : "compile", (double)tm.compile / hz, tm.compile_cpu,
+			 (double)tm.publish / hz, tm.publish_cpu, h->n_zones, h->n_records,
+			 h->generation);
 	}
 	/* Members a catalog no longer lists are out of the image now: forget them. */
 	for (size_t i = 0; i < x->n;) {
