@@ -12,8 +12,9 @@
  * an ancestor that would become an empty non-terminal with no child declines). The
  * additional-section lists of other RRsets follow a name losing its addresses; a name gaining
  * addresses that some NS/MX/SRV/SVCB/HTTPS names declines. Signed images, MX/SRV/NS/CNAME/
- * DNAME/DS changes, names at or below another served zone's apex and images whose garbage (bytes earlier patches left unreferenced, p53_image_hdr.pad in KiB)
- * would pass a quarter of the image decline too.
+ * DNAME/DS changes, names at or below another served zone's apex
+ * and images whose garbage (bytes earlier patches left unreferenced, counted in KiB in
+ * p53_image_hdr.pad) would pass a quarter of the image decline too.
  */
 #ifndef P53_IMAGE_PATCH_H
 #define P53_IMAGE_PATCH_H
