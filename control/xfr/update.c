@@ -401,10 +401,12 @@ static void *try_patch(struct p53_daemon *d, struct p53_zone_update *u, size_t n
 				    &one->result, len, why, sizeof(why));
 	if (img != NULL) {
 		d->xfr->ixfr_patched++;
+		one->z->ixfr_patched++;
 		snprintf(one->z->last_image, sizeof(one->z->last_image), "patched");
 		return img;
 	}
 	d->xfr->ixfr_compiled++;
+	one->z->ixfr_compiled++;
 	snprintf(one->z->last_image, sizeof(one->z->last_image), "compiled in full: %s", why);
 	p53_info("xfr: zone %s: IXFR compiled in full, not patched: %s", one->z->name, why);
 	return NULL;

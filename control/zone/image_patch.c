@@ -737,7 +737,8 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 			at += 1u + cnt;
 		}
 		free(lose);
-		qsort(p->mv, p->n_mv, sizeof(*p->mv), moved_cmp);
+		if (p->n_mv > 0)
+			qsort(p->mv, p->n_mv, sizeof(*p->mv), moved_cmp);
 	}
 
 	/* Sizes of the new image. */
@@ -829,8 +830,11 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 	uint8_t *names = ni + nh.names_off;
 	struct p53_image_zone *zones = (struct p53_image_zone *)(ni + nh.zones_off);
 
-	memcpy(ni + nh.rdata_off + rdata_old, p->nrd, p->nrd_len);
-	memcpy(ni + nh.adds_off + n_adds_old * sizeof(uint32_t), p->nadds, p->n_nadds * sizeof(uint32_t));
+	if (p->nrd_len > 0)
+		memcpy(ni + nh.rdata_off + rdata_old, p->nrd, p->nrd_len);
+	if (p->n_nadds > 0)
+		memcpy(ni + nh.adds_off + n_adds_old * sizeof(uint32_t), p->nadds,
+		       p->n_nadds * sizeof(uint32_t));
 	for (size_t r = 0; r < p->n_nrs; r++) {
 		rrsets[h->n_rrsets + r] = p->nrs[r];
 		/* Headers taken from the small image: their records follow the old ones. */

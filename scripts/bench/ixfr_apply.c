@@ -293,8 +293,12 @@ int main(int argc, char **argv)
 		pid_t pid = fork();
 		if (pid < 0)
 			return 1;
-		if (pid == 0)
-			return run(img, len, &d, runs, mode);
+		if (pid == 0) {
+			int rc = run(img, len, &d, runs, mode);
+			p53_ixfr_free(&d);
+			free(img);
+			return rc;
+		}
 		int st = 0;
 		if (waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
 			return 1;
