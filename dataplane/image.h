@@ -73,7 +73,8 @@ struct p53_image_hdr {
 	uint32_t chain_off;
 	uint32_t n_nsec3;
 	uint32_t nsec3_off;
-	uint32_t pad;
+	uint32_t pad;           /* KiB that IXFR patches left unreferenced (control/zone/image_patch.c);
+				   0 from a full compile. Never read by the data plane */
 	uint64_t generation;    /* bumped by every build, reported by pop53ctl status */
 };
 
@@ -122,7 +123,8 @@ struct p53_image_zone {
 #define P53_NODE_ENT    0x0010u /* empty non-terminal: exists, owns no RRset (RFC 4592 §2.2.2) */
 #define P53_NODE_WILD   0x0020u /* owner's first label is "*" */
 #define P53_NODE_GLUE   0x0040u /* strictly below a cut (occluded): only for referral glue */
-#define P53_NODE_NSEC3  0x0080u /* hashed owner of an NSEC3 record: not in the name index */
+#define P53_NODE_NSEC3  0x0080u /* hashed owner of an NSEC3 record: not in the name index. Also
+				   (with ENT, no RRsets) a name an IXFR patch removed */
 
 struct p53_image_node {
 	uint32_t name_off;      /* canonical owner name, into names[] */

@@ -75,6 +75,9 @@ struct p53_xfr_zone {
 	char last_how[24];
 	int last_primary;
 	double last_xfr_ms, last_apply_ms;
+	char last_image[200];           /* how the last IXFR got into the image: "patched", or
+					   "compiled in full: <why the patch declined>" */
+	uint64_t ixfr_patched, ixfr_compiled; /* IXFRs patched into the image, compiled in full */
 	uint64_t xfr_ok, xfr_failed, notifies;
 	uint64_t notify_us;             /* CLOCK_MONOTONIC µs of the NOTIFY being served, 0 none */
 	double notify_to_served_ms;     /* last NOTIFY to the new data published */
@@ -118,6 +121,7 @@ struct p53_xfr {
 	/* totals */
 	uint64_t notify_ok, notify_refused, notify_kernel, notify_tcp, notify_lost_events;
 	uint64_t applies_ok, applies_failed;
+	uint64_t ixfr_patched, ixfr_compiled; /* IXFRs patched into the image, compiled in full */
 	uint64_t soa_answered, soa_refused; /* signed SOA queries over UDP (p53_xfr_soa_query) */
 };
 

@@ -14,20 +14,32 @@
  * Before timing, it checks that the zone's records read back out of the image compile to the
  * same image, byte for byte (exit 1 if not).
  *
+ * Two ways of making the new image, each in its own forked process so its memory is its own:
+ * mode=compile as above, and mode=patch: the same extract and apply, then the image patched
+ * (p53_image_patch, control/zone/image_patch.c: what pop53d does for an IXFR it can patch)
+ * instead of compiled; its compile_ms is the patch's time. The patched image must pass
+ * p53_image_check and serve the new serial and record count, else exit 1.
+ *
  * Usage: p53-ixfr-apply ZONEFILE [RUNS]      (the zone is big.test.; RUNS default 5)
- * Prints one line of key=value: records, the medians of extract_ms, apply_ms, compile_ms and
- * total_ms (CLOCK_MONOTONIC), total_cpu_ms (CLOCK_PROCESS_CPUTIME_ID: what the machine's other
- * load disturbs less), the image bytes and peak_rss_kb (getrusage, whole process).
+ * Prints one line of key=value per mode: records, the medians of extract_ms, apply_ms,
+ * compile_ms and total_ms (CLOCK_MONOTONIC), compile_cpu_ms and total_cpu_ms (CLOCK_PROCESS_CPUTIME_ID: what the
+ * machine's other load disturbs less), the image bytes, peak_rss_kb (getrusage: the process's
+ * high-water mark) and rss_growth_kb (that mark less the resident size when the mode started,
+ * the running image included: what the new image and the work for it cost at their peak).
  * Control-side tool; no DPDK.
  */
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "control/xfr/rrs.h"
 #include "control/zone/image_build.h"
+#include "control/zone/image_patch.h"
 #include "dataplane/image.h"
 #include "dataplane/name.h"
 #include "dataplane/wire.h"
@@ -56,6 +68,20 @@ static int dcmp(const void *a, const void *b)
 	double x = *(const double *)a, y = *(const double *)b;
 
 	return (x > y) - (x < y);
+}
+
+/* Resident set size now, KiB. */
+static long rss_kb(void)
+{
+	long pages = 0, res = 0;
+	FILE *f = fopen("/proc/self/statm", "r");
+
+	if (f == NULL)
+		return 0;
+	if (fscanf(f, "%ld %ld", &pages, &res) != 2)
+		res = 0;
+	fclose(f);
+	return res * (sysconf(_SC_PAGESIZE) / 1024);
 }
 
 static double median(double *v, int n)
@@ -156,6 +182,74 @@ static int make_diff(const struct p53_rrs *base, struct p53_ixfr *d)
 	return 0;
 }
 
+/* One mode's runs (0: compile, 1: patch), in a forked child. */
+static int run(const void *img, size_t len, const struct p53_ixfr *d, int runs, int patch)
+{
+	char err[1024];
+	uint8_t apex[256];
+	size_t al = wire_name(ORIGIN, apex);
+	uint32_t records = p53_image_hdr(img)->n_records;
+	long base_kb = rss_kb();
+
+	double ex[100], ap[100], co[100], to[100], cp[100], cc[100];
+	uint32_t after = 0;
+	for (int r = 0; r < runs; r++) {
+		struct p53_rrs zone = { 0 };
+		struct p53_rrs *w[1] = { &zone };
+		size_t nlen = 0;
+		double c0 = cpu_ms(), t0 = now_ms();
+		if (p53_image_zones_rrs(img, w) != 0) {
+			fprintf(stderr, "p53-ixfr-apply: out of memory\n");
+			return 1;
+		}
+		double t1 = now_ms();
+		if (p53_ixfr_apply_inplace(&zone, d, err, sizeof(err)) != 0) {
+			fprintf(stderr, "p53-ixfr-apply: %s\n", err);
+			return 1;
+		}
+		double t2 = now_ms(), c2 = cpu_ms();
+		struct p53_zone_src s2 = { .name = ORIGIN, .file = "big.test (transfer)",
+					   .rrs = zone.buf, .rrs_len = zone.len,
+					   .flags = P53_ZONE_SECONDARY };
+		void *ni;
+		if (patch)
+			ni = p53_image_patch(img, apex, al, d, &zone, &nlen, err, sizeof(err));
+		else
+			ni = p53_image_build(&s2, 1, &nlen, err, sizeof(err), NULL, NULL);
+		double t3 = now_ms(), c3 = cpu_ms();
+		const char *why = NULL;
+		if (ni == NULL || (patch && p53_image_check(ni, nlen, &why) != 0)) {
+			fprintf(stderr, "p53-ixfr-apply: %s: %s\n", patch ? "patch" : "compile",
+				ni == NULL ? err : why);
+			return 1;
+		}
+		after = p53_image_hdr(ni)->n_records;
+		if (p53_image_zone(ni, 0)->serial != d->steps[0].to) {
+			fprintf(stderr, "p53-ixfr-apply: the new image serves serial %u, not %u\n",
+				p53_image_zone(ni, 0)->serial, d->steps[0].to);
+			return 1;
+		}
+		len = nlen;
+		free(ni);
+		p53_rrs_free(&zone);
+		ex[r] = t1 - t0;
+		ap[r] = t2 - t1;
+		co[r] = t3 - t2;
+		to[r] = t3 - t0;
+		cp[r] = c3 - c0;
+		cc[r] = c3 - c2;
+	}
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	printf("mode=%s records=%u records_after=%u runs=%d extract_ms=%.1f apply_ms=%.1f "
+	       "compile_ms=%.1f compile_cpu_ms=%.1f total_ms=%.1f total_cpu_ms=%.1f image_bytes=%zu "
+	       "peak_rss_kb=%ld rss_growth_kb=%ld\n", patch ? "patch" : "compile", records, after,
+	       runs, median(ex, runs), median(ap, runs), median(co, runs), median(cc, runs),
+	       median(to, runs), median(cp, runs), len, ru.ru_maxrss, ru.ru_maxrss - base_kb);
+	fflush(stdout);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	char err[1024];
@@ -179,7 +273,6 @@ int main(int argc, char **argv)
 		fprintf(stderr, "p53-ixfr-apply: cannot make the differences\n");
 		return 1;
 	}
-	uint32_t records = base.count;
 	/* Check first: the records read back out compile to the very image the file gave (the
 	 * wire read without ldns, the records nearly in order; docs/ARCHITECTURE.md). */
 	struct p53_zone_src s1 = { .name = ORIGIN, .file = "big.test (transfer)", .rrs = base.buf,
@@ -194,53 +287,22 @@ int main(int argc, char **argv)
 	free(again);
 	p53_rrs_free(&base);
 
-	double ex[100], ap[100], co[100], to[100], cp[100];
-	uint32_t after = 0;
-	for (int r = 0; r < runs; r++) {
-		struct p53_rrs zone = { 0 };
-		struct p53_rrs *w[1] = { &zone };
-		size_t nlen = 0;
-		double c0 = cpu_ms(), t0 = now_ms();
-		if (p53_image_zones_rrs(img, w) != 0) {
-			fprintf(stderr, "p53-ixfr-apply: out of memory\n");
+	malloc_trim(0);
+	fflush(stdout);
+	for (int mode = 0; mode < 2; mode++) {
+		pid_t pid = fork();
+		if (pid < 0)
 			return 1;
+		if (pid == 0) {
+			int rc = run(img, len, &d, runs, mode);
+			p53_ixfr_free(&d);
+			free(img);
+			return rc;
 		}
-		double t1 = now_ms();
-		if (p53_ixfr_apply_inplace(&zone, &d, err, sizeof(err)) != 0) {
-			fprintf(stderr, "p53-ixfr-apply: %s\n", err);
+		int st = 0;
+		if (waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
 			return 1;
-		}
-		double t2 = now_ms();
-		struct p53_zone_src s2 = { .name = ORIGIN, .file = "big.test (transfer)",
-					   .rrs = zone.buf, .rrs_len = zone.len,
-					   .flags = P53_ZONE_SECONDARY };
-		void *ni = p53_image_build(&s2, 1, &nlen, err, sizeof(err), NULL, NULL);
-		double t3 = now_ms(), c3 = cpu_ms();
-		if (ni == NULL) {
-			fprintf(stderr, "p53-ixfr-apply: %s\n", err);
-			return 1;
-		}
-		after = p53_image_hdr(ni)->n_records;
-		if (p53_image_zone(ni, 0)->serial != d.steps[0].to) {
-			fprintf(stderr, "p53-ixfr-apply: the new image serves serial %u, not %u\n",
-				p53_image_zone(ni, 0)->serial, d.steps[0].to);
-			return 1;
-		}
-		len = nlen;
-		free(ni);
-		p53_rrs_free(&zone);
-		ex[r] = t1 - t0;
-		ap[r] = t2 - t1;
-		co[r] = t3 - t2;
-		to[r] = t3 - t0;
-		cp[r] = c3 - c0;
 	}
-	struct rusage ru;
-	getrusage(RUSAGE_SELF, &ru);
-	printf("records=%u records_after=%u runs=%d extract_ms=%.1f apply_ms=%.1f compile_ms=%.1f "
-	       "total_ms=%.1f total_cpu_ms=%.1f image_bytes=%zu peak_rss_kb=%ld\n", records, after, runs,
-	       median(ex, runs), median(ap, runs), median(co, runs), median(to, runs), median(cp, runs), len,
-	       ru.ru_maxrss);
 	p53_ixfr_free(&d);
 	free(img);
 	return 0;

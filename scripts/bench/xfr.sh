@@ -125,6 +125,9 @@ for n in $SIZES; do
 	[ $((hwm + huge)) -gt "$peak" ] && peak=$((hwm + huge))
 	js=$(status_json big.test)
 	res=$(jget last_transfer.result <<<"$js")
+	img=$(jget last_ixfr_image <<<"$js")
+	[ -z "$img" ] || res="$res; image $img"
+	bench_log "$(grep 'xfr: published' "$TMP/pop53d.log" | tail -1)"
 	n2s=$(jget notify_to_served_ms <<<"$js")
 	recs=$(awk '{ s += $2 } END { print s }' "$zone.counts" 2>/dev/null)
 	printf '| %s | %s | %.1f s | %s ms | %.0f ms | %s | %.1f MiB | %.1f MiB (+%.1f) |\n' \

@@ -68,6 +68,9 @@ check "knotd's NOTIFY was accepted (TCP, signed) and the zone refreshed by IXFR"
 	sh -c "grep -q 'NOTIFY for sec.test. from $PRIMARY_V4 over TCP key xfr.key.: refreshing' $TMP/pop53d.log && \
 	       grep -q 'IXFR to serial 2: 2 deleted, 2 added' $TMP/pop53d.log"
 check "knotd logs the NOTIFY answered" grep -q "notify, outgoing, remote 192.0.2.53@53, serial 2" "$KNOT_DIR/knotd.log"
+check "the IXFR was patched into the running image, not compiled (zone status, log)" \
+	sh -c "$BUILD/control/pop53ctl -s $TMP/control.sock --json zone status sec.test | grep -q '\"last_ixfr_image\":\"patched\"' && \
+	       grep -q 'published 1 zone update(s) in .* patch ' $TMP/pop53d.log"
 
 # 3. Several changes in a row; the zone as pop53 serves it equals the primary's.
 for i in 1 2 3 4 5; do

@@ -8,7 +8,8 @@
 #    NOERROR (a SERVFAIL or a missing zone during a publish would show here).
 # 2. A larger secondary zone (scripts/bench/genzone.py, XFR_BIG_N records, default 20,000):
 #    the first AXFR, then one IXFR of 100 changes (50 names added, 25 A deleted, 25 A changed)
-#    while kxdpgun runs: it arrives as one IXFR, every change is served, untouched records are
+#    while kxdpgun runs: it arrives as one IXFR, is patched into the running image (not
+#    compiled: control/zone/image_patch.c), every change is served, untouched records are
 #    unchanged, no query is lost. The same at 1M records, with times and memory, is
 #    scripts/bench/xfr.sh (speed is measured there, not here).
 #
@@ -146,6 +147,8 @@ if [ -n "$BIG" ]; then
 	echo "# $st"
 	check "it was one IXFR: 51 records deleted, 76 added (the SOAs included)" \
 		grep -q "IXFR to serial $new: 51 deleted, 76 added" <<<"$st"
+	check "the IXFR was patched into the running image, not compiled (zone status last_ixfr_image)" \
+		sh -c "$BUILD/control/pop53ctl -s $TMP/control.sock --json zone status big.test | grep -q '\"last_ixfr_image\":\"patched\"'"
 	good=0
 	for i in 1 17 50; do [ "$(dig_rr "added$i.region0.big.test")" = "198.18.0.$i" ] && good=$((good + 1)); done
 	for i in 100 113 124; do

@@ -1,0 +1,916 @@
+/*
+ * IXFR applied to the compiled image (image_patch.h). The new image is the old one's sections
+ * copied, each with room appended:
+ *
+ *   - the touched names' records (the diff's owners, read out of the zone's new content) are
+ *     compiled alone by p53_image_build(), so every RRset is encoded, sorted, deduplicated and
+ *     TTL'd exactly as a full compile does; an RRset whose bytes did not change keeps its old
+ *     header (and its additional list), a changed or new one is taken from that small image;
+ *   - each touched node gets its RRset headers appended to rrsets[] (node.rrsets redirected),
+ *     their records appended to rdata[], new owner names to names[], new nodes to nodes[] and
+ *     the name index; a node whose last record goes leaves the index (linear probing, so the
+ *     slots after it are shifted back, never a tombstone) and stays in nodes[] flagged
+ *     P53_NODE_ENT | P53_NODE_NSEC3 ("not in the index"), or becomes an empty non-terminal
+ *     when names below it remain;
+ *   - additional lists naming a node that loses its last address are appended again without
+ *     it and the RRsets pointing at them redirected.
+ * What the old bytes held becomes garbage, counted in p53_image_hdr.pad (KiB).
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "control/bigmem.h"
+#include "control/text.h"
+#include "control/zone/image_build.h"
+#include "control/zone/image_patch.h"
+#include "dataplane/dnsmsg.h"
+#include "dataplane/image.h"
+#include "dataplane/name.h"
+#include "dataplane/wire.h"
+
+/* A touched name: an owner the diff names, or the apex. */
+struct tn {
+	uint8_t name[P53_NAME_MAXLEN];
+	uint8_t len, labels;
+	uint32_t old;           /* its node in the old image, or P53_NONE (a new name) */
+	uint32_t parent;        /* old node of the parent name (new and deleted names) */
+	uint32_t node;          /* its node in the new image */
+	uint32_t rs_first, rs_n; /* its RRsets in the new image (indices into nrs) */
+	bool recs;              /* has records in the new content */
+	bool old_addr, new_addr;
+	bool changed;           /* its RRsets are rewritten */
+	bool gone;              /* its last record goes */
+	bool dead;              /* ... and nothing is below it: it leaves the index */
+	bool child;             /* (gone names and empty parents) a live name below it */
+};
+
+/* A set of canonical names: open addressing on a case-folded hash, so a probe in any case
+ * finds it (the caller compares exactly). */
+struct nset {
+	uint32_t *slot;         /* index + 1 into the caller's array; 0 empty */
+	uint32_t *hash;         /* fold hash of each entry, by index */
+	uint32_t mask;
+	uint8_t lens[32];       /* bitmap of the lengths present: a cheap first filter */
+	uint64_t bloom[1024];   /* bitmap of qkey(): a cheap second one */
+};
+
+/* 16 bits from the length and the first 16 bytes, case-folded: a probe of a million names
+ * mostly stops here, before the whole name is hashed. */
+static uint32_t qkey(const uint8_t *p, size_t len)
+{
+	uint64_t w[2] = { 0, 0 };
+
+	memcpy(w, p, len < 16 ? len : 16);
+	uint64_t h = ((w[0] | 0x2020202020202020ull) * 0x9e3779b97f4a7c15ull) ^
+		     ((w[1] | 0x2020202020202020ull) * 0xc2b2ae3d27d4eb4full) ^ len;
+	return (uint32_t)(h >> 48);
+}
+
+static uint32_t fhash(const uint8_t *p, size_t len)
+{
+	uint64_t h = (uint64_t)len * 0x9e3779b97f4a7c15ull, w;
+	size_t i = 0;
+
+	for (; i + 8 <= len; i += 8) {
+		memcpy(&w, p + i, 8);
+		h = (h ^ (w | 0x2020202020202020ull)) * 0xff51afd7ed558ccdull;
+		h ^= h >> 32;
+	}
+	w = 0;
+	memcpy(&w, p + i, len - i);
+	h = (h ^ (w | 0x2020202020202020ull)) * 0xc4ceb9fe1a85ec53ull;
+	h ^= h >> 29;
+	return (uint32_t)h;
+}
+
+/* For up to n entries whose indices are below max_idx. */
+static int nset_init(struct nset *s, size_t n, size_t max_idx)
+{
+	size_t cap = 16;
+
+	while (cap < 2 * n)
+		cap *= 2;
+	memset(s, 0, sizeof(*s));
+	s->slot = calloc(cap, sizeof(*s->slot));
+	s->hash = calloc(max_idx ? max_idx : 1, sizeof(*s->hash));
+	s->mask = (uint32_t)cap - 1;
+	return s->slot != NULL && s->hash != NULL ? 0 : -1;
+}
+
+static void nset_free(struct nset *s)
+{
+	free(s->slot);
+	free(s->hash);
+}
+
+static void nset_add(struct nset *s, uint32_t idx, const uint8_t *name, size_t len)
+{
+	uint32_t h = fhash(name, len), i = h & s->mask;
+
+	while (s->slot[i] != 0)
+		i = (i + 1) & s->mask;
+	s->slot[i] = idx + 1;
+	s->hash[idx] = h;
+	s->lens[len >> 3] |= (uint8_t)(1u << (len & 7));
+	uint32_t q = qkey(name, len);
+	s->bloom[q >> 6] |= 1ull << (q & 63);
+}
+
+static bool eq_fold(const uint8_t *canon, const uint8_t *any, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if (canon[i] != p53_lower(any[i]))
+			return false;
+	return true;
+}
+
+/* Index of the touched name equal (ignoring case) to name, or P53_NONE. */
+static uint32_t tn_find(const struct nset *s, const struct tn *t, const uint8_t *name, size_t len)
+{
+	if (!(s->lens[len >> 3] & (1u << (len & 7))))
+		return P53_NONE;
+	uint32_t q = qkey(name, len);
+	if (!(s->bloom[q >> 6] & (1ull << (q & 63))))
+		return P53_NONE;
+	uint32_t h = fhash(name, len);
+	for (uint32_t i = h & s->mask; s->slot[i] != 0; i = (i + 1) & s->mask) {
+		uint32_t k = s->slot[i] - 1;
+		if (s->hash[k] == h && t[k].len == len && eq_fold(t[k].name, name, len))
+			return k;
+	}
+	return P53_NONE;
+}
+
+static void *decline(char *why, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static void *decline(char *why, size_t cap, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, cap, fmt, ap);
+	va_end(ap);
+	return NULL;
+}
+
+/* Types whose RRsets may change here: nothing precomputed in the image depends on them
+ * beyond their own bytes (not NS: cuts and glue; CNAME, DNAME: node flags and chains; MX,
+ * SRV, SVCB, HTTPS: additional lists; DNSSEC types: signatures and denial; SOA but at the
+ * apex). */
+static bool type_ok(uint16_t type, bool apex)
+{
+	switch (type) {
+	case P53_T_SOA:
+		return apex;
+	case P53_T_NS: case P53_T_CNAME: case P53_T_MX: case 33 /* SRV */: case P53_T_DNAME:
+	case P53_T_DS: case P53_T_RRSIG: case P53_T_NSEC: case 48 /* DNSKEY */:
+	case 50 /* NSEC3 */: case 51 /* NSEC3PARAM */: case 59 /* CDS */: case 60 /* CDNSKEY */:
+	case 64 /* SVCB */: case 65 /* HTTPS */: case P53_T_OPT:
+		return false;
+	default:
+		return type != 0 && type < 128 ? true : type == 256 || type == 257; /* URI, CAA */
+	}
+}
+
+static const char *tstr(uint16_t t, char *buf, size_t cap)
+{
+	snprintf(buf, cap, "TYPE%u", t);
+	return buf;
+}
+
+static void quiet(void *arg, const char *msg)
+{
+	(void)arg;
+	(void)msg;
+}
+
+static bool rrset_same(const void *a, const struct p53_image_rrset *x, const void *b,
+		       const struct p53_image_rrset *y)
+{
+	return x->type == y->type && x->count == y->count && x->ttl == y->ttl &&
+	       x->rdata_len == y->rdata_len && x->sig_count == 0 && y->sig_count == 0 &&
+	       x->flags == y->flags && memcmp(p53_image_rdata(a, x), p53_image_rdata(b, y), x->rdata_len) == 0;
+}
+
+static bool has_addr(const void *img, uint32_t first, uint32_t n)
+{
+	for (uint32_t i = first; i < first + n; i++) {
+		uint16_t t = p53_image_rrset(img, i)->type;
+		if (t == P53_T_A || t == P53_T_AAAA)
+			return true;
+	}
+	return false;
+}
+
+/* Remove node n's slot from the name index: later slots of its probe run shift back. */
+static void index_remove(uint64_t *slots, uint32_t mask, uint32_t hash, uint32_t n)
+{
+	uint32_t i = hash & mask;
+
+	while (slots[i] != 0 && (uint32_t)slots[i] != n + 1)
+		i = (i + 1) & mask;
+	if (slots[i] == 0)
+		return;
+	for (;;) {
+		uint32_t j = i;
+		slots[i] = 0;
+		for (;;) {
+			j = (j + 1) & mask;
+			if (slots[j] == 0)
+				return;
+			uint32_t k = (uint32_t)(slots[j] >> 32) & mask;
+			/* Stays when its home k lies cyclically in (i, j]. */
+			if (i <= j ? (i < k && k <= j) : (i < k || k <= j))
+				continue;
+			break;
+		}
+		slots[i] = slots[j];
+		i = j;
+	}
+}
+
+static void index_add(uint64_t *slots, uint32_t mask, uint32_t hash, uint32_t n)
+{
+	uint32_t i = hash & mask;
+
+	while (slots[i] != 0)
+		i = (i + 1) & mask;
+	slots[i] = (uint64_t)hash << 32 | (n + 1);
+}
+
+static size_t align8(size_t x)
+{
+	return (x + 7) & ~(size_t)7;
+}
+
+static int depth_cmp(const void *a, const void *b, void *arg)
+{
+	const struct tn *t = arg;
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return (t[y].labels > t[x].labels) - (t[y].labels < t[x].labels);
+}
+
+/* Where an additional list moved: old index, new index (P53_NONE: now empty). */
+struct moved {
+	uint32_t from, to;
+};
+
+static int moved_cmp(const void *a, const void *b)
+{
+	const struct moved *x = a, *y = b;
+
+	return (x->from > y->from) - (x->from < y->from);
+}
+
+/* The working state; everything freed at the end. */
+struct patch {
+	struct tn *t;
+	size_t n_t;
+	struct nset ts;                 /* touched names */
+	struct p53_image_rrset *nrs;    /* RRsets to append */
+	uint32_t *nrs_old;              /* for each: the old RRset it keeps, or P53_NONE (new
+					   records, rdata_off into nrd until the layout) */
+	size_t n_nrs, nrs_cap, nrs_old_cap;
+	uint8_t *nrd;                   /* records to append to rdata[] */
+	size_t nrd_len, nrd_cap;
+	uint32_t *nadds;                /* additional lists to append */
+	size_t n_nadds, nadds_cap;
+	struct moved *mv;
+	size_t n_mv, mv_cap;
+	struct p53_rrs mini;
+	void *mimg;
+};
+
+static int grow(void **p, size_t *cap, size_t need, size_t sz)
+{
+	if (need <= *cap)
+		return 0;
+	size_t c = *cap ? *cap : 16;
+	while (c < need)
+		c *= 2;
+	void *q = realloc(*p, c * sz);
+	if (q == NULL)
+		return -1;
+	*p = q;
+	*cap = c;
+	return 0;
+}
+
+/* Is canonical name t at or below canonical name o? */
+static bool at_or_below(const uint8_t *t, size_t tl, const uint8_t *o, size_t ol)
+{
+	while (tl > ol) {
+		tl -= 1u + t[0];
+		t += 1u + t[0];
+	}
+	return tl == ol && memcmp(t, o, ol) == 0;
+}
+
+static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, size_t apex_len,
+		       const struct p53_ixfr *diff, const struct p53_rrs *result, size_t *len,
+		       char *why, size_t wl)
+{
+	const struct p53_image_hdr *h = p53_image_hdr(img);
+	char txt[1024], tb[16], err[1024];
+
+	if (h->proofs_off != 0 || h->n_chain != 0 || h->n_nsec3 != 0)
+		return decline(why, wl, "the image holds a signed zone");
+	uint32_t ai = p53_image_find(img, apex, apex_len, p53_name_hash(apex, apex_len));
+	if (ai == P53_NONE || !(p53_image_node(img, ai)->flags & P53_NODE_APEX))
+		return decline(why, wl, "the zone is not in the image");
+	uint32_t z = p53_image_node(img, ai)->zone;
+	const struct p53_image_zone *zn = p53_image_zone(img, z);
+	if (zn->rcode != 0 || zn->dnssec != 0)
+		return decline(why, wl, "the zone has no data here or is signed");
+	if ((uint64_t)h->pad * 1024 > h->size / 4)
+		return decline(why, wl, "earlier patches left %u KiB unreferenced, a quarter of the image",
+			       h->pad);
+
+	/* The touched names: every owner of the steps, and the apex. */
+	size_t cap = 1;
+	for (size_t s = 0; s < diff->n; s++)
+		cap += diff->steps[s].del.count + diff->steps[s].add.count;
+	p->t = calloc(cap, sizeof(*p->t));
+	if (p->t == NULL || nset_init(&p->ts, cap, cap) != 0)
+		return decline(why, wl, "out of memory");
+	memcpy(p->t[0].name, apex, apex_len);
+	p->t[0].len = (uint8_t)apex_len;
+	nset_add(&p->ts, 0, apex, apex_len);
+	p->n_t = 1;
+	for (size_t s = 0; s < diff->n; s++) {
+		for (int part = 0; part < 2; part++) {
+			const struct p53_rrs *r = part ? &diff->steps[s].add : &diff->steps[s].del;
+			struct p53_rr_view v;
+			size_t pos = 0;
+			while (p53_rrs_next(r, &pos, &v) == 1) {
+				bool at_apex = v.owner_len == apex_len && eq_fold(apex, v.owner, apex_len);
+				if (!type_ok(v.type, at_apex))
+					return decline(why, wl, "the diff changes %s records at %s",
+						       tstr(v.type, tb, sizeof(tb)),
+						       p53_name_to_str(txt, sizeof(txt), v.owner));
+				if (tn_find(&p->ts, p->t, v.owner, v.owner_len) != P53_NONE)
+					continue;
+				struct tn *t = &p->t[p->n_t];
+				p53_name_lower(t->name, v.owner, v.owner_len);
+				t->len = v.owner_len;
+				nset_add(&p->ts, (uint32_t)p->n_t, t->name, t->len);
+				p->n_t++;
+			}
+		}
+	}
+
+	/* Where each touched name stands in the old image. */
+	for (size_t i = 0; i < p->n_t; i++) {
+		struct tn *t = &p->t[i];
+		p53_name_to_str(txt, sizeof(txt), t->name);
+		t->labels = (uint8_t)p53_name_labels(t->name);
+		t->parent = P53_NONE;
+		if (!at_or_below(t->name, t->len, apex, apex_len))
+			return decline(why, wl, "%s is outside the zone", txt);
+		if (t->name[0] == 1 && t->name[1] == '*')
+			return decline(why, wl, "%s is a wildcard", txt);
+		/* A deeper served zone at or above the name: its node is not this zone's. */
+		const uint8_t *q = t->name;
+		size_t ql = t->len;
+		while (ql > apex_len) {
+			uint32_t m = p53_image_find(img, q, ql, p53_name_hash(q, ql));
+			if (m != P53_NONE && p53_image_node(img, m)->zone != z)
+				return decline(why, wl, "%s is at or below another served zone's apex", txt);
+			ql -= 1u + q[0];
+			q += 1u + q[0];
+		}
+		t->old = p53_image_find(img, t->name, t->len, p53_name_hash(t->name, t->len));
+		if (t->old != P53_NONE) {
+			const struct p53_image_node *nd = p53_image_node(img, t->old);
+			if (nd->flags & (P53_NODE_CUT | P53_NODE_DNAME | P53_NODE_CNAME | P53_NODE_WILD |
+					 P53_NODE_GLUE | P53_NODE_NSEC3) || nd->occluder != P53_NONE)
+				return decline(why, wl, "%s is a cut, a CNAME or DNAME owner, a wildcard or "
+					       "below a cut", txt);
+			for (uint32_t r = nd->rrsets; r < (uint32_t)nd->rrsets + nd->n_rrsets; r++)
+				if (p53_image_rrset(img, r)->flags & P53_RRSET_STEERED)
+					return decline(why, wl, "%s has a steered record", txt);
+			t->old_addr = has_addr(img, nd->rrsets, nd->n_rrsets);
+		}
+		if (i == 0)
+			continue;
+		/* The parent: for a new name it must exist (no new empty non-terminals); for a
+		 * name that may go, it may be an empty non-terminal that has to go with it. */
+		const uint8_t *pn = t->name + 1 + t->name[0];
+		size_t pl = t->len - 1u - t->name[0];
+		uint32_t pi = p53_image_find(img, pn, pl, p53_name_hash(pn, pl));
+		if (pi != P53_NONE && p53_image_node(img, pi)->zone == z)
+			t->parent = pi;
+		if (t->old == P53_NONE) {
+			const struct p53_image_node *pd = pi != P53_NONE ? p53_image_node(img, pi) : NULL;
+			if (pd == NULL || pd->zone != z)
+				return decline(why, wl, "%s is new and so is its parent", txt);
+			if (pd->flags & (P53_NODE_CUT | P53_NODE_DNAME | P53_NODE_CNAME | P53_NODE_WILD |
+					 P53_NODE_GLUE | P53_NODE_NSEC3) || pd->occluder != P53_NONE)
+				return decline(why, wl, "%s is new below a cut, CNAME, DNAME or wildcard", txt);
+		}
+	}
+
+	/* The touched names' records in the new content, compiled alone. */
+	size_t pos = 0;
+	struct p53_rr_view v;
+	int rc;
+	while ((rc = p53_rrs_next(result, &pos, &v)) == 1) {
+		uint32_t k = tn_find(&p->ts, p->t, v.owner, v.owner_len);
+		if (k == P53_NONE)
+			continue;
+		p->t[k].recs = true;
+		if (p53_rrs_add(&p->mini, v.owner, v.owner_len, v.type, v.cls, v.ttl, v.rdata, v.rdlen) != 0)
+			return decline(why, wl, "out of memory");
+	}
+	if (rc < 0)
+		return decline(why, wl, "the new content is malformed");
+	p53_name_to_str(txt, sizeof(txt), apex);
+	struct p53_zone_src src = { .name = txt, .file = "(IXFR patch)", .rrs = p->mini.buf,
+				    .rrs_len = p->mini.len, .flags = zn->flags };
+	size_t mlen = 0;
+	p->mimg = p53_image_build(&src, 1, &mlen, err, sizeof(err), quiet, NULL);
+	if (p->mimg == NULL)
+		return decline(why, wl, "the changed names do not compile alone: %s", err);
+	const void *mi = p->mimg;
+
+	/* Each touched name's RRsets: unchanged ones keep their header, the others come from
+	 * the small image. */
+	uint32_t n_new = 0, max_labels = h->max_labels;
+	int64_t d_records = 0;
+	uint64_t garbage = 0;
+	for (size_t i = 0; i < p->n_t; i++) {
+		struct tn *t = &p->t[i];
+		const struct p53_image_node *od = t->old != P53_NONE ? p53_image_node(img, t->old) : NULL;
+		uint32_t mn = t->recs ? p53_image_find(mi, t->name, t->len, p53_name_hash(t->name, t->len)) : P53_NONE;
+		const struct p53_image_node *md = mn != P53_NONE ? p53_image_node(mi, mn) : NULL;
+		uint32_t oa = od ? od->rrsets : 0, on = od ? od->n_rrsets : 0;
+		uint32_t ma = md ? md->rrsets : 0, mc = md ? md->n_rrsets : 0;
+		bool apex_t = i == 0;
+
+		p53_name_to_str(txt, sizeof(txt), t->name);
+		if (md != NULL && (md->flags & (P53_NODE_CUT | P53_NODE_DNAME | P53_NODE_CNAME)))
+			return decline(why, wl, "%s becomes a cut, CNAME or DNAME owner", txt);
+		t->rs_first = (uint32_t)p->n_nrs;
+		uint32_t a = 0, b = 0;
+		while (a < on || b < mc) {
+			const struct p53_image_rrset *x = a < on ? p53_image_rrset(img, oa + a) : NULL;
+			const struct p53_image_rrset *y = b < mc ? p53_image_rrset(mi, ma + b) : NULL;
+			struct p53_image_rrset keep;
+			uint32_t from = P53_NONE;
+			if (x != NULL && (y == NULL || x->type < y->type)) {
+				/* Gone altogether. */
+				if (!type_ok(x->type, apex_t))
+					return decline(why, wl, "%s loses its %s RRset", txt,
+						       tstr(x->type, tb, sizeof(tb)));
+				t->changed = true;
+				a++;
+				continue;
+			}
+			if (x != NULL && x->type == y->type && rrset_same(img, x, mi, y)) {
+				keep = *x;
+				from = oa + a;
+				a++;
+				b++;
+			} else {
+				if (!type_ok(y->type, apex_t) || y->adds != P53_NONE ||
+				    (y->flags & P53_RRSET_STEERED))
+					return decline(why, wl, "%s changes its %s RRset", txt,
+						       tstr(y->type, tb, sizeof(tb)));
+				if (grow((void **)&p->nrd, &p->nrd_cap, p->nrd_len + y->rdata_len, 1) != 0)
+					return decline(why, wl, "out of memory");
+				keep = *y;
+				keep.rdata_off = (uint32_t)p->nrd_len; /* rebased at layout */
+				keep.adds = P53_NONE;
+				memcpy(p->nrd + p->nrd_len, p53_image_rdata(mi, y), y->rdata_len);
+				p->nrd_len += y->rdata_len;
+				t->changed = true;
+				if (x != NULL && x->type == y->type)
+					a++;
+				b++;
+			}
+			if (grow((void **)&p->nrs, &p->nrs_cap, p->n_nrs + 1, sizeof(*p->nrs)) != 0 ||
+			    grow((void **)&p->nrs_old, &p->nrs_old_cap, p->n_nrs + 1, sizeof(*p->nrs_old)) != 0)
+				return decline(why, wl, "out of memory");
+			p->nrs_old[p->n_nrs] = from;
+			p->nrs[p->n_nrs++] = keep;
+		}
+		t->rs_n = (uint32_t)p->n_nrs - t->rs_first;
+		if (!t->changed) {
+			/* Nothing moved here (a record added and deleted again, an ENT): as it was. */
+			p->n_nrs = t->rs_first;
+			t->rs_n = 0;
+			continue;
+		}
+		for (uint32_t r = 0; r < on; r++) {
+			const struct p53_image_rrset *x = p53_image_rrset(img, oa + r);
+			d_records -= x->count;
+			garbage += sizeof(*x);
+		}
+		for (uint32_t r = 0; r < t->rs_n; r++)
+			d_records += p->nrs[t->rs_first + r].count;
+		for (uint32_t r = 0; r < on; r++) {
+			/* Old records no header keeps any more. */
+			bool kept = false;
+			for (uint32_t k = 0; k < t->rs_n && !kept; k++)
+				kept = p->nrs_old[t->rs_first + k] == oa + r;
+			if (!kept)
+				garbage += p53_image_rrset(img, oa + r)->rdata_len;
+		}
+		t->new_addr = false;
+		for (uint32_t r = 0; r < t->rs_n; r++)
+			t->new_addr |= p->nrs[t->rs_first + r].type == P53_T_A ||
+				       p->nrs[t->rs_first + r].type == P53_T_AAAA;
+		if (t->rs_n == 0) {
+			if (apex_t)
+				return decline(why, wl, "the apex loses every record");
+			t->gone = true;
+		}
+		if (t->old == P53_NONE) {
+			t->node = h->n_nodes + n_new++;
+			if (t->labels > max_labels)
+				max_labels = t->labels;
+		} else {
+			t->node = t->old;
+		}
+	}
+
+	/* Names that go: those with a name below them stay as empty non-terminals; an empty
+	 * non-terminal parent left with no name below it would have to go too: declined. */
+	struct nset gs;
+	uint32_t *gi = NULL, n_g = 0;
+	for (size_t i = 0; i < p->n_t; i++)
+		n_g += p->t[i].gone;
+	if (n_g > 0) {
+		/* The set holds the going names and their empty non-terminal parents, as extra
+		 * entries appended to t[] (index >= n_t, a copy of the parent's name). */
+		struct tn *t2 = realloc(p->t, (p->n_t + n_g) * sizeof(*p->t));
+		if (t2 == NULL)
+			return decline(why, wl, "out of memory");
+		p->t = t2;
+		gi = calloc(n_g * 2, sizeof(*gi));
+		if (gi == NULL || nset_init(&gs, n_g * 2, p->n_t + n_g) != 0) {
+			free(gi);
+			return decline(why, wl, "out of memory");
+		}
+		size_t n_ent = 0, m = 0;
+		for (size_t i = 0; i < p->n_t; i++) {
+			struct tn *t = &p->t[i];
+			if (!t->gone)
+				continue;
+			nset_add(&gs, (uint32_t)i, t->name, t->len);
+			gi[m++] = (uint32_t)i;
+			if (t->parent == P53_NONE) {
+				free(gi);
+				nset_free(&gs);
+				return decline(why, wl, "a name that goes has no parent node");
+			}
+		}
+		for (size_t j = 0; j < m; j++) {
+			const struct tn *t = &p->t[gi[j]];
+			const struct p53_image_node *pd = p53_image_node(img, t->parent);
+			const uint8_t *pn = t->name + 1 + t->name[0];
+			size_t pl = t->len - 1u - t->name[0];
+			uint32_t k = tn_find(&p->ts, p->t, pn, pl);
+			/* Only an empty non-terminal that stays one can be left empty. */
+			if (!(pd->flags & P53_NODE_ENT) || (pd->flags & P53_NODE_APEX) ||
+			    (k != P53_NONE && p->t[k].changed) || tn_find(&gs, p->t, pn, pl) != P53_NONE)
+				continue;
+			struct tn *e = &p->t[p->n_t + n_ent];
+			memset(e, 0, sizeof(*e));
+			memcpy(e->name, pn, pl);
+			e->len = (uint8_t)pl;
+			e->labels = (uint8_t)(t->labels - 1);
+			e->old = t->parent;
+			nset_add(&gs, (uint32_t)(p->n_t + n_ent), e->name, e->len);
+			n_ent++;
+		}
+		/* One pass over the zone's names: mark the set's names that have a live child. */
+		for (uint32_t n = 0; n < h->n_nodes; n++) {
+			const struct p53_image_node *nd = p53_image_node(img, n);
+			if (nd->zone != z || nd->name_len <= 1 || (nd->flags & P53_NODE_NSEC3))
+				continue;
+			const uint8_t *nm = p53_image_name(img, nd->name_off);
+			const uint8_t *pn = nm + 1 + nm[0];
+			size_t pl = nd->name_len - 1u - nm[0];
+			uint32_t k = tn_find(&gs, p->t, pn, pl);
+			if (k == P53_NONE)
+				continue;
+			/* A going name is no child: whether it stays is settled below. */
+			uint32_t self = tn_find(&gs, p->t, nm, nd->name_len);
+			if (self != P53_NONE && self < p->n_t)
+				continue;
+			p->t[k].child = true;
+		}
+		for (size_t i = 0; i < p->n_t; i++) {
+			const struct tn *t = &p->t[i];
+			if (t->changed && t->old == P53_NONE && !t->gone) {
+				const uint8_t *pn = t->name + 1 + t->name[0];
+				uint32_t k = tn_find(&gs, p->t, pn, t->len - 1u - t->name[0]);
+				if (k != P53_NONE)
+					p->t[k].child = true;
+			}
+		}
+		/* Deepest first: a going name that stays (as an ENT) is its parent's child. */
+		qsort_r(gi, m, sizeof(*gi), depth_cmp, p->t);
+		for (size_t j = 0; j < m; j++) {
+			struct tn *t = &p->t[gi[j]];
+			t->dead = !t->child;
+			if (!t->dead) {
+				const uint8_t *pn = t->name + 1 + t->name[0];
+				uint32_t k = tn_find(&gs, p->t, pn, t->len - 1u - t->name[0]);
+				if (k != P53_NONE)
+					p->t[k].child = true;
+			}
+		}
+		bool orphan = false;
+		for (size_t j = 0; j < n_ent; j++)
+			orphan |= !p->t[p->n_t + j].child;
+		free(gi);
+		nset_free(&gs);
+		if (orphan)
+			return decline(why, wl, "an empty non-terminal would be left with nothing below it");
+		for (size_t i = 0; i < p->n_t; i++)
+			if (p->t[i].dead) {
+				const struct p53_image_node *nd = p53_image_node(img, p->t[i].old);
+				garbage += sizeof(*nd) + nd->name_len;
+			}
+	}
+
+	/* Additional-section targets: a name gaining addresses that some list-making RRset
+	 * names would join that list (declined); a node losing them leaves every list. */
+	struct nset gain;
+	size_t n_gain = 0, n_lose = 0;
+	for (size_t i = 0; i < p->n_t; i++) {
+		const struct tn *t = &p->t[i];
+		n_gain += t->changed && t->new_addr && !t->old_addr;
+		n_lose += t->changed && t->old_addr && !t->new_addr;
+	}
+	if (n_gain > 0) {
+		if (nset_init(&gain, n_gain, p->n_t) != 0)
+			return decline(why, wl, "out of memory");
+		for (size_t i = 0; i < p->n_t; i++) {
+			const struct tn *t = &p->t[i];
+			if (t->changed && t->new_addr && !t->old_addr)
+				nset_add(&gain, (uint32_t)i, t->name, t->len);
+		}
+		for (uint32_t r = 0; r < h->n_rrsets; r++) {
+			const struct p53_image_rrset *rs = p53_image_rrset(img, r);
+			uint32_t skip;
+			if (rs->type == P53_T_NS)
+				skip = 0;
+			else if (rs->type == P53_T_MX || rs->type == 64 || rs->type == 65)
+				skip = 2;
+			else if (rs->type == 33)
+				skip = 6;
+			else
+				continue;
+			const uint8_t *rd = p53_image_rdata(img, rs);
+			for (uint32_t k = 0; k < rs->count; k++) {
+				rd += P53_RR_OWNER_LEN;
+				uint16_t rdlen = p53_get16(rd + 8);
+				int tl = rdlen > skip ? p53_name_len(rd + 10 + skip, rdlen - skip) : -1;
+				if (tl > 0 && tn_find(&gain, p->t, rd + 10 + skip, (size_t)tl) != P53_NONE) {
+					nset_free(&gain);
+					p53_name_to_str(txt, sizeof(txt), rd + 10 + skip);
+					return decline(why, wl, "%s gains addresses and is an additional-"
+						       "section target", txt);
+				}
+				rd += 10u + rdlen;
+			}
+		}
+		nset_free(&gain);
+	}
+	uint32_t *lose = NULL;
+	const uint32_t *adds = p53_image_adds(img, 0);
+	size_t n_adds_old = (h->chain_off - h->adds_off) / sizeof(uint32_t);
+	if (n_lose > 0) {
+		lose = malloc(n_lose * sizeof(*lose));
+		if (lose == NULL)
+			return decline(why, wl, "out of memory");
+		size_t m = 0;
+		for (size_t i = 0; i < p->n_t; i++)
+			if (p->t[i].changed && p->t[i].old_addr && !p->t[i].new_addr)
+				lose[m++] = p->t[i].old;
+		/* The lists lie one after another (head, nodes), padding reads as an empty one. */
+		for (size_t at = 0; at < n_adds_old;) {
+			uint32_t cnt = P53_ADDS_COUNT(adds[at]), req = P53_ADDS_REQUIRED(adds[at]);
+			uint32_t keep = 0, kreq = 0;
+			bool hit = false;
+			if (at + 1 + cnt > n_adds_old)
+				break;
+			for (uint32_t k = 0; k < cnt; k++) {
+				bool out = false;
+				for (size_t q = 0; q < n_lose; q++)
+					out |= adds[at + 1 + k] == lose[q];
+				hit |= out;
+			}
+			if (hit) {
+				size_t base = p->n_nadds;
+				if (grow((void **)&p->nadds, &p->nadds_cap, base + 1 + cnt, sizeof(uint32_t)) != 0 ||
+				    grow((void **)&p->mv, &p->mv_cap, p->n_mv + 1, sizeof(*p->mv)) != 0) {
+					free(lose);
+					return decline(why, wl, "out of memory");
+				}
+				for (uint32_t k = 0; k < cnt; k++) {
+					bool out = false;
+					for (size_t q = 0; q < n_lose; q++)
+						out |= adds[at + 1 + k] == lose[q];
+					if (out)
+						continue;
+					p->nadds[base + 1 + keep++] = adds[at + 1 + k];
+					kreq += k < req;
+				}
+				garbage += (1u + cnt) * sizeof(uint32_t);
+				if (keep > 0) {
+					p->nadds[base] = keep | kreq << 16;
+					p->n_nadds = base + 1 + keep;
+					p->mv[p->n_mv++] = (struct moved){ (uint32_t)at, (uint32_t)(n_adds_old + base) };
+				} else {
+					p->mv[p->n_mv++] = (struct moved){ (uint32_t)at, P53_NONE };
+				}
+			}
+			at += 1u + cnt;
+		}
+		free(lose);
+		if (p->n_mv > 0)
+			qsort(p->mv, p->n_mv, sizeof(*p->mv), moved_cmp);
+	}
+
+	/* Sizes of the new image. */
+	uint32_t n_nodes = h->n_nodes + n_new;
+	/* The compiler's load factor (at most 0.8): past it, the index doubles and is filled
+	 * again from its slots (each holds its hash), O(slots). */
+	uint64_t n_slots = (uint64_t)h->hash_mask + 1;
+	while (n_slots * 4 < (uint64_t)n_nodes * 5)
+		n_slots *= 2;
+	if (n_slots > (uint64_t)1 << 32)
+		return decline(why, wl, "too many names");
+	uint32_t mask = (uint32_t)(n_slots - 1);
+	size_t names_old = h->rdata_off - h->names_off, names_new = 0;
+	for (size_t i = 0; i < p->n_t; i++)
+		if (p->t[i].changed && p->t[i].old == P53_NONE)
+			names_new += p->t[i].len;
+	size_t rdata_old = h->adds_off - h->rdata_off;
+	struct p53_image_hdr nh = *h;
+	size_t off = align8(sizeof(nh));
+	nh.zones_off = (uint32_t)off;
+	off = align8(off + (size_t)h->n_zones * sizeof(struct p53_image_zone));
+	nh.n_nodes = n_nodes;
+	nh.nodes_off = (uint32_t)off;
+	off = align8(off + (size_t)n_nodes * sizeof(struct p53_image_node));
+	nh.n_rrsets = (uint32_t)(h->n_rrsets + p->n_nrs);
+	nh.rrsets_off = (uint32_t)off;
+	off = align8(off + (size_t)nh.n_rrsets * sizeof(struct p53_image_rrset));
+	nh.hash_mask = mask;
+	nh.slots_off = (uint32_t)off;
+	off = align8(off + (size_t)n_slots * sizeof(uint64_t));
+	nh.names_off = (uint32_t)off;
+	off = align8(off + names_old + names_new);
+	nh.rdata_off = (uint32_t)off;
+	off = align8(off + rdata_old + p->nrd_len);
+	nh.adds_off = (uint32_t)off;
+	off = align8(off + (n_adds_old + p->n_nadds) * sizeof(uint32_t));
+	nh.proofs_off = 0;
+	nh.chain_off = nh.nsec3_off = (uint32_t)off;
+	nh.size = off;
+	nh.max_labels = max_labels;
+	nh.n_records = (uint32_t)((int64_t)h->n_records + d_records);
+	garbage += (uint64_t)h->pad * 1024;
+	if (garbage > off / 4)
+		return decline(why, wl, "garbage would pass a quarter of the image");
+	nh.pad = (uint32_t)((garbage + 1023) / 1024);
+	if (off > UINT32_MAX)
+		return decline(why, wl, "the image would pass the 4 GiB format limit");
+
+	uint8_t *ni = malloc(off);
+	if (ni == NULL)
+		return decline(why, wl, "out of memory");
+	p53_bigmem_advise(ni, off);
+	const uint8_t *oi = img;
+	memcpy(ni, &nh, sizeof(nh));
+	memset(ni + sizeof(nh), 0, nh.zones_off - sizeof(nh));
+#define COPY(dst_off, src_off, n, total) do { \
+		memcpy(ni + (dst_off), oi + (src_off), (n)); \
+		memset(ni + (dst_off) + (n), 0, (total) - (n)); \
+	} while (0)
+	COPY(nh.zones_off, h->zones_off, (size_t)h->n_zones * sizeof(struct p53_image_zone),
+	     nh.nodes_off - nh.zones_off);
+	COPY(nh.nodes_off, h->nodes_off, (size_t)h->n_nodes * sizeof(struct p53_image_node),
+	     nh.rrsets_off - nh.nodes_off);
+	COPY(nh.rrsets_off, h->rrsets_off, (size_t)h->n_rrsets * sizeof(struct p53_image_rrset),
+	     nh.slots_off - nh.rrsets_off);
+	if (mask == h->hash_mask) {
+		COPY(nh.slots_off, h->slots_off, ((size_t)h->hash_mask + 1) * sizeof(uint64_t),
+		     nh.names_off - nh.slots_off);
+	} else {
+		const uint64_t *os = p53_image_slots(img);
+		uint64_t *ns = (uint64_t *)(ni + nh.slots_off);
+		memset(ns, 0, nh.names_off - nh.slots_off);
+		for (uint64_t i = 0; i <= h->hash_mask; i++) {
+			if (os[i] == 0)
+				continue;
+			uint32_t k = (uint32_t)(os[i] >> 32) & mask;
+			while (ns[k] != 0)
+				k = (k + 1) & mask;
+			ns[k] = os[i];
+		}
+	}
+	COPY(nh.names_off, h->names_off, names_old, nh.rdata_off - nh.names_off);
+	COPY(nh.rdata_off, h->rdata_off, rdata_old, nh.adds_off - nh.rdata_off);
+	COPY(nh.adds_off, h->adds_off, n_adds_old * sizeof(uint32_t), nh.chain_off - nh.adds_off);
+#undef COPY
+	struct p53_image_node *nodes = (struct p53_image_node *)(ni + nh.nodes_off);
+	struct p53_image_rrset *rrsets = (struct p53_image_rrset *)(ni + nh.rrsets_off);
+	uint64_t *slots = (uint64_t *)(ni + nh.slots_off);
+	uint8_t *names = ni + nh.names_off;
+	struct p53_image_zone *zones = (struct p53_image_zone *)(ni + nh.zones_off);
+
+	if (p->nrd_len > 0)
+		memcpy(ni + nh.rdata_off + rdata_old, p->nrd, p->nrd_len);
+	if (p->n_nadds > 0)
+		memcpy(ni + nh.adds_off + n_adds_old * sizeof(uint32_t), p->nadds,
+		       p->n_nadds * sizeof(uint32_t));
+	for (size_t r = 0; r < p->n_nrs; r++) {
+		rrsets[h->n_rrsets + r] = p->nrs[r];
+		/* Headers taken from the small image: their records follow the old ones. */
+		if (p->nrs_old[r] == P53_NONE)
+			rrsets[h->n_rrsets + r].rdata_off += (uint32_t)rdata_old;
+	}
+	size_t names_at = names_old;
+	for (size_t i = 0; i < p->n_t; i++) {
+		struct tn *t = &p->t[i];
+		if (!t->changed)
+			continue;
+		struct p53_image_node *nd = &nodes[t->node];
+		if (t->old == P53_NONE) {
+			memcpy(names + names_at, t->name, t->len);
+			*nd = (struct p53_image_node){
+				.name_off = (uint32_t)names_at, .name_len = t->len, .labels = t->labels,
+				.zone = z, .wildcard = P53_NONE, .parent_side = P53_NONE,
+				.occluder = p53_image_node(img, t->parent)->occluder,
+			};
+			names_at += t->len;
+		}
+		if (t->rs_n > 0) {
+			nd->rrsets = h->n_rrsets + t->rs_first;
+			nd->n_rrsets = (uint16_t)t->rs_n;
+			nd->flags &= (uint16_t)~P53_NODE_ENT;
+		} else {
+			nd->rrsets = 0;
+			nd->n_rrsets = 0;
+			nd->flags |= P53_NODE_ENT;
+		}
+		uint32_t hash = p53_name_hash(t->name, t->len);
+		if (t->old == P53_NONE)
+			index_add(slots, mask, hash, t->node);
+		else if (t->dead) {
+			index_remove(slots, mask, hash, t->node);
+			nd->flags |= P53_NODE_NSEC3; /* out of the index (image_patch.h) */
+		}
+		if (i == 0) {
+			for (uint32_t r = 0; r < t->rs_n; r++)
+				if (rrsets[nd->rrsets + r].type == P53_T_SOA)
+					zones[z].soa = nd->rrsets + r;
+			zones[z].serial = p53_image_zone(mi, 0)->serial;
+			zones[z].neg_ttl = p53_image_zone(mi, 0)->neg_ttl;
+		}
+	}
+	if (p->n_mv > 0) {
+		for (uint32_t r = 0; r < nh.n_rrsets; r++) {
+			if (rrsets[r].adds == P53_NONE)
+				continue;
+			struct moved key = { rrsets[r].adds, 0 };
+			const struct moved *m = bsearch(&key, p->mv, p->n_mv, sizeof(*p->mv), moved_cmp);
+			if (m != NULL)
+				rrsets[r].adds = m->to;
+		}
+	}
+	*len = off;
+	return ni;
+}
+
+void *p53_image_patch(const void *img, const uint8_t *apex, size_t apex_len,
+		      const struct p53_ixfr *diff, const struct p53_rrs *result, size_t *len,
+		      char *why, size_t whylen)
+{
+	struct patch p = { 0 };
+	void *ni;
+
+	why[0] = '\0';
+	ni = patch_run(&p, img, apex, apex_len, diff, result, len, why, whylen);
+	free(p.t);
+	nset_free(&p.ts);
+	free(p.nrs);
+	free(p.nrs_old);
+	free(p.nrd);
+	free(p.nadds);
+	free(p.mv);
+	p53_rrs_free(&p.mini);
+	free(p.mimg);
+	return ni;
+}

@@ -1,0 +1,43 @@
+/*
+ * IXFR applied to the compiled image: a new image that is the running one with one zone's
+ * differences patched in, in O(diff) work plus one copy of the image, instead of compiling
+ * every zone again (control/zone/image_build.c). Used by control/xfr/update.c for a DIFF;
+ * whenever a change could reach beyond the names it touches, it declines with the reason and
+ * the caller compiles in full. Control thread only; allocates with malloc.
+ *
+ * What it patches (docs/ARCHITECTURE.md, "IXFR: patching the image"): RRsets of types with no
+ * precomputed links (A, AAAA, TXT, PTR, CAA, ... and the apex SOA) added, changed or removed
+ * at existing names that are plain data (not a cut, CNAME, DNAME, wildcard, glue, steered),
+ * new names whose parent exists, and names whose last record goes (they leave the name index;
+ * an ancestor that would become an empty non-terminal with no child declines). The
+ * additional-section lists of other RRsets follow a name losing its addresses; a name gaining
+ * addresses that some NS/MX/SRV/SVCB/HTTPS names declines. Signed images, MX/SRV/NS/CNAME/
+ * DNAME/DS changes, names at or below another served zone's apex
+ * and images whose garbage (bytes earlier patches left unreferenced, counted in KiB in
+ * p53_image_hdr.pad) would pass a quarter of the image decline too.
+ */
+#ifndef P53_IMAGE_PATCH_H
+#define P53_IMAGE_PATCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "control/xfr/rrs.h"
+
+/**
+ * Patch zone `apex` of `img` with `diff`, whose result (the zone's whole new content, what
+ * p53_ixfr_apply_inplace() made of the zone read back out of img) is `result`.
+ *
+ * @param img      the running image (left as it is)
+ * @param apex     the zone's canonical apex name, apex_len bytes
+ * @param diff     the IXFR steps: only the owners they name are looked at
+ * @param result   the zone's records after the diff
+ * @param len      set to the new image's size
+ * @param why      on NULL return: why it declined (the caller compiles in full)
+ * @return malloc'd image (generation not set: the publish sets it), or NULL.
+ */
+void *p53_image_patch(const void *img, const uint8_t *apex, size_t apex_len,
+		      const struct p53_ixfr *diff, const struct p53_rrs *result, size_t *len,
+		      char *why, size_t whylen);
+
+#endif /* P53_IMAGE_PATCH_H */

@@ -1,0 +1,595 @@
+/*
+ * control/zone/image_patch.c: an IXFR patched into the image must serve exactly what a full
+ * compile of the new content serves. For several zones (small hand-written ones with every
+ * kind of node the compiler links, a parent and child zone in one image, a genzone.py zone)
+ * and many random diffs chained one after another (so patches land on patched images): every
+ * name of the old and new content, and names that do not exist below and beside them, asked
+ * for several types through the general responder (p53_answer), get byte-identical responses
+ * from the patched image and from p53_image_build() of the new records; the patched image
+ * passes p53_image_check() and reads back (p53_image_zones_rrs) to the same records. Diffs
+ * the patch declines are compiled in full (as pop53d does), and both outcomes must occur.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "control/xfr/rrs.h"
+#include "control/zone/image_build.h"
+#include "control/zone/image_patch.h"
+#include "dataplane/answer.h"
+#include "dataplane/image.h"
+#include "dataplane/name.h"
+#include "dataplane/wire.h"
+
+static uint64_t rng = 0x9e3779b97f4a7c15ull;
+
+static uint32_t rnd(uint32_t n)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return n ? (uint32_t)(rng % n) : 0;
+}
+
+static const char *ZONE_EXAMPLE =
+	"$ORIGIN example.com.\n$TTL 300\n"
+	"@ SOA ns1 hostmaster 1 7200 3600 1209600 300\n"
+	"@ NS ns1\n@ NS ns2.example.net.\n@ MX 10 mail\n@ A 192.0.2.1\n"
+	"ns1 A 192.0.2.53\nns1 AAAA 2001:db8::53\nmail A 192.0.2.25\n"
+	"www A 192.0.2.80\nwww AAAA 2001:db8::80\nwww TXT \"hello\"\n"
+	"alias CNAME www\n*.wild A 192.0.2.99\n*.wild TXT \"w\"\nx.wild A 192.0.2.98\n"
+	"a.b.c.ent A 192.0.2.7\nx.b.c.ent TXT \"x\"\nlone.e2 A 192.0.2.8\n"
+	"sub NS ns.sub\nsub NS ns1\nns.sub A 192.0.2.54\n"
+	"dn DNAME example.org.\nsvc SRV 0 0 443 www\nmx2 MX 20 target\nmx3 MX 5 only\n"
+	"only A 192.0.2.10\ntxtonly TXT \"t\"\ndeep.only A 192.0.2.11\n"
+	"ttl 60 A 192.0.2.12\nttl 120 A 192.0.2.13\nptr PTR www.example.com.\n"
+	"Caps A 192.0.2.14\n";
+
+static const char *ZONE_PARENT =
+	"$ORIGIN parent.test.\n$TTL 300\n"
+	"@ SOA ns hostmaster 7 7200 3600 1209600 60\n@ NS ns\nns A 198.51.100.1\n"
+	"child NS ns.child\nns.child A 198.51.100.2\nhost A 198.51.100.3\nhost2 A 198.51.100.4\n"
+	"mx MX 1 host.child\n";
+
+static const char *ZONE_CHILD =
+	"$ORIGIN child.parent.test.\n$TTL 300\n"
+	"@ SOA ns hostmaster 3 7200 3600 1209600 60\n@ NS ns\nns A 198.51.100.2\n"
+	"www A 198.51.100.5\nwww TXT \"child\"\nhost AAAA 2001:db8::5\n";
+
+static char *tmp_zone(const char *text)
+{
+	char *path = strdup("/tmp/test_image_patch.XXXXXX");
+	int fd = mkstemp(path);
+
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+	return path;
+}
+
+/* A wire name from text (absolute, ASCII). */
+static size_t wname(const char *txt, uint8_t *out)
+{
+	size_t o = 0;
+
+	while (*txt != '\0') {
+		const char *dot = strchr(txt, '.');
+		size_t l = dot != NULL ? (size_t)(dot - txt) : strlen(txt);
+		out[o++] = (uint8_t)l;
+		memcpy(out + o, txt, l);
+		o += l;
+		txt += l + (dot != NULL);
+	}
+	out[o++] = 0;
+	return o;
+}
+
+static uint16_t ask(const void *img, const uint8_t *name, size_t nl, uint16_t type, int edns,
+		    uint8_t *buf, size_t cap)
+{
+	static const struct p53_answer_conf conf = { .identity = (const uint8_t *)"unit",
+						     .identity_len = 4, .edns_max_payload = 1232 };
+	struct p53_answer_stats st = { 0 };
+	uint16_t off = 12;
+
+	memset(buf, 0, 12);
+	buf[0] = 0x12;
+	buf[1] = 0x34;
+	buf[5] = 1;
+	memcpy(buf + off, name, nl);
+	off = (uint16_t)(off + nl);
+	p53_put16(buf + off, type);
+	p53_put16(buf + off + 2, 1);
+	off += 4;
+	if (edns) {
+		buf[11] = 1;
+		const uint8_t opt[11] = { 0, 0, 41, 0x04, 0xd0, 0, 0, 0, 0, 0, 0 };
+		memcpy(buf + off, opt, sizeof(opt));
+		off += sizeof(opt);
+	}
+	return p53_answer(img, &conf, buf, off, (uint16_t)cap, &st);
+}
+
+/* Records as sorted "owner(lower) type class ttl rdata" byte strings, to compare contents. */
+struct rlist {
+	char **r;
+	size_t n;
+};
+
+static int scmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void rlist_of(const struct p53_rrs *rrs, struct rlist *l)
+{
+	struct p53_rr_view v;
+	size_t pos = 0;
+
+	l->r = calloc(rrs->count + 1, sizeof(*l->r));
+	l->n = 0;
+	while (p53_rrs_next(rrs, &pos, &v) == 1) {
+		uint8_t lo[256];
+		char *s = malloc(2 * (v.owner_len + v.rdlen) + 64), *o = s;
+		p53_name_lower(lo, v.owner, v.owner_len);
+		for (size_t i = 0; i < v.owner_len; i++)
+			o += sprintf(o, "%02x", lo[i]);
+		o += sprintf(o, " %u %u %u ", v.type, v.cls, v.ttl);
+		for (size_t i = 0; i < v.rdlen; i++)
+			o += sprintf(o, "%02x", v.rdata[i]);
+		l->r[l->n++] = s;
+	}
+	qsort(l->r, l->n, sizeof(*l->r), scmp);
+}
+
+static void rlist_free(struct rlist *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		free(l->r[i]);
+	free(l->r);
+}
+
+/* Every name to ask: owners of both contents, one below and one beside each. */
+struct names {
+	uint8_t (*n)[256];
+	uint8_t *len;
+	size_t count, cap;
+};
+
+static void names_add(struct names *s, const uint8_t *name, size_t len)
+{
+	if (len > 255)
+		return;
+	if (s->count == s->cap) {
+		s->cap = s->cap ? 2 * s->cap : 256;
+		s->n = realloc(s->n, s->cap * sizeof(*s->n));
+		s->len = realloc(s->len, s->cap);
+	}
+	p53_name_lower(s->n[s->count], name, len);
+	s->len[s->count++] = (uint8_t)len;
+}
+
+static void names_of(struct names *s, const struct p53_rrs *rrs)
+{
+	struct p53_rr_view v;
+	size_t pos = 0;
+
+	while (p53_rrs_next(rrs, &pos, &v) == 1) {
+		uint8_t x[300];
+		names_add(s, v.owner, v.owner_len);
+		/* Below: "zz-nx.<owner>" */
+		x[0] = 5;
+		memcpy(x + 1, "zz-nx", 5);
+		memcpy(x + 6, v.owner, v.owner_len);
+		names_add(s, x, 6u + v.owner_len);
+		/* Beside: the first label with "q" appended. */
+		if (v.owner[0] > 0 && v.owner[0] < 63) {
+			x[0] = (uint8_t)(v.owner[0] + 1);
+			memcpy(x + 1, v.owner + 1, v.owner[0]);
+			x[1 + v.owner[0]] = 'q';
+			memcpy(x + 2 + v.owner[0], v.owner + 1 + v.owner[0], v.owner_len - 1u - v.owner[0]);
+			names_add(s, x, v.owner_len + 1u);
+		}
+	}
+}
+
+static const uint16_t QTYPES[] = { 1, 28, 16, 15, 2, 6, 5, 255, 43, 12, 99 };
+
+/* Byte-identical answers from both images for every name and type. */
+static void same_answers(const void *a, const void *b, const struct names *s, const char *what)
+{
+	static uint8_t qa[4096], qb[4096];
+
+	for (size_t i = 0; i < s->count; i++) {
+		for (size_t t = 0; t < sizeof(QTYPES) / sizeof(QTYPES[0]); t++) {
+			int edns = (int)((i + t) & 1);
+			uint16_t la = ask(a, s->n[i], s->len[i], QTYPES[t], edns, qa, sizeof(qa));
+			uint16_t lb = ask(b, s->n[i], s->len[i], QTYPES[t], edns, qb, sizeof(qb));
+			if (la != lb || memcmp(qa, qb, la) != 0) {
+				char txt[300];
+				size_t o = 0;
+				for (size_t k = 0; k < s->len[i]; k++)
+					o += (size_t)snprintf(txt + o, sizeof(txt) - o, "%c",
+							      s->n[i][k] > 32 && s->n[i][k] < 127 ? s->n[i][k] : '.');
+				fail_msg("%s: %s type %u: the patched image answers %u bytes, the compiled "
+					 "one %u (or different bytes)", what, txt, QTYPES[t], la, lb);
+			}
+		}
+	}
+}
+
+/* The zone's whole content out of an image. */
+static void zone_rrs(const void *img, uint32_t z, struct p53_rrs *out)
+{
+	uint32_t nz = p53_image_hdr(img)->n_zones;
+	struct p53_rrs **want = calloc(nz, sizeof(*want));
+
+	want[z] = out;
+	assert_int_equal(p53_image_zones_rrs(img, want), 0);
+	free(want);
+}
+
+/* A random record's view from r (any but the SOA when skip_soa). */
+static int pick(const struct p53_rrs *r, struct p53_rr_view *out)
+{
+	struct p53_rr_view v;
+	size_t pos = 0;
+	uint32_t want = rnd(r->count), i = 0;
+
+	while (p53_rrs_next(r, &pos, &v) == 1)
+		if (i++ == want) {
+			*out = v;
+			return v.type == 6 ? -1 : 0;
+		}
+	return -1;
+}
+
+static void add_rec(struct p53_rrs *to, const uint8_t *owner, size_t ol, uint16_t type)
+{
+	uint8_t rd[64];
+	size_t rl = 0;
+
+	switch (type) {
+	case 1:
+		rd[0] = 203, rd[1] = 0, rd[2] = 113, rd[3] = (uint8_t)rnd(256);
+		rl = 4;
+		break;
+	case 28:
+		memset(rd, 0, 16);
+		rd[0] = 0x20, rd[1] = 0x01, rd[2] = 0x0d, rd[3] = 0xb8, rd[15] = (uint8_t)rnd(256);
+		rl = 16;
+		break;
+	case 16:
+		rl = (size_t)sprintf((char *)rd + 1, "t%u", rnd(50));
+		rd[0] = (uint8_t)rl;
+		rl++;
+		break;
+	case 15:
+		rd[0] = 0, rd[1] = (uint8_t)rnd(30);
+		rl = 2 + wname(rnd(2) ? "www.example.com." : "nowhere.example.com.", rd + 2);
+		break;
+	case 5:
+		rl = wname("www.example.com.", rd);
+		break;
+	case 2:
+		rl = wname("ns1.example.com.", rd);
+		break;
+	}
+	assert_int_equal(p53_rrs_add(to, owner, ol, type, 1, rnd(4) ? 300 : 77, rd, rl), 0);
+}
+
+/* One random IXFR step from `base` (at serial `serial`), into d. */
+static void random_diff(const struct p53_rrs *base, const uint8_t *apex, size_t al,
+			struct p53_ixfr *d, int simple)
+{
+	struct p53_rr_view soa, v;
+	size_t pos = 0;
+	int n_steps = 1 + (rnd(6) == 0);
+	int64_t serial = p53_rrs_soa_serial(base);
+
+	assert_true(serial >= 0);
+	while (p53_rrs_next(base, &pos, &soa) == 1 && soa.type != 6)
+		;
+	for (int s = 0; s < n_steps; s++) {
+		struct p53_ixfr_step *st = p53_ixfr_push(d);
+		uint8_t rd[512];
+		assert_non_null(st);
+		st->from = (uint32_t)serial + (uint32_t)s;
+		st->to = st->from + 1;
+		int m1 = p53_name_len(soa.rdata, soa.rdlen);
+		int m2 = p53_name_len(soa.rdata + m1, soa.rdlen - (size_t)m1);
+		memcpy(rd, soa.rdata, soa.rdlen);
+		p53_put32(rd + m1 + m2, st->from);
+		assert_int_equal(p53_rrs_add(&st->del, soa.owner, soa.owner_len, 6, 1, soa.ttl, rd, soa.rdlen), 0);
+		p53_put32(rd + m1 + m2, st->to);
+		assert_int_equal(p53_rrs_add(&st->add, soa.owner, soa.owner_len, 6, 1, soa.ttl, rd, soa.rdlen), 0);
+		if (s > 0)
+			continue; /* the second step only moves the SOA on */
+		int ops = 1 + (int)rnd(simple ? 8 : 5);
+		for (int o = 0; o < ops; o++) {
+			uint32_t k = rnd(simple ? 6 : 9);
+			if (pick(base, &v) != 0)
+				continue;
+			/* A record deleted twice in one step is refused by the apply: skip them. */
+			struct p53_rr_view w;
+			size_t p2 = 0;
+			int dup = 0;
+			while (p53_rrs_next(&st->del, &p2, &w) == 1)
+				dup |= w.rr_len == v.rr_len && memcmp(w.rr, v.rr, v.rr_len) == 0;
+			if (k == 0 || k == 1) {
+				/* A new name below an existing one. */
+				uint8_t nm[300];
+				nm[0] = 4;
+				sprintf((char *)nm + 1, "%c%03u", rnd(4) ? 'n' : 'N', rnd(1000));
+				memcpy(nm + 5, v.owner, v.owner_len);
+				if (v.owner_len + 5u <= 255)
+					add_rec(&st->add, nm, v.owner_len + 5u, k ? 1 : (uint16_t)(rnd(2) ? 28 : 16));
+			} else if (k == 2 && !dup) {
+				/* A record deleted. */
+				assert_int_equal(p53_rrs_add(&st->del, v.owner, v.owner_len, v.type, v.cls,
+							     v.ttl, v.rdata, v.rdlen), 0);
+			} else if (k == 3 && !dup && (v.type == 1 || v.type == 28 || v.type == 16 || v.type == 15)) {
+				/* A record changed. */
+				assert_int_equal(p53_rrs_add(&st->del, v.owner, v.owner_len, v.type, v.cls,
+							     v.ttl, v.rdata, v.rdlen), 0);
+				add_rec(&st->add, v.owner, v.owner_len, v.type);
+			} else if (k == 4) {
+				/* A record added at an existing name. */
+				static const uint16_t types[] = { 1, 28, 16 };
+				add_rec(&st->add, v.owner, v.owner_len, types[rnd(3)]);
+			} else if (k == 5 && !dup) {
+				/* Every record of a name deleted. */
+				struct p53_rr_view x;
+				size_t p3 = 0;
+				while (p53_rrs_next(base, &p3, &x) == 1)
+					if (x.type != 6 && x.owner_len == v.owner_len &&
+					    memcmp(x.owner, v.owner, v.owner_len) == 0)
+						assert_int_equal(p53_rrs_add(&st->del, x.owner, x.owner_len, x.type,
+									     x.cls, x.ttl, x.rdata, x.rdlen), 0);
+			} else if (k == 6) {
+				/* What the patch declines: MX, CNAME, NS changes. */
+				static const uint16_t types[] = { 15, 5, 2 };
+				add_rec(&st->add, v.owner, v.owner_len, types[rnd(3)]);
+			} else if (k == 7) {
+				/* A wildcard, or a name two labels down (a new empty non-terminal). */
+				uint8_t nm[300];
+				size_t l = 0;
+				if (rnd(2)) {
+					nm[l++] = 1;
+					nm[l++] = '*';
+				} else {
+					memcpy(nm, "\001y\001z", 4);
+					l = 4;
+				}
+				if (v.owner_len + l <= 255) {
+					memcpy(nm + l, v.owner, v.owner_len);
+					add_rec(&st->add, nm, v.owner_len + l, 1);
+				}
+			} else if (k == 8) {
+				/* An address for a name something's MX names. */
+				uint8_t nm[64];
+				size_t l = wname(rnd(2) ? "target.example.com." : "nowhere.example.com.", nm);
+				(void)apex;
+				(void)al;
+				add_rec(&st->add, nm, l, 1);
+			}
+		}
+	}
+}
+
+static void quiet(void *arg, const char *msg)
+{
+	(void)arg;
+	(void)msg;
+}
+
+struct outcome {
+	int patched, declined, invalid;
+};
+
+/* n random diffs chained on zone z of the image made from srcs. */
+static void chain(struct p53_zone_src *srcs, size_t n_src, uint32_t z, const char *apex_txt,
+		  int n_diffs, int simple, struct outcome *out)
+{
+	char err[1024];
+	size_t len = 0;
+	void *img = p53_image_build(srcs, n_src, &len, err, sizeof(err), quiet, NULL);
+	uint8_t apex[256];
+	size_t al = wname(apex_txt, apex);
+	struct p53_rrs *others = calloc(n_src, sizeof(*others));
+
+	assert_non_null(img);
+	assert_non_null(others);
+	for (int i = 0; i < n_diffs; i++) {
+		struct p53_rrs base = { 0 }, result = { 0 };
+		struct p53_ixfr d = { 0 };
+		zone_rrs(img, z, &base);
+		random_diff(&base, apex, al, &d, simple || (i & 1));
+		if (p53_ixfr_apply(&base, &d, &result, err, sizeof(err)) != 0) {
+			p53_rrs_free(&base);
+			p53_ixfr_free(&d);
+			continue;
+		}
+		/* The full compile of the new content: every zone again, this one from result. */
+		struct p53_zone_src *s2 = calloc(n_src, sizeof(*s2));
+		memcpy(s2, srcs, n_src * sizeof(*s2));
+		for (size_t k = 0; k < n_src; k++) {
+			p53_rrs_free(&others[k]);
+			if (k == z) {
+				s2[k].rrs = result.buf;
+				s2[k].rrs_len = result.len;
+			} else {
+				zone_rrs(img, (uint32_t)k, &others[k]);
+				s2[k].rrs = others[k].buf;
+				s2[k].rrs_len = others[k].len;
+			}
+			s2[k].file = "(test)";
+		}
+		size_t flen = 0, plen = 0;
+		void *fresh = p53_image_build(s2, n_src, &flen, err, sizeof(err), quiet, NULL);
+		char why[512];
+		void *patched = p53_image_patch(img, apex, al, &d, &result, &plen, why, sizeof(why));
+		if (fresh == NULL) {
+			/* Content a full compile rejects is never served by a patch either. */
+			if (patched != NULL)
+				fail_msg("patched a content the compiler rejects: %s", err);
+			out->invalid++;
+		} else if (patched == NULL) {
+			assert_true(why[0] != '\0');
+			if (getenv("P53_PATCH_WHY") != NULL)
+				print_message("declined: %s\n", why);
+			out->declined++;
+		} else {
+			const char *bad = NULL;
+			if (p53_image_check(patched, plen, &bad) != 0)
+				fail_msg("the patched image fails the check: %s", bad);
+			assert_int_equal(p53_image_hdr(patched)->n_records, p53_image_hdr(fresh)->n_records);
+			assert_int_equal(p53_image_zone(patched, z)->serial, p53_image_zone(fresh, z)->serial);
+			/* Same records. */
+			struct p53_rrs back = { 0 };
+			struct rlist la, lb;
+			zone_rrs(patched, z, &back);
+			rlist_of(&back, &la);
+			struct p53_rrs fb = { 0 };
+			zone_rrs(fresh, z, &fb);
+			rlist_of(&fb, &lb);
+			assert_int_equal(la.n, lb.n);
+			for (size_t k = 0; k < la.n; k++)
+				assert_string_equal(la.r[k], lb.r[k]);
+			rlist_free(&la);
+			rlist_free(&lb);
+			p53_rrs_free(&back);
+			p53_rrs_free(&fb);
+			/* Same answers, for the old and the new names and around them, every zone. */
+			struct names nm = { 0 };
+			names_of(&nm, &base);
+			names_of(&nm, &result);
+			for (size_t k = 0; k < n_src; k++)
+				if (k != z)
+					names_of(&nm, &others[k]);
+			same_answers(patched, fresh, &nm, apex_txt);
+			free(nm.n);
+			free(nm.len);
+			out->patched++;
+		}
+		/* The next diff goes onto what would be served. */
+		if (fresh != NULL) {
+			free(img);
+			if (patched != NULL) {
+				img = patched;
+				free(fresh);
+			} else {
+				img = fresh;
+			}
+		}
+		free(s2);
+		p53_rrs_free(&base);
+		p53_rrs_free(&result);
+		p53_ixfr_free(&d);
+	}
+	for (size_t k = 0; k < n_src; k++)
+		p53_rrs_free(&others[k]);
+	free(others);
+	free(img);
+}
+
+static void test_example_zone(void **state)
+{
+	(void)state;
+	char *f = tmp_zone(ZONE_EXAMPLE);
+	struct p53_zone_src src = { .name = "example.com.", .file = f, .flags = P53_ZONE_SECONDARY };
+	struct outcome o = { 0 };
+
+	rng = 53;
+	chain(&src, 1, 0, "example.com.", 400, 0, &o);
+	print_message("example.com: %d patched, %d declined, %d invalid\n", o.patched, o.declined, o.invalid);
+	assert_true(o.patched > 100);
+	assert_true(o.declined > 20);
+	unlink(f);
+	free(f);
+}
+
+static void test_parent_and_child(void **state)
+{
+	(void)state;
+	char *fp = tmp_zone(ZONE_PARENT), *fc = tmp_zone(ZONE_CHILD);
+	struct p53_zone_src src[2] = {
+		{ .name = "parent.test.", .file = fp, .flags = P53_ZONE_SECONDARY },
+		{ .name = "child.parent.test.", .file = fc, .flags = P53_ZONE_SECONDARY },
+	};
+	struct outcome o = { 0 };
+
+	rng = 7;
+	chain(src, 2, 0, "parent.test.", 200, 0, &o);
+	chain(src, 2, 1, "child.parent.test.", 200, 0, &o);
+	print_message("parent/child: %d patched, %d declined, %d invalid\n", o.patched, o.declined, o.invalid);
+	assert_true(o.patched > 50);
+	assert_true(o.declined > 20);
+	unlink(fp);
+	unlink(fc);
+	free(fp);
+	free(fc);
+}
+
+static void test_genzone(void **state)
+{
+	(void)state;
+	char path[] = "/tmp/test_image_patch_gen.XXXXXX", cmd[512];
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	close(fd);
+	snprintf(cmd, sizeof(cmd), "python3 %s/scripts/bench/genzone.py 3000 %s 2>/dev/null",
+		 P53_SRCDIR, path);
+	assert_int_equal(system(cmd), 0);
+	struct p53_zone_src src = { .name = "big.test.", .file = path, .flags = P53_ZONE_SECONDARY };
+	struct outcome o = { 0 };
+
+	rng = 1995;
+	chain(&src, 1, 0, "big.test.", 40, 1, &o);
+	print_message("big.test: %d patched, %d declined, %d invalid\n", o.patched, o.declined, o.invalid);
+	assert_true(o.patched > 10);
+	unlink(path);
+}
+
+/* A signed zone is never patched. */
+static void test_signed_declined(void **state)
+{
+	(void)state;
+	char err[1024], why[512];
+	size_t len = 0, plen = 0;
+	struct p53_zone_src src = { .name = "nsec.test.", .file = P53_SRCDIR "/tests/unit/dataplane/zones/nsec.test.zone" };
+	void *img = p53_image_build(&src, 1, &len, err, sizeof(err), NULL, NULL);
+	assert_non_null(img);
+	struct p53_rrs base = { 0 }, result = { 0 };
+	struct p53_ixfr d = { 0 };
+	uint8_t apex[64];
+	size_t al = wname("nsec.test.", apex);
+	zone_rrs(img, 0, &base);
+	rng = 3;
+	random_diff(&base, apex, al, &d, 1);
+	assert_int_equal(p53_ixfr_apply(&base, &d, &result, err, sizeof(err)), 0);
+	assert_null(p53_image_patch(img, apex, al, &d, &result, &plen, why, sizeof(why)));
+	assert_non_null(strstr(why, "signed"));
+	p53_rrs_free(&base);
+	p53_rrs_free(&result);
+	p53_ixfr_free(&d);
+	free(img);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_example_zone),
+		cmocka_unit_test(test_parent_and_child),
+		cmocka_unit_test(test_genzone),
+		cmocka_unit_test(test_signed_declined),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
