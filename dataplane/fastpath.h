@@ -61,8 +61,10 @@ uint16_t p53_fast_answer(const void *img, const struct p53_answer_conf *conf, ui
 struct p53_fast_neg {
 	uint8_t len;            /* bytes; 0: none, the fast path writes the record itself */
 	uint8_t mptr, rptr;     /* where the MNAME's and the RNAME's apex pointers are */
-	uint8_t pad;
+	uint8_t n_odd;          /* how many of the three pointers are at an odd offset */
 	uint8_t bytes[92];      /* the owner pointer first */
+	uint16_t sum;           /* RFC 1071 sum of `bytes` (from an even offset), the three
+				   pointers counted as 0: the reply adds them per query */
 };
 
 /** How many entries p53_fast_neg_build() writes for `img`: one per zone. */
@@ -101,6 +103,35 @@ void p53_fast_ref_build(const void *img, void *buf, size_t size);
 /** How many delegations got a template in `buf` (built by p53_fast_ref_build()). */
 uint32_t p53_fast_ref_count(const void *buf);
 
+/*
+ * Checksum sums of the pre-encoded records (RFC 1071), built once per replica by the control
+ * thread, so the reply's UDP checksum adds a record set's sum instead of reading its bytes
+ * again. Per RRset, three folded sums from an even offset, 16 bits each from the lowest: its
+ * records; its records and the OPT the fast path writes after them with DO=0 (our payload
+ * size is the replica's); its records, its RRSIGs and the OPT with DO=1. The negative and
+ * referral templates carry their own (their pointers are added per query).
+ */
+
+/** Entries p53_fast_sum_build() writes for `img`: one per RRset (0: none). */
+size_t p53_fast_sum_count(const void *img);
+
+/** Build the RRset sums of `img` into `t` (p53_fast_sum_count() entries) for a replica whose
+ * p53_answer_conf.edns_max_payload is `payload`, for p53_answer_conf.sums. Control thread, at
+ * publish; no allocation. */
+void p53_fast_sum_build(const void *img, uint16_t payload, uint64_t *t);
+
+#define P53_FAST_NO_SUM UINT64_MAX /* p53_fast_answer_sum(): the reply sums what was written */
+
+/**
+ * p53_fast_answer(), and *tail: the one's complement sum of what the response holds after the
+ * question, as if it started at an even offset, when it is known without reading those bytes
+ * again (a plain RRset, a negative or referral template, each with its OPT), else
+ * P53_FAST_NO_SUM. For p53_fast_reply_sum().
+ */
+uint16_t p53_fast_answer_sum(const void *img, const struct p53_answer_conf *conf, uint8_t *msg,
+			     uint16_t cap, struct p53_answer_stats *stats, const struct p53_query *q,
+			     uint64_t *tail);
+
 /**
  * Read a received frame of the fast shape in one pass: Ethernet II without a tag, IPv4
  * without options or IPv6 without extension headers, UDP to port 53, to our MAC and a
@@ -131,5 +162,10 @@ int p53_fast_parse(const uint8_t *frame, uint16_t len, int verify, const uint8_t
  */
 size_t p53_fast_reply(uint8_t *frame, const struct p53_pkt *pkt, uint16_t dns_len,
 		      const struct p53_query *q, uint64_t keep);
+
+/** p53_fast_reply() with the sum of what follows the question known (`tail`, from
+ * p53_fast_answer_sum(); P53_FAST_NO_SUM: summed here): the same frame. */
+size_t p53_fast_reply_sum(uint8_t *frame, const struct p53_pkt *pkt, uint16_t dns_len,
+			  const struct p53_query *q, uint64_t keep, uint64_t tail);
 
 #endif /* P53_FASTPATH_H */

@@ -198,9 +198,11 @@ static inline struct rte_mbuf *reply(struct p53_worker *w, const struct p53_repl
 	uint16_t cap = room > UINT16_MAX ? UINT16_MAX : (uint16_t)room;
 	/* The fast parse's frames (a QUERY without a COOKIE): the fast answer unless RRL is on. */
 	if (st == FRAME_FAST && (g == NULL || !g->rrl.on)) {
-		rlen = p53_fast_answer(r->image, &r->conf, frame + pkt->dns_off, cap, &w->stats.ans, q);
+		uint64_t tail;
+		rlen = p53_fast_answer_sum(r->image, &r->conf, frame + pkt->dns_off, cap, &w->stats.ans,
+					   q, &tail);
 		if (likely(rlen != 0) && w->tx_offload == 0) {
-			flen = p53_fast_reply(frame, pkt, rlen, q, keep);
+			flen = p53_fast_reply_sum(frame, pkt, rlen, q, keep, tail);
 			goto sent;
 		}
 		if (rlen == 0)

@@ -27,6 +27,7 @@
 #include "control/steer/steer_conf.h"
 #include "control/zone/image_build.h"
 #include "dataplane/answer.h"
+#include "dataplane/csum.h"
 #include "dataplane/fastpath.h"
 #include "dataplane/image.h"
 #include "dataplane/pkt.h"
@@ -36,6 +37,7 @@
 static void *img;
 static struct p53_answer_conf conf;
 static void *ref;
+static uint64_t *sums;          /* the RRsets' sums of the current image (p53_fast_sum_build) */
 static unsigned long n_fast, n_general, fast_kind[P53_ANS__MAX];
 static unsigned long fast_do_kind[P53_ANS__MAX]; /* DO=1 queries answered fast, by kind */
 
@@ -93,6 +95,9 @@ static const uint8_t mac_us[6] = {0x02, 0, 0, 0, 0, 0x53}, mac_them[6] = {0x02, 
 static struct p53_pkt_addrs addrs = {.n4 = 1, .n6 = 1};
 static unsigned long n_frames_fast, n_frames_ecs, n_frames_fast6, n_replies6, n_replies;
 static uint16_t last_csum;      /* the UDP checksum of the last fast reply one_frame() compared */
+/* Fast replies whose records' sum came from a table or template (p53_fast_answer_sum()), by
+ * the question's end and the response's length, each odd or even; and by kind of answer. */
+static unsigned long n_tail[2][2], n_tail_kind[P53_ANS__MAX];
 /* The frames' client: 192.0.2.1 and 2001:db8:ffff::1 unless a test sets another. */
 static uint8_t src4[4] = {192, 0, 2, 1};
 static uint8_t src6[16] = {0x20, 0x01, 0x0d, 0xb8, 0xff, 0xff, [15] = 1};
@@ -254,12 +259,28 @@ static void one_frame(const uint8_t *f, uint16_t fl, int no_fast)
 	qb.src_v6 = pb.ipv6;
 	memset(&sa, 0, sizeof(sa));
 	memset(&sb, 0, sizeof(sb));
-	uint16_t rb = p53_fast_answer(img, &conf, b + pb.dns_off, 1500, &sb, &qb);
+	uint64_t tail;
+	uint16_t rb = p53_fast_answer_sum(img, &conf, b + pb.dns_off, 1500, &sb, &qb, &tail);
 	if (rb == 0)
 		return;
 	uint16_t ra = p53_answer_parsed(img, &conf, a + pa.dns_off, 1500, &sa, &qa, P53_MSG_OK);
 	size_t fa = p53_pkt_reply(a, &pa, ra, 0);
-	size_t fb = p53_fast_reply(b, &pb, rb, &qb, keep);
+	/* The records' sum, when the answer knew it, against the bytes: and the reply from it
+	 * (worker.c) and without it (summed again) the general reply's, byte for byte. */
+	static uint8_t c[2048];
+	memcpy(c, b, pb.dns_off + rb);
+	size_t fc = p53_fast_reply(c, &pb, rb, &qb, keep);
+	if (tail != P53_FAST_NO_SUM) {
+		uint16_t qe = qb.question_end;
+		assert_int_equal(p53_csum_fold(tail),
+				 p53_csum_fold(p53_csum_add(b + pb.dns_off + qe, rb - qe, 0)));
+		n_tail[qe & 1][rb & 1]++;
+		for (int k = 0; k < P53_ANS__MAX; k++)
+			n_tail_kind[k] += sb.kind[k];
+	}
+	size_t fb = p53_fast_reply_sum(b, &pb, rb, &qb, keep, tail);
+	assert_int_equal(fc, fb);
+	assert_memory_equal(b, c, fb);
 	if (fa != fb || memcmp(a, b, fa) != 0) {
 		fprintf(stderr, "fast reply differs: general %zu bytes, fast %zu bytes\n", fa, fb);
 		for (size_t i = 0; i < (fa > fb ? fa : fb); i++)
@@ -341,6 +362,10 @@ static void build(const char *const *names, const char *const *files, size_t n)
 	free(img);
 	conf.neg = NULL; /* the templates belong to an image */
 	conf.n_neg = 0;
+	conf.sums = NULL;
+	conf.n_sums = 0;
+	free(sums);
+	sums = NULL;
 	conf.ref = NULL;
 	free(ref);
 	ref = NULL;
@@ -359,6 +384,7 @@ static const uint16_t caps[] = {8192, 1500, 512, 60, 40};
 static struct p53_fast_neg neg[16];
 static unsigned long n_ref_cuts; /* delegations with a template, over the images */
 
+
 /* Every node of the image: its name, a name below it, a name two labels below it; with the
  * negative-answer templates a replica has (control/publish.c) and without them. */
 static void every_name_once(void);
@@ -372,6 +398,14 @@ static void every_name(void)
 	every_name_once();
 	conf.neg = neg;
 	conf.n_neg = (uint32_t)p53_fast_neg_count(img);
+	/* Built for this image as a publish builds them: a stale table would give wrong sums,
+	 * which one_frame() would see. */
+	free(sums);
+	sums = malloc(p53_fast_sum_count(img) * sizeof(*sums) + 1);
+	assert_non_null(sums);
+	p53_fast_sum_build(img, conf.edns_max_payload, sums);
+	conf.sums = sums;
+	conf.n_sums = (uint32_t)p53_fast_sum_count(img);
 	size_t rz = p53_fast_ref_size(img);
 	if (rz > 0) {
 		ref = malloc(rz);
@@ -520,6 +554,19 @@ static void diff_zones(void **state)
 	       n_frames_fast, n_frames_fast6, n_replies6);
 	printf("fast path: %lu queries answered fast (%lu referrals), %lu declined\n", n_fast,
 	       fast_kind[P53_ANS_REFERRAL], n_general);
+	/* The reply's checksum from the tables' and templates' sums (not summed again) was
+	 * compared byte for byte for each kind of answer, after questions and records of both
+	 * parities. */
+	for (int i = 0; i < 4; i++)
+		assert_true(n_tail[i >> 1][i & 1] > 100);
+	assert_true(n_tail_kind[P53_ANS_ANSWER] > 100);
+	assert_true(n_tail_kind[P53_ANS_NXDOMAIN] > 100);
+	assert_true(n_tail_kind[P53_ANS_NODATA] > 100);
+	assert_true(n_tail_kind[P53_ANS_REFERRAL] > 100);
+	assert_true(n_tail_kind[P53_ANS_REFUSED] > 10);
+	printf("fast path: %lu replies with the records' sum from a table (%lu %lu %lu %lu by parity)\n",
+	       n_tail[0][0] + n_tail[0][1] + n_tail[1][0] + n_tail[1][1], n_tail[0][0], n_tail[0][1],
+	       n_tail[1][0], n_tail[1][1]);
 }
 
 /* Every source port for one query and its answer: the reply's UDP checksum takes every value
@@ -1005,6 +1052,7 @@ static int teardown(void **state)
 	(void)state;
 	free(img);
 	free(ref);
+	free(sums);
 	free(steer_t);
 	free(steer_conf.map);
 	if (steer_dir[sizeof(steer_dir) - 7] != 'X') {
