@@ -882,7 +882,7 @@ static __attribute__((noinline)) uint16_t steered(const void *img, const struct 
 static inline __attribute__((always_inline)) uint16_t
 fast_answer(const void *img, const struct p53_answer_conf *conf, uint8_t *msg, uint16_t cap,
 	    struct p53_answer_stats *st, const struct p53_query *q, const uint8_t *ecs,
-	    uint16_t ecs_len, uint64_t *tail)
+	    uint16_t ecs_len, uint64_t *tail, int checked)
 {
 	uint16_t qt = q->qtype;
 	/* The sum of the records written after the question (from an even offset), when known
@@ -894,14 +894,16 @@ fast_answer(const void *img, const struct p53_answer_conf *conf, uint8_t *msg, u
 	   DO=1 is answered here in a signed zone for an RRset with its RRSIGs, a name error,
 	   NODATA at the name and a wildcard answer with their proofs; a DO=1 referral or wildcard
 	   NODATA goes to the general path (below). */
-	if (img == NULL || conf->tcp_limit != 0 || P53_OPCODE(q->flags) != P53_OPCODE_QUERY ||
-	    q->tsig || q->qclass != P53_C_IN)
+	if (img == NULL || conf->tcp_limit != 0)
 		return 0;
-	if (q->edns && (q->edns_version != 0 || q->nsid || q->cookie || q->keepalive))
+	/* `checked`: p53_fast_parse() made these checks (and left the fields unread). */
+	if (!checked && (P53_OPCODE(q->flags) != P53_OPCODE_QUERY || q->tsig || q->qclass != P53_C_IN))
+		return 0;
+	if (!checked && q->edns && (q->edns_version != 0 || q->nsid || q->cookie || q->keepalive))
 		return 0;
 	int dnssec = q->edns && q->edns_do;
 	/* Types with their own rules: DS (parent side), RRSIG, ANY (RFC 8482), meta types. */
-	if (qt == P53_T_DS || qt == P53_T_RRSIG || qt == P53_T_OPT || qt >= 249 || qt == 0)
+	if (!checked && (qt == P53_T_DS || qt == P53_T_RRSIG || qt == P53_T_OPT || qt >= 249 || qt == 0))
 		return 0;
 
 	uint16_t ours;
@@ -1080,7 +1082,7 @@ opt:
 	/* answer.c answer() and count(). */
 	st->queries++;
 	st->msg[P53_MSG_OK]++;
-	if (q->trailing != 0)
+	if (!checked && q->trailing != 0)
 		st->trailing++;
 	st->qtype[qt < P53_QTYPE_BUCKETS - 1 ? qt : P53_QTYPE_BUCKETS - 1]++;
 	st->rcode[rcode]++;
@@ -1102,7 +1104,7 @@ static __attribute__((noinline)) uint16_t ecs_answer(const void *img, const stru
 	if (!q->edns || q->ecs_len > sizeof(ecs))
 		return 0;
 	memcpy(ecs, msg + q->ecs_off, q->ecs_len);
-	uint16_t n = fast_answer(img, conf, msg, cap, st, q, ecs, q->ecs_len, tail);
+	uint16_t n = fast_answer(img, conf, msg, cap, st, q, ecs, q->ecs_len, tail, 0);
 	if (n == 0)
 		memcpy(msg + q->ecs_off, ecs, q->ecs_len);
 	return n;
@@ -1114,7 +1116,7 @@ uint16_t p53_fast_answer_sum(const void *img, const struct p53_answer_conf *conf
 {
 	if (__builtin_expect(q->ecs, 0))
 		return ecs_answer(img, conf, msg, cap, st, q, tail);
-	return fast_answer(img, conf, msg, cap, st, q, NULL, 0, tail);
+	return fast_answer(img, conf, msg, cap, st, q, NULL, 0, tail, 1);
 }
 
 uint16_t p53_fast_answer(const void *img, const struct p53_answer_conf *conf, uint8_t *msg,
@@ -1122,7 +1124,9 @@ uint16_t p53_fast_answer(const void *img, const struct p53_answer_conf *conf, ui
 {
 	uint64_t tail;
 
-	return p53_fast_answer_sum(img, conf, msg, cap, st, q, &tail);
+	if (__builtin_expect(q->ecs, 0))
+		return ecs_answer(img, conf, msg, cap, st, q, &tail);
+	return fast_answer(img, conf, msg, cap, st, q, NULL, 0, &tail, 0);
 }
 
 size_t p53_fast_sum_count(const void *img)
@@ -1147,6 +1151,20 @@ void p53_fast_sum_build(const void *img, uint16_t payload, uint64_t *t)
 		t[i] = p53_csum_fold(s) | (uint64_t)p53_csum_fold(o0) << 16 |
 		       (uint64_t)p53_csum_fold(o1) << 32;
 	}
+}
+
+void p53_fast_complete(struct p53_query *q)
+{
+	q->qdcount = 1;
+	q->ancount = 0;
+	q->nscount = 0;
+	q->arcount = q->edns;
+	q->trailing = 0;
+	q->tsig = 0;
+	q->nsid = 0;
+	q->keepalive = 0;
+	q->cookie = 0;
+	q->edns_version = 0;
 }
 
 /*
@@ -1309,6 +1327,13 @@ static inline __attribute__((always_inline)) int fast_udp(const uint8_t *u, uint
 			return 0;
 	}
 	const uint8_t *qe = d + P53_DNS_HDR_LEN + nl;
+	/* The shape the fast answer (checked) takes without looking again: class IN, EDNS version
+	   0, none of the types with their own rules (DS, RRSIG, OPT, meta types and ANY, 0).
+	   Anything else: the general parser and responder (BADVERS, CHAOS, RFC 8482...). */
+	uint16_t qt = p53_get16(qe);
+	if (p53_get16(qe + 2) != P53_C_IN || (ar && o[6] != 0) || qt == P53_T_DS ||
+	    qt == P53_T_RRSIG || qt == P53_T_OPT || qt >= 249 || qt == 0)
+		return 0;
 
 	/* The UDP checksum (RFC 768; RFC 8200 §8.1): what the reply keeps (addresses, protocol,
 	 * ports, the question) is summed apart, for the reply's checksum (p53_fast_reply). The
@@ -1332,30 +1357,22 @@ static inline __attribute__((always_inline)) int fast_udp(const uint8_t *u, uint
 	}
 	*keep = k;
 
+	/* What the fast answer reads (the rest: p53_fast_complete()). */
 	q->id = p53_get16(d);
 	q->flags = flags;
-	q->qdcount = 1;
-	q->ancount = 0;
-	q->nscount = 0;
-	q->arcount = ar;
-	q->qtype = p53_get16(qe);
-	q->qclass = p53_get16(qe + 2);
+	q->qtype = qt;
+	q->qclass = P53_C_IN;
 	q->question_end = (uint16_t)(P53_DNS_HDR_LEN + nl + 4);
-	q->trailing = 0;
-	q->tsig = 0;
-	q->nsid = 0;
 	q->ecs = 0;
-	q->keepalive = 0;
-	q->cookie = 0;
-	q->src = NULL;
 	q->edns = (uint8_t)ar;
 	if (ar) {
 		q->edns_payload = p53_get16(o + 3);
-		q->edns_version = o[6];
 		q->edns_do = (o[7] & 0x80u) != 0;
 	}
-	if (__builtin_expect(ecs, 0))
+	if (__builtin_expect(ecs, 0)) {
 		q->ecs = 1;     /* ecs_off and ecs_len: opt_ecs() */
+		p53_fast_complete(q);   /* ecs_answer() checks the whole shape again */
+	}
 	return 1;
 }
 
@@ -1397,6 +1414,8 @@ static __attribute__((noinline)) int fast_parse6(const uint8_t *frame, uint16_t 
 	pkt->vlan = 0;
 	memcpy(pkt->src_addr, ip + 8, 16);
 	pkt->src_port = p53_get16(u);
+	q->src = pkt->src_addr;
+	q->src_v6 = 1;
 	return 1;
 }
 
@@ -1439,6 +1458,8 @@ int p53_fast_parse(const uint8_t *frame, uint16_t len, int verify, const uint8_t
 	memcpy(pkt->src_addr, ip + 12, 4);
 	memset(pkt->src_addr + 4, 0, sizeof(pkt->src_addr) - 4);
 	pkt->src_port = p53_get16(u);
+	q->src = pkt->src_addr;
+	q->src_v6 = 0;
 	return 1;
 }
 

@@ -123,7 +123,8 @@ void p53_fast_sum_build(const void *img, uint16_t payload, uint64_t *t);
 #define P53_FAST_NO_SUM UINT64_MAX /* p53_fast_answer_sum(): the reply sums what was written */
 
 /**
- * p53_fast_answer(), and *tail: the one's complement sum of what the response holds after the
+ * p53_fast_answer() for a query p53_fast_parse() read (and nothing filled since), which takes
+ * its shape as checked there; and *tail: the one's complement sum of what the response holds after the
  * question, as if it started at an even offset, when it is known without reading those bytes
  * again (a plain RRset, a negative or referral template, each with its OPT), else
  * P53_FAST_NO_SUM. For p53_fast_reply_sum().
@@ -133,14 +134,23 @@ uint16_t p53_fast_answer_sum(const void *img, const struct p53_answer_conf *conf
 			     uint64_t *tail);
 
 /**
+ * Fill the fields of a query p53_fast_parse() read that it leaves for later (the counts,
+ * trailing, TSIG, NSID, cookie, keepalive, EDNS version): after it, `q` is what
+ * p53_msg_parse() gives, for the general responder or the guard. Any lcore.
+ */
+void p53_fast_complete(struct p53_query *q);
+
+/**
  * Read a received frame of the fast shape in one pass: Ethernet II without a tag, IPv4
  * without options or IPv6 without extension headers, UDP to port 53, to our MAC and a
  * service address, the UDP checksum right (when `verify`; over IPv6 a zero one is always
  * declined, RFC 8200 §8.1: the general checks drop and count it), a QUERY with one question
  * and at most one OPT, without options or with one ECS option that edns_opt.c would accept
- * (an invalid one: the general parser, FORMERR), nothing after it. Fills `pkt` and `q`
- * exactly as p53_pkt_parse() and p53_msg_parse() would, and `keep`, the one's complement sum
- * of what the reply keeps, for p53_fast_reply().
+ * (an invalid one: the general parser, FORMERR), nothing after it; class IN, EDNS version 0,
+ * a QTYPE that is not DS, RRSIG, OPT, 0 or 249..255 (the general path answers those). Fills
+ * `pkt` as p53_pkt_parse() would, `q` as p53_msg_parse() would but for the fields
+ * p53_fast_complete() fills (q->src pointing at pkt->src_addr, as the worker sets it), and
+ * `keep`, the one's complement sum of what the reply keeps, for p53_fast_reply().
  *
  * @param verify  1: check the UDP checksum in software (the port gave no verdict); 0: the
  *                port verified it (the caller sends a frame the port found bad elsewhere)
