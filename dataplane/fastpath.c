@@ -1097,25 +1097,30 @@ opt:
 static __attribute__((noinline)) uint16_t ecs_answer(const void *img, const struct p53_answer_conf *conf,
 						     uint8_t *msg, uint16_t cap,
 						     struct p53_answer_stats *st, const struct p53_query *q,
-						     uint64_t *tail)
+						     uint64_t *tail, int checked)
 {
 	uint8_t ecs[4 + 16];
 
 	if (!q->edns || q->ecs_len > sizeof(ecs))
 		return 0;
 	memcpy(ecs, msg + q->ecs_off, q->ecs_len);
-	uint16_t n = fast_answer(img, conf, msg, cap, st, q, ecs, q->ecs_len, tail, 0);
+	uint16_t n = fast_answer(img, conf, msg, cap, st, q, ecs, q->ecs_len, tail, checked);
 	if (n == 0)
 		memcpy(msg + q->ecs_off, ecs, q->ecs_len);
 	return n;
 }
 
-uint16_t p53_fast_answer_sum(const void *img, const struct p53_answer_conf *conf, uint8_t *msg,
+uint16_t p53_fast_answer_ecs(const void *img, const struct p53_answer_conf *conf, uint8_t *msg,
 			     uint16_t cap, struct p53_answer_stats *st, const struct p53_query *q,
 			     uint64_t *tail)
 {
-	if (__builtin_expect(q->ecs, 0))
-		return ecs_answer(img, conf, msg, cap, st, q, tail);
+	return ecs_answer(img, conf, msg, cap, st, q, tail, 1);
+}
+
+uint16_t p53_fast_answer_noecs(const void *img, const struct p53_answer_conf *conf, uint8_t *msg,
+			       uint16_t cap, struct p53_answer_stats *st, const struct p53_query *q,
+			       uint64_t *tail)
+{
 	return fast_answer(img, conf, msg, cap, st, q, NULL, 0, tail, 1);
 }
 
@@ -1125,7 +1130,7 @@ uint16_t p53_fast_answer(const void *img, const struct p53_answer_conf *conf, ui
 	uint64_t tail;
 
 	if (__builtin_expect(q->ecs, 0))
-		return ecs_answer(img, conf, msg, cap, st, q, &tail);
+		return ecs_answer(img, conf, msg, cap, st, q, &tail, 0);
 	return fast_answer(img, conf, msg, cap, st, q, NULL, 0, &tail, 0);
 }
 
@@ -1369,10 +1374,8 @@ static inline __attribute__((always_inline)) int fast_udp(const uint8_t *u, uint
 		q->edns_payload = p53_get16(o + 3);
 		q->edns_do = (o[7] & 0x80u) != 0;
 	}
-	if (__builtin_expect(ecs, 0)) {
+	if (__builtin_expect(ecs, 0))
 		q->ecs = 1;     /* ecs_off and ecs_len: opt_ecs() */
-		p53_fast_complete(q);   /* ecs_answer() checks the whole shape again */
-	}
 	return 1;
 }
 

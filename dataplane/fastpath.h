@@ -129,9 +129,27 @@ void p53_fast_sum_build(const void *img, uint16_t payload, uint64_t *t);
  * again (a plain RRset, a negative or referral template, each with its OPT), else
  * P53_FAST_NO_SUM. For p53_fast_reply_sum().
  */
-uint16_t p53_fast_answer_sum(const void *img, const struct p53_answer_conf *conf, uint8_t *msg,
+static inline uint16_t p53_fast_answer_sum(const void *img, const struct p53_answer_conf *conf,
+					   uint8_t *msg, uint16_t cap, struct p53_answer_stats *stats,
+					   const struct p53_query *q, uint64_t *tail);
+
+/* p53_fast_answer_sum() for a query with an ECS option, and without (the common case, whose
+ * code then saves no registers for the other). */
+uint16_t p53_fast_answer_ecs(const void *img, const struct p53_answer_conf *conf, uint8_t *msg,
 			     uint16_t cap, struct p53_answer_stats *stats, const struct p53_query *q,
 			     uint64_t *tail);
+uint16_t p53_fast_answer_noecs(const void *img, const struct p53_answer_conf *conf, uint8_t *msg,
+			       uint16_t cap, struct p53_answer_stats *stats,
+			       const struct p53_query *q, uint64_t *tail);
+
+static inline uint16_t p53_fast_answer_sum(const void *img, const struct p53_answer_conf *conf,
+					   uint8_t *msg, uint16_t cap, struct p53_answer_stats *stats,
+					   const struct p53_query *q, uint64_t *tail)
+{
+	if (__builtin_expect(q->ecs, 0))
+		return p53_fast_answer_ecs(img, conf, msg, cap, stats, q, tail);
+	return p53_fast_answer_noecs(img, conf, msg, cap, stats, q, tail);
+}
 
 /**
  * Fill the fields of a query p53_fast_parse() read that it leaves for later (the counts,
