@@ -1422,9 +1422,11 @@ static __attribute__((noinline)) int fast_parse6(const uint8_t *frame, uint16_t 
 	return 1;
 }
 
-int p53_fast_parse(const uint8_t *frame, uint16_t len, int verify, const uint8_t mac[6],
-		   const struct p53_pkt_addrs *addrs, struct p53_pkt *pkt, struct p53_query *q,
-		   uint64_t *keep)
+static inline __attribute__((always_inline)) int fast_parse(const uint8_t *frame, uint16_t len,
+							    int verify, const uint8_t mac[6],
+							    const struct p53_pkt_addrs *addrs,
+							    struct p53_pkt *pkt, struct p53_query *q,
+							    uint64_t *keep)
 {
 	/* Ethernet II, no tag, IPv4 without options (pkt.c p53_pkt_parse, p53_pkt_for_us);
 	 * IPv6: fast_parse6(). */
@@ -1516,14 +1518,11 @@ static __attribute__((noinline)) size_t fast_reply6(uint8_t *frame, const struct
 	return (size_t)pkt->dns_off + dns_len;
 }
 
-size_t p53_fast_reply(uint8_t *frame, const struct p53_pkt *pkt, uint16_t dns_len,
-		      const struct p53_query *q, uint64_t keep)
-{
-	return p53_fast_reply_sum(frame, pkt, dns_len, q, keep, P53_FAST_NO_SUM);
-}
-
-size_t p53_fast_reply_sum(uint8_t *frame, const struct p53_pkt *pkt, uint16_t dns_len,
-			  const struct p53_query *q, uint64_t keep, uint64_t tail)
+static inline __attribute__((always_inline)) size_t fast_reply(uint8_t *frame,
+							       const struct p53_pkt *pkt,
+							       uint16_t dns_len,
+							       const struct p53_query *q,
+							       uint64_t keep, uint64_t tail)
 {
 	if (__builtin_expect(pkt->ipv6, 0))
 		return fast_reply6(frame, pkt, dns_len, q, keep, tail);
@@ -1558,4 +1557,45 @@ size_t p53_fast_reply_sum(uint8_t *frame, const struct p53_pkt *pkt, uint16_t dn
 	memcpy(ip + 10, &ic, 2);
 	reply_udp(u, d, dns_len, q, keep, tail);
 	return (size_t)pkt->dns_off + dns_len;
+}
+
+int p53_fast_parse(const uint8_t *frame, uint16_t len, int verify, const uint8_t mac[6],
+		   const struct p53_pkt_addrs *addrs, struct p53_pkt *pkt, struct p53_query *q,
+		   uint64_t *keep)
+{
+	return fast_parse(frame, len, verify, mac, addrs, pkt, q, keep);
+}
+
+size_t p53_fast_reply_sum(uint8_t *frame, const struct p53_pkt *pkt, uint16_t dns_len,
+			  const struct p53_query *q, uint64_t keep, uint64_t tail)
+{
+	return fast_reply(frame, pkt, dns_len, q, keep, tail);
+}
+
+size_t p53_fast_reply(uint8_t *frame, const struct p53_pkt *pkt, uint16_t dns_len,
+		      const struct p53_query *q, uint64_t keep)
+{
+	return fast_reply(frame, pkt, dns_len, q, keep, P53_FAST_NO_SUM);
+}
+
+int p53_fast_frame(uint8_t *frame, uint16_t len, uint32_t room, int verify, const uint8_t mac[6],
+		   const struct p53_pkt_addrs *addrs, const void *img,
+		   const struct p53_answer_conf *conf, struct p53_answer_stats *st,
+		   struct p53_pkt *pkt, struct p53_query *q, uint16_t *flen)
+{
+	uint64_t keep, tail;
+
+	if (!fast_parse(frame, len, verify, mac, addrs, pkt, q, &keep))
+		return P53_FAST_NOT_READ;
+	/* The response may grow into the room after the message (worker.c reply()). */
+	uint32_t c = room - pkt->dns_off;
+	uint16_t cap = c > UINT16_MAX ? UINT16_MAX : (uint16_t)c;
+	uint8_t *msg = frame + pkt->dns_off;
+	uint16_t rlen = __builtin_expect(q->ecs, 0) ? ecs_answer(img, conf, msg, cap, st, q, &tail, 1)
+						    : fast_answer(img, conf, msg, cap, st, q, NULL, 0,
+								  &tail, 1);
+	if (rlen == 0)
+		return P53_FAST_DECLINED;
+	*flen = (uint16_t)fast_reply(frame, pkt, rlen, q, keep, tail);
+	return P53_FAST_ANSWERED;
 }

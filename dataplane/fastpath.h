@@ -196,4 +196,23 @@ size_t p53_fast_reply(uint8_t *frame, const struct p53_pkt *pkt, uint16_t dns_le
 size_t p53_fast_reply_sum(uint8_t *frame, const struct p53_pkt *pkt, uint16_t dns_len,
 			  const struct p53_query *q, uint64_t keep, uint64_t tail);
 
+/* p53_fast_frame()'s outcomes. */
+enum { P53_FAST_NOT_READ = 0, P53_FAST_DECLINED, P53_FAST_ANSWERED };
+
+/**
+ * A received frame from the frame to the reply in one pass, for a worker without checksum
+ * offload on transmit: p53_fast_parse(), p53_fast_answer_sum() and p53_fast_reply_sum() in
+ * one function (nothing filled and read back between them but what the answer needs).
+ *
+ * @param room   bytes writable from the frame's start (the frame, then the tailroom)
+ * @return P53_FAST_ANSWERED: the reply is in place, *flen bytes; P53_FAST_DECLINED: the frame
+ *         was read (`pkt` and `q` as p53_fast_parse() fills them) but the fast answer
+ *         declined (as p53_fast_answer() declines: the general responder gives the answer,
+ *         after p53_fast_complete()); P53_FAST_NOT_READ: not the fast shape, nothing written.
+ */
+int p53_fast_frame(uint8_t *frame, uint16_t len, uint32_t room, int verify, const uint8_t mac[6],
+		   const struct p53_pkt_addrs *addrs, const void *img,
+		   const struct p53_answer_conf *conf, struct p53_answer_stats *st,
+		   struct p53_pkt *pkt, struct p53_query *q, uint16_t *flen);
+
 #endif /* P53_FASTPATH_H */

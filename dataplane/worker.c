@@ -129,6 +129,7 @@ static __rte_noinline void not_ours(struct p53_worker *w, struct rte_mbuf *m, en
 
 #define FRAME_DROPPED 0xff /* in `ms`: the frame was freed in pass 1 */
 #define FRAME_FAST    0xfe /* in `ms`: read by p53_fast_parse (fastpath.h), P53_MSG_OK */
+#define FRAME_DECLINED 0xfd /* read by p53_fast_frame, whose answer declined: P53_MSG_OK */
 #define PREFETCH_MIN_IMAGE (4u << 20) /* bytes; below this the image lives in L2/L3 */
 #ifndef P53_PREFETCH_DEPTH
 /* Links of the lookup chain prefetched across a burst: 1 slot, 2 node, 3 owner name and first
@@ -189,7 +190,7 @@ static inline __attribute__((always_inline)) struct rte_mbuf *reply(struct p53_w
 				     struct p53_query *q, uint8_t st, uint64_t keep)
 {
 	uint8_t *frame = rte_pktmbuf_mtod(m, uint8_t *);
-	enum p53_msg_status ms = st == FRAME_FAST ? P53_MSG_OK : (enum p53_msg_status)st;
+	enum p53_msg_status ms = st >= FRAME_DECLINED ? P53_MSG_OK : (enum p53_msg_status)st;
 	uint16_t rlen;
 	size_t flen;
 
@@ -210,6 +211,11 @@ static inline __attribute__((always_inline)) struct rte_mbuf *reply(struct p53_w
 			rlen = p53_answer_parsed(r->image, &r->conf, frame + pkt->dns_off, cap,
 						 &w->stats.ans, q, ms);
 		}
+	} else if (st == FRAME_DECLINED) {
+		/* p53_fast_frame() declined it: the general responder, on what it left. */
+		p53_fast_complete(q);
+		rlen = p53_answer_parsed(r->image, &r->conf, frame + pkt->dns_off, cap,
+					 &w->stats.ans, q, ms);
 	} else if (st == FRAME_FAST) {
 		p53_fast_complete(q);           /* RRL on: the guard reads the whole query */
 		rlen = p53_guard_answer(g, g->tables[w->index], &w->stats.guard, r->image, &r->conf,
@@ -273,6 +279,9 @@ static uint16_t burst(struct p53_worker *w, const struct p53_replica *r, const s
 	/* The name-index slots, prefetched only for a large image: a small one stays in cache. */
 	const uint64_t *slots = img != NULL && r->image_len > PREFETCH_MIN_IMAGE ? p53_image_slots(img) : NULL;
 	uint32_t mask = slots != NULL ? p53_image_hdr(img)->hash_mask : 0;
+	/* A small image, software checksums and no RRL: the fast shape from the frame to the
+	   reply in one call (p53_fast_frame). */
+	int direct = slots == NULL && w->tx_offload == 0 && (g == NULL || !g->rrl.on);
 
 	for (uint16_t i = 0; i < n && i < 4; i++)
 		rte_prefetch0(rte_pktmbuf_mtod(pkts[i], void *));
@@ -290,9 +299,27 @@ static uint16_t burst(struct p53_worker *w, const struct p53_replica *r, const s
 		uint8_t st = FRAME_FAST;
 		/* The common shape in one pass (fastpath.h); anything else, the checks below. */
 		uint64_t l4 = m->ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK;
-		if (l4 == RTE_MBUF_F_RX_L4_CKSUM_BAD ||
-		    !p53_fast_parse(frame, rte_pktmbuf_data_len(m), l4 == RTE_MBUF_F_RX_L4_CKSUM_UNKNOWN,
-				    w->mac, &r->addrs, &pkt[i], &q[i], &keep[i])) {
+		int k = P53_FAST_NOT_READ;
+		if (direct && l4 != RTE_MBUF_F_RX_L4_CKSUM_BAD) {
+			uint16_t flen;
+			k = p53_fast_frame(frame, rte_pktmbuf_data_len(m),
+					   (uint32_t)rte_pktmbuf_data_len(m) + rte_pktmbuf_tailroom(m),
+					   l4 == RTE_MBUF_F_RX_L4_CKSUM_UNKNOWN, w->mac, &r->addrs, img,
+					   &r->conf, &w->stats.ans, &pkt[i], &q[i], &flen);
+			if (likely(k == P53_FAST_ANSWERED)) {
+				m->data_len = flen;
+				m->pkt_len = flen;
+				w->stats.answered++;
+				out[n_out++] = m;
+				continue;
+			}
+			st = FRAME_DECLINED;
+		}
+		if (k == P53_FAST_DECLINED) {
+			/* answered below by the general responder */
+		} else if (l4 == RTE_MBUF_F_RX_L4_CKSUM_BAD || direct ||
+			   !p53_fast_parse(frame, rte_pktmbuf_data_len(m), l4 == RTE_MBUF_F_RX_L4_CKSUM_UNKNOWN,
+					   w->mac, &r->addrs, &pkt[i], &q[i], &keep[i])) {
 			enum p53_pkt_drop d = p53_pkt_parse(frame, rte_pktmbuf_data_len(m), &pkt[i]);
 			if (d == P53_PKT_OK)
 				d = p53_pkt_for_us(frame, &pkt[i], w->mac, &r->addrs);

@@ -98,6 +98,7 @@ static uint16_t last_csum;      /* the UDP checksum of the last fast reply one_f
 /* Fast replies whose records' sum came from a table or template (p53_fast_answer_sum()), by
  * the question's end and the response's length, each odd or even; and by kind of answer. */
 static unsigned long n_tail[2][2], n_tail_kind[P53_ANS__MAX];
+static unsigned long n_frame_calls;     /* replies p53_fast_frame() wrote, compared */
 /* The frames' client: 192.0.2.1 and 2001:db8:ffff::1 unless a test sets another. */
 static uint8_t src4[4] = {192, 0, 2, 1};
 static uint8_t src6[16] = {0x20, 0x01, 0x0d, 0xb8, 0xff, 0xff, [15] = 1};
@@ -221,8 +222,23 @@ static void one_frame(const uint8_t *f, uint16_t fl, int no_fast)
 	memset(&qb, 0xa5, sizeof(qb));
 	int fast = p53_fast_parse(b, fl, 1, mac_us, &addrs, &pb, &qb, &keep);
 	assert_memory_equal(f, b, fl); /* nothing written */
-	if (!fast)
+	/* The same frame through p53_fast_frame() (worker.c's one call for a small image): read
+	 * when p53_fast_parse() reads it, and answered below as the three steps answer it. */
+	static uint8_t df[2048];
+	struct p53_pkt pd;
+	struct p53_query qd;
+	struct p53_answer_stats sd;
+	uint16_t dl = 0;
+	memcpy(df, f, fl);
+	memset(&sd, 0, sizeof(sd));
+	memset(&qd, 0x5a, sizeof(qd));
+	int k = p53_fast_frame(df, fl, (uint32_t)(fast ? pb.dns_off : 62) + 1500, 1, mac_us, &addrs,
+			       img, &conf, &sd, &pd, &qd, &dl);
+	assert_int_equal(k != P53_FAST_NOT_READ, fast);
+	if (!fast) {
+		assert_memory_equal(f, df, fl);
 		return;
+	}
 	struct p53_query qc = qb;      /* completed for the comparison below */
 	p53_fast_complete(&qc);
 	/* What the fast parse accepts the general one accepts, and reads the same. */
@@ -276,6 +292,13 @@ static void one_frame(const uint8_t *f, uint16_t fl, int no_fast)
 		struct p53_answer_stats zero;
 		memset(&zero, 0, sizeof(zero));
 		assert_memory_equal(&sb, &zero, sizeof(zero));
+		assert_int_equal(k, P53_FAST_DECLINED);
+		assert_memory_equal(&sd, &zero, sizeof(zero));
+		assert_memory_equal(&pd, &pb, sizeof(pd));
+		p53_fast_complete(&qd);
+		uint16_t rd = p53_answer_parsed(img, &conf, df + pd.dns_off, 1500, &sd, &qd, P53_MSG_OK);
+		assert_int_equal(ra, rd);
+		assert_memory_equal(a + pa.dns_off, df + pd.dns_off, ra);
 		p53_fast_complete(&qb);
 		rb = p53_answer_parsed(img, &conf, b + pb.dns_off, 1500, &sb, &qb, P53_MSG_OK);
 		assert_int_equal(ra, rb);
@@ -301,6 +324,11 @@ static void one_frame(const uint8_t *f, uint16_t fl, int no_fast)
 	size_t fb = p53_fast_reply_sum(b, &pb, rb, &qb, keep, tail);
 	assert_int_equal(fc, fb);
 	assert_memory_equal(b, c, fb);
+	assert_int_equal(k, P53_FAST_ANSWERED);
+	assert_int_equal(dl, fb);
+	assert_memory_equal(df, b, fb);
+	assert_memory_equal(&sd, &sb, sizeof(sd));
+	n_frame_calls++;
 	if (fa != fb || memcmp(a, b, fa) != 0) {
 		fprintf(stderr, "fast reply differs: general %zu bytes, fast %zu bytes\n", fa, fb);
 		for (size_t i = 0; i < (fa > fb ? fa : fb); i++)
@@ -579,6 +607,7 @@ static void diff_zones(void **state)
 	 * parities. */
 	for (int i = 0; i < 4; i++)
 		assert_true(n_tail[i >> 1][i & 1] > 100);
+	assert_true(n_frame_calls > 1000);
 	assert_true(n_tail_kind[P53_ANS_ANSWER] > 100);
 	assert_true(n_tail_kind[P53_ANS_NXDOMAIN] > 100);
 	assert_true(n_tail_kind[P53_ANS_NODATA] > 100);
