@@ -875,6 +875,18 @@ static __attribute__((noinline)) uint16_t steered(const void *img, const struct 
 	return (uint16_t)(pos + len);
 }
 
+/* memcpy() for records: 16..32 bytes (one A, AAAA or a pair) in two overlapping 16-byte moves
+ * inline instead of a call. */
+static inline __attribute__((always_inline)) void copy_rrs(uint8_t *d, const uint8_t *s, uint32_t len)
+{
+	if (len >= 16 && len <= 32) {
+		memcpy(d, s, 16);
+		memcpy(d + len - 16, s + len - 16, 16);
+		return;
+	}
+	memcpy(d, s, len);
+}
+
 /*
  * The fast answer; `ecs`: a copy of the query's ECS option data (RFC 7871 §6), or NULL when it
  * has none (then a constant: the instance without ECS keeps none of its code).
@@ -1010,7 +1022,7 @@ fast_answer(const void *img, const struct p53_answer_conf *conf, uint8_t *msg, u
 			} else {
 				if (rs->adds != P53_NONE || (uint32_t)pos + len > limit)
 					return 0;
-				memcpy(msg + pos, p53_image_rdata(img, rs), len);
+				copy_rrs(msg + pos, p53_image_rdata(img, rs), len);
 				pos = (uint16_t)(pos + len);
 				if (rsi < conf->n_sums)      /* with the OPT, for DO=1 the RRSIGs */
 					ts = (conf->sums[rsi] >> (16 * (q->edns + dnssec))) & 0xffffu;
@@ -1183,12 +1195,15 @@ static inline __attribute__((always_inline)) size_t fast_qname(const uint8_t *na
 {
 	size_t pos = 0;
 	uint8_t labels = 0;
+	/* Each length byte inside the message and the name at most 255 bytes (RFC 1035 §2.3.4)
+	   in one test: a label running past 255 leaves the next length byte at 255 or later. */
+	size_t lim = left < P53_NAME_MAXLEN ? left : P53_NAME_MAXLEN;
 
 	for (;;) {
-		if (pos >= left)
+		if (pos >= lim)
 			return 0;
 		uint8_t l = name[pos];
-		if (l > P53_LABEL_MAXLEN || pos + 1 + l > P53_NAME_MAXLEN)
+		if (l > P53_LABEL_MAXLEN)
 			return 0;
 		q->label_off[labels] = (uint8_t)pos;
 		pos += 1u + l;
