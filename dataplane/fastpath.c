@@ -1170,20 +1170,6 @@ void p53_fast_sum_build(const void *img, uint16_t payload, uint64_t *t)
 	}
 }
 
-void p53_fast_complete(struct p53_query *q)
-{
-	q->qdcount = 1;
-	q->ancount = 0;
-	q->nscount = 0;
-	q->arcount = q->edns;
-	q->trailing = 0;
-	q->tsig = 0;
-	q->nsid = 0;
-	q->keepalive = 0;
-	q->cookie = 0;
-	q->edns_version = 0;
-}
-
 /*
  * The question name as dnsmsg.c parse_qname() reads it (the same label_off, lname, hash),
  * lowered and hashed 8 bytes at a time with the tail in 4-, 2- and 1-byte steps: CRC32-C of a

@@ -156,7 +156,19 @@ static inline uint16_t p53_fast_answer_sum(const void *img, const struct p53_ans
  * trailing, TSIG, NSID, cookie, keepalive, EDNS version): after it, `q` is what
  * p53_msg_parse() gives, for the general responder or the guard. Any lcore.
  */
-void p53_fast_complete(struct p53_query *q);
+static inline void p53_fast_complete(struct p53_query *q)
+{
+	q->qdcount = 1;
+	q->ancount = 0;
+	q->nscount = 0;
+	q->arcount = q->edns;
+	q->trailing = 0;
+	q->tsig = 0;
+	q->nsid = 0;
+	q->keepalive = 0;
+	q->cookie = 0;
+	q->edns_version = 0;
+}
 
 /**
  * Read a received frame of the fast shape in one pass: Ethernet II without a tag, IPv4
