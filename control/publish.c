@@ -132,6 +132,23 @@ static struct p53_replica *replica_new(struct p53_dataplane *dp, void *img, size
 		p53_fast_ref_build(copy, ref, rz);
 		r->conf.ref = ref;
 	}
+	/* And the checksum sums of its RRsets' records, one per RRset (8 bytes each). */
+	size_t ns = p53_fast_sum_count(copy);
+	if (ns > 0) {
+		uint64_t *sums = rte_malloc_socket("p53_fast_sums", ns * sizeof(*sums),
+						   RTE_CACHE_LINE_SIZE, socket);
+		if (sums == NULL) {
+			rte_free((void *)(uintptr_t)r->conf.ref);
+			rte_free((void *)(uintptr_t)r->conf.neg);
+			if (!adopt)
+				rte_free(copy);
+			rte_free(r);
+			return NULL;
+		}
+		p53_fast_sum_build(copy, payload, sums);
+		r->conf.sums = sums;
+		r->conf.n_sums = (uint32_t)ns;
+	}
 	for (int i = 0; i < cfg->n_addrs && i < P53_PKT_MAX_ADDRS; i++) {
 		const struct p53_addr *a = &cfg->addrs[i];
 		if (a->family == AF_INET)
@@ -149,6 +166,7 @@ static void replica_free(struct p53_replica *r)
 	image_free(r->image, r->image_malloced);
 	rte_free((void *)(uintptr_t)r->conf.neg);
 	rte_free((void *)(uintptr_t)r->conf.ref);
+	rte_free((void *)(uintptr_t)r->conf.sums);
 	rte_free(r);
 }
 

@@ -43,6 +43,11 @@ struct p53_answer_conf {
 	/* The fast path's referral templates, one per delegation of the image up to a bound
 	 * (fastpath.h, p53_fast_ref_build()), or NULL: it then writes each referral per query. */
 	const void *ref;
+	/* The fast path's checksum sums of each RRset's pre-encoded records (and the OPT after
+	 * them), one per RRset of the image (fastpath.h, p53_fast_sum_build()), or NULL with
+	 * n_sums 0: the reply then sums the records it wrote. */
+	const uint64_t *sums;
+	uint32_t n_sums;
 };
 
 /* Outcome classes beyond the RCODE, for counters. */

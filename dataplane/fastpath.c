@@ -35,6 +35,16 @@ static inline uint16_t limit_of(const struct p53_answer_conf *conf, const struct
 	return max > cap ? cap : max;
 }
 
+/* The sum (RFC 1071, from an even offset) of the OPT put_opt() writes without options, after
+ * `odd` = 1 bytes of an odd length: of its 16-bit words as loaded (little-endian), 00 00 |
+ * 29 P | P' 00 | 00 D | 00 00 | 00 (P P': our payload size, D: DO), three are not 0. */
+static inline uint64_t opt_sum(uint16_t ours, int dnssec, unsigned int odd)
+{
+	uint64_t s = 0x29u + (uint64_t)ours + (dnssec ? 0x8000u : 0u);
+
+	return odd ? p53_csum_odd(s) : s;
+}
+
 /*
  * answer.c put_name() with the apex as the hint, for a name whose suffix is the apex: its
  * labels before the apex, then a pointer to the apex in the question. Returns the bytes
@@ -121,6 +131,12 @@ void p53_fast_neg_build(const void *img, struct p53_fast_neg *t)
 		t[i].len = (uint8_t)n;
 		t[i].mptr = (uint8_t)mp;
 		t[i].rptr = (uint8_t)rp;
+		t[i].n_odd = (uint8_t)((mp & 1) + (rp & 1));
+		/* The sum with the three pointers as 0 (soa() adds them per query). */
+		memset(rr, 0, 2);
+		memset(rr + mp, 0, 2);
+		memset(rr + rp, 0, 2);
+		t[i].sum = p53_csum_fold(p53_csum_add(rr, (size_t)n, 0));
 	}
 }
 
@@ -128,7 +144,7 @@ void p53_fast_neg_build(const void *img, struct p53_fast_neg *t)
  * record written here. Returns the new write position, or 0 to decline. */
 static __attribute__((noinline)) uint16_t soa(const void *img, const struct p53_answer_conf *conf,
 					      const struct p53_query *q, uint8_t *msg, uint16_t pos,
-					      uint16_t limit, uint32_t zone)
+					      uint16_t limit, uint32_t zone, uint64_t *ts)
 {
 	const struct p53_image_node *apex = p53_image_node(img, p53_image_zone(img, zone)->apex);
 	uint8_t rr[P53_NAME_MAXLEN * 2 + 2 + 10 + 20 + 8];
@@ -149,6 +165,10 @@ static __attribute__((noinline)) uint16_t soa(const void *img, const struct p53_
 		p53_put16(o, ptr);
 		p53_put16(o + t->mptr, ptr);
 		p53_put16(o + t->rptr, ptr);
+		/* The template's sum and the three pointers: each the word as stored, rotated by 8
+		   bits where it sits at an odd offset (p53_csum_odd: the word is below 2^16). */
+		uint64_t w = rte_cpu_to_be_16(ptr);
+		*ts = t->sum + (3u - t->n_odd) * w + t->n_odd * (w << 8);
 		return (uint16_t)(pos + t->len);
 	}
 	n = soa_rr(img, zone, ptr & 0x3fff, rr, &mp, &rp);
@@ -221,7 +241,8 @@ static __attribute__((noinline)) uint16_t signed_negative(const void *img,
 	const struct p53_image_node *apex = p53_image_node(img, z->apex);
 	const struct p53_image_rrset *rs = p53_image_rrset(img, z->soa);
 
-	pos = soa(img, conf, q, msg, pos, limit, zone);
+	uint64_t ts;
+	pos = soa(img, conf, q, msg, pos, limit, zone, &ts);
 	if (pos == 0 || (uint32_t)pos + rs->sig_len > limit)
 		return 0;
 	uint16_t aptr = (uint16_t)(0xc000 | (P53_DNS_HDR_LEN + q->label_off[q->qname_labels - apex->labels]));
@@ -478,6 +499,7 @@ struct ref_tpl {
 	uint16_t ns, ar;        /* records in the authority and additional sections */
 	uint8_t nc;             /* names it adds to answer.c's compression table */
 	uint8_t n_patch;
+	uint16_t sum;           /* RFC 1071 sum of its bytes from an even offset, pointers as 0 */
 	uint16_t patch[];       /* where each pointer is, REF_AT_POS or'ed in; the bytes follow */
 };
 
@@ -488,7 +510,8 @@ struct ref_tpl {
  * not stand for what referral() would write here. */
 static inline uint16_t ref_put(const struct ref_tab *t, uint32_t node, const struct p53_query *q,
 			       uint8_t *msg, uint16_t pos, uint16_t limit,
-			       const struct p53_image_node *cut, uint16_t *ns, uint16_t *ar)
+			       const struct p53_image_node *cut, uint16_t *ns, uint16_t *ar,
+			       uint64_t *ts)
 {
 	uint32_t i = node & t->mask;
 	const struct ref_slot *sl;
@@ -507,12 +530,17 @@ static inline uint16_t ref_put(const struct ref_tab *t, uint32_t node, const str
 	uint16_t cptr = (uint16_t)(P53_DNS_HDR_LEN + q->label_off[q->qname_labels - cut->labels]);
 	uint8_t *o = msg + pos;
 	memcpy(o, p->patch + p->n_patch, p->len);
+	uint64_t sum = p->sum;
 	for (uint8_t k = 0; k < p->n_patch; k++) {
 		uint16_t e = p->patch[k];
 		uint8_t *at = o + (e & ~REF_AT_POS);
 		uint16_t base = (e & REF_AT_POS) ? pos : cptr;
-		p53_put16(at, (uint16_t)(0xc000 | (base + p53_get16(at))));
+		uint16_t v = (uint16_t)(0xc000 | (base + p53_get16(at)));
+		p53_put16(at, v);
+		/* the word as stored; at an odd offset rotated by 8 bits (p53_csum_odd) */
+		sum += (uint64_t)rte_cpu_to_be_16(v) << ((e & 1u) * 8);
 	}
+	*ts = sum;
 	*ns = p->ns;
 	*ar = (uint16_t)(*ar + p->ar);
 	return (uint16_t)(pos + p->len);
@@ -687,6 +715,10 @@ static int ref_make(const void *img, uint32_t ci, struct ref_tpl *p, size_t room
 	p->n_patch = (uint8_t)n_patch;
 	memcpy(p->patch, patch, 2 * n_patch);
 	memcpy(p->patch + n_patch, o, len);
+	/* The sum ref_put() starts from: the bytes with each pointer as 0. */
+	for (size_t k = 0; k < n_patch; k++)
+		memset(o + (patch[k] & ~REF_AT_POS), 0, 2);
+	p->sum = p53_csum_fold(p53_csum_add(o, len, 0));
 	return 1;
 }
 
@@ -843,6 +875,18 @@ static __attribute__((noinline)) uint16_t steered(const void *img, const struct 
 	return (uint16_t)(pos + len);
 }
 
+/* memcpy() for records: 16..32 bytes (one A, AAAA or a pair) in two overlapping 16-byte moves
+ * inline instead of a call. */
+static inline __attribute__((always_inline)) void copy_rrs(uint8_t *d, const uint8_t *s, uint32_t len)
+{
+	if (len >= 16 && len <= 32) {
+		memcpy(d, s, 16);
+		memcpy(d + len - 16, s + len - 16, 16);
+		return;
+	}
+	memcpy(d, s, len);
+}
+
 /*
  * The fast answer; `ecs`: a copy of the query's ECS option data (RFC 7871 §6), or NULL when it
  * has none (then a constant: the instance without ECS keeps none of its code).
@@ -850,23 +894,28 @@ static __attribute__((noinline)) uint16_t steered(const void *img, const struct 
 static inline __attribute__((always_inline)) uint16_t
 fast_answer(const void *img, const struct p53_answer_conf *conf, uint8_t *msg, uint16_t cap,
 	    struct p53_answer_stats *st, const struct p53_query *q, const uint8_t *ecs,
-	    uint16_t ecs_len)
+	    uint16_t ecs_len, uint64_t *tail, int checked)
 {
 	uint16_t qt = q->qtype;
+	/* The sum of the records written after the question (from an even offset), when known
+	   without reading them (p53_fast_answer_sum()). */
+	uint64_t ts = P53_FAST_NO_SUM;
 	uint8_t scope = 0;      /* RFC 7871 §7.2.1: 0 unless the answer depended on the client */
 
 	/* The shape (fastpath.h). QUERY opcode; EDNS version 0, no option we act on but one ECS.
 	   DO=1 is answered here in a signed zone for an RRset with its RRSIGs, a name error,
 	   NODATA at the name and a wildcard answer with their proofs; a DO=1 referral or wildcard
 	   NODATA goes to the general path (below). */
-	if (img == NULL || conf->tcp_limit != 0 || P53_OPCODE(q->flags) != P53_OPCODE_QUERY ||
-	    q->tsig || q->qclass != P53_C_IN)
+	if (img == NULL || conf->tcp_limit != 0)
 		return 0;
-	if (q->edns && (q->edns_version != 0 || q->nsid || q->cookie || q->keepalive))
+	/* `checked`: p53_fast_parse() made these checks (and left the fields unread). */
+	if (!checked && (P53_OPCODE(q->flags) != P53_OPCODE_QUERY || q->tsig || q->qclass != P53_C_IN))
+		return 0;
+	if (!checked && q->edns && (q->edns_version != 0 || q->nsid || q->cookie || q->keepalive))
 		return 0;
 	int dnssec = q->edns && q->edns_do;
 	/* Types with their own rules: DS (parent side), RRSIG, ANY (RFC 8482), meta types. */
-	if (qt == P53_T_DS || qt == P53_T_RRSIG || qt == P53_T_OPT || qt >= 249 || qt == 0)
+	if (!checked && (qt == P53_T_DS || qt == P53_T_RRSIG || qt == P53_T_OPT || qt >= 249 || qt == 0))
 		return 0;
 
 	uint16_t ours;
@@ -894,6 +943,7 @@ fast_answer(const void *img, const struct p53_answer_conf *conf, uint8_t *msg, u
 			kind = P53_ANS_REFUSED;
 			aa = 0;
 			ede = 1;
+			ts = q->edns ? P53_FAST_NO_SUM : 0;     /* the EDE: summed */
 			goto opt;
 		}
 	}
@@ -916,9 +966,11 @@ fast_answer(const void *img, const struct p53_answer_conf *conf, uint8_t *msg, u
 		uint16_t end = 0;
 		if (conf->ref != NULL)
 			end = ref_put(conf->ref, n->occluder != P53_NONE ? n->occluder : ni, q, msg,
-				      pos, limit, cut, &ns, &ar);
+				      pos, limit, cut, &ns, &ar, &ts);
 		if (end == 0)
 			end = referral(img, q, msg, pos, limit, cut, &ns, &ar);
+		else if (q->edns)
+			ts += opt_sum(ours, 0, (end - pos) & 1u);
 		pos = end;
 		if (pos == 0)
 			return 0;
@@ -932,8 +984,10 @@ fast_answer(const void *img, const struct p53_answer_conf *conf, uint8_t *msg, u
 		if (SIGNED_DO) {
 			pos = signed_negative(img, conf, q, msg, pos, limit, n->zone, ni, 1, &ns);
 		} else {
-			pos = soa(img, conf, q, msg, pos, limit, n->zone);
+			pos = soa(img, conf, q, msg, pos, limit, n->zone, &ts);
 			ns = 1;
+			if (q->edns && ts != P53_FAST_NO_SUM)
+				ts += opt_sum(ours, dnssec, (pos - q->question_end) & 1u);
 		}
 		if (pos == 0)
 			return 0;
@@ -968,10 +1022,13 @@ fast_answer(const void *img, const struct p53_answer_conf *conf, uint8_t *msg, u
 			} else {
 				if (rs->adds != P53_NONE || (uint32_t)pos + len > limit)
 					return 0;
-				memcpy(msg + pos, p53_image_rdata(img, rs), len);
+				copy_rrs(msg + pos, p53_image_rdata(img, rs), len);
 				pos = (uint16_t)(pos + len);
+				if (rsi < conf->n_sums)      /* with the OPT, for DO=1 the RRSIGs */
+					ts = (conf->sums[rsi] >> (16 * (q->edns + dnssec))) & 0xffffu;
 			}
 			if (!hit && SIGNED_DO) {
+				ts = P53_FAST_NO_SUM;
 				pos = wildcard_proof(img, q, msg, pos, limit, n->zone, ce, &ns);
 				if (pos == 0)
 					return 0;
@@ -983,8 +1040,10 @@ fast_answer(const void *img, const struct p53_answer_conf *conf, uint8_t *msg, u
 					return 0;   /* wildcard NODATA: two proofs, general */
 				pos = signed_negative(img, conf, q, msg, pos, limit, n->zone, ni, 0, &ns);
 			} else {
-				pos = soa(img, conf, q, msg, pos, limit, n->zone);       /* NODATA */
+				pos = soa(img, conf, q, msg, pos, limit, n->zone, &ts);  /* NODATA */
 				ns = 1;
+				if (q->edns && ts != P53_FAST_NO_SUM)
+					ts += opt_sum(ours, dnssec, (pos - q->question_end) & 1u);
 			}
 			if (pos == 0)
 				return 0;
@@ -1011,6 +1070,7 @@ opt:
 			memcpy(o + 15, ecs, ecs_len);
 			o[15 + 3] = scope;
 			pos = (uint16_t)(pos + 4 + ecs_len);
+			ts = P53_FAST_NO_SUM;
 		}
 		if (ede && (uint32_t)pos + 6 <= max) {
 			uint8_t *e = msg + pos;
@@ -1034,11 +1094,12 @@ opt:
 	/* answer.c answer() and count(). */
 	st->queries++;
 	st->msg[P53_MSG_OK]++;
-	if (q->trailing != 0)
+	if (!checked && q->trailing != 0)
 		st->trailing++;
 	st->qtype[qt < P53_QTYPE_BUCKETS - 1 ? qt : P53_QTYPE_BUCKETS - 1]++;
 	st->rcode[rcode]++;
 	st->kind[kind]++;
+	*tail = ts;
 	return pos;
 #undef SIGNED_DO
 }
@@ -1047,25 +1108,66 @@ opt:
  * put back when the general path is left to answer (answer.c reads it from the message). */
 static __attribute__((noinline)) uint16_t ecs_answer(const void *img, const struct p53_answer_conf *conf,
 						     uint8_t *msg, uint16_t cap,
-						     struct p53_answer_stats *st, const struct p53_query *q)
+						     struct p53_answer_stats *st, const struct p53_query *q,
+						     uint64_t *tail, int checked)
 {
 	uint8_t ecs[4 + 16];
 
 	if (!q->edns || q->ecs_len > sizeof(ecs))
 		return 0;
 	memcpy(ecs, msg + q->ecs_off, q->ecs_len);
-	uint16_t n = fast_answer(img, conf, msg, cap, st, q, ecs, q->ecs_len);
+	uint16_t n = fast_answer(img, conf, msg, cap, st, q, ecs, q->ecs_len, tail, checked);
 	if (n == 0)
 		memcpy(msg + q->ecs_off, ecs, q->ecs_len);
 	return n;
 }
 
+uint16_t p53_fast_answer_ecs(const void *img, const struct p53_answer_conf *conf, uint8_t *msg,
+			     uint16_t cap, struct p53_answer_stats *st, const struct p53_query *q,
+			     uint64_t *tail)
+{
+	return ecs_answer(img, conf, msg, cap, st, q, tail, 1);
+}
+
+uint16_t p53_fast_answer_noecs(const void *img, const struct p53_answer_conf *conf, uint8_t *msg,
+			       uint16_t cap, struct p53_answer_stats *st, const struct p53_query *q,
+			       uint64_t *tail)
+{
+	return fast_answer(img, conf, msg, cap, st, q, NULL, 0, tail, 1);
+}
+
 uint16_t p53_fast_answer(const void *img, const struct p53_answer_conf *conf, uint8_t *msg,
 			 uint16_t cap, struct p53_answer_stats *st, const struct p53_query *q)
 {
+	uint64_t tail;
+
 	if (__builtin_expect(q->ecs, 0))
-		return ecs_answer(img, conf, msg, cap, st, q);
-	return fast_answer(img, conf, msg, cap, st, q, NULL, 0);
+		return ecs_answer(img, conf, msg, cap, st, q, &tail, 0);
+	return fast_answer(img, conf, msg, cap, st, q, NULL, 0, &tail, 0);
+}
+
+size_t p53_fast_sum_count(const void *img)
+{
+	return img != NULL ? p53_image_hdr(img)->n_rrsets : 0;
+}
+
+void p53_fast_sum_build(const void *img, uint16_t payload, uint64_t *t)
+{
+	uint16_t ours = payload < UDP_MIN ? UDP_MIN : payload;  /* limit_of() */
+
+	for (uint32_t i = 0; i < p53_fast_sum_count(img); i++) {
+		const struct p53_image_rrset *rs = p53_image_rrset(img, i);
+		const uint8_t *rd = p53_image_rdata(img, rs);
+		uint64_t s = p53_csum_add(rd, rs->rdata_len, 0);
+		uint64_t g = p53_csum_add(rd + rs->rdata_len, rs->sig_len, 0);
+		if (rs->rdata_len & 1)
+			g = p53_csum_odd(g);
+		g = p53_csum_addc(s, g);
+		uint64_t o0 = p53_csum_addc(s, opt_sum(ours, 0, rs->rdata_len & 1u));
+		uint64_t o1 = p53_csum_addc(g, opt_sum(ours, 1, (rs->rdata_len + rs->sig_len) & 1u));
+		t[i] = p53_csum_fold(s) | (uint64_t)p53_csum_fold(o0) << 16 |
+		       (uint64_t)p53_csum_fold(o1) << 32;
+	}
 }
 
 /*
@@ -1079,12 +1181,15 @@ static inline __attribute__((always_inline)) size_t fast_qname(const uint8_t *na
 {
 	size_t pos = 0;
 	uint8_t labels = 0;
+	/* Each length byte inside the message and the name at most 255 bytes (RFC 1035 §2.3.4)
+	   in one test: a label running past 255 leaves the next length byte at 255 or later. */
+	size_t lim = left < P53_NAME_MAXLEN ? left : P53_NAME_MAXLEN;
 
 	for (;;) {
-		if (pos >= left)
+		if (pos >= lim)
 			return 0;
 		uint8_t l = name[pos];
-		if (l > P53_LABEL_MAXLEN || pos + 1 + l > P53_NAME_MAXLEN)
+		if (l > P53_LABEL_MAXLEN)
 			return 0;
 		q->label_off[labels] = (uint8_t)pos;
 		pos += 1u + l;
@@ -1203,9 +1308,13 @@ static inline __attribute__((always_inline)) int fast_udp(const uint8_t *u, uint
 	const uint8_t *d = u + 8;
 	size_t dlen = (size_t)ulen - 8;
 	uint16_t flags = p53_get16(d + 2);
-	uint16_t ar = p53_get16(d + 10);
-	if ((flags & (P53_F_QR | 0x7800u)) != 0 || p53_get16(d + 4) != 1 || p53_get16(d + 6) != 0 ||
-	    p53_get16(d + 8) != 0 || ar > 1)
+	/* QDCOUNT 1, ANCOUNT 0, NSCOUNT 0, ARCOUNT 0 or 1: the four counts in one load, as bytes
+	   00 01 00 00 00 00 00 0x (little-endian: 0x100, ARCOUNT in the top byte). */
+	uint64_t counts;
+	memcpy(&counts, d + 4, 8);
+	counts = rte_le_to_cpu_64(counts);
+	uint16_t ar = (uint16_t)(counts >> 56);
+	if ((flags & (P53_F_QR | 0x7800u)) != 0 || (counts & ~(1ull << 56)) != 0x100u)
 		return 0;
 	size_t rest = dlen - P53_DNS_HDR_LEN;       /* after the header */
 	if (rest < 4u + 1 + 4 + ar * OPT_LEN)        /* OPT (or QTYPE, QCLASS) past the name */
@@ -1228,6 +1337,13 @@ static inline __attribute__((always_inline)) int fast_udp(const uint8_t *u, uint
 			return 0;
 	}
 	const uint8_t *qe = d + P53_DNS_HDR_LEN + nl;
+	/* The shape the fast answer (checked) takes without looking again: class IN, EDNS version
+	   0, none of the types with their own rules (DS, RRSIG, OPT, meta types and ANY, 0).
+	   Anything else: the general parser and responder (BADVERS, CHAOS, RFC 8482...). */
+	uint16_t qt = p53_get16(qe);
+	if (p53_get16(qe + 2) != P53_C_IN || (ar && o[6] != 0) || qt == P53_T_DS ||
+	    qt == P53_T_RRSIG || qt == P53_T_OPT || qt >= 249 || qt == 0)
+		return 0;
 
 	/* The UDP checksum (RFC 768; RFC 8200 §8.1): what the reply keeps (addresses, protocol,
 	 * ports, the question) is summed apart, for the reply's checksum (p53_fast_reply). The
@@ -1251,26 +1367,16 @@ static inline __attribute__((always_inline)) int fast_udp(const uint8_t *u, uint
 	}
 	*keep = k;
 
+	/* What the fast answer reads (the rest: p53_fast_complete()). */
 	q->id = p53_get16(d);
 	q->flags = flags;
-	q->qdcount = 1;
-	q->ancount = 0;
-	q->nscount = 0;
-	q->arcount = ar;
-	q->qtype = p53_get16(qe);
-	q->qclass = p53_get16(qe + 2);
+	q->qtype = qt;
+	q->qclass = P53_C_IN;
 	q->question_end = (uint16_t)(P53_DNS_HDR_LEN + nl + 4);
-	q->trailing = 0;
-	q->tsig = 0;
-	q->nsid = 0;
 	q->ecs = 0;
-	q->keepalive = 0;
-	q->cookie = 0;
-	q->src = NULL;
 	q->edns = (uint8_t)ar;
 	if (ar) {
 		q->edns_payload = p53_get16(o + 3);
-		q->edns_version = o[6];
 		q->edns_do = (o[7] & 0x80u) != 0;
 	}
 	if (__builtin_expect(ecs, 0))
@@ -1316,12 +1422,16 @@ static __attribute__((noinline)) int fast_parse6(const uint8_t *frame, uint16_t 
 	pkt->vlan = 0;
 	memcpy(pkt->src_addr, ip + 8, 16);
 	pkt->src_port = p53_get16(u);
+	q->src = pkt->src_addr;
+	q->src_v6 = 1;
 	return 1;
 }
 
-int p53_fast_parse(const uint8_t *frame, uint16_t len, int verify, const uint8_t mac[6],
-		   const struct p53_pkt_addrs *addrs, struct p53_pkt *pkt, struct p53_query *q,
-		   uint64_t *keep)
+static inline __attribute__((always_inline)) int fast_parse(const uint8_t *frame, uint16_t len,
+							    int verify, const uint8_t mac[6],
+							    const struct p53_pkt_addrs *addrs,
+							    struct p53_pkt *pkt, struct p53_query *q,
+							    uint64_t *keep)
 {
 	/* Ethernet II, no tag, IPv4 without options (pkt.c p53_pkt_parse, p53_pkt_for_us);
 	 * IPv6: fast_parse6(). */
@@ -1358,6 +1468,8 @@ int p53_fast_parse(const uint8_t *frame, uint16_t len, int verify, const uint8_t
 	memcpy(pkt->src_addr, ip + 12, 4);
 	memset(pkt->src_addr + 4, 0, sizeof(pkt->src_addr) - 4);
 	pkt->src_port = p53_get16(u);
+	q->src = pkt->src_addr;
+	q->src_v6 = 0;
 	return 1;
 }
 
@@ -1366,7 +1478,8 @@ int p53_fast_parse(const uint8_t *frame, uint16_t len, int verify, const uint8_t
  * response wrote (the header, the lengths, the records after the question). */
 static inline __attribute__((always_inline)) void reply_udp(uint8_t *u, const uint8_t *d,
 							    uint16_t dns_len,
-							    const struct p53_query *q, uint64_t keep)
+							    const struct p53_query *q, uint64_t keep,
+							    uint64_t tail)
 {
 	uint16_t ulen = (uint16_t)(8 + dns_len);
 	uint8_t t[2];
@@ -1378,7 +1491,7 @@ static inline __attribute__((always_inline)) void reply_udp(uint8_t *u, const ui
 	uint16_t qe = q->question_end;
 	uint64_t s = p53_csum_add(d, P53_DNS_HDR_LEN, keep);
 	s = p53_csum_addc(s, (uint64_t)rte_cpu_to_be_16(ulen) * 2);
-	uint64_t r = p53_csum_add(d + qe, (size_t)dns_len - qe, 0);
+	uint64_t r = tail != P53_FAST_NO_SUM ? tail : p53_csum_add(d + qe, (size_t)dns_len - qe, 0);
 	if (qe & 1)
 		r = p53_csum_odd(r);
 	uint16_t c = (uint16_t)~p53_csum_fold(p53_csum_addc(s, r));
@@ -1392,7 +1505,7 @@ static inline __attribute__((always_inline)) void reply_udp(uint8_t *u, const ui
  * fast_parse6(). */
 static __attribute__((noinline)) size_t fast_reply6(uint8_t *frame, const struct p53_pkt *pkt,
 						    uint16_t dns_len, const struct p53_query *q,
-						    uint64_t keep)
+						    uint64_t keep, uint64_t tail)
 {
 	uint8_t *ip = frame + 14;
 	uint8_t t[16];
@@ -1406,15 +1519,18 @@ static __attribute__((noinline)) size_t fast_reply6(uint8_t *frame, const struct
 	p53_put32(ip, 6u << 28);
 	p53_put16(ip + 4, (uint16_t)(8 + dns_len));
 	ip[7] = 64;
-	reply_udp(ip + 40, ip + 48, dns_len, q, keep);
+	reply_udp(ip + 40, ip + 48, dns_len, q, keep, tail);
 	return (size_t)pkt->dns_off + dns_len;
 }
 
-size_t p53_fast_reply(uint8_t *frame, const struct p53_pkt *pkt, uint16_t dns_len,
-		      const struct p53_query *q, uint64_t keep)
+static inline __attribute__((always_inline)) size_t fast_reply(uint8_t *frame,
+							       const struct p53_pkt *pkt,
+							       uint16_t dns_len,
+							       const struct p53_query *q,
+							       uint64_t keep, uint64_t tail)
 {
 	if (__builtin_expect(pkt->ipv6, 0))
-		return fast_reply6(frame, pkt, dns_len, q, keep);
+		return fast_reply6(frame, pkt, dns_len, q, keep, tail);
 	uint8_t *ip = frame + pkt->l3_off;
 	uint8_t *u = frame + pkt->l4_off;
 	uint8_t *d = frame + pkt->dns_off;
@@ -1444,6 +1560,47 @@ size_t p53_fast_reply(uint8_t *frame, const struct p53_pkt *pkt, uint16_t dns_le
 		      frag + rte_cpu_to_be_16(64u << 8 | 17u);
 	uint16_t ic = (uint16_t)~p53_csum_fold(p53_csum_addc(a, hs));
 	memcpy(ip + 10, &ic, 2);
-	reply_udp(u, d, dns_len, q, keep);
+	reply_udp(u, d, dns_len, q, keep, tail);
 	return (size_t)pkt->dns_off + dns_len;
+}
+
+int p53_fast_parse(const uint8_t *frame, uint16_t len, int verify, const uint8_t mac[6],
+		   const struct p53_pkt_addrs *addrs, struct p53_pkt *pkt, struct p53_query *q,
+		   uint64_t *keep)
+{
+	return fast_parse(frame, len, verify, mac, addrs, pkt, q, keep);
+}
+
+size_t p53_fast_reply_sum(uint8_t *frame, const struct p53_pkt *pkt, uint16_t dns_len,
+			  const struct p53_query *q, uint64_t keep, uint64_t tail)
+{
+	return fast_reply(frame, pkt, dns_len, q, keep, tail);
+}
+
+size_t p53_fast_reply(uint8_t *frame, const struct p53_pkt *pkt, uint16_t dns_len,
+		      const struct p53_query *q, uint64_t keep)
+{
+	return fast_reply(frame, pkt, dns_len, q, keep, P53_FAST_NO_SUM);
+}
+
+int p53_fast_frame(uint8_t *frame, uint16_t len, uint32_t room, int verify, const uint8_t mac[6],
+		   const struct p53_pkt_addrs *addrs, const void *img,
+		   const struct p53_answer_conf *conf, struct p53_answer_stats *st,
+		   struct p53_pkt *pkt, struct p53_query *q, uint16_t *flen)
+{
+	uint64_t keep, tail;
+
+	if (!fast_parse(frame, len, verify, mac, addrs, pkt, q, &keep))
+		return P53_FAST_NOT_READ;
+	/* The response may grow into the room after the message (worker.c reply()). */
+	uint32_t c = room - pkt->dns_off;
+	uint16_t cap = c > UINT16_MAX ? UINT16_MAX : (uint16_t)c;
+	uint8_t *msg = frame + pkt->dns_off;
+	uint16_t rlen = __builtin_expect(q->ecs, 0) ? ecs_answer(img, conf, msg, cap, st, q, &tail, 1)
+						    : fast_answer(img, conf, msg, cap, st, q, NULL, 0,
+								  &tail, 1);
+	if (rlen == 0)
+		return P53_FAST_DECLINED;
+	*flen = (uint16_t)fast_reply(frame, pkt, rlen, q, keep, tail);
+	return P53_FAST_ANSWERED;
 }

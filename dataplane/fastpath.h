@@ -61,8 +61,10 @@ uint16_t p53_fast_answer(const void *img, const struct p53_answer_conf *conf, ui
 struct p53_fast_neg {
 	uint8_t len;            /* bytes; 0: none, the fast path writes the record itself */
 	uint8_t mptr, rptr;     /* where the MNAME's and the RNAME's apex pointers are */
-	uint8_t pad;
+	uint8_t n_odd;          /* how many of the three pointers are at an odd offset */
 	uint8_t bytes[92];      /* the owner pointer first */
+	uint16_t sum;           /* RFC 1071 sum of `bytes` (from an even offset), the three
+				   pointers counted as 0: the reply adds them per query */
 };
 
 /** How many entries p53_fast_neg_build() writes for `img`: one per zone. */
@@ -101,15 +103,84 @@ void p53_fast_ref_build(const void *img, void *buf, size_t size);
 /** How many delegations got a template in `buf` (built by p53_fast_ref_build()). */
 uint32_t p53_fast_ref_count(const void *buf);
 
+/*
+ * Checksum sums of the pre-encoded records (RFC 1071), built once per replica by the control
+ * thread, so the reply's UDP checksum adds a record set's sum instead of reading its bytes
+ * again. Per RRset, three folded sums from an even offset, 16 bits each from the lowest: its
+ * records; its records and the OPT the fast path writes after them with DO=0 (our payload
+ * size is the replica's); its records, its RRSIGs and the OPT with DO=1. The negative and
+ * referral templates carry their own (their pointers are added per query).
+ */
+
+/** Entries p53_fast_sum_build() writes for `img`: one per RRset (0: none). */
+size_t p53_fast_sum_count(const void *img);
+
+/** Build the RRset sums of `img` into `t` (p53_fast_sum_count() entries) for a replica whose
+ * p53_answer_conf.edns_max_payload is `payload`, for p53_answer_conf.sums. Control thread, at
+ * publish; no allocation. */
+void p53_fast_sum_build(const void *img, uint16_t payload, uint64_t *t);
+
+#define P53_FAST_NO_SUM UINT64_MAX /* p53_fast_answer_sum(): the reply sums what was written */
+
+/**
+ * p53_fast_answer() for a query p53_fast_parse() read (and nothing filled since), which takes
+ * its shape as checked there; and *tail: the one's complement sum of what the response holds after the
+ * question, as if it started at an even offset, when it is known without reading those bytes
+ * again (a plain RRset, a negative or referral template, each with its OPT), else
+ * P53_FAST_NO_SUM. For p53_fast_reply_sum().
+ */
+static inline uint16_t p53_fast_answer_sum(const void *img, const struct p53_answer_conf *conf,
+					   uint8_t *msg, uint16_t cap, struct p53_answer_stats *stats,
+					   const struct p53_query *q, uint64_t *tail);
+
+/* p53_fast_answer_sum() for a query with an ECS option, and without (the common case, whose
+ * code then saves no registers for the other). */
+uint16_t p53_fast_answer_ecs(const void *img, const struct p53_answer_conf *conf, uint8_t *msg,
+			     uint16_t cap, struct p53_answer_stats *stats, const struct p53_query *q,
+			     uint64_t *tail);
+uint16_t p53_fast_answer_noecs(const void *img, const struct p53_answer_conf *conf, uint8_t *msg,
+			       uint16_t cap, struct p53_answer_stats *stats,
+			       const struct p53_query *q, uint64_t *tail);
+
+static inline uint16_t p53_fast_answer_sum(const void *img, const struct p53_answer_conf *conf,
+					   uint8_t *msg, uint16_t cap, struct p53_answer_stats *stats,
+					   const struct p53_query *q, uint64_t *tail)
+{
+	if (__builtin_expect(q->ecs, 0))
+		return p53_fast_answer_ecs(img, conf, msg, cap, stats, q, tail);
+	return p53_fast_answer_noecs(img, conf, msg, cap, stats, q, tail);
+}
+
+/**
+ * Fill the fields of a query p53_fast_parse() read that it leaves for later (the counts,
+ * trailing, TSIG, NSID, cookie, keepalive, EDNS version): after it, `q` is what
+ * p53_msg_parse() gives, for the general responder or the guard. Any lcore.
+ */
+static inline void p53_fast_complete(struct p53_query *q)
+{
+	q->qdcount = 1;
+	q->ancount = 0;
+	q->nscount = 0;
+	q->arcount = q->edns;
+	q->trailing = 0;
+	q->tsig = 0;
+	q->nsid = 0;
+	q->keepalive = 0;
+	q->cookie = 0;
+	q->edns_version = 0;
+}
+
 /**
  * Read a received frame of the fast shape in one pass: Ethernet II without a tag, IPv4
  * without options or IPv6 without extension headers, UDP to port 53, to our MAC and a
  * service address, the UDP checksum right (when `verify`; over IPv6 a zero one is always
  * declined, RFC 8200 §8.1: the general checks drop and count it), a QUERY with one question
  * and at most one OPT, without options or with one ECS option that edns_opt.c would accept
- * (an invalid one: the general parser, FORMERR), nothing after it. Fills `pkt` and `q`
- * exactly as p53_pkt_parse() and p53_msg_parse() would, and `keep`, the one's complement sum
- * of what the reply keeps, for p53_fast_reply().
+ * (an invalid one: the general parser, FORMERR), nothing after it; class IN, EDNS version 0,
+ * a QTYPE that is not DS, RRSIG, OPT, 0 or 249..255 (the general path answers those). Fills
+ * `pkt` as p53_pkt_parse() would, `q` as p53_msg_parse() would but for the fields
+ * p53_fast_complete() fills (q->src pointing at pkt->src_addr, as the worker sets it), and
+ * `keep`, the one's complement sum of what the reply keeps, for p53_fast_reply().
  *
  * @param verify  1: check the UDP checksum in software (the port gave no verdict); 0: the
  *                port verified it (the caller sends a frame the port found bad elsewhere)
@@ -131,5 +202,29 @@ int p53_fast_parse(const uint8_t *frame, uint16_t len, int verify, const uint8_t
  */
 size_t p53_fast_reply(uint8_t *frame, const struct p53_pkt *pkt, uint16_t dns_len,
 		      const struct p53_query *q, uint64_t keep);
+
+/** p53_fast_reply() with the sum of what follows the question known (`tail`, from
+ * p53_fast_answer_sum(); P53_FAST_NO_SUM: summed here): the same frame. */
+size_t p53_fast_reply_sum(uint8_t *frame, const struct p53_pkt *pkt, uint16_t dns_len,
+			  const struct p53_query *q, uint64_t keep, uint64_t tail);
+
+/* p53_fast_frame()'s outcomes. */
+enum { P53_FAST_NOT_READ = 0, P53_FAST_DECLINED, P53_FAST_ANSWERED };
+
+/**
+ * A received frame from the frame to the reply in one pass, for a worker without checksum
+ * offload on transmit: p53_fast_parse(), p53_fast_answer_sum() and p53_fast_reply_sum() in
+ * one function (nothing filled and read back between them but what the answer needs).
+ *
+ * @param room   bytes writable from the frame's start (the frame, then the tailroom)
+ * @return P53_FAST_ANSWERED: the reply is in place, *flen bytes; P53_FAST_DECLINED: the frame
+ *         was read (`pkt` and `q` as p53_fast_parse() fills them) but the fast answer
+ *         declined (as p53_fast_answer() declines: the general responder gives the answer,
+ *         after p53_fast_complete()); P53_FAST_NOT_READ: not the fast shape, nothing written.
+ */
+int p53_fast_frame(uint8_t *frame, uint16_t len, uint32_t room, int verify, const uint8_t mac[6],
+		   const struct p53_pkt_addrs *addrs, const void *img,
+		   const struct p53_answer_conf *conf, struct p53_answer_stats *st,
+		   struct p53_pkt *pkt, struct p53_query *q, uint16_t *flen);
 
 #endif /* P53_FASTPATH_H */

@@ -129,6 +129,7 @@ static __rte_noinline void not_ours(struct p53_worker *w, struct rte_mbuf *m, en
 
 #define FRAME_DROPPED 0xff /* in `ms`: the frame was freed in pass 1 */
 #define FRAME_FAST    0xfe /* in `ms`: read by p53_fast_parse (fastpath.h), P53_MSG_OK */
+#define FRAME_DECLINED 0xfd /* read by p53_fast_frame, whose answer declined: P53_MSG_OK */
 #define PREFETCH_MIN_IMAGE (4u << 20) /* bytes; below this the image lives in L2/L3 */
 #ifndef P53_PREFETCH_DEPTH
 /* Links of the lookup chain prefetched across a burst: 1 slot, 2 node, 3 owner name and first
@@ -224,13 +225,13 @@ static inline void pipe_rdata(const void *img, uint32_t ni, uint16_t qtype)
 
 /* Answer one parsed frame in place; NULL when it was freed instead. With a guard, cookies
  * and RRL are checked around the answer (guard.h) and may drop it or send a small reply. */
-static inline struct rte_mbuf *reply(struct p53_worker *w, const struct p53_replica *r,
+static inline __attribute__((always_inline)) struct rte_mbuf *reply(struct p53_worker *w, const struct p53_replica *r,
 				     const struct p53_guard *g, const struct p53_guard_now *now,
 				     struct rte_mbuf *m, const struct p53_pkt *pkt,
-				     const struct p53_query *q, uint8_t st, uint64_t keep)
+				     struct p53_query *q, uint8_t st, uint64_t keep)
 {
 	uint8_t *frame = rte_pktmbuf_mtod(m, uint8_t *);
-	enum p53_msg_status ms = st == FRAME_FAST ? P53_MSG_OK : (enum p53_msg_status)st;
+	enum p53_msg_status ms = st >= FRAME_DECLINED ? P53_MSG_OK : (enum p53_msg_status)st;
 	uint16_t rlen;
 	size_t flen;
 
@@ -239,14 +240,28 @@ static inline struct rte_mbuf *reply(struct p53_worker *w, const struct p53_repl
 	uint16_t cap = room > UINT16_MAX ? UINT16_MAX : (uint16_t)room;
 	/* The fast parse's frames (a QUERY without a COOKIE): the fast answer unless RRL is on. */
 	if (st == FRAME_FAST && (g == NULL || !g->rrl.on)) {
-		rlen = p53_fast_answer(r->image, &r->conf, frame + pkt->dns_off, cap, &w->stats.ans, q);
+		uint64_t tail;
+		rlen = p53_fast_answer_sum(r->image, &r->conf, frame + pkt->dns_off, cap, &w->stats.ans,
+					   q, &tail);
 		if (likely(rlen != 0) && w->tx_offload == 0) {
-			flen = p53_fast_reply(frame, pkt, rlen, q, keep);
+			flen = p53_fast_reply_sum(frame, pkt, rlen, q, keep, tail);
 			goto sent;
 		}
-		if (rlen == 0)
+		if (rlen == 0) {
+			p53_fast_complete(q);   /* what the fast parse left unfilled */
 			rlen = p53_answer_parsed(r->image, &r->conf, frame + pkt->dns_off, cap,
 						 &w->stats.ans, q, ms);
+		}
+	} else if (st == FRAME_DECLINED) {
+		/* p53_fast_frame() declined it: the general responder, on what it left. */
+		p53_fast_complete(q);
+		rlen = p53_answer_parsed(r->image, &r->conf, frame + pkt->dns_off, cap,
+					 &w->stats.ans, q, ms);
+	} else if (st == FRAME_FAST) {
+		p53_fast_complete(q);           /* RRL on: the guard reads the whole query */
+		rlen = p53_guard_answer(g, g->tables[w->index], &w->stats.guard, r->image, &r->conf,
+					frame + pkt->dns_off, cap, &w->stats.ans, q, ms, pkt->src_addr,
+					pkt->ipv6, now);
 	} else if (unlikely(ms == P53_MSG_OK && P53_OPCODE(q->flags) == P53_OPCODE_NOTIFY))
 		rlen = notify(w, r, frame, cap, pkt, q);
 	/* The guard only when it has something to do for this query: RRL, or a cookie to check. */
@@ -285,11 +300,12 @@ sent:
 }
 
 /*
- * One burst in three passes, in the manner of l3fwd: parse every frame and question first and
- * prefetch the name-index slot each will read (an image above PREFETCH_MIN_IMAGE: a smaller
- * one stays in cache); then, with the slots in cache, prefetch the
- * nodes they point at; then answer. On a large image each lookup is a chain of cache misses;
- * this overlaps the first two across the burst instead of paying them one packet at a time.
+ * One burst. On an image above PREFETCH_MIN_IMAGE in passes, in the manner of l3fwd: parse
+ * every frame and question first and prefetch the name-index slot each will read; then, with
+ * the slots in cache, prefetch the next links of the lookup chain (prefetch_chain); then
+ * answer. On a large image each lookup is a chain of cache misses; this overlaps them across
+ * the burst instead of paying them one packet at a time. A smaller image stays in cache: each
+ * frame is parsed, answered and its reply written in one pass, in the order received.
  */
 static uint16_t burst(struct p53_worker *w, const struct p53_replica *r, const struct p53_guard *g,
 		      const struct p53_guard_now *now, struct rte_mbuf **pkts, uint16_t n,
@@ -300,10 +316,13 @@ static uint16_t burst(struct p53_worker *w, const struct p53_replica *r, const s
 	uint8_t ms[P53_BURST];
 	uint64_t keep[P53_BURST];
 	const void *img = r->image;
-	uint16_t n_out = 0;
+	uint16_t n_out = 0, later = 0;  /* frames left for the answer pass */
 	/* The name-index slots, prefetched only for a large image: a small one stays in cache. */
 	const uint64_t *slots = img != NULL && r->image_len > PREFETCH_MIN_IMAGE ? p53_image_slots(img) : NULL;
 	uint32_t mask = slots != NULL ? p53_image_hdr(img)->hash_mask : 0;
+	/* A small image, software checksums and no RRL: the fast shape from the frame to the
+	   reply in one call (p53_fast_frame). */
+	int direct = slots == NULL && w->tx_offload == 0 && (g == NULL || !g->rrl.on);
 
 	for (uint16_t i = 0; i < n && i < 4; i++)
 		rte_prefetch0(rte_pktmbuf_mtod(pkts[i], void *));
@@ -318,33 +337,58 @@ static uint16_t burst(struct p53_worker *w, const struct p53_replica *r, const s
 			continue;
 		}
 		uint8_t *frame = rte_pktmbuf_mtod(m, uint8_t *);
+		uint8_t st = FRAME_FAST;
 		/* The common shape in one pass (fastpath.h); anything else, the checks below. */
 		uint64_t l4 = m->ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK;
-		if (l4 != RTE_MBUF_F_RX_L4_CKSUM_BAD &&
-		    p53_fast_parse(frame, rte_pktmbuf_data_len(m), l4 == RTE_MBUF_F_RX_L4_CKSUM_UNKNOWN,
-				   w->mac, &r->addrs, &pkt[i], &q[i], &keep[i])) {
-			ms[i] = FRAME_FAST;
+		int k = P53_FAST_NOT_READ;
+		if (direct && l4 != RTE_MBUF_F_RX_L4_CKSUM_BAD) {
+			uint16_t flen;
+			k = p53_fast_frame(frame, rte_pktmbuf_data_len(m),
+					   (uint32_t)rte_pktmbuf_data_len(m) + rte_pktmbuf_tailroom(m),
+					   l4 == RTE_MBUF_F_RX_L4_CKSUM_UNKNOWN, w->mac, &r->addrs, img,
+					   &r->conf, &w->stats.ans, &pkt[i], &q[i], &flen);
+			if (likely(k == P53_FAST_ANSWERED)) {
+				m->data_len = flen;
+				m->pkt_len = flen;
+				w->stats.answered++;
+				out[n_out++] = m;
+				continue;
+			}
+			st = FRAME_DECLINED;
+		}
+		if (k == P53_FAST_DECLINED) {
+			/* answered below by the general responder */
+		} else if (l4 == RTE_MBUF_F_RX_L4_CKSUM_BAD || direct ||
+			   !p53_fast_parse(frame, rte_pktmbuf_data_len(m), l4 == RTE_MBUF_F_RX_L4_CKSUM_UNKNOWN,
+					   w->mac, &r->addrs, &pkt[i], &q[i], &keep[i])) {
+			enum p53_pkt_drop d = p53_pkt_parse(frame, rte_pktmbuf_data_len(m), &pkt[i]);
+			if (d == P53_PKT_OK)
+				d = p53_pkt_for_us(frame, &pkt[i], w->mac, &r->addrs);
+			if (d == P53_PKT_OK && udp_csum_bad(m, frame, &pkt[i]))
+				d = P53_PKT_DROP_UDP_CSUM;
+			if (d != P53_PKT_OK) {
+				not_ours(w, m, d);      /* dropped, or the kernel's: ARP, ND, ICMP, TCP... */
+				continue;
+			}
+			st = (uint8_t)p53_msg_parse(frame + pkt[i].dns_off, pkt[i].dns_len, &q[i]);
 			q[i].src = pkt[i].src_addr;
 			q[i].src_v6 = pkt[i].ipv6;
-			if (slots != NULL)
-				rte_prefetch0(slots + (q[i].hash & mask));
+		}
+		if (slots == NULL) {
+			/* A small image: answered now, while the frame is in cache (no prefetch
+			   pass to wait for). */
+			m = reply(w, r, g, now, m, &pkt[i], &q[i], st, keep[i]);
+			if (m != NULL)
+				out[n_out++] = m;
 			continue;
 		}
-		enum p53_pkt_drop d = p53_pkt_parse(frame, rte_pktmbuf_data_len(m), &pkt[i]);
-		if (d == P53_PKT_OK)
-			d = p53_pkt_for_us(frame, &pkt[i], w->mac, &r->addrs);
-		if (d == P53_PKT_OK && udp_csum_bad(m, frame, &pkt[i]))
-			d = P53_PKT_DROP_UDP_CSUM;
-		if (d != P53_PKT_OK) {
-			not_ours(w, m, d);      /* dropped, or the kernel's: ARP, ND, ICMP, TCP... */
-			continue;
-		}
-		ms[i] = (uint8_t)p53_msg_parse(frame + pkt[i].dns_off, pkt[i].dns_len, &q[i]);
-		q[i].src = pkt[i].src_addr;
-		q[i].src_v6 = pkt[i].ipv6;
-		if (ms[i] == P53_MSG_OK && slots != NULL)
+		ms[i] = st;
+		if (st == P53_MSG_OK || st == FRAME_FAST)
 			rte_prefetch0(slots + (q[i].hash & mask));
+		later++;
 	}
+	if (later == 0)
+		return n_out;
 	/* A small image stays in cache: the later passes would only cost. */
 #if P53_PREFETCH_PIPE > 0
 	if (slots != NULL) {

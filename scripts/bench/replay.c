@@ -1283,6 +1283,16 @@ int main(int argc, char **argv)
 		p53_fast_ref_build(rep, ref, rz);
 		replica.conf.ref = ref;
 	}
+	/* And its RRsets' checksum sums (P53_NO_SUMS=1: none, to compare). */
+	size_t nsum = getenv("P53_NO_SUMS") == NULL ? p53_fast_sum_count(rep) : 0;
+	if (nsum > 0) {
+		uint64_t *sums = rte_malloc("p53_fast_sums", nsum * sizeof(*sums), RTE_CACHE_LINE_SIZE);
+		if (sums == NULL)
+			die("out of memory for the RRset sums");
+		p53_fast_sum_build(rep, replica.conf.edns_max_payload, sums);
+		replica.conf.sums = sums;
+		replica.conf.n_sums = (uint32_t)nsum;
+	}
 	/* The frames' destinations, as dataplane.addresses would list them. */
 	replica.addrs.v4[replica.addrs.n4++] = rte_cpu_to_be_32(RTE_IPV4(192, 0, 2, 53));
 	memcpy(replica.addrs.v6[replica.addrs.n6++], v6_server, 16);

@@ -27,6 +27,7 @@
 #include "control/steer/steer_conf.h"
 #include "control/zone/image_build.h"
 #include "dataplane/answer.h"
+#include "dataplane/csum.h"
 #include "dataplane/fastpath.h"
 #include "dataplane/image.h"
 #include "dataplane/pkt.h"
@@ -36,6 +37,7 @@
 static void *img;
 static struct p53_answer_conf conf;
 static void *ref;
+static uint64_t *sums;          /* the RRsets' sums of the current image (p53_fast_sum_build) */
 static unsigned long n_fast, n_general, fast_kind[P53_ANS__MAX];
 static unsigned long fast_do_kind[P53_ANS__MAX]; /* DO=1 queries answered fast, by kind */
 
@@ -93,6 +95,10 @@ static const uint8_t mac_us[6] = {0x02, 0, 0, 0, 0, 0x53}, mac_them[6] = {0x02, 
 static struct p53_pkt_addrs addrs = {.n4 = 1, .n6 = 1};
 static unsigned long n_frames_fast, n_frames_ecs, n_frames_fast6, n_replies6, n_replies;
 static uint16_t last_csum;      /* the UDP checksum of the last fast reply one_frame() compared */
+/* Fast replies whose records' sum came from a table or template (p53_fast_answer_sum()), by
+ * the question's end and the response's length, each odd or even; and by kind of answer. */
+static unsigned long n_tail[2][2], n_tail_kind[P53_ANS__MAX];
+static unsigned long n_frame_calls;     /* replies p53_fast_frame() wrote, compared */
 /* The frames' client: 192.0.2.1 and 2001:db8:ffff::1 unless a test sets another. */
 static uint8_t src4[4] = {192, 0, 2, 1};
 static uint8_t src6[16] = {0x20, 0x01, 0x0d, 0xb8, 0xff, 0xff, [15] = 1};
@@ -211,55 +217,118 @@ static void one_frame(const uint8_t *f, uint16_t fl, int no_fast)
 	/* The port verified the checksum (verify 0): still no frame the general checks drop. */
 	if (p53_fast_parse(b, fl, 0, mac_us, &addrs, &pb, &qb, &keep))
 		assert_true(hdr);
+	/* The fields the fast parse leaves for p53_fast_complete() hold garbage: the fast
+	 * answer must not read them. */
+	memset(&qb, 0xa5, sizeof(qb));
 	int fast = p53_fast_parse(b, fl, 1, mac_us, &addrs, &pb, &qb, &keep);
 	assert_memory_equal(f, b, fl); /* nothing written */
-	if (!fast)
+	/* The same frame through p53_fast_frame() (worker.c's one call for a small image): read
+	 * when p53_fast_parse() reads it, and answered below as the three steps answer it. */
+	static uint8_t df[2048];
+	struct p53_pkt pd;
+	struct p53_query qd;
+	struct p53_answer_stats sd;
+	uint16_t dl = 0;
+	memcpy(df, f, fl);
+	memset(&sd, 0, sizeof(sd));
+	memset(&qd, 0x5a, sizeof(qd));
+	int k = p53_fast_frame(df, fl, (uint32_t)(fast ? pb.dns_off : 62) + 1500, 1, mac_us, &addrs,
+			       img, &conf, &sd, &pd, &qd, &dl);
+	assert_int_equal(k != P53_FAST_NOT_READ, fast);
+	if (!fast) {
+		assert_memory_equal(f, df, fl);
 		return;
+	}
+	struct p53_query qc = qb;      /* completed for the comparison below */
+	p53_fast_complete(&qc);
 	/* What the fast parse accepts the general one accepts, and reads the same. */
 	assert_true(ok);
 	assert_false(no_fast);
 	assert_int_equal(p53_msg_parse(a + pa.dns_off, pa.dns_len, &qa), P53_MSG_OK);
 	assert_memory_equal(&pa, &pb, sizeof(pa));
-	assert_int_equal(qa.id, qb.id);
-	assert_int_equal(qa.flags, qb.flags);
-	assert_int_equal(qa.arcount, qb.arcount);
-	assert_int_equal(qa.qtype, qb.qtype);
-	assert_int_equal(qa.qclass, qb.qclass);
-	assert_int_equal(qa.question_end, qb.question_end);
-	assert_int_equal(qa.trailing, qb.trailing);
-	assert_int_equal(qa.hash, qb.hash);
-	assert_int_equal(qa.qname_len, qb.qname_len);
-	assert_int_equal(qa.qname_labels, qb.qname_labels);
-	assert_memory_equal(qa.label_off, qb.label_off, qa.qname_labels + 1u);
-	assert_memory_equal(qa.lname, qb.lname, qa.qname_len);
-	assert_int_equal(qa.edns, qb.edns);
+	assert_ptr_equal(qb.src, pb.src_addr);
+	assert_int_equal(qb.src_v6, pb.ipv6);
+	assert_int_equal(qa.id, qc.id);
+	assert_int_equal(qa.flags, qc.flags);
+	assert_int_equal(qa.qdcount, qc.qdcount);
+	assert_int_equal(qa.ancount, qc.ancount);
+	assert_int_equal(qa.nscount, qc.nscount);
+	assert_int_equal(qa.arcount, qc.arcount);
+	assert_int_equal(qa.qtype, qc.qtype);
+	assert_int_equal(qa.qclass, qc.qclass);
+	assert_int_equal(qa.question_end, qc.question_end);
+	assert_int_equal(qa.trailing, qc.trailing);
+	assert_int_equal(qa.hash, qc.hash);
+	assert_int_equal(qa.qname_len, qc.qname_len);
+	assert_int_equal(qa.qname_labels, qc.qname_labels);
+	assert_memory_equal(qa.label_off, qc.label_off, qa.qname_labels + 1u);
+	assert_memory_equal(qa.lname, qc.lname, qa.qname_len);
+	assert_int_equal(qa.edns, qc.edns);
 	if (qa.edns) {
-		assert_int_equal(qa.edns_payload, qb.edns_payload);
-		assert_int_equal(qa.edns_version, qb.edns_version);
-		assert_int_equal(qa.edns_do, qb.edns_do);
+		assert_int_equal(qa.edns_payload, qc.edns_payload);
+		assert_int_equal(qa.edns_version, qc.edns_version);
+		assert_int_equal(qa.edns_do, qc.edns_do);
 	}
 	assert_int_equal(qa.nsid | qa.cookie | qa.keepalive | qa.tsig, 0);
-	assert_int_equal(qb.nsid | qb.cookie | qb.keepalive | qb.tsig, 0);
-	assert_int_equal(qa.ecs, qb.ecs);
+	assert_int_equal(qc.nsid | qc.cookie | qc.keepalive | qc.tsig, 0);
+	assert_int_equal(qa.ecs, qc.ecs);
 	if (qa.ecs) {
-		assert_int_equal(qa.ecs_off, qb.ecs_off);
-		assert_int_equal(qa.ecs_len, qb.ecs_len);
+		assert_int_equal(qa.ecs_off, qc.ecs_off);
+		assert_int_equal(qa.ecs_len, qc.ecs_len);
 		n_frames_ecs++;
 	}
 	n_frames_fast++;
 	n_frames_fast6 += pb.ipv6;
 	qa.src = pa.src_addr;   /* worker.c burst() */
 	qa.src_v6 = pa.ipv6;
-	qb.src = pb.src_addr;
-	qb.src_v6 = pb.ipv6;
 	memset(&sa, 0, sizeof(sa));
 	memset(&sb, 0, sizeof(sb));
-	uint16_t rb = p53_fast_answer(img, &conf, b + pb.dns_off, 1500, &sb, &qb);
-	if (rb == 0)
-		return;
+	uint64_t tail;
+	uint16_t rb = p53_fast_answer_sum(img, &conf, b + pb.dns_off, 1500, &sb, &qb, &tail);
 	uint16_t ra = p53_answer_parsed(img, &conf, a + pa.dns_off, 1500, &sa, &qa, P53_MSG_OK);
+	if (rb == 0) {
+		/* Declined: as worker.c, the query completed and the general responder on what
+		 * the fast answer left gives the general bytes. */
+		struct p53_answer_stats zero;
+		memset(&zero, 0, sizeof(zero));
+		assert_memory_equal(&sb, &zero, sizeof(zero));
+		assert_int_equal(k, P53_FAST_DECLINED);
+		assert_memory_equal(&sd, &zero, sizeof(zero));
+		assert_memory_equal(&pd, &pb, sizeof(pd));
+		p53_fast_complete(&qd);
+		uint16_t rd = p53_answer_parsed(img, &conf, df + pd.dns_off, 1500, &sd, &qd, P53_MSG_OK);
+		assert_int_equal(ra, rd);
+		assert_memory_equal(a + pa.dns_off, df + pd.dns_off, ra);
+		p53_fast_complete(&qb);
+		rb = p53_answer_parsed(img, &conf, b + pb.dns_off, 1500, &sb, &qb, P53_MSG_OK);
+		assert_int_equal(ra, rb);
+		assert_memory_equal(a + pa.dns_off, b + pb.dns_off, ra);
+		assert_memory_equal(&sa, &sb, sizeof(sa));
+		return;
+	}
+	assert_memory_equal(&sa, &sb, sizeof(sa));
 	size_t fa = p53_pkt_reply(a, &pa, ra, 0);
-	size_t fb = p53_fast_reply(b, &pb, rb, &qb, keep);
+	/* The records' sum, when the answer knew it, against the bytes: and the reply from it
+	 * (worker.c) and without it (summed again) the general reply's, byte for byte. */
+	static uint8_t c[2048];
+	memcpy(c, b, pb.dns_off + rb);
+	size_t fc = p53_fast_reply(c, &pb, rb, &qb, keep);
+	if (tail != P53_FAST_NO_SUM) {
+		uint16_t qe = qb.question_end;
+		assert_int_equal(p53_csum_fold(tail),
+				 p53_csum_fold(p53_csum_add(b + pb.dns_off + qe, rb - qe, 0)));
+		n_tail[qe & 1][rb & 1]++;
+		for (int k = 0; k < P53_ANS__MAX; k++)
+			n_tail_kind[k] += sb.kind[k];
+	}
+	size_t fb = p53_fast_reply_sum(b, &pb, rb, &qb, keep, tail);
+	assert_int_equal(fc, fb);
+	assert_memory_equal(b, c, fb);
+	assert_int_equal(k, P53_FAST_ANSWERED);
+	assert_int_equal(dl, fb);
+	assert_memory_equal(df, b, fb);
+	assert_memory_equal(&sd, &sb, sizeof(sd));
+	n_frame_calls++;
 	if (fa != fb || memcmp(a, b, fa) != 0) {
 		fprintf(stderr, "fast reply differs: general %zu bytes, fast %zu bytes\n", fa, fb);
 		for (size_t i = 0; i < (fa > fb ? fa : fb); i++)
@@ -341,6 +410,10 @@ static void build(const char *const *names, const char *const *files, size_t n)
 	free(img);
 	conf.neg = NULL; /* the templates belong to an image */
 	conf.n_neg = 0;
+	conf.sums = NULL;
+	conf.n_sums = 0;
+	free(sums);
+	sums = NULL;
 	conf.ref = NULL;
 	free(ref);
 	ref = NULL;
@@ -359,6 +432,7 @@ static const uint16_t caps[] = {8192, 1500, 512, 60, 40};
 static struct p53_fast_neg neg[16];
 static unsigned long n_ref_cuts; /* delegations with a template, over the images */
 
+
 /* Every node of the image: its name, a name below it, a name two labels below it; with the
  * negative-answer templates a replica has (control/publish.c) and without them. */
 static void every_name_once(void);
@@ -369,9 +443,19 @@ static void every_name(void)
 	p53_fast_neg_build(img, neg);
 	conf.neg = NULL;
 	conf.n_neg = 0;
+	conf.sums = NULL;       /* a table belongs to one image and payload size */
+	conf.n_sums = 0;
 	every_name_once();
 	conf.neg = neg;
 	conf.n_neg = (uint32_t)p53_fast_neg_count(img);
+	/* Built for this image as a publish builds them: a stale table would give wrong sums,
+	 * which one_frame() would see. */
+	free(sums);
+	sums = malloc(p53_fast_sum_count(img) * sizeof(*sums) + 1);
+	assert_non_null(sums);
+	p53_fast_sum_build(img, conf.edns_max_payload, sums);
+	conf.sums = sums;
+	conf.n_sums = (uint32_t)p53_fast_sum_count(img);
 	size_t rz = p53_fast_ref_size(img);
 	if (rz > 0) {
 		ref = malloc(rz);
@@ -520,6 +604,20 @@ static void diff_zones(void **state)
 	       n_frames_fast, n_frames_fast6, n_replies6);
 	printf("fast path: %lu queries answered fast (%lu referrals), %lu declined\n", n_fast,
 	       fast_kind[P53_ANS_REFERRAL], n_general);
+	/* The reply's checksum from the tables' and templates' sums (not summed again) was
+	 * compared byte for byte for each kind of answer, after questions and records of both
+	 * parities. */
+	for (int i = 0; i < 4; i++)
+		assert_true(n_tail[i >> 1][i & 1] > 100);
+	assert_true(n_frame_calls > 1000);
+	assert_true(n_tail_kind[P53_ANS_ANSWER] > 100);
+	assert_true(n_tail_kind[P53_ANS_NXDOMAIN] > 100);
+	assert_true(n_tail_kind[P53_ANS_NODATA] > 100);
+	assert_true(n_tail_kind[P53_ANS_REFERRAL] > 100);
+	assert_true(n_tail_kind[P53_ANS_REFUSED] > 10);
+	printf("fast path: %lu replies with the records' sum from a table (%lu %lu %lu %lu by parity)\n",
+	       n_tail[0][0] + n_tail[0][1] + n_tail[1][0] + n_tail[1][1], n_tail[0][0], n_tail[0][1],
+	       n_tail[1][0], n_tail[1][1]);
 }
 
 /* Every source port for one query and its answer: the reply's UDP checksum takes every value
@@ -556,6 +654,19 @@ static void small_zone(void **state)
 	assert_true(fast_kind[P53_ANS_ANSWER] > 10);
 	assert_true(fast_kind[P53_ANS_NXDOMAIN] > 10);
 	csum_edges();
+	/* A replica published with another payload size: its RRset sums hold another OPT (our
+	 * payload in it); the replies from them must still be the general path's. */
+	static const uint16_t ours[] = {512, 4096, 1400};
+	for (size_t i = 0; i < sizeof(ours) / sizeof(ours[0]); i++) {
+		unsigned long before = n_tail_kind[P53_ANS_ANSWER];
+		conf.ref = NULL;
+		free(ref);
+		ref = NULL;
+		conf.edns_max_payload = ours[i];
+		every_name();
+		assert_true(n_tail_kind[P53_ANS_ANSWER] > before + 10);
+	}
+	conf.edns_max_payload = 1232;
 }
 
 /* Signed zones: DO=0 answered from the same records; DO=1 answered for an RRset with its
@@ -1005,6 +1116,7 @@ static int teardown(void **state)
 	(void)state;
 	free(img);
 	free(ref);
+	free(sums);
 	free(steer_t);
 	free(steer_conf.map);
 	if (steer_dir[sizeof(steer_dir) - 7] != 'X') {
