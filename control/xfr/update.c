@@ -17,6 +17,7 @@
 #include "control/daemon.h"
 #include "control/log.h"
 #include "control/xfr/catalog.h"
+#include "control/xfr/journal.h"
 #include "control/xfr/serve_conf.h"
 #include "control/xfr/store.h"
 #include "control/xfr/serve.h"
@@ -142,8 +143,24 @@ static int secondary_src(const struct p53_config *cfg, const struct p53_xfr_zone
 		src->rcode = P53_RCODE_SERVFAIL;
 		return 0;
 	}
-	if (zc->on_expire != P53_EXPIRE_KEEP && copy_expired(cfg, src->name, src->file))
+	if (zc->on_expire != P53_EXPIRE_KEEP && copy_expired(cfg, src->name, src->file)) {
 		src->rcode = expire_rcode(zc->on_expire);
+		return 0;
+	}
+	/* A lazy copy (xfr.copy_sync_s): its journal may run past it; then serve the newest. */
+	if (z == NULL)
+		return 0;
+	char err[1400];
+	uint32_t serial = 0;
+	int steps = p53_journal_roll_forward(src->file, src->name, z->apex, z->apex_len, own,
+					     &serial, err, sizeof(err));
+	if (steps > 0) {
+		p53_info("zone %s: disk copy %s and %d journal step(s) after it: serial %u", z->name,
+			 src->file, steps, serial);
+		return 1; /* own[] holds the records */
+	}
+	if (steps < 0)
+		p53_warn("zone %s: serving its disk copy as it is: %s", z->name, err);
 	return 0;
 }
 
