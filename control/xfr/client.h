@@ -55,7 +55,7 @@ struct p53_xfr_job {
 	struct p53_xfr_peer peers[P53_XFR_MAX_PRIMARIES];
 	int n_peers;
 	bool have_data;                 /* we serve the zone at `serial` */
-	uint32_t serial;
+	uint32_t serial;                /* (WRITE: the serial of rrs, the copy written) */
 	bool ixfr;                      /* IXFR allowed (zones[].ixfr) */
 	bool force;                     /* transfer (AXFR) whatever the serial says */
 	unsigned int timeout_ms;

@@ -212,9 +212,12 @@ void p53_xfr_store_later(struct p53_xfr *x, struct p53_xfr_zone *z, struct p53_r
 			}
 		}
 		if (rrs.count == 0) {
-			p53_err("zone %s: its records for the disk copy are not available; the journal "
-				"only", z->name);
+			/* Not served now (expired): tried again in copy_sync_s. */
+			p53_warn("zone %s: its records for the disk copy are not available; the journal "
+				 "only", z->name);
 			copy = false;
+			z->copy_need = false;
+			z->copy_behind_since = now;
 		}
 	}
 	/* The journal as served now: it ends at the served serial (the newest published). */
@@ -763,8 +766,7 @@ static void copies_due(struct p53_daemon *d, time_t now)
 
 	for (size_t i = 0; i < x->n; i++) {
 		struct p53_xfr_zone *z = x->zones[i];
-		if (z->writing || z->removed || z->is_catalog || z->state == P53_XFR_UNKNOWN ||
-		    z->state == P53_XFR_NODATA)
+		if (z->writing || z->removed || z->is_catalog || !has_data(&d->cfg, z))
 			continue;
 		if (!z->copy_need && (z->copy_behind_since == 0 ||
 				      now - z->copy_behind_since < (time_t)x->copy_sync_s))
@@ -786,8 +788,8 @@ int p53_xfr_flush(struct p53_daemon *d, const char *name, char *err, size_t errl
 		snprintf(err, errlen, "zone '%s' is not a secondary zone here", name);
 		return -1;
 	}
-	if (z->state != P53_XFR_LOADED && z->state != P53_XFR_EXPIRED) {
-		snprintf(err, errlen, "zone '%s' has no data to write", name);
+	if (!has_data(&d->cfg, z)) {
+		snprintf(err, errlen, "zone '%s' has no data served to write", name);
 		return -1;
 	}
 	z->copy_need = true;
@@ -805,8 +807,9 @@ void p53_xfr_shutdown(struct p53_daemon *d)
 
 	if (x == NULL || !x->started)
 		return;
-	/* The job running finishes; the ones queued are dropped, and made up for below. */
-	p53_xfr_pool_stop(&x->pool);
+	/* Disk jobs done are taken in (nothing new is started: started is off); the job running
+	 * finishes at the stop, the ones queued are dropped, and both are made up for below
+	 * (their zones still `writing`: the journal file is rewritten). */
 	x->started = false;
 	struct p53_xfr_job *j;
 	while ((j = p53_xfr_pool_done(&x->pool)) != NULL) {
@@ -815,6 +818,7 @@ void p53_xfr_shutdown(struct p53_daemon *d)
 		else
 			p53_xfr_job_free(j);
 	}
+	p53_xfr_pool_stop(&x->pool);
 	for (size_t i = 0; i < x->n; i++) {
 		struct p53_xfr_zone *z = x->zones[i];
 		if (z->removed || (z->state != P53_XFR_LOADED && z->state != P53_XFR_EXPIRED))
