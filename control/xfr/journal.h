@@ -7,14 +7,16 @@
  * so a step outlives the journal while a slow client still reads it.
  *
  * The journal survives restarts in a file next to the zone's disk copy (store.h), named
- * after it with ".journal" added. A transfer thread writes it before the disk copy, after each
- * change that was published (p53_journal_store): the new steps are appended, one framed and
+ * after it with ".journal" added. A transfer thread writes it after each change that was
+ * published (p53_journal_store; the lazy disk copy, when due, after an append and before a
+ * rewrite: the file always leads from the copy's serial, docs/ARCHITECTURE.md): the new steps are appended, one framed and
  * checksummed record each, then fsync'd; the file is rewritten whole (compacted: temporary
  * file, fsync, rename, so a crash leaves the old file or the new one) only when its chain was
  * reset (AXFR, a whole new zone, a file not as its writer left it) or when appending would take
  * it past twice max_bytes of records (it then holds the steps kept in memory, at most
- * max_bytes). At start-up it is read back when it chains to the disk copy's serial, so a
- * restart serves IXFR from the serials it served before (p53_journal_load).
+ * max_bytes). At start-up its steps past the disk copy's serial are applied to the copy
+ * (p53_journal_roll_forward), then it is read back up to the served serial, so a restart
+ * serves the newest version and IXFR from the serials it served before (p53_journal_load).
  *
  * File layout (integers big-endian):
  *   header  "POP53JNL" | u32 version (1) | u8 apex length | apex (wire, lower case)
