@@ -775,6 +775,9 @@ static void copies_due(struct p53_daemon *d, time_t now)
 			z->copy_behind_since = 0;
 			continue;
 		}
+		if (!z->copy_need)
+			p53_info("zone %s: disk copy %lld s behind (xfr.copy_sync_s %u): writing serial %u",
+				 z->name, (long long)(now - z->copy_behind_since), x->copy_sync_s, z->serial);
 		z->copy_need = true;
 		p53_xfr_store_later(x, z, NULL, d->dp.image, false);
 	}

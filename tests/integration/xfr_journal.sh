@@ -15,7 +15,7 @@
 # is appended (the copy keeps its serial, its mtime is touched); pop53d killed (-9, no clean
 # stop) with the primary down serves the newest serial at once (copy + journal steps), and the
 # lower tier's IXFR from pop53 still gets differences; a clean stop writes the copy; `pop53ctl
-# zone flush` writes it on demand.
+# zone flush` writes it on demand; with copy_sync_s: 2 (a reload) it catches up by itself.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/xfr_lib.sh"
 
@@ -290,6 +290,17 @@ check "...and the disk copy is written at serial 11" \
 	wait_for 5 sh -c "grep -v '^;' '$COPY' | head -1 | grep -q 'SOA.* 11 '"
 check "zone flush of a zone that is not a secondary here: an error" \
 	sh -c "! '$BUILD/control/pop53ctl' -s '$TMP/control.sock' zone flush nope.test"
+# copy_sync_s reached: the copy catches up by itself (the knot taken on a reload).
+XFR_COPY_SYNC=2 xfr_config "$TMP/pop53-lazy.yaml" "  - name: jnl.test
+    primaries: [{address: $PRIMARY_V4, key: xfr.key}]
+    transfer: {allow: [192.0.2.0/24, 198.51.100.0/24], key: xfr.key}"
+CTL reload >/dev/null
+change 11
+check "copy_sync_s 2 (reloaded): pop53 serves serial 12" wait_for 10 soa_is 12
+check "...and its disk copy follows within copy_sync_s (serial 12)" \
+	wait_for 6 sh -c "grep -v '^;' '$COPY' | head -1 | grep -q 'SOA.* 12 '"
+check "...logged as the copy being behind" \
+	grep -q "zone jnl.test.*disk copy [0-9]* s behind (xfr.copy_sync_s 2): writing serial 12" "$TMP/pop53d.log"
 
 tierc stop >/dev/null 2>&1 || true
 stop_pop53
