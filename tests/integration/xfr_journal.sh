@@ -15,7 +15,9 @@
 # is appended (the copy keeps its serial, its mtime is touched); pop53d killed (-9, no clean
 # stop) with the primary down serves the newest serial at once (copy + journal steps), and the
 # lower tier's IXFR from pop53 still gets differences; a clean stop writes the copy; `pop53ctl
-# zone flush` writes it on demand; with copy_sync_s: 2 (a reload) it catches up by itself.
+# zone flush` writes it on demand; with copy_sync_s: 2 (a reload) it catches up by itself; a
+# compaction (journal_max_bytes: 600) writes the copy first, and a kill -9 after it still serves
+# the newest serial.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/xfr_lib.sh"
 
@@ -301,6 +303,32 @@ check "...and its disk copy follows within copy_sync_s (serial 12)" \
 	wait_for 6 sh -c "grep -v '^;' '$COPY' | head -1 | grep -q 'SOA.* 12 '"
 check "...logged as the copy being behind" \
 	grep -q "zone jnl.test.*disk copy [0-9]* s behind (xfr.copy_sync_s 2): writing serial 12" "$TMP/pop53d.log"
+
+# A compaction (journal_max_bytes small: the file is rewritten past twice it) drops steps the
+# copy may need, so the copy is written first (copy_sync_s 300: nothing else writes it). Then
+# a crash still serves the newest serial: the journal leads from the copy's serial.
+XFR_COPY_SYNC=300 xfr_config "$TMP/pop53-lazy.yaml" "  - name: jnl.test
+    primaries: [{address: $PRIMARY_V4, key: xfr.key}]
+    transfer: {allow: [192.0.2.0/24, 198.51.100.0/24], key: xfr.key}"
+sed -i 's/^  copy_sync_s: 300$/  copy_sync_s: 300\n  journal_max_bytes: 600/' "$TMP/pop53-lazy.yaml"
+CTL reload >/dev/null
+jino=$(stat -c %i "$JNL")
+for k in 12 13 14 15 16 17; do
+	change "$k"
+	check "journal_max_bytes 600: pop53 serves serial $((k + 1))" wait_for 10 soa_is $((k + 1))
+done
+copy_serial() { grep -v '^;' "$COPY" | head -1 | awk '{ print $7 }'; }
+compacted() { [ "$(stat -c %i "$JNL")" != "$jino" ] && [ "$(copy_serial)" -gt 12 ]; }
+check "the journal was compacted (a new file) and the copy written with it (serial $(copy_serial))" \
+	wait_for 5 compacted
+echo "# copy at serial $(copy_serial), journal $(stat -c %s "$JNL") bytes"
+knotd_stop
+kill -9 "$POP53_PID"; wait "$POP53_PID" 2>/dev/null; POP53_PID=
+cp "$TMP/pop53d.log" "$TMP/pop53d.log.8"
+start_pop53_answering "$TMP/pop53-lazy.yaml"
+check "kill -9 after compactions, primary down: serial 18 served at once" soa_is 18
+check "...no journal ignored" sh -c "! grep -q 'journal ignored\|serving its disk copy as it is' $TMP/pop53d.log"
+grep 'journal\|disk copy' "$TMP/pop53d.log" | sed 's/^/# /'
 
 tierc stop >/dev/null 2>&1 || true
 stop_pop53
