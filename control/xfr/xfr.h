@@ -88,6 +88,8 @@ struct p53_xfr_zone {
 	time_t copy_behind_since;       /* first change the copy does not have yet, 0: none */
 	bool copy_need;                 /* the next disk job writes the copy (flush, a journal
 					   rewritten without it, a whole zone waiting) */
+	bool rolled, no_roll;           /* start-up: compiled from the copy rolled forward by its
+					   journal; that did not compile (the copy as it is) */
 };
 
 #define P53_XFR_MAX_SOCKS 64
