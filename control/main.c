@@ -480,7 +480,9 @@ out_watch:
 out_ctl:
 	p53_ctl_close(&d);
 out_dp:
-	/* The transfer threads stop first: nothing they do touches the data plane. */
+	/* The transfer threads stop first: nothing they do touches the data plane. Disk copies
+	 * behind what is served (xfr.copy_sync_s) are written from the image before it goes. */
+	p53_xfr_shutdown(&d);
 	p53_xfr_free(d.xfr);
 	d.xfr = NULL;
 	/* The workers have stopped: the canary's mbufs go back before the port counts them. */

@@ -235,6 +235,18 @@ static char *cmd_zone_refresh(struct p53_daemon *d, const char *name, int retran
 	return dump(o);
 }
 
+/* The disk copy is written by a transfer thread: this only asks for it (the log says when). */
+static char *cmd_zone_flush(struct p53_daemon *d, const char *name)
+{
+	char err[1200];
+
+	if (p53_xfr_flush(d, name, err, sizeof(err)) != 0)
+		return fail("%s", err);
+	json_t *o = ok();
+	json_object_set_new(o, "queued", json_string("disk copy write"));
+	return dump(o);
+}
+
 /*
  * Test hooks, only when pop53d started with POP53_TEST_HOOKS=1 in its environment (the
  * integration tests do; production never does): `test stall-worker N on|off` makes worker N
@@ -450,6 +462,8 @@ char *p53_ctl_dispatch(struct p53_daemon *d, const char *const *argv, int argc)
 			return cmd_zone_status(d, argc == 3 ? argv[2] : NULL);
 		if ((strcmp(argv[1], "refresh") == 0 || strcmp(argv[1], "retransfer") == 0) && argc == 3)
 			return cmd_zone_refresh(d, argv[2], strcmp(argv[1], "retransfer") == 0);
+		if (strcmp(argv[1], "flush") == 0 && argc == 3)
+			return cmd_zone_flush(d, argv[2]);
 	}
 	if (strcmp(c, "health") == 0)
 		return cmd_health(d, argv, argc);
@@ -475,7 +489,7 @@ char *p53_ctl_dispatch(struct p53_daemon *d, const char *const *argv, int argc)
 			    "a client names");
 	return fail("unknown command '%s' (commands: status, stats [--reset], workers, rrl, zone list, "
 		    "zone reload [NAME], zone status [NAME], zone refresh NAME, zone retransfer NAME, "
-		    "reload, steering [reload], health [set external up|down|auto], target list, target set NAME up|down|auto, "
+		    "zone flush NAME, reload, steering [reload], health [set external up|down|auto], target list, target set NAME up|down|auto, "
 		    "explain NAME TYPE [--client IP] [--ecs PREFIX], drain, undrain)", c);
 }
 

@@ -40,6 +40,7 @@ static void usage(FILE *f)
 		"  zone status [NAME]     secondary zones: serial, primary, refresh, expire, last transfer\n"
 		"  zone refresh NAME      check the primary's SOA now (transfer if newer)\n"
 		"  zone retransfer NAME   transfer the whole zone (AXFR) now\n"
+		"  zone flush NAME        write the secondary zone's disk copy at the served serial now\n"
 		"  reload                 re-read the config file and the zones\n"
 		"  config check FILE      validate a config and its zones here, without pop53d\n"
 		"  steering               the steering sources loaded: map, geoip, asn_db\n"
@@ -416,7 +417,8 @@ static void print_human(const char *cmd, const char *sub, const json_t *r)
 				print_secondary(z);
 		}
 	} else if (strcmp(cmd, "zone") == 0 && sub != NULL &&
-		   (strcmp(sub, "refresh") == 0 || strcmp(sub, "retransfer") == 0)) {
+		   (strcmp(sub, "refresh") == 0 || strcmp(sub, "retransfer") == 0 ||
+		    strcmp(sub, "flush") == 0)) {
 		printf("%s queued (see zone status)\n", json_string_value(json_object_get(r, "queued")));
 	} else if (strcmp(cmd, "steering") == 0) {
 		const json_t *st = json_object_get(r, "steering");

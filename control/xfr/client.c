@@ -647,18 +647,39 @@ void p53_xfr_job_run(struct p53_xfr_job *j)
 		refresh(j);
 		break;
 	case P53_JOB_WRITE: {
-		/* The journal first: a crash before the copy is renamed leaves a journal one step
-		 * ahead (or that step torn), which the next start cuts back to the copy's serial
-		 * (journal.h). The copy first would lose the whole history to such a crash (a
-		 * journal behind the copy does not lead to its serial). A journal that cannot be
-		 * written does not keep the copy from being written: an old file left behind does
-		 * not lead to the new copy's serial and is ignored at start. */
+		/*
+		 * The invariant (docs/ARCHITECTURE.md, the lazy disk copy): the journal file holds
+		 * a chain of steps from the disk copy's serial, or ends at it. An append keeps the
+		 * file's steps, so it goes first and the copy, when due, after it: a crash between
+		 * leaves the copy older and the journal leading from it past it (start-up applies
+		 * those steps). A rewrite or a removal drops steps the copy may still need, so the
+		 * copy (at the newest serial) goes first: a crash between leaves the new copy and
+		 * the old journal, which does not lead to its serial and is ignored (the newest
+		 * version is served; only older IXFR history is lost). A copy that cannot be
+		 * written stops the rewrite.
+		 */
 		char jerr[sizeof(j->err)] = "";
-		int jrc = j->jpath == NULL ? 0
-			  : p53_journal_store(j->jpath, j->apex, j->apex_len, j->jsteps, j->n_jsteps,
-					      j->jepoch, j->jmax, &j->jfile, NULL, jerr, sizeof(jerr));
-		jrc = jrc < 0 ? -1 : 0;
-		int src = p53_store_write(j->path, j->zone, &j->rrs, j->err, sizeof(j->err));
+		int plan = j->jpath == NULL ? P53_JSTORE_NONE
+			   : p53_journal_plan(&j->jfile, j->jsteps, j->n_jsteps, j->jepoch, j->jmax, NULL);
+		bool copy_first = j->copy && (plan == P53_JSTORE_REWRITE || plan == P53_JSTORE_REMOVE);
+		int src = 0, jrc = 0;
+		if (copy_first)
+			src = p53_store_write(j->path, j->zone, &j->rrs, j->err, sizeof(j->err));
+		if (src == 0 && j->jpath != NULL) {
+			jrc = p53_journal_store(j->jpath, j->apex, j->apex_len, j->jsteps, j->n_jsteps,
+						j->jepoch, j->jmax, &j->jfile, NULL, jerr, sizeof(jerr));
+			if (!j->copy && (jrc == P53_JSTORE_REWRITE || jrc == P53_JSTORE_REMOVE))
+				j->copy_stale = true;
+			jrc = jrc < 0 ? -1 : 0;
+		}
+		if (j->copy && !copy_first) {
+			/* A journal that could not be appended to does not keep the copy from being
+			 * written: the next job rewrites the journal from the new copy's serial. */
+			src = p53_store_write(j->path, j->zone, &j->rrs, j->err, sizeof(j->err));
+		} else if (!j->copy && jrc == 0) {
+			/* The copy's mtime is the last good refresh (store.h), its serial older. */
+			p53_store_touch(j->path);
+		}
 		if (jrc != 0) {
 			char cerr[sizeof(j->err)];
 			memcpy(cerr, j->err, sizeof(cerr));

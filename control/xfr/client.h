@@ -29,8 +29,8 @@ struct p53_xfr_peer {
 
 enum p53_xfr_job_kind {
 	P53_JOB_REFRESH = 0,            /* SOA check, then IXFR/AXFR when needed */
-	P53_JOB_WRITE,                  /* append to (or rewrite) the journal file, then write
-					   the disk copy (control/xfr/journal.c, store.c) */
+	P53_JOB_WRITE,                  /* append to (or rewrite) the journal file, and write
+					   the disk copy when due (control/xfr/journal.c, store.c) */
 	P53_JOB_REMOVE,                 /* delete the disk copy and its journal (catalog member
 					   removed) */
 };
@@ -55,7 +55,7 @@ struct p53_xfr_job {
 	struct p53_xfr_peer peers[P53_XFR_MAX_PRIMARIES];
 	int n_peers;
 	bool have_data;                 /* we serve the zone at `serial` */
-	uint32_t serial;
+	uint32_t serial;                /* (WRITE: the serial of rrs, the copy written) */
 	bool ixfr;                      /* IXFR allowed (zones[].ixfr) */
 	bool force;                     /* transfer (AXFR) whatever the serial says */
 	unsigned int timeout_ms;
@@ -72,6 +72,10 @@ struct p53_xfr_job {
 	uint64_t jmax;                  /* WRITE: xfr.journal_max_bytes */
 	struct p53_jfile jfile;         /* WRITE: the file as the last job left it; out: as this
 					   one leaves it (the zone keeps it for the next) */
+	bool copy;                      /* WRITE: write the disk copy (rrs) too; false: the
+					   journal only, the copy's mtime touched (store.h) */
+	bool copy_stale;                /* WRITE out: the journal was rewritten without the copy
+					   (its file was not as left): the copy must follow */
 
 	/* out */
 	enum p53_xfr_outcome outcome;

@@ -185,6 +185,13 @@ static int journal_bytes(struct p53_conf_ctx *c, const struct p53_conf_key *k, y
 	return p53_conf_uint(c, k, v, where, base);
 }
 
+static int copy_sync(struct p53_conf_ctx *c, const struct p53_conf_key *k, yaml_node_t *v,
+		     const char *where, void *base)
+{
+	((struct p53_xfr_conf *)base)->copy_sync_set = true;
+	return p53_conf_uint(c, k, v, where, base);
+}
+
 const struct p53_conf_key p53_xfr_conf_keys_table[P53_XFR_CONF_NKEYS] = {
 	{ .name = "directory", .fn = p53_conf_path, XC(directory) },
 	{ .name = "threads", .fn = p53_conf_uint, XC(threads), .min = 1, .max = 16 },
@@ -198,6 +205,7 @@ const struct p53_conf_key p53_xfr_conf_keys_table[P53_XFR_CONF_NKEYS] = {
 	{ .name = "notify_to", .fn = p53_xfr_conf_notify_to_default },
 	{ .name = "journal_max_bytes", .fn = journal_bytes, XC(journal_max_bytes), .min = 0,
 	  .max = 1ul << 40 },
+	{ .name = "copy_sync_s", .fn = copy_sync, XC(copy_sync_s), .min = 0, .max = 604800 },
 };
 
 /* ---- zones[]: the secondary keys ---- */
@@ -422,6 +430,8 @@ int p53_xfr_conf_check(struct p53_conf_ctx *c, struct p53_config *cfg)
 				 x->retry_max_s);
 	if (!x->journal_set)
 		x->journal_max_bytes = UINT64_C(16) << 20;
+	if (!x->copy_sync_set)
+		x->copy_sync_s = 300;
 	if (p53_xfr_transfer_check(c, x, x->transfer, "xfr.transfer") != 0 ||
 	    p53_xfr_notify_to_check(c, x, x->notify_to, "xfr.notify_to") != 0)
 		return -1;

@@ -95,6 +95,9 @@ struct p53_xfr_conf {
 	uint64_t journal_max_bytes;     /* xfr.journal_max_bytes: IXFR history kept per zone
 					   (default 16 MiB, 0: none; control/xfr/journal.h) */
 	bool journal_set;
+	unsigned int copy_sync_s;       /* xfr.copy_sync_s: the disk copy may trail the journal
+					   this long (default 300, 0: rewritten at every change) */
+	bool copy_sync_set;
 };
 
 /** The `tsig_keys:` top-level row handler (base: struct p53_config). */
@@ -102,7 +105,7 @@ int p53_xfr_conf_keys(struct p53_conf_ctx *c, const struct p53_conf_key *k, yaml
 		      const char *where, void *base);
 
 /** The `xfr:` section's table (base: struct p53_xfr_conf), P53_XFR_CONF_NKEYS rows. */
-#define P53_XFR_CONF_NKEYS 11
+#define P53_XFR_CONF_NKEYS 12
 extern const struct p53_conf_key p53_xfr_conf_keys_table[P53_XFR_CONF_NKEYS];
 
 /* zones[] row handlers (base: struct p53_config_zone). */

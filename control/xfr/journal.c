@@ -3,10 +3,12 @@
 #include <fcntl.h>
 #include <libgen.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "control/xfr/journal.h"
@@ -291,24 +293,11 @@ cut:
 	return -1;
 }
 
-int p53_journal_store(const char *path, const uint8_t *apex, size_t apex_len,
-		      struct p53_jstep *const *steps, size_t n, uint64_t epoch, uint64_t max_bytes,
-		      struct p53_jfile *f, uint64_t *written, char *err, size_t errlen)
+int p53_journal_plan(const struct p53_jfile *f, struct p53_jstep *const *steps, size_t n,
+		     uint64_t epoch, uint64_t max_bytes, size_t *first)
 {
-	struct p53_jfile nf = { .known = 1, .epoch = epoch };
-	uint64_t w = 0;
-
-	if (written != NULL)
-		*written = 0;
-	if (n == 0) {
-		if (f->known && f->epoch == epoch && f->n == 0)
-			return P53_JSTORE_NONE;
-		f->known = 0;
-		if (p53_journal_write(path, apex, apex_len, steps, 0, err, errlen) != 0)
-			return -1;
-		*f = nf;
-		return P53_JSTORE_REMOVE;
-	}
+	if (n == 0)
+		return f->known && f->epoch == epoch && f->n == 0 ? P53_JSTORE_NONE : P53_JSTORE_REMOVE;
 	if (f->known && f->epoch == epoch && f->n > 0) {
 		if (steps[n - 1]->to == f->last)
 			return P53_JSTORE_NONE;
@@ -318,27 +307,58 @@ int p53_journal_store(const char *path, const uint8_t *apex, size_t apex_len,
 		while (i > 0 && steps[i - 1]->from != f->last)
 			i--;
 		i = i > 0 ? i - 1 : n;
+		uint64_t recs = 0;
+		for (size_t k = i; k < n; k++)
+			recs += steps[k]->del.len + steps[k]->add.len;
+		if (i < n && f->bytes + recs <= 2 * max_bytes) {
+			if (first != NULL)
+				*first = i;
+			return P53_JSTORE_APPEND;
+		}
+	}
+	return P53_JSTORE_REWRITE;
+}
+
+int p53_journal_store(const char *path, const uint8_t *apex, size_t apex_len,
+		      struct p53_jstep *const *steps, size_t n, uint64_t epoch, uint64_t max_bytes,
+		      struct p53_jfile *f, uint64_t *written, char *err, size_t errlen)
+{
+	struct p53_jfile nf = { .known = 1, .epoch = epoch };
+	uint64_t w = 0;
+	size_t i = 0;
+	int how = p53_journal_plan(f, steps, n, epoch, max_bytes, &i);
+
+	if (written != NULL)
+		*written = 0;
+	if (how == P53_JSTORE_NONE)
+		return how;
+	if (how == P53_JSTORE_REMOVE) {
+		f->known = 0;
+		if (p53_journal_write(path, apex, apex_len, steps, 0, err, errlen) != 0)
+			return -1;
+		*f = nf;
+		return P53_JSTORE_REMOVE;
+	}
+	if (how == P53_JSTORE_APPEND) {
 		uint64_t add = 0, recs = 0;
 		for (size_t k = i; k < n; k++) {
 			add += step_size(steps[k]);
 			recs += steps[k]->del.len + steps[k]->add.len;
 		}
-		if (i < n && f->bytes + recs <= 2 * max_bytes) {
-			struct p53_jfile old = *f;
-			f->known = 0;
-			int rc = append_steps(path, steps + i, n - i, &old, err, errlen);
-			if (rc < 0)
-				return -1;
-			if (rc == 0) {
-				*f = old;
-				f->n += (uint32_t)(n - i);
-				f->last = steps[n - 1]->to;
-				f->bytes += recs;
-				f->size += add;
-				if (written != NULL)
-					*written = add;
-				return P53_JSTORE_APPEND;
-			}
+		struct p53_jfile old = *f;
+		f->known = 0;
+		int rc = append_steps(path, steps + i, n - i, &old, err, errlen);
+		if (rc < 0)
+			return -1;
+		if (rc == 0) {
+			*f = old;
+			f->n += (uint32_t)(n - i);
+			f->last = steps[n - 1]->to;
+			f->bytes += recs;
+			f->size += add;
+			if (written != NULL)
+				*written = add;
+			return P53_JSTORE_APPEND;
 		}
 	}
 	f->known = 0;
@@ -348,9 +368,9 @@ int p53_journal_store(const char *path, const uint8_t *apex, size_t apex_len,
 	nf.first = steps[0]->from;
 	nf.last = steps[n - 1]->to;
 	w = 13 + apex_len;
-	for (size_t i = 0; i < n; i++) {
-		w += step_size(steps[i]);
-		nf.bytes += steps[i]->del.len + steps[i]->add.len;
+	for (size_t k = 0; k < n; k++) {
+		w += step_size(steps[k]);
+		nf.bytes += steps[k]->del.len + steps[k]->add.len;
 	}
 	nf.size = w;
 	*f = nf;
@@ -425,9 +445,10 @@ static int all_zero(const uint8_t *p, size_t n)
 	return 1;
 }
 
-int p53_journal_load(struct p53_journal *j, const char *path, const uint8_t *apex,
+/* p53_journal_load, or with `all` p53_journal_read: every good step kept, the file untouched. */
+static int load_file(struct p53_journal *j, const char *path, const uint8_t *apex,
 		     size_t apex_len, uint32_t serial, uint64_t max_bytes, struct p53_jfile *jf,
-		     char *err, size_t errlen)
+		     bool all, char *err, size_t errlen)
 {
 	struct stat st;
 	uint8_t *buf = NULL;
@@ -559,6 +580,16 @@ int p53_journal_load(struct p53_journal *j, const char *path, const uint8_t *ape
 		rc = 1;
 		goto out;
 	}
+	if (all) {
+		if (j->n == 0) {
+			jfail(err, errlen, path, "%s, no step before it", torn);
+			goto fail;
+		}
+		if (torn[0] != '\0')
+			jfail(err, errlen, path, "%s", torn);
+		rc = 0;
+		goto out;
+	}
 	if (keep == SIZE_MAX) {
 		if (j->n == 0)
 			jfail(err, errlen, path, "%s, no step before it", torn);
@@ -600,5 +631,94 @@ fail:
 out:
 	free(buf);
 	fclose(f);
+	return rc;
+}
+
+int p53_journal_load(struct p53_journal *j, const char *path, const uint8_t *apex,
+		     size_t apex_len, uint32_t serial, uint64_t max_bytes, struct p53_jfile *jf,
+		     char *err, size_t errlen)
+{
+	return load_file(j, path, apex, apex_len, serial, max_bytes, jf, false, err, errlen);
+}
+
+int p53_journal_read(struct p53_journal *j, const char *path, const uint8_t *apex,
+		     size_t apex_len, char *err, size_t errlen)
+{
+	return load_file(j, path, apex, apex_len, 0, UINT64_MAX, NULL, true, err, errlen);
+}
+
+int p53_journal_roll_forward(const char *copy, const char *zone, const uint8_t *apex,
+			     size_t apex_len, struct p53_rrs *rrs, uint32_t *serial, char *err,
+			     size_t errlen)
+{
+	struct p53_journal j = { 0 };
+	uint32_t have, expire;
+	time_t mtime;
+	char *path = p53_journal_path(copy);
+	int rc;
+
+	err[0] = '\0';
+	p53_rrs_free(rrs);
+	if (path == NULL) {
+		snprintf(err, errlen, "%s: out of memory", copy);
+		return -1;
+	}
+	if (p53_store_soa(copy, zone, &have, &expire, &mtime) != 0) {
+		free(path);
+		return 0; /* the compile says what is wrong with the copy */
+	}
+	rc = p53_journal_read(&j, path, apex, apex_len, err, errlen);
+	if (rc != 0) {
+		rc = rc > 0 ? 0 : -1; /* no file, or no step: the copy as it is */
+		goto out;
+	}
+	size_t i = 0;
+	while (i < j.n && j.steps[i]->from != have)
+		i++;
+	if (i == j.n) {
+		/* Ends at the copy's serial (nothing to apply), or does not chain to it. */
+		if (j.steps[j.n - 1]->to != have) {
+			snprintf(err, errlen, "%s: its steps (%u -> %u) do not lead from serial %u, the "
+				 "disk copy's", path, j.steps[0]->from, j.steps[j.n - 1]->to, have);
+			rc = -1;
+		}
+		goto out;
+	}
+	struct p53_ixfr d = { .n = j.n - i, .cap = j.n - i };
+	struct p53_rrs base = { 0 };
+	if (p53_store_read(copy, zone, &base, err, errlen) != 0) {
+		rc = -1;
+		goto out;
+	}
+	d.steps = calloc(d.n, sizeof(*d.steps));
+	if (d.steps == NULL) {
+		p53_rrs_free(&base);
+		snprintf(err, errlen, "%s: out of memory", path);
+		rc = -1;
+		goto out;
+	}
+	for (size_t k = 0; k < d.n; k++) {
+		/* Views of the steps' records: the journal keeps them. */
+		d.steps[k].from = j.steps[i + k]->from;
+		d.steps[k].to = j.steps[i + k]->to;
+		d.steps[k].del = j.steps[i + k]->del;
+		d.steps[k].add = j.steps[i + k]->add;
+	}
+	char aerr[400];
+	rc = p53_ixfr_apply_inplace(&base, &d, aerr, sizeof(aerr));
+	free(d.steps);
+	if (rc != 0) {
+		snprintf(err, errlen, "%s: steps %u -> %u do not apply to the disk copy: %s", path,
+			 j.steps[i]->from, j.steps[j.n - 1]->to, aerr);
+		p53_rrs_free(&base);
+		rc = -1;
+		goto out;
+	}
+	p53_rrs_move(rrs, &base);
+	*serial = j.steps[j.n - 1]->to;
+	rc = (int)(j.n - i);
+out:
+	p53_journal_clear(&j);
+	free(path);
 	return rc;
 }

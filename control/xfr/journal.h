@@ -7,14 +7,16 @@
  * so a step outlives the journal while a slow client still reads it.
  *
  * The journal survives restarts in a file next to the zone's disk copy (store.h), named
- * after it with ".journal" added. A transfer thread writes it before the disk copy, after each
- * change that was published (p53_journal_store): the new steps are appended, one framed and
+ * after it with ".journal" added. A transfer thread writes it after each change that was
+ * published (p53_journal_store; the lazy disk copy, when due, after an append and before a
+ * rewrite: the file always leads from the copy's serial, docs/ARCHITECTURE.md): the new steps are appended, one framed and
  * checksummed record each, then fsync'd; the file is rewritten whole (compacted: temporary
  * file, fsync, rename, so a crash leaves the old file or the new one) only when its chain was
  * reset (AXFR, a whole new zone, a file not as its writer left it) or when appending would take
  * it past twice max_bytes of records (it then holds the steps kept in memory, at most
- * max_bytes). At start-up it is read back when it chains to the disk copy's serial, so a
- * restart serves IXFR from the serials it served before (p53_journal_load).
+ * max_bytes). At start-up its steps past the disk copy's serial are applied to the copy
+ * (p53_journal_roll_forward), then it is read back up to the served serial, so a restart
+ * serves the newest version and IXFR from the serials it served before (p53_journal_load).
  *
  * File layout (integers big-endian):
  *   header  "POP53JNL" | u32 version (1) | u8 apex length | apex (wire, lower case)
@@ -112,6 +114,15 @@ int p53_journal_store(const char *path, const uint8_t *apex, size_t apex_len,
 		      struct p53_jfile *f, uint64_t *written, char *err, size_t errlen);
 
 /**
+ * What p53_journal_store would do with these arguments (no I/O): a p53_jstore_how; for
+ * P53_JSTORE_APPEND, *first (if not NULL) is the first step it appends. A disk job asks this
+ * first: a journal that is rewritten or removed no longer carries the steps after the disk
+ * copy's serial, so the copy is written first (docs/ARCHITECTURE.md, the lazy disk copy).
+ */
+int p53_journal_plan(const struct p53_jfile *f, struct p53_jstep *const *steps, size_t n,
+		     uint64_t epoch, uint64_t max_bytes, size_t *first);
+
+/**
  * Read the journal file at `path` into j (cleared first): the steps up to the one that ends at
  * `serial` (the disk copy's; later ones were written before a newer copy that never made it),
  * then the oldest dropped until it holds at most max_bytes. A torn last step, and steps past
@@ -123,6 +134,27 @@ int p53_journal_store(const char *path, const uint8_t *apex, size_t apex_len,
 int p53_journal_load(struct p53_journal *j, const char *path, const uint8_t *apex,
 		     size_t apex_len, uint32_t serial, uint64_t max_bytes, struct p53_jfile *f,
 		     char *err, size_t errlen);
+
+/**
+ * Every good step of the journal file at `path` into j (cleared first), whatever serial they
+ * start from; a torn last step is left out (err says so), the file is not changed.
+ * @return 1 no file (or no step), 0 read, -1 unusable with the reason in err.
+ */
+int p53_journal_read(struct p53_journal *j, const char *path, const uint8_t *apex,
+		     size_t apex_len, char *err, size_t errlen);
+
+/**
+ * Start-up with a lazy disk copy (xfr.copy_sync_s): the journal file of the disk copy `copy`
+ * runs past the copy's serial when the copy was not rewritten since those steps. Then the
+ * copy is read into `rrs` and the steps after its serial applied to it (the copy's file is
+ * read only when there is something to apply); *serial is set to the serial reached.
+ * @return the steps applied (0: no journal, or it ends at the copy's serial: rrs empty, serve
+ *         the copy as it is), or -1 when the journal is unusable, does not lead from the
+ *         copy's serial or does not apply (rrs empty, the reason in err).
+ */
+int p53_journal_roll_forward(const char *copy, const char *zone, const uint8_t *apex,
+			     size_t apex_len, struct p53_rrs *rrs, uint32_t *serial, char *err,
+			     size_t errlen);
 
 /** The journal file of the disk copy at `copy`: malloc'd "<copy>.journal", or NULL. */
 char *p53_journal_path(const char *copy);

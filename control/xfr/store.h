@@ -1,11 +1,15 @@
 /*
  * The disk copy of a secondary zone (docs/ARCHITECTURE.md, zone transfers): a master file
- * (RFC 1035 §5), SOA first, written as a whole after every change that was published, to a
- * temporary file in the same directory, fsync'd, then renamed over the old copy (and the
- * directory fsync'd), so a crash leaves the old copy or the new one, never half of one. A
- * restart compiles it like any zone file and serves it at once. Its mtime is the time of the
- * last successful refresh (touched after every SOA check that reached a primary), so a
- * restart knows whether the copy has expired (SOA EXPIRE, RFC 1035 §4.3.5).
+ * (RFC 1035 §5), SOA first, written as a whole to a temporary file in the same directory,
+ * fsync'd, then renamed over the old copy (and the directory fsync'd), so a crash leaves the
+ * old copy or the new one, never half of one. It is lazy (xfr.copy_sync_s): written after a
+ * whole-zone change, before its journal file (journal.h) is rewritten, copy_sync_s after the
+ * first change it lacks, on `zone flush` and at a clean stop; in between the journal carries
+ * the IXFR steps past its serial. A restart serves it with those steps applied
+ * (p53_journal_roll_forward), or compiles it like any zone file when there are none. Its mtime
+ * is the time a primary last confirmed what the copy and its journal hold (touched after
+ * every SOA check that reached a primary and every journal-only disk job), so a restart knows
+ * whether the copy has expired (SOA EXPIRE, RFC 1035 §4.3.5).
  *
  * Transfer threads (write, remove) and the control thread (reads at start-up and reload).
  */

@@ -17,6 +17,7 @@
 #include "control/daemon.h"
 #include "control/log.h"
 #include "control/xfr/catalog.h"
+#include "control/xfr/journal.h"
 #include "control/xfr/serve_conf.h"
 #include "control/xfr/store.h"
 #include "control/xfr/serve.h"
@@ -143,8 +144,25 @@ static int secondary_src(const struct p53_config *cfg, const struct p53_xfr_zone
 		src->rcode = P53_RCODE_SERVFAIL;
 		return 0;
 	}
-	if (zc->on_expire != P53_EXPIRE_KEEP && copy_expired(cfg, src->name, src->file))
+	if (zc->on_expire != P53_EXPIRE_KEEP && copy_expired(cfg, src->name, src->file)) {
 		src->rcode = expire_rcode(zc->on_expire);
+		return 0;
+	}
+	/* A lazy copy (xfr.copy_sync_s): its journal may run past it; then serve the newest. */
+	if (z == NULL || z->no_roll)
+		return 0;
+	char err[1400];
+	uint32_t serial = 0;
+	int steps = p53_journal_roll_forward(src->file, src->name, z->apex, z->apex_len, own,
+					     &serial, err, sizeof(err));
+	if (steps > 0) {
+		p53_info("zone %s: disk copy %s and %d journal step(s) after it: serial %u", z->name,
+			 src->file, steps, serial);
+		z->rolled = true;
+		return 1; /* own[] holds the records */
+	}
+	if (steps < 0)
+		p53_warn("zone %s: serving its disk copy as it is: %s", z->name, err);
 	return 0;
 }
 
@@ -265,7 +283,21 @@ void *p53_xfr_compile(struct p53_xfr *x, const struct p53_config *cfg, const voi
 			    strncmp(err, p.src[i].file, fl) == 0 && err[fl] == ':')
 				bad = p.zs[i];
 		}
+		/* Records rolled forward by a journal that do not compile: the copies as they are
+		 * (every rolled zone, once: the error need not name the zone). */
+		size_t off = 0;
+		for (size_t i = 0; i < p.n && bad == NULL; i++)
+			if (p.zs[i] != NULL && p.zs[i]->state == P53_XFR_UNKNOWN && p.zs[i]->rolled &&
+			    !p.zs[i]->no_roll) {
+				p53_err("zone %s: its disk copy with its journal's steps does not compile, "
+					"the copy served as it is: %s", p.zs[i]->name, err);
+				p.zs[i]->no_roll = true;
+				p.zs[i]->rolled = false;
+				off++;
+			}
 		plan_free(&p);
+		if (off > 0)
+			continue;
 		if (bad == NULL || bad->bad_copy)
 			return NULL;
 		p53_err("zone %s: its disk copy does not compile, ignored (a transfer replaces it): %s",

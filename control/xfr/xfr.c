@@ -135,28 +135,98 @@ static struct p53_xfr_job *job_new(enum p53_xfr_job_kind kind, const struct p53_
 	return j;
 }
 
-void p53_xfr_store_later(struct p53_xfr *x, struct p53_xfr_zone *z, struct p53_rrs *content)
+static uint32_t image_zone(const void *img, const uint8_t *apex, size_t len);
+
+/* The zone's records out of the running image, into *out. */
+static int zone_records(const void *img, const struct p53_xfr_zone *z, struct p53_rrs *out)
 {
+	uint32_t iz = image_zone(img, z->apex, z->apex_len);
+
+	p53_rrs_free(out);
+	if (iz == P53_NONE || p53_image_zone(img, iz)->rcode != 0)
+		return -1;
+	struct p53_rrs **want = calloc(p53_image_hdr(img)->n_zones, sizeof(*want));
+	if (want == NULL)
+		return -1;
+	want[iz] = out;
+	int rc = p53_image_zones_rrs(img, want);
+	free(want);
+	if (rc != 0)
+		p53_rrs_free(out);
+	return rc;
+}
+
+/* Whether the next disk job writes the disk copy too (docs/ARCHITECTURE.md, lazy copy). */
+static bool copy_due(const struct p53_xfr *x, const struct p53_xfr_zone *z, time_t now)
+{
+	if (z->copy_need || z->is_catalog || x->copy_sync_s == 0 || !z->copy_known)
+		return true;
+	/* A journal file rewritten or removed no longer leads from the copy's serial. */
+	int plan = p53_journal_plan(&z->jfile, z->journal.steps, z->journal.n, z->journal.epoch,
+				    x->journal_max, NULL);
+	if (plan == P53_JSTORE_REWRITE || plan == P53_JSTORE_REMOVE)
+		return true;
+	return z->copy_behind_since != 0 && now - z->copy_behind_since >= (time_t)x->copy_sync_s;
+}
+
+void p53_xfr_store_later(struct p53_xfr *x, struct p53_xfr_zone *z, struct p53_rrs *content,
+			 const void *img, bool whole)
+{
+	time_t now = time(NULL);
+
+	if (whole)
+		z->copy_need = true;
 	if (z->writing || !x->started) {
-		/* The newest content wins; the job in flight writes an older one first. */
-		p53_rrs_move(&z->write_next, content);
+		/* The newest content wins; the job in flight writes an older one first. Content
+		 * is kept only when the copy is to be written (else it is read from the image). */
+		if (content != NULL && (z->copy_need || copy_due(x, z, now)))
+			p53_rrs_move(&z->write_next, content);
+		else if (content != NULL)
+			p53_rrs_free(content);
 		z->write_pending = true;
+		if (z->copy_behind_since == 0)
+			z->copy_behind_since = now;
 		return;
 	}
+	struct p53_rrs rrs = { 0 };
+	if (content != NULL)
+		p53_rrs_move(&rrs, content);
+	bool copy = copy_due(x, z, now);
 	struct p53_xfr_job *j = job_new(P53_JOB_WRITE, z);
 	if (j == NULL || (j->path = strdup(z->file)) == NULL) {
 		p53_err("zone %s: out of memory writing its disk copy", z->name);
 		p53_xfr_job_free(j);
-		p53_rrs_free(content);
+		p53_rrs_free(&rrs);
 		return;
 	}
-	/* The journal as served now: it ends at the content's serial (the newest published). */
+	if (copy) {
+		/* The copy is written at the served serial: content older than it (waiting while
+		 * a job ran) is replaced by the image's records. */
+		if (rrs.count == 0 || p53_rrs_soa_serial(&rrs) != (int64_t)z->serial) {
+			if (z->is_catalog) {
+				p53_rrs_free(&rrs);
+				if (p53_rrs_append(&rrs, &z->cat) != 0)
+					p53_rrs_free(&rrs);
+			} else if (img == NULL || zone_records(img, z, &rrs) != 0) {
+				p53_rrs_free(&rrs);
+			}
+		}
+		if (rrs.count == 0) {
+			/* Not served now (expired): tried again in copy_sync_s. */
+			p53_warn("zone %s: its records for the disk copy are not available; the journal "
+				 "only", z->name);
+			copy = false;
+			z->copy_need = false;
+			z->copy_behind_since = now;
+		}
+	}
+	/* The journal as served now: it ends at the served serial (the newest published). */
 	j->jpath = p53_journal_path(z->file);
 	j->jsteps = z->journal.n > 0 ? malloc(z->journal.n * sizeof(*j->jsteps)) : NULL;
 	if (j->jpath == NULL || (z->journal.n > 0 && j->jsteps == NULL)) {
 		p53_err("zone %s: out of memory writing its disk copy", z->name);
 		p53_xfr_job_free(j);
-		p53_rrs_free(content);
+		p53_rrs_free(&rrs);
 		return;
 	}
 	for (size_t i = 0; i < z->journal.n; i++) {
@@ -166,7 +236,13 @@ void p53_xfr_store_later(struct p53_xfr *x, struct p53_xfr_zone *z, struct p53_r
 	j->jepoch = z->journal.epoch;
 	j->jmax = x->journal_max;
 	j->jfile = z->jfile;
-	p53_rrs_move(&j->rrs, content);
+	j->copy = copy;
+	j->serial = copy ? (uint32_t)p53_rrs_soa_serial(&rrs) : z->serial;
+	if (copy)
+		p53_rrs_move(&j->rrs, &rrs);
+	else if (z->copy_behind_since == 0)
+		z->copy_behind_since = now;
+	p53_rrs_free(&rrs);
 	j->token = ++x->next_token;
 	z->wtoken = j->token;
 	z->writing = true;
@@ -300,6 +376,7 @@ void p53_xfr_sync(struct p53_xfr *x, const struct p53_config *cfg, const void *i
 	time_t now = time(NULL);
 
 	x->journal_max = cfg->xfr.journal_max_bytes;
+	x->copy_sync_s = cfg->xfr.copy_sync_s;
 
 	for (size_t i = 0; i < x->n; i++) {
 		struct p53_xfr_zone *z = x->zones[i];
@@ -324,6 +401,12 @@ void p53_xfr_sync(struct p53_xfr *x, const struct p53_config *cfg, const void *i
 				z->next_refresh = now;
 				p53_info("zone %s: serving serial %u from its disk copy %s (refreshing now)",
 					 z->name, z->serial, z->file);
+				uint32_t cs, ce;
+				time_t cm;
+				z->copy_known = p53_store_soa(z->file, z->name, &cs, &ce, &cm) == 0;
+				z->copy_serial = z->copy_known ? cs : 0;
+				if (!z->copy_known || cs != z->serial)
+					z->copy_behind_since = now; /* rolled forward by its journal */
 				journal_from_disk(cfg, z);
 			} else if (z->state == P53_XFR_NODATA) {
 				z->state = P53_XFR_LOADED;
@@ -444,7 +527,8 @@ int p53_xfr_start(struct p53_daemon *d)
 	for (size_t i = 0; i < x->n; i++)
 		if (x->zones[i]->write_pending) {
 			x->zones[i]->write_pending = false;
-			p53_xfr_store_later(x, x->zones[i], &x->zones[i]->write_next);
+			p53_xfr_store_later(x, x->zones[i], &x->zones[i]->write_next, d->dp.image,
+					    false);
 		}
 	size_t sec = 0;
 	for (size_t i = 0; i < x->n; i++)
@@ -636,27 +720,141 @@ static void transfers_done(struct p53_daemon *d, struct p53_zone_update *u, stru
 		} else {
 			p53_info("zone %s: %s", z->name, z->last_result);
 		}
-		p53_xfr_store_later(d->xfr, z, &u[i].result);
+		p53_xfr_store_later(d->xfr, z, &u[i].result, d->dp.image, u[i].kind != P53_UPDATE_DIFF);
 		p53_xfr_job_free(j);
 	}
 }
 
-static void handle_disk(struct p53_xfr *x, struct p53_xfr_job *j)
+static void handle_disk(struct p53_daemon *d, struct p53_xfr_job *j)
 {
+	struct p53_xfr *x = d->xfr;
 	struct p53_xfr_zone *z = zone_of_token(x, j->token, true);
 
 	if (j->outcome != P53_XFR_DONE)
 		p53_err("zone %s: disk copy: %s", j->zone, j->err);
 	if (z != NULL) {
 		z->writing = false;
-		if (j->kind == P53_JOB_WRITE)
+		if (j->kind == P53_JOB_WRITE) {
 			z->jfile = j->jfile;
+			if (j->copy && j->outcome == P53_XFR_DONE) {
+				z->copy_known = true;
+				z->copy_serial = j->serial;
+				if (j->serial == z->serial) {
+					z->copy_behind_since = 0;
+					z->copy_need = false;
+				}
+			}
+			if (j->copy_stale) {
+				p53_warn("zone %s: its journal file was rewritten; the disk copy follows",
+					 z->name);
+				z->copy_need = true;
+				z->write_pending = true;
+			}
+		}
 		if (z->write_pending) {
 			z->write_pending = false;
-			p53_xfr_store_later(x, z, &z->write_next);
+			p53_xfr_store_later(x, z, &z->write_next, d->dp.image, false);
 		}
 	}
 	p53_xfr_job_free(j);
+}
+
+/* Disk copies behind the journal past xfr.copy_sync_s (or flushed): written now. */
+static void copies_due(struct p53_daemon *d, time_t now)
+{
+	struct p53_xfr *x = d->xfr;
+
+	for (size_t i = 0; i < x->n; i++) {
+		struct p53_xfr_zone *z = x->zones[i];
+		if (z->writing || z->removed || z->is_catalog || !has_data(&d->cfg, z))
+			continue;
+		if (!z->copy_need && (z->copy_behind_since == 0 ||
+				      now - z->copy_behind_since < (time_t)x->copy_sync_s))
+			continue;
+		if (z->copy_known && z->copy_serial == z->serial && !z->copy_need) {
+			z->copy_behind_since = 0;
+			continue;
+		}
+		if (!z->copy_need)
+			p53_info("zone %s: disk copy %lld s behind (xfr.copy_sync_s %u): writing serial %u",
+				 z->name, (long long)(now - z->copy_behind_since), x->copy_sync_s, z->serial);
+		z->copy_need = true;
+		p53_xfr_store_later(x, z, NULL, d->dp.image, false);
+	}
+}
+
+int p53_xfr_flush(struct p53_daemon *d, const char *name, char *err, size_t errlen)
+{
+	struct p53_xfr_zone *z = d->xfr != NULL ? p53_xfr_find(d->xfr, name) : NULL;
+
+	if (z == NULL || z->removed) {
+		snprintf(err, errlen, "zone '%s' is not a secondary zone here", name);
+		return -1;
+	}
+	if (!has_data(&d->cfg, z)) {
+		snprintf(err, errlen, "zone '%s' has no data served to write", name);
+		return -1;
+	}
+	z->copy_need = true;
+	if (!z->writing && d->xfr->started)
+		p53_xfr_store_later(d->xfr, z, NULL, d->dp.image, false);
+	else
+		z->write_pending = true;
+	p53_info("zone %s: disk copy flush requested (serial %u)", z->name, z->serial);
+	return 0;
+}
+
+void p53_xfr_shutdown(struct p53_daemon *d)
+{
+	struct p53_xfr *x = d->xfr;
+
+	if (x == NULL || !x->started)
+		return;
+	/* Disk jobs done are taken in (nothing new is started: started is off); the job running
+	 * finishes at the stop, the ones queued are dropped, and both are made up for below
+	 * (their zones still `writing`: the journal file is rewritten). */
+	x->started = false;
+	struct p53_xfr_job *j;
+	while ((j = p53_xfr_pool_done(&x->pool)) != NULL) {
+		if (j->kind != P53_JOB_REFRESH)
+			handle_disk(d, j);
+		else
+			p53_xfr_job_free(j);
+	}
+	p53_xfr_pool_stop(&x->pool);
+	for (size_t i = 0; i < x->n; i++) {
+		struct p53_xfr_zone *z = x->zones[i];
+		if (z->removed || (z->state != P53_XFR_LOADED && z->state != P53_XFR_EXPIRED))
+			continue;
+		if (z->copy_known && z->copy_serial == z->serial && !z->write_pending && !z->writing &&
+		    !z->copy_need)
+			continue;
+		/* Clean stop: the copy at the served serial, then the journal (ends at it). */
+		struct p53_rrs rrs = { 0 };
+		char err[1024];
+		if (z->is_catalog ? p53_rrs_append(&rrs, &z->cat) != 0
+				  : zone_records(d->dp.image, z, &rrs) != 0) {
+			p53_rrs_free(&rrs);
+			continue;
+		}
+		if (p53_store_write(z->file, z->name, &rrs, err, sizeof(err)) != 0) {
+			p53_err("zone %s: disk copy at shutdown: %s", z->name, err);
+			p53_rrs_free(&rrs);
+			continue;
+		}
+		p53_rrs_free(&rrs);
+		char *jpath = p53_journal_path(z->file);
+		if (z->writing)
+			z->jfile.known = 0; /* a job was dropped: the file is rewritten */
+		if (jpath != NULL &&
+		    p53_journal_store(jpath, z->apex, z->apex_len, z->journal.steps, z->journal.n,
+				      z->journal.epoch, x->journal_max, &z->jfile, NULL, err,
+				      sizeof(err)) < 0)
+			p53_err("zone %s: journal at shutdown: %s", z->name, err);
+		free(jpath);
+		z->writing = z->write_pending = false;
+		p53_info("zone %s: disk copy written at shutdown (serial %u)", z->name, z->serial);
+	}
 }
 
 void p53_xfr_tick(struct p53_daemon *d)
@@ -672,7 +870,7 @@ void p53_xfr_tick(struct p53_daemon *d)
 		return;
 	while ((j = p53_xfr_pool_done(&x->pool)) != NULL) {
 		if (j->kind != P53_JOB_REFRESH) {
-			handle_disk(x, j);
+			handle_disk(d, j);
 			continue;
 		}
 		struct p53_xfr_zone *z = zone_of_token(x, j->token, false);
@@ -708,6 +906,7 @@ void p53_xfr_tick(struct p53_daemon *d)
 		p53_zones_update(d, u, n);
 		transfers_done(d, u, pend, n, now);
 	}
+	copies_due(d, now);
 	/* Due refreshes. */
 	for (size_t i = 0; i < x->n; i++) {
 		struct p53_xfr_zone *z = x->zones[i];

@@ -85,6 +85,14 @@ struct p53_xfr_zone {
 	struct p53_rrs cat;             /* catalog zones: the catalog's records */
 	struct p53_journal journal;     /* IXFR history we can serve (serve.h), oldest first */
 	struct p53_jfile jfile;         /* its file as the last disk job left it (journal.h) */
+	/* The lazy disk copy (xfr.copy_sync_s; docs/ARCHITECTURE.md): */
+	bool copy_known;                /* copy_serial is the copy's serial (0: none or unknown) */
+	uint32_t copy_serial;           /* the serial of the disk copy on disk */
+	time_t copy_behind_since;       /* first change the copy does not have yet, 0: none */
+	bool copy_need;                 /* the next disk job writes the copy (flush, a journal
+					   rewritten without it, a whole zone waiting) */
+	bool rolled, no_roll;           /* start-up: compiled from the copy rolled forward by its
+					   journal; that did not compile (the copy as it is) */
 };
 
 #define P53_XFR_MAX_SOCKS 64
@@ -117,6 +125,7 @@ struct p53_xfr {
 	struct p53_ntcp_conn conns[P53_XFR_TCP_CONNS];
 	time_t last_apply_end;
 	uint64_t journal_max;           /* xfr.journal_max_bytes, for the disk jobs */
+	unsigned int copy_sync_s;       /* xfr.copy_sync_s */
 	struct p53_nout nout;           /* NOTIFYs to the servers we feed (notify_out.h) */
 	/* totals */
 	uint64_t notify_ok, notify_refused, notify_kernel, notify_tcp, notify_lost_events;
@@ -193,6 +202,16 @@ struct p53_xfr_zone *p53_xfr_find(const struct p53_xfr *x, const char *name);
 struct p53_xfr_zone *p53_xfr_find_wire(const struct p53_xfr *x, const uint8_t *apex, size_t len);
 
 /** `pop53ctl zone refresh|retransfer NAME`. @return 0 or -1 with err. */
+/**
+ * `pop53ctl zone flush NAME`: write the zone's disk copy at the served serial now (the copy
+ * may trail its journal by xfr.copy_sync_s). @return 0, or -1 with err (not a secondary zone
+ * here, no data).
+ */
+int p53_xfr_flush(struct p53_daemon *d, const char *name, char *err, size_t errlen);
+
+/** Clean stop (SIGTERM): stop the transfer threads, write copies behind what is served. */
+void p53_xfr_shutdown(struct p53_daemon *d);
+
 int p53_xfr_refresh(struct p53_daemon *d, const char *name, bool retransfer, char *err,
 		    size_t errlen);
 
@@ -217,7 +236,14 @@ void p53_xfr_zone_drop(struct p53_xfr *x, struct p53_xfr_zone *z);
 void p53_xfr_member_forget(struct p53_xfr *x, struct p53_xfr_zone *z);
 const struct p53_config_zone *p53_xfr_zone_conf(const struct p53_config *cfg,
 						const struct p53_xfr_zone *z);
-void p53_xfr_store_later(struct p53_xfr *x, struct p53_xfr_zone *z, struct p53_rrs *content);
+/**
+ * Bring zone z's files to what is served (img): the journal's new steps always, the disk copy
+ * when due (whole: a whole-zone change; or xfr.copy_sync_s passed, a flush, a journal that is
+ * rewritten). content: the newest records if the caller has them (taken), else NULL (read out
+ * of img when the copy is written).
+ */
+void p53_xfr_store_later(struct p53_xfr *x, struct p53_xfr_zone *z, struct p53_rrs *content,
+			 const void *img, bool whole);
 uint64_t p53_xfr_now_us(void);
 
 #endif /* P53_XFR_H */

@@ -10,8 +10,17 @@
  * deleted and CHANGES added (names hostNNNNNN.region0.big.test.). The journal is first filled
  * in memory to its bound; each run then pushes one more step (the oldest going) and writes it.
  *
- * Usage: p53-journal-store DIR [REWRITE_RUNS [APPEND_STEPS [MAX_BYTES [CHANGES]]]]
- *   (defaults 20, 4096, 16777216, 50). DIR must be on the disk being measured (not tmpfs).
+ * With COPY_RECORDS > 0, the whole disk job per applied IXFR too, with a disk copy (master
+ * file, store.c) of a zone of COPY_RECORDS records (the SOA and A records like the steps'):
+ *   job-copy  xfr.copy_sync_s: 0 (what pop53 did before the lazy copy): the step appended,
+ *             then the whole copy rewritten (p53_store_write: temporary file, fsync, rename);
+ *   job-lazy  the lazy copy (default copy_sync_s 300): the step appended, the copy's mtime
+ *             touched (p53_store_touch); the copy is written once per copy_sync_s instead
+ *             (its cost is job-copy's minus the append).
+ *
+ * Usage: p53-journal-store DIR [REWRITE_RUNS [APPEND_STEPS [MAX_BYTES [CHANGES
+ *                              [COPY_RECORDS [COPY_RUNS]]]]]]
+ *   (defaults 20, 4096, 16777216, 50, 0, 3). DIR must be on the disk being measured (not tmpfs).
  * Prints one line per mode: runs, bytes written per step (mean), ms per step (median, p99 and
  * mean: the mean of append includes its compactions), compactions.
  * Control-side tool; no DPDK.
@@ -19,10 +28,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "control/xfr/journal.h"
+#include "control/xfr/store.h"
 
 static const uint8_t APEX[] = "\003big\004test";
 
@@ -100,14 +111,16 @@ static void report(const char *mode, double *ms, size_t n, double bytes, unsigne
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
-		fprintf(stderr, "usage: %s DIR [REWRITE_RUNS [APPEND_STEPS [MAX_BYTES [CHANGES]]]]\n",
-			argv[0]);
+		fprintf(stderr, "usage: %s DIR [REWRITE_RUNS [APPEND_STEPS [MAX_BYTES [CHANGES "
+			"[COPY_RECORDS [COPY_RUNS]]]]]]\n", argv[0]);
 		return 2;
 	}
 	size_t rewrite_runs = argc > 2 ? strtoul(argv[2], NULL, 10) : 20;
 	size_t append_steps = argc > 3 ? strtoul(argv[3], NULL, 10) : 4096;
 	uint64_t max = argc > 4 ? strtoull(argv[4], NULL, 10) : UINT64_C(16) << 20;
 	unsigned int changes = argc > 5 ? (unsigned int)strtoul(argv[5], NULL, 10) : 50;
+	size_t copy_records = argc > 6 ? strtoul(argv[6], NULL, 10) : 0;
+	size_t copy_runs = argc > 7 ? strtoul(argv[7], NULL, 10) : 3;
 	char path[4096], err[512];
 	struct p53_journal j = { 0 };
 	uint32_t serial = 1;
@@ -166,6 +179,49 @@ int main(int argc, char **argv)
 		bytes += (double)w;
 	}
 	report("append", ms, append_steps, bytes, compactions);
+	if (copy_records > 0 && copy_runs > 0) {
+		/* The whole disk job: the step appended, then the copy written or only touched. */
+		char copy[4096];
+		struct p53_rrs zone = { 0 };
+		struct stat st;
+		snprintf(copy, sizeof(copy), "%s/p53-journal-bench.zone", argv[1]);
+		soa(&zone, serial);
+		for (size_t i = 1; i < copy_records; i++)
+			host(&zone, (uint32_t)i, 1);
+		size_t lazy_runs = append_steps < 200 ? append_steps : 200;
+		double *jm = calloc(lazy_runs > copy_runs ? lazy_runs : copy_runs, sizeof(*jm));
+		if (jm == NULL)
+			return 1;
+		for (int lazy = 0; lazy < 2; lazy++) {
+			size_t runs = lazy ? lazy_runs : copy_runs;
+			bytes = 0;
+			compactions = 0;
+			for (size_t i = 0; i < runs; i++) {
+				push(&j, serial++, changes, max);
+				double t0 = now_ms();
+				int how = p53_journal_store(path, APEX, sizeof(APEX), j.steps, j.n, j.epoch,
+							    max, &f, &w, err, sizeof(err));
+				if (how < 0 || (!lazy && p53_store_write(copy, "big.test.", &zone, err,
+									 sizeof(err)) != 0)) {
+					fprintf(stderr, "%s\n", err);
+					return 1;
+				}
+				if (lazy)
+					p53_store_touch(copy);
+				jm[i] = now_ms() - t0;
+				compactions += how == P53_JSTORE_REWRITE;
+				bytes += (double)w;
+				if (!lazy && stat(copy, &st) == 0)
+					bytes += (double)st.st_size;
+			}
+			if (!lazy && stat(copy, &st) == 0)
+				printf("copy: %zu records, %lld bytes\n", copy_records, (long long)st.st_size);
+			report(lazy ? "job-lazy" : "job-copy", jm, runs, bytes, compactions);
+		}
+		unlink(copy);
+		p53_rrs_free(&zone);
+		free(jm);
+	}
 	unlink(path);
 	p53_journal_clear(&j);
 	free(ms);

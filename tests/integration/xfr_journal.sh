@@ -10,6 +10,14 @@
 # a restart serves all five steps; a crash while the last step was appended (its disk copy not
 # yet renamed: the old copy put back, the journal cut a few bytes short) keeps the good prefix,
 # says why and truncates the file to it, serves IXFR from it, and appends after it again.
+# Those parts run with xfr.copy_sync_s: 0 (the disk copy rewritten at every change).
+# The lazy disk copy (xfr.copy_sync_s: 300, the default): after an IXFR only the journal step
+# is appended (the copy keeps its serial, its mtime is touched); pop53d killed (-9, no clean
+# stop) with the primary down serves the newest serial at once (copy + journal steps), and the
+# lower tier's IXFR from pop53 still gets differences; a clean stop writes the copy; `pop53ctl
+# zone flush` writes it on demand; with copy_sync_s: 2 (a reload) it catches up by itself; a
+# compaction (journal_max_bytes: 600) writes the copy first, and a kill -9 after it still serves
+# the newest serial.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/xfr_lib.sh"
 
@@ -31,7 +39,7 @@ knotd_conf jnl.test
 ZONE_REFRESH=2 knot_zone jnl.test 1 "old IN A 192.0.2.7" "t IN TXT \"one\""
 knotd_start || { not_ok "knotd starts"; finish; exit 1; }
 
-xfr_config "$TMP/pop53.yaml" "  - name: jnl.test
+XFR_COPY_SYNC=0 xfr_config "$TMP/pop53.yaml" "  - name: jnl.test
     primaries: [{address: $PRIMARY_V4, key: xfr.key}]
     transfer: {allow: [192.0.2.0/24, 198.51.100.0/24], key: xfr.key}"
 start_pop53_answering "$TMP/pop53.yaml"
@@ -203,6 +211,124 @@ axfr_style() {
 		diff - <(ip netns exec "$PRIMARY_NS" kdig +time=2 -y "$KEY" @"$PRIMARY_V4" jnl.test AXFR | records)
 }
 check "...and IXFR=1 gets the whole zone (AXFR-style), equal to the primary's" axfr_style
+
+# ---- The lazy disk copy (copy_sync_s: 300). ----
+stop_pop53 || true
+cp "$TMP/pop53d.log" "$TMP/pop53d.log.5"
+XFR_COPY_SYNC=300 xfr_config "$TMP/pop53-lazy.yaml" "  - name: jnl.test
+    primaries: [{address: $PRIMARY_V4, key: xfr.key}]
+    transfer: {allow: [192.0.2.0/24, 198.51.100.0/24], key: xfr.key}"
+start_pop53_answering "$TMP/pop53-lazy.yaml"
+check "lazy copy: pop53 serves serial 6 from its disk copy" wait_for 5 soa_is 6
+# The journal was ignored (corrupted above): the first IXFR rewrites it, so the copy (at 7)
+# is written first, as a journal that no longer leads from the copy's serial requires.
+change 6
+check "pop53 serves serial 7" wait_for 5 soa_is 7
+check "...the journal was rewritten, so the disk copy was written too (serial 7)" \
+	wait_for 5 grep -q 'SOA.* 7 ' "$COPY"
+tierc zone-refresh jnl.test >/dev/null
+check "the lower tier refreshes to serial 7" wait_for 10 tier_soa_is 7
+copy_ino=$(stat -c %i "$COPY")
+jsize=$(stat -c %s "$JNL")
+sleep 1.1
+t_before=$(date +%s)
+for k in 7 8 9; do
+	change "$k"
+	check "pop53 serves serial $((k + 1)) (IXFR)" wait_for 5 soa_is $((k + 1))
+done
+journal_at_10() { [ "$(stat -c %s "$JNL")" -gt "$jsize" ] && grep -q 'IXFR to serial 10' "$TMP/pop53d.log"; }
+check "the journal grew with the 3 steps" wait_for 5 journal_at_10
+sleep 0.5
+check "...the disk copy was not rewritten: serial 7, same inode" \
+	sh -c "grep -v '^;' '$COPY' | head -1 | grep -q 'SOA.* 7 ' && [ \$(stat -c %i '$COPY') = $copy_ino ]"
+check "...but its mtime follows the refreshes (touched: SOA EXPIRE is judged from it)" \
+	sh -c "[ \$(stat -c %Y '$COPY') -ge $t_before ]"
+ip netns exec "$PRIMARY_NS" kdig +tcp +time=2 -y "$KEY" @"$PRIMARY_V4" jnl.test IXFR=7 2>&1 | records >"$TMP/knot_ixfr7.txt"
+# A crash: no clean stop. The primary is down, so the newest serial can only come from disk.
+knotd_stop
+kill -9 "$POP53_PID"; wait "$POP53_PID" 2>/dev/null; POP53_PID=
+cp "$TMP/pop53d.log" "$TMP/pop53d.log.6"
+start_pop53_answering "$TMP/pop53-lazy.yaml"
+check "after kill -9 and a restart (primary down): serial 10 served at once" soa_is 10
+check "...the disk copy (serial 7) rolled forward by the 3 journal steps after it (its log)" \
+	grep -q "zone jnl.test.*disk copy .*jnl.test.* and 3 journal step(s) after it: serial 10" "$TMP/pop53d.log"
+check "...and the IXFR history read back is the 4 steps since the rewrite (serial 6 to 10)" \
+	grep -q "zone jnl.test.*IXFR history from .*journal: 4 step(s), serial 6 to 10" "$TMP/pop53d.log"
+grep 'journal\|disk copy' "$TMP/pop53d.log" | sed 's/^/# /'
+ixfr7() {
+	ip netns exec "$CLIENT_NS" kdig +tcp +time=2 -y "$KEY" @"$V4" jnl.test IXFR=7 >"$TMP/ixfr7.txt" 2>&1
+	[ "$(soas "$TMP/ixfr7.txt")" -eq 8 ] && records <"$TMP/ixfr7.txt" | diff - "$TMP/knot_ixfr7.txt"
+}
+check "...IXFR=7 gets the 3 differences, equal to the primary's" ixfr7
+# (Its refresh to 7 above was AXFR-style: pop53's journal then started at 6.)
+n_axfr_style=$(grep -c 'AXFR-style' "$TIER_DIR/knotd.log")
+tierc zone-refresh jnl.test >/dev/null
+check "the lower tier refreshes to serial 10 from pop53" wait_for 10 tier_soa_is 10
+check "...by IXFR (pop53 sent differences, knotd got no new AXFR-style answer)" \
+	sh -c "grep -q 'IXFR of jnl.test. serial 10 (differences) to $TIER_V4 (TSIG)' $TMP/pop53d.log && \
+	       [ \$(grep -c 'AXFR-style' $TIER_DIR/knotd.log) = $n_axfr_style ]"
+check "the disk copy is still at serial 7 (the kill -9 wrote nothing)" \
+	sh -c "grep -v '^;' '$COPY' | head -1 | grep -q 'SOA.* 7 '"
+stop_pop53
+check "a clean stop (SIGTERM) writes the disk copy at serial 10" \
+	sh -c "grep -v '^;' '$COPY' | head -1 | grep -q 'SOA.* 10 '"
+check "...and says so" grep -q "zone jnl.test.*disk copy written at shutdown (serial 10)" "$TMP/pop53d.log"
+check "...and stops cleanly (no mbuf leak)" grep -q 'no leak' "$TMP/pop53d.log"
+cp "$TMP/pop53d.log" "$TMP/pop53d.log.7"
+
+# `pop53ctl zone flush`: the copy written now, not in copy_sync_s.
+knotd_start || not_ok "knotd restarts"
+start_pop53_answering "$TMP/pop53-lazy.yaml"
+check "restart after the clean stop: serial 10" wait_for 5 soa_is 10
+check "...from the copy alone (no journal step after it)" \
+	sh -c "grep -q 'serving serial 10 from its disk copy' $TMP/pop53d.log && ! grep -q 'journal step(s) after it' $TMP/pop53d.log"
+change 10
+check "pop53 serves serial 11" wait_for 10 soa_is 11
+sleep 0.5
+check "...its disk copy stays at 10" sh -c "grep -v '^;' '$COPY' | head -1 | grep -q 'SOA.* 10 '"
+CTL zone flush jnl.test >"$TMP/flush.txt" 2>&1
+check "pop53ctl zone flush jnl.test is accepted" grep -q 'queued' "$TMP/flush.txt"
+check "...and the disk copy is written at serial 11" \
+	wait_for 5 sh -c "grep -v '^;' '$COPY' | head -1 | grep -q 'SOA.* 11 '"
+check "zone flush of a zone that is not a secondary here: an error" \
+	sh -c "! '$BUILD/control/pop53ctl' -s '$TMP/control.sock' zone flush nope.test"
+# copy_sync_s reached: the copy catches up by itself (the knot taken on a reload).
+XFR_COPY_SYNC=2 xfr_config "$TMP/pop53-lazy.yaml" "  - name: jnl.test
+    primaries: [{address: $PRIMARY_V4, key: xfr.key}]
+    transfer: {allow: [192.0.2.0/24, 198.51.100.0/24], key: xfr.key}"
+CTL reload >/dev/null
+change 11
+check "copy_sync_s 2 (reloaded): pop53 serves serial 12" wait_for 10 soa_is 12
+check "...and its disk copy follows within copy_sync_s (serial 12)" \
+	wait_for 6 sh -c "grep -v '^;' '$COPY' | head -1 | grep -q 'SOA.* 12 '"
+check "...logged as the copy being behind" \
+	grep -q "zone jnl.test.*disk copy [0-9]* s behind (xfr.copy_sync_s 2): writing serial 12" "$TMP/pop53d.log"
+
+# A compaction (journal_max_bytes small: the file is rewritten past twice it) drops steps the
+# copy may need, so the copy is written first (copy_sync_s 300: nothing else writes it). Then
+# a crash still serves the newest serial: the journal leads from the copy's serial.
+XFR_COPY_SYNC=300 xfr_config "$TMP/pop53-lazy.yaml" "  - name: jnl.test
+    primaries: [{address: $PRIMARY_V4, key: xfr.key}]
+    transfer: {allow: [192.0.2.0/24, 198.51.100.0/24], key: xfr.key}"
+sed -i 's/^  copy_sync_s: 300$/  copy_sync_s: 300\n  journal_max_bytes: 600/' "$TMP/pop53-lazy.yaml"
+CTL reload >/dev/null
+jino=$(stat -c %i "$JNL")
+for k in 12 13 14 15 16 17; do
+	change "$k"
+	check "journal_max_bytes 600: pop53 serves serial $((k + 1))" wait_for 10 soa_is $((k + 1))
+done
+copy_serial() { grep -v '^;' "$COPY" | head -1 | awk '{ print $7 }'; }
+compacted() { [ "$(stat -c %i "$JNL")" != "$jino" ] && [ "$(copy_serial)" -gt 12 ]; }
+check "the journal was compacted (a new file) and the copy written with it (serial $(copy_serial))" \
+	wait_for 5 compacted
+echo "# copy at serial $(copy_serial), journal $(stat -c %s "$JNL") bytes"
+knotd_stop
+kill -9 "$POP53_PID"; wait "$POP53_PID" 2>/dev/null; POP53_PID=
+cp "$TMP/pop53d.log" "$TMP/pop53d.log.8"
+start_pop53_answering "$TMP/pop53-lazy.yaml"
+check "kill -9 after compactions, primary down: serial 18 served at once" soa_is 18
+check "...no journal ignored" sh -c "! grep -q 'journal ignored\|serving its disk copy as it is' $TMP/pop53d.log"
+grep 'journal\|disk copy' "$TMP/pop53d.log" | sed 's/^/# /'
 
 tierc stop >/dev/null 2>&1 || true
 stop_pop53

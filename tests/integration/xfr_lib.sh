@@ -158,6 +158,7 @@ xfr:
   refresh_min_s: 1
   retry_min_s: 1
   expire_min_s: 1
+${XFR_COPY_SYNC:+  copy_sync_s: $XFR_COPY_SYNC}
 zones:
   - {name: example.com, file: $SRC/zones/example.com.zone}
 $zones

@@ -473,6 +473,7 @@ static void test_secondary(void **state)
 	assert_int_equal(cfg.xfr.timeout_ms, 2000);
 	assert_int_equal(cfg.xfr.refresh_min_s, 5);
 	assert_int_equal(cfg.xfr.refresh_max_s, 86400);     /* defaults */
+	assert_int_equal(cfg.xfr.copy_sync_s, 300);
 	assert_int_equal(cfg.xfr.retry_min_s, 1);
 
 	assert_null(cfg.zones[0].xfr);                      /* a primary zone */
@@ -815,6 +816,12 @@ static const struct bad_case bad_cases[] = {
 	{ "xfr: threads 0",
 	  HEAD_SERVER HEAD_DP HEAD_ZONES "xfr:\n  threads: 0\n",
 	  "10: xfr.threads: expected an integer 1..16, got '0'" },
+	{ "xfr: copy_sync_s past a week",
+	  HEAD_SERVER HEAD_DP HEAD_ZONES "xfr:\n  copy_sync_s: 604801\n",
+	  "10: xfr.copy_sync_s: expected an integer 0..604800, got '604801'" },
+	{ "xfr: copy_sync_s negative",
+	  HEAD_SERVER HEAD_DP HEAD_ZONES "xfr:\n  copy_sync_s: -1\n",
+	  "10: xfr.copy_sync_s: expected an integer 0..604800, got '-1'" },
 	{ "xfr: refresh_min above refresh_max",
 	  HEAD_SERVER HEAD_DP HEAD_ZONES "xfr:\n  refresh_min_s: 100\n  refresh_max_s: 10\n",
 	  "1: xfr: refresh_min_s 100 is above refresh_max_s 10" },

@@ -4,7 +4,10 @@
  * step that does not follow clears the journal, and a step a client still holds outlives the
  * journal (references). The journal file: written and read back byte for byte, cut back to
  * the disk copy's serial, bounded on load, and ignored with a reason when it is corrupt,
- * truncated, another zone's or does not chain; no steps removes it.
+ * truncated, another zone's or does not chain; no steps removes it. A lazy disk copy: the
+ * journal running past the copy's serial rolls the copy's records forward at start-up (only
+ * the steps after the copy's serial, a torn last step left out, the file untouched), and a
+ * journal that does not lead from the copy is refused.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -20,6 +23,7 @@
 #include <unistd.h>
 
 #include "control/xfr/journal.h"
+#include "control/xfr/store.h"
 
 /* An IXFR of one step from -> to with `bytes` bytes of deletions. */
 static void diff(struct p53_ixfr *d, uint32_t from, uint32_t to, size_t bytes)
@@ -528,6 +532,151 @@ static void test_store_compact(void **state)
 	free(path);
 }
 
+/* ---- the lazy disk copy: the journal past the copy's serial ---- */
+
+/* The disk copy of zone.test. at `serial`: its SOA and A 192.0.2.<serial>. */
+static void write_copy(const char *path, uint32_t serial)
+{
+	struct p53_rrs r = { 0 };
+	uint8_t a[4] = { 192, 0, 2, (uint8_t)serial };
+	char err[512];
+
+	soa(&r, serial);
+	assert_int_equal(p53_rrs_add(&r, APEX, sizeof(APEX), 1, 1, 300, a, 4), 0);
+	assert_int_equal(p53_store_write(path, "zone.test.", &r, err, sizeof(err)), 0);
+	p53_rrs_free(&r);
+}
+
+/* rrs holds exactly the SOA of `serial` and A 192.0.2.<serial>. */
+static void holds(const struct p53_rrs *r, uint32_t serial)
+{
+	struct p53_rr_view v;
+	size_t pos = 0;
+	int soas = 0, as = 0;
+
+	assert_int_equal(r->count, 2);
+	assert_int_equal(p53_rrs_soa_serial(r), serial);
+	while (p53_rrs_next(r, &pos, &v) == 1) {
+		if (v.type == 6) {
+			soas++;
+		} else {
+			assert_int_equal(v.type, 1);
+			assert_int_equal(v.rdlen, 4);
+			assert_int_equal(v.rdata[3], (uint8_t)serial);
+			as++;
+		}
+	}
+	assert_int_equal(soas, 1);
+	assert_int_equal(as, 1);
+}
+
+static void test_roll_forward(void **state)
+{
+	struct p53_journal j = { 0 };
+	struct p53_rrs r = { 0 };
+	char *copy = tmp_path(), *jpath = p53_journal_path(copy), err[1400];
+	uint32_t serial = 0;
+
+	(void)state;
+	for (uint32_t s = 10; s < 13; s++)
+		push_soa(&j, s, s + 1, 1u << 20);
+	/* No journal file: the copy as it is. */
+	write_copy(copy, 10);
+	assert_int_equal(p53_journal_roll_forward(copy, "zone.test.", APEX, sizeof(APEX), &r, &serial,
+						  err, sizeof(err)), 0);
+	assert_int_equal(r.count, 0);
+	write_journal(jpath, &j);
+	off_t size = file_size(jpath);
+	/* The copy three steps behind: all three applied. */
+	assert_int_equal(p53_journal_roll_forward(copy, "zone.test.", APEX, sizeof(APEX), &r, &serial,
+						  err, sizeof(err)), 3);
+	assert_int_equal(serial, 13);
+	holds(&r, 13);
+	/* One behind the middle: the steps from its serial on only. */
+	write_copy(copy, 11);
+	assert_int_equal(p53_journal_roll_forward(copy, "zone.test.", APEX, sizeof(APEX), &r, &serial,
+						  err, sizeof(err)), 2);
+	holds(&r, 13);
+	/* The copy at the journal's end: nothing to apply, the copy is served as it is. */
+	write_copy(copy, 13);
+	assert_int_equal(p53_journal_roll_forward(copy, "zone.test.", APEX, sizeof(APEX), &r, &serial,
+						  err, sizeof(err)), 0);
+	assert_int_equal(r.count, 0);
+	assert_string_equal(err, "");
+	/* A journal that does not lead from the copy's serial is refused, with the reason. */
+	write_copy(copy, 9);
+	assert_int_equal(p53_journal_roll_forward(copy, "zone.test.", APEX, sizeof(APEX), &r, &serial,
+						  err, sizeof(err)), -1);
+	assert_int_equal(r.count, 0);
+	assert_non_null(strstr(err, "do not lead from serial 9"));
+	/* A torn last step (a crash while appending): the good prefix is applied, the file left
+	 * as it is (the daemon's own load cuts it later). */
+	write_copy(copy, 10);
+	assert_int_equal(truncate(jpath, size - 5), 0);
+	assert_int_equal(p53_journal_roll_forward(copy, "zone.test.", APEX, sizeof(APEX), &r, &serial,
+						  err, sizeof(err)), 2);
+	assert_int_equal(serial, 12);
+	holds(&r, 12);
+	assert_non_null(strstr(err, "torn"));
+	assert_int_equal(file_size(jpath), size - 5);
+	/* A step that does not apply (its deletion is not in the copy): refused, copy as it is. */
+	write_journal(jpath, &j);
+	{
+		struct p53_rrs b = { 0 };
+		uint8_t a[4] = { 192, 0, 2, 99 };
+		soa(&b, 10);
+		assert_int_equal(p53_rrs_add(&b, APEX, sizeof(APEX), 1, 1, 300, a, 4), 0);
+		assert_int_equal(p53_store_write(copy, "zone.test.", &b, err, sizeof(err)), 0);
+		p53_rrs_free(&b);
+	}
+	assert_int_equal(p53_journal_roll_forward(copy, "zone.test.", APEX, sizeof(APEX), &r, &serial,
+						  err, sizeof(err)), -1);
+	assert_int_equal(r.count, 0);
+	assert_non_null(strstr(err, "do not apply"));
+	/* The daemon's load with the served (rolled forward) serial keeps every step. */
+	struct p53_journal l = { 0 };
+	assert_int_equal(p53_journal_load(&l, jpath, APEX, sizeof(APEX), 13, 1u << 20, NULL, err,
+					  sizeof(err)), 0);
+	assert_int_equal(l.n, 3);
+	assert_int_equal(file_size(jpath), size);
+	p53_journal_clear(&l);
+	p53_rrs_free(&r);
+	unlink(jpath);
+	unlink(copy);
+	free(jpath);
+	free(copy);
+	p53_journal_clear(&j);
+}
+
+/* What the disk job decides from the journal file's state (p53_journal_plan). */
+static void test_plan(void **state)
+{
+	struct p53_journal j = { 0 };
+	struct p53_jfile f = { 0 };
+	size_t first = 99;
+
+	(void)state;
+	for (uint32_t s = 1; s < 4; s++)
+		push_soa(&j, s, s + 1, 1u << 20);
+	/* Unknown file: rewrite. */
+	assert_int_equal(p53_journal_plan(&f, j.steps, j.n, j.epoch, 1u << 20, NULL), P53_JSTORE_REWRITE);
+	/* The file holds the first two steps of this chain: append from the third. */
+	f = (struct p53_jfile){ .known = 1, .epoch = j.epoch, .n = 2, .first = 1, .last = 3,
+				.bytes = j.steps[0]->del.len + j.steps[0]->add.len +
+					 j.steps[1]->del.len + j.steps[1]->add.len };
+	assert_int_equal(p53_journal_plan(&f, j.steps, j.n, j.epoch, 1u << 20, &first), P53_JSTORE_APPEND);
+	assert_int_equal(first, 2);
+	/* Past twice the bound: compaction (a rewrite: the copy is written first). */
+	assert_int_equal(p53_journal_plan(&f, j.steps, j.n, j.epoch, f.bytes / 2, NULL), P53_JSTORE_REWRITE);
+	/* Another epoch (an AXFR cleared the chain): rewrite; no steps: remove. */
+	assert_int_equal(p53_journal_plan(&f, j.steps, j.n, j.epoch + 1, 1u << 20, NULL), P53_JSTORE_REWRITE);
+	assert_int_equal(p53_journal_plan(&f, j.steps, 0, j.epoch, 1u << 20, NULL), P53_JSTORE_REMOVE);
+	/* Nothing new. */
+	f.last = 4;
+	assert_int_equal(p53_journal_plan(&f, j.steps, j.n, j.epoch, 1u << 20, NULL), P53_JSTORE_NONE);
+	p53_journal_clear(&j);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -541,6 +690,8 @@ int main(void)
 		cmocka_unit_test(test_store_append),
 		cmocka_unit_test(test_store_torn),
 		cmocka_unit_test(test_store_compact),
+		cmocka_unit_test(test_roll_forward),
+		cmocka_unit_test(test_plan),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
