@@ -81,8 +81,10 @@ f=$(flood 192.0.2.1 api.example.com A 80 2)
 # The account ends the first flood at its floor (-window x rate = -40) and earns 20/s until the
 # second starts: none back while the pause is under the window (the usual case, about a second);
 # a machine slow to start the second client earns the pause's credits back (20/s past 2 s).
+# Those credits c then drain at 80 - 20 = 60/s while every query is answered, so the flood gets
+# c * 80/60 answers before it is limited again (one more for rounding each way).
 gap_ms=$(jq -n --argjson a "$f1" --argjson b "$f" '($b.t_first - $a.t_last) * 1000 | floor')
-earned=$(( gap_ms > 2000 ? (gap_ms - 2000) * 20 / 1000 + 1 : 0 ))
+earned=$(( gap_ms > 2000 ? (gap_ms - 2000) * 20 * 80 / (60 * 1000) + 2 : 0 ))
 ans=$(j .answered "$f"); lim=$(( $(j .sent "$f") - ans ))
 check "still flooding ${gap_ms} ms after the first flood: no full answer beyond the credits of that pause ($ans, at most $earned), TC=1 for half of the rest ($(j .tc "$f") of $lim)" \
 	bash -c '[ "$0" -le "$1" ] && [ "$2" -ge $(( $3 / 2 - 10 )) ] && [ "$2" -le $(( $3 / 2 + 10 )) ]' \
