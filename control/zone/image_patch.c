@@ -283,6 +283,7 @@ struct patch {
 	struct moved *mv;
 	size_t n_mv, mv_cap;
 	struct p53_rrs mini;
+	struct p53_rrs own;             /* result NULL: the touched names' records after the diff */
 	void *mimg;
 };
 
@@ -413,6 +414,23 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 					 P53_NODE_GLUE | P53_NODE_NSEC3) || pd->occluder != P53_NONE)
 				return decline(why, wl, "%s is new below a cut, CNAME, DNAME or wildcard", txt);
 		}
+	}
+
+	/* Without the zone's new content: the touched names' records read out of the image and
+	 * the differences applied to them alone (every record the steps delete or add is at a
+	 * touched name, so the same checks hold: a deletion of a record the zone lacks, steps
+	 * that do not chain from the served SOA; any failure declines, and the caller's full
+	 * path reports it). */
+	if (result == NULL) {
+		for (size_t i = 0; i < p->n_t; i++)
+			if (p->t[i].old != P53_NONE &&
+			    p53_image_node_rrs(img, p->t[i].old, &p->own) != 0)
+				return decline(why, wl, "out of memory");
+		if (p53_ixfr_apply_inplace(&p->own, diff, err, sizeof(err)) != 0)
+			return decline(why, wl, "the differences do not apply: %s", err);
+		if (p53_rrs_soa_serial(&p->own) < 0)
+			return decline(why, wl, "the new content has no SOA");
+		result = &p->own;
 	}
 
 	/* The touched names' records in the new content, compiled alone. */
@@ -911,6 +929,7 @@ void *p53_image_patch(const void *img, const uint8_t *apex, size_t apex_len,
 	free(p.nadds);
 	free(p.mv);
 	p53_rrs_free(&p.mini);
+	p53_rrs_free(&p.own);
 	free(p.mimg);
 	return ni;
 }

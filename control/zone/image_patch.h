@@ -31,7 +31,9 @@
  * @param img      the running image (left as it is)
  * @param apex     the zone's canonical apex name, apex_len bytes
  * @param diff     the IXFR steps: only the owners they name are looked at
- * @param result   the zone's records after the diff
+ * @param result   the zone's records after the diff, or NULL: then the touched owners'
+ *                 records are read out of img and the diff applied to them alone (O(diff);
+ *                 a diff that does not apply declines, with p53_ixfr_apply_inplace's reason)
  * @param len      set to the new image's size
  * @param why      on NULL return: why it declined (the caller compiles in full)
  * @return malloc'd image (generation not set: the publish sets it), or NULL.
