@@ -449,7 +449,8 @@ static void *try_patch(struct p53_daemon *d, struct p53_zone_update *u, size_t n
 	    d->dp.image == NULL)
 		return NULL;
 	void *img = p53_image_patch(d->dp.image, one->z->apex, one->z->apex_len, one->diff,
-				    one->lazy ? NULL : &one->result, len, why, sizeof(why));
+				    one->lazy ? NULL : &one->result, p53_dataplane_spare_take(&d->dp),
+				    len, why, sizeof(why));
 	if (img != NULL) {
 		d->xfr->ixfr_patched++;
 		one->z->ixfr_patched++;
@@ -489,8 +490,11 @@ static int publish(struct p53_daemon *d, struct p53_zone_update *u, size_t n, ch
 	tm->compile_cpu += c1 - c0;
 	if (img == NULL)
 		return -1;
-	/* The publish takes the image, published or not. */
+	/* The publish takes the image, published or not. A patched image keeps the one it
+	 * replaces as the next patch's spare; a compiled one frees it. */
+	d->dp.keep_spare = tm->patched;
 	int rc = p53_dataplane_publish(&d->dp, img, len, &d->cfg, err, errlen);
+	d->dp.keep_spare = false;
 	if (rc != 0 && tm->patched) {
 		/* Never expected (the patch keeps what the publish checks): compile in full. */
 		p53_warn("xfr: a patched image was not published (%s); compiling in full", err);

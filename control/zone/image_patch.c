@@ -284,6 +284,7 @@ struct patch {
 	size_t n_mv, mv_cap;
 	struct p53_rrs mini;
 	struct p53_rrs own;             /* result NULL: the touched names' records after the diff */
+	void *spare;                    /* a malloc'd buffer the new image may reuse */
 	void *mimg;
 };
 
@@ -805,9 +806,12 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 	if (off > UINT32_MAX)
 		return decline(why, wl, "the image would pass the 4 GiB format limit");
 
-	uint8_t *ni = malloc(off);
+	/* Into the spare when there is one (its pages are there already: no fresh pages for
+	 * the kernel to fault in and zero), else fresh memory. */
+	uint8_t *ni = p->spare != NULL ? realloc(p->spare, off) : malloc(off);
 	if (ni == NULL)
 		return decline(why, wl, "out of memory");
+	p->spare = NULL;
 	p53_bigmem_advise(ni, off);
 	const uint8_t *oi = img;
 	memcpy(ni, &nh, sizeof(nh));
@@ -913,10 +917,10 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 }
 
 void *p53_image_patch(const void *img, const uint8_t *apex, size_t apex_len,
-		      const struct p53_ixfr *diff, const struct p53_rrs *result, size_t *len,
-		      char *why, size_t whylen)
+		      const struct p53_ixfr *diff, const struct p53_rrs *result, void *spare,
+		      size_t *len, char *why, size_t whylen)
 {
-	struct patch p = { 0 };
+	struct patch p = { .spare = spare };
 	void *ni;
 
 	why[0] = '\0';
@@ -930,6 +934,7 @@ void *p53_image_patch(const void *img, const uint8_t *apex, size_t apex_len,
 	free(p.mv);
 	p53_rrs_free(&p.mini);
 	p53_rrs_free(&p.own);
+	free(p.spare);
 	free(p.mimg);
 	return ni;
 }

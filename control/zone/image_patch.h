@@ -34,12 +34,15 @@
  * @param result   the zone's records after the diff, or NULL: then the touched owners'
  *                 records are read out of img and the diff applied to them alone (O(diff);
  *                 a diff that does not apply declines, with p53_ixfr_apply_inplace's reason)
+ * @param spare    NULL, or a malloc'd buffer (any size, any content) that is taken: the new
+ *                 image is written into it (realloc'd to size; pages already faulted in
+ *                 cost no zeroing), or it is freed
  * @param len      set to the new image's size
  * @param why      on NULL return: why it declined (the caller compiles in full)
  * @return malloc'd image (generation not set: the publish sets it), or NULL.
  */
 void *p53_image_patch(const void *img, const uint8_t *apex, size_t apex_len,
-		      const struct p53_ixfr *diff, const struct p53_rrs *result, size_t *len,
-		      char *why, size_t whylen);
+		      const struct p53_ixfr *diff, const struct p53_rrs *result, void *spare,
+		      size_t *len, char *why, size_t whylen);
 
 #endif /* P53_IMAGE_PATCH_H */

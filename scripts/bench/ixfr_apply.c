@@ -22,6 +22,8 @@
  * what pop53d does for an IXFR alone: no extract and no apply of the whole zone, the image
  * patched from the diff alone (p53_image_patch with no result: it reads the touched owners'
  * records out of the image and applies the diff to them); its extract_ms and apply_ms are 0.
+ * mode=patch-spare: patch-lazy writing each run's image into the previous run's (pop53d's
+ * spare image, control/publish.c; the first run writes fresh memory): no fresh pages.
  *
  * Usage: p53-ixfr-apply ZONEFILE [RUNS]      (the zone is big.test.; RUNS default 5)
  * Prints one line of key=value per mode: records, the medians of extract_ms, apply_ms,
@@ -185,9 +187,9 @@ static int make_diff(const struct p53_rrs *base, struct p53_ixfr *d)
 	return 0;
 }
 
-static const char *const mode_name[] = { "compile", "patch", "patch-lazy" };
+static const char *const mode_name[] = { "compile", "patch", "patch-lazy", "patch-spare" };
 
-/* One mode's runs (0: compile, 1: patch, 2: patch-lazy), in a forked child. */
+/* One mode's runs (0: compile, 1: patch, 2: patch-lazy, 3: patch-spare), in a forked child. */
 static int run(const void *img, size_t len, const struct p53_ixfr *d, int runs, int patch)
 {
 	char err[1024];
@@ -198,6 +200,7 @@ static int run(const void *img, size_t len, const struct p53_ixfr *d, int runs, 
 
 	double ex[100], ap[100], co[100], to[100], cp[100], cc[100];
 	uint32_t after = 0;
+	void *spare = NULL;
 	for (int r = 0; r < runs; r++) {
 		struct p53_rrs zone = { 0 };
 		struct p53_rrs *w[1] = { &zone };
@@ -217,9 +220,10 @@ static int run(const void *img, size_t len, const struct p53_ixfr *d, int runs, 
 					   .rrs = zone.buf, .rrs_len = zone.len,
 					   .flags = P53_ZONE_SECONDARY };
 		void *ni;
+		spare = patch == 3 ? spare : NULL;
 		if (patch)
-			ni = p53_image_patch(img, apex, al, d, patch == 2 ? NULL : &zone, &nlen, err,
-					     sizeof(err));
+			ni = p53_image_patch(img, apex, al, d, patch >= 2 ? NULL : &zone, spare, &nlen,
+					     err, sizeof(err));
 		else
 			ni = p53_image_build(&s2, 1, &nlen, err, sizeof(err), NULL, NULL);
 		double t3 = now_ms(), c3 = cpu_ms();
@@ -236,7 +240,10 @@ static int run(const void *img, size_t len, const struct p53_ixfr *d, int runs, 
 			return 1;
 		}
 		len = nlen;
-		free(ni);
+		if (patch == 3)
+			spare = ni; /* the next run writes into this one (pop53d's spare image) */
+		else
+			free(ni);
 		p53_rrs_free(&zone);
 		ex[r] = t1 - t0;
 		ap[r] = t2 - t1;
@@ -247,6 +254,7 @@ static int run(const void *img, size_t len, const struct p53_ixfr *d, int runs, 
 	}
 	struct rusage ru;
 	getrusage(RUSAGE_SELF, &ru);
+	free(spare);
 	printf("mode=%s records=%u records_after=%u runs=%d extract_ms=%.1f apply_ms=%.1f "
 	       "compile_ms=%.1f compile_cpu_ms=%.1f total_ms=%.1f total_cpu_ms=%.1f image_bytes=%zu "
 	       "peak_rss_kb=%ld rss_growth_kb=%ld\n", mode_name[patch], records, after,
@@ -295,7 +303,7 @@ int main(int argc, char **argv)
 
 	malloc_trim(0);
 	fflush(stdout);
-	for (int mode = 0; mode < 3; mode++) {
+	for (int mode = 0; mode < 4; mode++) {
 		pid_t pid = fork();
 		if (pid < 0)
 			return 1;
