@@ -17,6 +17,7 @@
  * What the old bytes held becomes garbage, counted in p53_image_hdr.pad (KiB).
  */
 #include <errno.h>
+#include <malloc.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -806,13 +807,23 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 	if (off > UINT32_MAX)
 		return decline(why, wl, "the image would pass the 4 GiB format limit");
 
-	/* Into the spare when there is one (its pages are there already: no fresh pages for
-	 * the kernel to fault in and zero), else fresh memory. */
-	uint8_t *ni = p->spare != NULL ? realloc(p->spare, off) : malloc(off);
-	if (ni == NULL)
-		return decline(why, wl, "out of memory");
-	p->spare = NULL;
-	p53_bigmem_advise(ni, off);
+	/* Into the spare when it is big enough (its pages are there already: no fresh pages for
+	 * the kernel to fault in and zero; never realloc'd: a moved mapping loses its huge
+	 * pages), else fresh memory with 1/64 of room, so that the next patches' images (each
+	 * a little bigger) fit in this one when it comes back as the spare. */
+	uint8_t *ni = NULL;
+	if (p->spare != NULL && malloc_usable_size(p->spare) >= off) {
+		ni = p->spare;
+		p->spare = NULL;
+	} else {
+		free(p->spare);
+		p->spare = NULL;
+		size_t room = off >= P53_BIGMEM_MIN ? off / 64 : 0;
+		ni = malloc(off + room);
+		if (ni == NULL)
+			return decline(why, wl, "out of memory");
+		p53_bigmem_advise(ni, off + room);
+	}
 	const uint8_t *oi = img;
 	memcpy(ni, &nh, sizeof(nh));
 	memset(ni + sizeof(nh), 0, nh.zones_off - sizeof(nh));

@@ -35,8 +35,9 @@
  *                 records are read out of img and the diff applied to them alone (O(diff);
  *                 a diff that does not apply declines, with p53_ixfr_apply_inplace's reason)
  * @param spare    NULL, or a malloc'd buffer (any size, any content) that is taken: the new
- *                 image is written into it (realloc'd to size; pages already faulted in
- *                 cost no zeroing), or it is freed
+ *                 image is written into it when it fits (pages already faulted in cost no
+ *                 zeroing), else it is freed (a fresh image gets 1/64 of room from 4 MiB on,
+ *                 so that it fits the next patches' images as their spare)
  * @param len      set to the new image's size
  * @param why      on NULL return: why it declined (the caller compiles in full)
  * @return malloc'd image (generation not set: the publish sets it), or NULL.
