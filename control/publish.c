@@ -383,6 +383,18 @@ int p53_dataplane_publish(struct p53_dataplane *dp, void *img, size_t len,
 		p53_err("publish: %s", err);
 		return -1;
 	}
+	/* After the grace period nobody reads the old image: the one a replica adopted (malloc'd)
+	 * may be kept as the next patch's spare instead of going back to the kernel. */
+	free(dp->spare);
+	dp->spare = NULL;
+	if (dp->keep_spare) {
+		for (unsigned int i = 0; i < n && dp->spare == NULL; i++) {
+			if (old[i] != NULL && old[i]->image_malloced && old[i]->image_len >= P53_SPARE_MIN) {
+				dp->spare = (void *)(uintptr_t)old[i]->image;
+				old[i]->image = NULL; /* image_free(NULL) frees nothing */
+			}
+		}
+	}
 	free_set(old, n);
 	/* The control thread reads zone facts from worker 0's replica: it is the only thread
 	 * that frees replicas, so that one stays valid until the next publish. Keeping no copy
@@ -392,6 +404,14 @@ int p53_dataplane_publish(struct p53_dataplane *dp, void *img, size_t len,
 	dp->image = fresh[0]->image;
 	dp->image_len = len;
 	return 0;
+}
+
+void *p53_dataplane_spare_take(struct p53_dataplane *dp)
+{
+	void *p = dp->spare;
+
+	dp->spare = NULL;
+	return p;
 }
 
 void p53_dataplane_fini(struct p53_dataplane *dp)
@@ -404,6 +424,8 @@ void p53_dataplane_fini(struct p53_dataplane *dp)
 	}
 	free_set(set, dp->n_workers);
 	free_set(dp->limbo, dp->n_workers);
+	free(dp->spare);
+	dp->spare = NULL;
 	rte_free(dp->qsbr);
 	dp->qsbr = NULL;
 	dp->image = NULL;

@@ -14,6 +14,7 @@
 #ifndef P53_DATAPLANE_H
 #define P53_DATAPLANE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -51,6 +52,12 @@ struct p53_dataplane {
 	uint16_t payload_limit;
 	char payload_why[160];
 	uint16_t payload_warned;        /* configured value last warned about, 0 for none */
+	/* The previous image, kept (malloc'd, its pages faulted in) for the next IXFR patch to
+	 * write into instead of fresh pages (control/xfr/update.c): only while images are
+	 * patched (keep_spare, set by the caller per publish) and only from P53_SPARE_MIN bytes
+	 * on. One image of standing memory (docs/OPERATIONS.md). */
+	void *spare;
+	bool keep_spare;
 	uint64_t reloads_ok;
 	uint64_t reloads_failed;
 	double last_reload_ms;          /* compile + publish time of the last good reload */
@@ -104,5 +111,11 @@ void p53_dataplane_poll(struct p53_dataplane *dp);
 
 /** Free every replica and the RCU variable; the workers must have stopped. */
 void p53_dataplane_fini(struct p53_dataplane *dp);
+
+/** Images from this size on leave a spare behind (dp->keep_spare). */
+#define P53_SPARE_MIN ((size_t)32 << 20)
+
+/** The spare image (see struct p53_dataplane), taken by the caller (free() it), or NULL. */
+void *p53_dataplane_spare_take(struct p53_dataplane *dp);
 
 #endif /* P53_DATAPLANE_H */

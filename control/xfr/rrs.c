@@ -509,30 +509,39 @@ int p53_image_zones_rrs(const void *img, struct p53_rrs **out)
 		struct p53_rrs *r = out[nd->zone];
 		if (r == NULL || p53_image_zone(img, nd->zone)->rcode != 0)
 			continue;
-		/* In the compiler's order (control/zone/image_build.c, sort_recs), so compiling
-		 * them again sorts almost nothing: the node's RRsets by type, with every RRSIG
-		 * where type 46 goes, in the order of the types they cover (those that cover no
-		 * RRset of the node, kept as an RRset of type 46, where that RRset is). A steered RRset
-		 * comes from the config (steering:), not from the zone's content: every compile
-		 * adds it again (p53_steer_extras_attach). */
-		uint32_t end = (uint32_t)nd->rrsets + nd->n_rrsets;
-		for (int part = 0; part < 3; part++) {
-			for (uint32_t i = nd->rrsets; i < end; i++) {
-				const struct p53_image_rrset *rs = p53_image_rrset(img, i);
-				if (rs->flags & P53_RRSET_STEERED)
-					continue;
-				int rc = 0;
-				if (part == 0 && rs->type < 46)
-					rc = rrset_out(r, img, nd, rs, 0);
-				else if (part == 1 && rs->sig_count > 0)
-					rc = rrset_out(r, img, nd, rs, 1);
-				else if (part == 1 && rs->type == 46) /* RRSIGs covering no RRset */
-					rc = rrset_out(r, img, nd, rs, 0);
-				else if (part == 2 && rs->type > 46)
-					rc = rrset_out(r, img, nd, rs, 0);
-				if (rc != 0)
-					return -1;
-			}
+		if (p53_image_node_rrs(img, n, r) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+int p53_image_node_rrs(const void *img, uint32_t n, struct p53_rrs *r)
+{
+	const struct p53_image_node *nd = p53_image_node(img, n);
+
+	/* In the compiler's order (control/zone/image_build.c, sort_recs), so compiling
+	 * them again sorts almost nothing: the node's RRsets by type, with every RRSIG
+	 * where type 46 goes, in the order of the types they cover (those that cover no
+	 * RRset of the node, kept as an RRset of type 46, where that RRset is). A steered RRset
+	 * comes from the config (steering:), not from the zone's content: every compile
+	 * adds it again (p53_steer_extras_attach). */
+	uint32_t end = (uint32_t)nd->rrsets + nd->n_rrsets;
+	for (int part = 0; part < 3; part++) {
+		for (uint32_t i = nd->rrsets; i < end; i++) {
+			const struct p53_image_rrset *rs = p53_image_rrset(img, i);
+			if (rs->flags & P53_RRSET_STEERED)
+				continue;
+			int rc = 0;
+			if (part == 0 && rs->type < 46)
+				rc = rrset_out(r, img, nd, rs, 0);
+			else if (part == 1 && rs->sig_count > 0)
+				rc = rrset_out(r, img, nd, rs, 1);
+			else if (part == 1 && rs->type == 46) /* RRSIGs covering no RRset */
+				rc = rrset_out(r, img, nd, rs, 0);
+			else if (part == 2 && rs->type > 46)
+				rc = rrset_out(r, img, nd, rs, 0);
+			if (rc != 0)
+				return -1;
 		}
 	}
 	return 0;

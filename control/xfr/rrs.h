@@ -118,4 +118,12 @@ int p53_ixfr_apply(const struct p53_rrs *base, const struct p53_ixfr *d, struct 
  */
 int p53_image_zones_rrs(const void *img, struct p53_rrs **out);
 
+/**
+ * One node's records out of an image (node index n), appended to *out as
+ * p53_image_zones_rrs() gives them (its steered RRsets left out; the caller checks the node's
+ * zone has data).
+ * @return 0 or -1 (out of memory).
+ */
+int p53_image_node_rrs(const void *img, uint32_t n, struct p53_rrs *out);
+
 #endif /* P53_XFR_RRS_H */

@@ -367,6 +367,8 @@ static void prepare(struct p53_daemon *d, struct p53_zone_update *up)
 		return;
 	if (up->kind == P53_UPDATE_FULL) {
 		p53_rrs_move(&up->result, &up->rrs);
+	} else if (up->lazy) {
+		return; /* the patch tries first; made in full only if it declines (materialize) */
 	} else {
 		/* The zone's records once, the differences applied to them where they are. */
 		if (diff_base(d, z, &up->result, up->err, sizeof(up->err)) != 0 ||
@@ -402,6 +404,23 @@ static void prepare(struct p53_daemon *d, struct p53_zone_update *up)
 	}
 }
 
+/* The patch declined: the zone's new records of a lazy DIFF made now, as prepare() makes
+ * them for any other (its checks and errors the same). Returns how many updates are left
+ * to publish. */
+static size_t materialize(struct p53_daemon *d, struct p53_zone_update *u, size_t n)
+{
+	size_t live = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (u[i].rc == 0 && u[i].lazy) {
+			u[i].lazy = false;
+			prepare(d, &u[i]);
+		}
+		live += u[i].rc == 0;
+	}
+	return live;
+}
+
 /* Where an update's time went, for the log (docs/BENCHMARKS.md, zone transfers). */
 struct timing {
 	uint64_t compile, publish;      /* TSC ticks */
@@ -430,7 +449,8 @@ static void *try_patch(struct p53_daemon *d, struct p53_zone_update *u, size_t n
 	    d->dp.image == NULL)
 		return NULL;
 	void *img = p53_image_patch(d->dp.image, one->z->apex, one->z->apex_len, one->diff,
-				    &one->result, len, why, sizeof(why));
+				    one->lazy ? NULL : &one->result, p53_dataplane_spare_take(&d->dp),
+				    len, why, sizeof(why));
 	if (img != NULL) {
 		d->xfr->ixfr_patched++;
 		one->z->ixfr_patched++;
@@ -452,10 +472,17 @@ static int publish(struct p53_daemon *d, struct p53_zone_update *u, size_t n, ch
 	uint64_t t0 = rte_rdtsc();
 	double c0 = thread_cpu_ms();
 	void *img = try_patch(d, u, n, &len);
-	if (img == NULL)
+	if (img == NULL) {
+		if (materialize(d, u, n) == 0) {
+			/* The lazy DIFF did not apply: its own error (rc -1), nothing published. */
+			tm->compile += rte_rdtsc() - t0;
+			tm->compile_cpu += thread_cpu_ms() - c0;
+			return 1;
+		}
 		img = p53_xfr_compile(d->xfr, &d->cfg, d->dp.image, u, n, &len, err, errlen, NULL, NULL);
-	else
+	} else {
 		tm->patched = true;
+	}
 	uint64_t t1 = rte_rdtsc();
 	double c1 = thread_cpu_ms();
 
@@ -463,12 +490,17 @@ static int publish(struct p53_daemon *d, struct p53_zone_update *u, size_t n, ch
 	tm->compile_cpu += c1 - c0;
 	if (img == NULL)
 		return -1;
-	/* The publish takes the image, published or not. */
+	/* The publish takes the image, published or not. A patched image keeps the one it
+	 * replaces as the next patch's spare; a compiled one frees it. */
+	d->dp.keep_spare = tm->patched;
 	int rc = p53_dataplane_publish(&d->dp, img, len, &d->cfg, err, errlen);
+	d->dp.keep_spare = false;
 	if (rc != 0 && tm->patched) {
 		/* Never expected (the patch keeps what the publish checks): compile in full. */
 		p53_warn("xfr: a patched image was not published (%s); compiling in full", err);
 		tm->patched = false;
+		if (materialize(d, u, n) == 0)
+			return -1;
 		img = p53_xfr_compile(d->xfr, &d->cfg, d->dp.image, u, n, &len, err, errlen, NULL, NULL);
 		rc = img != NULL ? p53_dataplane_publish(&d->dp, img, len, &d->cfg, err, errlen) : -1;
 	}
@@ -486,6 +518,12 @@ size_t p53_zones_update(struct p53_daemon *d, struct p53_zone_update *u, size_t 
 	size_t ok = 0, live = 0;
 	struct timing tm = { 0 };
 
+	/* One DIFF alone (what try_patch can patch): its records are not made unless the patch
+	 * declines; nothing else needs them (the journal takes the diff, the disk copy when due
+	 * reads the running image, serving reads the image and the journal). */
+	if (n == 1 && u[0].kind == P53_UPDATE_DIFF && u[0].diff != NULL && !u[0].z->is_catalog &&
+	    d->dp.image != NULL)
+		u[0].lazy = true;
 	for (size_t i = 0; i < n; i++) {
 		prepare(d, &u[i]);
 		live += u[i].rc == 0;

@@ -150,16 +150,21 @@ struct p53_zone_update {
 	/* out */
 	int rc;                         /* 0 published, -1 not (err) */
 	char err[600];
-	struct p53_rrs result;          /* FULL/DIFF: the zone's new records (for its disk copy) */
+	struct p53_rrs result;          /* FULL/DIFF: the zone's new records (for its disk copy);
+					 * empty for a DIFF patched into the image without them
+					 * (lazy: the disk copy, when due, reads the image) */
+	bool lazy;                      /* DIFF: result not made (yet): see p53_zones_update */
 };
 
 /**
- * Apply zone updates: the ONE way new zone content reaches the workers. Today: for a DIFF,
- * read the zone's records out of the running image and apply the differences in place
- * (p53_ixfr_apply_inplace); then recompile the whole image with the new content and publish
- * it like a reload, all or nothing (a batch that fails is retried one update at a time, so one bad
- * zone does not hold the others back). Phase 2 (per-zone images) patches each zone's image
- * in O(diff) here instead, and callers do not change.
+ * Apply zone updates: the ONE way new zone content reaches the workers. A DIFF alone in the
+ * call (not a catalog's) is first patched into the running image without reading the zone's
+ * records out of it (control/zone/image_patch.c reads the touched owners only; result stays
+ * empty). Otherwise, and when the patch declines: for a DIFF, read the zone's records out of
+ * the running image and apply the differences in place (p53_ixfr_apply_inplace); then
+ * recompile the whole image with the new content and publish it like a reload, all or
+ * nothing (a batch that fails is retried one update at a time, so one bad zone does not hold
+ * the others back).
  * Control thread only. @return the number of updates published.
  */
 size_t p53_zones_update(struct p53_daemon *d, struct p53_zone_update *u, size_t n);

@@ -17,6 +17,7 @@
  * What the old bytes held becomes garbage, counted in p53_image_hdr.pad (KiB).
  */
 #include <errno.h>
+#include <malloc.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -283,6 +284,8 @@ struct patch {
 	struct moved *mv;
 	size_t n_mv, mv_cap;
 	struct p53_rrs mini;
+	struct p53_rrs own;             /* result NULL: the touched names' records after the diff */
+	void *spare;                    /* a malloc'd buffer the new image may reuse */
 	void *mimg;
 };
 
@@ -413,6 +416,23 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 					 P53_NODE_GLUE | P53_NODE_NSEC3) || pd->occluder != P53_NONE)
 				return decline(why, wl, "%s is new below a cut, CNAME, DNAME or wildcard", txt);
 		}
+	}
+
+	/* Without the zone's new content: the touched names' records read out of the image and
+	 * the differences applied to them alone (every record the steps delete or add is at a
+	 * touched name, so the same checks hold: a deletion of a record the zone lacks, steps
+	 * that do not chain from the served SOA; any failure declines, and the caller's full
+	 * path reports it). */
+	if (result == NULL) {
+		for (size_t i = 0; i < p->n_t; i++)
+			if (p->t[i].old != P53_NONE &&
+			    p53_image_node_rrs(img, p->t[i].old, &p->own) != 0)
+				return decline(why, wl, "out of memory");
+		if (p53_ixfr_apply_inplace(&p->own, diff, err, sizeof(err)) != 0)
+			return decline(why, wl, "the differences do not apply: %s", err);
+		if (p53_rrs_soa_serial(&p->own) < 0)
+			return decline(why, wl, "the new content has no SOA");
+		result = &p->own;
 	}
 
 	/* The touched names' records in the new content, compiled alone. */
@@ -787,10 +807,23 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 	if (off > UINT32_MAX)
 		return decline(why, wl, "the image would pass the 4 GiB format limit");
 
-	uint8_t *ni = malloc(off);
-	if (ni == NULL)
-		return decline(why, wl, "out of memory");
-	p53_bigmem_advise(ni, off);
+	/* Into the spare when it is big enough (its pages are there already: no fresh pages for
+	 * the kernel to fault in and zero; never realloc'd: a moved mapping loses its huge
+	 * pages), else fresh memory with 1/64 of room, so that the next patches' images (each
+	 * a little bigger) fit in this one when it comes back as the spare. */
+	uint8_t *ni = NULL;
+	if (p->spare != NULL && malloc_usable_size(p->spare) >= off) {
+		ni = p->spare;
+		p->spare = NULL;
+	} else {
+		free(p->spare);
+		p->spare = NULL;
+		size_t room = off >= P53_BIGMEM_MIN ? off / 64 : 0;
+		ni = malloc(off + room);
+		if (ni == NULL)
+			return decline(why, wl, "out of memory");
+		p53_bigmem_advise(ni, off + room);
+	}
 	const uint8_t *oi = img;
 	memcpy(ni, &nh, sizeof(nh));
 	memset(ni + sizeof(nh), 0, nh.zones_off - sizeof(nh));
@@ -895,10 +928,10 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 }
 
 void *p53_image_patch(const void *img, const uint8_t *apex, size_t apex_len,
-		      const struct p53_ixfr *diff, const struct p53_rrs *result, size_t *len,
-		      char *why, size_t whylen)
+		      const struct p53_ixfr *diff, const struct p53_rrs *result, void *spare,
+		      size_t *len, char *why, size_t whylen)
 {
-	struct patch p = { 0 };
+	struct patch p = { .spare = spare };
 	void *ni;
 
 	why[0] = '\0';
@@ -911,6 +944,8 @@ void *p53_image_patch(const void *img, const uint8_t *apex, size_t apex_len,
 	free(p.nadds);
 	free(p.mv);
 	p53_rrs_free(&p.mini);
+	p53_rrs_free(&p.own);
+	free(p.spare);
 	free(p.mimg);
 	return ni;
 }

@@ -31,13 +31,19 @@
  * @param img      the running image (left as it is)
  * @param apex     the zone's canonical apex name, apex_len bytes
  * @param diff     the IXFR steps: only the owners they name are looked at
- * @param result   the zone's records after the diff
+ * @param result   the zone's records after the diff, or NULL: then the touched owners'
+ *                 records are read out of img and the diff applied to them alone (O(diff);
+ *                 a diff that does not apply declines, with p53_ixfr_apply_inplace's reason)
+ * @param spare    NULL, or a malloc'd buffer (any size, any content) that is taken: the new
+ *                 image is written into it when it fits (pages already faulted in cost no
+ *                 zeroing), else it is freed (a fresh image gets 1/64 of room from 4 MiB on,
+ *                 so that it fits the next patches' images as their spare)
  * @param len      set to the new image's size
  * @param why      on NULL return: why it declined (the caller compiles in full)
  * @return malloc'd image (generation not set: the publish sets it), or NULL.
  */
 void *p53_image_patch(const void *img, const uint8_t *apex, size_t apex_len,
-		      const struct p53_ixfr *diff, const struct p53_rrs *result, size_t *len,
-		      char *why, size_t whylen);
+		      const struct p53_ixfr *diff, const struct p53_rrs *result, void *spare,
+		      size_t *len, char *why, size_t whylen);
 
 #endif /* P53_IMAGE_PATCH_H */

@@ -18,7 +18,12 @@
  * mode=compile as above, and mode=patch: the same extract and apply, then the image patched
  * (p53_image_patch, control/zone/image_patch.c: what pop53d does for an IXFR it can patch)
  * instead of compiled; its compile_ms is the patch's time. The patched image must pass
- * p53_image_check and serve the new serial and record count, else exit 1.
+ * p53_image_check and serve the new serial and record count, else exit 1. mode=patch-lazy:
+ * what pop53d does for an IXFR alone: no extract and no apply of the whole zone, the image
+ * patched from the diff alone (p53_image_patch with no result: it reads the touched owners'
+ * records out of the image and applies the diff to them); its extract_ms and apply_ms are 0.
+ * mode=patch-spare: patch-lazy writing each run's image into the previous run's (pop53d's
+ * spare image, control/publish.c; the first run writes fresh memory): no fresh pages.
  *
  * Usage: p53-ixfr-apply ZONEFILE [RUNS]      (the zone is big.test.; RUNS default 5)
  * Prints one line of key=value per mode: records, the medians of extract_ms, apply_ms,
@@ -182,7 +187,9 @@ static int make_diff(const struct p53_rrs *base, struct p53_ixfr *d)
 	return 0;
 }
 
-/* One mode's runs (0: compile, 1: patch), in a forked child. */
+static const char *const mode_name[] = { "compile", "patch", "patch-lazy", "patch-spare" };
+
+/* One mode's runs (0: compile, 1: patch, 2: patch-lazy, 3: patch-spare), in a forked child. */
 static int run(const void *img, size_t len, const struct p53_ixfr *d, int runs, int patch)
 {
 	char err[1024];
@@ -193,17 +200,18 @@ static int run(const void *img, size_t len, const struct p53_ixfr *d, int runs, 
 
 	double ex[100], ap[100], co[100], to[100], cp[100], cc[100];
 	uint32_t after = 0;
+	void *spare = NULL;
 	for (int r = 0; r < runs; r++) {
 		struct p53_rrs zone = { 0 };
 		struct p53_rrs *w[1] = { &zone };
 		size_t nlen = 0;
 		double c0 = cpu_ms(), t0 = now_ms();
-		if (p53_image_zones_rrs(img, w) != 0) {
+		if (patch < 2 && p53_image_zones_rrs(img, w) != 0) {
 			fprintf(stderr, "p53-ixfr-apply: out of memory\n");
 			return 1;
 		}
 		double t1 = now_ms();
-		if (p53_ixfr_apply_inplace(&zone, d, err, sizeof(err)) != 0) {
+		if (patch < 2 && p53_ixfr_apply_inplace(&zone, d, err, sizeof(err)) != 0) {
 			fprintf(stderr, "p53-ixfr-apply: %s\n", err);
 			return 1;
 		}
@@ -212,14 +220,16 @@ static int run(const void *img, size_t len, const struct p53_ixfr *d, int runs, 
 					   .rrs = zone.buf, .rrs_len = zone.len,
 					   .flags = P53_ZONE_SECONDARY };
 		void *ni;
+		spare = patch == 3 ? spare : NULL;
 		if (patch)
-			ni = p53_image_patch(img, apex, al, d, &zone, &nlen, err, sizeof(err));
+			ni = p53_image_patch(img, apex, al, d, patch >= 2 ? NULL : &zone, spare, &nlen,
+					     err, sizeof(err));
 		else
 			ni = p53_image_build(&s2, 1, &nlen, err, sizeof(err), NULL, NULL);
 		double t3 = now_ms(), c3 = cpu_ms();
 		const char *why = NULL;
 		if (ni == NULL || (patch && p53_image_check(ni, nlen, &why) != 0)) {
-			fprintf(stderr, "p53-ixfr-apply: %s: %s\n", patch ? "patch" : "compile",
+			fprintf(stderr, "p53-ixfr-apply: %s: %s\n", mode_name[patch],
 				ni == NULL ? err : why);
 			return 1;
 		}
@@ -230,7 +240,10 @@ static int run(const void *img, size_t len, const struct p53_ixfr *d, int runs, 
 			return 1;
 		}
 		len = nlen;
-		free(ni);
+		if (patch == 3)
+			spare = ni; /* the next run writes into this one (pop53d's spare image) */
+		else
+			free(ni);
 		p53_rrs_free(&zone);
 		ex[r] = t1 - t0;
 		ap[r] = t2 - t1;
@@ -241,9 +254,10 @@ static int run(const void *img, size_t len, const struct p53_ixfr *d, int runs, 
 	}
 	struct rusage ru;
 	getrusage(RUSAGE_SELF, &ru);
+	free(spare);
 	printf("mode=%s records=%u records_after=%u runs=%d extract_ms=%.1f apply_ms=%.1f "
 	       "compile_ms=%.1f compile_cpu_ms=%.1f total_ms=%.1f total_cpu_ms=%.1f image_bytes=%zu "
-	       "peak_rss_kb=%ld rss_growth_kb=%ld\n", patch ? "patch" : "compile", records, after,
+	       "peak_rss_kb=%ld rss_growth_kb=%ld\n", mode_name[patch], records, after,
 	       runs, median(ex, runs), median(ap, runs), median(co, runs), median(cc, runs),
 	       median(to, runs), median(cp, runs), len, ru.ru_maxrss, ru.ru_maxrss - base_kb);
 	fflush(stdout);
@@ -289,7 +303,7 @@ int main(int argc, char **argv)
 
 	malloc_trim(0);
 	fflush(stdout);
-	for (int mode = 0; mode < 2; mode++) {
+	for (int mode = 0; mode < 4; mode++) {
 		pid_t pid = fork();
 		if (pid < 0)
 			return 1;

@@ -3,9 +3,11 @@
 # size, with pop53d as the secondary of a knotd hidden primary. See docs/BENCHMARKS.md
 # (section "Zone transfers").
 #
-# Usage: scripts/bench/xfr.sh [--records "N ..."] [--notifies N] [--no-write]
+# Usage: scripts/bench/xfr.sh [--records "N ..."] [--notifies N] [--ixfrs N] [--no-write]
 #   --records   big.test sizes (scripts/bench/genzone.py), default "100000 1000000"
 #   --notifies  one-record changes of a small zone measured for the latency, default 10
+#   --ixfrs     IXFRs of 100 changes per size, one row each, default 1 (the second on
+#               writes into the spare image the first left, control/publish.c)
 #   --no-write  print the section, leave docs/BENCHMARKS.md alone
 # Environment: BUILD (meson build dir, default build), CACHE (generated zones, default
 # /tmp/pop53-bigzone, shared with bigzone.sh and reload.sh).
@@ -24,6 +26,7 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 BUILD=${BUILD:-$ROOT/build}
 SIZES="100000 1000000"
 NOTIFIES=10
+IXFRS=1
 WRITE=1
 ORIG_ARGS="$*"
 CACHE=${CACHE:-/tmp/pop53-bigzone}
@@ -33,6 +36,7 @@ while [ $# -gt 0 ]; do
 	case "$1" in
 		--records) SIZES=${2:?}; shift 2 ;;
 		--notifies) NOTIFIES=${2:?}; shift 2 ;;
+		--ixfrs) IXFRS=${2:?}; shift 2 ;;
 		--no-write) WRITE=0; shift ;;
 		-h | --help) usage 0 ;;
 		*) echo "xfr.sh: unknown argument '$1'" >&2; usage 2 ;;
@@ -103,20 +107,28 @@ for n in $SIZES; do
 	# Let the disk copy be written and memory settle.
 	wait_for 300 sh -c "[ -s $TMP/xfr/big.test.zone ] && ! $BUILD/control/pop53ctl -s $TMP/control.sock --json zone status big.test | grep -q '\"busy\": *true'"
 	sleep 2
+	for round in $(seq 1 "$IXFRS"); do
 	mem0=$(mem_kb)
 	echo 5 >"/proc/$POP53_PID/clear_refs"
 	( peak=0; while kill -0 "$POP53_PID" 2>/dev/null; do m=$(mem_kb); [ "${m:-0}" -gt "$peak" ] && { peak=$m; echo "$peak" >"$TMP/peak"; }; sleep 0.02; done ) &
 	sampler=$!
 	knotc zone-begin big.test >/dev/null
-	for i in $(seq 1 50); do knotc zone-set big.test "added$i.region0" 3600 A "198.18.0.$i" >/dev/null; done
-	for i in $(seq 100 124); do knotc zone-unset big.test "$(printf 'host%06d.region%d' "$i" $((i % 128)))" A >/dev/null; done
+	if [ "$round" -eq 1 ]; then
+		for i in $(seq 1 50); do knotc zone-set big.test "added$i.region0" 3600 A "198.18.0.$i" >/dev/null; done
+		for i in $(seq 100 124); do knotc zone-unset big.test "$(printf 'host%06d.region%d' "$i" $((i % 128)))" A >/dev/null; done
+	else
+		# Later rounds: 50 new names, 25 of the previous round's names go.
+		for i in $(seq 1 50); do knotc zone-set big.test "r${round}added$i.region0" 3600 A "198.18.$round.$i" >/dev/null; done
+		p=$([ "$round" -eq 2 ] && echo "" || echo "r$((round - 1))")
+		for i in $(seq 1 25); do knotc zone-unset big.test "${p}added$i.region0" A >/dev/null; done
+	fi
 	for i in $(seq 200 224); do
 		h=$(printf 'host%06d.region%d' "$i" $((i % 128)))
 		knotc zone-unset big.test "$h" A >/dev/null
-		knotc zone-set big.test "$h" 3600 A "198.18.1.$((i - 200))" >/dev/null
+		knotc zone-set big.test "$h" 3600 A "198.18.$((100 + round)).$((i - 200))" >/dev/null
 	done
 	knotc zone-commit big.test >/dev/null
-	served=$(wait_serial big.test $((serial + 1)) 120)
+	served=$(wait_serial big.test $((serial + round)) 120)
 	sleep 1
 	kill "$sampler" 2>/dev/null; wait "$sampler" 2>/dev/null
 	hwm=$(awk '$1 == "VmHWM:" { print $2 }' "/proc/$POP53_PID/status")
@@ -127,6 +139,7 @@ for n in $SIZES; do
 	res=$(jget last_transfer.result <<<"$js")
 	img=$(jget last_ixfr_image <<<"$js")
 	[ -z "$img" ] || res="$res; image $img"
+	[ "$IXFRS" -eq 1 ] || res="IXFR $round of $IXFRS: $res"
 	bench_log "$(grep 'xfr: published' "$TMP/pop53d.log" | tail -1)"
 	n2s=$(jget notify_to_served_ms <<<"$js")
 	recs=$(awk '{ s += $2 } END { print s }' "$zone.counts" 2>/dev/null)
@@ -134,6 +147,7 @@ for n in $SIZES; do
 		"$(bench_fmt_int "$n")" "$axfr_res" "$(echo "$axfr_wall / 1000" | bc -l)" "$served" \
 		"$n2s" "$res" "$(echo "$mem0 / 1024" | bc -l)" "$(echo "$peak / 1024" | bc -l)" \
 		"$(echo "($peak - $mem0) / 1024" | bc -l)" | tee -a "$ROWS"
+	done
 	: "$recs"
 	stop_pop53 >/dev/null
 done

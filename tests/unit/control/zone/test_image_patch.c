@@ -9,6 +9,7 @@
  * passes p53_image_check() and reads back (p53_image_zones_rrs) to the same records. Diffs
  * the patch declines are compiled in full (as pop53d does), and both outcomes must occur.
  */
+#include <malloc.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -413,6 +414,13 @@ static void chain(struct p53_zone_src *srcs, size_t n_src, uint32_t z, const cha
 		zone_rrs(img, z, &base);
 		random_diff(&base, apex, al, &d, simple || (i & 1));
 		if (p53_ixfr_apply(&base, &d, &result, err, sizeof(err)) != 0) {
+			/* Without the zone's records the patch never serves such a diff: it declines
+			 * (the same fault, or an earlier reason). */
+			char why0[512];
+			size_t l0 = 0;
+			assert_null(p53_image_patch(img, apex, al, &d, NULL, NULL, &l0, why0, sizeof(why0)));
+			if (getenv("P53_PATCH_WHY") != NULL)
+				print_message("does not apply; declined: %s\n", why0);
 			p53_rrs_free(&base);
 			p53_ixfr_free(&d);
 			continue;
@@ -435,7 +443,26 @@ static void chain(struct p53_zone_src *srcs, size_t n_src, uint32_t z, const cha
 		size_t flen = 0, plen = 0;
 		void *fresh = p53_image_build(s2, n_src, &flen, err, sizeof(err), quiet, NULL);
 		char why[512];
-		void *patched = p53_image_patch(img, apex, al, &d, &result, &plen, why, sizeof(why));
+		void *patched = p53_image_patch(img, apex, al, &d, &result, NULL, &plen, why, sizeof(why));
+		/* Without the zone's new content (what pop53d does for an IXFR alone): the very
+		 * same image, or the same refusal. */
+		char why_l[512];
+		size_t llen = 0;
+		/* ... written into a spare full of other bytes (none of them may show). */
+		void *spare = malloc(4096 + (size_t)rnd(4096));
+		assert_non_null(spare);
+		memset(spare, 0x5a, malloc_usable_size(spare));
+		void *lazy = p53_image_patch(img, apex, al, &d, NULL, spare, &llen, why_l,
+					     sizeof(why_l));
+		if (patched == NULL) {
+			assert_null(lazy);
+			assert_string_equal(why_l, why);
+		} else {
+			assert_non_null(lazy);
+			assert_int_equal(llen, plen);
+			assert_memory_equal(lazy, patched, plen);
+		}
+		free(lazy);
 		if (fresh == NULL) {
 			/* Content a full compile rejects is never served by a patch either. */
 			if (patched != NULL)
@@ -575,7 +602,9 @@ static void test_signed_declined(void **state)
 	rng = 3;
 	random_diff(&base, apex, al, &d, 1);
 	assert_int_equal(p53_ixfr_apply(&base, &d, &result, err, sizeof(err)), 0);
-	assert_null(p53_image_patch(img, apex, al, &d, &result, &plen, why, sizeof(why)));
+	assert_null(p53_image_patch(img, apex, al, &d, &result, NULL, &plen, why, sizeof(why)));
+	assert_non_null(strstr(why, "signed"));
+	assert_null(p53_image_patch(img, apex, al, &d, NULL, NULL, &plen, why, sizeof(why)));
 	assert_non_null(strstr(why, "signed"));
 	p53_rrs_free(&base);
 	p53_rrs_free(&result);
