@@ -820,61 +820,6 @@ static inline uint32_t encloser(const void *img, const struct p53_query *q)
 	return P53_NONE;
 }
 
-/*
- * answer.c steered() for an RRset owned by the query name: the variant the published table
- * picks for the client (the ECS address when SOURCE PREFIX-LENGTH is above 0, else the
- * packet's source; RFC 7871 §7.1.2), its records (and with DO=1 its RRSIGs) pre-encoded with
- * the owner pointer C0 0C, written in one memcpy as put_rrset_rd() writes them; with no table
- * or no steered record there, the image's RRset (every target), as answer.c. Returns the new
- * position, or 0 to decline (it does not fit: TC is the general path's). *an: the records;
- * *scope: the ECS scope (0 when the client is the source of a query with ECS source 0).
- */
-static __attribute__((noinline)) uint16_t steered(const void *img, const struct p53_answer_conf *conf,
-						  const struct p53_query *q,
-						  const struct p53_image_rrset *rs, uint8_t *msg,
-						  uint16_t pos, uint16_t limit, int dnssec,
-						  const uint8_t *ecs, uint16_t *an, uint8_t *scope)
-{
-	const void *t = __atomic_load_n(conf->steer, __ATOMIC_ACQUIRE);
-	const struct p53_steer_rec *r = t != NULL ?
-		p53_steer_find(t, q->lname, q->qname_len, q->hash, q->qtype) : NULL;
-	const uint8_t *rd = p53_image_rdata(img, rs);
-	uint32_t len = rs->rdata_len + (dnssec ? rs->sig_len : 0u);
-
-	if (r != NULL) {
-		uint8_t ea[16];
-		const uint8_t *ca;
-		int v6, src0 = 0;
-		const struct p53_steer_variant *v;
-		/* The ECS data was validated by the parser (edns_opt.c): FAMILY 1 or 2, ADDRESS
-		 * ceil(SOURCE / 8) bytes, nothing set past SOURCE. The packet's source is read in
-		 * place (4 or 16 bytes). */
-		if (ecs != NULL && ecs[2] > 0) {
-			memset(ea, 0, sizeof(ea));
-			memcpy(ea, ecs + 4, (ecs[2] + 7u) / 8u);
-			v6 = p53_get16(ecs) == P53_ECS_FAMILY_IPV6;
-			ca = ea;
-		} else {
-			src0 = ecs != NULL;
-			v6 = q->src_v6;
-			ca = q->src;
-		}
-		if (ca != NULL)
-			v = p53_steer_pick_addr(t, r, v6, ca, scope);
-		else
-			v = p53_steer_pick(t, r, NULL, scope);
-		if (src0)
-			*scope = 0;
-		rd = p53_steer_rdata(t, v);
-		len = v->rdata_len + (dnssec ? v->sig_len : 0u);
-		*an = (uint16_t)(v->count + (dnssec ? v->sig_count : 0u));
-	}
-	if (rs->adds != P53_NONE || (uint32_t)pos + len > limit)
-		return 0;
-	memcpy(msg + pos, rd, len);
-	return (uint16_t)(pos + len);
-}
-
 /* memcpy() for records: 16..32 bytes (one A, AAAA or a pair) in two overlapping 16-byte moves
  * inline instead of a call. */
 static inline __attribute__((always_inline)) void copy_rrs(uint8_t *d, const uint8_t *s, uint32_t len)
@@ -885,6 +830,68 @@ static inline __attribute__((always_inline)) void copy_rrs(uint8_t *d, const uin
 		return;
 	}
 	memcpy(d, s, len);
+}
+
+/*
+ * answer.c steered() for an RRset owned by the query name: the variant the published table
+ * picks for the client (the ECS address when SOURCE PREFIX-LENGTH is above 0, else the
+ * packet's source; RFC 7871 §7.1.2), its records (and with DO=1 its RRSIGs) pre-encoded with
+ * the owner pointer C0 0C, written in one memcpy as put_rrset_rd() writes them; with no table
+ * or no steered record there, the image's RRset (every target), as answer.c. Returns the new
+ * position in the low 16 bits (0 to decline: it does not fit, TC is the general path's) and,
+ * for a variant written without ECS, STEER_SUM with above it the sum of what it wrote: its
+ * records' (steer.h) and the OPT's (`ours`); the image's RRset or an ECS echo: summed by the
+ * reply. One return value: the caller keeps its sum in a register. *an: the records;
+ * *scope: the ECS scope (0 when the client is the source of a query with ECS source 0).
+ */
+#define STEER_SUM (1ull << 16)
+static __attribute__((noinline)) uint64_t steered(const void *img, const struct p53_answer_conf *conf,
+						  const struct p53_query *q,
+						  const struct p53_image_rrset *rs, uint8_t *msg,
+						  uint16_t pos, uint16_t limit, int dnssec,
+						  const uint8_t *ecs, uint16_t *an, uint8_t *scope,
+						  uint16_t ours)
+{
+	uint64_t sum = 0;
+	const void *t = __atomic_load_n(conf->steer, __ATOMIC_ACQUIRE);
+	const struct p53_steer_rec *r = t != NULL ?
+		p53_steer_find(t, q->lname, q->qname_len, q->hash, q->qtype) : NULL;
+	const uint8_t *rd = p53_image_rdata(img, rs);
+	uint32_t len = rs->rdata_len + (dnssec ? rs->sig_len : 0u);
+
+	if (r != NULL) {
+		uint8_t ea[16];
+		const struct p53_steer_variant *v;
+		/* The ECS data was validated by the parser (edns_opt.c): FAMILY 1 or 2, ADDRESS
+		 * ceil(SOURCE / 8) bytes, nothing set past SOURCE. The packet's source is read in
+		 * place (4 or 16 bytes), for a query whose answer echoes no scope (no ECS, or
+		 * SOURCE 0: scope 0), so the lookups skip a gap's extent (steer_pick.h). */
+		if (ecs != NULL && ecs[2] > 0) {
+			memset(ea, 0, sizeof(ea));
+			memcpy(ea, ecs + 4, (ecs[2] + 7u) / 8u);
+			v = p53_steer_pick_addr_s(t, r, p53_get16(ecs) == P53_ECS_FAMILY_IPV6, ea,
+						  scope, 1);
+		} else {
+			if (q->src != NULL)
+				v = p53_steer_pick_addr_s(t, r, q->src_v6, q->src, scope, 0);
+			else
+				v = p53_steer_pick(t, r, NULL, scope);
+			*scope = 0;
+		}
+		rd = p53_steer_rdata(t, v);
+		len = v->rdata_len + (dnssec ? v->sig_len : 0u);
+		*an = (uint16_t)(v->count + (dnssec ? v->sig_count : 0u));
+		if (ecs == NULL) {
+			sum = dnssec ? v->sig_sum : v->sum;
+			if (q->edns)
+				sum += opt_sum(ours, dnssec, len & 1u);
+			sum = STEER_SUM | sum << 17;
+		}
+	}
+	if (rs->adds != P53_NONE || (uint32_t)pos + len > limit)
+		return 0;
+	copy_rrs(msg + pos, rd, len);
+	return sum | (uint16_t)(pos + len);
 }
 
 /*
@@ -1016,9 +1023,13 @@ fast_answer(const void *img, const struct p53_answer_conf *conf, uint8_t *msg, u
 				/* answer.c answer_node() -> steered(); a wildcard's: general */
 				if ((rs->flags & P53_RRSET_COMPRESS) || conf->steer == NULL || !hit)
 					return 0;
-				pos = steered(img, conf, q, rs, msg, pos, limit, dnssec, ecs, &an, &scope);
+				uint64_t w = steered(img, conf, q, rs, msg, pos, limit, dnssec, ecs, &an,
+						     &scope, ours);
+				pos = (uint16_t)w;
 				if (pos == 0)
 					return 0;
+				if (w & STEER_SUM)
+					ts = w >> 17;
 			} else {
 				if (rs->adds != P53_NONE || (uint32_t)pos + len > limit)
 					return 0;

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "dataplane/csum.h"
 #include "dataplane/image.h"
 #include "dataplane/steer.h"
 #include "dataplane/steer_pick.h"
@@ -38,14 +39,27 @@ uint32_t p53_steer_lookup(const void *t, unsigned int src, const struct p53_stee
 {
 	const struct p53_steer_src *s = &p53_steer_hdr(t)->src[src];
 
-	return cl->v6 ? p53_steer_lookup6(t, s, p53_steer_be64(cl->addr), cl->addr, 0) : p53_steer_lookup4(t, s, p53_steer_be32(cl->addr));
+	return cl->v6 ? p53_steer_lookup6(t, s, p53_steer_be64(cl->addr), cl->addr, 0, 1) : p53_steer_lookup4(t, s, p53_steer_be32(cl->addr), 1);
+}
+
+void p53_steer_variant_sums(const void *t, const struct p53_steer_variant *v, uint16_t *sum,
+			    uint16_t *sig_sum)
+{
+	const uint8_t *rd = p53_steer_rdata(t, v);
+	uint64_t s = p53_csum_add(rd, v->rdata_len, 0);
+	uint64_t g = p53_csum_add(rd + v->rdata_len, v->sig_len, 0);
+
+	if (v->rdata_len & 1u)
+		g = p53_csum_odd(g);   /* the RRSIGs start at an odd offset */
+	*sum = p53_csum_fold(s);
+	*sig_sum = p53_csum_fold(p53_csum_addc(s, g));
 }
 
 /* p53_steer_pick_addr for an IPv6 address outside 2000::/3: the lookups test where it is. */
 __attribute__((noinline, cold)) const struct p53_steer_variant *
 p53_steer_pick6_other(const void *t, const struct p53_steer_rec *r, const uint8_t *addr, uint8_t *scope)
 {
-	return p53_steer_pick_fam(t, r, addr, 1, 0, scope);
+	return p53_steer_pick_fam(t, r, addr, 1, 0, scope, 1);
 }
 
 static int inside(size_t len, uint64_t off, uint64_t n, uint64_t sz)
@@ -153,6 +167,12 @@ int p53_steer_check(const void *t, size_t len, const char **why)
 		if (!ok || at != end || (v->sig_count == 0 && v->sig_len != 0) ||
 		    v->sig_count > UINT8_MAX || v->sig_len > UINT16_MAX) {
 			w = "variant records do not fill their bytes";
+			goto bad;
+		}
+		uint16_t sum, sig_sum;
+		p53_steer_variant_sums(t, v, &sum, &sig_sum);
+		if (sum != v->sum || sig_sum != v->sig_sum) {
+			w = "variant sums do not match its bytes";
 			goto bad;
 		}
 	}

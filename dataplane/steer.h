@@ -165,6 +165,12 @@ struct p53_steer_variant {
 	uint16_t sig_count;             /* RRSIGs over the records (signed zones: dnssec.signing_keys) */
 	uint32_t ttl;
 	uint32_t sig_len;
+	/* RFC 1071 sums (folded, from an even offset) of the records, and of the records with
+	   their RRSIGs: the reply's UDP checksum adds them instead of reading the bytes
+	   (fastpath.c). Set by p53_steer_variant_sums() when the table is built, checked by
+	   p53_steer_check(). */
+	uint16_t sum;
+	uint16_t sig_sum;
 };
 
 /* Where the client is, for a decision: the ECS address or the packet's source. */
@@ -248,10 +254,15 @@ static inline const struct p53_steer_rec *p53_steer_find(const void *t, const ui
 static inline const struct p53_steer_variant *p53_steer_pick(const void *t, const struct p53_steer_rec *r,
 							     const struct p53_steer_client *cl, uint8_t *scope);
 
+/** The sums of a variant's bytes as struct p53_steer_variant keeps them: *sum over the
+ * records, *sig_sum over the records and their RRSIGs. */
+void p53_steer_variant_sums(const void *t, const struct p53_steer_variant *v, uint16_t *sum,
+			    uint16_t *sig_sum);
+
 /**
  * Check a table before workers read it without bounds checks: sections inside, indices in
  * range, and each variant's records and RRSIGs filling exactly rdata_len + sig_len bytes
- * (the writer walks them by their RDLENGTH when it cannot memcpy).
+ * (the writer walks them by their RDLENGTH when it cannot memcpy), with the sums of its bytes.
  * @return 0, or -EINVAL with *why set.
  */
 int p53_steer_check(const void *t, size_t len, const char **why);

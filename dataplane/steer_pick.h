@@ -61,7 +61,7 @@ static inline unsigned int p53_steer_split64(uint64_t a, uint64_t b)
  * the high half key - 1 (a run starting on a /64 boundary) or key (inside a /64), and the
  * next start has key[lo + 1]. Otherwise p53_steer_lookup6_long (steer.c). */
 static inline __attribute__((always_inline)) uint32_t p53_steer_lookup4(const uint8_t *base, const struct p53_steer_src *s,
-							      uint32_t a)
+							      uint32_t a, const int want_scope)
 {
 	const struct p53_steer_b4 *b = (const struct p53_steer_b4 *)(base + s->off4);
 	const uint32_t *idx = (const uint32_t *)(base + s->idx4_off);
@@ -77,7 +77,7 @@ static inline __attribute__((always_inline)) uint32_t p53_steer_lookup4(const ui
 			lo += half;
 		n -= half;
 	}
-	if (b[lo].loc_len >> 8 != P53_STEER_NOLOC)
+	if (b[lo].loc_len >> 8 != P53_STEER_NOLOC || !want_scope)
 		return b[lo].loc_len;
 	unsigned int len = b[lo].start == 0 ? 0 : p53_steer_split32(a, b[lo].start - 1);
 	if (lo + 1 < s->n4)
@@ -87,9 +87,14 @@ static inline __attribute__((always_inline)) uint32_t p53_steer_lookup4(const ui
 
 /* hi: the address's high half; addr: the whole address, read again only by lookup6_long.
  * glob (a constant): 1 when the caller knows the address is in 2000::/3, so the search range
- * is always idx[k]..idx[k + 1] (no test per lookup: p53_steer_pick_addr). */
+ * is always idx[k]..idx[k + 1] (no test per lookup: p53_steer_pick_addr). want_scope (a
+ * constant, in both lookups): 0 when the caller echoes no scope (a query without ECS, or ECS
+ * SOURCE 0); then a block with no location gives its loc_len as stored (P53_STEER_NOLOC and
+ * a prefix length the caller ignores) without the gap's extent: the location alone picks the
+ * variant. */
 static inline __attribute__((always_inline)) uint32_t p53_steer_lookup6(const uint8_t *base, const struct p53_steer_src *s,
-							      uint64_t hi, const uint8_t *addr, const int glob)
+							      uint64_t hi, const uint8_t *addr, const int glob,
+							      const int want_scope)
 {
 	const uint64_t *key = (const uint64_t *)(base + s->off6);
 	const struct p53_steer_b6x *x = (const struct p53_steer_b6x *)(base + s->aux6_off);
@@ -124,7 +129,7 @@ static inline __attribute__((always_inline)) uint32_t p53_steer_lookup6(const ui
 	if (__builtin_expect(key[lo] == hi, 0))
 		return p53_steer_lookup6_long(s, key, x, from, lo, hi, p53_steer_be64(addr + 8));
 	uint32_t ll = x[lo].loc_len;
-	if (ll >> 8 != P53_STEER_NOLOC)
+	if (ll >> 8 != P53_STEER_NOLOC || !want_scope)
 		return ll;
 	unsigned int len = lo == 0 ? 0 : p53_steer_split64(hi, key[lo] - (x[lo].lo == 0));
 	if (lo + 1 < s->n6)
@@ -143,7 +148,7 @@ static inline __attribute__((always_inline)) uint32_t p53_steer_lookup6(const ui
  * answer. addr: 16 bytes (IPv6) or 4 (IPv4), network order. */
 static inline __attribute__((always_inline)) const struct p53_steer_variant *
 p53_steer_pick_fam(const void *t, const struct p53_steer_rec *r, const uint8_t *addr, const int v6,
-		   const int glob, uint8_t *scope)
+		   const int glob, uint8_t *scope, const int want_scope)
 {
 	const struct p53_steer_hdr *h = p53_steer_hdr(t);
 	const uint32_t *dec = (const uint32_t *)((const uint8_t *)t + h->dec_off);
@@ -159,9 +164,10 @@ p53_steer_pick_fam(const void *t, const struct p53_steer_rec *r, const uint8_t *
 			last = st->src;
 			const struct p53_steer_src *s = h->src + last;
 			ll = P53_STEER_TABLE_SRCS >> last & 1u ?
-			     (v6 ? p53_steer_lookup6(t, s, a6, addr, glob) : p53_steer_lookup4(t, s, a4))
+			     (v6 ? p53_steer_lookup6(t, s, a6, addr, glob, want_scope)
+				 : p53_steer_lookup4(t, s, a4, want_scope))
 			   : last == P53_STEER_SRC_CLIENT ? p53_steer_bucket((uint8_t)v6, addr) : 0;
-			if ((uint8_t)ll > sc)
+			if (want_scope && (uint8_t)ll > sc)
 				sc = (uint8_t)ll;
 		}
 		uint32_t loc = ll >> 8;
@@ -179,16 +185,24 @@ p53_steer_pick_fam(const void *t, const struct p53_steer_rec *r, const uint8_t *
 
 /* p53_steer_pick for a known client address (addr: 16 bytes when v6, else 4; network order),
  * read in place: the fast path passes the packet's source without copying it. IPv6 outside
- * 2000::/3 (rare for clients) is picked out of line (steer.c). */
+ * 2000::/3 (rare for clients) is picked out of line (steer.c). want_scope (a constant): 0
+ * when the caller echoes no scope; *scope is then 0. */
+static inline __attribute__((always_inline)) const struct p53_steer_variant *
+p53_steer_pick_addr_s(const void *t, const struct p53_steer_rec *r, int v6, const uint8_t *addr,
+		      uint8_t *scope, const int want_scope)
+{
+	if (!v6)
+		return p53_steer_pick_fam(t, r, addr, 0, 0, scope, want_scope);
+	if (__builtin_expect(addr[0] >> 5 == 1, 1))
+		return p53_steer_pick_fam(t, r, addr, 1, 1, scope, want_scope);
+	return p53_steer_pick6_other(t, r, addr, scope);
+}
+
 static inline __attribute__((always_inline)) const struct p53_steer_variant *
 p53_steer_pick_addr(const void *t, const struct p53_steer_rec *r, int v6, const uint8_t *addr,
 		    uint8_t *scope)
 {
-	if (!v6)
-		return p53_steer_pick_fam(t, r, addr, 0, 0, scope);
-	if (__builtin_expect(addr[0] >> 5 == 1, 1))
-		return p53_steer_pick_fam(t, r, addr, 1, 1, scope);
-	return p53_steer_pick6_other(t, r, addr, scope);
+	return p53_steer_pick_addr_s(t, r, v6, addr, scope, 1);
 }
 
 static inline const struct p53_steer_variant *p53_steer_pick(const void *t, const struct p53_steer_rec *r,

@@ -1198,6 +1198,11 @@ void *p53_steer_build_signed(const struct p53_steer_conf *conf, const struct p53
 			p53_steer_index6(s->src[k].b6, s->src[k].n6, (uint32_t *)(void *)(img + h.src[k].idx6_off));
 	}
 	memcpy(img, &h, sizeof(h));
+	/* Each variant's checksum sums (steer.h), read from the table now its header is in. */
+	for (uint32_t i = 0; i < o.n_v; i++) {
+		struct p53_steer_variant *v = (struct p53_steer_variant *)(img + h.variants_off) + i;
+		p53_steer_variant_sums(img, v, &v->sum, &v->sig_sum);
+	}
 	const char *why;
 	if (p53_steer_check(img, off, &why) != 0) {
 		fail(err, errlen, "steering: compiled table fails its check: %s", why);

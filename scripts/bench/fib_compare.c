@@ -422,14 +422,14 @@ static __attribute__((noinline)) void p53_run4(const void *t, const struct p53_s
 					       uint32_t *out, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
-		out[i] = p53_steer_lookup4((const uint8_t *)t, s, ip[i]);
+		out[i] = p53_steer_lookup4((const uint8_t *)t, s, ip[i], 1);
 }
 
 static __attribute__((noinline)) void p53_run6(const void *t, const struct p53_steer_src *s, uint8_t (*ip)[16],
 					       uint32_t *out, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
-		out[i] = p53_steer_lookup6((const uint8_t *)t, s, p53_steer_be64(ip[i]), ip[i], 0);
+		out[i] = p53_steer_lookup6((const uint8_t *)t, s, p53_steer_be64(ip[i]), ip[i], 0, 1);
 }
 
 static __attribute__((noinline)) void fib_run4(struct rte_fib *f, uint32_t *ip, uint64_t *nh, size_t n, int bulk)

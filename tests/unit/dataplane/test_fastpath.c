@@ -98,6 +98,11 @@ static uint16_t last_csum;      /* the UDP checksum of the last fast reply one_f
 /* Fast replies whose records' sum came from a table or template (p53_fast_answer_sum()), by
  * the question's end and the response's length, each odd or even; and by kind of answer. */
 static unsigned long n_tail[2][2], n_tail_kind[P53_ANS__MAX];
+/* Fast replies to the steered name (steer_lname, type A) whose records' sum was known: the
+ * variant's precomputed sums (steer.h), checked against the bytes below. */
+static uint8_t steer_lname[P53_NAME_MAXLEN];
+static uint8_t steer_lname_len;
+static unsigned long n_tail_steer;
 static unsigned long n_frame_calls;     /* replies p53_fast_frame() wrote, compared */
 /* The frames' client: 192.0.2.1 and 2001:db8:ffff::1 unless a test sets another. */
 static uint8_t src4[4] = {192, 0, 2, 1};
@@ -318,6 +323,9 @@ static void one_frame(const uint8_t *f, uint16_t fl, int no_fast)
 		assert_int_equal(p53_csum_fold(tail),
 				 p53_csum_fold(p53_csum_add(b + pb.dns_off + qe, rb - qe, 0)));
 		n_tail[qe & 1][rb & 1]++;
+		if (steer_lname_len != 0 && qa.qname_len == steer_lname_len && qa.qtype == 1 &&
+		    memcmp(qa.lname, steer_lname, steer_lname_len) == 0)
+			n_tail_steer++;
 		for (int k = 0; k < P53_ANS__MAX; k++)
 			n_tail_kind[k] += sb.kind[k];
 	}
@@ -906,6 +914,33 @@ static void steer_build(void)
 	conf.steer = &steer_t;
 }
 
+/* A republish (steer_pub.c on a health change): the table built again with target `down`
+ * (0..2) unhealthy, or every target up for -1; the old one freed once conf.steer points at the
+ * new one. */
+static void steer_republish(int down)
+{
+	char err[600];
+	size_t len;
+	struct p53_steer_sources src;
+	bool up[1][P53_STEER_MAX_POOL];
+
+	memset(up, 1, sizeof(up));
+	if (down >= 0)
+		up[0][down] = false;
+	memset(&src, 0, sizeof(src));
+	if (p53_steer_sources_load(&steer_conf, &src, err, sizeof(err)) != 0)
+		fail_msg("steering sources: %s", err);
+	void *t = p53_steer_build(&steer_conf, &src, up, &len, err, sizeof(err));
+	if (t == NULL)
+		fail_msg("steering table: %s", err);
+	p53_steer_sources_free(&src);
+	const char *why = NULL;
+	assert_int_equal(p53_steer_check(t, len, &why), 0);
+	void *old = steer_t;
+	steer_t = t;
+	free(old);
+}
+
 /* An address in text, 4 or 16 bytes; *v6 set. */
 static void addr_of(const char *s, uint8_t *a, int *v6)
 {
@@ -943,6 +978,13 @@ static void steered(void **state)
 	int v6;
 
 	steer_build();
+	{
+		struct p53_query sq;
+		uint16_t l = query(buf, qs[0].n, qs[0].l, 1, 0, 0, 0, 0);
+		assert_int_equal(p53_msg_parse(buf, l, &sq), P53_MSG_OK);
+		memcpy(steer_lname, sq.lname, sq.qname_len);
+		steer_lname_len = sq.qname_len;
+	}
 	memset(scopes, 0, sizeof(scopes));
 	n_steer_fast = 0;
 	for (size_t c = 0; c < sizeof(clients) / sizeof(clients[0]); c++) {
@@ -1040,11 +1082,35 @@ static void steered(void **state)
 			}
 		}
 	}
+	/* The variants' precomputed sums (steer.h) gave the steered replies' checksums, and
+	 * after each republish (a target down: other variants, other bytes, other sums) too:
+	 * one_frame() checks each sum against the bytes and the reply against the general one. */
+	assert_true(n_tail_steer > 20);
+	for (int down = 0; down < 3; down++) {
+		unsigned long tails = n_tail_steer;
+		steer_republish(down);
+		for (size_t c = 0; c < 7; c++) {
+			addr_of(fsrc[c], src, &v6);
+			if (v6)
+				memcpy(src6, src, 16);
+			else
+				memcpy(src4, src, 4);
+			uint16_t l = query(buf, qs[0].n, qs[0].l, 1, 0, 0, 0, 0);
+			frames(buf, l, (uint16_t)(5300 + c));
+			for (int dob = 0; dob < 2; dob++) {
+				l = query(buf, qs[0].n, qs[0].l, 1, 1232, dob, 0, 0);
+				frames(buf, l, (uint16_t)(5400 + c));
+			}
+		}
+		assert_true(n_tail_steer - tails > 10);
+	}
+	steer_republish(-1);
 	memcpy(src4, "\xc0\x00\x02\x01", 4);
 	addr_of("2001:db8:ffff::1", src6, &v6);
 	/* Not vacuous: IPv6 frames read and answered fast (steered, static, name errors). */
-	printf("fast path, steering frames: %lu IPv6 read fast, %lu answered fast\n",
-	       n_frames_fast6 - fast6, n_replies6 - before6);
+	printf("fast path, steering frames: %lu IPv6 read fast, %lu answered fast, %lu steered "
+	       "replies from the variants' sums\n", n_frames_fast6 - fast6, n_replies6 - before6,
+	       n_tail_steer);
 	assert_true(n_replies6 - before6 > 100);
 }
 

@@ -269,6 +269,17 @@ static void test_signed_table(void **state)
 	assert_int_not_equal(p53_steer_check(t, len, &why), 0);
 	assert_string_equal(why, "variant records do not fill their bytes");
 	w->sig_count = 1;
+	/* So are checksum sums (steer.h) that are not those of the bytes: of the records, and
+	   of the records with their RRSIG. */
+	w->sum ^= 1;
+	assert_int_not_equal(p53_steer_check(t, len, &why), 0);
+	assert_string_equal(why, "variant sums do not match its bytes");
+	w->sum ^= 1;
+	w->sig_sum ^= 0x100;
+	assert_int_not_equal(p53_steer_check(t, len, &why), 0);
+	assert_string_equal(why, "variant sums do not match its bytes");
+	w->sig_sum ^= 0x100;
+	assert_int_equal(p53_steer_check(t, len, &why), 0);
 
 	/* The health margin covers the variants: 3600 s left fails a 7200 s margin only. */
 	struct p53_steer_pub p;
