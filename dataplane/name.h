@@ -6,6 +6,7 @@
 #ifndef P53_NAME_H
 #define P53_NAME_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stddef.h>
 #include <string.h>
@@ -101,5 +102,18 @@ int p53_name_len(const uint8_t *name, size_t max);
 
 /** Number of labels of a well-formed wire name, root excluded. */
 int p53_name_labels(const uint8_t *name);
+
+/**
+ * Is well-formed wire name t (tl bytes) at or below name o (ol bytes): o itself, or a suffix of t
+ * on a label boundary? Both in the same case (canonical names, for instance).
+ */
+static inline bool p53_name_at_or_below(const uint8_t *t, size_t tl, const uint8_t *o, size_t ol)
+{
+	while (tl > ol) {
+		tl -= 1u + t[0];
+		t += 1u + t[0];
+	}
+	return tl == ol && memcmp(t, o, ol) == 0;
+}
 
 #endif /* P53_NAME_H */

@@ -628,16 +628,6 @@ static int slots_make(struct build *s)
 	return 0;
 }
 
-/* Is canonical name t at or below canonical name o (a label-boundary suffix)? */
-static int at_or_below(const uint8_t *t, size_t tl, const uint8_t *o, size_t ol)
-{
-	while (tl > ol) {
-		tl -= 1u + t[0];
-		t += 1u + t[0];
-	}
-	return tl == ol && memcmp(t, o, ol) == 0;
-}
-
 /* Step 5c: nodes whose A/AAAA go with an NS, MX, SRV, SVCB or HTTPS RRset (RFC 1034 §4.3.2 step 3b and
    6, RFC 2782 "Target"): the same zone's node first (glue below a cut included), else the
    indexed node of another served zone. Out-of-bailiwick unserved targets get nothing.
@@ -689,7 +679,7 @@ static int adds_make(struct build *s)
 				continue;
 			if (p53_zb_grow((void **)&s->adds, &s->adds_cap, at + n + 2, sizeof(*s->adds)) < 0)
 				return p53_zb_rec_err(b, &b->recs[k], "out of memory");
-			if (cut && at_or_below(t, (size_t)tl, b->names + owner->name_off, owner->name_len)) {
+			if (cut && p53_name_at_or_below(t, (size_t)tl, b->names + owner->name_off, owner->name_len)) {
 				/* In-domain: in front, after the ones before it (order kept). */
 				memmove(&s->adds[at + 2 + req], &s->adds[at + 1 + req], (n - req) * sizeof(*s->adds));
 				s->adds[at + 1 + req++] = tn;

@@ -304,16 +304,6 @@ static int grow(void **p, size_t *cap, size_t need, size_t sz)
 	return 0;
 }
 
-/* Is canonical name t at or below canonical name o? */
-static bool at_or_below(const uint8_t *t, size_t tl, const uint8_t *o, size_t ol)
-{
-	while (tl > ol) {
-		tl -= 1u + t[0];
-		t += 1u + t[0];
-	}
-	return tl == ol && memcmp(t, o, ol) == 0;
-}
-
 static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, size_t apex_len,
 		       const struct p53_ixfr *diff, const struct p53_rrs *result, size_t *len,
 		       char *why, size_t wl)
@@ -373,7 +363,7 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 		p53_name_to_str(txt, sizeof(txt), t->name);
 		t->labels = (uint8_t)p53_name_labels(t->name);
 		t->parent = P53_NONE;
-		if (!at_or_below(t->name, t->len, apex, apex_len))
+		if (!p53_name_at_or_below(t->name, t->len, apex, apex_len))
 			return decline(why, wl, "%s is outside the zone", txt);
 		if (t->name[0] == 1 && t->name[1] == '*')
 			return decline(why, wl, "%s is a wildcard", txt);
