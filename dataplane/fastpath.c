@@ -872,7 +872,7 @@ static __attribute__((noinline)) uint64_t steered(const void *img, const struct 
 			v = p53_steer_pick_addr_s(t, r, p53_get16(ecs) == P53_ECS_FAMILY_IPV6, ea,
 						  scope, 1);
 		} else {
-			if (q->src != NULL)
+			if (__builtin_expect(q->src != NULL, 1))
 				v = p53_steer_pick_addr_s(t, r, q->src_v6, q->src, scope, 0);
 			else
 				v = p53_steer_pick(t, r, NULL, scope);

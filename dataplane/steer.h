@@ -203,11 +203,13 @@ static inline const uint8_t *p53_steer_rdata(const void *t, const struct p53_ste
  */
 uint32_t p53_steer_lookup(const void *t, unsigned int src, const struct p53_steer_client *cl);
 
-/* memcmp(a, b, len) == 0, 8 bytes at a time (the last word overlapping) for a name of 8 bytes
- * or more: no library call for the one name a steered query compares. */
+/* memcmp(a, b, len) == 0, 8 bytes at a time for a name of 8 bytes or more: the first and last
+ * words (overlapping when len < 16), the second (a name of 17..24 bytes: no loop), then the
+ * words between; no library
+ * call for the one name a steered query compares. */
 static inline int p53_steer_same_name(const uint8_t *a, const uint8_t *b, size_t len)
 {
-	uint64_t x = 0, u, v;
+	uint64_t x, u, v, w, y;
 	size_t k;
 
 	if (len < 8) {  /* a byte loop, not memcmp: no call, so its caller saves no registers */
@@ -216,14 +218,22 @@ static inline int p53_steer_same_name(const uint8_t *a, const uint8_t *b, size_t
 			d |= a[k] ^ b[k];
 		return d == 0;
 	}
-	for (k = 0; k + 8 < len; k += 8) {
+	memcpy(&u, a, 8);
+	memcpy(&v, b, 8);
+	memcpy(&w, a + len - 8, 8);
+	memcpy(&y, b + len - 8, 8);
+	x = (u ^ v) | (w ^ y);
+	if (len <= 16)
+		return x == 0;
+	memcpy(&u, a + 8, 8);
+	memcpy(&v, b + 8, 8);
+	x |= u ^ v;
+	for (k = 16; k + 8 < len; k += 8) {
 		memcpy(&u, a + k, 8);
 		memcpy(&v, b + k, 8);
 		x |= u ^ v;
 	}
-	memcpy(&u, a + len - 8, 8);
-	memcpy(&v, b + len - 8, 8);
-	return (x | (u ^ v)) == 0;
+	return x == 0;
 }
 
 /** The steered record of an owner and type, or NULL. Inline: the fast path's one call per

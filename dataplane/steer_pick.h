@@ -116,10 +116,14 @@ static inline __attribute__((always_inline)) uint32_t p53_steer_lookup6(const ui
 	}
 	/* The last of the n blocks from lo whose key is at or below hi (key[lo] is): first the
 	 * n - m above a power of two m <= n, then steps m/2, m/4 .. 1 (each a compare and a
-	 * conditional move, no loop counter beside the step). */
+	 * conditional move, no loop counter beside the step). n >= 1 (last >= lo). Without a scope
+	 * to compute (a query without ECS: mostly a client's own /56, in a range of several
+	 * blocks) no test for a range of one block, whose one probe reads key[lo] again; with it
+	 * (ECS: any /56, often alone in its /19) the test (docs/BENCHMARKS.md, "Steered answers
+	 * after Round 3"). */
 	uint32_t from = lo, n = last - lo + 1;
-	if (n > 1) {
-		uint32_t m = 1u << (31 - __builtin_clz(n));
+	if (!want_scope || n > 1) {
+		uint32_t m = 1u << (31 - __builtin_clz(n));    /* n == 1: m = 1, key[lo] again */
 		if (key[lo + n - m] <= hi)
 			lo += n - m;
 		for (m >>= 1; m > 0; m >>= 1)
@@ -158,8 +162,7 @@ p53_steer_pick_fam(const void *t, const struct p53_steer_rec *r, const uint8_t *
 	uint32_t ll = 0;
 	uint8_t sc = 0;
 
-	for (unsigned int i = 0; i < r->n_steps; i++) {
-		const struct p53_steer_step *st = &r->steps[i];
+	for (const struct p53_steer_step *st = r->steps, *end = st + r->n_steps; st < end; st++) {
 		if (st->src != last) {
 			last = st->src;
 			const struct p53_steer_src *s = h->src + last;

@@ -297,6 +297,19 @@ static void check_long6(int with_default)
 				fail_msg("IPv6 %016llx%016llx (block %u): want loc %u /%u, got loc %u /%u",
 					 (unsigned long long)(probe[k] >> 64), (unsigned long long)probe[k], i,
 					 want >> 8, want & 0xff, got >> 8, got & 0xff);
+			/* without a scope (a query without ECS): the same location, the search
+			   without its one-block-range test (steer_pick.h), in and out of 2000::/3 */
+			uint8_t ad[16];
+			for (int b = 0; b < 16; b++)
+				ad[b] = (uint8_t)(probe[k] >> (120 - 8 * b));
+			const struct p53_steer_src *src = &p53_steer_hdr(t)->src[0];
+			uint64_t hi = (uint64_t)(probe[k] >> 64);
+			got = hi >> 61 == 1 ? p53_steer_lookup6(t, src, hi, ad, 1, 0)
+					    : p53_steer_lookup6(t, src, hi, ad, 0, 0);
+			if (got >> 8 != want >> 8 || (want >> 8 != P53_STEER_NOLOC && got != want))
+				fail_msg("IPv6 %016llx%016llx (block %u), no scope: want loc %u, got loc %u",
+					 (unsigned long long)hi, (unsigned long long)probe[k], i,
+					 want >> 8, got >> 8);
 		}
 	}
 	printf("steer IPv6 %s: %u blocks (%lu starting inside a /64, %lu gaps), %lu lookups agree with brute force\n",
@@ -307,6 +320,28 @@ static void check_long6(int with_default)
 	free(s.b4);
 	free(s.b6);
 	p53_steer_trie_free(&t6);
+}
+
+/* p53_steer_same_name (the record scan's name compare, steer.h) is memcmp's equality for
+ * every length, a difference at every position. */
+static void test_same_name(void **state)
+{
+	uint8_t a[300], b[300];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(a); i++)
+		a[i] = b[i] = (uint8_t)(i * 7 + 1);
+	for (size_t len = 0; len <= 255; len++) {
+		assert_true(p53_steer_same_name(a + 1, b + 1, len));
+		for (size_t at = 0; at < len; at++) {
+			b[1 + at] ^= 0x20;
+			assert_false(p53_steer_same_name(a + 1, b + 1, len));
+			b[1 + at] ^= 0x20;
+		}
+		b[1 + len] ^= 0x20;     /* past the end: not compared */
+		assert_true(p53_steer_same_name(a + 1, b + 1, len));
+		b[1 + len] ^= 0x20;
+	}
 }
 
 static void test_index6_long(void **state)
@@ -1299,6 +1334,7 @@ int main(void)
 		cmocka_unit_test(test_lpm),
 		cmocka_unit_test(test_index),
 		cmocka_unit_test(test_index6_long),
+		cmocka_unit_test(test_same_name),
 		cmocka_unit_test(test_check_index6),
 		cmocka_unit_test(test_great_circle),
 		cmocka_unit_test(test_bad_config),
