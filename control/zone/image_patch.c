@@ -13,7 +13,13 @@
  *     P53_NODE_ENT | P53_NODE_NSEC3 ("not in the index"), or becomes an empty non-terminal
  *     when names below it remain;
  *   - additional lists naming a node that loses its last address are appended again without
- *     it and the RRsets pointing at them redirected.
+ *     it and the RRsets pointing at them redirected;
+ *   - signed zones: no node comes or goes and no node's types change, so the DNSSEC sections
+ *     (proofs, NSEC chain, NSEC3 hashes: node indices) are copied as they are; an RRset whose
+ *     records stay but whose RRSIGs change keeps its header (additional list, flags) over a
+ *     copy of its records and the new RRSIGs; NSEC3 owners (not in the name index) are found
+ *     by their hash; the zone's sig_expire is the small compile's and the old one's minimum,
+ *     or every node's again when an RRSIG that goes may have been the earliest.
  * What the old bytes held becomes garbage, counted in p53_image_hdr.pad (KiB).
  */
 #include <errno.h>
