@@ -8,6 +8,10 @@
  * from the patched image and from p53_image_build() of the new records; the patched image
  * passes p53_image_check() and reads back (p53_image_zones_rrs) to the same records. Diffs
  * the patch declines are compiled in full (as pop53d does), and both outcomes must occur.
+ * Signed zones (NSEC, NSEC3, NSEC3 opt-out, and one beside an unsigned zone) get a signing
+ * primary's diffs (values changed with their RRSIGs, RRsets signed again, keys added: all
+ * patched, but for garbage past a quarter; then mixed with what is declined), asked with DO
+ * too, and the zones' DNSSEC facts (sig_expire, NSEC3 salt) must match the compile's.
  */
 #include <malloc.h>
 #include <setjmp.h>
@@ -869,18 +873,18 @@ static void test_signed_patched(void **state)
 		struct p53_zone_src src = { .name = SIGNED[i][0], .file = path, .flags = P53_ZONE_SECONDARY };
 		struct outcome o = { 0 };
 		diff_kind = DIFF_SIGNED_OK;
-		chain(&src, 1, 0, SIGNED[i][0], 60, 0, &o);
+		chain(&src, 1, 0, SIGNED[i][0], 40, 0, &o);
 		print_message("%s: %d patched, %d declined, %d invalid\n", SIGNED[i][0], o.patched,
 			      o.declined, o.invalid);
 		/* Small zones signed again and again: past a quarter of garbage, one compiles in
 		 * full (and leaves none); nothing else declines. */
 		assert_int_equal(o.invalid, 0);
 		assert_int_equal(o.declined, o.garbage);
-		assert_true(o.patched >= 25);
+		assert_true(o.patched >= 15);
 		/* With what it declines mixed in: those compile in full, the rest still patch. */
 		struct outcome m = { 0 };
 		diff_kind = DIFF_SIGNED_ANY;
-		chain(&src, 1, 0, SIGNED[i][0], 60, 0, &m);
+		chain(&src, 1, 0, SIGNED[i][0], 40, 0, &m);
 		print_message("%s, any diff: %d patched, %d declined, %d invalid\n", SIGNED[i][0],
 			      m.patched, m.declined, m.invalid);
 		assert_true(m.patched > 5);
@@ -905,16 +909,16 @@ static void test_signed_beside_unsigned(void **state)
 
 	rng = 99;
 	ask_do_too = 1;
-	chain(src, 2, 0, "example.com.", 60, 0, &o);
+	chain(src, 2, 0, "example.com.", 40, 0, &o);
 	diff_kind = DIFF_SIGNED_OK;
-	chain(src, 2, 1, "nsec3.test.", 30, 0, &s);
+	chain(src, 2, 1, "nsec3.test.", 24, 0, &s);
 	diff_kind = DIFF_UNSIGNED;
 	ask_do_too = 0;
 	print_message("example.com beside nsec3.test: %d patched, %d declined; nsec3.test: %d patched\n",
 		      o.patched, o.declined, s.patched);
-	assert_true(o.patched > 15);
+	assert_true(o.patched > 10);
 	assert_int_equal(s.declined, s.garbage);
-	assert_true(s.patched >= 20);
+	assert_true(s.patched >= 12);
 	unlink(f);
 	free(f);
 }
