@@ -101,6 +101,18 @@ check "kdig +dnssec: the new TXT and its RRSIG as the primary's" \
 check "kdig +dnssec: the new AAAA and its RRSIG as the primary's" \
 	same_as_primary answer mail.signed.test AAAA
 
+# The health check's signature margin reads the zone's earliest RRSIG expiration from the
+# image: after the patches it must be the earliest of the primary's RRSIGs (its AXFR).
+ip netns exec "$PRIMARY_NS" kdig +time=2 @"$PRIMARY_V4" -y "hmac-sha256:xfr.key:$XFR_SECRET" signed.test AXFR \
+	+noall +answer 2>/dev/null | awk '$4 == "RRSIG" { print $9 }' >"$TMP/expirations.txt"
+check "status: the signed zone's earliest RRSIG expiration is the primary's ($(sort -n "$TMP/expirations.txt" | head -1))" \
+	/usr/bin/python3 -c "
+import calendar, json, sys, time
+exp = [calendar.timegm(time.strptime(l.strip(), '%Y%m%d%H%M%S')) for l in open(sys.argv[2]) if l.strip()]
+z = [z for z in json.loads(sys.argv[1])['zones'] if z['name'].rstrip('.') == 'signed.test'][0]
+assert exp and z['dnssec']['signed'] and z['dnssec']['expires'] == min(exp), (z, min(exp) if exp else None)
+" "$(CTL --json status)" "$TMP/expirations.txt"
+
 # 4. A new name: a new NSEC3 in the chain. Compiled in full, saying why; served right.
 knotc zone-begin signed.test >/dev/null
 knotc zone-set signed.test fresh 300 A 192.0.2.77 >/dev/null
