@@ -13,7 +13,13 @@
  *     P53_NODE_ENT | P53_NODE_NSEC3 ("not in the index"), or becomes an empty non-terminal
  *     when names below it remain;
  *   - additional lists naming a node that loses its last address are appended again without
- *     it and the RRsets pointing at them redirected.
+ *     it and the RRsets pointing at them redirected;
+ *   - signed zones: no node comes or goes and no node's types change, so the DNSSEC sections
+ *     (proofs, NSEC chain, NSEC3 hashes: node indices) are copied as they are; an RRset whose
+ *     records stay but whose RRSIGs change keeps its header (additional list, flags) over a
+ *     copy of its records and the new RRSIGs; NSEC3 owners (not in the name index) are found
+ *     by their hash; the zone's sig_expire is the small compile's and the old one's minimum,
+ *     or every node's again when an RRSIG that goes may have been the earliest.
  * What the old bytes held becomes garbage, counted in p53_image_hdr.pad (KiB).
  */
 #include <errno.h>
@@ -23,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "control/bigmem.h"
 #include "control/text.h"
@@ -47,6 +54,9 @@ struct tn {
 	bool gone;              /* its last record goes */
 	bool dead;              /* ... and nothing is below it: it leaves the index */
 	bool child;             /* (gone names and empty parents) a live name below it */
+	bool n3;                /* an NSEC3 owner (signed zones): found by its hash, not indexed */
+	bool sigs_only;         /* (signed zones) a wildcard, cut, CNAME or DNAME owner: its
+				   records must stay, only their RRSIGs may change */
 };
 
 /* A set of canonical names: open addressing on a case-folded hash, so a probe in any case
@@ -177,6 +187,85 @@ static bool type_ok(uint16_t type, bool apex)
 	}
 }
 
+/* Signed zones: what the diff may name besides type_ok()'s. RRSIGs (they go with the RRsets
+ * they cover, at names that stay), NSEC/NSEC3/NSEC3PARAM (only unchanged records pass the
+ * RRset comparison, only their signatures may change) and the apex's keys (DNSKEY, CDS,
+ * CDNSKEY: nothing precomputed depends on them). */
+static bool signed_type_ok(uint16_t type, bool apex)
+{
+	switch (type) {
+	case P53_T_RRSIG: case P53_T_NSEC: case 50 /* NSEC3 */:
+		return true;
+	case 48 /* DNSKEY */: case 51 /* NSEC3PARAM */: case 59 /* CDS */: case 60 /* CDNSKEY */:
+		return apex;
+	default:
+		return type_ok(type, apex);
+	}
+}
+
+/* The node of an NSEC3 owner name of signed zone zn (hashed owners are not in the name
+ * index): its first label, base32hex (RFC 4648 §7) of a SHA-1 hash, looked up in the zone's
+ * sorted hashes. P53_NONE when the name is no such owner. */
+static uint32_t n3_node(const void *img, const struct p53_image_zone *zn, const uint8_t *name,
+			size_t len)
+{
+	uint8_t hash[P53_NSEC3_HASH_LEN];
+	uint64_t acc = 0;
+	int bits = 0, o = 0;
+
+	if (!(zn->dnssec & P53_ZONE_NSEC3) || name[0] != 32 || len != 33u + zn->name_len ||
+	    memcmp(name + 33, p53_image_name(img, zn->name_off), zn->name_len) != 0)
+		return P53_NONE;
+	for (int i = 1; i <= 32; i++) {
+		uint8_t c = name[i], v;
+		if (c >= '0' && c <= '9')
+			v = (uint8_t)(c - '0');
+		else if (c >= 'a' && c <= 'v')
+			v = (uint8_t)(c - 'a' + 10);
+		else
+			return P53_NONE;
+		acc = acc << 5 | v;
+		bits += 5;
+		if (bits >= 8) {
+			bits -= 8;
+			hash[o++] = (uint8_t)(acc >> bits);
+		}
+	}
+	const struct p53_image_nsec3 *t = p53_image_nsec3(img) + zn->proof_lo;
+	size_t lo = 0, hi = zn->proof_n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = memcmp(t[mid].hash, hash, P53_NSEC3_HASH_LEN);
+		if (c == 0)
+			return t[mid].node;
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return P53_NONE;
+}
+
+/* The earliest expiration of the RRSIGs pre-encoded after an RRset's records, resolved
+ * around now as the compiler does (RFC 4034 §3.1.5, serial-number time); 0 if none. */
+static uint64_t sigs_expire(const void *img, const struct p53_image_rrset *rs, time_t now)
+{
+	const uint8_t *q = p53_image_rdata(img, rs) + rs->rdata_len;
+	uint64_t min = 0;
+
+	for (uint32_t k = 0; k < rs->sig_count; k++) {
+		/* owner pointer, TYPE CLASS TTL RDLENGTH, then covered(2) alg labels ttl(4) exp */
+		const uint8_t *ep = q + P53_RR_OWNER_LEN + 10 + 8;
+		uint32_t e = (uint32_t)ep[0] << 24 | (uint32_t)ep[1] << 16 | (uint32_t)ep[2] << 8 | ep[3];
+		int64_t t = (int64_t)now + (int32_t)(e - (uint32_t)now);
+		uint64_t x = t > 0 ? (uint64_t)t : 1;
+		if (min == 0 || x < min)
+			min = x;
+		q += P53_RR_OWNER_LEN + 10u + p53_get16(q + P53_RR_OWNER_LEN + 8);
+	}
+	return min;
+}
+
 static const char *tstr(uint16_t t, char *buf, size_t cap)
 {
 	snprintf(buf, cap, "TYPE%u", t);
@@ -193,8 +282,18 @@ static bool rrset_same(const void *a, const struct p53_image_rrset *x, const voi
 		       const struct p53_image_rrset *y)
 {
 	return x->type == y->type && x->count == y->count && x->ttl == y->ttl &&
-	       x->rdata_len == y->rdata_len && x->sig_count == 0 && y->sig_count == 0 &&
-	       x->flags == y->flags && memcmp(p53_image_rdata(a, x), p53_image_rdata(b, y), x->rdata_len) == 0;
+	       x->rdata_len == y->rdata_len && x->sig_count == y->sig_count &&
+	       x->sig_len == y->sig_len && x->flags == y->flags &&
+	       memcmp(p53_image_rdata(a, x), p53_image_rdata(b, y), (size_t)x->rdata_len + x->sig_len) == 0;
+}
+
+/* The same records, whatever signatures follow them (a signed zone's RRset re-signed). */
+static bool records_same(const void *a, const struct p53_image_rrset *x, const void *b,
+			 const struct p53_image_rrset *y)
+{
+	return x->type == y->type && x->count == y->count && x->ttl == y->ttl &&
+	       x->rdata_len == y->rdata_len && x->flags == y->flags &&
+	       memcmp(p53_image_rdata(a, x), p53_image_rdata(b, y), x->rdata_len) == 0;
 }
 
 static bool has_addr(const void *img, uint32_t first, uint32_t n)
@@ -311,15 +410,16 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 	const struct p53_image_hdr *h = p53_image_hdr(img);
 	char txt[1024], tb[16], err[1024];
 
-	if (h->proofs_off != 0 || h->n_chain != 0 || h->n_nsec3 != 0)
-		return decline(why, wl, "the image holds a signed zone");
 	uint32_t ai = p53_image_find(img, apex, apex_len, p53_name_hash(apex, apex_len));
 	if (ai == P53_NONE || !(p53_image_node(img, ai)->flags & P53_NODE_APEX))
 		return decline(why, wl, "the zone is not in the image");
 	uint32_t z = p53_image_node(img, ai)->zone;
 	const struct p53_image_zone *zn = p53_image_zone(img, z);
-	if (zn->rcode != 0 || zn->dnssec != 0)
-		return decline(why, wl, "the zone has no data here or is signed");
+	if (zn->rcode != 0)
+		return decline(why, wl, "the zone has no data here");
+	/* A signed zone: only data at names that stay, each keeping its set of types, so the
+	 * NSEC/NSEC3 chain, the type bitmaps and the per-node proofs hold as they are. */
+	const bool sgn = zn->dnssec != 0;
 	if ((uint64_t)h->pad * 1024 > h->size / 4)
 		return decline(why, wl, "earlier patches left %u KiB unreferenced, a quarter of the image",
 			       h->pad);
@@ -342,7 +442,7 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 			size_t pos = 0;
 			while (p53_rrs_next(r, &pos, &v) == 1) {
 				bool at_apex = v.owner_len == apex_len && eq_fold(apex, v.owner, apex_len);
-				if (!type_ok(v.type, at_apex))
+				if (!(sgn ? signed_type_ok(v.type, at_apex) : type_ok(v.type, at_apex)))
 					return decline(why, wl, "the diff changes %s records at %s",
 						       tstr(v.type, tb, sizeof(tb)),
 						       p53_name_to_str(txt, sizeof(txt), v.owner));
@@ -365,8 +465,11 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 		t->parent = P53_NONE;
 		if (!p53_name_at_or_below(t->name, t->len, apex, apex_len))
 			return decline(why, wl, "%s is outside the zone", txt);
-		if (t->name[0] == 1 && t->name[1] == '*')
-			return decline(why, wl, "%s is a wildcard", txt);
+		if (t->name[0] == 1 && t->name[1] == '*') {
+			if (!sgn)
+				return decline(why, wl, "%s is a wildcard", txt);
+			t->sigs_only = true;
+		}
 		/* A deeper served zone at or above the name: its node is not this zone's. */
 		const uint8_t *q = t->name;
 		size_t ql = t->len;
@@ -378,10 +481,24 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 			q += 1u + q[0];
 		}
 		t->old = p53_image_find(img, t->name, t->len, p53_name_hash(t->name, t->len));
+		if (t->old == P53_NONE && sgn) {
+			t->old = n3_node(img, zn, t->name, t->len);
+			t->n3 = t->old != P53_NONE;
+			if (t->old == P53_NONE)
+				return decline(why, wl, "%s is new in a signed zone (its NSEC/NSEC3 chain "
+					       "would change)", txt);
+		}
 		if (t->old != P53_NONE) {
 			const struct p53_image_node *nd = p53_image_node(img, t->old);
-			if (nd->flags & (P53_NODE_CUT | P53_NODE_DNAME | P53_NODE_CNAME | P53_NODE_WILD |
-					 P53_NODE_GLUE | P53_NODE_NSEC3) || nd->occluder != P53_NONE)
+			/* A signed zone's RRSIGs are bytes after their RRset's, which nothing links
+			 * to: they may change at such names (not at glue, which is not signed). */
+			if (sgn && !(nd->flags & (P53_NODE_GLUE | P53_NODE_NSEC3)) &&
+			    nd->occluder == P53_NONE &&
+			    (nd->flags & (P53_NODE_CUT | P53_NODE_DNAME | P53_NODE_CNAME | P53_NODE_WILD)))
+				t->sigs_only = true;
+			else if (nd->flags & (P53_NODE_CUT | P53_NODE_DNAME | P53_NODE_CNAME | P53_NODE_WILD |
+					      P53_NODE_GLUE | (t->n3 ? 0 : P53_NODE_NSEC3)) ||
+				 nd->occluder != P53_NONE)
 				return decline(why, wl, "%s is a cut, a CNAME or DNAME owner, a wildcard or "
 					       "below a cut", txt);
 			for (uint32_t r = nd->rrsets; r < (uint32_t)nd->rrsets + nd->n_rrsets; r++)
@@ -453,17 +570,22 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 	uint32_t n_new = 0, max_labels = h->max_labels;
 	int64_t d_records = 0;
 	uint64_t garbage = 0;
+	bool rescan = false;
+	const time_t now = time(NULL);
 	for (size_t i = 0; i < p->n_t; i++) {
 		struct tn *t = &p->t[i];
 		const struct p53_image_node *od = t->old != P53_NONE ? p53_image_node(img, t->old) : NULL;
-		uint32_t mn = t->recs ? p53_image_find(mi, t->name, t->len, p53_name_hash(t->name, t->len)) : P53_NONE;
+		uint32_t mn = !t->recs ? P53_NONE :
+			      t->n3 ? n3_node(mi, p53_image_zone(mi, 0), t->name, t->len) :
+			      p53_image_find(mi, t->name, t->len, p53_name_hash(t->name, t->len));
 		const struct p53_image_node *md = mn != P53_NONE ? p53_image_node(mi, mn) : NULL;
 		uint32_t oa = od ? od->rrsets : 0, on = od ? od->n_rrsets : 0;
 		uint32_t ma = md ? md->rrsets : 0, mc = md ? md->n_rrsets : 0;
 		bool apex_t = i == 0;
 
 		p53_name_to_str(txt, sizeof(txt), t->name);
-		if (md != NULL && (md->flags & (P53_NODE_CUT | P53_NODE_DNAME | P53_NODE_CNAME)))
+		if (md != NULL && (md->flags & (P53_NODE_CUT | P53_NODE_DNAME | P53_NODE_CNAME)) &&
+		    !t->sigs_only)
 			return decline(why, wl, "%s becomes a cut, CNAME or DNAME owner", txt);
 		t->rs_first = (uint32_t)p->n_nrs;
 		uint32_t a = 0, b = 0;
@@ -472,6 +594,12 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 			const struct p53_image_rrset *y = b < mc ? p53_image_rrset(mi, ma + b) : NULL;
 			struct p53_image_rrset keep;
 			uint32_t from = P53_NONE;
+			if (sgn && (x == NULL || y == NULL || x->type != y->type))
+				return decline(why, wl, "%s %s its %s RRset in a signed zone (its NSEC/NSEC3 "
+					       "type bitmap would change)", txt,
+					       x != NULL && (y == NULL || x->type < y->type) ? "loses" : "gains",
+					       tstr(x != NULL && (y == NULL || x->type < y->type) ? x->type : y->type,
+						    tb, sizeof(tb)));
 			if (x != NULL && (y == NULL || x->type < y->type)) {
 				/* Gone altogether. */
 				if (!type_ok(x->type, apex_t))
@@ -486,18 +614,41 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 				from = oa + a;
 				a++;
 				b++;
+			} else if (sgn && records_same(img, x, mi, y)) {
+				/* Signed zone, the same records signed again: the old header (its
+				 * additional list, its flags) over its records and the new RRSIGs. */
+				size_t sz = (size_t)x->rdata_len + y->sig_len;
+				if (grow((void **)&p->nrd, &p->nrd_cap, p->nrd_len + sz, 1) != 0)
+					return decline(why, wl, "out of memory");
+				keep = *x;
+				keep.rdata_off = (uint32_t)p->nrd_len; /* rebased at layout */
+				keep.sig_count = y->sig_count;
+				keep.sig_len = y->sig_len;
+				memcpy(p->nrd + p->nrd_len, p53_image_rdata(img, x), x->rdata_len);
+				memcpy(p->nrd + p->nrd_len + x->rdata_len,
+				       p53_image_rdata(mi, y) + y->rdata_len, y->sig_len);
+				p->nrd_len += sz;
+				t->changed = true;
+				a++;
+				b++;
 			} else {
-				if (!type_ok(y->type, apex_t) || y->adds != P53_NONE ||
-				    (y->flags & P53_RRSET_STEERED))
+				if (t->sigs_only)
+					return decline(why, wl, "%s is a cut, a CNAME or DNAME owner or a "
+						       "wildcard and changes its %s records", txt,
+						       tstr(y->type, tb, sizeof(tb)));
+				if (!(type_ok(y->type, apex_t) ||
+				      (sgn && apex_t && (y->type == 48 || y->type == 59 || y->type == 60))) ||
+				    y->adds != P53_NONE || (y->flags & P53_RRSET_STEERED))
 					return decline(why, wl, "%s changes its %s RRset", txt,
 						       tstr(y->type, tb, sizeof(tb)));
-				if (grow((void **)&p->nrd, &p->nrd_cap, p->nrd_len + y->rdata_len, 1) != 0)
+				size_t sz = (size_t)y->rdata_len + y->sig_len;
+				if (grow((void **)&p->nrd, &p->nrd_cap, p->nrd_len + sz, 1) != 0)
 					return decline(why, wl, "out of memory");
 				keep = *y;
 				keep.rdata_off = (uint32_t)p->nrd_len; /* rebased at layout */
 				keep.adds = P53_NONE;
-				memcpy(p->nrd + p->nrd_len, p53_image_rdata(mi, y), y->rdata_len);
-				p->nrd_len += y->rdata_len;
+				memcpy(p->nrd + p->nrd_len, p53_image_rdata(mi, y), sz);
+				p->nrd_len += sz;
 				t->changed = true;
 				if (x != NULL && x->type == y->type)
 					a++;
@@ -518,18 +669,23 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 		}
 		for (uint32_t r = 0; r < on; r++) {
 			const struct p53_image_rrset *x = p53_image_rrset(img, oa + r);
-			d_records -= x->count;
+			d_records -= x->count + x->sig_count;
 			garbage += sizeof(*x);
 		}
 		for (uint32_t r = 0; r < t->rs_n; r++)
-			d_records += p->nrs[t->rs_first + r].count;
+			d_records += p->nrs[t->rs_first + r].count + p->nrs[t->rs_first + r].sig_count;
 		for (uint32_t r = 0; r < on; r++) {
 			/* Old records no header keeps any more. */
 			bool kept = false;
 			for (uint32_t k = 0; k < t->rs_n && !kept; k++)
 				kept = p->nrs_old[t->rs_first + k] == oa + r;
-			if (!kept)
-				garbage += p53_image_rrset(img, oa + r)->rdata_len;
+			if (!kept) {
+				const struct p53_image_rrset *x = p53_image_rrset(img, oa + r);
+				garbage += (uint64_t)x->rdata_len + x->sig_len;
+				/* The zone's earliest signature may be among those that go. */
+				uint64_t e = sigs_expire(img, x, now);
+				rescan |= e != 0 && e <= zn->sig_expire;
+			}
 		}
 		t->new_addr = false;
 		for (uint32_t r = 0; r < t->rs_n; r++)
@@ -697,7 +853,9 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 	}
 	uint32_t *lose = NULL;
 	const uint32_t *adds = p53_image_adds(img, 0);
-	size_t n_adds_old = (h->chain_off - h->adds_off) / sizeof(uint32_t);
+	/* The additional lists end where the DNSSEC sections begin (proofs, chain, hashes). */
+	size_t n_adds_old = ((h->proofs_off != 0 ? h->proofs_off : h->chain_off) - h->adds_off) /
+			    sizeof(uint32_t);
 	if (n_lose > 0) {
 		lose = malloc(n_lose * sizeof(*lose));
 		if (lose == NULL)
@@ -785,8 +943,18 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 	off = align8(off + rdata_old + p->nrd_len);
 	nh.adds_off = (uint32_t)off;
 	off = align8(off + (n_adds_old + p->n_nadds) * sizeof(uint32_t));
+	/* DNSSEC sections, when a zone of the image is signed: a proof per node (new nodes are
+	 * an unsigned zone's: empty ones), the NSEC chain and NSEC3 hashes as they were (they
+	 * hold node indices, which stay). */
 	nh.proofs_off = 0;
-	nh.chain_off = nh.nsec3_off = (uint32_t)off;
+	if (h->proofs_off != 0) {
+		nh.proofs_off = (uint32_t)off;
+		off = align8(off + (size_t)n_nodes * sizeof(struct p53_image_proof));
+	}
+	nh.chain_off = (uint32_t)off;
+	off = align8(off + (size_t)h->n_chain * sizeof(uint32_t));
+	nh.nsec3_off = (uint32_t)off;
+	off = align8(off + (size_t)h->n_nsec3 * sizeof(struct p53_image_nsec3));
 	nh.size = off;
 	nh.max_labels = max_labels;
 	nh.n_records = (uint32_t)((int64_t)h->n_records + d_records);
@@ -845,7 +1013,20 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 	}
 	COPY(nh.names_off, h->names_off, names_old, nh.rdata_off - nh.names_off);
 	COPY(nh.rdata_off, h->rdata_off, rdata_old, nh.adds_off - nh.rdata_off);
-	COPY(nh.adds_off, h->adds_off, n_adds_old * sizeof(uint32_t), nh.chain_off - nh.adds_off);
+	COPY(nh.adds_off, h->adds_off, n_adds_old * sizeof(uint32_t),
+	     (nh.proofs_off != 0 ? nh.proofs_off : nh.chain_off) - nh.adds_off);
+	if (nh.proofs_off != 0) {
+		struct p53_image_proof *pf = (struct p53_image_proof *)(ni + nh.proofs_off);
+		COPY(nh.proofs_off, h->proofs_off, (size_t)h->n_nodes * sizeof(*pf),
+		     nh.chain_off - nh.proofs_off);
+		for (uint32_t n = h->n_nodes; n < n_nodes; n++)
+			pf[n] = (struct p53_image_proof){ .match = P53_NONE, .wild = P53_NONE,
+							  .encl = P53_NONE, .nc = P53_NONE };
+	}
+	COPY(nh.chain_off, h->chain_off, (size_t)h->n_chain * sizeof(uint32_t),
+	     nh.nsec3_off - nh.chain_off);
+	COPY(nh.nsec3_off, h->nsec3_off, (size_t)h->n_nsec3 * sizeof(struct p53_image_nsec3),
+	     nh.size - nh.nsec3_off);
 #undef COPY
 	struct p53_image_node *nodes = (struct p53_image_node *)(ni + nh.nodes_off);
 	struct p53_image_rrset *rrsets = (struct p53_image_rrset *)(ni + nh.rrsets_off);
@@ -901,7 +1082,38 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 					zones[z].soa = nd->rrsets + r;
 			zones[z].serial = p53_image_zone(mi, 0)->serial;
 			zones[z].neg_ttl = p53_image_zone(mi, 0)->neg_ttl;
+			/* The NSEC3 salt lies in the NSEC3PARAM's RDATA, which may have moved
+			 * (signed again): as image_build.c points at it. */
+			for (uint32_t r = 0; r < t->rs_n && (zones[z].dnssec & P53_ZONE_NSEC3); r++)
+				if (rrsets[nd->rrsets + r].type == 51)
+					zones[z].salt_off = rrsets[nd->rrsets + r].rdata_off +
+							    P53_RR_OWNER_LEN + 10 + 5;
 		}
+	}
+	if (sgn) {
+		/* The earliest signature: the touched names' (all of them are in the small
+		 * compile), or, when one that went was the earliest, every node's again. */
+		uint64_t e = p53_image_zone(mi, 0)->sig_expire;
+		if (!rescan) {
+			if (zones[z].sig_expire != 0 && (e == 0 || zones[z].sig_expire < e))
+				e = zones[z].sig_expire;
+		} else {
+			e = 0;
+			for (uint32_t n = 0; n < n_nodes; n++) {
+				if (nodes[n].zone != z)
+					continue;
+				for (uint32_t r = nodes[n].rrsets; r < (uint32_t)nodes[n].rrsets + nodes[n].n_rrsets; r++) {
+					uint64_t x = sigs_expire(ni, &rrsets[r], now);
+					if (x != 0 && (e == 0 || x < e))
+						e = x;
+				}
+			}
+		}
+		if (e == 0) {
+			free(ni);
+			return decline(why, wl, "the signed zone would have no signature left");
+		}
+		zones[z].sig_expire = e;
 	}
 	if (p->n_mv > 0) {
 		for (uint32_t r = 0; r < nh.n_rrsets; r++) {

@@ -11,10 +11,19 @@
  * new names whose parent exists, and names whose last record goes (they leave the name index;
  * an ancestor that would become an empty non-terminal with no child declines). The
  * additional-section lists of other RRsets follow a name losing its addresses; a name gaining
- * addresses that some NS/MX/SRV/SVCB/HTTPS names declines. Signed images, MX/SRV/NS/CNAME/
+ * addresses that some NS/MX/SRV/SVCB/HTTPS names declines. MX/SRV/NS/CNAME/
  * DNAME/DS changes, names at or below another served zone's apex
  * and images whose garbage (bytes earlier patches left unreferenced, counted in KiB in
  * p53_image_hdr.pad) would pass a quarter of the image decline too.
+ *
+ * A signed zone (what a signing primary's IXFR mostly is): records of those types changed,
+ * added or removed at names that stay and keep their set of types, with their RRSIGs; any
+ * RRset's RRSIGs replaced (NSEC and NSEC3 ones, at cuts, CNAME and DNAME owners and
+ * wildcards too: their records must stay); the apex's DNSKEY, CDS, CDNSKEY. The NSEC chain,
+ * NSEC3 hashes and per-node proofs hold node indices, which stay, and are copied; the zone's
+ * earliest RRSIG expiration (sig_expire) is kept right. A name added or removed, a type gained
+ * or lost, NSEC/NSEC3/NSEC3PARAM records changed decline. Unsigned zones of an image that
+ * also holds signed ones are patched as above (new nodes get empty proofs).
  */
 #ifndef P53_IMAGE_PATCH_H
 #define P53_IMAGE_PATCH_H

@@ -11,6 +11,11 @@
  * 50 names added (addedN.region0 A 198.18.0.N), 25 A records deleted (host000100..124), 25 A
  * records changed (host000200..224 to 198.18.1.N), plus the SOA from serial S to S+1.
  *
+ * A signed zone (genzone.py's signed with scripts/bench/sign_zone.sh, say) gets what a signing
+ * primary sends instead: 100 A records changed (host000200..299 to 198.18.1.N), each with its
+ * RRSIG replaced (the old one's fields, a new inception and expiration, other signature
+ * bytes), plus the SOA and its RRSIG; no name added or removed (what the patch takes).
+ *
  * Before timing, it checks that the zone's records read back out of the image compile to the
  * same image, byte for byte (exit 1 if not).
  *
@@ -140,7 +145,31 @@ static int add_soa(struct p53_rrs *to, const struct p53_rr_view *soa, uint32_t s
 	return p53_rrs_add(to, soa->owner, soa->owner_len, 6, 1, soa->ttl, rd, soa->rdlen);
 }
 
-static int make_diff(const struct p53_rrs *base, struct p53_ixfr *d)
+/* The RRSIG over (owner, covered) in r deleted, and one added with a new inception,
+ * expiration and signature bytes (nothing validates them here). */
+static int resign(const struct p53_rrs *r, const uint8_t *owner, size_t olen, uint16_t covered,
+		  struct p53_ixfr_step *st)
+{
+	struct p53_rr_view v;
+	size_t pos = 0;
+	uint8_t rd[1024];
+
+	while (p53_rrs_next(r, &pos, &v) == 1) {
+		if (v.type != 46 || v.rdlen < 18 || v.rdlen > sizeof(rd) || p53_get16(v.rdata) != covered ||
+		    v.owner_len != olen || memcmp(v.owner, owner, olen) != 0)
+			continue;
+		memcpy(rd, v.rdata, v.rdlen);
+		for (int k = 8; k < 16; k++)
+			rd[k] ^= 0x01; /* expiration and inception, a little later or earlier */
+		for (size_t k = v.rdlen - 8; k < v.rdlen; k++)
+			rd[k] ^= 0x5a;
+		return p53_rrs_add(&st->del, v.owner, v.owner_len, 46, 1, v.ttl, v.rdata, v.rdlen) ||
+		       p53_rrs_add(&st->add, v.owner, v.owner_len, 46, 1, v.ttl, rd, v.rdlen);
+	}
+	return -1;
+}
+
+static int make_diff(const struct p53_rrs *base, struct p53_ixfr *d, int sgn)
 {
 	struct p53_rr_view soa, v;
 	uint8_t apex[256], name[256];
@@ -157,6 +186,25 @@ static int make_diff(const struct p53_rrs *base, struct p53_ixfr *d)
 	st->to = (uint32_t)serial + 1;
 	if (add_soa(&st->del, &soa, st->from) != 0 || add_soa(&st->add, &soa, st->to) != 0)
 		return -1;
+	if (sgn) {
+		if (resign(base, apex, al, 6, st) != 0) {
+			fprintf(stderr, "p53-ixfr-apply: the signed zone's SOA has no RRSIG\n");
+			return -1;
+		}
+		for (int i = 200; i < 300; i++) {
+			uint8_t a[4] = { 198, 18, 1, (uint8_t)(i - 200) };
+			snprintf(txt, sizeof(txt), "host%06d.region%d." ORIGIN, i, i % 128);
+			size_t nl = wire_name(txt, name);
+			if (find(base, name, nl, 1, &v) != 0 ||
+			    p53_rrs_add(&st->del, v.owner, v.owner_len, 1, 1, v.ttl, v.rdata, v.rdlen) != 0 ||
+			    p53_rrs_add(&st->add, v.owner, v.owner_len, 1, 1, v.ttl, a, 4) != 0 ||
+			    resign(base, name, nl, 1, st) != 0) {
+				fprintf(stderr, "p53-ixfr-apply: %s has no signed A record\n", txt);
+				return -1;
+			}
+		}
+		return 0;
+	}
 	for (int i = 1; i <= 50; i++) {
 		uint8_t a[4] = { 198, 18, 0, (uint8_t)i };
 		snprintf(txt, sizeof(txt), "added%d.region0." ORIGIN, i);
@@ -283,7 +331,8 @@ int main(int argc, char **argv)
 	struct p53_rrs base = { 0 };
 	struct p53_rrs *want[1] = { &base };
 	struct p53_ixfr d = { 0 };
-	if (p53_image_zones_rrs(img, want) != 0 || make_diff(&base, &d) != 0) {
+	if (p53_image_zones_rrs(img, want) != 0 ||
+	    make_diff(&base, &d, p53_image_zone(img, 0)->dnssec != 0) != 0) {
 		fprintf(stderr, "p53-ixfr-apply: cannot make the differences\n");
 		return 1;
 	}

@@ -8,15 +8,21 @@
  * from the patched image and from p53_image_build() of the new records; the patched image
  * passes p53_image_check() and reads back (p53_image_zones_rrs) to the same records. Diffs
  * the patch declines are compiled in full (as pop53d does), and both outcomes must occur.
+ * Signed zones (NSEC, NSEC3, NSEC3 opt-out, and one beside an unsigned zone) get a signing
+ * primary's diffs (values changed with their RRSIGs, RRsets signed again, keys added: all
+ * patched, but for garbage past a quarter; then mixed with what is declined), asked with DO
+ * too, and the zones' DNSSEC facts (sig_expire, NSEC3 salt) must match the compile's.
  */
 #include <malloc.h>
 #include <setjmp.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -111,7 +117,9 @@ static uint16_t ask(const void *img, const uint8_t *name, size_t nl, uint16_t ty
 	off += 4;
 	if (edns) {
 		buf[11] = 1;
-		const uint8_t opt[11] = { 0, 0, 41, 0x04, 0xd0, 0, 0, 0, 0, 0, 0 };
+		uint8_t opt[11] = { 0, 0, 41, 0x04, 0xd0, 0, 0, 0, 0, 0, 0 };
+		if (edns == 2)
+			opt[7] = 0x80; /* DO: RRSIGs and denial proofs */
 		memcpy(buf + off, opt, sizeof(opt));
 		off += sizeof(opt);
 	}
@@ -201,26 +209,35 @@ static void names_of(struct names *s, const struct p53_rrs *rrs)
 	}
 }
 
-static const uint16_t QTYPES[] = { 1, 28, 16, 15, 2, 6, 5, 255, 43, 12, 99 };
+/* The last four (DNSKEY, NSEC, NSEC3, NSEC3PARAM) for signed zones only. */
+static const uint16_t QTYPES[] = { 1, 28, 16, 15, 2, 6, 5, 255, 43, 12, 99, 48, 47, 50, 51 };
+
+/* Signed zones: every question with DO too. */
+static int ask_do_too;
 
 /* Byte-identical answers from both images for every name and type. */
 static void same_answers(const void *a, const void *b, const struct names *s, const char *what)
 {
 	static uint8_t qa[4096], qb[4096];
 
+	const size_t nt = ask_do_too ? sizeof(QTYPES) / sizeof(QTYPES[0]) : 11;
+
 	for (size_t i = 0; i < s->count; i++) {
-		for (size_t t = 0; t < sizeof(QTYPES) / sizeof(QTYPES[0]); t++) {
-			int edns = (int)((i + t) & 1);
-			uint16_t la = ask(a, s->n[i], s->len[i], QTYPES[t], edns, qa, sizeof(qa));
-			uint16_t lb = ask(b, s->n[i], s->len[i], QTYPES[t], edns, qb, sizeof(qb));
+		for (size_t t = 0; t < (ask_do_too ? 2 : 1) * nt; t++) {
+			/* none, EDNS, EDNS with DO; then (signed zones) DO again for each */
+			int edns = t < nt ? (int)((i + t) % 3) : 2;
+			uint16_t qt = QTYPES[t % nt];
+			uint16_t la = ask(a, s->n[i], s->len[i], qt, edns, qa, sizeof(qa));
+			uint16_t lb = ask(b, s->n[i], s->len[i], qt, edns, qb, sizeof(qb));
 			if (la != lb || memcmp(qa, qb, la) != 0) {
 				char txt[300];
 				size_t o = 0;
 				for (size_t k = 0; k < s->len[i]; k++)
 					o += (size_t)snprintf(txt + o, sizeof(txt) - o, "%c",
 							      s->n[i][k] > 32 && s->n[i][k] < 127 ? s->n[i][k] : '.');
-				fail_msg("%s: %s type %u: the patched image answers %u bytes, the compiled "
-					 "one %u (or different bytes)", what, txt, QTYPES[t], la, lb);
+				fail_msg("%s: %s type %u edns %d: the patched image answers %u bytes, the "
+					 "compiled one %u (or different bytes)", what, txt,
+					 qt, edns, la, lb);
 			}
 		}
 	}
@@ -385,6 +402,240 @@ static void random_diff(const struct p53_rrs *base, const uint8_t *apex, size_t 
 	}
 }
 
+/* ---- Signed zones ------------------------------------------------------------------- */
+
+/* What a signing primary sends. */
+enum { DIFF_UNSIGNED, DIFF_SIGNED_OK, DIFF_SIGNED_ANY };
+static int diff_kind = DIFF_UNSIGNED;
+
+/* An RRSIG over (owner, covered) by the zone's key, made up (answers are compared byte for
+ * byte, nothing validates them): expiring in 1 to 90 days, or 1 in 8 already expired, so the
+ * zone's earliest expiration moves both ways. */
+static size_t fake_sig(uint8_t *rd, uint16_t covered, const uint8_t *owner, uint32_t ttl,
+		       const uint8_t *apex, size_t al)
+{
+	uint32_t now = (uint32_t)time(NULL);
+	uint32_t exp = rnd(8) == 0 ? now - 1 - rnd(86400) : now + 86400 + rnd(90 * 86400);
+	size_t o = 0;
+
+	p53_put16(rd, covered);
+	rd[2] = 13;
+	rd[3] = (uint8_t)p53_name_labels(owner);
+	p53_put32(rd + 4, ttl);
+	p53_put32(rd + 8, exp);
+	p53_put32(rd + 12, now - 3600);
+	p53_put16(rd + 16, (uint16_t)rnd(65536));
+	o = 18;
+	memcpy(rd + o, apex, al);
+	o += al;
+	for (int i = 0; i < 64; i++)
+		rd[o++] = (uint8_t)rnd(256);
+	return o;
+}
+
+static bool same_owner(const struct p53_rr_view *a, const uint8_t *owner, size_t ol)
+{
+	return a->owner_len == ol && memcmp(a->owner, owner, ol) == 0;
+}
+
+/* Records of (owner, type) in r. */
+static uint32_t count_of(const struct p53_rrs *r, const uint8_t *owner, size_t ol, uint16_t type)
+{
+	struct p53_rr_view x;
+	size_t pos = 0;
+	uint32_t n = 0;
+
+	while (p53_rrs_next(r, &pos, &x) == 1)
+		n += x.type == type && same_owner(&x, owner, ol);
+	return n;
+}
+
+static uint16_t covered_of(const struct p53_rr_view *v)
+{
+	return v->type == 46 && v->rdlen >= 2 ? p53_get16(v->rdata) : 0;
+}
+
+/* RRSIGs over (owner, type) in r. */
+static uint32_t count_of_sigs(const struct p53_rrs *r, const uint8_t *owner, size_t ol, uint16_t type)
+{
+	struct p53_rr_view x;
+	size_t pos = 0;
+	uint32_t n = 0;
+
+	while (p53_rrs_next(r, &pos, &x) == 1)
+		n += covered_of(&x) == type && same_owner(&x, owner, ol);
+	return n;
+}
+
+/* (owner, type) pairs already signed again in a step: each once. */
+struct signed_again {
+	uint8_t owner[32][256];
+	uint8_t len[32];
+	uint16_t type[32];
+	int n;
+};
+
+/* The RRSIGs over (owner, type) in base deleted, a new one added. */
+static void resign(struct p53_ixfr_step *st, const struct p53_rrs *base, const uint8_t *owner,
+		   size_t ol, uint16_t type, const uint8_t *apex, size_t al, struct signed_again *sa)
+{
+	struct p53_rr_view x;
+	size_t pos = 0;
+	uint32_t ttl = 300;
+	uint8_t rd[512];
+
+	for (int i = 0; i < sa->n; i++)
+		if (sa->type[i] == type && sa->len[i] == ol && memcmp(sa->owner[i], owner, ol) == 0)
+			return;
+	if (sa->n == 32)
+		return;
+	memcpy(sa->owner[sa->n], owner, ol);
+	sa->len[sa->n] = (uint8_t)ol;
+	sa->type[sa->n++] = type;
+	while (p53_rrs_next(base, &pos, &x) == 1)
+		if (covered_of(&x) == type && same_owner(&x, owner, ol)) {
+			assert_int_equal(p53_rrs_add(&st->del, x.owner, x.owner_len, x.type, x.cls, x.ttl,
+						     x.rdata, x.rdlen), 0);
+			ttl = x.ttl;
+		}
+	size_t l = fake_sig(rd, type, owner, ttl, apex, al);
+	assert_int_equal(p53_rrs_add(&st->add, owner, ol, 46, 1, ttl, rd, l), 0);
+}
+
+/* A random record of base that is not an RRSIG (nor the SOA); -1 when the pick missed. */
+static int pick_data(const struct p53_rrs *base, struct p53_rr_view *v)
+{
+	for (int tries = 0; tries < 20; tries++)
+		if (pick(base, v) == 0 && v->type != 46)
+			return 0;
+	return -1;
+}
+
+/* One IXFR step of a signing primary from `base`: the SOA and its RRSIG; records of A, AAAA
+ * and TXT changed, added or removed at names that keep those types, with their RRSIGs; any
+ * RRset (NSEC, NSEC3, NS, MX, DNSKEY...) signed again; a DNSKEY added. With `ok_only` unset,
+ * also what the patch declines: new names, a type gained or lost, NSEC/NSEC3 records changed. */
+static void random_signed_diff(const struct p53_rrs *base, const uint8_t *apex, size_t al,
+			       struct p53_ixfr *d, int ok_only)
+{
+	struct p53_rr_view soa, v;
+	size_t pos = 0;
+	int64_t serial = p53_rrs_soa_serial(base);
+	static struct signed_again sa;
+	uint8_t rd[512];
+
+	sa.n = 0;
+	assert_true(serial >= 0);
+	while (p53_rrs_next(base, &pos, &soa) == 1 && soa.type != 6)
+		;
+	struct p53_ixfr_step *st = p53_ixfr_push(d);
+	assert_non_null(st);
+	st->from = (uint32_t)serial;
+	st->to = st->from + 1 + rnd(3);
+	int m1 = p53_name_len(soa.rdata, soa.rdlen);
+	int m2 = p53_name_len(soa.rdata + m1, soa.rdlen - (size_t)m1);
+	memcpy(rd, soa.rdata, soa.rdlen);
+	assert_int_equal(p53_rrs_add(&st->del, soa.owner, soa.owner_len, 6, 1, soa.ttl, rd, soa.rdlen), 0);
+	p53_put32(rd + m1 + m2, st->to);
+	assert_int_equal(p53_rrs_add(&st->add, soa.owner, soa.owner_len, 6, 1, soa.ttl, rd, soa.rdlen), 0);
+	resign(st, base, soa.owner, soa.owner_len, 6, apex, al, &sa);
+
+	int ops = 1 + (int)rnd(6);
+	for (int o = 0; o < ops; o++) {
+		uint32_t k = rnd(ok_only ? 5 : 9);
+		if (pick_data(base, &v) != 0)
+			continue;
+		struct p53_rr_view w;
+		size_t p2 = 0;
+		int dup = 0;
+		while (p53_rrs_next(&st->del, &p2, &w) == 1)
+			dup |= w.rr_len == v.rr_len && memcmp(w.rr, v.rr, v.rr_len) == 0;
+		/* A signer signs what is authoritative (not glue, not a cut's NS): RRsets that
+		 * carry RRSIGs already. Data changes at wildcards are declined (below). */
+		bool sig = count_of_sigs(base, v.owner, v.owner_len, v.type) > 0;
+		bool data = (v.type == 1 || v.type == 28 || v.type == 16) && sig &&
+			    !(ok_only && v.owner[0] == 1 && v.owner[1] == '*');
+		if (k == 0 && data && !dup) {
+			/* A value changed. */
+			assert_int_equal(p53_rrs_add(&st->del, v.owner, v.owner_len, v.type, v.cls,
+						     v.ttl, v.rdata, v.rdlen), 0);
+			struct p53_rrs tmp = { 0 };
+			struct p53_rr_view x;
+			size_t p3 = 0;
+			add_rec(&tmp, v.owner, v.owner_len, v.type);
+			assert_int_equal(p53_rrs_next(&tmp, &p3, &x), 1);
+			assert_int_equal(p53_rrs_add(&st->add, v.owner, v.owner_len, v.type, 1, v.ttl,
+						     x.rdata, x.rdlen), 0);
+			p53_rrs_free(&tmp);
+			resign(st, base, v.owner, v.owner_len, v.type, apex, al, &sa);
+		} else if (k == 1 && sig) {
+			/* An RRset signed again, whatever its type. */
+			resign(st, base, v.owner, v.owner_len, v.type, apex, al, &sa);
+		} else if (k == 2 && data) {
+			/* A record added to an RRset. */
+			struct p53_rrs tmp = { 0 };
+			struct p53_rr_view x;
+			size_t p3 = 0;
+			add_rec(&tmp, v.owner, v.owner_len, v.type);
+			assert_int_equal(p53_rrs_next(&tmp, &p3, &x), 1);
+			assert_int_equal(p53_rrs_add(&st->add, v.owner, v.owner_len, v.type, 1, v.ttl,
+						     x.rdata, x.rdlen), 0);
+			p53_rrs_free(&tmp);
+			resign(st, base, v.owner, v.owner_len, v.type, apex, al, &sa);
+		} else if (k == 3 && data && !dup && count_of(base, v.owner, v.owner_len, v.type) > 1 &&
+			   count_of(&st->del, v.owner, v.owner_len, v.type) == 0) {
+			/* A record removed from an RRset that keeps others. */
+			assert_int_equal(p53_rrs_add(&st->del, v.owner, v.owner_len, v.type, v.cls,
+						     v.ttl, v.rdata, v.rdlen), 0);
+			resign(st, base, v.owner, v.owner_len, v.type, apex, al, &sa);
+		} else if (k == 4) {
+			/* A key added at the apex (a rollover's first step). */
+			uint8_t key[68] = { 1, 0, 3, 13 };
+			for (int i = 4; i < 68; i++)
+				key[i] = (uint8_t)rnd(256);
+			assert_int_equal(p53_rrs_add(&st->add, apex, al, 48, 1, soa.ttl, key, sizeof(key)), 0);
+			resign(st, base, apex, al, 48, apex, al, &sa);
+		} else if (k == 5) {
+			/* Declined: a new name, signed. */
+			uint8_t nm[300];
+			nm[0] = 4;
+			sprintf((char *)nm + 1, "n%03u", rnd(1000));
+			memcpy(nm + 5, v.owner, v.owner_len);
+			if (v.owner_len + 5u <= 255) {
+				add_rec(&st->add, nm, v.owner_len + 5u, 1);
+				uint8_t sig[512];
+				size_t l = fake_sig(sig, 1, nm, 300, apex, al);
+				assert_int_equal(p53_rrs_add(&st->add, nm, v.owner_len + 5u, 46, 1, 300, sig, l), 0);
+			}
+		} else if (k == 6 && v.type != 50) {
+			/* Declined: a type gained (SPF is on no name; not at an NSEC3 owner, which
+			 * no compile takes). */
+			add_rec(&st->add, v.owner, v.owner_len, 16);
+			uint8_t spf[8] = { 3, 'v', '=', 's' };
+			assert_int_equal(p53_rrs_add(&st->add, v.owner, v.owner_len, 99, 1, 300, spf, 4), 0);
+			resign(st, base, v.owner, v.owner_len, 99, apex, al, &sa);
+		} else if (k == 7 && !dup && v.type != 47 && v.type != 50) {
+			/* Declined (unless another type stays... it never is: the bitmap): every
+			 * record of a type deleted, with its RRSIGs. */
+			struct p53_rr_view x;
+			size_t p3 = 0;
+			if (count_of(&st->del, v.owner, v.owner_len, v.type) > 0)
+				continue;
+			while (p53_rrs_next(base, &p3, &x) == 1)
+				if (same_owner(&x, v.owner, v.owner_len) && x.type != 6 &&
+				    (x.type == v.type || covered_of(&x) == v.type))
+					assert_int_equal(p53_rrs_add(&st->del, x.owner, x.owner_len, x.type,
+								     x.cls, x.ttl, x.rdata, x.rdlen), 0);
+		} else if (k == 8 && !dup && (v.type == 47 || v.type == 50 || v.type == 51)) {
+			/* Declined: an NSEC, NSEC3 or NSEC3PARAM record changed (its TTL). */
+			assert_int_equal(p53_rrs_add(&st->del, v.owner, v.owner_len, v.type, v.cls,
+						     v.ttl, v.rdata, v.rdlen), 0);
+			assert_int_equal(p53_rrs_add(&st->add, v.owner, v.owner_len, v.type, v.cls,
+						     v.ttl + 1, v.rdata, v.rdlen), 0);
+		}
+	}
+}
+
 static void quiet(void *arg, const char *msg)
 {
 	(void)arg;
@@ -393,6 +644,7 @@ static void quiet(void *arg, const char *msg)
 
 struct outcome {
 	int patched, declined, invalid;
+	int garbage;    /* declined for what earlier patches left unreferenced */
 };
 
 /* n random diffs chained on zone z of the image made from srcs. */
@@ -412,7 +664,10 @@ static void chain(struct p53_zone_src *srcs, size_t n_src, uint32_t z, const cha
 		struct p53_rrs base = { 0 }, result = { 0 };
 		struct p53_ixfr d = { 0 };
 		zone_rrs(img, z, &base);
-		random_diff(&base, apex, al, &d, simple || (i & 1));
+		if (diff_kind == DIFF_UNSIGNED)
+			random_diff(&base, apex, al, &d, simple || (i & 1));
+		else
+			random_signed_diff(&base, apex, al, &d, diff_kind == DIFF_SIGNED_OK);
 		if (p53_ixfr_apply(&base, &d, &result, err, sizeof(err)) != 0) {
 			/* Without the zone's records the patch never serves such a diff: it declines
 			 * (the same fault, or an earlier reason). */
@@ -473,12 +728,25 @@ static void chain(struct p53_zone_src *srcs, size_t n_src, uint32_t z, const cha
 			if (getenv("P53_PATCH_WHY") != NULL)
 				print_message("declined: %s\n", why);
 			out->declined++;
+			out->garbage += strstr(why, "unreferenced") != NULL || strstr(why, "garbage") != NULL;
 		} else {
 			const char *bad = NULL;
 			if (p53_image_check(patched, plen, &bad) != 0)
 				fail_msg("the patched image fails the check: %s", bad);
 			assert_int_equal(p53_image_hdr(patched)->n_records, p53_image_hdr(fresh)->n_records);
-			assert_int_equal(p53_image_zone(patched, z)->serial, p53_image_zone(fresh, z)->serial);
+			/* The zone facts, DNSSEC ones (the health check's earliest expiration) too. */
+			const struct p53_image_zone *za = p53_image_zone(patched, z), *zb = p53_image_zone(fresh, z);
+			assert_int_equal(za->serial, zb->serial);
+			assert_int_equal(za->neg_ttl, zb->neg_ttl);
+			assert_int_equal(za->dnssec, zb->dnssec);
+			assert_int_equal(za->sig_expire, zb->sig_expire);
+			assert_int_equal(za->salt_len, zb->salt_len);
+			assert_int_equal(za->nsec3_iter, zb->nsec3_iter);
+			assert_int_equal(za->proof_n, zb->proof_n);
+			if (za->salt_len > 0)
+				assert_memory_equal((const uint8_t *)patched + p53_image_hdr(patched)->rdata_off +
+						    za->salt_off, (const uint8_t *)fresh +
+						    p53_image_hdr(fresh)->rdata_off + zb->salt_off, za->salt_len);
 			/* Same records. */
 			struct p53_rrs back = { 0 };
 			struct rlist la, lb;
@@ -585,7 +853,77 @@ static void test_genzone(void **state)
 	unlink(path);
 }
 
-/* A signed zone is never patched. */
+/* The signed zones of tests/unit/dataplane/zones (ldns-signzone NSEC and NSEC3, kzonesign
+ * NSEC3 opt-out): what a signing primary's IXFR changes at names that stay is patched, every
+ * diff, and serves what a full compile serves, DO set (RRSIGs, NSEC/NSEC3 proofs). */
+static const char *const SIGNED[][2] = {
+	{ "nsec.test.", "nsec.test.zone" },
+	{ "nsec3.test.", "nsec3.test.zone" },
+	{ "optout.test.", "optout.test.zone" },
+};
+
+static void test_signed_patched(void **state)
+{
+	(void)state;
+	rng = 64;
+	ask_do_too = 1;
+	for (size_t i = 0; i < sizeof(SIGNED) / sizeof(SIGNED[0]); i++) {
+		char path[512];
+		snprintf(path, sizeof(path), "%s/tests/unit/dataplane/zones/%s", P53_SRCDIR, SIGNED[i][1]);
+		struct p53_zone_src src = { .name = SIGNED[i][0], .file = path, .flags = P53_ZONE_SECONDARY };
+		struct outcome o = { 0 };
+		diff_kind = DIFF_SIGNED_OK;
+		chain(&src, 1, 0, SIGNED[i][0], 40, 0, &o);
+		print_message("%s: %d patched, %d declined, %d invalid\n", SIGNED[i][0], o.patched,
+			      o.declined, o.invalid);
+		/* Small zones signed again and again: past a quarter of garbage, one compiles in
+		 * full (and leaves none); nothing else declines. */
+		assert_int_equal(o.invalid, 0);
+		assert_int_equal(o.declined, o.garbage);
+		assert_true(o.patched >= 15);
+		/* With what it declines mixed in: those compile in full, the rest still patch. */
+		struct outcome m = { 0 };
+		diff_kind = DIFF_SIGNED_ANY;
+		chain(&src, 1, 0, SIGNED[i][0], 40, 0, &m);
+		print_message("%s, any diff: %d patched, %d declined, %d invalid\n", SIGNED[i][0],
+			      m.patched, m.declined, m.invalid);
+		assert_true(m.patched > 5);
+		assert_true(m.declined > 5);
+	}
+	diff_kind = DIFF_UNSIGNED;
+	ask_do_too = 0;
+}
+
+/* An image with signed and unsigned zones: patches of either keep the other's DNSSEC sections
+ * (a proof for every node, new nodes of the unsigned one included). */
+static void test_signed_beside_unsigned(void **state)
+{
+	(void)state;
+	char *f = tmp_zone(ZONE_EXAMPLE);
+	struct p53_zone_src src[2] = {
+		{ .name = "example.com.", .file = f, .flags = P53_ZONE_SECONDARY },
+		{ .name = "nsec3.test.", .file = P53_SRCDIR "/tests/unit/dataplane/zones/nsec3.test.zone",
+		  .flags = P53_ZONE_SECONDARY },
+	};
+	struct outcome o = { 0 }, s = { 0 };
+
+	rng = 99;
+	ask_do_too = 1;
+	chain(src, 2, 0, "example.com.", 40, 0, &o);
+	diff_kind = DIFF_SIGNED_OK;
+	chain(src, 2, 1, "nsec3.test.", 24, 0, &s);
+	diff_kind = DIFF_UNSIGNED;
+	ask_do_too = 0;
+	print_message("example.com beside nsec3.test: %d patched, %d declined; nsec3.test: %d patched\n",
+		      o.patched, o.declined, s.patched);
+	assert_true(o.patched > 10);
+	assert_int_equal(s.declined, s.garbage);
+	assert_true(s.patched >= 12);
+	unlink(f);
+	free(f);
+}
+
+/* What a signed zone declines, and why; the full compile serves it. */
 static void test_signed_declined(void **state)
 {
 	(void)state;
@@ -594,18 +932,31 @@ static void test_signed_declined(void **state)
 	struct p53_zone_src src = { .name = "nsec.test.", .file = P53_SRCDIR "/tests/unit/dataplane/zones/nsec.test.zone" };
 	void *img = p53_image_build(&src, 1, &len, err, sizeof(err), NULL, NULL);
 	assert_non_null(img);
+	uint8_t apex[64], nm[64], a[4] = { 192, 0, 2, 200 };
+	size_t al = wname("nsec.test.", apex), nl = wname("brand-new.nsec.test.", nm);
 	struct p53_rrs base = { 0 }, result = { 0 };
 	struct p53_ixfr d = { 0 };
-	uint8_t apex[64];
-	size_t al = wname("nsec.test.", apex);
 	zone_rrs(img, 0, &base);
 	rng = 3;
-	random_diff(&base, apex, al, &d, 1);
+	diff_kind = DIFF_SIGNED_OK;
+	random_signed_diff(&base, apex, al, &d, 1);
+	diff_kind = DIFF_UNSIGNED;
+	assert_int_equal(p53_rrs_add(&d.steps[0].add, nm, nl, 1, 1, 300, a, 4), 0);
 	assert_int_equal(p53_ixfr_apply(&base, &d, &result, err, sizeof(err)), 0);
 	assert_null(p53_image_patch(img, apex, al, &d, &result, NULL, &plen, why, sizeof(why)));
-	assert_non_null(strstr(why, "signed"));
+	assert_non_null(strstr(why, "brand-new.nsec.test. is new in a signed zone"));
 	assert_null(p53_image_patch(img, apex, al, &d, NULL, NULL, &plen, why, sizeof(why)));
-	assert_non_null(strstr(why, "signed"));
+	assert_non_null(strstr(why, "is new in a signed zone"));
+	src.rrs = result.buf;
+	src.rrs_len = result.len;
+	src.file = "(test)";
+	void *fresh = p53_image_build(&src, 1, &len, err, sizeof(err), quiet, NULL);
+	assert_non_null(fresh);
+	uint8_t q[4096];
+	uint16_t ql = ask(fresh, nm, nl, 1, 2, q, sizeof(q));
+	assert_true(ql > 12);
+	assert_int_equal(p53_get16(q + 6), 1); /* the new name's A */
+	free(fresh);
 	p53_rrs_free(&base);
 	p53_rrs_free(&result);
 	p53_ixfr_free(&d);
@@ -618,6 +969,8 @@ int main(void)
 		cmocka_unit_test(test_example_zone),
 		cmocka_unit_test(test_parent_and_child),
 		cmocka_unit_test(test_genzone),
+		cmocka_unit_test(test_signed_patched),
+		cmocka_unit_test(test_signed_beside_unsigned),
 		cmocka_unit_test(test_signed_declined),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

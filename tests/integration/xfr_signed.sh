@@ -1,0 +1,130 @@
+#!/usr/bin/env bash
+# pop53d as a secondary of a hidden primary that signs (knotd with automatic DNSSEC, NSEC3,
+# tests/integration/xfr_lib.sh): a change of a record's value at the primary arrives as an
+# IXFR carrying the record, its new RRSIG and the SOA's, and is patched into the running image
+# (not compiled); what kdig +dnssec sees from pop53 then is what the primary serves (the
+# answer with its RRSIGs, and an NXDOMAIN's NSEC3 proof). A change that adds a name (a new
+# NSEC3 in the chain) is compiled in full, saying why, and served as the primary does too.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/xfr_lib.sh"
+
+cleanup() {
+	stop_pop53 >/dev/null 2>&1 || true
+	primary_down
+	cleanup_common
+}
+trap cleanup EXIT
+lab_lock
+
+"$SRC/scripts/lab.sh" up >/dev/null
+primary_up
+KNOT_EXTRA_TEMPLATES="policy:
+  - id: signer
+    algorithm: ecdsap256sha256
+    nsec3: on
+    nsec3-iterations: 0
+    nsec3-salt-length: 8
+    rrsig-lifetime: 30d
+    rrsig-refresh: 7d"
+KNOT_EXTRA_ZONE_CONF="    dnssec-signing: on
+    dnssec-policy: signer"
+knotd_conf signed.test
+knot_zone signed.test 1 "txt IN TXT \"one\"" "mail IN A 192.0.2.25" "mail IN AAAA 2001:db8::25"
+knotd_start || { not_ok "knotd starts"; finish; exit 1; }
+ok "knotd (signing primary) starts in $PRIMARY_NS"
+
+xfr_config "$TMP/pop53.yaml" "  - name: signed.test
+    primaries: [{address: $PRIMARY_V4, key: xfr.key}]"
+start_pop53_answering "$TMP/pop53.yaml"
+
+# kdig +dnssec of pop53 (client namespace) and of the primary: one section, records sorted.
+pop_dnssec() { # SECTION NAME TYPE
+	ip netns exec "$CLIENT_NS" kdig +time=1 +retry=1 +dnssec +bufsize=4096 @"$V4" "$2" "$3" \
+		+noall "+$1" 2>/dev/null | awk 'NF { $1=tolower($1); print }' | sort
+}
+primary_dnssec() {
+	ip netns exec "$PRIMARY_NS" kdig +time=1 +retry=1 +dnssec +bufsize=4096 @"$PRIMARY_V4" "$2" "$3" \
+		+noall "+$1" 2>/dev/null | awk 'NF { $1=tolower($1); print }' | sort
+}
+same_as_primary() { # SECTION NAME TYPE
+	local a b
+	a=$(pop_dnssec "$@")
+	b=$(primary_dnssec "$@")
+	[ -n "$a" ] && [ "$a" = "$b" ] || { echo "pop53: $a"; echo "primary: $b"; return 1; }
+}
+serial_of() { ip netns exec "$PRIMARY_NS" kdig +time=1 +short @"$PRIMARY_V4" signed.test SOA | awk '{ print $3 }'; }
+
+# 1. The first transfer: the signed zone (AXFR).
+check "signed.test transferred with its RRSIGs (www A, kdig +dnssec)" \
+	wait_for 10 sh -c "ip netns exec $CLIENT_NS kdig +time=1 +dnssec @$V4 www.signed.test A +noall +answer | grep -q 'RRSIG.*A 13 3'"
+check "the answer and its RRSIG are the primary's" same_as_primary answer www.signed.test A
+
+# 2. A value changed at the primary: knotd signs it again, the IXFR is patched.
+s0=$(serial_of)
+knotc zone-begin signed.test >/dev/null
+knotc zone-unset signed.test www A >/dev/null
+knotc zone-set signed.test www 300 A 192.0.2.99 >/dev/null
+knotc zone-commit signed.test >/dev/null
+check "the change is served (www.signed.test A 192.0.2.99)" \
+	wait_for 5 sh -c "[ \"\$(ip netns exec $CLIENT_NS kdig +time=1 +short @$V4 www.signed.test A)\" = 192.0.2.99 ]"
+s1=$(serial_of)
+check "the change came as an IXFR with the record's and the SOA's RRSIGs (serial $s0 to $s1)" \
+	sh -c "[ '$s1' != '$s0' ] && grep -q 'IXFR to serial $s1: [0-9]* deleted, [0-9]* added' $TMP/pop53d.log"
+check "the IXFR to the signed zone was patched into the running image, not compiled" \
+	sh -c "$BUILD/control/pop53ctl -s $TMP/control.sock --json zone status signed.test | grep -q '\"last_ixfr_image\":\"patched\"'"
+check "kdig +dnssec: the new A and its new RRSIG, as the primary serves them" \
+	same_as_primary answer www.signed.test A
+check "kdig +dnssec: the SOA and its new RRSIG, as the primary serves them" \
+	same_as_primary answer signed.test SOA
+check "kdig +dnssec: an unchanged RRset (mail AAAA) and its RRSIG" \
+	same_as_primary answer mail.signed.test AAAA
+check "kdig +dnssec: a name error's NSEC3 proof is the primary's" \
+	same_as_primary authority nothere.signed.test A
+check "kdig +dnssec: a NODATA's NSEC3 proof is the primary's" \
+	same_as_primary authority txt.signed.test A
+
+# 3. Several values changed in one commit (TXT, AAAA): patched again.
+knotc zone-begin signed.test >/dev/null
+knotc zone-unset signed.test txt TXT >/dev/null
+knotc zone-set signed.test txt 300 TXT "\"two\"" >/dev/null
+knotc zone-unset signed.test mail AAAA >/dev/null
+knotc zone-set signed.test mail 300 AAAA 2001:db8::26 >/dev/null
+knotc zone-commit signed.test >/dev/null
+check "the second change is served (mail AAAA 2001:db8::26)" \
+	wait_for 5 sh -c "[ \"\$(ip netns exec $CLIENT_NS kdig +time=1 +short @$V4 mail.signed.test AAAA)\" = 2001:db8::26 ]"
+check "patched again (ixfr_image counts two patches)" \
+	sh -c "$BUILD/control/pop53ctl -s $TMP/control.sock --json zone status signed.test | \
+	       /usr/bin/python3 -c 'import json,sys; z=json.load(sys.stdin)[\"zone\"]; \
+assert z[\"last_ixfr_image\"]==\"patched\" and z[\"ixfr_image\"][\"patched\"]>=2, z'"
+check "kdig +dnssec: the new TXT and its RRSIG as the primary's" \
+	same_as_primary answer txt.signed.test TXT
+check "kdig +dnssec: the new AAAA and its RRSIG as the primary's" \
+	same_as_primary answer mail.signed.test AAAA
+
+# The health check's signature margin reads the zone's earliest RRSIG expiration from the
+# image: after the patches it must be the earliest of the primary's RRSIGs (its AXFR).
+ip netns exec "$PRIMARY_NS" kdig +time=2 @"$PRIMARY_V4" -y "hmac-sha256:xfr.key:$XFR_SECRET" signed.test AXFR \
+	+noall +answer 2>/dev/null | awk '$4 == "RRSIG" { print $9 }' >"$TMP/expirations.txt"
+check "status: the signed zone's earliest RRSIG expiration is the primary's ($(sort -n "$TMP/expirations.txt" | head -1))" \
+	/usr/bin/python3 -c "
+import calendar, json, sys, time
+exp = [calendar.timegm(time.strptime(l.strip(), '%Y%m%d%H%M%S')) for l in open(sys.argv[2]) if l.strip()]
+z = [z for z in json.loads(sys.argv[1])['zones'] if z['name'].rstrip('.') == 'signed.test'][0]
+assert exp and z['dnssec']['signed'] and z['dnssec']['expires'] == min(exp), (z, min(exp) if exp else None)
+" "$(CTL --json status)" "$TMP/expirations.txt"
+
+# 4. A new name: a new NSEC3 in the chain. Compiled in full, saying why; served right.
+knotc zone-begin signed.test >/dev/null
+knotc zone-set signed.test fresh 300 A 192.0.2.77 >/dev/null
+knotc zone-commit signed.test >/dev/null
+check "the new name is served (fresh.signed.test A 192.0.2.77)" \
+	wait_for 5 sh -c "[ \"\$(ip netns exec $CLIENT_NS kdig +time=1 +short @$V4 fresh.signed.test A)\" = 192.0.2.77 ]"
+check "that IXFR was compiled in full: a name new in a signed zone (log)" \
+	grep -q "IXFR compiled in full, not patched: .*new in a signed zone" "$TMP/pop53d.log"
+check "kdig +dnssec: the new name's A and RRSIG as the primary's" \
+	same_as_primary answer fresh.signed.test A
+check "kdig +dnssec: a name error's NSEC3 proof after the new NSEC3, as the primary's" \
+	same_as_primary authority nothere.signed.test A
+
+stop_pop53
+finish
