@@ -1594,24 +1594,21 @@ size_t p53_fast_reply(uint8_t *frame, const struct p53_pkt *pkt, uint16_t dns_le
 	return fast_reply(frame, pkt, dns_len, q, keep, P53_FAST_NO_SUM);
 }
 
-int p53_fast_frame(uint8_t *frame, uint16_t len, uint32_t room, int verify, const uint8_t mac[6],
-		   const struct p53_pkt_addrs *addrs, const void *img,
-		   const struct p53_answer_conf *conf, struct p53_answer_stats *st,
-		   struct p53_pkt *pkt, struct p53_query *q, uint16_t *flen)
+int p53_fast_frame(const struct p53_fast_ctx *c, uint8_t *frame, uint16_t len, uint32_t room,
+		   int verify, struct p53_pkt *pkt, struct p53_query *q)
 {
 	uint64_t keep, tail;
 
-	if (!fast_parse(frame, len, verify, mac, addrs, pkt, q, &keep))
+	if (!fast_parse(frame, len, verify, c->mac, c->addrs, pkt, q, &keep))
 		return P53_FAST_NOT_READ;
 	/* The response may grow into the room after the message (worker.c reply()). */
-	uint32_t c = room - pkt->dns_off;
-	uint16_t cap = c > UINT16_MAX ? UINT16_MAX : (uint16_t)c;
+	uint32_t r = room - pkt->dns_off;
+	uint16_t cap = r > UINT16_MAX ? UINT16_MAX : (uint16_t)r;
 	uint8_t *msg = frame + pkt->dns_off;
-	uint16_t rlen = __builtin_expect(q->ecs, 0) ? ecs_answer(img, conf, msg, cap, st, q, &tail, 1)
-						    : fast_answer(img, conf, msg, cap, st, q, NULL, 0,
+	uint16_t rlen = __builtin_expect(q->ecs, 0) ? ecs_answer(c->img, c->conf, msg, cap, c->st, q, &tail, 1)
+						    : fast_answer(c->img, c->conf, msg, cap, c->st, q, NULL, 0,
 								  &tail, 1);
 	if (rlen == 0)
 		return P53_FAST_DECLINED;
-	*flen = (uint16_t)fast_reply(frame, pkt, rlen, q, keep, tail);
-	return P53_FAST_ANSWERED;
+	return (int)fast_reply(frame, pkt, rlen, q, keep, tail);
 }
