@@ -970,14 +970,18 @@ fast_answer(const void *img, const struct p53_answer_conf *conf, uint8_t *msg, u
 	if (cut != NULL) {
 		if (!(cut->flags & P53_NODE_CUT) || dnssec)
 			return 0;
-		uint16_t end = 0;
+		uint16_t end = 0, ns1 = 0, ar1 = 0;
+		uint64_t ts1 = ts;
 		if (conf->ref != NULL)
 			end = ref_put(conf->ref, n->occluder != P53_NONE ? n->occluder : ni, q, msg,
-				      pos, limit, cut, &ns, &ar, &ts);
+				      pos, limit, cut, &ns1, &ar1, &ts1);
 		if (end == 0)
-			end = referral(img, q, msg, pos, limit, cut, &ns, &ar);
+			end = referral(img, q, msg, pos, limit, cut, &ns1, &ar1);
 		else if (q->edns)
-			ts += opt_sum(ours, 0, (end - pos) & 1u);
+			ts1 += opt_sum(ours, 0, (end - pos) & 1u);
+		ns = ns1;
+		ar = ar1;
+		ts = ts1;
 		pos = end;
 		if (pos == 0)
 			return 0;
@@ -989,9 +993,13 @@ fast_answer(const void *img, const struct p53_answer_conf *conf, uint8_t *msg, u
 		/* Step 5: below the closest encloser, no wildcard: NXDOMAIN (RFC 2308 §3). With
 		   DO=1 in a signed zone the SOA's RRSIGs and the NSEC or NSEC3 proof. */
 		if (SIGNED_DO) {
-			pos = signed_negative(img, conf, q, msg, pos, limit, n->zone, ni, 1, &ns);
+			uint16_t ns1 = 0;
+			pos = signed_negative(img, conf, q, msg, pos, limit, n->zone, ni, 1, &ns1);
+			ns = ns1;
 		} else {
-			pos = soa(img, conf, q, msg, pos, limit, n->zone, &ts);
+			uint64_t ts1 = ts;
+			pos = soa(img, conf, q, msg, pos, limit, n->zone, &ts1);
+			ts = ts1;
 			ns = 1;
 			if (q->edns && ts != P53_FAST_NO_SUM)
 				ts += opt_sum(ours, dnssec, (pos - q->question_end) & 1u);
@@ -1023,8 +1031,12 @@ fast_answer(const void *img, const struct p53_answer_conf *conf, uint8_t *msg, u
 				/* answer.c answer_node() -> steered(); a wildcard's: general */
 				if ((rs->flags & P53_RRSET_COMPRESS) || conf->steer == NULL || !hit)
 					return 0;
-				uint64_t w = steered(img, conf, q, rs, msg, pos, limit, dnssec, ecs, &an,
-						     &scope, ours);
+				uint16_t an1 = an;
+				uint8_t scope1 = 0;
+				uint64_t w = steered(img, conf, q, rs, msg, pos, limit, dnssec, ecs, &an1,
+						     &scope1, ours);
+				an = an1;
+				scope = scope1;
 				pos = (uint16_t)w;
 				if (pos == 0)
 					return 0;
@@ -1040,7 +1052,9 @@ fast_answer(const void *img, const struct p53_answer_conf *conf, uint8_t *msg, u
 			}
 			if (!hit && SIGNED_DO) {
 				ts = P53_FAST_NO_SUM;
-				pos = wildcard_proof(img, q, msg, pos, limit, n->zone, ce, &ns);
+				uint16_t ns1 = ns;
+				pos = wildcard_proof(img, q, msg, pos, limit, n->zone, ce, &ns1);
+				ns = ns1;
 				if (pos == 0)
 					return 0;
 			}
@@ -1049,9 +1063,13 @@ fast_answer(const void *img, const struct p53_answer_conf *conf, uint8_t *msg, u
 			if (SIGNED_DO) {
 				if (!hit)
 					return 0;   /* wildcard NODATA: two proofs, general */
-				pos = signed_negative(img, conf, q, msg, pos, limit, n->zone, ni, 0, &ns);
+				uint16_t ns1 = 0;
+				pos = signed_negative(img, conf, q, msg, pos, limit, n->zone, ni, 0, &ns1);
+				ns = ns1;
 			} else {
-				pos = soa(img, conf, q, msg, pos, limit, n->zone, &ts);  /* NODATA */
+				uint64_t ts1 = ts;
+				pos = soa(img, conf, q, msg, pos, limit, n->zone, &ts1);  /* NODATA */
+				ts = ts1;
 				ns = 1;
 				if (q->edns && ts != P53_FAST_NO_SUM)
 					ts += opt_sum(ours, dnssec, (pos - q->question_end) & 1u);
@@ -1594,8 +1612,8 @@ size_t p53_fast_reply(uint8_t *frame, const struct p53_pkt *pkt, uint16_t dns_le
 	return fast_reply(frame, pkt, dns_len, q, keep, P53_FAST_NO_SUM);
 }
 
-int p53_fast_frame(const struct p53_fast_ctx *c, uint8_t *frame, uint16_t len, uint32_t room,
-		   int verify, struct p53_pkt *pkt, struct p53_query *q)
+int p53_fast_frame(const struct p53_fast_ctx *c, struct p53_query *q, uint8_t *frame, uint16_t len,
+		   uint32_t room, int verify, struct p53_pkt *pkt)
 {
 	uint64_t keep, tail;
 

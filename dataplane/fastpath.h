@@ -233,7 +233,7 @@ struct p53_fast_ctx {
  *         declines: the general responder gives the answer, after p53_fast_complete());
  *         P53_FAST_NOT_READ: not the fast shape, nothing written.
  */
-int p53_fast_frame(const struct p53_fast_ctx *c, uint8_t *frame, uint16_t len, uint32_t room,
-		   int verify, struct p53_pkt *pkt, struct p53_query *q);
+int p53_fast_frame(const struct p53_fast_ctx *c, struct p53_query *q, uint8_t *frame, uint16_t len,
+		   uint32_t room, int verify, struct p53_pkt *pkt);
 
 #endif /* P53_FASTPATH_H */

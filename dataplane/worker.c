@@ -343,9 +343,9 @@ static uint16_t burst(struct p53_worker *w, const struct p53_replica *r, const s
 		uint64_t l4 = m->ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK;
 		int k = P53_FAST_NOT_READ;
 		if (direct && l4 != RTE_MBUF_F_RX_L4_CKSUM_BAD) {
-			k = p53_fast_frame(&fc, frame, rte_pktmbuf_data_len(m),
+			k = p53_fast_frame(&fc, &q[i], frame, rte_pktmbuf_data_len(m),
 					   (uint32_t)rte_pktmbuf_data_len(m) + rte_pktmbuf_tailroom(m),
-					   l4 == RTE_MBUF_F_RX_L4_CKSUM_UNKNOWN, &pkt[i], &q[i]);
+					   l4 == RTE_MBUF_F_RX_L4_CKSUM_UNKNOWN, &pkt[i]);
 			if (likely(k >= P53_FAST_ANSWERED)) {
 				m->data_len = (uint16_t)k;
 				m->pkt_len = (uint32_t)k;

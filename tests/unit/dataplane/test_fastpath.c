@@ -238,7 +238,7 @@ static void one_frame(const uint8_t *f, uint16_t fl, int no_fast)
 	memset(&sd, 0, sizeof(sd));
 	memset(&qd, 0x5a, sizeof(qd));
 	const struct p53_fast_ctx fx = { mac_us, &addrs, img, &conf, &sd };
-	int k = p53_fast_frame(&fx, df, fl, (uint32_t)(fast ? pb.dns_off : 62) + 1500, 1, &pd, &qd);
+	int k = p53_fast_frame(&fx, &qd, df, fl, (uint32_t)(fast ? pb.dns_off : 62) + 1500, 1, &pd);
 	if (k >= P53_FAST_ANSWERED)
 		dl = (uint16_t)k;
 	assert_int_equal(k != P53_FAST_NOT_READ, fast);
