@@ -845,12 +845,10 @@ static inline __attribute__((always_inline)) void copy_rrs(uint8_t *d, const uin
  * *scope: the ECS scope (0 when the client is the source of a query with ECS source 0).
  */
 #define STEER_SUM (1ull << 16)
-static __attribute__((noinline)) uint64_t steered(const void *img, const struct p53_answer_conf *conf,
-						  const struct p53_query *q,
-						  const struct p53_image_rrset *rs, uint8_t *msg,
-						  uint16_t pos, uint16_t limit, int dnssec,
-						  const uint8_t *ecs, uint16_t *an, uint8_t *scope,
-						  uint16_t ours)
+static inline __attribute__((always_inline)) uint64_t
+steered_rrs(const void *img, const struct p53_answer_conf *conf, const struct p53_query *q,
+	    const struct p53_image_rrset *rs, uint8_t *msg, uint16_t pos, uint16_t limit, int dnssec,
+	    const uint8_t *ecs, uint16_t *an, uint8_t *scope, uint16_t ours)
 {
 	uint64_t sum = 0;
 	const void *t = __atomic_load_n(conf->steer, __ATOMIC_ACQUIRE);
@@ -892,6 +890,29 @@ static __attribute__((noinline)) uint64_t steered(const void *img, const struct 
 		return 0;
 	copy_rrs(msg + pos, rd, len);
 	return sum | (uint16_t)(pos + len);
+}
+
+/* steered_rrs() out of line, one copy per case: a query without ECS (the most common; no ECS
+ * pointer, no scope to return) and one with it. */
+static __attribute__((noinline)) uint64_t steered(const void *img, const struct p53_answer_conf *conf,
+						  const struct p53_query *q,
+						  const struct p53_image_rrset *rs, uint8_t *msg,
+						  uint16_t pos, uint16_t limit, int dnssec, uint16_t *an,
+						  uint16_t ours)
+{
+	uint8_t scope;
+
+	return steered_rrs(img, conf, q, rs, msg, pos, limit, dnssec, NULL, an, &scope, ours);
+}
+
+static __attribute__((noinline)) uint64_t steered_ecs(const void *img, const struct p53_answer_conf *conf,
+						      const struct p53_query *q,
+						      const struct p53_image_rrset *rs, uint8_t *msg,
+						      uint16_t pos, uint16_t limit, int dnssec,
+						      const uint8_t *ecs, uint16_t *an, uint8_t *scope,
+						      uint16_t ours)
+{
+	return steered_rrs(img, conf, q, rs, msg, pos, limit, dnssec, ecs, an, scope, ours);
 }
 
 /*
@@ -1033,8 +1054,10 @@ fast_answer(const void *img, const struct p53_answer_conf *conf, uint8_t *msg, u
 					return 0;
 				uint16_t an1 = an;
 				uint8_t scope1 = 0;
-				uint64_t w = steered(img, conf, q, rs, msg, pos, limit, dnssec, ecs, &an1,
-						     &scope1, ours);
+				uint64_t w = ecs == NULL ?
+					steered(img, conf, q, rs, msg, pos, limit, dnssec, &an1, ours) :
+					steered_ecs(img, conf, q, rs, msg, pos, limit, dnssec, ecs, &an1,
+						    &scope1, ours);
 				an = an1;
 				scope = scope1;
 				pos = (uint16_t)w;
