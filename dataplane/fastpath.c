@@ -893,16 +893,18 @@ steered_rrs(const void *img, const struct p53_answer_conf *conf, const struct p5
 }
 
 /* steered_rrs() out of line, one copy per case: a query without ECS (the most common; no ECS
- * pointer, no scope to return) and one with it. */
+ * pointer, no scope, and the record count `an` in and out in bits 48..63 of the result, above
+ * the sum) and one with it. */
 static __attribute__((noinline)) uint64_t steered(const void *img, const struct p53_answer_conf *conf,
 						  const struct p53_query *q,
 						  const struct p53_image_rrset *rs, uint8_t *msg,
-						  uint16_t pos, uint16_t limit, int dnssec, uint16_t *an,
+						  uint16_t pos, uint16_t limit, int dnssec, uint16_t an,
 						  uint16_t ours)
 {
 	uint8_t scope;
+	uint64_t w = steered_rrs(img, conf, q, rs, msg, pos, limit, dnssec, NULL, &an, &scope, ours);
 
-	return steered_rrs(img, conf, q, rs, msg, pos, limit, dnssec, NULL, an, &scope, ours);
+	return w | (uint64_t)an << 48;
 }
 
 static __attribute__((noinline)) uint64_t steered_ecs(const void *img, const struct p53_answer_conf *conf,
@@ -1054,12 +1056,17 @@ fast_answer(const void *img, const struct p53_answer_conf *conf, uint8_t *msg, u
 					return 0;
 				uint16_t an1 = an;
 				uint8_t scope1 = 0;
-				uint64_t w = ecs == NULL ?
-					steered(img, conf, q, rs, msg, pos, limit, dnssec, &an1, ours) :
-					steered_ecs(img, conf, q, rs, msg, pos, limit, dnssec, ecs, &an1,
-						    &scope1, ours);
-				an = an1;
-				scope = scope1;
+				uint64_t w;
+				if (ecs == NULL) {
+					w = steered(img, conf, q, rs, msg, pos, limit, dnssec, an, ours);
+					an = (uint16_t)(w >> 48);
+					w &= (1ull << 48) - 1;
+				} else {
+					w = steered_ecs(img, conf, q, rs, msg, pos, limit, dnssec, ecs,
+							&an1, &scope1, ours);
+					an = an1;
+					scope = scope1;
+				}
 				pos = (uint16_t)w;
 				if (pos == 0)
 					return 0;
