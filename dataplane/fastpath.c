@@ -993,17 +993,15 @@ fast_answer(const void *img, const struct p53_answer_conf *conf, uint8_t *msg, u
 	if (cut != NULL) {
 		if (!(cut->flags & P53_NODE_CUT) || dnssec)
 			return 0;
-		uint16_t end = 0, ns1 = 0, ar1 = 0;
+		uint16_t end = 0;
 		uint64_t ts1 = ts;
 		if (conf->ref != NULL)
 			end = ref_put(conf->ref, n->occluder != P53_NONE ? n->occluder : ni, q, msg,
-				      pos, limit, cut, &ns1, &ar1, &ts1);
+				      pos, limit, cut, &ns, &ar, &ts1);
 		if (end == 0)
-			end = referral(img, q, msg, pos, limit, cut, &ns1, &ar1);
+			end = referral(img, q, msg, pos, limit, cut, &ns, &ar);
 		else if (q->edns)
 			ts1 += opt_sum(ours, 0, (end - pos) & 1u);
-		ns = ns1;
-		ar = ar1;
 		ts = ts1;
 		pos = end;
 		if (pos == 0)
@@ -1016,9 +1014,7 @@ fast_answer(const void *img, const struct p53_answer_conf *conf, uint8_t *msg, u
 		/* Step 5: below the closest encloser, no wildcard: NXDOMAIN (RFC 2308 §3). With
 		   DO=1 in a signed zone the SOA's RRSIGs and the NSEC or NSEC3 proof. */
 		if (SIGNED_DO) {
-			uint16_t ns1 = 0;
-			pos = signed_negative(img, conf, q, msg, pos, limit, n->zone, ni, 1, &ns1);
-			ns = ns1;
+			pos = signed_negative(img, conf, q, msg, pos, limit, n->zone, ni, 1, &ns);
 		} else {
 			uint64_t ts1 = ts;
 			pos = soa(img, conf, q, msg, pos, limit, n->zone, &ts1);
@@ -1082,9 +1078,7 @@ fast_answer(const void *img, const struct p53_answer_conf *conf, uint8_t *msg, u
 			}
 			if (!hit && SIGNED_DO) {
 				ts = P53_FAST_NO_SUM;
-				uint16_t ns1 = ns;
-				pos = wildcard_proof(img, q, msg, pos, limit, n->zone, ce, &ns1);
-				ns = ns1;
+				pos = wildcard_proof(img, q, msg, pos, limit, n->zone, ce, &ns);
 				if (pos == 0)
 					return 0;
 			}
@@ -1093,9 +1087,7 @@ fast_answer(const void *img, const struct p53_answer_conf *conf, uint8_t *msg, u
 			if (SIGNED_DO) {
 				if (!hit)
 					return 0;   /* wildcard NODATA: two proofs, general */
-				uint16_t ns1 = 0;
-				pos = signed_negative(img, conf, q, msg, pos, limit, n->zone, ni, 0, &ns1);
-				ns = ns1;
+				pos = signed_negative(img, conf, q, msg, pos, limit, n->zone, ni, 0, &ns);
 			} else {
 				uint64_t ts1 = ts;
 				pos = soa(img, conf, q, msg, pos, limit, n->zone, &ts1);  /* NODATA */
