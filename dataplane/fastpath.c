@@ -845,12 +845,10 @@ static inline __attribute__((always_inline)) void copy_rrs(uint8_t *d, const uin
  * *scope: the ECS scope (0 when the client is the source of a query with ECS source 0).
  */
 #define STEER_SUM (1ull << 16)
-static __attribute__((noinline)) uint64_t steered(const void *img, const struct p53_answer_conf *conf,
-						  const struct p53_query *q,
-						  const struct p53_image_rrset *rs, uint8_t *msg,
-						  uint16_t pos, uint16_t limit, int dnssec,
-						  const uint8_t *ecs, uint16_t *an, uint8_t *scope,
-						  uint16_t ours)
+static inline __attribute__((always_inline)) uint64_t
+steered_rrs(const void *img, const struct p53_answer_conf *conf, const struct p53_query *q,
+	    const struct p53_image_rrset *rs, uint8_t *msg, uint16_t pos, uint16_t limit, int dnssec,
+	    const uint8_t *ecs, uint16_t *an, uint8_t *scope, uint16_t ours)
 {
 	uint64_t sum = 0;
 	const void *t = __atomic_load_n(conf->steer, __ATOMIC_ACQUIRE);
@@ -892,6 +890,31 @@ static __attribute__((noinline)) uint64_t steered(const void *img, const struct 
 		return 0;
 	copy_rrs(msg + pos, rd, len);
 	return sum | (uint16_t)(pos + len);
+}
+
+/* steered_rrs() out of line, one copy per case: a query without ECS (the most common; no ECS
+ * pointer, no scope, and the record count `an` in and out in bits 48..63 of the result, above
+ * the sum) and one with it. */
+static __attribute__((noinline)) uint64_t steered(const void *img, const struct p53_answer_conf *conf,
+						  const struct p53_query *q,
+						  const struct p53_image_rrset *rs, uint8_t *msg,
+						  uint16_t pos, uint16_t limit, int dnssec, uint16_t an,
+						  uint16_t ours)
+{
+	uint8_t scope;
+	uint64_t w = steered_rrs(img, conf, q, rs, msg, pos, limit, dnssec, NULL, &an, &scope, ours);
+
+	return w | (uint64_t)an << 48;
+}
+
+static __attribute__((noinline)) uint64_t steered_ecs(const void *img, const struct p53_answer_conf *conf,
+						      const struct p53_query *q,
+						      const struct p53_image_rrset *rs, uint8_t *msg,
+						      uint16_t pos, uint16_t limit, int dnssec,
+						      const uint8_t *ecs, uint16_t *an, uint8_t *scope,
+						      uint16_t ours)
+{
+	return steered_rrs(img, conf, q, rs, msg, pos, limit, dnssec, ecs, an, scope, ours);
 }
 
 /*
@@ -971,13 +994,15 @@ fast_answer(const void *img, const struct p53_answer_conf *conf, uint8_t *msg, u
 		if (!(cut->flags & P53_NODE_CUT) || dnssec)
 			return 0;
 		uint16_t end = 0;
+		uint64_t ts1 = ts;
 		if (conf->ref != NULL)
 			end = ref_put(conf->ref, n->occluder != P53_NONE ? n->occluder : ni, q, msg,
-				      pos, limit, cut, &ns, &ar, &ts);
+				      pos, limit, cut, &ns, &ar, &ts1);
 		if (end == 0)
 			end = referral(img, q, msg, pos, limit, cut, &ns, &ar);
 		else if (q->edns)
-			ts += opt_sum(ours, 0, (end - pos) & 1u);
+			ts1 += opt_sum(ours, 0, (end - pos) & 1u);
+		ts = ts1;
 		pos = end;
 		if (pos == 0)
 			return 0;
@@ -991,7 +1016,9 @@ fast_answer(const void *img, const struct p53_answer_conf *conf, uint8_t *msg, u
 		if (SIGNED_DO) {
 			pos = signed_negative(img, conf, q, msg, pos, limit, n->zone, ni, 1, &ns);
 		} else {
-			pos = soa(img, conf, q, msg, pos, limit, n->zone, &ts);
+			uint64_t ts1 = ts;
+			pos = soa(img, conf, q, msg, pos, limit, n->zone, &ts1);
+			ts = ts1;
 			ns = 1;
 			if (q->edns && ts != P53_FAST_NO_SUM)
 				ts += opt_sum(ours, dnssec, (pos - q->question_end) & 1u);
@@ -1023,8 +1050,19 @@ fast_answer(const void *img, const struct p53_answer_conf *conf, uint8_t *msg, u
 				/* answer.c answer_node() -> steered(); a wildcard's: general */
 				if ((rs->flags & P53_RRSET_COMPRESS) || conf->steer == NULL || !hit)
 					return 0;
-				uint64_t w = steered(img, conf, q, rs, msg, pos, limit, dnssec, ecs, &an,
-						     &scope, ours);
+				uint16_t an1 = an;
+				uint8_t scope1 = 0;
+				uint64_t w;
+				if (ecs == NULL) {
+					w = steered(img, conf, q, rs, msg, pos, limit, dnssec, an, ours);
+					an = (uint16_t)(w >> 48);
+					w &= (1ull << 48) - 1;
+				} else {
+					w = steered_ecs(img, conf, q, rs, msg, pos, limit, dnssec, ecs,
+							&an1, &scope1, ours);
+					an = an1;
+					scope = scope1;
+				}
 				pos = (uint16_t)w;
 				if (pos == 0)
 					return 0;
@@ -1051,7 +1089,9 @@ fast_answer(const void *img, const struct p53_answer_conf *conf, uint8_t *msg, u
 					return 0;   /* wildcard NODATA: two proofs, general */
 				pos = signed_negative(img, conf, q, msg, pos, limit, n->zone, ni, 0, &ns);
 			} else {
-				pos = soa(img, conf, q, msg, pos, limit, n->zone, &ts);  /* NODATA */
+				uint64_t ts1 = ts;
+				pos = soa(img, conf, q, msg, pos, limit, n->zone, &ts1);  /* NODATA */
+				ts = ts1;
 				ns = 1;
 				if (q->edns && ts != P53_FAST_NO_SUM)
 					ts += opt_sum(ours, dnssec, (pos - q->question_end) & 1u);
@@ -1594,24 +1634,21 @@ size_t p53_fast_reply(uint8_t *frame, const struct p53_pkt *pkt, uint16_t dns_le
 	return fast_reply(frame, pkt, dns_len, q, keep, P53_FAST_NO_SUM);
 }
 
-int p53_fast_frame(uint8_t *frame, uint16_t len, uint32_t room, int verify, const uint8_t mac[6],
-		   const struct p53_pkt_addrs *addrs, const void *img,
-		   const struct p53_answer_conf *conf, struct p53_answer_stats *st,
-		   struct p53_pkt *pkt, struct p53_query *q, uint16_t *flen)
+int p53_fast_frame(const struct p53_fast_ctx *c, struct p53_query *q, uint8_t *frame, uint16_t len,
+		   uint32_t room, int verify, struct p53_pkt *pkt)
 {
 	uint64_t keep, tail;
 
-	if (!fast_parse(frame, len, verify, mac, addrs, pkt, q, &keep))
+	if (!fast_parse(frame, len, verify, c->mac, c->addrs, pkt, q, &keep))
 		return P53_FAST_NOT_READ;
 	/* The response may grow into the room after the message (worker.c reply()). */
-	uint32_t c = room - pkt->dns_off;
-	uint16_t cap = c > UINT16_MAX ? UINT16_MAX : (uint16_t)c;
+	uint32_t r = room - pkt->dns_off;
+	uint16_t cap = r > UINT16_MAX ? UINT16_MAX : (uint16_t)r;
 	uint8_t *msg = frame + pkt->dns_off;
-	uint16_t rlen = __builtin_expect(q->ecs, 0) ? ecs_answer(img, conf, msg, cap, st, q, &tail, 1)
-						    : fast_answer(img, conf, msg, cap, st, q, NULL, 0,
+	uint16_t rlen = __builtin_expect(q->ecs, 0) ? ecs_answer(c->img, c->conf, msg, cap, c->st, q, &tail, 1)
+						    : fast_answer(c->img, c->conf, msg, cap, c->st, q, NULL, 0,
 								  &tail, 1);
 	if (rlen == 0)
 		return P53_FAST_DECLINED;
-	*flen = (uint16_t)fast_reply(frame, pkt, rlen, q, keep, tail);
-	return P53_FAST_ANSWERED;
+	return (int)fast_reply(frame, pkt, rlen, q, keep, tail);
 }

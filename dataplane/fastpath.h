@@ -208,8 +208,18 @@ size_t p53_fast_reply(uint8_t *frame, const struct p53_pkt *pkt, uint16_t dns_le
 size_t p53_fast_reply_sum(uint8_t *frame, const struct p53_pkt *pkt, uint16_t dns_len,
 			  const struct p53_query *q, uint64_t keep, uint64_t tail);
 
-/* p53_fast_frame()'s outcomes. */
+/* p53_fast_frame()'s outcomes; above P53_FAST_DECLINED: answered, the reply's frame length. */
 enum { P53_FAST_NOT_READ = 0, P53_FAST_DECLINED, P53_FAST_ANSWERED };
+
+/** What p53_fast_frame() reads for every frame of a burst, set once per burst (worker.c):
+ * one pointer instead of five arguments per frame. */
+struct p53_fast_ctx {
+	const uint8_t *mac;                     /* the port's address (6 bytes) */
+	const struct p53_pkt_addrs *addrs;
+	const void *img;
+	const struct p53_answer_conf *conf;
+	struct p53_answer_stats *st;
+};
 
 /**
  * A received frame from the frame to the reply in one pass, for a worker without checksum
@@ -217,14 +227,13 @@ enum { P53_FAST_NOT_READ = 0, P53_FAST_DECLINED, P53_FAST_ANSWERED };
  * one function (nothing filled and read back between them but what the answer needs).
  *
  * @param room   bytes writable from the frame's start (the frame, then the tailroom)
- * @return P53_FAST_ANSWERED: the reply is in place, *flen bytes; P53_FAST_DECLINED: the frame
- *         was read (`pkt` and `q` as p53_fast_parse() fills them) but the fast answer
- *         declined (as p53_fast_answer() declines: the general responder gives the answer,
- *         after p53_fast_complete()); P53_FAST_NOT_READ: not the fast shape, nothing written.
+ * @return above P53_FAST_DECLINED (at least P53_FAST_ANSWERED): the reply is in place, that
+ *         many bytes; P53_FAST_DECLINED: the frame was read (`pkt` and `q` as
+ *         p53_fast_parse() fills them) but the fast answer declined (as p53_fast_answer()
+ *         declines: the general responder gives the answer, after p53_fast_complete());
+ *         P53_FAST_NOT_READ: not the fast shape, nothing written.
  */
-int p53_fast_frame(uint8_t *frame, uint16_t len, uint32_t room, int verify, const uint8_t mac[6],
-		   const struct p53_pkt_addrs *addrs, const void *img,
-		   const struct p53_answer_conf *conf, struct p53_answer_stats *st,
-		   struct p53_pkt *pkt, struct p53_query *q, uint16_t *flen);
+int p53_fast_frame(const struct p53_fast_ctx *c, struct p53_query *q, uint8_t *frame, uint16_t len,
+		   uint32_t room, int verify, struct p53_pkt *pkt);
 
 #endif /* P53_FASTPATH_H */

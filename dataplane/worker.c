@@ -323,6 +323,7 @@ static uint16_t burst(struct p53_worker *w, const struct p53_replica *r, const s
 	/* A small image, software checksums and no RRL: the fast shape from the frame to the
 	   reply in one call (p53_fast_frame). */
 	int direct = slots == NULL && w->tx_offload == 0 && (g == NULL || !g->rrl.on);
+	const struct p53_fast_ctx fc = { w->mac, &r->addrs, img, &r->conf, &w->stats.ans };
 
 	for (uint16_t i = 0; i < n && i < 4; i++)
 		rte_prefetch0(rte_pktmbuf_mtod(pkts[i], void *));
@@ -342,14 +343,12 @@ static uint16_t burst(struct p53_worker *w, const struct p53_replica *r, const s
 		uint64_t l4 = m->ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK;
 		int k = P53_FAST_NOT_READ;
 		if (direct && l4 != RTE_MBUF_F_RX_L4_CKSUM_BAD) {
-			uint16_t flen;
-			k = p53_fast_frame(frame, rte_pktmbuf_data_len(m),
+			k = p53_fast_frame(&fc, &q[i], frame, rte_pktmbuf_data_len(m),
 					   (uint32_t)rte_pktmbuf_data_len(m) + rte_pktmbuf_tailroom(m),
-					   l4 == RTE_MBUF_F_RX_L4_CKSUM_UNKNOWN, w->mac, &r->addrs, img,
-					   &r->conf, &w->stats.ans, &pkt[i], &q[i], &flen);
-			if (likely(k == P53_FAST_ANSWERED)) {
-				m->data_len = flen;
-				m->pkt_len = flen;
+					   l4 == RTE_MBUF_F_RX_L4_CKSUM_UNKNOWN, &pkt[i]);
+			if (likely(k >= P53_FAST_ANSWERED)) {
+				m->data_len = (uint16_t)k;
+				m->pkt_len = (uint32_t)k;
 				w->stats.answered++;
 				out[n_out++] = m;
 				continue;

@@ -237,8 +237,10 @@ static void one_frame(const uint8_t *f, uint16_t fl, int no_fast)
 	memcpy(df, f, fl);
 	memset(&sd, 0, sizeof(sd));
 	memset(&qd, 0x5a, sizeof(qd));
-	int k = p53_fast_frame(df, fl, (uint32_t)(fast ? pb.dns_off : 62) + 1500, 1, mac_us, &addrs,
-			       img, &conf, &sd, &pd, &qd, &dl);
+	const struct p53_fast_ctx fx = { mac_us, &addrs, img, &conf, &sd };
+	int k = p53_fast_frame(&fx, &qd, df, fl, (uint32_t)(fast ? pb.dns_off : 62) + 1500, 1, &pd);
+	if (k >= P53_FAST_ANSWERED)
+		dl = (uint16_t)k;
 	assert_int_equal(k != P53_FAST_NOT_READ, fast);
 	if (!fast) {
 		assert_memory_equal(f, df, fl);
@@ -332,7 +334,7 @@ static void one_frame(const uint8_t *f, uint16_t fl, int no_fast)
 	size_t fb = p53_fast_reply_sum(b, &pb, rb, &qb, keep, tail);
 	assert_int_equal(fc, fb);
 	assert_memory_equal(b, c, fb);
-	assert_int_equal(k, P53_FAST_ANSWERED);
+	assert_true(k >= P53_FAST_ANSWERED);
 	assert_int_equal(dl, fb);
 	assert_memory_equal(df, b, fb);
 	assert_memory_equal(&sd, &sb, sizeof(sd));
