@@ -522,6 +522,7 @@ int p53_xfr_start(struct p53_daemon *d)
 		p53_err("cannot start the zone transfer threads");
 		return -1;
 	}
+	d->ctl.wake_fd = x->pool.wake_fd; /* a finished job ends the control thread's wait */
 	x->started = true;
 	/* Disk copies that waited for the threads. */
 	for (size_t i = 0; i < x->n; i++)
@@ -713,7 +714,11 @@ static void transfers_done(struct p53_daemon *d, struct p53_zone_update *u, stru
 				    "apply %.0f ms", j->how, j->new_serial, u[i].result.count, j->bytes,
 				    j->ms, z->last_apply_ms);
 		if (z->notify_us != 0) {
-			z->notify_to_served_ms = (double)(p53_xfr_now_us() - z->notify_us) / 1000.0;
+			/* Served from the replicas' swap on (the publish's grace period and
+			 * freeing, the journal and the log come after it). */
+			uint64_t served = d->dp.swapped_us > z->notify_us ? d->dp.swapped_us
+									  : p53_xfr_now_us();
+			z->notify_to_served_ms = (double)(served - z->notify_us) / 1000.0;
 			z->notify_us = 0;
 			p53_info("zone %s: serial %u served %.1f ms after the NOTIFY (%s)", z->name,
 				 z->serial, z->notify_to_served_ms, z->last_result);
@@ -814,6 +819,7 @@ void p53_xfr_shutdown(struct p53_daemon *d)
 	 * finishes at the stop, the ones queued are dropped, and both are made up for below
 	 * (their zones still `writing`: the journal file is rewritten). */
 	x->started = false;
+	d->ctl.wake_fd = -1;
 	struct p53_xfr_job *j;
 	while ((j = p53_xfr_pool_done(&x->pool)) != NULL) {
 		if (j->kind != P53_JOB_REFRESH)
@@ -907,6 +913,9 @@ void p53_xfr_tick(struct p53_daemon *d)
 		transfers_done(d, u, pend, n, now);
 	}
 	copies_due(d, now);
+	/* NOTIFYs first: a notified zone's refresh goes out in this tick, not the next one
+	 * (up to the control thread's 50 ms wait later). */
+	p53_xfr_notify_poll(d);
 	/* Due refreshes. */
 	for (size_t i = 0; i < x->n; i++) {
 		struct p53_xfr_zone *z = x->zones[i];
@@ -915,7 +924,6 @@ void p53_xfr_tick(struct p53_daemon *d)
 		if (z->notified || now >= z->next_refresh)
 			submit_refresh(d, z);
 	}
-	p53_xfr_notify_poll(d);
 	p53_nout_tick(d); /* after the updates above: their new serials go out this tick */
 }
 
