@@ -58,6 +58,17 @@ struct p53_dataplane {
 	 * on. One image of standing memory (docs/OPERATIONS.md). */
 	void *spare;
 	bool keep_spare;
+	/* The image to publish is the running one patched (set by the caller per publish, as
+	 * keep_spare): it is checked, and its RRset sums made, where it differs from it. */
+	bool patch_of_running;
+	/* The spare last taken: it was a replica's image, so it passed adoptable() (its pages'
+	 * backing, read from /proc/self/smaps, is not read again when it comes back). */
+	const void *spare_given;
+	/* Where the last publish's time went (wall µs, for the log: docs/BENCHMARKS.md), and
+	 * when the workers got the new replicas (CLOCK_MONOTONIC µs): from then on queries get
+	 * the new data, whatever the publish still does (grace period, freeing). */
+	uint64_t us_check, us_replicas, us_grace, us_free;
+	uint64_t swapped_us;
 	uint64_t reloads_ok;
 	uint64_t reloads_failed;
 	double last_reload_ms;          /* compile + publish time of the last good reload */
