@@ -312,6 +312,8 @@ void p53_dataplane_poll(struct p53_dataplane *dp)
 	dp->stuck = -1;
 }
 
+static void spare_collect(struct p53_dataplane *dp, bool wait);
+
 int p53_dataplane_publish(struct p53_dataplane *dp, void *img, size_t len,
 			  const struct p53_config *cfg, char *err, size_t errlen)
 {
@@ -413,6 +415,7 @@ int p53_dataplane_publish(struct p53_dataplane *dp, void *img, size_t len,
 	dp->us_grace = t3 - t2;
 	/* After the grace period nobody reads the old image: the one a replica adopted (malloc'd)
 	 * may be kept as the next patch's spare instead of going back to the kernel. */
+	spare_collect(dp, false);
 	free(dp->spare);
 	dp->spare = NULL;
 	if (dp->keep_spare) {
@@ -436,8 +439,52 @@ int p53_dataplane_publish(struct p53_dataplane *dp, void *img, size_t len,
 	return 0;
 }
 
+static void *spare_fault(void *arg)
+{
+	struct p53_dataplane *dp = arg;
+	void *p = malloc(dp->spare_new_len);
+
+	if (p != NULL) {
+		p53_bigmem_advise(p, dp->spare_new_len);
+		memset(p, 0, dp->spare_new_len); /* every page faulted in here, not in the patch */
+	}
+	dp->spare_new = p;
+	__atomic_store_n(&dp->spare_made, true, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/* The made spare, once its thread is done (wait = join it in any case): becomes dp->spare
+ * when there is none, else freed. */
+static void spare_collect(struct p53_dataplane *dp, bool wait)
+{
+	if (!dp->spare_th_on || (!wait && !__atomic_load_n(&dp->spare_made, __ATOMIC_ACQUIRE)))
+		return;
+	pthread_join(dp->spare_th, NULL);
+	dp->spare_th_on = false;
+	dp->spare_made = false;
+	if (dp->spare == NULL)
+		dp->spare = dp->spare_new;
+	else
+		free(dp->spare_new);
+	dp->spare_new = NULL;
+}
+
+void p53_dataplane_spare_prepare(struct p53_dataplane *dp, size_t len)
+{
+	spare_collect(dp, false);
+	if (dp->spare != NULL || dp->spare_th_on || len < P53_SPARE_MIN)
+		return;
+	dp->spare_new_len = len;
+	dp->spare_made = false;
+	if (pthread_create(&dp->spare_th, NULL, spare_fault, dp) != 0)
+		return;
+	pthread_setname_np(dp->spare_th, "p53-spare");
+	dp->spare_th_on = true;
+}
+
 void *p53_dataplane_spare_take(struct p53_dataplane *dp)
 {
+	spare_collect(dp, false); /* not ready: this patch takes fresh memory */
 	void *p = dp->spare;
 
 	dp->spare = NULL;
@@ -455,6 +502,7 @@ void p53_dataplane_fini(struct p53_dataplane *dp)
 	}
 	free_set(set, dp->n_workers);
 	free_set(dp->limbo, dp->n_workers);
+	spare_collect(dp, true);
 	free(dp->spare);
 	dp->spare = NULL;
 	rte_free(dp->qsbr);

@@ -490,9 +490,10 @@ static int publish(struct p53_daemon *d, struct p53_zone_update *u, size_t n, ch
 	tm->compile_cpu += c1 - c0;
 	if (img == NULL)
 		return -1;
-	/* The publish takes the image, published or not. A patched image keeps the one it
-	 * replaces as the next patch's spare; a compiled one frees it. */
-	d->dp.keep_spare = tm->patched;
+	/* The publish takes the image, published or not, and keeps the one it replaces (faulted
+	 * in) as the next patch's spare: a secondary zone's update, patched or compiled, is
+	 * followed by IXFRs. */
+	d->dp.keep_spare = true;
 	d->dp.patch_of_running = tm->patched;
 	int rc = p53_dataplane_publish(&d->dp, img, len, &d->cfg, err, errlen);
 	d->dp.keep_spare = d->dp.patch_of_running = false;

@@ -863,6 +863,28 @@ void p53_xfr_shutdown(struct p53_daemon *d)
 	}
 }
 
+/*
+ * A big image serving a secondary zone with data and no spare (after the start, an AXFR, a
+ * reload, an IXFR compiled in full): make one ahead, off this thread, so that the next IXFR's
+ * patch writes into pages already there (control/publish.c). 1/64 of room, as a patched
+ * image gets: the next patched images are a little bigger than this one.
+ */
+static void spare_ahead(struct p53_daemon *d)
+{
+	struct p53_xfr *x = d->xfr;
+	size_t len = d->dp.image_len;
+
+	if (d->dp.spare != NULL || d->dp.image == NULL || len < P53_SPARE_MIN)
+		return;
+	for (size_t i = 0; i < x->n; i++) {
+		const struct p53_xfr_zone *z = x->zones[i];
+		if (!z->is_catalog && !z->removed && z->state == P53_XFR_LOADED && has_data(&d->cfg, z)) {
+			p53_dataplane_spare_prepare(&d->dp, len + len / 64);
+			return;
+		}
+	}
+}
+
 void p53_xfr_tick(struct p53_daemon *d)
 {
 	struct p53_xfr *x = d->xfr;
@@ -913,6 +935,7 @@ void p53_xfr_tick(struct p53_daemon *d)
 		transfers_done(d, u, pend, n, now);
 	}
 	copies_due(d, now);
+	spare_ahead(d);
 	/* NOTIFYs first: a notified zone's refresh goes out in this tick, not the next one
 	 * (up to the control thread's 50 ms wait later). */
 	p53_xfr_notify_poll(d);
