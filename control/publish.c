@@ -462,10 +462,13 @@ static void spare_collect(struct p53_dataplane *dp, bool wait)
 	pthread_join(dp->spare_th, NULL);
 	dp->spare_th_on = false;
 	dp->spare_made = false;
-	if (dp->spare == NULL)
+	if (dp->spare == NULL && dp->spare_new != NULL) {
 		dp->spare = dp->spare_new;
-	else
+		p53_info("publish: a spare image of %zu MiB made ahead for the next IXFR patch "
+			 "(docs/OPERATIONS.md)", dp->spare_new_len >> 20);
+	} else {
 		free(dp->spare_new);
+	}
 	dp->spare_new = NULL;
 }
 
@@ -484,7 +487,10 @@ void p53_dataplane_spare_prepare(struct p53_dataplane *dp, size_t len)
 
 void *p53_dataplane_spare_take(struct p53_dataplane *dp)
 {
-	spare_collect(dp, false); /* not ready: this patch takes fresh memory */
+	spare_collect(dp, false);
+	if (dp->spare_th_on)
+		p53_info("publish: the spare image being made ahead is not ready: this IXFR patch "
+			 "writes fresh memory");
 	void *p = dp->spare;
 
 	dp->spare = NULL;
