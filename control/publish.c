@@ -39,6 +39,14 @@ int p53_dataplane_init(struct p53_dataplane *dp, struct p53_worker *workers, uns
 
 _Static_assert(P53_PKT_MAX_ADDRS >= P53_CONFIG_MAX_ADDRS, "every service address fits a replica");
 
+static uint64_t now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
 #define HUGE_2M ((size_t)2 << 20)
 
 /*
@@ -76,7 +84,7 @@ static void image_free(const void *p, uint8_t malloced)
  * caller's either way. */
 static struct p53_replica *replica_new(struct p53_dataplane *dp, void *img, size_t len,
 				       const struct p53_config *cfg, uint16_t payload, int socket,
-				       int adopt)
+				       int adopt, const struct p53_replica *prev)
 {
 	struct p53_replica *r = rte_zmalloc_socket("p53_replica", sizeof(*r), RTE_CACHE_LINE_SIZE, socket);
 	uint8_t malloced = (uint8_t)adopt;
@@ -145,7 +153,13 @@ static struct p53_replica *replica_new(struct p53_dataplane *dp, void *img, size
 			rte_free(r);
 			return NULL;
 		}
-		p53_fast_sum_build(copy, payload, sums);
+		/* After a patch (prev set: its image is the one patched, and a prefix of this
+		 * one), the RRsets it kept keep their sums. */
+		if (prev != NULL && prev->conf.sums != NULL && prev->conf.edns_max_payload == payload &&
+		    prev->conf.n_sums == p53_fast_sum_count(prev->image))
+			p53_fast_sum_build_from(copy, payload, sums, prev->image, prev->conf.sums);
+		else
+			p53_fast_sum_build(copy, payload, sums);
 		r->conf.sums = sums;
 		r->conf.n_sums = (uint32_t)ns;
 	}
@@ -298,6 +312,8 @@ void p53_dataplane_poll(struct p53_dataplane *dp)
 	dp->stuck = -1;
 }
 
+static void spare_collect(struct p53_dataplane *dp, bool wait);
+
 int p53_dataplane_publish(struct p53_dataplane *dp, void *img, size_t len,
 			  const struct p53_config *cfg, char *err, size_t errlen)
 {
@@ -307,9 +323,15 @@ int p53_dataplane_publish(struct p53_dataplane *dp, void *img, size_t len,
 	int adopted = 0;
 	char w[64];
 
-	/* Workers read the image without bounds checks: every index they follow must hold. */
+	uint64_t t0 = now_us();
+	dp->us_check = dp->us_replicas = dp->us_grace = dp->us_free = 0;
+	/* Workers read the image without bounds checks: every index they follow must hold. A
+	 * patch of the running image is checked where it differs from it (p53_image_check_from:
+	 * what it kept passed when that image was published). */
 	const char *why = "";
-	if (p53_image_check(img, len, &why) != 0) {
+	const void *prev = dp->patch_of_running ? dp->image : NULL;
+	int from = 0;
+	if (p53_image_check_from(img, len, prev, &from, &why) != 0) {
 		snprintf(err, errlen, "compiled image failed its consistency check (%zu bytes): %s", len, why);
 		free(img);
 		return -1;
@@ -334,12 +356,15 @@ int p53_dataplane_publish(struct p53_dataplane *dp, void *img, size_t len,
 		dp->payload_warned = cfg->edns_max_payload;
 	}
 	((struct p53_image_hdr *)img)->generation = next_generation(dp);
+	uint64_t t1 = now_us();
+	dp->us_check = t1 - t0;
 	/* Build every replica before touching any worker: all or nothing. The first worker on
 	 * the socket the image was written on answers from the image itself (no copy, one image
 	 * less of memory during the reload and in steady state) unless it missed the huge pages
 	 * a copy would have (adoptable); every other replica is a copy in the DPDK heap on its
 	 * worker's socket (image_alloc). */
-	int home = adoptable(img, len) ? image_socket() : -2;
+	int home = (img == dp->spare_given && img != NULL) || adoptable(img, len) ? image_socket() : -2;
+	dp->spare_given = NULL;
 	for (unsigned int i = 0; i < n; i++) {
 		int socket = (int)rte_lcore_to_socket_id(dp->workers[i].lcore);
 		if (dp->mode == P53_REPLICAS_PER_SOCKET) {
@@ -349,7 +374,8 @@ int p53_dataplane_publish(struct p53_dataplane *dp, void *img, size_t len,
 		}
 		if (fresh[i] == NULL) {
 			int adopt = !adopted && socket == home;
-			fresh[i] = replica_new(dp, img, len, cfg, payload, socket, adopt);
+			fresh[i] = replica_new(dp, img, len, cfg, payload, socket, adopt,
+					       from ? dp->workers[i].replica : NULL);
 			adopted |= adopt && fresh[i] != NULL;
 		}
 		if (fresh[i] == NULL) {
@@ -362,6 +388,8 @@ int p53_dataplane_publish(struct p53_dataplane *dp, void *img, size_t len,
 	}
 	for (unsigned int i = 0; i < n; i++)
 		old[i] = __atomic_exchange_n(&dp->workers[i].replica, fresh[i], __ATOMIC_ACQ_REL);
+	uint64_t t2 = now_us();
+	dp->us_replicas = t2 - t1;
 	/* Every worker that could still hold an old replica passes a quiescent state first. */
 	uint64_t token = dp->qsbr != NULL ? rte_rcu_qsbr_start(dp->qsbr) : 0;
 	if (dp->qsbr != NULL && grace(dp, token, P53_RCU_WAIT_MS) != 0) {
@@ -383,8 +411,11 @@ int p53_dataplane_publish(struct p53_dataplane *dp, void *img, size_t len,
 		p53_err("publish: %s", err);
 		return -1;
 	}
+	uint64_t t3 = now_us();
+	dp->us_grace = t3 - t2;
 	/* After the grace period nobody reads the old image: the one a replica adopted (malloc'd)
 	 * may be kept as the next patch's spare instead of going back to the kernel. */
+	spare_collect(dp, false);
 	free(dp->spare);
 	dp->spare = NULL;
 	if (dp->keep_spare) {
@@ -403,14 +434,67 @@ int p53_dataplane_publish(struct p53_dataplane *dp, void *img, size_t len,
 		free(img);
 	dp->image = fresh[0]->image;
 	dp->image_len = len;
+	dp->swapped_us = t2;
+	dp->us_free = now_us() - t3;
 	return 0;
+}
+
+static void *spare_fault(void *arg)
+{
+	struct p53_dataplane *dp = arg;
+	void *p = malloc(dp->spare_new_len);
+
+	if (p != NULL) {
+		p53_bigmem_advise(p, dp->spare_new_len);
+		memset(p, 0, dp->spare_new_len); /* every page faulted in here, not in the patch */
+	}
+	dp->spare_new = p;
+	__atomic_store_n(&dp->spare_made, true, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/* The made spare, once its thread is done (wait = join it in any case): becomes dp->spare
+ * when there is none, else freed. */
+static void spare_collect(struct p53_dataplane *dp, bool wait)
+{
+	if (!dp->spare_th_on || (!wait && !__atomic_load_n(&dp->spare_made, __ATOMIC_ACQUIRE)))
+		return;
+	pthread_join(dp->spare_th, NULL);
+	dp->spare_th_on = false;
+	dp->spare_made = false;
+	if (dp->spare == NULL && dp->spare_new != NULL) {
+		dp->spare = dp->spare_new;
+		p53_info("publish: a spare image of %zu MiB made ahead for the next IXFR patch "
+			 "(docs/OPERATIONS.md)", dp->spare_new_len >> 20);
+	} else {
+		free(dp->spare_new);
+	}
+	dp->spare_new = NULL;
+}
+
+void p53_dataplane_spare_prepare(struct p53_dataplane *dp, size_t len)
+{
+	spare_collect(dp, false);
+	if (dp->spare != NULL || dp->spare_th_on || len < P53_SPARE_MIN)
+		return;
+	dp->spare_new_len = len;
+	dp->spare_made = false;
+	if (pthread_create(&dp->spare_th, NULL, spare_fault, dp) != 0)
+		return;
+	pthread_setname_np(dp->spare_th, "p53-spare");
+	dp->spare_th_on = true;
 }
 
 void *p53_dataplane_spare_take(struct p53_dataplane *dp)
 {
+	spare_collect(dp, false);
+	if (dp->spare_th_on)
+		p53_info("publish: the spare image being made ahead is not ready: this IXFR patch "
+			 "writes fresh memory");
 	void *p = dp->spare;
 
 	dp->spare = NULL;
+	dp->spare_given = p;
 	return p;
 }
 
@@ -424,6 +508,7 @@ void p53_dataplane_fini(struct p53_dataplane *dp)
 	}
 	free_set(set, dp->n_workers);
 	free_set(dp->limbo, dp->n_workers);
+	spare_collect(dp, true);
 	free(dp->spare);
 	dp->spare = NULL;
 	rte_free(dp->qsbr);

@@ -14,6 +14,7 @@
 #ifndef P53_DATAPLANE_H
 #define P53_DATAPLANE_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -58,6 +59,25 @@ struct p53_dataplane {
 	 * on. One image of standing memory (docs/OPERATIONS.md). */
 	void *spare;
 	bool keep_spare;
+	/* The image to publish is the running one patched (set by the caller per publish, as
+	 * keep_spare): it is checked, and its RRset sums made, where it differs from it. */
+	bool patch_of_running;
+	/* The spare last taken: a replica's image before (it passed adoptable()) or one made
+	 * ahead (malloc'd with huge pages asked for, then written): its pages' backing, read
+	 * from /proc/self/smaps, is not read again when it comes back as a patched image. */
+	const void *spare_given;
+	/* A spare made ahead (p53_dataplane_spare_prepare): a thread faults its pages in off the
+	 * control thread; `made` is set (release) when it is done. */
+	pthread_t spare_th;
+	bool spare_th_on;
+	bool spare_made;
+	void *spare_new;
+	size_t spare_new_len;
+	/* Where the last publish's time went (wall µs, for the log: docs/BENCHMARKS.md), and
+	 * when the workers got the new replicas (CLOCK_MONOTONIC µs): from then on queries get
+	 * the new data, whatever the publish still does (grace period, freeing). */
+	uint64_t us_check, us_replicas, us_grace, us_free;
+	uint64_t swapped_us;
 	uint64_t reloads_ok;
 	uint64_t reloads_failed;
 	double last_reload_ms;          /* compile + publish time of the last good reload */
@@ -117,5 +137,13 @@ void p53_dataplane_fini(struct p53_dataplane *dp);
 
 /** The spare image (see struct p53_dataplane), taken by the caller (free() it), or NULL. */
 void *p53_dataplane_spare_take(struct p53_dataplane *dp);
+
+/**
+ * Make a spare of `len` bytes ahead when there is none (nor one being made): a thread mallocs
+ * it and writes every page, so that the first IXFR patch after a compile (an AXFR, the start,
+ * a reload) also writes into memory already there. Taken by p53_dataplane_spare_take() once
+ * done; a publish that keeps no spare frees it. One image of standing memory, as the spare.
+ */
+void p53_dataplane_spare_prepare(struct p53_dataplane *dp, size_t len);
 
 #endif /* P53_DATAPLANE_H */

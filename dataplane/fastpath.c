@@ -1202,11 +1202,11 @@ size_t p53_fast_sum_count(const void *img)
 	return img != NULL ? p53_image_hdr(img)->n_rrsets : 0;
 }
 
-void p53_fast_sum_build(const void *img, uint16_t payload, uint64_t *t)
+static void sum_range(const void *img, uint16_t payload, uint64_t *t, uint32_t from, uint32_t to)
 {
 	uint16_t ours = payload < UDP_MIN ? UDP_MIN : payload;  /* limit_of() */
 
-	for (uint32_t i = 0; i < p53_fast_sum_count(img); i++) {
+	for (uint32_t i = from; i < to; i++) {
 		const struct p53_image_rrset *rs = p53_image_rrset(img, i);
 		const uint8_t *rd = p53_image_rdata(img, rs);
 		uint64_t s = p53_csum_add(rd, rs->rdata_len, 0);
@@ -1218,6 +1218,27 @@ void p53_fast_sum_build(const void *img, uint16_t payload, uint64_t *t)
 		uint64_t o1 = p53_csum_addc(g, opt_sum(ours, 1, (rs->rdata_len + rs->sig_len) & 1u));
 		t[i] = p53_csum_fold(s) | (uint64_t)p53_csum_fold(o0) << 16 |
 		       (uint64_t)p53_csum_fold(o1) << 32;
+	}
+}
+
+void p53_fast_sum_build(const void *img, uint16_t payload, uint64_t *t)
+{
+	sum_range(img, payload, t, 0, (uint32_t)p53_fast_sum_count(img));
+}
+
+void p53_fast_sum_build_from(const void *img, uint16_t payload, uint64_t *t, const void *prev,
+			     const uint64_t *prev_t)
+{
+	uint32_t n = (uint32_t)p53_fast_sum_count(img), np = (uint32_t)p53_fast_sum_count(prev);
+
+	for (uint32_t i = 0; i < n; i++) {
+		const struct p53_image_rrset *rs = p53_image_rrset(img, i);
+		const struct p53_image_rrset *ps = i < np ? p53_image_rrset(prev, i) : NULL;
+		if (ps != NULL && ps->rdata_off == rs->rdata_off && ps->rdata_len == rs->rdata_len &&
+		    ps->sig_len == rs->sig_len)
+			t[i] = prev_t[i];
+		else
+			sum_range(img, payload, t, i, i + 1);
 	}
 }
 

@@ -120,6 +120,13 @@ size_t p53_fast_sum_count(const void *img);
  * publish; no allocation. */
 void p53_fast_sum_build(const void *img, uint16_t payload, uint64_t *t);
 
+/** p53_fast_sum_build() for an image whose RDATA starts with `prev`'s (p53_image_check_from()
+ * said so): an RRset whose header places its records and RRSIGs where prev's at the same
+ * index did takes prev_t's entry (built for prev with the same payload); the others are
+ * computed. */
+void p53_fast_sum_build_from(const void *img, uint16_t payload, uint64_t *t, const void *prev,
+			     const uint64_t *prev_t);
+
 #define P53_FAST_NO_SUM UINT64_MAX /* p53_fast_answer_sum(): the reply sums what was written */
 
 /**

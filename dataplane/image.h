@@ -286,6 +286,21 @@ static inline const uint64_t *p53_image_slots(const void *img)
 int p53_image_check(const void *img, size_t len, const char **why);
 
 /**
+ * p53_image_check() for an image made from `prev` (an IXFR patch: prev's sections copied,
+ * then appended to): when prev's names, RDATA and additional lists are the first bytes of
+ * img's and it has no more nodes, RRsets or labels (compared here, sequentially), a node
+ * or RRset header equal to prev's at the same index is not checked again; the rest, the
+ * zones, the name index and the DNSSEC tables are. Otherwise the whole check. Same verdict
+ * as p53_image_check() whenever `prev` passed it.
+ *
+ * @param prev  an image that passed the check, or NULL
+ * @param from  when not NULL, set to 1 when prev's headers were taken as checked
+ * @return 0, or -EINVAL.
+ */
+int p53_image_check_from(const void *img, size_t len, const void *prev, int *from,
+			 const char **why);
+
+/**
  * Find the node of a canonical (lower-case, uncompressed) wire name.
  *
  * @param name  canonical wire name, root label included

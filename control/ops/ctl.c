@@ -51,6 +51,7 @@ void p53_ctl_init(struct p53_ctl *ctl)
 {
 	memset(ctl, 0, sizeof(*ctl));
 	ctl->fd = -1;
+	ctl->wake_fd = -1;
 }
 
 int p53_ctl_listen(struct p53_ctl *ctl, const char *path, const char *group, char *err,
@@ -343,22 +344,37 @@ static void accept_all(struct p53_ctl *ctl)
 	}
 }
 
+static void wake_drain(int fd)
+{
+	uint64_t v;
+
+	while (read(fd, &v, sizeof(v)) > 0) {
+	}
+}
+
 void p53_ctl_poll(struct p53_daemon *d, int timeout_ms)
 {
 	struct p53_ctl *ctl = &d->ctl;
-	struct pollfd pfd[P53_CTL_MAX_CLIENTS + 1];
+	struct pollfd pfd[P53_CTL_MAX_CLIENTS + 2];
 	int n = 0;
 
 	if (ctl->fd < 0) {
-		poll(NULL, 0, timeout_ms);
+		struct pollfd w = {.fd = ctl->wake_fd, .events = POLLIN};
+		if (poll(&w, ctl->wake_fd >= 0 ? 1 : 0, timeout_ms) > 0)
+			wake_drain(ctl->wake_fd);
 		return;
 	}
 	pfd[n++] = (struct pollfd){.fd = ctl->fd, .events = POLLIN};
 	for (int i = 0; i < ctl->n_clients; i++)
 		pfd[n++] = (struct pollfd){.fd = ctl->clients[i].fd,
 					   .events = ctl->clients[i].out != NULL ? POLLOUT : POLLIN};
+	/* Last, so the clients keep their index + 1. */
+	pfd[n] = (struct pollfd){.fd = ctl->wake_fd, .events = POLLIN};
+	n += ctl->wake_fd >= 0;
 	if (poll(pfd, (nfds_t)n, timeout_ms) <= 0)
 		goto deadlines;
+	if (ctl->wake_fd >= 0 && (pfd[n - 1].revents & POLLIN))
+		wake_drain(ctl->wake_fd);
 
 	for (int i = ctl->n_clients - 1; i >= 0; i--) {
 		short ev = pfd[i + 1].revents;

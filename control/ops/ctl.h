@@ -53,6 +53,8 @@ struct p53_ctl_user {
 
 struct p53_ctl {
 	int fd;                                 /* listening socket, -1 if none */
+	int wake_fd;                            /* an eventfd that ends the wait early (the transfer
+						 * threads' results), -1 if none; drained here */
 	struct p53_ctl_client clients[P53_CTL_MAX_CLIENTS];
 	int n_clients;
 	struct p53_ctl_user users[P53_CTL_MAX_UIDS];

@@ -1,6 +1,8 @@
 /* Transfer threads; see pool.h. */
 #include <stdio.h>
 #include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 
 #include "control/xfr/pool.h"
 
@@ -33,6 +35,14 @@ static void *worker(void *arg)
 		else
 			p->done = j;
 		p->done_tail = j;
+		/* The control thread sleeps in poll() up to its tick: wake it for the result
+		 * (an IXFR's NOTIFY-to-served would otherwise wait for the tick). */
+		if (p->wake_fd >= 0) {
+			uint64_t one = 1;
+			if (write(p->wake_fd, &one, sizeof(one)) < 0) {
+				/* counter full (never at these rates): the tick still comes */
+			}
+		}
 	}
 	pthread_mutex_unlock(&p->mu);
 	return NULL;
@@ -43,6 +53,7 @@ int p53_xfr_pool_start(struct p53_xfr_pool *p, unsigned int n)
 	memset(p, 0, sizeof(*p));
 	pthread_mutex_init(&p->mu, NULL);
 	pthread_cond_init(&p->cv, NULL);
+	p->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (n > P53_XFR_MAX_THREADS)
 		n = P53_XFR_MAX_THREADS;
 	for (unsigned int i = 0; i < n; i++) {
@@ -114,4 +125,7 @@ void p53_xfr_pool_stop(struct p53_xfr_pool *p)
 	}
 	p->todo = p->todo_tail = p->done = p->done_tail = NULL;
 	p->queued = 0;
+	if (p->wake_fd >= 0)
+		close(p->wake_fd);
+	p->wake_fd = -1;
 }

@@ -27,6 +27,7 @@ struct p53_xfr_pool {
 	size_t queued;                  /* jobs waiting */
 	unsigned int running;           /* jobs being run */
 	volatile int stop;              /* also what running jobs poll to give up */
+	int wake_fd;                    /* eventfd written when a job is done, -1 if none */
 };
 
 /** Start n threads. @return 0 or -1 (nothing started). */

@@ -490,11 +490,13 @@ static int publish(struct p53_daemon *d, struct p53_zone_update *u, size_t n, ch
 	tm->compile_cpu += c1 - c0;
 	if (img == NULL)
 		return -1;
-	/* The publish takes the image, published or not. A patched image keeps the one it
-	 * replaces as the next patch's spare; a compiled one frees it. */
-	d->dp.keep_spare = tm->patched;
+	/* The publish takes the image, published or not, and keeps the one it replaces (faulted
+	 * in) as the next patch's spare: a secondary zone's update, patched or compiled, is
+	 * followed by IXFRs. */
+	d->dp.keep_spare = true;
+	d->dp.patch_of_running = tm->patched;
 	int rc = p53_dataplane_publish(&d->dp, img, len, &d->cfg, err, errlen);
-	d->dp.keep_spare = false;
+	d->dp.keep_spare = d->dp.patch_of_running = false;
 	if (rc != 0 && tm->patched) {
 		/* Never expected (the patch keeps what the publish checks): compile in full. */
 		p53_warn("xfr: a patched image was not published (%s); compiling in full", err);
@@ -589,11 +591,13 @@ size_t p53_zones_update(struct p53_daemon *d, struct p53_zone_update *u, size_t 
 		double hz = (double)rte_get_tsc_hz() / 1000.0;
 		p53_info("xfr: published %zu zone update(s) in %.1f ms, %.1f ms of CPU (records and "
 			 "differences %.1f ms, %.1f CPU; %s %.1f ms, %.1f CPU; publish %.1f ms, %.1f "
-			 "CPU): %u zone(s), %u records, generation %" PRIu64, ok, ms,
+			 "CPU: check %.1f, replicas %.1f, grace %.1f, free %.1f ms): %u zone(s), %u "
+			 "records, generation %" PRIu64, ok, ms,
 			 thread_cpu_ms() - cpu0, (double)t_prep / hz, cpu_prep,
 			 tm.patched ? "patch" : "compile", (double)tm.compile / hz, tm.compile_cpu,
-			 (double)tm.publish / hz, tm.publish_cpu, h->n_zones, h->n_records,
-			 h->generation);
+			 (double)tm.publish / hz, tm.publish_cpu, (double)d->dp.us_check / 1000.0,
+			 (double)d->dp.us_replicas / 1000.0, (double)d->dp.us_grace / 1000.0,
+			 (double)d->dp.us_free / 1000.0, h->n_zones, h->n_records, h->generation);
 	}
 	/* Members a catalog no longer lists are out of the image now: forget them. */
 	for (size_t i = 0; i < x->n;) {

@@ -10,6 +10,7 @@
  */
 #include <arpa/inet.h>
 #include <inttypes.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -522,6 +523,7 @@ int p53_xfr_start(struct p53_daemon *d)
 		p53_err("cannot start the zone transfer threads");
 		return -1;
 	}
+	d->ctl.wake_fd = x->pool.wake_fd; /* a finished job ends the control thread's wait */
 	x->started = true;
 	/* Disk copies that waited for the threads. */
 	for (size_t i = 0; i < x->n; i++)
@@ -713,7 +715,11 @@ static void transfers_done(struct p53_daemon *d, struct p53_zone_update *u, stru
 				    "apply %.0f ms", j->how, j->new_serial, u[i].result.count, j->bytes,
 				    j->ms, z->last_apply_ms);
 		if (z->notify_us != 0) {
-			z->notify_to_served_ms = (double)(p53_xfr_now_us() - z->notify_us) / 1000.0;
+			/* Served from the replicas' swap on (the publish's grace period and
+			 * freeing, the journal and the log come after it). */
+			uint64_t served = d->dp.swapped_us > z->notify_us ? d->dp.swapped_us
+									  : p53_xfr_now_us();
+			z->notify_to_served_ms = (double)(served - z->notify_us) / 1000.0;
 			z->notify_us = 0;
 			p53_info("zone %s: serial %u served %.1f ms after the NOTIFY (%s)", z->name,
 				 z->serial, z->notify_to_served_ms, z->last_result);
@@ -756,7 +762,12 @@ static void handle_disk(struct p53_daemon *d, struct p53_xfr_job *j)
 			p53_xfr_store_later(x, z, &z->write_next, d->dp.image, false);
 		}
 	}
+	bool copy = j->kind == P53_JOB_WRITE && j->copy;
 	p53_xfr_job_free(j);
+	/* A copy's records (read out of the image: ~50 MiB at 1M records) go back to the
+	 * kernel now, not at the next update's trim (docs/BENCHMARKS.md, zone transfers). */
+	if (copy)
+		malloc_trim(0);
 }
 
 /* Disk copies behind the journal past xfr.copy_sync_s (or flushed): written now. */
@@ -814,6 +825,7 @@ void p53_xfr_shutdown(struct p53_daemon *d)
 	 * finishes at the stop, the ones queued are dropped, and both are made up for below
 	 * (their zones still `writing`: the journal file is rewritten). */
 	x->started = false;
+	d->ctl.wake_fd = -1;
 	struct p53_xfr_job *j;
 	while ((j = p53_xfr_pool_done(&x->pool)) != NULL) {
 		if (j->kind != P53_JOB_REFRESH)
@@ -854,6 +866,28 @@ void p53_xfr_shutdown(struct p53_daemon *d)
 		free(jpath);
 		z->writing = z->write_pending = false;
 		p53_info("zone %s: disk copy written at shutdown (serial %u)", z->name, z->serial);
+	}
+}
+
+/*
+ * A big image serving a secondary zone with data and no spare (after the start, an AXFR, a
+ * reload, an IXFR compiled in full): make one ahead, off this thread, so that the next IXFR's
+ * patch writes into pages already there (control/publish.c). 1/64 of room, as a patched
+ * image gets: the next patched images are a little bigger than this one.
+ */
+static void spare_ahead(struct p53_daemon *d)
+{
+	struct p53_xfr *x = d->xfr;
+	size_t len = d->dp.image_len;
+
+	if (d->dp.spare != NULL || d->dp.image == NULL || len < P53_SPARE_MIN)
+		return;
+	for (size_t i = 0; i < x->n; i++) {
+		const struct p53_xfr_zone *z = x->zones[i];
+		if (!z->is_catalog && !z->removed && z->state == P53_XFR_LOADED && has_data(&d->cfg, z)) {
+			p53_dataplane_spare_prepare(&d->dp, len + len / 64);
+			return;
+		}
 	}
 }
 
@@ -907,6 +941,10 @@ void p53_xfr_tick(struct p53_daemon *d)
 		transfers_done(d, u, pend, n, now);
 	}
 	copies_due(d, now);
+	spare_ahead(d);
+	/* NOTIFYs first: a notified zone's refresh goes out in this tick, not the next one
+	 * (up to the control thread's 50 ms wait later). */
+	p53_xfr_notify_poll(d);
 	/* Due refreshes. */
 	for (size_t i = 0; i < x->n; i++) {
 		struct p53_xfr_zone *z = x->zones[i];
@@ -915,7 +953,6 @@ void p53_xfr_tick(struct p53_daemon *d)
 		if (z->notified || now >= z->next_refresh)
 			submit_refresh(d, z);
 	}
-	p53_xfr_notify_poll(d);
 	p53_nout_tick(d); /* after the updates above: their new serials go out this tick */
 }
 

@@ -771,14 +771,20 @@ static void *layout(struct build *s, size_t *len)
 		p53_zb_err(b, IMAGE_WHERE, "image of %zu bytes exceeds the 4 GiB format limit", size);
 		return NULL;
 	}
-	img = calloc(1, size);
+	/* A big image gets 1/64 of room past its end, as a fresh patched one does
+	 * (image_patch.c): when an IXFR patch replaces it, it is kept as the spare the next
+	 * patched image is written into (control/publish.c), and each patched image is a little
+	 * bigger than this one. calloc'd memory is mapped, not touched: the room costs no RSS
+	 * until a patch writes it. */
+	size_t room = size >= P53_BIGMEM_MIN ? size / 64 : 0;
+	img = calloc(1, size + room);
 	if (img == NULL) {
 		p53_zb_err(b, IMAGE_WHERE, "out of memory (image of %zu bytes)", size);
 		return NULL;
 	}
 	/* The image becomes the first worker's replica as it is (control/publish.c): transparent
 	 * huge pages, asked for before anything is written, mean fewer TLB misses per lookup. */
-	p53_bigmem_advise(img, size);
+	p53_bigmem_advise(img, size + room);
 	/* Each section goes in and its working copy is freed at once: a fresh calloc'd image
 	 * only takes memory as it is written, so the compile's peak is its working set, not the
 	 * working set plus the image (docs/BENCHMARKS.md, reload of a big zone). */

@@ -6,8 +6,9 @@
 # Usage: scripts/bench/xfr.sh [--records "N ..."] [--notifies N] [--ixfrs N] [--no-write]
 #   --records   big.test sizes (scripts/bench/genzone.py), default "100000 1000000"
 #   --notifies  one-record changes of a small zone measured for the latency, default 10
-#   --ixfrs     IXFRs of 100 changes per size, one row each, default 1 (the second on
-#               writes into the spare image the first left, control/publish.c)
+#   --ixfrs     IXFRs of 100 changes per size, one row each, default 1 (each patch writes
+#               into a spare image, control/publish.c: the first into one made ahead after
+#               the AXFR, the next ones into the image the previous one replaced)
 #   --no-write  print the section, leave docs/BENCHMARKS.md alone
 # Environment: BUILD (meson build dir, default build), CACHE (generated zones, default
 # /tmp/pop53-bigzone, shared with bigzone.sh and reload.sh).
@@ -52,13 +53,15 @@ set -- "$BUILD" "$ROOT"
 . "$ROOT/scripts/bench/lib.sh"
 set +u
 
+# The lab lock (/run/lock/pop53-lab.lock, as tests/integration/*.sh take it) first: the
+# cleanup below tears the lab's knotd and pop53d down, so it is armed only once the lab is ours.
+lab_lock
 cleanup() {
 	stop_pop53 >/dev/null 2>&1 || true
 	primary_down
 	cleanup_common
 }
 trap cleanup EXIT
-lab_lock
 
 now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
 mem_kb() { awk '$1 == "VmRSS:" || $1 == "HugetlbPages:" { s += $2 } END { print s }' "/proc/$POP53_PID/status"; }
@@ -107,6 +110,7 @@ for n in $SIZES; do
 	# Let the disk copy be written and memory settle.
 	wait_for 300 sh -c "[ -s $TMP/xfr/big.test.zone ] && ! $BUILD/control/pop53ctl -s $TMP/control.sock --json zone status big.test | grep -q '\"busy\": *true'"
 	sleep 2
+	copies_seen=$(grep -cE 'journal file was rewritten|disk copy' "$TMP/pop53d.log")
 	for round in $(seq 1 "$IXFRS"); do
 	mem0=$(mem_kb)
 	echo 5 >"/proc/$POP53_PID/clear_refs"
@@ -141,6 +145,11 @@ for n in $SIZES; do
 	[ -z "$img" ] || res="$res; image $img"
 	[ "$IXFRS" -eq 1 ] || res="IXFR $round of $IXFRS: $res"
 	bench_log "$(grep 'xfr: published' "$TMP/pop53d.log" | tail -1)"
+	# What else this IXFR set off: a disk copy (its records read out of the image) shows in
+	# the memory figures.
+	grep -E 'journal file was rewritten|disk copy' "$TMP/pop53d.log" | sed -n "$((${copies_seen:-0} + 1)),\$p" |
+		while read -r l; do bench_log "$l"; done
+	copies_seen=$(grep -cE 'journal file was rewritten|disk copy' "$TMP/pop53d.log")
 	n2s=$(jget notify_to_served_ms <<<"$js")
 	recs=$(awk '{ s += $2 } END { print s }' "$zone.counts" 2>/dev/null)
 	printf '| %s | %s | %.1f s | %s ms | %.0f ms | %s | %.1f MiB | %.1f MiB (+%.1f) |\n' \
@@ -200,10 +209,10 @@ stop_pop53 >/dev/null
 	echo "| ---: | --- | ---: | ---: | ---: | --- | ---: | ---: |"
 	cat "$ROWS"
 	echo
-	echo "Where the time goes: phase 1 applies an IXFR by reading the zone's records back out of the"
-	echo "running image, applying the differences, and recompiling the whole image (every zone), so"
-	echo "the apply time and the peak memory grow with the zone, not the diff, as a reload's do"
-	echo "(\"Reload of a big zone\" above). Per-zone images patched in O(diff) are phase 2 (docs/ARCHITECTURE.md)."
+	echo "Where the time goes: pop53d's log line per IXFR (\`xfr: published ...\`) splits the control"
+	echo "thread's time into the patch (control/zone/image_patch.c) and the publish (check, replicas,"
+	echo "grace, free); NOTIFY to served ends at the replicas' swap (docs/ARCHITECTURE.md, \"IXFR:"
+	echo "patching the image\"). An IXFR the patch declines compiles every zone, as a reload does."
 	echo
 } >"$OUT"
 cat "$OUT"

@@ -31,6 +31,7 @@
 #include "control/zone/image_build.h"
 #include "control/zone/image_patch.h"
 #include "dataplane/answer.h"
+#include "dataplane/fastpath.h"
 #include "dataplane/image.h"
 #include "dataplane/name.h"
 #include "dataplane/wire.h"
@@ -636,6 +637,56 @@ static void random_signed_diff(const struct p53_rrs *base, const uint8_t *apex, 
 	}
 }
 
+/*
+ * The publish of a patched image (control/publish.c) checks it and makes its RRset sums from
+ * the image it patched: same verdict and same sums as from scratch, and a fault in what the
+ * patch appended, or in the bytes the old image lends, is still caught.
+ */
+static void publish_from(const void *img, const void *patched, size_t plen)
+{
+	const struct p53_image_hdr *h = p53_image_hdr(img), *ph = p53_image_hdr(patched);
+	const char *bad = NULL;
+	int from = 0;
+
+	if (p53_image_check_from(patched, plen, img, &from, &bad) != 0)
+		fail_msg("the patched image fails the check from its source: %s", bad);
+	assert_int_equal(from, 1);
+	size_t n = p53_fast_sum_count(patched), no = p53_fast_sum_count(img);
+	uint64_t *t_old = calloc(no + 1, sizeof(uint64_t)), *t_full = calloc(n + 1, sizeof(uint64_t));
+	uint64_t *t_from = calloc(n + 1, sizeof(uint64_t));
+	assert_non_null(t_old);
+	assert_non_null(t_full);
+	assert_non_null(t_from);
+	p53_fast_sum_build(img, 1232, t_old);
+	p53_fast_sum_build(patched, 1232, t_full);
+	p53_fast_sum_build_from(patched, 1232, t_from, img, t_old);
+	assert_memory_equal(t_full, t_from, n * sizeof(uint64_t));
+	free(t_old);
+	free(t_full);
+	free(t_from);
+	uint8_t *c = malloc(plen);
+	assert_non_null(c);
+	/* An appended RRset with no records. */
+	if (ph->n_rrsets > h->n_rrsets) {
+		memcpy(c, patched, plen);
+		((struct p53_image_rrset *)(c + ph->rrsets_off))[ph->n_rrsets - 1].count = 0;
+		assert_int_not_equal(p53_image_check_from(c, plen, img, &from, NULL), 0);
+	}
+	/* A kept RRset's RDATA changed: not a prefix any more, checked in full (and passing:
+	 * an A record's address is any 4 bytes). */
+	memcpy(c, patched, plen);
+	for (uint32_t i = 0; i < h->n_rrsets; i++) {
+		const struct p53_image_rrset *rs = p53_image_rrset(c, i);
+		if (rs->type == P53_T_A && rs->count > 0) {
+			c[ph->rdata_off + rs->rdata_off + rs->rdata_len - 1] ^= 1;
+			break;
+		}
+	}
+	assert_int_equal(p53_image_check_from(c, plen, img, &from, NULL), 0);
+	assert_int_equal(from, 0);
+	free(c);
+}
+
 static void quiet(void *arg, const char *msg)
 {
 	(void)arg;
@@ -733,6 +784,7 @@ static void chain(struct p53_zone_src *srcs, size_t n_src, uint32_t z, const cha
 			const char *bad = NULL;
 			if (p53_image_check(patched, plen, &bad) != 0)
 				fail_msg("the patched image fails the check: %s", bad);
+			publish_from(img, patched, plen);
 			assert_int_equal(p53_image_hdr(patched)->n_records, p53_image_hdr(fresh)->n_records);
 			/* The zone facts, DNSSEC ones (the health check's earliest expiration) too. */
 			const struct p53_image_zone *za = p53_image_zone(patched, z), *zb = p53_image_zone(fresh, z);
