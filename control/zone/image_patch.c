@@ -170,7 +170,7 @@ static bool type_ok(uint16_t type, bool apex)
 	case P53_T_NS: case P53_T_DNAME:
 	case P53_T_DS: case P53_T_RRSIG: case P53_T_NSEC: case 48 /* DNSKEY */:
 	case 50 /* NSEC3 */: case 51 /* NSEC3PARAM */: case 59 /* CDS */: case 60 /* CDNSKEY */:
-	case 64 /* SVCB */: case 65 /* HTTPS */: case P53_T_OPT:
+	case P53_T_OPT:
 		return false;
 	default:
 		return type != 0 && type < 128 ? true : type == 256 || type == 257; /* URI, CAA */
@@ -868,6 +868,13 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 				if (!(pd->flags & P53_NODE_ENT) || (pd->flags & P53_NODE_APEX) ||
 				    (k != P53_NONE && p->t[k].changed) || tn_find(&gs, p->t, pn, pl) != P53_NONE)
 					break;
+				if (pd->flags & P53_NODE_WILD) {
+					/* Its parent's wildcard link would have to go too. */
+					free(gi);
+					nset_free(&gs);
+					return decline(why, wl, "a wildcard empty non-terminal may be left "
+						       "with nothing below it");
+				}
 				struct tn *e = &p->t[p->n_t + p->n_ext];
 				memset(e, 0, sizeof(*e));
 				memcpy(e->name, pn, pl);

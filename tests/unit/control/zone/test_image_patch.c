@@ -12,6 +12,7 @@
 #include <malloc.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -21,6 +22,7 @@
 
 #include <cmocka.h>
 
+#include "control/text.h"
 #include "control/xfr/rrs.h"
 #include "control/zone/image_build.h"
 #include "control/zone/image_patch.h"
@@ -30,6 +32,14 @@
 #include "dataplane/wire.h"
 
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
+
+/* The tests' seeds, moved by P53_PATCH_SEED (other chains, for a longer hunt). */
+static uint64_t seed(uint64_t s)
+{
+	const char *e = getenv("P53_PATCH_SEED");
+
+	return e != NULL ? s * 0x9e3779b97f4a7c15ull + strtoull(e, NULL, 10) + 1 : s;
+}
 
 static uint32_t rnd(uint32_t n)
 {
@@ -201,7 +211,7 @@ static void names_of(struct names *s, const struct p53_rrs *rrs)
 	}
 }
 
-static const uint16_t QTYPES[] = { 1, 28, 16, 15, 2, 6, 5, 255, 43, 12, 99 };
+static const uint16_t QTYPES[] = { 1, 28, 16, 15, 2, 6, 5, 255, 43, 12, 99, 33, 64, 65 };
 
 /* Byte-identical answers from both images for every name and type. */
 static void same_answers(const void *a, const void *b, const struct names *s, const char *what)
@@ -219,6 +229,10 @@ static void same_answers(const void *a, const void *b, const struct names *s, co
 				for (size_t k = 0; k < s->len[i]; k++)
 					o += (size_t)snprintf(txt + o, sizeof(txt) - o, "%c",
 							      s->n[i][k] > 32 && s->n[i][k] < 127 ? s->n[i][k] : '.');
+				for (uint16_t k = 0; k < la || k < lb; k++)
+					print_message("%3u %02x %02x %c%c\n", k, k < la ? qa[k] : 0, k < lb ? qb[k] : 0,
+						      k < la && qa[k] > 32 && qa[k] < 127 ? qa[k] : '.',
+						      k < lb && qb[k] > 32 && qb[k] < 127 ? qb[k] : '.');
 				fail_msg("%s: %s type %u: the patched image answers %u bytes, the compiled "
 					 "one %u (or different bytes)", what, txt, QTYPES[t], la, lb);
 			}
@@ -252,9 +266,28 @@ static int pick(const struct p53_rrs *r, struct p53_rr_view *out)
 	return -1;
 }
 
+/* The apex of the zone the diffs are for, as text: targets are made below it. */
+static const char *cur_apex = "example.com.";
+
+/* A target name: mostly one of the zone's (that has addresses, or not, or none at all),
+ * some in another zone, served or not. */
+static size_t target(uint8_t *out)
+{
+	static const char *rel[] = { "www", "mail", "target", "nowhere", "only", "ns1", "ns",
+				     "host", "deep.only", "a.b.c.ent", "alias", "txtonly", "n001" };
+	static const char *abs_[] = { "ns2.example.net.", "host.child.parent.test.",
+				      "www.example.com.", "www.child.parent.test." };
+	char txt[300];
+
+	if (rnd(5) == 0)
+		return wname(abs_[rnd(4)], out);
+	snprintf(txt, sizeof(txt), "%s.%s", rel[rnd(13)], cur_apex);
+	return wname(txt, out);
+}
+
 static void add_rec(struct p53_rrs *to, const uint8_t *owner, size_t ol, uint16_t type)
 {
-	uint8_t rd[64];
+	uint8_t rd[300];
 	size_t rl = 0;
 
 	switch (type) {
@@ -274,10 +307,18 @@ static void add_rec(struct p53_rrs *to, const uint8_t *owner, size_t ol, uint16_
 		break;
 	case 15:
 		rd[0] = 0, rd[1] = (uint8_t)rnd(30);
-		rl = 2 + wname(rnd(2) ? "www.example.com." : "nowhere.example.com.", rd + 2);
+		rl = 2 + target(rd + 2);
+		break;
+	case 33:
+		rd[0] = 0, rd[1] = (uint8_t)rnd(3), rd[2] = 0, rd[3] = 5, rd[4] = 1, rd[5] = (uint8_t)rnd(4);
+		rl = 6 + target(rd + 6);
+		break;
+	case 64: case 65:
+		rd[0] = 0, rd[1] = (uint8_t)(1 + rnd(3));
+		rl = 2 + target(rd + 2);
 		break;
 	case 5:
-		rl = wname("www.example.com.", rd);
+		rl = target(rd);
 		break;
 	case 2:
 		rl = wname("ns1.example.com.", rd);
@@ -286,15 +327,82 @@ static void add_rec(struct p53_rrs *to, const uint8_t *owner, size_t ol, uint16_
 	assert_int_equal(p53_rrs_add(to, owner, ol, type, 1, rnd(4) ? 300 : 77, rd, rl), 0);
 }
 
+/* The kinds of change a diff holds (what the patch must take, not decline). */
+enum {
+	K_CNAME_FLIP,   /* a name becomes a CNAME owner (its other records go), or a new one */
+	K_CNAME_TARGET, /* a CNAME's target changes */
+	K_CNAME_DROP,   /* a CNAME owner stops being one (an address instead) */
+	K_LIST,         /* an MX, SRV, SVCB or HTTPS RRset added or changed */
+	K_ADDR,         /* a name gains or loses addresses (maybe an additional-section target) */
+	K_DEEP,         /* a new name that needs new empty non-terminals */
+	K_ENT_EMPTY,    /* every record of a name whose parent is an empty non-terminal goes */
+	K_MULTI,        /* a second step with changes of its own */
+	K_N
+};
+static const char *KIND_NAMES[K_N] = { "CNAME flip", "CNAME target", "CNAME dropped", "MX/SRV/SVCB/HTTPS",
+				       "addresses gained/lost", "deep new name", "ENT emptied", "multi-step" };
+static unsigned diff_kinds;
+
+static bool name_eq(const uint8_t *a, const uint8_t *b, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if (p53_lower(a[i]) != p53_lower(b[i]))
+			return false;
+	return true;
+}
+
+/* r's record deleted in step st, unless it already is (the apply refuses a double). */
+static void del_once(struct p53_ixfr_step *st, const struct p53_rr_view *v)
+{
+	struct p53_rr_view w;
+	size_t p = 0;
+
+	while (p53_rrs_next(&st->del, &p, &w) == 1)
+		if (w.rr_len == v->rr_len && memcmp(w.rr, v->rr, v->rr_len) == 0)
+			return;
+	assert_int_equal(p53_rrs_add(&st->del, v->owner, v->owner_len, v->type, v->cls, v->ttl,
+				     v->rdata, v->rdlen), 0);
+}
+
+/* Every record of base at owner (of type `type`, or all but the SOA when 0) deleted. */
+static int del_all(struct p53_ixfr_step *st, const struct p53_rrs *base, const uint8_t *owner,
+		   size_t ol, uint16_t type)
+{
+	struct p53_rr_view x;
+	size_t p = 0;
+	int n = 0;
+
+	while (p53_rrs_next(base, &p, &x) == 1)
+		if (x.type != 6 && (type == 0 || x.type == type) && x.owner_len == ol &&
+		    name_eq(x.owner, owner, ol)) {
+			del_once(st, &x);
+			n++;
+		}
+	return n;
+}
+
+/* Whether base has a record owned by name. */
+static int owns(const struct p53_rrs *base, const uint8_t *name, size_t len)
+{
+	struct p53_rr_view x;
+	size_t p = 0;
+
+	while (p53_rrs_next(base, &p, &x) == 1)
+		if (x.owner_len == len && name_eq(x.owner, name, len))
+			return 1;
+	return 0;
+}
+
 /* One random IXFR step from `base` (at serial `serial`), into d. */
 static void random_diff(const struct p53_rrs *base, const uint8_t *apex, size_t al,
 			struct p53_ixfr *d, int simple)
 {
 	struct p53_rr_view soa, v;
 	size_t pos = 0;
-	int n_steps = 1 + (rnd(6) == 0);
+	int n_steps = 1 + (rnd(4) == 0);
 	int64_t serial = p53_rrs_soa_serial(base);
 
+	diff_kinds = 0;
 	assert_true(serial >= 0);
 	while (p53_rrs_next(base, &pos, &soa) == 1 && soa.type != 6)
 		;
@@ -311,11 +419,28 @@ static void random_diff(const struct p53_rrs *base, const uint8_t *apex, size_t 
 		assert_int_equal(p53_rrs_add(&st->del, soa.owner, soa.owner_len, 6, 1, soa.ttl, rd, soa.rdlen), 0);
 		p53_put32(rd + m1 + m2, st->to);
 		assert_int_equal(p53_rrs_add(&st->add, soa.owner, soa.owner_len, 6, 1, soa.ttl, rd, soa.rdlen), 0);
-		if (s > 0)
-			continue; /* the second step only moves the SOA on */
+		if (s > 0) {
+			/* The second step moves the SOA on, and half the time changes things of
+			 * its own: a record the first added goes again, a new name comes. */
+			if (rnd(2) || simple)
+				continue;
+			const struct p53_rrs *prev = &d->steps[0].add;
+			struct p53_rr_view x;
+			size_t p = 0;
+			uint32_t want = rnd(prev->count), i = 0;
+			while (p53_rrs_next(prev, &p, &x) == 1)
+				if (i++ == want && x.type != 6)
+					del_once(st, &x);
+			uint8_t nm[300];
+			char txt[300];
+			snprintf(txt, sizeof(txt), "m%u.%s", rnd(100), cur_apex);
+			add_rec(&st->add, nm, wname(txt, nm), rnd(3) ? 1 : 15);
+			diff_kinds |= 1u << K_MULTI;
+			continue;
+		}
 		int ops = 1 + (int)rnd(simple ? 8 : 5);
 		for (int o = 0; o < ops; o++) {
-			uint32_t k = rnd(simple ? 6 : 9);
+			uint32_t k = rnd(simple ? 6 : 14);
 			if (pick(base, &v) != 0)
 				continue;
 			/* A record deleted twice in one step is refused by the apply: skip them. */
@@ -324,6 +449,7 @@ static void random_diff(const struct p53_rrs *base, const uint8_t *apex, size_t 
 			int dup = 0;
 			while (p53_rrs_next(&st->del, &p2, &w) == 1)
 				dup |= w.rr_len == v.rr_len && memcmp(w.rr, v.rr, v.rr_len) == 0;
+			bool at_apex = v.owner_len == al && name_eq(v.owner, apex, al);
 			if (k == 0 || k == 1) {
 				/* A new name below an existing one. */
 				uint8_t nm[300];
@@ -336,50 +462,112 @@ static void random_diff(const struct p53_rrs *base, const uint8_t *apex, size_t 
 				/* A record deleted. */
 				assert_int_equal(p53_rrs_add(&st->del, v.owner, v.owner_len, v.type, v.cls,
 							     v.ttl, v.rdata, v.rdlen), 0);
-			} else if (k == 3 && !dup && (v.type == 1 || v.type == 28 || v.type == 16 || v.type == 15)) {
+				if (v.type == 1 || v.type == 28)
+					diff_kinds |= 1u << K_ADDR;
+			} else if (k == 3 && !dup && (v.type == 1 || v.type == 28 || v.type == 16 || v.type == 15 ||
+						      v.type == 5 || v.type == 33 || v.type == 64 || v.type == 65)) {
 				/* A record changed. */
 				assert_int_equal(p53_rrs_add(&st->del, v.owner, v.owner_len, v.type, v.cls,
 							     v.ttl, v.rdata, v.rdlen), 0);
 				add_rec(&st->add, v.owner, v.owner_len, v.type);
+				if (v.type == 5)
+					diff_kinds |= 1u << K_CNAME_TARGET;
+				else if (v.type != 1 && v.type != 28 && v.type != 16)
+					diff_kinds |= 1u << K_LIST;
 			} else if (k == 4) {
 				/* A record added at an existing name. */
 				static const uint16_t types[] = { 1, 28, 16 };
 				add_rec(&st->add, v.owner, v.owner_len, types[rnd(3)]);
 			} else if (k == 5 && !dup) {
 				/* Every record of a name deleted. */
-				struct p53_rr_view x;
-				size_t p3 = 0;
-				while (p53_rrs_next(base, &p3, &x) == 1)
-					if (x.type != 6 && x.owner_len == v.owner_len &&
-					    memcmp(x.owner, v.owner, v.owner_len) == 0)
-						assert_int_equal(p53_rrs_add(&st->del, x.owner, x.owner_len, x.type,
-									     x.cls, x.ttl, x.rdata, x.rdlen), 0);
+				del_all(st, base, v.owner, v.owner_len, 0);
 			} else if (k == 6) {
-				/* What the patch declines: MX, CNAME, NS changes. */
-				static const uint16_t types[] = { 15, 5, 2 };
-				add_rec(&st->add, v.owner, v.owner_len, types[rnd(3)]);
+				/* NS (declined below the apex), MX, SRV, SVCB, HTTPS added. */
+				static const uint16_t types[] = { 2, 15, 33, 64, 65 };
+				uint16_t t = types[rnd(5)];
+				add_rec(&st->add, v.owner, v.owner_len, t);
+				if (t != 2)
+					diff_kinds |= 1u << K_LIST;
 			} else if (k == 7) {
-				/* A wildcard, or a name two labels down (a new empty non-terminal). */
+				/* A wildcard, or a name two or three labels down (new empty
+				 * non-terminals). */
 				uint8_t nm[300];
 				size_t l = 0;
-				if (rnd(2)) {
+				uint32_t w2 = rnd(3);
+				if (w2 == 0) {
 					nm[l++] = 1;
 					nm[l++] = '*';
-				} else {
+				} else if (w2 == 1) {
 					memcpy(nm, "\001y\001z", 4);
 					l = 4;
+				} else {
+					l = (size_t)sprintf((char *)nm, "%c%c%c%c%c%c", 1, 'a' + (int)rnd(3), 1,
+							    'b' + (int)rnd(2), 1, 'c');
 				}
 				if (v.owner_len + l <= 255) {
 					memcpy(nm + l, v.owner, v.owner_len);
-					add_rec(&st->add, nm, v.owner_len + l, 1);
+					add_rec(&st->add, nm, v.owner_len + l, rnd(3) ? 1 : 5);
+					if (w2 != 0)
+						diff_kinds |= 1u << K_DEEP;
 				}
 			} else if (k == 8) {
-				/* An address for a name something's MX names. */
-				uint8_t nm[64];
-				size_t l = wname(rnd(2) ? "target.example.com." : "nowhere.example.com.", nm);
-				(void)apex;
-				(void)al;
-				add_rec(&st->add, nm, l, 1);
+				/* An address for a name something's MX (or the like) may name. */
+				uint8_t nm[300];
+				size_t l = target(nm);
+				add_rec(&st->add, nm, l, rnd(2) ? 1 : 28);
+				diff_kinds |= 1u << K_ADDR;
+			} else if (k == 9 && !at_apex) {
+				/* A name becomes a CNAME owner: its other records go. */
+				uint8_t tg[300];
+				del_all(st, base, v.owner, v.owner_len, 0);
+				size_t tl = target(tg);
+				assert_int_equal(p53_rrs_add(&st->add, v.owner, v.owner_len, 5, 1, 300, tg, tl), 0);
+				diff_kinds |= 1u << K_CNAME_FLIP;
+			} else if (k == 10) {
+				/* A CNAME owner stops being one. */
+				struct p53_rr_view x;
+				size_t p = 0;
+				while (p53_rrs_next(base, &p, &x) == 1)
+					if (x.type == 5 && rnd(2))
+						break;
+				if (x.type == 5 && rnd(2)) {
+					del_once(st, &x);
+					add_rec(&st->add, x.owner, x.owner_len, 1);
+					diff_kinds |= 1u << K_CNAME_DROP;
+				} else if (x.type == 5) {
+					del_once(st, &x);
+					add_rec(&st->add, x.owner, x.owner_len, 5);
+					diff_kinds |= 1u << K_CNAME_TARGET;
+				}
+			} else if (k == 11) {
+				/* A name (maybe a target) loses its addresses. */
+				uint8_t nm[300];
+				size_t l = target(nm);
+				if (del_all(st, base, nm, l, 1) + del_all(st, base, nm, l, 28) > 0)
+					diff_kinds |= 1u << K_ADDR;
+			} else if (k == 12 && !at_apex) {
+				/* A name below an empty non-terminal goes (and maybe the ENT with it). */
+				struct p53_rr_view x;
+				size_t p = 0;
+				while (p53_rrs_next(base, &p, &x) == 1) {
+					if (x.owner_len <= al || x.type == 6)
+						continue;
+					const uint8_t *pn = x.owner + 1 + x.owner[0];
+					size_t pl = x.owner_len - 1u - x.owner[0];
+					if (pl > al && !owns(base, pn, pl) && rnd(3) == 0) {
+						if (del_all(st, base, x.owner, x.owner_len, 0) > 0)
+							diff_kinds |= 1u << K_ENT_EMPTY;
+						break;
+					}
+				}
+			} else if (k == 13) {
+				/* A new name that is a CNAME owner. */
+				uint8_t nm[300], tg[300];
+				char txt[300];
+				snprintf(txt, sizeof(txt), "c%u.%s", rnd(100), cur_apex);
+				size_t l = wname(txt, nm), tl = target(tg);
+				assert_int_equal(p53_rrs_add(&st->add, nm, l, 5, 1, 300, tg, tl), 0);
+				diff_kinds |= 1u << K_CNAME_FLIP;
 			}
 		}
 	}
@@ -393,6 +581,7 @@ static void quiet(void *arg, const char *msg)
 
 struct outcome {
 	int patched, declined, invalid;
+	int kinds[K_N];         /* patched diffs holding each kind of change */
 };
 
 /* n random diffs chained on zone z of the image made from srcs. */
@@ -408,11 +597,31 @@ static void chain(struct p53_zone_src *srcs, size_t n_src, uint32_t z, const cha
 
 	assert_non_null(img);
 	assert_non_null(others);
+	cur_apex = apex_txt;
 	for (int i = 0; i < n_diffs; i++) {
 		struct p53_rrs base = { 0 }, result = { 0 };
 		struct p53_ixfr d = { 0 };
 		zone_rrs(img, z, &base);
 		random_diff(&base, apex, al, &d, simple || (i & 1));
+		if (getenv("P53_PATCH_DEBUG") != NULL) {
+			/* The diff, to follow a failure. */
+			for (size_t st = 0; st < d.n; st++)
+				for (int part = 0; part < 2; part++) {
+					struct p53_rr_view v;
+					size_t p = 0;
+					const struct p53_rrs *r = part ? &d.steps[st].add : &d.steps[st].del;
+					while (p53_rrs_next(r, &p, &v) == 1) {
+						char o[300], t[300] = "";
+						p53_name_to_str(o, sizeof(o), v.owner);
+						int sk = v.type == 15 || v.type == 64 || v.type == 65 ? 2 :
+							 v.type == 33 ? 6 : v.type == 5 ? 0 : -1;
+						if (sk >= 0)
+							p53_name_to_str(t, sizeof(t), v.rdata + sk);
+						print_message("diff %d step %zu %s %s %u %s\n", i, st,
+							      part ? "+" : "-", o, v.type, t);
+					}
+				}
+		}
 		if (p53_ixfr_apply(&base, &d, &result, err, sizeof(err)) != 0) {
 			/* Without the zone's records the patch never serves such a diff: it declines
 			 * (the same fault, or an earlier reason). */
@@ -456,7 +665,13 @@ static void chain(struct p53_zone_src *srcs, size_t n_src, uint32_t z, const cha
 					     sizeof(why_l));
 		if (patched == NULL) {
 			assert_null(lazy);
-			assert_string_equal(why_l, why);
+			/* A content the compiler rejects: the first fault it meets may differ (the
+			 * records come in another order). */
+			static const char bad[] = "the changed names do not compile alone";
+			if (strncmp(why, bad, sizeof(bad) - 1) == 0)
+				assert_int_equal(strncmp(why_l, bad, sizeof(bad) - 1), 0);
+			else
+				assert_string_equal(why_l, why);
 		} else {
 			assert_non_null(lazy);
 			assert_int_equal(llen, plen);
@@ -505,6 +720,8 @@ static void chain(struct p53_zone_src *srcs, size_t n_src, uint32_t z, const cha
 			free(nm.n);
 			free(nm.len);
 			out->patched++;
+			for (int b = 0; b < K_N; b++)
+				out->kinds[b] += (diff_kinds >> b) & 1;
 		}
 		/* The next diff goes onto what would be served. */
 		if (fresh != NULL) {
@@ -527,6 +744,16 @@ static void chain(struct p53_zone_src *srcs, size_t n_src, uint32_t z, const cha
 	free(img);
 }
 
+/* Each kind of change in `need` was patched (not declined) at least `min` times. */
+static void kinds_patched(const struct outcome *o, unsigned need, int min)
+{
+	for (int b = 0; b < K_N; b++) {
+		print_message("  %-24s %d patched\n", KIND_NAMES[b], o->kinds[b]);
+		if ((need >> b) & 1)
+			assert_true(o->kinds[b] >= min);
+	}
+}
+
 static void test_example_zone(void **state)
 {
 	(void)state;
@@ -534,11 +761,12 @@ static void test_example_zone(void **state)
 	struct p53_zone_src src = { .name = "example.com.", .file = f, .flags = P53_ZONE_SECONDARY };
 	struct outcome o = { 0 };
 
-	rng = 53;
+	rng = seed(53);
 	chain(&src, 1, 0, "example.com.", 400, 0, &o);
 	print_message("example.com: %d patched, %d declined, %d invalid\n", o.patched, o.declined, o.invalid);
 	assert_true(o.patched > 100);
 	assert_true(o.declined > 20);
+	kinds_patched(&o, (1u << K_N) - 1, 4);
 	unlink(f);
 	free(f);
 }
@@ -553,11 +781,12 @@ static void test_parent_and_child(void **state)
 	};
 	struct outcome o = { 0 };
 
-	rng = 7;
+	rng = seed(7);
 	chain(src, 2, 0, "parent.test.", 200, 0, &o);
 	chain(src, 2, 1, "child.parent.test.", 200, 0, &o);
 	print_message("parent/child: %d patched, %d declined, %d invalid\n", o.patched, o.declined, o.invalid);
 	assert_true(o.patched > 50);
+	kinds_patched(&o, (1u << K_N) - 1, 2);
 	assert_true(o.declined > 20);
 	unlink(fp);
 	unlink(fc);
@@ -578,7 +807,7 @@ static void test_genzone(void **state)
 	struct p53_zone_src src = { .name = "big.test.", .file = path, .flags = P53_ZONE_SECONDARY };
 	struct outcome o = { 0 };
 
-	rng = 1995;
+	rng = seed(1995);
 	chain(&src, 1, 0, "big.test.", 40, 1, &o);
 	print_message("big.test: %d patched, %d declined, %d invalid\n", o.patched, o.declined, o.invalid);
 	assert_true(o.patched > 10);
