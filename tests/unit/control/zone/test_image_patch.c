@@ -814,6 +814,102 @@ static void test_genzone(void **state)
 	unlink(path);
 }
 
+/* Two IXFRs in one publish (pop53d's try_patch): the second patched onto the image the
+ * first made, without the zones' contents; the result serves what a full compile of both
+ * new contents serves. */
+static void test_two_zones_one_publish(void **state)
+{
+	(void)state;
+	char *fp = tmp_zone(ZONE_PARENT), *fc = tmp_zone(ZONE_CHILD);
+	struct p53_zone_src src[2] = {
+		{ .name = "parent.test.", .file = fp, .flags = P53_ZONE_SECONDARY },
+		{ .name = "child.parent.test.", .file = fc, .flags = P53_ZONE_SECONDARY },
+	};
+	const char *apex_txt[2] = { "parent.test.", "child.parent.test." };
+	char err[1024], why[512];
+	size_t len = 0;
+	void *img = p53_image_build(src, 2, &len, err, sizeof(err), quiet, NULL);
+	int both = 0;
+
+	assert_non_null(img);
+	rng = seed(1996);
+	for (int i = 0; i < 120; i++) {
+		struct p53_rrs base[2] = { 0 }, result[2] = { 0 };
+		struct p53_ixfr d[2] = { 0 };
+		uint8_t apex[2][256];
+		size_t al[2];
+		int ok = 1;
+		for (int z = 0; z < 2; z++) {
+			al[z] = wname(apex_txt[z], apex[z]);
+			zone_rrs(img, (uint32_t)z, &base[z]);
+			cur_apex = apex_txt[z];
+			random_diff(&base[z], apex[z], al[z], &d[z], i & 1);
+			ok &= p53_ixfr_apply(&base[z], &d[z], &result[z], err, sizeof(err)) == 0;
+		}
+		struct p53_zone_src s2[2];
+		memcpy(s2, src, sizeof(s2));
+		for (int z = 0; z < 2 && ok; z++) {
+			s2[z].rrs = result[z].buf;
+			s2[z].rrs_len = result[z].len;
+			s2[z].file = "(test)";
+		}
+		size_t flen = 0, l1 = 0, l2 = 0;
+		void *fresh = ok ? p53_image_build(s2, 2, &flen, err, sizeof(err), quiet, NULL) : NULL;
+		void *one = fresh ? p53_image_patch(img, apex[0], al[0], &d[0], NULL, NULL, &l1, why, sizeof(why)) : NULL;
+		void *two = one ? p53_image_patch(one, apex[1], al[1], &d[1], NULL, NULL, &l2, why, sizeof(why)) : NULL;
+		if (two != NULL) {
+			const char *bad = NULL;
+			if (p53_image_check(two, l2, &bad) != 0)
+				fail_msg("the twice patched image fails the check: %s", bad);
+			struct names nm = { 0 };
+			for (int z = 0; z < 2; z++) {
+				names_of(&nm, &base[z]);
+				names_of(&nm, &result[z]);
+			}
+			same_answers(two, fresh, &nm, "two zones");
+			for (int z = 0; z < 2; z++) {
+				struct p53_rrs a = { 0 }, b = { 0 };
+				struct rlist la, lb;
+				zone_rrs(two, (uint32_t)z, &a);
+				zone_rrs(fresh, (uint32_t)z, &b);
+				rlist_of(&a, &la);
+				rlist_of(&b, &lb);
+				assert_int_equal(la.n, lb.n);
+				for (size_t k = 0; k < la.n; k++)
+					assert_string_equal(la.r[k], lb.r[k]);
+				rlist_free(&la);
+				rlist_free(&lb);
+				p53_rrs_free(&a);
+				p53_rrs_free(&b);
+			}
+			free(nm.n);
+			free(nm.len);
+			both++;
+		}
+		free(one);
+		if (fresh != NULL) {
+			free(img);
+			img = two != NULL ? two : fresh;
+			if (two != NULL)
+				free(fresh);
+		} else {
+			free(two);
+		}
+		for (int z = 0; z < 2; z++) {
+			p53_rrs_free(&base[z]);
+			p53_rrs_free(&result[z]);
+			p53_ixfr_free(&d[z]);
+		}
+	}
+	print_message("two zones in one publish: %d patched both\n", both);
+	assert_true(both > 20);
+	free(img);
+	unlink(fp);
+	unlink(fc);
+	free(fp);
+	free(fc);
+}
+
 /* A signed zone is never patched. */
 static void test_signed_declined(void **state)
 {
@@ -847,6 +943,7 @@ int main(void)
 		cmocka_unit_test(test_example_zone),
 		cmocka_unit_test(test_parent_and_child),
 		cmocka_unit_test(test_genzone),
+		cmocka_unit_test(test_two_zones_one_publish),
 		cmocka_unit_test(test_signed_declined),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
