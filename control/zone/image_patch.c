@@ -494,6 +494,14 @@ static int relist_gain(struct patch *p, const void *img, const struct nset *gain
 	return 0;
 }
 
+/* Garbage that sends the next IXFR to a full compile (which leaves none): past a quarter
+ * of the image, and past 64 KiB (a small image would else be compiled every few IXFRs, its
+ * garbage rounded up to whole KiB, for memory that does not matter). */
+static bool too_much_garbage(uint64_t garbage, uint64_t size)
+{
+	return garbage > size / 4 && garbage > 64 * 1024;
+}
+
 /* The names above new name t up to the first one in the image (which must be plain: in
  * the zone, not a cut, DNAME owner, wildcard, glue or below an occluder): they would be new
  * empty non-terminals. Queued in p->pend (duplicates allowed). -1: declined. */
@@ -571,7 +579,7 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 	const struct p53_image_zone *zn = p53_image_zone(img, z);
 	if (zn->rcode != 0 || zn->dnssec != 0)
 		return decline(why, wl, "the zone has no data here or is signed");
-	if ((uint64_t)h->pad * 1024 > h->size / 4)
+	if (too_much_garbage((uint64_t)h->pad * 1024, h->size))
 		return decline(why, wl, "earlier patches left %u KiB unreferenced, a quarter of the image",
 			       h->pad);
 
@@ -1080,7 +1088,7 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 	nh.max_labels = max_labels;
 	nh.n_records = (uint32_t)((int64_t)h->n_records + d_records);
 	garbage += (uint64_t)h->pad * 1024;
-	if (garbage > off / 4)
+	if (too_much_garbage(garbage, off))
 		return decline(why, wl, "garbage would pass a quarter of the image");
 	nh.pad = (uint32_t)((garbage + 1023) / 1024);
 	if (off > UINT32_MAX)
