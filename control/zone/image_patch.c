@@ -2,18 +2,21 @@
  * IXFR applied to the compiled image (image_patch.h). The new image is the old one's sections
  * copied, each with room appended:
  *
- *   - the touched names' records (the diff's owners, read out of the zone's new content) are
- *     compiled alone by p53_image_build(), so every RRset is encoded, sorted, deduplicated and
- *     TTL'd exactly as a full compile does; an RRset whose bytes did not change keeps its old
+ *   - the touched names' records (the diff's owners and the missing names above new ones,
+ *     read out of the zone's new content) are compiled alone by p53_image_build(), so every
+ *     RRset is encoded, sorted, deduplicated and TTL'd exactly as a full compile does; an RRset whose bytes did not change keeps its old
  *     header (and its additional list), a changed or new one is taken from that small image;
  *   - each touched node gets its RRset headers appended to rrsets[] (node.rrsets redirected),
  *     their records appended to rdata[], new owner names to names[], new nodes to nodes[] and
  *     the name index; a node whose last record goes leaves the index (linear probing, so the
  *     slots after it are shifted back, never a tombstone) and stays in nodes[] flagged
  *     P53_NODE_ENT | P53_NODE_NSEC3 ("not in the index"), or becomes an empty non-terminal
- *     when names below it remain;
+ *     when names below it remain; empty non-terminals above it left with nothing below leave
+ *     the index too, and missing names above a new name are new empty non-terminals;
  *   - additional lists naming a node that loses its last address are appended again without
- *     it and the RRsets pointing at them redirected.
+ *     it and the RRsets pointing at them redirected; new MX/SRV/SVCB/HTTPS RRsets, and every
+ *     RRset naming a name that gains addresses, get a list made as the compiler makes it
+ *     (adds_list).
  * What the old bytes held becomes garbage, counted in p53_image_hdr.pad (KiB).
  */
 #include <errno.h>

@@ -5,16 +5,17 @@
  * whenever a change could reach beyond the names it touches, it declines with the reason and
  * the caller compiles in full. Control thread only; allocates with malloc.
  *
- * What it patches (docs/ARCHITECTURE.md, "IXFR: patching the image"): RRsets of types with no
- * precomputed links (A, AAAA, TXT, PTR, CAA, ... and the apex SOA) added, changed or removed
- * at existing names that are plain data (not a cut, CNAME, DNAME, wildcard, glue, steered),
- * new names whose parent exists, and names whose last record goes (they leave the name index;
- * an ancestor that would become an empty non-terminal with no child declines). The
- * additional-section lists of other RRsets follow a name losing its addresses; a name gaining
- * addresses that some NS/MX/SRV/SVCB/HTTPS names declines. Signed images, MX/SRV/NS/CNAME/
- * DNAME/DS changes, names at or below another served zone's apex
- * and images whose garbage (bytes earlier patches left unreferenced, counted in KiB in
- * p53_image_hdr.pad) would pass a quarter of the image decline too.
+ * What it patches (docs/ARCHITECTURE.md, "IXFR: patching the image"): RRsets of any type but
+ * NS, DNAME, DS and the DNSSEC types (and SOA but at the apex) added, changed or removed at
+ * names that are not cuts, DNAME owners, wildcards, glue or steered: A, AAAA, TXT, CNAME (the
+ * node's flag follows), MX, SRV, SVCB, HTTPS (their additional lists made again), ...; new
+ * names at any depth (new empty non-terminals above them) and names whose last record goes
+ * (they, and the empty non-terminals left with nothing below them, leave the name index). The
+ * additional lists of other RRsets follow a name losing or gaining addresses. Signed images,
+ * names at or below another served zone's apex, a wildcard empty non-terminal that would go,
+ * a target the owner's zone holds below another served zone's apex, and images whose garbage
+ * (bytes earlier patches left unreferenced, counted in KiB in p53_image_hdr.pad) would pass a
+ * quarter of the image and 64 KiB decline.
  */
 #ifndef P53_IMAGE_PATCH_H
 #define P53_IMAGE_PATCH_H
