@@ -7,7 +7,11 @@
  * for several types through the general responder (p53_answer), get byte-identical responses
  * from the patched image and from p53_image_build() of the new records; the patched image
  * passes p53_image_check() and reads back (p53_image_zones_rrs) to the same records. Diffs
- * the patch declines are compiled in full (as pop53d does), and both outcomes must occur.
+ * the patch declines are compiled in full (as pop53d does), and both outcomes must occur. The
+ * diffs make the changes a CDN makes all day (CNAME flips and target changes, MX/SRV/SVCB/
+ * HTTPS targets, targets gaining and losing addresses, deep new names, emptied empty
+ * non-terminals, second steps with their own changes) and each kind must be patched; two
+ * zones' IXFRs are patched one onto the other as pop53d's try_patch does for one publish.
  */
 #include <malloc.h>
 #include <setjmp.h>
