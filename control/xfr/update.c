@@ -563,7 +563,9 @@ size_t p53_zones_update(struct p53_daemon *d, struct p53_zone_update *u, size_t 
 	}
 	uint64_t t_prep = rte_rdtsc() - t0;
 	double cpu_prep = thread_cpu_ms() - cpu0;
-	if (live > 0 && publish(d, u, n, err, sizeof(err), &tm) != 0) {
+	/* 1: every lazy DIFF failed to apply (each has its own error), nothing to publish. */
+	err[0] = '\0';
+	if (live > 0 && publish(d, u, n, err, sizeof(err), &tm) < 0) {
 		if (live == 1) {
 			for (size_t i = 0; i < n; i++)
 				if (u[i].rc == 0) {
