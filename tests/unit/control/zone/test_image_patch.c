@@ -1259,6 +1259,88 @@ static void test_two_zones_one_publish(void **state)
 	free(fc);
 }
 
+/* A signed zone's additional list made again by an unsigned zone's IXFR: nsec.test's cut
+ * a.b.unsafe names ns.elsewhere.example., which the unsigned zone beside it gains. Nothing of
+ * the signed zone changes but that list (no type, no name, no RRSIG): the referral's glue
+ * follows, as a full compile puts it, and its DNSSEC answers stay the compile's. */
+static void test_signed_list_relisted(void **state)
+{
+	(void)state;
+	char *f = tmp_zone("$ORIGIN elsewhere.example.\n$TTL 300\n"
+			   "@ SOA ns.other. hostmaster 1 7200 3600 1209600 300\n@ NS ns.other.\n"
+			   "www A 192.0.2.1\n");
+	struct p53_zone_src src[2] = {
+		{ .name = "nsec.test.", .file = P53_SRCDIR "/tests/unit/dataplane/zones/nsec.test.zone",
+		  .flags = P53_ZONE_SECONDARY },
+		{ .name = "elsewhere.example.", .file = f, .flags = P53_ZONE_SECONDARY },
+	};
+	char err[1024], why[512];
+	size_t len = 0, plen = 0, flen = 0;
+	void *img = p53_image_build(src, 2, &len, err, sizeof(err), quiet, NULL);
+	assert_non_null(img);
+	uint8_t apex[64], nm[64], ref[64], a[4] = { 192, 0, 2, 53 };
+	size_t al = wname("elsewhere.example.", apex), nl = wname("ns.elsewhere.example.", nm);
+	size_t rl = wname("x.a.b.unsafe.nsec.test.", ref);
+	struct p53_rrs base = { 0 }, result = { 0 }, sbase = { 0 };
+	struct p53_ixfr d = { 0 };
+	struct p53_rr_view soa;
+	size_t pos = 0;
+	zone_rrs(img, 1, &base);
+	zone_rrs(img, 0, &sbase);
+	while (p53_rrs_next(&base, &pos, &soa) == 1 && soa.type != 6)
+		;
+	struct p53_ixfr_step *st = p53_ixfr_push(&d);
+	assert_non_null(st);
+	st->from = 1;
+	st->to = 2;
+	uint8_t rd[256];
+	memcpy(rd, soa.rdata, soa.rdlen);
+	int m1 = p53_name_len(rd, soa.rdlen), m2 = p53_name_len(rd + m1, soa.rdlen - (size_t)m1);
+	assert_int_equal(p53_rrs_add(&st->del, soa.owner, soa.owner_len, 6, 1, soa.ttl, rd, soa.rdlen), 0);
+	p53_put32(rd + m1 + m2, 2);
+	assert_int_equal(p53_rrs_add(&st->add, soa.owner, soa.owner_len, 6, 1, soa.ttl, rd, soa.rdlen), 0);
+	assert_int_equal(p53_rrs_add(&st->add, nm, nl, 1, 1, 300, a, 4), 0);
+	assert_int_equal(p53_ixfr_apply(&base, &d, &result, err, sizeof(err)), 0);
+	void *patched = p53_image_patch(img, apex, al, &d, NULL, NULL, &plen, why, sizeof(why));
+	if (patched == NULL)
+		fail_msg("declined: %s", why);
+	const char *bad = NULL;
+	if (p53_image_check(patched, plen, &bad) != 0)
+		fail_msg("the patched image fails the check: %s", bad);
+	struct p53_zone_src s2[2];
+	memcpy(s2, src, sizeof(s2));
+	s2[1].rrs = result.buf;
+	s2[1].rrs_len = result.len;
+	s2[1].file = "(test)";
+	void *fresh = p53_image_build(s2, 2, &flen, err, sizeof(err), quiet, NULL);
+	assert_non_null(fresh);
+	/* The referral gains its glue (ARCOUNT: OPT and the A), as in the full compile. */
+	static uint8_t qo[4096], qp[4096];
+	uint16_t lo = ask(img, ref, rl, 1, 2, qo, sizeof(qo));
+	uint16_t lp = ask(patched, ref, rl, 1, 2, qp, sizeof(qp));
+	assert_true(lo > 12 && lp > 12);
+	assert_int_equal(p53_get16(qp + 10), p53_get16(qo + 10) + 1);
+	struct names names = { 0 };
+	names_of(&names, &sbase);
+	names_of(&names, &base);
+	names_of(&names, &result);
+	ask_do_too = 1;
+	same_answers(patched, fresh, &names, "signed zone's list relisted");
+	ask_do_too = 0;
+	assert_int_equal(p53_image_zone(patched, 0)->sig_expire, p53_image_zone(fresh, 0)->sig_expire);
+	free(names.n);
+	free(names.len);
+	free(fresh);
+	free(patched);
+	p53_rrs_free(&base);
+	p53_rrs_free(&sbase);
+	p53_rrs_free(&result);
+	p53_ixfr_free(&d);
+	free(img);
+	unlink(f);
+	free(f);
+}
+
 /* What a signed zone declines, and why; the full compile serves it. */
 static void test_signed_declined(void **state)
 {
@@ -1308,6 +1390,7 @@ int main(void)
 		cmocka_unit_test(test_two_zones_one_publish),
 		cmocka_unit_test(test_signed_patched),
 		cmocka_unit_test(test_signed_beside_unsigned),
+		cmocka_unit_test(test_signed_list_relisted),
 		cmocka_unit_test(test_signed_declined),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
