@@ -429,38 +429,69 @@ struct timing {
 };
 
 /*
- * One IXFR alone in this publish, of a zone with data here: the running image patched
- * (control/zone/image_patch.c) instead of every zone compiled again, when the patch can; NULL
- * (and the reason logged, counted and kept for `zone status`) when it cannot.
+ * IXFRs alone in this publish (one per zone, zones with data here): the running image
+ * patched (control/zone/image_patch.c), one IXFR after another, instead of every zone
+ * compiled again, when the patch takes every one; NULL (and the reason logged, counted and
+ * kept for `zone status`, for each of them) when it does not.
  */
 static void *try_patch(struct p53_daemon *d, struct p53_zone_update *u, size_t n, size_t *len)
 {
-	struct p53_zone_update *one = NULL;
 	char why[sizeof(((struct p53_xfr_zone *)0)->last_image) - 32];
+	size_t live = 0;
 
 	for (size_t i = 0; i < n; i++) {
 		if (u[i].rc != 0)
 			continue;
-		if (one != NULL)
-			return NULL; /* several updates: one compile for all */
-		one = &u[i];
+		if (u[i].kind != P53_UPDATE_DIFF || u[i].diff == NULL || u[i].z->is_catalog)
+			return NULL; /* a whole zone (or no data, or a catalog): one compile for all */
+		for (size_t k = 0; k < i; k++)
+			if (u[k].rc == 0 && u[k].z == u[i].z)
+				return NULL;
+		live++;
 	}
-	if (one == NULL || one->kind != P53_UPDATE_DIFF || one->diff == NULL || one->z->is_catalog ||
-	    d->dp.image == NULL)
+	if (live == 0 || d->dp.image == NULL)
 		return NULL;
-	void *img = p53_image_patch(d->dp.image, one->z->apex, one->z->apex_len, one->diff,
-				    one->lazy ? NULL : &one->result, p53_dataplane_spare_take(&d->dp),
-				    len, why, sizeof(why));
-	if (img != NULL) {
-		d->xfr->ixfr_patched++;
-		one->z->ixfr_patched++;
-		snprintf(one->z->last_image, sizeof(one->z->last_image), "patched");
+	/* Several IXFRs (of different zones) in one publish: patched one after another, each
+	 * onto the image the one before made; the image a step read becomes the next one's
+	 * spare. One that declines sends them all to the full compile. */
+	void *img = NULL, *spare = p53_dataplane_spare_take(&d->dp);
+	struct p53_zone_update *no = NULL;
+	for (size_t i = 0; i < n && no == NULL; i++) {
+		if (u[i].rc != 0)
+			continue;
+		void *next = p53_image_patch(img != NULL ? img : d->dp.image, u[i].z->apex,
+					     u[i].z->apex_len, u[i].diff, u[i].lazy ? NULL : &u[i].result,
+					     spare, len, why, sizeof(why));
+		spare = img;
+		img = next;
+		if (next == NULL)
+			no = &u[i];
+	}
+	free(spare);
+	if (no == NULL) {
+		for (size_t i = 0; i < n; i++) {
+			if (u[i].rc != 0)
+				continue;
+			d->xfr->ixfr_patched++;
+			u[i].z->ixfr_patched++;
+			snprintf(u[i].z->last_image, sizeof(u[i].z->last_image), "patched");
+		}
 		return img;
 	}
-	d->xfr->ixfr_compiled++;
-	one->z->ixfr_compiled++;
-	snprintf(one->z->last_image, sizeof(one->z->last_image), "compiled in full: %s", why);
-	p53_info("xfr: zone %s: IXFR compiled in full, not patched: %s", one->z->name, why);
+	for (size_t i = 0; i < n; i++) {
+		if (u[i].rc != 0)
+			continue;
+		struct p53_xfr_zone *z = u[i].z;
+		d->xfr->ixfr_compiled++;
+		z->ixfr_compiled++;
+		if (&u[i] == no)
+			snprintf(z->last_image, sizeof(z->last_image), "compiled in full: %s", why);
+		else
+			snprintf(z->last_image, sizeof(z->last_image), "compiled in full: zone %.100s "
+				 "in the same publish was not patched", no->z->name);
+		p53_info("xfr: zone %s: IXFR compiled in full, not patched: %s", z->name,
+			 z->last_image + sizeof("compiled in full: ") - 1);
+	}
 	return NULL;
 }
 
@@ -520,19 +551,23 @@ size_t p53_zones_update(struct p53_daemon *d, struct p53_zone_update *u, size_t 
 	size_t ok = 0, live = 0;
 	struct timing tm = { 0 };
 
-	/* One DIFF alone (what try_patch can patch): its records are not made unless the patch
+	/* DIFFs alone (what try_patch can patch): their records are not made unless the patch
 	 * declines; nothing else needs them (the journal takes the diff, the disk copy when due
 	 * reads the running image, serving reads the image and the journal). */
-	if (n == 1 && u[0].kind == P53_UPDATE_DIFF && u[0].diff != NULL && !u[0].z->is_catalog &&
-	    d->dp.image != NULL)
-		u[0].lazy = true;
+	bool diffs = d->dp.image != NULL;
+	for (size_t i = 0; i < n; i++)
+		diffs &= u[i].kind == P53_UPDATE_DIFF && u[i].diff != NULL && !u[i].z->is_catalog;
+	for (size_t i = 0; i < n && diffs; i++)
+		u[i].lazy = true;
 	for (size_t i = 0; i < n; i++) {
 		prepare(d, &u[i]);
 		live += u[i].rc == 0;
 	}
 	uint64_t t_prep = rte_rdtsc() - t0;
 	double cpu_prep = thread_cpu_ms() - cpu0;
-	if (live > 0 && publish(d, u, n, err, sizeof(err), &tm) != 0) {
+	/* 1: every lazy DIFF failed to apply (each has its own error), nothing to publish. */
+	err[0] = '\0';
+	if (live > 0 && publish(d, u, n, err, sizeof(err), &tm) < 0) {
 		if (live == 1) {
 			for (size_t i = 0; i < n; i++)
 				if (u[i].rc == 0) {

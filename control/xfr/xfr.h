@@ -157,10 +157,10 @@ struct p53_zone_update {
 };
 
 /**
- * Apply zone updates: the ONE way new zone content reaches the workers. A DIFF alone in the
- * call (not a catalog's) is first patched into the running image without reading the zone's
- * records out of it (control/zone/image_patch.c reads the touched owners only; result stays
- * empty). Otherwise, and when the patch declines: for a DIFF, read the zone's records out of
+ * Apply zone updates: the ONE way new zone content reaches the workers. DIFFs alone in the
+ * call (one per zone, no catalog's) are first patched into the running image, one after
+ * another, without reading the zones' records out of it (control/zone/image_patch.c reads the
+ * touched owners only; result stays empty). Otherwise, and when the patch declines: for a DIFF, read the zone's records out of
  * the running image and apply the differences in place (p53_ixfr_apply_inplace); then
  * recompile the whole image with the new content and publish it like a reload, all or
  * nothing (a batch that fails is retried one update at a time, so one bad zone does not hold

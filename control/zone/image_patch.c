@@ -2,18 +2,21 @@
  * IXFR applied to the compiled image (image_patch.h). The new image is the old one's sections
  * copied, each with room appended:
  *
- *   - the touched names' records (the diff's owners, read out of the zone's new content) are
- *     compiled alone by p53_image_build(), so every RRset is encoded, sorted, deduplicated and
- *     TTL'd exactly as a full compile does; an RRset whose bytes did not change keeps its old
+ *   - the touched names' records (the diff's owners and the missing names above new ones,
+ *     read out of the zone's new content) are compiled alone by p53_image_build(), so every
+ *     RRset is encoded, sorted, deduplicated and TTL'd exactly as a full compile does; an RRset whose bytes did not change keeps its old
  *     header (and its additional list), a changed or new one is taken from that small image;
  *   - each touched node gets its RRset headers appended to rrsets[] (node.rrsets redirected),
  *     their records appended to rdata[], new owner names to names[], new nodes to nodes[] and
  *     the name index; a node whose last record goes leaves the index (linear probing, so the
  *     slots after it are shifted back, never a tombstone) and stays in nodes[] flagged
  *     P53_NODE_ENT | P53_NODE_NSEC3 ("not in the index"), or becomes an empty non-terminal
- *     when names below it remain;
+ *     when names below it remain; empty non-terminals above it left with nothing below leave
+ *     the index too, and missing names above a new name are new empty non-terminals;
  *   - additional lists naming a node that loses its last address are appended again without
- *     it and the RRsets pointing at them redirected;
+ *     it and the RRsets pointing at them redirected; new MX/SRV/SVCB/HTTPS RRsets, and every
+ *     RRset naming a name that gains addresses, get a list made as the compiler makes it
+ *     (adds_list);
  *   - signed zones: no node comes or goes and no node's types change, so the DNSSEC sections
  *     (proofs, NSEC chain, NSEC3 hashes: node indices) are copied as they are; an RRset whose
  *     records stay but whose RRSIGs change keeps its header (additional list, flags) over a
@@ -168,19 +171,19 @@ static void *decline(char *why, size_t cap, const char *fmt, ...)
 	return NULL;
 }
 
-/* Types whose RRsets may change here: nothing precomputed in the image depends on them
- * beyond their own bytes (not NS: cuts and glue; CNAME, DNAME: node flags and chains; MX,
- * SRV, SVCB, HTTPS: additional lists; DNSSEC types: signatures and denial; SOA but at the
- * apex). */
+/* Types whose RRsets may change here: what the image precomputes from them is remade for
+ * the touched names (CNAME: the node flag; MX, SRV, SVCB, HTTPS: their additional lists,
+ * adds_list) or nothing beyond their own bytes. Not NS (cuts and glue), DNAME (occluders),
+ * the DNSSEC types (signatures and denial), SOA but at the apex. */
 static bool type_ok(uint16_t type, bool apex)
 {
 	switch (type) {
 	case P53_T_SOA:
 		return apex;
-	case P53_T_NS: case P53_T_CNAME: case P53_T_MX: case 33 /* SRV */: case P53_T_DNAME:
+	case P53_T_NS: case P53_T_DNAME:
 	case P53_T_DS: case P53_T_RRSIG: case P53_T_NSEC: case 48 /* DNSKEY */:
 	case 50 /* NSEC3 */: case 51 /* NSEC3PARAM */: case 59 /* CDS */: case 60 /* CDNSKEY */:
-	case 64 /* SVCB */: case 65 /* HTTPS */: case P53_T_OPT:
+	case P53_T_OPT:
 		return false;
 	default:
 		return type != 0 && type < 128 ? true : type == 256 || type == 257; /* URI, CAA */
@@ -386,6 +389,17 @@ struct patch {
 	struct p53_rrs own;             /* result NULL: the touched names' records after the diff */
 	void *spare;                    /* a malloc'd buffer the new image may reuse */
 	void *mimg;
+	struct pend *pend;              /* missing ancestors of new names (new_ancestors) */
+	size_t n_pend, pend_cap;
+	size_t n_ext;                   /* empty non-terminals that may go, after t[n_t] */
+	uint32_t *relist;               /* (old RRset, its new additional list) pairs */
+	size_t n_relist, relist_cap;
+};
+
+/* A name that is not in the image, above a new name. */
+struct pend {
+	uint8_t name[P53_NAME_MAXLEN];
+	uint8_t len;
 };
 
 static int grow(void **p, size_t *cap, size_t need, size_t sz)
@@ -400,6 +414,254 @@ static int grow(void **p, size_t *cap, size_t need, size_t sz)
 		return -1;
 	*p = q;
 	*cap = c;
+	return 0;
+}
+
+/* Where the target name starts in an RRset's RDATA, or -1: no additional list. */
+static int list_skip(uint16_t type)
+{
+	switch (type) {
+	case P53_T_NS:
+		return 0;
+	case P53_T_MX: case 64 /* SVCB */: case 65 /* HTTPS */:
+		return 2;
+	case 33 /* SRV */:
+		return 6;
+	default:
+		return -1;
+	}
+}
+
+static int u32_cmp(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* A canonical name's node in the new image and whether it has addresses then (touched
+ * names as the patch leaves them, others as they are), or P53_NONE. */
+static uint32_t node_now(const struct patch *p, const void *img, const uint8_t *nm, size_t len,
+			 bool *addr)
+{
+	uint32_t k = tn_find(&p->ts, p->t, nm, len);
+
+	*addr = false;
+	if (k != P53_NONE) {
+		const struct tn *t = &p->t[k];
+		if (t->changed) {
+			*addr = t->new_addr;
+			return t->dead ? P53_NONE : t->node;
+		}
+		*addr = t->old_addr;
+		return t->old;
+	}
+	uint32_t m = p53_image_find(img, nm, len, p53_name_hash(nm, len));
+	if (m != P53_NONE) {
+		const struct p53_image_node *nd = p53_image_node(img, m);
+		*addr = has_addr(img, nd->rrsets, nd->n_rrsets);
+	}
+	return m;
+}
+
+/* The compiler (adds_make) looks for a target in the owner's zone first, then in the
+ * deepest served zone holding it: the same node, unless the owner's zone holds the name
+ * below a deeper served zone's apex (its own copy, out of the name index). -1 then. */
+static int target_plain(const void *img, uint32_t oz, const uint8_t *nm, size_t len)
+{
+	const uint8_t *q = nm;
+	size_t ql = len;
+	uint32_t dz = P53_NONE;
+
+	for (;;) {
+		uint32_t m = p53_image_find(img, q, ql, p53_name_hash(q, ql));
+		if (m != P53_NONE && (p53_image_node(img, m)->flags & P53_NODE_APEX)) {
+			dz = p53_image_node(img, m)->zone;
+			break;
+		}
+		if (ql <= 1)
+			break;
+		ql -= 1u + q[0];
+		q += 1u + q[0];
+	}
+	const struct p53_image_zone *zo = p53_image_zone(img, oz);
+	if (dz != oz && p53_name_at_or_below(nm, len, p53_image_name(img, zo->name_off), zo->name_len))
+		return -1;
+	return 0;
+}
+
+/*
+ * The additional list of an RRset (type, `count` pre-encoded records at rd) of `owner` in
+ * zone oz, `cut` when it is a cut's NS, as adds_make() in image_build.c makes it, over the
+ * names as the patch leaves them: appended to p->nadds, its index in the new image's adds[]
+ * (P53_NONE: empty) in *out. -1 (the target in txt): declined.
+ */
+static int adds_list(struct patch *p, const void *img, size_t n_adds_old, uint32_t oz,
+		     const uint8_t *owner, size_t owner_len, bool cut, uint16_t type,
+		     const uint8_t *rd, uint32_t count, uint32_t *out, char *txt, size_t tl_cap)
+{
+	int skip = list_skip(type);
+	size_t at = p->n_nadds;
+	uint32_t n = 0, req = 0;
+
+	*out = P53_NONE;
+	if (skip < 0)
+		return 0;
+	for (uint32_t k = 0; k < count; k++) {
+		rd += P53_RR_OWNER_LEN;
+		uint16_t rdlen = p53_get16(rd + 8);
+		const uint8_t *r = rd + 10;
+		rd += 10u + rdlen;
+		int tl = rdlen > (uint32_t)skip ? p53_name_len(r + skip, rdlen - (size_t)skip) : -1;
+		if (tl < 0)
+			continue;
+		uint8_t t[P53_NAME_MAXLEN];
+		bool addr;
+		p53_name_lower(t, r + skip, (size_t)tl);
+		if (target_plain(img, oz, t, (size_t)tl) != 0) {
+			p53_name_to_str(txt, tl_cap, t);
+			return -1;
+		}
+		uint32_t m = node_now(p, img, t, (size_t)tl, &addr);
+		if (m == P53_NONE || !addr)
+			continue;
+		bool dup = false;
+		for (uint32_t q = 0; q < n; q++)
+			dup |= p->nadds[at + 1 + q] == m;
+		if (dup)
+			continue;
+		if (grow((void **)&p->nadds, &p->nadds_cap, at + n + 2, sizeof(uint32_t)) != 0)
+			return -1;
+		if (cut && p53_name_at_or_below(t, (size_t)tl, owner, owner_len)) {
+			memmove(&p->nadds[at + 2 + req], &p->nadds[at + 1 + req], (n - req) * sizeof(uint32_t));
+			p->nadds[at + 1 + req++] = m;
+			n++;
+		} else {
+			p->nadds[at + 1 + n++] = m;
+		}
+	}
+	if (n > 0) {
+		p->nadds[at] = n | req << 16;
+		p->n_nadds = at + 1 + n;
+		*out = (uint32_t)(n_adds_old + at);
+	}
+	return 0;
+}
+
+/* Every RRset of the image naming a name of `gain` (names gaining their first address)
+ * gets its list made again: (RRset, list) pairs in p->relist, sorted. One pass over the
+ * nodes and their NS/MX/SRV/SVCB/HTTPS records. -1: declined (or out of memory). */
+static int relist_gain(struct patch *p, const void *img, const struct nset *gain,
+		       size_t n_adds_old, uint64_t *garbage, char *txt, size_t tl_cap)
+{
+	const struct p53_image_hdr *h = p53_image_hdr(img);
+
+	txt[0] = '\0';
+	for (uint32_t n = 0; n < h->n_nodes; n++) {
+		const struct p53_image_node *nd = p53_image_node(img, n);
+		if (nd->flags & P53_NODE_NSEC3)
+			continue;
+		for (uint32_t r = nd->rrsets; r < (uint32_t)nd->rrsets + nd->n_rrsets; r++) {
+			const struct p53_image_rrset *rs = p53_image_rrset(img, r);
+			int skip = list_skip(rs->type);
+			if (skip < 0)
+				continue;
+			const uint8_t *rd = p53_image_rdata(img, rs);
+			bool hit = false;
+			for (uint32_t k = 0; k < rs->count && !hit; k++) {
+				rd += P53_RR_OWNER_LEN;
+				uint16_t rdlen = p53_get16(rd + 8);
+				int tl = rdlen > (uint32_t)skip ? p53_name_len(rd + 10 + skip, rdlen - (size_t)skip) : -1;
+				hit = tl > 0 && tn_find(gain, p->t, rd + 10 + skip, (size_t)tl) != P53_NONE;
+				rd += 10u + rdlen;
+			}
+			if (!hit)
+				continue;
+			uint32_t list;
+			if (adds_list(p, img, n_adds_old, nd->zone, p53_image_name(img, nd->name_off),
+				      nd->name_len, rs->type == P53_T_NS && (nd->flags & P53_NODE_CUT),
+				      rs->type, p53_image_rdata(img, rs), rs->count, &list, txt, tl_cap) != 0)
+				return -1;
+			if (grow((void **)&p->relist, &p->relist_cap, 2 * (p->n_relist + 1), sizeof(uint32_t)) != 0)
+				return -1;
+			p->relist[2 * p->n_relist] = r;
+			p->relist[2 * p->n_relist + 1] = list;
+			p->n_relist++;
+			if (rs->adds != P53_NONE)
+				*garbage += (1u + P53_ADDS_COUNT(*p53_image_adds(img, rs->adds))) * sizeof(uint32_t);
+		}
+	}
+	if (p->n_relist > 1)
+		qsort(p->relist, p->n_relist, 2 * sizeof(uint32_t), u32_cmp);
+	return 0;
+}
+
+/* Garbage that sends the next IXFR to a full compile (which leaves none): past a quarter
+ * of the image, and past 64 KiB (a small image would else be compiled every few IXFRs, its
+ * garbage rounded up to whole KiB, for memory that does not matter). */
+static bool too_much_garbage(uint64_t garbage, uint64_t size)
+{
+	return garbage > size / 4 && garbage > 64 * 1024;
+}
+
+/* The names above new name t up to the first one in the image (which must be plain: in
+ * the zone, not a cut, DNAME owner, wildcard, glue or below an occluder): they would be new
+ * empty non-terminals. Queued in p->pend (duplicates allowed). -1: declined. */
+static int new_ancestors(struct patch *p, const void *img, uint32_t z, size_t apex_len,
+			 const struct tn *t)
+{
+	const uint8_t *q = t->name + 1 + t->name[0];
+	size_t ql = t->len - 1u - t->name[0];
+
+	for (;;) {
+		uint32_t m = p53_image_find(img, q, ql, p53_name_hash(q, ql));
+		if (m != P53_NONE) {
+			const struct p53_image_node *nd = p53_image_node(img, m);
+			if (nd->zone != z || (nd->flags & (P53_NODE_CUT | P53_NODE_DNAME | P53_NODE_WILD |
+							   P53_NODE_GLUE | P53_NODE_NSEC3)) ||
+			    nd->occluder != P53_NONE)
+				return -1;
+			return 0;
+		}
+		if (ql <= apex_len || (q[0] == 1 && q[1] == '*'))
+			return -1;
+		if (grow((void **)&p->pend, &p->pend_cap, p->n_pend + 1, sizeof(*p->pend)) != 0)
+			return -1;
+		memcpy(p->pend[p->n_pend].name, q, ql);
+		p->pend[p->n_pend++].len = (uint8_t)ql;
+		ql -= 1u + q[0];
+		q += 1u + q[0];
+	}
+}
+
+/* The queued ancestors become touched names (new, no records of their own). */
+static int add_ancestors(struct patch *p)
+{
+	if (p->n_pend == 0)
+		return 0;
+	size_t cap = p->n_t + p->n_pend;
+	struct tn *t2 = realloc(p->t, cap * sizeof(*p->t));
+	if (t2 == NULL)
+		return -1;
+	p->t = t2;
+	nset_free(&p->ts);
+	if (nset_init(&p->ts, cap, cap) != 0)
+		return -1;
+	for (size_t i = 0; i < p->n_t; i++)
+		nset_add(&p->ts, (uint32_t)i, p->t[i].name, p->t[i].len);
+	for (size_t j = 0; j < p->n_pend; j++) {
+		const struct pend *q = &p->pend[j];
+		if (tn_find(&p->ts, p->t, q->name, q->len) != P53_NONE)
+			continue;
+		struct tn *t = &p->t[p->n_t];
+		memset(t, 0, sizeof(*t));
+		memcpy(t->name, q->name, q->len);
+		t->len = q->len;
+		t->labels = (uint8_t)p53_name_labels(t->name);
+		t->old = t->parent = P53_NONE;
+		nset_add(&p->ts, (uint32_t)p->n_t, t->name, t->len);
+		p->n_t++;
+	}
 	return 0;
 }
 
@@ -420,7 +682,7 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 	/* A signed zone: only data at names that stay, each keeping its set of types, so the
 	 * NSEC/NSEC3 chain, the type bitmaps and the per-node proofs hold as they are. */
 	const bool sgn = zn->dnssec != 0;
-	if ((uint64_t)h->pad * 1024 > h->size / 4)
+	if (too_much_garbage((uint64_t)h->pad * 1024, h->size))
 		return decline(why, wl, "earlier patches left %u KiB unreferenced, a quarter of the image",
 			       h->pad);
 
@@ -491,15 +753,16 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 		if (t->old != P53_NONE) {
 			const struct p53_image_node *nd = p53_image_node(img, t->old);
 			/* A signed zone's RRSIGs are bytes after their RRset's, which nothing links
-			 * to: they may change at such names (not at glue, which is not signed). */
+			 * to: they may change at such names (not at glue, which is not signed). A
+			 * CNAME owner's records change in unsigned zones only. */
 			if (sgn && !(nd->flags & (P53_NODE_GLUE | P53_NODE_NSEC3)) &&
 			    nd->occluder == P53_NONE &&
 			    (nd->flags & (P53_NODE_CUT | P53_NODE_DNAME | P53_NODE_CNAME | P53_NODE_WILD)))
 				t->sigs_only = true;
-			else if (nd->flags & (P53_NODE_CUT | P53_NODE_DNAME | P53_NODE_CNAME | P53_NODE_WILD |
+			else if (nd->flags & (P53_NODE_CUT | P53_NODE_DNAME | P53_NODE_WILD |
 					      P53_NODE_GLUE | (t->n3 ? 0 : P53_NODE_NSEC3)) ||
 				 nd->occluder != P53_NONE)
-				return decline(why, wl, "%s is a cut, a CNAME or DNAME owner, a wildcard or "
+				return decline(why, wl, "%s is a cut, a DNAME owner, a wildcard or "
 					       "below a cut", txt);
 			for (uint32_t r = nd->rrsets; r < (uint32_t)nd->rrsets + nd->n_rrsets; r++)
 				if (p53_image_rrset(img, r)->flags & P53_RRSET_STEERED)
@@ -515,15 +778,14 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 		uint32_t pi = p53_image_find(img, pn, pl, p53_name_hash(pn, pl));
 		if (pi != P53_NONE && p53_image_node(img, pi)->zone == z)
 			t->parent = pi;
-		if (t->old == P53_NONE) {
-			const struct p53_image_node *pd = pi != P53_NONE ? p53_image_node(img, pi) : NULL;
-			if (pd == NULL || pd->zone != z)
-				return decline(why, wl, "%s is new and so is its parent", txt);
-			if (pd->flags & (P53_NODE_CUT | P53_NODE_DNAME | P53_NODE_CNAME | P53_NODE_WILD |
-					 P53_NODE_GLUE | P53_NODE_NSEC3) || pd->occluder != P53_NONE)
-				return decline(why, wl, "%s is new below a cut, CNAME, DNAME or wildcard", txt);
-		}
+		if (t->old == P53_NONE && new_ancestors(p, img, z, apex_len, t) != 0)
+			return decline(why, wl, "%s is new below a cut, DNAME or wildcard, or a new "
+				       "wildcard empty non-terminal above it", txt);
 	}
+	/* The names new names need as new empty non-terminals are touched names too (they
+	 * exist in the new image only when a new name with records stays below them). */
+	if (add_ancestors(p) != 0)
+		return decline(why, wl, "out of memory");
 
 	/* Without the zone's new content: the touched names' records read out of the image and
 	 * the differences applied to them alone (every record the steps delete or add is at a
@@ -584,9 +846,8 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 		bool apex_t = i == 0;
 
 		p53_name_to_str(txt, sizeof(txt), t->name);
-		if (md != NULL && (md->flags & (P53_NODE_CUT | P53_NODE_DNAME | P53_NODE_CNAME)) &&
-		    !t->sigs_only)
-			return decline(why, wl, "%s becomes a cut, CNAME or DNAME owner", txt);
+		if (md != NULL && (md->flags & (P53_NODE_CUT | P53_NODE_DNAME)) && !t->sigs_only)
+			return decline(why, wl, "%s becomes a cut or DNAME owner", txt);
 		t->rs_first = (uint32_t)p->n_nrs;
 		uint32_t a = 0, b = 0;
 		while (a < on || b < mc) {
@@ -638,7 +899,7 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 						       tstr(y->type, tb, sizeof(tb)));
 				if (!(type_ok(y->type, apex_t) ||
 				      (sgn && apex_t && (y->type == 48 || y->type == 59 || y->type == 60))) ||
-				    y->adds != P53_NONE || (y->flags & P53_RRSET_STEERED))
+				    (y->flags & P53_RRSET_STEERED))
 					return decline(why, wl, "%s changes its %s RRset", txt,
 						       tstr(y->type, tb, sizeof(tb)));
 				size_t sz = (size_t)y->rdata_len + y->sig_len;
@@ -646,7 +907,7 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 					return decline(why, wl, "out of memory");
 				keep = *y;
 				keep.rdata_off = (uint32_t)p->nrd_len; /* rebased at layout */
-				keep.adds = P53_NONE;
+				keep.adds = P53_NONE; /* made below (adds_list) */
 				memcpy(p->nrd + p->nrd_len, p53_image_rdata(mi, y), sz);
 				p->nrd_len += sz;
 				t->changed = true;
@@ -705,57 +966,101 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 		}
 	}
 
-	/* Names that go: those with a name below them stay as empty non-terminals; an empty
-	 * non-terminal parent left with no name below it would have to go too: declined. */
-	struct nset gs;
-	uint32_t *gi = NULL, n_g = 0;
+	/* New names with no records of their own exist as empty non-terminals when a new
+	 * name with records stays below them (the missing ancestors add_ancestors made
+	 * touched, or a name added and deleted again). */
+	for (size_t i = 0; i < p->n_t; i++) {
+		const struct tn *t = &p->t[i];
+		if (!t->changed || t->old != P53_NONE || t->rs_n == 0)
+			continue;
+		const uint8_t *q = t->name + 1 + t->name[0];
+		size_t ql = t->len - 1u - t->name[0];
+		while (ql > apex_len) {
+			uint32_t k = tn_find(&p->ts, p->t, q, ql);
+			if (k == P53_NONE || p->t[k].old != P53_NONE || p->t[k].changed)
+				break;
+			struct tn *e = &p->t[k];
+			e->changed = true;
+			e->rs_first = (uint32_t)p->n_nrs;
+			e->rs_n = 0;
+			e->node = h->n_nodes + n_new++;
+			ql -= 1u + q[0];
+			q += 1u + q[0];
+		}
+	}
+
+	/* Names that go: those with a name below them stay as empty non-terminals, the others
+	 * leave the index, and so do the empty non-terminals above them left with no name
+	 * below (p->n_ext entries after t[n_t], copies of their names). */
+	size_t n_g = 0, ext_cap = 0;
 	for (size_t i = 0; i < p->n_t; i++)
-		n_g += p->t[i].gone;
+		if (p->t[i].gone) {
+			n_g++;
+			ext_cap += p->t[i].labels;
+		}
 	if (n_g > 0) {
-		/* The set holds the going names and their empty non-terminal parents, as extra
-		 * entries appended to t[] (index >= n_t, a copy of the parent's name). */
-		struct tn *t2 = realloc(p->t, (p->n_t + n_g) * sizeof(*p->t));
+		struct tn *t2 = realloc(p->t, (p->n_t + ext_cap) * sizeof(*p->t));
 		if (t2 == NULL)
 			return decline(why, wl, "out of memory");
 		p->t = t2;
-		gi = calloc(n_g * 2, sizeof(*gi));
-		if (gi == NULL || nset_init(&gs, n_g * 2, p->n_t + n_g) != 0) {
+		struct nset gs;
+		uint32_t *gi = calloc(n_g + ext_cap, sizeof(*gi));
+		if (gi == NULL || nset_init(&gs, n_g + ext_cap, p->n_t + ext_cap) != 0) {
 			free(gi);
+			nset_free(&gs);
 			return decline(why, wl, "out of memory");
 		}
-		size_t n_ent = 0, m = 0;
+		size_t m = 0;
 		for (size_t i = 0; i < p->n_t; i++) {
 			struct tn *t = &p->t[i];
 			if (!t->gone)
 				continue;
-			nset_add(&gs, (uint32_t)i, t->name, t->len);
-			gi[m++] = (uint32_t)i;
 			if (t->parent == P53_NONE) {
 				free(gi);
 				nset_free(&gs);
 				return decline(why, wl, "a name that goes has no parent node");
 			}
+			nset_add(&gs, (uint32_t)i, t->name, t->len);
+			gi[m++] = (uint32_t)i;
 		}
-		for (size_t j = 0; j < m; j++) {
+		/* The empty non-terminals above them (not the apex, not one that gains records). */
+		for (size_t j = 0; j < n_g; j++) {
 			const struct tn *t = &p->t[gi[j]];
-			const struct p53_image_node *pd = p53_image_node(img, t->parent);
 			const uint8_t *pn = t->name + 1 + t->name[0];
 			size_t pl = t->len - 1u - t->name[0];
-			uint32_t k = tn_find(&p->ts, p->t, pn, pl);
-			/* Only an empty non-terminal that stays one can be left empty. */
-			if (!(pd->flags & P53_NODE_ENT) || (pd->flags & P53_NODE_APEX) ||
-			    (k != P53_NONE && p->t[k].changed) || tn_find(&gs, p->t, pn, pl) != P53_NONE)
-				continue;
-			struct tn *e = &p->t[p->n_t + n_ent];
-			memset(e, 0, sizeof(*e));
-			memcpy(e->name, pn, pl);
-			e->len = (uint8_t)pl;
-			e->labels = (uint8_t)(t->labels - 1);
-			e->old = t->parent;
-			nset_add(&gs, (uint32_t)(p->n_t + n_ent), e->name, e->len);
-			n_ent++;
+			uint32_t pi = t->parent;
+			uint8_t labels = (uint8_t)(t->labels - 1);
+			while (pi != P53_NONE) {
+				const struct p53_image_node *pd = p53_image_node(img, pi);
+				uint32_t k = tn_find(&p->ts, p->t, pn, pl);
+				if (!(pd->flags & P53_NODE_ENT) || (pd->flags & P53_NODE_APEX) ||
+				    (k != P53_NONE && p->t[k].changed) || tn_find(&gs, p->t, pn, pl) != P53_NONE)
+					break;
+				if (pd->flags & P53_NODE_WILD) {
+					/* Its parent's wildcard link would have to go too. */
+					free(gi);
+					nset_free(&gs);
+					return decline(why, wl, "a wildcard empty non-terminal may be left "
+						       "with nothing below it");
+				}
+				struct tn *e = &p->t[p->n_t + p->n_ext];
+				memset(e, 0, sizeof(*e));
+				memcpy(e->name, pn, pl);
+				e->len = (uint8_t)pl;
+				e->labels = labels--;
+				e->old = pi;
+				nset_add(&gs, (uint32_t)(p->n_t + p->n_ext), e->name, e->len);
+				gi[m++] = (uint32_t)(p->n_t + p->n_ext);
+				p->n_ext++;
+				pl -= 1u + pn[0];
+				pn += 1u + pn[0];
+				pi = p53_image_find(img, pn, pl, p53_name_hash(pn, pl));
+				if (pi != P53_NONE && p53_image_node(img, pi)->zone != z)
+					pi = P53_NONE;
+			}
 		}
-		/* One pass over the zone's names: mark the set's names that have a live child. */
+		/* One pass over the zone's names: mark the set's names that have a child that
+		 * stays (one in the set itself is settled below). */
 		for (uint32_t n = 0; n < h->n_nodes; n++) {
 			const struct p53_image_node *nd = p53_image_node(img, n);
 			if (nd->zone != z || nd->name_len <= 1 || (nd->flags & P53_NODE_NSEC3))
@@ -764,11 +1069,7 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 			const uint8_t *pn = nm + 1 + nm[0];
 			size_t pl = nd->name_len - 1u - nm[0];
 			uint32_t k = tn_find(&gs, p->t, pn, pl);
-			if (k == P53_NONE)
-				continue;
-			/* A going name is no child: whether it stays is settled below. */
-			uint32_t self = tn_find(&gs, p->t, nm, nd->name_len);
-			if (self != P53_NONE && self < p->n_t)
+			if (k == P53_NONE || tn_find(&gs, p->t, nm, nd->name_len) != P53_NONE)
 				continue;
 			p->t[k].child = true;
 		}
@@ -781,7 +1082,7 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 					p->t[k].child = true;
 			}
 		}
-		/* Deepest first: a going name that stays (as an ENT) is its parent's child. */
+		/* Deepest first: one that stays (as an empty non-terminal) is its parent's child. */
 		qsort_r(gi, m, sizeof(*gi), depth_cmp, p->t);
 		for (size_t j = 0; j < m; j++) {
 			struct tn *t = &p->t[gi[j]];
@@ -793,69 +1094,71 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 					p->t[k].child = true;
 			}
 		}
-		bool orphan = false;
-		for (size_t j = 0; j < n_ent; j++)
-			orphan |= !p->t[p->n_t + j].child;
 		free(gi);
 		nset_free(&gs);
-		if (orphan)
-			return decline(why, wl, "an empty non-terminal would be left with nothing below it");
-		for (size_t i = 0; i < p->n_t; i++)
+		for (size_t i = 0; i < p->n_t + p->n_ext; i++)
 			if (p->t[i].dead) {
 				const struct p53_image_node *nd = p53_image_node(img, p->t[i].old);
 				garbage += sizeof(*nd) + nd->name_len;
 			}
 	}
 
-	/* Additional-section targets: a name gaining addresses that some list-making RRset
-	 * names would join that list (declined); a node losing them leaves every list. */
+	/* Additional-section targets: a node losing its addresses leaves every list (below);
+	 * every RRset naming a name that gains them has its list made again (adds_list), as
+	 * has every new MX, SRV, SVCB or HTTPS RRset of a touched name. */
 	struct nset gain;
 	size_t n_gain = 0, n_lose = 0;
+	/* The additional lists end where the DNSSEC sections begin (proofs, chain, hashes). */
+	size_t n_adds_old = ((h->proofs_off != 0 ? h->proofs_off : h->chain_off) - h->adds_off) /
+			    sizeof(uint32_t);
 	for (size_t i = 0; i < p->n_t; i++) {
 		const struct tn *t = &p->t[i];
 		n_gain += t->changed && t->new_addr && !t->old_addr;
 		n_lose += t->changed && t->old_addr && !t->new_addr;
 	}
 	if (n_gain > 0) {
-		if (nset_init(&gain, n_gain, p->n_t) != 0)
+		if (nset_init(&gain, n_gain, p->n_t) != 0) {
+			nset_free(&gain);
 			return decline(why, wl, "out of memory");
+		}
 		for (size_t i = 0; i < p->n_t; i++) {
 			const struct tn *t = &p->t[i];
 			if (t->changed && t->new_addr && !t->old_addr)
 				nset_add(&gain, (uint32_t)i, t->name, t->len);
 		}
-		for (uint32_t r = 0; r < h->n_rrsets; r++) {
-			const struct p53_image_rrset *rs = p53_image_rrset(img, r);
-			uint32_t skip;
-			if (rs->type == P53_T_NS)
-				skip = 0;
-			else if (rs->type == P53_T_MX || rs->type == 64 || rs->type == 65)
-				skip = 2;
-			else if (rs->type == 33)
-				skip = 6;
-			else
-				continue;
-			const uint8_t *rd = p53_image_rdata(img, rs);
-			for (uint32_t k = 0; k < rs->count; k++) {
-				rd += P53_RR_OWNER_LEN;
-				uint16_t rdlen = p53_get16(rd + 8);
-				int tl = rdlen > skip ? p53_name_len(rd + 10 + skip, rdlen - skip) : -1;
-				if (tl > 0 && tn_find(&gain, p->t, rd + 10 + skip, (size_t)tl) != P53_NONE) {
-					nset_free(&gain);
-					p53_name_to_str(txt, sizeof(txt), rd + 10 + skip);
-					return decline(why, wl, "%s gains addresses and is an additional-"
-						       "section target", txt);
-				}
-				rd += 10u + rdlen;
-			}
-		}
+		int gr = relist_gain(p, img, &gain, n_adds_old, &garbage, txt, sizeof(txt));
 		nset_free(&gain);
+		if (gr != 0)
+			return decline(why, wl, "%s is an additional-section target beside another "
+				       "served zone's copy of it", txt);
+	}
+	for (size_t i = 0; i < p->n_t; i++) {
+		const struct tn *o = &p->t[i];
+		if (!o->changed)
+			continue;
+		for (size_t j = o->rs_first; j < (size_t)o->rs_first + o->rs_n; j++) {
+			struct p53_image_rrset *rs = &p->nrs[j];
+			if (p->nrs_old[j] != P53_NONE) {
+				/* Kept: its list made again when relist_gain made one. */
+				uint32_t r = p->nrs_old[j];
+				const uint32_t *hit = p->n_relist > 0 ?
+					bsearch(&r, p->relist, p->n_relist, 2 * sizeof(uint32_t), u32_cmp) : NULL;
+				if (hit != NULL)
+					rs->adds = hit[1];
+				continue;
+			}
+			/* A signed zone's RRset signed again (records_same) keeps its list: no
+			 * name of that zone gains or loses addresses (its types would change). */
+			if (list_skip(rs->type) < 0 || (sgn && rs->adds != P53_NONE))
+				continue;
+			if (adds_list(p, img, n_adds_old, z, o->name, o->len, false, rs->type,
+				      p->nrd + rs->rdata_off, rs->count, &rs->adds, txt, sizeof(txt)) != 0)
+				return decline(why, wl, "%s is an additional-section target beside "
+					       "another served zone's copy of it", txt);
+		}
 	}
 	uint32_t *lose = NULL;
 	const uint32_t *adds = p53_image_adds(img, 0);
-	/* The additional lists end where the DNSSEC sections begin (proofs, chain, hashes). */
-	size_t n_adds_old = ((h->proofs_off != 0 ? h->proofs_off : h->chain_off) - h->adds_off) /
-			    sizeof(uint32_t);
 	if (n_lose > 0) {
 		lose = malloc(n_lose * sizeof(*lose));
 		if (lose == NULL)
@@ -959,7 +1262,7 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 	nh.max_labels = max_labels;
 	nh.n_records = (uint32_t)((int64_t)h->n_records + d_records);
 	garbage += (uint64_t)h->pad * 1024;
-	if (garbage > off / 4)
+	if (too_much_garbage(garbage, off))
 		return decline(why, wl, "garbage would pass a quarter of the image");
 	nh.pad = (uint32_t)((garbage + 1023) / 1024);
 	if (off > UINT32_MAX)
@@ -1056,14 +1359,18 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 			*nd = (struct p53_image_node){
 				.name_off = (uint32_t)names_at, .name_len = t->len, .labels = t->labels,
 				.zone = z, .wildcard = P53_NONE, .parent_side = P53_NONE,
-				.occluder = p53_image_node(img, t->parent)->occluder,
+				.occluder = P53_NONE, /* its closest name in the image has none */
 			};
 			names_at += t->len;
 		}
+		nd->flags &= (uint16_t)~P53_NODE_CNAME;
 		if (t->rs_n > 0) {
 			nd->rrsets = h->n_rrsets + t->rs_first;
 			nd->n_rrsets = (uint16_t)t->rs_n;
 			nd->flags &= (uint16_t)~P53_NODE_ENT;
+			for (uint32_t r = 0; r < t->rs_n; r++)
+				if (p->nrs[t->rs_first + r].type == P53_T_CNAME)
+					nd->flags |= P53_NODE_CNAME;
 		} else {
 			nd->rrsets = 0;
 			nd->n_rrsets = 0;
@@ -1125,6 +1432,16 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 				rrsets[r].adds = m->to;
 		}
 	}
+	for (size_t j = 0; j < p->n_relist; j++)
+		rrsets[p->relist[2 * j]].adds = p->relist[2 * j + 1];
+	/* Empty non-terminals left with no name below them leave the index. */
+	for (size_t j = p->n_t; j < p->n_t + p->n_ext; j++) {
+		const struct tn *e = &p->t[j];
+		if (!e->dead)
+			continue;
+		index_remove(slots, mask, p53_name_hash(e->name, e->len), e->old);
+		nodes[e->old].flags |= P53_NODE_ENT | P53_NODE_NSEC3; /* out of the index */
+	}
 	*len = off;
 	return ni;
 }
@@ -1149,5 +1466,7 @@ void *p53_image_patch(const void *img, const uint8_t *apex, size_t apex_len,
 	p53_rrs_free(&p.own);
 	free(p.spare);
 	free(p.mimg);
+	free(p.pend);
+	free(p.relist);
 	return ni;
 }

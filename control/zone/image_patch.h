@@ -5,25 +5,28 @@
  * whenever a change could reach beyond the names it touches, it declines with the reason and
  * the caller compiles in full. Control thread only; allocates with malloc.
  *
- * What it patches (docs/ARCHITECTURE.md, "IXFR: patching the image"): RRsets of types with no
- * precomputed links (A, AAAA, TXT, PTR, CAA, ... and the apex SOA) added, changed or removed
- * at existing names that are plain data (not a cut, CNAME, DNAME, wildcard, glue, steered),
- * new names whose parent exists, and names whose last record goes (they leave the name index;
- * an ancestor that would become an empty non-terminal with no child declines). The
- * additional-section lists of other RRsets follow a name losing its addresses; a name gaining
- * addresses that some NS/MX/SRV/SVCB/HTTPS names declines. MX/SRV/NS/CNAME/
- * DNAME/DS changes, names at or below another served zone's apex
- * and images whose garbage (bytes earlier patches left unreferenced, counted in KiB in
- * p53_image_hdr.pad) would pass a quarter of the image decline too.
+ * What it patches (docs/ARCHITECTURE.md, "IXFR: patching the image"): RRsets of any type but
+ * NS, DNAME, DS and the DNSSEC types (and SOA but at the apex) added, changed or removed at
+ * names that are not cuts, DNAME owners, wildcards, glue or steered: A, AAAA, TXT, CNAME (the
+ * node's flag follows), MX, SRV, SVCB, HTTPS (their additional lists made again), ...; new
+ * names at any depth (new empty non-terminals above them) and names whose last record goes
+ * (they, and the empty non-terminals left with nothing below them, leave the name index). The
+ * additional lists of other RRsets follow a name losing or gaining addresses.
  *
  * A signed zone (what a signing primary's IXFR mostly is): records of those types changed,
  * added or removed at names that stay and keep their set of types, with their RRSIGs; any
  * RRset's RRSIGs replaced (NSEC and NSEC3 ones, at cuts, CNAME and DNAME owners and
  * wildcards too: their records must stay); the apex's DNSKEY, CDS, CDNSKEY. The NSEC chain,
  * NSEC3 hashes and per-node proofs hold node indices, which stay, and are copied; the zone's
- * earliest RRSIG expiration (sig_expire) is kept right. A name added or removed, a type gained
- * or lost, NSEC/NSEC3/NSEC3PARAM records changed decline. Unsigned zones of an image that
- * also holds signed ones are patched as above (new nodes get empty proofs).
+ * earliest RRSIG expiration (sig_expire) is kept right. Unsigned zones of an image that also
+ * holds signed ones are patched as above (new nodes get empty proofs).
+ *
+ * Declined: in a signed zone, a name added or removed, a type gained or lost, a CNAME
+ * changed, NSEC/NSEC3/NSEC3PARAM records changed; in any zone, names at or below another
+ * served zone's apex, a wildcard empty non-terminal that would go, a target the owner's zone
+ * holds below another served zone's apex, and images whose garbage (bytes earlier patches
+ * left unreferenced, counted in KiB in p53_image_hdr.pad) would pass a quarter of the image
+ * and 64 KiB.
  */
 #ifndef P53_IMAGE_PATCH_H
 #define P53_IMAGE_PATCH_H

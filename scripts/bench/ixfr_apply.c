@@ -30,7 +30,10 @@
  * mode=patch-spare: patch-lazy writing each run's image into the previous run's (pop53d's
  * spare image, control/publish.c; the first run writes fresh memory): no fresh pages.
  *
- * Usage: p53-ixfr-apply ZONEFILE [RUNS]      (the zone is big.test.; RUNS default 5)
+ * With --cdn the differences are CNAME and MX target changes instead (cdn_changes); an
+ * unsigned zone only (they add names, which a signed zone's IXFR patch declines).
+ *
+ * Usage: p53-ixfr-apply [--cdn] ZONEFILE [RUNS]  (the zone is big.test.; RUNS default 5)
  * Prints one line of key=value per mode: records, the medians of extract_ms, apply_ms,
  * compile_ms and total_ms (CLOCK_MONOTONIC), compile_cpu_ms and total_cpu_ms (CLOCK_PROCESS_CPUTIME_ID: what the
  * machine's other load disturbs less), the image bytes, peak_rss_kb (getrusage: the process's
@@ -169,6 +172,52 @@ static int resign(const struct p53_rrs *r, const uint8_t *owner, size_t olen, ui
 	return -1;
 }
 
+
+/* --cdn: what a CDN changes (the IXFR patch declined all of it before issue 13's widening):
+ * 40 CNAME targets changed (alias000000..039 to edgeK.cdn.region0, 20 of which are new names
+ * with an A below a new empty non-terminal cdn.region0), 20 MX targets changed (the MX of
+ * host000006, 16, ... 196 to edgeK.cdn.region0: their additional lists made again). */
+static int cdn_changes(const struct p53_rrs *base, struct p53_ixfr_step *st)
+{
+	struct p53_rr_view v;
+	uint8_t name[256], rd[256];
+	char txt[256];
+
+	for (int k = 0; k < 20; k++) {
+		uint8_t a[4] = { 198, 18, 2, (uint8_t)k };
+		snprintf(txt, sizeof(txt), "edge%d.cdn.region0." ORIGIN, k);
+		if (p53_rrs_add(&st->add, name, wire_name(txt, name), 1, 1, 300, a, 4) != 0)
+			return -1;
+	}
+	for (int j = 0; j < 40; j++) {
+		snprintf(txt, sizeof(txt), "alias%06d.region%d." ORIGIN, j, j % 128);
+		size_t nl = wire_name(txt, name);
+		if (find(base, name, nl, 5, &v) != 0 ||
+		    p53_rrs_add(&st->del, v.owner, v.owner_len, 5, 1, v.ttl, v.rdata, v.rdlen) != 0)
+			return -1;
+		snprintf(txt, sizeof(txt), "edge%d.cdn.region0." ORIGIN, j);
+		if (p53_rrs_add(&st->add, v.owner, v.owner_len, 5, 1, v.ttl, rd, wire_name(txt, rd)) != 0)
+			return -1;
+	}
+	for (int k = 0; k < 20; k++) {
+		int i = 6 + 10 * k;
+		snprintf(txt, sizeof(txt), "host%06d.region%d." ORIGIN, i, i % 128);
+		size_t nl = wire_name(txt, name);
+		if (find(base, name, nl, 15, &v) != 0 ||
+		    p53_rrs_add(&st->del, v.owner, v.owner_len, 15, 1, v.ttl, v.rdata, v.rdlen) != 0)
+			return -1;
+		snprintf(txt, sizeof(txt), "edge%d.cdn.region0." ORIGIN, k);
+		rd[0] = 0;
+		rd[1] = 10;
+		if (p53_rrs_add(&st->add, v.owner, v.owner_len, 15, 1, v.ttl, rd,
+				2 + wire_name(txt, rd + 2)) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int cdn;
+
 static int make_diff(const struct p53_rrs *base, struct p53_ixfr *d, int sgn)
 {
 	struct p53_rr_view soa, v;
@@ -202,6 +251,13 @@ static int make_diff(const struct p53_rrs *base, struct p53_ixfr *d, int sgn)
 				fprintf(stderr, "p53-ixfr-apply: %s has no signed A record\n", txt);
 				return -1;
 			}
+		}
+		return 0;
+	}
+	if (cdn) {
+		if (cdn_changes(base, st) != 0) {
+			fprintf(stderr, "p53-ixfr-apply: --cdn: an alias or MX is missing (not a genzone.py zone?)\n");
+			return -1;
 		}
 		return 0;
 	}
@@ -316,10 +372,15 @@ int main(int argc, char **argv)
 {
 	char err[1024];
 	size_t len = 0;
+	if (argc > 1 && strcmp(argv[1], "--cdn") == 0) {
+		cdn = 1;
+		argc--;
+		argv++;
+	}
 	int runs = argc > 2 ? atoi(argv[2]) : 5;
 
 	if (argc < 2 || argc > 3 || runs < 1 || runs > 100) {
-		fprintf(stderr, "usage: p53-ixfr-apply ZONEFILE [RUNS]\n");
+		fprintf(stderr, "usage: p53-ixfr-apply [--cdn] ZONEFILE [RUNS]\n");
 		return 2;
 	}
 	struct p53_zone_src src = { .name = ORIGIN, .file = argv[1], .flags = P53_ZONE_SECONDARY };
@@ -331,6 +392,10 @@ int main(int argc, char **argv)
 	struct p53_rrs base = { 0 };
 	struct p53_rrs *want[1] = { &base };
 	struct p53_ixfr d = { 0 };
+	if (cdn && p53_image_zone(img, 0)->dnssec != 0) {
+		fprintf(stderr, "p53-ixfr-apply: --cdn takes an unsigned zone\n");
+		return 1;
+	}
 	if (p53_image_zones_rrs(img, want) != 0 ||
 	    make_diff(&base, &d, p53_image_zone(img, 0)->dnssec != 0) != 0) {
 		fprintf(stderr, "p53-ixfr-apply: cannot make the differences\n");

@@ -20,7 +20,7 @@ lab_lock
 "$SRC/scripts/lab.sh" up >/dev/null
 primary_up
 knotd_conf sec.test bad.test
-knot_zone sec.test 1 "old IN A 192.0.2.7" "mx IN MX 10 www.sec.test."
+knot_zone sec.test 1 "old IN A 192.0.2.7" "mx IN MX 10 www.sec.test." "cdn IN CNAME www.sec.test."
 knot_zone bad.test 1
 knotd_start || { not_ok "knotd starts"; finish; exit 1; }
 ok "knotd (primary) starts in $PRIMARY_NS"
@@ -72,6 +72,27 @@ check "the IXFR was patched into the running image, not compiled (zone status, l
 	sh -c "$BUILD/control/pop53ctl -s $TMP/control.sock --json zone status sec.test | grep -q '\"last_ixfr_image\":\"patched\"' && \
 	       grep -q 'published 1 zone update(s) in .* patch ' $TMP/pop53d.log"
 
+# 2b. What a CDN changes all day: a CNAME's target and an MX's target, both to a new name
+#     with an address, in one IXFR: patched too, and served as a user sees it.
+knotc zone-begin sec.test >/dev/null
+knotc zone-unset sec.test cdn CNAME >/dev/null
+knotc zone-set sec.test cdn 300 CNAME edge.sec.test. >/dev/null
+knotc zone-set sec.test edge 300 A 192.0.2.44 >/dev/null
+knotc zone-unset sec.test mx MX >/dev/null
+knotc zone-set sec.test mx 300 MX 10 edge.sec.test. >/dev/null
+knotc zone-commit sec.test >/dev/null
+check "the CNAME's new target is served and followed (cdn.sec.test -> edge.sec.test 192.0.2.44)" \
+	wait_for 5 sh -c "[ \"\$(ip netns exec $CLIENT_NS kdig +time=1 +short @$V4 cdn.sec.test A | tr '\n' ' ')\" = 'edge.sec.test. 192.0.2.44 ' ]"
+check "the MX names the new target, its address in the additional section" \
+	sh -c "ip netns exec $CLIENT_NS kdig +time=1 @$V4 mx.sec.test MX +noall +answer +additional | tr -s ' \t' ' ' | \
+	       grep -q '^mx.sec.test. 300 IN MX 10 edge.sec.test.' && \
+	       ip netns exec $CLIENT_NS kdig +time=1 @$V4 mx.sec.test MX +noall +additional | tr -s ' \t' ' ' | \
+	       grep -q '^edge.sec.test. 300 IN A 192.0.2.44'"
+check "the CNAME and MX change was patched, no IXFR compiled in full (zone status)" \
+	/usr/bin/python3 -c "import json,sys; z=json.loads(sys.argv[1])['zone']; \
+assert z['serial']==3 and z['last_ixfr_image']=='patched' and z['ixfr_image']=={'patched':2,'compiled':0}, z" \
+	"$(CTL --json zone status sec.test)"
+
 # 3. Several changes in a row; the zone as pop53 serves it equals the primary's.
 for i in 1 2 3 4 5; do
 	knotc zone-begin sec.test >/dev/null
@@ -81,8 +102,8 @@ for i in 1 2 3 4 5; do
 	[ "$i" -ne 4 ] || knotc zone-set sec.test mx 600 MX 20 h4.sec.test. >/dev/null
 	knotc zone-commit sec.test >/dev/null
 done
-check "the last change arrived (serial 7)" \
-	wait_for 10 sh -c "ip netns exec $CLIENT_NS kdig +time=1 +short @$V4 sec.test SOA | grep -q ' 7 '"
+check "the last change arrived (serial 8)" \
+	wait_for 10 sh -c "ip netns exec $CLIENT_NS kdig +time=1 +short @$V4 sec.test SOA | grep -q ' 8 '"
 # Every owner and type of the primary's zone, asked of pop53, must give the primary's RRset.
 ip netns exec "$PRIMARY_NS" kdig +time=2 @"$PRIMARY_V4" -y "hmac-sha256:xfr.key:$XFR_SECRET" sec.test AXFR +noall +answer 2>/dev/null |
 	awk '$4 != "TSIG" { $1=tolower($1); print }' | sort -u >"$TMP/primary.txt"
@@ -91,17 +112,17 @@ awk '{ print $1, $4 }' "$TMP/primary.txt" | sort -u | while read -r owner type; 
 	kdig_section answer @"$V4" "$owner" "$type" >>"$TMP/pop.txt"
 done
 sort -u -o "$TMP/pop.txt" "$TMP/pop.txt"
-check "pop53 serves exactly the primary's records after 6 IXFRs ($(wc -l <"$TMP/primary.txt") records)" \
+check "pop53 serves exactly the primary's records after 7 IXFRs ($(wc -l <"$TMP/primary.txt") records)" \
 	sh -c "[ \$(wc -l <$TMP/primary.txt) -ge 15 ] && diff $TMP/primary.txt $TMP/pop.txt"
 check "the deleted record is gone (old.sec.test NXDOMAIN)" [ "$(dig_rcode old.sec.test A)" = NXDOMAIN ]
 
 # 4. pop53ctl zone refresh (up to date) and retransfer (AXFR).
 CTL zone refresh sec.test >/dev/null
 check "zone refresh: the SOA check finds the zone up to date" \
-	wait_for 5 sh -c "$BUILD/control/pop53ctl -s $TMP/control.sock zone status sec.test | grep -q 'up to date at serial 7'"
+	wait_for 5 sh -c "$BUILD/control/pop53ctl -s $TMP/control.sock zone status sec.test | grep -q 'up to date at serial 8'"
 CTL zone retransfer sec.test >/dev/null
-check "zone retransfer: a full AXFR of serial 7" \
-	wait_for 5 sh -c "$BUILD/control/pop53ctl -s $TMP/control.sock --json zone status sec.test | grep -q '\"type\":\"AXFR\",\"result\":\"AXFR to serial 7'"
+check "zone retransfer: a full AXFR of serial 8" \
+	wait_for 5 sh -c "$BUILD/control/pop53ctl -s $TMP/control.sock --json zone status sec.test | grep -q '\"type\":\"AXFR\",\"result\":\"AXFR to serial 8'"
 check "zone status of a zone that is not a secondary fails" sh -c "! $BUILD/control/pop53ctl -s $TMP/control.sock zone status example.com 2>/dev/null"
 
 # 5. NOTIFY and TSIG, from the client namespace (through a worker) with dnspython.
