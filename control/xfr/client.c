@@ -652,8 +652,10 @@ void p53_xfr_job_run(struct p53_xfr_job *j)
 		 * a chain of steps from the disk copy's serial, or ends at it. An append keeps the
 		 * file's steps, so it goes first and the copy, when due, after it: a crash between
 		 * leaves the copy older and the journal leading from it past it (start-up applies
-		 * those steps). A rewrite or a removal drops steps the copy may still need, so the
-		 * copy (at the newest serial) goes first: a crash between leaves the new copy and
+		 * those steps). A rewrite that still holds a step from the copy's serial
+		 * (p53_journal_holds: the control thread then leaves the copy out) keeps it through
+		 * the rename. Any other rewrite or a removal drops steps the copy may still need, so
+		 * the copy (at the newest serial) goes first: a crash between leaves the new copy and
 		 * the old journal, which does not lead to its serial and is ignored (the newest
 		 * version is served; only older IXFR history is lost). A copy that cannot be
 		 * written stops the rewrite.
@@ -668,7 +670,9 @@ void p53_xfr_job_run(struct p53_xfr_job *j)
 		if (src == 0 && j->jpath != NULL) {
 			jrc = p53_journal_store(j->jpath, j->apex, j->apex_len, j->jsteps, j->n_jsteps,
 						j->jepoch, j->jmax, &j->jfile, NULL, jerr, sizeof(jerr));
-			if (!j->copy && (jrc == P53_JSTORE_REWRITE || jrc == P53_JSTORE_REMOVE))
+			if (!j->copy && (jrc == P53_JSTORE_REWRITE || jrc == P53_JSTORE_REMOVE) &&
+			    !(j->copy_known &&
+			      p53_journal_holds(j->jsteps, j->n_jsteps, j->copy_serial)))
 				j->copy_stale = true;
 			jrc = jrc < 0 ? -1 : 0;
 		}
@@ -687,6 +691,7 @@ void p53_xfr_job_run(struct p53_xfr_job *j)
 				 src != 0 ? "; copy " : "", 240, src != 0 ? cerr : "");
 		}
 		j->outcome = jrc == 0 && src == 0 ? P53_XFR_DONE : P53_XFR_FAILED;
+		j->rrs_count = j->rrs.count;
 		p53_rrs_free(&j->rrs);
 		break;
 	}

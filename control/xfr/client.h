@@ -74,8 +74,12 @@ struct p53_xfr_job {
 					   one leaves it (the zone keeps it for the next) */
 	bool copy;                      /* WRITE: write the disk copy (rrs) too; false: the
 					   journal only, the copy's mtime touched (store.h) */
+	size_t rrs_count;               /* WRITE out: the records of the copy written */
+	bool copy_known;                /* WRITE: copy_serial is the serial of the copy on disk */
+	uint32_t copy_serial;
 	bool copy_stale;                /* WRITE out: the journal was rewritten without the copy
-					   (its file was not as left): the copy must follow */
+					   (its file was not as left) and no longer leads from
+					   the copy's serial: the copy must follow */
 
 	/* out */
 	enum p53_xfr_outcome outcome;

@@ -319,6 +319,16 @@ int p53_journal_plan(const struct p53_jfile *f, struct p53_jstep *const *steps, 
 	return P53_JSTORE_REWRITE;
 }
 
+bool p53_journal_holds(struct p53_jstep *const *steps, size_t n, uint32_t copy)
+{
+	if (n == 0)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (steps[i]->from == copy)
+			return true;
+	return steps[n - 1]->to == copy;
+}
+
 int p53_journal_store(const char *path, const uint8_t *apex, size_t apex_len,
 		      struct p53_jstep *const *steps, size_t n, uint64_t epoch, uint64_t max_bytes,
 		      struct p53_jfile *f, uint64_t *written, char *err, size_t errlen)

@@ -34,6 +34,7 @@
 #ifndef P53_XFR_JOURNAL_H
 #define P53_XFR_JOURNAL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -121,6 +122,14 @@ int p53_journal_store(const char *path, const uint8_t *apex, size_t apex_len,
  */
 int p53_journal_plan(const struct p53_jfile *f, struct p53_jstep *const *steps, size_t n,
 		     uint64_t epoch, uint64_t max_bytes, size_t *first);
+
+/**
+ * Whether a journal file holding steps[0..n) keeps the lazy disk copy's invariant for a copy
+ * at serial `copy` (docs/ARCHITECTURE.md): one of the steps starts at `copy`, or the last one
+ * ends at it. A rewrite of the file that holds it needs no copy written first (the first
+ * journal after an AXFR, a compaction that keeps the copy's step); no steps: false.
+ */
+bool p53_journal_holds(struct p53_jstep *const *steps, size_t n, uint32_t copy);
 
 /**
  * Read the journal file at `path` into j (cleared first): the steps up to the one that ends at

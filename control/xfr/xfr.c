@@ -162,10 +162,14 @@ static bool copy_due(const struct p53_xfr *x, const struct p53_xfr_zone *z, time
 {
 	if (z->copy_need || z->is_catalog || x->copy_sync_s == 0 || !z->copy_known)
 		return true;
-	/* A journal file rewritten or removed no longer leads from the copy's serial. */
+	/* A journal file rewritten or removed may no longer lead from the copy's serial: the
+	 * copy goes first then, unless the new file still holds a step from it (the first
+	 * IXFR after an AXFR starts a new file at the copy's serial; a compaction that keeps
+	 * that step), when the invariant holds through the rename without the copy. */
 	int plan = p53_journal_plan(&z->jfile, z->journal.steps, z->journal.n, z->journal.epoch,
 				    x->journal_max, NULL);
-	if (plan == P53_JSTORE_REWRITE || plan == P53_JSTORE_REMOVE)
+	if ((plan == P53_JSTORE_REWRITE || plan == P53_JSTORE_REMOVE) &&
+	    !p53_journal_holds(z->journal.steps, z->journal.n, z->copy_serial))
 		return true;
 	return z->copy_behind_since != 0 && now - z->copy_behind_since >= (time_t)x->copy_sync_s;
 }
@@ -237,6 +241,8 @@ void p53_xfr_store_later(struct p53_xfr *x, struct p53_xfr_zone *z, struct p53_r
 	j->jepoch = z->journal.epoch;
 	j->jmax = x->journal_max;
 	j->jfile = z->jfile;
+	j->copy_known = z->copy_known;
+	j->copy_serial = z->copy_serial;
 	j->copy = copy;
 	j->serial = copy ? (uint32_t)p53_rrs_soa_serial(&rrs) : z->serial;
 	if (copy)
@@ -743,6 +749,8 @@ static void handle_disk(struct p53_daemon *d, struct p53_xfr_job *j)
 		if (j->kind == P53_JOB_WRITE) {
 			z->jfile = j->jfile;
 			if (j->copy && j->outcome == P53_XFR_DONE) {
+				p53_info("zone %s: disk copy written at serial %u (%zu records, %.0f ms)",
+					 z->name, j->serial, j->rrs_count, j->ms);
 				z->copy_known = true;
 				z->copy_serial = j->serial;
 				if (j->serial == z->serial) {

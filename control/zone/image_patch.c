@@ -56,6 +56,9 @@ struct tn {
 	bool changed;           /* its RRsets are rewritten */
 	bool gone;              /* its last record goes */
 	bool dead;              /* ... and nothing is below it: it leaves the index */
+	uint32_t wparent;       /* (empty non-terminals above a name that goes) a wildcard's:
+				   its parent's node, whose wildcard link goes with it; else
+				   P53_NONE */
 	bool child;             /* (gone names and empty parents) a live name below it */
 	bool n3;                /* an NSEC3 owner (signed zones): found by its hash, not indexed */
 	bool sigs_only;         /* (signed zones) a wildcard, cut, CNAME or DNAME owner: its
@@ -394,7 +397,19 @@ struct patch {
 	size_t n_ext;                   /* empty non-terminals that may go, after t[n_t] */
 	uint32_t *relist;               /* (old RRset, its new additional list) pairs */
 	size_t n_relist, relist_cap;
+	struct shadow *sh;              /* targets a zone holds below another's apex (shadow_node) */
+	size_t n_sh, sh_cap;
 };
+
+/* A name a zone holds below another served zone's apex, and its node there (or P53_NONE). */
+struct shadow {
+	uint8_t name[P53_NAME_MAXLEN];
+	uint8_t len;
+	uint32_t zone, node;
+};
+
+/* At most this many such names looked up per patch (one scan of the nodes each). */
+#define SHADOW_MAX 32
 
 /* A name that is not in the image, above a new name. */
 struct pend {
@@ -491,6 +506,41 @@ static int target_plain(const void *img, uint32_t oz, const uint8_t *nm, size_t 
 }
 
 /*
+ * Zone oz's own node for canonical name nm that oz holds below a deeper served zone's apex
+ * (target_plain -1): out of the name index, so found by one scan of the nodes (remembered
+ * for the patch; such nodes are never touched names, see "at or below another served zone's
+ * apex"). *node is P53_NONE when oz has none. @return 0, -1 more than SHADOW_MAX names or
+ * out of memory.
+ */
+static int shadow_node(struct patch *p, const void *img, uint32_t oz, const uint8_t *nm,
+		       size_t len, uint32_t *node)
+{
+	for (size_t i = 0; i < p->n_sh; i++)
+		if (p->sh[i].zone == oz && p->sh[i].len == len && memcmp(p->sh[i].name, nm, len) == 0) {
+			*node = p->sh[i].node;
+			return 0;
+		}
+	if (p->n_sh == SHADOW_MAX ||
+	    grow((void **)&p->sh, &p->sh_cap, p->n_sh + 1, sizeof(*p->sh)) != 0)
+		return -1;
+	const struct p53_image_hdr *h = p53_image_hdr(img);
+	uint32_t found = P53_NONE;
+	for (uint32_t n = 0; n < h->n_nodes && found == P53_NONE; n++) {
+		const struct p53_image_node *nd = p53_image_node(img, n);
+		if (nd->zone == oz && nd->name_len == len && !(nd->flags & P53_NODE_NSEC3) &&
+		    memcmp(p53_image_name(img, nd->name_off), nm, len) == 0)
+			found = n;
+	}
+	struct shadow *e = &p->sh[p->n_sh++];
+	memcpy(e->name, nm, len);
+	e->len = (uint8_t)len;
+	e->zone = oz;
+	e->node = found;
+	*node = found;
+	return 0;
+}
+
+/*
  * The additional list of an RRset (type, `count` pre-encoded records at rd) of `owner` in
  * zone oz, `cut` when it is a cut's NS, as adds_make() in image_build.c makes it, over the
  * names as the patch leaves them: appended to p->nadds, its index in the new image's adds[]
@@ -518,13 +568,26 @@ static int adds_list(struct patch *p, const void *img, size_t n_adds_old, uint32
 		uint8_t t[P53_NAME_MAXLEN];
 		bool addr;
 		p53_name_lower(t, r + skip, (size_t)tl);
+		uint32_t m = P53_NONE;
 		if (target_plain(img, oz, t, (size_t)tl) != 0) {
-			p53_name_to_str(txt, tl_cap, t);
-			return -1;
+			/* The zone's own copy first, as the compiler takes it, when it has
+			 * addresses; else the served one (another zone's). */
+			uint32_t own;
+			if (shadow_node(p, img, oz, t, (size_t)tl, &own) != 0) {
+				p53_name_to_str(txt, tl_cap, t);
+				return -1;
+			}
+			if (own != P53_NONE) {
+				const struct p53_image_node *od = p53_image_node(img, own);
+				if (has_addr(img, od->rrsets, od->n_rrsets))
+					m = own;
+			}
 		}
-		uint32_t m = node_now(p, img, t, (size_t)tl, &addr);
-		if (m == P53_NONE || !addr)
-			continue;
+		if (m == P53_NONE) {
+			m = node_now(p, img, t, (size_t)tl, &addr);
+			if (m == P53_NONE || !addr)
+				continue;
+		}
 		bool dup = false;
 		for (uint32_t q = 0; q < n; q++)
 			dup |= p->nadds[at + 1 + q] == m;
@@ -1036,19 +1099,13 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 				if (!(pd->flags & P53_NODE_ENT) || (pd->flags & P53_NODE_APEX) ||
 				    (k != P53_NONE && p->t[k].changed) || tn_find(&gs, p->t, pn, pl) != P53_NONE)
 					break;
-				if (pd->flags & P53_NODE_WILD) {
-					/* Its parent's wildcard link would have to go too. */
-					free(gi);
-					nset_free(&gs);
-					return decline(why, wl, "a wildcard empty non-terminal may be left "
-						       "with nothing below it");
-				}
 				struct tn *e = &p->t[p->n_t + p->n_ext];
 				memset(e, 0, sizeof(*e));
 				memcpy(e->name, pn, pl);
 				e->len = (uint8_t)pl;
 				e->labels = labels--;
 				e->old = pi;
+				e->wparent = P53_NONE;
 				nset_add(&gs, (uint32_t)(p->n_t + p->n_ext), e->name, e->len);
 				gi[m++] = (uint32_t)(p->n_t + p->n_ext);
 				p->n_ext++;
@@ -1057,6 +1114,10 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 				pi = p53_image_find(img, pn, pl, p53_name_hash(pn, pl));
 				if (pi != P53_NONE && p53_image_node(img, pi)->zone != z)
 					pi = P53_NONE;
+				/* A wildcard's: if it goes, so does its parent's link to it (the
+				 * parent is in the zone: a wildcard is never the apex). */
+				if (pd->flags & P53_NODE_WILD)
+					e->wparent = pi;
 			}
 		}
 		/* One pass over the zone's names: mark the set's names that have a child that
@@ -1130,7 +1191,8 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 		nset_free(&gain);
 		if (gr != 0)
 			return decline(why, wl, "%s is an additional-section target beside another "
-				       "served zone's copy of it", txt);
+				       "served zone's copy of it (more than %d such names)", txt,
+				       SHADOW_MAX);
 	}
 	for (size_t i = 0; i < p->n_t; i++) {
 		const struct tn *o = &p->t[i];
@@ -1154,7 +1216,8 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 			if (adds_list(p, img, n_adds_old, z, o->name, o->len, false, rs->type,
 				      p->nrd + rs->rdata_off, rs->count, &rs->adds, txt, sizeof(txt)) != 0)
 				return decline(why, wl, "%s is an additional-section target beside "
-					       "another served zone's copy of it", txt);
+					       "another served zone's copy of it (more than %d such "
+					       "names)", txt, SHADOW_MAX);
 		}
 	}
 	uint32_t *lose = NULL;
@@ -1441,6 +1504,10 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 			continue;
 		index_remove(slots, mask, p53_name_hash(e->name, e->len), e->old);
 		nodes[e->old].flags |= P53_NODE_ENT | P53_NODE_NSEC3; /* out of the index */
+		/* A wildcard that goes: names below its parent no longer match it (as the full
+		 * compile links a node to "*.<owner>" only when that exists). */
+		if (e->wparent != P53_NONE && nodes[e->wparent].wildcard == e->old)
+			nodes[e->wparent].wildcard = P53_NONE;
 	}
 	*len = off;
 	return ni;
@@ -1468,5 +1535,6 @@ void *p53_image_patch(const void *img, const uint8_t *apex, size_t apex_len,
 	free(p.mimg);
 	free(p.pend);
 	free(p.relist);
+	free(p.sh);
 	return ni;
 }

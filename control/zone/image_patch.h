@@ -23,8 +23,9 @@
  *
  * Declined: in a signed zone, a name added or removed, a type gained or lost, a CNAME
  * changed, NSEC/NSEC3/NSEC3PARAM records changed; in any zone, names at or below another
- * served zone's apex, a wildcard empty non-terminal that would go, a target the owner's zone
- * holds below another served zone's apex, and images whose garbage (bytes earlier patches
+ * served zone's apex, more than 32 distinct additional-section targets the owner's zone holds
+ * below another served zone's apex (each found by a scan of the nodes; fewer are listed as
+ * the compiler lists them), and images whose garbage (bytes earlier patches
  * left unreferenced, counted in KiB in p53_image_hdr.pad) would pass a quarter of the image
  * and 64 KiB.
  */

@@ -674,6 +674,22 @@ static void test_plan(void **state)
 	/* Nothing new. */
 	f.last = 4;
 	assert_int_equal(p53_journal_plan(&f, j.steps, j.n, j.epoch, 1u << 20, NULL), P53_JSTORE_NONE);
+	/* Whether a rewrite of steps 1 -> 2 -> 3 -> 4 keeps leading from a copy's serial (the
+	 * lazy copy then need not be written first): a step from it, or the chain's end. */
+	assert_true(p53_journal_holds(j.steps, j.n, 1));
+	assert_true(p53_journal_holds(j.steps, j.n, 3));
+	assert_true(p53_journal_holds(j.steps, j.n, 4));
+	assert_false(p53_journal_holds(j.steps, j.n, 5));
+	assert_false(p53_journal_holds(j.steps, j.n, 0));
+	/* A compaction that dropped the copy's step: no. No steps: no. */
+	assert_false(p53_journal_holds(j.steps + 1, j.n - 1, 1));
+	assert_false(p53_journal_holds(j.steps, 0, 1));
+	/* The first IXFR after an AXFR at serial 1 (a new epoch: the file is rewritten) leads
+	 * from the copy the AXFR wrote. */
+	struct p53_jfile after_axfr = { .known = 1, .epoch = j.epoch, .n = 0 };
+	assert_int_equal(p53_journal_plan(&after_axfr, j.steps, 1, j.epoch, 1u << 20, NULL),
+			 P53_JSTORE_REWRITE);
+	assert_true(p53_journal_holds(j.steps, 1, 1));
 	p53_journal_clear(&j);
 }
 
