@@ -216,8 +216,11 @@ int p53_daemon_reload(struct p53_daemon *d, int config, const char *zone, char *
 	/* One zone named: patched into the running image when the patch takes it. */
 	enum p53_repatch how = P53_REPATCH_DECLINED;
 	snprintf(d->reload_image, sizeof(d->reload_image), "compiled in full");
+	uint64_t t_patch = 0, t_pub = 0;
 	if (zone != NULL && !config) {
+		t_patch = rte_rdtsc();
 		how = one_zone(d, zone, &img, &len, err, errlen);
+		t_patch = rte_rdtsc() - t_patch;
 		if (how == P53_REPATCH_BAD)
 			goto fail;
 	}
@@ -272,7 +275,9 @@ int p53_daemon_reload(struct p53_daemon *d, int config, const char *zone, char *
 		/* A patched image is published as an IXFR's is (control/xfr/update.c): checked
 		 * where it differs, the image it replaces kept as the next patch's spare. */
 		d->dp.keep_spare = d->dp.patch_of_running = how == P53_REPATCH_PATCHED;
+		t_pub = rte_rdtsc();
 		prc = p53_dataplane_publish(&d->dp, img, len, use, err, errlen);
+		t_pub = rte_rdtsc() - t_pub;
 		d->dp.keep_spare = d->dp.patch_of_running = false;
 		img = NULL; /* the publish took it, published or not */
 	}
@@ -309,9 +314,12 @@ int p53_daemon_reload(struct p53_daemon *d, int config, const char *zone, char *
 	d->dp.reloads_ok++;
 	d->dp.last_reload_ms = (double)(rte_rdtsc() - t0) * 1000.0 / (double)rte_get_tsc_hz();
 	const struct p53_image_hdr *h = p53_image_hdr(d->dp.image);
-	p53_info("reload%s: %u zone(s), %u records, generation %" PRIu64 ", %.1f ms, %s%s%s",
+	double hz = (double)rte_get_tsc_hz() / 1000.0;
+	p53_info("reload%s: %u zone(s), %u records, generation %" PRIu64 ", %.1f ms (zone's "
+		 "compile, diff and patch %.1f ms, publish %.1f ms), %s%s%s",
 		 config ? " (config and zones)" : "", h->n_zones, h->n_records, h->generation,
-		 d->dp.last_reload_ms, d->reload_image, note[0] ? "; " : "", note);
+		 d->dp.last_reload_ms, (double)t_patch / hz, (double)t_pub / hz, d->reload_image,
+		 note[0] ? "; " : "", note);
 	/* The compiler's working set was freed; give it back to the system now, not at the
 	 * next reload (glibc keeps freed arenas otherwise). */
 	malloc_trim(0);
