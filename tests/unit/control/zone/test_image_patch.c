@@ -1306,6 +1306,31 @@ static void test_signed_patched(void **state)
 	ask_do_too = 0;
 }
 
+/* A pre-signed zone file reloaded (`zone reload NAME`) after its signer changed values and
+ * signed RRsets again: the whole content's diff is patched, and answers with DO as the
+ * full compile's. */
+static void test_whole_zone_signed(void **state)
+{
+	(void)state;
+	rng = seed(4035);
+	ask_do_too = 1;
+	whole_zone = 1;
+	diff_kind = DIFF_SIGNED_OK;
+	for (size_t i = 0; i < sizeof(SIGNED) / sizeof(SIGNED[0]); i++) {
+		char path[512];
+		snprintf(path, sizeof(path), "%s/tests/unit/dataplane/zones/%s", P53_SRCDIR, SIGNED[i][1]);
+		struct p53_zone_src src = { .name = SIGNED[i][0], .file = path };
+		struct outcome o = { 0 };
+		chain(&src, 1, 0, SIGNED[i][0], 25, 0, &o);
+		print_message("%s whole zones: %d patched, %d declined, %d unchanged\n", SIGNED[i][0],
+			      o.whole_patched, o.whole_declined, o.whole_same);
+		assert_true(o.whole_patched >= 15);
+	}
+	diff_kind = DIFF_UNSIGNED;
+	whole_zone = 0;
+	ask_do_too = 0;
+}
+
 /* An image with signed and unsigned zones: patches of either keep the other's DNSSEC sections
  * (a proof for every node, new nodes of the unsigned one included). */
 static void test_signed_beside_unsigned(void **state)
@@ -1562,6 +1587,7 @@ int main(void)
 		cmocka_unit_test(test_whole_zone),
 		cmocka_unit_test(test_two_zones_one_publish),
 		cmocka_unit_test(test_signed_patched),
+		cmocka_unit_test(test_whole_zone_signed),
 		cmocka_unit_test(test_signed_beside_unsigned),
 		cmocka_unit_test(test_signed_list_relisted),
 		cmocka_unit_test(test_signed_declined),
