@@ -129,9 +129,9 @@ one() {
 	# The control socket refuses a reload sooner after the last one than that one took
 	# (docs/OPERATIONS.md): pop53ctl would wait; leave that much time, untimed.
 	sleep "$(awk -v a="$ts" -v b="$te" 'BEGIN { printf "%.3f", (b - a) + 0.3 }')"
+	sed -n 's/.*"image": *"\([^"]*\)".*/\1/p' <<<"$out" >"$TMP/image.$1"
 	awk -v a="$ts" -v b="$te" -v c="$tn" -v ms="$(sed -n 's/.*"ms": *\([0-9.]*\).*/\1/p' <<<"$out")" \
 		'BEGIN { printf "%.3f %.3f %.0f\n", c - a, b - a, ms }'
-	sed -n 's/.*"image": *"\([^"]*\)".*/\1/p' <<<"$out" >"$TMP/image.$1"
 }
 # Each kind in a row, as an operator reloading zones does: from the second patched reload on,
 # the patch writes into the image the one before replaced (the spare, docs/OPERATIONS.md).
