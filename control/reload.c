@@ -124,8 +124,9 @@ static int has_zone(const struct p53_config *cfg, const char *zone)
  * compile, its errors), compared with what the image serves and patched into it as one IXFR
  * step (control/zone/zone_repatch.h). Returns P53_REPATCH_PATCHED (*img), _SAME (nothing to
  * publish), _BAD (err: the reload is rejected as a full compile would reject it) or
- * _DECLINED (d->reload_image says why: compile in full). *files: the zone's files (unused
- * for watching: the watch keeps the last full compile's list).
+ * _DECLINED (d->reload_image says why: compile in full). The files the zone's compile read
+ * are not watched anew: the watch keeps the last full compile's list. The spare image is
+ * taken in every case (a reload that publishes nothing leaves the next patch none).
  */
 static enum p53_repatch one_zone(struct p53_daemon *d, const char *zone, void **img, size_t *len,
 				 char *err, size_t errlen)
