@@ -50,6 +50,9 @@ struct p53_daemon {
 	struct p53_xfr_stats xfr_stats; /* NOTIFYs we send (control/xfr/notify_out.c); here, not
 					   in xfr, so the stats renderers never read freed memory */
 	uint64_t hb_warned_tsc;         /* last "no heartbeat" warning */
+	/* What the last good reload did to the image: "patched: ...", "unchanged: ...",
+	 * "compiled in full: why" (control/reload.c; `zone reload NAME` tries the patch). */
+	char reload_image[320];
 	int test_hooks;                 /* POP53_TEST_HOOKS=1 at start: `pop53ctl test ...` works */
 	struct p53_health health;       /* checks, state machine, announcers (control/health/) */
 	struct p53_watchdog watchdog;   /* systemd notify/watchdog */

@@ -16,8 +16,10 @@
 #include "control/daemon.h"
 #include "control/log.h"
 #include "control/net/xdp.h"
+#include "control/xfr/serve_conf.h"
 #include "control/xfr/xfr.h"
 #include "control/zone/compile.h"
+#include "control/zone/zone_repatch.h"
 #include "dataplane/image.h"
 
 static int str_differs(const char *a, const char *b)
@@ -117,6 +119,76 @@ static int has_zone(const struct p53_config *cfg, const char *zone)
 	return 0;
 }
 
+/*
+ * `zone reload NAME` of a primary zone: that zone alone compiled (all the checks of the full
+ * compile, its errors), compared with what the image serves and patched into it as one IXFR
+ * step (control/zone/zone_repatch.h). Returns P53_REPATCH_PATCHED (*img), _SAME (nothing to
+ * publish), _BAD (err: the reload is rejected as a full compile would reject it) or
+ * _DECLINED (d->reload_image says why: compile in full). The files the zone's compile read
+ * are not watched anew: the watch keeps the last full compile's list. The spare image is
+ * taken in every case (a reload that publishes nothing leaves the next patch none).
+ */
+static enum p53_repatch one_zone(struct p53_daemon *d, const char *zone, void **img, size_t *len,
+				 char *err, size_t errlen)
+{
+	const struct p53_config *cfg = &d->cfg;
+	const struct p53_config_zone *cz = NULL;
+	size_t zl = strlen(zone);
+	char why[256];
+	uint64_t st[2];
+
+	for (int i = 0; i < cfg->n_zones && cz == NULL; i++) {
+		const char *n = cfg->zones[i].name;
+		size_t nl = strlen(n);
+		if (strcasecmp(n, zone) == 0 ||
+		    (nl == zl + 1 && n[nl - 1] == '.' && strncasecmp(n, zone, zl) == 0))
+			cz = &cfg->zones[i];
+	}
+	if (cz == NULL || d->dp.image == NULL) {
+		snprintf(d->reload_image, sizeof(d->reload_image), "compiled in full: no running image");
+		return P53_REPATCH_DECLINED;
+	}
+	if (cz->xfr != NULL) {
+		snprintf(d->reload_image, sizeof(d->reload_image),
+			 "compiled in full: %s is a secondary zone (it keeps what it serves)", cz->name);
+		return P53_REPATCH_DECLINED;
+	}
+	struct p53_zone_src src = { .name = cz->name, .file = cz->file, .cfg_file = cfg->path,
+				    .cfg_line = cz->line };
+	if (p53_xfr_transfer_signed(cfg, cz))
+		src.flags |= P53_ZONE_XFR_SIGNED;
+	void *extras = p53_steer_extras_attach(cfg, &src, 1, err, errlen);
+	if (extras == NULL)
+		return P53_REPATCH_BAD;
+	char **files = NULL;
+	size_t n_files = 0;
+	enum p53_repatch rc = p53_zone_repatch(d->dp.image, &src, false,
+					       p53_dataplane_spare_take(&d->dp), img, len, st, why,
+					       sizeof(why), err, errlen, p53_log_warn_cb, NULL,
+					       &files, &n_files);
+	p53_image_files_free(files, n_files);
+	free(extras);
+	switch (rc) {
+	case P53_REPATCH_PATCHED:
+		snprintf(d->reload_image, sizeof(d->reload_image), "patched: zone %s, %" PRIu64
+			 " record(s) deleted and %" PRIu64 " added (SOAs included)", cz->name, st[0],
+			 st[1]);
+		break;
+	case P53_REPATCH_SAME:
+		snprintf(d->reload_image, sizeof(d->reload_image),
+			 "unchanged: zone %s serves its file's content already, nothing published",
+			 cz->name);
+		break;
+	case P53_REPATCH_DECLINED:
+		snprintf(d->reload_image, sizeof(d->reload_image), "compiled in full: %s", why);
+		p53_info("reload: zone %s compiled in full, not patched: %s", cz->name, why);
+		break;
+	case P53_REPATCH_BAD:
+		break;
+	}
+	return rc;
+}
+
 int p53_daemon_reload(struct p53_daemon *d, int config, const char *zone, char *err,
 		      size_t errlen, char *note, size_t notelen)
 {
@@ -142,10 +214,24 @@ int p53_daemon_reload(struct p53_daemon *d, int config, const char *zone, char *
 		p53_config_free(&fresh);
 		return -1;
 	}
+	/* One zone named: patched into the running image when the patch takes it. */
+	enum p53_repatch how = P53_REPATCH_DECLINED;
+	snprintf(d->reload_image, sizeof(d->reload_image), "compiled in full");
+	uint64_t t_patch = 0, t_pub = 0;
+	if (zone != NULL && !config) {
+		t_patch = rte_rdtsc();
+		how = one_zone(d, zone, &img, &len, err, errlen);
+		t_patch = rte_rdtsc() - t_patch;
+		if (how == P53_REPATCH_BAD)
+			goto fail;
+	}
 	/* Secondary zones keep what they serve (control/xfr/update.c). */
-	img = p53_xfr_compile(d->xfr, use, d->dp.image, NULL, 0, &len, err, errlen, &files, &n_files);
-	if (img == NULL)
-		goto fail;
+	if (how == P53_REPATCH_DECLINED) {
+		img = p53_xfr_compile(d->xfr, use, d->dp.image, NULL, 0, &len, err, errlen, &files,
+				      &n_files);
+		if (img == NULL)
+			goto fail;
+	}
 	/* New service addresses are steered before the replicas are swapped and rolled back if
 	 * the swap fails, so steering and data never disagree after the reload returns. Adding
 	 * before removing (p53_xdp_set_addrs) keeps the kept addresses steered throughout. */
@@ -185,8 +271,28 @@ int p53_daemon_reload(struct p53_daemon *d, int config, const char *zone, char *
 	/* The compiler's working set is free()d by now, but glibc keeps freed heap pages: give
 	 * them back before the replicas are copied, so they do not add to the reload's peak. */
 	malloc_trim(0);
-	int prc = p53_dataplane_publish(&d->dp, img, len, use, err, errlen);
-	img = NULL; /* the publish took it, published or not */
+	int prc = 0;
+	if (how != P53_REPATCH_SAME) {
+		/* A patched image is published as an IXFR's is (control/xfr/update.c): checked
+		 * where it differs, the image it replaces kept as the next patch's spare. */
+		d->dp.keep_spare = d->dp.patch_of_running = how == P53_REPATCH_PATCHED;
+		t_pub = rte_rdtsc();
+		prc = p53_dataplane_publish(&d->dp, img, len, use, err, errlen);
+		t_pub = rte_rdtsc() - t_pub;
+		d->dp.keep_spare = d->dp.patch_of_running = false;
+		img = NULL; /* the publish took it, published or not */
+	}
+	if (prc != 0 && how == P53_REPATCH_PATCHED) {
+		/* Never expected (the patch keeps what the publish checks): compile in full. */
+		p53_warn("reload: the patched image was not published (%s); compiling in full", err);
+		how = P53_REPATCH_DECLINED;
+		snprintf(d->reload_image, sizeof(d->reload_image),
+			 "compiled in full: the patched image was not published");
+		img = p53_xfr_compile(d->xfr, use, d->dp.image, NULL, 0, &len, err, errlen, &files,
+				      &n_files);
+		prc = img != NULL ? p53_dataplane_publish(&d->dp, img, len, use, err, errlen) : -1;
+		img = NULL;
+	}
 	if (prc != 0) {
 		p53_guard_discard(&guard_next);
 		p53_steer_discard(&steer_next);
@@ -201,16 +307,20 @@ int p53_daemon_reload(struct p53_daemon *d, int config, const char *zone, char *
 		d->cfg = fresh;
 	}
 	p53_xfr_reconciled(d);
-	/* New, moved or newly included zone files: watch what this compile read. */
-	if (d->watch.fd >= 0)
+	/* New, moved or newly included zone files: watch what this compile read (a patched
+	 * zone's compile read its files alone: the list stays). */
+	if (d->watch.fd >= 0 && how == P53_REPATCH_DECLINED)
 		p53_watch_set(&d->watch, files, n_files, d->cfg.watch_debounce_ms);
 	p53_image_files_free(files, n_files);
 	d->dp.reloads_ok++;
 	d->dp.last_reload_ms = (double)(rte_rdtsc() - t0) * 1000.0 / (double)rte_get_tsc_hz();
 	const struct p53_image_hdr *h = p53_image_hdr(d->dp.image);
-	p53_info("reload%s: %u zone(s), %u records, generation %" PRIu64 ", %.1f ms%s%s",
+	double hz = (double)rte_get_tsc_hz() / 1000.0;
+	p53_info("reload%s: %u zone(s), %u records, generation %" PRIu64 ", %.1f ms (zone's "
+		 "compile, diff and patch %.1f ms, publish %.1f ms), %s%s%s",
 		 config ? " (config and zones)" : "", h->n_zones, h->n_records, h->generation,
-		 d->dp.last_reload_ms, note[0] ? "; " : "", note);
+		 d->dp.last_reload_ms, (double)t_patch / hz, (double)t_pub / hz, d->reload_image,
+		 note[0] ? "; " : "", note);
 	/* The compiler's working set was freed; give it back to the system now, not at the
 	 * next reload (glibc keeps freed arenas otherwise). */
 	malloc_trim(0);

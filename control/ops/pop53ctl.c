@@ -443,6 +443,8 @@ static void print_human(const char *cmd, const char *sub, const json_t *r)
 		       geti(st, "table_bytes"));
 	} else if (strcmp(cmd, "reload") == 0 || strcmp(cmd, "zone") == 0) {
 		printf("reloaded in %.1f ms\n", json_real_value(json_object_get(r, "ms")));
+		if (json_object_get(r, "image") != NULL)
+			printf("image: %s\n", json_string_value(json_object_get(r, "image")));
 		print_zones(json_object_get(r, "zones"));
 		if (json_object_get(r, "note") != NULL)
 			printf("note: %s\n", json_string_value(json_object_get(r, "note")));

@@ -24,6 +24,7 @@
 #include "control/xfr/xfr.h"
 #include "control/zone/compile.h"
 #include "control/zone/image_patch.h"
+#include "control/zone/zone_repatch.h"
 #include "dataplane/dnsmsg.h"
 #include "dataplane/image.h"
 #include "dataplane/name.h"
@@ -495,6 +496,63 @@ static void *try_patch(struct p53_daemon *d, struct p53_zone_update *u, size_t n
 	return NULL;
 }
 
+/*
+ * An AXFR (a whole zone) alone in this publish, of a zone the image serves with data: the
+ * zone compiled alone, compared with what the image holds and patched into it as one IXFR
+ * step (control/zone/zone_repatch.h), instead of every zone compiled again; NULL (the reason
+ * logged) when the patch declines. The journal and the disk copy take the update as a
+ * whole zone all the same (p53_zones_update).
+ */
+static void *try_patch_full(struct p53_daemon *d, struct p53_zone_update *u, size_t n, size_t *len)
+{
+	struct p53_zone_update *up = NULL;
+	const struct p53_config *cfg = &d->cfg;
+
+	for (size_t i = 0; i < n; i++) {
+		if (u[i].rc != 0)
+			continue;
+		if (up != NULL || u[i].kind != P53_UPDATE_FULL || u[i].z->is_catalog)
+			return NULL;
+		up = &u[i];
+	}
+	if (up == NULL || d->dp.image == NULL)
+		return NULL;
+	struct p53_xfr_zone *z = up->z;
+	uint32_t iz = image_zone(d->dp.image, z->apex, z->apex_len);
+	if (iz == P53_NONE || p53_image_zone(d->dp.image, iz)->rcode != 0)
+		return NULL; /* a first transfer: nothing to patch */
+	const struct p53_config_zone *cz = member_of(cfg, z);
+	for (int i = 0; cz == NULL && i < cfg->n_zones; i++)
+		if (cfg->zones[i].xfr != NULL && strcasecmp(cfg->zones[i].name, z->name) == 0)
+			cz = &cfg->zones[i];
+	if (cz == NULL)
+		return NULL;
+	struct p53_zone_src src = { .name = z->name, .file = z->file, .cfg_file = cfg->path,
+				    .cfg_line = cz->line, .rrs = up->result.buf,
+				    .rrs_len = up->result.len, .flags = P53_ZONE_SECONDARY };
+	if (p53_xfr_transfer_signed(cfg, cz))
+		src.flags |= P53_ZONE_XFR_SIGNED;
+	char why[256], err[1024];
+	uint64_t st[2];
+	void *img = NULL;
+	void *extras = p53_steer_extras_attach(cfg, &src, 1, err, sizeof(err));
+	enum p53_repatch rc = P53_REPATCH_BAD;
+	if (extras != NULL)
+		rc = p53_zone_repatch(d->dp.image, &src, true, p53_dataplane_spare_take(&d->dp),
+				      &img, len, st, why, sizeof(why), err, sizeof(err),
+				      p53_log_warn_cb, NULL, NULL, NULL);
+	free(extras);
+	if (rc == P53_REPATCH_PATCHED) {
+		p53_info("xfr: zone %s: AXFR patched into the image (%" PRIu64 " record(s) deleted, %"
+			 PRIu64 " added, SOAs included)", z->name, st[0], st[1]);
+		return img;
+	}
+	/* The full compile gives a bad zone's error as it always did. */
+	p53_info("xfr: zone %s: AXFR compiled in full, not patched: %s", z->name,
+		 rc == P53_REPATCH_BAD ? err : why);
+	return NULL;
+}
+
 /* Stage 2: one compile (or patch) and one publish for the updates marked 0 in u. */
 static int publish(struct p53_daemon *d, struct p53_zone_update *u, size_t n, char *err,
 		   size_t errlen, struct timing *tm)
@@ -503,6 +561,8 @@ static int publish(struct p53_daemon *d, struct p53_zone_update *u, size_t n, ch
 	uint64_t t0 = rte_rdtsc();
 	double c0 = thread_cpu_ms();
 	void *img = try_patch(d, u, n, &len);
+	if (img == NULL)
+		img = try_patch_full(d, u, n, &len);
 	if (img == NULL) {
 		if (materialize(d, u, n) == 0) {
 			/* The lazy DIFF did not apply: its own error (rc -1), nothing published. */

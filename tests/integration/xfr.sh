@@ -123,6 +123,16 @@ check "zone refresh: the SOA check finds the zone up to date" \
 CTL zone retransfer sec.test >/dev/null
 check "zone retransfer: a full AXFR of serial 8" \
 	wait_for 5 sh -c "$BUILD/control/pop53ctl -s $TMP/control.sock --json zone status sec.test | grep -q '\"type\":\"AXFR\",\"result\":\"AXFR to serial 8'"
+# An AXFR of a zone already served is compiled alone, diffed against the image and patched
+# in (control/zone/zone_repatch.c); it still serves exactly the primary's records.
+check "the retransfer's AXFR was patched into the image ($(grep -o 'xfr: zone sec.test.: AXFR [^(]*' "$TMP/pop53d.log" | tail -1))" \
+	wait_for 5 grep -q "xfr: zone sec.test.: AXFR patched into the image" "$TMP/pop53d.log"
+: >"$TMP/pop.txt"
+awk '{ print $1, $4 }' "$TMP/primary.txt" | sort -u | while read -r owner type; do
+	kdig_section answer @"$V4" "$owner" "$type" >>"$TMP/pop.txt"
+done
+sort -u -o "$TMP/pop.txt" "$TMP/pop.txt"
+check "after the patched AXFR pop53 serves exactly the primary's records" diff "$TMP/primary.txt" "$TMP/pop.txt"
 check "zone status of a zone that is not a secondary fails" sh -c "! $BUILD/control/pop53ctl -s $TMP/control.sock zone status example.com 2>/dev/null"
 
 # 5. NOTIFY and TSIG, from the client namespace (through a worker) with dnspython.

@@ -37,6 +37,7 @@
 #include "control/xfr/rrs.h"
 #include "control/zone/image_build.h"
 #include "control/zone/image_patch.h"
+#include "control/zone/zone_repatch.h"
 #include "dataplane/answer.h"
 #include "dataplane/fastpath.h"
 #include "dataplane/image.h"
@@ -959,9 +960,95 @@ static void quiet(void *arg, const char *msg)
 
 struct outcome {
 	int patched, declined, invalid;
+	int whole_patched, whole_declined, whole_same; /* whole_zone: p53_zone_repatch's */
 	int garbage;    /* declined for what earlier patches left unreferenced */
 	int kinds[K_N];         /* patched diffs holding each kind of change */
 };
+
+/* Same records in two contents (any order). */
+static void same_records(const struct p53_rrs *a, const struct p53_rrs *b)
+{
+	struct rlist la, lb;
+
+	rlist_of(a, &la);
+	rlist_of(b, &lb);
+	assert_int_equal(la.n, lb.n);
+	for (size_t k = 0; k < la.n; k++)
+		assert_string_equal(la.r[k], lb.r[k]);
+	rlist_free(&la);
+	rlist_free(&lb);
+}
+
+/* chain() also gives each diff's whole new content to p53_zone_repatch (`zone reload NAME`,
+ * an AXFR of a served zone): it must make the content's diff right, refuse what the compiler
+ * rejects, and a patched image must answer as the full compile's. */
+static int whole_zone;
+
+static void whole_zone_check(const void *img, const struct p53_zone_src *s2, size_t n_src,
+			     uint32_t z, const struct p53_rrs *base, const void *fresh,
+			     const char *apex_txt, struct outcome *out)
+{
+	struct p53_zone_src one = s2[z];
+	char why[512], err[1024];
+	void *wimg = NULL;
+	size_t wlen = 0;
+	uint64_t st[2];
+	enum p53_repatch rc = p53_zone_repatch(img, &one, false, NULL, &wimg, &wlen, st, why,
+					       sizeof(why), err, sizeof(err), quiet, NULL, NULL, NULL);
+	if (fresh == NULL) {
+		assert_int_equal(rc, P53_REPATCH_BAD);
+		return;
+	}
+	/* The diff of the two contents turns the old into the new. */
+	struct p53_rrs fb = { 0 }, applied = { 0 };
+	struct p53_ixfr d = { 0 };
+	zone_rrs(fresh, z, &fb);
+	long differ = p53_rrs_diff(base, &fb, &d, err, sizeof(err));
+	assert_true(differ >= 0);
+	if (d.n > 0) {
+		assert_int_equal(p53_ixfr_apply(base, &d, &applied, err, sizeof(err)), 0);
+		same_records(&applied, &fb);
+	}
+	if (rc == P53_REPATCH_SAME) {
+		assert_int_equal(d.n, 0);
+		same_records(base, &fb);
+		out->whole_same++;
+	} else if (rc == P53_REPATCH_DECLINED) {
+		assert_true(why[0] != '\0');
+		out->whole_declined++;
+	} else {
+		assert_int_equal(rc, P53_REPATCH_PATCHED);
+		assert_int_equal(st[0], d.steps[0].del.count);
+		assert_int_equal(st[1], d.steps[0].add.count);
+		const char *bad = NULL;
+		if (p53_image_check(wimg, wlen, &bad) != 0)
+			fail_msg("the image patched from the whole zone fails the check: %s", bad);
+		publish_from(img, wimg, wlen);
+		struct p53_rrs back = { 0 };
+		zone_rrs(wimg, z, &back);
+		same_records(&back, &fb);
+		p53_rrs_free(&back);
+		struct names nm = { 0 };
+		names_of(&nm, base);
+		names_of(&nm, &fb);
+		for (size_t k = 0; k < n_src; k++) {
+			struct p53_rrs o = { 0 };
+			if (k == z)
+				continue;
+			zone_rrs(img, (uint32_t)k, &o);
+			names_of(&nm, &o);
+			p53_rrs_free(&o);
+		}
+		same_answers(wimg, fresh, &nm, apex_txt);
+		free(nm.n);
+		free(nm.len);
+		out->whole_patched++;
+	}
+	free(wimg);
+	p53_rrs_free(&fb);
+	p53_rrs_free(&applied);
+	p53_ixfr_free(&d);
+}
 
 /* n random diffs chained on zone z of the image made from srcs. */
 static void chain(struct p53_zone_src *srcs, size_t n_src, uint32_t z, const char *apex_txt,
@@ -1033,6 +1120,8 @@ static void chain(struct p53_zone_src *srcs, size_t n_src, uint32_t z, const cha
 		}
 		size_t flen = 0, plen = 0;
 		void *fresh = p53_image_build(s2, n_src, &flen, err, sizeof(err), quiet, NULL);
+		if (whole_zone)
+			whole_zone_check(img, s2, n_src, z, &base, fresh, apex_txt, out);
 		char why[512];
 		void *patched = p53_image_patch(img, apex, al, &d, &result, NULL, &plen, why, sizeof(why));
 		/* Without the zone's new content (what pop53d does for an IXFR alone): the very
@@ -1192,6 +1281,37 @@ static void test_parent_and_child(void **state)
 	free(fc);
 }
 
+/* `zone reload NAME` and an AXFR of a served zone (control/zone/zone_repatch.c): each random
+ * diff's whole new content, compiled alone, diffed against the image and patched in. */
+static void test_whole_zone(void **state)
+{
+	(void)state;
+	char *f = tmp_zone(ZONE_EXAMPLE), *fp = tmp_zone(ZONE_PARENT), *fc = tmp_zone(ZONE_CHILD);
+	struct p53_zone_src src = { .name = "example.com.", .file = f };
+	struct p53_zone_src pc[2] = {
+		{ .name = "parent.test.", .file = fp },
+		{ .name = "child.parent.test.", .file = fc },
+	};
+	struct outcome o = { 0 };
+
+	whole_zone = 1;
+	rng = seed(1913);
+	chain(&src, 1, 0, "example.com.", 150, 0, &o);
+	chain(pc, 2, 0, "parent.test.", 80, 0, &o);
+	chain(pc, 2, 1, "child.parent.test.", 80, 0, &o);
+	whole_zone = 0;
+	print_message("whole zones: %d patched, %d declined, %d unchanged; %d invalid\n",
+		      o.whole_patched, o.whole_declined, o.whole_same, o.invalid);
+	assert_true(o.whole_patched > 60);
+	assert_true(o.whole_declined > 10);
+	unlink(f);
+	unlink(fp);
+	unlink(fc);
+	free(f);
+	free(fp);
+	free(fc);
+}
+
 static void test_genzone(void **state)
 {
 	(void)state;
@@ -1251,6 +1371,31 @@ static void test_signed_patched(void **state)
 		assert_true(m.declined > 5);
 	}
 	diff_kind = DIFF_UNSIGNED;
+	ask_do_too = 0;
+}
+
+/* A pre-signed zone file reloaded (`zone reload NAME`) after its signer changed values and
+ * signed RRsets again: the whole content's diff is patched, and answers with DO as the
+ * full compile's. */
+static void test_whole_zone_signed(void **state)
+{
+	(void)state;
+	rng = seed(4035);
+	ask_do_too = 1;
+	whole_zone = 1;
+	diff_kind = DIFF_SIGNED_OK;
+	for (size_t i = 0; i < sizeof(SIGNED) / sizeof(SIGNED[0]); i++) {
+		char path[512];
+		snprintf(path, sizeof(path), "%s/tests/unit/dataplane/zones/%s", P53_SRCDIR, SIGNED[i][1]);
+		struct p53_zone_src src = { .name = SIGNED[i][0], .file = path };
+		struct outcome o = { 0 };
+		chain(&src, 1, 0, SIGNED[i][0], 25, 0, &o);
+		print_message("%s whole zones: %d patched, %d declined, %d unchanged\n", SIGNED[i][0],
+			      o.whole_patched, o.whole_declined, o.whole_same);
+		assert_true(o.whole_patched >= 15);
+	}
+	diff_kind = DIFF_UNSIGNED;
+	whole_zone = 0;
 	ask_do_too = 0;
 }
 
@@ -1661,8 +1806,10 @@ int main(void)
 		cmocka_unit_test(test_example_zone),
 		cmocka_unit_test(test_parent_and_child),
 		cmocka_unit_test(test_genzone),
+		cmocka_unit_test(test_whole_zone),
 		cmocka_unit_test(test_two_zones_one_publish),
 		cmocka_unit_test(test_signed_patched),
+		cmocka_unit_test(test_whole_zone_signed),
 		cmocka_unit_test(test_signed_beside_unsigned),
 		cmocka_unit_test(test_signed_list_relisted),
 		cmocka_unit_test(test_signed_declined),

@@ -1,0 +1,255 @@
+/*
+ * A zone's whole new content patched into the running image as one IXFR step (zone_repatch.h).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "control/zone/image_patch.h"
+#include "control/zone/zone_repatch.h"
+#include "dataplane/image.h"
+#include "dataplane/name.h"
+
+#define T_SOA 6
+
+/* One record of a buffer: where it starts and its parts, for sorting. */
+struct rec {
+	const uint8_t *rr;
+	uint32_t rr_len;
+	uint8_t owner_len;
+	uint16_t type, cls, rdlen;
+	uint32_t ttl;
+	const uint8_t *rdata;
+};
+
+static int rec_cmp(const void *pa, const void *pb)
+{
+	const struct rec *a = pa, *b = pb;
+	int c;
+
+	if (a->owner_len != b->owner_len)
+		return a->owner_len < b->owner_len ? -1 : 1;
+	if ((c = memcmp(a->rr, b->rr, a->owner_len)) != 0)
+		return c;
+	if (a->type != b->type)
+		return a->type < b->type ? -1 : 1;
+	if (a->cls != b->cls)
+		return a->cls < b->cls ? -1 : 1;
+	if (a->rdlen != b->rdlen)
+		return a->rdlen < b->rdlen ? -1 : 1;
+	if (a->rdlen > 0 && (c = memcmp(a->rdata, b->rdata, a->rdlen)) != 0)
+		return c;
+	if (a->ttl != b->ttl)
+		return a->ttl < b->ttl ? -1 : 1;
+	return 0;
+}
+
+/* The records of r, sorted; *soa the (first) SOA's index in the sorted array. */
+static struct rec *recs_sorted(const struct p53_rrs *r, size_t *n, size_t *soa)
+{
+	struct rec *a = malloc(((size_t)r->count + 1) * sizeof(*a));
+	struct p53_rr_view v;
+	size_t pos = 0, k = 0;
+	int rc;
+
+	if (a == NULL)
+		return NULL;
+	while ((rc = p53_rrs_next(r, &pos, &v)) == 1 && k < r->count)
+		a[k++] = (struct rec){ .rr = v.rr, .rr_len = (uint32_t)v.rr_len,
+				       .owner_len = v.owner_len, .type = v.type, .cls = v.cls,
+				       .rdlen = v.rdlen, .ttl = v.ttl, .rdata = v.rdata };
+	if (rc < 0) {
+		free(a);
+		return NULL;
+	}
+	qsort(a, k, sizeof(*a), rec_cmp);
+	*n = k;
+	*soa = k;
+	for (size_t i = 0; i < k && *soa == k; i++)
+		if (a[i].type == T_SOA)
+			*soa = i;
+	return a;
+}
+
+static uint32_t soa_serial(const struct rec *r)
+{
+	const uint8_t *p = r->rdata + r->rdlen - 20; /* MNAME RNAME SERIAL ...: RFC 1035 §3.3.13 */
+
+	return r->rdlen < 22 ? 0 : (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+static int put(struct p53_rrs *to, const struct rec *r)
+{
+	return p53_rrs_add(to, r->rr, r->owner_len, r->type, r->cls, r->ttl, r->rdata, r->rdlen);
+}
+
+long p53_rrs_diff(const struct p53_rrs *old, const struct p53_rrs *new, struct p53_ixfr *out,
+		  char *err, size_t errlen)
+{
+	size_t no = 0, nn = 0, so = 0, sn = 0;
+	struct rec *a = recs_sorted(old, &no, &so);
+	struct rec *b = recs_sorted(new, &nn, &sn);
+	struct p53_ixfr_step *st;
+	long differ = 0;
+
+	p53_ixfr_free(out);
+	if (a == NULL || b == NULL) {
+		snprintf(err, errlen, "out of memory or a malformed record buffer");
+		goto fail;
+	}
+	if (so == no || sn == nn) {
+		snprintf(err, errlen, "%s content has no SOA", so == no ? "the served" : "the new");
+		goto fail;
+	}
+	/* The SOAs open the step (RFC 1995 §4); the rest is a merge of the sorted records. */
+	if ((st = p53_ixfr_push(out)) == NULL || put(&st->del, &a[so]) != 0 || put(&st->add, &b[sn]) != 0)
+		goto oom;
+	st->from = soa_serial(&a[so]);
+	st->to = soa_serial(&b[sn]);
+	size_t i = 0, k = 0;
+	while (i < no || k < nn) {
+		if (i == so) {
+			i++;
+			continue;
+		}
+		if (k == sn) {
+			k++;
+			continue;
+		}
+		int c = i == no ? 1 : k == nn ? -1 : rec_cmp(&a[i], &b[k]);
+		if (c == 0) {
+			i++;
+			k++;
+		} else if (c < 0) {
+			if (put(&st->del, &a[i++]) != 0)
+				goto oom;
+			differ++;
+		} else {
+			if (put(&st->add, &b[k++]) != 0)
+				goto oom;
+			differ++;
+		}
+	}
+	if (differ == 0 && rec_cmp(&a[so], &b[sn]) == 0)
+		p53_ixfr_free(out);
+	free(a);
+	free(b);
+	return differ;
+oom:
+	snprintf(err, errlen, "out of memory");
+fail:
+	p53_ixfr_free(out);
+	free(a);
+	free(b);
+	return -1;
+}
+
+/* The zone's records read out of an image (zone index z). */
+static int zone_read(const void *img, uint32_t z, struct p53_rrs *into)
+{
+	struct p53_rrs **want = calloc(p53_image_hdr(img)->n_zones + 1, sizeof(*want));
+
+	if (want == NULL)
+		return -1;
+	want[z] = into;
+	int rc = p53_image_zones_rrs(img, want);
+	free(want);
+	return rc;
+}
+
+#define DECLINE(...) do { snprintf(why, whylen, __VA_ARGS__); rc = P53_REPATCH_DECLINED; goto out; } while (0)
+
+enum p53_repatch p53_zone_repatch(const void *cur, const struct p53_zone_src *src, bool same_too,
+				  void *spare, void **img, size_t *len, uint64_t stats[2],
+				  char *why, size_t whylen, char *err, size_t errlen,
+				  p53_warn_fn warn, void *warn_arg, char ***files, size_t *n_files)
+{
+	enum p53_repatch rc = P53_REPATCH_DECLINED;
+	struct p53_rrs was = { 0 }, now = { 0 };
+	struct p53_ixfr diff = { 0 };
+	char **fl = NULL;
+	size_t nfl = 0, one_len;
+	void *one = NULL;
+
+	*img = NULL;
+	why[0] = '\0';
+	if (stats != NULL)
+		stats[0] = stats[1] = 0;
+	/* Steered records are the config's, attached by every compile (and, in a signed zone,
+	 * given denial records the compiler signs): the patch leaves them to the full compile. */
+	if (src->n_extra > 0)
+		DECLINE("the zone has steered records");
+	if (src->rcode != 0)
+		DECLINE("the zone has no data");
+	/* The zone alone through the full compiler: every check it makes, its errors. */
+	one = p53_image_build_files(src, 1, &one_len, err, errlen, warn, warn_arg, &fl, &nfl);
+	if (one == NULL) {
+		rc = P53_REPATCH_BAD;
+		goto out;
+	}
+	const struct p53_image_zone *oz = p53_image_zone(one, 0);
+	uint8_t apex[P53_NAME_MAXLEN];
+	size_t apex_len = oz->name_len;
+	memcpy(apex, p53_image_name(one, oz->name_off), apex_len);
+	uint32_t ai = p53_image_find(cur, apex, apex_len, p53_name_hash(apex, apex_len));
+	if (ai == P53_NONE || !(p53_image_node(cur, ai)->flags & P53_NODE_APEX))
+		DECLINE("the zone is not in the running image");
+	uint32_t z = p53_image_node(cur, ai)->zone;
+	const struct p53_image_zone *cz = p53_image_zone(cur, z);
+	if (cz->rcode != 0)
+		DECLINE("the zone has no data in the running image");
+	/* What the zone is (its flags, signed or not) is fixed by its compile, not patched. */
+	if (cz->flags != oz->flags || cz->dnssec != oz->dnssec)
+		DECLINE("the zone's DNSSEC state or flags change (%#x/%#x to %#x/%#x)", cz->dnssec,
+			cz->flags, oz->dnssec, oz->flags);
+	if (zone_read(cur, z, &was) != 0 || zone_read(one, 0, &now) != 0)
+		DECLINE("out of memory");
+	char derr[256];
+	long differ = p53_rrs_diff(&was, &now, &diff, derr, sizeof(derr));
+	if (differ < 0)
+		DECLINE("%s", derr);
+	if (diff.n == 0) {
+		if (!same_too) {
+			rc = P53_REPATCH_SAME;
+			goto out;
+		}
+		/* Same content, a new image all the same: the apex's SOA deleted and added. */
+		struct p53_ixfr_step *st = p53_ixfr_push(&diff);
+		struct p53_rr_view v;
+		size_t pos = 0;
+		if (st == NULL)
+			DECLINE("out of memory");
+		while (p53_rrs_next(&now, &pos, &v) == 1)
+			if (v.type == T_SOA)
+				break;
+		if (p53_rrs_add(&st->del, v.owner, v.owner_len, v.type, v.cls, v.ttl, v.rdata, v.rdlen) != 0 ||
+		    p53_rrs_add(&st->add, v.owner, v.owner_len, v.type, v.cls, v.ttl, v.rdata, v.rdlen) != 0)
+			DECLINE("out of memory");
+		st->from = st->to = cz->serial;
+	}
+	if (stats != NULL) {
+		stats[0] = diff.steps[0].del.count;
+		stats[1] = diff.steps[0].add.count;
+	}
+	/* The big buffers go before the patch's copy of the image. */
+	free(one);
+	one = NULL;
+	p53_rrs_free(&was);
+	*img = p53_image_patch(cur, apex, apex_len, &diff, &now, spare, len, why, whylen);
+	spare = NULL;
+	rc = *img != NULL ? P53_REPATCH_PATCHED : P53_REPATCH_DECLINED;
+out:
+	if ((rc == P53_REPATCH_PATCHED || rc == P53_REPATCH_SAME) && files != NULL) {
+		*files = fl;
+		*n_files = nfl;
+		fl = NULL;
+		nfl = 0;
+	}
+	p53_image_files_free(fl, nfl);
+	free(spare);
+	free(one);
+	p53_rrs_free(&was);
+	p53_rrs_free(&now);
+	p53_ixfr_free(&diff);
+	return rc;
+}

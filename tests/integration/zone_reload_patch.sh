@@ -1,0 +1,119 @@
+#!/usr/bin/env bash
+# `pop53ctl zone reload NAME` patches that zone into the running image (control/reload.c,
+# control/zone/zone_repatch.c) instead of compiling every zone: a small zone beside a
+# genzone.py zone (ZRP_BIG_N records, default 100,000). What a user sees:
+#   - a changed, an added and a removed record of the small zone are served after the reload,
+#     the reply says "image: patched: ..." and the big zone still answers;
+#   - a reload with nothing changed publishes nothing ("image: unchanged", same generation);
+#   - a bad zone file is rejected with file:line: reason, the running data keeps serving;
+#   - a change the patch declines (an NS delegation) is compiled in full, the reply and the
+#     log say why, and the delegation is served.
+. "$(dirname "$0")/lib.sh"
+CTL="$BUILD/control/pop53ctl"
+PY=/usr/bin/python3
+BIG_N=${ZRP_BIG_N:-100000}
+trap '[ "$FAIL" -eq 0 ] || grep -E "reload|patch|error" "$TMP/pop53d.log" | tail -20; cleanup_common' EXIT
+lab_lock
+
+SOCK=$TMP/control.sock
+ZONE=$TMP/example.com.zone
+BIG=$TMP/big.test.zone
+CFG=$TMP/pop53.yaml
+cp "$SRC/zones/example.com.zone" "$ZONE"
+$PY "$SRC/scripts/bench/genzone.py" "$BIG_N" "$BIG" 2>/dev/null
+write_config "$CFG" "net_af_xdp0,iface=p53p,start_queue=0,queue_count=1" "$ZONE"
+echo "  - {name: big.test, file: $BIG}" >>"$CFG"
+
+ctl() { "$CTL" -s "$SOCK" "$@"; }
+jq_py() { $PY -c 'import json,sys; r=json.load(sys.stdin); print(eval(sys.argv[1]))' "$1"; }
+generation() { ctl --json status | jq_py 'r["generation"]'; }
+a_of() { kdig_section answer @"$V4" "$1" A | awk '$4=="A" {print $5}' | sort | tr '\n' ' ' | sed 's/ $//'; }
+rcode_of() { ip netns exec "$CLIENT_NS" kdig +time=2 +retry=1 @"$V4" "$1" "${2:-A}" 2>/dev/null |
+	sed -n 's/.*status: \([A-Z]*\).*/\1/p'; }
+serial_of() { kdig_section answer @"$V4" "$1" SOA | awk '$4=="SOA" {print $7}'; }
+# edit SED-EXPR [extra line]: the zone copy rewritten in place with its serial + 1
+SERIAL=$(awk '/; serial/ {print $1}' "$ZONE")
+edit() {
+	SERIAL=$((SERIAL + 1))
+	sed -e "s/^\(\t*\)[0-9]\{10\} ; serial/\1$SERIAL ; serial/" -e "$1" "$ZONE" >"$ZONE.new"
+	[ -z "${2:-}" ] || printf '%s\n' "$2" >>"$ZONE.new"
+	cat "$ZONE.new" >"$ZONE"
+	rm -f "$ZONE.new"
+}
+# A host of the big zone (it has an A) to check that zone keeps answering.
+BIG_HOST=$(awk '$3=="A" || $4=="A" {print $1; exit}' <(grep -E '^host[0-9]+\.region' "$BIG"))
+BIG_HOST=${BIG_HOST%.}
+case "$BIG_HOST" in *.big.test) ;; *) BIG_HOST=$BIG_HOST.big.test ;; esac
+BIG_A0=
+
+"$SRC/scripts/lab.sh" up >/dev/null
+start_pop53_answering "$CFG"
+for _ in $(seq 1 50); do [ -S "$SOCK" ] && break; sleep 0.2; done
+BIG_A0=$(a_of "$BIG_HOST")
+check "the big zone answers $BIG_HOST A ($BIG_A0)" [ -n "$BIG_A0" ]
+
+# --- 1. a changed value: patched ---------------------------------------------------------
+edit 's/^\(www\t\+300 IN A\t\).*/\1192.0.2.99/'
+gen0=$(generation)
+out=$(ctl zone reload example.com 2>&1); rc=$?
+echo "$out" | sed 's/^/# /' | head -3
+check "zone reload example.com exits 0" [ $rc -eq 0 ]
+check "the reply says the image was patched ($(grep '^image' <<<"$out"))" \
+	grep -qE '^image: patched: zone example\.com\., [0-9]+ record\(s\) deleted and [0-9]+ added' <<<"$out"
+check "www.example.com A is the new address" [ "$(a_of www.example.com)" = 192.0.2.99 ]
+check "the new serial $SERIAL is served" [ "$(serial_of example.com)" = "$SERIAL" ]
+check "cdn.example.com (CNAME to www) follows to the new address" \
+	bash -c 'grep -q "192.0.2.99" <<<"$0"' "$(kdig_section answer @"$V4" cdn.example.com A)"
+check "the big zone still answers $BIG_HOST A" [ "$(a_of "$BIG_HOST")" = "$BIG_A0" ]
+check "the generation moved" [ "$(generation)" != "$gen0" ]
+check "the log has the reload as patched" grep -q "reload: .*patched: zone example.com." "$TMP/pop53d.log"
+
+# --- 2. a name added and one removed: patched --------------------------------------------
+edit '/^sip\t/d' $'new\t300 IN A\t192.0.2.123'
+out=$(ctl zone reload example.com 2>&1); rc=$?
+check "added and removed names: patched ($(grep '^image' <<<"$out"))" \
+	bash -c '[ $0 -eq 0 ] && grep -q "^image: patched" <<<"$1"' "$rc" "$out"
+check "new.example.com A 192.0.2.123 is served" [ "$(a_of new.example.com)" = 192.0.2.123 ]
+check "sip.example.com is NXDOMAIN now" [ "$(rcode_of sip.example.com)" = NXDOMAIN ]
+
+# --- 3. nothing changed: nothing published -----------------------------------------------
+gen1=$(generation)
+out=$(ctl zone reload example.com 2>&1); rc=$?
+check "no change: exits 0 and says unchanged ($(grep '^image' <<<"$out"))" \
+	bash -c '[ $0 -eq 0 ] && grep -q "^image: unchanged" <<<"$1"' "$rc" "$out"
+check "no change: the generation stays $gen1" [ "$(generation)" = "$gen1" ]
+
+# --- 4. a bad file: rejected as before ---------------------------------------------------
+cp "$ZONE" "$ZONE.good"
+edit 's/^x//' $'www\t300 IN CNAME\tapi.example.com.'
+err=$(ctl zone reload example.com 2>&1); rc=$?
+check "bad zone (CNAME beside A at www): exits 1 with file:line: reason ($err)" \
+	bash -c '[ $0 -eq 1 ] && grep -qE "$1:[0-9]+: .*[Cc][Nn][Aa][Mm][Ee]" <<<"$2"' "$rc" "$ZONE" "$err"
+check "bad zone: www still 192.0.2.99" [ "$(a_of www.example.com)" = 192.0.2.99 ]
+check "bad zone: the generation stays $gen1" [ "$(generation)" = "$gen1" ]
+cat "$ZONE.good" >"$ZONE"
+SERIAL=$((SERIAL - 1))
+
+# --- 5. a delegation: declined, compiled in full, said why -------------------------------
+edit 's/^x//' $'sub\t300 IN NS\tns.sub.example.com.\nns.sub\t300 IN A\t192.0.2.77'
+out=$(ctl zone reload example.com 2>&1); rc=$?
+check "a new delegation: compiled in full, the reply says why ($(grep '^image' <<<"$out"))" \
+	bash -c '[ $0 -eq 0 ] && grep -qE "^image: compiled in full: .*(NS|TYPE2) records at sub\.example\.com" <<<"$1"' "$rc" "$out"
+check "the log says why it was not patched" \
+	grep -qE "reload: zone example\.com\. compiled in full, not patched: .*(NS|TYPE2) records" "$TMP/pop53d.log"
+check "the delegation is served (referral with the glue)" \
+	bash -c 'grep -q "ns.sub.example.com. 300 IN A 192.0.2.77" <<<"$0"' \
+	"$(kdig_section additional +norec @"$V4" host.sub.example.com A)"
+check "the big zone still answers $BIG_HOST A" [ "$(a_of "$BIG_HOST")" = "$BIG_A0" ]
+
+# --- 6. and the next value change is patched again ---------------------------------------
+edit 's/^\(www\t\+300 IN A\t\).*/\1192.0.2.100/'
+out=$(ctl zone reload example.com. 2>&1); rc=$?
+check "after the full compile, a value change is patched again" \
+	bash -c '[ $0 -eq 0 ] && grep -q "^image: patched" <<<"$1"' "$rc" "$out"
+check "www.example.com A is 192.0.2.100" [ "$(a_of www.example.com)" = 192.0.2.100 ]
+out=$(ctl zone reload 2>&1)
+check "zone reload without a name compiles every zone, and says so" grep -q "^image: compiled in full$" <<<"$out"
+
+check "pop53d stops cleanly" stop_pop53
+finish
