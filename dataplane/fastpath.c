@@ -997,15 +997,17 @@ fast_answer(const void *img, const struct p53_answer_conf *conf, uint8_t *msg, u
 	if (cut != NULL) {
 		if (!(cut->flags & P53_NODE_CUT) || dnssec)
 			return 0;
-		uint16_t end = 0;
+		uint16_t end = 0, ns1 = 0, ar1 = 0;
 		uint64_t ts1 = ts;
 		if (conf->ref != NULL)
 			end = ref_put(conf->ref, n->occluder != P53_NONE ? n->occluder : ni, q, msg,
-				      pos, limit, cut, &ns, &ar, &ts1);
+				      pos, limit, cut, &ns1, &ar1, &ts1);
 		if (end == 0)
-			end = referral(img, q, msg, pos, limit, cut, &ns, &ar);
+			end = referral(img, q, msg, pos, limit, cut, &ns1, &ar1);
 		else if (q->edns)
 			ts1 += opt_sum(ours, 0, (end - pos) & 1u);
+		ns = ns1;
+		ar = ar1;
 		ts = ts1;
 		pos = end;
 		if (pos == 0)
@@ -1018,7 +1020,9 @@ fast_answer(const void *img, const struct p53_answer_conf *conf, uint8_t *msg, u
 		/* Step 5: below the closest encloser, no wildcard: NXDOMAIN (RFC 2308 §3). With
 		   DO=1 in a signed zone the SOA's RRSIGs and the NSEC or NSEC3 proof. */
 		if (SIGNED_DO) {
-			pos = signed_negative(img, conf, q, msg, pos, limit, n->zone, ni, 1, &ns);
+			uint16_t ns1 = 0;
+			pos = signed_negative(img, conf, q, msg, pos, limit, n->zone, ni, 1, &ns1);
+			ns = ns1;
 		} else {
 			uint64_t ts1 = ts;
 			pos = soa(img, conf, q, msg, pos, limit, n->zone, &ts1);
@@ -1084,7 +1088,9 @@ fast_answer(const void *img, const struct p53_answer_conf *conf, uint8_t *msg, u
 			}
 			if (!hit && SIGNED_DO) {
 				ts = P53_FAST_NO_SUM;
-				pos = wildcard_proof(img, q, msg, pos, limit, n->zone, ce, &ns);
+				uint16_t ns1 = ns;
+				pos = wildcard_proof(img, q, msg, pos, limit, n->zone, ce, &ns1);
+				ns = ns1;
 				if (pos == 0)
 					return 0;
 			}
@@ -1093,7 +1099,9 @@ fast_answer(const void *img, const struct p53_answer_conf *conf, uint8_t *msg, u
 			if (SIGNED_DO) {
 				if (!hit)
 					return 0;   /* wildcard NODATA: two proofs, general */
-				pos = signed_negative(img, conf, q, msg, pos, limit, n->zone, ni, 0, &ns);
+				uint16_t ns1 = 0;
+				pos = signed_negative(img, conf, q, msg, pos, limit, n->zone, ni, 0, &ns1);
+				ns = ns1;
 			} else {
 				uint64_t ts1 = ts;
 				pos = soa(img, conf, q, msg, pos, limit, n->zone, &ts1);  /* NODATA */
