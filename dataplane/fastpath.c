@@ -846,12 +846,12 @@ static inline __attribute__((always_inline)) void copy_rrs(uint8_t *d, const uin
  */
 #define STEER_SUM (1ull << 16)
 static inline __attribute__((always_inline)) uint64_t
-steered_rrs(const void *img, const struct p53_answer_conf *conf, const struct p53_query *q,
+steered_rrs(const void *img, void *const *steer, const struct p53_query *q,
 	    const struct p53_image_rrset *rs, uint8_t *msg, uint16_t pos, uint16_t limit, int dnssec,
 	    const uint8_t *ecs, uint16_t *an, uint8_t *scope, uint16_t ours)
 {
 	uint64_t sum = 0;
-	const void *t = __atomic_load_n(conf->steer, __ATOMIC_ACQUIRE);
+	const void *t = __atomic_load_n(steer, __ATOMIC_ACQUIRE);
 	const struct p53_steer_rec *r = t != NULL ?
 		p53_steer_find(t, q->lname, q->qname_len, q->hash, q->qtype) : NULL;
 	const uint8_t *rd = p53_image_rdata(img, rs);
@@ -892,17 +892,21 @@ steered_rrs(const void *img, const struct p53_answer_conf *conf, const struct p5
 	return sum | (uint16_t)(pos + len);
 }
 
-/* steered_rrs() out of line, one copy per case: a query without ECS (the most common; no ECS
- * pointer, no scope, and the record count `an` in and out in bits 48..63 of the result, above
- * the sum) and one with it. */
-static __attribute__((noinline)) uint64_t steered(const void *img, const struct p53_answer_conf *conf,
+/* steered_rrs() out of line, one copy per case: a query without ECS (the most common) and one
+ * with it. The copy without ECS takes six arguments, all in registers: no ECS pointer, no
+ * scope, the table's pointer's address for the answer configuration, and `pl` = pos | limit
+ * << 16 | ours << 32 | dnssec << 48; a variant's record count comes back in bits 48..63 of
+ * the result (with STEER_SUM set: the image's RRset keeps the caller's count). */
+#define STEER_PL(pos, limit, ours, dnssec) \
+	((uint64_t)(pos) | (uint64_t)(limit) << 16 | (uint64_t)(ours) << 32 | (uint64_t)(dnssec) << 48)
+static __attribute__((noinline)) uint64_t steered(const void *img, void *const *steer,
 						  const struct p53_query *q,
-						  const struct p53_image_rrset *rs, uint8_t *msg,
-						  uint16_t pos, uint16_t limit, int dnssec, uint16_t an,
-						  uint16_t ours)
+						  const struct p53_image_rrset *rs, uint8_t *msg, uint64_t pl)
 {
 	uint8_t scope;
-	uint64_t w = steered_rrs(img, conf, q, rs, msg, pos, limit, dnssec, NULL, &an, &scope, ours);
+	uint16_t an = 0;
+	uint64_t w = steered_rrs(img, steer, q, rs, msg, (uint16_t)pl, (uint16_t)(pl >> 16),
+				 (int)(pl >> 48), NULL, &an, &scope, (uint16_t)(pl >> 32));
 
 	return w | (uint64_t)an << 48;
 }
@@ -914,7 +918,7 @@ static __attribute__((noinline)) uint64_t steered_ecs(const void *img, const str
 						      const uint8_t *ecs, uint16_t *an, uint8_t *scope,
 						      uint16_t ours)
 {
-	return steered_rrs(img, conf, q, rs, msg, pos, limit, dnssec, ecs, an, scope, ours);
+	return steered_rrs(img, conf->steer, q, rs, msg, pos, limit, dnssec, ecs, an, scope, ours);
 }
 
 /*
@@ -993,15 +997,17 @@ fast_answer(const void *img, const struct p53_answer_conf *conf, uint8_t *msg, u
 	if (cut != NULL) {
 		if (!(cut->flags & P53_NODE_CUT) || dnssec)
 			return 0;
-		uint16_t end = 0;
+		uint16_t end = 0, ns1 = 0, ar1 = 0;
 		uint64_t ts1 = ts;
 		if (conf->ref != NULL)
 			end = ref_put(conf->ref, n->occluder != P53_NONE ? n->occluder : ni, q, msg,
-				      pos, limit, cut, &ns, &ar, &ts1);
+				      pos, limit, cut, &ns1, &ar1, &ts1);
 		if (end == 0)
-			end = referral(img, q, msg, pos, limit, cut, &ns, &ar);
+			end = referral(img, q, msg, pos, limit, cut, &ns1, &ar1);
 		else if (q->edns)
 			ts1 += opt_sum(ours, 0, (end - pos) & 1u);
+		ns = ns1;
+		ar = ar1;
 		ts = ts1;
 		pos = end;
 		if (pos == 0)
@@ -1014,7 +1020,9 @@ fast_answer(const void *img, const struct p53_answer_conf *conf, uint8_t *msg, u
 		/* Step 5: below the closest encloser, no wildcard: NXDOMAIN (RFC 2308 §3). With
 		   DO=1 in a signed zone the SOA's RRSIGs and the NSEC or NSEC3 proof. */
 		if (SIGNED_DO) {
-			pos = signed_negative(img, conf, q, msg, pos, limit, n->zone, ni, 1, &ns);
+			uint16_t ns1 = 0;
+			pos = signed_negative(img, conf, q, msg, pos, limit, n->zone, ni, 1, &ns1);
+			ns = ns1;
 		} else {
 			uint64_t ts1 = ts;
 			pos = soa(img, conf, q, msg, pos, limit, n->zone, &ts1);
@@ -1054,8 +1062,10 @@ fast_answer(const void *img, const struct p53_answer_conf *conf, uint8_t *msg, u
 				uint8_t scope1 = 0;
 				uint64_t w;
 				if (ecs == NULL) {
-					w = steered(img, conf, q, rs, msg, pos, limit, dnssec, an, ours);
-					an = (uint16_t)(w >> 48);
+					w = steered(img, conf->steer, q, rs, msg,
+						    STEER_PL(pos, limit, ours, dnssec));
+					if (w & STEER_SUM)
+						an = (uint16_t)(w >> 48);
 					w &= (1ull << 48) - 1;
 				} else {
 					w = steered_ecs(img, conf, q, rs, msg, pos, limit, dnssec, ecs,
@@ -1078,7 +1088,9 @@ fast_answer(const void *img, const struct p53_answer_conf *conf, uint8_t *msg, u
 			}
 			if (!hit && SIGNED_DO) {
 				ts = P53_FAST_NO_SUM;
-				pos = wildcard_proof(img, q, msg, pos, limit, n->zone, ce, &ns);
+				uint16_t ns1 = ns;
+				pos = wildcard_proof(img, q, msg, pos, limit, n->zone, ce, &ns1);
+				ns = ns1;
 				if (pos == 0)
 					return 0;
 			}
@@ -1087,7 +1099,9 @@ fast_answer(const void *img, const struct p53_answer_conf *conf, uint8_t *msg, u
 			if (SIGNED_DO) {
 				if (!hit)
 					return 0;   /* wildcard NODATA: two proofs, general */
-				pos = signed_negative(img, conf, q, msg, pos, limit, n->zone, ni, 0, &ns);
+				uint16_t ns1 = 0;
+				pos = signed_negative(img, conf, q, msg, pos, limit, n->zone, ni, 0, &ns1);
+				ns = ns1;
 			} else {
 				uint64_t ts1 = ts;
 				pos = soa(img, conf, q, msg, pos, limit, n->zone, &ts1);  /* NODATA */

@@ -131,7 +131,8 @@ int p53_steer_check(const void *t, size_t len, const char **why)
 	const uint32_t *dec = (const uint32_t *)((const uint8_t *)t + h->dec_off);
 	for (uint32_t i = 0; i < h->n_records; i++) {
 		if (r[i].n_steps > P53_STEER_STEPS || r[i].fallback >= h->n_variants ||
-		    (uint64_t)h->names_off + r[i].name_off + r[i].name_len > len) {
+		    r[i].zero != 0 || r[i].name_off < h->names_off ||
+		    (uint64_t)r[i].name_off + r[i].name_len > len) {
 			w = "record out of range";
 			goto bad;
 		}

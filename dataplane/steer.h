@@ -148,15 +148,29 @@ struct p53_steer_step {
 	uint32_t dec;                   /* index into decisions[]: src.n_locs variant indices */
 };
 
+/*
+ * A steered record. Its first 8 bytes are the lookup key, P53_STEER_KEY(hash, type, name_len)
+ * in host order (the zero byte included), compared in one load by p53_steer_find. name_off
+ * counts from the table's start (inside names[]), so the owner is one add away.
+ */
 struct p53_steer_rec {
 	uint32_t hash;                  /* p53_name_hash of the owner */
-	uint32_t name_off;              /* canonical owner, into names[] */
-	uint8_t name_len;
-	uint8_t n_steps;
 	uint16_t type;
+	uint8_t name_len;
+	uint8_t zero;                   /* 0: the key's top byte */
+	uint32_t name_off;              /* canonical owner, from the table's start (in names[]) */
+	uint8_t n_steps;
+	uint8_t pad[3];
 	uint32_t fallback;              /* variant after the last step */
 	struct p53_steer_step steps[P53_STEER_STEPS];
 };
+
+_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ && offsetof(struct p53_steer_rec, zero) == 7,
+	       "p53_steer_find reads the key as a little-endian word");
+
+/* The key of struct p53_steer_rec's first 8 bytes, as a little-endian load reads them. */
+#define P53_STEER_KEY(hash, type, len) \
+	((uint64_t)(uint32_t)(hash) | (uint64_t)(uint16_t)(type) << 32 | (uint64_t)(uint8_t)(len) << 48)
 
 struct p53_steer_variant {
 	uint32_t rdata_off;             /* into rdata[] */
@@ -243,12 +257,17 @@ static inline const struct p53_steer_rec *p53_steer_find(const void *t, const ui
 {
 	const struct p53_steer_hdr *h = p53_steer_hdr(t);
 	const struct p53_steer_rec *r = (const struct p53_steer_rec *)((const uint8_t *)t + h->records_off);
+	const struct p53_steer_rec *end = r + h->n_records;
+	const uint64_t key = P53_STEER_KEY(hash, type, len);
 
-	/* A handful of steered records per node: a scan beats a hash table here. */
-	for (uint32_t i = 0; i < h->n_records; i++)
-		if (r[i].hash == hash && r[i].type == type && r[i].name_len == len &&
-		    p53_steer_same_name((const uint8_t *)t + h->names_off + r[i].name_off, name, len))
-			return &r[i];
+	/* A handful of steered records per node: a scan beats a hash table here. The hash, type
+	 * and length in one compare (the record's first 8 bytes), then the name. */
+	for (; r < end; r++) {
+		uint64_t k;
+		memcpy(&k, r, sizeof(k));
+		if (k == key && p53_steer_same_name((const uint8_t *)t + r->name_off, name, len))
+			return r;
+	}
 	return NULL;
 }
 

@@ -1124,7 +1124,7 @@ void *p53_steer_build_signed(const struct p53_steer_conf *conf, const struct p53
 		goto oom;
 	size_t np = 0;
 	for (int i = 0; i < conf->n_records; i++) {
-		recs[i].name_off = (uint32_t)np;
+		recs[i].name_off = (uint32_t)(h.names_off + np);
 		memcpy(img + h.names_off + np, conf->records[i].lname, conf->records[i].lname_len);
 		np += conf->records[i].lname_len;
 	}

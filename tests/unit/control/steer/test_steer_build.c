@@ -17,6 +17,7 @@
 
 #include "control/conf/config.h"
 #include "control/steer/steer_build.h"
+#include "dataplane/name.h"
 #include "dataplane/steer.h"
 
 /* A table with only a source's blocks, to run p53_steer_lookup over. */
@@ -838,6 +839,46 @@ static void test_check_index6(void **state)
 	built_free(&b);
 }
 
+/* p53_steer_find: the record's key (hash, type and length in its first 8 bytes) and its owner
+ * from the table's start; a name differing in one byte (same length and type), another type,
+ * or another length finds nothing. p53_steer_check refuses a record whose key byte is not 0 or
+ * whose owner lies before the names. */
+static void test_find_key(void **state)
+{
+	static bool up[2][P53_STEER_MAX_POOL];
+	static const uint8_t www[] = "\003www\007example\003com";
+	static const uint8_t wwx[] = "\003wwx\007example\003com";
+	static const uint8_t ww[] = "\002ww\007example\003com";
+	struct built b;
+	const char *why = NULL;
+
+	(void)state;
+	build_from(&b, REC "      type: A\n      policy: [map]\n" POOL3, MAP1, up);
+	struct p53_steer_hdr *h = (struct p53_steer_hdr *)b.t;
+	struct p53_steer_rec *r = (struct p53_steer_rec *)(void *)((uint8_t *)b.t + h->records_off);
+	assert_int_equal(h->n_records, 1);
+	assert_int_equal(r->zero, 0);
+	assert_true(r->name_off >= h->names_off);
+	assert_memory_equal((const uint8_t *)b.t + r->name_off, www, sizeof(www));
+	assert_ptr_equal(p53_steer_find(b.t, www, sizeof(www), p53_name_hash(www, sizeof(www)), 1), r);
+	assert_null(p53_steer_find(b.t, www, sizeof(www), p53_name_hash(www, sizeof(www)), 28));
+	/* the same hash given for a name one byte apart: the name compare refuses it */
+	assert_null(p53_steer_find(b.t, wwx, sizeof(wwx), p53_name_hash(www, sizeof(www)), 1));
+	assert_null(p53_steer_find(b.t, ww, sizeof(ww), p53_name_hash(ww, sizeof(ww)), 1));
+	assert_int_equal(p53_steer_check(b.t, b.len, &why), 0);
+	r->zero = 1;
+	assert_int_not_equal(p53_steer_check(b.t, b.len, &why), 0);
+	assert_string_equal(why, "record out of range");
+	r->zero = 0;
+	uint32_t off = r->name_off;
+	r->name_off = h->names_off - 1;
+	assert_int_not_equal(p53_steer_check(b.t, b.len, &why), 0);
+	assert_string_equal(why, "record out of range");
+	r->name_off = off;
+	assert_int_equal(p53_steer_check(b.t, b.len, &why), 0);
+	built_free(&b);
+}
+
 /* all_down: what a record answers when every target is down; the default is every target. */
 static void test_all_down(void **state)
 {
@@ -1336,6 +1377,7 @@ int main(void)
 		cmocka_unit_test(test_index6_long),
 		cmocka_unit_test(test_same_name),
 		cmocka_unit_test(test_check_index6),
+		cmocka_unit_test(test_find_key),
 		cmocka_unit_test(test_great_circle),
 		cmocka_unit_test(test_bad_config),
 		cmocka_unit_test(test_probe_config),
