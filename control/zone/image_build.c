@@ -752,9 +752,13 @@ static void *layout(struct build *s, size_t *len)
 	 * in one names-and-RDATA section (names_off == rdata_off). */
 	const int coloc = p53_image_colocate();
 	size_t names_total = 0;
+	int names_in_order = 1;         /* node i's name before node i + 1's in b->names */
 	if (coloc)
-		for (size_t i = 0; i < b->n_nodes; i++)
+		for (size_t i = 0; i < b->n_nodes; i++) {
 			names_total += b->nodes[i].name_len;
+			if (i > 0 && b->nodes[i].name_off < b->nodes[i - 1].name_off)
+				names_in_order = 0;
+		}
 
 	h.zones_off = (uint32_t)off;
 	off = align8(off + b->n_zones * sizeof(struct p53_image_zone));
@@ -808,37 +812,11 @@ static void *layout(struct build *s, size_t *len)
 	move_out(img + h.slots_off, s->slots, ((size_t)s->hash_mask + 1) * sizeof(uint64_t));
 	free(s->slots);
 	s->slots = NULL;
-	if (coloc) {
-		/* Every node's name, then room for its RRsets' records (written below, at the
-		 * rdata_off set here); an RRset no node lists (none should) goes after them all. */
-		for (size_t i = 0; i < s->n_rrsets; i++)
-			s->rrsets[i].rdata_off = P53_NONE;
-		pos = 0;
-		for (size_t i = 0; i < b->n_nodes; i++) {
-			struct p53_image_node *nd = &b->nodes[i];
-			memcpy(img + h.names_off + pos, b->names + nd->name_off, nd->name_len);
-			nd->name_off = (uint32_t)pos;
-			pos += nd->name_len;
-			for (uint32_t r = nd->rrsets; r < (uint32_t)nd->rrsets + nd->n_rrsets; r++) {
-				if (r >= s->n_rrsets || s->rrsets[r].rdata_off != P53_NONE)
-					continue;
-				s->rrsets[r].rdata_off = (uint32_t)pos;
-				pos += s->rrsets[r].rdata_len + s->rrsets[r].sig_len;
-			}
-		}
-		for (size_t i = 0; i < s->n_rrsets; i++) {
-			if (s->rrsets[i].rdata_off != P53_NONE)
-				continue;
-			s->rrsets[i].rdata_off = (uint32_t)pos;
-			pos += s->rrsets[i].rdata_len + s->rrsets[i].sig_len;
-		}
-		for (size_t z = 0; z < b->n_zones; z++)
-			b->zones[z].name_off = b->nodes[b->zones[z].apex].name_off;
-	} else {
+	if (!coloc) {
 		move_out(img + h.names_off, b->names, b->names_len);
+		free(b->names);
+		b->names = NULL;
 	}
-	free(b->names);
-	b->names = NULL;
 	move_out(img + h.nodes_off, b->nodes, b->n_nodes * sizeof(struct p53_image_node));
 	free(b->nodes);
 	b->nodes = NULL;
@@ -862,6 +840,47 @@ static void *layout(struct build *s, size_t *len)
 	void *shrunk = realloc(packed, b->n_recs ? b->n_recs * 2 * sizeof(uint32_t) : 1);
 	const uint32_t *span = shrunk != NULL ? shrunk : (void *)packed;
 	b->recs = NULL;
+	if (coloc) {
+		/* Node-major: every node's name, then room for its RRsets' records (written below,
+		 * at the rdata_off set here); an RRset no node lists (none should) goes after them
+		 * all. Here, after the records were packed, so the section's pages are not touched
+		 * before that gave memory back (the compile's peak). The nodes are in the image. */
+		struct p53_image_node *inodes = (struct p53_image_node *)(img + h.nodes_off);
+		for (size_t i = 0; i < s->n_rrsets; i++)
+			s->rrsets[i].rdata_off = P53_NONE;
+		/* b->names' pages go back as they are read, as move_out() does, when the nodes
+		   read them in order (they are made in that order: zone_load.c) */
+		const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+		uintptr_t released = ((uintptr_t)b->names + page - 1) & ~(uintptr_t)(page - 1);
+		pos = 0;
+		for (size_t i = 0; i < b->n_nodes; i++) {
+			struct p53_image_node *nd = &inodes[i];
+			memcpy(img + h.names_off + pos, b->names + nd->name_off, nd->name_len);
+			uintptr_t hi = ((uintptr_t)b->names + nd->name_off) & ~(uintptr_t)(page - 1);
+			if (names_in_order && hi >= released + ((size_t)2 << 20)) {
+				(void)madvise((void *)released, hi - released, MADV_DONTNEED);
+				released = hi;
+			}
+			nd->name_off = (uint32_t)pos;
+			pos += nd->name_len;
+			for (uint32_t r = nd->rrsets; r < (uint32_t)nd->rrsets + nd->n_rrsets; r++) {
+				if (r >= s->n_rrsets || s->rrsets[r].rdata_off != P53_NONE)
+					continue;
+				s->rrsets[r].rdata_off = (uint32_t)pos;
+				pos += s->rrsets[r].rdata_len + s->rrsets[r].sig_len;
+			}
+		}
+		for (size_t i = 0; i < s->n_rrsets; i++) {
+			if (s->rrsets[i].rdata_off != P53_NONE)
+				continue;
+			s->rrsets[i].rdata_off = (uint32_t)pos;
+			pos += s->rrsets[i].rdata_len + s->rrsets[i].sig_len;
+		}
+		for (size_t z = 0; z < b->n_zones; z++)
+			b->zones[z].name_off = inodes[b->zones[z].apex].name_off;
+		free(b->names);
+		b->names = NULL;
+	}
 	rdata = img + h.rdata_off;
 	pos = 0;
 	for (size_t i = 0; i < s->n_rrsets; i++) {
