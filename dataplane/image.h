@@ -281,8 +281,9 @@ static inline const uint64_t *p53_image_slots(const void *img)
 /**
  * Check an image before workers read it without bounds checks: the header (magic, version,
  * size), that every section lies inside the image, aligned and in order, and every index
- * the data plane follows: each node's name (well-formed, inside names[]), zone, RRset range,
- * wildcard, occluder and parent_side; each RRset's records (they fill its RDATA range
+ * the data plane follows: each node's name (well-formed, inside names[] or, node-major,
+ * inside the names-and-RDATA section), zone, RRset range, wildcard, occluder and
+ * parent_side; each RRset's records (they fill its RDATA range
  * exactly; CNAME/DNAME targets are names) and its additional list (inside adds[], naming
  * nodes); each zone's apex, SOA and name; each name-index slot's node, and that the index
  * has an empty slot. It does not check what the compiler decides (RRsets sorted by type,
