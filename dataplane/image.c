@@ -72,6 +72,7 @@ static int prefix_of(const struct p53_image_hdr *h, const struct p53_image_hdr *
 	uint64_t adds = adds_end(hp) - hp->adds_off;
 
 	if (hp->magic != P53_IMAGE_MAGIC || hp->version != P53_IMAGE_VERSION ||
+	    (hp->names_off == hp->rdata_off) != (h->names_off == h->rdata_off) ||
 	    hp->n_zones != h->n_zones || hp->n_nodes > h->n_nodes || hp->n_rrsets > h->n_rrsets ||
 	    hp->max_labels > h->max_labels || names > h->rdata_off - h->names_off ||
 	    rdata > h->adds_off - h->rdata_off || adds > adds_end(h) - h->adds_off)
@@ -103,7 +104,9 @@ int p53_image_check_from(const void *img, size_t len, const void *prev, int *fro
 		*from = hp != NULL;
 
 	const uint8_t *names = (const uint8_t *)img + h->names_off;
-	uint64_t names_len = h->rdata_off - h->names_off;
+	/* Names lie in names[], or in a node-major image (names_off == rdata_off, image.h)
+	 * between the records of its one names-and-RDATA section. */
+	uint64_t names_len = (h->names_off == h->rdata_off ? h->adds_off : h->rdata_off) - h->names_off;
 	uint64_t rdata_len = h->adds_off - h->rdata_off;
 	uint64_t n_adds = (adds_end(h) - h->adds_off) / sizeof(uint32_t);
 	const uint32_t *adds = p53_image_adds(img, 0);

@@ -15,13 +15,25 @@
  *   struct p53_image_node   nodes[n_nodes]
  *   struct p53_image_rrset  rrsets[n_rrsets]      each node's RRsets are contiguous
  *   uint64_t                slots[hash_mask + 1]  open-addressing name index
- *   uint8_t                 names[]               owner names, canonical wire form
- *   uint8_t                 rdata[]               pre-encoded RRs (see p53_image_rrset)
+ *   uint8_t                 names[]               owner names, canonical wire form (empty
+ *                                                 when node-major: see Co-location)
+ *   uint8_t                 rdata[]               pre-encoded RRs (see p53_image_rrset);
+ *                                                 node-major: each node's name, then its RRs
  *   uint32_t                adds[]                additional-section lists
  *   struct p53_image_proof  proofs[n_nodes]       DNSSEC denial facts, one per node (only when
  *                                                 some zone is signed; proofs_off = 0 otherwise)
  *   uint32_t                chain[n_chain]        NSEC owners, canonical order, zone by zone
  *   struct p53_image_nsec3  nsec3[n_nsec3]        NSEC3 owners by hash, zone by zone
+ *
+ * Co-location (node-major, the compiler's default; control/zone/image_build.c,
+ * p53_image_colocate()): names[] is empty and names_off == rdata_off, and that one section
+ * holds, node by node, the owner name followed by the records of the node's RRsets. So a
+ * positive answer on a big zone reads its owner name and its first RRset's records from one
+ * or two adjacent cache lines of one page instead of two sections apart (docs/BENCHMARKS.md,
+ * "Big zone: node-major layout"). Name and RDATA offsets are both relative to that section's
+ * start, so every accessor below serves both layouts. An IXFR patch (image_patch.c) appends
+ * the new records, then the new names, to it: patched nodes are not co-located. With
+ * POP53_IMAGE_LAYOUT=sections the compiler writes names[] and rdata[] apart, as before.
  *
  * DNSSEC (see dataplane/dnssec.h): RRSIG records are not an RRset of their own; each RRset
  * carries the RRSIGs that cover it, pre-encoded right after its records, so a signed answer
@@ -269,8 +281,9 @@ static inline const uint64_t *p53_image_slots(const void *img)
 /**
  * Check an image before workers read it without bounds checks: the header (magic, version,
  * size), that every section lies inside the image, aligned and in order, and every index
- * the data plane follows: each node's name (well-formed, inside names[]), zone, RRset range,
- * wildcard, occluder and parent_side; each RRset's records (they fill its RDATA range
+ * the data plane follows: each node's name (well-formed, inside names[] or, node-major,
+ * inside the names-and-RDATA section), zone, RRset range, wildcard, occluder and
+ * parent_side; each RRset's records (they fill its RDATA range
  * exactly; CNAME/DNAME targets are names) and its additional list (inside adds[], naming
  * nodes); each zone's apex, SOA and name; each name-index slot's node, and that the index
  * has an empty slot. It does not check what the compiler decides (RRsets sorted by type,

@@ -140,13 +140,22 @@ static __rte_noinline void not_ours(struct p53_worker *w, struct rte_mbuf *m, en
 
 /*
  * On a large image each lookup is a chain of dependent cache misses: name-index slot, node,
- * owner name and RRset header, RDATA. Pass 1 of burst() prefetched every frame's slot; each
- * pass here reads what the previous one brought in and prefetches the next link for the
- * whole burst, so the misses of 32 frames overlap instead of queueing one frame at a time.
+ * owner name and RRset header, RDATA (in a node-major image, image.h, right after the owner
+ * name), and the RRset's checksum sum (conf->sums). Pass 1 of burst() prefetched every
+ * frame's slot; each pass here reads what the previous one brought in and prefetches the
+ * next link for the whole burst, so the misses of 32 frames overlap instead of queueing one
+ * frame at a time. A name, RRset header or RDATA that crosses a cache line gets both lines.
  * Only the first slot probed is followed (a collision is left to the lookup itself).
  */
-static inline void prefetch_chain(const void *img, const struct p53_query *q, const uint8_t *ms,
-				  uint16_t n)
+static inline void prefetch_span(const void *p, uint32_t len)
+{
+	rte_prefetch0(p);
+	if ((((uintptr_t)p & 63) + len) > 64)
+		rte_prefetch0((const uint8_t *)p + len - 1);
+}
+
+static inline void prefetch_chain(const void *img, const struct p53_answer_conf *conf,
+				  const struct p53_query *q, const uint8_t *ms, uint16_t n)
 {
 	const struct p53_image_hdr *h = p53_image_hdr(img);
 	const uint64_t *slots = p53_image_slots(img);
@@ -159,7 +168,7 @@ static inline void prefetch_chain(const void *img, const struct p53_query *q, co
 		uint64_t s = slots[q[i].hash & h->hash_mask];
 		if (s != 0 && (uint32_t)(s >> 32) == q[i].hash) {
 			node[i] = (uint32_t)s - 1;
-			rte_prefetch0(p53_image_node(img, node[i]));
+			prefetch_span(p53_image_node(img, node[i]), sizeof(struct p53_image_node));
 		}
 	}
 #if P53_PREFETCH_DEPTH >= 3
@@ -167,8 +176,9 @@ static inline void prefetch_chain(const void *img, const struct p53_query *q, co
 		if (node[i] == P53_NONE)
 			continue;
 		const struct p53_image_node *nd = p53_image_node(img, node[i]);
-		rte_prefetch0(p53_image_name(img, nd->name_off));
-		rte_prefetch0(p53_image_rrset(img, nd->rrsets));
+		/* The name and, node-major, the first record after it (an A record: 16 bytes) */
+		prefetch_span(p53_image_name(img, nd->name_off), nd->name_len + 16u);
+		prefetch_span(p53_image_rrset(img, nd->rrsets), sizeof(struct p53_image_rrset));
 	}
 #endif
 #if P53_PREFETCH_DEPTH >= 4
@@ -176,8 +186,12 @@ static inline void prefetch_chain(const void *img, const struct p53_query *q, co
 		if (node[i] == P53_NONE)
 			continue;
 		uint32_t rsi = p53_image_node_rrset(img, p53_image_node(img, node[i]), q[i].qtype);
-		if (rsi != P53_NONE)
-			rte_prefetch0(p53_image_rdata(img, p53_image_rrset(img, rsi)));
+		if (rsi == P53_NONE)
+			continue;
+		const struct p53_image_rrset *rs = p53_image_rrset(img, rsi);
+		prefetch_span(p53_image_rdata(img, rs), rs->rdata_len);
+		if (rsi < conf->n_sums)
+			rte_prefetch0(conf->sums + rsi);
 	}
 #endif
 }
@@ -414,7 +428,7 @@ static uint16_t burst(struct p53_worker *w, const struct p53_replica *r, const s
 	}
 #elif P53_PREFETCH_DEPTH >= 2
 	if (slots != NULL)
-		prefetch_chain(img, q, ms, n);
+		prefetch_chain(img, &r->conf, q, ms, n);
 #endif
 	for (uint16_t i = 0; i < n; i++) {
 		if (ms[i] == FRAME_DROPPED)

@@ -697,6 +697,13 @@ static int adds_make(struct build *s)
 	return 0;
 }
 
+int p53_image_colocate(void)
+{
+	const char *v = getenv("POP53_IMAGE_LAYOUT");
+
+	return v == NULL || strcmp(v, "sections") != 0;
+}
+
 static size_t align8(size_t x)
 {
 	return (x + 7) & ~(size_t)7;
@@ -741,6 +748,17 @@ static void *layout(struct build *s, size_t *len)
 			h.max_labels = b->nodes[i].labels;
 	size_t off = align8(sizeof(h)), size, pos;
 	uint8_t *img, *rdata;
+	/* Node-major (image.h, "Co-location"): each node's owner name, then its RRsets' records,
+	 * in one names-and-RDATA section (names_off == rdata_off). */
+	const int coloc = p53_image_colocate();
+	size_t names_total = 0;
+	int names_in_order = 1;         /* node i's name before node i + 1's in b->names */
+	if (coloc)
+		for (size_t i = 0; i < b->n_nodes; i++) {
+			names_total += b->nodes[i].name_len;
+			if (i > 0 && b->nodes[i].name_off < b->nodes[i - 1].name_off)
+				names_in_order = 0;
+		}
 
 	h.zones_off = (uint32_t)off;
 	off = align8(off + b->n_zones * sizeof(struct p53_image_zone));
@@ -751,9 +769,10 @@ static void *layout(struct build *s, size_t *len)
 	h.slots_off = (uint32_t)off;
 	off = align8(off + ((size_t)s->hash_mask + 1) * sizeof(uint64_t));
 	h.names_off = (uint32_t)off;
-	off = align8(off + b->names_len);
+	if (!coloc)
+		off = align8(off + b->names_len);
 	h.rdata_off = (uint32_t)off;
-	off = align8(off + s->rdata_len);
+	off = align8(off + s->rdata_len + names_total);
 	h.adds_off = (uint32_t)off;
 	off = align8(off + s->n_adds * sizeof(uint32_t));
 	if (s->proofs != NULL) {
@@ -793,9 +812,11 @@ static void *layout(struct build *s, size_t *len)
 	move_out(img + h.slots_off, s->slots, ((size_t)s->hash_mask + 1) * sizeof(uint64_t));
 	free(s->slots);
 	s->slots = NULL;
-	move_out(img + h.names_off, b->names, b->names_len);
-	free(b->names);
-	b->names = NULL;
+	if (!coloc) {
+		move_out(img + h.names_off, b->names, b->names_len);
+		free(b->names);
+		b->names = NULL;
+	}
 	move_out(img + h.nodes_off, b->nodes, b->n_nodes * sizeof(struct p53_image_node));
 	free(b->nodes);
 	b->nodes = NULL;
@@ -819,10 +840,53 @@ static void *layout(struct build *s, size_t *len)
 	void *shrunk = realloc(packed, b->n_recs ? b->n_recs * 2 * sizeof(uint32_t) : 1);
 	const uint32_t *span = shrunk != NULL ? shrunk : (void *)packed;
 	b->recs = NULL;
+	if (coloc) {
+		/* Node-major: every node's name, then room for its RRsets' records (written below,
+		 * at the rdata_off set here); an RRset no node lists (none should) goes after them
+		 * all. Here, after the records were packed, so the section's pages are not touched
+		 * before that gave memory back (the compile's peak). The nodes are in the image. */
+		struct p53_image_node *inodes = (struct p53_image_node *)(img + h.nodes_off);
+		for (size_t i = 0; i < s->n_rrsets; i++)
+			s->rrsets[i].rdata_off = P53_NONE;
+		/* b->names' pages go back as they are read, as move_out() does, when the nodes
+		   read them in order (they are made in that order: zone_load.c) */
+		const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+		uintptr_t released = ((uintptr_t)b->names + page - 1) & ~(uintptr_t)(page - 1);
+		pos = 0;
+		for (size_t i = 0; i < b->n_nodes; i++) {
+			struct p53_image_node *nd = &inodes[i];
+			memcpy(img + h.names_off + pos, b->names + nd->name_off, nd->name_len);
+			uintptr_t hi = ((uintptr_t)b->names + nd->name_off) & ~(uintptr_t)(page - 1);
+			if (names_in_order && hi >= released + ((size_t)2 << 20)) {
+				(void)madvise((void *)released, hi - released, MADV_DONTNEED);
+				released = hi;
+			}
+			nd->name_off = (uint32_t)pos;
+			pos += nd->name_len;
+			for (uint32_t r = nd->rrsets; r < (uint32_t)nd->rrsets + nd->n_rrsets; r++) {
+				if (r >= s->n_rrsets || s->rrsets[r].rdata_off != P53_NONE)
+					continue;
+				s->rrsets[r].rdata_off = (uint32_t)pos;
+				pos += s->rrsets[r].rdata_len + s->rrsets[r].sig_len;
+			}
+		}
+		for (size_t i = 0; i < s->n_rrsets; i++) {
+			if (s->rrsets[i].rdata_off != P53_NONE)
+				continue;
+			s->rrsets[i].rdata_off = (uint32_t)pos;
+			pos += s->rrsets[i].rdata_len + s->rrsets[i].sig_len;
+		}
+		for (size_t z = 0; z < b->n_zones; z++)
+			b->zones[z].name_off = inodes[b->zones[z].apex].name_off;
+		free(b->names);
+		b->names = NULL;
+	}
 	rdata = img + h.rdata_off;
 	pos = 0;
 	for (size_t i = 0; i < s->n_rrsets; i++) {
 		struct p53_image_rrset *rs = &s->rrsets[i];
+		if (coloc)
+			pos = rs->rdata_off;
 		rs->rdata_off = (uint32_t)pos;
 		for (uint32_t k = s->rs_rec[i]; k < s->rs_rec[i] + rs->count; k++) {
 			uint32_t off = span[2 * k], wlen = span[2 * k + 1];

@@ -86,6 +86,15 @@ void *p53_image_build_files(const struct p53_zone_src *zones, size_t n, size_t *
 			    char *err, size_t errlen, p53_warn_fn warn, void *warn_arg,
 			    char ***files, size_t *n_files);
 
+/**
+ * Whether p53_image_build() lays the image out node-major (dataplane/image.h, "Co-location":
+ * each node's owner name followed by its RRsets' records, so a positive answer reads its name
+ * and its first RRset's records from one or two adjacent cache lines): yes unless the
+ * environment says POP53_IMAGE_LAYOUT=sections (names and records in sections of their own,
+ * the layout before; to compare). Both layouts are served alike.
+ */
+int p53_image_colocate(void);
+
 /** Free a list of files from p53_image_build_files(). */
 void p53_image_files_free(char **files, size_t n);
 

@@ -1285,6 +1285,9 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 	if (n_slots > (uint64_t)1 << 32)
 		return decline(why, wl, "too many names");
 	uint32_t mask = (uint32_t)(n_slots - 1);
+	/* A node-major image (names_off == rdata_off, image.h) keeps one names-and-RDATA
+	 * section: new records, then new names, are appended to it (not co-located). */
+	const int merged = h->names_off == h->rdata_off;
 	size_t names_old = h->rdata_off - h->names_off, names_new = 0;
 	for (size_t i = 0; i < p->n_t; i++)
 		if (p->t[i].changed && p->t[i].old == P53_NONE)
@@ -1304,9 +1307,10 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 	nh.slots_off = (uint32_t)off;
 	off = align8(off + (size_t)n_slots * sizeof(uint64_t));
 	nh.names_off = (uint32_t)off;
-	off = align8(off + names_old + names_new);
+	if (!merged)
+		off = align8(off + names_old + names_new);
 	nh.rdata_off = (uint32_t)off;
-	off = align8(off + rdata_old + p->nrd_len);
+	off = align8(off + rdata_old + p->nrd_len + (merged ? names_new : 0));
 	nh.adds_off = (uint32_t)off;
 	off = align8(off + (n_adds_old + p->n_nadds) * sizeof(uint32_t));
 	/* DNSSEC sections, when a zone of the image is signed: a proof per node (new nodes are
@@ -1411,7 +1415,7 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 		if (p->nrs_old[r] == P53_NONE)
 			rrsets[h->n_rrsets + r].rdata_off += (uint32_t)rdata_old;
 	}
-	size_t names_at = names_old;
+	size_t names_at = merged ? rdata_old + p->nrd_len : names_old;
 	for (size_t i = 0; i < p->n_t; i++) {
 		struct tn *t = &p->t[i];
 		if (!t->changed)

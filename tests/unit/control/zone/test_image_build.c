@@ -337,6 +337,62 @@ static void test_image_parent_child(void **state)
 	free(img);
 }
 
+/* Node-major (image.h, "Co-location"): one names-and-RDATA section, each node's name right
+ * before its RRsets' records; POP53_IMAGE_LAYOUT=sections gives the two sections apart.
+ * Both pass the check and hold the same nodes, RRsets and bytes, at other offsets. */
+static void test_image_node_major(void **state)
+{
+	struct warns w = { 0 }, w2 = { 0 };
+	size_t len, len2;
+
+	(void)state;
+	assert_int_equal(unsetenv("POP53_IMAGE_LAYOUT"), 0);
+	assert_true(p53_image_colocate());
+	void *img = build_example(&len, &w);
+	assert_int_equal(setenv("POP53_IMAGE_LAYOUT", "sections", 1), 0);
+	assert_false(p53_image_colocate());
+	void *sec = build_example(&len2, &w2);
+	assert_int_equal(unsetenv("POP53_IMAGE_LAYOUT"), 0);
+	const struct p53_image_hdr *h = p53_image_hdr(img), *h2 = p53_image_hdr(sec);
+
+	assert_int_equal(p53_image_check(img, len, NULL), 0);
+	assert_int_equal(p53_image_check(sec, len2, NULL), 0);
+	assert_int_equal(h->names_off, h->rdata_off);
+	assert_true(h2->names_off < h2->rdata_off);
+	assert_int_equal(len, len2);     /* the same bytes, only placed otherwise */
+	assert_int_equal(h->n_nodes, h2->n_nodes);
+	assert_int_equal(h->n_rrsets, h2->n_rrsets);
+	uint32_t with_rrsets = 0;
+	for (uint32_t i = 0; i < h->n_nodes; i++) {
+		const struct p53_image_node *n = p53_image_node(img, i), *n2 = p53_image_node(sec, i);
+		assert_int_equal(n->name_len, n2->name_len);
+		assert_memory_equal(p53_image_name(img, n->name_off), p53_image_name(sec, n2->name_off),
+				    n->name_len);
+		assert_int_equal(n->n_rrsets, n2->n_rrsets);
+		for (uint32_t r = 0; r < n->n_rrsets; r++) {
+			const struct p53_image_rrset *rs = p53_image_rrset(img, n->rrsets + r);
+			const struct p53_image_rrset *rs2 = p53_image_rrset(sec, n2->rrsets + r);
+			assert_int_equal(rs->type, rs2->type);
+			assert_int_equal(rs->rdata_len, rs2->rdata_len);
+			assert_memory_equal(p53_image_rdata(img, rs), p53_image_rdata(sec, rs2),
+					    (size_t)rs->rdata_len + rs->sig_len);
+			/* The name, then the node's records one RRset after another. */
+			uint32_t at = r == 0 ? n->name_off + n->name_len :
+				      p53_image_rrset(img, n->rrsets + r - 1)->rdata_off +
+				      p53_image_rrset(img, n->rrsets + r - 1)->rdata_len +
+				      p53_image_rrset(img, n->rrsets + r - 1)->sig_len;
+			assert_int_equal(rs->rdata_off, at);
+		}
+		with_rrsets += n->n_rrsets > 0;
+		/* The zone's name is its apex node's. */
+		if (n->flags & P53_NODE_APEX)
+			assert_int_equal(p53_image_zone(img, n->zone)->name_off, n->name_off);
+	}
+	assert_true(with_rrsets > 10);
+	free(img);
+	free(sec);
+}
+
 static void test_image_rdata(void **state)
 {
 	static const uint8_t a_www[] = { 0xc0, 12, 0, 1, 0, 1, 0, 0, 0x0e, 0x10, 0, 4, 192, 0, 2, 3 };
@@ -844,6 +900,7 @@ int main(void)
 		cmocka_unit_test(test_image_adds),
 		cmocka_unit_test(test_image_parent_child),
 		cmocka_unit_test(test_image_rdata),
+		cmocka_unit_test(test_image_node_major),
 		cmocka_unit_test(test_image_include_and_out_of_zone),
 		cmocka_unit_test(test_image_bad_zones),
 		cmocka_unit_test(test_image_zone_config_errors),
