@@ -137,7 +137,12 @@ static struct p53_replica *replica_new(struct p53_dataplane *dp, void *img, size
 			rte_free(r);
 			return NULL;
 		}
-		p53_fast_ref_build(copy, ref, rz);
+		/* After a patch (prev set, as for the sums below), the delegations whose cut,
+		 * NS records and glue it kept keep their templates. */
+		if (prev != NULL && prev->conf.ref != NULL)
+			p53_fast_ref_build_from(copy, ref, rz, prev->image, prev->conf.ref);
+		else
+			p53_fast_ref_build(copy, ref, rz);
 		r->conf.ref = ref;
 	}
 	/* And the checksum sums of its RRsets' records, one per RRset (8 bytes each). */

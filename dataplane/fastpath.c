@@ -579,14 +579,30 @@ static size_t ref_bound(const void *img, const struct p53_image_node *n)
 	return (sizeof(struct ref_tpl) + 2 * recs + len + 3) & ~(size_t)3;
 }
 
-static uint32_t ref_slots(const void *img)
+/* The delegations that get a slot (the first P53_FAST_REF_MAX cuts, in node order, with a
+ * bound), one scan of the nodes: how many, and *bytes their bounds add up to. */
+static uint32_t ref_scan(const void *img, size_t *bytes)
 {
 	const struct p53_image_hdr *h = p53_image_hdr(img);
-	uint32_t n = 0, slots = 1;
+	uint32_t n = 0;
+	size_t sum = 0;
 
-	for (uint32_t i = 0; i < h->n_nodes && n < P53_FAST_REF_MAX; i++)
-		if (ref_bound(img, p53_image_node(img, i)) != 0)
+	for (uint32_t i = 0; i < h->n_nodes && n < P53_FAST_REF_MAX; i++) {
+		size_t b = ref_bound(img, p53_image_node(img, i));
+		if (b != 0) {
+			sum += b;
 			n++;
+		}
+	}
+	if (bytes != NULL)
+		*bytes = sum;
+	return n;
+}
+
+static uint32_t ref_slots_of(uint32_t n)
+{
+	uint32_t slots = 1;
+
 	while (slots < 2 * n)
 		slots <<= 1;
 	return n != 0 ? slots : 0;
@@ -596,19 +612,11 @@ size_t p53_fast_ref_size(const void *img)
 {
 	if (img == NULL)
 		return 0;
-	uint32_t slots = ref_slots(img), n = 0;
+	size_t bytes = 0;
+	uint32_t slots = ref_slots_of(ref_scan(img, &bytes));
 	if (slots == 0)
 		return 0;
-	size_t size = sizeof(struct ref_tab) + slots * sizeof(struct ref_slot);
-	const struct p53_image_hdr *h = p53_image_hdr(img);
-	for (uint32_t i = 0; i < h->n_nodes && n < P53_FAST_REF_MAX; i++) {
-		size_t b = ref_bound(img, p53_image_node(img, i));
-		if (b != 0) {
-			size += b;
-			n++;
-		}
-	}
-	return size;
+	return sizeof(struct ref_tab) + slots * sizeof(struct ref_slot) + bytes;
 }
 
 #define REF_NO_PTR SIZE_MAX
@@ -727,10 +735,68 @@ uint32_t p53_fast_ref_count(const void *buf)
 	return buf != NULL ? ((const struct ref_tab *)buf)->n : 0;
 }
 
-void p53_fast_ref_build(const void *img, void *buf, size_t size)
+/* The template of cut `ci` in `t` (at `ref`, from the table's start): where it is, or 0. */
+static const struct ref_tpl *ref_tpl_of(const struct ref_tab *t, uint32_t ci)
+{
+	if (t == NULL || t->n == 0)
+		return NULL;
+	for (uint32_t i = ci & t->mask;; i = (i + 1) & t->mask) {
+		if (t->slot[i].node == ci)
+			return (const struct ref_tpl *)((const uint8_t *)t + t->slot[i].off);
+		if (t->slot[i].node == P53_NONE)
+			return NULL;
+	}
+}
+
+/* Whether node `ni` and its RRset headers are prev's at the same index, byte for byte. */
+static int ref_node_same(const void *img, const void *prev, uint32_t ni)
+{
+	if (ni >= p53_image_hdr(prev)->n_nodes)
+		return 0;
+	const struct p53_image_node *n = p53_image_node(img, ni);
+	if (memcmp(n, p53_image_node(prev, ni), sizeof(*n)) != 0)
+		return 0;
+	/* prev's node passed its check there: its RRsets are prev's (no index past its end) */
+	return n->n_rrsets == 0 ||
+	       memcmp(p53_image_rrset(img, n->rrsets), p53_image_rrset(prev, n->rrsets),
+		      n->n_rrsets * sizeof(struct p53_image_rrset)) == 0;
+}
+
+/*
+ * Whether everything cut `ci`'s template is made from in `img` is what it was in `prev` (an
+ * image whose names, RDATA and additional lists are img's first bytes, p53_image_check_from):
+ * the cut's node and RRset headers (its NS records, their additional list) and each glue
+ * node's (its name, its A and AAAA records). Equal headers pointing into prev's sections
+ * point at the same bytes, so ref_bound() and ref_make() give what they gave for prev. A glue
+ * address the patch changed, added or removed changes the glue node's headers or the list.
+ */
+static int ref_same(const void *img, const void *prev, uint32_t ci)
+{
+	if (!ref_node_same(img, prev, ci))
+		return 0;
+	const struct p53_image_node *cut = p53_image_node(img, ci);
+	uint32_t nsi = p53_image_node_rrset(img, cut, P53_T_NS);
+	if (nsi == P53_NONE)
+		return 1;
+	const struct p53_image_rrset *rs = p53_image_rrset(img, nsi);
+	if (rs->adds == P53_NONE)
+		return 1;
+	const uint32_t *list = p53_image_adds(img, rs->adds);
+	uint32_t count = P53_ADDS_COUNT(list[0]);
+	if (count > MAX_ADDED)
+		return 1;       /* no template (ref_bound), in either */
+	for (uint32_t i = 1; i <= count; i++)
+		if (!ref_node_same(img, prev, list[i]))
+			return 0;
+	return 1;
+}
+
+/* p53_fast_ref_build(), and with prev: a template whose inputs are prev's (ref_same) copied
+ * from prev_buf instead of made. */
+static void ref_build(const void *img, void *buf, size_t size, const void *prev, const void *prev_buf)
 {
 	struct ref_tab *t = buf;
-	uint32_t slots = ref_slots(img), n = 0;
+	uint32_t slots = ref_slots_of(ref_scan(img, NULL)), n = 0;
 	size_t off = sizeof(struct ref_tab) + slots * sizeof(struct ref_slot);
 
 	t->mask = slots - 1;
@@ -743,8 +809,20 @@ void p53_fast_ref_build(const void *img, void *buf, size_t size)
 		if (b == 0)
 			continue;
 		n++;
-		if (off + b > size || !ref_make(img, ci, (struct ref_tpl *)((uint8_t *)buf + off), b))
+		if (off + b > size)
 			continue;
+		struct ref_tpl *p = (struct ref_tpl *)((uint8_t *)buf + off);
+		if (prev != NULL && ref_same(img, prev, ci)) {
+			/* prev's table has it (in b bytes too) when ref_make() gave one there;
+			 * else it is made (a delegation past prev's P53_FAST_REF_MAX, say). */
+			const struct ref_tpl *q = ref_tpl_of(prev_buf, ci);
+			if (q != NULL)
+				memcpy(p, q, b);
+			else if (!ref_make(img, ci, p, b))
+				continue;
+		} else if (!ref_make(img, ci, p, b)) {
+			continue;
+		}
 		uint32_t k = ci & t->mask;
 		while (t->slot[k].node != P53_NONE)
 			k = (k + 1) & t->mask;
@@ -752,6 +830,17 @@ void p53_fast_ref_build(const void *img, void *buf, size_t size)
 		t->n++;
 		off += b;
 	}
+}
+
+void p53_fast_ref_build(const void *img, void *buf, size_t size)
+{
+	ref_build(img, buf, size, NULL, NULL);
+}
+
+void p53_fast_ref_build_from(const void *img, void *buf, size_t size, const void *prev,
+			     const void *prev_buf)
+{
+	ref_build(img, buf, size, prev_buf != NULL ? prev : NULL, prev_buf);
 }
 
 /* p53_image_find() inlined, the names compared 8 bytes at a time (the last word overlapping):

@@ -100,6 +100,18 @@ size_t p53_fast_ref_size(const void *img);
  */
 void p53_fast_ref_build(const void *img, void *buf, size_t size);
 
+/**
+ * p53_fast_ref_build() for an image whose names, RDATA and additional lists start with
+ * `prev`'s (p53_image_check_from() said so: an IXFR patch of prev), `prev_buf` being prev's
+ * templates (p53_fast_ref_build() or this, for prev): a delegation whose cut node, RRset
+ * headers and glue nodes (with theirs) are prev's at the same indices gets prev's template
+ * copied; the others (a glue address changed, added or removed; a new or changed cut) are
+ * made. The same bytes as p53_fast_ref_build() (the padding after a template aside). The
+ * nodes are still scanned for cuts (twice, as p53_fast_ref_size() does once).
+ */
+void p53_fast_ref_build_from(const void *img, void *buf, size_t size, const void *prev,
+			     const void *prev_buf);
+
 /** How many delegations got a template in `buf` (built by p53_fast_ref_build()). */
 uint32_t p53_fast_ref_count(const void *buf);
 
