@@ -579,23 +579,79 @@ static size_t ref_bound(const void *img, const struct p53_image_node *n)
 	return (sizeof(struct ref_tpl) + 2 * recs + len + 3) & ~(size_t)3;
 }
 
-/* The delegations that get a slot (the first P53_FAST_REF_MAX cuts, in node order, with a
- * bound), one scan of the nodes: how many, and *bytes their bounds add up to. */
-static uint32_t ref_scan(const void *img, size_t *bytes)
+/*
+ * After the slots, the table lists every cut node of its image, in node order (a count, then
+ * the indices; read by the control thread only): the nodes the table of a patch of that image
+ * looks at. The templates follow it.
+ *
+ * The nodes that may be cuts: every node, or for an image patched from prev (whose table is
+ * prev_buf): prev's cuts, then the nodes the patch appended. A node that was not a cut in
+ * prev becomes one only by gaining an NS RRset, whose header a patch appends to rrsets[]
+ * (never in place): when one is appended, every node again.
+ */
+struct ref_iter {
+	const uint32_t *list;   /* prev's cuts, then ... */
+	uint32_t n_list, k;
+	uint32_t next, end;     /* ... these nodes */
+};
+
+static const uint32_t *ref_cuts(const struct ref_tab *t)
+{
+	return (const uint32_t *)&t->slot[t->mask + 1];
+}
+
+static void ref_iter_init(struct ref_iter *it, const void *img, const void *prev, const void *prev_buf)
 {
 	const struct p53_image_hdr *h = p53_image_hdr(img);
-	uint32_t n = 0;
+
+	*it = (struct ref_iter){ .end = h->n_nodes };
+	if (prev == NULL || prev_buf == NULL)
+		return;
+	const struct p53_image_hdr *hp = p53_image_hdr(prev);
+	if (hp->n_nodes > h->n_nodes || hp->n_rrsets > h->n_rrsets)
+		return;
+	for (uint32_t i = hp->n_rrsets; i < h->n_rrsets; i++)
+		if (p53_image_rrset(img, i)->type == P53_T_NS)
+			return;
+	const uint32_t *cuts = ref_cuts(prev_buf);
+	it->list = cuts + 1;
+	it->n_list = cuts[0];
+	it->next = hp->n_nodes;
+}
+
+static inline uint32_t ref_iter_next(struct ref_iter *it)
+{
+	if (it->k < it->n_list)
+		return it->list[it->k++];
+	return it->next < it->end ? it->next++ : P53_NONE;
+}
+
+/* The delegations that get a slot (the first P53_FAST_REF_MAX cuts, in node order, with a
+ * bound), one pass over the nodes that may be cuts: how many; *bytes their bounds add up to,
+ * *n_cut the cuts. */
+static uint32_t ref_scan(const void *img, const void *prev, const void *prev_buf, size_t *bytes,
+			 uint32_t *n_cut)
+{
+	struct ref_iter it;
+	uint32_t n = 0, nc = 0;
 	size_t sum = 0;
 
-	for (uint32_t i = 0; i < h->n_nodes && n < P53_FAST_REF_MAX; i++) {
-		size_t b = ref_bound(img, p53_image_node(img, i));
+	ref_iter_init(&it, img, prev, prev_buf);
+	for (uint32_t i; (i = ref_iter_next(&it)) != P53_NONE;) {
+		const struct p53_image_node *nd = p53_image_node(img, i);
+		if (!(nd->flags & P53_NODE_CUT))
+			continue;
+		nc++;
+		if (n >= P53_FAST_REF_MAX)
+			continue;
+		size_t b = ref_bound(img, nd);
 		if (b != 0) {
 			sum += b;
 			n++;
 		}
 	}
-	if (bytes != NULL)
-		*bytes = sum;
+	*bytes = sum;
+	*n_cut = nc;
 	return n;
 }
 
@@ -608,15 +664,26 @@ static uint32_t ref_slots_of(uint32_t n)
 	return n != 0 ? slots : 0;
 }
 
-size_t p53_fast_ref_size(const void *img)
+static size_t ref_size(const void *img, const void *prev, const void *prev_buf)
 {
 	if (img == NULL)
 		return 0;
 	size_t bytes = 0;
-	uint32_t slots = ref_slots_of(ref_scan(img, &bytes));
+	uint32_t n_cut = 0, slots = ref_slots_of(ref_scan(img, prev, prev_buf, &bytes, &n_cut));
 	if (slots == 0)
 		return 0;
-	return sizeof(struct ref_tab) + slots * sizeof(struct ref_slot) + bytes;
+	return sizeof(struct ref_tab) + slots * sizeof(struct ref_slot) +
+	       (((size_t)n_cut + 1) * sizeof(uint32_t) + 3) / 4 * 4 + bytes;
+}
+
+size_t p53_fast_ref_size(const void *img)
+{
+	return ref_size(img, NULL, NULL);
+}
+
+size_t p53_fast_ref_size_from(const void *img, const void *prev, const void *prev_buf)
+{
+	return ref_size(img, prev, prev_buf);
 }
 
 #define REF_NO_PTR SIZE_MAX
@@ -791,21 +858,34 @@ static int ref_same(const void *img, const void *prev, uint32_t ci)
 	return 1;
 }
 
-/* p53_fast_ref_build(), and with prev: a template whose inputs are prev's (ref_same) copied
- * from prev_buf instead of made. */
+/* p53_fast_ref_build(), and with prev: the nodes that may be cuts (ref_iter), and a template
+ * whose inputs are prev's (ref_same) copied from prev_buf instead of made. */
 static void ref_build(const void *img, void *buf, size_t size, const void *prev, const void *prev_buf)
 {
 	struct ref_tab *t = buf;
-	uint32_t slots = ref_slots_of(ref_scan(img, NULL)), n = 0;
+	struct ref_iter it;
+	size_t bytes = 0;
+	uint32_t n_cut = 0, slots = ref_slots_of(ref_scan(img, prev, prev_buf, &bytes, &n_cut)), n = 0;
 	size_t off = sizeof(struct ref_tab) + slots * sizeof(struct ref_slot);
 
+	if (slots == 0 || off + ((size_t)n_cut + 1) * sizeof(uint32_t) > size)
+		return;
 	t->mask = slots - 1;
 	t->n = 0;
 	for (uint32_t i = 0; i < slots; i++)
 		t->slot[i] = (struct ref_slot){ P53_NONE, 0 };
-	const struct p53_image_hdr *h = p53_image_hdr(img);
-	for (uint32_t ci = 0; ci < h->n_nodes && n < P53_FAST_REF_MAX; ci++) {
-		size_t b = ref_bound(img, p53_image_node(img, ci));
+	uint32_t *cuts = (uint32_t *)((uint8_t *)buf + off);
+	cuts[0] = 0;
+	off += (((size_t)n_cut + 1) * sizeof(uint32_t) + 3) / 4 * 4;
+	ref_iter_init(&it, img, prev, prev_buf);
+	for (uint32_t ci; (ci = ref_iter_next(&it)) != P53_NONE;) {
+		const struct p53_image_node *nd = p53_image_node(img, ci);
+		if (!(nd->flags & P53_NODE_CUT) || cuts[0] >= n_cut)
+			continue;
+		cuts[++cuts[0]] = ci;
+		if (n >= P53_FAST_REF_MAX)
+			continue;
+		size_t b = ref_bound(img, nd);
 		if (b == 0)
 			continue;
 		n++;

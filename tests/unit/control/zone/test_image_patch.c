@@ -873,6 +873,7 @@ static void publish_from(const void *img, const void *patched, size_t plen)
 		if (r_old != NULL)
 			p53_fast_ref_build(img, r_old, ro);
 		p53_fast_ref_build(patched, r_full, rz);
+		assert_int_equal(p53_fast_ref_size_from(patched, img, r_old), rz);
 		p53_fast_ref_build_from(patched, r_from, rz, img, r_old);
 		assert_memory_equal(r_full, r_from, rz);
 		free(r_old);
@@ -1114,6 +1115,7 @@ static int refs_from(const void *img, const void *patched)
 	assert_non_null(r_from);
 	p53_fast_ref_build(img, r_old, ro);
 	p53_fast_ref_build(patched, r_full, rz);
+	assert_int_equal(p53_fast_ref_size_from(patched, img, r_old), rz);
 	p53_fast_ref_build_from(patched, r_from, rz, img, r_old);
 	assert_memory_equal(r_full, r_from, rz);
 	assert_true(p53_fast_ref_count(r_full) > 0);
