@@ -580,14 +580,14 @@ static size_t ref_bound(const void *img, const struct p53_image_node *n)
 }
 
 /*
- * After the slots, the table lists every cut node of its image, in node order (a count, then
- * the indices; read by the control thread only): the nodes the table of a patch of that image
+ * After the slots, the table lists every cut node of its image, in node order (a count, how
+ * many had a bound, up to P53_FAST_REF_MAX, then the indices; read by the control thread only): the nodes the table of a patch of that image
  * looks at. The templates follow it.
  *
  * The nodes that may be cuts: every node, or for an image patched from prev (whose table is
  * prev_buf): prev's cuts, then the nodes the patch appended. A node that was not a cut in
  * prev becomes one only by gaining an NS RRset, whose header a patch appends to rrsets[]
- * (never in place): when one is appended, every node again.
+ * (never in place): when one is appended that is not a zone apex's, every node again.
  */
 struct ref_iter {
 	const uint32_t *list;   /* prev's cuts, then ... */
@@ -598,6 +598,17 @@ struct ref_iter {
 static const uint32_t *ref_cuts(const struct ref_tab *t)
 {
 	return (const uint32_t *)&t->slot[t->mask + 1];
+}
+
+/* Whether RRset `i` is a zone apex's (a patch appends the apex's RRsets with its SOA). */
+static int ref_apex_ns(const void *img, uint32_t i)
+{
+	for (uint32_t z = 0; z < p53_image_hdr(img)->n_zones; z++) {
+		const struct p53_image_node *a = p53_image_node(img, p53_image_zone(img, z)->apex);
+		if (!(a->flags & P53_NODE_CUT) && i >= a->rrsets && i - a->rrsets < a->n_rrsets)
+			return 1;
+	}
+	return 0;
 }
 
 static void ref_iter_init(struct ref_iter *it, const void *img, const void *prev, const void *prev_buf)
@@ -611,10 +622,10 @@ static void ref_iter_init(struct ref_iter *it, const void *img, const void *prev
 	if (hp->n_nodes > h->n_nodes || hp->n_rrsets > h->n_rrsets)
 		return;
 	for (uint32_t i = hp->n_rrsets; i < h->n_rrsets; i++)
-		if (p53_image_rrset(img, i)->type == P53_T_NS)
+		if (p53_image_rrset(img, i)->type == P53_T_NS && !ref_apex_ns(img, i))
 			return;
 	const uint32_t *cuts = ref_cuts(prev_buf);
-	it->list = cuts + 1;
+	it->list = cuts + 2;
 	it->n_list = cuts[0];
 	it->next = hp->n_nodes;
 }
@@ -673,7 +684,7 @@ static size_t ref_size(const void *img, const void *prev, const void *prev_buf)
 	if (slots == 0)
 		return 0;
 	return sizeof(struct ref_tab) + slots * sizeof(struct ref_slot) +
-	       (((size_t)n_cut + 1) * sizeof(uint32_t) + 3) / 4 * 4 + bytes;
+	       ((size_t)n_cut + 2) * sizeof(uint32_t) + bytes;
 }
 
 size_t p53_fast_ref_size(const void *img)
@@ -865,24 +876,28 @@ static void ref_build(const void *img, void *buf, size_t size, const void *prev,
 	struct ref_tab *t = buf;
 	struct ref_iter it;
 	size_t bytes = 0;
-	uint32_t n_cut = 0, slots = ref_slots_of(ref_scan(img, prev, prev_buf, &bytes, &n_cut)), n = 0;
+	uint32_t n_cut = 0, ref_scan_n = ref_scan(img, prev, prev_buf, &bytes, &n_cut);
+	uint32_t slots = ref_slots_of(ref_scan_n), n = 0;
 	size_t off = sizeof(struct ref_tab) + slots * sizeof(struct ref_slot);
 
-	if (slots == 0 || off + ((size_t)n_cut + 1) * sizeof(uint32_t) > size)
+	if (slots == 0 || off + ((size_t)n_cut + 2) * sizeof(uint32_t) > size)
 		return;
 	t->mask = slots - 1;
 	t->n = 0;
 	for (uint32_t i = 0; i < slots; i++)
 		t->slot[i] = (struct ref_slot){ P53_NONE, 0 };
-	uint32_t *cuts = (uint32_t *)((uint8_t *)buf + off);
-	cuts[0] = 0;
-	off += (((size_t)n_cut + 1) * sizeof(uint32_t) + 3) / 4 * 4;
+	uint32_t *cuts = (uint32_t *)((uint8_t *)buf + off), *list = cuts + 2, k_cut = 0;
+	/* prev made every template it had a bound for (not stopped by P53_FAST_REF_MAX) */
+	int all = prev != NULL && ref_cuts(prev_buf)[1] < P53_FAST_REF_MAX;
+	cuts[0] = n_cut;
+	cuts[1] = ref_scan_n;
+	off += ((size_t)n_cut + 2) * sizeof(uint32_t);
 	ref_iter_init(&it, img, prev, prev_buf);
 	for (uint32_t ci; (ci = ref_iter_next(&it)) != P53_NONE;) {
 		const struct p53_image_node *nd = p53_image_node(img, ci);
-		if (!(nd->flags & P53_NODE_CUT) || cuts[0] >= n_cut)
+		if (!(nd->flags & P53_NODE_CUT) || k_cut >= n_cut)
 			continue;
-		cuts[++cuts[0]] = ci;
+		list[k_cut++] = ci;
 		if (n >= P53_FAST_REF_MAX)
 			continue;
 		size_t b = ref_bound(img, nd);
@@ -893,12 +908,13 @@ static void ref_build(const void *img, void *buf, size_t size, const void *prev,
 			continue;
 		struct ref_tpl *p = (struct ref_tpl *)((uint8_t *)buf + off);
 		if (prev != NULL && ref_same(img, prev, ci)) {
-			/* prev's table has it (in b bytes too) when ref_make() gave one there;
-			 * else it is made (a delegation past prev's P53_FAST_REF_MAX, say). */
+			/* prev's table has it (in b bytes too) when ref_make() gave one there:
+			 * none, and prev tried, is none here too; else it is made (a delegation
+			 * past prev's P53_FAST_REF_MAX). */
 			const struct ref_tpl *q = ref_tpl_of(prev_buf, ci);
 			if (q != NULL)
 				memcpy(p, q, b);
-			else if (!ref_make(img, ci, p, b))
+			else if (all || !ref_make(img, ci, p, b))
 				continue;
 		} else if (!ref_make(img, ci, p, b)) {
 			continue;

@@ -105,7 +105,7 @@ void p53_fast_ref_build(const void *img, void *buf, size_t size);
  * lists start with `prev`'s (p53_image_check_from() said so: an IXFR patch of prev),
  * `prev_buf` being prev's templates (built by either, for prev; NULL: none). The nodes looked
  * at are prev's cuts (the table lists them) and the nodes appended, not every node (every
- * node when the patch appended an NS RRset: a new cut). A delegation whose cut node, RRset
+ * node when the patch appended an NS RRset other than a zone apex's: a new cut). A delegation whose cut node, RRset
  * headers and glue nodes (with theirs) are prev's at the same indices gets prev's template
  * copied; the others (a glue address changed, added or removed; a changed cut) are made.
  * The same bytes as p53_fast_ref_size()/p53_fast_ref_build() (the padding after a template
