@@ -126,8 +126,12 @@ static struct p53_replica *replica_new(struct p53_dataplane *dp, void *img, size
 		r->conf.neg = neg;
 		r->conf.n_neg = (uint32_t)nz;
 	}
-	/* Its referrals, one template per delegation up to P53_FAST_REF_MAX. */
-	size_t rz = p53_fast_ref_size(copy);
+	/* Its referrals, one template per delegation up to P53_FAST_REF_MAX. After a patch (prev
+	 * set, as for the sums below), only the running image's cuts and the nodes appended are
+	 * looked at, and the delegations whose cut, NS records and glue it kept keep their
+	 * templates. */
+	const void *pref = prev != NULL ? prev->conf.ref : NULL;
+	size_t rz = pref != NULL ? p53_fast_ref_size_from(copy, prev->image, pref) : p53_fast_ref_size(copy);
 	if (rz > 0) {
 		void *ref = rte_malloc_socket("p53_fast_ref", rz, RTE_CACHE_LINE_SIZE, socket);
 		if (ref == NULL) {
@@ -137,7 +141,10 @@ static struct p53_replica *replica_new(struct p53_dataplane *dp, void *img, size
 			rte_free(r);
 			return NULL;
 		}
-		p53_fast_ref_build(copy, ref, rz);
+		if (pref != NULL)
+			p53_fast_ref_build_from(copy, ref, rz, prev->image, pref);
+		else
+			p53_fast_ref_build(copy, ref, rz);
 		r->conf.ref = ref;
 	}
 	/* And the checksum sums of its RRsets' records, one per RRset (8 bytes each). */

@@ -579,36 +579,122 @@ static size_t ref_bound(const void *img, const struct p53_image_node *n)
 	return (sizeof(struct ref_tpl) + 2 * recs + len + 3) & ~(size_t)3;
 }
 
-static uint32_t ref_slots(const void *img)
+/*
+ * After the slots, the table lists every cut node of its image, in node order (a count, how
+ * many had a bound, up to P53_FAST_REF_MAX, then the indices; read by the control thread only): the nodes the table of a patch of that image
+ * looks at. The templates follow it.
+ *
+ * The nodes that may be cuts: every node, or for an image patched from prev (whose table is
+ * prev_buf): prev's cuts, then the nodes the patch appended. A node that was not a cut in
+ * prev becomes one only by gaining an NS RRset, whose header a patch appends to rrsets[]
+ * (never in place): when one is appended that is not a zone apex's, every node again.
+ */
+struct ref_iter {
+	const uint32_t *list;   /* prev's cuts, then ... */
+	uint32_t n_list, k;
+	uint32_t next, end;     /* ... these nodes */
+};
+
+static const uint32_t *ref_cuts(const struct ref_tab *t)
+{
+	return (const uint32_t *)&t->slot[t->mask + 1];
+}
+
+/* Whether RRset `i` is a zone apex's (a patch appends the apex's RRsets with its SOA). */
+static int ref_apex_ns(const void *img, uint32_t i)
+{
+	for (uint32_t z = 0; z < p53_image_hdr(img)->n_zones; z++) {
+		const struct p53_image_node *a = p53_image_node(img, p53_image_zone(img, z)->apex);
+		if (!(a->flags & P53_NODE_CUT) && i >= a->rrsets && i - a->rrsets < a->n_rrsets)
+			return 1;
+	}
+	return 0;
+}
+
+static void ref_iter_init(struct ref_iter *it, const void *img, const void *prev, const void *prev_buf)
 {
 	const struct p53_image_hdr *h = p53_image_hdr(img);
-	uint32_t n = 0, slots = 1;
 
-	for (uint32_t i = 0; i < h->n_nodes && n < P53_FAST_REF_MAX; i++)
-		if (ref_bound(img, p53_image_node(img, i)) != 0)
+	*it = (struct ref_iter){ .end = h->n_nodes };
+	if (prev == NULL || prev_buf == NULL)
+		return;
+	const struct p53_image_hdr *hp = p53_image_hdr(prev);
+	if (hp->n_nodes > h->n_nodes || hp->n_rrsets > h->n_rrsets)
+		return;
+	for (uint32_t i = hp->n_rrsets; i < h->n_rrsets; i++)
+		if (p53_image_rrset(img, i)->type == P53_T_NS && !ref_apex_ns(img, i))
+			return;
+	const uint32_t *cuts = ref_cuts(prev_buf);
+	it->list = cuts + 2;
+	it->n_list = cuts[0];
+	it->next = hp->n_nodes;
+}
+
+static inline uint32_t ref_iter_next(struct ref_iter *it)
+{
+	if (it->k < it->n_list)
+		return it->list[it->k++];
+	return it->next < it->end ? it->next++ : P53_NONE;
+}
+
+/* The delegations that get a slot (the first P53_FAST_REF_MAX cuts, in node order, with a
+ * bound), one pass over the nodes that may be cuts: how many; *bytes their bounds add up to,
+ * *n_cut the cuts. */
+static uint32_t ref_scan(const void *img, const void *prev, const void *prev_buf, size_t *bytes,
+			 uint32_t *n_cut)
+{
+	struct ref_iter it;
+	uint32_t n = 0, nc = 0;
+	size_t sum = 0;
+
+	ref_iter_init(&it, img, prev, prev_buf);
+	for (uint32_t i; (i = ref_iter_next(&it)) != P53_NONE;) {
+		const struct p53_image_node *nd = p53_image_node(img, i);
+		if (!(nd->flags & P53_NODE_CUT))
+			continue;
+		nc++;
+		if (n >= P53_FAST_REF_MAX)
+			continue;
+		size_t b = ref_bound(img, nd);
+		if (b != 0) {
+			sum += b;
 			n++;
+		}
+	}
+	*bytes = sum;
+	*n_cut = nc;
+	return n;
+}
+
+static uint32_t ref_slots_of(uint32_t n)
+{
+	uint32_t slots = 1;
+
 	while (slots < 2 * n)
 		slots <<= 1;
 	return n != 0 ? slots : 0;
 }
 
-size_t p53_fast_ref_size(const void *img)
+static size_t ref_size(const void *img, const void *prev, const void *prev_buf)
 {
 	if (img == NULL)
 		return 0;
-	uint32_t slots = ref_slots(img), n = 0;
+	size_t bytes = 0;
+	uint32_t n_cut = 0, slots = ref_slots_of(ref_scan(img, prev, prev_buf, &bytes, &n_cut));
 	if (slots == 0)
 		return 0;
-	size_t size = sizeof(struct ref_tab) + slots * sizeof(struct ref_slot);
-	const struct p53_image_hdr *h = p53_image_hdr(img);
-	for (uint32_t i = 0; i < h->n_nodes && n < P53_FAST_REF_MAX; i++) {
-		size_t b = ref_bound(img, p53_image_node(img, i));
-		if (b != 0) {
-			size += b;
-			n++;
-		}
-	}
-	return size;
+	return sizeof(struct ref_tab) + slots * sizeof(struct ref_slot) +
+	       ((size_t)n_cut + 2) * sizeof(uint32_t) + bytes;
+}
+
+size_t p53_fast_ref_size(const void *img)
+{
+	return ref_size(img, NULL, NULL);
+}
+
+size_t p53_fast_ref_size_from(const void *img, const void *prev, const void *prev_buf)
+{
+	return ref_size(img, prev, prev_buf);
 }
 
 #define REF_NO_PTR SIZE_MAX
@@ -727,24 +813,112 @@ uint32_t p53_fast_ref_count(const void *buf)
 	return buf != NULL ? ((const struct ref_tab *)buf)->n : 0;
 }
 
-void p53_fast_ref_build(const void *img, void *buf, size_t size)
+/* The template of cut `ci` in `t` (at `ref`, from the table's start): where it is, or 0. */
+static const struct ref_tpl *ref_tpl_of(const struct ref_tab *t, uint32_t ci)
+{
+	if (t == NULL || t->n == 0)
+		return NULL;
+	for (uint32_t i = ci & t->mask;; i = (i + 1) & t->mask) {
+		if (t->slot[i].node == ci)
+			return (const struct ref_tpl *)((const uint8_t *)t + t->slot[i].off);
+		if (t->slot[i].node == P53_NONE)
+			return NULL;
+	}
+}
+
+/* Whether node `ni` and its RRset headers are prev's at the same index, byte for byte. */
+static int ref_node_same(const void *img, const void *prev, uint32_t ni)
+{
+	if (ni >= p53_image_hdr(prev)->n_nodes)
+		return 0;
+	const struct p53_image_node *n = p53_image_node(img, ni);
+	if (memcmp(n, p53_image_node(prev, ni), sizeof(*n)) != 0)
+		return 0;
+	/* prev's node passed its check there: its RRsets are prev's (no index past its end) */
+	return n->n_rrsets == 0 ||
+	       memcmp(p53_image_rrset(img, n->rrsets), p53_image_rrset(prev, n->rrsets),
+		      n->n_rrsets * sizeof(struct p53_image_rrset)) == 0;
+}
+
+/*
+ * Whether everything cut `ci`'s template is made from in `img` is what it was in `prev` (an
+ * image whose names, RDATA and additional lists are img's first bytes, p53_image_check_from):
+ * the cut's node and RRset headers (its NS records, their additional list) and each glue
+ * node's (its name, its A and AAAA records). Equal headers pointing into prev's sections
+ * point at the same bytes, so ref_bound() and ref_make() give what they gave for prev. A glue
+ * address the patch changed, added or removed changes the glue node's headers or the list.
+ */
+static int ref_same(const void *img, const void *prev, uint32_t ci)
+{
+	if (!ref_node_same(img, prev, ci))
+		return 0;
+	const struct p53_image_node *cut = p53_image_node(img, ci);
+	uint32_t nsi = p53_image_node_rrset(img, cut, P53_T_NS);
+	if (nsi == P53_NONE)
+		return 1;
+	const struct p53_image_rrset *rs = p53_image_rrset(img, nsi);
+	if (rs->adds == P53_NONE)
+		return 1;
+	const uint32_t *list = p53_image_adds(img, rs->adds);
+	uint32_t count = P53_ADDS_COUNT(list[0]);
+	if (count > MAX_ADDED)
+		return 1;       /* no template (ref_bound), in either */
+	for (uint32_t i = 1; i <= count; i++)
+		if (!ref_node_same(img, prev, list[i]))
+			return 0;
+	return 1;
+}
+
+/* p53_fast_ref_build(), and with prev: the nodes that may be cuts (ref_iter), and a template
+ * whose inputs are prev's (ref_same) copied from prev_buf instead of made. */
+static void ref_build(const void *img, void *buf, size_t size, const void *prev, const void *prev_buf)
 {
 	struct ref_tab *t = buf;
-	uint32_t slots = ref_slots(img), n = 0;
+	struct ref_iter it;
+	size_t bytes = 0;
+	uint32_t n_cut = 0, ref_scan_n = ref_scan(img, prev, prev_buf, &bytes, &n_cut);
+	uint32_t slots = ref_slots_of(ref_scan_n), n = 0;
 	size_t off = sizeof(struct ref_tab) + slots * sizeof(struct ref_slot);
 
+	if (slots == 0 || off + ((size_t)n_cut + 2) * sizeof(uint32_t) > size)
+		return;
 	t->mask = slots - 1;
 	t->n = 0;
 	for (uint32_t i = 0; i < slots; i++)
 		t->slot[i] = (struct ref_slot){ P53_NONE, 0 };
-	const struct p53_image_hdr *h = p53_image_hdr(img);
-	for (uint32_t ci = 0; ci < h->n_nodes && n < P53_FAST_REF_MAX; ci++) {
-		size_t b = ref_bound(img, p53_image_node(img, ci));
+	uint32_t *cuts = (uint32_t *)((uint8_t *)buf + off), *list = cuts + 2, k_cut = 0;
+	/* prev made every template it had a bound for (not stopped by P53_FAST_REF_MAX) */
+	int all = prev != NULL && ref_cuts(prev_buf)[1] < P53_FAST_REF_MAX;
+	cuts[0] = n_cut;
+	cuts[1] = ref_scan_n;
+	off += ((size_t)n_cut + 2) * sizeof(uint32_t);
+	ref_iter_init(&it, img, prev, prev_buf);
+	for (uint32_t ci; (ci = ref_iter_next(&it)) != P53_NONE;) {
+		const struct p53_image_node *nd = p53_image_node(img, ci);
+		if (!(nd->flags & P53_NODE_CUT) || k_cut >= n_cut)
+			continue;
+		list[k_cut++] = ci;
+		if (n >= P53_FAST_REF_MAX)
+			continue;
+		size_t b = ref_bound(img, nd);
 		if (b == 0)
 			continue;
 		n++;
-		if (off + b > size || !ref_make(img, ci, (struct ref_tpl *)((uint8_t *)buf + off), b))
+		if (off + b > size)
 			continue;
+		struct ref_tpl *p = (struct ref_tpl *)((uint8_t *)buf + off);
+		if (prev != NULL && ref_same(img, prev, ci)) {
+			/* prev's table has it (in b bytes too) when ref_make() gave one there:
+			 * none, and prev tried, is none here too; else it is made (a delegation
+			 * past prev's P53_FAST_REF_MAX). */
+			const struct ref_tpl *q = ref_tpl_of(prev_buf, ci);
+			if (q != NULL)
+				memcpy(p, q, b);
+			else if (all || !ref_make(img, ci, p, b))
+				continue;
+		} else if (!ref_make(img, ci, p, b)) {
+			continue;
+		}
 		uint32_t k = ci & t->mask;
 		while (t->slot[k].node != P53_NONE)
 			k = (k + 1) & t->mask;
@@ -752,6 +926,17 @@ void p53_fast_ref_build(const void *img, void *buf, size_t size)
 		t->n++;
 		off += b;
 	}
+}
+
+void p53_fast_ref_build(const void *img, void *buf, size_t size)
+{
+	ref_build(img, buf, size, NULL, NULL);
+}
+
+void p53_fast_ref_build_from(const void *img, void *buf, size_t size, const void *prev,
+			     const void *prev_buf)
+{
+	ref_build(img, buf, size, prev_buf != NULL ? prev : NULL, prev_buf);
 }
 
 /* p53_image_find() inlined, the names compared 8 bytes at a time (the last word overlapping):

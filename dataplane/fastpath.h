@@ -100,6 +100,21 @@ size_t p53_fast_ref_size(const void *img);
  */
 void p53_fast_ref_build(const void *img, void *buf, size_t size);
 
+/**
+ * p53_fast_ref_size() and p53_fast_ref_build() for an image whose names, RDATA and additional
+ * lists start with `prev`'s (p53_image_check_from() said so: an IXFR patch of prev),
+ * `prev_buf` being prev's templates (built by either, for prev; NULL: none). The nodes looked
+ * at are prev's cuts (the table lists them) and the nodes appended, not every node (every
+ * node when the patch appended an NS RRset other than a zone apex's: a new cut). A delegation whose cut node, RRset
+ * headers and glue nodes (with theirs) are prev's at the same indices gets prev's template
+ * copied; the others (a glue address changed, added or removed; a changed cut) are made.
+ * The same bytes as p53_fast_ref_size()/p53_fast_ref_build() (the padding after a template
+ * aside). Control thread, at publish; no allocation.
+ */
+size_t p53_fast_ref_size_from(const void *img, const void *prev, const void *prev_buf);
+void p53_fast_ref_build_from(const void *img, void *buf, size_t size, const void *prev,
+			     const void *prev_buf);
+
 /** How many delegations got a template in `buf` (built by p53_fast_ref_build()). */
 uint32_t p53_fast_ref_count(const void *buf);
 

@@ -39,6 +39,11 @@
  * machine's other load disturbs less), the image bytes, peak_rss_kb (getrusage: the process's
  * high-water mark) and rss_growth_kb (that mark less the resident size when the mode started,
  * the running image included: what the new image and the work for it cost at their peak).
+ * Patch modes add the publish's referral templates for the new image (dataplane/fastpath.h):
+ * ref_full_ms made from scratch (p53_fast_ref_size + p53_fast_ref_build, what every publish
+ * did before), ref_from_ms from the running image's (p53_fast_ref_size_from +
+ * p53_fast_ref_build_from, what the publish of a patch does), medians, and ref_templates; the two must be the same bytes (else
+ * exit 1). Not inside total_ms.
  * Control-side tool; no DPDK.
  */
 #include <malloc.h>
@@ -53,6 +58,7 @@
 #include "control/xfr/rrs.h"
 #include "control/zone/image_build.h"
 #include "control/zone/image_patch.h"
+#include "dataplane/fastpath.h"
 #include "dataplane/image.h"
 #include "dataplane/name.h"
 #include "dataplane/wire.h"
@@ -302,9 +308,16 @@ static int run(const void *img, size_t len, const struct p53_ixfr *d, int runs, 
 	uint32_t records = p53_image_hdr(img)->n_records;
 	long base_kb = rss_kb();
 
-	double ex[100], ap[100], co[100], to[100], cp[100], cc[100];
-	uint32_t after = 0;
+	double ex[100], ap[100], co[100], to[100], cp[100], cc[100], rf[100], rd[100];
+	uint32_t after = 0, n_ref = 0;
 	void *spare = NULL;
+	/* The running image's referral templates, as its replica holds them. */
+	size_t ro = p53_fast_ref_size(img);
+	void *r_img = calloc(1, ro + 1);
+	if (r_img == NULL)
+		return 1;
+	if (ro > 0)
+		p53_fast_ref_build(img, r_img, ro);
 	for (int r = 0; r < runs; r++) {
 		struct p53_rrs zone = { 0 };
 		struct p53_rrs *w[1] = { &zone };
@@ -343,6 +356,32 @@ static int run(const void *img, size_t len, const struct p53_ixfr *d, int runs, 
 				p53_image_zone(ni, 0)->serial, d->steps[0].to);
 			return 1;
 		}
+		/* The publish's referral templates for the new image: made from scratch (as any
+		 * publish did before), and from the running image's (after a patch). */
+		rf[r] = rd[r] = 0;
+		if (patch) {
+			double r0 = now_ms();
+			size_t rz = p53_fast_ref_size(ni);
+			void *full = calloc(1, rz + 1);
+			if (full != NULL && rz > 0)
+				p53_fast_ref_build(ni, full, rz);
+			double r1 = now_ms();
+			size_t rz2 = ro > 0 ? p53_fast_ref_size_from(ni, img, r_img) : p53_fast_ref_size(ni);
+			void *fr = calloc(1, rz2 + 1);
+			if (fr != NULL && rz2 > 0)
+				p53_fast_ref_build_from(ni, fr, rz2, img, ro > 0 ? r_img : NULL);
+			double r2 = now_ms();
+			if (full == NULL || fr == NULL || rz != rz2 || memcmp(full, fr, rz) != 0) {
+				fprintf(stderr, "p53-ixfr-apply: the referral templates made from the "
+					"running image's differ from those made from scratch\n");
+				return 1;
+			}
+			n_ref = p53_fast_ref_count(full);
+			free(full);
+			free(fr);
+			rf[r] = r1 - r0;
+			rd[r] = r2 - r1;
+		}
 		len = nlen;
 		if (patch == 3)
 			spare = ni; /* the next run writes into this one (pop53d's spare image) */
@@ -361,9 +400,14 @@ static int run(const void *img, size_t len, const struct p53_ixfr *d, int runs, 
 	free(spare);
 	printf("mode=%s records=%u records_after=%u runs=%d extract_ms=%.1f apply_ms=%.1f "
 	       "compile_ms=%.1f compile_cpu_ms=%.1f total_ms=%.1f total_cpu_ms=%.1f image_bytes=%zu "
-	       "peak_rss_kb=%ld rss_growth_kb=%ld\n", mode_name[patch], records, after,
+	       "peak_rss_kb=%ld rss_growth_kb=%ld", mode_name[patch], records, after,
 	       runs, median(ex, runs), median(ap, runs), median(co, runs), median(cc, runs),
 	       median(to, runs), median(cp, runs), len, ru.ru_maxrss, ru.ru_maxrss - base_kb);
+	if (patch)
+		printf(" ref_templates=%u ref_full_ms=%.2f ref_from_ms=%.2f", n_ref,
+		       median(rf, runs), median(rd, runs));
+	printf("\n");
+	free(r_img);
 	fflush(stdout);
 	return 0;
 }

@@ -929,6 +929,24 @@ static void publish_from(const void *img, const void *patched, size_t plen)
 	free(t_old);
 	free(t_full);
 	free(t_from);
+	/* Its referral templates: those of delegations the patch left alone copied from the old
+	 * image's, the same bytes as made from scratch (padding zeroed in every buffer). */
+	size_t rz = p53_fast_ref_size(patched), ro = p53_fast_ref_size(img);
+	if (rz > 0) {
+		uint8_t *r_old = ro > 0 ? calloc(1, ro) : NULL, *r_full = calloc(1, rz);
+		uint8_t *r_from = calloc(1, rz);
+		assert_non_null(r_full);
+		assert_non_null(r_from);
+		if (r_old != NULL)
+			p53_fast_ref_build(img, r_old, ro);
+		p53_fast_ref_build(patched, r_full, rz);
+		assert_int_equal(p53_fast_ref_size_from(patched, img, r_old), rz);
+		p53_fast_ref_build_from(patched, r_from, rz, img, r_old);
+		assert_memory_equal(r_full, r_from, rz);
+		free(r_old);
+		free(r_full);
+		free(r_from);
+	}
 	uint8_t *c = malloc(plen);
 	assert_non_null(c);
 	/* An appended RRset with no records. */
@@ -1237,6 +1255,137 @@ static void kinds_patched(const struct outcome *o, unsigned need, int min)
 		if ((need >> b) & 1)
 			assert_true(o->kinds[b] >= min);
 	}
+}
+
+/* The referral templates of `patched` made from those of `img` (p53_fast_ref_build_from) are
+ * the bytes made from scratch; returns whether they differ from img's (same size only). */
+static int refs_from(const void *img, const void *patched)
+{
+	size_t ro = p53_fast_ref_size(img), rz = p53_fast_ref_size(patched);
+	uint8_t *r_old = calloc(1, ro + 1), *r_full = calloc(1, rz + 1), *r_from = calloc(1, rz + 1);
+
+	assert_true(ro > 0 && rz > 0);
+	assert_non_null(r_old);
+	assert_non_null(r_full);
+	assert_non_null(r_from);
+	p53_fast_ref_build(img, r_old, ro);
+	p53_fast_ref_build(patched, r_full, rz);
+	assert_int_equal(p53_fast_ref_size_from(patched, img, r_old), rz);
+	p53_fast_ref_build_from(patched, r_from, rz, img, r_old);
+	assert_memory_equal(r_full, r_from, rz);
+	assert_true(p53_fast_ref_count(r_full) > 0);
+	int differ = ro != rz || memcmp(r_old, r_full, rz) != 0;
+	free(r_old);
+	free(r_full);
+	free(r_from);
+	return differ;
+}
+
+/* One step: the SOA moved on, an A or AAAA record of `owner` deleted and/or added (NULL:
+ * none). */
+static void glue_step(struct p53_ixfr *d, const struct p53_rrs *base, const char *owner,
+		      uint16_t type, const uint8_t *del, const uint8_t *add)
+{
+	struct p53_ixfr_step *st = p53_ixfr_push(d);
+	struct p53_rr_view soa;
+	size_t pos = 0;
+	uint8_t rd[512], nm[300];
+	int64_t serial = p53_rrs_soa_serial(base);
+
+	assert_non_null(st);
+	assert_true(serial >= 0);
+	while (p53_rrs_next(base, &pos, &soa) == 1 && soa.type != 6)
+		;
+	st->from = (uint32_t)serial;
+	st->to = st->from + 1;
+	int m1 = p53_name_len(soa.rdata, soa.rdlen);
+	int m2 = p53_name_len(soa.rdata + m1, soa.rdlen - (size_t)m1);
+	memcpy(rd, soa.rdata, soa.rdlen);
+	p53_put32(rd + m1 + m2, st->from);
+	assert_int_equal(p53_rrs_add(&st->del, soa.owner, soa.owner_len, 6, 1, soa.ttl, rd, soa.rdlen), 0);
+	p53_put32(rd + m1 + m2, st->to);
+	assert_int_equal(p53_rrs_add(&st->add, soa.owner, soa.owner_len, 6, 1, soa.ttl, rd, soa.rdlen), 0);
+	size_t nl = wname(owner, nm), al = type == P53_T_A ? 4 : 16;
+	if (del != NULL)
+		assert_int_equal(p53_rrs_add(&st->del, nm, nl, type, 1, 300, del, al), 0);
+	if (add != NULL)
+		assert_int_equal(p53_rrs_add(&st->add, nm, nl, type, 1, 300, add, al), 0);
+}
+
+/* The node of `txt` in img. */
+static uint32_t node_of(const void *img, const char *txt)
+{
+	uint8_t nm[300];
+	size_t nl = wname(txt, nm);
+	uint32_t ni = p53_image_find(img, nm, nl, p53_name_hash(nm, nl));
+
+	assert_int_not_equal(ni, P53_NONE);
+	return ni;
+}
+
+/*
+ * The referral templates of a patched image come from the old image's where a delegation's
+ * cut and glue are the old ones, and are made again where they are not: the same bytes as
+ * from scratch either way. IXFR patches decline a change below a cut (glue) today, so the
+ * glue change is made by hand, as a patch would make it: the glue node's A RRset header
+ * pointing at other records (host's) in the same RDATA section.
+ */
+static void test_glue_changed(void **state)
+{
+	(void)state;
+	char err[1024];
+	char *f = tmp_zone(ZONE_PARENT);
+	struct p53_zone_src src = { .name = "parent.test.", .file = f, .flags = P53_ZONE_SECONDARY };
+	size_t len = 0, plen = 0;
+	void *img = p53_image_build(&src, 1, &len, err, sizeof(err), quiet, NULL);
+	uint8_t apex[256];
+	size_t al = wname("parent.test.", apex);
+	static const uint8_t a2[4] = { 198, 51, 100, 2 }, a60[4] = { 192, 0, 2, 60 },
+			     a61[4] = { 192, 0, 2, 61 };
+	struct p53_rrs base = { 0 };
+	struct p53_ixfr d = { 0 };
+	int from = 0;
+
+	assert_non_null(img);
+	/* A patch elsewhere: every template copied, none changed. */
+	zone_rrs(img, 0, &base);
+	glue_step(&d, &base, "host.parent.test.", P53_T_A, NULL, a61);
+	void *patched = p53_image_patch(img, apex, al, &d, NULL, NULL, &plen, err, sizeof(err));
+	if (patched == NULL)
+		fail_msg("declined: %s", err);
+	assert_int_equal(p53_image_check_from(patched, plen, img, &from, NULL), 0);
+	assert_int_equal(from, 1);
+	assert_int_equal(refs_from(img, patched), 0);
+	p53_ixfr_free(&d);
+	/* The glue's address: declined by the patch. */
+	memset(&d, 0, sizeof(d));
+	glue_step(&d, &base, "ns.child.parent.test.", P53_T_A, a2, a60);
+	size_t l2 = 0;
+	assert_null(p53_image_patch(img, apex, al, &d, NULL, NULL, &l2, err, sizeof(err)));
+	p53_ixfr_free(&d);
+	p53_rrs_free(&base);
+	/* ... made by hand in the patched image: child.parent.test.'s template made again. */
+	const struct p53_image_hdr *h = p53_image_hdr(patched);
+	const struct p53_image_node *g = p53_image_node(patched, node_of(patched, "ns.child.parent.test."));
+	const struct p53_image_node *w = p53_image_node(patched, node_of(patched, "host.parent.test."));
+	uint32_t gi = p53_image_node_rrset(patched, g, P53_T_A), wi = p53_image_node_rrset(patched, w, P53_T_A);
+	assert_true(gi != P53_NONE && wi != P53_NONE);
+	uint8_t *c = malloc(plen);
+	assert_non_null(c);
+	memcpy(c, patched, plen);
+	struct p53_image_rrset *gr = (struct p53_image_rrset *)(c + h->rrsets_off) + gi;
+	const struct p53_image_rrset *wr = p53_image_rrset(patched, wi);
+	gr->rdata_off = wr->rdata_off;
+	gr->rdata_len = wr->rdata_len;
+	gr->count = wr->count;
+	assert_int_equal(p53_image_check_from(c, plen, patched, &from, NULL), 0);
+	assert_int_equal(from, 1);
+	assert_int_equal(refs_from(patched, c), 1);
+	free(c);
+	free(patched);
+	free(img);
+	unlink(f);
+	free(f);
 }
 
 static void test_example_zone(void **state)
@@ -1804,6 +1953,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_example_zone),
+		cmocka_unit_test(test_glue_changed),
 		cmocka_unit_test(test_parent_and_child),
 		cmocka_unit_test(test_genzone),
 		cmocka_unit_test(test_whole_zone),
