@@ -1481,6 +1481,43 @@ static void test_genzone(void **state)
 	unlink(path);
 }
 
+/* A reload of a zone that is most of a big image goes to the full compile without compiling
+ * it alone first (its compile, read and diff would cost more than the full compile); a small
+ * zone beside it is still tried (here: unchanged, so nothing to publish). */
+static void test_whole_zone_most_of_image(void **state)
+{
+	(void)state;
+	char path[] = "/tmp/test_image_patch_most.XXXXXX", cmd[512], why[512], err[1024];
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	close(fd);
+	snprintf(cmd, sizeof(cmd), "python3 %s/scripts/bench/genzone.py 150000 %s 2>/dev/null",
+		 P53_SRCDIR, path);
+	assert_int_equal(system(cmd), 0);
+	char *f = tmp_zone(ZONE_EXAMPLE);
+	struct p53_zone_src srcs[2] = {
+		{ .name = "big.test.", .file = path },
+		{ .name = "example.com.", .file = f },
+	};
+	size_t len, wlen;
+	void *img = p53_image_build(srcs, 2, &len, err, sizeof(err), quiet, NULL), *wimg = NULL;
+	assert_non_null(img);
+	uint64_t st[2];
+
+	enum p53_repatch rc = p53_zone_repatch(img, &srcs[0], false, NULL, &wimg, &wlen, st, why,
+					       sizeof(why), err, sizeof(err), quiet, NULL, NULL, NULL);
+	assert_int_equal(rc, P53_REPATCH_DECLINED);
+	assert_null(wimg);
+	assert_non_null(strstr(why, "zone big.test. holds "));
+	rc = p53_zone_repatch(img, &srcs[1], false, NULL, &wimg, &wlen, st, why, sizeof(why), err,
+			      sizeof(err), quiet, NULL, NULL, NULL);
+	assert_int_equal(rc, P53_REPATCH_SAME);
+	free(img);
+	unlink(path);
+	unlink(f);
+	free(f);
+}
+
 /* The signed zones of tests/unit/dataplane/zones (ldns-signzone NSEC and NSEC3, kzonesign
  * NSEC3 opt-out): what a signing primary's IXFR changes at names that stay is patched, every
  * diff, and serves what a full compile serves, DO set (RRSIGs, NSEC/NSEC3 proofs). */
@@ -1957,6 +1994,7 @@ int main(void)
 		cmocka_unit_test(test_parent_and_child),
 		cmocka_unit_test(test_genzone),
 		cmocka_unit_test(test_whole_zone),
+		cmocka_unit_test(test_whole_zone_most_of_image),
 		cmocka_unit_test(test_two_zones_one_publish),
 		cmocka_unit_test(test_signed_patched),
 		cmocka_unit_test(test_whole_zone_signed),
