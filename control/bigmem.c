@@ -20,6 +20,20 @@ void p53_bigmem_advise(void *p, size_t len)
 		(void)madvise((void *)start, end - start, MADV_HUGEPAGE);
 }
 
+void *p53_bigmem_image(size_t len)
+{
+	size_t align = len >= P53_BIGMEM_MIN ? HUGE_2M : P53_IMAGE_ALIGN;
+	size_t alen = (len + align - 1) & ~(align - 1);
+	void *p = NULL;
+
+	if (alen < len)
+		return NULL;
+	if (posix_memalign(&p, align, alen ? alen : align) != 0)
+		return NULL;
+	p53_bigmem_advise(p, alen);
+	return p;
+}
+
 void *p53_bigmem_grow(void *p, size_t old, size_t len)
 {
 	if (len < P53_BIGMEM_MIN)

@@ -21,6 +21,24 @@
 void p53_bigmem_advise(void *p, size_t len);
 
 /**
+ * Where every image buffer that workers read starts, at least: a cache line. The image's own
+ * offsets then decide what shares a line (a 32-byte node at a multiple of 32 never crosses
+ * one); in malloc's 16-byte alignment half the nodes would (docs/BENCHMARKS.md, "Big zone:
+ * an aligned image for the first worker").
+ */
+#define P53_IMAGE_ALIGN 64
+
+/**
+ * Memory for a zone image, or for a buffer one is written into later (an IXFR spare):
+ * P53_IMAGE_ALIGN-aligned; from P53_BIGMEM_MIN on 2 MiB-aligned, len rounded up to 2 MiB and
+ * transparent huge pages asked for (p53_bigmem_advise). Not zeroed; mapped, not touched,
+ * when it is big (the pages come as they are written). Freed with free();
+ * malloc_usable_size() of it is at least len.
+ * @return the buffer, or NULL (len 0 gives a buffer of P53_IMAGE_ALIGN bytes).
+ */
+void *p53_bigmem_image(size_t len);
+
+/**
  * realloc() for a buffer that grows by doubling: from P53_BIGMEM_MIN on, a new buffer is
  * advised before the old bytes are copied into it, so they land in huge pages too (realloc
  * copies, or moves pages, before any advice could be given).

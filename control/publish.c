@@ -1,4 +1,5 @@
 /* Replicas and their RCU swap; see dataplane.h. */
+#include <assert.h>
 #include <sched.h>
 #include <sys/socket.h>
 #include <stdio.h>
@@ -47,7 +48,7 @@ static uint64_t now_us(void)
 	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
 }
 
-#define HUGE_2M ((size_t)2 << 20)
+_Static_assert(RTE_CACHE_LINE_SIZE >= P53_IMAGE_ALIGN, "a heap copy is aligned as an image must be");
 
 /*
  * Memory for a copy of a `len`-byte image on `socket`; *malloced says how it is freed. The
@@ -59,16 +60,10 @@ static uint64_t now_us(void)
  */
 static void *image_alloc(size_t len, int socket, uint8_t *malloced)
 {
-	void *p = NULL;
-
 	*malloced = len >= P53_BIGMEM_MIN && !rte_eal_has_hugepages();
 	if (!*malloced)
 		return rte_malloc_socket("p53_image", len, RTE_CACHE_LINE_SIZE, socket);
-	size_t alen = (len + HUGE_2M - 1) & ~(HUGE_2M - 1);
-	if (posix_memalign(&p, HUGE_2M, alen) != 0)
-		return NULL;
-	p53_bigmem_advise(p, alen);
-	return p;
+	return p53_bigmem_image(len);
 }
 
 static void image_free(const void *p, uint8_t malloced)
@@ -235,6 +230,25 @@ static int adoptable(const void *img, size_t len)
 	return 1;
 }
 
+/*
+ * Whether the image starts on a P53_IMAGE_ALIGN boundary, as the compiler's and the IXFR
+ * patcher's do (control/bigmem.h): else no worker answers from it (each gets an aligned copy),
+ * since half of its nodes would cross a cache line. Says so once per process: a bug.
+ */
+static int image_aligned(const void *img)
+{
+	static int warned;
+
+	if (((uintptr_t)img & (P53_IMAGE_ALIGN - 1)) == 0)
+		return 1;
+	if (!warned)
+		p53_warn("publish: the image at %p is not %u-byte aligned: every worker gets a copy "
+			 "(a bug: images come from p53_bigmem_image(), control/bigmem.h)", img,
+			 (unsigned int)P53_IMAGE_ALIGN);
+	warned = 1;
+	return 0;
+}
+
 /* Replicas are shared per socket in that mode: free each distinct one once. */
 static void free_set(struct p53_replica **set, unsigned int n)
 {
@@ -370,7 +384,8 @@ int p53_dataplane_publish(struct p53_dataplane *dp, void *img, size_t len,
 	 * less of memory during the reload and in steady state) unless it missed the huge pages
 	 * a copy would have (adoptable); every other replica is a copy in the DPDK heap on its
 	 * worker's socket (image_alloc). */
-	int home = (img == dp->spare_given && img != NULL) || adoptable(img, len) ? image_socket() : -2;
+	int home = image_aligned(img) && ((img == dp->spare_given && img != NULL) || adoptable(img, len))
+		   ? image_socket() : -2;
 	dp->spare_given = NULL;
 	for (unsigned int i = 0; i < n; i++) {
 		int socket = (int)rte_lcore_to_socket_id(dp->workers[i].lcore);
@@ -393,6 +408,8 @@ int p53_dataplane_publish(struct p53_dataplane *dp, void *img, size_t len,
 			return -1;
 		}
 	}
+	for (unsigned int i = 0; i < n; i++)
+		assert(((uintptr_t)fresh[i]->image & (P53_IMAGE_ALIGN - 1)) == 0);
 	for (unsigned int i = 0; i < n; i++)
 		old[i] = __atomic_exchange_n(&dp->workers[i].replica, fresh[i], __ATOMIC_ACQ_REL);
 	uint64_t t2 = now_us();
@@ -449,12 +466,10 @@ int p53_dataplane_publish(struct p53_dataplane *dp, void *img, size_t len,
 static void *spare_fault(void *arg)
 {
 	struct p53_dataplane *dp = arg;
-	void *p = malloc(dp->spare_new_len);
+	void *p = p53_bigmem_image(dp->spare_new_len); /* aligned as an image is (bigmem.h) */
 
-	if (p != NULL) {
-		p53_bigmem_advise(p, dp->spare_new_len);
+	if (p != NULL)
 		memset(p, 0, dp->spare_new_len); /* every page faulted in here, not in the patch */
-	}
 	dp->spare_new = p;
 	__atomic_store_n(&dp->spare_made, true, __ATOMIC_RELEASE);
 	return NULL;

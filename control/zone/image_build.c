@@ -730,6 +730,22 @@ static void move_out(uint8_t *dst, void *src, size_t n)
 	}
 }
 
+/* A section of the image: its offset and the bytes written there. */
+struct span {
+	size_t off, used;
+};
+
+/* Zero what lies between the sections (n of them, in the order of their offsets) and after
+ * the last up to `size`. */
+static void zero_gaps(uint8_t *img, const struct span *sec, size_t n, size_t size)
+{
+	for (size_t i = 0; i < n; i++) {
+		size_t end = sec[i].off + sec[i].used, next = i + 1 < n ? sec[i + 1].off : size;
+		if (next > end)
+			memset(img + end, 0, next - end);
+	}
+}
+
 /* Step 6. */
 static void *layout(struct build *s, size_t *len)
 {
@@ -793,20 +809,23 @@ static void *layout(struct build *s, size_t *len)
 	/* A big image gets 1/64 of room past its end, as a fresh patched one does
 	 * (image_patch.c): when an IXFR patch replaces it, it is kept as the spare the next
 	 * patched image is written into (control/publish.c), and each patched image is a little
-	 * bigger than this one. calloc'd memory is mapped, not touched: the room costs no RSS
+	 * bigger than this one. A big buffer is mapped, not touched: the room costs no RSS
 	 * until a patch writes it. */
 	size_t room = size >= P53_BIGMEM_MIN ? size / 64 : 0;
-	img = calloc(1, size + room);
+	/* The image becomes the first worker's replica as it is (control/publish.c): 64-byte
+	 * aligned at least, as the heap copies are, so that no node crosses a cache line its
+	 * offset keeps it in; a big one 2 MiB-aligned with transparent huge pages asked for
+	 * before anything is written (fewer TLB misses per lookup). */
+	img = p53_bigmem_image(size + room);
 	if (img == NULL) {
 		p53_zb_err(b, IMAGE_WHERE, "out of memory (image of %zu bytes)", size);
 		return NULL;
 	}
-	/* The image becomes the first worker's replica as it is (control/publish.c): transparent
-	 * huge pages, asked for before anything is written, mean fewer TLB misses per lookup. */
-	p53_bigmem_advise(img, size + room);
-	/* Each section goes in and its working copy is freed at once: a fresh calloc'd image
-	 * only takes memory as it is written, so the compile's peak is its working set, not the
-	 * working set plus the image (docs/BENCHMARKS.md, reload of a big zone). */
+	/* Each section goes in and its working copy is freed at once: a fresh image only takes
+	 * memory as it is written, so the compile's peak is its working set, not the working
+	 * set plus the image (docs/BENCHMARKS.md, reload of a big zone). The buffer is not
+	 * zeroed: every byte up to `size` is written, the padding after each section by
+	 * zero_gaps() at the end. */
 	h.size = size;
 	memcpy(img, &h, sizeof(h));
 	move_out(img + h.slots_off, s->slots, ((size_t)s->hash_mask + 1) * sizeof(uint64_t));
@@ -923,6 +942,23 @@ static void *layout(struct build *s, size_t *len)
 			b->zones[z].salt_off = s->rrsets[s->n3param[z]].rdata_off + P53_RR_OWNER_LEN + 10 + 5;
 	memcpy(img + h.zones_off, b->zones, b->n_zones * sizeof(struct p53_image_zone));
 	move_out(img + h.rrsets_off, s->rrsets, s->n_rrsets * sizeof(struct p53_image_rrset));
+	/* Every section's bytes, in the order of their offsets (layout above): the padding
+	 * after each, up to the next one (or the end), is zeroed, as a calloc'd image had it. */
+	const struct span sec[] = {
+		{ 0, sizeof(h) },
+		{ h.zones_off, b->n_zones * sizeof(struct p53_image_zone) },
+		{ h.nodes_off, b->n_nodes * sizeof(struct p53_image_node) },
+		{ h.rrsets_off, s->n_rrsets * sizeof(struct p53_image_rrset) },
+		{ h.slots_off, ((size_t)s->hash_mask + 1) * sizeof(uint64_t) },
+		{ h.names_off, coloc ? 0 : b->names_len },
+		{ h.rdata_off, s->rdata_len + names_total },
+		{ h.adds_off, s->n_adds * sizeof(uint32_t) },
+		{ s->proofs != NULL ? h.proofs_off : h.chain_off,
+		  s->proofs != NULL ? b->n_nodes * sizeof(struct p53_image_proof) : 0 },
+		{ h.chain_off, s->n_chain * sizeof(uint32_t) },
+		{ h.nsec3_off, s->n_nsec3 * sizeof(struct p53_image_nsec3) },
+	};
+	zero_gaps(img, sec, sizeof(sec) / sizeof(sec[0]), size);
 	*len = size;
 	return img;
 }

@@ -1340,17 +1340,17 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 	 * pages), else fresh memory with 1/64 of room, so that the next patches' images (each
 	 * a little bigger) fit in this one when it comes back as the spare. */
 	uint8_t *ni = NULL;
-	if (p->spare != NULL && malloc_usable_size(p->spare) >= off) {
+	if (p->spare != NULL && malloc_usable_size(p->spare) >= off &&
+	    ((uintptr_t)p->spare & (P53_IMAGE_ALIGN - 1)) == 0) {
 		ni = p->spare;
 		p->spare = NULL;
 	} else {
 		free(p->spare);
 		p->spare = NULL;
 		size_t room = off >= P53_BIGMEM_MIN ? off / 64 : 0;
-		ni = malloc(off + room);
+		ni = p53_bigmem_image(off + room); /* aligned as the compiler's (bigmem.h) */
 		if (ni == NULL)
 			return decline(why, wl, "out of memory");
-		p53_bigmem_advise(ni, off + room);
 	}
 	const uint8_t *oi = img;
 	memcpy(ni, &nh, sizeof(nh));

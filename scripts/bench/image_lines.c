@@ -7,10 +7,13 @@
  * the records copied. The RRset's checksum sum (p53_answer_conf.sums, a per-replica array
  * outside the image) is one more line, not counted here.
  *
- *   p53-image-lines -z big.test=ZONEFILE [-t A] [-n 100000]
+ *   p53-image-lines -z big.test=ZONEFILE [-t A] [-n 100000] [-a]
  *
  * Compiles the zone with p53_image_build() (so POP53_IMAGE_LAYOUT applies) and prints one
- * line of figures. A tool, not a test: prints, asserts nothing.
+ * line of figures. The image is measured in a 2 MiB-aligned copy, as pop53d's heap replicas
+ * are; with -a in the compiler's own buffer, as it is (pop53d's first worker adopts it,
+ * control/publish.c); `base%64` says where that buffer starts in its cache line. A tool, not
+ * a test: prints, asserts nothing.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -59,6 +62,7 @@ int main(int argc, char **argv)
 	char zname[256];
 	uint16_t qtype = 1;
 	long samples = 100000;
+	int adopt = 0;
 
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "-z") == 0 && i + 1 < argc) {
@@ -75,8 +79,11 @@ int main(int argc, char **argv)
 				(uint16_t)atoi(argv[i]) ? (uint16_t)atoi(argv[i]) : 1;
 		} else if (strcmp(argv[i], "-n") == 0 && i + 1 < argc) {
 			samples = atol(argv[++i]);
+		} else if (strcmp(argv[i], "-a") == 0) {
+			adopt = 1;
 		} else {
-			fprintf(stderr, "usage: %s -z ZONE=FILE [-t A|AAAA|TXT|N] [-n SAMPLES]\n", argv[0]);
+			fprintf(stderr, "usage: %s -z ZONE=FILE [-t A|AAAA|TXT|N] [-n SAMPLES] [-a]\n",
+				argv[0]);
 			return 2;
 		}
 	}
@@ -90,13 +97,15 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	/* A replica copy is page-aligned (pop53d's heap copies, p53-replay --replica hugetlb);
-	 * the compiler's calloc buffer is not. */
-	void *rep = aligned_alloc(2u << 20, (len + (2u << 20) - 1) & ~(size_t)((2u << 20) - 1));
-	if (rep == NULL)
-		return 1;
-	memcpy(rep, img, len);
-	free(img);
-	img = rep;
+	 * with -a the compiler's buffer is measured where it is. */
+	if (!adopt) {
+		void *rep = aligned_alloc(2u << 20, (len + (2u << 20) - 1) & ~(size_t)((2u << 20) - 1));
+		if (rep == NULL)
+			return 1;
+		memcpy(rep, img, len);
+		free(img);
+		img = rep;
+	}
 	const struct p53_image_hdr *h = p53_image_hdr(img);
 	uint32_t *cand = malloc(h->n_nodes * sizeof(*cand)), nc = 0;
 	for (uint32_t i = 0; i < h->n_nodes; i++) {
@@ -146,9 +155,10 @@ int main(int argc, char **argv)
 		for (int j = 0; j < 3; j++)
 			sum[j] += s[j].n;
 	}
-	printf("layout=%s nodes_off%%64=%u owners=%u samples=%ld lines=%.3f (slot %.3f node %.3f "
+	printf("image=%s base%%64=%u layout=%s nodes_off%%64=%u owners=%u samples=%ld lines=%.3f (slot %.3f node %.3f "
 	       "name %.3f rrset %.3f rdata %.3f new lines each) pages4k=%.3f pages2m=%.3f "
 	       "image=%zu B\n",
+	       adopt ? "compiled" : "copy", (unsigned int)((uintptr_t)img % 64),
 	       h->names_off == h->rdata_off ? "node-major" : "sections", h->nodes_off % 64, nc,
 	       samples, sum[0] / samples, part[0] / samples, part[1] / samples, part[2] / samples,
 	       part[3] / samples, part[4] / samples, sum[1] / samples, sum[2] / samples, len);

@@ -937,8 +937,9 @@ static void usage(FILE *f)
 		"  --do            DO=1 in the queries: signed zones answer with RRSIGs and proofs\n"
 		"  --no-copy-run   skip the copy-only run (callgrind)\n"
 		"  --replica MODE  where the image the worker reads lives:\n"
-		"                  adopt    the compiled image itself (calloc, THP advised by the\n"
-		"                           compiler): what pop53d's first worker answers from (default)\n"
+		"                  adopt    the compiled image itself (p53_bigmem_image: 2 MiB-aligned\n"
+		"                           when big, THP advised by the compiler): what pop53d's first\n"
+		"                           worker answers from (default)\n"
 		"                  eal      a copy in rte_malloc memory: pop53d's other workers (2 MiB\n"
 		"                           hugetlbfs pages when the EAL has hugepages; the default EAL\n"
 		"                           args say --no-huge: 4 KiB pages)\n"
@@ -1107,7 +1108,7 @@ static void *make_replica(void *img, size_t len, int mode, const char **where)
 
 	switch (mode) {
 	case REP_ADOPT:
-		*where = "the compiled image (calloc, MADV_HUGEPAGE by the compiler), as pop53d's first worker";
+		*where = "the compiled image (p53_bigmem_image, MADV_HUGEPAGE by the compiler), as pop53d's first worker";
 		return img;
 	case REP_EAL:
 		r = rte_malloc_socket("p53_replica", len, RTE_CACHE_LINE_SIZE, (int)rte_socket_id());

@@ -12,6 +12,8 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include <malloc.h>
+
 #include <cmocka.h>
 
 #include "control/bigmem.h"
@@ -89,12 +91,41 @@ static void test_hugetlb(void **state)
 	munmap(p, len);
 }
 
+/* An image buffer (p53_bigmem_image) starts on a cache line whatever its size, on a 2 MiB
+ * boundary from P53_BIGMEM_MIN on, holds len bytes, and free() takes it back (ASAN checks). */
+static void test_image_buffers_aligned(void **state)
+{
+	static const size_t lens[] = { 0, 1, 24, 100, 4095, 8256, 65536, P53_BIGMEM_MIN - 1,
+				       P53_BIGMEM_MIN, P53_BIGMEM_MIN + 5 };
+	void *odd[8];
+	(void)state;
+
+	for (unsigned int i = 0; i < 8; i++)    /* leave malloc's free lists uneven */
+		odd[i] = malloc(16 + 16 * i);
+	for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
+		for (unsigned int k = 0; k < 4; k++) {
+			uint8_t *p = p53_bigmem_image(lens[i]);
+			assert_non_null(p);
+			assert_int_equal((uintptr_t)p % P53_IMAGE_ALIGN, 0);
+			if (lens[i] >= P53_BIGMEM_MIN)
+				assert_int_equal((uintptr_t)p % (2u << 20), 0);
+			assert_true(malloc_usable_size(p) >= lens[i]);
+			if (lens[i] > 0)
+				memset(p, 0xa5, lens[i]);
+			free(p);
+		}
+	}
+	for (unsigned int i = 0; i < 8; i++)
+		free(odd[i]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_small_pages),
 		cmocka_unit_test(test_transparent),
 		cmocka_unit_test(test_hugetlb),
+		cmocka_unit_test(test_image_buffers_aligned),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

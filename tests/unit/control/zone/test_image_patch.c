@@ -33,6 +33,7 @@
 
 #include <cmocka.h>
 
+#include "control/bigmem.h"
 #include "control/text.h"
 #include "control/xfr/rrs.h"
 #include "control/zone/image_build.h"
@@ -1147,11 +1148,15 @@ static void chain(struct p53_zone_src *srcs, size_t n_src, uint32_t z, const cha
 		char why_l[512];
 		size_t llen = 0;
 		/* ... written into a spare full of other bytes (none of them may show). */
-		void *spare = malloc(4096 + (size_t)rnd(4096));
+		void *spare = p53_bigmem_image(4096 + (size_t)rnd(4096));
 		assert_non_null(spare);
 		memset(spare, 0x5a, malloc_usable_size(spare));
 		void *lazy = p53_image_patch(img, apex, al, &d, NULL, spare, &llen, why_l,
 					     sizeof(why_l));
+		/* What workers read starts on a cache line (control/bigmem.h), the spare reused
+		 * or not. */
+		assert_int_equal((uintptr_t)lazy % P53_IMAGE_ALIGN, 0);
+		assert_int_equal((uintptr_t)patched % P53_IMAGE_ALIGN, 0);
 		if (patched == NULL) {
 			assert_null(lazy);
 			/* A content the compiler rejects: the first fault it meets may differ (the
