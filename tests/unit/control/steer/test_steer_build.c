@@ -323,8 +323,6 @@ static void check_long6(int with_default)
 	p53_steer_trie_free(&t6);
 }
 
-/* p53_steer_same_name (the record scan's name compare, steer.h) is memcmp's equality for
- * every length, a difference at every position. */
 /* A table with the map's blocks (m) as source 0, the GeoIP's (g) as source 1 and their merged
  * table (steer.h, struct p53_steer_mrg), as p53_steer_build lays them out. */
 static void *table_of2(const struct p53_steer_source *m, const struct p53_steer_source *g)
@@ -518,6 +516,8 @@ static void test_merged(void **state)
 	p53_steer_trie_free(&tg6);
 }
 
+/* p53_steer_same_name (the record scan's name compare, steer.h) is memcmp's equality for
+ * every length, a difference at every position. */
 static void test_same_name(void **state)
 {
 	uint8_t a[300], b[300];
