@@ -35,6 +35,35 @@ __attribute__((noinline, cold)) uint32_t p53_steer_lookup6_long(const struct p53
 	return P53_STEER_NOLOC << 8 | len;
 }
 
+_Static_assert(P53_STEER_SRC_MAP == 0 && P53_STEER_SRC_GEO == 1,
+	       "p53_steer_pick_fam takes the map's and the GeoIP's loc_len from one word by source");
+
+/* The merged search's block starts in the address's /64: both sources' own lookups (each
+ * handles a block longer than /64). */
+__attribute__((noinline, cold)) uint64_t p53_steer_mlookup6_long(const void *t, uint64_t hi, const uint8_t *addr,
+								  int want_scope)
+{
+	const struct p53_steer_hdr *h = p53_steer_hdr(t);
+	uint32_t llm, llg;
+
+	if (want_scope) {
+		llm = p53_steer_lookup6(t, h->src + P53_STEER_SRC_MAP, hi, addr, 0, 1);
+		llg = p53_steer_lookup6(t, h->src + P53_STEER_SRC_GEO, hi, addr, 0, 1);
+	} else {
+		llm = p53_steer_lookup6(t, h->src + P53_STEER_SRC_MAP, hi, addr, 0, 0);
+		llg = p53_steer_lookup6(t, h->src + P53_STEER_SRC_GEO, hi, addr, 0, 0);
+	}
+	return (uint64_t)llg << 32 | llm;
+}
+
+uint64_t p53_steer_lookup_mrg(const void *t, const struct p53_steer_client *cl)
+{
+	const struct p53_steer_hdr *h = p53_steer_hdr(t);
+
+	return cl->v6 ? p53_steer_mlookup6(t, h, p53_steer_be64(cl->addr), cl->addr, 0, 1)
+		      : p53_steer_mlookup4(t, h, p53_steer_be32(cl->addr), 1);
+}
+
 uint32_t p53_steer_lookup(const void *t, unsigned int src, const struct p53_steer_client *cl)
 {
 	const struct p53_steer_src *s = &p53_steer_hdr(t)->src[src];
@@ -127,11 +156,58 @@ int p53_steer_check(const void *t, size_t len, const char **why)
 				goto bad;
 			}
 	}
+	/* The merged table: inside, its index as a source's, and each block naming a block of
+	 * each source that carries the same loc_len (the picker reads them unchecked). */
+	for (int fam = 0; fam < 2; fam++) {
+		const struct p53_steer_mrg *m = &h->mrg;
+		const struct p53_steer_src *sm = &h->src[P53_STEER_SRC_MAP], *sg = &h->src[P53_STEER_SRC_GEO];
+		uint32_t nb = fam ? m->n6 : m->n4;
+		if (nb == 0)
+			continue;
+		uint32_t nm = fam ? sm->n6 : sm->n4, ng = fam ? sg->n6 : sg->n4;
+		uint32_t io = fam ? m->idx6_off : m->idx4_off, ni = fam ? P53_STEER_IDX6 : P53_STEER_IDX;
+		if ((fam ? !inside(len, m->off6, nb, sizeof(uint64_t)) || !inside(len, m->aux6_off, nb, sizeof(struct p53_steer_m6x))
+			 : !inside(len, m->start4_off, nb, sizeof(uint32_t)) || !inside(len, m->aux4_off, nb, sizeof(struct p53_steer_mx))) ||
+		    (io & 3) != 0 || !inside(len, io, ni, 4) || nm == 0 || ng == 0) {
+			w = "merged table outside the table";
+			goto bad;
+		}
+		const uint32_t *idx = (const void *)((const uint8_t *)t + io);
+		for (uint32_t k = 0; k < ni; k++)
+			if (idx[k] >= nb || (k > 0 && idx[k] < idx[k - 1])) {
+				w = "merged index out of order";
+				goto bad;
+			}
+		for (uint32_t i = 0; i < nb; i++) {
+			uint32_t im, ig, llm, llg;
+			if (fam) {
+				const struct p53_steer_m6x *x6 = (const struct p53_steer_m6x *)((const uint8_t *)t + m->aux6_off) + i;
+				im = x6->im, ig = x6->ig, llm = x6->ll_m, llg = x6->ll_g;
+			} else {
+				const struct p53_steer_mx *x4 = (const struct p53_steer_mx *)((const uint8_t *)t + m->aux4_off) + i;
+				im = x4->im, ig = x4->ig, llm = x4->ll_m, llg = x4->ll_g;
+			}
+			if (im >= nm || ig >= ng) {
+				w = "merged block names a block that is not there";
+				goto bad;
+			}
+			uint32_t wm = fam ? ((const struct p53_steer_b6x *)((const uint8_t *)t + sm->aux6_off))[im].loc_len
+					  : ((const struct p53_steer_b4 *)((const uint8_t *)t + sm->off4))[im].loc_len;
+			uint32_t wg = fam ? ((const struct p53_steer_b6x *)((const uint8_t *)t + sg->aux6_off))[ig].loc_len
+					  : ((const struct p53_steer_b4 *)((const uint8_t *)t + sg->off4))[ig].loc_len;
+			if (llm != wm || llg != wg) {
+				w = "merged block disagrees with its sources";
+				goto bad;
+			}
+		}
+	}
 	const struct p53_steer_rec *r = (const void *)((const uint8_t *)t + h->records_off);
 	const uint32_t *dec = (const uint32_t *)((const uint8_t *)t + h->dec_off);
 	for (uint32_t i = 0; i < h->n_records; i++) {
 		if (r[i].n_steps > P53_STEER_STEPS || r[i].fallback >= h->n_variants ||
 		    r[i].zero != 0 || r[i].name_off < h->names_off ||
+		    ((r[i].mrg & P53_STEER_MRG4) && h->mrg.n4 == 0) || ((r[i].mrg & P53_STEER_MRG6) && h->mrg.n6 == 0) ||
+		    (r[i].mrg & ~(P53_STEER_MRG4 | P53_STEER_MRG6)) != 0 ||
 		    (uint64_t)r[i].name_off + r[i].name_len > len) {
 			w = "record out of range";
 			goto bad;

@@ -82,6 +82,37 @@ struct p53_steer_src {
 	uint32_t aux6_off;              /* struct p53_steer_b6x[n6]: the rest of each IPv6 block */
 };
 
+/*
+ * The merged map+GeoIP table: one search for a record whose chain reads both the subnet map
+ * and the GeoIP blocks (a [map, geo] chain, whose map misses for most clients), instead of one
+ * per source. Per family, a block per change of either source (the union of both sources'
+ * block starts, sorted), each carrying both sources' loc_len as their own blocks hold them and
+ * the index of each source's block (a gap's scope is computed from that source's own run, as
+ * p53_steer_lookup does: the merged block is only a part of the run). Same index as a source's
+ * (steer.h above); IPv6 as a source's, high halves alone, then the rest. A family is merged
+ * only when both sources have blocks in it (n4 / n6 0 otherwise).
+ */
+struct p53_steer_mrg {
+	uint32_t n4, start4_off;        /* uint32_t starts[n4], host order */
+	uint32_t aux4_off;              /* struct p53_steer_mx[n4] */
+	uint32_t idx4_off;              /* uint32_t[P53_STEER_IDX] over the starts (n4 > 0) */
+	uint32_t n6, off6;              /* uint64_t[n6]: the high half of each start */
+	uint32_t aux6_off;              /* struct p53_steer_m6x[n6] */
+	uint32_t idx6_off;              /* uint32_t[P53_STEER_IDX6] (n6 > 0) */
+};
+
+/* A merged block: the map's and the GeoIP's loc_len and block index. */
+struct p53_steer_mx {
+	uint32_t ll_m, ll_g;
+	uint32_t im, ig;
+};
+
+struct p53_steer_m6x {
+	uint64_t lo;                    /* host order low half of the start address */
+	uint32_t ll_m, ll_g;
+	uint32_t im, ig;
+};
+
 struct p53_steer_hdr {
 	uint32_t magic;
 	uint32_t n_records;
@@ -96,6 +127,7 @@ struct p53_steer_hdr {
 	uint64_t sig_expire;            /* earliest RRSIG expiration of the variants (unix
 					   seconds); 0: no variant is signed */
 	struct p53_steer_src src[P53_STEER_SRCS];
+	struct p53_steer_mrg mrg;       /* map and GeoIP in one search */
 };
 
 /*
@@ -160,7 +192,10 @@ struct p53_steer_rec {
 	uint8_t zero;                   /* 0: the key's top byte */
 	uint32_t name_off;              /* canonical owner, from the table's start (in names[]) */
 	uint8_t n_steps;
-	uint8_t pad[3];
+	uint8_t mrg;                    /* P53_STEER_MRG4 | P53_STEER_MRG6: the chain reads the map
+					   and the GeoIP blocks, and that family's merged table
+					   (struct p53_steer_mrg) has blocks: one search for both */
+	uint8_t pad[2];
 	uint32_t fallback;              /* variant after the last step */
 	struct p53_steer_step steps[P53_STEER_STEPS];
 };
@@ -171,6 +206,9 @@ _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ && offsetof(struct p53_
 /* The key of struct p53_steer_rec's first 8 bytes, as a little-endian load reads them. */
 #define P53_STEER_KEY(hash, type, len) \
 	((uint64_t)(uint32_t)(hash) | (uint64_t)(uint16_t)(type) << 32 | (uint64_t)(uint8_t)(len) << 48)
+
+#define P53_STEER_MRG4 1u
+#define P53_STEER_MRG6 2u
 
 struct p53_steer_variant {
 	uint32_t rdata_off;             /* into rdata[] */
@@ -216,6 +254,13 @@ static inline const uint8_t *p53_steer_rdata(const void *t, const struct p53_ste
  *         P53_STEER_NOLOC << 8 | 0.
  */
 uint32_t p53_steer_lookup(const void *t, unsigned int src, const struct p53_steer_client *cl);
+
+/**
+ * The merged search (struct p53_steer_mrg) of one address: the map's loc_len in the low 32
+ * bits, the GeoIP's in the high, each exactly what p53_steer_lookup gives for that source.
+ * The family's merged table must have blocks (h->mrg.n4 / n6 > 0).
+ */
+uint64_t p53_steer_lookup_mrg(const void *t, const struct p53_steer_client *cl);
 
 /* memcmp(a, b, len) == 0, 8 bytes at a time for a name of 8 bytes or more: the first and last
  * words (overlapping when len < 16), the second (a name of 17..24 bytes: no loop), then the

@@ -13,6 +13,7 @@
 uint32_t p53_steer_lookup6_long(const struct p53_steer_src *s, const uint64_t *key,
 				const struct p53_steer_b6x *x, uint32_t from, uint32_t at,
 				uint64_t hi, uint64_t lw);
+uint64_t p53_steer_mlookup6_long(const void *t, uint64_t hi, const uint8_t *addr, int want_scope);
 const struct p53_steer_variant *p53_steer_pick6_other(const void *t, const struct p53_steer_rec *r,
 						      const uint8_t *addr, uint8_t *scope);
 
@@ -48,6 +49,29 @@ static inline unsigned int p53_steer_split64(uint64_t a, uint64_t b)
 	return (unsigned int)__builtin_clzll(a ^ b) + 1;
 }
 
+/* The scope of an IPv4 address a in the run with no location that starts at block lo (of n):
+ * the longest of the prefixes of a that exclude the address before the run and the next
+ * block's start. */
+static inline __attribute__((always_inline)) unsigned int p53_steer_gap4(const struct p53_steer_b4 *b, uint32_t n,
+									 uint32_t lo, uint32_t a)
+{
+	unsigned int len = b[lo].start == 0 ? 0 : p53_steer_split32(a, b[lo].start - 1);
+	if (lo + 1 < n)
+		len = p53_steer_max_u(len, p53_steer_split32(a, b[lo + 1].start));
+	return len;
+}
+
+/* The same for IPv6 when the high half of the run's start is below the address's (hi): a
+ * 64-bit count (p53_steer_lookup6). */
+static inline __attribute__((always_inline)) unsigned int p53_steer_gap6(const uint64_t *key, const struct p53_steer_b6x *x,
+									 uint32_t n, uint32_t lo, uint64_t hi)
+{
+	unsigned int len = lo == 0 ? 0 : p53_steer_split64(hi, key[lo] - (x[lo].lo == 0));
+	if (lo + 1 < n)
+		len = p53_steer_max_u(len, p53_steer_split64(hi, key[lo + 1]));
+	return len;
+}
+
 /* The blocks cover the whole space from 0 up, so the last block starting at or below the
  * address holds it: a binary search for it, over the blocks the index leaves (steer.h). A
  * block with no location is a run up to the next block: its scope is the longest of the
@@ -79,10 +103,7 @@ static inline __attribute__((always_inline)) uint32_t p53_steer_lookup4(const ui
 	}
 	if (b[lo].loc_len >> 8 != P53_STEER_NOLOC || !want_scope)
 		return b[lo].loc_len;
-	unsigned int len = b[lo].start == 0 ? 0 : p53_steer_split32(a, b[lo].start - 1);
-	if (lo + 1 < s->n4)
-		len = p53_steer_max_u(len, p53_steer_split32(a, b[lo + 1].start));
-	return P53_STEER_NOLOC << 8 | len;
+	return P53_STEER_NOLOC << 8 | p53_steer_gap4(b, s->n4, lo, a);
 }
 
 /* hi: the address's high half; addr: the whole address, read again only by lookup6_long.
@@ -135,10 +156,93 @@ static inline __attribute__((always_inline)) uint32_t p53_steer_lookup6(const ui
 	uint32_t ll = x[lo].loc_len;
 	if (ll >> 8 != P53_STEER_NOLOC || !want_scope)
 		return ll;
-	unsigned int len = lo == 0 ? 0 : p53_steer_split64(hi, key[lo] - (x[lo].lo == 0));
-	if (lo + 1 < s->n6)
-		len = p53_steer_max_u(len, p53_steer_split64(hi, key[lo + 1]));
-	return P53_STEER_NOLOC << 8 | len;
+	return P53_STEER_NOLOC << 8 | p53_steer_gap6(key, x, s->n6, lo, hi);
+}
+
+/* The merged search (struct p53_steer_mrg; the family's table has blocks): the map's loc_len
+ * in the low half of the result, the GeoIP's in the high, as p53_steer_lookup4 /
+ * p53_steer_lookup6 give them. The merged block lies inside one block of each source, the one
+ * its im / ig names (every source block starts a merged block), so a located source's loc_len
+ * is that block's and a gap's scope that block's run's, computed as the source's own lookup
+ * does. */
+static inline __attribute__((always_inline)) uint64_t p53_steer_mlookup4(const uint8_t *base, const struct p53_steer_hdr *h,
+								 uint32_t a, const int want_scope)
+{
+	const struct p53_steer_mrg *m = &h->mrg;
+	const uint32_t *st = (const uint32_t *)(base + m->start4_off);
+	const uint32_t *idx = (const uint32_t *)(base + m->idx4_off);
+	uint32_t k = a >> (32 - P53_STEER_IDX_BITS);
+	uint32_t lo = idx[k];
+	uint32_t n = (k + 1 < P53_STEER_IDX ? idx[k + 1] : m->n4 - 1) - lo + 1;
+
+	while (n > 1) {
+		uint32_t half = n / 2;
+		if (st[lo + half] <= a)
+			lo += half;
+		n -= half;
+	}
+	const struct p53_steer_mx *x = (const struct p53_steer_mx *)(base + m->aux4_off) + lo;
+	uint32_t llm = x->ll_m, llg = x->ll_g;
+	if (want_scope) {
+		const struct p53_steer_src *sm = h->src + P53_STEER_SRC_MAP, *sg = h->src + P53_STEER_SRC_GEO;
+		if (llm >> 8 == P53_STEER_NOLOC)
+			llm = P53_STEER_NOLOC << 8 |
+			      p53_steer_gap4((const struct p53_steer_b4 *)(base + sm->off4), sm->n4, x->im, a);
+		if (llg >> 8 == P53_STEER_NOLOC)
+			llg = P53_STEER_NOLOC << 8 |
+			      p53_steer_gap4((const struct p53_steer_b4 *)(base + sg->off4), sg->n4, x->ig, a);
+	}
+	return (uint64_t)llg << 32 | llm;
+}
+
+/* hi, addr, glob, want_scope as p53_steer_lookup6's. A merged block whose high half is the
+ * address's (a block longer than /64 may start in its /64) is left to both sources' own
+ * lookups (p53_steer_mlookup6_long, steer.c): below it, every later block's high half is
+ * above the address's, so each source's is too (the next source block starts a merged block)
+ * and p53_steer_gap6's 64-bit count holds for the source's run. */
+static inline __attribute__((always_inline)) uint64_t p53_steer_mlookup6(const uint8_t *base, const struct p53_steer_hdr *h,
+								 uint64_t hi, const uint8_t *addr, const int glob,
+								 const int want_scope)
+{
+	const struct p53_steer_mrg *m = &h->mrg;
+	const uint64_t *key = (const uint64_t *)(base + m->off6);
+	const uint32_t *idx = (const uint32_t *)(base + m->idx6_off);
+	uint32_t lo, last;
+
+	if (glob || __builtin_expect(hi >> 61 == 1, 1)) {
+		const uint32_t *ik = idx + ((uint32_t)(hi >> P53_STEER_IDX6_SHIFT) & (P53_STEER_IDX - 1));
+		lo = ik[0];
+		last = ik[1];
+	} else if (hi < P53_STEER_IDX6_BASE) {
+		lo = 0;
+		last = idx[0];
+	} else {
+		lo = idx[P53_STEER_IDX];
+		last = m->n6 - 1;
+	}
+	uint32_t n = last - lo + 1;
+	uint32_t mm = 1u << (31 - __builtin_clz(n));
+	if (key[lo + n - mm] <= hi)
+		lo += n - mm;
+	for (mm >>= 1; mm > 0; mm >>= 1)
+		if (key[lo + mm] <= hi)
+			lo += mm;
+	if (__builtin_expect(key[lo] == hi, 0))
+		return p53_steer_mlookup6_long(base, hi, addr, want_scope);
+	const struct p53_steer_m6x *x = (const struct p53_steer_m6x *)(base + m->aux6_off) + lo;
+	uint32_t llm = x->ll_m, llg = x->ll_g;
+	if (want_scope) {
+		const struct p53_steer_src *sm = h->src + P53_STEER_SRC_MAP, *sg = h->src + P53_STEER_SRC_GEO;
+		if (llm >> 8 == P53_STEER_NOLOC)
+			llm = P53_STEER_NOLOC << 8 |
+			      p53_steer_gap6((const uint64_t *)(base + sm->off6),
+					     (const struct p53_steer_b6x *)(base + sm->aux6_off), sm->n6, x->im, hi);
+		if (llg >> 8 == P53_STEER_NOLOC)
+			llg = P53_STEER_NOLOC << 8 |
+			      p53_steer_gap6((const uint64_t *)(base + sg->off6),
+					     (const struct p53_steer_b6x *)(base + sg->aux6_off), sg->n6, x->ig, hi);
+	}
+	return (uint64_t)llg << 32 | llm;
 }
 
 /* The sources with blocks to look up (not P53_STEER_SRC_ANY or P53_STEER_SRC_CLIENT), as a
@@ -161,12 +265,18 @@ p53_steer_pick_fam(const void *t, const struct p53_steer_rec *r, const uint8_t *
 	unsigned int last = P53_STEER_SRCS;
 	uint32_t ll = 0;
 	uint8_t sc = 0;
+	/* A chain reading the map and the GeoIP blocks: both from one search, up front. */
+	const int mg = (r->mrg & (v6 ? P53_STEER_MRG6 : P53_STEER_MRG4)) != 0;
+	uint64_t both = 0;
 
+	if (mg)
+		both = v6 ? p53_steer_mlookup6(t, h, a6, addr, glob, want_scope) : p53_steer_mlookup4(t, h, a4, want_scope);
 	for (const struct p53_steer_step *st = r->steps, *end = st + r->n_steps; st < end; st++) {
 		if (st->src != last) {
 			last = st->src;
 			const struct p53_steer_src *s = h->src + last;
-			ll = P53_STEER_TABLE_SRCS >> last & 1u ?
+			ll = mg && last <= P53_STEER_SRC_GEO ? (uint32_t)(both >> (32 * last)) :
+			     P53_STEER_TABLE_SRCS >> last & 1u ?
 			     (v6 ? p53_steer_lookup6(t, s, a6, addr, glob, want_scope)
 				 : p53_steer_lookup4(t, s, a4, want_scope))
 			   : last == P53_STEER_SRC_CLIENT ? p53_steer_bucket((uint8_t)v6, addr) : 0;

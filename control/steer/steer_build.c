@@ -990,6 +990,85 @@ void p53_steer_emit6(const struct p53_steer_b6 *b, uint32_t n, uint64_t *key, st
 	}
 }
 
+uint32_t p53_steer_merge4(const struct p53_steer_source *m, const struct p53_steer_source *g, uint32_t *start,
+			  struct p53_steer_mx *x)
+{
+	uint32_t i = 0, j = 0, n = 0, at = 0;
+
+	for (;;) {
+		if (start != NULL) {
+			start[n] = at;
+			x[n] = (struct p53_steer_mx){ .ll_m = m->b4[i].loc_len, .ll_g = g->b4[j].loc_len,
+						      .im = i, .ig = j };
+		}
+		n++;
+		int mi = i + 1 < m->n4, gj = j + 1 < g->n4;
+		if (!mi && !gj)
+			return n;
+		if (mi && (!gj || m->b4[i + 1].start <= g->b4[j + 1].start))
+			at = m->b4[i + 1].start;
+		else
+			at = g->b4[j + 1].start;
+		if (mi && m->b4[i + 1].start == at)
+			i++;
+		if (gj && g->b4[j + 1].start == at)
+			j++;
+	}
+}
+
+static int before6(const struct p53_steer_b6 *a, const struct p53_steer_b6 *b)
+{
+	return a->hi < b->hi || (a->hi == b->hi && a->lo <= b->lo);
+}
+
+uint32_t p53_steer_merge6(const struct p53_steer_source *m, const struct p53_steer_source *g, uint64_t *key,
+			  struct p53_steer_m6x *x)
+{
+	uint32_t i = 0, j = 0, n = 0;
+	struct p53_steer_b6 at = {0};
+
+	for (;;) {
+		if (key != NULL) {
+			key[n] = at.hi;
+			x[n] = (struct p53_steer_m6x){ .lo = at.lo, .ll_m = m->b6[i].loc_len,
+						       .ll_g = g->b6[j].loc_len, .im = i, .ig = j };
+		}
+		n++;
+		int mi = i + 1 < m->n6, gj = j + 1 < g->n6;
+		if (!mi && !gj)
+			return n;
+		at = mi && (!gj || before6(&m->b6[i + 1], &g->b6[j + 1])) ? m->b6[i + 1] : g->b6[j + 1];
+		if (mi && m->b6[i + 1].hi == at.hi && m->b6[i + 1].lo == at.lo)
+			i++;
+		if (gj && g->b6[j + 1].hi == at.hi && g->b6[j + 1].lo == at.lo)
+			j++;
+	}
+}
+
+void p53_steer_mindex4(const uint32_t *start, uint32_t n, uint32_t *idx)
+{
+	uint32_t j = 0;
+
+	for (uint32_t k = 0; k < P53_STEER_IDX; k++) {
+		uint32_t at = k << (32 - P53_STEER_IDX_BITS);
+		while (j + 1 < n && start[j + 1] <= at)
+			j++;
+		idx[k] = j;
+	}
+}
+
+void p53_steer_mindex6(const uint64_t *key, const struct p53_steer_m6x *x, uint32_t n, uint32_t *idx)
+{
+	uint32_t j = 0;
+
+	for (uint32_t k = 0; k < P53_STEER_IDX6; k++) {
+		uint64_t at = P53_STEER_IDX6_BASE + ((uint64_t)k << P53_STEER_IDX6_SHIFT);
+		while (j + 1 < n && (key[j + 1] < at || (key[j + 1] == at && x[j + 1].lo == 0)))
+			j++;
+		idx[k] = j;
+	}
+}
+
 void *p53_steer_build_signed(const struct p53_steer_conf *conf, const struct p53_steer_sources *s,
 			     bool up[][P53_STEER_MAX_POOL], struct p53_steer_signing *sg, size_t *len,
 			     char *err, size_t errlen)
@@ -1112,6 +1191,42 @@ void *p53_steer_build_signed(const struct p53_steer_conf *conf, const struct p53
 			off = al8(off + P53_STEER_IDX6 * sizeof(uint32_t));
 		}
 	}
+	/* The merged map+GeoIP table (steer.h), per family, when a record's chain reads both
+	 * and both have blocks in the family. */
+	int both = 0;
+	for (int i = 0; i < conf->n_records; i++) {
+		int sm = 0, sgeo = 0;
+		for (int k = 0; k < recs[i].n_steps; k++) {
+			sm |= recs[i].steps[k].src == P53_STEER_SRC_MAP;
+			sgeo |= recs[i].steps[k].src == P53_STEER_SRC_GEO;
+		}
+		if (sm && sgeo)
+			recs[i].mrg = 1, both = 1;
+	}
+	const struct p53_steer_source *smap = &s->src[P53_STEER_SRC_MAP], *sgeo = &s->src[P53_STEER_SRC_GEO];
+	uint8_t fams = 0;
+	if (both && smap->n4 > 0 && sgeo->n4 > 0) {
+		fams |= P53_STEER_MRG4;
+		h.mrg.n4 = p53_steer_merge4(smap, sgeo, NULL, NULL);
+		h.mrg.start4_off = (uint32_t)off;
+		off = al8(off + (size_t)h.mrg.n4 * sizeof(uint32_t));
+		h.mrg.aux4_off = (uint32_t)off;
+		off = al8(off + (size_t)h.mrg.n4 * sizeof(struct p53_steer_mx));
+		h.mrg.idx4_off = (uint32_t)off;
+		off = al8(off + P53_STEER_IDX * sizeof(uint32_t));
+	}
+	if (both && smap->n6 > 0 && sgeo->n6 > 0) {
+		fams |= P53_STEER_MRG6;
+		h.mrg.n6 = p53_steer_merge6(smap, sgeo, NULL, NULL);
+		h.mrg.off6 = (uint32_t)off;
+		off = al8(off + (size_t)h.mrg.n6 * sizeof(uint64_t));
+		h.mrg.aux6_off = (uint32_t)off;
+		off = al8(off + (size_t)h.mrg.n6 * sizeof(struct p53_steer_m6x));
+		h.mrg.idx6_off = (uint32_t)off;
+		off = al8(off + P53_STEER_IDX6 * sizeof(uint32_t));
+	}
+	for (int i = 0; i < conf->n_records; i++)
+		recs[i].mrg = recs[i].mrg ? fams : 0;
 	if (off > UINT32_MAX) {
 		fail(err, errlen, "steering: table over 4 GiB");
 		goto out;
@@ -1196,6 +1311,19 @@ void *p53_steer_build_signed(const struct p53_steer_conf *conf, const struct p53
 			p53_steer_index4(s->src[k].b4, s->src[k].n4, (uint32_t *)(void *)(img + h.src[k].idx4_off));
 		if (s->src[k].n6 > 0)
 			p53_steer_index6(s->src[k].b6, s->src[k].n6, (uint32_t *)(void *)(img + h.src[k].idx6_off));
+	}
+	if (h.mrg.n4 > 0) {
+		p53_steer_merge4(smap, sgeo, (uint32_t *)(void *)(img + h.mrg.start4_off),
+				 (struct p53_steer_mx *)(void *)(img + h.mrg.aux4_off));
+		p53_steer_mindex4((const uint32_t *)(void *)(img + h.mrg.start4_off), h.mrg.n4,
+				  (uint32_t *)(void *)(img + h.mrg.idx4_off));
+	}
+	if (h.mrg.n6 > 0) {
+		p53_steer_merge6(smap, sgeo, (uint64_t *)(void *)(img + h.mrg.off6),
+				 (struct p53_steer_m6x *)(void *)(img + h.mrg.aux6_off));
+		p53_steer_mindex6((const uint64_t *)(void *)(img + h.mrg.off6),
+				  (const struct p53_steer_m6x *)(void *)(img + h.mrg.aux6_off), h.mrg.n6,
+				  (uint32_t *)(void *)(img + h.mrg.idx6_off));
 	}
 	memcpy(img, &h, sizeof(h));
 	/* Each variant's checksum sums (steer.h), read from the table now its header is in. */

@@ -134,6 +134,20 @@ void p53_steer_index6(const struct p53_steer_b6 *b, uint32_t n, uint32_t *idx);
  * into `key`, the rest into `aux`, n entries each. */
 void p53_steer_emit6(const struct p53_steer_b6 *b, uint32_t n, uint64_t *key, struct p53_steer_b6x *aux);
 
+/*
+ * The merged map+GeoIP blocks of one family (steer.h, struct p53_steer_mrg), from the map's
+ * (m) and the GeoIP's (g) blocks of that family, both non-empty and starting at 0: a block at
+ * every start of either, naming the block of each holding it and carrying its loc_len. Out
+ * arrays NULL: the count only. @return the number of merged blocks.
+ */
+uint32_t p53_steer_merge4(const struct p53_steer_source *m, const struct p53_steer_source *g, uint32_t *start,
+			  struct p53_steer_mx *x);
+uint32_t p53_steer_merge6(const struct p53_steer_source *m, const struct p53_steer_source *g, uint64_t *key,
+			  struct p53_steer_m6x *x);
+/* The index over merged blocks, as p53_steer_index4 / p53_steer_index6 over a source's. */
+void p53_steer_mindex4(const uint32_t *start, uint32_t n, uint32_t *idx);
+void p53_steer_mindex6(const uint64_t *key, const struct p53_steer_m6x *x, uint32_t n, uint32_t *idx);
+
 /* Variants verified per build with the DNSKEY alone (spread evenly over the variants). */
 #define P53_STEER_VERIFY_SAMPLE 16
 

@@ -389,7 +389,7 @@ desc_of() {
 	fi
 	notes+=("Noise: the runs of one session agree within a few per cent, but on the shared 2-CPU VM this was first measured on, two sessions minutes apart differed by about 15 % (small-a 97 and 111 ns); compare figures from one session, and use instructions/query to judge changes smaller than that.")
 	if [ -n "${CG_BURST[steered]:-}" ] && [ -n "${CG_BURST[ecs]:-}" ]; then
-		notes+=("steered costs $(awk -v a="${CG_BURST[steered]}" -v b="${CG_BURST[ecs]}" 'BEGIN { printf "%.2fx", a / b }') ecs in instructions: the record lookup in the steering table, per source consulted (the map, then the GeoIP blocks when the map has no PoP for the client) a /16 index read and a binary search over the blocks it leaves, and the variant's memcpy; both mixes are answered by the fast path, IPv4 and IPv6 frames alike (the fast parse reads both).")
+		notes+=("steered costs $(awk -v a="${CG_BURST[steered]}" -v b="${CG_BURST[ecs]}" 'BEGIN { printf "%.2fx", a / b }') ecs in instructions: the record lookup in the steering table, for the [map, geo] chain one /16 index read and a binary search over the merged map+GeoIP blocks it leaves (both locations from one block), and the variant's memcpy; both mixes are answered by the fast path, IPv4 and IPv6 frames alike (the fast parse reads both).")
 	fi
 	echo
 	echo "Reading the numbers:"

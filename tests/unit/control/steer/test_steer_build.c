@@ -323,6 +323,199 @@ static void check_long6(int with_default)
 	p53_steer_trie_free(&t6);
 }
 
+/* A table with the map's blocks (m) as source 0, the GeoIP's (g) as source 1 and their merged
+ * table (steer.h, struct p53_steer_mrg), as p53_steer_build lays them out. */
+static void *table_of2(const struct p53_steer_source *m, const struct p53_steer_source *g)
+{
+	const struct p53_steer_source *sv[2] = { m, g };
+	size_t off = sizeof(struct p53_steer_hdr), idx4 = P53_STEER_IDX * 4, idx6 = P53_STEER_IDX6 * 4;
+	struct p53_steer_hdr h = {0};
+
+	for (int k = 0; k < 2; k++) {
+		h.src[k].n4 = sv[k]->n4;
+		h.src[k].off4 = (uint32_t)off;
+		off += sv[k]->n4 * sizeof(struct p53_steer_b4);
+		h.src[k].n6 = sv[k]->n6;
+		h.src[k].off6 = (uint32_t)off;
+		off += sv[k]->n6 * sizeof(uint64_t);
+		h.src[k].aux6_off = (uint32_t)off;
+		off += sv[k]->n6 * sizeof(struct p53_steer_b6x);
+		h.src[k].idx4_off = (uint32_t)off;
+		off += idx4;
+		h.src[k].idx6_off = (uint32_t)off;
+		off += idx6 + 4;
+	}
+	h.mrg.n4 = p53_steer_merge4(m, g, NULL, NULL);
+	h.mrg.start4_off = (uint32_t)off;
+	off += h.mrg.n4 * 4;
+	h.mrg.aux4_off = (uint32_t)off;
+	off += h.mrg.n4 * sizeof(struct p53_steer_mx);
+	h.mrg.idx4_off = (uint32_t)off;
+	off += idx4;
+	h.mrg.n6 = p53_steer_merge6(m, g, NULL, NULL);
+	h.mrg.off6 = (uint32_t)(off = (off + 7) & ~(size_t)7);
+	off += h.mrg.n6 * 8;
+	h.mrg.aux6_off = (uint32_t)off;
+	off += h.mrg.n6 * sizeof(struct p53_steer_m6x);
+	h.mrg.idx6_off = (uint32_t)off;
+	off += idx6;
+	uint8_t *t = calloc(1, off);
+	assert_non_null(t);
+	for (int k = 0; k < 2; k++) {
+		memcpy(t + h.src[k].off4, sv[k]->b4, sv[k]->n4 * sizeof(struct p53_steer_b4));
+		p53_steer_emit6(sv[k]->b6, sv[k]->n6, (uint64_t *)(void *)(t + h.src[k].off6),
+				(struct p53_steer_b6x *)(void *)(t + h.src[k].aux6_off));
+		p53_steer_index4(sv[k]->b4, sv[k]->n4, (uint32_t *)(void *)(t + h.src[k].idx4_off));
+		p53_steer_index6(sv[k]->b6, sv[k]->n6, (uint32_t *)(void *)(t + h.src[k].idx6_off));
+	}
+	p53_steer_merge4(m, g, (uint32_t *)(void *)(t + h.mrg.start4_off), (struct p53_steer_mx *)(void *)(t + h.mrg.aux4_off));
+	p53_steer_mindex4((uint32_t *)(void *)(t + h.mrg.start4_off), h.mrg.n4, (uint32_t *)(void *)(t + h.mrg.idx4_off));
+	p53_steer_merge6(m, g, (uint64_t *)(void *)(t + h.mrg.off6), (struct p53_steer_m6x *)(void *)(t + h.mrg.aux6_off));
+	p53_steer_mindex6((uint64_t *)(void *)(t + h.mrg.off6), (struct p53_steer_m6x *)(void *)(t + h.mrg.aux6_off),
+			  h.mrg.n6, (uint32_t *)(void *)(t + h.mrg.idx6_off));
+	memcpy(t, &h, sizeof(h));
+	return t;
+}
+
+/* An ECS client: the address cut to its SOURCE PREFIX-LENGTH (RFC 7871 §6: bits past it are 0). */
+static void cut(struct p53_steer_client *cl, unsigned int len)
+{
+	unsigned int bits = cl->v6 ? 128 : 32;
+
+	for (unsigned int b = len; b < bits; b++)
+		cl->addr[b / 8] &= (uint8_t)~(0x80u >> (b % 8));
+}
+
+static void set6(struct p53_steer_client *cl, uint64_t hi, uint64_t lo)
+{
+	cl->v6 = 1;
+	for (int i = 0; i < 8; i++) {
+		cl->addr[i] = (uint8_t)(hi >> (56 - 8 * i));
+		cl->addr[8 + i] = (uint8_t)(lo >> (56 - 8 * i));
+	}
+}
+
+static void set4(struct p53_steer_client *cl, uint32_t a)
+{
+	memset(cl, 0, sizeof(*cl));
+	cl->addr[0] = (uint8_t)(a >> 24);
+	cl->addr[1] = (uint8_t)(a >> 16);
+	cl->addr[2] = (uint8_t)(a >> 8);
+	cl->addr[3] = (uint8_t)a;
+}
+
+/* One merged search against the two searches it replaces, both loc_len words whole (location
+ * and the scope: a located block's length, a gap's extent around the address). */
+static unsigned long gaps_m, gaps_g;
+
+static void same_as_two(const void *t, const struct p53_steer_client *cl, unsigned long *n)
+{
+	uint64_t got = p53_steer_lookup_mrg(t, cl);
+	uint32_t wm = p53_steer_lookup(t, P53_STEER_SRC_MAP, cl), wg = p53_steer_lookup(t, P53_STEER_SRC_GEO, cl);
+
+	(*n)++;
+	gaps_m += wm >> 8 == P53_STEER_NOLOC;
+	gaps_g += wg >> 8 == P53_STEER_NOLOC;
+	if ((uint32_t)got != wm || (uint32_t)(got >> 32) != wg) {
+		char a[INET6_ADDRSTRLEN];
+		inet_ntop(cl->v6 ? AF_INET6 : AF_INET, cl->addr, a, sizeof(a));
+		fail_msg("%s: merged map loc %u /%u geo loc %u /%u, two searches map loc %u /%u geo loc %u /%u", a,
+			 (uint32_t)got >> 8, (uint32_t)got & 0xff, (uint32_t)(got >> 40), (uint32_t)(got >> 32) & 0xff,
+			 wm >> 8, wm & 0xff, wg >> 8, wg & 0xff);
+	}
+}
+
+/*
+ * The merged map+GeoIP search gives, for every address, what the map's and the GeoIP's own
+ * searches give: both locations and both scopes (located: the block's prefix length; a gap:
+ * the largest aligned block around the address inside the source's own run, which the merged
+ * block is only part of). Two random sources per family, overlapping, nested, dense in one
+ * /16 or /32, blocks longer than /64 in IPv6; probed at every merged block's start, either
+ * side of it, its /16 (/48) ends, at random, and at random addresses cut to a random ECS
+ * source prefix length.
+ */
+static void test_merged(void **state)
+{
+	struct p53_steer_trie tm4, tg4, tm6, tg6;
+	struct p53_steer_source m = {0}, g = {0};
+	uint64_t r = 0x7f4a7c159e3779b9ull;
+	unsigned long n = 0;
+
+	(void)state;
+	assert_int_equal(p53_steer_trie_init(&tm4, 32), 0);
+	assert_int_equal(p53_steer_trie_init(&tg4, 32), 0);
+	assert_int_equal(p53_steer_trie_init(&tm6, 128), 0);
+	assert_int_equal(p53_steer_trie_init(&tg6, 128), 0);
+	for (uint32_t i = 0; i < 4000; i++) {
+		uint64_t x = rng_next(&r), y = rng_next(&r);
+		int geo = i % 4 != 0;  /* a map of fewer, a GeoIP DB of more networks */
+		/* Short prefixes in the GeoIP DB only: the map leaves gaps (its scope then comes from
+		 * its own run), and so does the GeoIP DB in IPv6. */
+		unsigned int len = i < 100 && geo ? 1 + (unsigned int)(x % 16) : 8 + (unsigned int)(x % 25);
+		uint32_t a = (uint32_t)(x >> 32);
+		if (i % 3 == 0)
+			a = 0xc6330000u | (a & 0xffffu);
+		a &= len == 32 ? ~0u : ~(~0u >> len);
+		uint8_t b[16] = { (uint8_t)(a >> 24), (uint8_t)(a >> 16), (uint8_t)(a >> 8), (uint8_t)a };
+		assert_int_equal(p53_steer_trie_add(geo ? &tg4 : &tm4, b, len, i % 37), 0);
+		u128 a6 = (u128)(0x2001000000000000ull | (x >> 16)) << 64 | y;
+		if (i % 5 == 0)
+			a6 = (u128)(x | 0x2000000000000000ull) << 64 | y;
+		if (i % 11 == 0)
+			a6 = (u128)x << 64 | y;                 /* outside 2000::/3 too */
+		unsigned int len6 = i < 100 && geo ? 8 + (unsigned int)(x % 24) : 16 + (unsigned int)(y % 49);
+		if (i % 7 == 0)
+			len6 = 65 + (unsigned int)(y % 64);     /* longer than /64 */
+		add6(geo ? &tg6 : &tm6, a6, len6, i % 37);
+	}
+	assert_int_equal(p53_steer_trie_emit(&tm4, &m), 0);
+	assert_int_equal(p53_steer_trie_emit(&tg4, &g), 0);
+	assert_int_equal(p53_steer_trie_emit(&tm6, &m), 0);
+	assert_int_equal(p53_steer_trie_emit(&tg6, &g), 0);
+	void *t = table_of2(&m, &g);
+	const struct p53_steer_hdr *h = p53_steer_hdr(t);
+	assert_true(h->mrg.n4 >= g.n4 && h->mrg.n4 <= m.n4 + g.n4 && h->mrg.n6 >= g.n6);
+	const uint32_t *st4 = (const void *)((const uint8_t *)t + h->mrg.start4_off);
+	const uint64_t *k6 = (const void *)((const uint8_t *)t + h->mrg.off6);
+	const struct p53_steer_m6x *x6 = (const void *)((const uint8_t *)t + h->mrg.aux6_off);
+	struct p53_steer_client cl;
+	for (uint32_t i = 0; i < h->mrg.n4; i++) {
+		uint32_t a = st4[i];
+		uint32_t probe[] = { a, a - 1, a + 1, a | 0xffffu, a & ~0xffffu, (uint32_t)rng_next(&r) };
+		for (size_t k = 0; k < sizeof(probe) / sizeof(probe[0]); k++) {
+			set4(&cl, probe[k]);
+			same_as_two(t, &cl, &n);
+			cut(&cl, (unsigned int)(rng_next(&r) % 33));
+			same_as_two(t, &cl, &n);
+		}
+	}
+	for (uint32_t i = 0; i < h->mrg.n6; i++) {
+		uint64_t hi = k6[i], lo = x6[i].lo, x = rng_next(&r);
+		uint64_t probe[][2] = { {hi, lo}, {hi - (lo == 0), lo - 1}, {hi + (lo == ~0ull), lo + 1},
+					{hi | 0xffffull, ~0ull}, {hi & ~0xffffull, 0}, {x, x * 3},
+					{0x2001000000000000ull | (x >> 16), x}, {0x2000000000000000ull, 0},
+					{0x1fffffffffffffffull, ~0ull}, {0x4000000000000000ull, 0}, {0, 0}, {~0ull, ~0ull} };
+		for (size_t k = 0; k < sizeof(probe) / sizeof(probe[0]); k++) {
+			set6(&cl, probe[k][0], probe[k][1]);
+			same_as_two(t, &cl, &n);
+			cut(&cl, (unsigned int)(rng_next(&r) % 129));
+			same_as_two(t, &cl, &n);
+		}
+	}
+	printf("steer merged: %u+%u map and %u+%u GeoIP blocks in %u+%u merged, %lu searches agree "
+	       "(%lu in a map gap, %lu in a GeoIP gap)\n", m.n4, m.n6, g.n4, g.n6, h->mrg.n4, h->mrg.n6, n, gaps_m, gaps_g);
+	assert_true(gaps_m > n / 4 && gaps_g > n / 20);
+	free(t);
+	free(m.b4);
+	free(m.b6);
+	free(g.b4);
+	free(g.b6);
+	p53_steer_trie_free(&tm4);
+	p53_steer_trie_free(&tg4);
+	p53_steer_trie_free(&tm6);
+	p53_steer_trie_free(&tg6);
+}
+
 /* p53_steer_same_name (the record scan's name compare, steer.h) is memcmp's equality for
  * every length, a difference at every position. */
 static void test_same_name(void **state)
@@ -1354,6 +1547,164 @@ static void test_geo_many_records(void **state)
 	built_free(&b);
 }
 
+/* The two-search pick the merged search replaces: each source of the chain looked up on its
+ * own (p53_steer_lookup), the scope the longest prefix among the sources read up to the step
+ * that decided. */
+static const struct p53_steer_variant *pick_two(const void *t, const struct p53_steer_rec *r,
+						const struct p53_steer_client *cl, uint8_t *scope)
+{
+	const uint32_t *dec = (const uint32_t *)((const uint8_t *)t + p53_steer_hdr(t)->dec_off);
+	unsigned int last = P53_STEER_SRCS;
+	uint32_t ll = 0;
+	uint8_t sc = 0;
+
+	for (unsigned int k = 0; k < r->n_steps; k++) {
+		const struct p53_steer_step *st = &r->steps[k];
+		if (st->src != last) {
+			last = st->src;
+			ll = last == P53_STEER_SRC_ANY ? 0 : last == P53_STEER_SRC_CLIENT ? p53_steer_bucket(cl->v6, cl->addr)
+										  : p53_steer_lookup(t, last, cl);
+			if ((uint8_t)ll > sc)
+				sc = (uint8_t)ll;
+		}
+		if (ll >> 8 != P53_STEER_NOLOC && dec[st->dec + (ll >> 8)] != UINT32_MAX) {
+			*scope = sc;
+			return p53_steer_variant(t, dec[st->dec + (ll >> 8)]);
+		}
+	}
+	*scope = sc;
+	return p53_steer_variant(t, r->fallback);
+}
+
+/* A client's answer and scope through the merged search (p53_steer_pick, with a scope to echo,
+ * and the fast path's pick without one) against the two searches'. */
+static void pick_same(const void *t, const struct p53_steer_rec *r, const struct p53_steer_client *cl,
+		      unsigned long *n, unsigned long *by_map)
+{
+	uint8_t sw, sg, s0 = 99;
+	const struct p53_steer_variant *want = pick_two(t, r, cl, &sw);
+	const struct p53_steer_variant *got = p53_steer_pick(t, r, cl, &sg);
+	const struct p53_steer_variant *got0 = p53_steer_pick_addr_s(t, r, cl->v6, cl->addr, &s0, 0);
+
+	(*n)++;
+	*by_map += (p53_steer_lookup(t, P53_STEER_SRC_MAP, cl) >> 8) != P53_STEER_NOLOC;
+	if (got != want || sg != sw || got0 != want) {
+		char a[INET6_ADDRSTRLEN];
+		inet_ntop(cl->v6 ? AF_INET6 : AF_INET, cl->addr, a, sizeof(a));
+		fail_msg("%s: two searches give variant %ld scope %u; merged %ld scope %u, without a scope %ld",
+			 a, (long)(want - p53_steer_variant(t, 0)), sw, (long)(got - p53_steer_variant(t, 0)), sg,
+			 (long)(got0 - p53_steer_variant(t, 0)));
+	}
+}
+
+/*
+ * Records whose chain reads the map and the GeoIP DB ([map, geo], [geo, map], [map, geo, asn]
+ * shapes: the map names PoPs some of which are not in the pool, so a client in the map can still
+ * fall to the GeoIP step) answer every client as the two searches did, with the same ECS scope:
+ * a compiled table (random map and MMDB networks, IPv4 and IPv6), probed at every merged
+ * block's start and either side of it, and at random addresses, each also cut to a random
+ * ECS source prefix length.
+ */
+static void test_merged_pick(void **state)
+{
+	static const char *cc[] = { "US", "DE", "MX", "JP", "BR" };
+	static const char *pops[] = { "AMS", "FRA", "IAD", "XXX" };
+	static bool up[3][P53_STEER_MAX_POOL];
+	static char geo[65536], map[65536];
+	uint64_t r = 0x1234567887654321ull;
+	size_t gn = 0, mn = 0;
+	struct built b;
+
+	(void)state;
+	gn += (size_t)snprintf(geo + gn, sizeof(geo) - gn, "[");
+	mn += (size_t)snprintf(map + mn, sizeof(map) - mn, "[");
+	for (int i = 0; i < 300; i++) {
+		uint64_t x = rng_next(&r);
+		char net[64], txt[INET6_ADDRSTRLEN];
+		struct p53_steer_client c;
+		unsigned int len;
+		if (i % 2) {
+			len = 12 + (unsigned int)(x >> 24) % 21;
+			set4(&c, (uint32_t)((198 + x % 3) << 24 | ((x >> 8) & 0xffffff)));
+		} else {
+			len = 28 + (unsigned int)(x >> 32) % 72;
+			set6(&c, 0x20010db800000000ull | ((x >> 8) & 0xffffffull) << 8, rng_next(&r));
+		}
+		cut(&c, len);
+		inet_ntop(c.v6 ? AF_INET6 : AF_INET, c.addr, txt, sizeof(txt));
+		snprintf(net, sizeof(net), "%s/%u", txt, len);
+		if (i % 3 == 0)
+			mn += (size_t)snprintf(map + mn, sizeof(map) - mn, "%s{\"networks\": [\"%s\"], \"labels\": [\"%s\"]}",
+					       mn > 1 ? "," : "", net, pops[(x >> 40) % 4]);
+		else
+			gn += (size_t)snprintf(geo + gn, sizeof(geo) - gn, "%s{\"network\": \"%s\", \"data\": "
+					       "{\"country\": {\"iso_code\": \"%s\"}, \"continent\": {\"code\": \"NA\"}}}",
+					       gn > 1 ? "," : "", net, cc[(x >> 40) % 5]);
+	}
+	snprintf(geo + gn, sizeof(geo) - gn, "]");
+	snprintf(map + mn, sizeof(map) - mn, "]");
+	mmdb("g.mmdb", "city", geo);
+	const char *pool = "      pool:\n"
+			   "        - {name: a, address: 10.0.0.1, pop: AMS}\n"
+			   "        - {name: b, address: 10.0.0.2, pop: FRA}\n"
+			   "        - {name: c, address: 10.0.0.3, pop: IAD}\n"
+			   "      geo:\n"
+			   "        - {country: US, labels: [IAD]}\n"
+			   "        - {country: DE, labels: [FRA]}\n"
+			   "        - {country: JP, labels: [AMS]}\n";
+	char yaml[4096];
+	snprintf(yaml, sizeof(yaml),
+		 "steering:\n  map: m.json\n  geoip: g.mmdb\n  records:\n"
+		 "    - owner: a.example.com.\n      type: A\n      policy: [map, geo]\n%s"
+		 "    - owner: b.example.com.\n      type: A\n      policy: [geo, map]\n%s"
+		 "    - owner: c.example.com.\n      type: A\n      policy: [map, priority, geo]\n%s",
+		 pool, pool, pool);
+	for (int i = 0; i < 3; i++)
+		up[i][0] = up[i][1] = up[i][2] = true;
+	build_from(&b, yaml, map, up);
+	const struct p53_steer_hdr *h = p53_steer_hdr(b.t);
+	const struct p53_steer_rec *rec = (const void *)((const uint8_t *)b.t + h->records_off);
+	assert_true(h->mrg.n4 > 0 && h->mrg.n6 > 0);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(rec[i].mrg, P53_STEER_MRG4 | P53_STEER_MRG6);
+	const uint32_t *st4 = (const void *)((const uint8_t *)b.t + h->mrg.start4_off);
+	const uint64_t *k6 = (const void *)((const uint8_t *)b.t + h->mrg.off6);
+	const struct p53_steer_m6x *x6 = (const void *)((const uint8_t *)b.t + h->mrg.aux6_off);
+	unsigned long n = 0, by_map = 0;
+	struct p53_steer_client cl;
+	for (int ri = 0; ri < 3; ri++) {
+		for (uint32_t i = 0; i < h->mrg.n4; i++)
+			for (int d = -1; d <= 1; d++) {
+				set4(&cl, st4[i] + (uint32_t)d);
+				pick_same(b.t, &rec[ri], &cl, &n, &by_map);
+				cut(&cl, (unsigned int)(rng_next(&r) % 33));
+				pick_same(b.t, &rec[ri], &cl, &n, &by_map);
+			}
+		for (uint32_t i = 0; i < h->mrg.n6; i++)
+			for (int d = -1; d <= 1; d++) {
+				uint64_t lo = x6[i].lo + (uint64_t)d;
+				set6(&cl, k6[i] + (d < 0 && x6[i].lo == 0 ? ~0ull : d > 0 && lo == 0 ? 1 : 0), lo);
+				pick_same(b.t, &rec[ri], &cl, &n, &by_map);
+				cut(&cl, (unsigned int)(rng_next(&r) % 129));
+				pick_same(b.t, &rec[ri], &cl, &n, &by_map);
+			}
+		for (int i = 0; i < 20000; i++) {
+			uint64_t x = rng_next(&r), y = rng_next(&r);
+			if (i % 2)
+				set4(&cl, (uint32_t)((198 + x % 3) << 24 | ((x >> 8) & 0xffffff)));
+			else
+				set6(&cl, 0x20010db800000000ull | (x >> 32), y);
+			pick_same(b.t, &rec[ri], &cl, &n, &by_map);
+			cut(&cl, (unsigned int)(rng_next(&r) % (cl.v6 ? 129 : 33)));
+			pick_same(b.t, &rec[ri], &cl, &n, &by_map);
+		}
+	}
+	printf("steer merged pick: %u+%u merged blocks, %lu answers and scopes agree (%lu in the map)\n",
+	       h->mrg.n4, h->mrg.n6, n, by_map);
+	assert_true(by_map > n / 20 && by_map < n - n / 20);
+	built_free(&b);
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -1375,6 +1726,8 @@ int main(void)
 		cmocka_unit_test(test_lpm),
 		cmocka_unit_test(test_index),
 		cmocka_unit_test(test_index6_long),
+		cmocka_unit_test(test_merged),
+		cmocka_unit_test(test_merged_pick),
 		cmocka_unit_test(test_same_name),
 		cmocka_unit_test(test_check_index6),
 		cmocka_unit_test(test_find_key),
