@@ -1444,11 +1444,15 @@ void p53_fast_sum_build_from(const void *img, uint16_t payload, uint64_t *t, con
 /*
  * The question name as dnsmsg.c parse_qname() reads it (the same label_off, lname, hash),
  * lowered and hashed 8 bytes at a time with the tail in 4-, 2- and 1-byte steps: CRC32-C of a
- * little-endian word is that of its bytes in order, so the hash is p53_name_hash()'s.
- * Returns the name's length, or 0 for a name the general parser must judge.
+ * little-endian word is that of its bytes in order, so the hash is p53_name_hash()'s. The
+ * same words, as received, are added to *sum: the whole question (the name, QTYPE and QCLASS;
+ * it starts at an even offset of the datagram), which the reply echoes (fast_udp()).
+ * `left`: the bytes the name may take, with at least 4 more (QTYPE, QCLASS) after them inside
+ * the message, which has its 12-byte header before `name`.
+ * Returns the name's length, or 0 for a name the general parser must judge (*sum then unset).
  */
-static inline __attribute__((always_inline)) size_t fast_qname(const uint8_t *name, size_t left, size_t avail,
-				struct p53_query *q)
+static inline __attribute__((always_inline)) size_t fast_qname(const uint8_t *name, size_t left,
+							       struct p53_query *q, uint64_t *sum)
 {
 	size_t pos = 0;
 	uint8_t labels = 0;
@@ -1469,29 +1473,38 @@ static inline __attribute__((always_inline)) size_t fast_qname(const uint8_t *na
 		labels++;
 	}
 	uint32_t crc = P53_NAME_HASH_SEED;
+	uint64_t s = *sum;
 	size_t i = 0;
 	for (; i + 8 <= pos; i += 8) {
 		uint64_t x;
 		memcpy(&x, name + i, 8);
+		s = p53_csum_addc(s, x);
 		x = p53_lower8(x);
 		memcpy(q->lname + i, &x, 8);
 		crc = p53_hash_step8(crc, x);
 	}
-	if (i < pos && i + 8 > avail) {
-		for (; i < pos; i++) {
-			q->lname[i] = p53_lower(name[i]);
-			crc = p53_hash_step1(crc, q->lname[i]);
-		}
-	} else if (i < pos) {
-		/* 8 bytes lie inside the message (QTYPE, QCLASS and the OPT follow the name). */
-		uint64_t x;
+	/* The question's last r = 4..11 bytes, from i (a multiple of 8, so an even offset): in
+	   one word, or two, zero-padded. A word that would run past the question is read ending
+	   at its end instead (the bytes before it are the message's, at worst its header) and
+	   shifted down. */
+	size_t r = pos + 4 - i;
+	uint64_t x, y = 0;
+	if (r > 8) {
 		memcpy(&x, name + i, 8);
+		memcpy(&y, name + pos + 4 - 8, 8);
+		y >>= 8 * (16 - r);
+	} else {
+		memcpy(&x, name + pos + 4 - 8, 8);
+		x >>= 8 * (8 - r);
+	}
+	*sum = p53_csum_addc(p53_csum_addc(s, x), y);
+	size_t t = pos - i;     /* the name's last 0..7 bytes: the low bytes of x */
+	if (t != 0) {
 		x = p53_lower8(x);
 		if (i + 8 <= P53_NAME_MAXLEN)
 			memcpy(q->lname + i, &x, 8);    /* past pos: unused bytes of lname */
 		else
-			memcpy(q->lname + i, &x, pos - i);
-		size_t t = pos - i;
+			memcpy(q->lname + i, &x, t);
 		if (t & 4) {
 			crc = p53_hash_step4(crc, (uint32_t)x);
 			x >>= 32;
@@ -1518,13 +1531,13 @@ static inline __attribute__((always_inline)) size_t fast_qname(const uint8_t *na
  * ECS included, for the general parser (which answers FORMERR, answer.c).
  */
 static __attribute__((noinline)) size_t opt_ecs(const uint8_t *d, size_t dlen, struct p53_query *q,
-						const uint8_t **op)
+						const uint8_t **op, uint64_t *sum)
 {
 	size_t rest = dlen - P53_DNS_HDR_LEN;
 
 	if (rest < 4u + 1 + OPT_LEN + 8)
 		return 0;
-	size_t nl = fast_qname(d + P53_DNS_HDR_LEN, rest - 4 - OPT_LEN - 8, rest, q);
+	size_t nl = fast_qname(d + P53_DNS_HDR_LEN, rest - 4 - OPT_LEN - 8, q, sum);
 	if (nl == 0)
 		return 0;
 	const uint8_t *o = d + P53_DNS_HDR_LEN + nl + 4;
@@ -1596,14 +1609,22 @@ static inline __attribute__((always_inline)) int fast_udp(const uint8_t *u, uint
 	const uint8_t *o = d + dlen - ar * OPT_LEN;
 	size_t ol = ar * OPT_LEN, nl;
 	int ecs = 0;
+	/* The UDP checksum (RFC 768; RFC 8200 §8.1): what the reply keeps (addresses, protocol,
+	 * ports, the question) is summed apart, for the reply's checksum (p53_fast_reply); the
+	 * question by fast_qname(), as it reads the name. The question starts at an even offset
+	 * of the datagram; what follows it at the parity of its length. The pseudo-header's
+	 * lengths and next header are 16-bit words in IPv4's and 32-bit ones with zero high
+	 * halves in IPv6's: the same sum. */
+	uint64_t k = p53_csum_add(addr, alen, (uint64_t)rte_cpu_to_be_16(17));
+	k = p53_csum_add(u, 4, k);
 	if (ar == 1 && (o[0] != 0 || p53_get16(o + 1) != P53_T_OPT || p53_get16(o + 9) != 0)) {
-		nl = opt_ecs(d, dlen, q, &o);
+		nl = opt_ecs(d, dlen, q, &o, &k);
 		if (nl == 0)
 			return 0;
 		ol = rest - nl - 4;
 		ecs = 1;
 	} else {
-		nl = fast_qname(d + P53_DNS_HDR_LEN, rest - 4 - ol, rest, q);
+		nl = fast_qname(d + P53_DNS_HDR_LEN, rest - 4 - ol, q, &k);
 		if (nl == 0 || nl + 4 + ol != rest)
 			return 0;
 	}
@@ -1616,14 +1637,7 @@ static inline __attribute__((always_inline)) int fast_udp(const uint8_t *u, uint
 	    qt == P53_T_RRSIG || qt == P53_T_OPT || qt >= 249 || qt == 0)
 		return 0;
 
-	/* The UDP checksum (RFC 768; RFC 8200 §8.1): what the reply keeps (addresses, protocol,
-	 * ports, the question) is summed apart, for the reply's checksum (p53_fast_reply). The
-	 * question starts at an even offset of the datagram; what follows it at the parity of its
-	 * length. The pseudo-header's lengths and next header are 16-bit words in IPv4's and
-	 * 32-bit ones with zero high halves in IPv6's: the same sum. */
-	uint64_t k = p53_csum_add(addr, alen, (uint64_t)rte_cpu_to_be_16(17));
-	k = p53_csum_add(u, 4, k);
-	k = p53_csum_add(d + P53_DNS_HDR_LEN, nl + 4, k);
+	/* The checksum verified: the rest of the datagram added to what the reply keeps. */
 	if (verify && (u[6] | u[7]) != 0) {
 		uint64_t s = p53_csum_add(u + 4, 4, k);                 /* length, checksum */
 		s = p53_csum_add(d, P53_DNS_HDR_LEN, s);
