@@ -32,6 +32,37 @@ static void test_lower(void **state)
 	assert_memory_equal(a, b, sizeof(b));
 }
 
+/* The vector and word forms of the lowering (the question parsers' copies) fold exactly what
+ * p53_lower() folds: every byte value 0..255 at every one of the 16 and 8 positions. */
+static void test_lower16_lower8_every_byte(void **state)
+{
+	(void)state;
+	uint8_t src[16], dst[16];
+
+	for (unsigned int v = 0; v < 256; v++)
+		for (size_t at = 0; at < 16; at++) {
+			for (size_t k = 0; k < 16; k++)
+				src[k] = (uint8_t)(v + 37 * k + at); /* the others vary too */
+			src[at] = (uint8_t)v;
+			p53_lower16(dst, src);
+			for (size_t k = 0; k < 16; k++)
+				assert_int_equal(dst[k], p53_lower(src[k]));
+			uint64_t w;
+			memcpy(&w, src + (at & 8), 8);
+			w = p53_lower8(w);
+			memcpy(dst, &w, 8);
+			for (size_t k = 0; k < 8; k++)
+				assert_int_equal(dst[k], p53_lower(src[(at & 8) + k]));
+		}
+	/* The boundaries by name: '@' 'A' 'Z' '[' '`' 'a' 'z' '{', 0xC1 0xDA (letters + 0x80). */
+	const uint8_t in[16] = {'@', 'A', 'Z', '[', '`', 'a', 'z', '{', 0xc1, 0xda, 0x00, 0x3f, 0x40,
+				0x5a, 0x5b, 0x7f};
+	const uint8_t out[16] = {'@', 'a', 'z', '[', '`', 'a', 'z', '{', 0xc1, 0xda, 0x00, 0x3f, 0x40,
+				 0x7a, 0x5b, 0x7f};
+	p53_lower16(dst, in);
+	assert_memory_equal(dst, out, 16);
+}
+
 static void test_hash_case_blind_after_lowering(void **state)
 {
 	(void)state;
@@ -145,6 +176,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_lower),
+		cmocka_unit_test(test_lower16_lower8_every_byte),
 		cmocka_unit_test(test_hash_case_blind_after_lowering),
 		cmocka_unit_test(test_len_bounds),
 		cmocka_unit_test(test_compression_points_at_question),
