@@ -147,8 +147,8 @@ static int fd_cmp(const void *a, const void *b)
 
 /*
  * net_af_xdp keeps its AF_XDP sockets to itself (no API gives their fds, and its xstats carry
- * only rx_dropped, as imissed). They are this process's only AF_XDP sockets, created by queue
- * set-up in queue order: find them among our fds, so their kernel counters can be read.
+ * only rx_dropped, as imissed). They are this process's only AF_XDP sockets (one per queue,
+ * created by queue set-up): find them among our fds, so their kernel counters can be read.
  */
 static void find_xsks(struct p53_port *p)
 {
