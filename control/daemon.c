@@ -99,4 +99,14 @@ void p53_daemon_port_totals(const struct p53_daemon *d, struct p53_port_totals *
 	out->ierrors = es.ierrors;
 	out->oerrors = es.oerrors;
 	out->rx_nombuf = es.rx_nombuf;
+	struct p53_xsk_stats x;
+	if (p53_port_xsk_stats(&d->port, &x) != 0) {
+		out->xsk = 1;
+		out->xsk_rx_ring_full = x.rx_ring_full;
+		out->xsk_rx_dropped = x.rx_dropped;
+		out->xsk_rx_invalid = x.rx_invalid_descs;
+		out->xsk_tx_invalid = x.tx_invalid_descs;
+		out->xsk_fill_empty = x.rx_fill_ring_empty;
+		out->xsk_tx_empty = x.tx_ring_empty;
+	}
 }

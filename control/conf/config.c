@@ -334,7 +334,7 @@ int p53_config_load(const char *path, struct p53_config *cfg, char *err, size_t 
 	cfg->idle_spin_polls = 64;
 	cfg->burst = 32;
 	cfg->af_xdp_busy_budget = 64;
-	cfg->rx_desc = 1024;
+	cfg->rx_desc = 2048;
 	cfg->tx_desc = 1024;
 	cfg->mbufs = 8191;
 	cfg->replicas = P53_REPLICAS_PER_CORE;

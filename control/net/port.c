@@ -1,9 +1,12 @@
 /* Service port set-up; see port.h. */
+#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <linux/if_xdp.h>
 #include <net/if.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
@@ -25,6 +28,13 @@
 #endif
 
 #define MBUF_CACHE 256
+
+#ifndef AF_XDP
+#define AF_XDP 44
+#endif
+#ifndef SOL_XDP
+#define SOL_XDP 283
+#endif
 
 /* xdp mode: for net_af_xdp without xdp_prog=, add ours: only UDP/53 to the service addresses
  * is steered to the AF_XDP socket and the kernel keeps ARP, ND, ICMP, TCP and BGP. dpdk mode:
@@ -129,6 +139,60 @@ static int find_port(const char *name, uint16_t *id)
 }
 
 static int left_program(struct p53_port *p, const struct p53_config *cfg, uint32_t *left);
+
+static int fd_cmp(const void *a, const void *b)
+{
+	return *(const int *)a - *(const int *)b;
+}
+
+/*
+ * net_af_xdp keeps its AF_XDP sockets to itself (no API gives their fds, and its xstats carry
+ * only rx_dropped, as imissed). They are this process's only AF_XDP sockets (one per queue,
+ * created by queue set-up): find them among our fds, so their kernel counters can be read.
+ */
+static void find_xsks(struct p53_port *p)
+{
+	DIR *dir = opendir("/proc/self/fd");
+	struct dirent *e;
+
+	p->n_xsk = 0;
+	if (dir == NULL)
+		return;
+	while ((e = readdir(dir)) != NULL && p->n_xsk < P53_MAX_WORKERS) {
+		char *end;
+		long fd = strtol(e->d_name, &end, 10);
+		int dom = 0;
+		socklen_t len = sizeof(dom);
+		if (*e->d_name == '\0' || *end != '\0' || fd < 0 || fd == dirfd(dir))
+			continue;
+		if (getsockopt((int)fd, SOL_SOCKET, SO_DOMAIN, &dom, &len) == 0 && dom == AF_XDP)
+			p->xsk_fd[p->n_xsk++] = (int)fd;
+	}
+	closedir(dir);
+	qsort(p->xsk_fd, p->n_xsk, sizeof(p->xsk_fd[0]), fd_cmp);
+}
+
+unsigned int p53_port_xsk_stats(const struct p53_port *p, struct p53_xsk_stats *out)
+{
+	unsigned int n = 0;
+
+	memset(out, 0, sizeof(*out));
+	for (unsigned int i = 0; i < p->n_xsk; i++) {
+		struct xdp_statistics st;
+		socklen_t len = sizeof(st);
+		memset(&st, 0, sizeof(st)); /* a kernel before 5.9 fills only the first three */
+		if (getsockopt(p->xsk_fd[i], SOL_XDP, XDP_STATISTICS, &st, &len) != 0)
+			continue;
+		out->rx_dropped += st.rx_dropped;
+		out->rx_invalid_descs += st.rx_invalid_descs;
+		out->tx_invalid_descs += st.tx_invalid_descs;
+		out->rx_ring_full += st.rx_ring_full;
+		out->rx_fill_ring_empty += st.rx_fill_ring_empty_descs;
+		out->tx_ring_empty += st.tx_ring_empty_descs;
+		n++;
+	}
+	return n;
+}
 
 int p53_port_open(struct p53_port *p, const struct p53_config *cfg, const unsigned int *lcores)
 {
@@ -240,7 +304,24 @@ int p53_port_open(struct p53_port *p, const struct p53_config *cfg, const unsign
 	}
 	memcpy(p->mac, ea.addr_bytes, sizeof(p->mac));
 	payload_limit(p, &info);
+	if (p->iface[0] != '\0') {
+		find_xsks(p);
+		if (p->n_xsk != nq)
+			p53_warn("port %s: found %u AF_XDP sockets for %u queues: the ring-full and "
+				 "fill-ring drop counters (port.xsk_drops) %s", p->name, p->n_xsk, nq,
+				 p->n_xsk == 0 ? "are not available" : "may be incomplete");
+	}
 	p->in_use_baseline = p53_port_in_use(p);
+	/* net_af_xdp puts a fixed number of mbufs (2048 in DPDK 22.11) in its fill ring at start
+	 * and one back per frame received, so at most that many frames can wait in the socket's
+	 * RX ring for a worker that is off its CPU: a ring as large uses them all, a larger one
+	 * only turns ring-full drops into fill-ring-empty ones (port.xsk_drops). */
+	unsigned int held = p->in_use_baseline / nq;    /* per queue */
+	if (p->iface[0] != '\0' && held > 0 && rxd > held)
+		p53_warn("port %s: %u rx descriptors, but net_af_xdp holds only %u buffers per queue "
+			 "for its RX ring: at most %u frames wait, the others are dropped (port.xsk_drops "
+			 "rx_dropped); a dataplane.rx_desc above %u adds nothing", p->name, rxd, held,
+			 held, held);
 	if (p->owner[0] != '\0' && p53_xdp_owner_write(p->owner, p->iface) != 0) {
 		p53_warn("port %s: cannot record libxdp's program on %s in %s: after a crash, "
 			 "`ip link set %s xdp off` before restarting", p->name, p->iface, p->owner, p->iface);
@@ -300,10 +381,17 @@ void p53_port_log_xstats(const struct p53_port *p)
 {
 	struct rte_eth_stats st;
 
+	struct p53_xsk_stats x;
+
 	if (rte_eth_stats_get(p->id, &st) == 0)
 		p53_info("port %s: ipackets %" PRIu64 " opackets %" PRIu64 " imissed %" PRIu64
 			 " ierrors %" PRIu64 " oerrors %" PRIu64 " rx_nombuf %" PRIu64,
 			 p->name, st.ipackets, st.opackets, st.imissed, st.ierrors, st.oerrors, st.rx_nombuf);
+	if (p53_port_xsk_stats(p, &x) != 0)
+		p53_info("port %s: AF_XDP sockets: rx_ring_full %" PRIu64 " rx_dropped %" PRIu64
+			 " rx_fill_ring_empty %" PRIu64 " rx_invalid %" PRIu64 " tx_invalid %" PRIu64
+			 " tx_ring_empty %" PRIu64, p->name, x.rx_ring_full, x.rx_dropped,
+			 x.rx_fill_ring_empty, x.rx_invalid_descs, x.tx_invalid_descs, x.tx_ring_empty);
 }
 
 /* Let the driver reap transmit completions, so mbufs it still holds for sent packets go back
@@ -325,6 +413,7 @@ void p53_port_close(struct p53_port *p)
 
 	rte_eth_dev_stop(p->id);
 	rte_eth_dev_close(p->id);
+	p->n_xsk = 0;   /* closed with the port: the numbers may be reused */
 	if (p->owner[0] != '\0')
 		p53_xdp_owner_remove(p->owner);
 	unsigned int after = p53_port_in_use(p);

@@ -36,6 +36,10 @@ struct p53_port {
 						   program we attached (control/net/xdp_owner.h),
 						   removed on close; "" when none was written */
 	struct rte_mempool *pools[P53_MAX_WORKERS]; /* one per queue, on the worker's socket */
+	int xsk_fd[P53_MAX_WORKERS];            /* net_af_xdp: the PMD's AF_XDP sockets (found in
+						   /proc/self/fd after start), read for their
+						   kernel drop counters; owned by the PMD */
+	unsigned int n_xsk;                     /* how many; 0 on other ports and after close */
 	unsigned int in_use_baseline;           /* mbufs held by the driver after start */
 };
 
@@ -53,6 +57,24 @@ int p53_port_open(struct p53_port *p, const struct p53_config *cfg, const unsign
 
 /** Mbufs in use across the port's pools now. */
 unsigned int p53_port_in_use(const struct p53_port *p);
+
+/* The kernel's counters of an AF_XDP socket (getsockopt SOL_XDP XDP_STATISTICS, Linux 5.9+),
+ * summed over the port's sockets. The PMD folds only rx_dropped into rte_eth_stats' imissed:
+ * a frame the XDP program redirected while the socket's RX ring was full (the worker did not
+ * drain it in time) is counted in rx_ring_full and nowhere else. */
+struct p53_xsk_stats {
+	uint64_t rx_dropped;            /* dropped on receive: no fill-ring buffer, or too long */
+	uint64_t rx_invalid_descs;
+	uint64_t tx_invalid_descs;
+	uint64_t rx_ring_full;          /* dropped on receive: the RX ring was full */
+	uint64_t rx_fill_ring_empty;    /* the kernel found the fill ring empty (each such receive
+					   is dropped and counted in rx_dropped too, copy mode) */
+	uint64_t tx_ring_empty;         /* a TX wakeup found the TX ring empty */
+};
+
+/** Sum the XDP_STATISTICS of the port's AF_XDP sockets into out (zeroed first). Any thread.
+ * @return the number of sockets read; 0 when the port has none (not net_af_xdp). */
+unsigned int p53_port_xsk_stats(const struct p53_port *p, struct p53_xsk_stats *out);
 
 /** Log the port's extended statistics (rx/tx, rx_nombuf, missed). */
 void p53_port_log_xstats(const struct p53_port *p);

@@ -18,6 +18,7 @@ enum {
 	F_TCP_ACCEPTED, F_TCP_OPEN, F_TCP_REFUSED, F_TCP_CLOSED, F_TCP_QUERIES, F_TCP_RESPONSES,
 	F_TCP_BYTES_IN, F_TCP_BYTES_OUT, F_XFR_SERVED, F_XFR_BYTES, F_XFR_NOTIFY_OUT, F_EXC_FRAMES, F_EXC_DROPS,
 	F_PORT_IN, F_PORT_OUT, F_PORT_MISSED, F_PORT_IERR, F_PORT_OERR, F_PORT_NOMBUF,
+	F_PORT_XSK_DROPS, F_PORT_XSK_EMPTY,
 	F__MAX
 };
 
@@ -58,6 +59,8 @@ static const struct p53_family families[F__MAX] = {
 	[F_PORT_IERR] = { "pop53_port_rx_errors_total", "port.ierrors", NULL, P53_COUNTER, "receive errors" },
 	[F_PORT_OERR] = { "pop53_port_tx_errors_total", "port.oerrors", NULL, P53_COUNTER, "transmit errors" },
 	[F_PORT_NOMBUF] = { "pop53_port_rx_nombuf_total", "port.rx_nombuf", NULL, P53_COUNTER, "receive failures for lack of mbufs" },
+	[F_PORT_XSK_DROPS] = { "pop53_port_xsk_drops_total", "port.xsk_drops", "reason", P53_COUNTER, "net_af_xdp: frames the kernel dropped at the AF_XDP sockets (XDP_STATISTICS), by reason: rx_ring_full (the worker had not emptied the socket's RX ring; not in imissed), rx_dropped (no fill-ring buffer or too long; the PMD's imissed), rx_invalid_desc, tx_invalid_desc" },
+	[F_PORT_XSK_EMPTY] = { "pop53_port_xsk_ring_empty_total", "port.xsk_ring_empty", "ring", P53_COUNTER, "net_af_xdp: times the kernel found a ring of the AF_XDP sockets empty: fill (a receive without a buffer, also counted in rx_dropped), tx (a transmit wakeup with nothing to send)" },
 };
 
 void p53_counters_walk(const struct p53_totals *t, const struct p53_port_totals *port,
@@ -143,6 +146,14 @@ void p53_counters_walk(const struct p53_totals *t, const struct p53_port_totals 
 		fn(arg, &f[F_PORT_IERR], NULL, port->ierrors);
 		fn(arg, &f[F_PORT_OERR], NULL, port->oerrors);
 		fn(arg, &f[F_PORT_NOMBUF], NULL, port->rx_nombuf);
+	}
+	if (port != NULL && port->xsk) {
+		fn(arg, &f[F_PORT_XSK_DROPS], "rx_ring_full", port->xsk_rx_ring_full);
+		fn(arg, &f[F_PORT_XSK_DROPS], "rx_dropped", port->xsk_rx_dropped);
+		fn(arg, &f[F_PORT_XSK_DROPS], "rx_invalid_desc", port->xsk_rx_invalid);
+		fn(arg, &f[F_PORT_XSK_DROPS], "tx_invalid_desc", port->xsk_tx_invalid);
+		fn(arg, &f[F_PORT_XSK_EMPTY], "fill", port->xsk_fill_empty);
+		fn(arg, &f[F_PORT_XSK_EMPTY], "tx", port->xsk_tx_empty);
 	}
 }
 

@@ -45,6 +45,11 @@ enum p53_exc_drop {
 struct p53_port_totals {
 	int valid;
 	uint64_t ipackets, opackets, imissed, ierrors, oerrors, rx_nombuf;
+	/* net_af_xdp: the kernel's AF_XDP socket counters (control/net/port.h p53_xsk_stats),
+	 * walked when xsk is set */
+	int xsk;
+	uint64_t xsk_rx_ring_full, xsk_rx_dropped, xsk_rx_invalid, xsk_tx_invalid;
+	uint64_t xsk_fill_empty, xsk_tx_empty;
 };
 
 enum p53_family_type { P53_COUNTER = 0, P53_GAUGE };

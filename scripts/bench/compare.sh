@@ -41,6 +41,12 @@
 #   keys (YAML, `;` between keys) over the bench config, measured in the same rounds as the
 #   others, e.g. --variant bb0='af_xdp: {busy_budget: 0}' --variant busy='idle: {mode: busy}'
 #   --variant b64='burst: 64;idle: {mode: adaptive, spin_polls: 1000}' (docs/CONFIG.md).
+# Per round, in each row's notes (load-independent evidence, unlike the rates): the server's
+#   system calls per answered query while kxdpgun runs (perf stat on the syscall tracepoints:
+#   sendto, recvfrom, poll/ppoll, sleeps, all), the NET_RX softirqs on each CPU (where the veth
+#   receive work ran); for pop53 also its AF_XDP socket's drop counters at exit (rx_ring_full:
+#   the worker had not emptied the RX ring; rx_dropped: no fill-ring buffer). --no-perf skips
+#   perf (needs perf and tracefs).
 set -uo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -52,6 +58,7 @@ DURATION=5
 ROUNDS=3
 RATE=2000000
 DNSPERF=0
+PERF=1
 QUIET_WAIT=120
 MAX_TIME=3600
 LIMITS_ONLY=0
@@ -83,7 +90,7 @@ CHECK_NAME=www.example.com
 CHECK_TYPE=A
 CHECK_EXPECT=192.0.2.80
 
-usage() { sed -n '2,43p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
+usage() { sed -n '2,49p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
 
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -92,6 +99,7 @@ while [ $# -gt 0 ]; do
 		--rate) RATE=${2:?}; shift 2 ;;
 		--dnsperf) DNSPERF=1; shift ;;
 		--no-dnsperf) DNSPERF=0; shift ;;
+		--no-perf) PERF=0; shift ;;
 		--dnsperf-rate) DNSPERF_RATE=${2:?}; shift 2 ;;
 		--dnsperf-outstanding) DNSPERF_OUTST=${2:?}; shift 2 ;;
 		--wait-quiet) QUIET_WAIT=${2:?}; shift 2 ;;
@@ -407,7 +415,7 @@ start_testpmd() {
 	bench_start_server "$dir/log" stdbuf -oL dpdk-testpmd \
 		--lcores "0@$BENCH_SERVER_CPU,1@$BENCH_SERVER_CPU" --no-pci --in-memory --log-level='*:notice' \
 		--vdev "net_af_xdp0,iface=$BENCH_POP_IF,start_queue=0,queue_count=1,xdp_prog=$obj${POP53_DEVARGS:+,$POP53_DEVARGS}" \
-		-- --forward-mode=5tswap --nb-cores=1 --rxq=1 --txq=1 --rxd=1024 --txd=1024 --burst=32 \
+		-- --forward-mode=5tswap --nb-cores=1 --rxq=1 --txq=1 --rxd=2048 --txd=1024 --burst=32 \
 		--total-num-mbufs=8191 --stats-period=60
 }
 
@@ -538,6 +546,47 @@ veth_drops() {
 	done | paste -sd' '
 }
 
+# --- load-independent counts while kxdpgun runs -------------------------------------------------
+# perf stat on the server's processes (syscalls) and on every CPU (NET_RX softirqs), for
+# PERF_SECS seconds from about when kxdpgun starts sending. Runs in the background; perf_read
+# turns its output into a note. Off with --no-perf or without perf/tracefs.
+PERF_EV_PROC="raw_syscalls:sys_enter,syscalls:sys_enter_sendto,syscalls:sys_enter_recvfrom,syscalls:sys_enter_poll,syscalls:sys_enter_ppoll,syscalls:sys_enter_nanosleep,syscalls:sys_enter_clock_nanosleep"
+perf_start() { # ROOT OUT
+	local pids
+	PERF_PID=""
+	[ "$PERF" = 1 ] || return 0
+	pids=$(proc_tree "$1" | paste -sd,)
+	PERF_SECS=$((DURATION > 3 ? DURATION - 2 : 1))
+	( sleep 1.5
+	  perf stat -x, -o "$2.proc" -e "$PERF_EV_PROC" -p "$pids" -- sleep "$PERF_SECS" 2>/dev/null &
+	  perf stat -x, -o "$2.cpu" -a -A -e irq:softirq_entry --filter 'vec == 3' -- sleep "$PERF_SECS" 2>/dev/null &
+	  wait ) &
+	PERF_PID=$!
+}
+perf_wait() { [ -z "${PERF_PID:-}" ] || wait "$PERF_PID" 2>/dev/null; PERF_PID=""; }
+
+# -> "syscalls per answered query: sendto S, recvfrom R, poll P, sleep Z, all A; NET_RX softirqs
+# CPU0 N, CPU1 M (per second)". ANSWERED_QPS: the round's answered rate. After perf_wait.
+perf_read() { # OUT ANSWERED_QPS
+	[ -s "$1.proc" ] || return 0
+	awk -F, -v q="$2" -v t="$PERF_SECS" -v cpuf="$1.cpu" '
+		$3 ~ /sys_enter/ { n[$3] += $1 }
+		END {
+			d = q * t; if (d <= 0) d = 1
+			printf "syscalls per answered query: sendto %.3f, recvfrom %.3f, poll %.3f, sleep %.3f, all %.3f",
+				n["syscalls:sys_enter_sendto"] / d, n["syscalls:sys_enter_recvfrom"] / d,
+				(n["syscalls:sys_enter_poll"] + n["syscalls:sys_enter_ppoll"]) / d,
+				(n["syscalls:sys_enter_nanosleep"] + n["syscalls:sys_enter_clock_nanosleep"]) / d,
+				n["raw_syscalls:sys_enter"] / d
+			s = ""
+			while ((getline line < cpuf) > 0) {
+				split(line, f, ",")
+				if (f[1] ~ /^CPU[0-9]+$/ && f[2] ~ /^[0-9]+$/) s = s (s ? ", " : "") f[1] " " int(f[2] / t) "/s"
+			}
+			if (s != "") printf "; NET_RX softirqs %s", s
+		}' "$1.proc"
+}
+
 # --- one server, one round ------------------------------------------------------------------------
 # Start, wait until it answers, pin and check every thread, one kxdpgun run (and one dnsperf
 # run with --dnsperf), check the threads again, stop. Per-round figures are appended to the
@@ -586,7 +635,10 @@ slot() { # PEER ROUND
 	out="$TMP/$BENCH_NAPI.$peer.round$round.txt"
 	local d0 d1
 	d0=$(veth_drops)
-	if run_gun "$out" && read -r sent rep noerr dur < <(bench_parse_kxdpgun "$out"); then
+	perf_start "$BENCH_SERVER_PID" "$out"
+	run_gun "$out"; local gun_ok=$?
+	perf_wait
+	if [ "$gun_ok" = 0 ] && read -r sent rep noerr dur < <(bench_parse_kxdpgun "$out"); then
 		[[ ${dur:-} =~ ^[0-9]+$ ]] && [ "$dur" -gt 0 ] || dur=$DURATION
 		SENTS[$key]+="$((sent / dur)) "
 		ANSS[$key]+="$((rep / dur)) "
@@ -595,6 +647,8 @@ slot() { # PEER ROUND
 		bench_log "$peer round $round: sent $(bench_fmt_int $((sent / dur))) qps, answered $(bench_fmt_int $((rep / dur))) qps ($(awk -v a="$rep" -v s="$sent" 'BEGIN { printf "%.1f", s ? 100 * a / s : 0 }')%)"
 		d1=$(veth_drops)
 		note "$key" "round $round veth drops (p53p rx/tx, p53c rx/tx): $(awk -v a="$d0" -v b="$d1" 'BEGIN { n = split(a, x, " "); split(b, y, " "); for (i = 1; i <= n; i++) printf "%s%d", (i > 1 ? (i == 3 ? ", " : "/") : ""), y[i] - x[i] }')"
+		line=$(perf_read "$out" $((rep / dur)))
+		[ -n "$line" ] && note "$key" "round $round $line"
 	else
 		bench_log "$peer round $round: kxdpgun failed: $(tail -1 "$out")"
 		note "$key" "round $round: kxdpgun failed"
@@ -610,6 +664,10 @@ slot() { # PEER ROUND
 		line=$(grep -o 'worker 0 (lcore [0-9]*): .*' "$TMP/$peer/log" 2>/dev/null | tail -1 | sed 's/worker 0 (lcore [0-9]*): //')
 		[ -n "$line" ] && note "$key" "round $round worker: $line"
 		line=$(grep -o 'port [^ ]*: ipackets .*' "$TMP/$peer/log" 2>/dev/null | tail -1 | sed 's/^port [^ ]*: //')
+		[ -n "$line" ] && note "$key" "round $round port: $line"
+		line=$(grep -o '[0-9]* rx / [0-9]* tx descriptors\|[0-9]* mbufs held by the driver' "$TMP/$peer/log" 2>/dev/null | head -2 | paste -sd' ' | sed 's/ tx descriptors / tx descriptors, /')
+		[ -n "$line" ] && [ "$round" = 1 ] && note "$key" "port set-up: $line"
+		line=$(grep -o 'port [^ ]*: AF_XDP sockets: .*' "$TMP/$peer/log" 2>/dev/null | tail -1 | sed 's/^port [^ ]*: //')
 		[ -n "$line" ] && note "$key" "round $round port: $line"
 	fi
 	bench_xdp_off # knotd-xdp, testpmd and pop53d leave their program on p53p
@@ -700,7 +758,7 @@ MACHINE=$(bench_machine)
 LOAD_END=$(cut -d' ' -f1 /proc/loadavg)
 CMD="scripts/bench/compare.sh${ORIG_ARGS:+ $ORIG_ARGS}"
 GUN="ip netns exec $BENCH_CLIENT_NS taskset -c $BENCH_CLIENT_CPU kxdpgun -t $DURATION -Q $RATE -i QUERIES -I $BENCH_CLIENT_IF${KXDPGUN_ARGS:+ $KXDPGUN_ARGS} $BENCH_SERVER_V4"
-TESTPMD="dpdk-testpmd --lcores 0@$BENCH_SERVER_CPU,1@$BENCH_SERVER_CPU --no-pci --in-memory --vdev net_af_xdp0,iface=$BENCH_POP_IF,start_queue=0,queue_count=1,xdp_prog=steer.bpf.o${POP53_DEVARGS:+,$POP53_DEVARGS} -- --forward-mode=5tswap --nb-cores=1 --rxq=1 --txq=1 --rxd=1024 --txd=1024 --burst=32 --total-num-mbufs=8191"
+TESTPMD="dpdk-testpmd --lcores 0@$BENCH_SERVER_CPU,1@$BENCH_SERVER_CPU --no-pci --in-memory --vdev net_af_xdp0,iface=$BENCH_POP_IF,start_queue=0,queue_count=1,xdp_prog=steer.bpf.o${POP53_DEVARGS:+,$POP53_DEVARGS} -- --forward-mode=5tswap --nb-cores=1 --rxq=1 --txq=1 --rxd=2048 --txd=1024 --burst=32 --total-num-mbufs=8191"
 versions() {
 	local v=()
 	command -v knotd >/dev/null && v+=("$(knotd --version 2>&1 | grep -o 'version [0-9.]*' | sed 's/version /knotd /')")

@@ -34,7 +34,7 @@ if ! getent group "$GROUP" >/dev/null; then
 	groupadd "$GROUP" && GROUP_MADE=1
 fi
 
-# control_config FILE WATCH(true|false) [WORKERS]
+# control_config FILE WATCH(true|false) [WORKERS] [RX_DESC]
 control_config() {
 	cat >"$1" <<YAML
 server:
@@ -55,7 +55,8 @@ dataplane:
   idle: {mode: adaptive, max_sleep_us: 100, spin_polls: 128}
   burst: 16
   af_xdp: {busy_budget: 32}
-zones:
+${4:+  rx_desc: $4
+}zones:
   - {name: example.com, file: $ZONE}
   - {name: nsec.test, file: $SRC/tests/unit/dataplane/zones/nsec.test.zone}
 YAML
@@ -116,6 +117,11 @@ check "status shows the identity" grep -q 'identity test-pop' <<<"$out"
 check "status shows the port" grep -q '^port net_af_xdp0' <<<"$out"
 check "dataplane.af_xdp.busy_budget reaches the device string (log: $(grep -o 'probing .*' "$TMP/pop53d.log" | head -1))" \
 	grep -qE 'port net_af_xdp0: probing net_af_xdp0,iface=p53p,start_queue=0,queue_count=1,busy_budget=32,xdp_prog=' "$TMP/pop53d.log"
+# dataplane.rx_desc's default fills net_af_xdp's RX ring with every buffer the PMD holds for it.
+check "rx_desc default: the port has 2048 rx descriptors and the PMD 2048 buffers (log: $(grep -o '[0-9]* rx / [0-9]* tx descriptors.*held by the driver' "$TMP/pop53d.log" | head -1))" \
+	grep -qE 'port net_af_xdp0 \(id [0-9]+\): .* 2048 rx / 1024 tx descriptors, .*, 2048 mbufs held by the driver' "$TMP/pop53d.log"
+check "rx_desc default: no warning about descriptors without buffers" \
+	bash -c '! grep -q "rx descriptors, but net_af_xdp holds only" "$0"' "$TMP/pop53d.log"
 check "status shows the zone and its serial $SERIAL0" grep -qE "^  example\.com\. +serial $SERIAL0 +$ZONE\$" <<<"$out"
 js=$(status_json)
 check "status --json parses, ok:true" [ "$(jq_py 'r["ok"]' <<<"$js")" = True ]
@@ -154,6 +160,12 @@ for i in $(seq 1 5); do ip netns exec "$CLIENT_NS" kdig +time=1 +retry=0 @"$V4" 
 out=$(ctl stats 2>&1); rc=$?
 check "stats exits 0 and counts queries" bash -c '[ $0 -eq 0 ] && grep -qE "^queries [1-9]" <<<"$1"' "$rc" "$out"
 before=$(ctl --json stats | jq_py 'r["stats"]["queries"]')
+# The kernel's AF_XDP socket counters (XDP_STATISTICS): where a frame lost before pop53 saw it
+# is counted (a full RX ring, an empty fill ring); numbers, 0 here at a few queries.
+js=$(ctl --json stats)
+check "stats --json: port.xsk_drops has rx_ring_full and rx_dropped, port.xsk_ring_empty fill and tx" \
+	$PY -c 'import json,sys; p=json.loads(sys.argv[1])["stats"]["port"]; d=p["xsk_drops"]; e=p["xsk_ring_empty"]
+sys.exit(not all(isinstance(v, int) and v >= 0 for v in (d["rx_ring_full"], d["rx_dropped"], d["rx_invalid_desc"], d["tx_invalid_desc"], e["fill"], e["tx"])))' "$js"
 out=$(ctl stats --reset 2>&1); rc=$?
 check "stats --reset exits 0 and says so" bash -c '[ $0 -eq 0 ] && grep -q "counters reset" <<<"$1"' "$rc" "$out"
 after=$(ctl --json stats | jq_py 'r["stats"]["queries"]')
@@ -309,6 +321,8 @@ for i in $(seq 1 10); do
 done
 check "metrics: the 25 + 10 queries were answered ($got_ok NOERROR, $got_nx NXDOMAIN)" [ $got_ok -eq 25 -a $got_nx -eq 10 ]
 m1=$(metrics)
+check "metrics: the AF_XDP socket drops are exported (pop53_port_xsk_drops_total{reason=\"rx_ring_full\"})" \
+	grep -qE '^pop53_port_xsk_drops_total\{reason="rx_ring_full"\} [0-9]+$' <<<"$m1"
 noerr1=$(metric 'pop53_responses_total{rcode="NOERROR"}' <<<"$m1")
 nx1=$(metric 'pop53_responses_total{rcode="NXDOMAIN"}' <<<"$m1")
 check "metrics: NOERROR responses +25 ($noerr0 -> $noerr1)" [ $((noerr1 - noerr0)) -eq 25 ]
@@ -379,8 +393,10 @@ rm -f "$NOTSOCK"
 
 # --- 6. zone watching (run 2) -----------------------------------------------------------
 set_zone "$SERIAL0" 192.0.2.80
-control_config "$CFG" true
+control_config "$CFG" true "" 4096
 start_or_die "run 2, watch_zones"
+check "run 2: rx_desc 4096 above the PMD's 2048 buffers is warned about" \
+	grep -q 'port net_af_xdp0: 4096 rx descriptors, but net_af_xdp holds only 2048 buffers per queue' "$TMP/pop53d.log"
 check "run 2: watching logged" grep -q 'watching 2 zone file(s), reload after 200 ms' "$TMP/pop53d.log"
 SERIAL2=$((SERIAL0 + 7))
 sed -e "s/$SERIAL0 ; serial/$SERIAL2 ; serial/" -e "s/^\(www\t\+300 IN A\t\).*/\1192.0.2.183/" \

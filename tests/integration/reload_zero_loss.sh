@@ -196,7 +196,30 @@ print(total)
 PY
 }
 
+# Where queries are lost, printed (not asserted) after each load: the kernel's counters of
+# pop53d's AF_XDP socket (`pop53ctl stats` port.xsk_drops: rx_ring_full = the worker had not
+# emptied the socket's RX ring; rx_dropped = no fill-ring buffer) and the drop counters of both
+# veth ends (a full veth ring on the way). "R F P_RX P_TX C_RX C_TX", cumulative.
+drop_counts() {
+	local st x v
+	st=$("$CTL" -s "$SOCK" --json stats 2>/dev/null)
+	x=$(/usr/bin/python3 -c '
+import json, sys; d = json.loads(sys.argv[1])["stats"].get("port", {}).get("xsk_drops", {})
+print(d.get("rx_ring_full", "?"), d.get("rx_dropped", "?"))' "$st" 2>/dev/null) || x="? ?"
+	v=$(for ns_if in "$POP_NS:p53p" "$CLIENT_NS:p53c"; do
+		ip netns exec "${ns_if%%:*}" cat "/sys/class/net/${ns_if##*:}/statistics/rx_dropped" \
+			"/sys/class/net/${ns_if##*:}/statistics/tx_dropped" 2>/dev/null || echo "? ?"
+	done | paste -sd' ')
+	echo "$x $v"
+}
+print_drops() { # WHAT BEFORE AFTER
+	awk -v w="$1" -v a="$2" -v b="$3" 'BEGIN { split(a, x, " "); split(b, y, " ")
+		for (i = 1; i <= 6; i++) d[i] = (x[i] ~ /^[0-9]+$/ && y[i] ~ /^[0-9]+$/) ? y[i] - x[i] : "?"
+		printf "# %s: AF_XDP socket drops rx_ring_full %s, rx_dropped %s; veth drops p53p rx %s tx %s, p53c rx %s tx %s\n", w, d[1], d[2], d[3], d[4], d[5], d[6] }'
+}
+
 # 1. Baseline: the same load with no reload.
+D0=$(drop_counts)
 if run_load "$TMP/base.out"; then
 	read -r B_SENT B_REPL B_NOERR _ <"$TMP/base.out.parsed"
 	ok "baseline load ran: $B_SENT queries, $B_REPL replies ($((B_SENT - B_REPL)) lost), $B_NOERR NOERROR"
@@ -205,6 +228,8 @@ else
 	B_SENT=0 B_REPL=0
 fi
 B_LOST=$((B_SENT - B_REPL))
+D1=$(drop_counts)
+print_drops "baseline ($B_LOST lost)" "$D0" "$D1"
 RSS0=$(rss_kb)
 HEAP0=$(heap_bytes)
 
@@ -242,6 +267,7 @@ HEAP1=$(heap_bytes)
 if [ "$load_rc" = 0 ]; then
 	read -r L_SENT L_REPL L_NOERR _ <"$TMP/load.out.parsed"
 	L_LOST=$((L_SENT - L_REPL))
+	print_drops "load with reloads ($L_LOST lost)" "$D1" "$(drop_counts)"
 	ok "load with reloads ran: $L_SENT queries, $L_REPL replies ($L_LOST lost), $L_NOERR NOERROR"
 	if [ "$B_LOST" -eq 0 ]; then
 		check "every query answered during the reloads ($L_REPL of $L_SENT; baseline lost none)" \

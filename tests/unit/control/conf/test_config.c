@@ -312,7 +312,7 @@ static void test_defaults(void **state)
 	assert_int_equal(cfg.burst, 32);
 	assert_int_equal(cfg.af_xdp_busy_budget, 64);
 	assert_false(cfg.af_xdp_force_copy);
-	assert_int_equal(cfg.rx_desc, 1024);
+	assert_int_equal(cfg.rx_desc, 2048);
 	assert_int_equal(cfg.tx_desc, 1024);
 	assert_int_equal(cfg.mbufs, 8191);
 	assert_int_equal(cfg.dnssec.margin_s, 3 * 86400);
