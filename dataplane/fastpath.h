@@ -61,10 +61,13 @@ uint16_t p53_fast_answer(const void *img, const struct p53_answer_conf *conf, ui
 struct p53_fast_neg {
 	uint8_t len;            /* bytes; 0: none, the fast path writes the record itself */
 	uint8_t mptr, rptr;     /* where the MNAME's and the RNAME's apex pointers are */
-	uint8_t n_odd;          /* how many of the three pointers are at an odd offset */
+	uint8_t labels;         /* the apex's labels (the pointers point at it in the question) */
 	uint8_t bytes[92];      /* the owner pointer first */
 	uint16_t sum;           /* RFC 1071 sum of `bytes` (from an even offset), the three
 				   pointers counted as 0: the reply adds them per query */
+	uint16_t mult;          /* what the pointer P adds to the sum, divided by P: 256 per
+				   pointer at an even offset (its bytes swapped: times 256 modulo
+				   0xffff), 1 per pointer at an odd one */
 };
 
 /** How many entries p53_fast_neg_build() writes for `img`: one per zone. */
