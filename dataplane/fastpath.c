@@ -1234,7 +1234,7 @@ fast_answer(const void *img, const struct p53_answer_conf *conf, uint8_t *msg, u
 		cut = p53_image_node(img, n->occluder);
 	else if (n->flags & P53_NODE_CUT)
 		cut = n;
-	if (cut != NULL) {
+	if (__builtin_expect(cut != NULL, 0)) {
 		if (!(cut->flags & P53_NODE_CUT) || dnssec)
 			return 0;
 		struct ref_ret r = ref_answer(img, conf, q, msg,
