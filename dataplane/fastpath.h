@@ -85,15 +85,19 @@ void p53_fast_neg_build(const void *img, struct p53_fast_neg *t);
  * a delegation, built once per replica by the control thread, so a referral is one copy and a
  * few two-byte stores instead of compressing the NS targets and finding each glue owner again.
  * The compression pointers are the only bytes that depend on the query: each points either
- * into the question (at the cut or one of its ancestors: the cut's offset there is added) or
- * into what the referral itself wrote (the response's offset of the referral is added). A
+ * into the question (at the cut or one of its ancestors) or into what the referral itself
+ * wrote. The template holds them for a question that is the cut itself; a question with L
+ * bytes of labels before the cut moves both by L, so each gets L added (and the checksum's
+ * sum L times a per-template multiplier). A
  * template is used only where the writer it stands for would give the same bytes (the size
  * limit leaves room for what the writer checks, the question's labels and the template's fit
  * answer.c's compression table); otherwise the writer runs, as without a template.
  */
 #define P53_FAST_REF_MAX 16384u /* delegations that get a template (the first, in node order) */
 
-/** Bytes p53_fast_ref_build() needs for `img` (an upper bound), or 0: no template to build. */
+/** Bytes p53_fast_ref_build() needs for `img` (an upper bound, with 128 bytes of padding after
+ * the last template: the fast path copies a short template in 64-byte moves), or 0: no
+ * template to build. */
 size_t p53_fast_ref_size(const void *img);
 
 /**
