@@ -131,7 +131,8 @@ void p53_fast_neg_build(const void *img, struct p53_fast_neg *t)
 		t[i].len = (uint8_t)n;
 		t[i].mptr = (uint8_t)mp;
 		t[i].rptr = (uint8_t)rp;
-		t[i].n_odd = (uint8_t)((mp & 1) + (rp & 1));
+		t[i].labels = p53_image_node(img, p53_image_zone(img, i)->apex)->labels;
+		t[i].mult = (uint16_t)(256u + ((mp & 1) ? 1u : 256u) + ((rp & 1) ? 1u : 256u));
 		/* The sum with the three pointers as 0 (soa() adds them per query). */
 		memset(rr, 0, 2);
 		memset(rr + mp, 0, 2);
@@ -140,11 +141,10 @@ void p53_fast_neg_build(const void *img, struct p53_fast_neg *t)
 	}
 }
 
-/* answer.c negative() for DO=0: the zone's template with the apex pointer patched in, or the
- * record written here. Returns the new write position, or 0 to decline. */
-static __attribute__((noinline)) uint16_t soa(const void *img, const struct p53_answer_conf *conf,
-					      const struct p53_query *q, uint8_t *msg, uint16_t pos,
-					      uint16_t limit, uint32_t zone, uint64_t *ts)
+/* answer.c negative() for DO=0: the record written here (the zone has no template). */
+static __attribute__((noinline)) uint16_t soa_slow(const void *img, const struct p53_query *q,
+						   uint8_t *msg, uint16_t pos, uint16_t limit,
+						   uint32_t zone)
 {
 	const struct p53_image_node *apex = p53_image_node(img, p53_image_zone(img, zone)->apex);
 	uint8_t rr[P53_NAME_MAXLEN * 2 + 2 + 10 + 20 + 8];
@@ -152,30 +152,44 @@ static __attribute__((noinline)) uint16_t soa(const void *img, const struct p53_
 
 	if (apex->labels > q->qname_labels)
 		return 0;
-	uint16_t ptr = (uint16_t)(0xc000 | (P53_DNS_HDR_LEN + q->label_off[q->qname_labels - apex->labels]));
-	const struct p53_fast_neg *t = zone < conf->n_neg ? &conf->neg[zone] : NULL;
-	if (t != NULL && t->len != 0) {
-		if ((uint32_t)pos + t->len > limit)
-			return 0;
-		uint8_t *o = msg + pos;
-		if ((uint32_t)pos + sizeof(t->bytes) <= limit)
-			memcpy(o, t->bytes, sizeof(t->bytes)); /* a fixed size: inline moves */
-		else
-			memcpy(o, t->bytes, t->len);
-		p53_put16(o, ptr);
-		p53_put16(o + t->mptr, ptr);
-		p53_put16(o + t->rptr, ptr);
-		/* The template's sum and the three pointers: each the word as stored, rotated by 8
-		   bits where it sits at an odd offset (p53_csum_odd: the word is below 2^16). */
-		uint64_t w = rte_cpu_to_be_16(ptr);
-		*ts = t->sum + (3u - t->n_odd) * w + t->n_odd * (w << 8);
-		return (uint16_t)(pos + t->len);
-	}
-	n = soa_rr(img, zone, ptr & 0x3fff, rr, &mp, &rp);
+	uint16_t ptr = (uint16_t)(P53_DNS_HDR_LEN + q->label_off[q->qname_labels - apex->labels]);
+	n = soa_rr(img, zone, ptr, rr, &mp, &rp);
 	if (n == 0 || (uint32_t)pos + n > limit)
 		return 0;
 	memcpy(msg + pos, rr, (size_t)n);
 	return (uint16_t)(pos + n);
+}
+
+/* answer.c negative() for DO=0: the zone's template with the apex pointer patched in, or the
+ * record written by soa_slow(). `pl`: the write position, the size limit above it. Returns
+ * the new write position in the low 16 bits (0 to decline) and, when the sum of what it
+ * wrote is known (a template), SOA_SUM with that sum above it. Six arguments in registers and
+ * one return value: the template's path saves no register but the ones it uses. */
+#define SOA_SUM (1ull << 16)
+static __attribute__((noinline)) uint64_t soa(const void *img, const struct p53_answer_conf *conf,
+					      const struct p53_query *q, uint8_t *msg, uint32_t pl,
+					      uint32_t zone)
+{
+	const struct p53_fast_neg *t = conf->neg + zone;
+	uint16_t pos = (uint16_t)pl, limit = (uint16_t)(pl >> 16);
+
+	if (__builtin_expect(zone >= conf->n_neg || t->len == 0, 0))
+		return soa_slow(img, q, msg, pos, limit, zone);
+	if (t->labels > q->qname_labels || (uint32_t)pos + t->len > limit)
+		return 0;
+	uint16_t ptr = (uint16_t)(0xc000 | (P53_DNS_HDR_LEN + q->label_off[q->qname_labels - t->labels]));
+	uint8_t *o = msg + pos;
+	if (__builtin_expect((uint32_t)pos + sizeof(t->bytes) <= limit, 1))
+		memcpy(o, t->bytes, sizeof(t->bytes)); /* a fixed size: inline moves */
+	else
+		memcpy(o, t->bytes, t->len);
+	p53_put16(o, ptr);
+	p53_put16(o + t->mptr, ptr);
+	p53_put16(o + t->rptr, ptr);
+	/* The template's sum and the three pointers (their bytes swapped at an even offset:
+	   times 256 modulo 0xffff, RFC 1071). */
+	uint64_t sum = t->sum + (uint64_t)ptr * t->mult;
+	return (uint16_t)(pos + t->len) | SOA_SUM | sum << 17;
 }
 
 /*
@@ -241,8 +255,7 @@ static __attribute__((noinline)) uint16_t signed_negative(const void *img,
 	const struct p53_image_node *apex = p53_image_node(img, z->apex);
 	const struct p53_image_rrset *rs = p53_image_rrset(img, z->soa);
 
-	uint64_t ts;
-	pos = soa(img, conf, q, msg, pos, limit, zone, &ts);
+	pos = (uint16_t)soa(img, conf, q, msg, (uint32_t)pos | (uint32_t)limit << 16, zone);
 	if (pos == 0 || (uint32_t)pos + rs->sig_len > limit)
 		return 0;
 	uint16_t aptr = (uint16_t)(0xc000 | (P53_DNS_HDR_LEN + q->label_off[q->qname_labels - apex->labels]));
@@ -478,9 +491,11 @@ static __attribute__((noinline)) uint16_t referral(const void *img, const struct
 /*
  * Referral templates (fastpath.h). The table: a power-of-two array of slots keyed by the cut's
  * node index (linear probing), then the templates. A template: referral()'s bytes for a
- * question that is the cut itself, each compression pointer in them holding its offset from
- * the cut in the question (P53_DNS_HDR_LEN there) or from the referral's first byte, and a
- * list of where those pointers are (REF_AT_POS: from the referral's first byte).
+ * question that is the cut itself, and a list of where the compression pointers are in them.
+ * Every pointer points into the question (at the cut or one of its ancestors) or into the
+ * referral itself, so for a question with L bytes of labels before the cut every pointer is
+ * the template's plus L (the cut is L bytes further in the question, and the referral, which
+ * starts right after the question, too): a copy and one add per pointer.
  */
 struct ref_slot {
 	uint32_t node;          /* P53_NONE: empty */
@@ -499,22 +514,27 @@ struct ref_tpl {
 	uint16_t ns, ar;        /* records in the authority and additional sections */
 	uint8_t nc;             /* names it adds to answer.c's compression table */
 	uint8_t n_patch;
-	uint16_t sum;           /* RFC 1071 sum of its bytes from an even offset, pointers as 0 */
-	uint16_t patch[];       /* where each pointer is, REF_AT_POS or'ed in; the bytes follow */
+	uint16_t sum;           /* RFC 1071 sum of its bytes from an even offset, as they are */
+	uint32_t mult;          /* what L adds to the sum: 256 per pointer at an even offset,
+				   1 per pointer at an odd one (RFC 1071: a byte swap of a
+				   16-bit word is a multiplication by 256 modulo 0xffff) */
+	uint16_t patch[];       /* where each pointer is; the bytes follow */
 };
 
-#define REF_AT_POS   0x8000u
 #define REF_TPL_MAX  1024u      /* bytes of a template at most: a bigger referral is written */
+#define REF_PAD      128u       /* bytes after the last template: ref_put() copies 128 */
 
 /* referral() from a template: the same bytes, or 0 when there is none for this cut or it does
- * not stand for what referral() would write here. */
-static inline uint16_t ref_put(const struct ref_tab *t, uint32_t node, const struct p53_query *q,
-			       uint8_t *msg, uint16_t pos, uint16_t limit,
-			       const struct p53_image_node *cut, uint16_t *ns, uint16_t *ar,
-			       uint64_t *ts)
+ * not stand for what referral() would write here. Returns the new position in the low 16 bits
+ * and the number of additional records above them (32..47); *ts the sum of what it wrote. */
+static inline __attribute__((always_inline)) uint64_t ref_put(const struct ref_tab *t, uint32_t node,
+						  const struct p53_query *q, uint8_t *msg,
+						  uint32_t pos_limit, const struct p53_image_node *cut,
+						  uint64_t *ts)
 {
 	uint32_t i = node & t->mask;
 	const struct ref_slot *sl;
+	uint16_t pos = (uint16_t)pos_limit, limit = (uint16_t)(pos_limit >> 16);
 
 	for (;; i = (i + 1) & t->mask) {
 		sl = &t->slot[i];
@@ -524,26 +544,31 @@ static inline uint16_t ref_put(const struct ref_tab *t, uint32_t node, const str
 			return 0;
 	}
 	const struct ref_tpl *p = (const struct ref_tpl *)((const uint8_t *)t + sl->off);
+	/* L: the question's bytes before the cut; the referral starts L bytes after the
+	   template's start too (right after the question). */
+	uint32_t L = (uint32_t)q->qname_len - cut->name_len;
 	if (cut->labels > q->qname_labels || q->qname_labels + p->nc > CTAB_MAX ||
-	    (uint32_t)pos + p->need > limit)
+	    (uint32_t)pos + p->need > limit || (uint32_t)pos + p->len > 0x3fff ||
+	    pos != P53_DNS_HDR_LEN + q->qname_len + 4)
 		return 0;
-	uint16_t cptr = (uint16_t)(P53_DNS_HDR_LEN + q->label_off[q->qname_labels - cut->labels]);
 	uint8_t *o = msg + pos;
-	memcpy(o, p->patch + p->n_patch, p->len);
-	uint64_t sum = p->sum;
-	for (uint8_t k = 0; k < p->n_patch; k++) {
-		uint16_t e = p->patch[k];
-		uint8_t *at = o + (e & ~REF_AT_POS);
-		uint16_t base = (e & REF_AT_POS) ? pos : cptr;
-		uint16_t v = (uint16_t)(0xc000 | (base + p53_get16(at)));
-		p53_put16(at, v);
-		/* the word as stored; at an odd offset rotated by 8 bits (p53_csum_odd) */
-		sum += (uint64_t)rte_cpu_to_be_16(v) << ((e & 1u) * 8);
+	const uint8_t *b = (const uint8_t *)(p->patch + p->n_patch);
+	if ((uint32_t)pos + 128 <= limit && p->len <= 128) {
+		/* a fixed size: inline moves (referral() may write up to the limit) */
+		memcpy(o, b, 64);
+		if (p->len > 64)
+			memcpy(o + 64, b + 64, 64);
+	} else {
+		memcpy(o, b, p->len);
 	}
-	*ts = sum;
-	*ns = p->ns;
-	*ar = (uint16_t)(*ar + p->ar);
-	return (uint16_t)(pos + p->len);
+	/* n_patch and the list in locals: the stores below may alias them otherwise */
+	const uint16_t *pt = p->patch, *pe = pt + p->n_patch;
+	for (; pt < pe; pt++) {
+		uint8_t *at = o + *pt;
+		p53_put16(at, (uint16_t)(p53_get16(at) + L));
+	}
+	*ts = p->sum + (uint64_t)L * p->mult;
+	return (uint64_t)(uint16_t)(pos + p->len) | (uint64_t)p->ns << 16 | (uint64_t)p->ar << 32;
 }
 
 /* An upper bound of a template's size for cut node `n` (0: it gets none). */
@@ -684,7 +709,7 @@ static size_t ref_size(const void *img, const void *prev, const void *prev_buf)
 	if (slots == 0)
 		return 0;
 	return sizeof(struct ref_tab) + slots * sizeof(struct ref_slot) +
-	       ((size_t)n_cut + 2) * sizeof(uint32_t) + bytes;
+	       ((size_t)n_cut + 2) * sizeof(uint32_t) + bytes + REF_PAD;
 }
 
 size_t p53_fast_ref_size(const void *img)
@@ -773,37 +798,29 @@ static int ref_make(const void *img, uint32_t ci, struct ref_tpl *p, size_t room
 		for (int k = 0; k < 2; k++) {
 			if (at[k] == REF_NO_PTR)
 				continue;
+			/* into the cut in the question, or into the referral (ref_put) */
 			uint16_t v = p53_get16(o + at[k]) & 0x3fff;
-			uint16_t rel;
-			if (v >= pos0) {
-				rel = (uint16_t)(v - pos0);
-				patch[n_patch] = (uint16_t)(at[k] | REF_AT_POS);
-			} else if (v >= P53_DNS_HDR_LEN && v < P53_DNS_HDR_LEN + cut->name_len) {
-				rel = (uint16_t)(v - P53_DNS_HDR_LEN);
-				patch[n_patch] = (uint16_t)at[k];
-			} else {
+			if (v < P53_DNS_HDR_LEN || (v >= P53_DNS_HDR_LEN + cut->name_len && v < pos0) ||
+			    n_patch == 255)
 				return 0;
-			}
-			if (n_patch == 255)
-				return 0;
-			n_patch++;
-			p53_put16(o + at[k], rel);
+			patch[n_patch++] = (uint16_t)at[k];
 		}
 	}
 	if (off != len || cut->labels + labels > CTAB_MAX ||
 	    sizeof(*p) + 2 * n_patch + len > room)
 		return 0;
+	uint32_t mult = 0;
+	for (size_t k = 0; k < n_patch; k++)
+		mult += (patch[k] & 1u) ? 1u : 256u;
 	p->len = (uint16_t)len;
 	p->need = (uint16_t)need;
 	p->ns = ns;
 	p->ar = ar;
 	p->nc = (uint8_t)labels;
 	p->n_patch = (uint8_t)n_patch;
+	p->mult = mult;
 	memcpy(p->patch, patch, 2 * n_patch);
 	memcpy(p->patch + n_patch, o, len);
-	/* The sum ref_put() starts from: the bytes with each pointer as 0. */
-	for (size_t k = 0; k < n_patch; k++)
-		memset(o + (patch[k] & ~REF_AT_POS), 0, 2);
 	p->sum = p53_csum_fold(p53_csum_add(o, len, 0));
 	return 1;
 }
@@ -824,6 +841,41 @@ static const struct ref_tpl *ref_tpl_of(const struct ref_tab *t, uint32_t ci)
 		if (t->slot[i].node == P53_NONE)
 			return NULL;
 	}
+}
+
+/*
+ * The referral for cut node `ci`: from its template (ref_put), else written (referral()).
+ * `pl`: the write position, the size limit above it, our payload size above that (the OPT's
+ * sum). Out of line, with its results in two registers: fast_answer()'s register allocation
+ * does not depend on what the referral writers keep live.
+ */
+struct ref_ret {
+	uint64_t w;             /* the new position (0: declined), NS records << 16, AR << 32 */
+	uint64_t ts;            /* the sum of what it wrote and the OPT, or P53_FAST_NO_SUM */
+};
+
+static __attribute__((noinline)) struct ref_ret ref_answer(const void *img,
+							   const struct p53_answer_conf *conf,
+							   const struct p53_query *q, uint8_t *msg,
+							   uint64_t pl, uint32_t ci)
+{
+	const struct p53_image_node *cut = p53_image_node(img, ci);
+	uint16_t pos = (uint16_t)pl, limit = (uint16_t)(pl >> 16), ours = (uint16_t)(pl >> 32);
+	struct ref_ret r = { 0, P53_FAST_NO_SUM };
+	uint64_t ts = 0;
+
+	if (conf->ref != NULL)
+		r.w = ref_put(conf->ref, ci, q, msg, (uint32_t)pos | (uint32_t)limit << 16, cut, &ts);
+	if (r.w != 0) {
+		r.ts = ts;
+		if (q->edns)
+			r.ts += opt_sum(ours, 0, ((uint16_t)r.w - pos) & 1u);
+		return r;
+	}
+	uint16_t ns = 0, ar = 0;
+	uint16_t end = referral(img, q, msg, pos, limit, cut, &ns, &ar);
+	r.w = end == 0 ? 0 : (uint64_t)end | (uint64_t)ns << 16 | (uint64_t)ar << 32;
+	return r;
 }
 
 /* Whether node `ni` and its RRset headers are prev's at the same index, byte for byte. */
@@ -880,6 +932,9 @@ static void ref_build(const void *img, void *buf, size_t size, const void *prev,
 	uint32_t slots = ref_slots_of(ref_scan_n), n = 0;
 	size_t off = sizeof(struct ref_tab) + slots * sizeof(struct ref_slot);
 
+	if (size < REF_PAD)
+		return;
+	size -= REF_PAD;        /* ref_put() reads up to 128 bytes of a template */
 	if (slots == 0 || off + ((size_t)n_cut + 2) * sizeof(uint32_t) > size)
 		return;
 	t->mask = slots - 1;
@@ -1179,24 +1234,18 @@ fast_answer(const void *img, const struct p53_answer_conf *conf, uint8_t *msg, u
 		cut = p53_image_node(img, n->occluder);
 	else if (n->flags & P53_NODE_CUT)
 		cut = n;
-	if (cut != NULL) {
+	if (__builtin_expect(cut != NULL, 0)) {
 		if (!(cut->flags & P53_NODE_CUT) || dnssec)
 			return 0;
-		uint16_t end = 0, ns1 = 0, ar1 = 0;
-		uint64_t ts1 = ts;
-		if (conf->ref != NULL)
-			end = ref_put(conf->ref, n->occluder != P53_NONE ? n->occluder : ni, q, msg,
-				      pos, limit, cut, &ns1, &ar1, &ts1);
-		if (end == 0)
-			end = referral(img, q, msg, pos, limit, cut, &ns1, &ar1);
-		else if (q->edns)
-			ts1 += opt_sum(ours, 0, (end - pos) & 1u);
-		ns = ns1;
-		ar = ar1;
-		ts = ts1;
-		pos = end;
+		struct ref_ret r = ref_answer(img, conf, q, msg,
+					      (uint64_t)pos | (uint64_t)limit << 16 | (uint64_t)ours << 32,
+					      n->occluder != P53_NONE ? n->occluder : ni);
+		pos = (uint16_t)r.w;
 		if (pos == 0)
 			return 0;
+		ns = (uint16_t)(r.w >> 16);
+		ar = (uint16_t)(r.w >> 32);
+		ts = r.ts;
 		aa = 0;
 		kind = P53_ANS_REFERRAL;
 	} else if (!hit && (n->flags & P53_NODE_DNAME)) {
@@ -1209,9 +1258,10 @@ fast_answer(const void *img, const struct p53_answer_conf *conf, uint8_t *msg, u
 			pos = signed_negative(img, conf, q, msg, pos, limit, n->zone, ni, 1, &ns1);
 			ns = ns1;
 		} else {
-			uint64_t ts1 = ts;
-			pos = soa(img, conf, q, msg, pos, limit, n->zone, &ts1);
-			ts = ts1;
+			uint64_t w = soa(img, conf, q, msg, (uint32_t)pos | (uint32_t)limit << 16, n->zone);
+			pos = (uint16_t)w;
+			if (w & SOA_SUM)
+				ts = w >> 17;
 			ns = 1;
 			if (q->edns && ts != P53_FAST_NO_SUM)
 				ts += opt_sum(ours, dnssec, (pos - q->question_end) & 1u);
@@ -1288,9 +1338,10 @@ fast_answer(const void *img, const struct p53_answer_conf *conf, uint8_t *msg, u
 				pos = signed_negative(img, conf, q, msg, pos, limit, n->zone, ni, 0, &ns1);
 				ns = ns1;
 			} else {
-				uint64_t ts1 = ts;
-				pos = soa(img, conf, q, msg, pos, limit, n->zone, &ts1);  /* NODATA */
-				ts = ts1;
+				uint64_t w = soa(img, conf, q, msg, (uint32_t)pos | (uint32_t)limit << 16, n->zone);  /* NODATA */
+				pos = (uint16_t)w;
+				if (w & SOA_SUM)
+					ts = w >> 17;
 				ns = 1;
 				if (q->edns && ts != P53_FAST_NO_SUM)
 					ts += opt_sum(ours, dnssec, (pos - q->question_end) & 1u);

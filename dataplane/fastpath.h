@@ -61,10 +61,13 @@ uint16_t p53_fast_answer(const void *img, const struct p53_answer_conf *conf, ui
 struct p53_fast_neg {
 	uint8_t len;            /* bytes; 0: none, the fast path writes the record itself */
 	uint8_t mptr, rptr;     /* where the MNAME's and the RNAME's apex pointers are */
-	uint8_t n_odd;          /* how many of the three pointers are at an odd offset */
+	uint8_t labels;         /* the apex's labels (the pointers point at it in the question) */
 	uint8_t bytes[92];      /* the owner pointer first */
 	uint16_t sum;           /* RFC 1071 sum of `bytes` (from an even offset), the three
 				   pointers counted as 0: the reply adds them per query */
+	uint16_t mult;          /* what the pointer P adds to the sum, divided by P: 256 per
+				   pointer at an even offset (its bytes swapped: times 256 modulo
+				   0xffff), 1 per pointer at an odd one */
 };
 
 /** How many entries p53_fast_neg_build() writes for `img`: one per zone. */
@@ -82,15 +85,19 @@ void p53_fast_neg_build(const void *img, struct p53_fast_neg *t);
  * a delegation, built once per replica by the control thread, so a referral is one copy and a
  * few two-byte stores instead of compressing the NS targets and finding each glue owner again.
  * The compression pointers are the only bytes that depend on the query: each points either
- * into the question (at the cut or one of its ancestors: the cut's offset there is added) or
- * into what the referral itself wrote (the response's offset of the referral is added). A
+ * into the question (at the cut or one of its ancestors) or into what the referral itself
+ * wrote. The template holds them for a question that is the cut itself; a question with L
+ * bytes of labels before the cut moves both by L, so each gets L added (and the checksum's
+ * sum L times a per-template multiplier). A
  * template is used only where the writer it stands for would give the same bytes (the size
  * limit leaves room for what the writer checks, the question's labels and the template's fit
  * answer.c's compression table); otherwise the writer runs, as without a template.
  */
 #define P53_FAST_REF_MAX 16384u /* delegations that get a template (the first, in node order) */
 
-/** Bytes p53_fast_ref_build() needs for `img` (an upper bound), or 0: no template to build. */
+/** Bytes p53_fast_ref_build() needs for `img` (an upper bound, with 128 bytes of padding after
+ * the last template: the fast path copies a short template in 64-byte moves), or 0: no
+ * template to build. */
 size_t p53_fast_ref_size(const void *img);
 
 /**
