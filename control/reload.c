@@ -309,7 +309,7 @@ static enum p53_repatch changed_zones(struct p53_daemon *d, const struct p53_con
 	const void *cur = d->dp.image;
 	void *mine = NULL, *spare = NULL;
 	bool spare_taken = false;
-	char which[512], why[256];
+	char which[512], what[540], why[256];
 
 	run->z = calloc((size_t)cfg->n_zones + 1, sizeof(*run->z));
 	if (run->z == NULL) {
@@ -324,6 +324,8 @@ static enum p53_repatch changed_zones(struct p53_daemon *d, const struct p53_con
 			run->unchanged++;
 			continue;
 		}
+		snprintf(what, sizeof(what), "%s%s", which[0] ? which : "no record of its files",
+			 which[0] ? " changed" : "");
 		struct zone_done *z = &run->z[run->n++];
 		void *out = NULL;
 		size_t olen = 0;
@@ -337,8 +339,8 @@ static enum p53_repatch changed_zones(struct p53_daemon *d, const struct p53_con
 		spare = NULL; /* taken */
 		switch (z->rc) {
 		case P53_REPATCH_PATCHED:
-			p53_info("reload: zone %s patched (%s changed): %" PRIu64 " record(s) deleted, %"
-				 PRIu64 " added (SOAs included)", cz->name, which, z->st[0], z->st[1]);
+			p53_info("reload: zone %s patched (%s): %" PRIu64 " record(s) deleted, %"
+				 PRIu64 " added (SOAs included)", cz->name, what, z->st[0], z->st[1]);
 			/* The image before is free once the next one is made from this one. */
 			spare = mine;
 			mine = out;
@@ -346,8 +348,8 @@ static enum p53_repatch changed_zones(struct p53_daemon *d, const struct p53_con
 			*len = olen;
 			break;
 		case P53_REPATCH_SAME:
-			p53_info("reload: zone %s compiled (%s changed), its content is what is served",
-				 cz->name, which);
+			p53_info("reload: zone %s compiled (%s), its content is what is served",
+				 cz->name, what);
 			break;
 		case P53_REPATCH_DECLINED:
 			snprintf(d->reload_image, sizeof(d->reload_image),

@@ -188,10 +188,8 @@ int p53_zone_files_changed(struct p53_zone_files_set *s, const char *zone, int64
 
 	if (whichlen > 0)
 		which[0] = '\0';
-	if (z == NULL || z->n == 0) {
-		snprintf(which, whichlen, "no record of its files");
-		return 1;
-	}
+	if (z == NULL || z->n == 0)
+		return 1; /* which stays "": no record of its files */
 	for (size_t i = 0; i < z->n; i++)
 		if (p53_file_id_changed(&z->f[i], now)) {
 			snprintf(which, whichlen, "%s", z->f[i].path);

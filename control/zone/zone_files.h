@@ -69,7 +69,10 @@ void p53_file_id_free(struct p53_file_id *id);
 /** The zone's entry (name compared without case, with or without the final dot), or NULL. */
 struct p53_zone_files *p53_zone_files_find(struct p53_zone_files_set *s, const char *zone);
 
-/** Has any file of the zone changed? 1 (or the zone has no entry), 0. */
+/**
+ * Has any file of the zone changed? 1 (`which` = the first changed file's path, or "" when
+ * the zone has no entry), 0.
+ */
 int p53_zone_files_changed(struct p53_zone_files_set *s, const char *zone, int64_t now,
 			   char *which, size_t whichlen);
 
