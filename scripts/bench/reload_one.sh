@@ -168,7 +168,7 @@ fi
 	if [ "$VIA_RELOAD" = 1 ]; then
 		echo "## One changed zone beside a big one: \`pop53ctl reload\`"
 		echo
-		echo "\`scripts/bench/reload_one.sh --reload\`: as below (\`zones/example.com.zone\` beside \`big.test.\`"
+		echo "\`scripts/bench/reload_one.sh --reload\`: as in \"One zone reloaded beside a big one\" above (\`zones/example.com.zone\` beside \`big.test.\`"
 		echo "from \`genzone.py $RECORDS\`, $(bench_fmt_int "$ZONE_RECS") records; each reload first rewrites example.com's file:"
 		echo "new serial, new \`www\` A, not timed; timed from the start of pop53ctl until kdig gets the new"
 		echo "\`www\` A), but through \`pop53ctl reload\` (config and zones, no zone named). With the config"
