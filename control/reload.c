@@ -459,9 +459,10 @@ int p53_daemon_reload(struct p53_daemon *d, int flags, const char *zone, char *e
 		const char *full = NULL;
 		if (d->dp.image == NULL)
 			full = "no running image";
-		else if (config && (!cfg_hash_ok || !d->cfg_hash_ok || cfg_hash != d->cfg_hash ||
-				    !keys_same(&fresh.dnssec, &d->cfg.dnssec)))
+		else if (config && (!cfg_hash_ok || !d->cfg_hash_ok || cfg_hash != d->cfg_hash))
 			full = "the config file changed";
+		else if (config && !keys_same(&fresh.dnssec, &d->cfg.dnssec))
+			full = "the signing keys (dnssec.signing_keys) changed";
 		if (full != NULL) {
 			snprintf(d->reload_image, sizeof(d->reload_image), "compiled in full: %s", full);
 		} else {
