@@ -28,6 +28,7 @@
 #include "control/xfr/serve.h"
 #include "control/xfr/xfr_stats.h"
 #include "control/zone/watch.h"
+#include "control/zone/zone_files.h"
 
 struct p53_xfr;
 
@@ -51,8 +52,15 @@ struct p53_daemon {
 					   in xfr, so the stats renderers never read freed memory */
 	uint64_t hb_warned_tsc;         /* last "no heartbeat" warning */
 	/* What the last good reload did to the image: "patched: ...", "unchanged: ...",
-	 * "compiled in full: why" (control/reload.c; `zone reload NAME` tries the patch). */
-	char reload_image[320];
+	 * "compiled in full: why" (control/reload.c: a zones-only reload patches the zones
+	 * whose files changed). */
+	char reload_image[640];
+	/* The files each primary zone's last compile read, with their identity (what a
+	 * zones-only reload compares), and the config file's hash when d->cfg was read (the
+	 * same file: a config reload is zones-only too). Control thread. */
+	struct p53_zone_files_set zfiles;
+	uint64_t cfg_hash;
+	bool cfg_hash_ok;
 	int test_hooks;                 /* POP53_TEST_HOOKS=1 at start: `pop53ctl test ...` works */
 	struct p53_health health;       /* checks, state machine, announcers (control/health/) */
 	struct p53_watchdog watchdog;   /* systemd notify/watchdog */
@@ -82,16 +90,30 @@ void p53_daemon_port_totals(const struct p53_daemon *d, struct p53_port_totals *
 /** Make the current counters the new zero (control thread). */
 void p53_daemon_stats_reset(struct p53_daemon *d);
 
+/* p53_daemon_reload()'s flags. */
+#define P53_RELOAD_CONFIG 1     /* read the config file again */
+#define P53_RELOAD_FULL 2       /* compile every zone, changed or not (re-signing) */
+
 /**
- * Reload: zones only (`config` = 0) or the config file and zones (`config` = 1). With
- * `zone` set, that zone must be in the config (all zones are recompiled: the image is one
- * unit). Transactional: any error leaves the running replicas and config untouched.
- * (control/reload.c)
+ * Reload: zones only (`flags` 0), or the config file and zones (P53_RELOAD_CONFIG). Without
+ * `zone`, and with the config file as it was (its bytes, its signing keys), only the primary
+ * zones whose files changed since their compile (control/zone/zone_files.h) are compiled, each
+ * alone, and patched into the running image one after the other; the first the patch declines,
+ * a changed config or P53_RELOAD_FULL compiles every zone. With `zone` set (zones only), that
+ * zone must be in the config and is patched alone whether its files changed or not.
+ * Transactional: any error leaves the running replicas and config untouched; d->reload_image
+ * says what the image got. (control/reload.c)
  *
  * @param note  on success, what was not applied (dataplane.* changes need a restart), or ""
  * @return 0 or -1 with err set.
  */
-int p53_daemon_reload(struct p53_daemon *d, int config, const char *zone, char *err,
+int p53_daemon_reload(struct p53_daemon *d, int flags, const char *zone, char *err,
 		      size_t errlen, char *note, size_t notelen);
+
+/**
+ * After the start's compile: what each primary zone's compile read (`files`, as
+ * p53_xfr_compile gave them), identified as of `since` (p53_file_clock_ns() before it).
+ */
+void p53_daemon_zones_compiled(struct p53_daemon *d, char *const *files, size_t n, int64_t since);
 
 #endif /* P53_DAEMON_H */

@@ -197,7 +197,7 @@ static void denial_resign_tick(struct p53_daemon *d, uint64_t *signed_at)
 		return;
 	p53_info("steering: re-signing the steered owners' NSEC/NSEC3: recompiling the zones "
 		 "(signature_refresh %u s)", dc->refresh_s);
-	if (p53_daemon_reload(d, 0, NULL, err, sizeof(err), note, sizeof(note)) == 0)
+	if (p53_daemon_reload(d, P53_RELOAD_FULL, NULL, err, sizeof(err), note, sizeof(note)) == 0)
 		*signed_at = now;
 	else
 		*signed_at = now + 60 - (dc->validity_s - dc->refresh_s);
@@ -220,9 +220,13 @@ static void *control_main(void *arg)
 		denial_resign_tick(d, &denial_signed_at);
 		if (got_hup) {
 			got_hup = 0;
+			/* The config read again; the zones whose files changed patched (all
+			 * compiled when the config file changed: control/reload.c). */
 			p53_info("SIGHUP: reloading config and zones");
-			p53_daemon_reload(d, 1, NULL, err, sizeof(err), note, sizeof(note));
+			p53_daemon_reload(d, P53_RELOAD_CONFIG, NULL, err, sizeof(err), note,
+					  sizeof(note));
 		}
+		/* Zones only: the changed files' zones are patched (control/reload.c). */
 		if (p53_watch_due(&d->watch))
 			p53_daemon_reload(d, 0, NULL, err, sizeof(err), note, sizeof(note));
 		check_heartbeats(d);
@@ -319,6 +323,12 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	p53_daemon_init(&d);
 	p53_xfr_serve_init(&d.serve);
+	/* What a zones-only reload compares against: the config file as read (hashed first: a
+	 * change in between makes the next config reload full) and, after the compile, every
+	 * zone's files as of before it (control/zone/zone_files.h). */
+	uint64_t cfg_size;
+	const int64_t compiled_since = p53_file_clock_ns();
+	d.cfg_hash_ok = path != NULL && p53_file_hash(path, &d.cfg_hash, &cfg_size) == 0;
 	if (p53_config_load(path, &d.cfg, err, sizeof(err)) != 0) {
 		fprintf(stderr, "%s\n", err);
 		return 1;
@@ -336,6 +346,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "%s\n", err);
 		goto out_cfg;
 	}
+	p53_daemon_zones_compiled(&d, zone_files, n_zone_files, compiled_since);
 	p53_info("compiled %d zone(s): %" PRIu32 " records, %zu bytes (%.1f B/record)", cfg->n_zones,
 		 p53_image_hdr(img)->n_records, img_len,
 		 (double)img_len / (double)(p53_image_hdr(img)->n_records ? p53_image_hdr(img)->n_records : 1));
@@ -503,6 +514,7 @@ out_eal:
 out_img:
 	free(img);
 	p53_image_files_free(zone_files, n_zone_files);
+	p53_zone_files_clear(&d.zfiles);
 out_cfg:
 	p53_xfr_free(d.xfr);
 	p53_xfr_serve_fini(&d.serve); /* the TCP threads that read it are gone */

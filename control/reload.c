@@ -6,6 +6,8 @@
 #include <arpa/inet.h>
 #include <inttypes.h>
 #include <malloc.h>
+#include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +21,7 @@
 #include "control/xfr/serve_conf.h"
 #include "control/xfr/xfr.h"
 #include "control/zone/compile.h"
+#include "control/zone/zone_files.h"
 #include "control/zone/zone_repatch.h"
 #include "dataplane/image.h"
 
@@ -104,8 +107,8 @@ static void keep_running(struct p53_config *run, struct p53_config *fresh)
 #undef KEEP
 }
 
-/* Is `zone` (as an operator typed it, with or without the final dot) in the config? */
-static int has_zone(const struct p53_config *cfg, const char *zone)
+/* The config's zone by name (as an operator typed it, with or without the final dot). */
+static const struct p53_config_zone *zone_conf(const struct p53_config *cfg, const char *zone)
 {
 	size_t zl = strlen(zone);
 
@@ -114,9 +117,53 @@ static int has_zone(const struct p53_config *cfg, const char *zone)
 		size_t nl = strlen(n);
 		if (strcasecmp(n, zone) == 0 ||
 		    (nl == zl + 1 && n[nl - 1] == '.' && strncasecmp(n, zone, zl) == 0))
-			return 1;
+			return &cfg->zones[i];
 	}
-	return 0;
+	return NULL;
+}
+
+/* One primary zone compiled alone and patched into `cur` (control/zone/zone_repatch.h). */
+static enum p53_repatch patch_zone(const struct p53_config *cfg, const struct p53_config_zone *cz,
+				   const void *cur, void *spare, void **img, size_t *len,
+				   uint64_t st[2], char *why, size_t whylen, char *err, size_t errlen,
+				   char ***files, size_t *n_files)
+{
+	struct p53_zone_src src = { .name = cz->name, .file = cz->file, .cfg_file = cfg->path,
+				    .cfg_line = cz->line };
+	if (p53_xfr_transfer_signed(cfg, cz))
+		src.flags |= P53_ZONE_XFR_SIGNED;
+	void *extras = p53_steer_extras_attach(cfg, &src, 1, err, errlen);
+	if (extras == NULL) {
+		free(spare);
+		return P53_REPATCH_BAD;
+	}
+	enum p53_repatch rc = p53_zone_repatch(cur, &src, false, spare, img, len, st, why, whylen,
+					       err, errlen, p53_log_warn_cb, NULL, files, n_files);
+	free(extras);
+	return rc;
+}
+
+/* What a reload's patch did to one zone, kept until the publish for the zone's file record. */
+struct zone_done {
+	const char *name;
+	enum p53_repatch rc;
+	uint64_t st[2];
+	char **files;
+	size_t n_files;
+};
+
+struct patch_run {
+	struct zone_done *z;
+	size_t n;
+	size_t unchanged;               /* zones whose files are as compiled: not compiled */
+};
+
+static void run_free(struct patch_run *r)
+{
+	for (size_t i = 0; i < r->n; i++)
+		p53_image_files_free(r->z[i].files, r->z[i].n_files);
+	free(r->z);
+	memset(r, 0, sizeof(*r));
 }
 
 /*
@@ -124,26 +171,17 @@ static int has_zone(const struct p53_config *cfg, const char *zone)
  * compile, its errors), compared with what the image serves and patched into it as one IXFR
  * step (control/zone/zone_repatch.h). Returns P53_REPATCH_PATCHED (*img), _SAME (nothing to
  * publish), _BAD (err: the reload is rejected as a full compile would reject it) or
- * _DECLINED (d->reload_image says why: compile in full). The files the zone's compile read
- * are not watched anew: the watch keeps the last full compile's list. The spare image is
- * taken in every case (a reload that publishes nothing leaves the next patch none).
+ * _DECLINED (d->reload_image says why: compile in full). The spare image is taken in every
+ * case (a reload that publishes nothing leaves the next patch none).
  */
 static enum p53_repatch one_zone(struct p53_daemon *d, const char *zone, void **img, size_t *len,
-				 char *err, size_t errlen)
+				 struct patch_run *run, char *err, size_t errlen)
 {
 	const struct p53_config *cfg = &d->cfg;
-	const struct p53_config_zone *cz = NULL;
-	size_t zl = strlen(zone);
+	const struct p53_config_zone *cz = zone_conf(cfg, zone);
 	char why[256];
-	uint64_t st[2];
+	struct zone_done z = { 0 };
 
-	for (int i = 0; i < cfg->n_zones && cz == NULL; i++) {
-		const char *n = cfg->zones[i].name;
-		size_t nl = strlen(n);
-		if (strcasecmp(n, zone) == 0 ||
-		    (nl == zl + 1 && n[nl - 1] == '.' && strncasecmp(n, zone, zl) == 0))
-			cz = &cfg->zones[i];
-	}
 	if (cz == NULL || d->dp.image == NULL) {
 		snprintf(d->reload_image, sizeof(d->reload_image), "compiled in full: no running image");
 		return P53_REPATCH_DECLINED;
@@ -153,26 +191,14 @@ static enum p53_repatch one_zone(struct p53_daemon *d, const char *zone, void **
 			 "compiled in full: %s is a secondary zone (it keeps what it serves)", cz->name);
 		return P53_REPATCH_DECLINED;
 	}
-	struct p53_zone_src src = { .name = cz->name, .file = cz->file, .cfg_file = cfg->path,
-				    .cfg_line = cz->line };
-	if (p53_xfr_transfer_signed(cfg, cz))
-		src.flags |= P53_ZONE_XFR_SIGNED;
-	void *extras = p53_steer_extras_attach(cfg, &src, 1, err, errlen);
-	if (extras == NULL)
-		return P53_REPATCH_BAD;
-	char **files = NULL;
-	size_t n_files = 0;
-	enum p53_repatch rc = p53_zone_repatch(d->dp.image, &src, false,
-					       p53_dataplane_spare_take(&d->dp), img, len, st, why,
-					       sizeof(why), err, errlen, p53_log_warn_cb, NULL,
-					       &files, &n_files);
-	p53_image_files_free(files, n_files);
-	free(extras);
-	switch (rc) {
+	z.name = cz->name;
+	z.rc = patch_zone(cfg, cz, d->dp.image, p53_dataplane_spare_take(&d->dp), img, len, z.st,
+			  why, sizeof(why), err, errlen, &z.files, &z.n_files);
+	switch (z.rc) {
 	case P53_REPATCH_PATCHED:
 		snprintf(d->reload_image, sizeof(d->reload_image), "patched: zone %s, %" PRIu64
-			 " record(s) deleted and %" PRIu64 " added (SOAs included)", cz->name, st[0],
-			 st[1]);
+			 " record(s) deleted and %" PRIu64 " added (SOAs included)", cz->name, z.st[0],
+			 z.st[1]);
 		break;
 	case P53_REPATCH_SAME:
 		snprintf(d->reload_image, sizeof(d->reload_image),
@@ -186,14 +212,211 @@ static enum p53_repatch one_zone(struct p53_daemon *d, const char *zone, void **
 	case P53_REPATCH_BAD:
 		break;
 	}
-	return rc;
+	if ((z.rc == P53_REPATCH_PATCHED || z.rc == P53_REPATCH_SAME) &&
+	    (run->z = malloc(sizeof(*run->z))) != NULL)
+		run->z[run->n++] = z;
+	else
+		p53_image_files_free(z.files, z.n_files);
+	return z.rc;
 }
 
-int p53_daemon_reload(struct p53_daemon *d, int config, const char *zone, char *err,
+/* Append to the reply line, or note that it was cut. */
+static void say(char *buf, size_t len, size_t *o, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static void say(char *buf, size_t len, size_t *o, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (*o >= len)
+		return;
+	va_start(ap, fmt);
+	int k = vsnprintf(buf + *o, len - *o, fmt, ap);
+	va_end(ap);
+	*o += k > 0 ? (size_t)k : 0;
+}
+
+/* Names of run's zones with outcome rc, "a., b. and N more" within the reply's room. */
+static void names_of(char *buf, size_t len, size_t *o, const struct patch_run *r,
+		     enum p53_repatch rc, bool counts)
+{
+	size_t said = 0, total = 0;
+
+	for (size_t i = 0; i < r->n; i++)
+		total += r->z[i].rc == rc;
+	for (size_t i = 0; i < r->n; i++) {
+		if (r->z[i].rc != rc)
+			continue;
+		if (*o + 120 > len - 80 && said + 1 < total) {
+			say(buf, len, o, " and %zu more", total - said);
+			return;
+		}
+		say(buf, len, o, "%s%s", said ? ", " : "", r->z[i].name);
+		if (counts)
+			say(buf, len, o, " (-%" PRIu64 " +%" PRIu64 ")", r->z[i].st[0], r->z[i].st[1]);
+		said++;
+	}
+}
+
+/* d->reload_image for a zones-only reload that patched (or found unchanged) every zone. */
+static void run_say(struct p53_daemon *d, const struct patch_run *r)
+{
+	char *b = d->reload_image;
+	size_t len = sizeof(d->reload_image), o = 0, np = 0, ns = 0;
+
+	for (size_t i = 0; i < r->n; i++) {
+		np += r->z[i].rc == P53_REPATCH_PATCHED;
+		ns += r->z[i].rc == P53_REPATCH_SAME;
+	}
+	if (np == 1) {
+		for (size_t i = 0; i < r->n; i++)
+			if (r->z[i].rc == P53_REPATCH_PATCHED)
+				say(b, len, &o, "patched: zone %s, %" PRIu64 " record(s) deleted and %"
+				    PRIu64 " added (SOAs included)", r->z[i].name, r->z[i].st[0],
+				    r->z[i].st[1]);
+	} else if (np > 1) {
+		say(b, len, &o, "patched: %zu zones: ", np);
+		names_of(b, len, &o, r, P53_REPATCH_PATCHED, true);
+		say(b, len, &o, " record(s) deleted/added (SOAs included)");
+	} else {
+		say(b, len, &o, "unchanged: nothing published");
+	}
+	if (ns > 0) {
+		say(b, len, &o, "; %zu zone(s) compiled, their content as served: ", ns);
+		names_of(b, len, &o, r, P53_REPATCH_SAME, false);
+	}
+	if (np + ns == 0)
+		say(b, len, &o, ": no zone file changed since its compile (%zu zone(s) not compiled)",
+		    r->unchanged);
+	else
+		say(b, len, &o, "; %zu other zone(s) not compiled (files as compiled)", r->unchanged);
+	if (o >= len && len > 4)
+		memcpy(b + len - 4, "...", 4);
+}
+
+/*
+ * A zones-only reload: the primary zones whose files changed since their compile
+ * (control/zone/zone_files.h), each compiled alone and patched onto the image the previous
+ * one made (the first onto the running image, into the spare); the other zones are not
+ * compiled, secondary zones keep what they serve. Returns P53_REPATCH_PATCHED (*img: every
+ * patch), _SAME (no file changed, or no content: nothing to publish), _BAD (err: rejected as
+ * a full compile would be) or _DECLINED (the first zone the patch declines: d->reload_image
+ * says which and why; compile every zone). `run` gets each compiled zone's outcome and files.
+ */
+static enum p53_repatch changed_zones(struct p53_daemon *d, const struct p53_config *cfg,
+				      int64_t since, void **img, size_t *len,
+				      struct patch_run *run, char *err, size_t errlen)
+{
+	const void *cur = d->dp.image;
+	void *mine = NULL, *spare = NULL;
+	bool spare_taken = false;
+	char which[512], what[540], why[256];
+
+	run->z = calloc((size_t)cfg->n_zones + 1, sizeof(*run->z));
+	if (run->z == NULL) {
+		snprintf(d->reload_image, sizeof(d->reload_image), "compiled in full: out of memory");
+		return P53_REPATCH_DECLINED;
+	}
+	for (int i = 0; i < cfg->n_zones; i++) {
+		const struct p53_config_zone *cz = &cfg->zones[i];
+		if (cz->xfr != NULL)
+			continue;
+		if (!p53_zone_files_changed(&d->zfiles, cz->name, since, which, sizeof(which))) {
+			run->unchanged++;
+			continue;
+		}
+		snprintf(what, sizeof(what), "%s%s", which[0] ? which : "no record of its files",
+			 which[0] ? " changed" : "");
+		struct zone_done *z = &run->z[run->n++];
+		void *out = NULL;
+		size_t olen = 0;
+		z->name = cz->name;
+		if (!spare_taken) {
+			spare = p53_dataplane_spare_take(&d->dp);
+			spare_taken = true;
+		}
+		z->rc = patch_zone(cfg, cz, cur, spare, &out, &olen, z->st, why, sizeof(why), err,
+				   errlen, &z->files, &z->n_files);
+		spare = NULL; /* taken */
+		switch (z->rc) {
+		case P53_REPATCH_PATCHED:
+			p53_info("reload: zone %s patched (%s): %" PRIu64 " record(s) deleted, %"
+				 PRIu64 " added (SOAs included)", cz->name, what, z->st[0], z->st[1]);
+			/* The image before is free once the next one is made from this one. */
+			spare = mine;
+			mine = out;
+			cur = out;
+			*len = olen;
+			break;
+		case P53_REPATCH_SAME:
+			p53_info("reload: zone %s compiled (%s), its content is what is served",
+				 cz->name, what);
+			break;
+		case P53_REPATCH_DECLINED:
+			snprintf(d->reload_image, sizeof(d->reload_image),
+				 "compiled in full: zone %s: %s", cz->name, why);
+			p53_info("reload: zone %s compiled in full, not patched: %s", cz->name, why);
+			/* fallthrough */
+		case P53_REPATCH_BAD:
+			free(mine);
+			return z->rc;
+		}
+	}
+	free(spare);
+	run_say(d, run);
+	*img = mine;
+	return mine != NULL ? P53_REPATCH_PATCHED : P53_REPATCH_SAME;
+}
+
+/* The signing keys a config loaded: the same ones (zone, flags, algorithm, tag)? */
+static bool keys_same(const struct p53_dnssec_conf *a, const struct p53_dnssec_conf *b)
+{
+	if (a->n_keys != b->n_keys)
+		return false;
+	for (int i = 0; i < a->n_keys; i++) {
+		const struct p53_sign_key *x = &a->keys[i], *y = &b->keys[i];
+		if (x->owner_len != y->owner_len || memcmp(x->owner, y->owner, x->owner_len) != 0 ||
+		    x->flags != y->flags || x->alg != y->alg || x->tag != y->tag)
+			return false;
+	}
+	return true;
+}
+
+/* The zones' file records after a compile of every zone: the primaries, in the config's
+ * order (the compile's, control/xfr/update.c), own the files read from theirs on. */
+static void zones_compiled(struct p53_daemon *d, const struct p53_config *cfg, char *const *files,
+			   size_t n, int64_t since)
+{
+	const char **names = calloc((size_t)cfg->n_zones + 1, sizeof(*names));
+	const char **own = calloc((size_t)cfg->n_zones + 1, sizeof(*own));
+	size_t nz = 0;
+
+	if (names == NULL || own == NULL) {
+		p53_zone_files_clear(&d->zfiles);
+	} else {
+		for (int i = 0; i < cfg->n_zones; i++)
+			if (cfg->zones[i].xfr == NULL && cfg->zones[i].file != NULL) {
+				names[nz] = cfg->zones[i].name;
+				own[nz++] = cfg->zones[i].file;
+			}
+		if (p53_zone_files_set_all(&d->zfiles, names, own, nz, files, n, since) != 0)
+			p53_warn("reload: out of memory for the zones' file records: the next zones-only "
+				 "reload compiles every zone");
+	}
+	free(names);
+	free(own);
+}
+
+void p53_daemon_zones_compiled(struct p53_daemon *d, char *const *files, size_t n, int64_t since)
+{
+	zones_compiled(d, &d->cfg, files, n, since);
+}
+
+int p53_daemon_reload(struct p53_daemon *d, int flags, const char *zone, char *err,
 		      size_t errlen, char *note, size_t notelen)
 {
 	struct p53_config fresh = {0};
 	const struct p53_config *use = &d->cfg;
+	const int config = flags & P53_RELOAD_CONFIG;
 	uint64_t t0 = rte_rdtsc();
 	char **files = NULL;
 	size_t n_files = 0, len;
@@ -201,29 +424,54 @@ int p53_daemon_reload(struct p53_daemon *d, int config, const char *zone, char *
 	int addrs_changed = 0, tcp_changed = 0, exc_changed = 0;
 	struct p53_guard_next guard_next = {0};
 	struct p53_steer_next steer_next = {0};
+	struct patch_run run = {0};
+	/* Before anything is read: a file written from now on counts as changed next time. */
+	const int64_t since = p53_file_clock_ns();
+	uint64_t cfg_hash = 0, cfg_size;
+	bool cfg_hash_ok = false;
 
 	note[0] = '\0';
 	if (config) {
+		/* Hashed before it is read: a change in between makes the next reload full. */
+		cfg_hash_ok = p53_file_hash(d->cfg.path, &cfg_hash, &cfg_size) == 0;
 		if (p53_config_load(d->cfg.path, &fresh, err, errlen) != 0)
 			goto fail;
 		use = &fresh;
 	}
-	if (zone != NULL && !has_zone(use, zone)) {
+	if (zone != NULL && zone_conf(use, zone) == NULL) {
 		/* A typo, not a failed reload: nothing was attempted, no alert should fire. */
 		snprintf(err, errlen, "zone '%s' is not in %s", zone, use->path);
 		p53_config_free(&fresh);
 		return -1;
 	}
-	/* One zone named: patched into the running image when the patch takes it. */
+	/* One zone named: patched into the running image when the patch takes it. No zone
+	 * named: the zones whose files changed, each patched, when the config is as it was. */
 	enum p53_repatch how = P53_REPATCH_DECLINED;
 	snprintf(d->reload_image, sizeof(d->reload_image), "compiled in full");
 	uint64_t t_patch = 0, t_pub = 0;
 	if (zone != NULL && !config) {
 		t_patch = rte_rdtsc();
-		how = one_zone(d, zone, &img, &len, err, errlen);
+		how = one_zone(d, zone, &img, &len, &run, err, errlen);
 		t_patch = rte_rdtsc() - t_patch;
 		if (how == P53_REPATCH_BAD)
 			goto fail;
+	} else if (zone == NULL && !(flags & P53_RELOAD_FULL)) {
+		const char *full = NULL;
+		if (d->dp.image == NULL)
+			full = "no running image";
+		else if (config && (!cfg_hash_ok || !d->cfg_hash_ok || cfg_hash != d->cfg_hash))
+			full = "the config file changed";
+		else if (config && !keys_same(&fresh.dnssec, &d->cfg.dnssec))
+			full = "the signing keys (dnssec.signing_keys) changed";
+		if (full != NULL) {
+			snprintf(d->reload_image, sizeof(d->reload_image), "compiled in full: %s", full);
+		} else {
+			t_patch = rte_rdtsc();
+			how = changed_zones(d, use, since, &img, &len, &run, err, errlen);
+			t_patch = rte_rdtsc() - t_patch;
+			if (how == P53_REPATCH_BAD)
+				goto fail;
+		}
 	}
 	/* Secondary zones keep what they serve (control/xfr/update.c). */
 	if (how == P53_REPATCH_DECLINED) {
@@ -307,16 +555,39 @@ int p53_daemon_reload(struct p53_daemon *d, int config, const char *zone, char *
 		d->cfg = fresh;
 	}
 	p53_xfr_reconciled(d);
-	/* New, moved or newly included zone files: watch what this compile read (a patched
-	 * zone's compile read its files alone: the list stays). */
-	if (d->watch.fd >= 0 && how == P53_REPATCH_DECLINED)
+	if (config) {
+		d->cfg_hash = cfg_hash;
+		d->cfg_hash_ok = cfg_hash_ok;
+	}
+	/* What each zone's compile read, with the files' identity as of `since`: every primary
+	 * zone's after a full compile, else the zones patched or found the same. */
+	if (how == P53_REPATCH_DECLINED) {
+		zones_compiled(d, &d->cfg, files, n_files, since);
+	} else {
+		for (size_t i = 0; i < run.n; i++)
+			if (p53_zone_files_set_zone(&d->zfiles, run.z[i].name, run.z[i].files,
+						    run.z[i].n_files, since) != 0)
+				p53_warn("reload: out of memory for zone %s's file record: its next "
+					 "reload compiles it", run.z[i].name);
+	}
+	/* New, moved or newly included zone files: watch what the compiles read (after a patch,
+	 * the patched zones' files in place of what their last compile read). */
+	if (d->watch.fd >= 0 && how == P53_REPATCH_DECLINED) {
 		p53_watch_set(&d->watch, files, n_files, d->cfg.watch_debounce_ms);
+	} else if (d->watch.fd >= 0 && run.n > 0) {
+		char **all = NULL;
+		size_t n_all = 0;
+		if (p53_zone_files_list(&d->zfiles, &all, &n_all) == 0)
+			p53_watch_set(&d->watch, all, n_all, d->cfg.watch_debounce_ms);
+		p53_image_files_free(all, n_all);
+	}
+	run_free(&run);
 	p53_image_files_free(files, n_files);
 	d->dp.reloads_ok++;
 	d->dp.last_reload_ms = (double)(rte_rdtsc() - t0) * 1000.0 / (double)rte_get_tsc_hz();
 	const struct p53_image_hdr *h = p53_image_hdr(d->dp.image);
 	double hz = (double)rte_get_tsc_hz() / 1000.0;
-	p53_info("reload%s: %u zone(s), %u records, generation %" PRIu64 ", %.1f ms (zone's "
+	p53_info("reload%s: %u zone(s), %u records, generation %" PRIu64 ", %.1f ms (zones' "
 		 "compile, diff and patch %.1f ms, publish %.1f ms), %s%s%s",
 		 config ? " (config and zones)" : "", h->n_zones, h->n_records, h->generation,
 		 d->dp.last_reload_ms, (double)t_patch / hz, (double)t_pub / hz, d->reload_image,
@@ -342,6 +613,7 @@ fail_addrs:
 	}
 fail:
 	free(img);
+	run_free(&run);
 	p53_image_files_free(files, n_files);
 	p53_config_free(&fresh);
 	d->dp.reloads_failed++;

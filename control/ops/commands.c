@@ -205,8 +205,8 @@ static char *cmd_reload(struct p53_daemon *d, int config, const char *zone)
 	json_t *o = ok();
 	json_object_set_new(o, "ms", json_real((double)(rte_rdtsc() - t0) * 1000.0 / (double)rte_get_tsc_hz()));
 	json_object_set_new(o, "zones", zones_json(d));
-	/* What the image got: patched (`zone reload NAME` of a primary zone), unchanged, or
-	 * compiled in full and why (control/reload.c). */
+	/* What the image got: patched (the zones whose files changed, or `zone reload NAME`),
+	 * unchanged, or compiled in full and why (control/reload.c). */
 	json_object_set_new(o, "image", json_string(d->reload_image));
 	if (note[0] != '\0')
 		json_object_set_new(o, "note", json_string(note));
@@ -452,7 +452,7 @@ char *p53_ctl_dispatch(struct p53_daemon *d, const char *const *argv, int argc)
 	if (strcmp(c, "workers") == 0 && argc == 1)
 		return cmd_workers(d);
 	if (strcmp(c, "reload") == 0 && argc == 1)
-		return cmd_reload(d, 1, NULL);
+		return cmd_reload(d, P53_RELOAD_CONFIG, NULL);
 	if (strcmp(c, "zone") == 0 && argc >= 2) {
 		if (strcmp(argv[1], "list") == 0 && argc == 2) {
 			json_t *o = ok();

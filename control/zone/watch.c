@@ -26,14 +26,35 @@ void p53_watch_init(struct p53_watch *w)
 	w->fd = -1;
 }
 
+/* Is watch descriptor wd among the n files? */
+static int wd_used(const struct p53_watch_file *f, size_t n, int wd)
+{
+	for (size_t i = 0; i < n; i++)
+		if (f[i].wd == wd)
+			return 1;
+	return 0;
+}
+
+static void files_free(struct p53_watch_file *f, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(f[i].name);
+	free(f);
+}
+
 int p53_watch_set(struct p53_watch *w, char *const *files, size_t n, unsigned int debounce_ms)
 {
-	p53_watch_close(w);
+	struct p53_watch_file *nf = calloc(n ? n : 1, sizeof(*nf));
+	size_t nn = 0;
+
 	w->debounce_ms = debounce_ms;
-	w->fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
-	w->files = calloc(n ? n : 1, sizeof(*w->files));
-	if (w->fd < 0 || w->files == NULL) {
+	/* The inotify instance stays across reloads: an event queued while a reload ran (a file
+	 * replaced during its compile) is still read, and its reload still comes. */
+	if (w->fd < 0)
+		w->fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	if (w->fd < 0 || nf == NULL) {
 		p53_err("zone watching: %s", w->fd < 0 ? strerror(errno) : "out of memory");
+		free(nf);
 		p53_watch_close(w);
 		return -1;
 	}
@@ -45,16 +66,23 @@ int p53_watch_set(struct p53_watch *w, char *const *files, size_t n, unsigned in
 		/* Directories, not files: rsync and editors replace the file by a rename. A
 		 * directory watched twice gives the same wd. */
 		int wd = inotify_add_watch(w->fd, dir, IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE);
-		w->files[i].name = strdup(basename(base));
-		if (wd < 0 || w->files[i].name == NULL) {
+		nf[i].name = strdup(basename(base));
+		nn = i + 1;
+		if (wd < 0 || nf[i].name == NULL) {
 			p53_err("zone watching: %s: %s", dir, wd < 0 ? strerror(errno) : "out of memory");
-			w->n_files = i + 1;
+			files_free(nf, nn);
 			p53_watch_close(w);
 			return -1;
 		}
-		w->files[i].wd = wd;
-		w->n_files = i + 1;
+		nf[i].wd = wd;
 	}
+	/* Directories nothing is read from any more are no longer watched. */
+	for (size_t i = 0; i < w->n_files; i++)
+		if (!wd_used(nf, nn, w->files[i].wd) && !wd_used(w->files, i, w->files[i].wd))
+			inotify_rm_watch(w->fd, w->files[i].wd);
+	files_free(w->files, w->n_files);
+	w->files = nf;
+	w->n_files = nn;
 	p53_info("watching %zu zone file(s), reload after %u ms of quiet (the files the config "
 		 "names and their $INCLUDEs)", n, debounce_ms);
 	return 0;
@@ -99,9 +127,7 @@ void p53_watch_close(struct p53_watch *w)
 {
 	if (w->fd >= 0)
 		close(w->fd);
-	for (size_t i = 0; i < w->n_files; i++)
-		free(w->files[i].name);
-	free(w->files);
+	files_free(w->files, w->n_files);
 	w->files = NULL;
 	w->n_files = 0;
 	w->fd = -1;

@@ -29,7 +29,9 @@ void p53_watch_init(struct p53_watch *w);
 
 /**
  * Watch these files (zone files and their $INCLUDEs, as the last compile read them),
- * replacing whatever was watched before.
+ * replacing whatever was watched before. The inotify instance is kept when already open, so
+ * events queued meanwhile (a file replaced during a reload) are still read; directories no
+ * file is in any more stop being watched.
  * @return 0, or -1 (logged; watching is then off).
  */
 int p53_watch_set(struct p53_watch *w, char *const *files, size_t n, unsigned int debounce_ms);

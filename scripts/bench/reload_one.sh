@@ -5,9 +5,13 @@
 # `zone reload NAME` did before, the same code path). See docs/BENCHMARKS.md ("One zone
 # reloaded beside a big one").
 #
-# Usage: scripts/bench/reload_one.sh [--records N] [--runs N] [--no-write]
+# Usage: scripts/bench/reload_one.sh [--records N] [--runs N] [--reload] [--no-write]
 #   --records N   about how many records big.test has (default 1000000; genzone.py)
 #   --runs N      reloads of each kind, alternated; medians reported (default 5)
+#   --reload      `pop53ctl reload` (config and zones, no NAME) instead: with the config
+#                 unchanged (only example.com's file changed: patched), against the same
+#                 with a comment appended to the config each time (every zone compiled,
+#                 which is what any `pop53ctl reload` did before); its own section
 #   --no-write    print the section, leave docs/BENCHMARKS.md alone
 # Environment: BUILD (meson build dir, default build-big), CACHE (generated zones, shared
 # with bigzone.sh, default /tmp/pop53-bigzone), START_TIMEOUT (s, default 300).
@@ -27,6 +31,7 @@ HERE="$ROOT/scripts/bench"
 RECORDS=1000000
 RUNS=5
 WRITE=1
+VIA_RELOAD=0
 ORIG_ARGS="$*"
 BUILD=${BUILD:-$ROOT/build-big}
 CACHE=${CACHE:-/tmp/pop53-bigzone}
@@ -36,12 +41,13 @@ BEGIN_MARK='<!-- reload_one:begin -->'
 END_MARK='<!-- reload_one:end -->'
 PREFIX=p53reload1
 
-usage() { sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
+usage() { sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
 while [ $# -gt 0 ]; do
 	case "$1" in
 		--records) RECORDS=${2:?}; shift 2 ;;
 		--runs) RUNS=${2:?}; shift 2 ;;
 		--no-write) WRITE=0; shift ;;
+		--reload) VIA_RELOAD=1; shift ;;
 		-h | --help) usage 0 ;;
 		*) echo "reload_one.sh: unknown argument '$1'" >&2; usage 2 ;;
 	esac
@@ -112,11 +118,14 @@ done
 bench_log "pop53d answers after $(($(date +%s) - t0)) s"
 sleep 2
 
-# one KIND I: reload (KIND one: `zone reload example.com`, all: `zone reload`) after the
-# change I; prints "to_answer_s ctl_s daemon_ms image".
+# one KIND I: reload (KIND one: `zone reload example.com`, all: `zone reload`; with --reload
+# both `reload`, all with the config changed) after the change I; prints "to_answer_s ctl_s
+# daemon_ms image".
 one() {
 	local args=(zone reload) ts te tn out
 	[ "$1" = one ] && args+=(example.com)
+	[ "$VIA_RELOAD" = 1 ] && args=(reload)
+	[ "$VIA_RELOAD" = 1 ] && [ "$1" = all ] && echo "# run $2" >>"$TMP/pop53.yaml"
 	next_small "$2"
 	ts=$(now)
 	out=$("$CTL" -s "$TMP/ctl.sock" --json "${args[@]}") || { bench_log "reload failed: $out"; exit 1; }
@@ -136,34 +145,54 @@ one() {
 # Each kind in a row, as an operator reloading zones does: from the second patched reload on,
 # the patch writes into the image the one before replaced (the spare, docs/OPERATIONS.md).
 ONE_T=() ONE_C=() ONE_D=() ALL_T=() ALL_C=() ALL_D=()
+ONE_NAME="zone reload example.com" ALL_NAME="zone reload"
+[ "$VIA_RELOAD" = 1 ] && ONE_NAME="reload" ALL_NAME="reload (config changed)"
 for ((run = 1; run <= RUNS; run++)); do
 	read -r t c d < <(one all $((150 + run)))
 	ALL_T+=("$t") ALL_C+=("$c") ALL_D+=("$d")
-	bench_log "run $run: zone reload ${ALL_T[-1]} s to the new answer (pop53ctl ${ALL_C[-1]} s, daemon ${ALL_D[-1]} ms: $(cat "$TMP/image.all"))"
+	bench_log "run $run: ${ALL_NAME} ${ALL_T[-1]} s to the new answer (pop53ctl ${ALL_C[-1]} s, daemon ${ALL_D[-1]} ms: $(cat "$TMP/image.all"))"
 done
 for ((run = 1; run <= RUNS; run++)); do
 	read -r t c d < <(one one $((100 + run)))
 	ONE_T+=("$t") ONE_C+=("$c") ONE_D+=("$d")
-	bench_log "run $run: zone reload example.com ${ONE_T[-1]} s to the new answer (pop53ctl ${ONE_C[-1]} s, daemon ${ONE_D[-1]} ms: $(cat "$TMP/image.one"))"
+	bench_log "run $run: ${ONE_NAME} ${ONE_T[-1]} s to the new answer (pop53ctl ${ONE_C[-1]} s, daemon ${ONE_D[-1]} ms: $(cat "$TMP/image.one"))"
 done
 grep -E "reload" "$TMP/pop53d.log" | tail -$((RUNS + 1)) | sed 's/^/    /' >&2
 M1=$(bench_median_f "${ONE_T[@]}") MA=$(bench_median_f "${ALL_T[@]}")
+if [ "$VIA_RELOAD" = 1 ]; then
+	BEGIN_MARK='<!-- reload_changed:begin -->'
+	END_MARK='<!-- reload_changed:end -->'
+fi
 {
 	echo
-	echo "## One zone reloaded beside a big one"
-	echo
-	echo "\`scripts/bench/reload_one.sh\`: pop53d on the lab (af_xdp, one worker on CPU $BENCH_SERVER_CPU) serves"
-	echo "\`zones/example.com.zone\` and \`big.test.\` from \`genzone.py $RECORDS\` ($(bench_fmt_int "$ZONE_RECS") records). Each"
-	echo "reload first rewrites example.com's file (new serial, new \`www\` A; not timed); the time runs"
-	echo "from the start of pop53ctl until kdig from the client namespace gets the new \`www\` A"
-	echo "(polled every 5 ms). \`zone reload example.com\` is patched into the image"
-	echo "(control/zone/zone_repatch.c); \`zone reload\` compiles every zone, which is what"
-	echo "\`zone reload example.com\` did before (the same code path). One pop53d: $RUNS full reloads, then"
-	echo "$RUNS patched ones (the first patch writes into fresh pages, the next ones into the image the"
-	echo "one before replaced: the spare). pop53d's log splits each patched reload's time:"
+	if [ "$VIA_RELOAD" = 1 ]; then
+		echo "## One changed zone beside a big one: \`pop53ctl reload\`"
+		echo
+		echo "\`scripts/bench/reload_one.sh --reload\`: as in \"One zone reloaded beside a big one\" above (\`zones/example.com.zone\` beside \`big.test.\`"
+		echo "from \`genzone.py $RECORDS\`, $(bench_fmt_int "$ZONE_RECS") records; each reload first rewrites example.com's file:"
+		echo "new serial, new \`www\` A, not timed; timed from the start of pop53ctl until kdig gets the new"
+		echo "\`www\` A), but through \`pop53ctl reload\` (config and zones, no zone named). With the config"
+		echo "file as it was, the reload finds example.com's file changed and big.test's not, and patches"
+		echo "example.com alone (control/reload.c, control/zone/zone_files.c); with a comment appended to"
+		echo "the config each time it compiles every zone, which is what every \`pop53ctl reload\`, SIGHUP"
+		echo "and zone-file watch reload did before. One pop53d: $RUNS full reloads, then $RUNS patched ones."
+		echo "pop53d's log for the patched ones:"
+	else
+		echo "## One zone reloaded beside a big one"
+		echo
+		echo "\`scripts/bench/reload_one.sh\`: pop53d on the lab (af_xdp, one worker on CPU $BENCH_SERVER_CPU) serves"
+		echo "\`zones/example.com.zone\` and \`big.test.\` from \`genzone.py $RECORDS\` ($(bench_fmt_int "$ZONE_RECS") records). Each"
+		echo "reload first rewrites example.com's file (new serial, new \`www\` A; not timed); the time runs"
+		echo "from the start of pop53ctl until kdig from the client namespace gets the new \`www\` A"
+		echo "(polled every 5 ms). \`zone reload example.com\` is patched into the image"
+		echo "(control/zone/zone_repatch.c); \`zone reload\` compiles every zone, which is what"
+		echo "\`zone reload example.com\` did before (the same code path). One pop53d: $RUNS full reloads, then"
+		echo "$RUNS patched ones (the first patch writes into fresh pages, the next ones into the image the"
+		echo "one before replaced: the spare). pop53d's log splits each patched reload's time:"
+	fi
 	echo
 	echo '```'
-	grep -E "reload: .*patched" "$TMP/pop53d.log" | tail -"$RUNS" | sed 's/^[^ ]* pop53d\[info\]: //'
+	grep -E "reload.*: .*patched" "$TMP/pop53d.log" | grep -v "reload: zone " | tail -"$RUNS" | sed 's/^[^ ]* pop53d\[info\]: //'
 	echo '```'
 	echo
 	echo "Run $(date -u '+%Y-%m-%d %H:%M UTC'), commit $(bench_commit "$ROOT"), $(bench_machine):"
@@ -175,8 +204,8 @@ M1=$(bench_median_f "${ONE_T[@]}") MA=$(bench_median_f "${ALL_T[@]}")
 	echo
 	echo "| medians of $RUNS | to the new answer | pop53ctl returned | pop53d's reload ms | runs (to the new answer, s) |"
 	echo "| --- | ---: | ---: | ---: | --- |"
-	echo "| \`zone reload example.com\` ($(cut -d: -f1 "$TMP/image.one")) | **$M1 s** | $(bench_median_f "${ONE_C[@]}") s | $(bench_median_f "${ONE_D[@]}") | ${ONE_T[*]} |"
-	echo "| \`zone reload\` (every zone compiled: before) | **$MA s** | $(bench_median_f "${ALL_C[@]}") s | $(bench_median_f "${ALL_D[@]}") | ${ALL_T[*]} |"
+	echo "| \`$ONE_NAME\` ($(cut -d: -f1 "$TMP/image.one")) | **$M1 s** | $(bench_median_f "${ONE_C[@]}") s | $(bench_median_f "${ONE_D[@]}") | ${ONE_T[*]} |"
+	echo "| \`$ALL_NAME\` (every zone compiled: before) | **$MA s** | $(bench_median_f "${ALL_C[@]}") s | $(bench_median_f "${ALL_D[@]}") | ${ALL_T[*]} |"
 	echo
 	echo "Ratio $(awk -v a="$MA" -v b="$M1" 'BEGIN { printf "%.1f", a / b }')x."
 } >"$TMP/section.md"
