@@ -101,6 +101,23 @@ p53_steer_range6(const uint32_t *idx, const uint32_t *n, uint64_t hi, const int 
 	return r;
 }
 
+/* The last of the n blocks from lo whose high half (key) is at or below hi (key[lo] is; n >=
+ * 1): first the n - m above a power of two m <= n, then steps m/2, m/4 .. 1, each a compare
+ * and a conditional move, no loop counter beside the step (n == 1: m = 1, key[lo] read again).
+ * Shared by p53_steer_lookup6 and p53_steer_mlookup6, always inline. */
+static inline __attribute__((always_inline)) uint32_t p53_steer_search6(const uint64_t *key, uint32_t lo, uint32_t n,
+									 uint64_t hi)
+{
+	uint32_t m = 1u << (31 - __builtin_clz(n));
+
+	if (key[lo + n - m] <= hi)
+		lo += n - m;
+	for (m >>= 1; m > 0; m >>= 1)
+		if (key[lo + m] <= hi)
+			lo += m;
+	return lo;
+}
+
 /* The blocks cover the whole space from 0 up, so the last block starting at or below the
  * address holds it: a binary search for it, over the blocks the index leaves (steer.h). A
  * block with no location is a run up to the next block: its scope is the longest of the
@@ -154,22 +171,13 @@ static inline __attribute__((always_inline)) uint32_t p53_steer_lookup6(const ui
 		return P53_STEER_NOLOC << 8;
 	const struct p53_steer_range rg = p53_steer_range6(idx, &s->n6, hi, glob);
 	uint32_t lo = rg.lo, last = rg.last;
-	/* The last of the n blocks from lo whose key is at or below hi (key[lo] is): first the
-	 * n - m above a power of two m <= n, then steps m/2, m/4 .. 1 (each a compare and a
-	 * conditional move, no loop counter beside the step). n >= 1 (last >= lo). Without a scope
-	 * to compute (a query without ECS: mostly a client's own /56, in a range of several
-	 * blocks) no test for a range of one block, whose one probe reads key[lo] again; with it
-	 * (ECS: any /56, often alone in its /19) the test (docs/BENCHMARKS.md, "Steered answers
-	 * after Round 3"). */
+	/* The block (p53_steer_search6; n >= 1: last >= lo). Without a scope to compute (a query
+	 * without ECS: mostly a client's own /56, in a range of several blocks) no test for a
+	 * range of one block, whose one probe reads key[lo] again; with it (ECS: any /56, often
+	 * alone in its /19) the test (docs/BENCHMARKS.md, "Steered answers after Round 3"). */
 	uint32_t from = lo, n = last - lo + 1;
-	if (!want_scope || n > 1) {
-		uint32_t m = 1u << (31 - __builtin_clz(n));    /* n == 1: m = 1, key[lo] again */
-		if (key[lo + n - m] <= hi)
-			lo += n - m;
-		for (m >>= 1; m > 0; m >>= 1)
-			if (key[lo + m] <= hi)
-				lo += m;
-	}
+	if (!want_scope || n > 1)
+		lo = p53_steer_search6(key, lo, n, hi);
 	if (__builtin_expect(key[lo] == hi, 0))
 		return p53_steer_lookup6_long(s, key, x, from, lo, hi, p53_steer_be64(addr + 8));
 	uint32_t ll = x[lo].loc_len;
@@ -227,15 +235,8 @@ static inline __attribute__((always_inline)) uint64_t p53_steer_mlookup6(const u
 	const uint64_t *key = (const uint64_t *)(base + m->off6);
 	const uint32_t *idx = (const uint32_t *)(base + m->idx6_off);
 	const struct p53_steer_range rg = p53_steer_range6(idx, &m->n6, hi, glob);
-	uint32_t lo = rg.lo, last = rg.last;
+	uint32_t lo = p53_steer_search6(key, rg.lo, rg.last - rg.lo + 1, hi);
 
-	uint32_t n = last - lo + 1;
-	uint32_t mm = 1u << (31 - __builtin_clz(n));
-	if (key[lo + n - mm] <= hi)
-		lo += n - mm;
-	for (mm >>= 1; mm > 0; mm >>= 1)
-		if (key[lo + mm] <= hi)
-			lo += mm;
 	if (__builtin_expect(key[lo] == hi, 0))
 		return p53_steer_mlookup6_long(base, hi, addr, want_scope);
 	const struct p53_steer_m6x *x = (const struct p53_steer_m6x *)(base + m->aux6_off) + lo;
