@@ -203,7 +203,6 @@ walk("pop53", json.load(sys.stdin)["stats"])' >>"$1" 2>/dev/null
 		printf 'pop53.worker.run_ns %s\npop53.worker.wait_ns %s\n' "$run" "$wait" >>"$1"
 }
 
-
 # kxdpgun once: run_load OUT. Prints "SENT REPLIES NOERROR DURATION" into OUT.parsed, the
 # counters before and after into OUT.c0 and OUT.c1 (kxdpgun's socket's last sample in OUT.c1).
 run_load() {
