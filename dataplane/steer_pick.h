@@ -72,6 +72,52 @@ static inline __attribute__((always_inline)) unsigned int p53_steer_gap6(const u
 	return len;
 }
 
+/* The IPv6 blocks a search for the high half hi covers, from the index idx (steer.h) over *n
+ * blocks (*n > 0; read only outside 2000::/3, so passed by address: a value would be loaded
+ * on every path): in 2000::/3 (always when glob, a constant: the caller checked) the bucket of
+ * hi's bits below the /3, else every block below P53_STEER_IDX6_BASE, or every one from the
+ * last bucket's end. lo, last: the first and last block (last >= lo). Shared by
+ * p53_steer_lookup6 and p53_steer_mlookup6; always inline, as they are, so it costs no call. */
+struct p53_steer_range {
+	uint32_t lo, last;
+};
+
+static inline __attribute__((always_inline)) struct p53_steer_range
+p53_steer_range6(const uint32_t *idx, const uint32_t *n, uint64_t hi, const int glob)
+{
+	struct p53_steer_range r;
+
+	if (glob || __builtin_expect(hi >> 61 == 1, 1)) {      /* in 2000::/3 */
+		const uint32_t *ik = idx + ((uint32_t)(hi >> P53_STEER_IDX6_SHIFT) & (P53_STEER_IDX - 1));
+		r.lo = ik[0];
+		r.last = ik[1];
+	} else if (hi < P53_STEER_IDX6_BASE) {
+		r.lo = 0;
+		r.last = idx[0];
+	} else {
+		r.lo = idx[P53_STEER_IDX];
+		r.last = *n - 1;
+	}
+	return r;
+}
+
+/* The last of the n blocks from lo whose high half (key) is at or below hi (key[lo] is; n >=
+ * 1): first the n - m above a power of two m <= n, then steps m/2, m/4 .. 1, each a compare
+ * and a conditional move, no loop counter beside the step (n == 1: m = 1, key[lo] read again).
+ * Shared by p53_steer_lookup6 and p53_steer_mlookup6, always inline. */
+static inline __attribute__((always_inline)) uint32_t p53_steer_search6(const uint64_t *key, uint32_t lo, uint32_t n,
+									 uint64_t hi)
+{
+	uint32_t m = 1u << (31 - __builtin_clz(n));
+
+	if (key[lo + n - m] <= hi)
+		lo += n - m;
+	for (m >>= 1; m > 0; m >>= 1)
+		if (key[lo + m] <= hi)
+			lo += m;
+	return lo;
+}
+
 /* The blocks cover the whole space from 0 up, so the last block starting at or below the
  * address holds it: a binary search for it, over the blocks the index leaves (steer.h). A
  * block with no location is a run up to the next block: its scope is the longest of the
@@ -123,34 +169,15 @@ static inline __attribute__((always_inline)) uint32_t p53_steer_lookup6(const ui
 
 	if (s->n6 == 0)
 		return P53_STEER_NOLOC << 8;
-	uint32_t lo, last;
-	if (glob || __builtin_expect(hi >> 61 == 1, 1)) {      /* in 2000::/3 */
-		const uint32_t *ik = idx + ((uint32_t)(hi >> P53_STEER_IDX6_SHIFT) & (P53_STEER_IDX - 1));
-		lo = ik[0];
-		last = ik[1];
-	} else if (hi < P53_STEER_IDX6_BASE) {
-		lo = 0;
-		last = idx[0];
-	} else {
-		lo = idx[P53_STEER_IDX];
-		last = s->n6 - 1;
-	}
-	/* The last of the n blocks from lo whose key is at or below hi (key[lo] is): first the
-	 * n - m above a power of two m <= n, then steps m/2, m/4 .. 1 (each a compare and a
-	 * conditional move, no loop counter beside the step). n >= 1 (last >= lo). Without a scope
-	 * to compute (a query without ECS: mostly a client's own /56, in a range of several
-	 * blocks) no test for a range of one block, whose one probe reads key[lo] again; with it
-	 * (ECS: any /56, often alone in its /19) the test (docs/BENCHMARKS.md, "Steered answers
-	 * after Round 3"). */
+	const struct p53_steer_range rg = p53_steer_range6(idx, &s->n6, hi, glob);
+	uint32_t lo = rg.lo, last = rg.last;
+	/* The block (p53_steer_search6; n >= 1: last >= lo). Without a scope to compute (a query
+	 * without ECS: mostly a client's own /56, in a range of several blocks) no test for a
+	 * range of one block, whose one probe reads key[lo] again; with it (ECS: any /56, often
+	 * alone in its /19) the test (docs/BENCHMARKS.md, "Steered answers after Round 3"). */
 	uint32_t from = lo, n = last - lo + 1;
-	if (!want_scope || n > 1) {
-		uint32_t m = 1u << (31 - __builtin_clz(n));    /* n == 1: m = 1, key[lo] again */
-		if (key[lo + n - m] <= hi)
-			lo += n - m;
-		for (m >>= 1; m > 0; m >>= 1)
-			if (key[lo + m] <= hi)
-				lo += m;
-	}
+	if (!want_scope || n > 1)
+		lo = p53_steer_search6(key, lo, n, hi);
 	if (__builtin_expect(key[lo] == hi, 0))
 		return p53_steer_lookup6_long(s, key, x, from, lo, hi, p53_steer_be64(addr + 8));
 	uint32_t ll = x[lo].loc_len;
@@ -207,26 +234,9 @@ static inline __attribute__((always_inline)) uint64_t p53_steer_mlookup6(const u
 	const struct p53_steer_mrg *m = &h->mrg;
 	const uint64_t *key = (const uint64_t *)(base + m->off6);
 	const uint32_t *idx = (const uint32_t *)(base + m->idx6_off);
-	uint32_t lo, last;
+	const struct p53_steer_range rg = p53_steer_range6(idx, &m->n6, hi, glob);
+	uint32_t lo = p53_steer_search6(key, rg.lo, rg.last - rg.lo + 1, hi);
 
-	if (glob || __builtin_expect(hi >> 61 == 1, 1)) {
-		const uint32_t *ik = idx + ((uint32_t)(hi >> P53_STEER_IDX6_SHIFT) & (P53_STEER_IDX - 1));
-		lo = ik[0];
-		last = ik[1];
-	} else if (hi < P53_STEER_IDX6_BASE) {
-		lo = 0;
-		last = idx[0];
-	} else {
-		lo = idx[P53_STEER_IDX];
-		last = m->n6 - 1;
-	}
-	uint32_t n = last - lo + 1;
-	uint32_t mm = 1u << (31 - __builtin_clz(n));
-	if (key[lo + n - mm] <= hi)
-		lo += n - mm;
-	for (mm >>= 1; mm > 0; mm >>= 1)
-		if (key[lo + mm] <= hi)
-			lo += mm;
 	if (__builtin_expect(key[lo] == hi, 0))
 		return p53_steer_mlookup6_long(base, hi, addr, want_scope);
 	const struct p53_steer_m6x *x = (const struct p53_steer_m6x *)(base + m->aux6_off) + lo;

@@ -124,3 +124,50 @@ kdig_section() {
 	ip netns exec "$CLIENT_NS" kdig +time=2 +retry=1 +noall "+$sec" "$@" 2>/dev/null |
 		awk '!/^;/ && NF { $1=tolower($1); out=$1; for (i=2;i<=NF;i++) out=out" "$i; print out }' | sort
 }
+
+# Where a query or a reply can be lost outside pop53d's own counters, on the lab's path
+# kxdpgun -> p53c -> p53p -> pop53d's AF_XDP socket -> pop53d -> p53p -> p53c -> kxdpgun's
+# AF_XDP socket (or a kernel UDP socket in the client namespace). lab_counters FILE [PID]
+# writes one "name value" line per counter, for lab_counters_delta:
+#   pop.p53p.* / client.p53c.*   the veth's driver counters (ethtool -S: rx_queue_0_drops, a
+#                                frame its XDP program redirected to a socket that had no
+#                                room; rx_queue_0_xdp_redirect...) and netdev ones (sys.*)
+#   pop.xsk.*                    process PID's (pop53d's) AF_XDP sockets' own counters
+#                                (xsk_stats.py: rx_ring_full, rx_fill_ring_empty_descs...):
+#                                net_af_xdp folds only rx_dropped into imissed
+#   client.udp.*                 the client namespace's UDP counters (RcvbufErrors...)
+#   softnet.cpuN.*               the backlog's dropped and time_squeeze, per CPU (global)
+lab_counters() {
+	{
+		local ns dev side
+		for side in "pop $POP_NS p53p" "client $CLIENT_NS p53c"; do
+			read -r side ns dev <<<"$side"
+			ip netns exec "$ns" ethtool -S "$dev" 2>/dev/null |
+				awk -v p="$side.$dev." -F': *' 'NR > 1 && $2 ~ /^[0-9]+$/ { gsub(/ /, "", $1); print p $1, $2 }'
+			ip netns exec "$ns" sh -c "cd /sys/class/net/$dev/statistics && grep -H . *" 2>/dev/null |
+				awk -v p="$side.$dev.sys." -F: '{ print p $1, $2 }'
+		done
+		[ -z "${2:-}" ] || /usr/bin/python3 "$SRC/tests/integration/xsk_stats.py" pop.xsk. "$2"
+		ip netns exec "$CLIENT_NS" cat /proc/net/snmp 2>/dev/null |
+			awk '$1 == "Udp:" { if (!h) { for (i = 2; i <= NF; i++) n[i] = $i; h = 1 }
+			                     else for (i = 2; i <= NF; i++) print "client.udp." n[i], $i }'
+		local cpu=0 _p dropped squeezed _r
+		while read -r _p dropped squeezed _r; do
+			echo "softnet.cpu$cpu.dropped $((16#$dropped))"
+			echo "softnet.cpu$cpu.squeezed $((16#$squeezed))"
+			cpu=$((cpu + 1))
+		done </proc/net/softnet_stat
+	} >"$1"
+}
+
+# lab_counters_delta BEFORE AFTER: "name delta" for every counter that moved (AFTER - BEFORE;
+# a counter absent before counts from 0).
+lab_counters_delta() {
+	/usr/bin/python3 - "$1" "$2" <<'PY'
+import sys
+b, a = ({k: int(v) for k, v in (l.split() for l in open(f) if len(l.split()) == 2)} for f in sys.argv[1:3])
+for k, v in a.items():
+    if v != b.get(k, 0):
+        print(k, v - b.get(k, 0))
+PY
+}

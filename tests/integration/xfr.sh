@@ -9,20 +9,13 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/xfr_lib.sh"
 
-cleanup() {
-	stop_pop53 >/dev/null 2>&1 || true
-	primary_down
-	cleanup_common
-}
-trap cleanup EXIT
-lab_lock
+xfr_begin
 
-"$SRC/scripts/lab.sh" up >/dev/null
-primary_up
+xfr_lab_up
 knotd_conf sec.test bad.test
 knot_zone sec.test 1 "old IN A 192.0.2.7" "mx IN MX 10 www.sec.test." "cdn IN CNAME www.sec.test."
 knot_zone bad.test 1
-knotd_start || { not_ok "knotd starts"; finish; exit 1; }
+knotd_up
 ok "knotd (primary) starts in $PRIMARY_NS"
 
 xfr_config "$TMP/pop53.yaml" "  - name: sec.test

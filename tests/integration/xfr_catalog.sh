@@ -9,17 +9,10 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/xfr_lib.sh"
 
-cleanup() {
-	stop_pop53 >/dev/null 2>&1 || true
-	primary_down
-	cleanup_common
-}
-trap cleanup EXIT
-lab_lock
+xfr_begin
 
 N=${XFR_CATALOG_MEMBERS:-20}
-"$SRC/scripts/lab.sh" up >/dev/null
-primary_up
+xfr_lab_up
 members=()
 for i in $(seq 1 "$N"); do members+=("m$i.test"); done
 KNOT_EXTRA_ZONE_CONF="    catalog-role: member
@@ -30,7 +23,7 @@ cat >>"$KNOT_DIR/knot.conf" <<EOF
     catalog-role: generate
 EOF
 for z in "${members[@]}" example.com; do knot_zone "$z" 1 "id IN TXT \"$z\""; done
-knotd_start || { not_ok "knotd starts"; finish; exit 1; }
+knotd_up
 
 xfr_config "$TMP/pop53.yaml" "  - name: catalog.invalid
     catalog: true

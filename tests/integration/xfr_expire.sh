@@ -11,22 +11,15 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/xfr_lib.sh"
 
-cleanup() {
-	stop_pop53 >/dev/null 2>&1 || true
-	primary_down
-	cleanup_common
-}
-trap cleanup EXIT
-lab_lock
+xfr_begin
 
-"$SRC/scripts/lab.sh" up >/dev/null
-primary_up
+xfr_lab_up
 knotd_conf exp.test ref.test keep.test rst.test
 for z in exp.test ref.test keep.test; do
 	ZONE_REFRESH=2 ZONE_RETRY=1 ZONE_EXPIRE=6 knot_zone "$z" 1
 done
 ZONE_REFRESH=2 ZONE_RETRY=1 knot_zone rst.test 1 "disk IN TXT \"from the disk copy\""
-knotd_start || { not_ok "knotd starts"; finish; exit 1; }
+knotd_up
 
 XFR_TIMEOUT_MS=500 xfr_config "$TMP/pop53.yaml" "  - name: exp.test
     primaries: [{address: $PRIMARY_V4, key: xfr.key}]

@@ -22,23 +22,12 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/xfr_lib.sh"
 
-TIER_DIR=
-TIER_V4=198.51.100.3
-tierc() { ip netns exec "$PRIMARY_NS" /usr/sbin/knotc -c "$TIER_DIR/knot.conf" -s "$TIER_DIR/knot.sock" "$@"; }
-cleanup() {
-	[ -z "$TIER_DIR" ] || [ ! -S "$TIER_DIR/knot.sock" ] || tierc stop >/dev/null 2>&1 || true
-	stop_pop53 >/dev/null 2>&1 || true
-	primary_down
-	cleanup_common
-}
-trap cleanup EXIT
-lab_lock
+xfr_begin
 
-"$SRC/scripts/lab.sh" up >/dev/null
-primary_up
+xfr_lab_up
 knotd_conf jnl.test
 ZONE_REFRESH=2 knot_zone jnl.test 1 "old IN A 192.0.2.7" "t IN TXT \"one\""
-knotd_start || { not_ok "knotd starts"; finish; exit 1; }
+knotd_up
 
 XFR_COPY_SYNC=0 xfr_config "$TMP/pop53.yaml" "  - name: jnl.test
     primaries: [{address: $PRIMARY_V4, key: xfr.key}]
@@ -49,40 +38,14 @@ check "pop53 transfers jnl.test from the primary (serial 1)" wait_for 10 soa_is 
 
 # The lower tier: a knotd secondary of pop53 that refreshes only when told (no NOTIFY from
 # pop53, refresh-min-interval 3600 s), so it stays at serial 1 until after the restart.
-TIER_DIR=$TMP/tier
-mkdir -p "$TIER_DIR/db"
-ip -n "$PRIMARY_NS" addr add "$TIER_V4/24" dev p53r
-cat >"$TIER_DIR/knot.conf" <<EOF2
-server:
-  rundir: $TIER_DIR
-  listen: [$TIER_V4@53]
-  udp-workers: 1
-  tcp-workers: 1
-  background-workers: 1
-log:
-  - target: $TIER_DIR/knotd.log
-    any: info
-key:
-  - id: xfr.key
-    algorithm: hmac-sha256
-    secret: $XFR_SECRET
-remote:
-  - id: pop
-    address: $V4@53
-    via: $TIER_V4
-    key: xfr.key
-database:
-  storage: $TIER_DIR/db
-zone:
+tier_up "zone:
   - domain: jnl.test
     storage: $TIER_DIR
     master: pop
     zonefile-sync: -1
     semantic-checks: off
     refresh-min-interval: 3600
-    retry-min-interval: 3600
-EOF2
-ip netns exec "$PRIMARY_NS" knotd -c "$TIER_DIR/knot.conf" -d
+    retry-min-interval: 3600"
 tier_soa_is() { ip netns exec "$PRIMARY_NS" kdig +time=1 +short @"$TIER_V4" jnl.test SOA 2>/dev/null | grep -q " $1 "; }
 check "the lower-tier knotd transfers jnl.test from pop53 (serial 1)" wait_for 10 tier_soa_is 1
 

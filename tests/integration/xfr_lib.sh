@@ -9,12 +9,41 @@
 # The primary sits behind the client namespace, as it would sit behind the PoP's upstream
 # router: its NOTIFYs to 192.0.2.53 arrive on the DPDK port and go through a worker, the XDP
 # program passes the TCP transfers and the SOA answers to the kernel. Created and removed by
-# each test (primary_down in the trap). Needs the lab lock, taken by the caller.
+# each test (primary_down in the trap). Needs the lab lock.
+#
+# A test's preamble, after sourcing lib.sh and this file:
+#   xfr_begin                  the EXIT trap (xfr_cleanup) and the lab lock
+#   xfr_lab_up                 the lab and the primary's namespace
+#   knotd_conf ZONE...; knot_zone ZONE SERIAL...   the primary's config and zones
+#   knotd_up                   knotd started, or the test ends there (not ok)
+# A test with more to stop on exit (a load generator) defines xfr_cleanup_test, run first.
+# A lower tier (tier_up: a knotd secondary of pop53 on TIER_V4, in the primary's namespace)
+# is stopped by the trap too.
 PRIMARY_NS=p53-primary
 PRIMARY_V4=198.51.100.2
 PRIMARY_V6=2001:db8:100::2
 KNOT_DIR=
 XFR_SECRET="c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0MTI="
+TIER_DIR=$TMP/tier
+TIER_V4=198.51.100.3
+
+xfr_cleanup() {
+	! declare -F xfr_cleanup_test >/dev/null || xfr_cleanup_test
+	tier_stop
+	stop_pop53 >/dev/null 2>&1 || true
+	primary_down
+	cleanup_common
+}
+
+xfr_begin() {
+	trap xfr_cleanup EXIT
+	lab_lock
+}
+
+xfr_lab_up() {
+	"$SRC/scripts/lab.sh" up >/dev/null
+	primary_up
+}
 
 primary_up() {
 	ip netns del "$PRIMARY_NS" 2>/dev/null || true
@@ -113,6 +142,14 @@ knotd_start() {
 	return 1
 }
 
+# knotd_up: knotd_start, or the test ends here (nothing to test without the primary).
+knotd_up() {
+	knotd_start && return 0
+	not_ok "knotd starts"
+	finish
+	exit 1
+}
+
 knotd_stop() {
 	[ -n "$KNOT_DIR" ] && [ -S "$KNOT_DIR/knot.sock" ] || return 0
 	knotc stop >/dev/null 2>&1 || true
@@ -120,6 +157,45 @@ knotd_stop() {
 }
 
 knotc() { ip netns exec "$PRIMARY_NS" /usr/sbin/knotc -c "$KNOT_DIR/knot.conf" -s "$KNOT_DIR/knot.sock" "$@"; }
+
+# The lower tier: tier_up ZONES_CONF starts a second knotd (in $TIER_DIR) in the primary's
+# namespace on TIER_V4, a secondary of pop53 (remote "pop": $V4 with xfr.key, from TIER_V4), logging to
+# $TIER_DIR/knotd.log. ZONES_CONF: the YAML that follows the common sections (an acl: and
+# the zone: list, whose zones name master: pop).
+tier_up() {
+	mkdir -p "$TIER_DIR/db"
+	ip -n "$PRIMARY_NS" addr add "$TIER_V4/24" dev p53r
+	cat >"$TIER_DIR/knot.conf" <<EOF2
+server:
+  rundir: $TIER_DIR
+  listen: [$TIER_V4@53]
+  udp-workers: 1
+  tcp-workers: 1
+  background-workers: 1
+log:
+  - target: $TIER_DIR/knotd.log
+    any: info
+key:
+  - id: xfr.key
+    algorithm: hmac-sha256
+    secret: $XFR_SECRET
+remote:
+  - id: pop
+    address: $V4@53
+    via: $TIER_V4
+    key: xfr.key
+database:
+  storage: $TIER_DIR/db
+$1
+EOF2
+	ip netns exec "$PRIMARY_NS" knotd -c "$TIER_DIR/knot.conf" -d
+}
+
+tierc() { ip netns exec "$PRIMARY_NS" /usr/sbin/knotc -c "$TIER_DIR/knot.conf" -s "$TIER_DIR/knot.sock" "$@"; }
+
+tier_stop() {
+	[ ! -S "$TIER_DIR/knot.sock" ] || tierc stop >/dev/null 2>&1 || true
+}
 
 # A small zone: knot_zone NAME SERIAL [extra records...]
 knot_zone() {

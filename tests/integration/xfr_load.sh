@@ -25,30 +25,25 @@ QPS=${XFR_LOAD_QPS:-20000}
 BIG_N=${XFR_BIG_N:-20000}
 CHANGER_PID=
 
-cleanup() {
+xfr_cleanup_test() {
 	[ -z "$CHANGER_PID" ] || { kill "$CHANGER_PID" 2>/dev/null; wait "$CHANGER_PID" 2>/dev/null; }
 	bench_xdp_off
-	stop_pop53 >/dev/null 2>&1 || true
-	primary_down
-	cleanup_common
 }
-trap cleanup EXIT
-lab_lock
+xfr_begin
 
 BIG=
 if [ "$BIG_N" -gt 0 ]; then
 	BIG=$(bench_big_zone "$BIG_N" "$BUILD/bench") || { not_ok "big zone generated"; finish; exit 1; }
 fi
-"$SRC/scripts/lab.sh" up >/dev/null
+xfr_lab_up
 bench_xdp_off
-primary_up
 zones=(sec.test)
 [ -z "$BIG" ] || zones+=(big.test)
 knotd_conf "${zones[@]}"
 knot_zone sec.test 1
 # knotd reads big.test from the generated file; its changes stay in knotd's journal.
 [ -z "$BIG" ] || cp "$BIG" "$KNOT_DIR/big.test.zone"
-knotd_start || { not_ok "knotd starts"; finish; exit 1; }
+knotd_up
 [ -z "$BIG" ] || wait_for 60 sh -c "ip netns exec $PRIMARY_NS kdig +time=1 +short @$PRIMARY_V4 big.test SOA | grep -q ." ||
 	not_ok "knotd serves big.test"
 

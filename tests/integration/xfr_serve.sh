@@ -14,24 +14,13 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/xfr_lib.sh"
 
-TIER_DIR=
-TIER_V4=198.51.100.3
-tierc() { ip netns exec "$PRIMARY_NS" /usr/sbin/knotc -c "$TIER_DIR/knot.conf" -s "$TIER_DIR/knot.sock" "$@"; }
-cleanup() {
-	[ -z "$TIER_DIR" ] || [ ! -S "$TIER_DIR/knot.sock" ] || tierc stop >/dev/null 2>&1 || true
-	stop_pop53 >/dev/null 2>&1 || true
-	primary_down
-	cleanup_common
-}
-trap cleanup EXIT
-lab_lock
+xfr_begin
 
-"$SRC/scripts/lab.sh" up >/dev/null
-primary_up
+xfr_lab_up
 knotd_conf sec.test sig.test
 ZONE_REFRESH=2 knot_zone sec.test 1 "old IN A 192.0.2.7" "mx IN MX 10 www.sec.test." "txt IN TXT \"hello world\""
 ZONE_REFRESH=2 knot_zone sig.test 1 "a IN A 192.0.2.8"
-knotd_start || { not_ok "knotd starts"; finish; exit 1; }
+knotd_up
 
 # prim.test: a primary zone of pop53 (a file), fed to the lower tier as well.
 prim_zone() {
@@ -217,35 +206,11 @@ check "pop53ctl stats (text) shows the transfer counters" \
 	sh -c "grep -q '^xfr served: axfr=[1-9]' $TMP/stats.txt && grep -q '^xfr notify_out: sent=' $TMP/stats.txt"
 
 # 6. Tiered distribution: a second knotd, secondary of pop53 for sig.test with xfr.key.
-TIER_DIR=$TMP/tier
-mkdir -p "$TIER_DIR/db"
-ip -n "$PRIMARY_NS" addr add "$TIER_V4/24" dev p53r
-cat >"$TIER_DIR/knot.conf" <<EOF2
-server:
-  rundir: $TIER_DIR
-  listen: [$TIER_V4@53]
-  udp-workers: 1
-  tcp-workers: 1
-  background-workers: 1
-log:
-  - target: $TIER_DIR/knotd.log
-    any: info
-key:
-  - id: xfr.key
-    algorithm: hmac-sha256
-    secret: $XFR_SECRET
-remote:
-  - id: pop
-    address: $V4@53
-    via: $TIER_V4
-    key: xfr.key
-acl:
+tier_up "acl:
   - id: from_pop
     address: [$V4]
     key: xfr.key
     action: notify
-database:
-  storage: $TIER_DIR/db
 zone:
   - domain: sig.test
     storage: $TIER_DIR
@@ -261,9 +226,7 @@ zone:
     acl: from_pop
     zonefile-sync: -1
     refresh-min-interval: 3600
-    retry-min-interval: 3600
-EOF2
-ip netns exec "$PRIMARY_NS" knotd -c "$TIER_DIR/knot.conf" -d
+    retry-min-interval: 3600"
 check "the lower-tier knotd transfers sig.test from pop53 (serial 1)" \
 	wait_for 10 sh -c "ip netns exec $PRIMARY_NS kdig +time=1 +short @$TIER_V4 sig.test SOA | grep -q ' 1 '"
 # notify_out RESULT: pop53's count of NOTIFYs sent downstream with that result (stats).

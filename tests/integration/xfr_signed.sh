@@ -8,16 +8,9 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/xfr_lib.sh"
 
-cleanup() {
-	stop_pop53 >/dev/null 2>&1 || true
-	primary_down
-	cleanup_common
-}
-trap cleanup EXIT
-lab_lock
+xfr_begin
 
-"$SRC/scripts/lab.sh" up >/dev/null
-primary_up
+xfr_lab_up
 KNOT_EXTRA_TEMPLATES="policy:
   - id: signer
     algorithm: ecdsap256sha256
@@ -30,7 +23,7 @@ KNOT_EXTRA_ZONE_CONF="    dnssec-signing: on
     dnssec-policy: signer"
 knotd_conf signed.test
 knot_zone signed.test 1 "txt IN TXT \"one\"" "mail IN A 192.0.2.25" "mail IN AAAA 2001:db8::25"
-knotd_start || { not_ok "knotd starts"; finish; exit 1; }
+knotd_up
 ok "knotd (signing primary) starts in $PRIMARY_NS"
 
 xfr_config "$TMP/pop53.yaml" "  - name: signed.test
