@@ -17,8 +17,10 @@
  *     it and the RRsets pointing at them redirected; new MX/SRV/SVCB/HTTPS RRsets, and every
  *     RRset naming a name that gains addresses, get a list made as the compiler makes it
  *     (adds_list);
- *   - signed zones: no node comes or goes and no node's types change, so the DNSSEC sections
- *     (proofs, NSEC chain, NSEC3 hashes: node indices) are copied as they are; an RRset whose
+ *   - NSEC3 zones: no node comes or goes and no node's types change, so the DNSSEC sections
+ *     (proofs, NSEC chain, NSEC3 hashes: node indices) are copied as they are; NSEC zones may
+ *     gain and lose names and types, with their NSECs: the zone's part of the chain and its
+ *     nodes' proofs are remade (nsec_plan, nsec_proofs); in both an RRset whose
  *     records stay but whose RRSIGs change keeps its header (additional list, flags) over a
  *     copy of its records and the new RRSIGs; NSEC3 owners (not in the name index) are found
  *     by their hash; the zone's sig_expire is the small compile's and the old one's minimum,
@@ -63,6 +65,7 @@ struct tn {
 	bool n3;                /* an NSEC3 owner (signed zones): found by its hash, not indexed */
 	bool sigs_only;         /* (signed zones) a wildcard, cut, CNAME or DNAME owner: its
 				   records must stay, only their RRSIGs may change */
+	bool was_owner, is_owner; /* (NSEC zones) owns an NSEC before, after */
 };
 
 /* A set of canonical names: open addressing on a case-folded hash, so a probe in any case
@@ -399,6 +402,24 @@ struct patch {
 	size_t n_relist, relist_cap;
 	struct shadow *sh;              /* targets a zone holds below another's apex (shadow_node) */
 	size_t n_sh, sh_cap;
+	/* An NSEC zone whose chain or node set changes (nsec_plan, nsec_proofs). */
+	bool nsec_redo;
+	uint32_t cz0, cz1;              /* the zone's part of the old chain[] */
+	uint32_t *zc;                   /* the zone's new part (nodes), n_zc of them */
+	size_t n_zc;
+	struct nsec_ins *ins;           /* owners that join, sorted by (gap, canonical name) */
+	size_t n_ins;
+	uint32_t *rem;                  /* old positions (zone-relative) of owners that leave */
+	size_t n_rem;
+	uint32_t *before;               /* per old gap b (before old owner b): owners before it
+					   in the new chain, old ones kept and new ones */
+	uint8_t *gap_ins;               /* per old gap: 1 when owners join there */
+};
+
+/* An owner joining an NSEC chain: its gap in the old chain (the old owners before it) and its
+ * touched name. */
+struct nsec_ins {
+	uint32_t k, ti;
 };
 
 /* A name a zone holds below another served zone's apex, and its node there (or P53_NONE). */
@@ -728,6 +749,283 @@ static int add_ancestors(struct patch *p)
 	return 0;
 }
 
+/* ---- NSEC zones: the chain and the per-node proofs when names or owners come and go ---- */
+
+/* Canonical order (RFC 4034 §6.1) of two canonical names: labels compared from the root. */
+static int canon_cmp(const uint8_t *a, const uint8_t *b)
+{
+	uint8_t oa[P53_NAME_MAXLABELS], ob[P53_NAME_MAXLABELS];
+	int na = 0, nb = 0;
+
+	for (uint8_t q = 0; a[q] != 0 && na < P53_NAME_MAXLABELS; q = (uint8_t)(q + 1 + a[q]))
+		oa[na++] = q;
+	for (uint8_t q = 0; b[q] != 0 && nb < P53_NAME_MAXLABELS; q = (uint8_t)(q + 1 + b[q]))
+		ob[nb++] = q;
+	while (na > 0 && nb > 0) {
+		const uint8_t *x = a + oa[--na], *y = b + ob[--nb];
+		int d = memcmp(x + 1, y + 1, x[0] < y[0] ? x[0] : y[0]);
+		if (d != 0)
+			return d;
+		if (x[0] != y[0])
+			return (x[0] > y[0]) - (x[0] < y[0]);
+	}
+	return (na > 0) - (nb > 0);
+}
+
+static bool has_type(const void *img, uint32_t n, uint16_t type, uint32_t *rs)
+{
+	const struct p53_image_node *nd = p53_image_node(img, n);
+
+	for (uint32_t r = nd->rrsets; r < (uint32_t)nd->rrsets + nd->n_rrsets; r++)
+		if (p53_image_rrset(img, r)->type == type) {
+			if (rs != NULL)
+				*rs = r;
+			return true;
+		}
+	return false;
+}
+
+static int ins_cmp(const void *a, const void *b, void *arg)
+{
+	const struct nsec_ins *x = a, *y = b;
+	const struct tn *t = arg;
+
+	if (x->k != y->k)
+		return (x->k > y->k) - (x->k < y->k);
+	return canon_cmp(t[x->ti].name, t[y->ti].name);
+}
+
+/*
+ * The NSEC zone of apex node ai: which owners leave and join its chain (the touched names
+ * that lose or gain their NSEC RRset), the new chain, and per old gap the count of owners
+ * before it in the new one, so that nsec_proofs() remakes every node's proof (match, wild,
+ * lo, hi: image.h) with one array lookup for the nodes that stay, a binary search for the new
+ * ones. Nothing to do (p->nsec_redo unset) when no node comes and no owner changes. p, or
+ * NULL: declined (why).
+ */
+static void *nsec_plan(struct patch *p, const void *img, uint32_t ai, char *why,
+		       size_t wl)
+{
+	const struct p53_image_hdr *h = p53_image_hdr(img);
+	const uint32_t *ch = p53_image_chain(img);
+	char txt[1024];
+	bool any = false;
+	size_t n_in = 0, n_out = 0;
+
+	for (size_t i = 0; i < p->n_t; i++) {
+		struct tn *t = &p->t[i];
+		t->was_owner = t->old != P53_NONE && !t->n3 && has_type(img, t->old, P53_T_NSEC, NULL);
+		t->is_owner = t->was_owner;
+		if (!t->changed)
+			continue;
+		t->is_owner = false;
+		for (uint32_t r = 0; r < t->rs_n; r++)
+			t->is_owner |= p->nrs[t->rs_first + r].type == P53_T_NSEC;
+		any |= t->old == P53_NONE || t->was_owner != t->is_owner;
+		n_in += t->is_owner && !t->was_owner;
+		n_out += t->was_owner && !t->is_owner;
+	}
+	if (!any)
+		return p;
+	p53_name_to_str(txt, sizeof(txt), p->t[0].name);
+	const struct p53_image_proof *pa = h->proofs_off != 0 ? p53_image_proof(img, ai) : NULL;
+	if (pa == NULL || pa->match != ai || pa->lo == 0 || pa->lo > pa->hi || pa->hi > h->n_chain ||
+	    ch[pa->lo - 1] != ai)
+		return decline(why, wl, "the apex %s has no NSEC (names come or go in its chain)", txt);
+	if (!p->t[0].is_owner)
+		return decline(why, wl, "the apex %s loses its NSEC", txt);
+	p->cz0 = pa->lo - 1;
+	p->cz1 = pa->hi;
+	const size_t zn = p->cz1 - p->cz0;
+	/* Steered owners' NSECs are made by the compile from the chain around them (their next
+	 * name, the zone's TTL): a zone with any keeps its chain as it is. */
+	for (uint32_t j = p->cz0; j < p->cz1; j++) {
+		uint32_t r;
+		if (has_type(img, ch[j], P53_T_NSEC, &r) &&
+		    (p53_image_rrset(img, r)->flags & P53_RRSET_STEERED))
+			return decline(why, wl, "names come or go in the NSEC chain of %s, which has "
+				       "steered owners (their NSECs are made from it)", txt);
+	}
+	p->ins = malloc((n_in ? n_in : 1) * sizeof(*p->ins));
+	p->rem = malloc((n_out ? n_out : 1) * sizeof(*p->rem));
+	p->zc = malloc((zn + n_in) * sizeof(*p->zc));
+	p->before = malloc((zn + 1) * sizeof(*p->before));
+	p->gap_ins = calloc(zn + 1, 1);
+	if (p->ins == NULL || p->rem == NULL || p->zc == NULL || p->before == NULL || p->gap_ins == NULL)
+		return decline(why, wl, "out of memory");
+	for (size_t i = 0; i < p->n_t; i++) {
+		const struct tn *t = &p->t[i];
+		if (!t->changed || t->was_owner == t->is_owner)
+			continue;
+		if (t->was_owner) {
+			uint32_t lo = p53_image_proof(img, t->old)->lo;
+			if (lo <= p->cz0 || lo > p->cz1 || ch[lo - 1] != t->old)
+				return decline(why, wl, "the NSEC chain of %s does not hold its owner "
+					       "where the proofs say", txt);
+			p->rem[p->n_rem++] = lo - 1 - p->cz0;
+			continue;
+		}
+		/* Its gap: the old owners before it (for a node that stays, its proof says). */
+		uint32_t k;
+		if (t->old != P53_NONE) {
+			k = p53_image_proof(img, t->old)->lo - p->cz0;
+		} else {
+			size_t lo = 0, hi = zn;
+			while (lo < hi) {
+				size_t mid = lo + (hi - lo) / 2;
+				const struct p53_image_node *md = p53_image_node(img, ch[p->cz0 + mid]);
+				if (canon_cmp(p53_image_name(img, md->name_off), t->name) < 0)
+					lo = mid + 1;
+				else
+					hi = mid;
+			}
+			k = (uint32_t)lo;
+		}
+		if (k == 0 || k > zn)
+			return decline(why, wl, "%s would come before the apex in the NSEC chain",
+				       p53_name_to_str(txt, sizeof(txt), t->name));
+		p->ins[p->n_ins++] = (struct nsec_ins){ k, (uint32_t)i };
+	}
+	qsort(p->rem, p->n_rem, sizeof(*p->rem), u32_cmp);
+	qsort_r(p->ins, p->n_ins, sizeof(*p->ins), ins_cmp, p->t);
+	size_t ri = 0, ii = 0, o = 0;
+	for (size_t b = 0; b <= zn; b++) {
+		p->before[b] = (uint32_t)o;
+		while (ii < p->n_ins && p->ins[ii].k == b) {
+			p->gap_ins[b] = 1;
+			p->zc[o++] = p->t[p->ins[ii++].ti].node;
+		}
+		if (b == zn)
+			break;
+		if (ri < p->n_rem && p->rem[ri] == b)
+			ri++;
+		else
+			p->zc[o++] = ch[p->cz0 + b];
+	}
+	p->n_zc = o;
+	p->nsec_redo = true;
+	return p;
+}
+
+/* Owners joining at old gap b that sort at or before `name` (or, with `below`, that are
+ * below it too): what a node's count of old owners before it misses. */
+static uint32_t joined(const struct patch *p, uint32_t b, const uint8_t *name, size_t len,
+		       bool below)
+{
+	size_t lo = 0, hi = p->n_ins;
+	uint32_t n = 0;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (p->ins[mid].k < b)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = lo; i < p->n_ins && p->ins[i].k == b; i++) {
+		const struct tn *x = &p->t[p->ins[i].ti];
+		n += canon_cmp(x->name, name) <= 0 ||
+		     (below && p53_name_at_or_below(x->name, x->len, name, len));
+	}
+	return n;
+}
+
+/* Owners of the new chain at or before `name` (canonical order). */
+static uint32_t zc_upto(const struct patch *p, const void *ni, const uint8_t *name)
+{
+	size_t lo = 0, hi = p->n_zc;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (canon_cmp(p53_image_name(ni, p53_image_node(ni, p->zc[mid])->name_off), name) <= 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return (uint32_t)lo;
+}
+
+/*
+ * The new image's chain[] and proofs (copied from the old image) made right for the plan of
+ * nsec_plan(): zone z's part of the chain replaced, later NSEC zones' ranges shifted, and per
+ * node of z what the compiler's nsec_zone() computes: match (the last owner at or before it),
+ * lo and hi (the owners strictly below it), wild (the last owner at or before "*.<it>"; none
+ * for glue and names too long for it). A node that stays counts the old owners before it from
+ * its old proof, `before[]` turns that into the new count, and only where owners joined in
+ * that very gap are names compared; a new node is searched for in the new chain.
+ */
+static void nsec_proofs(const struct patch *p, const void *img, uint8_t *ni, uint32_t z)
+{
+	const struct p53_image_hdr *h = p53_image_hdr(img), *nh = p53_image_hdr(ni);
+	const uint32_t *och = p53_image_chain(img);
+	uint32_t *nch = (uint32_t *)(ni + nh->chain_off);
+	struct p53_image_proof *pf = (struct p53_image_proof *)(ni + nh->proofs_off);
+	const struct p53_image_zone *zones = (const struct p53_image_zone *)(ni + nh->zones_off);
+	const int64_t delta = (int64_t)p->n_zc - (p->cz1 - p->cz0);
+	const uint32_t cz0 = p->cz0;
+
+	memcpy(nch, och, (size_t)cz0 * sizeof(*nch));
+	memcpy(nch + cz0, p->zc, p->n_zc * sizeof(*nch));
+	memcpy(nch + cz0 + p->n_zc, och + p->cz1, (size_t)(h->n_chain - p->cz1) * sizeof(*nch));
+	for (uint32_t n = 0; n < nh->n_nodes; n++) {
+		const struct p53_image_node *nd = p53_image_node(ni, n);
+		struct p53_image_proof *q = &pf[n];
+		if (nd->zone != z) {
+			/* Later NSEC zones' chains moved by delta. */
+			if (nd->zone > z && delta != 0 && (zones[nd->zone].dnssec & P53_ZONE_NSEC) &&
+			    !(zones[nd->zone].dnssec & P53_ZONE_NSEC3) && q->hi != 0) {
+				q->lo = (uint32_t)(q->lo + delta);
+				q->hi = (uint32_t)(q->hi + delta);
+			}
+			continue;
+		}
+		if (nd->flags & P53_NODE_NSEC3) {
+			/* Out of the index (gone): nothing reads it; empty, in bounds. */
+			*q = (struct p53_image_proof){ .match = P53_NONE, .wild = P53_NONE,
+						       .encl = P53_NONE, .nc = P53_NONE };
+			continue;
+		}
+		const uint8_t *nm = p53_image_name(ni, nd->name_off);
+		uint8_t w[P53_NAME_MAXLEN];
+		bool wok = nd->name_len + 2u <= P53_NAME_MAXLEN && !(nd->flags & P53_NODE_GLUE);
+		if (wok) {
+			w[0] = 1;
+			w[1] = '*';
+			memcpy(w + 2, nm, nd->name_len);
+		}
+		uint32_t lo, hi, wc;
+		if (n < h->n_nodes) {
+			const struct p53_image_proof *op = p53_image_proof(img, n);
+			uint32_t lb = op->lo - cz0, hb = op->hi - cz0;
+			lo = p->before[lb] + (p->gap_ins[lb] ? joined(p, lb, nm, nd->name_len, false) : 0);
+			hi = p->before[hb] + (p->gap_ins[hb] ? joined(p, hb, nm, nd->name_len, true) : 0);
+			wc = 0;
+			if (op->wild != P53_NONE && wok) {
+				uint32_t wb = p53_image_proof(img, op->wild)->lo - cz0;
+				wc = p->before[wb] + (p->gap_ins[wb] ? joined(p, wb, w, nd->name_len + 2u, false) : 0);
+			}
+		} else {
+			lo = zc_upto(p, ni, nm);
+			size_t a = lo, b = p->n_zc;
+			while (a < b) {
+				size_t mid = a + (b - a) / 2;
+				const struct p53_image_node *md = p53_image_node(ni, p->zc[mid]);
+				if (p53_name_at_or_below(p53_image_name(ni, md->name_off), md->name_len,
+							 nm, nd->name_len))
+					a = mid + 1;
+				else
+					b = mid;
+			}
+			hi = (uint32_t)a;
+			wc = wok ? zc_upto(p, ni, w) : 0;
+		}
+		*q = (struct p53_image_proof){ .match = lo > 0 ? p->zc[lo - 1] : P53_NONE,
+					       .wild = wc > 0 ? p->zc[wc - 1] : P53_NONE,
+					       .encl = P53_NONE, .nc = P53_NONE,
+					       .lo = cz0 + lo, .hi = cz0 + hi };
+	}
+}
+
 static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, size_t apex_len,
 		       const struct p53_ixfr *diff, const struct p53_rrs *result, size_t *len,
 		       char *why, size_t wl)
@@ -745,6 +1043,9 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 	/* A signed zone: only data at names that stay, each keeping its set of types, so the
 	 * NSEC/NSEC3 chain, the type bitmaps and the per-node proofs hold as they are. */
 	const bool sgn = zn->dnssec != 0;
+	/* An NSEC zone (not NSEC3): names may come and go, types change, NSECs change with them
+	 * (nsec_plan, nsec_proofs remake the chain and the proofs). */
+	const bool nsec_ok = sgn && (zn->dnssec & P53_ZONE_NSEC) && !(zn->dnssec & P53_ZONE_NSEC3);
 	if (too_much_garbage((uint64_t)h->pad * 1024, h->size))
 		return decline(why, wl, "earlier patches left %u KiB unreferenced, a quarter of the image",
 			       h->pad);
@@ -809,9 +1110,11 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 		if (t->old == P53_NONE && sgn) {
 			t->old = n3_node(img, zn, t->name, t->len);
 			t->n3 = t->old != P53_NONE;
-			if (t->old == P53_NONE)
-				return decline(why, wl, "%s is new in a signed zone (its NSEC/NSEC3 chain "
-					       "would change)", txt);
+			if (t->old == P53_NONE && !nsec_ok)
+				return decline(why, wl, "%s is new in a signed zone (%s)", txt,
+					       (zn->dnssec & P53_ZONE_NSEC3) ?
+					       "its NSEC3 hashes and proofs would change" :
+					       "it has no NSEC chain");
 		}
 		if (t->old != P53_NONE) {
 			const struct p53_image_node *nd = p53_image_node(img, t->old);
@@ -918,15 +1221,19 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 			const struct p53_image_rrset *y = b < mc ? p53_image_rrset(mi, ma + b) : NULL;
 			struct p53_image_rrset keep;
 			uint32_t from = P53_NONE;
-			if (sgn && (x == NULL || y == NULL || x->type != y->type))
-				return decline(why, wl, "%s %s its %s RRset in a signed zone (its NSEC/NSEC3 "
-					       "type bitmap would change)", txt,
+			if (sgn && (!nsec_ok || t->sigs_only) &&
+			    (x == NULL || y == NULL || x->type != y->type))
+				return decline(why, wl, "%s %s its %s RRset in a signed zone (%s)", txt,
 					       x != NULL && (y == NULL || x->type < y->type) ? "loses" : "gains",
 					       tstr(x != NULL && (y == NULL || x->type < y->type) ? x->type : y->type,
-						    tb, sizeof(tb)));
+						    tb, sizeof(tb)),
+					       t->sigs_only ? "a cut, a CNAME or DNAME owner or a wildcard" :
+					       "its NSEC3 type bitmap would change");
 			if (x != NULL && (y == NULL || x->type < y->type)) {
-				/* Gone altogether. */
-				if (!type_ok(x->type, apex_t))
+				/* Gone altogether (in an NSEC zone its NSEC too, or RRSIGs that
+				 * covered nothing). */
+				if (!type_ok(x->type, apex_t) &&
+				    !(nsec_ok && (x->type == P53_T_NSEC || x->type == P53_T_RRSIG)))
 					return decline(why, wl, "%s loses its %s RRset", txt,
 						       tstr(x->type, tb, sizeof(tb)));
 				t->changed = true;
@@ -938,7 +1245,7 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 				from = oa + a;
 				a++;
 				b++;
-			} else if (sgn && records_same(img, x, mi, y)) {
+			} else if (sgn && x != NULL && x->type == y->type && records_same(img, x, mi, y)) {
 				/* Signed zone, the same records signed again: the old header (its
 				 * additional list, its flags) over its records and the new RRSIGs. */
 				size_t sz = (size_t)x->rdata_len + y->sig_len;
@@ -956,12 +1263,16 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 				a++;
 				b++;
 			} else {
-				if (t->sigs_only)
+				/* (An NSEC zone: their NSEC's next name changes with their
+				 * neighbours; nothing depends on its bytes but the record.) */
+				if (t->sigs_only && !(nsec_ok && x != NULL && x->type == y->type &&
+						      y->type == P53_T_NSEC))
 					return decline(why, wl, "%s is a cut, a CNAME or DNAME owner or a "
 						       "wildcard and changes its %s records", txt,
 						       tstr(y->type, tb, sizeof(tb)));
 				if (!(type_ok(y->type, apex_t) ||
-				      (sgn && apex_t && (y->type == 48 || y->type == 59 || y->type == 60))) ||
+				      (sgn && apex_t && (y->type == 48 || y->type == 59 || y->type == 60)) ||
+				      (nsec_ok && (y->type == P53_T_NSEC || y->type == P53_T_RRSIG))) ||
 				    (y->flags & P53_RRSET_STEERED))
 					return decline(why, wl, "%s changes its %s RRset", txt,
 						       tstr(y->type, tb, sizeof(tb)));
@@ -985,6 +1296,14 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 			p->nrs[p->n_nrs++] = keep;
 		}
 		t->rs_n = (uint32_t)p->n_nrs - t->rs_first;
+		if (sgn && t->changed) {
+			bool was_cname = od != NULL && (od->flags & P53_NODE_CNAME), is_cname = false;
+			for (uint32_t r = 0; r < t->rs_n; r++)
+				is_cname |= p->nrs[t->rs_first + r].type == P53_T_CNAME;
+			if (was_cname != is_cname)
+				return decline(why, wl, "%s %s a CNAME owner in a signed zone", txt,
+					       is_cname ? "becomes" : "ceases to be");
+		}
 		if (!t->changed) {
 			/* Nothing moved here (a record added and deleted again, an ENT): as it was. */
 			p->n_nrs = t->rs_first;
@@ -1275,6 +1594,10 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 			qsort(p->mv, p->n_mv, sizeof(*p->mv), moved_cmp);
 	}
 
+	/* An NSEC zone whose names or owners change: its new chain. */
+	if (nsec_ok && nsec_plan(p, img, ai, why, wl) == NULL)
+		return NULL;
+
 	/* Sizes of the new image. */
 	uint32_t n_nodes = h->n_nodes + n_new;
 	/* The compiler's load factor (at most 0.8): past it, the index doubles and is filled
@@ -1322,7 +1645,9 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 		off = align8(off + (size_t)n_nodes * sizeof(struct p53_image_proof));
 	}
 	nh.chain_off = (uint32_t)off;
-	off = align8(off + (size_t)h->n_chain * sizeof(uint32_t));
+	if (p->nsec_redo)
+		nh.n_chain = (uint32_t)(h->n_chain + p->n_zc - (p->cz1 - p->cz0));
+	off = align8(off + (size_t)nh.n_chain * sizeof(uint32_t));
 	nh.nsec3_off = (uint32_t)off;
 	off = align8(off + (size_t)h->n_nsec3 * sizeof(struct p53_image_nsec3));
 	nh.size = off;
@@ -1393,8 +1718,11 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 			pf[n] = (struct p53_image_proof){ .match = P53_NONE, .wild = P53_NONE,
 							  .encl = P53_NONE, .nc = P53_NONE };
 	}
-	COPY(nh.chain_off, h->chain_off, (size_t)h->n_chain * sizeof(uint32_t),
-	     nh.nsec3_off - nh.chain_off);
+	if (p->nsec_redo) /* written by nsec_proofs() */
+		memset(ni + nh.chain_off, 0, nh.nsec3_off - nh.chain_off);
+	else
+		COPY(nh.chain_off, h->chain_off, (size_t)h->n_chain * sizeof(uint32_t),
+		     nh.nsec3_off - nh.chain_off);
 	COPY(nh.nsec3_off, h->nsec3_off, (size_t)h->n_nsec3 * sizeof(struct p53_image_nsec3),
 	     nh.size - nh.nsec3_off);
 #undef COPY
@@ -1513,6 +1841,8 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 		if (e->wparent != P53_NONE && nodes[e->wparent].wildcard == e->old)
 			nodes[e->wparent].wildcard = P53_NONE;
 	}
+	if (p->nsec_redo)
+		nsec_proofs(p, img, ni, z);
 	*len = off;
 	return ni;
 }
@@ -1540,5 +1870,10 @@ void *p53_image_patch(const void *img, const uint8_t *apex, size_t apex_len,
 	free(p.pend);
 	free(p.relist);
 	free(p.sh);
+	free(p.zc);
+	free(p.ins);
+	free(p.rem);
+	free(p.before);
+	free(p.gap_ins);
 	return ni;
 }

@@ -31,7 +31,9 @@
  * spare image, control/publish.c; the first run writes fresh memory): no fresh pages.
  *
  * With --cdn the differences are CNAME and MX target changes instead (cdn_changes); an
- * unsigned zone only (they add names, which a signed zone's IXFR patch declines).
+ * unsigned zone only. With --names (an NSEC-signed zone) a signing primary's names coming and
+ * going instead of the 100 A changes (names_changes): 50 names added and 25 removed, with
+ * their NSECs and the neighbours' NSECs changed and signed again.
  *
  * Usage: p53-ixfr-apply [--cdn] ZONEFILE [RUNS]  (the zone is big.test.; RUNS default 5)
  * Prints one line of key=value per mode: records, the medians of extract_ms, apply_ms,
@@ -222,7 +224,115 @@ static int cdn_changes(const struct p53_rrs *base, struct p53_ixfr_step *st)
 	return 0;
 }
 
-static int cdn;
+static int cdn, names;
+
+/* The RRSIG over (owner, covered) in r, copied to `to` (at new_owner, or owner) with other
+ * signature bytes; -1 if none. */
+static int sig_copy(const struct p53_rrs *r, const uint8_t *owner, size_t olen, uint16_t covered,
+		    const uint8_t *new_owner, size_t nlen, struct p53_rrs *to)
+{
+	struct p53_rr_view v;
+	size_t pos = 0;
+	uint8_t rd[1024];
+
+	while (p53_rrs_next(r, &pos, &v) == 1) {
+		if (v.type != 46 || v.rdlen < 18 || v.rdlen > sizeof(rd) || p53_get16(v.rdata) != covered ||
+		    v.owner_len != olen || memcmp(v.owner, owner, olen) != 0)
+			continue;
+		memcpy(rd, v.rdata, v.rdlen);
+		for (size_t k = v.rdlen - 8; k < v.rdlen; k++)
+			rd[k] ^= 0xa5;
+		return p53_rrs_add(to, new_owner, nlen, 46, 1, v.ttl, rd, v.rdlen);
+	}
+	return -1;
+}
+
+/* An NSEC's RDATA with another next name. */
+static size_t nsec_next(const struct p53_rr_view *nsec, const uint8_t *next, size_t nl, uint8_t *rd)
+{
+	int ol = p53_name_len(nsec->rdata, nsec->rdlen);
+
+	memcpy(rd, next, nl);
+	memcpy(rd + nl, nsec->rdata + ol, nsec->rdlen - (size_t)ol);
+	return nl + nsec->rdlen - (size_t)ol;
+}
+
+/*
+ * --names (an NSEC-signed zone): what a signing primary sends when names come and go. 50 names
+ * added (hostNa.regionR right after host000400..449 in canonical order: an A, its NSEC, both
+ * signed; the NSEC before it points at it, signed again), 25 removed (host000100..124: every
+ * record; the NSEC pointing at each points past it, signed again).
+ */
+static int names_changes(const struct p53_rrs *base, struct p53_ixfr_step *st)
+{
+	struct p53_rr_view v, nsec;
+	uint8_t name[256], nn[256], rd[2048];
+	char txt[256];
+
+	for (int i = 400; i < 450; i++) {
+		snprintf(txt, sizeof(txt), "host%06d.region%d." ORIGIN, i, i % 128);
+		size_t hl = wire_name(txt, name);
+		snprintf(txt, sizeof(txt), "host%06da.region%d." ORIGIN, i, i % 128);
+		size_t xl = wire_name(txt, nn);
+		uint8_t a[4] = { 198, 18, 2, (uint8_t)(i - 400) };
+		static const uint8_t bits[] = { 0, 6, 0x40, 0, 0, 0, 0, 0x03 }; /* A RRSIG NSEC */
+		if (find(base, name, hl, 1, &v) != 0 || find(base, name, hl, 47, &nsec) != 0)
+			return -1;
+		int ol = p53_name_len(nsec.rdata, nsec.rdlen);
+		memcpy(rd, nsec.rdata, (size_t)ol);
+		memcpy(rd + ol, bits, sizeof(bits));
+		if (p53_rrs_add(&st->add, nn, xl, 1, 1, v.ttl, a, 4) != 0 ||
+		    sig_copy(base, name, hl, 1, nn, xl, &st->add) != 0 ||
+		    p53_rrs_add(&st->add, nn, xl, 47, 1, nsec.ttl, rd, (size_t)ol + sizeof(bits)) != 0 ||
+		    sig_copy(base, name, hl, 47, nn, xl, &st->add) != 0 ||
+		    p53_rrs_add(&st->del, name, hl, 47, 1, nsec.ttl, nsec.rdata, nsec.rdlen) != 0 ||
+		    p53_rrs_add(&st->add, name, hl, 47, 1, nsec.ttl, rd, nsec_next(&nsec, nn, xl, rd)) != 0 ||
+		    resign(base, name, hl, 47, st) != 0)
+			return -1;
+	}
+	/* The names that go, and the NSECs pointing at them (one pass). */
+	uint8_t gone[25][256];
+	size_t gl[25];
+	struct p53_rr_view next_of[25], prev[25];
+	int have_next[25] = { 0 }, have_prev[25] = { 0 };
+	for (int k = 0; k < 25; k++) {
+		snprintf(txt, sizeof(txt), "host%06d.region%d." ORIGIN, 100 + k, (100 + k) % 128);
+		gl[k] = wire_name(txt, gone[k]);
+	}
+	size_t pos = 0;
+	while (p53_rrs_next(base, &pos, &v) == 1) {
+		for (int k = 0; k < 25; k++) {
+			if (v.owner_len == gl[k] && memcmp(v.owner, gone[k], gl[k]) == 0) {
+				if (p53_rrs_add(&st->del, v.owner, v.owner_len, v.type, v.cls, v.ttl,
+						v.rdata, v.rdlen) != 0)
+					return -1;
+				if (v.type == 47) {
+					next_of[k] = v;
+					have_next[k] = 1;
+				}
+			}
+			if (v.type == 47 && v.rdlen > gl[k] && memcmp(v.rdata, gone[k], gl[k]) == 0) {
+				prev[k] = v;
+				have_prev[k] = 1;
+			}
+		}
+	}
+	for (int k = 0; k < 25; k++) {
+		if (!have_next[k] || !have_prev[k])
+			return -1;
+		for (int j = 0; j < 25; j++)
+			if (prev[k].owner_len == gl[j] && memcmp(prev[k].owner, gone[j], gl[j]) == 0)
+				return -1; /* two gone names in a row: not made here */
+		int nl = p53_name_len(next_of[k].rdata, next_of[k].rdlen);
+		if (p53_rrs_add(&st->del, prev[k].owner, prev[k].owner_len, 47, 1, prev[k].ttl,
+				prev[k].rdata, prev[k].rdlen) != 0 ||
+		    p53_rrs_add(&st->add, prev[k].owner, prev[k].owner_len, 47, 1, prev[k].ttl, rd,
+				nsec_next(&prev[k], next_of[k].rdata, (size_t)nl, rd)) != 0 ||
+		    resign(base, prev[k].owner, prev[k].owner_len, 47, st) != 0)
+			return -1;
+	}
+	return 0;
+}
 
 static int make_diff(const struct p53_rrs *base, struct p53_ixfr *d, int sgn)
 {
@@ -245,6 +355,14 @@ static int make_diff(const struct p53_rrs *base, struct p53_ixfr *d, int sgn)
 		if (resign(base, apex, al, 6, st) != 0) {
 			fprintf(stderr, "p53-ixfr-apply: the signed zone's SOA has no RRSIG\n");
 			return -1;
+		}
+		if (names) {
+			if (names_changes(base, st) != 0) {
+				fprintf(stderr, "p53-ixfr-apply: --names: a name, its NSEC or RRSIGs "
+					"missing (not an NSEC-signed genzone.py zone?)\n");
+				return -1;
+			}
+			return 0;
 		}
 		for (int i = 200; i < 300; i++) {
 			uint8_t a[4] = { 198, 18, 1, (uint8_t)(i - 200) };
@@ -420,11 +538,15 @@ int main(int argc, char **argv)
 		cdn = 1;
 		argc--;
 		argv++;
+	} else if (argc > 1 && strcmp(argv[1], "--names") == 0) {
+		names = 1;
+		argc--;
+		argv++;
 	}
 	int runs = argc > 2 ? atoi(argv[2]) : 5;
 
 	if (argc < 2 || argc > 3 || runs < 1 || runs > 100) {
-		fprintf(stderr, "usage: p53-ixfr-apply [--cdn] ZONEFILE [RUNS]\n");
+		fprintf(stderr, "usage: p53-ixfr-apply [--cdn | --names] ZONEFILE [RUNS]\n");
 		return 2;
 	}
 	struct p53_zone_src src = { .name = ORIGIN, .file = argv[1], .flags = P53_ZONE_SECONDARY };
