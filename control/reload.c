@@ -530,8 +530,9 @@ int p53_daemon_reload(struct p53_daemon *d, int flags, const char *zone, char *e
 		d->dp.keep_spare = d->dp.patch_of_running = false;
 		img = NULL; /* the publish took it, published or not */
 	}
-	if (prc != 0 && how == P53_REPATCH_PATCHED) {
-		/* Never expected (the patch keeps what the publish checks): compile in full. */
+	if (prc != 0 && how == P53_REPATCH_PATCHED && d->dp.stuck < 0) {
+		/* Never expected (the patch keeps what the publish checks): compile in full. A
+		 * stuck reader fails any publish alike: its error (err) is the reload's. */
 		p53_warn("reload: the patched image was not published (%s); compiling in full", err);
 		how = P53_REPATCH_DECLINED;
 		snprintf(d->reload_image, sizeof(d->reload_image),

@@ -588,8 +588,9 @@ static int publish(struct p53_daemon *d, struct p53_zone_update *u, size_t n, ch
 	d->dp.patch_of_running = tm->patched;
 	int rc = p53_dataplane_publish(&d->dp, img, len, &d->cfg, err, errlen);
 	d->dp.keep_spare = d->dp.patch_of_running = false;
-	if (rc != 0 && tm->patched) {
-		/* Never expected (the patch keeps what the publish checks): compile in full. */
+	if (rc != 0 && tm->patched && d->dp.stuck < 0) {
+		/* Never expected (the patch keeps what the publish checks): compile in full. A
+		 * stuck reader fails any publish alike: its error (err) is the update's. */
 		p53_warn("xfr: a patched image was not published (%s); compiling in full", err);
 		tm->patched = false;
 		if (materialize(d, u, n) == 0)
