@@ -56,11 +56,13 @@ struct p53_daemon {
 	 * whose files changed). */
 	char reload_image[640];
 	/* The files each primary zone's last compile read, with their identity (what a
-	 * zones-only reload compares), and the config file's hash when d->cfg was read (the
-	 * same file: a config reload is zones-only too). Control thread. */
+	 * zones-only reload compares), and the config file's text d->cfg was read from (NULL
+	 * when unsure: the next config reload compiles every zone); a config reload whose edit
+	 * reaches nothing the image holds (control/conf/config_diff.h) is zones-only too.
+	 * Control thread. */
 	struct p53_zone_files_set zfiles;
-	uint64_t cfg_hash;
-	bool cfg_hash_ok;
+	char *cfg_text;
+	size_t cfg_text_len;
 	int test_hooks;                 /* POP53_TEST_HOOKS=1 at start: `pop53ctl test ...` works */
 	struct p53_health health;       /* checks, state machine, announcers (control/health/) */
 	struct p53_watchdog watchdog;   /* systemd notify/watchdog */
@@ -92,14 +94,17 @@ void p53_daemon_stats_reset(struct p53_daemon *d);
 
 /* p53_daemon_reload()'s flags. */
 #define P53_RELOAD_CONFIG 1     /* read the config file again */
-#define P53_RELOAD_FULL 2       /* compile every zone, changed or not (re-signing) */
+#define P53_RELOAD_FULL 2       /* compile every zone, changed or not (re-signing,
+				   `pop53ctl reload --full`) */
 
 /**
  * Reload: zones only (`flags` 0), or the config file and zones (P53_RELOAD_CONFIG). Without
- * `zone`, and with the config file as it was (its bytes, its signing keys), only the primary
- * zones whose files changed since their compile (control/zone/zone_files.h) are compiled, each
- * alone, and patched into the running image one after the other; the first the patch declines,
- * a changed config or P53_RELOAD_FULL compiles every zone. With `zone` set (zones only), that
+ * `zone`, and with the config file as it was or changed only in runtime settings
+ * (control/conf/config_diff.h; the signing keys it loads the same), the runtime settings are
+ * applied and only the primary zones whose files changed since their compile
+ * (control/zone/zone_files.h) are compiled, each alone, and patched into the running image one
+ * after the other; the first the patch declines, a config change the image depends on or
+ * P53_RELOAD_FULL compiles every zone. With `zone` set (zones only), that
  * zone must be in the config and is patched alone whether its files changed or not.
  * Transactional: any error leaves the running replicas and config untouched; d->reload_image
  * says what the image got. (control/reload.c)

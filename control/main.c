@@ -29,6 +29,7 @@
 #include <rte_ring.h>
 
 #include "control/conf/config.h"
+#include "control/conf/config_diff.h"
 #include "control/daemon.h"
 #include "control/health/health.h"
 #include "control/health/watchdog.h"
@@ -323,15 +324,26 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	p53_daemon_init(&d);
 	p53_xfr_serve_init(&d.serve);
-	/* What a zones-only reload compares against: the config file as read (hashed first: a
-	 * change in between makes the next config reload full) and, after the compile, every
-	 * zone's files as of before it (control/zone/zone_files.h). */
-	uint64_t cfg_size;
+	/* What a zones-only reload compares against: the config file's text as read (read
+	 * before and after the load: a change in between makes the next config reload full)
+	 * and, after the compile, every zone's files as of before it (control/zone/zone_files.h). */
 	const int64_t compiled_since = p53_file_clock_ns();
-	d.cfg_hash_ok = path != NULL && p53_file_hash(path, &d.cfg_hash, &cfg_size) == 0;
+	if (path != NULL && p53_config_text_read(path, &d.cfg_text, &d.cfg_text_len) != 0)
+		d.cfg_text = NULL;
 	if (p53_config_load(path, &d.cfg, err, sizeof(err)) != 0) {
 		fprintf(stderr, "%s\n", err);
+		free(d.cfg_text);
 		return 1;
+	}
+	if (d.cfg_text != NULL) {
+		char *again = NULL;
+		size_t again_len = 0;
+		if (p53_config_text_read(path, &again, &again_len) != 0 || again_len != d.cfg_text_len ||
+		    memcmp(again, d.cfg_text, again_len) != 0) {
+			free(d.cfg_text);
+			d.cfg_text = NULL;
+		}
+		free(again);
 	}
 	const struct p53_config *cfg = &d.cfg;
 	/* Secondary zones start from their disk copies (control/xfr/): served at once. */
@@ -519,6 +531,7 @@ out_cfg:
 	p53_xfr_free(d.xfr);
 	p53_xfr_serve_fini(&d.serve); /* the TCP threads that read it are gone */
 	p53_config_free(&d.cfg);
+	free(d.cfg_text);
 	p53_info("exit %d", rc);
 	return rc;
 }

@@ -15,6 +15,7 @@
 
 #include <rte_cycles.h>
 
+#include "control/conf/config_diff.h"
 #include "control/daemon.h"
 #include "control/log.h"
 #include "control/net/xdp.h"
@@ -411,6 +412,45 @@ void p53_daemon_zones_compiled(struct p53_daemon *d, char *const *files, size_t 
 	zones_compiled(d, &d->cfg, files, n, since);
 }
 
+/*
+ * What the config edit means for the image (control/conf/config_diff.h), into why:
+ * "config: unchanged", "config: runtime settings only" or "config: <the first difference the
+ * image depends on>" (compile in full). `text` is the new file's (NULL: not known).
+ */
+static void cfg_diff(const struct p53_daemon *d, const char *text, size_t len, char *why,
+		     size_t whylen)
+{
+	char what[360];
+
+	if (text == NULL) {
+		snprintf(why, whylen, "config: the file changed while it was read");
+	} else if (d->cfg_text == NULL) {
+		snprintf(why, whylen, "config: the running config's text is not known");
+	} else if (len == d->cfg_text_len && memcmp(text, d->cfg_text, len) == 0) {
+		snprintf(why, whylen, "config: unchanged");
+	} else if (p53_config_compile_diff(d->cfg.path, d->cfg_text, d->cfg_text_len, text, len,
+					   what, sizeof(what)) == 0) {
+		snprintf(why, whylen, "config: runtime settings only");
+	} else {
+		snprintf(why, whylen, "config: %s", what);
+	}
+}
+
+/* buf = "p; " buf, cut to its room. */
+static void prefix(char *buf, size_t len, const char *p)
+{
+	size_t pl = strlen(p) + 2, bl = strnlen(buf, len);
+
+	if (pl >= len)
+		return;
+	if (bl > len - 1 - pl)
+		bl = len - 1 - pl; /* the tail of what the zones got goes */
+	memmove(buf + pl, buf, bl);
+	memcpy(buf, p, pl - 2);
+	memcpy(buf + pl - 2, "; ", 2);
+	buf[pl + bl] = '\0';
+}
+
 int p53_daemon_reload(struct p53_daemon *d, int flags, const char *zone, char *err,
 		      size_t errlen, char *note, size_t notelen)
 {
@@ -427,16 +467,29 @@ int p53_daemon_reload(struct p53_daemon *d, int flags, const char *zone, char *e
 	struct patch_run run = {0};
 	/* Before anything is read: a file written from now on counts as changed next time. */
 	const int64_t since = p53_file_clock_ns();
-	uint64_t cfg_hash = 0, cfg_size;
-	bool cfg_hash_ok = false;
+	char *cfg_text = NULL;
+	size_t cfg_text_len = 0;
+	char cfg_why[400] = "";
 
 	note[0] = '\0';
 	if (config) {
-		/* Hashed before it is read: a change in between makes the next reload full. */
-		cfg_hash_ok = p53_file_hash(d->cfg.path, &cfg_hash, &cfg_size) == 0;
+		/* Read before and after the load: a change in between makes this reload and the
+		 * next config reload full (the text kept must be what d->cfg was read from). */
+		if (p53_config_text_read(d->cfg.path, &cfg_text, &cfg_text_len) != 0)
+			cfg_text = NULL;
 		if (p53_config_load(d->cfg.path, &fresh, err, errlen) != 0)
 			goto fail;
 		use = &fresh;
+		char *again = NULL;
+		size_t again_len = 0;
+		if (cfg_text != NULL &&
+		    (p53_config_text_read(d->cfg.path, &again, &again_len) != 0 ||
+		     again_len != cfg_text_len || memcmp(again, cfg_text, again_len) != 0)) {
+			free(cfg_text);
+			cfg_text = NULL;
+		}
+		free(again);
+		cfg_diff(d, cfg_text, cfg_text_len, cfg_why, sizeof(cfg_why));
 	}
 	if (zone != NULL && zone_conf(use, zone) == NULL) {
 		/* A typo, not a failed reload: nothing was attempted, no alert should fire. */
@@ -459,8 +512,9 @@ int p53_daemon_reload(struct p53_daemon *d, int flags, const char *zone, char *e
 		const char *full = NULL;
 		if (d->dp.image == NULL)
 			full = "no running image";
-		else if (config && (!cfg_hash_ok || !d->cfg_hash_ok || cfg_hash != d->cfg_hash))
-			full = "the config file changed";
+		else if (config && strncmp(cfg_why, "config: runtime settings only", 29) != 0 &&
+			 strcmp(cfg_why, "config: unchanged") != 0)
+			full = cfg_why;
 		else if (config && !keys_same(&fresh.dnssec, &d->cfg.dnssec))
 			full = "the signing keys (dnssec.signing_keys) changed";
 		if (full != NULL) {
@@ -471,7 +525,13 @@ int p53_daemon_reload(struct p53_daemon *d, int flags, const char *zone, char *e
 			t_patch = rte_rdtsc() - t_patch;
 			if (how == P53_REPATCH_BAD)
 				goto fail;
+			/* What the config edit was, before what the zones got. */
+			if (config && how != P53_REPATCH_DECLINED)
+				prefix(d->reload_image, sizeof(d->reload_image), cfg_why);
 		}
+	} else if (zone == NULL) {
+		snprintf(d->reload_image, sizeof(d->reload_image), "compiled in full: %s",
+			 config ? "asked for (reload --full)" : "asked for (re-signing)");
 	}
 	/* Secondary zones keep what they serve (control/xfr/update.c). */
 	if (how == P53_REPATCH_DECLINED) {
@@ -557,8 +617,10 @@ int p53_daemon_reload(struct p53_daemon *d, int flags, const char *zone, char *e
 	}
 	p53_xfr_reconciled(d);
 	if (config) {
-		d->cfg_hash = cfg_hash;
-		d->cfg_hash_ok = cfg_hash_ok;
+		free(d->cfg_text);
+		d->cfg_text = cfg_text;
+		d->cfg_text_len = cfg_text_len;
+		cfg_text = NULL;
 	}
 	/* What each zone's compile read, with the files' identity as of `since`: every primary
 	 * zone's after a full compile, else the zones patched or found the same. */
@@ -614,6 +676,7 @@ fail_addrs:
 	}
 fail:
 	free(img);
+	free(cfg_text);
 	run_free(&run);
 	p53_image_files_free(files, n_files);
 	p53_config_free(&fresh);

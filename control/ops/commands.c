@@ -453,6 +453,9 @@ char *p53_ctl_dispatch(struct p53_daemon *d, const char *const *argv, int argc)
 		return cmd_workers(d);
 	if (strcmp(c, "reload") == 0 && argc == 1)
 		return cmd_reload(d, P53_RELOAD_CONFIG, NULL);
+	/* Every zone compiled, whatever changed: the operator's way out of any doubt. */
+	if (strcmp(c, "reload") == 0 && argc == 2 && strcmp(argv[1], "--full") == 0)
+		return cmd_reload(d, P53_RELOAD_CONFIG | P53_RELOAD_FULL, NULL);
 	if (strcmp(c, "zone") == 0 && argc >= 2) {
 		if (strcmp(argv[1], "list") == 0 && argc == 2) {
 			json_t *o = ok();
