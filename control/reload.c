@@ -525,8 +525,9 @@ int p53_daemon_reload(struct p53_daemon *d, int flags, const char *zone, char *e
 			t_patch = rte_rdtsc() - t_patch;
 			if (how == P53_REPATCH_BAD)
 				goto fail;
-			/* What the config edit was, before what the zones got. */
-			if (config && how != P53_REPATCH_DECLINED)
+			/* What the config edit was, before what the zones got (an unchanged
+			 * file says nothing: the reply is a zones-only reload's). */
+			if (config && how != P53_REPATCH_DECLINED && strcmp(cfg_why, "config: unchanged") != 0)
 				prefix(d->reload_image, sizeof(d->reload_image), cfg_why);
 		}
 	} else if (zone == NULL) {

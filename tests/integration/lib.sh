@@ -52,6 +52,36 @@ zones:
 YAML
 }
 
+# The zone reload tests' common ground (zone_reload_patch, zone_reload_changed):
+# reload_test_init BIGFILE N makes a genzone.py zone of N records in BIGFILE, sets CTL, PY,
+# SOCK, BIG (the file), BIG_HOST (one of its hosts with an A) and the helpers ctl, jq_py,
+# generation, a_of (the sorted A addresses of a name), image_of (a reply's image: line).
+reload_test_init() {
+	CTL="$BUILD/control/pop53ctl"
+	PY=/usr/bin/python3
+	SOCK=$TMP/control.sock
+	BIG=$1
+	$PY "$SRC/scripts/bench/genzone.py" "$2" "$BIG" 2>/dev/null
+	BIG_HOST=$(awk '$3=="A" || $4=="A" {print $1; exit}' <(grep -E '^host[0-9]+\.region' "$BIG"))
+	BIG_HOST=${BIG_HOST%.}
+	case "$BIG_HOST" in *.big.test) ;; *) BIG_HOST=$BIG_HOST.big.test ;; esac
+	ctl() { "$CTL" -s "$SOCK" "$@"; }
+	jq_py() { $PY -c 'import json,sys; r=json.load(sys.stdin); print(eval(sys.argv[1]))' "$1"; }
+	generation() { ctl --json status | jq_py 'r["generation"]'; }
+	a_of() { kdig_section answer @"$V4" "$1" A | awk '$4=="A" {print $5}' | sort | tr '\n' ' ' | sed 's/ $//'; }
+	image_of() { grep '^image' <<<"$1"; }
+}
+
+# reload_test_config FILE ZONEFILE [zone lines...]: the lab config with example.com from
+# ZONEFILE, the zone lines given, then big.test from $BIG (reload_test_init).
+reload_test_config() {
+	local file=$1 zone=$2
+	shift 2
+	write_config "$file" "net_af_xdp0,iface=p53p,start_queue=0,queue_count=1" "$zone"
+	for z in "$@"; do echo "  - $z" >>"$file"; done
+	echo "  - {name: big.test, file: $BIG}" >>"$file"
+}
+
 # start_pop53 CONFIG [netns]: start in the background, logs in $TMP/pop53d.log
 start_pop53() {
 	local cfg=$1 ns=${2-$POP_NS} # "" runs it outside any namespace

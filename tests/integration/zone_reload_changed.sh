@@ -14,28 +14,29 @@
 #   - a bad file: rejected with file:line: reason, the old data serves; the good file back:
 #     not compiled (the bytes last compiled); other bytes with the same records: compiled,
 #     its content is what is served, nothing published;
-#   - the config file changed: every zone compiled, the reply says why;
+#   - the config edited in runtime settings only (a comment, rrl) with one zone file changed:
+#     that zone alone patched, the reply says "config: runtime settings only", `pop53ctl rrl`
+#     shows the new settings; rrl alone: nothing published; a bad config: rejected with
+#     file:line: reason, the data and settings stay; a zone's file changed in the config:
+#     every zone compiled, the reply names zones[1] (other.test).file and its line;
+#     `reload --full`: every zone compiled;
 #   run 2 (server.watch_zones):
 #   - a file replaced: the watcher's reload patches it, the new answer is served;
 #   - the zone's $INCLUDE now names another file: patched, and that file is watched from
 #     then on (replacing it is seen), the one it left is not.
 . "$(dirname "$0")/lib.sh"
-CTL="$BUILD/control/pop53ctl"
-PY=/usr/bin/python3
 BIG_N=${ZRC_BIG_N:-100000}
 trap '[ "$FAIL" -eq 0 ] || grep -E "reload|patch|error|watch" "$TMP/pop53d.log" | tail -30; cleanup_common' EXIT
 lab_lock
 
-SOCK=$TMP/control.sock
 ZDIR=$TMP/zones
 mkdir -p "$ZDIR"
 EX=$ZDIR/example.com.zone
 OTHER=$ZDIR/other.test.zone
 INC=$ZDIR/inc.test.zone
-BIG=$ZDIR/big.test.zone
 CFG=$TMP/pop53.yaml
 cp "$SRC/zones/example.com.zone" "$EX"
-$PY "$SRC/scripts/bench/genzone.py" "$BIG_N" "$BIG" 2>/dev/null
+reload_test_init "$ZDIR/big.test.zone" "$BIG_N"
 
 # soa ORIGIN SERIAL: the head of a small zone
 soa() {
@@ -58,30 +59,16 @@ echo 'www 300 IN A 192.0.2.20' >"$ZDIR/inc-b.inc"
 
 # config WATCH
 config() {
-	write_config "$CFG" "net_af_xdp0,iface=p53p,start_queue=0,queue_count=1" "$EX"
-	cat >>"$CFG" <<YAML
-  - {name: other.test, file: $OTHER}
-  - {name: inc.test, file: $INC}
-  - {name: big.test, file: $BIG}
-YAML
+	reload_test_config "$CFG" "$EX" "{name: other.test, file: $OTHER}" "{name: inc.test, file: $INC}"
 	sed -i "s|^server:|server:\n  watch_zones: $1\n  watch_debounce_ms: 200|" "$CFG"
 }
-
-ctl() { "$CTL" -s "$SOCK" "$@"; }
-jq_py() { $PY -c 'import json,sys; r=json.load(sys.stdin); print(eval(sys.argv[1]))' "$1"; }
-generation() { ctl --json status | jq_py 'r["generation"]'; }
-a_of() { kdig_section answer @"$V4" "$1" A | awk '$4=="A" {print $5}' | sort | tr '\n' ' ' | sed 's/ $//'; }
-a_is() { [ "$(a_of "$1")" = "$2" ]; }
-image_of() { grep '^image' <<<"$1"; }
 # wait_for SECONDS COMMAND...: poll every 0.2 s until it succeeds
 wait_for() {
 	local n=$(($1 * 5)); shift
 	for _ in $(seq 1 "$n"); do "$@" && return 0; sleep 0.2; done
 	return 1
 }
-BIG_HOST=$(awk '$3=="A" || $4=="A" {print $1; exit}' <(grep -E '^host[0-9]+\.region' "$BIG"))
-BIG_HOST=${BIG_HOST%.}
-case "$BIG_HOST" in *.big.test) ;; *) BIG_HOST=$BIG_HOST.big.test ;; esac
+a_is() { [ "$(a_of "$1")" = "$2" ]; }
 
 "$SRC/scripts/lab.sh" up >/dev/null
 config false
@@ -162,14 +149,58 @@ check "other bytes, the same records: compiled, its content as served, nothing p
 	bash -c '[ $0 -eq 0 ] && grep -q "^image: unchanged: nothing published; 1 zone(s) compiled, their content as served: other\.test\.; 3 other zone(s) not compiled" <<<"$1"' "$rc" "$out"
 check "the generation still stays $gen2" [ "$(generation)" = "$gen2" ]
 
-# --- a config change: every zone compiled ----------------------------------------------------
-echo "# changed" >>"$CFG"
+# --- config edits: only what the image depends on compiles every zone ---------------------
+# A comment and an rrl section (runtime settings) and one changed zone file: that zone alone.
+gen3=$(generation)
+printf '# tuning rate limiting\nrrl:\n  responses_per_second: 1000\n  window: 7\n  log_only: true\n' >>"$CFG"
+{ soa other.test 2026120106; echo 'www IN A 192.0.2.115'; } | replace "$OTHER"
 out=$(ctl reload 2>&1); rc=$?
-check "the config file changed: compiled in full, said why ($(image_of "$out"))" \
-	bash -c '[ $0 -eq 0 ] && grep -q "^image: compiled in full: the config file changed" <<<"$1"' "$rc" "$out"
+check "rrl and a comment added, other.test changed: runtime settings only, other.test patched alone ($(image_of "$out"))" \
+	bash -c '[ $0 -eq 0 ] && grep -qE "^image: config: runtime settings only; patched: zone other\.test\., .*; 3 other zone\(s\) not compiled" <<<"$1"' "$rc" "$out"
+check "www.other.test A is 192.0.2.115" a_is www.other.test 192.0.2.115
+check "the new rrl settings are in effect (pop53ctl rrl: on, window 7)" \
+	[ "$(ctl --json rrl | jq_py 'str(r["rrl"]["enabled"]) + " " + str(r["rrl"]["window"])')" = "True 7" ]
+check "the big zone still answers $BIG_HOST A" a_is "$BIG_HOST" "$BIG_A0"
+check "the generation moved" [ "$(generation)" != "$gen3" ]
+# An rrl value changed, no zone file: nothing compiled, nothing published, the setting applied.
+gen4=$(generation)
+sed -i 's/^  window: 7$/  window: 9/' "$CFG"
+out=$(ctl reload 2>&1); rc=$?
+check "rrl.window changed alone: runtime settings only, nothing published ($(image_of "$out"))" \
+	bash -c '[ $0 -eq 0 ] && grep -q "^image: config: runtime settings only; unchanged: nothing published: no zone file changed since its compile (4 zone(s) not compiled)" <<<"$1"' "$rc" "$out"
+check "rrl window is 9 now" [ "$(ctl --json rrl | jq_py 'r["rrl"]["window"]')" = 9 ]
+check "the generation stays $gen4" [ "$(generation)" = "$gen4" ]
+# A bad config: rejected with file:line: reason, the running data and settings stay.
+sed -i 's/^  window: 9$/  window: 0/' "$CFG"
+LINE=$(grep -n '^  window: 0$' "$CFG" | cut -d: -f1)
+err=$(ctl reload 2>&1); rc=$?
+check "a bad config (rrl.window 0): exits 1 with $CFG:$LINE: reason ($err)" \
+	bash -c '[ $0 -eq 1 ] && grep -q "$1:$2: .*window" <<<"$3"' "$rc" "$CFG" "$LINE" "$err"
+check "bad config: the generation stays $gen4" [ "$(generation)" = "$gen4" ]
+check "bad config: www.other.test A still 192.0.2.115" a_is www.other.test 192.0.2.115
+check "bad config: rrl window still 9" [ "$(ctl --json rrl | jq_py 'r["rrl"]["window"]')" = 9 ]
+sed -i 's/^  window: 0$/  window: 9/' "$CFG"
+# A zone option changed (other.test's file: another file, the same records): every zone
+# compiled, the reply names the difference with its line.
+cp "$OTHER" "$ZDIR/other2.test.zone"
+sed -i "s|{name: other.test, file: $OTHER}|{name: other.test, file: $ZDIR/other2.test.zone}|" "$CFG"
+LINE=$(grep -n 'other2.test.zone' "$CFG" | cut -d: -f1)
+out=$(ctl reload 2>&1); rc=$?
+check "a zone's file changed in the config: compiled in full, says zones[1] (other.test).file at $CFG:$LINE ($(image_of "$out"))" \
+	bash -c '[ $0 -eq 0 ] && grep -qF "image: compiled in full: config: zones[1] (other.test).file changed ($1:$2)" <<<"$3"' "$rc" "$CFG" "$LINE" "$out"
 check "after the full compile the big zone answers" a_is "$BIG_HOST" "$BIG_A0"
+check "after the full compile www.other.test A is 192.0.2.115" a_is www.other.test 192.0.2.115
 out=$(ctl reload 2>&1)
 check "and the next reload finds nothing changed ($(image_of "$out"))" grep -q "^image: unchanged: nothing published" <<<"$out"
+# reload --full: every zone compiled whatever changed.
+gen5=$(generation)
+out=$(ctl reload --full 2>&1); rc=$?
+check "reload --full: compiled in full, says it was asked for ($(image_of "$out"))" \
+	bash -c '[ $0 -eq 0 ] && grep -q "^image: compiled in full: asked for (reload --full)" <<<"$1"' "$rc" "$out"
+check "reload --full: the generation moved" [ "$(generation)" != "$gen5" ]
+check "reload --full: the big zone answers" a_is "$BIG_HOST" "$BIG_A0"
+check "the log says why (config and zones, asked for)" \
+	grep -q "reload (config and zones): .*compiled in full: asked for (reload --full)" "$TMP/pop53d.log"
 check "pop53d stops cleanly" stop_pop53
 
 # --- run 2: server.watch_zones ----------------------------------------------------------------

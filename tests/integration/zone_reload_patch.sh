@@ -9,25 +9,16 @@
 #   - a change the patch declines (an NS delegation) is compiled in full, the reply and the
 #     log say why, and the delegation is served.
 . "$(dirname "$0")/lib.sh"
-CTL="$BUILD/control/pop53ctl"
-PY=/usr/bin/python3
 BIG_N=${ZRP_BIG_N:-100000}
 trap '[ "$FAIL" -eq 0 ] || grep -E "reload|patch|error" "$TMP/pop53d.log" | tail -20; cleanup_common' EXIT
 lab_lock
 
-SOCK=$TMP/control.sock
 ZONE=$TMP/example.com.zone
-BIG=$TMP/big.test.zone
 CFG=$TMP/pop53.yaml
 cp "$SRC/zones/example.com.zone" "$ZONE"
-$PY "$SRC/scripts/bench/genzone.py" "$BIG_N" "$BIG" 2>/dev/null
-write_config "$CFG" "net_af_xdp0,iface=p53p,start_queue=0,queue_count=1" "$ZONE"
-echo "  - {name: big.test, file: $BIG}" >>"$CFG"
+reload_test_init "$TMP/big.test.zone" "$BIG_N"
+reload_test_config "$CFG" "$ZONE"
 
-ctl() { "$CTL" -s "$SOCK" "$@"; }
-jq_py() { $PY -c 'import json,sys; r=json.load(sys.stdin); print(eval(sys.argv[1]))' "$1"; }
-generation() { ctl --json status | jq_py 'r["generation"]'; }
-a_of() { kdig_section answer @"$V4" "$1" A | awk '$4=="A" {print $5}' | sort | tr '\n' ' ' | sed 's/ $//'; }
 rcode_of() { ip netns exec "$CLIENT_NS" kdig +time=2 +retry=1 @"$V4" "$1" "${2:-A}" 2>/dev/null |
 	sed -n 's/.*status: \([A-Z]*\).*/\1/p'; }
 serial_of() { kdig_section answer @"$V4" "$1" SOA | awk '$4=="SOA" {print $7}'; }
@@ -40,10 +31,6 @@ edit() {
 	cat "$ZONE.new" >"$ZONE"
 	rm -f "$ZONE.new"
 }
-# A host of the big zone (it has an A) to check that zone keeps answering.
-BIG_HOST=$(awk '$3=="A" || $4=="A" {print $1; exit}' <(grep -E '^host[0-9]+\.region' "$BIG"))
-BIG_HOST=${BIG_HOST%.}
-case "$BIG_HOST" in *.big.test) ;; *) BIG_HOST=$BIG_HOST.big.test ;; esac
 BIG_A0=
 
 "$SRC/scripts/lab.sh" up >/dev/null
