@@ -5,13 +5,17 @@
 # `zone reload NAME` did before, the same code path). See docs/BENCHMARKS.md ("One zone
 # reloaded beside a big one").
 #
-# Usage: scripts/bench/reload_one.sh [--records N] [--runs N] [--reload] [--no-write]
+# Usage: scripts/bench/reload_one.sh [--records N] [--runs N] [--reload | --config-edit]
+#                                    [--no-write]
 #   --records N   about how many records big.test has (default 1000000; genzone.py)
 #   --runs N      reloads of each kind, alternated; medians reported (default 5)
 #   --reload      `pop53ctl reload` (config and zones, no NAME) instead: with the config
-#                 unchanged (only example.com's file changed: patched), against the same
-#                 with a comment appended to the config each time (every zone compiled,
-#                 which is what any `pop53ctl reload` did before); its own section
+#                 unchanged (only example.com's file changed: patched), against
+#                 `pop53ctl reload --full` (every zone compiled, which is what any
+#                 `pop53ctl reload` did before); its own section
+#   --config-edit as --reload, but each patched reload also edits the config's runtime
+#                 settings (a comment appended, rrl.window changed: what any edit of the
+#                 config compiled in full before); its own section
 #   --no-write    print the section, leave docs/BENCHMARKS.md alone
 # Environment: BUILD (meson build dir, default build-big), CACHE (generated zones, shared
 # with bigzone.sh, default /tmp/pop53-bigzone), START_TIMEOUT (s, default 300).
@@ -32,6 +36,7 @@ RECORDS=1000000
 RUNS=5
 WRITE=1
 VIA_RELOAD=0
+CFG_EDIT=0
 ORIG_ARGS="$*"
 BUILD=${BUILD:-$ROOT/build-big}
 CACHE=${CACHE:-/tmp/pop53-bigzone}
@@ -41,13 +46,14 @@ BEGIN_MARK='<!-- reload_one:begin -->'
 END_MARK='<!-- reload_one:end -->'
 PREFIX=p53reload1
 
-usage() { sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
+usage() { sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
 while [ $# -gt 0 ]; do
 	case "$1" in
 		--records) RECORDS=${2:?}; shift 2 ;;
 		--runs) RUNS=${2:?}; shift 2 ;;
 		--no-write) WRITE=0; shift ;;
 		--reload) VIA_RELOAD=1; shift ;;
+		--config-edit) VIA_RELOAD=1 CFG_EDIT=1; shift ;;
 		-h | --help) usage 0 ;;
 		*) echo "reload_one.sh: unknown argument '$1'" >&2; usage 2 ;;
 	esac
@@ -93,6 +99,8 @@ zones:
   - {name: example.com, file: $SMALL}
   - {name: big.test, file: $BIGZONE}
 YAML
+# --config-edit: a rate limit no query here reaches, its window changed on each reload.
+[ "$CFG_EDIT" = 0 ] || printf 'rrl:\n  responses_per_second: 100000\n  window: 15\n' >>"$TMP/pop53.yaml"
 
 # next_small I: the small zone with serial + 1 and www A 192.0.2.I (written in place).
 next_small() {
@@ -119,13 +127,17 @@ bench_log "pop53d answers after $(($(date +%s) - t0)) s"
 sleep 2
 
 # one KIND I: reload (KIND one: `zone reload example.com`, all: `zone reload`; with --reload
-# both `reload`, all with the config changed) after the change I; prints "to_answer_s ctl_s
-# daemon_ms image".
+# `reload` and `reload --full`; --config-edit: one with the config's runtime settings edited)
+# after the change I; prints "to_answer_s ctl_s daemon_ms image".
 one() {
 	local args=(zone reload) ts te tn out
 	[ "$1" = one ] && args+=(example.com)
 	[ "$VIA_RELOAD" = 1 ] && args=(reload)
-	[ "$VIA_RELOAD" = 1 ] && [ "$1" = all ] && echo "# run $2" >>"$TMP/pop53.yaml"
+	[ "$VIA_RELOAD" = 1 ] && [ "$1" = all ] && args+=(--full)
+	if [ "$CFG_EDIT" = 1 ] && [ "$1" = one ]; then
+		echo "# run $2" >>"$TMP/pop53.yaml"
+		sed -i "s/^  window: .*/  window: $2/" "$TMP/pop53.yaml"
+	fi
 	next_small "$2"
 	ts=$(now)
 	out=$("$CTL" -s "$TMP/ctl.sock" --json "${args[@]}") || { bench_log "reload failed: $out"; exit 1; }
@@ -146,7 +158,8 @@ one() {
 # the patch writes into the image the one before replaced (the spare, docs/OPERATIONS.md).
 ONE_T=() ONE_C=() ONE_D=() ALL_T=() ALL_C=() ALL_D=()
 ONE_NAME="zone reload example.com" ALL_NAME="zone reload"
-[ "$VIA_RELOAD" = 1 ] && ONE_NAME="reload" ALL_NAME="reload (config changed)"
+[ "$VIA_RELOAD" = 1 ] && ONE_NAME="reload" ALL_NAME="reload --full"
+[ "$CFG_EDIT" = 1 ] && ONE_NAME="reload (rrl.window and a comment edited)"
 for ((run = 1; run <= RUNS; run++)); do
 	read -r t c d < <(one all $((150 + run)))
 	ALL_T+=("$t") ALL_C+=("$c") ALL_D+=("$d")
@@ -159,13 +172,28 @@ for ((run = 1; run <= RUNS; run++)); do
 done
 grep -E "reload" "$TMP/pop53d.log" | tail -$((RUNS + 1)) | sed 's/^/    /' >&2
 M1=$(bench_median_f "${ONE_T[@]}") MA=$(bench_median_f "${ALL_T[@]}")
-if [ "$VIA_RELOAD" = 1 ]; then
+if [ "$CFG_EDIT" = 1 ]; then
+	BEGIN_MARK='<!-- reload_config_edit:begin -->'
+	END_MARK='<!-- reload_config_edit:end -->'
+elif [ "$VIA_RELOAD" = 1 ]; then
 	BEGIN_MARK='<!-- reload_changed:begin -->'
 	END_MARK='<!-- reload_changed:end -->'
 fi
 {
 	echo
-	if [ "$VIA_RELOAD" = 1 ]; then
+	if [ "$CFG_EDIT" = 1 ]; then
+		echo "## One changed zone beside a big one, the config's runtime settings edited"
+		echo
+		echo "\`scripts/bench/reload_one.sh --config-edit\`: as \`--reload\` below (\`zones/example.com.zone\` beside"
+		echo "\`big.test.\` from \`genzone.py $RECORDS\`, $(bench_fmt_int "$ZONE_RECS") records; each reload first rewrites example.com's"
+		echo "file, not timed; timed from the start of pop53ctl until kdig gets the new \`www\` A), but"
+		echo "before each patched \`pop53ctl reload\` the config file is edited too: a comment appended and"
+		echo "\`rrl.window\` changed. The reload compares the new config with the running one"
+		echo "(control/conf/config_diff.c), finds only runtime settings changed, applies them and patches"
+		echo "example.com alone; before, any edit of the config compiled every zone, as"
+		echo "\`pop53ctl reload --full\` does. One pop53d: $RUNS full reloads, then $RUNS patched ones."
+		echo "pop53d's log for the patched ones:"
+	elif [ "$VIA_RELOAD" = 1 ]; then
 		echo "## One changed zone beside a big one: \`pop53ctl reload\`"
 		echo
 		echo "\`scripts/bench/reload_one.sh --reload\`: as in \"One zone reloaded beside a big one\" above (\`zones/example.com.zone\` beside \`big.test.\`"
@@ -173,9 +201,9 @@ fi
 		echo "new serial, new \`www\` A, not timed; timed from the start of pop53ctl until kdig gets the new"
 		echo "\`www\` A), but through \`pop53ctl reload\` (config and zones, no zone named). With the config"
 		echo "file as it was, the reload finds example.com's file changed and big.test's not, and patches"
-		echo "example.com alone (control/reload.c, control/zone/zone_files.c); with a comment appended to"
-		echo "the config each time it compiles every zone, which is what every \`pop53ctl reload\`, SIGHUP"
-		echo "and zone-file watch reload did before. One pop53d: $RUNS full reloads, then $RUNS patched ones."
+		echo "example.com alone (control/reload.c, control/zone/zone_files.c); \`pop53ctl reload --full\`"
+		echo "compiles every zone, which is what every \`pop53ctl reload\`, SIGHUP and zone-file watch"
+		echo "reload did before. One pop53d: $RUNS full reloads, then $RUNS patched ones."
 		echo "pop53d's log for the patched ones:"
 	else
 		echo "## One zone reloaded beside a big one"
