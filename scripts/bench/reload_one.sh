@@ -232,7 +232,7 @@ fi
 	echo
 	echo "| medians of $RUNS | to the new answer | pop53ctl returned | pop53d's reload ms | runs (to the new answer, s) |"
 	echo "| --- | ---: | ---: | ---: | --- |"
-	echo "| \`$ONE_NAME\` ($(cut -d: -f1 "$TMP/image.one")) | **$M1 s** | $(bench_median_f "${ONE_C[@]}") s | $(bench_median_f "${ONE_D[@]}") | ${ONE_T[*]} |"
+	echo "| \`$ONE_NAME\` ($(sed 's/: zone .*//' "$TMP/image.one")) | **$M1 s** | $(bench_median_f "${ONE_C[@]}") s | $(bench_median_f "${ONE_D[@]}") | ${ONE_T[*]} |"
 	echo "| \`$ALL_NAME\` (every zone compiled: before) | **$MA s** | $(bench_median_f "${ALL_C[@]}") s | $(bench_median_f "${ALL_D[@]}") | ${ALL_T[*]} |"
 	echo
 	echo "Ratio $(awk -v a="$MA" -v b="$M1" 'BEGIN { printf "%.1f", a / b }')x."
