@@ -412,28 +412,41 @@ void p53_daemon_zones_compiled(struct p53_daemon *d, char *const *files, size_t 
 	zones_compiled(d, &d->cfg, files, n, since);
 }
 
+/* What a config edit means for the image. */
+enum cfg_edit {
+	CFG_SAME,       /* the same text */
+	CFG_RUNTIME,    /* runtime settings only: the zones-only path */
+	CFG_IMAGE,      /* something the image depends on, or unsure: compile every zone */
+};
+
 /*
- * What the config edit means for the image (control/conf/config_diff.h), into why:
- * "config: unchanged", "config: runtime settings only" or "config: <the first difference the
- * image depends on>" (compile in full). `text` is the new file's (NULL: not known).
+ * The config edit (control/conf/config_diff.h), with why: "config: runtime settings only" or
+ * "config: <the first difference the image depends on>". `text` is the new file's (NULL: not
+ * known).
  */
-static void cfg_diff(const struct p53_daemon *d, const char *text, size_t len, char *why,
-		     size_t whylen)
+static enum cfg_edit cfg_diff(const struct p53_daemon *d, const char *text, size_t len,
+			      char *why, size_t whylen)
 {
 	char what[360];
 
+	why[0] = '\0';
 	if (text == NULL) {
 		snprintf(why, whylen, "config: the file changed while it was read");
-	} else if (d->cfg_text == NULL) {
-		snprintf(why, whylen, "config: the running config's text is not known");
-	} else if (len == d->cfg_text_len && memcmp(text, d->cfg_text, len) == 0) {
-		snprintf(why, whylen, "config: unchanged");
-	} else if (p53_config_compile_diff(d->cfg.path, d->cfg_text, d->cfg_text_len, text, len,
-					   what, sizeof(what)) == 0) {
-		snprintf(why, whylen, "config: runtime settings only");
-	} else {
-		snprintf(why, whylen, "config: %s", what);
+		return CFG_IMAGE;
 	}
+	if (d->cfg_text == NULL) {
+		snprintf(why, whylen, "config: the running config's text is not known");
+		return CFG_IMAGE;
+	}
+	if (len == d->cfg_text_len && memcmp(text, d->cfg_text, len) == 0)
+		return CFG_SAME;
+	if (p53_config_compile_diff(d->cfg.path, d->cfg_text, d->cfg_text_len, text, len, what,
+				    sizeof(what)) == 0) {
+		snprintf(why, whylen, "config: runtime settings only");
+		return CFG_RUNTIME;
+	}
+	snprintf(why, whylen, "config: %s", what);
+	return CFG_IMAGE;
 }
 
 /* buf = "p; " buf, cut to its room. */
@@ -470,6 +483,7 @@ int p53_daemon_reload(struct p53_daemon *d, int flags, const char *zone, char *e
 	char *cfg_text = NULL;
 	size_t cfg_text_len = 0;
 	char cfg_why[400] = "";
+	enum cfg_edit edit = CFG_SAME;
 
 	note[0] = '\0';
 	if (config) {
@@ -489,11 +503,12 @@ int p53_daemon_reload(struct p53_daemon *d, int flags, const char *zone, char *e
 			cfg_text = NULL;
 		}
 		free(again);
-		cfg_diff(d, cfg_text, cfg_text_len, cfg_why, sizeof(cfg_why));
+		edit = cfg_diff(d, cfg_text, cfg_text_len, cfg_why, sizeof(cfg_why));
 	}
 	if (zone != NULL && zone_conf(use, zone) == NULL) {
 		/* A typo, not a failed reload: nothing was attempted, no alert should fire. */
 		snprintf(err, errlen, "zone '%s' is not in %s", zone, use->path);
+		free(cfg_text);
 		p53_config_free(&fresh);
 		return -1;
 	}
@@ -512,8 +527,7 @@ int p53_daemon_reload(struct p53_daemon *d, int flags, const char *zone, char *e
 		const char *full = NULL;
 		if (d->dp.image == NULL)
 			full = "no running image";
-		else if (config && strncmp(cfg_why, "config: runtime settings only", 29) != 0 &&
-			 strcmp(cfg_why, "config: unchanged") != 0)
+		else if (config && edit == CFG_IMAGE)
 			full = cfg_why;
 		else if (config && !keys_same(&fresh.dnssec, &d->cfg.dnssec))
 			full = "the signing keys (dnssec.signing_keys) changed";
@@ -527,7 +541,7 @@ int p53_daemon_reload(struct p53_daemon *d, int flags, const char *zone, char *e
 				goto fail;
 			/* What the config edit was, before what the zones got (an unchanged
 			 * file says nothing: the reply is a zones-only reload's). */
-			if (config && how != P53_REPATCH_DECLINED && strcmp(cfg_why, "config: unchanged") != 0)
+			if (config && how != P53_REPATCH_DECLINED && edit == CFG_RUNTIME)
 				prefix(d->reload_image, sizeof(d->reload_image), cfg_why);
 		}
 	} else if (zone == NULL) {

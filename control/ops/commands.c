@@ -495,13 +495,14 @@ char *p53_ctl_dispatch(struct p53_daemon *d, const char *const *argv, int argc)
 			    "a client names");
 	return fail("unknown command '%s' (commands: status, stats [--reset], workers, rrl, zone list, "
 		    "zone reload [NAME], zone status [NAME], zone refresh NAME, zone retransfer NAME, "
-		    "zone flush NAME, reload, steering [reload], health [set external up|down|auto], target list, target set NAME up|down|auto, "
+		    "zone flush NAME, reload [--full], steering [reload], health [set external up|down|auto], target list, target set NAME up|down|auto, "
 		    "explain NAME TYPE [--client IP] [--ecs PREFIX], drain, undrain)", c);
 }
 
 int p53_ctl_is_reload(const char *const *argv, int argc)
 {
 	return (argc == 1 && strcmp(argv[0], "reload") == 0) ||
+	       (argc == 2 && strcmp(argv[0], "reload") == 0 && strcmp(argv[1], "--full") == 0) ||
 	       (argc >= 2 && strcmp(argv[0], "zone") == 0 && strcmp(argv[1], "reload") == 0) ||
 	       (argc == 2 && strcmp(argv[0], "steering") == 0 && strcmp(argv[1], "reload") == 0);
 }
