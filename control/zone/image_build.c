@@ -605,11 +605,8 @@ static int slots_make(struct build *s)
 	struct p53_zb *b = &s->zb;
 	size_t count = 16;
 
-	/* Load factor between 0.4 and 0.8: eight 8-byte slots share a cache line, so a linear
-	 * probe at 0.8 still touches one line on average, and the index stays ~10 B/record
-	 * instead of ~17 at 1M records (docs/BENCHMARKS.md, big zone). */
-	while (count * 4 < 5 * b->n_nodes)
-		count *= 2;
+	/* The load factor (image_build.h): 0.4 to 0.8, 0.2 to 0.4 for a small index. */
+	count = p53_image_slot_count(count, b->n_nodes);
 	if (count > (size_t)1 << 32)
 		return p53_zb_err(b, IMAGE_WHERE, "too many names");
 	s->slots = calloc(count, sizeof(*s->slots));

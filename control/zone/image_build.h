@@ -98,4 +98,24 @@ int p53_image_colocate(void);
 /** Free a list of files from p53_image_build_files(). */
 void p53_image_files_free(char **files, size_t n);
 
+/* An index of up to this many slots (256 KiB) is kept at a load factor of 0.2 to 0.4. */
+#define P53_IMAGE_SLOTS_SPARSE ((uint64_t)1 << 15)
+
+/**
+ * The name index's slot count (dataplane/image.h) for n_nodes names, from `count` (a power
+ * of two; the compiler starts at 16, an IXFR patch at the image's count): doubled while
+ * the load factor is above 0.8, or above 0.4 while the index stays within
+ * P53_IMAGE_SLOTS_SPARSE slots. Eight 8-byte slots share a cache line, so a linear probe at
+ * 0.8 still touches one line on average and a big index stays ~10 B/record (~17 at 0.4, at
+ * 1M records: docs/BENCHMARKS.md, big zone); but a miss (a referral's or a name error's
+ * full name) probes ~13 slots at 0.8 against ~2 at 0.4, and a small index costs little
+ * memory (docs/BENCHMARKS.md, "Round 8"). Never shrinks.
+ */
+static inline uint64_t p53_image_slot_count(uint64_t count, uint64_t n_nodes)
+{
+	while (count * 4 < 5 * n_nodes || (count * 2 < 5 * n_nodes && count * 2 <= P53_IMAGE_SLOTS_SPARSE))
+		count *= 2;
+	return count;
+}
+
 #endif /* P53_IMAGE_BUILD_H */

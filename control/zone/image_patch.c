@@ -1600,11 +1600,10 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 
 	/* Sizes of the new image. */
 	uint32_t n_nodes = h->n_nodes + n_new;
-	/* The compiler's load factor (at most 0.8): past it, the index doubles and is filled
-	 * again from its slots (each holds its hash), O(slots). */
-	uint64_t n_slots = (uint64_t)h->hash_mask + 1;
-	while (n_slots * 4 < (uint64_t)n_nodes * 5)
-		n_slots *= 2;
+	/* The compiler's load factor (p53_image_slot_count(): at most 0.8, 0.4 for a small
+	 * index): past it, the index doubles and is filled again from its slots (each holds
+	 * its hash), O(slots). */
+	uint64_t n_slots = p53_image_slot_count((uint64_t)h->hash_mask + 1, n_nodes);
 	if (n_slots > (uint64_t)1 << 32)
 		return decline(why, wl, "too many names");
 	uint32_t mask = (uint32_t)(n_slots - 1);

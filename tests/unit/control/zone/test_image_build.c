@@ -131,6 +131,9 @@ static void test_image_valid_and_indexed(void **state)
 	assert_int_equal(h->rdata_off % 8, 0);
 	assert_int_equal(h->adds_off % 8, 0);
 	assert_true((h->hash_mask + 1) * 4 >= 5 * h->n_nodes && h->hash_mask + 1 >= 16);
+	/* A small index is kept at a load factor of at most 0.4 (image_build.h). */
+	assert_true(h->hash_mask + 1 <= P53_IMAGE_SLOTS_SPARSE);
+	assert_true((h->hash_mask + 1) * 2 >= 5 * h->n_nodes);
 
 	for (uint32_t i = 0; i < h->n_nodes; i++) {
 		const struct p53_image_node *n = p53_image_node(img, i);
