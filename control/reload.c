@@ -436,6 +436,9 @@ int p53_daemon_reload(struct p53_daemon *d, int flags, const char *zone, char *e
 		cfg_hash_ok = p53_file_hash(d->cfg.path, &cfg_hash, &cfg_size) == 0;
 		if (p53_config_load(d->cfg.path, &fresh, err, errlen) != 0)
 			goto fail;
+		/* The same steered records keep their layout: the running image's node indices
+		 * stay valid for the table built from them (dataplane/steer.h p53_steer_node). */
+		p53_steer_conf_layout(&fresh.steer, &d->cfg.steer);
 		use = &fresh;
 	}
 	if (zone != NULL && zone_conf(use, zone) == NULL) {
