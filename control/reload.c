@@ -493,6 +493,9 @@ int p53_daemon_reload(struct p53_daemon *d, int flags, const char *zone, char *e
 			cfg_text = NULL;
 		if (p53_config_load(d->cfg.path, &fresh, err, errlen) != 0)
 			goto fail;
+		/* The same steered records keep their layout: the running image's node indices
+		 * stay valid for the table built from them (dataplane/steer.h p53_steer_node). */
+		p53_steer_conf_layout(&fresh.steer, &d->cfg.steer);
 		use = &fresh;
 		char *again = NULL;
 		size_t again_len = 0;

@@ -605,10 +605,14 @@ static __attribute__((noinline)) int steered(struct ctx *c, const struct p53_ima
 
 	if (t == NULL)
 		return 0;
-	const uint8_t *name = node_name(c, n);
-	uint32_t hash = n->name_len == c->q->qname_len && c->name == c->q->lname ? c->q->hash :
-			p53_name_hash(name, n->name_len);
-	const struct p53_steer_rec *r = p53_steer_find(t, name, n->name_len, hash, rs->type);
+	const struct p53_steer_rec *r;
+	/* By the node's index (no name compared), or by name when it does not hold. */
+	if (!p53_steer_at(t, p53_image_hdr(c->img)->steer_layout, n->steer, rs->type, &r)) {
+		const uint8_t *name = node_name(c, n);
+		uint32_t hash = n->name_len == c->q->qname_len && c->name == c->q->lname ?
+				c->q->hash : p53_name_hash(name, n->name_len);
+		r = p53_steer_find(t, name, n->name_len, hash, rs->type);
+	}
 	if (r == NULL)
 		return 0;
 	if (c->ecs_len != 0 && p53_edns_ecs_parse(c->ecs, c->ecs_len, &ecs) == P53_ECS_OK &&

@@ -1088,12 +1088,14 @@ static inline __attribute__((always_inline)) void copy_rrs(uint8_t *d, const uin
 static inline __attribute__((always_inline)) uint64_t
 steered_rrs(const void *img, void *const *steer, const struct p53_query *q,
 	    const struct p53_image_rrset *rs, uint8_t *msg, uint16_t pos, uint16_t limit, int dnssec,
-	    const uint8_t *ecs, uint16_t *an, uint8_t *scope, uint16_t ours)
+	    const uint8_t *ecs, uint16_t *an, uint8_t *scope, uint16_t ours, uint32_t at)
 {
 	uint64_t sum = 0;
 	const void *t = __atomic_load_n(steer, __ATOMIC_ACQUIRE);
+	/* By the node's index (no name compared), by name when it does not hold. */
 	const struct p53_steer_rec *r = t != NULL ?
-		p53_steer_find(t, q->lname, q->qname_len, q->hash, q->qtype) : NULL;
+		p53_steer_node(t, p53_image_hdr(img)->steer_layout, at, q->lname, q->qname_len,
+			       q->hash, q->qtype) : NULL;
 	const uint8_t *rd = p53_image_rdata(img, rs);
 	uint32_t len = rs->rdata_len + (dnssec ? rs->sig_len : 0u);
 
@@ -1135,10 +1137,12 @@ steered_rrs(const void *img, void *const *steer, const struct p53_query *q,
 /* steered_rrs() out of line, one copy per case: a query without ECS (the most common) and one
  * with it. The copy without ECS takes six arguments, all in registers: no ECS pointer, no
  * scope, the table's pointer's address for the answer configuration, and `pl` = pos | limit
- * << 16 | ours << 32 | dnssec << 48; a variant's record count comes back in bits 48..63 of
- * the result (with STEER_SUM set: the image's RRset keeps the caller's count). */
-#define STEER_PL(pos, limit, ours, dnssec) \
-	((uint64_t)(pos) | (uint64_t)(limit) << 16 | (uint64_t)(ours) << 32 | (uint64_t)(dnssec) << 48)
+ * << 16 | ours << 32 | dnssec << 48 | the node's steering index << 49 (image.h; 15 bits, a
+ * larger one is passed as 0: looked up by name); a variant's record count comes back in bits
+ * 48..63 of the result (with STEER_SUM set: the image's RRset keeps the caller's count). */
+#define STEER_PL(pos, limit, ours, dnssec, at) \
+	((uint64_t)(pos) | (uint64_t)(limit) << 16 | (uint64_t)(ours) << 32 | (uint64_t)(dnssec) << 48 | \
+	 (uint64_t)((at) < 0x8000u ? (at) : 0u) << 49)
 static __attribute__((noinline)) uint64_t steered(const void *img, void *const *steer,
 						  const struct p53_query *q,
 						  const struct p53_image_rrset *rs, uint8_t *msg, uint64_t pl)
@@ -1146,7 +1150,8 @@ static __attribute__((noinline)) uint64_t steered(const void *img, void *const *
 	uint8_t scope;
 	uint16_t an = 0;
 	uint64_t w = steered_rrs(img, steer, q, rs, msg, (uint16_t)pl, (uint16_t)(pl >> 16),
-				 (int)(pl >> 48), NULL, &an, &scope, (uint16_t)(pl >> 32));
+				 (int)(pl >> 48) & 1, NULL, &an, &scope, (uint16_t)(pl >> 32),
+				 (uint32_t)(pl >> 49));
 
 	return w | (uint64_t)an << 48;
 }
@@ -1156,9 +1161,10 @@ static __attribute__((noinline)) uint64_t steered_ecs(const void *img, const str
 						      const struct p53_image_rrset *rs, uint8_t *msg,
 						      uint16_t pos, uint16_t limit, int dnssec,
 						      const uint8_t *ecs, uint16_t *an, uint8_t *scope,
-						      uint16_t ours)
+						      uint16_t ours, uint32_t at)
 {
-	return steered_rrs(img, conf->steer, q, rs, msg, pos, limit, dnssec, ecs, an, scope, ours);
+	return steered_rrs(img, conf->steer, q, rs, msg, pos, limit, dnssec, ecs, an, scope, ours,
+			   at);
 }
 
 /*
@@ -1298,13 +1304,13 @@ fast_answer(const void *img, const struct p53_answer_conf *conf, uint8_t *msg, u
 				uint64_t w;
 				if (ecs == NULL) {
 					w = steered(img, conf->steer, q, rs, msg,
-						    STEER_PL(pos, limit, ours, dnssec));
+						    STEER_PL(pos, limit, ours, dnssec, n->steer));
 					if (w & STEER_SUM)
 						an = (uint16_t)(w >> 48);
 					w &= (1ull << 48) - 1;
 				} else {
 					w = steered_ecs(img, conf, q, rs, msg, pos, limit, dnssec, ecs,
-							&an1, &scope1, ours);
+							&an1, &scope1, ours, n->steer);
 					an = an1;
 					scope = scope1;
 				}

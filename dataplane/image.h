@@ -59,7 +59,7 @@
 #include <stddef.h>
 
 #define P53_IMAGE_MAGIC   0x49333550u /* "P53I" little-endian */
-#define P53_IMAGE_VERSION 5u
+#define P53_IMAGE_VERSION 6u
 #define P53_NONE          UINT32_MAX  /* absent node / rrset / offset */
 
 struct p53_image_hdr {
@@ -88,6 +88,10 @@ struct p53_image_hdr {
 	uint32_t pad;           /* KiB that IXFR patches left unreferenced (control/zone/image_patch.c);
 				   0 from a full compile. Never read by the data plane */
 	uint64_t generation;    /* bumped by every build, reported by pop53ctl status */
+	uint64_t steer_layout;  /* the steered records' list (p53_steer_conf.layout) that the
+				   nodes' `steer` indices point into; a steering table
+				   (dataplane/steer.h) with the same layout is read by index,
+				   any other by name. 0: no list (never matches) */
 };
 
 struct p53_image_zone {
@@ -146,7 +150,9 @@ struct p53_image_node {
 	uint32_t zone;          /* zone index this node belongs to */
 	uint32_t rrsets;        /* index of the first RRset; node's RRsets sorted by type */
 	uint16_t n_rrsets;
-	uint16_t pad;
+	uint16_t steer;         /* 1 + the index of the first steered record owned by this name
+				   in a steering table of the image's steer_layout (the others
+				   follow p53_steer_rec.next), or 0: none, or look it up by name */
 	uint32_t wildcard;      /* node "*.<owner>" if it exists, else P53_NONE */
 	uint32_t occluder;      /* closest strict ancestor in this zone that is a CUT or owns a
 				   DNAME, else P53_NONE: answers at or below it are referrals or

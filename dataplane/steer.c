@@ -212,6 +212,16 @@ int p53_steer_check(const void *t, size_t len, const char **why)
 			w = "record out of range";
 			goto bad;
 		}
+		/* An owner's chain (p53_steer_node): forward only, and the same owner. */
+		if (r[i].next != 0 &&
+		    (r[i].next <= i + 1 || r[i].next > h->n_records ||
+		     r[r[i].next - 1].name_len != r[i].name_len ||
+		     (uint64_t)r[r[i].next - 1].name_off + r[i].name_len > len ||
+		     memcmp((const uint8_t *)t + r[r[i].next - 1].name_off,
+			    (const uint8_t *)t + r[i].name_off, r[i].name_len) != 0)) {
+			w = "record chain out of range";
+			goto bad;
+		}
 		for (unsigned int k = 0; k < r[i].n_steps; k++) {
 			const struct p53_steer_step *st = &r[i].steps[k];
 			if (st->src >= P53_STEER_SRCS ||

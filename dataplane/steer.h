@@ -124,6 +124,9 @@ struct p53_steer_hdr {
 	uint32_t rdata_off;
 	uint32_t names_off;
 	uint64_t generation;
+	uint64_t layout;                /* the steered records' list it was built from
+					   (p53_steer_conf.layout): an image of the same
+					   steer_layout names its records by index (image.h) */
 	uint64_t sig_expire;            /* earliest RRSIG expiration of the variants (unix
 					   seconds); 0: no variant is signed */
 	struct p53_steer_src src[P53_STEER_SRCS];
@@ -195,7 +198,8 @@ struct p53_steer_rec {
 	uint8_t mrg;                    /* P53_STEER_MRG4 | P53_STEER_MRG6: the chain reads the map
 					   and the GeoIP blocks, and that family's merged table
 					   (struct p53_steer_mrg) has blocks: one search for both */
-	uint8_t pad[2];
+	uint16_t next;                  /* 1 + the index of the next record with the same owner,
+					   always a later one; 0: none (p53_steer_node) */
 	uint32_t fallback;              /* variant after the last step */
 	struct p53_steer_step steps[P53_STEER_STEPS];
 };
@@ -314,6 +318,47 @@ static inline const struct p53_steer_rec *p53_steer_find(const void *t, const ui
 			return r;
 	}
 	return NULL;
+}
+
+/**
+ * The steered record of type `type` at an image node, by the node's index (image.h
+ * p53_image_node.steer) when the table was built from the image's list of steered records
+ * (the same layout): no name compared.
+ * @return 1 with *r set (NULL: the owner has no record of that type), or 0 when the index
+ *         does not hold for this table (an image and a table published apart during a
+ *         reload, a node a patch added): the caller looks it up by name (p53_steer_find).
+ */
+static inline int p53_steer_at(const void *t, uint64_t layout, uint32_t at, uint16_t type,
+			       const struct p53_steer_rec **r)
+{
+	const struct p53_steer_hdr *h = p53_steer_hdr(t);
+
+	if (__builtin_expect(h->layout != layout || at - 1u >= h->n_records, 0))
+		return 0;
+	const struct p53_steer_rec *recs = (const struct p53_steer_rec *)((const uint8_t *)t + h->records_off);
+	const struct p53_steer_rec *x = recs + at - 1;
+	/* The owner's records in a chain (p53_steer_check: each next is a later record). */
+	while (x->type != type) {
+		if (x->next == 0) {
+			x = NULL;
+			break;
+		}
+		x = recs + x->next - 1;
+	}
+	*r = x;
+	return 1;
+}
+
+/** p53_steer_at(), else p53_steer_find() by the owner's name. */
+static inline const struct p53_steer_rec *p53_steer_node(const void *t, uint64_t layout, uint32_t at,
+							  const uint8_t *name, uint8_t len,
+							  uint32_t hash, uint16_t type)
+{
+	const struct p53_steer_rec *r;
+
+	if (p53_steer_at(t, layout, at, type, &r))
+		return r;
+	return p53_steer_find(t, name, len, hash, type);
 }
 
 

@@ -382,6 +382,7 @@ int p53_config_load(const char *path, struct p53_config *cfg, char *err, size_t 
 			goto cleanup;
 		}
 	}
+	p53_steer_conf_layout(&cfg->steer, NULL);
 	rc = 0;
 cleanup:
 	if (have_doc)

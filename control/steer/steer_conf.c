@@ -591,3 +591,23 @@ void p53_steer_conf_free(struct p53_steer_conf *s)
 	free(s->asn_db);
 	memset(s, 0, sizeof(*s));
 }
+
+void p53_steer_conf_layout(struct p53_steer_conf *s, const struct p53_steer_conf *old)
+{
+	static uint64_t last; /* 0 is no layout (image.h) */
+
+	if (old != NULL && old->layout != 0 && old->n_records == s->n_records) {
+		int i;
+		for (i = 0; i < s->n_records; i++) {
+			const struct p53_steer_record *a = &s->records[i], *b = &old->records[i];
+			if (a->type != b->type || a->lname_len != b->lname_len ||
+			    memcmp(a->lname, b->lname, a->lname_len) != 0)
+				break;
+		}
+		if (i == s->n_records) {
+			s->layout = old->layout;
+			return;
+		}
+	}
+	s->layout = __atomic_add_fetch(&last, 1, __ATOMIC_RELAXED);
+}

@@ -103,7 +103,18 @@ struct p53_steer_conf {
 	struct p53_steer_record *records;
 	int n_records;
 	int line;                       /* of the section, for messages */
+	uint64_t layout;                /* names this list of records (owners and types in order):
+					   the image's node indices into the steering table hold
+					   for a table of the same layout (dataplane/steer.h
+					   p53_steer_node). p53_steer_conf_layout() sets it */
 };
+
+/**
+ * Give `s` its layout: `old`'s when both list the same owners and types in the same order
+ * (a reload that left the records as they were keeps the running image's indices valid),
+ * else one never given before. `old` may be NULL. Control thread.
+ */
+void p53_steer_conf_layout(struct p53_steer_conf *s, const struct p53_steer_conf *old);
 
 /** Table handler for the `steering:` row of the top-level table. */
 int p53_steer_conf_section(struct p53_conf_ctx *c, const struct p53_conf_key *k, yaml_node_t *v,

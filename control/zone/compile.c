@@ -91,11 +91,12 @@ void *p53_steer_extras_attach(const struct p53_config *cfg, struct p53_zone_src 
 			*e = (struct p53_zone_extra){ .lname = r->lname, .lname_len = r->lname_len,
 						      .type = r->type, .ttl = r->ttl, .addrs = a,
 						      .rdlen = alen, .n = na, .line = r->line,
-						      .owner = r->owner };
+						      .owner = r->owner, .rec = (uint32_t)i };
 			src[k].n_extra++;
 		}
 		/* The key that signs the zone's variants also signs the NSEC or NSEC3 the
 		 * compiler makes for steered owners its chain lacks (zone_build.h). */
+		src[k].steer_layout = sc->layout;
 		src[k].sign_key = NULL;
 		for (int i = 0; src[k].n_extra > 0 && i < cfg->dnssec.n_keys; i++) {
 			const struct p53_sign_key *key = &cfg->dnssec.keys[i];

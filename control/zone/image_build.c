@@ -755,7 +755,13 @@ static void *layout(struct build *s, size_t *len)
 		.n_rrsets = (uint32_t)s->n_rrsets,
 		.hash_mask = s->hash_mask,
 		.n_records = (uint32_t)(s->n_kept - s->n_ignored),
+		/* The nodes' steering indices (extras_flag) count in this list of steered records;
+		 * sources from different lists (never made) get none that match. */
+		.steer_layout = b->n_zones > 0 ? b->src[0].steer_layout : 0,
 	};
+	for (size_t z = 1; z < b->n_zones; z++)
+		if (b->src[z].steer_layout != h.steer_layout)
+			h.steer_layout = 0;
 	for (size_t i = 0; i < b->n_nodes; i++)
 		if (b->nodes[i].labels > h.max_labels)
 			h.max_labels = b->nodes[i].labels;
@@ -1038,10 +1044,15 @@ static void extras_flag(struct build *s)
 			uint32_t n = p53_zb_node_find(b, z, e->lname, e->lname_len);
 			if (n == P53_NONE)
 				continue;
-			const struct p53_image_node *nd = &b->nodes[n];
+			struct p53_image_node *nd = &b->nodes[n];
 			for (uint32_t r = nd->rrsets; r < nd->rrsets + nd->n_rrsets; r++)
 				if (s->rrsets[r].type == e->type)
 					s->rrsets[r].flags |= P53_RRSET_STEERED;
+			/* The owner's first record in the table: the workers follow its chain
+			 * (dataplane/steer.h p53_steer_node), no name compared. */
+			if (b->src[z].steer_layout != 0 && e->rec + 1 < UINT16_MAX &&
+			    (nd->steer == 0 || e->rec + 1 < nd->steer))
+				nd->steer = (uint16_t)(e->rec + 1);
 		}
 }
 

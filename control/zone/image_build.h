@@ -27,6 +27,7 @@ struct p53_zone_extra {
 	int n;
 	int line;               /* in the config file (p53_zone_src.cfg_file) */
 	const char *owner;      /* as written, for messages */
+	uint32_t rec;           /* its index in the config's steering.records (the table's) */
 };
 
 /*
@@ -53,6 +54,8 @@ struct p53_zone_src {
 	 * there can be proven (dnssec_build.c, p53_dnssec_steer_denial); NULL: none is made. */
 	const struct p53_sign_key *sign_key;
 	uint32_t sign_inception, sign_expiration; /* unix seconds, into those RRSIGs */
+	uint64_t steer_layout;  /* the config's p53_steer_conf.layout that `rec` counts in (the
+				   image's steer_layout, image.h); 0: the nodes get no index */
 };
 
 /* Called for warnings such as ignored out-of-zone records: "file:line: reason". */

@@ -762,6 +762,7 @@ static void steer_conf_make(struct p53_steer_conf *c, const struct opts *o)
 		for (int k = 0; k < 2 && geo_rules[g].labels[k] != NULL; k++)
 			x->labels[x->n_labels++] = (char *)(uintptr_t)geo_rules[g].labels[k];
 	}
+	p53_steer_conf_layout(c, NULL); /* as p53_config_load: the image's indices hold */
 }
 
 /* The image's RRset for the steered owner (every target), as p53_zone_compile adds it. */
@@ -773,7 +774,7 @@ static void steer_extra_make(const struct p53_steer_conf *c, struct p53_zone_ext
 		memcpy(addrs + 4 * j, r->pool[j].addr, 4);
 	*e = (struct p53_zone_extra){ .lname = r->lname, .lname_len = r->lname_len, .type = r->type,
 				      .ttl = r->ttl, .addrs = addrs, .n = r->n_pool, .line = 1,
-				      .owner = r->owner };
+				      .owner = r->owner, .rec = 0 };
 }
 
 /* Load the sources and build the table with every target up, as p53_steer_prepare does;
@@ -1210,6 +1211,7 @@ int main(int argc, char **argv)
 		steer_extra_make(&sconf, &sextra, saddrs);
 		o.zones[0].extra = &sextra;
 		o.zones[0].n_extra = 1;
+		o.zones[0].steer_layout = sconf.layout;
 	}
 	rng_state = o.seed * 0x9E3779B97F4A7C15ULL + 1;
 

@@ -884,6 +884,7 @@ static void steer_build(void)
 	bool up[1][P53_STEER_MAX_POOL];
 	memset(up, 1, sizeof(up));
 	memset(&src, 0, sizeof(src));
+	p53_steer_conf_layout(&steer_conf, NULL); /* as p53_config_load */
 	if (p53_steer_sources_load(&steer_conf, &src, err, sizeof(err)) != 0)
 		fail_msg("steering sources: %s", err);
 	steer_t = p53_steer_build(&steer_conf, &src, up, &len, err, sizeof(err));
@@ -896,7 +897,8 @@ static void steer_build(void)
 	for (int j = 0; j < 3; j++)
 		memcpy(addrs + 4 * j, r->pool[j].addr, 4);
 	struct p53_zone_extra e = { .lname = r->lname, .lname_len = r->lname_len, .type = 1,
-				    .ttl = r->ttl, .addrs = addrs, .n = 3, .line = 1, .owner = r->owner };
+				    .ttl = r->ttl, .addrs = addrs, .n = 3, .line = 1, .owner = r->owner,
+				    .rec = 0 };
 	struct p53_zone_src z;
 	memset(&z, 0, sizeof(z));
 	snprintf(zpath, sizeof(zpath), "%s/zones/example.com.zone", P53_SRCDIR);
@@ -904,6 +906,7 @@ static void steer_build(void)
 	z.file = zpath;
 	z.extra = &e;
 	z.n_extra = 1;
+	z.steer_layout = steer_conf.layout;
 	free(img);
 	conf.neg = NULL;
 	conf.n_neg = 0;
@@ -989,7 +992,24 @@ static void steered(void **state)
 	}
 	memset(scopes, 0, sizeof(scopes));
 	n_steer_fast = 0;
+	/* The steered node names its record by index (image.h p53_image_node.steer) in a table of
+	 * the image's layout: pass 0 finds it so, pass 1 (an image of another layout, as during a
+	 * reload) by name; the answers agree either way. */
+	{
+		const struct p53_image_hdr *ih = p53_image_hdr(img);
+		uint32_t ni = P53_NONE;
+		for (uint32_t i = 0; i < ih->n_nodes; i++)
+			if (p53_image_node(img, i)->name_len == steer_lname_len &&
+			    memcmp(p53_image_name(img, p53_image_node(img, i)->name_off), steer_lname,
+				   steer_lname_len) == 0)
+				ni = i;
+		assert_int_not_equal(ni, P53_NONE);
+		assert_int_equal(p53_image_node(img, ni)->steer, 1);
+		assert_true(ih->steer_layout != 0 && ih->steer_layout == p53_steer_hdr(steer_t)->layout);
+	}
+	for (int pass = 0; pass < 2; pass++)
 	for (size_t c = 0; c < sizeof(clients) / sizeof(clients[0]); c++) {
+		((struct p53_image_hdr *)img)->steer_layout = p53_steer_hdr(steer_t)->layout + (uint64_t)pass;
 		addr_of(clients[c], src, &v6);
 		for (size_t k = 0; k < sizeof(qs) / sizeof(qs[0]); k++)
 			for (int dob = 0; dob < 2; dob++) {
@@ -1022,6 +1042,7 @@ static void steered(void **state)
 				}
 			}
 	}
+	((struct p53_image_hdr *)img)->steer_layout = p53_steer_hdr(steer_t)->layout;
 	/* Not vacuous: answered fast, with the SCOPE of a map subnet (24, 16, 48, 26, 64...), of
 	 * the weighted bucket (24, 56: each client /24 or /56 hashed), and 0 (source 0, a static
 	 * name, a name error). */

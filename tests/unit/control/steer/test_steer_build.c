@@ -1072,6 +1072,81 @@ static void test_find_key(void **state)
 	built_free(&b);
 }
 
+/* p53_steer_at: an owner's records chained from its first in config order (www A -> www
+ * AAAA, api A alone), found by the index an image node holds (1 + the first's) with no name;
+ * a table of another layout (another list of records) or an index out of range says "look it
+ * up by name"; p53_steer_check refuses a chain going back or to another owner. A reload with
+ * the same records keeps the layout, another list gets a new one. */
+static void test_steer_at_chain(void **state)
+{
+	static bool up[3][P53_STEER_MAX_POOL];
+	struct built b, b2;
+	const struct p53_steer_rec *r = NULL;
+	const char *why = NULL;
+
+	(void)state;
+	build_from(&b, REC "      type: A\n      policy: [map]\n" POOL3
+		       "    - owner: api.example.com.\n      type: A\n      policy: [map]\n" POOL3
+		       "    - owner: www.example.com.\n      type: AAAA\n      policy: [map]\n"
+		       "      pool: [{name: x, address: '2001:db8::1', pop: AMS}]\n", MAP1, up);
+	struct p53_steer_hdr *h = (struct p53_steer_hdr *)b.t;
+	struct p53_steer_rec *recs = (struct p53_steer_rec *)(void *)((uint8_t *)b.t + h->records_off);
+	assert_int_equal(h->n_records, 3);
+	assert_int_not_equal(b.cfg.steer.layout, 0);
+	assert_true(h->layout == b.cfg.steer.layout);
+	assert_int_equal(recs[0].next, 3);
+	assert_int_equal(recs[1].next, 0);
+	assert_int_equal(recs[2].next, 0);
+	assert_int_equal(p53_steer_at(b.t, h->layout, 1, 1, &r), 1);
+	assert_ptr_equal(r, &recs[0]);
+	assert_int_equal(p53_steer_at(b.t, h->layout, 1, 28, &r), 1);
+	assert_ptr_equal(r, &recs[2]);
+	assert_int_equal(p53_steer_at(b.t, h->layout, 1, 5, &r), 1);
+	assert_null(r);
+	assert_int_equal(p53_steer_at(b.t, h->layout, 2, 1, &r), 1);
+	assert_ptr_equal(r, &recs[1]);
+	assert_int_equal(p53_steer_at(b.t, h->layout, 2, 28, &r), 1);
+	assert_null(r);
+	/* no index, one past the records, another layout: by name */
+	assert_int_equal(p53_steer_at(b.t, h->layout, 0, 1, &r), 0);
+	assert_int_equal(p53_steer_at(b.t, h->layout, 4, 1, &r), 0);
+	assert_int_equal(p53_steer_at(b.t, h->layout + 1, 1, 1, &r), 0);
+	static const uint8_t www[] = "\003www\007example\003com";
+	assert_ptr_equal(p53_steer_node(b.t, h->layout + 1, 1, www, sizeof(www),
+					p53_name_hash(www, sizeof(www)), 28), &recs[2]);
+	assert_int_equal(p53_steer_check(b.t, b.len, &why), 0);
+	recs[2].next = 1; /* backwards: a loop */
+	assert_int_not_equal(p53_steer_check(b.t, b.len, &why), 0);
+	assert_string_equal(why, "record chain out of range");
+	recs[2].next = 0;
+	recs[0].next = 2; /* api: another owner */
+	assert_int_not_equal(p53_steer_check(b.t, b.len, &why), 0);
+	assert_string_equal(why, "record chain out of range");
+	recs[0].next = 4; /* past the records */
+	assert_int_not_equal(p53_steer_check(b.t, b.len, &why), 0);
+	recs[0].next = 3;
+	assert_int_equal(p53_steer_check(b.t, b.len, &why), 0);
+
+	/* A reload: the same records keep the layout; one record fewer gets a new one. */
+	build_from(&b2, REC "      type: A\n      policy: [map]\n" POOL3
+			"    - owner: api.example.com.\n      type: A\n      policy: [map]\n" POOL3
+			"    - owner: www.example.com.\n      type: AAAA\n      policy: [map]\n"
+			"      pool: [{name: x, address: '2001:db8::1', pop: AMS}]\n", MAP1, up);
+	assert_true(b2.cfg.steer.layout != b.cfg.steer.layout); /* loaded alone: new */
+	p53_steer_conf_layout(&b2.cfg.steer, &b.cfg.steer);
+	assert_true(b2.cfg.steer.layout == b.cfg.steer.layout);
+	b2.cfg.steer.n_records = 2;
+	p53_steer_conf_layout(&b2.cfg.steer, &b.cfg.steer);
+	assert_true(b2.cfg.steer.layout != b.cfg.steer.layout && b2.cfg.steer.layout != 0);
+	b2.cfg.steer.n_records = 3;
+	b2.cfg.steer.records[2].type = 1;
+	p53_steer_conf_layout(&b2.cfg.steer, &b.cfg.steer);
+	assert_true(b2.cfg.steer.layout != b.cfg.steer.layout);
+	b2.cfg.steer.records[2].type = 28;
+	built_free(&b2);
+	built_free(&b);
+}
+
 /* all_down: what a record answers when every target is down; the default is every target. */
 static void test_all_down(void **state)
 {
@@ -1731,6 +1806,7 @@ int main(void)
 		cmocka_unit_test(test_same_name),
 		cmocka_unit_test(test_check_index6),
 		cmocka_unit_test(test_find_key),
+		cmocka_unit_test(test_steer_at_chain),
 		cmocka_unit_test(test_great_circle),
 		cmocka_unit_test(test_bad_config),
 		cmocka_unit_test(test_probe_config),

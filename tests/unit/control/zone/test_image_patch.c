@@ -1324,6 +1324,7 @@ struct outcome {
 	int patched, declined, invalid;
 	int whole_patched, whole_declined, whole_same; /* whole_zone: p53_zone_repatch's */
 	int garbage;    /* declined for what earlier patches left unreferenced */
+	int steered;            /* steering indices compared (test_steered_owners) */
 	int kinds[K_N];         /* patched diffs holding each kind of change */
 };
 
@@ -1532,6 +1533,20 @@ static void chain(struct p53_zone_src *srcs, size_t n_src, uint32_t z, const cha
 				fail_msg("the patched image fails the check: %s", bad);
 			publish_from(img, patched, plen);
 			assert_int_equal(p53_image_hdr(patched)->n_records, p53_image_hdr(fresh)->n_records);
+			/* Steered owners (dataplane/steer.h p53_steer_at): the same steering index at
+			 * every name the full compile gives one, and the same layout. */
+			assert_true(p53_image_hdr(patched)->steer_layout == p53_image_hdr(fresh)->steer_layout);
+			for (uint32_t k = 0; k < p53_image_hdr(fresh)->n_nodes; k++) {
+				const struct p53_image_node *fn = p53_image_node(fresh, k);
+				if (fn->steer == 0)
+					continue;
+				const uint8_t *nm = p53_image_name(fresh, fn->name_off);
+				uint32_t pk = p53_image_find(patched, nm, fn->name_len,
+							     p53_name_hash(nm, fn->name_len));
+				assert_int_not_equal(pk, P53_NONE);
+				assert_int_equal(p53_image_node(patched, pk)->steer, fn->steer);
+				out->steered++;
+			}
 			/* The zone facts, DNSSEC ones (the health check's earliest expiration) too. */
 			const struct p53_image_zone *za = p53_image_zone(patched, z), *zb = p53_image_zone(fresh, z);
 			assert_int_equal(za->serial, zb->serial);
@@ -1749,6 +1764,49 @@ static void test_example_zone(void **state)
 	assert_true(o.patched > 100);
 	assert_true(o.declined > 20);
 	kinds_patched(&o, ((1u << K_NAME_ADD) - 1) & ~(1u << K_SHADOW), 2);
+	unlink(f);
+	free(f);
+}
+
+/* A zone with steered records (p53_steer_extras_attach's extras): patched nodes keep the
+ * steering index the full compile gives them (image.h p53_image_node.steer), owners with
+ * other data (txtonly) and without (steer) alike. */
+static void test_steered_owners(void **state)
+{
+	(void)state;
+	static const uint8_t a4[] = {10, 0, 0, 1, 10, 0, 0, 2};
+	static const uint8_t a6[16] = {0x20, 0x01, 0x0d, 0xb8, [15] = 1};
+	static uint8_t steer_ln[64], txt_ln[64];
+	size_t sl = wname("steer.example.com.", steer_ln), tl = wname("txtonly.example.com.", txt_ln);
+	struct p53_zone_extra ex[3] = {
+		{ .lname = steer_ln, .lname_len = (uint8_t)sl, .type = 1, .ttl = 60, .addrs = a4,
+		  .rdlen = 4, .n = 2, .line = 1, .owner = "steer.example.com.", .rec = 0 },
+		{ .lname = txt_ln, .lname_len = (uint8_t)tl, .type = 1, .ttl = 60, .addrs = a4,
+		  .rdlen = 4, .n = 1, .line = 2, .owner = "txtonly.example.com.", .rec = 1 },
+		{ .lname = steer_ln, .lname_len = (uint8_t)sl, .type = 28, .ttl = 60, .addrs = a6,
+		  .rdlen = 16, .n = 1, .line = 3, .owner = "steer.example.com.", .rec = 2 },
+	};
+	char *f = tmp_zone(ZONE_EXAMPLE);
+	struct p53_zone_src src = { .name = "example.com.", .file = f, .flags = P53_ZONE_SECONDARY,
+				    .extra = ex, .n_extra = 3, .steer_layout = 7 };
+	struct outcome o = { 0 };
+	char err[512];
+	size_t len;
+
+	void *img = p53_image_build(&src, 1, &len, err, sizeof(err), quiet, NULL);
+	assert_non_null(img);
+	assert_true(p53_image_hdr(img)->steer_layout == 7);
+	uint32_t n1 = p53_image_find(img, steer_ln, sl, p53_name_hash(steer_ln, sl));
+	uint32_t n2 = p53_image_find(img, txt_ln, tl, p53_name_hash(txt_ln, tl));
+	assert_int_equal(p53_image_node(img, n1)->steer, 1); /* its first record: 0 */
+	assert_int_equal(p53_image_node(img, n2)->steer, 2);
+	free(img);
+	rng = seed(57);
+	chain(&src, 1, 0, "example.com.", 200, 0, &o);
+	print_message("steered owners: %d patched, %d declined, %d invalid, %d indices compared\n",
+		      o.patched, o.declined, o.invalid, o.steered);
+	assert_true(o.patched > 50);
+	assert_true(o.steered > 100);
 	unlink(f);
 	free(f);
 }
@@ -2415,6 +2473,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_example_zone),
+		cmocka_unit_test(test_steered_owners),
 		cmocka_unit_test(test_glue_changed),
 		cmocka_unit_test(test_parent_and_child),
 		cmocka_unit_test(test_genzone),
