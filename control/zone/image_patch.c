@@ -17,10 +17,12 @@
  *     it and the RRsets pointing at them redirected; new MX/SRV/SVCB/HTTPS RRsets, and every
  *     RRset naming a name that gains addresses, get a list made as the compiler makes it
  *     (adds_list);
- *   - NSEC3 zones: no node comes or goes and no node's types change, so the DNSSEC sections
- *     (proofs, NSEC chain, NSEC3 hashes: node indices) are copied as they are; NSEC zones may
- *     gain and lose names and types, with their NSECs: the zone's part of the chain and its
- *     nodes' proofs are remade (nsec_plan, nsec_proofs); in both an RRset whose
+ *   - signed zones: the DNSSEC sections (proofs, NSEC chain, NSEC3 hashes: node indices) are
+ *     copied as they are when no node comes or goes and no NSEC/NSEC3 owner changes; NSEC
+ *     zones may gain and lose names and types, with their NSECs: the zone's part of the chain
+ *     and its nodes' proofs are remade (nsec_plan, nsec_proofs); NSEC3 zones likewise with
+ *     their NSEC3s: the zone's sorted hashes are merged again and the proofs whose covers
+ *     moved are made again (n3_plan, n3_proofs); in all an RRset whose
  *     records stay but whose RRSIGs change keeps its header (additional list, flags) over a
  *     copy of its records and the new RRSIGs; NSEC3 owners (not in the name index) are found
  *     by their hash; the zone's sig_expire is the small compile's and the old one's minimum,
