@@ -158,28 +158,37 @@ static int add_soa(struct p53_rrs *to, const struct p53_rr_view *soa, uint32_t s
 	return p53_rrs_add(to, soa->owner, soa->owner_len, 6, 1, soa->ttl, rd, soa->rdlen);
 }
 
+/* The first RRSIG over (owner, covered) in r, of at most `max` octets of RDATA: 0, or -1. */
+static int sig_find(const struct p53_rrs *r, const uint8_t *owner, size_t olen, uint16_t covered,
+		    size_t max, struct p53_rr_view *out)
+{
+	size_t pos = 0;
+
+	while (p53_rrs_next(r, &pos, out) == 1)
+		if (out->type == 46 && out->rdlen >= 18 && out->rdlen <= max &&
+		    p53_get16(out->rdata) == covered && out->owner_len == olen &&
+		    memcmp(out->owner, owner, olen) == 0)
+			return 0;
+	return -1;
+}
+
 /* The RRSIG over (owner, covered) in r deleted, and one added with a new inception,
  * expiration and signature bytes (nothing validates them here). */
 static int resign(const struct p53_rrs *r, const uint8_t *owner, size_t olen, uint16_t covered,
 		  struct p53_ixfr_step *st)
 {
 	struct p53_rr_view v;
-	size_t pos = 0;
 	uint8_t rd[1024];
 
-	while (p53_rrs_next(r, &pos, &v) == 1) {
-		if (v.type != 46 || v.rdlen < 18 || v.rdlen > sizeof(rd) || p53_get16(v.rdata) != covered ||
-		    v.owner_len != olen || memcmp(v.owner, owner, olen) != 0)
-			continue;
-		memcpy(rd, v.rdata, v.rdlen);
-		for (int k = 8; k < 16; k++)
-			rd[k] ^= 0x01; /* expiration and inception, a little later or earlier */
-		for (size_t k = v.rdlen - 8; k < v.rdlen; k++)
-			rd[k] ^= 0x5a;
-		return p53_rrs_add(&st->del, v.owner, v.owner_len, 46, 1, v.ttl, v.rdata, v.rdlen) ||
-		       p53_rrs_add(&st->add, v.owner, v.owner_len, 46, 1, v.ttl, rd, v.rdlen);
-	}
-	return -1;
+	if (sig_find(r, owner, olen, covered, sizeof(rd), &v) != 0)
+		return -1;
+	memcpy(rd, v.rdata, v.rdlen);
+	for (int k = 8; k < 16; k++)
+		rd[k] ^= 0x01; /* expiration and inception, a little later or earlier */
+	for (size_t k = v.rdlen - 8; k < v.rdlen; k++)
+		rd[k] ^= 0x5a;
+	return p53_rrs_add(&st->del, v.owner, v.owner_len, 46, 1, v.ttl, v.rdata, v.rdlen) ||
+	       p53_rrs_add(&st->add, v.owner, v.owner_len, 46, 1, v.ttl, rd, v.rdlen);
 }
 
 
@@ -234,19 +243,14 @@ static int sig_copy(const struct p53_rrs *r, const uint8_t *owner, size_t olen, 
 		    const uint8_t *new_owner, size_t nlen, struct p53_rrs *to)
 {
 	struct p53_rr_view v;
-	size_t pos = 0;
 	uint8_t rd[1024];
 
-	while (p53_rrs_next(r, &pos, &v) == 1) {
-		if (v.type != 46 || v.rdlen < 18 || v.rdlen > sizeof(rd) || p53_get16(v.rdata) != covered ||
-		    v.owner_len != olen || memcmp(v.owner, owner, olen) != 0)
-			continue;
-		memcpy(rd, v.rdata, v.rdlen);
-		for (size_t k = v.rdlen - 8; k < v.rdlen; k++)
-			rd[k] ^= 0xa5;
-		return p53_rrs_add(to, new_owner, nlen, 46, 1, v.ttl, rd, v.rdlen);
-	}
-	return -1;
+	if (sig_find(r, owner, olen, covered, sizeof(rd), &v) != 0)
+		return -1;
+	memcpy(rd, v.rdata, v.rdlen);
+	for (size_t k = v.rdlen - 8; k < v.rdlen; k++)
+		rd[k] ^= 0xa5;
+	return p53_rrs_add(to, new_owner, nlen, 46, 1, v.ttl, rd, v.rdlen);
 }
 
 /* An NSEC's RDATA with another next name. */
