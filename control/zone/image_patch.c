@@ -215,19 +215,14 @@ static bool signed_type_ok(uint16_t type, bool apex)
 	}
 }
 
-/* The node of an NSEC3 owner name of signed zone zn (hashed owners are not in the name
- * index): its first label, base32hex (RFC 4648 §7) of a SHA-1 hash, looked up in the zone's
- * sorted hashes. P53_NONE when the name is no such owner. */
-static uint32_t n3_node(const void *img, const struct p53_image_zone *zn, const uint8_t *name,
-			size_t len)
+/* The hash an NSEC3 owner name's first label spells (base32hex, RFC 4648 §7). */
+static int n3_hash_of(const uint8_t *name, uint8_t out[P53_NSEC3_HASH_LEN])
 {
-	uint8_t hash[P53_NSEC3_HASH_LEN];
 	uint64_t acc = 0;
 	int bits = 0, o = 0;
 
-	if (!(zn->dnssec & P53_ZONE_NSEC3) || name[0] != 32 || len != 33u + zn->name_len ||
-	    memcmp(name + 33, p53_image_name(img, zn->name_off), zn->name_len) != 0)
-		return P53_NONE;
+	if (name[0] != 32)
+		return -1;
 	for (int i = 1; i <= 32; i++) {
 		uint8_t c = name[i], v;
 		if (c >= '0' && c <= '9')
@@ -235,14 +230,29 @@ static uint32_t n3_node(const void *img, const struct p53_image_zone *zn, const 
 		else if (c >= 'a' && c <= 'v')
 			v = (uint8_t)(c - 'a' + 10);
 		else
-			return P53_NONE;
+			return -1;
 		acc = acc << 5 | v;
 		bits += 5;
 		if (bits >= 8) {
 			bits -= 8;
-			hash[o++] = (uint8_t)(acc >> bits);
+			out[o++] = (uint8_t)(acc >> bits);
 		}
 	}
+	return 0;
+}
+
+/* The node of an NSEC3 owner name of signed zone zn (hashed owners are not in the name
+ * index): its first label, base32hex (RFC 4648 §7) of a SHA-1 hash, looked up in the zone's
+ * sorted hashes. P53_NONE when the name is no such owner. */
+static uint32_t n3_node(const void *img, const struct p53_image_zone *zn, const uint8_t *name,
+			size_t len)
+{
+	uint8_t hash[P53_NSEC3_HASH_LEN];
+
+	if (!(zn->dnssec & P53_ZONE_NSEC3) || name[0] != 32 || len != 33u + zn->name_len ||
+	    memcmp(name + 33, p53_image_name(img, zn->name_off), zn->name_len) != 0 ||
+	    n3_hash_of(name, hash) != 0)
+		return P53_NONE;
 	const struct p53_image_nsec3 *t = p53_image_nsec3(img) + zn->proof_lo;
 	size_t lo = 0, hi = zn->proof_n;
 	while (lo < hi) {
@@ -1043,31 +1053,6 @@ static void nsec_proofs(const struct patch *p, const void *img, uint8_t *ni, uin
 
 /* ---- NSEC3 zones: the sorted hashes and the per-node proofs when names or hashes change -- */
 
-/* The hash an NSEC3 owner name's first label spells (base32hex, RFC 4648 §7). */
-static int n3_hash_of(const uint8_t *name, uint8_t out[P53_NSEC3_HASH_LEN])
-{
-	uint64_t acc = 0;
-	int bits = 0, o = 0;
-
-	if (name[0] != 32)
-		return -1;
-	for (int i = 1; i <= 32; i++) {
-		uint8_t c = name[i], v;
-		if (c >= '0' && c <= '9')
-			v = (uint8_t)(c - '0');
-		else if (c >= 'a' && c <= 'v')
-			v = (uint8_t)(c - 'a' + 10);
-		else
-			return -1;
-		acc = acc << 5 | v;
-		bits += 5;
-		if (bits >= 8) {
-			bits -= 8;
-			out[o++] = (uint8_t)(acc >> bits);
-		}
-	}
-	return 0;
-}
 
 static int n3e_cmp(const void *a, const void *b)
 {
