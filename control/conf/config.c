@@ -370,14 +370,7 @@ int p53_config_load(const char *path, struct p53_config *cfg, char *err, size_t 
 	}
 	if (cfg->metrics_listen == NULL) {
 		cfg->metrics_listen = strdup("127.0.0.1:9153");
-		if (cfg->exc.iface == NULL) {
-		cfg->exc.iface = strdup("pop53x");
-		if (cfg->exc.iface == NULL) {
-			snprintf(err, errlen, "%s: out of memory", path);
-			goto cleanup;
-		}
-	}
-	if (cfg->metrics_listen == NULL) {
+		if (cfg->metrics_listen == NULL) {
 			snprintf(err, errlen, "%s: out of memory", path);
 			goto cleanup;
 		}
