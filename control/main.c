@@ -134,10 +134,6 @@ static void log_worker(const struct p53_worker *w)
 	for (int d = 1; d < P53_PKT_DROP__MAX; d++)
 		if (s->drop[d] != 0)
 			p53_info("worker %u: dropped %s %" PRIu64, w->index, p53_pkt_drop_names[d], s->drop[d]);
-	if (w->nice != 0)
-		p53_log(w->nice_errno ? P53_LOG_WARN : P53_LOG_INFO, "worker %u: dataplane.idle.nice %d %s%s",
-			w->index, w->nice, w->nice_errno ? "not applied: " : "applied",
-			w->nice_errno ? strerror(w->nice_errno) : "");
 }
 
 static void log_tcp(const struct p53_tcp *t)
@@ -397,7 +393,6 @@ int main(int argc, char **argv)
 		w->idle_adaptive = cfg->idle == P53_IDLE_ADAPTIVE;
 		w->idle_max_us = cfg->idle_max_us;
 		w->idle_spin_polls = cfg->idle_spin_polls;
-		w->nice = cfg->worker_nice;
 		w->burst = (uint16_t)cfg->burst;
 		w->stop = &workers_stop;
 		w->notify_ring = d.notify_ring;

@@ -52,8 +52,7 @@ static void restart_needed(const struct p53_config *old, const struct p53_config
 	NOTE(old->rx_desc != new->rx_desc || old->tx_desc != new->tx_desc || old->mbufs != new->mbufs,
 	     "dataplane queue sizes");
 	NOTE(old->idle != new->idle || old->idle_max_us != new->idle_max_us ||
-	     old->idle_spin_polls != new->idle_spin_polls || old->worker_nice != new->worker_nice,
-	     "dataplane.idle");
+	     old->idle_spin_polls != new->idle_spin_polls, "dataplane.idle");
 	NOTE(old->burst != new->burst, "dataplane.burst");
 	NOTE(old->af_xdp_busy_budget != new->af_xdp_busy_budget ||
 	     old->af_xdp_force_copy != new->af_xdp_force_copy ||
@@ -88,7 +87,6 @@ static void keep_running(struct p53_config *run, struct p53_config *fresh)
 	KEEP(idle);
 	KEEP(idle_max_us);
 	KEEP(idle_spin_polls);
-	KEEP(worker_nice);
 	KEEP(burst);
 	KEEP(af_xdp_busy_budget);
 	KEEP(af_xdp_force_copy);

@@ -1,11 +1,7 @@
 /* Worker lcore loop; see worker.h. */
-#include <errno.h>
 #include <stdbool.h>
 #include <string.h>
 #include <sys/prctl.h>
-#include <sys/resource.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 #include <rte_cycles.h>
 #include <rte_ethdev.h>
@@ -515,11 +511,6 @@ int p53_worker_main(void *arg)
 	 * latency to the first packet after every idle period. One syscall, at start. */
 	if (w->idle_adaptive)
 		(void)prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
-	/* dataplane.idle.nice: a worker that sleeps when idle and runs at a lower nice value than
-	 * the kernel threads on its CPU (threaded NAPI) preempts them as soon as its sleep ends,
-	 * so its RX ring does not wait out their time slice. One syscall, at start. */
-	if (w->nice != 0 && setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), w->nice) != 0)
-		w->nice_errno = errno;
 	w->nsec3 = p53_nsec3_cache_counters();
 	if (w->qsbr != NULL) {
 		rte_rcu_qsbr_thread_register(w->qsbr, w->index);

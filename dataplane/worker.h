@@ -70,8 +70,6 @@ struct p53_worker {
 	int idle_adaptive;              /* 0: busy-poll */
 	unsigned int idle_max_us;
 	unsigned int idle_spin_polls;   /* empty polls before the first sleep */
-	int nice;                       /* the worker thread's nice value, set at start; 0 leaves it */
-	int nice_errno;                 /* set by the worker when that failed (logged at exit) */
 	uint16_t burst;                 /* frames per rx_burst, 1..P53_RX_MAX */
 	struct p53_replica *replica;    /* this worker's replica: loaded with acquire once per
 					   burst, swapped by the control thread (RCU) */

@@ -218,30 +218,10 @@ static const struct p53_conf_key metrics_keys[] = {
 	{ .name = "enabled", .fn = p53_conf_bool, CFG(metrics_enabled) },
 };
 
-/* dataplane.idle.nice: a signed integer -20..19 (the schema's integers are unsigned). */
-static int key_nice(struct p53_conf_ctx *c, const struct p53_conf_key *k, yaml_node_t *v,
-		    const char *where, void *base)
-{
-	struct p53_config *cfg = base;
-	const char *s;
-	char *end;
-	long x;
-
-	(void)k;
-	if (p53_conf_string_of(c, v, where, &s) != 0)
-		return -1;
-	x = strtol(s, &end, 10);
-	if (*s == '\0' || *end != '\0' || x < -20 || x > 19)
-		return p53_conf_expected(c, v, where, "an integer -20..19");
-	cfg->worker_nice = (int)x;
-	return 0;
-}
-
 static const struct p53_conf_key idle_keys[] = {
 	{ .name = "mode", .fn = p53_conf_enum, CFG(idle), .names = idle_names },
 	{ .name = "max_sleep_us", .fn = p53_conf_uint, CFG(idle_max_us), .min = 0, .max = 100000 },
 	{ .name = "spin_polls", .fn = p53_conf_uint, CFG(idle_spin_polls), .min = 0, .max = 1000000 },
-	{ .name = "nice", .fn = key_nice },
 };
 
 /* net_af_xdp devargs pop53d adds to `port` (port.c) unless the port string names them. */

@@ -90,7 +90,6 @@ struct p53_config {
 	enum p53_idle_mode idle;        /* dataplane.idle.mode: busy | adaptive (default) */
 	unsigned int idle_max_us;       /* dataplane.idle.max_sleep_us, default 200 */
 	unsigned int idle_spin_polls;   /* dataplane.idle.spin_polls, default 64 */
-	int worker_nice;                /* dataplane.idle.nice: the workers' nice value, default 0 */
 	unsigned int burst;             /* dataplane.burst: frames per rx_burst, default 32 */
 	unsigned int af_xdp_busy_budget; /* dataplane.af_xdp.busy_budget, default 64 (the PMD's) */
 	bool af_xdp_force_copy;         /* dataplane.af_xdp.force_copy, default false */

@@ -52,7 +52,7 @@ dataplane:
   port: "net_af_xdp0,iface=p53p,start_queue=0,queue_count=1"
   workers: ${3:-1}
   addresses: [$V4, "$V6"]
-  idle: {mode: adaptive, max_sleep_us: 100, spin_polls: 128, nice: -5}
+  idle: {mode: adaptive, max_sleep_us: 100, spin_polls: 128}
   burst: 16
   af_xdp: {busy_budget: 32, tx_budget: 16}
 ${4:+  rx_desc: $4
@@ -123,10 +123,6 @@ check "dataplane.af_xdp.tx_budget 16 is raised to 32 with a warning" \
 	grep -q 'dataplane.af_xdp.tx_budget 16: the kernel takes 32..1024 (the TX ring.s size), using 32' "$TMP/pop53d.log"
 check "dataplane.af_xdp.tx_budget reaches the socket (log: $(grep -o 'AF_XDP TX budget.*\|tx_budget .* not applied.*' "$TMP/pop53d.log" | head -1))" \
 	grep -q 'port net_af_xdp0: AF_XDP TX budget 32 frames per wakeup' "$TMP/pop53d.log"
-# dataplane.idle.nice: the worker thread (worker 0 runs on the main lcore, pop53d's main
-# thread) runs at that nice value; the control threads keep theirs.
-check "dataplane.idle.nice -5 reaches the worker thread (nice values: $(ps -L -o nice= -p "$POP53_PID" | sort | uniq -c | tr -s ' \n' ' '))" \
-	bash -c '[ "$(ps -o nice= -p "$0" | tr -d " ")" = -5 ] && ps -L -o nice= -p "$0" | grep -qx " *0"' "$POP53_PID"
 # dataplane.rx_desc's default fills net_af_xdp's RX ring with every buffer the PMD holds for it.
 check "rx_desc default: the port has 2048 rx descriptors and the PMD 2048 buffers (log: $(grep -o '[0-9]* rx / [0-9]* tx descriptors.*held by the driver' "$TMP/pop53d.log" | head -1))" \
 	grep -qE 'port net_af_xdp0 \(id [0-9]+\): .* 2048 rx / 1024 tx descriptors, .*, 2048 mbufs held by the driver' "$TMP/pop53d.log"

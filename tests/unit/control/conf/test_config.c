@@ -143,7 +143,6 @@ static const char full_yaml[] =
 	"    mode: busy\n"
 	"    max_sleep_us: 0\n"
 	"    spin_polls: 1000\n"
-	"    nice: -7\n"
 	"  burst: 64\n"
 	"  af_xdp: {busy_budget: 0, force_copy: true, tx_budget: 128}\n"
 	"  rx_desc: 2048\n"
@@ -214,7 +213,6 @@ static void test_full_config(void **state)
 	assert_int_equal(cfg.idle, P53_IDLE_BUSY);
 	assert_int_equal(cfg.idle_max_us, 0);
 	assert_int_equal(cfg.idle_spin_polls, 1000);
-	assert_int_equal(cfg.worker_nice, -7);
 	assert_int_equal(cfg.burst, 64);
 	assert_int_equal(cfg.af_xdp_busy_budget, 0);
 	assert_true(cfg.af_xdp_force_copy);
@@ -312,7 +310,6 @@ static void test_defaults(void **state)
 	assert_int_equal(cfg.idle, P53_IDLE_ADAPTIVE);
 	assert_int_equal(cfg.idle_max_us, 200);
 	assert_int_equal(cfg.idle_spin_polls, 64);
-	assert_int_equal(cfg.worker_nice, 0);
 	assert_int_equal(cfg.burst, 32);
 	assert_int_equal(cfg.af_xdp_busy_budget, 64);
 	assert_false(cfg.af_xdp_force_copy);
@@ -699,12 +696,6 @@ static const struct bad_case bad_cases[] = {
 	{ "af_xdp tx_budget too large",
 	  HEAD_SERVER HEAD_DP "  af_xdp: {tx_budget: 16385}\n" HEAD_ZONES,
 	  "6: dataplane.af_xdp.tx_budget: expected an integer 0..16384, got '16385'" },
-	{ "idle nice below -20",
-	  HEAD_SERVER HEAD_DP "  idle: {nice: -21}\n" HEAD_ZONES,
-	  "6: dataplane.idle.nice: expected an integer -20..19, got '-21'" },
-	{ "idle nice not a number",
-	  HEAD_SERVER HEAD_DP "  idle: {nice: low}\n" HEAD_ZONES,
-	  "6: dataplane.idle.nice: expected an integer -20..19, got 'low'" },
 	{ "unknown key in af_xdp",
 	  HEAD_SERVER HEAD_DP "  af_xdp: {queue: 1}\n" HEAD_ZONES,
 	  "6: dataplane.af_xdp: unknown key 'queue'" },
