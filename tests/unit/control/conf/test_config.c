@@ -237,12 +237,12 @@ static void test_full_config(void **state)
 	assert_string_equal(cfg.zones[0].name, "example.com.");
 	snprintf(want, sizeof(want), "%s/zones/example.com.zone", tmpdir);
 	assert_string_equal(cfg.zones[0].file, want);
-	assert_int_equal(cfg.zones[0].line, 34);
+	assert_int_equal(cfg.zones[0].line, 33);
 	assert_string_equal(cfg.zones[1].name, "Example.NET.");  /* case kept as written */
 	assert_string_equal(cfg.zones[1].file, "/srv/zones/example.net.zone");
-	assert_int_equal(cfg.zones[1].line, 36);
+	assert_int_equal(cfg.zones[1].line, 35);
 	assert_string_equal(cfg.zones[2].name, ".");
-	assert_int_equal(cfg.zones[2].line, 38);
+	assert_int_equal(cfg.zones[2].line, 37);
 
 	const struct p53_rrl_config *r = &cfg.abuse.rrl;
 	assert_true(r->enabled);
