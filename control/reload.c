@@ -56,7 +56,8 @@ static void restart_needed(const struct p53_config *old, const struct p53_config
 	     old->idle_spin_polls != new->idle_spin_polls, "dataplane.idle");
 	NOTE(old->burst != new->burst, "dataplane.burst");
 	NOTE(old->af_xdp_busy_budget != new->af_xdp_busy_budget ||
-	     old->af_xdp_force_copy != new->af_xdp_force_copy, "dataplane.af_xdp");
+	     old->af_xdp_force_copy != new->af_xdp_force_copy ||
+	     old->af_xdp_tx_budget != new->af_xdp_tx_budget, "dataplane.af_xdp");
 	NOTE(strcmp(old->control_socket, new->control_socket) != 0 ||
 	     str_differs(old->control_group, new->control_group), "server.control_*");
 	NOTE(old->replicas != new->replicas, "server.replicas");
@@ -90,6 +91,7 @@ static void keep_running(struct p53_config *run, struct p53_config *fresh)
 	KEEP(burst);
 	KEEP(af_xdp_busy_budget);
 	KEEP(af_xdp_force_copy);
+	KEEP(af_xdp_tx_budget);
 	KEEP(rx_desc);
 	KEEP(tx_desc);
 	KEEP(mbufs);

@@ -228,6 +228,7 @@ static const struct p53_conf_key idle_keys[] = {
 static const struct p53_conf_key af_xdp_keys[] = {
 	{ .name = "busy_budget", .fn = p53_conf_uint, CFG(af_xdp_busy_budget), .min = 0, .max = 1024 },
 	{ .name = "force_copy", .fn = p53_conf_bool, CFG(af_xdp_force_copy) },
+	{ .name = "tx_budget", .fn = p53_conf_uint, CFG(af_xdp_tx_budget), .min = 0, .max = 16384 },
 };
 
 static const struct p53_conf_key dataplane_keys[] = {

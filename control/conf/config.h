@@ -93,6 +93,8 @@ struct p53_config {
 	unsigned int burst;             /* dataplane.burst: frames per rx_burst, default 32 */
 	unsigned int af_xdp_busy_budget; /* dataplane.af_xdp.busy_budget, default 64 (the PMD's) */
 	bool af_xdp_force_copy;         /* dataplane.af_xdp.force_copy, default false */
+	unsigned int af_xdp_tx_budget;  /* dataplane.af_xdp.tx_budget: frames the kernel sends per
+					   wakeup (XDP_MAX_TX_SKB_BUDGET), 0 = the kernel's (32) */
 	unsigned int rx_desc;           /* dataplane.rx_desc, default 2048 (net_af_xdp keeps 2048 buffers in its fill ring) */
 	unsigned int tx_desc;           /* dataplane.tx_desc, default 1024 */
 	unsigned int mbufs;             /* dataplane.mbufs per worker, default 8191 */

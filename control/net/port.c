@@ -172,6 +172,34 @@ static void find_xsks(struct p53_port *p)
 	qsort(p->xsk_fd, p->n_xsk, sizeof(p->xsk_fd[0]), fd_cmp);
 }
 
+#ifndef XDP_MAX_TX_SKB_BUDGET
+#define XDP_MAX_TX_SKB_BUDGET 9 /* Linux 6.17's <linux/if_xdp.h> */
+#endif
+
+/*
+ * dataplane.af_xdp.tx_budget: how many frames the kernel takes from an AF_XDP socket's TX ring
+ * per wakeup in copy mode (a veth is copy mode). The kernel's default is 32: net_af_xdp then
+ * makes one more `sendto` (its kick_tx loop on EAGAIN) per 32 frames of a transmit burst.
+ * The kernel takes 32..the TX ring's size (Linux 6.17 or later); anything else is refused and
+ * the kernel's default stays, with a warning.
+ */
+static void tx_budget(const struct p53_port *p, unsigned int want, unsigned int txd)
+{
+	unsigned int v = RTE_MIN(RTE_MAX(want, 32u), txd);
+
+	if (v != want)
+		p53_warn("port %s: dataplane.af_xdp.tx_budget %u: the kernel takes 32..%u (the TX "
+			 "ring's size), using %u", p->name, want, txd, v);
+	for (unsigned int i = 0; i < p->n_xsk; i++)
+		if (setsockopt(p->xsk_fd[i], SOL_XDP, XDP_MAX_TX_SKB_BUDGET, &v, sizeof(v)) != 0) {
+			p53_warn("port %s: dataplane.af_xdp.tx_budget %u not applied: %s (the kernel's "
+				 "32 frames per wakeup stay; XDP_MAX_TX_SKB_BUDGET needs Linux 6.17)",
+				 p->name, v, strerror(errno));
+			return;
+		}
+	p53_info("port %s: AF_XDP TX budget %u frames per wakeup", p->name, v);
+}
+
 unsigned int p53_port_xsk_stats(const struct p53_port *p, struct p53_xsk_stats *out)
 {
 	unsigned int n = 0;
@@ -322,6 +350,8 @@ int p53_port_open(struct p53_port *p, const struct p53_config *cfg, const unsign
 			 "for its RX ring: at most %u frames wait, the others are dropped (port.xsk_drops "
 			 "rx_dropped); a dataplane.rx_desc above %u adds nothing", p->name, rxd, held,
 			 held, held);
+	if (cfg->af_xdp_tx_budget > 0 && p->n_xsk > 0)
+		tx_budget(p, cfg->af_xdp_tx_budget, txd);
 	if (p->owner[0] != '\0' && p53_xdp_owner_write(p->owner, p->iface) != 0) {
 		p53_warn("port %s: cannot record libxdp's program on %s in %s: after a crash, "
 			 "`ip link set %s xdp off` before restarting", p->name, p->iface, p->owner, p->iface);

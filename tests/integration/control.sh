@@ -54,7 +54,7 @@ dataplane:
   addresses: [$V4, "$V6"]
   idle: {mode: adaptive, max_sleep_us: 100, spin_polls: 128}
   burst: 16
-  af_xdp: {busy_budget: 32}
+  af_xdp: {busy_budget: 32, tx_budget: 16}
 ${4:+  rx_desc: $4
 }zones:
   - {name: example.com, file: $ZONE}
@@ -117,6 +117,12 @@ check "status shows the identity" grep -q 'identity test-pop' <<<"$out"
 check "status shows the port" grep -q '^port net_af_xdp0' <<<"$out"
 check "dataplane.af_xdp.busy_budget reaches the device string (log: $(grep -o 'probing .*' "$TMP/pop53d.log" | head -1))" \
 	grep -qE 'port net_af_xdp0: probing net_af_xdp0,iface=p53p,start_queue=0,queue_count=1,busy_budget=32,xdp_prog=' "$TMP/pop53d.log"
+# dataplane.af_xdp.tx_budget: below the kernel's floor of 32, raised to it with a warning, then
+# set on the PMD's socket (XDP_MAX_TX_SKB_BUDGET, Linux 6.17 or later).
+check "dataplane.af_xdp.tx_budget 16 is raised to 32 with a warning" \
+	grep -q 'dataplane.af_xdp.tx_budget 16: the kernel takes 32..1024 (the TX ring.s size), using 32' "$TMP/pop53d.log"
+check "dataplane.af_xdp.tx_budget reaches the socket (log: $(grep -o 'AF_XDP TX budget.*\|tx_budget .* not applied.*' "$TMP/pop53d.log" | head -1))" \
+	grep -q 'port net_af_xdp0: AF_XDP TX budget 32 frames per wakeup' "$TMP/pop53d.log"
 # dataplane.rx_desc's default fills net_af_xdp's RX ring with every buffer the PMD holds for it.
 check "rx_desc default: the port has 2048 rx descriptors and the PMD 2048 buffers (log: $(grep -o '[0-9]* rx / [0-9]* tx descriptors.*held by the driver' "$TMP/pop53d.log" | head -1))" \
 	grep -qE 'port net_af_xdp0 \(id [0-9]+\): .* 2048 rx / 1024 tx descriptors, .*, 2048 mbufs held by the driver' "$TMP/pop53d.log"

@@ -144,7 +144,7 @@ static const char full_yaml[] =
 	"    max_sleep_us: 0\n"
 	"    spin_polls: 1000\n"
 	"  burst: 64\n"
-	"  af_xdp: {busy_budget: 0, force_copy: true}\n"
+	"  af_xdp: {busy_budget: 0, force_copy: true, tx_budget: 128}\n"
 	"  rx_desc: 2048\n"
 	"  tx_desc: 512\n"
 	"  mbufs: 16383\n"
@@ -216,6 +216,7 @@ static void test_full_config(void **state)
 	assert_int_equal(cfg.burst, 64);
 	assert_int_equal(cfg.af_xdp_busy_budget, 0);
 	assert_true(cfg.af_xdp_force_copy);
+	assert_int_equal(cfg.af_xdp_tx_budget, 128);
 	assert_int_equal(cfg.rx_desc, 2048);
 	assert_int_equal(cfg.tx_desc, 512);
 	assert_int_equal(cfg.mbufs, 16383);
@@ -312,6 +313,7 @@ static void test_defaults(void **state)
 	assert_int_equal(cfg.burst, 32);
 	assert_int_equal(cfg.af_xdp_busy_budget, 64);
 	assert_false(cfg.af_xdp_force_copy);
+	assert_int_equal(cfg.af_xdp_tx_budget, 0);
 	assert_int_equal(cfg.rx_desc, 2048);
 	assert_int_equal(cfg.tx_desc, 1024);
 	assert_int_equal(cfg.mbufs, 8191);
@@ -691,6 +693,9 @@ static const struct bad_case bad_cases[] = {
 	{ "af_xdp busy_budget too large",
 	  HEAD_SERVER HEAD_DP "  af_xdp: {busy_budget: 1025}\n" HEAD_ZONES,
 	  "6: dataplane.af_xdp.busy_budget: expected an integer 0..1024, got '1025'" },
+	{ "af_xdp tx_budget too large",
+	  HEAD_SERVER HEAD_DP "  af_xdp: {tx_budget: 16385}\n" HEAD_ZONES,
+	  "6: dataplane.af_xdp.tx_budget: expected an integer 0..16384, got '16385'" },
 	{ "unknown key in af_xdp",
 	  HEAD_SERVER HEAD_DP "  af_xdp: {queue: 1}\n" HEAD_ZONES,
 	  "6: dataplane.af_xdp: unknown key 'queue'" },
