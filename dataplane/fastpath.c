@@ -1836,13 +1836,13 @@ static inline __attribute__((always_inline)) void reply_udp(uint8_t *u, const ui
 							    uint64_t tail)
 {
 	uint16_t ulen = (uint16_t)(8 + dns_len);
+	const uint16_t qe = q->question_end;    /* before the stores, as in fast_reply() */
 	uint8_t t[2];
 
 	memcpy(t, u, 2);
 	memcpy(u, u + 2, 2);
 	memcpy(u + 2, t, 2);
 	p53_put16(u + 4, ulen);
-	uint16_t qe = q->question_end;
 	uint64_t s = p53_csum_add(d, P53_DNS_HDR_LEN, keep);
 	s = p53_csum_addc(s, (uint64_t)rte_cpu_to_be_16(ulen) * 2);
 	uint64_t r = tail != P53_FAST_NO_SUM ? tail : p53_csum_add(d + qe, (size_t)dns_len - qe, 0);
@@ -1862,6 +1862,7 @@ static __attribute__((noinline)) size_t fast_reply6(uint8_t *frame, const struct
 						    uint64_t keep, uint64_t tail)
 {
 	uint8_t *ip = frame + 14;
+	const size_t dns_off = pkt->dns_off;    /* before the stores, as in fast_reply() */
 	uint8_t t[16];
 
 	memcpy(t, frame, 6);
@@ -1874,7 +1875,7 @@ static __attribute__((noinline)) size_t fast_reply6(uint8_t *frame, const struct
 	p53_put16(ip + 4, (uint16_t)(8 + dns_len));
 	ip[7] = 64;
 	reply_udp(ip + 40, ip + 48, dns_len, q, keep, tail);
-	return (size_t)pkt->dns_off + dns_len;
+	return dns_off + dns_len;
 }
 
 static inline __attribute__((always_inline)) size_t fast_reply(uint8_t *frame,
@@ -1885,9 +1886,12 @@ static inline __attribute__((always_inline)) size_t fast_reply(uint8_t *frame,
 {
 	if (__builtin_expect(pkt->ipv6, 0))
 		return fast_reply6(frame, pkt, dns_len, q, keep, tail);
+	/* Read once: for the compiler a store through `frame` may alias *pkt, and it would load
+	 * pkt (and the field) again after the stores below. */
+	const size_t dns_off = pkt->dns_off;
 	uint8_t *ip = frame + pkt->l3_off;
 	uint8_t *u = frame + pkt->l4_off;
-	uint8_t *d = frame + pkt->dns_off;
+	uint8_t *d = frame + dns_off;
 	uint16_t ulen = (uint16_t)(8 + dns_len);
 	uint8_t t[6];
 	uint32_t addr;
@@ -1915,7 +1919,7 @@ static inline __attribute__((always_inline)) size_t fast_reply(uint8_t *frame,
 	uint16_t ic = (uint16_t)~p53_csum_fold(p53_csum_addc(a, hs));
 	memcpy(ip + 10, &ic, 2);
 	reply_udp(u, d, dns_len, q, keep, tail);
-	return (size_t)pkt->dns_off + dns_len;
+	return dns_off + dns_len;
 }
 
 int p53_fast_parse(const uint8_t *frame, uint16_t len, int verify, const uint8_t mac[6],
