@@ -522,8 +522,9 @@ struct ref_tpl {
 	uint32_t w[2];          /* len | ns << 16 | ar << 32: its result less the position */
 	uint16_t need128;       /* need, at least 128 (the copy's fixed size) */
 	uint16_t lcap;          /* L below it: no pointer's low byte carries (0: never) */
-	uint8_t cut_len;        /* the cut's name length */
 	uint8_t lab_max;        /* CTAB_MAX - nc: the question's labels at most */
+	uint8_t hi_plain;       /* no pointer past its first 64 bytes: those copied as they are */
+	uint16_t base;          /* P53_DNS_HDR_LEN + the cut's name length + 4: pos - base = L */
 	uint16_t patch[];       /* where each pointer is; the bytes follow, then the mask
 				   (0xff at each pointer's low byte, 0 elsewhere) */
 };
@@ -844,8 +845,12 @@ static int ref_make(const void *img, uint32_t ci, struct ref_tpl *p, size_t room
 	memcpy(p->w, &w, sizeof(w));
 	p->need128 = (uint16_t)(need > 128 ? need : 128);
 	p->lcap = (uint16_t)(len <= 128 ? 256 - lo_max : 0);
-	p->cut_len = cut->name_len;
+	p->base = (uint16_t)(P53_DNS_HDR_LEN + cut->name_len + 4);
 	p->lab_max = (uint8_t)(CTAB_MAX - labels);
+	p->hi_plain = 1;
+	for (size_t k = 0; k < n_patch; k++)
+		if (patch[k] + 1u >= 64)
+			p->hi_plain = 0;
 	return 1;
 }
 
@@ -947,7 +952,7 @@ static __attribute__((noinline)) struct ref_ret ref_answer(const void *img,
 	}
 	const struct ref_tpl *p = (const struct ref_tpl *)((const uint8_t *)t + sl->off);
 	uint16_t pos = (uint16_t)pl, limit = (uint16_t)(pl >> 16);
-	uint32_t L = (uint32_t)q->qname_len - p->cut_len;
+	uint32_t L = (uint32_t)pos - p->base;
 	if (q->qname_labels > p->lab_max || (uint32_t)pos + p->need128 > limit || L >= p->lcap ||
 	    pos != P53_DNS_HDR_LEN + q->qname_len + 4)
 		return ref_answer_slow(img, conf, q, msg, pl, ci);
@@ -960,7 +965,11 @@ static __attribute__((noinline)) struct ref_ret ref_answer(const void *img,
 	ref_add16(o + 16, b + 16, m + 16, l);
 	ref_add16(o + 32, b + 32, m + 32, l);
 	ref_add16(o + 48, b + 48, m + 48, l);
-	if (p->len > 64) {
+	if (p->len > 64 && p->hi_plain) {
+		memcpy(o + 64, b + 64, 32);
+		if (p->len > 96)
+			memcpy(o + 96, b + 96, 32);
+	} else if (p->len > 64) {
 		ref_add16(o + 64, b + 64, m + 64, l);
 		ref_add16(o + 80, b + 80, m + 80, l);
 		if (p->len > 96) {
