@@ -530,7 +530,7 @@ struct ref_tpl {
 };
 
 #define REF_TPL_MAX  1024u      /* bytes of a template at most: a bigger referral is written */
-#define REF_PAD      128u       /* bytes after the last template: ref_answer() and ref_put() read 128 */
+#define REF_PAD      128u       /* bytes after the last template: the copies read 128 */
 
 /* referral() from a template: the same bytes, or 0 when there is none for this cut or it does
  * not stand for what referral() would write here. Returns the new position in the low 16 bits
