@@ -518,11 +518,19 @@ struct ref_tpl {
 	uint32_t mult;          /* what L adds to the sum: 256 per pointer at an even offset,
 				   1 per pointer at an odd one (RFC 1071: a byte swap of a
 				   16-bit word is a multiplication by 256 modulo 0xffff) */
-	uint16_t patch[];       /* where each pointer is; the bytes follow */
+	/* ref_answer()'s masked copy (REF_MASKED): */
+	uint32_t w[2];          /* len | ns << 16 | ar << 32: its result less the position */
+	uint16_t need128;       /* need, at least 128 (the copy's fixed size) */
+	uint16_t lcap;          /* L below it: no pointer's low byte carries (0: never) */
+	uint8_t lab_max;        /* CTAB_MAX - nc: the question's labels at most */
+	uint8_t hi_plain;       /* no pointer past its first 64 bytes: those copied as they are */
+	uint16_t base;          /* P53_DNS_HDR_LEN + the cut's name length + 4: pos - base = L */
+	uint16_t patch[];       /* where each pointer is; the bytes follow, then the mask
+				   (0xff at each pointer's low byte, 0 elsewhere) */
 };
 
 #define REF_TPL_MAX  1024u      /* bytes of a template at most: a bigger referral is written */
-#define REF_PAD      128u       /* bytes after the last template: ref_put() copies 128 */
+#define REF_PAD      128u       /* bytes after the last template: the copies read 128 */
 
 /* referral() from a template: the same bytes, or 0 when there is none for this cut or it does
  * not stand for what referral() would write here. Returns the new position in the low 16 bits
@@ -601,7 +609,7 @@ static size_t ref_bound(const void *img, const struct p53_image_node *n)
 	}
 	if (len > REF_TPL_MAX || recs > 255)
 		return 0;
-	return (sizeof(struct ref_tpl) + 2 * recs + len + 3) & ~(size_t)3;
+	return (sizeof(struct ref_tpl) + 2 * recs + 2 * len + 3) & ~(size_t)3;
 }
 
 /*
@@ -820,8 +828,29 @@ static int ref_make(const void *img, uint32_t ci, struct ref_tpl *p, size_t room
 	p->n_patch = (uint8_t)n_patch;
 	p->mult = mult;
 	memcpy(p->patch, patch, 2 * n_patch);
-	memcpy(p->patch + n_patch, o, len);
+	uint8_t *b = (uint8_t *)(p->patch + n_patch), *m = b + len;
+	memcpy(b, o, len);
 	p->sum = p53_csum_fold(p53_csum_add(o, len, 0));
+	/* The masked copy: a pointer's low byte plus L stays below 256 for L < lcap, so adding
+	   L to that byte alone is adding it to the pointer. */
+	unsigned int lo_max = 0;
+	memset(m, 0, len);
+	for (size_t k = 0; k < n_patch; k++) {
+		unsigned int lo = o[patch[k] + 1];
+		if (lo > lo_max)
+			lo_max = lo;
+		m[patch[k] + 1] = 0xff;
+	}
+	uint64_t w = (uint64_t)len | (uint64_t)ns << 16 | (uint64_t)ar << 32;
+	memcpy(p->w, &w, sizeof(w));
+	p->need128 = (uint16_t)(need > 128 ? need : 128);
+	p->lcap = (uint16_t)(len <= 128 ? 256 - lo_max : 0);
+	p->base = (uint16_t)(P53_DNS_HDR_LEN + cut->name_len + 4);
+	p->lab_max = (uint8_t)(CTAB_MAX - labels);
+	p->hi_plain = 1;
+	for (size_t k = 0; k < n_patch; k++)
+		if (patch[k] + 1u >= 64)
+			p->hi_plain = 0;
 	return 1;
 }
 
@@ -854,10 +883,10 @@ struct ref_ret {
 	uint64_t ts;            /* the sum of what it wrote and the OPT, or P53_FAST_NO_SUM */
 };
 
-static __attribute__((noinline)) struct ref_ret ref_answer(const void *img,
-							   const struct p53_answer_conf *conf,
-							   const struct p53_query *q, uint8_t *msg,
-							   uint64_t pl, uint32_t ci)
+static __attribute__((noinline)) struct ref_ret ref_answer_slow(const void *img,
+								const struct p53_answer_conf *conf,
+								const struct p53_query *q, uint8_t *msg,
+								uint64_t pl, uint32_t ci)
 {
 	const struct p53_image_node *cut = p53_image_node(img, ci);
 	uint16_t pos = (uint16_t)pl, limit = (uint16_t)(pl >> 16), ours = (uint16_t)(pl >> 32);
@@ -875,6 +904,85 @@ static __attribute__((noinline)) struct ref_ret ref_answer(const void *img,
 	uint16_t ns = 0, ar = 0;
 	uint16_t end = referral(img, q, msg, pos, limit, cut, &ns, &ar);
 	r.w = end == 0 ? 0 : (uint64_t)end | (uint64_t)ns << 16 | (uint64_t)ar << 32;
+	return r;
+}
+
+/* 16 bytes of a template plus L at its mask's bytes (a vector of 16 where the target has one:
+ * SSE2 on x86-64, the compiler's pieces elsewhere). */
+typedef uint8_t ref_v16 __attribute__((vector_size(16)));
+static inline __attribute__((always_inline)) void ref_add16(uint8_t *o, const uint8_t *b,
+							   const uint8_t *m, ref_v16 l)
+{
+	ref_v16 x, y;
+
+	memcpy(&x, b, 16);
+	memcpy(&y, m, 16);
+	x += y & l;
+	memcpy(o, &x, 16);
+}
+
+/*
+ * The referral for cut node `ci` (a strict ancestor of the question name or the name itself,
+ * fast_answer(), at `pos` = q->question_end): the template's bytes in 4, 6 or 8 moves of
+ * 16 bytes, each plus L at the pointers' low bytes (its mask) when none carries (L < lcap, a
+ * template of at most 128 bytes and room for 128), else ref_answer_slow(): the template's copy
+ * and one add per pointer (ref_put), or referral() when the cut has none. `pl`: the write
+ * position, the size limit above it, our payload size above that (the OPT's sum). Out of line,
+ * with its results in two registers: fast_answer()'s register allocation does not depend on
+ * what the referral writers keep live; the slow one is a tail call, so this one saves no
+ * registers.
+ */
+static __attribute__((noinline)) struct ref_ret ref_answer(const void *img,
+							   const struct p53_answer_conf *conf,
+							   const struct p53_query *q, uint8_t *msg,
+							   uint64_t pl, uint32_t ci)
+{
+	const struct ref_tab *t = conf->ref;
+
+	if (t == NULL)
+		return ref_answer_slow(img, conf, q, msg, pl, ci);
+	uint32_t i = ci & t->mask;
+	const struct ref_slot *sl;
+	for (;; i = (i + 1) & t->mask) {
+		sl = &t->slot[i];
+		if (sl->node == ci)
+			break;
+		if (sl->node == P53_NONE)
+			return ref_answer_slow(img, conf, q, msg, pl, ci);
+	}
+	const struct ref_tpl *p = (const struct ref_tpl *)((const uint8_t *)t + sl->off);
+	uint16_t pos = (uint16_t)pl, limit = (uint16_t)(pl >> 16);
+	uint32_t L = (uint32_t)pos - p->base;
+	if (q->qname_labels > p->lab_max || (uint32_t)pos + p->need128 > limit || L >= p->lcap ||
+	    pos != P53_DNS_HDR_LEN + q->qname_len + 4)
+		return ref_answer_slow(img, conf, q, msg, pl, ci);
+	uint8_t *o = msg + pos;
+	const uint8_t *b = (const uint8_t *)(p->patch + p->n_patch);
+	const uint8_t *m = b + p->len;
+	ref_v16 l = { 0 };
+	l += (uint8_t)L;
+	ref_add16(o, b, m, l);
+	ref_add16(o + 16, b + 16, m + 16, l);
+	ref_add16(o + 32, b + 32, m + 32, l);
+	ref_add16(o + 48, b + 48, m + 48, l);
+	if (p->len > 64 && p->hi_plain) {
+		memcpy(o + 64, b + 64, 32);
+		if (p->len > 96)
+			memcpy(o + 96, b + 96, 32);
+	} else if (p->len > 64) {
+		ref_add16(o + 64, b + 64, m + 64, l);
+		ref_add16(o + 80, b + 80, m + 80, l);
+		if (p->len > 96) {
+			ref_add16(o + 96, b + 96, m + 96, l);
+			ref_add16(o + 112, b + 112, m + 112, l);
+		}
+	}
+	struct ref_ret r;
+	memcpy(&r.w, p->w, sizeof(r.w));
+	r.w += pos;
+	r.ts = p->sum + (uint64_t)L * p->mult;
+	if (q->edns)
+		r.ts += opt_sum((uint16_t)(pl >> 32), 0, p->len & 1u);
 	return r;
 }
 

@@ -88,7 +88,8 @@ void p53_fast_neg_build(const void *img, struct p53_fast_neg *t);
  * into the question (at the cut or one of its ancestors) or into what the referral itself
  * wrote. The template holds them for a question that is the cut itself; a question with L
  * bytes of labels before the cut moves both by L, so each gets L added (and the checksum's
- * sum L times a per-template multiplier). A
+ * sum L times a per-template multiplier): by the copy itself, which adds L at a mask of the
+ * pointers' low bytes when none carries, else one add per pointer. A
  * template is used only where the writer it stands for would give the same bytes (the size
  * limit leaves room for what the writer checks, the question's labels and the template's fit
  * answer.c's compression table); otherwise the writer runs, as without a template.
@@ -96,7 +97,7 @@ void p53_fast_neg_build(const void *img, struct p53_fast_neg *t);
 #define P53_FAST_REF_MAX 16384u /* delegations that get a template (the first, in node order) */
 
 /** Bytes p53_fast_ref_build() needs for `img` (an upper bound, with 128 bytes of padding after
- * the last template: the fast path copies a short template in 64-byte moves), or 0: no
+ * the last template: the fast path copies a short template in 16-byte moves), or 0: no
  * template to build. */
 size_t p53_fast_ref_size(const void *img);
 
