@@ -31,15 +31,31 @@ summary() { # one plain summary line from meson's own log, for readers and CI al
 /usr/bin/python3 - "$1/meson-logs/testlog.json" <<'PY' || true
 import json, sys
 ok = bad = skip = 0
+failed = []
 for line in open(sys.argv[1]):
-    r = json.loads(line)["result"]
+    t = json.loads(line)
+    r = t["result"]
     if r in ("OK", "EXPECTEDFAIL"): ok += 1
     elif r == "SKIP": skip += 1
-    else: bad += 1
-print(f"{ok} passed, {bad} failed, {skip} skipped")
+    else:
+        bad += 1
+        failed.append(f"{t['name']} ({r})")
+print(f"{ok} passed, {bad} failed, {skip} skipped" + (": " + ", ".join(failed) if failed else ""))
 PY
 }
-summary "$BUILD"
+failures() { # the end of each failed test's output, for a log cut to its tail
+/usr/bin/python3 - "$1/meson-logs/testlog.json" <<'PY' || true
+import json, sys
+for line in open(sys.argv[1]):
+    t = json.loads(line)
+    if t["result"] not in ("OK", "EXPECTEDFAIL", "SKIP"):
+        out = (t.get("stdout") or "").splitlines()[-25:]
+        print(f"--- the end of {t['name']}'s output ({t['result']}):")
+        print("\n".join(out))
+PY
+}
+first=$(summary "$BUILD")
+echo "$first"
 
 # The sanitizer job: the same tests on an ASAN + UBSAN build. UBSan stops at the first error
 # instead of printing and going on; LeakSanitizer reports leaks at exit (a test that checks
@@ -63,8 +79,13 @@ if [ "${SANITIZE:-1}" = 1 ] && [ $# -eq 0 ]; then
 		meson test -C "$ASAN_BUILD" --print-errorlogs --num-processes 1
 	arc=$?
 	set -e
-	printf 'sanitizer job: '
-	summary "$ASAN_BUILD"
+	asan_summary=$(summary "$ASAN_BUILD")
+	echo "sanitizer job: $asan_summary"
 	[ "$arc" -eq 0 ] || rc=$arc
 fi
+# Both passes' results last, where a log cut to its tail still shows them.
+failures "$BUILD"
+[ -z "${asan_summary:-}" ] || failures "$ASAN_BUILD"
+echo "first pass: $first"
+[ -z "${asan_summary:-}" ] || echo "sanitizer job: $asan_summary"
 exit $rc

@@ -1163,14 +1163,17 @@ void *p53_steer_build_signed(const struct p53_steer_conf *conf, const struct p53
 				   /* Indices fit the image node's 16 bits (image.h) or are not used */
 				   .layout = conf->n_records < UINT16_MAX ? conf->layout : 0 };
 	/* Each owner's records in a chain, from its first (the image node's index). */
-	for (int i = 0; i < conf->n_records && conf->n_records < UINT16_MAX; i++)
-		for (int j = i + 1; j < conf->n_records; j++)
-			if (conf->records[j].lname_len == conf->records[i].lname_len &&
-			    memcmp(conf->records[j].lname, conf->records[i].lname,
-				   conf->records[i].lname_len) == 0) {
-				recs[i].next = (uint16_t)(j + 1);
-				break;
-			}
+	if (conf->n_records < UINT16_MAX) {
+		int *prev = malloc((conf->n_records > 0 ? (size_t)conf->n_records : 1) * sizeof(*prev));
+		if (prev == NULL || p53_steer_conf_owner_links(conf, prev) != 0) {
+			free(prev);
+			goto oom;
+		}
+		for (int i = 0; i < conf->n_records; i++)
+			if (prev[i] >= 0)
+				recs[prev[i]].next = (uint16_t)(i + 1);
+		free(prev);
+	}
 	size_t off = al8(sizeof(h));
 	h.records_off = (uint32_t)off;
 	off = al8(off + (size_t)conf->n_records * sizeof(*recs));

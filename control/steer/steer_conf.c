@@ -411,8 +411,8 @@ static int geo_rules(const struct p53_steer_record *r, bool asn)
 }
 
 /* What a record needs that its keys alone do not say. */
-static int record_check(struct p53_conf_ctx *c, const struct p53_steer_conf *s, int idx,
-			yaml_node_t *item, const char *iw)
+static int record_check(struct p53_conf_ctx *c, const struct p53_steer_conf *s, const int *prev,
+			int idx, yaml_node_t *item, const char *iw)
 {
 	const struct p53_steer_record *r = &s->records[idx];
 
@@ -480,10 +480,13 @@ static int record_check(struct p53_conf_ctx *c, const struct p53_steer_conf *s, 
 			return p53_conf_fail(c, item, "%s.geo[%d]: never used: the policy has no %s step", iw, i,
 					     asn ? "asn" : "geo");
 	}
-	for (int i = 0; i < idx; i++) {
-		const struct p53_steer_record *o = &s->records[i];
-		if (o->lname_len != r->lname_len || memcmp(o->lname, r->lname, r->lname_len) != 0)
-			continue;
+	/* The first earlier record of the owner that r may not stand beside, as a scan of the
+	 * list in order would find it. */
+	const struct p53_steer_record *o = NULL;
+	for (int i = prev[idx]; i >= 0; i = prev[i])
+		if (s->records[i].type == r->type || s->records[i].type == 5 || r->type == 5)
+			o = &s->records[i];
+	if (o != NULL) {
 		if (o->type == r->type)
 			return p53_conf_fail(c, item, "%s: %s %s is already steered at line %d", iw, r->owner,
 					     type_names[r->type_idx], o->line);
@@ -536,6 +539,42 @@ static const struct p53_conf_key steer_keys[] = {
 	{ .name = "records", .fn = records_of },
 };
 
+struct owner_ref {
+	const struct p53_steer_record *r;
+	int i;
+};
+
+static int owner_ref_cmp(const void *x, const void *y)
+{
+	const struct owner_ref *p = x, *q = y;
+
+	if (p->r->lname_len != q->r->lname_len)
+		return p->r->lname_len < q->r->lname_len ? -1 : 1;
+	int c = memcmp(p->r->lname, q->r->lname, p->r->lname_len);
+	if (c != 0)
+		return c;
+	return p->i < q->i ? -1 : p->i > q->i;
+}
+
+int p53_steer_conf_owner_links(const struct p53_steer_conf *s, int *prev)
+{
+	struct owner_ref *ref = malloc((s->n_records > 0 ? (size_t)s->n_records : 1) * sizeof(*ref));
+
+	if (ref == NULL)
+		return -1;
+	for (int i = 0; i < s->n_records; i++) {
+		ref[i] = (struct owner_ref){ .r = &s->records[i], .i = i };
+		prev[i] = -1;
+	}
+	qsort(ref, (size_t)s->n_records, sizeof(*ref), owner_ref_cmp);
+	for (int k = 1; k < s->n_records; k++)
+		if (ref[k].r->lname_len == ref[k - 1].r->lname_len &&
+		    memcmp(ref[k].r->lname, ref[k - 1].r->lname, ref[k].r->lname_len) == 0)
+			prev[ref[k].i] = ref[k - 1].i;
+	free(ref);
+	return 0;
+}
+
 int p53_steer_conf_section(struct p53_conf_ctx *c, const struct p53_conf_key *k, yaml_node_t *v,
 			   const char *where, void *base)
 {
@@ -545,6 +584,11 @@ int p53_steer_conf_section(struct p53_conf_ctx *c, const struct p53_conf_key *k,
 	s->line = (int)v->start_mark.line + 1;
 	if (p53_conf_map(c, v, steer_keys, P53_CONF_NKEYS(steer_keys), where, c->key, s) != 0)
 		return -1;
+	int *prev = malloc((s->n_records > 0 ? (size_t)s->n_records : 1) * sizeof(*prev));
+	if (prev == NULL || p53_steer_conf_owner_links(s, prev) != 0) {
+		free(prev);
+		return p53_conf_fail(c, v, "out of memory");
+	}
 	for (int i = 0; i < s->n_records; i++) {
 		yaml_node_t *it = NULL;
 		yaml_node_pair_t *p;
@@ -555,9 +599,12 @@ int p53_steer_conf_section(struct p53_conf_ctx *c, const struct p53_conf_key *k,
 				it = p53_conf_seq_item(c, yaml_document_get_node(c->doc, p->value), i);
 		}
 		snprintf(iw, sizeof(iw), "%s.records[%d]", where, i);
-		if (record_check(c, s, i, it, iw) != 0)
+		if (record_check(c, s, prev, i, it, iw) != 0) {
+			free(prev);
 			return -1;
+		}
 	}
+	free(prev);
 	return 0;
 }
 

@@ -116,6 +116,14 @@ struct p53_steer_conf {
  */
 void p53_steer_conf_layout(struct p53_steer_conf *s, const struct p53_steer_conf *old);
 
+/**
+ * Link the records of one owner: prev[i] is the index of the record before record i (in
+ * config order) with the same owner, -1 when i is its owner's first. Sorts an index of the
+ * records by owner: n log n, not a scan of the list per record (a map of tens of thousands
+ * of steered names must load in well under a second). -1 when out of memory.
+ */
+int p53_steer_conf_owner_links(const struct p53_steer_conf *s, int *prev);
+
 /** Table handler for the `steering:` row of the top-level table. */
 int p53_steer_conf_section(struct p53_conf_ctx *c, const struct p53_conf_key *k, yaml_node_t *v,
 			   const char *where, void *base);

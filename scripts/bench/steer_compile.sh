@@ -5,7 +5,7 @@
 # p53_steer_sources_load, p53_steer_build). The table is one copy shared by every worker
 # (docs/ARCHITECTURE.md, Steering), so its bytes are the bytes per replica.
 #
-# Usage: scripts/bench/steer_compile.sh [--runs N] [--only map|geo]
+# Usage: scripts/bench/steer_compile.sh [--runs N] [--only map|geo|records]
 # Environment: BUILD (meson build dir, default build), MAP_N (map networks, default 1000000),
 # GEO_N (MMDB networks, default 1000000), GEO_SHAPE (steer_big.py's geo (default: the MMDB of
 # the 1M figures, mostly IPv6) or city (GeoLite2-City-shaped: 75 % IPv4, with MaxMind's
@@ -15,6 +15,9 @@
 # (scripts/bench/mmdb_write.c) is ours, checked against it by scripts/bench/mmdb_write_check.sh;
 # python, tests/steer/mmdb_writer.py, wrote the 1M figures: 731 s and 3.5 GB).
 # The sources are generated once per build directory by scripts/bench/steer_big.py (seed 53).
+# records: RECORDS_N (default 30000) steered names (one A each, over a one-entry map): what the
+# config's records cost to load and link by owner: the whole process's wall and CPU time
+# (process_wall_s, process_cpu_s = user+sys), of which build_s is p53_steer_build.
 # Prints one line per run: p53-steer-compile's key=value and bytes_per_network.
 set -euo pipefail
 
@@ -47,6 +50,18 @@ log() { echo "[steer_compile $(date +%H:%M:%S)] $*" >&2; }
 case $GEO_SHAPE in geo) GEO_TAG=$GEO_N ;; city) GEO_TAG=city-$GEO_N ;; *) echo "steer_compile.sh: GEO_SHAPE is geo or city" >&2; exit 2 ;; esac
 ALIAS=
 [ "$GEO_SHAPE" = city ] && ALIAS=--alias
+RECORDS_N=${RECORDS_N:-30000}
+if [ ! -s "$D/records-$RECORDS_N.yaml" ] && [[ " $ONLY " == *" records "* ]]; then
+	log "generating a config of $RECORDS_N steered records"
+	echo '[{"networks": ["198.51.100.0/24"], "labels": ["ORD", "LAX"]}]' >"$D/records-map.json"
+	{
+		printf 'server:\n  identity: bench\ndataplane:\n  port: net_null0\n  addresses: [192.0.2.1]\n'
+		printf 'zones:\n  - {name: example.com, file: example.com.zone}\n'
+		printf 'steering:\n  map: %s\n  records:\n' "$D/records-map.json"
+		awk -v n="$RECORDS_N" 'BEGIN { for (i = 0; i < n; i++)
+			printf "    - {owner: w%06d.example.com., type: A, policy: [map], pool: [{name: a1, address: 10.0.0.1, pop: ORD}, {name: a2, address: 10.0.0.2, pop: LAX}]}\n", i }'
+	} >"$D/records-$RECORDS_N.yaml"
+fi
 if [ ! -s "$D/map-$MAP_N.json" ] && [[ " $ONLY " == *" map "* ]]; then
 	log "generating a map of $MAP_N networks"
 	python3 "$ROOT/scripts/bench/steer_big.py" map "$MAP_N" "$D/map-$MAP_N.json"
@@ -100,6 +115,14 @@ config map map "$D/map-$MAP_N.json" >"$D/map.yaml"
 config geo geoip "$GEO_DB" >"$D/geo.yaml"
 
 for what in $ONLY; do
+	if [ "$what" = records ]; then
+		for _ in $(seq 1 "$RUNS"); do
+			out=$(/usr/bin/time -f "process_wall_s=%e process_cpu_s=%U+%S" "$BIN" \
+				"$D/records-$RECORDS_N.yaml" 2>&1)
+			echo "records n=$RECORDS_N $(tr '\n' ' ' <<<"$out")"
+		done
+		continue
+	fi
 	n=$MAP_N
 	[ "$what" = geo ] && n=$GEO_N
 	for _ in $(seq 1 "$RUNS"); do

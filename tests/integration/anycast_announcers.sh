@@ -88,7 +88,7 @@ protocol static p53_anycast_dp { disabled; ipv4; route $P4 unreachable; }
 protocol bgp up4 {
 	local $BGP_HOST4 as 65053;
 	neighbor 192.0.2.1 as 65000;
-	hold time 3; keepalive time 1; connect retry time 1;
+	hold time 3; keepalive time 1; connect retry time 1; error wait time 1, 2;
 	ipv4 {
 		import none;
 		export filter {
