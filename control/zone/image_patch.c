@@ -1144,37 +1144,6 @@ static void *n3_plan(struct patch *p, const void *img, uint32_t z, char *why, si
 	return p;
 }
 
-struct n3c {
-	const struct p53_image_nsec3 *t;
-	size_t n;
-	const uint8_t *salt;
-	uint8_t salt_len;
-	uint16_t iter;
-};
-
-/* The NSEC3 node matching (exact set) or covering a name: as the compiler's n3_find. */
-static uint32_t n3c_find(const struct n3c *c, const uint8_t *name, size_t len, bool *exact)
-{
-	uint8_t hh[P53_NSEC3_HASH_LEN];
-	size_t lo = 0, hi = c->n;
-
-	*exact = false;
-	if (c->n == 0)
-		return P53_NONE;
-	p53_nsec3_hash(name, len, c->salt, c->salt_len, c->iter, hh);
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (memcmp(c->t[mid].hash, hh, P53_NSEC3_HASH_LEN) <= 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo == 0)
-		return c->t[c->n - 1].node;
-	*exact = memcmp(c->t[lo - 1].hash, hh, P53_NSEC3_HASH_LEN) == 0;
-	return c->t[lo - 1].node;
-}
-
 static int labels_cmp(const void *a, const void *b, void *arg)
 {
 	const uint8_t *ni = arg;
@@ -1228,7 +1197,7 @@ static int n3_proofs(struct patch *p, const void *img, uint8_t *ni, uint32_t z, 
 			zones[k].proof_lo = (uint32_t)((int64_t)zones[k].proof_lo + newn - n);
 
 	const struct p53_image_nsec3 *zt = nt + lo;
-	struct n3c c = { .t = zt, .n = newn, .salt_len = zones[z].salt_len,
+	struct p53_n3_set c = { .t = zt, .n = newn, .salt_len = zones[z].salt_len,
 			 .iter = zones[z].nsec3_iter,
 			 .salt = ni + nh->rdata_off + zones[z].salt_off };
 	const struct p53_image_proof none = { .match = P53_NONE, .wild = P53_NONE,
@@ -1272,7 +1241,7 @@ static int n3_proofs(struct patch *p, const void *img, uint8_t *ni, uint32_t z, 
 		const uint8_t *nm = p53_image_name(ni, nd->name_off);
 		struct p53_image_proof *q = &pf[m];
 		bool exact;
-		uint32_t mt = n3c_find(&c, nm, nd->name_len, &exact);
+		uint32_t mt = p53_n3_find(&c, nm, nd->name_len, &exact);
 
 		*q = none;
 		if (exact) {
@@ -1284,7 +1253,7 @@ static int n3_proofs(struct patch *p, const void *img, uint8_t *ni, uint32_t z, 
 				w[0] = 1;
 				w[1] = '*';
 				memcpy(w + 2, nm, nd->name_len);
-				q->wild = n3c_find(&c, w, nd->name_len + 2u, &exact);
+				q->wild = p53_n3_find(&c, w, nd->name_len + 2u, &exact);
 			}
 			continue;
 		}
@@ -1309,7 +1278,7 @@ static int n3_proofs(struct patch *p, const void *img, uint8_t *ni, uint32_t z, 
 		q->encl = pp->encl;
 		q->encl_labels = pp->encl_labels;
 		q->wild = pp->wild;
-		q->nc = pp->match != P53_NONE ? n3c_find(&c, nm, nd->name_len, &exact) : pp->nc;
+		q->nc = pp->match != P53_NONE ? p53_n3_find(&c, nm, nd->name_len, &exact) : pp->nc;
 	}
 	return 0;
 }
@@ -1506,6 +1475,13 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 		bool apex_t = i == 0;
 
 		p53_name_to_str(txt, sizeof(txt), t->name);
+		if (t->recs && t->old != P53_NONE &&
+		    (t->n3 ? p53_image_find(mi, t->name, t->len, p53_name_hash(t->name, t->len)) :
+		     n3_ok ? n3_node(mi, p53_image_zone(mi, 0), t->name, t->len) : P53_NONE) != P53_NONE)
+			/* A hashed owner (out of the index) and a name of the zone are different
+			 * nodes: the compiler decides which one the name is from all its records. */
+			return decline(why, wl, "%s %s", txt, t->n3 ? "keeps records but loses its "
+				       "NSEC3 (it becomes a name of the zone)" : "becomes an NSEC3 owner");
 		if (md != NULL && (md->flags & (P53_NODE_CUT | P53_NODE_DNAME)) && !t->sigs_only)
 			return decline(why, wl, "%s becomes a cut or DNAME owner", txt);
 		t->rs_first = (uint32_t)p->n_nrs;

@@ -2291,10 +2291,10 @@ static void test_signed_patched(void **state)
 		print_message("%s, any diff: %d patched, %d declined, %d invalid\n", SIGNED[i][0],
 			      m.patched, m.declined, m.invalid);
 		assert_true(m.patched > 5);
-		/* An NSEC zone patches most of them now (new names, types gained or lost,
-		 * NSECs changed): test_signed_names. */
-		if (strcmp(SIGNED[i][0], "nsec.test.") != 0)
-			assert_true(m.declined > 5);
+		/* NSEC and NSEC3 zones patch most of them now (new names, types gained or
+		 * lost, NSECs and NSEC3s changed: test_signed_names, test_signed_names_nsec3);
+		 * some still decline (cuts, CNAME owners, wildcards...) and compile in full. */
+		assert_true(m.declined > 0);
 	}
 	diff_kind = DIFF_UNSIGNED;
 	ask_do_too = 0;
