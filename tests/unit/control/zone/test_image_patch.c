@@ -56,6 +56,10 @@ static uint64_t seed(uint64_t s)
 	return e != NULL ? s * 0x9e3779b97f4a7c15ull + strtoull(e, NULL, 10) + 1 : s;
 }
 
+/* The tests' "now" (the fake RRSIGs' inception and expiration): P53_PATCH_NOW, or the time
+ * the run started, read once, so that a failing run replays exactly (main prints both). */
+static uint32_t test_now;
+
 static uint32_t rnd(uint32_t n)
 {
 	rng ^= rng << 13;
@@ -247,6 +251,67 @@ static const uint16_t QTYPES[] = { 1, 28, 16, 15, 2, 6, 5, 255, 43, 12, 99, 33, 
 /* Signed zones: every question with DO too. */
 static int ask_do_too;
 
+/* The step chain() checks (NULL elsewhere), for a failure's report. */
+static const struct p53_ixfr *cur_diff;
+static const struct p53_rrs *cur_base, *cur_result;
+static int cur_step = -1;
+
+static void print_rr(const char *tag, const struct p53_rr_view *v)
+{
+	char o[300], t[300] = "";
+	p53_name_to_str(o, sizeof(o), v->owner);
+	int sk = v->type == 15 || v->type == 64 || v->type == 65 ? 2 : v->type == 33 ? 6 :
+		 v->type == 5 ? 0 : -1;
+	if (sk >= 0)
+		p53_name_to_str(t, sizeof(t), v->rdata + sk);
+	if (v->type == 46 && v->rdlen >= 2)
+		snprintf(t, sizeof(t), "covers %u", p53_get16(v->rdata));
+	print_message("%s %s %u %s\n", tag, o, v->type, t);
+}
+
+/* What a content holds at a name: NSEC3 or not, its other types, names below it. */
+static void print_at(const char *when, const struct p53_rrs *r, const uint8_t *nm, size_t nl)
+{
+	struct p53_rr_view v;
+	size_t pos = 0;
+	int n3 = 0, other = 0, below_n = 0;
+
+	while (r != NULL && p53_rrs_next(r, &pos, &v) == 1) {
+		if (v.owner_len == nl && strncasecmp((const char *)v.owner, (const char *)nm, nl) == 0) {
+			n3 |= v.type == 50;
+			other += v.type != 50 && !(v.type == 46 && p53_get16(v.rdata) == 50);
+		} else if (v.owner_len > nl && p53_name_at_or_below(v.owner, v.owner_len, nm, nl)) {
+			below_n++;
+		}
+	}
+	print_message("  %s: %s an NSEC3 owner, %d other records, %d records below it\n", when,
+		      n3 ? "is" : "is not", other, below_n);
+}
+
+static void report_step(const uint8_t *nm, size_t nl)
+{
+	if (cur_diff == NULL)
+		return;
+	print_message("failing step: diff %d of the chain\n", cur_step);
+	for (size_t st = 0; st < cur_diff->n; st++)
+		for (int part = 0; part < 2; part++) {
+			struct p53_rr_view v;
+			size_t p = 0;
+			const struct p53_rrs *r = part ? &cur_diff->steps[st].add : &cur_diff->steps[st].del;
+			while (p53_rrs_next(r, &p, &v) == 1)
+				print_rr(part ? "  +" : "  -", &v);
+		}
+	/* The name asked, and (for a name below one) its parent. */
+	for (int up = 0; up < 2 && nl > 1; up++) {
+		char txt[300];
+		print_message("at %s:\n", p53_name_to_str(txt, sizeof(txt), nm));
+		print_at("before", cur_base, nm, nl);
+		print_at("after", cur_result, nm, nl);
+		nl -= 1u + nm[0];
+		nm += 1u + nm[0];
+	}
+}
+
 /* Byte-identical answers from both images for every name and type. */
 static void same_answers(const void *a, const void *b, const struct names *s, const char *what)
 {
@@ -271,6 +336,7 @@ static void same_answers(const void *a, const void *b, const struct names *s, co
 					print_message("%3u %02x %02x %c%c\n", k, k < la ? qa[k] : 0, k < lb ? qb[k] : 0,
 						      k < la && qa[k] > 32 && qa[k] < 127 ? qa[k] : '.',
 						      k < lb && qb[k] > 32 && qb[k] < 127 ? qb[k] : '.');
+				report_step(s->n[i], s->len[i]);
 				fail_msg("%s: %s type %u edns %d: the patched image answers %u bytes, the "
 					 "compiled one %u (or different bytes)", what, txt,
 					 qt, edns, la, lb);
@@ -685,7 +751,7 @@ static int diff_kind = DIFF_UNSIGNED;
 static size_t fake_sig(uint8_t *rd, uint16_t covered, const uint8_t *owner, uint32_t ttl,
 		       const uint8_t *apex, size_t al)
 {
-	uint32_t now = (uint32_t)time(NULL);
+	uint32_t now = test_now;
 	uint32_t exp = rnd(8) == 0 ? now - 1 - rnd(86400) : now + 86400 + rnd(90 * 86400);
 	size_t o = 0;
 
@@ -1785,6 +1851,10 @@ static void chain(struct p53_zone_src *srcs, size_t n_src, uint32_t z, const cha
 					}
 				}
 		}
+		cur_diff = &d;
+		cur_base = &base;
+		cur_result = &result;
+		cur_step = i;
 		if (p53_ixfr_apply(&base, &d, &result, err, sizeof(err)) != 0) {
 			/* Without the zone's records the patch never serves such a diff: it declines
 			 * (the same fault, or an earlier reason). */
@@ -1793,6 +1863,8 @@ static void chain(struct p53_zone_src *srcs, size_t n_src, uint32_t z, const cha
 			assert_null(p53_image_patch(img, apex, al, &d, NULL, NULL, &l0, why0, sizeof(why0)));
 			if (getenv("P53_PATCH_WHY") != NULL)
 				print_message("does not apply; declined: %s\n", why0);
+			cur_diff = NULL;
+			cur_base = cur_result = NULL;
 			p53_rrs_free(&base);
 			p53_ixfr_free(&d);
 			continue;
@@ -1931,6 +2003,8 @@ static void chain(struct p53_zone_src *srcs, size_t n_src, uint32_t z, const cha
 			}
 		}
 		free(s2);
+		cur_diff = NULL;
+		cur_base = cur_result = NULL;
 		p53_rrs_free(&base);
 		p53_rrs_free(&result);
 		p53_ixfr_free(&d);
@@ -2903,5 +2977,15 @@ int main(void)
 		cmocka_unit_test(test_signed_declined),
 		cmocka_unit_test(test_target_below_child_apex),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	const char *e = getenv("P53_PATCH_NOW");
+	test_now = e != NULL ? (uint32_t)strtoul(e, NULL, 10) : (uint32_t)time(NULL);
+	/* One test alone: P53_PATCH_TEST=test_signed_names_nsec3 (a pattern, cmocka's). */
+	if (getenv("P53_PATCH_TEST") != NULL)
+		cmocka_set_test_filter(getenv("P53_PATCH_TEST"));
+	int rc = cmocka_run_group_tests(tests, NULL, NULL);
+	if (rc != 0)
+		fprintf(stderr, "replay: P53_PATCH_SEED=%s P53_PATCH_NOW=%u\n",
+			getenv("P53_PATCH_SEED") != NULL ? getenv("P53_PATCH_SEED") : "(unset)",
+			test_now);
+	return rc;
 }
