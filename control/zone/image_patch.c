@@ -1748,6 +1748,15 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 		}
 		free(gi);
 		nset_free(&gs);
+		/* A hashed owner whose NSEC3 goes while a name below it stays (a name under a
+		 * hashed label, which a full compile took) becomes an empty non-terminal of the
+		 * zone: the compile puts it in the name index (NODATA), where this node, an NSEC3
+		 * owner's, never was (NXDOMAIN); its proof and those below it would change too. */
+		for (size_t i = 0; i < p->n_t; i++)
+			if (p->t[i].gone && p->t[i].n3 && !p->t[i].dead)
+				return decline(why, wl, "%s loses its NSEC3 but a name below it stays "
+					       "(it becomes an empty non-terminal of the zone)",
+					       p53_name_to_str(txt, sizeof(txt), p->t[i].name));
 		for (size_t i = 0; i < p->n_t + p->n_ext; i++)
 			if (p->t[i].dead) {
 				const struct p53_image_node *nd = p53_image_node(img, p->t[i].old);
