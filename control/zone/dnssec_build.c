@@ -31,6 +31,7 @@
 
 #include "control/dnssec/sign.h"
 #include "control/text.h"
+#include "control/zone/image_build.h"
 #include "control/zone/zone_build.h"
 #include "dataplane/dnssec.h"
 #include "dataplane/image.h"
@@ -676,21 +677,12 @@ static int hash_cmp(const void *a, const void *c)
 		      ((const struct p53_image_nsec3 *)c)->hash, P53_NSEC3_HASH_LEN);
 }
 
-struct n3 {
-	const struct p53_image_nsec3 *t;
-	size_t n;
-	const uint8_t *salt;
-	uint8_t salt_len;
-	uint16_t iter;
-};
-
-/* The NSEC3 node matching (exact = 1) or covering a name of the zone. */
-static uint32_t n3_find(const struct n3 *c, const uint8_t *name, size_t len, int *exact)
+uint32_t p53_n3_find(const struct p53_n3_set *c, const uint8_t *name, size_t len, bool *exact)
 {
 	uint8_t h[P53_NSEC3_HASH_LEN];
 	size_t lo = 0, hi = c->n;
 
-	*exact = 0;
+	*exact = false;
 	if (c->n == 0)
 		return P53_NONE;
 	p53_nsec3_hash(name, len, c->salt, c->salt_len, c->iter, h);
@@ -766,11 +758,11 @@ static int nsec3_zone(struct build *s, uint32_t z, const uint32_t *synth, size_t
 {
 	struct p53_zb *b = &s->zb;
 	struct p53_image_zone *zn = &b->zones[z];
-	struct n3 c = { .t = s->nsec3 + zn->proof_lo, .n = zn->proof_n, .salt_len = zn->salt_len,
+	struct p53_n3_set c = { .t = s->nsec3 + zn->proof_lo, .n = zn->proof_n, .salt_len = zn->salt_len,
 			.iter = zn->nsec3_iter };
 	unsigned int missing = 0;
 	char txt[1024];
-	int exact;
+	bool exact;
 
 	c.salt = b->arena + b->recs[s->rs_rec[s->n3param[z]]].off + 10 + 5;
 	for (uint32_t n = 0; n < b->n_nodes; n++) {
@@ -781,7 +773,7 @@ static int nsec3_zone(struct build *s, uint32_t z, const uint32_t *synth, size_t
 
 		if (nd->zone != z || (nd->flags & (P53_NODE_NSEC3 | P53_NODE_GLUE)))
 			continue;
-		uint32_t m = n3_find(&c, name, nd->name_len, &exact);
+		uint32_t m = p53_n3_find(&c, name, nd->name_len, &exact);
 		if (!exact && n_synth > 0 && steered_node(s, n)) {
 			/* A steered owner the chain lacks: its own NSEC3 (p53_dnssec_steer_denial),
 			 * outside the hash table, matches it. */
@@ -791,7 +783,7 @@ static int nsec3_zone(struct build *s, uint32_t z, const uint32_t *synth, size_t
 				if (b32hex(b->names + b->nodes[synth[i]].name_off, sh) == 0 &&
 				    memcmp(sh, h, sizeof(h)) == 0) {
 					m = synth[i];
-					exact = 1;
+					exact = true;
 				}
 		}
 		if (exact) {
@@ -803,7 +795,7 @@ static int nsec3_zone(struct build *s, uint32_t z, const uint32_t *synth, size_t
 				w[0] = 1;
 				w[1] = '*';
 				memcpy(w + 2, name, nd->name_len);
-				p->wild = n3_find(&c, w, nd->name_len + 2u, &exact);
+				p->wild = p53_n3_find(&c, w, nd->name_len + 2u, &exact);
 			}
 			continue;
 		}
@@ -824,7 +816,7 @@ static int nsec3_zone(struct build *s, uint32_t z, const uint32_t *synth, size_t
 		p->encl_labels = pp->encl_labels;
 		p->wild = pp->wild;
 		/* The next closer name is this node when the parent is the provable encloser. */
-		p->nc = pp->match != P53_NONE ? n3_find(&c, name, nd->name_len, &exact) : pp->nc;
+		p->nc = pp->match != P53_NONE ? p53_n3_find(&c, name, nd->name_len, &exact) : pp->nc;
 	}
 	if (missing > WARN_MAX)
 		p53_zb_rec_warn(b, &b->recs[s->rs_rec[zn->soa]], "%u names in all lack their NSEC3 "

@@ -7,6 +7,7 @@
 #ifndef P53_IMAGE_BUILD_H
 #define P53_IMAGE_BUILD_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -120,5 +121,22 @@ static inline uint64_t p53_image_slot_count(uint64_t count, uint64_t n_nodes)
 		count *= 2;
 	return count;
 }
+
+struct p53_image_nsec3;
+
+/* One NSEC3 zone's sorted hashes (its part of the image's table) and its NSEC3PARAM. */
+struct p53_n3_set {
+	const struct p53_image_nsec3 *t;
+	size_t n;
+	const uint8_t *salt;
+	uint8_t salt_len;
+	uint16_t iter;
+};
+
+/*
+ * The node of the NSEC3 matching (*exact set) or covering NAME (LEN bytes, lowercase wire
+ * form) in C; P53_NONE when C holds none. Shared by the compiler's proofs and the patch's.
+ */
+uint32_t p53_n3_find(const struct p53_n3_set *c, const uint8_t *name, size_t len, bool *exact);
 
 #endif /* P53_IMAGE_BUILD_H */

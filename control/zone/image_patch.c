@@ -17,10 +17,12 @@
  *     it and the RRsets pointing at them redirected; new MX/SRV/SVCB/HTTPS RRsets, and every
  *     RRset naming a name that gains addresses, get a list made as the compiler makes it
  *     (adds_list);
- *   - NSEC3 zones: no node comes or goes and no node's types change, so the DNSSEC sections
- *     (proofs, NSEC chain, NSEC3 hashes: node indices) are copied as they are; NSEC zones may
- *     gain and lose names and types, with their NSECs: the zone's part of the chain and its
- *     nodes' proofs are remade (nsec_plan, nsec_proofs); in both an RRset whose
+ *   - signed zones: the DNSSEC sections (proofs, NSEC chain, NSEC3 hashes: node indices) are
+ *     copied as they are when no node comes or goes and no NSEC/NSEC3 owner changes; NSEC
+ *     zones may gain and lose names and types, with their NSECs: the zone's part of the chain
+ *     and its nodes' proofs are remade (nsec_plan, nsec_proofs); NSEC3 zones likewise with
+ *     their NSEC3s: the zone's sorted hashes are merged again and the proofs whose covers
+ *     moved are made again (n3_plan, n3_proofs); in all an RRset whose
  *     records stay but whose RRSIGs change keeps its header (additional list, flags) over a
  *     copy of its records and the new RRSIGs; NSEC3 owners (not in the name index) are found
  *     by their hash; the zone's sig_expire is the small compile's and the old one's minimum,
@@ -41,6 +43,7 @@
 #include "control/zone/image_build.h"
 #include "control/zone/image_patch.h"
 #include "dataplane/dnsmsg.h"
+#include "dataplane/dnssec.h"
 #include "dataplane/image.h"
 #include "dataplane/name.h"
 #include "dataplane/wire.h"
@@ -212,19 +215,14 @@ static bool signed_type_ok(uint16_t type, bool apex)
 	}
 }
 
-/* The node of an NSEC3 owner name of signed zone zn (hashed owners are not in the name
- * index): its first label, base32hex (RFC 4648 §7) of a SHA-1 hash, looked up in the zone's
- * sorted hashes. P53_NONE when the name is no such owner. */
-static uint32_t n3_node(const void *img, const struct p53_image_zone *zn, const uint8_t *name,
-			size_t len)
+/* The hash an NSEC3 owner name's first label spells (base32hex, RFC 4648 §7). */
+static int n3_hash_of(const uint8_t *name, uint8_t out[P53_NSEC3_HASH_LEN])
 {
-	uint8_t hash[P53_NSEC3_HASH_LEN];
 	uint64_t acc = 0;
 	int bits = 0, o = 0;
 
-	if (!(zn->dnssec & P53_ZONE_NSEC3) || name[0] != 32 || len != 33u + zn->name_len ||
-	    memcmp(name + 33, p53_image_name(img, zn->name_off), zn->name_len) != 0)
-		return P53_NONE;
+	if (name[0] != 32)
+		return -1;
 	for (int i = 1; i <= 32; i++) {
 		uint8_t c = name[i], v;
 		if (c >= '0' && c <= '9')
@@ -232,14 +230,29 @@ static uint32_t n3_node(const void *img, const struct p53_image_zone *zn, const 
 		else if (c >= 'a' && c <= 'v')
 			v = (uint8_t)(c - 'a' + 10);
 		else
-			return P53_NONE;
+			return -1;
 		acc = acc << 5 | v;
 		bits += 5;
 		if (bits >= 8) {
 			bits -= 8;
-			hash[o++] = (uint8_t)(acc >> bits);
+			out[o++] = (uint8_t)(acc >> bits);
 		}
 	}
+	return 0;
+}
+
+/* The node of an NSEC3 owner name of signed zone zn (hashed owners are not in the name
+ * index): its first label, base32hex (RFC 4648 §7) of a SHA-1 hash, looked up in the zone's
+ * sorted hashes. P53_NONE when the name is no such owner. */
+static uint32_t n3_node(const void *img, const struct p53_image_zone *zn, const uint8_t *name,
+			size_t len)
+{
+	uint8_t hash[P53_NSEC3_HASH_LEN];
+
+	if (!(zn->dnssec & P53_ZONE_NSEC3) || name[0] != 32 || len != 33u + zn->name_len ||
+	    memcmp(name + 33, p53_image_name(img, zn->name_off), zn->name_len) != 0 ||
+	    n3_hash_of(name, hash) != 0)
+		return P53_NONE;
 	const struct p53_image_nsec3 *t = p53_image_nsec3(img) + zn->proof_lo;
 	size_t lo = 0, hi = zn->proof_n;
 	while (lo < hi) {
@@ -414,6 +427,15 @@ struct patch {
 	uint32_t *before;               /* per old gap b (before old owner b): owners before it
 					   in the new chain, old ones kept and new ones */
 	uint8_t *gap_ins;               /* per old gap: 1 when owners join there */
+	/* An NSEC3 zone whose nodes or hashes change (n3_plan, n3_proofs). */
+	bool n3_redo;
+	struct p53_image_nsec3 *n3j;    /* hashes that join, sorted, with their new nodes */
+	size_t n_n3j;
+	uint32_t *n3l;                  /* nodes whose hashes leave, sorted */
+	size_t n_n3l;
+	uint8_t *n3mk;                  /* bit per old node: an owner whose hash leaves or after
+					   which hashes join (proofs naming it are made again) */
+	uint32_t *n3r;                  /* nodes whose proofs are made again */
 };
 
 /* An owner joining an NSEC chain: its gap in the old chain (the old owners before it) and its
@@ -707,7 +729,10 @@ static int new_ancestors(struct patch *p, const void *img, uint32_t z, size_t ap
 				return -1;
 			return 0;
 		}
-		if (ql <= apex_len || (q[0] == 1 && q[1] == '*'))
+		/* Not in the index: a missing name, or an NSEC3 owner (hashed names have none
+		 * below them in a zone the patch takes). */
+		if (ql <= apex_len || (q[0] == 1 && q[1] == '*') ||
+		    n3_node(img, p53_image_zone(img, z), q, ql) != P53_NONE)
 			return -1;
 		if (grow((void **)&p->pend, &p->pend_cap, p->n_pend + 1, sizeof(*p->pend)) != 0)
 			return -1;
@@ -1026,6 +1051,238 @@ static void nsec_proofs(const struct patch *p, const void *img, uint8_t *ni, uin
 	}
 }
 
+/* ---- NSEC3 zones: the sorted hashes and the per-node proofs when names or hashes change -- */
+
+
+static int n3e_cmp(const void *a, const void *b)
+{
+	return memcmp(((const struct p53_image_nsec3 *)a)->hash,
+		      ((const struct p53_image_nsec3 *)b)->hash, P53_NSEC3_HASH_LEN);
+}
+
+/* Whether an NSEC3 RRset has a record with the opt-out flag (RFC 5155 §3.1.2.1). */
+static bool n3_optout(const void *img, const struct p53_image_rrset *rs)
+{
+	const uint8_t *r = p53_image_rdata(img, rs);
+
+	for (uint32_t k = 0; k < rs->count; k++) {
+		uint16_t rdlen = p53_get16(r + P53_RR_OWNER_LEN + 8);
+		if (rdlen >= 2 && (r[P53_RR_OWNER_LEN + 10 + 1] & 1))
+			return true;
+		r += P53_RR_OWNER_LEN + 10u + rdlen;
+	}
+	return false;
+}
+
+/*
+ * The NSEC3 zone z: the hashes that join (new NSEC3 owners) and leave (owners whose NSEC3
+ * goes), and which old owners' covers they move: an owner that leaves, and the owner after
+ * which one joins (the last one before its hash, or the last of all before the first), mark
+ * every proof naming them to be made again (n3_proofs). Nothing to do (p->n3_redo unset)
+ * when no node comes or goes and no hash joins or leaves. p, or NULL: declined.
+ */
+static void *n3_plan(struct patch *p, const void *img, uint32_t z, char *why, size_t wl)
+{
+	const struct p53_image_hdr *h = p53_image_hdr(img);
+	const struct p53_image_zone *zn = p53_image_zone(img, z);
+	const struct p53_image_nsec3 *ot = p53_image_nsec3(img) + zn->proof_lo;
+	bool nodes = false;
+	size_t nj = 0, nl = 0;
+
+	for (size_t i = 0; i < p->n_t + p->n_ext; i++) {
+		const struct tn *t = &p->t[i];
+		if (i >= p->n_t) {
+			nodes |= t->dead;
+			continue;
+		}
+		if (!t->changed)
+			continue;
+		if (t->n3) {
+			nj += t->old == P53_NONE && t->rs_n > 0;
+			nl += t->old != P53_NONE && t->gone;
+		} else {
+			nodes |= t->old == P53_NONE || t->dead;
+		}
+	}
+	if (!nodes && nj == 0 && nl == 0)
+		return p;
+	p->n3j = malloc((nj ? nj : 1) * sizeof(*p->n3j));
+	p->n3l = malloc((nl ? nl : 1) * sizeof(*p->n3l));
+	p->n3mk = calloc(((size_t)h->n_nodes + 7) / 8, 1);
+	if (p->n3j == NULL || p->n3l == NULL || p->n3mk == NULL)
+		return decline(why, wl, "out of memory");
+	for (size_t i = 0; i < p->n_t; i++) {
+		const struct tn *t = &p->t[i];
+		if (!t->changed || !t->n3)
+			continue;
+		if (t->old != P53_NONE && t->gone) {
+			p->n3l[p->n_n3l++] = t->old;
+			p->n3mk[t->old >> 3] |= (uint8_t)(1u << (t->old & 7));
+		} else if (t->old == P53_NONE && t->rs_n > 0) {
+			struct p53_image_nsec3 *e = &p->n3j[p->n_n3j++];
+			if (n3_hash_of(t->name, e->hash) != 0)
+				return decline(why, wl, "an NSEC3 owner is not a hash");
+			e->node = t->node;
+			/* The old owner it follows: covers of hashes past it may be the new one. */
+			size_t lo = 0, hi = zn->proof_n;
+			while (lo < hi) {
+				size_t mid = lo + (hi - lo) / 2;
+				if (memcmp(ot[mid].hash, e->hash, P53_NSEC3_HASH_LEN) <= 0)
+					lo = mid + 1;
+				else
+					hi = mid;
+			}
+			if (zn->proof_n > 0) {
+				uint32_t k = ot[lo > 0 ? lo - 1 : zn->proof_n - 1].node;
+				p->n3mk[k >> 3] |= (uint8_t)(1u << (k & 7));
+			}
+		}
+	}
+	qsort(p->n3j, p->n_n3j, sizeof(*p->n3j), n3e_cmp);
+	qsort(p->n3l, p->n_n3l, sizeof(*p->n3l), u32_cmp);
+	p->n3_redo = true;
+	return p;
+}
+
+static int labels_cmp(const void *a, const void *b, void *arg)
+{
+	const uint8_t *ni = arg;
+	const struct p53_image_hdr *nh = p53_image_hdr(ni);
+	const struct p53_image_node *nodes = (const struct p53_image_node *)(ni + nh->nodes_off);
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	if (nodes[x].labels != nodes[y].labels)
+		return nodes[x].labels - nodes[y].labels;
+	return (x > y) - (x < y);
+}
+
+/*
+ * The new image's NSEC3 hashes and proofs (copied from the old image) made right for the
+ * plan of n3_plan(): zone z's sorted hashes merged (those that leave out, those that join
+ * in), later NSEC3 zones' ranges shifted, and what the compiler's nsec3_zone() computes
+ * (match, encl, encl_labels, wild, nc) made again, parents first, for the zone's new nodes,
+ * for nodes whose proof names a marked owner, and, when hashes join, for nodes without a
+ * match (one may now match, and such a node takes its parent's facts). Every other proof
+ * names owners whose covers did not move and stays. 0, or -1: declined (why).
+ */
+static int n3_proofs(struct patch *p, const void *img, uint8_t *ni, uint32_t z, char *why,
+		     size_t wl)
+{
+	const struct p53_image_hdr *h = p53_image_hdr(img), *nh = p53_image_hdr(ni);
+	struct p53_image_zone *zones = (struct p53_image_zone *)(ni + nh->zones_off);
+	struct p53_image_nsec3 *nt = (struct p53_image_nsec3 *)(ni + nh->nsec3_off);
+	struct p53_image_proof *pf = (struct p53_image_proof *)(ni + nh->proofs_off);
+	const struct p53_image_nsec3 *ot = p53_image_nsec3(img);
+	const struct p53_image_zone *oz = p53_image_zone(img, z);
+	const uint32_t lo = oz->proof_lo, n = oz->proof_n;
+	const size_t sz = sizeof(*nt);
+	size_t o = lo, j = 0;
+
+	memcpy(nt, ot, (size_t)lo * sz);
+	for (uint32_t k = 0; k < n; k++) {
+		const struct p53_image_nsec3 *e = &ot[lo + k];
+		while (j < p->n_n3j && memcmp(p->n3j[j].hash, e->hash, P53_NSEC3_HASH_LEN) < 0)
+			nt[o++] = p->n3j[j++];
+		if (p->n_n3l > 0 && bsearch(&e->node, p->n3l, p->n_n3l, sizeof(*p->n3l), u32_cmp) != NULL)
+			continue;
+		nt[o++] = *e;
+	}
+	while (j < p->n_n3j)
+		nt[o++] = p->n3j[j++];
+	const uint32_t newn = (uint32_t)(o - lo);
+	memcpy(nt + o, ot + lo + n, (size_t)(h->n_nsec3 - lo - n) * sz);
+	zones[z].proof_n = newn;
+	for (uint32_t k = z + 1; k < nh->n_zones; k++)
+		if (zones[k].dnssec & P53_ZONE_NSEC3)
+			zones[k].proof_lo = (uint32_t)((int64_t)zones[k].proof_lo + newn - n);
+
+	const struct p53_image_nsec3 *zt = nt + lo;
+	struct p53_n3_set c = { .t = zt, .n = newn, .salt_len = zones[z].salt_len,
+			 .iter = zones[z].nsec3_iter,
+			 .salt = ni + nh->rdata_off + zones[z].salt_off };
+	const struct p53_image_proof none = { .match = P53_NONE, .wild = P53_NONE,
+					      .encl = P53_NONE, .nc = P53_NONE };
+#define MK(x) ((x) != P53_NONE && (x) < h->n_nodes && (p->n3mk[(x) >> 3] >> ((x) & 7) & 1))
+	size_t nr = 0, rcap = 64;
+	p->n3r = malloc(rcap * sizeof(*p->n3r));
+	if (p->n3r == NULL) {
+		decline(why, wl, "out of memory");
+		return -1;
+	}
+	for (uint32_t m = 0; m < nh->n_nodes; m++) {
+		const struct p53_image_node *nd = p53_image_node(ni, m);
+		if (nd->zone != z || (nd->flags & P53_NODE_GLUE))
+			continue;
+		if (nd->flags & P53_NODE_NSEC3) {
+			/* Hashed owners, and names out of the index: nothing reads them. */
+			pf[m] = none;
+			continue;
+		}
+		const struct p53_image_proof *q = &pf[m];
+		if (m < h->n_nodes && !(q->match == P53_NONE && p->n_n3j > 0) && !MK(q->match) &&
+		    !MK(q->encl) && !MK(q->wild) && !MK(q->nc))
+			continue;
+		if (nr == rcap) {
+			rcap *= 2;
+			uint32_t *r2 = realloc(p->n3r, rcap * sizeof(*p->n3r));
+			if (r2 == NULL) {
+				decline(why, wl, "out of memory");
+				return -1;
+			}
+			p->n3r = r2;
+		}
+		p->n3r[nr++] = m;
+	}
+#undef MK
+	qsort_r(p->n3r, nr, sizeof(*p->n3r), labels_cmp, ni);
+	for (size_t i = 0; i < nr; i++) {
+		const uint32_t m = p->n3r[i];
+		const struct p53_image_node *nd = p53_image_node(ni, m);
+		const uint8_t *nm = p53_image_name(ni, nd->name_off);
+		struct p53_image_proof *q = &pf[m];
+		bool exact;
+		uint32_t mt = p53_n3_find(&c, nm, nd->name_len, &exact);
+
+		*q = none;
+		if (exact) {
+			q->match = mt;
+			q->encl = mt;
+			q->encl_labels = nd->labels;
+			if (nd->name_len + 2u <= P53_NAME_MAXLEN) {
+				uint8_t w[P53_NAME_MAXLEN];
+				w[0] = 1;
+				w[1] = '*';
+				memcpy(w + 2, nm, nd->name_len);
+				q->wild = p53_n3_find(&c, w, nd->name_len + 2u, &exact);
+			}
+			continue;
+		}
+		/* A steered owner the chain lacks has its own NSEC3 from the compile. */
+		for (uint32_t r = nd->rrsets; r < (uint32_t)nd->rrsets + nd->n_rrsets; r++)
+			if (p53_image_rrset(ni, r)->flags & P53_RRSET_STEERED) {
+				decline(why, wl, "a steered owner's NSEC3 proof would change");
+				return -1;
+			}
+		if (nd->flags & P53_NODE_APEX)
+			continue;
+		const uint8_t *pn = nm + 1 + nm[0];
+		size_t pl = nd->name_len - 1u - nm[0];
+		uint32_t pi = p53_image_find(ni, pn, pl, p53_name_hash(pn, pl));
+		if (pi == P53_NONE || p53_image_node(ni, pi)->zone != z) {
+			char txt[1024];
+			decline(why, wl, "%s has no parent node in the NSEC3 zone",
+				p53_name_to_str(txt, sizeof(txt), nm));
+			return -1;
+		}
+		const struct p53_image_proof *pp = &pf[pi];
+		q->encl = pp->encl;
+		q->encl_labels = pp->encl_labels;
+		q->wild = pp->wild;
+		q->nc = pp->match != P53_NONE ? p53_n3_find(&c, nm, nd->name_len, &exact) : pp->nc;
+	}
+	return 0;
+}
+
 static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, size_t apex_len,
 		       const struct p53_ixfr *diff, const struct p53_rrs *result, size_t *len,
 		       char *why, size_t wl)
@@ -1046,6 +1303,9 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 	/* An NSEC zone (not NSEC3): names may come and go, types change, NSECs change with them
 	 * (nsec_plan, nsec_proofs remake the chain and the proofs). */
 	const bool nsec_ok = sgn && (zn->dnssec & P53_ZONE_NSEC) && !(zn->dnssec & P53_ZONE_NSEC3);
+	/* An NSEC3 zone: the same, with NSEC3 owners (hashed names) coming and going
+	 * (n3_plan, n3_proofs remake the zone's sorted hashes and the proofs that moved). */
+	const bool n3_ok = sgn && (zn->dnssec & P53_ZONE_NSEC3);
 	if (too_much_garbage((uint64_t)h->pad * 1024, h->size))
 		return decline(why, wl, "earlier patches left %u KiB unreferenced, a quarter of the image",
 			       h->pad);
@@ -1110,11 +1370,9 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 		if (t->old == P53_NONE && sgn) {
 			t->old = n3_node(img, zn, t->name, t->len);
 			t->n3 = t->old != P53_NONE;
-			if (t->old == P53_NONE && !nsec_ok)
-				return decline(why, wl, "%s is new in a signed zone (%s)", txt,
-					       (zn->dnssec & P53_ZONE_NSEC3) ?
-					       "its NSEC3 hashes and proofs would change" :
-					       "it has no NSEC chain");
+			if (t->old == P53_NONE && !nsec_ok && !n3_ok)
+				return decline(why, wl, "%s is new in a signed zone (it has no NSEC "
+					       "chain)", txt);
 		}
 		if (t->old != P53_NONE) {
 			const struct p53_image_node *nd = p53_image_node(img, t->old);
@@ -1145,8 +1403,8 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 		if (pi != P53_NONE && p53_image_node(img, pi)->zone == z)
 			t->parent = pi;
 		if (t->old == P53_NONE && new_ancestors(p, img, z, apex_len, t) != 0)
-			return decline(why, wl, "%s is new below a cut, DNAME or wildcard, or a new "
-				       "wildcard empty non-terminal above it", txt);
+			return decline(why, wl, "%s is new below a cut, DNAME, wildcard or NSEC3 "
+				       "owner, or a new wildcard empty non-terminal above it", txt);
 	}
 	/* The names new names need as new empty non-terminals are touched names too (they
 	 * exist in the new image only when a new name with records stays below them). */
@@ -1206,12 +1464,24 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 		uint32_t mn = !t->recs ? P53_NONE :
 			      t->n3 ? n3_node(mi, p53_image_zone(mi, 0), t->name, t->len) :
 			      p53_image_find(mi, t->name, t->len, p53_name_hash(t->name, t->len));
+		if (mn == P53_NONE && t->recs && n3_ok && t->old == P53_NONE) {
+			/* A new NSEC3 owner (out of the small image's index too). */
+			mn = n3_node(mi, p53_image_zone(mi, 0), t->name, t->len);
+			t->n3 = mn != P53_NONE;
+		}
 		const struct p53_image_node *md = mn != P53_NONE ? p53_image_node(mi, mn) : NULL;
 		uint32_t oa = od ? od->rrsets : 0, on = od ? od->n_rrsets : 0;
 		uint32_t ma = md ? md->rrsets : 0, mc = md ? md->n_rrsets : 0;
 		bool apex_t = i == 0;
 
 		p53_name_to_str(txt, sizeof(txt), t->name);
+		if (t->recs && t->old != P53_NONE &&
+		    (t->n3 ? p53_image_find(mi, t->name, t->len, p53_name_hash(t->name, t->len)) :
+		     n3_ok ? n3_node(mi, p53_image_zone(mi, 0), t->name, t->len) : P53_NONE) != P53_NONE)
+			/* A hashed owner (out of the index) and a name of the zone are different
+			 * nodes: the compiler decides which one the name is from all its records. */
+			return decline(why, wl, "%s %s", txt, t->n3 ? "keeps records but loses its "
+				       "NSEC3 (it becomes a name of the zone)" : "becomes an NSEC3 owner");
 		if (md != NULL && (md->flags & (P53_NODE_CUT | P53_NODE_DNAME)) && !t->sigs_only)
 			return decline(why, wl, "%s becomes a cut or DNAME owner", txt);
 		t->rs_first = (uint32_t)p->n_nrs;
@@ -1221,19 +1491,20 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 			const struct p53_image_rrset *y = b < mc ? p53_image_rrset(mi, ma + b) : NULL;
 			struct p53_image_rrset keep;
 			uint32_t from = P53_NONE;
-			if (sgn && (!nsec_ok || t->sigs_only) &&
+			if (sgn && (!(nsec_ok || n3_ok) || t->sigs_only) &&
 			    (x == NULL || y == NULL || x->type != y->type))
 				return decline(why, wl, "%s %s its %s RRset in a signed zone (%s)", txt,
 					       x != NULL && (y == NULL || x->type < y->type) ? "loses" : "gains",
 					       tstr(x != NULL && (y == NULL || x->type < y->type) ? x->type : y->type,
 						    tb, sizeof(tb)),
 					       t->sigs_only ? "a cut, a CNAME or DNAME owner or a wildcard" :
-					       "its NSEC3 type bitmap would change");
+					       "it has no NSEC chain");
 			if (x != NULL && (y == NULL || x->type < y->type)) {
 				/* Gone altogether (in an NSEC zone its NSEC too, or RRSIGs that
 				 * covered nothing). */
 				if (!type_ok(x->type, apex_t) &&
-				    !(nsec_ok && (x->type == P53_T_NSEC || x->type == P53_T_RRSIG)))
+				    !(nsec_ok && (x->type == P53_T_NSEC || x->type == P53_T_RRSIG)) &&
+				    !(n3_ok && (x->type == 50 || x->type == P53_T_RRSIG)))
 					return decline(why, wl, "%s loses its %s RRset", txt,
 						       tstr(x->type, tb, sizeof(tb)));
 				t->changed = true;
@@ -1272,7 +1543,8 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 						       tstr(y->type, tb, sizeof(tb)));
 				if (!(type_ok(y->type, apex_t) ||
 				      (sgn && apex_t && (y->type == 48 || y->type == 59 || y->type == 60)) ||
-				      (nsec_ok && (y->type == P53_T_NSEC || y->type == P53_T_RRSIG))) ||
+				      (nsec_ok && (y->type == P53_T_NSEC || y->type == P53_T_RRSIG)) ||
+				      (n3_ok && (y->type == 50 || y->type == P53_T_RRSIG))) ||
 				    (y->flags & P53_RRSET_STEERED))
 					return decline(why, wl, "%s changes its %s RRset", txt,
 						       tstr(y->type, tb, sizeof(tb)));
@@ -1476,6 +1748,15 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 		}
 		free(gi);
 		nset_free(&gs);
+		/* A hashed owner whose NSEC3 goes while a name below it stays (a name under a
+		 * hashed label, which a full compile took) becomes an empty non-terminal of the
+		 * zone: the compile puts it in the name index (NODATA), where this node, an NSEC3
+		 * owner's, never was (NXDOMAIN); its proof and those below it would change too. */
+		for (size_t i = 0; i < p->n_t; i++)
+			if (p->t[i].gone && p->t[i].n3 && !p->t[i].dead)
+				return decline(why, wl, "%s loses its NSEC3 but a name below it stays "
+					       "(it becomes an empty non-terminal of the zone)",
+					       p53_name_to_str(txt, sizeof(txt), p->t[i].name));
 		for (size_t i = 0; i < p->n_t + p->n_ext; i++)
 			if (p->t[i].dead) {
 				const struct p53_image_node *nd = p53_image_node(img, p->t[i].old);
@@ -1597,6 +1878,9 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 	/* An NSEC zone whose names or owners change: its new chain. */
 	if (nsec_ok && nsec_plan(p, img, ai, why, wl) == NULL)
 		return NULL;
+	/* An NSEC3 zone whose nodes or hashes change: which covers move. */
+	if (n3_ok && n3_plan(p, img, z, why, wl) == NULL)
+		return NULL;
 
 	/* Sizes of the new image. */
 	uint32_t n_nodes = h->n_nodes + n_new;
@@ -1648,7 +1932,9 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 		nh.n_chain = (uint32_t)(h->n_chain + p->n_zc - (p->cz1 - p->cz0));
 	off = align8(off + (size_t)nh.n_chain * sizeof(uint32_t));
 	nh.nsec3_off = (uint32_t)off;
-	off = align8(off + (size_t)h->n_nsec3 * sizeof(struct p53_image_nsec3));
+	if (p->n3_redo)
+		nh.n_nsec3 = (uint32_t)(h->n_nsec3 + p->n_n3j - p->n_n3l);
+	off = align8(off + (size_t)nh.n_nsec3 * sizeof(struct p53_image_nsec3));
 	nh.size = off;
 	nh.max_labels = max_labels;
 	nh.n_records = (uint32_t)((int64_t)h->n_records + d_records);
@@ -1722,8 +2008,11 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 	else
 		COPY(nh.chain_off, h->chain_off, (size_t)h->n_chain * sizeof(uint32_t),
 		     nh.nsec3_off - nh.chain_off);
-	COPY(nh.nsec3_off, h->nsec3_off, (size_t)h->n_nsec3 * sizeof(struct p53_image_nsec3),
-	     nh.size - nh.nsec3_off);
+	if (p->n3_redo) /* written by n3_proofs() */
+		memset(ni + nh.nsec3_off, 0, nh.size - nh.nsec3_off);
+	else
+		COPY(nh.nsec3_off, h->nsec3_off, (size_t)h->n_nsec3 * sizeof(struct p53_image_nsec3),
+		     nh.size - nh.nsec3_off);
 #undef COPY
 	struct p53_image_node *nodes = (struct p53_image_node *)(ni + nh.nodes_off);
 	struct p53_image_rrset *rrsets = (struct p53_image_rrset *)(ni + nh.rrsets_off);
@@ -1771,7 +2060,9 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 			nd->flags |= P53_NODE_ENT;
 		}
 		uint32_t hash = p53_name_hash(t->name, t->len);
-		if (t->old == P53_NONE)
+		if (t->old == P53_NONE && t->n3)
+			nd->flags |= P53_NODE_NSEC3; /* a hashed owner: out of the index */
+		else if (t->old == P53_NONE)
 			index_add(slots, mask, hash, t->node);
 		else if (t->dead) {
 			index_remove(slots, mask, hash, t->node);
@@ -1842,6 +2133,36 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 	}
 	if (p->nsec_redo)
 		nsec_proofs(p, img, ni, z);
+	if (p->n3_redo && n3_proofs(p, img, ni, z, why, wl) != 0) {
+		free(ni);
+		return NULL;
+	}
+	if (n3_ok) {
+		/* The opt-out flag: any NSEC3 of the zone with it (the touched owners' are in the
+		 * small compile; when one of them had it and the small compile has none, every
+		 * owner's again). */
+		uint16_t d = zones[z].dnssec | (p53_image_zone(mi, 0)->dnssec & P53_ZONE_OPTOUT);
+		bool scan = false;
+		for (size_t i = 0; i < p->n_t && (d & P53_ZONE_OPTOUT) &&
+				   !(p53_image_zone(mi, 0)->dnssec & P53_ZONE_OPTOUT); i++) {
+			const struct tn *t = &p->t[i];
+			uint32_t r;
+			scan |= t->n3 && t->changed && t->old != P53_NONE &&
+				has_type(img, t->old, 50, &r) && n3_optout(img, p53_image_rrset(img, r));
+		}
+		if (scan) {
+			const struct p53_image_nsec3 *nt = (const struct p53_image_nsec3 *)(ni + nh.nsec3_off) +
+							   zones[z].proof_lo;
+			bool any = false;
+			for (uint32_t k = 0; k < zones[z].proof_n && !any; k++) {
+				uint32_t r;
+				any = has_type(ni, nt[k].node, 50, &r) && n3_optout(ni, &rrsets[r]);
+			}
+			if (!any)
+				d &= (uint16_t)~P53_ZONE_OPTOUT;
+		}
+		zones[z].dnssec = d;
+	}
 	*len = off;
 	return ni;
 }
@@ -1874,5 +2195,9 @@ void *p53_image_patch(const void *img, const uint8_t *apex, size_t apex_len,
 	free(p.rem);
 	free(p.before);
 	free(p.gap_ins);
+	free(p.n3j);
+	free(p.n3l);
+	free(p.n3mk);
+	free(p.n3r);
 	return ni;
 }

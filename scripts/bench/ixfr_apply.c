@@ -33,7 +33,8 @@
  * With --cdn the differences are CNAME and MX target changes instead (cdn_changes); an
  * unsigned zone only. With --names (an NSEC-signed zone) a signing primary's names coming and
  * going instead of the 100 A changes (names_changes): 50 names added and 25 removed, with
- * their NSECs and the neighbours' NSECs changed and signed again.
+ * their NSECs and the neighbours' NSECs changed and signed again; in an NSEC3-signed zone
+ * (names3_changes) their NSEC3s, and the NSEC3s whose next hash changes, signed again.
  *
  * Usage: p53-ixfr-apply [--cdn] ZONEFILE [RUNS]  (the zone is big.test.; RUNS default 5)
  * Prints one line of key=value per mode: records, the medians of extract_ms, apply_ms,
@@ -58,6 +59,7 @@
 #include <unistd.h>
 
 #include "control/xfr/rrs.h"
+#include "dataplane/dnssec.h"
 #include "control/zone/image_build.h"
 #include "control/zone/image_patch.h"
 #include "dataplane/fastpath.h"
@@ -156,28 +158,37 @@ static int add_soa(struct p53_rrs *to, const struct p53_rr_view *soa, uint32_t s
 	return p53_rrs_add(to, soa->owner, soa->owner_len, 6, 1, soa->ttl, rd, soa->rdlen);
 }
 
+/* The first RRSIG over (owner, covered) in r, of at most `max` octets of RDATA: 0, or -1. */
+static int sig_find(const struct p53_rrs *r, const uint8_t *owner, size_t olen, uint16_t covered,
+		    size_t max, struct p53_rr_view *out)
+{
+	size_t pos = 0;
+
+	while (p53_rrs_next(r, &pos, out) == 1)
+		if (out->type == 46 && out->rdlen >= 18 && out->rdlen <= max &&
+		    p53_get16(out->rdata) == covered && out->owner_len == olen &&
+		    memcmp(out->owner, owner, olen) == 0)
+			return 0;
+	return -1;
+}
+
 /* The RRSIG over (owner, covered) in r deleted, and one added with a new inception,
  * expiration and signature bytes (nothing validates them here). */
 static int resign(const struct p53_rrs *r, const uint8_t *owner, size_t olen, uint16_t covered,
 		  struct p53_ixfr_step *st)
 {
 	struct p53_rr_view v;
-	size_t pos = 0;
 	uint8_t rd[1024];
 
-	while (p53_rrs_next(r, &pos, &v) == 1) {
-		if (v.type != 46 || v.rdlen < 18 || v.rdlen > sizeof(rd) || p53_get16(v.rdata) != covered ||
-		    v.owner_len != olen || memcmp(v.owner, owner, olen) != 0)
-			continue;
-		memcpy(rd, v.rdata, v.rdlen);
-		for (int k = 8; k < 16; k++)
-			rd[k] ^= 0x01; /* expiration and inception, a little later or earlier */
-		for (size_t k = v.rdlen - 8; k < v.rdlen; k++)
-			rd[k] ^= 0x5a;
-		return p53_rrs_add(&st->del, v.owner, v.owner_len, 46, 1, v.ttl, v.rdata, v.rdlen) ||
-		       p53_rrs_add(&st->add, v.owner, v.owner_len, 46, 1, v.ttl, rd, v.rdlen);
-	}
-	return -1;
+	if (sig_find(r, owner, olen, covered, sizeof(rd), &v) != 0)
+		return -1;
+	memcpy(rd, v.rdata, v.rdlen);
+	for (int k = 8; k < 16; k++)
+		rd[k] ^= 0x01; /* expiration and inception, a little later or earlier */
+	for (size_t k = v.rdlen - 8; k < v.rdlen; k++)
+		rd[k] ^= 0x5a;
+	return p53_rrs_add(&st->del, v.owner, v.owner_len, 46, 1, v.ttl, v.rdata, v.rdlen) ||
+	       p53_rrs_add(&st->add, v.owner, v.owner_len, 46, 1, v.ttl, rd, v.rdlen);
 }
 
 
@@ -232,19 +243,14 @@ static int sig_copy(const struct p53_rrs *r, const uint8_t *owner, size_t olen, 
 		    const uint8_t *new_owner, size_t nlen, struct p53_rrs *to)
 {
 	struct p53_rr_view v;
-	size_t pos = 0;
 	uint8_t rd[1024];
 
-	while (p53_rrs_next(r, &pos, &v) == 1) {
-		if (v.type != 46 || v.rdlen < 18 || v.rdlen > sizeof(rd) || p53_get16(v.rdata) != covered ||
-		    v.owner_len != olen || memcmp(v.owner, owner, olen) != 0)
-			continue;
-		memcpy(rd, v.rdata, v.rdlen);
-		for (size_t k = v.rdlen - 8; k < v.rdlen; k++)
-			rd[k] ^= 0xa5;
-		return p53_rrs_add(to, new_owner, nlen, 46, 1, v.ttl, rd, v.rdlen);
-	}
-	return -1;
+	if (sig_find(r, owner, olen, covered, sizeof(rd), &v) != 0)
+		return -1;
+	memcpy(rd, v.rdata, v.rdlen);
+	for (size_t k = v.rdlen - 8; k < v.rdlen; k++)
+		rd[k] ^= 0xa5;
+	return p53_rrs_add(to, new_owner, nlen, 46, 1, v.ttl, rd, v.rdlen);
 }
 
 /* An NSEC's RDATA with another next name. */
@@ -334,6 +340,158 @@ static int names_changes(const struct p53_rrs *base, struct p53_ixfr_step *st)
 	return 0;
 }
 
+/* --names in an NSEC3-signed zone: one NSEC3 of the chain, by hash. */
+struct n3rec {
+	uint8_t hash[P53_NSEC3_HASH_LEN];
+	struct p53_rr_view v;   /* its record in base (owner_len 0: a new one) */
+	int gone;
+};
+
+static int n3rec_cmp(const void *a, const void *b)
+{
+	return memcmp(((const struct n3rec *)a)->hash, ((const struct n3rec *)b)->hash,
+		      P53_NSEC3_HASH_LEN);
+}
+
+static size_t n3_owner(const uint8_t h[P53_NSEC3_HASH_LEN], uint8_t *out)
+{
+	static const char al[] = "0123456789abcdefghijklmnopqrstuv";
+	char txt[128];
+	uint64_t acc = 0;
+	int bits = 0, o = 0;
+
+	for (int i = 0; i < P53_NSEC3_HASH_LEN; i++) {
+		acc = acc << 8 | h[i];
+		bits += 8;
+		while (bits >= 5) {
+			bits -= 5;
+			txt[o++] = al[(acc >> bits) & 31];
+		}
+	}
+	snprintf(txt + o, sizeof(txt) - (size_t)o, ".%s", ORIGIN);
+	return wire_name(txt, out);
+}
+
+/*
+ * --names in an NSEC3-signed zone: the same 50 names added (an A and its RRSIG, an NSEC3 at
+ * the name's hash, bitmap A RRSIG, signed) and 25 removed (every record, and its NSEC3 with
+ * its RRSIG), and every NSEC3 whose next hash changes replaced and signed again, as a signer
+ * does (RFC 5155 §7.1).
+ */
+static int names3_changes(const struct p53_rrs *base, struct p53_ixfr_step *st)
+{
+	struct p53_rr_view v, param;
+	uint8_t apex[256], name[256], nn[256], rd[2048], own[256];
+	char txt[256];
+	size_t al = wire_name(ORIGIN, apex), n = 0, cap = 1024, pos = 0;
+	struct n3rec *c = malloc(cap * sizeof(*c));
+
+	if (c == NULL || find(base, apex, al, 51, &param) != 0)
+		return -1;
+	const uint8_t *salt = param.rdata + 5, salt_len = param.rdata[4];
+	uint16_t iter = p53_get16(param.rdata + 2);
+	while (p53_rrs_next(base, &pos, &v) == 1) {
+		if (v.type != 50)
+			continue;
+		if (n + 64 >= cap) {
+			cap *= 2;
+			struct n3rec *c2 = realloc(c, cap * sizeof(*c));
+			if (c2 == NULL)
+				return -1;
+			c = c2;
+		}
+		memset(&c[n], 0, sizeof(c[n]));
+		c[n].v = v;
+		memcpy(c[n++].hash, v.rdata + 6 + v.rdata[4], P53_NSEC3_HASH_LEN);
+	}
+	if (n == 0)
+		return -1;
+	struct p53_rr_view proto = c[0].v;
+	/* Own hashes from the owner names (base32hex). */
+	for (size_t i = 0; i < n; i++) {
+		uint64_t acc = 0;
+		int bits = 0, o = 0;
+		for (int k = 1; k <= 32; k++) {
+			uint8_t ch = c[i].v.owner[k] | 0x20;
+			acc = acc << 5 | (uint8_t)(ch <= '9' ? ch - '0' : ch - 'a' + 10);
+			bits += 5;
+			if (bits >= 8) {
+				bits -= 8;
+				c[i].hash[o++] = (uint8_t)(acc >> bits);
+			}
+		}
+	}
+	/* The names that go: every record of theirs and of their NSEC3's owner. */
+	uint8_t gone[50][256];
+	size_t gl[50];
+	for (int k = 0; k < 25; k++) {
+		uint8_t h[P53_NSEC3_HASH_LEN];
+		snprintf(txt, sizeof(txt), "host%06d.region%d." ORIGIN, 100 + k, (100 + k) % 128);
+		gl[k] = wire_name(txt, gone[k]);
+		p53_nsec3_hash(gone[k], gl[k], salt, salt_len, iter, h);
+		gl[25 + k] = n3_owner(h, gone[25 + k]);
+	}
+	pos = 0;
+	while (p53_rrs_next(base, &pos, &v) == 1)
+		for (int k = 0; k < 50; k++)
+			if (v.owner_len == gl[k] && memcmp(v.owner, gone[k], gl[k]) == 0 &&
+			    p53_rrs_add(&st->del, v.owner, v.owner_len, v.type, v.cls, v.ttl, v.rdata,
+					v.rdlen) != 0)
+				return -1;
+	for (size_t i = 0; i < n; i++)
+		for (int k = 25; k < 50; k++)
+			c[i].gone |= c[i].v.owner_len == gl[k] && memcmp(c[i].v.owner, gone[k], gl[k]) == 0;
+	/* The names that come. */
+	for (int i = 400; i < 450; i++) {
+		snprintf(txt, sizeof(txt), "host%06d.region%d." ORIGIN, i, i % 128);
+		size_t hl = wire_name(txt, name);
+		snprintf(txt, sizeof(txt), "host%06da.region%d." ORIGIN, i, i % 128);
+		size_t xl = wire_name(txt, nn);
+		uint8_t a[4] = { 198, 18, 2, (uint8_t)(i - 400) };
+		if (find(base, name, hl, 1, &v) != 0 ||
+		    p53_rrs_add(&st->add, nn, xl, 1, 1, v.ttl, a, 4) != 0 ||
+		    sig_copy(base, name, hl, 1, nn, xl, &st->add) != 0)
+			return -1;
+		memset(&c[n], 0, sizeof(c[n]));
+		p53_nsec3_hash(nn, xl, salt, salt_len, iter, c[n++].hash);
+	}
+	qsort(c, n, sizeof(*c), n3rec_cmp);
+	/* The chain again: each NSEC3's next hash; the changed ones replaced, signed again. */
+	for (size_t i = 0; i < n; i++) {
+		if (c[i].gone)
+			continue;
+		size_t j = (i + 1) % n;
+		while (c[j].gone)
+			j = (j + 1) % n;
+		if (c[i].v.owner_len == 0) {
+			static const uint8_t bits[] = { 0, 6, 0x40, 0, 0, 0, 0, 0x02 }; /* A RRSIG */
+			size_t l = 6u + salt_len;
+			memcpy(rd, proto.rdata, l - 1);
+			rd[l - 1] = P53_NSEC3_HASH_LEN;
+			memcpy(rd + l, c[j].hash, P53_NSEC3_HASH_LEN);
+			memcpy(rd + l + P53_NSEC3_HASH_LEN, bits, sizeof(bits));
+			size_t ol = n3_owner(c[i].hash, own);
+			if (p53_rrs_add(&st->add, own, ol, 50, 1, proto.ttl, rd,
+					l + P53_NSEC3_HASH_LEN + sizeof(bits)) != 0 ||
+			    sig_copy(base, proto.owner, proto.owner_len, 50, own, ol, &st->add) != 0)
+				return -1;
+			continue;
+		}
+		const struct p53_rr_view *x = &c[i].v;
+		size_t ho = 6u + x->rdata[4];
+		if (memcmp(x->rdata + ho, c[j].hash, P53_NSEC3_HASH_LEN) == 0)
+			continue;
+		memcpy(rd, x->rdata, x->rdlen);
+		memcpy(rd + ho, c[j].hash, P53_NSEC3_HASH_LEN);
+		if (p53_rrs_add(&st->del, x->owner, x->owner_len, 50, 1, x->ttl, x->rdata, x->rdlen) != 0 ||
+		    p53_rrs_add(&st->add, x->owner, x->owner_len, 50, 1, x->ttl, rd, x->rdlen) != 0 ||
+		    resign(base, x->owner, x->owner_len, 50, st) != 0)
+			return -1;
+	}
+	free(c);
+	return 0;
+}
+
 static int make_diff(const struct p53_rrs *base, struct p53_ixfr *d, int sgn)
 {
 	struct p53_rr_view soa, v;
@@ -357,7 +515,8 @@ static int make_diff(const struct p53_rrs *base, struct p53_ixfr *d, int sgn)
 			return -1;
 		}
 		if (names) {
-			if (names_changes(base, st) != 0) {
+			if ((find(base, apex, al, 51, &v) == 0 ? names3_changes(base, st) :
+			     names_changes(base, st)) != 0) {
 				fprintf(stderr, "p53-ixfr-apply: --names: a name, its NSEC or RRSIGs "
 					"missing (not an NSEC-signed genzone.py zone?)\n");
 				return -1;

@@ -4,7 +4,9 @@
 # IXFR carrying the record, its new RRSIG and the SOA's, and is patched into the running image
 # (not compiled); what kdig +dnssec sees from pop53 then is what the primary serves (the
 # answer with its RRSIGs, and an NXDOMAIN's NSEC3 proof). A change that adds a name (a new
-# NSEC3 in the chain) is compiled in full, saying why, and served as the primary does too.
+# NSEC3 in the chain, its neighbour's next hash) and one that removes it are patched too
+# (docs/ARCHITECTURE.md, "NSEC3 zones: names and types that come and go") and served as the
+# primary serves them: the name, and name errors' NSEC3 proofs around it.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/xfr_lib.sh"
 
@@ -106,17 +108,36 @@ z = [z for z in json.loads(sys.argv[1])['zones'] if z['name'].rstrip('.') == 'si
 assert exp and z['dnssec']['signed'] and z['dnssec']['expires'] == min(exp), (z, min(exp) if exp else None)
 " "$(CTL --json status)" "$TMP/expirations.txt"
 
-# 4. A new name: a new NSEC3 in the chain. Compiled in full, saying why; served right.
+# 4. A new name: a new NSEC3 in the chain. Patched; served right.
 knotc zone-begin signed.test >/dev/null
 knotc zone-set signed.test fresh 300 A 192.0.2.77 >/dev/null
 knotc zone-commit signed.test >/dev/null
 check "the new name is served (fresh.signed.test A 192.0.2.77)" \
 	wait_for 5 sh -c "[ \"\$(ip netns exec $CLIENT_NS kdig +time=1 +short @$V4 fresh.signed.test A)\" = 192.0.2.77 ]"
-check "that IXFR was compiled in full: a name new in a signed zone (log)" \
-	grep -q "IXFR compiled in full, not patched: .*new in a signed zone" "$TMP/pop53d.log"
+check "that IXFR was patched too (ixfr_image counts three patches)" \
+	sh -c "$BUILD/control/pop53ctl -s $TMP/control.sock --json zone status signed.test | \
+	       /usr/bin/python3 -c 'import json,sys; z=json.load(sys.stdin)[\"zone\"]; \
+assert z[\"last_ixfr_image\"]==\"patched\" and z[\"ixfr_image\"][\"patched\"]>=3, z'"
 check "kdig +dnssec: the new name's A and RRSIG as the primary's" \
 	same_as_primary answer fresh.signed.test A
 check "kdig +dnssec: a name error's NSEC3 proof after the new NSEC3, as the primary's" \
+	same_as_primary authority nothere.signed.test A
+check "kdig +dnssec: a name error below the new name, as the primary's" \
+	same_as_primary authority x.fresh.signed.test A
+
+# 5. The name removed again: its NSEC3 leaves the chain. Patched; name errors as the primary's.
+knotc zone-begin signed.test >/dev/null
+knotc zone-unset signed.test fresh >/dev/null
+knotc zone-commit signed.test >/dev/null
+check "the removed name is a name error (fresh.signed.test)" \
+	wait_for 5 sh -c "ip netns exec $CLIENT_NS kdig +time=1 @$V4 fresh.signed.test A | grep -q NXDOMAIN"
+check "that IXFR was patched (ixfr_image counts four patches)" \
+	sh -c "$BUILD/control/pop53ctl -s $TMP/control.sock --json zone status signed.test | \
+	       /usr/bin/python3 -c 'import json,sys; z=json.load(sys.stdin)[\"zone\"]; \
+assert z[\"last_ixfr_image\"]==\"patched\" and z[\"ixfr_image\"][\"patched\"]>=4, z'"
+check "kdig +dnssec: the removed name's NSEC3 proof as the primary's" \
+	same_as_primary authority fresh.signed.test A
+check "kdig +dnssec: another name error's NSEC3 proof as the primary's" \
 	same_as_primary authority nothere.signed.test A
 
 stop_pop53
