@@ -442,7 +442,6 @@ int p53_dnssec_steer_denial(struct build *s, uint32_t z)
 	const struct p53_zb_rec *proto = NULL;
 	const uint8_t *apex;
 	uint8_t apex_len;
-	static const char b32[] = "0123456789abcdefghijklmnopqrstuv";
 	char where[4200];
 
 	if (src->sign_key == NULL || src->n_extra == 0 || b->cfg_file == 0)
@@ -525,12 +524,7 @@ int p53_dnssec_steer_denial(struct build *s, uint32_t z)
 				continue;
 			p53_nsec3_hash(e->lname, e->lname_len, p + 5, p[4], (uint16_t)(p[2] << 8 | p[3]), h);
 			hname[0] = 32;
-			for (int c = 0; c < 32; c++) { /* base32hex, lower case: 5 bits a character */
-				int bit = c * 5, v = 0;
-				for (int q = 0; q < 5; q++, bit++)
-					v = v << 1 | ((h[bit >> 3] >> (7 - (bit & 7))) & 1);
-				hname[1 + c] = (uint8_t)b32[v];
-			}
+			p53_n3_b32hex(h, hname + 1);
 			memcpy(hname + 33, apex, apex_len);
 			if (p53_zb_node_find(b, z, hname, 33u + apex_len) != P53_NONE)
 				continue; /* the chain has the owner's NSEC3 */
@@ -675,6 +669,22 @@ static int hash_cmp(const void *a, const void *c)
 {
 	return memcmp(((const struct p53_image_nsec3 *)a)->hash,
 		      ((const struct p53_image_nsec3 *)c)->hash, P53_NSEC3_HASH_LEN);
+}
+
+void p53_n3_b32hex(const uint8_t *hash, uint8_t out[32])
+{
+	static const char al[] = "0123456789abcdefghijklmnopqrstuv";
+	uint64_t acc = 0;
+	int bits = 0, o = 0;
+
+	for (int i = 0; i < P53_NSEC3_HASH_LEN; i++) {
+		acc = acc << 8 | hash[i];
+		bits += 8;
+		while (bits >= 5) {
+			bits -= 5;
+			out[o++] = (uint8_t)al[(acc >> bits) & 31];
+		}
+	}
 }
 
 uint32_t p53_n3_find(const struct p53_n3_set *c, const uint8_t *name, size_t len, bool *exact)

@@ -139,4 +139,8 @@ struct p53_n3_set {
  */
 uint32_t p53_n3_find(const struct p53_n3_set *c, const uint8_t *name, size_t len, bool *exact);
 
+/** A SHA-1 hash's (P53_NSEC3_HASH_LEN bytes) 32 characters in base32hex, lower case (RFC 4648
+ * §7): an NSEC3 owner's first label. */
+void p53_n3_b32hex(const uint8_t *hash, uint8_t out[32]);
+
 #endif /* P53_IMAGE_BUILD_H */

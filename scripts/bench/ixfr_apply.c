@@ -355,20 +355,10 @@ static int n3rec_cmp(const void *a, const void *b)
 
 static size_t n3_owner(const uint8_t h[P53_NSEC3_HASH_LEN], uint8_t *out)
 {
-	static const char al[] = "0123456789abcdefghijklmnopqrstuv";
 	char txt[128];
-	uint64_t acc = 0;
-	int bits = 0, o = 0;
 
-	for (int i = 0; i < P53_NSEC3_HASH_LEN; i++) {
-		acc = acc << 8 | h[i];
-		bits += 8;
-		while (bits >= 5) {
-			bits -= 5;
-			txt[o++] = al[(acc >> bits) & 31];
-		}
-	}
-	snprintf(txt + o, sizeof(txt) - (size_t)o, ".%s", ORIGIN);
+	p53_n3_b32hex(h, (uint8_t *)txt);
+	snprintf(txt + 32, sizeof(txt) - 32, ".%s", ORIGIN);
 	return wire_name(txt, out);
 }
 

@@ -1165,22 +1165,6 @@ static void nsec_chain_ops(struct p53_ixfr_step *st, const struct p53_rrs *base,
 
 /* ---- An NSEC3 zone's names and types, added and removed as a signing primary does ------ */
 
-static void b32hex_put(const uint8_t h[P53_NSEC3_HASH_LEN], uint8_t *out)
-{
-	static const char al[] = "0123456789abcdefghijklmnopqrstuv";
-	uint64_t acc = 0;
-	int bits = 0, o = 0;
-
-	for (int i = 0; i < P53_NSEC3_HASH_LEN; i++) {
-		acc = acc << 8 | h[i];
-		bits += 8;
-		while (bits >= 5) {
-			bits -= 5;
-			out[o++] = (uint8_t)al[(acc >> bits) & 31];
-		}
-	}
-}
-
 /* One name of the model: its types, whether it has an NSEC3 (in base, in the new content). */
 struct n3_ent {
 	struct nsec_ent e;              /* name, types (bits), gone, touched */
@@ -1283,7 +1267,7 @@ static void nsec3_chain_ops(struct p53_ixfr_step *st, const struct p53_rrs *base
 			continue;
 		uint8_t lbl[32];
 		for (size_t i = 0; i < n; i++) {
-			b32hex_put(e[i].hash, lbl);
+			p53_n3_b32hex(e[i].hash, lbl);
 			if (x.owner[0] == 32 && name_eq(x.owner + 1, lbl, 32)) {
 				e[i].had_n3 = true;
 				e[i].rd = x.rdata;
@@ -1413,7 +1397,7 @@ static void nsec3_chain_ops(struct p53_ixfr_step *st, const struct p53_rrs *base
 		struct n3_ent *y = &e[i];
 		uint8_t own[300];
 		own[0] = 32;
-		b32hex_put(y->hash, own + 1);
+		p53_n3_b32hex(y->hash, own + 1);
 		memcpy(own + 33, apex, al);
 		if (!y->want) {
 			if (y->had_n3) {
@@ -1480,7 +1464,7 @@ static void nsec3_chain_ops(struct p53_ixfr_step *st, const struct p53_rrs *base
 		r[m] = e[i].e;
 		r[m++].touched = true;
 		own[0] = 32;
-		b32hex_put(e[i].hash, own + 1);
+		p53_n3_b32hex(e[i].hash, own + 1);
 		memcpy(own + 33, apex, al);
 		memcpy(r[m].name, own, 33 + al);
 		r[m].len = (uint8_t)(33 + al);
