@@ -264,6 +264,29 @@ static size_t nsec_next(const struct p53_rr_view *nsec, const uint8_t *next, siz
 }
 
 /*
+ * The i-th of the 50 names that come with --names (i in 400..449): hostNa.regionR, right after
+ * hostN.regionR in canonical order, gets an A (198.18.2.i-400) signed as hostN's A. Its wire
+ * name goes to nn (xl), hostN's to name (hl).
+ */
+static int host_comes(const struct p53_rrs *base, int i, uint8_t *name, size_t *hl, uint8_t *nn,
+		      size_t *xl, struct p53_ixfr_step *st)
+{
+	struct p53_rr_view v;
+	char txt[256];
+	uint8_t a[4] = { 198, 18, 2, (uint8_t)(i - 400) };
+
+	snprintf(txt, sizeof(txt), "host%06d.region%d." ORIGIN, i, i % 128);
+	*hl = wire_name(txt, name);
+	snprintf(txt, sizeof(txt), "host%06da.region%d." ORIGIN, i, i % 128);
+	*xl = wire_name(txt, nn);
+	if (find(base, name, *hl, 1, &v) != 0 ||
+	    p53_rrs_add(&st->add, nn, *xl, 1, 1, v.ttl, a, 4) != 0 ||
+	    sig_copy(base, name, *hl, 1, nn, *xl, &st->add) != 0)
+		return -1;
+	return 0;
+}
+
+/*
  * --names (an NSEC-signed zone): what a signing primary sends when names come and go. 50 names
  * added (hostNa.regionR right after host000400..449 in canonical order: an A, its NSEC, both
  * signed; the NSEC before it points at it, signed again), 25 removed (host000100..124: every
@@ -276,20 +299,15 @@ static int names_changes(const struct p53_rrs *base, struct p53_ixfr_step *st)
 	char txt[256];
 
 	for (int i = 400; i < 450; i++) {
-		snprintf(txt, sizeof(txt), "host%06d.region%d." ORIGIN, i, i % 128);
-		size_t hl = wire_name(txt, name);
-		snprintf(txt, sizeof(txt), "host%06da.region%d." ORIGIN, i, i % 128);
-		size_t xl = wire_name(txt, nn);
-		uint8_t a[4] = { 198, 18, 2, (uint8_t)(i - 400) };
+		size_t hl, xl;
 		static const uint8_t bits[] = { 0, 6, 0x40, 0, 0, 0, 0, 0x03 }; /* A RRSIG NSEC */
-		if (find(base, name, hl, 1, &v) != 0 || find(base, name, hl, 47, &nsec) != 0)
+		if (host_comes(base, i, name, &hl, nn, &xl, st) != 0 ||
+		    find(base, name, hl, 47, &nsec) != 0)
 			return -1;
 		int ol = p53_name_len(nsec.rdata, nsec.rdlen);
 		memcpy(rd, nsec.rdata, (size_t)ol);
 		memcpy(rd + ol, bits, sizeof(bits));
-		if (p53_rrs_add(&st->add, nn, xl, 1, 1, v.ttl, a, 4) != 0 ||
-		    sig_copy(base, name, hl, 1, nn, xl, &st->add) != 0 ||
-		    p53_rrs_add(&st->add, nn, xl, 47, 1, nsec.ttl, rd, (size_t)ol + sizeof(bits)) != 0 ||
+		if (p53_rrs_add(&st->add, nn, xl, 47, 1, nsec.ttl, rd, (size_t)ol + sizeof(bits)) != 0 ||
 		    sig_copy(base, name, hl, 47, nn, xl, &st->add) != 0 ||
 		    p53_rrs_add(&st->del, name, hl, 47, 1, nsec.ttl, nsec.rdata, nsec.rdlen) != 0 ||
 		    p53_rrs_add(&st->add, name, hl, 47, 1, nsec.ttl, rd, nsec_next(&nsec, nn, xl, rd)) != 0 ||
@@ -433,14 +451,8 @@ static int names3_changes(const struct p53_rrs *base, struct p53_ixfr_step *st)
 			c[i].gone |= c[i].v.owner_len == gl[k] && memcmp(c[i].v.owner, gone[k], gl[k]) == 0;
 	/* The names that come. */
 	for (int i = 400; i < 450; i++) {
-		snprintf(txt, sizeof(txt), "host%06d.region%d." ORIGIN, i, i % 128);
-		size_t hl = wire_name(txt, name);
-		snprintf(txt, sizeof(txt), "host%06da.region%d." ORIGIN, i, i % 128);
-		size_t xl = wire_name(txt, nn);
-		uint8_t a[4] = { 198, 18, 2, (uint8_t)(i - 400) };
-		if (find(base, name, hl, 1, &v) != 0 ||
-		    p53_rrs_add(&st->add, nn, xl, 1, 1, v.ttl, a, 4) != 0 ||
-		    sig_copy(base, name, hl, 1, nn, xl, &st->add) != 0)
+		size_t hl, xl;
+		if (host_comes(base, i, name, &hl, nn, &xl, st) != 0)
 			return -1;
 		memset(&c[n], 0, sizeof(c[n]));
 		p53_nsec3_hash(nn, xl, salt, salt_len, iter, c[n++].hash);
