@@ -20,7 +20,9 @@
  *   - signed zones: the DNSSEC sections (proofs, NSEC chain, NSEC3 hashes: node indices) are
  *     copied as they are when no node comes or goes and no NSEC/NSEC3 owner changes; NSEC
  *     zones may gain and lose names and types, with their NSECs: the zone's part of the chain
- *     and its nodes' proofs are remade (nsec_plan, nsec_proofs); NSEC3 zones likewise with
+ *     and its nodes' proofs are remade (nsec_plan, nsec_proofs: one pass in order, names read
+ *     only where owners joined), and whether a name that goes keeps names below it is read
+ *     from the chain (below_owners); NSEC3 zones likewise with
  *     their NSEC3s: the zone's sorted hashes are merged again and the proofs whose covers
  *     moved are made again (n3_plan, n3_proofs); in all an RRset whose
  *     records stay but whose RRSIGs change keeps its header (additional list, flags) over a
@@ -431,7 +433,8 @@ struct patch {
 	bool n3_redo;
 	struct p53_image_nsec3 *n3j;    /* hashes that join, sorted, with their new nodes */
 	size_t n_n3j;
-	uint32_t *n3l;                  /* nodes whose hashes leave, sorted */
+	uint32_t *n3l;                  /* where the hashes that leave stand in the zone's old
+					   table (zone-relative), sorted */
 	size_t n_n3l;
 	uint8_t *n3mk;                  /* bit per old node: an owner whose hash leaves or after
 					   which hashes join (proofs naming it are made again) */
@@ -971,31 +974,41 @@ static uint32_t zc_upto(const struct patch *p, const void *ni, const uint8_t *na
 }
 
 /*
- * The new image's chain[] and proofs (copied from the old image) made right for the plan of
- * nsec_plan(): zone z's part of the chain replaced, later NSEC zones' ranges shifted, and per
- * node of z what the compiler's nsec_zone() computes: match (the last owner at or before it),
- * lo and hi (the owners strictly below it), wild (the last owner at or before "*.<it>"; none
- * for glue and names too long for it). A node that stays counts the old owners before it from
- * its old proof, `before[]` turns that into the new count, and only where owners joined in
- * that very gap are names compared; a new node is searched for in the new chain.
+ * The new image's chain[] and proofs made right for the plan of nsec_plan(), in one pass that
+ * also copies the proofs (patch_run leaves them to it): zone z's part of the chain replaced,
+ * later NSEC zones' ranges shifted, and per node of z what the compiler's nsec_zone()
+ * computes: match (the last owner at or before it), lo and hi (the owners strictly below
+ * it), wild (the last owner at or before "*.<it>"; none for glue and names too long for it).
+ * A node that stays counts the old owners before it from its old proof and `before[]` turns
+ * that into the new count; its name is read only where owners joined in that very gap (and
+ * names are compared), and its wildcard cover's proof only when that is not its own match
+ * (when it is, the cover's gap is the node's). So the pass reads the nodes and the proofs in
+ * order, and the names and the rest at the diff's places alone. A new node is searched for in
+ * the new chain.
  */
 static void nsec_proofs(const struct patch *p, const void *img, uint8_t *ni, uint32_t z)
 {
 	const struct p53_image_hdr *h = p53_image_hdr(img), *nh = p53_image_hdr(ni);
 	const uint32_t *och = p53_image_chain(img);
+	const struct p53_image_proof *opf = p53_image_proof(img, 0);
+	const struct p53_image_node *nodes = p53_image_node(ni, 0);
 	uint32_t *nch = (uint32_t *)(ni + nh->chain_off);
 	struct p53_image_proof *pf = (struct p53_image_proof *)(ni + nh->proofs_off);
 	const struct p53_image_zone *zones = (const struct p53_image_zone *)(ni + nh->zones_off);
 	const int64_t delta = (int64_t)p->n_zc - (p->cz1 - p->cz0);
 	const uint32_t cz0 = p->cz0;
+	const uint32_t *zc = p->zc, *before = p->before;
+	const uint8_t *gi = p->gap_ins;
 
 	memcpy(nch, och, (size_t)cz0 * sizeof(*nch));
-	memcpy(nch + cz0, p->zc, p->n_zc * sizeof(*nch));
+	memcpy(nch + cz0, zc, p->n_zc * sizeof(*nch));
 	memcpy(nch + cz0 + p->n_zc, och + p->cz1, (size_t)(h->n_chain - p->cz1) * sizeof(*nch));
 	for (uint32_t n = 0; n < nh->n_nodes; n++) {
-		const struct p53_image_node *nd = p53_image_node(ni, n);
+		const struct p53_image_node *nd = &nodes[n];
 		struct p53_image_proof *q = &pf[n];
 		if (nd->zone != z) {
+			if (n < h->n_nodes)
+				*q = opf[n];
 			/* Later NSEC zones' chains moved by delta. */
 			if (nd->zone > z && delta != 0 && (zones[nd->zone].dnssec & P53_ZONE_NSEC) &&
 			    !(zones[nd->zone].dnssec & P53_ZONE_NSEC3) && q->hi != 0) {
@@ -1010,31 +1023,37 @@ static void nsec_proofs(const struct patch *p, const void *img, uint8_t *ni, uin
 						       .encl = P53_NONE, .nc = P53_NONE };
 			continue;
 		}
-		const uint8_t *nm = p53_image_name(ni, nd->name_off);
+		const bool wok = nd->name_len + 2u <= P53_NAME_MAXLEN && !(nd->flags & P53_NODE_GLUE);
+		const uint8_t *nm = NULL;
 		uint8_t w[P53_NAME_MAXLEN];
-		bool wok = nd->name_len + 2u <= P53_NAME_MAXLEN && !(nd->flags & P53_NODE_GLUE);
-		if (wok) {
-			w[0] = 1;
-			w[1] = '*';
-			memcpy(w + 2, nm, nd->name_len);
-		}
 		uint32_t lo, hi, wc;
 		if (n < h->n_nodes) {
-			const struct p53_image_proof *op = p53_image_proof(img, n);
+			const struct p53_image_proof *op = &opf[n];
 			uint32_t lb = op->lo - cz0, hb = op->hi - cz0;
-			lo = p->before[lb] + (p->gap_ins[lb] ? joined(p, lb, nm, nd->name_len, false) : 0);
-			hi = p->before[hb] + (p->gap_ins[hb] ? joined(p, hb, nm, nd->name_len, true) : 0);
+			if (gi[lb] | gi[hb])
+				nm = p53_image_name(ni, nd->name_off);
+			lo = before[lb] + (gi[lb] ? joined(p, lb, nm, nd->name_len, false) : 0);
+			hi = before[hb] + (gi[hb] ? joined(p, hb, nm, nd->name_len, true) : 0);
 			wc = 0;
 			if (op->wild != P53_NONE && wok) {
-				uint32_t wb = p53_image_proof(img, op->wild)->lo - cz0;
-				wc = p->before[wb] + (p->gap_ins[wb] ? joined(p, wb, w, nd->name_len + 2u, false) : 0);
+				uint32_t wb = op->wild == op->match ? lb : opf[op->wild].lo - cz0;
+				wc = before[wb];
+				if (gi[wb]) {
+					if (nm == NULL)
+						nm = p53_image_name(ni, nd->name_off);
+					w[0] = 1;
+					w[1] = '*';
+					memcpy(w + 2, nm, nd->name_len);
+					wc += joined(p, wb, w, nd->name_len + 2u, false);
+				}
 			}
 		} else {
+			nm = p53_image_name(ni, nd->name_off);
 			lo = zc_upto(p, ni, nm);
 			size_t a = lo, b = p->n_zc;
 			while (a < b) {
 				size_t mid = a + (b - a) / 2;
-				const struct p53_image_node *md = p53_image_node(ni, p->zc[mid]);
+				const struct p53_image_node *md = p53_image_node(ni, zc[mid]);
 				if (p53_name_at_or_below(p53_image_name(ni, md->name_off), md->name_len,
 							 nm, nd->name_len))
 					a = mid + 1;
@@ -1042,13 +1061,58 @@ static void nsec_proofs(const struct patch *p, const void *img, uint8_t *ni, uin
 					b = mid;
 			}
 			hi = (uint32_t)a;
-			wc = wok ? zc_upto(p, ni, w) : 0;
+			wc = 0;
+			if (wok) {
+				w[0] = 1;
+				w[1] = '*';
+				memcpy(w + 2, nm, nd->name_len);
+				wc = zc_upto(p, ni, w);
+			}
 		}
-		*q = (struct p53_image_proof){ .match = lo > 0 ? p->zc[lo - 1] : P53_NONE,
-					       .wild = wc > 0 ? p->zc[wc - 1] : P53_NONE,
+		*q = (struct p53_image_proof){ .match = lo > 0 ? zc[lo - 1] : P53_NONE,
+					       .wild = wc > 0 ? zc[wc - 1] : P53_NONE,
 					       .encl = P53_NONE, .nc = P53_NONE,
 					       .lo = cz0 + lo, .hi = cz0 + hi };
 	}
+}
+
+/*
+ * In an NSEC zone, which of the names gi[0..m) (names that go and the empty non-terminals
+ * above them) keep a name below them, from the old chain instead of a pass over the zone's
+ * names: every name of the zone below one of them that is not occluded is an NSEC owner or
+ * lies above one (an empty non-terminal), so a name stays below x when the owners strictly
+ * below it (its proof's lo, hi) outnumber those of the set's names that go. Sets t[].child of
+ * those, and 0. 1, nothing set: the caller scans, when a name that goes is a cut, owns a
+ * DNAME, is glue or occluded (names below those are no owners), has no NSEC, or the set is
+ * large.
+ */
+static int below_owners(struct patch *p, const void *img, const uint32_t *gi, size_t m)
+{
+	uint8_t own[1024];
+
+	if (p53_image_hdr(img)->proofs_off == 0 || m > sizeof(own))
+		return 1;
+	for (size_t j = 0; j < m; j++) {
+		const struct tn *t = &p->t[gi[j]];
+		const struct p53_image_node *nd = p53_image_node(img, t->old);
+		if ((nd->flags & (P53_NODE_CUT | P53_NODE_DNAME | P53_NODE_GLUE)) ||
+		    nd->occluder != P53_NONE)
+			return 1;
+		own[j] = !(nd->flags & P53_NODE_ENT);
+		if (own[j] && !has_type(img, t->old, P53_T_NSEC, NULL))
+			return 1;
+	}
+	for (size_t j = 0; j < m; j++) {
+		struct tn *x = &p->t[gi[j]];
+		const struct p53_image_proof *op = p53_image_proof(img, x->old);
+		uint32_t below = op->hi > op->lo ? op->hi - op->lo : 0;
+		for (size_t k = 0; k < m && below > 0; k++) {
+			const struct tn *g = &p->t[gi[k]];
+			below -= k != j && own[k] && p53_name_at_or_below(g->name, g->len, x->name, x->len);
+		}
+		x->child |= below > 0;
+	}
+	return 0;
 }
 
 /* ---- NSEC3 zones: the sorted hashes and the per-node proofs when names or hashes change -- */
@@ -1116,7 +1180,22 @@ static void *n3_plan(struct patch *p, const void *img, uint32_t z, char *why, si
 		if (!t->changed || !t->n3)
 			continue;
 		if (t->old != P53_NONE && t->gone) {
-			p->n3l[p->n_n3l++] = t->old;
+			/* Its place in the old table: found by its hash. */
+			uint8_t hash[P53_NSEC3_HASH_LEN];
+			size_t lo = 0, hi = zn->proof_n;
+			if (n3_hash_of(t->name, hash) != 0)
+				return decline(why, wl, "an NSEC3 owner is not a hash");
+			while (lo < hi) {
+				size_t mid = lo + (hi - lo) / 2;
+				if (memcmp(ot[mid].hash, hash, P53_NSEC3_HASH_LEN) < 0)
+					lo = mid + 1;
+				else
+					hi = mid;
+			}
+			if (lo == zn->proof_n || ot[lo].node != t->old)
+				return decline(why, wl, "an NSEC3 owner that goes is not in the zone's "
+					       "hashes");
+			p->n3l[p->n_n3l++] = (uint32_t)lo;
 			p->n3mk[t->old >> 3] |= (uint8_t)(1u << (t->old & 7));
 		} else if (t->old == P53_NONE && t->rs_n > 0) {
 			struct p53_image_nsec3 *e = &p->n3j[p->n_n3j++];
@@ -1179,16 +1258,34 @@ static int n3_proofs(struct patch *p, const void *img, uint8_t *ni, uint32_t z, 
 	size_t o = lo, j = 0;
 
 	memcpy(nt, ot, (size_t)lo * sz);
-	for (uint32_t k = 0; k < n; k++) {
-		const struct p53_image_nsec3 *e = &ot[lo + k];
-		while (j < p->n_n3j && memcmp(p->n3j[j].hash, e->hash, P53_NSEC3_HASH_LEN) < 0)
+	/* Runs of the old table copied whole between the places where a hash joins (before the
+	 * first old hash above it) or leaves. */
+	for (size_t k = 0, l = 0;;) {
+		size_t at = n;
+		if (j < p->n_n3j) {
+			size_t a = k, b = n;
+			while (a < b) {
+				size_t mid = a + (b - a) / 2;
+				if (memcmp(ot[lo + mid].hash, p->n3j[j].hash, P53_NSEC3_HASH_LEN) <= 0)
+					a = mid + 1;
+				else
+					b = mid;
+			}
+			at = a;
+		}
+		size_t stop = l < p->n_n3l && p->n3l[l] < at ? p->n3l[l] : at;
+		memcpy(nt + o, ot + lo + k, (stop - k) * sz);
+		o += stop - k;
+		k = stop;
+		if (l < p->n_n3l && p->n3l[l] == stop) {
+			k++;
+			l++;
+		} else if (j < p->n_n3j) {
 			nt[o++] = p->n3j[j++];
-		if (p->n_n3l > 0 && bsearch(&e->node, p->n3l, p->n_n3l, sizeof(*p->n3l), u32_cmp) != NULL)
-			continue;
-		nt[o++] = *e;
+		} else {
+			break;
+		}
 	}
-	while (j < p->n_n3j)
-		nt[o++] = p->n3j[j++];
 	const uint32_t newn = (uint32_t)(o - lo);
 	memcpy(nt + o, ot + lo + n, (size_t)(h->n_nsec3 - lo - n) * sz);
 	zones[z].proof_n = newn;
@@ -1711,9 +1808,11 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 					e->wparent = pi;
 			}
 		}
-		/* One pass over the zone's names: mark the set's names that have a child that
-		 * stays (one in the set itself is settled below). */
-		for (uint32_t n = 0; n < h->n_nodes; n++) {
+		/* Mark the set's names that have a name below them that stays: in an NSEC zone
+		 * from the chain (below_owners), else one pass over the zone's names (a child
+		 * that stays; one in the set itself is settled below). */
+		int bo = nsec_ok ? below_owners(p, img, gi, m) : 1;
+		for (uint32_t n = 0; bo != 0 && n < h->n_nodes; n++) {
 			const struct p53_image_node *nd = p53_image_node(img, n);
 			if (nd->zone != z || nd->name_len <= 1 || (nd->flags & P53_NODE_NSEC3))
 				continue;
@@ -1997,8 +2096,12 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 	     (nh.proofs_off != 0 ? nh.proofs_off : nh.chain_off) - nh.adds_off);
 	if (nh.proofs_off != 0) {
 		struct p53_image_proof *pf = (struct p53_image_proof *)(ni + nh.proofs_off);
-		COPY(nh.proofs_off, h->proofs_off, (size_t)h->n_nodes * sizeof(*pf),
-		     nh.chain_off - nh.proofs_off);
+		if (p->nsec_redo) /* copied by nsec_proofs(), in its pass */
+			memset(ni + nh.proofs_off + (size_t)n_nodes * sizeof(*pf), 0,
+			       nh.chain_off - nh.proofs_off - (size_t)n_nodes * sizeof(*pf));
+		else
+			COPY(nh.proofs_off, h->proofs_off, (size_t)h->n_nodes * sizeof(*pf),
+			     nh.chain_off - nh.proofs_off);
 		for (uint32_t n = h->n_nodes; n < n_nodes; n++)
 			pf[n] = (struct p53_image_proof){ .match = P53_NONE, .wild = P53_NONE,
 							  .encl = P53_NONE, .nc = P53_NONE };

@@ -37,6 +37,8 @@
  * (names3_changes) their NSEC3s, and the NSEC3s whose next hash changes, signed again.
  *
  * Usage: p53-ixfr-apply [--cdn] ZONEFILE [RUNS]  (the zone is big.test.; RUNS default 5)
+ * P53_IXFR_MODES, when set, runs only the modes it names, comma-separated (e.g.
+ * P53_IXFR_MODES=patch-lazy,patch-spare).
  * Prints one line of key=value per mode: records, the medians of extract_ms, apply_ms,
  * compile_ms and total_ms (CLOCK_MONOTONIC), compile_cpu_ms and total_cpu_ms (CLOCK_PROCESS_CPUTIME_ID: what the
  * machine's other load disturbs less), the image bytes, peak_rss_kb (getrusage: the process's
@@ -744,7 +746,13 @@ int main(int argc, char **argv)
 
 	malloc_trim(0);
 	fflush(stdout);
+	const char *only = getenv("P53_IXFR_MODES");
+	char list[256], key[32];
+	snprintf(list, sizeof(list), ",%s,", only != NULL ? only : "");
 	for (int mode = 0; mode < 4; mode++) {
+		snprintf(key, sizeof(key), ",%s,", mode_name[mode]);
+		if (only != NULL && strstr(list, key) == NULL)
+			continue;
 		pid_t pid = fork();
 		if (pid < 0)
 			return 1;
