@@ -232,6 +232,13 @@ static int targets_of(struct p53_conf_ctx *c, yaml_node_t *v, const char *where,
 	if (n == 0 || r->n_pool + n > P53_STEER_MAX_POOL)
 		return p53_conf_fail(c, v, "%s: 1 to %d targets (pool and fallback_pool together), got %d",
 				     where, P53_STEER_MAX_POOL, r->n_pool + n);
+	/* Grown by this list (the other may be read already); zeroed, so the free of a record
+	 * that fails half-way sees NULL strings in the targets not reached. */
+	struct p53_steer_target *pool = realloc(r->pool, (size_t)(r->n_pool + n) * sizeof(*pool));
+	if (pool == NULL)
+		return p53_conf_fail(c, v, "out of memory");
+	memset(pool + r->n_pool, 0, (size_t)n * sizeof(*pool));
+	r->pool = pool;
 	for (int i = 0; i < n; i++) {
 		yaml_node_t *it = p53_conf_seq_item(c, v, i);
 		struct p53_steer_target *t = &r->pool[r->n_pool++];
@@ -328,6 +335,8 @@ static int geo_of(struct p53_conf_ctx *c, const struct p53_conf_key *k, yaml_nod
 		return -1;
 	if (n > P53_STEER_MAX_GEO)
 		return p53_conf_fail(c, v, "%s: at most %d rules, got %d", where, P53_STEER_MAX_GEO, n);
+	if (n > 0 && (r->geo = calloc((size_t)n, sizeof(*r->geo))) == NULL)
+		return p53_conf_fail(c, v, "out of memory");
 	for (int i = 0; i < n; i++) {
 		yaml_node_t *it = p53_conf_seq_item(c, v, i);
 		struct p53_steer_geo_rule *g = &r->geo[r->n_geo++];
@@ -369,6 +378,8 @@ static int fallback_of(struct p53_conf_ctx *c, const struct p53_conf_key *k, yam
 	if (n == 0 || n > P53_STEER_MAX_FALLBACK)
 		return p53_conf_fail(c, v, "%s: 1 to %d addresses, got %d", where, P53_STEER_MAX_FALLBACK, n);
 	r->fallback_line = (int)v->start_mark.line + 1;
+	if ((r->fallback = calloc((size_t)n, sizeof(*r->fallback))) == NULL)
+		return p53_conf_fail(c, v, "out of memory");
 	for (int i = 0; i < n; i++) {
 		yaml_node_t *it = p53_conf_seq_item(c, v, i);
 		const char *s;
@@ -376,10 +387,10 @@ static int fallback_of(struct p53_conf_ctx *c, const struct p53_conf_key *k, yam
 		if (p53_conf_string_of(c, it, iw, &s) != 0)
 			return -1;
 		/* The family is checked against the type once the record is read. */
-		if (inet_pton(AF_INET, s, r->fallback[i]) == 1)
-			r->fallback_family[i] = 4;
-		else if (inet_pton(AF_INET6, s, r->fallback[i]) == 1)
-			r->fallback_family[i] = 6;
+		if (inet_pton(AF_INET, s, r->fallback[i].addr) == 1)
+			r->fallback[i].family = 4;
+		else if (inet_pton(AF_INET6, s, r->fallback[i].addr) == 1)
+			r->fallback[i].family = 6;
 		else
 			return p53_conf_expected(c, it, iw, "an IPv4 or IPv6 address");
 		r->n_fallback++;
@@ -439,7 +450,7 @@ static int record_check(struct p53_conf_ctx *c, const struct p53_steer_conf *s, 
 		return p53_conf_fail(c, item, "%s: fallback: holds addresses, not for a CNAME record "
 				     "(all_down: pool with a fallback_pool of names)", iw);
 	for (int i = 0; i < r->n_fallback; i++)
-		if (r->fallback_family[i] != (r->type == 1 ? 4 : 6))
+		if (r->fallback[i].family != (r->type == 1 ? 4 : 6))
 			return p53_conf_fail(c, item, "%s.fallback[%d]: not an %s address", iw, i,
 					     r->type == 1 ? "IPv4" : "IPv6");
 	if (r->all_down == P53_ALL_DOWN_FALLBACK && r->n_fallback == 0)
@@ -631,6 +642,9 @@ void p53_steer_conf_free(struct p53_steer_conf *s)
 			for (int l = 0; l < r->geo[j].n_labels; l++)
 				free(r->geo[j].labels[l]);
 		}
+		free(r->pool);
+		free(r->geo);
+		free(r->fallback);
 	}
 	free(s->records);
 	free(s->map);
