@@ -17,10 +17,11 @@ static const char *const policy_names[] = { "map", "geo", "nearest", "priority",
 static const char *const all_down_names[] = { "all", "fallback", "pool", NULL };
 
 /* A domain name as written, "x.y.z." (the final dot optional), to canonical wire form
- * (letters lowered); no escapes. */
+ * (letters lowered) in *out, malloc'd to its length; no escapes. */
 static int name_of(struct p53_conf_ctx *c, yaml_node_t *v, const char *where, const char *s,
-		   uint8_t *out, uint8_t *out_len)
+		   uint8_t **out, uint8_t *out_len)
 {
+	uint8_t w[255];
 	size_t pos = 0;
 
 	for (const char *p = s; *p != '\0';) {
@@ -31,14 +32,18 @@ static int name_of(struct p53_conf_ctx *c, yaml_node_t *v, const char *where, co
 					     where, s);
 		if (pos + 1 + l + 1 > 255)
 			return p53_conf_fail(c, v, "%s: '%s' is longer than 255 bytes", where, s);
-		out[pos++] = (uint8_t)l;
+		w[pos++] = (uint8_t)l;
 		for (size_t i = 0; i < l; i++)
-			out[pos++] = (uint8_t)tolower((unsigned char)p[i]);
+			w[pos++] = (uint8_t)tolower((unsigned char)p[i]);
 		p += l;
 		if (*p == '.')
 			p++;
 	}
-	out[pos++] = 0;
+	w[pos++] = 0;
+	free(*out);
+	if ((*out = malloc(pos)) == NULL)
+		return p53_conf_fail(c, v, "out of memory");
+	memcpy(*out, w, pos);
 	*out_len = (uint8_t)pos;
 	return 0;
 }
@@ -51,7 +56,7 @@ static int owner_of(struct p53_conf_ctx *c, const struct p53_conf_key *k, yaml_n
 
 	(void)k;
 	if (p53_conf_string_of(c, v, where, &s) != 0 || p53_conf_set_string(c, v, &r->owner, s) != 0 ||
-	    name_of(c, v, where, s, r->lname, &r->lname_len) != 0)
+	    name_of(c, v, where, s, &r->lname, &r->lname_len) != 0)
 		return -1;
 	if (r->lname_len == 1)
 		return p53_conf_fail(c, v, "%s: the root cannot be steered", where);
@@ -68,7 +73,7 @@ static int target_of(struct p53_conf_ctx *c, const struct p53_conf_key *k, yaml_
 	(void)k;
 	if (p53_conf_string_of(c, v, where, &s) != 0 || p53_conf_set_string(c, v, &t->target, s) != 0)
 		return -1;
-	return name_of(c, v, where, s, t->tname, &t->tname_len);
+	return name_of(c, v, where, s, &t->tname, &t->tname_len);
 }
 
 static int policy_of(struct p53_conf_ctx *c, const struct p53_conf_key *k, yaml_node_t *v,
@@ -624,11 +629,13 @@ void p53_steer_conf_free(struct p53_steer_conf *s)
 	for (int i = 0; i < s->n_records; i++) {
 		struct p53_steer_record *r = &s->records[i];
 		free(r->owner);
+		free(r->lname);
 		for (int j = 0; j < r->n_pool; j++) {
 			struct p53_steer_target *t = &r->pool[j];
 			free(t->name);
 			free(t->address);
 			free(t->target);
+			free(t->tname);
 			free(t->lat);
 			free(t->lon);
 			free(t->pop);

@@ -33,7 +33,8 @@ struct p53_steer_target {
 	char *name;                     /* pool[].name: for logs and `pop53ctl target` */
 	char *address;                  /* pool[].address, as written (A, AAAA) */
 	char *target;                   /* pool[].target, as written (CNAME) */
-	uint8_t tname[255];             /* its canonical wire form */
+	uint8_t *tname;                 /* its canonical wire form (tname_len bytes), malloc'd;
+					   NULL for an address */
 	uint8_t tname_len;
 	uint8_t family;                 /* 4 or 6 */
 	uint8_t addr[16];
@@ -75,7 +76,7 @@ struct p53_steer_geo_rule {
 
 struct p53_steer_record {
 	char *owner;                    /* records[].owner as written */
-	uint8_t lname[255];             /* canonical wire form */
+	uint8_t *lname;                 /* canonical wire form (lname_len bytes), malloc'd */
 	uint8_t lname_len;
 	uint16_t type;                  /* 1 (A), 28 (AAAA) or 5 (CNAME) */
 	int type_idx;                   /* records[].type: index into {A, AAAA, CNAME} */

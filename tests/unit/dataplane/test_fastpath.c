@@ -882,7 +882,7 @@ static void steer_build(void)
 	r->pool = steer_pool;
 	r->n_pool = 0;
 	r->owner = (char *)(uintptr_t)"steered.example.com.";
-	memcpy(r->lname, "\x07steered\x07" "example\x03" "com", 21);
+	r->lname = (uint8_t *)(uintptr_t)"\x07steered\x07" "example\x03" "com";
 	r->lname_len = 21;
 	r->type = 1;
 	r->policy[0] = P53_POLICY_MAP;

@@ -219,7 +219,7 @@ static void *signed_table(struct p53_sign_key *k, size_t *len, uint32_t expire)
 	memset(up, 1, sizeof(up));
 	r.pool = pool;
 	r.owner = "www.example.com.";
-	memcpy(r.lname, owner, sizeof(owner));
+	r.lname = (uint8_t *)(uintptr_t)owner;
 	r.lname_len = sizeof(owner);
 	r.type = 1;
 	r.ttl = 300;
