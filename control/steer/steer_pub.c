@@ -95,11 +95,29 @@ static bool same_check(const struct p53_steer_target *a, const struct p53_steer_
 	       p53_probe_conf_same(&a->probe, &b->probe);
 }
 
+/* A record of the running config, found by owner and type. */
+struct rec_ref {
+	const struct p53_steer_record *r;
+	int i;
+};
+
+static int rec_ref_cmp(const void *x, const void *y)
+{
+	const struct p53_steer_record *a = ((const struct rec_ref *)x)->r, *b = ((const struct rec_ref *)y)->r;
+
+	if (a->type != b->type)
+		return a->type < b->type ? -1 : 1;
+	if (a->lname_len != b->lname_len)
+		return a->lname_len < b->lname_len ? -1 : 1;
+	return memcmp(a->lname, b->lname, a->lname_len);
+}
+
 int p53_steer_prepare(struct p53_steer_pub *p, const struct p53_steer_conf *conf,
 		      const struct p53_dnssec_conf *dnssec, struct p53_steer_next *next, char *err,
 		      size_t errlen)
 {
 	struct p53_steer_state *s = &next->st;
+	struct rec_ref *old = NULL;
 	int n = conf->n_records, n_targets = 0;
 
 	memset(next, 0, sizeof(*next));
@@ -133,14 +151,27 @@ int p53_steer_prepare(struct p53_steer_pub *p, const struct p53_steer_conf *conf
 	}
 	/* Counted only now: state_free must not "kill" the zeroed checks (fd 0) of a failed calloc. */
 	s->n_records = n;
+	/* The running config's records by owner and type, for the carry-over: a lookup per
+	 * record, not a scan of the old list (tens of thousands of names on each side). */
+	int n_old = p->conf != NULL ? p->st.n_records : 0;
+	if (n_old > 0 && (old = malloc((size_t)n_old * sizeof(*old))) == NULL) {
+		snprintf(err, errlen, "steering: out of memory");
+		goto fail;
+	}
+	for (int oi = 0; oi < n_old; oi++)
+		old[oi] = (struct rec_ref){ .r = &p->conf->records[oi], .i = oi };
+	if (n_old > 0)
+		qsort(old, (size_t)n_old, sizeof(*old), rec_ref_cmp);
 	for (int i = 0; i < n; i++) {
 		const struct p53_steer_record *r = &conf->records[i];
-		/* Carry health over from the running config: same record, target and check. */
-		for (int oi = 0; p->conf != NULL && oi < p->st.n_records; oi++) {
-			const struct p53_steer_record *o = &p->conf->records[oi];
-			if (o->type != r->type || o->lname_len != r->lname_len ||
-			    memcmp(o->lname, r->lname, r->lname_len) != 0)
-				continue;
+		const struct rec_ref key = { .r = r }, *f = NULL;
+		if (n_old > 0)
+			f = bsearch(&key, old, (size_t)n_old, sizeof(*old), rec_ref_cmp);
+		/* Carry health over from the running config: same record (one per owner and type),
+		 * target and check. */
+		if (f != NULL) {
+			const struct p53_steer_record *o = f->r;
+			int oi = f->i;
 			for (int j = 0; j < r->n_pool; j++)
 				for (int oj = 0; oj < o->n_pool; oj++)
 					if (strcmp(o->pool[oj].name, r->pool[j].name) == 0 &&
@@ -164,6 +195,8 @@ int p53_steer_prepare(struct p53_steer_pub *p, const struct p53_steer_conf *conf
 						p53_steer_chk(s, i, j)->forced = p53_steer_chk(&p->st, oi, oj)->forced;
 		}
 	}
+	free(old);
+	old = NULL;
 	if (p53_steer_sources_load(conf, &s->src, err, errlen) != 0)
 		goto fail;
 	next->t = build(conf, dnssec, s, &next->sign, &next->len, err, errlen);
@@ -171,6 +204,7 @@ int p53_steer_prepare(struct p53_steer_pub *p, const struct p53_steer_conf *conf
 		goto fail;
 	return 0;
 fail:
+	free(old);
 	p53_steer_discard(next);
 	return -1;
 }
