@@ -52,7 +52,7 @@ struct p53_probe_conf {
 	char *ca_file;                  /* https: trusted CAs (PEM), NULL: the system store */
 	bool tcp;                       /* dns: transport tcp (RFC 7766 length prefix) */
 	char *qname;                    /* dns: required */
-	uint8_t qwire[255];             /* dns: qname in wire form */
+	uint8_t *qwire;                 /* dns: qname in wire form (qwire_len bytes), malloc'd */
 	uint8_t qwire_len;
 	uint16_t qtype;                 /* dns: default SOA */
 	int rcode;                      /* dns: expected RCODE, default NOERROR */

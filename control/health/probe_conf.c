@@ -59,9 +59,14 @@ static int key_qname(struct p53_conf_ctx *c, const struct p53_conf_key *k, yaml_
 
 	if (p53_conf_string_of(c, v, where, &s) != 0)
 		return -1;
-	if (ldns_str2rdf_dname(&d, s) != LDNS_STATUS_OK || ldns_rdf_size(d) > sizeof(pc->qwire)) {
+	if (ldns_str2rdf_dname(&d, s) != LDNS_STATUS_OK || ldns_rdf_size(d) > 255) {
 		ldns_rdf_deep_free(d);
 		return p53_conf_expected(c, v, where, "a domain name");
+	}
+	free(pc->qwire);
+	if ((pc->qwire = malloc(ldns_rdf_size(d))) == NULL) {
+		ldns_rdf_deep_free(d);
+		return p53_conf_fail(c, v, "out of memory");
 	}
 	memcpy(pc->qwire, ldns_rdf_data(d), ldns_rdf_size(d));
 	pc->qwire_len = (uint8_t)ldns_rdf_size(d);
@@ -207,7 +212,7 @@ bool p53_probe_conf_same(const struct p53_probe_conf *a, const struct p53_probe_
 	       str_same(a->path, b->path) && str_same(a->host, b->host) && a->status == b->status &&
 	       str_same(a->body, b->body) && a->tls_verify == b->tls_verify &&
 	       str_same(a->ca_file, b->ca_file) && a->tcp == b->tcp && a->qwire_len == b->qwire_len &&
-	       memcmp(a->qwire, b->qwire, a->qwire_len) == 0 && a->qtype == b->qtype &&
+	       (a->qwire_len == 0 || memcmp(a->qwire, b->qwire, a->qwire_len) == 0) && a->qtype == b->qtype &&
 	       a->rcode == b->rcode && a->answer == b->answer && str_same(a->command, b->command);
 }
 
@@ -219,6 +224,7 @@ void p53_probe_conf_free(struct p53_probe_conf *pc)
 	free(pc->body);
 	free(pc->ca_file);
 	free(pc->qname);
+	free(pc->qwire);
 	free(pc->command);
 	memset(pc, 0, sizeof(*pc));
 }

@@ -294,7 +294,7 @@ static json_t *targets_json(const struct p53_steer_pub *p)
 	for (int i = 0; p->conf != NULL && i < p->st.n_records; i++) {
 		const struct p53_steer_record *r = &p->conf->records[i];
 		for (int j = 0; j < r->n_pool; j++) {
-			const struct p53_steer_check *c = &p->st.chk[i][j];
+			const struct p53_steer_check *c = p53_steer_chk(&p->st, i, j);
 			const struct p53_steer_target *t = &r->pool[j];
 			const char *probe = p53_steer_check_kind(t);
 			bool checked = strcmp(probe, "none") != 0;
@@ -303,7 +303,7 @@ static json_t *targets_json(const struct p53_steer_pub *p)
 				"type", r->type == 28 ? "AAAA" : r->type == 5 ? "CNAME" : "A", "name", t->name,
 				"address", t->address != NULL ? t->address : t->target, "pop", t->pop ? t->pop : "",
 				"up", p53_steer_target_up(&p->st, i, j), "check",
-				!checked ? "none" : p->st.up[i][j] ? "up" : "down",
+				!checked ? "none" : c->up ? "up" : "down",
 				"forced", forced[c->forced + 1], "changes", (json_int_t)c->changes);
 			if (t->backup)
 				json_object_set_new(o, "fallback_pool", json_true());

@@ -1281,7 +1281,7 @@ void *p53_steer_build_signed(const struct p53_steer_conf *conf, const struct p53
 			unsigned int alen = rdlen_of(r, ti);
 			p[10] = 0;
 			p[11] = (uint8_t)alen;
-			memcpy(p + 12, ti >= P53_STEER_MAX_POOL ? r->fallback[ti - P53_STEER_MAX_POOL] :
+			memcpy(p + 12, ti >= P53_STEER_MAX_POOL ? r->fallback[ti - P53_STEER_MAX_POOL].addr :
 				       r->type == 5 ? r->pool[ti].tname : r->pool[ti].addr, alen);
 			rp += 12 + alen;
 		}

@@ -17,10 +17,11 @@ static const char *const policy_names[] = { "map", "geo", "nearest", "priority",
 static const char *const all_down_names[] = { "all", "fallback", "pool", NULL };
 
 /* A domain name as written, "x.y.z." (the final dot optional), to canonical wire form
- * (letters lowered); no escapes. */
+ * (letters lowered) in *out, malloc'd to its length; no escapes. */
 static int name_of(struct p53_conf_ctx *c, yaml_node_t *v, const char *where, const char *s,
-		   uint8_t *out, uint8_t *out_len)
+		   uint8_t **out, uint8_t *out_len)
 {
+	uint8_t w[255];
 	size_t pos = 0;
 
 	for (const char *p = s; *p != '\0';) {
@@ -31,14 +32,18 @@ static int name_of(struct p53_conf_ctx *c, yaml_node_t *v, const char *where, co
 					     where, s);
 		if (pos + 1 + l + 1 > 255)
 			return p53_conf_fail(c, v, "%s: '%s' is longer than 255 bytes", where, s);
-		out[pos++] = (uint8_t)l;
+		w[pos++] = (uint8_t)l;
 		for (size_t i = 0; i < l; i++)
-			out[pos++] = (uint8_t)tolower((unsigned char)p[i]);
+			w[pos++] = (uint8_t)tolower((unsigned char)p[i]);
 		p += l;
 		if (*p == '.')
 			p++;
 	}
-	out[pos++] = 0;
+	w[pos++] = 0;
+	free(*out);
+	if ((*out = malloc(pos)) == NULL)
+		return p53_conf_fail(c, v, "out of memory");
+	memcpy(*out, w, pos);
 	*out_len = (uint8_t)pos;
 	return 0;
 }
@@ -51,7 +56,7 @@ static int owner_of(struct p53_conf_ctx *c, const struct p53_conf_key *k, yaml_n
 
 	(void)k;
 	if (p53_conf_string_of(c, v, where, &s) != 0 || p53_conf_set_string(c, v, &r->owner, s) != 0 ||
-	    name_of(c, v, where, s, r->lname, &r->lname_len) != 0)
+	    name_of(c, v, where, s, &r->lname, &r->lname_len) != 0)
 		return -1;
 	if (r->lname_len == 1)
 		return p53_conf_fail(c, v, "%s: the root cannot be steered", where);
@@ -68,7 +73,7 @@ static int target_of(struct p53_conf_ctx *c, const struct p53_conf_key *k, yaml_
 	(void)k;
 	if (p53_conf_string_of(c, v, where, &s) != 0 || p53_conf_set_string(c, v, &t->target, s) != 0)
 		return -1;
-	return name_of(c, v, where, s, t->tname, &t->tname_len);
+	return name_of(c, v, where, s, &t->tname, &t->tname_len);
 }
 
 static int policy_of(struct p53_conf_ctx *c, const struct p53_conf_key *k, yaml_node_t *v,
@@ -232,6 +237,13 @@ static int targets_of(struct p53_conf_ctx *c, yaml_node_t *v, const char *where,
 	if (n == 0 || r->n_pool + n > P53_STEER_MAX_POOL)
 		return p53_conf_fail(c, v, "%s: 1 to %d targets (pool and fallback_pool together), got %d",
 				     where, P53_STEER_MAX_POOL, r->n_pool + n);
+	/* Grown by this list (the other may be read already); zeroed, so the free of a record
+	 * that fails half-way sees NULL strings in the targets not reached. */
+	struct p53_steer_target *pool = realloc(r->pool, (size_t)(r->n_pool + n) * sizeof(*pool));
+	if (pool == NULL)
+		return p53_conf_fail(c, v, "out of memory");
+	memset(pool + r->n_pool, 0, (size_t)n * sizeof(*pool));
+	r->pool = pool;
 	for (int i = 0; i < n; i++) {
 		yaml_node_t *it = p53_conf_seq_item(c, v, i);
 		struct p53_steer_target *t = &r->pool[r->n_pool++];
@@ -328,6 +340,8 @@ static int geo_of(struct p53_conf_ctx *c, const struct p53_conf_key *k, yaml_nod
 		return -1;
 	if (n > P53_STEER_MAX_GEO)
 		return p53_conf_fail(c, v, "%s: at most %d rules, got %d", where, P53_STEER_MAX_GEO, n);
+	if (n > 0 && (r->geo = calloc((size_t)n, sizeof(*r->geo))) == NULL)
+		return p53_conf_fail(c, v, "out of memory");
 	for (int i = 0; i < n; i++) {
 		yaml_node_t *it = p53_conf_seq_item(c, v, i);
 		struct p53_steer_geo_rule *g = &r->geo[r->n_geo++];
@@ -369,6 +383,8 @@ static int fallback_of(struct p53_conf_ctx *c, const struct p53_conf_key *k, yam
 	if (n == 0 || n > P53_STEER_MAX_FALLBACK)
 		return p53_conf_fail(c, v, "%s: 1 to %d addresses, got %d", where, P53_STEER_MAX_FALLBACK, n);
 	r->fallback_line = (int)v->start_mark.line + 1;
+	if ((r->fallback = calloc((size_t)n, sizeof(*r->fallback))) == NULL)
+		return p53_conf_fail(c, v, "out of memory");
 	for (int i = 0; i < n; i++) {
 		yaml_node_t *it = p53_conf_seq_item(c, v, i);
 		const char *s;
@@ -376,10 +392,10 @@ static int fallback_of(struct p53_conf_ctx *c, const struct p53_conf_key *k, yam
 		if (p53_conf_string_of(c, it, iw, &s) != 0)
 			return -1;
 		/* The family is checked against the type once the record is read. */
-		if (inet_pton(AF_INET, s, r->fallback[i]) == 1)
-			r->fallback_family[i] = 4;
-		else if (inet_pton(AF_INET6, s, r->fallback[i]) == 1)
-			r->fallback_family[i] = 6;
+		if (inet_pton(AF_INET, s, r->fallback[i].addr) == 1)
+			r->fallback[i].family = 4;
+		else if (inet_pton(AF_INET6, s, r->fallback[i].addr) == 1)
+			r->fallback[i].family = 6;
 		else
 			return p53_conf_expected(c, it, iw, "an IPv4 or IPv6 address");
 		r->n_fallback++;
@@ -439,7 +455,7 @@ static int record_check(struct p53_conf_ctx *c, const struct p53_steer_conf *s, 
 		return p53_conf_fail(c, item, "%s: fallback: holds addresses, not for a CNAME record "
 				     "(all_down: pool with a fallback_pool of names)", iw);
 	for (int i = 0; i < r->n_fallback; i++)
-		if (r->fallback_family[i] != (r->type == 1 ? 4 : 6))
+		if (r->fallback[i].family != (r->type == 1 ? 4 : 6))
 			return p53_conf_fail(c, item, "%s.fallback[%d]: not an %s address", iw, i,
 					     r->type == 1 ? "IPv4" : "IPv6");
 	if (r->all_down == P53_ALL_DOWN_FALLBACK && r->n_fallback == 0)
@@ -613,11 +629,13 @@ void p53_steer_conf_free(struct p53_steer_conf *s)
 	for (int i = 0; i < s->n_records; i++) {
 		struct p53_steer_record *r = &s->records[i];
 		free(r->owner);
+		free(r->lname);
 		for (int j = 0; j < r->n_pool; j++) {
 			struct p53_steer_target *t = &r->pool[j];
 			free(t->name);
 			free(t->address);
 			free(t->target);
+			free(t->tname);
 			free(t->lat);
 			free(t->lon);
 			free(t->pop);
@@ -631,6 +649,9 @@ void p53_steer_conf_free(struct p53_steer_conf *s)
 			for (int l = 0; l < r->geo[j].n_labels; l++)
 				free(r->geo[j].labels[l]);
 		}
+		free(r->pool);
+		free(r->geo);
+		free(r->fallback);
 	}
 	free(s->records);
 	free(s->map);

@@ -33,7 +33,8 @@ struct p53_steer_target {
 	char *name;                     /* pool[].name: for logs and `pop53ctl target` */
 	char *address;                  /* pool[].address, as written (A, AAAA) */
 	char *target;                   /* pool[].target, as written (CNAME) */
-	uint8_t tname[255];             /* its canonical wire form */
+	uint8_t *tname;                 /* its canonical wire form (tname_len bytes), malloc'd;
+					   NULL for an address */
 	uint8_t tname_len;
 	uint8_t family;                 /* 4 or 6 */
 	uint8_t addr[16];
@@ -54,6 +55,12 @@ struct p53_steer_target {
 	int line;
 };
 
+/* One address of records[].fallback. */
+struct p53_steer_addr {
+	uint8_t family;                 /* 4 or 6 */
+	uint8_t addr[16];
+};
+
 /* One rule of records[].geo: exactly one of its keys is set. The geo policy tries its rules
  * by how specific they are: city, subdivision, country, continent; the asn policy its asn. */
 struct p53_steer_geo_rule {
@@ -69,18 +76,21 @@ struct p53_steer_geo_rule {
 
 struct p53_steer_record {
 	char *owner;                    /* records[].owner as written */
-	uint8_t lname[255];             /* canonical wire form */
+	uint8_t *lname;                 /* canonical wire form (lname_len bytes), malloc'd */
 	uint8_t lname_len;
 	uint16_t type;                  /* 1 (A), 28 (AAAA) or 5 (CNAME) */
 	int type_idx;                   /* records[].type: index into {A, AAAA, CNAME} */
 	int policy[4];                  /* records[].policy, in order */
 	int n_policy;
 	unsigned int ttl;               /* records[].ttl, default 300 */
-	struct p53_steer_target pool[P53_STEER_MAX_POOL]; /* records[].pool, then
-					   records[].fallback_pool (backup set) */
+	/* The lists below are allocated to the length the config gives (a record with two
+	 * targets holds two), so memory follows the config, not the limits: tens of thousands
+	 * of steered names are loaded as one. */
+	struct p53_steer_target *pool;  /* records[].pool, then records[].fallback_pool (backup
+					   set), in the order the keys were written */
 	int n_pool;                     /* both lists: at most P53_STEER_MAX_POOL */
 	int n_backup;                   /* of them, from fallback_pool */
-	struct p53_steer_geo_rule geo[P53_STEER_MAX_GEO];
+	struct p53_steer_geo_rule *geo; /* records[].geo: at most P53_STEER_MAX_GEO */
 	int n_geo;
 	unsigned int nearest;           /* records[].nearest.count, default 2 */
 	bool hybrid;                    /* records[].nearest.hybrid, default true */
@@ -89,8 +99,7 @@ struct p53_steer_record {
 	unsigned int ttl_single;        /* records[].nearest.ttl_single, default 120 */
 	unsigned int ttl_multi;         /* records[].nearest.ttl_multi, default 3600 */
 	int all_down;                   /* records[].all_down: enum p53_steer_all_down, default all */
-	uint8_t fallback[P53_STEER_MAX_FALLBACK][16]; /* records[].fallback: addresses */
-	uint8_t fallback_family[P53_STEER_MAX_FALLBACK]; /* 4 or 6 */
+	struct p53_steer_addr *fallback; /* records[].fallback: at most P53_STEER_MAX_FALLBACK */
 	int n_fallback;
 	int fallback_line;
 	int line;

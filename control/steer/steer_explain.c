@@ -231,13 +231,14 @@ json_t *p53_steer_explain(const struct p53_steer_pub *p, const char *name, const
 	json_t *cand = json_array();
 	for (int j = 0; j < cr->n_pool; j++) {
 		const struct p53_steer_target *x = &cr->pool[j];
-		int8_t f = p->st.chk[ri][j].forced;
+		const struct p53_steer_check *c = p53_steer_chk(&p->st, (int)ri, j);
+		int8_t f = c->forced;
 		json_array_append_new(cand, json_pack(
 			"{s:s, s:s, s:s, s:I, s:I, s:b, s:s, s:s, s:s}", "name", x->name, "address",
 			x->address != NULL ? x->address : x->target,
 			"pop", x->pop != NULL ? x->pop : "", "weight", (json_int_t)x->weight, "priority",
 			(json_int_t)x->priority, "up", p53_steer_target_up(&p->st, (int)ri, j), "check",
-			strcmp(p53_steer_check_kind(x), "none") == 0 ? "none" : p->st.up[ri][j] ? "up" : "down",
+			strcmp(p53_steer_check_kind(x), "none") == 0 ? "none" : c->up ? "up" : "down",
 			"forced", f > 0 ? "up" : f < 0 ? "down" : "auto", "probe", p53_steer_check_kind(x)));
 		if (x->backup)
 			json_object_set_new(json_array_get(cand, json_array_size(cand) - 1),

@@ -36,12 +36,11 @@ static void reap(struct p53_steer_pub *p)
 
 static void state_free(struct p53_steer_state *s)
 {
-	for (int i = 0; s->chk != NULL && i < s->n_records; i++)
-		for (int j = 0; j < P53_STEER_MAX_POOL; j++) {
-			p53_proc_kill(&s->chk[i][j].proc);
-			p53_probe_kill(&s->chk[i][j].probe);
-		}
-	free(s->up);
+	for (int k = 0; s->chk != NULL && k < (s->n_records > 0 ? s->first[s->n_records] : 0); k++) {
+		p53_proc_kill(&s->chk[k].proc);
+		p53_probe_kill(&s->chk[k].probe);
+	}
+	free(s->first);
 	free(s->chk);
 	p53_steer_sources_free(&s->src);
 	memset(s, 0, sizeof(*s));
@@ -96,12 +95,30 @@ static bool same_check(const struct p53_steer_target *a, const struct p53_steer_
 	       p53_probe_conf_same(&a->probe, &b->probe);
 }
 
+/* A record of the running config, found by owner and type. */
+struct rec_ref {
+	const struct p53_steer_record *r;
+	int i;
+};
+
+static int rec_ref_cmp(const void *x, const void *y)
+{
+	const struct p53_steer_record *a = ((const struct rec_ref *)x)->r, *b = ((const struct rec_ref *)y)->r;
+
+	if (a->type != b->type)
+		return a->type < b->type ? -1 : 1;
+	if (a->lname_len != b->lname_len)
+		return a->lname_len < b->lname_len ? -1 : 1;
+	return memcmp(a->lname, b->lname, a->lname_len);
+}
+
 int p53_steer_prepare(struct p53_steer_pub *p, const struct p53_steer_conf *conf,
 		      const struct p53_dnssec_conf *dnssec, struct p53_steer_next *next, char *err,
 		      size_t errlen)
 {
 	struct p53_steer_state *s = &next->st;
-	int n = conf->n_records;
+	struct rec_ref *old = NULL;
+	int n = conf->n_records, n_targets = 0;
 
 	memset(next, 0, sizeof(*next));
 	reap(p);
@@ -112,34 +129,56 @@ int p53_steer_prepare(struct p53_steer_pub *p, const struct p53_steer_conf *conf
 	}
 	if (n == 0)
 		return 0;
-	s->up = calloc((size_t)n, sizeof(*s->up));
-	s->chk = calloc((size_t)n, sizeof(*s->chk));
-	if (s->up == NULL || s->chk == NULL) {
+	s->first = malloc((size_t)(n + 1) * sizeof(*s->first));
+	if (s->first == NULL) {
 		snprintf(err, errlen, "steering: out of memory");
 		goto fail;
 	}
+	for (int i = 0; i < n; i++) {
+		s->first[i] = n_targets;
+		n_targets += conf->records[i].n_pool;
+	}
+	s->first[n] = n_targets;
+	s->chk = calloc(n_targets > 0 ? (size_t)n_targets : 1, sizeof(*s->chk));
+	if (s->chk == NULL) {
+		snprintf(err, errlen, "steering: out of memory");
+		goto fail;
+	}
+	for (int k = 0; k < n_targets; k++) {
+		p53_proc_init(&s->chk[k].proc);
+		p53_probe_init(&s->chk[k].probe);
+		s->chk[k].up = true; /* up until a check says otherwise */
+	}
 	/* Counted only now: state_free must not "kill" the zeroed checks (fd 0) of a failed calloc. */
 	s->n_records = n;
+	/* The running config's records by owner and type, for the carry-over: a lookup per
+	 * record, not a scan of the old list (tens of thousands of names on each side). */
+	int n_old = p->conf != NULL ? p->st.n_records : 0;
+	if (n_old > 0 && (old = malloc((size_t)n_old * sizeof(*old))) == NULL) {
+		snprintf(err, errlen, "steering: out of memory");
+		goto fail;
+	}
+	for (int oi = 0; oi < n_old; oi++)
+		old[oi] = (struct rec_ref){ .r = &p->conf->records[oi], .i = oi };
+	if (n_old > 0)
+		qsort(old, (size_t)n_old, sizeof(*old), rec_ref_cmp);
 	for (int i = 0; i < n; i++) {
 		const struct p53_steer_record *r = &conf->records[i];
-		for (int j = 0; j < P53_STEER_MAX_POOL; j++) {
-			p53_proc_init(&s->chk[i][j].proc);
-			p53_probe_init(&s->chk[i][j].probe);
-			s->up[i][j] = true; /* up until a check says otherwise */
-		}
-		/* Carry health over from the running config: same record, target and check. */
-		for (int oi = 0; p->conf != NULL && oi < p->st.n_records; oi++) {
-			const struct p53_steer_record *o = &p->conf->records[oi];
-			if (o->type != r->type || o->lname_len != r->lname_len ||
-			    memcmp(o->lname, r->lname, r->lname_len) != 0)
-				continue;
+		const struct rec_ref key = { .r = r }, *f = NULL;
+		if (n_old > 0)
+			f = bsearch(&key, old, (size_t)n_old, sizeof(*old), rec_ref_cmp);
+		/* Carry health over from the running config: same record (one per owner and type),
+		 * target and check. */
+		if (f != NULL) {
+			const struct p53_steer_record *o = f->r;
+			int oi = f->i;
 			for (int j = 0; j < r->n_pool; j++)
 				for (int oj = 0; oj < o->n_pool; oj++)
 					if (strcmp(o->pool[oj].name, r->pool[j].name) == 0 &&
 					    same_check(&o->pool[oj], &r->pool[j])) {
-						s->up[i][j] = p->st.up[oi][oj];
-						const struct p53_steer_check *oc = &p->st.chk[oi][oj];
-						struct p53_steer_check *nc = &s->chk[i][j];
+						const struct p53_steer_check *oc = p53_steer_chk(&p->st, oi, oj);
+						struct p53_steer_check *nc = p53_steer_chk(s, i, j);
+						nc->up = oc->up;
 						nc->ok_run = oc->ok_run;
 						nc->fail_run = oc->fail_run;
 						nc->oks = oc->oks;
@@ -153,9 +192,11 @@ int p53_steer_prepare(struct p53_steer_pub *p, const struct p53_steer_conf *conf
 			for (int j = 0; j < r->n_pool; j++)
 				for (int oj = 0; oj < o->n_pool; oj++)
 					if (strcmp(o->pool[oj].name, r->pool[j].name) == 0)
-						s->chk[i][j].forced = p->st.chk[oi][oj].forced;
+						p53_steer_chk(s, i, j)->forced = p53_steer_chk(&p->st, oi, oj)->forced;
 		}
 	}
+	free(old);
+	old = NULL;
 	if (p53_steer_sources_load(conf, &s->src, err, errlen) != 0)
 		goto fail;
 	next->t = build(conf, dnssec, s, &next->sign, &next->len, err, errlen);
@@ -163,6 +204,7 @@ int p53_steer_prepare(struct p53_steer_pub *p, const struct p53_steer_conf *conf
 		goto fail;
 	return 0;
 fail:
+	free(old);
 	p53_steer_discard(next);
 	return -1;
 }
@@ -335,8 +377,8 @@ static int run(struct p53_steer_check *c, const struct p53_steer_target *t, uint
 static int check(struct p53_steer_pub *p, int i, int j, uint64_t now)
 {
 	const struct p53_steer_target *t = &p->conf->records[i].pool[j];
-	struct p53_steer_check *c = &p->st.chk[i][j];
-	bool *up = &p->st.up[i][j];
+	struct p53_steer_check *c = p53_steer_chk(&p->st, i, j);
+	bool *up = &c->up;
 
 	if (strcmp(p53_steer_check_kind(t), "none") == 0)
 		return 0;
@@ -439,9 +481,9 @@ const char *p53_steer_check_kind(const struct p53_steer_target *t)
 
 bool p53_steer_target_up(const struct p53_steer_state *s, int i, int j)
 {
-	int8_t f = s->chk != NULL ? s->chk[i][j].forced : 0;
+	const struct p53_steer_check *c = p53_steer_chk(s, i, j);
 
-	return f != 0 ? f > 0 : s->up[i][j];
+	return c->forced != 0 ? c->forced > 0 : c->up;
 }
 
 int p53_steer_force(struct p53_steer_pub *p, const char *name, const char *state)
@@ -462,9 +504,9 @@ int p53_steer_force(struct p53_steer_pub *p, const char *name, const char *state
 			if (strcmp(p->conf->records[i].pool[j].name, name) != 0)
 				continue;
 			n++;
-			if (p->st.chk[i][j].forced == f)
+			if (p53_steer_chk(&p->st, i, j)->forced == f)
 				continue;
-			p->st.chk[i][j].forced = f;
+			p53_steer_chk(&p->st, i, j)->forced = f;
 			p->dirty = true;
 			p53_info("steering: target %s (%s) of %s set %s by the operator", name,
 				 p->conf->records[i].pool[j].address != NULL ? p->conf->records[i].pool[j].address :

@@ -53,15 +53,25 @@ struct p53_steer_check {
 	bool last_ok;                   /* the last run's verdict (meaningless before the first) */
 	uint64_t last_ms;               /* when the last run ended; 0: none yet */
 	char last[300];                 /* how the last run ended */
+	bool up;                        /* the check's verdict (rise, fall); up until it says otherwise */
 	int8_t forced;                  /* `pop53ctl target set`: 1 up, -1 down, 0 auto (the check) */
 };
 
+/* The targets' health: one check per target of every record (pool and fallback_pool), in
+ * one array sized by the config's pools, not by P53_STEER_MAX_POOL per record. */
 struct p53_steer_state {
 	int n_records;
-	bool (*up)[P53_STEER_MAX_POOL];
-	struct p53_steer_check (*chk)[P53_STEER_MAX_POOL];
+	int *first;                     /* first[i]: chk index of record i's pool[0];
+					   first[n_records]: the number of targets */
+	struct p53_steer_check *chk;
 	struct p53_steer_sources src;
 };
+
+/** The check of target j (pool[j]) of record i. */
+static inline struct p53_steer_check *p53_steer_chk(const struct p53_steer_state *s, int i, int j)
+{
+	return &s->chk[s->first[i] + j];
+}
 
 struct p53_steer_pub {
 	void **slot;                    /* where readers load the table (p53_answer_conf.steer) */

@@ -44,13 +44,24 @@ static int zone_of(const struct p53_config *cfg, const char *owner)
 	return best;
 }
 
+/* The bytes of a steered record's RRset in the image (every target): its addresses, or the
+ * first target's name for a CNAME (p53_steer_extras_attach). */
+static size_t rdata_len(const struct p53_steer_record *r)
+{
+	if (r->type == 5)
+		return r->pool[0].tname_len;
+	return (size_t)r->n_pool * (r->type == 1 ? 4 : 16);
+}
+
 void *p53_steer_extras_attach(const struct p53_config *cfg, struct p53_zone_src *src, size_t n,
 			      char *err, size_t errlen)
 {
 	const struct p53_steer_conf *sc = &cfg->steer;
-	size_t nr = sc->n_records > 0 ? (size_t)sc->n_records : 1;
-	/* One block: the extras, then every record's addresses. */
-	struct p53_zone_extra *ex = calloc(1, nr * sizeof(*ex) + nr * P53_STEER_MAX_POOL * 16);
+	size_t nr = sc->n_records > 0 ? (size_t)sc->n_records : 1, n_addr = 0;
+	for (int i = 0; i < sc->n_records; i++)
+		n_addr += rdata_len(&sc->records[i]);
+	/* One block: the extras, then every record's addresses (its RDATA), in config order. */
+	struct p53_zone_extra *ex = calloc(1, nr * sizeof(*ex) + n_addr);
 
 	if (ex == NULL) {
 		snprintf(err, errlen, "out of memory");
@@ -69,14 +80,15 @@ void *p53_steer_extras_attach(const struct p53_config *cfg, struct p53_zone_src 
 	for (size_t k = 0; k < n; k++) {
 		src[k].extra = ex + n_ex;
 		src[k].n_extra = 0;
-		for (int i = 0; i < sc->n_records; i++) {
+		size_t at = 0; /* record i's addresses: past those of the records before it */
+		for (int i = 0; i < sc->n_records; at += rdata_len(&sc->records[i]), i++) {
 			const struct p53_steer_record *r = &sc->records[i];
 			int z = zone_of(cfg, r->owner);
 			if (bare_len(cfg->zones[z].name) != bare_len(src[k].name) ||
 			    strncasecmp(cfg->zones[z].name, src[k].name, bare_len(src[k].name)) != 0)
 				continue;
 			struct p53_zone_extra *e = &ex[n_ex++];
-			uint8_t *a = addrs + (size_t)i * P53_STEER_MAX_POOL * 16;
+			uint8_t *a = addrs + at;
 			unsigned int alen = r->type == 1 ? 4 : 16;
 			int na = r->n_pool;
 			if (r->type == 5) {

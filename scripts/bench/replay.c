@@ -723,6 +723,9 @@ static const struct { const char *key, *labels[2]; int continent; } geo_rules[] 
 static void steer_conf_make(struct p53_steer_conf *c, const struct opts *o)
 {
 	static struct p53_steer_record rec;
+	static uint8_t lname[255];
+	static struct p53_steer_target pool[RTE_DIM(pops) + 2];
+	static struct p53_steer_geo_rule geo[RTE_DIM(geo_rules)];
 	static char names[RTE_DIM(pops) + 2][16];
 	struct p53_steer_record *r = &rec;
 
@@ -731,7 +734,10 @@ static void steer_conf_make(struct p53_steer_conf *c, const struct opts *o)
 	c->geoip = (char *)(uintptr_t)o->steer_geo;
 	c->records = r;
 	c->n_records = 1;
+	r->pool = pool;
+	r->geo = geo;
 	r->owner = (char *)(uintptr_t)STEERED_OWNER;
+	r->lname = lname;
 	int l = name_from_text(r->lname, STEERED_OWNER);
 	r->lname_len = (uint8_t)l;
 	r->type = P53_T_A;

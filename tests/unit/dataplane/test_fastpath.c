@@ -858,6 +858,7 @@ static int steer_both(const uint8_t *q, uint16_t len, const uint8_t *src, int v6
  * targets in two PoPs; the map's subnets (IPv4 and IPv6, nested) as a JSON file. */
 static char steer_dir[] = "/tmp/p53faststeer.XXXXXX";
 static struct p53_steer_record steer_rec;
+static struct p53_steer_target steer_pool[3];
 static struct p53_steer_conf steer_conf;
 
 static void steer_build(void)
@@ -878,8 +879,10 @@ static void steer_build(void)
 	steer_conf.records = &steer_rec;
 	steer_conf.n_records = 1;
 	struct p53_steer_record *r = &steer_rec;
+	r->pool = steer_pool;
+	r->n_pool = 0;
 	r->owner = (char *)(uintptr_t)"steered.example.com.";
-	memcpy(r->lname, "\x07steered\x07" "example\x03" "com", 21);
+	r->lname = (uint8_t *)(uintptr_t)"\x07steered\x07" "example\x03" "com";
 	r->lname_len = 21;
 	r->type = 1;
 	r->policy[0] = P53_POLICY_MAP;

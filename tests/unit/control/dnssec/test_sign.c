@@ -207,16 +207,19 @@ static void test_bad_keys(void **state)
 static void *signed_table(struct p53_sign_key *k, size_t *len, uint32_t expire)
 {
 	static struct p53_steer_record r;
+	static struct p53_steer_target pool[3];
 	struct p53_steer_conf c = { .records = &r, .n_records = 1 };
 	struct p53_steer_sources s;
 	bool up[1][P53_STEER_MAX_POOL];
 	char err[300];
 
 	memset(&r, 0, sizeof(r));
+	memset(pool, 0, sizeof(pool));
 	memset(&s, 0, sizeof(s));
 	memset(up, 1, sizeof(up));
+	r.pool = pool;
 	r.owner = "www.example.com.";
-	memcpy(r.lname, owner, sizeof(owner));
+	r.lname = (uint8_t *)(uintptr_t)owner;
 	r.lname_len = sizeof(owner);
 	r.type = 1;
 	r.ttl = 300;

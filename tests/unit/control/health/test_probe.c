@@ -186,7 +186,7 @@ static void test_dns(void **state)
 		int us = server(SOCK_DGRAM, &port);
 
 		conf_of(&c, P53_PROBE_DNS, port);
-		memcpy(c.qwire, qname, sizeof(qname));
+		c.qwire = (uint8_t *)(uintptr_t)qname;
 		c.qwire_len = sizeof(qname);
 		c.qtype = 1;
 		c.answer = rows[i].answer;
@@ -255,7 +255,7 @@ static void test_dns_tcp(void **state)
 
 		conf_of(&c, P53_PROBE_DNS, port);
 		c.tcp = true;
-		memcpy(c.qwire, qname, sizeof(qname));
+		c.qwire = (uint8_t *)(uintptr_t)qname;
 		c.qwire_len = sizeof(qname);
 		c.qtype = 1;
 		c.answer = true;
@@ -384,7 +384,7 @@ static void test_refused_and_tcp(void **state)
 		conf_of(&c, rows[i].type, port);
 		c.path = "/";
 		c.status = 200;
-		c.qwire[0] = 0;
+		c.qwire = (uint8_t *)(uintptr_t)"";
 		c.qwire_len = 1;
 		p53_probe_init(&p);
 		if (p53_probe_start(&p, &c, 1000, p53_mono_ms()) == 0)

@@ -627,7 +627,8 @@ static void test_great_circle(void **state)
 	d = p53_steer_miles(0, 0, 0, 180);
 	assert_true(d > 12400 && d < 12470);
 
-	struct p53_steer_record r = { .n_pool = 4 };
+	struct p53_steer_target pool[4] = { { 0 } };
+	struct p53_steer_record r = { .pool = pool, .n_pool = 4 };
 	const double pos[4][2] = { { 50.03, 8.57 }, { 41.97, -87.90 }, { 33.94, -118.41 }, { 35.77, 140.39 } };
 	for (int i = 0; i < 4; i++) {
 		r.pool[i].has_pos = true;
@@ -1346,7 +1347,8 @@ static void test_weighted(void **state)
 static void test_sticky(void **state)
 {
 	bool up[4] = { true, true, true, true };
-	struct p53_steer_record r = { .n_pool = 4 };
+	struct p53_steer_target pool[4] = { { 0 } };
+	struct p53_steer_record r = { .pool = pool, .n_pool = 4 };
 	const char *names[4] = { "ams1", "fra1", "lhr1", "cdg1" };
 	uint8_t before[P53_STEER_BUCKETS], t[P53_STEER_MAX_POOL];
 	int count[4] = {0};
