@@ -142,8 +142,9 @@ static struct p53_replica *replica_new(struct p53_dataplane *dp, void *img, size
 			p53_fast_ref_build(copy, ref, rz);
 		r->conf.ref = ref;
 	}
-	/* And the checksum sums of its RRsets' records, one per RRset (8 bytes each). */
-	size_t ns = p53_fast_sum_count(copy);
+	/* And the checksum sums of its RRsets' records, one per RRset (8 bytes each); none for a
+	 * big image, where reading one is a cache miss (replica.h P53_PREFETCH_MIN_IMAGE). */
+	size_t ns = len <= P53_PREFETCH_MIN_IMAGE ? p53_fast_sum_count(copy) : 0;
 	if (ns > 0) {
 		uint64_t *sums = rte_malloc_socket("p53_fast_sums", ns * sizeof(*sums),
 						   RTE_CACHE_LINE_SIZE, socket);

@@ -22,6 +22,12 @@
 #include "dataplane/answer.h"
 #include "dataplane/pkt.h"
 
+/* An image larger than this (bytes) does not stay in L2/L3: the worker prefetches each burst's
+ * lookup chain (worker.c prefetch_chain), and the publish builds no RRset checksum sums for it
+ * (control/publish.c): on a big image the sum is one more cache miss per answer, dearer than
+ * summing the few bytes of records written (docs/BENCHMARKS.md, "Big zone: no RRset sums"). */
+#define P53_PREFETCH_MIN_IMAGE (4u << 20)
+
 struct p53_replica {
 	const void *image;              /* zone image (dataplane/image.h), or NULL: REFUSED */
 	size_t image_len;

@@ -130,7 +130,6 @@ static __rte_noinline void not_ours(struct p53_worker *w, struct rte_mbuf *m, en
 #define FRAME_DROPPED 0xff /* in `ms`: the frame was freed in pass 1 */
 #define FRAME_FAST    0xfe /* in `ms`: read by p53_fast_parse (fastpath.h), P53_MSG_OK */
 #define FRAME_DECLINED 0xfd /* read by p53_fast_frame, whose answer declined: P53_MSG_OK */
-#define PREFETCH_MIN_IMAGE (4u << 20) /* bytes; below this the image lives in L2/L3 */
 #ifndef P53_PREFETCH_DEPTH
 /* Links of the lookup chain prefetched across a burst: 1 slot, 2 node, 3 owner name and first
  * RRset header, 4 RDATA. Each link measured faster than the one before it on the 1M-record
@@ -141,7 +140,8 @@ static __rte_noinline void not_ours(struct p53_worker *w, struct rte_mbuf *m, en
 /*
  * On a large image each lookup is a chain of dependent cache misses: name-index slot, node,
  * owner name and RRset header, RDATA (in a node-major image, image.h, right after the owner
- * name), and the RRset's checksum sum (conf->sums). Pass 1 of burst() prefetched every
+ * name). A large image has no RRset checksum sums (conf->sums, replica.h), which were one
+ * more miss: the reply sums the records written. Pass 1 of burst() prefetched every
  * frame's slot; each pass here reads what the previous one brought in and prefetches the
  * next link for the whole burst, so the misses of 32 frames overlap instead of queueing one
  * frame at a time. A name, RRset header or RDATA that crosses a cache line gets both lines.
@@ -154,8 +154,8 @@ static inline void prefetch_span(const void *p, uint32_t len)
 		rte_prefetch0((const uint8_t *)p + len - 1);
 }
 
-static inline void prefetch_chain(const void *img, const struct p53_answer_conf *conf,
-				  const struct p53_query *q, const uint8_t *ms, uint16_t n)
+static inline void prefetch_chain(const void *img, const struct p53_query *q, const uint8_t *ms,
+				  uint16_t n)
 {
 	const struct p53_image_hdr *h = p53_image_hdr(img);
 	const uint64_t *slots = p53_image_slots(img);
@@ -190,8 +190,6 @@ static inline void prefetch_chain(const void *img, const struct p53_answer_conf 
 			continue;
 		const struct p53_image_rrset *rs = p53_image_rrset(img, rsi);
 		prefetch_span(p53_image_rdata(img, rs), rs->rdata_len);
-		if (rsi < conf->n_sums)
-			rte_prefetch0(conf->sums + rsi);
 	}
 #endif
 }
@@ -314,7 +312,7 @@ sent:
 }
 
 /*
- * One burst. On an image above PREFETCH_MIN_IMAGE in passes, in the manner of l3fwd: parse
+ * One burst. On an image above P53_PREFETCH_MIN_IMAGE in passes, in the manner of l3fwd: parse
  * every frame and question first and prefetch the name-index slot each will read; then, with
  * the slots in cache, prefetch the next links of the lookup chain (prefetch_chain); then
  * answer. On a large image each lookup is a chain of cache misses; this overlaps them across
@@ -332,7 +330,7 @@ static uint16_t burst(struct p53_worker *w, const struct p53_replica *r, const s
 	const void *img = r->image;
 	uint16_t n_out = 0, later = 0;  /* frames left for the answer pass */
 	/* The name-index slots, prefetched only for a large image: a small one stays in cache. */
-	const uint64_t *slots = img != NULL && r->image_len > PREFETCH_MIN_IMAGE ? p53_image_slots(img) : NULL;
+	const uint64_t *slots = img != NULL && r->image_len > P53_PREFETCH_MIN_IMAGE ? p53_image_slots(img) : NULL;
 	uint32_t mask = slots != NULL ? p53_image_hdr(img)->hash_mask : 0;
 	/* A small image, software checksums and no RRL: the fast shape from the frame to the
 	   reply in one call (p53_fast_frame). */
@@ -428,7 +426,7 @@ static uint16_t burst(struct p53_worker *w, const struct p53_replica *r, const s
 	}
 #elif P53_PREFETCH_DEPTH >= 2
 	if (slots != NULL)
-		prefetch_chain(img, &r->conf, q, ms, n);
+		prefetch_chain(img, q, ms, n);
 #endif
 	for (uint16_t i = 0; i < n; i++) {
 		if (ms[i] == FRAME_DROPPED)

@@ -4,8 +4,8 @@
  * (docs/BENCHMARKS.md, "Big zone: node-major layout"). The chain is what the fast path reads
  * for a query of one type at its owner (dataplane/fastpath.c): the name-index slots probed,
  * the node's fields, the owner name (compared), the RRset headers scanned up to the match, and
- * the records copied. The RRset's checksum sum (p53_answer_conf.sums, a per-replica array
- * outside the image) is one more line, not counted here.
+ * the records copied. A big image's replicas have no RRset checksum sums (control/publish.c;
+ * a small one's p53_answer_conf.sums, outside the image, would be one more line).
  *
  *   p53-image-lines -z big.test=ZONEFILE [-t A] [-n 100000] [-a]
  *

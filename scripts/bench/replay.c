@@ -1292,8 +1292,11 @@ int main(int argc, char **argv)
 		p53_fast_ref_build(rep, ref, rz);
 		replica.conf.ref = ref;
 	}
-	/* And its RRsets' checksum sums (P53_NO_SUMS=1: none, to compare). */
-	size_t nsum = getenv("P53_NO_SUMS") == NULL ? p53_fast_sum_count(rep) : 0;
+	/* And its RRsets' checksum sums, as publish.c: none for a big image (P53_NO_SUMS=1: none
+	 * for any image, P53_BIG_SUMS=1: a big image's too, to compare). */
+	size_t nsum = getenv("P53_NO_SUMS") == NULL &&
+		      (img_len <= P53_PREFETCH_MIN_IMAGE || getenv("P53_BIG_SUMS") != NULL) ?
+		      p53_fast_sum_count(rep) : 0;
 	if (nsum > 0) {
 		uint64_t *sums = rte_malloc("p53_fast_sums", nsum * sizeof(*sums), RTE_CACHE_LINE_SIZE);
 		if (sums == NULL)

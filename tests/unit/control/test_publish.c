@@ -82,12 +82,29 @@ static void put16(uint8_t *p, uint16_t v)
 
 /* An IPv4 query for www.diff.test A to `dst`, UDP checksum 0 (none, RFC 768). Returns 1 when
  * the worker answered it, 0 when it dropped it (and then that it was counted dst_addr). */
+static const uint8_t www_diff_test[] = {0xbe, 0xef, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0,
+	3, 'w', 'w', 'w', 4, 'd', 'i', 'f', 'f', 4, 't', 'e', 's', 't', 0, 0, 1, 0, 1};
+
+/* The query `q` (`n` bytes) in an IPv4 frame to `dst`, as answered() sends it: the worker's
+ * response, or NULL when it dropped it. */
+static struct rte_mbuf *ask(const char *dst, const uint8_t *q, size_t n);
+
 static int answered(const char *dst)
 {
-	static const uint8_t q[] = {0xbe, 0xef, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0,
-		3, 'w', 'w', 'w', 4, 'd', 'i', 'f', 'f', 4, 't', 'e', 's', 't', 0, 0, 1, 0, 1};
-	struct rte_mbuf *m = rte_pktmbuf_alloc(mp), *out[1];
 	uint64_t before = workers[0].stats.drop[P53_PKT_DROP_DST_ADDR];
+	struct rte_mbuf *m = ask(dst, www_diff_test, sizeof(www_diff_test));
+
+	if (m != NULL) {
+		rte_pktmbuf_free(m);
+		return 1;
+	}
+	assert_int_equal(workers[0].stats.drop[P53_PKT_DROP_DST_ADDR], before + 1);
+	return 0;
+}
+
+static struct rte_mbuf *ask(const char *dst, const uint8_t *q, size_t n)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(mp), *out[1];
 
 	assert_non_null(m);
 	uint8_t *f = rte_pktmbuf_mtod(m, uint8_t *);
@@ -96,23 +113,18 @@ static int answered(const char *dst)
 	memcpy(f + 6, (const uint8_t[6]){ 0x02, 0, 0, 0, 0, 1 }, 6);
 	put16(f + 12, 0x0800);
 	f[14] = 0x45;
-	put16(f + 16, (uint16_t)(28 + sizeof(q)));
+	put16(f + 16, (uint16_t)(28 + n));
 	f[22] = 64;
 	f[23] = 17;
 	memcpy(f + 26, (const uint8_t[4]){ 192, 0, 2, 1 }, 4);
 	assert_int_equal(inet_pton(AF_INET, dst, f + 30), 1);
 	put16(f + 34, 40000);
 	put16(f + 36, 53);
-	put16(f + 38, (uint16_t)(8 + sizeof(q)));
-	memcpy(f + 42, q, sizeof(q));
-	m->data_len = (uint16_t)(42 + sizeof(q));
+	put16(f + 38, (uint16_t)(8 + n));
+	memcpy(f + 42, q, n);
+	m->data_len = (uint16_t)(42 + n);
 	m->pkt_len = m->data_len;
-	if (p53_worker_burst(&workers[0], &m, 1, out) == 1) {
-		rte_pktmbuf_free(out[0]);
-		return 1;
-	}
-	assert_int_equal(workers[0].stats.drop[P53_PKT_DROP_DST_ADDR], before + 1);
-	return 0;
+	return p53_worker_burst(&workers[0], &m, 1, out) == 1 ? out[0] : NULL;
 }
 
 /* Regression: on ports other than af_xdp the destination address was never checked, and a
@@ -290,8 +302,31 @@ static void test_big_copy_without_hugepages(void **state)
 	assert_int_equal(r1->image_len, len);
 	assert_memory_equal(r1->image, img, len);
 	assert_int_equal((uintptr_t)r1->image & ((2u << 20) - 1), 0);  /* 2 MiB-aligned */
+	/* No RRset sums for a big image (replica.h P53_PREFETCH_MIN_IMAGE): the reply sums the
+	 * records it wrote, and the checksum is right. */
+	assert_true(len > P53_PREFETCH_MIN_IMAGE);
+	assert_null(r0->conf.sums);
+	assert_int_equal(r0->conf.n_sums, 0);
+	assert_null(r1->conf.sums);
+	static const uint8_t h77[] = {0xbe, 0xef, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0,
+		3, 'h', '7', '7', 3, 'b', 'i', 'g', 4, 't', 'e', 's', 't', 0, 0, 1, 0, 1};
+	struct rte_mbuf *m = ask("192.0.2.53", h77, sizeof(h77));
+	assert_non_null(m);
+	/* Read back as a query (ports swapped, which leaves the UDP sum as it is: RFC 1071). */
+	uint8_t rf[512];
+	assert_true(rte_pktmbuf_data_len(m) <= sizeof(rf));
+	memcpy(rf, rte_pktmbuf_mtod(m, const uint8_t *), rte_pktmbuf_data_len(m));
+	memcpy(rf + 34, (const uint8_t[4]){ rf[36], rf[37], rf[34], rf[35] }, 4);
+	struct p53_pkt pkt;
+	assert_int_equal(p53_pkt_parse(rf, rte_pktmbuf_data_len(m), &pkt), P53_PKT_OK);
+	assert_true(p53_pkt_udp_csum_ok(rf, &pkt));
+	assert_int_equal(rf[pkt.dns_off + 7], 1);                       /* ANCOUNT 1 */
+	static const uint8_t addr77[] = {10, 0, 0, 77};
+	assert_memory_equal(rf + pkt.dns_off + pkt.dns_len - 4, addr77, 4); /* h77's A */
+	rte_pktmbuf_free(m);
 	publish(addrs, 1);      /* back to the small zone; the big replicas are freed */
 	assert_true(answered("192.0.2.53"));
+	assert_true(workers[0].replica->conf.n_sums > 0);       /* a small image has them */
 }
 
 /* A publish takes the image whether it succeeds or not, so no caller frees it twice or
