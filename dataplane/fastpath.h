@@ -266,4 +266,18 @@ struct p53_fast_ctx {
 int p53_fast_frame(const struct p53_fast_ctx *c, struct p53_query *q, uint8_t *frame, uint16_t len,
 		   uint32_t room, int verify, struct p53_pkt *pkt);
 
+struct rte_mbuf;
+
+/**
+ * p53_fast_frame() over the frames of a burst, in order, until one is not answered: the loop
+ * and the call per frame in one function (worker.c, a small image). Frame i's query and packet
+ * go to q[i] and pkt[i], its answered mbuf (data and packet length set) to out[i].
+ *
+ * @return the frames answered, i; when i < n, *k is frame i's p53_fast_frame() outcome
+ *         (P53_FAST_NOT_READ also for a frame of more than one segment or with a bad L4
+ *         checksum flag: the caller's checks judge it)
+ */
+uint16_t p53_fast_burst(const struct p53_fast_ctx *c, struct rte_mbuf **pkts, uint16_t n,
+			struct rte_mbuf **out, struct p53_query *q, struct p53_pkt *pkt, int *k);
+
 #endif /* P53_FASTPATH_H */
