@@ -1132,8 +1132,14 @@ static inline uint32_t find(const void *img, const uint8_t *name, size_t len, ui
 				memcpy(&b, name + len - 8, 8);
 				if ((x | (a ^ b)) == 0)
 					return n;
-			} else if (node->name_len == len && memcmp(nm, name, len) == 0) {
-				return n;
+			} else if (node->name_len == len) {
+				/* under 8 bytes: compared inline (a memcmp() call made the caller keep
+				   its values on the stack around the whole loop) */
+				size_t k = 0;
+				while (k < len && nm[k] == name[k])
+					k++;
+				if (k == len)
+					return n;
 			}
 		}
 		i = (i + 1) & h->hash_mask;
