@@ -214,7 +214,7 @@ static inline void p53_fast_complete(struct p53_query *q)
  *
  * @param verify  1: check the UDP checksum in software (the port gave no verdict); 0: the
  *                port verified it (the caller sends a frame the port found bad elsewhere)
- * @return 1, or 0: anything else (an IPv6 extension header, a VLAN tag, other records, any
+ * @return 1 (IPv4: pkt's offsets 14, 34, 42), 2 (IPv6: 14, 54, 62), or 0: anything else (an IPv6 extension header, a VLAN tag, other records, any
  *         error): the caller runs the general checks, which count what they drop. Nothing
  *         is written to the frame.
  */
@@ -265,5 +265,19 @@ struct p53_fast_ctx {
  */
 int p53_fast_frame(const struct p53_fast_ctx *c, struct p53_query *q, uint8_t *frame, uint16_t len,
 		   uint32_t room, int verify, struct p53_pkt *pkt);
+
+struct rte_mbuf;
+
+/**
+ * p53_fast_frame() over the frames of a burst, in order, until one is not answered: the loop
+ * and the call per frame in one function (worker.c, a small image). Frame i's query and packet
+ * go to q[i] and pkt[i], its answered mbuf (data and packet length set) to out[i].
+ *
+ * @return the frames answered, i; when i < n, *k is frame i's p53_fast_frame() outcome
+ *         (P53_FAST_NOT_READ also for a frame of more than one segment or with a bad L4
+ *         checksum flag: the caller's checks judge it)
+ */
+uint16_t p53_fast_burst(const struct p53_fast_ctx *c, struct rte_mbuf **pkts, uint16_t n,
+			struct rte_mbuf **out, struct p53_query *q, struct p53_pkt *pkt, int *k);
 
 #endif /* P53_FASTPATH_H */

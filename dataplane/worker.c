@@ -340,6 +340,18 @@ static uint16_t burst(struct p53_worker *w, const struct p53_replica *r, const s
 	for (uint16_t i = 0; i < n && i < 4; i++)
 		rte_prefetch0(rte_pktmbuf_mtod(pkts[i], void *));
 	for (uint16_t i = 0; i < n; i++) {
+		/* The common shape in one pass (fastpath.h), the frames in order until one is not
+		   answered; that one, the checks below. */
+		int k = P53_FAST_NOT_READ;
+		if (direct) {
+			uint16_t a = p53_fast_burst(&fc, pkts + i, (uint16_t)(n - i), out + n_out, q + i,
+						    pkt + i, &k);
+			w->stats.answered += a;
+			n_out = (uint16_t)(n_out + a);
+			i = (uint16_t)(i + a);
+			if (i == n)
+				break;
+		}
 		struct rte_mbuf *m = pkts[i];
 		if (i + 4 < n)
 			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 4], void *));
@@ -350,23 +362,8 @@ static uint16_t burst(struct p53_worker *w, const struct p53_replica *r, const s
 			continue;
 		}
 		uint8_t *frame = rte_pktmbuf_mtod(m, uint8_t *);
-		uint8_t st = FRAME_FAST;
-		/* The common shape in one pass (fastpath.h); anything else, the checks below. */
+		uint8_t st = k == P53_FAST_DECLINED ? FRAME_DECLINED : FRAME_FAST;
 		uint64_t l4 = m->ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK;
-		int k = P53_FAST_NOT_READ;
-		if (direct && l4 != RTE_MBUF_F_RX_L4_CKSUM_BAD) {
-			k = p53_fast_frame(&fc, &q[i], frame, rte_pktmbuf_data_len(m),
-					   (uint32_t)rte_pktmbuf_data_len(m) + rte_pktmbuf_tailroom(m),
-					   l4 == RTE_MBUF_F_RX_L4_CKSUM_UNKNOWN, &pkt[i]);
-			if (likely(k >= P53_FAST_ANSWERED)) {
-				m->data_len = (uint16_t)k;
-				m->pkt_len = (uint32_t)k;
-				w->stats.answered++;
-				out[n_out++] = m;
-				continue;
-			}
-			st = FRAME_DECLINED;
-		}
 		if (k == P53_FAST_DECLINED) {
 			/* answered below by the general responder */
 		} else if (l4 == RTE_MBUF_F_RX_L4_CKSUM_BAD || direct ||
