@@ -2022,6 +2022,27 @@ static void kinds_patched(const struct outcome *o, unsigned need, int min)
 	}
 }
 
+/* chain() of n_diffs, then up to MORE_ROUNDS chains of n_more while a kind in `need` was
+ * patched fewer than `min` times. */
+static void chain_for(struct p53_zone_src *srcs, size_t n_src, uint32_t z, const char *apex_txt,
+		      int n_diffs, int n_more, unsigned need, int min, struct outcome *out)
+{
+	chain(srcs, n_src, z, apex_txt, n_diffs, 0, out);
+	for (int r = 0; r < MORE_ROUNDS && kinds_short(out, need, min); r++)
+		chain(srcs, n_src, z, apex_txt, n_more, 0, out);
+}
+
+/* A signing primary's chain of diffs: none invalid, none declined but for garbage (a diff
+ * the patch's size limit sends to the full compile), at least `min` patched. */
+static void signed_patched(const struct outcome *o, const char *what, int min)
+{
+	print_message("%s: %d patched, %d declined, %d invalid\n", what, o->patched, o->declined,
+		      o->invalid);
+	assert_int_equal(o->invalid, 0);
+	assert_int_equal(o->declined, o->garbage);
+	assert_true(o->patched >= min);
+}
+
 /* The referral templates of `patched` made from those of `img` (p53_fast_ref_build_from) are
  * the bytes made from scratch; returns whether they differ from img's (same size only). */
 static int refs_from(const void *img, const void *patched)
@@ -2161,9 +2182,7 @@ static void test_example_zone(void **state)
 	struct outcome o = { 0 };
 
 	rng = seed(53);
-	chain(&src, 1, 0, "example.com.", 400, 0, &o);
-	for (int r = 0; r < MORE_ROUNDS && kinds_short(&o, ((1u << K_NAME_ADD) - 1) & ~(1u << K_SHADOW), 2); r++)
-		chain(&src, 1, 0, "example.com.", 100, 0, &o);
+	chain_for(&src, 1, 0, "example.com.", 400, 100, ((1u << K_NAME_ADD) - 1) & ~(1u << K_SHADOW), 2, &o);
 	print_message("example.com: %d patched, %d declined, %d invalid\n", o.patched, o.declined, o.invalid);
 	assert_true(o.patched > 100);
 	assert_true(o.declined > 20);
@@ -2354,14 +2373,10 @@ static void test_signed_patched(void **state)
 		struct outcome o = { 0 };
 		diff_kind = DIFF_SIGNED_OK;
 		chain(&src, 1, 0, SIGNED[i][0], 40, 0, &o);
-		print_message("%s: %d patched, %d declined, %d invalid\n", SIGNED[i][0], o.patched,
-			      o.declined, o.invalid);
 		/* Small zones signed again and again: only garbage past a quarter of the image
 		 * and 64 KiB (about once in 40 diffs of random 64-byte signatures here) sends
 		 * one to the full compile, which leaves none; nothing else declines. */
-		assert_int_equal(o.invalid, 0);
-		assert_int_equal(o.declined, o.garbage);
-		assert_true(o.patched >= 15);
+		signed_patched(&o, SIGNED[i][0], 15);
 		/* With what it declines mixed in: those compile in full, the rest still patch. */
 		struct outcome m = { 0 };
 		diff_kind = DIFF_SIGNED_ANY;
@@ -2424,25 +2439,13 @@ static void test_signed_names(void **state)
 	ask_do_too = 1;
 	chain_ops = 1;
 	diff_kind = DIFF_SIGNED_OK;
-	chain(&two[0], 1, 0, "nsec.test.", 40, 0, &o);
-	for (int r = 0; r < MORE_ROUNDS && kinds_short(&o, need, 1); r++)
-		chain(&two[0], 1, 0, "nsec.test.", 20, 0, &o);
-	print_message("nsec.test. names: %d patched, %d declined, %d invalid\n", o.patched,
-		      o.declined, o.invalid);
-	assert_int_equal(o.invalid, 0);
-	assert_int_equal(o.declined, o.garbage);
-	assert_true(o.patched >= 15);
+	chain_for(&two[0], 1, 0, "nsec.test.", 40, 20, need, 1, &o);
+	signed_patched(&o, "nsec.test. names", 15);
 	kinds_patched(&o, need, 1);
 	chain(two, 2, 0, "nsec.test.", 24, 0, &a);
-	chain(two, 2, 1, "small.test.", 24, 0, &b);
-	for (int r = 0; r < MORE_ROUNDS && kinds_short(&b, 1u << K_NAME_ADD | 1u << K_NAME_DEL, 1); r++)
-		chain(two, 2, 1, "small.test.", 12, 0, &b);
-	print_message("nsec.test. beside small.test.: %d patched, %d declined; small.test.: %d "
-		      "patched, %d declined\n", a.patched, a.declined, b.patched, b.declined);
-	assert_int_equal(a.invalid + b.invalid, 0);
-	assert_int_equal(a.declined, a.garbage);
-	assert_int_equal(b.declined, b.garbage);
-	assert_true(a.patched >= 10 && b.patched >= 10);
+	chain_for(two, 2, 1, "small.test.", 24, 12, 1u << K_NAME_ADD | 1u << K_NAME_DEL, 1, &b);
+	signed_patched(&a, "nsec.test. beside small.test.", 10);
+	signed_patched(&b, "small.test. beside nsec.test.", 10);
 	kinds_patched(&b, 1u << K_NAME_ADD | 1u << K_NAME_DEL, 1);
 	diff_kind = DIFF_SIGNED_ANY;
 	chain(&two[0], 1, 0, "nsec.test.", 30, 0, &m);
@@ -2482,14 +2485,10 @@ static void test_signed_names_nsec3(void **state)
 	diff_kind = DIFF_SIGNED_OK;
 	for (int z = 0; z < 2; z++) {
 		struct outcome o = { 0 };
-		chain(&two[z], 1, 0, two[z].name, 40, 0, &o);
-		for (int r = 0; r < MORE_ROUNDS && kinds_short(&o, need, 1); r++)
-			chain(&two[z], 1, 0, two[z].name, 20, 0, &o);
-		print_message("%s names: %d patched, %d declined, %d invalid\n", two[z].name,
-			      o.patched, o.declined, o.invalid);
-		assert_int_equal(o.invalid, 0);
-		assert_int_equal(o.declined, o.garbage);
-		assert_true(o.patched >= 15);
+		char what[64];
+		chain_for(&two[z], 1, 0, two[z].name, 40, 20, need, 1, &o);
+		snprintf(what, sizeof(what), "%s names", two[z].name);
+		signed_patched(&o, what, 15);
 		kinds_patched(&o, need, 1);
 	}
 	struct outcome a = { 0 }, b = { 0 }, m = { 0 };
@@ -2504,12 +2503,8 @@ static void test_signed_names_nsec3(void **state)
 		chain(two, 2, 0, "nsec3.test.", 12, 0, &a);
 		chain(two, 2, 1, "optout.test.", 12, 0, &b);
 	}
-	print_message("nsec3.test. beside optout.test.: %d patched, %d declined; optout.test.: %d "
-		      "patched, %d declined\n", a.patched, a.declined, b.patched, b.declined);
-	assert_int_equal(a.invalid + b.invalid, 0);
-	assert_int_equal(a.declined, a.garbage);
-	assert_int_equal(b.declined, b.garbage);
-	assert_true(a.patched >= 10 && b.patched >= 10);
+	signed_patched(&a, "nsec3.test. beside optout.test.", 10);
+	signed_patched(&b, "optout.test. beside nsec3.test.", 10);
 	/* Names came and went in both zones' chains (24 diffs each: counted together). */
 	struct outcome ab = a;
 	for (int k = 0; k < K_N; k++)
