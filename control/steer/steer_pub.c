@@ -67,8 +67,10 @@ static void *build(const struct p53_steer_conf *conf, const struct p53_dnssec_co
 			snprintf(err, errlen, "steering: out of memory");
 			return NULL;
 		}
+		/* A record has checks for its own targets only: the rest of its row stays false
+		 * (p53_steer_build reads pool positions alone). */
 		for (int i = 0; i < s->n_records; i++)
-			for (int j = 0; j < P53_STEER_MAX_POOL; j++)
+			for (int j = 0; j < s->first[i + 1] - s->first[i]; j++)
 				up[i][j] = p53_steer_target_up(s, i, j);
 	}
 	m = p53_steer_build_signed(conf, &s->src, up, sg, len, err, errlen);
