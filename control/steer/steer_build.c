@@ -949,7 +949,7 @@ static void put(uint8_t *dst, const void *src, size_t n)
 }
 
 void *p53_steer_build(const struct p53_steer_conf *conf, const struct p53_steer_sources *s,
-		      bool up[][P53_STEER_MAX_POOL], size_t *len, char *err, size_t errlen)
+		      const bool *up, size_t *len, char *err, size_t errlen)
 {
 	return p53_steer_build_signed(conf, s, up, NULL, len, err, errlen);
 }
@@ -1070,22 +1070,27 @@ void p53_steer_mindex6(const uint64_t *key, const struct p53_steer_m6x *x, uint3
 }
 
 void *p53_steer_build_signed(const struct p53_steer_conf *conf, const struct p53_steer_sources *s,
-			     bool up[][P53_STEER_MAX_POOL], struct p53_steer_signing *sg, size_t *len,
+			     const bool *up, struct p53_steer_signing *sg, size_t *len,
 			     char *err, size_t errlen)
 {
+	bool all_up[P53_STEER_MAX_POOL];
 	struct out o = {0};
+	size_t at = 0; /* up[at]: the record's pool[0] */
 	struct p53_steer_rec *recs = calloc(conf->n_records ? (size_t)conf->n_records : 1, sizeof(*recs));
 	uint8_t *img = NULL;
 
 	if (recs == NULL)
 		goto oom;
+	for (int j = 0; j < P53_STEER_MAX_POOL; j++)
+		all_up[j] = true;
 	for (int i = 0; i < conf->n_records; i++) {
 		const struct p53_steer_record *r = &conf->records[i];
 		struct p53_steer_rec *x = &recs[i];
 		uint8_t t[P53_STEER_MAX_POOL];
 		uint32_t ttl;
 		bool eff[P53_STEER_MAX_POOL];
-		p53_steer_effective_up(r, up[i], eff);
+		p53_steer_effective_up(r, up != NULL ? up + at : all_up, eff);
+		at += (size_t)r->n_pool;
 		o.first_v = o.n_v;
 		x->hash = p53_name_hash(r->lname, r->lname_len);
 		x->name_len = r->lname_len;

@@ -115,11 +115,13 @@ void p53_steer_effective_up(const struct p53_steer_record *r, const bool *up, bo
 
 /**
  * Compile the table.
- * @param up  up[i][j]: target j of record i is healthy
+ * @param up  per target, healthy: the records in config order, each record's pool in order
+ *            (the sum of the records' n_pool entries, pop53d's health checks in one array);
+ *            NULL: every target is up
  * @return malloc'd table (p53_steer_check passes), or NULL with err set.
  */
 void *p53_steer_build(const struct p53_steer_conf *conf, const struct p53_steer_sources *s,
-		      bool up[][P53_STEER_MAX_POOL], size_t *len, char *err, size_t errlen);
+		      const bool *up, size_t *len, char *err, size_t errlen);
 
 /**
  * The index over a family's blocks (steer.h): IPv4, P53_STEER_IDX entries into `idx`, for each
@@ -173,7 +175,7 @@ struct p53_steer_signing {
  * The table's sig_expire is sg->expiration when any variant is signed.
  */
 void *p53_steer_build_signed(const struct p53_steer_conf *conf, const struct p53_steer_sources *s,
-			     bool up[][P53_STEER_MAX_POOL], struct p53_steer_signing *sg, size_t *len,
+			     const bool *up, struct p53_steer_signing *sg, size_t *len,
 			     char *err, size_t errlen);
 
 #endif /* P53_STEER_BUILD_H */

@@ -54,7 +54,7 @@ static void *build(const struct p53_steer_conf *conf, const struct p53_dnssec_co
 {
 	uint64_t now = (uint64_t)time(NULL);
 	void *m, *t;
-	bool (*up)[P53_STEER_MAX_POOL] = NULL;
+	bool *up = NULL;
 
 	/* An hour back for resolvers whose clocks lag (RFC 4035 §5.3.1 checks inception). */
 	*sg = (struct p53_steer_signing){ .keys = dc->keys, .n_keys = dc->n_keys,
@@ -62,16 +62,16 @@ static void *build(const struct p53_steer_conf *conf, const struct p53_dnssec_co
 					  .expiration = (uint32_t)(now + dc->validity_s),
 					  .refresh_s = dc->refresh_s };
 	if (s->n_records > 0) {
-		up = calloc((size_t)s->n_records, sizeof(*up));
+		/* One flag per check, in the checks' order: records in config order, each
+		 * record's pool in order, as p53_steer_build reads them. */
+		up = calloc((size_t)s->first[s->n_records] + 1, sizeof(*up));
 		if (up == NULL) {
 			snprintf(err, errlen, "steering: out of memory");
 			return NULL;
 		}
-		/* A record has checks for its own targets only: the rest of its row stays false
-		 * (p53_steer_build reads pool positions alone). */
 		for (int i = 0; i < s->n_records; i++)
 			for (int j = 0; j < s->first[i + 1] - s->first[i]; j++)
-				up[i][j] = p53_steer_target_up(s, i, j);
+				up[s->first[i] + j] = p53_steer_target_up(s, i, j);
 	}
 	m = p53_steer_build_signed(conf, &s->src, up, sg, len, err, errlen);
 	free(up);

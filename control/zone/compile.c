@@ -238,7 +238,6 @@ int p53_config_check(const char *path, struct p53_check_result *res, char *err, 
 		/* The steering sources and table, as a start or reload builds them: signed too,
 		 * so a key that cannot sign is found here. */
 		struct p53_steer_sources ss;
-		bool (*all)[P53_STEER_MAX_POOL] = calloc((size_t)cfg.steer.n_records, sizeof(*all));
 		size_t tl;
 		void *t = NULL;
 		uint64_t now = (uint64_t)time(NULL);
@@ -246,15 +245,11 @@ int p53_config_check(const char *path, struct p53_check_result *res, char *err, 
 						.inception = (uint32_t)(now - 3600),
 						.expiration = (uint32_t)(now + cfg.dnssec.validity_s) };
 		signing_warn(&cfg, img, warn, warn_arg);
-		if (all != NULL && p53_steer_sources_load(&cfg.steer, &ss, err, errlen) == 0) {
-			for (int i = 0; i < cfg.steer.n_records; i++)
-				memset(all[i], 1, sizeof(all[i]));
-			t = p53_steer_build_signed(&cfg.steer, &ss, all, &sg, &tl, err, errlen);
+		if (p53_steer_sources_load(&cfg.steer, &ss, err, errlen) == 0) {
+			/* Every target up (NULL): health is pop53d's, not the check's. */
+			t = p53_steer_build_signed(&cfg.steer, &ss, NULL, &sg, &tl, err, errlen);
 			p53_steer_sources_free(&ss);
-		} else if (all == NULL) {
-			snprintf(err, errlen, "out of memory");
 		}
-		free(all);
 		if (t == NULL) {
 			free(img);
 			img = NULL;

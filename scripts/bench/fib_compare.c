@@ -510,18 +510,12 @@ int main(int argc, char **argv)
 	struct p53_steer_sources src;
 	if (p53_config_load(cfgpath, &cfg, err, sizeof(err)) != 0)
 		die("%s", err);
-	bool (*up)[P53_STEER_MAX_POOL] = calloc(cfg.steer.n_records ? (size_t)cfg.steer.n_records : 1, sizeof(*up));
-	if (up == NULL)
-		die("%s", "out of memory");
-	for (int i = 0; i < cfg.steer.n_records; i++)
-		for (int j = 0; j < P53_STEER_MAX_POOL; j++)
-			up[i][j] = true;
 	double t0 = now();
 	if (p53_steer_sources_load(&cfg.steer, &src, err, sizeof(err)) != 0)
 		die("%s", err);
 	double t1 = now();
 	size_t tlen = 0;
-	void *t = p53_steer_build(&cfg.steer, &src, up, &tlen, err, sizeof(err));
+	void *t = p53_steer_build(&cfg.steer, &src, NULL, &tlen, err, sizeof(err));
 	double t2 = now();
 	if (t == NULL)
 		die("%s", err);
@@ -669,7 +663,6 @@ int main(int argc, char **argv)
 	free(a.nh);
 	free(a.ll);
 	free(t);
-	free(up);
 	p53_steer_sources_free(&src);
 	p53_config_free(&cfg);
 	rte_eal_cleanup();

@@ -788,19 +788,17 @@ static void steer_extra_make(const struct p53_steer_conf *c, struct p53_zone_ext
 static void *steer_table_make(const struct p53_steer_conf *c, const char *key, size_t *len)
 {
 	struct p53_steer_sources src;
-	bool up[1][P53_STEER_MAX_POOL];
 	struct p53_sign_key k;
 	char err[600];
 	uint32_t now = (uint32_t)time(NULL);
 	struct p53_steer_signing sg = { .keys = &k, .n_keys = key != NULL, .inception = now - 3600,
 					.expiration = now + 14 * 86400 };
 
-	memset(up, 1, sizeof(up));
 	if (key != NULL && p53_sign_key_load(key, &k, err, sizeof(err)) != 0)
 		die("--sign-key: %s", err);
 	if (p53_steer_sources_load(c, &src, err, sizeof(err)) != 0)
 		die("steering sources: %s", err);
-	void *t = p53_steer_build_signed(c, &src, up, &sg, len, err, sizeof(err));
+	void *t = p53_steer_build_signed(c, &src, NULL, &sg, len, err, sizeof(err));
 	if (t == NULL)
 		die("steering table: %s", err);
 	fprintf(stderr, "p53-replay: steering table %zu bytes: map %u+%u blocks, geo %u+%u blocks "

@@ -54,20 +54,13 @@ int main(int argc, char **argv)
 		fprintf(stderr, "p53-steer-compile: %s\n", err);
 		return 1;
 	}
-	bool (*up)[P53_STEER_MAX_POOL] = calloc(cfg.steer.n_records ? (size_t)cfg.steer.n_records : 1,
-						  sizeof(*up));
-	if (up == NULL)
-		return 1;
-	for (int i = 0; i < cfg.steer.n_records; i++)
-		for (int j = 0; j < P53_STEER_MAX_POOL; j++)
-			up[i][j] = true;
 	double c0 = cpu(), t0 = now();
 	if (p53_steer_sources_load(&cfg.steer, &src, err, sizeof(err)) != 0) {
 		fprintf(stderr, "p53-steer-compile: %s\n", err);
 		return 1;
 	}
 	double t1 = now();
-	void *t = p53_steer_build(&cfg.steer, &src, up, &len, err, sizeof(err));
+	void *t = p53_steer_build(&cfg.steer, &src, NULL, &len, err, sizeof(err));
 	double t2 = now(), c2 = cpu();
 	if (t == NULL) {
 		fprintf(stderr, "p53-steer-compile: %s\n", err);
@@ -82,7 +75,6 @@ int main(int argc, char **argv)
 			       src.src[k].n6, name[k], src.src[k].n_locs);
 	printf(" table_bytes=%zu peak_rss_kb=%ld\n", len, ru.ru_maxrss);
 	free(t);
-	free(up);
 	p53_steer_sources_free(&src);
 	p53_config_free(&cfg);
 	return 0;

@@ -903,13 +903,11 @@ static void steer_build(void)
 		t->priority = (unsigned int)i + 1;
 	}
 	struct p53_steer_sources src;
-	bool up[1][P53_STEER_MAX_POOL];
-	memset(up, 1, sizeof(up));
 	memset(&src, 0, sizeof(src));
 	p53_steer_conf_layout(&steer_conf, NULL); /* as p53_config_load */
 	if (p53_steer_sources_load(&steer_conf, &src, err, sizeof(err)) != 0)
 		fail_msg("steering sources: %s", err);
-	steer_t = p53_steer_build(&steer_conf, &src, up, &len, err, sizeof(err));
+	steer_t = p53_steer_build(&steer_conf, &src, NULL, &len, err, sizeof(err));
 	if (steer_t == NULL)
 		fail_msg("steering table: %s", err);
 	p53_steer_sources_free(&src);
@@ -949,11 +947,11 @@ static void steer_republish(int down)
 	char err[600];
 	size_t len;
 	struct p53_steer_sources src;
-	bool up[1][P53_STEER_MAX_POOL];
+	bool up[P53_STEER_MAX_POOL]; /* the one record's pool */
 
 	memset(up, 1, sizeof(up));
 	if (down >= 0)
-		up[0][down] = false;
+		up[down] = false;
 	memset(&src, 0, sizeof(src));
 	if (p53_steer_sources_load(&steer_conf, &src, err, sizeof(err)) != 0)
 		fail_msg("steering sources: %s", err);

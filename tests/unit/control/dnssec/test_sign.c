@@ -210,13 +210,11 @@ static void *signed_table(struct p53_sign_key *k, size_t *len, uint32_t expire)
 	static struct p53_steer_target pool[3];
 	struct p53_steer_conf c = { .records = &r, .n_records = 1 };
 	struct p53_steer_sources s;
-	bool up[1][P53_STEER_MAX_POOL];
 	char err[300];
 
 	memset(&r, 0, sizeof(r));
 	memset(pool, 0, sizeof(pool));
 	memset(&s, 0, sizeof(s));
-	memset(up, 1, sizeof(up));
 	r.pool = pool;
 	r.owner = "www.example.com.";
 	r.lname = (uint8_t *)(uintptr_t)owner;
@@ -233,7 +231,7 @@ static void *signed_table(struct p53_sign_key *k, size_t *len, uint32_t expire)
 	r.n_pool = 3;
 	struct p53_steer_signing sg = { .keys = k, .n_keys = 1, .inception = expire - 7200,
 					.expiration = expire };
-	void *t = p53_steer_build_signed(&c, &s, up, &sg, len, err, sizeof(err));
+	void *t = p53_steer_build_signed(&c, &s, NULL, &sg, len, err, sizeof(err));
 	if (t == NULL)
 		fail_msg("%s", err);
 	assert_int_equal(sg.n_signed, 1);

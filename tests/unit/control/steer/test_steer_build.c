@@ -917,8 +917,11 @@ static void test_bad_map(void **state)
 	}
 }
 
-/* A config's steering table, built with the health in `up`: the config (HEAD + yaml) and the
- * map (json) are written to the test's directory and loaded as pop53d loads them. */
+/* A config's steering table, built with the health in `up` (up[i][j]: target j of record i):
+ * the config (HEAD + yaml) and the map (json) are written to the test's directory and loaded
+ * as pop53d loads them. The rows go to p53_steer_build as pop53d passes its checks: one array,
+ * each record's own targets only, so a build that read past a record's pool would read the
+ * next record's flags. */
 struct built {
 	struct p53_config cfg;
 	struct p53_steer_sources src;
@@ -945,7 +948,17 @@ static void build_from(struct built *b, const char *yaml, const char *json,
 		fail_msg("config: %s", err);
 	if (p53_steer_sources_load(&b->cfg.steer, &b->src, err, sizeof(err)) != 0)
 		fail_msg("sources: %s", err);
-	b->t = p53_steer_build(&b->cfg.steer, &b->src, up, &b->len, err, sizeof(err));
+	size_t n = 0;
+	for (int i = 0; i < b->cfg.steer.n_records; i++)
+		n += (size_t)b->cfg.steer.records[i].n_pool;
+	bool *flat = calloc(n + 1, sizeof(*flat));
+	assert_non_null(flat);
+	n = 0;
+	for (int i = 0; i < b->cfg.steer.n_records; i++)
+		for (int j = 0; j < b->cfg.steer.records[i].n_pool; j++)
+			flat[n++] = up[i][j];
+	b->t = p53_steer_build(&b->cfg.steer, &b->src, flat, &b->len, err, sizeof(err));
+	free(flat);
 	if (b->t == NULL)
 		fail_msg("build: %s", err);
 }
