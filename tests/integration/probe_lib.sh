@@ -69,6 +69,21 @@ wait_for() {
 }
 # tl NAME JQ: jq -e over target NAME's entry of `pop53ctl --json target list`
 tl() { "$CTL" -s "$TMP/control.sock" --json target list | jq -e ".targets[] | select(.name == \"$1\") | $2" >/dev/null; }
+# wait_tl WHAT NAME JQ LIMIT_MS: poll tl NAME JQ until it holds, at most LIMIT_MS; for a
+# verdict that comes when a probe ends (a timeout), which a change in the answer may precede.
+wait_tl() {
+	local what=$1 name=$2 filter=$3 limit=$4 t0 first=""
+	t0=$(now_ms)
+	while ! tl "$name" "$filter"; do
+		[ -n "$first" ] || first=$(text "$name")
+		if [ $(( $(now_ms) - t0 )) -gt "$limit" ]; then
+			not_ok "$what (not after $(( $(now_ms) - t0 )) ms, bound $limit ms): $(text "$name")"
+			return 1
+		fi
+		sleep 0.05
+	done
+	ok "$what (in $(( $(now_ms) - t0 )) ms, bound $limit ms${first:+; first seen: $first})"
+}
 # text NAME: target NAME's line of `pop53ctl target list` (what an operator reads)
 text() { "$CTL" -s "$TMP/control.sock" target list | awk -v n="$1" '$3 == n'; }
 
