@@ -3103,6 +3103,139 @@ static struct p53_ixfr_step *soa_step(const struct p53_rrs *r, struct p53_ixfr *
 	return st;
 }
 
+/* One record of a shape test (cut_shape): + or - owner type rdata (text, in-zone names). */
+struct shape_rr {
+	char op;
+	const char *owner;
+	uint16_t type;
+	const char *data; /* a name (NS, CNAME, DNAME) or an IPv4 address (A) */
+};
+
+/*
+ * An unsigned zone's cut and wildcard shapes (issue 13), each on example.com. as shipped in
+ * ZONE_EXAMPLE: patched (why NULL), or declined with a reason holding `why`; a patched image
+ * answers every old and new name, and names below and beside them, as the full compile.
+ */
+static void cut_shape(const char *what, const struct shape_rr *rr, size_t n, const char *why_has)
+{
+	char err[1024], why[512];
+	char *f = tmp_zone(ZONE_EXAMPLE);
+	struct p53_zone_src src = { .name = "example.com.", .file = f, .flags = P53_ZONE_SECONDARY };
+	size_t len = 0, plen = 0, flen = 0;
+	void *img = p53_image_build(&src, 1, &len, err, sizeof(err), quiet, NULL);
+	uint8_t apex[64];
+	size_t al = wname("example.com.", apex);
+	struct p53_rrs base = { 0 }, result = { 0 };
+	struct p53_ixfr d = { 0 };
+
+	assert_non_null(img);
+	zone_rrs(img, 0, &base);
+	struct p53_ixfr_step *st = soa_step(&base, &d);
+	for (size_t i = 0; i < n; i++) {
+		uint8_t nm[300], rd[300];
+		size_t nl = wname(rr[i].owner, nm), rl;
+		if (rr[i].type == 1) {
+			unsigned a, b, c, e;
+			assert_int_equal(sscanf(rr[i].data, "%u.%u.%u.%u", &a, &b, &c, &e), 4);
+			rd[0] = (uint8_t)a, rd[1] = (uint8_t)b, rd[2] = (uint8_t)c, rd[3] = (uint8_t)e;
+			rl = 4;
+		} else {
+			rl = wname(rr[i].data, rd);
+		}
+		/* TTL 300: ZONE_EXAMPLE's $TTL, so that deletions match. */
+		assert_int_equal(p53_rrs_add(rr[i].op == '+' ? &st->add : &st->del, nm, nl, rr[i].type, 1,
+					     300, rd, rl), 0);
+	}
+	assert_int_equal(p53_ixfr_apply(&base, &d, &result, err, sizeof(err)), 0);
+	struct p53_zone_src s2 = src;
+	s2.rrs = result.buf;
+	s2.rrs_len = result.len;
+	s2.file = "(test)";
+	void *fresh = p53_image_build(&s2, 1, &flen, err, sizeof(err), quiet, NULL);
+	assert_non_null(fresh);
+	void *patched = p53_image_patch(img, apex, al, &d, NULL, NULL, &plen, why, sizeof(why));
+	print_message("%s: %s%s\n", what, patched != NULL ? "patched" : "declined: ", patched ? "" : why);
+	if (why_has != NULL) {
+		assert_null(patched);
+		assert_non_null(strstr(why, why_has));
+	} else {
+		if (patched == NULL)
+			fail_msg("%s declined: %s", what, why);
+		const char *bad = NULL;
+		if (p53_image_check(patched, plen, &bad) != 0)
+			fail_msg("%s: the patched image fails the check: %s", what, bad);
+		publish_from(img, patched, plen);
+		struct names nm = { 0 };
+		names_of(&nm, &base);
+		names_of(&nm, &result);
+		same_answers(patched, fresh, &nm, what);
+		free(nm.n);
+		free(nm.len);
+	}
+	free(patched);
+	free(fresh);
+	free(img);
+	p53_rrs_free(&base);
+	p53_rrs_free(&result);
+	p53_ixfr_free(&d);
+	unlink(f);
+	free(f);
+}
+
+static void test_cut_shapes(void **state)
+{
+	(void)state;
+	static const struct shape_rr leaf[] = {
+		{ '+', "leaf.example.com.", 2, "ns.leaf.example.com." },
+		{ '+', "leaf.example.com.", 2, "ns1.example.com." },
+		{ '+', "ns.leaf.example.com.", 1, "192.0.2.70" },
+	}, leaf_out[] = {
+		{ '+', "leaf2.example.com.", 2, "ns.elsewhere.net." },
+	}, over[] = {
+		/* only.example.com. has deep.only below it: it becomes glue */
+		{ '+', "only.example.com.", 2, "deep.only.example.com." },
+	}, cut_gone[] = {
+		/* ns.sub stays: no longer glue, answered with authority */
+		{ '-', "sub.example.com.", 2, "ns.sub.example.com." },
+		{ '-', "sub.example.com.", 2, "ns1.example.com." },
+	}, cut_gone_all[] = {
+		{ '-', "sub.example.com.", 2, "ns.sub.example.com." },
+		{ '-', "sub.example.com.", 2, "ns1.example.com." },
+		{ '-', "ns.sub.example.com.", 1, "192.0.2.54" },
+	}, ns_set[] = {
+		{ '-', "sub.example.com.", 2, "ns1.example.com." },
+		{ '+', "sub.example.com.", 2, "ns2.sub.example.com." },
+		{ '+', "ns2.sub.example.com.", 1, "192.0.2.55" },
+	}, glue[] = {
+		{ '-', "ns.sub.example.com.", 1, "192.0.2.54" },
+		{ '+', "ns.sub.example.com.", 1, "192.0.2.56" },
+		{ '+', "x.y.sub.example.com.", 1, "192.0.2.57" },
+	}, apex_ns[] = {
+		{ '+', "example.com.", 2, "mail.example.com." },
+	}, wild_new[] = {
+		{ '+', "*.www.example.com.", 1, "192.0.2.81" },
+		{ '+', "a.*.only.example.com.", 1, "192.0.2.82" },
+	}, wild_gone[] = {
+		{ '-', "*.wild.example.com.", 1, "192.0.2.99" },
+	}, wild_cut[] = {
+		{ '+', "*.sub.example.com.", 1, "192.0.2.83" },
+	}, dname[] = {
+		{ '+', "moved.example.com.", 39, "example.net." },
+	};
+	cut_shape("a new leaf delegation with in-domain glue", leaf, 3, NULL);
+	cut_shape("a new leaf delegation, glue out of the zone", leaf_out, 1, NULL);
+	cut_shape("NS at a name with a name below it", over, 1, NULL);
+	cut_shape("a cut removed, its glue left", cut_gone, 2, NULL);
+	cut_shape("a cut removed with its glue", cut_gone_all, 3, NULL);
+	cut_shape("a cut's NS set changed, new glue", ns_set, 3, NULL);
+	cut_shape("glue changed, a name below a cut added", glue, 3, NULL);
+	cut_shape("NS added at the apex", apex_ns, 1, NULL);
+	cut_shape("new wildcards, one a wildcard empty non-terminal", wild_new, 2, NULL);
+	cut_shape("a wildcard's record removed", wild_gone, 1, NULL);
+	cut_shape("a wildcard below a cut", wild_cut, 1, NULL);
+	cut_shape("a DNAME added", dname, 1, "TYPE39 records at moved.example.com.");
+}
+
 static void test_signed_declined(void **state)
 {
 	(void)state;
@@ -3210,6 +3343,7 @@ int main(void)
 		cmocka_unit_test(test_example_zone),
 		cmocka_unit_test(test_steered_owners),
 		cmocka_unit_test(test_glue_changed),
+		cmocka_unit_test(test_cut_shapes),
 		cmocka_unit_test(test_parent_and_child),
 		cmocka_unit_test(test_genzone),
 		cmocka_unit_test(test_whole_zone),
