@@ -10,7 +10,7 @@
  * names that are not DNAME owners, below one, or steered: A, AAAA, TXT, CNAME (the node's
  * flag follows), MX, SRV, SVCB, HTTPS (their additional lists made again), NS (a cut's CUT
  * flag, the GLUE flag and occluder of the names below it, its list), ...; new names at any
- * depth (new empty non-terminals above them), below cuts (glue) and wildcards (their
+ * depth (new empty non-terminals above them), below cuts (glue), new wildcards (their
  * parent's link follows) and names whose last record goes (they, and the empty
  * non-terminals left with nothing below them, leave the name index). The additional lists
  * of other RRsets follow a name losing or gaining addresses. That is an unsigned zone's; a
@@ -25,9 +25,9 @@
  * holds signed ones are patched as above (new nodes get empty proofs).
  *
  * Declined: in a signed zone, NS changed, cuts, glue and wildcards changing more than their
- * RRSIGs, a name added or removed without a chain, a CNAME
- * changed, NSEC/NSEC3/NSEC3PARAM records changed; in any zone, DNAME and DS changes, names
- * below a DNAME, a cut coming or going above a name held below another served zone's apex, names at or below another
+ * RRSIGs, a name added or removed without a chain, a CNAME changed, NSEC/NSEC3/NSEC3PARAM
+ * records changed; in any zone, DNAME and DS changes, names below a DNAME, a cut coming or
+ * going above a name held below another served zone's apex, names at or below another
  * served zone's apex, more than 32 distinct additional-section targets the owner's zone holds
  * below another served zone's apex (each found by a scan of the nodes; fewer are listed as
  * the compiler lists them), and images whose garbage (bytes earlier patches
