@@ -71,6 +71,9 @@ struct tn {
 	bool sigs_only;         /* (signed zones) a wildcard, cut, CNAME or DNAME owner: its
 				   records must stay, only their RRSIGs may change */
 	bool was_owner, is_owner; /* (NSEC zones) owns an NSEC before, after */
+	/* (unsigned zones) what the full compile's nodes_link() gives it in the new image */
+	bool cut_now;           /* a cut: an NS RRset below the apex */
+	uint32_t occ_now;       /* its occluder (the closest cut above it), or P53_NONE */
 };
 
 /* A set of canonical names: open addressing on a case-folded hash, so a probe in any case
@@ -199,6 +202,22 @@ static bool type_ok(uint16_t type, bool apex)
 	default:
 		return type != 0 && type < 128 ? true : type == 256 || type == 257; /* URI, CAA */
 	}
+}
+
+/* Unsigned zones: NS too, at the apex (its additional list) and below it (cuts: the patch
+ * remakes the CUT and GLUE flags and the occluder links they change, cut_links). */
+static bool unsigned_type_ok(uint16_t type, bool apex)
+{
+	return type == P53_T_NS || type_ok(type, apex);
+}
+
+/* Whether a DNAME owner occludes node nd (its occluders, closest first). */
+static bool dname_above(const void *img, const struct p53_image_node *nd)
+{
+	for (uint32_t o = nd->occluder; o != P53_NONE; o = p53_image_node(img, o)->occluder)
+		if (p53_image_node(img, o)->flags & P53_NODE_DNAME)
+			return true;
+	return false;
 }
 
 /* Signed zones: what the diff may name besides type_ok()'s. RRSIGs (they go with the RRsets
@@ -439,6 +458,9 @@ struct patch {
 	uint8_t *n3mk;                  /* bit per old node: an owner whose hash leaves or after
 					   which hashes join (proofs naming it are made again) */
 	uint32_t *n3r;                  /* nodes whose proofs are made again */
+	/* An unsigned zone whose cuts change at names that have names below them (cut_below). */
+	uint32_t *desc;                 /* (node, its new occluder) pairs */
+	size_t n_desc, desc_cap;
 };
 
 /* An owner joining an NSEC chain: its gap in the old chain (the old owners before it) and its
@@ -713,11 +735,12 @@ static bool too_much_garbage(uint64_t garbage, uint64_t size)
 	return garbage > size / 4 && garbage > 64 * 1024;
 }
 
-/* The names above new name t up to the first one in the image (which must be plain: in
- * the zone, not a cut, DNAME owner, wildcard, glue or below an occluder): they would be new
- * empty non-terminals. Queued in p->pend (duplicates allowed). -1: declined. */
+/* The names above new name t up to the first one in the image (which must be in the zone,
+ * no DNAME owner nor below one; in a signed zone plain: not a cut, wildcard, glue or below an
+ * occluder): they would be new empty non-terminals (a wildcard one only in an unsigned
+ * zone). Queued in p->pend (duplicates allowed). -1: declined. */
 static int new_ancestors(struct patch *p, const void *img, uint32_t z, size_t apex_len,
-			 const struct tn *t)
+			 const struct tn *t, bool sgn)
 {
 	const uint8_t *q = t->name + 1 + t->name[0];
 	size_t ql = t->len - 1u - t->name[0];
@@ -726,15 +749,16 @@ static int new_ancestors(struct patch *p, const void *img, uint32_t z, size_t ap
 		uint32_t m = p53_image_find(img, q, ql, p53_name_hash(q, ql));
 		if (m != P53_NONE) {
 			const struct p53_image_node *nd = p53_image_node(img, m);
-			if (nd->zone != z || (nd->flags & (P53_NODE_CUT | P53_NODE_DNAME | P53_NODE_WILD |
-							   P53_NODE_GLUE | P53_NODE_NSEC3)) ||
-			    nd->occluder != P53_NONE)
+			if (nd->zone != z || (nd->flags & (P53_NODE_DNAME | P53_NODE_NSEC3)) ||
+			    dname_above(img, nd) ||
+			    (sgn && ((nd->flags & (P53_NODE_CUT | P53_NODE_WILD | P53_NODE_GLUE)) ||
+				     nd->occluder != P53_NONE)))
 				return -1;
 			return 0;
 		}
 		/* Not in the index: a missing name, or an NSEC3 owner (hashed names have none
 		 * below them in a zone the patch takes). */
-		if (ql <= apex_len || (q[0] == 1 && q[1] == '*') ||
+		if (ql <= apex_len || (sgn && q[0] == 1 && q[1] == '*') ||
 		    n3_node(img, p53_image_zone(img, z), q, ql) != P53_NONE)
 			return -1;
 		if (grow((void **)&p->pend, &p->pend_cap, p->n_pend + 1, sizeof(*p->pend)) != 0)
@@ -1380,6 +1404,131 @@ static int n3_proofs(struct patch *p, const void *img, uint8_t *ni, uint32_t z, 
 	return 0;
 }
 
+/* ---- Unsigned zones: cuts and wildcards that come and go ---- */
+
+/*
+ * The occluder that name nm (of zone z, at or below its apex) has in the new image, as
+ * nodes_link() in image_build.c makes it: the closest cut above it, the touched names as the
+ * patch leaves them (cut_now), the others as they are. -1: a DNAME owner above it, or an
+ * ancestor that is not zone z's node (declined).
+ */
+static int occ_walk(const struct patch *p, const void *img, uint32_t z, size_t apex_len,
+		    const uint8_t *nm, size_t len, uint32_t *occ)
+{
+	const uint8_t *q = nm + 1 + nm[0];
+	size_t ql = len - 1u - nm[0];
+
+	*occ = P53_NONE;
+	while (len > apex_len && ql >= apex_len) {
+		uint32_t k = tn_find(&p->ts, p->t, q, ql), node;
+		uint16_t f;
+		if (k != P53_NONE && (p->t[k].changed || p->t[k].old == P53_NONE)) {
+			node = p->t[k].node;
+			f = p->t[k].cut_now ? P53_NODE_CUT : 0;
+		} else {
+			node = k != P53_NONE ? p->t[k].old : p53_image_find(img, q, ql, p53_name_hash(q, ql));
+			if (node == P53_NONE || p53_image_node(img, node)->zone != z)
+				return -1;
+			f = p53_image_node(img, node)->flags;
+		}
+		if (f & P53_NODE_DNAME)
+			return -1;
+		if ((f & P53_NODE_CUT) && *occ == P53_NONE)
+			*occ = node;
+		if (ql == apex_len)
+			break;
+		ql -= 1u + q[0];
+		q += 1u + q[0];
+	}
+	return 0;
+}
+
+/*
+ * An unsigned zone: each touched name's occluder in the new image (occ_walk; GLUE is "has
+ * one": no DNAME lies above a name the patch takes), and, when a name that stays in the
+ * image becomes or stops being a cut, the same for every node below it (one pass over the
+ * zone's nodes; other served zones' nodes are their own), in p->desc. A new cut has nothing
+ * below it in the old image but the diff's own names (touched). -1: declined, the name in
+ * txt (empty: out of memory).
+ */
+static int cut_links(struct patch *p, const void *img, uint32_t z, size_t apex_len, char *txt,
+		     size_t tl)
+{
+	const struct p53_image_hdr *h = p53_image_hdr(img);
+	size_t n_c = 0;
+	uint8_t min_l = UINT8_MAX;
+
+	txt[0] = '\0';
+	for (size_t i = 0; i < p->n_t; i++) {
+		struct tn *t = &p->t[i];
+		t->occ_now = P53_NONE;
+		if (t->changed ? t->dead : t->old == P53_NONE)
+			continue;
+		if (occ_walk(p, img, z, apex_len, t->name, t->len, &t->occ_now) != 0) {
+			p53_name_to_str(txt, tl, t->name);
+			return -1;
+		}
+		if (t->old != P53_NONE &&
+		    t->cut_now != ((p53_image_node(img, t->old)->flags & P53_NODE_CUT) != 0)) {
+			n_c++;
+			if (t->labels < min_l)
+				min_l = t->labels;
+		}
+	}
+	if (n_c == 0)
+		return 0;
+	struct nset cs;
+	if (nset_init(&cs, n_c, p->n_t) != 0) {
+		nset_free(&cs);
+		return -1;
+	}
+	for (size_t i = 0; i < p->n_t; i++) {
+		const struct tn *t = &p->t[i];
+		if (!(t->changed && t->dead) && t->old != P53_NONE &&
+		    t->cut_now != ((p53_image_node(img, t->old)->flags & P53_NODE_CUT) != 0))
+			nset_add(&cs, (uint32_t)i, t->name, t->len);
+	}
+	int rc = 0;
+	for (uint32_t n = 0; n < h->n_nodes && rc == 0; n++) {
+		const struct p53_image_node *nd = p53_image_node(img, n);
+		if (nd->zone != z || nd->labels <= min_l || (nd->flags & P53_NODE_NSEC3))
+			continue;
+		const uint8_t *nm = p53_image_name(img, nd->name_off);
+		bool below = false;
+		for (size_t off = 1u + nm[0]; off < nd->name_len && !below; off += 1u + nm[off])
+			below = tn_find(&cs, p->t, nm + off, nd->name_len - off) != P53_NONE;
+		if (!below || tn_find(&p->ts, p->t, nm, nd->name_len) != P53_NONE)
+			continue; /* a touched name has its own occ_now */
+		uint32_t occ;
+		if (p53_image_find(img, nm, nd->name_len, p53_name_hash(nm, nd->name_len)) != n ||
+		    occ_walk(p, img, z, apex_len, nm, nd->name_len, &occ) != 0) {
+			/* Shadowed by another served zone (its DS and parent_side), or a DNAME. */
+			p53_name_to_str(txt, tl, nm);
+			rc = -1;
+		} else if (grow((void **)&p->desc, &p->desc_cap, 2 * (p->n_desc + 1), sizeof(uint32_t)) != 0) {
+			rc = -1;
+		} else {
+			p->desc[2 * p->n_desc] = n;
+			p->desc[2 * p->n_desc + 1] = occ;
+			p->n_desc++;
+		}
+	}
+	nset_free(&cs);
+	return rc;
+}
+
+/* The node a touched name's parent has in the new image, or P53_NONE. */
+static uint32_t parent_now(const struct patch *p, const void *img, const struct tn *t)
+{
+	const uint8_t *pn = t->name + 1 + t->name[0];
+	size_t pl = t->len - 1u - t->name[0];
+	uint32_t k = tn_find(&p->ts, p->t, pn, pl);
+
+	if (k != P53_NONE)
+		return p->t[k].changed ? (p->t[k].dead ? P53_NONE : p->t[k].node) : p->t[k].old;
+	return p53_image_find(img, pn, pl, p53_name_hash(pn, pl));
+}
+
 static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, size_t apex_len,
 		       const struct p53_ixfr *diff, const struct p53_rrs *result, size_t *len,
 		       char *why, size_t wl)
@@ -1425,7 +1574,7 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 			size_t pos = 0;
 			while (p53_rrs_next(r, &pos, &v) == 1) {
 				bool at_apex = v.owner_len == apex_len && eq_fold(apex, v.owner, apex_len);
-				if (!(sgn ? signed_type_ok(v.type, at_apex) : type_ok(v.type, at_apex)))
+				if (!(sgn ? signed_type_ok(v.type, at_apex) : unsigned_type_ok(v.type, at_apex)))
 					return decline(why, wl, "the diff changes %s records at %s",
 						       tstr(v.type, tb, sizeof(tb)),
 						       p53_name_to_str(txt, sizeof(txt), v.owner));
@@ -1448,11 +1597,10 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 		t->parent = P53_NONE;
 		if (!p53_name_at_or_below(t->name, t->len, apex, apex_len))
 			return decline(why, wl, "%s is outside the zone", txt);
-		if (t->name[0] == 1 && t->name[1] == '*') {
-			if (!sgn)
-				return decline(why, wl, "%s is a wildcard", txt);
+		/* A wildcard: a signed zone's only has its RRSIGs replaced; an unsigned zone's may
+		 * change, come and go (its parent's link, after the layout). */
+		if (t->name[0] == 1 && t->name[1] == '*' && sgn)
 			t->sigs_only = true;
-		}
 		/* A deeper served zone at or above the name: its node is not this zone's. */
 		const uint8_t *q = t->name;
 		size_t ql = t->len;
@@ -1480,11 +1628,16 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 			    nd->occluder == P53_NONE &&
 			    (nd->flags & (P53_NODE_CUT | P53_NODE_DNAME | P53_NODE_CNAME | P53_NODE_WILD)))
 				t->sigs_only = true;
-			else if (nd->flags & (P53_NODE_CUT | P53_NODE_DNAME | P53_NODE_WILD |
-					      P53_NODE_GLUE | (t->n3 ? 0 : P53_NODE_NSEC3)) ||
-				 nd->occluder != P53_NONE)
+			else if (sgn && ((nd->flags & (P53_NODE_CUT | P53_NODE_DNAME | P53_NODE_WILD |
+						       P53_NODE_GLUE | (t->n3 ? 0 : P53_NODE_NSEC3))) ||
+					 nd->occluder != P53_NONE))
 				return decline(why, wl, "%s is a cut, a DNAME owner, a wildcard or "
 					       "below a cut", txt);
+			/* An unsigned zone's cuts, glue and wildcards change here (cut_links);
+			 * a DNAME's occluded names are its synthesis' (not remade). */
+			else if (!sgn && ((nd->flags & (P53_NODE_DNAME | P53_NODE_NSEC3)) ||
+					  dname_above(img, nd)))
+				return decline(why, wl, "%s is a DNAME owner or below one", txt);
 			for (uint32_t r = nd->rrsets; r < (uint32_t)nd->rrsets + nd->n_rrsets; r++)
 				if (p53_image_rrset(img, r)->flags & P53_RRSET_STEERED)
 					return decline(why, wl, "%s has a steered record", txt);
@@ -1499,9 +1652,12 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 		uint32_t pi = p53_image_find(img, pn, pl, p53_name_hash(pn, pl));
 		if (pi != P53_NONE && p53_image_node(img, pi)->zone == z)
 			t->parent = pi;
-		if (t->old == P53_NONE && new_ancestors(p, img, z, apex_len, t) != 0)
+		if (t->old == P53_NONE && new_ancestors(p, img, z, apex_len, t, sgn) != 0) {
+			if (!sgn)
+				return decline(why, wl, "%s is new below a DNAME owner", txt);
 			return decline(why, wl, "%s is new below a cut, DNAME, wildcard or NSEC3 "
 				       "owner, or a new wildcard empty non-terminal above it", txt);
+		}
 	}
 	/* The names new names need as new empty non-terminals are touched names too (they
 	 * exist in the new image only when a new name with records stays below them). */
@@ -1579,8 +1735,10 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 			 * nodes: the compiler decides which one the name is from all its records. */
 			return decline(why, wl, "%s %s", txt, t->n3 ? "keeps records but loses its "
 				       "NSEC3 (it becomes a name of the zone)" : "becomes an NSEC3 owner");
-		if (md != NULL && (md->flags & (P53_NODE_CUT | P53_NODE_DNAME)) && !t->sigs_only)
-			return decline(why, wl, "%s becomes a cut or DNAME owner", txt);
+		if (md != NULL && (md->flags & (P53_NODE_CUT | P53_NODE_DNAME)) && !t->sigs_only &&
+		    (sgn || (md->flags & P53_NODE_DNAME)))
+			return decline(why, wl, "%s becomes a %s", txt, sgn ? "cut or DNAME owner" :
+				       "DNAME owner");
 		t->rs_first = (uint32_t)p->n_nrs;
 		uint32_t a = 0, b = 0;
 		while (a < on || b < mc) {
@@ -1599,7 +1757,7 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 			if (x != NULL && (y == NULL || x->type < y->type)) {
 				/* Gone altogether (in an NSEC zone its NSEC too, or RRSIGs that
 				 * covered nothing). */
-				if (!type_ok(x->type, apex_t) &&
+				if (!type_ok(x->type, apex_t) && !(!sgn && x->type == P53_T_NS) &&
 				    !(nsec_ok && (x->type == P53_T_NSEC || x->type == P53_T_RRSIG)) &&
 				    !(n3_ok && (x->type == 50 || x->type == P53_T_RRSIG)))
 					return decline(why, wl, "%s loses its %s RRset", txt,
@@ -1638,7 +1796,7 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 					return decline(why, wl, "%s is a cut, a CNAME or DNAME owner or a "
 						       "wildcard and changes its %s records", txt,
 						       tstr(y->type, tb, sizeof(tb)));
-				if (!(type_ok(y->type, apex_t) ||
+				if (!(type_ok(y->type, apex_t) || (!sgn && y->type == P53_T_NS) ||
 				      (sgn && apex_t && (y->type == 48 || y->type == 59 || y->type == 60)) ||
 				      (nsec_ok && (y->type == P53_T_NSEC || y->type == P53_T_RRSIG)) ||
 				      (n3_ok && (y->type == 50 || y->type == P53_T_RRSIG))) ||
@@ -1665,6 +1823,13 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 			p->nrs[p->n_nrs++] = keep;
 		}
 		t->rs_n = (uint32_t)p->n_nrs - t->rs_first;
+		/* A cut: NS below the apex (rrsets_check() in image_build.c). */
+		t->cut_now = od != NULL && (od->flags & P53_NODE_CUT);
+		if (t->changed) {
+			t->cut_now = false;
+			for (uint32_t r = 0; r < t->rs_n && !apex_t; r++)
+				t->cut_now |= p->nrs[t->rs_first + r].type == P53_T_NS;
+		}
 		if (sgn && t->changed) {
 			bool was_cname = od != NULL && (od->flags & P53_NODE_CNAME), is_cname = false;
 			for (uint32_t r = 0; r < t->rs_n; r++)
@@ -1863,6 +2028,15 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 			}
 	}
 
+	/* An unsigned zone: its cuts' links as the names are left (cut_links), applied after the
+	 * layout. */
+	if (!sgn && cut_links(p, img, z, apex_len, txt, sizeof(txt)) != 0) {
+		if (txt[0] == '\0')
+			return decline(why, wl, "out of memory");
+		return decline(why, wl, "%s is below a DNAME owner or another served zone's apex "
+			       "and a cut above it comes or goes", txt);
+	}
+
 	/* Additional-section targets: a node losing its addresses leaves every list (below);
 	 * every RRset naming a name that gains them has its list made again (adds_list), as
 	 * has every new MX, SRV, SVCB or HTTPS RRset of a touched name. */
@@ -1912,7 +2086,8 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 			 * name of that zone gains or loses addresses (its types would change). */
 			if (list_skip(rs->type) < 0 || (sgn && rs->adds != P53_NONE))
 				continue;
-			if (adds_list(p, img, n_adds_old, z, o->name, o->len, false, rs->type,
+			if (adds_list(p, img, n_adds_old, z, o->name, o->len,
+				      rs->type == P53_T_NS && o->cut_now, rs->type,
 				      p->nrd + rs->rdata_off, rs->count, &rs->adds, txt, sizeof(txt)) != 0)
 				return decline(why, wl, "%s is an additional-section target beside "
 					       "another served zone's copy of it (more than %d such "
@@ -2234,6 +2409,40 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 		if (e->wparent != P53_NONE && nodes[e->wparent].wildcard == e->old)
 			nodes[e->wparent].wildcard = P53_NONE;
 	}
+	if (!sgn) {
+		/* An unsigned zone's cuts, glue and wildcards as nodes_link() makes them: each
+		 * node in the image the patch leaves gets its CUT, GLUE and occluder; a new
+		 * wildcard its parent's link, one that leaves the index takes it away. */
+		for (size_t i = 0; i < p->n_t; i++) {
+			const struct tn *t = &p->t[i];
+			bool wild = t->name[0] == 1 && t->name[1] == '*';
+			if (t->changed && t->dead) {
+				if (wild && t->parent != P53_NONE && nodes[t->parent].wildcard == t->node)
+					nodes[t->parent].wildcard = P53_NONE;
+				continue;
+			}
+			if (!t->changed && t->old == P53_NONE)
+				continue;
+			struct p53_image_node *nd = &nodes[t->changed ? t->node : t->old];
+			nd->flags &= (uint16_t)~(P53_NODE_CUT | P53_NODE_GLUE);
+			nd->flags |= (uint16_t)((t->cut_now ? P53_NODE_CUT : 0) |
+						(t->occ_now != P53_NONE ? P53_NODE_GLUE : 0));
+			nd->occluder = t->occ_now;
+			if (wild && t->old == P53_NONE) {
+				nd->flags |= P53_NODE_WILD;
+				uint32_t pn = parent_now(p, img, t);
+				if (pn != P53_NONE)
+					nodes[pn].wildcard = t->node;
+			}
+		}
+		for (size_t j = 0; j < p->n_desc; j++) {
+			struct p53_image_node *nd = &nodes[p->desc[2 * j]];
+			nd->occluder = p->desc[2 * j + 1];
+			nd->flags &= (uint16_t)~P53_NODE_GLUE;
+			if (nd->occluder != P53_NONE)
+				nd->flags |= P53_NODE_GLUE;
+		}
+	}
 	if (p->nsec_redo)
 		nsec_proofs(p, img, ni, z);
 	if (p->n3_redo && n3_proofs(p, img, ni, z, why, wl) != 0) {
@@ -2302,5 +2511,6 @@ void *p53_image_patch(const void *img, const uint8_t *apex, size_t apex_len,
 	free(p.n3l);
 	free(p.n3mk);
 	free(p.n3r);
+	free(p.desc);
 	return ni;
 }

@@ -6,12 +6,15 @@
  * the caller compiles in full. Control thread only; allocates with malloc.
  *
  * What it patches (docs/ARCHITECTURE.md, "IXFR: patching the image"): RRsets of any type but
- * NS, DNAME, DS and the DNSSEC types (and SOA but at the apex) added, changed or removed at
- * names that are not cuts, DNAME owners, wildcards, glue or steered: A, AAAA, TXT, CNAME (the
- * node's flag follows), MX, SRV, SVCB, HTTPS (their additional lists made again), ...; new
- * names at any depth (new empty non-terminals above them) and names whose last record goes
- * (they, and the empty non-terminals left with nothing below them, leave the name index). The
- * additional lists of other RRsets follow a name losing or gaining addresses.
+ * DNAME, DS and the DNSSEC types (and SOA but at the apex) added, changed or removed at
+ * names that are not DNAME owners, below one, or steered: A, AAAA, TXT, CNAME (the node's
+ * flag follows), MX, SRV, SVCB, HTTPS (their additional lists made again), NS (a cut's CUT
+ * flag, the GLUE flag and occluder of the names below it, its list), ...; new names at any
+ * depth (new empty non-terminals above them), below cuts (glue), new wildcards (their
+ * parent's link follows) and names whose last record goes (they, and the empty
+ * non-terminals left with nothing below them, leave the name index). The additional lists
+ * of other RRsets follow a name losing or gaining addresses. That is an unsigned zone's; a
+ * signed one's cuts, glue and wildcards decline (below).
  *
  * A signed zone (what a signing primary's IXFR mostly is): records of those types changed,
  * added or removed at names that stay and keep their set of types, with their RRSIGs; any
@@ -21,8 +24,10 @@
  * earliest RRSIG expiration (sig_expire) is kept right. Unsigned zones of an image that also
  * holds signed ones are patched as above (new nodes get empty proofs).
  *
- * Declined: in a signed zone, a name added or removed, a type gained or lost, a CNAME
- * changed, NSEC/NSEC3/NSEC3PARAM records changed; in any zone, names at or below another
+ * Declined: in a signed zone, NS changed, cuts, glue and wildcards changing more than their
+ * RRSIGs, a name added or removed without a chain, a CNAME changed, NSEC/NSEC3/NSEC3PARAM
+ * records changed; in any zone, DNAME and DS changes, names below a DNAME, a cut coming or
+ * going above a name held below another served zone's apex, names at or below another
  * served zone's apex, more than 32 distinct additional-section targets the owner's zone holds
  * below another served zone's apex (each found by a scan of the nodes; fewer are listed as
  * the compiler lists them), and images whose garbage (bytes earlier patches

@@ -66,8 +66,11 @@ check "the IXFR was patched into the running image, not compiled (zone status, l
 	       grep -q 'published 1 zone update(s) in .* patch ' $TMP/pop53d.log"
 
 # 2b. What a CDN changes all day: a CNAME's target and an MX's target, both to a new name
-#     with an address, in one IXFR: patched too, and served as a user sees it.
+#     with an address, in one IXFR: patched too, and served as a user sees it. With them a
+#     new delegation with its glue (sub.sec.test), patched as well: answered as a referral.
 knotc zone-begin sec.test >/dev/null
+knotc zone-set sec.test sub 300 NS ns.sub.sec.test. >/dev/null
+knotc zone-set sec.test ns.sub 300 A 192.0.2.77 >/dev/null
 knotc zone-unset sec.test cdn CNAME >/dev/null
 knotc zone-set sec.test cdn 300 CNAME edge.sec.test. >/dev/null
 knotc zone-set sec.test edge 300 A 192.0.2.44 >/dev/null
@@ -81,7 +84,12 @@ check "the MX names the new target, its address in the additional section" \
 	       grep -q '^mx.sec.test. 300 IN MX 10 edge.sec.test.' && \
 	       ip netns exec $CLIENT_NS kdig +time=1 @$V4 mx.sec.test MX +noall +additional | tr -s ' \t' ' ' | \
 	       grep -q '^edge.sec.test. 300 IN A 192.0.2.44'"
-check "the CNAME and MX change was patched, no IXFR compiled in full (zone status)" \
+check "the new delegation is a referral: NS in the authority section, its glue, no AA" \
+	sh -c "ip netns exec $CLIENT_NS kdig +time=1 +norec @$V4 host.sub.sec.test A >$TMP/ref.txt; \
+	       grep -q 'status: NOERROR' $TMP/ref.txt && ! grep -qi 'flags: qr aa' $TMP/ref.txt && \
+	       tr -s ' \t' ' ' <$TMP/ref.txt | grep -q '^sub.sec.test. 300 IN NS ns.sub.sec.test.' && \
+	       tr -s ' \t' ' ' <$TMP/ref.txt | grep -q '^ns.sub.sec.test. 300 IN A 192.0.2.77'"
+check "the CNAME, MX and delegation change was patched, no IXFR compiled in full (zone status)" \
 	/usr/bin/python3 -c "import json,sys; z=json.loads(sys.argv[1])['zone']; \
 assert z['serial']==3 and z['last_ixfr_image']=='patched' and z['ixfr_image']=={'patched':2,'compiled':0}, z" \
 	"$(CTL --json zone status sec.test)"
@@ -92,6 +100,10 @@ for i in 1 2 3 4 5; do
 	knotc zone-set sec.test "h$i" 300 A "192.0.2.$((100 + i))" >/dev/null
 	knotc zone-set sec.test "h$i" 300 TXT "\"v$i\"" >/dev/null
 	[ "$i" -ne 3 ] || knotc zone-unset sec.test old A >/dev/null
+	if [ "$i" -eq 2 ]; then # the delegation goes again, glue and all
+		knotc zone-unset sec.test sub NS >/dev/null
+		knotc zone-unset sec.test ns.sub A >/dev/null
+	fi
 	[ "$i" -ne 4 ] || knotc zone-set sec.test mx 600 MX 20 h4.sec.test. >/dev/null
 	knotc zone-commit sec.test >/dev/null
 done
@@ -108,6 +120,7 @@ sort -u -o "$TMP/pop.txt" "$TMP/pop.txt"
 check "pop53 serves exactly the primary's records after 7 IXFRs ($(wc -l <"$TMP/primary.txt") records)" \
 	sh -c "[ \$(wc -l <$TMP/primary.txt) -ge 15 ] && diff $TMP/primary.txt $TMP/pop.txt"
 check "the deleted record is gone (old.sec.test NXDOMAIN)" [ "$(dig_rcode old.sec.test A)" = NXDOMAIN ]
+check "the removed delegation is gone (host.sub.sec.test NXDOMAIN)" [ "$(dig_rcode host.sub.sec.test A)" = NXDOMAIN ]
 
 # 4. pop53ctl zone refresh (up to date) and retransfer (AXFR).
 CTL zone refresh sec.test >/dev/null

@@ -6,8 +6,9 @@
 #     the reply says "image: patched: ..." and the big zone still answers;
 #   - a reload with nothing changed publishes nothing ("image: unchanged", same generation);
 #   - a bad zone file is rejected with file:line: reason, the running data keeps serving;
-#   - a change the patch declines (an NS delegation) is compiled in full, the reply and the
-#     log say why, and the delegation is served.
+#   - a new delegation (NS with its glue) is patched and answered as a referral;
+#   - a change the patch declines (a DNAME) is compiled in full, the reply and the log say
+#     why, and the DNAME is served.
 . "$(dirname "$0")/lib.sh"
 BIG_N=${ZRP_BIG_N:-100000}
 trap '[ "$FAIL" -eq 0 ] || grep -E "reload|patch|error" "$TMP/pop53d.log" | tail -20; cleanup_common' EXIT
@@ -81,16 +82,29 @@ check "bad zone: the generation stays $gen1" [ "$(generation)" = "$gen1" ]
 cat "$ZONE.good" >"$ZONE"
 SERIAL=$((SERIAL - 1))
 
-# --- 5. a delegation: declined, compiled in full, said why -------------------------------
+# --- 5. a delegation: patched, answered as a referral -------------------------------------
 edit 's/^x//' $'sub\t300 IN NS\tns.sub.example.com.\nns.sub\t300 IN A\t192.0.2.77'
 out=$(ctl zone reload example.com 2>&1); rc=$?
-check "a new delegation: compiled in full, the reply says why ($(grep '^image' <<<"$out"))" \
-	bash -c '[ $0 -eq 0 ] && grep -qE "^image: compiled in full: .*(NS|TYPE2) records at sub\.example\.com" <<<"$1"' "$rc" "$out"
-check "the log says why it was not patched" \
-	grep -qE "reload: zone example\.com\. compiled in full, not patched: .*(NS|TYPE2) records" "$TMP/pop53d.log"
+check "a new delegation: patched ($(grep '^image' <<<"$out"))" \
+	bash -c '[ $0 -eq 0 ] && grep -q "^image: patched: zone example\.com\." <<<"$1"' "$rc" "$out"
 check "the delegation is served (referral with the glue)" \
 	bash -c 'grep -q "ns.sub.example.com. 300 IN A 192.0.2.77" <<<"$0"' \
 	"$(kdig_section additional +norec @"$V4" host.sub.example.com A)"
+check "the referral names the cut in the authority section" \
+	bash -c 'grep -q "sub.example.com. 300 IN NS ns.sub.example.com." <<<"$0"' \
+	"$(kdig_section authority +norec @"$V4" host.sub.example.com A)"
+check "the big zone still answers $BIG_HOST A" [ "$(a_of "$BIG_HOST")" = "$BIG_A0" ]
+
+# --- 5b. a DNAME: declined, compiled in full, said why -----------------------------------
+edit 's/^x//' $'moved\t300 IN DNAME\texample.net.'
+out=$(ctl zone reload example.com 2>&1); rc=$?
+check "a new DNAME: compiled in full, the reply says why ($(grep '^image' <<<"$out"))" \
+	bash -c '[ $0 -eq 0 ] && grep -qE "^image: compiled in full: .*(DNAME|TYPE39) records at moved\.example\.com" <<<"$1"' "$rc" "$out"
+check "the log says why it was not patched" \
+	grep -qE "reload: zone example\.com\. compiled in full, not patched: .*(DNAME|TYPE39) records" "$TMP/pop53d.log"
+check "the DNAME is served (host.moved.example.com synthesised to host.example.net)" \
+	bash -c 'grep -q "host.moved.example.com. 300 IN CNAME host.example.net." <<<"$0"' \
+	"$(kdig_section answer @"$V4" host.moved.example.com A)"
 check "the big zone still answers $BIG_HOST A" [ "$(a_of "$BIG_HOST")" = "$BIG_A0" ]
 
 # --- 6. and the next value change is patched again ---------------------------------------
