@@ -44,6 +44,7 @@
 #include "control/text.h"
 #include "control/zone/image_build.h"
 #include "control/zone/image_patch.h"
+#include "control/zone/patch_index.h"
 #include "dataplane/dnsmsg.h"
 #include "dataplane/dnssec.h"
 #include "dataplane/image.h"
@@ -417,6 +418,9 @@ struct patch {
 	size_t n_relist, relist_cap;
 	struct shadow *sh;              /* targets a zone holds below another's apex (shadow_node) */
 	size_t n_sh, sh_cap;
+	struct p53_patch_index *ix;     /* NULL, or what is kept about img between IXFRs */
+	uint32_t *cand;                 /* nodes the index lists for the names that gain addresses */
+	size_t n_cand, cand_cap;
 	/* An NSEC zone whose chain or node set changes (nsec_plan, nsec_proofs). */
 	bool nsec_redo;
 	uint32_t cz0, cz1;              /* the zone's part of the old chain[] */
@@ -658,15 +662,20 @@ static int adds_list(struct patch *p, const void *img, size_t n_adds_old, uint32
 }
 
 /* Every RRset of the image naming a name of `gain` (names gaining their first address)
- * gets its list made again: (RRset, list) pairs in p->relist, sorted. One pass over the
- * nodes and their NS/MX/SRV/SVCB/HTTPS records. -1: declined (or out of memory). */
+ * gets its list made again: (RRset, list) pairs in p->relist, sorted. The nodes read are
+ * cand[0..n_cand) (ascending, no duplicates: those the patch index lists for the names),
+ * or with cand NULL every node; their NS/MX/SRV/SVCB/HTTPS records are read. -1: declined
+ * (or out of memory). */
 static int relist_gain(struct patch *p, const void *img, const struct nset *gain,
-		       size_t n_adds_old, uint64_t *garbage, char *txt, size_t tl_cap)
+		       const uint32_t *cand, size_t n_cand, size_t n_adds_old, uint64_t *garbage,
+		       char *txt, size_t tl_cap)
 {
 	const struct p53_image_hdr *h = p53_image_hdr(img);
+	size_t n_read = cand != NULL ? n_cand : h->n_nodes;
 
 	txt[0] = '\0';
-	for (uint32_t n = 0; n < h->n_nodes; n++) {
+	for (size_t c = 0; c < n_read; c++) {
+		uint32_t n = cand != NULL ? cand[c] : (uint32_t)c;
 		const struct p53_image_node *nd = p53_image_node(img, n);
 		if (nd->flags & P53_NODE_NSEC3)
 			continue;
@@ -1886,7 +1895,26 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 			if (t->changed && t->new_addr && !t->old_addr)
 				nset_add(&gain, (uint32_t)i, t->name, t->len);
 		}
-		int gr = relist_gain(p, img, &gain, n_adds_old, &garbage, txt, sizeof(txt));
+		/* The patch index lists the nodes naming them (made from this image the first
+		 * time, then kept with the images patched from it): else every node is read. */
+		bool by_ix = p->ix != NULL && (p53_patch_index_has_targets(p->ix) ||
+					       p53_patch_index_targets_build(p->ix, img) == 0);
+		for (size_t i = 0; i < p->n_t && by_ix; i++) {
+			const struct tn *t = &p->t[i];
+			if (t->changed && t->new_addr && !t->old_addr)
+				by_ix = p53_patch_index_targets_find(p->ix, t->name, t->len, &p->cand,
+								     &p->n_cand, &p->cand_cap) == 0;
+		}
+		if (by_ix && p->n_cand > 1) {
+			qsort(p->cand, p->n_cand, sizeof(*p->cand), u32_cmp);
+			size_t m = 1;
+			for (size_t i = 1; i < p->n_cand; i++)
+				if (p->cand[i] != p->cand[m - 1])
+					p->cand[m++] = p->cand[i];
+			p->n_cand = m;
+		}
+		int gr = relist_gain(p, img, &gain, by_ix ? p->cand : NULL, p->n_cand, n_adds_old,
+				     &garbage, txt, sizeof(txt));
 		nset_free(&gain);
 		if (gr != 0)
 			return decline(why, wl, "%s is an additional-section target beside another "
@@ -2189,7 +2217,22 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 		/* The earliest signature: the touched names' (all of them are in the small
 		 * compile), or, when one that went was the earliest, every node's again. */
 		uint64_t e = p53_image_zone(mi, 0)->sig_expire;
-		if (!rescan) {
+		/* The patch index counts the zone's RRSIGs by expiration (made from this image
+		 * when one that goes may have been the earliest, then kept): the touched nodes'
+		 * old ones uncounted, their new ones counted, the earliest read off it. */
+		bool by_ix = p->ix != NULL && (p53_patch_index_has_sigs(p->ix, z) ||
+					       (rescan && p53_patch_index_sigs_build(p->ix, img, z) == 0));
+		for (size_t i = 0; i < p->n_t && by_ix; i++) {
+			const struct tn *t = &p->t[i];
+			if (!t->changed) /* its RRsets as they were (t->node unset) */
+				continue;
+			by_ix = (t->old == P53_NONE ||
+				 p53_patch_index_sigs_node(p->ix, img, t->old, z, false) == 0) &&
+				p53_patch_index_sigs_node(p->ix, ni, t->node, z, true) == 0;
+		}
+		if (by_ix) {
+			e = p53_patch_index_sigs_min(p->ix, z, now);
+		} else if (!rescan) {
 			if (zones[z].sig_expire != 0 && (e == 0 || zones[z].sig_expire < e))
 				e = zones[z].sig_expire;
 		} else {
@@ -2274,11 +2317,43 @@ void *p53_image_patch(const void *img, const uint8_t *apex, size_t apex_len,
 		      const struct p53_ixfr *diff, const struct p53_rrs *result, void *spare,
 		      size_t *len, char *why, size_t whylen)
 {
+	return p53_image_patch_indexed(img, apex, apex_len, diff, result, spare, NULL, len, why,
+				       whylen);
+}
+
+void *p53_image_patch_indexed(const void *img, const uint8_t *apex, size_t apex_len,
+			      const struct p53_ixfr *diff, const struct p53_rrs *result,
+			      void *spare, struct p53_patch_index *ix, size_t *len, char *why,
+			      size_t whylen)
+{
 	struct patch p = { .spare = spare };
 	void *ni;
 
 	why[0] = '\0';
+	if (ix != NULL) {
+		p53_patch_index_of(ix, img); /* emptied unless it describes img */
+		p.ix = ix;
+	}
 	ni = patch_run(&p, img, apex, apex_len, diff, result, len, why, whylen);
+	if (ni != NULL && p.ix != NULL) {
+		/* The touched nodes' targets as they are now (their old ones stay listed: the
+		 * index lists a superset, relist_gain reads the records). */
+		for (size_t i = 0; i < p.n_t; i++)
+			if (p.t[i].changed)
+				p53_patch_index_targets_add(ix, ni, p.t[i].node);
+	}
+	if (ix != NULL) {
+		if (ni != NULL && p.ix != NULL)
+			p53_patch_index_bind(ix, ni);
+		else
+			p53_patch_index_reset(ix); /* declined: the parts may be half updated */
+	}
+	if (ni != NULL && p.ix == NULL) {
+		/* No index describes it: generation 0 (the publish sets one), so that an index
+		 * of the image it was patched from (whose generation the header copied) does not
+		 * take it for that image. */
+		((struct p53_image_hdr *)ni)->generation = 0;
+	}
 	free(p.t);
 	nset_free(&p.ts);
 	free(p.nrs);
@@ -2293,6 +2368,7 @@ void *p53_image_patch(const void *img, const uint8_t *apex, size_t apex_len,
 	free(p.pend);
 	free(p.relist);
 	free(p.sh);
+	free(p.cand);
 	free(p.zc);
 	free(p.ins);
 	free(p.rem);
