@@ -15,8 +15,9 @@
  *     the index too, and missing names above a new name are new empty non-terminals;
  *   - additional lists naming a node that loses its last address are appended again without
  *     it and the RRsets pointing at them redirected; new MX/SRV/SVCB/HTTPS RRsets, and every
- *     RRset naming a name that gains addresses, get a list made as the compiler makes it
- *     (adds_list);
+ *     RRset naming a name that gains addresses (found by the patch index, patch_index.h,
+ *     when the caller keeps one: else every node is read), get a list made as the compiler
+ *     makes it (adds_list);
  *   - signed zones: the DNSSEC sections (proofs, NSEC chain, NSEC3 hashes: node indices) are
  *     copied as they are when no node comes or goes and no NSEC/NSEC3 owner changes; NSEC
  *     zones may gain and lose names and types, with their NSECs: the zone's part of the chain
@@ -27,8 +28,10 @@
  *     moved are made again (n3_plan, n3_proofs); in all an RRset whose
  *     records stay but whose RRSIGs change keeps its header (additional list, flags) over a
  *     copy of its records and the new RRSIGs; NSEC3 owners (not in the name index) are found
- *     by their hash; the zone's sig_expire is the small compile's and the old one's minimum,
- *     or every node's again when an RRSIG that goes may have been the earliest.
+ *     by their hash; the zone's sig_expire is read off the patch index's counts by
+ *     expiration (the touched nodes' RRSIGs uncounted and counted again), or without one
+ *     the small compile's and the old one's minimum, or every node's again when an RRSIG
+ *     that goes may have been the earliest.
  * What the old bytes held becomes garbage, counted in p53_image_hdr.pad (KiB).
  */
 #include <errno.h>

@@ -48,7 +48,10 @@
  * ref_full_ms made from scratch (p53_fast_ref_size + p53_fast_ref_build, what every publish
  * did before), ref_from_ms from the running image's (p53_fast_ref_size_from +
  * p53_fast_ref_build_from, what the publish of a patch does), medians, and ref_templates; the two must be the same bytes (else
- * exit 1). Not inside total_ms.
+ * exit 1). Not inside total_ms. patch-lazy and patch-spare patch with a patch index of the
+ * image (control/zone/patch_index.h), as pop53d keeps one from one IXFR to the next: made
+ * once before the runs (index_build_cpu_ms, not inside total_ms) and copied for each run,
+ * untimed; P53_IXFR_INDEX=0 patches without one (index=0), as before it existed.
  * Control-side tool; no DPDK.
  */
 #include <malloc.h>
