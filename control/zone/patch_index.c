@@ -29,6 +29,8 @@ struct sigs {
 	uint8_t *used;
 	size_t used_n, mask;            /* slots used (counted or not), slot count - 1 */
 	size_t n_sigs;                  /* RRSIGs counted */
+	size_t last;                    /* the slot counted last: most RRSIGs of a zone share
+					   their expiration with the one before */
 	uint32_t min;
 	bool min_ok, made;
 };
@@ -216,12 +218,16 @@ static int tgt_grow(struct p53_patch_index *ix)
 	return 0;
 }
 
-/* Pair (hash, node), unless it is there already. */
+/* Pair (hash, node), unless it is the last one put in its bucket (a node naming a target
+ * twice). Only that one is looked at: thousands of MX records may name one mail host, and
+ * walking its chain for each would make the index O(n^2) to build. A node touched again by
+ * a later patch may so be listed twice, which the caller's sort takes away. */
 static int tgt_put(struct p53_patch_index *ix, uint32_t hash, uint32_t node)
 {
-	for (uint32_t k = ix->head[hash & ix->mask]; k != 0; k = ix->e[k - 1].next)
-		if (ix->e[k - 1].hash == hash && ix->e[k - 1].node == node)
-			return 0;
+	uint32_t k = ix->head[hash & ix->mask];
+
+	if (k != 0 && ix->e[k - 1].hash == hash && ix->e[k - 1].node == node)
+		return 0;
 	if (ix->n_e == ix->cap_e) {
 		size_t c = ix->cap_e ? 2 * ix->cap_e : 1024;
 		struct tgt *e = realloc(ix->e, c * sizeof(*e));
@@ -375,6 +381,7 @@ static int sigs_rehash(struct sigs *s)
 	s->cnt = cnt;
 	s->used = used;
 	s->mask = cap - 1;
+	s->last = 0;
 	s->used_n = live;
 	return 0;
 }
@@ -389,6 +396,11 @@ static bool before(uint32_t a, uint32_t b)
  * or out of memory. */
 static int sigs_count(struct sigs *s, uint32_t e, bool add)
 {
+	if (add && s->used != NULL && s->used[s->last] && s->exp[s->last] == e && s->cnt[s->last] > 0) {
+		s->cnt[s->last]++; /* min stays: e is counted already */
+		s->n_sigs++;
+		return 0;
+	}
 	if (s->used == NULL || (add && 2 * (s->used_n + 1) > s->mask + 1)) {
 		if (sigs_rehash(s) != 0)
 			return -1;
@@ -410,6 +422,7 @@ static int sigs_count(struct sigs *s, uint32_t e, bool add)
 		s->cnt[k] = 0;
 		s->used_n++;
 	}
+	s->last = k;
 	s->cnt[k]++;
 	s->n_sigs++;
 	if (s->n_sigs == 1 || (s->min_ok && before(e, s->min))) {
