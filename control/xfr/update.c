@@ -457,12 +457,17 @@ static void *try_patch(struct p53_daemon *d, struct p53_zone_update *u, size_t n
 	 * spare. One that declines sends them all to the full compile. */
 	void *img = NULL, *spare = p53_dataplane_spare_take(&d->dp);
 	struct p53_zone_update *no = NULL;
+	/* What the patch keeps about the running image between IXFRs (patch_index.h): made
+	 * the first time a patch needs it, then following every patched image published. */
+	if (d->xfr->pix == NULL)
+		d->xfr->pix = p53_patch_index_new();
 	for (size_t i = 0; i < n && no == NULL; i++) {
 		if (u[i].rc != 0)
 			continue;
-		void *next = p53_image_patch(img != NULL ? img : d->dp.image, u[i].z->apex,
-					     u[i].z->apex_len, u[i].diff, u[i].lazy ? NULL : &u[i].result,
-					     spare, len, why, sizeof(why));
+		void *next = p53_image_patch_indexed(img != NULL ? img : d->dp.image, u[i].z->apex,
+						     u[i].z->apex_len, u[i].diff,
+						     u[i].lazy ? NULL : &u[i].result, spare,
+						     d->xfr->pix, len, why, sizeof(why));
 		spare = img;
 		img = next;
 		if (next == NULL)
@@ -586,7 +591,12 @@ static int publish(struct p53_daemon *d, struct p53_zone_update *u, size_t n, ch
 	 * followed by IXFRs. */
 	d->dp.keep_spare = true;
 	d->dp.patch_of_running = tm->patched;
+	/* A patched image carries its patch index's token until the publish gives it a
+	 * generation: the index follows it (patch_index.h). */
+	uint64_t token = p53_image_hdr(img)->generation;
 	int rc = p53_dataplane_publish(&d->dp, img, len, &d->cfg, err, errlen);
+	if (rc == 0 && tm->patched)
+		p53_patch_index_published(d->xfr->pix, token, d->dp.generation);
 	d->dp.keep_spare = d->dp.patch_of_running = false;
 	if (rc != 0 && tm->patched && d->dp.stuck < 0) {
 		/* Never expected (the patch keeps what the publish checks): compile in full. A

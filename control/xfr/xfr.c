@@ -24,6 +24,7 @@
 #include "control/xfr/notify.h"
 #include "control/xfr/store.h"
 #include "control/xfr/xfr.h"
+#include "control/zone/patch_index.h"
 #include "dataplane/dnsmsg.h"
 #include "dataplane/image.h"
 #include "dataplane/name.h"
@@ -1139,5 +1140,6 @@ void p53_xfr_free(struct p53_xfr *x)
 	for (size_t i = 0; i < x->n; i++)
 		zone_free(x->zones[i]);
 	free(x->zones);
+	p53_patch_index_free(x->pix);
 	free(x);
 }

@@ -33,6 +33,7 @@
 #include "dataplane/notify.h"
 
 struct p53_daemon;
+struct p53_patch_index;
 
 enum p53_xfr_state {
 	P53_XFR_UNKNOWN = 0,            /* not compiled yet: the disk copy decides */
@@ -131,6 +132,8 @@ struct p53_xfr {
 	uint64_t notify_ok, notify_refused, notify_kernel, notify_tcp, notify_lost_events;
 	uint64_t applies_ok, applies_failed;
 	uint64_t ixfr_patched, ixfr_compiled; /* IXFRs patched into the image, compiled in full */
+	struct p53_patch_index *pix;    /* what the IXFR patch keeps about the running image
+					   (control/zone/patch_index.h); NULL until the first */
 	uint64_t soa_answered, soa_refused; /* signed SOA queries over UDP (p53_xfr_soa_query) */
 };
 

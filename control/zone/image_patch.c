@@ -15,8 +15,9 @@
  *     the index too, and missing names above a new name are new empty non-terminals;
  *   - additional lists naming a node that loses its last address are appended again without
  *     it and the RRsets pointing at them redirected; new MX/SRV/SVCB/HTTPS RRsets, and every
- *     RRset naming a name that gains addresses, get a list made as the compiler makes it
- *     (adds_list);
+ *     RRset naming a name that gains addresses (found by the patch index, patch_index.h,
+ *     when the caller keeps one: else every node is read), get a list made as the compiler
+ *     makes it (adds_list);
  *   - signed zones: the DNSSEC sections (proofs, NSEC chain, NSEC3 hashes: node indices) are
  *     copied as they are when no node comes or goes and no NSEC/NSEC3 owner changes; NSEC
  *     zones may gain and lose names and types, with their NSECs: the zone's part of the chain
@@ -27,8 +28,10 @@
  *     moved are made again (n3_plan, n3_proofs); in all an RRset whose
  *     records stay but whose RRSIGs change keeps its header (additional list, flags) over a
  *     copy of its records and the new RRSIGs; NSEC3 owners (not in the name index) are found
- *     by their hash; the zone's sig_expire is the small compile's and the old one's minimum,
- *     or every node's again when an RRSIG that goes may have been the earliest.
+ *     by their hash; the zone's sig_expire is read off the patch index's counts by
+ *     expiration (the touched nodes' RRSIGs uncounted and counted again), or without one
+ *     the small compile's and the old one's minimum, or every node's again when an RRSIG
+ *     that goes may have been the earliest.
  * What the old bytes held becomes garbage, counted in p53_image_hdr.pad (KiB).
  */
 #include <errno.h>
@@ -44,6 +47,7 @@
 #include "control/text.h"
 #include "control/zone/image_build.h"
 #include "control/zone/image_patch.h"
+#include "control/zone/patch_index.h"
 #include "dataplane/dnsmsg.h"
 #include "dataplane/dnssec.h"
 #include "dataplane/image.h"
@@ -436,6 +440,9 @@ struct patch {
 	size_t n_relist, relist_cap;
 	struct shadow *sh;              /* targets a zone holds below another's apex (shadow_node) */
 	size_t n_sh, sh_cap;
+	struct p53_patch_index *ix;     /* NULL, or what is kept about img between IXFRs */
+	uint32_t *cand;                 /* nodes the index lists for the names that gain addresses */
+	size_t n_cand, cand_cap;
 	/* An NSEC zone whose chain or node set changes (nsec_plan, nsec_proofs). */
 	bool nsec_redo;
 	uint32_t cz0, cz1;              /* the zone's part of the old chain[] */
@@ -680,15 +687,20 @@ static int adds_list(struct patch *p, const void *img, size_t n_adds_old, uint32
 }
 
 /* Every RRset of the image naming a name of `gain` (names gaining their first address)
- * gets its list made again: (RRset, list) pairs in p->relist, sorted. One pass over the
- * nodes and their NS/MX/SRV/SVCB/HTTPS records. -1: declined (or out of memory). */
+ * gets its list made again: (RRset, list) pairs in p->relist, sorted. The nodes read are
+ * cand[0..n_cand) (ascending, no duplicates: those the patch index lists for the names),
+ * or with cand NULL every node; their NS/MX/SRV/SVCB/HTTPS records are read. -1: declined
+ * (or out of memory). */
 static int relist_gain(struct patch *p, const void *img, const struct nset *gain,
-		       size_t n_adds_old, uint64_t *garbage, char *txt, size_t tl_cap)
+		       const uint32_t *cand, size_t n_cand, size_t n_adds_old, uint64_t *garbage,
+		       char *txt, size_t tl_cap)
 {
 	const struct p53_image_hdr *h = p53_image_hdr(img);
+	size_t n_read = cand != NULL ? n_cand : h->n_nodes;
 
 	txt[0] = '\0';
-	for (uint32_t n = 0; n < h->n_nodes; n++) {
+	for (size_t c = 0; c < n_read; c++) {
+		uint32_t n = cand != NULL ? cand[c] : (uint32_t)c;
 		const struct p53_image_node *nd = p53_image_node(img, n);
 		if (nd->flags & P53_NODE_NSEC3)
 			continue;
@@ -2060,7 +2072,26 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 			if (t->changed && t->new_addr && !t->old_addr)
 				nset_add(&gain, (uint32_t)i, t->name, t->len);
 		}
-		int gr = relist_gain(p, img, &gain, n_adds_old, &garbage, txt, sizeof(txt));
+		/* The patch index lists the nodes naming them (made from this image the first
+		 * time, then kept with the images patched from it): else every node is read. */
+		bool by_ix = p->ix != NULL && (p53_patch_index_has_targets(p->ix) ||
+					       p53_patch_index_targets_build(p->ix, img) == 0);
+		for (size_t i = 0; i < p->n_t && by_ix; i++) {
+			const struct tn *t = &p->t[i];
+			if (t->changed && t->new_addr && !t->old_addr)
+				by_ix = p53_patch_index_targets_find(p->ix, t->name, t->len, &p->cand,
+								     &p->n_cand, &p->cand_cap) == 0;
+		}
+		if (by_ix && p->n_cand > 1) {
+			qsort(p->cand, p->n_cand, sizeof(*p->cand), u32_cmp);
+			size_t m = 1;
+			for (size_t i = 1; i < p->n_cand; i++)
+				if (p->cand[i] != p->cand[m - 1])
+					p->cand[m++] = p->cand[i];
+			p->n_cand = m;
+		}
+		int gr = relist_gain(p, img, &gain, by_ix ? p->cand : NULL, p->n_cand, n_adds_old,
+				     &garbage, txt, sizeof(txt));
 		nset_free(&gain);
 		if (gr != 0)
 			return decline(why, wl, "%s is an additional-section target beside another "
@@ -2364,7 +2395,22 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 		/* The earliest signature: the touched names' (all of them are in the small
 		 * compile), or, when one that went was the earliest, every node's again. */
 		uint64_t e = p53_image_zone(mi, 0)->sig_expire;
-		if (!rescan) {
+		/* The patch index counts the zone's RRSIGs by expiration (made from this image
+		 * when one that goes may have been the earliest, then kept): the touched nodes'
+		 * old ones uncounted, their new ones counted, the earliest read off it. */
+		bool by_ix = p->ix != NULL && (p53_patch_index_has_sigs(p->ix, z) ||
+					       (rescan && p53_patch_index_sigs_build(p->ix, img, z) == 0));
+		for (size_t i = 0; i < p->n_t && by_ix; i++) {
+			const struct tn *t = &p->t[i];
+			if (!t->changed) /* its RRsets as they were (t->node unset) */
+				continue;
+			by_ix = (t->old == P53_NONE ||
+				 p53_patch_index_sigs_node(p->ix, img, t->old, z, false) == 0) &&
+				p53_patch_index_sigs_node(p->ix, ni, t->node, z, true) == 0;
+		}
+		if (by_ix) {
+			e = p53_patch_index_sigs_min(p->ix, z, now);
+		} else if (!rescan) {
 			if (zones[z].sig_expire != 0 && (e == 0 || zones[z].sig_expire < e))
 				e = zones[z].sig_expire;
 		} else {
@@ -2483,11 +2529,43 @@ void *p53_image_patch(const void *img, const uint8_t *apex, size_t apex_len,
 		      const struct p53_ixfr *diff, const struct p53_rrs *result, void *spare,
 		      size_t *len, char *why, size_t whylen)
 {
+	return p53_image_patch_indexed(img, apex, apex_len, diff, result, spare, NULL, len, why,
+				       whylen);
+}
+
+void *p53_image_patch_indexed(const void *img, const uint8_t *apex, size_t apex_len,
+			      const struct p53_ixfr *diff, const struct p53_rrs *result,
+			      void *spare, struct p53_patch_index *ix, size_t *len, char *why,
+			      size_t whylen)
+{
 	struct patch p = { .spare = spare };
 	void *ni;
 
 	why[0] = '\0';
+	if (ix != NULL) {
+		p53_patch_index_of(ix, img); /* emptied unless it describes img */
+		p.ix = ix;
+	}
 	ni = patch_run(&p, img, apex, apex_len, diff, result, len, why, whylen);
+	if (ni != NULL && p.ix != NULL) {
+		/* The touched nodes' targets as they are now (their old ones stay listed: the
+		 * index lists a superset, relist_gain reads the records). */
+		for (size_t i = 0; i < p.n_t; i++)
+			if (p.t[i].changed)
+				p53_patch_index_targets_add(ix, ni, p.t[i].node);
+	}
+	if (ix != NULL) {
+		if (ni != NULL && p.ix != NULL)
+			p53_patch_index_bind(ix, ni);
+		else
+			p53_patch_index_reset(ix); /* declined: the parts may be half updated */
+	}
+	if (ni != NULL && p.ix == NULL) {
+		/* No index describes it: generation 0 (the publish sets one), so that an index
+		 * of the image it was patched from (whose generation the header copied) does not
+		 * take it for that image. */
+		((struct p53_image_hdr *)ni)->generation = 0;
+	}
 	free(p.t);
 	nset_free(&p.ts);
 	free(p.nrs);
@@ -2502,6 +2580,7 @@ void *p53_image_patch(const void *img, const uint8_t *apex, size_t apex_len,
 	free(p.pend);
 	free(p.relist);
 	free(p.sh);
+	free(p.cand);
 	free(p.zc);
 	free(p.ins);
 	free(p.rem);

@@ -41,6 +41,7 @@
 #include <stdint.h>
 
 #include "control/xfr/rrs.h"
+#include "control/zone/patch_index.h"
 
 /**
  * Patch zone `apex` of `img` with `diff`, whose result (the zone's whole new content, what
@@ -58,10 +59,24 @@
  *                 so that it fits the next patches' images as their spare)
  * @param len      set to the new image's size
  * @param why      on NULL return: why it declined (the caller compiles in full)
- * @return malloc'd image (generation not set: the publish sets it), or NULL.
+ * @return malloc'd image (generation 0: the publish sets it), or NULL.
  */
 void *p53_image_patch(const void *img, const uint8_t *apex, size_t apex_len,
 		      const struct p53_ixfr *diff, const struct p53_rrs *result, void *spare,
 		      size_t *len, char *why, size_t whylen);
+
+/**
+ * p53_image_patch() with what is kept about img between IXFRs (control/zone/patch_index.h):
+ * the nodes naming a name that gains its first address, and a signed zone's RRSIGs by
+ * expiration, read off `ix` instead of every node of the image. ix (not NULL) is used when it
+ * describes img (else emptied, and its parts made from img when the patch needs them); on
+ * success it describes the new image, whose generation is then ix's token (pass it to
+ * p53_patch_index_published() with the generation the publish gives the image); when the
+ * patch declines it is emptied.
+ */
+void *p53_image_patch_indexed(const void *img, const uint8_t *apex, size_t apex_len,
+			      const struct p53_ixfr *diff, const struct p53_rrs *result,
+			      void *spare, struct p53_patch_index *ix, size_t *len, char *why,
+			      size_t whylen);
 
 #endif /* P53_IMAGE_PATCH_H */

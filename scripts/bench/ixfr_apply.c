@@ -48,7 +48,10 @@
  * ref_full_ms made from scratch (p53_fast_ref_size + p53_fast_ref_build, what every publish
  * did before), ref_from_ms from the running image's (p53_fast_ref_size_from +
  * p53_fast_ref_build_from, what the publish of a patch does), medians, and ref_templates; the two must be the same bytes (else
- * exit 1). Not inside total_ms.
+ * exit 1). Not inside total_ms. patch-lazy and patch-spare patch with a patch index of the
+ * image (control/zone/patch_index.h), as pop53d keeps one from one IXFR to the next: made
+ * once before the runs (index_build_cpu_ms, not inside total_ms) and copied for each run,
+ * untimed; P53_IXFR_INDEX=0 patches without one (index=0), as before it existed.
  * Control-side tool; no DPDK.
  */
 #include <malloc.h>
@@ -64,6 +67,7 @@
 #include "dataplane/dnssec.h"
 #include "control/zone/image_build.h"
 #include "control/zone/image_patch.h"
+#include "control/zone/patch_index.h"
 #include "dataplane/fastpath.h"
 #include "dataplane/image.h"
 #include "dataplane/name.h"
@@ -599,6 +603,23 @@ static int run(const void *img, size_t len, const struct p53_ixfr *d, int runs, 
 		return 1;
 	if (ro > 0)
 		p53_fast_ref_build(img, r_img, ro);
+	/* pop53d's patch index of the running image (patch_index.h), which it keeps from one
+	 * patch to the next: made here once, not timed (index_build_ms), and copied, not
+	 * timed, for each run (each patches the same image). P53_IXFR_INDEX=0: none. */
+	struct p53_patch_index *ix = NULL;
+	double ix_ms = 0;
+	const char *ixe = getenv("P53_IXFR_INDEX");
+	if (patch >= 2 && (ixe == NULL || strcmp(ixe, "0") != 0)) {
+		if (p53_image_hdr(img)->generation == 0) /* as a publish gives it one */
+			((struct p53_image_hdr *)(uintptr_t)img)->generation = 1;
+		ix = p53_patch_index_new();
+		double c0 = cpu_ms();
+		if (ix == NULL || p53_patch_index_build(ix, img) != 0) {
+			fprintf(stderr, "p53-ixfr-apply: out of memory\n");
+			return 1;
+		}
+		ix_ms = cpu_ms() - c0;
+	}
 	for (int r = 0; r < runs; r++) {
 		struct p53_rrs zone = { 0 };
 		struct p53_rrs *w[1] = { &zone };
@@ -619,9 +640,18 @@ static int run(const void *img, size_t len, const struct p53_ixfr *d, int runs, 
 					   .flags = P53_ZONE_SECONDARY };
 		void *ni;
 		spare = patch == 3 ? spare : NULL;
+		struct p53_patch_index *rx = NULL;
+		if (ix != NULL && (rx = p53_patch_index_clone(ix)) == NULL) {
+			fprintf(stderr, "p53-ixfr-apply: out of memory\n");
+			return 1;
+		}
+		if (rx != NULL) { /* the copy is not the patch's work */
+			t0 = t1 = t2 = now_ms();
+			c0 = c2 = cpu_ms();
+		}
 		if (patch)
-			ni = p53_image_patch(img, apex, al, d, patch >= 2 ? NULL : &zone, spare, &nlen,
-					     err, sizeof(err));
+			ni = p53_image_patch_indexed(img, apex, al, d, patch >= 2 ? NULL : &zone, spare,
+						     rx, &nlen, err, sizeof(err));
 		else
 			ni = p53_image_build(&s2, 1, &nlen, err, sizeof(err), NULL, NULL);
 		double t3 = now_ms(), c3 = cpu_ms();
@@ -663,6 +693,7 @@ static int run(const void *img, size_t len, const struct p53_ixfr *d, int runs, 
 			rf[r] = r1 - r0;
 			rd[r] = r2 - r1;
 		}
+		p53_patch_index_free(rx);
 		len = nlen;
 		if (patch == 3)
 			spare = ni; /* the next run writes into this one (pop53d's spare image) */
@@ -687,7 +718,10 @@ static int run(const void *img, size_t len, const struct p53_ixfr *d, int runs, 
 	if (patch)
 		printf(" ref_templates=%u ref_full_ms=%.2f ref_from_ms=%.2f", n_ref,
 		       median(rf, runs), median(rd, runs));
+	if (patch >= 2)
+		printf(" index=%d index_build_cpu_ms=%.1f", ix != NULL, ix_ms);
 	printf("\n");
+	p53_patch_index_free(ix);
 	free(r_img);
 	fflush(stdout);
 	return 0;

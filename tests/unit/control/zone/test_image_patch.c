@@ -1971,8 +1971,14 @@ static void chain(struct p53_zone_src *srcs, size_t n_src, uint32_t z, const cha
 	size_t al = wname(apex_txt, apex);
 	struct p53_rrs *others = calloc(n_src, sizeof(*others));
 
+	/* The lazy patches keep a patch index (patch_index.h) from step to step, as pop53d
+	 * does: made from the first image (and after a decline, from the full compile), then
+	 * following each image patched with it, which the next step patches. */
+	struct p53_patch_index *ix = p53_patch_index_new();
+
 	assert_non_null(img);
 	assert_non_null(others);
+	assert_non_null(ix);
 	cur_apex = apex_txt;
 	for (int i = 0; i < n_diffs; i++) {
 		struct p53_rrs base = { 0 }, result = { 0 };
@@ -2048,8 +2054,8 @@ static void chain(struct p53_zone_src *srcs, size_t n_src, uint32_t z, const cha
 		void *spare = p53_bigmem_image(4096 + (size_t)rnd(4096));
 		assert_non_null(spare);
 		memset(spare, 0x5a, malloc_usable_size(spare));
-		void *lazy = p53_image_patch(img, apex, al, &d, NULL, spare, &llen, why_l,
-					     sizeof(why_l));
+		void *lazy = p53_image_patch_indexed(img, apex, al, &d, NULL, spare, ix, &llen, why_l,
+						     sizeof(why_l));
 		/* What workers read starts on a cache line (control/bigmem.h), the spare reused
 		 * or not. */
 		assert_int_equal((uintptr_t)lazy % P53_IMAGE_ALIGN, 0);
@@ -2066,9 +2072,15 @@ static void chain(struct p53_zone_src *srcs, size_t n_src, uint32_t z, const cha
 		} else {
 			assert_non_null(lazy);
 			assert_int_equal(llen, plen);
+			/* The same bytes but the generation: the index's token, 0 without one. */
+			struct p53_image_hdr *lh = lazy;
+			uint64_t token = lh->generation;
+			assert_true(token >> 63);
+			assert_int_equal(p53_image_hdr(patched)->generation, 0);
+			lh->generation = 0;
 			assert_memory_equal(lazy, patched, plen);
+			lh->generation = token;
 		}
-		free(lazy);
 		if (fresh == NULL) {
 			/* Content a full compile rejects is never served by a patch either. */
 			if (patched != NULL)
@@ -2142,15 +2154,19 @@ static void chain(struct p53_zone_src *srcs, size_t n_src, uint32_t z, const cha
 			for (int b = 0; b < K_N; b++)
 				out->kinds[b] += (diff_kinds >> b) & 1;
 		}
-		/* The next diff goes onto what would be served. */
+		/* The next diff goes onto what would be served: the image patched with the
+		 * index (the same bytes as `patched`), whose index the next step reads. */
 		if (fresh != NULL) {
 			free(img);
-			if (patched != NULL) {
-				img = patched;
+			free(patched);
+			if (lazy != NULL) {
+				img = lazy;
 				free(fresh);
 			} else {
 				img = fresh;
 			}
+		} else {
+			free(lazy);
 		}
 		free(s2);
 		cur_diff = NULL;
@@ -2163,6 +2179,7 @@ static void chain(struct p53_zone_src *srcs, size_t n_src, uint32_t z, const cha
 		p53_rrs_free(&others[k]);
 	free(others);
 	free(img);
+	p53_patch_index_free(ix);
 }
 
 /* Whether a kind of change in `need` was patched fewer than `min` times. Another seed's
@@ -2926,6 +2943,10 @@ static void test_signed_list_relisted(void **state)
 	free(f);
 }
 
+/* The patch index step_patched() patches with (patch_index.h), kept from one step to the
+ * next as pop53d keeps it; NULL: none. */
+static struct p53_patch_index *step_ix;
+
 /* One step of zone z (apex at[0]) with the SOA moved on and `adds`/`dels` (text records
  * "owner type rdata-name-or-address"), patched onto img: it must be patched, not declined,
  * and answer as the full compile of every zone does. @return the patched image. */
@@ -2979,7 +3000,8 @@ static void *step_patched(void *img, struct p53_zone_src *src, size_t n_src, uin
 			assert_int_equal(p53_rrs_add(part ? &st->add : &st->del, on, ol, t, 1, 300, v, vl), 0);
 		}
 	assert_int_equal(p53_ixfr_apply(&base, &d, &result, err, sizeof(err)), 0);
-	void *patched = p53_image_patch(img, apex, al, &d, NULL, NULL, &plen, why, sizeof(why));
+	void *patched = p53_image_patch_indexed(img, apex, al, &d, NULL, NULL, step_ix, &plen, why,
+						sizeof(why));
 	if (patched == NULL)
 		fail_msg("%s: declined: %s", apex_txt, why);
 	const char *bad = NULL;
@@ -3049,6 +3071,8 @@ static void test_target_below_child_apex(void **state)
 	size_t len = 0;
 	void *img = p53_image_build(src, 2, &len, err, sizeof(err), quiet, NULL);
 	assert_non_null(img);
+	step_ix = p53_patch_index_new(); /* made at the first step, kept across both zones */
+	assert_non_null(step_ix);
 
 	/* The parent's MX RRsets: one names its own copy (host.child A), one a name only the
 	 * child holds with an address (www.child), one the glue (ns.child). */
@@ -3073,11 +3097,64 @@ static void test_target_below_child_apex(void **state)
 	static const char *const del4[] = { "www.child.parent.test. A 198.51.100.5", NULL };
 	img = step_patched(img, src, 2, 1, "child.parent.test.", NULL, del4);
 	assert_int_equal(mx_arcount(img, "mx3.parent.test."), 0);
+	p53_patch_index_free(step_ix);
+	step_ix = NULL;
 	free(img);
 	unlink(fp);
 	unlink(fc);
 	free(fp);
 	free(fc);
+}
+
+/*
+ * The patch index (patch_index.h) follows the images patched with it: a name that gains its
+ * first address is listed by the MX RRsets that named it before any address, including
+ * those an earlier step of the chain added or changed (the index learned them then, and
+ * reads no other node). Regression test for lists the index would miss.
+ */
+static void test_index_kept(void **state)
+{
+	(void)state;
+	char *f = tmp_zone("$ORIGIN ix.test.\n$TTL 300\n"
+			   "@ SOA ns hostmaster 1 7200 3600 1209600 60\n@ NS ns\nns A 192.0.2.1\n"
+			   "a MX 10 t1\nt1 TXT \"no address yet\"\nb MX 10 t3\n");
+	struct p53_zone_src src[1] = { { .name = "ix.test.", .file = f, .flags = P53_ZONE_SECONDARY } };
+	char err[1024];
+	size_t len = 0;
+	void *img = p53_image_build(src, 1, &len, err, sizeof(err), quiet, NULL);
+	assert_non_null(img);
+	step_ix = p53_patch_index_new();
+	assert_non_null(step_ix);
+	assert_int_equal(mx_arcount(img, "a.ix.test."), 0);
+	/* t1 gains an address (the index is made from the compiled image); a new name c names
+	 * t2, which has none yet. */
+	static const char *const add1[] = { "t1.ix.test. A 192.0.2.10", "c.ix.test. MX 10 t2.ix.test.", NULL };
+	img = step_patched(img, src, 1, 0, "ix.test.", add1, NULL);
+	assert_int_equal(mx_arcount(img, "a.ix.test."), 1);
+	assert_int_equal(mx_arcount(img, "c.ix.test."), 0);
+	/* t2 gains one: c's MX, added by the step before, lists it. a's MX moves to t4. */
+	static const char *const add2[] = { "t2.ix.test. A 192.0.2.11", "a.ix.test. MX 20 t4.ix.test.", NULL };
+	static const char *const del2[] = { "a.ix.test. MX 10 t1.ix.test.", NULL };
+	img = step_patched(img, src, 1, 0, "ix.test.", add2, del2);
+	assert_int_equal(mx_arcount(img, "c.ix.test."), 1);
+	assert_int_equal(mx_arcount(img, "a.ix.test."), 0);
+	/* t4 (named since the step before) and t3 (named by the zone file) gain addresses. */
+	static const char *const add3[] = { "t4.ix.test. A 192.0.2.12", "t3.ix.test. A 192.0.2.13", NULL };
+	img = step_patched(img, src, 1, 0, "ix.test.", add3, NULL);
+	assert_int_equal(mx_arcount(img, "a.ix.test."), 1);
+	assert_int_equal(mx_arcount(img, "b.ix.test."), 1);
+	/* t2 loses its address and gains it again. */
+	static const char *const del4[] = { "t2.ix.test. A 192.0.2.11", NULL };
+	img = step_patched(img, src, 1, 0, "ix.test.", NULL, del4);
+	assert_int_equal(mx_arcount(img, "c.ix.test."), 0);
+	static const char *const add5[] = { "t2.ix.test. A 192.0.2.14", NULL };
+	img = step_patched(img, src, 1, 0, "ix.test.", add5, NULL);
+	assert_int_equal(mx_arcount(img, "c.ix.test."), 1);
+	p53_patch_index_free(step_ix);
+	step_ix = NULL;
+	free(img);
+	unlink(f);
+	free(f);
 }
 
 /* What a signed zone declines, and why; the full compile serves it. */
@@ -3357,6 +3434,7 @@ int main(void)
 		cmocka_unit_test(test_signed_list_relisted),
 		cmocka_unit_test(test_signed_declined),
 		cmocka_unit_test(test_target_below_child_apex),
+		cmocka_unit_test(test_index_kept),
 	};
 	const char *e = getenv("P53_PATCH_NOW");
 	test_now = e != NULL ? (uint32_t)strtoul(e, NULL, 10) : (uint32_t)time(NULL);
