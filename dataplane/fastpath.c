@@ -20,6 +20,17 @@
 #define UDP_MIN 512     /* RFC 1035 §4.2.1, RFC 6891 §6.2.5 */
 #define OPT_LEN 11
 
+/* The offsets of the fast shape's frames (Ethernet II without a tag, IPv4 without options,
+ * IPv6 without extension headers): defined once, set in `p53_pkt` by the parse and taken as
+ * constants by p53_fast_frame(). */
+enum {
+	L3_OFF = 14,                    /* the IP header, after Ethernet II */
+	V4_L4_OFF = L3_OFF + 20,        /* UDP */
+	V4_DNS_OFF = V4_L4_OFF + 8,     /* the DNS message */
+	V6_L4_OFF = L3_OFF + 40,
+	V6_DNS_OFF = V6_L4_OFF + 8,
+};
+
 /* answer.c size_limit() and our_payload() on UDP (tcp_limit 0): the response's size limit,
  * OPT included. */
 static inline uint16_t limit_of(const struct p53_answer_conf *conf, const struct p53_query *q,
@@ -1864,14 +1875,14 @@ static __attribute__((noinline)) int fast_parse6(const uint8_t *frame, uint16_t 
 						 const uint8_t mac[6], const struct p53_pkt_addrs *addrs,
 						 struct p53_pkt *pkt, struct p53_query *q, uint64_t *keep)
 {
-	if (len < 14 + 40 + 8 + P53_DNS_HDR_LEN || p53_get16(frame + 12) != 0x86dd ||
+	if (len < V6_DNS_OFF + P53_DNS_HDR_LEN || p53_get16(frame + 12) != 0x86dd ||
 	    (frame[6] & 1) || memcmp(frame, mac, 6) != 0)
 		return 0;
-	const uint8_t *ip = frame + 14;
+	const uint8_t *ip = frame + L3_OFF;
 	uint16_t plen = p53_get16(ip + 4);
 	/* Any traffic class and flow label; payload length at most what the frame holds (the
 	 * rest is Ethernet padding); next header UDP. */
-	if ((ip[0] >> 4) != 6 || plen > len - 54u || ip[6] != 17 || bad_src6(ip + 8))
+	if ((ip[0] >> 4) != 6 || plen > len - (unsigned int)V6_L4_OFF || ip[6] != 17 || bad_src6(ip + 8))
 		return 0;
 	const uint8_t *u = ip + 40;
 	uint16_t ulen = p53_get16(u + 4);
@@ -1884,9 +1895,9 @@ static __attribute__((noinline)) int fast_parse6(const uint8_t *frame, uint16_t 
 	if (a == addrs->n6 || !fast_udp(u, ulen, ip + 8, 32, verify, q, keep))
 		return 0;
 
-	pkt->l3_off = 14;
-	pkt->l4_off = 54;
-	pkt->dns_off = 62;
+	pkt->l3_off = L3_OFF;
+	pkt->l4_off = V6_L4_OFF;
+	pkt->dns_off = V6_DNS_OFF;
 	pkt->dns_len = (uint16_t)(ulen - 8);
 	pkt->ipv6 = 1;
 	pkt->vlan = 0;
@@ -1906,15 +1917,15 @@ static inline __attribute__((always_inline)) int fast_parse(const uint8_t *frame
 {
 	/* Ethernet II, no tag, IPv4 without options (pkt.c p53_pkt_parse, p53_pkt_for_us);
 	 * IPv6: fast_parse6(). */
-	if (len < 14 + 20 + 8 + P53_DNS_HDR_LEN)
+	if (len < V4_DNS_OFF + P53_DNS_HDR_LEN)
 		return 0;
 	if (__builtin_expect(p53_get16(frame + 12) != 0x0800, 0))
 		return fast_parse6(frame, len, verify, mac, addrs, pkt, q, keep);
 	if ((frame[6] & 1) || memcmp(frame, mac, 6) != 0)
 		return 0;
-	const uint8_t *ip = frame + 14;
+	const uint8_t *ip = frame + L3_OFF;
 	uint16_t total = p53_get16(ip + 2);
-	if (ip[0] != 0x45 || total > len - 14u || (p53_get16(ip + 6) & 0x3fffu) != 0 || ip[9] != 17 ||
+	if (ip[0] != 0x45 || total > len - (unsigned int)L3_OFF || (p53_get16(ip + 6) & 0x3fffu) != 0 || ip[9] != 17 ||
 	    bad_src4(ip + 12))
 		return 0;
 	const uint8_t *u = ip + 20;
@@ -1930,9 +1941,9 @@ static inline __attribute__((always_inline)) int fast_parse(const uint8_t *frame
 	if (a == addrs->n4 || !fast_udp(u, ulen, ip + 12, 8, verify, q, keep))
 		return 0;
 
-	pkt->l3_off = 14;
-	pkt->l4_off = 34;
-	pkt->dns_off = 42;
+	pkt->l3_off = L3_OFF;
+	pkt->l4_off = V4_L4_OFF;
+	pkt->dns_off = V4_DNS_OFF;
 	pkt->dns_len = (uint16_t)(ulen - 8);
 	pkt->ipv6 = 0;
 	pkt->vlan = 0;
@@ -1978,7 +1989,7 @@ static __attribute__((noinline)) size_t fast_reply6(uint8_t *frame, const struct
 						    uint16_t dns_len, const struct p53_query *q,
 						    uint64_t keep, uint64_t tail)
 {
-	uint8_t *ip = frame + 14;
+	uint8_t *ip = frame + L3_OFF;
 	const size_t dns_off = pkt->dns_off;    /* before the stores, as in fast_reply() */
 	uint8_t t[16];
 
@@ -2080,7 +2091,7 @@ __attribute__((noinline)) int p53_fast_frame(const struct p53_fast_ctx *c, struc
 		return P53_FAST_NOT_READ;
 	/* The offsets fast_parse() set, as constants for the family (not read back from pkt). The
 	   response may grow into the room after the message (worker.c reply()). */
-	const uint32_t dns_off = fam == 2 ? 62 : 42;
+	const uint32_t dns_off = fam == 2 ? V6_DNS_OFF : V4_DNS_OFF;
 	uint32_t r = room - dns_off;
 	uint16_t cap = r > UINT16_MAX ? UINT16_MAX : (uint16_t)r;
 	uint8_t *msg = frame + dns_off;
@@ -2091,7 +2102,7 @@ __attribute__((noinline)) int p53_fast_frame(const struct p53_fast_ctx *c, struc
 		return P53_FAST_DECLINED;
 	if (__builtin_expect(fam == 2, 0))
 		return (int)fast_reply6(frame, pkt, rlen, q, keep, tail);
-	return (int)fast_reply4(frame, 14, 34, 42, rlen, q, keep, tail);
+	return (int)fast_reply4(frame, L3_OFF, V4_L4_OFF, V4_DNS_OFF, rlen, q, keep, tail);
 }
 
 uint16_t p53_fast_burst(const struct p53_fast_ctx *c, struct rte_mbuf **pkts, uint16_t n,

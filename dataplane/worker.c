@@ -353,7 +353,8 @@ static uint16_t burst(struct p53_worker *w, const struct p53_replica *r, const s
 				break;
 		}
 		struct rte_mbuf *m = pkts[i];
-		if (i + 4 < n)
+		/* p53_fast_burst() prefetched frame i + 4 before it read frame i */
+		if (!direct && i + 4 < n)
 			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 4], void *));
 		ms[i] = FRAME_DROPPED;
 		if (unlikely(m->nb_segs != 1)) {
