@@ -2,6 +2,7 @@
  * The fast path; see fastpath.h. Each check below names the general responder's step
  * (answer.c) that it stands for, so the two stay byte-identical.
  */
+#include <errno.h>
 #include <string.h>
 
 #include <rte_byteorder.h>
@@ -20,21 +21,51 @@
 #define UDP_MIN 512     /* RFC 1035 §4.2.1, RFC 6891 §6.2.5 */
 #define OPT_LEN 11
 
-/* answer.c size_limit() and our_payload() on UDP (tcp_limit 0): the response's size limit,
- * OPT included. */
-static inline uint16_t limit_of(const struct p53_answer_conf *conf, const struct p53_query *q,
-				uint16_t cap, uint16_t *ours)
+/* The offsets of the fast shape's frames (Ethernet II without a tag, IPv4 without options,
+ * IPv6 without extension headers): defined once, set in `p53_pkt` by the parse and taken as
+ * constants by p53_fast_frame(). */
+enum {
+	L3_OFF = 14,                    /* the IP header, after Ethernet II */
+	V4_L4_OFF = L3_OFF + 20,        /* UDP */
+	V4_DNS_OFF = V4_L4_OFF + 8,     /* the DNS message */
+	V6_L4_OFF = L3_OFF + 40,
+	V6_DNS_OFF = V6_L4_OFF + 8,
+};
+
+/* answer.c our_payload(): the UDP payload size our OPT advertises (p53_fast_ctx_init()). */
+static inline uint16_t our_payload(const struct p53_answer_conf *conf)
 {
-	uint16_t o = conf->edns_max_payload < UDP_MIN ? UDP_MIN : conf->edns_max_payload;
+	return conf->edns_max_payload < UDP_MIN ? UDP_MIN : conf->edns_max_payload;
+}
+
+/* answer.c size_limit() on UDP (tcp_limit 0): the response's size limit, OPT included;
+ * `ours`: our_payload(). */
+static inline uint16_t limit_of(uint16_t ours, const struct p53_query *q, uint16_t cap)
+{
 	uint16_t max = UDP_MIN;
 
-	*ours = o;
 	if (q->edns) {
 		max = q->edns_payload < UDP_MIN ? UDP_MIN : q->edns_payload;
-		if (max > o)
-			max = o;
+		if (max > ours)
+			max = ours;
 	}
 	return max > cap ? cap : max;
+}
+
+int p53_fast_ctx_init(struct p53_fast_ctx *c, const uint8_t *mac, const struct p53_pkt_addrs *addrs,
+		      const void *img, const struct p53_answer_conf *conf,
+		      struct p53_answer_stats *st)
+{
+	/* fast_answer()'s first check, made here once: no image, or TCP's size limit */
+	if (img == NULL || conf->tcp_limit != 0)
+		return -EINVAL;
+	c->mac = mac;
+	c->addrs = addrs;
+	c->img = img;
+	c->conf = conf;
+	c->st = st;
+	c->ours = our_payload(conf);
+	return 0;
 }
 
 /* The sum (RFC 1071, from an even offset) of the OPT put_opt() writes without options, after
@@ -1290,7 +1321,7 @@ static __attribute__((noinline)) uint64_t steered_ecs(const void *img, const str
 static inline __attribute__((always_inline)) uint16_t
 fast_answer(const void *img, const struct p53_answer_conf *conf, uint8_t *msg, uint16_t cap,
 	    struct p53_answer_stats *st, const struct p53_query *q, const uint8_t *ecs,
-	    uint16_t ecs_len, uint64_t *tail, int checked)
+	    uint16_t ecs_len, uint64_t *tail, int checked, uint16_t ours)
 {
 	uint16_t qt = q->qtype;
 	/* The sum of the records written after the question (from an even offset), when known
@@ -1301,9 +1332,8 @@ fast_answer(const void *img, const struct p53_answer_conf *conf, uint8_t *msg, u
 	/* The shape (fastpath.h). QUERY opcode; EDNS version 0, no option we act on but one ECS.
 	   DO=1 is answered here in a signed zone for an RRset with its RRSIGs, a name error,
 	   NODATA at the name and a wildcard answer with their proofs; a DO=1 referral or wildcard
-	   NODATA goes to the general path (below). */
-	if (img == NULL || conf->tcp_limit != 0)
-		return 0;
+	   NODATA goes to the general path (below). No image, or TCP's limit: the callers'
+	   check (p53_fast_ctx_init(), p53_fast_answer*()), which give `ours`. */
 	/* `checked`: p53_fast_parse() made these checks (and left the fields unread). */
 	if (!checked && (P53_OPCODE(q->flags) != P53_OPCODE_QUERY || q->tsig || q->qclass != P53_C_IN))
 		return 0;
@@ -1314,8 +1344,7 @@ fast_answer(const void *img, const struct p53_answer_conf *conf, uint8_t *msg, u
 	if (!checked && (qt == P53_T_DS || qt == P53_T_RRSIG || qt == P53_T_OPT || qt >= 249 || qt == 0))
 		return 0;
 
-	uint16_t ours;
-	uint16_t max = limit_of(conf, q, cap, &ours);
+	uint16_t max = limit_of(ours, q, cap);
 	/* answer.c: room for our OPT, and the ECS echoed in it */
 	uint16_t reserve = q->edns ? (uint16_t)(OPT_LEN + (ecs != NULL ? 4 + ecs_len : 0)) : 0;
 	uint16_t pos = q->question_end;
@@ -1532,14 +1561,14 @@ opt:
 static __attribute__((noinline)) uint16_t ecs_answer(const void *img, const struct p53_answer_conf *conf,
 						     uint8_t *msg, uint16_t cap,
 						     struct p53_answer_stats *st, const struct p53_query *q,
-						     uint64_t *tail, int checked)
+						     uint64_t *tail, int checked, uint16_t ours)
 {
 	uint8_t ecs[4 + 16];
 
 	if (!q->edns || q->ecs_len > sizeof(ecs))
 		return 0;
 	memcpy(ecs, msg + q->ecs_off, q->ecs_len);
-	uint16_t n = fast_answer(img, conf, msg, cap, st, q, ecs, q->ecs_len, tail, checked);
+	uint16_t n = fast_answer(img, conf, msg, cap, st, q, ecs, q->ecs_len, tail, checked, ours);
 	if (n == 0)
 		memcpy(msg + q->ecs_off, ecs, q->ecs_len);
 	return n;
@@ -1549,14 +1578,18 @@ uint16_t p53_fast_answer_ecs(const void *img, const struct p53_answer_conf *conf
 			     uint16_t cap, struct p53_answer_stats *st, const struct p53_query *q,
 			     uint64_t *tail)
 {
-	return ecs_answer(img, conf, msg, cap, st, q, tail, 1);
+	if (img == NULL || conf->tcp_limit != 0)
+		return 0;
+	return ecs_answer(img, conf, msg, cap, st, q, tail, 1, our_payload(conf));
 }
 
 uint16_t p53_fast_answer_noecs(const void *img, const struct p53_answer_conf *conf, uint8_t *msg,
 			       uint16_t cap, struct p53_answer_stats *st, const struct p53_query *q,
 			       uint64_t *tail)
 {
-	return fast_answer(img, conf, msg, cap, st, q, NULL, 0, tail, 1);
+	if (img == NULL || conf->tcp_limit != 0)
+		return 0;
+	return fast_answer(img, conf, msg, cap, st, q, NULL, 0, tail, 1, our_payload(conf));
 }
 
 uint16_t p53_fast_answer(const void *img, const struct p53_answer_conf *conf, uint8_t *msg,
@@ -1564,9 +1597,11 @@ uint16_t p53_fast_answer(const void *img, const struct p53_answer_conf *conf, ui
 {
 	uint64_t tail;
 
+	if (img == NULL || conf->tcp_limit != 0)
+		return 0;
 	if (__builtin_expect(q->ecs, 0))
-		return ecs_answer(img, conf, msg, cap, st, q, &tail, 0);
-	return fast_answer(img, conf, msg, cap, st, q, NULL, 0, &tail, 0);
+		return ecs_answer(img, conf, msg, cap, st, q, &tail, 0, our_payload(conf));
+	return fast_answer(img, conf, msg, cap, st, q, NULL, 0, &tail, 0, our_payload(conf));
 }
 
 size_t p53_fast_sum_count(const void *img)
@@ -1576,7 +1611,7 @@ size_t p53_fast_sum_count(const void *img)
 
 static void sum_range(const void *img, uint16_t payload, uint64_t *t, uint32_t from, uint32_t to)
 {
-	uint16_t ours = payload < UDP_MIN ? UDP_MIN : payload;  /* limit_of() */
+	uint16_t ours = payload < UDP_MIN ? UDP_MIN : payload;  /* our_payload() */
 
 	for (uint32_t i = from; i < to; i++) {
 		const struct p53_image_rrset *rs = p53_image_rrset(img, i);
@@ -1862,16 +1897,16 @@ static inline __attribute__((always_inline)) int fast_udp(const uint8_t *u, uint
  */
 static __attribute__((noinline)) int fast_parse6(const uint8_t *frame, uint16_t len, int verify,
 						 const uint8_t mac[6], const struct p53_pkt_addrs *addrs,
-						 struct p53_pkt *pkt, struct p53_query *q, uint64_t *keep)
+						 struct p53_query *q, uint64_t *keep)
 {
-	if (len < 14 + 40 + 8 + P53_DNS_HDR_LEN || p53_get16(frame + 12) != 0x86dd ||
+	if (len < V6_DNS_OFF + P53_DNS_HDR_LEN || p53_get16(frame + 12) != 0x86dd ||
 	    (frame[6] & 1) || memcmp(frame, mac, 6) != 0)
 		return 0;
-	const uint8_t *ip = frame + 14;
+	const uint8_t *ip = frame + L3_OFF;
 	uint16_t plen = p53_get16(ip + 4);
 	/* Any traffic class and flow label; payload length at most what the frame holds (the
 	 * rest is Ethernet padding); next header UDP. */
-	if ((ip[0] >> 4) != 6 || plen > len - 54u || ip[6] != 17 || bad_src6(ip + 8))
+	if ((ip[0] >> 4) != 6 || plen > len - (unsigned int)V6_L4_OFF || ip[6] != 17 || bad_src6(ip + 8))
 		return 0;
 	const uint8_t *u = ip + 40;
 	uint16_t ulen = p53_get16(u + 4);
@@ -1883,21 +1918,55 @@ static __attribute__((noinline)) int fast_parse6(const uint8_t *frame, uint16_t 
 		;
 	if (a == addrs->n6 || !fast_udp(u, ulen, ip + 8, 32, verify, q, keep))
 		return 0;
-
-	pkt->l3_off = 14;
-	pkt->l4_off = 54;
-	pkt->dns_off = 62;
-	pkt->dns_len = (uint16_t)(ulen - 8);
-	pkt->ipv6 = 1;
-	pkt->vlan = 0;
-	memcpy(pkt->src_addr, ip + 8, 16);
-	pkt->src_port = p53_get16(u);
-	q->src = pkt->src_addr;
+	q->src = ip + 8;        /* in the frame (fast_pkt() points it at pkt->src_addr) */
 	q->src_v6 = 1;
 	return 2;
 }
 
-/* p53_fast_parse(): 1 for an IPv4 frame of the shape, 2 for an IPv6 one, 0 for any other. */
+/* The packet fields (pkt.c p53_pkt_parse) of a frame fast_parse() read as family `fam`
+ * without `pkt`, for the general path and the reply: read from the frame again, only for a
+ * frame the fast answer does not answer (p53_fast_frame()). q->src then points at
+ * pkt->src_addr, as p53_fast_parse() leaves it. */
+static void fast_pkt(const uint8_t *frame, int fam, struct p53_pkt *pkt, struct p53_query *q)
+{
+	const uint8_t *ip = frame + L3_OFF;
+	const uint8_t *u = frame + (fam == 2 ? V6_L4_OFF : V4_L4_OFF);
+
+	pkt->l3_off = L3_OFF;
+	pkt->l4_off = (uint16_t)(u - frame);
+	pkt->dns_off = (uint16_t)(pkt->l4_off + 8);
+	pkt->dns_len = (uint16_t)(p53_get16(u + 4) - 8);
+	pkt->ipv6 = fam == 2;
+	pkt->vlan = 0;
+	memset(pkt->src_addr, 0, sizeof(pkt->src_addr));
+	if (fam == 2)
+		memcpy(pkt->src_addr, ip + 8, 16);
+	else
+		memcpy(pkt->src_addr, ip + 12, 4);
+	pkt->src_port = p53_get16(u);
+	q->src = pkt->src_addr;
+}
+
+/* fast_parse6() with the packet fields (p53_fast_parse()): out of line, so that the IPv4
+ * parse keeps a tail call to it (as a call, with what the fields need kept across it, it
+ * cost p53_fast_parse() 9 instructions per IPv4 query). */
+static __attribute__((noinline)) int fast_parse6_pkt(const uint8_t *frame, uint16_t len, int verify,
+						     const uint8_t mac[6],
+						     const struct p53_pkt_addrs *addrs,
+						     struct p53_pkt *pkt, struct p53_query *q,
+						     uint64_t *keep)
+{
+	int fam = fast_parse6(frame, len, verify, mac, addrs, q, keep);
+
+	if (fam != 0)
+		fast_pkt(frame, fam, pkt, q);
+	return fam;
+}
+
+/* p53_fast_parse(): 1 for an IPv4 frame of the shape, 2 for an IPv6 one, 0 for any other.
+ * `pkt` NULL (p53_fast_frame(), a constant there): the packet fields are left for fast_pkt(),
+ * and q->src points at the source address in the frame, which the answer reads before the
+ * reply swaps the addresses. */
 static inline __attribute__((always_inline)) int fast_parse(const uint8_t *frame, uint16_t len,
 							    int verify, const uint8_t mac[6],
 							    const struct p53_pkt_addrs *addrs,
@@ -1906,15 +1975,18 @@ static inline __attribute__((always_inline)) int fast_parse(const uint8_t *frame
 {
 	/* Ethernet II, no tag, IPv4 without options (pkt.c p53_pkt_parse, p53_pkt_for_us);
 	 * IPv6: fast_parse6(). */
-	if (len < 14 + 20 + 8 + P53_DNS_HDR_LEN)
+	if (len < V4_DNS_OFF + P53_DNS_HDR_LEN)
 		return 0;
-	if (__builtin_expect(p53_get16(frame + 12) != 0x0800, 0))
-		return fast_parse6(frame, len, verify, mac, addrs, pkt, q, keep);
+	if (__builtin_expect(p53_get16(frame + 12) != 0x0800, 0)) {
+		if (pkt != NULL)
+			return fast_parse6_pkt(frame, len, verify, mac, addrs, pkt, q, keep);
+		return fast_parse6(frame, len, verify, mac, addrs, q, keep);
+	}
 	if ((frame[6] & 1) || memcmp(frame, mac, 6) != 0)
 		return 0;
-	const uint8_t *ip = frame + 14;
+	const uint8_t *ip = frame + L3_OFF;
 	uint16_t total = p53_get16(ip + 2);
-	if (ip[0] != 0x45 || total > len - 14u || (p53_get16(ip + 6) & 0x3fffu) != 0 || ip[9] != 17 ||
+	if (ip[0] != 0x45 || total > len - (unsigned int)L3_OFF || (p53_get16(ip + 6) & 0x3fffu) != 0 || ip[9] != 17 ||
 	    bad_src4(ip + 12))
 		return 0;
 	const uint8_t *u = ip + 20;
@@ -1929,20 +2001,22 @@ static inline __attribute__((always_inline)) int fast_parse(const uint8_t *frame
 		;
 	if (a == addrs->n4 || !fast_udp(u, ulen, ip + 12, 8, verify, q, keep))
 		return 0;
-
-	pkt->l3_off = 14;
-	pkt->l4_off = 34;
-	pkt->dns_off = 42;
-	pkt->dns_len = (uint16_t)(ulen - 8);
-	pkt->ipv6 = 0;
-	pkt->vlan = 0;
-	memcpy(pkt->src_addr, ip + 12, 4);
-	memset(pkt->src_addr + 4, 0, sizeof(pkt->src_addr) - 4);
-	pkt->src_port = p53_get16(u);
-	q->src = pkt->src_addr;
+	if (pkt != NULL) {
+		pkt->l3_off = L3_OFF;
+		pkt->l4_off = V4_L4_OFF;
+		pkt->dns_off = V4_DNS_OFF;
+		pkt->dns_len = (uint16_t)(ulen - 8);
+		pkt->ipv6 = 0;
+		pkt->vlan = 0;
+		memcpy(pkt->src_addr, ip + 12, 4);
+		memset(pkt->src_addr + 4, 0, sizeof(pkt->src_addr) - 4);
+		pkt->src_port = p53_get16(u);
+	}
+	q->src = pkt != NULL ? pkt->src_addr : ip + 12;
 	q->src_v6 = 0;
 	return 1;
 }
+
 
 /* The UDP header and checksum of the reply, either family: ports swapped, the length, the
  * checksum from what the query left (`keep`: addresses, ports, question) and what the
@@ -1974,12 +2048,11 @@ static inline __attribute__((always_inline)) void reply_udp(uint8_t *u, const ui
 /* p53_fast_reply() over IPv6 (pkt.c p53_pkt_reply): swap MACs and addresses; version 6 with
  * our traffic class and flow label (none), the payload length, hop limit 64. Out of line, as
  * fast_parse6(). */
-static __attribute__((noinline)) size_t fast_reply6(uint8_t *frame, const struct p53_pkt *pkt,
-						    uint16_t dns_len, const struct p53_query *q,
-						    uint64_t keep, uint64_t tail)
+static __attribute__((noinline)) size_t fast_reply6(uint8_t *frame, uint16_t dns_len,
+						    const struct p53_query *q, uint64_t keep,
+						    uint64_t tail)
 {
-	uint8_t *ip = frame + 14;
-	const size_t dns_off = pkt->dns_off;    /* before the stores, as in fast_reply() */
+	uint8_t *ip = frame + L3_OFF;
 	uint8_t t[16];
 
 	memcpy(t, frame, 6);
@@ -1991,8 +2064,8 @@ static __attribute__((noinline)) size_t fast_reply6(uint8_t *frame, const struct
 	p53_put32(ip, 6u << 28);
 	p53_put16(ip + 4, (uint16_t)(8 + dns_len));
 	ip[7] = 64;
-	reply_udp(ip + 40, ip + 48, dns_len, q, keep, tail);
-	return dns_off + dns_len;
+	reply_udp(frame + V6_L4_OFF, frame + V6_DNS_OFF, dns_len, q, keep, tail);
+	return V6_DNS_OFF + (size_t)dns_len;
 }
 
 /* fast_reply() for IPv4 with the offsets given (constants in p53_fast_frame()). */
@@ -2042,7 +2115,7 @@ static inline __attribute__((always_inline)) size_t fast_reply(uint8_t *frame,
 							       uint64_t keep, uint64_t tail)
 {
 	if (__builtin_expect(pkt->ipv6, 0))
-		return fast_reply6(frame, pkt, dns_len, q, keep, tail);
+		return fast_reply6(frame, dns_len, q, keep, tail);
 	/* The offsets read once, before the stores: for the compiler a store through `frame` may
 	 * alias *pkt, and it would load pkt (and the fields) again after them. */
 	return fast_reply4(frame, pkt->l3_off, pkt->l4_off, pkt->dns_off, dns_len, q, keep, tail);
@@ -2067,31 +2140,45 @@ size_t p53_fast_reply(uint8_t *frame, const struct p53_pkt *pkt, uint16_t dns_le
 	return fast_reply(frame, pkt, dns_len, q, keep, P53_FAST_NO_SUM);
 }
 
-/* Out of line: p53_fast_burst() calls it per frame (inlined there, the loop's state took
- * registers from it: +12 instructions per query). */
-__attribute__((noinline)) int p53_fast_frame(const struct p53_fast_ctx *c, struct p53_query *q,
-					     uint8_t *frame, uint16_t len, uint32_t room, int verify,
-					     struct p53_pkt *pkt)
+/* p53_fast_frame() without `pkt`: the reply's length, 0 (not read), or minus the family of a
+ * frame read and declined (its caller fills `pkt`: fast_pkt()). Six arguments, all in
+ * registers, and no pointer alive across the answer for the declined case. Out of line:
+ * p53_fast_burst() calls it per frame (inlined there, the loop's state took registers from
+ * it: +12 instructions per query). */
+static __attribute__((noinline)) int fast_frame(const struct p53_fast_ctx *c, struct p53_query *q,
+						uint8_t *frame, uint16_t len, uint32_t room, int verify)
 {
 	uint64_t keep, tail;
 
-	int fam = fast_parse(frame, len, verify, c->mac, c->addrs, pkt, q, &keep);
+	int fam = fast_parse(frame, len, verify, c->mac, c->addrs, NULL, q, &keep);
 	if (fam == 0)
 		return P53_FAST_NOT_READ;
 	/* The offsets fast_parse() set, as constants for the family (not read back from pkt). The
 	   response may grow into the room after the message (worker.c reply()). */
-	const uint32_t dns_off = fam == 2 ? 62 : 42;
+	const uint32_t dns_off = fam == 2 ? V6_DNS_OFF : V4_DNS_OFF;
 	uint32_t r = room - dns_off;
 	uint16_t cap = r > UINT16_MAX ? UINT16_MAX : (uint16_t)r;
 	uint8_t *msg = frame + dns_off;
-	uint16_t rlen = __builtin_expect(q->ecs, 0) ? ecs_answer(c->img, c->conf, msg, cap, c->st, q, &tail, 1)
+	uint16_t rlen = __builtin_expect(q->ecs, 0) ? ecs_answer(c->img, c->conf, msg, cap, c->st, q, &tail, 1,
+								 c->ours)
 						    : fast_answer(c->img, c->conf, msg, cap, c->st, q, NULL, 0,
-								  &tail, 1);
+								  &tail, 1, c->ours);
 	if (rlen == 0)
-		return P53_FAST_DECLINED;
+		return -fam;
 	if (__builtin_expect(fam == 2, 0))
-		return (int)fast_reply6(frame, pkt, rlen, q, keep, tail);
-	return (int)fast_reply4(frame, 14, 34, 42, rlen, q, keep, tail);
+		return (int)fast_reply6(frame, rlen, q, keep, tail);
+	return (int)fast_reply4(frame, L3_OFF, V4_L4_OFF, V4_DNS_OFF, rlen, q, keep, tail);
+}
+
+int p53_fast_frame(const struct p53_fast_ctx *c, struct p53_query *q, uint8_t *frame, uint16_t len,
+		   uint32_t room, int verify, struct p53_pkt *pkt)
+{
+	int r = fast_frame(c, q, frame, len, room, verify);
+
+	if (r >= 0)
+		return r;
+	fast_pkt(frame, -r, pkt, q);
+	return P53_FAST_DECLINED;
 }
 
 uint16_t p53_fast_burst(const struct p53_fast_ctx *c, struct rte_mbuf **pkts, uint16_t n,
@@ -2106,10 +2193,14 @@ uint16_t p53_fast_burst(const struct p53_fast_ctx *c, struct rte_mbuf **pkts, ui
 		uint64_t l4 = m->ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK;
 		int r = P53_FAST_NOT_READ;
 		if (__builtin_expect(m->nb_segs == 1 && l4 != RTE_MBUF_F_RX_L4_CKSUM_BAD, 1))
-			r = p53_fast_frame(c, &q[i], rte_pktmbuf_mtod(m, uint8_t *), rte_pktmbuf_data_len(m),
-					   (uint32_t)rte_pktmbuf_data_len(m) + rte_pktmbuf_tailroom(m),
-					   l4 == RTE_MBUF_F_RX_L4_CKSUM_UNKNOWN, &pkt[i]);
+			r = fast_frame(c, &q[i], rte_pktmbuf_mtod(m, uint8_t *), rte_pktmbuf_data_len(m),
+				       (uint32_t)rte_pktmbuf_data_len(m) + rte_pktmbuf_tailroom(m),
+				       l4 == RTE_MBUF_F_RX_L4_CKSUM_UNKNOWN);
 		if (__builtin_expect(r < P53_FAST_ANSWERED, 0)) {
+			if (r < 0) {    /* read and declined: the general responder's packet fields */
+				fast_pkt(rte_pktmbuf_mtod(m, uint8_t *), -r, &pkt[i], &q[i]);
+				r = P53_FAST_DECLINED;
+			}
 			*k = r;
 			break;
 		}

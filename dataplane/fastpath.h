@@ -241,15 +241,28 @@ size_t p53_fast_reply_sum(uint8_t *frame, const struct p53_pkt *pkt, uint16_t dn
 /* p53_fast_frame()'s outcomes; above P53_FAST_DECLINED: answered, the reply's frame length. */
 enum { P53_FAST_NOT_READ = 0, P53_FAST_DECLINED, P53_FAST_ANSWERED };
 
-/** What p53_fast_frame() reads for every frame of a burst, set once per burst (worker.c):
- * one pointer instead of five arguments per frame. */
+/** What p53_fast_frame() reads for every frame of a burst, set once per burst (worker.c,
+ * p53_fast_ctx_init()): one pointer instead of five arguments per frame, and what the answer
+ * would otherwise compute per query from the replica's configuration. */
 struct p53_fast_ctx {
 	const uint8_t *mac;                     /* the port's address (6 bytes) */
 	const struct p53_pkt_addrs *addrs;
-	const void *img;
-	const struct p53_answer_conf *conf;
+	const void *img;                        /* not NULL */
+	const struct p53_answer_conf *conf;     /* UDP's: tcp_limit 0 */
 	struct p53_answer_stats *st;
+	uint16_t ours;                          /* our EDNS payload size (answer.c our_payload()) */
 };
+
+/**
+ * Fill a p53_fast_ctx for p53_fast_frame() and p53_fast_burst(). Any lcore; no allocation.
+ *
+ * @return 0, or -EINVAL when the fast answer cannot answer with this replica (no image, or
+ *         conf->tcp_limit set): do not call p53_fast_frame() or p53_fast_burst() with `c`
+ *         then (the general path answers, as the fast answer would have declined).
+ */
+int p53_fast_ctx_init(struct p53_fast_ctx *c, const uint8_t *mac, const struct p53_pkt_addrs *addrs,
+		      const void *img, const struct p53_answer_conf *conf,
+		      struct p53_answer_stats *st);
 
 /**
  * A received frame from the frame to the reply in one pass, for a worker without checksum

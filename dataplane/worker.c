@@ -334,8 +334,9 @@ static uint16_t burst(struct p53_worker *w, const struct p53_replica *r, const s
 	uint32_t mask = slots != NULL ? p53_image_hdr(img)->hash_mask : 0;
 	/* A small image, software checksums and no RRL: the fast shape from the frame to the
 	   reply in one call (p53_fast_frame). */
-	int direct = slots == NULL && w->tx_offload == 0 && (g == NULL || !g->rrl.on);
-	const struct p53_fast_ctx fc = { w->mac, &r->addrs, img, &r->conf, &w->stats.ans };
+	struct p53_fast_ctx fc;
+	int direct = slots == NULL && w->tx_offload == 0 && (g == NULL || !g->rrl.on) &&
+		     p53_fast_ctx_init(&fc, w->mac, &r->addrs, img, &r->conf, &w->stats.ans) == 0;
 
 	for (uint16_t i = 0; i < n && i < 4; i++)
 		rte_prefetch0(rte_pktmbuf_mtod(pkts[i], void *));
@@ -353,7 +354,8 @@ static uint16_t burst(struct p53_worker *w, const struct p53_replica *r, const s
 				break;
 		}
 		struct rte_mbuf *m = pkts[i];
-		if (i + 4 < n)
+		/* p53_fast_burst() prefetched frame i + 4 before it read frame i */
+		if (!direct && i + 4 < n)
 			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 4], void *));
 		ms[i] = FRAME_DROPPED;
 		if (unlikely(m->nb_segs != 1)) {

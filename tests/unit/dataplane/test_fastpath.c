@@ -237,7 +237,8 @@ static void one_frame(const uint8_t *f, uint16_t fl, int no_fast)
 	memcpy(df, f, fl);
 	memset(&sd, 0, sizeof(sd));
 	memset(&qd, 0x5a, sizeof(qd));
-	const struct p53_fast_ctx fx = { mac_us, &addrs, img, &conf, &sd };
+	struct p53_fast_ctx fx;
+	assert_int_equal(p53_fast_ctx_init(&fx, mac_us, &addrs, img, &conf, &sd), 0);
 	int k = p53_fast_frame(&fx, &qd, df, fl, (uint32_t)(fast ? pb.dns_off : 62) + 1500, 1, &pd);
 	if (k >= P53_FAST_ANSWERED)
 		dl = (uint16_t)k;
