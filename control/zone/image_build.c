@@ -781,6 +781,7 @@ static void *layout(struct build *s, size_t *len)
 
 	h.zones_off = (uint32_t)off;
 	off = align8(off + b->n_zones * sizeof(struct p53_image_zone));
+	off = p53_image_nodes_at(off);
 	h.nodes_off = (uint32_t)off;
 	off = align8(off + b->n_nodes * sizeof(struct p53_image_node));
 	h.rrsets_off = (uint32_t)off;
