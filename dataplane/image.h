@@ -30,7 +30,9 @@
  * holds, node by node, the owner name followed by the records of the node's RRsets. So a
  * positive answer on a big zone reads its owner name and its first RRset's records from one
  * or two adjacent cache lines of one page instead of two sections apart (docs/BENCHMARKS.md,
- * "Big zone: node-major layout"). Name and RDATA offsets are both relative to that section's
+ * "Big zone: node-major layout"). A few unreferenced zero bytes may lie between two nodes'
+ * blocks: the compiler starts a block on the next line rather than let its name and first
+ * RRset's records cross one (P53_IMAGE_PACK_PAD in image_build.c). Name and RDATA offsets are both relative to that section's
  * start, so every accessor below serves both layouts. An IXFR patch (image_patch.c) appends
  * the new records, then the new names, to it: patched nodes are not co-located. With
  * POP53_IMAGE_LAYOUT=sections the compiler writes names[] and rdata[] apart, as before.
