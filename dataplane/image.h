@@ -8,7 +8,7 @@
  * or makes a syscall: lookups are safe on any lcore, concurrently, for as long as the caller
  * holds the image (see the RCU rules in dataplane/replica.h and control/publish.c).
  *
- * Layout (every section 8-byte aligned):
+ * Layout (every section 8-byte aligned; nodes[] P53_IMAGE_NODES_ALIGN-aligned):
  *
  *   struct p53_image_hdr
  *   struct p53_image_zone   zones[n_zones]
@@ -30,7 +30,9 @@
  * holds, node by node, the owner name followed by the records of the node's RRsets. So a
  * positive answer on a big zone reads its owner name and its first RRset's records from one
  * or two adjacent cache lines of one page instead of two sections apart (docs/BENCHMARKS.md,
- * "Big zone: node-major layout"). Name and RDATA offsets are both relative to that section's
+ * "Big zone: node-major layout"). A few unreferenced zero bytes may lie between two nodes'
+ * blocks: the compiler starts a block on the next line rather than let its name and first
+ * RRset's records cross one (P53_IMAGE_PACK_PAD in image_build.c). Name and RDATA offsets are both relative to that section's
  * start, so every accessor below serves both layouts. An IXFR patch (image_patch.c) appends
  * the new records, then the new names, to it: patched nodes are not co-located. With
  * POP53_IMAGE_LAYOUT=sections the compiler writes names[] and rdata[] apart, as before.
@@ -61,6 +63,17 @@
 #define P53_IMAGE_MAGIC   0x49333550u /* "P53I" little-endian */
 #define P53_IMAGE_VERSION 6u
 #define P53_NONE          UINT32_MAX  /* absent node / rrset / offset */
+
+/* Where nodes[] starts, from the image's start: a cache line, so that in a replica (64-byte
+ * aligned at least: control/bigmem.h, control/publish.c) no 32-byte node crosses a line. With
+ * an 8-byte section start, half the nodes of an image of one zone did (nodes_off % 64 = 40),
+ * and the fast path reads a node up to its occluder (docs/BENCHMARKS.md, "Big zone: the
+ * node's line"). The zones before it are padded with zeroes. */
+#define P53_IMAGE_NODES_ALIGN 64u
+static inline size_t p53_image_nodes_at(size_t off)
+{
+	return (off + P53_IMAGE_NODES_ALIGN - 1) & ~(size_t)(P53_IMAGE_NODES_ALIGN - 1);
+}
 
 struct p53_image_hdr {
 	uint32_t magic;

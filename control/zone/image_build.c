@@ -743,6 +743,23 @@ static void zero_gaps(uint8_t *img, const struct span *sec, size_t n, size_t siz
 	}
 }
 
+/*
+ * Node-major (image.h, "Co-location"): a positive answer reads the node's owner name and the
+ * records of its first RRset (the A RRset of a host: RRsets are sorted by type), its hot
+ * bytes. When they would cross a cache line and at most P53_IMAGE_PACK_PAD bytes are left
+ * before it, the block starts on the next line instead: the bytes skipped buy one line fewer
+ * for that answer (docs/BENCHMARKS.md, "Big zone: the node's line"). Returns how many bytes
+ * to skip before the block of `nd` at image offset `at` (the image starts on a line).
+ */
+static size_t block_pad(const struct build *s, const struct p53_image_node *nd, size_t at)
+{
+	size_t hot = nd->name_len, room = 64 - at % 64;
+
+	if (nd->n_rrsets > 0 && nd->rrsets < s->n_rrsets)
+		hot += s->rrsets[nd->rrsets].rdata_len;
+	return hot > room && hot <= 64 && room <= P53_IMAGE_PACK_PAD ? room : 0;
+}
+
 /* Step 6. */
 static void *layout(struct build *s, size_t *len)
 {
@@ -770,7 +787,7 @@ static void *layout(struct build *s, size_t *len)
 	/* Node-major (image.h, "Co-location"): each node's owner name, then its RRsets' records,
 	 * in one names-and-RDATA section (names_off == rdata_off). */
 	const int coloc = p53_image_colocate();
-	size_t names_total = 0;
+	size_t names_total = 0, pad_total = 0, pad_used = 0;
 	int names_in_order = 1;         /* node i's name before node i + 1's in b->names */
 	if (coloc)
 		for (size_t i = 0; i < b->n_nodes; i++) {
@@ -781,6 +798,7 @@ static void *layout(struct build *s, size_t *len)
 
 	h.zones_off = (uint32_t)off;
 	off = align8(off + b->n_zones * sizeof(struct p53_image_zone));
+	off = p53_image_nodes_at(off);
 	h.nodes_off = (uint32_t)off;
 	off = align8(off + b->n_nodes * sizeof(struct p53_image_node));
 	h.rrsets_off = (uint32_t)off;
@@ -791,7 +809,20 @@ static void *layout(struct build *s, size_t *len)
 	if (!coloc)
 		off = align8(off + b->names_len);
 	h.rdata_off = (uint32_t)off;
-	off = align8(off + s->rdata_len + names_total);
+	if (coloc) {
+		/* The bytes block_pad() skips: the placement below, dry (the same walk). */
+		size_t at = off;
+		for (size_t i = 0; i < b->n_nodes; i++) {
+			const struct p53_image_node *nd = &b->nodes[i];
+			size_t pad = block_pad(s, nd, at);
+			pad_total += pad;
+			at += pad + nd->name_len;
+			for (uint32_t r = nd->rrsets; r < (uint32_t)nd->rrsets + nd->n_rrsets; r++)
+				if (r < s->n_rrsets)
+					at += s->rrsets[r].rdata_len + s->rrsets[r].sig_len;
+		}
+	}
+	off = align8(off + s->rdata_len + names_total + pad_total);
 	h.adds_off = (uint32_t)off;
 	off = align8(off + s->n_adds * sizeof(uint32_t));
 	if (s->proofs != NULL) {
@@ -877,6 +908,12 @@ static void *layout(struct build *s, size_t *len)
 		pos = 0;
 		for (size_t i = 0; i < b->n_nodes; i++) {
 			struct p53_image_node *nd = &inodes[i];
+			size_t pad = block_pad(s, nd, h.names_off + pos);
+			if (pad_used + pad > pad_total) /* never: the dry walk above counted these */
+				pad = 0;
+			memset(img + h.names_off + pos, 0, pad);
+			pad_used += pad;
+			pos += pad;
 			memcpy(img + h.names_off + pos, b->names + nd->name_off, nd->name_len);
 			uintptr_t hi = ((uintptr_t)b->names + nd->name_off) & ~(uintptr_t)(page - 1);
 			if (names_in_order && hi >= released + ((size_t)2 << 20)) {
@@ -954,7 +991,7 @@ static void *layout(struct build *s, size_t *len)
 		{ h.rrsets_off, s->n_rrsets * sizeof(struct p53_image_rrset) },
 		{ h.slots_off, ((size_t)s->hash_mask + 1) * sizeof(uint64_t) },
 		{ h.names_off, coloc ? 0 : b->names_len },
-		{ h.rdata_off, s->rdata_len + names_total },
+		{ h.rdata_off, s->rdata_len + names_total + pad_used },
 		{ h.adds_off, s->n_adds * sizeof(uint32_t) },
 		{ s->proofs != NULL ? h.proofs_off : h.chain_off,
 		  s->proofs != NULL ? b->n_nodes * sizeof(struct p53_image_proof) : 0 },

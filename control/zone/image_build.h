@@ -99,6 +99,11 @@ void *p53_image_build_files(const struct p53_zone_src *zones, size_t n, size_t *
  */
 int p53_image_colocate(void);
 
+/* Node-major: when a node's owner name and its first RRset's records (at most a cache line)
+ * would cross a line with at most this many bytes of it left, the node's block starts on the
+ * next line (the bytes skipped are zero and unreferenced). */
+#define P53_IMAGE_PACK_PAD 8u
+
 /** Free a list of files from p53_image_build_files(). */
 void p53_image_files_free(char **files, size_t n);
 

@@ -2209,6 +2209,7 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 	nh.zones_off = (uint32_t)off;
 	off = align8(off + (size_t)h->n_zones * sizeof(struct p53_image_zone));
 	nh.n_nodes = n_nodes;
+	off = p53_image_nodes_at(off);          /* as the compiler's (image.h) */
 	nh.nodes_off = (uint32_t)off;
 	off = align8(off + (size_t)n_nodes * sizeof(struct p53_image_node));
 	nh.n_rrsets = (uint32_t)(h->n_rrsets + p->n_nrs);
