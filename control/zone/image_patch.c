@@ -507,21 +507,6 @@ static int grow(void **p, size_t *cap, size_t need, size_t sz)
 	return 0;
 }
 
-/* Where the target name starts in an RRset's RDATA, or -1: no additional list. */
-static int list_skip(uint16_t type)
-{
-	switch (type) {
-	case P53_T_NS:
-		return 0;
-	case P53_T_MX: case 64 /* SVCB */: case 65 /* HTTPS */:
-		return 2;
-	case 33 /* SRV */:
-		return 6;
-	default:
-		return -1;
-	}
-}
-
 static int u32_cmp(const void *a, const void *b)
 {
 	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
@@ -625,7 +610,7 @@ static int adds_list(struct patch *p, const void *img, size_t n_adds_old, uint32
 		     const uint8_t *owner, size_t owner_len, bool cut, uint16_t type,
 		     const uint8_t *rd, uint32_t count, uint32_t *out, char *txt, size_t tl_cap)
 {
-	int skip = list_skip(type);
+	int skip = p53_target_skip(type);
 	size_t at = p->n_nadds;
 	uint32_t n = 0, req = 0;
 
@@ -706,17 +691,16 @@ static int relist_gain(struct patch *p, const void *img, const struct nset *gain
 			continue;
 		for (uint32_t r = nd->rrsets; r < (uint32_t)nd->rrsets + nd->n_rrsets; r++) {
 			const struct p53_image_rrset *rs = p53_image_rrset(img, r);
-			int skip = list_skip(rs->type);
+			int skip = p53_target_skip(rs->type);
 			if (skip < 0)
 				continue;
 			const uint8_t *rd = p53_image_rdata(img, rs);
 			bool hit = false;
 			for (uint32_t k = 0; k < rs->count && !hit; k++) {
-				rd += P53_RR_OWNER_LEN;
-				uint16_t rdlen = p53_get16(rd + 8);
-				int tl = rdlen > (uint32_t)skip ? p53_name_len(rd + 10 + skip, rdlen - (size_t)skip) : -1;
-				hit = tl > 0 && tn_find(gain, p->t, rd + 10 + skip, (size_t)tl) != P53_NONE;
-				rd += 10u + rdlen;
+				const uint8_t *t;
+				size_t tl;
+				rd = p53_target_rr(rd, skip, &t, &tl);
+				hit = tl > 0 && tn_find(gain, p->t, t, tl) != P53_NONE;
 			}
 			if (!hit)
 				continue;
@@ -2115,7 +2099,7 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 			}
 			/* A signed zone's RRset signed again (records_same) keeps its list: no
 			 * name of that zone gains or loses addresses (its types would change). */
-			if (list_skip(rs->type) < 0 || (sgn && rs->adds != P53_NONE))
+			if (p53_target_skip(rs->type) < 0 || (sgn && rs->adds != P53_NONE))
 				continue;
 			if (adds_list(p, img, n_adds_old, z, o->name, o->len,
 				      rs->type == P53_T_NS && o->cut_now, rs->type,

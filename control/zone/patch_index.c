@@ -58,21 +58,6 @@ static uint32_t fold_hash(const uint8_t *p, size_t len)
 	return (uint32_t)h;
 }
 
-/* Where the target name starts in an RRset's RDATA, or -1: the type lists no targets. */
-static int target_skip(uint16_t type)
-{
-	switch (type) {
-	case P53_T_NS:
-		return 0;
-	case P53_T_MX: case 64 /* SVCB */: case 65 /* HTTPS */:
-		return 2;
-	case 33 /* SRV */:
-		return 6;
-	default:
-		return -1;
-	}
-}
-
 struct p53_patch_index *p53_patch_index_new(void)
 {
 	return calloc(1, sizeof(struct p53_patch_index));
@@ -251,17 +236,16 @@ static int tgt_node(struct p53_patch_index *ix, const void *img, uint32_t n)
 
 	for (uint32_t r = nd->rrsets; r < (uint32_t)nd->rrsets + nd->n_rrsets; r++) {
 		const struct p53_image_rrset *rs = p53_image_rrset(img, r);
-		int skip = target_skip(rs->type);
+		int skip = p53_target_skip(rs->type);
 		if (skip < 0)
 			continue;
 		const uint8_t *rd = p53_image_rdata(img, rs);
 		for (uint32_t k = 0; k < rs->count; k++) {
-			rd += P53_RR_OWNER_LEN;
-			uint16_t rdlen = p53_get16(rd + 8);
-			int tl = rdlen > (uint32_t)skip ? p53_name_len(rd + 10 + skip, rdlen - (size_t)skip) : -1;
-			if (tl > 0 && tgt_put(ix, fold_hash(rd + 10 + skip, (size_t)tl), n) != 0)
+			const uint8_t *t;
+			size_t tl;
+			rd = p53_target_rr(rd, skip, &t, &tl);
+			if (tl > 0 && tgt_put(ix, fold_hash(t, tl), n) != 0)
 				return -1;
-			rd += 10u + rdlen;
 		}
 	}
 	return 0;

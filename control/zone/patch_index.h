@@ -28,6 +28,11 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "dataplane/dnsmsg.h"
+#include "dataplane/image.h"
+#include "dataplane/name.h"
+#include "dataplane/wire.h"
+
 struct p53_patch_index;
 
 /** An empty index (matches no image). NULL: out of memory. */
@@ -99,5 +104,40 @@ int p53_patch_index_sigs_node(struct p53_patch_index *ix, const void *img, uint3
  * (seconds since the epoch, at least 1), or 0 when it has none. When the earliest counted
  * went, the distinct expirations are read again (not the records). */
 uint64_t p53_patch_index_sigs_min(struct p53_patch_index *ix, uint32_t z, time_t now);
+
+/**
+ * Where the target name starts in an RRset's RDATA: the types whose targets get additional
+ * lists (NS, MX, SRV, SVCB, HTTPS), read by the patch and by the index. -1: no target.
+ */
+static inline int p53_target_skip(uint16_t type)
+{
+	switch (type) {
+	case P53_T_NS:
+		return 0;
+	case P53_T_MX: case 64 /* SVCB */: case 65 /* HTTPS */:
+		return 2;
+	case 33 /* SRV */:
+		return 6;
+	default:
+		return -1;
+	}
+}
+
+/**
+ * One record's target name, in an RRset of a type p53_target_skip() gives `skip` >= 0 for:
+ * rd at the record (its owner reference first); *name and *len the target (*len 0: the RDATA
+ * holds none). Returns the next record.
+ */
+static inline const uint8_t *p53_target_rr(const uint8_t *rd, int skip, const uint8_t **name,
+					   size_t *len)
+{
+	rd += P53_RR_OWNER_LEN;
+	uint16_t rdlen = p53_get16(rd + 8);
+	int tl = rdlen > (uint32_t)skip ? p53_name_len(rd + 10 + skip, rdlen - (size_t)skip) : -1;
+
+	*name = rd + 10 + skip;
+	*len = tl > 0 ? (size_t)tl : 0;
+	return rd + 10u + rdlen;
+}
 
 #endif /* P53_PATCH_INDEX_H */
