@@ -21,7 +21,6 @@
 #define MAX_CHAIN 8     /* CNAME/DNAME links followed inside a zone */
 #define MAX_ADDS  16    /* RRsets whose additional-section targets are added */
 #define MAX_ADDED 32    /* distinct nodes added to the additional section */
-#define UDP_MIN   512   /* RFC 1035 §4.2.1, RFC 6891 §6.2.5 */
 #define OPT_LEN   11    /* root owner, type, class, ttl, rdlength */
 #define KEEPALIVE_LEN 6 /* edns-tcp-keepalive with a TIMEOUT (RFC 7828 §3.1) */
 
@@ -1017,23 +1016,17 @@ static __attribute__((noinline, cold)) int not_ours(const void *img, const struc
 	       encloser(img, q->lname, q->qname_len, q->qname_labels, q->label_off, &keep) == P53_NONE;
 }
 
-/* Our EDNS UDP payload size (RFC 6891 §6.2.5), never under 512. */
-static uint16_t our_payload(const struct p53_answer_conf *conf)
-{
-	return conf->edns_max_payload < UDP_MIN ? UDP_MIN : conf->edns_max_payload;
-}
-
 /* Response size: RFC 6891 §6.2.3-5, clamped to [512, our maximum] and to the buffer; on TCP
  * the 16-bit length field is the only limit. */
 static uint16_t size_limit(const struct p53_answer_conf *conf, const struct p53_query *q,
 			   uint16_t cap)
 {
-	uint16_t max = UDP_MIN;
+	uint16_t max = P53_UDP_MIN;
 
 	if (q->edns) {
-		max = q->edns_payload < UDP_MIN ? UDP_MIN : q->edns_payload;
-		if (max > our_payload(conf))
-			max = our_payload(conf);
+		max = q->edns_payload < P53_UDP_MIN ? P53_UDP_MIN : q->edns_payload;
+		if (max > p53_our_payload(conf->edns_max_payload))
+			max = p53_our_payload(conf->edns_max_payload);
 	}
 	max |= conf->tcp_limit; /* 65535 on TCP (RFC 7766 §8), 0 on UDP */
 	return max > cap ? cap : max;
@@ -1198,7 +1191,7 @@ answer(const void *img, const struct p53_answer_conf *conf, uint8_t *msg, uint16
 			st->kind[P53_ANS_HANDOFF]++;
 			return 0;
 		}
-		uint16_t n = tsig_badkey(&c, size_limit(conf, qp, cap), our_payload(conf));
+		uint16_t n = tsig_badkey(&c, size_limit(conf, qp, cap), p53_our_payload(conf->edns_max_payload));
 		count(st, &c);
 		return n;
 	}
@@ -1223,7 +1216,7 @@ answer(const void *img, const struct p53_answer_conf *conf, uint8_t *msg, uint16
 		 * answers a malformed option). It fits: the query's OPT was longer. */
 		int opt = qp->edns && (ms == P53_MSG_OPT_OPTION || ms == P53_MSG_OPT_COOKIE ||
 				       ms == P53_MSG_OPT_ECS);
-		return finish(&c, opt, our_payload(conf));
+		return finish(&c, opt, p53_our_payload(conf->edns_max_payload));
 	}
 	if (opcode != P53_OPCODE_QUERY) {
 		c.rcode = P53_RCODE_NOTIMP;
@@ -1233,7 +1226,7 @@ answer(const void *img, const struct p53_answer_conf *conf, uint8_t *msg, uint16
 	}
 	st->qtype[qp->qtype < P53_QTYPE_BUCKETS - 1 ? qp->qtype : P53_QTYPE_BUCKETS - 1]++;
 
-	uint16_t ours = our_payload(conf);
+	uint16_t ours = p53_our_payload(conf->edns_max_payload);
 	uint16_t max = size_limit(conf, qp, cap);
 	uint16_t reserve = 0;
 	if (qp->edns)

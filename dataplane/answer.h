@@ -20,6 +20,14 @@
 
 struct p53_fast_neg;
 
+#define P53_UDP_MIN 512 /* RFC 1035 §4.2.1, RFC 6891 §6.2.5 */
+
+/** Our EDNS UDP payload size (RFC 6891 §6.2.5) from the configured one: never under 512. */
+static inline uint16_t p53_our_payload(uint16_t edns_max_payload)
+{
+	return edns_max_payload < P53_UDP_MIN ? P53_UDP_MIN : edns_max_payload;
+}
+
 struct p53_answer_conf {
 	const uint8_t *identity;        /* PoP identity for id.server/hostname.bind and NSID */
 	uint8_t identity_len;           /* 0: those names get REFUSED and NSID is not sent */

@@ -18,7 +18,6 @@
 #include "dataplane/steer.h"
 #include "dataplane/wire.h"
 
-#define UDP_MIN 512     /* RFC 1035 §4.2.1, RFC 6891 §6.2.5 */
 #define OPT_LEN 11
 
 /* The offsets of the fast shape's frames (Ethernet II without a tag, IPv4 without options,
@@ -32,20 +31,14 @@ enum {
 	V6_DNS_OFF = V6_L4_OFF + 8,
 };
 
-/* answer.c our_payload(): the UDP payload size our OPT advertises (p53_fast_ctx_init()). */
-static inline uint16_t our_payload(const struct p53_answer_conf *conf)
-{
-	return conf->edns_max_payload < UDP_MIN ? UDP_MIN : conf->edns_max_payload;
-}
-
 /* answer.c size_limit() on UDP (tcp_limit 0): the response's size limit, OPT included;
- * `ours`: our_payload(). */
+ * `ours`: p53_our_payload(). */
 static inline uint16_t limit_of(uint16_t ours, const struct p53_query *q, uint16_t cap)
 {
-	uint16_t max = UDP_MIN;
+	uint16_t max = P53_UDP_MIN;
 
 	if (q->edns) {
-		max = q->edns_payload < UDP_MIN ? UDP_MIN : q->edns_payload;
+		max = q->edns_payload < P53_UDP_MIN ? P53_UDP_MIN : q->edns_payload;
 		if (max > ours)
 			max = ours;
 	}
@@ -64,7 +57,7 @@ int p53_fast_ctx_init(struct p53_fast_ctx *c, const uint8_t *mac, const struct p
 	c->img = img;
 	c->conf = conf;
 	c->st = st;
-	c->ours = our_payload(conf);
+	c->ours = p53_our_payload(conf->edns_max_payload);
 	return 0;
 }
 
@@ -1580,7 +1573,7 @@ uint16_t p53_fast_answer_ecs(const void *img, const struct p53_answer_conf *conf
 {
 	if (img == NULL || conf->tcp_limit != 0)
 		return 0;
-	return ecs_answer(img, conf, msg, cap, st, q, tail, 1, our_payload(conf));
+	return ecs_answer(img, conf, msg, cap, st, q, tail, 1, p53_our_payload(conf->edns_max_payload));
 }
 
 uint16_t p53_fast_answer_noecs(const void *img, const struct p53_answer_conf *conf, uint8_t *msg,
@@ -1589,7 +1582,7 @@ uint16_t p53_fast_answer_noecs(const void *img, const struct p53_answer_conf *co
 {
 	if (img == NULL || conf->tcp_limit != 0)
 		return 0;
-	return fast_answer(img, conf, msg, cap, st, q, NULL, 0, tail, 1, our_payload(conf));
+	return fast_answer(img, conf, msg, cap, st, q, NULL, 0, tail, 1, p53_our_payload(conf->edns_max_payload));
 }
 
 uint16_t p53_fast_answer(const void *img, const struct p53_answer_conf *conf, uint8_t *msg,
@@ -1600,8 +1593,8 @@ uint16_t p53_fast_answer(const void *img, const struct p53_answer_conf *conf, ui
 	if (img == NULL || conf->tcp_limit != 0)
 		return 0;
 	if (__builtin_expect(q->ecs, 0))
-		return ecs_answer(img, conf, msg, cap, st, q, &tail, 0, our_payload(conf));
-	return fast_answer(img, conf, msg, cap, st, q, NULL, 0, &tail, 0, our_payload(conf));
+		return ecs_answer(img, conf, msg, cap, st, q, &tail, 0, p53_our_payload(conf->edns_max_payload));
+	return fast_answer(img, conf, msg, cap, st, q, NULL, 0, &tail, 0, p53_our_payload(conf->edns_max_payload));
 }
 
 size_t p53_fast_sum_count(const void *img)
@@ -1611,7 +1604,7 @@ size_t p53_fast_sum_count(const void *img)
 
 static void sum_range(const void *img, uint16_t payload, uint64_t *t, uint32_t from, uint32_t to)
 {
-	uint16_t ours = payload < UDP_MIN ? UDP_MIN : payload;  /* our_payload() */
+	uint16_t ours = p53_our_payload(payload);
 
 	for (uint32_t i = from; i < to; i++) {
 		const struct p53_image_rrset *rs = p53_image_rrset(img, i);

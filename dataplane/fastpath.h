@@ -250,7 +250,7 @@ struct p53_fast_ctx {
 	const void *img;                        /* not NULL */
 	const struct p53_answer_conf *conf;     /* UDP's: tcp_limit 0 */
 	struct p53_answer_stats *st;
-	uint16_t ours;                          /* our EDNS payload size (answer.c our_payload()) */
+	uint16_t ours;                          /* our EDNS payload size (p53_our_payload()) */
 };
 
 /**
