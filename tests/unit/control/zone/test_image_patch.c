@@ -444,6 +444,12 @@ static void add_rec(struct p53_rrs *to, const uint8_t *owner, size_t ol, uint16_
 	case 2:
 		rl = wname("ns1.example.com.", rd);
 		break;
+	case 43: /* DS: a key tag, ECDSA P-256, SHA-256 */
+		rd[0] = (uint8_t)rnd(256), rd[1] = (uint8_t)rnd(256), rd[2] = 13, rd[3] = 2;
+		for (int i = 4; i < 36; i++)
+			rd[i] = (uint8_t)rnd(256);
+		rl = 36;
+		break;
 	}
 	assert_int_equal(p53_rrs_add(to, owner, ol, type, 1, rnd(4) ? 300 : 77, rd, rl), 0);
 }
@@ -470,6 +476,8 @@ enum {
 	K_NAME_DEL,     /* (NSEC zones) a name removed, its neighbour's NSEC changed */
 	K_TYPE_GAIN,    /* (NSEC zones) a type gained, its NSEC's bitmap changed */
 	K_TYPE_LOSE,    /* (NSEC zones) a type lost, its NSEC's bitmap changed */
+	K_DS,           /* (signed zones) DS added, changed or removed at a cut, with its RRSIG
+			   and the cut's NSEC or NSEC3 bitmap */
 	K_N
 };
 static const char *KIND_NAMES[K_N] = { "CNAME flip", "CNAME target", "CNAME dropped", "MX/SRV/SVCB/HTTPS",
@@ -477,7 +485,7 @@ static const char *KIND_NAMES[K_N] = { "CNAME flip", "CNAME target", "CNAME drop
 				       "wildcard ENT emptied", "target below a child apex",
 				       "cut added/removed/NS", "glue changed", "wildcard changed",
 				       "NSEC: name added", "NSEC: name removed", "NSEC: type gained",
-				       "NSEC: type lost" };
+				       "NSEC: type lost", "DS at a cut" };
 static unsigned diff_kinds;
 
 static bool name_eq(const uint8_t *a, const uint8_t *b, size_t len)
@@ -1145,6 +1153,45 @@ static void add_signed(struct p53_ixfr_step *st, const uint8_t *owner, size_t ol
 	add_sig(st, owner, ol, type, ttl, apex, al);
 }
 
+static bool below(const uint8_t *nm, size_t l, const uint8_t *up, size_t ul);
+
+/* Whether the model's name e (of n) is a cut: NS, not the apex, no cut above it. */
+static bool model_cut(const struct nsec_ent *e, const uint8_t *apex, size_t al, const uint8_t *nm,
+		      size_t nl, const uint8_t *bits, size_t stride, size_t n)
+{
+	if (nl == al || !bit_of(bits, 2))
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		const struct nsec_ent *o = (const struct nsec_ent *)((const uint8_t *)e + i * stride);
+		if (o->len != al && o->len < nl && bit_of(o->bits, 2) && below(nm, nl, o->name, o->len))
+			return false;
+	}
+	(void)apex;
+	return true;
+}
+
+/* A cut's DS, as a parent's signer changes it when the child rolls its keys or becomes
+ * secure or insecure: added (with its RRSIG), replaced, or removed (with its RRSIGs). The
+ * bitmap in bits follows (DS; RRSIG with it when `rrsig_with` and nothing else is signed,
+ * an NSEC3 zone's unsigned delegation). Returns 1 added, 0 changed, -1 removed. */
+static int ds_op(struct p53_ixfr_step *st, const struct p53_rrs *base, const uint8_t *nm, size_t nl,
+		 uint8_t *bits, bool rrsig_with, const uint8_t *apex, size_t al)
+{
+	int r = bit_of(bits, 43) ? (rnd(2) ? 0 : -1) : 1;
+
+	if (r <= 0) {
+		del_all(st, base, nm, nl, 43);
+		del_sigs(st, base, nm, nl, 43);
+	}
+	if (r >= 0)
+		add_signed(st, nm, nl, 43, apex, al);
+	bit_put(bits, 43, r >= 0);
+	if (rrsig_with)
+		bit_put(bits, 46, r >= 0);
+	diff_kinds |= 1u << K_DS;
+	return r;
+}
+
 /*
  * In step st from base (an NSEC zone): one to three names added (some two labels below an
  * owner: a new empty non-terminal), removed (a name with nothing below it), or given or
@@ -1188,8 +1235,22 @@ static void nsec_chain_ops(struct p53_ixfr_step *st, const struct p53_rrs *base,
 	qsort(e, n, sizeof(*e), ent_cmp);
 	int ops = 1 + (int)rnd(3);
 	for (int o = 0; o < ops && n > 1; o++) {
-		uint32_t kind = rnd(4);
+		uint32_t kind = rnd(5);
 		struct nsec_ent *y = &e[rnd((uint32_t)n)];
+		if (kind == 4) {
+			/* A cut's DS (a cut picked: they are few). */
+			size_t cands[64], nc = 0;
+			for (size_t i = 0; i < n && nc < 64; i++)
+				if (!e[i].gone && !e[i].touched &&
+				    model_cut(e, apex, al, e[i].name, e[i].len, e[i].bits, sizeof(*e), n))
+					cands[nc++] = i;
+			if (nc == 0)
+				continue;
+			y = &e[cands[rnd((uint32_t)nc)]];
+			ds_op(st, base, y->name, y->len, y->bits, false, apex, al);
+			y->touched = true;
+			continue;
+		}
 		if (kind == 3) {
 			/* Names with two data types or more are few: pick one of them. */
 			static const uint16_t dt[] = { 1, 28, 16, 15, 33, 99 };
@@ -1336,6 +1397,8 @@ struct n3_ent {
 	struct nsec_ent e;              /* name, types (bits), gone, touched */
 	uint8_t hash[P53_NSEC3_HASH_LEN];
 	bool had_n3, fresh, exists, want, typed;
+	bool secure, drop;              /* a cut that gains a DS (wants an NSEC3 now); one that
+					   loses it in an opt-out chain and its NSEC3 with it */
 	const uint8_t *rd;              /* its NSEC3 in base */
 	size_t rdlen;
 	uint32_t ttl;
@@ -1444,8 +1507,26 @@ static void nsec3_chain_ops(struct p53_ixfr_step *st, const struct p53_rrs *base
 	}
 	int ops = 1 + (int)rnd(3);
 	for (int o = 0; o < ops; o++) {
-		uint32_t kind = rnd(4);
+		uint32_t kind = rnd(5);
 		struct n3_ent *y = &e[rnd((uint32_t)n)];
+		if (kind == 4) {
+			/* A cut's DS; an opt-out chain holds an insecure cut's NSEC3 or not (either
+			 * way a signer may leave it), a secure one's always. */
+			size_t cands[64], nc = 0;
+			for (size_t i = 0; i < n && nc < 64; i++)
+				if (!e[i].e.gone && !e[i].e.touched && !e[i].fresh &&
+				    model_cut(&e[0].e, apex, al, e[i].e.name, e[i].e.len, e[i].e.bits,
+					      sizeof(*e), n))
+					cands[nc++] = i;
+			if (nc == 0)
+				continue;
+			y = &e[cands[rnd((uint32_t)nc)]];
+			int r = ds_op(st, base, y->e.name, y->e.len, y->e.bits, true, apex, al);
+			y->e.touched = true;
+			y->secure = r > 0 && !y->had_n3;
+			y->drop = r < 0 && (flags & 1) && y->had_n3 && rnd(2) == 0;
+			continue;
+		}
 		if (kind == 3) {
 			/* Names with two data types or more are few: pick one of them. */
 			static const uint16_t dt[] = { 1, 28, 16, 15, 33, 99 };
@@ -1554,7 +1635,8 @@ static void nsec3_chain_ops(struct p53_ixfr_step *st, const struct p53_rrs *base
 		bool fresh_below = false;
 		for (size_t k = 0; k < n; k++)
 			fresh_below |= e[k].fresh && below(e[k].e.name, e[k].e.len, y->e.name, y->e.len);
-		y->want = y->exists && (y->had_n3 || y->fresh || (!y->typed && fresh_below));
+		y->want = y->exists && ((y->had_n3 && !y->drop) || y->fresh || y->secure ||
+					(!y->typed && fresh_below));
 		if (y->want && !y->had_n3)
 			y->e.touched = true;
 	}
@@ -2621,7 +2703,8 @@ static void test_signed_names(void **state)
 		{ .name = "nsec.test.", .file = path, .flags = P53_ZONE_SECONDARY },
 		{ .name = "small.test.", .file = f, .flags = P53_ZONE_SECONDARY },
 	};
-	const unsigned need = 1u << K_NAME_ADD | 1u << K_NAME_DEL | 1u << K_TYPE_GAIN | 1u << K_TYPE_LOSE;
+	const unsigned need = 1u << K_NAME_ADD | 1u << K_NAME_DEL | 1u << K_TYPE_GAIN | 1u << K_TYPE_LOSE |
+			      1u << K_DS;
 	struct outcome o = { 0 }, a = { 0 }, b = { 0 }, m = { 0 };
 
 	rng = seed(131);
@@ -2666,7 +2749,8 @@ static void test_signed_names_nsec3(void **state)
 		{ .name = "nsec3.test.", .file = p1, .flags = P53_ZONE_SECONDARY },
 		{ .name = "optout.test.", .file = p2, .flags = P53_ZONE_SECONDARY },
 	};
-	const unsigned need = 1u << K_NAME_ADD | 1u << K_NAME_DEL | 1u << K_TYPE_GAIN | 1u << K_TYPE_LOSE;
+	const unsigned need = 1u << K_NAME_ADD | 1u << K_NAME_DEL | 1u << K_TYPE_GAIN | 1u << K_TYPE_LOSE |
+			      1u << K_DS;
 
 	rng = seed(5155);
 	ask_do_too = 1;
