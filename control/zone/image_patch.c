@@ -235,7 +235,7 @@ static bool signed_type_ok(uint16_t type, bool apex)
 		return true;
 	case 48 /* DNSKEY */: case 51 /* NSEC3PARAM */: case 59 /* CDS */: case 60 /* CDNSKEY */:
 		return apex;
-	case P53_T_DS:
+	case P53_T_DS: case P53_T_NS:
 		return !apex; /* at a cut only (cut_rrset_ok) */
 	default:
 		return type_ok(type, apex);
@@ -244,17 +244,20 @@ static bool signed_type_ok(uint16_t type, bool apex)
 
 /*
  * A signed zone's cut that stays one (its records otherwise only signed again, sigs_only):
- * the RRsets of `type` it may gain, lose or change. DS (RFC 4035 §2.4: a child's keys
- * rolled, a delegation made secure or insecure) comes, changes or goes with its RRSIGs; the
- * NSEC or NSEC3 whose bitmap names it comes in the diff, signed by the primary, and is
- * patched with its chain. Nothing the compiler precomputes reads DS: the proofs of a cut
- * are its NSEC's or its NSEC3 cover's (dnssec_build.c), which answer.c's referral sends
- * only when the cut has no DS, and the fast path's referral templates are DO=0 ones.
+ * the RRsets of `type` it may gain or lose (`comes_goes`) or change. DS (RFC 4035 §2.4: a
+ * child's keys rolled, a delegation made secure or insecure) comes, changes or goes with its
+ * RRSIGs; the NSEC or NSEC3 whose bitmap names it comes in the diff, signed by the primary,
+ * and is patched with its chain. Nothing the compiler precomputes reads DS: the proofs of a
+ * cut are its NSEC's or its NSEC3 cover's (dnssec_build.c), which answer.c's referral sends
+ * only when the cut has no DS, and the fast path's referral templates are DO=0 ones. The NS
+ * set (not signed, RFC 4035 §2.2) changes: its additional list is made again (adds_list,
+ * glue first) and the referral templates follow the node's RRsets (fastpath.c ref_same).
  */
-static bool cut_rrset_ok(const struct tn *t, const struct p53_image_node *od, uint16_t type)
+static bool cut_rrset_ok(const struct tn *t, const struct p53_image_node *od, uint16_t type,
+			 bool comes_goes)
 {
-	return type == P53_T_DS && t->sigs_only && od != NULL && (od->flags & P53_NODE_CUT) &&
-	       od->occluder == P53_NONE;
+	return (type == P53_T_DS || (type == P53_T_NS && !comes_goes)) && t->sigs_only &&
+	       od != NULL && (od->flags & P53_NODE_CUT) && od->occluder == P53_NONE;
 }
 
 /* The hash an NSEC3 owner name's first label spells (base32hex, RFC 4648 §7). */
@@ -1762,7 +1765,7 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 			if (sgn && (!(nsec_ok || n3_ok) || t->sigs_only) &&
 			    (x == NULL || y == NULL || x->type != y->type) &&
 			    !cut_rrset_ok(t, od, x != NULL && (y == NULL || x->type < y->type) ?
-					  x->type : y->type))
+					  x->type : y->type, true))
 				return decline(why, wl, "%s %s its %s RRset in a signed zone (%s)", txt,
 					       x != NULL && (y == NULL || x->type < y->type) ? "loses" : "gains",
 					       tstr(x != NULL && (y == NULL || x->type < y->type) ? x->type : y->type,
@@ -1773,7 +1776,7 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 				/* Gone altogether (in an NSEC zone its NSEC too, or RRSIGs that
 				 * covered nothing). */
 				if (!type_ok(x->type, apex_t) && !(!sgn && x->type == P53_T_NS) &&
-				    !cut_rrset_ok(t, od, x->type) &&
+				    !cut_rrset_ok(t, od, x->type, true) &&
 				    !(nsec_ok && (x->type == P53_T_NSEC || x->type == P53_T_RRSIG)) &&
 				    !(n3_ok && (x->type == 50 || x->type == P53_T_RRSIG)))
 					return decline(why, wl, "%s loses its %s RRset", txt,
@@ -1808,12 +1811,12 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 				/* (An NSEC zone: their NSEC's next name changes with their
 				 * neighbours; nothing depends on its bytes but the record.) */
 				if (t->sigs_only && !(nsec_ok && x != NULL && x->type == y->type &&
-						      y->type == P53_T_NSEC) && !cut_rrset_ok(t, od, y->type))
+						      y->type == P53_T_NSEC) && !cut_rrset_ok(t, od, y->type, false))
 					return decline(why, wl, "%s is a cut, a CNAME or DNAME owner or a "
 						       "wildcard and changes its %s records", txt,
 						       tstr(y->type, tb, sizeof(tb)));
 				if (!(type_ok(y->type, apex_t) || (!sgn && y->type == P53_T_NS) ||
-				      cut_rrset_ok(t, od, y->type) ||
+				      cut_rrset_ok(t, od, y->type, false) ||
 				      (sgn && apex_t && (y->type == 48 || y->type == 59 || y->type == 60)) ||
 				      (nsec_ok && (y->type == P53_T_NSEC || y->type == P53_T_RRSIG)) ||
 				      (n3_ok && (y->type == 50 || y->type == P53_T_RRSIG))) ||

@@ -1192,6 +1192,32 @@ static int ds_op(struct p53_ixfr_step *st, const struct p53_rrs *base, const uin
 	return r;
 }
 
+/* A cut's NS set changed (not signed: no RRSIG, no bitmap change): a name server outside
+ * the zone added, or one of two or more removed (its glue, if any, stays), or both. */
+static void ns_op(struct p53_ixfr_step *st, const struct p53_rrs *base, const uint8_t *nm, size_t nl)
+{
+	uint32_t n = count_of(base, nm, nl, 2), what = rnd(3);
+	struct p53_rr_view x;
+	size_t p = 0;
+
+	if (what != 0 && n > 1) {
+		uint32_t k = rnd(n);
+		while (p53_rrs_next(base, &p, &x) == 1)
+			if (x.type == 2 && same_owner(&x, nm, nl) && k-- == 0)
+				del_once(st, &x);
+	} else {
+		what = 0;
+	}
+	if (what != 1) {
+		uint8_t rd[64];
+		char txt[48];
+		snprintf(txt, sizeof(txt), "ns%u.elsewhere.example.", rnd(100));
+		size_t l = wname(txt, rd);
+		assert_int_equal(p53_rrs_add(&st->add, nm, nl, 2, 1, 3600, rd, l), 0);
+	}
+	diff_kinds |= 1u << K_CUT;
+}
+
 /*
  * In step st from base (an NSEC zone): one to three names added (some two labels below an
  * owner: a new empty non-terminal), removed (a name with nothing below it), or given or
@@ -1247,7 +1273,10 @@ static void nsec_chain_ops(struct p53_ixfr_step *st, const struct p53_rrs *base,
 			if (nc == 0)
 				continue;
 			y = &e[cands[rnd((uint32_t)nc)]];
-			ds_op(st, base, y->name, y->len, y->bits, false, apex, al);
+			if (rnd(3) == 0)
+				ns_op(st, base, y->name, y->len);
+			else
+				ds_op(st, base, y->name, y->len, y->bits, false, apex, al);
 			y->touched = true;
 			continue;
 		}
@@ -1521,6 +1550,11 @@ static void nsec3_chain_ops(struct p53_ixfr_step *st, const struct p53_rrs *base
 			if (nc == 0)
 				continue;
 			y = &e[cands[rnd((uint32_t)nc)]];
+			if (rnd(3) == 0) {
+				ns_op(st, base, y->e.name, y->e.len);
+				y->e.touched = true;
+				continue;
+			}
 			int r = ds_op(st, base, y->e.name, y->e.len, y->e.bits, true, apex, al);
 			y->e.touched = true;
 			y->secure = r > 0 && !y->had_n3;
@@ -2704,7 +2738,7 @@ static void test_signed_names(void **state)
 		{ .name = "small.test.", .file = f, .flags = P53_ZONE_SECONDARY },
 	};
 	const unsigned need = 1u << K_NAME_ADD | 1u << K_NAME_DEL | 1u << K_TYPE_GAIN | 1u << K_TYPE_LOSE |
-			      1u << K_DS;
+			      1u << K_DS | 1u << K_CUT;
 	struct outcome o = { 0 }, a = { 0 }, b = { 0 }, m = { 0 };
 
 	rng = seed(131);
@@ -2750,7 +2784,7 @@ static void test_signed_names_nsec3(void **state)
 		{ .name = "optout.test.", .file = p2, .flags = P53_ZONE_SECONDARY },
 	};
 	const unsigned need = 1u << K_NAME_ADD | 1u << K_NAME_DEL | 1u << K_TYPE_GAIN | 1u << K_TYPE_LOSE |
-			      1u << K_DS;
+			      1u << K_DS | 1u << K_CUT;
 
 	rng = seed(5155);
 	ask_do_too = 1;
@@ -3397,6 +3431,238 @@ static void test_cut_shapes(void **state)
 	cut_shape("a DNAME added", dname, 1, "TYPE39 records at moved.example.com.");
 }
 
+/* One change of a signed shape (signed_shape): + or - owner type data, with its RRSIG
+ * (fake_sig) when signed; DS data "new" is a fresh DS; bitmap ops set (+) or clear (-) a
+ * type in the owner's NSEC (or the NSEC3 of its hash), which is replaced and signed again. */
+struct sshape_rr {
+	char op;
+	const char *owner;
+	uint16_t type;          /* 0: a bitmap op on `bit` */
+	const char *data;       /* NS: a name; A: an address; DS: ignored ("new"), or "*" for
+				   every record of the type at the owner */
+	uint16_t bit;
+};
+
+/* The NSEC at owner, or the NSEC3 of its hash, in base: its view in *out. 0, or -1. */
+static int denial_of(const struct p53_rrs *base, const uint8_t *owner, size_t ol, const uint8_t *apex,
+		     size_t al, struct p53_rr_view *out)
+{
+	struct p53_rr_view x;
+	size_t p = 0;
+	uint8_t salt[256], salt_len = 0, own[300];
+	uint16_t iter = 0;
+	bool n3 = false;
+
+	while (p53_rrs_next(base, &p, &x) == 1)
+		if (x.type == 51 && same_owner(&x, apex, al)) {
+			iter = (uint16_t)(x.rdata[2] << 8 | x.rdata[3]);
+			salt_len = x.rdata[4];
+			memcpy(salt, x.rdata + 5, salt_len);
+			n3 = true;
+		}
+	if (n3) {
+		uint8_t h[P53_NSEC3_HASH_LEN];
+		p53_nsec3_hash(owner, ol, salt, salt_len, iter, h);
+		own[0] = 32;
+		p53_n3_b32hex(h, own + 1);
+		memcpy(own + 33, apex, al);
+		owner = own;
+		ol = 33 + al;
+	}
+	p = 0;
+	while (p53_rrs_next(base, &p, &x) == 1)
+		if (x.type == (n3 ? 50 : 47) && same_owner(&x, owner, ol)) {
+			*out = x;
+			return 0;
+		}
+	return -1;
+}
+
+/* A type set or cleared in the denial record at owner (denial_of), signed again, in st. */
+static void denial_bit(struct p53_ixfr_step *st, const struct p53_rrs *base, const uint8_t *owner,
+		       size_t ol, const uint8_t *apex, size_t al, uint16_t type, bool on)
+{
+	struct p53_rr_view x;
+	uint8_t bits[8192 / 8] = { 0 }, rd[1500];
+
+	assert_int_equal(denial_of(base, owner, ol, apex, al, &x), 0);
+	size_t head = x.type == 47 ? (size_t)p53_name_len(x.rdata, x.rdlen) :
+		      6u + x.rdata[4] + x.rdata[5 + x.rdata[4]];
+	for (size_t q = head; q + 2 <= x.rdlen;) {
+		uint8_t w = x.rdata[q], bl = x.rdata[q + 1];
+		for (int b = 0; b < bl * 8; b++)
+			if ((x.rdata[q + 2 + b / 8] >> (7 - b % 8)) & 1)
+				bit_put(bits, (uint16_t)(w * 256 + b), true);
+		q += 2u + bl;
+	}
+	bit_put(bits, type, on);
+	memcpy(rd, x.rdata, head);
+	size_t l = head;
+	for (int w = 0; w < 8192 / 256; w++) {
+		int bl = 32;
+		while (bl > 0 && bits[w * 32 + bl - 1] == 0)
+			bl--;
+		if (bl == 0)
+			continue;
+		rd[l++] = (uint8_t)w;
+		rd[l++] = (uint8_t)bl;
+		memcpy(rd + l, bits + w * 32, (size_t)bl);
+		l += (size_t)bl;
+	}
+	del_once(st, &x);
+	del_sigs(st, base, x.owner, x.owner_len, x.type);
+	assert_int_equal(p53_rrs_add(&st->add, x.owner, x.owner_len, x.type, 1, x.ttl, rd, l), 0);
+	add_sig(st, x.owner, x.owner_len, x.type, x.ttl, apex, al);
+}
+
+/*
+ * A signed zone's cut shapes (issue 13) on one of tests/unit/dataplane/zones' signed zones
+ * (ldns-signzone NSEC and NSEC3, kzonesign NSEC3 opt-out), as a signing primary sends them:
+ * patched (why_has NULL), or declined with a reason holding why_has; a patched image answers
+ * every name, and names below and beside them, with and without DO, as the full compile.
+ */
+static void signed_shape(const char *zone, const char *file, const char *what,
+			 const struct sshape_rr *rr, size_t n, const char *why_has)
+{
+	char err[1024], why[512], path[512];
+	snprintf(path, sizeof(path), "%s/tests/unit/dataplane/zones/%s", P53_SRCDIR, file);
+	struct p53_zone_src src = { .name = zone, .file = path, .flags = P53_ZONE_SECONDARY };
+	size_t len = 0, plen = 0, flen = 0;
+	void *img = p53_image_build(&src, 1, &len, err, sizeof(err), quiet, NULL);
+	uint8_t apex[300];
+	size_t al = wname(zone, apex);
+	struct p53_rrs base = { 0 }, result = { 0 };
+	struct p53_ixfr d = { 0 };
+
+	assert_non_null(img);
+	zone_rrs(img, 0, &base);
+	struct p53_ixfr_step *st = soa_step(&base, &d);
+	static struct signed_again sa;
+	sa.n = 0;
+	resign(st, &base, apex, al, 6, apex, al, &sa);
+	for (size_t i = 0; i < n; i++) {
+		uint8_t nm[300], rd[300];
+		size_t nl = wname(rr[i].owner, nm), rl;
+		if (rr[i].type == 0) {
+			denial_bit(st, &base, nm, nl, apex, al, rr[i].bit, rr[i].op == '+');
+			continue;
+		}
+		if (rr[i].op == '-' && strcmp(rr[i].data, "*") == 0) {
+			assert_true(del_all(st, &base, nm, nl, rr[i].type) > 0);
+			if (rr[i].type != 2)
+				del_sigs(st, &base, nm, nl, rr[i].type);
+			continue;
+		}
+		if (rr[i].type == 43) {
+			add_signed(st, nm, nl, 43, apex, al);
+			continue;
+		}
+		if (rr[i].type == 1) {
+			unsigned a, b, c, e;
+			assert_int_equal(sscanf(rr[i].data, "%u.%u.%u.%u", &a, &b, &c, &e), 4);
+			rd[0] = (uint8_t)a, rd[1] = (uint8_t)b, rd[2] = (uint8_t)c, rd[3] = (uint8_t)e;
+			rl = 4;
+		} else {
+			rl = wname(rr[i].data, rd);
+		}
+		/* TTL 3600: the zones' delegations', so that deletions match. */
+		assert_int_equal(p53_rrs_add(rr[i].op == '+' ? &st->add : &st->del, nm, nl, rr[i].type, 1,
+					     3600, rd, rl), 0);
+	}
+	assert_int_equal(p53_ixfr_apply(&base, &d, &result, err, sizeof(err)), 0);
+	struct p53_zone_src s2 = src;
+	s2.rrs = result.buf;
+	s2.rrs_len = result.len;
+	s2.file = "(test)";
+	void *fresh = p53_image_build(&s2, 1, &flen, err, sizeof(err), quiet, NULL);
+	assert_non_null(fresh);
+	void *patched = p53_image_patch(img, apex, al, &d, NULL, NULL, &plen, why, sizeof(why));
+	print_message("%s %s: %s%s\n", zone, what, patched != NULL ? "patched" : "declined: ",
+		      patched ? "" : why);
+	if (why_has != NULL) {
+		assert_null(patched);
+		assert_non_null(strstr(why, why_has));
+	} else {
+		if (patched == NULL)
+			fail_msg("%s %s declined: %s", zone, what, why);
+		const char *bad = NULL;
+		if (p53_image_check(patched, plen, &bad) != 0)
+			fail_msg("%s: the patched image fails the check: %s", what, bad);
+		publish_from(img, patched, plen);
+		struct names nm = { 0 };
+		names_of(&nm, &base);
+		names_of(&nm, &result);
+		ask_do_too = 1;
+		same_answers(patched, fresh, &nm, what);
+		ask_do_too = 0;
+		free(nm.n);
+		free(nm.len);
+	}
+	free(patched);
+	free(fresh);
+	free(img);
+	p53_rrs_free(&base);
+	p53_rrs_free(&result);
+	p53_ixfr_free(&d);
+}
+
+/* Signed zones' cuts: DS added at an insecure delegation, changed, removed at a secure one
+ * (the bitmap of the cut's NSEC or NSEC3 with it), the NS set changed; what still declines
+ * (a cut removed, glue changed) declines with its reason. */
+static void test_signed_cut_shapes(void **state)
+{
+	(void)state;
+	rng = seed(4034);
+	static const char *const Z[][2] = {
+		{ "nsec.test.", "nsec.test.zone" },
+		{ "nsec3.test.", "nsec3.test.zone" },
+		{ "optout.test.", "optout.test.zone" },
+	};
+	for (size_t z = 0; z < 3; z++) {
+		char o_ins[64], o_sec[64], o_glue[64], o_gone[64];
+		snprintf(o_ins, sizeof(o_ins), "insecure.%s", Z[z][0]);
+		snprintf(o_sec, sizeof(o_sec), "secure.%s", Z[z][0]);
+		snprintf(o_glue, sizeof(o_glue), "ns.secure.%s", Z[z][0]);
+		snprintf(o_gone, sizeof(o_gone), "ns2.secure.%s", Z[z][0]);
+		/* NSEC3: an unsigned delegation's bitmap is NS alone, RRSIG comes with DS. */
+		uint16_t sig = z > 0 ? 46 : 0;
+		const struct sshape_rr ds_add[] = {
+			{ '+', o_ins, 43, "new", 0 },
+			{ '+', o_ins, 0, NULL, 43 },
+			{ '+', o_ins, 0, NULL, sig },
+		}, ds_change[] = {
+			{ '-', o_sec, 43, "*", 0 },
+			{ '+', o_sec, 43, "new", 0 },
+		}, ds_roll[] = {
+			{ '+', o_sec, 43, "new", 0 },
+		}, ds_gone[] = {
+			{ '-', o_sec, 43, "*", 0 },
+			{ '-', o_sec, 0, NULL, 43 },
+			{ '-', o_sec, 0, NULL, sig },
+		}, ns_set[] = {
+			{ '+', o_sec, 2, "ns.elsewhere.example.", 0 },
+			{ '-', o_sec, 2, o_glue, 0 },
+		}, cut_gone[] = {
+			{ '-', o_ins, 2, "*", 0 },
+		}, glue[] = {
+			{ '+', o_gone, 1, "192.0.2.99", 0 },
+		};
+		/* ldns and Knot leave RRSIG in an unsigned delegation's NSEC3 bitmap out, NSEC
+		 * has its own: no bit 0 op there (a no-op on bit 0 would rewrite the record). */
+		size_t nb = sig ? 3 : 2;
+		/* optout.test.'s insecure delegation has no NSEC3 (opt-out): DS added there is
+		 * the random chains' (test_signed_names_nsec3: the cut's NSEC3 joins). */
+		if (z < 2)
+			signed_shape(Z[z][0], Z[z][1], "DS added at an insecure delegation", ds_add, nb, NULL);
+		signed_shape(Z[z][0], Z[z][1], "DS changed (a child's key rolled)", ds_change, 2, NULL);
+		signed_shape(Z[z][0], Z[z][1], "a second DS (a rollover's first step)", ds_roll, 1, NULL);
+		signed_shape(Z[z][0], Z[z][1], "DS removed", ds_gone, nb, NULL);
+		signed_shape(Z[z][0], Z[z][1], "a cut's NS set changed, its glue left", ns_set, 2, NULL);
+		signed_shape(Z[z][0], Z[z][1], "a cut removed", cut_gone, 1, "loses its TYPE2 RRset");
+		signed_shape(Z[z][0], Z[z][1], "glue added", glue, 1, "below a cut");
+	}
+}
+
 static void test_signed_declined(void **state)
 {
 	(void)state;
@@ -3505,6 +3771,7 @@ int main(void)
 		cmocka_unit_test(test_steered_owners),
 		cmocka_unit_test(test_glue_changed),
 		cmocka_unit_test(test_cut_shapes),
+		cmocka_unit_test(test_signed_cut_shapes),
 		cmocka_unit_test(test_parent_and_child),
 		cmocka_unit_test(test_genzone),
 		cmocka_unit_test(test_whole_zone),
