@@ -6,7 +6,9 @@
 # answer with its RRSIGs, and an NXDOMAIN's NSEC3 proof). A change that adds a name (a new
 # NSEC3 in the chain, its neighbour's next hash) and one that removes it are patched too
 # (docs/ARCHITECTURE.md, "NSEC3 zones: names and types that come and go") and served as the
-# primary serves them: the name, and name errors' NSEC3 proofs around it.
+# primary serves them: the name, and name errors' NSEC3 proofs around it. A delegation's DS
+# added, its NS set changed, its DS removed are patched too, and the DO referral is the
+# primary's (NS and DS with its RRSIG, or NS and the NSEC3 that proves no DS).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/xfr_lib.sh"
 
@@ -24,7 +26,8 @@ KNOT_EXTRA_TEMPLATES="policy:
 KNOT_EXTRA_ZONE_CONF="    dnssec-signing: on
     dnssec-policy: signer"
 knotd_conf signed.test
-knot_zone signed.test 1 "txt IN TXT \"one\"" "mail IN A 192.0.2.25" "mail IN AAAA 2001:db8::25"
+knot_zone signed.test 1 "txt IN TXT \"one\"" "mail IN A 192.0.2.25" "mail IN AAAA 2001:db8::25" \
+	"kid IN NS ns.kid" "ns.kid IN A 192.0.2.60"
 knotd_up
 ok "knotd (signing primary) starts in $PRIMARY_NS"
 
@@ -141,6 +144,44 @@ check "kdig +dnssec: the removed name's NSEC3 proof as the primary's" \
 	same_as_primary authority fresh.signed.test A
 check "kdig +dnssec: another name error's NSEC3 proof as the primary's" \
 	same_as_primary authority nothere.signed.test A
+
+# 6. A child rolled its keys in: DS added at the delegation kid (signed, the NSEC3 at kid's
+# hash gains DS and RRSIG in its bitmap). Patched; the DO referral carries DS and its RRSIG.
+DS1="kid 3600 DS 12345 13 2 8f3c1a2b4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f708192a3b4c5d6e7f8"
+knotc zone-begin signed.test >/dev/null
+knotc zone-set signed.test $DS1 >/dev/null
+knotc zone-commit signed.test >/dev/null
+check "the DS added at kid.signed.test is served" \
+	wait_for 5 sh -c "ip netns exec $CLIENT_NS kdig +time=1 +dnssec @$V4 x.kid.signed.test A +noall +authority | grep -q 'DS.*12345 13 2'"
+check "that IXFR was patched (ixfr_image counts five patches)" \
+	patched_at_least 5
+check "kdig +dnssec: the referral to kid carries NS, DS and the DS's RRSIG, as the primary's" \
+	same_as_primary authority x.kid.signed.test A
+check "kdig +dnssec: kid DS (the parent's answer) and its RRSIG, as the primary's" \
+	same_as_primary answer kid.signed.test DS
+
+# 7. The child's NS set changed (not signed): patched; the referral as the primary's.
+knotc zone-begin signed.test >/dev/null
+knotc zone-set signed.test kid 3600 NS ns.elsewhere.example. >/dev/null
+knotc zone-commit signed.test >/dev/null
+check "the new NS of kid.signed.test is served" \
+	wait_for 5 sh -c "ip netns exec $CLIENT_NS kdig +time=1 @$V4 x.kid.signed.test A +noall +authority | grep -q 'ns.elsewhere.example'"
+check "that IXFR was patched (ixfr_image counts six patches)" \
+	patched_at_least 6
+check "kdig +dnssec: the referral (two NS, DS, RRSIG) as the primary's" \
+	same_as_primary authority x.kid.signed.test A
+
+# 8. The delegation made insecure: DS removed. Patched; the referral proves no DS by the
+# NSEC3 at kid's hash, as the primary's.
+knotc zone-begin signed.test >/dev/null
+knotc zone-unset signed.test kid DS >/dev/null
+knotc zone-commit signed.test >/dev/null
+check "the DS removed from kid.signed.test is no longer served" \
+	wait_for 5 sh -c "! ip netns exec $CLIENT_NS kdig +time=1 +dnssec @$V4 x.kid.signed.test A +noall +authority | grep -q 'DS.*12345'"
+check "that IXFR was patched (ixfr_image counts seven patches)" \
+	patched_at_least 7
+check "kdig +dnssec: the insecure referral's NSEC3 proof, as the primary's" \
+	same_as_primary authority x.kid.signed.test A
 
 stop_pop53
 finish
