@@ -74,6 +74,7 @@ struct tn {
 	bool n3;                /* an NSEC3 owner (signed zones): found by its hash, not indexed */
 	bool sigs_only;         /* (signed zones) a wildcard, cut, CNAME or DNAME owner: its
 				   records must stay, only their RRSIGs may change */
+	bool glue_s;            /* (signed zones) glue (signed_glue): it keeps an address */
 	bool was_owner, is_owner; /* (NSEC zones) owns an NSEC before, after */
 	/* (unsigned zones) what the full compile's nodes_link() gives it in the new image */
 	bool cut_now;           /* a cut: an NS RRset below the apex */
@@ -258,6 +259,22 @@ static bool cut_rrset_ok(const struct tn *t, const struct p53_image_node *od, ui
 {
 	return (type == P53_T_DS || (type == P53_T_NS && !comes_goes)) && t->sigs_only &&
 	       od != NULL && (od->flags & P53_NODE_CUT) && od->occluder == P53_NONE;
+}
+
+/*
+ * A signed zone's glue whose records may change (a name server renumbered, an address added
+ * or removed): a name below a cut (no DNAME above it, itself no cut, wildcard, CNAME or DNAME
+ * owner). Glue is not signed (RFC 4035 §2.2), owns no NSEC or NSEC3 and has no proof
+ * (dnssec_build.c skips it); the patch keeps its node's GLUE flag and occluder. It must keep
+ * having an address or none (declined in patch_run otherwise): the lists naming it stay as
+ * they are, as a signed zone's RRsets signed again keep theirs.
+ */
+static bool signed_glue(const void *img, const struct p53_image_node *nd)
+{
+	return (nd->flags & P53_NODE_GLUE) && nd->occluder != P53_NONE &&
+	       !(nd->flags & (P53_NODE_CUT | P53_NODE_DNAME | P53_NODE_CNAME | P53_NODE_WILD |
+			      P53_NODE_NSEC3)) &&
+	       (p53_image_node(img, nd->occluder)->flags & P53_NODE_CUT) && !dname_above(img, nd);
 }
 
 /* The hash an NSEC3 owner name's first label spells (base32hex, RFC 4648 §7). */
@@ -1644,6 +1661,8 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 			    nd->occluder == P53_NONE &&
 			    (nd->flags & (P53_NODE_CUT | P53_NODE_DNAME | P53_NODE_CNAME | P53_NODE_WILD)))
 				t->sigs_only = true;
+			else if (sgn && signed_glue(img, nd))
+				t->glue_s = true;
 			else if (sgn && ((nd->flags & (P53_NODE_CUT | P53_NODE_DNAME | P53_NODE_WILD |
 						       P53_NODE_GLUE | (t->n3 ? 0 : P53_NODE_NSEC3))) ||
 					 nd->occluder != P53_NONE))
@@ -1888,6 +1907,9 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 		for (uint32_t r = 0; r < t->rs_n; r++)
 			t->new_addr |= p->nrs[t->rs_first + r].type == P53_T_A ||
 				       p->nrs[t->rs_first + r].type == P53_T_AAAA;
+		if (t->glue_s && t->old_addr != t->new_addr)
+			return decline(why, wl, "%s is glue in a signed zone and %s", txt,
+				       t->new_addr ? "gains its first address" : "loses its last address");
 		if (t->rs_n == 0) {
 			if (apex_t)
 				return decline(why, wl, "the apex loses every record");

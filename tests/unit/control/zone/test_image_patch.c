@@ -1218,6 +1218,39 @@ static void ns_op(struct p53_ixfr_step *st, const struct p53_rrs *base, const ui
 	diff_kinds |= 1u << K_CUT;
 }
 
+/* Glue below the cut nm (not signed): an address changed or one added, or one removed where
+ * another stays (a name server renumbered). 0, or -1: the cut has no glue with an address. */
+static int glue_op(struct p53_ixfr_step *st, const struct p53_rrs *base, const uint8_t *nm, size_t nl)
+{
+	struct p53_rr_view x, pick = { 0 };
+	size_t p = 0;
+	uint32_t n = 0;
+
+	while (p53_rrs_next(base, &p, &x) == 1)
+		if ((x.type == 1 || x.type == 28) && x.owner_len > nl && below(x.owner, x.owner_len, nm, nl) &&
+		    rnd(++n) == 0)
+			pick = x;
+	if (n == 0)
+		return -1;
+	uint32_t what = rnd(3);
+	if (what == 2 && count_of(base, pick.owner, pick.owner_len, pick.type) < 2)
+		what = 0;
+	if (what != 1)
+		del_once(st, &pick);
+	if (what != 2) {
+		struct p53_rrs tmp = { 0 };
+		struct p53_rr_view y;
+		size_t p3 = 0;
+		add_rec(&tmp, pick.owner, pick.owner_len, pick.type);
+		assert_int_equal(p53_rrs_next(&tmp, &p3, &y), 1);
+		assert_int_equal(p53_rrs_add(&st->add, pick.owner, pick.owner_len, pick.type, 1, pick.ttl,
+					     y.rdata, y.rdlen), 0);
+		p53_rrs_free(&tmp);
+	}
+	diff_kinds |= 1u << K_GLUE;
+	return 0;
+}
+
 /*
  * In step st from base (an NSEC zone): one to three names added (some two labels below an
  * owner: a new empty non-terminal), removed (a name with nothing below it), or given or
@@ -1273,8 +1306,11 @@ static void nsec_chain_ops(struct p53_ixfr_step *st, const struct p53_rrs *base,
 			if (nc == 0)
 				continue;
 			y = &e[cands[rnd((uint32_t)nc)]];
-			if (rnd(3) == 0)
+			uint32_t w = rnd(4);
+			if (w == 0)
 				ns_op(st, base, y->name, y->len);
+			else if (w == 1 && glue_op(st, base, y->name, y->len) == 0)
+				y->touched = true;
 			else
 				ds_op(st, base, y->name, y->len, y->bits, false, apex, al);
 			y->touched = true;
@@ -1550,8 +1586,10 @@ static void nsec3_chain_ops(struct p53_ixfr_step *st, const struct p53_rrs *base
 			if (nc == 0)
 				continue;
 			y = &e[cands[rnd((uint32_t)nc)]];
-			if (rnd(3) == 0) {
-				ns_op(st, base, y->e.name, y->e.len);
+			uint32_t w = rnd(4);
+			if (w == 0 || (w == 1 && glue_op(st, base, y->e.name, y->e.len) == 0)) {
+				if (w == 0)
+					ns_op(st, base, y->e.name, y->e.len);
 				y->e.touched = true;
 				continue;
 			}
@@ -2738,7 +2776,7 @@ static void test_signed_names(void **state)
 		{ .name = "small.test.", .file = f, .flags = P53_ZONE_SECONDARY },
 	};
 	const unsigned need = 1u << K_NAME_ADD | 1u << K_NAME_DEL | 1u << K_TYPE_GAIN | 1u << K_TYPE_LOSE |
-			      1u << K_DS | 1u << K_CUT;
+			      1u << K_DS | 1u << K_CUT | 1u << K_GLUE;
 	struct outcome o = { 0 }, a = { 0 }, b = { 0 }, m = { 0 };
 
 	rng = seed(131);
@@ -2784,7 +2822,7 @@ static void test_signed_names_nsec3(void **state)
 		{ .name = "optout.test.", .file = p2, .flags = P53_ZONE_SECONDARY },
 	};
 	const unsigned need = 1u << K_NAME_ADD | 1u << K_NAME_DEL | 1u << K_TYPE_GAIN | 1u << K_TYPE_LOSE |
-			      1u << K_DS | 1u << K_CUT;
+			      1u << K_DS | 1u << K_CUT | 1u << K_GLUE;
 
 	rng = seed(5155);
 	ask_do_too = 1;
@@ -3607,8 +3645,9 @@ static void signed_shape(const char *zone, const char *file, const char *what,
 }
 
 /* Signed zones' cuts: DS added at an insecure delegation, changed, removed at a secure one
- * (the bitmap of the cut's NSEC or NSEC3 with it), the NS set changed; what still declines
- * (a cut removed, glue changed) declines with its reason. */
+ * (the bitmap of the cut's NSEC or NSEC3 with it), the NS set changed, glue renumbered or
+ * given a second address; what still declines (a cut removed, new glue, glue losing its last
+ * address) declines with its reason. */
 static void test_signed_cut_shapes(void **state)
 {
 	(void)state;
@@ -3646,6 +3685,13 @@ static void test_signed_cut_shapes(void **state)
 			{ '-', o_ins, 2, "*", 0 },
 		}, glue[] = {
 			{ '+', o_gone, 1, "192.0.2.99", 0 },
+		}, renumbered[] = {
+			{ '-', o_glue, 1, "192.0.2.53", 0 },
+			{ '+', o_glue, 1, "192.0.2.63", 0 },
+		}, glue_more[] = {
+			{ '+', o_glue, 1, "192.0.2.64", 0 },
+		}, glue_gone[] = {
+			{ '-', o_glue, 1, "192.0.2.53", 0 },
 		};
 		/* ldns and Knot leave RRSIG in an unsigned delegation's NSEC3 bitmap out, NSEC
 		 * has its own: no bit 0 op there (a no-op on bit 0 would rewrite the record). */
@@ -3659,7 +3705,11 @@ static void test_signed_cut_shapes(void **state)
 		signed_shape(Z[z][0], Z[z][1], "DS removed", ds_gone, nb, NULL);
 		signed_shape(Z[z][0], Z[z][1], "a cut's NS set changed, its glue left", ns_set, 2, NULL);
 		signed_shape(Z[z][0], Z[z][1], "a cut removed", cut_gone, 1, "loses its TYPE2 RRset");
-		signed_shape(Z[z][0], Z[z][1], "glue added", glue, 1, "below a cut");
+		signed_shape(Z[z][0], Z[z][1], "glue renumbered", renumbered, 2, NULL);
+		signed_shape(Z[z][0], Z[z][1], "glue with a second address", glue_more, 1, NULL);
+		signed_shape(Z[z][0], Z[z][1], "new glue", glue, 1, "below a cut");
+		signed_shape(Z[z][0], Z[z][1], "glue's last address removed", glue_gone, 1,
+			     "glue in a signed zone and loses its last address");
 	}
 }
 
