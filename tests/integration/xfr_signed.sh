@@ -7,8 +7,9 @@
 # NSEC3 in the chain, its neighbour's next hash) and one that removes it are patched too
 # (docs/ARCHITECTURE.md, "NSEC3 zones: names and types that come and go") and served as the
 # primary serves them: the name, and name errors' NSEC3 proofs around it. A delegation's DS
-# added, its NS set changed, its DS removed are patched too, and the DO referral is the
-# primary's (NS and DS with its RRSIG, or NS and the NSEC3 that proves no DS).
+# added, its NS set changed, its DS removed, its glue renumbered are patched too, and the DO
+# referral is the primary's (NS and DS with its RRSIG, or NS and the NSEC3 that proves no DS;
+# the glue).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/xfr_lib.sh"
 
@@ -182,6 +183,19 @@ check "that IXFR was patched (ixfr_image counts seven patches)" \
 	patched_at_least 7
 check "kdig +dnssec: the insecure referral's NSEC3 proof, as the primary's" \
 	same_as_primary authority x.kid.signed.test A
+
+# 9. The child's name server renumbered (glue, not signed): patched; the referral's glue as
+# the primary's.
+knotc zone-begin signed.test >/dev/null
+knotc zone-unset signed.test ns.kid A >/dev/null
+knotc zone-set signed.test ns.kid 3600 A 192.0.2.61 >/dev/null
+knotc zone-commit signed.test >/dev/null
+check "the renumbered glue ns.kid.signed.test is served in the referral" \
+	wait_for 5 sh -c "ip netns exec $CLIENT_NS kdig +time=1 @$V4 x.kid.signed.test A +noall +additional | grep -q '192.0.2.61'"
+check "that IXFR was patched (ixfr_image counts eight patches)" \
+	patched_at_least 8
+check "kdig +dnssec: the referral's glue as the primary's" \
+	same_as_primary additional x.kid.signed.test A
 
 stop_pop53
 finish
