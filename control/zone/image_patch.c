@@ -31,7 +31,9 @@
  *     by their hash; the zone's sig_expire is read off the patch index's counts by
  *     expiration (the touched nodes' RRSIGs uncounted and counted again), or without one
  *     the small compile's and the old one's minimum, or every node's again when an RRSIG
- *     that goes may have been the earliest.
+ *     that goes may have been the earliest; at a cut of a signed zone the DS RRset may come,
+ *     change or go and the NS set change (cut_rrset_ok), and glue change its addresses while
+ *     it keeps one (signed_glue): the NSECs/NSEC3s whose bitmaps change come in the diff.
  * What the old bytes held becomes garbage, counted in p53_image_hdr.pad (KiB).
  */
 #include <errno.h>
