@@ -752,7 +752,8 @@ static int relist_lose(struct patch *p, const void *img, const uint32_t *lose, s
 			n_pr++;
 		}
 	}
-	qsort(pr, n_pr, 2 * sizeof(uint32_t), u32_cmp);
+	if (n_pr > 1)
+		qsort(pr, n_pr, 2 * sizeof(uint32_t), u32_cmp);
 	uint32_t list = P53_NONE;
 	for (size_t j = 0; j < n_pr; j++) {
 		uint32_t at = pr[2 * j];
