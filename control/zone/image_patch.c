@@ -441,18 +441,6 @@ static int depth_cmp(const void *a, const void *b, void *arg)
 	return (t[y].labels > t[x].labels) - (t[y].labels < t[x].labels);
 }
 
-/* Where an additional list moved: old index, new index (P53_NONE: now empty). */
-struct moved {
-	uint32_t from, to;
-};
-
-static int moved_cmp(const void *a, const void *b)
-{
-	const struct moved *x = a, *y = b;
-
-	return (x->from > y->from) - (x->from < y->from);
-}
-
 /* The working state; everything freed at the end. */
 struct patch {
 	struct tn *t;
@@ -466,8 +454,6 @@ struct patch {
 	size_t nrd_len, nrd_cap;
 	uint32_t *nadds;                /* additional lists to append */
 	size_t n_nadds, nadds_cap;
-	struct moved *mv;
-	size_t n_mv, mv_cap;
 	struct p53_rrs mini;
 	struct p53_rrs own;             /* result NULL: the touched names' records after the diff */
 	void *spare;                    /* a malloc'd buffer the new image may reuse */
@@ -757,6 +743,91 @@ static int relist_gain(struct patch *p, const void *img, const struct nset *gain
 				*garbage += (1u + P53_ADDS_COUNT(*p53_image_adds(img, rs->adds))) * sizeof(uint32_t);
 		}
 	}
+	if (p->n_relist > 1)
+		qsort(p->relist, p->n_relist, 2 * sizeof(uint32_t), u32_cmp);
+	return 0;
+}
+
+/*
+ * The RRsets whose additional lists name a node of lose[0..n_lose) (sorted: nodes losing
+ * their last address), read among cand[0..n_cand) (ascending, no duplicates: the nodes the
+ * patch index lists for those names, a superset), or with cand NULL every node: each gets its list without them (in the order kept, the
+ * required ones counted again), made once per old list, as (RRset, list) pairs in
+ * p->relist, sorted (P53_NONE: left empty). An RRset relist_gain made a list for keeps it
+ * (made over the names as the patch leaves them). With the index, O(the lists naming
+ * them): no other list or RRset of the image is read. -1: out of memory.
+ */
+static int relist_lose(struct patch *p, const void *img, const uint32_t *lose, size_t n_lose,
+		       const uint32_t *cand, size_t n_cand, size_t n_adds_old, uint64_t *garbage)
+{
+	uint32_t *pr = NULL;            /* (old list, RRset) pairs */
+	size_t n_pr = 0, pr_cap = 0;
+	size_t n_gained = p->n_relist;  /* sorted, bsearched below */
+
+	size_t n_read = cand != NULL ? n_cand : p53_image_hdr(img)->n_nodes;
+
+	for (size_t c = 0; c < n_read; c++) {
+		const struct p53_image_node *nd = p53_image_node(img, cand != NULL ? cand[c] : (uint32_t)c);
+		if (nd->flags & P53_NODE_NSEC3)
+			continue;
+		for (uint32_t r = nd->rrsets; r < (uint32_t)nd->rrsets + nd->n_rrsets; r++) {
+			const struct p53_image_rrset *rs = p53_image_rrset(img, r);
+			if (rs->adds == P53_NONE || p53_target_skip(rs->type) < 0 ||
+			    (n_gained > 0 && bsearch(&r, p->relist, n_gained, 2 * sizeof(uint32_t),
+						     u32_cmp) != NULL))
+				continue;
+			const uint32_t *l = p53_image_adds(img, rs->adds);
+			bool hit = false;
+			for (uint32_t k = 0; k < P53_ADDS_COUNT(l[0]) && !hit; k++)
+				hit = bsearch(&l[1 + k], lose, n_lose, sizeof(*lose), u32_cmp) != NULL;
+			if (!hit)
+				continue;
+			if (grow((void **)&pr, &pr_cap, 2 * (n_pr + 1), sizeof(uint32_t)) != 0) {
+				free(pr);
+				return -1;
+			}
+			pr[2 * n_pr] = rs->adds;
+			pr[2 * n_pr + 1] = r;
+			n_pr++;
+		}
+	}
+	if (n_pr > 1)
+		qsort(pr, n_pr, 2 * sizeof(uint32_t), u32_cmp);
+	uint32_t list = P53_NONE;
+	for (size_t j = 0; j < n_pr; j++) {
+		uint32_t at = pr[2 * j];
+		if (j == 0 || at != pr[2 * (j - 1)]) {
+			const uint32_t *l = p53_image_adds(img, at);
+			uint32_t cnt = P53_ADDS_COUNT(l[0]), req = P53_ADDS_REQUIRED(l[0]);
+			uint32_t keep = 0, kreq = 0;
+			size_t base = p->n_nadds;
+			if (grow((void **)&p->nadds, &p->nadds_cap, base + 1 + cnt, sizeof(uint32_t)) != 0) {
+				free(pr);
+				return -1;
+			}
+			for (uint32_t k = 0; k < cnt; k++) {
+				if (bsearch(&l[1 + k], lose, n_lose, sizeof(*lose), u32_cmp) != NULL)
+					continue;
+				p->nadds[base + 1 + keep++] = l[1 + k];
+				kreq += k < req;
+			}
+			*garbage += (1u + cnt) * sizeof(uint32_t);
+			list = P53_NONE;
+			if (keep > 0) {
+				p->nadds[base] = keep | kreq << 16;
+				p->n_nadds = base + 1 + keep;
+				list = (uint32_t)(n_adds_old + base);
+			}
+		}
+		if (grow((void **)&p->relist, &p->relist_cap, 2 * (p->n_relist + 1), sizeof(uint32_t)) != 0) {
+			free(pr);
+			return -1;
+		}
+		p->relist[2 * p->n_relist] = pr[2 * j + 1];
+		p->relist[2 * p->n_relist + 1] = list;
+		p->n_relist++;
+	}
+	free(pr);
 	if (p->n_relist > 1)
 		qsort(p->relist, p->n_relist, 2 * sizeof(uint32_t), u32_cmp);
 	return 0;
@@ -2081,9 +2152,10 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 			       "and a cut above it comes or goes", txt);
 	}
 
-	/* Additional-section targets: a node losing its addresses leaves every list (below);
-	 * every RRset naming a name that gains them has its list made again (adds_list), as
-	 * has every new MX, SRV, SVCB or HTTPS RRset of a touched name. */
+	/* Additional-section targets: a node losing its addresses leaves every list naming it
+	 * (relist_lose, or with no patch index every list of the image is read); every RRset
+	 * naming a name that gains them has its list made again (adds_list), as has every new
+	 * MX, SRV, SVCB or HTTPS RRset of a touched name. */
 	struct nset gain;
 	size_t n_gain = 0, n_lose = 0;
 	/* The additional lists end where the DNSSEC sections begin (proofs, chain, hashes). */
@@ -2130,6 +2202,44 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 				       "served zone's copy of it (more than %d such names)", txt,
 				       SHADOW_MAX);
 	}
+	uint32_t *lose = NULL;
+	bool lose_ix = false;
+	if (n_lose > 0) {
+		lose = malloc(n_lose * sizeof(*lose));
+		if (lose == NULL)
+			return decline(why, wl, "out of memory");
+		size_t m = 0;
+		for (size_t i = 0; i < p->n_t; i++)
+			if (p->t[i].changed && p->t[i].old_addr && !p->t[i].new_addr)
+				lose[m++] = p->t[i].old;
+		qsort(lose, n_lose, sizeof(*lose), u32_cmp);
+		/* The lists naming them are those of the nodes the patch index lists for their
+		 * names (before the touched names' RRsets take the lists relist made): else
+		 * every node is read. */
+		lose_ix = p->ix != NULL && (p53_patch_index_has_targets(p->ix) ||
+					    p53_patch_index_targets_build(p->ix, img) == 0);
+		p->n_cand = 0;
+		for (size_t i = 0; i < p->n_t && lose_ix; i++) {
+			const struct tn *t = &p->t[i];
+			if (t->changed && t->old_addr && !t->new_addr)
+				lose_ix = p53_patch_index_targets_find(p->ix, t->name, t->len, &p->cand,
+								       &p->n_cand, &p->cand_cap) == 0;
+		}
+		if (lose_ix && p->n_cand > 1) {
+			qsort(p->cand, p->n_cand, sizeof(*p->cand), u32_cmp);
+			size_t k = 1;
+			for (size_t i = 1; i < p->n_cand; i++)
+				if (p->cand[i] != p->cand[k - 1])
+					p->cand[k++] = p->cand[i];
+			p->n_cand = k;
+		}
+		if (relist_lose(p, img, lose, n_lose, lose_ix ? p->cand : NULL, p->n_cand, n_adds_old,
+				&garbage) != 0) {
+			free(lose);
+			return decline(why, wl, "out of memory");
+		}
+	}
+	free(lose);
 	for (size_t i = 0; i < p->n_t; i++) {
 		const struct tn *o = &p->t[i];
 		if (!o->changed)
@@ -2137,7 +2247,8 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 		for (size_t j = o->rs_first; j < (size_t)o->rs_first + o->rs_n; j++) {
 			struct p53_image_rrset *rs = &p->nrs[j];
 			if (p->nrs_old[j] != P53_NONE) {
-				/* Kept: its list made again when relist_gain made one. */
+				/* Kept: its list made again when relist_gain or
+				 * relist_lose made one. */
 				uint32_t r = p->nrs_old[j];
 				const uint32_t *hit = p->n_relist > 0 ?
 					bsearch(&r, p->relist, p->n_relist, 2 * sizeof(uint32_t), u32_cmp) : NULL;
@@ -2156,60 +2267,6 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 					       "another served zone's copy of it (more than %d such "
 					       "names)", txt, SHADOW_MAX);
 		}
-	}
-	uint32_t *lose = NULL;
-	const uint32_t *adds = p53_image_adds(img, 0);
-	if (n_lose > 0) {
-		lose = malloc(n_lose * sizeof(*lose));
-		if (lose == NULL)
-			return decline(why, wl, "out of memory");
-		size_t m = 0;
-		for (size_t i = 0; i < p->n_t; i++)
-			if (p->t[i].changed && p->t[i].old_addr && !p->t[i].new_addr)
-				lose[m++] = p->t[i].old;
-		/* The lists lie one after another (head, nodes), padding reads as an empty one. */
-		for (size_t at = 0; at < n_adds_old;) {
-			uint32_t cnt = P53_ADDS_COUNT(adds[at]), req = P53_ADDS_REQUIRED(adds[at]);
-			uint32_t keep = 0, kreq = 0;
-			bool hit = false;
-			if (at + 1 + cnt > n_adds_old)
-				break;
-			for (uint32_t k = 0; k < cnt; k++) {
-				bool out = false;
-				for (size_t q = 0; q < n_lose; q++)
-					out |= adds[at + 1 + k] == lose[q];
-				hit |= out;
-			}
-			if (hit) {
-				size_t base = p->n_nadds;
-				if (grow((void **)&p->nadds, &p->nadds_cap, base + 1 + cnt, sizeof(uint32_t)) != 0 ||
-				    grow((void **)&p->mv, &p->mv_cap, p->n_mv + 1, sizeof(*p->mv)) != 0) {
-					free(lose);
-					return decline(why, wl, "out of memory");
-				}
-				for (uint32_t k = 0; k < cnt; k++) {
-					bool out = false;
-					for (size_t q = 0; q < n_lose; q++)
-						out |= adds[at + 1 + k] == lose[q];
-					if (out)
-						continue;
-					p->nadds[base + 1 + keep++] = adds[at + 1 + k];
-					kreq += k < req;
-				}
-				garbage += (1u + cnt) * sizeof(uint32_t);
-				if (keep > 0) {
-					p->nadds[base] = keep | kreq << 16;
-					p->n_nadds = base + 1 + keep;
-					p->mv[p->n_mv++] = (struct moved){ (uint32_t)at, (uint32_t)(n_adds_old + base) };
-				} else {
-					p->mv[p->n_mv++] = (struct moved){ (uint32_t)at, P53_NONE };
-				}
-			}
-			at += 1u + cnt;
-		}
-		free(lose);
-		if (p->n_mv > 0)
-			qsort(p->mv, p->n_mv, sizeof(*p->mv), moved_cmp);
 	}
 
 	/* An NSEC zone whose names or owners change: its new chain. */
@@ -2464,16 +2521,6 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 		}
 		zones[z].sig_expire = e;
 	}
-	if (p->n_mv > 0) {
-		for (uint32_t r = 0; r < nh.n_rrsets; r++) {
-			if (rrsets[r].adds == P53_NONE)
-				continue;
-			struct moved key = { rrsets[r].adds, 0 };
-			const struct moved *m = bsearch(&key, p->mv, p->n_mv, sizeof(*p->mv), moved_cmp);
-			if (m != NULL)
-				rrsets[r].adds = m->to;
-		}
-	}
 	for (size_t j = 0; j < p->n_relist; j++)
 		rrsets[p->relist[2 * j]].adds = p->relist[2 * j + 1];
 	/* Empty non-terminals left with no name below them leave the index. */
@@ -2605,7 +2652,6 @@ void *p53_image_patch_indexed(const void *img, const uint8_t *apex, size_t apex_
 	free(p.nrs_old);
 	free(p.nrd);
 	free(p.nadds);
-	free(p.mv);
 	p53_rrs_free(&p.mini);
 	p53_rrs_free(&p.own);
 	free(p.spare);

@@ -5,7 +5,7 @@
  *   - the additional-section targets backwards: for a target name, the nodes whose NS, MX,
  *     SRV, SVCB or HTTPS records name it (a superset: a node whose records changed since may
  *     stay listed, the patch reads its RRsets again), for the lists that must take a name
- *     that gains its first address;
+ *     that gains its first address or leave one that loses its last;
  *   - per signed zone, how many RRSIGs expire at each second (RFC 4034 §3.1.5, kept as the
  *     32-bit field, resolved around the patch's time) and which is the earliest, for the
  *     zone's earliest expiration: an RRSIG that goes only uncounts itself, and when it was

@@ -345,6 +345,57 @@ static void same_answers(const void *a, const void *b, const struct names *s, co
 	}
 }
 
+/* The additional lists of both images name the same nodes, in the same order, with as many
+ * required (what an answer may add, and when it sets TC, RFC 9471 §3): every node of b the
+ * name index holds, its RRsets against a's at the same name. */
+static void same_lists(const void *a, const void *b, const char *what)
+{
+	const struct p53_image_hdr *hb = p53_image_hdr(b);
+
+	for (uint32_t n = 0; n < hb->n_nodes; n++) {
+		const struct p53_image_node *nb = p53_image_node(b, n);
+		if (nb->flags & P53_NODE_NSEC3)
+			continue;
+		const uint8_t *nm = p53_image_name(b, nb->name_off);
+		uint32_t m = p53_image_find(a, nm, nb->name_len, p53_name_hash(nm, nb->name_len));
+		if (m == P53_NONE)
+			continue; /* same_answers tells */
+		const struct p53_image_node *na = p53_image_node(a, m);
+		if (na->zone != nb->zone)
+			continue; /* a name both zones hold (a parent's cut, its child's apex) */
+		for (uint32_t r = nb->rrsets; r < (uint32_t)nb->rrsets + nb->n_rrsets; r++) {
+			const struct p53_image_rrset *rb = p53_image_rrset(b, r);
+			uint32_t ra = p53_image_node_rrset(a, na, rb->type);
+			if (ra == P53_NONE)
+				continue;
+			uint32_t la = p53_image_rrset(a, ra)->adds, lb = rb->adds;
+			const uint32_t *xa = la != P53_NONE ? p53_image_adds(a, la) : NULL;
+			const uint32_t *xb = lb != P53_NONE ? p53_image_adds(b, lb) : NULL;
+			bool same = (xa == NULL) == (xb == NULL);
+			if (same && xa != NULL) {
+				same = xa[0] == xb[0];
+				for (uint32_t k = 1; same && k <= P53_ADDS_COUNT(xb[0]); k++) {
+					const struct p53_image_node *ta = p53_image_node(a, xa[k]);
+					const struct p53_image_node *tb = p53_image_node(b, xb[k]);
+					same = ta->name_len == tb->name_len &&
+					       memcmp(p53_image_name(a, ta->name_off),
+						      p53_image_name(b, tb->name_off), tb->name_len) == 0;
+				}
+			}
+			if (!same) {
+				char txt[1024];
+				p53_name_to_str(txt, sizeof(txt), nm);
+				report_step(nm, nb->name_len);
+				fail_msg("%s: %s type %u: the patched image's additional list is not the "
+					 "compiled one's (%u names, %u required; compiled %u, %u)", what,
+					 txt, rb->type, xa ? P53_ADDS_COUNT(xa[0]) : 0,
+					 xa ? P53_ADDS_REQUIRED(xa[0]) : 0, xb ? P53_ADDS_COUNT(xb[0]) : 0,
+					 xb ? P53_ADDS_REQUIRED(xb[0]) : 0);
+			}
+		}
+	}
+}
+
 /* The zone's whole content out of an image. */
 static void zone_rrs(const void *img, uint32_t z, struct p53_rrs *out)
 {
@@ -2302,6 +2353,7 @@ static void chain(struct p53_zone_src *srcs, size_t n_src, uint32_t z, const cha
 				if (k != z)
 					names_of(&nm, &others[k]);
 			same_answers(patched, fresh, &nm, apex_txt);
+			same_lists(patched, fresh, apex_txt);
 			free(nm.n);
 			free(nm.len);
 			out->patched++;
