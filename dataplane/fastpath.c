@@ -1170,20 +1170,6 @@ static inline uint32_t find(const void *img, const uint8_t *name, size_t len, ui
 	}
 }
 
-/* p53_image_node_rrset() inlined: the node's RRsets are sorted by type. */
-static inline uint32_t node_rrset(const void *img, const struct p53_image_node *n, uint16_t type)
-{
-	const struct p53_image_rrset *rs = p53_image_rrset(img, n->rrsets);
-
-	for (uint32_t i = 0; i < n->n_rrsets; i++) {
-		if (rs[i].type == type)
-			return n->rrsets + i;
-		if (rs[i].type > type)
-			break;
-	}
-	return P53_NONE;
-}
-
 /* answer.c encloser(): the deepest existing ancestor of a name not in the image. */
 static inline __attribute__((always_inline)) uint32_t encloser_body(const void *img,
 								    const struct p53_query *q)
@@ -1432,11 +1418,11 @@ fast_answer(const void *img, const struct p53_answer_conf *conf, uint8_t *msg, u
 			n = p53_image_node(img, n->wildcard);
 		if (n->flags & P53_NODE_CNAME)
 			return 0;
-		uint32_t rsi = node_rrset(img, n, qt);
-		if (rsi != P53_NONE) {
+		uint32_t rsi;
+		const struct p53_image_rrset *rs = p53_image_node_find(img, n, qt, &rsi);
+		if (rs != NULL) {
 			/* Step 4: an RRset owned by the query name, pre-encoded (image.h), with DO=1
 			   its RRSIGs after it: one memcpy. */
-			const struct p53_image_rrset *rs = p53_image_rrset(img, rsi);
 			uint32_t len = rs->rdata_len;
 			an = rs->count;
 			if (__builtin_expect(dnssec, 0)) {

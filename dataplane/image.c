@@ -231,12 +231,8 @@ uint32_t p53_image_find(const void *img, const uint8_t *name, size_t len, uint32
 
 uint32_t p53_image_node_rrset(const void *img, const struct p53_image_node *node, uint16_t type)
 {
-	for (uint32_t i = 0; i < node->n_rrsets; i++) {
-		const struct p53_image_rrset *rs = p53_image_rrset(img, node->rrsets + i);
-		if (rs->type == type)
-			return node->rrsets + i;
-		if (rs->type > type)
-			break;
-	}
-	return P53_NONE;
+	uint32_t rsi;
+
+	p53_image_node_find(img, node, type, &rsi);
+	return rsi;
 }

@@ -272,6 +272,53 @@ static inline const uint8_t *p53_image_rdata(const void *img, const struct p53_i
 	return (const uint8_t *)img + p53_image_hdr(img)->rdata_off + rs->rdata_off;
 }
 
+/*
+ * A node's RRsets, in type order, walked from the node rather than through the RRset index:
+ * p53_image_node_first() is its first header, p53_image_rrset_next() the one after `rs`
+ * (valid while fewer than n_rrsets have been visited). The hot path (the fast answer, the
+ * burst's prefetch passes, p53_image_node_rrset) reaches headers only so, which lets a
+ * layout keep each header beside its node's name and records (docs/BENCHMARKS.md, "Big
+ * zone, round 14") without one more read per answer.
+ */
+static inline const struct p53_image_rrset *p53_image_node_first(const void *img,
+								 const struct p53_image_node *n)
+{
+	return p53_image_rrset(img, n->rrsets);
+}
+
+static inline const struct p53_image_rrset *p53_image_rrset_next(const void *img,
+								 const struct p53_image_rrset *rs)
+{
+	(void)img;
+	return rs + 1;
+}
+
+/**
+ * Find a node's RRset of one type (its RRsets are sorted by type).
+ *
+ * @param rsi  when not NULL, set to the RRset's index (P53_NONE when absent)
+ * @return its header, or NULL.
+ */
+static inline const struct p53_image_rrset *p53_image_node_find(const void *img,
+								const struct p53_image_node *n,
+								uint16_t type, uint32_t *rsi)
+{
+	const struct p53_image_rrset *rs = p53_image_node_first(img, n);
+
+	for (uint32_t i = 0; i < n->n_rrsets; i++, rs = p53_image_rrset_next(img, rs)) {
+		if (rs->type == type) {
+			if (rsi != NULL)
+				*rsi = n->rrsets + i;
+			return rs;
+		}
+		if (rs->type > type)
+			break;
+	}
+	if (rsi != NULL)
+		*rsi = P53_NONE;
+	return NULL;
+}
+
 static inline const uint32_t *p53_image_adds(const void *img, uint32_t i)
 {
 	return (const uint32_t *)((const uint8_t *)img + p53_image_hdr(img)->adds_off) + i;

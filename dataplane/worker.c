@@ -178,17 +178,17 @@ static inline void prefetch_chain(const void *img, const struct p53_query *q, co
 		const struct p53_image_node *nd = p53_image_node(img, node[i]);
 		/* The name and, node-major, the first record after it (an A record: 16 bytes) */
 		prefetch_span(p53_image_name(img, nd->name_off), nd->name_len + 16u);
-		prefetch_span(p53_image_rrset(img, nd->rrsets), sizeof(struct p53_image_rrset));
+		prefetch_span(p53_image_node_first(img, nd), sizeof(struct p53_image_rrset));
 	}
 #endif
 #if P53_PREFETCH_DEPTH >= 4
 	for (uint16_t i = 0; i < n; i++) {
 		if (node[i] == P53_NONE)
 			continue;
-		uint32_t rsi = p53_image_node_rrset(img, p53_image_node(img, node[i]), q[i].qtype);
-		if (rsi == P53_NONE)
+		const struct p53_image_rrset *rs = p53_image_node_find(img, p53_image_node(img, node[i]),
+								      q[i].qtype, NULL);
+		if (rs == NULL)
 			continue;
-		const struct p53_image_rrset *rs = p53_image_rrset(img, rsi);
 		prefetch_span(p53_image_rdata(img, rs), rs->rdata_len);
 	}
 #endif
@@ -222,16 +222,16 @@ static inline void pipe_name(const void *img, uint32_t ni)
 		return;
 	const struct p53_image_node *nd = p53_image_node(img, ni);
 	rte_prefetch0(p53_image_name(img, nd->name_off));
-	rte_prefetch0(p53_image_rrset(img, nd->rrsets));
+	rte_prefetch0(p53_image_node_first(img, nd));
 }
 
 static inline void pipe_rdata(const void *img, uint32_t ni, uint16_t qtype)
 {
 	if (ni == P53_NONE)
 		return;
-	uint32_t rsi = p53_image_node_rrset(img, p53_image_node(img, ni), qtype);
-	if (rsi != P53_NONE)
-		rte_prefetch0(p53_image_rdata(img, p53_image_rrset(img, rsi)));
+	const struct p53_image_rrset *rs = p53_image_node_find(img, p53_image_node(img, ni), qtype, NULL);
+	if (rs != NULL)
+		rte_prefetch0(p53_image_rdata(img, rs));
 }
 #endif
 

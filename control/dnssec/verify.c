@@ -29,7 +29,7 @@ ldns_rr_list *p53_dnssec_image_keys(const void *img, uint32_t zone)
 		return NULL;
 	const struct p53_image_rrset *rs = p53_image_rrset(img, ri);
 	const uint8_t *owner = p53_image_name(img, apex->name_off);
-	const uint8_t *p = (const uint8_t *)img + p53_image_hdr(img)->rdata_off + rs->rdata_off;
+	const uint8_t *p = p53_image_rdata(img, rs);
 	const uint8_t *end = p + rs->rdata_len;
 	ldns_rr_list *keys = ldns_rr_list_new();
 	uint8_t wire[255 + 10 + 65535];
