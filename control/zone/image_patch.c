@@ -2256,10 +2256,22 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 					rs->adds = hit[1];
 				continue;
 			}
-			/* A signed zone's RRset signed again (records_same) keeps its list: no
-			 * name of that zone gains or loses addresses (its types would change). */
-			if (p53_target_skip(rs->type) < 0 || (sgn && rs->adds != P53_NONE))
+			if (p53_target_skip(rs->type) < 0)
 				continue;
+			/* A signed zone's RRset signed again (records_same) keeps its list, or
+			 * takes the one relist_gain or relist_lose made for its old RRset (a
+			 * name it names gained or lost its addresses in the same diff). */
+			if (sgn && rs->adds != P53_NONE) {
+				uint32_t r = P53_NONE;
+				if (o->old != P53_NONE && p->n_relist > 0)
+					(void)p53_image_node_find(img, p53_image_node(img, o->old),
+								  rs->type, &r);
+				const uint32_t *hit = r != P53_NONE ?
+					bsearch(&r, p->relist, p->n_relist, 2 * sizeof(uint32_t), u32_cmp) : NULL;
+				if (hit != NULL)
+					rs->adds = hit[1];
+				continue;
+			}
 			if (adds_list(p, img, n_adds_old, z, o->name, o->len,
 				      rs->type == P53_T_NS && o->cut_now, rs->type,
 				      p->nrd + rs->rdata_off, rs->count, &rs->adds, txt, sizeof(txt)) != 0)
