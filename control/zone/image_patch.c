@@ -833,6 +833,35 @@ static int relist_lose(struct patch *p, const void *img, const uint32_t *lose, s
 	return 0;
 }
 
+/*
+ * The nodes whose records name a touched name gaining its first address (gain) or losing
+ * its last one (!gain), from the patch index (built from this image the first time), in
+ * p->cand: ascending, no duplicates, a superset. false: no index, or out of memory (the
+ * caller reads every node).
+ */
+static bool naming_nodes(struct patch *p, const void *img, bool gain)
+{
+	bool ok = p->ix != NULL && (p53_patch_index_has_targets(p->ix) ||
+				    p53_patch_index_targets_build(p->ix, img) == 0);
+
+	p->n_cand = 0;
+	for (size_t i = 0; i < p->n_t && ok; i++) {
+		const struct tn *t = &p->t[i];
+		if (t->changed && (gain ? t->new_addr && !t->old_addr : t->old_addr && !t->new_addr))
+			ok = p53_patch_index_targets_find(p->ix, t->name, t->len, &p->cand,
+							  &p->n_cand, &p->cand_cap) == 0;
+	}
+	if (ok && p->n_cand > 1) {
+		qsort(p->cand, p->n_cand, sizeof(*p->cand), u32_cmp);
+		size_t m = 1;
+		for (size_t i = 1; i < p->n_cand; i++)
+			if (p->cand[i] != p->cand[m - 1])
+				p->cand[m++] = p->cand[i];
+		p->n_cand = m;
+	}
+	return ok;
+}
+
 /* Garbage that sends the next IXFR to a full compile (which leaves none): past a quarter
  * of the image, and past 64 KiB (a small image would else be compiled every few IXFRs, its
  * garbage rounded up to whole KiB, for memory that does not matter). */
@@ -2178,22 +2207,7 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 		}
 		/* The patch index lists the nodes naming them (made from this image the first
 		 * time, then kept with the images patched from it): else every node is read. */
-		bool by_ix = p->ix != NULL && (p53_patch_index_has_targets(p->ix) ||
-					       p53_patch_index_targets_build(p->ix, img) == 0);
-		for (size_t i = 0; i < p->n_t && by_ix; i++) {
-			const struct tn *t = &p->t[i];
-			if (t->changed && t->new_addr && !t->old_addr)
-				by_ix = p53_patch_index_targets_find(p->ix, t->name, t->len, &p->cand,
-								     &p->n_cand, &p->cand_cap) == 0;
-		}
-		if (by_ix && p->n_cand > 1) {
-			qsort(p->cand, p->n_cand, sizeof(*p->cand), u32_cmp);
-			size_t m = 1;
-			for (size_t i = 1; i < p->n_cand; i++)
-				if (p->cand[i] != p->cand[m - 1])
-					p->cand[m++] = p->cand[i];
-			p->n_cand = m;
-		}
+		bool by_ix = naming_nodes(p, img, true);
 		int gr = relist_gain(p, img, &gain, by_ix ? p->cand : NULL, p->n_cand, n_adds_old,
 				     &garbage, txt, sizeof(txt));
 		nset_free(&gain);
@@ -2216,23 +2230,7 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 		/* The lists naming them are those of the nodes the patch index lists for their
 		 * names (before the touched names' RRsets take the lists relist made): else
 		 * every node is read. */
-		lose_ix = p->ix != NULL && (p53_patch_index_has_targets(p->ix) ||
-					    p53_patch_index_targets_build(p->ix, img) == 0);
-		p->n_cand = 0;
-		for (size_t i = 0; i < p->n_t && lose_ix; i++) {
-			const struct tn *t = &p->t[i];
-			if (t->changed && t->old_addr && !t->new_addr)
-				lose_ix = p53_patch_index_targets_find(p->ix, t->name, t->len, &p->cand,
-								       &p->n_cand, &p->cand_cap) == 0;
-		}
-		if (lose_ix && p->n_cand > 1) {
-			qsort(p->cand, p->n_cand, sizeof(*p->cand), u32_cmp);
-			size_t k = 1;
-			for (size_t i = 1; i < p->n_cand; i++)
-				if (p->cand[i] != p->cand[k - 1])
-					p->cand[k++] = p->cand[i];
-			p->n_cand = k;
-		}
+		lose_ix = naming_nodes(p, img, false);
 		if (relist_lose(p, img, lose, n_lose, lose_ix ? p->cand : NULL, p->n_cand, n_adds_old,
 				&garbage) != 0) {
 			free(lose);
