@@ -3396,6 +3396,76 @@ struct shape_rr {
 	const char *data; /* a name (NS, CNAME, DNAME) or an IPv4 address (A) */
 };
 
+/* One record of a shape's diff: an IPv4 address (A) or a name (NS, CNAME, DNAME...),
+ * added (op '+') or deleted with `ttl`. */
+static void shape_rr(struct p53_ixfr_step *st, char op, const uint8_t *nm, size_t nl,
+		     uint16_t type, const char *data, uint32_t ttl)
+{
+	uint8_t rd[300];
+	size_t rl;
+
+	if (type == 1) {
+		unsigned a, b, c, e;
+		assert_int_equal(sscanf(data, "%u.%u.%u.%u", &a, &b, &c, &e), 4);
+		rd[0] = (uint8_t)a, rd[1] = (uint8_t)b, rd[2] = (uint8_t)c, rd[3] = (uint8_t)e;
+		rl = 4;
+	} else {
+		rl = wname(data, rd);
+	}
+	assert_int_equal(p53_rrs_add(op == '+' ? &st->add : &st->del, nm, nl, type, 1, ttl, rd, rl),
+			 0);
+}
+
+/*
+ * A shape's diff d on img (the zone src, content base): patched (why_has NULL), or declined
+ * with a reason holding why_has. A patched image passes the check and answers every old and
+ * new name, and names below and beside them (with and without DO when do_too), as the full
+ * compile of the new content. Frees base and d.
+ */
+static void shape_check(const void *img, const struct p53_zone_src *src, const uint8_t *apex,
+			size_t al, struct p53_rrs *base, struct p53_ixfr *d, const char *zone,
+			const char *what, const char *why_has, bool do_too)
+{
+	char err[1024], why[512];
+	struct p53_rrs result = { 0 };
+	size_t plen = 0, flen = 0;
+
+	assert_int_equal(p53_ixfr_apply(base, d, &result, err, sizeof(err)), 0);
+	struct p53_zone_src s2 = *src;
+	s2.rrs = result.buf;
+	s2.rrs_len = result.len;
+	s2.file = "(test)";
+	void *fresh = p53_image_build(&s2, 1, &flen, err, sizeof(err), quiet, NULL);
+	assert_non_null(fresh);
+	void *patched = p53_image_patch(img, apex, al, d, NULL, NULL, &plen, why, sizeof(why));
+	print_message("%s%s%s: %s%s\n", zone, zone[0] ? " " : "", what,
+		      patched != NULL ? "patched" : "declined: ", patched ? "" : why);
+	if (why_has != NULL) {
+		assert_null(patched);
+		assert_non_null(strstr(why, why_has));
+	} else {
+		if (patched == NULL)
+			fail_msg("%s%s%s declined: %s", zone, zone[0] ? " " : "", what, why);
+		const char *bad = NULL;
+		if (p53_image_check(patched, plen, &bad) != 0)
+			fail_msg("%s: the patched image fails the check: %s", what, bad);
+		publish_from(img, patched, plen);
+		struct names nm = { 0 };
+		names_of(&nm, base);
+		names_of(&nm, &result);
+		ask_do_too = do_too;
+		same_answers(patched, fresh, &nm, what);
+		ask_do_too = 0;
+		free(nm.n);
+		free(nm.len);
+	}
+	free(patched);
+	free(fresh);
+	p53_rrs_free(base);
+	p53_rrs_free(&result);
+	p53_ixfr_free(d);
+}
+
 /*
  * An unsigned zone's cut and wildcard shapes (issue 13), each on example.com. as shipped in
  * ZONE_EXAMPLE: patched (why NULL), or declined with a reason holding `why`; a patched image
@@ -3403,66 +3473,27 @@ struct shape_rr {
  */
 static void cut_shape(const char *what, const struct shape_rr *rr, size_t n, const char *why_has)
 {
-	char err[1024], why[512];
+	char err[1024];
 	char *f = tmp_zone(ZONE_EXAMPLE);
 	struct p53_zone_src src = { .name = "example.com.", .file = f, .flags = P53_ZONE_SECONDARY };
-	size_t len = 0, plen = 0, flen = 0;
+	size_t len = 0;
 	void *img = p53_image_build(&src, 1, &len, err, sizeof(err), quiet, NULL);
 	uint8_t apex[64];
 	size_t al = wname("example.com.", apex);
-	struct p53_rrs base = { 0 }, result = { 0 };
+	struct p53_rrs base = { 0 };
 	struct p53_ixfr d = { 0 };
 
 	assert_non_null(img);
 	zone_rrs(img, 0, &base);
 	struct p53_ixfr_step *st = soa_step(&base, &d);
 	for (size_t i = 0; i < n; i++) {
-		uint8_t nm[300], rd[300];
-		size_t nl = wname(rr[i].owner, nm), rl;
-		if (rr[i].type == 1) {
-			unsigned a, b, c, e;
-			assert_int_equal(sscanf(rr[i].data, "%u.%u.%u.%u", &a, &b, &c, &e), 4);
-			rd[0] = (uint8_t)a, rd[1] = (uint8_t)b, rd[2] = (uint8_t)c, rd[3] = (uint8_t)e;
-			rl = 4;
-		} else {
-			rl = wname(rr[i].data, rd);
-		}
+		uint8_t nm[300];
+		size_t nl = wname(rr[i].owner, nm);
 		/* TTL 300: ZONE_EXAMPLE's $TTL, so that deletions match. */
-		assert_int_equal(p53_rrs_add(rr[i].op == '+' ? &st->add : &st->del, nm, nl, rr[i].type, 1,
-					     300, rd, rl), 0);
+		shape_rr(st, rr[i].op, nm, nl, rr[i].type, rr[i].data, 300);
 	}
-	assert_int_equal(p53_ixfr_apply(&base, &d, &result, err, sizeof(err)), 0);
-	struct p53_zone_src s2 = src;
-	s2.rrs = result.buf;
-	s2.rrs_len = result.len;
-	s2.file = "(test)";
-	void *fresh = p53_image_build(&s2, 1, &flen, err, sizeof(err), quiet, NULL);
-	assert_non_null(fresh);
-	void *patched = p53_image_patch(img, apex, al, &d, NULL, NULL, &plen, why, sizeof(why));
-	print_message("%s: %s%s\n", what, patched != NULL ? "patched" : "declined: ", patched ? "" : why);
-	if (why_has != NULL) {
-		assert_null(patched);
-		assert_non_null(strstr(why, why_has));
-	} else {
-		if (patched == NULL)
-			fail_msg("%s declined: %s", what, why);
-		const char *bad = NULL;
-		if (p53_image_check(patched, plen, &bad) != 0)
-			fail_msg("%s: the patched image fails the check: %s", what, bad);
-		publish_from(img, patched, plen);
-		struct names nm = { 0 };
-		names_of(&nm, &base);
-		names_of(&nm, &result);
-		same_answers(patched, fresh, &nm, what);
-		free(nm.n);
-		free(nm.len);
-	}
-	free(patched);
-	free(fresh);
+	shape_check(img, &src, apex, al, &base, &d, "", what, why_has, false);
 	free(img);
-	p53_rrs_free(&base);
-	p53_rrs_free(&result);
-	p53_ixfr_free(&d);
 	unlink(f);
 	free(f);
 }
@@ -3614,14 +3645,14 @@ static void denial_bit(struct p53_ixfr_step *st, const struct p53_rrs *base, con
 static void signed_shape(const char *zone, const char *file, const char *what,
 			 const struct sshape_rr *rr, size_t n, const char *why_has)
 {
-	char err[1024], why[512], path[512];
+	char err[1024], path[512];
 	snprintf(path, sizeof(path), "%s/tests/unit/dataplane/zones/%s", P53_SRCDIR, file);
 	struct p53_zone_src src = { .name = zone, .file = path, .flags = P53_ZONE_SECONDARY };
-	size_t len = 0, plen = 0, flen = 0;
+	size_t len = 0;
 	void *img = p53_image_build(&src, 1, &len, err, sizeof(err), quiet, NULL);
 	uint8_t apex[300];
 	size_t al = wname(zone, apex);
-	struct p53_rrs base = { 0 }, result = { 0 };
+	struct p53_rrs base = { 0 };
 	struct p53_ixfr d = { 0 };
 
 	assert_non_null(img);
@@ -3631,8 +3662,8 @@ static void signed_shape(const char *zone, const char *file, const char *what,
 	sa.n = 0;
 	resign(st, &base, apex, al, 6, apex, al, &sa);
 	for (size_t i = 0; i < n; i++) {
-		uint8_t nm[300], rd[300];
-		size_t nl = wname(rr[i].owner, nm), rl;
+		uint8_t nm[300];
+		size_t nl = wname(rr[i].owner, nm);
 		if (rr[i].type == 0) {
 			denial_bit(st, &base, nm, nl, apex, al, rr[i].bit, rr[i].op == '+');
 			continue;
@@ -3647,53 +3678,11 @@ static void signed_shape(const char *zone, const char *file, const char *what,
 			add_signed(st, nm, nl, 43, apex, al);
 			continue;
 		}
-		if (rr[i].type == 1) {
-			unsigned a, b, c, e;
-			assert_int_equal(sscanf(rr[i].data, "%u.%u.%u.%u", &a, &b, &c, &e), 4);
-			rd[0] = (uint8_t)a, rd[1] = (uint8_t)b, rd[2] = (uint8_t)c, rd[3] = (uint8_t)e;
-			rl = 4;
-		} else {
-			rl = wname(rr[i].data, rd);
-		}
 		/* TTL 3600: the zones' delegations', so that deletions match. */
-		assert_int_equal(p53_rrs_add(rr[i].op == '+' ? &st->add : &st->del, nm, nl, rr[i].type, 1,
-					     3600, rd, rl), 0);
+		shape_rr(st, rr[i].op, nm, nl, rr[i].type, rr[i].data, 3600);
 	}
-	assert_int_equal(p53_ixfr_apply(&base, &d, &result, err, sizeof(err)), 0);
-	struct p53_zone_src s2 = src;
-	s2.rrs = result.buf;
-	s2.rrs_len = result.len;
-	s2.file = "(test)";
-	void *fresh = p53_image_build(&s2, 1, &flen, err, sizeof(err), quiet, NULL);
-	assert_non_null(fresh);
-	void *patched = p53_image_patch(img, apex, al, &d, NULL, NULL, &plen, why, sizeof(why));
-	print_message("%s %s: %s%s\n", zone, what, patched != NULL ? "patched" : "declined: ",
-		      patched ? "" : why);
-	if (why_has != NULL) {
-		assert_null(patched);
-		assert_non_null(strstr(why, why_has));
-	} else {
-		if (patched == NULL)
-			fail_msg("%s %s declined: %s", zone, what, why);
-		const char *bad = NULL;
-		if (p53_image_check(patched, plen, &bad) != 0)
-			fail_msg("%s: the patched image fails the check: %s", what, bad);
-		publish_from(img, patched, plen);
-		struct names nm = { 0 };
-		names_of(&nm, &base);
-		names_of(&nm, &result);
-		ask_do_too = 1;
-		same_answers(patched, fresh, &nm, what);
-		ask_do_too = 0;
-		free(nm.n);
-		free(nm.len);
-	}
-	free(patched);
-	free(fresh);
+	shape_check(img, &src, apex, al, &base, &d, zone, what, why_has, true);
 	free(img);
-	p53_rrs_free(&base);
-	p53_rrs_free(&result);
-	p53_ixfr_free(&d);
 }
 
 /* Signed zones' cuts: DS added at an insecure delegation, changed, removed at a secure one
