@@ -1497,11 +1497,14 @@ opt:
 	   and an EDE. */
 	if (q->edns) {
 		uint8_t *o = msg + pos;
-		o[0] = 0;
-		p53_put16(o + 1, P53_T_OPT);
-		p53_put16(o + 3, ours);
-		memset(o + 5, 0, 6);
-		o[7] = dnssec ? 0x80 : 0;
+		/* The 11 bytes in two stores: 00 | 00 29 | P P' | 00 | 00 | D, then D 00 | 00 00
+		   (D: DO; the second store rewrites the byte the first ended with). pos + 11 is
+		   within max, checked above. */
+		uint32_t d = dnssec ? 0x80u : 0u;
+		uint64_t w = (uint64_t)P53_T_OPT << 16 | (uint64_t)P53_BE16(ours) << 24 |
+			     (uint64_t)d << 56;
+		memcpy(o, &w, 8);
+		memcpy(o + 7, &d, 4);
 		pos = (uint16_t)(pos + OPT_LEN);
 		if (ecs != NULL) {
 			/* RFC 7871 §7.2.1: FAMILY, SOURCE and ADDRESS as sent, our SCOPE. */
@@ -1527,10 +1530,9 @@ opt:
 	uint16_t flags = (uint16_t)(P53_F_QR | aa | (q->flags & (0x7800u | P53_F_RD | P53_F_CD)) |
 				    rcode);
 	p53_put16(msg + 2, flags);
-	p53_put16(msg + 4, 1);
-	p53_put16(msg + 6, an);
-	p53_put16(msg + 8, ns);
-	p53_put16(msg + 10, ar);
+	/* QDCOUNT 1 and the three counts in one 8-byte store, big-endian. */
+	uint64_t counts = __builtin_bswap64(1ull << 48 | (uint64_t)an << 32 | (uint64_t)ns << 16 | ar);
+	memcpy(msg + 4, &counts, 8);
 
 	/* answer.c answer() and count(). */
 	st->queries++;
@@ -1861,11 +1863,10 @@ static inline __attribute__((always_inline)) int fast_udp(const uint8_t *u, uint
 	}
 	*keep = k;
 
-	/* What the fast answer reads (the rest: p53_fast_complete()). */
-	q->id = p53_get16(d);
+	/* What the fast answer reads (the rest: p53_fast_complete(); the ID and class, which
+	   only the general path reads: p53_fast_parse()'s packet fields, fast_pkt()). */
 	q->flags = flags;
 	q->qtype = qt;
-	q->qclass = P53_C_IN;
 	q->question_end = (uint16_t)(P53_DNS_HDR_LEN + nl + 4);
 	q->ecs = 0;
 	q->edns = (uint8_t)ar;
@@ -1934,6 +1935,8 @@ static void fast_pkt(const uint8_t *frame, int fam, struct p53_pkt *pkt, struct 
 		memcpy(pkt->src_addr, ip + 12, 4);
 	pkt->src_port = p53_get16(u);
 	q->src = pkt->src_addr;
+	q->id = p53_get16(u + 8);
+	q->qclass = P53_C_IN;
 }
 
 /* fast_parse6() with the packet fields (p53_fast_parse()): out of line, so that the IPv4
@@ -2000,6 +2003,8 @@ static inline __attribute__((always_inline)) int fast_parse(const uint8_t *frame
 		memcpy(pkt->src_addr, ip + 12, 4);
 		memset(pkt->src_addr + 4, 0, sizeof(pkt->src_addr) - 4);
 		pkt->src_port = p53_get16(u);
+		q->id = p53_get16(u + 8);
+		q->qclass = P53_C_IN;
 	}
 	q->src = pkt != NULL ? pkt->src_addr : ip + 12;
 	q->src_v6 = 0;
