@@ -1147,7 +1147,11 @@ static inline uint32_t find(const void *img, const uint8_t *name, size_t len, ui
 			if (node->name_len == len && len >= 8) {
 				uint64_t a, b, x = 0;
 				size_t k;
-				for (k = 0; k + 8 < len; k += 8) {
+				/* 8..16 bytes (most names): the first word and the last, no loop */
+				memcpy(&a, nm, 8);
+				memcpy(&b, name, 8);
+				x = a ^ b;
+				for (k = 8; k + 8 < len; k += 8) {
 					memcpy(&a, nm + k, 8);
 					memcpy(&b, name + k, 8);
 					x |= a ^ b;
