@@ -1325,7 +1325,8 @@ fast_answer(const void *img, const struct p53_answer_conf *conf, uint8_t *msg, u
 	   NODATA goes to the general path (below). No image, or TCP's limit: the callers'
 	   check (p53_fast_ctx_init(), p53_fast_answer*()), which give `ours`. */
 	/* `checked`: p53_fast_parse() made these checks (and left the fields unread); 2: and the
-	   caller is fast_frame(), which searches the closest encloser inline (below). */
+	   caller is fast_frame(), which searches the closest encloser inline (below) and whose
+	   callers count the query and its parse (st->queries, st->msg) for all frames answered. */
 	if (!checked && (P53_OPCODE(q->flags) != P53_OPCODE_QUERY || q->tsig || q->qclass != P53_C_IN))
 		return 0;
 	if (!checked && q->edns && (q->edns_version != 0 || q->nsid || q->cookie || q->keepalive))
@@ -1538,9 +1539,12 @@ opt:
 	uint64_t counts = __builtin_bswap64(1ull << 48 | (uint64_t)an << 32 | (uint64_t)ns << 16 | ar);
 	memcpy(msg + 4, &counts, 8);
 
-	/* answer.c answer() and count(). */
-	st->queries++;
-	st->msg[P53_MSG_OK]++;
+	/* answer.c answer() and count(); fast_frame()'s callers count the queries and their
+	   parse once for all the frames answered (checked 2). */
+	if (checked != 2) {
+		st->queries++;
+		st->msg[P53_MSG_OK]++;
+	}
 	if (!checked && q->trailing != 0)
 		st->trailing++;
 	st->qtype[qt < P53_QTYPE_BUCKETS - 1 ? qt : P53_QTYPE_BUCKETS - 1]++;
@@ -2157,7 +2161,7 @@ static __attribute__((noinline)) int fast_frame(const struct p53_fast_ctx *c, st
 	uint32_t r = room - dns_off;
 	uint16_t cap = r > UINT16_MAX ? UINT16_MAX : (uint16_t)r;
 	uint8_t *msg = frame + dns_off;
-	uint16_t rlen = __builtin_expect(q->ecs, 0) ? ecs_answer(c->img, c->conf, msg, cap, c->st, q, &tail, 1,
+	uint16_t rlen = __builtin_expect(q->ecs, 0) ? ecs_answer(c->img, c->conf, msg, cap, c->st, q, &tail, 2,
 								 c->ours)
 						    : fast_answer(c->img, c->conf, msg, cap, c->st, q, NULL, 0,
 								  &tail, 2, c->ours);
@@ -2173,6 +2177,10 @@ int p53_fast_frame(const struct p53_fast_ctx *c, struct p53_query *q, uint8_t *f
 {
 	int r = fast_frame(c, q, frame, len, room, verify);
 
+	if (r > 0) {
+		c->st->queries++;
+		c->st->msg[P53_MSG_OK]++;
+	}
 	if (r >= 0)
 		return r;
 	fast_pkt(frame, -r, pkt, q);
@@ -2206,5 +2214,8 @@ uint16_t p53_fast_burst(const struct p53_fast_ctx *c, struct rte_mbuf **pkts, ui
 		m->pkt_len = (uint32_t)r;
 		out[i] = m;
 	}
+	/* answer.c count() for the frames answered (fast_answer() leaves it here) */
+	c->st->queries += i;
+	c->st->msg[P53_MSG_OK] += i;
 	return i;
 }
