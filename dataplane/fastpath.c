@@ -2199,8 +2199,9 @@ uint16_t p53_fast_burst(const struct p53_fast_ctx *c, struct rte_mbuf **pkts, ui
 		uint64_t l4 = m->ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK;
 		int r = P53_FAST_NOT_READ;
 		if (__builtin_expect(m->nb_segs == 1 && l4 != RTE_MBUF_F_RX_L4_CKSUM_BAD, 1))
+			/* room: the data and the tailroom, i.e. the buffer after the headroom */
 			r = fast_frame(c, &q[i], rte_pktmbuf_mtod(m, uint8_t *), rte_pktmbuf_data_len(m),
-				       (uint32_t)rte_pktmbuf_data_len(m) + rte_pktmbuf_tailroom(m),
+				       (uint32_t)(uint16_t)(m->buf_len - rte_pktmbuf_headroom(m)),
 				       l4 == RTE_MBUF_F_RX_L4_CKSUM_UNKNOWN);
 		if (__builtin_expect(r < P53_FAST_ANSWERED, 0)) {
 			if (r < 0) {    /* read and declined: the general responder's packet fields */
