@@ -1147,7 +1147,11 @@ static inline uint32_t find(const void *img, const uint8_t *name, size_t len, ui
 			if (node->name_len == len && len >= 8) {
 				uint64_t a, b, x = 0;
 				size_t k;
-				for (k = 0; k + 8 < len; k += 8) {
+				/* 8..16 bytes (most names): the first word and the last, no loop */
+				memcpy(&a, nm, 8);
+				memcpy(&b, name, 8);
+				x = a ^ b;
+				for (k = 8; k + 8 < len; k += 8) {
 					memcpy(&a, nm + k, 8);
 					memcpy(&b, name + k, 8);
 					x |= a ^ b;
@@ -1321,7 +1325,8 @@ fast_answer(const void *img, const struct p53_answer_conf *conf, uint8_t *msg, u
 	   NODATA goes to the general path (below). No image, or TCP's limit: the callers'
 	   check (p53_fast_ctx_init(), p53_fast_answer*()), which give `ours`. */
 	/* `checked`: p53_fast_parse() made these checks (and left the fields unread); 2: and the
-	   caller is fast_frame(), which searches the closest encloser inline (below). */
+	   caller is fast_frame(), which searches the closest encloser inline (below) and whose
+	   callers count the query and its parse (st->queries, st->msg) for all frames answered. */
 	if (!checked && (P53_OPCODE(q->flags) != P53_OPCODE_QUERY || q->tsig || q->qclass != P53_C_IN))
 		return 0;
 	if (!checked && q->edns && (q->edns_version != 0 || q->nsid || q->cookie || q->keepalive))
@@ -1497,11 +1502,14 @@ opt:
 	   and an EDE. */
 	if (q->edns) {
 		uint8_t *o = msg + pos;
-		o[0] = 0;
-		p53_put16(o + 1, P53_T_OPT);
-		p53_put16(o + 3, ours);
-		memset(o + 5, 0, 6);
-		o[7] = dnssec ? 0x80 : 0;
+		/* The 11 bytes in two stores: 00 | 00 29 | P P' | 00 | 00 | D, then D 00 | 00 00
+		   (D: DO; the second store rewrites the byte the first ended with). pos + 11 is
+		   within max, checked above. */
+		uint32_t d = dnssec ? 0x80u : 0u;
+		uint64_t w = (uint64_t)P53_T_OPT << 16 | (uint64_t)P53_BE16(ours) << 24 |
+			     (uint64_t)d << 56;
+		memcpy(o, &w, 8);
+		memcpy(o + 7, &d, 4);
 		pos = (uint16_t)(pos + OPT_LEN);
 		if (ecs != NULL) {
 			/* RFC 7871 §7.2.1: FAMILY, SOURCE and ADDRESS as sent, our SCOPE. */
@@ -1527,14 +1535,16 @@ opt:
 	uint16_t flags = (uint16_t)(P53_F_QR | aa | (q->flags & (0x7800u | P53_F_RD | P53_F_CD)) |
 				    rcode);
 	p53_put16(msg + 2, flags);
-	p53_put16(msg + 4, 1);
-	p53_put16(msg + 6, an);
-	p53_put16(msg + 8, ns);
-	p53_put16(msg + 10, ar);
+	/* QDCOUNT 1 and the three counts in one 8-byte store, big-endian. */
+	uint64_t counts = __builtin_bswap64(1ull << 48 | (uint64_t)an << 32 | (uint64_t)ns << 16 | ar);
+	memcpy(msg + 4, &counts, 8);
 
-	/* answer.c answer() and count(). */
-	st->queries++;
-	st->msg[P53_MSG_OK]++;
+	/* answer.c answer() and count(); fast_frame()'s callers count the queries and their
+	   parse once for all the frames answered (checked 2). */
+	if (checked != 2) {
+		st->queries++;
+		st->msg[P53_MSG_OK]++;
+	}
 	if (!checked && q->trailing != 0)
 		st->trailing++;
 	st->qtype[qt < P53_QTYPE_BUCKETS - 1 ? qt : P53_QTYPE_BUCKETS - 1]++;
@@ -1861,11 +1871,10 @@ static inline __attribute__((always_inline)) int fast_udp(const uint8_t *u, uint
 	}
 	*keep = k;
 
-	/* What the fast answer reads (the rest: p53_fast_complete()). */
-	q->id = p53_get16(d);
+	/* What the fast answer reads (the rest: p53_fast_complete(); the ID and class, which
+	   only the general path reads: p53_fast_parse()'s packet fields, fast_pkt()). */
 	q->flags = flags;
 	q->qtype = qt;
-	q->qclass = P53_C_IN;
 	q->question_end = (uint16_t)(P53_DNS_HDR_LEN + nl + 4);
 	q->ecs = 0;
 	q->edns = (uint8_t)ar;
@@ -1934,6 +1943,8 @@ static void fast_pkt(const uint8_t *frame, int fam, struct p53_pkt *pkt, struct 
 		memcpy(pkt->src_addr, ip + 12, 4);
 	pkt->src_port = p53_get16(u);
 	q->src = pkt->src_addr;
+	q->id = p53_get16(u + 8);
+	q->qclass = P53_C_IN;
 }
 
 /* fast_parse6() with the packet fields (p53_fast_parse()): out of line, so that the IPv4
@@ -2000,6 +2011,8 @@ static inline __attribute__((always_inline)) int fast_parse(const uint8_t *frame
 		memcpy(pkt->src_addr, ip + 12, 4);
 		memset(pkt->src_addr + 4, 0, sizeof(pkt->src_addr) - 4);
 		pkt->src_port = p53_get16(u);
+		q->id = p53_get16(u + 8);
+		q->qclass = P53_C_IN;
 	}
 	q->src = pkt != NULL ? pkt->src_addr : ip + 12;
 	q->src_v6 = 0;
@@ -2148,7 +2161,7 @@ static __attribute__((noinline)) int fast_frame(const struct p53_fast_ctx *c, st
 	uint32_t r = room - dns_off;
 	uint16_t cap = r > UINT16_MAX ? UINT16_MAX : (uint16_t)r;
 	uint8_t *msg = frame + dns_off;
-	uint16_t rlen = __builtin_expect(q->ecs, 0) ? ecs_answer(c->img, c->conf, msg, cap, c->st, q, &tail, 1,
+	uint16_t rlen = __builtin_expect(q->ecs, 0) ? ecs_answer(c->img, c->conf, msg, cap, c->st, q, &tail, 2,
 								 c->ours)
 						    : fast_answer(c->img, c->conf, msg, cap, c->st, q, NULL, 0,
 								  &tail, 2, c->ours);
@@ -2164,6 +2177,10 @@ int p53_fast_frame(const struct p53_fast_ctx *c, struct p53_query *q, uint8_t *f
 {
 	int r = fast_frame(c, q, frame, len, room, verify);
 
+	if (r > 0) {
+		c->st->queries++;
+		c->st->msg[P53_MSG_OK]++;
+	}
 	if (r >= 0)
 		return r;
 	fast_pkt(frame, -r, pkt, q);
@@ -2182,8 +2199,9 @@ uint16_t p53_fast_burst(const struct p53_fast_ctx *c, struct rte_mbuf **pkts, ui
 		uint64_t l4 = m->ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK;
 		int r = P53_FAST_NOT_READ;
 		if (__builtin_expect(m->nb_segs == 1 && l4 != RTE_MBUF_F_RX_L4_CKSUM_BAD, 1))
+			/* room: the data and the tailroom, i.e. the buffer after the headroom */
 			r = fast_frame(c, &q[i], rte_pktmbuf_mtod(m, uint8_t *), rte_pktmbuf_data_len(m),
-				       (uint32_t)rte_pktmbuf_data_len(m) + rte_pktmbuf_tailroom(m),
+				       (uint32_t)(uint16_t)(m->buf_len - rte_pktmbuf_headroom(m)),
 				       l4 == RTE_MBUF_F_RX_L4_CKSUM_UNKNOWN);
 		if (__builtin_expect(r < P53_FAST_ANSWERED, 0)) {
 			if (r < 0) {    /* read and declined: the general responder's packet fields */
@@ -2197,5 +2215,8 @@ uint16_t p53_fast_burst(const struct p53_fast_ctx *c, struct rte_mbuf **pkts, ui
 		m->pkt_len = (uint32_t)r;
 		out[i] = m;
 	}
+	/* answer.c count() for the frames answered (fast_answer() leaves it here) */
+	c->st->queries += i;
+	c->st->msg[P53_MSG_OK] += i;
 	return i;
 }

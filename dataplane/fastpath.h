@@ -284,7 +284,8 @@ struct rte_mbuf;
 /**
  * p53_fast_frame() over the frames of a burst, in order, until one is not answered: the loop
  * and the call per frame in one function (worker.c, a small image). Frame i's query and packet
- * go to q[i] and pkt[i], its answered mbuf (data and packet length set) to out[i].
+ * go to q[i] and pkt[i], its answered mbuf (data and packet length set) to out[i]. The
+ * answered frames' `queries` and `msg[P53_MSG_OK]` counts are added once, at the end.
  *
  * @return the frames answered, i; when i < n, *k is frame i's p53_fast_frame() outcome
  *         (P53_FAST_NOT_READ also for a frame of more than one segment or with a bad L4
