@@ -3991,6 +3991,128 @@ static void test_signed_cut_shapes(void **state)
 	}
 }
 
+/* A denial record of base and where it sorts in its chain: NSEC by canonical owner, NSEC3 by
+ * its owner's hash label (base32hex keeps the hashes' order). */
+struct den {
+	struct p53_rr_view v;
+	uint8_t key[300];
+};
+
+static int den_cmp(const struct den *a, const uint8_t *key, bool n3)
+{
+	return n3 ? memcmp(a->key, key, 32) : t_canon(a->key, key);
+}
+
+/*
+ * Name nm joins (join) or leaves the zone's NSEC or NSEC3 chain as a signer does it, in st:
+ * its own record (NSEC: A RRSIG NSEC; NSEC3: A RRSIG, the neighbour's parameters) after the
+ * owner before it, whose next name or hash is changed, both signed (fake_sig); leaving, its
+ * record goes and the one before it takes its next.
+ */
+static void chain_link(struct p53_ixfr_step *st, const struct p53_rrs *base, const uint8_t *nm,
+		       size_t nl, const uint8_t *apex, size_t al, bool join)
+{
+	struct p53_rr_view x, pr;
+	size_t p = 0, n = 0;
+	bool n3 = false;
+	uint8_t salt[256], salt_len = 0, key[300], own[300], rd[1500];
+	uint16_t iter = 0;
+	static struct den ds[512];
+
+	while (p53_rrs_next(base, &p, &x) == 1)
+		if (x.type == 51 && same_owner(&x, apex, al)) {
+			iter = (uint16_t)(x.rdata[2] << 8 | x.rdata[3]);
+			salt_len = x.rdata[4];
+			memcpy(salt, x.rdata + 5, salt_len);
+			n3 = true;
+		}
+	uint8_t h[P53_NSEC3_HASH_LEN];
+	size_t ol = nl;
+	memcpy(own, nm, nl);
+	p53_name_lower(key, nm, nl);
+	if (n3) {
+		p53_nsec3_hash(nm, nl, salt, salt_len, iter, h);
+		own[0] = 32;
+		p53_n3_b32hex(h, own + 1);
+		memcpy(own + 33, apex, al);
+		ol = 33 + al;
+		memcpy(key, own + 1, 32);
+	}
+	p = 0;
+	while (p53_rrs_next(base, &p, &x) == 1)
+		if (x.type == (n3 ? 50 : 47)) {
+			assert_true(n < 512);
+			ds[n].v = x;
+			if (n3)
+				memcpy(ds[n].key, x.owner + 1, 32);
+			else
+				p53_name_lower(ds[n].key, x.owner, x.owner_len);
+			n++;
+		}
+	/* The owner before nm (the last one when nm sorts first), and nm's own record. */
+	size_t before = n, at = n;
+	for (size_t i = 0; i < n; i++) {
+		int c = den_cmp(&ds[i], key, n3);
+		if (c < 0 && (before == n || den_cmp(&ds[i], ds[before].key, n3) > 0))
+			before = i;
+		if (c == 0)
+			at = i;
+	}
+	if (before == n)
+		for (size_t i = 0; i < n; i++)
+			if (before == n || den_cmp(&ds[i], ds[before].key, n3) > 0)
+				before = i;
+	assert_true(before < n);
+	pr = ds[before].v;
+	size_t head = n3 ? 6u + pr.rdata[4] : 0;   /* NSEC3: the next hash's offset */
+	size_t next_len = n3 ? P53_NSEC3_HASH_LEN : (size_t)p53_name_len(pr.rdata, pr.rdlen);
+	const struct p53_rr_view *src;             /* whose next the one before takes */
+	if (join) {
+		assert_int_equal(at, n);
+		/* nm's record: the next of the one before it, and its bitmap. */
+		size_t l = head;
+		memcpy(rd, pr.rdata, head);
+		memcpy(rd + l, pr.rdata + head, next_len);
+		l += next_len;
+		rd[l++] = 0;
+		rd[l++] = 7;
+		memset(rd + l, 0, 7);
+		rd[l] |= 0x40;                     /* A */
+		rd[l + 5] |= 0x02;                 /* RRSIG */
+		if (!n3)
+			rd[l + 5] |= 0x01;         /* NSEC */
+		l += 7;
+		assert_int_equal(p53_rrs_add(&st->add, own, ol, n3 ? 50 : 47, 1, pr.ttl, rd, l), 0);
+		add_sig(st, own, ol, n3 ? 50 : 47, pr.ttl, apex, al);
+		src = NULL;
+	} else {
+		assert_true(at < n);
+		del_once(st, &ds[at].v);
+		del_sigs(st, base, ds[at].v.owner, ds[at].v.owner_len, n3 ? 50 : 47);
+		src = &ds[at].v;
+	}
+	/* The one before: its next is nm (joining) or nm's next (leaving). */
+	size_t l = head;
+	memcpy(rd, pr.rdata, head);
+	if (src != NULL) {
+		size_t sl = n3 ? P53_NSEC3_HASH_LEN : (size_t)p53_name_len(src->rdata, src->rdlen);
+		memcpy(rd + l, src->rdata + head, sl);
+		l += sl;
+	} else if (n3) {
+		memcpy(rd + l, h, P53_NSEC3_HASH_LEN);
+		l += P53_NSEC3_HASH_LEN;
+	} else {
+		memcpy(rd + l, key, nl);
+		l += nl;
+	}
+	memcpy(rd + l, pr.rdata + head + next_len, pr.rdlen - head - next_len);
+	l += pr.rdlen - head - next_len;
+	del_once(st, &pr);
+	del_sigs(st, base, pr.owner, pr.owner_len, n3 ? 50 : 47);
+	assert_int_equal(p53_rrs_add(&st->add, pr.owner, pr.owner_len, n3 ? 50 : 47, 1, pr.ttl, rd, l), 0);
+	add_sig(st, pr.owner, pr.owner_len, n3 ? 50 : 47, pr.ttl, apex, al);
+}
+
 /*
  * A signed zone's wildcard shapes (issue 13), as signed_shape() makes them but with every
  * record added signed (its RRSIG after it, fake_sig; "-" with data "*" deletes the owner's
@@ -4023,6 +4145,8 @@ static void wild_shape(const char *zone, const char *file, const char *what,
 		size_t nl = wname(rr[i].owner, nm);
 		if (rr[i].type == 0) {
 			denial_bit(st, &base, nm, nl, apex, al, rr[i].bit, rr[i].op == '+');
+		} else if (rr[i].type == 47) {
+			chain_link(st, &base, nm, nl, apex, al, rr[i].op == '+');
 		} else if (rr[i].op == '-' && strcmp(rr[i].data, "*") == 0) {
 			assert_true(del_all(st, &base, nm, nl, rr[i].type) > 0);
 			del_sigs(st, &base, nm, nl, rr[i].type);
@@ -4042,17 +4166,18 @@ static void wild_shape(const char *zone, const char *file, const char *what,
 }
 
 /* Signed zones' wildcards: its records changed (a value, an address added, a type gained or
- * lost with the bitmap of its NSEC or NSEC3), signed again; what still declines (a name new
- * below a wildcard, a wildcard below a cut) with its reason. Wildcards that come and go
- * with their NSEC or NSEC3 are the random chains' (test_signed_names,
- * test_signed_names_nsec3: K_WILDCARD). */
+ * lost with the bitmap of its NSEC or NSEC3), signed again; a wildcard added and removed
+ * with its NSEC or NSEC3 and its neighbour's (chain_link; the random chains do it too,
+ * test_signed_names, test_signed_names_nsec3: K_WILDCARD); what still declines (a name new
+ * below a wildcard, a wildcard below a cut) with its reason. */
 static void test_signed_wild_shapes(void **state)
 {
 	(void)state;
 	rng = seed(4592);
 	for (size_t z = 0; z < sizeof(SIGNED) / sizeof(SIGNED[0]); z++) {
-		char w[64], below[64], cut_w[64];
+		char w[64], below[64], cut_w[64], nw[64];
 		snprintf(w, sizeof(w), "*.wild.%s", SIGNED[z][0]);
+		snprintf(nw, sizeof(nw), "*.mail.%s", SIGNED[z][0]);
 		snprintf(below, sizeof(below), "a.*.wild.%s", SIGNED[z][0]);
 		snprintf(cut_w, sizeof(cut_w), "*.secure.%s", SIGNED[z][0]);
 		const struct sshape_rr value[] = {
@@ -4066,6 +4191,13 @@ static void test_signed_wild_shapes(void **state)
 		}, lose[] = {
 			{ '-', w, 16, "*", 0 },
 			{ '-', w, 0, NULL, 16 },
+		}, added[] = {
+			{ '+', nw, 1, "192.0.2.93", 0 },
+			{ '+', nw, 47, NULL, 0 },
+		}, removed[] = {
+			{ '-', w, 1, "*", 0 },
+			{ '-', w, 16, "*", 0 },
+			{ '-', w, 47, NULL, 0 },
 		}, new_below[] = {
 			{ '+', below, 1, "192.0.2.95", 0 },
 		}, under_cut[] = {
@@ -4075,6 +4207,8 @@ static void test_signed_wild_shapes(void **state)
 		wild_shape(SIGNED[z][0], SIGNED[z][1], "a wildcard given a second address", more, 1, NULL);
 		wild_shape(SIGNED[z][0], SIGNED[z][1], "a wildcard gains a PTR", gain, 2, NULL);
 		wild_shape(SIGNED[z][0], SIGNED[z][1], "a wildcard's TXT removed", lose, 2, NULL);
+		wild_shape(SIGNED[z][0], SIGNED[z][1], "a wildcard added", added, 2, NULL);
+		wild_shape(SIGNED[z][0], SIGNED[z][1], "a wildcard removed", removed, 3, NULL);
 		wild_shape(SIGNED[z][0], SIGNED[z][1], "a name new below a wildcard", new_below, 1,
 			   "is new below a cut, DNAME, wildcard or NSEC3 owner");
 		wild_shape(SIGNED[z][0], SIGNED[z][1], "a wildcard new below a cut", under_cut, 1,
