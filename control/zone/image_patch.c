@@ -886,9 +886,9 @@ static bool dname_goes_ok(const struct patch *p, const uint8_t *nm, size_t len, 
 }
 
 /* The names above new name t up to the first one in the image (which must be in the zone,
- * no DNAME owner nor below one; in a signed zone plain: not a cut, wildcard, glue or below an
- * occluder): they would be new empty non-terminals (a wildcard one only in an unsigned
- * zone). Queued in p->pend (duplicates allowed). -1: declined. */
+ * no DNAME owner nor below one; in a signed zone not a cut, glue or below an occluder): they
+ * would be new empty non-terminals (wildcard ones too, wild_links). Queued in p->pend
+ * (duplicates allowed). -1: declined. */
 static int new_ancestors(struct patch *p, const void *img, uint32_t z, size_t apex_len,
 			 const struct tn *t, bool sgn)
 {
@@ -902,14 +902,14 @@ static int new_ancestors(struct patch *p, const void *img, uint32_t z, size_t ap
 			if (nd->zone != z || (nd->flags & P53_NODE_NSEC3) ||
 			    ((nd->flags & P53_NODE_DNAME) && !dname_goes_ok(p, q, ql, sgn)) ||
 			    dname_above(img, nd) ||
-			    (sgn && ((nd->flags & (P53_NODE_CUT | P53_NODE_WILD | P53_NODE_GLUE)) ||
+			    (sgn && ((nd->flags & (P53_NODE_CUT | P53_NODE_GLUE)) ||
 				     nd->occluder != P53_NONE)))
 				return -1;
 			return 0;
 		}
 		/* Not in the index: a missing name, or an NSEC3 owner (hashed names have none
 		 * below them in a zone the patch takes). */
-		if (ql <= apex_len || (sgn && q[0] == 1 && q[1] == '*') ||
+		if (ql <= apex_len ||
 		    n3_node(img, p53_image_zone(img, z), q, ql) != P53_NONE)
 			return -1;
 		if (grow((void **)&p->pend, &p->pend_cap, p->n_pend + 1, sizeof(*p->pend)) != 0)
@@ -1775,9 +1775,9 @@ static void dname_flags(const struct patch *p, const void *img, struct p53_image
 
 /*
  * After the layout, a signed zone's wildcards as nodes_link() makes them: a new "*.<x>" is
- * flagged P53_NODE_WILD and becomes x's `wildcard` link; one whose last record goes (out of
- * the index: nothing lies below a wildcard the patch takes in a signed zone, new_ancestors)
- * takes the link with it. The denial side (the NSEC or NSEC3 that comes or goes with it,
+ * flagged P53_NODE_WILD and becomes x's `wildcard` link, a new wildcard empty non-terminal
+ * above a new name (`a.*.x`) too; one that leaves the index takes the link with it (one
+ * left as an empty non-terminal, names below it staying, keeps it, as in the compile). The denial side (the NSEC or NSEC3 that comes or goes with it,
  * the proofs naming "*.<x>", which wildcard-expanded answers carry) is the chain's, remade
  * as for any name (nsec_proofs, n3_proofs).
  */
@@ -1926,8 +1926,7 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 			if (!sgn)
 				return decline(why, wl, "%s is new below a DNAME owner that stays "
 					       "(RFC 6672 §2.4: the zone does not compile)", txt);
-			return decline(why, wl, "%s is new below a cut, DNAME, wildcard or NSEC3 "
-				       "owner, or a new wildcard empty non-terminal above it", txt);
+			return decline(why, wl, "%s is new below a cut, DNAME or NSEC3 owner", txt);
 		}
 	}
 	/* The names new names need as new empty non-terminals are touched names too (they

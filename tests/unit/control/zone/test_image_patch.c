@@ -1500,15 +1500,16 @@ static void nsec_chain_ops(struct p53_ixfr_step *st, const struct p53_rrs *base,
 			if (kind != 0 || y->gone || y->touched)
 				continue;
 		if (kind == 0) {
-			/* A new name below y (not below a cut, a DNAME, a CNAME or a wildcard). */
+			/* A new name below y (not below a cut, a DNAME or a CNAME; below a wildcard
+			 * too, issue 13). */
 			if (bit_of(y->bits, 2) && !(y->len == al && memcmp(y->name, apex, al) == 0))
 				continue;
-			if (bit_of(y->bits, 39) || bit_of(y->bits, 5) || (y->name[0] == 1 && y->name[1] == '*'))
+			if (bit_of(y->bits, 39) || bit_of(y->bits, 5))
 				continue;
 			uint8_t nm[300];
 			size_t l = 0;
 			/* A new wildcard "*.<y>" one time in four (issue 13). */
-			bool wild = rnd(4) == 0;
+			bool wild = rnd(4) == 0 && !(y->name[0] == 1 && y->name[1] == '*');
 			nm[l] = (uint8_t)(wild ? sprintf((char *)nm + l + 1, "*") :
 					  sprintf((char *)nm + l + 1, "c%03u", rnd(1000)));
 			l += 1u + nm[l];
@@ -1780,15 +1781,16 @@ static void nsec3_chain_ops(struct p53_ixfr_step *st, const struct p53_rrs *base
 			continue;
 		bool plain = plain_name(&y->e);
 		if (kind == 0) {
-			/* A new name below y (not below a cut, a DNAME, a CNAME or a wildcard). */
+			/* A new name below y (not below a cut, a DNAME or a CNAME; below a wildcard
+			 * too, issue 13). */
 			bool at_apex = y->e.len == al;
 			if ((bit_of(y->e.bits, 2) && !at_apex) || bit_of(y->e.bits, 39) ||
-			    bit_of(y->e.bits, 5) || (y->e.name[0] == 1 && y->e.name[1] == '*'))
+			    bit_of(y->e.bits, 5))
 				continue;
 			uint8_t nm[300];
 			size_t l = 0;
 			/* A new wildcard "*.<y>" one time in four (issue 13). */
-			bool wild = rnd(4) == 0;
+			bool wild = rnd(4) == 0 && !(y->e.name[0] == 1 && y->e.name[1] == '*');
 			nm[l] = (uint8_t)(wild ? sprintf((char *)nm + l + 1, "*") :
 					  sprintf((char *)nm + l + 1, "c%03u", rnd(1000)));
 			l += 1u + nm[l];
@@ -4005,12 +4007,13 @@ static int den_cmp(const struct den *a, const uint8_t *key, bool n3)
 
 /*
  * Name nm joins (join) or leaves the zone's NSEC or NSEC3 chain as a signer does it, in st:
- * its own record (NSEC: A RRSIG NSEC; NSEC3: A RRSIG, the neighbour's parameters) after the
- * owner before it, whose next name or hash is changed, both signed (fake_sig); leaving, its
- * record goes and the one before it takes its next.
+ * its own record (NSEC: A RRSIG NSEC; NSEC3: A RRSIG, or for an empty non-terminal `ent` no
+ * type, the neighbour's parameters) after the owner before it, whose next name or hash is
+ * changed, both signed (fake_sig); leaving, its record goes and the one before it takes its
+ * next.
  */
 static void chain_link(struct p53_ixfr_step *st, const struct p53_rrs *base, const uint8_t *nm,
-		       size_t nl, const uint8_t *apex, size_t al, bool join)
+		       size_t nl, const uint8_t *apex, size_t al, bool join, bool ent)
 {
 	struct p53_rr_view x, pr;
 	size_t p = 0, n = 0;
@@ -4074,14 +4077,16 @@ static void chain_link(struct p53_ixfr_step *st, const struct p53_rrs *base, con
 		memcpy(rd, pr.rdata, head);
 		memcpy(rd + l, pr.rdata + head, next_len);
 		l += next_len;
-		rd[l++] = 0;
-		rd[l++] = 7;
-		memset(rd + l, 0, 7);
-		rd[l] |= 0x40;                     /* A */
-		rd[l + 5] |= 0x02;                 /* RRSIG */
-		if (!n3)
-			rd[l + 5] |= 0x01;         /* NSEC */
-		l += 7;
+		if (!ent) {
+			rd[l++] = 0;
+			rd[l++] = 7;
+			memset(rd + l, 0, 7);
+			rd[l] |= 0x40;             /* A */
+			rd[l + 5] |= 0x02;         /* RRSIG */
+			if (!n3)
+				rd[l + 5] |= 0x01; /* NSEC */
+			l += 7;
+		}
 		assert_int_equal(p53_rrs_add(&st->add, own, ol, n3 ? 50 : 47, 1, pr.ttl, rd, l), 0);
 		add_sig(st, own, ol, n3 ? 50 : 47, pr.ttl, apex, al);
 		src = NULL;
@@ -4146,7 +4151,8 @@ static void wild_shape(const char *zone, const char *file, const char *what,
 		if (rr[i].type == 0) {
 			denial_bit(st, &base, nm, nl, apex, al, rr[i].bit, rr[i].op == '+');
 		} else if (rr[i].type == 47) {
-			chain_link(st, &base, nm, nl, apex, al, rr[i].op == '+');
+			chain_link(st, &base, nm, nl, apex, al, rr[i].op == '+',
+				   rr[i].data != NULL && strcmp(rr[i].data, "ent") == 0);
 		} else if (rr[i].op == '-' && strcmp(rr[i].data, "*") == 0) {
 			assert_true(del_all(st, &base, nm, nl, rr[i].type) > 0);
 			del_sigs(st, &base, nm, nl, rr[i].type);
@@ -4175,8 +4181,9 @@ static void test_signed_wild_shapes(void **state)
 	(void)state;
 	rng = seed(4592);
 	for (size_t z = 0; z < sizeof(SIGNED) / sizeof(SIGNED[0]); z++) {
-		char w[64], below[64], cut_w[64], nw[64];
+		char w[64], below[64], cut_w[64], nw[64], below_nw[64];
 		snprintf(w, sizeof(w), "*.wild.%s", SIGNED[z][0]);
+		snprintf(below_nw, sizeof(below_nw), "a.*.mail.%s", SIGNED[z][0]);
 		snprintf(nw, sizeof(nw), "*.mail.%s", SIGNED[z][0]);
 		snprintf(below, sizeof(below), "a.*.wild.%s", SIGNED[z][0]);
 		snprintf(cut_w, sizeof(cut_w), "*.secure.%s", SIGNED[z][0]);
@@ -4200,6 +4207,13 @@ static void test_signed_wild_shapes(void **state)
 			{ '-', w, 47, NULL, 0 },
 		}, new_below[] = {
 			{ '+', below, 1, "192.0.2.95", 0 },
+			{ '+', below, 47, NULL, 0 },
+		}, new_wild_ent[] = {
+			/* "*.mail" is a new wildcard empty non-terminal: an NSEC3 of its own, no
+			 * NSEC (RFC 4035 §2.3: empty non-terminals own none) */
+			{ '+', below_nw, 1, "192.0.2.92", 0 },
+			{ '+', below_nw, 47, NULL, 0 },
+			{ '+', nw, 47, "ent", 0 },
 		}, under_cut[] = {
 			{ '+', cut_w, 1, "192.0.2.94", 0 },
 		};
@@ -4209,8 +4223,9 @@ static void test_signed_wild_shapes(void **state)
 		wild_shape(SIGNED[z][0], SIGNED[z][1], "a wildcard's TXT removed", lose, 2, NULL);
 		wild_shape(SIGNED[z][0], SIGNED[z][1], "a wildcard added", added, 2, NULL);
 		wild_shape(SIGNED[z][0], SIGNED[z][1], "a wildcard removed", removed, 3, NULL);
-		wild_shape(SIGNED[z][0], SIGNED[z][1], "a name new below a wildcard", new_below, 1,
-			   "is new below a cut, DNAME, wildcard or NSEC3 owner");
+		wild_shape(SIGNED[z][0], SIGNED[z][1], "a name new below a wildcard", new_below, 2, NULL);
+		wild_shape(SIGNED[z][0], SIGNED[z][1], "a name new below a new wildcard empty "
+			   "non-terminal", new_wild_ent, z == 0 ? 2 : 3, NULL);
 		wild_shape(SIGNED[z][0], SIGNED[z][1], "a wildcard new below a cut", under_cut, 1,
 			   "is new below a cut");
 	}
@@ -4248,7 +4263,7 @@ static void test_signed_declined(void **state)
 	random_signed_diff(&base, apex, al, &d2, 1);
 	assert_int_equal(p53_rrs_add(&d2.steps[0].add, below_n3, v.owner_len + 2u, 1, 1, 300, a, 4), 0);
 	assert_null(p53_image_patch(img, apex, al, &d2, NULL, NULL, &plen, why, sizeof(why)));
-	assert_non_null(strstr(why, "is new below a cut, DNAME, wildcard or NSEC3 owner"));
+	assert_non_null(strstr(why, "is new below a cut, DNAME or NSEC3 owner"));
 	p53_ixfr_free(&d2);
 	/* Such a name compiled in full, then the hashed owner's NSEC3 goes (a random chain
 	 * found it: test_signed_names_nsec3, seed unset, P53_PATCH_NOW=1796267576): the name
