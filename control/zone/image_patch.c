@@ -33,7 +33,10 @@
  *     the small compile's and the old one's minimum, or every node's again when an RRSIG
  *     that goes may have been the earliest; at a cut of a signed zone the DS RRset may come,
  *     change or go and the NS set change (cut_rrset_ok), and glue change its addresses while
- *     it keeps one (signed_glue): the NSECs/NSEC3s whose bitmaps change come in the diff.
+ *     it keeps one (signed_glue): the NSECs/NSEC3s whose bitmaps change come in the diff;
+ *     a wildcard's records change, and wildcards come and go, as any name's (wild_links);
+ *   - unsigned zones: cuts, glue and wildcards come and go (cut_links), and DNAME owners
+ *     (dname_links: the owner's flag; a name that stays below a new one declines).
  * What the old bytes held becomes garbage, counted in p53_image_hdr.pad (KiB).
  */
 #include <errno.h>
@@ -74,7 +77,7 @@ struct tn {
 				   P53_NONE */
 	bool child;             /* (gone names and empty parents) a live name below it */
 	bool n3;                /* an NSEC3 owner (signed zones): found by its hash, not indexed */
-	bool sigs_only;         /* (signed zones) a wildcard, cut, CNAME or DNAME owner: its
+	bool sigs_only;         /* (signed zones) a cut, CNAME or DNAME owner: its
 				   records must stay, only their RRSIGs may change */
 	bool glue_s;            /* (signed zones) glue (signed_glue): it keeps an address */
 	bool was_owner, is_owner; /* (NSEC zones) owns an NSEC before, after */
@@ -212,10 +215,11 @@ static bool type_ok(uint16_t type, bool apex)
 }
 
 /* Unsigned zones: NS too, at the apex (its additional list) and below it (cuts: the patch
- * remakes the CUT and GLUE flags and the occluder links they change, cut_links). */
+ * remakes the CUT and GLUE flags and the occluder links they change, cut_links), and DNAME
+ * (the owner's flag; nothing lies below a DNAME owner, RFC 6672 §2.4: dname_links). */
 static bool unsigned_type_ok(uint16_t type, bool apex)
 {
-	return type == P53_T_NS || type_ok(type, apex);
+	return type == P53_T_NS || type == P53_T_DNAME || type_ok(type, apex);
 }
 
 /* Whether a DNAME owner occludes node nd (its occluders, closest first). */
@@ -870,10 +874,21 @@ static bool too_much_garbage(uint64_t garbage, uint64_t size)
 	return garbage > size / 4 && garbage > 64 * 1024;
 }
 
+/*
+ * An unsigned zone's DNAME owner (in the image) above a new name: taken when the owner is a
+ * touched name, whose records the small compile holds beside the new name's, so a DNAME
+ * that stays fails it there ("data below the DNAME", RFC 6672 §2.4) as the full compile
+ * fails, and one that goes leaves the name a plain ancestor.
+ */
+static bool dname_goes_ok(const struct patch *p, const uint8_t *nm, size_t len, bool sgn)
+{
+	return !sgn && tn_find(&p->ts, p->t, nm, len) != P53_NONE;
+}
+
 /* The names above new name t up to the first one in the image (which must be in the zone,
- * no DNAME owner nor below one; in a signed zone plain: not a cut, wildcard, glue or below an
- * occluder): they would be new empty non-terminals (a wildcard one only in an unsigned
- * zone). Queued in p->pend (duplicates allowed). -1: declined. */
+ * no DNAME owner nor below one; in a signed zone not a cut, glue or below an occluder): they
+ * would be new empty non-terminals (wildcard ones too, wild_links). Queued in p->pend
+ * (duplicates allowed). -1: declined. */
 static int new_ancestors(struct patch *p, const void *img, uint32_t z, size_t apex_len,
 			 const struct tn *t, bool sgn)
 {
@@ -884,16 +899,17 @@ static int new_ancestors(struct patch *p, const void *img, uint32_t z, size_t ap
 		uint32_t m = p53_image_find(img, q, ql, p53_name_hash(q, ql));
 		if (m != P53_NONE) {
 			const struct p53_image_node *nd = p53_image_node(img, m);
-			if (nd->zone != z || (nd->flags & (P53_NODE_DNAME | P53_NODE_NSEC3)) ||
+			if (nd->zone != z || (nd->flags & P53_NODE_NSEC3) ||
+			    ((nd->flags & P53_NODE_DNAME) && !dname_goes_ok(p, q, ql, sgn)) ||
 			    dname_above(img, nd) ||
-			    (sgn && ((nd->flags & (P53_NODE_CUT | P53_NODE_WILD | P53_NODE_GLUE)) ||
+			    (sgn && ((nd->flags & (P53_NODE_CUT | P53_NODE_GLUE)) ||
 				     nd->occluder != P53_NONE)))
 				return -1;
 			return 0;
 		}
 		/* Not in the index: a missing name, or an NSEC3 owner (hashed names have none
 		 * below them in a zone the patch takes). */
-		if (ql <= apex_len || (sgn && q[0] == 1 && q[1] == '*') ||
+		if (ql <= apex_len ||
 		    n3_node(img, p53_image_zone(img, z), q, ql) != P53_NONE)
 			return -1;
 		if (grow((void **)&p->pend, &p->pend_cap, p->n_pend + 1, sizeof(*p->pend)) != 0)
@@ -1664,6 +1680,125 @@ static uint32_t parent_now(const struct patch *p, const void *img, const struct 
 	return p53_image_find(img, pn, pl, p53_name_hash(pn, pl));
 }
 
+/* ---- Unsigned zones: DNAME owners that come and go ---- */
+
+/* Whether touched name t owns a DNAME in the new image (its RRsets as the patch leaves
+ * them). */
+static bool dname_now(const struct patch *p, const void *img, const struct tn *t)
+{
+	if (!t->changed)
+		return t->old != P53_NONE && (p53_image_node(img, t->old)->flags & P53_NODE_DNAME);
+	for (uint32_t r = 0; r < t->rs_n && !t->dead; r++)
+		if (p->nrs[t->rs_first + r].type == P53_T_DNAME)
+			return true;
+	return false;
+}
+
+/*
+ * An unsigned zone's DNAME owners (RFC 6672): what the compiler's nodes_link() derives from
+ * them is the owner's P53_NODE_DNAME flag (the data plane synthesizes from the closest
+ * encloser's) and the occluder of the names below it, of which there are none: data below a
+ * DNAME does not compile (§2.4). So a name of the image that becomes a DNAME owner must
+ * have nothing left below it but names the diff removes, which one pass over the zone's
+ * nodes tells, only then: a new owner has nothing below it but the diff's own names, which
+ * the small compile held beside it and refused, as it refuses a new name below a DNAME that
+ * stays (dname_goes_ok). -1: declined, the owner in txt and the name below it in below
+ * (empty: out of memory).
+ */
+static int dname_links(struct patch *p, const void *img, uint32_t z, char *txt, size_t tl,
+		       char *below, size_t bl)
+{
+	const struct p53_image_hdr *h = p53_image_hdr(img);
+	size_t n_d = 0;
+	uint8_t min_l = UINT8_MAX;
+
+	txt[0] = below[0] = '\0';
+	for (size_t i = 0; i < p->n_t; i++) {
+		const struct tn *t = &p->t[i];
+		if (t->changed && t->old != P53_NONE && dname_now(p, img, t) &&
+		    !(p53_image_node(img, t->old)->flags & P53_NODE_DNAME)) {
+			n_d++;
+			if (t->labels < min_l)
+				min_l = t->labels;
+		}
+	}
+	if (n_d == 0)
+		return 0;
+	struct nset ds;
+	if (nset_init(&ds, n_d, p->n_t) != 0) {
+		nset_free(&ds);
+		return -1;
+	}
+	for (size_t i = 0; i < p->n_t; i++) {
+		const struct tn *t = &p->t[i];
+		if (t->changed && t->old != P53_NONE && dname_now(p, img, t) &&
+		    !(p53_image_node(img, t->old)->flags & P53_NODE_DNAME))
+			nset_add(&ds, (uint32_t)i, t->name, t->len);
+	}
+	int rc = 0;
+	for (uint32_t n = 0; n < h->n_nodes && rc == 0; n++) {
+		const struct p53_image_node *nd = p53_image_node(img, n);
+		/* An empty non-terminal that stays has a name with records below it. */
+		if (nd->zone != z || nd->labels <= min_l || (nd->flags & (P53_NODE_NSEC3 | P53_NODE_ENT)))
+			continue;
+		const uint8_t *nm = p53_image_name(img, nd->name_off);
+		uint32_t owner = P53_NONE;
+		for (size_t off = 1u + nm[0]; off < nd->name_len && owner == P53_NONE; off += 1u + nm[off])
+			owner = tn_find(&ds, p->t, nm + off, nd->name_len - off);
+		if (owner == P53_NONE)
+			continue;
+		uint32_t k = tn_find(&p->ts, p->t, nm, nd->name_len);
+		if (k != P53_NONE && p->t[k].changed && p->t[k].gone)
+			continue; /* its records go with the diff */
+		p53_name_to_str(txt, tl, p->t[owner].name);
+		p53_name_to_str(below, bl, nm);
+		rc = -1;
+	}
+	nset_free(&ds);
+	return rc;
+}
+
+/* After the layout: each touched node's DNAME flag as its RRsets leave it (unsigned zones). */
+static void dname_flags(const struct patch *p, const void *img, struct p53_image_node *nodes)
+{
+	for (size_t i = 0; i < p->n_t; i++) {
+		const struct tn *t = &p->t[i];
+		if (!t->changed || t->dead)
+			continue;
+		nodes[t->node].flags &= (uint16_t)~P53_NODE_DNAME;
+		if (dname_now(p, img, t))
+			nodes[t->node].flags |= P53_NODE_DNAME;
+	}
+}
+
+/* ---- Signed zones: wildcards that come and go ---- */
+
+/*
+ * After the layout, a signed zone's wildcards as nodes_link() makes them: a new "*.<x>" is
+ * flagged P53_NODE_WILD and becomes x's `wildcard` link, a new wildcard empty non-terminal
+ * above a new name (`a.*.x`) too; one that leaves the index takes the link with it (one
+ * left as an empty non-terminal, names below it staying, keeps it, as in the compile). The denial side (the NSEC or NSEC3 that comes or goes with it,
+ * the proofs naming "*.<x>", which wildcard-expanded answers carry) is the chain's, remade
+ * as for any name (nsec_proofs, n3_proofs).
+ */
+static void wild_links(const struct patch *p, const void *img, struct p53_image_node *nodes)
+{
+	for (size_t i = 0; i < p->n_t; i++) {
+		const struct tn *t = &p->t[i];
+		if (!t->changed || t->n3 || !(t->name[0] == 1 && t->name[1] == '*'))
+			continue;
+		if (t->dead) {
+			if (t->parent != P53_NONE && nodes[t->parent].wildcard == t->node)
+				nodes[t->parent].wildcard = P53_NONE;
+		} else if (t->old == P53_NONE) {
+			nodes[t->node].flags |= P53_NODE_WILD;
+			uint32_t pn = parent_now(p, img, t);
+			if (pn != P53_NONE)
+				nodes[pn].wildcard = t->node;
+		}
+	}
+}
+
 static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, size_t apex_len,
 		       const struct p53_ixfr *diff, const struct p53_rrs *result, size_t *len,
 		       char *why, size_t wl)
@@ -1732,10 +1867,9 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 		t->parent = P53_NONE;
 		if (!p53_name_at_or_below(t->name, t->len, apex, apex_len))
 			return decline(why, wl, "%s is outside the zone", txt);
-		/* A wildcard: a signed zone's only has its RRSIGs replaced; an unsigned zone's may
-		 * change, come and go (its parent's link, after the layout). */
-		if (t->name[0] == 1 && t->name[1] == '*' && sgn)
-			t->sigs_only = true;
+		/* A wildcard may change, come and go like any name (its flag and its parent's
+		 * link after the layout: cut_links' pass in unsigned zones, wild_links in signed
+		 * ones, whose chain and proofs are remade as for any name). */
 		/* A deeper served zone at or above the name: its node is not this zone's. */
 		const uint8_t *q = t->name;
 		size_t ql = t->len;
@@ -1761,20 +1895,19 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 			 * CNAME owner's records change in unsigned zones only. */
 			if (sgn && !(nd->flags & (P53_NODE_GLUE | P53_NODE_NSEC3)) &&
 			    nd->occluder == P53_NONE &&
-			    (nd->flags & (P53_NODE_CUT | P53_NODE_DNAME | P53_NODE_CNAME | P53_NODE_WILD)))
+			    (nd->flags & (P53_NODE_CUT | P53_NODE_DNAME | P53_NODE_CNAME)))
 				t->sigs_only = true;
 			else if (sgn && signed_glue(img, nd))
 				t->glue_s = true;
-			else if (sgn && ((nd->flags & (P53_NODE_CUT | P53_NODE_DNAME | P53_NODE_WILD |
-						       P53_NODE_GLUE | (t->n3 ? 0 : P53_NODE_NSEC3))) ||
+			else if (sgn && ((nd->flags & (P53_NODE_CUT | P53_NODE_DNAME | P53_NODE_GLUE |
+						       (t->n3 ? 0 : P53_NODE_NSEC3))) ||
 					 nd->occluder != P53_NONE))
-				return decline(why, wl, "%s is a cut, a DNAME owner, a wildcard or "
+				return decline(why, wl, "%s is a cut, a DNAME owner or "
 					       "below a cut", txt);
-			/* An unsigned zone's cuts, glue and wildcards change here (cut_links);
-			 * a DNAME's occluded names are its synthesis' (not remade). */
-			else if (!sgn && ((nd->flags & (P53_NODE_DNAME | P53_NODE_NSEC3)) ||
-					  dname_above(img, nd)))
-				return decline(why, wl, "%s is a DNAME owner or below one", txt);
+			/* An unsigned zone's cuts, glue, wildcards and DNAME owners change here
+			 * (cut_links, dname_links); nothing lies below a DNAME owner. */
+			else if (!sgn && ((nd->flags & P53_NODE_NSEC3) || dname_above(img, nd)))
+				return decline(why, wl, "%s is below a DNAME owner", txt);
 			for (uint32_t r = nd->rrsets; r < (uint32_t)nd->rrsets + nd->n_rrsets; r++)
 				if (p53_image_rrset(img, r)->flags & P53_RRSET_STEERED)
 					return decline(why, wl, "%s has a steered record", txt);
@@ -1791,9 +1924,9 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 			t->parent = pi;
 		if (t->old == P53_NONE && new_ancestors(p, img, z, apex_len, t, sgn) != 0) {
 			if (!sgn)
-				return decline(why, wl, "%s is new below a DNAME owner", txt);
-			return decline(why, wl, "%s is new below a cut, DNAME, wildcard or NSEC3 "
-				       "owner, or a new wildcard empty non-terminal above it", txt);
+				return decline(why, wl, "%s is new below a DNAME owner that stays "
+					       "(RFC 6672 §2.4: the zone does not compile)", txt);
+			return decline(why, wl, "%s is new below a cut, DNAME or NSEC3 owner", txt);
 		}
 	}
 	/* The names new names need as new empty non-terminals are touched names too (they
@@ -1872,10 +2005,8 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 			 * nodes: the compiler decides which one the name is from all its records. */
 			return decline(why, wl, "%s %s", txt, t->n3 ? "keeps records but loses its "
 				       "NSEC3 (it becomes a name of the zone)" : "becomes an NSEC3 owner");
-		if (md != NULL && (md->flags & (P53_NODE_CUT | P53_NODE_DNAME)) && !t->sigs_only &&
-		    (sgn || (md->flags & P53_NODE_DNAME)))
-			return decline(why, wl, "%s becomes a %s", txt, sgn ? "cut or DNAME owner" :
-				       "DNAME owner");
+		if (md != NULL && (md->flags & (P53_NODE_CUT | P53_NODE_DNAME)) && !t->sigs_only && sgn)
+			return decline(why, wl, "%s becomes a cut or DNAME owner", txt);
 		t->rs_first = (uint32_t)p->n_nrs;
 		uint32_t a = 0, b = 0;
 		while (a < on || b < mc) {
@@ -1891,12 +2022,12 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 					       x != NULL && (y == NULL || x->type < y->type) ? "loses" : "gains",
 					       tstr(x != NULL && (y == NULL || x->type < y->type) ? x->type : y->type,
 						    tb, sizeof(tb)),
-					       t->sigs_only ? "a cut, a CNAME or DNAME owner or a wildcard" :
+					       t->sigs_only ? "a cut, a CNAME or DNAME owner" :
 					       "it has no NSEC chain");
 			if (x != NULL && (y == NULL || x->type < y->type)) {
 				/* Gone altogether (in an NSEC zone its NSEC too, or RRSIGs that
 				 * covered nothing). */
-				if (!type_ok(x->type, apex_t) && !(!sgn && x->type == P53_T_NS) &&
+				if (!type_ok(x->type, apex_t) && !(!sgn && unsigned_type_ok(x->type, apex_t)) &&
 				    !cut_rrset_ok(t, od, x->type, true) &&
 				    !(nsec_ok && (x->type == P53_T_NSEC || x->type == P53_T_RRSIG)) &&
 				    !(n3_ok && (x->type == 50 || x->type == P53_T_RRSIG)))
@@ -1933,10 +2064,10 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 				 * neighbours; nothing depends on its bytes but the record.) */
 				if (t->sigs_only && !(nsec_ok && x != NULL && x->type == y->type &&
 						      y->type == P53_T_NSEC) && !cut_rrset_ok(t, od, y->type, false))
-					return decline(why, wl, "%s is a cut, a CNAME or DNAME owner or a "
-						       "wildcard and changes its %s records", txt,
+					return decline(why, wl, "%s is a cut, a CNAME or DNAME owner and "
+						       "changes its %s records", txt,
 						       tstr(y->type, tb, sizeof(tb)));
-				if (!(type_ok(y->type, apex_t) || (!sgn && y->type == P53_T_NS) ||
+				if (!(type_ok(y->type, apex_t) || (!sgn && unsigned_type_ok(y->type, apex_t)) ||
 				      cut_rrset_ok(t, od, y->type, false) ||
 				      (sgn && apex_t && (y->type == 48 || y->type == 59 || y->type == 60)) ||
 				      (nsec_ok && (y->type == P53_T_NSEC || y->type == P53_T_RRSIG)) ||
@@ -2179,6 +2310,13 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 			return decline(why, wl, "out of memory");
 		return decline(why, wl, "%s is below a DNAME owner or another served zone's apex "
 			       "and a cut above it comes or goes", txt);
+	}
+	/* ... and its DNAME owners: one that comes has nothing below it (dname_links). */
+	if (!sgn && dname_links(p, img, z, txt, sizeof(txt), err, sizeof(err)) != 0) {
+		if (txt[0] == '\0')
+			return decline(why, wl, "out of memory");
+		return decline(why, wl, "%s becomes a DNAME owner but %s stays below it (RFC 6672 "
+			       "§2.4: the zone does not compile)", txt, err);
 	}
 
 	/* Additional-section targets: a node losing its addresses leaves every list naming it
@@ -2578,6 +2716,9 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 			if (nd->occluder != P53_NONE)
 				nd->flags |= P53_NODE_GLUE;
 		}
+		dname_flags(p, img, nodes);
+	} else {
+		wild_links(p, img, nodes);
 	}
 	if (p->nsec_redo)
 		nsec_proofs(p, img, ni, z);

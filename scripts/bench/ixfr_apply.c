@@ -36,7 +36,9 @@
  * their NSECs and the neighbours' NSECs changed and signed again; in an NSEC3-signed zone
  * (names3_changes) their NSEC3s, and the NSEC3s whose next hash changes, signed again.
  *
- * Usage: p53-ixfr-apply [--cdn] ZONEFILE [RUNS]  (the zone is big.test.; RUNS default 5)
+ * With --dname, 50 DNAMEs added instead (dname_changes).
+ *
+ * Usage: p53-ixfr-apply [--cdn | --names | --dname] ZONEFILE [RUNS]  (the zone is big.test.; RUNS default 5)
  * P53_IXFR_MODES, when set, runs only the modes it names, comma-separated (e.g.
  * P53_IXFR_MODES=patch-lazy,patch-spare).
  * Prints one line of key=value per mode: records, the medians of extract_ms, apply_ms,
@@ -241,7 +243,34 @@ static int cdn_changes(const struct p53_rrs *base, struct p53_ixfr_step *st)
 	return 0;
 }
 
-static int cdn, names;
+/*
+ * --dname (an unsigned zone): 40 DNAMEs added at new names (movedNNN.regionR, one new name
+ * each) and 10 at existing host names (host000300..309, beside their A: a name of the image
+ * becoming a DNAME owner costs the patch one pass over the zone's nodes, image_patch.c
+ * dname_links, to find that nothing stays below it).
+ */
+static int dname_changes(const struct p53_rrs *base, struct p53_ixfr_step *st)
+{
+	struct p53_rr_view v;
+	uint8_t name[256], rd[256];
+	char txt[256];
+
+	for (int k = 0; k < 50; k++) {
+		if (k < 40)
+			snprintf(txt, sizeof(txt), "moved%03d.region%d." ORIGIN, k, k % 128);
+		else
+			snprintf(txt, sizeof(txt), "host%06d.region%d." ORIGIN, 260 + k, (260 + k) % 128);
+		size_t nl = wire_name(txt, name);
+		if (k >= 40 && find(base, name, nl, 1, &v) != 0)
+			return -1;
+		snprintf(txt, sizeof(txt), "region%d.example.net.", k % 128);
+		if (p53_rrs_add(&st->add, name, nl, 39, 1, 300, rd, wire_name(txt, rd)) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int cdn, names, dnames;
 
 /* The RRSIG over (owner, covered) in r, copied to `to` (at new_owner, or owner) with other
  * signature bytes; -1 if none. */
@@ -545,6 +574,13 @@ static int make_diff(const struct p53_rrs *base, struct p53_ixfr *d, int sgn)
 		}
 		return 0;
 	}
+	if (dnames) {
+		if (dname_changes(base, st) != 0) {
+			fprintf(stderr, "p53-ixfr-apply: --dname: a host is missing (not a genzone.py zone?)\n");
+			return -1;
+		}
+		return 0;
+	}
 	if (cdn) {
 		if (cdn_changes(base, st) != 0) {
 			fprintf(stderr, "p53-ixfr-apply: --cdn: an alias or MX is missing (not a genzone.py zone?)\n");
@@ -739,11 +775,15 @@ int main(int argc, char **argv)
 		names = 1;
 		argc--;
 		argv++;
+	} else if (argc > 1 && strcmp(argv[1], "--dname") == 0) {
+		dnames = 1;
+		argc--;
+		argv++;
 	}
 	int runs = argc > 2 ? atoi(argv[2]) : 5;
 
 	if (argc < 2 || argc > 3 || runs < 1 || runs > 100) {
-		fprintf(stderr, "usage: p53-ixfr-apply [--cdn | --names] ZONEFILE [RUNS]\n");
+		fprintf(stderr, "usage: p53-ixfr-apply [--cdn | --names | --dname] ZONEFILE [RUNS]\n");
 		return 2;
 	}
 	struct p53_zone_src src = { .name = ORIGIN, .file = argv[1], .flags = P53_ZONE_SECONDARY };
@@ -755,8 +795,8 @@ int main(int argc, char **argv)
 	struct p53_rrs base = { 0 };
 	struct p53_rrs *want[1] = { &base };
 	struct p53_ixfr d = { 0 };
-	if (cdn && p53_image_zone(img, 0)->dnssec != 0) {
-		fprintf(stderr, "p53-ixfr-apply: --cdn takes an unsigned zone\n");
+	if ((cdn || dnames) && p53_image_zone(img, 0)->dnssec != 0) {
+		fprintf(stderr, "p53-ixfr-apply: --cdn and --dname take an unsigned zone\n");
 		return 1;
 	}
 	if (p53_image_zones_rrs(img, want) != 0 ||

@@ -105,6 +105,12 @@ for i in 1 2 3 4 5; do
 		knotc zone-unset sec.test ns.sub A >/dev/null
 	fi
 	[ "$i" -ne 4 ] || knotc zone-set sec.test mx 600 MX 20 h4.sec.test. >/dev/null
+	# A DNAME comes, then its target changes (issue 13: patched, RFC 6672 synthesis served).
+	[ "$i" -ne 3 ] || knotc zone-set sec.test moved 300 DNAME example.net. >/dev/null
+	if [ "$i" -eq 5 ]; then
+		knotc zone-unset sec.test moved DNAME >/dev/null
+		knotc zone-set sec.test moved 300 DNAME example.org. >/dev/null
+	fi
 	knotc zone-commit sec.test >/dev/null
 done
 check "the last change arrived (serial 8)" \
@@ -121,6 +127,13 @@ check "pop53 serves exactly the primary's records after 7 IXFRs ($(wc -l <"$TMP/
 	sh -c "[ \$(wc -l <$TMP/primary.txt) -ge 15 ] && diff $TMP/primary.txt $TMP/pop.txt"
 check "the deleted record is gone (old.sec.test NXDOMAIN)" [ "$(dig_rcode old.sec.test A)" = NXDOMAIN ]
 check "the removed delegation is gone (host.sub.sec.test NXDOMAIN)" [ "$(dig_rcode host.sub.sec.test A)" = NXDOMAIN ]
+check "the DNAME's new target is synthesised (host.moved.sec.test CNAME host.example.org)" \
+	sh -c "ip netns exec $CLIENT_NS kdig +time=1 @$V4 host.moved.sec.test A +noall +answer | \
+	       tr -s ' \t' ' ' | grep -q '^host.moved.sec.test. 300 IN CNAME host.example.org.'"
+check "every IXFR was patched, the DNAME ones too, none compiled in full (zone status)" \
+	/usr/bin/python3 -c "import json,sys; z=json.loads(sys.argv[1])['zone']; \
+assert z['serial']==8 and z['last_ixfr_image']=='patched' and z['ixfr_image']=={'patched':7,'compiled':0}, z" \
+	"$(CTL --json zone status sec.test)"
 
 # 4. pop53ctl zone refresh (up to date) and retransfer (AXFR).
 CTL zone refresh sec.test >/dev/null

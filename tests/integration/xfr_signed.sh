@@ -197,5 +197,43 @@ check "that IXFR was patched (ixfr_image counts eight patches)" \
 check "kdig +dnssec: the referral's glue as the primary's" \
 	same_as_primary additional x.kid.signed.test A
 
+# 10. A wildcard comes (issue 13: in a signed zone, with its NSEC3 and its neighbour's):
+# patched; a name it matches is answered with the expanded A, its RRSIG and the NSEC3
+# proving no closer match, as the primary's.
+knotc zone-begin signed.test >/dev/null
+knotc zone-set signed.test '*.mail' 300 A 192.0.2.88 >/dev/null
+knotc zone-commit signed.test >/dev/null
+check "the new wildcard answers host.mail.signed.test A 192.0.2.88" \
+	wait_for 5 sh -c "[ \"\$(ip netns exec $CLIENT_NS kdig +time=1 +short @$V4 host.mail.signed.test A)\" = 192.0.2.88 ]"
+check "that IXFR was patched (ixfr_image counts nine patches)" \
+	patched_at_least 9
+check "kdig +dnssec: the wildcard-expanded A and its RRSIG, as the primary's" \
+	same_as_primary answer host.mail.signed.test A
+check "kdig +dnssec: the NSEC3 proving no closer match, as the primary's" \
+	same_as_primary authority host.mail.signed.test A
+
+# 11. The wildcard's address changed (signed again): patched; served as the primary's.
+knotc zone-begin signed.test >/dev/null
+knotc zone-unset signed.test '*.mail' A >/dev/null
+knotc zone-set signed.test '*.mail' 300 A 192.0.2.89 >/dev/null
+knotc zone-commit signed.test >/dev/null
+check "the wildcard's new address is served (host.mail.signed.test A 192.0.2.89)" \
+	wait_for 5 sh -c "[ \"\$(ip netns exec $CLIENT_NS kdig +time=1 +short @$V4 host.mail.signed.test A)\" = 192.0.2.89 ]"
+check "that IXFR was patched (ixfr_image counts ten patches)" \
+	patched_at_least 10
+check "kdig +dnssec: the expanded answer, as the primary's" \
+	same_as_primary answer other.mail.signed.test A
+
+# 12. The wildcard goes (its NSEC3 leaves the chain): patched; a name error as the primary's.
+knotc zone-begin signed.test >/dev/null
+knotc zone-unset signed.test '*.mail' >/dev/null
+knotc zone-commit signed.test >/dev/null
+check "host.mail.signed.test is a name error again" \
+	wait_for 5 sh -c "ip netns exec $CLIENT_NS kdig +time=1 @$V4 host.mail.signed.test A | grep -q NXDOMAIN"
+check "that IXFR was patched (ixfr_image counts eleven patches)" \
+	patched_at_least 11
+check "kdig +dnssec: the name error's NSEC3 proof, as the primary's" \
+	same_as_primary authority host.mail.signed.test A
+
 stop_pop53
 finish

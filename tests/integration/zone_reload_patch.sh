@@ -95,14 +95,26 @@ check "the referral names the cut in the authority section" \
 	"$(kdig_section authority +norec @"$V4" host.sub.example.com A)"
 check "the big zone still answers $BIG_HOST A" [ "$(a_of "$BIG_HOST")" = "$BIG_A0" ]
 
-# --- 5b. a DNAME: declined, compiled in full, said why -----------------------------------
+# --- 5b. a DNAME: patched (issue 13), synthesis served ---------------------------------
 edit 's/^x//' $'moved\t300 IN DNAME\texample.net.'
 out=$(ctl zone reload example.com 2>&1); rc=$?
-check "a new DNAME: compiled in full, the reply says why ($(grep '^image' <<<"$out"))" \
-	bash -c '[ $0 -eq 0 ] && grep -qE "^image: compiled in full: .*(DNAME|TYPE39) records at moved\.example\.com" <<<"$1"' "$rc" "$out"
-check "the log says why it was not patched" \
-	grep -qE "reload: zone example\.com\. compiled in full, not patched: .*(DNAME|TYPE39) records" "$TMP/pop53d.log"
+check "a new DNAME: patched ($(grep '^image' <<<"$out"))" \
+	bash -c '[ $0 -eq 0 ] && grep -q "^image: patched: zone example\.com\." <<<"$1"' "$rc" "$out"
 check "the DNAME is served (host.moved.example.com synthesised to host.example.net)" \
+	bash -c 'grep -q "host.moved.example.com. 300 IN CNAME host.example.net." <<<"$0"' \
+	"$(kdig_section answer @"$V4" host.moved.example.com A)"
+
+# --- 5c. DS in an unsigned zone: declined, compiled in full, said why ---------------------
+edit 's/^x//' $'sub\t300 IN DS\t12345 13 2 8c9c4c5c7a7e3c46e7b4c2a3fc55e4b3b5a2ad1c9f3a24a3c1f1d5c0e2b7a911'
+out=$(ctl zone reload example.com 2>&1); rc=$?
+check "DS in an unsigned zone: compiled in full, the reply says why ($(grep '^image' <<<"$out"))" \
+	bash -c '[ $0 -eq 0 ] && grep -qE "^image: compiled in full: .*(DS|TYPE43) records at sub\.example\.com" <<<"$1"' "$rc" "$out"
+check "the log says why it was not patched" \
+	grep -qE "reload: zone example\.com\. compiled in full, not patched: .*(DS|TYPE43) records" "$TMP/pop53d.log"
+check "the DS is served" \
+	bash -c 'grep -q "sub.example.com. 300 IN DS 12345 13 2" <<<"$0"' \
+	"$(kdig_section answer +norec @"$V4" sub.example.com DS)"
+check "the DNAME still is (host.moved.example.com synthesised)" \
 	bash -c 'grep -q "host.moved.example.com. 300 IN CNAME host.example.net." <<<"$0"' \
 	"$(kdig_section answer @"$V4" host.moved.example.com A)"
 check "the big zone still answers $BIG_HOST A" [ "$(a_of "$BIG_HOST")" = "$BIG_A0" ]
