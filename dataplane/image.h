@@ -116,7 +116,7 @@ struct p53_image_zone {
 	uint32_t soa;           /* rrset index of the apex SOA */
 	uint32_t serial;        /* host order, from the SOA */
 	uint32_t neg_ttl;       /* RFC 2308 §5: min(SOA TTL, SOA MINIMUM) */
-	uint32_t name_off;      /* into names[] */
+	uint32_t name_off;      /* into rdata[] (names_off == rdata_off): the apex's name */
 	uint8_t  name_len;
 	uint8_t  labels;        /* label count, root excluded */
 	uint8_t  flags;         /* P53_ZONE_SECONDARY (transfer facts; DNSSEC facts are in `dnssec`) */
@@ -160,7 +160,7 @@ struct p53_image_zone {
 				   (with ENT, no RRsets) a name an IXFR patch removed */
 
 struct p53_image_node {
-	uint32_t name_off;      /* canonical owner name, into names[] */
+	uint32_t name_off;      /* canonical owner name, into rdata[]: its block starts with it */
 	uint8_t  name_len;
 	uint8_t  labels;        /* label count, root excluded */
 	uint16_t flags;
@@ -378,8 +378,8 @@ static inline const uint64_t *p53_image_slots(const void *img)
  * headers where p53_image_node_first() and p53_image_rrset_next() find them, and rrsets[]
  * naming the same ones); each RRset's header (4-byte aligned, inside the section), its
  * records (they fill its RDATA range exactly; CNAME/DNAME targets are names) and its
- * additional list (inside adds[], naming nodes); each zone's apex, SOA and name; each name-index slot's node, and that the index
- * has an empty slot. It does not check what the compiler decides (RRsets sorted by type,
+ * additional list (inside adds[], naming nodes); each zone's apex, SOA and name; each
+ * name-index slot's node, and that the index has an empty slot. It does not check what the compiler decides (RRsets sorted by type,
  * hashes matching names, flags matching RRsets beyond CNAME): a wrong one gives a wrong
  * answer, never a read outside the image.
  *

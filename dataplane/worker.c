@@ -140,8 +140,8 @@ static __rte_noinline void not_ours(struct p53_worker *w, struct rte_mbuf *m, en
 /*
  * On a large image each lookup is a chain of dependent cache misses: name-index slot, node,
  * then the node's block (image.h, Co-location): owner name, RRset headers and RDATA, the
- * first RRset's right after the name. A large image has no RRset checksum sums (conf->sums, replica.h), which were one
- * more miss: the reply sums the records written. Pass 1 of burst() prefetched every
+ * first RRset's right after the name. A large image has no RRset checksum sums (conf->sums,
+ * replica.h), which were one more miss: the reply sums the records written. Pass 1 of burst() prefetched every
  * frame's slot; each pass here reads what the previous one brought in and prefetches the
  * next link for the whole burst, so the misses of 32 frames overlap instead of queueing one
  * frame at a time. A name, RRset header or RDATA that crosses a cache line gets both lines.

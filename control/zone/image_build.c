@@ -739,10 +739,11 @@ static void zero_gaps(uint8_t *img, const struct span *sec, size_t n, size_t siz
 /*
  * Node-major (image.h, "Co-location"): a positive answer reads the node's owner name, then
  * the header and records of its first RRset (the A RRset of a host: RRsets are sorted by
- * type), its hot bytes. When they would cross a cache line and at most P53_IMAGE_PACK_PAD bytes are left
- * before it, the block starts on the next line instead: the bytes skipped buy one line fewer
- * for that answer (docs/BENCHMARKS.md, "Big zone: the node's line"). Returns how many bytes
- * to skip before the block of `nd` at image offset `at` (the image starts on a line).
+ * type), its hot bytes. When they would cross a cache line and at most P53_IMAGE_PACK_PAD
+ * bytes are left before it, the block starts on the next line instead: the bytes skipped buy
+ * one line fewer for that answer (docs/BENCHMARKS.md, "Big zone: the node's line"). Returns
+ * how many bytes to skip before the block of `nd` at image offset `at` (the image starts on
+ * a line).
  */
 static size_t block_pad(const struct build *s, const struct p53_image_node *nd, size_t at)
 {
@@ -755,17 +756,16 @@ static size_t block_pad(const struct build *s, const struct p53_image_node *nd, 
 }
 
 /*
- * Where node i's block puts its name and the RRsets it places (image.h, Co-location), from
- * section offset `pos` (the section starts at image offset `base`, 8-aligned): the same walk
- * for the size and for the copy. roff[r] is P53_NONE until an RRset is placed (the first node
- * that lists it; none is listed twice). Returns the block's end; *name_at, its name's offset.
+ * Where the block of node `nd` puts the RRsets it places (image.h, Co-location), from section
+ * offset `pos` (the section starts at image offset `base`, 8-aligned): after block_pad() and
+ * the name, each header 4-byte aligned. roff[r] is P53_NONE until RRset r is placed (by the
+ * first node that lists it; none is listed twice). layout() copies the names along the same
+ * walk. Returns the block's end.
  */
 static size_t block_place(const struct build *s, const struct p53_image_node *nd, size_t base,
-			  size_t pos, uint32_t *roff, size_t *name_at)
+			  size_t pos, uint32_t *roff)
 {
-	pos += block_pad(s, nd, base + pos);
-	*name_at = pos;
-	pos += nd->name_len;
+	pos += block_pad(s, nd, base + pos) + nd->name_len;
 	for (uint32_t r = nd->rrsets; r < (uint32_t)nd->rrsets + nd->n_rrsets; r++) {
 		if (r >= s->n_rrsets || roff[r] != P53_NONE)
 			continue;
@@ -826,11 +826,11 @@ static void *layout(struct build *s, size_t *len)
 	h.rdata_off = (uint32_t)off;
 	/* The blocks: the placement, dry (the copy below walks the same way); an RRset no node
 	 * lists (none should) goes after them all. */
-	size_t sec_len = 0, name_at;
+	size_t sec_len = 0;
 	for (size_t i = 0; i < s->n_rrsets; i++)
 		roff[i] = P53_NONE;
 	for (size_t i = 0; i < b->n_nodes; i++)
-		sec_len = block_place(s, &b->nodes[i], off, sec_len, roff, &name_at);
+		sec_len = block_place(s, &b->nodes[i], off, sec_len, roff);
 	for (size_t i = 0; i < s->n_rrsets; i++) {
 		if (roff[i] != P53_NONE)
 			continue;

@@ -6,8 +6,9 @@
  *     read out of the zone's new content) are compiled alone by p53_image_build(), so every
  *     RRset is encoded, sorted, deduplicated and TTL'd exactly as a full compile does; an RRset whose bytes did not change keeps its old
  *     header (and its additional list), a changed or new one is taken from that small image;
- *   - each touched node gets its RRset headers appended to rrsets[] (node.rrsets redirected),
- *     their records appended to rdata[], new owner names to names[], new nodes to nodes[] and
+ *   - each touched node gets its whole block (its name, then each RRset's header and records,
+ *     dataplane/image.h Co-location) appended to the names-and-RDATA section and the headers'
+ *     offsets to rrsets[] (node.rrsets and name_off redirected), new nodes to nodes[] and
  *     the name index; a node whose last record goes leaves the index (linear probing, so the
  *     slots after it are shifted back, never a tombstone) and stays in nodes[] flagged
  *     P53_NODE_ENT | P53_NODE_NSEC3 ("not in the index"), or becomes an empty non-terminal

@@ -163,11 +163,12 @@ int main(int argc, char **argv)
 	}
 	printf("image=%s base%%64=%u layout=%s nodes_off%%64=%u owners=%u samples=%ld lines=%.3f (slot %.3f node %.3f "
 	       "name %.3f rrset %.3f rdata %.3f new lines each) pages4k=%.3f pages2m=%.3f "
-	       "image=%zu B\n",
+	       "image=%zu B records=%u (%.1f B/record)\n",
 	       adopt ? "compiled" : "copy", (unsigned int)((uintptr_t)img % 64),
 	       "node-major", h->nodes_off % 64, nc,
 	       samples, sum[0] / samples, part[0] / samples, part[1] / samples, part[2] / samples,
-	       part[3] / samples, part[4] / samples, sum[1] / samples, sum[2] / samples, len);
+	       part[3] / samples, part[4] / samples, sum[1] / samples, sum[2] / samples, len,
+	       h->n_records, (double)len / (h->n_records ? h->n_records : 1));
 	free(cand);
 	free(img);
 	return 0;

@@ -381,10 +381,11 @@ static void test_image_node_major(void **state)
 		/* Its name and first RRset's header and records cross no line they could have
 		   stayed out of by skipping up to P53_IMAGE_PACK_PAD bytes. */
 		size_t start = h->names_off + n->name_off, hot = n->name_len;
-		if (n->n_rrsets > 0)
-			hot = (size_t)((const uint8_t *)img + h->rdata_off - (const uint8_t *)img) +
-			      ((const uint8_t *)p53_image_node_first(img, n) - sec) - start +
-			      sizeof(struct p53_image_rrset) + p53_image_node_first(img, n)->rdata_len;
+		if (n->n_rrsets > 0) {
+			const struct p53_image_rrset *rs0 = p53_image_node_first(img, n);
+			hot = (size_t)((const uint8_t *)rs0 - (const uint8_t *)img) - start +
+			      sizeof(*rs0) + rs0->rdata_len;
+		}
 		if (hot <= 64 && start / 64 != (start + hot - 1) / 64)
 			assert_true(64 - start % 64 > P53_IMAGE_PACK_PAD);
 		padded += start % 64 == 0;
