@@ -382,9 +382,13 @@ int p53_dnssec_image_check(const void *img, size_t len)
 	const struct p53_image_hdr *h = img;
 	uint64_t rdata_size = h->adds_off >= h->rdata_off ? h->adds_off - h->rdata_off : 0;
 
+	const uint32_t *roff = (const uint32_t *)((const uint8_t *)img + h->rrsets_off);
 	for (uint32_t i = 0; i < h->n_rrsets; i++) {
+		/* The header, then its records and RRSIGs (image.h). */
+		if ((uint64_t)roff[i] + sizeof(struct p53_image_rrset) > rdata_size)
+			return -EINVAL;
 		const struct p53_image_rrset *rs = p53_image_rrset(img, i);
-		if ((uint64_t)rs->rdata_off + rs->rdata_len + rs->sig_len > rdata_size)
+		if ((uint64_t)roff[i] + p53_image_rrset_span(rs) > rdata_size)
 			return -EINVAL;
 	}
 	if (h->n_chain > 0 &&

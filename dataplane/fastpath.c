@@ -1012,26 +1012,36 @@ static __attribute__((noinline)) struct ref_ret ref_answer(const void *img,
 	return r;
 }
 
-/* Whether node `ni` and its RRset headers are prev's at the same index, byte for byte. */
+/* Whether node `ni`, its name and its block's RRsets (headers, records, signatures) are
+ * prev's at the same index, byte for byte. */
 static int ref_node_same(const void *img, const void *prev, uint32_t ni)
 {
 	if (ni >= p53_image_hdr(prev)->n_nodes)
 		return 0;
 	const struct p53_image_node *n = p53_image_node(img, ni);
-	if (memcmp(n, p53_image_node(prev, ni), sizeof(*n)) != 0)
+	if (memcmp(n, p53_image_node(prev, ni), sizeof(*n)) != 0 ||
+	    memcmp(p53_image_name(img, n->name_off), p53_image_name(prev, n->name_off), n->name_len) != 0)
 		return 0;
-	/* prev's node passed its check there: its RRsets are prev's (no index past its end) */
-	return n->n_rrsets == 0 ||
-	       memcmp(p53_image_rrset(img, n->rrsets), p53_image_rrset(prev, n->rrsets),
-		      n->n_rrsets * sizeof(struct p53_image_rrset)) == 0;
+	/* prev's node passed its check there: its block is prev's (image.h, Co-location) */
+	const struct p53_image_rrset *rs = p53_image_node_first(img, n);
+	const struct p53_image_rrset *ps = p53_image_node_first(prev, n);
+	for (uint32_t r = 0; r < n->n_rrsets; r++) {
+		if (memcmp(rs, ps, sizeof(*rs)) != 0 ||
+		    memcmp(p53_image_rdata(img, rs), p53_image_rdata(prev, ps),
+			   (size_t)rs->rdata_len + rs->sig_len) != 0)
+			return 0;
+		rs = p53_image_rrset_next(img, rs);
+		ps = p53_image_rrset_next(prev, ps);
+	}
+	return 1;
 }
 
 /*
  * Whether everything cut `ci`'s template is made from in `img` is what it was in `prev` (an
- * image whose names, RDATA and additional lists are img's first bytes, p53_image_check_from):
- * the cut's node and RRset headers (its NS records, their additional list) and each glue
- * node's (its name, its A and AAAA records). Equal headers pointing into prev's sections
- * point at the same bytes, so ref_bound() and ref_make() give what they gave for prev. A glue
+ * image whose additional lists are img's first bytes, p53_image_check_from): the cut's node
+ * and RRsets (its NS records, their additional list) and each glue node's (its name, its A
+ * and AAAA records), compared with their bytes (ref_node_same), so ref_bound() and
+ * ref_make() give what they gave for prev. A glue
  * address the patch changed, added or removed changes the glue node's headers or the list.
  */
 static int ref_same(const void *img, const void *prev, uint32_t ci)
@@ -1636,12 +1646,16 @@ void p53_fast_sum_build_from(const void *img, uint16_t payload, uint64_t *t, con
 			     const uint64_t *prev_t)
 {
 	uint32_t n = (uint32_t)p53_fast_sum_count(img), np = (uint32_t)p53_fast_sum_count(prev);
+	const uint8_t *sec = (const uint8_t *)img + p53_image_hdr(img)->rdata_off;
+	const uint8_t *psec = (const uint8_t *)prev + p53_image_hdr(prev)->rdata_off;
 
 	for (uint32_t i = 0; i < n; i++) {
+		/* At the same place in the section, over as many bytes: prev's records (a patch
+		 * appends, never rewrites them: image_patch.c). */
 		const struct p53_image_rrset *rs = p53_image_rrset(img, i);
 		const struct p53_image_rrset *ps = i < np ? p53_image_rrset(prev, i) : NULL;
-		if (ps != NULL && ps->rdata_off == rs->rdata_off && ps->rdata_len == rs->rdata_len &&
-		    ps->sig_len == rs->sig_len)
+		if (ps != NULL && (const uint8_t *)ps - psec == (const uint8_t *)rs - sec &&
+		    ps->rdata_len == rs->rdata_len && ps->sig_len == rs->sig_len)
 			t[i] = prev_t[i];
 		else
 			sum_range(img, payload, t, i, i + 1);

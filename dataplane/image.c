@@ -46,40 +46,75 @@ static int check_layout(const struct p53_image_hdr *h, size_t len, const char **
 		FAIL("deepest name has more than 127 labels");
 	if (!in_bounds(len, h->zones_off, (uint64_t)h->n_zones * sizeof(struct p53_image_zone)) ||
 	    !in_bounds(len, h->nodes_off, (uint64_t)h->n_nodes * sizeof(struct p53_image_node)) ||
-	    !in_bounds(len, h->rrsets_off, (uint64_t)h->n_rrsets * sizeof(struct p53_image_rrset)) ||
+	    !in_bounds(len, h->rrsets_off, (uint64_t)h->n_rrsets * sizeof(uint32_t)) ||
 	    !in_bounds(len, h->slots_off, ((uint64_t)h->hash_mask + 1) * sizeof(uint64_t)))
 		FAIL("a section runs past the image");
 	/* names, rdata and adds end where the next one starts. */
-	if (h->names_off > h->rdata_off || h->rdata_off > h->adds_off ||
+	if (h->names_off != h->rdata_off)
+		FAIL("names lie apart from the nodes' blocks (an older layout)");
+	if (h->rdata_off > h->adds_off ||
 	    h->adds_off > adds_end(h) || adds_end(h) > len)
 		FAIL("names, RDATA and additional lists are out of order");
-	if ((h->zones_off | h->nodes_off | h->rrsets_off | h->slots_off) % 8 != 0 || h->adds_off % 4 != 0)
+	if ((h->zones_off | h->nodes_off | h->rrsets_off | h->slots_off | h->rdata_off) % 8 != 0 ||
+	    h->adds_off % 4 != 0)
 		FAIL("a section is misaligned");
 	return 0;
 }
 
 /*
- * Whether `prev` (an image that passed the check) is a prefix of `img` in every section an
- * unchanged node or RRset header reads: the same zone count, no fewer nodes, RRsets or
- * labels, and its names, RDATA and additional lists the first bytes of img's. Then such a
- * header, equal to prev's at its index, passes every check it passed in prev: each bound
- * it was checked against only grew and the bytes it points at are the same.
+ * Whether `prev` (an image that passed the check) is a prefix of `img` in what an unchanged
+ * node or RRset reads beyond its own bytes: the same zone count, no fewer nodes, RRsets or
+ * labels, a names-and-RDATA section no shorter, and its additional lists the first of img's.
+ * Then a node equal to prev's at its index, over the same name bytes, and an RRset at the
+ * same offset with the same header fields and records, pass every check they passed in prev
+ * (each bound they were checked against only grew). The section itself is compared there,
+ * block by block: a patch rewrites headers' additional lists in place (image_patch.c).
  */
 static int prefix_of(const struct p53_image_hdr *h, const struct p53_image_hdr *hp)
 {
 	const uint8_t *a = (const uint8_t *)h, *b = (const uint8_t *)hp;
-	uint64_t names = hp->rdata_off - hp->names_off, rdata = hp->adds_off - hp->rdata_off;
+	uint64_t rdata = hp->adds_off - hp->rdata_off;
 	uint64_t adds = adds_end(hp) - hp->adds_off;
 
 	if (hp->magic != P53_IMAGE_MAGIC || hp->version != P53_IMAGE_VERSION ||
-	    (hp->names_off == hp->rdata_off) != (h->names_off == h->rdata_off) ||
 	    hp->n_zones != h->n_zones || hp->n_nodes > h->n_nodes || hp->n_rrsets > h->n_rrsets ||
-	    hp->max_labels > h->max_labels || names > h->rdata_off - h->names_off ||
-	    rdata > h->adds_off - h->rdata_off || adds > adds_end(h) - h->adds_off)
+	    hp->max_labels > h->max_labels || rdata > h->adds_off - h->rdata_off ||
+	    adds > adds_end(h) - h->adds_off)
 		return 0;
-	return memcmp(a + h->names_off, b + hp->names_off, names) == 0 &&
-	       memcmp(a + h->rdata_off, b + hp->rdata_off, rdata) == 0 &&
-	       memcmp(a + h->adds_off, b + hp->adds_off, adds) == 0;
+	return memcmp(a + h->adds_off, b + hp->adds_off, adds) == 0;
+}
+
+/* Offset of RRset i's header in the names-and-RDATA section (image.h). */
+static uint32_t rrset_off(const void *img, uint32_t i)
+{
+	return ((const uint32_t *)((const uint8_t *)img + p53_image_hdr(img)->rrsets_off))[i];
+}
+
+/* Whether RRset i is prev's: at the same offset, the same fields the record walk reads and
+ * the same records and signatures (prev's were checked inside prev's section). */
+static int rrset_as_prev(const void *img, const void *prev, uint32_t i)
+{
+	const struct p53_image_rrset *rs = p53_image_rrset(img, i), *ps = p53_image_rrset(prev, i);
+
+	return rrset_off(img, i) == rrset_off(prev, i) && rs->type == ps->type &&
+	       rs->count == ps->count && rs->rdata_len == ps->rdata_len && rs->sig_len == ps->sig_len &&
+	       memcmp(p53_image_rdata(img, rs), p53_image_rdata(prev, ps),
+		      (size_t)rs->rdata_len + rs->sig_len) == 0;
+}
+
+/* A node's RRsets lie in its block (image.h, Co-location): the first header after its name
+ * rounded up to 4, each next one after the previous one's records and signatures rounded up
+ * to 4, and rrsets[] names the same headers. The RRsets were bounded before. */
+static int block_ok(const void *img, const struct p53_image_node *n)
+{
+	uint64_t at = p53_image_rrset_at((uint64_t)n->name_off + n->name_len);
+
+	for (uint32_t r = 0; r < n->n_rrsets; r++) {
+		if (rrset_off(img, n->rrsets + r) != at)
+			return 0;
+		at = p53_image_rrset_at(at + p53_image_rrset_span(p53_image_rrset(img, n->rrsets + r)));
+	}
+	return 1;
 }
 
 int p53_image_check(const void *img, size_t len, const char **why)
@@ -104,25 +139,30 @@ int p53_image_check_from(const void *img, size_t len, const void *prev, int *fro
 		*from = hp != NULL;
 
 	const uint8_t *names = (const uint8_t *)img + h->names_off;
-	/* Names lie in names[], or in a node-major image (names_off == rdata_off, image.h)
-	 * between the records of its one names-and-RDATA section. */
-	uint64_t names_len = (h->names_off == h->rdata_off ? h->adds_off : h->rdata_off) - h->names_off;
+	/* Names lie in the nodes' blocks, between the RRsets (image.h, Co-location). */
+	uint64_t names_len = h->adds_off - h->names_off;
 	uint64_t rdata_len = h->adds_off - h->rdata_off;
 	uint64_t n_adds = (adds_end(h) - h->adds_off) / sizeof(uint32_t);
 	const uint32_t *adds = p53_image_adds(img, 0);
 
-	/* RRsets: each one's records fill exactly its RDATA range, and its additional list and
-	 * the nodes it names are in the image. */
+	/* RRsets: each one's header lies in the RDATA section, its records fill exactly its
+	 * RDATA range, and its additional list and the nodes it names are in the image. */
+	const uint32_t *roff = (const uint32_t *)((const uint8_t *)img + h->rrsets_off);
 	for (uint32_t i = 0; i < h->n_rrsets; i++) {
+		if (roff[i] % P53_IMAGE_RRSET_ALIGN != 0 ||
+		    !in_bounds(rdata_len, roff[i], sizeof(struct p53_image_rrset)))
+			FAIL("an RRset's header lies outside the RDATA section or is misaligned");
 		const struct p53_image_rrset *rs = p53_image_rrset(img, i);
-		if (i < old_rrsets && memcmp(rs, p53_image_rrset(prev, i), sizeof(*rs)) == 0)
-			continue; /* checked in prev, on the same bytes (prefix_of) */
 		if (rs->count == 0 ||
-		    !in_bounds(rdata_len, rs->rdata_off, (uint64_t)rs->rdata_len + rs->sig_len))
+		    !in_bounds(rdata_len - roff[i] - sizeof(*rs), 0, (uint64_t)rs->rdata_len + rs->sig_len))
 			FAIL("an RRset's records or RRSIGs lie outside the RDATA section");
 		const uint8_t *rd = p53_image_rdata(img, rs);
 		uint64_t pos = 0;
-		for (uint16_t k = 0; k < rs->count; k++) {
+		/* prev's, on the same bytes: its records were walked there. */
+		uint16_t walk = i < old_rrsets && rrset_as_prev(img, prev, i) ? 0 : rs->count;
+		if (walk == 0)
+			pos = rs->rdata_len;
+		for (uint16_t k = 0; k < walk; k++) {
 			if (pos + P53_RR_OWNER_LEN + 10 > rs->rdata_len)
 				FAIL("an RRset holds fewer records than its count");
 			uint16_t rdlen = (uint16_t)(rd[pos + P53_RR_OWNER_LEN + 8] << 8 |
@@ -152,9 +192,12 @@ int p53_image_check_from(const void *img, size_t len, const void *prev, int *fro
 	/* Nodes: name, zone, RRsets and the nodes they link to. */
 	for (uint32_t i = 0; i < h->n_nodes; i++) {
 		const struct p53_image_node *n = p53_image_node(img, i);
-		if (i < old_nodes && memcmp(n, p53_image_node(prev, i), sizeof(*n)) == 0) {
+		if (i < old_nodes && memcmp(n, p53_image_node(prev, i), sizeof(*n)) == 0 &&
+		    memcmp(names + n->name_off, p53_image_name(prev, n->name_off), n->name_len) == 0) {
 			/* Its links and name were checked in prev; its RRsets' headers may not be
 			 * prev's. */
+			if (!block_ok(img, n))
+				FAIL("a node's RRsets do not follow its name in its block");
 			if ((n->flags & P53_NODE_CNAME) &&
 			    p53_image_node_rrset(img, n, P53_T_CNAME) == P53_NONE)
 				FAIL("a CNAME node has no CNAME RRset");
@@ -167,6 +210,8 @@ int p53_image_check_from(const void *img, size_t len, const void *prev, int *fro
 			FAIL("a node belongs to a zone that does not exist");
 		if (n->n_rrsets > 0 && ((uint64_t)n->rrsets + n->n_rrsets > h->n_rrsets))
 			FAIL("a node's RRsets lie outside the RRset array");
+		if (!block_ok(img, n))
+			FAIL("a node's RRsets do not follow its name in its block");
 		if ((n->wildcard != P53_NONE && n->wildcard >= h->n_nodes) ||
 		    (n->occluder != P53_NONE && n->occluder >= h->n_nodes) ||
 		    (n->parent_side != P53_NONE && n->parent_side >= h->n_nodes))

@@ -13,29 +13,33 @@
  *   struct p53_image_hdr
  *   struct p53_image_zone   zones[n_zones]
  *   struct p53_image_node   nodes[n_nodes]
- *   struct p53_image_rrset  rrsets[n_rrsets]      each node's RRsets are contiguous
+ *   uint32_t                rrsets[n_rrsets]      where each RRset's header lies in rdata[];
+ *                                                 each node's RRsets are contiguous
  *   uint64_t                slots[hash_mask + 1]  open-addressing name index
- *   uint8_t                 names[]               owner names, canonical wire form (empty
- *                                                 when node-major: see Co-location)
- *   uint8_t                 rdata[]               pre-encoded RRs (see p53_image_rrset);
- *                                                 node-major: each node's name, then its RRs
+ *   uint8_t                 rdata[]               node by node: the owner name, then each
+ *                                                 RRset's header and pre-encoded RRs (see
+ *                                                 p53_image_rrset and Co-location)
  *   uint32_t                adds[]                additional-section lists
  *   struct p53_image_proof  proofs[n_nodes]       DNSSEC denial facts, one per node (only when
  *                                                 some zone is signed; proofs_off = 0 otherwise)
  *   uint32_t                chain[n_chain]        NSEC owners, canonical order, zone by zone
  *   struct p53_image_nsec3  nsec3[n_nsec3]        NSEC3 owners by hash, zone by zone
  *
- * Co-location (node-major, the compiler's default; control/zone/image_build.c,
- * p53_image_colocate()): names[] is empty and names_off == rdata_off, and that one section
- * holds, node by node, the owner name followed by the records of the node's RRsets. So a
- * positive answer on a big zone reads its owner name and its first RRset's records from one
- * or two adjacent cache lines of one page instead of two sections apart (docs/BENCHMARKS.md,
- * "Big zone: node-major layout"). A few unreferenced zero bytes may lie between two nodes'
- * blocks: the compiler starts a block on the next line rather than let its name and first
- * RRset's records cross one (P53_IMAGE_PACK_PAD in image_build.c). Name and RDATA offsets are both relative to that section's
- * start, so every accessor below serves both layouts. An IXFR patch (image_patch.c) appends
- * the new records, then the new names, to it: patched nodes are not co-located. With
- * POP53_IMAGE_LAYOUT=sections the compiler writes names[] and rdata[] apart, as before.
+ * Co-location (node-major): names_off == rdata_off (the header keeps both fields), and that
+ * one section holds, node by node, a block: the owner name, then, each 4-byte aligned, the
+ * header of each of the node's RRsets (struct p53_image_rrset, in type order) followed by its
+ * records and signatures. So a positive answer on a big zone reads its owner name, its first
+ * RRset's header and records from one or two adjacent cache lines of one page, and reaches the
+ * header from the node without reading rrsets[] (p53_image_node_first(); docs/BENCHMARKS.md,
+ * "Big zone, round 15"). rrsets[] holds each header's offset in the section, for what names
+ * RRsets by index (zones' SOA, proofs, additional lists). p53_image_check() holds every image
+ * to this: a node's first header lies at its name's end rounded up to 4, each next one at the
+ * end of the previous one's records and signatures rounded up to 4, and rrsets[] agrees. A few
+ * unreferenced zero bytes may lie between two nodes' blocks: the compiler starts a block on
+ * the next line rather than let its name and first RRset cross one (P53_IMAGE_PACK_PAD in
+ * image_build.c). An IXFR patch (image_patch.c) appends a changed node's whole block (its
+ * name, its RRsets kept or new) and points the node and rrsets[] at it; the old block stays,
+ * unreferenced, as garbage.
  *
  * DNSSEC (see dataplane/dnssec.h): RRSIG records are not an RRset of their own; each RRset
  * carries the RRSIGs that cover it, pre-encoded right after its records, so a signed answer
@@ -61,7 +65,7 @@
 #include <stddef.h>
 
 #define P53_IMAGE_MAGIC   0x49333550u /* "P53I" little-endian */
-#define P53_IMAGE_VERSION 6u
+#define P53_IMAGE_VERSION 7u  /* 7: RRset headers in the nodes' blocks (round 15) */
 #define P53_NONE          UINT32_MAX  /* absent node / rrset / offset */
 
 /* Where nodes[] starts, from the image's start: a cache line, so that in a replica (64-byte
@@ -84,10 +88,10 @@ struct p53_image_hdr {
 	uint32_t n_nodes;
 	uint32_t nodes_off;
 	uint32_t n_rrsets;
-	uint32_t rrsets_off;
+	uint32_t rrsets_off;    /* uint32_t[n_rrsets]: headers' offsets into rdata[] */
 	uint32_t hash_mask;     /* slot count - 1; slot count is a power of two */
 	uint32_t slots_off;
-	uint32_t names_off;
+	uint32_t names_off;     /* == rdata_off: names lie in the nodes' blocks */
 	uint32_t rdata_off;
 	uint32_t adds_off;
 	uint32_t n_records;     /* RRs compiled in, for the bytes-per-record figure */
@@ -112,7 +116,7 @@ struct p53_image_zone {
 	uint32_t soa;           /* rrset index of the apex SOA */
 	uint32_t serial;        /* host order, from the SOA */
 	uint32_t neg_ttl;       /* RFC 2308 §5: min(SOA TTL, SOA MINIMUM) */
-	uint32_t name_off;      /* into names[] */
+	uint32_t name_off;      /* into rdata[] (names_off == rdata_off): the apex's name */
 	uint8_t  name_len;
 	uint8_t  labels;        /* label count, root excluded */
 	uint8_t  flags;         /* P53_ZONE_SECONDARY (transfer facts; DNSSEC facts are in `dnssec`) */
@@ -156,7 +160,7 @@ struct p53_image_zone {
 				   (with ENT, no RRsets) a name an IXFR patch removed */
 
 struct p53_image_node {
-	uint32_t name_off;      /* canonical owner name, into names[] */
+	uint32_t name_off;      /* canonical owner name, into rdata[]: its block starts with it */
 	uint8_t  name_len;
 	uint8_t  labels;        /* label count, root excluded */
 	uint16_t flags;
@@ -182,7 +186,8 @@ struct p53_image_node {
 				      published; with one, a variant picked per client replaces them */
 
 /*
- * An RRset is pre-encoded: rdata_off points at `count` records laid out exactly as they go on
+ * An RRset is pre-encoded: its header (4-byte aligned in rdata[]) is followed by `count`
+ * records laid out exactly as they go on
  * the wire when the owner is the query name: OWNER(2) = C0 0C, a compression pointer to the
  * question (RFC 1035 §4.1.4; the question always starts at offset 12), then TYPE(2) CLASS(2)
  * TTL(4) RDLENGTH(2) RDATA, network order, names inside RDATA uncompressed and in the zone
@@ -199,7 +204,6 @@ struct p53_image_rrset {
 	uint16_t type;          /* host order */
 	uint16_t count;         /* RRs */
 	uint32_t ttl;           /* host order, same as in each record */
-	uint32_t rdata_off;     /* into rdata[] */
 	uint32_t rdata_len;     /* bytes of all `count` records, owner pointers included */
 	uint32_t adds;          /* P53_NONE, or index into adds[]: adds[i] = n | required << 16,
 				   then n node indices whose A and AAAA go to the additional
@@ -208,8 +212,21 @@ struct p53_image_rrset {
 				   of it, or TC=1); see P53_ADDS_COUNT/P53_ADDS_REQUIRED */
 	uint8_t  flags;
 	uint8_t  sig_count;     /* RRSIGs covering this RRset, pre-encoded after its records... */
-	uint16_t sig_len;       /* ... in this many bytes, starting at rdata_off + rdata_len */
+	uint16_t sig_len;       /* ... in this many bytes, right after the records */
 };
+
+/* Where a header starts: 4-byte aligned (its fields are 32-bit at most). */
+#define P53_IMAGE_RRSET_ALIGN 4u
+static inline uint64_t p53_image_rrset_at(uint64_t off)
+{
+	return (off + P53_IMAGE_RRSET_ALIGN - 1) & ~(uint64_t)(P53_IMAGE_RRSET_ALIGN - 1);
+}
+
+/* Bytes from a header to where the next one may start: header, records, signatures. */
+static inline uint64_t p53_image_rrset_span(const struct p53_image_rrset *rs)
+{
+	return sizeof(*rs) + (uint64_t)rs->rdata_len + rs->sig_len;
+}
 
 /*
  * DNSSEC denial facts of one node (RFC 4035 §3.1.3, RFC 5155 §7.2), all node indices (the
@@ -257,9 +274,13 @@ static inline const struct p53_image_node *p53_image_node(const void *img, uint3
 	return (const struct p53_image_node *)((const uint8_t *)img + p53_image_hdr(img)->nodes_off) + i;
 }
 
+/* RRset i's header, through rrsets[] (the hot path walks from the node instead). */
 static inline const struct p53_image_rrset *p53_image_rrset(const void *img, uint32_t i)
 {
-	return (const struct p53_image_rrset *)((const uint8_t *)img + p53_image_hdr(img)->rrsets_off) + i;
+	const struct p53_image_hdr *h = p53_image_hdr(img);
+	uint32_t off = ((const uint32_t *)((const uint8_t *)img + h->rrsets_off))[i];
+
+	return (const struct p53_image_rrset *)((const uint8_t *)img + h->rdata_off + off);
 }
 
 static inline const uint8_t *p53_image_name(const void *img, uint32_t off)
@@ -267,30 +288,35 @@ static inline const uint8_t *p53_image_name(const void *img, uint32_t off)
 	return (const uint8_t *)img + p53_image_hdr(img)->names_off + off;
 }
 
+/* An RRset's records (then its signatures): right after its header. */
 static inline const uint8_t *p53_image_rdata(const void *img, const struct p53_image_rrset *rs)
 {
-	return (const uint8_t *)img + p53_image_hdr(img)->rdata_off + rs->rdata_off;
+	(void)img;
+	return (const uint8_t *)(rs + 1);
 }
 
 /*
  * A node's RRsets, in type order, walked from the node rather than through the RRset index:
  * p53_image_node_first() is its first header, p53_image_rrset_next() the one after `rs`
- * (valid while fewer than n_rrsets have been visited). The hot path (the fast answer, the
- * burst's prefetch passes, p53_image_node_rrset) reaches headers only so, which lets a
- * layout keep each header beside its node's name and records (docs/BENCHMARKS.md, "Big
- * zone, round 14") without one more read per answer.
+ * (valid while fewer than n_rrsets have been visited). They lie in the node's block (see
+ * Co-location): the first after the name, rounded up to 4, each next after the previous
+ * one's records and signatures, rounded up to 4, so the hot path (the fast answer, the
+ * burst's prefetch passes, p53_image_node_rrset) reads no rrsets[] entry (docs/BENCHMARKS.md,
+ * "Big zone, round 15"). p53_image_check() holds rrsets[] to the same headers.
  */
 static inline const struct p53_image_rrset *p53_image_node_first(const void *img,
 								 const struct p53_image_node *n)
 {
-	return p53_image_rrset(img, n->rrsets);
+	return (const struct p53_image_rrset *)((const uint8_t *)img + p53_image_hdr(img)->rdata_off +
+		p53_image_rrset_at((uint64_t)n->name_off + n->name_len));
 }
 
 static inline const struct p53_image_rrset *p53_image_rrset_next(const void *img,
 								 const struct p53_image_rrset *rs)
 {
 	(void)img;
-	return rs + 1;
+	return (const struct p53_image_rrset *)((const uint8_t *)rs +
+		p53_image_rrset_at(p53_image_rrset_span(rs)));
 }
 
 /**
@@ -347,12 +373,13 @@ static inline const uint64_t *p53_image_slots(const void *img)
 /**
  * Check an image before workers read it without bounds checks: the header (magic, version,
  * size), that every section lies inside the image, aligned and in order, and every index
- * the data plane follows: each node's name (well-formed, inside names[] or, node-major,
- * inside the names-and-RDATA section), zone, RRset range, wildcard, occluder and
- * parent_side; each RRset's records (they fill its RDATA range
- * exactly; CNAME/DNAME targets are names) and its additional list (inside adds[], naming
- * nodes); each zone's apex, SOA and name; each name-index slot's node, and that the index
- * has an empty slot. It does not check what the compiler decides (RRsets sorted by type,
+ * the data plane follows: each node's name (well-formed, inside the names-and-RDATA
+ * section), zone, RRset range, wildcard, occluder and parent_side, and its block (its RRsets'
+ * headers where p53_image_node_first() and p53_image_rrset_next() find them, and rrsets[]
+ * naming the same ones); each RRset's header (4-byte aligned, inside the section), its
+ * records (they fill its RDATA range exactly; CNAME/DNAME targets are names) and its
+ * additional list (inside adds[], naming nodes); each zone's apex, SOA and name; each
+ * name-index slot's node, and that the index has an empty slot. It does not check what the compiler decides (RRsets sorted by type,
  * hashes matching names, flags matching RRsets beyond CNAME): a wrong one gives a wrong
  * answer, never a read outside the image.
  *
@@ -366,11 +393,13 @@ int p53_image_check(const void *img, size_t len, const char **why);
 
 /**
  * p53_image_check() for an image made from `prev` (an IXFR patch: prev's sections copied,
- * then appended to): when prev's names, RDATA and additional lists are the first bytes of
- * img's and it has no more nodes, RRsets or labels (compared here, sequentially), a node
- * or RRset header equal to prev's at the same index is not checked again; the rest, the
- * zones, the name index and the DNSSEC tables are. Otherwise the whole check. Same verdict
- * as p53_image_check() whenever `prev` passed it.
+ * then appended to): when prev's additional lists are the first bytes of img's and it has
+ * no more nodes, RRsets or labels and no longer a names-and-RDATA section (compared here),
+ * a node equal to prev's at the same index over the same name bytes is not checked again
+ * but for its block, and the records of an RRset at prev's offset with prev's header fields
+ * and records are not walked again; every block, header bound and additional list, the
+ * zones, the name index and the DNSSEC tables are checked. Otherwise the whole check. Same
+ * verdict as p53_image_check() whenever `prev` passed it.
  *
  * @param prev  an image that passed the check, or NULL
  * @param from  when not NULL, set to 1 when prev's headers were taken as checked

@@ -139,9 +139,9 @@ static __rte_noinline void not_ours(struct p53_worker *w, struct rte_mbuf *m, en
 
 /*
  * On a large image each lookup is a chain of dependent cache misses: name-index slot, node,
- * owner name and RRset header, RDATA (in a node-major image, image.h, right after the owner
- * name). A large image has no RRset checksum sums (conf->sums, replica.h), which were one
- * more miss: the reply sums the records written. Pass 1 of burst() prefetched every
+ * then the node's block (image.h, Co-location): owner name, RRset headers and RDATA, the
+ * first RRset's right after the name. A large image has no RRset checksum sums (conf->sums,
+ * replica.h), which were one more miss: the reply sums the records written. Pass 1 of burst() prefetched every
  * frame's slot; each pass here reads what the previous one brought in and prefetches the
  * next link for the whole burst, so the misses of 32 frames overlap instead of queueing one
  * frame at a time. A name, RRset header or RDATA that crosses a cache line gets both lines.
@@ -176,9 +176,11 @@ static inline void prefetch_chain(const void *img, const struct p53_query *q, co
 		if (node[i] == P53_NONE)
 			continue;
 		const struct p53_image_node *nd = p53_image_node(img, node[i]);
-		/* The name and, node-major, the first record after it (an A record: 16 bytes) */
-		prefetch_span(p53_image_name(img, nd->name_off), nd->name_len + 16u);
-		prefetch_span(p53_image_node_first(img, nd), sizeof(struct p53_image_rrset));
+		/* The name, the first RRset's header after it and its first record (an A
+		   record: 16 bytes) */
+		const uint8_t *nm = p53_image_name(img, nd->name_off);
+		const uint8_t *rs0 = (const uint8_t *)p53_image_node_first(img, nd);
+		prefetch_span(nm, (uint32_t)(rs0 - nm) + (uint32_t)sizeof(struct p53_image_rrset) + 16u);
 	}
 #endif
 #if P53_PREFETCH_DEPTH >= 4

@@ -694,13 +694,6 @@ static int adds_make(struct build *s)
 	return 0;
 }
 
-int p53_image_colocate(void)
-{
-	const char *v = getenv("POP53_IMAGE_LAYOUT");
-
-	return v == NULL || strcmp(v, "sections") != 0;
-}
-
 static size_t align8(size_t x)
 {
 	return (x + 7) & ~(size_t)7;
@@ -744,20 +737,43 @@ static void zero_gaps(uint8_t *img, const struct span *sec, size_t n, size_t siz
 }
 
 /*
- * Node-major (image.h, "Co-location"): a positive answer reads the node's owner name and the
- * records of its first RRset (the A RRset of a host: RRsets are sorted by type), its hot
- * bytes. When they would cross a cache line and at most P53_IMAGE_PACK_PAD bytes are left
- * before it, the block starts on the next line instead: the bytes skipped buy one line fewer
- * for that answer (docs/BENCHMARKS.md, "Big zone: the node's line"). Returns how many bytes
- * to skip before the block of `nd` at image offset `at` (the image starts on a line).
+ * Node-major (image.h, "Co-location"): a positive answer reads the node's owner name, then
+ * the header and records of its first RRset (the A RRset of a host: RRsets are sorted by
+ * type), its hot bytes. When they would cross a cache line and at most P53_IMAGE_PACK_PAD
+ * bytes are left before it, the block starts on the next line instead: the bytes skipped buy
+ * one line fewer for that answer (docs/BENCHMARKS.md, "Big zone: the node's line"). Returns
+ * how many bytes to skip before the block of `nd` at image offset `at` (the image starts on
+ * a line).
  */
 static size_t block_pad(const struct build *s, const struct p53_image_node *nd, size_t at)
 {
 	size_t hot = nd->name_len, room = 64 - at % 64;
 
 	if (nd->n_rrsets > 0 && nd->rrsets < s->n_rrsets)
-		hot += s->rrsets[nd->rrsets].rdata_len;
+		hot = p53_image_rrset_at(at + hot) - at + sizeof(struct p53_image_rrset) +
+		      s->rrsets[nd->rrsets].rdata_len;
 	return hot > room && hot <= 64 && room <= P53_IMAGE_PACK_PAD ? room : 0;
+}
+
+/*
+ * Where the block of node `nd` puts the RRsets it places (image.h, Co-location), from section
+ * offset `pos` (the section starts at image offset `base`, 8-aligned): after block_pad() and
+ * the name, each header 4-byte aligned. roff[r] is P53_NONE until RRset r is placed (by the
+ * first node that lists it; none is listed twice). layout() copies the names along the same
+ * walk. Returns the block's end.
+ */
+static size_t block_place(const struct build *s, const struct p53_image_node *nd, size_t base,
+			  size_t pos, uint32_t *roff)
+{
+	pos += block_pad(s, nd, base + pos) + nd->name_len;
+	for (uint32_t r = nd->rrsets; r < (uint32_t)nd->rrsets + nd->n_rrsets; r++) {
+		if (r >= s->n_rrsets || roff[r] != P53_NONE)
+			continue;
+		pos = p53_image_rrset_at(pos);
+		roff[r] = (uint32_t)pos;
+		pos += p53_image_rrset_span(&s->rrsets[r]);
+	}
+	return pos;
 }
 
 /* Step 6. */
@@ -783,18 +799,19 @@ static void *layout(struct build *s, size_t *len)
 		if (b->nodes[i].labels > h.max_labels)
 			h.max_labels = b->nodes[i].labels;
 	size_t off = align8(sizeof(h)), size, pos;
-	uint8_t *img, *rdata;
-	/* Node-major (image.h, "Co-location"): each node's owner name, then its RRsets' records,
-	 * in one names-and-RDATA section (names_off == rdata_off). */
-	const int coloc = p53_image_colocate();
-	size_t names_total = 0, pad_total = 0, pad_used = 0;
+	uint8_t *img;
+	/* Node-major (image.h, "Co-location"): each node's block, its owner name, then its
+	 * RRsets' headers and records, in one names-and-RDATA section (names_off == rdata_off);
+	 * rrsets[] their headers' offsets there. */
+	uint32_t *roff = malloc(s->n_rrsets ? s->n_rrsets * sizeof(*roff) : 1);
+	if (roff == NULL) {
+		p53_zb_err(b, IMAGE_WHERE, "out of memory");
+		return NULL;
+	}
 	int names_in_order = 1;         /* node i's name before node i + 1's in b->names */
-	if (coloc)
-		for (size_t i = 0; i < b->n_nodes; i++) {
-			names_total += b->nodes[i].name_len;
-			if (i > 0 && b->nodes[i].name_off < b->nodes[i - 1].name_off)
-				names_in_order = 0;
-		}
+	for (size_t i = 1; i < b->n_nodes; i++)
+		if (b->nodes[i].name_off < b->nodes[i - 1].name_off)
+			names_in_order = 0;
 
 	h.zones_off = (uint32_t)off;
 	off = align8(off + b->n_zones * sizeof(struct p53_image_zone));
@@ -802,27 +819,26 @@ static void *layout(struct build *s, size_t *len)
 	h.nodes_off = (uint32_t)off;
 	off = align8(off + b->n_nodes * sizeof(struct p53_image_node));
 	h.rrsets_off = (uint32_t)off;
-	off = align8(off + s->n_rrsets * sizeof(struct p53_image_rrset));
+	off = align8(off + s->n_rrsets * sizeof(uint32_t));
 	h.slots_off = (uint32_t)off;
 	off = align8(off + ((size_t)s->hash_mask + 1) * sizeof(uint64_t));
 	h.names_off = (uint32_t)off;
-	if (!coloc)
-		off = align8(off + b->names_len);
 	h.rdata_off = (uint32_t)off;
-	if (coloc) {
-		/* The bytes block_pad() skips: the placement below, dry (the same walk). */
-		size_t at = off;
-		for (size_t i = 0; i < b->n_nodes; i++) {
-			const struct p53_image_node *nd = &b->nodes[i];
-			size_t pad = block_pad(s, nd, at);
-			pad_total += pad;
-			at += pad + nd->name_len;
-			for (uint32_t r = nd->rrsets; r < (uint32_t)nd->rrsets + nd->n_rrsets; r++)
-				if (r < s->n_rrsets)
-					at += s->rrsets[r].rdata_len + s->rrsets[r].sig_len;
-		}
+	/* The blocks: the placement, dry (the copy below walks the same way); an RRset no node
+	 * lists (none should) goes after them all. */
+	size_t sec_len = 0;
+	for (size_t i = 0; i < s->n_rrsets; i++)
+		roff[i] = P53_NONE;
+	for (size_t i = 0; i < b->n_nodes; i++)
+		sec_len = block_place(s, &b->nodes[i], off, sec_len, roff);
+	for (size_t i = 0; i < s->n_rrsets; i++) {
+		if (roff[i] != P53_NONE)
+			continue;
+		sec_len = p53_image_rrset_at(sec_len);
+		roff[i] = (uint32_t)sec_len;
+		sec_len += p53_image_rrset_span(&s->rrsets[i]);
 	}
-	off = align8(off + s->rdata_len + names_total + pad_total);
+	off = align8(off + sec_len);
 	h.adds_off = (uint32_t)off;
 	off = align8(off + s->n_adds * sizeof(uint32_t));
 	if (s->proofs != NULL) {
@@ -837,6 +853,7 @@ static void *layout(struct build *s, size_t *len)
 	size = align8(off + s->n_nsec3 * sizeof(struct p53_image_nsec3));
 	/* Offsets are 32-bit (image.h). */
 	if (size > UINT32_MAX) {
+		free(roff);
 		p53_zb_err(b, IMAGE_WHERE, "image of %zu bytes exceeds the 4 GiB format limit", size);
 		return NULL;
 	}
@@ -852,6 +869,7 @@ static void *layout(struct build *s, size_t *len)
 	 * before anything is written (fewer TLB misses per lookup). */
 	img = p53_bigmem_image(size + room);
 	if (img == NULL) {
+		free(roff);
 		p53_zb_err(b, IMAGE_WHERE, "out of memory (image of %zu bytes)", size);
 		return NULL;
 	}
@@ -865,11 +883,6 @@ static void *layout(struct build *s, size_t *len)
 	move_out(img + h.slots_off, s->slots, ((size_t)s->hash_mask + 1) * sizeof(uint64_t));
 	free(s->slots);
 	s->slots = NULL;
-	if (!coloc) {
-		move_out(img + h.names_off, b->names, b->names_len);
-		free(b->names);
-		b->names = NULL;
-	}
 	move_out(img + h.nodes_off, b->nodes, b->n_nodes * sizeof(struct p53_image_node));
 	free(b->nodes);
 	b->nodes = NULL;
@@ -893,67 +906,58 @@ static void *layout(struct build *s, size_t *len)
 	void *shrunk = realloc(packed, b->n_recs ? b->n_recs * 2 * sizeof(uint32_t) : 1);
 	const uint32_t *span = shrunk != NULL ? shrunk : (void *)packed;
 	b->recs = NULL;
-	if (coloc) {
-		/* Node-major: every node's name, then room for its RRsets' records (written below,
-		 * at the rdata_off set here); an RRset no node lists (none should) goes after them
-		 * all. Here, after the records were packed, so the section's pages are not touched
-		 * before that gave memory back (the compile's peak). The nodes are in the image. */
-		struct p53_image_node *inodes = (struct p53_image_node *)(img + h.nodes_off);
-		for (size_t i = 0; i < s->n_rrsets; i++)
-			s->rrsets[i].rdata_off = P53_NONE;
-		/* b->names' pages go back as they are read, as move_out() does, when the nodes
-		   read them in order (they are made in that order: zone_load.c) */
-		const size_t page = (size_t)sysconf(_SC_PAGESIZE);
-		uintptr_t released = ((uintptr_t)b->names + page - 1) & ~(uintptr_t)(page - 1);
-		pos = 0;
-		for (size_t i = 0; i < b->n_nodes; i++) {
-			struct p53_image_node *nd = &inodes[i];
-			size_t pad = block_pad(s, nd, h.names_off + pos);
-			if (pad_used + pad > pad_total) /* never: the dry walk above counted these */
-				pad = 0;
-			memset(img + h.names_off + pos, 0, pad);
-			pad_used += pad;
-			pos += pad;
-			memcpy(img + h.names_off + pos, b->names + nd->name_off, nd->name_len);
-			uintptr_t hi = ((uintptr_t)b->names + nd->name_off) & ~(uintptr_t)(page - 1);
-			if (names_in_order && hi >= released + ((size_t)2 << 20)) {
-				(void)madvise((void *)released, hi - released, MADV_DONTNEED);
-				released = hi;
-			}
-			nd->name_off = (uint32_t)pos;
-			pos += nd->name_len;
-			for (uint32_t r = nd->rrsets; r < (uint32_t)nd->rrsets + nd->n_rrsets; r++) {
-				if (r >= s->n_rrsets || s->rrsets[r].rdata_off != P53_NONE)
-					continue;
-				s->rrsets[r].rdata_off = (uint32_t)pos;
-				pos += s->rrsets[r].rdata_len + s->rrsets[r].sig_len;
-			}
-		}
-		for (size_t i = 0; i < s->n_rrsets; i++) {
-			if (s->rrsets[i].rdata_off != P53_NONE)
-				continue;
-			s->rrsets[i].rdata_off = (uint32_t)pos;
-			pos += s->rrsets[i].rdata_len + s->rrsets[i].sig_len;
-		}
-		for (size_t z = 0; z < b->n_zones; z++)
-			b->zones[z].name_off = inodes[b->zones[z].apex].name_off;
-		free(b->names);
-		b->names = NULL;
-	}
-	rdata = img + h.rdata_off;
+	/* Node-major: every node's name, where the dry walk put it (its RRsets' headers and
+	 * records are written below, at roff). Here, after the records were packed, so the
+	 * section's pages are not touched before that gave memory back (the compile's peak).
+	 * The nodes are in the image. */
+	struct p53_image_node *inodes = (struct p53_image_node *)(img + h.nodes_off);
+	uint8_t *sec = img + h.rdata_off;
+	/* b->names' pages go back as they are read, as move_out() does, when the nodes read
+	   them in order (they are made in that order: zone_load.c) */
+	const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	uintptr_t released = ((uintptr_t)b->names + page - 1) & ~(uintptr_t)(page - 1);
 	pos = 0;
+	for (size_t i = 0; i < b->n_nodes; i++) {
+		struct p53_image_node *nd = &inodes[i];
+		size_t at = pos + block_pad(s, nd, h.rdata_off + pos);
+		memset(sec + pos, 0, at - pos);
+		memcpy(sec + at, b->names + nd->name_off, nd->name_len);
+		uintptr_t hi = ((uintptr_t)b->names + nd->name_off) & ~(uintptr_t)(page - 1);
+		if (names_in_order && hi >= released + ((size_t)2 << 20)) {
+			(void)madvise((void *)released, hi - released, MADV_DONTNEED);
+			released = hi;
+		}
+		nd->name_off = (uint32_t)at;
+		pos = at + nd->name_len;
+		/* Its RRsets: those the dry walk placed here (at or past pos), in order, each
+		 * after up to 3 zero bytes (a header is 4-byte aligned). */
+		for (uint32_t r = nd->rrsets; r < (uint32_t)nd->rrsets + nd->n_rrsets; r++)
+			if (r < s->n_rrsets && roff[r] >= pos) {
+				memset(sec + pos, 0, roff[r] - pos);
+				pos = roff[r] + p53_image_rrset_span(&s->rrsets[r]);
+			}
+	}
+	for (size_t i = 0; i < s->n_rrsets; i++)
+		if (roff[i] >= pos) { /* after every block: listed by no node */
+			memset(sec + pos, 0, roff[i] - pos);
+			pos = roff[i] + p53_image_rrset_span(&s->rrsets[i]);
+		}
+	for (size_t z = 0; z < b->n_zones; z++)
+		b->zones[z].name_off = inodes[b->zones[z].apex].name_off;
+	free(b->names);
+	b->names = NULL;
 	for (size_t i = 0; i < s->n_rrsets; i++) {
 		struct p53_image_rrset *rs = &s->rrsets[i];
-		if (coloc)
-			pos = rs->rdata_off;
-		rs->rdata_off = (uint32_t)pos;
+		/* Its header, then its records. */
+		memcpy(sec + roff[i], rs, sizeof(*rs));
+		pos = roff[i] + sizeof(*rs);
 		for (uint32_t k = s->rs_rec[i]; k < s->rs_rec[i] + rs->count; k++) {
 			uint32_t off = span[2 * k], wlen = span[2 * k + 1];
 			/* The owner as a pointer to the question (image.h): C0 0C. */
-			rdata[pos] = 0xc0;
-			rdata[pos + 1] = 12;
+			sec[pos] = 0xc0;
+			sec[pos + 1] = 12;
 			pos += P53_RR_OWNER_LEN;
-			uint8_t *w = rdata + pos;
+			uint8_t *w = sec + pos;
 			memcpy(w, b->arena + off, wlen);
 			if (rs->type != LDNS_RR_TYPE_RRSIG) { /* one TTL per RRset */
 				w[4] = (uint8_t)(rs->ttl >> 24);
@@ -966,9 +970,9 @@ static void *layout(struct build *s, size_t *len)
 		/* Its RRSIGs right after it, each with its own TTL (image.h). */
 		for (uint32_t k = s->rs_sig[i]; k < s->rs_sig[i] + rs->sig_count; k++) {
 			uint32_t off = span[2 * k], wlen = span[2 * k + 1];
-			rdata[pos] = 0xc0;
-			rdata[pos + 1] = 12;
-			memcpy(rdata + pos + P53_RR_OWNER_LEN, b->arena + off, wlen);
+			sec[pos] = 0xc0;
+			sec[pos + 1] = 12;
+			memcpy(sec + pos + P53_RR_OWNER_LEN, b->arena + off, wlen);
 			pos += P53_RR_OWNER_LEN + wlen;
 		}
 	}
@@ -979,26 +983,28 @@ static void *layout(struct build *s, size_t *len)
 	   salt length, salt (RFC 5155 §4.2). */
 	for (size_t z = 0; z < b->n_zones; z++)
 		if (s->n3param != NULL && s->n3param[z] != P53_NONE)
-			b->zones[z].salt_off = s->rrsets[s->n3param[z]].rdata_off + P53_RR_OWNER_LEN + 10 + 5;
+			b->zones[z].salt_off = roff[s->n3param[z]] + (uint32_t)sizeof(struct p53_image_rrset) +
+					       P53_RR_OWNER_LEN + 10 + 5;
 	memcpy(img + h.zones_off, b->zones, b->n_zones * sizeof(struct p53_image_zone));
-	move_out(img + h.rrsets_off, s->rrsets, s->n_rrsets * sizeof(struct p53_image_rrset));
+	move_out(img + h.rrsets_off, roff, s->n_rrsets * sizeof(uint32_t));
+	free(roff);
 	/* Every section's bytes, in the order of their offsets (layout above): the padding
 	 * after each, up to the next one (or the end), is zeroed, as a calloc'd image had it. */
-	const struct span sec[] = {
+	const struct span sect[] = {
 		{ 0, sizeof(h) },
 		{ h.zones_off, b->n_zones * sizeof(struct p53_image_zone) },
 		{ h.nodes_off, b->n_nodes * sizeof(struct p53_image_node) },
-		{ h.rrsets_off, s->n_rrsets * sizeof(struct p53_image_rrset) },
+		{ h.rrsets_off, s->n_rrsets * sizeof(uint32_t) },
 		{ h.slots_off, ((size_t)s->hash_mask + 1) * sizeof(uint64_t) },
-		{ h.names_off, coloc ? 0 : b->names_len },
-		{ h.rdata_off, s->rdata_len + names_total + pad_used },
+		{ h.names_off, 0 },
+		{ h.rdata_off, sec_len },
 		{ h.adds_off, s->n_adds * sizeof(uint32_t) },
 		{ s->proofs != NULL ? h.proofs_off : h.chain_off,
 		  s->proofs != NULL ? b->n_nodes * sizeof(struct p53_image_proof) : 0 },
 		{ h.chain_off, s->n_chain * sizeof(uint32_t) },
 		{ h.nsec3_off, s->n_nsec3 * sizeof(struct p53_image_nsec3) },
 	};
-	zero_gaps(img, sec, sizeof(sec) / sizeof(sec[0]), size);
+	zero_gaps(img, sect, sizeof(sect) / sizeof(sect[0]), size);
 	*len = size;
 	return img;
 }

@@ -90,16 +90,7 @@ void *p53_image_build_files(const struct p53_zone_src *zones, size_t n, size_t *
 			    char *err, size_t errlen, p53_warn_fn warn, void *warn_arg,
 			    char ***files, size_t *n_files);
 
-/**
- * Whether p53_image_build() lays the image out node-major (dataplane/image.h, "Co-location":
- * each node's owner name followed by its RRsets' records, so a positive answer reads its name
- * and its first RRset's records from one or two adjacent cache lines): yes unless the
- * environment says POP53_IMAGE_LAYOUT=sections (names and records in sections of their own,
- * the layout before; to compare). Both layouts are served alike.
- */
-int p53_image_colocate(void);
-
-/* Node-major: when a node's owner name and its first RRset's records (at most a cache line)
+/* Node-major: when a node's owner name and its first RRset (header and records, at most a line)
  * would cross a line with at most this many bytes of it left, the node's block starts on the
  * next line (the bytes skipped are zero and unreferenced). */
 #define P53_IMAGE_PACK_PAD 8u

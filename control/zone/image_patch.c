@@ -6,8 +6,9 @@
  *     read out of the zone's new content) are compiled alone by p53_image_build(), so every
  *     RRset is encoded, sorted, deduplicated and TTL'd exactly as a full compile does; an RRset whose bytes did not change keeps its old
  *     header (and its additional list), a changed or new one is taken from that small image;
- *   - each touched node gets its RRset headers appended to rrsets[] (node.rrsets redirected),
- *     their records appended to rdata[], new owner names to names[], new nodes to nodes[] and
+ *   - each touched node gets its whole block (its name, then each RRset's header and records,
+ *     dataplane/image.h Co-location) appended to the names-and-RDATA section and the headers'
+ *     offsets to rrsets[] (node.rrsets and name_off redirected), new nodes to nodes[] and
  *     the name index; a node whose last record goes leaves the index (linear probing, so the
  *     slots after it are shifted back, never a tombstone) and stays in nodes[] flagged
  *     P53_NODE_ENT | P53_NODE_NSEC3 ("not in the index"), or becomes an empty non-terminal
@@ -452,8 +453,9 @@ struct patch {
 	struct nset ts;                 /* touched names */
 	struct p53_image_rrset *nrs;    /* RRsets to append */
 	uint32_t *nrs_old;              /* for each: the old RRset it keeps, or P53_NONE (new
-					   records, rdata_off into nrd until the layout) */
-	size_t n_nrs, nrs_cap, nrs_old_cap;
+					   records, at nrs_rd into nrd) */
+	uint32_t *nrs_rd;               /* for each new one: its records' offset in nrd */
+	size_t n_nrs, nrs_cap, nrs_old_cap, nrs_rd_cap;
 	uint8_t *nrd;                   /* records to append to rdata[] */
 	size_t nrd_len, nrd_cap;
 	uint32_t *nadds;                /* additional lists to append */
@@ -1799,6 +1801,46 @@ static void wild_links(const struct patch *p, const void *img, struct p53_image_
 	}
 }
 
+/*
+ * The changed nodes' blocks (image.h, Co-location), appended to the names-and-RDATA section
+ * from its offset `pos`: each one's name, then its RRsets' headers and records (the diff's,
+ * from nrd, or kept ones copied from img), each header 4-byte aligned; a node left without
+ * RRsets keeps its name where it was. With sec NULL only measured (the names that move
+ * counted into *garbage); else written, with the appended rrsets[] entries (roff, indexed as
+ * nrs) and the nodes' name_off pointing at the blocks. Returns where the last block ends.
+ */
+static size_t blocks_append(const struct patch *p, const void *img, uint8_t *sec, uint32_t *roff,
+			    struct p53_image_node *nodes, size_t pos, uint64_t *garbage)
+{
+	for (size_t i = 0; i < p->n_t; i++) {
+		const struct tn *t = &p->t[i];
+		if (!t->changed || (t->rs_n == 0 && t->old != P53_NONE))
+			continue;
+		if (sec == NULL && t->old != P53_NONE)
+			*garbage += t->len;
+		if (sec != NULL) {
+			memcpy(sec + pos, t->name, t->len);
+			nodes[t->node].name_off = (uint32_t)pos;
+		}
+		pos += t->len;
+		for (uint32_t r = t->rs_first; r < t->rs_first + t->rs_n; r++) {
+			const struct p53_image_rrset *rs = &p->nrs[r];
+			size_t at = p53_image_rrset_at(pos);
+			if (sec != NULL) {
+				uint32_t old = p->nrs_old[r];
+				memset(sec + pos, 0, at - pos);
+				memcpy(sec + at, rs, sizeof(*rs));
+				memcpy(sec + at + sizeof(*rs), old != P53_NONE ?
+				       p53_image_rdata(img, p53_image_rrset(img, old)) : p->nrd + p->nrs_rd[r],
+				       (size_t)rs->rdata_len + rs->sig_len);
+				roff[r] = (uint32_t)at;
+			}
+			pos = at + p53_image_rrset_span(rs);
+		}
+	}
+	return pos;
+}
+
 static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, size_t apex_len,
 		       const struct p53_ixfr *diff, const struct p53_rrs *result, size_t *len,
 		       char *why, size_t wl)
@@ -2013,7 +2055,7 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 			const struct p53_image_rrset *x = a < on ? p53_image_rrset(img, oa + a) : NULL;
 			const struct p53_image_rrset *y = b < mc ? p53_image_rrset(mi, ma + b) : NULL;
 			struct p53_image_rrset keep;
-			uint32_t from = P53_NONE;
+			uint32_t from = P53_NONE, rd_at = P53_NONE;
 			if (sgn && (!(nsec_ok || n3_ok) || t->sigs_only) &&
 			    (x == NULL || y == NULL || x->type != y->type) &&
 			    !cut_rrset_ok(t, od, x != NULL && (y == NULL || x->type < y->type) ?
@@ -2049,7 +2091,7 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 				if (grow((void **)&p->nrd, &p->nrd_cap, p->nrd_len + sz, 1) != 0)
 					return decline(why, wl, "out of memory");
 				keep = *x;
-				keep.rdata_off = (uint32_t)p->nrd_len; /* rebased at layout */
+				rd_at = (uint32_t)p->nrd_len;
 				keep.sig_count = y->sig_count;
 				keep.sig_len = y->sig_len;
 				memcpy(p->nrd + p->nrd_len, p53_image_rdata(img, x), x->rdata_len);
@@ -2079,7 +2121,7 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 				if (grow((void **)&p->nrd, &p->nrd_cap, p->nrd_len + sz, 1) != 0)
 					return decline(why, wl, "out of memory");
 				keep = *y;
-				keep.rdata_off = (uint32_t)p->nrd_len; /* rebased at layout */
+				rd_at = (uint32_t)p->nrd_len;
 				keep.adds = P53_NONE; /* made below (adds_list) */
 				memcpy(p->nrd + p->nrd_len, p53_image_rdata(mi, y), sz);
 				p->nrd_len += sz;
@@ -2089,9 +2131,11 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 				b++;
 			}
 			if (grow((void **)&p->nrs, &p->nrs_cap, p->n_nrs + 1, sizeof(*p->nrs)) != 0 ||
-			    grow((void **)&p->nrs_old, &p->nrs_old_cap, p->n_nrs + 1, sizeof(*p->nrs_old)) != 0)
+			    grow((void **)&p->nrs_old, &p->nrs_old_cap, p->n_nrs + 1, sizeof(*p->nrs_old)) != 0 ||
+			    grow((void **)&p->nrs_rd, &p->nrs_rd_cap, p->n_nrs + 1, sizeof(*p->nrs_rd)) != 0)
 				return decline(why, wl, "out of memory");
 			p->nrs_old[p->n_nrs] = from;
+			p->nrs_rd[p->n_nrs] = rd_at;
 			p->nrs[p->n_nrs++] = keep;
 		}
 		t->rs_n = (uint32_t)p->n_nrs - t->rs_first;
@@ -2119,7 +2163,7 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 		for (uint32_t r = 0; r < on; r++) {
 			const struct p53_image_rrset *x = p53_image_rrset(img, oa + r);
 			d_records -= x->count + x->sig_count;
-			garbage += sizeof(*x);
+			garbage += p53_image_rrset_span(x) + sizeof(uint32_t); /* copied if kept */
 		}
 		for (uint32_t r = 0; r < t->rs_n; r++)
 			d_records += p->nrs[t->rs_first + r].count + p->nrs[t->rs_first + r].sig_count;
@@ -2130,7 +2174,6 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 				kept = p->nrs_old[t->rs_first + k] == oa + r;
 			if (!kept) {
 				const struct p53_image_rrset *x = p53_image_rrset(img, oa + r);
-				garbage += (uint64_t)x->rdata_len + x->sig_len;
 				/* The zone's earliest signature may be among those that go. */
 				uint64_t e = sigs_expire(img, x, now);
 				rescan |= e != 0 && e <= zn->sig_expire;
@@ -2410,7 +2453,7 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 			}
 			if (adds_list(p, img, n_adds_old, z, o->name, o->len,
 				      rs->type == P53_T_NS && o->cut_now, rs->type,
-				      p->nrd + rs->rdata_off, rs->count, &rs->adds, txt, sizeof(txt)) != 0)
+				      p->nrd + p->nrs_rd[j], rs->count, &rs->adds, txt, sizeof(txt)) != 0)
 				return decline(why, wl, "%s is an additional-section target beside "
 					       "another served zone's copy of it (more than %d such "
 					       "names)", txt, SHADOW_MAX);
@@ -2433,14 +2476,10 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 	if (n_slots > (uint64_t)1 << 32)
 		return decline(why, wl, "too many names");
 	uint32_t mask = (uint32_t)(n_slots - 1);
-	/* A node-major image (names_off == rdata_off, image.h) keeps one names-and-RDATA
-	 * section: new records, then new names, are appended to it (not co-located). */
-	const int merged = h->names_off == h->rdata_off;
-	size_t names_old = h->rdata_off - h->names_off, names_new = 0;
-	for (size_t i = 0; i < p->n_t; i++)
-		if (p->t[i].changed && p->t[i].old == P53_NONE)
-			names_new += p->t[i].len;
+	/* The names-and-RDATA section (image.h, Co-location): each changed node's block is
+	 * appended to it (blocks_append). */
 	size_t rdata_old = h->adds_off - h->rdata_off;
+	size_t blocks = blocks_append(p, img, NULL, NULL, NULL, rdata_old, &garbage) - rdata_old;
 	struct p53_image_hdr nh = *h;
 	size_t off = align8(sizeof(nh));
 	nh.zones_off = (uint32_t)off;
@@ -2451,15 +2490,13 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 	off = align8(off + (size_t)n_nodes * sizeof(struct p53_image_node));
 	nh.n_rrsets = (uint32_t)(h->n_rrsets + p->n_nrs);
 	nh.rrsets_off = (uint32_t)off;
-	off = align8(off + (size_t)nh.n_rrsets * sizeof(struct p53_image_rrset));
+	off = align8(off + (size_t)nh.n_rrsets * sizeof(uint32_t));
 	nh.hash_mask = mask;
 	nh.slots_off = (uint32_t)off;
 	off = align8(off + (size_t)n_slots * sizeof(uint64_t));
 	nh.names_off = (uint32_t)off;
-	if (!merged)
-		off = align8(off + names_old + names_new);
 	nh.rdata_off = (uint32_t)off;
-	off = align8(off + rdata_old + p->nrd_len + (merged ? names_new : 0));
+	off = align8(off + rdata_old + blocks);
 	nh.adds_off = (uint32_t)off;
 	off = align8(off + (n_adds_old + p->n_nadds) * sizeof(uint32_t));
 	/* DNSSEC sections, when a zone of the image is signed: a proof per node (new nodes are
@@ -2516,7 +2553,7 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 	     nh.nodes_off - nh.zones_off);
 	COPY(nh.nodes_off, h->nodes_off, (size_t)h->n_nodes * sizeof(struct p53_image_node),
 	     nh.rrsets_off - nh.nodes_off);
-	COPY(nh.rrsets_off, h->rrsets_off, (size_t)h->n_rrsets * sizeof(struct p53_image_rrset),
+	COPY(nh.rrsets_off, h->rrsets_off, (size_t)h->n_rrsets * sizeof(uint32_t),
 	     nh.slots_off - nh.rrsets_off);
 	if (mask == h->hash_mask) {
 		COPY(nh.slots_off, h->slots_off, ((size_t)h->hash_mask + 1) * sizeof(uint64_t),
@@ -2534,7 +2571,6 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 			ns[k] = os[i];
 		}
 	}
-	COPY(nh.names_off, h->names_off, names_old, nh.rdata_off - nh.names_off);
 	COPY(nh.rdata_off, h->rdata_off, rdata_old, nh.adds_off - nh.rdata_off);
 	COPY(nh.adds_off, h->adds_off, n_adds_old * sizeof(uint32_t),
 	     (nh.proofs_off != 0 ? nh.proofs_off : nh.chain_off) - nh.adds_off);
@@ -2562,36 +2598,28 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 		     nh.size - nh.nsec3_off);
 #undef COPY
 	struct p53_image_node *nodes = (struct p53_image_node *)(ni + nh.nodes_off);
-	struct p53_image_rrset *rrsets = (struct p53_image_rrset *)(ni + nh.rrsets_off);
+	uint32_t *roff = (uint32_t *)(ni + nh.rrsets_off);
 	uint64_t *slots = (uint64_t *)(ni + nh.slots_off);
-	uint8_t *names = ni + nh.names_off;
 	struct p53_image_zone *zones = (struct p53_image_zone *)(ni + nh.zones_off);
+	/* A header of the new image, through rrsets[] (image.h). */
+#define NRS(r) ((struct p53_image_rrset *)(ni + nh.rdata_off + roff[r]))
 
-	if (p->nrd_len > 0)
-		memcpy(ni + nh.rdata_off + rdata_old, p->nrd, p->nrd_len);
+	(void)blocks_append(p, img, ni + nh.rdata_off, roff + h->n_rrsets, nodes, rdata_old, NULL);
 	if (p->n_nadds > 0)
 		memcpy(ni + nh.adds_off + n_adds_old * sizeof(uint32_t), p->nadds,
 		       p->n_nadds * sizeof(uint32_t));
-	for (size_t r = 0; r < p->n_nrs; r++) {
-		rrsets[h->n_rrsets + r] = p->nrs[r];
-		/* Headers taken from the small image: their records follow the old ones. */
-		if (p->nrs_old[r] == P53_NONE)
-			rrsets[h->n_rrsets + r].rdata_off += (uint32_t)rdata_old;
-	}
-	size_t names_at = merged ? rdata_old + p->nrd_len : names_old;
 	for (size_t i = 0; i < p->n_t; i++) {
 		struct tn *t = &p->t[i];
 		if (!t->changed)
 			continue;
 		struct p53_image_node *nd = &nodes[t->node];
 		if (t->old == P53_NONE) {
-			memcpy(names + names_at, t->name, t->len);
+			uint32_t name_at = nd->name_off; /* its block's (blocks_append) */
 			*nd = (struct p53_image_node){
-				.name_off = (uint32_t)names_at, .name_len = t->len, .labels = t->labels,
+				.name_off = name_at, .name_len = t->len, .labels = t->labels,
 				.zone = z, .wildcard = P53_NONE, .parent_side = P53_NONE,
 				.occluder = P53_NONE, /* its closest name in the image has none */
 			};
-			names_at += t->len;
 		}
 		nd->flags &= (uint16_t)~P53_NODE_CNAME;
 		if (t->rs_n > 0) {
@@ -2617,15 +2645,17 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 		}
 		if (i == 0) {
 			for (uint32_t r = 0; r < t->rs_n; r++)
-				if (rrsets[nd->rrsets + r].type == P53_T_SOA)
+				if (NRS(nd->rrsets + r)->type == P53_T_SOA)
 					zones[z].soa = nd->rrsets + r;
 			zones[z].serial = p53_image_zone(mi, 0)->serial;
 			zones[z].neg_ttl = p53_image_zone(mi, 0)->neg_ttl;
+			zones[z].name_off = nd->name_off; /* the apex's block moved */
 			/* The NSEC3 salt lies in the NSEC3PARAM's RDATA, which may have moved
 			 * (signed again): as image_build.c points at it. */
 			for (uint32_t r = 0; r < t->rs_n && (zones[z].dnssec & P53_ZONE_NSEC3); r++)
-				if (rrsets[nd->rrsets + r].type == 51)
-					zones[z].salt_off = rrsets[nd->rrsets + r].rdata_off +
+				if (NRS(nd->rrsets + r)->type == 51)
+					zones[z].salt_off = roff[nd->rrsets + r] +
+							    (uint32_t)sizeof(struct p53_image_rrset) +
 							    P53_RR_OWNER_LEN + 10 + 5;
 		}
 	}
@@ -2657,7 +2687,7 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 				if (nodes[n].zone != z)
 					continue;
 				for (uint32_t r = nodes[n].rrsets; r < (uint32_t)nodes[n].rrsets + nodes[n].n_rrsets; r++) {
-					uint64_t x = sigs_expire(ni, &rrsets[r], now);
+					uint64_t x = sigs_expire(ni, NRS(r), now);
 					if (x != 0 && (e == 0 || x < e))
 						e = x;
 				}
@@ -2670,7 +2700,7 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 		zones[z].sig_expire = e;
 	}
 	for (size_t j = 0; j < p->n_relist; j++)
-		rrsets[p->relist[2 * j]].adds = p->relist[2 * j + 1];
+		NRS(p->relist[2 * j])->adds = p->relist[2 * j + 1];
 	/* Empty non-terminals left with no name below them leave the index. */
 	for (size_t j = p->n_t; j < p->n_t + p->n_ext; j++) {
 		const struct tn *e = &p->t[j];
@@ -2745,7 +2775,7 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 			bool any = false;
 			for (uint32_t k = 0; k < zones[z].proof_n && !any; k++) {
 				uint32_t r;
-				any = has_type(ni, nt[k].node, 50, &r) && n3_optout(ni, &rrsets[r]);
+				any = has_type(ni, nt[k].node, 50, &r) && n3_optout(ni, NRS(r));
 			}
 			if (!any)
 				d &= (uint16_t)~P53_ZONE_OPTOUT;
@@ -2753,6 +2783,7 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 		zones[z].dnssec = d;
 	}
 	*len = off;
+#undef NRS
 	return ni;
 }
 
@@ -2801,6 +2832,7 @@ void *p53_image_patch_indexed(const void *img, const uint8_t *apex, size_t apex_
 	nset_free(&p.ts);
 	free(p.nrs);
 	free(p.nrs_old);
+	free(p.nrs_rd);
 	free(p.nrd);
 	free(p.nadds);
 	p53_rrs_free(&p.mini);

@@ -5,9 +5,9 @@
  *
  * While building, nodes live directly in an array of struct p53_image_node (the layout the
  * image will hold) plus a side array of build-only facts; owner names live in a byte arena
- * that becomes the image's names[] section unchanged. Records are kept compact (no ldns_rr
- * survives its line): wire bytes after the owner in a byte arena, and a small struct with
- * where the record came from, for messages.
+ * whose names go into the nodes' blocks of the image (image_build.c layout()). Records are
+ * kept compact (no ldns_rr survives its line): wire bytes after the owner in a byte arena,
+ * and a small struct with where the record came from, for messages.
  */
 #ifndef P53_ZONE_BUILD_H
 #define P53_ZONE_BUILD_H
@@ -51,7 +51,7 @@ struct p53_zb {
 	struct p53_image_node *nodes;
 	struct p53_zb_nodex *nx;
 	size_t n_nodes, nodes_cap, nx_cap;
-	uint8_t *names;         /* canonical owner names, becomes the image's names[] */
+	uint8_t *names;         /* canonical owner names, copied into the nodes' blocks */
 	size_t names_len, names_cap;
 	uint64_t *map;          /* (zone, name) -> name hash << 32 | node + 1, open addressing */
 	uint32_t map_mask;

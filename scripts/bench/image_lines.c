@@ -9,7 +9,7 @@
  *
  *   p53-image-lines -z big.test=ZONEFILE [-t A] [-n 100000] [-a]
  *
- * Compiles the zone with p53_image_build() (so POP53_IMAGE_LAYOUT applies) and prints one
+ * Compiles the zone with p53_image_build() and prints one
  * line of figures. The image is measured in a 2 MiB-aligned copy, as pop53d's heap replicas
  * are; with -a in the compiler's own buffer, as it is (pop53d's first worker adopts it,
  * control/publish.c); `base%64` says where that buffer starts in its cache line. A tool, not
@@ -142,11 +142,16 @@ int main(int argc, char **argv)
 		int after_node = s[0].n;
 		touch(s, nm, n->name_len);
 		int after_name = s[0].n;
-		uint32_t rsi = p53_image_node_rrset(img, n, qtype);
-		touch(s, p53_image_rrset(img, n->rrsets),
-		      (size_t)(rsi - n->rrsets + 1) * sizeof(struct p53_image_rrset));
+		/* The headers walked from the node to the one of qtype (in the node's block,
+		   image.h), as p53_image_node_find() reads them. */
+		const struct p53_image_rrset *rs = p53_image_node_first(img, n);
+		for (;;) {
+			touch(s, rs, sizeof(*rs));
+			if (rs->type == qtype)
+				break;
+			rs = p53_image_rrset_next(img, rs);
+		}
 		int after_rs = s[0].n;
-		const struct p53_image_rrset *rs = p53_image_rrset(img, rsi);
 		touch(s, p53_image_rdata(img, rs), rs->rdata_len);
 		part[0] += at;
 		part[1] += after_node - at;
@@ -158,11 +163,12 @@ int main(int argc, char **argv)
 	}
 	printf("image=%s base%%64=%u layout=%s nodes_off%%64=%u owners=%u samples=%ld lines=%.3f (slot %.3f node %.3f "
 	       "name %.3f rrset %.3f rdata %.3f new lines each) pages4k=%.3f pages2m=%.3f "
-	       "image=%zu B\n",
+	       "image=%zu B records=%u (%.1f B/record)\n",
 	       adopt ? "compiled" : "copy", (unsigned int)((uintptr_t)img % 64),
-	       h->names_off == h->rdata_off ? "node-major" : "sections", h->nodes_off % 64, nc,
+	       "node-major", h->nodes_off % 64, nc,
 	       samples, sum[0] / samples, part[0] / samples, part[1] / samples, part[2] / samples,
-	       part[3] / samples, part[4] / samples, sum[1] / samples, sum[2] / samples, len);
+	       part[3] / samples, part[4] / samples, sum[1] / samples, sum[2] / samples, len,
+	       h->n_records, (double)len / (h->n_records ? h->n_records : 1));
 	free(cand);
 	free(img);
 	return 0;

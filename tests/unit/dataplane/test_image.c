@@ -80,7 +80,8 @@ static size_t c_mask(void *m, size_t len) { H(m)->hash_mask -= 1; return len; }
 static size_t c_max_labels(void *m, size_t len) { H(m)->max_labels = 200; return len; }
 static size_t c_nodes_off(void *m, size_t len) { H(m)->nodes_off = (uint32_t)len; return len; }
 static size_t c_n_nodes(void *m, size_t len) { H(m)->n_nodes = 1u << 30; return len; }
-static size_t c_order(void *m, size_t len) { H(m)->rdata_off = H(m)->names_off - 8; return len; }
+static size_t c_order(void *m, size_t len) { H(m)->names_off = H(m)->rdata_off = H(m)->adds_off + 8; return len; }
+static size_t c_apart(void *m, size_t len) { H(m)->names_off -= 8; return len; }
 static size_t c_align(void *m, size_t len) { H(m)->rrsets_off += 4; return len; }
 static size_t c_name_off(void *m, size_t len)
 {
@@ -100,9 +101,21 @@ static size_t c_wildcard(void *m, size_t len) { N(m, node_of(m, "wild.diff.test"
 static size_t c_occluder(void *m, size_t len) { N(m, node_of(m, "ns1.sub.diff.test"))->occluder = H(m)->n_nodes + 7; return len; }
 static size_t c_parent_side(void *m, size_t len) { N(m, node_of(m, "www.diff.test"))->parent_side = H(m)->n_nodes; return len; }
 static size_t c_cname_flag(void *m, size_t len) { N(m, node_of(m, "www.diff.test"))->flags |= P53_NODE_CNAME; return len; }
+/* rrsets[] entry of RRset i: its header's offset in the names-and-RDATA section. */
+static uint32_t *T(void *img, uint32_t i)
+{
+	return (uint32_t *)((uint8_t *)img + H(img)->rrsets_off) + i;
+}
 static size_t c_rdata_off(void *m, size_t len)
 {
-	R(m, rrset_of(m, "www.diff.test", P53_T_A))->rdata_off = H(m)->adds_off - H(m)->rdata_off;
+	*T(m, rrset_of(m, "www.diff.test", P53_T_A)) = H(m)->adds_off - H(m)->rdata_off - 8;
+	return len;
+}
+static size_t c_rrset_align(void *m, size_t len) { *T(m, rrset_of(m, "www.diff.test", P53_T_A)) += 2; return len; }
+/* rrsets[] and the block disagree: www's A entry names big's A header (a valid one). */
+static size_t c_block(void *m, size_t len)
+{
+	*T(m, rrset_of(m, "www.diff.test", P53_T_A)) = *T(m, rrset_of(m, "big.diff.test", P53_T_A));
 	return len;
 }
 static size_t c_count(void *m, size_t len) { R(m, rrset_of(m, "big.diff.test", P53_T_A))->count++; return len; }
@@ -181,7 +194,8 @@ static const struct row rows[] = {
 	{ "deepest name over 127 labels", c_max_labels, "127" },
 	{ "node array starts past the end", c_nodes_off, "past the image" },
 	{ "node count larger than the image", c_n_nodes, "past the image" },
-	{ "RDATA section before the names", c_order, "order" },
+	{ "RDATA section after the additional lists", c_order, "order" },
+	{ "names apart from the nodes' blocks (the layout before)", c_apart, "older layout" },
 	{ "RRset array misaligned", c_align, "misaligned" },
 	{ "node name runs past the names section", c_name_off, "node's name" },
 	{ "node name length one too long", c_name_len, "node's name" },
@@ -193,7 +207,9 @@ static const struct row rows[] = {
 	{ "occluder link past the nodes", c_occluder, "links to a node" },
 	{ "parent_side link past the nodes", c_parent_side, "links to a node" },
 	{ "CNAME flag without a CNAME RRset", c_cname_flag, "CNAME node" },
-	{ "RRset RDATA outside the RDATA section", c_rdata_off, "outside the RDATA" },
+	{ "RRset header outside the RDATA section", c_rdata_off, "outside the RDATA" },
+	{ "RRset header misaligned", c_rrset_align, "misaligned" },
+	{ "RRset table names a header outside its node's block", c_block, "block" },
 	{ "RRset count one more than its records", c_count, "fewer records" },
 	{ "RRset with no records", c_count0, "outside the RDATA" },
 	{ "RRset RDATA range one byte short", c_rdata_len, "runs past its RRset" },

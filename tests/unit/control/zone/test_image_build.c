@@ -165,7 +165,7 @@ static void test_image_valid_and_indexed(void **state)
 			size_t o = 0;
 			if (r > 0)
 				assert_true(p53_image_rrset(img, n->rrsets + r - 1)->type < rs->type);
-			assert_true(h->rdata_off + rs->rdata_off + rs->rdata_len <= h->adds_off);
+			assert_true(p + rs->rdata_len <= (const uint8_t *)img + h->adds_off);
 			for (uint16_t c = 0; c < rs->count; c++) {
 				assert_true(o + 12 <= rs->rdata_len);
 				assert_int_equal(p[o], 0xc0);   /* owner: pointer to the question */
@@ -340,58 +340,52 @@ static void test_image_parent_child(void **state)
 	free(img);
 }
 
-/* Node-major (image.h, "Co-location"): one names-and-RDATA section, each node's name right
- * before its RRsets' records; POP53_IMAGE_LAYOUT=sections gives the two sections apart.
- * Both pass the check and hold the same nodes, RRsets and bytes, at other offsets. */
+/* Node-major (image.h, "Co-location"): one names-and-RDATA section, each node's block its
+ * name, then each RRset's header (4-byte aligned) and records; rrsets[] names the same
+ * headers that p53_image_node_first() and p53_image_rrset_next() walk to from the node. */
 static void test_image_node_major(void **state)
 {
-	struct warns w = { 0 }, w2 = { 0 };
-	size_t len, len2;
+	struct warns w = { 0 };
+	size_t len;
 
 	(void)state;
-	assert_int_equal(unsetenv("POP53_IMAGE_LAYOUT"), 0);
-	assert_true(p53_image_colocate());
 	void *img = build_example(&len, &w);
-	assert_int_equal(setenv("POP53_IMAGE_LAYOUT", "sections", 1), 0);
-	assert_false(p53_image_colocate());
-	void *sec = build_example(&len2, &w2);
-	assert_int_equal(unsetenv("POP53_IMAGE_LAYOUT"), 0);
-	const struct p53_image_hdr *h = p53_image_hdr(img), *h2 = p53_image_hdr(sec);
+	const struct p53_image_hdr *h = p53_image_hdr(img);
+	const uint8_t *sec = (const uint8_t *)img + h->rdata_off;
 
 	assert_int_equal(p53_image_check(img, len, NULL), 0);
-	assert_int_equal(p53_image_check(sec, len2, NULL), 0);
 	assert_int_equal(h->names_off, h->rdata_off);
-	assert_true(h2->names_off < h2->rdata_off);
-	/* The same bytes, only placed otherwise, and a few skipped (P53_IMAGE_PACK_PAD) */
-	assert_true(len >= len2 && len - len2 <= (size_t)h->n_nodes * P53_IMAGE_PACK_PAD + 8);
-	assert_int_equal(h->n_nodes, h2->n_nodes);
-	assert_int_equal(h->n_rrsets, h2->n_rrsets);
-	uint32_t with_rrsets = 0, padded = 0;
+	assert_int_equal(h->version, P53_IMAGE_VERSION);
+	uint32_t with_rrsets = 0, padded = 0, rrsets = 0;
+	uint64_t spans = 0, names = 0;
 	for (uint32_t i = 0; i < h->n_nodes; i++) {
-		const struct p53_image_node *n = p53_image_node(img, i), *n2 = p53_image_node(sec, i);
-		assert_int_equal(n->name_len, n2->name_len);
-		assert_memory_equal(p53_image_name(img, n->name_off), p53_image_name(sec, n2->name_off),
-				    n->name_len);
-		assert_int_equal(n->n_rrsets, n2->n_rrsets);
+		const struct p53_image_node *n = p53_image_node(img, i);
+		const struct p53_image_rrset *walk = p53_image_node_first(img, n);
+		size_t at = n->name_off + n->name_len;
+		names += n->name_len;
 		for (uint32_t r = 0; r < n->n_rrsets; r++) {
 			const struct p53_image_rrset *rs = p53_image_rrset(img, n->rrsets + r);
-			const struct p53_image_rrset *rs2 = p53_image_rrset(sec, n2->rrsets + r);
-			assert_int_equal(rs->type, rs2->type);
-			assert_int_equal(rs->rdata_len, rs2->rdata_len);
-			assert_memory_equal(p53_image_rdata(img, rs), p53_image_rdata(sec, rs2),
-					    (size_t)rs->rdata_len + rs->sig_len);
-			/* The name, then the node's records one RRset after another. */
-			uint32_t at = r == 0 ? n->name_off + n->name_len :
-				      p53_image_rrset(img, n->rrsets + r - 1)->rdata_off +
-				      p53_image_rrset(img, n->rrsets + r - 1)->rdata_len +
-				      p53_image_rrset(img, n->rrsets + r - 1)->sig_len;
-			assert_int_equal(rs->rdata_off, at);
+			/* After the name or the RRset before it, 4-byte aligned, with zeroes between. */
+			size_t want = (at + 3) & ~(size_t)3;
+			assert_ptr_equal(rs, sec + want);
+			assert_ptr_equal(walk, rs);
+			for (size_t k = at; k < want; k++)
+				assert_int_equal(sec[k], 0);
+			assert_ptr_equal(p53_image_rdata(img, rs), (const uint8_t *)(rs + 1));
+			at = want + sizeof(*rs) + rs->rdata_len + rs->sig_len;
+			spans += sizeof(*rs) + rs->rdata_len + rs->sig_len;
+			walk = p53_image_rrset_next(img, walk);
+			rrsets++;
 		}
 		with_rrsets += n->n_rrsets > 0;
-		/* Its name and first RRset's records cross no line they could have stayed out of
-		   by skipping up to P53_IMAGE_PACK_PAD bytes. */
-		size_t start = h->names_off + n->name_off, hot = n->name_len +
-			(n->n_rrsets > 0 ? p53_image_rrset(img, n->rrsets)->rdata_len : 0);
+		/* Its name and first RRset's header and records cross no line they could have
+		   stayed out of by skipping up to P53_IMAGE_PACK_PAD bytes. */
+		size_t start = h->names_off + n->name_off, hot = n->name_len;
+		if (n->n_rrsets > 0) {
+			const struct p53_image_rrset *rs0 = p53_image_node_first(img, n);
+			hot = (size_t)((const uint8_t *)rs0 - (const uint8_t *)img) - start +
+			      sizeof(*rs0) + rs0->rdata_len;
+		}
 		if (hot <= 64 && start / 64 != (start + hot - 1) / 64)
 			assert_true(64 - start % 64 > P53_IMAGE_PACK_PAD);
 		padded += start % 64 == 0;
@@ -399,10 +393,15 @@ static void test_image_node_major(void **state)
 		if (n->flags & P53_NODE_APEX)
 			assert_int_equal(p53_image_zone(img, n->zone)->name_off, n->name_off);
 	}
+	assert_int_equal(rrsets, h->n_rrsets); /* each RRset in one node's block */
 	assert_true(with_rrsets > 10);
-	print_message("node-major: %zu bytes, sections %zu; %u nodes start a line\n", len, len2, padded);
+	/* The blocks hold names, headers and records, and at most 3 bytes of alignment per
+	 * RRset and P53_IMAGE_PACK_PAD per node besides. */
+	assert_true(h->adds_off - h->rdata_off >= names + spans);
+	assert_true(h->adds_off - h->rdata_off <= names + spans + 3u * h->n_rrsets +
+		    (uint64_t)h->n_nodes * P53_IMAGE_PACK_PAD + 8);
+	print_message("node-major: %zu bytes; %u nodes start a line\n", len, padded);
 	free(img);
-	free(sec);
 }
 
 static void test_image_rdata(void **state)
