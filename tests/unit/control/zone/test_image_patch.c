@@ -3989,6 +3989,10 @@ static void shape_check(const void *img, const struct p53_zone_src *src, const u
 		if (p53_image_check(patched, plen, &bad) != 0)
 			fail_msg("%s: the patched image fails the check: %s", what, bad);
 		publish_from(img, patched, plen);
+		/* (Signed shapes: the data plane's referral templates made from the old image's
+		 * are those made from scratch, delegations that come and go included.) */
+		if (do_too)
+			(void)refs_from(img, patched);
 		struct names nm = { 0 };
 		names_of(&nm, base);
 		names_of(&nm, &result);
