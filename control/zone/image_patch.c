@@ -911,8 +911,8 @@ static bool too_much_garbage(uint64_t garbage, uint64_t size)
 
 /* The names above new name t up to the first one in the image (which must be in the zone,
  * no DNAME owner nor below one; in a signed zone plain, not a wildcard nor below a DNAME, or
- * a cut or glue: glue_parent): they would be new empty non-terminals (a wildcard one only in an unsigned
- * zone). Queued in p->pend (duplicates allowed). -1: declined. */
+ * a cut or glue: glue_parent): they would be new empty non-terminals (a wildcard one only in
+ * an unsigned zone). Queued in p->pend (duplicates allowed). -1: declined. */
 static int new_ancestors(struct patch *p, const void *img, uint32_t z, size_t apex_len,
 			 const struct tn *t, bool sgn)
 {

@@ -1086,7 +1086,8 @@ static int pick_data(const struct p53_rrs *base, struct p53_rr_view *v)
 /* ---- An NSEC zone's names and types, added and removed as a signing primary does ------- */
 
 /* Set: random_signed_diff also adds and removes names and types in NSEC zones, with the
- * NSEC chain made right (new NSECs, the neighbours' next names, bitmaps) and signed. */
+ * NSEC chain made right (new NSECs, the neighbours' next names, bitmaps) and signed; 2:
+ * delegations and glue instead, in NSEC and NSEC3 zones (deleg_chain_ops). */
 static int chain_ops;
 
 /* One NSEC owner of the model: its types, and its NSEC in base (rd NULL: a new owner). */
@@ -2004,7 +2005,6 @@ static void deny_again(struct p53_ixfr_step *st, const struct p53_ixfr *d, const
 			del_sigs(st, base, x.owner, x.owner_len, x.type);
 	}
 	/* The chain's records in base. */
-	uint8_t lbl[32];
 	for (size_t i = 0; i < n; i++) {
 		uint8_t own[300];
 		const uint8_t *on = e[i].name;
@@ -2097,7 +2097,6 @@ static void deny_again(struct p53_ixfr_step *st, const struct p53_ixfr *d, const
 		assert_int_equal(p53_rrs_add(&st->add, on, ol, n3 ? 50 : 47, 1, dttl, rd, l), 0);
 		add_sig(st, on, ol, n3 ? 50 : 47, dttl, apex, al);
 	}
-	(void)lbl;
 	/* Hashed owners no name of the new content has any more. */
 	p = 0;
 	while (n3 && p53_rrs_next(base, &p, &x) == 1) {
