@@ -33,9 +33,11 @@
  *     expiration (the touched nodes' RRSIGs uncounted and counted again), or without one
  *     the small compile's and the old one's minimum, or every node's again when an RRSIG
  *     that goes may have been the earliest; at a cut of a signed zone the DS RRset may come,
- *     change or go and the NS set change (cut_rrset_ok), and glue change its addresses while
- *     it keeps one (signed_glue): the NSECs/NSEC3s whose bitmaps change come in the diff;
- *     a wildcard's records change, and wildcards come and go, as any name's (wild_links);
+ *     change or go and the NS set change (cut_rrset_ok), glue change its addresses
+ *     (signed_glue), delegations come and go and glue with them (signed_deleg: the links
+ *     made again as for an unsigned zone, signed_cuts, signed_links): the NSECs/NSEC3s whose
+ *     bitmaps or owners change, and the RRSIGs, come in the diff; a wildcard's records
+ *     change, and wildcards come and go, as any name's (wild_links);
  *   - unsigned zones: cuts, glue and wildcards come and go (cut_links), and DNAME owners
  *     (dname_links: the owner's flag; a name that stays below a new one declines).
  * What the old bytes held becomes garbage, counted in p53_image_hdr.pad (KiB).
@@ -85,6 +87,7 @@ struct tn {
 	/* (unsigned zones) what the full compile's nodes_link() gives it in the new image */
 	bool cut_now;           /* a cut: an NS RRset below the apex */
 	uint32_t occ_now;       /* its occluder (the closest cut above it), or P53_NONE */
+	bool deleg;             /* (signed zones) becomes a cut or stops being one (signed_deleg) */
 };
 
 /* A set of canonical names: open addressing on a case-folded hash, so a probe in any case
@@ -272,9 +275,9 @@ static bool cut_rrset_ok(const struct tn *t, const struct p53_image_node *od, ui
  * A signed zone's glue whose records may change (a name server renumbered, an address added
  * or removed): a name below a cut (no DNAME above it, itself no cut, wildcard, CNAME or DNAME
  * owner). Glue is not signed (RFC 4035 §2.2), owns no NSEC or NSEC3 and has no proof
- * (dnssec_build.c skips it); the patch keeps its node's GLUE flag and occluder. It must keep
- * having an address or none (declined in patch_run otherwise): the lists naming it stay as
- * they are, as a signed zone's RRsets signed again keep theirs.
+ * (dnssec_build.c skips it); the patch keeps its node's GLUE flag and occluder. When it gains
+ * its first address or loses its last, the lists naming it are made again as any target's
+ * (relist_gain, relist_lose).
  */
 static bool signed_glue(const void *img, const struct p53_image_node *nd)
 {
@@ -282,6 +285,41 @@ static bool signed_glue(const void *img, const struct p53_image_node *nd)
 	       !(nd->flags & (P53_NODE_CUT | P53_NODE_DNAME | P53_NODE_CNAME | P53_NODE_WILD |
 			      P53_NODE_NSEC3)) &&
 	       (p53_image_node(img, nd->occluder)->flags & P53_NODE_CUT) && !dname_above(img, nd);
+}
+
+/*
+ * A signed zone's name that becomes a cut (NS added: a new delegation, at a new name or at
+ * one with records, whose names below become glue) or stops being one (its NS removed: the
+ * delegation goes, its glue with it or left as names of the zone). Not the apex, a
+ * wildcard, a CNAME or DNAME owner, an NSEC3 owner, nor a name below a cut or a DNAME (for a
+ * new name: occ_walk, signed_cuts). What a signer sends with it comes in the diff and is
+ * patched as any name's: the name's NSEC or NSEC3 (its bitmap NS, DS, RRSIG; in an opt-out
+ * chain an insecure delegation may have none), the NSECs/NSEC3s of names that become glue
+ * going, those of glue that becomes authoritative coming, their RRSIGs; the links (CUT,
+ * GLUE, occluders) are made again as for an unsigned zone (signed_cuts, signed_links).
+ */
+static bool signed_deleg(const void *img, const struct tn *t, const struct p53_image_node *od,
+			 const struct p53_image_node *md, bool apex)
+{
+	bool was = od != NULL && (od->flags & P53_NODE_CUT);
+	bool is = md != NULL && (md->flags & P53_NODE_CUT);
+
+	if (apex || was == is || t->n3 || (t->name[0] == 1 && t->name[1] == '*'))
+		return false;
+	if (od != NULL && (od->occluder != P53_NONE || dname_above(img, od) ||
+			   (od->flags & (P53_NODE_DNAME | P53_NODE_CNAME | P53_NODE_WILD |
+					 P53_NODE_GLUE | P53_NODE_NSEC3))))
+		return false;
+	return md == NULL || !(md->flags & (P53_NODE_DNAME | P53_NODE_CNAME));
+}
+
+/* Whether a new name may stand below node nd of a signed zone as new glue: nd is a cut no
+ * cut or DNAME occludes, or glue (signed_glue). */
+static bool glue_parent(const void *img, const struct p53_image_node *nd)
+{
+	return ((nd->flags & P53_NODE_CUT) && nd->occluder == P53_NONE &&
+		!(nd->flags & (P53_NODE_WILD | P53_NODE_DNAME | P53_NODE_NSEC3))) ||
+	       signed_glue(img, nd);
 }
 
 /* The hash an NSEC3 owner name's first label spells (base32hex, RFC 4648 §7). */
@@ -499,6 +537,7 @@ struct patch {
 	/* An unsigned zone whose cuts change at names that have names below them (cut_below). */
 	uint32_t *desc;                 /* (node, its new occluder) pairs */
 	size_t n_desc, desc_cap;
+	bool sg_links;                  /* a signed zone's cuts or glue come or go (signed_cuts) */
 };
 
 /* An owner joining an NSEC chain: its gap in the old chain (the old owners before it) and its
@@ -888,9 +927,10 @@ static bool dname_goes_ok(const struct patch *p, const uint8_t *nm, size_t len, 
 }
 
 /* The names above new name t up to the first one in the image (which must be in the zone,
- * no DNAME owner nor below one; in a signed zone not a cut, glue or below an occluder): they
- * would be new empty non-terminals (wildcard ones too, wild_links). Queued in p->pend
- * (duplicates allowed). -1: declined. */
+ * no DNAME owner nor below one; in a signed zone not a cut, glue or below an occluder,
+ * unless a cut or glue the new name is glue below: glue_parent): they would be new empty
+ * non-terminals (wildcard ones too, wild_links). Queued in p->pend (duplicates allowed).
+ * -1: declined. */
 static int new_ancestors(struct patch *p, const void *img, uint32_t z, size_t apex_len,
 			 const struct tn *t, bool sgn)
 {
@@ -905,7 +945,7 @@ static int new_ancestors(struct patch *p, const void *img, uint32_t z, size_t ap
 			    ((nd->flags & P53_NODE_DNAME) && !dname_goes_ok(p, q, ql, sgn)) ||
 			    dname_above(img, nd) ||
 			    (sgn && ((nd->flags & (P53_NODE_CUT | P53_NODE_GLUE)) ||
-				     nd->occluder != P53_NONE)))
+				     nd->occluder != P53_NONE) && !glue_parent(img, nd)))
 				return -1;
 			return 0;
 		}
@@ -1112,6 +1152,13 @@ static void *nsec_plan(struct patch *p, const void *img, uint32_t ai, char *why,
 	return p;
 }
 
+/* Whether node n of the old image was glue and its copy nd in the new one is not (a signed
+ * zone's delegation above it went: signed_links): its proof is made as a new node's. */
+static bool glue_freed(const void *img, uint32_t n, const struct p53_image_node *nd)
+{
+	return (p53_image_node(img, n)->flags & P53_NODE_GLUE) && !(nd->flags & P53_NODE_GLUE);
+}
+
 /* Owners joining at old gap b that sort at or before `name` (or, with `below`, that are
  * below it too): what a node's count of old owners before it misses. */
 static uint32_t joined(const struct patch *p, uint32_t b, const uint8_t *name, size_t len,
@@ -1204,7 +1251,9 @@ static void nsec_proofs(const struct patch *p, const void *img, uint8_t *ni, uin
 		const uint8_t *nm = NULL;
 		uint8_t w[P53_NAME_MAXLEN];
 		uint32_t lo, hi, wc;
-		if (n < h->n_nodes) {
+		/* A node that stops being glue (a delegation above it went) has no wildcard
+		 * cover in its old proof: searched for as a new node's. */
+		if (n < h->n_nodes && !glue_freed(img, n, nd)) {
 			const struct p53_image_proof *op = &opf[n];
 			uint32_t lb = op->lo - cz0, hb = op->hi - cz0;
 			if (gi[lb] | gi[hb])
@@ -1485,15 +1534,21 @@ static int n3_proofs(struct patch *p, const void *img, uint8_t *ni, uint32_t z, 
 	}
 	for (uint32_t m = 0; m < nh->n_nodes; m++) {
 		const struct p53_image_node *nd = p53_image_node(ni, m);
-		if (nd->zone != z || (nd->flags & P53_NODE_GLUE))
+		if (nd->zone != z)
 			continue;
+		if (nd->flags & P53_NODE_GLUE) {
+			/* Glue has no proof (nsec3_zone); a node that became glue loses its own. */
+			pf[m] = none;
+			continue;
+		}
 		if (nd->flags & P53_NODE_NSEC3) {
 			/* Hashed owners, and names out of the index: nothing reads them. */
 			pf[m] = none;
 			continue;
 		}
 		const struct p53_image_proof *q = &pf[m];
-		if (m < h->n_nodes && !(q->match == P53_NONE && p->n_n3j > 0) && !MK(q->match) &&
+		if (m < h->n_nodes && !glue_freed(img, m, nd) &&
+		    !(q->match == P53_NONE && p->n_n3j > 0) && !MK(q->match) &&
 		    !MK(q->encl) && !MK(q->wild) && !MK(q->nc))
 			continue;
 		if (nr == rcap) {
@@ -1668,6 +1723,101 @@ static int cut_links(struct patch *p, const void *img, uint32_t z, size_t apex_l
 	}
 	nset_free(&cs);
 	return rc;
+}
+
+/*
+ * A signed zone whose delegations come or go (signed_deleg) or that gains names (new glue
+ * below a cut among them): the links as nodes_link() makes them, by cut_links (each touched
+ * name's occluder; every node below a name that becomes or stops being a cut, one pass over
+ * the zone's nodes), applied after the layout (signed_links). A new cut below another cut,
+ * and a cut, DNAME owner or wildcard that a new cut would occlude or one that goes would
+ * free, decline (the nested cut's records and its chain would change in ways the diff does
+ * not show). 0 (p->sg_links set when there is something to apply), or -1: declined (why).
+ */
+static int signed_cuts(struct patch *p, const void *img, uint32_t z, size_t apex_len, char *why,
+		       size_t wl)
+{
+	char txt[1024];
+	bool any = false;
+
+	for (size_t i = 0; i < p->n_t; i++) {
+		const struct tn *t = &p->t[i];
+		any |= t->deleg || (t->changed && t->old == P53_NONE && !t->n3);
+	}
+	if (!any)
+		return 0;
+	if (cut_links(p, img, z, apex_len, txt, sizeof(txt)) != 0) {
+		if (txt[0] == '\0')
+			decline(why, wl, "out of memory");
+		else
+			decline(why, wl, "%s is below a DNAME owner or another served zone's apex "
+				"and a cut above it comes or goes", txt);
+		return -1;
+	}
+	for (size_t i = 0; i < p->n_t; i++) {
+		const struct tn *t = &p->t[i];
+		if (t->deleg && t->cut_now && t->occ_now != P53_NONE) {
+			decline(why, wl, "%s becomes a cut below another cut in a signed zone",
+				p53_name_to_str(txt, sizeof(txt), t->name));
+			return -1;
+		}
+	}
+	for (size_t j = 0; j < p->n_desc; j++) {
+		const struct p53_image_node *nd = p53_image_node(img, p->desc[2 * j]);
+		if (nd->flags & (P53_NODE_CUT | P53_NODE_DNAME | P53_NODE_WILD)) {
+			decline(why, wl, "%s is a cut, DNAME owner or wildcard below a delegation "
+				"that comes or goes in a signed zone",
+				p53_name_to_str(txt, sizeof(txt), p53_image_name(img, nd->name_off)));
+			return -1;
+		}
+	}
+	p->sg_links = true;
+	return 0;
+}
+
+/* Whether a node of the image becomes glue or stops being glue by signed_cuts()'s links. */
+static bool glue_flips(const struct patch *p, const void *img)
+{
+	for (size_t i = 0; i < p->n_t; i++) {
+		const struct tn *t = &p->t[i];
+		if (t->old != P53_NONE && !t->n3 && !(t->changed && t->dead) &&
+		    ((p53_image_node(img, t->old)->flags & P53_NODE_GLUE) != 0) != (t->occ_now != P53_NONE))
+			return true;
+	}
+	for (size_t j = 0; j < p->n_desc; j++) {
+		/* (An empty non-terminal that leaves the index with the names below it has no
+		 * proof anyone reads.) */
+		bool dead = false;
+		for (size_t k = p->n_t; k < p->n_t + p->n_ext && !dead; k++)
+			dead = p->t[k].dead && p->t[k].old == p->desc[2 * j];
+		if (!dead && ((p53_image_node(img, p->desc[2 * j])->flags & P53_NODE_GLUE) != 0) !=
+		    (p->desc[2 * j + 1] != P53_NONE))
+			return true;
+	}
+	return false;
+}
+
+/* The links signed_cuts() made, into the new image's nodes: each touched name's CUT, GLUE
+ * and occluder, and those of the nodes below a cut that came or went. */
+static void signed_links(const struct patch *p, struct p53_image_node *nodes)
+{
+	for (size_t i = 0; i < p->n_t; i++) {
+		const struct tn *t = &p->t[i];
+		if ((t->changed && t->dead) || (!t->changed && t->old == P53_NONE) || t->n3)
+			continue;
+		struct p53_image_node *nd = &nodes[t->changed ? t->node : t->old];
+		nd->flags &= (uint16_t)~(P53_NODE_CUT | P53_NODE_GLUE);
+		nd->flags |= (uint16_t)((t->cut_now ? P53_NODE_CUT : 0) |
+					(t->occ_now != P53_NONE ? P53_NODE_GLUE : 0));
+		nd->occluder = t->occ_now;
+	}
+	for (size_t j = 0; j < p->n_desc; j++) {
+		struct p53_image_node *nd = &nodes[p->desc[2 * j]];
+		nd->occluder = p->desc[2 * j + 1];
+		nd->flags &= (uint16_t)~P53_NODE_GLUE;
+		if (nd->occluder != P53_NONE)
+			nd->flags |= P53_NODE_GLUE;
+	}
 }
 
 /* The node a touched name's parent has in the new image, or P53_NONE. */
@@ -2047,7 +2197,13 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 			 * nodes: the compiler decides which one the name is from all its records. */
 			return decline(why, wl, "%s %s", txt, t->n3 ? "keeps records but loses its "
 				       "NSEC3 (it becomes a name of the zone)" : "becomes an NSEC3 owner");
-		if (md != NULL && (md->flags & (P53_NODE_CUT | P53_NODE_DNAME)) && !t->sigs_only && sgn)
+		/* A signed zone's delegation that comes or goes: its name's records as any name's
+		 * (its NSEC/NSEC3 with them), NS and DS too. */
+		t->deleg = sgn && (nsec_ok || n3_ok) && signed_deleg(img, t, od, md, apex_t);
+		if (t->deleg)
+			t->sigs_only = false;
+		if (md != NULL && (md->flags & (P53_NODE_CUT | P53_NODE_DNAME)) && !t->sigs_only &&
+		    !t->deleg && sgn)
 			return decline(why, wl, "%s becomes a cut or DNAME owner", txt);
 		t->rs_first = (uint32_t)p->n_nrs;
 		uint32_t a = 0, b = 0;
@@ -2071,6 +2227,7 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 				 * covered nothing). */
 				if (!type_ok(x->type, apex_t) && !(!sgn && unsigned_type_ok(x->type, apex_t)) &&
 				    !cut_rrset_ok(t, od, x->type, true) &&
+				    !(t->deleg && (x->type == P53_T_NS || x->type == P53_T_DS)) &&
 				    !(nsec_ok && (x->type == P53_T_NSEC || x->type == P53_T_RRSIG)) &&
 				    !(n3_ok && (x->type == 50 || x->type == P53_T_RRSIG)))
 					return decline(why, wl, "%s loses its %s RRset", txt,
@@ -2111,6 +2268,7 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 						       tstr(y->type, tb, sizeof(tb)));
 				if (!(type_ok(y->type, apex_t) || (!sgn && unsigned_type_ok(y->type, apex_t)) ||
 				      cut_rrset_ok(t, od, y->type, false) ||
+				      (t->deleg && (y->type == P53_T_NS || y->type == P53_T_DS)) ||
 				      (sgn && apex_t && (y->type == 48 || y->type == 59 || y->type == 60)) ||
 				      (nsec_ok && (y->type == P53_T_NSEC || y->type == P53_T_RRSIG)) ||
 				      (n3_ok && (y->type == 50 || y->type == P53_T_RRSIG))) ||
@@ -2183,9 +2341,6 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 		for (uint32_t r = 0; r < t->rs_n; r++)
 			t->new_addr |= p->nrs[t->rs_first + r].type == P53_T_A ||
 				       p->nrs[t->rs_first + r].type == P53_T_AAAA;
-		if (t->glue_s && t->old_addr != t->new_addr)
-			return decline(why, wl, "%s is glue in a signed zone and %s", txt,
-				       t->new_addr ? "gains its first address" : "loses its last address");
 		if (t->rs_n == 0) {
 			if (apex_t)
 				return decline(why, wl, "the apex loses every record");
@@ -2361,6 +2516,9 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 		return decline(why, wl, "%s becomes a DNAME owner but %s stays below it (RFC 6672 "
 			       "§2.4: the zone does not compile)", txt, err);
 	}
+	/* A signed zone's: the same when delegations or glue come or go. */
+	if (sgn && signed_cuts(p, img, z, apex_len, why, wl) != 0)
+		return NULL;
 
 	/* Additional-section targets: a node losing its addresses leaves every list naming it
 	 * (relist_lose, or with no patch index every list of the image is read); every RRset
@@ -2466,6 +2624,11 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 	/* An NSEC3 zone whose nodes or hashes change: which covers move. */
 	if (n3_ok && n3_plan(p, img, z, why, wl) == NULL)
 		return NULL;
+	/* Names that become glue or stop being glue have their proofs made again with the
+	 * chain's (nsec_proofs, n3_proofs): a diff that moves no owner does not redo it. */
+	if (p->sg_links && !p->nsec_redo && !p->n3_redo && glue_flips(p, img))
+		return decline(why, wl, "names become or stop being glue in a signed zone and no "
+			       "NSEC or NSEC3 owner comes or goes with them");
 
 	/* Sizes of the new image. */
 	uint32_t n_nodes = h->n_nodes + n_new;
@@ -2750,6 +2913,8 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 	} else {
 		wild_links(p, img, nodes);
 	}
+	if (p->sg_links)
+		signed_links(p, nodes);
 	if (p->nsec_redo)
 		nsec_proofs(p, img, ni, z);
 	if (p->n3_redo && n3_proofs(p, img, ni, z, why, wl) != 0) {

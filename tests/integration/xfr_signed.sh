@@ -9,7 +9,8 @@
 # primary serves them: the name, and name errors' NSEC3 proofs around it. A delegation's DS
 # added, its NS set changed, its DS removed, its glue renumbered are patched too, and the DO
 # referral is the primary's (NS and DS with its RRSIG, or NS and the NSEC3 that proves no DS;
-# the glue).
+# the glue). A new secure delegation with its glue, and its removal, are patched too, served
+# as the primary serves them (the referral and its glue; then name errors' NSEC3 proofs).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/xfr_lib.sh"
 
@@ -197,7 +198,40 @@ check "that IXFR was patched (ixfr_image counts eight patches)" \
 check "kdig +dnssec: the referral's glue as the primary's" \
 	same_as_primary additional x.kid.signed.test A
 
-# 10. A wildcard comes (issue 13: in a signed zone, with its NSEC3 and its neighbour's):
+# 10. A new secure delegation with its glue (NS, DS and in-domain glue; knotd adds the NSEC3
+# at its hash, NS DS RRSIG, and changes its neighbour's next hash): patched; the DO referral
+# (NS, DS and its RRSIG) and its glue as the primary's.
+DS2="newkid 3600 DS 23456 13 2 9f3c1a2b4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f708192a3b4c5d6e7f8"
+knotc zone-begin signed.test >/dev/null
+knotc zone-set signed.test newkid 3600 NS ns.newkid >/dev/null
+knotc zone-set signed.test ns.newkid 3600 A 192.0.2.62 >/dev/null
+knotc zone-set signed.test $DS2 >/dev/null
+knotc zone-commit signed.test >/dev/null
+check "the new delegation newkid.signed.test is served as a referral" \
+	wait_for 5 sh -c "ip netns exec $CLIENT_NS kdig +time=1 @$V4 x.newkid.signed.test A +noall +authority | grep -q 'ns.newkid'"
+check "that IXFR was patched (ixfr_image counts nine patches)" \
+	patched_at_least 9
+check "kdig +dnssec: the new referral (NS, DS, RRSIG) as the primary's" \
+	same_as_primary authority x.newkid.signed.test A
+check "kdig +dnssec: the new referral's glue as the primary's" \
+	same_as_primary additional x.newkid.signed.test A
+check "kdig +dnssec: a name error's NSEC3 proof beside the new delegation, as the primary's" \
+	same_as_primary authority nothere.signed.test A
+
+# 11. The delegation removed with its glue: the NSEC3 at its hash leaves the chain. Patched;
+# names below it are name errors, with the primary's NSEC3 proof.
+knotc zone-begin signed.test >/dev/null
+knotc zone-unset signed.test newkid >/dev/null
+knotc zone-unset signed.test ns.newkid >/dev/null
+knotc zone-commit signed.test >/dev/null
+check "the removed delegation is a name error (x.newkid.signed.test)" \
+	wait_for 5 sh -c "ip netns exec $CLIENT_NS kdig +time=1 @$V4 x.newkid.signed.test A | grep -q NXDOMAIN"
+check "that IXFR was patched (ixfr_image counts ten patches)" \
+	patched_at_least 10
+check "kdig +dnssec: the removed delegation's NSEC3 proof as the primary's" \
+	same_as_primary authority x.newkid.signed.test A
+
+# 12. A wildcard comes (issue 13: in a signed zone, with its NSEC3 and its neighbour's):
 # patched; a name it matches is answered with the expanded A, its RRSIG and the NSEC3
 # proving no closer match, as the primary's.
 knotc zone-begin signed.test >/dev/null
@@ -205,33 +239,33 @@ knotc zone-set signed.test '*.mail' 300 A 192.0.2.88 >/dev/null
 knotc zone-commit signed.test >/dev/null
 check "the new wildcard answers host.mail.signed.test A 192.0.2.88" \
 	wait_for 5 sh -c "[ \"\$(ip netns exec $CLIENT_NS kdig +time=1 +short @$V4 host.mail.signed.test A)\" = 192.0.2.88 ]"
-check "that IXFR was patched (ixfr_image counts nine patches)" \
-	patched_at_least 9
+check "that IXFR was patched (ixfr_image counts eleven patches)" \
+	patched_at_least 11
 check "kdig +dnssec: the wildcard-expanded A and its RRSIG, as the primary's" \
 	same_as_primary answer host.mail.signed.test A
 check "kdig +dnssec: the NSEC3 proving no closer match, as the primary's" \
 	same_as_primary authority host.mail.signed.test A
 
-# 11. The wildcard's address changed (signed again): patched; served as the primary's.
+# 13. The wildcard's address changed (signed again): patched; served as the primary's.
 knotc zone-begin signed.test >/dev/null
 knotc zone-unset signed.test '*.mail' A >/dev/null
 knotc zone-set signed.test '*.mail' 300 A 192.0.2.89 >/dev/null
 knotc zone-commit signed.test >/dev/null
 check "the wildcard's new address is served (host.mail.signed.test A 192.0.2.89)" \
 	wait_for 5 sh -c "[ \"\$(ip netns exec $CLIENT_NS kdig +time=1 +short @$V4 host.mail.signed.test A)\" = 192.0.2.89 ]"
-check "that IXFR was patched (ixfr_image counts ten patches)" \
-	patched_at_least 10
+check "that IXFR was patched (ixfr_image counts twelve patches)" \
+	patched_at_least 12
 check "kdig +dnssec: the expanded answer, as the primary's" \
 	same_as_primary answer other.mail.signed.test A
 
-# 12. The wildcard goes (its NSEC3 leaves the chain): patched; a name error as the primary's.
+# 14. The wildcard goes (its NSEC3 leaves the chain): patched; a name error as the primary's.
 knotc zone-begin signed.test >/dev/null
 knotc zone-unset signed.test '*.mail' >/dev/null
 knotc zone-commit signed.test >/dev/null
 check "host.mail.signed.test is a name error again" \
 	wait_for 5 sh -c "ip netns exec $CLIENT_NS kdig +time=1 @$V4 host.mail.signed.test A | grep -q NXDOMAIN"
-check "that IXFR was patched (ixfr_image counts eleven patches)" \
-	patched_at_least 11
+check "that IXFR was patched (ixfr_image counts thirteen patches)" \
+	patched_at_least 13
 check "kdig +dnssec: the name error's NSEC3 proof, as the primary's" \
 	same_as_primary authority host.mail.signed.test A
 

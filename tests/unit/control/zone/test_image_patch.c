@@ -588,6 +588,14 @@ enum {
 	K_DS,           /* (signed zones) DS added, changed or removed at a cut, with its RRSIG
 			   and the cut's NSEC or NSEC3 bitmap */
 	K_DNAME,        /* (unsigned zones) a DNAME comes, goes or changes its target */
+	K_DELEG_ADD,    /* (signed zones) a new delegation: NS at a new name (glue, DS or not)
+			   or at a name with records (the names below it become glue) */
+	K_DELEG_DEL,    /* (signed zones) a delegation removed, its glue with it or left */
+	K_GLUE_ADD,     /* (signed zones) new glue below a cut (a name gaining its first
+			   address) */
+	K_GLUE_DEL,     /* (signed zones) glue removed (a name losing its last address) */
+	K_GLUE_FIRST,   /* (signed zones) glue that stays gains its first address or loses its
+			   last one */
 	K_N
 };
 static const char *KIND_NAMES[K_N] = { "CNAME flip", "CNAME target", "CNAME dropped", "MX/SRV/SVCB/HTTPS",
@@ -595,7 +603,10 @@ static const char *KIND_NAMES[K_N] = { "CNAME flip", "CNAME target", "CNAME drop
 				       "wildcard ENT emptied", "target below a child apex",
 				       "cut added/removed/NS", "glue changed", "wildcard changed",
 				       "NSEC: name added", "NSEC: name removed", "NSEC: type gained",
-				       "NSEC: type lost", "DS at a cut", "DNAME changed" };
+				       "NSEC: type lost", "DS at a cut", "DNAME changed",
+				       "signed: new delegation",
+				       "signed: delegation gone", "signed: new glue",
+				       "signed: glue removed", "signed: glue 1st/last addr" };
 static unsigned diff_kinds;
 
 static bool name_eq(const uint8_t *a, const uint8_t *b, size_t len)
@@ -1190,7 +1201,8 @@ static int pick_data(const struct p53_rrs *base, struct p53_rr_view *v)
 /* ---- An NSEC zone's names and types, added and removed as a signing primary does ------- */
 
 /* Set: random_signed_diff also adds and removes names and types in NSEC zones, with the
- * NSEC chain made right (new NSECs, the neighbours' next names, bitmaps) and signed. */
+ * NSEC chain made right (new NSECs, the neighbours' next names, bitmaps) and signed; 2:
+ * delegations and glue instead, in NSEC and NSEC3 zones (deleg_chain_ops). */
 static int chain_ops;
 
 /* One NSEC owner of the model: its types, and its NSEC in base (rd NULL: a new owner). */
@@ -1972,6 +1984,531 @@ static void nsec3_chain_ops(struct p53_ixfr_step *st, const struct p53_rrs *base
 	*n_out = m;
 }
 
+/* ---- A signing primary's delegations and glue that come and go (issue 13) ------------- */
+
+/* (chain_ops 2: random_signed_diff's chain ops are these, deleg_chain_ops.) */
+
+static void shape_rr(struct p53_ixfr_step *st, char op, const uint8_t *nm, size_t nl,
+		     uint16_t type, const char *data, uint32_t ttl);
+
+/* One name of the new content, for deny_again(). */
+struct dn {
+	uint8_t name[256];
+	uint8_t len;
+	uint8_t bits[8192 / 8];         /* its types (not RRSIG, NSEC, NSEC3) */
+	bool typed, cut, glue, sigs;    /* sigs: it has a signed RRset (RRSIG in its bitmap) */
+	uint8_t hash[P53_NSEC3_HASH_LEN];
+	bool want;                      /* (NSEC3) the chain holds it */
+	const uint8_t *rd;              /* its NSEC/NSEC3 in base, or NULL */
+	size_t rdlen;
+};
+
+static size_t dn_find(const struct dn *e, size_t n, const uint8_t *nm, size_t l)
+{
+	for (size_t i = 0; i < n; i++)
+		if (e[i].len == l && name_eq(e[i].name, nm, l))
+			return i;
+	return (size_t)-1;
+}
+
+static int dn_canon(const void *a, const void *b)
+{
+	return t_canon(((const struct dn *)a)->name, ((const struct dn *)b)->name);
+}
+
+static int dn_hash(const void *a, const void *b)
+{
+	return memcmp(((const struct dn *)a)->hash, ((const struct dn *)b)->hash, P53_NSEC3_HASH_LEN);
+}
+
+static size_t bitmap_put(uint8_t *rd, const uint8_t *bits)
+{
+	size_t l = 0;
+
+	for (int w = 0; w < 8192 / 256; w++) {
+		int bl = 32;
+		while (bl > 0 && bits[w * 32 + bl - 1] == 0)
+			bl--;
+		if (bl == 0)
+			continue;
+		rd[l++] = (uint8_t)w;
+		rd[l++] = (uint8_t)bl;
+		memcpy(rd + l, bits + w * 32, (size_t)bl);
+		l += (size_t)bl;
+	}
+	return l;
+}
+
+/*
+ * What a signer does after the records of step st (of d, from base) changed cuts and glue:
+ * every authoritative RRset signed (at a cut only DS), glue's and a cut's NS RRSIGs gone,
+ * and the NSEC or NSEC3 chain made again from the new content (RFC 4035 §2.3, RFC 5155
+ * §7.1): owners are the authoritative names (NSEC3: and empty non-terminals; in an opt-out
+ * chain an insecure delegation keeps the NSEC3 it had, a new one gets none), bitmaps their
+ * types, each changed record replaced and signed, those of names now glue or gone removed.
+ * The owners st touches, hashed ones included, are returned for touched_by().
+ */
+static void deny_again(struct p53_ixfr_step *st, const struct p53_ixfr *d, const struct p53_rrs *base,
+		       const uint8_t *apex, size_t al, struct nsec_ent **out, size_t *n_out)
+{
+	struct p53_rrs now = { 0 };
+	char err[512];
+	struct p53_rr_view x;
+	size_t p = 0, n = 0, cap = 64;
+	struct dn *e = calloc(cap, sizeof(*e));
+	uint8_t salt[256], salt_len = 0, flags = 0;
+	uint16_t iter = 0;
+	uint32_t dttl = 300;
+	bool n3 = false;
+
+	assert_non_null(e);
+	assert_int_equal(p53_ixfr_apply(base, d, &now, err, sizeof(err)), 0);
+	while (p53_rrs_next(&now, &p, &x) == 1)
+		if (x.type == 51 && same_owner(&x, apex, al)) {
+			iter = (uint16_t)(x.rdata[2] << 8 | x.rdata[3]);
+			salt_len = x.rdata[4];
+			memcpy(salt, x.rdata + 5, salt_len);
+			n3 = true;
+		}
+	p = 0;
+	while (p53_rrs_next(base, &p, &x) == 1)
+		if (x.type == (n3 ? 50 : 47)) {
+			dttl = x.ttl;
+			if (n3)
+				flags = x.rdata[1];
+		}
+	/* The names (hashed owners left out) and the empty non-terminals above them. */
+	p = 0;
+	while (p53_rrs_next(&now, &p, &x) == 1) {
+		if (x.type == 50 || covered_of(&x) == 50 || count_of(&now, x.owner, x.owner_len, 50) > 0)
+			continue;
+		const uint8_t *q = x.owner;
+		size_t ql = x.owner_len;
+		bool own = true;
+		while (ql >= al) {
+			size_t k = dn_find(e, n, q, ql);
+			if (k == (size_t)-1) {
+				if (n + 1 >= cap) {
+					cap *= 2;
+					e = realloc(e, cap * sizeof(*e));
+					assert_non_null(e);
+				}
+				k = n++;
+				memset(&e[k], 0, sizeof(e[k]));
+				p53_name_lower(e[k].name, q, ql);
+				e[k].len = (uint8_t)ql;
+			}
+			if (own) {
+				e[k].typed = true;
+				if (x.type != 46 && x.type != 47)
+					bit_put(e[k].bits, x.type, true);
+			}
+			own = false;
+			if (ql == al)
+				break;
+			ql -= 1u + q[0];
+			q += 1u + q[0];
+		}
+	}
+	for (size_t i = 0; i < n; i++)
+		e[i].cut = e[i].len != al && bit_of(e[i].bits, 2);
+	for (size_t i = 0; i < n; i++)
+		for (size_t k = 0; k < n; k++)
+			e[i].glue |= e[k].cut && below(e[i].name, e[i].len, e[k].name, e[k].len);
+	/* RRSIGs: over each authoritative RRset, none over glue or a cut's NS. */
+	p = 0;
+	while (p53_rrs_next(&now, &p, &x) == 1) {
+		if (x.type == 46 || x.type == 47 || x.type == 50)
+			continue;
+		size_t k = dn_find(e, n, x.owner, x.owner_len);
+		if (k == (size_t)-1)
+			continue;
+		bool should = !e[k].glue && (!e[k].cut || x.type == 43);
+		e[k].sigs |= should;
+		if (should && count_of_sigs(&now, x.owner, x.owner_len, x.type) == 0 &&
+		    count_of_sigs(&st->add, x.owner, x.owner_len, x.type) == 0)
+			add_sig(st, x.owner, x.owner_len, x.type, x.ttl, apex, al);
+		else if (!should)
+			del_sigs(st, base, x.owner, x.owner_len, x.type);
+	}
+	/* The chain's records in base. */
+	for (size_t i = 0; i < n; i++) {
+		uint8_t own[300];
+		const uint8_t *on = e[i].name;
+		size_t ol = e[i].len;
+		if (n3) {
+			p53_nsec3_hash(e[i].name, e[i].len, salt, salt_len, iter, e[i].hash);
+			own[0] = 32;
+			p53_n3_b32hex(e[i].hash, own + 1);
+			memcpy(own + 33, apex, al);
+			on = own;
+			ol = 33 + al;
+		}
+		p = 0;
+		while (p53_rrs_next(base, &p, &x) == 1)
+			if (x.type == (n3 ? 50 : 47) && same_owner(&x, on, ol)) {
+				e[i].rd = x.rdata;
+				e[i].rdlen = x.rdlen;
+			}
+	}
+	/* Who the chain holds. */
+	for (size_t i = 0; i < n; i++) {
+		struct dn *y = &e[i];
+		bool insecure = y->cut && !bit_of(y->bits, 43);
+		if (!n3) {
+			y->want = y->typed && !y->glue;
+		} else if (y->glue) {
+			y->want = false;
+		} else if ((flags & 1) && insecure) {
+			y->want = y->rd != NULL;
+		} else if (!y->typed && y->rd == NULL && (flags & 1)) {
+			/* A new empty non-terminal: only above a name the chain holds. */
+			for (size_t k = 0; k < n; k++)
+				y->want |= e[k].typed && !e[k].glue &&
+					   !(e[k].cut && !bit_of(e[k].bits, 43)) &&
+					   below(e[k].name, e[k].len, y->name, y->len);
+		} else {
+			y->want = true;
+		}
+	}
+	qsort(e, n, sizeof(*e), n3 ? dn_hash : dn_canon);
+	for (size_t i = 0; i < n; i++) {
+		struct dn *y = &e[i];
+		uint8_t own[300], rd[1500];
+		const uint8_t *on = y->name;
+		size_t ol = y->len, l = 0;
+		if (n3) {
+			own[0] = 32;
+			p53_n3_b32hex(y->hash, own + 1);
+			memcpy(own + 33, apex, al);
+			on = own;
+			ol = 33 + al;
+		}
+		if (!y->want) {
+			if (y->rd != NULL) {
+				del_all(st, base, on, ol, n3 ? 50 : 47);
+				del_sigs(st, base, on, ol, n3 ? 50 : 47);
+			}
+			continue;
+		}
+		size_t j = (i + 1) % n;
+		while (!e[j].want)
+			j = (j + 1) % n;
+		uint8_t bits[8192 / 8];
+		memcpy(bits, y->bits, sizeof(bits));
+		if (n3) {
+			rd[l++] = 1;
+			rd[l++] = y->rd != NULL ? y->rd[1] : flags;
+			rd[l++] = (uint8_t)(iter >> 8);
+			rd[l++] = (uint8_t)iter;
+			rd[l++] = salt_len;
+			memcpy(rd + l, salt, salt_len);
+			l += salt_len;
+			rd[l++] = P53_NSEC3_HASH_LEN;
+			memcpy(rd + l, e[j].hash, P53_NSEC3_HASH_LEN);
+			l += P53_NSEC3_HASH_LEN;
+			bit_put(bits, 46, y->sigs);
+		} else {
+			memcpy(rd, e[j].name, e[j].len);
+			l = e[j].len;
+			bit_put(bits, 46, true);
+			bit_put(bits, 47, true);
+		}
+		l += bitmap_put(rd + l, bits);
+		if (y->rd != NULL && y->rdlen == l && memcmp(y->rd, rd, l) == 0)
+			continue;
+		if (y->rd != NULL) {
+			del_all(st, base, on, ol, n3 ? 50 : 47);
+			del_sigs(st, base, on, ol, n3 ? 50 : 47);
+		}
+		assert_int_equal(p53_rrs_add(&st->add, on, ol, n3 ? 50 : 47, 1, dttl, rd, l), 0);
+		add_sig(st, on, ol, n3 ? 50 : 47, dttl, apex, al);
+	}
+	/* Hashed owners no name of the new content has any more. */
+	p = 0;
+	while (n3 && p53_rrs_next(base, &p, &x) == 1) {
+		bool kept = false;
+		for (size_t i = 0; i < n && !kept; i++) {
+			uint8_t own[300];
+			own[0] = 32;
+			p53_n3_b32hex(e[i].hash, own + 1);
+			memcpy(own + 33, apex, al);
+			kept = e[i].want && same_owner(&x, own, 33 + al);
+		}
+		if (x.type == 50 && !kept) {
+			del_all(st, base, x.owner, x.owner_len, 50);
+			del_sigs(st, base, x.owner, x.owner_len, 50);
+		}
+	}
+	p = 0;
+	while (!n3 && p53_rrs_next(base, &p, &x) == 1)
+		if (x.type == 47 && dn_find(e, n, x.owner, x.owner_len) == (size_t)-1) {
+			del_all(st, base, x.owner, x.owner_len, 47);
+			del_sigs(st, base, x.owner, x.owner_len, 47);
+		}
+	/* The owners the step touches. */
+	size_t m = 0, rcap = 16;
+	struct nsec_ent *r = calloc(rcap, sizeof(*r));
+	assert_non_null(r);
+	for (int part = 0; part < 2; part++) {
+		const struct p53_rrs *s = part ? &st->add : &st->del;
+		p = 0;
+		while (p53_rrs_next(s, &p, &x) == 1) {
+			bool dup = false;
+			for (size_t i = 0; i < m && !dup; i++)
+				dup = same_owner(&x, r[i].name, r[i].len);
+			if (dup)
+				continue;
+			if (m == rcap) {
+				rcap *= 2;
+				r = realloc(r, rcap * sizeof(*r));
+				assert_non_null(r);
+			}
+			memset(&r[m], 0, sizeof(r[m]));
+			memcpy(r[m].name, x.owner, x.owner_len);
+			r[m].len = (uint8_t)x.owner_len;
+			r[m++].touched = true;
+		}
+	}
+	free(e);
+	p53_rrs_free(&now);
+	*out = r;
+	*n_out = m;
+}
+
+/* Whether nm (of base) is a name a delegation may be made at or below: at or below the
+ * apex, below no cut and no DNAME, no wildcard, CNAME or NSEC3 owner. */
+static bool deleg_parent_ok(const struct p53_rrs *base, const uint8_t *apex, size_t al,
+			    const uint8_t *nm, size_t nl)
+{
+	if (!p53_name_at_or_below(nm, nl, apex, al) || (nm[0] == 1 && nm[1] == '*') ||
+	    count_of(base, nm, nl, 5) > 0 || count_of(base, nm, nl, 50) > 0 ||
+	    count_of(base, nm, nl, 39) > 0)
+		return false;
+	const uint8_t *q = nm;
+	size_t ql = nl;
+	while (ql > al) {
+		if (count_of(base, q, ql, 39) > 0 || (ql != nl && count_of(base, q, ql, 2) > 0) ||
+		    (q[0] == 1 && q[1] == '*'))
+			return false;
+		ql -= 1u + q[0];
+		q += 1u + q[0];
+	}
+	return true;
+}
+
+/* Whether x is at, above or below one of the names used[0..n). */
+static bool near_used(uint8_t used[][300], const size_t *ul, size_t n, const uint8_t *x, size_t xl)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p53_name_at_or_below(x, xl, used[i], ul[i]) ||
+		    p53_name_at_or_below(used[i], ul[i], x, xl))
+			return true;
+	return false;
+}
+
+/* Whether base has a cut (NS) or a DNAME strictly below nm. */
+static bool cut_below(const struct p53_rrs *base, const uint8_t *nm, size_t nl)
+{
+	struct p53_rr_view x;
+	size_t p = 0;
+
+	while (p53_rrs_next(base, &p, &x) == 1)
+		if ((x.type == 2 || x.type == 39) && below(x.owner, x.owner_len, nm, nl))
+			return true;
+	return false;
+}
+
+/* A random name of base that is a cut (NS below the apex, no cut above); its length, or 0. */
+static size_t pick_top_cut(const struct p53_rrs *base, const uint8_t *apex, size_t al, uint8_t *out)
+{
+	for (int tries = 0; tries < 8; tries++) {
+		size_t l = pick_cut(base, apex, al, out);
+		if (l > 0 && deleg_parent_ok(base, apex, al, out, l) && count_of(base, out, l, 5) == 0)
+			return l;
+	}
+	return 0;
+}
+
+/* A glue name of base (strictly below cut c, with an address): its length, or 0. */
+static size_t pick_glue(const struct p53_rrs *base, const uint8_t *c, size_t cl, uint8_t *out)
+{
+	struct p53_rr_view x;
+	size_t p = 0, n = 0, len = 0;
+
+	while (p53_rrs_next(base, &p, &x) == 1)
+		if ((x.type == 1 || x.type == 28) && below(x.owner, x.owner_len, c, cl) && rnd(++n) == 0) {
+			p53_name_lower(out, x.owner, x.owner_len);
+			len = x.owner_len;
+		}
+	return len;
+}
+
+static void add_a(struct p53_ixfr_step *st, const uint8_t *nm, size_t nl, uint32_t ttl)
+{
+	uint8_t a[4] = { 192, 0, 2, (uint8_t)(100 + rnd(100)) };
+
+	assert_int_equal(p53_rrs_add(&st->add, nm, nl, 1, 1, ttl, a, 4), 0);
+}
+
+/*
+ * In step st of d from base (a signed zone with an NSEC or NSEC3 chain): one or two of a new
+ * delegation (at a new name, with in-domain glue, out-of-zone name servers, DS or not; or
+ * NS at a name with records, maybe with names below it that become glue), a delegation
+ * removed (its glue with it, or left as names of the zone), new glue below a cut (maybe a
+ * new empty non-terminal above it), glue removed, glue that stays gaining its first address
+ * or losing its last; then deny_again() signs and makes the chain as a signer does.
+ */
+static void deleg_chain_ops(struct p53_ixfr_step *st, const struct p53_ixfr *d,
+			    const struct p53_rrs *base, const uint8_t *apex, size_t al,
+			    struct nsec_ent **out, size_t *n_out)
+{
+	uint8_t nm[300], c[300], g[300];
+	char txt[600];
+	struct p53_rr_view v;
+	int ops = 1 + (int)rnd(2);
+	/* Names an op of this step used: the next op leaves them and what is below them. */
+	uint8_t used[4][300];
+	size_t n_used = 0, ul[4];
+
+#define USED(x, xl) near_used(used, ul, n_used, (x), (xl))
+#define USE(x, xl) do { memcpy(used[n_used], (x), (xl)); ul[n_used++] = (xl); } while (0)
+	for (int o = 0; o < ops; o++) {
+		uint32_t kind = rnd(6);
+		size_t cl = 0, gl = 0, nl = 0;
+		if (kind <= 1) {
+			/* A new delegation: a new name below a plain name, or NS at a name. */
+			if (pick_data(base, &v) != 0 || v.type == 50 || covered_of(&v) == 50 ||
+			    !deleg_parent_ok(base, apex, al, v.owner, v.owner_len) ||
+			    count_of(base, v.owner, v.owner_len, 2) > 0 || USED(v.owner, v.owner_len))
+				continue;
+			if (kind == 0) {
+				nm[0] = (uint8_t)sprintf((char *)nm + 1, "d%03u", rnd(1000));
+				nl = 1u + nm[0];
+				if (nl + v.owner_len > 255)
+					continue;
+				memcpy(nm + nl, v.owner, v.owner_len);
+				nl += v.owner_len;
+				if (owner_under(base, nm, nl, false))
+					continue;
+			} else {
+				/* (Not above a cut: a new cut over another declines.) */
+				if (v.owner_len == al || cut_below(base, v.owner, v.owner_len))
+					continue;
+				memcpy(nm, v.owner, v.owner_len);
+				nl = v.owner_len;
+			}
+			uint32_t how = rnd(3);
+			if (how != 1) {
+				/* In-domain: ns.<cut> with its glue. */
+				g[0] = 2, g[1] = 'n', g[2] = 's';
+				memcpy(g + 3, nm, nl);
+				gl = nl + 3;
+				if (gl > 255 || owns(base, g, gl))
+					continue;
+				p53_name_to_str(txt, sizeof(txt), g);
+				shape_rr(st, '+', nm, nl, 2, txt, 3600);
+				add_a(st, g, gl, 3600);
+			}
+			if (how != 0)
+				shape_rr(st, '+', nm, nl, 2, "ns.elsewhere.example.", 3600);
+			if (rnd(2))
+				add_signed(st, nm, nl, 43, apex, al);
+			USE(nm, nl);
+			diff_kinds |= 1u << K_DELEG_ADD;
+		} else if (kind == 2) {
+			/* A delegation removed: NS and DS, its glue with it or not. */
+			cl = pick_top_cut(base, apex, al, c);
+			if (cl == 0 || USED(c, cl))
+				continue;
+			del_all(st, base, c, cl, 2);
+			del_all(st, base, c, cl, 43);
+			del_sigs(st, base, c, cl, 43);
+			if (rnd(2))
+				del_below(st, base, c, cl);
+			USE(c, cl);
+			diff_kinds |= 1u << K_DELEG_DEL;
+		} else if (kind == 3) {
+			/* New glue below a cut, named by it or not. */
+			cl = pick_top_cut(base, apex, al, c);
+			if (cl == 0 || USED(c, cl))
+				continue;
+			gl = 0;
+			g[gl] = (uint8_t)sprintf((char *)g + gl + 1, "g%03u", rnd(1000));
+			gl += 1u + g[gl];
+			if (rnd(3) == 0) {
+				g[gl] = (uint8_t)sprintf((char *)g + gl + 1, "e%u", rnd(3));
+				gl += 1u + g[gl];
+			}
+			if (gl + cl > 255)
+				continue;
+			memcpy(g + gl, c, cl);
+			gl += cl;
+			if (owner_under(base, g, gl, false))
+				continue;
+			add_a(st, g, gl, 3600);
+			if (rnd(2)) {
+				p53_name_to_str(txt, sizeof(txt), g);
+				shape_rr(st, '+', c, cl, 2, txt, 3600);
+			}
+			USE(c, cl);
+			diff_kinds |= 1u << K_GLUE_ADD;
+		} else if (kind == 4) {
+			/* Glue removed (nothing below it). */
+			cl = pick_top_cut(base, apex, al, c);
+			if (cl == 0 || USED(c, cl) || (gl = pick_glue(base, c, cl, g)) == 0 ||
+			    owner_under(base, g, gl, true))
+				continue;
+			del_all(st, base, g, gl, 0);
+			USE(c, cl);
+			diff_kinds |= 1u << K_GLUE_DEL;
+		} else {
+			/* Glue that stays: an empty non-terminal below a cut gains an address, or
+			 * a name below a cut with a name below it loses its last one. */
+			cl = pick_top_cut(base, apex, al, c);
+			if (cl == 0 || USED(c, cl))
+				continue;
+			struct p53_rr_view x;
+			size_t p = 0, n = 0;
+			gl = 0;
+			while (p53_rrs_next(base, &p, &x) == 1) {
+				if (!below(x.owner, x.owner_len, c, cl))
+					continue;
+				/* its parent, when that is below the cut */
+				const uint8_t *q = x.owner + 1 + x.owner[0];
+				size_t ql = x.owner_len - 1u - x.owner[0];
+				if (below(q, ql, c, cl) && rnd(++n) == 0) {
+					memcpy(g, q, ql);
+					gl = ql;
+				}
+			}
+			if (gl == 0) {
+				/* None yet: glue with an address loses it, a new name below it
+				 * keeping it in the zone (an empty non-terminal). */
+				if ((gl = pick_glue(base, c, cl, g)) == 0 || gl + 5 > 255)
+					continue;
+				nm[0] = (uint8_t)sprintf((char *)nm + 1, "h%03u", rnd(1000));
+				memcpy(nm + 5, g, gl);
+				if (owns(base, nm, gl + 5))
+					continue;
+				add_a(st, nm, gl + 5, 3600);
+			}
+			uint32_t na = count_of(base, g, gl, 1), n6 = count_of(base, g, gl, 28);
+			if (na + n6 == 0) {
+				add_a(st, g, gl, 3600);
+			} else {
+				del_all(st, base, g, gl, 1);
+				del_all(st, base, g, gl, 28);
+			}
+			USE(c, cl);
+			diff_kinds |= 1u << K_GLUE_FIRST;
+		}
+	}
+#undef USED
+#undef USE
+	deny_again(st, d, base, apex, al, out, n_out);
+}
+
 static bool touched_by(const struct nsec_ent *e, size_t n, const struct p53_rr_view *v)
 {
 	for (size_t i = 0; i < n; i++)
@@ -2014,7 +2551,7 @@ static void random_signed_diff(const struct p53_rrs *base, const uint8_t *apex, 
 	/* An NSEC zone's names and types (chain_ops), before the rest, which leaves them be. */
 	struct nsec_ent *ce = NULL;
 	size_t n_ce = 0;
-	if (chain_ops && count_of(base, apex, al, 51) == 0) {
+	if (chain_ops == 1 && count_of(base, apex, al, 51) == 0) {
 		struct p53_rr_view x;
 		size_t p0 = 0;
 		bool nsec = false;
@@ -2022,6 +2559,8 @@ static void random_signed_diff(const struct p53_rrs *base, const uint8_t *apex, 
 			nsec |= x.type == 47;
 		if (nsec)
 			nsec_chain_ops(st, base, apex, al, &ce, &n_ce);
+	} else if (chain_ops == 2) {
+		deleg_chain_ops(st, d, base, apex, al, &ce, &n_ce);
 	} else if (chain_ops) {
 		nsec3_chain_ops(st, base, apex, al, &ce, &n_ce);
 	}
@@ -3582,6 +4121,10 @@ static void shape_check(const void *img, const struct p53_zone_src *src, const u
 		if (p53_image_check(patched, plen, &bad) != 0)
 			fail_msg("%s: the patched image fails the check: %s", what, bad);
 		publish_from(img, patched, plen);
+		/* (Signed shapes: the data plane's referral templates made from the old image's
+		 * are those made from scratch, delegations that come and go included.) */
+		if (do_too)
+			(void)refs_from(img, patched);
 		struct names nm = { 0 };
 		names_of(&nm, base);
 		names_of(&nm, &result);
@@ -3891,6 +4434,10 @@ static void denial_bit(struct p53_ixfr_step *st, const struct p53_rrs *base, con
  * patched (why_has NULL), or declined with a reason holding why_has; a patched image answers
  * every name, and names below and beside them, with and without DO, as the full compile.
  */
+/* Set: signed_shape() signs and makes the chain as a signer does (deny_again), no bitmap
+ * ops needed. */
+static bool shape_deny;
+
 static void signed_shape(const char *zone, const char *file, const char *what,
 			 const struct sshape_rr *rr, size_t n, const char *why_has)
 {
@@ -3929,6 +4476,13 @@ static void signed_shape(const char *zone, const char *file, const char *what,
 		}
 		/* TTL 3600: the zones' delegations', so that deletions match. */
 		shape_rr(st, rr[i].op, nm, nl, rr[i].type, rr[i].data, 3600);
+	}
+	if (shape_deny) {
+		/* The signer's RRSIGs and chain for the records above (deny_again). */
+		struct nsec_ent *ce = NULL;
+		size_t n_ce = 0;
+		deny_again(st, &d, &base, apex, al, &ce, &n_ce);
+		free(ce);
 	}
 	shape_check(img, &src, apex, al, &base, &d, zone, what, why_has, true);
 	free(img);
@@ -3994,12 +4548,13 @@ static void test_signed_cut_shapes(void **state)
 		signed_shape(Z[z][0], Z[z][1], "a second DS (a rollover's first step)", ds_roll, 1, NULL);
 		signed_shape(Z[z][0], Z[z][1], "DS removed", ds_gone, nb, NULL);
 		signed_shape(Z[z][0], Z[z][1], "a cut's NS set changed, its glue left", ns_set, 2, NULL);
-		signed_shape(Z[z][0], Z[z][1], "a cut removed", cut_gone, 1, "loses its TYPE2 RRset");
+		/* Its NSEC/NSEC3 left as it was, its glue without one (a signer's gap). */
+		signed_shape(Z[z][0], Z[z][1], "a cut removed, no denial change", cut_gone, 1,
+			     "stop being glue in a signed zone and no NSEC or NSEC3 owner");
 		signed_shape(Z[z][0], Z[z][1], "glue renumbered", renumbered, 2, NULL);
 		signed_shape(Z[z][0], Z[z][1], "glue with a second address", glue_more, 1, NULL);
-		signed_shape(Z[z][0], Z[z][1], "new glue", glue, 1, "below a cut");
-		signed_shape(Z[z][0], Z[z][1], "glue's last address removed", glue_gone, 1,
-			     "glue in a signed zone and loses its last address");
+		signed_shape(Z[z][0], Z[z][1], "new glue", glue, 1, NULL);
+		signed_shape(Z[z][0], Z[z][1], "glue's last address removed", glue_gone, 1, NULL);
 	}
 }
 
@@ -4241,6 +4796,133 @@ static void test_signed_wild_shapes(void **state)
 	}
 }
 
+/*
+ * Signed zones' delegations and glue as a signing primary changes them (deleg_chain_ops:
+ * new delegations, at new names or at names with records whose names below become glue,
+ * delegations removed with their glue or without, new glue, glue removed, glue gaining its
+ * first address or losing its last, the chain and the RRSIGs made again by deny_again), on
+ * each chain type (ldns NSEC and NSEC3, kzonesign NSEC3 opt-out): patched, never declined,
+ * and served with and without DO as the full compile serves it, each shape at least once.
+ */
+static void test_signed_delegations(void **state)
+{
+	(void)state;
+	static const char *const Z[][2] = {
+		{ "nsec.test.", "nsec.test.zone" },
+		{ "nsec3.test.", "nsec3.test.zone" },
+		{ "optout.test.", "optout.test.zone" },
+	};
+	const unsigned need = 1u << K_DELEG_ADD | 1u << K_DELEG_DEL | 1u << K_GLUE_ADD |
+			      1u << K_GLUE_DEL | 1u << K_GLUE_FIRST;
+
+	rng = seed(4035 + 1);
+	ask_do_too = 1;
+	chain_ops = 2;
+	diff_kind = DIFF_SIGNED_OK;
+	for (size_t z = 0; z < 3; z++) {
+		char path[512], what[64];
+		snprintf(path, sizeof(path), "%s/tests/unit/dataplane/zones/%s", P53_SRCDIR, Z[z][1]);
+		struct p53_zone_src src = { .name = Z[z][0], .file = path, .flags = P53_ZONE_SECONDARY };
+		struct outcome o = { 0 };
+		chain_for(&src, 1, 0, Z[z][0], 40, 20, need, 1, &o);
+		snprintf(what, sizeof(what), "%s delegations", Z[z][0]);
+		signed_patched(&o, what, 15);
+		kinds_patched(&o, need, 1);
+	}
+	chain_ops = 0;
+	diff_kind = DIFF_UNSIGNED;
+	ask_do_too = 0;
+}
+
+/*
+ * Signed zones' delegations and glue that come and go (issue 13), each shape on each chain
+ * type as a signer sends it (deny_again: the RRSIGs of what becomes or stops being
+ * authoritative, the NSECs/NSEC3s made again): patched and answered with and without DO as
+ * the full compile; what still declines, with its reason.
+ */
+static void test_signed_deleg_shapes(void **state)
+{
+	(void)state;
+	rng = seed(4036);
+	static const char *const Z[][2] = {
+		{ "nsec.test.", "nsec.test.zone" },
+		{ "nsec3.test.", "nsec3.test.zone" },
+		{ "optout.test.", "optout.test.zone" },
+	};
+	shape_deny = true;
+	for (size_t z = 0; z < 3; z++) {
+		char n_new[64], n_newns[64], n_out[64], n_deep[64], n_ent[64], n_x[64], n_ins[64],
+		     n_insns[64], n_sec[64], n_secns[64], n_secns2[64], n_nested[64], n_unsafe[64],
+		     n_wild[64];
+		const char *zn = Z[z][0];
+		snprintf(n_new, sizeof(n_new), "new.%s", zn);
+		snprintf(n_newns, sizeof(n_newns), "ns.new.%s", zn);
+		snprintf(n_out, sizeof(n_out), "out.%s", zn);
+		snprintf(n_deep, sizeof(n_deep), "deep.%s", zn);
+		snprintf(n_ent, sizeof(n_ent), "ent.%s", zn);
+		snprintf(n_x, sizeof(n_x), "x.ent.%s", zn);
+		snprintf(n_ins, sizeof(n_ins), "insecure.%s", zn);
+		snprintf(n_insns, sizeof(n_insns), "ns.insecure.%s", zn);
+		snprintf(n_sec, sizeof(n_sec), "secure.%s", zn);
+		snprintf(n_secns, sizeof(n_secns), "ns.secure.%s", zn);
+		snprintf(n_secns2, sizeof(n_secns2), "ns2.y.secure.%s", zn);
+		snprintf(n_nested, sizeof(n_nested), "sub.secure.%s", zn);
+		snprintf(n_unsafe, sizeof(n_unsafe), "b.unsafe.%s", zn);
+		snprintf(n_wild, sizeof(n_wild), "*.wild.%s", zn);
+		const struct sshape_rr secure_new[] = {
+			{ '+', n_new, 2, n_newns, 0 },
+			{ '+', n_newns, 1, "192.0.2.90", 0 },
+			{ '+', n_new, 43, "new", 0 },
+		}, insecure_new[] = {
+			{ '+', n_out, 2, "ns.elsewhere.example.", 0 },
+		}, over_ent[] = {
+			/* deep is an empty non-terminal: b.deep and a.b.deep become glue */
+			{ '+', n_deep, 2, "ns.elsewhere.example.", 0 },
+		}, over_glue[] = {
+			/* x.ent becomes glue, named by the new cut's NS */
+			{ '+', n_ent, 2, n_x, 0 },
+			{ '+', n_ent, 43, "new", 0 },
+		}, gone_all[] = {
+			{ '-', n_ins, 2, "*", 0 },
+			{ '-', n_insns, 1, "*", 0 },
+		}, gone_left[] = {
+			/* ns.secure stays: a name of the zone, signed, in the chain */
+			{ '-', n_sec, 2, "*", 0 },
+			{ '-', n_sec, 43, "*", 0 },
+		}, glue_new[] = {
+			/* below a new empty non-terminal, named by the cut's NS */
+			{ '+', n_secns2, 1, "192.0.2.91", 0 },
+			{ '+', n_sec, 2, n_secns2, 0 },
+		}, glue_gone[] = {
+			/* the cut's NS still names it: its referral loses the address */
+			{ '-', n_insns, 1, "*", 0 },
+		}, nested[] = {
+			{ '+', n_nested, 2, "ns.elsewhere.example.", 0 },
+		}, above_cut[] = {
+			{ '+', n_unsafe, 2, "ns.elsewhere.example.", 0 },
+		}, at_wild[] = {
+			{ '+', n_wild, 2, "ns.elsewhere.example.", 0 },
+		};
+		signed_shape(zn, Z[z][1], "a new secure delegation with in-domain glue", secure_new, 3, NULL);
+		signed_shape(zn, Z[z][1], "a new insecure delegation, servers out of the zone",
+			     insecure_new, 1, NULL);
+		signed_shape(zn, Z[z][1], "NS at an empty non-terminal (names below become glue)",
+			     over_ent, 1, NULL);
+		signed_shape(zn, Z[z][1], "NS and DS at a name whose name below becomes glue",
+			     over_glue, 2, NULL);
+		signed_shape(zn, Z[z][1], "a delegation removed with its glue", gone_all, 2, NULL);
+		signed_shape(zn, Z[z][1], "a secure delegation removed, its glue left", gone_left, 2, NULL);
+		signed_shape(zn, Z[z][1], "new glue below a new empty non-terminal", glue_new, 2, NULL);
+		signed_shape(zn, Z[z][1], "glue removed, still named", glue_gone, 1, NULL);
+		signed_shape(zn, Z[z][1], "a new delegation below a cut", nested, 1,
+			     "becomes a cut below another cut in a signed zone");
+		signed_shape(zn, Z[z][1], "NS above a cut", above_cut, 1, "cut");
+		/* (The name opens the reason: a wildcard's type set, or its becoming a cut.) */
+		signed_shape(zn, Z[z][1], "NS at a wildcard", at_wild, 1, n_wild);
+	}
+	shape_deny = false;
+}
+
 static void test_signed_declined(void **state)
 {
 	(void)state;
@@ -4352,6 +5034,8 @@ int main(void)
 		cmocka_unit_test(test_dname_shapes),
 		cmocka_unit_test(test_signed_cut_shapes),
 		cmocka_unit_test(test_signed_wild_shapes),
+		cmocka_unit_test(test_signed_delegations),
+		cmocka_unit_test(test_signed_deleg_shapes),
 		cmocka_unit_test(test_parent_and_child),
 		cmocka_unit_test(test_genzone),
 		cmocka_unit_test(test_whole_zone),
