@@ -1651,6 +1651,40 @@ static int occ_walk(const struct patch *p, const void *img, uint32_t z, size_t a
 	return 0;
 }
 
+/* Whether touched name t stays in the image and becomes or stops being a cut. */
+static bool cut_flips(const struct patch *p, const void *img, const struct tn *t)
+{
+	(void)p;
+	return !(t->changed && t->dead) && t->old != P53_NONE &&
+	       t->cut_now != ((p53_image_node(img, t->old)->flags & P53_NODE_CUT) != 0);
+}
+
+/* The touched names `pick` takes, as a set in *out (fewest labels in *min_l), when there are
+ * any: how many (0: *out untouched), or -1 (out of memory). */
+static ssize_t flips_set(const struct patch *p, const void *img,
+			 bool (*pick)(const struct patch *, const void *, const struct tn *),
+			 struct nset *out, uint8_t *min_l)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < p->n_t; i++)
+		if (pick(p, img, &p->t[i])) {
+			n++;
+			if (p->t[i].labels < *min_l)
+				*min_l = p->t[i].labels;
+		}
+	if (n == 0)
+		return 0;
+	if (nset_init(out, n, p->n_t) != 0) {
+		nset_free(out);
+		return -1;
+	}
+	for (size_t i = 0; i < p->n_t; i++)
+		if (pick(p, img, &p->t[i]))
+			nset_add(out, (uint32_t)i, p->t[i].name, p->t[i].len);
+	return (ssize_t)n;
+}
+
 /*
  * An unsigned zone: each touched name's occluder in the new image (occ_walk; GLUE is "has
  * one": no DNAME lies above a name the patch takes), and, when a name that stays in the
@@ -1663,7 +1697,6 @@ static int cut_links(struct patch *p, const void *img, uint32_t z, size_t apex_l
 		     size_t tl)
 {
 	const struct p53_image_hdr *h = p53_image_hdr(img);
-	size_t n_c = 0;
 	uint8_t min_l = UINT8_MAX;
 
 	txt[0] = '\0';
@@ -1676,26 +1709,11 @@ static int cut_links(struct patch *p, const void *img, uint32_t z, size_t apex_l
 			p53_name_to_str(txt, tl, t->name);
 			return -1;
 		}
-		if (t->old != P53_NONE &&
-		    t->cut_now != ((p53_image_node(img, t->old)->flags & P53_NODE_CUT) != 0)) {
-			n_c++;
-			if (t->labels < min_l)
-				min_l = t->labels;
-		}
 	}
-	if (n_c == 0)
-		return 0;
 	struct nset cs;
-	if (nset_init(&cs, n_c, p->n_t) != 0) {
-		nset_free(&cs);
-		return -1;
-	}
-	for (size_t i = 0; i < p->n_t; i++) {
-		const struct tn *t = &p->t[i];
-		if (!(t->changed && t->dead) && t->old != P53_NONE &&
-		    t->cut_now != ((p53_image_node(img, t->old)->flags & P53_NODE_CUT) != 0))
-			nset_add(&cs, (uint32_t)i, t->name, t->len);
-	}
+	ssize_t n_c = flips_set(p, img, cut_flips, &cs, &min_l);
+	if (n_c <= 0)
+		return (int)n_c;
 	int rc = 0;
 	for (uint32_t n = 0; n < h->n_nodes && rc == 0; n++) {
 		const struct p53_image_node *nd = p53_image_node(img, n);
@@ -1846,6 +1864,13 @@ static bool dname_now(const struct patch *p, const void *img, const struct tn *t
 	return false;
 }
 
+/* Whether touched name t was in the image and becomes a DNAME owner. */
+static bool dname_comes(const struct patch *p, const void *img, const struct tn *t)
+{
+	return t->changed && t->old != P53_NONE && dname_now(p, img, t) &&
+	       !(p53_image_node(img, t->old)->flags & P53_NODE_DNAME);
+}
+
 /*
  * An unsigned zone's DNAME owners (RFC 6672): what the compiler's nodes_link() derives from
  * them is the owner's P53_NODE_DNAME flag (the data plane synthesizes from the closest
@@ -1861,32 +1886,13 @@ static int dname_links(struct patch *p, const void *img, uint32_t z, char *txt, 
 		       char *below, size_t bl)
 {
 	const struct p53_image_hdr *h = p53_image_hdr(img);
-	size_t n_d = 0;
 	uint8_t min_l = UINT8_MAX;
 
 	txt[0] = below[0] = '\0';
-	for (size_t i = 0; i < p->n_t; i++) {
-		const struct tn *t = &p->t[i];
-		if (t->changed && t->old != P53_NONE && dname_now(p, img, t) &&
-		    !(p53_image_node(img, t->old)->flags & P53_NODE_DNAME)) {
-			n_d++;
-			if (t->labels < min_l)
-				min_l = t->labels;
-		}
-	}
-	if (n_d == 0)
-		return 0;
 	struct nset ds;
-	if (nset_init(&ds, n_d, p->n_t) != 0) {
-		nset_free(&ds);
-		return -1;
-	}
-	for (size_t i = 0; i < p->n_t; i++) {
-		const struct tn *t = &p->t[i];
-		if (t->changed && t->old != P53_NONE && dname_now(p, img, t) &&
-		    !(p53_image_node(img, t->old)->flags & P53_NODE_DNAME))
-			nset_add(&ds, (uint32_t)i, t->name, t->len);
-	}
+	ssize_t n_d = flips_set(p, img, dname_comes, &ds, &min_l);
+	if (n_d <= 0)
+		return (int)n_d;
 	int rc = 0;
 	for (uint32_t n = 0; n < h->n_nodes && rc == 0; n++) {
 		const struct p53_image_node *nd = p53_image_node(img, n);
