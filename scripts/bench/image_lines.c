@@ -126,7 +126,7 @@ int main(int argc, char **argv)
 		seed ^= seed << 17;
 		uint32_t ni = cand[seed % nc];
 		const struct p53_image_node *n = p53_image_node(img, ni);
-		const uint8_t *nm = p53_image_name(img, n->name_off);
+		const uint8_t *nm = p53_image_node_name(img, n);
 		struct set s[3] = { 0 };
 		/* The slots probed until the node. */
 		uint32_t hash = p53_name_hash(nm, n->name_len);
