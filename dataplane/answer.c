@@ -343,7 +343,7 @@ static int put_or_tc(struct ctx *c, uint32_t rsi, const uint8_t *owner, uint16_t
 
 static const uint8_t *node_name(const struct ctx *c, const struct p53_image_node *n)
 {
-	return p53_image_name(c->img, n->name_off);
+	return p53_image_node_name(c->img, n);
 }
 
 /* Switch resolution to a new name (a CNAME or synthesized target), lowered into nbuf. */
@@ -386,7 +386,7 @@ static void set_hint(struct ctx *c, const struct p53_image_node *n)
 	uint16_t ptr = ancestor_ptr(c, n);
 
 	c->w.hint_ptr = ptr;
-	c->w.hint = ptr != 0 ? p53_image_name(c->img, n->name_off) : NULL;
+	c->w.hint = ptr != 0 ? p53_image_node_name(c->img, n) : NULL;
 	c->w.hint_len = n->name_len;
 }
 
@@ -474,7 +474,7 @@ static void referral(struct ctx *c, const struct p53_image_node *cut, int hop)
 	} else if (denying(c)) {
 		struct p53_denial d = { .n = 0 };
 		struct p53_dname nm = cur_name(c);
-		p53_dnssec_nodata(c->img, c->zone, (uint32_t)(cut - p53_image_node(c->img, 0)),
+		p53_dnssec_nodata(c->img, c->zone, p53_image_node_index(c->img, cut),
 				  P53_NONE, &nm, &d);
 		put_denial(c, &d);
 	}
@@ -778,8 +778,8 @@ static void resolve(struct ctx *c)
 		n = p53_image_node(img, ni);
 		/* RFC 4035 §3.1.4.1: DS at a child apex is the parent's data. */
 		if (keep == 0 && hop == 0 && c->q->qtype == P53_T_DS && (n->flags & P53_NODE_APEX) &&
-		    n->parent_side != P53_NONE) {
-			ni = n->parent_side;
+		    p53_image_node_parent_side(img, n) != P53_NONE) {
+			ni = p53_image_node_parent_side(img, n);
 			n = p53_image_node(img, ni);
 		}
 		/* Like Knot, a CNAME chain is only followed inside the zone it starts in. */

@@ -116,7 +116,7 @@ uint32_t p53_nsec_cover(const void *img, uint32_t ce, const uint8_t *label)
 	while (lo < hi) {
 		uint32_t mid = lo + (hi - lo) / 2;
 		const struct p53_image_node *n = p53_image_node(img, chain[mid]);
-		const uint8_t *l = p53_image_name(img, n->name_off);
+		const uint8_t *l = p53_image_node_name(img, n);
 		for (int skip = n->labels - depth; skip > 0 && *l != 0; skip--)
 			l += 1 + *l;
 		if (label_cmp(l, label) < 0)

@@ -113,7 +113,7 @@ static int soa_rr(const void *img, uint32_t zone, uint16_t ptr, uint8_t *out, in
 	const struct p53_image_zone *z = p53_image_zone(img, zone);
 	const struct p53_image_node *apex = p53_image_node(img, z->apex);
 	const struct p53_image_rrset *rs = p53_image_rrset(img, z->soa);
-	const uint8_t *an = p53_image_name(img, apex->name_off);
+	const uint8_t *an = p53_image_node_name(img, apex);
 
 	if (rs->count != 1 || rs->adds != P53_NONE)
 		return 0;
@@ -236,7 +236,7 @@ static uint16_t put_proof(const void *img, uint32_t zone, const struct p53_denia
 			continue;
 		const struct p53_image_node *on = p53_image_node(img, d->node[i]);
 		const struct p53_image_rrset *r = p53_image_rrset(img, rsi);
-		const uint8_t *name = p53_image_name(img, on->name_off);
+		const uint8_t *name = p53_image_node_name(img, on);
 		/* The labels above the apex (put_name()'s hint_suffix(): at a label boundary); a
 		   node of the zone ends in its apex. */
 		size_t prefix = 0;
@@ -413,7 +413,7 @@ static __attribute__((noinline)) uint16_t referral(const void *img, const struct
 			 uint16_t limit, const struct p53_image_node *cut, uint16_t *ns, uint16_t *ar)
 {
 	uint32_t nsi = p53_image_node_rrset(img, cut, P53_T_NS);
-	const uint8_t *cn = p53_image_name(img, cut->name_off);
+	const uint8_t *cn = p53_image_node_name(img, cut);
 	uint16_t at[MAX_NS];                    /* where each target's labels went */
 	uint8_t plen[MAX_NS];                   /* and how many bytes of labels */
 	struct far fars[CTAB_MAX];              /* labels of targets outside the cut */
@@ -471,7 +471,7 @@ static __attribute__((noinline)) uint16_t referral(const void *img, const struct
 		if (k < i)
 			continue;
 		const struct p53_image_node *n = p53_image_node(img, ni);
-		const uint8_t *nm = p53_image_name(img, n->name_off);
+		const uint8_t *nm = p53_image_node_name(img, n);
 		if (n->name_len < cut->name_len ||
 		    memcmp(nm + n->name_len - cut->name_len, cn, cut->name_len) != 0)
 			return 0;
@@ -784,7 +784,7 @@ static size_t ref_name(const uint8_t *o, size_t off, size_t len, unsigned int *l
 static int ref_make(const void *img, uint32_t ci, struct ref_tpl *p, size_t room)
 {
 	const struct p53_image_node *cut = p53_image_node(img, ci);
-	const uint8_t *cn = p53_image_name(img, cut->name_off);
+	const uint8_t *cn = p53_image_node_name(img, cut);
 	struct p53_query sq;
 	uint8_t msg[P53_DNS_HDR_LEN + P53_NAME_MAXLEN + 4 + 2 * REF_TPL_MAX];
 
@@ -1018,13 +1018,13 @@ static int ref_node_same(const void *img, const void *prev, uint32_t ni)
 {
 	if (ni >= p53_image_hdr(prev)->n_nodes)
 		return 0;
-	const struct p53_image_node *n = p53_image_node(img, ni);
-	if (memcmp(n, p53_image_node(prev, ni), sizeof(*n)) != 0 ||
-	    memcmp(p53_image_name(img, n->name_off), p53_image_name(prev, n->name_off), n->name_len) != 0)
+	const struct p53_image_node *n = p53_image_node(img, ni), *pn = p53_image_node(prev, ni);
+	if (memcmp(n, pn, sizeof(*n)) != 0 ||
+	    memcmp(p53_image_node_name(img, n), p53_image_node_name(prev, pn), n->name_len) != 0)
 		return 0;
 	/* prev's node passed its check there: its block is prev's (image.h, Co-location) */
 	const struct p53_image_rrset *rs = p53_image_node_first(img, n);
-	const struct p53_image_rrset *ps = p53_image_node_first(prev, n);
+	const struct p53_image_rrset *ps = p53_image_node_first(prev, pn);
 	for (uint32_t r = 0; r < n->n_rrsets; r++) {
 		if (memcmp(rs, ps, sizeof(*rs)) != 0 ||
 		    memcmp(p53_image_rdata(img, rs), p53_image_rdata(prev, ps),
@@ -1151,9 +1151,9 @@ static inline uint32_t find(const void *img, const uint8_t *name, size_t len, ui
 		if (s == 0)
 			return P53_NONE;
 		if ((uint32_t)(s >> 32) == hash) {
-			uint32_t n = (uint32_t)s - 1;
+			uint32_t n = p53_image_slot_node(s);
 			const struct p53_image_node *node = p53_image_node(img, n);
-			const uint8_t *nm = p53_image_name(img, node->name_off);
+			const uint8_t *nm = p53_image_node_name(img, node);
 			if (node->name_len == len && len >= 8) {
 				uint64_t a, b, x = 0;
 				size_t k;

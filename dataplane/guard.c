@@ -97,7 +97,7 @@ enum p53_rrl_class p53_guard_classify(const void *img, const struct p53_answer_e
 		n = x->cut;
 	else if (img != NULL && x->zone != P53_NONE)
 		n = p53_image_node(img, p53_image_zone(img, x->zone)->apex);
-	*name = n != NULL ? p53_name_hash(p53_image_name(img, n->name_off), n->name_len) : 0;
+	*name = n != NULL ? p53_name_hash(p53_image_node_name(img, n), n->name_len) : 0;
 	return cls;
 }
 

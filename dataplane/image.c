@@ -242,7 +242,7 @@ int p53_image_check_from(const void *img, size_t len, const void *prev, int *fro
 	for (uint64_t i = 0; i <= h->hash_mask; i++) {
 		if (slots[i] == 0)
 			continue;
-		if ((uint32_t)slots[i] - 1 >= h->n_nodes)
+		if (p53_image_slot_node(slots[i]) >= h->n_nodes)
 			FAIL("a name index slot points at no node");
 		used++;
 	}
@@ -264,10 +264,10 @@ uint32_t p53_image_find(const void *img, const uint8_t *name, size_t len, uint32
 		if (s == 0)
 			return P53_NONE;
 		if ((uint32_t)(s >> 32) == hash) {
-			uint32_t n = (uint32_t)s - 1;
+			uint32_t n = p53_image_slot_node(s);
 			const struct p53_image_node *node = p53_image_node(img, n);
 			if (node->name_len == len &&
-			    memcmp(p53_image_name(img, node->name_off), name, len) == 0)
+			    memcmp(p53_image_node_name(img, node), name, len) == 0)
 				return n;
 		}
 		i = (i + 1) & h->hash_mask;

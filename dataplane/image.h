@@ -288,6 +288,36 @@ static inline const uint8_t *p53_image_name(const void *img, uint32_t off)
 	return (const uint8_t *)img + p53_image_hdr(img)->names_off + off;
 }
 
+/*
+ * A node's canonical owner name (name_len bytes), its index, the node a name-index slot
+ * names, and the node a zone or a DS answer reads at a zone apex from the parent's side.
+ * Readers of an image reach a node's fields through these rather than through name_off,
+ * pointer differences or the slot's bits, so that where a node lies (nodes[] now; its block,
+ * in front of its name, is the next step: docs/BENCHMARKS.md, "Big zone, round 16") changes
+ * here only.
+ */
+static inline const uint8_t *p53_image_node_name(const void *img, const struct p53_image_node *n)
+{
+	return p53_image_name(img, n->name_off);
+}
+
+static inline uint32_t p53_image_node_index(const void *img, const struct p53_image_node *n)
+{
+	return (uint32_t)(n - p53_image_node(img, 0));
+}
+
+/* The node of a non-empty slot (the slot's low half is its index + 1). */
+static inline uint32_t p53_image_slot_node(uint64_t slot)
+{
+	return (uint32_t)slot - 1;
+}
+
+static inline uint32_t p53_image_node_parent_side(const void *img, const struct p53_image_node *n)
+{
+	(void)img;
+	return n->parent_side;
+}
+
 /* An RRset's records (then its signatures): right after its header. */
 static inline const uint8_t *p53_image_rdata(const void *img, const struct p53_image_rrset *rs)
 {

@@ -167,7 +167,7 @@ static inline void prefetch_chain(const void *img, const struct p53_query *q, co
 			continue;
 		uint64_t s = slots[q[i].hash & h->hash_mask];
 		if (s != 0 && (uint32_t)(s >> 32) == q[i].hash) {
-			node[i] = (uint32_t)s - 1;
+			node[i] = p53_image_slot_node(s);
 			prefetch_span(p53_image_node(img, node[i]), sizeof(struct p53_image_node));
 		}
 	}
@@ -178,7 +178,7 @@ static inline void prefetch_chain(const void *img, const struct p53_query *q, co
 		const struct p53_image_node *nd = p53_image_node(img, node[i]);
 		/* The name, the first RRset's header after it and its first record (an A
 		   record: 16 bytes) */
-		const uint8_t *nm = p53_image_name(img, nd->name_off);
+		const uint8_t *nm = p53_image_node_name(img, nd);
 		const uint8_t *rs0 = (const uint8_t *)p53_image_node_first(img, nd);
 		prefetch_span(nm, (uint32_t)(rs0 - nm) + (uint32_t)sizeof(struct p53_image_rrset) + 16u);
 	}
@@ -213,7 +213,7 @@ static inline uint32_t pipe_node(const void *img, const uint64_t *slots, uint32_
 	uint64_t s = slots[q->hash & mask];
 	if (s == 0 || (uint32_t)(s >> 32) != q->hash)
 		return P53_NONE;
-	uint32_t ni = (uint32_t)s - 1;
+	uint32_t ni = p53_image_slot_node(s);
 	rte_prefetch0(p53_image_node(img, ni));
 	return ni;
 }
@@ -223,7 +223,7 @@ static inline void pipe_name(const void *img, uint32_t ni)
 	if (ni == P53_NONE)
 		return;
 	const struct p53_image_node *nd = p53_image_node(img, ni);
-	rte_prefetch0(p53_image_name(img, nd->name_off));
+	rte_prefetch0(p53_image_node_name(img, nd));
 	rte_prefetch0(p53_image_node_first(img, nd));
 }
 

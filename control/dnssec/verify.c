@@ -28,7 +28,7 @@ ldns_rr_list *p53_dnssec_image_keys(const void *img, uint32_t zone)
 	if (ri == P53_NONE)
 		return NULL;
 	const struct p53_image_rrset *rs = p53_image_rrset(img, ri);
-	const uint8_t *owner = p53_image_name(img, apex->name_off);
+	const uint8_t *owner = p53_image_node_name(img, apex);
 	const uint8_t *p = p53_image_rdata(img, rs);
 	const uint8_t *end = p + rs->rdata_len;
 	ldns_rr_list *keys = ldns_rr_list_new();

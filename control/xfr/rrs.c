@@ -457,7 +457,7 @@ int p53_ixfr_apply(const struct p53_rrs *base, const struct p53_ixfr *d, struct 
 static int rrset_out(struct p53_rrs *r, const void *img, const struct p53_image_node *nd,
 		     const struct p53_image_rrset *rs, int sigs)
 {
-	const uint8_t *owner = p53_image_name(img, nd->name_off);
+	const uint8_t *owner = p53_image_node_name(img, nd);
 	const uint8_t *rd = p53_image_rdata(img, rs);
 	/* The RRset's records, then the RRSIGs covering it, encoded the same way right after
 	 * them (image.h): a signed zone keeps its signatures. */

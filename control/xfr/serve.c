@@ -172,7 +172,7 @@ int p53_image_zone_rrs(const void *img, uint32_t zone, struct p53_rrs *soa, stru
 		const struct p53_image_node *nd = p53_image_node(img, n);
 		if (nd->zone != zone)
 			continue;
-		const uint8_t *owner = p53_image_name(img, nd->name_off);
+		const uint8_t *owner = p53_image_node_name(img, nd);
 		for (uint32_t i = nd->rrsets; i < (uint32_t)nd->rrsets + nd->n_rrsets; i++) {
 			const struct p53_image_rrset *rs = p53_image_rrset(img, i);
 			const uint8_t *rd = p53_image_rdata(img, rs);

@@ -650,7 +650,7 @@ static uint8_t *build_frames(const void *img, const struct opts *o, struct frame
 		} else {
 			const struct pick *p = &picks[rnd() % n_picks];
 			const struct p53_image_node *nd = p53_image_node(img, p->node);
-			const uint8_t *owner = p53_image_name(img, nd->name_off);
+			const uint8_t *owner = p53_image_node_name(img, nd);
 			if (o->mix == MIX_REFERRAL) {
 				qlen = random_below(qname, "h-", owner, nd->name_len);
 				if (qlen < 0) {

@@ -490,7 +490,7 @@ static void every_name_once(void)
 
 	for (uint32_t ni = 0; ni < h->n_nodes; ni++) {
 		const struct p53_image_node *n = p53_image_node(img, ni);
-		const uint8_t *nm = p53_image_name(img, n->name_off);
+		const uint8_t *nm = p53_image_node_name(img, n);
 		for (int below = 0; below < 3; below++) {
 			size_t l = 0;
 			if (below >= 1) {
@@ -537,7 +537,7 @@ static void deep_referrals(void)
 				break;
 			for (size_t i = 0; i < k; i++)
 				memcpy(name + 2 * i, (i & 1) ? "\x01" "B" : "\x01" "a", 2);
-			memcpy(name + 2 * k, p53_image_name(img, n->name_off), n->name_len);
+			memcpy(name + 2 * k, p53_image_node_name(img, n), n->name_len);
 			for (int t = 0; t < 2; t++) {
 				uint16_t ql = query(buf, name, 2 * k + n->name_len, t ? 2 : 1,
 						    t ? 0 : 1232, 0, (unsigned int)k, 0);
@@ -557,7 +557,7 @@ static void deep_referrals(void)
 				memset(name + at + 1, 'x', ll);
 				at += 1 + ll;
 			}
-			memcpy(name + L, p53_image_name(img, n->name_off), n->name_len);
+			memcpy(name + L, p53_image_node_name(img, n), n->name_len);
 			uint16_t ql = query(buf, name, L + n->name_len, 1, 1232, 0, (unsigned int)L, 0);
 			for (size_t c = 0; c < sizeof(caps) / sizeof(caps[0]); c++)
 				both(buf, ql, caps[c], &conf);
@@ -1021,7 +1021,7 @@ static void steered(void **state)
 		uint32_t ni = P53_NONE;
 		for (uint32_t i = 0; i < ih->n_nodes; i++)
 			if (p53_image_node(img, i)->name_len == steer_lname_len &&
-			    memcmp(p53_image_name(img, p53_image_node(img, i)->name_off), steer_lname,
+			    memcmp(p53_image_node_name(img, p53_image_node(img, i)), steer_lname,
 				   steer_lname_len) == 0)
 				ni = i;
 		assert_int_not_equal(ni, P53_NONE);

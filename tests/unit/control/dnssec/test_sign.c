@@ -350,7 +350,7 @@ static void *denial_image(const char *zone, const struct p53_sign_key *k, const 
 	*nd = NULL;
 	for (uint32_t i = 0; i < p53_image_hdr(img)->n_nodes; i++) {
 		const struct p53_image_node *n = p53_image_node(img, i);
-		if (n->name_len == name_len && memcmp(p53_image_name(img, n->name_off), name, name_len) == 0)
+		if (n->name_len == name_len && memcmp(p53_image_node_name(img, n), name, name_len) == 0)
 			*nd = n;
 	}
 	assert_non_null(*nd);
@@ -375,7 +375,7 @@ static void denial_check(const void *img, const struct p53_image_node *nd, const
 	assert_int_equal(r[2] << 8 | r[3], type);
 	assert_int_equal(r[10] << 8 | r[11], rdlen);
 	assert_memory_equal(r + 12, rdata, rdlen);
-	assert_int_equal(p53_sign_verify(k, p53_image_name(img, nd->name_off), nd->name_len, r, 1,
+	assert_int_equal(p53_sign_verify(k, p53_image_node_name(img, nd), nd->name_len, r, 1,
 					 r + rs->rdata_len, rs->sig_len), 0);
 }
 

@@ -137,7 +137,7 @@ static void test_image_valid_and_indexed(void **state)
 
 	for (uint32_t i = 0; i < h->n_nodes; i++) {
 		const struct p53_image_node *n = p53_image_node(img, i);
-		const uint8_t *name = p53_image_name(img, n->name_off);
+		const uint8_t *name = p53_image_node_name(img, n);
 		uint32_t f = p53_image_find(img, name, n->name_len, p53_name_hash(name, n->name_len));
 		const struct p53_image_zone *zn = p53_image_zone(img, n->zone);
 
