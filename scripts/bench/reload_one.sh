@@ -156,6 +156,9 @@ one() {
 	[ "$1" = one ] && args+=(example.com)
 	[ "$VIA_RELOAD" = 1 ] && args=(reload)
 	[ "$VIA_RELOAD" = 1 ] && [ "$1" = all ] && args+=(--full)
+	# --steered: every zone compiled, as `zone reload example.com` of a steered zone did
+	# (`zone reload` alone patches the zones whose files changed).
+	[ "$STEERED" = 1 ] && [ "$1" = all ] && args=(reload --full)
 	if [ "$CFG_EDIT" = 1 ] && [ "$1" = one ]; then
 		echo "# run $2" >>"$TMP/pop53.yaml"
 		sed -i "s/^  window: .*/  window: $2/" "$TMP/pop53.yaml"
@@ -182,7 +185,7 @@ ONE_T=() ONE_C=() ONE_D=() ALL_T=() ALL_C=() ALL_D=()
 ONE_NAME="zone reload example.com" ALL_NAME="zone reload"
 [ "$VIA_RELOAD" = 1 ] && ONE_NAME="reload" ALL_NAME="reload --full"
 [ "$CFG_EDIT" = 1 ] && ONE_NAME="reload (rrl.window and a comment edited)"
-[ "$STEERED" = 1 ] && ONE_NAME="zone reload example.com (steered)"
+[ "$STEERED" = 1 ] && ONE_NAME="zone reload example.com (steered)" ALL_NAME="reload --full"
 for ((run = 1; run <= RUNS; run++)); do
 	read -r t c d < <(one all $((150 + run)))
 	ALL_T+=("$t") ALL_C+=("$c") ALL_D+=("$d")
@@ -216,7 +219,7 @@ fi
 		echo "each reload changes \`www\`'s A and \`edge\`'s TXT (beside the steered A; not timed; timed"
 		echo "from the start of pop53ctl until kdig gets the new \`www\` A). Before issue 13's steered"
 		echo "step, \`zone reload example.com\` of a zone with steered records declined at once (\`the"
-		echo "zone has steered records\`) and compiled every zone: the \`zone reload\` row. One pop53d:"
+		echo "zone has steered records\`) and compiled every zone: the \`reload --full\` row. One pop53d:"
 		echo "$RUNS full reloads, then $RUNS patched ones. pop53d's log for the patched ones:"
 	elif [ "$CFG_EDIT" = 1 ]; then
 		echo "## One changed zone beside a big one, the config's runtime settings edited"
