@@ -1997,6 +1997,42 @@ static size_t blocks_append(const struct patch *p, const void *img, uint8_t *sec
 	return pos;
 }
 
+/* ---- Steered owners (unsigned zones): their other records change, the steered RRsets stay ---- */
+
+/* Whether node nd has a steered RRset: the config's (control/steer/), which every compile
+ * attaches again and no content (file, transfer, read-back) holds. */
+static bool steered_at(const void *img, const struct p53_image_node *nd)
+{
+	for (uint32_t r = nd->rrsets; r < (uint32_t)nd->rrsets + nd->n_rrsets; r++)
+		if (p53_image_rrset(img, r)->flags & P53_RRSET_STEERED)
+			return true;
+	return false;
+}
+
+/*
+ * A type the touched name's new records (node md of the small image, or NULL) have that its
+ * steered RRsets in the old image (node od) forbid, or 0: static data of a steered owner and
+ * type, a CNAME beside steered records, anything beside a steered CNAME (RFC 1034 §3.6.2).
+ * The full compile rejects these (image_build.c, extras_add); the patch leaves them to it.
+ */
+static uint16_t steer_clash(const void *img, const struct p53_image_node *od, const void *mi,
+			    const struct p53_image_node *md)
+{
+	if (md == NULL || !steered_at(img, od))
+		return 0;
+	for (uint32_t r = od->rrsets; r < (uint32_t)od->rrsets + od->n_rrsets; r++) {
+		const struct p53_image_rrset *x = p53_image_rrset(img, r);
+		if (!(x->flags & P53_RRSET_STEERED))
+			continue;
+		for (uint32_t k = md->rrsets; k < (uint32_t)md->rrsets + md->n_rrsets; k++) {
+			uint16_t type = p53_image_rrset(mi, k)->type;
+			if (type == x->type || type == P53_T_CNAME || x->type == P53_T_CNAME)
+				return type;
+		}
+	}
+	return 0;
+}
+
 static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, size_t apex_len,
 		       const struct p53_ixfr *diff, const struct p53_rrs *result, size_t *len,
 		       char *why, size_t wl)
@@ -2106,9 +2142,10 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 			 * (cut_links, dname_links); nothing lies below a DNAME owner. */
 			else if (!sgn && ((nd->flags & P53_NODE_NSEC3) || dname_above(img, nd)))
 				return decline(why, wl, "%s is below a DNAME owner", txt);
-			for (uint32_t r = nd->rrsets; r < (uint32_t)nd->rrsets + nd->n_rrsets; r++)
-				if (p53_image_rrset(img, r)->flags & P53_RRSET_STEERED)
-					return decline(why, wl, "%s has a steered record", txt);
+			if (sgn && steered_at(img, nd))
+				return decline(why, wl, "%s has a steered record in a signed zone (the "
+					       "compile makes and signs its NSEC or NSEC3 from the chain)",
+					       txt);
 			t->old_addr = has_addr(img, nd->rrsets, nd->n_rrsets);
 		}
 		if (i == 0)
@@ -2211,6 +2248,11 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 		if (md != NULL && (md->flags & (P53_NODE_CUT | P53_NODE_DNAME)) && !t->sigs_only &&
 		    !t->deleg && sgn)
 			return decline(why, wl, "%s becomes a cut or DNAME owner", txt);
+		uint16_t clash = od != NULL ? steer_clash(img, od, mi, md) : 0;
+		if (clash != 0)
+			return decline(why, wl, "%s gains %s data beside its steered records (the zone "
+				       "does not compile with its steering)", txt,
+				       tstr(clash, tb, sizeof(tb)));
 		t->rs_first = (uint32_t)p->n_nrs;
 		uint32_t a = 0, b = 0;
 		while (a < on || b < mc) {
@@ -2228,7 +2270,8 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 						    tb, sizeof(tb)),
 					       t->sigs_only ? "a cut, a CNAME or DNAME owner" :
 					       "it has no NSEC chain");
-			if (x != NULL && (y == NULL || x->type < y->type)) {
+			if (x != NULL && !(x->flags & P53_RRSET_STEERED) &&
+			    (y == NULL || x->type < y->type)) {
 				/* Gone altogether (in an NSEC zone its NSEC too, or RRSIGs that
 				 * covered nothing). */
 				if (!type_ok(x->type, apex_t) && !(!sgn && unsigned_type_ok(x->type, apex_t)) &&
@@ -2242,7 +2285,14 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 				a++;
 				continue;
 			}
-			if (x != NULL && x->type == y->type && rrset_same(img, x, mi, y)) {
+			if (x != NULL && (x->flags & P53_RRSET_STEERED) && (y == NULL || x->type < y->type)) {
+				/* The config's, not the content's (steer_clash() made sure the new
+				 * content has nothing of its type): kept as it is, as the full
+				 * compile attaches it again; the node keeps its steer index. */
+				keep = *x;
+				from = oa + a;
+				a++;
+			} else if (x != NULL && x->type == y->type && rrset_same(img, x, mi, y)) {
 				keep = *x;
 				from = oa + a;
 				a++;

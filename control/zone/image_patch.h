@@ -7,7 +7,8 @@
  *
  * What it patches (docs/ARCHITECTURE.md, "IXFR: patching the image"): RRsets of any type but
  * DNAME, DS and the DNSSEC types (and SOA but at the apex) added, changed or removed at
- * names that are not DNAME owners, below one, or steered: A, AAAA, TXT, CNAME (the node's
+ * names that are not DNAME owners or below one (at an unsigned zone's steered owner too, its
+ * steered RRsets and steer index kept): A, AAAA, TXT, CNAME (the node's
  * flag follows), MX, SRV, SVCB, HTTPS (their additional lists made again), NS (a cut's CUT
  * flag, the GLUE flag and occluder of the names below it, its list), ...; new names at any
  * depth (new empty non-terminals above them), below cuts (glue), new wildcards (their

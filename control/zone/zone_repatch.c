@@ -7,6 +7,7 @@
 
 #include <ldns/ldns.h>
 
+#include "control/text.h"
 #include "control/zone/image_patch.h"
 #include "control/zone/zone_repatch.h"
 #include "dataplane/image.h"
@@ -196,6 +197,75 @@ static uint32_t zone_nodes(const void *img, const char *name, uint32_t *total)
  */
 #define P53_REPATCH_BIG_ZONE 65536u
 
+/* The steered RRsets of node n of image a: how many, and each the same in node m of b. */
+static uint32_t steered_in(const void *a, uint32_t n, const void *b, uint32_t m, bool *same)
+{
+	const struct p53_image_node *na = p53_image_node(a, n);
+	const struct p53_image_node *nb = m != P53_NONE ? p53_image_node(b, m) : NULL;
+	uint32_t k = 0;
+
+	for (uint32_t r = na->rrsets; r < (uint32_t)na->rrsets + na->n_rrsets; r++) {
+		const struct p53_image_rrset *x = p53_image_rrset(a, r);
+		bool found = false;
+		if (!(x->flags & P53_RRSET_STEERED))
+			continue;
+		k++;
+		for (uint32_t q = nb != NULL ? nb->rrsets : 0;
+		     nb != NULL && q < (uint32_t)nb->rrsets + nb->n_rrsets && !found; q++) {
+			const struct p53_image_rrset *y = p53_image_rrset(b, q);
+			found = x->type == y->type && x->flags == y->flags && x->count == y->count &&
+				x->ttl == y->ttl && x->rdata_len == y->rdata_len &&
+				x->sig_count == y->sig_count && x->sig_len == y->sig_len &&
+				memcmp(p53_image_rdata(a, x), p53_image_rdata(b, y),
+				       (size_t)x->rdata_len + x->sig_len) == 0;
+		}
+		*same &= found;
+	}
+	if (k > 0)
+		*same &= nb != NULL && na->steer == nb->steer;
+	return k;
+}
+
+/*
+ * Whether the zone compiled alone (`one`, zone 0) has the steered RRsets and node steer
+ * indices zone z of `cur` serves: the patch keeps those, so it may only run when the
+ * steering the compile attached is the one served (the same config; an owner whose steered
+ * type the new file also holds is already a compile error). One pass over cur's nodes.
+ */
+static bool steer_same(const void *cur, uint32_t z, const void *one, char *why, size_t whylen)
+{
+	uint32_t n_one = 0, n_cur = 0;
+	bool same = p53_image_hdr(cur)->steer_layout == p53_image_hdr(one)->steer_layout;
+	char txt[1024];
+
+	if (!same)
+		snprintf(why, whylen, "the steering layout changes (reload the config)");
+	for (uint32_t n = 0; n < p53_image_hdr(one)->n_nodes && same; n++) {
+		const struct p53_image_node *nd = p53_image_node(one, n);
+		bool any = false;
+		for (uint32_t r = nd->rrsets; r < (uint32_t)nd->rrsets + nd->n_rrsets && !any; r++)
+			any = p53_image_rrset(one, r)->flags & P53_RRSET_STEERED;
+		if (!any)
+			continue;
+		const uint8_t *nm = p53_image_name(one, nd->name_off);
+		uint32_t m = p53_image_find(cur, nm, nd->name_len, p53_name_hash(nm, nd->name_len));
+		uint32_t k = steered_in(one, n, cur, m, &same);
+		n_one += k;
+		if (!same)
+			snprintf(why, whylen, "the steered records of %s change (reload the config)",
+				 p53_name_to_str(txt, sizeof(txt), nm));
+	}
+	for (uint32_t n = 0; n < p53_image_hdr(cur)->n_nodes && same; n++) {
+		bool ignored = true;
+		if (p53_image_node(cur, n)->zone == z)
+			n_cur += steered_in(cur, n, cur, n, &ignored);
+	}
+	if (same && n_cur != n_one)
+		snprintf(why, whylen, "the zone serves %u steered RRset(s), its compile attaches %u "
+			 "(reload the config)", n_cur, n_one);
+	return same && n_cur == n_one;
+}
+
 #define DECLINE(...) do { snprintf(why, whylen, __VA_ARGS__); rc = P53_REPATCH_DECLINED; goto out; } while (0)
 
 enum p53_repatch p53_zone_repatch(const void *cur, const struct p53_zone_src *src, bool same_too,
@@ -214,10 +284,13 @@ enum p53_repatch p53_zone_repatch(const void *cur, const struct p53_zone_src *sr
 	why[0] = '\0';
 	if (stats != NULL)
 		stats[0] = stats[1] = 0;
-	/* Steered records are the config's, attached by every compile (and, in a signed zone,
-	 * given denial records the compiler signs): the patch leaves them to the full compile. */
-	if (src->n_extra > 0)
-		DECLINE("the zone has steered records");
+	/* Steered records are the config's, attached by every compile (the caller's src->extra,
+	 * as the full compile's) and left out of the read-back: the patch keeps them as they are
+	 * (steer_same). In a signed zone the compile also makes the denial records of steered
+	 * owners and signs them again each time: that zone is left to the full compile. */
+	if (src->n_extra > 0 && src->sign_key != NULL)
+		DECLINE("the zone is signed here and has steered records (each compile signs their "
+			"NSEC or NSEC3 again)");
 	if (src->rcode != 0)
 		DECLINE("the zone has no data");
 	uint32_t total, mine = zone_nodes(cur, src->name, &total);
@@ -245,6 +318,10 @@ enum p53_repatch p53_zone_repatch(const void *cur, const struct p53_zone_src *sr
 	if (cz->flags != oz->flags || cz->dnssec != oz->dnssec)
 		DECLINE("the zone's DNSSEC state or flags change (%#x/%#x to %#x/%#x)", cz->dnssec,
 			cz->flags, oz->dnssec, oz->flags);
+	if (src->n_extra > 0 && !steer_same(cur, z, one, why, whylen)) {
+		rc = P53_REPATCH_DECLINED;
+		goto out;
+	}
 	if (zone_read(cur, z, &was) != 0 || zone_read(one, 0, &now) != 0)
 		DECLINE("out of memory");
 	char derr[256];

@@ -5,7 +5,8 @@
  * read back out of that small image and out of the running one (the same reader, so the same
  * form), the two are compared (sorted, record by record) into one IXFR step, and
  * p53_image_patch() applies that step with the new content as its result. Whatever the patch
- * declines, and zones with steered records, go to the full compile as before.
+ * declines, steered records other than those served, and zones whose steered owners' NSEC or
+ * NSEC3 the compile signs, go to the full compile as before.
  * Control thread only; allocates with malloc.
  */
 #ifndef P53_ZONE_REPATCH_H

@@ -34,6 +34,7 @@
 #include <cmocka.h>
 
 #include "control/bigmem.h"
+#include "control/dnssec/sign.h"
 #include "control/text.h"
 #include "control/xfr/rrs.h"
 #include "control/zone/image_build.h"
@@ -5025,11 +5026,372 @@ static void test_signed_declined(void **state)
 	free(img);
 }
 
+/*
+ * Steered owners' other records (issue 13): ZONE_EXAMPLE with steered records at a name with
+ * no data of its own (steer: A and AAAA), beside a TXT (txtonly: A), at the apex (AAAA) and a
+ * steered CNAME (cdn, no data in the file). What may change there patches, the steered RRsets
+ * and the nodes' steering indices kept as the full compile attaches them; what would change
+ * steering (static data of a steered type, a CNAME beside steered records, data beside a
+ * steered CNAME) declines with its reason, and the full compile rejects it.
+ */
+static uint8_t st_ln[4][64];
+static const uint8_t st_a4[] = { 10, 0, 0, 1, 10, 0, 0, 2 };
+static const uint8_t st_a6[16] = { 0x20, 0x01, 0x0d, 0xb8, [15] = 1 };
+static uint8_t st_cname[64];
+static struct p53_zone_extra st_ex[5];
+
+static void steered_extras(void)
+{
+	static const char *const own[4] = { "steer.example.com.", "txtonly.example.com.",
+					    "example.com.", "cdn.example.com." };
+	size_t l[4];
+
+	for (int i = 0; i < 4; i++)
+		l[i] = wname(own[i], st_ln[i]);
+	size_t cl = wname("www.example.com.", st_cname);
+	st_ex[0] = (struct p53_zone_extra){ .lname = st_ln[0], .lname_len = (uint8_t)l[0], .type = 1,
+					    .ttl = 60, .addrs = st_a4, .rdlen = 4, .n = 2, .line = 1,
+					    .owner = own[0], .rec = 0 };
+	st_ex[1] = (struct p53_zone_extra){ .lname = st_ln[1], .lname_len = (uint8_t)l[1], .type = 1,
+					    .ttl = 60, .addrs = st_a4, .rdlen = 4, .n = 1, .line = 2,
+					    .owner = own[1], .rec = 1 };
+	st_ex[2] = (struct p53_zone_extra){ .lname = st_ln[0], .lname_len = (uint8_t)l[0], .type = 28,
+					    .ttl = 60, .addrs = st_a6, .rdlen = 16, .n = 1, .line = 3,
+					    .owner = own[0], .rec = 2 };
+	st_ex[3] = (struct p53_zone_extra){ .lname = st_ln[2], .lname_len = (uint8_t)l[2], .type = 28,
+					    .ttl = 60, .addrs = st_a6, .rdlen = 16, .n = 1, .line = 4,
+					    .owner = own[2], .rec = 3 };
+	st_ex[4] = (struct p53_zone_extra){ .lname = st_ln[3], .lname_len = (uint8_t)l[3], .type = 5,
+					    .ttl = 60, .addrs = st_cname, .rdlen = (unsigned)cl, .n = 1,
+					    .line = 5, .owner = own[3], .rec = 4 };
+}
+
+/* Every steered RRset and steering index of `fresh` is in `patched` as it is there, and the
+ * two images have as many steered RRsets. */
+static void same_steering(const void *patched, const void *fresh, const char *what)
+{
+	uint32_t np = 0, nf = 0;
+
+	assert_true(p53_image_hdr(patched)->steer_layout == p53_image_hdr(fresh)->steer_layout);
+	for (uint32_t k = 0; k < p53_image_hdr(patched)->n_nodes; k++) {
+		const struct p53_image_node *pn = p53_image_node(patched, k);
+		for (uint32_t r = pn->rrsets; r < (uint32_t)pn->rrsets + pn->n_rrsets; r++)
+			np += (p53_image_rrset(patched, r)->flags & P53_RRSET_STEERED) != 0;
+	}
+	for (uint32_t k = 0; k < p53_image_hdr(fresh)->n_nodes; k++) {
+		const struct p53_image_node *fn = p53_image_node(fresh, k);
+		const uint8_t *nm = p53_image_name(fresh, fn->name_off);
+		bool any = fn->steer != 0;
+		for (uint32_t r = fn->rrsets; r < (uint32_t)fn->rrsets + fn->n_rrsets; r++)
+			any |= (p53_image_rrset(fresh, r)->flags & P53_RRSET_STEERED) != 0;
+		if (!any)
+			continue;
+		uint32_t pk = p53_image_find(patched, nm, fn->name_len, p53_name_hash(nm, fn->name_len));
+		if (pk == P53_NONE)
+			fail_msg("%s: a steered owner is missing from the patched image", what);
+		const struct p53_image_node *pn = p53_image_node(patched, pk);
+		assert_int_equal(pn->steer, fn->steer);
+		for (uint32_t r = fn->rrsets; r < (uint32_t)fn->rrsets + fn->n_rrsets; r++) {
+			const struct p53_image_rrset *y = p53_image_rrset(fresh, r);
+			if (!(y->flags & P53_RRSET_STEERED))
+				continue;
+			nf++;
+			uint32_t x = p53_image_node_rrset(patched, pn, y->type);
+			assert_int_not_equal(x, P53_NONE);
+			const struct p53_image_rrset *xr = p53_image_rrset(patched, x);
+			assert_int_equal(xr->flags, y->flags);
+			assert_int_equal(xr->count, y->count);
+			assert_int_equal(xr->rdata_len, y->rdata_len);
+			assert_memory_equal(p53_image_rdata(patched, xr), p53_image_rdata(fresh, y),
+					    y->rdata_len);
+		}
+	}
+	assert_int_equal(np, nf);
+}
+
+/* One TXT (`data` its text) or MX (preference 10, `data` its exchange) record of a shape's
+ * diff (shape_rr does addresses and names). */
+static void txt_rr(struct p53_ixfr_step *st, char op, const char *owner, uint16_t type,
+		   const char *data)
+{
+	uint8_t nm[300], rd[300];
+	size_t nl = wname(owner, nm), rl;
+
+	if (type == 16) {
+		rl = strlen(data);
+		rd[0] = (uint8_t)rl;
+		memcpy(rd + 1, data, rl++);
+	} else {
+		rd[0] = 0;
+		rd[1] = 10;
+		rl = 2 + wname(data, rd + 2);
+	}
+	assert_int_equal(p53_rrs_add(op == '+' ? &st->add : &st->del, nm, nl, type, 1, 300, rd, rl),
+			 0);
+}
+
+/* A shape on the steered zone: rr's records (TXT and MX as txt_rr writes them) patched
+ * (why_has NULL) and answered as the full compile, or declined with why_has and rejected by
+ * the full compile. */
+static void steer_shape(const char *what, const struct shape_rr *rr, size_t n, const char *why_has)
+{
+	char err[1024], why[512];
+	char *f = tmp_zone(ZONE_EXAMPLE);
+	struct p53_zone_src src = { .name = "example.com.", .file = f, .flags = P53_ZONE_SECONDARY,
+				    .extra = st_ex, .n_extra = 5, .steer_layout = 9 };
+	size_t len = 0, plen = 0, flen = 0;
+	void *img = p53_image_build(&src, 1, &len, err, sizeof(err), quiet, NULL);
+	uint8_t apex[64];
+	size_t al = wname("example.com.", apex);
+	struct p53_rrs base = { 0 }, result = { 0 };
+	struct p53_ixfr d = { 0 };
+
+	if (img == NULL)
+		fail_msg("the steered zone does not compile: %s", err);
+	zone_rrs(img, 0, &base);
+	struct p53_ixfr_step *st = soa_step(&base, &d);
+	for (size_t i = 0; i < n; i++) {
+		uint8_t nm[300];
+		size_t nl = wname(rr[i].owner, nm);
+		if (rr[i].type == 16 || rr[i].type == 15)
+			txt_rr(st, rr[i].op, rr[i].owner, rr[i].type, rr[i].data);
+		else
+			shape_rr(st, rr[i].op, nm, nl, rr[i].type, rr[i].data, 300);
+	}
+	assert_int_equal(p53_ixfr_apply(&base, &d, &result, err, sizeof(err)), 0);
+	struct p53_zone_src s2 = src;
+	s2.rrs = result.buf;
+	s2.rrs_len = result.len;
+	s2.file = "(test)";
+	void *fresh = p53_image_build(&s2, 1, &flen, err, sizeof(err), quiet, NULL);
+	void *patched = p53_image_patch(img, apex, al, &d, NULL, NULL, &plen, why, sizeof(why));
+	print_message("steered %s: %s%s\n", what, patched != NULL ? "patched" : "declined: ",
+		      patched ? "" : why);
+	if (why_has != NULL) {
+		assert_null(patched);
+		assert_non_null(strstr(why, why_has));
+		/* The full compile rejects it too (its file:line says why). */
+		assert_null(fresh);
+		assert_non_null(strstr(err, "steer"));
+	} else {
+		if (patched == NULL)
+			fail_msg("steered %s declined: %s", what, why);
+		assert_non_null(fresh);
+		const char *bad = NULL;
+		if (p53_image_check(patched, plen, &bad) != 0)
+			fail_msg("%s: the patched image fails the check: %s", what, bad);
+		publish_from(img, patched, plen);
+		struct names nm = { 0 };
+		names_of(&nm, &base);
+		names_of(&nm, &result);
+		for (int i = 0; i < 4; i++)
+			names_add(&nm, st_ln[i], st_ex[i == 3 ? 4 : i == 2 ? 3 : i].lname_len);
+		same_answers(patched, fresh, &nm, what);
+		same_links(patched, fresh, what);
+		same_steering(patched, fresh, what);
+		free(nm.n);
+		free(nm.len);
+	}
+	free(patched);
+	free(fresh);
+	free(img);
+	p53_rrs_free(&base);
+	p53_rrs_free(&result);
+	p53_ixfr_free(&d);
+	unlink(f);
+	free(f);
+}
+
+static void test_steered_shapes(void **state)
+{
+	(void)state;
+	static const struct shape_rr txt_new[] = {
+		{ '+', "steer.example.com.", 16, "beside" },
+	}, txt_changed[] = {
+		{ '-', "txtonly.example.com.", 16, "t" },
+		{ '+', "txtonly.example.com.", 16, "u" },
+	}, txt_gone[] = {
+		{ '-', "txtonly.example.com.", 16, "t" },
+	}, at_apex[] = {
+		{ '+', "example.com.", 16, "apex" },
+		{ '-', "example.com.", 1, "192.0.2.1" },
+		{ '+', "example.com.", 1, "192.0.2.2" },
+	}, below[] = {
+		{ '+', "x.steer.example.com.", 1, "192.0.2.90" },
+		{ '+', "y.cdn.example.com.", 1, "192.0.2.91" },
+	}, named[] = {
+		{ '+', "example.com.", 15, "steer.example.com." },
+		{ '+', "mx4.example.com.", 15, "txtonly.example.com." },
+	}, same_type[] = {
+		{ '+', "steer.example.com.", 1, "192.0.2.92" },
+	}, cname_at[] = {
+		{ '+', "steer.example.com.", 5, "www.example.com." },
+	}, beside_cname[] = {
+		{ '+', "cdn.example.com.", 16, "x" },
+	};
+
+	steered_extras();
+	steer_shape("a TXT beside steered A and AAAA", txt_new, 1, NULL);
+	steer_shape("a TXT changed beside a steered A", txt_changed, 2, NULL);
+	steer_shape("the last static record beside a steered A removed", txt_gone, 1, NULL);
+	steer_shape("the apex's records changed beside its steered AAAA", at_apex, 3, NULL);
+	steer_shape("names new below steered owners", below, 2, NULL);
+	steer_shape("MX naming steered owners added", named, 2, NULL);
+	steer_shape("an A at a steered A owner", same_type, 1, "gains TYPE1 data beside its steered");
+	steer_shape("a CNAME at a steered owner", cname_at, 1, "gains TYPE5 data beside its steered");
+	steer_shape("a TXT at a steered CNAME owner", beside_cname, 1,
+		    "gains TYPE16 data beside its steered");
+
+	/* A signed zone: the compile makes a steered owner's NSEC or NSEC3 from the chain (and
+	 * signs it with the config's key): a diff touching one declines. */
+	char err[1024], why[512];
+	uint8_t ln[64], apex[64];
+	size_t ll = wname("steered.nsec.test.", ln), al = wname("nsec.test.", apex), len = 0, plen = 0;
+	struct p53_zone_extra ex = { .lname = ln, .lname_len = (uint8_t)ll, .type = 1, .ttl = 60,
+				     .addrs = st_a4, .rdlen = 4, .n = 2, .line = 1,
+				     .owner = "steered.nsec.test.", .rec = 0 };
+	struct p53_zone_src src = { .name = "nsec.test.",
+				    .file = P53_SRCDIR "/tests/unit/dataplane/zones/nsec.test.zone",
+				    .extra = &ex, .n_extra = 1, .steer_layout = 9 };
+	void *img = p53_image_build(&src, 1, &len, err, sizeof(err), quiet, NULL);
+	if (img == NULL)
+		fail_msg("nsec.test. with a steered owner does not compile: %s", err);
+	struct p53_rrs base = { 0 };
+	struct p53_ixfr d = { 0 };
+	zone_rrs(img, 0, &base);
+	txt_rr(soa_step(&base, &d), '+', "steered.nsec.test.", 16, "beside");
+	assert_null(p53_image_patch(img, apex, al, &d, NULL, NULL, &plen, why, sizeof(why)));
+	print_message("steered owner of a signed zone: declined: %s\n", why);
+	assert_non_null(strstr(why, "steered.nsec.test. has a steered record in a signed zone"));
+	p53_ixfr_free(&d);
+	p53_rrs_free(&base);
+	free(img);
+}
+
+/*
+ * `zone reload NAME` (p53_zone_repatch) of a zone with steered records: the file changed at
+ * names that are steered owners and others is patched, answered as the full compile, its
+ * steering kept; the steering changed (another config: an owner's addresses, an owner gone)
+ * and a zone this compile signs steered owners' denials for are compiled in full.
+ */
+static void test_steered_whole_zone(void **state)
+{
+	(void)state;
+	char err[1024], why[512];
+	size_t len = 0, wlen = 0, flen = 0;
+	uint64_t stc[2];
+	char *f = tmp_zone(ZONE_EXAMPLE);
+
+	steered_extras();
+	struct p53_zone_src src = { .name = "example.com.", .file = f, .extra = st_ex,
+				    .n_extra = 5, .steer_layout = 9 };
+	void *img = p53_image_build(&src, 1, &len, err, sizeof(err), quiet, NULL);
+	assert_non_null(img);
+	/* The file edited: a TXT beside steered A and AAAA, txtonly's TXT changed, a new name. */
+	size_t zl = strlen(ZONE_EXAMPLE);
+	char *z2 = malloc(zl + 200);
+	assert_non_null(z2);
+	memcpy(z2, ZONE_EXAMPLE, zl + 1);
+	*strstr(z2, "@ SOA ns1 hostmaster 1") = '\0';
+	snprintf(z2 + strlen(z2), zl + 200 - strlen(z2), "@ SOA ns1 hostmaster 2%s"
+		 "steer TXT \"beside\"\nnewname A 192.0.2.77\n",
+		 strstr(ZONE_EXAMPLE, "@ SOA ns1 hostmaster 1") + strlen("@ SOA ns1 hostmaster 1"));
+	char *t = strstr(z2, "txtonly TXT \"t\"");
+	assert_non_null(t);
+	t[13] = 'u';
+	FILE *fp = fopen(f, "w");
+	assert_non_null(fp);
+	fputs(z2, fp);
+	fclose(fp);
+	void *wimg = NULL;
+	enum p53_repatch rc = p53_zone_repatch(img, &src, false, NULL, &wimg, &wlen, stc, why,
+					       sizeof(why), err, sizeof(err), quiet, NULL, NULL, NULL);
+	if (rc != P53_REPATCH_PATCHED)
+		fail_msg("the steered zone's reload was not patched (%d): %s%s", rc, why, err);
+	/* Two SOAs, the old and new TXT of txtonly; steer's TXT and newname added. */
+	assert_int_equal(stc[0], 2);
+	assert_int_equal(stc[1], 4);
+	void *fresh = p53_image_build(&src, 1, &flen, err, sizeof(err), quiet, NULL);
+	assert_non_null(fresh);
+	const char *bad = NULL;
+	if (p53_image_check(wimg, wlen, &bad) != 0)
+		fail_msg("the patched image fails the check: %s", bad);
+	publish_from(img, wimg, wlen);
+	struct p53_rrs fb = { 0 }, back = { 0 };
+	zone_rrs(fresh, 0, &fb);
+	zone_rrs(wimg, 0, &back);
+	same_records(&back, &fb);
+	struct names nm = { 0 };
+	names_of(&nm, &fb);
+	for (int i = 0; i < 4; i++)
+		names_add(&nm, st_ln[i], st_ex[i == 3 ? 4 : i == 2 ? 3 : i].lname_len);
+	same_answers(wimg, fresh, &nm, "steered zone reload");
+	same_links(wimg, fresh, "steered zone reload");
+	same_steering(wimg, fresh, "steered zone reload");
+	free(nm.n);
+	free(nm.len);
+	p53_rrs_free(&fb);
+	p53_rrs_free(&back);
+	free(fresh);
+	free(wimg);
+
+	/* Another config's steering: an owner's addresses changed, an owner gone. */
+	struct p53_zone_extra ex2[5];
+	static const uint8_t other4[] = { 10, 0, 0, 9, 10, 0, 0, 2 };
+	memcpy(ex2, st_ex, sizeof(ex2));
+	ex2[0].addrs = other4;
+	struct p53_zone_src s2 = src;
+	s2.extra = ex2;
+	wimg = NULL;
+	rc = p53_zone_repatch(img, &s2, false, NULL, &wimg, &wlen, stc, why, sizeof(why), err,
+			      sizeof(err), quiet, NULL, NULL, NULL);
+	assert_int_equal(rc, P53_REPATCH_DECLINED);
+	assert_null(wimg);
+	assert_non_null(strstr(why, "the steered records of steer.example.com. change"));
+	s2.extra = st_ex;
+	s2.n_extra = 4; /* cdn's steered CNAME gone: the node's only RRset */
+	rc = p53_zone_repatch(img, &s2, false, NULL, &wimg, &wlen, stc, why, sizeof(why), err,
+			      sizeof(err), quiet, NULL, NULL, NULL);
+	assert_int_equal(rc, P53_REPATCH_DECLINED);
+	assert_non_null(strstr(why, "the zone serves 5 steered RRset(s), its compile attaches 4"));
+	s2.n_extra = 5;
+	s2.steer_layout = 10;
+	rc = p53_zone_repatch(img, &s2, false, NULL, &wimg, &wlen, stc, why, sizeof(why), err,
+			      sizeof(err), quiet, NULL, NULL, NULL);
+	assert_int_equal(rc, P53_REPATCH_DECLINED);
+	assert_non_null(strstr(why, "the steering layout changes"));
+	/* A zone whose steered owners' denials this compile signs: compiled in full. */
+	static struct p53_sign_key key;
+	s2 = src;
+	s2.sign_key = &key;
+	rc = p53_zone_repatch(img, &s2, false, NULL, &wimg, &wlen, stc, why, sizeof(why), err,
+			      sizeof(err), quiet, NULL, NULL, NULL);
+	assert_int_equal(rc, P53_REPATCH_DECLINED);
+	assert_non_null(strstr(why, "signed here and has steered records"));
+	free(z2);
+	free(img);
+	/* Random diffs given whole (chain, whole_zone_check): the steered zone's reload patched
+	 * as the full compile answers, what would change steering refused or declined. */
+	struct outcome o = { 0 };
+	whole_zone = 1;
+	rng = seed(58);
+	src.flags = P53_ZONE_SECONDARY;
+	chain(&src, 1, 0, "example.com.", 80, 0, &o);
+	whole_zone = 0;
+	print_message("steered whole zones: %d patched, %d declined, %d unchanged; %d invalid\n",
+		      o.whole_patched, o.whole_declined, o.whole_same, o.invalid);
+	assert_true(o.whole_patched > 40);
+	unlink(f);
+	free(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_example_zone),
 		cmocka_unit_test(test_steered_owners),
+		cmocka_unit_test(test_steered_shapes),
+		cmocka_unit_test(test_steered_whole_zone),
 		cmocka_unit_test(test_glue_changed),
 		cmocka_unit_test(test_cut_shapes),
 		cmocka_unit_test(test_dname_shapes),
