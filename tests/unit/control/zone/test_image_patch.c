@@ -5148,7 +5148,7 @@ static void test_signed_aliases(void **state)
 		snprintf(path, sizeof(path), "%s/tests/unit/dataplane/zones/%s", P53_SRCDIR, SIGNED[z][1]);
 		struct p53_zone_src src = { .name = SIGNED[z][0], .file = path, .flags = P53_ZONE_SECONDARY };
 		struct outcome o = { 0 };
-		chain_for(&src, 1, 0, SIGNED[z][0], 40, 20, need, 1, &o);
+		chain_for(&src, 1, 0, SIGNED[z][0], 30, 15, need, 1, &o);
 		snprintf(what, sizeof(what), "%s CNAMEs and apex NS", SIGNED[z][0]);
 		signed_patched(&o, what, 15);
 		kinds_patched(&o, need, 1);
