@@ -37,7 +37,9 @@
  *     (signed_glue), delegations come and go and glue with them (signed_deleg: the links
  *     made again as for an unsigned zone, signed_cuts, signed_links): the NSECs/NSEC3s whose
  *     bitmaps or owners change, and the RRSIGs, come in the diff; a wildcard's records
- *     change, and wildcards come and go, as any name's (wild_links);
+ *     change, and wildcards come and go, as any name's (wild_links); with a chain, CNAME
+ *     owners come, go and change as any name's (signed_cname, signed_cnames: not glue) and
+ *     the apex NS set changes (signed_apex_ns: its additional list made again);
  *   - unsigned zones: cuts, glue and wildcards come and go (cut_links), and DNAME owners
  *     (dname_links: the owner's flag; a name that stays below a new one declines).
  * What the old bytes held becomes garbage, counted in p53_image_hdr.pad (KiB).
@@ -246,8 +248,10 @@ static bool signed_type_ok(uint16_t type, bool apex)
 		return true;
 	case 48 /* DNSKEY */: case 51 /* NSEC3PARAM */: case 59 /* CDS */: case 60 /* CDNSKEY */:
 		return apex;
-	case P53_T_DS: case P53_T_NS:
+	case P53_T_DS:
 		return !apex; /* at a cut only (cut_rrset_ok) */
+	case P53_T_NS:
+		return true; /* at a cut (cut_rrset_ok), at the apex (signed_apex_ns) */
 	default:
 		return type_ok(type, apex);
 	}
@@ -320,6 +324,37 @@ static bool glue_parent(const void *img, const struct p53_image_node *nd)
 	return ((nd->flags & P53_NODE_CUT) && nd->occluder == P53_NONE &&
 		!(nd->flags & (P53_NODE_WILD | P53_NODE_DNAME | P53_NODE_NSEC3))) ||
 	       signed_glue(img, nd);
+}
+
+/*
+ * A signed zone's CNAME owner whose records may change as any name's (not only its RRSIGs):
+ * in a zone with an NSEC or NSEC3 chain, an authoritative name (no cut or DNAME above it,
+ * itself no cut, glue or NSEC3 owner). What the compiler derives from a CNAME is its owner's
+ * P53_NODE_CNAME flag (set from the RRsets at the layout, as for an unsigned zone) and
+ * nothing else: a CNAME RRset has no additional list, the proofs (dnssec_build.c) read which
+ * names and NSEC/NSEC3 owners exist, never their types, and answer.c follows the target at
+ * query time. Its type bitmap's change comes in the diff with the NSEC or NSEC3, signed by
+ * the primary, and is patched with its chain; the lists naming a name that becomes a CNAME
+ * owner (it loses its addresses) or stops being one are made again as any target's
+ * (relist_lose, relist_gain).
+ */
+static bool signed_cname(const struct p53_image_node *nd, bool chain)
+{
+	return chain && (nd->flags & P53_NODE_CNAME) && nd->occluder == P53_NONE &&
+	       !(nd->flags & (P53_NODE_CUT | P53_NODE_DNAME | P53_NODE_GLUE | P53_NODE_NSEC3));
+}
+
+/*
+ * A signed zone's apex NS RRset changed (records or TTL; it is signed, its RRSIGs come with
+ * it): not gained or lost (the zone keeps its apex NS). Nothing precomputed reads it but its
+ * additional list, made again by adds_list as for an unsigned zone's apex NS (the apex is no
+ * cut: no glue first); the fast path's referral templates are cuts' only (fastpath.c
+ * ref_apex_ns).
+ */
+static bool signed_apex_ns(const struct p53_image_rrset *x, const struct p53_image_rrset *y,
+			   bool apex)
+{
+	return apex && x != NULL && y != NULL && x->type == P53_T_NS && y->type == P53_T_NS;
 }
 
 /* The hash an NSEC3 owner name's first label spells (base32hex, RFC 4648 §7). */
@@ -1850,6 +1885,41 @@ static uint32_t parent_now(const struct patch *p, const void *img, const struct 
 	return p53_image_find(img, pn, pl, p53_name_hash(pn, pl));
 }
 
+/* ---- Signed zones: CNAME owners that come and go ---- */
+
+/*
+ * A signed zone with a chain: a name that becomes a CNAME owner (a new name, or one whose
+ * other records go) or stops being one (its CNAME removed, the name gone or given other
+ * records) is patched as any name with its NSEC or NSEC3 (signed_cname; its flag is set at
+ * the layout). Not glue (a CNAME below a cut, not signed, owns no NSEC or NSEC3): the
+ * touched names' occluders as the patch leaves them are signed_cuts()'s when it made them
+ * (p->sg_links: delegations or new names), else the image's. 0, or -1: declined (why).
+ */
+static int signed_cnames(const struct patch *p, const void *img, char *why, size_t wl)
+{
+	char txt[1024];
+
+	for (size_t i = 0; i < p->n_t; i++) {
+		const struct tn *t = &p->t[i];
+		if (!t->changed || t->n3 || t->dead)
+			continue;
+		const struct p53_image_node *od = t->old != P53_NONE ? p53_image_node(img, t->old) : NULL;
+		bool was = od != NULL && (od->flags & P53_NODE_CNAME), is = false;
+		for (uint32_t r = 0; r < t->rs_n; r++)
+			is |= p->nrs[t->rs_first + r].type == P53_T_CNAME;
+		if (was == is)
+			continue;
+		bool glue = p->sg_links ? t->occ_now != P53_NONE :
+			    od != NULL && od->occluder != P53_NONE;
+		if (glue) {
+			decline(why, wl, "%s %s a CNAME owner below a cut in a signed zone",
+				p53_name_to_str(txt, sizeof(txt), t->name), is ? "becomes" : "ceases to be");
+			return -1;
+		}
+	}
+	return 0;
+}
+
 /* ---- Unsigned zones: DNAME owners that come and go ---- */
 
 /* Whether touched name t owns a DNAME in the new image (its RRsets as the patch leaves
@@ -2146,6 +2216,9 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 				return decline(why, wl, "%s has a steered record in a signed zone (the "
 					       "compile makes and signs its NSEC or NSEC3 from the chain)",
 					       txt);
+			/* A CNAME owner of a zone with a chain: its records as any name's. */
+			if (t->sigs_only && signed_cname(nd, nsec_ok || n3_ok))
+				t->sigs_only = false;
 			t->old_addr = has_addr(img, nd->rrsets, nd->n_rrsets);
 		}
 		if (i == 0)
@@ -2326,6 +2399,7 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 				      cut_rrset_ok(t, od, y->type, false) ||
 				      (t->deleg && (y->type == P53_T_NS || y->type == P53_T_DS)) ||
 				      (sgn && apex_t && (y->type == 48 || y->type == 59 || y->type == 60)) ||
+				      (sgn && signed_apex_ns(x, y, apex_t)) ||
 				      (nsec_ok && (y->type == P53_T_NSEC || y->type == P53_T_RRSIG)) ||
 				      (n3_ok && (y->type == 50 || y->type == P53_T_RRSIG))) ||
 				    (y->flags & P53_RRSET_STEERED))
@@ -2360,7 +2434,7 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 			for (uint32_t r = 0; r < t->rs_n && !apex_t; r++)
 				t->cut_now |= p->nrs[t->rs_first + r].type == P53_T_NS;
 		}
-		if (sgn && t->changed) {
+		if (sgn && !(nsec_ok || n3_ok) && t->changed) {
 			bool was_cname = od != NULL && (od->flags & P53_NODE_CNAME), is_cname = false;
 			for (uint32_t r = 0; r < t->rs_n; r++)
 				is_cname |= p->nrs[t->rs_first + r].type == P53_T_CNAME;
@@ -2574,6 +2648,9 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 	}
 	/* A signed zone's: the same when delegations or glue come or go. */
 	if (sgn && signed_cuts(p, img, z, apex_len, why, wl) != 0)
+		return NULL;
+	/* ... and its CNAME owners that come and go (not glue). */
+	if (sgn && (nsec_ok || n3_ok) && signed_cnames(p, img, why, wl) != 0)
 		return NULL;
 
 	/* Additional-section targets: a node losing its addresses leaves every list naming it

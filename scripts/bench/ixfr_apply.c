@@ -30,8 +30,9 @@
  * mode=patch-spare: patch-lazy writing each run's image into the previous run's (pop53d's
  * spare image, control/publish.c; the first run writes fresh memory): no fresh pages.
  *
- * With --cdn the differences are CNAME and MX target changes instead (cdn_changes); an
- * unsigned zone only. With --names (an NSEC-signed zone) a signing primary's names coming and
+ * With --cdn the differences are CNAME and MX target changes instead (cdn_changes); in a
+ * signed zone what a signing primary sends for CNAMEs and the apex NS set (cdn_signed_changes:
+ * 40 CNAME targets changed and a third apex NS, each RRset with its RRSIG replaced). With --names (an NSEC-signed zone) a signing primary's names coming and
  * going instead of the 100 A changes (names_changes): 50 names added and 25 removed, with
  * their NSECs and the neighbours' NSECs changed and signed again; in an NSEC3-signed zone
  * (names3_changes) their NSEC3s, and the NSEC3s whose next hash changes, signed again.
@@ -240,6 +241,40 @@ static int cdn_changes(const struct p53_rrs *base, struct p53_ixfr_step *st)
 				2 + wire_name(txt, rd + 2)) != 0)
 			return -1;
 	}
+	return 0;
+}
+
+/*
+ * --cdn in a signed zone (issue 13: a signed zone's CNAMEs and apex NS set are patched): 40
+ * CNAME targets changed (alias000000..039 to host000500..539, names of the zone: no name
+ * comes or goes, no bitmap changes), each CNAME's RRSIG replaced, and a third name server
+ * in the apex NS set (host000600, a name of the zone with an address: the NS set's
+ * additional list made again), the NS RRset's RRSIG replaced.
+ */
+static int cdn_signed_changes(const struct p53_rrs *base, struct p53_ixfr_step *st)
+{
+	struct p53_rr_view v;
+	uint8_t name[256], rd[256], apex[256];
+	char txt[256];
+	size_t al = wire_name(ORIGIN, apex);
+
+	for (int j = 0; j < 40; j++) {
+		snprintf(txt, sizeof(txt), "alias%06d.region%d." ORIGIN, j, j % 128);
+		size_t nl = wire_name(txt, name);
+		if (find(base, name, nl, 5, &v) != 0 ||
+		    p53_rrs_add(&st->del, v.owner, v.owner_len, 5, 1, v.ttl, v.rdata, v.rdlen) != 0)
+			return -1;
+		snprintf(txt, sizeof(txt), "host%06d.region%d." ORIGIN, 500 + j, (500 + j) % 128);
+		if (p53_rrs_add(&st->add, v.owner, v.owner_len, 5, 1, v.ttl, rd, wire_name(txt, rd)) != 0 ||
+		    resign(base, name, nl, 5, st) != 0)
+			return -1;
+	}
+	if (find(base, apex, al, 2, &v) != 0)
+		return -1;
+	snprintf(txt, sizeof(txt), "host%06d.region%d." ORIGIN, 600, 600 % 128);
+	if (p53_rrs_add(&st->add, apex, al, 2, 1, v.ttl, rd, wire_name(txt, rd)) != 0 ||
+	    resign(base, apex, al, 2, st) != 0)
+		return -1;
 	return 0;
 }
 
@@ -560,6 +595,14 @@ static int make_diff(const struct p53_rrs *base, struct p53_ixfr *d, int sgn)
 			}
 			return 0;
 		}
+		if (cdn) {
+			if (cdn_signed_changes(base, st) != 0) {
+				fprintf(stderr, "p53-ixfr-apply: --cdn: an alias, the apex NS or their "
+					"RRSIGs missing (not a signed genzone.py zone?)\n");
+				return -1;
+			}
+			return 0;
+		}
 		for (int i = 200; i < 300; i++) {
 			uint8_t a[4] = { 198, 18, 1, (uint8_t)(i - 200) };
 			snprintf(txt, sizeof(txt), "host%06d.region%d." ORIGIN, i, i % 128);
@@ -795,8 +838,8 @@ int main(int argc, char **argv)
 	struct p53_rrs base = { 0 };
 	struct p53_rrs *want[1] = { &base };
 	struct p53_ixfr d = { 0 };
-	if ((cdn || dnames) && p53_image_zone(img, 0)->dnssec != 0) {
-		fprintf(stderr, "p53-ixfr-apply: --cdn and --dname take an unsigned zone\n");
+	if (dnames && p53_image_zone(img, 0)->dnssec != 0) {
+		fprintf(stderr, "p53-ixfr-apply: --dname takes an unsigned zone\n");
 		return 1;
 	}
 	if (p53_image_zones_rrs(img, want) != 0 ||

@@ -11,6 +11,8 @@
 # referral is the primary's (NS and DS with its RRSIG, or NS and the NSEC3 that proves no DS;
 # the glue). A new secure delegation with its glue, and its removal, are patched too, served
 # as the primary serves them (the referral and its glue; then name errors' NSEC3 proofs).
+# A wildcard added, changed and removed; a CNAME added, its target changed, removed; the apex
+# NS set given a second server and losing its first: each patched, served as the primary's.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/xfr_lib.sh"
 
@@ -268,6 +270,76 @@ check "that IXFR was patched (ixfr_image counts thirteen patches)" \
 	patched_at_least 13
 check "kdig +dnssec: the name error's NSEC3 proof, as the primary's" \
 	same_as_primary authority host.mail.signed.test A
+
+# 15. A CNAME at a new name (issue 13: in a signed zone, with its RRSIG and its NSEC3, the
+# neighbour's next hash): patched; the CNAME and its target, signed, as the primary's.
+knotc zone-begin signed.test >/dev/null
+knotc zone-set signed.test alias 300 CNAME www >/dev/null
+knotc zone-commit signed.test >/dev/null
+check "the new CNAME is served (alias.signed.test CNAME www)" \
+	wait_for 5 sh -c "ip netns exec $CLIENT_NS kdig +time=1 +short @$V4 alias.signed.test A | grep -q '^www.signed.test.$'"
+check "that IXFR was patched (ixfr_image counts fourteen patches)" \
+	patched_at_least 14
+check "kdig +dnssec: the CNAME, the target's A and their RRSIGs, as the primary's" \
+	same_as_primary answer alias.signed.test A
+check "kdig +dnssec: the CNAME asked for, as the primary's" \
+	same_as_primary answer alias.signed.test CNAME
+check "kdig +dnssec: a name error's NSEC3 proof beside the new CNAME, as the primary's" \
+	same_as_primary authority nothere.signed.test A
+
+# 16. The CNAME's target changed (signed again): patched; served as the primary's.
+knotc zone-begin signed.test >/dev/null
+knotc zone-unset signed.test alias CNAME >/dev/null
+knotc zone-set signed.test alias 300 CNAME mail >/dev/null
+knotc zone-commit signed.test >/dev/null
+check "the CNAME's new target is served (alias.signed.test CNAME mail)" \
+	wait_for 5 sh -c "ip netns exec $CLIENT_NS kdig +time=1 +short @$V4 alias.signed.test A | grep -q '^mail.signed.test.$'"
+check "that IXFR was patched (ixfr_image counts fifteen patches)" \
+	patched_at_least 15
+check "kdig +dnssec: the CNAME to mail, its A and their RRSIGs, as the primary's" \
+	same_as_primary answer alias.signed.test A
+check "kdig +dnssec: the CNAME to mail, its AAAA and their RRSIGs, as the primary's" \
+	same_as_primary answer alias.signed.test AAAA
+
+# 17. The CNAME removed (its NSEC3 leaves the chain): patched; a name error as the primary's.
+knotc zone-begin signed.test >/dev/null
+knotc zone-unset signed.test alias >/dev/null
+knotc zone-commit signed.test >/dev/null
+check "alias.signed.test is a name error again" \
+	wait_for 5 sh -c "ip netns exec $CLIENT_NS kdig +time=1 @$V4 alias.signed.test A | grep -q NXDOMAIN"
+check "that IXFR was patched (ixfr_image counts sixteen patches)" \
+	patched_at_least 16
+check "kdig +dnssec: the removed CNAME's NSEC3 proof, as the primary's" \
+	same_as_primary authority alias.signed.test A
+
+# 18. The apex NS set changed: a second name server, in the zone with its address (the NS
+# RRset signed again; a new name, its NSEC3): patched; the NS answer, its RRSIG and the
+# servers' addresses as the primary's.
+knotc zone-begin signed.test >/dev/null
+knotc zone-set signed.test @ 300 NS ns2 >/dev/null
+knotc zone-set signed.test ns2 300 A 192.0.2.54 >/dev/null
+knotc zone-commit signed.test >/dev/null
+check "the new apex NS is served (signed.test NS ns2)" \
+	wait_for 5 sh -c "ip netns exec $CLIENT_NS kdig +time=1 +short @$V4 signed.test NS | grep -q '^ns2.signed.test.$'"
+check "that IXFR was patched (ixfr_image counts seventeen patches)" \
+	patched_at_least 17
+check "kdig +dnssec: the apex NS set and its RRSIG, as the primary's" \
+	same_as_primary answer signed.test NS
+check "kdig: the name servers' addresses (the NS set's additional list)" \
+	sh -c "ip netns exec $CLIENT_NS kdig +time=1 @$V4 signed.test NS +noall +additional | grep -q '^ns2.signed.test.*192.0.2.54'"
+
+# 19. The first name server removed from the apex NS set: patched; as the primary's.
+knotc zone-begin signed.test >/dev/null
+knotc zone-unset signed.test @ NS ns1 >/dev/null
+knotc zone-commit signed.test >/dev/null
+check "the apex NS set without ns1 is served" \
+	wait_for 5 sh -c "[ \"\$(ip netns exec $CLIENT_NS kdig +time=1 +short @$V4 signed.test NS)\" = ns2.signed.test. ]"
+check "that IXFR was patched (ixfr_image counts eighteen patches)" \
+	patched_at_least 18
+check "kdig +dnssec: the apex NS set and its new RRSIG, as the primary's" \
+	same_as_primary answer signed.test NS
+check "kdig: the additional section names ns2 alone" \
+	sh -c "[ \"\$(ip netns exec $CLIENT_NS kdig +time=1 @$V4 signed.test NS +noall +additional | awk '\$4 == \"A\" { print \$1 }')\" = ns2.signed.test. ]"
 
 stop_pop53
 finish

@@ -597,6 +597,8 @@ enum {
 	K_GLUE_DEL,     /* (signed zones) glue removed (a name losing its last address) */
 	K_GLUE_FIRST,   /* (signed zones) glue that stays gains its first address or loses its
 			   last one */
+	K_APEX_NS,      /* (signed zones) the apex NS set changed (a server added, in the zone
+			   or out of it, one removed, their TTL), signed again */
 	K_N
 };
 static const char *KIND_NAMES[K_N] = { "CNAME flip", "CNAME target", "CNAME dropped", "MX/SRV/SVCB/HTTPS",
@@ -607,7 +609,8 @@ static const char *KIND_NAMES[K_N] = { "CNAME flip", "CNAME target", "CNAME drop
 				       "NSEC: type lost", "DS at a cut", "DNAME changed",
 				       "signed: new delegation",
 				       "signed: delegation gone", "signed: new glue",
-				       "signed: glue removed", "signed: glue 1st/last addr" };
+				       "signed: glue removed", "signed: glue 1st/last addr",
+				       "signed: apex NS changed" };
 static unsigned diff_kinds;
 
 static bool name_eq(const uint8_t *a, const uint8_t *b, size_t len)
@@ -1203,7 +1206,8 @@ static int pick_data(const struct p53_rrs *base, struct p53_rr_view *v)
 
 /* Set: random_signed_diff also adds and removes names and types in NSEC zones, with the
  * NSEC chain made right (new NSECs, the neighbours' next names, bitmaps) and signed; 2:
- * delegations and glue instead, in NSEC and NSEC3 zones (deleg_chain_ops). */
+ * delegations and glue instead, in NSEC and NSEC3 zones (deleg_chain_ops); 4: CNAME owners
+ * and the apex NS set (alias_chain_ops). */
 static int chain_ops;
 
 /* One NSEC owner of the model: its types, and its NSEC in base (rd NULL: a new owner). */
@@ -2510,6 +2514,200 @@ static void deleg_chain_ops(struct p53_ixfr_step *st, const struct p53_ixfr *d,
 	deny_again(st, d, base, apex, al, out, n_out);
 }
 
+/* The RRSIGs over every (owner, type) step st adds or deletes records of, deleted (deny_again()
+ * signs the RRsets left without one again, as a signer signs what changed). */
+static void unsign_changed(struct p53_ixfr_step *st, const struct p53_rrs *base)
+{
+	for (int part = 0; part < 2; part++) {
+		struct p53_rrs copy = { 0 };
+		const struct p53_rrs *r = part ? &st->add : &st->del;
+		struct p53_rr_view x;
+		size_t p = 0;
+		/* (st->del grows below: walk a copy) */
+		while (p53_rrs_next(r, &p, &x) == 1)
+			if (x.type != 46 && x.type != 47 && x.type != 50 && x.type != 6)
+				assert_int_equal(p53_rrs_add(&copy, x.owner, x.owner_len, x.type, x.cls,
+							     x.ttl, x.rdata, x.rdlen), 0);
+		p = 0;
+		while (p53_rrs_next(&copy, &p, &x) == 1)
+			del_sigs(st, base, x.owner, x.owner_len, x.type);
+		p53_rrs_free(&copy);
+	}
+}
+
+/* A random CNAME owner of base: its CNAME record in *v. 0, or -1 when it has none. */
+static int pick_cname(const struct p53_rrs *base, struct p53_rr_view *v)
+{
+	struct p53_rr_view x;
+	size_t p = 0, n = 0;
+
+	while (p53_rrs_next(base, &p, &x) == 1)
+		if (x.type == 5 && rnd((uint32_t)++n) == 0)
+			*v = x;
+	return n > 0 ? 0 : -1;
+}
+
+/*
+ * In step st of d from base (a signed zone with an NSEC or NSEC3 chain): one or two of a CNAME
+ * at a new name (maybe below a new empty non-terminal, maybe a wildcard), a name whose records
+ * are replaced by a CNAME (an MX or NS target among them: the lists naming it lose it), a
+ * CNAME's target or TTL changed, a CNAME removed (its name going, or given an address), the
+ * apex NS set changed (a server added out of the zone or in it with a new address, one
+ * removed, their TTL); the RRSIGs over what changed deleted, then deny_again() signs and makes
+ * the chain as a signer does.
+ */
+static void alias_chain_ops(struct p53_ixfr_step *st, const struct p53_ixfr *d,
+			    const struct p53_rrs *base, const uint8_t *apex, size_t al,
+			    struct nsec_ent **out, size_t *n_out)
+{
+	uint8_t nm[300], tg[300];
+	struct p53_rr_view v;
+	int ops = 1 + (int)rnd(2);
+	bool apex_done = false;
+	/* Names an op of this step used: the next op leaves them and what is below them. */
+	uint8_t used[4][300];
+	size_t n_used = 0, ul[4];
+
+#define USED(x, xl) near_used(used, ul, n_used, (x), (xl))
+#define USE(x, xl) do { memcpy(used[n_used], (x), (xl)); ul[n_used++] = (xl); } while (0)
+	for (int o = 0; o < ops; o++) {
+		uint32_t kind = rnd(5);
+		size_t nl = 0, tl = 0;
+		if (kind == 0) {
+			/* A CNAME at a new name below a plain one (or below a new empty
+			 * non-terminal, or a new wildcard). */
+			if (pick_data(base, &v) != 0 || !deleg_parent_ok(base, apex, al, v.owner, v.owner_len) ||
+			    (v.owner_len != al && count_of(base, v.owner, v.owner_len, 2) > 0) ||
+			    USED(v.owner, v.owner_len))
+				continue;
+			uint32_t how = rnd(4);
+			if (how == 0) {
+				nm[0] = 1, nm[1] = '*';
+				nl = 2;
+			} else {
+				nm[0] = (uint8_t)sprintf((char *)nm + 1, "c%03u", rnd(1000));
+				nl = 1u + nm[0];
+			}
+			if (how == 1) {
+				nm[nl] = (uint8_t)sprintf((char *)nm + nl + 1, "e%u", rnd(3));
+				nl += 1u + nm[nl];
+			}
+			if (nl + v.owner_len > 255)
+				continue;
+			memcpy(nm + nl, v.owner, v.owner_len);
+			nl += v.owner_len;
+			if (owner_under(base, nm, nl, false) || USED(nm, nl))
+				continue;
+			tl = target(tg);
+			assert_int_equal(p53_rrs_add(&st->add, nm, nl, 5, 1, 3600, tg, tl), 0);
+			USE(nm, nl);
+			diff_kinds |= 1u << K_CNAME_FLIP;
+		} else if (kind == 1) {
+			/* A name's records replaced by a CNAME (not the apex, a cut or glue; an
+			 * MX, SRV or NS target maybe). */
+			if (pick_data(base, &v) != 0 || v.owner_len == al ||
+			    !deleg_parent_ok(base, apex, al, v.owner, v.owner_len) ||
+			    count_of(base, v.owner, v.owner_len, 2) > 0 || USED(v.owner, v.owner_len))
+				continue;
+			struct p53_rr_view x;
+			size_t p = 0;
+			while (p53_rrs_next(base, &p, &x) == 1)
+				if (same_owner(&x, v.owner, v.owner_len) && x.type != 47 &&
+				    covered_of(&x) != 47)
+					del_once(st, &x);
+			tl = target(tg);
+			if (tl == v.owner_len && name_eq(tg, v.owner, tl))
+				tl = wname("www.elsewhere.example.", tg);
+			assert_int_equal(p53_rrs_add(&st->add, v.owner, v.owner_len, 5, 1, 3600, tg, tl), 0);
+			USE(v.owner, v.owner_len);
+			diff_kinds |= 1u << K_CNAME_FLIP;
+		} else if (kind == 2) {
+			/* A CNAME's target or its TTL changed. */
+			if (pick_cname(base, &v) != 0 || USED(v.owner, v.owner_len) ||
+			    !deleg_parent_ok(base, apex, al, v.owner + 1 + v.owner[0],
+					     v.owner_len - 1u - v.owner[0]))
+				continue;
+			del_once(st, &v);
+			uint32_t ttl = v.ttl;
+			if (rnd(3) == 0) {
+				ttl = v.ttl + 60 * (1 + rnd(10));
+				memcpy(tg, v.rdata, v.rdlen);
+				tl = v.rdlen;
+			} else {
+				tl = target(tg);
+			}
+			if (tl == v.owner_len && name_eq(tg, v.owner, tl))
+				tl = wname("www.elsewhere.example.", tg);
+			assert_int_equal(p53_rrs_add(&st->add, v.owner, v.owner_len, 5, 1, ttl, tg, tl), 0);
+			USE(v.owner, v.owner_len);
+			diff_kinds |= 1u << K_CNAME_TARGET;
+		} else if (kind == 3) {
+			/* A CNAME removed: its name goes (unless names stay below it), or gets an
+			 * address. */
+			if (pick_cname(base, &v) != 0 || USED(v.owner, v.owner_len) ||
+			    !deleg_parent_ok(base, apex, al, v.owner + 1 + v.owner[0],
+					     v.owner_len - 1u - v.owner[0]))
+				continue;
+			del_once(st, &v);
+			if (rnd(2))
+				add_a(st, v.owner, v.owner_len, 3600);
+			USE(v.owner, v.owner_len);
+			diff_kinds |= 1u << K_CNAME_DROP;
+		} else if (!apex_done) {
+			/* The apex NS set: a server added (out of the zone, or a new name of the
+			 * zone with its address), one removed (one stays), or their TTL. */
+			uint32_t n_ns = count_of(base, apex, al, 2), how = rnd(4), ns_ttl = 3600;
+			struct p53_rr_view x;
+			size_t p = 0;
+			while (p53_rrs_next(base, &p, &x) == 1)
+				if (x.type == 2 && same_owner(&x, apex, al))
+					ns_ttl = x.ttl;
+			p = 0;
+			if (how == 0) {
+				char txt[64];
+				snprintf(txt, sizeof(txt), "ns%u.elsewhere.example.", rnd(1000));
+				nl = wname(txt, nm);
+				bool had = false;
+				while (p53_rrs_next(base, &p, &x) == 1)
+					had |= x.type == 2 && same_owner(&x, apex, al) && x.rdlen == nl &&
+					       name_eq(x.rdata, nm, nl);
+				if (had || n_ns > 4)
+					continue;
+				assert_int_equal(p53_rrs_add(&st->add, apex, al, 2, 1, ns_ttl, nm, nl), 0);
+			} else if (how == 1) {
+				nm[0] = (uint8_t)sprintf((char *)nm + 1, "ns%03u", rnd(1000));
+				nl = 1u + nm[0];
+				memcpy(nm + nl, apex, al);
+				nl += al;
+				if (owner_under(base, nm, nl, false) || USED(nm, nl) || n_ns > 4)
+					continue;
+				assert_int_equal(p53_rrs_add(&st->add, apex, al, 2, 1, ns_ttl, nm, nl), 0);
+				add_a(st, nm, nl, 3600);
+				USE(nm, nl);
+			} else if (how == 2 && n_ns > 1) {
+				uint32_t want = rnd(n_ns), i = 0;
+				while (p53_rrs_next(base, &p, &x) == 1)
+					if (x.type == 2 && same_owner(&x, apex, al) && i++ == want)
+						del_once(st, &x);
+			} else {
+				uint32_t ttl = ns_ttl == 3600 ? 7200 : 3600;
+				while (p53_rrs_next(base, &p, &x) == 1)
+					if (x.type == 2 && same_owner(&x, apex, al)) {
+						del_once(st, &x);
+						assert_int_equal(p53_rrs_add(&st->add, apex, al, 2, 1, ttl,
+									     x.rdata, x.rdlen), 0);
+					}
+			}
+			apex_done = true;
+			diff_kinds |= 1u << K_APEX_NS;
+		}
+	}
+#undef USED
+#undef USE
+	unsign_changed(st, base);
+	deny_again(st, d, base, apex, al, out, n_out);
+}
+
 static bool touched_by(const struct nsec_ent *e, size_t n, const struct p53_rr_view *v)
 {
 	for (size_t i = 0; i < n; i++)
@@ -2562,6 +2760,8 @@ static void random_signed_diff(const struct p53_rrs *base, const uint8_t *apex, 
 			nsec_chain_ops(st, base, apex, al, &ce, &n_ce);
 	} else if (chain_ops == 2) {
 		deleg_chain_ops(st, d, base, apex, al, &ce, &n_ce);
+	} else if (chain_ops == 4) {
+		alias_chain_ops(st, d, base, apex, al, &ce, &n_ce);
 	} else if (chain_ops) {
 		nsec3_chain_ops(st, base, apex, al, &ce, &n_ce);
 	}
@@ -4132,6 +4332,7 @@ static void shape_check(const void *img, const struct p53_zone_src *src, const u
 		ask_do_too = do_too;
 		same_answers(patched, fresh, &nm, what);
 		same_links(patched, fresh, what);
+		same_lists(patched, fresh, what);
 		ask_do_too = 0;
 		free(nm.n);
 		free(nm.len);
@@ -4925,6 +5126,208 @@ static void test_signed_deleg_shapes(void **state)
 	shape_deny = false;
 }
 
+/*
+ * Signed zones' CNAME owners and apex NS set as a signing primary changes them
+ * (alias_chain_ops: CNAMEs at new names, names whose records a CNAME replaces, targets and
+ * TTLs changed, CNAMEs removed or replaced by an address, the apex NS set changed; the
+ * RRSIGs and the chain made again by deny_again), on each chain type (ldns NSEC and NSEC3,
+ * kzonesign NSEC3 opt-out): patched, never declined, and served with and without DO, with
+ * the same additional lists and links, as the full compile, each kind at least once.
+ */
+static void test_signed_aliases(void **state)
+{
+	(void)state;
+	const unsigned need = 1u << K_CNAME_FLIP | 1u << K_CNAME_TARGET | 1u << K_CNAME_DROP |
+			      1u << K_APEX_NS;
+
+	rng = seed(1034 + 2181);
+	ask_do_too = 1;
+	chain_ops = 4;
+	diff_kind = DIFF_SIGNED_OK;
+	for (size_t z = 0; z < sizeof(SIGNED) / sizeof(SIGNED[0]); z++) {
+		char path[512], what[64];
+		snprintf(path, sizeof(path), "%s/tests/unit/dataplane/zones/%s", P53_SRCDIR, SIGNED[z][1]);
+		struct p53_zone_src src = { .name = SIGNED[z][0], .file = path, .flags = P53_ZONE_SECONDARY };
+		struct outcome o = { 0 };
+		chain_for(&src, 1, 0, SIGNED[z][0], 30, 15, need, 1, &o);
+		snprintf(what, sizeof(what), "%s CNAMEs and apex NS", SIGNED[z][0]);
+		signed_patched(&o, what, 15);
+		kinds_patched(&o, need, 1);
+	}
+	chain_ops = 0;
+	diff_kind = DIFF_UNSIGNED;
+	ask_do_too = 0;
+}
+
+/* One change of an alias shape (alias_shape): + or - owner type data, ttl 0 for the zones'
+ * 3600. */
+struct ashape_rr {
+	char op;
+	const char *owner;
+	uint16_t type;          /* A (data an address), NS or CNAME (data a name) */
+	const char *data;       /* with '-', "*": every record of the type at the owner */
+	uint32_t ttl;
+};
+
+/*
+ * A signed zone's CNAME and apex NS shapes (issue 13) on one of tests/unit/dataplane/zones'
+ * signed zones, as a signing primary sends them: the records, the RRSIGs over what changed
+ * made again and the NSEC or NSEC3 chain (deny_again); patched (why_has NULL) and answered
+ * with and without DO, with the same additional lists and links, as the full compile, or
+ * declined with a reason holding why_has.
+ */
+static void alias_shape(const char *zone, const char *file, const char *what,
+			const struct ashape_rr *rr, size_t n, const char *why_has)
+{
+	char err[1024], path[512];
+	snprintf(path, sizeof(path), "%s/tests/unit/dataplane/zones/%s", P53_SRCDIR, file);
+	struct p53_zone_src src = { .name = zone, .file = path, .flags = P53_ZONE_SECONDARY };
+	size_t len = 0;
+	void *img = p53_image_build(&src, 1, &len, err, sizeof(err), quiet, NULL);
+	uint8_t apex[300];
+	size_t al = wname(zone, apex);
+	struct p53_rrs base = { 0 };
+	struct p53_ixfr d = { 0 };
+
+	assert_non_null(img);
+	zone_rrs(img, 0, &base);
+	struct p53_ixfr_step *st = soa_step(&base, &d);
+	del_sigs(st, &base, apex, al, 6);
+	add_sig(st, apex, al, 6, 3600, apex, al);
+	for (size_t i = 0; i < n; i++) {
+		uint8_t nm[300];
+		size_t nl = wname(rr[i].owner, nm);
+		if (rr[i].op == '-' && strcmp(rr[i].data, "*") == 0)
+			assert_true(del_all(st, &base, nm, nl, rr[i].type) > 0);
+		else
+			shape_rr(st, rr[i].op, nm, nl, rr[i].type, rr[i].data,
+				 rr[i].ttl != 0 ? rr[i].ttl : 3600);
+	}
+	struct nsec_ent *ce = NULL;
+	size_t n_ce = 0;
+	unsign_changed(st, &base);
+	deny_again(st, &d, &base, apex, al, &ce, &n_ce);
+	free(ce);
+	shape_check(img, &src, apex, al, &base, &d, zone, what, why_has, true);
+	free(img);
+}
+
+/* Signed zones' CNAMEs (at new names, below a new empty non-terminal, a new wildcard one,
+ * out of the zone; an address replaced by one, at an MX target and at an apex NS target;
+ * their targets and TTLs changed; removed, replaced by an address) and apex NS sets (a server
+ * added out of the zone, in it with its address, one removed, the set replaced by a name of
+ * the zone and glue below a cut, their TTL), each on each chain type; a CNAME that would be
+ * glue declines. */
+static void test_signed_alias_shapes(void **state)
+{
+	(void)state;
+	rng = seed(1035);
+	for (size_t z = 0; z < sizeof(SIGNED) / sizeof(SIGNED[0]); z++) {
+		const char *zn = SIGNED[z][0];
+		char cn[64], ce[64], cw[64], co[64], mail[64], ns1[64], ns2[64], ns3[64], alias[64],
+		     walias[64], www[64], xw[64], yw[64], glue[64], below_cut[64];
+		snprintf(cn, sizeof(cn), "cn.%s", zn);
+		snprintf(ce, sizeof(ce), "c.e.%s", zn);
+		snprintf(cw, sizeof(cw), "*.cw.%s", zn);
+		snprintf(co, sizeof(co), "out-cn.%s", zn);
+		snprintf(mail, sizeof(mail), "mail.%s", zn);
+		snprintf(ns1, sizeof(ns1), "ns1.%s", zn);
+		snprintf(ns2, sizeof(ns2), "ns2.%s", zn);
+		snprintf(ns3, sizeof(ns3), "ns3.%s", zn);
+		snprintf(alias, sizeof(alias), "alias.%s", zn);
+		snprintf(walias, sizeof(walias), "walias.%s", zn);
+		snprintf(www, sizeof(www), "www.%s", zn);
+		snprintf(xw, sizeof(xw), "x.wild.%s", zn);
+		snprintf(yw, sizeof(yw), "y.wild.%s", zn);
+		snprintf(glue, sizeof(glue), "ns.secure.%s", zn);
+		snprintf(below_cut, sizeof(below_cut), "c.secure.%s", zn);
+		const struct ashape_rr new_name[] = {
+			{ '+', cn, 5, www, 0 },
+		}, new_ent[] = {
+			{ '+', ce, 5, mail, 0 },
+		}, new_wild[] = {
+			{ '+', cw, 5, www, 0 },
+		}, out[] = {
+			{ '+', co, 5, "www.elsewhere.example.", 0 },
+		}, mx_target[] = {
+			{ '-', mail, 1, "*", 0 },
+			{ '+', mail, 5, www, 0 },
+		}, ns_target[] = {
+			{ '-', ns1, 1, "*", 0 },
+			{ '+', ns1, 5, www, 0 },
+		}, target[] = {
+			{ '-', alias, 5, www, 0 },
+			{ '+', alias, 5, mail, 0 },
+		}, ttl[] = {
+			{ '-', alias, 5, www, 0 },
+			{ '+', alias, 5, www, 600 },
+		}, wild_target[] = {
+			{ '-', walias, 5, xw, 0 },
+			{ '+', walias, 5, yw, 0 },
+		}, gone[] = {
+			{ '-', alias, 5, "*", 0 },
+		}, to_addr[] = {
+			{ '-', alias, 5, "*", 0 },
+			{ '+', alias, 1, "192.0.2.77", 0 },
+		}, to_ns_addr[] = {
+			/* a name that gains its first address as the apex NS names it */
+			{ '-', alias, 5, "*", 0 },
+			{ '+', alias, 1, "192.0.2.78", 0 },
+			{ '+', zn, 2, alias, 0 },
+		}, at_glue[] = {
+			{ '-', glue, 1, "*", 0 },
+			{ '+', glue, 5, www, 0 },
+		}, new_glue[] = {
+			{ '+', below_cut, 5, www, 0 },
+		}, ns_out[] = {
+			{ '+', zn, 2, "ns.elsewhere.example.", 0 },
+		}, ns_new[] = {
+			{ '+', zn, 2, ns3, 0 },
+			{ '+', ns3, 1, "192.0.2.3", 0 },
+		}, ns_gone[] = {
+			{ '-', zn, 2, ns2, 0 },
+		}, ns_set[] = {
+			/* a name of the zone and glue below a cut */
+			{ '-', zn, 2, ns1, 0 },
+			{ '-', zn, 2, ns2, 0 },
+			{ '+', zn, 2, www, 0 },
+			{ '+', zn, 2, glue, 0 },
+		}, ns_ttl[] = {
+			{ '-', zn, 2, ns1, 0 },
+			{ '-', zn, 2, ns2, 0 },
+			{ '+', zn, 2, ns1, 7200 },
+			{ '+', zn, 2, ns2, 7200 },
+		};
+		alias_shape(zn, SIGNED[z][1], "a CNAME at a new name", new_name, 1, NULL);
+		alias_shape(zn, SIGNED[z][1], "a CNAME below a new empty non-terminal", new_ent, 1, NULL);
+		alias_shape(zn, SIGNED[z][1], "a new wildcard CNAME", new_wild, 1, NULL);
+		alias_shape(zn, SIGNED[z][1], "a CNAME out of the zone", out, 1, NULL);
+		alias_shape(zn, SIGNED[z][1], "an MX target's address replaced by a CNAME", mx_target,
+			    2, NULL);
+		alias_shape(zn, SIGNED[z][1], "an apex NS target's address replaced by a CNAME",
+			    ns_target, 2, NULL);
+		alias_shape(zn, SIGNED[z][1], "a CNAME's target changed", target, 2, NULL);
+		alias_shape(zn, SIGNED[z][1], "a CNAME's TTL changed", ttl, 2, NULL);
+		alias_shape(zn, SIGNED[z][1], "a CNAME to a wildcard's name re-pointed", wild_target, 2,
+			    NULL);
+		alias_shape(zn, SIGNED[z][1], "a CNAME removed", gone, 1, NULL);
+		alias_shape(zn, SIGNED[z][1], "a CNAME replaced by an address", to_addr, 2, NULL);
+		alias_shape(zn, SIGNED[z][1], "a CNAME replaced by an address the apex NS names",
+			    to_ns_addr, 3, NULL);
+		alias_shape(zn, SIGNED[z][1], "an apex NS added out of the zone", ns_out, 1, NULL);
+		alias_shape(zn, SIGNED[z][1], "an apex NS added with its address", ns_new, 2, NULL);
+		alias_shape(zn, SIGNED[z][1], "an apex NS removed", ns_gone, 1, NULL);
+		alias_shape(zn, SIGNED[z][1], "the apex NS set replaced (a name, glue)", ns_set, 4,
+			    NULL);
+		alias_shape(zn, SIGNED[z][1], "the apex NS TTL changed", ns_ttl, 4, NULL);
+		/* Glue (not signed, no NSEC or NSEC3): declined. */
+		alias_shape(zn, SIGNED[z][1], "glue's address replaced by a CNAME", at_glue, 2,
+			    "becomes a CNAME owner below a cut in a signed zone");
+		alias_shape(zn, SIGNED[z][1], "a CNAME new below a cut", new_glue, 1,
+			    "becomes a CNAME owner below a cut in a signed zone");
+	}
+}
+
 static void test_signed_declined(void **state)
 {
 	(void)state;
@@ -5399,6 +5802,8 @@ int main(void)
 		cmocka_unit_test(test_signed_wild_shapes),
 		cmocka_unit_test(test_signed_delegations),
 		cmocka_unit_test(test_signed_deleg_shapes),
+		cmocka_unit_test(test_signed_aliases),
+		cmocka_unit_test(test_signed_alias_shapes),
 		cmocka_unit_test(test_parent_and_child),
 		cmocka_unit_test(test_genzone),
 		cmocka_unit_test(test_whole_zone),
