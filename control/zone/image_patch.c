@@ -35,11 +35,14 @@
  *     that goes may have been the earliest; at a cut of a signed zone the DS RRset may come,
  *     change or go and the NS set change (cut_rrset_ok), glue change its addresses
  *     (signed_glue), delegations come and go and glue with them (signed_deleg: the links
- *     made again as for an unsigned zone, signed_cuts, signed_links): the NSECs/NSEC3s whose
+ *     made again as for an unsigned zone, signed_cuts, signed_links), cuts nest (a cut
+ *     below a cut, NS above a cut: signed_nest, nested_cut): the NSECs/NSEC3s whose
  *     bitmaps or owners change, and the RRSIGs, come in the diff; a wildcard's records
  *     change, and wildcards come and go, as any name's (wild_links); with a chain, CNAME
  *     owners come, go and change as any name's (signed_cname, signed_cnames: not glue) and
- *     the apex NS set changes (signed_apex_ns: its additional list made again);
+ *     the apex NS set changes (signed_apex_ns: its additional list made again); DNAME
+ *     owners come, go and change as any name's, their links as an unsigned zone's
+ *     (signed_dname, signed_dnames);
  *   - unsigned zones: cuts, glue and wildcards come and go (cut_links), and DNAME owners
  *     (dname_links: the owner's flag; a name that stays below a new one declines).
  * What the old bytes held becomes garbage, counted in p53_image_hdr.pad (KiB).
@@ -90,6 +93,7 @@ struct tn {
 	bool cut_now;           /* a cut: an NS RRset below the apex */
 	uint32_t occ_now;       /* its occluder (the closest cut above it), or P53_NONE */
 	bool deleg;             /* (signed zones) becomes a cut or stops being one (signed_deleg) */
+	bool dn_s;              /* (signed zones) a DNAME owner before or after (signed_dname) */
 };
 
 /* A set of canonical names: open addressing on a case-folded hash, so a probe in any case
@@ -252,6 +256,8 @@ static bool signed_type_ok(uint16_t type, bool apex)
 		return !apex; /* at a cut only (cut_rrset_ok) */
 	case P53_T_NS:
 		return true; /* at a cut (cut_rrset_ok), at the apex (signed_apex_ns) */
+	case P53_T_DNAME:
+		return !apex; /* at a DNAME owner that comes, goes or changes (signed_dname) */
 	default:
 		return type_ok(type, apex);
 	}
@@ -317,13 +323,83 @@ static bool signed_deleg(const void *img, const struct tn *t, const struct p53_i
 	return md == NULL || !(md->flags & (P53_NODE_DNAME | P53_NODE_CNAME));
 }
 
+/*
+ * A signed zone's name that becomes a DNAME owner, stops being one or changes its DNAME (its
+ * target, its TTL), RFC 6672: its records as any name's, the DNAME with them, and the NSEC
+ * or NSEC3 a signer sends with it (its bitmap gains or loses DNAME) patched with its chain.
+ * What the compiler derives from a DNAME is the owner's flag and the occluder of the names
+ * below it, of which there are none (§2.4): as in an unsigned zone (signed_dnames: a name
+ * that stays below a new owner declines, dname_links; the flag after the layout,
+ * dname_flags). Not the apex, a wildcard, an NSEC3 owner, a cut or CNAME owner before or
+ * after, nor glue or a name below an occluder (a new name below a cut: signed_dnames).
+ */
+static bool signed_dname(const struct tn *t, const struct p53_image_node *od,
+			 const struct p53_image_node *md, bool apex)
+{
+	bool was = od != NULL && (od->flags & P53_NODE_DNAME);
+	bool is = md != NULL && (md->flags & P53_NODE_DNAME);
+
+	if (apex || !(was || is) || t->n3 || (t->name[0] == 1 && t->name[1] == '*'))
+		return false;
+	if (od != NULL && (od->occluder != P53_NONE ||
+			   (od->flags & (P53_NODE_CUT | P53_NODE_CNAME | P53_NODE_GLUE |
+					 P53_NODE_WILD | P53_NODE_NSEC3))))
+		return false;
+	return md == NULL || !(md->flags & (P53_NODE_CUT | P53_NODE_CNAME));
+}
+
+/*
+ * A signed zone's cut below another cut (nodes_link() flags it CUT and GLUE, its occluder
+ * the closest cut above): occluded data as any glue, not signed, no NSEC or NSEC3, no proof;
+ * the names below it are occluded by it. No DNAME above it, itself no DNAME, CNAME or
+ * wildcard owner.
+ */
+static bool nested_cut(const void *img, const struct p53_image_node *nd)
+{
+	return (nd->flags & P53_NODE_CUT) && (nd->flags & P53_NODE_GLUE) &&
+	       nd->occluder != P53_NONE &&
+	       !(nd->flags & (P53_NODE_DNAME | P53_NODE_CNAME | P53_NODE_WILD | P53_NODE_NSEC3)) &&
+	       (p53_image_node(img, nd->occluder)->flags & P53_NODE_CUT) && !dname_above(img, nd);
+}
+
+/*
+ * A signed zone's name below a cut that becomes a cut (NS added at glue, or at an empty
+ * non-terminal below the cut), stops being one or changes its NS set (a nested cut,
+ * nested_cut): its records as any glue's, NS and DS too (none signed, no NSEC or NSEC3 comes
+ * or goes: RFC 4035 §2.2); the links as for any delegation (signed_cuts: the names below it
+ * take it, or the cut above, as their occluder). A new name below a cut with NS is
+ * signed_deleg's (new glue).
+ */
+static bool signed_nest(const void *img, const struct tn *t, const struct p53_image_node *od,
+			const struct p53_image_node *md, bool apex)
+{
+	if (apex || t->n3 || od == NULL || (t->name[0] == 1 && t->name[1] == '*'))
+		return false;
+	if (!nested_cut(img, od) &&
+	    !(signed_glue(img, od) && md != NULL && (md->flags & P53_NODE_CUT)))
+		return false;
+	return md == NULL || !(md->flags & (P53_NODE_DNAME | P53_NODE_CNAME));
+}
+
 /* Whether a new name may stand below node nd of a signed zone as new glue: nd is a cut no
- * cut or DNAME occludes, or glue (signed_glue). */
+ * cut or DNAME occludes, glue (signed_glue) or a nested cut (nested_cut). */
 static bool glue_parent(const void *img, const struct p53_image_node *nd)
 {
 	return ((nd->flags & P53_NODE_CUT) && nd->occluder == P53_NONE &&
 		!(nd->flags & (P53_NODE_WILD | P53_NODE_DNAME | P53_NODE_NSEC3))) ||
-	       signed_glue(img, nd);
+	       signed_glue(img, nd) || nested_cut(img, nd);
+}
+
+/*
+ * An NSEC zone's cut that stays one may lose or gain its NSEC (with its RRSIG): a cut that
+ * comes above it makes it a nested cut, glue, which owns none (RFC 4035 §2.3); the chain is
+ * patched as for any owner that leaves or joins (nsec_plan).
+ */
+static bool cut_nsec_ok(const struct tn *t, const struct p53_image_node *od, uint16_t type,
+			bool nsec_ok)
+{
+	return nsec_ok && type == P53_T_NSEC && t->sigs_only && od != NULL &&
+	       (od->flags & P53_NODE_CUT);
 }
 
 /*
@@ -573,6 +649,8 @@ struct patch {
 	uint32_t *desc;                 /* (node, its new occluder) pairs */
 	size_t n_desc, desc_cap;
 	bool sg_links;                  /* a signed zone's cuts or glue come or go (signed_cuts) */
+	bool sg_dname;                  /* a signed zone's DNAME owners come, go or change
+					   (signed_dnames) */
 };
 
 /* An owner joining an NSEC chain: its gap in the old chain (the old owners before it) and its
@@ -951,21 +1029,22 @@ static bool too_much_garbage(uint64_t garbage, uint64_t size)
 }
 
 /*
- * An unsigned zone's DNAME owner (in the image) above a new name: taken when the owner is a
- * touched name, whose records the small compile holds beside the new name's, so a DNAME
- * that stays fails it there ("data below the DNAME", RFC 6672 §2.4) as the full compile
- * fails, and one that goes leaves the name a plain ancestor.
+ * A DNAME owner (in the image) above a new name: taken when the owner is a touched name,
+ * whose records the small compile holds beside the new name's, so a DNAME that stays fails
+ * it there ("data below the DNAME", RFC 6672 §2.4) as the full compile fails, and one that
+ * goes leaves the name a plain ancestor (in a signed zone, signed_dname: its NSEC or NSEC3
+ * loses DNAME in the diff).
  */
-static bool dname_goes_ok(const struct patch *p, const uint8_t *nm, size_t len, bool sgn)
+static bool dname_goes_ok(const struct patch *p, const uint8_t *nm, size_t len)
 {
-	return !sgn && tn_find(&p->ts, p->t, nm, len) != P53_NONE;
+	return tn_find(&p->ts, p->t, nm, len) != P53_NONE;
 }
 
 /* The names above new name t up to the first one in the image (which must be in the zone,
  * no DNAME owner nor below one; in a signed zone not a cut, glue or below an occluder,
  * unless a cut or glue the new name is glue below: glue_parent): they would be new empty
  * non-terminals (wildcard ones too, wild_links). Queued in p->pend (duplicates allowed).
- * -1: declined. */
+ * -1: declined; -2: declined, a DNAME owner that stays above it. */
 static int new_ancestors(struct patch *p, const void *img, uint32_t z, size_t apex_len,
 			 const struct tn *t, bool sgn)
 {
@@ -976,8 +1055,10 @@ static int new_ancestors(struct patch *p, const void *img, uint32_t z, size_t ap
 		uint32_t m = p53_image_find(img, q, ql, p53_name_hash(q, ql));
 		if (m != P53_NONE) {
 			const struct p53_image_node *nd = p53_image_node(img, m);
+			if (nd->zone == z && (nd->flags & P53_NODE_DNAME) && !dname_goes_ok(p, q, ql))
+				return -2; /* RFC 6672 §2.4: the zone would not compile */
 			if (nd->zone != z || (nd->flags & P53_NODE_NSEC3) ||
-			    ((nd->flags & P53_NODE_DNAME) && !dname_goes_ok(p, q, ql, sgn)) ||
+			    ((nd->flags & P53_NODE_DNAME) && !dname_goes_ok(p, q, ql)) ||
 			    dname_above(img, nd) ||
 			    (sgn && ((nd->flags & (P53_NODE_CUT | P53_NODE_GLUE)) ||
 				     nd->occluder != P53_NONE) && !glue_parent(img, nd)))
@@ -1782,10 +1863,13 @@ static int cut_links(struct patch *p, const void *img, uint32_t z, size_t apex_l
  * A signed zone whose delegations come or go (signed_deleg) or that gains names (new glue
  * below a cut among them): the links as nodes_link() makes them, by cut_links (each touched
  * name's occluder; every node below a name that becomes or stops being a cut, one pass over
- * the zone's nodes), applied after the layout (signed_links). A new cut below another cut,
- * and a cut, DNAME owner or wildcard that a new cut would occlude or one that goes would
- * free, decline (the nested cut's records and its chain would change in ways the diff does
- * not show). 0 (p->sg_links set when there is something to apply), or -1: declined (why).
+ * the zone's nodes), applied after the layout (signed_links). Cuts nest: a new cut below
+ * another is glue (signed_nest), a cut that a new cut occludes becomes glue (its NSEC or
+ * NSEC3 goes in the diff, nodes_link() keeps its CUT flag), one that a cut going frees stops
+ * being glue; names below a nested cut keep it as their occluder. A DNAME owner or wildcard
+ * that a cut coming or going would make glue or free declines (its records and its chain
+ * would change in ways the diff does not show; below a cut already, only its occluder
+ * changes). 0 (p->sg_links set when there is something to apply), or -1: declined (why).
  */
 static int signed_cuts(struct patch *p, const void *img, uint32_t z, size_t apex_len, char *why,
 		       size_t wl)
@@ -1807,18 +1891,11 @@ static int signed_cuts(struct patch *p, const void *img, uint32_t z, size_t apex
 				"and a cut above it comes or goes", txt);
 		return -1;
 	}
-	for (size_t i = 0; i < p->n_t; i++) {
-		const struct tn *t = &p->t[i];
-		if (t->deleg && t->cut_now && t->occ_now != P53_NONE) {
-			decline(why, wl, "%s becomes a cut below another cut in a signed zone",
-				p53_name_to_str(txt, sizeof(txt), t->name));
-			return -1;
-		}
-	}
 	for (size_t j = 0; j < p->n_desc; j++) {
 		const struct p53_image_node *nd = p53_image_node(img, p->desc[2 * j]);
-		if (nd->flags & (P53_NODE_CUT | P53_NODE_DNAME | P53_NODE_WILD)) {
-			decline(why, wl, "%s is a cut, DNAME owner or wildcard below a delegation "
+		if ((nd->flags & (P53_NODE_DNAME | P53_NODE_WILD)) &&
+		    (nd->occluder == P53_NONE) != (p->desc[2 * j + 1] == P53_NONE)) {
+			decline(why, wl, "%s is a DNAME owner or wildcard below a delegation "
 				"that comes or goes in a signed zone",
 				p53_name_to_str(txt, sizeof(txt), p53_image_name(img, nd->name_off)));
 			return -1;
@@ -1997,6 +2074,48 @@ static void dname_flags(const struct patch *p, const void *img, struct p53_image
 		if (dname_now(p, img, t))
 			nodes[t->node].flags |= P53_NODE_DNAME;
 	}
+}
+
+/* ---- Signed zones: DNAME owners that come, go and change ---- */
+
+/*
+ * A signed zone whose DNAME owners come, go or change (signed_dname): as an unsigned zone's
+ * (dname_links: a name of the image that becomes an owner has nothing left below it but
+ * names the diff removes, RFC 6672 §2.4), and a new owner is no glue (below a cut: the
+ * compiler flags it GLUE and signs nothing there, which the diff does not show). The
+ * owners' flags are set after the layout (dname_flags). 0 (p->sg_dname set when there is
+ * one), or -1: declined (why).
+ */
+static int signed_dnames(struct patch *p, const void *img, uint32_t z, char *why, size_t wl)
+{
+	char txt[1024], below[1024];
+	bool any = false;
+
+	for (size_t i = 0; i < p->n_t; i++) {
+		const struct tn *t = &p->t[i];
+		if (!t->dn_s)
+			continue;
+		any = true;
+		/* Occluders are made again (cut_links) only when cuts or new names come. */
+		if (p->sg_links && t->changed && !t->dead && t->occ_now != P53_NONE &&
+		    dname_now(p, img, t)) {
+			decline(why, wl, "%s becomes a DNAME owner below a cut in a signed zone",
+				p53_name_to_str(txt, sizeof(txt), t->name));
+			return -1;
+		}
+	}
+	if (!any)
+		return 0;
+	if (dname_links(p, img, z, txt, sizeof(txt), below, sizeof(below)) != 0) {
+		if (txt[0] == '\0')
+			decline(why, wl, "out of memory");
+		else
+			decline(why, wl, "%s becomes a DNAME owner but %s stays below it (RFC 6672 "
+				"§2.4: the zone does not compile)", txt, below);
+		return -1;
+	}
+	p->sg_dname = true;
+	return 0;
 }
 
 /* ---- Signed zones: wildcards that come and go ---- */
@@ -2205,7 +2324,7 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 				t->glue_s = true;
 			else if (sgn && ((nd->flags & (P53_NODE_CUT | P53_NODE_DNAME | P53_NODE_GLUE |
 						       (t->n3 ? 0 : P53_NODE_NSEC3))) ||
-					 nd->occluder != P53_NONE))
+					 nd->occluder != P53_NONE) && !nested_cut(img, nd))
 				return decline(why, wl, "%s is a cut, a DNAME owner or "
 					       "below a cut", txt);
 			/* An unsigned zone's cuts, glue, wildcards and DNAME owners change here
@@ -2230,8 +2349,9 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 		uint32_t pi = p53_image_find(img, pn, pl, p53_name_hash(pn, pl));
 		if (pi != P53_NONE && p53_image_node(img, pi)->zone == z)
 			t->parent = pi;
-		if (t->old == P53_NONE && new_ancestors(p, img, z, apex_len, t, sgn) != 0) {
-			if (!sgn)
+		int na = t->old == P53_NONE ? new_ancestors(p, img, z, apex_len, t, sgn) : 0;
+		if (na != 0) {
+			if (!sgn || na == -2)
 				return decline(why, wl, "%s is new below a DNAME owner that stays "
 					       "(RFC 6672 §2.4: the zone does not compile)", txt);
 			return decline(why, wl, "%s is new below a cut, DNAME or NSEC3 owner", txt);
@@ -2315,11 +2435,16 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 				       "NSEC3 (it becomes a name of the zone)" : "becomes an NSEC3 owner");
 		/* A signed zone's delegation that comes or goes: its name's records as any name's
 		 * (its NSEC/NSEC3 with them), NS and DS too. */
-		t->deleg = sgn && (nsec_ok || n3_ok) && signed_deleg(img, t, od, md, apex_t);
+		t->deleg = sgn && (nsec_ok || n3_ok) && (signed_deleg(img, t, od, md, apex_t) ||
+							 signed_nest(img, t, od, md, apex_t));
 		if (t->deleg)
 			t->sigs_only = false;
+		/* ... and a DNAME owner that comes, goes or changes its target. */
+		t->dn_s = sgn && (nsec_ok || n3_ok) && signed_dname(t, od, md, apex_t);
+		if (t->dn_s)
+			t->sigs_only = false;
 		if (md != NULL && (md->flags & (P53_NODE_CUT | P53_NODE_DNAME)) && !t->sigs_only &&
-		    !t->deleg && sgn)
+		    !t->deleg && !t->dn_s && sgn)
 			return decline(why, wl, "%s becomes a cut or DNAME owner", txt);
 		uint16_t clash = od != NULL ? steer_clash(img, od, mi, md) : 0;
 		if (clash != 0)
@@ -2336,7 +2461,9 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 			if (sgn && (!(nsec_ok || n3_ok) || t->sigs_only) &&
 			    (x == NULL || y == NULL || x->type != y->type) &&
 			    !cut_rrset_ok(t, od, x != NULL && (y == NULL || x->type < y->type) ?
-					  x->type : y->type, true))
+					  x->type : y->type, true) &&
+			    !cut_nsec_ok(t, od, x != NULL && (y == NULL || x->type < y->type) ?
+					 x->type : y->type, nsec_ok))
 				return decline(why, wl, "%s %s its %s RRset in a signed zone (%s)", txt,
 					       x != NULL && (y == NULL || x->type < y->type) ? "loses" : "gains",
 					       tstr(x != NULL && (y == NULL || x->type < y->type) ? x->type : y->type,
@@ -2350,6 +2477,7 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 				if (!type_ok(x->type, apex_t) && !(!sgn && unsigned_type_ok(x->type, apex_t)) &&
 				    !cut_rrset_ok(t, od, x->type, true) &&
 				    !(t->deleg && (x->type == P53_T_NS || x->type == P53_T_DS)) &&
+				    !(t->dn_s && x->type == P53_T_DNAME) &&
 				    !(nsec_ok && (x->type == P53_T_NSEC || x->type == P53_T_RRSIG)) &&
 				    !(n3_ok && (x->type == 50 || x->type == P53_T_RRSIG)))
 					return decline(why, wl, "%s loses its %s RRset", txt,
@@ -2398,6 +2526,7 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 				if (!(type_ok(y->type, apex_t) || (!sgn && unsigned_type_ok(y->type, apex_t)) ||
 				      cut_rrset_ok(t, od, y->type, false) ||
 				      (t->deleg && (y->type == P53_T_NS || y->type == P53_T_DS)) ||
+				      (t->dn_s && y->type == P53_T_DNAME) ||
 				      (sgn && apex_t && (y->type == 48 || y->type == 59 || y->type == 60)) ||
 				      (sgn && signed_apex_ns(x, y, apex_t)) ||
 				      (nsec_ok && (y->type == P53_T_NSEC || y->type == P53_T_RRSIG)) ||
@@ -2651,6 +2780,9 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 		return NULL;
 	/* ... and its CNAME owners that come and go (not glue). */
 	if (sgn && (nsec_ok || n3_ok) && signed_cnames(p, img, why, wl) != 0)
+		return NULL;
+	/* ... and when DNAME owners come, go or change (signed_dnames). */
+	if (sgn && signed_dnames(p, img, z, why, wl) != 0)
 		return NULL;
 
 	/* Additional-section targets: a node losing its addresses leaves every list naming it
@@ -3048,6 +3180,8 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 	}
 	if (p->sg_links)
 		signed_links(p, nodes);
+	if (p->sg_dname)
+		dname_flags(p, img, nodes);
 	if (p->nsec_redo)
 		nsec_proofs(p, img, ni, z);
 	if (p->n3_redo && n3_proofs(p, img, ni, z, why, wl) != 0) {

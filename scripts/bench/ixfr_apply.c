@@ -37,7 +37,8 @@
  * their NSECs and the neighbours' NSECs changed and signed again; in an NSEC3-signed zone
  * (names3_changes) their NSEC3s, and the NSEC3s whose next hash changes, signed again.
  *
- * With --dname, 50 DNAMEs added instead (dname_changes).
+ * With --dname, 50 DNAMEs added instead (dname_changes; on an NSEC- or NSEC3-signed zone
+ * dname_changes_signed: at 50 hosts, with their RRSIGs and the hosts' NSECs/NSEC3s).
  *
  * Usage: p53-ixfr-apply [--cdn | --names | --dname] ZONEFILE [RUNS]  (the zone is big.test.; RUNS default 5)
  * P53_IXFR_MODES, when set, runs only the modes it names, comma-separated (e.g.
@@ -306,6 +307,76 @@ static int dname_changes(const struct p53_rrs *base, struct p53_ixfr_step *st)
 }
 
 static int cdn, names, dnames;
+
+static size_t n3_owner(const uint8_t h[P53_NSEC3_HASH_LEN], uint8_t *out);
+
+/*
+ * --dname on a signed zone (NSEC or NSEC3: issue 13, signed_dname): 50 host names
+ * (host000300..349) each gain a DNAME beside their A, as a signing primary sends it: the
+ * DNAME and its RRSIG, the host's NSEC (or the NSEC3 at its hash) with DNAME in its bitmap,
+ * signed again. A name of the image becoming a DNAME owner: one pass over the zone's nodes
+ * (dname_links) finds that nothing stays below them.
+ */
+static int dname_changes_signed(const struct p53_rrs *base, struct p53_ixfr_step *st)
+{
+	struct p53_rr_view v, param, den, sig;
+	uint8_t apex[256], name[256], own[256], rd[2048];
+	char txt[256];
+	size_t al = wire_name(ORIGIN, apex);
+	int n3 = find(base, apex, al, 51, &param) == 0;
+
+	for (int k = 0; k < 50; k++) {
+		snprintf(txt, sizeof(txt), "host%06d.region%d." ORIGIN, 300 + k, (300 + k) % 128);
+		size_t nl = wire_name(txt, name);
+		if (find(base, name, nl, 1, &v) != 0 || sig_find(base, name, nl, 1, sizeof(rd), &sig) != 0)
+			return -1;
+		snprintf(txt, sizeof(txt), "region%d.example.net.", k % 128);
+		if (p53_rrs_add(&st->add, name, nl, 39, 1, v.ttl, rd, wire_name(txt, rd)) != 0)
+			return -1;
+		/* Its RRSIG: the A's, covering DNAME, other signature bytes. */
+		memcpy(rd, sig.rdata, sig.rdlen);
+		rd[0] = 0;
+		rd[1] = 39;
+		for (size_t b = sig.rdlen - 8; b < sig.rdlen; b++)
+			rd[b] ^= 0x3c;
+		if (p53_rrs_add(&st->add, name, nl, 46, 1, sig.ttl, rd, sig.rdlen) != 0)
+			return -1;
+		/* The denial record at the name (NSEC) or its hash (NSEC3): DNAME in window 0. */
+		const uint8_t *on = name;
+		size_t ol = nl;
+		if (n3) {
+			uint8_t h[P53_NSEC3_HASH_LEN];
+			p53_nsec3_hash(name, nl, param.rdata + 5, param.rdata[4],
+				       p53_get16(param.rdata + 2), h);
+			ol = n3_owner(h, own);
+			on = own;
+		}
+		if (find(base, on, ol, n3 ? 50 : 47, &den) != 0)
+			return -1;
+		int nh = p53_name_len(den.rdata, den.rdlen);
+		size_t head = n3 ? 6u + den.rdata[4] + den.rdata[5 + den.rdata[4]] : (size_t)nh;
+		if (nh < 0 || den.rdlen < head + 2 || den.rdata[head] != 0)
+			return -1;
+		uint8_t bl = den.rdata[head + 1], blk[32] = { 0 };
+		memcpy(blk, den.rdata + head + 2, bl);
+		blk[4] |= 0x01; /* type 39: byte 4, its last bit (RFC 4034 §4.1.2) */
+		uint8_t nbl = bl < 5 ? 5 : bl;
+		size_t l = head;
+		memcpy(rd, den.rdata, head);
+		rd[l++] = 0;
+		rd[l++] = nbl;
+		memcpy(rd + l, blk, nbl);
+		l += nbl;
+		memcpy(rd + l, den.rdata + head + 2 + bl, den.rdlen - head - 2 - bl);
+		l += den.rdlen - head - 2 - bl;
+		if (p53_rrs_add(&st->del, den.owner, den.owner_len, den.type, 1, den.ttl, den.rdata,
+				den.rdlen) != 0 ||
+		    p53_rrs_add(&st->add, den.owner, den.owner_len, den.type, 1, den.ttl, rd, l) != 0 ||
+		    resign(base, den.owner, den.owner_len, den.type, st) != 0)
+			return -1;
+	}
+	return 0;
+}
 
 /* The RRSIG over (owner, covered) in r, copied to `to` (at new_owner, or owner) with other
  * signature bytes; -1 if none. */
@@ -586,6 +657,14 @@ static int make_diff(const struct p53_rrs *base, struct p53_ixfr *d, int sgn)
 			fprintf(stderr, "p53-ixfr-apply: the signed zone's SOA has no RRSIG\n");
 			return -1;
 		}
+		if (dnames) {
+			if (dname_changes_signed(base, st) != 0) {
+				fprintf(stderr, "p53-ixfr-apply: --dname: a host, its NSEC/NSEC3 or "
+					"RRSIG missing (not a signed genzone.py zone?)\n");
+				return -1;
+			}
+			return 0;
+		}
 		if (names) {
 			if ((find(base, apex, al, 51, &v) == 0 ? names3_changes(base, st) :
 			     names_changes(base, st)) != 0) {
@@ -838,10 +917,6 @@ int main(int argc, char **argv)
 	struct p53_rrs base = { 0 };
 	struct p53_rrs *want[1] = { &base };
 	struct p53_ixfr d = { 0 };
-	if (dnames && p53_image_zone(img, 0)->dnssec != 0) {
-		fprintf(stderr, "p53-ixfr-apply: --dname takes an unsigned zone\n");
-		return 1;
-	}
 	if (p53_image_zones_rrs(img, want) != 0 ||
 	    make_diff(&base, &d, p53_image_zone(img, 0)->dnssec != 0) != 0) {
 		fprintf(stderr, "p53-ixfr-apply: cannot make the differences\n");

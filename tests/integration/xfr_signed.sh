@@ -12,7 +12,9 @@
 # the glue). A new secure delegation with its glue, and its removal, are patched too, served
 # as the primary serves them (the referral and its glue; then name errors' NSEC3 proofs).
 # A wildcard added, changed and removed; a CNAME added, its target changed, removed; the apex
-# NS set given a second server and losing its first: each patched, served as the primary's.
+# NS set given a second server and losing its first; a DNAME added, its target changed and
+# removed (the synthesized CNAME beside the DNAME and its RRSIG): each patched, served as the
+# primary serves them.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/xfr_lib.sh"
 
@@ -340,6 +342,47 @@ check "kdig +dnssec: the apex NS set and its new RRSIG, as the primary's" \
 	same_as_primary answer signed.test NS
 check "kdig: the additional section names ns2 alone" \
 	sh -c "[ \"\$(ip netns exec $CLIENT_NS kdig +time=1 @$V4 signed.test NS +noall +additional | awk '\$4 == \"A\" { print \$1 }')\" = ns2.signed.test. ]"
+
+# 20. A DNAME comes (issue 13: in a signed zone, with its RRSIG, its NSEC3 and its
+# neighbour's): patched; a name below it is answered with the DNAME, its RRSIG and the
+# synthesized CNAME (RFC 6672 §5.3, not signed), as the primary answers.
+knotc zone-begin signed.test >/dev/null
+knotc zone-set signed.test moved 300 DNAME example.net. >/dev/null
+knotc zone-commit signed.test >/dev/null
+check "the new DNAME is synthesized (host.moved.signed.test CNAME host.example.net.)" \
+	wait_for 5 sh -c "ip netns exec $CLIENT_NS kdig +time=1 @$V4 host.moved.signed.test A +noall +answer | grep -q 'CNAME.*host.example.net'"
+check "that IXFR was patched (ixfr_image counts nineteen patches)" \
+	patched_at_least 19
+check "kdig +dnssec: the DNAME, its RRSIG and the synthesized CNAME, as the primary's" \
+	same_as_primary answer host.moved.signed.test A
+check "kdig +dnssec: the DNAME asked itself, with its RRSIG, as the primary's" \
+	same_as_primary answer moved.signed.test DNAME
+check "kdig +dnssec: a name error's NSEC3 proof beside the DNAME, as the primary's" \
+	same_as_primary authority nothere.signed.test A
+
+# 21. The DNAME's target changed (signed again): patched; the new synthesis as the primary's.
+knotc zone-begin signed.test >/dev/null
+knotc zone-unset signed.test moved DNAME >/dev/null
+knotc zone-set signed.test moved 300 DNAME example.org. >/dev/null
+knotc zone-commit signed.test >/dev/null
+check "the DNAME's new target is synthesized (host.moved.signed.test CNAME host.example.org.)" \
+	wait_for 5 sh -c "ip netns exec $CLIENT_NS kdig +time=1 @$V4 host.moved.signed.test A +noall +answer | grep -q 'CNAME.*host.example.org'"
+check "that IXFR was patched (ixfr_image counts twenty patches)" \
+	patched_at_least 20
+check "kdig +dnssec: the changed DNAME, its RRSIG and the new CNAME, as the primary's" \
+	same_as_primary answer host.moved.signed.test A
+
+# 22. The DNAME goes (its NSEC3 leaves the chain): patched; names below it are name errors
+# with the primary's NSEC3 proof.
+knotc zone-begin signed.test >/dev/null
+knotc zone-unset signed.test moved >/dev/null
+knotc zone-commit signed.test >/dev/null
+check "host.moved.signed.test is a name error again" \
+	wait_for 5 sh -c "ip netns exec $CLIENT_NS kdig +time=1 @$V4 host.moved.signed.test A | grep -q NXDOMAIN"
+check "that IXFR was patched (ixfr_image counts twenty-one patches)" \
+	patched_at_least 21
+check "kdig +dnssec: the name error's NSEC3 proof, as the primary's" \
+	same_as_primary authority host.moved.signed.test A
 
 stop_pop53
 finish

@@ -599,6 +599,11 @@ enum {
 			   last one */
 	K_APEX_NS,      /* (signed zones) the apex NS set changed (a server added, in the zone
 			   or out of it, one removed, their TTL), signed again */
+	K_SDNAME,       /* (signed zones) a DNAME comes (at a new name, at a leaf with data),
+			   goes (its name with it, or replaced by an address) or changes its
+			   target */
+	K_NEST,         /* (signed zones) a cut below a cut comes (at a new name, at glue),
+			   changes its NS set or goes; NS and DS above a cut */
 	K_N
 };
 static const char *KIND_NAMES[K_N] = { "CNAME flip", "CNAME target", "CNAME dropped", "MX/SRV/SVCB/HTTPS",
@@ -610,7 +615,8 @@ static const char *KIND_NAMES[K_N] = { "CNAME flip", "CNAME target", "CNAME drop
 				       "signed: new delegation",
 				       "signed: delegation gone", "signed: new glue",
 				       "signed: glue removed", "signed: glue 1st/last addr",
-				       "signed: apex NS changed" };
+				       "signed: apex NS changed",
+				       "signed: DNAME changed", "signed: nested cut" };
 static unsigned diff_kinds;
 
 static bool name_eq(const uint8_t *a, const uint8_t *b, size_t len)
@@ -2357,6 +2363,178 @@ static void add_a(struct p53_ixfr_step *st, const uint8_t *nm, size_t nl, uint32
 }
 
 /*
+ * A signed zone's DNAME op for deleg_chain_ops (its RRSIGs and chain made by deny_again):
+ * an owner's target changed, an owner removed (its name with it, or replaced by an
+ * address), or a DNAME added at a new leaf below a plain name or at a leaf with data (no
+ * cut, CNAME, DNAME or wildcard at or above it, nothing below it). The name used in nm (its
+ * length), or 0 when none fits.
+ */
+static size_t dname_deleg_op(struct p53_ixfr_step *st, const struct p53_rrs *base,
+			     const uint8_t *apex, size_t al, uint8_t *nm, uint8_t used[][300],
+			     const size_t *ul, size_t n_used)
+{
+	struct p53_rr_view x, v;
+	size_t p = 0, n = 0, nl = 0;
+	char tgt[64];
+	uint32_t how = rnd(3);
+
+	snprintf(tgt, sizeof(tgt), "t%03u.example.net.", rnd(1000));
+	if (how < 2) {
+		/* An owner of base, below no cut. */
+		while (p53_rrs_next(base, &p, &x) == 1)
+			if (x.type == 39 && rnd(++n) == 0) {
+				p53_name_lower(nm, x.owner, x.owner_len);
+				nl = x.owner_len;
+			}
+		if (nl == 0 || nl == al)
+			return 0;
+		for (const uint8_t *q = nm + 1 + nm[0]; (size_t)(q - nm) < nl - al; q += 1u + q[0])
+			if (count_of(base, q, nl - (size_t)(q - nm), 2) > 0)
+				return 0;
+		if (near_used(used, ul, n_used, nm, nl))
+			return 0;
+		del_all(st, base, nm, nl, 39);
+		del_sigs(st, base, nm, nl, 39);
+		if (how == 0)
+			shape_rr(st, '+', nm, nl, 39, tgt, 3600);
+		else if (rnd(2))
+			add_a(st, nm, nl, 3600);
+		else
+			del_all(st, base, nm, nl, 0);
+		return nl;
+	}
+	/* (deleg_parent_ok takes a cut itself: a DNAME below it would be glue.) */
+	if (pick_data(base, &v) != 0 || v.type == 50 || covered_of(&v) == 50 ||
+	    !deleg_parent_ok(base, apex, al, v.owner, v.owner_len) ||
+	    count_of(base, v.owner, v.owner_len, 2) > 0)
+		return 0;
+	if (rnd(2)) {
+		nm[0] = (uint8_t)sprintf((char *)nm + 1, "n%03u", rnd(1000));
+		nl = 1u + nm[0];
+		if (nl + v.owner_len > 255)
+			return 0;
+		memcpy(nm + nl, v.owner, v.owner_len);
+		nl += v.owner_len;
+		if (owner_under(base, nm, nl, false))
+			return 0;
+	} else {
+		/* A leaf with data: no cut, nothing below it. */
+		if (v.owner_len == al || count_of(base, v.owner, v.owner_len, 2) > 0 ||
+		    owner_under(base, v.owner, v.owner_len, true))
+			return 0;
+		p53_name_lower(nm, v.owner, v.owner_len);
+		nl = v.owner_len;
+	}
+	if (near_used(used, ul, n_used, nm, nl))
+		return 0;
+	shape_rr(st, '+', nm, nl, 39, tgt, 3600);
+	return nl;
+}
+
+/* Whether base has a DNAME, CNAME or wildcard owner strictly below nm. */
+static bool odd_below(const struct p53_rrs *base, const uint8_t *nm, size_t nl)
+{
+	struct p53_rr_view x;
+	size_t p = 0;
+
+	while (p53_rrs_next(base, &p, &x) == 1)
+		if (below(x.owner, x.owner_len, nm, nl) &&
+		    (x.type == 39 || x.type == 5 || (x.owner[0] == 1 && x.owner[1] == '*')))
+			return true;
+	return false;
+}
+
+/* Whether base has a cut strictly below nm without DS (an opt-out chain may leave it out:
+ * occluded, nothing of the chain would show it). */
+static bool insecure_below(const struct p53_rrs *base, const uint8_t *nm, size_t nl)
+{
+	struct p53_rr_view x;
+	size_t p = 0;
+
+	while (p53_rrs_next(base, &p, &x) == 1)
+		if (x.type == 2 && below(x.owner, x.owner_len, nm, nl) &&
+		    count_of(base, x.owner, x.owner_len, 43) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * A signed zone's nested cut op for deleg_chain_ops (deny_again unsigns what becomes
+ * occluded and makes the chain): below a cut c of base, a new cut at a new name (its glue or
+ * none) or at glue, a nested cut's NS set changed or the cut removed; or NS and DS at a
+ * name above a cut (a secure delegation, so that the chain shows it in opt-out too). The
+ * name used in nm (its length), or 0 when none fits.
+ */
+static size_t nest_deleg_op(struct p53_ixfr_step *st, const struct p53_rrs *base,
+			    const uint8_t *apex, size_t al, uint8_t *nm, uint8_t used[][300],
+			    const size_t *ul, size_t n_used)
+{
+	uint8_t c[300], g[300];
+	char txt[600];
+	size_t cl = pick_top_cut(base, apex, al, c), nl = 0;
+	uint32_t how = rnd(4);
+
+	if (cl == 0 || near_used(used, ul, n_used, c, cl) || odd_below(base, c, cl))
+		return 0;
+	if (how == 0) {
+		nm[0] = (uint8_t)sprintf((char *)nm + 1, "n%03u", rnd(1000));
+		nl = 1u + nm[0];
+		if (nl + cl > 250)
+			return 0;
+		memcpy(nm + nl, c, cl);
+		nl += cl;
+		if (owner_under(base, nm, nl, false))
+			return 0;
+		if (rnd(2)) {
+			g[0] = 2, g[1] = 'n', g[2] = 's';
+			memcpy(g + 3, nm, nl);
+			p53_name_to_str(txt, sizeof(txt), g);
+			shape_rr(st, '+', nm, nl, 2, txt, 3600);
+			add_a(st, g, nl + 3, 3600);
+		} else {
+			shape_rr(st, '+', nm, nl, 2, "ns.elsewhere.example.", 3600);
+		}
+	} else if (how == 1) {
+		if ((nl = pick_glue(base, c, cl, nm)) == 0 || count_of(base, nm, nl, 2) > 0)
+			return 0;
+		shape_rr(st, '+', nm, nl, 2, "ns.elsewhere.example.", 3600);
+	} else if (how == 2) {
+		/* A nested cut of base below c. */
+		struct p53_rr_view x;
+		size_t p = 0, n = 0;
+		while (p53_rrs_next(base, &p, &x) == 1)
+			if (x.type == 2 && below(x.owner, x.owner_len, c, cl) && rnd(++n) == 0) {
+				p53_name_lower(nm, x.owner, x.owner_len);
+				nl = x.owner_len;
+			}
+		if (nl == 0)
+			return 0;
+		if (rnd(2))
+			del_all(st, base, nm, nl, 2);
+		else
+			shape_rr(st, '+', nm, nl, 2, "ns2.elsewhere.example.", 3600);
+	} else {
+		/* A name strictly between the apex and c, no cut. */
+		const uint8_t *q = c + 1 + c[0];
+		size_t ql = cl - 1u - c[0], n = 0;
+		for (; ql > al; ql -= 1u + q[0], q += 1u + q[0])
+			if (rnd(++n) == 0) {
+				memcpy(nm, q, ql);
+				nl = ql;
+			}
+		/* (Not over an insecure cut: in an opt-out chain (nsec3.test's has the flag) it
+		 * may own no NSEC3, and its becoming glue would show in no owner that comes or
+		 * goes, which declines: test_signed_nest_shapes.) */
+		if (nl == 0 || !deleg_parent_ok(base, apex, al, nm, nl) || odd_below(base, nm, nl) ||
+		    count_of(base, nm, nl, 2) > 0 || insecure_below(base, nm, nl))
+			return 0;
+		shape_rr(st, '+', nm, nl, 2, "ns.elsewhere.example.", 3600);
+		add_signed(st, nm, nl, 43, apex, al);
+	}
+	return near_used(used, ul, n_used, nm, nl) ? 0 : nl;
+}
+
+/*
  * In step st of d from base (a signed zone with an NSEC or NSEC3 chain): one or two of a new
  * delegation (at a new name, with in-domain glue, out-of-zone name servers, DS or not; or
  * NS at a name with records, maybe with names below it that become glue), a delegation
@@ -2379,9 +2557,21 @@ static void deleg_chain_ops(struct p53_ixfr_step *st, const struct p53_ixfr *d,
 #define USED(x, xl) near_used(used, ul, n_used, (x), (xl))
 #define USE(x, xl) do { memcpy(used[n_used], (x), (xl)); ul[n_used++] = (xl); } while (0)
 	for (int o = 0; o < ops; o++) {
-		uint32_t kind = rnd(6);
+		uint32_t kind = rnd(8);
 		size_t cl = 0, gl = 0, nl = 0;
-		if (kind <= 1) {
+		if (kind == 7) {
+			/* Cuts nest (nest_deleg_op). */
+			if ((nl = nest_deleg_op(st, base, apex, al, nm, used, ul, n_used)) == 0)
+				continue;
+			USE(nm, nl);
+			diff_kinds |= 1u << K_NEST;
+		} else if (kind == 6) {
+			/* A DNAME comes, goes or changes its target (dname_deleg_op). */
+			if ((nl = dname_deleg_op(st, base, apex, al, nm, used, ul, n_used)) == 0)
+				continue;
+			USE(nm, nl);
+			diff_kinds |= 1u << K_SDNAME;
+		} else if (kind <= 1) {
 			/* A new delegation: a new name below a plain name, or NS at a name. */
 			if (pick_data(base, &v) != 0 || v.type == 50 || covered_of(&v) == 50 ||
 			    !deleg_parent_ok(base, apex, al, v.owner, v.owner_len) ||
@@ -2429,7 +2619,8 @@ static void deleg_chain_ops(struct p53_ixfr_step *st, const struct p53_ixfr *d,
 			del_all(st, base, c, cl, 2);
 			del_all(st, base, c, cl, 43);
 			del_sigs(st, base, c, cl, 43);
-			if (rnd(2))
+			/* (A nested cut freed: test_signed_nest_shapes.) */
+			if (rnd(2) || cut_below(base, c, cl))
 				del_below(st, base, c, cl);
 			USE(c, cl);
 			diff_kinds |= 1u << K_DELEG_DEL;
@@ -4644,7 +4835,11 @@ static void signed_shape(const char *zone, const char *file, const char *what,
 			 const struct sshape_rr *rr, size_t n, const char *why_has)
 {
 	char err[1024], path[512];
-	snprintf(path, sizeof(path), "%s/tests/unit/dataplane/zones/%s", P53_SRCDIR, file);
+	/* (An absolute path: a zone made for the test, signed_nest_shapes.) */
+	if (file[0] == '/')
+		snprintf(path, sizeof(path), "%s", file);
+	else
+		snprintf(path, sizeof(path), "%s/tests/unit/dataplane/zones/%s", P53_SRCDIR, file);
 	struct p53_zone_src src = { .name = zone, .file = path, .flags = P53_ZONE_SECONDARY };
 	size_t len = 0;
 	void *img = p53_image_build(&src, 1, &len, err, sizeof(err), quiet, NULL);
@@ -5016,7 +5211,8 @@ static void test_signed_delegations(void **state)
 		{ "optout.test.", "optout.test.zone" },
 	};
 	const unsigned need = 1u << K_DELEG_ADD | 1u << K_DELEG_DEL | 1u << K_GLUE_ADD |
-			      1u << K_GLUE_DEL | 1u << K_GLUE_FIRST;
+			      1u << K_GLUE_DEL | 1u << K_GLUE_FIRST | 1u << K_SDNAME |
+			      1u << K_NEST;
 
 	rng = seed(4035 + 1);
 	ask_do_too = 1;
@@ -5117,9 +5313,10 @@ static void test_signed_deleg_shapes(void **state)
 		signed_shape(zn, Z[z][1], "a secure delegation removed, its glue left", gone_left, 2, NULL);
 		signed_shape(zn, Z[z][1], "new glue below a new empty non-terminal", glue_new, 2, NULL);
 		signed_shape(zn, Z[z][1], "glue removed, still named", glue_gone, 1, NULL);
-		signed_shape(zn, Z[z][1], "a new delegation below a cut", nested, 1,
-			     "becomes a cut below another cut in a signed zone");
-		signed_shape(zn, Z[z][1], "NS above a cut", above_cut, 1, "cut");
+		/* (Patched since: test_signed_nest_shapes.) */
+		signed_shape(zn, Z[z][1], "a new delegation below a cut", nested, 1, NULL);
+		if (z < 2)
+			signed_shape(zn, Z[z][1], "NS above a cut", above_cut, 1, NULL);
 		/* (The name opens the reason: a wildcard's type set, or its becoming a cut.) */
 		signed_shape(zn, Z[z][1], "NS at a wildcard", at_wild, 1, n_wild);
 	}
@@ -5326,6 +5523,254 @@ static void test_signed_alias_shapes(void **state)
 		alias_shape(zn, SIGNED[z][1], "a CNAME new below a cut", new_glue, 1,
 			    "becomes a CNAME owner below a cut in a signed zone");
 	}
+}
+
+/*
+ * A signed zone's DNAME shape whose new content the compiler refuses (data below a DNAME,
+ * RFC 6672 §2.4), made as signed_shape() makes it with deny_again: the full compile fails
+ * and the patch declines, with and without the new content, with a reason holding why_has.
+ */
+static void signed_dname_refused(const char *zone, const char *file, const char *what,
+				 const struct sshape_rr *rr, size_t n, const char *why_has)
+{
+	char err[1024], why[512], path[512];
+	snprintf(path, sizeof(path), "%s/tests/unit/dataplane/zones/%s", P53_SRCDIR, file);
+	struct p53_zone_src src = { .name = zone, .file = path, .flags = P53_ZONE_SECONDARY };
+	size_t len = 0, plen = 0;
+	void *img = p53_image_build(&src, 1, &len, err, sizeof(err), quiet, NULL);
+	uint8_t apex[300];
+	size_t al = wname(zone, apex);
+	struct p53_rrs base = { 0 }, result = { 0 };
+	struct p53_ixfr d = { 0 };
+	struct nsec_ent *ce = NULL;
+	size_t n_ce = 0;
+
+	assert_non_null(img);
+	zone_rrs(img, 0, &base);
+	struct p53_ixfr_step *st = soa_step(&base, &d);
+	for (size_t i = 0; i < n; i++) {
+		uint8_t nm[300];
+		size_t nl = wname(rr[i].owner, nm);
+		if (rr[i].op == '-' && strcmp(rr[i].data, "*") == 0) {
+			assert_true(del_all(st, &base, nm, nl, rr[i].type) > 0);
+			del_sigs(st, &base, nm, nl, rr[i].type);
+		} else {
+			shape_rr(st, rr[i].op, nm, nl, rr[i].type, rr[i].data, 3600);
+		}
+	}
+	deny_again(st, &d, &base, apex, al, &ce, &n_ce);
+	free(ce);
+	assert_int_equal(p53_ixfr_apply(&base, &d, &result, err, sizeof(err)), 0);
+	struct p53_zone_src s2 = src;
+	s2.rrs = result.buf;
+	s2.rrs_len = result.len;
+	s2.file = "(test)";
+	assert_null(p53_image_build(&s2, 1, &len, err, sizeof(err), quiet, NULL));
+	assert_non_null(strstr(err, "below the DNAME"));
+	for (int lazy = 0; lazy < 2; lazy++) {
+		assert_null(p53_image_patch(img, apex, al, &d, lazy ? NULL : &result, NULL, &plen, why,
+					    sizeof(why)));
+		print_message("%s %s: the compile refuses it (%s); declined: %s\n", zone, what, err, why);
+		assert_non_null(strstr(why, why_has));
+	}
+	p53_rrs_free(&base);
+	p53_rrs_free(&result);
+	p53_ixfr_free(&d);
+	free(img);
+}
+
+/*
+ * Signed zones' DNAMEs (issue 13), each shape on each chain type as a signer sends it
+ * (deny_again: the DNAME's RRSIG, the owner's NSEC or NSEC3 bitmap, names that come and go
+ * with theirs): a DNAME added at a new name and at names of the zone (the names below it
+ * removed), removed (its name gone, keeping data, or left an empty non-terminal above a new
+ * name), its target changed; patched and answered with and without DO (the synthesized
+ * CNAME beside the DNAME's RRSIG) as the full compile, the node flags as the compiler's
+ * (same_links). What RFC 6672 §2.4 forbids declines as in an unsigned zone; a DNAME new
+ * below a cut declines.
+ */
+static void test_signed_dname_shapes(void **state)
+{
+	(void)state;
+	rng = seed(6672);
+	shape_deny = true;
+	for (size_t z = 0; z < sizeof(SIGNED) / sizeof(SIGNED[0]); z++) {
+		const char *zn = SIGNED[z][0];
+		char dn[64], moved[64], mail[64], ent[64], x_ent[64], a_dn[64], deep[64], a_deep[64],
+		     b_deep[64], x_sec[64], tgt[64], tgt2[64];
+		snprintf(dn, sizeof(dn), "dname.%s", zn);
+		snprintf(moved, sizeof(moved), "moved.%s", zn);
+		snprintf(mail, sizeof(mail), "mail.%s", zn);
+		snprintf(ent, sizeof(ent), "ent.%s", zn);
+		snprintf(x_ent, sizeof(x_ent), "x.ent.%s", zn);
+		snprintf(a_dn, sizeof(a_dn), "a.x.dname.%s", zn);
+		snprintf(deep, sizeof(deep), "deep.%s", zn);
+		snprintf(a_deep, sizeof(a_deep), "a.b.deep.%s", zn);
+		snprintf(b_deep, sizeof(b_deep), "b.deep.%s", zn);
+		snprintf(x_sec, sizeof(x_sec), "x.secure.%s", zn);
+		snprintf(tgt, sizeof(tgt), "host.target.%s", zn);
+		snprintf(tgt2, sizeof(tgt2), "target.%s", zn);
+		const struct sshape_rr target[] = {
+			{ '-', dn, 39, "*", 0 },
+			{ '+', dn, 39, "example.net.", 0 },
+		}, target_in[] = {
+			{ '-', dn, 39, "*", 0 },
+			{ '+', dn, 39, tgt, 0 },
+		}, gone[] = {
+			{ '-', dn, 39, "*", 0 },
+			{ '-', dn, 47, "*", 0 },
+		}, gone_data[] = {
+			{ '-', dn, 39, "*", 0 },
+			{ '+', dn, 1, "192.0.2.91", 0 },
+		}, gone_below[] = {
+			{ '-', dn, 39, "*", 0 },
+			{ '+', a_dn, 1, "192.0.2.90", 0 },
+		}, new_leaf[] = {
+			{ '+', moved, 39, tgt2, 0 },
+		}, at_name[] = {
+			{ '+', mail, 39, "example.net.", 0 },
+		}, at_ent[] = {
+			{ '+', ent, 39, "example.net.", 0 },
+			{ '-', x_ent, 1, "*", 0 },
+			{ '-', x_ent, 47, "*", 0 },
+		}, at_deep[] = {
+			/* deep and b.deep are empty non-terminals: b.deep goes with a.b.deep */
+			{ '+', deep, 39, "example.net.", 0 },
+			{ '-', a_deep, 16, "*", 0 },
+			{ '-', a_deep, 47, "*", 0 },
+		}, over_name[] = {
+			{ '+', ent, 39, "example.net.", 0 },
+		}, over_ent[] = {
+			{ '+', b_deep, 39, "example.net.", 0 },
+		}, new_below[] = {
+			{ '+', a_dn, 1, "192.0.2.92", 0 },
+		}, under_cut[] = {
+			{ '+', x_sec, 39, "example.net.", 0 },
+		};
+		signed_shape(zn, SIGNED[z][1], "a DNAME's target changed", target, 2, NULL);
+		signed_shape(zn, SIGNED[z][1], "a DNAME's target changed to a name of the zone",
+			     target_in, 2, NULL);
+		/* (The last op of some: the NSEC of a name that goes, NSEC zones only; deny_again
+		 * removes a hashed owner no name has.) */
+		size_t nz = z == 0 ? 1 : 0;
+		signed_shape(zn, SIGNED[z][1], "a DNAME removed (its name goes)", gone, 1 + nz, NULL);
+		signed_shape(zn, SIGNED[z][1], "a DNAME replaced by an address", gone_data, 2, NULL);
+		signed_shape(zn, SIGNED[z][1], "a DNAME removed, a name new below it", gone_below, 2,
+			     NULL);
+		signed_shape(zn, SIGNED[z][1], "a DNAME added at a new name", new_leaf, 1, NULL);
+		signed_shape(zn, SIGNED[z][1], "a DNAME added at a name with an address", at_name, 1,
+			     NULL);
+		signed_shape(zn, SIGNED[z][1], "a DNAME added at an empty non-terminal, the name "
+			     "below removed", at_ent, 2 + nz, NULL);
+		signed_shape(zn, SIGNED[z][1], "a DNAME added above two levels, the name below "
+			     "removed", at_deep, 2 + nz, NULL);
+		signed_shape(zn, SIGNED[z][1], "a DNAME new below a cut", under_cut, 1,
+			     "becomes a DNAME owner below a cut");
+		char why_over[256];
+		snprintf(why_over, sizeof(why_over), "%s becomes a DNAME owner but %s stays below it",
+			 ent, x_ent);
+		signed_dname_refused(zn, SIGNED[z][1], "a DNAME added where a name stays below",
+				     over_name, 1, why_over);
+		snprintf(why_over, sizeof(why_over), "%s becomes a DNAME owner but %s stays below it",
+			 b_deep, a_deep);
+		signed_dname_refused(zn, SIGNED[z][1], "a DNAME added at an empty non-terminal, a "
+				     "name stays below", over_ent, 1, why_over);
+		signed_dname_refused(zn, SIGNED[z][1], "a name new below a DNAME that stays",
+				     new_below, 1, "(RFC 6672 §2.4");
+	}
+	shape_deny = false;
+}
+
+/* Signed zone `file` of tests/unit/dataplane/zones with `extra` (master-file lines) appended,
+ * in a temporary file: its path (to unlink and free). Records below a cut need no RRSIG or
+ * NSEC (glue), so the zone stays signed as the signer left it. */
+static char *zone_plus(const char *file, const char *extra)
+{
+	char path[512];
+	snprintf(path, sizeof(path), "%s/tests/unit/dataplane/zones/%s", P53_SRCDIR, file);
+	FILE *in = fopen(path, "r");
+	assert_non_null(in);
+	size_t cap = 1 << 20;
+	char *buf = malloc(cap);
+	assert_non_null(buf);
+	size_t len = fread(buf, 1, cap - strlen(extra) - 2, in);
+	fclose(in);
+	buf[len] = '\0';
+	strcat(buf, "\n");
+	strcat(buf, extra);
+	char *f = tmp_zone(buf);
+	free(buf);
+	return f;
+}
+
+/*
+ * Signed zones' nested cuts (issue 13), each shape on each chain type as a signer sends it
+ * (deny_again): a new cut below a cut (at a new name, with its own glue or none, at glue
+ * that keeps its address), NS (and DS) above a cut, whose NS and glue become occluded data
+ * (its NSEC or NSEC3 leaves the chain, its DS loses its RRSIGs); on the zone with a nested
+ * cut (sub.secure): its NS set changed, new glue below it, the nested cut removed, and the
+ * cut above it removed (the nested cut freed: signed, its NSEC or NSEC3 joining). Patched and
+ * answered with and without DO as the full compile (the referral from the closest cut,
+ * same_links: CUT, GLUE and occluders as the compiler's).
+ */
+static void test_signed_nest_shapes(void **state)
+{
+	(void)state;
+	rng = seed(4033);
+	shape_deny = true;
+	for (size_t z = 0; z < sizeof(SIGNED) / sizeof(SIGNED[0]); z++) {
+		const char *zn = SIGNED[z][0];
+		char sub[64], nsub[64], nsec[64], bun[64], sec[64], extra[256];
+		snprintf(sub, sizeof(sub), "sub.secure.%s", zn);
+		snprintf(nsub, sizeof(nsub), "ns.sub.secure.%s", zn);
+		snprintf(nsec, sizeof(nsec), "ns.secure.%s", zn);
+		snprintf(bun, sizeof(bun), "b.unsafe.%s", zn);
+		snprintf(sec, sizeof(sec), "secure.%s", zn);
+		const struct sshape_rr at_new[] = {
+			{ '+', sub, 2, "ns.elsewhere.example.", 0 },
+		}, with_glue[] = {
+			{ '+', sub, 2, nsub, 0 },
+			{ '+', nsub, 1, "192.0.2.93", 0 },
+		}, at_glue[] = {
+			/* ns.secure keeps its address, named by secure's NS */
+			{ '+', nsec, 2, "ns.elsewhere.example.", 0 },
+		}, above_secure[] = {
+			{ '+', bun, 2, "ns.elsewhere.example.", 0 },
+			{ '+', bun, 43, "new", 0 },
+		}, above[] = {
+			{ '+', bun, 2, "ns.elsewhere.example.", 0 },
+		}, ns_set[] = {
+			{ '+', sub, 2, "ns2.elsewhere.example.", 0 },
+		}, glue_below[] = {
+			{ '+', sub, 2, nsub, 0 },
+			{ '+', nsub, 1, "192.0.2.94", 0 },
+		}, gone[] = {
+			{ '-', sub, 2, "*", 0 },
+		}, outer_gone[] = {
+			{ '-', sec, 2, "*", 0 },
+			{ '-', sec, 43, "*", 0 },
+		};
+		signed_shape(zn, SIGNED[z][1], "a new cut below a cut", at_new, 1, NULL);
+		signed_shape(zn, SIGNED[z][1], "a new cut below a cut, with its glue", with_glue, 2,
+			     NULL);
+		signed_shape(zn, SIGNED[z][1], "NS at glue (a cut below a cut)", at_glue, 1, NULL);
+		signed_shape(zn, SIGNED[z][1], "NS and DS above a cut (occluded: its NS, its chain)",
+			     above_secure, 2, NULL);
+		/* Opt-out: an insecure cut over an insecure one, neither in the chain: nothing
+		 * of the chain shows that the lower one became glue. */
+		signed_shape(zn, SIGNED[z][1], "NS above a cut", above, 1,
+			     z < 2 ? NULL : "no NSEC or NSEC3 owner comes or goes");
+		snprintf(extra, sizeof(extra), "%s 3600 IN NS ns.elsewhere.example.\n", sub);
+		char *f = zone_plus(SIGNED[z][1], extra);
+		signed_shape(zn, f, "a nested cut's NS set changed", ns_set, 1, NULL);
+		signed_shape(zn, f, "new glue below a nested cut", glue_below, 2, NULL);
+		signed_shape(zn, f, "a nested cut removed", gone, 1, NULL);
+		signed_shape(zn, f, "the cut above a nested cut removed (it is freed)", outer_gone, 2,
+			     NULL);
+		unlink(f);
+		free(f);
+	}
+	shape_deny = false;
 }
 
 static void test_signed_declined(void **state)
@@ -5804,6 +6249,8 @@ int main(void)
 		cmocka_unit_test(test_signed_deleg_shapes),
 		cmocka_unit_test(test_signed_aliases),
 		cmocka_unit_test(test_signed_alias_shapes),
+		cmocka_unit_test(test_signed_dname_shapes),
+		cmocka_unit_test(test_signed_nest_shapes),
 		cmocka_unit_test(test_parent_and_child),
 		cmocka_unit_test(test_genzone),
 		cmocka_unit_test(test_whole_zone),
