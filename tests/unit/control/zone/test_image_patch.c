@@ -3843,8 +3843,9 @@ static void test_signed_patched(void **state)
 			      m.patched, m.declined, m.invalid);
 		assert_true(m.patched > 5);
 		/* NSEC and NSEC3 zones patch most of them now (new names, types gained or
-		 * lost, NSECs and NSEC3s changed: test_signed_names, test_signed_names_nsec3);
-		 * some still decline (cuts, CNAME owners, wildcards...) and compile in full. */
+		 * lost, NSECs and NSEC3s changed: test_signed_names, test_signed_names_nsec3;
+		 * cuts, wildcards, CNAME and DNAME owners: the shape tests); some still decline
+		 * (ARCHITECTURE's "by shape" table) and compile in full. */
 		assert_true(m.declined > 0);
 	}
 	diff_kind = DIFF_UNSIGNED;
@@ -4827,6 +4828,39 @@ static void denial_bit(struct p53_ixfr_step *st, const struct p53_rrs *base, con
  * patched (why_has NULL), or declined with a reason holding why_has; a patched image answers
  * every name, and names below and beside them, with and without DO, as the full compile.
  */
+/* A shape test's zone: FILE (in tests/unit/dataplane/zones, or an absolute path) compiled as
+ * the secondary zone ZONE, its records read back, and the diff's first step, its SOA's
+ * serial to the next. */
+struct shape_zone {
+	char path[512];
+	struct p53_zone_src src;
+	void *img;
+	uint8_t apex[300];
+	size_t al;
+	struct p53_rrs base;
+	struct p53_ixfr d;
+};
+
+static struct p53_ixfr_step *shape_open(struct shape_zone *z, const char *zone, const char *file)
+{
+	char err[1024];
+	size_t len = 0;
+
+	if (file[0] == '/')
+		snprintf(z->path, sizeof(z->path), "%s", file);
+	else
+		snprintf(z->path, sizeof(z->path), "%s/tests/unit/dataplane/zones/%s", P53_SRCDIR,
+			 file);
+	z->src = (struct p53_zone_src){ .name = zone, .file = z->path, .flags = P53_ZONE_SECONDARY };
+	z->img = p53_image_build(&z->src, 1, &len, err, sizeof(err), quiet, NULL);
+	assert_non_null(z->img);
+	z->al = wname(zone, z->apex);
+	z->base = (struct p53_rrs){ 0 };
+	z->d = (struct p53_ixfr){ 0 };
+	zone_rrs(z->img, 0, &z->base);
+	return soa_step(&z->base, &z->d);
+}
+
 /* Set: signed_shape() signs and makes the chain as a signer does (deny_again), no bitmap
  * ops needed. */
 static bool shape_deny;
@@ -4834,41 +4868,26 @@ static bool shape_deny;
 static void signed_shape(const char *zone, const char *file, const char *what,
 			 const struct sshape_rr *rr, size_t n, const char *why_has)
 {
-	char err[1024], path[512];
-	/* (An absolute path: a zone made for the test, signed_nest_shapes.) */
-	if (file[0] == '/')
-		snprintf(path, sizeof(path), "%s", file);
-	else
-		snprintf(path, sizeof(path), "%s/tests/unit/dataplane/zones/%s", P53_SRCDIR, file);
-	struct p53_zone_src src = { .name = zone, .file = path, .flags = P53_ZONE_SECONDARY };
-	size_t len = 0;
-	void *img = p53_image_build(&src, 1, &len, err, sizeof(err), quiet, NULL);
-	uint8_t apex[300];
-	size_t al = wname(zone, apex);
-	struct p53_rrs base = { 0 };
-	struct p53_ixfr d = { 0 };
-
-	assert_non_null(img);
-	zone_rrs(img, 0, &base);
-	struct p53_ixfr_step *st = soa_step(&base, &d);
+	struct shape_zone z;
+	struct p53_ixfr_step *st = shape_open(&z, zone, file);
 	static struct signed_again sa;
 	sa.n = 0;
-	resign(st, &base, apex, al, 6, apex, al, &sa);
+	resign(st, &z.base, z.apex, z.al, 6, z.apex, z.al, &sa);
 	for (size_t i = 0; i < n; i++) {
 		uint8_t nm[300];
 		size_t nl = wname(rr[i].owner, nm);
 		if (rr[i].type == 0) {
-			denial_bit(st, &base, nm, nl, apex, al, rr[i].bit, rr[i].op == '+');
+			denial_bit(st, &z.base, nm, nl, z.apex, z.al, rr[i].bit, rr[i].op == '+');
 			continue;
 		}
 		if (rr[i].op == '-' && strcmp(rr[i].data, "*") == 0) {
-			assert_true(del_all(st, &base, nm, nl, rr[i].type) > 0);
+			assert_true(del_all(st, &z.base, nm, nl, rr[i].type) > 0);
 			if (rr[i].type != 2)
-				del_sigs(st, &base, nm, nl, rr[i].type);
+				del_sigs(st, &z.base, nm, nl, rr[i].type);
 			continue;
 		}
 		if (rr[i].type == 43) {
-			add_signed(st, nm, nl, 43, apex, al);
+			add_signed(st, nm, nl, 43, z.apex, z.al);
 			continue;
 		}
 		/* TTL 3600: the zones' delegations', so that deletions match. */
@@ -4878,11 +4897,11 @@ static void signed_shape(const char *zone, const char *file, const char *what,
 		/* The signer's RRSIGs and chain for the records above (deny_again). */
 		struct nsec_ent *ce = NULL;
 		size_t n_ce = 0;
-		deny_again(st, &d, &base, apex, al, &ce, &n_ce);
+		deny_again(st, &z.d, &z.base, z.apex, z.al, &ce, &n_ce);
 		free(ce);
 	}
-	shape_check(img, &src, apex, al, &base, &d, zone, what, why_has, true);
-	free(img);
+	shape_check(z.img, &z.src, z.apex, z.al, &z.base, &z.d, zone, what, why_has, true);
+	free(z.img);
 }
 
 /* Signed zones' cuts: DS added at an insecure delegation, changed, removed at a secure one
@@ -5091,46 +5110,35 @@ static void chain_link(struct p53_ixfr_step *st, const struct p53_rrs *base, con
 static void wild_shape(const char *zone, const char *file, const char *what,
 		       const struct sshape_rr *rr, size_t n, const char *why_has)
 {
-	char err[1024], path[512];
-	snprintf(path, sizeof(path), "%s/tests/unit/dataplane/zones/%s", P53_SRCDIR, file);
-	struct p53_zone_src src = { .name = zone, .file = path, .flags = P53_ZONE_SECONDARY };
-	size_t len = 0;
-	void *img = p53_image_build(&src, 1, &len, err, sizeof(err), quiet, NULL);
-	uint8_t apex[300];
-	size_t al = wname(zone, apex);
-	struct p53_rrs base = { 0 };
-	struct p53_ixfr d = { 0 };
-
-	assert_non_null(img);
-	zone_rrs(img, 0, &base);
-	struct p53_ixfr_step *st = soa_step(&base, &d);
+	struct shape_zone z;
+	struct p53_ixfr_step *st = shape_open(&z, zone, file);
 	static struct signed_again sa;
 	sa.n = 0;
-	resign(st, &base, apex, al, 6, apex, al, &sa);
+	resign(st, &z.base, z.apex, z.al, 6, z.apex, z.al, &sa);
 	for (size_t i = 0; i < n; i++) {
 		uint8_t nm[300];
 		size_t nl = wname(rr[i].owner, nm);
 		if (rr[i].type == 0) {
-			denial_bit(st, &base, nm, nl, apex, al, rr[i].bit, rr[i].op == '+');
+			denial_bit(st, &z.base, nm, nl, z.apex, z.al, rr[i].bit, rr[i].op == '+');
 		} else if (rr[i].type == 47) {
-			chain_link(st, &base, nm, nl, apex, al, rr[i].op == '+',
+			chain_link(st, &z.base, nm, nl, z.apex, z.al, rr[i].op == '+',
 				   rr[i].data != NULL && strcmp(rr[i].data, "ent") == 0);
 		} else if (rr[i].op == '-' && strcmp(rr[i].data, "*") == 0) {
-			assert_true(del_all(st, &base, nm, nl, rr[i].type) > 0);
-			del_sigs(st, &base, nm, nl, rr[i].type);
+			assert_true(del_all(st, &z.base, nm, nl, rr[i].type) > 0);
+			del_sigs(st, &z.base, nm, nl, rr[i].type);
 		} else if (rr[i].op == '-') {
 			shape_rr(st, '-', nm, nl, rr[i].type, rr[i].data, 3600);
 		} else {
 			/* TTL 3600: the zones' wildcard records'. */
 			shape_rr(st, '+', nm, nl, rr[i].type, rr[i].data, 3600);
 			if (count_of_sigs(&st->add, nm, nl, rr[i].type) == 0) {
-				del_sigs(st, &base, nm, nl, rr[i].type);
-				add_sig(st, nm, nl, rr[i].type, 3600, apex, al);
+				del_sigs(st, &z.base, nm, nl, rr[i].type);
+				add_sig(st, nm, nl, rr[i].type, 3600, z.apex, z.al);
 			}
 		}
 	}
-	shape_check(img, &src, apex, al, &base, &d, zone, what, why_has, true);
-	free(img);
+	shape_check(z.img, &z.src, z.apex, z.al, &z.base, &z.d, zone, what, why_has, true);
+	free(z.img);
 }
 
 /* Signed zones' wildcards: its records changed (a value, an address added, a type gained or
@@ -5376,37 +5384,26 @@ struct ashape_rr {
 static void alias_shape(const char *zone, const char *file, const char *what,
 			const struct ashape_rr *rr, size_t n, const char *why_has)
 {
-	char err[1024], path[512];
-	snprintf(path, sizeof(path), "%s/tests/unit/dataplane/zones/%s", P53_SRCDIR, file);
-	struct p53_zone_src src = { .name = zone, .file = path, .flags = P53_ZONE_SECONDARY };
-	size_t len = 0;
-	void *img = p53_image_build(&src, 1, &len, err, sizeof(err), quiet, NULL);
-	uint8_t apex[300];
-	size_t al = wname(zone, apex);
-	struct p53_rrs base = { 0 };
-	struct p53_ixfr d = { 0 };
-
-	assert_non_null(img);
-	zone_rrs(img, 0, &base);
-	struct p53_ixfr_step *st = soa_step(&base, &d);
-	del_sigs(st, &base, apex, al, 6);
-	add_sig(st, apex, al, 6, 3600, apex, al);
+	struct shape_zone z;
+	struct p53_ixfr_step *st = shape_open(&z, zone, file);
+	del_sigs(st, &z.base, z.apex, z.al, 6);
+	add_sig(st, z.apex, z.al, 6, 3600, z.apex, z.al);
 	for (size_t i = 0; i < n; i++) {
 		uint8_t nm[300];
 		size_t nl = wname(rr[i].owner, nm);
 		if (rr[i].op == '-' && strcmp(rr[i].data, "*") == 0)
-			assert_true(del_all(st, &base, nm, nl, rr[i].type) > 0);
+			assert_true(del_all(st, &z.base, nm, nl, rr[i].type) > 0);
 		else
 			shape_rr(st, rr[i].op, nm, nl, rr[i].type, rr[i].data,
 				 rr[i].ttl != 0 ? rr[i].ttl : 3600);
 	}
 	struct nsec_ent *ce = NULL;
 	size_t n_ce = 0;
-	unsign_changed(st, &base);
-	deny_again(st, &d, &base, apex, al, &ce, &n_ce);
+	unsign_changed(st, &z.base);
+	deny_again(st, &z.d, &z.base, z.apex, z.al, &ce, &n_ce);
 	free(ce);
-	shape_check(img, &src, apex, al, &base, &d, zone, what, why_has, true);
-	free(img);
+	shape_check(z.img, &z.src, z.apex, z.al, &z.base, &z.d, zone, what, why_has, true);
+	free(z.img);
 }
 
 /* Signed zones' CNAMEs (at new names, below a new empty non-terminal, a new wildcard one,
@@ -5533,50 +5530,42 @@ static void test_signed_alias_shapes(void **state)
 static void signed_dname_refused(const char *zone, const char *file, const char *what,
 				 const struct sshape_rr *rr, size_t n, const char *why_has)
 {
-	char err[1024], why[512], path[512];
-	snprintf(path, sizeof(path), "%s/tests/unit/dataplane/zones/%s", P53_SRCDIR, file);
-	struct p53_zone_src src = { .name = zone, .file = path, .flags = P53_ZONE_SECONDARY };
+	char err[1024], why[512];
 	size_t len = 0, plen = 0;
-	void *img = p53_image_build(&src, 1, &len, err, sizeof(err), quiet, NULL);
-	uint8_t apex[300];
-	size_t al = wname(zone, apex);
-	struct p53_rrs base = { 0 }, result = { 0 };
-	struct p53_ixfr d = { 0 };
+	struct p53_rrs result = { 0 };
 	struct nsec_ent *ce = NULL;
 	size_t n_ce = 0;
-
-	assert_non_null(img);
-	zone_rrs(img, 0, &base);
-	struct p53_ixfr_step *st = soa_step(&base, &d);
+	struct shape_zone z;
+	struct p53_ixfr_step *st = shape_open(&z, zone, file);
 	for (size_t i = 0; i < n; i++) {
 		uint8_t nm[300];
 		size_t nl = wname(rr[i].owner, nm);
 		if (rr[i].op == '-' && strcmp(rr[i].data, "*") == 0) {
-			assert_true(del_all(st, &base, nm, nl, rr[i].type) > 0);
-			del_sigs(st, &base, nm, nl, rr[i].type);
+			assert_true(del_all(st, &z.base, nm, nl, rr[i].type) > 0);
+			del_sigs(st, &z.base, nm, nl, rr[i].type);
 		} else {
 			shape_rr(st, rr[i].op, nm, nl, rr[i].type, rr[i].data, 3600);
 		}
 	}
-	deny_again(st, &d, &base, apex, al, &ce, &n_ce);
+	deny_again(st, &z.d, &z.base, z.apex, z.al, &ce, &n_ce);
 	free(ce);
-	assert_int_equal(p53_ixfr_apply(&base, &d, &result, err, sizeof(err)), 0);
-	struct p53_zone_src s2 = src;
+	assert_int_equal(p53_ixfr_apply(&z.base, &z.d, &result, err, sizeof(err)), 0);
+	struct p53_zone_src s2 = z.src;
 	s2.rrs = result.buf;
 	s2.rrs_len = result.len;
 	s2.file = "(test)";
 	assert_null(p53_image_build(&s2, 1, &len, err, sizeof(err), quiet, NULL));
 	assert_non_null(strstr(err, "below the DNAME"));
 	for (int lazy = 0; lazy < 2; lazy++) {
-		assert_null(p53_image_patch(img, apex, al, &d, lazy ? NULL : &result, NULL, &plen, why,
+		assert_null(p53_image_patch(z.img, z.apex, z.al, &z.d, lazy ? NULL : &result, NULL, &plen, why,
 					    sizeof(why)));
 		print_message("%s %s: the compile refuses it (%s); declined: %s\n", zone, what, err, why);
 		assert_non_null(strstr(why, why_has));
 	}
-	p53_rrs_free(&base);
+	p53_rrs_free(&z.base);
 	p53_rrs_free(&result);
-	p53_ixfr_free(&d);
-	free(img);
+	p53_ixfr_free(&z.d);
+	free(z.img);
 }
 
 /*
