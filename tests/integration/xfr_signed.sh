@@ -13,8 +13,8 @@
 # as the primary serves them (the referral and its glue; then name errors' NSEC3 proofs).
 # A wildcard added, changed and removed; a CNAME added, its target changed, removed; the apex
 # NS set given a second server and losing its first; a DNAME added, its target changed and
-# removed (the synthesized CNAME beside the DNAME and its RRSIG): each patched, served as the
-# primary serves them.
+# removed (the synthesized CNAME beside the DNAME and its RRSIG); a cut below a cut, NS put
+# above a cut and taken away again: each patched, served as the primary serves them.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/xfr_lib.sh"
 
@@ -383,6 +383,65 @@ check "that IXFR was patched (ixfr_image counts twenty-one patches)" \
 	patched_at_least 21
 check "kdig +dnssec: the name error's NSEC3 proof, as the primary's" \
 	same_as_primary authority host.moved.signed.test A
+
+# pop53's SOA serial is the primary's (for changes no answer shows).
+pop_serial_is_primary() {
+	[ "$(ip netns exec "$CLIENT_NS" kdig +time=1 +short @"$V4" signed.test SOA | awk '{ print $3 }')" = "$(serial_of)" ]
+}
+
+# 23. A cut below a cut (issue 13: nested cuts in a signed zone): NS at sub.kid, below the
+# delegation kid, is occluded: not signed, no NSEC3. Patched; names below it still get the
+# referral to kid, as the primary's.
+knotc zone-begin signed.test >/dev/null
+knotc zone-set signed.test sub.kid 3600 NS ns.elsewhere.example. >/dev/null
+knotc zone-commit signed.test >/dev/null
+check "the IXFR with NS below the cut kid is served (pop53's serial is the primary's)" \
+	wait_for 5 pop_serial_is_primary
+check "that IXFR was patched (ixfr_image counts twenty-two patches)" \
+	patched_at_least 22
+check "kdig +dnssec: a name below the nested cut gets kid's referral, as the primary's" \
+	same_as_primary authority x.sub.kid.signed.test A
+check "kdig +dnssec: that referral's glue, as the primary's" \
+	same_as_primary additional x.sub.kid.signed.test A
+
+# 24. A new delegation below a new empty non-terminal (low.mid; mid and low.mid get their
+# NSEC3s): patched; its referral as the primary's.
+knotc zone-begin signed.test >/dev/null
+knotc zone-set signed.test low.mid 3600 NS ns.elsewhere.example. >/dev/null
+knotc zone-commit signed.test >/dev/null
+check "the new delegation low.mid.signed.test is served as a referral" \
+	wait_for 5 sh -c "ip netns exec $CLIENT_NS kdig +time=1 @$V4 x.low.mid.signed.test A +noall +authority | grep -q 'low.mid.signed.test.*NS'"
+check "that IXFR was patched (ixfr_image counts twenty-three patches)" \
+	patched_at_least 23
+check "kdig +dnssec: the referral to low.mid and its no-DS proof, as the primary's" \
+	same_as_primary authority x.low.mid.signed.test A
+
+# 25. NS above that cut: mid becomes a cut, low.mid is occluded (its NSEC3 leaves the chain,
+# mid's bitmap gains NS). Patched; names below low.mid now get mid's referral, as the
+# primary's.
+knotc zone-begin signed.test >/dev/null
+knotc zone-set signed.test mid 3600 NS ns.other.example. >/dev/null
+knotc zone-commit signed.test >/dev/null
+check "the cut mid.signed.test above low.mid is served (the referral names ns.other.example.)" \
+	wait_for 5 sh -c "ip netns exec $CLIENT_NS kdig +time=1 @$V4 x.low.mid.signed.test A +noall +authority | grep -q 'mid.signed.test.*NS.*ns.other.example'"
+check "that IXFR was patched (ixfr_image counts twenty-four patches)" \
+	patched_at_least 24
+check "kdig +dnssec: the referral to mid and its no-DS proof, as the primary's" \
+	same_as_primary authority x.low.mid.signed.test A
+check "kdig +dnssec: a name error's NSEC3 proof beside mid, as the primary's" \
+	same_as_primary authority nothere.signed.test A
+
+# 26. The cut above removed: low.mid is a delegation of the zone again (its NSEC3 back in the
+# chain, mid an empty non-terminal). Patched; low.mid's referral as the primary's.
+knotc zone-begin signed.test >/dev/null
+knotc zone-unset signed.test mid NS >/dev/null
+knotc zone-commit signed.test >/dev/null
+check "low.mid.signed.test's own referral is served again" \
+	wait_for 5 sh -c "ip netns exec $CLIENT_NS kdig +time=1 @$V4 x.low.mid.signed.test A +noall +authority | grep -q 'low.mid.signed.test.*NS'"
+check "that IXFR was patched (ixfr_image counts twenty-five patches)" \
+	patched_at_least 25
+check "kdig +dnssec: the referral to low.mid and its no-DS proof, as the primary's" \
+	same_as_primary authority x.low.mid.signed.test A
 
 stop_pop53
 finish
