@@ -23,6 +23,9 @@ lab_lock() {
 
 ok() { PASS=$((PASS + 1)); echo "ok - $*"; }
 not_ok() { FAIL=$((FAIL + 1)); echo "not ok - $*"; }
+expect() { # expect WHAT WANT GOT: ok when GOT is WANT, else not ok with both
+	if [ "$2" = "$3" ]; then ok "$1"; else not_ok "$1 (want '$2', got '$3')"; fi
+}
 check() { # check "what" command...
 	local what=$1; shift
 	if "$@"; then ok "$what"; else not_ok "$what"; fi
@@ -146,6 +149,18 @@ cleanup_common() {
 zone_rrset() {
 	ldns-read-zone -c "$1" 2>/dev/null | awk -v o="$2" -v t="$3" 'tolower($1)==tolower(o) && $4==t {
 		$1=tolower($1); out=$1; for (i=2;i<=NF;i++) out=out" "$i; print out }' | sort
+}
+
+# subnet_answer NAME TYPE [kdig args]: a steered answer as the client namespace sees it,
+# "ADDR... ttl=T scope=S" (addresses sorted; ttl "none" without one, scope "-" without ECS)
+subnet_answer() {
+	local name=$1 type=$2; shift 2
+	local out addrs ttl scope
+	out=$(ip netns exec "$CLIENT_NS" kdig +time=2 +retry=1 @"$V4" "$name" "$type" "$@" 2>&1)
+	addrs=$(awk -v t="$type" '!/^;/ && $4==t {print $5}' <<<"$out" | sort | tr '\n' ' ')
+	ttl=$(awk -v t="$type" '!/^;/ && $4==t {print $2; exit}' <<<"$out")
+	scope=$(sed -n 's/^;* *CLIENT-SUBNET: .*\/\([0-9]*\)$/\1/p' <<<"$out")
+	echo "${addrs}ttl=${ttl:-none} scope=${scope:--}"
 }
 
 # The answer section from kdig, same canonical form: kdig_section SECTION ARGS...

@@ -163,48 +163,34 @@ start_pop53_answering "$TMP/pop53.yaml"
 check "steered names exist after start-up (xfr compile path carries steered records)" \
 	grep -q 'status: NOERROR' <(ip netns exec "$CLIENT_NS" kdig +time=2 +retry=1 @"$V4" map.example.com A 2>&1)
 
-# q NAME TYPE [kdig args]: "ADDR... ttl=T scope=S" (addresses sorted; scope "-" without ECS)
-q() {
-	local name=$1 type=$2; shift 2
-	local out
-	out=$(ip netns exec "$CLIENT_NS" kdig +time=2 +retry=1 @"$V4" "$name" "$type" "$@" 2>&1)
-	local addrs ttl scope
-	addrs=$(awk -v t="$type" '!/^;/ && $4==t {print $5}' <<<"$out" | sort | tr '\n' ' ')
-	ttl=$(awk -v t="$type" '!/^;/ && $4==t {print $2; exit}' <<<"$out")
-	scope=$(sed -n 's/^;* *CLIENT-SUBNET: .*\/\([0-9]*\)$/\1/p' <<<"$out")
-	echo "${addrs}ttl=${ttl:-none} scope=${scope:--}"
-}
-expect() { # expect WHAT WANT GOT
-	if [ "$2" = "$3" ]; then ok "$1"; else not_ok "$1 (want '$2', got '$3')"; fi
-}
 
 # map: the /25 entry, scope 25
 expect "map: ECS 198.51.100.7/32 is in 198.51.100.0/25 -> FRA, scope 25" \
-	"10.0.0.4 ttl=300 scope=25" "$(q map.example.com A +subnet=198.51.100.7/32)"
+	"10.0.0.4 ttl=300 scope=25" "$(subnet_answer map.example.com A +subnet=198.51.100.7/32)"
 # map misses (198.51.100.128/25 is the gap), geo: US -> continent NA -> LAX; the scope is the
 # longer of the two blocks the decision read: 25
 expect "map miss, geo fallback: ECS 198.51.100.200/32 -> continent NA -> LAX, scope 25" \
-	"10.0.0.2 ttl=300 scope=25" "$(q map.example.com A +subnet=198.51.100.200/32)"
+	"10.0.0.2 ttl=300 scope=25" "$(subnet_answer map.example.com A +subnet=198.51.100.200/32)"
 expect "map: ECS 203.0.113.0/24 -> labels [NRT, ORD] -> NRT, scope 24" \
-	"10.0.0.3 ttl=300 scope=24" "$(q map.example.com A +subnet=203.0.113.0/24)"
+	"10.0.0.3 ttl=300 scope=24" "$(subnet_answer map.example.com A +subnet=203.0.113.0/24)"
 expect "map, IPv6 ECS 2001:db8:abcd:1::/64 -> NRT, scope 48" \
-	"10.0.0.3 ttl=300 scope=48" "$(q map.example.com A +subnet=2001:db8:abcd:1::/64)"
+	"10.0.0.3 ttl=300 scope=48" "$(subnet_answer map.example.com A +subnet=2001:db8:abcd:1::/64)"
 # No ECS: the packet's source 192.0.2.1 (JP in the MMDB): map miss, geo country JP -> NRT
 expect "no ECS: the source 192.0.2.1 -> geo JP -> NRT, no ECS option" \
-	"10.0.0.3 ttl=300 scope=-" "$(q map.example.com A)"
+	"10.0.0.3 ttl=300 scope=-" "$(subnet_answer map.example.com A)"
 # ECS source prefix 0: the resolver's address (192.0.2.1, JP) decides, scope 0
 expect "ECS 0.0.0.0/0: the resolver's address decides (JP -> NRT), scope 0" \
-	"10.0.0.3 ttl=300 scope=0" "$(q map.example.com A +subnet=0.0.0.0/0)"
+	"10.0.0.3 ttl=300 scope=0" "$(subnet_answer map.example.com A +subnet=0.0.0.0/0)"
 # Not in any map entry nor MMDB network (10.9.9.9): every target, the gap's scope
-got=$(q map.example.com A +subnet=10.9.9.9/32)
+got=$(subnet_answer map.example.com A +subnet=10.9.9.9/32)
 expect "ECS 10.9.9.9 is nowhere: the fallback, every target" \
 	"10.0.0.1 10.0.0.2 10.0.0.3 10.0.0.4 ttl=300" "${got% scope=*}"
 
 # nearest-2 with the hybrid rule
 expect "nearest: Chicago-like client (198.51.100.7) -> ORD alone, TTL 120, scope 24" \
-	"10.0.0.1 ttl=120 scope=24" "$(q near.example.com A +subnet=198.51.100.7/32)"
+	"10.0.0.1 ttl=120 scope=24" "$(subnet_answer near.example.com A +subnet=198.51.100.7/32)"
 expect "nearest: Mexico-like client (203.0.113.9) -> LAX and ORD, TTL 3600, scope 24" \
-	"10.0.0.1 10.0.0.2 ttl=3600 scope=24" "$(q near.example.com A +subnet=203.0.113.9/32)"
+	"10.0.0.1 10.0.0.2 ttl=3600 scope=24" "$(subnet_answer near.example.com A +subnet=203.0.113.9/32)"
 out=$(ip netns exec "$CLIENT_NS" kdig +time=2 +retry=1 @"$V4" near.example.com A +subnet=203.0.113.9/32 2>&1)
 expect "nearest: ...nearest first (LAX before ORD)" "10.0.0.2 10.0.0.1" \
 	"$(awk '!/^;/ && $4=="A" {print $5}' <<<"$out" | tr '\n' ' ' | sed 's/ $//')"
@@ -213,38 +199,38 @@ expect "nearest: ...nearest first (LAX before ORD)" "10.0.0.2 10.0.0.1" \
 out=$(ip netns exec "$CLIENT_NS" kdig +time=2 +retry=1 @"$V6" v6.example.com AAAA 2>&1)
 expect "geo, IPv6 source 2001:db8:53::1 (JP) -> NRT" "2001:db8:1::1" "$(awk '!/^;/ && $4=="AAAA" {print $5}' <<<"$out")"
 expect "geo, ECS 2001:db8:e1::/48 (FR -> continent EU) -> FRA, scope 44" \
-	"2001:db8:2::1 ttl=300 scope=44" "$(q v6.example.com AAAA +subnet=2001:db8:e1::/48)"
+	"2001:db8:2::1 ttl=300 scope=44" "$(subnet_answer v6.example.com AAAA +subnet=2001:db8:e1::/48)"
 
 # geo's chain: city, subdivision, country, continent (the continent rule listed first loses
 # to the city's); asn first in the policy. The scope is the longer of the blocks read: the ASN
 # DB's network (or its empty block) and the GeoIP network.
 expect "asn miss (empty 198.51.100.0/25), geo city Chicago -> ORD, scope 25" \
-	"10.0.0.1 ttl=300 scope=25" "$(q city.example.com A +subnet=198.51.100.7/32)"
+	"10.0.0.1 ttl=300 scope=25" "$(subnet_answer city.example.com A +subnet=198.51.100.7/32)"
 expect "asn: ECS 198.51.100.130 is AS64500 -> FRA, scope 26 (the ASN network)" \
-	"10.0.0.4 ttl=300 scope=26" "$(q city.example.com A +subnet=198.51.100.130/32)"
+	"10.0.0.4 ttl=300 scope=26" "$(subnet_answer city.example.com A +subnet=198.51.100.130/32)"
 expect "asn miss, geo subdivision MX-CMX -> LAX, scope 24" \
-	"10.0.0.2 ttl=300 scope=24" "$(q city.example.com A +subnet=203.0.113.9/32)"
+	"10.0.0.2 ttl=300 scope=24" "$(subnet_answer city.example.com A +subnet=203.0.113.9/32)"
 expect "asn miss, geo: no city or subdivision rule for JP, continent AS has none: fallback" \
-	"10.0.0.1 10.0.0.2 10.0.0.3 10.0.0.4 ttl=300 scope=24" "$(q city.example.com A +subnet=192.0.2.1/32)"
+	"10.0.0.1 10.0.0.2 10.0.0.3 10.0.0.4 ttl=300 scope=24" "$(subnet_answer city.example.com A +subnet=192.0.2.1/32)"
 expect "IPv6 ECS: asn miss (empty /45), geo city Paris -> FRA, scope 45" \
-	"2001:db8:2::2 ttl=300 scope=45" "$(q city6.example.com AAAA +subnet=2001:db8:e1::/48)"
+	"2001:db8:2::2 ttl=300 scope=45" "$(subnet_answer city6.example.com AAAA +subnet=2001:db8:e1::/48)"
 expect "IPv6 ECS: AS64501 -> AMS, scope 45" \
-	"2001:db8:4::2 ttl=300 scope=45" "$(q city6.example.com AAAA +subnet=2001:db8:e9::/48)"
+	"2001:db8:4::2 ttl=300 scope=45" "$(subnet_answer city6.example.com AAAA +subnet=2001:db8:e9::/48)"
 expect "IPv6 ECS: asn miss (empty /44), geo subdivision US-CA -> LAX, scope 44" \
-	"2001:db8:3::2 ttl=300 scope=44" "$(q city6.example.com AAAA +subnet=2001:db8:f1::/48)"
+	"2001:db8:3::2 ttl=300 scope=44" "$(subnet_answer city6.example.com AAAA +subnet=2001:db8:f1::/48)"
 
 # Not steered: the ECS option comes back with scope 0
-got=$(q example.com SOA +subnet=198.51.100.7/32)
+got=$(subnet_answer example.com SOA +subnet=198.51.100.7/32)
 expect "a static answer echoes ECS with scope 0" "scope=0" "${got##* }"
-got=$(q ns1.example.com A +subnet=198.51.100.7/32)
+got=$(subnet_answer ns1.example.com A +subnet=198.51.100.7/32)
 expect "a static A answer is the zone's, scope 0" "192.0.2.53 ttl=3600 scope=0" "$got"
 
 # Health: a1's check fails -> it leaves the answer; comes back -> returns; no reload
-expect "health: both targets up" "10.0.1.1 10.0.1.2 ttl=60 scope=-" "$(q health.example.com A)"
+expect "health: both targets up" "10.0.1.1 10.0.1.2 ttl=60 scope=-" "$(subnet_answer health.example.com A)"
 rm -f "$TMP/a1.up"
 gone=
 for _ in $(seq 1 30); do
-	[ "$(q health.example.com A)" = "10.0.1.2 ttl=60 scope=-" ] && { gone=1; break; }
+	[ "$(subnet_answer health.example.com A)" = "10.0.1.2 ttl=60 scope=-" ] && { gone=1; break; }
 	sleep 0.2
 done
 check "health: a1's check fails -> only a2 is answered" [ -n "$gone" ]
@@ -252,7 +238,7 @@ check "health: the change is logged" grep -q 'target a1 (10.0.1.1) of health.exa
 touch "$TMP/a1.up"
 back=
 for _ in $(seq 1 30); do
-	[ "$(q health.example.com A)" = "10.0.1.1 10.0.1.2 ttl=60 scope=-" ] && { back=1; break; }
+	[ "$(subnet_answer health.example.com A)" = "10.0.1.1 10.0.1.2 ttl=60 scope=-" ] && { back=1; break; }
 	sleep 0.2
 done
 check "health: a1 comes back -> both again" [ -n "$back" ]
@@ -262,7 +248,7 @@ check "health: no reload was needed" bash -c "! grep -q 'reload' '$TMP/pop53d.lo
 # shows in `pop53ctl target list`; `auto` hands it back to its check (none: up).
 CTL="$BUILD/control/pop53ctl"
 check "pop53ctl target set a2 down" "$CTL" -s "$TMP/control.sock" target set a2 down
-expect "target set a2 down: only a1 is answered" "10.0.1.1 ttl=60 scope=-" "$(q health.example.com A)"
+expect "target set a2 down: only a1 is answered" "10.0.1.1 ttl=60 scope=-" "$(subnet_answer health.example.com A)"
 check "target list shows a2 down, forced down, check none" \
 	bash -c '"$0" -s "$1" --json target list | jq -e ".targets[] | select(.name == \"a2\") | select(.up == false and .forced == \"down\" and .check == \"none\")" >/dev/null' \
 	"$CTL" "$TMP/control.sock"
@@ -270,16 +256,16 @@ check "target list (text) has a2's row" \
 	grep -Eq '^health.example.com. +A +a2 +10.0.1.2 +AMS +down +none +down' <("$CTL" -s "$TMP/control.sock" target list)
 check "target set an unknown name fails" bash -c '! "$0" -s "$1" target set nosuch down' "$CTL" "$TMP/control.sock"
 check "pop53ctl target set a2 auto" "$CTL" -s "$TMP/control.sock" target set a2 auto
-expect "target set a2 auto: both again" "10.0.1.1 10.0.1.2 ttl=60 scope=-" "$(q health.example.com A)"
+expect "target set a2 auto: both again" "10.0.1.1 10.0.1.2 ttl=60 scope=-" "$(subnet_answer health.example.com A)"
 # Forced up overrides a failing check: a1's check fails, yet it stays in the answer.
 "$CTL" -s "$TMP/control.sock" target set a1 up >/dev/null
 rm -f "$TMP/a1.up"
 sleep 1
 expect "target set a1 up: a failing check does not take it out" "10.0.1.1 10.0.1.2 ttl=60 scope=-" \
-	"$(q health.example.com A)"
+	"$(subnet_answer health.example.com A)"
 "$CTL" -s "$TMP/control.sock" target set a1 auto >/dev/null
 expect "target set a1 auto: the failing check decides again" "10.0.1.2 ttl=60 scope=-" \
-	"$(q health.example.com A)"
+	"$(subnet_answer health.example.com A)"
 touch "$TMP/a1.up"
 
 # Every target down: all_down: all (the default) answers every target; all_down: fallback
@@ -287,37 +273,37 @@ touch "$TMP/a1.up"
 "$CTL" -s "$TMP/control.sock" target set a1 down >/dev/null
 "$CTL" -s "$TMP/control.sock" target set a2 down >/dev/null
 expect "all_down: all (default): both targets down -> both answered" "10.0.1.1 10.0.1.2 ttl=60 scope=-" \
-	"$(q health.example.com A)"
+	"$(subnet_answer health.example.com A)"
 "$CTL" -s "$TMP/control.sock" target set a1 auto >/dev/null
 "$CTL" -s "$TMP/control.sock" target set a2 auto >/dev/null
-expect "all_down: fallback: the target up -> it is answered" "10.0.2.1 ttl=30 scope=-" "$(q fb.example.com A)"
+expect "all_down: fallback: the target up -> it is answered" "10.0.2.1 ttl=30 scope=-" "$(subnet_answer fb.example.com A)"
 "$CTL" -s "$TMP/control.sock" target set f1 down >/dev/null
 expect "all_down: fallback: the only target down -> the fallback addresses" \
-	"192.0.2.98 192.0.2.99 ttl=30 scope=-" "$(q fb.example.com A)"
+	"192.0.2.98 192.0.2.99 ttl=30 scope=-" "$(subnet_answer fb.example.com A)"
 "$CTL" -s "$TMP/control.sock" target set f1 auto >/dev/null
-expect "all_down: fallback: the target back -> it again" "10.0.2.1 ttl=30 scope=-" "$(q fb.example.com A)"
+expect "all_down: fallback: the target back -> it again" "10.0.2.1 ttl=30 scope=-" "$(subnet_answer fb.example.com A)"
 
 # all_down: pool: the fallback pool stands in when every target of the pool is down, with the
 # same policy (map: FRA) over its healthy targets; with those down too, every one of them.
 expect "all_down: pool: the pool's target up -> g1 (FRA), scope 25" "10.0.5.1 ttl=30 scope=25" \
-	"$(q fbp.example.com A +subnet=198.51.100.7/32)"
+	"$(subnet_answer fbp.example.com A +subnet=198.51.100.7/32)"
 "$CTL" -s "$TMP/control.sock" target set g1 down >/dev/null
 expect "all_down: pool: g1 down -> the fallback pool's FRA target g2, scope 25" "10.0.5.2 ttl=30 scope=25" \
-	"$(q fbp.example.com A +subnet=198.51.100.7/32)"
+	"$(subnet_answer fbp.example.com A +subnet=198.51.100.7/32)"
 check "target list marks g2 as a fallback_pool target" \
 	bash -c '"$0" -s "$1" --json target list | jq -e "[.targets[] | select(.record == \"fbp.example.com.\") | .fallback_pool // false] == [false, true, true]" >/dev/null' \
 	"$CTL" "$TMP/control.sock"
 "$CTL" -s "$TMP/control.sock" target set g2 down >/dev/null
 expect "all_down: pool: g2 down too -> no FRA left: every healthy fallback target (g3)" \
-	"10.0.5.3 ttl=30 scope=25" "$(q fbp.example.com A +subnet=198.51.100.7/32)"
-expect "explain agrees (fallback pool, g1 and g2 down)" "$(q fbp.example.com A +subnet=198.51.100.7/32)" \
+	"10.0.5.3 ttl=30 scope=25" "$(subnet_answer fbp.example.com A +subnet=198.51.100.7/32)"
+expect "explain agrees (fallback pool, g1 and g2 down)" "$(subnet_answer fbp.example.com A +subnet=198.51.100.7/32)" \
 	"$("$CTL" -s "$TMP/control.sock" --json explain fbp.example.com A --ecs 198.51.100.7/32 |
 	   jq -r '.explain.answer | ((.addresses | sort | join(" ")) + " ttl=\(.ttl) scope=\(.scope)")')"
 "$CTL" -s "$TMP/control.sock" target set g3 down >/dev/null
-got=$(q fbp.example.com A +subnet=198.51.100.7/32)
+got=$(subnet_answer fbp.example.com A +subnet=198.51.100.7/32)
 expect "all_down: pool: everything down -> every fallback pool target" "10.0.5.2 10.0.5.3 ttl=30" "${got% scope=*}"
 for n in g1 g2 g3; do "$CTL" -s "$TMP/control.sock" target set $n auto >/dev/null; done
-expect "all_down: pool: g1 back -> g1 again" "10.0.5.1 ttl=30 scope=25" "$(q fbp.example.com A +subnet=198.51.100.7/32)"
+expect "all_down: pool: g1 back -> g1 again" "10.0.5.1 ttl=30 scope=25" "$(subnet_answer fbp.example.com A +subnet=198.51.100.7/32)"
 
 # A steered CNAME: the chosen target, chased into the zone like a static CNAME when it is
 # in-zone (the A or AAAA after it), alone when it is not; the scope is the map's.
@@ -365,7 +351,7 @@ check "sticky by weight: w3 (weight 3) has 120 to 180 of 200 client /24s ($n3; w
 check "sticky by weight: every /24 gets the same target for another host in it" [ "$first" = "$again" ]
 for a in 7 77 177; do
 	c=10.$((a / 50)).$((a % 50 * 5)).0/24
-	expect "explain wsticky --ecs $c matches kdig" "$(q wsticky.example.com A +subnet=$c)" \
+	expect "explain wsticky --ecs $c matches kdig" "$(subnet_answer wsticky.example.com A +subnet=$c)" \
 		"$("$CTL" -s "$TMP/control.sock" --json explain wsticky.example.com A --ecs $c |
 		   jq -r '.explain.answer | ((.addresses | sort | join(" ")) + " ttl=\(.ttl) scope=\(.scope)")')"
 done
@@ -387,10 +373,10 @@ for c in "map.example.com A 198.51.100.7/32" "map.example.com A 198.51.100.200/3
 	 "city6.example.com AAAA 2001:db8:e1::/48" "city6.example.com AAAA 2001:db8:e9::/48" \
 	 "city6.example.com AAAA 2001:db8:f1::/48"; do
 	set -- $c
-	expect "explain $1 $2 --ecs $3 matches kdig +subnet=$3" "$(q "$1" "$2" +subnet="$3")" "$(ex "$1" "$2" --ecs "$3")"
+	expect "explain $1 $2 --ecs $3 matches kdig +subnet=$3" "$(subnet_answer "$1" "$2" +subnet="$3")" "$(ex "$1" "$2" --ecs "$3")"
 done
 got=$(ex map.example.com A --client 192.0.2.1)
-expect "explain --client 192.0.2.1 (no ECS) matches kdig from 192.0.2.1" "$(q map.example.com A | sed 's/ scope=-$//')" "${got% scope=*}"
+expect "explain --client 192.0.2.1 (no ECS) matches kdig from 192.0.2.1" "$(subnet_answer map.example.com A | sed 's/ scope=-$//')" "${got% scope=*}"
 check "explain shows the map miss then the geo step's country" bash -c '"$0" -s "$1" --json explain map.example.com A --ecs 198.51.100.200/32 | jq -e ".explain.steps[0].location | type == \"string\"" >/dev/null && "$0" -s "$1" --json explain map.example.com A --ecs 198.51.100.200/32 | jq -e ".explain.steps[1].location.continent == \"NA\" and .explain.answer.by == \"geo\"" >/dev/null' "$CTL" "$TMP/control.sock"
 # explain names the MMDB networks that decided, and their data
 exj() { "$CTL" -s "$TMP/control.sock" --json explain "$@"; }
@@ -414,22 +400,22 @@ check "explain (text) shows the city" \
 check "explain (text) names the block and the answer" \
 	grep -q 'step 1: map (map) block 198.51.100.0/25' <("$CTL" -s "$TMP/control.sock" explain map.example.com A --ecs 198.51.100.7/32)
 # priority over kdig: p1 first; p1 down -> p2
-expect "priority: p1 first" "10.0.4.1 ttl=300 scope=-" "$(q prio.example.com A)"
+expect "priority: p1 first" "10.0.4.1 ttl=300 scope=-" "$(subnet_answer prio.example.com A)"
 "$CTL" -s "$TMP/control.sock" target set p1 down >/dev/null
-expect "priority: p1 down -> p2" "10.0.4.2 ttl=300 scope=-" "$(q prio.example.com A)"
+expect "priority: p1 down -> p2" "10.0.4.2 ttl=300 scope=-" "$(subnet_answer prio.example.com A)"
 # sticky over kdig: a /24's target going down moves it; the others' /24s keep theirs
-before=$(q sticky.example.com A +subnet=198.51.100.7/32)
+before=$(subnet_answer sticky.example.com A +subnet=198.51.100.7/32)
 victim=$("$CTL" -s "$TMP/control.sock" --json target list | jq -r ".targets[] | select(.address == \"${before%% *}\") | .name")
 other=
 for n in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16; do
-	g=$(q sticky.example.com A +subnet=100.64.$n.0/24)
+	g=$(subnet_answer sticky.example.com A +subnet=100.64.$n.0/24)
 	[ "${g%% *}" != "${before%% *}" ] && { other="100.64.$n.0/24 $g"; break; }
 done
 "$CTL" -s "$TMP/control.sock" target set "$victim" down >/dev/null
-check "sticky: the /24's target down -> another target" [ "$(q sticky.example.com A +subnet=198.51.100.7/32 | cut -d' ' -f1)" != "${before%% *}" ]
-expect "sticky: a /24 on another target keeps it" "${other#* }" "$(q sticky.example.com A +subnet="${other%% *}")"
+check "sticky: the /24's target down -> another target" [ "$(subnet_answer sticky.example.com A +subnet=198.51.100.7/32 | cut -d' ' -f1)" != "${before%% *}" ]
+expect "sticky: a /24 on another target keeps it" "${other#* }" "$(subnet_answer sticky.example.com A +subnet="${other%% *}")"
 "$CTL" -s "$TMP/control.sock" target set "$victim" auto >/dev/null
-expect "sticky: the target back -> the /24 returns to it" "$before" "$(q sticky.example.com A +subnet=198.51.100.7/32)"
+expect "sticky: the target back -> the /24 returns to it" "$before" "$(subnet_answer sticky.example.com A +subnet=198.51.100.7/32)"
 
 check "pop53d stops cleanly" stop_pop53
 check "no mbuf leaked" grep -q 'no leak' "$TMP/pop53d.log"

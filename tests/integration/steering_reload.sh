@@ -75,20 +75,7 @@ steering:
 YAML
 start_pop53_answering "$TMP/pop53.yaml"
 
-# q NAME TYPE [kdig args]: "ADDR... ttl=T scope=S" (addresses sorted; scope "-" without ECS)
-q() {
-	local name=$1 type=$2; shift 2
-	local out addrs ttl scope
-	out=$(ip netns exec "$CLIENT_NS" kdig +time=2 +retry=1 @"$V4" "$name" "$type" "$@" 2>&1)
-	addrs=$(awk -v t="$type" '!/^;/ && $4==t {print $5}' <<<"$out" | sort | tr '\n' ' ')
-	ttl=$(awk -v t="$type" '!/^;/ && $4==t {print $2; exit}' <<<"$out")
-	scope=$(sed -n 's/^;* *CLIENT-SUBNET: .*\/\([0-9]*\)$/\1/p' <<<"$out")
-	echo "${addrs}ttl=${ttl:-none} scope=${scope:--}"
-}
-expect() { # expect WHAT WANT GOT
-	if [ "$2" = "$3" ]; then ok "$1"; else not_ok "$1 (want '$2', got '$3')"; fi
-}
-# ex NAME TYPE ECS: explain's answer in q's form
+# ex NAME TYPE ECS: explain's answer in subnet_answer's form
 ex() {
 	"$CTL" -s "$SOCK" --json explain "$1" "$2" --ecs "$3" |
 		jq -r '.explain.answer | ((.addresses | sort | join(" ")) + " ttl=\(.ttl) scope=\(.scope)")'
@@ -96,13 +83,13 @@ ex() {
 # The answers this test watches: 198.51.100.7 (map), 198.51.100.200 (map miss, geo), the
 # client itself (192.0.2.1: map miss, geo JP).
 answers() {
-	echo "$(q rl.example.com A +subnet=198.51.100.7/32) | $(q rl.example.com A +subnet=198.51.100.200/32) | $(q rl.example.com A)"
+	echo "$(subnet_answer rl.example.com A +subnet=198.51.100.7/32) | $(subnet_answer rl.example.com A +subnet=198.51.100.200/32) | $(subnet_answer rl.example.com A)"
 }
 
 expect "map v1: 198.51.100.7 is in 198.51.100.0/25 -> FRA, scope 25" \
-	"10.0.0.4 ttl=300 scope=25" "$(q rl.example.com A +subnet=198.51.100.7/32)"
+	"10.0.0.4 ttl=300 scope=25" "$(subnet_answer rl.example.com A +subnet=198.51.100.7/32)"
 expect "map v1 miss, geo v1 US -> ORD, scope 25 (the map's gap)" \
-	"10.0.0.1 ttl=300 scope=25" "$(q rl.example.com A +subnet=198.51.100.200/32)"
+	"10.0.0.1 ttl=300 scope=25" "$(subnet_answer rl.example.com A +subnet=198.51.100.200/32)"
 
 # 1. A new map: 198.51.100.0/26 -> NRT. Nothing changes until the reload.
 putmap <<'JSON'
@@ -110,7 +97,7 @@ putmap <<'JSON'
  {"networks": ["2001:db8:abcd::/48", "203.0.113.0/24"], "labels": ["LAX"]}]
 JSON
 expect "the new map file alone changes nothing" "10.0.0.4 ttl=300 scope=25" \
-	"$(q rl.example.com A +subnet=198.51.100.7/32)"
+	"$(subnet_answer rl.example.com A +subnet=198.51.100.7/32)"
 out=$("$CTL" -s "$SOCK" --json steering reload 2>&1)
 check "steering reload of a new map succeeds" jq -e '.ok == true' <<<"$out"
 check "the reply says what was loaded: map 3 networks in 2 entries, geoip 2 networks" \
@@ -118,28 +105,28 @@ check "the reply says what was loaded: map 3 networks in 2 entries, geoip 2 netw
 	       .steering.map.file == "'"$TMP/map.json"'" and .steering.geoip.networks == 2 and
 	       .steering.records == 1' <<<"$out"
 expect "map v2: 198.51.100.7 is in 198.51.100.0/26 -> NRT, scope 26" \
-	"10.0.0.3 ttl=300 scope=26" "$(q rl.example.com A +subnet=198.51.100.7/32)"
+	"10.0.0.3 ttl=300 scope=26" "$(subnet_answer rl.example.com A +subnet=198.51.100.7/32)"
 expect "map v2: 203.0.113.9 -> LAX, scope 24" \
-	"10.0.0.2 ttl=300 scope=24" "$(q rl.example.com A +subnet=203.0.113.9/32)"
-expect "explain agrees after the map reload" "$(q rl.example.com A +subnet=198.51.100.7/32)" \
+	"10.0.0.2 ttl=300 scope=24" "$(subnet_answer rl.example.com A +subnet=203.0.113.9/32)"
+expect "explain agrees after the map reload" "$(subnet_answer rl.example.com A +subnet=198.51.100.7/32)" \
 	"$(ex rl.example.com A 198.51.100.7/32)"
 check "pop53ctl steering reload (text) names the map's networks and entries" \
 	grep -q "^map .*map.json: 3 networks in 2 entries" <("$CTL" -s "$SOCK" steering reload)
 
 # 2. A new MMDB: 198.51.100.192/27 is Germany now.
 expect "geo v1: 198.51.100.200 -> ORD, scope 25" "10.0.0.1 ttl=300 scope=25" \
-	"$(q rl.example.com A +subnet=198.51.100.200/32)"
+	"$(subnet_answer rl.example.com A +subnet=198.51.100.200/32)"
 mmdb "$geo_v2"
 check "steering reload of a new MMDB succeeds" "$CTL" -s "$SOCK" steering reload
 expect "geo v2: 198.51.100.200 is in 198.51.100.192/27 (DE) -> FRA, scope 27" \
-	"10.0.0.4 ttl=300 scope=27" "$(q rl.example.com A +subnet=198.51.100.200/32)"
+	"10.0.0.4 ttl=300 scope=27" "$(subnet_answer rl.example.com A +subnet=198.51.100.200/32)"
 # The writer stores the US /24 around the new /27 as 198.51.100.128/26 and .224/27 (and the
 # /25 below): 198.51.100.130's network is the /26 now, longer than the map's gap (/25).
 expect "geo v2: 198.51.100.130 is still US -> ORD, scope 26 (its MMDB network now)" \
-	"10.0.0.1 ttl=300 scope=26" "$(q rl.example.com A +subnet=198.51.100.130/32)"
+	"10.0.0.1 ttl=300 scope=26" "$(subnet_answer rl.example.com A +subnet=198.51.100.130/32)"
 check "mmdblookup agrees: 198.51.100.130 is in 198.51.100.128/26 (/122 in the IPv6 tree, IPv4 at ::/96)" \
 	grep -q 'Record prefix length: 122' <(mmdblookup --file "$TMP/geo.mmdb" --ip 198.51.100.130 -v 2>&1)
-expect "explain agrees after the MMDB reload" "$(q rl.example.com A +subnet=198.51.100.200/32)" \
+expect "explain agrees after the MMDB reload" "$(subnet_answer rl.example.com A +subnet=198.51.100.200/32)" \
 	"$(ex rl.example.com A 198.51.100.200/32)"
 check "the config and zones were not reloaded" \
 	bash -c "! grep -Eq 'reload( \\(config and zones\\))?: [0-9]+ zone' '$TMP/pop53d.log'"
@@ -210,7 +197,7 @@ for ((k = 1; k <= RELOADS; k++)); do
 	fi
 	# kxdpgun's XDP program takes every UDP reply to ports 2000-65535 on the client veth
 	# while it runs: this query's source port is below that.
-	flips+=("$(nice -n 19 bash -c "$(declare -f q); CLIENT_NS=$CLIENT_NS V4=$V4 q rl.example.com A -b 192.0.2.1#1053" | cut -d' ' -f1)")
+	flips+=("$(nice -n 19 bash -c "$(declare -f subnet_answer); CLIENT_NS=$CLIENT_NS V4=$V4 subnet_answer rl.example.com A -b 192.0.2.1#1053" | cut -d' ' -f1)")
 	done_n=$k
 	sleep 0.2
 done

@@ -132,9 +132,6 @@ for rs in r.authority:
 PY
 }
 
-expect() { # expect WHAT WANT GOT
-	if [ "$2" = "$3" ]; then ok "$1"; else not_ok "$1 (want '$2', got '$3')"; fi
-}
 
 # ecs_validate NAME TYPE ECS: a DO=1 query with an ECS option (delv sends none), every RRset of
 # the answer section checked against its RRSIG with the DNSKEY of the trust anchor's key file

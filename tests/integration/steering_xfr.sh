@@ -43,24 +43,12 @@ steering:
 YAML
 start_pop53_answering "$TMP/pop53.yaml"
 
-# q NAME TYPE [kdig args]: "ADDR... scope=S" (addresses sorted)
-q() {
-	local name=$1 type=$2; shift 2
-	local out addrs scope
-	out=$(ip netns exec "$CLIENT_NS" kdig +time=2 +retry=1 @"$V4" "$name" "$type" "$@" 2>&1)
-	addrs=$(awk -v t="$type" '!/^;/ && $4==t {print $5}' <<<"$out" | sort | tr '\n' ' ')
-	scope=$(sed -n 's/^;* *CLIENT-SUBNET: .*\/\([0-9]*\)$/\1/p' <<<"$out")
-	echo "${addrs}scope=${scope:--}"
-}
-expect() { # expect WHAT WANT GOT
-	if [ "$2" = "$3" ]; then ok "$1"; else not_ok "$1 (want '$2', got '$3')"; fi
-}
 steered() {
 	for n in edge map; do
 		expect "$1: $n.sec.test ECS 198.51.100.7/32 -> FRA" \
-			"10.0.0.4 scope=25" "$(q $n.sec.test A +subnet=198.51.100.7/32)"
+			"10.0.0.4 ttl=300 scope=25" "$(subnet_answer $n.sec.test A +subnet=198.51.100.7/32)"
 		expect "$1: $n.sec.test ECS 203.0.113.0/24 -> NRT" \
-			"10.0.0.3 scope=24" "$(q $n.sec.test A +subnet=203.0.113.0/24)"
+			"10.0.0.3 ttl=300 scope=24" "$(subnet_answer $n.sec.test A +subnet=203.0.113.0/24)"
 	done
 }
 status() { CTL --json zone status sec.test; }

@@ -59,28 +59,15 @@ steering:
       pool: *pool
 YAML
 
-# q NAME TYPE [kdig args]: "ADDR... ttl=T scope=S" (addresses sorted; scope "-" without ECS)
-q() {
-	local name=$1 type=$2; shift 2
-	local out addrs ttl scope
-	out=$(ip netns exec "$CLIENT_NS" kdig +time=2 +retry=1 @"$V4" "$name" "$type" "$@" 2>&1)
-	addrs=$(awk -v t="$type" '!/^;/ && $4==t {print $5}' <<<"$out" | sort | tr '\n' ' ')
-	ttl=$(awk -v t="$type" '!/^;/ && $4==t {print $2; exit}' <<<"$out")
-	scope=$(sed -n 's/^;* *CLIENT-SUBNET: .*\/\([0-9]*\)$/\1/p' <<<"$out")
-	echo "${addrs}ttl=${ttl:-none} scope=${scope:--}"
-}
-expect() { # expect WHAT WANT GOT
-	if [ "$2" = "$3" ]; then ok "$1"; else not_ok "$1 (want '$2', got '$3')"; fi
-}
 # steered WHEN: each steered name answers each client subnet with its own target
 steered() {
 	for n in map edge; do
 		expect "$1: $n ECS 198.51.100.7/32 -> map FRA" \
-			"10.0.0.4 ttl=300 scope=25" "$(q $n.example.com A +subnet=198.51.100.7/32)"
+			"10.0.0.4 ttl=300 scope=25" "$(subnet_answer $n.example.com A +subnet=198.51.100.7/32)"
 		expect "$1: $n ECS 198.51.100.200/32 -> map miss, geo NA -> LAX" \
-			"10.0.0.2 ttl=300 scope=25" "$(q $n.example.com A +subnet=198.51.100.200/32)"
+			"10.0.0.2 ttl=300 scope=25" "$(subnet_answer $n.example.com A +subnet=198.51.100.200/32)"
 		expect "$1: $n ECS 203.0.113.0/24 -> map NRT" \
-			"10.0.0.3 ttl=300 scope=24" "$(q $n.example.com A +subnet=203.0.113.0/24)"
+			"10.0.0.3 ttl=300 scope=24" "$(subnet_answer $n.example.com A +subnet=203.0.113.0/24)"
 	done
 }
 txt_of() { kdig_section answer @"$V4" "$1" TXT | awk '$4=="TXT" {print $5}'; }
