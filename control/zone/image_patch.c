@@ -651,6 +651,9 @@ struct patch {
 	bool sg_links;                  /* a signed zone's cuts or glue come or go (signed_cuts) */
 	bool sg_dname;                  /* a signed zone's DNAME owners come, go or change
 					   (signed_dnames) */
+	bool glue_redo;                 /* names become or stop being glue: the proofs are
+					   made again even when no owner comes or goes
+					   (glue_proofs) */
 };
 
 /* An owner joining an NSEC chain: its gap in the old chain (the old owners before it) and its
@@ -1186,7 +1189,7 @@ static void *nsec_plan(struct patch *p, const void *img, uint32_t ai, char *why,
 		n_in += t->is_owner && !t->was_owner;
 		n_out += t->was_owner && !t->is_owner;
 	}
-	if (!any)
+	if (!any && !p->glue_redo)
 		return p;
 	p53_name_to_str(txt, sizeof(txt), p->t[0].name);
 	const struct p53_image_proof *pa = h->proofs_off != 0 ? p53_image_proof(img, ai) : NULL;
@@ -1510,7 +1513,7 @@ static void *n3_plan(struct patch *p, const void *img, uint32_t z, char *why, si
 			nodes |= t->old == P53_NONE || t->dead;
 		}
 	}
-	if (!nodes && nj == 0 && nl == 0)
+	if (!nodes && nj == 0 && nl == 0 && !p->glue_redo)
 		return p;
 	p->n3j = malloc((nj ? nj : 1) * sizeof(*p->n3j));
 	p->n3l = malloc((nl ? nl : 1) * sizeof(*p->n3l));
@@ -1925,6 +1928,23 @@ static bool glue_flips(const struct patch *p, const void *img)
 			return true;
 	}
 	return false;
+}
+
+/*
+ * Whether the proofs are made again for names that become or stop being glue although no
+ * NSEC or NSEC3 owner comes or goes (p->glue_redo). The usual case is an opt-out chain
+ * (RFC 5155 §6): an insecure delegation owns no NSEC3, nor do the empty non-terminals
+ * leading only to such, so NS put above one (or taken away from above it) makes it and
+ * those glue (or frees them) with nothing of the chain in the diff; elsewhere it is a
+ * signer's gap, which the full compile takes too (warning of the names without their NSEC
+ * or NSEC3). What nsec3_zone() and nsec_zone() give such a name depends only on its GLUE
+ * flag, the chain and its parent's proof, so the passes that make the proofs when owners
+ * move (nsec_proofs, n3_proofs: a node that became glue loses its proof, one freed gets
+ * its proof as a new node's, parents first) make them here too, over the chain as it is.
+ */
+static bool glue_proofs(const struct patch *p, const void *img)
+{
+	return p->sg_links && glue_flips(p, img);
 }
 
 /* The links signed_cuts() made, into the new image's nodes: each touched name's CUT, GLUE
@@ -2883,17 +2903,15 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 		}
 	}
 
+	/* Names that become glue or stop being glue have their proofs made again with the
+	 * chain's (nsec_proofs, n3_proofs), also when no owner comes or goes (glue_proofs). */
+	p->glue_redo = glue_proofs(p, img);
 	/* An NSEC zone whose names or owners change: its new chain. */
 	if (nsec_ok && nsec_plan(p, img, ai, why, wl) == NULL)
 		return NULL;
 	/* An NSEC3 zone whose nodes or hashes change: which covers move. */
 	if (n3_ok && n3_plan(p, img, z, why, wl) == NULL)
 		return NULL;
-	/* Names that become glue or stop being glue have their proofs made again with the
-	 * chain's (nsec_proofs, n3_proofs): a diff that moves no owner does not redo it. */
-	if (p->sg_links && !p->nsec_redo && !p->n3_redo && glue_flips(p, img))
-		return decline(why, wl, "names become or stop being glue in a signed zone and no "
-			       "NSEC or NSEC3 owner comes or goes with them");
 
 	/* Sizes of the new image. */
 	uint32_t n_nodes = h->n_nodes + n_new;
