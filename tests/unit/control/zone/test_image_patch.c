@@ -5406,6 +5406,41 @@ static void alias_shape(const char *zone, const char *file, const char *what,
 	free(z.img);
 }
 
+static char *zone_plus(const char *file, const char *extra);
+
+/* Signed zone `file` of tests/unit/dataplane/zones without its apex NS RRset and the RRSIG
+ * over it (the apex's NSEC or NSEC3 bitmap still says NS), in a temporary file: its path (to
+ * unlink and free). */
+static char *zone_no_apex_ns(const char *file, const char *apex)
+{
+	char path[512], line[4096];
+	snprintf(path, sizeof(path), "%s/tests/unit/dataplane/zones/%s", P53_SRCDIR, file);
+	FILE *in = fopen(path, "r");
+	assert_non_null(in);
+	size_t cap = 1 << 20, len = 0;
+	char *buf = malloc(cap);
+	assert_non_null(buf);
+	while (fgets(line, sizeof(line), in) != NULL) {
+		char own[300] = "", f1[64] = "", f2[64] = "", f3[64] = "", f4[64] = "";
+		int n = sscanf(line, "%299s %63s %63s %63s %63s", own, f1, f2, f3, f4);
+		/* owner TTL [IN] TYPE [first RDATA field] */
+		const char *type = strcmp(f2, "IN") == 0 ? f3 : f2;
+		const char *next = strcmp(f2, "IN") == 0 ? f4 : f3;
+		if (n >= 3 && strcmp(own, apex) == 0 &&
+		    (strcmp(type, "NS") == 0 || (strcmp(type, "RRSIG") == 0 && strcmp(next, "NS") == 0)))
+			continue;
+		size_t l = strlen(line);
+		assert_true(len + l + 1 < cap);
+		memcpy(buf + len, line, l);
+		len += l;
+	}
+	fclose(in);
+	buf[len] = '\0';
+	char *f = tmp_zone(buf);
+	free(buf);
+	return f;
+}
+
 /* Signed zones' CNAMEs (at new names, below a new empty non-terminal, a new wildcard one,
  * out of the zone; an address replaced by one, at an MX target and at an apex NS target;
  * their targets and TTLs changed; removed, replaced by an address) and apex NS sets (a server
@@ -5514,11 +5549,56 @@ static void test_signed_alias_shapes(void **state)
 		alias_shape(zn, SIGNED[z][1], "the apex NS set replaced (a name, glue)", ns_set, 4,
 			    NULL);
 		alias_shape(zn, SIGNED[z][1], "the apex NS TTL changed", ns_ttl, 4, NULL);
-		/* Glue (not signed, no NSEC or NSEC3): declined. */
-		alias_shape(zn, SIGNED[z][1], "glue's address replaced by a CNAME", at_glue, 2,
-			    "becomes a CNAME owner below a cut in a signed zone");
-		alias_shape(zn, SIGNED[z][1], "a CNAME new below a cut", new_glue, 1,
-			    "becomes a CNAME owner below a cut in a signed zone");
+		/* The apex NS set taken away, and given to a zone without one (the compiler takes
+		 * both: signed_apex_ns_set), with its RRSIG and the apex's bitmap. */
+		const struct ashape_rr ns_none[] = {
+			{ '-', zn, 2, "*", 0 },
+		}, ns_first[] = {
+			{ '+', zn, 2, ns1, 0 },
+			{ '+', zn, 2, ns2, 0 },
+		}, ns_first_new[] = {
+			{ '+', zn, 2, ns3, 0 },
+			{ '+', ns3, 1, "192.0.2.3", 0 },
+		};
+		alias_shape(zn, SIGNED[z][1], "the apex NS set removed", ns_none, 1, NULL);
+		char *nf = zone_no_apex_ns(SIGNED[z][1], zn);
+		alias_shape(zn, nf, "an apex NS set added", ns_first, 2, NULL);
+		alias_shape(zn, nf, "an apex NS set added, its server new with its address",
+			    ns_first_new, 2, NULL);
+		unlink(nf);
+		free(nf);
+		/* Glue (not signed, no NSEC or NSEC3: glue_cname). */
+		alias_shape(zn, SIGNED[z][1], "glue's address replaced by a CNAME", at_glue, 2, NULL);
+		alias_shape(zn, SIGNED[z][1], "a CNAME new below a cut", new_glue, 1, NULL);
+		/* On the zone with a CNAME below secure's cut (c.secure, glue): re-pointed, its
+		 * TTL changed, removed, replaced by an address the cut's NS then names. */
+		char extra[256];
+		snprintf(extra, sizeof(extra), "%s 3600 IN CNAME %s\n", below_cut, www);
+		char *f = zone_plus(SIGNED[z][1], extra);
+		const struct ashape_rr g_target[] = {
+			{ '-', below_cut, 5, www, 0 },
+			{ '+', below_cut, 5, mail, 0 },
+		}, g_ttl[] = {
+			{ '-', below_cut, 5, www, 0 },
+			{ '+', below_cut, 5, www, 600 },
+		}, g_gone[] = {
+			{ '-', below_cut, 5, "*", 0 },
+		}, g_addr[] = {
+			{ '-', below_cut, 5, "*", 0 },
+			{ '+', below_cut, 1, "192.0.2.79", 0 },
+		}, g_ns_addr[] = {
+			{ '-', below_cut, 5, "*", 0 },
+			{ '+', below_cut, 1, "192.0.2.80", 0 },
+			{ '+', glue + 3, 2, below_cut, 0 },
+		};
+		alias_shape(zn, f, "a CNAME below a cut re-pointed", g_target, 2, NULL);
+		alias_shape(zn, f, "a CNAME below a cut, its TTL changed", g_ttl, 2, NULL);
+		alias_shape(zn, f, "a CNAME below a cut removed", g_gone, 1, NULL);
+		alias_shape(zn, f, "a CNAME below a cut replaced by an address", g_addr, 2, NULL);
+		alias_shape(zn, f, "a CNAME below a cut replaced by an address the cut's NS names",
+			    g_ns_addr, 3, NULL);
+		unlink(f);
+		free(f);
 	}
 }
 
