@@ -2284,6 +2284,14 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 			size_t pos = 0;
 			while (p53_rrs_next(r, &pos, &v) == 1) {
 				bool at_apex = v.owner_len == apex_len && eq_fold(apex, v.owner, apex_len);
+				/* RFC 6672 allows a DNAME at the apex, but nothing of a signed zone's
+				 * can stay below it: the compiler counts NSEC3 owners as data below
+				 * it (§2.4: an NSEC3 zone does not compile), an NSEC zone keeps its
+				 * apex alone. The full compile says which. */
+				if (sgn && at_apex && v.type == P53_T_DNAME)
+					return decline(why, wl, "a DNAME at the apex of a signed zone "
+						       "(RFC 6672 §2.4: nothing may stay below it, "
+						       "NSEC3 owners included)");
 				if (!(sgn ? signed_type_ok(v.type, at_apex) : unsigned_type_ok(v.type, at_apex)))
 					return decline(why, wl, "the diff changes %s records at %s",
 						       tstr(v.type, tb, sizeof(tb)),

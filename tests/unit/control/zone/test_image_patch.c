@@ -5746,6 +5746,12 @@ static void test_signed_dname_shapes(void **state)
 				     "name stays below", over_ent, 1, why_over);
 		signed_dname_refused(zn, SIGNED[z][1], "a name new below a DNAME that stays",
 				     new_below, 1, "(RFC 6672 §2.4");
+		/* RFC 6672 allows it, but the names of the zone (and NSEC3 owners) stay below. */
+		const struct sshape_rr at_apex[] = {
+			{ '+', zn, 39, "example.net.", 0 },
+		};
+		signed_dname_refused(zn, SIGNED[z][1], "a DNAME at the apex", at_apex, 1,
+				     "a DNAME at the apex of a signed zone");
 	}
 	shape_deny = false;
 }
