@@ -2542,6 +2542,10 @@ static size_t nest_deleg_op(struct p53_ixfr_step *st, const struct p53_rrs *base
  * new empty non-terminal above it), glue removed, glue that stays gaining its first address
  * or losing its last; then deny_again() signs and makes the chain as a signer does.
  */
+/* Set: deleg_chain_ops() makes only DNAMEs and nested cuts (kinds 6 and 7: the names
+ * chains, whose own ops add and remove delegations). */
+static int deleg_focus;
+
 static void deleg_chain_ops(struct p53_ixfr_step *st, const struct p53_ixfr *d,
 			    const struct p53_rrs *base, const uint8_t *apex, size_t al,
 			    struct nsec_ent **out, size_t *n_out)
@@ -2557,7 +2561,7 @@ static void deleg_chain_ops(struct p53_ixfr_step *st, const struct p53_ixfr *d,
 #define USED(x, xl) near_used(used, ul, n_used, (x), (xl))
 #define USE(x, xl) do { memcpy(used[n_used], (x), (xl)); ul[n_used++] = (xl); } while (0)
 	for (int o = 0; o < ops; o++) {
-		uint32_t kind = rnd(8);
+		uint32_t kind = deleg_focus ? 6 + rnd(2) : rnd(8);
 		size_t cl = 0, gl = 0, nl = 0;
 		if (kind == 7) {
 			/* Cuts nest (nest_deleg_op). */
@@ -2941,7 +2945,18 @@ static void random_signed_diff(const struct p53_rrs *base, const uint8_t *apex, 
 	/* An NSEC zone's names and types (chain_ops), before the rest, which leaves them be. */
 	struct nsec_ent *ce = NULL;
 	size_t n_ce = 0;
-	if (chain_ops == 1 && count_of(base, apex, al, 51) == 0) {
+	if (chain_ops == 1 && rnd(5) < 2) {
+		/* The names-and-types chains take the delegation and alias chains' kinds too
+		 * (DNAMEs, nested cuts; CNAMEs, the apex NS set), now and then, on
+		 * their zones (two in one image among them), as a signer sends them. */
+		if (rnd(2)) {
+			deleg_focus = 1;
+			deleg_chain_ops(st, d, base, apex, al, &ce, &n_ce);
+			deleg_focus = 0;
+		} else {
+			alias_chain_ops(st, d, base, apex, al, &ce, &n_ce);
+		}
+	} else if (chain_ops == 1 && count_of(base, apex, al, 51) == 0) {
 		struct p53_rr_view x;
 		size_t p0 = 0;
 		bool nsec = false;
@@ -3876,6 +3891,11 @@ static const char *ZONE_SMALL_NSEC =
 	"ns 300 IN RRSIG NSEC 13 3 300 20300101000000 20250101000000 4242 small.test. " SIG "\n";
 #undef SIG
 
+/* The delegation and alias chains' kinds the names-and-types chains take too
+ * (random_signed_diff): each must be patched there as well. */
+#define SIGNED_KINDS (1u << K_APEX_NS | 1u << K_SDNAME | 1u << K_NEST | 1u << K_CNAME_FLIP | \
+		      1u << K_CNAME_TARGET | 1u << K_CNAME_DROP)
+
 /* An NSEC zone's names and types added and removed by a signing primary, the chain with
  * them (the new owners' NSECs, their neighbours' next names, bitmaps, all signed): patched,
  * never declined, and served with DO as the full compile serves it; alone, then beside a
@@ -3892,7 +3912,8 @@ static void test_signed_names(void **state)
 		{ .name = "small.test.", .file = f, .flags = P53_ZONE_SECONDARY },
 	};
 	const unsigned need = 1u << K_NAME_ADD | 1u << K_NAME_DEL | 1u << K_TYPE_GAIN | 1u << K_TYPE_LOSE |
-			      1u << K_DS | 1u << K_CUT | 1u << K_GLUE | 1u << K_WILDCARD;
+			      1u << K_DS | 1u << K_CUT | 1u << K_GLUE | 1u << K_WILDCARD |
+			      SIGNED_KINDS;
 	struct outcome o = { 0 }, a = { 0 }, b = { 0 }, m = { 0 };
 
 	rng = seed(131);
@@ -3938,7 +3959,8 @@ static void test_signed_names_nsec3(void **state)
 		{ .name = "optout.test.", .file = p2, .flags = P53_ZONE_SECONDARY },
 	};
 	const unsigned need = 1u << K_NAME_ADD | 1u << K_NAME_DEL | 1u << K_TYPE_GAIN | 1u << K_TYPE_LOSE |
-			      1u << K_DS | 1u << K_CUT | 1u << K_GLUE | 1u << K_WILDCARD;
+			      1u << K_DS | 1u << K_CUT | 1u << K_GLUE | 1u << K_WILDCARD |
+			      SIGNED_KINDS;
 
 	rng = seed(5155);
 	ask_do_too = 1;
