@@ -37,11 +37,13 @@
  *     (signed_glue), delegations come and go and glue with them (signed_deleg: the links
  *     made again as for an unsigned zone, signed_cuts, signed_links), cuts nest (a cut
  *     below a cut, NS above a cut: signed_nest, nested_cut): the NSECs/NSEC3s whose
- *     bitmaps or owners change, and the RRSIGs, come in the diff; a wildcard's records
+ *     bitmaps or owners change, and the RRSIGs, come in the diff (names made glue or freed
+ *     with no owner moving, an opt-out chain's insecure cuts: glue_proofs); a wildcard's records
  *     change, and wildcards come and go, as any name's (wild_links); with a chain, CNAME
  *     owners come, go and change as any name's (signed_cname; below a cut as glue's,
  *     glue_cname) and
- *     the apex NS set changes (signed_apex_ns: its additional list made again); DNAME
+ *     the apex NS set changes, comes or goes (signed_apex_ns, signed_apex_ns_set: its
+ *     additional list made again); DNAME
  *     owners come, go and change as any name's, their links as an unsigned zone's
  *     (signed_dname, signed_dnames);
  *   - unsigned zones: cuts, glue and wildcards come and go (cut_links), and DNAME owners
