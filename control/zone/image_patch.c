@@ -37,10 +37,13 @@
  *     (signed_glue), delegations come and go and glue with them (signed_deleg: the links
  *     made again as for an unsigned zone, signed_cuts, signed_links), cuts nest (a cut
  *     below a cut, NS above a cut: signed_nest, nested_cut): the NSECs/NSEC3s whose
- *     bitmaps or owners change, and the RRSIGs, come in the diff; a wildcard's records
+ *     bitmaps or owners change, and the RRSIGs, come in the diff (names made glue or freed
+ *     with no owner moving, an opt-out chain's insecure cuts: glue_proofs); a wildcard's records
  *     change, and wildcards come and go, as any name's (wild_links); with a chain, CNAME
- *     owners come, go and change as any name's (signed_cname, signed_cnames: not glue) and
- *     the apex NS set changes (signed_apex_ns: its additional list made again); DNAME
+ *     owners come, go and change as any name's (signed_cname; below a cut as glue's,
+ *     glue_cname) and
+ *     the apex NS set changes, comes or goes (signed_apex_ns, signed_apex_ns_set: its
+ *     additional list made again); DNAME
  *     owners come, go and change as any name's, their links as an unsigned zone's
  *     (signed_dname, signed_dnames);
  *   - unsigned zones: cuts, glue and wildcards come and go (cut_links), and DNAME owners
@@ -381,6 +384,23 @@ static bool signed_nest(const void *img, const struct tn *t, const struct p53_im
 	return md == NULL || !(md->flags & (P53_NODE_DNAME | P53_NODE_CNAME));
 }
 
+/*
+ * A signed zone's glue that owns a CNAME (below a cut, no DNAME above it, itself no cut,
+ * wildcard or DNAME owner): occluded data as any glue (RFC 4035 §2.2: not signed, no NSEC or
+ * NSEC3, no proof; a query there gets the cut's referral), so its records change as
+ * signed_glue()'s do: the CNAME re-pointed, gone (its name with it, or given an address),
+ * glue's address replaced by one, a new name below a cut owning one. What the compiler derives from it is
+ * the node's CNAME flag (set at the layout from its RRsets) and the lists naming it, which
+ * lose it (relist_lose: no address) or gain it again (relist_gain) as any target's.
+ */
+static bool glue_cname(const void *img, const struct p53_image_node *nd)
+{
+	return (nd->flags & P53_NODE_GLUE) && (nd->flags & P53_NODE_CNAME) &&
+	       nd->occluder != P53_NONE &&
+	       !(nd->flags & (P53_NODE_CUT | P53_NODE_DNAME | P53_NODE_WILD | P53_NODE_NSEC3)) &&
+	       (p53_image_node(img, nd->occluder)->flags & P53_NODE_CUT) && !dname_above(img, nd);
+}
+
 /* Whether a new name may stand below node nd of a signed zone as new glue: nd is a cut no
  * cut or DNAME occludes, glue (signed_glue) or a nested cut (nested_cut). */
 static bool glue_parent(const void *img, const struct p53_image_node *nd)
@@ -431,6 +451,20 @@ static bool signed_apex_ns(const struct p53_image_rrset *x, const struct p53_ima
 			   bool apex)
 {
 	return apex && x != NULL && y != NULL && x->type == P53_T_NS && y->type == P53_T_NS;
+}
+
+/*
+ * A signed zone's apex NS RRset that comes or goes (a zone given its first name servers, or
+ * left with none: the compiler takes both, RFC 1035 §5.2 asks for NS at the apex but nothing
+ * the image holds reads it), with its RRSIGs and the apex's NSEC or NSEC3 whose bitmap
+ * gains or loses NS, which come in the diff and are patched with its chain (a zone with
+ * one: nsec_ok or n3_ok). As for a changed apex NS set (signed_apex_ns) nothing precomputed
+ * reads it but its additional list, made by adds_list for a new one; the fast path's
+ * referral templates are cuts' only (fastpath.c ref_apex_ns).
+ */
+static bool signed_apex_ns_set(uint16_t type, bool apex, bool chain)
+{
+	return apex && chain && type == P53_T_NS;
 }
 
 /* The hash an NSEC3 owner name's first label spells (base32hex, RFC 4648 §7). */
@@ -651,6 +685,9 @@ struct patch {
 	bool sg_links;                  /* a signed zone's cuts or glue come or go (signed_cuts) */
 	bool sg_dname;                  /* a signed zone's DNAME owners come, go or change
 					   (signed_dnames) */
+	bool glue_redo;                 /* names become or stop being glue: the proofs are
+					   made again even when no owner comes or goes
+					   (glue_proofs) */
 };
 
 /* An owner joining an NSEC chain: its gap in the old chain (the old owners before it) and its
@@ -1186,7 +1223,7 @@ static void *nsec_plan(struct patch *p, const void *img, uint32_t ai, char *why,
 		n_in += t->is_owner && !t->was_owner;
 		n_out += t->was_owner && !t->is_owner;
 	}
-	if (!any)
+	if (!any && !p->glue_redo)
 		return p;
 	p53_name_to_str(txt, sizeof(txt), p->t[0].name);
 	const struct p53_image_proof *pa = h->proofs_off != 0 ? p53_image_proof(img, ai) : NULL;
@@ -1510,7 +1547,7 @@ static void *n3_plan(struct patch *p, const void *img, uint32_t z, char *why, si
 			nodes |= t->old == P53_NONE || t->dead;
 		}
 	}
-	if (!nodes && nj == 0 && nl == 0)
+	if (!nodes && nj == 0 && nl == 0 && !p->glue_redo)
 		return p;
 	p->n3j = malloc((nj ? nj : 1) * sizeof(*p->n3j));
 	p->n3l = malloc((nl ? nl : 1) * sizeof(*p->n3l));
@@ -1927,6 +1964,23 @@ static bool glue_flips(const struct patch *p, const void *img)
 	return false;
 }
 
+/*
+ * Whether the proofs are made again for names that become or stop being glue although no
+ * NSEC or NSEC3 owner comes or goes (p->glue_redo). The usual case is an opt-out chain
+ * (RFC 5155 §6): an insecure delegation owns no NSEC3, nor do the empty non-terminals
+ * leading only to such, so NS put above one (or taken away from above it) makes it and
+ * those glue (or frees them) with nothing of the chain in the diff; elsewhere it is a
+ * signer's gap, which the full compile takes too (warning of the names without their NSEC
+ * or NSEC3). What nsec3_zone() and nsec_zone() give such a name depends only on its GLUE
+ * flag, the chain and its parent's proof, so the passes that make the proofs when owners
+ * move (nsec_proofs, n3_proofs: a node that became glue loses its proof, one freed gets
+ * its proof as a new node's, parents first) make them here too, over the chain as it is.
+ */
+static bool glue_proofs(const struct patch *p, const void *img)
+{
+	return p->sg_links && glue_flips(p, img);
+}
+
 /* The links signed_cuts() made, into the new image's nodes: each touched name's CUT, GLUE
  * and occluder, and those of the nodes below a cut that came or went. */
 static void signed_links(const struct patch *p, struct p53_image_node *nodes)
@@ -1960,41 +2014,6 @@ static uint32_t parent_now(const struct patch *p, const void *img, const struct 
 	if (k != P53_NONE)
 		return p->t[k].changed ? (p->t[k].dead ? P53_NONE : p->t[k].node) : p->t[k].old;
 	return p53_image_find(img, pn, pl, p53_name_hash(pn, pl));
-}
-
-/* ---- Signed zones: CNAME owners that come and go ---- */
-
-/*
- * A signed zone with a chain: a name that becomes a CNAME owner (a new name, or one whose
- * other records go) or stops being one (its CNAME removed, the name gone or given other
- * records) is patched as any name with its NSEC or NSEC3 (signed_cname; its flag is set at
- * the layout). Not glue (a CNAME below a cut, not signed, owns no NSEC or NSEC3): the
- * touched names' occluders as the patch leaves them are signed_cuts()'s when it made them
- * (p->sg_links: delegations or new names), else the image's. 0, or -1: declined (why).
- */
-static int signed_cnames(const struct patch *p, const void *img, char *why, size_t wl)
-{
-	char txt[1024];
-
-	for (size_t i = 0; i < p->n_t; i++) {
-		const struct tn *t = &p->t[i];
-		if (!t->changed || t->n3 || t->dead)
-			continue;
-		const struct p53_image_node *od = t->old != P53_NONE ? p53_image_node(img, t->old) : NULL;
-		bool was = od != NULL && (od->flags & P53_NODE_CNAME), is = false;
-		for (uint32_t r = 0; r < t->rs_n; r++)
-			is |= p->nrs[t->rs_first + r].type == P53_T_CNAME;
-		if (was == is)
-			continue;
-		bool glue = p->sg_links ? t->occ_now != P53_NONE :
-			    od != NULL && od->occluder != P53_NONE;
-		if (glue) {
-			decline(why, wl, "%s %s a CNAME owner below a cut in a signed zone",
-				p53_name_to_str(txt, sizeof(txt), t->name), is ? "becomes" : "ceases to be");
-			return -1;
-		}
-	}
-	return 0;
 }
 
 /* ---- Unsigned zones: DNAME owners that come and go ---- */
@@ -2267,6 +2286,14 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 			size_t pos = 0;
 			while (p53_rrs_next(r, &pos, &v) == 1) {
 				bool at_apex = v.owner_len == apex_len && eq_fold(apex, v.owner, apex_len);
+				/* RFC 6672 allows a DNAME at the apex, but nothing of a signed zone's
+				 * can stay below it: the compiler counts NSEC3 owners as data below
+				 * it (§2.4: an NSEC3 zone does not compile), an NSEC zone keeps its
+				 * apex alone. The full compile says which. */
+				if (sgn && at_apex && v.type == P53_T_DNAME)
+					return decline(why, wl, "a DNAME at the apex of a signed zone "
+						       "(RFC 6672 §2.4: nothing may stay below it, "
+						       "NSEC3 owners included)");
 				if (!(sgn ? signed_type_ok(v.type, at_apex) : unsigned_type_ok(v.type, at_apex)))
 					return decline(why, wl, "the diff changes %s records at %s",
 						       tstr(v.type, tb, sizeof(tb)),
@@ -2320,7 +2347,7 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 			    nd->occluder == P53_NONE &&
 			    (nd->flags & (P53_NODE_CUT | P53_NODE_DNAME | P53_NODE_CNAME)))
 				t->sigs_only = true;
-			else if (sgn && signed_glue(img, nd))
+			else if (sgn && (signed_glue(img, nd) || glue_cname(img, nd)))
 				t->glue_s = true;
 			else if (sgn && ((nd->flags & (P53_NODE_CUT | P53_NODE_DNAME | P53_NODE_GLUE |
 						       (t->n3 ? 0 : P53_NODE_NSEC3))) ||
@@ -2479,7 +2506,8 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 				    !(t->deleg && (x->type == P53_T_NS || x->type == P53_T_DS)) &&
 				    !(t->dn_s && x->type == P53_T_DNAME) &&
 				    !(nsec_ok && (x->type == P53_T_NSEC || x->type == P53_T_RRSIG)) &&
-				    !(n3_ok && (x->type == 50 || x->type == P53_T_RRSIG)))
+				    !(n3_ok && (x->type == 50 || x->type == P53_T_RRSIG)) &&
+				    !(sgn && signed_apex_ns_set(x->type, apex_t, nsec_ok || n3_ok)))
 					return decline(why, wl, "%s loses its %s RRset", txt,
 						       tstr(x->type, tb, sizeof(tb)));
 				t->changed = true;
@@ -2529,6 +2557,7 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 				      (t->dn_s && y->type == P53_T_DNAME) ||
 				      (sgn && apex_t && (y->type == 48 || y->type == 59 || y->type == 60)) ||
 				      (sgn && signed_apex_ns(x, y, apex_t)) ||
+				      (sgn && signed_apex_ns_set(y->type, apex_t, nsec_ok || n3_ok)) ||
 				      (nsec_ok && (y->type == P53_T_NSEC || y->type == P53_T_RRSIG)) ||
 				      (n3_ok && (y->type == 50 || y->type == P53_T_RRSIG))) ||
 				    (y->flags & P53_RRSET_STEERED))
@@ -2778,9 +2807,6 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 	/* A signed zone's: the same when delegations or glue come or go. */
 	if (sgn && signed_cuts(p, img, z, apex_len, why, wl) != 0)
 		return NULL;
-	/* ... and its CNAME owners that come and go (not glue). */
-	if (sgn && (nsec_ok || n3_ok) && signed_cnames(p, img, why, wl) != 0)
-		return NULL;
 	/* ... and when DNAME owners come, go or change (signed_dnames). */
 	if (sgn && signed_dnames(p, img, z, why, wl) != 0)
 		return NULL;
@@ -2883,17 +2909,15 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 		}
 	}
 
+	/* Names that become glue or stop being glue have their proofs made again with the
+	 * chain's (nsec_proofs, n3_proofs), also when no owner comes or goes (glue_proofs). */
+	p->glue_redo = glue_proofs(p, img);
 	/* An NSEC zone whose names or owners change: its new chain. */
 	if (nsec_ok && nsec_plan(p, img, ai, why, wl) == NULL)
 		return NULL;
 	/* An NSEC3 zone whose nodes or hashes change: which covers move. */
 	if (n3_ok && n3_plan(p, img, z, why, wl) == NULL)
 		return NULL;
-	/* Names that become glue or stop being glue have their proofs made again with the
-	 * chain's (nsec_proofs, n3_proofs): a diff that moves no owner does not redo it. */
-	if (p->sg_links && !p->nsec_redo && !p->n3_redo && glue_flips(p, img))
-		return decline(why, wl, "names become or stop being glue in a signed zone and no "
-			       "NSEC or NSEC3 owner comes or goes with them");
 
 	/* Sizes of the new image. */
 	uint32_t n_nodes = h->n_nodes + n_new;

@@ -40,7 +40,10 @@
  * With --dname, 50 DNAMEs added instead (dname_changes; on an NSEC- or NSEC3-signed zone
  * dname_changes_signed: at 50 hosts, with their RRSIGs and the hosts' NSECs/NSEC3s).
  *
- * Usage: p53-ixfr-apply [--cdn | --names | --dname] ZONEFILE [RUNS]  (the zone is big.test.; RUNS default 5)
+ * With --glue-cname (a signed zone), 50 CNAMEs new below 50 delegations (glue_cname_changes).
+ *
+ * Usage: p53-ixfr-apply [--cdn | --names | --dname | --glue-cname] ZONEFILE [RUNS]  (the zone
+ * is big.test.; RUNS default 5)
  * P53_IXFR_MODES, when set, runs only the modes it names, comma-separated (e.g.
  * P53_IXFR_MODES=patch-lazy,patch-spare).
  * Prints one line of key=value per mode: records, the medians of extract_ms, apply_ms,
@@ -378,6 +381,41 @@ static int dname_changes_signed(const struct p53_rrs *base, struct p53_ixfr_step
 	return 0;
 }
 
+/*
+ * --glue-cname on a signed zone (issue 13, image_patch.c glue_cname): 50 delegations
+ * (genzone.py's subNNNN.regionR, the first 50 in the zone) each get a CNAME at a new name
+ * below the cut (www.subNNNN.regionR to a host of the zone), as a signing primary sends it:
+ * the CNAME alone (occluded data, not signed, no NSEC or NSEC3: RFC 4035 §2.2) and the SOA
+ * with its RRSIG. Each new name below a cut gets its occluder from the patch (cut_links: one
+ * index probe per label), and an opt-out chain's proofs stay as they are.
+ */
+static int glue_cname_changes(const struct p53_rrs *base, struct p53_ixfr_step *st)
+{
+	struct p53_rr_view v;
+	uint8_t name[256], tg[256], last[256];
+	char txt[256];
+	size_t pos = 0, ll = 0;
+	int k = 0;
+
+	while (k < 50 && p53_rrs_next(base, &pos, &v) == 1) {
+		if (v.type != 2 || v.owner[0] < 4 || memcmp(v.owner + 1, "sub", 3) != 0 ||
+		    (v.owner_len == ll && memcmp(v.owner, last, ll) == 0))
+			continue;
+		memcpy(last, v.owner, v.owner_len);
+		ll = v.owner_len;
+		name[0] = 3;
+		memcpy(name + 1, "www", 3);
+		memcpy(name + 4, v.owner, v.owner_len);
+		snprintf(txt, sizeof(txt), "host%06d.region%d." ORIGIN, 400 + k, (400 + k) % 128);
+		if (p53_rrs_add(&st->add, name, 4u + v.owner_len, 5, 1, 3600, tg, wire_name(txt, tg)) != 0)
+			return -1;
+		k++;
+	}
+	return k == 50 ? 0 : -1;
+}
+
+static int glue_cnames;
+
 /* The RRSIG over (owner, covered) in r, copied to `to` (at new_owner, or owner) with other
  * signature bytes; -1 if none. */
 static int sig_copy(const struct p53_rrs *r, const uint8_t *owner, size_t olen, uint16_t covered,
@@ -657,6 +695,14 @@ static int make_diff(const struct p53_rrs *base, struct p53_ixfr *d, int sgn)
 			fprintf(stderr, "p53-ixfr-apply: the signed zone's SOA has no RRSIG\n");
 			return -1;
 		}
+		if (glue_cnames) {
+			if (glue_cname_changes(base, st) != 0) {
+				fprintf(stderr, "p53-ixfr-apply: --glue-cname: fewer than 50 "
+					"delegations (not a genzone.py zone?)\n");
+				return -1;
+			}
+			return 0;
+		}
 		if (dnames) {
 			if (dname_changes_signed(base, st) != 0) {
 				fprintf(stderr, "p53-ixfr-apply: --dname: a host, its NSEC/NSEC3 or "
@@ -901,11 +947,16 @@ int main(int argc, char **argv)
 		dnames = 1;
 		argc--;
 		argv++;
+	} else if (argc > 1 && strcmp(argv[1], "--glue-cname") == 0) {
+		glue_cnames = 1;
+		argc--;
+		argv++;
 	}
 	int runs = argc > 2 ? atoi(argv[2]) : 5;
 
 	if (argc < 2 || argc > 3 || runs < 1 || runs > 100) {
-		fprintf(stderr, "usage: p53-ixfr-apply [--cdn | --names | --dname] ZONEFILE [RUNS]\n");
+		fprintf(stderr, "usage: p53-ixfr-apply [--cdn | --names | --dname | --glue-cname] "
+			"ZONEFILE [RUNS]\n");
 		return 2;
 	}
 	struct p53_zone_src src = { .name = ORIGIN, .file = argv[1], .flags = P53_ZONE_SECONDARY };

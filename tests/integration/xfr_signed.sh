@@ -14,7 +14,8 @@
 # A wildcard added, changed and removed; a CNAME added, its target changed, removed; the apex
 # NS set given a second server and losing its first; a DNAME added, its target changed and
 # removed (the synthesized CNAME beside the DNAME and its RRSIG); a cut below a cut, NS put
-# above a cut and taken away again: each patched, served as the primary serves them.
+# above a cut and taken away again; a CNAME below a cut added, re-pointed and replaced by
+# glue: each patched, served as the primary serves them.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/xfr_lib.sh"
 
@@ -442,6 +443,48 @@ check "that IXFR was patched (ixfr_image counts twenty-five patches)" \
 	patched_at_least 25
 check "kdig +dnssec: the referral to low.mid and its no-DS proof, as the primary's" \
 	same_as_primary authority x.low.mid.signed.test A
+
+# 27. A CNAME new below the cut kid (issue 13: occluded data, not signed, no NSEC3: glue_cname):
+# patched; names there still get kid's referral, as the primary's.
+knotc zone-begin signed.test >/dev/null
+knotc zone-set signed.test www.kid 300 CNAME mail >/dev/null
+knotc zone-commit signed.test >/dev/null
+check "the IXFR with a CNAME below the cut kid is served (pop53's serial is the primary's)" \
+	wait_for 5 pop_serial_is_primary
+check "that IXFR was patched (ixfr_image counts twenty-six patches)" \
+	patched_at_least 26
+check "kdig +dnssec: the CNAME owner below kid gets kid's referral, as the primary's" \
+	same_as_primary authority www.kid.signed.test A
+check "kdig +dnssec: that referral's glue, as the primary's" \
+	same_as_primary additional www.kid.signed.test A
+
+# 28. That CNAME re-pointed (still glue): patched; the referral as the primary's.
+knotc zone-begin signed.test >/dev/null
+knotc zone-unset signed.test www.kid CNAME >/dev/null
+knotc zone-set signed.test www.kid 300 CNAME txt >/dev/null
+knotc zone-commit signed.test >/dev/null
+check "the IXFR re-pointing the CNAME below kid is served (pop53's serial is the primary's)" \
+	wait_for 5 pop_serial_is_primary
+check "that IXFR was patched (ixfr_image counts twenty-seven patches)" \
+	patched_at_least 27
+check "kdig +dnssec: the referral for www.kid, as the primary's" \
+	same_as_primary authority www.kid.signed.test A
+
+# 29. The CNAME below kid replaced by an address that kid's NS set now names (it ceases to be
+# a CNAME owner and becomes glue the referral carries): patched; as the primary's.
+knotc zone-begin signed.test >/dev/null
+knotc zone-unset signed.test www.kid CNAME >/dev/null
+knotc zone-set signed.test www.kid 300 A 192.0.2.61 >/dev/null
+knotc zone-set signed.test kid 3600 NS www.kid >/dev/null
+knotc zone-commit signed.test >/dev/null
+check "kid's referral carries the new glue (www.kid.signed.test A 192.0.2.61)" \
+	wait_for 5 sh -c "ip netns exec $CLIENT_NS kdig +time=1 @$V4 x.kid.signed.test A +noall +additional | grep -q '^www.kid.signed.test.*192.0.2.61'"
+check "that IXFR was patched (ixfr_image counts twenty-eight patches)" \
+	patched_at_least 28
+check "kdig +dnssec: kid's referral (NS, DS or its proof), as the primary's" \
+	same_as_primary authority x.kid.signed.test A
+check "kdig +dnssec: the referral's glue, www.kid's address among it, as the primary's" \
+	same_as_primary additional x.kid.signed.test A
 
 stop_pop53
 finish

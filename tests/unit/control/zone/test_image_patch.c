@@ -2444,20 +2444,6 @@ static bool odd_below(const struct p53_rrs *base, const uint8_t *nm, size_t nl)
 	return false;
 }
 
-/* Whether base has a cut strictly below nm without DS (an opt-out chain may leave it out:
- * occluded, nothing of the chain would show it). */
-static bool insecure_below(const struct p53_rrs *base, const uint8_t *nm, size_t nl)
-{
-	struct p53_rr_view x;
-	size_t p = 0;
-
-	while (p53_rrs_next(base, &p, &x) == 1)
-		if (x.type == 2 && below(x.owner, x.owner_len, nm, nl) &&
-		    count_of(base, x.owner, x.owner_len, 43) == 0)
-			return true;
-	return false;
-}
-
 /*
  * A signed zone's nested cut op for deleg_chain_ops (deny_again unsigns what becomes
  * occluded and makes the chain): below a cut c of base, a new cut at a new name (its glue or
@@ -2522,11 +2508,11 @@ static size_t nest_deleg_op(struct p53_ixfr_step *st, const struct p53_rrs *base
 				memcpy(nm, q, ql);
 				nl = ql;
 			}
-		/* (Not over an insecure cut: in an opt-out chain (nsec3.test's has the flag) it
-		 * may own no NSEC3, and its becoming glue would show in no owner that comes or
-		 * goes, which declines: test_signed_nest_shapes.) */
+		/* (Over an insecure cut too: in an opt-out chain it may own no NSEC3, and its
+		 * becoming glue show in no owner that comes or goes: image_patch.c
+		 * glue_proofs.) */
 		if (nl == 0 || !deleg_parent_ok(base, apex, al, nm, nl) || odd_below(base, nm, nl) ||
-		    count_of(base, nm, nl, 2) > 0 || insecure_below(base, nm, nl))
+		    count_of(base, nm, nl, 2) > 0)
 			return 0;
 		shape_rr(st, '+', nm, nl, 2, "ns.elsewhere.example.", 3600);
 		add_signed(st, nm, nl, 43, apex, al);
@@ -2542,6 +2528,10 @@ static size_t nest_deleg_op(struct p53_ixfr_step *st, const struct p53_rrs *base
  * new empty non-terminal above it), glue removed, glue that stays gaining its first address
  * or losing its last; then deny_again() signs and makes the chain as a signer does.
  */
+/* Set: deleg_chain_ops() makes only DNAMEs and nested cuts (kinds 6 and 7: the names
+ * chains, whose own ops add and remove delegations). */
+static int deleg_focus;
+
 static void deleg_chain_ops(struct p53_ixfr_step *st, const struct p53_ixfr *d,
 			    const struct p53_rrs *base, const uint8_t *apex, size_t al,
 			    struct nsec_ent **out, size_t *n_out)
@@ -2557,7 +2547,8 @@ static void deleg_chain_ops(struct p53_ixfr_step *st, const struct p53_ixfr *d,
 #define USED(x, xl) near_used(used, ul, n_used, (x), (xl))
 #define USE(x, xl) do { memcpy(used[n_used], (x), (xl)); ul[n_used++] = (xl); } while (0)
 	for (int o = 0; o < ops; o++) {
-		uint32_t kind = rnd(8);
+		/* (Focused: nested cuts two in three, their op finds no place more often.) */
+		uint32_t kind = deleg_focus ? (rnd(3) ? 7 : 6) : rnd(8);
 		size_t cl = 0, gl = 0, nl = 0;
 		if (kind == 7) {
 			/* Cuts nest (nest_deleg_op). */
@@ -2941,7 +2932,18 @@ static void random_signed_diff(const struct p53_rrs *base, const uint8_t *apex, 
 	/* An NSEC zone's names and types (chain_ops), before the rest, which leaves them be. */
 	struct nsec_ent *ce = NULL;
 	size_t n_ce = 0;
-	if (chain_ops == 1 && count_of(base, apex, al, 51) == 0) {
+	if (chain_ops == 1 && rnd(3) == 0) {
+		/* The names-and-types chains take the delegation and alias chains' kinds too
+		 * (DNAMEs, nested cuts; CNAMEs, the apex NS set), now and then, on
+		 * their zones (two in one image among them), as a signer sends them. */
+		if (rnd(2)) {
+			deleg_focus = 1;
+			deleg_chain_ops(st, d, base, apex, al, &ce, &n_ce);
+			deleg_focus = 0;
+		} else {
+			alias_chain_ops(st, d, base, apex, al, &ce, &n_ce);
+		}
+	} else if (chain_ops == 1 && count_of(base, apex, al, 51) == 0) {
 		struct p53_rr_view x;
 		size_t p0 = 0;
 		bool nsec = false;
@@ -3876,6 +3878,11 @@ static const char *ZONE_SMALL_NSEC =
 	"ns 300 IN RRSIG NSEC 13 3 300 20300101000000 20250101000000 4242 small.test. " SIG "\n";
 #undef SIG
 
+/* The delegation and alias chains' kinds the names-and-types chains take too
+ * (random_signed_diff): each must be patched there as well. */
+#define SIGNED_KINDS (1u << K_APEX_NS | 1u << K_SDNAME | 1u << K_NEST | 1u << K_CNAME_FLIP | \
+		      1u << K_CNAME_TARGET | 1u << K_CNAME_DROP)
+
 /* An NSEC zone's names and types added and removed by a signing primary, the chain with
  * them (the new owners' NSECs, their neighbours' next names, bitmaps, all signed): patched,
  * never declined, and served with DO as the full compile serves it; alone, then beside a
@@ -3892,14 +3899,15 @@ static void test_signed_names(void **state)
 		{ .name = "small.test.", .file = f, .flags = P53_ZONE_SECONDARY },
 	};
 	const unsigned need = 1u << K_NAME_ADD | 1u << K_NAME_DEL | 1u << K_TYPE_GAIN | 1u << K_TYPE_LOSE |
-			      1u << K_DS | 1u << K_CUT | 1u << K_GLUE | 1u << K_WILDCARD;
+			      1u << K_DS | 1u << K_CUT | 1u << K_GLUE | 1u << K_WILDCARD |
+			      SIGNED_KINDS;
 	struct outcome o = { 0 }, a = { 0 }, b = { 0 }, m = { 0 };
 
 	rng = seed(131);
 	ask_do_too = 1;
 	chain_ops = 1;
 	diff_kind = DIFF_SIGNED_OK;
-	chain_for(&two[0], 1, 0, "nsec.test.", 40, 20, need, 1, &o);
+	chain_for(&two[0], 1, 0, "nsec.test.", 40, 30, need, 1, &o);
 	signed_patched(&o, "nsec.test. names", 15);
 	kinds_patched(&o, need, 1);
 	chain(two, 2, 0, "nsec.test.", 24, 0, &a);
@@ -3938,7 +3946,8 @@ static void test_signed_names_nsec3(void **state)
 		{ .name = "optout.test.", .file = p2, .flags = P53_ZONE_SECONDARY },
 	};
 	const unsigned need = 1u << K_NAME_ADD | 1u << K_NAME_DEL | 1u << K_TYPE_GAIN | 1u << K_TYPE_LOSE |
-			      1u << K_DS | 1u << K_CUT | 1u << K_GLUE | 1u << K_WILDCARD;
+			      1u << K_DS | 1u << K_CUT | 1u << K_GLUE | 1u << K_WILDCARD |
+			      SIGNED_KINDS;
 
 	rng = seed(5155);
 	ask_do_too = 1;
@@ -3947,7 +3956,7 @@ static void test_signed_names_nsec3(void **state)
 	for (int z = 0; z < 2; z++) {
 		struct outcome o = { 0 };
 		char what[64];
-		chain_for(&two[z], 1, 0, two[z].name, 40, 20, need, 1, &o);
+		chain_for(&two[z], 1, 0, two[z].name, 40, 30, need, 1, &o);
 		snprintf(what, sizeof(what), "%s names", two[z].name);
 		signed_patched(&o, what, 15);
 		kinds_patched(&o, need, 1);
@@ -4964,9 +4973,9 @@ static void test_signed_cut_shapes(void **state)
 		signed_shape(Z[z][0], Z[z][1], "a second DS (a rollover's first step)", ds_roll, 1, NULL);
 		signed_shape(Z[z][0], Z[z][1], "DS removed", ds_gone, nb, NULL);
 		signed_shape(Z[z][0], Z[z][1], "a cut's NS set changed, its glue left", ns_set, 2, NULL);
-		/* Its NSEC/NSEC3 left as it was, its glue without one (a signer's gap). */
-		signed_shape(Z[z][0], Z[z][1], "a cut removed, no denial change", cut_gone, 1,
-			     "stop being glue in a signed zone and no NSEC or NSEC3 owner");
+		/* Its NSEC/NSEC3 left as it was, its glue without one (a signer's gap, which the
+		 * full compile takes too: the freed glue's proofs made again, glue_proofs). */
+		signed_shape(Z[z][0], Z[z][1], "a cut removed, no denial change", cut_gone, 1, NULL);
 		signed_shape(Z[z][0], Z[z][1], "glue renumbered", renumbered, 2, NULL);
 		signed_shape(Z[z][0], Z[z][1], "glue with a second address", glue_more, 1, NULL);
 		signed_shape(Z[z][0], Z[z][1], "new glue", glue, 1, NULL);
@@ -5406,6 +5415,41 @@ static void alias_shape(const char *zone, const char *file, const char *what,
 	free(z.img);
 }
 
+static char *zone_plus(const char *file, const char *extra);
+
+/* Signed zone `file` of tests/unit/dataplane/zones without its apex NS RRset and the RRSIG
+ * over it (the apex's NSEC or NSEC3 bitmap still says NS), in a temporary file: its path (to
+ * unlink and free). */
+static char *zone_no_apex_ns(const char *file, const char *apex)
+{
+	char path[512], line[4096];
+	snprintf(path, sizeof(path), "%s/tests/unit/dataplane/zones/%s", P53_SRCDIR, file);
+	FILE *in = fopen(path, "r");
+	assert_non_null(in);
+	size_t cap = 1 << 20, len = 0;
+	char *buf = malloc(cap);
+	assert_non_null(buf);
+	while (fgets(line, sizeof(line), in) != NULL) {
+		char own[300] = "", f1[64] = "", f2[64] = "", f3[64] = "", f4[64] = "";
+		int n = sscanf(line, "%299s %63s %63s %63s %63s", own, f1, f2, f3, f4);
+		/* owner TTL [IN] TYPE [first RDATA field] */
+		const char *type = strcmp(f2, "IN") == 0 ? f3 : f2;
+		const char *next = strcmp(f2, "IN") == 0 ? f4 : f3;
+		if (n >= 3 && strcmp(own, apex) == 0 &&
+		    (strcmp(type, "NS") == 0 || (strcmp(type, "RRSIG") == 0 && strcmp(next, "NS") == 0)))
+			continue;
+		size_t l = strlen(line);
+		assert_true(len + l + 1 < cap);
+		memcpy(buf + len, line, l);
+		len += l;
+	}
+	fclose(in);
+	buf[len] = '\0';
+	char *f = tmp_zone(buf);
+	free(buf);
+	return f;
+}
+
 /* Signed zones' CNAMEs (at new names, below a new empty non-terminal, a new wildcard one,
  * out of the zone; an address replaced by one, at an MX target and at an apex NS target;
  * their targets and TTLs changed; removed, replaced by an address) and apex NS sets (a server
@@ -5514,11 +5558,56 @@ static void test_signed_alias_shapes(void **state)
 		alias_shape(zn, SIGNED[z][1], "the apex NS set replaced (a name, glue)", ns_set, 4,
 			    NULL);
 		alias_shape(zn, SIGNED[z][1], "the apex NS TTL changed", ns_ttl, 4, NULL);
-		/* Glue (not signed, no NSEC or NSEC3): declined. */
-		alias_shape(zn, SIGNED[z][1], "glue's address replaced by a CNAME", at_glue, 2,
-			    "becomes a CNAME owner below a cut in a signed zone");
-		alias_shape(zn, SIGNED[z][1], "a CNAME new below a cut", new_glue, 1,
-			    "becomes a CNAME owner below a cut in a signed zone");
+		/* The apex NS set taken away, and given to a zone without one (the compiler takes
+		 * both: signed_apex_ns_set), with its RRSIG and the apex's bitmap. */
+		const struct ashape_rr ns_none[] = {
+			{ '-', zn, 2, "*", 0 },
+		}, ns_first[] = {
+			{ '+', zn, 2, ns1, 0 },
+			{ '+', zn, 2, ns2, 0 },
+		}, ns_first_new[] = {
+			{ '+', zn, 2, ns3, 0 },
+			{ '+', ns3, 1, "192.0.2.3", 0 },
+		};
+		alias_shape(zn, SIGNED[z][1], "the apex NS set removed", ns_none, 1, NULL);
+		char *nf = zone_no_apex_ns(SIGNED[z][1], zn);
+		alias_shape(zn, nf, "an apex NS set added", ns_first, 2, NULL);
+		alias_shape(zn, nf, "an apex NS set added, its server new with its address",
+			    ns_first_new, 2, NULL);
+		unlink(nf);
+		free(nf);
+		/* Glue (not signed, no NSEC or NSEC3: glue_cname). */
+		alias_shape(zn, SIGNED[z][1], "glue's address replaced by a CNAME", at_glue, 2, NULL);
+		alias_shape(zn, SIGNED[z][1], "a CNAME new below a cut", new_glue, 1, NULL);
+		/* On the zone with a CNAME below secure's cut (c.secure, glue): re-pointed, its
+		 * TTL changed, removed, replaced by an address the cut's NS then names. */
+		char extra[256];
+		snprintf(extra, sizeof(extra), "%s 3600 IN CNAME %s\n", below_cut, www);
+		char *f = zone_plus(SIGNED[z][1], extra);
+		const struct ashape_rr g_target[] = {
+			{ '-', below_cut, 5, www, 0 },
+			{ '+', below_cut, 5, mail, 0 },
+		}, g_ttl[] = {
+			{ '-', below_cut, 5, www, 0 },
+			{ '+', below_cut, 5, www, 600 },
+		}, g_gone[] = {
+			{ '-', below_cut, 5, "*", 0 },
+		}, g_addr[] = {
+			{ '-', below_cut, 5, "*", 0 },
+			{ '+', below_cut, 1, "192.0.2.79", 0 },
+		}, g_ns_addr[] = {
+			{ '-', below_cut, 5, "*", 0 },
+			{ '+', below_cut, 1, "192.0.2.80", 0 },
+			{ '+', glue + 3, 2, below_cut, 0 },
+		};
+		alias_shape(zn, f, "a CNAME below a cut re-pointed", g_target, 2, NULL);
+		alias_shape(zn, f, "a CNAME below a cut, its TTL changed", g_ttl, 2, NULL);
+		alias_shape(zn, f, "a CNAME below a cut removed", g_gone, 1, NULL);
+		alias_shape(zn, f, "a CNAME below a cut replaced by an address", g_addr, 2, NULL);
+		alias_shape(zn, f, "a CNAME below a cut replaced by an address the cut's NS names",
+			    g_ns_addr, 3, NULL);
+		unlink(f);
+		free(f);
 	}
 }
 
@@ -5666,6 +5755,12 @@ static void test_signed_dname_shapes(void **state)
 				     "name stays below", over_ent, 1, why_over);
 		signed_dname_refused(zn, SIGNED[z][1], "a name new below a DNAME that stays",
 				     new_below, 1, "(RFC 6672 §2.4");
+		/* RFC 6672 allows it, but the names of the zone (and NSEC3 owners) stay below. */
+		const struct sshape_rr at_apex[] = {
+			{ '+', zn, 39, "example.net.", 0 },
+		};
+		signed_dname_refused(zn, SIGNED[z][1], "a DNAME at the apex", at_apex, 1,
+				     "a DNAME at the apex of a signed zone");
 	}
 	shape_deny = false;
 }
@@ -5746,9 +5841,8 @@ static void test_signed_nest_shapes(void **state)
 		signed_shape(zn, SIGNED[z][1], "NS and DS above a cut (occluded: its NS, its chain)",
 			     above_secure, 2, NULL);
 		/* Opt-out: an insecure cut over an insecure one, neither in the chain: nothing
-		 * of the chain shows that the lower one became glue. */
-		signed_shape(zn, SIGNED[z][1], "NS above a cut", above, 1,
-			     z < 2 ? NULL : "no NSEC or NSEC3 owner comes or goes");
+		 * of the chain shows that the lower one became glue (glue_proofs). */
+		signed_shape(zn, SIGNED[z][1], "NS above a cut", above, 1, NULL);
 		snprintf(extra, sizeof(extra), "%s 3600 IN NS ns.elsewhere.example.\n", sub);
 		char *f = zone_plus(SIGNED[z][1], extra);
 		signed_shape(zn, f, "a nested cut's NS set changed", ns_set, 1, NULL);
@@ -5756,6 +5850,34 @@ static void test_signed_nest_shapes(void **state)
 		signed_shape(zn, f, "a nested cut removed", gone, 1, NULL);
 		signed_shape(zn, f, "the cut above a nested cut removed (it is freed)", outer_gone, 2,
 			     NULL);
+		unlink(f);
+		free(f);
+		/* Insecure cuts over an insecure one (in an opt-out chain none owns an NSEC3, nor
+		 * do the empty non-terminals above them: glue_proofs): the upper one removed (the
+		 * lower freed), NS at the empty non-terminal above both (b.unsafe becomes glue
+		 * with a.b.unsafe), that NS removed again. */
+		char unsafe[64], b_up[64];
+		snprintf(unsafe, sizeof(unsafe), "unsafe.%s", zn);
+		snprintf(b_up, sizeof(b_up), "b.unsafe.%s", zn);
+		const struct sshape_rr up_gone[] = {
+			{ '-', b_up, 2, "*", 0 },
+		}, at_ent[] = {
+			{ '+', unsafe, 2, "ns.elsewhere.example.", 0 },
+		}, ent_gone[] = {
+			{ '-', unsafe, 2, "*", 0 },
+		};
+		snprintf(extra, sizeof(extra), "%s 3600 IN NS ns.elsewhere.example.\n", b_up);
+		f = zone_plus(SIGNED[z][1], extra);
+		signed_shape(zn, f, "the insecure cut above an insecure cut removed (it is freed)",
+			     up_gone, 1, NULL);
+		unlink(f);
+		free(f);
+		signed_shape(zn, SIGNED[z][1], "NS at the empty non-terminal above an insecure cut",
+			     at_ent, 1, NULL);
+		snprintf(extra, sizeof(extra), "%s 3600 IN NS ns.elsewhere.example.\n", unsafe);
+		f = zone_plus(SIGNED[z][1], extra);
+		signed_shape(zn, f, "NS removed from above an empty non-terminal and an insecure cut",
+			     ent_gone, 1, NULL);
 		unlink(f);
 		free(f);
 	}
