@@ -318,6 +318,35 @@ static inline uint32_t p53_image_node_parent_side(const void *img, const struct 
 	return n->parent_side;
 }
 
+/* Where a node's name lies in the names-and-RDATA section (p53_image_name() reads it): what a
+ * zone's name_off copies from its apex. */
+static inline uint32_t p53_image_node_name_off(const void *img, const struct p53_image_node *n)
+{
+	(void)img;
+	return n->name_off;
+}
+
+/*
+ * For control/ only, which writes images (an IXFR patch, control/zone/image_patch.c, changes
+ * nodes of its new image in place): node i, writable; its block (owner name, then RRsets)
+ * placed at `off` in the names-and-RDATA section; its parent_side set. Like the readers, they
+ * keep where a node's fields lie in this header.
+ */
+static inline struct p53_image_node *p53_image_node_w(void *img, uint32_t i)
+{
+	return (struct p53_image_node *)((uint8_t *)img + p53_image_hdr(img)->nodes_off) + i;
+}
+
+static inline void p53_image_node_place(void *img, uint32_t i, uint32_t off)
+{
+	p53_image_node_w(img, i)->name_off = off;
+}
+
+static inline void p53_image_node_set_parent_side(void *img, uint32_t i, uint32_t parent_side)
+{
+	p53_image_node_w(img, i)->parent_side = parent_side;
+}
+
 /* An RRset's records (then its signatures): right after its header. */
 static inline const uint8_t *p53_image_rdata(const void *img, const struct p53_image_rrset *rs)
 {
