@@ -250,6 +250,7 @@ static int zones_init(struct build *s)
 		ldns_rdf_deep_free(o);
 		b->zones[z].labels = (uint8_t)p53_name_labels(name);
 		b->zones[z].soa = P53_NONE;
+		b->zones[z].parent_side = P53_NONE;
 		apex = p53_zb_node_get(b, (uint32_t)z, name, b->zones[z].name_len);
 		if (apex == P53_NONE)
 			return p53_zb_err(b, where, "out of memory");
@@ -568,7 +569,7 @@ parent:
 			name += 1u + name[0];
 			pz = apex_zone(s, name, len);
 			if (pz != P53_NONE) {
-				b->nodes[zn->apex].parent_side =
+				zn->parent_side =
 					p53_zb_node_find(b, pz, b->names + zn->name_off, zn->name_len);
 				break;
 			}
@@ -737,7 +738,7 @@ static void nodes_out(struct p53_image_node *dst, const struct p53_zb_node *src,
 				.name_off = w->name_off, .name_len = w->name_len, .labels = w->labels,
 				.flags = w->flags, .zone = w->zone, .rrsets = w->rrsets,
 				.n_rrsets = w->n_rrsets, .steer = w->steer, .wildcard = w->wildcard,
-				.occluder = w->occluder, .parent_side = w->parent_side,
+				.occluder = w->occluder, .self = (uint32_t)i,
 			};
 		}
 		done += c;

@@ -3043,11 +3043,10 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 			uint32_t name_at = p53_image_node_name_off(ni, nd); /* its block's (blocks_append) */
 			*nd = (struct p53_image_node){
 				.name_len = t->len, .labels = t->labels,
-				.zone = z, .wildcard = P53_NONE,
+				.zone = z, .wildcard = P53_NONE, .self = t->node,
 				.occluder = P53_NONE, /* its closest name in the image has none */
 			};
 			p53_image_node_place(ni, t->node, name_at);
-			p53_image_node_set_parent_side(ni, t->node, P53_NONE);
 		}
 		nd->flags &= (uint16_t)~P53_NODE_CNAME;
 		if (t->rs_n > 0) {

@@ -32,8 +32,6 @@ struct p53_zb_node {
 	uint16_t steer;         /* as p53_image_node.steer */
 	uint32_t wildcard;      /* node "*.<owner>", or P53_NONE */
 	uint32_t occluder;      /* as p53_image_node.occluder */
-	uint32_t parent_side;   /* at a zone apex: the same name's node in the parent zone, or
-				   P53_NONE */
 };
 
 /* Build-only facts about a node; indexed like the node array. */

@@ -168,7 +168,6 @@ uint32_t p53_zb_node_get(struct p53_zb *b, uint32_t z, const uint8_t *name, size
 		.zone = z,
 		.wildcard = P53_NONE,
 		.occluder = P53_NONE,
-		.parent_side = P53_NONE,
 	};
 	b->nx[n] = (struct p53_zb_nodex){ .hash = h, .parent = parent, .first_rec = P53_NONE };
 	b->names_len += len;

@@ -362,6 +362,7 @@ static void test_image_node_major(void **state)
 		const struct p53_image_node *n = p53_image_node(img, i);
 		const struct p53_image_rrset *walk = p53_image_node_first(img, n);
 		size_t at = n->name_off + n->name_len;
+		assert_int_equal(p53_image_node_index(img, n), i); /* its own index (format 8) */
 		names += n->name_len;
 		for (uint32_t r = 0; r < n->n_rrsets; r++) {
 			const struct p53_image_rrset *rs = p53_image_rrset(img, n->rrsets + r);
