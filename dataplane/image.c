@@ -213,9 +213,10 @@ int p53_image_check_from(const void *img, size_t len, const void *prev, int *fro
 		if (!block_ok(img, n))
 			FAIL("a node's RRsets do not follow its name in its block");
 		if ((n->wildcard != P53_NONE && n->wildcard >= h->n_nodes) ||
-		    (n->occluder != P53_NONE && n->occluder >= h->n_nodes) ||
-		    (n->parent_side != P53_NONE && n->parent_side >= h->n_nodes))
+		    (n->occluder != P53_NONE && n->occluder >= h->n_nodes))
 			FAIL("a node links to a node that does not exist");
+		if (n->self != i)
+			FAIL("a node's own index is not its place");
 		/* answer.c reads a CNAME node's CNAME RRset without looking for NONE. */
 		if ((n->flags & P53_NODE_CNAME) && p53_image_node_rrset(img, n, P53_T_CNAME) == P53_NONE)
 			FAIL("a CNAME node has no CNAME RRset");
@@ -234,6 +235,8 @@ int p53_image_check_from(const void *img, size_t len, const void *prev, int *fro
 			FAIL("a zone without data has an SOA");
 		if (!name_ok(names, names_len, zn->name_off, zn->name_len, zn->labels))
 			FAIL("a zone's name is malformed or outside the names section");
+		if (zn->parent_side != P53_NONE && zn->parent_side >= h->n_nodes)
+			FAIL("a zone's parent side is a node that does not exist");
 	}
 	/* Name index: every slot points at a node, and one at least is empty (a probe for a
 	 * missing name ends at an empty slot). */

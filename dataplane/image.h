@@ -55,7 +55,8 @@
  * p53_name_hash() of the canonical name; collisions probe linearly. A name is indexed once:
  * where two served zones both hold a name (a parent's delegation point and the child's apex,
  * or parent glue below that cut), the node of the deepest zone is indexed and the parent's
- * node stays reachable only through p53_image_node.parent_side and additional lists. That is
+ * node stays reachable only through p53_image_zone.parent_side (the child's) and additional
+ * lists. That is
  * how RFC 1034 §4.3.2 step 2 "best zone" falls out of a single hash lookup.
  */
 #ifndef P53_IMAGE_H
@@ -65,7 +66,8 @@
 #include <stddef.h>
 
 #define P53_IMAGE_MAGIC   0x49333550u /* "P53I" little-endian */
-#define P53_IMAGE_VERSION 7u  /* 7: RRset headers in the nodes' blocks (round 15) */
+#define P53_IMAGE_VERSION 8u  /* 7: RRset headers in the nodes' blocks (round 15); 8: the
+				 parent side in the zone, the node's own index in the node */
 #define P53_NONE          UINT32_MAX  /* absent node / rrset / offset */
 
 /* Where nodes[] starts, from the image's start: a cache line, so that in a replica (64-byte
@@ -131,6 +133,9 @@ struct p53_image_zone {
 	uint8_t  salt_len;
 	uint8_t  pad;
 	uint16_t nsec3_iter;    /* NSEC3 additional hash iterations (RFC 5155 §3.1.3) */
+	uint32_t parent_side;   /* the apex's name's node in the parent zone when that zone is
+				   served too (DS is answered from there, RFC 4035 §3.1.4.1),
+				   else P53_NONE; read through p53_image_node_parent_side() */
 	uint64_t sig_expire;    /* earliest RRSIG expiration, seconds since the epoch; 0 if none.
 				   For the health check's signature margin (docs/ARCHITECTURE.md) */
 };
@@ -174,8 +179,8 @@ struct p53_image_node {
 	uint32_t occluder;      /* closest strict ancestor in this zone that is a CUT or owns a
 				   DNAME, else P53_NONE: answers at or below it are referrals or
 				   DNAME synthesis, not data */
-	uint32_t parent_side;   /* at a zone apex: the same name's node in the parent zone when
-				   that zone is served too (DS is answered from there), else P53_NONE */
+	uint32_t self;          /* this node's index in nodes[] (p53_image_node_index()): what
+				   names it once the node lies in its block, not in an array */
 };
 
 /* p53_image_rrset.flags */
@@ -303,7 +308,8 @@ static inline const uint8_t *p53_image_node_name(const void *img, const struct p
 
 static inline uint32_t p53_image_node_index(const void *img, const struct p53_image_node *n)
 {
-	return (uint32_t)(n - p53_image_node(img, 0));
+	(void)img;
+	return n->self;
 }
 
 /* The node of a non-empty slot (the slot's low half is its index + 1). */
@@ -312,10 +318,34 @@ static inline uint32_t p53_image_slot_node(uint64_t slot)
 	return (uint32_t)slot - 1;
 }
 
+/* The parent side is a zone's (struct p53_image_zone), found from its apex. */
 static inline uint32_t p53_image_node_parent_side(const void *img, const struct p53_image_node *n)
 {
+	return (n->flags & P53_NODE_APEX) ? p53_image_zone(img, n->zone)->parent_side : P53_NONE;
+}
+
+/* Where a node's name lies in the names-and-RDATA section (p53_image_name() reads it): what a
+ * zone's name_off copies from its apex. */
+static inline uint32_t p53_image_node_name_off(const void *img, const struct p53_image_node *n)
+{
 	(void)img;
-	return n->parent_side;
+	return n->name_off;
+}
+
+/*
+ * For control/ only, which writes images (an IXFR patch, control/zone/image_patch.c, changes
+ * nodes of its new image in place): node i, writable; its block (owner name, then RRsets)
+ * placed at `off` in the names-and-RDATA section. Like the readers, they keep where a node's
+ * fields lie in this header.
+ */
+static inline struct p53_image_node *p53_image_node_w(void *img, uint32_t i)
+{
+	return (struct p53_image_node *)((uint8_t *)img + p53_image_hdr(img)->nodes_off) + i;
+}
+
+static inline void p53_image_node_place(void *img, uint32_t i, uint32_t off)
+{
+	p53_image_node_w(img, i)->name_off = off;
 }
 
 /* An RRset's records (then its signatures): right after its header. */
@@ -404,11 +434,11 @@ static inline const uint64_t *p53_image_slots(const void *img)
  * Check an image before workers read it without bounds checks: the header (magic, version,
  * size), that every section lies inside the image, aligned and in order, and every index
  * the data plane follows: each node's name (well-formed, inside the names-and-RDATA
- * section), zone, RRset range, wildcard, occluder and parent_side, and its block (its RRsets'
+ * section), zone, RRset range, wildcard, occluder and own index, and its block (its RRsets'
  * headers where p53_image_node_first() and p53_image_rrset_next() find them, and rrsets[]
  * naming the same ones); each RRset's header (4-byte aligned, inside the section), its
  * records (they fill its RDATA range exactly; CNAME/DNAME targets are names) and its
- * additional list (inside adds[], naming nodes); each zone's apex, SOA and name; each
+ * additional list (inside adds[], naming nodes); each zone's apex, SOA, name and parent side; each
  * name-index slot's node, and that the index has an empty slot. It does not check what the compiler decides (RRsets sorted by type,
  * hashes matching names, flags matching RRsets beyond CNAME): a wrong one gives a wrong
  * answer, never a read outside the image.

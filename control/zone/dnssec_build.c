@@ -69,7 +69,7 @@ static const char *tname(uint16_t t, char *buf, size_t cap)
 /* RRset of a type at a node, in the build arrays; P53_NONE. */
 static uint32_t node_rrset(const struct build *s, uint32_t n, uint16_t type)
 {
-	const struct p53_image_node *nd = &s->zb.nodes[n];
+	const struct p53_zb_node *nd = &s->zb.nodes[n];
 
 	for (uint32_t i = nd->rrsets; i < nd->rrsets + nd->n_rrsets; i++)
 		if (s->rrsets[i].type == type)
@@ -80,7 +80,7 @@ static uint32_t node_rrset(const struct build *s, uint32_t n, uint16_t type)
 /* A node owning a steered record. */
 static int steered_node(const struct build *s, uint32_t n)
 {
-	const struct p53_image_node *nd = &s->zb.nodes[n];
+	const struct p53_zb_node *nd = &s->zb.nodes[n];
 
 	for (uint32_t i = nd->rrsets; i < nd->rrsets + nd->n_rrsets; i++)
 		if ((s->rrsets[i].flags & P53_RRSET_STEERED) && s->rrsets[i].type != T_NSEC)
@@ -135,7 +135,7 @@ static int covered_of(const struct p53_zb *b, const struct p53_zb_rec *r)
 
 /* Whether an RRSIG at nd covers one of its RRsets; too short to cover anything counts as yes
    (p53_dnssec_attach ignores it). */
-static int covers_here(const struct build *s, const struct p53_image_node *nd,
+static int covers_here(const struct build *s, const struct p53_zb_node *nd,
 		       const struct p53_zb_rec *r)
 {
 	int c = covered_of(&s->zb, r);
@@ -157,7 +157,7 @@ static int orphans_last(struct build *s, uint32_t n, uint32_t first, uint32_t co
 			struct p53_zb_rec **tmp, size_t *tmp_cap, uint32_t *orphans)
 {
 	struct p53_zb *b = &s->zb;
-	const struct p53_image_node *nd = &b->nodes[n];
+	const struct p53_zb_node *nd = &b->nodes[n];
 	uint32_t o = 0, k;
 
 	for (k = first; k < first + count; k++)
@@ -200,7 +200,7 @@ int p53_dnssec_attach(struct build *s)
 	if (s->rs_sig == NULL)
 		return p53_zb_err(b, "(image):0", "out of memory");
 	for (uint32_t n = 0; n < b->n_nodes; n++) {
-		struct p53_image_node *nd = &b->nodes[n];
+		struct p53_zb_node *nd = &b->nodes[n];
 		uint32_t sig = P53_NONE, sig_rec = 0, sig_n = 0, start = (uint32_t)keep, orph = 0;
 
 		if (nd->n_rrsets == 0)
@@ -590,7 +590,7 @@ static int nsec_zone(struct build *s, uint32_t z, uint32_t *ord, size_t n_ord, u
 		return p53_zb_err(b, "(image):0", "out of memory");
 	for (size_t i = 0; i < n_ord; i++) {
 		uint32_t n = ord[i];
-		const struct p53_image_node *nd = &b->nodes[n];
+		const struct p53_zb_node *nd = &b->nodes[n];
 		/* Close the subtrees this name is not in: parents precede children here. */
 		while (top > 0 && stack[top - 1] != b->nx[n].parent)
 			s->proofs[stack[--top]].hi = (uint32_t)s->n_chain;
@@ -616,7 +616,7 @@ static int nsec_zone(struct build *s, uint32_t z, uint32_t *ord, size_t n_ord, u
 	/* The NSEC covering "*.<name>": the last owner at or before it in canonical order. */
 	for (size_t i = 0; i < n_ord; i++) {
 		uint32_t n = ord[i];
-		const struct p53_image_node *nd = &b->nodes[n];
+		const struct p53_zb_node *nd = &b->nodes[n];
 		uint8_t w[P53_NAME_MAXLEN];
 		size_t lo = 0, hi = n_ord;
 
@@ -733,7 +733,7 @@ static int nsec3_table(struct build *s, uint32_t z, uint32_t *n3nodes, size_t n_
 	zn->proof_lo = (uint32_t)s->n_nsec3;
 	for (size_t i = 0; i < n_n3; i++) {
 		uint32_t n = n3nodes[i], rsi = node_rrset(s, n, T_NSEC3);
-		const struct p53_image_node *nd = &b->nodes[n];
+		const struct p53_zb_node *nd = &b->nodes[n];
 		const struct p53_zb_rec *r = &b->recs[s->rs_rec[rsi]];
 		struct p53_image_nsec3 *e = &s->nsec3[s->n_nsec3];
 
@@ -776,7 +776,7 @@ static int nsec3_zone(struct build *s, uint32_t z, const uint32_t *synth, size_t
 
 	c.salt = b->arena + b->recs[s->rs_rec[s->n3param[z]]].off + 10 + 5;
 	for (uint32_t n = 0; n < b->n_nodes; n++) {
-		const struct p53_image_node *nd = &b->nodes[n];
+		const struct p53_zb_node *nd = &b->nodes[n];
 		struct p53_image_proof *p = &s->proofs[n];
 		const uint8_t *name = b->names + nd->name_off;
 		uint32_t parent = b->nx[n].parent;
@@ -854,7 +854,7 @@ static void signed_checks(struct build *s, uint32_t z)
 				"expired (at %llu): validating resolvers will fail on it",
 				owner(b, zn->apex, txt, sizeof(txt)), (unsigned long long)zn->sig_expire);
 	for (uint32_t n = 0; n < b->n_nodes; n++) {
-		const struct p53_image_node *nd = &b->nodes[n];
+		const struct p53_zb_node *nd = &b->nodes[n];
 		if (nd->zone != z || (nd->flags & P53_NODE_GLUE))
 			continue;
 		for (uint32_t i = nd->rrsets; i < nd->rrsets + nd->n_rrsets; i++) {
@@ -898,7 +898,7 @@ int p53_dnssec_build(struct build *s)
 				s->rrsets[i].flags |= P53_RRSET_STEERED;
 	/* NSEC3 owners: alone at their name, out of the index. */
 	for (uint32_t n = 0; n < b->n_nodes; n++) {
-		struct p53_image_node *nd = &b->nodes[n];
+		struct p53_zb_node *nd = &b->nodes[n];
 		uint32_t r = node_rrset(s, n, T_NSEC3);
 		if (r == P53_NONE)
 			continue;
@@ -925,7 +925,7 @@ int p53_dnssec_build(struct build *s)
 		any |= (zn->dnssec & (P53_ZONE_NSEC | P53_ZONE_NSEC3)) != 0;
 	}
 	for (uint32_t n = 0; n < b->n_nodes; n++) {
-		const struct p53_image_node *nd = &b->nodes[n];
+		const struct p53_zb_node *nd = &b->nodes[n];
 		if ((nd->flags & P53_NODE_NSEC3) && s->n3param[nd->zone] == P53_NONE)
 			return p53_zb_rec_err(b, &b->recs[b->nx[n].first_rec], "NSEC3 at '%s' but no "
 					      "NSEC3PARAM at the zone apex (RFC 5155 §4)",

@@ -250,6 +250,7 @@ static int zones_init(struct build *s)
 		ldns_rdf_deep_free(o);
 		b->zones[z].labels = (uint8_t)p53_name_labels(name);
 		b->zones[z].soa = P53_NONE;
+		b->zones[z].parent_side = P53_NONE;
 		apex = p53_zb_node_get(b, (uint32_t)z, name, b->zones[z].name_len);
 		if (apex == P53_NONE)
 			return p53_zb_err(b, where, "out of memory");
@@ -300,7 +301,7 @@ static int push_rrset(struct build *s, uint32_t node, uint16_t type, uint32_t st
 		      uint32_t count, uint32_t ttl, uint32_t first, size_t bytes)
 {
 	struct p53_zb *b = &s->zb;
-	struct p53_image_node *nd = &b->nodes[node];
+	struct p53_zb_node *nd = &b->nodes[node];
 
 	char tb[16];
 
@@ -397,7 +398,7 @@ static int rrsets_check(struct build *s)
 	for (size_t i = 0; i < s->n_rrsets; i++) {
 		const struct p53_image_rrset *rs = &s->rrsets[i];
 		uint32_t node = b->recs[s->rs_rec[i]].node;
-		struct p53_image_node *nd = &b->nodes[node];
+		struct p53_zb_node *nd = &b->nodes[node];
 		/* The owner as text only for a message: per RRset it cost 3% of a big compile. */
 #define owner p53_name_to_str(txt, sizeof(txt), b->names + nd->name_off)
 
@@ -445,7 +446,7 @@ static int rrsets_check(struct build *s)
 static int cname_alone(struct build *s, uint32_t n)
 {
 	struct p53_zb *b = &s->zb;
-	const struct p53_image_node *nd = &b->nodes[n];
+	const struct p53_zb_node *nd = &b->nodes[n];
 	uint32_t cn = P53_NONE;
 	char txt[1024], tb[16];
 
@@ -474,7 +475,7 @@ static int nodes_link(struct build *s)
 	char txt[1024], txt2[1024];
 
 	for (uint32_t n = 0; n < b->n_nodes; n++) {
-		struct p53_image_node *nd = &b->nodes[n];
+		struct p53_zb_node *nd = &b->nodes[n];
 		struct p53_zb_nodex *x = &b->nx[n];
 		const uint8_t *name = b->names + nd->name_off;
 		uint32_t p = x->parent;
@@ -487,7 +488,7 @@ static int nodes_link(struct build *s)
 			return -1;
 		if (p == P53_NONE)
 			continue; /* the apex */
-		const struct p53_image_node *pd = &b->nodes[p];
+		const struct p53_zb_node *pd = &b->nodes[p];
 		x->below_cut = b->nx[p].below_cut || (pd->flags & P53_NODE_CUT);
 		x->below_dname = b->nx[p].below_dname || (pd->flags & P53_NODE_DNAME);
 		nd->occluder = (pd->flags & (P53_NODE_CUT | P53_NODE_DNAME)) ? p : pd->occluder;
@@ -526,7 +527,7 @@ static int zones_finish(struct build *s)
 
 	for (uint32_t z = 0; z < b->n_zones; z++) {
 		struct p53_image_zone *zn = &b->zones[z];
-		const struct p53_image_node *apex = &b->nodes[zn->apex];
+		const struct p53_zb_node *apex = &b->nodes[zn->apex];
 		const uint8_t *name = b->names + zn->name_off;
 		size_t len = zn->name_len, rl;
 		const uint8_t *rd;
@@ -568,7 +569,7 @@ parent:
 			name += 1u + name[0];
 			pz = apex_zone(s, name, len);
 			if (pz != P53_NONE) {
-				b->nodes[zn->apex].parent_side =
+				zn->parent_side =
 					p53_zb_node_find(b, pz, b->names + zn->name_off, zn->name_len);
 				break;
 			}
@@ -648,7 +649,7 @@ static int adds_make(struct build *s)
 			skip = 2; /* SVCB/HTTPS SvcPriority, then TargetName (RFC 9460 §4.1: MAY add) */
 		else
 			continue;
-		const struct p53_image_node *owner = &b->nodes[b->recs[s->rs_rec[i]].node];
+		const struct p53_zb_node *owner = &b->nodes[b->recs[s->rs_rec[i]].node];
 		int cut = rs->type == LDNS_RR_TYPE_NS && (owner->flags & P53_NODE_CUT);
 		uint32_t req = 0;
 		z = owner->zone;
@@ -720,6 +721,35 @@ static void move_out(uint8_t *dst, void *src, size_t n)
 	}
 }
 
+/* The working nodes into the image's node array, as move_out() does for bytes: each node's
+ * fields, name_off still the name's place in p53_zb.names (layout() moves the names into the
+ * blocks next), the working array's pages given back as they are read. */
+static void nodes_out(struct p53_image_node *dst, const struct p53_zb_node *src, size_t n)
+{
+	const size_t step = ((size_t)2 << 20) / sizeof(*src), page = (size_t)sysconf(_SC_PAGESIZE);
+	const uintptr_t base = (uintptr_t)src;
+	uintptr_t released = (base + page - 1) & ~(uintptr_t)(page - 1);
+
+	for (size_t done = 0; done < n;) {
+		size_t c = n - done < step ? n - done : step;
+		for (size_t i = done; i < done + c; i++) {
+			const struct p53_zb_node *w = &src[i];
+			dst[i] = (struct p53_image_node){
+				.name_off = w->name_off, .name_len = w->name_len, .labels = w->labels,
+				.flags = w->flags, .zone = w->zone, .rrsets = w->rrsets,
+				.n_rrsets = w->n_rrsets, .steer = w->steer, .wildcard = w->wildcard,
+				.occluder = w->occluder, .self = (uint32_t)i,
+			};
+		}
+		done += c;
+		uintptr_t hi = (base + done * sizeof(*src)) & ~(uintptr_t)(page - 1);
+		if (hi > released) {
+			(void)madvise((void *)released, hi - released, MADV_DONTNEED);
+			released = hi;
+		}
+	}
+}
+
 /* A section of the image: its offset and the bytes written there. */
 struct span {
 	size_t off, used;
@@ -742,16 +772,17 @@ static void zero_gaps(uint8_t *img, const struct span *sec, size_t n, size_t siz
  * type), its hot bytes. When they would cross a cache line and at most P53_IMAGE_PACK_PAD
  * bytes are left before it, the block starts on the next line instead: the bytes skipped buy
  * one line fewer for that answer (docs/BENCHMARKS.md, "Big zone: the node's line"). Returns
- * how many bytes to skip before the block of `nd` at image offset `at` (the image starts on
- * a line).
+ * how many bytes to skip before the block of a node (its name's length, its RRsets) at image
+ * offset `at` (the image starts on a line).
  */
-static size_t block_pad(const struct build *s, const struct p53_image_node *nd, size_t at)
+static size_t block_pad(const struct build *s, size_t name_len, uint32_t rrsets,
+			uint16_t n_rrsets, size_t at)
 {
-	size_t hot = nd->name_len, room = 64 - at % 64;
+	size_t hot = name_len, room = 64 - at % 64;
 
-	if (nd->n_rrsets > 0 && nd->rrsets < s->n_rrsets)
+	if (n_rrsets > 0 && rrsets < s->n_rrsets)
 		hot = p53_image_rrset_at(at + hot) - at + sizeof(struct p53_image_rrset) +
-		      s->rrsets[nd->rrsets].rdata_len;
+		      s->rrsets[rrsets].rdata_len;
 	return hot > room && hot <= 64 && room <= P53_IMAGE_PACK_PAD ? room : 0;
 }
 
@@ -762,10 +793,10 @@ static size_t block_pad(const struct build *s, const struct p53_image_node *nd, 
  * first node that lists it; none is listed twice). layout() copies the names along the same
  * walk. Returns the block's end.
  */
-static size_t block_place(const struct build *s, const struct p53_image_node *nd, size_t base,
+static size_t block_place(const struct build *s, const struct p53_zb_node *nd, size_t base,
 			  size_t pos, uint32_t *roff)
 {
-	pos += block_pad(s, nd, base + pos) + nd->name_len;
+	pos += block_pad(s, nd->name_len, nd->rrsets, nd->n_rrsets, base + pos) + nd->name_len;
 	for (uint32_t r = nd->rrsets; r < (uint32_t)nd->rrsets + nd->n_rrsets; r++) {
 		if (r >= s->n_rrsets || roff[r] != P53_NONE)
 			continue;
@@ -883,7 +914,7 @@ static void *layout(struct build *s, size_t *len)
 	move_out(img + h.slots_off, s->slots, ((size_t)s->hash_mask + 1) * sizeof(uint64_t));
 	free(s->slots);
 	s->slots = NULL;
-	move_out(img + h.nodes_off, b->nodes, b->n_nodes * sizeof(struct p53_image_node));
+	nodes_out((struct p53_image_node *)(img + h.nodes_off), b->nodes, b->n_nodes);
 	free(b->nodes);
 	b->nodes = NULL;
 	if (s->n_adds > 0)
@@ -919,7 +950,7 @@ static void *layout(struct build *s, size_t *len)
 	pos = 0;
 	for (size_t i = 0; i < b->n_nodes; i++) {
 		struct p53_image_node *nd = &inodes[i];
-		size_t at = pos + block_pad(s, nd, h.rdata_off + pos);
+		size_t at = pos + block_pad(s, nd->name_len, nd->rrsets, nd->n_rrsets, h.rdata_off + pos);
 		memset(sec + pos, 0, at - pos);
 		memcpy(sec + at, b->names + nd->name_off, nd->name_len);
 		uintptr_t hi = ((uintptr_t)b->names + nd->name_off) & ~(uintptr_t)(page - 1);
@@ -1087,7 +1118,7 @@ static void extras_flag(struct build *s)
 			uint32_t n = p53_zb_node_find(b, z, e->lname, e->lname_len);
 			if (n == P53_NONE)
 				continue;
-			struct p53_image_node *nd = &b->nodes[n];
+			struct p53_zb_node *nd = &b->nodes[n];
 			for (uint32_t r = nd->rrsets; r < nd->rrsets + nd->n_rrsets; r++)
 				if (s->rrsets[r].type == e->type)
 					s->rrsets[r].flags |= P53_RRSET_STEERED;

@@ -808,7 +808,7 @@ static int shadow_node(struct patch *p, const void *img, uint32_t oz, const uint
 	for (uint32_t n = 0; n < h->n_nodes && found == P53_NONE; n++) {
 		const struct p53_image_node *nd = p53_image_node(img, n);
 		if (nd->zone == oz && nd->name_len == len && !(nd->flags & P53_NODE_NSEC3) &&
-		    memcmp(p53_image_name(img, nd->name_off), nm, len) == 0)
+		    memcmp(p53_image_node_name(img, nd), nm, len) == 0)
 			found = n;
 	}
 	struct shadow *e = &p->sh[p->n_sh++];
@@ -925,7 +925,7 @@ static int relist_gain(struct patch *p, const void *img, const struct nset *gain
 			if (!hit)
 				continue;
 			uint32_t list;
-			if (adds_list(p, img, n_adds_old, nd->zone, p53_image_name(img, nd->name_off),
+			if (adds_list(p, img, n_adds_old, nd->zone, p53_image_node_name(img, nd),
 				      nd->name_len, rs->type == P53_T_NS && (nd->flags & P53_NODE_CUT),
 				      rs->type, p53_image_rdata(img, rs), rs->count, &list, txt, tl_cap) != 0)
 				return -1;
@@ -1272,7 +1272,7 @@ static void *nsec_plan(struct patch *p, const void *img, uint32_t ai, char *why,
 			while (lo < hi) {
 				size_t mid = lo + (hi - lo) / 2;
 				const struct p53_image_node *md = p53_image_node(img, ch[p->cz0 + mid]);
-				if (canon_cmp(p53_image_name(img, md->name_off), t->name) < 0)
+				if (canon_cmp(p53_image_node_name(img, md), t->name) < 0)
 					lo = mid + 1;
 				else
 					hi = mid;
@@ -1342,7 +1342,7 @@ static uint32_t zc_upto(const struct patch *p, const void *ni, const uint8_t *na
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		if (canon_cmp(p53_image_name(ni, p53_image_node(ni, p->zc[mid])->name_off), name) <= 0)
+		if (canon_cmp(p53_image_node_name(ni, p53_image_node(ni, p->zc[mid])), name) <= 0)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -1368,7 +1368,6 @@ static void nsec_proofs(const struct patch *p, const void *img, uint8_t *ni, uin
 	const struct p53_image_hdr *h = p53_image_hdr(img), *nh = p53_image_hdr(ni);
 	const uint32_t *och = p53_image_chain(img);
 	const struct p53_image_proof *opf = p53_image_proof(img, 0);
-	const struct p53_image_node *nodes = p53_image_node(ni, 0);
 	uint32_t *nch = (uint32_t *)(ni + nh->chain_off);
 	struct p53_image_proof *pf = (struct p53_image_proof *)(ni + nh->proofs_off);
 	const struct p53_image_zone *zones = (const struct p53_image_zone *)(ni + nh->zones_off);
@@ -1381,7 +1380,7 @@ static void nsec_proofs(const struct patch *p, const void *img, uint8_t *ni, uin
 	memcpy(nch + cz0, zc, p->n_zc * sizeof(*nch));
 	memcpy(nch + cz0 + p->n_zc, och + p->cz1, (size_t)(h->n_chain - p->cz1) * sizeof(*nch));
 	for (uint32_t n = 0; n < nh->n_nodes; n++) {
-		const struct p53_image_node *nd = &nodes[n];
+		const struct p53_image_node *nd = p53_image_node(ni, n);
 		struct p53_image_proof *q = &pf[n];
 		if (nd->zone != z) {
 			if (n < h->n_nodes)
@@ -1410,7 +1409,7 @@ static void nsec_proofs(const struct patch *p, const void *img, uint8_t *ni, uin
 			const struct p53_image_proof *op = &opf[n];
 			uint32_t lb = op->lo - cz0, hb = op->hi - cz0;
 			if (gi[lb] | gi[hb])
-				nm = p53_image_name(ni, nd->name_off);
+				nm = p53_image_node_name(ni, nd);
 			lo = before[lb] + (gi[lb] ? joined(p, lb, nm, nd->name_len, false) : 0);
 			hi = before[hb] + (gi[hb] ? joined(p, hb, nm, nd->name_len, true) : 0);
 			wc = 0;
@@ -1419,7 +1418,7 @@ static void nsec_proofs(const struct patch *p, const void *img, uint8_t *ni, uin
 				wc = before[wb];
 				if (gi[wb]) {
 					if (nm == NULL)
-						nm = p53_image_name(ni, nd->name_off);
+						nm = p53_image_node_name(ni, nd);
 					w[0] = 1;
 					w[1] = '*';
 					memcpy(w + 2, nm, nd->name_len);
@@ -1427,13 +1426,13 @@ static void nsec_proofs(const struct patch *p, const void *img, uint8_t *ni, uin
 				}
 			}
 		} else {
-			nm = p53_image_name(ni, nd->name_off);
+			nm = p53_image_node_name(ni, nd);
 			lo = zc_upto(p, ni, nm);
 			size_t a = lo, b = p->n_zc;
 			while (a < b) {
 				size_t mid = a + (b - a) / 2;
 				const struct p53_image_node *md = p53_image_node(ni, zc[mid]);
-				if (p53_name_at_or_below(p53_image_name(ni, md->name_off), md->name_len,
+				if (p53_name_at_or_below(p53_image_node_name(ni, md), md->name_len,
 							 nm, nd->name_len))
 					a = mid + 1;
 				else
@@ -1605,12 +1604,11 @@ static void *n3_plan(struct patch *p, const void *img, uint32_t z, char *why, si
 static int labels_cmp(const void *a, const void *b, void *arg)
 {
 	const uint8_t *ni = arg;
-	const struct p53_image_hdr *nh = p53_image_hdr(ni);
-	const struct p53_image_node *nodes = (const struct p53_image_node *)(ni + nh->nodes_off);
 	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	const struct p53_image_node *nx = p53_image_node(ni, x), *ny = p53_image_node(ni, y);
 
-	if (nodes[x].labels != nodes[y].labels)
-		return nodes[x].labels - nodes[y].labels;
+	if (nx->labels != ny->labels)
+		return nx->labels - ny->labels;
 	return (x > y) - (x < y);
 }
 
@@ -1720,7 +1718,7 @@ static int n3_proofs(struct patch *p, const void *img, uint8_t *ni, uint32_t z, 
 	for (size_t i = 0; i < nr; i++) {
 		const uint32_t m = p->n3r[i];
 		const struct p53_image_node *nd = p53_image_node(ni, m);
-		const uint8_t *nm = p53_image_name(ni, nd->name_off);
+		const uint8_t *nm = p53_image_node_name(ni, nd);
 		struct p53_image_proof *q = &pf[m];
 		bool exact;
 		uint32_t mt = p53_n3_find(&c, nm, nd->name_len, &exact);
@@ -1872,7 +1870,7 @@ static int cut_links(struct patch *p, const void *img, uint32_t z, size_t apex_l
 		const struct p53_image_node *nd = p53_image_node(img, n);
 		if (nd->zone != z || nd->labels <= min_l || (nd->flags & P53_NODE_NSEC3))
 			continue;
-		const uint8_t *nm = p53_image_name(img, nd->name_off);
+		const uint8_t *nm = p53_image_node_name(img, nd);
 		bool below = false;
 		for (size_t off = 1u + nm[0]; off < nd->name_len && !below; off += 1u + nm[off])
 			below = tn_find(&cs, p->t, nm + off, nd->name_len - off) != P53_NONE;
@@ -1934,7 +1932,7 @@ static int signed_cuts(struct patch *p, const void *img, uint32_t z, size_t apex
 		    (nd->occluder == P53_NONE) != (p->desc[2 * j + 1] == P53_NONE)) {
 			decline(why, wl, "%s is a DNAME owner or wildcard below a delegation "
 				"that comes or goes in a signed zone",
-				p53_name_to_str(txt, sizeof(txt), p53_image_name(img, nd->name_off)));
+				p53_name_to_str(txt, sizeof(txt), p53_image_node_name(img, nd)));
 			return -1;
 		}
 	}
@@ -1983,20 +1981,20 @@ static bool glue_proofs(const struct patch *p, const void *img)
 
 /* The links signed_cuts() made, into the new image's nodes: each touched name's CUT, GLUE
  * and occluder, and those of the nodes below a cut that came or went. */
-static void signed_links(const struct patch *p, struct p53_image_node *nodes)
+static void signed_links(const struct patch *p, uint8_t *ni)
 {
 	for (size_t i = 0; i < p->n_t; i++) {
 		const struct tn *t = &p->t[i];
 		if ((t->changed && t->dead) || (!t->changed && t->old == P53_NONE) || t->n3)
 			continue;
-		struct p53_image_node *nd = &nodes[t->changed ? t->node : t->old];
+		struct p53_image_node *nd = p53_image_node_w(ni, t->changed ? t->node : t->old);
 		nd->flags &= (uint16_t)~(P53_NODE_CUT | P53_NODE_GLUE);
 		nd->flags |= (uint16_t)((t->cut_now ? P53_NODE_CUT : 0) |
 					(t->occ_now != P53_NONE ? P53_NODE_GLUE : 0));
 		nd->occluder = t->occ_now;
 	}
 	for (size_t j = 0; j < p->n_desc; j++) {
-		struct p53_image_node *nd = &nodes[p->desc[2 * j]];
+		struct p53_image_node *nd = p53_image_node_w(ni, p->desc[2 * j]);
 		nd->occluder = p->desc[2 * j + 1];
 		nd->flags &= (uint16_t)~P53_NODE_GLUE;
 		if (nd->occluder != P53_NONE)
@@ -2065,7 +2063,7 @@ static int dname_links(struct patch *p, const void *img, uint32_t z, char *txt, 
 		/* An empty non-terminal that stays has a name with records below it. */
 		if (nd->zone != z || nd->labels <= min_l || (nd->flags & (P53_NODE_NSEC3 | P53_NODE_ENT)))
 			continue;
-		const uint8_t *nm = p53_image_name(img, nd->name_off);
+		const uint8_t *nm = p53_image_node_name(img, nd);
 		uint32_t owner = P53_NONE;
 		for (size_t off = 1u + nm[0]; off < nd->name_len && owner == P53_NONE; off += 1u + nm[off])
 			owner = tn_find(&ds, p->t, nm + off, nd->name_len - off);
@@ -2083,15 +2081,16 @@ static int dname_links(struct patch *p, const void *img, uint32_t z, char *txt, 
 }
 
 /* After the layout: each touched node's DNAME flag as its RRsets leave it (unsigned zones). */
-static void dname_flags(const struct patch *p, const void *img, struct p53_image_node *nodes)
+static void dname_flags(const struct patch *p, const void *img, uint8_t *ni)
 {
 	for (size_t i = 0; i < p->n_t; i++) {
 		const struct tn *t = &p->t[i];
 		if (!t->changed || t->dead)
 			continue;
-		nodes[t->node].flags &= (uint16_t)~P53_NODE_DNAME;
+		struct p53_image_node *nd = p53_image_node_w(ni, t->node);
+		nd->flags &= (uint16_t)~P53_NODE_DNAME;
 		if (dname_now(p, img, t))
-			nodes[t->node].flags |= P53_NODE_DNAME;
+			nd->flags |= P53_NODE_DNAME;
 	}
 }
 
@@ -2147,20 +2146,20 @@ static int signed_dnames(struct patch *p, const void *img, uint32_t z, char *why
  * the proofs naming "*.<x>", which wildcard-expanded answers carry) is the chain's, remade
  * as for any name (nsec_proofs, n3_proofs).
  */
-static void wild_links(const struct patch *p, const void *img, struct p53_image_node *nodes)
+static void wild_links(const struct patch *p, const void *img, uint8_t *ni)
 {
 	for (size_t i = 0; i < p->n_t; i++) {
 		const struct tn *t = &p->t[i];
 		if (!t->changed || t->n3 || !(t->name[0] == 1 && t->name[1] == '*'))
 			continue;
 		if (t->dead) {
-			if (t->parent != P53_NONE && nodes[t->parent].wildcard == t->node)
-				nodes[t->parent].wildcard = P53_NONE;
+			if (t->parent != P53_NONE && p53_image_node(ni, t->parent)->wildcard == t->node)
+				p53_image_node_w(ni, t->parent)->wildcard = P53_NONE;
 		} else if (t->old == P53_NONE) {
-			nodes[t->node].flags |= P53_NODE_WILD;
+			p53_image_node_w(ni, t->node)->flags |= P53_NODE_WILD;
 			uint32_t pn = parent_now(p, img, t);
 			if (pn != P53_NONE)
-				nodes[pn].wildcard = t->node;
+				p53_image_node_w(ni, pn)->wildcard = t->node;
 		}
 	}
 }
@@ -2171,10 +2170,10 @@ static void wild_links(const struct patch *p, const void *img, struct p53_image_
  * from nrd, or kept ones copied from img), each header 4-byte aligned; a node left without
  * RRsets keeps its name where it was. With sec NULL only measured (the names that move
  * counted into *garbage); else written, with the appended rrsets[] entries (roff, indexed as
- * nrs) and the nodes' name_off pointing at the blocks. Returns where the last block ends.
+ * nrs) and the nodes of ni placed at the blocks. Returns where the last block ends.
  */
 static size_t blocks_append(const struct patch *p, const void *img, uint8_t *sec, uint32_t *roff,
-			    struct p53_image_node *nodes, size_t pos, uint64_t *garbage)
+			    uint8_t *ni, size_t pos, uint64_t *garbage)
 {
 	for (size_t i = 0; i < p->n_t; i++) {
 		const struct tn *t = &p->t[i];
@@ -2184,7 +2183,7 @@ static size_t blocks_append(const struct patch *p, const void *img, uint8_t *sec
 			*garbage += t->len;
 		if (sec != NULL) {
 			memcpy(sec + pos, t->name, t->len);
-			nodes[t->node].name_off = (uint32_t)pos;
+			p53_image_node_place(ni, t->node, (uint32_t)pos);
 		}
 		pos += t->len;
 		for (uint32_t r = t->rs_first; r < t->rs_first + t->rs_n; r++) {
@@ -2742,7 +2741,7 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 			const struct p53_image_node *nd = p53_image_node(img, n);
 			if (nd->zone != z || nd->name_len <= 1 || (nd->flags & P53_NODE_NSEC3))
 				continue;
-			const uint8_t *nm = p53_image_name(img, nd->name_off);
+			const uint8_t *nm = p53_image_node_name(img, nd);
 			const uint8_t *pn = nm + 1 + nm[0];
 			size_t pl = nd->name_len - 1u - nm[0];
 			uint32_t k = tn_find(&gs, p->t, pn, pl);
@@ -3049,14 +3048,13 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 		COPY(nh.nsec3_off, h->nsec3_off, (size_t)h->n_nsec3 * sizeof(struct p53_image_nsec3),
 		     nh.size - nh.nsec3_off);
 #undef COPY
-	struct p53_image_node *nodes = (struct p53_image_node *)(ni + nh.nodes_off);
 	uint32_t *roff = (uint32_t *)(ni + nh.rrsets_off);
 	uint64_t *slots = (uint64_t *)(ni + nh.slots_off);
 	struct p53_image_zone *zones = (struct p53_image_zone *)(ni + nh.zones_off);
 	/* A header of the new image, through rrsets[] (image.h). */
 #define NRS(r) ((struct p53_image_rrset *)(ni + nh.rdata_off + roff[r]))
 
-	(void)blocks_append(p, img, ni + nh.rdata_off, roff + h->n_rrsets, nodes, rdata_old, NULL);
+	(void)blocks_append(p, img, ni + nh.rdata_off, roff + h->n_rrsets, ni, rdata_old, NULL);
 	if (p->n_nadds > 0)
 		memcpy(ni + nh.adds_off + n_adds_old * sizeof(uint32_t), p->nadds,
 		       p->n_nadds * sizeof(uint32_t));
@@ -3064,14 +3062,15 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 		struct tn *t = &p->t[i];
 		if (!t->changed)
 			continue;
-		struct p53_image_node *nd = &nodes[t->node];
+		struct p53_image_node *nd = p53_image_node_w(ni, t->node);
 		if (t->old == P53_NONE) {
-			uint32_t name_at = nd->name_off; /* its block's (blocks_append) */
+			uint32_t name_at = p53_image_node_name_off(ni, nd); /* its block's (blocks_append) */
 			*nd = (struct p53_image_node){
-				.name_off = name_at, .name_len = t->len, .labels = t->labels,
-				.zone = z, .wildcard = P53_NONE, .parent_side = P53_NONE,
+				.name_len = t->len, .labels = t->labels,
+				.zone = z, .wildcard = P53_NONE, .self = t->node,
 				.occluder = P53_NONE, /* its closest name in the image has none */
 			};
+			p53_image_node_place(ni, t->node, name_at);
 		}
 		nd->flags &= (uint16_t)~P53_NODE_CNAME;
 		if (t->rs_n > 0) {
@@ -3101,7 +3100,7 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 					zones[z].soa = nd->rrsets + r;
 			zones[z].serial = p53_image_zone(mi, 0)->serial;
 			zones[z].neg_ttl = p53_image_zone(mi, 0)->neg_ttl;
-			zones[z].name_off = nd->name_off; /* the apex's block moved */
+			zones[z].name_off = p53_image_node_name_off(ni, nd); /* the apex's block moved */
 			/* The NSEC3 salt lies in the NSEC3PARAM's RDATA, which may have moved
 			 * (signed again): as image_build.c points at it. */
 			for (uint32_t r = 0; r < t->rs_n && (zones[z].dnssec & P53_ZONE_NSEC3); r++)
@@ -3136,9 +3135,10 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 		} else {
 			e = 0;
 			for (uint32_t n = 0; n < n_nodes; n++) {
-				if (nodes[n].zone != z)
+				const struct p53_image_node *nd = p53_image_node(ni, n);
+				if (nd->zone != z)
 					continue;
-				for (uint32_t r = nodes[n].rrsets; r < (uint32_t)nodes[n].rrsets + nodes[n].n_rrsets; r++) {
+				for (uint32_t r = nd->rrsets; r < (uint32_t)nd->rrsets + nd->n_rrsets; r++) {
 					uint64_t x = sigs_expire(ni, NRS(r), now);
 					if (x != 0 && (e == 0 || x < e))
 						e = x;
@@ -3159,11 +3159,11 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 		if (!e->dead)
 			continue;
 		index_remove(slots, mask, p53_name_hash(e->name, e->len), e->old);
-		nodes[e->old].flags |= P53_NODE_ENT | P53_NODE_NSEC3; /* out of the index */
+		p53_image_node_w(ni, e->old)->flags |= P53_NODE_ENT | P53_NODE_NSEC3; /* out of the index */
 		/* A wildcard that goes: names below its parent no longer match it (as the full
 		 * compile links a node to "*.<owner>" only when that exists). */
-		if (e->wparent != P53_NONE && nodes[e->wparent].wildcard == e->old)
-			nodes[e->wparent].wildcard = P53_NONE;
+		if (e->wparent != P53_NONE && p53_image_node(ni, e->wparent)->wildcard == e->old)
+			p53_image_node_w(ni, e->wparent)->wildcard = P53_NONE;
 	}
 	if (!sgn) {
 		/* An unsigned zone's cuts, glue and wildcards as nodes_link() makes them: each
@@ -3173,13 +3173,14 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 			const struct tn *t = &p->t[i];
 			bool wild = t->name[0] == 1 && t->name[1] == '*';
 			if (t->changed && t->dead) {
-				if (wild && t->parent != P53_NONE && nodes[t->parent].wildcard == t->node)
-					nodes[t->parent].wildcard = P53_NONE;
+				if (wild && t->parent != P53_NONE &&
+				    p53_image_node(ni, t->parent)->wildcard == t->node)
+					p53_image_node_w(ni, t->parent)->wildcard = P53_NONE;
 				continue;
 			}
 			if (!t->changed && t->old == P53_NONE)
 				continue;
-			struct p53_image_node *nd = &nodes[t->changed ? t->node : t->old];
+			struct p53_image_node *nd = p53_image_node_w(ni, t->changed ? t->node : t->old);
 			nd->flags &= (uint16_t)~(P53_NODE_CUT | P53_NODE_GLUE);
 			nd->flags |= (uint16_t)((t->cut_now ? P53_NODE_CUT : 0) |
 						(t->occ_now != P53_NONE ? P53_NODE_GLUE : 0));
@@ -3188,24 +3189,24 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 				nd->flags |= P53_NODE_WILD;
 				uint32_t pn = parent_now(p, img, t);
 				if (pn != P53_NONE)
-					nodes[pn].wildcard = t->node;
+					p53_image_node_w(ni, pn)->wildcard = t->node;
 			}
 		}
 		for (size_t j = 0; j < p->n_desc; j++) {
-			struct p53_image_node *nd = &nodes[p->desc[2 * j]];
+			struct p53_image_node *nd = p53_image_node_w(ni, p->desc[2 * j]);
 			nd->occluder = p->desc[2 * j + 1];
 			nd->flags &= (uint16_t)~P53_NODE_GLUE;
 			if (nd->occluder != P53_NONE)
 				nd->flags |= P53_NODE_GLUE;
 		}
-		dname_flags(p, img, nodes);
+		dname_flags(p, img, ni);
 	} else {
-		wild_links(p, img, nodes);
+		wild_links(p, img, ni);
 	}
 	if (p->sg_links)
-		signed_links(p, nodes);
+		signed_links(p, ni);
 	if (p->sg_dname)
-		dname_flags(p, img, nodes);
+		dname_flags(p, img, ni);
 	if (p->nsec_redo)
 		nsec_proofs(p, img, ni, z);
 	if (p->n3_redo && n3_proofs(p, img, ni, z, why, wl) != 0) {

@@ -3,9 +3,10 @@
  * ldns) and control/zone/image_build.c (records to the image of dataplane/image.h). Not a public API:
  * only the compiler includes it. Control thread only; everything here allocates with malloc.
  *
- * While building, nodes live directly in an array of struct p53_image_node (the layout the
- * image will hold) plus a side array of build-only facts; owner names live in a byte arena
- * whose names go into the nodes' blocks of the image (image_build.c layout()). Records are
+ * While building, nodes live in an array of struct p53_zb_node (the fields the image's nodes
+ * get, with the name's place in the arena below) plus a side array of build-only facts; owner
+ * names live in a byte arena whose names go into the nodes' blocks of the image
+ * (image_build.c layout(), which writes each node in the image's layout). Records are
  * kept compact (no ldns_rr survives its line): wire bytes after the owner in a byte arena,
  * and a small struct with where the record came from, for messages.
  */
@@ -17,6 +18,21 @@
 
 #include "control/zone/image_build.h"
 #include "dataplane/image.h"
+
+/* A node while building: what the image's node (dataplane/image.h) gets, whatever its
+ * layout there, with its name in p53_zb.names. */
+struct p53_zb_node {
+	uint32_t name_off;      /* canonical owner name, into p53_zb.names */
+	uint8_t  name_len;
+	uint8_t  labels;        /* label count, root excluded */
+	uint16_t flags;         /* P53_NODE_* */
+	uint32_t zone;
+	uint32_t rrsets;        /* first RRset (the build's index); sorted by type */
+	uint16_t n_rrsets;
+	uint16_t steer;         /* as p53_image_node.steer */
+	uint32_t wildcard;      /* node "*.<owner>", or P53_NONE */
+	uint32_t occluder;      /* as p53_image_node.occluder */
+};
 
 /* Build-only facts about a node; indexed like the node array. */
 struct p53_zb_nodex {
@@ -48,7 +64,7 @@ struct p53_zb {
 	size_t n_zones;
 	struct p53_image_zone *zones;
 
-	struct p53_image_node *nodes;
+	struct p53_zb_node *nodes;
 	struct p53_zb_nodex *nx;
 	size_t n_nodes, nodes_cap, nx_cap;
 	uint8_t *names;         /* canonical owner names, copied into the nodes' blocks */

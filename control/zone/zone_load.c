@@ -90,7 +90,7 @@ static uint32_t find_h(const struct p53_zb *b, uint32_t z, const uint8_t *name, 
 		if ((uint32_t)(b->map[i] >> 32) != h)
 			continue;
 		uint32_t n = (uint32_t)b->map[i] - 1;
-		const struct p53_image_node *nd = &b->nodes[n];
+		const struct p53_zb_node *nd = &b->nodes[n];
 		if (nd->zone == z && nd->name_len == len && memcmp(b->names + nd->name_off, name, len) == 0)
 			return n;
 	}
@@ -161,14 +161,13 @@ uint32_t p53_zb_node_get(struct p53_zb *b, uint32_t z, const uint8_t *name, size
 		return P53_NONE;
 	n = (uint32_t)b->n_nodes++;
 	memcpy(b->names + b->names_len, name, len);
-	b->nodes[n] = (struct p53_image_node){
+	b->nodes[n] = (struct p53_zb_node){
 		.name_off = (uint32_t)b->names_len,
 		.name_len = (uint8_t)len,
 		.labels = (uint8_t)p53_name_labels(name),
 		.zone = z,
 		.wildcard = P53_NONE,
 		.occluder = P53_NONE,
-		.parent_side = P53_NONE,
 	};
 	b->nx[n] = (struct p53_zb_nodex){ .hash = h, .parent = parent, .first_rec = P53_NONE };
 	b->names_len += len;

@@ -247,7 +247,7 @@ static bool steer_same(const void *cur, uint32_t z, const void *one, char *why, 
 			any = p53_image_rrset(one, r)->flags & P53_RRSET_STEERED;
 		if (!any)
 			continue;
-		const uint8_t *nm = p53_image_name(one, nd->name_off);
+		const uint8_t *nm = p53_image_node_name(one, nd);
 		uint32_t m = p53_image_find(cur, nm, nd->name_len, p53_name_hash(nm, nd->name_len));
 		uint32_t k = steered_in(one, n, cur, m, &same);
 		n_one += k;

@@ -138,7 +138,8 @@ int main(int argc, char **argv)
 			return 1;
 		for (uint32_t i = 0; i < h->n_nodes; i++) {
 			const struct p53_image_node *n = p53_image_node(img, i);
-			if (i > 0 && n->name_off <= p53_image_node(img, i - 1)->name_off) {
+			if (i > 0 && p53_image_node_name_off(img, n) <=
+				     p53_image_node_name_off(img, p53_image_node(img, i - 1))) {
 				fprintf(stderr, "-s: blocks not in node order (a patched image?)\n");
 				return 1;
 			}

@@ -99,7 +99,8 @@ static size_t c_node_rrsets(void *m, size_t len)
 }
 static size_t c_wildcard(void *m, size_t len) { N(m, node_of(m, "wild.diff.test"))->wildcard = H(m)->n_nodes; return len; }
 static size_t c_occluder(void *m, size_t len) { N(m, node_of(m, "ns1.sub.diff.test"))->occluder = H(m)->n_nodes + 7; return len; }
-static size_t c_parent_side(void *m, size_t len) { N(m, node_of(m, "www.diff.test"))->parent_side = H(m)->n_nodes; return len; }
+static size_t c_parent_side(void *m, size_t len) { Z(m, 0)->parent_side = H(m)->n_nodes; return len; }
+static size_t c_self(void *m, size_t len) { N(m, node_of(m, "www.diff.test"))->self = node_of(m, "big.diff.test"); return len; }
 static size_t c_cname_flag(void *m, size_t len) { N(m, node_of(m, "www.diff.test"))->flags |= P53_NODE_CNAME; return len; }
 /* rrsets[] entry of RRset i: its header's offset in the names-and-RDATA section. */
 static uint32_t *T(void *img, uint32_t i)
@@ -205,7 +206,7 @@ static const struct row rows[] = {
 	{ "node's RRsets run past the RRset array", c_node_rrsets, "RRset array" },
 	{ "wildcard link past the nodes", c_wildcard, "links to a node" },
 	{ "occluder link past the nodes", c_occluder, "links to a node" },
-	{ "parent_side link past the nodes", c_parent_side, "links to a node" },
+	{ "node's own index names another node", c_self, "own index" },
 	{ "CNAME flag without a CNAME RRset", c_cname_flag, "CNAME node" },
 	{ "RRset header outside the RDATA section", c_rdata_off, "outside the RDATA" },
 	{ "RRset header misaligned", c_rrset_align, "misaligned" },
@@ -224,6 +225,7 @@ static const struct row rows[] = {
 	{ "zone SOA past the RRsets", c_soa, "SOA" },
 	{ "zone SOA is an A RRset", c_soa_type, "SOA" },
 	{ "zone name length wrong", c_zone_name, "zone's name" },
+	{ "zone's parent side past the nodes", c_parent_side, "parent side" },
 	{ "name index slot points past the nodes", c_slot, "slot" },
 	{ "name index without an empty slot (a miss would probe for ever)", c_slots_full, "empty slot" },
 };

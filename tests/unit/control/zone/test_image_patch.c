@@ -357,7 +357,7 @@ static void same_lists(const void *a, const void *b, const char *what)
 		const struct p53_image_node *nb = p53_image_node(b, n);
 		if (nb->flags & P53_NODE_NSEC3)
 			continue;
-		const uint8_t *nm = p53_image_name(b, nb->name_off);
+		const uint8_t *nm = p53_image_node_name(b, nb);
 		uint32_t m = p53_image_find(a, nm, nb->name_len, p53_name_hash(nm, nb->name_len));
 		if (m == P53_NONE)
 			continue; /* same_answers tells */
@@ -367,7 +367,7 @@ static void same_lists(const void *a, const void *b, const char *what)
 		for (uint32_t k = 0; na->zone != nb->zone && k < p53_image_hdr(a)->n_nodes; k++) {
 			const struct p53_image_node *o = p53_image_node(a, k);
 			if (o->zone == nb->zone && o->name_len == nb->name_len &&
-			    memcmp(p53_image_name(a, o->name_off), nm, nb->name_len) == 0)
+			    memcmp(p53_image_node_name(a, o), nm, nb->name_len) == 0)
 				na = o;
 		}
 		assert_int_equal(na->zone, nb->zone);
@@ -386,8 +386,8 @@ static void same_lists(const void *a, const void *b, const char *what)
 					const struct p53_image_node *ta = p53_image_node(a, xa[k]);
 					const struct p53_image_node *tb = p53_image_node(b, xb[k]);
 					same = ta->name_len == tb->name_len &&
-					       memcmp(p53_image_name(a, ta->name_off),
-						      p53_image_name(b, tb->name_off), tb->name_len) == 0;
+					       memcmp(p53_image_node_name(a, ta),
+						      p53_image_node_name(b, tb), tb->name_len) == 0;
 				}
 			}
 			if (!same) {
@@ -411,7 +411,7 @@ static const char *node_txt(const void *img, uint32_t n, char *buf, size_t cap)
 		snprintf(buf, cap, "-");
 		return buf;
 	}
-	return p53_name_to_str(buf, cap, p53_image_name(img, p53_image_node(img, n)->name_off));
+	return p53_name_to_str(buf, cap, p53_image_node_name(img, p53_image_node(img, n)));
 }
 
 /* What the compiler's nodes_link() derives at each name the full compile's index holds
@@ -425,7 +425,7 @@ static void same_links(const void *a, const void *b, const char *what)
 
 	for (uint32_t n = 0; n < hb->n_nodes; n++) {
 		const struct p53_image_node *nb = p53_image_node(b, n);
-		const uint8_t *nm = p53_image_name(b, nb->name_off);
+		const uint8_t *nm = p53_image_node_name(b, nb);
 		if ((nb->flags & P53_NODE_NSEC3) ||
 		    p53_image_find(b, nm, nb->name_len, p53_name_hash(nm, nb->name_len)) != n)
 			continue;
@@ -3374,7 +3374,7 @@ static void chain(struct p53_zone_src *srcs, size_t n_src, uint32_t z, const cha
 				const struct p53_image_node *fn = p53_image_node(fresh, k);
 				if (fn->steer == 0)
 					continue;
-				const uint8_t *nm = p53_image_name(fresh, fn->name_off);
+				const uint8_t *nm = p53_image_node_name(fresh, fn);
 				uint32_t pk = p53_image_find(patched, nm, fn->name_len,
 							     p53_name_hash(nm, fn->name_len));
 				assert_int_not_equal(pk, P53_NONE);
@@ -6039,7 +6039,7 @@ static void same_steering(const void *patched, const void *fresh, const char *wh
 	}
 	for (uint32_t k = 0; k < p53_image_hdr(fresh)->n_nodes; k++) {
 		const struct p53_image_node *fn = p53_image_node(fresh, k);
-		const uint8_t *nm = p53_image_name(fresh, fn->name_off);
+		const uint8_t *nm = p53_image_node_name(fresh, fn);
 		bool any = fn->steer != 0;
 		for (uint32_t r = fn->rrsets; r < (uint32_t)fn->rrsets + fn->n_rrsets; r++)
 			any |= (p53_image_rrset(fresh, r)->flags & P53_RRSET_STEERED) != 0;
