@@ -45,6 +45,10 @@
  *     (signed_dname, signed_dnames);
  *   - unsigned zones: cuts, glue and wildcards come and go (cut_links), and DNAME owners
  *     (dname_links: the owner's flag; a name that stays below a new one declines).
+ *   - the parent side of a served child (a zone's names at and below another served zone's
+ *     apex, out of the name index: the delegation's NS set and DS, glue, other names):
+ *     their records patched at the zone's own nodes while nothing the compiler links from
+ *     them changes (shadowed_nodes, shadowed_ok).
  * What the old bytes held becomes garbage, counted in p53_image_hdr.pad (KiB).
  */
 #include <errno.h>
@@ -754,8 +758,8 @@ static int target_plain(const void *img, uint32_t oz, const uint8_t *nm, size_t 
 /*
  * Zone oz's own node for canonical name nm that oz holds below a deeper served zone's apex
  * (target_plain -1): out of the name index, so found by one scan of the nodes (remembered
- * for the patch; such nodes are never touched names, see "at or below another served zone's
- * apex"). *node is P53_NONE when oz has none. @return 0, -1 more than SHADOW_MAX names or
+ * for the patch; a touched one keeps or lacks addresses as before, shadowed_ok, so its old
+ * records tell). *node is P53_NONE when oz has none. @return 0, -1 more than SHADOW_MAX names or
  * out of memory.
  */
 static int shadow_node(struct patch *p, const void *img, uint32_t oz, const uint8_t *nm,
