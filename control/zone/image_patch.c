@@ -2324,9 +2324,9 @@ static int shadowed_ok(struct patch *p, const void *img, size_t apex_len, char *
 			return -1;
 		}
 		if (t->old_addr != t->new_addr) {
-			decline(why, wl, "%s %s its last address in the parent at or below a served "
-				"zone's apex (the lists naming it change)", txt,
-				t->new_addr ? "gains its first" : "loses");
+			decline(why, wl, "%s %s address in the parent at or below a served zone's "
+				"apex (the lists naming it change)", txt,
+				t->new_addr ? "gains its first" : "loses its last");
 			return -1;
 		}
 		if ((od->flags & P53_NODE_DNAME) || dname_now(p, img, t)) {

@@ -604,6 +604,8 @@ enum {
 			   target */
 	K_NEST,         /* (signed zones) a cut below a cut comes (at a new name, at glue),
 			   changes its NS set or goes; NS and DS above a cut */
+	K_PARENT_SIDE,  /* parent.test.'s delegation to child.parent.test., which is served
+			   too: its DS or NS set, or an address below the child's apex */
 	K_N
 };
 static const char *KIND_NAMES[K_N] = { "CNAME flip", "CNAME target", "CNAME dropped", "MX/SRV/SVCB/HTTPS",
@@ -616,7 +618,8 @@ static const char *KIND_NAMES[K_N] = { "CNAME flip", "CNAME target", "CNAME drop
 				       "signed: delegation gone", "signed: new glue",
 				       "signed: glue removed", "signed: glue 1st/last addr",
 				       "signed: apex NS changed",
-				       "signed: DNAME changed", "signed: nested cut" };
+				       "signed: DNAME changed", "signed: nested cut",
+				       "parent side of a served child" };
 static unsigned diff_kinds;
 
 static bool name_eq(const uint8_t *a, const uint8_t *b, size_t len)
@@ -876,6 +879,56 @@ static void dname_op(struct p53_ixfr_step *st, const struct p53_rrs *base, const
 }
 
 /* One random IXFR step from `base` (at serial `serial`), into d. */
+/* parent.test.'s side of child.parent.test. (served too: test_parent_and_child): a DS
+ * added, changed or removed at the delegation, an NS added to its set or one of several
+ * removed, or a name below the child's apex (glue ns.child, host.child) renumbered. */
+static void parent_side_op(struct p53_ixfr_step *st, const struct p53_rrs *base)
+{
+	uint8_t cut[64], nm[64];
+	size_t cl = wname("child.parent.test.", cut);
+	struct p53_rr_view x;
+	size_t p = 0;
+	uint32_t n_ns = 0, k = rnd(3);
+
+	while (p53_rrs_next(base, &p, &x) == 1)
+		n_ns += x.type == 2 && x.owner_len == cl && name_eq(x.owner, cut, cl);
+	if (n_ns == 0) {
+		/* The delegation went with an earlier diff (declined, compiled): back (declined
+		 * too, a delegation to a served zone that comes). */
+		uint8_t rd[64];
+		size_t rl = wname("ns.child.parent.test.", rd);
+		assert_int_equal(p53_rrs_add(&st->add, cut, cl, 2, 1, 300, rd, rl), 0);
+		return;
+	}
+	if (k == 0) {
+		if (del_all(st, base, cut, cl, 43) == 0 || rnd(2))
+			add_rec(&st->add, cut, cl, 43);
+	} else if (k == 1) {
+		static const char *const ns[] = { "ns.parent.test.", "ns2.example.net.",
+						   "host.child.parent.test." };
+		uint8_t rd[64];
+		size_t rl = wname(ns[rnd(3)], rd);
+		p = 0;
+		while (n_ns > 1 && p53_rrs_next(base, &p, &x) == 1)
+			if (x.type == 2 && x.owner_len == cl && name_eq(x.owner, cut, cl) && rnd(2)) {
+				del_once(st, &x);
+				break;
+			}
+		if (n_ns == 1 || rnd(2))
+			assert_int_equal(p53_rrs_add(&st->add, cut, cl, 2, 1, 300, rd, rl), 0);
+	} else {
+		size_t l = wname(rnd(2) ? "ns.child.parent.test." : "host.child.parent.test.", nm);
+		p = 0;
+		while (p53_rrs_next(base, &p, &x) == 1)
+			if (x.type == 1 && x.owner_len == l && name_eq(x.owner, nm, l)) {
+				del_once(st, &x);
+				add_rec(&st->add, nm, l, 1);
+				break;
+			}
+	}
+	diff_kinds |= 1u << K_PARENT_SIDE;
+}
+
 static void random_diff(const struct p53_rrs *base, const uint8_t *apex, size_t al,
 			struct p53_ixfr *d, int simple)
 {
@@ -922,6 +975,8 @@ static void random_diff(const struct p53_rrs *base, const uint8_t *apex, size_t 
 			continue;
 		}
 		int ops = 1 + (int)rnd(simple ? 8 : 5);
+		if (strcmp(cur_apex, "parent.test.") == 0 && rnd(2) == 0)
+			parent_side_op(st, base);
 		for (int o = 0; o < ops; o++) {
 			uint32_t k = rnd(simple ? 6 : 19);
 			if (k == 18) {
@@ -3704,7 +3759,8 @@ static void test_parent_and_child(void **state)
 	chain(src, 2, 0, "parent.test.", 200, 0, &o);
 	chain(src, 2, 1, "child.parent.test.", 200, 0, &o);
 	for (int r = 0; r < MORE_ROUNDS &&
-	     kinds_short(&o, ((1u << K_NAME_ADD) - 1) & ~(1u << K_WILD_ENT | 1u << K_SHADOW), 2); r++) {
+	     kinds_short(&o, (((1u << K_NAME_ADD) - 1) & ~(1u << K_WILD_ENT | 1u << K_SHADOW)) |
+			     1u << K_PARENT_SIDE, 2); r++) {
 		chain(src, 2, 0, "parent.test.", 50, 0, &o);
 		chain(src, 2, 1, "child.parent.test.", 50, 0, &o);
 	}
@@ -3712,7 +3768,9 @@ static void test_parent_and_child(void **state)
 	assert_true(o.patched > 50);
 	/* Targets below the child's apex: too rare in these chains to ask for (most diffs
 	 * that name them touch the child's names and are declined); test_target_below_child_apex. */
-	kinds_patched(&o, ((1u << K_NAME_ADD) - 1) & ~(1u << K_WILD_ENT | 1u << K_SHADOW), 2);
+	/* The parent side of the served child: its DS, NS set and glue (issue 13). */
+	kinds_patched(&o, (((1u << K_NAME_ADD) - 1) & ~(1u << K_WILD_ENT | 1u << K_SHADOW)) |
+			  1u << K_PARENT_SIDE, 2);
 	assert_true(o.declined > 5);
 	unlink(fp);
 	unlink(fc);
