@@ -758,8 +758,8 @@ static int target_plain(const void *img, uint32_t oz, const uint8_t *nm, size_t 
 /*
  * Zone oz's own node for canonical name nm that oz holds below a deeper served zone's apex
  * (target_plain -1): out of the name index, so found by one scan of the nodes (remembered
- * for the patch; a touched one keeps or lacks addresses as before, shadowed_ok, so its old
- * records tell). *node is P53_NONE when oz has none. @return 0, -1 more than SHADOW_MAX names or
+ * for the patch; whether it has addresses: own_addr). *node is P53_NONE when oz has
+ * none. @return 0, -1 more than SHADOW_MAX names or
  * out of memory.
  */
 static int shadow_node(struct patch *p, const void *img, uint32_t oz, const uint8_t *nm,
@@ -788,6 +788,18 @@ static int shadow_node(struct patch *p, const void *img, uint32_t oz, const uint
 	e->node = found;
 	*node = found;
 	return 0;
+}
+
+/* Whether zone's own node `own` below another served zone's apex (shadow_node) has
+ * addresses in the new image: a touched one's as the patch leaves it (shadowed_ok). */
+static bool own_addr(const struct patch *p, const void *img, uint32_t own)
+{
+	const struct p53_image_node *od = p53_image_node(img, own);
+	uint32_t k = tn_find(&p->ts, p->t, p53_image_node_name(img, od), od->name_len);
+
+	if (k != P53_NONE && p->t[k].shadow && p->t[k].old == own && p->t[k].changed)
+		return p->t[k].new_addr;
+	return has_addr(img, od->rrsets, od->n_rrsets);
 }
 
 /*
@@ -827,11 +839,8 @@ static int adds_list(struct patch *p, const void *img, size_t n_adds_old, uint32
 				p53_name_to_str(txt, tl_cap, t);
 				return -1;
 			}
-			if (own != P53_NONE) {
-				const struct p53_image_node *od = p53_image_node(img, own);
-				if (has_addr(img, od->rrsets, od->n_rrsets))
-					m = own;
-			}
+			if (own != P53_NONE && own_addr(p, img, own))
+				m = own;
 		}
 		if (m == P53_NONE) {
 			m = node_now(p, img, t, (size_t)tl, &addr);
@@ -2210,9 +2219,11 @@ static size_t blocks_append(const struct patch *p, const void *img, uint8_t *sec
  * name below it by one pass over the nodes), and nothing else moves as long as what the
  * compiler derives from them stays: the node is neither new nor gone (no node enters or
  * leaves the index or the parent_side link), the cut stays a cut (CUT, the links below it),
- * a name keeps or lacks addresses as before (the lists naming it), no DNAME comes or goes,
- * and no cut or DNAME above it comes or goes in the same diff (its occluder). What does not
- * hold declines, naming the case.
+ * no DNAME comes or goes, and no cut or DNAME above it comes or goes in the same diff (its
+ * occluder); a name gaining its first address or losing its last moves the lists naming it
+ * as any target's (relist_gain with own_addr, relist_lose), unless the served zone's copy
+ * has addresses when the parent's loses its last (the compiler lists that one then). What
+ * does not hold declines, naming the case.
  */
 
 /* When touched name t is zone z's name at or below another served zone's apex: the highest
@@ -2294,8 +2305,8 @@ static int shadowed_nodes(struct patch *p, const void *img, uint32_t z, size_t a
 
 /*
  * After the touched names' RRsets are known: each shadowed name (shadowed_nodes) stays, a
- * cut stays a cut and a name that was not one stays not one, keeps or lacks addresses as
- * before, owns no DNAME before or after, and no touched name above it in the zone is new or
+ * cut stays a cut and a name that was not one stays not one, does not lose its last address
+ * while the served zone's copy has some, owns no DNAME before or after, and no touched name above it in the zone is new or
  * becomes or stops being a cut or DNAME owner; its occluder is then the old one (occ_now).
  * 0, or -1: declined (why).
  */
@@ -2323,10 +2334,16 @@ static int shadowed_ok(struct patch *p, const void *img, size_t apex_len, char *
 				t->cut_now ? "becomes" : "stops being");
 			return -1;
 		}
-		if (t->old_addr != t->new_addr) {
-			decline(why, wl, "%s %s address in the parent at or below a served zone's "
-				"apex (the lists naming it change)", txt,
-				t->new_addr ? "gains its first" : "loses its last");
+		/* Its first address: the lists naming it are made again (relist_gain, adds_list:
+		 * the zone's own copy first, own_addr). Its last: the lists naming it lose it
+		 * (relist_lose), where the compiler would list the served zone's copy instead
+		 * when that has addresses. */
+		uint32_t m = p53_image_find(img, t->name, t->len, p53_name_hash(t->name, t->len));
+		if (t->old_addr && !t->new_addr && m != P53_NONE &&
+		    has_addr(img, p53_image_node(img, m)->rrsets, p53_image_node(img, m)->n_rrsets)) {
+			decline(why, wl, "%s loses its last address in the parent at or below a served "
+				"zone's apex, whose copy has addresses (the lists naming it would name "
+				"that one)", txt);
 			return -1;
 		}
 		if ((od->flags & P53_NODE_DNAME) || dname_now(p, img, t)) {

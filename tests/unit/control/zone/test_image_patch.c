@@ -6283,8 +6283,8 @@ static void test_steered_whole_zone(void **state)
 /*
  * The parent side of a served child (issue 13): pop53 serves a zone and a child zone below
  * it; the parent's diff changes its delegation to the child (NS set, DS), its glue and its
- * other names below the child's apex, which the name index leaves out (the child's answer
- * there). A patched image answers as the full compile of both zones: DS at the child's apex
+ * other names below the child's apex (addresses changed, gained or lost), which the name
+ * index leaves out (the child's answer there). A patched image answers as the full compile of both zones: DS at the child's apex
  * from the parent's side (RFC 4035 §3.1.4.1), its additional lists and links the compiler's.
  */
 struct served {
@@ -6428,7 +6428,9 @@ static const char *ZONE_PARENT_DS =
 	"@ SOA ns hostmaster 7 7200 3600 1209600 60\n@ NS ns\nns A 198.51.100.1\n"
 	"child NS ns.child\nchild DS " DS_A "\nns.child A 198.51.100.2\n"
 	"host A 198.51.100.3\nmx MX 1 host.child\nhost.child A 198.51.100.9\n"
-	"other NS ns.other\nns.other A 198.51.100.10\n";
+	"other NS ns.other\nns.other A 198.51.100.10\n"
+	"mx2 MX 1 addr.child\naddr.child A 198.51.100.11\naddr.child TXT \"a\"\n"
+	"mx3 MX 1 txt.child\ntxt.child TXT \"t\"\n";
 
 static void served_shape(const char *ptext, const char *what, const struct shape_rr *rr, size_t n,
 			 const char *why_has)
@@ -6444,9 +6446,11 @@ static void served_shape(const char *ptext, const char *what, const struct shape
 }
 
 /* Unsigned parent.test. serving child.parent.test. too: its delegation's NS set, DS (part
- * of issue 13: DS in unsigned zones) and glue change and are patched; what the compiler
- * would link differently (a name new or gone below the child's apex, the delegation gone, a
- * name there gaining or losing its addresses) declines, naming the case. */
+ * of issue 13: DS in unsigned zones) and glue change and are patched, as names below the
+ * child's apex gaining their first address or losing their last (the parent's lists naming
+ * them); what the compiler would link differently (a name new or gone below the child's
+ * apex, the delegation gone, a name there losing its last address while the child's copy
+ * has one) declines, naming the case. */
 static void test_served_child_shapes(void **state)
 {
 	(void)state;
@@ -6472,6 +6476,12 @@ static void test_served_child_shapes(void **state)
 		{ '+', "child.parent.test.", 43, DS_B },
 		{ '+', "new.parent.test.", 1, "198.51.100.30" },
 		{ '-', "host.parent.test.", 1, "198.51.100.3" },
+	}, first_addr[] = {
+		/* mx3 names txt.child: the parent's own copy listed from now on */
+		{ '+', "txt.child.parent.test.", 1, "198.51.100.12" },
+	}, last_addr[] = {
+		/* the child holds no addr: mx2's list loses it */
+		{ '-', "addr.child.parent.test.", 1, "198.51.100.11" },
 	}, glue_new[] = {
 		{ '+', "child.parent.test.", 2, "ns2.child.parent.test." },
 		{ '+', "ns2.child.parent.test.", 1, "198.51.100.24" },
@@ -6496,12 +6506,16 @@ static void test_served_child_shapes(void **state)
 	served_shape(ZONE_PARENT_DS, "glue renumbered, a name below the apex its second address",
 		     glue, 3, NULL);
 	served_shape(ZONE_PARENT_DS, "DS and names elsewhere", with_other, 3, NULL);
+	served_shape(ZONE_PARENT_DS, "a name below the served apex gains its first address",
+		     first_addr, 1, NULL);
+	served_shape(ZONE_PARENT_DS, "a name below the served apex loses its last address",
+		     last_addr, 1, NULL);
 	served_shape(ZONE_PARENT_DS, "new glue below the served apex", glue_new, 2,
 		     "is new in the parent of served zone child.parent.test.");
 	served_shape(ZONE_PARENT_DS, "a name below the served apex removed", glue_gone, 1,
 		     "loses its last record in the parent");
-	served_shape(ZONE_PARENT_DS, "a name below the served apex loses its address", addr_gone,
-		     2, "loses its last address in the parent");
+	served_shape(ZONE_PARENT_DS, "a name below the served apex loses its last address, the "
+		     "child's copy has one", addr_gone, 2, "loses its last address in the parent");
 	served_shape(ZONE_PARENT_DS, "the delegation removed, data left there", cut_gone, 3,
 		     "stops being a cut of the parent");
 	served_shape(ZONE_PARENT_DS, "the delegation removed", side_gone, 2,
