@@ -48,6 +48,10 @@
  *     (signed_dname, signed_dnames);
  *   - unsigned zones: cuts, glue and wildcards come and go (cut_links), and DNAME owners
  *     (dname_links: the owner's flag; a name that stays below a new one declines).
+ *   - the parent side of a served child (a zone's names at and below another served zone's
+ *     apex, out of the name index: the delegation's NS set and DS, glue, other names):
+ *     their records patched at the zone's own nodes while nothing the compiler links from
+ *     them changes (shadowed_nodes, shadowed_ok).
  * What the old bytes held becomes garbage, counted in p53_image_hdr.pad (KiB).
  */
 #include <errno.h>
@@ -97,6 +101,8 @@ struct tn {
 	uint32_t occ_now;       /* its occluder (the closest cut above it), or P53_NONE */
 	bool deleg;             /* (signed zones) becomes a cut or stops being one (signed_deleg) */
 	bool dn_s;              /* (signed zones) a DNAME owner before or after (signed_dname) */
+	bool shadow;            /* the zone's name at or below another served zone's apex (out
+				   of the name index: shadowed_nodes, shadowed_ok) */
 };
 
 /* A set of canonical names: open addressing on a case-folded hash, so a probe in any case
@@ -232,7 +238,8 @@ static bool type_ok(uint16_t type, bool apex)
  * (the owner's flag; nothing lies below a DNAME owner, RFC 6672 §2.4: dname_links). */
 static bool unsigned_type_ok(uint16_t type, bool apex)
 {
-	return type == P53_T_NS || type == P53_T_DNAME || type_ok(type, apex);
+	return type == P53_T_NS || type == P53_T_DNAME || (type == P53_T_DS && !apex) ||
+	       type_ok(type, apex);
 }
 
 /* Whether a DNAME owner occludes node nd (its occluders, closest first). */
@@ -742,7 +749,7 @@ static uint32_t node_now(const struct patch *p, const void *img, const uint8_t *
 	uint32_t k = tn_find(&p->ts, p->t, nm, len);
 
 	*addr = false;
-	if (k != P53_NONE) {
+	if (k != P53_NONE && !p->t[k].shadow) { /* (a shadowed name is not the indexed one) */
 		const struct tn *t = &p->t[k];
 		if (t->changed) {
 			*addr = t->new_addr;
@@ -788,8 +795,8 @@ static int target_plain(const void *img, uint32_t oz, const uint8_t *nm, size_t 
 /*
  * Zone oz's own node for canonical name nm that oz holds below a deeper served zone's apex
  * (target_plain -1): out of the name index, so found by one scan of the nodes (remembered
- * for the patch; such nodes are never touched names, see "at or below another served zone's
- * apex"). *node is P53_NONE when oz has none. @return 0, -1 more than SHADOW_MAX names or
+ * for the patch; whether it has addresses: own_addr). *node is P53_NONE when oz has
+ * none. @return 0, -1 more than SHADOW_MAX names or
  * out of memory.
  */
 static int shadow_node(struct patch *p, const void *img, uint32_t oz, const uint8_t *nm,
@@ -818,6 +825,18 @@ static int shadow_node(struct patch *p, const void *img, uint32_t oz, const uint
 	e->node = found;
 	*node = found;
 	return 0;
+}
+
+/* Whether zone's own node `own` below another served zone's apex (shadow_node) has
+ * addresses in the new image: a touched one's as the patch leaves it (shadowed_ok). */
+static bool own_addr(const struct patch *p, const void *img, uint32_t own)
+{
+	const struct p53_image_node *od = p53_image_node(img, own);
+	uint32_t k = tn_find(&p->ts, p->t, p53_image_node_name(img, od), od->name_len);
+
+	if (k != P53_NONE && p->t[k].shadow && p->t[k].old == own && p->t[k].changed)
+		return p->t[k].new_addr;
+	return has_addr(img, od->rrsets, od->n_rrsets);
 }
 
 /*
@@ -857,11 +876,8 @@ static int adds_list(struct patch *p, const void *img, size_t n_adds_old, uint32
 				p53_name_to_str(txt, tl_cap, t);
 				return -1;
 			}
-			if (own != P53_NONE) {
-				const struct p53_image_node *od = p53_image_node(img, own);
-				if (has_addr(img, od->rrsets, od->n_rrsets))
-					m = own;
-			}
+			if (own != P53_NONE && own_addr(p, img, own))
+				m = own;
 		}
 		if (m == P53_NONE) {
 			m = node_now(p, img, t, (size_t)tl, &addr);
@@ -1853,6 +1869,8 @@ static int cut_links(struct patch *p, const void *img, uint32_t z, size_t apex_l
 	txt[0] = '\0';
 	for (size_t i = 0; i < p->n_t; i++) {
 		struct tn *t = &p->t[i];
+		if (t->shadow)
+			continue; /* its old occluder (shadowed_ok) */
 		t->occ_now = P53_NONE;
 		if (t->changed ? t->dead : t->old == P53_NONE)
 			continue;
@@ -2204,6 +2222,172 @@ static size_t blocks_append(const struct patch *p, const void *img, uint8_t *sec
 	return pos;
 }
 
+/* ---- The parent side of a served child: names at or below another served zone's apex ---- */
+
+/*
+ * When pop53 serves a zone and a child zone below it (a CDN serving example.com and
+ * sub.example.com), the parent's names at and below the child's apex are the parent's nodes
+ * (its cut, DS, RFC 4035 §3.1.4.1; its glue) out of the name index: the compiler indexes the
+ * deepest zone's node (image.h, Name index). What reads them: answer.c's DS at the child
+ * apex (p53_image_node_parent_side(): the parent's node there, its DS RRset or its NODATA
+ * proof), additional lists of the parent's RRsets naming them (adds_make: the owner zone's
+ * own copy first; adds_list, shadow_node) and, in a signed parent, its chain and proofs (the
+ * cut owns an NSEC or NSEC3 as any cut). So their records change as any name's, at the node
+ * the compiler made for them (shadowed: found through the child apex's parent_side, or for a
+ * name below it by one pass over the nodes), and nothing else moves as long as what the
+ * compiler derives from them stays: the node is neither new nor gone (no node enters or
+ * leaves the index or the parent_side link), the cut stays a cut (CUT, the links below it),
+ * no DNAME comes or goes, and no cut or DNAME above it comes or goes in the same diff (its
+ * occluder); a name gaining its first address or losing its last moves the lists naming it
+ * as any target's (relist_gain with own_addr, relist_lose), unless the served zone's copy
+ * has addresses when the parent's loses its last (the compiler lists that one then). What
+ * does not hold declines, naming the case.
+ */
+
+/* When touched name t is zone z's name at or below another served zone's apex: the highest
+ * such apex's node (at the name or above it), else P53_NONE. */
+static uint32_t served_below(const void *img, uint32_t z, size_t apex_len, const struct tn *t)
+{
+	const uint8_t *q = t->name;
+	size_t ql = t->len;
+	uint32_t top = P53_NONE;
+
+	while (ql > apex_len) {
+		uint32_t m = p53_image_find(img, q, ql, p53_name_hash(q, ql));
+		if (m != P53_NONE && p53_image_node(img, m)->zone != z &&
+		    (p53_image_node(img, m)->flags & P53_NODE_APEX))
+			top = m;
+		ql -= 1u + q[0];
+		q += 1u + q[0];
+	}
+	return top;
+}
+
+/*
+ * The touched names of zone z at or below another served zone's apex (shadowed): each one's
+ * node in zone z (t->old, t->shadow set), the one at a child's apex through its parent_side
+ * link, the others by one pass over the nodes for all of them. A name zone z does not hold
+ * there yet declines (a new node would be neither indexed nor linked as the compiler links
+ * it), as does a name whose closest enclosing served zone is not z (a grandchild apex).
+ * 0, or -1: declined (why).
+ */
+static int shadowed_nodes(struct patch *p, const void *img, uint32_t z, size_t apex_len,
+			  char *why, size_t wl)
+{
+	const struct p53_image_hdr *h = p53_image_hdr(img);
+	char txt[1024], ctxt[1024];
+	size_t n_below = 0;
+
+	for (size_t i = 1; i < p->n_t; i++) {
+		struct tn *t = &p->t[i];
+		uint32_t top = served_below(img, z, apex_len, t);
+		if (top == P53_NONE)
+			continue;
+		const struct p53_image_node *cn = p53_image_node(img, top);
+		t->shadow = true;
+		t->old = P53_NONE;
+		if (cn->name_len == t->len) {
+			uint32_t ps = p53_image_node_parent_side(img, cn);
+			if (ps != P53_NONE && p53_image_node(img, ps)->zone != z) {
+				decline(why, wl, "%s is the apex of a served zone whose parent side is "
+					"another served zone's, not this one's",
+					p53_name_to_str(txt, sizeof(txt), t->name));
+				return -1;
+			}
+			t->old = ps;
+		} else {
+			n_below++;
+		}
+	}
+	for (uint32_t n = 0; n < h->n_nodes && n_below > 0; n++) {
+		const struct p53_image_node *nd = p53_image_node(img, n);
+		if (nd->zone != z || (nd->flags & P53_NODE_NSEC3))
+			continue;
+		uint32_t k = tn_find(&p->ts, p->t, p53_image_node_name(img, nd), nd->name_len);
+		if (k != P53_NONE && k != 0 && p->t[k].shadow && p->t[k].old == P53_NONE)
+			p->t[k].old = n;
+	}
+	for (size_t i = 1; i < p->n_t; i++) {
+		const struct tn *t = &p->t[i];
+		if (!t->shadow || t->old != P53_NONE)
+			continue;
+		p53_name_to_str(txt, sizeof(txt), t->name);
+		uint32_t top = served_below(img, z, apex_len, t);
+		p53_name_to_str(ctxt, sizeof(ctxt), p53_image_node_name(img, p53_image_node(img, top)));
+		decline(why, wl, "%s is new in the parent of served zone %s at or below its apex "
+			"(the parent side gains a name)", txt, ctxt);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * After the touched names' RRsets are known: each shadowed name (shadowed_nodes) stays, a
+ * cut stays a cut and a name that was not one stays not one, does not lose its last address
+ * while the served zone's copy has some, owns no DNAME before or after, and no touched name above it in the zone is new or
+ * becomes or stops being a cut or DNAME owner; its occluder is then the old one (occ_now).
+ * 0, or -1: declined (why).
+ */
+static int shadowed_ok(struct patch *p, const void *img, size_t apex_len, char *why, size_t wl)
+{
+	char txt[1024];
+
+	for (size_t i = 1; i < p->n_t; i++) {
+		struct tn *t = &p->t[i];
+		if (!t->shadow)
+			continue;
+		const struct p53_image_node *od = p53_image_node(img, t->old);
+		p53_name_to_str(txt, sizeof(txt), t->name);
+		t->occ_now = od->occluder;
+		if (!t->changed)
+			continue;
+		if (t->gone) {
+			decline(why, wl, "%s loses its last record in the parent of a served zone at "
+				"or below its apex (the parent side loses a name)", txt);
+			return -1;
+		}
+		if (t->cut_now != ((od->flags & P53_NODE_CUT) != 0)) {
+			decline(why, wl, "%s %s a cut of the parent at or below a served zone's apex "
+				"(the delegation to a served zone comes or goes)", txt,
+				t->cut_now ? "becomes" : "stops being");
+			return -1;
+		}
+		/* Its first address: the lists naming it are made again (relist_gain, adds_list:
+		 * the zone's own copy first, own_addr). Its last: the lists naming it lose it
+		 * (relist_lose), where the compiler would list the served zone's copy instead
+		 * when that has addresses. */
+		uint32_t m = p53_image_find(img, t->name, t->len, p53_name_hash(t->name, t->len));
+		if (t->old_addr && !t->new_addr && m != P53_NONE &&
+		    has_addr(img, p53_image_node(img, m)->rrsets, p53_image_node(img, m)->n_rrsets)) {
+			decline(why, wl, "%s loses its last address in the parent at or below a served "
+				"zone's apex, whose copy has addresses (the lists naming it would name "
+				"that one)", txt);
+			return -1;
+		}
+		if ((od->flags & P53_NODE_DNAME) || dname_now(p, img, t)) {
+			decline(why, wl, "%s is a DNAME owner in the parent at or below a served "
+				"zone's apex", txt);
+			return -1;
+		}
+		const uint8_t *q = t->name + 1 + t->name[0];
+		size_t ql = t->len - 1u - t->name[0];
+		while (ql > apex_len) {
+			uint32_t k = tn_find(&p->ts, p->t, q, ql);
+			const struct tn *a = k != P53_NONE ? &p->t[k] : NULL;
+			if (a != NULL && !a->shadow && a->changed &&
+			    (a->old == P53_NONE || cut_flips(p, img, a) || dname_now(p, img, a) ||
+			     (p53_image_node(img, a->old)->flags & P53_NODE_DNAME))) {
+				decline(why, wl, "%s is below a served zone's apex and a cut or DNAME "
+					"above it comes or goes", txt);
+				return -1;
+			}
+			ql -= 1u + q[0];
+			q += 1u + q[0];
+		}
+	}
+	return 0;
+}
+
 /* ---- Steered owners (unsigned zones): their other records change, the steered RRsets stay ---- */
 
 /* Whether node nd has a steered RRset: the config's (control/steer/), which every compile
@@ -2308,6 +2492,9 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 		}
 	}
 
+	/* The zone's names at or below another served zone's apex: its own nodes there. */
+	if (shadowed_nodes(p, img, z, apex_len, why, wl) != 0)
+		return NULL;
 	/* Where each touched name stands in the old image. */
 	for (size_t i = 0; i < p->n_t; i++) {
 		struct tn *t = &p->t[i];
@@ -2319,17 +2506,19 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 		/* A wildcard may change, come and go like any name (its flag and its parent's
 		 * link after the layout: cut_links' pass in unsigned zones, wild_links in signed
 		 * ones, whose chain and proofs are remade as for any name). */
-		/* A deeper served zone at or above the name: its node is not this zone's. */
+		/* A deeper served zone at or above the name: its node is not this zone's (a
+		 * shadowed name's is, shadowed_nodes). */
 		const uint8_t *q = t->name;
 		size_t ql = t->len;
-		while (ql > apex_len) {
+		while (!t->shadow && ql > apex_len) {
 			uint32_t m = p53_image_find(img, q, ql, p53_name_hash(q, ql));
 			if (m != P53_NONE && p53_image_node(img, m)->zone != z)
 				return decline(why, wl, "%s is at or below another served zone's apex", txt);
 			ql -= 1u + q[0];
 			q += 1u + q[0];
 		}
-		t->old = p53_image_find(img, t->name, t->len, p53_name_hash(t->name, t->len));
+		if (!t->shadow)
+			t->old = p53_image_find(img, t->name, t->len, p53_name_hash(t->name, t->len));
 		if (t->old == P53_NONE && sgn) {
 			t->old = n3_node(img, zn, t->name, t->len);
 			t->n3 = t->old != P53_NONE;
@@ -2664,6 +2853,10 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 			q += 1u + q[0];
 		}
 	}
+
+	/* Shadowed names change as the compiler would leave them (shadowed_ok). */
+	if (shadowed_ok(p, img, apex_len, why, wl) != 0)
+		return NULL;
 
 	/* Names that go: those with a name below them stay as empty non-terminals, the others
 	 * leave the index, and so do the empty non-terminals above them left with no name

@@ -27,9 +27,12 @@
  *
  * Declined: in a signed zone, NS changed, cuts, glue and wildcards changing more than their
  * RRSIGs, a name added or removed without a chain, a CNAME changed, NSEC/NSEC3/NSEC3PARAM
- * records changed; in any zone, DNAME and DS changes, names below a DNAME, a cut coming or
- * going above a name held below another served zone's apex, names at or below another
- * served zone's apex, more than 32 distinct additional-section targets the owner's zone holds
+ * records changed; in any zone, DNAME changes, DS at an unsigned zone's apex (below it DS
+ * is data), names below a DNAME, a cut coming or going above a name held below another
+ * served zone's apex; at or below another served zone's apex (the parent side of a served
+ * child, whose NS set, DS, glue and data are patched) a name new or gone, the delegation
+ * added or removed, a name losing its last address while the served zone's copy has some;
+ * more than 32 distinct additional-section targets the owner's zone holds
  * below another served zone's apex (each found by a scan of the nodes; fewer are listed as
  * the compiler lists them), and images whose garbage (bytes earlier patches
  * left unreferenced, counted in KiB in p53_image_hdr.pad) would pass a quarter of the image

@@ -42,8 +42,15 @@
  *
  * With --glue-cname (a signed zone), 50 CNAMEs new below 50 delegations (glue_cname_changes).
  *
- * Usage: p53-ixfr-apply [--cdn | --names | --dname | --glue-cname] ZONEFILE [RUNS]  (the zone
- * is big.test.; RUNS default 5)
+ * With --served-child, big.test. (unsigned) delegates kid.big.test. (NS ns.kid.big.test. and
+ * ns1.big.test., glue ns.kid.big.test. A 198.18.2.1, added to the file's records) and the
+ * child is served too (a small zone compiled beside it, zone 1: the parent's names there are
+ * shadowed, its node the child apex's parent_side); the differences are the delegation's
+ * (served_changes): a DS added, the NS set changed (ns1.big.test. for ns.other.example.), the
+ * glue renumbered (198.18.2.2). The compile mode compiles both zones, as pop53d does.
+ *
+ * Usage: p53-ixfr-apply [--cdn | --names | --dname | --glue-cname | --served-child] ZONEFILE
+ * [RUNS]  (the zone is big.test.; RUNS default 5)
  * P53_IXFR_MODES, when set, runs only the modes it names, comma-separated (e.g.
  * P53_IXFR_MODES=patch-lazy,patch-spare).
  * Prints one line of key=value per mode: records, the medians of extract_ms, apply_ms,
@@ -309,7 +316,51 @@ static int dname_changes(const struct p53_rrs *base, struct p53_ixfr_step *st)
 	return 0;
 }
 
-static int cdn, names, dnames;
+static int cdn, names, dnames, served;
+/* --served-child: the child zone's records (zone 1 of every image). */
+static struct p53_rrs kid;
+#define KID "kid." ORIGIN
+#define DS_RD "\x30\x39\x0d\x02" "0123456789abcdef0123456789abcdef"
+
+static int add_txt(struct p53_rrs *to, const char *owner, uint16_t type, const uint8_t *rd, size_t rl)
+{
+	uint8_t name[256];
+	size_t nl = wire_name(owner, name);
+
+	return p53_rrs_add(to, name, nl, type, 1, 3600, rd, rl);
+}
+
+static int add_name(struct p53_rrs *to, const char *owner, uint16_t type, const char *target)
+{
+	uint8_t rd[256];
+
+	return add_txt(to, owner, type, rd, wire_name(target, rd));
+}
+
+/* --served-child: the delegation into the parent's records, and the child zone. */
+static int served_setup(struct p53_rrs *base)
+{
+	static const uint8_t a1[4] = { 198, 18, 2, 1 }, a2[4] = { 198, 18, 2, 3 };
+	static const uint8_t soa[] = "\2ns\3kid\3big\4test\0\4host\3kid\3big\4test\0"
+				     "\0\0\0\1\0\0\x1c\x20\0\0\x0e\x10\0\x12\x75\0\0\0\1\x2c";
+
+	return add_name(base, KID, 2, "ns.kid." ORIGIN) || add_name(base, KID, 2, "ns1." ORIGIN) ||
+	       add_txt(base, "ns.kid." ORIGIN, 1, a1, 4) ||
+	       add_txt(&kid, KID, 6, soa, sizeof(soa) - 1) || add_name(&kid, KID, 2, "ns.kid." ORIGIN) ||
+	       add_txt(&kid, "ns.kid." ORIGIN, 1, a1, 4) || add_txt(&kid, "www.kid." ORIGIN, 1, a2, 4);
+}
+
+/* --served-child: the delegation's changes (a DS added, the NS set, the glue renumbered). */
+static int served_changes(struct p53_ixfr_step *st)
+{
+	static const uint8_t a1[4] = { 198, 18, 2, 1 }, a2[4] = { 198, 18, 2, 2 };
+
+	return add_txt(&st->add, KID, 43, (const uint8_t *)DS_RD, sizeof(DS_RD) - 1) ||
+	       add_name(&st->del, KID, 2, "ns1." ORIGIN) ||
+	       add_name(&st->add, KID, 2, "ns.other.example.") ||
+	       add_txt(&st->del, "ns.kid." ORIGIN, 1, a1, 4) ||
+	       add_txt(&st->add, "ns.kid." ORIGIN, 1, a2, 4);
+}
 
 static size_t n3_owner(const uint8_t h[P53_NSEC3_HASH_LEN], uint8_t *out);
 
@@ -742,6 +793,8 @@ static int make_diff(const struct p53_rrs *base, struct p53_ixfr *d, int sgn)
 		}
 		return 0;
 	}
+	if (served)
+		return served_changes(st);
 	if (dnames) {
 		if (dname_changes(base, st) != 0) {
 			fprintf(stderr, "p53-ixfr-apply: --dname: a host is missing (not a genzone.py zone?)\n");
@@ -826,7 +879,7 @@ static int run(const void *img, size_t len, const struct p53_ixfr *d, int runs, 
 	}
 	for (int r = 0; r < runs; r++) {
 		struct p53_rrs zone = { 0 };
-		struct p53_rrs *w[1] = { &zone };
+		struct p53_rrs *w[2] = { &zone, NULL };
 		size_t nlen = 0;
 		double c0 = cpu_ms(), t0 = now_ms();
 		if (patch < 2 && p53_image_zones_rrs(img, w) != 0) {
@@ -839,9 +892,12 @@ static int run(const void *img, size_t len, const struct p53_ixfr *d, int runs, 
 			return 1;
 		}
 		double t2 = now_ms(), c2 = cpu_ms();
-		struct p53_zone_src s2 = { .name = ORIGIN, .file = "big.test (transfer)",
-					   .rrs = zone.buf, .rrs_len = zone.len,
-					   .flags = P53_ZONE_SECONDARY };
+		struct p53_zone_src s2[2] = {
+			{ .name = ORIGIN, .file = "big.test (transfer)", .rrs = zone.buf,
+			  .rrs_len = zone.len, .flags = P53_ZONE_SECONDARY },
+			{ .name = KID, .file = "kid (transfer)", .rrs = kid.buf, .rrs_len = kid.len,
+			  .flags = P53_ZONE_SECONDARY },
+		};
 		void *ni;
 		spare = patch == 3 ? spare : NULL;
 		struct p53_patch_index *rx = NULL;
@@ -857,7 +913,7 @@ static int run(const void *img, size_t len, const struct p53_ixfr *d, int runs, 
 			ni = p53_image_patch_indexed(img, apex, al, d, patch >= 2 ? NULL : &zone, spare,
 						     rx, &nlen, err, sizeof(err));
 		else
-			ni = p53_image_build(&s2, 1, &nlen, err, sizeof(err), NULL, NULL);
+			ni = p53_image_build(s2, served ? 2 : 1, &nlen, err, sizeof(err), NULL, NULL);
 		double t3 = now_ms(), c3 = cpu_ms();
 		const char *why = NULL;
 		if (ni == NULL || (patch && p53_image_check(ni, nlen, &why) != 0)) {
@@ -943,6 +999,10 @@ int main(int argc, char **argv)
 		names = 1;
 		argc--;
 		argv++;
+	} else if (argc > 1 && strcmp(argv[1], "--served-child") == 0) {
+		served = 1;
+		argc--;
+		argv++;
 	} else if (argc > 1 && strcmp(argv[1], "--dname") == 0) {
 		dnames = 1;
 		argc--;
@@ -955,8 +1015,8 @@ int main(int argc, char **argv)
 	int runs = argc > 2 ? atoi(argv[2]) : 5;
 
 	if (argc < 2 || argc > 3 || runs < 1 || runs > 100) {
-		fprintf(stderr, "usage: p53-ixfr-apply [--cdn | --names | --dname | --glue-cname] "
-			"ZONEFILE [RUNS]\n");
+		fprintf(stderr, "usage: p53-ixfr-apply [--cdn | --names | --dname | --glue-cname | "
+			"--served-child] ZONEFILE [RUNS]\n");
 		return 2;
 	}
 	struct p53_zone_src src = { .name = ORIGIN, .file = argv[1], .flags = P53_ZONE_SECONDARY };
@@ -968,7 +1028,28 @@ int main(int argc, char **argv)
 	struct p53_rrs base = { 0 };
 	struct p53_rrs *want[1] = { &base };
 	struct p53_ixfr d = { 0 };
-	if (p53_image_zones_rrs(img, want) != 0 ||
+	if (served) {
+		/* The delegation and the served child: compiled again, both zones. */
+		if (p53_image_zones_rrs(img, want) != 0 || served_setup(&base) != 0) {
+			fprintf(stderr, "p53-ixfr-apply: out of memory\n");
+			return 1;
+		}
+		struct p53_zone_src s0[2] = {
+			{ .name = ORIGIN, .file = argv[1], .rrs = base.buf, .rrs_len = base.len,
+			  .flags = P53_ZONE_SECONDARY },
+			{ .name = KID, .file = "kid", .rrs = kid.buf, .rrs_len = kid.len,
+			  .flags = P53_ZONE_SECONDARY },
+		};
+		free(img);
+		img = p53_image_build(s0, 2, &len, err, sizeof(err), NULL, NULL);
+		p53_rrs_free(&base);
+		if (img == NULL) {
+			fprintf(stderr, "p53-ixfr-apply: %s\n", err);
+			return 1;
+		}
+	}
+	struct p53_rrs *want2[2] = { &base, NULL };
+	if (p53_image_zones_rrs(img, want2) != 0 ||
 	    make_diff(&base, &d, p53_image_zone(img, 0)->dnssec != 0) != 0) {
 		fprintf(stderr, "p53-ixfr-apply: cannot make the differences\n");
 		return 1;
@@ -978,8 +1059,8 @@ int main(int argc, char **argv)
 	struct p53_zone_src s1 = { .name = ORIGIN, .file = "big.test (transfer)", .rrs = base.buf,
 				   .rrs_len = base.len, .flags = P53_ZONE_SECONDARY };
 	size_t l1 = 0;
-	void *again = p53_image_build(&s1, 1, &l1, err, sizeof(err), NULL, NULL);
-	if (again == NULL || l1 != len || memcmp(again, img, len) != 0) {
+	void *again = served ? NULL : p53_image_build(&s1, 1, &l1, err, sizeof(err), NULL, NULL);
+	if (!served && (again == NULL || l1 != len || memcmp(again, img, len) != 0)) {
 		fprintf(stderr, "p53-ixfr-apply: the zone's records do not compile to the same image "
 			"(%s)\n", again == NULL ? err : "bytes differ");
 		return 1;

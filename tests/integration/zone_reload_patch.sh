@@ -7,8 +7,9 @@
 #   - a reload with nothing changed publishes nothing ("image: unchanged", same generation);
 #   - a bad zone file is rejected with file:line: reason, the running data keeps serving;
 #   - a new delegation (NS with its glue) is patched and answered as a referral;
-#   - a change the patch declines (a DNAME) is compiled in full, the reply and the log say
-#     why, and the DNAME is served.
+#   - a DNAME and a DS at a cut are patched and served; a change the patch declines (DS at
+#     the apex of an unsigned zone) is compiled in full, the reply and the log say why, and
+#     the DS is served.
 . "$(dirname "$0")/lib.sh"
 BIG_N=${ZRP_BIG_N:-100000}
 trap '[ "$FAIL" -eq 0 ] || grep -E "reload|patch|error" "$TMP/pop53d.log" | tail -20; cleanup_common' EXIT
@@ -104,16 +105,25 @@ check "the DNAME is served (host.moved.example.com synthesised to host.example.n
 	bash -c 'grep -q "host.moved.example.com. 300 IN CNAME host.example.net." <<<"$0"' \
 	"$(kdig_section answer @"$V4" host.moved.example.com A)"
 
-# --- 5c. DS in an unsigned zone: declined, compiled in full, said why ---------------------
+# --- 5c. DS at a cut of an unsigned zone: patched (issue 13), served ---------------------
 edit 's/^x//' $'sub\t300 IN DS\t12345 13 2 8c9c4c5c7a7e3c46e7b4c2a3fc55e4b3b5a2ad1c9f3a24a3c1f1d5c0e2b7a911'
 out=$(ctl zone reload example.com 2>&1); rc=$?
-check "DS in an unsigned zone: compiled in full, the reply says why ($(grep '^image' <<<"$out"))" \
-	bash -c '[ $0 -eq 0 ] && grep -qE "^image: compiled in full: .*(DS|TYPE43) records at sub\.example\.com" <<<"$1"' "$rc" "$out"
-check "the log says why it was not patched" \
-	grep -qE "reload: zone example\.com\. compiled in full, not patched: .*(DS|TYPE43) records" "$TMP/pop53d.log"
+check "DS at a cut of an unsigned zone: patched ($(grep '^image' <<<"$out"))" \
+	bash -c '[ $0 -eq 0 ] && grep -q "^image: patched: zone example\.com\." <<<"$1"' "$rc" "$out"
 check "the DS is served" \
 	bash -c 'grep -q "sub.example.com. 300 IN DS 12345 13 2" <<<"$0"' \
 	"$(kdig_section answer +norec @"$V4" sub.example.com DS)"
+
+# --- 5d. DS at the apex of an unsigned zone: declined, compiled in full, said why ----------
+edit 's/^x//' $'@\t300 IN DS\t23456 13 2 8c9c4c5c7a7e3c46e7b4c2a3fc55e4b3b5a2ad1c9f3a24a3c1f1d5c0e2b7a911'
+out=$(ctl zone reload example.com 2>&1); rc=$?
+check "DS at the apex of an unsigned zone: compiled in full, the reply says why ($(grep '^image' <<<"$out"))" \
+	bash -c '[ $0 -eq 0 ] && grep -qE "^image: compiled in full: .*(DS|TYPE43) records at example\.com" <<<"$1"' "$rc" "$out"
+check "the log says why it was not patched" \
+	grep -qE "reload: zone example\.com\. compiled in full, not patched: .*(DS|TYPE43) records" "$TMP/pop53d.log"
+check "the apex's DS is served" \
+	bash -c 'grep -q "example.com. 300 IN DS 23456 13 2" <<<"$0"' \
+	"$(kdig_section answer +norec @"$V4" example.com DS)"
 check "the DNAME still is (host.moved.example.com synthesised)" \
 	bash -c 'grep -q "host.moved.example.com. 300 IN CNAME host.example.net." <<<"$0"' \
 	"$(kdig_section answer @"$V4" host.moved.example.com A)"

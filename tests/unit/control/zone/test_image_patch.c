@@ -604,6 +604,8 @@ enum {
 			   target */
 	K_NEST,         /* (signed zones) a cut below a cut comes (at a new name, at glue),
 			   changes its NS set or goes; NS and DS above a cut */
+	K_PARENT_SIDE,  /* parent.test.'s delegation to child.parent.test., which is served
+			   too: its DS or NS set, or an address below the child's apex */
 	K_N
 };
 static const char *KIND_NAMES[K_N] = { "CNAME flip", "CNAME target", "CNAME dropped", "MX/SRV/SVCB/HTTPS",
@@ -616,7 +618,8 @@ static const char *KIND_NAMES[K_N] = { "CNAME flip", "CNAME target", "CNAME drop
 				       "signed: delegation gone", "signed: new glue",
 				       "signed: glue removed", "signed: glue 1st/last addr",
 				       "signed: apex NS changed",
-				       "signed: DNAME changed", "signed: nested cut" };
+				       "signed: DNAME changed", "signed: nested cut",
+				       "parent side of a served child" };
 static unsigned diff_kinds;
 
 static bool name_eq(const uint8_t *a, const uint8_t *b, size_t len)
@@ -876,6 +879,56 @@ static void dname_op(struct p53_ixfr_step *st, const struct p53_rrs *base, const
 }
 
 /* One random IXFR step from `base` (at serial `serial`), into d. */
+/* parent.test.'s side of child.parent.test. (served too: test_parent_and_child): a DS
+ * added, changed or removed at the delegation, an NS added to its set or one of several
+ * removed, or a name below the child's apex (glue ns.child, host.child) renumbered. */
+static void parent_side_op(struct p53_ixfr_step *st, const struct p53_rrs *base)
+{
+	uint8_t cut[64], nm[64];
+	size_t cl = wname("child.parent.test.", cut);
+	struct p53_rr_view x;
+	size_t p = 0;
+	uint32_t n_ns = 0, k = rnd(3);
+
+	while (p53_rrs_next(base, &p, &x) == 1)
+		n_ns += x.type == 2 && x.owner_len == cl && name_eq(x.owner, cut, cl);
+	if (n_ns == 0) {
+		/* The delegation went with an earlier diff (declined, compiled): back (declined
+		 * too, a delegation to a served zone that comes). */
+		uint8_t rd[64];
+		size_t rl = wname("ns.child.parent.test.", rd);
+		assert_int_equal(p53_rrs_add(&st->add, cut, cl, 2, 1, 300, rd, rl), 0);
+		return;
+	}
+	if (k == 0) {
+		if (del_all(st, base, cut, cl, 43) == 0 || rnd(2))
+			add_rec(&st->add, cut, cl, 43);
+	} else if (k == 1) {
+		static const char *const ns[] = { "ns.parent.test.", "ns2.example.net.",
+						   "host.child.parent.test." };
+		uint8_t rd[64];
+		size_t rl = wname(ns[rnd(3)], rd);
+		p = 0;
+		while (n_ns > 1 && p53_rrs_next(base, &p, &x) == 1)
+			if (x.type == 2 && x.owner_len == cl && name_eq(x.owner, cut, cl) && rnd(2)) {
+				del_once(st, &x);
+				break;
+			}
+		if (n_ns == 1 || rnd(2))
+			assert_int_equal(p53_rrs_add(&st->add, cut, cl, 2, 1, 300, rd, rl), 0);
+	} else {
+		size_t l = wname(rnd(2) ? "ns.child.parent.test." : "host.child.parent.test.", nm);
+		p = 0;
+		while (p53_rrs_next(base, &p, &x) == 1)
+			if (x.type == 1 && x.owner_len == l && name_eq(x.owner, nm, l)) {
+				del_once(st, &x);
+				add_rec(&st->add, nm, l, 1);
+				break;
+			}
+	}
+	diff_kinds |= 1u << K_PARENT_SIDE;
+}
+
 static void random_diff(const struct p53_rrs *base, const uint8_t *apex, size_t al,
 			struct p53_ixfr *d, int simple)
 {
@@ -922,6 +975,8 @@ static void random_diff(const struct p53_rrs *base, const uint8_t *apex, size_t 
 			continue;
 		}
 		int ops = 1 + (int)rnd(simple ? 8 : 5);
+		if (strcmp(cur_apex, "parent.test.") == 0 && rnd(2) == 0)
+			parent_side_op(st, base);
 		for (int o = 0; o < ops; o++) {
 			uint32_t k = rnd(simple ? 6 : 19);
 			if (k == 18) {
@@ -3706,7 +3761,8 @@ static void test_parent_and_child(void **state)
 	chain(src, 2, 0, "parent.test.", 200, 0, &o);
 	chain(src, 2, 1, "child.parent.test.", 200, 0, &o);
 	for (int r = 0; r < MORE_ROUNDS &&
-	     kinds_short(&o, ((1u << K_NAME_ADD) - 1) & ~(1u << K_WILD_ENT | 1u << K_SHADOW), 2); r++) {
+	     kinds_short(&o, (((1u << K_NAME_ADD) - 1) & ~(1u << K_WILD_ENT | 1u << K_SHADOW)) |
+			     1u << K_PARENT_SIDE, 2); r++) {
 		chain(src, 2, 0, "parent.test.", 50, 0, &o);
 		chain(src, 2, 1, "child.parent.test.", 50, 0, &o);
 	}
@@ -3714,7 +3770,9 @@ static void test_parent_and_child(void **state)
 	assert_true(o.patched > 50);
 	/* Targets below the child's apex: too rare in these chains to ask for (most diffs
 	 * that name them touch the child's names and are declined); test_target_below_child_apex. */
-	kinds_patched(&o, ((1u << K_NAME_ADD) - 1) & ~(1u << K_WILD_ENT | 1u << K_SHADOW), 2);
+	/* The parent side of the served child: its DS, NS set and glue (issue 13). */
+	kinds_patched(&o, (((1u << K_NAME_ADD) - 1) & ~(1u << K_WILD_ENT | 1u << K_SHADOW)) |
+			  1u << K_PARENT_SIDE, 2);
 	assert_true(o.declined > 5);
 	unlink(fp);
 	unlink(fc);
@@ -6344,6 +6402,380 @@ static void test_steered_whole_zone(void **state)
 	free(f);
 }
 
+/*
+ * The parent side of a served child (issue 13): pop53 serves a zone and a child zone below
+ * it; the parent's diff changes its delegation to the child (NS set, DS), its glue and its
+ * other names below the child's apex (addresses changed, gained or lost), which the name
+ * index leaves out (the child's answer there). A patched image answers as the full compile of both zones: DS at the child's apex
+ * from the parent's side (RFC 4035 §3.1.4.1), its additional lists and links the compiler's.
+ */
+struct served {
+	struct p53_zone_src src[2];     /* the parent (zone 0), the child (zone 1) */
+	char *cfile;
+	char path[512];
+	void *img;
+	uint8_t apex[300];
+	size_t al;
+	struct p53_rrs base;            /* the parent's records */
+	struct p53_ixfr d;
+};
+
+static struct p53_ixfr_step *served_open(struct served *s, const char *zone, const char *file,
+					 const char *child, const char *child_text)
+{
+	char err[1024];
+	size_t len = 0;
+
+	if (file[0] == '/')
+		snprintf(s->path, sizeof(s->path), "%s", file);
+	else
+		snprintf(s->path, sizeof(s->path), "%s/tests/unit/dataplane/zones/%s", P53_SRCDIR,
+			 file);
+	s->cfile = tmp_zone(child_text);
+	s->src[0] = (struct p53_zone_src){ .name = zone, .file = s->path, .flags = P53_ZONE_SECONDARY };
+	s->src[1] = (struct p53_zone_src){ .name = child, .file = s->cfile,
+					   .flags = P53_ZONE_SECONDARY };
+	s->img = p53_image_build(s->src, 2, &len, err, sizeof(err), quiet, NULL);
+	if (s->img == NULL)
+		fail_msg("%s", err);
+	uint32_t ai = p53_image_find(s->img, s->apex, wname(child, s->apex),
+				     p53_name_hash(s->apex, wname(child, s->apex)));
+	assert_int_not_equal(ai, P53_NONE);
+	/* The parent holds the child's apex: the child's node links to the parent's. */
+	assert_int_not_equal(p53_image_node_parent_side(s->img, p53_image_node(s->img, ai)), P53_NONE);
+	s->al = wname(zone, s->apex);
+	s->base = (struct p53_rrs){ 0 };
+	s->d = (struct p53_ixfr){ 0 };
+	zone_rrs(s->img, 0, &s->base);
+	return soa_step(&s->base, &s->d);
+}
+
+/* shape_check() for a served child's parent: patched (why_has NULL) or declined with a
+ * reason holding why_has; a patched image answers every name of both zones as the full
+ * compile of the parent's new content beside the child. Frees everything. */
+static void served_check(struct served *s, const char *what, const char *why_has, bool do_too)
+{
+	char err[1024], why[512];
+	struct p53_rrs result = { 0 }, child = { 0 };
+	size_t plen = 0, flen = 0;
+
+	assert_int_equal(p53_ixfr_apply(&s->base, &s->d, &result, err, sizeof(err)), 0);
+	struct p53_zone_src s2[2] = { s->src[0], s->src[1] };
+	s2[0].rrs = result.buf;
+	s2[0].rrs_len = result.len;
+	s2[0].file = "(test)";
+	void *fresh = p53_image_build(s2, 2, &flen, err, sizeof(err), quiet, NULL);
+	if (fresh == NULL)
+		fail_msg("%s: %s", what, err);
+	void *patched = p53_image_patch(s->img, s->apex, s->al, &s->d, NULL, NULL, &plen, why,
+					sizeof(why));
+	print_message("%s beside %s %s: %s%s\n", s->src[0].name, s->src[1].name, what,
+		      patched != NULL ? "patched" : "declined: ", patched ? "" : why);
+	if (why_has != NULL) {
+		assert_null(patched);
+		if (strstr(why, why_has) == NULL)
+			fail_msg("%s: declined for another reason: %s", what, why);
+	} else {
+		if (patched == NULL)
+			fail_msg("%s declined: %s", what, why);
+		const char *bad = NULL;
+		if (p53_image_check(patched, plen, &bad) != 0)
+			fail_msg("%s: the patched image fails the check: %s", what, bad);
+		publish_from(s->img, patched, plen);
+		(void)refs_from(s->img, patched);
+		struct names nm = { 0 };
+		zone_rrs(s->img, 1, &child);
+		names_of(&nm, &s->base);
+		names_of(&nm, &result);
+		names_of(&nm, &child);
+		ask_do_too = do_too;
+		same_answers(patched, fresh, &nm, what);
+		same_links(patched, fresh, what);
+		same_lists(patched, fresh, what);
+		ask_do_too = 0;
+		free(nm.n);
+		free(nm.len);
+	}
+	free(patched);
+	free(fresh);
+	free(s->img);
+	p53_rrs_free(&s->base);
+	p53_rrs_free(&result);
+	p53_rrs_free(&child);
+	p53_ixfr_free(&s->d);
+	unlink(s->cfile);
+	free(s->cfile);
+}
+
+/* A DS record's RDATA from "key-tag algorithm digest-type hex-digest". */
+static size_t ds_rdata(const char *data, uint8_t *rd)
+{
+	unsigned tag, alg, dt;
+	char hex[200];
+	size_t n = 4;
+
+	assert_int_equal(sscanf(data, "%u %u %u %199s", &tag, &alg, &dt, hex), 4);
+	p53_put16(rd, (uint16_t)tag);
+	rd[2] = (uint8_t)alg;
+	rd[3] = (uint8_t)dt;
+	for (const char *h = hex; h[0] != '\0' && h[1] != '\0'; h += 2) {
+		unsigned b;
+		assert_int_equal(sscanf(h, "%2x", &b), 1);
+		rd[n++] = (uint8_t)b;
+	}
+	return n;
+}
+
+/* An unsigned shape's records: shape_rr()'s, DS too (ds_rdata). */
+static void served_rrs(struct p53_ixfr_step *st, const struct shape_rr *rr, size_t n, uint32_t ttl)
+{
+	for (size_t i = 0; i < n; i++) {
+		uint8_t nm[300], rd[300];
+		size_t nl = wname(rr[i].owner, nm);
+		if (rr[i].type != 43) {
+			shape_rr(st, rr[i].op, nm, nl, rr[i].type, rr[i].data, ttl);
+			continue;
+		}
+		size_t rl = ds_rdata(rr[i].data, rd);
+		assert_int_equal(p53_rrs_add(rr[i].op == '+' ? &st->add : &st->del, nm, nl, 43, 1,
+					     ttl, rd, rl), 0);
+	}
+}
+
+#define DS_A "12345 13 2 86006005a02dfaf57b83cad173bb2df3c4a6e932844832c2969a62954f819fd1"
+#define DS_B "23456 13 2 0f1e2d3c4b5a69788796a5b4c3d2e1f00f1e2d3c4b5a69788796a5b4c3d2e1f0"
+
+static const char *ZONE_PARENT_DS =
+	"$ORIGIN parent.test.\n$TTL 300\n"
+	"@ SOA ns hostmaster 7 7200 3600 1209600 60\n@ NS ns\nns A 198.51.100.1\n"
+	"child NS ns.child\nchild DS " DS_A "\nns.child A 198.51.100.2\n"
+	"host A 198.51.100.3\nmx MX 1 host.child\nhost.child A 198.51.100.9\n"
+	"other NS ns.other\nns.other A 198.51.100.10\n"
+	"mx2 MX 1 addr.child\naddr.child A 198.51.100.11\naddr.child TXT \"a\"\n"
+	"mx3 MX 1 txt.child\ntxt.child TXT \"t\"\n";
+
+static void served_shape(const char *ptext, const char *what, const struct shape_rr *rr, size_t n,
+			 const char *why_has)
+{
+	struct served s;
+	char *pf = tmp_zone(ptext);
+	struct p53_ixfr_step *st = served_open(&s, "parent.test.", pf, "child.parent.test.",
+					       ZONE_CHILD);
+	served_rrs(st, rr, n, 300);
+	served_check(&s, what, why_has, true);
+	unlink(pf);
+	free(pf);
+}
+
+/* Unsigned parent.test. serving child.parent.test. too: its delegation's NS set, DS (part
+ * of issue 13: DS in unsigned zones) and glue change and are patched, as names below the
+ * child's apex gaining their first address or losing their last (the parent's lists naming
+ * them); what the compiler would link differently (a name new or gone below the child's
+ * apex, the delegation gone, a name there losing its last address while the child's copy
+ * has one) declines, naming the case. */
+static void test_served_child_shapes(void **state)
+{
+	(void)state;
+	static const struct shape_rr ds_add[] = {
+		{ '+', "child.parent.test.", 43, DS_B },
+	}, ds_change[] = {
+		{ '-', "child.parent.test.", 43, DS_A },
+		{ '+', "child.parent.test.", 43, DS_B },
+	}, ds_gone[] = {
+		{ '-', "child.parent.test.", 43, DS_A },
+	}, ds_new_cut[] = {
+		/* DS at a cut pop53 does not serve the child of (unsigned_type_ok) */
+		{ '+', "other.parent.test.", 43, DS_B },
+	}, ns_set[] = {
+		{ '+', "child.parent.test.", 2, "ns.parent.test." },
+		{ '+', "child.parent.test.", 2, "host.child.parent.test." },
+		{ '-', "child.parent.test.", 2, "ns.child.parent.test." },
+	}, glue[] = {
+		{ '-', "ns.child.parent.test.", 1, "198.51.100.2" },
+		{ '+', "ns.child.parent.test.", 1, "198.51.100.22" },
+		{ '+', "host.child.parent.test.", 1, "198.51.100.23" },
+	}, with_other[] = {
+		{ '+', "child.parent.test.", 43, DS_B },
+		{ '+', "new.parent.test.", 1, "198.51.100.30" },
+		{ '-', "host.parent.test.", 1, "198.51.100.3" },
+	}, first_addr[] = {
+		/* mx3 names txt.child: the parent's own copy listed from now on */
+		{ '+', "txt.child.parent.test.", 1, "198.51.100.12" },
+	}, last_addr[] = {
+		/* the child holds no addr: mx2's list loses it */
+		{ '-', "addr.child.parent.test.", 1, "198.51.100.11" },
+	}, glue_new[] = {
+		{ '+', "child.parent.test.", 2, "ns2.child.parent.test." },
+		{ '+', "ns2.child.parent.test.", 1, "198.51.100.24" },
+	}, glue_gone[] = {
+		{ '-', "host.child.parent.test.", 1, "198.51.100.9" },
+	}, addr_gone[] = {
+		{ '-', "host.child.parent.test.", 1, "198.51.100.9" },
+		{ '+', "host.child.parent.test.", 16, "txt" },
+	}, cut_gone[] = {
+		{ '-', "child.parent.test.", 2, "ns.child.parent.test." },
+		{ '-', "child.parent.test.", 43, DS_A },
+		{ '+', "child.parent.test.", 16, "txt" },
+	}, side_gone[] = {
+		{ '-', "child.parent.test.", 2, "ns.child.parent.test." },
+		{ '-', "child.parent.test.", 43, DS_A },
+	};
+	served_shape(ZONE_PARENT_DS, "DS added beside the served child's (a rollover)", ds_add, 1, NULL);
+	served_shape(ZONE_PARENT_DS, "DS changed", ds_change, 2, NULL);
+	served_shape(ZONE_PARENT_DS, "DS removed", ds_gone, 1, NULL);
+	served_shape(ZONE_PARENT_DS, "DS at an unsigned cut", ds_new_cut, 1, NULL);
+	served_shape(ZONE_PARENT_DS, "the delegation's NS set changed", ns_set, 3, NULL);
+	served_shape(ZONE_PARENT_DS, "glue renumbered, a name below the apex its second address",
+		     glue, 3, NULL);
+	served_shape(ZONE_PARENT_DS, "DS and names elsewhere", with_other, 3, NULL);
+	served_shape(ZONE_PARENT_DS, "a name below the served apex gains its first address",
+		     first_addr, 1, NULL);
+	served_shape(ZONE_PARENT_DS, "a name below the served apex loses its last address",
+		     last_addr, 1, NULL);
+	served_shape(ZONE_PARENT_DS, "new glue below the served apex", glue_new, 2,
+		     "is new in the parent of served zone child.parent.test.");
+	served_shape(ZONE_PARENT_DS, "a name below the served apex removed", glue_gone, 1,
+		     "loses its last record in the parent");
+	served_shape(ZONE_PARENT_DS, "a name below the served apex loses its last address, the "
+		     "child's copy has one", addr_gone, 2, "loses its last address in the parent");
+	served_shape(ZONE_PARENT_DS, "the delegation removed, data left there", cut_gone, 3,
+		     "stops being a cut of the parent");
+	served_shape(ZONE_PARENT_DS, "the delegation removed", side_gone, 2,
+		     "loses its last record in the parent");
+}
+
+/* An unsigned zone's DS at a cut it does not serve the child of (ZONE_EXAMPLE's
+ * sub.example.com.): patched as any data (nothing precomputed reads DS; a referral with DO
+ * carries it); at the apex it still declines. */
+static void test_unsigned_ds(void **state)
+{
+	(void)state;
+	char err[1024];
+	char *f = tmp_zone(ZONE_EXAMPLE);
+	struct p53_zone_src src = { .name = "example.com.", .file = f, .flags = P53_ZONE_SECONDARY };
+	static const struct { const char *what, *owner, *why; } C[] = {
+		{ "DS added at a cut", "sub.example.com.", NULL },
+		{ "DS at the apex", "example.com.", "the diff changes TYPE43 records at example.com." },
+	};
+
+	for (size_t c = 0; c < 2; c++) {
+		size_t len = 0;
+		void *img = p53_image_build(&src, 1, &len, err, sizeof(err), quiet, NULL);
+		uint8_t apex[64];
+		size_t al = wname("example.com.", apex);
+		struct p53_rrs base = { 0 };
+		struct p53_ixfr d = { 0 };
+		assert_non_null(img);
+		zone_rrs(img, 0, &base);
+		struct p53_ixfr_step *st = soa_step(&base, &d);
+		const struct shape_rr rr[] = { { '+', C[c].owner, 43, DS_A } };
+		served_rrs(st, rr, 1, 300);
+		shape_check(img, &src, apex, al, &base, &d, "", C[c].what, C[c].why, false);
+		free(img);
+	}
+	unlink(f);
+	free(f);
+}
+
+/* The child of a signed zone's secure and insecure delegations, served too. */
+static const char *served_child_text(char *buf, size_t cap, const char *child)
+{
+	snprintf(buf, cap, "$ORIGIN %s\n$TTL 300\n@ SOA ns hostmaster 3 7200 3600 1209600 60\n"
+		 "@ NS ns\nns A 192.0.2.53\nwww A 192.0.2.80\n", child);
+	return buf;
+}
+
+static void served_signed(const char *zone, const char *file, const char *child,
+			  const char *what, const struct sshape_rr *rr, size_t n,
+			  const char *why_has)
+{
+	struct served s;
+	char text[512];
+	struct p53_ixfr_step *st = served_open(&s, zone, file, child,
+					       served_child_text(text, sizeof(text), child));
+	static struct signed_again sa;
+	sa.n = 0;
+	resign(st, &s.base, s.apex, s.al, 6, s.apex, s.al, &sa);
+	for (size_t i = 0; i < n; i++) {
+		uint8_t nm[300];
+		size_t nl = wname(rr[i].owner, nm);
+		if (rr[i].type == 0) {
+			denial_bit(st, &s.base, nm, nl, s.apex, s.al, rr[i].bit, rr[i].op == '+');
+		} else if (rr[i].op == '-' && strcmp(rr[i].data, "*") == 0) {
+			assert_true(del_all(st, &s.base, nm, nl, rr[i].type) > 0);
+			if (rr[i].type != 2)
+				del_sigs(st, &s.base, nm, nl, rr[i].type);
+		} else if (rr[i].type == 43) {
+			add_signed(st, nm, nl, 43, s.apex, s.al);
+		} else {
+			shape_rr(st, rr[i].op, nm, nl, rr[i].type, rr[i].data, 3600);
+		}
+	}
+	served_check(&s, what, why_has, true);
+}
+
+/* Signed parents (NSEC, NSEC3, opt-out) serving the children of their delegations: DS
+ * added, changed, removed (with the cut's NSEC or NSEC3 bitmap), the NS set changed, glue
+ * renumbered: patched; new glue and glue losing its last address decline. */
+static void test_served_child_signed(void **state)
+{
+	(void)state;
+	rng = seed(4035);
+	static const char *const Z[][2] = {
+		{ "nsec.test.", "nsec.test.zone" },
+		{ "nsec3.test.", "nsec3.test.zone" },
+		{ "optout.test.", "optout.test.zone" },
+	};
+	for (size_t z = 0; z < 3; z++) {
+		char o_ins[64], o_sec[64], o_glue[64], o_gone[64];
+		snprintf(o_ins, sizeof(o_ins), "insecure.%s", Z[z][0]);
+		snprintf(o_sec, sizeof(o_sec), "secure.%s", Z[z][0]);
+		snprintf(o_glue, sizeof(o_glue), "ns.secure.%s", Z[z][0]);
+		snprintf(o_gone, sizeof(o_gone), "ns2.secure.%s", Z[z][0]);
+		uint16_t sig = z > 0 ? 46 : 0;
+		const struct sshape_rr ds_add[] = {
+			{ '+', o_ins, 43, "new", 0 },
+			{ '+', o_ins, 0, NULL, 43 },
+			{ '+', o_ins, 0, NULL, sig },
+		}, ds_change[] = {
+			{ '-', o_sec, 43, "*", 0 },
+			{ '+', o_sec, 43, "new", 0 },
+		}, ds_roll[] = {
+			{ '+', o_sec, 43, "new", 0 },
+		}, ds_gone[] = {
+			{ '-', o_sec, 43, "*", 0 },
+			{ '-', o_sec, 0, NULL, 43 },
+			{ '-', o_sec, 0, NULL, sig },
+		}, ns_set[] = {
+			{ '+', o_sec, 2, "ns.elsewhere.example.", 0 },
+			{ '-', o_sec, 2, o_glue, 0 },
+		}, renumbered[] = {
+			{ '-', o_glue, 1, "192.0.2.53", 0 },
+			{ '+', o_glue, 1, "192.0.2.63", 0 },
+		}, glue_more[] = {
+			{ '+', o_glue, 1, "192.0.2.64", 0 },
+		}, glue[] = {
+			{ '+', o_gone, 1, "192.0.2.99", 0 },
+		}, glue_gone[] = {
+			{ '-', o_glue, 1, "192.0.2.53", 0 },
+		};
+		size_t nb = sig ? 3 : 2;
+		if (z < 2)
+			served_signed(Z[z][0], Z[z][1], o_ins, "DS added at the served child's "
+				      "insecure delegation", ds_add, nb, NULL);
+		served_signed(Z[z][0], Z[z][1], o_sec, "DS changed", ds_change, 2, NULL);
+		served_signed(Z[z][0], Z[z][1], o_sec, "a second DS", ds_roll, 1, NULL);
+		served_signed(Z[z][0], Z[z][1], o_sec, "DS removed", ds_gone, nb, NULL);
+		served_signed(Z[z][0], Z[z][1], o_sec, "the NS set changed", ns_set, 2, NULL);
+		served_signed(Z[z][0], Z[z][1], o_sec, "glue renumbered", renumbered, 2, NULL);
+		served_signed(Z[z][0], Z[z][1], o_sec, "glue with a second address", glue_more, 1,
+			      NULL);
+		served_signed(Z[z][0], Z[z][1], o_sec, "new glue", glue, 1, "is new in the parent");
+		served_signed(Z[z][0], Z[z][1], o_sec, "glue's last address removed", glue_gone, 1,
+			      "loses its last record in the parent");
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -6376,6 +6808,9 @@ int main(void)
 		cmocka_unit_test(test_signed_declined),
 		cmocka_unit_test(test_target_below_child_apex),
 		cmocka_unit_test(test_index_kept),
+		cmocka_unit_test(test_served_child_shapes),
+		cmocka_unit_test(test_unsigned_ds),
+		cmocka_unit_test(test_served_child_signed),
 	};
 	const char *e = getenv("P53_PATCH_NOW");
 	test_now = e != NULL ? (uint32_t)strtoul(e, NULL, 10) : (uint32_t)time(NULL);

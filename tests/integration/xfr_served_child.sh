@@ -1,0 +1,149 @@
+#!/usr/bin/env bash
+# pop53d as a secondary of a hidden primary (knotd, tests/integration/xfr_lib.sh) for a signed
+# parent (NSEC3, knotd signing) and its child, both served by pop53, as a CDN serves a customer
+# zone and its delegated subzones (issue 13: the parent side of a served child). The
+# parent's delegation to the child changes at the primary (DS added, the NS set changed, the
+# glue renumbered, DS rolled and removed): each IXFR of the parent is patched into the
+# running image, not compiled, and what kdig sees from pop53 is what knotd, which serves both
+# zones too, serves: DS at the child's apex answered from the parent's side with its RRSIG
+# (RFC 4035 §3.1.4.1), or the parent's NSEC3 proof that there is none; the child's own NS.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/xfr_lib.sh"
+
+xfr_begin
+
+xfr_lab_up
+KNOT_EXTRA_TEMPLATES="policy:
+  - id: signer
+    algorithm: ecdsap256sha256
+    nsec3: on
+    nsec3-iterations: 0
+    nsec3-salt-length: 8
+    rrsig-lifetime: 30d
+    rrsig-refresh: 7d"
+knotd_conf parent.test kid.parent.test
+# Only the parent is signed (its DS for the child, as a registry's would be).
+/usr/bin/python3 - "$KNOT_DIR/knot.conf" <<'PY'
+import sys
+p = sys.argv[1]
+s = open(p).read()
+s = s.replace("  - domain: parent.test\n",
+              "  - domain: parent.test\n    dnssec-signing: on\n    dnssec-policy: signer\n")
+open(p, "w").write(s)
+PY
+knot_zone parent.test 1 "kid IN NS ns.kid" "kid IN NS ns1.parent.test." "ns.kid IN A 192.0.2.60" \
+	"txt IN TXT \"one\""
+knot_zone kid.parent.test 1 "ns IN A 192.0.2.60" "@ IN NS ns" "host IN A 192.0.2.61"
+knotd_up
+ok "knotd (primary of parent.test, signing, and of kid.parent.test) starts in $PRIMARY_NS"
+
+xfr_config "$TMP/pop53.yaml" "  - name: parent.test
+    primaries: [{address: $PRIMARY_V4, key: xfr.key}]
+  - name: kid.parent.test
+    primaries: [{address: $PRIMARY_V4, key: xfr.key}]"
+start_pop53_answering "$TMP/pop53.yaml"
+
+pop_dnssec() { # SECTION NAME TYPE
+	ip netns exec "$CLIENT_NS" kdig +time=1 +retry=1 +dnssec +bufsize=4096 @"$V4" "$2" "$3" \
+		+noall "+$1" 2>/dev/null | awk 'NF { $1=tolower($1); print }' | sort
+}
+primary_dnssec() {
+	ip netns exec "$PRIMARY_NS" kdig +time=1 +retry=1 +dnssec +bufsize=4096 @"$PRIMARY_V4" "$2" "$3" \
+		+noall "+$1" 2>/dev/null | awk 'NF { $1=tolower($1); print }' | sort
+}
+same_as_primary() { # SECTION NAME TYPE
+	local a b
+	a=$(pop_dnssec "$@")
+	b=$(primary_dnssec "$@")
+	[ -n "$a" ] && [ "$a" = "$b" ] || { echo "pop53: $a"; echo "primary: $b"; return 1; }
+}
+# The last IXFR to parent.test was patched into the image, and at least $1 were in all, none
+# compiled in full.
+patched_at_least() {
+	CTL --json zone status parent.test | /usr/bin/python3 -c '
+import json, sys
+z = json.load(sys.stdin)["zone"]
+assert z["last_ixfr_image"] == "patched" and z["ixfr_image"]["patched"] >= int(sys.argv[1]), z
+assert z["ixfr_image"]["compiled"] == 0, z
+' "$1"
+}
+serial_of() { ip netns exec "$PRIMARY_NS" kdig +time=1 +short @"$PRIMARY_V4" parent.test SOA | awk '{ print $3 }'; }
+served_serial() { dig_rr parent.test SOA | awk '{ print $3 }'; }
+commit_and_wait() { # the serial the parent moves to is served
+	local s0
+	s0=$(serial_of)
+	knotc zone-commit parent.test >/dev/null
+	wait_for 5 sh -c "[ \"\$(ip netns exec $PRIMARY_NS kdig +time=1 +short @$PRIMARY_V4 parent.test SOA | awk '{ print \$3 }')\" != $s0 ]" &&
+		wait_for 5 sh -c "[ \"\$(ip netns exec $CLIENT_NS kdig +time=1 +short @$V4 parent.test SOA | awk '{ print \$3 }')\" = \"\$(ip netns exec $PRIMARY_NS kdig +time=1 +short @$PRIMARY_V4 parent.test SOA | awk '{ print \$3 }')\" ]"
+}
+DS1="12345 13 2 86006005A02DFAF57B83CAD173BB2DF3C4A6E932844832C2969A62954F819FD1"
+DS2="23456 13 2 0F1E2D3C4B5A69788796A5B4C3D2E1F00F1E2D3C4B5A69788796A5B4C3D2E1F0"
+
+# 1. Both zones transferred (AXFR); DS at the child's apex: the parent's NSEC3 proof of none.
+check "parent.test transferred with its RRSIGs" \
+	wait_for 10 sh -c "ip netns exec $CLIENT_NS kdig +time=1 +dnssec @$V4 txt.parent.test TXT +noall +answer | grep -q RRSIG"
+check "kid.parent.test transferred (host A 192.0.2.61)" \
+	wait_for 10 sh -c "[ \"\$(ip netns exec $CLIENT_NS kdig +time=1 +short @$V4 host.kid.parent.test A)\" = 192.0.2.61 ]"
+check "kdig +dnssec kid.parent.test DS: no DS, the parent's NSEC3 proof, as the primary's" \
+	same_as_primary authority kid.parent.test DS
+
+# 2. DS added at the delegation (the child made secure): patched, answered from the parent.
+knotc zone-begin parent.test >/dev/null
+knotc zone-set parent.test kid 3600 DS $DS1 >/dev/null
+commit_and_wait
+check "DS at kid.parent.test is served from the parent's side (key tag 12345)" \
+	sh -c "ip netns exec $CLIENT_NS kdig +time=1 +short @$V4 kid.parent.test DS | grep -q '^12345 13 2 '"
+check "that IXFR was patched into the running image, not compiled (zone status)" patched_at_least 1
+check "kdig +dnssec kid.parent.test DS: the DS and its RRSIG, as the primary's" \
+	same_as_primary answer kid.parent.test DS
+check "kid.parent.test NS is the child's own, as the primary's" \
+	same_as_primary answer kid.parent.test NS
+
+# 3. A second DS (a rollover's first step), then the old one removed.
+knotc zone-begin parent.test >/dev/null
+knotc zone-set parent.test kid 3600 DS $DS2 >/dev/null
+commit_and_wait
+check "two DS served, as the primary's (answer with RRSIG)" same_as_primary answer kid.parent.test DS
+knotc zone-begin parent.test >/dev/null
+knotc zone-unset parent.test kid DS $DS1 >/dev/null
+commit_and_wait
+check "the rolled DS alone, as the primary's" same_as_primary answer kid.parent.test DS
+check "both IXFRs were patched" patched_at_least 3
+
+# 4. The delegation's NS set changed and its glue renumbered at the primary.
+knotc zone-begin parent.test >/dev/null
+knotc zone-unset parent.test kid NS ns1.parent.test. >/dev/null
+knotc zone-set parent.test kid 300 NS ns.other.example. >/dev/null
+knotc zone-unset parent.test ns.kid A >/dev/null
+knotc zone-set parent.test ns.kid 300 A 192.0.2.62 >/dev/null
+commit_and_wait
+check "the NS set and glue change was patched" patched_at_least 4
+check "kid.parent.test NS is still the child's own, as the primary's" \
+	same_as_primary answer kid.parent.test NS
+check "ns.kid.parent.test A is the child's (192.0.2.60), as the primary's" \
+	same_as_primary answer ns.kid.parent.test A
+check "kdig +dnssec kid.parent.test DS: as the primary's" same_as_primary answer kid.parent.test DS
+
+# 5. DS removed (the child made insecure): the parent's NSEC3 proof of no DS again.
+knotc zone-begin parent.test >/dev/null
+knotc zone-unset parent.test kid DS >/dev/null
+commit_and_wait
+check "that IXFR was patched" patched_at_least 5
+check "kid.parent.test DS: NOERROR, no answer" \
+	sh -c "[ -z \"\$(ip netns exec $CLIENT_NS kdig +time=1 +short @$V4 kid.parent.test DS)\" ] && \
+	       [ \"\$(ip netns exec $CLIENT_NS kdig +time=1 @$V4 kid.parent.test DS | sed -n 's/.*status: \([A-Z]*\).*/\1/p')\" = NOERROR ]"
+check "kdig +dnssec kid.parent.test DS: the parent's SOA and NSEC3 proof, as the primary's" \
+	same_as_primary authority kid.parent.test DS
+
+# 6. New glue below the served child's apex: the patch declines (a name new in the parent
+# below a served zone's apex), the full compile serves it as the primary does.
+knotc zone-begin parent.test >/dev/null
+knotc zone-set parent.test kid 300 NS ns2.kid.parent.test. >/dev/null
+knotc zone-set parent.test ns2.kid 300 A 192.0.2.63 >/dev/null
+commit_and_wait
+check "new glue below the child's apex: compiled in full, the reason logged" \
+	grep -q "is new in the parent of served zone kid.parent.test. at or below its apex" "$TMP/pop53d.log"
+check "kdig +dnssec kid.parent.test DS: as the primary's" same_as_primary authority kid.parent.test DS
+
+stop_pop53
+finish
