@@ -15,6 +15,7 @@
 #include "dataplane/fastpath.h"
 #include "dataplane/image.h"
 #include "dataplane/name.h"
+#include "dataplane/qcache.h"
 #include "dataplane/steer.h"
 #include "dataplane/wire.h"
 
@@ -58,7 +59,15 @@ int p53_fast_ctx_init(struct p53_fast_ctx *c, const uint8_t *mac, const struct p
 	c->conf = conf;
 	c->st = st;
 	c->ours = p53_our_payload(conf->edns_max_payload);
+	c->qc = NULL;
+	c->gen = 0;
 	return 0;
+}
+
+void p53_fast_ctx_cache(struct p53_fast_ctx *c, struct p53_qcache *qc)
+{
+	c->gen = p53_image_hdr(c->img)->generation;
+	c->qc = c->gen != 0 ? qc : NULL;
 }
 
 /* The sum (RFC 1071, from an even offset) of the OPT put_opt() writes without options, after
@@ -1817,9 +1826,64 @@ static inline int bad_src6(const uint8_t a[16])
  * pseudo-header's source and destination addresses, `alen` bytes (8 or 32, a constant at each
  * call). Returns 1, or 0 with nothing written but `q`.
  */
+/* The answer cache's lookup (qcache.h), made by the parse for fast_frame() before it walks
+ * the name: the entry answering the question of `qlen` bytes (5..P53_QCACHE_KEY) at `qs` with
+ * OPT/DO `bits` from the client `src`, or NULL (a miss, counted). The question is read once,
+ * as 8-byte words hashed and then compared with the slot's key. A steered question's slot
+ * holds a marker: the answer is then looked for in the slot of the question and the client,
+ * for the steering table published now. */
+static __attribute__((noinline)) const struct p53_qcache_entry *
+qc_find(const struct p53_fast_ctx *cx, const uint8_t *qs, size_t qlen, unsigned int bits,
+	const uint8_t *src, int v6)
+{
+	struct p53_qcache *c = cx->qc;
+	size_t nw = qlen / 8, t = qlen % 8, i;
+	uint32_t h = (uint32_t)(qlen | bits << 8);
+	uint64_t x, last = 0;
+
+	for (i = 0; i < nw; i++) {
+		memcpy(&x, qs + 8 * i, 8);
+		h = p53_hash_step8(h, x);
+	}
+	if (t != 0) {
+		/* ending at the question's end (the bytes before it are the message's) */
+		memcpy(&last, qs + qlen - 8, 8);
+		last >>= 8 * (8 - t);
+		h = p53_hash_step8(h, last);
+	}
+	const struct p53_qcache_entry *e = &c->e[h & c->mask];
+	if (e->gen != cx->gen || e->qlen != qlen || (e->bits & (P53_QC_EDNS | P53_QC_DO)) != bits)
+		goto miss;
+	uint64_t d = t != 0 ? last ^ e->key[nw] : 0;
+	for (i = 0; i < nw; i++) {
+		memcpy(&x, qs + 8 * i, 8);
+		d |= x ^ e->key[i];
+	}
+	if (d != 0)
+		goto miss;
+	if (__builtin_expect(!(e->bits & P53_QC_BY_SRC), 1))
+		return e;
+	const struct p53_qcache_entry *m = e;
+	void *const *steer = cx->conf->steer;
+	const void *tb = steer != NULL ? __atomic_load_n(steer, __ATOMIC_ACQUIRE) : NULL;
+	uint64_t sgen = tb != NULL ? p53_steer_hdr(tb)->generation : 0;
+	e = &c->e[p53_qcache_hash_src(h, src, v6) & c->mask];
+	if (sgen == 0 || e->gen != m->gen || e->qlen != m->qlen || e->sgen != sgen ||
+	    (e->bits & ~P53_QC_V6) != (m->bits & ~(P53_QC_MARKER | P53_QC_V6)) ||
+	    !(e->bits & P53_QC_V6) != !v6 || memcmp(e->key, m->key, 8 * ((qlen + 7) / 8)) != 0 ||
+	    memcmp(e->src, src, v6 ? 16 : 4) != 0)
+		goto miss;
+	return e;
+miss:
+	c->misses++;
+	return NULL;
+}
+
 static inline __attribute__((always_inline)) int fast_udp(const uint8_t *u, uint16_t ulen,
 							  const uint8_t *addr, size_t alen, int verify,
-							  struct p53_query *q, uint64_t *keep)
+							  struct p53_query *q, uint64_t *keep,
+							  const struct p53_fast_ctx *cx,
+							  const struct p53_qcache_entry **hit)
 {
 	/* DNS: a QUERY, one question, nothing else but one OPT (dnsmsg.c p53_msg_parse). */
 	const uint8_t *d = u + 8;
@@ -1857,9 +1921,23 @@ static inline __attribute__((always_inline)) int fast_udp(const uint8_t *u, uint
 		ol = rest - nl - 4;
 		ecs = 1;
 	} else {
-		nl = fast_qname(d + P53_DNS_HDR_LEN, rest - 4 - ol, q, &k);
-		if (nl == 0 || nl + 4 + ol != rest)
-			return 0;
+		/* The answer cache (fast_frame()): the question as received, up to the OPT or the
+		   message's end, looked up before its name is walked; a hit's question is one
+		   that was walked and answered before, byte for byte, whose sum it keeps. */
+		size_t qlen = rest - ol;
+		const struct p53_qcache_entry *e = NULL;
+		if (cx != NULL && cx->qc != NULL && qlen <= P53_QCACHE_KEY)
+			e = *hit = qc_find(cx, d + P53_DNS_HDR_LEN, qlen,
+					   ar ? P53_QC_EDNS | ((o[7] & 0x80u) ? P53_QC_DO : 0u) : 0u,
+					   addr, alen == 32);
+		if (e != NULL) {
+			nl = qlen - 4;
+			k = p53_csum_addc(k, e->qsum);
+		} else {
+			nl = fast_qname(d + P53_DNS_HDR_LEN, rest - 4 - ol, q, &k);
+			if (nl == 0 || nl + 4 + ol != rest)
+				return 0;
+		}
 	}
 	const uint8_t *qe = d + P53_DNS_HDR_LEN + nl;
 	/* The shape the fast answer (checked) takes without looking again: class IN, EDNS version
@@ -1909,7 +1987,9 @@ static inline __attribute__((always_inline)) int fast_udp(const uint8_t *u, uint
  */
 static __attribute__((noinline)) int fast_parse6(const uint8_t *frame, uint16_t len, int verify,
 						 const uint8_t mac[6], const struct p53_pkt_addrs *addrs,
-						 struct p53_query *q, uint64_t *keep)
+						 struct p53_query *q, uint64_t *keep,
+						 const struct p53_fast_ctx *cx,
+						 const struct p53_qcache_entry **hit)
 {
 	if (len < V6_DNS_OFF + P53_DNS_HDR_LEN || p53_get16(frame + 12) != 0x86dd ||
 	    (frame[6] & 1) || memcmp(frame, mac, 6) != 0)
@@ -1928,7 +2008,7 @@ static __attribute__((noinline)) int fast_parse6(const uint8_t *frame, uint16_t 
 	uint16_t a;
 	for (a = 0; a < addrs->n6 && memcmp(addrs->v6[a], ip + 24, 16) != 0; a++)
 		;
-	if (a == addrs->n6 || !fast_udp(u, ulen, ip + 8, 32, verify, q, keep))
+	if (a == addrs->n6 || !fast_udp(u, ulen, ip + 8, 32, verify, q, keep, cx, hit))
 		return 0;
 	q->src = ip + 8;        /* in the frame (fast_pkt() points it at pkt->src_addr) */
 	q->src_v6 = 1;
@@ -1970,7 +2050,7 @@ static __attribute__((noinline)) int fast_parse6_pkt(const uint8_t *frame, uint1
 						     struct p53_pkt *pkt, struct p53_query *q,
 						     uint64_t *keep)
 {
-	int fam = fast_parse6(frame, len, verify, mac, addrs, q, keep);
+	int fam = fast_parse6(frame, len, verify, mac, addrs, q, keep, NULL, NULL);
 
 	if (fam != 0)
 		fast_pkt(frame, fam, pkt, q);
@@ -1985,7 +2065,8 @@ static inline __attribute__((always_inline)) int fast_parse(const uint8_t *frame
 							    int verify, const uint8_t mac[6],
 							    const struct p53_pkt_addrs *addrs,
 							    struct p53_pkt *pkt, struct p53_query *q,
-							    uint64_t *keep)
+							    uint64_t *keep, const struct p53_fast_ctx *cx,
+							    const struct p53_qcache_entry **hit)
 {
 	/* Ethernet II, no tag, IPv4 without options (pkt.c p53_pkt_parse, p53_pkt_for_us);
 	 * IPv6: fast_parse6(). */
@@ -1994,7 +2075,7 @@ static inline __attribute__((always_inline)) int fast_parse(const uint8_t *frame
 	if (__builtin_expect(p53_get16(frame + 12) != 0x0800, 0)) {
 		if (pkt != NULL)
 			return fast_parse6_pkt(frame, len, verify, mac, addrs, pkt, q, keep);
-		return fast_parse6(frame, len, verify, mac, addrs, q, keep);
+		return fast_parse6(frame, len, verify, mac, addrs, q, keep, cx, hit);
 	}
 	if ((frame[6] & 1) || memcmp(frame, mac, 6) != 0)
 		return 0;
@@ -2013,7 +2094,7 @@ static inline __attribute__((always_inline)) int fast_parse(const uint8_t *frame
 	uint16_t a;
 	for (a = 0; a < addrs->n4 && addrs->v4[a] != dst; a++)
 		;
-	if (a == addrs->n4 || !fast_udp(u, ulen, ip + 12, 8, verify, q, keep))
+	if (a == addrs->n4 || !fast_udp(u, ulen, ip + 12, 8, verify, q, keep, cx, hit))
 		return 0;
 	if (pkt != NULL) {
 		pkt->l3_off = L3_OFF;
@@ -2141,7 +2222,7 @@ int p53_fast_parse(const uint8_t *frame, uint16_t len, int verify, const uint8_t
 		   const struct p53_pkt_addrs *addrs, struct p53_pkt *pkt, struct p53_query *q,
 		   uint64_t *keep)
 {
-	return fast_parse(frame, len, verify, mac, addrs, pkt, q, keep);
+	return fast_parse(frame, len, verify, mac, addrs, pkt, q, keep, NULL, NULL);
 }
 
 size_t p53_fast_reply_sum(uint8_t *frame, const struct p53_pkt *pkt, uint16_t dns_len,
@@ -2156,17 +2237,136 @@ size_t p53_fast_reply(uint8_t *frame, const struct p53_pkt *pkt, uint16_t dns_le
 	return fast_reply(frame, pkt, dns_len, q, keep, P53_FAST_NO_SUM);
 }
 
+/* answer.c count(): the counters a cached answer updates, as fast_answer() would. */
+static inline void qc_count(struct p53_answer_stats *st, const struct p53_qcache_entry *e)
+{
+	uint16_t qt = e->qtype;
+
+	st->qtype[qt < P53_QTYPE_BUCKETS - 1 ? qt : P53_QTYPE_BUCKETS - 1]++;
+	st->rcode[e->rcode]++;
+	st->kind[e->kind]++;
+}
+
+/* The response of a cache hit: what follows the question, the header's flags (the query's
+ * opcode, RD and CD with the entry's QR, AA and RCODE, as fast_answer()) and counts. Returns
+ * its length, 0 when it does not fit `cap`. */
+static __attribute__((noinline)) uint16_t qc_answer(const struct p53_fast_ctx *c,
+						    const struct p53_qcache_entry *e,
+						    const struct p53_query *q, uint8_t *msg,
+						    uint16_t cap, uint64_t *tail)
+{
+	uint16_t qe = q->question_end;
+
+	/* in 16-byte moves: the entry's bytes past len are its own, the message's room after
+	   the response is checked */
+	if ((uint32_t)qe + ((e->len + 15u) & ~15u) > cap)
+		return 0;
+	for (uint32_t i = 0; i < e->len; i += 16)
+		memcpy(msg + qe + i, e->ans + i, 16);
+	p53_put16(msg + 2, (uint16_t)(e->hflags | (q->flags & (0x7800u | P53_F_RD | P53_F_CD))));
+	uint64_t counts = __builtin_bswap64(1ull << 48 | (uint64_t)e->an << 32 |
+					    (uint64_t)e->ns << 16 | e->ar);
+	memcpy(msg + 4, &counts, 8);
+	qc_count(c->st, e);
+	c->qc->hits++;
+	*tail = e->tail;
+	return (uint16_t)(qe + e->len);
+}
+
+/* Is the positive answer fast_answer() gave to `q` a steered RRset (answer.c steered())? Its
+ * node and RRset looked up again: only for a store, with a steering table published. */
+static int qc_steered(const struct p53_fast_ctx *c, const struct p53_query *q)
+{
+	const void *img = c->img;
+
+	if (c->conf->steer == NULL || __atomic_load_n(c->conf->steer, __ATOMIC_ACQUIRE) == NULL ||
+	    q->qname_labels > p53_image_hdr(img)->max_labels)
+		return 0;
+	uint32_t ni = find(img, q->lname, q->qname_len, q->hash);
+	if (ni == P53_NONE)
+		return 0;       /* a wildcard's: the fast answer declines a steered one */
+	uint32_t rsi;
+	const struct p53_image_rrset *rs = p53_image_node_find(img, p53_image_node(img, ni), q->qtype,
+							       &rsi);
+	return rs != NULL && (rs->flags & P53_RRSET_STEERED) != 0;
+}
+
+/* Store the response fast_answer() wrote for `q` (rlen bytes at msg; `tail`: the sum of what
+ * follows the question, or P53_FAST_NO_SUM) in the answer cache, when the client's payload
+ * size could not have changed it (qcache.h). A steered answer goes to the slot of its
+ * question and client, with a marker in its question's slot. */
+static __attribute__((noinline)) void qc_store(const struct p53_fast_ctx *c, const struct p53_query *q,
+					       const uint8_t *msg, uint16_t rlen, uint64_t tail,
+					       const uint8_t *src)
+{
+	struct p53_qcache *qc = c->qc;
+	uint16_t qe = q->question_end;
+	size_t qlen = (size_t)qe - P53_DNS_HDR_LEN;
+	uint16_t alen = (uint16_t)(rlen - qe);
+
+	if (rlen > P53_QCACHE_MAX_RESPONSE || alen > P53_QCACHE_ANS || qlen > P53_QCACHE_KEY)
+		return;
+	uint16_t flags = p53_get16(msg + 2);
+	uint8_t rcode = (uint8_t)(flags & 0xfu);
+	uint16_t an = p53_get16(msg + 6), ns = p53_get16(msg + 8), ar = p53_get16(msg + 10);
+	uint8_t kind = rcode == P53_RCODE_REFUSED ? P53_ANS_REFUSED :
+		       rcode == P53_RCODE_NXDOMAIN ? P53_ANS_NXDOMAIN :
+		       an > 0 ? P53_ANS_ANSWER : (flags & P53_F_AA) ? P53_ANS_NODATA : P53_ANS_REFERRAL;
+	unsigned int bits = q->edns ? P53_QC_EDNS | (q->edns_do ? P53_QC_DO : 0u) : 0u;
+	uint64_t k[P53_QCACHE_KEY / 8];
+	p53_qcache_key(msg + P53_DNS_HDR_LEN, qlen, k);
+	uint32_t h = p53_qcache_hash(k, qlen, bits);
+	struct p53_qcache_entry *e = &qc->e[h & qc->mask];
+	uint64_t sgen = 0;
+	if (kind == P53_ANS_ANSWER && qc_steered(c, q)) {
+		const void *t = __atomic_load_n(c->conf->steer, __ATOMIC_ACQUIRE);
+		sgen = p53_steer_hdr(t)->generation;
+		if (sgen == 0)
+			return;         /* a table never published (tools): not cached */
+		/* The marker: the question is steered; its answers lie by client. */
+		e->gen = c->gen;
+		e->qlen = (uint8_t)qlen;
+		e->bits = (uint8_t)(bits | P53_QC_BY_SRC | P53_QC_MARKER);
+		memcpy(e->key, k, sizeof(k));
+		e = &qc->e[p53_qcache_hash_src(h, src, q->src_v6) & qc->mask];
+		bits |= P53_QC_BY_SRC | (q->src_v6 ? P53_QC_V6 : 0u);
+		memset(e->src, 0, sizeof(e->src));
+		memcpy(e->src, src, q->src_v6 ? 16 : 4);
+	}
+	e->gen = c->gen;
+	e->sgen = sgen;
+	e->qsum = p53_csum_add(msg + P53_DNS_HDR_LEN, qlen, 0);
+	if (tail == P53_FAST_NO_SUM)
+		tail = p53_csum_add(msg + qe, alen, 0);
+	e->tail = p53_csum_fold(tail);
+	e->len = alen;
+	e->an = an;
+	e->ns = ns;
+	e->ar = ar;
+	e->hflags = (uint16_t)(flags & ~(0x7800u | P53_F_RD | P53_F_CD));
+	e->qtype = q->qtype;
+	e->qlen = (uint8_t)qlen;
+	e->bits = (uint8_t)bits;
+	e->kind = kind;
+	e->rcode = rcode;
+	memcpy(e->key, k, sizeof(k));
+	memcpy(e->ans, msg + qe, alen);
+	qc->stores++;
+}
+
 /* p53_fast_frame() without `pkt`: the reply's length, 0 (not read), or minus the family of a
  * frame read and declined (its caller fills `pkt`: fast_pkt()). Six arguments, all in
  * registers, and no pointer alive across the answer for the declined case. Out of line:
  * p53_fast_burst() calls it per frame (inlined there, the loop's state took registers from
- * it: +12 instructions per query). */
+ * it: +12 instructions per query). With an answer cache (qcache.h) the parse looks the
+ * question up first; a hit is answered from it, a miss answered here is stored. */
 static __attribute__((noinline)) int fast_frame(const struct p53_fast_ctx *c, struct p53_query *q,
 						uint8_t *frame, uint16_t len, uint32_t room, int verify)
 {
 	uint64_t keep, tail;
+	const struct p53_qcache_entry *hit = NULL;
 
-	int fam = fast_parse(frame, len, verify, c->mac, c->addrs, NULL, q, &keep);
+	int fam = fast_parse(frame, len, verify, c->mac, c->addrs, NULL, q, &keep, c, &hit);
 	if (fam == 0)
 		return P53_FAST_NOT_READ;
 	/* The offsets fast_parse() set, as constants for the family (not read back from pkt). The
@@ -2175,12 +2375,22 @@ static __attribute__((noinline)) int fast_frame(const struct p53_fast_ctx *c, st
 	uint32_t r = room - dns_off;
 	uint16_t cap = r > UINT16_MAX ? UINT16_MAX : (uint16_t)r;
 	uint8_t *msg = frame + dns_off;
-	uint16_t rlen = __builtin_expect(q->ecs, 0) ? ecs_answer(c->img, c->conf, msg, cap, c->st, q, &tail, 2,
-								 c->ours)
-						    : fast_answer(c->img, c->conf, msg, cap, c->st, q, NULL, 0,
-								  &tail, 2, c->ours);
-	if (rlen == 0)
-		return -fam;
+	uint16_t rlen;
+	if (hit != NULL) {
+		rlen = qc_answer(c, hit, q, msg, cap, &tail);
+		if (rlen == 0)
+			return P53_FAST_NOT_READ;       /* the general checks read it all again */
+	} else {
+		rlen = __builtin_expect(q->ecs, 0) ? ecs_answer(c->img, c->conf, msg, cap, c->st, q, &tail, 2,
+								c->ours)
+						   : fast_answer(c->img, c->conf, msg, cap, c->st, q, NULL, 0,
+								 &tail, 2, c->ours);
+		if (rlen == 0)
+			return -fam;
+		/* a miss answered: stored (qc_store() checks what the lookup did) */
+		if (__builtin_expect(c->qc != NULL, 0) && !q->ecs)
+			qc_store(c, q, msg, rlen, tail, q->src);
+	}
 	if (__builtin_expect(fam == 2, 0))
 		return (int)fast_reply6(frame, rlen, q, keep, tail);
 	return (int)fast_reply4(frame, L3_OFF, V4_L4_OFF, V4_DNS_OFF, rlen, q, keep, tail);

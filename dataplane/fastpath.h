@@ -251,6 +251,8 @@ struct p53_fast_ctx {
 	const struct p53_answer_conf *conf;     /* UDP's: tcp_limit 0 */
 	struct p53_answer_stats *st;
 	uint16_t ours;                          /* our EDNS payload size (p53_our_payload()) */
+	struct p53_qcache *qc;                  /* the worker's answer cache, or NULL: none */
+	uint64_t gen;                           /* the image's generation (the cache's key) */
 };
 
 /**
@@ -263,6 +265,16 @@ struct p53_fast_ctx {
 int p53_fast_ctx_init(struct p53_fast_ctx *c, const uint8_t *mac, const struct p53_pkt_addrs *addrs,
 		      const void *img, const struct p53_answer_conf *conf,
 		      struct p53_answer_stats *st);
+
+struct p53_qcache;
+
+/**
+ * Have p53_fast_frame() and p53_fast_burst() answer from `qc` (qcache.h; NULL: none) what
+ * it holds for the image of `c`, and store there what they answer. An image of generation 0
+ * (never published: tools, tests) is not cached. Call after p53_fast_ctx_init(); the worker's
+ * lcore only (the cache is not shared).
+ */
+void p53_fast_ctx_cache(struct p53_fast_ctx *c, struct p53_qcache *qc);
 
 /**
  * A received frame from the frame to the reply in one pass, for a worker without checksum
