@@ -1828,13 +1828,12 @@ static inline int bad_src6(const uint8_t a[16])
  */
 /* The answer cache's lookup (qcache.h), made by the parse for fast_frame() before it walks
  * the name: the entry answering the question of `qlen` bytes (5..P53_QCACHE_KEY) at `qs` with
- * OPT/DO `bits` from the client `src`, or NULL (a miss, counted). The question is read once,
- * as 8-byte words hashed and then compared with the slot's key. A steered question's slot
- * holds a marker: the answer is then looked for in the slot of the question and the client,
- * for the steering table published now. */
+ * OPT/DO `bits`, or NULL (a miss, counted). The question is read once, as 8-byte words hashed
+ * and then compared with the slot's key. A steered entry answers only while the steering
+ * table published now holds its record at its index (steer.h p53_steer_at, the same test
+ * the fast answer's lookup makes); else the name is walked and looked up. */
 static __attribute__((noinline)) const struct p53_qcache_entry *
-qc_find(const struct p53_fast_ctx *cx, const uint8_t *qs, size_t qlen, unsigned int bits,
-	const uint8_t *src, int v6)
+qc_find(const struct p53_fast_ctx *cx, const uint8_t *qs, size_t qlen, unsigned int bits)
 {
 	struct p53_qcache *c = cx->qc;
 	size_t nw = qlen / 8, t = qlen % 8, i;
@@ -1861,19 +1860,13 @@ qc_find(const struct p53_fast_ctx *cx, const uint8_t *qs, size_t qlen, unsigned 
 	}
 	if (d != 0)
 		goto miss;
-	if (__builtin_expect(!(e->bits & P53_QC_BY_SRC), 1))
+	if (__builtin_expect(!(e->bits & P53_QC_STEERED), 1))
 		return e;
-	const struct p53_qcache_entry *m = e;
-	void *const *steer = cx->conf->steer;
-	const void *tb = steer != NULL ? __atomic_load_n(steer, __ATOMIC_ACQUIRE) : NULL;
-	uint64_t sgen = tb != NULL ? p53_steer_hdr(tb)->generation : 0;
-	e = &c->e[p53_qcache_hash_src(h, src, v6) & c->mask];
-	if (sgen == 0 || e->gen != m->gen || e->qlen != m->qlen || e->sgen != sgen ||
-	    (e->bits & ~P53_QC_V6) != (m->bits & ~(P53_QC_MARKER | P53_QC_V6)) ||
-	    !(e->bits & P53_QC_V6) != !v6 || memcmp(e->key, m->key, 8 * ((qlen + 7) / 8)) != 0 ||
-	    memcmp(e->src, src, v6 ? 16 : 4) != 0)
-		goto miss;
-	return e;
+	const void *tb = __atomic_load_n(cx->conf->steer, __ATOMIC_ACQUIRE);
+	const struct p53_steer_rec *r;
+	if (tb != NULL && p53_steer_at(tb, p53_image_hdr(cx->img)->steer_layout, e->at, e->qtype, &r) &&
+	    r != NULL)
+		return e;
 miss:
 	c->misses++;
 	return NULL;
@@ -1928,8 +1921,7 @@ static inline __attribute__((always_inline)) int fast_udp(const uint8_t *u, uint
 		const struct p53_qcache_entry *e = NULL;
 		if (cx != NULL && cx->qc != NULL && qlen <= P53_QCACHE_KEY)
 			e = *hit = qc_find(cx, d + P53_DNS_HDR_LEN, qlen,
-					   ar ? P53_QC_EDNS | ((o[7] & 0x80u) ? P53_QC_DO : 0u) : 0u,
-					   addr, alen == 32);
+					   ar ? P53_QC_EDNS | ((o[7] & 0x80u) ? P53_QC_DO : 0u) : 0u);
 		if (e != NULL) {
 			nl = qlen - 4;
 			k = p53_csum_addc(k, e->qsum);
@@ -2247,57 +2239,111 @@ static inline void qc_count(struct p53_answer_stats *st, const struct p53_qcache
 	st->kind[e->kind]++;
 }
 
-/* The response of a cache hit: what follows the question, the header's flags (the query's
- * opcode, RD and CD with the entry's QR, AA and RCODE, as fast_answer()) and counts. Returns
- * its length, 0 when it does not fit `cap`. */
-static __attribute__((noinline)) uint16_t qc_answer(const struct p53_fast_ctx *c,
-						    const struct p53_qcache_entry *e,
-						    const struct p53_query *q, uint8_t *msg,
-						    uint16_t cap, uint64_t *tail)
+/* A steered entry's answer (qc_answer()): the variant the table published now picks for the
+ * client, its records (and with DO=1 its RRSIGs) and our OPT, as steered_rrs() writes them
+ * without ECS; the counts and the sum after the question. 0: not at most
+ * P53_QCACHE_MAX_RESPONSE bytes (the client's size could matter: the general checks answer). */
+static __attribute__((noinline)) uint16_t qc_steered_answer(const struct p53_fast_ctx *c,
+							    const struct p53_qcache_entry *e,
+							    const struct p53_query *q, uint8_t *msg,
+							    uint16_t *an, uint64_t *tail)
 {
+	const void *t = __atomic_load_n(c->conf->steer, __ATOMIC_ACQUIRE);
+	const struct p53_steer_rec *r = NULL;
 	uint16_t qe = q->question_end;
+	int dnssec = (e->bits & P53_QC_DO) != 0;
+	uint8_t scope;
 
-	/* in 16-byte moves: the entry's bytes past len are its own, the message's room after
-	   the response is checked */
-	if ((uint32_t)qe + ((e->len + 15u) & ~15u) > cap)
+	/* qc_find() saw the record at its index in this table or an earlier one: a table
+	   published since may have none there (then the general checks answer). */
+	if (t == NULL || !p53_steer_at(t, p53_image_hdr(c->img)->steer_layout, e->at, e->qtype, &r) ||
+	    r == NULL)
 		return 0;
-	for (uint32_t i = 0; i < e->len; i += 16)
-		memcpy(msg + qe + i, e->ans + i, 16);
-	p53_put16(msg + 2, (uint16_t)(e->hflags | (q->flags & (0x7800u | P53_F_RD | P53_F_CD))));
-	uint64_t counts = __builtin_bswap64(1ull << 48 | (uint64_t)e->an << 32 |
-					    (uint64_t)e->ns << 16 | e->ar);
-	memcpy(msg + 4, &counts, 8);
-	qc_count(c->st, e);
-	c->qc->hits++;
-	*tail = e->tail;
-	return (uint16_t)(qe + e->len);
+	const struct p53_steer_variant *v = p53_steer_pick_addr_s(t, r, q->src_v6, q->src, &scope, 0);
+	uint32_t len = v->rdata_len + (dnssec ? v->sig_len : 0u);
+	uint32_t opt = (e->bits & P53_QC_EDNS) ? OPT_LEN : 0u;
+	if (qe + len + opt > P53_QCACHE_MAX_RESPONSE)
+		return 0;
+	copy_rrs(msg + qe, p53_steer_rdata(t, v), len);
+	uint64_t sum = dnssec ? v->sig_sum : v->sum;
+	if (opt != 0) {
+		/* answer.c put_opt(), as fast_answer(): 00 | 00 29 | P P' | 00 | 00 | D | 00 | 00 00 */
+		uint8_t *o = msg + qe + len;
+		uint32_t d = dnssec ? 0x80u : 0u;
+		uint64_t w = (uint64_t)P53_T_OPT << 16 | (uint64_t)P53_BE16(c->ours) << 24 |
+			     (uint64_t)d << 56;
+		memcpy(o, &w, 8);
+		memcpy(o + 7, &d, 4);
+		sum += opt_sum(c->ours, dnssec, len & 1u);
+	}
+	*an = (uint16_t)(v->count + (dnssec ? v->sig_count : 0u));
+	*tail = sum;
+	return (uint16_t)(qe + len + opt);
 }
 
-/* Is the positive answer fast_answer() gave to `q` a steered RRset (answer.c steered())? Its
- * node and RRset looked up again: only for a store, with a steering table published. */
-static int qc_steered(const struct p53_fast_ctx *c, const struct p53_query *q)
+/* The response of a cache hit: what follows the question, the header's flags (the query's
+ * opcode, RD and CD with the entry's QR, AA and RCODE, as fast_answer()) and counts, the
+ * counters fast_answer() adds. Returns its length, 0 when it does not fit `cap` (or, steered,
+ * could depend on the client's size): the general checks read the frame again. */
+static inline __attribute__((always_inline)) uint16_t qc_answer(const struct p53_fast_ctx *c,
+								const struct p53_qcache_entry *e,
+								const struct p53_query *q, uint8_t *msg,
+								uint16_t cap, uint64_t *tail)
+{
+	uint16_t qe = q->question_end, an = e->an, rlen;
+
+	if ((uint32_t)qe + P53_QCACHE_ANS + 16 > cap)
+		return 0;                       /* not for an mbuf: at least 2 KB of room */
+	if (__builtin_expect(e->bits & P53_QC_STEERED, 0)) {
+		rlen = qc_steered_answer(c, e, q, msg, &an, tail);
+		if (rlen == 0)
+			return 0;
+	} else {
+		/* in 16-byte moves: the entry's bytes past len are its own, the room was checked */
+		for (uint32_t i = 0; i < e->len; i += 16)
+			memcpy(msg + qe + i, e->ans + i, 16);
+		*tail = e->tail;
+		rlen = (uint16_t)(qe + e->len);
+	}
+	p53_put16(msg + 2, (uint16_t)(e->hflags | (q->flags & (0x7800u | P53_F_RD | P53_F_CD))));
+	uint64_t counts = __builtin_bswap64(1ull << 48 | (uint64_t)an << 32 |
+					    (uint64_t)e->ns << 16 | e->ar);
+	memcpy(msg + 4, &counts, 8);
+	struct p53_answer_stats *st = c->st;
+	uint16_t qt = e->qtype;
+	st->qtype[qt < P53_QTYPE_BUCKETS - 1 ? qt : P53_QTYPE_BUCKETS - 1]++;
+	st->rcode[e->rcode]++;
+	st->kind[e->kind]++;
+	c->qc->hits++;
+	return rlen;
+}
+
+/* The steered record's index (image.h node steer) when the positive answer fast_answer()
+ * gave to `q` is a steered RRset picked from the table (answer.c steered()), else 0. Its node
+ * and RRset looked up again: only for a store, with a steering table published. */
+static uint32_t qc_steered(const struct p53_fast_ctx *c, const struct p53_query *q)
 {
 	const void *img = c->img;
+	const void *t = c->conf->steer != NULL ? __atomic_load_n(c->conf->steer, __ATOMIC_ACQUIRE) : NULL;
 
-	if (c->conf->steer == NULL || __atomic_load_n(c->conf->steer, __ATOMIC_ACQUIRE) == NULL ||
-	    q->qname_labels > p53_image_hdr(img)->max_labels)
+	if (t == NULL || q->qname_labels > p53_image_hdr(img)->max_labels)
 		return 0;
 	uint32_t ni = find(img, q->lname, q->qname_len, q->hash);
 	if (ni == P53_NONE)
 		return 0;       /* a wildcard's: the fast answer declines a steered one */
+	const struct p53_image_node *n = p53_image_node(img, ni);
 	uint32_t rsi;
-	const struct p53_image_rrset *rs = p53_image_node_find(img, p53_image_node(img, ni), q->qtype,
-							       &rsi);
-	return rs != NULL && (rs->flags & P53_RRSET_STEERED) != 0;
+	const struct p53_image_rrset *rs = p53_image_node_find(img, n, q->qtype, &rsi);
+	return rs != NULL && (rs->flags & P53_RRSET_STEERED) != 0 ? (n->steer < 0x8000u ? n->steer : UINT32_MAX)
+								 : 0;
 }
 
 /* Store the response fast_answer() wrote for `q` (rlen bytes at msg; `tail`: the sum of what
  * follows the question, or P53_FAST_NO_SUM) in the answer cache, when the client's payload
- * size could not have changed it (qcache.h). A steered answer goes to the slot of its
- * question and client, with a marker in its question's slot. */
+ * size could not have changed it (qcache.h). A steered answer is stored as its record's index
+ * (the variant is picked per hit) when the table holds it there, else not at all. */
 static __attribute__((noinline)) void qc_store(const struct p53_fast_ctx *c, const struct p53_query *q,
-					       const uint8_t *msg, uint16_t rlen, uint64_t tail,
-					       const uint8_t *src)
+					       const uint8_t *msg, uint16_t rlen, uint64_t tail)
 {
 	struct p53_qcache *qc = c->qc;
 	uint16_t qe = q->question_end;
@@ -2313,28 +2359,19 @@ static __attribute__((noinline)) void qc_store(const struct p53_fast_ctx *c, con
 		       rcode == P53_RCODE_NXDOMAIN ? P53_ANS_NXDOMAIN :
 		       an > 0 ? P53_ANS_ANSWER : (flags & P53_F_AA) ? P53_ANS_NODATA : P53_ANS_REFERRAL;
 	unsigned int bits = q->edns ? P53_QC_EDNS | (q->edns_do ? P53_QC_DO : 0u) : 0u;
+	uint32_t at = kind == P53_ANS_ANSWER ? qc_steered(c, q) : 0;
+	if (at != 0) {
+		const struct p53_steer_rec *r;
+		const void *t = __atomic_load_n(c->conf->steer, __ATOMIC_ACQUIRE);
+		if (at == UINT32_MAX || !p53_steer_at(t, p53_image_hdr(c->img)->steer_layout, at,
+						      q->qtype, &r) || r == NULL)
+			return;         /* looked up by name, or the image's RRset: not cached */
+		bits |= P53_QC_STEERED;
+	}
 	uint64_t k[P53_QCACHE_KEY / 8];
 	p53_qcache_key(msg + P53_DNS_HDR_LEN, qlen, k);
-	uint32_t h = p53_qcache_hash(k, qlen, bits);
-	struct p53_qcache_entry *e = &qc->e[h & qc->mask];
-	uint64_t sgen = 0;
-	if (kind == P53_ANS_ANSWER && qc_steered(c, q)) {
-		const void *t = __atomic_load_n(c->conf->steer, __ATOMIC_ACQUIRE);
-		sgen = p53_steer_hdr(t)->generation;
-		if (sgen == 0)
-			return;         /* a table never published (tools): not cached */
-		/* The marker: the question is steered; its answers lie by client. */
-		e->gen = c->gen;
-		e->qlen = (uint8_t)qlen;
-		e->bits = (uint8_t)(bits | P53_QC_BY_SRC | P53_QC_MARKER);
-		memcpy(e->key, k, sizeof(k));
-		e = &qc->e[p53_qcache_hash_src(h, src, q->src_v6) & qc->mask];
-		bits |= P53_QC_BY_SRC | (q->src_v6 ? P53_QC_V6 : 0u);
-		memset(e->src, 0, sizeof(e->src));
-		memcpy(e->src, src, q->src_v6 ? 16 : 4);
-	}
+	struct p53_qcache_entry *e = &qc->e[p53_qcache_hash(k, qlen, bits & 3u) & qc->mask];
 	e->gen = c->gen;
-	e->sgen = sgen;
 	e->qsum = p53_csum_add(msg + P53_DNS_HDR_LEN, qlen, 0);
 	if (tail == P53_FAST_NO_SUM)
 		tail = p53_csum_add(msg + qe, alen, 0);
@@ -2349,8 +2386,10 @@ static __attribute__((noinline)) void qc_store(const struct p53_fast_ctx *c, con
 	e->bits = (uint8_t)bits;
 	e->kind = kind;
 	e->rcode = rcode;
+	e->at = at;
 	memcpy(e->key, k, sizeof(k));
-	memcpy(e->ans, msg + qe, alen);
+	if (at == 0)
+		memcpy(e->ans, msg + qe, alen);
 	qc->stores++;
 }
 
@@ -2389,7 +2428,7 @@ static __attribute__((noinline)) int fast_frame(const struct p53_fast_ctx *c, st
 			return -fam;
 		/* a miss answered: stored (qc_store() checks what the lookup did) */
 		if (__builtin_expect(c->qc != NULL, 0) && !q->ecs)
-			qc_store(c, q, msg, rlen, tail, q->src);
+			qc_store(c, q, msg, rlen, tail);
 	}
 	if (__builtin_expect(fam == 2, 0))
 		return (int)fast_reply6(frame, rlen, q, keep, tail);

@@ -20,6 +20,10 @@
  * gives the same bytes: tests/unit/dataplane/test_fastpath.c runs both over the replay's
  * query shapes and the fuzz corpus and compares the responses byte for byte.
  *
+ * With an answer cache (qcache.h, p53_fast_ctx_cache()), p53_fast_frame() and p53_fast_burst()
+ * answer a question seen before, byte for byte, from the worker's last answer to it, before
+ * the name is walked; what they answer otherwise is stored there.
+ *
  * The guard (cookies, RRL) is not consulted here: the worker takes the fast path only when
  * the guard has nothing to do for the query (guard.h; a query with a COOKIE is declined).
  *

@@ -13,10 +13,11 @@
  *
  * An entry is valid for one image generation (image.h p53_image_hdr()->generation, set by
  * every publish: a new image, or a reload that changed the responder settings published with
- * it, misses). A steered answer (steer.h), which depends on the client's address, is cached
- * keyed by that address too, and valid for one steering table generation (every table
- * publish, a health change included, bumps it): its question's own slot then holds a marker
- * saying so, and the answer lies in the slot of the question and the address.
+ * it, misses). A steered answer (steer.h), which depends on the client's address, is cached as
+ * where its records come from: the steered record's index in the steering table (the image
+ * node's); a hit then picks the client's variant from the table published now (a health
+ * change publishes a new one) and writes it, as the fast answer's steered() does after its
+ * lookup: only the name walk and lookup are saved, for every client.
  *
  * Only answers that the client's advertised payload size cannot change are stored: at most
  * P53_QCACHE_MAX_RESPONSE bytes, so the same bytes fit any limit (512 at least, RFC 1035
@@ -37,35 +38,34 @@
 #include "dataplane/name.h"
 
 #define P53_QCACHE_KEY 80               /* question bytes cached at most (10 words) */
-#define P53_QCACHE_ANS 368              /* response bytes after the question at most */
+#define P53_QCACHE_ANS 392              /* response bytes after the question at most */
 #define P53_QCACHE_MAX_RESPONSE 506     /* 512 less the 6 bytes of an EDE option */
 #define P53_QCACHE_MAX_ENTRIES (1u << 20)
 #define P53_QCACHE_DEFAULT_ENTRIES 1024u /* dataplane.answer_cache's default: 512 KiB */
 
 /* p53_qcache_entry.bits */
-#define P53_QC_EDNS   0x01u             /* the query had an OPT */
-#define P53_QC_DO     0x02u             /* ...with DO=1 */
-#define P53_QC_BY_SRC 0x04u             /* steered: keyed by the source address too */
-#define P53_QC_MARKER 0x08u             /* the question's slot of a steered answer: no answer */
-#define P53_QC_V6     0x10u             /* the source address is IPv6 */
+#define P53_QC_EDNS    0x01u            /* the query had an OPT */
+#define P53_QC_DO      0x02u            /* ...with DO=1 */
+#define P53_QC_STEERED 0x04u            /* a steered RRset: `at`, the variant picked per hit */
 
 struct p53_qcache_entry {
 	uint64_t gen;                   /* image generation; 0: empty */
-	uint64_t sgen;                  /* steering table generation (P53_QC_BY_SRC) */
 	uint64_t qsum;                  /* RFC 1071 sum of the question (from an even offset) */
 	uint16_t tail;                  /* folded sum of ans (from an even offset) */
 	uint16_t len;                   /* bytes of ans */
 	uint16_t an, ns, ar;            /* the response's counts */
-	uint16_t hflags;                /* the response's AA and RCODE (the query's bits added) */
+	uint16_t hflags;                /* the response's QR, AA and RCODE (the query's bits added) */
 	uint16_t qtype;
 	uint8_t qlen;                   /* question bytes (key) */
 	uint8_t bits;                   /* P53_QC_* */
 	uint8_t kind, rcode;            /* for the counters (answer.h) */
-	uint8_t pad[2];
-	uint8_t src[16];                /* P53_QC_BY_SRC: the client's address (IPv4: 4 bytes) */
+	uint16_t pad;
+	uint32_t at;                    /* P53_QC_STEERED: the record's index (image.h node steer) */
 	uint64_t key[P53_QCACHE_KEY / 8]; /* the question, zero-padded */
 	uint8_t ans[P53_QCACHE_ANS];
 } __attribute__((aligned(64)));
+
+_Static_assert(sizeof(struct p53_qcache_entry) == 512, "an entry is 512 bytes");
 
 struct p53_qcache {
 	uint32_t mask;                  /* entries - 1 */
@@ -117,30 +117,6 @@ static inline uint32_t p53_qcache_hash(const uint64_t *k, size_t qlen, unsigned 
 	for (size_t w = 0; w < (qlen + 7) / 8; w++)
 		h = p53_hash_step8(h, k[w]);
 	return h;
-}
-
-/* The slot hash of a steered answer's client. */
-static inline uint32_t p53_qcache_hash_src(uint32_t h, const uint8_t *src, int v6)
-{
-	uint64_t a = 0, b = 0;
-	if (v6) {
-		memcpy(&a, src, 8);
-		memcpy(&b, src + 8, 8);
-	} else {
-		memcpy(&a, src, 4);
-	}
-	return p53_hash_step8(p53_hash_step8(h ^ 0x9e3779b9u, a), b);
-}
-
-static inline int p53_qcache_same(const struct p53_qcache_entry *e, const uint64_t *k,
-				  size_t qlen, unsigned int bits, uint64_t gen)
-{
-	if (e->gen != gen || e->qlen != qlen || (e->bits & (P53_QC_EDNS | P53_QC_DO)) != bits)
-		return 0;
-	uint64_t d = 0;
-	for (size_t w = 0; w < (qlen + 7) / 8; w++)
-		d |= e->key[w] ^ k[w];
-	return d == 0;
 }
 
 #endif /* P53_QCACHE_H */
