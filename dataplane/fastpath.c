@@ -1828,14 +1828,15 @@ static inline int bad_src6(const uint8_t a[16])
  */
 /* The answer cache's lookup (qcache.h), made by the parse for fast_frame() before it walks
  * the name: the entry answering the question of `qlen` bytes (5..P53_QCACHE_KEY) at `qs` with
- * OPT/DO `bits`, or NULL (a miss, counted). The question is read once, as 8-byte words hashed
- * and then compared with the slot's key. A steered entry answers only while the steering
- * table published now holds its record at its index (steer.h p53_steer_at, the same test
- * the fast answer's lookup makes); else the name is walked and looked up. */
+ * OPT/DO `bits`; else (a miss, counted) QC_STORE when the question missed in this slot just
+ * before (fast_frame() stores its answer), or NULL. The question is read once, as 8-byte words
+ * hashed and then compared with the slot's key. A steered entry's record is checked by the
+ * answer (qc_steered_answer()). A leaf: no register saved. */
+#define QC_STORE ((const struct p53_qcache_entry *)1)
+#define QC_HIT(e) ((uintptr_t)(e) > (uintptr_t)QC_STORE)
 static __attribute__((noinline)) const struct p53_qcache_entry *
-qc_find(const struct p53_fast_ctx *cx, const uint8_t *qs, size_t qlen, unsigned int bits)
+qc_find(struct p53_qcache *c, uint64_t gen, const uint8_t *qs, size_t qlen, unsigned int bits)
 {
-	struct p53_qcache *c = cx->qc;
 	size_t nw = qlen / 8, t = qlen % 8, i;
 	uint32_t h = (uint32_t)(qlen | bits << 8);
 	uint64_t x, last = 0;
@@ -1850,25 +1851,21 @@ qc_find(const struct p53_fast_ctx *cx, const uint8_t *qs, size_t qlen, unsigned 
 		last >>= 8 * (8 - t);
 		h = p53_hash_step8(h, last);
 	}
-	const struct p53_qcache_entry *e = &c->e[h & c->mask];
-	if (e->gen != cx->gen || e->qlen != qlen || (e->bits & (P53_QC_EDNS | P53_QC_DO)) != bits)
+	struct p53_qcache_entry *e = &c->e[h & c->mask];
+	if (e->gen != gen || e->qlen != qlen || (e->bits & (P53_QC_EDNS | P53_QC_DO)) != bits)
 		goto miss;
 	uint64_t d = t != 0 ? last ^ e->key[nw] : 0;
 	for (i = 0; i < nw; i++) {
 		memcpy(&x, qs + 8 * i, 8);
 		d |= x ^ e->key[i];
 	}
-	if (d != 0)
-		goto miss;
-	if (__builtin_expect(!(e->bits & P53_QC_STEERED), 1))
-		return e;
-	const void *tb = __atomic_load_n(cx->conf->steer, __ATOMIC_ACQUIRE);
-	const struct p53_steer_rec *r;
-	if (tb != NULL && p53_steer_at(tb, p53_image_hdr(cx->img)->steer_layout, e->at, e->qtype, &r) &&
-	    r != NULL)
+	if (d == 0)
 		return e;
 miss:
 	c->misses++;
+	if (e->cand == h)
+		return QC_STORE;
+	e->cand = h;
 	return NULL;
 }
 
@@ -1920,9 +1917,9 @@ static inline __attribute__((always_inline)) int fast_udp(const uint8_t *u, uint
 		size_t qlen = rest - ol;
 		const struct p53_qcache_entry *e = NULL;
 		if (cx != NULL && cx->qc != NULL && qlen <= P53_QCACHE_KEY)
-			e = *hit = qc_find(cx, d + P53_DNS_HDR_LEN, qlen,
+			e = *hit = qc_find(cx->qc, cx->gen, d + P53_DNS_HDR_LEN, qlen,
 					   ar ? P53_QC_EDNS | ((o[7] & 0x80u) ? P53_QC_DO : 0u) : 0u);
-		if (e != NULL) {
+		if (QC_HIT(e)) {
 			nl = qlen - 4;
 			k = p53_csum_addc(k, e->qsum);
 		} else {
@@ -2399,13 +2396,16 @@ static __attribute__((noinline)) void qc_store(const struct p53_fast_ctx *c, con
  * p53_fast_burst() calls it per frame (inlined there, the loop's state took registers from
  * it: +12 instructions per query). With an answer cache (qcache.h) the parse looks the
  * question up first; a hit is answered from it, a miss answered here is stored. */
-static __attribute__((noinline)) int fast_frame(const struct p53_fast_ctx *c, struct p53_query *q,
-						uint8_t *frame, uint16_t len, uint32_t room, int verify)
+static inline __attribute__((always_inline)) int frame_step(const struct p53_fast_ctx *c,
+							     struct p53_query *q, uint8_t *frame,
+							     uint16_t len, uint32_t room, int verify,
+							     const int cached)
 {
 	uint64_t keep, tail;
 	const struct p53_qcache_entry *hit = NULL;
 
-	int fam = fast_parse(frame, len, verify, c->mac, c->addrs, NULL, q, &keep, c, &hit);
+	int fam = fast_parse(frame, len, verify, c->mac, c->addrs, NULL, q, &keep,
+			     cached ? c : NULL, &hit);
 	if (fam == 0)
 		return P53_FAST_NOT_READ;
 	/* The offsets fast_parse() set, as constants for the family (not read back from pkt). The
@@ -2415,7 +2415,7 @@ static __attribute__((noinline)) int fast_frame(const struct p53_fast_ctx *c, st
 	uint16_t cap = r > UINT16_MAX ? UINT16_MAX : (uint16_t)r;
 	uint8_t *msg = frame + dns_off;
 	uint16_t rlen;
-	if (hit != NULL) {
+	if (QC_HIT(hit)) {
 		rlen = qc_answer(c, hit, q, msg, cap, &tail);
 		if (rlen == 0)
 			return P53_FAST_NOT_READ;       /* the general checks read it all again */
@@ -2426,8 +2426,8 @@ static __attribute__((noinline)) int fast_frame(const struct p53_fast_ctx *c, st
 								 &tail, 2, c->ours);
 		if (rlen == 0)
 			return -fam;
-		/* a miss answered: stored (qc_store() checks what the lookup did) */
-		if (__builtin_expect(c->qc != NULL, 0) && !q->ecs)
+		/* a miss answered, the second in a row for its question: stored */
+		if (__builtin_expect(hit == QC_STORE, 0))
 			qc_store(c, q, msg, rlen, tail);
 	}
 	if (__builtin_expect(fam == 2, 0))
@@ -2435,10 +2435,25 @@ static __attribute__((noinline)) int fast_frame(const struct p53_fast_ctx *c, st
 	return (int)fast_reply4(frame, L3_OFF, V4_L4_OFF, V4_DNS_OFF, rlen, q, keep, tail);
 }
 
+/* The frame step without an answer cache (its code has none of the cache's) and with one. */
+static __attribute__((noinline)) int fast_frame(const struct p53_fast_ctx *c, struct p53_query *q,
+						uint8_t *frame, uint16_t len, uint32_t room, int verify)
+{
+	return frame_step(c, q, frame, len, room, verify, 0);
+}
+
+static __attribute__((noinline)) int fast_frame_qc(const struct p53_fast_ctx *c, struct p53_query *q,
+						   uint8_t *frame, uint16_t len, uint32_t room,
+						   int verify)
+{
+	return frame_step(c, q, frame, len, room, verify, 1);
+}
+
 int p53_fast_frame(const struct p53_fast_ctx *c, struct p53_query *q, uint8_t *frame, uint16_t len,
 		   uint32_t room, int verify, struct p53_pkt *pkt)
 {
-	int r = fast_frame(c, q, frame, len, room, verify);
+	int r = c->qc != NULL ? fast_frame_qc(c, q, frame, len, room, verify)
+			      : fast_frame(c, q, frame, len, room, verify);
 
 	if (r > 0) {
 		c->st->queries++;
@@ -2454,6 +2469,9 @@ uint16_t p53_fast_burst(const struct p53_fast_ctx *c, struct rte_mbuf **pkts, ui
 			struct rte_mbuf **out, struct p53_query *q, struct p53_pkt *pkt, int *k)
 {
 	uint16_t i;
+	/* with the answer cache or without, chosen once per burst */
+	int (*const step)(const struct p53_fast_ctx *, struct p53_query *, uint8_t *, uint16_t,
+			  uint32_t, int) = c->qc != NULL ? fast_frame_qc : fast_frame;
 
 	for (i = 0; i < n; i++) {
 		struct rte_mbuf *m = pkts[i];
@@ -2463,9 +2481,9 @@ uint16_t p53_fast_burst(const struct p53_fast_ctx *c, struct rte_mbuf **pkts, ui
 		int r = P53_FAST_NOT_READ;
 		if (__builtin_expect(m->nb_segs == 1 && l4 != RTE_MBUF_F_RX_L4_CKSUM_BAD, 1))
 			/* room: the data and the tailroom, i.e. the buffer after the headroom */
-			r = fast_frame(c, &q[i], rte_pktmbuf_mtod(m, uint8_t *), rte_pktmbuf_data_len(m),
-				       (uint32_t)(uint16_t)(m->buf_len - rte_pktmbuf_headroom(m)),
-				       l4 == RTE_MBUF_F_RX_L4_CKSUM_UNKNOWN);
+			r = step(c, &q[i], rte_pktmbuf_mtod(m, uint8_t *), rte_pktmbuf_data_len(m),
+				 (uint32_t)(uint16_t)(m->buf_len - rte_pktmbuf_headroom(m)),
+				 l4 == RTE_MBUF_F_RX_L4_CKSUM_UNKNOWN);
 		if (__builtin_expect(r < P53_FAST_ANSWERED, 0)) {
 			if (r < 0) {    /* read and declined: the general responder's packet fields */
 				fast_pkt(rte_pktmbuf_mtod(m, uint8_t *), -r, &pkt[i], &q[i]);

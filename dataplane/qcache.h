@@ -19,6 +19,9 @@
  * change publishes a new one) and writes it, as the fast answer's steered() does after its
  * lookup: only the name walk and lookup are saved, for every client.
  *
+ * A question is stored when it misses twice in a row in its slot (the slot remembers the hash
+ * of the last question that missed there): a name asked once costs the lookup, not a store.
+ *
  * Only answers that the client's advertised payload size cannot change are stored: at most
  * P53_QCACHE_MAX_RESPONSE bytes, so the same bytes fit any limit (512 at least, RFC 1035
  * §4.2.1) with room for the Extended DNS Error a REFUSED answer adds when it fits. Queries
@@ -38,7 +41,7 @@
 #include "dataplane/name.h"
 
 #define P53_QCACHE_KEY 80               /* question bytes cached at most (10 words) */
-#define P53_QCACHE_ANS 392              /* response bytes after the question at most */
+#define P53_QCACHE_ANS 384              /* response bytes after the question at most */
 #define P53_QCACHE_MAX_RESPONSE 506     /* 512 less the 6 bytes of an EDE option */
 #define P53_QCACHE_MAX_ENTRIES (1u << 20)
 #define P53_QCACHE_DEFAULT_ENTRIES 1024u /* dataplane.answer_cache's default: 512 KiB */
@@ -60,6 +63,10 @@ struct p53_qcache_entry {
 	uint8_t bits;                   /* P53_QC_* */
 	uint8_t kind, rcode;            /* for the counters (answer.h) */
 	uint16_t pad;
+	uint32_t cand;                  /* the slot hash of the last question that missed here: a
+					   question is stored when it misses a second time in a row
+					   (a name asked once, as in a random-subdomain flood, costs
+					   the lookup and this store, not an entry) */
 	uint32_t at;                    /* P53_QC_STEERED: the record's index (image.h node steer) */
 	uint64_t key[P53_QCACHE_KEY / 8]; /* the question, zero-padded */
 	uint8_t ans[P53_QCACHE_ANS];
