@@ -2405,7 +2405,7 @@ static inline __attribute__((always_inline)) int frame_step(const struct p53_fas
 	const struct p53_qcache_entry *hit = NULL;
 
 	int fam = fast_parse(frame, len, verify, c->mac, c->addrs, NULL, q, &keep,
-			     cached ? c : NULL, &hit);
+			     cached ? c : NULL, cached ? &hit : NULL);
 	if (fam == 0)
 		return P53_FAST_NOT_READ;
 	/* The offsets fast_parse() set, as constants for the family (not read back from pkt). The
