@@ -1974,11 +1974,12 @@ static inline __attribute__((always_inline)) int fast_udp(const uint8_t *u, uint
  * drop it), the UDP checksum not zero (RFC 8200 §8.1: the general checks drop it and count
  * it), to a service address. Out of line: IPv4 frames do not pay for its code.
  */
-static __attribute__((noinline)) int fast_parse6(const uint8_t *frame, uint16_t len, int verify,
-						 const uint8_t mac[6], const struct p53_pkt_addrs *addrs,
-						 struct p53_query *q, uint64_t *keep,
-						 const struct p53_fast_ctx *cx,
-						 const struct p53_qcache_entry **hit)
+static inline __attribute__((always_inline)) int parse6(const uint8_t *frame, uint16_t len, int verify,
+							 const uint8_t mac[6],
+							 const struct p53_pkt_addrs *addrs,
+							 struct p53_query *q, uint64_t *keep,
+							 const struct p53_fast_ctx *cx,
+							 const struct p53_qcache_entry **hit)
 {
 	if (len < V6_DNS_OFF + P53_DNS_HDR_LEN || p53_get16(frame + 12) != 0x86dd ||
 	    (frame[6] & 1) || memcmp(frame, mac, 6) != 0)
@@ -2002,6 +2003,24 @@ static __attribute__((noinline)) int fast_parse6(const uint8_t *frame, uint16_t 
 	q->src = ip + 8;        /* in the frame (fast_pkt() points it at pkt->src_addr) */
 	q->src_v6 = 1;
 	return 2;
+}
+
+/* parse6() without the answer cache (seven arguments, as before it) and with it. */
+static __attribute__((noinline)) int fast_parse6(const uint8_t *frame, uint16_t len, int verify,
+						 const uint8_t mac[6], const struct p53_pkt_addrs *addrs,
+						 struct p53_query *q, uint64_t *keep)
+{
+	return parse6(frame, len, verify, mac, addrs, q, keep, NULL, NULL);
+}
+
+static __attribute__((noinline)) int fast_parse6_qc(const uint8_t *frame, uint16_t len, int verify,
+						    const uint8_t mac[6],
+						    const struct p53_pkt_addrs *addrs,
+						    struct p53_query *q, uint64_t *keep,
+						    const struct p53_fast_ctx *cx,
+						    const struct p53_qcache_entry **hit)
+{
+	return parse6(frame, len, verify, mac, addrs, q, keep, cx, hit);
 }
 
 /* The packet fields (pkt.c p53_pkt_parse) of a frame fast_parse() read as family `fam`
@@ -2039,7 +2058,7 @@ static __attribute__((noinline)) int fast_parse6_pkt(const uint8_t *frame, uint1
 						     struct p53_pkt *pkt, struct p53_query *q,
 						     uint64_t *keep)
 {
-	int fam = fast_parse6(frame, len, verify, mac, addrs, q, keep, NULL, NULL);
+	int fam = fast_parse6(frame, len, verify, mac, addrs, q, keep);
 
 	if (fam != 0)
 		fast_pkt(frame, fam, pkt, q);
@@ -2064,7 +2083,9 @@ static inline __attribute__((always_inline)) int fast_parse(const uint8_t *frame
 	if (__builtin_expect(p53_get16(frame + 12) != 0x0800, 0)) {
 		if (pkt != NULL)
 			return fast_parse6_pkt(frame, len, verify, mac, addrs, pkt, q, keep);
-		return fast_parse6(frame, len, verify, mac, addrs, q, keep, cx, hit);
+		if (cx != NULL)
+			return fast_parse6_qc(frame, len, verify, mac, addrs, q, keep, cx, hit);
+		return fast_parse6(frame, len, verify, mac, addrs, q, keep);
 	}
 	if ((frame[6] & 1) || memcmp(frame, mac, 6) != 0)
 		return 0;
