@@ -406,6 +406,17 @@ int main(int argc, char **argv)
 		w->idle_max_us = cfg->idle_max_us;
 		w->idle_spin_polls = cfg->idle_spin_polls;
 		w->burst = (uint16_t)cfg->burst;
+		if (cfg->answer_cache != 0) {
+			/* dataplane.answer_cache: the worker's own, on its socket (qcache.h) */
+			int sock = (int)rte_lcore_to_socket_id(w->lcore);
+			w->qcache = rte_malloc_socket("p53_qcache", p53_qcache_size(cfg->answer_cache),
+						      RTE_CACHE_LINE_SIZE, sock);
+			if (w->qcache == NULL || p53_qcache_init(w->qcache, cfg->answer_cache) != 0) {
+				p53_err("out of memory for worker %u's answer cache (%u entries)", i,
+					cfg->answer_cache);
+				goto out_port;
+			}
+		}
 		w->stop = &workers_stop;
 		w->notify_ring = d.notify_ring;
 	}
@@ -520,6 +531,8 @@ out_port:
 	p53_exc_close(&d.exc);
 out_workers:
 	rte_ring_free(d.notify_ring);
+	for (unsigned int i = 0; workers != NULL && i < cfg->workers; i++)
+		rte_free(workers[i].qcache);
 	rte_free(workers);
 out_eal:
 	rte_eal_cleanup();

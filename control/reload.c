@@ -55,6 +55,7 @@ static void restart_needed(const struct p53_config *old, const struct p53_config
 	NOTE(old->idle != new->idle || old->idle_max_us != new->idle_max_us ||
 	     old->idle_spin_polls != new->idle_spin_polls, "dataplane.idle");
 	NOTE(old->burst != new->burst, "dataplane.burst");
+	NOTE(old->answer_cache != new->answer_cache, "dataplane.answer_cache");
 	NOTE(old->af_xdp_busy_budget != new->af_xdp_busy_budget ||
 	     old->af_xdp_force_copy != new->af_xdp_force_copy ||
 	     old->af_xdp_tx_budget != new->af_xdp_tx_budget, "dataplane.af_xdp");
@@ -89,6 +90,7 @@ static void keep_running(struct p53_config *run, struct p53_config *fresh)
 	KEEP(idle_max_us);
 	KEEP(idle_spin_polls);
 	KEEP(burst);
+	KEEP(answer_cache);
 	KEEP(af_xdp_busy_budget);
 	KEEP(af_xdp_force_copy);
 	KEEP(af_xdp_tx_budget);

@@ -15,6 +15,7 @@
 #include "dataplane/fastpath.h"
 #include "dataplane/image.h"
 #include "dataplane/name.h"
+#include "dataplane/qcache.h"
 #include "dataplane/steer.h"
 #include "dataplane/wire.h"
 
@@ -58,7 +59,15 @@ int p53_fast_ctx_init(struct p53_fast_ctx *c, const uint8_t *mac, const struct p
 	c->conf = conf;
 	c->st = st;
 	c->ours = p53_our_payload(conf->edns_max_payload);
+	c->qc = NULL;
+	c->gen = 0;
 	return 0;
+}
+
+void p53_fast_ctx_cache(struct p53_fast_ctx *c, struct p53_qcache *qc)
+{
+	c->gen = p53_image_hdr(c->img)->generation;
+	c->qc = c->gen != 0 ? qc : NULL;
 }
 
 /* The sum (RFC 1071, from an even offset) of the OPT put_opt() writes without options, after
@@ -1817,9 +1826,54 @@ static inline int bad_src6(const uint8_t a[16])
  * pseudo-header's source and destination addresses, `alen` bytes (8 or 32, a constant at each
  * call). Returns 1, or 0 with nothing written but `q`.
  */
+/* The answer cache's lookup (qcache.h), made by the parse for fast_frame() before it walks
+ * the name: the entry answering the question of `qlen` bytes (5..P53_QCACHE_KEY) at `qs` with
+ * OPT/DO `bits`; else (a miss, counted) QC_STORE when the question missed in this slot just
+ * before (fast_frame() stores its answer), or NULL. The question is read once, as 8-byte words
+ * hashed and then compared with the slot's key. A steered entry's record is checked by the
+ * answer (qc_steered_answer()). A leaf: no register saved. */
+#define QC_STORE ((const struct p53_qcache_entry *)1)
+#define QC_HIT(e) ((uintptr_t)(e) > (uintptr_t)QC_STORE)
+static __attribute__((noinline)) const struct p53_qcache_entry *
+qc_find(struct p53_qcache *c, uint64_t gen, const uint8_t *qs, size_t qlen, unsigned int bits)
+{
+	size_t nw = qlen / 8, t = qlen % 8, i;
+	uint32_t h = (uint32_t)(qlen | bits << 8);
+	uint64_t x, last = 0;
+
+	for (i = 0; i < nw; i++) {
+		memcpy(&x, qs + 8 * i, 8);
+		h = p53_hash_step8(h, x);
+	}
+	if (t != 0) {
+		/* ending at the question's end (the bytes before it are the message's) */
+		memcpy(&last, qs + qlen - 8, 8);
+		last >>= 8 * (8 - t);
+		h = p53_hash_step8(h, last);
+	}
+	struct p53_qcache_entry *e = &c->e[h & c->mask];
+	if (e->gen != gen || e->qlen != qlen || (e->bits & (P53_QC_EDNS | P53_QC_DO)) != bits)
+		goto miss;
+	uint64_t d = t != 0 ? last ^ e->key[nw] : 0;
+	for (i = 0; i < nw; i++) {
+		memcpy(&x, qs + 8 * i, 8);
+		d |= x ^ e->key[i];
+	}
+	if (d == 0)
+		return e;
+miss:
+	c->misses++;
+	if (e->cand == h)
+		return QC_STORE;
+	e->cand = h;
+	return NULL;
+}
+
 static inline __attribute__((always_inline)) int fast_udp(const uint8_t *u, uint16_t ulen,
 							  const uint8_t *addr, size_t alen, int verify,
-							  struct p53_query *q, uint64_t *keep)
+							  struct p53_query *q, uint64_t *keep,
+							  const struct p53_fast_ctx *cx,
+							  const struct p53_qcache_entry **hit)
 {
 	/* DNS: a QUERY, one question, nothing else but one OPT (dnsmsg.c p53_msg_parse). */
 	const uint8_t *d = u + 8;
@@ -1857,9 +1911,22 @@ static inline __attribute__((always_inline)) int fast_udp(const uint8_t *u, uint
 		ol = rest - nl - 4;
 		ecs = 1;
 	} else {
-		nl = fast_qname(d + P53_DNS_HDR_LEN, rest - 4 - ol, q, &k);
-		if (nl == 0 || nl + 4 + ol != rest)
-			return 0;
+		/* The answer cache (fast_frame()): the question as received, up to the OPT or the
+		   message's end, looked up before its name is walked; a hit's question is one
+		   that was walked and answered before, byte for byte, whose sum it keeps. */
+		size_t qlen = rest - ol;
+		const struct p53_qcache_entry *e = NULL;
+		if (cx != NULL && cx->qc != NULL && qlen <= P53_QCACHE_KEY)
+			e = *hit = qc_find(cx->qc, cx->gen, d + P53_DNS_HDR_LEN, qlen,
+					   ar ? P53_QC_EDNS | ((o[7] & 0x80u) ? P53_QC_DO : 0u) : 0u);
+		if (QC_HIT(e)) {
+			nl = qlen - 4;
+			k = p53_csum_addc(k, e->qsum);
+		} else {
+			nl = fast_qname(d + P53_DNS_HDR_LEN, rest - 4 - ol, q, &k);
+			if (nl == 0 || nl + 4 + ol != rest)
+				return 0;
+		}
 	}
 	const uint8_t *qe = d + P53_DNS_HDR_LEN + nl;
 	/* The shape the fast answer (checked) takes without looking again: class IN, EDNS version
@@ -1907,9 +1974,12 @@ static inline __attribute__((always_inline)) int fast_udp(const uint8_t *u, uint
  * drop it), the UDP checksum not zero (RFC 8200 §8.1: the general checks drop it and count
  * it), to a service address. Out of line: IPv4 frames do not pay for its code.
  */
-static __attribute__((noinline)) int fast_parse6(const uint8_t *frame, uint16_t len, int verify,
-						 const uint8_t mac[6], const struct p53_pkt_addrs *addrs,
-						 struct p53_query *q, uint64_t *keep)
+static inline __attribute__((always_inline)) int parse6(const uint8_t *frame, uint16_t len, int verify,
+							 const uint8_t mac[6],
+							 const struct p53_pkt_addrs *addrs,
+							 struct p53_query *q, uint64_t *keep,
+							 const struct p53_fast_ctx *cx,
+							 const struct p53_qcache_entry **hit)
 {
 	if (len < V6_DNS_OFF + P53_DNS_HDR_LEN || p53_get16(frame + 12) != 0x86dd ||
 	    (frame[6] & 1) || memcmp(frame, mac, 6) != 0)
@@ -1928,11 +1998,29 @@ static __attribute__((noinline)) int fast_parse6(const uint8_t *frame, uint16_t 
 	uint16_t a;
 	for (a = 0; a < addrs->n6 && memcmp(addrs->v6[a], ip + 24, 16) != 0; a++)
 		;
-	if (a == addrs->n6 || !fast_udp(u, ulen, ip + 8, 32, verify, q, keep))
+	if (a == addrs->n6 || !fast_udp(u, ulen, ip + 8, 32, verify, q, keep, cx, hit))
 		return 0;
 	q->src = ip + 8;        /* in the frame (fast_pkt() points it at pkt->src_addr) */
 	q->src_v6 = 1;
 	return 2;
+}
+
+/* parse6() without the answer cache (seven arguments, as before it) and with it. */
+static __attribute__((noinline)) int fast_parse6(const uint8_t *frame, uint16_t len, int verify,
+						 const uint8_t mac[6], const struct p53_pkt_addrs *addrs,
+						 struct p53_query *q, uint64_t *keep)
+{
+	return parse6(frame, len, verify, mac, addrs, q, keep, NULL, NULL);
+}
+
+static __attribute__((noinline)) int fast_parse6_qc(const uint8_t *frame, uint16_t len, int verify,
+						    const uint8_t mac[6],
+						    const struct p53_pkt_addrs *addrs,
+						    struct p53_query *q, uint64_t *keep,
+						    const struct p53_fast_ctx *cx,
+						    const struct p53_qcache_entry **hit)
+{
+	return parse6(frame, len, verify, mac, addrs, q, keep, cx, hit);
 }
 
 /* The packet fields (pkt.c p53_pkt_parse) of a frame fast_parse() read as family `fam`
@@ -1985,7 +2073,8 @@ static inline __attribute__((always_inline)) int fast_parse(const uint8_t *frame
 							    int verify, const uint8_t mac[6],
 							    const struct p53_pkt_addrs *addrs,
 							    struct p53_pkt *pkt, struct p53_query *q,
-							    uint64_t *keep)
+							    uint64_t *keep, const struct p53_fast_ctx *cx,
+							    const struct p53_qcache_entry **hit)
 {
 	/* Ethernet II, no tag, IPv4 without options (pkt.c p53_pkt_parse, p53_pkt_for_us);
 	 * IPv6: fast_parse6(). */
@@ -1994,6 +2083,8 @@ static inline __attribute__((always_inline)) int fast_parse(const uint8_t *frame
 	if (__builtin_expect(p53_get16(frame + 12) != 0x0800, 0)) {
 		if (pkt != NULL)
 			return fast_parse6_pkt(frame, len, verify, mac, addrs, pkt, q, keep);
+		if (cx != NULL)
+			return fast_parse6_qc(frame, len, verify, mac, addrs, q, keep, cx, hit);
 		return fast_parse6(frame, len, verify, mac, addrs, q, keep);
 	}
 	if ((frame[6] & 1) || memcmp(frame, mac, 6) != 0)
@@ -2013,7 +2104,7 @@ static inline __attribute__((always_inline)) int fast_parse(const uint8_t *frame
 	uint16_t a;
 	for (a = 0; a < addrs->n4 && addrs->v4[a] != dst; a++)
 		;
-	if (a == addrs->n4 || !fast_udp(u, ulen, ip + 12, 8, verify, q, keep))
+	if (a == addrs->n4 || !fast_udp(u, ulen, ip + 12, 8, verify, q, keep, cx, hit))
 		return 0;
 	if (pkt != NULL) {
 		pkt->l3_off = L3_OFF;
@@ -2141,7 +2232,7 @@ int p53_fast_parse(const uint8_t *frame, uint16_t len, int verify, const uint8_t
 		   const struct p53_pkt_addrs *addrs, struct p53_pkt *pkt, struct p53_query *q,
 		   uint64_t *keep)
 {
-	return fast_parse(frame, len, verify, mac, addrs, pkt, q, keep);
+	return fast_parse(frame, len, verify, mac, addrs, pkt, q, keep, NULL, NULL);
 }
 
 size_t p53_fast_reply_sum(uint8_t *frame, const struct p53_pkt *pkt, uint16_t dns_len,
@@ -2156,17 +2247,186 @@ size_t p53_fast_reply(uint8_t *frame, const struct p53_pkt *pkt, uint16_t dns_le
 	return fast_reply(frame, pkt, dns_len, q, keep, P53_FAST_NO_SUM);
 }
 
+/* answer.c count(): the counters a cached answer updates, as fast_answer() would. */
+static inline void qc_count(struct p53_answer_stats *st, const struct p53_qcache_entry *e)
+{
+	uint16_t qt = e->qtype;
+
+	st->qtype[qt < P53_QTYPE_BUCKETS - 1 ? qt : P53_QTYPE_BUCKETS - 1]++;
+	st->rcode[e->rcode]++;
+	st->kind[e->kind]++;
+}
+
+/* A steered entry's answer (qc_answer()): the variant the table published now picks for the
+ * client, its records (and with DO=1 its RRSIGs) and our OPT, as steered_rrs() writes them
+ * without ECS; the counts and the sum after the question. 0: not at most
+ * P53_QCACHE_MAX_RESPONSE bytes (the client's size could matter: the general checks answer). */
+static __attribute__((noinline)) uint16_t qc_steered_answer(const struct p53_fast_ctx *c,
+							    const struct p53_qcache_entry *e,
+							    const struct p53_query *q, uint8_t *msg,
+							    uint16_t *an, uint64_t *tail)
+{
+	const void *t = __atomic_load_n(c->conf->steer, __ATOMIC_ACQUIRE);
+	const struct p53_steer_rec *r = NULL;
+	uint16_t qe = q->question_end;
+	int dnssec = (e->bits & P53_QC_DO) != 0;
+	uint8_t scope;
+
+	/* qc_find() saw the record at its index in this table or an earlier one: a table
+	   published since may have none there (then the general checks answer). */
+	if (t == NULL || !p53_steer_at(t, p53_image_hdr(c->img)->steer_layout, e->at, e->qtype, &r) ||
+	    r == NULL)
+		return 0;
+	const struct p53_steer_variant *v = p53_steer_pick_addr_s(t, r, q->src_v6, q->src, &scope, 0);
+	uint32_t len = v->rdata_len + (dnssec ? v->sig_len : 0u);
+	uint32_t opt = (e->bits & P53_QC_EDNS) ? OPT_LEN : 0u;
+	if (qe + len + opt > P53_QCACHE_MAX_RESPONSE)
+		return 0;
+	copy_rrs(msg + qe, p53_steer_rdata(t, v), len);
+	uint64_t sum = dnssec ? v->sig_sum : v->sum;
+	if (opt != 0) {
+		/* answer.c put_opt(), as fast_answer(): 00 | 00 29 | P P' | 00 | 00 | D | 00 | 00 00 */
+		uint8_t *o = msg + qe + len;
+		uint32_t d = dnssec ? 0x80u : 0u;
+		uint64_t w = (uint64_t)P53_T_OPT << 16 | (uint64_t)P53_BE16(c->ours) << 24 |
+			     (uint64_t)d << 56;
+		memcpy(o, &w, 8);
+		memcpy(o + 7, &d, 4);
+		sum += opt_sum(c->ours, dnssec, len & 1u);
+	}
+	*an = (uint16_t)(v->count + (dnssec ? v->sig_count : 0u));
+	*tail = sum;
+	return (uint16_t)(qe + len + opt);
+}
+
+/* The response of a cache hit: what follows the question, the header's flags (the query's
+ * opcode, RD and CD with the entry's QR, AA and RCODE, as fast_answer()) and counts, the
+ * counters fast_answer() adds. Returns its length, 0 when it does not fit `cap` (or, steered,
+ * could depend on the client's size): the general checks read the frame again. */
+static inline __attribute__((always_inline)) uint16_t qc_answer(const struct p53_fast_ctx *c,
+								const struct p53_qcache_entry *e,
+								const struct p53_query *q, uint8_t *msg,
+								uint16_t cap, uint64_t *tail)
+{
+	uint16_t qe = q->question_end, an = e->an, rlen;
+
+	if ((uint32_t)qe + P53_QCACHE_ANS + 16 > cap)
+		return 0;                       /* not for an mbuf: at least 2 KB of room */
+	if (__builtin_expect(e->bits & P53_QC_STEERED, 0)) {
+		rlen = qc_steered_answer(c, e, q, msg, &an, tail);
+		if (rlen == 0)
+			return 0;
+	} else {
+		/* in 16-byte moves: the entry's bytes past len are its own, the room was checked */
+		for (uint32_t i = 0; i < e->len; i += 16)
+			memcpy(msg + qe + i, e->ans + i, 16);
+		*tail = e->tail;
+		rlen = (uint16_t)(qe + e->len);
+	}
+	p53_put16(msg + 2, (uint16_t)(e->hflags | (q->flags & (0x7800u | P53_F_RD | P53_F_CD))));
+	uint64_t counts = __builtin_bswap64(1ull << 48 | (uint64_t)an << 32 |
+					    (uint64_t)e->ns << 16 | e->ar);
+	memcpy(msg + 4, &counts, 8);
+	struct p53_answer_stats *st = c->st;
+	uint16_t qt = e->qtype;
+	st->qtype[qt < P53_QTYPE_BUCKETS - 1 ? qt : P53_QTYPE_BUCKETS - 1]++;
+	st->rcode[e->rcode]++;
+	st->kind[e->kind]++;
+	c->qc->hits++;
+	return rlen;
+}
+
+/* The steered record's index (image.h node steer) when the positive answer fast_answer()
+ * gave to `q` is a steered RRset picked from the table (answer.c steered()), else 0. Its node
+ * and RRset looked up again: only for a store, with a steering table published. */
+static uint32_t qc_steered(const struct p53_fast_ctx *c, const struct p53_query *q)
+{
+	const void *img = c->img;
+	const void *t = c->conf->steer != NULL ? __atomic_load_n(c->conf->steer, __ATOMIC_ACQUIRE) : NULL;
+
+	if (t == NULL || q->qname_labels > p53_image_hdr(img)->max_labels)
+		return 0;
+	uint32_t ni = find(img, q->lname, q->qname_len, q->hash);
+	if (ni == P53_NONE)
+		return 0;       /* a wildcard's: the fast answer declines a steered one */
+	const struct p53_image_node *n = p53_image_node(img, ni);
+	uint32_t rsi;
+	const struct p53_image_rrset *rs = p53_image_node_find(img, n, q->qtype, &rsi);
+	return rs != NULL && (rs->flags & P53_RRSET_STEERED) != 0 ? (n->steer < 0x8000u ? n->steer : UINT32_MAX)
+								 : 0;
+}
+
+/* Store the response fast_answer() wrote for `q` (rlen bytes at msg; `tail`: the sum of what
+ * follows the question, or P53_FAST_NO_SUM) in the answer cache, when the client's payload
+ * size could not have changed it (qcache.h). A steered answer is stored as its record's index
+ * (the variant is picked per hit) when the table holds it there, else not at all. */
+static __attribute__((noinline)) void qc_store(const struct p53_fast_ctx *c, const struct p53_query *q,
+					       const uint8_t *msg, uint16_t rlen, uint64_t tail)
+{
+	struct p53_qcache *qc = c->qc;
+	uint16_t qe = q->question_end;
+	size_t qlen = (size_t)qe - P53_DNS_HDR_LEN;
+	uint16_t alen = (uint16_t)(rlen - qe);
+
+	if (rlen > P53_QCACHE_MAX_RESPONSE || alen > P53_QCACHE_ANS || qlen > P53_QCACHE_KEY)
+		return;
+	uint16_t flags = p53_get16(msg + 2);
+	uint8_t rcode = (uint8_t)(flags & 0xfu);
+	uint16_t an = p53_get16(msg + 6), ns = p53_get16(msg + 8), ar = p53_get16(msg + 10);
+	uint8_t kind = rcode == P53_RCODE_REFUSED ? P53_ANS_REFUSED :
+		       rcode == P53_RCODE_NXDOMAIN ? P53_ANS_NXDOMAIN :
+		       an > 0 ? P53_ANS_ANSWER : (flags & P53_F_AA) ? P53_ANS_NODATA : P53_ANS_REFERRAL;
+	unsigned int bits = q->edns ? P53_QC_EDNS | (q->edns_do ? P53_QC_DO : 0u) : 0u;
+	uint32_t at = kind == P53_ANS_ANSWER ? qc_steered(c, q) : 0;
+	if (at != 0) {
+		const struct p53_steer_rec *r;
+		const void *t = __atomic_load_n(c->conf->steer, __ATOMIC_ACQUIRE);
+		if (at == UINT32_MAX || !p53_steer_at(t, p53_image_hdr(c->img)->steer_layout, at,
+						      q->qtype, &r) || r == NULL)
+			return;         /* looked up by name, or the image's RRset: not cached */
+		bits |= P53_QC_STEERED;
+	}
+	uint64_t k[P53_QCACHE_KEY / 8];
+	p53_qcache_key(msg + P53_DNS_HDR_LEN, qlen, k);
+	struct p53_qcache_entry *e = &qc->e[p53_qcache_hash(k, qlen, bits & 3u) & qc->mask];
+	e->gen = c->gen;
+	e->qsum = p53_csum_add(msg + P53_DNS_HDR_LEN, qlen, 0);
+	if (tail == P53_FAST_NO_SUM)
+		tail = p53_csum_add(msg + qe, alen, 0);
+	e->tail = p53_csum_fold(tail);
+	e->len = alen;
+	e->an = an;
+	e->ns = ns;
+	e->ar = ar;
+	e->hflags = (uint16_t)(flags & ~(0x7800u | P53_F_RD | P53_F_CD));
+	e->qtype = q->qtype;
+	e->qlen = (uint8_t)qlen;
+	e->bits = (uint8_t)bits;
+	e->kind = kind;
+	e->rcode = rcode;
+	e->at = at;
+	memcpy(e->key, k, sizeof(k));
+	if (at == 0)
+		memcpy(e->ans, msg + qe, alen);
+	qc->stores++;
+}
+
 /* p53_fast_frame() without `pkt`: the reply's length, 0 (not read), or minus the family of a
  * frame read and declined (its caller fills `pkt`: fast_pkt()). Six arguments, all in
  * registers, and no pointer alive across the answer for the declined case. Out of line:
  * p53_fast_burst() calls it per frame (inlined there, the loop's state took registers from
- * it: +12 instructions per query). */
-static __attribute__((noinline)) int fast_frame(const struct p53_fast_ctx *c, struct p53_query *q,
-						uint8_t *frame, uint16_t len, uint32_t room, int verify)
+ * it: +12 instructions per query). With an answer cache (qcache.h) the parse looks the
+ * question up first; a hit is answered from it, a miss answered here is stored. */
+static inline __attribute__((always_inline)) int frame_step(const struct p53_fast_ctx *c,
+							     struct p53_query *q, uint8_t *frame,
+							     uint16_t len, uint32_t room, int verify,
+							     const int cached)
 {
 	uint64_t keep, tail;
+	const struct p53_qcache_entry *hit = NULL;
 
-	int fam = fast_parse(frame, len, verify, c->mac, c->addrs, NULL, q, &keep);
+	int fam = fast_parse(frame, len, verify, c->mac, c->addrs, NULL, q, &keep,
+			     cached ? c : NULL, cached ? &hit : NULL);
 	if (fam == 0)
 		return P53_FAST_NOT_READ;
 	/* The offsets fast_parse() set, as constants for the family (not read back from pkt). The
@@ -2175,21 +2435,46 @@ static __attribute__((noinline)) int fast_frame(const struct p53_fast_ctx *c, st
 	uint32_t r = room - dns_off;
 	uint16_t cap = r > UINT16_MAX ? UINT16_MAX : (uint16_t)r;
 	uint8_t *msg = frame + dns_off;
-	uint16_t rlen = __builtin_expect(q->ecs, 0) ? ecs_answer(c->img, c->conf, msg, cap, c->st, q, &tail, 2,
-								 c->ours)
-						    : fast_answer(c->img, c->conf, msg, cap, c->st, q, NULL, 0,
-								  &tail, 2, c->ours);
-	if (rlen == 0)
-		return -fam;
+	uint16_t rlen;
+	if (QC_HIT(hit)) {
+		rlen = qc_answer(c, hit, q, msg, cap, &tail);
+		if (rlen == 0)
+			return P53_FAST_NOT_READ;       /* the general checks read it all again */
+	} else {
+		rlen = __builtin_expect(q->ecs, 0) ? ecs_answer(c->img, c->conf, msg, cap, c->st, q, &tail, 2,
+								c->ours)
+						   : fast_answer(c->img, c->conf, msg, cap, c->st, q, NULL, 0,
+								 &tail, 2, c->ours);
+		if (rlen == 0)
+			return -fam;
+		/* a miss answered, the second in a row for its question: stored */
+		if (__builtin_expect(hit == QC_STORE, 0))
+			qc_store(c, q, msg, rlen, tail);
+	}
 	if (__builtin_expect(fam == 2, 0))
 		return (int)fast_reply6(frame, rlen, q, keep, tail);
 	return (int)fast_reply4(frame, L3_OFF, V4_L4_OFF, V4_DNS_OFF, rlen, q, keep, tail);
 }
 
+/* The frame step without an answer cache (its code has none of the cache's) and with one. */
+static __attribute__((noinline)) int fast_frame(const struct p53_fast_ctx *c, struct p53_query *q,
+						uint8_t *frame, uint16_t len, uint32_t room, int verify)
+{
+	return frame_step(c, q, frame, len, room, verify, 0);
+}
+
+static __attribute__((noinline)) int fast_frame_qc(const struct p53_fast_ctx *c, struct p53_query *q,
+						   uint8_t *frame, uint16_t len, uint32_t room,
+						   int verify)
+{
+	return frame_step(c, q, frame, len, room, verify, 1);
+}
+
 int p53_fast_frame(const struct p53_fast_ctx *c, struct p53_query *q, uint8_t *frame, uint16_t len,
 		   uint32_t room, int verify, struct p53_pkt *pkt)
 {
-	int r = fast_frame(c, q, frame, len, room, verify);
+	int r = c->qc != NULL ? fast_frame_qc(c, q, frame, len, room, verify)
+			      : fast_frame(c, q, frame, len, room, verify);
 
 	if (r > 0) {
 		c->st->queries++;
@@ -2205,6 +2490,9 @@ uint16_t p53_fast_burst(const struct p53_fast_ctx *c, struct rte_mbuf **pkts, ui
 			struct rte_mbuf **out, struct p53_query *q, struct p53_pkt *pkt, int *k)
 {
 	uint16_t i;
+	/* with the answer cache or without, chosen once per burst */
+	int (*const step)(const struct p53_fast_ctx *, struct p53_query *, uint8_t *, uint16_t,
+			  uint32_t, int) = c->qc != NULL ? fast_frame_qc : fast_frame;
 
 	for (i = 0; i < n; i++) {
 		struct rte_mbuf *m = pkts[i];
@@ -2214,9 +2502,9 @@ uint16_t p53_fast_burst(const struct p53_fast_ctx *c, struct rte_mbuf **pkts, ui
 		int r = P53_FAST_NOT_READ;
 		if (__builtin_expect(m->nb_segs == 1 && l4 != RTE_MBUF_F_RX_L4_CKSUM_BAD, 1))
 			/* room: the data and the tailroom, i.e. the buffer after the headroom */
-			r = fast_frame(c, &q[i], rte_pktmbuf_mtod(m, uint8_t *), rte_pktmbuf_data_len(m),
-				       (uint32_t)(uint16_t)(m->buf_len - rte_pktmbuf_headroom(m)),
-				       l4 == RTE_MBUF_F_RX_L4_CKSUM_UNKNOWN);
+			r = step(c, &q[i], rte_pktmbuf_mtod(m, uint8_t *), rte_pktmbuf_data_len(m),
+				 (uint32_t)(uint16_t)(m->buf_len - rte_pktmbuf_headroom(m)),
+				 l4 == RTE_MBUF_F_RX_L4_CKSUM_UNKNOWN);
 		if (__builtin_expect(r < P53_FAST_ANSWERED, 0)) {
 			if (r < 0) {    /* read and declined: the general responder's packet fields */
 				fast_pkt(rte_pktmbuf_mtod(m, uint8_t *), -r, &pkt[i], &q[i]);

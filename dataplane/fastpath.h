@@ -20,6 +20,10 @@
  * gives the same bytes: tests/unit/dataplane/test_fastpath.c runs both over the replay's
  * query shapes and the fuzz corpus and compares the responses byte for byte.
  *
+ * With an answer cache (qcache.h, p53_fast_ctx_cache()), p53_fast_frame() and p53_fast_burst()
+ * answer a question seen before, byte for byte, from the worker's last answer to it, before
+ * the name is walked; what they answer otherwise is stored there.
+ *
  * The guard (cookies, RRL) is not consulted here: the worker takes the fast path only when
  * the guard has nothing to do for the query (guard.h; a query with a COOKIE is declined).
  *
@@ -251,6 +255,8 @@ struct p53_fast_ctx {
 	const struct p53_answer_conf *conf;     /* UDP's: tcp_limit 0 */
 	struct p53_answer_stats *st;
 	uint16_t ours;                          /* our EDNS payload size (p53_our_payload()) */
+	struct p53_qcache *qc;                  /* the worker's answer cache, or NULL: none */
+	uint64_t gen;                           /* the image's generation (the cache's key) */
 };
 
 /**
@@ -263,6 +269,16 @@ struct p53_fast_ctx {
 int p53_fast_ctx_init(struct p53_fast_ctx *c, const uint8_t *mac, const struct p53_pkt_addrs *addrs,
 		      const void *img, const struct p53_answer_conf *conf,
 		      struct p53_answer_stats *st);
+
+struct p53_qcache;
+
+/**
+ * Have p53_fast_frame() and p53_fast_burst() answer from `qc` (qcache.h; NULL: none) what
+ * it holds for the image of `c`, and store there what they answer. An image of generation 0
+ * (never published: tools, tests) is not cached. Call after p53_fast_ctx_init(); the worker's
+ * lcore only (the cache is not shared).
+ */
+void p53_fast_ctx_cache(struct p53_fast_ctx *c, struct p53_qcache *qc);
 
 /**
  * A received frame from the frame to the reply in one pass, for a worker without checksum

@@ -339,6 +339,8 @@ static uint16_t burst(struct p53_worker *w, const struct p53_replica *r, const s
 	struct p53_fast_ctx fc;
 	int direct = slots == NULL && w->tx_offload == 0 && (g == NULL || !g->rrl.on) &&
 		     p53_fast_ctx_init(&fc, w->mac, &r->addrs, img, &r->conf, &w->stats.ans) == 0;
+	if (direct && w->qcache != NULL)
+		p53_fast_ctx_cache(&fc, w->qcache);     /* the answer cache (qcache.h) */
 
 	for (uint16_t i = 0; i < n && i < 4; i++)
 		rte_prefetch0(rte_pktmbuf_mtod(pkts[i], void *));

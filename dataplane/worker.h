@@ -31,6 +31,7 @@
 #include "dataplane/dnssec.h"
 #include "dataplane/guard.h"
 #include "dataplane/pkt.h"
+#include "dataplane/qcache.h"
 #include "dataplane/replica.h"
 
 #ifndef P53_BURST
@@ -100,6 +101,11 @@ struct p53_worker {
 	/* The worker thread's NSEC3 next closer cache counters (dataplane/dnssec.h), set by
 	 * p53_worker_main; NULL before it runs. Read racily, as the stats. */
 	const struct p53_nsec3_cache_stats *nsec3;
+	/* The answer cache (dataplane/qcache.h): repeated questions answered from this worker's
+	 * last answers, on the one-pass fast path (a small image, software checksums, no RRL);
+	 * NULL: none (dataplane.answer_cache 0). Allocated by the control thread before the
+	 * worker runs; its counters read racily, as the stats. */
+	struct p53_qcache *qcache;
 	struct p53_worker_stats stats;
 } __rte_cache_aligned;
 

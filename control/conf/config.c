@@ -12,6 +12,7 @@
  * Control thread only. No global state: concurrent loads of different structs are safe.
  */
 #include "control/conf/config.h"
+#include "dataplane/qcache.h"
 #include "control/conf/schema.h"
 #include "control/xfr/serve_conf.h"
 
@@ -245,6 +246,9 @@ static const struct p53_conf_key dataplane_keys[] = {
 	{ .name = "rx_desc", .fn = p53_conf_pow2, CFG(rx_desc), .min = 64, .max = 16384 },
 	{ .name = "tx_desc", .fn = p53_conf_pow2, CFG(tx_desc), .min = 64, .max = 16384 },
 	{ .name = "mbufs", .fn = p53_conf_uint, CFG(mbufs), .min = 1023, .max = 1048575 },
+	/* entries per worker (dataplane/qcache.h); 0: off */
+	{ .name = "answer_cache", .fn = p53_conf_pow2, CFG(answer_cache), .min = 0,
+	  .max = P53_QCACHE_MAX_ENTRIES },
 };
 
 static const struct p53_conf_key top_keys[] = {

@@ -1307,12 +1307,25 @@ int main(int argc, char **argv)
 	replica.addrs.v4[replica.addrs.n4++] = rte_cpu_to_be_32(RTE_IPV4(192, 0, 2, 53));
 	memcpy(replica.addrs.v6[replica.addrs.n6++], v6_server, 16);
 	w->replica = &replica; /* no reloads here: no RCU variable, w->qsbr stays NULL */
+	/* The answer cache (dataplane/qcache.h), as control/main.c gives each worker one: the
+	 * daemon's default size, P53_ANSWER_CACHE=N entries in the environment (0: none). */
+	const char *qce = getenv("P53_ANSWER_CACHE");
+	uint32_t qc_entries = qce != NULL ? (uint32_t)strtoul(qce, NULL, 10) : P53_QCACHE_DEFAULT_ENTRIES;
+	if (qc_entries != 0) {
+		w->qcache = rte_malloc("p53_qcache", p53_qcache_size(qc_entries), RTE_CACHE_LINE_SIZE);
+		if (w->qcache == NULL || p53_qcache_init(w->qcache, qc_entries) != 0)
+			die("answer cache of %u entries: out of memory or not a power of two", qc_entries);
+	}
+	if (steer != NULL)      /* as control/steer/steer_pub.c stamps a published table */
+		((struct p53_steer_hdr *)steer)->generation = 1;
 	static volatile int never;
 	w->stop = &never;
 
 	struct replay r = {.mp = mp, .w = w, .arena = arena, .meta = meta, .n_frames = o.frames};
 	double avg_dns, avg_frame;
 	verify_all(&r, &avg_dns, &avg_frame);
+	if (w->qcache != NULL)  /* again: the answers the cache holds now, checked as well */
+		verify_all(&r, &avg_dns, &avg_frame);
 	fprintf(stderr, "p53-replay: all %u frames answered and checked (RCODE %u, AA, ANCOUNT, NSCOUNT, ID, ports)\n",
 		o.frames, meta[0].rcode);
 	struct p53_guard *guard = NULL;
@@ -1344,6 +1357,9 @@ int main(int argc, char **argv)
 	}
 
 	struct p53_worker_stats before = w->stats;
+	struct p53_qcache qc0 = {0};
+	if (w->qcache != NULL)
+		qc0 = *w->qcache;
 	struct p53_nsec3_cache_stats nc0, nc1;
 	p53_nsec3_cache_stats(&nc0);
 	double cpu = thread_ns();
@@ -1394,6 +1410,10 @@ int main(int argc, char **argv)
 		printf("  NSEC3 cache        %" PRIu64 " hits, %" PRIu64 " misses, %" PRIu64 " uncached (names: %s)\n",
 		       nc1.hits - nc0.hits, nc1.misses - nc0.misses, nc1.uncached - nc0.uncached,
 		       o.names != 0 ? "--names" : "one per frame");
+	if (w->qcache != NULL)
+		printf("  answer cache       %" PRIu64 " hits, %" PRIu64 " misses, %" PRIu64 " stored (%u entries)\n",
+		       w->qcache->hits - qc0.hits, w->qcache->misses - qc0.misses,
+		       w->qcache->stores - qc0.stores, w->qcache->mask + 1);
 	if (guard != NULL)
 		printf("  guard              cookies on, RRL %u/s per account, %u client /24s: %" PRIu64 " dropped, %" PRIu64
 		       " slipped (%" PRIu64 " before answering)\n", o.rrl_rate, o.clients, dropped, slipped,

@@ -1,17 +1,22 @@
 #!/usr/bin/env bash
 # pop53d in af_xdp mode on the lab veth: real kdig queries over IPv4 and IPv6, answers checked
 # record by record against the zone file, and the kernel still owning ARP/ND/ICMP and every
-# packet that is not UDP/53 to a service address.
+# packet that is not UDP/53 to a service address. With the answer cache on
+# (dataplane.answer_cache): every check below passes through it, repeated questions are
+# answered from it (pop53ctl workers), and a record changed by a reload is answered at once.
 . "$(dirname "$0")/lib.sh"
 trap cleanup_common EXIT
 lab_lock
-ZONE=$SRC/zones/example.com.zone
+# A copy of the zone, changed and reloaded at the end.
+ZONE=$TMP/example.com.zone
+cp "$SRC/zones/example.com.zone" "$ZONE"
+export ANSWER_CACHE=1024
 
 "$SRC/scripts/lab.sh" up >/dev/null
 # A second address on the pop veth that is NOT a service address: UDP/53 to it must reach
 # the kernel (which has no listener, so it answers ICMP port unreachable).
 ip -n "$POP_NS" addr replace 192.0.2.54/24 dev p53p
-write_config "$TMP/pop53.yaml" "net_af_xdp0,iface=p53p,start_queue=0,queue_count=1"
+write_config "$TMP/pop53.yaml" "net_af_xdp0,iface=p53p,start_queue=0,queue_count=1" "$ZONE"
 start_pop53_answering "$TMP/pop53.yaml"
 
 for addr in "$V4" "$V6"; do
@@ -96,6 +101,25 @@ check "ping to the IPv6 service address answered by the kernel" ip netns exec "$
 out=$(ip netns exec "$CLIENT_NS" kdig +time=1 +retry=0 @192.0.2.54 www.example.com A 2>&1)
 check "UDP/53 to a non-service address is left to the kernel (no answer from pop53d)" \
 	bash -c "! grep -q 'status: NOERROR' <<<\"\$0\"" "$out"
+
+# The answer cache: a question asked again is answered from it (the hits counted per worker);
+# a record changed by a reload is answered at once, however often the old one was asked.
+CTL="$BUILD/control/pop53ctl"
+ctl() { "$CTL" -s "$TMP/control.sock" "$@"; }
+hits() { ctl --json workers | /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["workers"][0]["answer_cache_hits"])'; }
+h0=$(hits)
+for _ in $(seq 1 5); do kdig_section answer @"$V4" www.example.com A >/dev/null; done
+h1=$(hits)
+check "repeated questions answered from the answer cache ($h0 -> $h1 hits)" [ "$h1" -ge $((h0 + 4)) ]
+check "the cached answer is the zone's" [ "$(kdig_section answer @"$V4" www.example.com A)" = "$(zone_rrset "$ZONE" www.example.com. A)" ]
+sed -i 's/^www\t\t300 IN A\t192.0.2.80$/www\t\t300 IN A\t192.0.2.81/' "$ZONE"
+check "the zone file changed" grep -q '192.0.2.81' "$ZONE"
+check "pop53ctl reload" ctl reload
+got=$(kdig_section answer @"$V4" www.example.com A)
+check "the record changed by the reload is answered at once: $got" grep -q '192.0.2.81' <<<"$got"
+check "...and only it" bash -c "! grep -q '192.0.2.80' <<<\"\$0\"" "$got"
+got=$(kdig_section answer @"$V6" www.example.com A)
+check "...over IPv6 too" grep -q '192.0.2.81' <<<"$got"
 
 check "pop53d stops cleanly on SIGTERM" stop_pop53
 check "no mbuf leaked" grep -q 'no leak' "$TMP/pop53d.log"

@@ -35,7 +35,8 @@ finish() {
 	[ "$FAIL" -eq 0 ]
 }
 
-# A pop53d config for the lab: write_config FILE PORT [extra zone lines...]
+# A pop53d config for the lab: write_config FILE PORT [extra zone lines...]; ANSWER_CACHE=N in
+# the environment: dataplane.answer_cache N (default 0, off)
 write_config() {
 	local file=$1 port=$2 zone=${3:-$SRC/zones/example.com.zone}
 	cat >"$file" <<YAML
@@ -50,6 +51,7 @@ dataplane:
   workers: 1
   addresses: [$V4, "$V6"]
   idle: {mode: adaptive, max_sleep_us: 100}
+  answer_cache: ${ANSWER_CACHE:-0}
 zones:
   - {name: example.com, file: $zone}
 YAML

@@ -31,6 +31,7 @@
 #include "dataplane/fastpath.h"
 #include "dataplane/image.h"
 #include "dataplane/pkt.h"
+#include "dataplane/qcache.h"
 #include "dataplane/steer.h"
 #include "dataplane/wire.h"
 
@@ -202,6 +203,59 @@ static uint16_t frame6_of(uint8_t *f, const uint8_t *q, uint16_t len, uint16_t s
 	return (uint16_t)(u + 8 + len - f);
 }
 
+/* One frame through p53_fast_frame() into `out` (`room` bytes from its start), with the answer
+ * cache `qc` (NULL: none); the counters to `st`. */
+static int run_frame(struct p53_qcache *qc, const uint8_t *f, uint16_t fl, uint8_t *out,
+		     struct p53_answer_stats *st, uint32_t room)
+{
+	struct p53_fast_ctx fx;
+	struct p53_query q;
+	struct p53_pkt pk;
+
+	memcpy(out, f, fl);
+	memset(st, 0, sizeof(*st));
+	memset(&q, 0x5a, sizeof(q));
+	assert_int_equal(p53_fast_ctx_init(&fx, mac_us, &addrs, img, &conf, st), 0);
+	if (qc != NULL)
+		p53_fast_ctx_cache(&fx, qc);
+	return p53_fast_frame(&fx, &q, out, fl, room, 1, &pk);
+}
+
+static unsigned long n_cache_hits, n_cache_stored, n_cache_steered;
+static struct p53_qcache *cache64(void);
+static int cached_same(struct p53_qcache *qc, const uint8_t *q, uint16_t len, int v6, uint8_t *out);
+
+/* The answer cache (qcache.h) on one frame p53_fast_frame() answered as `k0` (the reply
+ * `want`, the counters `s0`) without it: a miss remembered by the first pass, stored by the
+ * second, answered from the cache by the third, the same outcome, bytes and counters each
+ * time. */
+static void cache_check(const uint8_t *f, uint16_t fl, int k0, const uint8_t *want,
+			const struct p53_answer_stats *s0, uint32_t room)
+{
+	static uint8_t mem[sizeof(struct p53_qcache) + 4 * sizeof(struct p53_qcache_entry)]
+		__attribute__((aligned(64)));
+	static uint8_t out[4096];
+	struct p53_qcache *qc = (struct p53_qcache *)mem;
+	struct p53_answer_stats st;
+
+	assert_int_equal(p53_qcache_init(qc, 4), 0);
+	for (int pass = 0; pass < 3; pass++) {
+		int k = run_frame(qc, f, fl, out, &st, room);
+		assert_int_equal(k, k0);
+		if (k >= P53_FAST_ANSWERED) {
+			assert_memory_equal(out, want, (size_t)k);
+			assert_memory_equal(&st, s0, sizeof(st));
+		}
+	}
+	assert_true(qc->stores <= 1);
+	assert_int_equal(qc->hits, qc->stores);  /* what was stored answered the third pass */
+	assert_true(k0 >= P53_FAST_ANSWERED || qc->stores == 0);
+	n_cache_hits += qc->hits;
+	n_cache_stored += qc->stores;
+	for (uint32_t i = 0; i <= qc->mask; i++)
+		n_cache_steered += (qc->e[i].bits & P53_QC_STEERED) != 0;
+}
+
 /* One frame both ways: the general checks, parser, responder and p53_pkt_reply, and
  * p53_fast_parse, p53_fast_answer and p53_fast_reply; the same frame out, byte for byte.
  * `no_fast`: the general checks refuse it (a bad or zero checksum, an extension header, a
@@ -243,6 +297,8 @@ static void one_frame(const uint8_t *f, uint16_t fl, int no_fast)
 	if (k >= P53_FAST_ANSWERED)
 		dl = (uint16_t)k;
 	assert_int_equal(k != P53_FAST_NOT_READ, fast != 0);
+	if (fast)
+		cache_check(f, fl, k, df, &sd, (uint32_t)pb.dns_off + 1500);
 	if (fast)       /* the family, whose offsets p53_fast_frame() takes as constants */
 		assert_int_equal(fast, pb.ipv6 ? 2 : 1);
 	if (!fast) {
@@ -408,6 +464,8 @@ static uint16_t query(uint8_t *buf, const uint8_t *wname, size_t wlen, uint16_t 
 	return off;
 }
 
+static uint64_t img_gen;        /* the image generations "published" so far */
+
 static void build(const char *const *names, const char *const *files, size_t n)
 {
 	struct p53_zone_src z[8];
@@ -434,6 +492,8 @@ static void build(const char *const *names, const char *const *files, size_t n)
 	if (img == NULL)
 		fprintf(stderr, "build failed: %s\n", err);
 	assert_non_null(img);
+	/* as control/publish.c stamps each image it publishes (the answer cache's key) */
+	((struct p53_image_hdr *)img)->generation = ++img_gen;
 	assert_int_equal(p53_image_check(img, len, NULL), 0);
 }
 
@@ -634,6 +694,10 @@ static void diff_zones(void **state)
 	       n_frames_fast, n_frames_fast6, n_replies6);
 	printf("fast path: %lu queries answered fast (%lu referrals), %lu declined\n", n_fast,
 	       fast_kind[P53_ANS_REFERRAL], n_general);
+	/* The answer cache: the replies stored and answered again from it were the same bytes. */
+	printf("fast path, answer cache: %lu replies stored, %lu answered from the cache\n",
+	       n_cache_stored, n_cache_hits);
+	assert_true(n_cache_hits > 10000);
 	/* The reply's checksum from the tables' and templates' sums (not summed again) was
 	 * compared byte for byte for each kind of answer, after questions and records of both
 	 * parities. */
@@ -934,6 +998,7 @@ static void steer_build(void)
 	img = p53_image_build(&z, 1, &len, err, sizeof(err), NULL, NULL);
 	if (img == NULL)
 		fail_msg("build failed: %s", err);
+	((struct p53_image_hdr *)img)->generation = ++img_gen;
 	p53_fast_neg_build(img, neg);
 	conf.neg = neg;
 	conf.n_neg = (uint32_t)p53_fast_neg_count(img);
@@ -1148,6 +1213,35 @@ static void steered(void **state)
 		}
 		assert_true(n_tail_steer - tails > 10);
 	}
+	/* The answer cache across clients: the steered name's entry (its record's index) answers
+	 * every client with its own variant, the one the table picks without the cache; after a
+	 * republish (a target down, as a health change publishes) at once the new table's. */
+	struct p53_qcache *qc = cache64();
+	static uint8_t out[4096];
+	for (int down = -1; down < 3; down++) {
+		if (down >= 0)
+			steer_republish(down);
+		for (int pass = 0; pass < 2; pass++) {
+			unsigned long hits = qc->hits;
+			for (size_t c = 0; c < 7; c++) {
+				addr_of(fsrc[c], src, &v6);
+				if (v6)
+					memcpy(src6, src, 16);
+				else
+					memcpy(src4, src, 4);
+				for (int dob = 0; dob < 2; dob++) {
+					uint16_t l = query(buf, qs[0].n, qs[0].l, 1, 1232, dob, 0, 0);
+					cached_same(qc, buf, l, v6, out);
+				}
+			}
+			/* one store per DO bit (the second client's): the others are hits */
+			assert_int_equal(qc->hits - hits, down < 0 && pass == 0 ? 10 : 14);
+		}
+	}
+	assert_int_equal(qc->stores, 2);
+	printf("fast path, answer cache of steered answers: %lu stored, %lu hits (%lu steered entries "
+	       "in one_frame()'s checks)\n", qc->stores, qc->hits, n_cache_steered);
+	assert_true(n_cache_steered > 10);
 	steer_republish(-1);
 	memcpy(src4, "\xc0\x00\x02\x01", 4);
 	addr_of("2001:db8:ffff::1", src6, &v6);
@@ -1210,6 +1304,155 @@ static void bad_ecs(void **state)
 		}
 }
 
+/* A cache of 64 entries for the tests below. */
+static struct p53_qcache *cache64(void)
+{
+	static uint8_t mem[sizeof(struct p53_qcache) + 64 * sizeof(struct p53_qcache_entry)]
+		__attribute__((aligned(64)));
+	struct p53_qcache *qc = (struct p53_qcache *)mem;
+
+	assert_int_equal(p53_qcache_init(qc, 64), 0);
+	return qc;
+}
+
+/* The frame of `q` from src4 through the cache `qc` and without one: the same outcome and
+ * bytes; returns the outcome, the reply in `out`. */
+static int cached_same(struct p53_qcache *qc, const uint8_t *q, uint16_t len, int v6,
+		       uint8_t *out)
+{
+	static uint8_t f[2048], want[4096];
+	struct p53_answer_stats s0, s1;
+	uint16_t fl = v6 ? frame6_of(f, q, len, 9053, 0, 0) : frame_of(f, q, len, 9053, 0);
+	uint32_t room = (uint32_t)fl + 1500;
+
+	int k0 = run_frame(NULL, f, fl, want, &s0, room);
+	int k1 = run_frame(qc, f, fl, out, &s1, room);
+	assert_int_equal(k0, k1);
+	if (k0 >= P53_FAST_ANSWERED) {
+		assert_memory_equal(out, want, (size_t)k0);
+		assert_memory_equal(&s0, &s1, sizeof(s0));
+	}
+	return k1;
+}
+
+/*
+ * The answer cache (qcache.h) on its own rules: the ID, RD and CD of each query and the case
+ * of its name echoed (a name in another case is another key); DO=0 and DO=1 apart; an image of
+ * another generation (a publish) misses, even at the same address; the same generation hits.
+ */
+static void answer_cache(void **state)
+{
+	(void)state;
+	static const char *const names[] = {"example.com."};
+	static const char *const files[] = {"zones/example.com.zone"};
+	static uint8_t out[4096], first[4096];
+	uint8_t buf[512];
+	build(names, files, 1);
+	struct p53_qcache *qc = cache64();
+	const uint8_t *www = (const uint8_t *)"\x03www\x07" "example\x03" "com";
+
+	/* The same question three times, then with another ID, RD and CD: the first remembered
+	 * in its slot, the second stored, hits after. */
+	uint16_t l = query(buf, www, 17, 1, 1232, 0, 0, P53_F_RD);
+	int k = cached_same(qc, buf, l, 0, out);
+	assert_true(k >= P53_FAST_ANSWERED);
+	assert_int_equal(qc->stores, 0);
+	cached_same(qc, buf, l, 0, out);
+	assert_int_equal(qc->stores, 1);
+	assert_int_equal(qc->hits, 0);
+	cached_same(qc, buf, l, 0, out);
+	assert_int_equal(qc->hits, 1);
+	buf[0] = 0xbe;
+	buf[1] = 0xef;
+	buf[2] = 0;                     /* RD clear */
+	buf[3] = 0x10;                  /* CD set */
+	k = cached_same(qc, buf, l, 0, out);
+	assert_int_equal(qc->hits, 2);
+	assert_int_equal(out[42], 0xbe);
+	assert_int_equal(out[43], 0xef);
+	assert_int_equal(out[44] & 0x01, 0);    /* RD as asked */
+	assert_int_equal(out[45] & 0x10, 0x10); /* CD as asked */
+	/* IPv6: the same question, the same entry (the answer is the same bytes). */
+	cached_same(qc, buf, l, 1, out);
+	assert_int_equal(qc->hits, 3);
+
+	/* Another case: another key, its own case echoed, then answered from the cache too. */
+	for (unsigned int mix = 1; mix < 4; mix++) {
+		unsigned long stores = qc->stores, hits = qc->hits;
+		l = query(buf, www, 17, 1, 1232, 0, mix, 0);
+		cached_same(qc, buf, l, 0, out);
+		cached_same(qc, buf, l, 0, out);
+		assert_int_equal(qc->stores, stores + 1);
+		assert_memory_equal(out + 42 + 12, buf + 12, 17);
+		cached_same(qc, buf, l, 0, out);
+		assert_int_equal(qc->hits, hits + 1);
+		assert_memory_equal(out + 42 + 12, buf + 12, 17);
+	}
+
+	/* DO=1 after DO=0 (stored above), and without an OPT: each its own answer. */
+	unsigned long stores = qc->stores;
+	l = query(buf, www, 17, 1, 1232, 1, 0, 0);
+	cached_same(qc, buf, l, 0, out);
+	k = cached_same(qc, buf, l, 0, out);
+	assert_int_equal(out[k - 4] & 0x80, 0x80);      /* the OPT's DO */
+	l = query(buf, www, 17, 1, 0, 0, 0, 0);
+	cached_same(qc, buf, l, 0, out);
+	k = cached_same(qc, buf, l, 0, out);
+	assert_int_equal(out[42 + 11], 0);              /* ARCOUNT 0 */
+	assert_int_equal(qc->stores, stores + 2);
+
+	/* A new generation: what the cache holds is not used, even for an image at the same
+	 * address. Here the responder's payload size changes with it (a reload publishes both):
+	 * our OPT's size in the reply is the new one. */
+	l = query(buf, www, 17, 1, 1232, 0, 0, 0);
+	k = cached_same(qc, buf, l, 0, first);
+	unsigned long hits = qc->hits;
+	conf.edns_max_payload = 4000;
+	((struct p53_image_hdr *)img)->generation = ++img_gen;
+	int k2 = cached_same(qc, buf, l, 0, out);
+	assert_int_equal(qc->hits, hits);               /* a miss */
+	assert_int_equal(k, k2);
+	assert_memory_not_equal(out, first, (size_t)k);
+	assert_int_equal(p53_get16(out + k - 8), 4000);
+	/* that miss was stored at once: the slot remembered the question */
+	cached_same(qc, buf, l, 0, out);
+	assert_int_equal(qc->hits, hits + 1);
+	assert_int_equal(p53_get16(out + k - 8), 4000);
+	/* The same generation with other settings (no publish does that) would be served from
+	 * the cache: shown here, so the test above can fail. */
+	conf.edns_max_payload = 1232;
+	struct p53_answer_stats st;
+	uint16_t fl = frame_of(first, buf, l, 9053, 0);
+	k2 = run_frame(qc, first, fl, out, &st, (uint32_t)fl + 1500);
+	assert_int_equal(p53_get16(out + k2 - 8), 4000);
+	((struct p53_image_hdr *)img)->generation = ++img_gen;
+	k2 = run_frame(qc, first, fl, out, &st, (uint32_t)fl + 1500);
+	assert_int_equal(p53_get16(out + k2 - 8), 1232);
+
+	/* A name error, NODATA and REFUSED are cached too. */
+	static const struct { const char *n; size_t l; uint16_t type; } other[] = {
+		{"\x02nx\x07" "example\x03" "com", 16, 1},
+		{"\x03www\x07" "example\x03" "com", 17, 99},
+		{"\x07" "example\x03" "org", 13, 1},
+	};
+	for (size_t i = 0; i < sizeof(other) / sizeof(other[0]); i++) {
+		stores = qc->stores;
+		hits = qc->hits;
+		l = query(buf, (const uint8_t *)other[i].n, other[i].l, other[i].type, 1232, 0, 0, 0);
+		for (int j = 0; j < 3; j++)
+			cached_same(qc, buf, l, 0, out);
+		assert_int_equal(qc->stores, stores + 1);
+		assert_int_equal(qc->hits, hits + 1);
+	}
+	/* An image of generation 0 (never published) is not cached. */
+	((struct p53_image_hdr *)img)->generation = 0;
+	stores = qc->stores;
+	for (int j = 0; j < 3; j++)
+		cached_same(qc, buf, l, 0, out);
+	assert_int_equal(qc->stores, stores);
+	((struct p53_image_hdr *)img)->generation = ++img_gen;
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -1247,6 +1490,7 @@ int main(void)
 		cmocka_unit_test(declines),
 		cmocka_unit_test(steered),
 		cmocka_unit_test(bad_ecs),
+		cmocka_unit_test(answer_cache),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

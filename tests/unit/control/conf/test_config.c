@@ -144,6 +144,7 @@ static const char full_yaml[] =
 	"    max_sleep_us: 0\n"
 	"    spin_polls: 1000\n"
 	"  burst: 64\n"
+	"  answer_cache: 4096\n"
 	"  af_xdp: {busy_budget: 0, force_copy: true, tx_budget: 128}\n"
 	"  rx_desc: 2048\n"
 	"  tx_desc: 512\n"
@@ -214,6 +215,7 @@ static void test_full_config(void **state)
 	assert_int_equal(cfg.idle_max_us, 0);
 	assert_int_equal(cfg.idle_spin_polls, 1000);
 	assert_int_equal(cfg.burst, 64);
+	assert_int_equal(cfg.answer_cache, 4096);
 	assert_int_equal(cfg.af_xdp_busy_budget, 0);
 	assert_true(cfg.af_xdp_force_copy);
 	assert_int_equal(cfg.af_xdp_tx_budget, 128);
@@ -237,12 +239,12 @@ static void test_full_config(void **state)
 	assert_string_equal(cfg.zones[0].name, "example.com.");
 	snprintf(want, sizeof(want), "%s/zones/example.com.zone", tmpdir);
 	assert_string_equal(cfg.zones[0].file, want);
-	assert_int_equal(cfg.zones[0].line, 33);
+	assert_int_equal(cfg.zones[0].line, 34);
 	assert_string_equal(cfg.zones[1].name, "Example.NET.");  /* case kept as written */
 	assert_string_equal(cfg.zones[1].file, "/srv/zones/example.net.zone");
-	assert_int_equal(cfg.zones[1].line, 35);
+	assert_int_equal(cfg.zones[1].line, 36);
 	assert_string_equal(cfg.zones[2].name, ".");
-	assert_int_equal(cfg.zones[2].line, 37);
+	assert_int_equal(cfg.zones[2].line, 38);
 
 	const struct p53_rrl_config *r = &cfg.abuse.rrl;
 	assert_true(r->enabled);
@@ -311,6 +313,7 @@ static void test_defaults(void **state)
 	assert_int_equal(cfg.idle_max_us, 200);
 	assert_int_equal(cfg.idle_spin_polls, 64);
 	assert_int_equal(cfg.burst, 32);
+	assert_int_equal(cfg.answer_cache, 0);
 	assert_int_equal(cfg.af_xdp_busy_budget, 64);
 	assert_false(cfg.af_xdp_force_copy);
 	assert_int_equal(cfg.af_xdp_tx_budget, 0);
@@ -687,6 +690,9 @@ static const struct bad_case bad_cases[] = {
 	{ "burst zero",
 	  HEAD_SERVER HEAD_DP "  burst: 0\n" HEAD_ZONES,
 	  "6: dataplane.burst: expected an integer 1..256, got '0'" },
+	{ "answer cache not a power of two",
+	  HEAD_SERVER HEAD_DP "  answer_cache: 1000\n" HEAD_ZONES,
+	  "6: dataplane.answer_cache: expected a power of two 0..1048576, got '1000'" },
 	{ "burst over the worker's rx array",
 	  HEAD_SERVER HEAD_DP "  burst: 257\n" HEAD_ZONES,
 	  "6: dataplane.burst: expected an integer 1..256, got '257'" },

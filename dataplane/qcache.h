@@ -1,0 +1,129 @@
+/*
+ * The answer cache: per worker, the fast path's last answers by the question as received, so
+ * a repeated question skips the name walk, lowering, hash, lookup and answer writing
+ * (fastpath.c, fast_frame()).
+ *
+ * The key is the question's bytes exactly as received (QNAME in its case, QTYPE, QCLASS; up
+ * to P53_QCACHE_KEY bytes), whether the query had an OPT and its DO bit, all compared as
+ * 8-byte words; the value is what the response holds after the question (its records and
+ * OPT: every owner name in them is compressed to the question or to what follows it, so the
+ * bytes do not depend on the ID, the RD/CD bits or the case of the question beyond the key),
+ * its counts, AA and RCODE, and the checksum sums of the question and of those bytes. The
+ * response's header (ID, flags from the query) is written per reply.
+ *
+ * An entry is valid for one image generation (image.h p53_image_hdr()->generation, set by
+ * every publish: a new image, or a reload that changed the responder settings published with
+ * it, misses). A steered answer (steer.h), which depends on the client's address, is cached as
+ * where its records come from: the steered record's index in the steering table (the image
+ * node's); a hit then picks the client's variant from the table published now (a health
+ * change publishes a new one) and writes it, as the fast answer's steered() does after its
+ * lookup: only the name walk and lookup are saved, for every client.
+ *
+ * A question is stored when it misses twice in a row in its slot (the slot remembers the hash
+ * of the last question that missed there): a name asked once costs the lookup, not a store.
+ *
+ * Only answers that the client's advertised payload size cannot change are stored: at most
+ * P53_QCACHE_MAX_RESPONSE bytes, so the same bytes fit any limit (512 at least, RFC 1035
+ * §4.2.1) with room for the Extended DNS Error a REFUSED answer adds when it fits. Queries
+ * with EDNS options (ECS, COOKIE...) are never looked up (the fast parse reads them apart).
+ *
+ * Direct-mapped, a fixed number of fixed-size entries allocated once per worker by the
+ * control thread; the worker alone reads and writes its cache. Per packet: no allocation,
+ * lock or syscall.
+ */
+#ifndef P53_QCACHE_H
+#define P53_QCACHE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "dataplane/name.h"
+
+#define P53_QCACHE_KEY 80               /* question bytes cached at most (10 words) */
+#define P53_QCACHE_ANS 384              /* response bytes after the question at most */
+#define P53_QCACHE_MAX_RESPONSE 506     /* 512 less the 6 bytes of an EDE option */
+#define P53_QCACHE_MAX_ENTRIES (1u << 20)
+#define P53_QCACHE_DEFAULT_ENTRIES 1024u /* dataplane.answer_cache's default: 512 KiB */
+
+/* p53_qcache_entry.bits */
+#define P53_QC_EDNS    0x01u            /* the query had an OPT */
+#define P53_QC_DO      0x02u            /* ...with DO=1 */
+#define P53_QC_STEERED 0x04u            /* a steered RRset: `at`, the variant picked per hit */
+
+struct p53_qcache_entry {
+	uint64_t gen;                   /* image generation; 0: empty */
+	uint64_t qsum;                  /* RFC 1071 sum of the question (from an even offset) */
+	uint16_t tail;                  /* folded sum of ans (from an even offset) */
+	uint16_t len;                   /* bytes of ans */
+	uint16_t an, ns, ar;            /* the response's counts */
+	uint16_t hflags;                /* the response's QR, AA and RCODE (the query's bits added) */
+	uint16_t qtype;
+	uint8_t qlen;                   /* question bytes (key) */
+	uint8_t bits;                   /* P53_QC_* */
+	uint8_t kind, rcode;            /* for the counters (answer.h) */
+	uint16_t pad;
+	uint32_t cand;                  /* the slot hash of the last question that missed here: a
+					   question is stored when it misses a second time in a row
+					   (a name asked once, as in a random-subdomain flood, costs
+					   the lookup and this store, not an entry) */
+	uint32_t at;                    /* P53_QC_STEERED: the record's index (image.h node steer) */
+	uint64_t key[P53_QCACHE_KEY / 8]; /* the question, zero-padded */
+	uint8_t ans[P53_QCACHE_ANS];
+} __attribute__((aligned(64)));
+
+_Static_assert(sizeof(struct p53_qcache_entry) == 512, "an entry is 512 bytes");
+
+struct p53_qcache {
+	uint32_t mask;                  /* entries - 1 */
+	uint32_t pad;
+	/* Counters, read racily by the control thread (pop53ctl workers --json). */
+	uint64_t hits;                  /* answered from the cache */
+	uint64_t misses;                /* looked up, not found (answered by the fast answer or
+					   declined to the general responder) */
+	uint64_t stores;                /* answers stored */
+	struct p53_qcache_entry e[];
+};
+
+/** Bytes a cache of `entries` entries (a power of two, 1..P53_QCACHE_MAX_ENTRIES) takes. */
+static inline size_t p53_qcache_size(uint32_t entries)
+{
+	return sizeof(struct p53_qcache) + (size_t)entries * sizeof(struct p53_qcache_entry);
+}
+
+/**
+ * Make `c` (p53_qcache_size(entries) bytes, any content) an empty cache of `entries`
+ * entries (a power of two). Control thread, before the worker runs.
+ * @return 0, or -EINVAL: entries not a power of two in 1..P53_QCACHE_MAX_ENTRIES.
+ */
+int p53_qcache_init(struct p53_qcache *c, uint32_t entries);
+
+/* The key's words of a question of `qlen` bytes (5..P53_QCACHE_KEY) at `q`, zero-padded:
+ * whole words read, the last one read ending at the question's end (the bytes before it are
+ * the message's) and shifted down. */
+static inline __attribute__((always_inline)) void p53_qcache_key(const uint8_t *q, size_t qlen,
+								  uint64_t *k)
+{
+	size_t i = 0, w = 0;
+
+	for (; i + 8 <= qlen; i += 8)
+		memcpy(&k[w++], q + i, 8);
+	if (i < qlen) {
+		uint64_t x;
+		memcpy(&x, q + qlen - 8, 8);
+		k[w++] = x >> (8 * (8 - (qlen - i)));
+	}
+	for (; w < P53_QCACHE_KEY / 8; w++)
+		k[w] = 0;
+}
+
+/* The slot hash of a key: its words, its length and bits. */
+static inline uint32_t p53_qcache_hash(const uint64_t *k, size_t qlen, unsigned int bits)
+{
+	uint32_t h = (uint32_t)(qlen | bits << 8);
+	for (size_t w = 0; w < (qlen + 7) / 8; w++)
+		h = p53_hash_step8(h, k[w]);
+	return h;
+}
+
+#endif /* P53_QCACHE_H */
