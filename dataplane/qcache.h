@@ -44,7 +44,6 @@
 #define P53_QCACHE_ANS 384              /* response bytes after the question at most */
 #define P53_QCACHE_MAX_RESPONSE 506     /* 512 less the 6 bytes of an EDE option */
 #define P53_QCACHE_MAX_ENTRIES (1u << 20)
-#define P53_QCACHE_DEFAULT_ENTRIES 1024u /* dataplane.answer_cache's default: 512 KiB */
 
 /* p53_qcache_entry.bits */
 #define P53_QC_EDNS    0x01u            /* the query had an OPT */

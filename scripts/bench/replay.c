@@ -1307,10 +1307,11 @@ int main(int argc, char **argv)
 	replica.addrs.v4[replica.addrs.n4++] = rte_cpu_to_be_32(RTE_IPV4(192, 0, 2, 53));
 	memcpy(replica.addrs.v6[replica.addrs.n6++], v6_server, 16);
 	w->replica = &replica; /* no reloads here: no RCU variable, w->qsbr stays NULL */
-	/* The answer cache (dataplane/qcache.h), as control/main.c gives each worker one: the
-	 * daemon's default size, P53_ANSWER_CACHE=N entries in the environment (0: none). */
+	/* The answer cache (dataplane/qcache.h), as control/main.c gives each worker one when
+	 * dataplane.answer_cache is set: P53_ANSWER_CACHE=N entries in the environment; none
+	 * without it, as pop53d's default, so the figures are the default deployment's. */
 	const char *qce = getenv("P53_ANSWER_CACHE");
-	uint32_t qc_entries = qce != NULL ? (uint32_t)strtoul(qce, NULL, 10) : P53_QCACHE_DEFAULT_ENTRIES;
+	uint32_t qc_entries = qce != NULL ? (uint32_t)strtoul(qce, NULL, 10) : 0;
 	if (qc_entries != 0) {
 		w->qcache = rte_malloc("p53_qcache", p53_qcache_size(qc_entries), RTE_CACHE_LINE_SIZE);
 		if (w->qcache == NULL || p53_qcache_init(w->qcache, qc_entries) != 0)
