@@ -263,3 +263,29 @@ wait_for() {
 	done
 	return 1
 }
+
+# kdig +dnssec of pop53 (client namespace) and of the primary: one section, records sorted.
+pop_dnssec() { # SECTION NAME TYPE
+	ip netns exec "$CLIENT_NS" kdig +time=1 +retry=1 +dnssec +bufsize=4096 @"$V4" "$2" "$3" \
+		+noall "+$1" 2>/dev/null | awk 'NF { $1=tolower($1); print }' | sort
+}
+primary_dnssec() {
+	ip netns exec "$PRIMARY_NS" kdig +time=1 +retry=1 +dnssec +bufsize=4096 @"$PRIMARY_V4" "$2" "$3" \
+		+noall "+$1" 2>/dev/null | awk 'NF { $1=tolower($1); print }' | sort
+}
+same_as_primary() { # SECTION NAME TYPE
+	local a b
+	a=$(pop_dnssec "$@")
+	b=$(primary_dnssec "$@")
+	[ -n "$a" ] && [ "$a" = "$b" ] || { echo "pop53: $a"; echo "primary: $b"; return 1; }
+}
+# zone_patched ZONE N [MAX_COMPILED]: the last IXFR to ZONE was patched into the image, at
+# least N were in all, and (with MAX_COMPILED) at most that many were compiled in full.
+zone_patched() {
+	CTL --json zone status "$1" | /usr/bin/python3 -c '
+import json, sys
+z = json.load(sys.stdin)["zone"]
+assert z["last_ixfr_image"] == "patched" and z["ixfr_image"]["patched"] >= int(sys.argv[1]), z
+assert len(sys.argv) < 3 or z["ixfr_image"]["compiled"] <= int(sys.argv[2]), z
+' "${@:2}"
+}

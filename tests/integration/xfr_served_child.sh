@@ -43,30 +43,9 @@ xfr_config "$TMP/pop53.yaml" "  - name: parent.test
     primaries: [{address: $PRIMARY_V4, key: xfr.key}]"
 start_pop53_answering "$TMP/pop53.yaml"
 
-pop_dnssec() { # SECTION NAME TYPE
-	ip netns exec "$CLIENT_NS" kdig +time=1 +retry=1 +dnssec +bufsize=4096 @"$V4" "$2" "$3" \
-		+noall "+$1" 2>/dev/null | awk 'NF { $1=tolower($1); print }' | sort
-}
-primary_dnssec() {
-	ip netns exec "$PRIMARY_NS" kdig +time=1 +retry=1 +dnssec +bufsize=4096 @"$PRIMARY_V4" "$2" "$3" \
-		+noall "+$1" 2>/dev/null | awk 'NF { $1=tolower($1); print }' | sort
-}
-same_as_primary() { # SECTION NAME TYPE
-	local a b
-	a=$(pop_dnssec "$@")
-	b=$(primary_dnssec "$@")
-	[ -n "$a" ] && [ "$a" = "$b" ] || { echo "pop53: $a"; echo "primary: $b"; return 1; }
-}
 # The last IXFR to parent.test was patched into the image, and at least $1 were in all, none
 # compiled in full.
-patched_at_least() {
-	CTL --json zone status parent.test | /usr/bin/python3 -c '
-import json, sys
-z = json.load(sys.stdin)["zone"]
-assert z["last_ixfr_image"] == "patched" and z["ixfr_image"]["patched"] >= int(sys.argv[1]), z
-assert z["ixfr_image"]["compiled"] == 0, z
-' "$1"
-}
+patched_at_least() { zone_patched parent.test "$1" 0; }
 serial_of() { ip netns exec "$PRIMARY_NS" kdig +time=1 +short @"$PRIMARY_V4" parent.test SOA | awk '{ print $3 }'; }
 served_serial() { dig_rr parent.test SOA | awk '{ print $3 }'; }
 commit_and_wait() { # the serial the parent moves to is served

@@ -42,29 +42,8 @@ xfr_config "$TMP/pop53.yaml" "  - name: signed.test
     primaries: [{address: $PRIMARY_V4, key: xfr.key}]"
 start_pop53_answering "$TMP/pop53.yaml"
 
-# kdig +dnssec of pop53 (client namespace) and of the primary: one section, records sorted.
-pop_dnssec() { # SECTION NAME TYPE
-	ip netns exec "$CLIENT_NS" kdig +time=1 +retry=1 +dnssec +bufsize=4096 @"$V4" "$2" "$3" \
-		+noall "+$1" 2>/dev/null | awk 'NF { $1=tolower($1); print }' | sort
-}
-primary_dnssec() {
-	ip netns exec "$PRIMARY_NS" kdig +time=1 +retry=1 +dnssec +bufsize=4096 @"$PRIMARY_V4" "$2" "$3" \
-		+noall "+$1" 2>/dev/null | awk 'NF { $1=tolower($1); print }' | sort
-}
-same_as_primary() { # SECTION NAME TYPE
-	local a b
-	a=$(pop_dnssec "$@")
-	b=$(primary_dnssec "$@")
-	[ -n "$a" ] && [ "$a" = "$b" ] || { echo "pop53: $a"; echo "primary: $b"; return 1; }
-}
 # The last IXFR to signed.test was patched into the image, and at least $1 were in all.
-patched_at_least() {
-	CTL --json zone status signed.test | /usr/bin/python3 -c '
-import json, sys
-z = json.load(sys.stdin)["zone"]
-assert z["last_ixfr_image"] == "patched" and z["ixfr_image"]["patched"] >= int(sys.argv[1]), z
-' "$1"
-}
+patched_at_least() { zone_patched signed.test "$1"; }
 serial_of() { ip netns exec "$PRIMARY_NS" kdig +time=1 +short @"$PRIMARY_V4" signed.test SOA | awk '{ print $3 }'; }
 
 # 1. The first transfer: the signed zone (AXFR).
