@@ -78,6 +78,17 @@ primary_down() {
 	ip netns del "$PRIMARY_NS" 2>/dev/null || true
 }
 
+# A knotd policy "signer" (ECDSA P-256, NSEC3 without iterations), for KNOT_EXTRA_TEMPLATES
+# when a test has the primary sign its zones (KNOT_EXTRA_ZONE_CONF: dnssec-signing, policy).
+KNOT_NSEC3_SIGNER="policy:
+  - id: signer
+    algorithm: ecdsap256sha256
+    nsec3: on
+    nsec3-iterations: 0
+    nsec3-salt-length: 8
+    rrsig-lifetime: 30d
+    rrsig-refresh: 7d"
+
 # knotd_conf ZONE...: a primary for each zone (zone files in $KNOT_DIR/ZONE.zone), NOTIFY to
 # pop53 signed with xfr.key, transfers allowed to the pop with that key.
 # KNOT_EXTRA_ZONE_CONF is appended to each zone (e.g. catalog settings).

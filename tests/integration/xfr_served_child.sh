@@ -13,14 +13,7 @@
 xfr_begin
 
 xfr_lab_up
-KNOT_EXTRA_TEMPLATES="policy:
-  - id: signer
-    algorithm: ecdsap256sha256
-    nsec3: on
-    nsec3-iterations: 0
-    nsec3-salt-length: 8
-    rrsig-lifetime: 30d
-    rrsig-refresh: 7d"
+KNOT_EXTRA_TEMPLATES=$KNOT_NSEC3_SIGNER
 knotd_conf parent.test kid.parent.test
 # Only the parent is signed (its DS for the child, as a registry's would be).
 /usr/bin/python3 - "$KNOT_DIR/knot.conf" <<'PY'

@@ -22,14 +22,7 @@
 xfr_begin
 
 xfr_lab_up
-KNOT_EXTRA_TEMPLATES="policy:
-  - id: signer
-    algorithm: ecdsap256sha256
-    nsec3: on
-    nsec3-iterations: 0
-    nsec3-salt-length: 8
-    rrsig-lifetime: 30d
-    rrsig-refresh: 7d"
+KNOT_EXTRA_TEMPLATES=$KNOT_NSEC3_SIGNER
 KNOT_EXTRA_ZONE_CONF="    dnssec-signing: on
     dnssec-policy: signer"
 knotd_conf signed.test
