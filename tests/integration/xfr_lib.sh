@@ -88,10 +88,21 @@ KNOT_NSEC3_SIGNER="policy:
     nsec3-salt-length: 8
     rrsig-lifetime: 30d
     rrsig-refresh: 7d"
+# The same with an NSEC3 opt-out chain (RFC 5155 §6: insecure delegations, and the empty
+# non-terminals leading only to them, own no NSEC3), policy "optout".
+KNOT_NSEC3_OPTOUT_SIGNER="  - id: optout
+    algorithm: ecdsap256sha256
+    nsec3: on
+    nsec3-opt-out: on
+    nsec3-iterations: 0
+    nsec3-salt-length: 8
+    rrsig-lifetime: 30d
+    rrsig-refresh: 7d"
 
 # knotd_conf ZONE...: a primary for each zone (zone files in $KNOT_DIR/ZONE.zone), NOTIFY to
 # pop53 signed with xfr.key, transfers allowed to the pop with that key.
-# KNOT_EXTRA_ZONE_CONF is appended to each zone (e.g. catalog settings).
+# KNOT_EXTRA_ZONE_CONF is appended to each zone (e.g. catalog settings), or, when the test
+# defines knot_zone_conf, what knot_zone_conf ZONE prints (a policy per zone).
 knotd_conf() {
 	KNOT_DIR=$TMP/knot
 	mkdir -p "$KNOT_DIR/db"
@@ -138,7 +149,11 @@ zone:
 EOF2
 		for z in "$@"; do
 			echo "  - domain: $z"
-			[ -z "${KNOT_EXTRA_ZONE_CONF:-}" ] || echo "$KNOT_EXTRA_ZONE_CONF"
+			if declare -F knot_zone_conf >/dev/null; then
+				knot_zone_conf "$z"
+			elif [ -n "${KNOT_EXTRA_ZONE_CONF:-}" ]; then
+				echo "$KNOT_EXTRA_ZONE_CONF"
+			fi
 		done
 	} >"$KNOT_DIR/knot.conf"
 }

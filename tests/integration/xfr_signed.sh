@@ -16,22 +16,36 @@
 # removed (the synthesized CNAME beside the DNAME and its RRSIG); a cut below a cut, NS put
 # above a cut and taken away again; a CNAME below a cut added, re-pointed and replaced by
 # glue: each patched, served as the primary serves them.
+# A second zone, oo.test, signed with an NSEC3 opt-out chain (RFC 5155 §6): NS put above an
+# insecure delegation and taken away again (it and the empty non-terminal above it own no
+# NSEC3, so nothing of the chain comes in the diff: image_patch.c glue_proofs), the apex NS
+# set removed whole and given back (signed_apex_ns_set): each patched, served as the primary
+# serves them.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/xfr_lib.sh"
 
 xfr_begin
 
 xfr_lab_up
-KNOT_EXTRA_TEMPLATES=$KNOT_NSEC3_SIGNER
-KNOT_EXTRA_ZONE_CONF="    dnssec-signing: on
-    dnssec-policy: signer"
-knotd_conf signed.test
+KNOT_EXTRA_TEMPLATES="$KNOT_NSEC3_SIGNER
+$KNOT_NSEC3_OPTOUT_SIGNER"
+knot_zone_conf() {
+	echo "    dnssec-signing: on"
+	case $1 in oo.test) echo "    dnssec-policy: optout" ;; *) echo "    dnssec-policy: signer" ;; esac
+}
+knotd_conf signed.test oo.test
 knot_zone signed.test 1 "txt IN TXT \"one\"" "mail IN A 192.0.2.25" "mail IN AAAA 2001:db8::25" \
 	"kid IN NS ns.kid" "ns.kid IN A 192.0.2.60"
+# oo.test: insecure delegations, none owning an NSEC3 (opt-out); mid an empty non-terminal
+# leading only to low.mid.
+knot_zone oo.test 1 "kid IN NS ns.kid" "ns.kid IN A 192.0.2.60" \
+	"low.mid IN NS ns.elsewhere.example."
 knotd_up
 ok "knotd (signing primary) starts in $PRIMARY_NS"
 
 xfr_config "$TMP/pop53.yaml" "  - name: signed.test
+    primaries: [{address: $PRIMARY_V4, key: xfr.key}]
+  - name: oo.test
     primaries: [{address: $PRIMARY_V4, key: xfr.key}]"
 start_pop53_answering "$TMP/pop53.yaml"
 
@@ -457,6 +471,101 @@ check "kdig +dnssec: kid's referral (NS, DS or its proof), as the primary's" \
 	same_as_primary authority x.kid.signed.test A
 check "kdig +dnssec: the referral's glue, www.kid's address among it, as the primary's" \
 	same_as_primary additional x.kid.signed.test A
+
+# The opt-out zone (oo.test). Its serial at pop53 is the primary's once an IXFR is served.
+oo_serial_is_primary() {
+	[ "$(ip netns exec "$CLIENT_NS" kdig +time=1 +short @"$V4" oo.test SOA | awk '{ print $3 }')" = \
+	  "$(ip netns exec "$PRIMARY_NS" kdig +time=1 +short @"$PRIMARY_V4" oo.test SOA | awk '{ print $3 }')" ]
+}
+# oo_ixfr_types FROM_SERIAL: the record types of the primary's IXFR to oo.test from that
+# serial (what pop53 was sent).
+oo_ixfr_types() {
+	ip netns exec "$PRIMARY_NS" kdig +time=2 @"$PRIMARY_V4" -y "hmac-sha256:xfr.key:$XFR_SECRET" \
+		oo.test "IXFR=$1" +noall +answer 2>/dev/null | awk '{ print $4 }' | sort -u | tr '\n' ' '
+}
+oo_serial() { ip netns exec "$PRIMARY_NS" kdig +time=1 +short @"$PRIMARY_V4" oo.test SOA | awk '{ print $3 }'; }
+
+# 30. The opt-out zone transferred: the insecure delegations own no NSEC3.
+check "oo.test (NSEC3 opt-out) transferred with its RRSIGs (www A, kdig +dnssec)" \
+	wait_for 10 sh -c "ip netns exec $CLIENT_NS kdig +time=1 +dnssec @$V4 www.oo.test A +noall +answer | grep -q 'RRSIG.*A 13 3'"
+check "kdig +dnssec: the referral to low.mid and its opt-out proof, as the primary's" \
+	same_as_primary authority x.low.mid.oo.test A
+
+# The steps above left garbage in the image (each patch appends); past a quarter of it the
+# next IXFR is compiled in full. A full compile now, so the steps below each get a patch.
+check "reload --full: the image compiled anew (no garbage left)" \
+	sh -c "'$BUILD/control/pop53ctl' -s '$TMP/control.sock' reload --full >/dev/null"
+
+# 31. NS put above the insecure delegation low.mid (issue 13: glue flips in an opt-out
+# chain): mid becomes an insecure cut, low.mid occluded; neither owns an NSEC3, so the IXFR
+# carries none (glue_proofs makes the proofs again). Patched; names below low.mid get mid's
+# referral, as the primary's.
+s30=$(oo_serial)
+knotc zone-begin oo.test >/dev/null
+knotc zone-set oo.test mid 3600 NS ns.other.example. >/dev/null
+knotc zone-commit oo.test >/dev/null
+check "the cut mid.oo.test above low.mid is served (the referral names ns.other.example.)" \
+	wait_for 5 sh -c "ip netns exec $CLIENT_NS kdig +time=1 @$V4 x.low.mid.oo.test A +noall +authority | grep -q 'mid.oo.test.*NS.*ns.other.example'"
+types=$(oo_ixfr_types "$s30")
+check "the primary's IXFR for it carries no NSEC3 (types: $types)" \
+	sh -c "echo '$types' | grep -q RRSIG && ! echo '$types' | grep -q NSEC3"
+check "that IXFR was patched into the image, not compiled (oo.test)" \
+	zone_patched oo.test 1 0
+check "kdig +dnssec: the referral to mid and its opt-out proof, as the primary's" \
+	same_as_primary authority x.low.mid.oo.test A
+check "kdig +dnssec: mid itself (the referral), as the primary's" \
+	same_as_primary authority mid.oo.test A
+check "kdig +dnssec: a name error's NSEC3 proof, as the primary's" \
+	same_as_primary authority nothere.oo.test A
+
+# 32. That NS taken away: low.mid is freed (its own insecure referral again), mid an empty
+# non-terminal; again no NSEC3 in the IXFR. Patched; as the primary's.
+s31=$(oo_serial)
+knotc zone-begin oo.test >/dev/null
+knotc zone-unset oo.test mid NS >/dev/null
+knotc zone-commit oo.test >/dev/null
+check "low.mid.oo.test's own referral is served again" \
+	wait_for 5 sh -c "ip netns exec $CLIENT_NS kdig +time=1 @$V4 x.low.mid.oo.test A +noall +authority | grep -q 'low.mid.oo.test.*NS'"
+types=$(oo_ixfr_types "$s31")
+check "the primary's IXFR for it carries no NSEC3 (types: $types)" \
+	sh -c "echo '$types' | grep -q RRSIG && ! echo '$types' | grep -q NSEC3"
+check "that IXFR was patched (oo.test: two patches, none compiled)" \
+	zone_patched oo.test 2 0
+check "kdig +dnssec: the referral to low.mid and its opt-out proof, as the primary's" \
+	same_as_primary authority x.low.mid.oo.test A
+check "kdig +dnssec: the empty non-terminal mid, as the primary's" \
+	same_as_primary authority mid.oo.test A
+
+# 33. The apex NS set removed whole (issue 13: signed_apex_ns_set; the apex's NSEC3 bitmap
+# loses NS, signed again). Patched; the apex NODATA for NS and its proof, as the primary's.
+knotc zone-begin oo.test >/dev/null
+knotc zone-unset oo.test @ NS >/dev/null
+knotc zone-commit oo.test >/dev/null
+oo_apex_ns_gone() { oo_serial_is_primary && [ -z "$(ip netns exec "$CLIENT_NS" kdig +time=1 +short @"$V4" oo.test NS)" ]; }
+check "the apex NS set is gone (oo.test NS: no answer, pop53's serial is the primary's)" \
+	wait_for 5 oo_apex_ns_gone
+check "that IXFR was patched (oo.test: three patches, none compiled)" \
+	zone_patched oo.test 3 0
+check "kdig +dnssec: the apex NODATA for NS and its NSEC3 proof, as the primary's" \
+	same_as_primary authority oo.test NS
+check "kdig +dnssec: the apex SOA and its RRSIG, as the primary's" \
+	same_as_primary answer oo.test SOA
+
+# 34. The apex NS set given back (a zone given its first name servers): patched; the NS set,
+# its RRSIG and its additional list as the primary's.
+knotc zone-begin oo.test >/dev/null
+knotc zone-set oo.test @ 300 NS ns1 >/dev/null
+knotc zone-commit oo.test >/dev/null
+check "the apex NS set is served again (oo.test NS ns1)" \
+	wait_for 5 sh -c "ip netns exec $CLIENT_NS kdig +time=1 +short @$V4 oo.test NS | grep -q '^ns1.oo.test.$'"
+check "that IXFR was patched (oo.test: four patches, none compiled)" \
+	zone_patched oo.test 4 0
+check "kdig +dnssec: the apex NS set and its RRSIG, as the primary's" \
+	same_as_primary answer oo.test NS
+check "kdig +dnssec: the NS set's additional list (ns1's address), as the primary's" \
+	same_as_primary additional oo.test NS
+check "kdig +dnssec: the insecure referral to kid, as the primary's" \
+	same_as_primary authority x.kid.oo.test A
 
 stop_pop53
 finish
