@@ -468,6 +468,22 @@ static int cname_alone(struct build *s, uint32_t n)
 	return 0;
 }
 
+/* Whether node n, a child of the apex (parent `p`), owns an NSEC3: a hash of a name, not a
+ * name of the zone (RFC 5155 §7.1), so no data below a DNAME at the apex (RFC 6672 §2.4
+ * speaks of the names below the owner) and occluded by nothing. Whether it is alone there
+ * and one label below the apex is p53_dnssec_build()'s to say. */
+static bool nsec3_owner(const struct build *s, uint32_t n, uint32_t p)
+{
+	const struct p53_zb_node *nd = &s->zb.nodes[n];
+
+	if (s->zb.nx[p].parent != P53_NONE)
+		return false;
+	for (uint32_t i = nd->rrsets; i < nd->rrsets + nd->n_rrsets; i++)
+		if (s->rrsets[i].type == 50 /* NSEC3 */)
+			return true;
+	return false;
+}
+
 /* Step 4: top-down over nodes; parents precede children (p53_zb_node_get). */
 static int nodes_link(struct build *s)
 {
@@ -489,9 +505,12 @@ static int nodes_link(struct build *s)
 		if (p == P53_NONE)
 			continue; /* the apex */
 		const struct p53_zb_node *pd = &b->nodes[p];
+		/* A hash below a DNAME at the apex is not below it (nsec3_owner). */
+		bool hashed = (pd->flags & P53_NODE_DNAME) && nsec3_owner(s, n, p);
 		x->below_cut = b->nx[p].below_cut || (pd->flags & P53_NODE_CUT);
-		x->below_dname = b->nx[p].below_dname || (pd->flags & P53_NODE_DNAME);
-		nd->occluder = (pd->flags & (P53_NODE_CUT | P53_NODE_DNAME)) ? p : pd->occluder;
+		x->below_dname = !hashed && (b->nx[p].below_dname || (pd->flags & P53_NODE_DNAME));
+		nd->occluder = hashed ? P53_NONE :
+			       (pd->flags & (P53_NODE_CUT | P53_NODE_DNAME)) ? p : pd->occluder;
 		if (x->below_cut)
 			nd->flags |= P53_NODE_GLUE;
 		if (x->below_dname && nd->n_rrsets > 0) {

@@ -267,7 +267,8 @@ static bool signed_type_ok(uint16_t type, bool apex)
 	case P53_T_NS:
 		return true; /* at a cut (cut_rrset_ok), at the apex (signed_apex_ns) */
 	case P53_T_DNAME:
-		return !apex; /* at a DNAME owner that comes, goes or changes (signed_dname) */
+		return true; /* at a DNAME owner that comes, goes or changes (signed_dname; at
+			      * the apex signed_apex_dname) */
 	default:
 		return type_ok(type, apex);
 	}
@@ -356,6 +357,24 @@ static bool signed_dname(const struct tn *t, const struct p53_image_node *od,
 					 P53_NODE_WILD | P53_NODE_NSEC3))))
 		return false;
 	return md == NULL || !(md->flags & (P53_NODE_CUT | P53_NODE_CNAME));
+}
+
+/*
+ * A signed zone's apex that becomes a DNAME owner, stops being one, changes its DNAME or
+ * keeps it (RFC 6672 §2.3 allows one at the apex), in a zone with a chain: as
+ * signed_dname()'s owner, the DNAME and the apex's NSEC or NSEC3 bitmap as a signer sends
+ * them. Nothing of the zone may stay below it (§2.4: dname_links' pass, as for any name
+ * that becomes an owner; a name new below one that stays fails the small compile) but the
+ * NSEC3 owners, hashes and not names of the zone (RFC 5155 §7.1), which the compiler links
+ * below nothing (image_build.c nsec3_owner): an NSEC3 zone keeps its apex and its hashed
+ * owners, an NSEC zone its apex alone, its NSEC naming itself. While the DNAME stays, the
+ * apex's other records (SOA, NS, keys) change as any apex's (not sigs_only).
+ */
+static bool signed_apex_dname(const struct p53_image_node *od, const struct p53_image_node *md,
+			      bool apex)
+{
+	return apex && ((od != NULL && (od->flags & P53_NODE_DNAME)) ||
+			(md != NULL && (md->flags & P53_NODE_DNAME)));
 }
 
 /*
@@ -2469,14 +2488,6 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 			size_t pos = 0;
 			while (p53_rrs_next(r, &pos, &v) == 1) {
 				bool at_apex = v.owner_len == apex_len && eq_fold(apex, v.owner, apex_len);
-				/* RFC 6672 allows a DNAME at the apex, but nothing of a signed zone's
-				 * can stay below it: the compiler counts NSEC3 owners as data below
-				 * it (§2.4: an NSEC3 zone does not compile), an NSEC zone keeps its
-				 * apex alone. The full compile says which. */
-				if (sgn && at_apex && v.type == P53_T_DNAME)
-					return decline(why, wl, "a DNAME at the apex of a signed zone "
-						       "(RFC 6672 §2.4: nothing may stay below it, "
-						       "NSEC3 owners included)");
 				if (!(sgn ? signed_type_ok(v.type, at_apex) : unsigned_type_ok(v.type, at_apex)))
 					return decline(why, wl, "the diff changes %s records at %s",
 						       tstr(v.type, tb, sizeof(tb)),
@@ -2655,7 +2666,8 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 		if (t->deleg)
 			t->sigs_only = false;
 		/* ... and a DNAME owner that comes, goes or changes its target. */
-		t->dn_s = sgn && (nsec_ok || n3_ok) && signed_dname(t, od, md, apex_t);
+		t->dn_s = sgn && (nsec_ok || n3_ok) && (signed_dname(t, od, md, apex_t) ||
+							signed_apex_dname(od, md, apex_t));
 		if (t->dn_s)
 			t->sigs_only = false;
 		if (md != NULL && (md->flags & (P53_NODE_CUT | P53_NODE_DNAME)) && !t->sigs_only &&

@@ -563,6 +563,16 @@ static const struct bad bad_zones[] = {
 	  "z.zone:5:", "below the DNAME at 'd.example.com.'" },
 	{ "two DNAMEs", { { "z.zone", SOA "d IN DNAME x.\nd IN DNAME y.\n" } }, "z.zone:5:",
 	  "more than one DNAME" },
+	{ "a name of an NSEC3 zone below the DNAME at its apex (its hashes are not)",
+	  { { "z.zone", "@ IN SOA ns.x. hm 1 2 3 4 5\n@ IN DNAME x.\n@ IN NSEC3PARAM 1 0 0 -\n"
+			"@ IN RRSIG SOA 13 2 3600 20370101000000 20260101000000 1 example.com. AAAA\n"
+			H3 " IN NSEC3 1 0 0 - " H3 " A\nq IN A 192.0.2.3\n" } },
+	  "z.zone:6:", "data at 'q.example.com.' below the DNAME at 'example.com.'" },
+	{ "an NSEC3 owner two labels below a DNAME at the apex",
+	  { { "z.zone", "@ IN SOA ns.x. hm 1 2 3 4 5\n@ IN DNAME x.\n@ IN NSEC3PARAM 1 0 0 -\n"
+			"@ IN RRSIG SOA 13 2 3600 20370101000000 20260101000000 1 example.com. AAAA\n"
+			"x." H3 " IN NSEC3 1 0 0 - " H3 " A\n" } },
+	  "z.zone:5:", "below the DNAME at 'example.com.'" },
 	{ "class CH", { { "z.zone", SOA "v CH TXT x\n" } }, "z.zone:4:", "class 3 not served" },
 	/* DNSSEC (control/zone/dnssec_build.c); SIG makes the zone signed */
 	{ "NSEC3 without NSEC3PARAM", { { "z.zone", SOA SIG H3 " IN NSEC3 1 0 0 - " H3 " A\n" } },
@@ -691,6 +701,59 @@ static void test_image_signed_without_denial(void **state)
 	if (p53_image_check(img, len, &why) != 0)
 		fail_msg("p53_image_check: %s", why);
 	assert_int_equal(p53_image_zone(img, 0)->dnssec, P53_ZONE_SIGNED);
+	free(img);
+}
+
+/* The hash of example.com. (NSEC3, SHA-1, no salt, no extra iteration). */
+#define H3_APEX "onib9mgub9h0rml3cdf5bgrj59dkjhvk"
+
+/*
+ * A DNAME at the apex of a zone signed with NSEC3 (RFC 6672 §2.3 allows one at the apex):
+ * the NSEC3 owners below the apex are hashes, not names of the zone (RFC 5155 §7.1), so not
+ * data below the DNAME (§2.4). The compiler refused such a zone (it counted them as data
+ * below the DNAME): now it compiles, the apex flagged DNAME, the hashed owner flagged NSEC3
+ * and occluded by nothing, as in any NSEC3 zone. A name of the zone below the DNAME is still
+ * refused (bad_zones).
+ */
+static void test_image_nsec3_apex_dname(void **state)
+{
+	static const struct file f[] = {
+		{ "z.zone", "@ IN SOA ns.example.net. hm 1 2 3 4 5\n"
+			    "@ IN NS ns.example.net.\n"
+			    "@ IN DNAME example.org.\n"
+			    "@ IN NSEC3PARAM 1 0 0 -\n"
+			    SIG
+			    "@ IN RRSIG DNAME 13 2 3600 20370101000000 20260101000000 1 example.com. AAAA\n"
+			    H3_APEX " IN NSEC3 1 0 0 - " H3_APEX " NS SOA RRSIG DNAME NSEC3PARAM\n"
+			    H3_APEX " IN RRSIG NSEC3 13 3 3600 20370101000000 20260101000000 1 "
+			    "example.com. AAAA\n" },
+		{ NULL },
+	};
+	struct warns w = { 0 };
+	char path[256], err[512];
+	struct p53_zone_src z = { .name = "example.com.", .file = path };
+	const char *why = NULL;
+	size_t len;
+	uint32_t hashed = P53_NONE;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/z.zone", tmpdir);
+	write_files(f);
+	void *img = p53_image_build(&z, 1, &len, err, sizeof(err), collect, &w);
+	remove_files(f);
+	if (img == NULL)
+		fail_msg("refused: %s", err);
+	if (p53_image_check(img, len, &why) != 0)
+		fail_msg("p53_image_check: %s", why);
+	assert_true(p53_image_zone(img, 0)->dnssec & P53_ZONE_NSEC3);
+	assert_true(node(img, "example.com.")->flags & P53_NODE_DNAME);
+	assert_non_null(rrset(img, "example.com.", 39 /* DNAME */));
+	for (uint32_t n = 0; n < p53_image_hdr(img)->n_nodes; n++)
+		if (p53_image_node(img, n)->flags & P53_NODE_NSEC3)
+			hashed = n;
+	assert_int_not_equal(hashed, P53_NONE);
+	assert_int_equal(p53_image_node(img, hashed)->occluder, P53_NONE);
+	assert_int_equal(p53_image_node(img, hashed)->flags & (P53_NODE_GLUE | P53_NODE_DNAME), 0);
 	free(img);
 }
 
@@ -923,6 +986,7 @@ int main(void)
 		cmocka_unit_test(test_image_fifo_refused),
 		cmocka_unit_test(test_image_rrs_short_rdata),
 		cmocka_unit_test(test_image_signed_without_denial),
+		cmocka_unit_test(test_image_nsec3_apex_dname),
 	};
 
 	return cmocka_run_group_tests(tests, setup_tmp, teardown_tmp);

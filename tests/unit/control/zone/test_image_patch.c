@@ -5813,14 +5813,175 @@ static void test_signed_dname_shapes(void **state)
 				     "name stays below", over_ent, 1, why_over);
 		signed_dname_refused(zn, SIGNED[z][1], "a name new below a DNAME that stays",
 				     new_below, 1, "(RFC 6672 §2.4");
-		/* RFC 6672 allows it, but the names of the zone (and NSEC3 owners) stay below. */
+		/* RFC 6672 allows it, but the names of the zone stay below (NSEC3 owners may:
+		 * test_signed_apex_dname). */
 		const struct sshape_rr at_apex[] = {
 			{ '+', zn, 39, "example.net.", 0 },
 		};
-		signed_dname_refused(zn, SIGNED[z][1], "a DNAME at the apex", at_apex, 1,
-				     "a DNAME at the apex of a signed zone");
+		snprintf(why_over, sizeof(why_over), "%s becomes a DNAME owner but", zn);
+		signed_dname_refused(zn, SIGNED[z][1], "a DNAME at the apex, names staying below",
+				     at_apex, 1, why_over);
 	}
 	shape_deny = false;
+}
+
+/*
+ * One step of test_signed_apex_dname: st's records (d, from base: img's content) signed and
+ * denied as a signer does (deny_again), then patched onto img with and without the new
+ * content: declined with a reason holding why_has (the full compile refusing it too, with
+ * "below the DNAME"), or patched and checked as shape_check() checks (the image check, the
+ * publish, answers with and without DO, links and lists as the full compile's). Returns the
+ * patched image (NULL when declined); base becomes the new content.
+ */
+static void *apex_dname_step(void *img, const struct p53_zone_src *src, const uint8_t *apex,
+			     size_t al, struct p53_rrs *base, struct p53_ixfr *d, const char *what,
+			     const char *why_has)
+{
+	char err[1024], why[512];
+	struct p53_rrs result = { 0 };
+	struct nsec_ent *ce = NULL;
+	size_t n_ce = 0, plen = 0, flen = 0;
+	void *patched = NULL;
+
+	deny_again(&d->steps[0], d, base, apex, al, &ce, &n_ce);
+	free(ce);
+	assert_int_equal(p53_ixfr_apply(base, d, &result, err, sizeof(err)), 0);
+	struct p53_zone_src s2 = *src;
+	s2.rrs = result.buf;
+	s2.rrs_len = result.len;
+	s2.file = "(test)";
+	void *fresh = p53_image_build(&s2, 1, &flen, err, sizeof(err), quiet, NULL);
+	if (why_has != NULL) {
+		assert_null(fresh);
+		assert_non_null(strstr(err, "below the DNAME"));
+	} else if (fresh == NULL) {
+		fail_msg("%s %s: the compile refuses it: %s", src->name, what, err);
+	}
+	for (int lazy = 0; lazy < 2; lazy++) {
+		free(patched);
+		patched = p53_image_patch(img, apex, al, d, lazy ? NULL : &result, NULL, &plen, why,
+					  sizeof(why));
+		print_message("%s %s: %s%s\n", src->name, what,
+			      patched != NULL ? "patched" : "declined: ", patched ? "" : why);
+		if (why_has != NULL) {
+			assert_null(patched);
+			assert_non_null(strstr(why, why_has));
+		} else if (patched == NULL) {
+			fail_msg("%s %s declined: %s", src->name, what, why);
+		}
+	}
+	if (patched != NULL) {
+		const char *bad = NULL;
+		if (p53_image_check(patched, plen, &bad) != 0)
+			fail_msg("%s: the patched image fails the check: %s", what, bad);
+		publish_from(img, patched, plen);
+		if (p53_fast_ref_size(img) > 0 && p53_fast_ref_size(patched) > 0)
+			(void)refs_from(img, patched); /* (the apex DNAME's zone has no cut) */
+		struct names nm = { 0 };
+		names_of(&nm, base);
+		names_of(&nm, &result);
+		ask_do_too = 1;
+		same_answers(patched, fresh, &nm, what);
+		same_links(patched, fresh, what);
+		same_lists(patched, fresh, what);
+		ask_do_too = 0;
+		free(nm.n);
+		free(nm.len);
+		p53_rrs_free(base);
+		*base = result;
+	} else {
+		p53_rrs_free(&result);
+	}
+	free(fresh);
+	p53_ixfr_free(d);
+	*d = (struct p53_ixfr){ 0 };
+	return patched;
+}
+
+/* Whether owner (a view of base's) is an NSEC3 owner of base: a hash, not a name. */
+static bool hashed_owner(const struct p53_rrs *base, const struct p53_rr_view *v)
+{
+	return count_of(base, v->owner, v->owner_len, 50) > 0;
+}
+
+/*
+ * A DNAME at a signed zone's apex (issue 13; RFC 6672 §2.3 allows it), on each chain type as
+ * a signer sends it: added with every name of the zone removed (the NSEC3 owners left are
+ * hashes, not names below it, RFC 5155 §7.1: the compiler takes them, image_build.c
+ * nsec3_owner; an NSEC zone keeps its apex alone), then on that zone its target changed, the
+ * apex NS set changed beside it (the DNAME staying: the apex's records change as any apex's),
+ * a name new below it declined (RFC 6672 §2.4, as the full compile refuses it), and the DNAME
+ * removed with a name new below the apex. Each patched onto the image the step before made,
+ * with and without the new content, and answered with and without DO as the full compile
+ * (the synthesized CNAME, the apex's NODATA proof), links and lists the compiler's.
+ */
+static void test_signed_apex_dname(void **state)
+{
+	(void)state;
+	rng = seed(6672);
+	for (size_t z = 0; z < sizeof(SIGNED) / sizeof(SIGNED[0]); z++) {
+		struct shape_zone sz;
+		struct p53_ixfr_step *st = shape_open(&sz, SIGNED[z][0], SIGNED[z][1]);
+		struct p53_rr_view v;
+		size_t pos = 0;
+		uint8_t nm[300];
+		size_t nl;
+		char txt[300];
+		void *img = sz.img, *next;
+
+		/* 1. Every name but the apex goes (its records, RRSIGs and NSEC; the NSEC3s of
+		 * names that go by deny_again), the DNAME comes at the apex. */
+		while (p53_rrs_next(&sz.base, &pos, &v) == 1)
+			if (!same_owner(&v, sz.apex, sz.al) && !hashed_owner(&sz.base, &v))
+				del_once(st, &v);
+		shape_rr(st, '+', sz.apex, sz.al, 39, "example.net.", 3600);
+		next = apex_dname_step(img, &sz.src, sz.apex, sz.al, &sz.base, &sz.d,
+				       "a DNAME added at the apex, every name removed", NULL);
+		assert_true(p53_image_node(next, p53_image_find(next, sz.apex, sz.al,
+				p53_name_hash(sz.apex, sz.al)))->flags & P53_NODE_DNAME);
+		free(img);
+		img = next;
+
+		/* 2. Its target changed. */
+		st = soa_step(&sz.base, &sz.d);
+		assert_true(del_all(st, &sz.base, sz.apex, sz.al, 39) > 0);
+		del_sigs(st, &sz.base, sz.apex, sz.al, 39);
+		shape_rr(st, '+', sz.apex, sz.al, 39, "example.org.", 3600);
+		next = apex_dname_step(img, &sz.src, sz.apex, sz.al, &sz.base, &sz.d,
+				       "the apex DNAME's target changed", NULL);
+		free(img);
+		img = next;
+
+		/* 3. The apex NS set given a second server, the DNAME staying. */
+		st = soa_step(&sz.base, &sz.d);
+		del_sigs(st, &sz.base, sz.apex, sz.al, 2);
+		shape_rr(st, '+', sz.apex, sz.al, 2, "ns.example.net.", 3600);
+		next = apex_dname_step(img, &sz.src, sz.apex, sz.al, &sz.base, &sz.d,
+				       "the apex NS set changed beside its DNAME", NULL);
+		free(img);
+		img = next;
+
+		/* 4. A name new below the DNAME that stays: the zone does not compile. */
+		st = soa_step(&sz.base, &sz.d);
+		snprintf(txt, sizeof(txt), "www.%s", SIGNED[z][0]);
+		nl = wname(txt, nm);
+		shape_rr(st, '+', nm, nl, 1, "192.0.2.80", 3600);
+		assert_null(apex_dname_step(img, &sz.src, sz.apex, sz.al, &sz.base, &sz.d,
+					    "a name new below the apex DNAME", "below the DNAME at"));
+
+		/* 5. The DNAME removed, a name new below the apex. */
+		st = soa_step(&sz.base, &sz.d);
+		assert_true(del_all(st, &sz.base, sz.apex, sz.al, 39) > 0);
+		del_sigs(st, &sz.base, sz.apex, sz.al, 39);
+		shape_rr(st, '+', nm, nl, 1, "192.0.2.80", 3600);
+		next = apex_dname_step(img, &sz.src, sz.apex, sz.al, &sz.base, &sz.d,
+				       "the apex DNAME removed, a name new below the apex", NULL);
+		assert_false(p53_image_node(next, p53_image_find(next, sz.apex, sz.al,
+				 p53_name_hash(sz.apex, sz.al)))->flags & P53_NODE_DNAME);
+		free(img);
+		free(next);
+		p53_rrs_free(&sz.base);
+	}
 }
 
 /* Signed zone `file` of tests/unit/dataplane/zones with `extra` (master-file lines) appended,
@@ -6793,6 +6954,7 @@ int main(void)
 		cmocka_unit_test(test_signed_aliases),
 		cmocka_unit_test(test_signed_alias_shapes),
 		cmocka_unit_test(test_signed_dname_shapes),
+		cmocka_unit_test(test_signed_apex_dname),
 		cmocka_unit_test(test_signed_nest_shapes),
 		cmocka_unit_test(test_parent_and_child),
 		cmocka_unit_test(test_genzone),
