@@ -424,6 +424,15 @@ static int rrsets_check(struct build *s)
 						      "more than one DNAME record at '%s' "
 						      "(RFC 6672 §2.4)", owner);
 			nd->flags |= P53_NODE_DNAME;
+			/* A node's RRsets come by type, NS first. A cut's DNAME would be the
+			 * child's data, occluded (RFC 4035 §2.2: at a cut the parent holds NS,
+			 * DS and their proofs): a delegation's owner cannot redirect its subtree
+			 * too. knotd refuses such a zone ("NS record exists beside DNAME"). The
+			 * apex's NS is no cut. */
+			if (nd->flags & P53_NODE_CUT)
+				return p53_zb_rec_err(b, &b->recs[p53_rs_first(s, (uint32_t)i)],
+						      "NS beside DNAME at '%s' (below the apex: the "
+						      "delegation would occlude the DNAME)", owner);
 			break;
 		case LDNS_RR_TYPE_NS:
 			if (!(nd->flags & P53_NODE_APEX))

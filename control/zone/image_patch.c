@@ -378,6 +378,29 @@ static bool signed_apex_dname(const struct p53_image_node *od, const struct p53_
 }
 
 /*
+ * A signed zone's wildcard that gains or loses NS (RFC 4592 §4.2: what a wildcard owning NS
+ * means is undefined, and DNSSEC makes it worse: the names it would expand to are neither
+ * the zone's data nor a delegation the chain proves). The full compile takes such a zone as
+ * its answer.c serves it; the patch does not make it (its records, the names below it and
+ * its chain would change in ways signed_deleg() does not follow): a decline naming it, in
+ * why. True when t is such a name.
+ */
+static bool signed_wild_ns(const struct tn *t, const struct p53_image_node *od,
+			   const struct p53_image_node *md, char *why, size_t wl)
+{
+	char txt[1024];
+	bool was = od != NULL && (od->flags & P53_NODE_CUT);
+	bool is = md != NULL && (md->flags & P53_NODE_CUT);
+
+	if (!(t->name[0] == 1 && t->name[1] == '*') || t->n3 || was == is)
+		return false;
+	decline(why, wl, "%s %s NS and is a wildcard in a signed zone (RFC 4592 §4.2: its "
+		"meaning is undefined; only the full compile takes it)",
+		p53_name_to_str(txt, sizeof(txt), t->name), is ? "gains" : "loses");
+	return true;
+}
+
+/*
  * A signed zone's cut below another cut (nodes_link() flags it CUT and GLUE, its occluder
  * the closest cut above): occluded data as any glue, not signed, no NSEC or NSEC3, no proof;
  * the names below it are occluded by it. No DNAME above it, itself no DNAME, CNAME or
@@ -2670,6 +2693,8 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 							signed_apex_dname(od, md, apex_t));
 		if (t->dn_s)
 			t->sigs_only = false;
+		if (sgn && signed_wild_ns(t, od, md, why, wl))
+			return NULL;
 		if (md != NULL && (md->flags & (P53_NODE_CUT | P53_NODE_DNAME)) && !t->sigs_only &&
 		    !t->deleg && !t->dn_s && sgn)
 			return decline(why, wl, "%s becomes a cut or DNAME owner", txt);

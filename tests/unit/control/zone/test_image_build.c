@@ -563,6 +563,11 @@ static const struct bad bad_zones[] = {
 	  "z.zone:5:", "below the DNAME at 'd.example.com.'" },
 	{ "two DNAMEs", { { "z.zone", SOA "d IN DNAME x.\nd IN DNAME y.\n" } }, "z.zone:5:",
 	  "more than one DNAME" },
+	{ "NS beside DNAME below the apex", { { "z.zone", SOA "d IN DNAME x.\nd IN NS ns.x.\n" } },
+	  "z.zone:4:", "NS beside DNAME at 'd.example.com.'" },
+	{ "DNAME beside NS below the apex (NS first)",
+	  { { "z.zone", SOA "d IN NS ns.x.\nd IN DNAME x.\n" } }, "z.zone:5:",
+	  "NS beside DNAME at 'd.example.com.'" },
 	{ "a name of an NSEC3 zone below the DNAME at its apex (its hashes are not)",
 	  { { "z.zone", "@ IN SOA ns.x. hm 1 2 3 4 5\n@ IN DNAME x.\n@ IN NSEC3PARAM 1 0 0 -\n"
 			"@ IN RRSIG SOA 13 2 3600 20370101000000 20260101000000 1 example.com. AAAA\n"

@@ -5984,6 +5984,85 @@ static void test_signed_apex_dname(void **state)
 	}
 }
 
+/*
+ * A signed shape whose new content the compiler refuses with a reason holding compile_has,
+ * made as signed_shape() makes it with deny_again: the patch declines, with and without the
+ * new content, with a reason holding why_has.
+ */
+static void signed_refused(const char *zone, const char *file, const char *what,
+			   const struct sshape_rr *rr, size_t n, const char *compile_has,
+			   const char *why_has)
+{
+	char err[1024], why[512];
+	size_t len = 0, plen = 0, n_ce = 0;
+	struct p53_rrs result = { 0 };
+	struct nsec_ent *ce = NULL;
+	struct shape_zone z;
+	struct p53_ixfr_step *st = shape_open(&z, zone, file);
+
+	for (size_t i = 0; i < n; i++) {
+		uint8_t nm[300];
+		size_t nl = wname(rr[i].owner, nm);
+		shape_rr(st, rr[i].op, nm, nl, rr[i].type, rr[i].data, 3600);
+	}
+	deny_again(st, &z.d, &z.base, z.apex, z.al, &ce, &n_ce);
+	free(ce);
+	assert_int_equal(p53_ixfr_apply(&z.base, &z.d, &result, err, sizeof(err)), 0);
+	struct p53_zone_src s2 = z.src;
+	s2.rrs = result.buf;
+	s2.rrs_len = result.len;
+	s2.file = "(test)";
+	assert_null(p53_image_build(&s2, 1, &len, err, sizeof(err), quiet, NULL));
+	if (strstr(err, compile_has) == NULL)
+		fail_msg("%s %s: the compile refuses it, but with \"%s\"", zone, what, err);
+	for (int lazy = 0; lazy < 2; lazy++) {
+		assert_null(p53_image_patch(z.img, z.apex, z.al, &z.d, lazy ? NULL : &result, NULL,
+					    &plen, why, sizeof(why)));
+		print_message("%s %s: the compile refuses it (%s); declined: %s\n", zone, what, err,
+			      why);
+		assert_non_null(strstr(why, why_has));
+	}
+	p53_rrs_free(&z.base);
+	p53_rrs_free(&result);
+	p53_ixfr_free(&z.d);
+	free(z.img);
+}
+
+/*
+ * NS at a wildcard or DNAME owner of a signed zone (issue 13), on each chain as a signer
+ * sends it (deny_again): declined, each with its reason. A wildcard gaining NS (RFC 4592
+ * §4.2 leaves its meaning undefined) is the full compile's; NS beside a DNAME the compiler
+ * refuses, as knotd does ("NS record exists beside DNAME"), and the small compile with it.
+ */
+static void test_signed_ns_odd_owners(void **state)
+{
+	(void)state;
+	rng = seed(4592);
+	shape_deny = true;
+	for (size_t z = 0; z < sizeof(SIGNED) / sizeof(SIGNED[0]); z++) {
+		const char *zn = SIGNED[z][0];
+		char wild[64], nwild[64], dn[64], why[256];
+		snprintf(wild, sizeof(wild), "*.wild.%s", zn);
+		snprintf(nwild, sizeof(nwild), "*.new.%s", zn);
+		snprintf(dn, sizeof(dn), "dname.%s", zn);
+		const struct sshape_rr at_wild[] = {
+			{ '+', wild, 2, "ns.elsewhere.example.", 0 },
+		}, new_wild[] = {
+			{ '+', nwild, 2, "ns.elsewhere.example.", 0 },
+		}, at_dname[] = {
+			{ '+', dn, 2, "ns.elsewhere.example.", 0 },
+		};
+		snprintf(why, sizeof(why), "%s gains NS and is a wildcard", wild);
+		signed_shape(zn, SIGNED[z][1], "NS added at a wildcard", at_wild, 1, why);
+		snprintf(why, sizeof(why), "%s gains NS and is a wildcard", nwild);
+		signed_shape(zn, SIGNED[z][1], "a new wildcard owning NS", new_wild, 1, why);
+		snprintf(why, sizeof(why), "NS beside DNAME at '%s'", dn);
+		signed_refused(zn, SIGNED[z][1], "NS added at a DNAME owner", at_dname, 1, why,
+			       why);
+	}
+	shape_deny = false;
+}
+
 /* Signed zone `file` of tests/unit/dataplane/zones with `extra` (master-file lines) appended,
  * in a temporary file: its path (to unlink and free). Records below a cut need no RRSIG or
  * NSEC (glue), so the zone stays signed as the signer left it. */
@@ -6955,6 +7034,7 @@ int main(void)
 		cmocka_unit_test(test_signed_alias_shapes),
 		cmocka_unit_test(test_signed_dname_shapes),
 		cmocka_unit_test(test_signed_apex_dname),
+		cmocka_unit_test(test_signed_ns_odd_owners),
 		cmocka_unit_test(test_signed_nest_shapes),
 		cmocka_unit_test(test_parent_and_child),
 		cmocka_unit_test(test_genzone),
