@@ -455,6 +455,58 @@ static void same_links(const void *a, const void *b, const char *what)
 	}
 }
 
+/* Node of img in zone z named nm, out of the name index and no NSEC3 owner (nor a node a
+ * patch took out: flagged so), or P53_NONE. */
+static uint32_t shadowed_of(const void *img, uint32_t z, const uint8_t *nm, size_t len)
+{
+	for (uint32_t n = 0; n < p53_image_hdr(img)->n_nodes; n++) {
+		const struct p53_image_node *nd = p53_image_node(img, n);
+		if (nd->zone == z && nd->name_len == len && !(nd->flags & P53_NODE_NSEC3) &&
+		    memcmp(p53_image_node_name(img, nd), nm, len) == 0 &&
+		    p53_image_find(img, nm, len, p53_name_hash(nm, len)) != n)
+			return n;
+	}
+	return P53_NONE;
+}
+
+/* The parent's nodes out of the name index (at and below a served child's apex) are the
+ * same names in a and b, each with the same flags and occluder (by name), and every zone's
+ * parent_side is the node of the same name: what same_links() cannot reach by the index. */
+static void same_shadowed(const void *a, const void *b, const char *what)
+{
+	const uint16_t mask = P53_NODE_APEX | P53_NODE_CUT | P53_NODE_DNAME | P53_NODE_CNAME |
+			      P53_NODE_ENT | P53_NODE_WILD | P53_NODE_GLUE;
+	char txt[1024], o1[300], o2[300];
+
+	for (int pass = 0; pass < 2; pass++) {
+		const void *x = pass == 0 ? b : a, *y = pass == 0 ? a : b;
+		for (uint32_t n = 0; n < p53_image_hdr(x)->n_nodes; n++) {
+			const struct p53_image_node *nx = p53_image_node(x, n);
+			const uint8_t *nm = p53_image_node_name(x, nx);
+			if (shadowed_of(x, nx->zone, nm, nx->name_len) != n)
+				continue;
+			uint32_t m = shadowed_of(y, nx->zone, nm, nx->name_len);
+			p53_name_to_str(txt, sizeof(txt), nm);
+			if (m == P53_NONE)
+				fail_msg("%s: the parent's %s is only in the %s image", what, txt,
+					 pass == 0 ? "compiled" : "patched");
+			const struct p53_image_node *ny = p53_image_node(y, m);
+			node_txt(x, nx->occluder, o1, sizeof(o1));
+			node_txt(y, ny->occluder, o2, sizeof(o2));
+			if ((nx->flags & mask) != (ny->flags & mask) || strcmp(o1, o2) != 0)
+				fail_msg("%s: the parent's %s: flags %#x occluder %s in one image, "
+					 "%#x %s in the other", what, txt, nx->flags & mask, o1,
+					 ny->flags & mask, o2);
+		}
+	}
+	for (uint32_t z = 0; z < p53_image_hdr(b)->n_zones; z++) {
+		node_txt(a, p53_image_zone(a, z)->parent_side, o1, sizeof(o1));
+		node_txt(b, p53_image_zone(b, z)->parent_side, o2, sizeof(o2));
+		if (strcmp(o1, o2) != 0)
+			fail_msg("%s: zone %u's parent_side is %s patched, %s compiled", what, z, o1, o2);
+	}
+}
+
 /* The zone's whole content out of an image. */
 static void zone_rrs(const void *img, uint32_t z, struct p53_rrs *out)
 {
@@ -606,6 +658,8 @@ enum {
 			   changes its NS set or goes; NS and DS above a cut */
 	K_PARENT_SIDE,  /* parent.test.'s delegation to child.parent.test., which is served
 			   too: its DS or NS set, or an address below the child's apex */
+	K_PARENT_NAMES, /* ... names new or gone there: new glue, glue removed, the delegation
+			   removed with every name below the apex, or back */
 	K_N
 };
 static const char *KIND_NAMES[K_N] = { "CNAME flip", "CNAME target", "CNAME dropped", "MX/SRV/SVCB/HTTPS",
@@ -619,7 +673,8 @@ static const char *KIND_NAMES[K_N] = { "CNAME flip", "CNAME target", "CNAME drop
 				       "signed: glue removed", "signed: glue 1st/last addr",
 				       "signed: apex NS changed",
 				       "signed: DNAME changed", "signed: nested cut",
-				       "parent side of a served child" };
+				       "parent side of a served child",
+				       "parent side: names new/gone" };
 static unsigned diff_kinds;
 
 static bool name_eq(const uint8_t *a, const uint8_t *b, size_t len)
@@ -893,11 +948,44 @@ static void parent_side_op(struct p53_ixfr_step *st, const struct p53_rrs *base)
 	while (p53_rrs_next(base, &p, &x) == 1)
 		n_ns += x.type == 2 && x.owner_len == cl && name_eq(x.owner, cut, cl);
 	if (n_ns == 0) {
-		/* The delegation went with an earlier diff (declined, compiled): back (declined
-		 * too, a delegation to a served zone that comes). */
+		/* The delegation went with an earlier diff: back (patched when no name of the
+		 * parent is left below the apex, a new parent side; else the names there would
+		 * become glue: declined), with new glue or without. */
 		uint8_t rd[64];
-		size_t rl = wname("ns.child.parent.test.", rd);
+		size_t rl = wname(rnd(2) ? "ns.child.parent.test." : "g9.child.parent.test.", rd);
 		assert_int_equal(p53_rrs_add(&st->add, cut, cl, 2, 1, 300, rd, rl), 0);
+		if (rnd(2))
+			add_rec(&st->add, rd, rl, 1);
+		diff_kinds |= 1u << K_PARENT_NAMES;
+		return;
+	}
+	if (k == 2 && rnd(3) == 0) {
+		/* New glue the NS set names (a name the parent lacks, maybe below a new empty
+		 * non-terminal), or such glue removed with its NS (it has another). */
+		char txt[64];
+		uint8_t g[64];
+		snprintf(txt, sizeof(txt), rnd(2) ? "g%u.child.parent.test." :
+			 "a.g%u.child.parent.test.", rnd(4));
+		size_t gl = wname(txt, g);
+		if (owns(base, g, gl)) {
+			del_all(st, base, g, gl, 0);
+			p = 0;
+			while (n_ns > 1 && p53_rrs_next(base, &p, &x) == 1)
+				if (x.type == 2 && x.owner_len == cl && name_eq(x.owner, cut, cl) &&
+				    x.rdlen == gl && name_eq(x.rdata, g, gl))
+					del_once(st, &x);
+		} else {
+			add_rec(&st->add, g, gl, rnd(3) ? 1 : 28);
+			assert_int_equal(p53_rrs_add(&st->add, cut, cl, 2, 1, 300, g, gl), 0);
+		}
+		diff_kinds |= 1u << K_PARENT_NAMES;
+		return;
+	}
+	if (k == 1 && rnd(6) == 0) {
+		/* The delegation removed with every name below the child's apex. */
+		del_all(st, base, cut, cl, 0);
+		del_below(st, base, cut, cl);
+		diff_kinds |= 1u << K_PARENT_NAMES;
 		return;
 	}
 	if (k == 0) {
@@ -3473,6 +3561,7 @@ static void chain(struct p53_zone_src *srcs, size_t n_src, uint32_t z, const cha
 					names_of(&nm, &others[k]);
 			same_answers(patched, fresh, &nm, apex_txt);
 			same_lists(patched, fresh, apex_txt);
+			same_shadowed(patched, fresh, apex_txt);
 			same_links(patched, fresh, apex_txt);
 			free(nm.n);
 			free(nm.len);
@@ -3762,7 +3851,7 @@ static void test_parent_and_child(void **state)
 	chain(src, 2, 1, "child.parent.test.", 200, 0, &o);
 	for (int r = 0; r < MORE_ROUNDS &&
 	     kinds_short(&o, (((1u << K_NAME_ADD) - 1) & ~(1u << K_WILD_ENT | 1u << K_SHADOW)) |
-			     1u << K_PARENT_SIDE, 2); r++) {
+			     1u << K_PARENT_SIDE | 1u << K_PARENT_NAMES, 2); r++) {
 		chain(src, 2, 0, "parent.test.", 50, 0, &o);
 		chain(src, 2, 1, "child.parent.test.", 50, 0, &o);
 	}
@@ -3772,7 +3861,7 @@ static void test_parent_and_child(void **state)
 	 * that name them touch the child's names and are declined); test_target_below_child_apex. */
 	/* The parent side of the served child: its DS, NS set and glue (issue 13). */
 	kinds_patched(&o, (((1u << K_NAME_ADD) - 1) & ~(1u << K_WILD_ENT | 1u << K_SHADOW)) |
-			  1u << K_PARENT_SIDE, 2);
+			  1u << K_PARENT_SIDE | 1u << K_PARENT_NAMES, 2);
 	assert_true(o.declined > 5);
 	unlink(fp);
 	unlink(fc);
@@ -6455,58 +6544,6 @@ static struct p53_ixfr_step *served_open(struct served *s, const char *zone, con
 	s->d = (struct p53_ixfr){ 0 };
 	zone_rrs(s->img, 0, &s->base);
 	return soa_step(&s->base, &s->d);
-}
-
-/* Node of img in zone z named nm, out of the name index and no NSEC3 owner (nor a node a
- * patch took out: flagged so), or P53_NONE. */
-static uint32_t shadowed_of(const void *img, uint32_t z, const uint8_t *nm, size_t len)
-{
-	for (uint32_t n = 0; n < p53_image_hdr(img)->n_nodes; n++) {
-		const struct p53_image_node *nd = p53_image_node(img, n);
-		if (nd->zone == z && nd->name_len == len && !(nd->flags & P53_NODE_NSEC3) &&
-		    memcmp(p53_image_node_name(img, nd), nm, len) == 0 &&
-		    p53_image_find(img, nm, len, p53_name_hash(nm, len)) != n)
-			return n;
-	}
-	return P53_NONE;
-}
-
-/* The parent's nodes out of the name index (at and below a served child's apex) are the
- * same names in a and b, each with the same flags and occluder (by name), and every zone's
- * parent_side is the node of the same name: what same_links() cannot reach by the index. */
-static void same_shadowed(const void *a, const void *b, const char *what)
-{
-	const uint16_t mask = P53_NODE_APEX | P53_NODE_CUT | P53_NODE_DNAME | P53_NODE_CNAME |
-			      P53_NODE_ENT | P53_NODE_WILD | P53_NODE_GLUE;
-	char txt[1024], o1[300], o2[300];
-
-	for (int pass = 0; pass < 2; pass++) {
-		const void *x = pass == 0 ? b : a, *y = pass == 0 ? a : b;
-		for (uint32_t n = 0; n < p53_image_hdr(x)->n_nodes; n++) {
-			const struct p53_image_node *nx = p53_image_node(x, n);
-			const uint8_t *nm = p53_image_node_name(x, nx);
-			if (shadowed_of(x, nx->zone, nm, nx->name_len) != n)
-				continue;
-			uint32_t m = shadowed_of(y, nx->zone, nm, nx->name_len);
-			p53_name_to_str(txt, sizeof(txt), nm);
-			if (m == P53_NONE)
-				fail_msg("%s: the parent's %s is only in the %s image", what, txt,
-					 pass == 0 ? "compiled" : "patched");
-			const struct p53_image_node *ny = p53_image_node(y, m);
-			node_txt(x, nx->occluder, o1, sizeof(o1));
-			node_txt(y, ny->occluder, o2, sizeof(o2));
-			if ((nx->flags & mask) != (ny->flags & mask) || strcmp(o1, o2) != 0)
-				fail_msg("%s: the parent's %s: flags %#x occluder %s in one image, "
-					 "%#x %s in the other", what, txt, nx->flags & mask, o1,
-					 ny->flags & mask, o2);
-		}
-	}
-	for (uint32_t z = 0; z < p53_image_hdr(b)->n_zones; z++) {
-		node_txt(a, p53_image_zone(a, z)->parent_side, o1, sizeof(o1));
-		node_txt(b, p53_image_zone(b, z)->parent_side, o2, sizeof(o2));
-		if (strcmp(o1, o2) != 0)
-			fail_msg("%s: zone %u's parent_side is %s patched, %s compiled", what, z, o1, o2);
-	}
 }
 
 /* shape_check() for a served child's parent: patched (why_has NULL) or declined with a
