@@ -51,7 +51,9 @@
  *   - the parent side of a served child (a zone's names at and below another served zone's
  *     apex, out of the name index: the delegation's NS set and DS, glue, other names):
  *     their records patched at the zone's own nodes while nothing the compiler links from
- *     them changes (shadowed_nodes, shadowed_ok).
+ *     them changes (shadowed_nodes, shadowed_ok); names new there made out of the index,
+ *     linked as nodes_link() links them (shadow_new, shadow_ancestors), names gone there
+ *     taken out (shadow_gone_ok), the child's parent_side following (shadow_sides).
  * What the old bytes held becomes garbage, counted in p53_image_hdr.pad (KiB).
  */
 #include <errno.h>
@@ -2284,13 +2286,20 @@ static size_t blocks_append(const struct patch *p, const void *img, uint8_t *sec
  * cut owns an NSEC or NSEC3 as any cut). So their records change as any name's, at the node
  * the compiler made for them (shadowed: found through the child apex's parent_side, or for a
  * name below it by one pass over the nodes), and nothing else moves as long as what the
- * compiler derives from them stays: the node is neither new nor gone (no node enters or
- * leaves the index or the parent_side link), the cut stays a cut (CUT, the links below it),
- * no DNAME comes or goes, and no cut or DNAME above it comes or goes in the same diff (its
- * occluder); a name gaining its first address or losing its last moves the lists naming it
- * as any target's (relist_gain with own_addr, relist_lose), unless the served zone's copy
- * has addresses when the parent's loses its last (the compiler lists that one then). What
- * does not hold declines, naming the case.
+ * compiler derives from them stays: the cut stays a cut (CUT, the links below it), no DNAME
+ * comes or goes, and no cut or DNAME above it comes or goes in the same diff (its
+ * occluder). A name new there (new glue, the delegation at a name the parent lacked) gets
+ * a node of the parent out of the name index, with new empty non-terminals above it as
+ * any new name (shadow_ancestors, shadow_mark), GLUE and its occluder from the names
+ * above it (shadow_new), and at the child's apex becomes its parent_side (shadow_sides);
+ * a name gone there leaves as any name that goes, out of the index already, the empty
+ * non-terminals above it with it (found by zone_node), and the delegation may go with
+ * every name below it (parent_side P53_NONE; with names left below them, which would
+ * stop being glue, it declines: shadow_gone_ok). A name gaining its first address or
+ * losing its last moves the lists naming it as any target's (relist_gain with own_addr,
+ * relist_lose); losing its last while the served zone's copy has addresses, the lists are
+ * made again as for a gain (shadow_swap: the compiler lists that copy then). What does not
+ * hold declines, naming the case.
  */
 
 /* When touched name t is zone z's name at or below another served zone's apex: the highest
@@ -2410,10 +2419,11 @@ static uint32_t zone_node(const struct patch *p, const void *img, uint32_t z, si
 
 /*
  * The touched names of zone z at or below another served zone's apex (shadowed): each one's
- * node in zone z (t->old, t->shadow set), the one at a child's apex through its parent_side
- * link, the others by one pass over the nodes for all of them. A name zone z does not hold
- * there yet declines (a new node would be neither indexed nor linked as the compiler links
- * it), as does a name whose closest enclosing served zone is not z (a grandchild apex).
+ * node in zone z (t->old, t->shadow set; P53_NONE for a name new there, shadow_new), the
+ * one at a child's apex through its parent_side link, the others, and the names above them
+ * up to the child's apex (shadow_anc, for zone_node), by one pass over the nodes for all of
+ * them. A name whose closest enclosing served zone is not z's highest child (a
+ * grandchild's apex) declines.
  * 0, or -1: declined (why).
  */
 static int shadowed_nodes(struct patch *p, const void *img, uint32_t z, size_t apex_len,
@@ -2619,10 +2629,12 @@ static void shadow_sides(const struct patch *p, const void *img, struct p53_imag
 }
 
 /*
- * After the touched names' RRsets are known: each shadowed name (shadowed_nodes) stays, a
- * cut stays a cut and a name that was not one stays not one, does not lose its last address
- * while the served zone's copy has some, owns no DNAME before or after, and no touched name above it in the zone is new or
- * becomes or stops being a cut or DNAME owner; its occluder is then the old one (occ_now).
+ * After the touched names' RRsets are known: for each shadowed name (shadowed_nodes) that
+ * stays, a cut stays a cut and a name that was not one stays not one (one that goes:
+ * shadow_gone_ok); a new one is linked by shadow_new; no wildcard comes or goes, none owns
+ * a DNAME before or after, and no touched name above it in the zone outside the child is
+ * new or becomes or stops being a cut or DNAME owner; an old one's occluder is then the old
+ * one (occ_now).
  * 0, or -1: declined (why).
  */
 static int shadowed_ok(struct patch *p, const void *img, size_t apex_len, char *why, size_t wl)
