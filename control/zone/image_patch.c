@@ -1873,7 +1873,8 @@ static int occ_walk(const struct patch *p, const void *img, uint32_t z, size_t a
 static bool cut_flips(const struct patch *p, const void *img, const struct tn *t)
 {
 	(void)p;
-	return !(t->changed && t->dead) && t->old != P53_NONE &&
+	return !t->shadow && /* (shadow_flips) */
+	       !(t->changed && t->dead) && t->old != P53_NONE &&
 	       t->cut_now != ((p53_image_node(img, t->old)->flags & P53_NODE_CUT) != 0);
 }
 
@@ -2596,12 +2597,90 @@ static int shadow_gone_ok(const struct patch *p, const void *img, char *why, siz
 	for (size_t i = 1; i < p->n_t; i++) {
 		const struct tn *t = &p->t[i];
 		if (!t->shadow || !t->gone || t->dead || t->old == P53_NONE ||
-		    !(p53_image_node(img, t->old)->flags & P53_NODE_CUT))
+		    !(p53_image_node(img, t->old)->flags & P53_NODE_CUT) ||
+		    p53_image_zone(img, p->sz)->dnssec == 0) /* (unsigned: shadow_flips) */
 			continue;
 		decline(why, wl, "%s stops being a cut of the parent at or below a served zone's "
 			"apex (the delegation to a served zone comes or goes)",
 			p53_name_to_str(txt, sizeof(txt), t->name));
 		return -1;
+	}
+	return 0;
+}
+
+/* Whether shadowed touched name t stays in the image and becomes or stops being a cut (an
+ * unsigned parent's delegation to a served child added at a name it holds, or removed
+ * while names stay below it: shadow_flips). */
+static bool shadow_flip(const void *img, const struct tn *t)
+{
+	return t->shadow && t->old != P53_NONE && !(t->changed && t->dead) &&
+	       t->cut_now != ((p53_image_node(img, t->old)->flags & P53_NODE_CUT) != 0);
+}
+
+/*
+ * An unsigned parent whose delegation to a served child comes or goes at a name that stays
+ * (shadow_flip): the parent's names below it become glue or stop being it, as nodes_link()
+ * links them: each one's occluder is the delegation when it is a cut now, else the one the
+ * delegation had (no cut above it comes or goes, shadowed_ok). One pass over the zone's
+ * nodes finds them (out of the name index): touched ones get occ_now, the others go to
+ * p->desc as cut_links' do. One such name per diff, and no other cut of the parent below it
+ * (nested: its names' occluders would not all be the delegation); else declined. 0, or -1
+ * (why).
+ */
+static int shadow_flips(struct patch *p, const void *img, uint32_t z, char *why, size_t wl)
+{
+	const struct p53_image_hdr *h = p53_image_hdr(img);
+	const struct tn *f = NULL;
+	char txt[1024];
+
+	for (size_t i = 1; i < p->n_t; i++) {
+		if (!shadow_flip(img, &p->t[i]))
+			continue;
+		if (f != NULL) {
+			decline(why, wl, "%s and another name become or stop being cuts of the parent "
+				"at or below a served zone's apex",
+				p53_name_to_str(txt, sizeof(txt), p->t[i].name));
+			return -1;
+		}
+		f = &p->t[i];
+	}
+	if (f == NULL)
+		return 0;
+	uint32_t occ = f->cut_now ? f->node : p53_image_node(img, f->old)->occluder;
+	for (size_t i = 1; i < p->n_t; i++) {
+		struct tn *t = &p->t[i];
+		if (t == f || !p53_name_at_or_below(t->name, t->len, f->name, f->len))
+			continue;
+		if (t->cut_now && !(t->changed && t->dead)) {
+			decline(why, wl, "%s is a cut below a name that becomes or stops being a cut "
+				"of the parent at or below a served zone's apex",
+				p53_name_to_str(txt, sizeof(txt), t->name));
+			return -1;
+		}
+		t->occ_now = occ;
+	}
+	for (uint32_t n = 0; n < h->n_nodes; n++) {
+		const struct p53_image_node *nd = p53_image_node(img, n);
+		if (nd->zone != z || (nd->flags & P53_NODE_NSEC3) || nd->name_len <= f->len ||
+		    !p53_name_at_or_below(p53_image_node_name(img, nd), nd->name_len, f->name, f->len))
+			continue;
+		const uint8_t *nm = p53_image_node_name(img, nd);
+		uint32_t k = tn_find(&p->ts, p->t, nm, nd->name_len);
+		if (k == P53_NONE && (nd->flags & P53_NODE_CUT)) {
+			decline(why, wl, "%s is a cut below a name that becomes or stops being a cut of "
+				"the parent at or below a served zone's apex",
+				p53_name_to_str(txt, sizeof(txt), nm));
+			return -1;
+		}
+		if (k != P53_NONE)
+			continue; /* its occ_now above */
+		if (grow((void **)&p->desc, &p->desc_cap, 2 * (p->n_desc + 1), sizeof(uint32_t)) != 0) {
+			decline(why, wl, "out of memory");
+			return -1;
+		}
+		p->desc[2 * p->n_desc] = n;
+		p->desc[2 * p->n_desc + 1] = occ;
+		p->n_desc++;
 	}
 	return 0;
 }
@@ -2657,7 +2736,8 @@ static int shadowed_ok(struct patch *p, const void *img, size_t apex_len, char *
 		if (!t->changed)
 			continue;
 		/* A name that goes leaves (shadow_gone_ok: the delegation with all its names). */
-		if (od != NULL && !t->gone && t->cut_now != ((od->flags & P53_NODE_CUT) != 0)) {
+		if (od != NULL && !t->gone && t->cut_now != ((od->flags & P53_NODE_CUT) != 0) &&
+		    p53_image_zone(img, p->sz)->dnssec != 0) {
 			decline(why, wl, "%s %s a cut of the parent at or below a served zone's apex "
 				"(the delegation to a served zone comes or goes)", txt,
 				t->cut_now ? "becomes" : "stops being");
@@ -3287,6 +3367,10 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 					       p53_name_to_str(txt, sizeof(txt), p->t[i].name));
 		if (shadow_gone_ok(p, img, why, wl) != 0)
 			return NULL;
+	}
+	if (!sgn && shadow_flips(p, img, z, why, wl) != 0)
+		return NULL;
+	if (n_g > 0) {
 		for (size_t i = 0; i < p->n_t + p->n_ext; i++)
 			if (p->t[i].dead) {
 				const struct p53_image_node *nd = p53_image_node(img, p->t[i].old);

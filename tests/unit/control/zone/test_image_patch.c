@@ -3891,9 +3891,10 @@ static void test_whole_zone(void **state)
 	print_message("whole zones: %d patched, %d declined, %d unchanged; %d invalid\n",
 		      o.whole_patched, o.whole_declined, o.whole_same, o.invalid);
 	assert_true(o.whole_patched > 60);
-	/* DNAME changes patch since issue 13's DNAME step: what still declines here are
-	 * mostly diffs the compiler rejects and garbage. */
-	assert_true(o.whole_declined > 3);
+	/* DNAME changes patch since issue 13's DNAME step, and names coming and going below
+	 * the served child's apex since its parent-side step: what still declines here are
+	 * mostly diffs the compiler rejects and garbage (2 to 7 by seed). */
+	assert_true(o.whole_declined > 1);
 	unlink(f);
 	unlink(fp);
 	unlink(fc);
@@ -6667,6 +6668,20 @@ static const char *ZONE_PARENT_NO_SIDE =
 	"host A 198.51.100.3\nmx MX 1 host.child\nmx2 MX 1 ns.child\n"
 	"other NS ns.other\nns.other A 198.51.100.10\n";
 
+/* A parent with names at and below the served child's apex but no delegation there (one
+ * below it: a cut the delegation added above would occlude). */
+static const char *ZONE_PARENT_NOCUT =
+	"$ORIGIN parent.test.\n$TTL 300\n"
+	"@ SOA ns hostmaster 7 7200 3600 1209600 60\n@ NS ns\nns A 198.51.100.1\n"
+	"child TXT \"c\"\nns.child A 198.51.100.2\na.b.child A 198.51.100.44\n"
+	"mx MX 1 ns.child\nmx2 MX 1 a.b.child\nother NS ns.other\nns.other A 198.51.100.10\n";
+
+static const char *ZONE_PARENT_NOCUT_NEST =
+	"$ORIGIN parent.test.\n$TTL 300\n"
+	"@ SOA ns hostmaster 7 7200 3600 1209600 60\n@ NS ns\nns A 198.51.100.1\n"
+	"child TXT \"c\"\nns.child A 198.51.100.2\ndeep.child NS ns.other\n"
+	"other NS ns.other\nns.other A 198.51.100.10\n";
+
 static const char *ZONE_PARENT_DEEP =
 	"$ORIGIN parent.test.\n$TTL 300\n"
 	"@ SOA ns hostmaster 7 7200 3600 1209600 60\n@ NS ns\nns A 198.51.100.1\n"
@@ -6757,6 +6772,8 @@ static void test_served_child_shapes(void **state)
 		/* new glue under an empty non-terminal the parent lacks */
 		{ '+', "child.parent.test.", 2, "x.y.child.parent.test." },
 		{ '+', "x.y.child.parent.test.", 1, "198.51.100.40" },
+	}, cut_new[] = {
+		{ '+', "child.parent.test.", 2, "ns.child.parent.test." },
 	}, glue_deep_gone[] = {
 		{ '-', "x.y.child.parent.test.", 1, "198.51.100.40" },
 	}, nested[] = {
@@ -6778,10 +6795,12 @@ static void test_served_child_shapes(void **state)
 	served_shape(ZONE_PARENT_DS, "a name below the served apex removed", glue_gone, 1, NULL);
 	served_shape(ZONE_PARENT_DS, "a name below the served apex loses its last address, the "
 		     "child's copy has one", addr_gone, 2, NULL);
-	served_shape(ZONE_PARENT_DS, "the delegation removed, data left there", cut_gone, 3,
-		     "stops being a cut of the parent");
-	served_shape(ZONE_PARENT_DS, "the delegation removed, glue left", side_gone, 2,
-		     "stops being a cut of the parent");
+	served_shape(ZONE_PARENT_DS, "the delegation removed, data left there", cut_gone, 3, NULL);
+	served_shape(ZONE_PARENT_DS, "the delegation removed, glue left", side_gone, 2, NULL);
+	served_shape(ZONE_PARENT_NOCUT, "the delegation added at a name with data, names below "
+		     "it", cut_new, 1, NULL);
+	served_shape(ZONE_PARENT_NOCUT_NEST, "the delegation added, a cut already below it",
+		     cut_new, 1, "is a cut below a name that becomes or stops being a cut");
 	served_shape(ZONE_PARENT_DS, "the delegation removed with every name below it",
 		     side_all_gone, 7, NULL);
 	served_sideless = true;
