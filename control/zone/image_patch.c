@@ -53,7 +53,8 @@
  *     their records patched at the zone's own nodes while nothing the compiler links from
  *     them changes (shadowed_nodes, shadowed_ok); names new there made out of the index,
  *     linked as nodes_link() links them (shadow_new, shadow_ancestors), names gone there
- *     taken out (shadow_gone_ok), the child's parent_side following (shadow_sides).
+ *     taken out (shadow_gone_ok), the child's parent_side following (shadow_sides); in an
+ *     unsigned parent the delegation coming or going at a name that stays (shadow_flips).
  * What the old bytes held becomes garbage, counted in p53_image_hdr.pad (KiB).
  */
 #include <errno.h>
@@ -2295,8 +2296,9 @@ static size_t blocks_append(const struct patch *p, const void *img, uint8_t *sec
  * above it (shadow_new), and at the child's apex becomes its parent_side (shadow_sides);
  * a name gone there leaves as any name that goes, out of the index already, the empty
  * non-terminals above it with it (found by zone_node), and the delegation may go with
- * every name below it (parent_side P53_NONE; with names left below them, which would
- * stop being glue, it declines: shadow_gone_ok). A name gaining its first address or
+ * every name below it (parent_side P53_NONE; with names left below them, which stop being
+ * glue, an unsigned parent's patches, shadow_flips, a signed one's declines,
+ * shadow_gone_ok). A name gaining its first address or
  * losing its last moves the lists naming it as any target's (relist_gain with own_addr,
  * relist_lose); losing its last while the served zone's copy has addresses, the lists are
  * made again as for a gain (shadow_swap: the compiler lists that copy then). What does not

@@ -948,9 +948,9 @@ static void parent_side_op(struct p53_ixfr_step *st, const struct p53_rrs *base)
 	while (p53_rrs_next(base, &p, &x) == 1)
 		n_ns += x.type == 2 && x.owner_len == cl && name_eq(x.owner, cut, cl);
 	if (n_ns == 0) {
-		/* The delegation went with an earlier diff: back (patched when no name of the
-		 * parent is left below the apex, a new parent side; else the names there would
-		 * become glue: declined), with new glue or without. */
+		/* The delegation went with an earlier diff: back (a new parent side when no
+		 * name of the parent is left below the apex; else the names there become glue,
+		 * shadow_flips), with new glue or without. */
 		uint8_t rd[64];
 		size_t rl = wname(rnd(2) ? "ns.child.parent.test." : "g9.child.parent.test.", rd);
 		assert_int_equal(p53_rrs_add(&st->add, cut, cl, 2, 1, 300, rd, rl), 0);
@@ -6704,9 +6704,12 @@ static void served_shape(const char *ptext, const char *what, const struct shape
 /* Unsigned parent.test. serving child.parent.test. too: its delegation's NS set, DS (part
  * of issue 13: DS in unsigned zones) and glue change and are patched, as names below the
  * child's apex gaining their first address or losing their last (the parent's lists naming
- * them); what the compiler would link differently (a name new or gone below the child's
- * apex, the delegation gone, a name there losing its last address while the child's copy
- * has one) declines, naming the case. */
+ * them, the child's copy when the parent's has none left), names new or gone there (new
+ * glue, below new empty non-terminals too, glue removed), the delegation added or removed
+ * (with every name below it, or the names left there becoming or ceasing to be glue): the
+ * parent's nodes there out of the name index and the child's parent_side as the full
+ * compile's (same_shadowed); a cut below the child's apex coming, or below a delegation
+ * that comes, declines, naming the case. */
 static void test_served_child_shapes(void **state)
 {
 	(void)state;
