@@ -51,7 +51,10 @@
  *   - the parent side of a served child (a zone's names at and below another served zone's
  *     apex, out of the name index: the delegation's NS set and DS, glue, other names):
  *     their records patched at the zone's own nodes while nothing the compiler links from
- *     them changes (shadowed_nodes, shadowed_ok).
+ *     them changes (shadowed_nodes, shadowed_ok); names new there made out of the index,
+ *     linked as nodes_link() links them (shadow_new, shadow_ancestors), names gone there
+ *     taken out (shadow_gone_ok), the child's parent_side following (shadow_sides); in an
+ *     unsigned parent the delegation coming or going at a name that stays (shadow_flips).
  * What the old bytes held becomes garbage, counted in p53_image_hdr.pad (KiB).
  */
 #include <errno.h>
@@ -737,6 +740,11 @@ struct patch {
 	bool glue_redo;                 /* names become or stop being glue: the proofs are
 					   made again even when no owner comes or goes
 					   (glue_proofs) */
+	/* The parent side of a served child (shadowed_nodes): the zone's old nodes at the
+	 * touched shadowed names' ancestors there (shadow_at), and the zone itself. */
+	struct shadow *sa;
+	size_t n_sa, sa_cap;
+	uint32_t sz;
 };
 
 /* An owner joining an NSEC chain: its gap in the old chain (the old owners before it) and its
@@ -834,6 +842,21 @@ static int target_plain(const void *img, uint32_t oz, const uint8_t *nm, size_t 
 	return 0;
 }
 
+/* A touched name of the patched zone at or below another served zone's apex (shadowed_nodes)
+ * as the patch leaves it: its node in *node (a new one's, P53_NONE when it leaves), true;
+ * false for any other name or zone. */
+static bool shadow_touched(const struct patch *p, uint32_t oz, const uint8_t *nm, size_t len,
+			   uint32_t *node)
+{
+	uint32_t k = p->n_t > 0 ? tn_find(&p->ts, p->t, nm, len) : P53_NONE;
+
+	if (k == P53_NONE || !p->t[k].shadow || oz != p->sz)
+		return false;
+	const struct tn *t = &p->t[k];
+	*node = !t->changed ? t->old : t->dead ? P53_NONE : t->node;
+	return true;
+}
+
 /*
  * Zone oz's own node for canonical name nm that oz holds below a deeper served zone's apex
  * (target_plain -1): out of the name index, so found by one scan of the nodes (remembered
@@ -844,6 +867,8 @@ static int target_plain(const void *img, uint32_t oz, const uint8_t *nm, size_t 
 static int shadow_node(struct patch *p, const void *img, uint32_t oz, const uint8_t *nm,
 		       size_t len, uint32_t *node)
 {
+	if (shadow_touched(p, oz, nm, len, node))
+		return 0;
 	for (size_t i = 0; i < p->n_sh; i++)
 		if (p->sh[i].zone == oz && p->sh[i].len == len && memcmp(p->sh[i].name, nm, len) == 0) {
 			*node = p->sh[i].node;
@@ -873,12 +898,39 @@ static int shadow_node(struct patch *p, const void *img, uint32_t oz, const uint
  * addresses in the new image: a touched one's as the patch leaves it (shadowed_ok). */
 static bool own_addr(const struct patch *p, const void *img, uint32_t own)
 {
+	for (size_t i = 0; i < p->n_t; i++)
+		if (p->t[i].shadow && p->t[i].changed && p->t[i].node == own)
+			return p->t[i].new_addr; /* a new node's (shadow_touched) too */
 	const struct p53_image_node *od = p53_image_node(img, own);
 	uint32_t k = tn_find(&p->ts, p->t, p53_image_node_name(img, od), od->name_len);
 
 	if (k != P53_NONE && p->t[k].shadow && p->t[k].old == own && p->t[k].changed)
 		return p->t[k].new_addr;
 	return has_addr(img, od->rrsets, od->n_rrsets);
+}
+
+/* Shadowed touched name t (shadowed_nodes) loses its last address while the served zone's
+ * copy (the indexed node) has some: the compiler lists that copy instead, so the lists
+ * naming it are made again as for a name that gains (relist_gain), not cut (relist_lose). */
+static bool shadow_swap(const void *img, const struct tn *t)
+{
+	if (!t->shadow || !t->changed || !t->old_addr || t->new_addr)
+		return false;
+	uint32_t m = p53_image_find(img, t->name, t->len, p53_name_hash(t->name, t->len));
+	return m != P53_NONE && has_addr(img, p53_image_node(img, m)->rrsets,
+					 p53_image_node(img, m)->n_rrsets);
+}
+
+/* Whether the lists naming touched name t are made again (it gains its first address, or
+ * shadow_swap), or cut (it loses its last). */
+static bool addr_gains(const void *img, const struct tn *t)
+{
+	return t->changed && ((t->new_addr && !t->old_addr) || shadow_swap(img, t));
+}
+
+static bool addr_loses(const void *img, const struct tn *t)
+{
+	return t->changed && t->old_addr && !t->new_addr && !shadow_swap(img, t);
 }
 
 /*
@@ -1100,7 +1152,7 @@ static bool naming_nodes(struct patch *p, const void *img, bool gain)
 	p->n_cand = 0;
 	for (size_t i = 0; i < p->n_t && ok; i++) {
 		const struct tn *t = &p->t[i];
-		if (t->changed && (gain ? t->new_addr && !t->old_addr : t->old_addr && !t->new_addr))
+		if (gain ? addr_gains(img, t) : addr_loses(img, t))
 			ok = p53_patch_index_targets_find(p->ix, t->name, t->len, &p->cand,
 							  &p->n_cand, &p->cand_cap) == 0;
 	}
@@ -1864,7 +1916,8 @@ static int occ_walk(const struct patch *p, const void *img, uint32_t z, size_t a
 static bool cut_flips(const struct patch *p, const void *img, const struct tn *t)
 {
 	(void)p;
-	return !(t->changed && t->dead) && t->old != P53_NONE &&
+	return !t->shadow && /* (shadow_flips) */
+	       !(t->changed && t->dead) && t->old != P53_NONE &&
 	       t->cut_now != ((p53_image_node(img, t->old)->flags & P53_NODE_CUT) != 0);
 }
 
@@ -2277,13 +2330,21 @@ static size_t blocks_append(const struct patch *p, const void *img, uint8_t *sec
  * cut owns an NSEC or NSEC3 as any cut). So their records change as any name's, at the node
  * the compiler made for them (shadowed: found through the child apex's parent_side, or for a
  * name below it by one pass over the nodes), and nothing else moves as long as what the
- * compiler derives from them stays: the node is neither new nor gone (no node enters or
- * leaves the index or the parent_side link), the cut stays a cut (CUT, the links below it),
- * no DNAME comes or goes, and no cut or DNAME above it comes or goes in the same diff (its
- * occluder); a name gaining its first address or losing its last moves the lists naming it
- * as any target's (relist_gain with own_addr, relist_lose), unless the served zone's copy
- * has addresses when the parent's loses its last (the compiler lists that one then). What
- * does not hold declines, naming the case.
+ * compiler derives from them stays: the cut stays a cut (CUT, the links below it), no DNAME
+ * comes or goes, and no cut or DNAME above it comes or goes in the same diff (its
+ * occluder). A name new there (new glue, the delegation at a name the parent lacked) gets
+ * a node of the parent out of the name index, with new empty non-terminals above it as
+ * any new name (shadow_ancestors, shadow_mark), GLUE and its occluder from the names
+ * above it (shadow_new), and at the child's apex becomes its parent_side (shadow_sides);
+ * a name gone there leaves as any name that goes, out of the index already, the empty
+ * non-terminals above it with it (found by zone_node), and the delegation may go with
+ * every name below it (parent_side P53_NONE; with names left below them, which stop being
+ * glue, an unsigned parent's patches, shadow_flips, a signed one's declines,
+ * shadow_gone_ok). A name gaining its first address or
+ * losing its last moves the lists naming it as any target's (relist_gain with own_addr,
+ * relist_lose); losing its last while the served zone's copy has addresses, the lists are
+ * made again as for a gain (shadow_swap: the compiler lists that copy then). What does not
+ * hold declines, naming the case.
  */
 
 /* When touched name t is zone z's name at or below another served zone's apex: the highest
@@ -2305,12 +2366,109 @@ static uint32_t served_below(const void *img, uint32_t z, size_t apex_len, const
 	return top;
 }
 
+/* served_below() for any name: the highest apex of another served zone at or above
+ * canonical name q of zone z (below z's apex), or P53_NONE. */
+static uint32_t served_top(const void *img, uint32_t z, size_t apex_len, const uint8_t *q,
+			   size_t ql)
+{
+	uint32_t top = P53_NONE;
+
+	while (ql > apex_len) {
+		uint32_t m = p53_image_find(img, q, ql, p53_name_hash(q, ql));
+		if (m != P53_NONE && p53_image_node(img, m)->zone != z &&
+		    (p53_image_node(img, m)->flags & P53_NODE_APEX))
+			top = m;
+		ql -= 1u + q[0];
+		q += 1u + q[0];
+	}
+	return top;
+}
+
+/* The lowest apex of another served zone at or above touched name t (its closest
+ * enclosing served zone's), or P53_NONE. */
+static uint32_t served_lowest(const void *img, uint32_t z, size_t apex_len, const struct tn *t)
+{
+	const uint8_t *q = t->name;
+	size_t ql = t->len;
+
+	while (ql > apex_len) {
+		uint32_t m = p53_image_find(img, q, ql, p53_name_hash(q, ql));
+		if (m != P53_NONE && p53_image_node(img, m)->zone != z &&
+		    (p53_image_node(img, m)->flags & P53_NODE_APEX))
+			return m;
+		ql -= 1u + q[0];
+		q += 1u + q[0];
+	}
+	return P53_NONE;
+}
+
+/* Queues the names above shadowed touched name t up to the served apex `top` (its highest),
+ * whose nodes in zone z the pass of shadowed_nodes finds (shadow_anc_found; the one at the
+ * apex is its parent_side): for shadow_at. -1: out of memory. */
+static int shadow_anc(struct patch *p, const void *img, uint32_t z, const struct tn *t,
+		      uint32_t top)
+{
+	const struct p53_image_node *cn = p53_image_node(img, top);
+	const uint8_t *q = t->name;
+	size_t ql = t->len;
+
+	while (ql > cn->name_len) {
+		ql -= 1u + q[0];
+		q += 1u + q[0];
+		bool have = false;
+		for (size_t i = 0; i < p->n_sa && !have; i++)
+			have = p->sa[i].len == ql && memcmp(p->sa[i].name, q, ql) == 0;
+		if (have)
+			continue;
+		if (grow((void **)&p->sa, &p->sa_cap, p->n_sa + 1, sizeof(*p->sa)) != 0)
+			return -1;
+		struct shadow *e = &p->sa[p->n_sa++];
+		memcpy(e->name, q, ql);
+		e->len = (uint8_t)ql;
+		e->zone = z;
+		e->node = P53_NONE;
+		if (ql == cn->name_len) {
+			uint32_t ps = p53_image_node_parent_side(img, cn);
+			if (ps != P53_NONE && p53_image_node(img, ps)->zone == z)
+				e->node = ps;
+		}
+	}
+	return 0;
+}
+
+/* shadowed_nodes' pass: node n (zone z's, no NSEC3 owner) is the one of a queued name. */
+static void shadow_anc_found(struct patch *p, const void *img, uint32_t n)
+{
+	const struct p53_image_node *nd = p53_image_node(img, n);
+
+	for (size_t i = 0; i < p->n_sa; i++)
+		if (p->sa[i].len == nd->name_len &&
+		    memcmp(p->sa[i].name, p53_image_node_name(img, nd), nd->name_len) == 0)
+			p->sa[i].node = n;
+}
+
+/* Zone z's old node at canonical name q: one queued by shadow_anc when q lies at or below
+ * another served zone's apex, else the indexed one when it is zone z's; or P53_NONE. */
+static uint32_t zone_node(const struct patch *p, const void *img, uint32_t z, size_t apex_len,
+			  const uint8_t *q, size_t ql)
+{
+	if (served_top(img, z, apex_len, q, ql) != P53_NONE) {
+		for (size_t i = 0; i < p->n_sa; i++)
+			if (p->sa[i].len == ql && memcmp(p->sa[i].name, q, ql) == 0)
+				return p->sa[i].node;
+		return P53_NONE;
+	}
+	uint32_t m = p53_image_find(img, q, ql, p53_name_hash(q, ql));
+	return m != P53_NONE && p53_image_node(img, m)->zone == z ? m : P53_NONE;
+}
+
 /*
  * The touched names of zone z at or below another served zone's apex (shadowed): each one's
- * node in zone z (t->old, t->shadow set), the one at a child's apex through its parent_side
- * link, the others by one pass over the nodes for all of them. A name zone z does not hold
- * there yet declines (a new node would be neither indexed nor linked as the compiler links
- * it), as does a name whose closest enclosing served zone is not z (a grandchild apex).
+ * node in zone z (t->old, t->shadow set; P53_NONE for a name new there, shadow_new), the
+ * one at a child's apex through its parent_side link, the others, and the names above them
+ * up to the child's apex (shadow_anc, for zone_node), by one pass over the nodes for all of
+ * them. A name whose closest enclosing served zone is not z's highest child (a
+ * grandchild's apex) declines.
  * 0, or -1: declined (why).
  */
 static int shadowed_nodes(struct patch *p, const void *img, uint32_t z, size_t apex_len,
@@ -2320,6 +2478,7 @@ static int shadowed_nodes(struct patch *p, const void *img, uint32_t z, size_t a
 	char txt[1024], ctxt[1024];
 	size_t n_below = 0;
 
+	p->sz = z;
 	for (size_t i = 1; i < p->n_t; i++) {
 		struct tn *t = &p->t[i];
 		uint32_t top = served_below(img, z, apex_len, t);
@@ -2328,6 +2487,10 @@ static int shadowed_nodes(struct patch *p, const void *img, uint32_t z, size_t a
 		const struct p53_image_node *cn = p53_image_node(img, top);
 		t->shadow = true;
 		t->old = P53_NONE;
+		if (shadow_anc(p, img, z, t, top) != 0) {
+			decline(why, wl, "out of memory");
+			return -1;
+		}
 		if (cn->name_len == t->len) {
 			uint32_t ps = p53_image_node_parent_side(img, cn);
 			if (ps != P53_NONE && p53_image_node(img, ps)->zone != z) {
@@ -2348,26 +2511,253 @@ static int shadowed_nodes(struct patch *p, const void *img, uint32_t z, size_t a
 		uint32_t k = tn_find(&p->ts, p->t, p53_image_node_name(img, nd), nd->name_len);
 		if (k != P53_NONE && k != 0 && p->t[k].shadow && p->t[k].old == P53_NONE)
 			p->t[k].old = n;
+		shadow_anc_found(p, img, n);
 	}
 	for (size_t i = 1; i < p->n_t; i++) {
 		const struct tn *t = &p->t[i];
 		if (!t->shadow || t->old != P53_NONE)
 			continue;
-		p53_name_to_str(txt, sizeof(txt), t->name);
+		/* New in the parent there (shadow_new): the closest enclosing served zone must
+		 * be the highest one below this zone (its parent_side is this zone's node). */
 		uint32_t top = served_below(img, z, apex_len, t);
+		if (served_lowest(img, z, apex_len, t) == top)
+			continue;
+		p53_name_to_str(txt, sizeof(txt), t->name);
 		p53_name_to_str(ctxt, sizeof(ctxt), p53_image_node_name(img, p53_image_node(img, top)));
-		decline(why, wl, "%s is new in the parent of served zone %s at or below its apex "
-			"(the parent side gains a name)", txt, ctxt);
+		decline(why, wl, "%s is new in the parent of served zone %s at or below another "
+			"served zone's apex below it (a grandchild's)", txt, ctxt);
 		return -1;
 	}
 	return 0;
 }
 
 /*
- * After the touched names' RRsets are known: each shadowed name (shadowed_nodes) stays, a
- * cut stays a cut and a name that was not one stays not one, does not lose its last address
- * while the served zone's copy has some, owns no DNAME before or after, and no touched name above it in the zone is new or
- * becomes or stops being a cut or DNAME owner; its occluder is then the old one (occ_now).
+ * new_ancestors() for a name new in zone z at or below another served zone's apex: the names
+ * above it up to the first one zone z holds (its node found by zone_node: out of the name
+ * index there) are queued for new empty non-terminals (shadow_mark makes them shadowed
+ * too). The one found must be no DNAME owner nor below one, no NSEC3 owner, and in a signed
+ * zone not a cut, glue or below an occluder unless the new name is glue below it
+ * (glue_parent). -1: declined; -2: a DNAME owner that stays above it.
+ */
+static int shadow_ancestors(struct patch *p, const void *img, uint32_t z, size_t apex_len,
+			    const struct tn *t, bool sgn)
+{
+	const uint8_t *q = t->name + 1 + t->name[0];
+	size_t ql = t->len - 1u - t->name[0];
+
+	while (ql >= apex_len) {
+		uint32_t m = zone_node(p, img, z, apex_len, q, ql);
+		if (m != P53_NONE) {
+			const struct p53_image_node *nd = p53_image_node(img, m);
+			if ((nd->flags & P53_NODE_DNAME) && !dname_goes_ok(p, q, ql))
+				return -2;
+			if ((nd->flags & P53_NODE_NSEC3) || dname_above(img, nd) ||
+			    (sgn && ((nd->flags & (P53_NODE_CUT | P53_NODE_GLUE)) ||
+				     nd->occluder != P53_NONE) && !glue_parent(img, nd)))
+				return -1;
+			return 0;
+		}
+		if (ql == apex_len || (served_top(img, z, apex_len, q, ql) == P53_NONE &&
+				       p53_image_find(img, q, ql, p53_name_hash(q, ql)) != P53_NONE))
+			return -1; /* another zone's name above the served apex */
+		if (grow((void **)&p->pend, &p->pend_cap, p->n_pend + 1, sizeof(*p->pend)) != 0)
+			return -1;
+		memcpy(p->pend[p->n_pend].name, q, ql);
+		p->pend[p->n_pend++].len = (uint8_t)ql;
+		ql -= 1u + q[0];
+		q += 1u + q[0];
+	}
+	return -1;
+}
+
+/* The new empty non-terminals add_ancestors() made at or below another served zone's apex
+ * are shadowed names too (out of the name index). */
+static void shadow_mark(struct patch *p, const void *img, uint32_t z, size_t apex_len)
+{
+	for (size_t i = 1; i < p->n_t; i++) {
+		struct tn *t = &p->t[i];
+		if (!t->shadow && t->old == P53_NONE &&
+		    served_top(img, z, apex_len, t->name, t->len) != P53_NONE)
+			t->shadow = true;
+	}
+}
+
+/*
+ * A name new in the parent at or below a served child's apex (new glue, the delegation at
+ * a name the parent did not hold): the compiler makes it a node of the parent out of the
+ * name index (nodes_link: shadowed), GLUE with the closest cut above it as its occluder, and
+ * at the child's apex the child's parent_side (shadow_sides). Its occluder is read off the
+ * names above it as the patch leaves them (a touched one's cut_now, else the old node's:
+ * no cut comes or goes above a shadowed name, shadowed_ok). A new cut below the child's
+ * apex (a nested one) declines. 0, or -1: declined (why).
+ */
+static int shadow_new(struct patch *p, const void *img, size_t apex_len, struct tn *t,
+		      char *why, size_t wl)
+{
+	char txt[1024];
+	uint32_t top = served_top(img, p->sz, apex_len, t->name, t->len);
+	const uint8_t *q = t->name + 1 + t->name[0];
+	size_t ql = t->len - 1u - t->name[0];
+
+	if (t->changed && t->cut_now && top != P53_NONE &&
+	    p53_image_node(img, top)->name_len != t->len) {
+		decline(why, wl, "%s becomes a cut of the parent below a served zone's apex (a "
+			"nested delegation there)", p53_name_to_str(txt, sizeof(txt), t->name));
+		return -1;
+	}
+	t->occ_now = P53_NONE;
+	while (ql >= apex_len) {
+		uint32_t k = tn_find(&p->ts, p->t, q, ql), node;
+		if (k != P53_NONE && p->t[k].old == P53_NONE) {
+			if (p->t[k].changed && p->t[k].cut_now) {
+				t->occ_now = p->t[k].node;
+				return 0;
+			}
+		} else {
+			node = k != P53_NONE ? p->t[k].old : zone_node(p, img, p->sz, apex_len, q, ql);
+			if (node != P53_NONE) {
+				const struct p53_image_node *nd = p53_image_node(img, node);
+				bool cut = k != P53_NONE && p->t[k].changed ? p->t[k].cut_now :
+					   (nd->flags & P53_NODE_CUT) != 0;
+				t->occ_now = cut ? node : nd->occluder;
+				return 0;
+			}
+		}
+		if (ql == apex_len)
+			break;
+		ql -= 1u + q[0];
+		q += 1u + q[0];
+	}
+	return 0;
+}
+
+/* After the names that go are known (dead): a shadowed cut that goes must leave with every
+ * name below it (the delegation removed with its glue: parent_side goes, shadow_sides), or
+ * the names left below it would stop being glue. 0, or -1: declined (why). */
+static int shadow_gone_ok(const struct patch *p, const void *img, char *why, size_t wl)
+{
+	char txt[1024];
+
+	for (size_t i = 1; i < p->n_t; i++) {
+		const struct tn *t = &p->t[i];
+		if (!t->shadow || !t->gone || t->dead || t->old == P53_NONE ||
+		    !(p53_image_node(img, t->old)->flags & P53_NODE_CUT) ||
+		    p53_image_zone(img, p->sz)->dnssec == 0) /* (unsigned: shadow_flips) */
+			continue;
+		decline(why, wl, "%s stops being a cut of the parent at or below a served zone's "
+			"apex (the delegation to a served zone comes or goes)",
+			p53_name_to_str(txt, sizeof(txt), t->name));
+		return -1;
+	}
+	return 0;
+}
+
+/* Whether shadowed touched name t stays in the image and becomes or stops being a cut (an
+ * unsigned parent's delegation to a served child added at a name it holds, or removed
+ * while names stay below it: shadow_flips). */
+static bool shadow_flip(const void *img, const struct tn *t)
+{
+	return t->shadow && t->old != P53_NONE && !(t->changed && t->dead) &&
+	       t->cut_now != ((p53_image_node(img, t->old)->flags & P53_NODE_CUT) != 0);
+}
+
+/*
+ * An unsigned parent whose delegation to a served child comes or goes at a name that stays
+ * (shadow_flip): the parent's names below it become glue or stop being it, as nodes_link()
+ * links them: each one's occluder is the delegation when it is a cut now, else the one the
+ * delegation had (no cut above it comes or goes, shadowed_ok). One pass over the zone's
+ * nodes finds them (out of the name index): touched ones get occ_now, the others go to
+ * p->desc as cut_links' do. One such name per diff, and no other cut of the parent below it
+ * (nested: its names' occluders would not all be the delegation); else declined. 0, or -1
+ * (why).
+ */
+static int shadow_flips(struct patch *p, const void *img, uint32_t z, char *why, size_t wl)
+{
+	const struct p53_image_hdr *h = p53_image_hdr(img);
+	const struct tn *f = NULL;
+	char txt[1024];
+
+	for (size_t i = 1; i < p->n_t; i++) {
+		if (!shadow_flip(img, &p->t[i]))
+			continue;
+		if (f != NULL) {
+			decline(why, wl, "%s and another name become or stop being cuts of the parent "
+				"at or below a served zone's apex",
+				p53_name_to_str(txt, sizeof(txt), p->t[i].name));
+			return -1;
+		}
+		f = &p->t[i];
+	}
+	if (f == NULL)
+		return 0;
+	uint32_t occ = f->cut_now ? f->node : p53_image_node(img, f->old)->occluder;
+	for (size_t i = 1; i < p->n_t; i++) {
+		struct tn *t = &p->t[i];
+		if (t == f || !p53_name_at_or_below(t->name, t->len, f->name, f->len))
+			continue;
+		if (t->cut_now && !(t->changed && t->dead)) {
+			decline(why, wl, "%s is a cut below a name that becomes or stops being a cut "
+				"of the parent at or below a served zone's apex",
+				p53_name_to_str(txt, sizeof(txt), t->name));
+			return -1;
+		}
+		t->occ_now = occ;
+	}
+	for (uint32_t n = 0; n < h->n_nodes; n++) {
+		const struct p53_image_node *nd = p53_image_node(img, n);
+		if (nd->zone != z || (nd->flags & P53_NODE_NSEC3) || nd->name_len <= f->len ||
+		    !p53_name_at_or_below(p53_image_node_name(img, nd), nd->name_len, f->name, f->len))
+			continue;
+		const uint8_t *nm = p53_image_node_name(img, nd);
+		uint32_t k = tn_find(&p->ts, p->t, nm, nd->name_len);
+		if (k == P53_NONE && (nd->flags & P53_NODE_CUT)) {
+			decline(why, wl, "%s is a cut below a name that becomes or stops being a cut of "
+				"the parent at or below a served zone's apex",
+				p53_name_to_str(txt, sizeof(txt), nm));
+			return -1;
+		}
+		if (k != P53_NONE)
+			continue; /* its occ_now above */
+		if (grow((void **)&p->desc, &p->desc_cap, 2 * (p->n_desc + 1), sizeof(uint32_t)) != 0) {
+			decline(why, wl, "out of memory");
+			return -1;
+		}
+		p->desc[2 * p->n_desc] = n;
+		p->desc[2 * p->n_desc + 1] = occ;
+		p->n_desc++;
+	}
+	return 0;
+}
+
+/* A served child's parent_side (the parent's node at its apex, image.h) where the patch
+ * made that node or took it out: the new node, or P53_NONE, as zones_finish() links it. */
+static void shadow_sides(const struct patch *p, const void *img, struct p53_image_zone *zones,
+			 uint32_t z)
+{
+	for (size_t i = 1; i < p->n_t + p->n_ext; i++) {
+		const struct tn *t = &p->t[i];
+		bool made = i < p->n_t && t->changed && t->old == P53_NONE;
+		if (!t->shadow || !(made || t->dead))
+			continue;
+		uint32_t m = p53_image_find(img, t->name, t->len, p53_name_hash(t->name, t->len));
+		if (m == P53_NONE || p53_image_node(img, m)->zone == z ||
+		    !(p53_image_node(img, m)->flags & P53_NODE_APEX))
+			continue;
+		struct p53_image_zone *cz = &zones[p53_image_node(img, m)->zone];
+		if (made)
+			cz->parent_side = t->node;
+		else if (cz->parent_side == t->old)
+			cz->parent_side = P53_NONE;
+	}
+}
+
+/*
+ * After the touched names' RRsets are known: for each shadowed name (shadowed_nodes) that
+ * stays, a cut stays a cut and a name that was not one stays not one (one that goes:
+ * shadow_gone_ok); a new one is linked by shadow_new; no wildcard comes or goes, none owns
+ * a DNAME before or after, and no touched name above it in the zone outside the child is
+ * new or becomes or stops being a cut or DNAME owner; an old one's occluder is then the old
+ * one (occ_now).
  * 0, or -1: declined (why).
  */
 static int shadowed_ok(struct patch *p, const void *img, size_t apex_len, char *why, size_t wl)
@@ -2378,35 +2768,35 @@ static int shadowed_ok(struct patch *p, const void *img, size_t apex_len, char *
 		struct tn *t = &p->t[i];
 		if (!t->shadow)
 			continue;
-		const struct p53_image_node *od = p53_image_node(img, t->old);
+		const struct p53_image_node *od = t->old != P53_NONE ? p53_image_node(img, t->old) : NULL;
 		p53_name_to_str(txt, sizeof(txt), t->name);
-		t->occ_now = od->occluder;
+		if (od == NULL) {
+			/* New there (shadow_new): its links from the names above it. */
+			if (shadow_new(p, img, apex_len, t, why, wl) != 0)
+				return -1;
+		} else {
+			t->occ_now = od->occluder;
+		}
 		if (!t->changed)
 			continue;
-		if (t->gone) {
-			decline(why, wl, "%s loses its last record in the parent of a served zone at "
-				"or below its apex (the parent side loses a name)", txt);
-			return -1;
-		}
-		if (t->cut_now != ((od->flags & P53_NODE_CUT) != 0)) {
+		/* A name that goes leaves (shadow_gone_ok: the delegation with all its names). */
+		if (od != NULL && !t->gone && t->cut_now != ((od->flags & P53_NODE_CUT) != 0) &&
+		    p53_image_zone(img, p->sz)->dnssec != 0) {
 			decline(why, wl, "%s %s a cut of the parent at or below a served zone's apex "
 				"(the delegation to a served zone comes or goes)", txt,
 				t->cut_now ? "becomes" : "stops being");
 			return -1;
 		}
-		/* Its first address: the lists naming it are made again (relist_gain, adds_list:
-		 * the zone's own copy first, own_addr). Its last: the lists naming it lose it
-		 * (relist_lose), where the compiler would list the served zone's copy instead
-		 * when that has addresses. */
-		uint32_t m = p53_image_find(img, t->name, t->len, p53_name_hash(t->name, t->len));
-		if (t->old_addr && !t->new_addr && m != P53_NONE &&
-		    has_addr(img, p53_image_node(img, m)->rrsets, p53_image_node(img, m)->n_rrsets)) {
-			decline(why, wl, "%s loses its last address in the parent at or below a served "
-				"zone's apex, whose copy has addresses (the lists naming it would name "
-				"that one)", txt);
+		if (t->name[0] == 1 && t->name[1] == '*' && (od == NULL || t->gone)) {
+			decline(why, wl, "%s is a wildcard that comes or goes in the parent at or below "
+				"a served zone's apex", txt);
 			return -1;
 		}
-		if ((od->flags & P53_NODE_DNAME) || dname_now(p, img, t)) {
+		/* Its first address: the lists naming it are made again (relist_gain, adds_list:
+		 * the zone's own copy first, own_addr). Its last: the lists naming it lose it
+		 * (relist_lose), or name the served zone's copy instead when that has addresses,
+		 * as the compiler's (shadow_swap: made again as for a gain). */
+		if ((od != NULL && (od->flags & P53_NODE_DNAME)) || dname_now(p, img, t)) {
 			decline(why, wl, "%s is a DNAME owner in the parent at or below a served "
 				"zone's apex", txt);
 			return -1;
@@ -2598,7 +2988,10 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 		uint32_t pi = p53_image_find(img, pn, pl, p53_name_hash(pn, pl));
 		if (pi != P53_NONE && p53_image_node(img, pi)->zone == z)
 			t->parent = pi;
-		int na = t->old == P53_NONE ? new_ancestors(p, img, z, apex_len, t, sgn) : 0;
+		if (t->shadow)
+			t->parent = zone_node(p, img, z, apex_len, pn, pl);
+		int na = t->old != P53_NONE ? 0 : t->shadow ? shadow_ancestors(p, img, z, apex_len, t, sgn) :
+			 new_ancestors(p, img, z, apex_len, t, sgn);
 		if (na != 0) {
 			if (!sgn || na == -2)
 				return decline(why, wl, "%s is new below a DNAME owner that stays "
@@ -2610,6 +3003,7 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 	 * exist in the new image only when a new name with records stays below them). */
 	if (add_ancestors(p) != 0)
 		return decline(why, wl, "out of memory");
+	shadow_mark(p, img, z, apex_len);
 
 	/* Without the zone's new content: the touched names' records read out of the image and
 	 * the differences applied to them alone (every record the steps delete or add is at a
@@ -2949,14 +3343,13 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 				e->labels = labels--;
 				e->old = pi;
 				e->wparent = P53_NONE;
+				e->shadow = served_top(img, z, apex_len, pn, pl) != P53_NONE;
 				nset_add(&gs, (uint32_t)(p->n_t + p->n_ext), e->name, e->len);
 				gi[m++] = (uint32_t)(p->n_t + p->n_ext);
 				p->n_ext++;
 				pl -= 1u + pn[0];
 				pn += 1u + pn[0];
-				pi = p53_image_find(img, pn, pl, p53_name_hash(pn, pl));
-				if (pi != P53_NONE && p53_image_node(img, pi)->zone != z)
-					pi = P53_NONE;
+				pi = zone_node(p, img, z, apex_len, pn, pl);
 				/* A wildcard's: if it goes, so does its parent's link to it (the
 				 * parent is in the zone: a wildcard is never the apex). */
 				if (pd->flags & P53_NODE_WILD)
@@ -3011,6 +3404,12 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 				return decline(why, wl, "%s loses its NSEC3 but a name below it stays "
 					       "(it becomes an empty non-terminal of the zone)",
 					       p53_name_to_str(txt, sizeof(txt), p->t[i].name));
+		if (shadow_gone_ok(p, img, why, wl) != 0)
+			return NULL;
+	}
+	if (!sgn && shadow_flips(p, img, z, why, wl) != 0)
+		return NULL;
+	if (n_g > 0) {
 		for (size_t i = 0; i < p->n_t + p->n_ext; i++)
 			if (p->t[i].dead) {
 				const struct p53_image_node *nd = p53_image_node(img, p->t[i].old);
@@ -3051,8 +3450,8 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 			    sizeof(uint32_t);
 	for (size_t i = 0; i < p->n_t; i++) {
 		const struct tn *t = &p->t[i];
-		n_gain += t->changed && t->new_addr && !t->old_addr;
-		n_lose += t->changed && t->old_addr && !t->new_addr;
+		n_gain += addr_gains(img, t);
+		n_lose += addr_loses(img, t);
 	}
 	if (n_gain > 0) {
 		if (nset_init(&gain, n_gain, p->n_t) != 0) {
@@ -3061,7 +3460,7 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 		}
 		for (size_t i = 0; i < p->n_t; i++) {
 			const struct tn *t = &p->t[i];
-			if (t->changed && t->new_addr && !t->old_addr)
+			if (addr_gains(img, t))
 				nset_add(&gain, (uint32_t)i, t->name, t->len);
 		}
 		/* The patch index lists the nodes naming them (made from this image the first
@@ -3083,7 +3482,7 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 			return decline(why, wl, "out of memory");
 		size_t m = 0;
 		for (size_t i = 0; i < p->n_t; i++)
-			if (p->t[i].changed && p->t[i].old_addr && !p->t[i].new_addr)
+			if (addr_loses(img, &p->t[i]))
 				lose[m++] = p->t[i].old;
 		qsort(lose, n_lose, sizeof(*lose), u32_cmp);
 		/* The lists naming them are those of the nodes the patch index lists for their
@@ -3318,10 +3717,11 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 		uint32_t hash = p53_name_hash(t->name, t->len);
 		if (t->old == P53_NONE && t->n3)
 			nd->flags |= P53_NODE_NSEC3; /* a hashed owner: out of the index */
-		else if (t->old == P53_NONE)
+		else if (t->old == P53_NONE && !t->shadow) /* (a shadowed name: not indexed) */
 			index_add(slots, mask, hash, t->node);
 		else if (t->dead) {
-			index_remove(slots, mask, hash, t->node);
+			if (!t->shadow)
+				index_remove(slots, mask, hash, t->node);
 			nd->flags |= P53_NODE_NSEC3; /* out of the index (image_patch.h) */
 		}
 		if (i == 0) {
@@ -3383,12 +3783,15 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 	}
 	for (size_t j = 0; j < p->n_relist; j++)
 		NRS(p->relist[2 * j])->adds = p->relist[2 * j + 1];
+	/* A served child's parent_side: the parent's node at its apex as the patch leaves it. */
+	shadow_sides(p, img, zones, z);
 	/* Empty non-terminals left with no name below them leave the index. */
 	for (size_t j = p->n_t; j < p->n_t + p->n_ext; j++) {
 		const struct tn *e = &p->t[j];
 		if (!e->dead)
 			continue;
-		index_remove(slots, mask, p53_name_hash(e->name, e->len), e->old);
+		if (!e->shadow)
+			index_remove(slots, mask, p53_name_hash(e->name, e->len), e->old);
 		p53_image_node_w(ni, e->old)->flags |= P53_NODE_ENT | P53_NODE_NSEC3; /* out of the index */
 		/* A wildcard that goes: names below its parent no longer match it (as the full
 		 * compile links a node to "*.<owner>" only when that exists). */
@@ -3529,6 +3932,7 @@ void *p53_image_patch_indexed(const void *img, const uint8_t *apex, size_t apex_
 	free(p.pend);
 	free(p.relist);
 	free(p.sh);
+	free(p.sa);
 	free(p.cand);
 	free(p.zc);
 	free(p.ins);

@@ -48,8 +48,13 @@
  * shadowed, its node the child apex's parent_side); the differences are the delegation's
  * (served_changes): a DS added, the NS set changed (ns1.big.test. for ns.other.example.), the
  * glue renumbered (198.18.2.2). The compile mode compiles both zones, as pop53d does.
+ * --served-glue: the same two zones, the difference new glue below the child's apex (NS
+ * ns2.kid.big.test. and its A: a name new in the parent there, made out of the name index
+ * as the compiler makes it, shadow_new; one pass over the nodes finds the parent's names
+ * below the apex).
  *
- * Usage: p53-ixfr-apply [--cdn | --names | --dname | --glue-cname | --served-child] ZONEFILE
+ * Usage: p53-ixfr-apply [--cdn | --names | --dname | --glue-cname | --served-child |
+ * --served-glue] ZONEFILE
  * [RUNS]  (the zone is big.test.; RUNS default 5)
  * P53_IXFR_MODES, when set, runs only the modes it names, comma-separated (e.g.
  * P53_IXFR_MODES=patch-lazy,patch-spare).
@@ -350,10 +355,19 @@ static int served_setup(struct p53_rrs *base)
 	       add_txt(&kid, "ns.kid." ORIGIN, 1, a1, 4) || add_txt(&kid, "www.kid." ORIGIN, 1, a2, 4);
 }
 
+/* --served-glue: new glue, a name new in the parent below the served child's apex (NS
+ * ns2.kid.big.test. added to the delegation, its A 198.18.2.9). */
+static int served_glue;
+
 /* --served-child: the delegation's changes (a DS added, the NS set, the glue renumbered). */
 static int served_changes(struct p53_ixfr_step *st)
 {
 	static const uint8_t a1[4] = { 198, 18, 2, 1 }, a2[4] = { 198, 18, 2, 2 };
+	static const uint8_t a9[4] = { 198, 18, 2, 9 };
+
+	if (served_glue)
+		return add_name(&st->add, KID, 2, "ns2.kid." ORIGIN) ||
+		       add_txt(&st->add, "ns2.kid." ORIGIN, 1, a9, 4);
 
 	return add_txt(&st->add, KID, 43, (const uint8_t *)DS_RD, sizeof(DS_RD) - 1) ||
 	       add_name(&st->del, KID, 2, "ns1." ORIGIN) ||
@@ -1003,6 +1017,10 @@ int main(int argc, char **argv)
 		served = 1;
 		argc--;
 		argv++;
+	} else if (argc > 1 && strcmp(argv[1], "--served-glue") == 0) {
+		served = served_glue = 1;
+		argc--;
+		argv++;
 	} else if (argc > 1 && strcmp(argv[1], "--dname") == 0) {
 		dnames = 1;
 		argc--;
@@ -1016,7 +1034,7 @@ int main(int argc, char **argv)
 
 	if (argc < 2 || argc > 3 || runs < 1 || runs > 100) {
 		fprintf(stderr, "usage: p53-ixfr-apply [--cdn | --names | --dname | --glue-cname | "
-			"--served-child] ZONEFILE [RUNS]\n");
+			"--served-child | --served-glue] ZONEFILE [RUNS]\n");
 		return 2;
 	}
 	struct p53_zone_src src = { .name = ORIGIN, .file = argv[1], .flags = P53_ZONE_SECONDARY };

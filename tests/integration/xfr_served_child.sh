@@ -7,6 +7,7 @@
 # running image, not compiled, and what kdig sees from pop53 is what knotd, which serves both
 # zones too, serves: DS at the child's apex answered from the parent's side with its RRSIG
 # (RFC 4035 §3.1.4.1), or the parent's NSEC3 proof that there is none; the child's own NS.
+# New glue below the child's apex, and that glue removed, are patched too.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/xfr_lib.sh"
 
@@ -25,7 +26,7 @@ s = s.replace("  - domain: parent.test\n",
 open(p, "w").write(s)
 PY
 knot_zone parent.test 1 "kid IN NS ns.kid" "kid IN NS ns1.parent.test." "ns.kid IN A 192.0.2.60" \
-	"txt IN TXT \"one\""
+	"txt IN TXT \"one\"" "mail IN MX 10 ns2.kid.parent.test."
 knot_zone kid.parent.test 1 "ns IN A 192.0.2.60" "@ IN NS ns" "host IN A 192.0.2.61"
 knotd_up
 ok "knotd (primary of parent.test, signing, and of kid.parent.test) starts in $PRIMARY_NS"
@@ -107,15 +108,36 @@ check "kid.parent.test DS: NOERROR, no answer" \
 check "kdig +dnssec kid.parent.test DS: the parent's SOA and NSEC3 proof, as the primary's" \
 	same_as_primary authority kid.parent.test DS
 
-# 6. New glue below the served child's apex: the patch declines (a name new in the parent
-# below a served zone's apex), the full compile serves it as the primary does.
+# 6. New glue below the served child's apex (a name new in the parent there, out of the
+# name index as the compiler makes it): patched; the parent's MX naming it lists the
+# parent's own copy of it (its glue) from now on.
 knotc zone-begin parent.test >/dev/null
 knotc zone-set parent.test kid 300 NS ns2.kid.parent.test. >/dev/null
 knotc zone-set parent.test ns2.kid 300 A 192.0.2.63 >/dev/null
 commit_and_wait
-check "new glue below the child's apex: compiled in full, the reason logged" \
-	grep -q "is new in the parent of served zone kid.parent.test. at or below its apex" "$TMP/pop53d.log"
+check "new glue below the child's apex was patched" patched_at_least 6
 check "kdig +dnssec kid.parent.test DS: as the primary's" same_as_primary authority kid.parent.test DS
+check "kid.parent.test NS is still the child's own, as the primary's" \
+	same_as_primary answer kid.parent.test NS
+check "ns2.kid.parent.test A: the child's answer (no such name there), as the primary's" \
+	same_as_primary authority ns2.kid.parent.test A
+check "mail.parent.test MX: as the primary's (answer with RRSIG)" \
+	same_as_primary answer mail.parent.test MX
+check "mail.parent.test MX: its additional section holds the new glue (192.0.2.63)" \
+	sh -c "ip netns exec $CLIENT_NS kdig +time=1 @$V4 mail.parent.test MX +noall +additional | grep -q '192.0.2.63'"
+
+# 7. That glue removed with its NS: patched; the MX's additional section loses it (the
+# child holds no address there to list instead).
+knotc zone-begin parent.test >/dev/null
+knotc zone-unset parent.test kid NS ns2.kid.parent.test. >/dev/null
+knotc zone-unset parent.test ns2.kid A >/dev/null
+commit_and_wait
+check "glue removed below the child's apex was patched" patched_at_least 7
+check "kdig +dnssec kid.parent.test DS: as the primary's" same_as_primary authority kid.parent.test DS
+check "mail.parent.test MX: as the primary's (answer with RRSIG)" \
+	same_as_primary answer mail.parent.test MX
+check "mail.parent.test MX: no additional address any more" \
+	sh -c "! ip netns exec $CLIENT_NS kdig +time=1 @$V4 mail.parent.test MX +noall +additional | grep -q '192.0.2.63'"
 
 stop_pop53
 finish
