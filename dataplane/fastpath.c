@@ -1148,8 +1148,10 @@ void p53_fast_ref_build_from(const void *img, void *buf, size_t size, const void
 }
 
 /* p53_image_find() inlined, the names compared 8 bytes at a time (the last word overlapping):
- * image names and the parsed name have at least 8 readable bytes when they are that long. */
-static inline uint32_t find(const void *img, const uint8_t *name, size_t len, uint32_t hash)
+ * image names and the parsed name have at least 8 readable bytes when they are that long.
+ * Returns the node itself (the slot leads to its block), or NULL. */
+static inline const struct p53_image_node *find(const void *img, const uint8_t *name, size_t len,
+						uint32_t hash)
 {
 	const struct p53_image_hdr *h = img;
 	const uint64_t *slots = p53_image_slots(img);
@@ -1158,10 +1160,9 @@ static inline uint32_t find(const void *img, const uint8_t *name, size_t len, ui
 	for (;;) {
 		uint64_t s = slots[i];
 		if (s == 0)
-			return P53_NONE;
+			return NULL;
 		if ((uint32_t)(s >> 32) == hash) {
-			uint32_t n = p53_image_slot_node(s);
-			const struct p53_image_node *node = p53_image_node(img, n);
+			const struct p53_image_node *node = p53_image_slot_node(img, s);
 			const uint8_t *nm = p53_image_node_name(img, node);
 			if (node->name_len == len && len >= 8) {
 				uint64_t a, b, x = 0;
@@ -1178,7 +1179,7 @@ static inline uint32_t find(const void *img, const uint8_t *name, size_t len, ui
 				memcpy(&a, nm + len - 8, 8);
 				memcpy(&b, name + len - 8, 8);
 				if ((x | (a ^ b)) == 0)
-					return n;
+					return node;
 			} else if (node->name_len == len) {
 				/* under 8 bytes: compared inline (a memcmp() call made the caller keep
 				   its values on the stack around the whole loop) */
@@ -1186,16 +1187,17 @@ static inline uint32_t find(const void *img, const uint8_t *name, size_t len, ui
 				while (k < len && nm[k] == name[k])
 					k++;
 				if (k == len)
-					return n;
+					return node;
 			}
 		}
 		i = (i + 1) & h->hash_mask;
 	}
 }
 
-/* answer.c encloser(): the deepest existing ancestor of a name not in the image. */
-static inline __attribute__((always_inline)) uint32_t encloser_body(const void *img,
-								    const struct p53_query *q)
+/* answer.c encloser(): the deepest existing ancestor of a name not in the image (its node, or
+ * NULL). */
+static inline __attribute__((always_inline)) const struct p53_image_node *
+encloser_body(const void *img, const struct p53_query *q)
 {
 	uint32_t deepest = p53_image_hdr(img)->max_labels;
 	int from = q->qname_labels > deepest ? q->qname_labels - (int)deepest : 1;
@@ -1203,15 +1205,16 @@ static inline __attribute__((always_inline)) uint32_t encloser_body(const void *
 	for (int k = from; k <= q->qname_labels; k++) {
 		const uint8_t *s = q->lname + q->label_off[k];
 		size_t sl = (size_t)q->qname_len - q->label_off[k];
-		uint32_t ni = find(img, s, sl, p53_name_hash(s, sl));
-		if (ni != P53_NONE)
-			return ni;
+		const struct p53_image_node *n = find(img, s, sl, p53_name_hash(s, sl));
+		if (n != NULL)
+			return n;
 	}
-	return P53_NONE;
+	return NULL;
 }
 
 /* encloser_body() out of line, for p53_fast_answer*() and ecs_answer(). */
-static __attribute__((noinline)) uint32_t encloser(const void *img, const struct p53_query *q)
+static __attribute__((noinline)) const struct p53_image_node *encloser(const void *img,
+								      const struct p53_query *q)
 {
 	return encloser_body(img, q);
 }
@@ -1364,17 +1367,17 @@ fast_answer(const void *img, const struct p53_answer_conf *conf, uint8_t *msg, u
 	uint16_t limit = (uint16_t)(max - reserve);
 
 	/* RFC 1034 §4.3.2 steps 1-4: the name, or (step 5) its closest encloser. */
-	uint32_t ni = q->qname_labels <= p53_image_hdr(img)->max_labels ?
-		      find(img, q->lname, q->qname_len, q->hash) : P53_NONE;
+	const struct p53_image_node *n = q->qname_labels <= p53_image_hdr(img)->max_labels ?
+					 find(img, q->lname, q->qname_len, q->hash) : NULL;
 	uint8_t rcode = P53_RCODE_NOERROR, kind;
 	uint16_t an = 0, ns = 0, ar = 0, aa = P53_F_AA;
-	int hit = ni != P53_NONE;
+	int hit = n != NULL;
 	int ede = 0;
 	if (!hit) {
 		/* Inline in fast_frame() (a name error: 20 instructions fewer, the call's saved
 		   registers); out of line for the passes (inline, a big image's hits paid 7). */
-		ni = checked == 2 ? encloser_body(img, q) : encloser(img, q);
-		if (ni == P53_NONE) {
+		n = checked == 2 ? encloser_body(img, q) : encloser(img, q);
+		if (n == NULL) {
 			/* answer.c resolve(): no served zone holds the name. REFUSED, AA clear, and
 			 * with EDNS the Extended DNS Error "Not Authoritative" (RFC 8914 §4.21). */
 			rcode = P53_RCODE_REFUSED;
@@ -1385,7 +1388,7 @@ fast_answer(const void *img, const struct p53_answer_conf *conf, uint8_t *msg, u
 			goto opt;
 		}
 	}
-	const struct p53_image_node *n = p53_image_node(img, ni);
+	uint32_t ni = p53_image_node_index(img, n);
 	const struct p53_image_zone *z = p53_image_zone(img, n->zone);
 	if (z->rcode != 0)
 		return 0;
@@ -2346,10 +2349,9 @@ static uint32_t qc_steered(const struct p53_fast_ctx *c, const struct p53_query 
 
 	if (t == NULL || q->qname_labels > p53_image_hdr(img)->max_labels)
 		return 0;
-	uint32_t ni = find(img, q->lname, q->qname_len, q->hash);
-	if (ni == P53_NONE)
+	const struct p53_image_node *n = find(img, q->lname, q->qname_len, q->hash);
+	if (n == NULL)
 		return 0;       /* a wildcard's: the fast answer declines a steered one */
-	const struct p53_image_node *n = p53_image_node(img, ni);
 	uint32_t rsi;
 	const struct p53_image_rrset *rs = p53_image_node_find(img, n, q->qtype, &rsi);
 	return rs != NULL && (rs->flags & P53_RRSET_STEERED) != 0 ? (n->steer < 0x8000u ? n->steer : UINT32_MAX)

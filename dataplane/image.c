@@ -45,7 +45,7 @@ static int check_layout(const struct p53_image_hdr *h, size_t len, const char **
 	if (h->max_labels > P53_NAME_MAXLABELS)
 		FAIL("deepest name has more than 127 labels");
 	if (!in_bounds(len, h->zones_off, (uint64_t)h->n_zones * sizeof(struct p53_image_zone)) ||
-	    !in_bounds(len, h->nodes_off, (uint64_t)h->n_nodes * sizeof(struct p53_image_node)) ||
+	    !in_bounds(len, h->nodes_off, (uint64_t)h->n_nodes * sizeof(uint32_t)) ||
 	    !in_bounds(len, h->rrsets_off, (uint64_t)h->n_rrsets * sizeof(uint32_t)) ||
 	    !in_bounds(len, h->slots_off, ((uint64_t)h->hash_mask + 1) * sizeof(uint64_t)))
 		FAIL("a section runs past the image");
@@ -58,6 +58,10 @@ static int check_layout(const struct p53_image_hdr *h, size_t len, const char **
 	if ((h->zones_off | h->nodes_off | h->rrsets_off | h->slots_off | h->rdata_off) % 8 != 0 ||
 	    h->adds_off % 4 != 0)
 		FAIL("a section is misaligned");
+	/* Nodes and headers are read in place: their addresses 4-byte aligned with the image's
+	 * (p53_image_node_first() rounds the name's end in memory). */
+	if ((uintptr_t)h % 8 != 0)
+		FAIL("the image is misaligned in memory");
 	return 0;
 }
 
@@ -107,7 +111,7 @@ static int rrset_as_prev(const void *img, const void *prev, uint32_t i)
  * to 4, and rrsets[] names the same headers. The RRsets were bounded before. */
 static int block_ok(const void *img, const struct p53_image_node *n)
 {
-	uint64_t at = p53_image_rrset_at((uint64_t)n->name_off + n->name_len);
+	uint64_t at = p53_image_rrset_at((uint64_t)p53_image_node_name_off(img, n) + n->name_len);
 
 	for (uint32_t r = 0; r < n->n_rrsets; r++) {
 		if (rrset_off(img, n->rrsets + r) != at)
@@ -189,11 +193,21 @@ int p53_image_check_from(const void *img, size_t len, const void *prev, int *fro
 					FAIL("an additional list names a node that does not exist");
 		}
 	}
-	/* Nodes: name, zone, RRsets and the nodes they link to. */
+	/* Nodes: each where nodes[] says, heading its block (4-byte aligned, its fields and
+	 * name inside the section), its own index its place; then name, zone, RRsets and the
+	 * nodes they link to. */
 	for (uint32_t i = 0; i < h->n_nodes; i++) {
+		uint32_t off = p53_image_node_off(img, i);
+		if (off % P53_IMAGE_NODE_ALIGN != 0 || off < P53_IMAGE_RDATA_HEAD ||
+		    !in_bounds(names_len, off, sizeof(struct p53_image_node)))
+			FAIL("a node lies outside the names section or is misaligned");
 		const struct p53_image_node *n = p53_image_node(img, i);
-		if (i < old_nodes && memcmp(n, p53_image_node(prev, i), sizeof(*n)) == 0 &&
-		    memcmp(names + n->name_off, p53_image_name(prev, n->name_off), n->name_len) == 0) {
+		if (n->self != i)
+			FAIL("a node's own index is not its place");
+		uint32_t name_off = off + (uint32_t)sizeof(*n);
+		if (i < old_nodes && off == p53_image_node_off(prev, i) &&
+		    memcmp(n, p53_image_node(prev, i), sizeof(*n)) == 0 &&
+		    memcmp(names + name_off, p53_image_name(prev, name_off), n->name_len) == 0) {
 			/* Its links and name were checked in prev; its RRsets' headers may not be
 			 * prev's. */
 			if (!block_ok(img, n))
@@ -203,7 +217,7 @@ int p53_image_check_from(const void *img, size_t len, const void *prev, int *fro
 				FAIL("a CNAME node has no CNAME RRset");
 			continue;
 		}
-		if (!name_ok(names, names_len, n->name_off, n->name_len, n->labels) ||
+		if (!name_ok(names, names_len, name_off, n->name_len, n->labels) ||
 		    n->labels > h->max_labels)
 			FAIL("a node's name is malformed or outside the names section");
 		if (n->zone >= h->n_zones)
@@ -215,8 +229,6 @@ int p53_image_check_from(const void *img, size_t len, const void *prev, int *fro
 		if ((n->wildcard != P53_NONE && n->wildcard >= h->n_nodes) ||
 		    (n->occluder != P53_NONE && n->occluder >= h->n_nodes))
 			FAIL("a node links to a node that does not exist");
-		if (n->self != i)
-			FAIL("a node's own index is not its place");
 		/* answer.c reads a CNAME node's CNAME RRset without looking for NONE. */
 		if ((n->flags & P53_NODE_CNAME) && p53_image_node_rrset(img, n, P53_T_CNAME) == P53_NONE)
 			FAIL("a CNAME node has no CNAME RRset");
@@ -238,14 +250,20 @@ int p53_image_check_from(const void *img, size_t len, const void *prev, int *fro
 		if (zn->parent_side != P53_NONE && zn->parent_side >= h->n_nodes)
 			FAIL("a zone's parent side is a node that does not exist");
 	}
-	/* Name index: every slot points at a node, and one at least is empty (a probe for a
-	 * missing name ends at an empty slot). */
+	/* Name index: every slot names a node's offset (nodes[] of the index that node holds
+	 * is the slot's), and one at least is empty (a probe for a missing name ends at an
+	 * empty slot). */
 	const uint64_t *slots = p53_image_slots(img);
 	uint64_t used = 0;
 	for (uint64_t i = 0; i <= h->hash_mask; i++) {
 		if (slots[i] == 0)
 			continue;
-		if (p53_image_slot_node(slots[i]) >= h->n_nodes)
+		uint32_t off = (uint32_t)slots[i];
+		if (off % P53_IMAGE_NODE_ALIGN != 0 ||
+		    !in_bounds(names_len, off, sizeof(struct p53_image_node)))
+			FAIL("a name index slot points at no node");
+		uint32_t self = p53_image_slot_node(img, slots[i])->self;
+		if (self >= h->n_nodes || p53_image_node_off(img, self) != off)
 			FAIL("a name index slot points at no node");
 		used++;
 	}
@@ -267,11 +285,10 @@ uint32_t p53_image_find(const void *img, const uint8_t *name, size_t len, uint32
 		if (s == 0)
 			return P53_NONE;
 		if ((uint32_t)(s >> 32) == hash) {
-			uint32_t n = p53_image_slot_node(s);
-			const struct p53_image_node *node = p53_image_node(img, n);
+			const struct p53_image_node *node = p53_image_slot_node(img, s);
 			if (node->name_len == len &&
 			    memcmp(p53_image_node_name(img, node), name, len) == 0)
-				return n;
+				return p53_image_node_index(img, node);
 		}
 		i = (i + 1) & h->hash_mask;
 	}

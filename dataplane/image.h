@@ -8,17 +8,19 @@
  * or makes a syscall: lookups are safe on any lcore, concurrently, for as long as the caller
  * holds the image (see the RCU rules in dataplane/replica.h and control/publish.c).
  *
- * Layout (every section 8-byte aligned; nodes[] P53_IMAGE_NODES_ALIGN-aligned):
+ * Layout (every section 8-byte aligned):
  *
  *   struct p53_image_hdr
  *   struct p53_image_zone   zones[n_zones]
- *   struct p53_image_node   nodes[n_nodes]
+ *   uint32_t                nodes[n_nodes]        where each node lies in rdata[]: its block's
+ *                                                 offset (the node heads its block)
  *   uint32_t                rrsets[n_rrsets]      where each RRset's header lies in rdata[];
  *                                                 each node's RRsets are contiguous
  *   uint64_t                slots[hash_mask + 1]  open-addressing name index
- *   uint8_t                 rdata[]               node by node: the owner name, then each
- *                                                 RRset's header and pre-encoded RRs (see
- *                                                 p53_image_rrset and Co-location)
+ *   uint8_t                 rdata[]               node by node, a block: the node's fields
+ *                                                 (struct p53_image_node), the owner name,
+ *                                                 then each RRset's header and pre-encoded
+ *                                                 RRs (see p53_image_rrset and Co-location)
  *   uint32_t                adds[]                additional-section lists
  *   struct p53_image_proof  proofs[n_nodes]       DNSSEC denial facts, one per node (only when
  *                                                 some zone is signed; proofs_off = 0 otherwise)
@@ -26,20 +28,24 @@
  *   struct p53_image_nsec3  nsec3[n_nsec3]        NSEC3 owners by hash, zone by zone
  *
  * Co-location (node-major): names_off == rdata_off (the header keeps both fields), and that
- * one section holds, node by node, a block: the owner name, then, each 4-byte aligned, the
+ * one section holds, node by node, a block, 4-byte aligned: the node's fields (struct
+ * p53_image_node, 28 bytes), its owner name right after them, then, each 4-byte aligned, the
  * header of each of the node's RRsets (struct p53_image_rrset, in type order) followed by its
- * records and signatures. So a positive answer on a big zone reads its owner name, its first
- * RRset's header and records from one or two adjacent cache lines of one page, and reaches the
- * header from the node without reading rrsets[] (p53_image_node_first(); docs/BENCHMARKS.md,
- * "Big zone, round 15"). rrsets[] holds each header's offset in the section, for what names
- * RRsets by index (zones' SOA, proofs, additional lists). p53_image_check() holds every image
- * to this: a node's first header lies at its name's end rounded up to 4, each next one at the
- * end of the previous one's records and signatures rounded up to 4, and rrsets[] agrees. A few
- * unreferenced zero bytes may lie between two nodes' blocks: the compiler starts a block on
- * the next line rather than let its name and first RRset cross one (P53_IMAGE_PACK_PAD in
- * image_build.c). An IXFR patch (image_patch.c) appends a changed node's whole block (its
- * name, its RRsets kept or new) and points the node and rrsets[] at it; the old block stays,
- * unreferenced, as garbage.
+ * records and signatures. So a positive answer on a big zone goes from its name-index slot
+ * (which holds the block's offset) to one block and reads its node, owner name, first RRset's
+ * header and records from adjacent cache lines of one page (image format 9; docs/BENCHMARKS.md,
+ * "Big zone, round 18"), and reaches the header from the node without reading rrsets[]
+ * (p53_image_node_first()). nodes[] holds each node's block offset, for what names nodes by
+ * index (zones' apexes, links between nodes, proofs, additional lists), rrsets[] each header's
+ * offset, for what names RRsets by index (zones' SOA, proofs, additional lists).
+ * p53_image_check() holds every image to this: nodes[i] names a node whose own index is i, its
+ * name follows it, its first header lies at its name's end rounded up to 4, each next one at
+ * the end of the previous one's records and signatures rounded up to 4, and rrsets[] agrees. A
+ * few unreferenced zero bytes may lie between two nodes' blocks: the compiler starts a block on
+ * the next line rather than let its hot bytes cross one when few are skipped
+ * (P53_IMAGE_PACK_PAD in image_build.c). An IXFR patch (image_patch.c) appends a changed
+ * node's whole block (the node, its name, its RRsets kept or new) and points nodes[], its
+ * name-index slot and rrsets[] at it; the old block stays, unreferenced, as garbage.
  *
  * DNSSEC (see dataplane/dnssec.h): RRSIG records are not an RRset of their own; each RRset
  * carries the RRSIGs that cover it, pre-encoded right after its records, so a signed answer
@@ -51,8 +57,10 @@
  * one binary search, after one NSEC3 hash for NSEC3.
  *
  * Name index: every owner name is in canonical form (RFC 4034 §6.2: uncompressed wire form,
- * ASCII letters lowered). A slot is (hash << 32) | (node + 1), 0 meaning empty; hash is
- * p53_name_hash() of the canonical name; collisions probe linearly. A name is indexed once:
+ * ASCII letters lowered). A slot is (hash << 32) | the node's offset in rdata[] (nodes[]'s
+ * entry; never 0: the section starts with P53_IMAGE_RDATA_HEAD unused bytes), 0 meaning empty;
+ * hash is p53_name_hash() of the canonical name; collisions probe linearly
+ * (p53_image_slot(), p53_image_slot_node()). A name is indexed once:
  * where two served zones both hold a name (a parent's delegation point and the child's apex,
  * or parent glue below that cut), the node of the deepest zone is indexed and the parent's
  * node stays reachable only through p53_image_zone.parent_side (the child's) and additional
@@ -66,20 +74,14 @@
 #include <stddef.h>
 
 #define P53_IMAGE_MAGIC   0x49333550u /* "P53I" little-endian */
-#define P53_IMAGE_VERSION 8u  /* 7: RRset headers in the nodes' blocks (round 15); 8: the
-				 parent side in the zone, the node's own index in the node */
+#define P53_IMAGE_VERSION 9u  /* 7: RRset headers in the nodes' blocks (round 15); 8: the
+				 parent side in the zone, the node's own index in the node;
+				 9: the node in its block, nodes[] a table of offsets */
 #define P53_NONE          UINT32_MAX  /* absent node / rrset / offset */
 
-/* Where nodes[] starts, from the image's start: a cache line, so that in a replica (64-byte
- * aligned at least: control/bigmem.h, control/publish.c) no 32-byte node crosses a line. With
- * an 8-byte section start, half the nodes of an image of one zone did (nodes_off % 64 = 40),
- * and the fast path reads a node up to its occluder (docs/BENCHMARKS.md, "Big zone: the
- * node's line"). The zones before it are padded with zeroes. */
-#define P53_IMAGE_NODES_ALIGN 64u
-static inline size_t p53_image_nodes_at(size_t off)
-{
-	return (off + P53_IMAGE_NODES_ALIGN - 1) & ~(size_t)(P53_IMAGE_NODES_ALIGN - 1);
-}
+/* The names-and-RDATA section's first bytes, zero and unreferenced: no node lies at offset 0,
+ * so a name-index slot holding a node's offset is never 0, the empty slot. */
+#define P53_IMAGE_RDATA_HEAD 8u
 
 struct p53_image_hdr {
 	uint32_t magic;
@@ -88,7 +90,7 @@ struct p53_image_hdr {
 	uint32_t n_zones;
 	uint32_t zones_off;
 	uint32_t n_nodes;
-	uint32_t nodes_off;
+	uint32_t nodes_off;     /* uint32_t[n_nodes]: nodes' offsets into rdata[] */
 	uint32_t n_rrsets;
 	uint32_t rrsets_off;    /* uint32_t[n_rrsets]: headers' offsets into rdata[] */
 	uint32_t hash_mask;     /* slot count - 1; slot count is a power of two */
@@ -164,8 +166,9 @@ struct p53_image_zone {
 #define P53_NODE_NSEC3  0x0080u /* hashed owner of an NSEC3 record: not in the name index. Also
 				   (with ENT, no RRsets) a name an IXFR patch removed */
 
+/* A node heads its block in rdata[] (4-byte aligned), its canonical owner name right after
+ * it (p53_image_node_name()). */
 struct p53_image_node {
-	uint32_t name_off;      /* canonical owner name, into rdata[]: its block starts with it */
 	uint8_t  name_len;
 	uint8_t  labels;        /* label count, root excluded */
 	uint16_t flags;
@@ -180,8 +183,12 @@ struct p53_image_node {
 				   DNAME, else P53_NONE: answers at or below it are referrals or
 				   DNAME synthesis, not data */
 	uint32_t self;          /* this node's index in nodes[] (p53_image_node_index()): what
-				   names it once the node lies in its block, not in an array */
+				   names it, the node lying in its block, not in an array */
 };
+_Static_assert(sizeof(struct p53_image_node) == 28, "a node is 28 bytes, its name after it");
+
+/* Where a block (a node) starts: 4-byte aligned, as an RRset header. */
+#define P53_IMAGE_NODE_ALIGN 4u
 
 /* p53_image_rrset.flags */
 #define P53_RRSET_COMPRESS 0x0001u /* RDATA holds names that may be compressed (RFC 3597 §4:
@@ -274,9 +281,21 @@ static inline const struct p53_image_zone *p53_image_zone(const void *img, uint3
 	return (const struct p53_image_zone *)((const uint8_t *)img + p53_image_hdr(img)->zones_off) + i;
 }
 
+/* Node i's offset in the names-and-RDATA section (nodes[i]: its block's). */
+static inline uint32_t p53_image_node_off(const void *img, uint32_t i)
+{
+	return ((const uint32_t *)((const uint8_t *)img + p53_image_hdr(img)->nodes_off))[i];
+}
+
+/* The node heading the block at section offset `off`. */
+static inline const struct p53_image_node *p53_image_node_at(const void *img, uint32_t off)
+{
+	return (const struct p53_image_node *)((const uint8_t *)img + p53_image_hdr(img)->rdata_off + off);
+}
+
 static inline const struct p53_image_node *p53_image_node(const void *img, uint32_t i)
 {
-	return (const struct p53_image_node *)((const uint8_t *)img + p53_image_hdr(img)->nodes_off) + i;
+	return p53_image_node_at(img, p53_image_node_off(img, i));
 }
 
 /* RRset i's header, through rrsets[] (the hot path walks from the node instead). */
@@ -294,16 +313,15 @@ static inline const uint8_t *p53_image_name(const void *img, uint32_t off)
 }
 
 /*
- * A node's canonical owner name (name_len bytes), its index, the node a name-index slot
- * names, and the node a zone or a DS answer reads at a zone apex from the parent's side.
- * Readers of an image reach a node's fields through these rather than through name_off,
- * pointer differences or the slot's bits, so that where a node lies (nodes[] now; its block,
- * in front of its name, is the next step: docs/BENCHMARKS.md, "Big zone, round 16") changes
- * here only.
+ * A node's canonical owner name (name_len bytes, right after the node), its index, the node a
+ * name-index slot names, and the node a zone or a DS answer reads at a zone apex from the
+ * parent's side. Readers of an image reach a node's fields through these rather than through
+ * offsets, pointer differences or the slot's bits, so that where a node lies changes here only.
  */
 static inline const uint8_t *p53_image_node_name(const void *img, const struct p53_image_node *n)
 {
-	return p53_image_name(img, n->name_off);
+	(void)img;
+	return (const uint8_t *)(n + 1);
 }
 
 static inline uint32_t p53_image_node_index(const void *img, const struct p53_image_node *n)
@@ -312,10 +330,16 @@ static inline uint32_t p53_image_node_index(const void *img, const struct p53_im
 	return n->self;
 }
 
-/* The node of a non-empty slot (the slot's low half is its index + 1). */
-static inline uint32_t p53_image_slot_node(uint64_t slot)
+/* The node of a non-empty slot (the slot's low half is its offset in the section), and the
+ * slot naming the node at section offset `off` under `hash`. */
+static inline const struct p53_image_node *p53_image_slot_node(const void *img, uint64_t slot)
 {
-	return (uint32_t)slot - 1;
+	return p53_image_node_at(img, (uint32_t)slot);
+}
+
+static inline uint64_t p53_image_slot(uint32_t hash, uint32_t off)
+{
+	return (uint64_t)hash << 32 | off;
 }
 
 /* The parent side is a zone's (struct p53_image_zone), found from its apex. */
@@ -328,24 +352,33 @@ static inline uint32_t p53_image_node_parent_side(const void *img, const struct 
  * zone's name_off copies from its apex. */
 static inline uint32_t p53_image_node_name_off(const void *img, const struct p53_image_node *n)
 {
-	(void)img;
-	return n->name_off;
+	return (uint32_t)((const uint8_t *)(n + 1) - ((const uint8_t *)img + p53_image_hdr(img)->rdata_off));
 }
 
 /*
  * For control/ only, which writes images (an IXFR patch, control/zone/image_patch.c, changes
- * nodes of its new image in place): node i, writable; its block (owner name, then RRsets)
- * placed at `off` in the names-and-RDATA section. Like the readers, they keep where a node's
- * fields lie in this header.
+ * nodes of its new image in place): node i, writable; node i's block started at `off` in the
+ * names-and-RDATA section: the node `from` (its fields as they were, or a zeroed node when
+ * NULL) written there, nodes[i] pointing at it; the caller writes the name after it. Like the
+ * readers, they keep where a node's fields lie in this header.
  */
 static inline struct p53_image_node *p53_image_node_w(void *img, uint32_t i)
 {
-	return (struct p53_image_node *)((uint8_t *)img + p53_image_hdr(img)->nodes_off) + i;
+	return (struct p53_image_node *)(uintptr_t)p53_image_node(img, i);
 }
 
-static inline void p53_image_node_place(void *img, uint32_t i, uint32_t off)
+static inline struct p53_image_node *p53_image_node_place(void *img, uint32_t i, uint32_t off,
+							  const struct p53_image_node *from)
 {
-	p53_image_node_w(img, i)->name_off = off;
+	struct p53_image_node *n = (struct p53_image_node *)((uint8_t *)img +
+							      p53_image_hdr(img)->rdata_off + off);
+
+	if (from != NULL)
+		*n = *from;
+	else
+		*n = (struct p53_image_node){ 0 };
+	((uint32_t *)((uint8_t *)img + p53_image_hdr(img)->nodes_off))[i] = off;
+	return n;
 }
 
 /* An RRset's records (then its signatures): right after its header. */
@@ -367,8 +400,11 @@ static inline const uint8_t *p53_image_rdata(const void *img, const struct p53_i
 static inline const struct p53_image_rrset *p53_image_node_first(const void *img,
 								 const struct p53_image_node *n)
 {
-	return (const struct p53_image_rrset *)((const uint8_t *)img + p53_image_hdr(img)->rdata_off +
-		p53_image_rrset_at((uint64_t)n->name_off + n->name_len));
+	(void)img;
+	/* The section and the block start 4-byte aligned (image.c checks the image's address):
+	 * the name's end rounded up in memory is the same place as in the section. */
+	return (const struct p53_image_rrset *)(uintptr_t)
+		p53_image_rrset_at((uintptr_t)((const uint8_t *)(n + 1) + n->name_len));
 }
 
 static inline const struct p53_image_rrset *p53_image_rrset_next(const void *img,
@@ -432,14 +468,16 @@ static inline const uint64_t *p53_image_slots(const void *img)
 
 /**
  * Check an image before workers read it without bounds checks: the header (magic, version,
- * size), that every section lies inside the image, aligned and in order, and every index
- * the data plane follows: each node's name (well-formed, inside the names-and-RDATA
- * section), zone, RRset range, wildcard, occluder and own index, and its block (its RRsets'
- * headers where p53_image_node_first() and p53_image_rrset_next() find them, and rrsets[]
- * naming the same ones); each RRset's header (4-byte aligned, inside the section), its
+ * size), that every section lies inside the image, aligned and in order (and the image
+ * 8-byte aligned in memory), and every index the data plane follows: each nodes[] entry (a
+ * node inside the names-and-RDATA section, 4-byte aligned, whose own index is the entry's),
+ * each node's name (well-formed, after it, inside the section), zone, RRset range, wildcard
+ * and occluder, and its block (its RRsets' headers where p53_image_node_first() and
+ * p53_image_rrset_next() find them, and rrsets[] naming the same ones); each RRset's header (4-byte aligned, inside the section), its
  * records (they fill its RDATA range exactly; CNAME/DNAME targets are names) and its
  * additional list (inside adds[], naming nodes); each zone's apex, SOA, name and parent side; each
- * name-index slot's node, and that the index has an empty slot. It does not check what the compiler decides (RRsets sorted by type,
+ * name-index slot's node (an offset a nodes[] entry holds), and that the index has an empty
+ * slot. It does not check what the compiler decides (RRsets sorted by type,
  * hashes matching names, flags matching RRsets beyond CNAME): a wrong one gives a wrong
  * answer, never a read outside the image.
  *
@@ -455,8 +493,8 @@ int p53_image_check(const void *img, size_t len, const char **why);
  * p53_image_check() for an image made from `prev` (an IXFR patch: prev's sections copied,
  * then appended to): when prev's additional lists are the first bytes of img's and it has
  * no more nodes, RRsets or labels and no longer a names-and-RDATA section (compared here),
- * a node equal to prev's at the same index over the same name bytes is not checked again
- * but for its block, and the records of an RRset at prev's offset with prev's header fields
+ * a node equal to prev's at the same index and offset over the same name bytes is not
+ * checked again but for its own index and its block, and the records of an RRset at prev's offset with prev's header fields
  * and records are not walked again; every block, header bound and additional list, the
  * zones, the name index and the DNSSEC tables are checked. Otherwise the whole check. Same
  * verdict as p53_image_check() whenever `prev` passed it.

@@ -131,20 +131,23 @@ static __rte_noinline void not_ours(struct p53_worker *w, struct rte_mbuf *m, en
 #define FRAME_FAST    0xfe /* in `ms`: read by p53_fast_parse (fastpath.h), P53_MSG_OK */
 #define FRAME_DECLINED 0xfd /* read by p53_fast_frame, whose answer declined: P53_MSG_OK */
 #ifndef P53_PREFETCH_DEPTH
-/* Links of the lookup chain prefetched across a burst: 1 slot, 2 node, 3 owner name and first
- * RRset header, 4 RDATA. Each link measured faster than the one before it on the 1M-record
- * zone (docs/BENCHMARKS.md, "Big zone: prefetching"); a build may set fewer to compare. */
+/* Links of the lookup chain prefetched across a burst: 1 slot, 2 (3) the node's block (the
+ * node, its owner name and first RRset header: one link since image format 9, the node in its
+ * block), 4 RDATA. Each link measured faster than the one before it on the 1M-record zone
+ * (docs/BENCHMARKS.md, "Big zone: prefetching"); a build may set fewer to compare. */
 #define P53_PREFETCH_DEPTH 4
 #endif
 
 /*
- * On a large image each lookup is a chain of dependent cache misses: name-index slot, node,
- * then the node's block (image.h, Co-location): owner name, RRset headers and RDATA, the
- * first RRset's right after the name. A large image has no RRset checksum sums (conf->sums,
- * replica.h), which were one more miss: the reply sums the records written. Pass 1 of burst() prefetched every
- * frame's slot; each pass here reads what the previous one brought in and prefetches the
- * next link for the whole burst, so the misses of 32 frames overlap instead of queueing one
- * frame at a time. A name, RRset header or RDATA that crosses a cache line gets both lines.
+ * On a large image each lookup is a chain of dependent cache misses: name-index slot, then
+ * the node's block (image.h, Co-location): the node, its owner name right after it, RRset
+ * headers and RDATA, the first RRset's right after the name. The slot holds the block's
+ * offset, so the block's first lines are prefetched from the slot, their span from the
+ * query name's length (the node's name has it when it matches). A large image has no RRset
+ * checksum sums (conf->sums, replica.h), which were one more miss: the reply sums the records
+ * written. Pass 1 of burst() prefetched every frame's slot; each pass here reads what the
+ * previous one brought in and prefetches the next link for the whole burst, so the misses of
+ * 32 frames overlap instead of queueing one frame at a time. A name, RRset header or RDATA that crosses a cache line gets both lines.
  * Only the first slot probed is followed (a collision is left to the lookup itself).
  */
 static inline void prefetch_span(const void *p, uint32_t len)
@@ -159,36 +162,28 @@ static inline void prefetch_chain(const void *img, const struct p53_query *q, co
 {
 	const struct p53_image_hdr *h = p53_image_hdr(img);
 	const uint64_t *slots = p53_image_slots(img);
-	uint32_t node[P53_BURST];
+	const struct p53_image_node *node[P53_BURST];
 
 	for (uint16_t i = 0; i < n; i++) {
-		node[i] = P53_NONE;
+		node[i] = NULL;
 		if (ms[i] != P53_MSG_OK && ms[i] != FRAME_FAST)
 			continue;
 		uint64_t s = slots[q[i].hash & h->hash_mask];
 		if (s != 0 && (uint32_t)(s >> 32) == q[i].hash) {
-			node[i] = p53_image_slot_node(s);
-			prefetch_span(p53_image_node(img, node[i]), sizeof(struct p53_image_node));
+			node[i] = p53_image_slot_node(img, s);
+			/* The node, the name, the first RRset's header after it and its first
+			   record (an A record: 16 bytes) */
+			const uint8_t *nm = p53_image_node_name(img, node[i]);
+			uint32_t hot = (uint32_t)(p53_image_rrset_at((uintptr_t)(nm + q[i].qname_len)) -
+						  (uintptr_t)node[i]);
+			prefetch_span(node[i], hot + (uint32_t)sizeof(struct p53_image_rrset) + 16u);
 		}
 	}
-#if P53_PREFETCH_DEPTH >= 3
-	for (uint16_t i = 0; i < n; i++) {
-		if (node[i] == P53_NONE)
-			continue;
-		const struct p53_image_node *nd = p53_image_node(img, node[i]);
-		/* The name, the first RRset's header after it and its first record (an A
-		   record: 16 bytes) */
-		const uint8_t *nm = p53_image_node_name(img, nd);
-		const uint8_t *rs0 = (const uint8_t *)p53_image_node_first(img, nd);
-		prefetch_span(nm, (uint32_t)(rs0 - nm) + (uint32_t)sizeof(struct p53_image_rrset) + 16u);
-	}
-#endif
 #if P53_PREFETCH_DEPTH >= 4
 	for (uint16_t i = 0; i < n; i++) {
-		if (node[i] == P53_NONE)
+		if (node[i] == NULL)
 			continue;
-		const struct p53_image_rrset *rs = p53_image_node_find(img, p53_image_node(img, node[i]),
-								      q[i].qtype, NULL);
+		const struct p53_image_rrset *rs = p53_image_node_find(img, node[i], q[i].qtype, NULL);
 		if (rs == NULL)
 			continue;
 		prefetch_span(p53_image_rdata(img, rs), rs->rdata_len);
@@ -205,33 +200,33 @@ static inline void prefetch_chain(const void *img, const struct p53_query *q, co
  * i+2D's owner name and RRset header and frame i+3D's node are prefetched, so each link has D
  * answers of lead time instead of one pass over the burst. Measured no better than the passes
  * on the 1M-record zone (docs/BENCHMARKS.md, "Big zone: page size and prefetch schedule"). */
-static inline uint32_t pipe_node(const void *img, const uint64_t *slots, uint32_t mask,
-				 const struct p53_query *q, uint8_t ms)
+static inline const struct p53_image_node *pipe_node(const void *img, const uint64_t *slots,
+						     uint32_t mask, const struct p53_query *q,
+						     uint8_t ms)
 {
 	if (ms != P53_MSG_OK && ms != FRAME_FAST)
-		return P53_NONE;
+		return NULL;
 	uint64_t s = slots[q->hash & mask];
 	if (s == 0 || (uint32_t)(s >> 32) != q->hash)
-		return P53_NONE;
-	uint32_t ni = p53_image_slot_node(s);
-	rte_prefetch0(p53_image_node(img, ni));
-	return ni;
+		return NULL;
+	const struct p53_image_node *nd = p53_image_slot_node(img, s);
+	rte_prefetch0(nd);
+	return nd;
 }
 
-static inline void pipe_name(const void *img, uint32_t ni)
+static inline void pipe_name(const void *img, const struct p53_image_node *nd)
 {
-	if (ni == P53_NONE)
+	if (nd == NULL)
 		return;
-	const struct p53_image_node *nd = p53_image_node(img, ni);
 	rte_prefetch0(p53_image_node_name(img, nd));
 	rte_prefetch0(p53_image_node_first(img, nd));
 }
 
-static inline void pipe_rdata(const void *img, uint32_t ni, uint16_t qtype)
+static inline void pipe_rdata(const void *img, const struct p53_image_node *nd, uint16_t qtype)
 {
-	if (ni == P53_NONE)
+	if (nd == NULL)
 		return;
-	const struct p53_image_rrset *rs = p53_image_node_find(img, p53_image_node(img, ni), qtype, NULL);
+	const struct p53_image_rrset *rs = p53_image_node_find(img, nd, qtype, NULL);
 	if (rs != NULL)
 		rte_prefetch0(p53_image_rdata(img, rs));
 }
@@ -407,7 +402,7 @@ static uint16_t burst(struct p53_worker *w, const struct p53_replica *r, const s
 #if P53_PREFETCH_PIPE > 0
 	if (slots != NULL) {
 		enum { D = P53_PREFETCH_PIPE };
-		uint32_t node[P53_BURST];
+		const struct p53_image_node *node[P53_BURST];
 		for (int k = 0; k < (int)n + 3 * D; k++) {
 			int i = k;
 			if (i < n)

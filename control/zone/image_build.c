@@ -749,32 +749,25 @@ static void move_out(uint8_t *dst, void *src, size_t n)
 	}
 }
 
-/* The working nodes into the image's node array, as move_out() does for bytes: each node's
- * fields, name_off still the name's place in p53_zb.names (layout() moves the names into the
- * blocks next), the working array's pages given back as they are read. */
-static void nodes_out(struct p53_image_node *dst, const struct p53_zb_node *src, size_t n)
+/* Working node i as the image's node (struct p53_image_node: its block holds its name). */
+static struct p53_image_node node_out(const struct p53_zb_node *w, uint32_t i)
 {
-	const size_t step = ((size_t)2 << 20) / sizeof(*src), page = (size_t)sysconf(_SC_PAGESIZE);
-	const uintptr_t base = (uintptr_t)src;
-	uintptr_t released = (base + page - 1) & ~(uintptr_t)(page - 1);
+	return (struct p53_image_node){
+		.name_len = w->name_len, .labels = w->labels, .flags = w->flags, .zone = w->zone,
+		.rrsets = w->rrsets, .n_rrsets = w->n_rrsets, .steer = w->steer,
+		.wildcard = w->wildcard, .occluder = w->occluder, .self = i,
+	};
+}
 
-	for (size_t done = 0; done < n;) {
-		size_t c = n - done < step ? n - done : step;
-		for (size_t i = done; i < done + c; i++) {
-			const struct p53_zb_node *w = &src[i];
-			dst[i] = (struct p53_image_node){
-				.name_off = w->name_off, .name_len = w->name_len, .labels = w->labels,
-				.flags = w->flags, .zone = w->zone, .rrsets = w->rrsets,
-				.n_rrsets = w->n_rrsets, .steer = w->steer, .wildcard = w->wildcard,
-				.occluder = w->occluder, .self = (uint32_t)i,
-			};
-		}
-		done += c;
-		uintptr_t hi = (base + done * sizeof(*src)) & ~(uintptr_t)(page - 1);
-		if (hi > released) {
-			(void)madvise((void *)released, hi - released, MADV_DONTNEED);
-			released = hi;
-		}
+/* Give back the pages of a working array [base, base + done) not given back yet (*released
+ * and up), in steps of 2 MiB: it is read in order and freed once read. */
+static void release_read(uintptr_t base, size_t done, size_t page, uintptr_t *released)
+{
+	uintptr_t hi = (base + done) & ~(uintptr_t)(page - 1);
+
+	if (hi >= *released + ((size_t)2 << 20)) {
+		(void)madvise((void *)*released, hi - *released, MADV_DONTNEED);
+		*released = hi;
 	}
 }
 
@@ -795,18 +788,18 @@ static void zero_gaps(uint8_t *img, const struct span *sec, size_t n, size_t siz
 }
 
 /*
- * Node-major (image.h, "Co-location"): a positive answer reads the node's owner name, then
+ * Node-major (image.h, "Co-location"): a positive answer reads the node, its owner name, then
  * the header and records of its first RRset (the A RRset of a host: RRsets are sorted by
  * type), its hot bytes. When they would cross a cache line and at most P53_IMAGE_PACK_PAD
  * bytes are left before it, the block starts on the next line instead: the bytes skipped buy
  * one line fewer for that answer (docs/BENCHMARKS.md, "Big zone: the node's line"). Returns
  * how many bytes to skip before the block of a node (its name's length, its RRsets) at image
- * offset `at` (the image starts on a line).
+ * offset `at` (4-byte aligned; the image starts on a line).
  */
 static size_t block_pad(const struct build *s, size_t name_len, uint32_t rrsets,
 			uint16_t n_rrsets, size_t at)
 {
-	size_t hot = name_len, room = 64 - at % 64;
+	size_t hot = sizeof(struct p53_image_node) + name_len, room = 64 - at % 64;
 
 	if (n_rrsets > 0 && rrsets < s->n_rrsets)
 		hot = p53_image_rrset_at(at + hot) - at + sizeof(struct p53_image_rrset) +
@@ -815,16 +808,20 @@ static size_t block_pad(const struct build *s, size_t name_len, uint32_t rrsets,
 }
 
 /*
- * Where the block of node `nd` puts the RRsets it places (image.h, Co-location), from section
- * offset `pos` (the section starts at image offset `base`, 8-aligned): after block_pad() and
- * the name, each header 4-byte aligned. roff[r] is P53_NONE until RRset r is placed (by the
- * first node that lists it; none is listed twice). layout() copies the names along the same
- * walk. Returns the block's end.
+ * Where the block of node `nd` lies (image.h, Co-location), from section offset `pos` (the
+ * section starts at image offset `base`, 8-aligned): 4-byte aligned, after block_pad(), the
+ * node there (*noff), its name after it, then the RRsets it places, each header 4-byte
+ * aligned. roff[r] is P53_NONE until RRset r is placed (by the first node that lists it; none
+ * is listed twice). layout() copies the nodes and names along the same walk. Returns the
+ * block's end.
  */
 static size_t block_place(const struct build *s, const struct p53_zb_node *nd, size_t base,
-			  size_t pos, uint32_t *roff)
+			  size_t pos, uint32_t *noff, uint32_t *roff)
 {
-	pos += block_pad(s, nd->name_len, nd->rrsets, nd->n_rrsets, base + pos) + nd->name_len;
+	pos = p53_image_rrset_at(pos);
+	pos += block_pad(s, nd->name_len, nd->rrsets, nd->n_rrsets, base + pos);
+	*noff = (uint32_t)pos;
+	pos += sizeof(struct p53_image_node) + nd->name_len;
 	for (uint32_t r = nd->rrsets; r < (uint32_t)nd->rrsets + nd->n_rrsets; r++) {
 		if (r >= s->n_rrsets || roff[r] != P53_NONE)
 			continue;
@@ -863,7 +860,11 @@ static void *layout(struct build *s, size_t *len)
 	 * RRsets' headers and records, in one names-and-RDATA section (names_off == rdata_off);
 	 * rrsets[] their headers' offsets there. */
 	uint32_t *roff = malloc(s->n_rrsets ? s->n_rrsets * sizeof(*roff) : 1);
-	if (roff == NULL) {
+	/* nodes[]: each node's offset in the section, where its block starts */
+	uint32_t *noff = malloc(b->n_nodes ? b->n_nodes * sizeof(*noff) : 1);
+	if (roff == NULL || noff == NULL) {
+		free(roff);
+		free(noff);
 		p53_zb_err(b, IMAGE_WHERE, "out of memory");
 		return NULL;
 	}
@@ -874,9 +875,8 @@ static void *layout(struct build *s, size_t *len)
 
 	h.zones_off = (uint32_t)off;
 	off = align8(off + b->n_zones * sizeof(struct p53_image_zone));
-	off = p53_image_nodes_at(off);
 	h.nodes_off = (uint32_t)off;
-	off = align8(off + b->n_nodes * sizeof(struct p53_image_node));
+	off = align8(off + b->n_nodes * sizeof(uint32_t));
 	h.rrsets_off = (uint32_t)off;
 	off = align8(off + s->n_rrsets * sizeof(uint32_t));
 	h.slots_off = (uint32_t)off;
@@ -885,11 +885,11 @@ static void *layout(struct build *s, size_t *len)
 	h.rdata_off = (uint32_t)off;
 	/* The blocks: the placement, dry (the copy below walks the same way); an RRset no node
 	 * lists (none should) goes after them all. */
-	size_t sec_len = 0;
+	size_t sec_len = P53_IMAGE_RDATA_HEAD;
 	for (size_t i = 0; i < s->n_rrsets; i++)
 		roff[i] = P53_NONE;
 	for (size_t i = 0; i < b->n_nodes; i++)
-		sec_len = block_place(s, &b->nodes[i], off, sec_len, roff);
+		sec_len = block_place(s, &b->nodes[i], off, sec_len, &noff[i], roff);
 	for (size_t i = 0; i < s->n_rrsets; i++) {
 		if (roff[i] != P53_NONE)
 			continue;
@@ -913,6 +913,7 @@ static void *layout(struct build *s, size_t *len)
 	/* Offsets are 32-bit (image.h). */
 	if (size > UINT32_MAX) {
 		free(roff);
+		free(noff);
 		p53_zb_err(b, IMAGE_WHERE, "image of %zu bytes exceeds the 4 GiB format limit", size);
 		return NULL;
 	}
@@ -929,6 +930,7 @@ static void *layout(struct build *s, size_t *len)
 	img = p53_bigmem_image(size + room);
 	if (img == NULL) {
 		free(roff);
+		free(noff);
 		p53_zb_err(b, IMAGE_WHERE, "out of memory (image of %zu bytes)", size);
 		return NULL;
 	}
@@ -939,12 +941,15 @@ static void *layout(struct build *s, size_t *len)
 	 * zero_gaps() at the end. */
 	h.size = size;
 	memcpy(img, &h, sizeof(h));
+	/* The name index made each slot (hash, node + 1) (slots_make): it holds the node's
+	 * block offset (image.h). */
+	for (size_t i = 0; i <= s->hash_mask; i++)
+		if (s->slots[i] != 0)
+			s->slots[i] = p53_image_slot((uint32_t)(s->slots[i] >> 32),
+						     noff[(uint32_t)s->slots[i] - 1]);
 	move_out(img + h.slots_off, s->slots, ((size_t)s->hash_mask + 1) * sizeof(uint64_t));
 	free(s->slots);
 	s->slots = NULL;
-	nodes_out((struct p53_image_node *)(img + h.nodes_off), b->nodes, b->n_nodes);
-	free(b->nodes);
-	b->nodes = NULL;
 	if (s->n_adds > 0)
 		memcpy(img + h.adds_off, s->adds, s->n_adds * sizeof(uint32_t));
 	if (s->proofs != NULL)
@@ -965,32 +970,32 @@ static void *layout(struct build *s, size_t *len)
 	void *shrunk = realloc(packed, b->n_recs ? b->n_recs * 2 * sizeof(uint32_t) : 1);
 	const uint32_t *span = shrunk != NULL ? shrunk : (void *)packed;
 	b->recs = NULL;
-	/* Node-major: every node's name, where the dry walk put it (its RRsets' headers and
-	 * records are written below, at roff). Here, after the records were packed, so the
-	 * section's pages are not touched before that gave memory back (the compile's peak).
-	 * The nodes are in the image. */
-	struct p53_image_node *inodes = (struct p53_image_node *)(img + h.nodes_off);
+	/* Node-major: every node and its name, where the dry walk put them (its RRsets' headers
+	 * and records are written below, at roff). Here, after the records were packed, so the
+	 * section's pages are not touched before that gave memory back (the compile's peak). */
 	uint8_t *sec = img + h.rdata_off;
-	/* b->names' pages go back as they are read, as move_out() does, when the nodes read
-	   them in order (they are made in that order: zone_load.c) */
+	/* The working nodes' pages go back as they are read, as move_out() does, and b->names'
+	   when the nodes read them in order (they are made in that order: zone_load.c) */
 	const size_t page = (size_t)sysconf(_SC_PAGESIZE);
 	uintptr_t released = ((uintptr_t)b->names + page - 1) & ~(uintptr_t)(page - 1);
-	pos = 0;
+	uintptr_t nreleased = ((uintptr_t)b->nodes + page - 1) & ~(uintptr_t)(page - 1);
+	memset(sec, 0, P53_IMAGE_RDATA_HEAD);
+	pos = P53_IMAGE_RDATA_HEAD;
 	for (size_t i = 0; i < b->n_nodes; i++) {
-		struct p53_image_node *nd = &inodes[i];
-		size_t at = pos + block_pad(s, nd->name_len, nd->rrsets, nd->n_rrsets, h.rdata_off + pos);
+		const struct p53_zb_node *w = &b->nodes[i];
+		size_t at = noff[i];
+		struct p53_image_node nd = node_out(w, (uint32_t)i);
 		memset(sec + pos, 0, at - pos);
-		memcpy(sec + at, b->names + nd->name_off, nd->name_len);
-		uintptr_t hi = ((uintptr_t)b->names + nd->name_off) & ~(uintptr_t)(page - 1);
-		if (names_in_order && hi >= released + ((size_t)2 << 20)) {
-			(void)madvise((void *)released, hi - released, MADV_DONTNEED);
-			released = hi;
-		}
-		nd->name_off = (uint32_t)at;
-		pos = at + nd->name_len;
+		memcpy(sec + at, &nd, sizeof(nd));
+		at += sizeof(nd);
+		memcpy(sec + at, b->names + w->name_off, w->name_len);
+		if (names_in_order)
+			release_read((uintptr_t)b->names, w->name_off, page, &released);
+		release_read((uintptr_t)b->nodes, i * sizeof(*w), page, &nreleased);
+		pos = at + nd.name_len;
 		/* Its RRsets: those the dry walk placed here (at or past pos), in order, each
 		 * after up to 3 zero bytes (a header is 4-byte aligned). */
-		for (uint32_t r = nd->rrsets; r < (uint32_t)nd->rrsets + nd->n_rrsets; r++)
+		for (uint32_t r = nd.rrsets; r < (uint32_t)nd.rrsets + nd.n_rrsets; r++)
 			if (r < s->n_rrsets && roff[r] >= pos) {
 				memset(sec + pos, 0, roff[r] - pos);
 				pos = roff[r] + p53_image_rrset_span(&s->rrsets[r]);
@@ -1002,9 +1007,11 @@ static void *layout(struct build *s, size_t *len)
 			pos = roff[i] + p53_image_rrset_span(&s->rrsets[i]);
 		}
 	for (size_t z = 0; z < b->n_zones; z++)
-		b->zones[z].name_off = inodes[b->zones[z].apex].name_off;
+		b->zones[z].name_off = noff[b->zones[z].apex] + (uint32_t)sizeof(struct p53_image_node);
 	free(b->names);
 	b->names = NULL;
+	free(b->nodes);
+	b->nodes = NULL;
 	for (size_t i = 0; i < s->n_rrsets; i++) {
 		struct p53_image_rrset *rs = &s->rrsets[i];
 		/* Its header, then its records. */
@@ -1047,12 +1054,14 @@ static void *layout(struct build *s, size_t *len)
 	memcpy(img + h.zones_off, b->zones, b->n_zones * sizeof(struct p53_image_zone));
 	move_out(img + h.rrsets_off, roff, s->n_rrsets * sizeof(uint32_t));
 	free(roff);
+	move_out(img + h.nodes_off, noff, b->n_nodes * sizeof(uint32_t));
+	free(noff);
 	/* Every section's bytes, in the order of their offsets (layout above): the padding
 	 * after each, up to the next one (or the end), is zeroed, as a calloc'd image had it. */
 	const struct span sect[] = {
 		{ 0, sizeof(h) },
 		{ h.zones_off, b->n_zones * sizeof(struct p53_image_zone) },
-		{ h.nodes_off, b->n_nodes * sizeof(struct p53_image_node) },
+		{ h.nodes_off, b->n_nodes * sizeof(uint32_t) },
 		{ h.rrsets_off, s->n_rrsets * sizeof(uint32_t) },
 		{ h.slots_off, ((size_t)s->hash_mask + 1) * sizeof(uint64_t) },
 		{ h.names_off, 0 },

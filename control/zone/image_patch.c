@@ -632,12 +632,13 @@ static bool has_addr(const void *img, uint32_t first, uint32_t n)
 	return false;
 }
 
-/* Remove node n's slot from the name index: later slots of its probe run shift back. */
-static void index_remove(uint64_t *slots, uint32_t mask, uint32_t hash, uint32_t n)
+/* Remove node n's slot from the name index of image ni (the slot holds the node's block
+ * offset, image.h): later slots of its probe run shift back. */
+static void index_remove(const void *ni, uint64_t *slots, uint32_t mask, uint32_t hash, uint32_t n)
 {
-	uint32_t i = hash & mask;
+	uint32_t i = hash & mask, off = p53_image_node_off(ni, n);
 
-	while (slots[i] != 0 && (uint32_t)slots[i] != n + 1)
+	while (slots[i] != 0 && slots[i] != p53_image_slot(hash, off))
 		i = (i + 1) & mask;
 	if (slots[i] == 0)
 		return;
@@ -659,13 +660,24 @@ static void index_remove(uint64_t *slots, uint32_t mask, uint32_t hash, uint32_t
 	}
 }
 
-static void index_add(uint64_t *slots, uint32_t mask, uint32_t hash, uint32_t n)
+static void index_add(const void *ni, uint64_t *slots, uint32_t mask, uint32_t hash, uint32_t n)
 {
 	uint32_t i = hash & mask;
 
 	while (slots[i] != 0)
 		i = (i + 1) & mask;
-	slots[i] = (uint64_t)hash << 32 | (n + 1);
+	slots[i] = p53_image_slot(hash, p53_image_node_off(ni, n));
+}
+
+/* A node whose block moved from section offset `from` (blocks_append): its slot, if it has
+ * one, names the block's new place. */
+static void index_move(uint64_t *slots, uint32_t mask, uint32_t hash, uint32_t from, uint32_t to)
+{
+	for (uint32_t i = hash & mask; slots[i] != 0; i = (i + 1) & mask)
+		if (slots[i] == p53_image_slot(hash, from)) {
+			slots[i] = p53_image_slot(hash, to);
+			return;
+		}
 }
 
 static size_t align8(size_t x)
@@ -2279,11 +2291,13 @@ static void wild_links(const struct patch *p, const void *img, uint8_t *ni)
 
 /*
  * The changed nodes' blocks (image.h, Co-location), appended to the names-and-RDATA section
- * from its offset `pos`: each one's name, then its RRsets' headers and records (the diff's,
- * from nrd, or kept ones copied from img), each header 4-byte aligned; a node left without
- * RRsets keeps its name where it was. With sec NULL only measured (the names that move
- * counted into *garbage); else written, with the appended rrsets[] entries (roff, indexed as
- * nrs) and the nodes of ni placed at the blocks. Returns where the last block ends.
+ * from its offset `pos`: each one 4-byte aligned, the node (its fields as in img, or a zeroed
+ * new one), its name, then its RRsets' headers and records (the diff's, from nrd, or kept
+ * ones copied from img), each header 4-byte aligned; a node left without RRsets keeps its
+ * block where it was. With sec NULL only measured (the nodes and names that move counted
+ * into *garbage); else written, with the appended rrsets[] entries (roff, indexed as nrs) and
+ * ni's nodes[] pointing at the blocks (their name-index slots are the caller's). Returns where
+ * the last block ends.
  */
 static size_t blocks_append(const struct patch *p, const void *img, uint8_t *sec, uint32_t *roff,
 			    uint8_t *ni, size_t pos, uint64_t *garbage)
@@ -2292,13 +2306,16 @@ static size_t blocks_append(const struct patch *p, const void *img, uint8_t *sec
 		const struct tn *t = &p->t[i];
 		if (!t->changed || (t->rs_n == 0 && t->old != P53_NONE))
 			continue;
+		size_t at = p53_image_rrset_at(pos);    /* a block is 4-byte aligned (image.h) */
 		if (sec == NULL && t->old != P53_NONE)
-			*garbage += t->len;
+			*garbage += sizeof(struct p53_image_node) + t->len;
 		if (sec != NULL) {
-			memcpy(sec + pos, t->name, t->len);
-			p53_image_node_place(ni, t->node, (uint32_t)pos);
+			memset(sec + pos, 0, at - pos);
+			p53_image_node_place(ni, t->node, (uint32_t)at,
+					     t->old != P53_NONE ? p53_image_node(img, t->old) : NULL);
+			memcpy(sec + at + sizeof(struct p53_image_node), t->name, t->len);
 		}
-		pos += t->len;
+		pos = at + sizeof(struct p53_image_node) + t->len;
 		for (uint32_t r = t->rs_first; r < t->rs_first + t->rs_n; r++) {
 			const struct p53_image_rrset *rs = &p->nrs[r];
 			size_t at = p53_image_rrset_at(pos);
@@ -3565,9 +3582,8 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 	nh.zones_off = (uint32_t)off;
 	off = align8(off + (size_t)h->n_zones * sizeof(struct p53_image_zone));
 	nh.n_nodes = n_nodes;
-	off = p53_image_nodes_at(off);          /* as the compiler's (image.h) */
 	nh.nodes_off = (uint32_t)off;
-	off = align8(off + (size_t)n_nodes * sizeof(struct p53_image_node));
+	off = align8(off + (size_t)n_nodes * sizeof(uint32_t));
 	nh.n_rrsets = (uint32_t)(h->n_rrsets + p->n_nrs);
 	nh.rrsets_off = (uint32_t)off;
 	off = align8(off + (size_t)nh.n_rrsets * sizeof(uint32_t));
@@ -3631,7 +3647,7 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 	} while (0)
 	COPY(nh.zones_off, h->zones_off, (size_t)h->n_zones * sizeof(struct p53_image_zone),
 	     nh.nodes_off - nh.zones_off);
-	COPY(nh.nodes_off, h->nodes_off, (size_t)h->n_nodes * sizeof(struct p53_image_node),
+	COPY(nh.nodes_off, h->nodes_off, (size_t)h->n_nodes * sizeof(uint32_t),
 	     nh.rrsets_off - nh.nodes_off);
 	COPY(nh.rrsets_off, h->rrsets_off, (size_t)h->n_rrsets * sizeof(uint32_t),
 	     nh.slots_off - nh.rrsets_off);
@@ -3693,13 +3709,11 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 			continue;
 		struct p53_image_node *nd = p53_image_node_w(ni, t->node);
 		if (t->old == P53_NONE) {
-			uint32_t name_at = p53_image_node_name_off(ni, nd); /* its block's (blocks_append) */
 			*nd = (struct p53_image_node){
 				.name_len = t->len, .labels = t->labels,
 				.zone = z, .wildcard = P53_NONE, .self = t->node,
 				.occluder = P53_NONE, /* its closest name in the image has none */
 			};
-			p53_image_node_place(ni, t->node, name_at);
 		}
 		nd->flags &= (uint16_t)~P53_NODE_CNAME;
 		if (t->rs_n > 0) {
@@ -3715,13 +3729,17 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 			nd->flags |= P53_NODE_ENT;
 		}
 		uint32_t hash = p53_name_hash(t->name, t->len);
+		/* Its block moved (blocks_append): its slot, when it has one, follows it. */
+		if (t->old != P53_NONE && p53_image_node_off(ni, t->node) != p53_image_node_off(img, t->old))
+			index_move(slots, mask, hash, p53_image_node_off(img, t->old),
+				   p53_image_node_off(ni, t->node));
 		if (t->old == P53_NONE && t->n3)
 			nd->flags |= P53_NODE_NSEC3; /* a hashed owner: out of the index */
 		else if (t->old == P53_NONE && !t->shadow) /* (a shadowed name: not indexed) */
-			index_add(slots, mask, hash, t->node);
+			index_add(ni, slots, mask, hash, t->node);
 		else if (t->dead) {
 			if (!t->shadow)
-				index_remove(slots, mask, hash, t->node);
+				index_remove(ni, slots, mask, hash, t->node);
 			nd->flags |= P53_NODE_NSEC3; /* out of the index (image_patch.h) */
 		}
 		if (i == 0) {
@@ -3791,7 +3809,7 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 		if (!e->dead)
 			continue;
 		if (!e->shadow)
-			index_remove(slots, mask, p53_name_hash(e->name, e->len), e->old);
+			index_remove(ni, slots, mask, p53_name_hash(e->name, e->len), e->old);
 		p53_image_node_w(ni, e->old)->flags |= P53_NODE_ENT | P53_NODE_NSEC3; /* out of the index */
 		/* A wildcard that goes: names below its parent no longer match it (as the full
 		 * compile links a node to "*.<owner>" only when that exists). */

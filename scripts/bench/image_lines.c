@@ -3,15 +3,15 @@
  * compiled image a positive answer's lookup chain touches, on average over random owners
  * (docs/BENCHMARKS.md, "Big zone: node-major layout"). The chain is what the fast path reads
  * for a query of one type at its owner (dataplane/fastpath.c): the name-index slots probed,
- * the node's fields, the owner name (compared), the RRset headers scanned up to the match, and
- * the records copied. A big image's replicas have no RRset checksum sums (control/publish.c;
- * a small one's p53_answer_conf.sums, outside the image, would be one more line).
+ * the node's fields (heading its block since image format 9), the owner name (compared), the
+ * RRset headers scanned up to the match, and the records copied. A big image's replicas have
+ * no RRset checksum sums (control/publish.c; a small one's p53_answer_conf.sums, outside the
+ * image, would be one more line).
  *
- *   p53-image-lines -z big.test=ZONEFILE [-t A] [-n 100000] [-a] [-s]
+ *   p53-image-lines -z big.test=ZONEFILE [-t A] [-n 100000] [-a]
  *
- * -s projects the next layout step instead (the node's fields in its block, in front of its
- * name; the slot leading to the block; see main): the same blocks and answers, counted at
- * the offsets that layout would give them. A projection from this image, not an image.
+ * (-s, the projection of the node in its block that rounds 16 and 17 printed, went with
+ * format 9, which is that layout.)
  *
  * Compiles the zone with p53_image_build() and prints one
  * line of figures. The image is measured in a 2 MiB-aligned copy, as pop53d's heap replicas
@@ -29,7 +29,6 @@
 #include "dataplane/name.h"
 
 #define MAXU 64
-#define SIM_NODE 28u    /* -s: a node's fields in its block (see main) */
 
 struct set {
 	uint64_t v[MAXU];
@@ -67,7 +66,7 @@ int main(int argc, char **argv)
 	char zname[256];
 	uint16_t qtype = 1;
 	long samples = 100000;
-	int adopt = 0, sim = 0;
+	int adopt = 0;
 
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "-z") == 0 && i + 1 < argc) {
@@ -86,10 +85,8 @@ int main(int argc, char **argv)
 			samples = atol(argv[++i]);
 		} else if (strcmp(argv[i], "-a") == 0) {
 			adopt = 1;
-		} else if (strcmp(argv[i], "-s") == 0) {
-			sim = 1;
 		} else {
-			fprintf(stderr, "usage: %s -z ZONE=FILE [-t A|AAAA|TXT|N] [-n SAMPLES] [-a] [-s]\n",
+			fprintf(stderr, "usage: %s -z ZONE=FILE [-t A|AAAA|TXT|N] [-n SAMPLES] [-a]\n",
 				argv[0]);
 			return 2;
 		}
@@ -125,37 +122,6 @@ int main(int argc, char **argv)
 		fprintf(stderr, "no owner of that type\n");
 		return 1;
 	}
-	/* -s: where each node's block would start were the node's fields in it (the next
-	 * format step, docs/BENCHMARKS.md "Big zone, round 16"): SIM_NODE bytes of fields
-	 * (name_off implied, parent_side in the zone, the node's own index added), 4-byte
-	 * aligned, in front of its name and RRsets, the same blocks in the same order; nodes[]
-	 * a 4-byte table of offsets; the slot holding the block's offset. blk[i]: node i's
-	 * block offset in that section; the image is counted 2 MiB-aligned as above. */
-	uint64_t *blk = NULL, sim_sec = 0, sim_len = 0, sim_base = 0;
-	if (sim) {
-		blk = malloc(h->n_nodes * sizeof(*blk));
-		if (blk == NULL)
-			return 1;
-		for (uint32_t i = 0; i < h->n_nodes; i++) {
-			const struct p53_image_node *n = p53_image_node(img, i);
-			if (i > 0 && p53_image_node_name_off(img, n) <=
-				     p53_image_node_name_off(img, p53_image_node(img, i - 1))) {
-				fprintf(stderr, "-s: blocks not in node order (a patched image?)\n");
-				return 1;
-			}
-			sim_sec = p53_image_rrset_at(sim_sec);
-			blk[i] = sim_sec;
-			uint64_t at = sim_sec + SIM_NODE + n->name_len;
-			const struct p53_image_rrset *rs = p53_image_node_first(img, n);
-			for (uint32_t r = 0; r < n->n_rrsets; r++, rs = p53_image_rrset_next(img, rs))
-				at = p53_image_rrset_at(at) + p53_image_rrset_span(rs);
-			sim_sec = at;
-		}
-		uint64_t old_sec = h->adds_off - h->rdata_off;
-		sim_base = h->rdata_off - (uint64_t)h->n_nodes * (sizeof(struct p53_image_node) - 4);
-		sim_len = len - (uint64_t)h->n_nodes * (sizeof(struct p53_image_node) - 4) -
-			  old_sec + sim_sec;
-	}
 	double sum[3] = { 0 }, part[5] = { 0 };
 	unsigned long long seed = 88172645463325252ull;
 	for (long k = 0; k < samples; k++) {
@@ -171,40 +137,13 @@ int main(int argc, char **argv)
 		const uint64_t *slots = p53_image_slots(img);
 		for (uint32_t i = hash & h->hash_mask;; i = (i + 1) & h->hash_mask) {
 			touch(s, &slots[i], 8);
-			if ((uint32_t)slots[i] == ni + 1 || slots[i] == 0)
+			if ((uint32_t)slots[i] == p53_image_node_off(img, ni) || slots[i] == 0)
 				break;
 		}
 		int at = s[0].n;
-		if (sim) {
-			/* The block from its start: fields, name, the headers walked, the records. */
-			const uint8_t *b0 = (const uint8_t *)img + sim_base + blk[ni];
-			uint64_t o = SIM_NODE + n->name_len;
-			touch(s, b0, SIM_NODE);
-			int after_node = s[0].n;
-			touch(s, b0 + SIM_NODE, n->name_len);
-			int after_name = s[0].n;
-			const struct p53_image_rrset *rs = p53_image_node_first(img, n);
-			for (;;) {
-				o = p53_image_rrset_at(o);
-				touch(s, b0 + o, sizeof(*rs));
-				if (rs->type == qtype)
-					break;
-				o += p53_image_rrset_span(rs);
-				rs = p53_image_rrset_next(img, rs);
-			}
-			int after_rs = s[0].n;
-			touch(s, b0 + o + sizeof(*rs), rs->rdata_len);
-			part[0] += at;
-			part[1] += after_node - at;
-			part[2] += after_name - after_node;
-			part[3] += after_rs - after_name;
-			part[4] += s[0].n - after_rs;
-			for (int j = 0; j < 3; j++)
-				sum[j] += s[j].n;
-			continue;
-		}
-		/* name_off .. occluder: what the fast path reads of every node it answers from */
-		touch(s, n, offsetof(struct p53_image_node, occluder) + sizeof(n->occluder));
+		/* The node: what the fast path reads of every node it answers from (up to its
+		   occluder, and its own index) */
+		touch(s, n, sizeof(*n));
 		int after_node = s[0].n;
 		touch(s, nm, n->name_len);
 		int after_name = s[0].n;
@@ -227,17 +166,14 @@ int main(int argc, char **argv)
 		for (int j = 0; j < 3; j++)
 			sum[j] += s[j].n;
 	}
-	if (sim)
-		len = sim_len;
-	printf("image=%s base%%64=%u layout=%s nodes_off%%64=%u owners=%u samples=%ld lines=%.3f (slot %.3f node %.3f "
+	printf("image=%s base%%64=%u layout=%s owners=%u samples=%ld lines=%.3f (slot %.3f node %.3f "
 	       "name %.3f rrset %.3f rdata %.3f new lines each) pages4k=%.3f pages2m=%.3f "
 	       "image=%zu B records=%u (%.1f B/record)\n",
 	       adopt ? "compiled" : "copy", (unsigned int)((uintptr_t)img % 64),
-	       sim ? "node-in-block(-s, projected)" : "node-major", h->nodes_off % 64, nc,
+	       "node-in-block", nc,
 	       samples, sum[0] / samples, part[0] / samples, part[1] / samples, part[2] / samples,
 	       part[3] / samples, part[4] / samples, sum[1] / samples, sum[2] / samples, len,
 	       h->n_records, (double)len / (h->n_records ? h->n_records : 1));
-	free(blk);
 	free(cand);
 	free(img);
 	return 0;

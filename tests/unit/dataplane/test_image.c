@@ -83,9 +83,22 @@ static size_t c_n_nodes(void *m, size_t len) { H(m)->n_nodes = 1u << 30; return 
 static size_t c_order(void *m, size_t len) { H(m)->names_off = H(m)->rdata_off = H(m)->adds_off + 8; return len; }
 static size_t c_apart(void *m, size_t len) { H(m)->names_off -= 8; return len; }
 static size_t c_align(void *m, size_t len) { H(m)->rrsets_off += 4; return len; }
-static size_t c_name_off(void *m, size_t len)
+/* nodes[] entry of node i: its block's offset in the names-and-RDATA section (format 9). */
+static uint32_t *NT(void *img, uint32_t i)
 {
-	N(m, node_of(m, "www.diff.test"))->name_off = H(m)->rdata_off - H(m)->names_off - 2;
+	return (uint32_t *)((uint8_t *)img + H(img)->nodes_off) + i;
+}
+static size_t c_node_past(void *m, size_t len)
+{
+	*NT(m, node_of(m, "www.diff.test")) = H(m)->adds_off - H(m)->rdata_off - 8;
+	return len;
+}
+static size_t c_node_align(void *m, size_t len) { *NT(m, node_of(m, "www.diff.test")) += 2; return len; }
+static size_t c_node_head(void *m, size_t len) { *NT(m, node_of(m, "www.diff.test")) = 0; return len; }
+/* www's entry names big's node (a valid one, whose own index is big's) */
+static size_t c_node_other(void *m, size_t len)
+{
+	*NT(m, node_of(m, "www.diff.test")) = *NT(m, node_of(m, "big.diff.test"));
 	return len;
 }
 static size_t c_name_len(void *m, size_t len) { N(m, node_of(m, "www.diff.test"))->name_len++; return len; }
@@ -162,22 +175,34 @@ static size_t c_apex_zone(void *m, size_t len) { Z(m, 0)->apex = node_of(m, "sec
 static size_t c_soa(void *m, size_t len) { Z(m, 0)->soa = H(m)->n_rrsets; return len; }
 static size_t c_soa_type(void *m, size_t len) { Z(m, 0)->soa = rrset_of(m, "www.diff.test", P53_T_A); return len; }
 static size_t c_zone_name(void *m, size_t len) { Z(m, 0)->name_len = 3; return len; }
-static size_t c_slot(void *m, size_t len)
+/* A slot's low half: past the section, inside a block but not at its node, misaligned. */
+static size_t slot_to(void *m, size_t len, uint32_t off)
 {
 	uint64_t *s = (uint64_t *)p53_image_slots(m);
 	for (uint32_t i = 0; i <= H(m)->hash_mask; i++)
 		if (s[i] != 0) {
-			s[i] = (s[i] & ~0xffffffffull) | (H(m)->n_nodes + 1);
+			s[i] = (s[i] & ~0xffffffffull) | off;
 			break;
 		}
 	return len;
 }
+static size_t c_slot(void *m, size_t len) { return slot_to(m, len, H(m)->adds_off - H(m)->rdata_off); }
+static size_t c_slot_inside(void *m, size_t len)
+{
+	return slot_to(m, len, *NT(m, node_of(m, "www.diff.test")) + 28);
+}
+static size_t c_slot_align(void *m, size_t len)
+{
+	return slot_to(m, len, *NT(m, node_of(m, "www.diff.test")) + 1);
+}
 static size_t c_slots_full(void *m, size_t len)
 {
-	uint64_t *s = (uint64_t *)p53_image_slots(m);
+	uint64_t *s = (uint64_t *)p53_image_slots(m), used = 0;
+	for (uint32_t i = 0; i <= H(m)->hash_mask && used == 0; i++)
+		used = s[i];
 	for (uint32_t i = 0; i <= H(m)->hash_mask; i++)
 		if (s[i] == 0)
-			s[i] = 1;       /* node 0, hash 0 */
+			s[i] = used;    /* a node's slot again: each names a node */
 	return len;
 }
 
@@ -198,7 +223,10 @@ static const struct row rows[] = {
 	{ "RDATA section after the additional lists", c_order, "order" },
 	{ "names apart from the nodes' blocks (the layout before)", c_apart, "older layout" },
 	{ "RRset array misaligned", c_align, "misaligned" },
-	{ "node name runs past the names section", c_name_off, "node's name" },
+	{ "node table entry past the names section", c_node_past, "node lies outside" },
+	{ "node table entry misaligned", c_node_align, "misaligned" },
+	{ "node table entry in the section's unused head", c_node_head, "node lies outside" },
+	{ "node table entry names another node's block", c_node_other, "own index" },
 	{ "node name length one too long", c_name_len, "node's name" },
 	{ "node label count wrong", c_name_labels, "node's name" },
 	{ "node deeper than the header's deepest", c_deeper, "node's name" },
@@ -226,7 +254,9 @@ static const struct row rows[] = {
 	{ "zone SOA is an A RRset", c_soa_type, "SOA" },
 	{ "zone name length wrong", c_zone_name, "zone's name" },
 	{ "zone's parent side past the nodes", c_parent_side, "parent side" },
-	{ "name index slot points past the nodes", c_slot, "slot" },
+	{ "name index slot points past the names section", c_slot, "slot" },
+	{ "name index slot points into a block, not at its node", c_slot_inside, "slot" },
+	{ "name index slot misaligned", c_slot_align, "slot" },
 	{ "name index without an empty slot (a miss would probe for ever)", c_slots_full, "empty slot" },
 };
 

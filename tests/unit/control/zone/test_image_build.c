@@ -340,9 +340,10 @@ static void test_image_parent_child(void **state)
 	free(img);
 }
 
-/* Node-major (image.h, "Co-location"): one names-and-RDATA section, each node's block its
- * name, then each RRset's header (4-byte aligned) and records; rrsets[] names the same
- * headers that p53_image_node_first() and p53_image_rrset_next() walk to from the node. */
+/* Node-major (image.h, "Co-location"): one names-and-RDATA section, each node's block
+ * (4-byte aligned, where nodes[] and its name-index slot say) the node, its name, then each
+ * RRset's header (4-byte aligned) and records; rrsets[] names the same headers that
+ * p53_image_node_first() and p53_image_rrset_next() walk to from the node. */
 static void test_image_node_major(void **state)
 {
 	struct warns w = { 0 };
@@ -356,14 +357,33 @@ static void test_image_node_major(void **state)
 	assert_int_equal(p53_image_check(img, len, NULL), 0);
 	assert_int_equal(h->names_off, h->rdata_off);
 	assert_int_equal(h->version, P53_IMAGE_VERSION);
-	uint32_t with_rrsets = 0, padded = 0, rrsets = 0;
+	uint32_t with_rrsets = 0, padded = 0, rrsets = 0, indexed = 0;
 	uint64_t spans = 0, names = 0;
+	size_t end = 0;         /* where the block before ends */
 	for (uint32_t i = 0; i < h->n_nodes; i++) {
 		const struct p53_image_node *n = p53_image_node(img, i);
 		const struct p53_image_rrset *walk = p53_image_node_first(img, n);
-		size_t at = n->name_off + n->name_len;
+		uint32_t off = p53_image_node_off(img, i);
+		/* The block starts with its node, 4-byte aligned, after the block before it
+		   (format 9), its name right after the node. */
+		assert_int_equal(off % 4, 0);
+		assert_true(off >= end && off >= P53_IMAGE_RDATA_HEAD);
+		assert_ptr_equal(n, sec + off);
+		assert_ptr_equal(p53_image_node_name(img, n), sec + off + sizeof(*n));
+		assert_int_equal(p53_image_node_name_off(img, n), off + sizeof(*n));
+		size_t at = off + sizeof(*n) + n->name_len;
 		assert_int_equal(p53_image_node_index(img, n), i); /* its own index (format 8) */
 		names += n->name_len;
+		/* Its name-index slot, when indexed, holds its block's offset (format 9). */
+		uint32_t found = p53_image_find(img, p53_image_node_name(img, n), n->name_len,
+						p53_name_hash(p53_image_node_name(img, n), n->name_len));
+		if (found == i) {
+			const uint64_t *sl = p53_image_slots(img);
+			uint32_t hash = p53_name_hash(p53_image_node_name(img, n), n->name_len), k;
+			for (k = hash & h->hash_mask; sl[k] != p53_image_slot(hash, off); k = (k + 1) & h->hash_mask)
+				assert_true(sl[k] != 0);
+			indexed++;
+		}
 		for (uint32_t r = 0; r < n->n_rrsets; r++) {
 			const struct p53_image_rrset *rs = p53_image_rrset(img, n->rrsets + r);
 			/* After the name or the RRset before it, 4-byte aligned, with zeroes between. */
@@ -378,10 +398,11 @@ static void test_image_node_major(void **state)
 			walk = p53_image_rrset_next(img, walk);
 			rrsets++;
 		}
+		end = at;
 		with_rrsets += n->n_rrsets > 0;
-		/* Its name and first RRset's header and records cross no line they could have
-		   stayed out of by skipping up to P53_IMAGE_PACK_PAD bytes. */
-		size_t start = h->names_off + n->name_off, hot = n->name_len;
+		/* Its node, name and first RRset's header and records cross no line they could
+		   have stayed out of by skipping up to P53_IMAGE_PACK_PAD bytes. */
+		size_t start = h->names_off + off, hot = sizeof(*n) + n->name_len;
 		if (n->n_rrsets > 0) {
 			const struct p53_image_rrset *rs0 = p53_image_node_first(img, n);
 			hot = (size_t)((const uint8_t *)rs0 - (const uint8_t *)img) - start +
@@ -392,15 +413,18 @@ static void test_image_node_major(void **state)
 		padded += start % 64 == 0;
 		/* The zone's name is its apex node's. */
 		if (n->flags & P53_NODE_APEX)
-			assert_int_equal(p53_image_zone(img, n->zone)->name_off, n->name_off);
+			assert_int_equal(p53_image_zone(img, n->zone)->name_off,
+					 p53_image_node_name_off(img, n));
 	}
 	assert_int_equal(rrsets, h->n_rrsets); /* each RRset in one node's block */
 	assert_true(with_rrsets > 10);
-	/* The blocks hold names, headers and records, and at most 3 bytes of alignment per
-	 * RRset and P53_IMAGE_PACK_PAD per node besides. */
-	assert_true(h->adds_off - h->rdata_off >= names + spans);
-	assert_true(h->adds_off - h->rdata_off <= names + spans + 3u * h->n_rrsets +
-		    (uint64_t)h->n_nodes * P53_IMAGE_PACK_PAD + 8);
+	assert_true(indexed > 10);
+	/* The blocks hold nodes, names, headers and records, and at most 3 bytes of alignment
+	 * per RRset and 3 + P53_IMAGE_PACK_PAD per node besides. */
+	uint64_t nodes = (uint64_t)h->n_nodes * sizeof(struct p53_image_node);
+	assert_true(h->adds_off - h->rdata_off >= P53_IMAGE_RDATA_HEAD + nodes + names + spans);
+	assert_true(h->adds_off - h->rdata_off <= P53_IMAGE_RDATA_HEAD + nodes + names + spans +
+		    3u * h->n_rrsets + (uint64_t)h->n_nodes * (3 + P53_IMAGE_PACK_PAD) + 8);
 	print_message("node-major: %zu bytes; %u nodes start a line\n", len, padded);
 	free(img);
 }
