@@ -2257,12 +2257,84 @@ static inline void qc_count(struct p53_answer_stats *st, const struct p53_qcache
 	st->kind[e->kind]++;
 }
 
+/* The client address `a` (4 or 16 bytes, network order) cut to its first `len` bits (at most
+ * 32 or 128), host order: IPv4 in *hi's low 32 bits, *lo 0. */
+static inline __attribute__((always_inline)) void pick_prefix(int v6, const uint8_t *a, unsigned int len,
+							       uint64_t *hi, uint64_t *lo)
+{
+	if (!v6) {
+		uint32_t x = p53_steer_be32(a);
+		*hi = len == 0 ? 0 : x & (~0u << (32 - len));
+		*lo = 0;
+		return;
+	}
+	uint64_t h = p53_steer_be64(a), l = p53_steer_be64(a + 8);
+	*hi = len >= 64 ? h : len == 0 ? 0 : h & (~0ull << (64 - len));
+	*lo = len <= 64 ? 0 : l & (~0ull << (128 - len));
+}
+
+static inline uint32_t pick_hash(uint64_t id, uint64_t hi, uint64_t lo)
+{
+	return p53_hash_step8(p53_hash_step8((uint32_t)(id ^ id >> 8), hi), lo);
+}
+
+/* qc_pick() when the pick cache has no variant for the client: picked from the table with
+ * its scope, and kept at the entry's hint for the family, raised to the scope when longer
+ * (qcache.h); a scope past P53_QCACHE_PICK_MAX4 / _MAX6 is not kept. */
+static __attribute__((noinline)) const struct p53_steer_variant *
+qc_pick_miss(struct p53_qcache *qc, struct p53_qcache_entry *e, const void *t, uint64_t tg,
+	     const struct p53_steer_rec *r, uint32_t rid, int v6, const uint8_t *addr)
+{
+	uint8_t sc;
+	const struct p53_steer_variant *v = p53_steer_pick_addr_s(t, r, v6, addr, &sc, 1);
+
+	qc->pick_misses++;
+	if (sc > (v6 ? P53_QCACHE_PICK_MAX6 : P53_QCACHE_PICK_MAX4))
+		return v;
+	if (sc > e->hint[v6])
+		e->hint[v6] = sc;
+	uint64_t hi, lo, id = P53_QCACHE_PICK_ID(rid, e->hint[v6], v6);
+	pick_prefix(v6, addr, e->hint[v6], &hi, &lo);
+	struct p53_qcache_pick *p = &qc->pick[pick_hash(id, hi, lo) & qc->mask];
+	p->tgen = tg;
+	p->hi = hi;
+	p->lo = lo;
+	p->id = id;
+	p->var = (uint32_t)(v - p53_steer_variant(t, 0));
+	p->scope = sc;
+	return v;
+}
+
+/* The variant of record `r` of table `t` for the packet's source (v6, addr): from the pick
+ * cache (qcache.h) when it holds one for the client's prefix at the entry's hint, for this
+ * table's generation; else qc_pick_miss(). A table of generation 0 is not cached. */
+static inline __attribute__((always_inline)) const struct p53_steer_variant *
+qc_pick(struct p53_qcache *qc, struct p53_qcache_entry *e, const void *t,
+	const struct p53_steer_rec *r, int v6, const uint8_t *addr)
+{
+	const struct p53_steer_hdr *h = p53_steer_hdr(t);
+	uint64_t tg = h->generation;
+	uint32_t rid = (uint32_t)(r - (const struct p53_steer_rec *)((const uint8_t *)t + h->records_off));
+	uint8_t sc;
+
+	if (__builtin_expect(tg == 0, 0))
+		return p53_steer_pick_addr_s(t, r, v6, addr, &sc, 0);
+	uint64_t hi, lo, id = P53_QCACHE_PICK_ID(rid, e->hint[v6], v6);
+	pick_prefix(v6, addr, e->hint[v6], &hi, &lo);
+	const struct p53_qcache_pick *p = &qc->pick[pick_hash(id, hi, lo) & qc->mask];
+	if (((p->tgen ^ tg) | (p->hi ^ hi) | (p->lo ^ lo) | (p->id ^ id)) != 0)
+		return qc_pick_miss(qc, e, t, tg, r, rid, v6, addr);
+	qc->pick_hits++;
+	return p53_steer_variant(t, p->var);
+}
+
 /* A steered entry's answer (qc_answer()): the variant the table published now picks for the
- * client, its records (and with DO=1 its RRSIGs) and our OPT, as steered_rrs() writes them
- * without ECS; the counts and the sum after the question. 0: not at most
- * P53_QCACHE_MAX_RESPONSE bytes (the client's size could matter: the general checks answer). */
+ * client (qc_pick()), its records (and with DO=1 its RRSIGs) and our OPT, as steered_rrs()
+ * writes them without ECS; the counts and the sum after the question. 0: not at most
+ * P53_QCACHE_MAX_RESPONSE bytes (the client's size could matter: the general checks answer).
+ * `e`: the worker's own entry (its pick hints are written). */
 static __attribute__((noinline)) uint16_t qc_steered_answer(const struct p53_fast_ctx *c,
-							    const struct p53_qcache_entry *e,
+							    struct p53_qcache_entry *e,
 							    const struct p53_query *q, uint8_t *msg,
 							    uint16_t *an, uint64_t *tail)
 {
@@ -2270,14 +2342,13 @@ static __attribute__((noinline)) uint16_t qc_steered_answer(const struct p53_fas
 	const struct p53_steer_rec *r = NULL;
 	uint16_t qe = q->question_end;
 	int dnssec = (e->bits & P53_QC_DO) != 0;
-	uint8_t scope;
 
 	/* qc_find() saw the record at its index in this table or an earlier one: a table
 	   published since may have none there (then the general checks answer). */
 	if (t == NULL || !p53_steer_at(t, p53_image_hdr(c->img)->steer_layout, e->at, e->qtype, &r) ||
 	    r == NULL)
 		return 0;
-	const struct p53_steer_variant *v = p53_steer_pick_addr_s(t, r, q->src_v6, q->src, &scope, 0);
+	const struct p53_steer_variant *v = qc_pick(c->qc, e, t, r, q->src_v6, q->src);
 	uint32_t len = v->rdata_len + (dnssec ? v->sig_len : 0u);
 	uint32_t opt = (e->bits & P53_QC_EDNS) ? OPT_LEN : 0u;
 	if (qe + len + opt > P53_QCACHE_MAX_RESPONSE)
@@ -2313,7 +2384,8 @@ static inline __attribute__((always_inline)) uint16_t qc_answer(const struct p53
 	if ((uint32_t)qe + P53_QCACHE_ANS + 16 > cap)
 		return 0;                       /* not for an mbuf: at least 2 KB of room */
 	if (__builtin_expect(e->bits & P53_QC_STEERED, 0)) {
-		rlen = qc_steered_answer(c, e, q, msg, &an, tail);
+		/* the worker's own table, found through the parse's const pointer */
+		rlen = qc_steered_answer(c, (struct p53_qcache_entry *)(uintptr_t)e, q, msg, &an, tail);
 		if (rlen == 0)
 			return 0;
 	} else {
@@ -2405,6 +2477,7 @@ static __attribute__((noinline)) void qc_store(const struct p53_fast_ctx *c, con
 	e->kind = kind;
 	e->rcode = rcode;
 	e->at = at;
+	e->hint[0] = e->hint[1] = 0;
 	memcpy(e->key, k, sizeof(k));
 	if (at == 0)
 		memcpy(e->ans, msg + qe, alen);
