@@ -57,6 +57,9 @@
 #define P53_QCACHE_ANS 384              /* response bytes after the question at most */
 #define P53_QCACHE_MAX_RESPONSE 506     /* 512 less the 6 bytes of an EDE option */
 #define P53_QCACHE_MAX_ENTRIES (1u << 20)
+/* dataplane.answer_cache's default: 1024 questions (512 KiB) and 1024 picks (64 KiB) per
+ * worker, docs/CONFIG.md. */
+#define P53_QCACHE_DEFAULT_ENTRIES 1024u
 
 /* p53_qcache_entry.bits */
 #define P53_QC_EDNS    0x01u            /* the query had an OPT */
@@ -93,23 +96,30 @@ _Static_assert(sizeof(struct p53_qcache_entry) == 512, "an entry is 512 bytes");
 #define P53_QCACHE_PICK_MAX4 24
 #define P53_QCACHE_PICK_MAX6 56
 
-/* A variant picked: for the steering table of generation `tgen`, a record and a client in
- * the prefix hi:lo of a length and family (`id`). */
+/* A variant picked, as the answer writes it: for the image of generation `igen` (whose
+ * entries name the record by index), the steering table of generation `tgen`, a record, a
+ * question shape and a client in the prefix hi:lo of a length and family (`id`). */
 struct p53_qcache_pick {
-	uint64_t tgen;                  /* steer.h hdr generation; 0: empty */
+	uint64_t igen;                  /* image generation; 0: empty */
+	uint64_t tgen;                  /* steer.h hdr generation */
 	uint64_t hi, lo;                /* the prefix, host order (IPv4: the address in hi's low
 					   32 bits), zero past its length */
-	uint64_t id;                    /* P53_QCACHE_PICK_ID(record's index in the table, prefix
-					   length, v6) */
-	uint32_t var;                   /* the variant's index */
+	uint64_t id;                    /* P53_QCACHE_PICK_ID() */
+	uint64_t sum;                   /* RFC 1071 sum of the bytes and our OPT (unfolded) */
+	uint32_t off;                   /* the variant's bytes, from the table's start */
+	uint16_t len;                   /* their length: the records, with DO=1 their RRSIGs */
+	uint16_t an;                    /* their records */
 	uint8_t scope;                  /* the pick's scope (<= the prefix's length) */
-	uint8_t pad[3];
+	uint8_t pad[7];
 };
 
-#define P53_QCACHE_PICK_ID(rid, len, v6) \
-	((uint64_t)(rid) | (uint64_t)(len) << 32 | (uint64_t)(v6) << 40)
+_Static_assert(sizeof(struct p53_qcache_pick) == 64, "a pick is 64 bytes");
 
-_Static_assert(sizeof(struct p53_qcache_pick) == 40, "a pick is 40 bytes");
+/* The record (the image node's steering index `at`, below 0x8000, and the type), the prefix
+ * length and family, and the question's P53_QC_EDNS | P53_QC_DO. */
+#define P53_QCACHE_PICK_ID(at, qtype, len, v6, bits) \
+	((uint64_t)(at) | (uint64_t)(qtype) << 16 | (uint64_t)(len) << 32 | (uint64_t)(v6) << 40 | \
+	 (uint64_t)((bits) & (P53_QC_EDNS | P53_QC_DO)) << 41)
 
 struct p53_qcache {
 	uint32_t mask;                  /* entries - 1 (of e[] and of pick[]) */
@@ -127,7 +137,7 @@ struct p53_qcache {
 };
 
 /** Bytes a cache of `entries` entries (a power of two, 1..P53_QCACHE_MAX_ENTRIES) takes:
- * the question entries and as many picks. */
+ * the question entries and as many picks (1024: 512 + 64 KiB). */
 static inline size_t p53_qcache_size(uint32_t entries)
 {
 	return sizeof(struct p53_qcache) +
