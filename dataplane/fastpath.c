@@ -2260,45 +2260,119 @@ static inline void qc_count(struct p53_answer_stats *st, const struct p53_qcache
 	st->kind[e->kind]++;
 }
 
+/* The client address `a` (4 or 16 bytes, network order) cut to its first `len` bits (at most
+ * 32 or 128), host order: IPv4 in *hi's low 32 bits, *lo 0. */
+static inline __attribute__((always_inline)) void pick_prefix(int v6, const uint8_t *a, unsigned int len,
+							       uint64_t *hi, uint64_t *lo)
+{
+	if (!v6) {
+		uint32_t x = p53_steer_be32(a);
+		*hi = len == 0 ? 0 : x & (~0u << (32 - len));
+		*lo = 0;
+		return;
+	}
+	uint64_t h = p53_steer_be64(a), l = p53_steer_be64(a + 8);
+	*hi = len >= 64 ? h : len == 0 ? 0 : h & (~0ull << (64 - len));
+	*lo = len <= 64 ? 0 : l & (~0ull << (128 - len));
+}
+
+static inline uint32_t pick_hash(uint64_t id, uint64_t hi, uint64_t lo)
+{
+	return p53_hash_step8(p53_hash_step8((uint32_t)(id ^ id >> 29), hi), lo);
+}
+
+/* qc_steered_answer() when the pick cache has no variant for the client: the record at the
+ * entry's index in table `t` (qc_find() saw it in this table or an earlier one: a table
+ * published since may have none there, then 0: the general checks answer), the variant the
+ * table picks for the client with its scope, into *p: where its bytes are, their length,
+ * record count and sum with our OPT's. Kept at the entry's hint for the family, raised to
+ * the scope when longer (qcache.h), for this image and table; not when the scope is past
+ * P53_QCACHE_PICK_MAX4 / _MAX6 or the table was never published (generation 0). */
+static __attribute__((noinline)) int qc_pick_miss(const struct p53_fast_ctx *c, struct p53_qcache_entry *e,
+						  const void *t, const struct p53_query *q,
+						  struct p53_qcache_pick *p)
+{
+	const struct p53_steer_rec *r = NULL;
+	const int v6 = q->src_v6, dnssec = (e->bits & P53_QC_DO) != 0;
+	struct p53_qcache *qc = c->qc;
+	uint8_t sc;
+
+	if (!p53_steer_at(t, p53_image_hdr(c->img)->steer_layout, e->at, e->qtype, &r) || r == NULL)
+		return 0;
+	const struct p53_steer_variant *v = p53_steer_pick_addr_s(t, r, v6, q->src, &sc, 1);
+	uint32_t len = v->rdata_len + (dnssec ? v->sig_len : 0u);
+	if (q->question_end + len + ((e->bits & P53_QC_EDNS) ? OPT_LEN : 0u) > P53_QCACHE_MAX_RESPONSE)
+		return 0;
+	p->off = (uint32_t)(p53_steer_rdata(t, v) - (const uint8_t *)t);
+	p->len = (uint16_t)len;
+	p->an = (uint16_t)(v->count + (dnssec ? v->sig_count : 0u));
+	p->sum = dnssec ? v->sig_sum : v->sum;
+	if (e->bits & P53_QC_EDNS)
+		p->sum += opt_sum(c->ours, dnssec, len & 1u);
+	qc->pick_misses++;
+	uint64_t tg = p53_steer_hdr(t)->generation;
+	if (tg == 0 || sc > (v6 ? P53_QCACHE_PICK_MAX6 : P53_QCACHE_PICK_MAX4))
+		return 1;
+	if (sc > e->hint[v6])
+		e->hint[v6] = sc;
+	uint64_t hi, lo, id = P53_QCACHE_PICK_ID(e->at, e->qtype, e->hint[v6], v6, e->bits);
+	pick_prefix(v6, q->src, e->hint[v6], &hi, &lo);
+	struct p53_qcache_pick *k = &qc->pick[pick_hash(id, hi, lo) & qc->mask];
+	*k = *p;
+	k->igen = c->gen;
+	k->tgen = tg;
+	k->hi = hi;
+	k->lo = lo;
+	k->id = id;
+	k->scope = sc;
+	return 1;
+}
+
 /* A steered entry's answer (qc_answer()): the variant the table published now picks for the
- * client, its records (and with DO=1 its RRSIGs) and our OPT, as steered_rrs() writes them
- * without ECS; the counts and the sum after the question. 0: not at most
- * P53_QCACHE_MAX_RESPONSE bytes (the client's size could matter: the general checks answer). */
+ * client, from the pick cache (qcache.h) when it holds one for the client's prefix at the
+ * entry's hint, for this image and table generation, else qc_pick_miss(); its records (and
+ * with DO=1 its RRSIGs) and our OPT, as steered_rrs() writes them without ECS; the counts
+ * and the sum after the question. 0: the general checks answer (no record at the index, or
+ * more than P53_QCACHE_MAX_RESPONSE bytes: the client's size could matter). `e`: the
+ * worker's own entry (its pick hints are written). */
 static __attribute__((noinline)) uint16_t qc_steered_answer(const struct p53_fast_ctx *c,
-							    const struct p53_qcache_entry *e,
+							    struct p53_qcache_entry *e,
 							    const struct p53_query *q, uint8_t *msg,
 							    uint16_t *an, uint64_t *tail)
 {
 	const void *t = __atomic_load_n(c->conf->steer, __ATOMIC_ACQUIRE);
-	const struct p53_steer_rec *r = NULL;
 	uint16_t qe = q->question_end;
-	int dnssec = (e->bits & P53_QC_DO) != 0;
-	uint8_t scope;
+	const int v6 = q->src_v6;
+	struct p53_qcache_pick m;
+	const struct p53_qcache_pick *p;
 
-	/* qc_find() saw the record at its index in this table or an earlier one: a table
-	   published since may have none there (then the general checks answer). */
-	if (t == NULL || !p53_steer_at(t, p53_image_hdr(c->img)->steer_layout, e->at, e->qtype, &r) ||
-	    r == NULL)
+	if (t == NULL)
 		return 0;
-	const struct p53_steer_variant *v = p53_steer_pick_addr_s(t, r, q->src_v6, q->src, &scope, 0);
-	uint32_t len = v->rdata_len + (dnssec ? v->sig_len : 0u);
-	uint32_t opt = (e->bits & P53_QC_EDNS) ? OPT_LEN : 0u;
-	if (qe + len + opt > P53_QCACHE_MAX_RESPONSE)
-		return 0;
-	copy_rrs(msg + qe, p53_steer_rdata(t, v), len);
-	uint64_t sum = dnssec ? v->sig_sum : v->sum;
+	uint64_t hi, lo, id = P53_QCACHE_PICK_ID(e->at, e->qtype, e->hint[v6], v6, e->bits);
+	pick_prefix(v6, q->src, e->hint[v6], &hi, &lo);
+	p = &c->qc->pick[pick_hash(id, hi, lo) & c->qc->mask];
+	/* an empty pick's image generation (0) is never the cache's: no test for it */
+	if (((p->igen ^ c->gen) | (p->tgen ^ p53_steer_hdr(t)->generation) | (p->hi ^ hi) |
+	     (p->lo ^ lo) | (p->id ^ id)) == 0) {
+		c->qc->pick_hits++;
+	} else {
+		if (!qc_pick_miss(c, e, t, q, &m))
+			return 0;
+		p = &m;
+	}
+	uint32_t len = p->len, opt = (e->bits & P53_QC_EDNS) ? OPT_LEN : 0u;
+	copy_rrs(msg + qe, (const uint8_t *)t + p->off, len);
 	if (opt != 0) {
 		/* answer.c put_opt(), as fast_answer(): 00 | 00 29 | P P' | 00 | 00 | D | 00 | 00 00 */
 		uint8_t *o = msg + qe + len;
-		uint32_t d = dnssec ? 0x80u : 0u;
+		uint32_t d = (e->bits & P53_QC_DO) ? 0x80u : 0u;
 		uint64_t w = (uint64_t)P53_T_OPT << 16 | (uint64_t)P53_BE16(c->ours) << 24 |
 			     (uint64_t)d << 56;
 		memcpy(o, &w, 8);
 		memcpy(o + 7, &d, 4);
-		sum += opt_sum(c->ours, dnssec, len & 1u);
 	}
-	*an = (uint16_t)(v->count + (dnssec ? v->sig_count : 0u));
-	*tail = sum;
+	*an = p->an;
+	*tail = p->sum;
 	return (uint16_t)(qe + len + opt);
 }
 
@@ -2316,7 +2390,8 @@ static inline __attribute__((always_inline)) uint16_t qc_answer(const struct p53
 	if ((uint32_t)qe + P53_QCACHE_ANS + 16 > cap)
 		return 0;                       /* not for an mbuf: at least 2 KB of room */
 	if (__builtin_expect(e->bits & P53_QC_STEERED, 0)) {
-		rlen = qc_steered_answer(c, e, q, msg, &an, tail);
+		/* the worker's own table, found through the parse's const pointer */
+		rlen = qc_steered_answer(c, (struct p53_qcache_entry *)(uintptr_t)e, q, msg, &an, tail);
 		if (rlen == 0)
 			return 0;
 	} else {
@@ -2407,6 +2482,7 @@ static __attribute__((noinline)) void qc_store(const struct p53_fast_ctx *c, con
 	e->kind = kind;
 	e->rcode = rcode;
 	e->at = at;
+	e->hint[0] = e->hint[1] = 0;
 	memcpy(e->key, k, sizeof(k));
 	if (at == 0)
 		memcpy(e->ans, msg + qe, alen);

@@ -15,9 +15,24 @@
  * every publish: a new image, or a reload that changed the responder settings published with
  * it, misses). A steered answer (steer.h), which depends on the client's address, is cached as
  * where its records come from: the steered record's index in the steering table (the image
- * node's); a hit then picks the client's variant from the table published now (a health
+ * node's); a hit then finds the client's variant for the table published now (a health
  * change publishes a new one) and writes it, as the fast answer's steered() does after its
- * lookup: only the name walk and lookup are saved, for every client.
+ * lookup.
+ *
+ * The variant is found in the pick cache (struct p53_qcache_pick): per worker, the variants
+ * picked for (image and steering table generations, record, question's OPT and DO, client
+ * prefix), each kept as the answer writes it (where its bytes are in the table, their
+ * length, record count and sum), so a hit looks nothing up in the table. A pick's scope (the longest
+ * prefix among the blocks its decision consulted: the ECS scope, steer.h) bounds the prefix
+ * it holds for: every address inside the block of that length around the client gets the
+ * same location from each source consulted, so the same variant and scope. Every policy is
+ * deterministic given the client's prefix and the table (weighted and sticky hash the
+ * client's /24 or /56, which is their scope), so caching changes no distribution. The
+ * prefix length a record's picks are kept at is the question entry's `hint` for the family:
+ * the longest scope its picks had so far (a pick of a longer scope raises it; one longer than
+ * P53_QCACHE_PICK_MAX4 / _MAX6 is not kept). A new table (a health change, a map or MMDB
+ * reload: steer_pub.c stamps a new generation) misses every pick; a table of generation 0
+ * (never published: tools, tests) is not cached.
  *
  * A question is stored when it misses twice in a row in its slot (the slot remembers the hash
  * of the last question that missed there): a name asked once costs the lookup, not a store.
@@ -44,6 +59,9 @@
 #define P53_QCACHE_ANS 384              /* response bytes after the question at most */
 #define P53_QCACHE_MAX_RESPONSE 506     /* 512 less the 6 bytes of an EDE option */
 #define P53_QCACHE_MAX_ENTRIES (1u << 20)
+/* dataplane.answer_cache's default: 1024 questions (512 KiB) and 1024 picks (64 KiB) per
+ * worker, docs/CONFIG.md. */
+#define P53_QCACHE_DEFAULT_ENTRIES 1024u
 
 /* p53_qcache_entry.bits */
 #define P53_QC_EDNS    0x01u            /* the query had an OPT */
@@ -61,7 +79,8 @@ struct p53_qcache_entry {
 	uint8_t qlen;                   /* question bytes (key) */
 	uint8_t bits;                   /* P53_QC_* */
 	uint8_t kind, rcode;            /* for the counters (answer.h) */
-	uint16_t pad;
+	uint8_t hint[2];                /* P53_QC_STEERED: the prefix length its picks are kept
+					   at, IPv4 [0] and IPv6 [1] (struct p53_qcache_pick) */
 	uint32_t cand;                  /* the slot hash of the last question that missed here: a
 					   question is stored when it misses a second time in a row
 					   (a name asked once, as in a random-subdomain flood, costs
@@ -73,21 +92,58 @@ struct p53_qcache_entry {
 
 _Static_assert(sizeof(struct p53_qcache_entry) == 512, "an entry is 512 bytes");
 
+/* The longest scope a pick is kept for: the client prefixes weighted and sticky hash
+ * (steer.h p53_steer_bucket). A pick that depended on a longer block (a map entry for a /28)
+ * is made per query: kept, it would make its record's keys that long for every client. */
+#define P53_QCACHE_PICK_MAX4 24
+#define P53_QCACHE_PICK_MAX6 56
+
+/* A variant picked, as the answer writes it: for the image of generation `igen` (whose
+ * entries name the record by index), the steering table of generation `tgen`, a record, a
+ * question shape and a client in the prefix hi:lo of a length and family (`id`). */
+struct p53_qcache_pick {
+	uint64_t igen;                  /* image generation; 0: empty */
+	uint64_t tgen;                  /* steer.h hdr generation */
+	uint64_t hi, lo;                /* the prefix, host order (IPv4: the address in hi's low
+					   32 bits), zero past its length */
+	uint64_t id;                    /* P53_QCACHE_PICK_ID() */
+	uint64_t sum;                   /* RFC 1071 sum of the bytes and our OPT (unfolded) */
+	uint32_t off;                   /* the variant's bytes, from the table's start */
+	uint16_t len;                   /* their length: the records, with DO=1 their RRSIGs */
+	uint16_t an;                    /* their records */
+	uint8_t scope;                  /* the pick's scope (<= the prefix's length) */
+	uint8_t pad[7];
+};
+
+_Static_assert(sizeof(struct p53_qcache_pick) == 64, "a pick is 64 bytes");
+
+/* The record (the image node's steering index `at`, below 0x8000, and the type), the prefix
+ * length and family, and the question's P53_QC_EDNS | P53_QC_DO. */
+#define P53_QCACHE_PICK_ID(at, qtype, len, v6, bits) \
+	((uint64_t)(at) | (uint64_t)(qtype) << 16 | (uint64_t)(len) << 32 | (uint64_t)(v6) << 40 | \
+	 (uint64_t)((bits) & (P53_QC_EDNS | P53_QC_DO)) << 41)
+
 struct p53_qcache {
-	uint32_t mask;                  /* entries - 1 */
+	uint32_t mask;                  /* entries - 1 (of e[] and of pick[]) */
 	uint32_t pad;
 	/* Counters, read racily by the control thread (pop53ctl workers --json). */
 	uint64_t hits;                  /* answered from the cache */
 	uint64_t misses;                /* looked up, not found (answered by the fast answer or
 					   declined to the general responder) */
 	uint64_t stores;                /* answers stored */
+	uint64_t pick_hits;             /* steered hits whose variant came from pick[] */
+	uint64_t pick_misses;           /* ...picked from the table (kept when its scope allows) */
+	struct p53_qcache_pick *pick;   /* `entries` picks, after e[] */
+	uint64_t pad2;
 	struct p53_qcache_entry e[];
 };
 
-/** Bytes a cache of `entries` entries (a power of two, 1..P53_QCACHE_MAX_ENTRIES) takes. */
+/** Bytes a cache of `entries` entries (a power of two, 1..P53_QCACHE_MAX_ENTRIES) takes:
+ * the question entries and as many picks (1024: 512 + 64 KiB). */
 static inline size_t p53_qcache_size(uint32_t entries)
 {
-	return sizeof(struct p53_qcache) + (size_t)entries * sizeof(struct p53_qcache_entry);
+	return sizeof(struct p53_qcache) +
+	       (size_t)entries * (sizeof(struct p53_qcache_entry) + sizeof(struct p53_qcache_pick));
 }
 
 /**

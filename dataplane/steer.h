@@ -123,7 +123,8 @@ struct p53_steer_hdr {
 	uint32_t dec_off;               /* uint32_t decisions[] */
 	uint32_t rdata_off;
 	uint32_t names_off;
-	uint64_t generation;
+	uint64_t generation;            /* stamped by each publish (steer_pub.c), never 0 there:
+					   the pick cache's key (qcache.h); 0: never published */
 	uint64_t layout;                /* the steered records' list it was built from
 					   (p53_steer_conf.layout): an image of the same
 					   steer_layout names its records by index (image.h) */

@@ -338,6 +338,7 @@ int p53_config_load(const char *path, struct p53_config *cfg, char *err, size_t 
 	cfg->idle_max_us = 200;
 	cfg->idle_spin_polls = 64;
 	cfg->burst = 32;
+	cfg->answer_cache = P53_QCACHE_DEFAULT_ENTRIES;
 	cfg->af_xdp_busy_budget = 64;
 	cfg->rx_desc = 2048;
 	cfg->tx_desc = 1024;

@@ -91,8 +91,8 @@ struct p53_config {
 	unsigned int idle_max_us;       /* dataplane.idle.max_sleep_us, default 200 */
 	unsigned int idle_spin_polls;   /* dataplane.idle.spin_polls, default 64 */
 	unsigned int burst;             /* dataplane.burst: frames per rx_burst, default 32 */
-	unsigned int answer_cache;      /* dataplane.answer_cache: entries per worker, 0 (default):
-					   no answer cache (dataplane/qcache.h) */
+	unsigned int answer_cache;      /* dataplane.answer_cache: entries per worker, default
+					   1024; 0: no answer cache (dataplane/qcache.h) */
 	unsigned int af_xdp_busy_budget; /* dataplane.af_xdp.busy_budget, default 64 (the PMD's) */
 	bool af_xdp_force_copy;         /* dataplane.af_xdp.force_copy, default false */
 	unsigned int af_xdp_tx_budget;  /* dataplane.af_xdp.tx_budget: frames the kernel sends per

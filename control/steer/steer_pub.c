@@ -218,9 +218,17 @@ void p53_steer_discard(struct p53_steer_next *next)
 	memset(next, 0, sizeof(*next));
 }
 
+/* The generations stamped on the tables published (steer.h p53_steer_hdr.generation): one
+ * number per publish in the process, on which the workers' pick caches (qcache.h) key.
+ * Control thread only. */
+static uint64_t generations;
+
 static void publish(struct p53_steer_pub *p, void *t, size_t len, const struct p53_steer_signing *sg)
 {
 	void *old = p->cur;
+
+	if (t != NULL)  /* before the store that hands it to the readers */
+		((struct p53_steer_hdr *)t)->generation = ++generations;
 	uint64_t expire = t != NULL ? p53_steer_hdr(t)->sig_expire : 0;
 
 	/* Re-sign when signature_refresh is left; the config check keeps it above the margin. */

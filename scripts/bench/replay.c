@@ -1307,11 +1307,11 @@ int main(int argc, char **argv)
 	replica.addrs.v4[replica.addrs.n4++] = rte_cpu_to_be_32(RTE_IPV4(192, 0, 2, 53));
 	memcpy(replica.addrs.v6[replica.addrs.n6++], v6_server, 16);
 	w->replica = &replica; /* no reloads here: no RCU variable, w->qsbr stays NULL */
-	/* The answer cache (dataplane/qcache.h), as control/main.c gives each worker one when
-	 * dataplane.answer_cache is set: P53_ANSWER_CACHE=N entries in the environment; none
-	 * without it, as pop53d's default, so the figures are the default deployment's. */
+	/* The answer cache (dataplane/qcache.h), as control/main.c gives each worker one:
+	 * P53_ANSWER_CACHE=N entries in the environment (0: none, as dataplane.answer_cache: 0);
+	 * without it pop53d's default, so the figures are the default deployment's. */
 	const char *qce = getenv("P53_ANSWER_CACHE");
-	uint32_t qc_entries = qce != NULL ? (uint32_t)strtoul(qce, NULL, 10) : 0;
+	uint32_t qc_entries = qce != NULL ? (uint32_t)strtoul(qce, NULL, 10) : P53_QCACHE_DEFAULT_ENTRIES;
 	if (qc_entries != 0) {
 		w->qcache = rte_malloc("p53_qcache", p53_qcache_size(qc_entries), RTE_CACHE_LINE_SIZE);
 		if (w->qcache == NULL || p53_qcache_init(w->qcache, qc_entries) != 0)
@@ -1415,6 +1415,9 @@ int main(int argc, char **argv)
 		printf("  answer cache       %" PRIu64 " hits, %" PRIu64 " misses, %" PRIu64 " stored (%u entries)\n",
 		       w->qcache->hits - qc0.hits, w->qcache->misses - qc0.misses,
 		       w->qcache->stores - qc0.stores, w->qcache->mask + 1);
+	if (w->qcache != NULL && w->qcache->pick_hits + w->qcache->pick_misses != qc0.pick_hits + qc0.pick_misses)
+		printf("  steered picks      %" PRIu64 " from the pick cache, %" PRIu64 " from the table\n",
+		       w->qcache->pick_hits - qc0.pick_hits, w->qcache->pick_misses - qc0.pick_misses);
 	if (guard != NULL)
 		printf("  guard              cookies on, RRL %u/s per account, %u client /24s: %" PRIu64 " dropped, %" PRIu64
 		       " slipped (%" PRIu64 " before answering)\n", o.rrl_rate, o.clients, dropped, slipped,

@@ -19,8 +19,8 @@
 # BIG_ZONE_NAME (the big-a zone; default: scripts/bench/genzone.py BIG_N records into
 # $BUILD/bench/big.test.zone, zone big.test.), BIG_N (default 1000000), FRAMES (distinct query
 # frames, default 65536), CG_COUNT (queries under callgrind, default 20000), P53_ANSWER_CACHE
-# (the worker's answer cache, dataplane/qcache.h: entries, e.g. 1024 as with
-# `dataplane.answer_cache: 1024`; default 0: none, as pop53d's default).
+# (the worker's answer cache, dataplane/qcache.h: entries as `dataplane.answer_cache`; 0:
+# none; default 1024, as pop53d's default).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)

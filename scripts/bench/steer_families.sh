@@ -6,6 +6,10 @@
 #
 #   scripts/bench/steer_families.sh [BUILD]      # BUILD: meson build dir, default build
 #
+# P53_ANSWER_CACHE=N in the environment: the replay worker's answer cache (dataplane/qcache.h),
+# N entries as `dataplane.answer_cache`; unset: pop53d's default (1024); 0: none. Both sides
+# of a row run with the same setting, printed first.
+#
 # Needs valgrind and the steering sources replay.sh builds (BUILD/bench/steer/map.json and
 # geo.mmdb: run `BUILD=BUILD scripts/bench/replay.sh --callgrind --no-write steered` once).
 set -euo pipefail
@@ -23,6 +27,7 @@ run() {
 	callgrind_annotate --inclusive=yes "$out" 2>/dev/null |
 		awk '!done && /p53_worker_burst/ { gsub(",", "", $1); printf "%d\n", $1 / 20000; done = 1 }'
 }
+echo "answer cache: ${P53_ANSWER_CACHE:-default (1024)} entries"
 S="--steer-map $B/bench/steer/map.json --steer-geo $B/bench/steer/geo.mmdb --clients 65536"
 pair() {
 	local label=$1 a b

@@ -36,7 +36,7 @@ finish() {
 }
 
 # A pop53d config for the lab: write_config FILE PORT [extra zone lines...]; ANSWER_CACHE=N in
-# the environment: dataplane.answer_cache N (default 0, off)
+# the environment: dataplane.answer_cache N (unset: pop53d's default, 1024)
 write_config() {
 	local file=$1 port=$2 zone=${3:-$SRC/zones/example.com.zone}
 	cat >"$file" <<YAML
@@ -51,7 +51,7 @@ dataplane:
   workers: 1
   addresses: [$V4, "$V6"]
   idle: {mode: adaptive, max_sleep_us: 100}
-  answer_cache: ${ANSWER_CACHE:-0}
+${ANSWER_CACHE:+  answer_cache: $ANSWER_CACHE}
 zones:
   - {name: example.com, file: $zone}
 YAML

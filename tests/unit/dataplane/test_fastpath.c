@@ -232,7 +232,8 @@ static int cached_same(struct p53_qcache *qc, const uint8_t *q, uint16_t len, in
 static void cache_check(const uint8_t *f, uint16_t fl, int k0, const uint8_t *want,
 			const struct p53_answer_stats *s0, uint32_t room)
 {
-	static uint8_t mem[sizeof(struct p53_qcache) + 4 * sizeof(struct p53_qcache_entry)]
+	static uint8_t mem[sizeof(struct p53_qcache) +
+			   4 * (sizeof(struct p53_qcache_entry) + sizeof(struct p53_qcache_pick))]
 		__attribute__((aligned(64)));
 	static uint8_t out[4096];
 	struct p53_qcache *qc = (struct p53_qcache *)mem;
@@ -826,6 +827,7 @@ static void declines(void **state)
 /* ---- steered answers and ECS ------------------------------------------------------------ */
 
 static void *steer_t;           /* the published table; conf.steer points here */
+static uint64_t steer_gen;      /* the table generations "published" so far (steer_pub.c) */
 static unsigned long scopes[129];       /* fast answers by the SCOPE echoed */
 static unsigned long n_steer_fast;
 
@@ -975,6 +977,7 @@ static void steer_build(void)
 	steer_t = p53_steer_build(&steer_conf, &src, NULL, &len, err, sizeof(err));
 	if (steer_t == NULL)
 		fail_msg("steering table: %s", err);
+	((struct p53_steer_hdr *)steer_t)->generation = ++steer_gen; /* as steer_pub.c publishes */
 	p53_steer_sources_free(&src);
 
 	/* The image with the record's every-target RRset, flagged steered (compile.c). */
@@ -1027,6 +1030,7 @@ static void steer_republish(int down)
 	p53_steer_sources_free(&src);
 	const char *why = NULL;
 	assert_int_equal(p53_steer_check(t, len, &why), 0);
+	((struct p53_steer_hdr *)t)->generation = ++steer_gen;
 	void *old = steer_t;
 	steer_t = t;
 	free(old);
@@ -1307,7 +1311,8 @@ static void bad_ecs(void **state)
 /* A cache of 64 entries for the tests below. */
 static struct p53_qcache *cache64(void)
 {
-	static uint8_t mem[sizeof(struct p53_qcache) + 64 * sizeof(struct p53_qcache_entry)]
+	static uint8_t mem[sizeof(struct p53_qcache) +
+			   64 * (sizeof(struct p53_qcache_entry) + sizeof(struct p53_qcache_pick))]
 		__attribute__((aligned(64)));
 	struct p53_qcache *qc = (struct p53_qcache *)mem;
 
@@ -1453,6 +1458,241 @@ static void answer_cache(void **state)
 	((struct p53_image_hdr *)img)->generation = ++img_gen;
 }
 
+/* ---- the pick cache ----------------------------------------------------------------------- */
+
+/* The steered name asked by `client` through `qc` and without a cache (cached_same()); the
+ * reply in `out`, its outcome returned. */
+static int ask_from(struct p53_qcache *qc, const uint8_t *q, uint16_t l, const char *client, uint8_t *out)
+{
+	uint8_t a[16];
+	int v6;
+
+	addr_of(client, a, &v6);
+	if (v6)
+		memcpy(src6, a, 16);
+	else
+		memcpy(src4, a, 4);
+	int k = cached_same(qc, q, l, v6, out);
+	assert_true(k >= P53_FAST_ANSWERED);
+	return k;
+}
+
+/* The steered question's entry in `qc`. */
+static const struct p53_qcache_entry *steered_entry(const struct p53_qcache *qc)
+{
+	for (uint32_t i = 0; i <= qc->mask; i++)
+		if (qc->e[i].gen != 0 && (qc->e[i].bits & P53_QC_STEERED))
+			return &qc->e[i];
+	fail_msg("no steered entry");
+	return NULL;
+}
+
+/* The DNS messages of two IPv4 replies (after 42 bytes of headers) differ. */
+static int replies_differ(const uint8_t *a, int ka, const uint8_t *b, int kb)
+{
+	return ka != kb || memcmp(a + 42, b + 42, (size_t)ka - 42) != 0;
+}
+
+/* The map file of the steered test, written again (a map reload's input). */
+static void steer_map_write(const char *json)
+{
+	char path[256];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/map.json", steer_dir);
+	assert_non_null(f = fopen(path, "w"));
+	fputs(json, f);
+	fclose(f);
+}
+
+static const char steer_map_json[] =
+	"[{\"networks\": [\"198.51.100.0/24\", \"10.1.0.0/16\", \"2001:db8:1::/48\"], \"labels\": [\"AMS\"]},"
+	" {\"networks\": [\"203.0.113.0/25\", \"10.0.0.0/8\", \"2001:db8::/32\"], \"labels\": [\"FRA\"]},"
+	" {\"networks\": [\"198.51.100.128/26\", \"2001:db8:1:2::/64\"], \"labels\": [\"FRA\", \"AMS\"]}]\n";
+
+/*
+ * What the pick cache rests on: a pick's scope bounds the prefix it holds for. For random
+ * clients in and out of the map's nested subnets (and the weighted step's /24 and /56
+ * buckets), every address sharing the first `scope` bits with one gets its variant and scope.
+ */
+static void pick_scope_holds(void **state)
+{
+	(void)state;
+	static const char *const bases[] = {"10.1.2.3", "10.200.0.1", "198.51.100.7", "198.51.100.130",
+					     "203.0.113.9", "8.8.8.8", "2001:db8:1::5", "2001:db8:1:2::9",
+					     "2001:db8:2::1", "2a00::1", "2001:db8:ffff::1"};
+	uint64_t x = 53;
+	unsigned long checked = 0, by_len[129] = {0};
+
+	if (steer_t == NULL)
+		steer_build();
+	const struct p53_steer_rec *r = p53_steer_find(steer_t, steer_lname, steer_lname_len,
+						       p53_name_hash(steer_lname, steer_lname_len), 1);
+	assert_non_null(r);
+	for (size_t b = 0; b < sizeof(bases) / sizeof(bases[0]); b++)
+		for (int i = 0; i < 400; i++) {
+			struct p53_steer_client ca, cb;
+			int v6;
+			addr_of(bases[b], ca.addr, &v6);
+			ca.v6 = (uint8_t)v6;
+			unsigned int bits = v6 ? 128 : 32;
+			/* a random address sharing a random number of leading bits with the base */
+			unsigned int keep = (unsigned int)((x = x * 6364136223846793005ull + 1442695040888963407ull) >> 33) % (bits + 1);
+			for (unsigned int k = keep; k < bits; k++) {
+				x = x * 6364136223846793005ull + 1442695040888963407ull;
+				uint8_t m = (uint8_t)(0x80u >> (k % 8));
+				ca.addr[k / 8] = (uint8_t)((x >> 40) & 1 ? ca.addr[k / 8] | m : ca.addr[k / 8] & ~m);
+			}
+			uint8_t sa, sb;
+			const struct p53_steer_variant *va = p53_steer_pick(steer_t, r, &ca, &sa);
+			cb = ca;
+			for (unsigned int k = sa; k < bits; k++) {
+				x = x * 6364136223846793005ull + 1442695040888963407ull;
+				uint8_t m = (uint8_t)(0x80u >> (k % 8));
+				cb.addr[k / 8] = (uint8_t)((x >> 40) & 1 ? cb.addr[k / 8] | m : cb.addr[k / 8] & ~m);
+			}
+			const struct p53_steer_variant *vb = p53_steer_pick(steer_t, r, &cb, &sb);
+			assert_ptr_equal(va, vb);
+			assert_int_equal(sa, sb);
+			by_len[sa]++;
+			checked++;
+		}
+	printf("pick scope: %lu pairs; scopes 8: %lu, 15: %lu, 16: %lu, 24: %lu, 26: %lu, 47: %lu, 56: %lu, 64: %lu\n",
+	       checked, by_len[8], by_len[15], by_len[16], by_len[24], by_len[26], by_len[47], by_len[56],
+	       by_len[64]);
+	assert_true(by_len[16] > 0 && by_len[24] > 0 && by_len[26] > 0 && by_len[56] > 0 && by_len[64] > 0);
+}
+
+/*
+ * The pick cache (qcache.h) through the answer cache: every reply compared with the one made
+ * without a cache (cached_same()); the counters show where each variant came from. A client
+ * in the prefix of a kept pick hits, one outside misses and gets its own variant; a health
+ * change and a map reload (each a new table generation) miss and answer the new variant; a
+ * scope past /24 is picked per query; ECS answers keep their scope; a table of generation 0
+ * is not cached.
+ */
+static void pick_cache(void **state)
+{
+	(void)state;
+	const uint8_t *sn = (const uint8_t *)"\x07steered\x07" "example\x03" "com";
+	static uint8_t out[4096], ams[4096], fra[4096];
+	uint8_t buf[512], ea[16];
+	int v6;
+
+	if (steer_t == NULL)
+		steer_build();
+	steer_map_write(steer_map_json);
+	steer_republish(-1);
+	struct p53_qcache *qc = cache64();
+	uint16_t l = query(buf, sn, 21, 1, 1232, 0, 0, 0);
+
+	/* remembered, stored (answered by the fast answer), then a hit: the first pick */
+	ask_from(qc, buf, l, "10.1.2.3", out);
+	ask_from(qc, buf, l, "10.1.2.3", out);
+	assert_int_equal(qc->stores, 1);
+	assert_int_equal(qc->pick_hits + qc->pick_misses, 0);
+	int ka = ask_from(qc, buf, l, "10.1.2.3", ams);
+	assert_int_equal(qc->pick_misses, 1);
+	assert_int_equal(steered_entry(qc)->hint[0], 16);       /* the map's 10.1.0.0/16 */
+	/* the same /16: the kept pick */
+	ask_from(qc, buf, l, "10.1.200.7", out);
+	assert_int_equal(qc->pick_hits, 1);
+	assert_false(replies_differ(out, ka, ams, ka));
+	/* another /16 (10.0.0.0/8 around 10.1.0.0/16: scope 15): its own variant, then kept */
+	int kf = ask_from(qc, buf, l, "10.2.0.1", fra);
+	assert_int_equal(qc->pick_misses, 2);
+	assert_true(replies_differ(fra, kf, ams, ka));
+	ask_from(qc, buf, l, "10.2.99.1", out);
+	assert_int_equal(qc->pick_hits, 2);
+	assert_int_equal(steered_entry(qc)->hint[0], 16);
+	/* IPv6: 2001:db8::/32 around 2001:db8:1::/48, scope 47, apart from IPv4's hint */
+	ask_from(qc, buf, l, "2001:db8:2::1", out);
+	ask_from(qc, buf, l, "2001:db8:3:ffff::1", out);
+	assert_int_equal(qc->pick_misses, 3);
+	assert_int_equal(qc->pick_hits, 3);
+	assert_int_equal(steered_entry(qc)->hint[1], 47);
+	/* 198.51.100.128/26: a scope past /24, picked per query, the hint kept */
+	for (int i = 0; i < 2; i++)
+		ask_from(qc, buf, l, "198.51.100.130", out);
+	assert_int_equal(qc->pick_misses, 5);
+	assert_int_equal(steered_entry(qc)->hint[0], 16);
+	/* Out of the map: the weighted step's /24 bucket, scope 24; the hint follows, and a
+	 * client of the 10.1.0.0/16 pick is now kept at /24 too. */
+	ask_from(qc, buf, l, "8.8.8.8", out);
+	assert_int_equal(steered_entry(qc)->hint[0], 24);
+	ask_from(qc, buf, l, "8.8.8.200", out);
+	assert_int_equal(qc->pick_hits, 4);
+	unsigned long m = qc->pick_misses;
+	ask_from(qc, buf, l, "8.8.9.1", out);
+	ask_from(qc, buf, l, "10.1.2.3", out);
+	assert_int_equal(qc->pick_misses, m + 2);
+	ask_from(qc, buf, l, "10.1.2.99", out);
+	assert_int_equal(qc->pick_hits, 5);
+	/* every weighted /24 bucket through the cache as without it (cached_same) */
+	for (int i = 0; i < 64; i++) {
+		char a[32];
+		snprintf(a, sizeof(a), "100.%d.%d.1", i, i * 7 % 256);
+		ask_from(qc, buf, l, a, out);
+		ask_from(qc, buf, l, a, out);
+	}
+	assert_true(qc->pick_hits >= 5 + 50);   /* a few slots taken by another /24 */
+
+	/* A health change (AMS's first target down: a new table) misses, and answers the
+	 * variant without it. */
+	m = qc->pick_misses;
+	unsigned long h = qc->pick_hits;
+	steer_republish(0);
+	int k = ask_from(qc, buf, l, "10.1.2.3", out);
+	assert_int_equal(qc->pick_misses, m + 1);
+	assert_true(replies_differ(out, k, ams, ka));
+	ask_from(qc, buf, l, "10.1.2.4", out);
+	assert_int_equal(qc->pick_hits, h + 1);
+	steer_republish(-1);
+	k = ask_from(qc, buf, l, "10.1.2.3", out);
+	assert_int_equal(qc->pick_misses, m + 2);
+	assert_false(replies_differ(out, k, ams, ka));
+
+	/* A map reload (10.1.0.0/16 to FRA): a new table, the FRA variant at once. */
+	static const char moved[] =
+		"[{\"networks\": [\"198.51.100.0/24\", \"2001:db8:1::/48\"], \"labels\": [\"AMS\"]},"
+		" {\"networks\": [\"203.0.113.0/25\", \"10.0.0.0/8\", \"10.1.0.0/16\", \"2001:db8::/32\"], \"labels\": [\"FRA\"]},"
+		" {\"networks\": [\"198.51.100.128/26\", \"2001:db8:1:2::/64\"], \"labels\": [\"FRA\", \"AMS\"]}]\n";
+	steer_map_write(moved);
+	steer_republish(-1);
+	m = qc->pick_misses;
+	k = ask_from(qc, buf, l, "10.1.2.3", out);
+	assert_int_equal(qc->pick_misses, m + 1);
+	assert_false(replies_differ(out, k, fra, kf));
+	/* ECS (not looked up in the answer cache): the scope of the map's block as without it */
+	memset(ea, 0, sizeof(ea));
+	addr_of("10.1.2.0", ea, &v6);
+	uint16_t le = ecs_query(buf, sn, 21, 1, 0, 1, 24, 0, ea, 3);
+	k = ask_from(qc, buf, le, "10.1.2.3", out);
+	assert_int_equal(echoed_scope(out + 42, (uint16_t)(k - 42)), 16);
+	addr_of("10.2.0.0", ea, &v6);
+	le = ecs_query(buf, sn, 21, 1, 0, 1, 24, 0, ea, 3);
+	k = ask_from(qc, buf, le, "10.1.2.3", out);
+	assert_int_equal(echoed_scope(out + 42, (uint16_t)(k - 42)), 15);
+	steer_map_write(steer_map_json);
+	steer_republish(-1);
+
+	/* A table of generation 0 (never published) is not cached, and answers right. */
+	l = query(buf, sn, 21, 1, 1232, 0, 0, 0);
+	((struct p53_steer_hdr *)steer_t)->generation = 0;
+	m = qc->pick_misses;
+	h = qc->pick_hits;
+	for (int i = 0; i < 3; i++)
+		k = ask_from(qc, buf, l, "10.1.2.3", out);
+	assert_false(replies_differ(out, k, ams, ka));
+	assert_int_equal(qc->pick_misses, m + 3);       /* each picked from the table */
+	assert_int_equal(qc->pick_hits, h);
+	((struct p53_steer_hdr *)steer_t)->generation = ++steer_gen;
+	memcpy(src4, "\xc0\x00\x02\x01", 4);
+	addr_of("2001:db8:ffff::1", src6, &v6);
+	printf("pick cache: %lu picks kept and used, %lu picked\n", (unsigned long)qc->pick_hits,
+	       (unsigned long)qc->pick_misses);
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -1490,6 +1730,8 @@ int main(void)
 		cmocka_unit_test(declines),
 		cmocka_unit_test(steered),
 		cmocka_unit_test(bad_ecs),
+		cmocka_unit_test(pick_scope_holds),
+		cmocka_unit_test(pick_cache),
 		cmocka_unit_test(answer_cache),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -313,7 +313,7 @@ static void test_defaults(void **state)
 	assert_int_equal(cfg.idle_max_us, 200);
 	assert_int_equal(cfg.idle_spin_polls, 64);
 	assert_int_equal(cfg.burst, 32);
-	assert_int_equal(cfg.answer_cache, 0);
+	assert_int_equal(cfg.answer_cache, 1024);
 	assert_int_equal(cfg.af_xdp_busy_budget, 64);
 	assert_false(cfg.af_xdp_force_copy);
 	assert_int_equal(cfg.af_xdp_tx_budget, 0);
