@@ -2364,27 +2364,8 @@ static size_t blocks_append(const struct patch *p, const void *img, uint8_t *sec
  * hold declines, naming the case.
  */
 
-/* When touched name t is zone z's name at or below another served zone's apex: the highest
- * such apex's node (at the name or above it), else P53_NONE. */
-static uint32_t served_below(const void *img, uint32_t z, size_t apex_len, const struct tn *t)
-{
-	const uint8_t *q = t->name;
-	size_t ql = t->len;
-	uint32_t top = P53_NONE;
-
-	while (ql > apex_len) {
-		uint32_t m = p53_image_find(img, q, ql, p53_name_hash(q, ql));
-		if (m != P53_NONE && p53_image_node(img, m)->zone != z &&
-		    (p53_image_node(img, m)->flags & P53_NODE_APEX))
-			top = m;
-		ql -= 1u + q[0];
-		q += 1u + q[0];
-	}
-	return top;
-}
-
-/* served_below() for any name: the highest apex of another served zone at or above
- * canonical name q of zone z (below z's apex), or P53_NONE. */
+/* The highest apex of another served zone at or above canonical name q of zone z (below
+ * z's apex), or P53_NONE. */
 static uint32_t served_top(const void *img, uint32_t z, size_t apex_len, const uint8_t *q,
 			   size_t ql)
 {
@@ -2399,6 +2380,13 @@ static uint32_t served_top(const void *img, uint32_t z, size_t apex_len, const u
 		q += 1u + q[0];
 	}
 	return top;
+}
+
+/* When touched name t is zone z's name at or below another served zone's apex: the highest
+ * such apex's node (at the name or above it), else P53_NONE. */
+static uint32_t served_below(const void *img, uint32_t z, size_t apex_len, const struct tn *t)
+{
+	return served_top(img, z, apex_len, t->name, t->len);
 }
 
 /* The lowest apex of another served zone at or above touched name t (its closest
