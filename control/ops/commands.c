@@ -183,7 +183,7 @@ static char *cmd_workers(struct p53_daemon *d)
 		double age = hb == 0 ? -1 : now > hb ? (double)(now - hb) * 1000.0 / (double)hz : 0;
 		const struct p53_nsec3_cache_stats *nc = w->nsec3;
 		const struct p53_qcache *qc = w->qcache;
-		json_array_append_new(a, json_pack("{s:i, s:i, s:i, s:I, s:I, s:I, s:I, s:I, s:f, s:f, s:I, s:I, s:I, s:I}",
+		json_array_append_new(a, json_pack("{s:i, s:i, s:i, s:I, s:I, s:I, s:I, s:I, s:f, s:f, s:I, s:I, s:I, s:I, s:I, s:I}",
 			"worker", i, "lcore", w->lcore, "queue", w->queue,
 			"rx", (json_int_t)s->rx, "tx", (json_int_t)s->tx, "answered", (json_int_t)s->answered,
 			"dropped", (json_int_t)drops, "tx_fail", (json_int_t)s->tx_fail,
@@ -192,7 +192,9 @@ static char *cmd_workers(struct p53_daemon *d)
 			"nsec3_cache_hits", (json_int_t)(nc != NULL ? nc->hits : 0),
 			"nsec3_cache_misses", (json_int_t)(nc != NULL ? nc->misses + nc->uncached : 0),
 			"answer_cache_hits", (json_int_t)(qc != NULL ? qc->hits : 0),
-			"answer_cache_misses", (json_int_t)(qc != NULL ? qc->misses : 0)));
+			"answer_cache_misses", (json_int_t)(qc != NULL ? qc->misses : 0),
+			"steer_pick_hits", (json_int_t)(qc != NULL ? qc->pick_hits : 0),
+			"steer_pick_misses", (json_int_t)(qc != NULL ? qc->pick_misses : 0)));
 	}
 	json_object_set_new(o, "workers", a);
 	return dump(o);

@@ -257,6 +257,21 @@ check "target list (text) has a2's row" \
 check "target set an unknown name fails" bash -c '! "$0" -s "$1" target set nosuch down' "$CTL" "$TMP/control.sock"
 check "pop53ctl target set a2 auto" "$CTL" -s "$TMP/control.sock" target set a2 auto
 expect "target set a2 auto: both again" "10.0.1.1 10.0.1.2 ttl=60 scope=-" "$(subnet_answer health.example.com A)"
+# The answer cache (on by default) keeps a steered answer's variant for the client's prefix:
+# the same question again is answered from it (steer_pick_hits), and a forced change of a
+# target (a new steering table) is picked again at once (steer_pick_misses), with the new answer.
+picks() { "$CTL" -s "$TMP/control.sock" --json workers | jq "[.workers[].steer_pick_$1] | add"; }
+h0=$(picks hits) m0=$(picks misses)
+for _ in 1 2 3 4 5; do subnet_answer health.example.com A >/dev/null; done
+h1=$(picks hits) m1=$(picks misses)
+check "the answer cache keeps the steered variant: 5 questions, $((h1 - h0)) kept picks used, $((m1 - m0)) picked" \
+	[ $((h1 - h0)) -ge 3 ]
+"$CTL" -s "$TMP/control.sock" target set a2 down >/dev/null
+expect "a target forced down after kept picks: only a1 at once" "10.0.1.1 ttl=60 scope=-" \
+	"$(subnet_answer health.example.com A)"
+check "...picked again from the new table (steer_pick_misses $m1 -> $(picks misses))" [ "$(picks misses)" -gt "$m1" ]
+"$CTL" -s "$TMP/control.sock" target set a2 auto >/dev/null
+expect "and auto again: both at once" "10.0.1.1 10.0.1.2 ttl=60 scope=-" "$(subnet_answer health.example.com A)"
 # Forced up overrides a failing check: a1's check fails, yet it stays in the answer.
 "$CTL" -s "$TMP/control.sock" target set a1 up >/dev/null
 rm -f "$TMP/a1.up"
