@@ -1199,6 +1199,16 @@ static bool dname_goes_ok(const struct patch *p, const uint8_t *nm, size_t len)
 	return tn_find(&p->ts, p->t, nm, len) != P53_NONE;
 }
 
+/* Queues name q (ql bytes) as an ancestor to add. */
+static int pend_push(struct patch *p, const uint8_t *q, size_t ql)
+{
+	if (grow((void **)&p->pend, &p->pend_cap, p->n_pend + 1, sizeof(*p->pend)) != 0)
+		return -1;
+	memcpy(p->pend[p->n_pend].name, q, ql);
+	p->pend[p->n_pend++].len = (uint8_t)ql;
+	return 0;
+}
+
 /* The names above new name t up to the first one in the image (which must be in the zone,
  * no DNAME owner nor below one; in a signed zone not a cut, glue or below an occluder,
  * unless a cut or glue the new name is glue below: glue_parent): they would be new empty
@@ -1229,10 +1239,8 @@ static int new_ancestors(struct patch *p, const void *img, uint32_t z, size_t ap
 		if (ql <= apex_len ||
 		    n3_node(img, p53_image_zone(img, z), q, ql) != P53_NONE)
 			return -1;
-		if (grow((void **)&p->pend, &p->pend_cap, p->n_pend + 1, sizeof(*p->pend)) != 0)
+		if (pend_push(p, q, ql) != 0)
 			return -1;
-		memcpy(p->pend[p->n_pend].name, q, ql);
-		p->pend[p->n_pend++].len = (uint8_t)ql;
 		ql -= 1u + q[0];
 		q += 1u + q[0];
 	}
@@ -2565,10 +2573,8 @@ static int shadow_ancestors(struct patch *p, const void *img, uint32_t z, size_t
 		if (ql == apex_len || (served_top(img, z, apex_len, q, ql) == P53_NONE &&
 				       p53_image_find(img, q, ql, p53_name_hash(q, ql)) != P53_NONE))
 			return -1; /* another zone's name above the served apex */
-		if (grow((void **)&p->pend, &p->pend_cap, p->n_pend + 1, sizeof(*p->pend)) != 0)
+		if (pend_push(p, q, ql) != 0)
 			return -1;
-		memcpy(p->pend[p->n_pend].name, q, ql);
-		p->pend[p->n_pend++].len = (uint8_t)ql;
 		ql -= 1u + q[0];
 		q += 1u + q[0];
 	}
