@@ -137,6 +137,12 @@ static __rte_noinline void not_ours(struct p53_worker *w, struct rte_mbuf *m, en
  * (docs/BENCHMARKS.md, "Big zone: prefetching"); a build may set fewer to compare. */
 #define P53_PREFETCH_DEPTH 4
 #endif
+#ifndef P53_PREFETCH_PROBES
+/* Slots prefetch_chain() looks at for a name: its home slot and the next ones (the lookup's
+ * linear probing), up to an empty slot. 1 follows the home slot only (main before round 19:
+ * the block of about a quarter of the 1M-record zone's names then went unprefetched). */
+#define P53_PREFETCH_PROBES 8
+#endif
 
 /*
  * On a large image each lookup is a chain of dependent cache misses: name-index slot, then
@@ -148,13 +154,32 @@ static __rte_noinline void not_ours(struct p53_worker *w, struct rte_mbuf *m, en
  * written. Pass 1 of burst() prefetched every frame's slot; each pass here reads what the
  * previous one brought in and prefetches the next link for the whole burst, so the misses of
  * 32 frames overlap instead of queueing one frame at a time. A name, RRset header or RDATA that crosses a cache line gets both lines.
- * Only the first slot probed is followed (a collision is left to the lookup itself).
+ * The name's slot is found as the lookup finds it (slot_of()): a block not prefetched is a
+ * miss the answer pass waits for, one frame at a time.
  */
 static inline void prefetch_span(const void *p, uint32_t len)
 {
 	rte_prefetch0(p);
 	if ((((uintptr_t)p & 63) + len) > 64)
 		rte_prefetch0((const uint8_t *)p + len - 1);
+}
+
+/*
+ * The slot of a name with this hash, or 0: its home slot or one of the next ones, as the
+ * lookup probes them (linear probing), up to an empty slot or P53_PREFETCH_PROBES. At the
+ * index's load (1.25 to 2 slots a name) a name lies past its home slot often (a quarter of
+ * the 1M-record zone's answers), mostly in the same line, which the parse pass prefetched.
+ */
+static inline uint64_t slot_of(const uint64_t *slots, uint32_t mask, uint32_t hash)
+{
+	uint32_t j = hash & mask;
+	uint64_t s = slots[j];
+
+	for (unsigned int p = 1; p < P53_PREFETCH_PROBES && s != 0 && (uint32_t)(s >> 32) != hash; p++) {
+		j = (j + 1) & mask;
+		s = slots[j];
+	}
+	return s != 0 && (uint32_t)(s >> 32) == hash ? s : 0;
 }
 
 static inline void prefetch_chain(const void *img, const struct p53_query *q, const uint8_t *ms,
@@ -168,8 +193,8 @@ static inline void prefetch_chain(const void *img, const struct p53_query *q, co
 		node[i] = NULL;
 		if (ms[i] != P53_MSG_OK && ms[i] != FRAME_FAST)
 			continue;
-		uint64_t s = slots[q[i].hash & h->hash_mask];
-		if (s != 0 && (uint32_t)(s >> 32) == q[i].hash) {
+		uint64_t s = slot_of(slots, h->hash_mask, q[i].hash);
+		if (s != 0) {
 			node[i] = p53_image_slot_node(img, s);
 			/* The node, the name, the first RRset's header after it and its first
 			   record (an A record: 16 bytes) */
@@ -206,8 +231,8 @@ static inline const struct p53_image_node *pipe_node(const void *img, const uint
 {
 	if (ms != P53_MSG_OK && ms != FRAME_FAST)
 		return NULL;
-	uint64_t s = slots[q->hash & mask];
-	if (s == 0 || (uint32_t)(s >> 32) != q->hash)
+	uint64_t s = slot_of(slots, mask, q->hash);
+	if (s == 0)
 		return NULL;
 	const struct p53_image_node *nd = p53_image_slot_node(img, s);
 	rte_prefetch0(nd);
