@@ -247,6 +247,18 @@ static void test_table(void **state)
 	assert_int_equal(rte_mempool_in_use_count(mp), 0);
 }
 
+/* The same cases on the large-image path (burst()'s parse, prefetch and answer passes:
+ * prefetch_chain follows each name's slot as the lookup does), which the worker takes by the
+ * replica's image_len; the image is the same, so the answers and drops must be too. */
+static void test_table_large(void **state)
+{
+	size_t len = rep.image_len;
+
+	rep.image_len = P53_PREFETCH_MIN_IMAGE + 1;
+	test_table(state);
+	rep.image_len = len;
+}
+
 /* ---- set-up ------------------------------------------------------------------------- */
 
 static int setup(void **state)
@@ -299,6 +311,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_table),
+		cmocka_unit_test(test_table_large),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
