@@ -469,10 +469,13 @@ referral_from(struct ctx *c, const struct p53_image_node *cut, const struct p53_
 		c->aa = 0;
 	c->kind = P53_ANS_REFERRAL;
 	c->cut = cut;
+	uint16_t at = c->w.pos;
 	if (ns == P53_NONE ||
 	    put_or_tc(c, ns, node_name(c, cut), ptr, SEC_NS, P53_NONE) != 0 ||
 	    !c->w.dnssec)
 		return;
+	if (ce != P53_NONE && at < 0x4000)
+		ptr = at;       /* the wildcard, just written as the NS owner */
 	uint32_t ds = p53_image_node_rrset(c->img, cut, P53_T_DS);
 	if (ds != P53_NONE) {
 		put_or_tc(c, ds, node_name(c, cut), ptr, SEC_NS, P53_NONE);

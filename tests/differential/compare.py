@@ -479,6 +479,13 @@ def dnssec_cases(z):
             Q(p + "wildns-literal-ds", "*.wns." + z + ".", "DS", edns=DO, expect=NODATA),
             Q(p + "wildns-nodo", "a.wns." + z + ".", "A", edns=NODO, expect=REFERRAL),
         ]
+    if z == "nsec.test":
+        # one with a DS: in the referral, owned by "*.wds"; a DS question expands it
+        c += [
+            Q(p + "wildds-a", "a.wds." + z + ".", "A", edns=DO, expect=REFERRAL),
+            Q(p + "wildds-ds", "a.wds." + z + ".", "DS", edns=DO, expect=NOERROR),
+            Q(p + "wildds-literal-ds", "*.wds." + z + ".", "DS", edns=DO, expect=NOERROR),
+        ]
     if nsec3:
         c.append(Q(p + "apex-nsec3param", z + ".", "NSEC3PARAM", edns=DO, expect=NOERROR, anchor=a))
         c.append(Q(p + "apex-nsec3param-nodo", z + ".", "NSEC3PARAM", edns=NODO, expect=NOERROR))

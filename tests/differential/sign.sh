@@ -40,6 +40,9 @@ anchor() {   # $1 file holding the KSK's DNSKEY record: a static-key line for de
 # A wildcard that owns NS (RFC 4592 §4.2 leaves its meaning undefined): in the zones whose
 # signers take it; dnssec-signzone refuses it ("invalid NS owner name (wildcard)").
 WILD_NS='*.wns IN NS ns.elsewhere.example.'
+# nsec.test's also has a DS (made up: no child is served), answered in its referrals
+WILD_DS="*.wds IN NS ns.elsewhere.example.
+*.wds IN DS 31589 13 2 $(printf '%064d' 0 | tr 0 a)"
 
 # child.nsec.test first: its DS goes into nsec.test.
 keys child.nsec.test
@@ -57,7 +60,8 @@ keys nsec.test
   echo "ns1.child A 192.0.2.1"
   echo "$CHILD_DS"
   echo "$SEC_DS"
-  echo "$WILD_NS"; } > nsec.in
+  echo "$WILD_NS"
+  echo "$WILD_DS"; } > nsec.in
 ldns-signzone -o nsec.test. -i "$INCEPT" -e "$EXPIRE" -f "$OUT/nsec.test.zone" nsec.in "$KSK" "$ZSK"
 anchor "$KSK.key"
 
