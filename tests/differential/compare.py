@@ -230,14 +230,14 @@ CORPUS = [
     Q("wild-cname-qtype-cname", "foo.wcname.diff.test.", "CNAME", expect=NOERROR),
     # a wildcard that owns NS: a referral from "*.wns" (its owner, not the name), AA=0, the
     # in-zone NS target's address in additional; DS is the wildcard's data (NODATA)
-    Q("wildns-a", "a.wns.diff.test.", "A", expect=REFERRAL),
-    Q("wildns-deep", "x.y.wns.diff.test.", "AAAA", expect=REFERRAL),
-    Q("wildns-ns", "a.wns.diff.test.", "NS", expect=REFERRAL),
-    Q("wildns-ds", "a.wns.diff.test.", "DS", expect=NODATA),
-    Q("wildns-literal", "*.wns.diff.test.", "A", expect=REFERRAL),
-    Q("wildns-edns", "A.Wns.DIFF.test.", "TXT", edns=EDNS, expect=REFERRAL),
-    Q("wildns-parent", "wns.diff.test.", "A", expect=NODATA),
-    Q("wildns-cname", "to-wns.diff.test.", "A", expect={"rcode": "NOERROR", "aa": True, "answer": True}),
+    Q("wildns-a", "a.wns.second.test.", "A", expect=REFERRAL),
+    Q("wildns-deep", "x.y.wns.second.test.", "AAAA", expect=REFERRAL),
+    Q("wildns-ns", "a.wns.second.test.", "NS", expect=REFERRAL),
+    Q("wildns-ds", "a.wns.second.test.", "DS", expect=NODATA),
+    Q("wildns-literal", "*.wns.second.test.", "A", expect=REFERRAL),
+    Q("wildns-edns", "A.Wns.SECOND.test.", "TXT", edns=EDNS, expect=REFERRAL),
+    Q("wildns-parent", "wns.second.test.", "A", expect=NODATA),
+    Q("wildns-cname", "to-wns.second.test.", "A", expect={"rcode": "NOERROR", "aa": True, "answer": True}),
     # CNAMEs
     Q("cname-chain", "chain1.diff.test.", "A", expect=NOERROR),
     Q("cname-chain-aaaa", "chain1.diff.test.", "AAAA", expect=NOERROR),

@@ -301,7 +301,7 @@ static void test_wildcard_cname(void **state)
 	assert_int_equal(has(&r, AN, "www.diff.test.", 1), 1);
 }
 
-/* A wildcard that owns NS (diff.test's *.wns): like Knot, the names it would expand to get a
+/* A wildcard that owns NS (second.test's *.wns): like Knot, the names it would expand to get a
  * referral from the wildcard itself (RFC 4592 §4.2 leaves it undefined): AA=0, the NS owned
  * by "*.wns", not by the name (nothing in authority is synthesized), the in-zone target's
  * addresses in additional. DS is the wildcard's data: authoritative NODATA. */
@@ -309,7 +309,7 @@ static void test_wildcard_ns(void **state)
 {
 	(void)state;
 	struct resp r;
-	static const char *const names[] = {"a.wns.diff.test", "x.y.wns.diff.test", "A.WnS.diff.test"};
+	static const char *const names[] = {"a.wns.second.test", "x.y.wns.second.test", "A.WnS.second.test"};
 	static const uint16_t types[] = {1, 2, 28, 16};
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
@@ -319,31 +319,30 @@ static void test_wildcard_ns(void **state)
 			assert_false(AA(&r));
 			assert_int_equal(r.count[1], 0);
 			assert_int_equal(r.count[2], 2);
-			assert_int_equal(has(&r, NS, "*.wns.diff.test.", 2), 2);
-			assert_int_equal(has(&r, AR, "ns1.diff.test.", 1), 1);
-			assert_int_equal(has(&r, AR, "ns1.diff.test.", 28), 1);
+			assert_int_equal(has(&r, NS, "*.wns.second.test.", 2), 2);
+			assert_int_equal(has(&r, AR, "ns.second.test.", 1), 1);
 			assert_int_equal(st.kind[P53_ANS_REFERRAL], 1);
 		}
 	}
 	/* Without EDNS (the question's name is the only one before the NS owner) */
-	ask("host.wns.diff.test", 1, 0, &r);
+	ask("host.wns.second.test", 1, 0, &r);
 	assert_false(AA(&r));
-	assert_int_equal(has(&r, NS, "*.wns.diff.test.", 2), 2);
+	assert_int_equal(has(&r, NS, "*.wns.second.test.", 2), 2);
 	/* The wildcard itself: a cut like any */
-	ask("*.wns.diff.test", 1, 1232, &r);
+	ask("*.wns.second.test", 1, 1232, &r);
 	assert_false(AA(&r));
-	assert_int_equal(has(&r, NS, "*.wns.diff.test.", 2), 2);
+	assert_int_equal(has(&r, NS, "*.wns.second.test.", 2), 2);
 	/* DS: the wildcard's data, which has none: NODATA, the SOA in authority */
-	ask("a.wns.diff.test", 43, 1232, &r);
+	ask("a.wns.second.test", 43, 1232, &r);
 	assert_int_equal(RCODE(&r), 0);
 	assert_true(AA(&r));
 	assert_int_equal(r.count[1], 0);
-	assert_int_equal(has(&r, NS, "diff.test.", 6), 1);
+	assert_int_equal(has(&r, NS, "second.test.", 6), 1);
 	/* A CNAME into it: the CNAME, then the referral; AA stays (the CNAME is ours) */
-	ask("to-wns.diff.test", 1, 1232, &r);
+	ask("to-wns.second.test", 1, 1232, &r);
 	assert_true(AA(&r));
-	assert_int_equal(has(&r, AN, "to-wns.diff.test.", 5), 1);
-	assert_int_equal(has(&r, NS, "*.wns.diff.test.", 2), 2);
+	assert_int_equal(has(&r, AN, "to-wns.second.test.", 5), 1);
+	assert_int_equal(has(&r, NS, "*.wns.second.test.", 2), 2);
 	/* The other wildcards still expand */
 	ask("a.wild.diff.test", 1, 1232, &r);
 	assert_true(AA(&r));
