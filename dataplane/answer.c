@@ -453,31 +453,59 @@ static void negative(struct ctx *c, uint8_t rcode, uint8_t kind, uint32_t at, ui
 }
 
 /* RFC 1034 §4.3.2 step 3b: a referral, not authoritative, NS in authority, glue in additional.
-   With DO=1 the DS RRset and its RRSIG, or the proof that there is none (RFC 4035 §3.1.4). */
-static void referral(struct ctx *c, const struct p53_image_node *cut, int hop)
+   With DO=1 the DS RRset and its RRSIG, or the proof that there is none (RFC 4035 §3.1.4).
+   `hint`: an ancestor of the name that the cut's names end in, `ptr`: where the cut's name
+   is in the message (0: written, compressed against the hint); `ce`: the closest encloser
+   when the cut is a wildcard expanding the name, else P53_NONE. */
+static inline __attribute__((always_inline)) void
+referral_from(struct ctx *c, const struct p53_image_node *cut, const struct p53_image_node *hint,
+	      uint16_t ptr, uint32_t ce, int hop)
 {
 	if (hop == 0)
-		set_hint(c, cut); /* in-bailiwick NS targets and glue end in the cut */
+		set_hint(c, hint); /* in-bailiwick NS targets and glue end in the cut */
 	uint32_t ns = p53_image_node_rrset(c->img, cut, P53_T_NS);
 
 	if (hop == 0)
 		c->aa = 0;
 	c->kind = P53_ANS_REFERRAL;
 	c->cut = cut;
+	uint16_t at = c->w.pos;
 	if (ns == P53_NONE ||
-	    put_or_tc(c, ns, node_name(c, cut), ancestor_ptr(c, cut), SEC_NS, P53_NONE) != 0 ||
+	    put_or_tc(c, ns, node_name(c, cut), ptr, SEC_NS, P53_NONE) != 0 ||
 	    !c->w.dnssec)
 		return;
+	if (ce != P53_NONE && at < 0x4000)
+		ptr = at;       /* the wildcard, just written as the NS owner */
 	uint32_t ds = p53_image_node_rrset(c->img, cut, P53_T_DS);
 	if (ds != P53_NONE) {
-		put_or_tc(c, ds, node_name(c, cut), ancestor_ptr(c, cut), SEC_NS, P53_NONE);
+		put_or_tc(c, ds, node_name(c, cut), ptr, SEC_NS, P53_NONE);
 	} else if (denying(c)) {
 		struct p53_denial d = { .n = 0 };
 		struct p53_dname nm = cur_name(c);
-		p53_dnssec_nodata(c->img, c->zone, p53_image_node_index(c->img, cut),
-				  P53_NONE, &nm, &d);
+		p53_dnssec_nodata(c->img, c->zone, p53_image_node_index(c->img, cut), ce, &nm, &d);
 		put_denial(c, &d);
 	}
+}
+
+/* A cut at or above the name. */
+static void referral(struct ctx *c, const struct p53_image_node *cut, int hop)
+{
+	referral_from(c, cut, cut, ancestor_ptr(c, cut), P53_NONE, hop);
+}
+
+/*
+ * A wildcard that is a cut, expanding the name below closest encloser `ce` (its parent).
+ * RFC 4592 §4.2 leaves NS at a wildcard undefined; like Knot, the expansion is a referral
+ * from the wildcard itself: its NS (and DS or the proof of none) owned by "*.<ce>", not by the
+ * name, since only answers are synthesized. The name is no descendant of the wildcard, so its
+ * owner is written whole, compressed against the encloser in the question. With DNSSEC the
+ * proof that the wildcard has no DS is a wildcard NODATA proof (RFC 5155 §7.2.5: with NSEC3 the
+ * closest encloser's too), as Knot sends it.
+ */
+static __attribute__((noinline)) void wild_referral(struct ctx *c, const struct p53_image_node *wild,
+						    uint32_t ce, int hop)
+{
+	referral_from(c, wild, p53_image_node(c->img, ce), 0, ce, hop);
 }
 
 /* RFC 6672 §3.3: DNAME in the answer, then a synthesized CNAME; `keep` labels stay. */
@@ -820,6 +848,13 @@ static void resolve(struct ctx *c)
 			if (denying(c) && c->n_wild <= MAX_CHAIN) {
 				struct p53_dname nm = cur_name(c);
 				c->wild[c->n_wild++] = p53_dnssec_wildcard(img, c->zone, ce, &nm);
+			}
+			/* A wildcard cut: a referral (DS: its data, as at any cut). The proof
+			   that the name does not exist goes with it, as Knot sends. */
+			if (__builtin_expect((n->flags & P53_NODE_CUT) != 0, 0) &&
+			    c->q->qtype != P53_T_DS) {
+				wild_referral(c, n, ce, hop);
+				return;
 			}
 		}
 		if (answer_node(c, n, ni, ce) != NEXT)

@@ -1443,7 +1443,9 @@ fast_answer(const void *img, const struct p53_answer_conf *conf, uint8_t *msg, u
 		uint32_t ce = ni;
 		if (!hit)
 			n = p53_image_node(img, n->wildcard);
-		if (n->flags & P53_NODE_CNAME)
+		/* A CNAME, or a wildcard that is a cut (a referral from it: answer.c
+		   wild_referral()): general. A hit here is no cut (above). */
+		if (n->flags & (P53_NODE_CNAME | P53_NODE_CUT))
 			return 0;
 		uint32_t rsi;
 		const struct p53_image_rrset *rs = p53_image_node_find(img, n, qt, &rsi);

@@ -228,6 +228,16 @@ CORPUS = [
     Q("wild-cname", "foo.wcname.diff.test.", "A", expect=NOERROR),
     Q("wild-cname-aaaa", "x.y.wcname.diff.test.", "AAAA", expect=NOERROR),
     Q("wild-cname-qtype-cname", "foo.wcname.diff.test.", "CNAME", expect=NOERROR),
+    # a wildcard that owns NS: a referral from "*.wns" (its owner, not the name), AA=0, the
+    # in-zone NS target's address in additional; DS is the wildcard's data (NODATA)
+    Q("wildns-a", "a.wns.second.test.", "A", expect=REFERRAL),
+    Q("wildns-deep", "x.y.wns.second.test.", "AAAA", expect=REFERRAL),
+    Q("wildns-ns", "a.wns.second.test.", "NS", expect=REFERRAL),
+    Q("wildns-ds", "a.wns.second.test.", "DS", expect=NODATA),
+    Q("wildns-literal", "*.wns.second.test.", "A", expect=REFERRAL),
+    Q("wildns-edns", "A.Wns.SECOND.test.", "TXT", edns=EDNS, expect=REFERRAL),
+    Q("wildns-parent", "wns.second.test.", "A", expect=NODATA),
+    Q("wildns-cname", "to-wns.second.test.", "A", expect={"rcode": "NOERROR", "aa": True, "answer": True}),
     # CNAMEs
     Q("cname-chain", "chain1.diff.test.", "A", expect=NOERROR),
     Q("cname-chain-aaaa", "chain1.diff.test.", "AAAA", expect=NOERROR),
@@ -458,6 +468,24 @@ def dnssec_cases(z):
         Q(p + "do-small-buffer", "www." + z + ".", "A", edns={"payload": 512, "do": True}, expect=NOERROR),
         Q(p + "cd-do", "www." + z + ".", "A", cd=True, edns=DO, expect=NOERROR),
     ]
+    if z != "bind.test":
+        # a wildcard that owns NS (sign.sh; dnssec-signzone refuses one): a referral from
+        # "*.wns" with the DS proof at it and the proof that the name does not exist
+        c += [
+            Q(p + "wildns-a", "a.wns." + z + ".", "A", edns=DO, expect=REFERRAL),
+            Q(p + "wildns-deep", "x.y.wns." + z + ".", "TXT", edns=DO, expect=REFERRAL),
+            Q(p + "wildns-ds", "a.wns." + z + ".", "DS", edns=DO, expect=NODATA),
+            Q(p + "wildns-literal", "*.wns." + z + ".", "A", edns=DO, expect=REFERRAL),
+            Q(p + "wildns-literal-ds", "*.wns." + z + ".", "DS", edns=DO, expect=NODATA),
+            Q(p + "wildns-nodo", "a.wns." + z + ".", "A", edns=NODO, expect=REFERRAL),
+        ]
+    if z == "nsec.test":
+        # one with a DS: in the referral, owned by "*.wds"; a DS question expands it
+        c += [
+            Q(p + "wildds-a", "a.wds." + z + ".", "A", edns=DO, expect=REFERRAL),
+            Q(p + "wildds-ds", "a.wds." + z + ".", "DS", edns=DO, expect=NOERROR),
+            Q(p + "wildds-literal-ds", "*.wds." + z + ".", "DS", edns=DO, expect=NOERROR),
+        ]
     if nsec3:
         c.append(Q(p + "apex-nsec3param", z + ".", "NSEC3PARAM", edns=DO, expect=NOERROR, anchor=a))
         c.append(Q(p + "apex-nsec3param-nodo", z + ".", "NSEC3PARAM", edns=NODO, expect=NOERROR))

@@ -301,6 +301,54 @@ static void test_wildcard_cname(void **state)
 	assert_int_equal(has(&r, AN, "www.diff.test.", 1), 1);
 }
 
+/* A wildcard that owns NS (second.test's *.wns): like Knot, the names it would expand to get a
+ * referral from the wildcard itself (RFC 4592 §4.2 leaves it undefined): AA=0, the NS owned
+ * by "*.wns", not by the name (nothing in authority is synthesized), the in-zone target's
+ * addresses in additional. DS is the wildcard's data: authoritative NODATA. */
+static void test_wildcard_ns(void **state)
+{
+	(void)state;
+	struct resp r;
+	static const char *const names[] = {"a.wns.second.test", "x.y.wns.second.test", "A.WnS.second.test"};
+	static const uint16_t types[] = {1, 2, 28, 16};
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		for (size_t t = 0; t < sizeof(types) / sizeof(types[0]); t++) {
+			ask(names[i], types[t], 1232, &r);
+			assert_int_equal(RCODE(&r), 0);
+			assert_false(AA(&r));
+			assert_int_equal(r.count[1], 0);
+			assert_int_equal(r.count[2], 2);
+			assert_int_equal(has(&r, NS, "*.wns.second.test.", 2), 2);
+			assert_int_equal(has(&r, AR, "ns.second.test.", 1), 1);
+			assert_int_equal(st.kind[P53_ANS_REFERRAL], 1);
+		}
+	}
+	/* Without EDNS (the question's name is the only one before the NS owner) */
+	ask("host.wns.second.test", 1, 0, &r);
+	assert_false(AA(&r));
+	assert_int_equal(has(&r, NS, "*.wns.second.test.", 2), 2);
+	/* The wildcard itself: a cut like any */
+	ask("*.wns.second.test", 1, 1232, &r);
+	assert_false(AA(&r));
+	assert_int_equal(has(&r, NS, "*.wns.second.test.", 2), 2);
+	/* DS: the wildcard's data, which has none: NODATA, the SOA in authority */
+	ask("a.wns.second.test", 43, 1232, &r);
+	assert_int_equal(RCODE(&r), 0);
+	assert_true(AA(&r));
+	assert_int_equal(r.count[1], 0);
+	assert_int_equal(has(&r, NS, "second.test.", 6), 1);
+	/* A CNAME into it: the CNAME, then the referral; AA stays (the CNAME is ours) */
+	ask("to-wns.second.test", 1, 1232, &r);
+	assert_true(AA(&r));
+	assert_int_equal(has(&r, AN, "to-wns.second.test.", 5), 1);
+	assert_int_equal(has(&r, NS, "*.wns.second.test.", 2), 2);
+	/* The other wildcards still expand */
+	ask("a.wild.diff.test", 1, 1232, &r);
+	assert_true(AA(&r));
+	assert_int_equal(has(&r, AN, "a.wild.diff.test.", 1), 1);
+}
+
 static void test_negative(void **state)
 {
 	(void)state;
@@ -995,6 +1043,7 @@ int main(void)
 		cmocka_unit_test(test_cname_type_itself),
 		cmocka_unit_test(test_wildcard),
 		cmocka_unit_test(test_wildcard_cname),
+		cmocka_unit_test(test_wildcard_ns),
 		cmocka_unit_test(test_negative),
 		cmocka_unit_test(test_referral),
 		cmocka_unit_test(test_referral_glue_rfc9471),

@@ -4767,6 +4767,12 @@ static void test_cut_shapes(void **state)
 		{ '+', "*.sub.example.com.", 1, "192.0.2.83" },
 	}, dname[] = {
 		{ '+', "moved.example.com.", 39, "example.net." },
+	}, wild_ns_new[] = {
+		/* a wildcard that owns NS: a cut, whose expansions are referrals from it */
+		{ '+', "*.wns.example.com.", 2, "ns.elsewhere.net." },
+		{ '+', "*.wns.example.com.", 2, "ns1.example.com." },
+	}, wild_ns_at[] = {
+		{ '+', "*.wild.example.com.", 2, "ns.elsewhere.net." },
 	};
 	cut_shape("a new leaf delegation with in-domain glue", leaf, 3, NULL);
 	cut_shape("a new leaf delegation, glue out of the zone", leaf_out, 1, NULL);
@@ -4780,6 +4786,8 @@ static void test_cut_shapes(void **state)
 	cut_shape("a wildcard's record removed", wild_gone, 1, NULL);
 	cut_shape("a wildcard below a cut", wild_cut, 1, NULL);
 	cut_shape("a DNAME added", dname, 1, NULL);
+	cut_shape("a new wildcard that owns NS", wild_ns_new, 2, NULL);
+	cut_shape("NS added at a wildcard with an A", wild_ns_at, 1, NULL);
 }
 
 /* An unsigned zone's DNAME shapes (issue 13) on ZONE_EXAMPLE (dn DNAME example.org.): a
