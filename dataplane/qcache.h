@@ -67,6 +67,11 @@
 #define P53_QC_EDNS    0x01u            /* the query had an OPT */
 #define P53_QC_DO      0x02u            /* ...with DO=1 */
 #define P53_QC_STEERED 0x04u            /* a steered RRset: `at`, the variant picked per hit */
+#define P53_QC_ECS     0x08u            /* the query had one ECS option (its only one): `ans`
+					   holds the records without the OPT, which each reply
+					   writes with the query's ECS echoed */
+/* The bits of the key (the rest are the value's) */
+#define P53_QC_KEY_BITS (P53_QC_EDNS | P53_QC_DO | P53_QC_ECS)
 
 struct p53_qcache_entry {
 	uint64_t gen;                   /* image generation; 0: empty */
@@ -86,6 +91,9 @@ struct p53_qcache_entry {
 					   (a name asked once, as in a random-subdomain flood, costs
 					   the lookup and this store, not an entry) */
 	uint32_t at;                    /* P53_QC_STEERED: the record's index (image.h node steer) */
+	uint8_t elen;                   /* P53_QC_ECS: the length of the ECS option's data (4 and
+					   the ADDRESS's bytes), part of the key: the OPT's length */
+	uint8_t pad[3];
 	uint64_t key[P53_QCACHE_KEY / 8]; /* the question, zero-padded */
 	uint8_t ans[P53_QCACHE_ANS];
 } __attribute__((aligned(64)));
@@ -107,7 +115,8 @@ struct p53_qcache_pick {
 	uint64_t hi, lo;                /* the prefix, host order (IPv4: the address in hi's low
 					   32 bits), zero past its length */
 	uint64_t id;                    /* P53_QCACHE_PICK_ID() */
-	uint64_t sum;                   /* RFC 1071 sum of the bytes and our OPT (unfolded) */
+	uint64_t sum;                   /* RFC 1071 sum of the bytes and our OPT (unfolded; with
+					   P53_QC_ECS in the id, of the bytes alone) */
 	uint32_t off;                   /* the variant's bytes, from the table's start */
 	uint16_t len;                   /* their length: the records, with DO=1 their RRSIGs */
 	uint16_t an;                    /* their records */
@@ -118,10 +127,11 @@ struct p53_qcache_pick {
 _Static_assert(sizeof(struct p53_qcache_pick) == 64, "a pick is 64 bytes");
 
 /* The record (the image node's steering index `at`, below 0x8000, and the type), the prefix
- * length and family, and the question's P53_QC_EDNS | P53_QC_DO. */
+ * length and family, and the question's P53_QC_KEY_BITS (a pick for a query with ECS keeps the
+ * sum of its records alone: its OPT is summed per reply). */
 #define P53_QCACHE_PICK_ID(at, qtype, len, v6, bits) \
 	((uint64_t)(at) | (uint64_t)(qtype) << 16 | (uint64_t)(len) << 32 | (uint64_t)(v6) << 40 | \
-	 (uint64_t)((bits) & (P53_QC_EDNS | P53_QC_DO)) << 41)
+	 (uint64_t)((bits) & P53_QC_KEY_BITS) << 41)
 
 struct p53_qcache {
 	uint32_t mask;                  /* entries - 1 (of e[] and of pick[]) */

@@ -858,9 +858,9 @@ static uint16_t skip_owner(const uint8_t *m, uint16_t len, uint16_t off)
 	return (uint16_t)(off + ((m[off] & 0xc0) == 0xc0 ? 2 : 1));
 }
 
-/* The SCOPE PREFIX-LENGTH of the ECS option echoed in response m (the OPT's options walked:
- * an EDE may follow the ECS, as on REFUSED), or -1 when there is none. */
-static int echoed_scope(const uint8_t *m, uint16_t len)
+/* The offset of the ECS option (its OPTION-CODE) in message m (the OPT's options walked: an
+ * EDE may follow the ECS, as on REFUSED), or 0 when there is none. */
+static uint16_t ecs_at(const uint8_t *m, uint16_t len)
 {
 	uint16_t off = 12;
 	unsigned int rrs = (unsigned int)p53_get16(m + 6) + p53_get16(m + 8) + p53_get16(m + 10);
@@ -876,10 +876,18 @@ static int echoed_scope(const uint8_t *m, uint16_t len)
 		for (uint16_t o = off; type == 41 && o + 4 <= off + rdlen;
 		     o = (uint16_t)(o + 4 + p53_get16(m + o + 2)))
 			if (p53_get16(m + o) == P53_EDNS_ECS)
-				return m[o + 4 + 3];
+				return o;
 		off = (uint16_t)(off + rdlen);
 	}
-	return -1;
+	return 0;
+}
+
+/* The SCOPE PREFIX-LENGTH of the ECS option echoed in response m, or -1 when there is none. */
+static int echoed_scope(const uint8_t *m, uint16_t len)
+{
+	uint16_t o = ecs_at(m, len);
+
+	return o != 0 ? m[o + 4 + 3] : -1;
 }
 
 /* Answer `q` from client `src` (4 or 16 bytes) both ways, as the worker does (q->src set
@@ -1693,6 +1701,144 @@ static void pick_cache(void **state)
 	       (unsigned long)qc->pick_misses);
 }
 
+/* ---- queries with ECS through the caches ------------------------------------------------ */
+
+/* A query with ECS of `family` at `source` bits of the address `text` (cut there). */
+static uint16_t ecs_of(uint8_t *buf, const uint8_t *wname, size_t wlen, uint16_t type, int dob,
+		       uint16_t family, unsigned int source, const char *text)
+{
+	uint8_t a[16];
+	int v6;
+
+	addr_of(text, a, &v6);
+	assert_int_equal(v6, family == 2);
+	for (unsigned int k = source; k < 128; k++)
+		a[k / 8] = (uint8_t)(a[k / 8] & ~(0x80u >> (k % 8)));
+	return ecs_query(buf, wname, wlen, type, dob, family, (uint8_t)source, 0, a, (source + 7) / 8);
+}
+
+/* In reply `out` (k bytes, IPv4 or IPv6 headers) the query's ECS `q` (its option last in ql
+ * bytes) echoed: FAMILY, SOURCE and ADDRESS as sent; returns the SCOPE. */
+static int echo_of(const uint8_t *out, int k, int v6, const uint8_t *q, uint16_t ql)
+{
+	const uint8_t *m = out + (v6 ? 62 : 42);
+	uint16_t ml = (uint16_t)(k - (v6 ? 62 : 42));
+	uint16_t o = ecs_at(m, ml), oq = ecs_at(q, ql);
+
+	assert_int_not_equal(o, 0);
+	assert_int_not_equal(oq, 0);
+	assert_memory_equal(m + o, q + oq, 7);                  /* code, length, FAMILY, SOURCE */
+	assert_memory_equal(m + o + 8, q + oq + 8, p53_get16(q + oq + 2) - 4u); /* ADDRESS */
+	return m[o + 7];
+}
+
+/*
+ * Static answers (an RRset, a wildcard's, a name error, NODATA, a referral) to queries with
+ * ECS through the answer cache: each compared, reply and counters, with the one made without
+ * a cache (cached_same(): the UDP checksum included). The third ask of a question with an ECS
+ * of one FAMILY and SOURCE length is answered from the cache, then every other ADDRESS of that
+ * length too, from IPv4 and IPv6 frames, its own ECS echoed with SCOPE 0; REFUSED (an EDE after
+ * the ECS), a DO=1 referral and an answer over P53_QCACHE_MAX_RESPONSE are not stored.
+ */
+static void ecs_cache(void **state)
+{
+	(void)state;
+	static const char *const names[] = {"diff.test.", "second.test."};
+	static const char *const files[] = {"tests/differential/zones/diff.test.zone",
+					    "tests/differential/zones/second.test.zone"};
+	static const struct { const char *n; size_t l; uint16_t type; int stored; } qs[] = {
+		{"\x03www\x04" "diff\x04" "test", 15, 1, 1},
+		{"\x03WwW\x04" "diff\x04" "test", 15, 28, 1},
+		{"\x03" "foo\x04" "wild\x04" "diff\x04" "test", 20, 1, 1},
+		{"\x02nx\x04" "diff\x04" "test", 14, 1, 1},
+		{"\x03www\x04" "diff\x04" "test", 15, 99, 1},
+		{"\x04host\x03sub\x04" "diff\x04" "test", 20, 1, 2},    /* DO=0 only */
+		{"\x03" "big\x04" "diff\x04" "test", 15, 1, 0},         /* 60 A: 1000 bytes */
+		{"\x07" "example\x03" "org", 13, 1, 0},                 /* REFUSED */
+	};
+	static const struct { uint16_t family; unsigned int source; const char *a, *b; } es[] = {
+		{1, 0, "0.0.0.0", "0.0.0.0"},
+		{1, 23, "198.51.101.7", "10.1.2.3"},
+		{1, 24, "198.51.100.7", "203.0.113.9"},
+		{1, 31, "192.0.2.77", "8.8.8.8"},
+		{1, 32, "192.0.2.1", "255.255.255.254"},
+		{2, 0, "::", "::"},
+		{2, 56, "2001:db8:1::5", "2a00::1"},
+		{2, 57, "2001:db8:1:80::5", "2001:db8:ffff::1"},
+		{2, 64, "2001:db8:1:2::9", "2001:db8:2::1"},
+		{2, 127, "2001:db8::ffff", "2a00:1::1"},
+		{2, 128, "2001:db8:1:2:3:4:5:6", "2001:db8:ffff:ffff:ffff:ffff:ffff:ffff"},
+	};
+	static uint8_t out[4096];
+	uint8_t buf[512];
+	unsigned long echoed = 0;
+
+	build(names, files, 2);
+	struct p53_qcache *qc = cache64();
+	for (size_t i = 0; i < sizeof(qs) / sizeof(qs[0]); i++)
+		for (size_t j = 0; j < sizeof(es) / sizeof(es[0]); j++)
+			for (int dob = 0; dob < 2; dob++) {
+				const uint8_t *n = (const uint8_t *)qs[i].n;
+				int stored = qs[i].stored == 1 || (qs[i].stored == 2 && !dob);
+				p53_qcache_init(qc, 64);
+				uint16_t l = ecs_of(buf, n, qs[i].l, qs[i].type, dob, es[j].family,
+						    es[j].source, es[j].a);
+				/* remembered, stored, answered from the cache; from IPv6 frames too */
+				for (int ask = 0; ask < 4; ask++) {
+					int v6 = ask == 3;
+					int k = cached_same(qc, buf, l, v6, out);
+					if (qc->hits != (stored && ask >= 2 ? (unsigned long)ask - 1 : 0))
+						fail_msg("q %zu ecs %zu do %d ask %d: %lu hits, %lu stores, k %d", i, j, dob, ask, (unsigned long)qc->hits, (unsigned long)qc->stores, k);
+					if (k >= P53_FAST_ANSWERED) {
+						assert_int_equal(echo_of(out, k, v6, buf, l), 0);
+						echoed++;
+					}
+				}
+				assert_int_equal(qc->stores, stored);
+				/* another ADDRESS of the length: the same entry, its own echo */
+				l = ecs_of(buf, n, qs[i].l, qs[i].type, dob, es[j].family, es[j].source,
+					   es[j].b);
+				for (int v6 = 0; v6 < 2; v6++) {
+					int k = cached_same(qc, buf, l, v6, out);
+					assert_true(k >= P53_FAST_ANSWERED || !stored);
+					if (k >= P53_FAST_ANSWERED)
+						assert_int_equal(echo_of(out, k, v6, buf, l), 0);
+				}
+				assert_int_equal(qc->hits, stored ? 4 : 0);
+				/* a SOURCE of another length (other bytes of OPT): its own entry */
+				unsigned int other = es[j].family == 1 ? (es[j].source + 8) % 33
+								       : (es[j].source + 16) % 129;
+				l = ecs_of(buf, n, qs[i].l, qs[i].type, dob, es[j].family, other, es[j].a);
+				cached_same(qc, buf, l, 0, out);
+				assert_int_equal(qc->hits, stored ? 4 : 0);
+				/* and without ECS: another key too */
+				l = query(buf, n, qs[i].l, qs[i].type, 1232, dob, 0, 0);
+				cached_same(qc, buf, l, 0, out);
+				assert_int_equal(qc->hits, stored ? 4 : 0);
+			}
+	printf("answer cache with ECS: %lu replies with the ECS echoed checked\n", echoed);
+	assert_true(echoed > 500);
+
+	/* A referral to a query with a payload size below ours may lack optional glue another
+	 * query's has (referral()): not stored, with ECS or without. */
+	p53_qcache_init(qc, 64);
+	uint16_t l = query(buf, (const uint8_t *)qs[5].n, qs[5].l, 1, 1232, 0, 0, 0);
+	p53_put16(buf + l - 8, 600);                            /* the OPT's payload size */
+	for (int ask = 0; ask < 3; ask++)
+		assert_true(cached_same(qc, buf, l, 0, out) >= P53_FAST_ANSWERED);
+	l = ecs_of(buf, (const uint8_t *)qs[5].n, qs[5].l, 1, 0, 1, 24, "198.51.100.7");
+	p53_put16(buf + 12 + qs[5].l + 4 + 3, 600);
+	for (int ask = 0; ask < 3; ask++)
+		assert_true(cached_same(qc, buf, l, 0, out) >= P53_FAST_ANSWERED);
+	assert_int_equal(qc->stores, 0);
+	/* at ours, stored at once (its slot remembered the key's misses), then hits */
+	p53_put16(buf + 12 + qs[5].l + 4 + 3, 1232);
+	for (int ask = 0; ask < 3; ask++)
+		cached_same(qc, buf, l, 0, out);
+	assert_int_equal(qc->stores, 1);
+	assert_int_equal(qc->hits, 2);
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -1733,6 +1879,7 @@ int main(void)
 		cmocka_unit_test(pick_scope_holds),
 		cmocka_unit_test(pick_cache),
 		cmocka_unit_test(answer_cache),
+		cmocka_unit_test(ecs_cache),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
