@@ -1701,8 +1701,6 @@ static void pick_cache(void **state)
 	       (unsigned long)qc->pick_misses);
 }
 
-/* ---- queries with ECS through the caches ------------------------------------------------ */
-
 /* A query with ECS of `family` at `source` bits of the address `text` (cut there). */
 static uint16_t ecs_of(uint8_t *buf, const uint8_t *wname, size_t wlen, uint16_t type, int dob,
 		       uint16_t family, unsigned int source, const char *text)
@@ -1731,6 +1729,78 @@ static int echo_of(const uint8_t *out, int k, int v6, const uint8_t *q, uint16_t
 	assert_memory_equal(m + o + 8, q + oq + 8, p53_get16(q + oq + 2) - 4u); /* ADDRESS */
 	return m[o + 7];
 }
+
+/*
+ * Steered answers to queries with ECS through the answer and pick caches, each reply (the
+ * variant, the ECS echoed with its SCOPE, the checksum) and the counters compared with the
+ * ones made without a cache (cached_same()): ECS ADDRESSES in and out of the map's nested
+ * subnets at each SOURCE length of interest (0, inside a subnet, wider, odd lengths), asked
+ * from resolvers of both families in other subnets (the variant is the ADDRESS's; for SOURCE 0
+ * the resolver's, SCOPE 0), DO=0 and 1. Entries are stored and hit, picks kept and hit, with
+ * the SCOPE of a map subnet, of a weighted bucket and 0 among the hits.
+ */
+static void ecs_pick_cache(void **state)
+{
+	(void)state;
+	static const char *const ecs4[] = {"198.51.100.7", "198.51.100.130", "203.0.113.9",
+					   "10.1.2.3", "10.1.200.9", "10.2.0.1", "8.8.8.8", "8.8.8.200"};
+	static const char *const ecs6[] = {"2001:db8:1::5", "2001:db8:1:2::9", "2001:db8:1:2::77",
+					   "2001:db8:2::1", "2a00::1", "2a00::2:1"};
+	static const char *const resolvers[] = {"10.2.0.1", "2001:db8:1::5", "198.51.100.7", "2a00::1"};
+	static const unsigned int src4_len[] = {0, 8, 15, 16, 23, 24, 25, 26, 32};
+	static const unsigned int src6_len[] = {0, 32, 47, 48, 56, 57, 63, 64, 128};
+	const uint8_t *sn = (const uint8_t *)"\x07steered\x07" "example\x03" "com";
+	static uint8_t out[4096];
+	unsigned long hit_scopes[129] = {0}, asked = 0;
+	uint8_t buf[512], a[16];
+	int v6;
+
+	if (steer_t == NULL)
+		steer_build();
+	steer_map_write(steer_map_json);
+	steer_republish(-1);
+	struct p53_qcache *qc = cache64();
+	for (int fam = 1; fam <= 2; fam++) {
+		const char *const *cl = fam == 1 ? ecs4 : ecs6;
+		size_t ncl = fam == 1 ? sizeof(ecs4) / sizeof(ecs4[0]) : sizeof(ecs6) / sizeof(ecs6[0]);
+		for (size_t si = 0; si < 9; si++)
+			for (int dob = 0; dob < 2; dob++)
+				for (int round = 0; round < 2; round++)
+					for (size_t c = 0; c < ncl; c++) {
+						unsigned int sl = fam == 1 ? src4_len[si] : src6_len[si];
+						uint16_t l = ecs_of(buf, sn, 21, 1, dob, (uint16_t)fam, sl, cl[c]);
+						const char *res = resolvers[(c + (size_t)round) % 4];
+						addr_of(res, a, &v6);
+						if (v6)
+							memcpy(src6, a, 16);
+						else
+							memcpy(src4, a, 4);
+						unsigned long hits = qc->hits;
+						int k = cached_same(qc, buf, l, v6, out);
+						assert_true(k >= P53_FAST_ANSWERED);
+						int sc = echo_of(out, k, v6, buf, l);
+						if (sl == 0)
+							assert_int_equal(sc, 0);
+						if (qc->hits > hits)
+							hit_scopes[sc]++;
+						asked++;
+					}
+	}
+	printf("answer cache, steered with ECS: %lu asked, %lu hits, %lu picks kept and used, %lu "
+	       "picked; SCOPE among the hits 0: %lu, 15: %lu, 16: %lu, 24: %lu, 26: %lu, 47: %lu, "
+	       "48: %lu, 56: %lu, 64: %lu\n", asked, (unsigned long)qc->hits,
+	       (unsigned long)qc->pick_hits, (unsigned long)qc->pick_misses, hit_scopes[0],
+	       hit_scopes[15], hit_scopes[16], hit_scopes[24], hit_scopes[26], hit_scopes[47],
+	       hit_scopes[48], hit_scopes[56], hit_scopes[64]);
+	assert_true(qc->hits > asked / 2);
+	assert_true(qc->pick_hits > 50);
+	assert_true(hit_scopes[0] > 0 && hit_scopes[16] > 0 && hit_scopes[24] > 0 && hit_scopes[26] > 0);
+	assert_true(hit_scopes[48] > 0 && hit_scopes[56] > 0 && hit_scopes[64] > 0);
+	memcpy(src4, "\xc0\x00\x02\x01", 4);
+	addr_of("2001:db8:ffff::1", src6, &v6);
+}
+
+/* ---- queries with ECS through the caches ------------------------------------------------ */
 
 /*
  * Static answers (an RRset, a wildcard's, a name error, NODATA, a referral) to queries with
@@ -1878,6 +1948,7 @@ int main(void)
 		cmocka_unit_test(bad_ecs),
 		cmocka_unit_test(pick_scope_holds),
 		cmocka_unit_test(pick_cache),
+		cmocka_unit_test(ecs_pick_cache),
 		cmocka_unit_test(answer_cache),
 		cmocka_unit_test(ecs_cache),
 	};
