@@ -2347,39 +2347,34 @@ static inline uint32_t pick_hash(uint64_t id, uint64_t hi, uint64_t lo)
 	return p53_hash_step8(p53_hash_step8((uint32_t)(id ^ id >> 29), hi), lo);
 }
 
-/* qc_pick() when the pick cache has no variant for the client (family v6, address `a`: 4 or
- * 16 bytes): the record at the entry's index in table `t` (qc_find() saw it in this table or
- * an earlier one: a table published since may have none there, then 0: the general checks
- * answer), the variant the table picks for the client with its scope, into *p: where its
- * bytes are, their length, record count, sum (with our OPT's, unless the query had ECS) and
- * scope. Kept at the entry's hint for the family, raised to the scope when longer (qcache.h),
- * for this image and table; not when the scope is past P53_QCACHE_PICK_MAX4 / _MAX6 or the
- * table was never published (generation 0). */
+/* qc_steered_answer() when the pick cache has no variant for the client: the record at the
+ * entry's index in table `t` (qc_find() saw it in this table or an earlier one: a table
+ * published since may have none there, then 0: the general checks answer), the variant the
+ * table picks for the client with its scope, into *p: where its bytes are, their length,
+ * record count and sum with our OPT's. Kept at the entry's hint for the family, raised to
+ * the scope when longer (qcache.h), for this image and table; not when the scope is past
+ * P53_QCACHE_PICK_MAX4 / _MAX6 or the table was never published (generation 0). */
 static __attribute__((noinline)) int qc_pick_miss(const struct p53_fast_ctx *c, struct p53_qcache_entry *e,
-						  const void *t, const struct p53_query *q, int v6,
-						  const uint8_t *a, struct p53_qcache_pick *p)
+						  const void *t, const struct p53_query *q,
+						  struct p53_qcache_pick *p)
 {
 	const struct p53_steer_rec *r = NULL;
-	const int dnssec = (e->bits & P53_QC_DO) != 0;
+	const int v6 = q->src_v6, dnssec = (e->bits & P53_QC_DO) != 0;
 	struct p53_qcache *qc = c->qc;
 	uint8_t sc;
 
 	if (!p53_steer_at(t, p53_image_hdr(c->img)->steer_layout, e->at, e->qtype, &r) || r == NULL)
 		return 0;
-	const struct p53_steer_variant *v = p53_steer_pick_addr_s(t, r, v6, a, &sc, 1);
+	const struct p53_steer_variant *v = p53_steer_pick_addr_s(t, r, v6, q->src, &sc, 1);
 	uint32_t len = v->rdata_len + (dnssec ? v->sig_len : 0u);
-	uint32_t opt = (e->bits & P53_QC_EDNS) ? OPT_LEN : 0u;
-	if (e->bits & P53_QC_ECS)
-		opt += 4u + q->ecs_len;
-	if (q->question_end + len + opt > P53_QCACHE_MAX_RESPONSE)
+	if (q->question_end + len + ((e->bits & P53_QC_EDNS) ? OPT_LEN : 0u) > P53_QCACHE_MAX_RESPONSE)
 		return 0;
 	p->off = (uint32_t)(p53_steer_rdata(t, v) - (const uint8_t *)t);
 	p->len = (uint16_t)len;
 	p->an = (uint16_t)(v->count + (dnssec ? v->sig_count : 0u));
 	p->sum = dnssec ? v->sig_sum : v->sum;
-	if ((e->bits & (P53_QC_EDNS | P53_QC_ECS)) == P53_QC_EDNS)
+	if (e->bits & P53_QC_EDNS)
 		p->sum += opt_sum(c->ours, dnssec, len & 1u);
-	p->scope = sc;
 	qc->pick_misses++;
 	uint64_t tg = p53_steer_hdr(t)->generation;
 	if (tg == 0 || sc > (v6 ? P53_QCACHE_PICK_MAX6 : P53_QCACHE_PICK_MAX4))
@@ -2387,7 +2382,7 @@ static __attribute__((noinline)) int qc_pick_miss(const struct p53_fast_ctx *c, 
 	if (sc > e->hint[v6])
 		e->hint[v6] = sc;
 	uint64_t hi, lo, id = P53_QCACHE_PICK_ID(e->at, e->qtype, e->hint[v6], v6, e->bits);
-	pick_prefix(v6, a, e->hint[v6], &hi, &lo);
+	pick_prefix(v6, q->src, e->hint[v6], &hi, &lo);
 	struct p53_qcache_pick *k = &qc->pick[pick_hash(id, hi, lo) & qc->mask];
 	*k = *p;
 	k->igen = c->gen;
@@ -2395,34 +2390,17 @@ static __attribute__((noinline)) int qc_pick_miss(const struct p53_fast_ctx *c, 
 	k->hi = hi;
 	k->lo = lo;
 	k->id = id;
+	k->scope = sc;
 	return 1;
 }
 
-/* The variant table `t` picks for a steered entry's record and the client (family v6, address
- * `a`): from the pick cache (qcache.h) when it holds one for the client's prefix at the
- * entry's hint, for this image and table generation, else qc_pick_miss() into *m; NULL: the
- * general checks answer. `e`: the worker's own entry (its pick hints are written). */
-static inline __attribute__((always_inline)) const struct p53_qcache_pick *
-qc_pick(const struct p53_fast_ctx *c, struct p53_qcache_entry *e, const void *t,
-	const struct p53_query *q, int v6, const uint8_t *a, struct p53_qcache_pick *m)
-{
-	uint64_t hi, lo, id = P53_QCACHE_PICK_ID(e->at, e->qtype, e->hint[v6], v6, e->bits);
-	pick_prefix(v6, a, e->hint[v6], &hi, &lo);
-	const struct p53_qcache_pick *p = &c->qc->pick[pick_hash(id, hi, lo) & c->qc->mask];
-	/* an empty pick's image generation (0) is never the cache's: no test for it */
-	if (((p->igen ^ c->gen) | (p->tgen ^ p53_steer_hdr(t)->generation) | (p->hi ^ hi) |
-	     (p->lo ^ lo) | (p->id ^ id)) == 0) {
-		c->qc->pick_hits++;
-		return p;
-	}
-	return qc_pick_miss(c, e, t, q, v6, a, m) ? m : NULL;
-}
-
-/* A steered entry's answer (qc_answer()) without ECS: the variant qc_pick() gives for the
- * packet's source, its records (and with DO=1 its RRSIGs) and our OPT, as steered_rrs() writes
- * them without ECS; the counts and the sum after the question. 0: the general checks answer
- * (no record at the index, or more than P53_QCACHE_MAX_RESPONSE bytes: the client's size
- * could matter). */
+/* A steered entry's answer (qc_answer()): the variant the table published now picks for the
+ * client, from the pick cache (qcache.h) when it holds one for the client's prefix at the
+ * entry's hint, for this image and table generation, else qc_pick_miss(); its records (and
+ * with DO=1 its RRSIGs) and our OPT, as steered_rrs() writes them without ECS; the counts
+ * and the sum after the question. 0: the general checks answer (no record at the index, or
+ * more than P53_QCACHE_MAX_RESPONSE bytes: the client's size could matter). `e`: the
+ * worker's own entry (its pick hints are written). */
 static __attribute__((noinline)) uint16_t qc_steered_answer(const struct p53_fast_ctx *c,
 							    struct p53_qcache_entry *e,
 							    const struct p53_query *q, uint8_t *msg,
@@ -2430,13 +2408,24 @@ static __attribute__((noinline)) uint16_t qc_steered_answer(const struct p53_fas
 {
 	const void *t = __atomic_load_n(c->conf->steer, __ATOMIC_ACQUIRE);
 	uint16_t qe = q->question_end;
+	const int v6 = q->src_v6;
 	struct p53_qcache_pick m;
+	const struct p53_qcache_pick *p;
 
 	if (t == NULL)
 		return 0;
-	const struct p53_qcache_pick *p = qc_pick(c, e, t, q, q->src_v6, q->src, &m);
-	if (p == NULL)
-		return 0;
+	uint64_t hi, lo, id = P53_QCACHE_PICK_ID(e->at, e->qtype, e->hint[v6], v6, e->bits);
+	pick_prefix(v6, q->src, e->hint[v6], &hi, &lo);
+	p = &c->qc->pick[pick_hash(id, hi, lo) & c->qc->mask];
+	/* an empty pick's image generation (0) is never the cache's: no test for it */
+	if (((p->igen ^ c->gen) | (p->tgen ^ p53_steer_hdr(t)->generation) | (p->hi ^ hi) |
+	     (p->lo ^ lo) | (p->id ^ id)) == 0) {
+		c->qc->pick_hits++;
+	} else {
+		if (!qc_pick_miss(c, e, t, q, &m))
+			return 0;
+		p = &m;
+	}
 	uint32_t len = p->len, opt = (e->bits & P53_QC_EDNS) ? OPT_LEN : 0u;
 	copy_rrs(msg + qe, (const uint8_t *)t + p->off, len);
 	if (opt != 0) {
@@ -2457,7 +2446,12 @@ static __attribute__((noinline)) uint16_t qc_steered_answer(const struct p53_fas
  * 0..8. */
 static inline uint64_t qc_low_bytes(uint64_t x, int n)
 {
-	return n >= 8 ? x : n <= 0 ? 0 : x & (~0ull >> (64 - 8 * n));
+	static const uint64_t keep[9] = {
+		0, 0xff, 0xffff, 0xffffff, 0xffffffffull, 0xffffffffffull, 0xffffffffffffull,
+		0xffffffffffffffull, ~0ull,
+	};
+
+	return x & keep[n < 0 ? 0 : n > 8 ? 8 : n];
 }
 
 /*
@@ -2491,33 +2485,33 @@ static __attribute__((noinline)) uint16_t qc_ecs_answer(const struct p53_fast_ct
 	const uint8_t *rd = e->ans;
 
 	if (e->bits & P53_QC_STEERED) {
+		/* steered_rrs() with ECS: the record at the entry's index (none: the general
+		   checks), the variant for the ECS ADDRESS zero-padded past SOURCE (nothing set
+		   past it: opt_ecs()), FAMILY 2 IPv6, with its scope; for SOURCE 0 the packet's
+		   source, SCOPE 0. Not from the pick cache: resolvers' ECS prefixes are many, most
+		   asked once (its lookup and store cost more than they saved, BENCHMARKS.md). */
 		const void *t = __atomic_load_n(c->conf->steer, __ATOMIC_ACQUIRE);
-		struct p53_qcache_pick m;
-		const struct p53_qcache_pick *p;
-		if (t == NULL)
+		const struct p53_steer_rec *r = NULL;
+		const struct p53_steer_variant *v;
+		const int dnssec = (e->bits & P53_QC_DO) != 0;
+		if (t == NULL || !p53_steer_at(t, p53_image_hdr(c->img)->steer_layout, e->at, e->qtype, &r) ||
+		    r == NULL)
 			return 0;
 		if (source > 0) {
-			/* steered_rrs(): the ADDRESS zero-padded to 16 bytes (nothing set past
-			   SOURCE: opt_ecs()), FAMILY 2 IPv6 */
-			uint8_t ea[16];
+			uint64_t ea[2];
 			int n = q->ecs_len - 4;
-			uint64_t a0 = qc_low_bytes(w[2] >> 24 | w[3] << 40, n);
-			uint64_t a1 = qc_low_bytes(w[3] >> 24 | w[4] << 40, n - 8);
-			memcpy(ea, &a0, 8);
-			memcpy(ea + 8, &a1, 8);
-			p = qc_pick(c, e, t, q, (uint8_t)w[2] == P53_ECS_FAMILY_IPV6, ea, &m);
-			if (p == NULL)
-				return 0;
-			scope = p->scope;
+			ea[0] = qc_low_bytes(w[2] >> 24 | w[3] << 40, n);
+			ea[1] = qc_low_bytes(w[3] >> 24 | w[4] << 40, n - 8);
+			v = p53_steer_pick_addr_s(t, r, (uint8_t)w[2] == P53_ECS_FAMILY_IPV6,
+						  (const uint8_t *)ea, &scope, 1);
 		} else {
-			p = qc_pick(c, e, t, q, q->src_v6, q->src, &m);
-			if (p == NULL)
-				return 0;
+			v = p53_steer_pick_addr_s(t, r, q->src_v6, q->src, &scope, 0);
+			scope = 0;
 		}
-		len = p->len;
-		sum = p->sum;
-		rd = (const uint8_t *)t + p->off;
-		*an = p->an;
+		len = v->rdata_len + (dnssec ? v->sig_len : 0u);
+		sum = dnssec ? v->sig_sum : v->sum;
+		rd = p53_steer_rdata(t, v);
+		*an = (uint16_t)(v->count + (dnssec ? v->sig_count : 0u));
 	}
 	if ((uint32_t)qe + len + (uint32_t)olen > P53_QCACHE_MAX_RESPONSE || (uint32_t)qe + len + 40 > cap)
 		return 0;

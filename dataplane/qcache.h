@@ -39,8 +39,19 @@
  *
  * Only answers that the client's advertised payload size cannot change are stored: at most
  * P53_QCACHE_MAX_RESPONSE bytes, so the same bytes fit any limit (512 at least, RFC 1035
- * §4.2.1) with room for the Extended DNS Error a REFUSED answer adds when it fits. Queries
- * with EDNS options (ECS, COOKIE...) are never looked up (the fast parse reads them apart).
+ * §4.2.1) with room for the Extended DNS Error a REFUSED answer adds when it fits; a
+ * referral (which may leave optional glue out) only when the query's payload size is ours.
+ *
+ * A query whose one EDNS option is a valid ECS (RFC 7871) is looked up too (fastpath.c
+ * opt_ecs_qc()), keyed with P53_QC_ECS and the option's length (elen; so the OPT's length),
+ * not its ADDRESS: `ans` holds the records without the OPT, and each reply writes our OPT with
+ * the query's ECS echoed (FAMILY, SOURCE, ADDRESS as received, our SCOPE) and sums it
+ * (qc_ecs_answer()). A static answer's SCOPE is 0; a steered one's variant is picked from the
+ * table per reply for the ECS ADDRESS at its SOURCE (the packet's source for SOURCE 0, then
+ * SCOPE 0), its SCOPE the pick's: not from the pick cache, whose lookup and store cost more
+ * than they save for resolvers' many client prefixes (docs/BENCHMARKS.md, round 19). REFUSED
+ * (an EDE after the ECS) is not stored. Queries with other options (COOKIE, NSID...) are
+ * never looked up.
  *
  * Direct-mapped, a fixed number of fixed-size entries allocated once per worker by the
  * control thread; the worker alone reads and writes its cache. Per packet: no allocation,
@@ -115,8 +126,7 @@ struct p53_qcache_pick {
 	uint64_t hi, lo;                /* the prefix, host order (IPv4: the address in hi's low
 					   32 bits), zero past its length */
 	uint64_t id;                    /* P53_QCACHE_PICK_ID() */
-	uint64_t sum;                   /* RFC 1071 sum of the bytes and our OPT (unfolded; with
-					   P53_QC_ECS in the id, of the bytes alone) */
+	uint64_t sum;                   /* RFC 1071 sum of the bytes and our OPT (unfolded) */
 	uint32_t off;                   /* the variant's bytes, from the table's start */
 	uint16_t len;                   /* their length: the records, with DO=1 their RRSIGs */
 	uint16_t an;                    /* their records */
@@ -127,11 +137,10 @@ struct p53_qcache_pick {
 _Static_assert(sizeof(struct p53_qcache_pick) == 64, "a pick is 64 bytes");
 
 /* The record (the image node's steering index `at`, below 0x8000, and the type), the prefix
- * length and family, and the question's P53_QC_KEY_BITS (a pick for a query with ECS keeps the
- * sum of its records alone: its OPT is summed per reply). */
+ * length and family, and the question's P53_QC_EDNS | P53_QC_DO. */
 #define P53_QCACHE_PICK_ID(at, qtype, len, v6, bits) \
 	((uint64_t)(at) | (uint64_t)(qtype) << 16 | (uint64_t)(len) << 32 | (uint64_t)(v6) << 40 | \
-	 (uint64_t)((bits) & P53_QC_KEY_BITS) << 41)
+	 (uint64_t)((bits) & (P53_QC_EDNS | P53_QC_DO)) << 41)
 
 struct p53_qcache {
 	uint32_t mask;                  /* entries - 1 (of e[] and of pick[]) */

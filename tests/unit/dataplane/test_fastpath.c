@@ -1731,15 +1731,16 @@ static int echo_of(const uint8_t *out, int k, int v6, const uint8_t *q, uint16_t
 }
 
 /*
- * Steered answers to queries with ECS through the answer and pick caches, each reply (the
- * variant, the ECS echoed with its SCOPE, the checksum) and the counters compared with the
- * ones made without a cache (cached_same()): ECS ADDRESSES in and out of the map's nested
- * subnets at each SOURCE length of interest (0, inside a subnet, wider, odd lengths), asked
- * from resolvers of both families in other subnets (the variant is the ADDRESS's; for SOURCE 0
- * the resolver's, SCOPE 0), DO=0 and 1. Entries are stored and hit, picks kept and hit, with
- * the SCOPE of a map subnet, of a weighted bucket and 0 among the hits.
+ * Steered answers to queries with ECS through the answer cache, each reply (the variant, the
+ * ECS echoed with its SCOPE, the checksum) and the counters compared with the ones made
+ * without a cache (cached_same()): ECS ADDRESSES in and out of the map's nested subnets at
+ * each SOURCE length of interest (0, inside a subnet, wider, odd lengths), asked from
+ * resolvers of both families in other subnets (the variant is the ADDRESS's; for SOURCE 0 the
+ * resolver's, SCOPE 0), DO=0 and 1. Entries are stored and hit, with the SCOPE of a map subnet,
+ * of a weighted bucket and 0 among the hits; each variant is picked per reply (qcache.h: not
+ * from the pick cache).
  */
-static void ecs_pick_cache(void **state)
+static void ecs_steered_cache(void **state)
 {
 	(void)state;
 	static const char *const ecs4[] = {"198.51.100.7", "198.51.100.130", "203.0.113.9",
@@ -1786,14 +1787,13 @@ static void ecs_pick_cache(void **state)
 						asked++;
 					}
 	}
-	printf("answer cache, steered with ECS: %lu asked, %lu hits, %lu picks kept and used, %lu "
-	       "picked; SCOPE among the hits 0: %lu, 15: %lu, 16: %lu, 24: %lu, 26: %lu, 47: %lu, "
-	       "48: %lu, 56: %lu, 64: %lu\n", asked, (unsigned long)qc->hits,
-	       (unsigned long)qc->pick_hits, (unsigned long)qc->pick_misses, hit_scopes[0],
+	printf("answer cache, steered with ECS: %lu asked, %lu hits; SCOPE among the hits 0: %lu, "
+	       "15: %lu, 16: %lu, 24: %lu, 26: %lu, 47: %lu, 48: %lu, 56: %lu, 64: %lu\n", asked,
+	       (unsigned long)qc->hits, hit_scopes[0],
 	       hit_scopes[15], hit_scopes[16], hit_scopes[24], hit_scopes[26], hit_scopes[47],
 	       hit_scopes[48], hit_scopes[56], hit_scopes[64]);
 	assert_true(qc->hits > asked / 2);
-	assert_true(qc->pick_hits > 50);
+	assert_int_equal(qc->pick_hits + qc->pick_misses, 0);
 	assert_true(hit_scopes[0] > 0 && hit_scopes[16] > 0 && hit_scopes[24] > 0 && hit_scopes[26] > 0);
 	assert_true(hit_scopes[48] > 0 && hit_scopes[56] > 0 && hit_scopes[64] > 0);
 	memcpy(src4, "\xc0\x00\x02\x01", 4);
@@ -1948,7 +1948,7 @@ int main(void)
 		cmocka_unit_test(bad_ecs),
 		cmocka_unit_test(pick_scope_holds),
 		cmocka_unit_test(pick_cache),
-		cmocka_unit_test(ecs_pick_cache),
+		cmocka_unit_test(ecs_steered_cache),
 		cmocka_unit_test(answer_cache),
 		cmocka_unit_test(ecs_cache),
 	};
