@@ -1518,6 +1518,17 @@ static const char steer_map_json[] =
 	" {\"networks\": [\"203.0.113.0/25\", \"10.0.0.0/8\", \"2001:db8::/32\"], \"labels\": [\"FRA\"]},"
 	" {\"networks\": [\"198.51.100.128/26\", \"2001:db8:1:2::/64\"], \"labels\": [\"FRA\", \"AMS\"]}]\n";
 
+/* The steered test's table as first built (its map written again, republished) and an empty
+ * cache of 64 entries. */
+static struct p53_qcache *steer_fresh(void)
+{
+	if (steer_t == NULL)
+		steer_build();
+	steer_map_write(steer_map_json);
+	steer_republish(-1);
+	return cache64();
+}
+
 /*
  * What the pick cache rests on: a pick's scope bounds the prefix it holds for. For random
  * clients in and out of the map's nested subnets (and the weighted step's /24 and /56
@@ -1587,11 +1598,7 @@ static void pick_cache(void **state)
 	uint8_t buf[512], ea[16];
 	int v6;
 
-	if (steer_t == NULL)
-		steer_build();
-	steer_map_write(steer_map_json);
-	steer_republish(-1);
-	struct p53_qcache *qc = cache64();
+	struct p53_qcache *qc = steer_fresh();
 	uint16_t l = query(buf, sn, 21, 1, 1232, 0, 0, 0);
 
 	/* remembered, stored (answered by the fast answer), then a hit: the first pick */
@@ -1756,11 +1763,7 @@ static void ecs_steered_cache(void **state)
 	uint8_t buf[512], a[16];
 	int v6;
 
-	if (steer_t == NULL)
-		steer_build();
-	steer_map_write(steer_map_json);
-	steer_republish(-1);
-	struct p53_qcache *qc = cache64();
+	struct p53_qcache *qc = steer_fresh();
 	for (int fam = 1; fam <= 2; fam++) {
 		const char *const *cl = fam == 1 ? ecs4 : ecs6;
 		size_t ncl = fam == 1 ? sizeof(ecs4) / sizeof(ecs4[0]) : sizeof(ecs6) / sizeof(ecs6[0]);
