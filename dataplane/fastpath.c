@@ -1841,18 +1841,19 @@ static inline int bad_src6(const uint8_t a[16])
  */
 /* The answer cache's lookup (qcache.h), made by the parse for fast_frame() before it walks
  * the name: the entry answering the question of `qlen` bytes (5..P53_QCACHE_KEY) at `qs` with
- * key bits `bits` (P53_QC_KEY_BITS; the bits above them are hashed only: opt_ecs_qc()); else
- * (a miss, counted) QC_STORE when the question missed in this slot just before (fast_frame()
+ * key bits `bits` (P53_QC_KEY_BITS; opt_ecs_qc() hashes the ECS option's length too, its own
+ * `seed`, qc_store()'s); else (a miss, counted) QC_STORE when the question missed in this slot just before (fast_frame()
  * stores its answer), or NULL. The question is read once, as 8-byte words hashed and then
  * compared with the slot's key. A steered entry's record is checked by the answer
  * (qc_steered_answer()). A leaf: no register saved. */
 #define QC_STORE ((const struct p53_qcache_entry *)1)
 #define QC_HIT(e) ((uintptr_t)(e) > (uintptr_t)QC_STORE)
-static __attribute__((noinline)) const struct p53_qcache_entry *
-qc_find(struct p53_qcache *c, uint64_t gen, const uint8_t *qs, size_t qlen, unsigned int bits)
+static inline __attribute__((always_inline)) const struct p53_qcache_entry *
+qc_find_body(struct p53_qcache *c, uint64_t gen, const uint8_t *qs, size_t qlen, unsigned int bits,
+	     uint32_t seed)
 {
 	size_t nw = qlen / 8, t = qlen % 8, i;
-	uint32_t h = (uint32_t)(qlen | bits << 8);
+	uint32_t h = seed;
 	uint64_t x, last = 0;
 
 	for (i = 0; i < nw; i++) {
@@ -1866,7 +1867,7 @@ qc_find(struct p53_qcache *c, uint64_t gen, const uint8_t *qs, size_t qlen, unsi
 		h = p53_hash_step8(h, last);
 	}
 	struct p53_qcache_entry *e = &c->e[h & c->mask];
-	if (e->gen != gen || e->qlen != qlen || (e->bits & P53_QC_KEY_BITS) != (uint8_t)bits)
+	if (e->gen != gen || e->qlen != qlen || (e->bits & P53_QC_KEY_BITS) != bits)
 		goto miss;
 	uint64_t d = t != 0 ? last ^ e->key[nw] : 0;
 	for (i = 0; i < nw; i++) {
@@ -1881,6 +1882,12 @@ miss:
 		return QC_STORE;
 	e->cand = h;
 	return NULL;
+}
+
+static __attribute__((noinline)) const struct p53_qcache_entry *
+qc_find(struct p53_qcache *c, uint64_t gen, const uint8_t *qs, size_t qlen, unsigned int bits)
+{
+	return qc_find_body(c, gen, qs, qlen, bits, (uint32_t)(qlen | bits << 8));
 }
 
 /*
@@ -1918,8 +1925,9 @@ static __attribute__((noinline)) size_t opt_ecs_qc(const uint8_t *d, size_t dlen
 	const struct p53_qcache_entry *e = NULL;
 	if (nl + 4 <= P53_QCACHE_KEY) {
 		/* the option's length in the hash, compared on a hit (qcache.h elen) */
-		e = qc_find(cx->qc, cx->gen, name, nl + 4,
-			    P53_QC_EDNS | P53_QC_ECS | ((o[7] & 0x80u) ? P53_QC_DO : 0u) | el << 8);
+		unsigned int bits = P53_QC_EDNS | P53_QC_ECS | ((o[7] & 0x80u) ? P53_QC_DO : 0u);
+		e = qc_find_body(cx->qc, cx->gen, name, nl + 4, bits,
+				 (uint32_t)((nl + 4) | bits << 8 | el << 16));
 		if (QC_HIT(e) && e->elen != el) {
 			cx->qc->misses++;       /* another length in its slot */
 			e = NULL;
@@ -2629,7 +2637,7 @@ static __attribute__((noinline)) void qc_store(const struct p53_fast_ctx *c, con
 	 * length, so the OPT's. */
 	if (kind == P53_ANS_REFERRAL && q->edns && limit_of(c->ours, q, UINT16_MAX) < c->ours)
 		return;
-	unsigned int hb = bits;         /* the key's bits for the hash (qc_find()'s `bits`) */
+	unsigned int hb = bits;         /* hashed: qc_find()'s seed, opt_ecs_qc()'s with ECS */
 	if (q->ecs) {
 		/* The records alone (the OPT and the ECS echoed: per reply, qc_ecs_answer()); not
 		 * REFUSED, whose EDE follows the ECS. */
