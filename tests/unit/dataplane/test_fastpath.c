@@ -1678,7 +1678,7 @@ static void pick_cache(void **state)
 	k = ask_from(qc, buf, l, "10.1.2.3", out);
 	assert_int_equal(qc->pick_misses, m + 1);
 	assert_false(replies_differ(out, k, fra, kf));
-	/* ECS (not looked up in the answer cache): the scope of the map's block as without it */
+	/* ECS (its variant picked per reply, not kept): the scope of the map's block as without it */
 	memset(ea, 0, sizeof(ea));
 	addr_of("10.1.2.0", ea, &v6);
 	uint16_t le = ecs_query(buf, sn, 21, 1, 0, 1, 24, 0, ea, 3);
