@@ -1777,6 +1777,23 @@ static inline __attribute__((always_inline)) size_t fast_qname(const uint8_t *na
  * q->ecs_off, ecs_len and *op (the OPT); returns the name's length, or 0: anything else, a bad
  * ECS included, for the general parser (which answers FORMERR, answer.c).
  */
+/* The OPT at `o`, after a name of nl bytes and its QTYPE and QCLASS, as opt_ecs() takes it,
+ * ending the message (`rest` bytes after the header): its ECS's length (8..20), else 0. */
+static inline __attribute__((always_inline)) size_t ecs_check(const uint8_t *o, size_t nl, size_t rest)
+{
+	size_t rdlen = p53_get16(o + 9);
+	if (o[0] != 0 || p53_get16(o + 1) != P53_T_OPT || nl + 4 + OPT_LEN + rdlen != rest ||
+	    rdlen < 8 || p53_get16(o + 11) != P53_EDNS_ECS || p53_get16(o + 13) != rdlen - 4)
+		return 0;
+	const uint8_t *e = o + 15;
+	unsigned int family = p53_get16(e), source = e[2];
+	unsigned int max = family == P53_ECS_FAMILY_IPV4 ? 32 : family == P53_ECS_FAMILY_IPV6 ? 128 : 0;
+	if (source > max || max == 0 || e[3] != 0 || rdlen - 8 != (source + 7) / 8 ||
+	    ((source & 7) != 0 && (e[4 + source / 8] & (0xffu >> (source & 7))) != 0))
+		return 0;
+	return rdlen - 4;
+}
+
 static __attribute__((noinline)) size_t opt_ecs(const uint8_t *d, size_t dlen, struct p53_query *q,
 						const uint8_t **op, uint64_t *sum)
 {
@@ -1788,18 +1805,11 @@ static __attribute__((noinline)) size_t opt_ecs(const uint8_t *d, size_t dlen, s
 	if (nl == 0)
 		return 0;
 	const uint8_t *o = d + P53_DNS_HDR_LEN + nl + 4;
-	size_t rdlen = p53_get16(o + 9);
-	if (o[0] != 0 || p53_get16(o + 1) != P53_T_OPT || nl + 4 + OPT_LEN + rdlen != rest ||
-	    rdlen < 8 || p53_get16(o + 11) != P53_EDNS_ECS || p53_get16(o + 13) != rdlen - 4)
+	size_t el = ecs_check(o, nl, rest);
+	if (el == 0)
 		return 0;
-	const uint8_t *e = o + 15;
-	unsigned int family = p53_get16(e), source = e[2];
-	unsigned int max = family == P53_ECS_FAMILY_IPV4 ? 32 : family == P53_ECS_FAMILY_IPV6 ? 128 : 0;
-	if (source > max || max == 0 || e[3] != 0 || rdlen - 8 != (source + 7) / 8 ||
-	    ((source & 7) != 0 && (e[4 + source / 8] & (0xffu >> (source & 7))) != 0))
-		return 0;
-	q->ecs_off = (uint16_t)(e - d);
-	q->ecs_len = (uint16_t)(rdlen - 4);
+	q->ecs_off = (uint16_t)(o + 15 - d);
+	q->ecs_len = (uint16_t)el;
 	*op = o;
 	return nl;
 }
@@ -1833,17 +1843,19 @@ static inline int bad_src6(const uint8_t a[16])
  */
 /* The answer cache's lookup (qcache.h), made by the parse for fast_frame() before it walks
  * the name: the entry answering the question of `qlen` bytes (5..P53_QCACHE_KEY) at `qs` with
- * OPT/DO `bits`; else (a miss, counted) QC_STORE when the question missed in this slot just
- * before (fast_frame() stores its answer), or NULL. The question is read once, as 8-byte words
- * hashed and then compared with the slot's key. A steered entry's record is checked by the
- * answer (qc_steered_answer()). A leaf: no register saved. */
+ * key bits `bits` (P53_QC_KEY_BITS; opt_ecs_qc() hashes the ECS option's length too, its own
+ * `seed`, qc_store()'s); else (a miss, counted) QC_STORE when the question missed in this slot just before (fast_frame()
+ * stores its answer), or NULL. The question is read once, as 8-byte words hashed and then
+ * compared with the slot's key. A steered entry's record is checked by the answer
+ * (qc_steered_answer()). A leaf: no register saved. */
 #define QC_STORE ((const struct p53_qcache_entry *)1)
 #define QC_HIT(e) ((uintptr_t)(e) > (uintptr_t)QC_STORE)
-static __attribute__((noinline)) const struct p53_qcache_entry *
-qc_find(struct p53_qcache *c, uint64_t gen, const uint8_t *qs, size_t qlen, unsigned int bits)
+static inline __attribute__((always_inline)) const struct p53_qcache_entry *
+qc_find_body(struct p53_qcache *c, uint64_t gen, const uint8_t *qs, size_t qlen, unsigned int bits,
+	     uint32_t seed)
 {
 	size_t nw = qlen / 8, t = qlen % 8, i;
-	uint32_t h = (uint32_t)(qlen | bits << 8);
+	uint32_t h = seed;
 	uint64_t x, last = 0;
 
 	for (i = 0; i < nw; i++) {
@@ -1857,7 +1869,7 @@ qc_find(struct p53_qcache *c, uint64_t gen, const uint8_t *qs, size_t qlen, unsi
 		h = p53_hash_step8(h, last);
 	}
 	struct p53_qcache_entry *e = &c->e[h & c->mask];
-	if (e->gen != gen || e->qlen != qlen || (e->bits & (P53_QC_EDNS | P53_QC_DO)) != bits)
+	if (e->gen != gen || e->qlen != qlen || (e->bits & P53_QC_KEY_BITS) != bits)
 		goto miss;
 	uint64_t d = t != 0 ? last ^ e->key[nw] : 0;
 	for (i = 0; i < nw; i++) {
@@ -1872,6 +1884,66 @@ miss:
 		return QC_STORE;
 	e->cand = h;
 	return NULL;
+}
+
+static __attribute__((noinline)) const struct p53_qcache_entry *
+qc_find(struct p53_qcache *c, uint64_t gen, const uint8_t *qs, size_t qlen, unsigned int bits)
+{
+	return qc_find_body(c, gen, qs, qlen, bits, (uint32_t)(qlen | bits << 8));
+}
+
+/*
+ * opt_ecs() with the answer cache (fast_frame()): the name's length found first (its labels
+ * walked, nothing lowered or hashed: the OPT's place follows from it), the OPT and ECS checked
+ * as opt_ecs() checks them, then the question looked up (qc_find(), with P53_QC_ECS: the key is
+ * the question and the OPT's DO, not the ECS data, which each reply echoes). A hit adds the
+ * question's sum it keeps to *sum; a miss reads the name as opt_ecs() does. *hit: qc_find()'s.
+ */
+static __attribute__((noinline)) size_t opt_ecs_qc(const uint8_t *d, size_t dlen, struct p53_query *q,
+						   const uint8_t **op, uint64_t *sum,
+						   const struct p53_fast_ctx *cx,
+						   const struct p53_qcache_entry **hit)
+{
+	const uint8_t *name = d + P53_DNS_HDR_LEN;
+	size_t rest = dlen - P53_DNS_HDR_LEN, nl = 0;
+
+	if (rest < 4u + 1 + OPT_LEN + 8)
+		return 0;
+	/* fast_qname()'s bounds: each length byte inside the message, at most 255 bytes */
+	size_t left = rest - 4 - OPT_LEN - 8;
+	size_t lim = left < P53_NAME_MAXLEN ? left : P53_NAME_MAXLEN;
+	for (;;) {
+		if (nl >= lim || name[nl] > P53_LABEL_MAXLEN)
+			return 0;
+		if (name[nl] == 0)
+			break;
+		nl += 1u + name[nl];
+	}
+	nl++;
+	const uint8_t *o = name + nl + 4;
+	size_t el = ecs_check(o, nl, rest);
+	if (el == 0)
+		return 0;
+	const struct p53_qcache_entry *e = NULL;
+	if (nl + 4 <= P53_QCACHE_KEY) {
+		/* the option's length in the hash, compared on a hit (qcache.h elen) */
+		unsigned int bits = P53_QC_EDNS | P53_QC_ECS | ((o[7] & 0x80u) ? P53_QC_DO : 0u);
+		e = qc_find_body(cx->qc, cx->gen, name, nl + 4, bits,
+				 (uint32_t)((nl + 4) | bits << 8 | el << 16));
+		if (QC_HIT(e) && e->elen != el) {
+			cx->qc->misses++;       /* another length in its slot */
+			e = NULL;
+		}
+		*hit = e;
+	}
+	if (QC_HIT(e))
+		*sum = p53_csum_addc(*sum, e->qsum);
+	else if (fast_qname(name, left, q, sum) != nl)
+		return 0;       /* not reached: the same walk */
+	q->ecs_off = (uint16_t)(o + 15 - d);
+	q->ecs_len = (uint16_t)el;
+	*op = o;
+	return nl;
 }
 
 static inline __attribute__((always_inline)) int fast_udp(const uint8_t *u, uint16_t ulen,
@@ -1910,7 +1982,9 @@ static inline __attribute__((always_inline)) int fast_udp(const uint8_t *u, uint
 	uint64_t k = p53_csum_add(addr, alen, (uint64_t)rte_cpu_to_be_16(17));
 	k = p53_csum_add(u, 4, k);
 	if (ar == 1 && (o[0] != 0 || p53_get16(o + 1) != P53_T_OPT || p53_get16(o + 9) != 0)) {
-		nl = opt_ecs(d, dlen, q, &o, &k);
+		/* with the answer cache, looked up too (opt_ecs_qc()) */
+		nl = cx != NULL && cx->qc != NULL ? opt_ecs_qc(d, dlen, q, &o, &k, cx, hit)
+						  : opt_ecs(d, dlen, q, &o, &k);
 		if (nl == 0)
 			return 0;
 		ol = rest - nl - 4;
@@ -2378,6 +2452,107 @@ static __attribute__((noinline)) uint16_t qc_steered_answer(const struct p53_fas
 	return (uint16_t)(qe + len + opt);
 }
 
+/* x's first n bytes as loaded (little-endian: its low ones), the rest zero; n may be out of
+ * 0..8. */
+static inline uint64_t qc_low_bytes(uint64_t x, int n)
+{
+	static const uint64_t keep[9] = {
+		0, 0xff, 0xffff, 0xffffff, 0xffffffffull, 0xffffffffffull, 0xffffffffffffull,
+		0xffffffffffffffull, ~0ull,
+	};
+
+	return x & keep[n < 0 ? 0 : n > 8 ? 8 : n];
+}
+
+/*
+ * An entry's answer (qc_answer()) for a query with ECS (P53_QC_ECS): the records, the entry's
+ * or (steered) the variant qc_pick() gives for the ECS address at its SOURCE PREFIX-LENGTH (the
+ * packet's source for SOURCE 0, RFC 7871 §7.1.2), then our OPT with the ECS echoed (§7.2.1:
+ * FAMILY, SOURCE and ADDRESS as received, the pick's SCOPE, 0 for SOURCE 0 and a static
+ * answer), as fast_answer() writes them; the counts and the sum after the question. The
+ * query's OPT ends the message, where the records go: read first (40 bytes, the most its OPT
+ * takes and more: the room after the message is the buffer's, checked). Its ECS option, in
+ * place in the echo: the query's with the SCOPE (0 in a query) set. 0: the general checks
+ * answer (nothing written): no record at a steered entry's index, or more than
+ * P53_QCACHE_MAX_RESPONSE bytes with this query's ECS (the client's size could matter).
+ */
+static __attribute__((noinline)) uint16_t qc_ecs_answer(const struct p53_fast_ctx *c,
+							struct p53_qcache_entry *e,
+							const struct p53_query *q, uint8_t *msg,
+							uint16_t cap, uint16_t *an, uint64_t *tail)
+{
+	uint16_t qe = q->question_end;
+	/* the OPT: 00 | 00 29 | payload | ext-rcode, version | flags | RDLENGTH | 00 08 | length |
+	   FAMILY | SOURCE | SCOPE | ADDRESS: bytes 0..7, 8..15 (FAMILY's first byte last), 16..
+	   (its second first: 1 or 2), as words w[0..4] */
+	uint64_t w[5];
+	memcpy(w, msg + qe, sizeof(w));
+	const int olen = OPT_LEN + 4 + q->ecs_len;      /* 19..35 */
+	const unsigned int source = (uint8_t)(w[2] >> 8);
+	uint32_t len = e->len;
+	uint64_t sum = e->tail;
+	uint8_t scope = 0;
+	const uint8_t *rd = e->ans;
+
+	if (e->bits & P53_QC_STEERED) {
+		/* steered_rrs() with ECS: the record at the entry's index (none: the general
+		   checks), the variant for the ECS ADDRESS zero-padded past SOURCE (nothing set
+		   past it: opt_ecs()), FAMILY 2 IPv6, with its scope; for SOURCE 0 the packet's
+		   source, SCOPE 0. Not from the pick cache: resolvers' ECS prefixes are many, most
+		   asked once (its lookup and store cost more than they saved, BENCHMARKS.md). */
+		const void *t = __atomic_load_n(c->conf->steer, __ATOMIC_ACQUIRE);
+		const struct p53_steer_rec *r = NULL;
+		const struct p53_steer_variant *v;
+		const int dnssec = (e->bits & P53_QC_DO) != 0;
+		if (t == NULL || !p53_steer_at(t, p53_image_hdr(c->img)->steer_layout, e->at, e->qtype, &r) ||
+		    r == NULL)
+			return 0;
+		if (source > 0) {
+			uint64_t ea[2];
+			int n = q->ecs_len - 4;
+			ea[0] = qc_low_bytes(w[2] >> 24 | w[3] << 40, n);
+			ea[1] = qc_low_bytes(w[3] >> 24 | w[4] << 40, n - 8);
+			v = p53_steer_pick_addr_s(t, r, (uint8_t)w[2] == P53_ECS_FAMILY_IPV6,
+						  (const uint8_t *)ea, &scope, 1);
+		} else {
+			v = p53_steer_pick_addr_s(t, r, q->src_v6, q->src, &scope, 0);
+			scope = 0;
+		}
+		len = v->rdata_len + (dnssec ? v->sig_len : 0u);
+		sum = dnssec ? v->sig_sum : v->sum;
+		rd = p53_steer_rdata(t, v);
+		*an = (uint16_t)(v->count + (dnssec ? v->sig_count : 0u));
+	}
+	if ((uint32_t)qe + len + (uint32_t)olen > P53_QCACHE_MAX_RESPONSE || (uint32_t)qe + len + 40 > cap)
+		return 0;
+	if (e->bits & P53_QC_STEERED) {
+		copy_rrs(msg + qe, rd, len);
+	} else {
+		/* in 16-byte moves: the entry's bytes past len are its own, the room was checked */
+		for (uint32_t i = 0; i < len; i += 16)
+			memcpy(msg + qe + i, rd + i, 16);
+	}
+	/* answer.c put_opt() as fast_answer(): 00 | 00 29 | P P' | 00 | 00 | D, then 00 and the
+	   query's RDLENGTH, option code and length, FAMILY; SOURCE, our SCOPE, ADDRESS */
+	uint64_t d = (e->bits & P53_QC_DO) ? 0x80u : 0u;
+	uint64_t o[5] = {
+		(uint64_t)P53_T_OPT << 16 | (uint64_t)P53_BE16(c->ours) << 24 | d << 56,
+		w[1] & ~0xffull,
+		w[2] | (uint64_t)scope << 16,
+		w[3],
+		w[4],
+	};
+	memcpy(msg + qe + len, o, sizeof(o));
+	/* its sum: olen bytes from the records' end (after len bytes: odd or even) */
+	uint64_t s = p53_csum_addc(p53_csum_addc(o[0], o[1]), qc_low_bytes(o[2], olen - 16));
+	s = p53_csum_addc(s, qc_low_bytes(o[3], olen - 24));
+	s = p53_csum_addc(s, qc_low_bytes(o[4], olen - 32));
+	if (len & 1)
+		s = p53_csum_odd(s);
+	*tail = p53_csum_addc(sum, s);
+	return (uint16_t)(qe + len + (uint32_t)olen);
+}
+
 /* The response of a cache hit: what follows the question, the header's flags (the query's
  * opcode, RD and CD with the entry's QR, AA and RCODE, as fast_answer()) and counts, the
  * counters fast_answer() adds. Returns its length, 0 when it does not fit `cap` (or, steered,
@@ -2391,9 +2566,11 @@ static inline __attribute__((always_inline)) uint16_t qc_answer(const struct p53
 
 	if ((uint32_t)qe + P53_QCACHE_ANS + 16 > cap)
 		return 0;                       /* not for an mbuf: at least 2 KB of room */
-	if (__builtin_expect(e->bits & P53_QC_STEERED, 0)) {
+	if (__builtin_expect(e->bits & (P53_QC_STEERED | P53_QC_ECS), 0)) {
 		/* the worker's own table, found through the parse's const pointer */
-		rlen = qc_steered_answer(c, (struct p53_qcache_entry *)(uintptr_t)e, q, msg, &an, tail);
+		struct p53_qcache_entry *w = (struct p53_qcache_entry *)(uintptr_t)e;
+		rlen = (e->bits & P53_QC_ECS) ? qc_ecs_answer(c, w, q, msg, cap, &an, tail)
+					      : qc_steered_answer(c, w, q, msg, &an, tail);
 		if (rlen == 0)
 			return 0;
 	} else {
@@ -2456,6 +2633,23 @@ static __attribute__((noinline)) void qc_store(const struct p53_fast_ctx *c, con
 		       rcode == P53_RCODE_NXDOMAIN ? P53_ANS_NXDOMAIN :
 		       an > 0 ? P53_ANS_ANSWER : (flags & P53_F_AA) ? P53_ANS_NODATA : P53_ANS_REFERRAL;
 	unsigned int bits = q->edns ? P53_QC_EDNS | (q->edns_do ? P53_QC_DO : 0u) : 0u;
+	/* A referral leaves optional glue out when it does not fit (referral()): one made with
+	 * less room than another query with the key may get (a smaller payload size than ours) is
+	 * not stored. Without EDNS every query gets 512 bytes; with ECS the key holds the option's
+	 * length, so the OPT's. */
+	if (kind == P53_ANS_REFERRAL && q->edns && limit_of(c->ours, q, UINT16_MAX) < c->ours)
+		return;
+	unsigned int hb = bits;         /* hashed: qc_find()'s seed, opt_ecs_qc()'s with ECS */
+	if (q->ecs) {
+		/* The records alone (the OPT and the ECS echoed: per reply, qc_ecs_answer()); not
+		 * REFUSED, whose EDE follows the ECS. */
+		if (kind == P53_ANS_REFUSED)
+			return;
+		bits |= P53_QC_ECS;
+		hb = bits | (unsigned int)q->ecs_len << 8;
+		alen = (uint16_t)(alen - OPT_LEN - 4u - q->ecs_len);
+		tail = P53_FAST_NO_SUM;
+	}
 	uint32_t at = kind == P53_ANS_ANSWER ? qc_steered(c, q) : 0;
 	if (at != 0) {
 		const struct p53_steer_rec *r;
@@ -2467,7 +2661,7 @@ static __attribute__((noinline)) void qc_store(const struct p53_fast_ctx *c, con
 	}
 	uint64_t k[P53_QCACHE_KEY / 8];
 	p53_qcache_key(msg + P53_DNS_HDR_LEN, qlen, k);
-	struct p53_qcache_entry *e = &qc->e[p53_qcache_hash(k, qlen, bits & 3u) & qc->mask];
+	struct p53_qcache_entry *e = &qc->e[p53_qcache_hash(k, qlen, hb) & qc->mask];
 	e->gen = c->gen;
 	e->qsum = p53_csum_add(msg + P53_DNS_HDR_LEN, qlen, 0);
 	if (tail == P53_FAST_NO_SUM)
@@ -2484,6 +2678,7 @@ static __attribute__((noinline)) void qc_store(const struct p53_fast_ctx *c, con
 	e->kind = kind;
 	e->rcode = rcode;
 	e->at = at;
+	e->elen = q->ecs ? (uint8_t)q->ecs_len : 0;
 	e->hint[0] = e->hint[1] = 0;
 	memcpy(e->key, k, sizeof(k));
 	if (at == 0)

@@ -39,8 +39,19 @@
  *
  * Only answers that the client's advertised payload size cannot change are stored: at most
  * P53_QCACHE_MAX_RESPONSE bytes, so the same bytes fit any limit (512 at least, RFC 1035
- * §4.2.1) with room for the Extended DNS Error a REFUSED answer adds when it fits. Queries
- * with EDNS options (ECS, COOKIE...) are never looked up (the fast parse reads them apart).
+ * §4.2.1) with room for the Extended DNS Error a REFUSED answer adds when it fits; a
+ * referral (which may leave optional glue out) only when the query's payload size is ours.
+ *
+ * A query whose one EDNS option is a valid ECS (RFC 7871) is looked up too (fastpath.c
+ * opt_ecs_qc()), keyed with P53_QC_ECS and the option's length (elen; so the OPT's length),
+ * not its ADDRESS: `ans` holds the records without the OPT, and each reply writes our OPT with
+ * the query's ECS echoed (FAMILY, SOURCE, ADDRESS as received, our SCOPE) and sums it
+ * (qc_ecs_answer()). A static answer's SCOPE is 0; a steered one's variant is picked from the
+ * table per reply for the ECS ADDRESS at its SOURCE (the packet's source for SOURCE 0, then
+ * SCOPE 0), its SCOPE the pick's: not from the pick cache, whose lookup and store cost more
+ * than they save for resolvers' many client prefixes (docs/BENCHMARKS.md, round 19). REFUSED
+ * (an EDE after the ECS) is not stored. Queries with other options (COOKIE, NSID...) are
+ * never looked up.
  *
  * Direct-mapped, a fixed number of fixed-size entries allocated once per worker by the
  * control thread; the worker alone reads and writes its cache. Per packet: no allocation,
@@ -67,6 +78,11 @@
 #define P53_QC_EDNS    0x01u            /* the query had an OPT */
 #define P53_QC_DO      0x02u            /* ...with DO=1 */
 #define P53_QC_STEERED 0x04u            /* a steered RRset: `at`, the variant picked per hit */
+#define P53_QC_ECS     0x08u            /* the query had one ECS option (its only one): `ans`
+					   holds the records without the OPT, which each reply
+					   writes with the query's ECS echoed */
+/* The bits of the key (the rest are the value's) */
+#define P53_QC_KEY_BITS (P53_QC_EDNS | P53_QC_DO | P53_QC_ECS)
 
 struct p53_qcache_entry {
 	uint64_t gen;                   /* image generation; 0: empty */
@@ -86,6 +102,9 @@ struct p53_qcache_entry {
 					   (a name asked once, as in a random-subdomain flood, costs
 					   the lookup and this store, not an entry) */
 	uint32_t at;                    /* P53_QC_STEERED: the record's index (image.h node steer) */
+	uint8_t elen;                   /* P53_QC_ECS: the length of the ECS option's data (4 and
+					   the ADDRESS's bytes), part of the key: the OPT's length */
+	uint8_t pad[3];
 	uint64_t key[P53_QCACHE_KEY / 8]; /* the question, zero-padded */
 	uint8_t ans[P53_QCACHE_ANS];
 } __attribute__((aligned(64)));

@@ -272,6 +272,27 @@ expect "a target forced down after kept picks: only a1 at once" "10.0.1.1 ttl=60
 check "...picked again from the new table (steer_pick_misses $m1 -> $(picks misses))" [ "$(picks misses)" -gt "$m1" ]
 "$CTL" -s "$TMP/control.sock" target set a2 auto >/dev/null
 expect "and auto again: both at once" "10.0.1.1 10.0.1.2 ttl=60 scope=-" "$(subnet_answer health.example.com A)"
+# Queries with ECS go through the answer cache too: the same ECS question asked again gets the
+# same variant (the ECS address's, picked per reply) and scope, from the cache
+# (answer_cache_hits); a static answer echoes ECS with scope 0 from the cache as without it.
+wsum() { "$CTL" -s "$TMP/control.sock" --json workers | jq "[.workers[].$1] | add"; }
+a0=$(wsum answer_cache_hits)
+for q in "map.example.com A +subnet=198.51.100.7/32|10.0.0.4 ttl=300 scope=25" \
+	 "map.example.com A +subnet=203.0.113.0/24|10.0.0.3 ttl=300 scope=24" \
+	 "map.example.com A +subnet=2001:db8:abcd:1::/64|10.0.0.3 ttl=300 scope=48" \
+	 "map.example.com A +subnet=0.0.0.0/0|10.0.0.3 ttl=300 scope=0"; do
+	for i in 1 2 3 4 5; do
+		# shellcheck disable=SC2086
+		expect "ECS, asked $i times: ${q%%|*}" "${q#*|}" "$(subnet_answer ${q%%|*})"
+	done
+done
+for i in 1 2 3 4 5; do
+	got=$(subnet_answer example.com SOA +subnet=198.51.100.7/32)
+	expect "a static answer asked $i times echoes ECS with scope 0" "scope=0" "${got##* }"
+done
+a1=$(wsum answer_cache_hits)
+check "ECS questions from the answer cache: 25 questions, $((a1 - a0)) answered from it" \
+	[ $((a1 - a0)) -ge 12 ]
 # Forced up overrides a failing check: a1's check fails, yet it stays in the answer.
 "$CTL" -s "$TMP/control.sock" target set a1 up >/dev/null
 rm -f "$TMP/a1.up"

@@ -858,9 +858,9 @@ static uint16_t skip_owner(const uint8_t *m, uint16_t len, uint16_t off)
 	return (uint16_t)(off + ((m[off] & 0xc0) == 0xc0 ? 2 : 1));
 }
 
-/* The SCOPE PREFIX-LENGTH of the ECS option echoed in response m (the OPT's options walked:
- * an EDE may follow the ECS, as on REFUSED), or -1 when there is none. */
-static int echoed_scope(const uint8_t *m, uint16_t len)
+/* The offset of the ECS option (its OPTION-CODE) in message m (the OPT's options walked: an
+ * EDE may follow the ECS, as on REFUSED), or 0 when there is none. */
+static uint16_t ecs_at(const uint8_t *m, uint16_t len)
 {
 	uint16_t off = 12;
 	unsigned int rrs = (unsigned int)p53_get16(m + 6) + p53_get16(m + 8) + p53_get16(m + 10);
@@ -876,10 +876,18 @@ static int echoed_scope(const uint8_t *m, uint16_t len)
 		for (uint16_t o = off; type == 41 && o + 4 <= off + rdlen;
 		     o = (uint16_t)(o + 4 + p53_get16(m + o + 2)))
 			if (p53_get16(m + o) == P53_EDNS_ECS)
-				return m[o + 4 + 3];
+				return o;
 		off = (uint16_t)(off + rdlen);
 	}
-	return -1;
+	return 0;
+}
+
+/* The SCOPE PREFIX-LENGTH of the ECS option echoed in response m, or -1 when there is none. */
+static int echoed_scope(const uint8_t *m, uint16_t len)
+{
+	uint16_t o = ecs_at(m, len);
+
+	return o != 0 ? m[o + 4 + 3] : -1;
 }
 
 /* Answer `q` from client `src` (4 or 16 bytes) both ways, as the worker does (q->src set
@@ -1510,6 +1518,17 @@ static const char steer_map_json[] =
 	" {\"networks\": [\"203.0.113.0/25\", \"10.0.0.0/8\", \"2001:db8::/32\"], \"labels\": [\"FRA\"]},"
 	" {\"networks\": [\"198.51.100.128/26\", \"2001:db8:1:2::/64\"], \"labels\": [\"FRA\", \"AMS\"]}]\n";
 
+/* The steered test's table as first built (its map written again, republished) and an empty
+ * cache of 64 entries. */
+static struct p53_qcache *steer_fresh(void)
+{
+	if (steer_t == NULL)
+		steer_build();
+	steer_map_write(steer_map_json);
+	steer_republish(-1);
+	return cache64();
+}
+
 /*
  * What the pick cache rests on: a pick's scope bounds the prefix it holds for. For random
  * clients in and out of the map's nested subnets (and the weighted step's /24 and /56
@@ -1579,11 +1598,7 @@ static void pick_cache(void **state)
 	uint8_t buf[512], ea[16];
 	int v6;
 
-	if (steer_t == NULL)
-		steer_build();
-	steer_map_write(steer_map_json);
-	steer_republish(-1);
-	struct p53_qcache *qc = cache64();
+	struct p53_qcache *qc = steer_fresh();
 	uint16_t l = query(buf, sn, 21, 1, 1232, 0, 0, 0);
 
 	/* remembered, stored (answered by the fast answer), then a hit: the first pick */
@@ -1663,7 +1678,7 @@ static void pick_cache(void **state)
 	k = ask_from(qc, buf, l, "10.1.2.3", out);
 	assert_int_equal(qc->pick_misses, m + 1);
 	assert_false(replies_differ(out, k, fra, kf));
-	/* ECS (not looked up in the answer cache): the scope of the map's block as without it */
+	/* ECS (its variant picked per reply, not kept): the scope of the map's block as without it */
 	memset(ea, 0, sizeof(ea));
 	addr_of("10.1.2.0", ea, &v6);
 	uint16_t le = ecs_query(buf, sn, 21, 1, 0, 1, 24, 0, ea, 3);
@@ -1691,6 +1706,210 @@ static void pick_cache(void **state)
 	addr_of("2001:db8:ffff::1", src6, &v6);
 	printf("pick cache: %lu picks kept and used, %lu picked\n", (unsigned long)qc->pick_hits,
 	       (unsigned long)qc->pick_misses);
+}
+
+/* A query with ECS of `family` at `source` bits of the address `text` (cut there). */
+static uint16_t ecs_of(uint8_t *buf, const uint8_t *wname, size_t wlen, uint16_t type, int dob,
+		       uint16_t family, unsigned int source, const char *text)
+{
+	uint8_t a[16];
+	int v6;
+
+	addr_of(text, a, &v6);
+	assert_int_equal(v6, family == 2);
+	for (unsigned int k = source; k < 128; k++)
+		a[k / 8] = (uint8_t)(a[k / 8] & ~(0x80u >> (k % 8)));
+	return ecs_query(buf, wname, wlen, type, dob, family, (uint8_t)source, 0, a, (source + 7) / 8);
+}
+
+/* In reply `out` (k bytes, IPv4 or IPv6 headers) the query's ECS `q` (its option last in ql
+ * bytes) echoed: FAMILY, SOURCE and ADDRESS as sent; returns the SCOPE. */
+static int echo_of(const uint8_t *out, int k, int v6, const uint8_t *q, uint16_t ql)
+{
+	const uint8_t *m = out + (v6 ? 62 : 42);
+	uint16_t ml = (uint16_t)(k - (v6 ? 62 : 42));
+	uint16_t o = ecs_at(m, ml), oq = ecs_at(q, ql);
+
+	assert_int_not_equal(o, 0);
+	assert_int_not_equal(oq, 0);
+	assert_memory_equal(m + o, q + oq, 7);                  /* code, length, FAMILY, SOURCE */
+	assert_memory_equal(m + o + 8, q + oq + 8, p53_get16(q + oq + 2) - 4u); /* ADDRESS */
+	return m[o + 7];
+}
+
+/*
+ * Steered answers to queries with ECS through the answer cache, each reply (the variant, the
+ * ECS echoed with its SCOPE, the checksum) and the counters compared with the ones made
+ * without a cache (cached_same()): ECS ADDRESSES in and out of the map's nested subnets at
+ * each SOURCE length of interest (0, inside a subnet, wider, odd lengths), asked from
+ * resolvers of both families in other subnets (the variant is the ADDRESS's; for SOURCE 0 the
+ * resolver's, SCOPE 0), DO=0 and 1. Entries are stored and hit, with the SCOPE of a map subnet,
+ * of a weighted bucket and 0 among the hits; each variant is picked per reply (qcache.h: not
+ * from the pick cache).
+ */
+static void ecs_steered_cache(void **state)
+{
+	(void)state;
+	static const char *const ecs4[] = {"198.51.100.7", "198.51.100.130", "203.0.113.9",
+					   "10.1.2.3", "10.1.200.9", "10.2.0.1", "8.8.8.8", "8.8.8.200"};
+	static const char *const ecs6[] = {"2001:db8:1::5", "2001:db8:1:2::9", "2001:db8:1:2::77",
+					   "2001:db8:2::1", "2a00::1", "2a00::2:1"};
+	static const char *const resolvers[] = {"10.2.0.1", "2001:db8:1::5", "198.51.100.7", "2a00::1"};
+	static const unsigned int src4_len[] = {0, 8, 15, 16, 23, 24, 25, 26, 32};
+	static const unsigned int src6_len[] = {0, 32, 47, 48, 56, 57, 63, 64, 128};
+	const uint8_t *sn = (const uint8_t *)"\x07steered\x07" "example\x03" "com";
+	static uint8_t out[4096];
+	unsigned long hit_scopes[129] = {0}, asked = 0;
+	uint8_t buf[512], a[16];
+	int v6;
+
+	struct p53_qcache *qc = steer_fresh();
+	for (int fam = 1; fam <= 2; fam++) {
+		const char *const *cl = fam == 1 ? ecs4 : ecs6;
+		size_t ncl = fam == 1 ? sizeof(ecs4) / sizeof(ecs4[0]) : sizeof(ecs6) / sizeof(ecs6[0]);
+		for (size_t si = 0; si < 9; si++)
+			for (int dob = 0; dob < 2; dob++)
+				for (int round = 0; round < 2; round++)
+					for (size_t c = 0; c < ncl; c++) {
+						unsigned int sl = fam == 1 ? src4_len[si] : src6_len[si];
+						uint16_t l = ecs_of(buf, sn, 21, 1, dob, (uint16_t)fam, sl, cl[c]);
+						const char *res = resolvers[(c + (size_t)round) % 4];
+						addr_of(res, a, &v6);
+						if (v6)
+							memcpy(src6, a, 16);
+						else
+							memcpy(src4, a, 4);
+						unsigned long hits = qc->hits;
+						int k = cached_same(qc, buf, l, v6, out);
+						assert_true(k >= P53_FAST_ANSWERED);
+						int sc = echo_of(out, k, v6, buf, l);
+						if (sl == 0)
+							assert_int_equal(sc, 0);
+						if (qc->hits > hits)
+							hit_scopes[sc]++;
+						asked++;
+					}
+	}
+	printf("answer cache, steered with ECS: %lu asked, %lu hits; SCOPE among the hits 0: %lu, "
+	       "15: %lu, 16: %lu, 24: %lu, 26: %lu, 47: %lu, 48: %lu, 56: %lu, 64: %lu\n", asked,
+	       (unsigned long)qc->hits, hit_scopes[0],
+	       hit_scopes[15], hit_scopes[16], hit_scopes[24], hit_scopes[26], hit_scopes[47],
+	       hit_scopes[48], hit_scopes[56], hit_scopes[64]);
+	assert_true(qc->hits > asked / 2);
+	assert_int_equal(qc->pick_hits + qc->pick_misses, 0);
+	assert_true(hit_scopes[0] > 0 && hit_scopes[16] > 0 && hit_scopes[24] > 0 && hit_scopes[26] > 0);
+	assert_true(hit_scopes[48] > 0 && hit_scopes[56] > 0 && hit_scopes[64] > 0);
+	memcpy(src4, "\xc0\x00\x02\x01", 4);
+	addr_of("2001:db8:ffff::1", src6, &v6);
+}
+
+/* ---- queries with ECS through the caches ------------------------------------------------ */
+
+/*
+ * Static answers (an RRset, a wildcard's, a name error, NODATA, a referral) to queries with
+ * ECS through the answer cache: each compared, reply and counters, with the one made without
+ * a cache (cached_same(): the UDP checksum included). The third ask of a question with an ECS
+ * of one FAMILY and SOURCE length is answered from the cache, then every other ADDRESS of that
+ * length too, from IPv4 and IPv6 frames, its own ECS echoed with SCOPE 0; REFUSED (an EDE after
+ * the ECS), a DO=1 referral and an answer over P53_QCACHE_MAX_RESPONSE are not stored.
+ */
+static void ecs_cache(void **state)
+{
+	(void)state;
+	static const char *const names[] = {"diff.test.", "second.test."};
+	static const char *const files[] = {"tests/differential/zones/diff.test.zone",
+					    "tests/differential/zones/second.test.zone"};
+	static const struct { const char *n; size_t l; uint16_t type; int stored; } qs[] = {
+		{"\x03www\x04" "diff\x04" "test", 15, 1, 1},
+		{"\x03WwW\x04" "diff\x04" "test", 15, 28, 1},
+		{"\x03" "foo\x04" "wild\x04" "diff\x04" "test", 20, 1, 1},
+		{"\x02nx\x04" "diff\x04" "test", 14, 1, 1},
+		{"\x03www\x04" "diff\x04" "test", 15, 99, 1},
+		{"\x04host\x03sub\x04" "diff\x04" "test", 20, 1, 2},    /* DO=0 only */
+		{"\x03" "big\x04" "diff\x04" "test", 15, 1, 0},         /* 60 A: 1000 bytes */
+		{"\x07" "example\x03" "org", 13, 1, 0},                 /* REFUSED */
+	};
+	static const struct { uint16_t family; unsigned int source; const char *a, *b; } es[] = {
+		{1, 0, "0.0.0.0", "0.0.0.0"},
+		{1, 23, "198.51.101.7", "10.1.2.3"},
+		{1, 24, "198.51.100.7", "203.0.113.9"},
+		{1, 31, "192.0.2.77", "8.8.8.8"},
+		{1, 32, "192.0.2.1", "255.255.255.254"},
+		{2, 0, "::", "::"},
+		{2, 56, "2001:db8:1::5", "2a00::1"},
+		{2, 57, "2001:db8:1:80::5", "2001:db8:ffff::1"},
+		{2, 64, "2001:db8:1:2::9", "2001:db8:2::1"},
+		{2, 127, "2001:db8::ffff", "2a00:1::1"},
+		{2, 128, "2001:db8:1:2:3:4:5:6", "2001:db8:ffff:ffff:ffff:ffff:ffff:ffff"},
+	};
+	static uint8_t out[4096];
+	uint8_t buf[512];
+	unsigned long echoed = 0;
+
+	build(names, files, 2);
+	struct p53_qcache *qc = cache64();
+	for (size_t i = 0; i < sizeof(qs) / sizeof(qs[0]); i++)
+		for (size_t j = 0; j < sizeof(es) / sizeof(es[0]); j++)
+			for (int dob = 0; dob < 2; dob++) {
+				const uint8_t *n = (const uint8_t *)qs[i].n;
+				int stored = qs[i].stored == 1 || (qs[i].stored == 2 && !dob);
+				p53_qcache_init(qc, 64);
+				uint16_t l = ecs_of(buf, n, qs[i].l, qs[i].type, dob, es[j].family,
+						    es[j].source, es[j].a);
+				/* remembered, stored, answered from the cache; from IPv6 frames too */
+				for (int ask = 0; ask < 4; ask++) {
+					int v6 = ask == 3;
+					int k = cached_same(qc, buf, l, v6, out);
+					if (qc->hits != (stored && ask >= 2 ? (unsigned long)ask - 1 : 0))
+						fail_msg("q %zu ecs %zu do %d ask %d: %lu hits, %lu stores, k %d", i, j, dob, ask, (unsigned long)qc->hits, (unsigned long)qc->stores, k);
+					if (k >= P53_FAST_ANSWERED) {
+						assert_int_equal(echo_of(out, k, v6, buf, l), 0);
+						echoed++;
+					}
+				}
+				assert_int_equal(qc->stores, stored);
+				/* another ADDRESS of the length: the same entry, its own echo */
+				l = ecs_of(buf, n, qs[i].l, qs[i].type, dob, es[j].family, es[j].source,
+					   es[j].b);
+				for (int v6 = 0; v6 < 2; v6++) {
+					int k = cached_same(qc, buf, l, v6, out);
+					assert_true(k >= P53_FAST_ANSWERED || !stored);
+					if (k >= P53_FAST_ANSWERED)
+						assert_int_equal(echo_of(out, k, v6, buf, l), 0);
+				}
+				assert_int_equal(qc->hits, stored ? 4 : 0);
+				/* a SOURCE of another length (other bytes of OPT): its own entry */
+				unsigned int other = es[j].family == 1 ? (es[j].source + 8) % 33
+								       : (es[j].source + 16) % 129;
+				l = ecs_of(buf, n, qs[i].l, qs[i].type, dob, es[j].family, other, es[j].a);
+				cached_same(qc, buf, l, 0, out);
+				assert_int_equal(qc->hits, stored ? 4 : 0);
+				/* and without ECS: another key too */
+				l = query(buf, n, qs[i].l, qs[i].type, 1232, dob, 0, 0);
+				cached_same(qc, buf, l, 0, out);
+				assert_int_equal(qc->hits, stored ? 4 : 0);
+			}
+	printf("answer cache with ECS: %lu replies with the ECS echoed checked\n", echoed);
+	assert_true(echoed > 500);
+
+	/* A referral to a query with a payload size below ours may lack optional glue another
+	 * query's has (referral()): not stored, with ECS or without. */
+	p53_qcache_init(qc, 64);
+	uint16_t l = query(buf, (const uint8_t *)qs[5].n, qs[5].l, 1, 1232, 0, 0, 0);
+	p53_put16(buf + l - 8, 600);                            /* the OPT's payload size */
+	for (int ask = 0; ask < 3; ask++)
+		assert_true(cached_same(qc, buf, l, 0, out) >= P53_FAST_ANSWERED);
+	l = ecs_of(buf, (const uint8_t *)qs[5].n, qs[5].l, 1, 0, 1, 24, "198.51.100.7");
+	p53_put16(buf + 12 + qs[5].l + 4 + 3, 600);
+	for (int ask = 0; ask < 3; ask++)
+		assert_true(cached_same(qc, buf, l, 0, out) >= P53_FAST_ANSWERED);
+	assert_int_equal(qc->stores, 0);
+	/* at ours, stored at once (its slot remembered the key's misses), then hits */
+	p53_put16(buf + 12 + qs[5].l + 4 + 3, 1232);
+	for (int ask = 0; ask < 3; ask++)
+		cached_same(qc, buf, l, 0, out);
+	assert_int_equal(qc->stores, 1);
+	assert_int_equal(qc->hits, 2);
 }
 
 static int setup(void **state)
@@ -1732,7 +1951,9 @@ int main(void)
 		cmocka_unit_test(bad_ecs),
 		cmocka_unit_test(pick_scope_holds),
 		cmocka_unit_test(pick_cache),
+		cmocka_unit_test(ecs_steered_cache),
 		cmocka_unit_test(answer_cache),
+		cmocka_unit_test(ecs_cache),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
