@@ -53,8 +53,10 @@
  *     their records patched at the zone's own nodes while nothing the compiler links from
  *     them changes (shadowed_nodes, shadowed_ok); names new there made out of the index,
  *     linked as nodes_link() links them (shadow_new, shadow_ancestors), names gone there
- *     taken out (shadow_gone_ok), the child's parent_side following (shadow_sides); in an
- *     unsigned parent the delegation coming or going at a name that stays (shadow_flips).
+ *     taken out, the child's parent_side following (shadow_sides); the delegation coming
+ *     or going at a name that stays (shadow_flips: the names below become or stop being
+ *     glue; in a signed parent their NSECs/NSEC3s come in the diff and the proofs are made
+ *     again with the chain's, glue_proofs).
  * What the old bytes held becomes garbage, counted in p53_image_hdr.pad (KiB).
  */
 #include <errno.h>
@@ -2363,9 +2365,10 @@ static size_t blocks_append(const struct patch *p, const void *img, uint8_t *sec
  * above it (shadow_new), and at the child's apex becomes its parent_side (shadow_sides);
  * a name gone there leaves as any name that goes, out of the index already, the empty
  * non-terminals above it with it (found by zone_node), and the delegation may go with
- * every name below it (parent_side P53_NONE; with names left below them, which stop being
- * glue, an unsigned parent's patches, shadow_flips, a signed one's declines,
- * shadow_gone_ok). A name gaining its first address or
+ * every name below it (parent_side P53_NONE), or come or go at a name that stays, the
+ * names below becoming or ceasing to be glue (shadow_flips; in a signed parent with their
+ * NSECs/NSEC3s, which the diff brings, and the proofs made again). A name gaining its first
+ * address or
  * losing its last moves the lists naming it as any target's (relist_gain with own_addr,
  * relist_lose); losing its last while the served zone's copy has addresses, the lists are
  * made again as for a gain (shadow_swap: the compiler lists that copy then). What does not
@@ -2642,30 +2645,9 @@ static int shadow_new(struct patch *p, const void *img, size_t apex_len, struct 
 	return 0;
 }
 
-/* After the names that go are known (dead): a shadowed cut that goes must leave with every
- * name below it (the delegation removed with its glue: parent_side goes, shadow_sides), or
- * the names left below it would stop being glue. 0, or -1: declined (why). */
-static int shadow_gone_ok(const struct patch *p, const void *img, char *why, size_t wl)
-{
-	char txt[1024];
-
-	for (size_t i = 1; i < p->n_t; i++) {
-		const struct tn *t = &p->t[i];
-		if (!t->shadow || !t->gone || t->dead || t->old == P53_NONE ||
-		    !(p53_image_node(img, t->old)->flags & P53_NODE_CUT) ||
-		    p53_image_zone(img, p->sz)->dnssec == 0) /* (unsigned: shadow_flips) */
-			continue;
-		decline(why, wl, "%s stops being a cut of the parent at or below a served zone's "
-			"apex (the delegation to a served zone comes or goes)",
-			p53_name_to_str(txt, sizeof(txt), t->name));
-		return -1;
-	}
-	return 0;
-}
-
-/* Whether shadowed touched name t stays in the image and becomes or stops being a cut (an
- * unsigned parent's delegation to a served child added at a name it holds, or removed
- * while names stay below it: shadow_flips). */
+/* Whether shadowed touched name t stays in the image and becomes or stops being a cut (the
+ * parent's delegation to a served child added at a name it holds, or removed while names
+ * stay below it: shadow_flips). */
 static bool shadow_flip(const void *img, const struct tn *t)
 {
 	return t->shadow && t->old != P53_NONE && !(t->changed && t->dead) &&
@@ -2673,12 +2655,16 @@ static bool shadow_flip(const void *img, const struct tn *t)
 }
 
 /*
- * An unsigned parent whose delegation to a served child comes or goes at a name that stays
+ * A parent whose delegation to a served child comes or goes at a name that stays
  * (shadow_flip): the parent's names below it become glue or stop being it, as nodes_link()
  * links them: each one's occluder is the delegation when it is a cut now, else the one the
  * delegation had (no cut above it comes or goes, shadowed_ok). One pass over the zone's
  * nodes finds them (out of the name index): touched ones get occ_now, the others go to
- * p->desc as cut_links' do. One such name per diff, and no other cut of the parent below it
+ * p->desc as cut_links' do. In a signed parent (signed_deleg: the delegation's own records
+ * and NSEC/NSEC3 as any name's) what a signer sends with it comes in the diff: the NSECs /
+ * NSEC3s and RRSIGs of the names that become glue going, of those freed coming; the links
+ * are applied with signed_cuts' (signed_links) and the proofs made again with the chain's
+ * (glue_proofs: a node made glue loses its proof, one freed gets one as a new node's). One such name per diff, and no other cut of the parent below it
  * (nested: its names' occluders would not all be the delegation); else declined. 0, or -1
  * (why).
  */
@@ -2791,13 +2777,6 @@ static int shadowed_ok(struct patch *p, const void *img, size_t apex_len, char *
 		if (!t->changed)
 			continue;
 		/* A name that goes leaves (shadow_gone_ok: the delegation with all its names). */
-		if (od != NULL && !t->gone && t->cut_now != ((od->flags & P53_NODE_CUT) != 0) &&
-		    p53_image_zone(img, p->sz)->dnssec != 0) {
-			decline(why, wl, "%s %s a cut of the parent at or below a served zone's apex "
-				"(the delegation to a served zone comes or goes)", txt,
-				t->cut_now ? "becomes" : "stops being");
-			return -1;
-		}
 		if (t->name[0] == 1 && t->name[1] == '*' && (od == NULL || t->gone)) {
 			decline(why, wl, "%s is a wildcard that comes or goes in the parent at or below "
 				"a served zone's apex", txt);
@@ -3415,10 +3394,8 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 				return decline(why, wl, "%s loses its NSEC3 but a name below it stays "
 					       "(it becomes an empty non-terminal of the zone)",
 					       p53_name_to_str(txt, sizeof(txt), p->t[i].name));
-		if (shadow_gone_ok(p, img, why, wl) != 0)
-			return NULL;
 	}
-	if (!sgn && shadow_flips(p, img, z, why, wl) != 0)
+	if (shadow_flips(p, img, z, why, wl) != 0)
 		return NULL;
 	if (n_g > 0) {
 		for (size_t i = 0; i < p->n_t + p->n_ext; i++)

@@ -469,9 +469,33 @@ static uint32_t shadowed_of(const void *img, uint32_t z, const uint8_t *nm, size
 	return P53_NONE;
 }
 
+/* Node n's proof (signed images) by the names it points at: match, wild, encl (its labels),
+ * nc, and the NSEC owners strictly below it (chain[lo, hi): how many, the first and last). */
+static const char *proof_txt(const void *img, uint32_t n, char *buf, size_t cap)
+{
+	const struct p53_image_hdr *h = p53_image_hdr(img);
+	char m[300], w[300], e[300], c[300], f[300], l[300];
+
+	if (h->proofs_off == 0) {
+		snprintf(buf, cap, "-");
+		return buf;
+	}
+	const struct p53_image_proof *q = p53_image_proof(img, n);
+	const uint32_t *ch = p53_image_chain(img);
+	bool span = q->hi > q->lo && q->hi <= h->n_chain;
+	snprintf(buf, cap, "match %s wild %s encl %s/%u nc %s below %u %s..%s",
+		 node_txt(img, q->match, m, sizeof(m)), node_txt(img, q->wild, w, sizeof(w)),
+		 node_txt(img, q->encl, e, sizeof(e)), q->encl_labels,
+		 node_txt(img, q->nc, c, sizeof(c)), span ? q->hi - q->lo : 0,
+		 node_txt(img, span ? ch[q->lo] : P53_NONE, f, sizeof(f)),
+		 node_txt(img, span ? ch[q->hi - 1] : P53_NONE, l, sizeof(l)));
+	return buf;
+}
+
 /* The parent's nodes out of the name index (at and below a served child's apex) are the
- * same names in a and b, each with the same flags and occluder (by name), and every zone's
- * parent_side is the node of the same name: what same_links() cannot reach by the index. */
+ * same names in a and b, each with the same flags, occluder and proof (by name), and every
+ * zone's parent_side is the node of the same name: what same_links() cannot reach by the
+ * index. */
 static void same_shadowed(const void *a, const void *b, const char *what)
 {
 	const uint16_t mask = P53_NODE_APEX | P53_NODE_CUT | P53_NODE_DNAME | P53_NODE_CNAME |
@@ -497,6 +521,13 @@ static void same_shadowed(const void *a, const void *b, const char *what)
 				fail_msg("%s: the parent's %s: flags %#x occluder %s in one image, "
 					 "%#x %s in the other", what, txt, nx->flags & mask, o1,
 					 ny->flags & mask, o2);
+			char p1[2048], p2[2048];
+			proof_txt(x, n, p1, sizeof(p1));
+			proof_txt(y, m, p2, sizeof(p2));
+			if (strcmp(p1, p2) != 0)
+				fail_msg("%s: the parent's %s: proof %s in the %s image, %s in the "
+					 "other", what, txt, p1, pass == 0 ? "compiled" : "patched",
+					 p2);
 		}
 	}
 	for (uint32_t z = 0; z < p53_image_hdr(b)->n_zones; z++) {
@@ -7127,6 +7158,13 @@ static void served_signed(const char *zone, const char *file, const char *child,
 			shape_rr(st, rr[i].op, nm, nl, rr[i].type, rr[i].data, 3600);
 		}
 	}
+	if (shape_deny) {
+		/* The signer's RRSIGs and chain for the records above (deny_again). */
+		struct nsec_ent *ce = NULL;
+		size_t n_ce = 0;
+		deny_again(st, &s.d, &s.base, s.apex, s.al, &ce, &n_ce);
+		free(ce);
+	}
 	served_check(&s, what, why_has, true);
 }
 
@@ -7202,6 +7240,75 @@ static void test_served_child_signed(void **state)
 	}
 }
 
+/* Signed parents (NSEC, NSEC3, opt-out) whose delegation to a served child comes or goes, as
+ * a signing primary sends it (deny_again: the RRSIGs and the chain made again): at an empty
+ * non-terminal whose names below become glue (their NSECs / NSEC3s go), with DS and the NS
+ * naming the new glue, removed while its glue stays (it joins the chain) or data is left at
+ * its name, removed with every name below it, added at a name the parent lacks: patched
+ * (shadow_flips, the proofs with the chain's), the parent's nodes there, their flags,
+ * occluders and proofs, the child's parent_side as the full compile's (same_shadowed). */
+static void test_served_child_flips(void **state)
+{
+	(void)state;
+	static const char *const Z[][2] = {
+		{ "nsec.test.", "nsec.test.zone" },
+		{ "nsec3.test.", "nsec3.test.zone" },
+		{ "optout.test.", "optout.test.zone" },
+	};
+	rng = seed(4037);
+	shape_deny = true;
+	for (size_t z = 0; z < 3; z++) {
+		char deep[64], ent[64], x[64], sec[64], ins[64], insns[64], nw[64], nwns[64];
+		const char *zn = Z[z][0];
+		snprintf(deep, sizeof(deep), "deep.%s", zn);
+		snprintf(ent, sizeof(ent), "ent.%s", zn);
+		snprintf(x, sizeof(x), "x.ent.%s", zn);
+		snprintf(sec, sizeof(sec), "secure.%s", zn);
+		snprintf(ins, sizeof(ins), "insecure.%s", zn);
+		snprintf(insns, sizeof(insns), "ns.insecure.%s", zn);
+		snprintf(nw, sizeof(nw), "new.%s", zn);
+		snprintf(nwns, sizeof(nwns), "ns.new.%s", zn);
+		const struct sshape_rr over_ent[] = {
+			/* b.deep and a.b.deep become glue */
+			{ '+', deep, 2, "ns.elsewhere.example.", 0 },
+		}, over_glue[] = {
+			/* x.ent becomes glue, named by the new cut's NS */
+			{ '+', ent, 2, x, 0 },
+			{ '+', ent, 43, "new", 0 },
+		}, gone_left[] = {
+			/* ns.secure stays: a name of the parent, signed, in the chain */
+			{ '-', sec, 2, "*", 0 },
+			{ '-', sec, 43, "*", 0 },
+		}, gone_data[] = {
+			{ '-', sec, 2, "*", 0 },
+			{ '-', sec, 43, "*", 0 },
+			{ '+', sec, 16, "left", 0 },
+		}, gone_all[] = {
+			{ '-', ins, 2, "*", 0 },
+			{ '-', insns, 1, "*", 0 },
+		}, side_new[] = {
+			{ '+', nw, 2, nwns, 0 },
+			{ '+', nwns, 1, "192.0.2.90", 0 },
+			{ '+', nw, 43, "new", 0 },
+		};
+		served_signed(zn, Z[z][1], deep, "the delegation added at an empty non-terminal, "
+			      "names below it", over_ent, 1, NULL);
+		served_signed(zn, Z[z][1], ent, "NS and DS added, the name below named as glue",
+			      over_glue, 2, NULL);
+		served_signed(zn, Z[z][1], sec, "the delegation removed, its glue left", gone_left, 2,
+			      NULL);
+		served_signed(zn, Z[z][1], sec, "the delegation removed, data left at its name",
+			      gone_data, 3, NULL);
+		served_signed(zn, Z[z][1], ins, "the delegation removed with its glue", gone_all, 2,
+			      NULL);
+		served_sideless = true;
+		served_signed(zn, Z[z][1], nw, "the delegation added at a name the parent lacks",
+			      side_new, 3, NULL);
+		served_sideless = false;
+	}
+	shape_deny = false;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -7239,6 +7346,7 @@ int main(void)
 		cmocka_unit_test(test_served_child_shapes),
 		cmocka_unit_test(test_unsigned_ds),
 		cmocka_unit_test(test_served_child_signed),
+		cmocka_unit_test(test_served_child_flips),
 	};
 	const char *e = getenv("P53_PATCH_NOW");
 	test_now = e != NULL ? (uint32_t)strtoul(e, NULL, 10) : (uint32_t)time(NULL);
