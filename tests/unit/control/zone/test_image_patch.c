@@ -2706,6 +2706,102 @@ static size_t nest_deleg_op(struct p53_ixfr_step *st, const struct p53_rrs *base
  * chains, whose own ops add and remove delegations). */
 static int deleg_focus;
 
+/* Set (served_cl > 0): deleg_chain_ops() makes only served_op()s at this name, the apex of
+ * a child zone the image serves beside the signed parent (test_served_child_chains). */
+static uint8_t served_cut[300];
+static size_t served_cl;
+
+/*
+ * A signed parent's op at the apex of its served child (served_cut), for deleg_chain_ops: with
+ * a delegation there, it goes (the names below left, which stop being glue, or with it, or
+ * data left at its name), gets new glue its NS names, loses glue, or its DS changes; without
+ * one, it comes (out-of-zone servers, or in-domain glue; DS or not), the names below
+ * becoming glue, or the parent gains a name below the child's apex. The RRSIGs and the
+ * chain are deny_again's.
+ */
+static void served_op(struct p53_ixfr_step *st, const struct p53_rrs *base, const uint8_t *apex,
+		      size_t al)
+{
+	const uint8_t *c = served_cut;
+	const size_t cl = served_cl;
+	uint8_t g[300];
+	char txt[600];
+	size_t gl;
+	uint32_t r = rnd(6);
+
+	if (count_of(base, c, cl, 2) > 0) {
+		if (r >= 4) {
+			/* Glue: new, named by the NS set, or one removed. */
+			if (r == 4 && (gl = pick_glue(base, c, cl, g)) > 0 &&
+			    !owner_under(base, g, gl, true)) {
+				del_all(st, base, g, gl, 0);
+			} else {
+				g[0] = (uint8_t)sprintf((char *)g + 1, "g%03u", rnd(1000));
+				gl = 1u + g[0];
+				memcpy(g + gl, c, cl);
+				gl += cl;
+				if (owns(base, g, gl))
+					return;
+				add_a(st, g, gl, 3600);
+				p53_name_to_str(txt, sizeof(txt), g);
+				shape_rr(st, '+', c, cl, 2, txt, 3600);
+			}
+			diff_kinds |= 1u << K_PARENT_NAMES;
+			return;
+		}
+		if (r == 3) {
+			/* A DS more, or every DS gone. */
+			if (rnd(2) && count_of(base, c, cl, 43) > 0) {
+				del_all(st, base, c, cl, 43);
+				del_sigs(st, base, c, cl, 43);
+			} else {
+				add_signed(st, c, cl, 43, apex, al);
+			}
+			diff_kinds |= 1u << K_PARENT_SIDE;
+			return;
+		}
+		del_all(st, base, c, cl, 2);
+		if (del_all(st, base, c, cl, 43) > 0)
+			del_sigs(st, base, c, cl, 43);
+		if (r == 1)
+			del_below(st, base, c, cl);
+		else if (r == 2)
+			shape_rr(st, '+', c, cl, 16, "left", 3600);
+		diff_kinds |= 1u << K_PARENT_NAMES;
+		return;
+	}
+	if (r >= 4) {
+		/* A name of the parent below the child's apex (authoritative there now). */
+		g[0] = (uint8_t)sprintf((char *)g + 1, "h%03u", rnd(1000));
+		gl = 1u + g[0];
+		if (rnd(2)) {
+			g[gl] = (uint8_t)sprintf((char *)g + gl + 1, "e%u", rnd(3));
+			gl += 1u + g[gl];
+		}
+		memcpy(g + gl, c, cl);
+		gl += cl;
+		if (owner_under(base, g, gl, false))
+			return;
+		add_a(st, g, gl, 3600);
+		diff_kinds |= 1u << K_PARENT_NAMES;
+		return;
+	}
+	if (r & 1) {
+		shape_rr(st, '+', c, cl, 2, "ns.elsewhere.example.", 3600);
+	} else {
+		g[0] = 2, g[1] = 'n', g[2] = 's';
+		memcpy(g + 3, c, cl);
+		gl = cl + 3;
+		if (!owns(base, g, gl))
+			add_a(st, g, gl, 3600);
+		p53_name_to_str(txt, sizeof(txt), g);
+		shape_rr(st, '+', c, cl, 2, txt, 3600);
+	}
+	if (rnd(2))
+		add_signed(st, c, cl, 43, apex, al);
+	diff_kinds |= 1u << K_PARENT_NAMES;
+}
+
 static void deleg_chain_ops(struct p53_ixfr_step *st, const struct p53_ixfr *d,
 			    const struct p53_rrs *base, const uint8_t *apex, size_t al,
 			    struct nsec_ent **out, size_t *n_out)
@@ -2720,6 +2816,10 @@ static void deleg_chain_ops(struct p53_ixfr_step *st, const struct p53_ixfr *d,
 
 #define USED(x, xl) near_used(used, ul, n_used, (x), (xl))
 #define USE(x, xl) do { memcpy(used[n_used], (x), (xl)); ul[n_used++] = (xl); } while (0)
+	if (served_cl > 0) {
+		served_op(st, base, apex, al);
+		ops = 0;
+	}
 	for (int o = 0; o < ops; o++) {
 		/* (Focused: nested cuts two in three, their op finds no place more often.) */
 		uint32_t kind = deleg_focus ? (rnd(3) ? 7 : 6) : rnd(8);
@@ -7240,6 +7340,56 @@ static void test_served_child_signed(void **state)
 	}
 }
 
+/*
+ * Signed parents (NSEC, NSEC3, opt-out) beside a served child (at an empty non-terminal with
+ * names below it, deep.Z, and at a secure delegation with glue, secure.Z), chains of a
+ * signing primary's diffs (served_op: the delegation coming and going with names left
+ * below it or not, data left at its name, glue new and removed, DS, names of the parent
+ * below the child's apex; deny_again's RRSIGs and chain) with other data changes beside:
+ * each patched, none declined, and served, linked and listed as the full compile, the
+ * parent's nodes below the child's apex and their proofs too (same_shadowed).
+ */
+static void test_served_child_chains(void **state)
+{
+	(void)state;
+	static const char *const Z[][2] = {
+		{ "nsec.test.", "nsec.test.zone" },
+		{ "nsec3.test.", "nsec3.test.zone" },
+		{ "optout.test.", "optout.test.zone" },
+	};
+	static const char *const C[] = { "deep", "secure" };
+
+	rng = seed(4038);
+	ask_do_too = 1;
+	chain_ops = 2;
+	diff_kind = DIFF_SIGNED_OK;
+	for (size_t z = 0; z < 3; z++) {
+		for (size_t c = 0; c < 2; c++) {
+			char path[512], child[64], text[512], what[96];
+			snprintf(path, sizeof(path), "%s/tests/unit/dataplane/zones/%s", P53_SRCDIR,
+				 Z[z][1]);
+			snprintf(child, sizeof(child), "%s.%s", C[c], Z[z][0]);
+			char *cf = tmp_zone(served_child_text(text, sizeof(text), child));
+			struct p53_zone_src src[2] = {
+				{ .name = Z[z][0], .file = path, .flags = P53_ZONE_SECONDARY },
+				{ .name = child, .file = cf, .flags = P53_ZONE_SECONDARY },
+			};
+			struct outcome o = { 0 };
+			served_cl = wname(child, served_cut);
+			chain_for(src, 2, 0, Z[z][0], 30, 15, 1u << K_PARENT_NAMES, 10, &o);
+			served_cl = 0;
+			snprintf(what, sizeof(what), "%s beside %s", Z[z][0], child);
+			signed_patched(&o, what, 20);
+			kinds_patched(&o, 1u << K_PARENT_NAMES, 10);
+			unlink(cf);
+			free(cf);
+		}
+	}
+	chain_ops = 0;
+	diff_kind = DIFF_UNSIGNED;
+	ask_do_too = 0;
+}
+
 /* Signed parents (NSEC, NSEC3, opt-out) whose delegation to a served child comes or goes, as
  * a signing primary sends it (deny_again: the RRSIGs and the chain made again): at an empty
  * non-terminal whose names below become glue (their NSECs / NSEC3s go), with DS and the NS
@@ -7347,6 +7497,7 @@ int main(void)
 		cmocka_unit_test(test_unsigned_ds),
 		cmocka_unit_test(test_served_child_signed),
 		cmocka_unit_test(test_served_child_flips),
+		cmocka_unit_test(test_served_child_chains),
 	};
 	const char *e = getenv("P53_PATCH_NOW");
 	test_now = e != NULL ? (uint32_t)strtoul(e, NULL, 10) : (uint32_t)time(NULL);
