@@ -7056,6 +7056,14 @@ static const char *ZONE_PARENT_NOCUT_NEST =
 	"child TXT \"c\"\nns.child A 198.51.100.2\ndeep.child NS ns.other\n"
 	"other NS ns.other\nns.other A 198.51.100.10\n";
 
+/* A delegation to the served child with a cut below it (nested: glue) and names below both. */
+static const char *ZONE_PARENT_NEST =
+	"$ORIGIN parent.test.\n$TTL 300\n"
+	"@ SOA ns hostmaster 7 7200 3600 1209600 60\n@ NS ns\nns A 198.51.100.1\n"
+	"child NS ns.child\nns.child A 198.51.100.2\ny.child A 198.51.100.5\n"
+	"sub.child NS ns.other\nx.sub.child A 198.51.100.6\nmx MX 1 x.sub.child\n"
+	"other NS ns.other\nns.other A 198.51.100.10\n";
+
 static const char *ZONE_PARENT_DEEP =
 	"$ORIGIN parent.test.\n$TTL 300\n"
 	"@ SOA ns hostmaster 7 7200 3600 1209600 60\n@ NS ns\nns A 198.51.100.1\n"
@@ -7155,6 +7163,25 @@ static void test_served_child_shapes(void **state)
 		{ '-', "x.y.child.parent.test.", 1, "198.51.100.40" },
 	}, nested[] = {
 		{ '+', "sub.child.parent.test.", 2, "ns.child.parent.test." },
+	}, nested_glue[] = {
+		{ '+', "sub.child.parent.test.", 2, "ns.sub.child.parent.test." },
+		{ '+', "ns.sub.child.parent.test.", 1, "198.51.100.7" },
+	}, two_flips[] = {
+		/* the delegation comes, the cut below it goes */
+		{ '+', "child.parent.test.", 2, "ns.child.parent.test." },
+		{ '-', "deep.child.parent.test.", 2, "ns.other.parent.test." },
+	}, two_cuts[] = {
+		/* the delegation and a cut at the empty non-terminal below it */
+		{ '+', "child.parent.test.", 2, "ns.child.parent.test." },
+		{ '+', "b.child.parent.test.", 2, "ns.other.parent.test." },
+	}, below_new[] = {
+		/* no delegation at the apex: a cut of the parent's below it */
+		{ '+', "b.child.parent.test.", 2, "ns.other.parent.test." },
+	}, nest_freed[] = {
+		/* the delegation goes: the nested cut becomes the parent's own, y.child data */
+		{ '-', "child.parent.test.", 2, "ns.child.parent.test." },
+	}, nest_gone[] = {
+		{ '-', "sub.child.parent.test.", 2, "ns.other.parent.test." },
 	};
 	served_shape(ZONE_PARENT_DS, "DS added beside the served child's (a rollover)", ds_add, 1, NULL);
 	served_shape(ZONE_PARENT_DS, "DS changed", ds_change, 2, NULL);
@@ -7177,7 +7204,16 @@ static void test_served_child_shapes(void **state)
 	served_shape(ZONE_PARENT_NOCUT, "the delegation added at a name with data, names below "
 		     "it", cut_new, 1, NULL);
 	served_shape(ZONE_PARENT_NOCUT_NEST, "the delegation added, a cut already below it",
-		     cut_new, 1, "is a cut below a name that becomes or stops being a cut");
+		     cut_new, 1, NULL);
+	served_shape(ZONE_PARENT_NOCUT_NEST, "the delegation added, the cut below it removed",
+		     two_flips, 2, NULL);
+	served_shape(ZONE_PARENT_NOCUT, "the delegation added and a cut below it", two_cuts, 2,
+		     NULL);
+	served_shape(ZONE_PARENT_NOCUT, "a cut of the parent below the served apex (no delegation "
+		     "there)", below_new, 1, NULL);
+	served_shape(ZONE_PARENT_NEST, "the delegation removed, a cut below it left", nest_freed,
+		     1, NULL);
+	served_shape(ZONE_PARENT_NEST, "the cut below the delegation removed", nest_gone, 1, NULL);
 	served_shape(ZONE_PARENT_DS, "the delegation removed with every name below it",
 		     side_all_gone, 7, NULL);
 	served_sideless = true;
@@ -7187,8 +7223,9 @@ static void test_served_child_shapes(void **state)
 	served_shape(ZONE_PARENT_DS, "new glue below a new empty non-terminal", glue_deep, 2, NULL);
 	served_shape(ZONE_PARENT_DEEP, "glue below an empty non-terminal removed", glue_deep_gone,
 		     1, NULL);
-	served_shape(ZONE_PARENT_DS, "a nested delegation below the served apex", nested, 1,
-		     "a nested delegation there");
+	served_shape(ZONE_PARENT_DS, "a nested delegation below the served apex", nested, 1, NULL);
+	served_shape(ZONE_PARENT_DS, "a nested delegation below the served apex, its glue",
+		     nested_glue, 2, NULL);
 }
 
 /* An unsigned zone's DS at a cut it does not serve the child of (ZONE_EXAMPLE's
@@ -7408,8 +7445,13 @@ static void test_served_child_flips(void **state)
 	rng = seed(4037);
 	shape_deny = true;
 	for (size_t z = 0; z < 3; z++) {
-		char deep[64], ent[64], x[64], sec[64], ins[64], insns[64], nw[64], nwns[64];
+		char deep[64], ent[64], x[64], sec[64], ins[64], insns[64], nw[64], nwns[64],
+		     unsafe[64], abunsafe[64], subsec[64], cdeep[64];
 		const char *zn = Z[z][0];
+		snprintf(unsafe, sizeof(unsafe), "unsafe.%s", zn);
+		snprintf(abunsafe, sizeof(abunsafe), "a.b.unsafe.%s", zn);
+		snprintf(subsec, sizeof(subsec), "sub.secure.%s", zn);
+		snprintf(cdeep, sizeof(cdeep), "c.deep.%s", zn);
 		snprintf(deep, sizeof(deep), "deep.%s", zn);
 		snprintf(ent, sizeof(ent), "ent.%s", zn);
 		snprintf(x, sizeof(x), "x.ent.%s", zn);
@@ -7440,6 +7482,18 @@ static void test_served_child_flips(void **state)
 			{ '+', nw, 2, nwns, 0 },
 			{ '+', nwns, 1, "192.0.2.90", 0 },
 			{ '+', nw, 43, "new", 0 },
+		}, over_cut[] = {
+			/* a.b.unsafe, a cut, becomes a nested one (glue) */
+			{ '+', unsafe, 2, "ns.elsewhere.example.", 0 },
+		}, over_cut_gone[] = {
+			{ '+', unsafe, 2, "ns.elsewhere.example.", 0 },
+			{ '-', abunsafe, 2, "*", 0 },
+		}, nest_new[] = {
+			/* below the secure delegation: glue */
+			{ '+', subsec, 2, "ns.elsewhere.example.", 0 },
+		}, cut_below[] = {
+			/* no delegation at deep: a delegation of the parent's below its apex */
+			{ '+', cdeep, 2, "ns.elsewhere.example.", 0 },
 		};
 		served_signed(zn, Z[z][1], deep, "the delegation added at an empty non-terminal, "
 			      "names below it", over_ent, 1, NULL);
@@ -7455,6 +7509,14 @@ static void test_served_child_flips(void **state)
 		served_signed(zn, Z[z][1], nw, "the delegation added at a name the parent lacks",
 			      side_new, 3, NULL);
 		served_sideless = false;
+		served_signed(zn, Z[z][1], unsafe, "the delegation added over a cut", over_cut, 1,
+			      NULL);
+		served_signed(zn, Z[z][1], unsafe, "the delegation added, the cut below it removed",
+			      over_cut_gone, 2, NULL);
+		served_signed(zn, Z[z][1], sec, "a nested delegation below the served apex", nest_new,
+			      1, NULL);
+		served_signed(zn, Z[z][1], deep, "a delegation of the parent below the served apex",
+			      cut_below, 1, NULL);
 	}
 	shape_deny = false;
 }
