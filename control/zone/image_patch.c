@@ -1737,8 +1737,8 @@ static void *n3_plan(struct patch *p, const void *img, uint32_t z, char *why, si
  * The parent's node at canonical name q at or below a served child's apex (out of the name
  * index), in the new image, where the patch knows it: a touched name's, one queued above a
  * touched shadowed name (shadow_anc), or one below a cut that comes or goes there
- * (shadow_flips' p->desc); else P53_NONE. For the proofs made again there (n3_proofs: a
- * node without a match takes its parent's facts).
+ * (shadow_flips' p->desc), else found by one pass over the nodes; or P53_NONE. For the
+ * proofs made again there (n3_proofs: a node without a match takes its parent's facts).
  */
 static uint32_t shadow_parent(const struct patch *p, const void *img, const uint8_t *q, size_t ql)
 {
@@ -1757,6 +1757,15 @@ static uint32_t shadow_parent(const struct patch *p, const void *img, const uint
 		const struct p53_image_node *nd = p53_image_node(img, p->desc[2 * j]);
 		if (nd->name_len == ql && memcmp(p53_image_node_name(img, nd), q, ql) == 0)
 			return p->desc[2 * j];
+	}
+	/* Else (an opt-out chain's insecure cut below an untouched name there, which a
+	 * joining hash makes look again): one pass over the nodes. */
+	const struct p53_image_hdr *h = p53_image_hdr(img);
+	for (uint32_t n = 0; n < h->n_nodes; n++) {
+		const struct p53_image_node *nd = p53_image_node(img, n);
+		if (nd->zone == p->sz && !(nd->flags & P53_NODE_NSEC3) && nd->name_len == ql &&
+		    memcmp(p53_image_node_name(img, nd), q, ql) == 0)
+			return n;
 	}
 	return P53_NONE;
 }

@@ -2716,8 +2716,9 @@ static size_t served_cl;
  * a delegation there, it goes (the names below left, which stop being glue, or with it, or
  * data left at its name), gets new glue its NS names, loses glue, or its DS changes; without
  * one, it comes (out-of-zone servers, or in-domain glue; DS or not), the names below
- * becoming glue, or the parent gains a name below the child's apex. The RRSIGs and the
- * chain are deny_again's.
+ * becoming glue, or the parent gains a name below the child's apex; or a cut below the
+ * child's apex comes or goes (nested below the delegation, or the parent's own there). The
+ * RRSIGs and the chain are deny_again's.
  */
 static void served_op(struct p53_ixfr_step *st, const struct p53_rrs *base, const uint8_t *apex,
 		      size_t al)
@@ -2727,8 +2728,46 @@ static void served_op(struct p53_ixfr_step *st, const struct p53_rrs *base, cons
 	uint8_t g[300];
 	char txt[600];
 	size_t gl;
-	uint32_t r = rnd(6);
+	uint32_t r = rnd(7);
+	struct p53_rr_view x;
+	size_t p = 0;
 
+	if (r == 6) {
+		/* A cut below the child's apex goes, or comes (at a new name, or at a name of the
+		 * parent there): nested below the delegation, or the parent's own. */
+		gl = 0;
+		while (p53_rrs_next(base, &p, &x) == 1)
+			if (x.type == 2 && below(x.owner, x.owner_len, c, cl)) {
+				p53_name_lower(g, x.owner, x.owner_len);
+				gl = x.owner_len;
+			}
+		if (gl > 0 && rnd(2)) {
+			del_all(st, base, g, gl, 2);
+			if (del_all(st, base, g, gl, 43) > 0)
+				del_sigs(st, base, g, gl, 43);
+		} else {
+			p = 0;
+			gl = 0;
+			while (p53_rrs_next(base, &p, &x) == 1)
+				if (below(x.owner, x.owner_len, c, cl) && x.type != 46 && x.type != 47 &&
+				    x.type != 2 && !owner_under(base, x.owner, x.owner_len, true) &&
+				    rnd(3) == 0) {
+					p53_name_lower(g, x.owner, x.owner_len);
+					gl = x.owner_len;
+				}
+			if (gl == 0 || rnd(2)) {
+				g[0] = (uint8_t)sprintf((char *)g + 1, "s%03u", rnd(1000));
+				gl = 1u + g[0];
+				memcpy(g + gl, c, cl);
+				gl += cl;
+				if (owns(base, g, gl) || owner_under(base, g, gl, false))
+					return;
+			}
+			shape_rr(st, '+', g, gl, 2, "ns.elsewhere.example.", 3600);
+		}
+		diff_kinds |= 1u << K_PARENT_NAMES;
+		return;
+	}
 	if (count_of(base, c, cl, 2) > 0) {
 		if (r >= 4) {
 			/* Glue: new, named by the NS set, or one removed. */
