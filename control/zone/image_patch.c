@@ -54,9 +54,10 @@
  *     them changes (shadowed_nodes, shadowed_ok); names new there made out of the index,
  *     linked as nodes_link() links them (shadow_new, shadow_ancestors), names gone there
  *     taken out, the child's parent_side following (shadow_sides); the delegation coming
- *     or going at a name that stays (shadow_flips: the names below become or stop being
- *     glue; in a signed parent their NSECs/NSEC3s come in the diff and the proofs are made
- *     again with the chain's, glue_proofs).
+ *     or going at a name that stays, cuts below it coming and going with it or alone, new
+ *     cuts there, several in one diff (shadow_flips, flip_occ: the names below become or
+ *     stop being glue; in a signed parent their NSECs/NSEC3s come in the diff and the
+ *     proofs are made again with the chain's, glue_proofs, shadow_parent).
  * What the old bytes held becomes garbage, counted in p53_image_hdr.pad (KiB).
  */
 #include <errno.h>
@@ -2823,12 +2824,11 @@ static void shadow_sides(const struct patch *p, const void *img, struct p53_imag
 }
 
 /*
- * After the touched names' RRsets are known: for each shadowed name (shadowed_nodes) that
- * stays, a cut stays a cut and a name that was not one stays not one (one that goes:
- * shadow_gone_ok); a new one is linked by shadow_new; no wildcard comes or goes, none owns
+ * After the touched names' RRsets are known: for each shadowed name (shadowed_nodes) an old
+ * one's occluder is the old one (occ_now; shadow_flips makes it again below a cut that comes
+ * or goes there); a new one is linked by shadow_new; no wildcard comes or goes, none owns
  * a DNAME before or after, and no touched name above it in the zone outside the child is
- * new or becomes or stops being a cut or DNAME owner; an old one's occluder is then the old
- * one (occ_now).
+ * new or becomes or stops being a cut or DNAME owner.
  * 0, or -1: declined (why).
  */
 static int shadowed_ok(struct patch *p, const void *img, size_t apex_len, char *why, size_t wl)
@@ -2849,7 +2849,8 @@ static int shadowed_ok(struct patch *p, const void *img, size_t apex_len, char *
 		}
 		if (!t->changed)
 			continue;
-		/* A name that goes leaves (shadow_gone_ok: the delegation with all its names). */
+		/* A name that goes leaves as any name (a cut that goes with names left below
+		 * it: shadow_flips). */
 		if (t->name[0] == 1 && t->name[1] == '*' && (od == NULL || t->gone)) {
 			decline(why, wl, "%s is a wildcard that comes or goes in the parent at or below "
 				"a served zone's apex", txt);
