@@ -690,7 +690,8 @@ enum {
 	K_PARENT_SIDE,  /* parent.test.'s delegation to child.parent.test., which is served
 			   too: its DS or NS set, or an address below the child's apex */
 	K_PARENT_NAMES, /* ... names new or gone there: new glue, glue removed, the delegation
-			   removed with every name below the apex, or back */
+			   removed with every name below the apex or names left, or back, a cut
+			   below it coming or going */
 	K_N
 };
 static const char *KIND_NAMES[K_N] = { "CNAME flip", "CNAME target", "CNAME dropped", "MX/SRV/SVCB/HTTPS",
@@ -967,7 +968,9 @@ static void dname_op(struct p53_ixfr_step *st, const struct p53_rrs *base, const
 /* One random IXFR step from `base` (at serial `serial`), into d. */
 /* parent.test.'s side of child.parent.test. (served too: test_parent_and_child): a DS
  * added, changed or removed at the delegation, an NS added to its set or one of several
- * removed, or a name below the child's apex (glue ns.child, host.child) renumbered. */
+ * removed, or a name below the child's apex (glue ns.child, host.child) renumbered; names
+ * new or gone there, the delegation going and coming back, a cut below it coming or going
+ * (K_PARENT_NAMES). */
 static void parent_side_op(struct p53_ixfr_step *st, const struct p53_rrs *base)
 {
 	uint8_t cut[64], nm[64];
@@ -1009,6 +1012,17 @@ static void parent_side_op(struct p53_ixfr_step *st, const struct p53_rrs *base)
 			add_rec(&st->add, g, gl, rnd(3) ? 1 : 28);
 			assert_int_equal(p53_rrs_add(&st->add, cut, cl, 2, 1, 300, g, gl), 0);
 		}
+		diff_kinds |= 1u << K_PARENT_NAMES;
+		return;
+	}
+	if (k == 2 && rnd(4) == 0) {
+		/* A cut below the child's apex comes or goes (nested below the delegation: its
+		 * names' occluder; shadow_flips), at a new name or at one of the parent's. */
+		uint8_t c[64], rd[64];
+		size_t c2 = wname(rnd(2) ? "sub.child.parent.test." : "host.child.parent.test.", c);
+		size_t rl = wname("ns.other.parent.test.", rd);
+		if (del_all(st, base, c, c2, 2) == 0)
+			assert_int_equal(p53_rrs_add(&st->add, c, c2, 2, 1, 300, rd, rl), 0);
 		diff_kinds |= 1u << K_PARENT_NAMES;
 		return;
 	}
