@@ -141,6 +141,14 @@ check "mail.parent.test MX: as the primary's (answer with RRSIG)" \
 check "mail.parent.test MX: no additional address any more" \
 	sh -c "! ip netns exec $CLIENT_NS kdig +time=1 @$V4 mail.parent.test MX +noall +additional | grep -q '192.0.2.63'"
 
+# The child's own NS at its apex, and the parent's MX naming a name below it, as knotd's.
+kid_and_mail_as_primary() {
+	check "kid.parent.test NS is the child's own, as the primary's" \
+		same_as_primary answer kid.parent.test NS
+	check "mail.parent.test MX: as the primary's (answer with RRSIG)" \
+		same_as_primary answer mail.parent.test MX
+}
+
 # 8. The delegation to the served child removed while its glue stays: ns.kid becomes a name
 # of the signed parent (knotd signs it and gives it its NSEC3), kid an empty non-terminal
 # of the parent. Patched (shadow_flips, the proofs made again with the chain's), not
@@ -152,12 +160,9 @@ commit_and_wait
 check "the delegation removed, its glue left, was patched" patched_at_least 8
 check "kdig +dnssec kid.parent.test DS: the parent's NSEC3 proof, as the primary's" \
 	same_as_primary authority kid.parent.test DS
-check "kid.parent.test NS is the child's own, as the primary's" \
-	same_as_primary answer kid.parent.test NS
 check "ns.kid.parent.test A: the child's answer, as the primary's" \
 	same_as_primary answer ns.kid.parent.test A
-check "mail.parent.test MX: as the primary's (answer with RRSIG)" \
-	same_as_primary answer mail.parent.test MX
+kid_and_mail_as_primary
 
 # 9. The delegation back at the name the parent holds: ns.kid becomes glue again (its NSEC3
 # and RRSIG go). Patched, and answered as knotd.
@@ -168,10 +173,7 @@ commit_and_wait
 check "the delegation added over the parent's names was patched" patched_at_least 9
 check "kdig +dnssec kid.parent.test DS: the DS and its RRSIG, as the primary's" \
 	same_as_primary answer kid.parent.test DS
-check "kid.parent.test NS is the child's own, as the primary's" \
-	same_as_primary answer kid.parent.test NS
-check "mail.parent.test MX: as the primary's (answer with RRSIG)" \
-	same_as_primary answer mail.parent.test MX
+kid_and_mail_as_primary
 check "nothing compiled in full for parent.test" zone_patched parent.test 9 0
 
 stop_pop53
