@@ -53,8 +53,11 @@
  *     their records patched at the zone's own nodes while nothing the compiler links from
  *     them changes (shadowed_nodes, shadowed_ok); names new there made out of the index,
  *     linked as nodes_link() links them (shadow_new, shadow_ancestors), names gone there
- *     taken out (shadow_gone_ok), the child's parent_side following (shadow_sides); in an
- *     unsigned parent the delegation coming or going at a name that stays (shadow_flips).
+ *     taken out, the child's parent_side following (shadow_sides); the delegation coming
+ *     or going at a name that stays, cuts below it coming and going with it or alone, new
+ *     cuts there, several in one diff (shadow_flips, flip_occ: the names below become or
+ *     stop being glue; in a signed parent their NSECs/NSEC3s come in the diff and the
+ *     proofs are made again with the chain's, glue_proofs, shadow_parent).
  * What the old bytes held becomes garbage, counted in p53_image_hdr.pad (KiB).
  */
 #include <errno.h>
@@ -1731,6 +1734,43 @@ static void *n3_plan(struct patch *p, const void *img, uint32_t z, char *why, si
 	return p;
 }
 
+/*
+ * The parent's node at canonical name q at or below a served child's apex (out of the name
+ * index), in the new image, where the patch knows it: a touched name's, one queued above a
+ * touched shadowed name (shadow_anc), or one below a cut that comes or goes there
+ * (shadow_flips' p->desc), else found by one pass over the nodes; or P53_NONE. For the
+ * proofs made again there (n3_proofs: a node without a match takes its parent's facts).
+ */
+static uint32_t shadow_parent(const struct patch *p, const void *img, const uint8_t *q, size_t ql)
+{
+	uint32_t k = tn_find(&p->ts, p->t, q, ql);
+
+	if (k != P53_NONE) {
+		const struct tn *t = &p->t[k];
+		if (t->changed)
+			return t->dead ? P53_NONE : t->node;
+		return t->old;
+	}
+	for (size_t i = 0; i < p->n_sa; i++)
+		if (p->sa[i].len == ql && p->sa[i].zone == p->sz && memcmp(p->sa[i].name, q, ql) == 0)
+			return p->sa[i].node;
+	for (size_t j = 0; j < p->n_desc; j++) {
+		const struct p53_image_node *nd = p53_image_node(img, p->desc[2 * j]);
+		if (nd->name_len == ql && memcmp(p53_image_node_name(img, nd), q, ql) == 0)
+			return p->desc[2 * j];
+	}
+	/* Else (an opt-out chain's insecure cut below an untouched name there, which a
+	 * joining hash makes look again): one pass over the nodes. */
+	const struct p53_image_hdr *h = p53_image_hdr(img);
+	for (uint32_t n = 0; n < h->n_nodes; n++) {
+		const struct p53_image_node *nd = p53_image_node(img, n);
+		if (nd->zone == p->sz && !(nd->flags & P53_NODE_NSEC3) && nd->name_len == ql &&
+		    memcmp(p53_image_node_name(img, nd), q, ql) == 0)
+			return n;
+	}
+	return P53_NONE;
+}
+
 static int labels_cmp(const void *a, const void *b, void *arg)
 {
 	const uint8_t *ni = arg;
@@ -1878,7 +1918,9 @@ static int n3_proofs(struct patch *p, const void *img, uint8_t *ni, uint32_t z, 
 		const uint8_t *pn = nm + 1 + nm[0];
 		size_t pl = nd->name_len - 1u - nm[0];
 		uint32_t pi = p53_image_find(ni, pn, pl, p53_name_hash(pn, pl));
-		if (pi == P53_NONE || p53_image_node(ni, pi)->zone != z) {
+		if (pi == P53_NONE || p53_image_node(ni, pi)->zone != z)
+			pi = shadow_parent(p, img, pn, pl);
+		if (pi == P53_NONE) {
 			char txt[1024];
 			decline(why, wl, "%s has no parent node in the NSEC3 zone",
 				p53_name_to_str(txt, sizeof(txt), nm));
@@ -2363,9 +2405,10 @@ static size_t blocks_append(const struct patch *p, const void *img, uint8_t *sec
  * above it (shadow_new), and at the child's apex becomes its parent_side (shadow_sides);
  * a name gone there leaves as any name that goes, out of the index already, the empty
  * non-terminals above it with it (found by zone_node), and the delegation may go with
- * every name below it (parent_side P53_NONE; with names left below them, which stop being
- * glue, an unsigned parent's patches, shadow_flips, a signed one's declines,
- * shadow_gone_ok). A name gaining its first address or
+ * every name below it (parent_side P53_NONE), or come or go at a name that stays, the
+ * names below becoming or ceasing to be glue (shadow_flips; in a signed parent with their
+ * NSECs/NSEC3s, which the diff brings, and the proofs made again). A name gaining its first
+ * address or
  * losing its last moves the lists naming it as any target's (relist_gain with own_addr,
  * relist_lose); losing its last while the served zone's copy has addresses, the lists are
  * made again as for a gain (shadow_swap: the compiler lists that copy then). What does not
@@ -2599,30 +2642,23 @@ static void shadow_mark(struct patch *p, const void *img, uint32_t z, size_t ape
  * name index (nodes_link: shadowed), GLUE with the closest cut above it as its occluder, and
  * at the child's apex the child's parent_side (shadow_sides). Its occluder is read off the
  * names above it as the patch leaves them (a touched one's cut_now, else the old node's:
- * no cut comes or goes above a shadowed name, shadowed_ok). A new cut below the child's
- * apex (a nested one) declines. 0, or -1: declined (why).
+ * no cut comes or goes above a shadowed name, shadowed_ok; below one that comes or goes
+ * there, shadow_flips makes it again). A new cut there (a nested delegation below the
+ * child's apex, or the parent's own below it) is linked the same way: the names below it
+ * are new too.
  */
-static int shadow_new(struct patch *p, const void *img, size_t apex_len, struct tn *t,
-		      char *why, size_t wl)
+static void shadow_new(struct patch *p, const void *img, size_t apex_len, struct tn *t)
 {
-	char txt[1024];
-	uint32_t top = served_top(img, p->sz, apex_len, t->name, t->len);
 	const uint8_t *q = t->name + 1 + t->name[0];
 	size_t ql = t->len - 1u - t->name[0];
 
-	if (t->changed && t->cut_now && top != P53_NONE &&
-	    p53_image_node(img, top)->name_len != t->len) {
-		decline(why, wl, "%s becomes a cut of the parent below a served zone's apex (a "
-			"nested delegation there)", p53_name_to_str(txt, sizeof(txt), t->name));
-		return -1;
-	}
 	t->occ_now = P53_NONE;
 	while (ql >= apex_len) {
 		uint32_t k = tn_find(&p->ts, p->t, q, ql), node;
 		if (k != P53_NONE && p->t[k].old == P53_NONE) {
 			if (p->t[k].changed && p->t[k].cut_now) {
 				t->occ_now = p->t[k].node;
-				return 0;
+				return;
 			}
 		} else {
 			node = k != P53_NONE ? p->t[k].old : zone_node(p, img, p->sz, apex_len, q, ql);
@@ -2631,7 +2667,7 @@ static int shadow_new(struct patch *p, const void *img, size_t apex_len, struct 
 				bool cut = k != P53_NONE && p->t[k].changed ? p->t[k].cut_now :
 					   (nd->flags & P53_NODE_CUT) != 0;
 				t->occ_now = cut ? node : nd->occluder;
-				return 0;
+				return;
 			}
 		}
 		if (ql == apex_len)
@@ -2639,105 +2675,130 @@ static int shadow_new(struct patch *p, const void *img, size_t apex_len, struct 
 		ql -= 1u + q[0];
 		q += 1u + q[0];
 	}
-	return 0;
 }
 
-/* After the names that go are known (dead): a shadowed cut that goes must leave with every
- * name below it (the delegation removed with its glue: parent_side goes, shadow_sides), or
- * the names left below it would stop being glue. 0, or -1: declined (why). */
-static int shadow_gone_ok(const struct patch *p, const void *img, char *why, size_t wl)
+/* Whether shadowed touched name t stays in the image and becomes or stops being a cut (the
+ * parent's delegation to a served child added at a name it holds, or removed while names
+ * stay below it, or a cut below it coming or going: shadow_flips). */
+static bool shadow_flip(const struct patch *p, const void *img, const struct tn *t)
 {
-	char txt[1024];
-
-	for (size_t i = 1; i < p->n_t; i++) {
-		const struct tn *t = &p->t[i];
-		if (!t->shadow || !t->gone || t->dead || t->old == P53_NONE ||
-		    !(p53_image_node(img, t->old)->flags & P53_NODE_CUT) ||
-		    p53_image_zone(img, p->sz)->dnssec == 0) /* (unsigned: shadow_flips) */
-			continue;
-		decline(why, wl, "%s stops being a cut of the parent at or below a served zone's "
-			"apex (the delegation to a served zone comes or goes)",
-			p53_name_to_str(txt, sizeof(txt), t->name));
-		return -1;
-	}
-	return 0;
-}
-
-/* Whether shadowed touched name t stays in the image and becomes or stops being a cut (an
- * unsigned parent's delegation to a served child added at a name it holds, or removed
- * while names stay below it: shadow_flips). */
-static bool shadow_flip(const void *img, const struct tn *t)
-{
+	(void)p;
 	return t->shadow && t->old != P53_NONE && !(t->changed && t->dead) &&
 	       t->cut_now != ((p53_image_node(img, t->old)->flags & P53_NODE_CUT) != 0);
 }
 
+/* The highest of the flips fs (a set of touched names) strictly above name nm, or P53_NONE. */
+static uint32_t flip_above(const struct patch *p, const struct nset *fs, const uint8_t *nm,
+			   size_t len)
+{
+	uint32_t top = P53_NONE;
+
+	for (size_t off = 1u + nm[0]; off < len; off += 1u + nm[off]) {
+		uint32_t k = tn_find(fs, p->t, nm + off, len - off);
+		if (k != P53_NONE)
+			top = k;
+	}
+	return top;
+}
+
 /*
- * An unsigned parent whose delegation to a served child comes or goes at a name that stays
- * (shadow_flip): the parent's names below it become glue or stop being it, as nodes_link()
- * links them: each one's occluder is the delegation when it is a cut now, else the one the
- * delegation had (no cut above it comes or goes, shadowed_ok). One pass over the zone's
- * nodes finds them (out of the name index): touched ones get occ_now, the others go to
- * p->desc as cut_links' do. One such name per diff, and no other cut of the parent below it
- * (nested: its names' occluders would not all be the delegation); else declined. 0, or -1
- * (why).
+ * The occluder nodes_link() gives name nm of the parent below the flip p->t[top] (its
+ * highest): the closest name above it, up to the flip, that is a cut as the patch leaves it
+ * (a touched name's cut_now, else the old node's CUT: the untouched ones below the flips,
+ * cuts[0..n_cuts), or the flip's own occluder when none is.
+ */
+static uint32_t flip_occ(const struct patch *p, const void *img, uint32_t top, const uint32_t *cuts,
+			 size_t n_cuts, const uint8_t *nm, size_t len)
+{
+	const struct tn *f = &p->t[top];
+
+	for (size_t off = 1u + nm[0]; off < len && len - off >= f->len; off += 1u + nm[off]) {
+		const uint8_t *q = nm + off;
+		size_t ql = len - off;
+		uint32_t k = tn_find(&p->ts, p->t, q, ql);
+		if (k != P53_NONE) {
+			const struct tn *a = &p->t[k];
+			if (a->changed ? a->cut_now && !a->dead :
+			    a->old != P53_NONE && (p53_image_node(img, a->old)->flags & P53_NODE_CUT))
+				return a->changed ? a->node : a->old;
+			continue;
+		}
+		for (size_t j = 0; j < n_cuts; j++) {
+			const struct p53_image_node *cd = p53_image_node(img, cuts[j]);
+			if (cd->name_len == ql && memcmp(p53_image_node_name(img, cd), q, ql) == 0)
+				return cuts[j];
+		}
+	}
+	return p53_image_node(img, f->old)->occluder;
+}
+
+/*
+ * A parent whose delegations at or below a served child's apex come or go at names that stay
+ * (shadow_flip: the delegation to the child added at a name the parent holds or removed
+ * while names stay below it, a cut below it coming or going with it): the parent's names
+ * below them become glue or stop being it, as nodes_link() links them: each one's occluder
+ * the closest cut above it as the patch leaves the names, up to the highest flip above it,
+ * else that flip's own (no cut above it comes or goes, shadowed_ok), flip_occ. One pass over
+ * the zone's nodes finds them (out of the name index) and the cuts among them: touched
+ * ones get occ_now, the others go to p->desc as cut_links' do. In a signed parent
+ * (signed_deleg, signed_nest: the delegation's own records and NSEC/NSEC3 as any name's)
+ * what a signer sends with it comes in the diff: the NSECs / NSEC3s and RRSIGs of the names
+ * that become glue going, of those freed coming; the links are applied with signed_cuts'
+ * (signed_links) and the proofs made again with the chain's (glue_proofs: a node made glue
+ * loses its proof, one freed gets one as a new node's). 0, or -1 (why: out of memory).
  */
 static int shadow_flips(struct patch *p, const void *img, uint32_t z, char *why, size_t wl)
 {
 	const struct p53_image_hdr *h = p53_image_hdr(img);
-	const struct tn *f = NULL;
-	char txt[1024];
+	uint8_t min_l = UINT8_MAX;
+	struct nset fs;
+	uint32_t *cuts = NULL;
+	size_t n_cuts = 0, cuts_cap = 0, d0 = p->n_desc;
+	int rc = 0;
 
-	for (size_t i = 1; i < p->n_t; i++) {
-		if (!shadow_flip(img, &p->t[i]))
-			continue;
-		if (f != NULL) {
-			decline(why, wl, "%s and another name become or stop being cuts of the parent "
-				"at or below a served zone's apex",
-				p53_name_to_str(txt, sizeof(txt), p->t[i].name));
-			return -1;
-		}
-		f = &p->t[i];
+	ssize_t n_f = flips_set(p, img, shadow_flip, &fs, &min_l);
+	if (n_f <= 0) {
+		if (n_f < 0)
+			decline(why, wl, "out of memory");
+		return (int)n_f;
 	}
-	if (f == NULL)
-		return 0;
-	uint32_t occ = f->cut_now ? f->node : p53_image_node(img, f->old)->occluder;
-	for (size_t i = 1; i < p->n_t; i++) {
-		struct tn *t = &p->t[i];
-		if (t == f || !p53_name_at_or_below(t->name, t->len, f->name, f->len))
-			continue;
-		if (t->cut_now && !(t->changed && t->dead)) {
-			decline(why, wl, "%s is a cut below a name that becomes or stops being a cut "
-				"of the parent at or below a served zone's apex",
-				p53_name_to_str(txt, sizeof(txt), t->name));
-			return -1;
-		}
-		t->occ_now = occ;
-	}
-	for (uint32_t n = 0; n < h->n_nodes; n++) {
+	/* The parent's untouched nodes below a flip, and the cuts among them. */
+	for (uint32_t n = 0; n < h->n_nodes && rc == 0; n++) {
 		const struct p53_image_node *nd = p53_image_node(img, n);
-		if (nd->zone != z || (nd->flags & P53_NODE_NSEC3) || nd->name_len <= f->len ||
-		    !p53_name_at_or_below(p53_image_node_name(img, nd), nd->name_len, f->name, f->len))
+		if (nd->zone != z || (nd->flags & P53_NODE_NSEC3) || nd->labels <= min_l)
 			continue;
 		const uint8_t *nm = p53_image_node_name(img, nd);
-		uint32_t k = tn_find(&p->ts, p->t, nm, nd->name_len);
-		if (k == P53_NONE && (nd->flags & P53_NODE_CUT)) {
-			decline(why, wl, "%s is a cut below a name that becomes or stops being a cut of "
-				"the parent at or below a served zone's apex",
-				p53_name_to_str(txt, sizeof(txt), nm));
-			return -1;
+		uint32_t top = flip_above(p, &fs, nm, nd->name_len);
+		if (top == P53_NONE || tn_find(&p->ts, p->t, nm, nd->name_len) != P53_NONE)
+			continue; /* a touched name gets occ_now below */
+		if (grow((void **)&p->desc, &p->desc_cap, 2 * (p->n_desc + 1), sizeof(uint32_t)) != 0 ||
+		    ((nd->flags & P53_NODE_CUT) &&
+		     grow((void **)&cuts, &cuts_cap, n_cuts + 1, sizeof(*cuts)) != 0)) {
+			rc = -1;
+			break;
 		}
-		if (k != P53_NONE)
-			continue; /* its occ_now above */
-		if (grow((void **)&p->desc, &p->desc_cap, 2 * (p->n_desc + 1), sizeof(uint32_t)) != 0) {
-			decline(why, wl, "out of memory");
-			return -1;
-		}
+		if (nd->flags & P53_NODE_CUT)
+			cuts[n_cuts++] = n;
 		p->desc[2 * p->n_desc] = n;
-		p->desc[2 * p->n_desc + 1] = occ;
+		p->desc[2 * p->n_desc + 1] = top;
 		p->n_desc++;
 	}
-	return 0;
+	for (size_t j = d0; j < p->n_desc && rc == 0; j++) {
+		const struct p53_image_node *nd = p53_image_node(img, p->desc[2 * j]);
+		p->desc[2 * j + 1] = flip_occ(p, img, p->desc[2 * j + 1], cuts, n_cuts,
+					      p53_image_node_name(img, nd), nd->name_len);
+	}
+	for (size_t i = 1; i < p->n_t && rc == 0; i++) {
+		struct tn *t = &p->t[i];
+		uint32_t top = flip_above(p, &fs, t->name, t->len);
+		if (top != P53_NONE && !(t->changed && t->dead))
+			t->occ_now = flip_occ(p, img, top, cuts, n_cuts, t->name, t->len);
+	}
+	if (rc != 0)
+		decline(why, wl, "out of memory");
+	free(cuts);
+	nset_free(&fs);
+	return rc;
 }
 
 /* A served child's parent_side (the parent's node at its apex, image.h) where the patch
@@ -2763,12 +2824,11 @@ static void shadow_sides(const struct patch *p, const void *img, struct p53_imag
 }
 
 /*
- * After the touched names' RRsets are known: for each shadowed name (shadowed_nodes) that
- * stays, a cut stays a cut and a name that was not one stays not one (one that goes:
- * shadow_gone_ok); a new one is linked by shadow_new; no wildcard comes or goes, none owns
+ * After the touched names' RRsets are known: for each shadowed name (shadowed_nodes) an old
+ * one's occluder is the old one (occ_now; shadow_flips makes it again below a cut that comes
+ * or goes there); a new one is linked by shadow_new; no wildcard comes or goes, none owns
  * a DNAME before or after, and no touched name above it in the zone outside the child is
- * new or becomes or stops being a cut or DNAME owner; an old one's occluder is then the old
- * one (occ_now).
+ * new or becomes or stops being a cut or DNAME owner.
  * 0, or -1: declined (why).
  */
 static int shadowed_ok(struct patch *p, const void *img, size_t apex_len, char *why, size_t wl)
@@ -2783,21 +2843,14 @@ static int shadowed_ok(struct patch *p, const void *img, size_t apex_len, char *
 		p53_name_to_str(txt, sizeof(txt), t->name);
 		if (od == NULL) {
 			/* New there (shadow_new): its links from the names above it. */
-			if (shadow_new(p, img, apex_len, t, why, wl) != 0)
-				return -1;
+			shadow_new(p, img, apex_len, t);
 		} else {
 			t->occ_now = od->occluder;
 		}
 		if (!t->changed)
 			continue;
-		/* A name that goes leaves (shadow_gone_ok: the delegation with all its names). */
-		if (od != NULL && !t->gone && t->cut_now != ((od->flags & P53_NODE_CUT) != 0) &&
-		    p53_image_zone(img, p->sz)->dnssec != 0) {
-			decline(why, wl, "%s %s a cut of the parent at or below a served zone's apex "
-				"(the delegation to a served zone comes or goes)", txt,
-				t->cut_now ? "becomes" : "stops being");
-			return -1;
-		}
+		/* A name that goes leaves as any name (a cut that goes with names left below
+		 * it: shadow_flips). */
 		if (t->name[0] == 1 && t->name[1] == '*' && (od == NULL || t->gone)) {
 			decline(why, wl, "%s is a wildcard that comes or goes in the parent at or below "
 				"a served zone's apex", txt);
@@ -3415,10 +3468,8 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 				return decline(why, wl, "%s loses its NSEC3 but a name below it stays "
 					       "(it becomes an empty non-terminal of the zone)",
 					       p53_name_to_str(txt, sizeof(txt), p->t[i].name));
-		if (shadow_gone_ok(p, img, why, wl) != 0)
-			return NULL;
 	}
-	if (!sgn && shadow_flips(p, img, z, why, wl) != 0)
+	if (shadow_flips(p, img, z, why, wl) != 0)
 		return NULL;
 	if (n_g > 0) {
 		for (size_t i = 0; i < p->n_t + p->n_ext; i++)

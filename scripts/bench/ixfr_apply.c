@@ -52,9 +52,12 @@
  * ns2.kid.big.test. and its A: a name new in the parent there, made out of the name index
  * as the compiler makes it, shadow_new; one pass over the nodes finds the parent's names
  * below the apex).
+ * --served-flip (an NSEC-signed zone): its first delegation sub0000.region0.big.test.'s child
+ * served beside it, the difference the delegation going while its glue stays, as a signing
+ * primary sends it (flip_changes: the glue's NSEC and RRSIGs, the chain's NSEC before it).
  *
  * Usage: p53-ixfr-apply [--cdn | --names | --dname | --glue-cname | --served-child |
- * --served-glue] ZONEFILE
+ * --served-glue | --served-flip] ZONEFILE
  * [RUNS]  (the zone is big.test.; RUNS default 5)
  * P53_IXFR_MODES, when set, runs only the modes it names, comma-separated (e.g.
  * P53_IXFR_MODES=patch-lazy,patch-spare).
@@ -342,9 +345,38 @@ static int add_name(struct p53_rrs *to, const char *owner, uint16_t type, const 
 	return add_txt(to, owner, type, rd, wire_name(target, rd));
 }
 
+/* --served-flip (an NSEC-signed genzone.py zone): the served child is genzone.py's first
+ * delegation, whose glue stays when its NS go (flip_changes). */
+static int served_flip;
+#define FLIP_KID "sub0000.region0." ORIGIN
+
+/* The served child's name: kid.big.test., or with --served-flip the delegation's. */
+static const char *kid_name(void)
+{
+	return served_flip ? FLIP_KID : KID;
+}
+
+/* --served-flip: the child zone sub0000.region0.big.test. (SOA, NS ns1 and its A, www). */
+static int flip_setup(void)
+{
+	static const uint8_t a1[4] = { 198, 18, 2, 1 }, a2[4] = { 198, 18, 2, 3 };
+	static const uint8_t tail[20] = { 0, 0, 0, 1, 0, 0, 0x1c, 0x20, 0, 0, 0x0e, 0x10,
+					  0, 0x12, 0x75, 0, 0, 0, 1, 0x2c };
+	uint8_t soa[600];
+	size_t l = wire_name("ns1." FLIP_KID, soa);
+
+	l += wire_name("host." FLIP_KID, soa + l);
+	memcpy(soa + l, tail, sizeof(tail));
+	return add_txt(&kid, FLIP_KID, 6, soa, l + sizeof(tail)) ||
+	       add_name(&kid, FLIP_KID, 2, "ns1." FLIP_KID) ||
+	       add_txt(&kid, "ns1." FLIP_KID, 1, a1, 4) || add_txt(&kid, "www." FLIP_KID, 1, a2, 4);
+}
+
 /* --served-child: the delegation into the parent's records, and the child zone. */
 static int served_setup(struct p53_rrs *base)
 {
+	if (served_flip)
+		return flip_setup();
 	static const uint8_t a1[4] = { 198, 18, 2, 1 }, a2[4] = { 198, 18, 2, 3 };
 	static const uint8_t soa[] = "\2ns\3kid\3big\4test\0\4host\3kid\3big\4test\0"
 				     "\0\0\0\1\0\0\x1c\x20\0\0\x0e\x10\0\x12\x75\0\0\0\1\x2c";
@@ -505,6 +537,58 @@ static size_t nsec_next(const struct p53_rr_view *nsec, const uint8_t *next, siz
 	memcpy(rd, next, nl);
 	memcpy(rd + nl, nsec->rdata + ol, nsec->rdlen - (size_t)ol);
 	return nl + nsec->rdlen - (size_t)ol;
+}
+
+/*
+ * --served-flip (an NSEC-signed genzone.py zone beside its served child sub0000.region0): what
+ * a signing primary sends when the delegation to the child goes while its glue stays: the
+ * cut's NS (not signed) and its NSEC with its RRSIG removed (the name stays, an empty
+ * non-terminal of the parent: no NSEC), ns1.sub0000.region0 signed (its A's RRSIG) and
+ * given an NSEC (bitmap A RRSIG NSEC, the cut's next name, signed), the NSEC before the cut
+ * pointing at it, signed again. The patch takes it as shadow_flips (the glue freed, out of
+ * the name index, the proofs made again with the chain's).
+ */
+static int flip_changes(const struct p53_rrs *base, struct p53_ixfr_step *st)
+{
+	static const uint8_t bits[] = { 0, 6, 0x40, 0, 0, 0, 0, 0x03 }; /* A RRSIG NSEC */
+	struct p53_rr_view v, nsec, sig, prev;
+	uint8_t cut[256], glue[256], host[256], rd[2048];
+	size_t cl = wire_name(FLIP_KID, cut), gl = wire_name("ns1." FLIP_KID, glue), pos = 0;
+	size_t hl = wire_name("host000000.region0." ORIGIN, host);
+	int n_ns = 0, have_prev = 0;
+
+	if (find(base, cut, cl, 47, &nsec) != 0 || sig_find(base, cut, cl, 47, sizeof(rd), &sig) != 0 ||
+	    find(base, glue, gl, 1, &v) != 0)
+		return -1;
+	while (p53_rrs_next(base, &pos, &v) == 1) {
+		if (v.type == 2 && v.owner_len == cl && memcmp(v.owner, cut, cl) == 0) {
+			if (p53_rrs_add(&st->del, v.owner, v.owner_len, 2, 1, v.ttl, v.rdata, v.rdlen) != 0)
+				return -1;
+			n_ns++;
+		}
+		if (v.type == 47 && p53_name_len(v.rdata, v.rdlen) == (int)cl &&
+		    memcmp(v.rdata, cut, cl) == 0) {
+			prev = v;
+			have_prev = 1;
+		}
+	}
+	int ol = p53_name_len(nsec.rdata, nsec.rdlen);
+	if (n_ns == 0 || !have_prev || ol < 0)
+		return -1;
+	memcpy(rd, nsec.rdata, (size_t)ol);
+	memcpy(rd + ol, bits, sizeof(bits));
+	if (p53_rrs_add(&st->del, cut, cl, 47, 1, nsec.ttl, nsec.rdata, nsec.rdlen) != 0 ||
+	    p53_rrs_add(&st->del, cut, cl, 46, 1, sig.ttl, sig.rdata, sig.rdlen) != 0 ||
+	    p53_rrs_add(&st->add, glue, gl, 47, 1, nsec.ttl, rd, (size_t)ol + sizeof(bits)) != 0 ||
+	    sig_copy(base, cut, cl, 47, glue, gl, &st->add) != 0 ||
+	    sig_copy(base, host, hl, 1, glue, gl, &st->add) != 0 ||
+	    p53_rrs_add(&st->del, prev.owner, prev.owner_len, 47, 1, prev.ttl, prev.rdata,
+			prev.rdlen) != 0 ||
+	    p53_rrs_add(&st->add, prev.owner, prev.owner_len, 47, 1, prev.ttl, rd,
+			nsec_next(&prev, glue, gl, rd)) != 0 ||
+	    resign(base, prev.owner, prev.owner_len, 47, st) != 0)
+		return -1;
+	return 0;
 }
 
 /*
@@ -760,6 +844,14 @@ static int make_diff(const struct p53_rrs *base, struct p53_ixfr *d, int sgn)
 			fprintf(stderr, "p53-ixfr-apply: the signed zone's SOA has no RRSIG\n");
 			return -1;
 		}
+		if (served_flip) {
+			if (flip_changes(base, st) != 0) {
+				fprintf(stderr, "p53-ixfr-apply: --served-flip: the delegation, its glue, "
+					"NSECs or RRSIGs missing (not an NSEC-signed genzone.py zone?)\n");
+				return -1;
+			}
+			return 0;
+		}
 		if (glue_cnames) {
 			if (glue_cname_changes(base, st) != 0) {
 				fprintf(stderr, "p53-ixfr-apply: --glue-cname: fewer than 50 "
@@ -909,7 +1001,7 @@ static int run(const void *img, size_t len, const struct p53_ixfr *d, int runs, 
 		struct p53_zone_src s2[2] = {
 			{ .name = ORIGIN, .file = "big.test (transfer)", .rrs = zone.buf,
 			  .rrs_len = zone.len, .flags = P53_ZONE_SECONDARY },
-			{ .name = KID, .file = "kid (transfer)", .rrs = kid.buf, .rrs_len = kid.len,
+			{ .name = kid_name(), .file = "kid (transfer)", .rrs = kid.buf, .rrs_len = kid.len,
 			  .flags = P53_ZONE_SECONDARY },
 		};
 		void *ni;
@@ -1021,6 +1113,10 @@ int main(int argc, char **argv)
 		served = served_glue = 1;
 		argc--;
 		argv++;
+	} else if (argc > 1 && strcmp(argv[1], "--served-flip") == 0) {
+		served = served_flip = 1;
+		argc--;
+		argv++;
 	} else if (argc > 1 && strcmp(argv[1], "--dname") == 0) {
 		dnames = 1;
 		argc--;
@@ -1034,7 +1130,7 @@ int main(int argc, char **argv)
 
 	if (argc < 2 || argc > 3 || runs < 1 || runs > 100) {
 		fprintf(stderr, "usage: p53-ixfr-apply [--cdn | --names | --dname | --glue-cname | "
-			"--served-child | --served-glue] ZONEFILE [RUNS]\n");
+			"--served-child | --served-glue | --served-flip] ZONEFILE [RUNS]\n");
 		return 2;
 	}
 	struct p53_zone_src src = { .name = ORIGIN, .file = argv[1], .flags = P53_ZONE_SECONDARY };
@@ -1055,7 +1151,7 @@ int main(int argc, char **argv)
 		struct p53_zone_src s0[2] = {
 			{ .name = ORIGIN, .file = argv[1], .rrs = base.buf, .rrs_len = base.len,
 			  .flags = P53_ZONE_SECONDARY },
-			{ .name = KID, .file = "kid", .rrs = kid.buf, .rrs_len = kid.len,
+			{ .name = kid_name(), .file = "kid", .rrs = kid.buf, .rrs_len = kid.len,
 			  .flags = P53_ZONE_SECONDARY },
 		};
 		free(img);

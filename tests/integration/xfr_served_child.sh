@@ -7,7 +7,9 @@
 # running image, not compiled, and what kdig sees from pop53 is what knotd, which serves both
 # zones too, serves: DS at the child's apex answered from the parent's side with its RRSIG
 # (RFC 4035 §3.1.4.1), or the parent's NSEC3 proof that there is none; the child's own NS.
-# New glue below the child's apex, and that glue removed, are patched too.
+# New glue below the child's apex, and that glue removed, are patched too, and so is the
+# delegation removed while its glue stays and added back over it (the glue's NSEC3 coming
+# and going with knotd's signatures).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/xfr_lib.sh"
 
@@ -138,6 +140,41 @@ check "mail.parent.test MX: as the primary's (answer with RRSIG)" \
 	same_as_primary answer mail.parent.test MX
 check "mail.parent.test MX: no additional address any more" \
 	sh -c "! ip netns exec $CLIENT_NS kdig +time=1 @$V4 mail.parent.test MX +noall +additional | grep -q '192.0.2.63'"
+
+# The child's own NS at its apex, and the parent's MX naming a name below it, as knotd's.
+kid_and_mail_as_primary() {
+	check "kid.parent.test NS is the child's own, as the primary's" \
+		same_as_primary answer kid.parent.test NS
+	check "mail.parent.test MX: as the primary's (answer with RRSIG)" \
+		same_as_primary answer mail.parent.test MX
+}
+
+# 8. The delegation to the served child removed while its glue stays: ns.kid becomes a name
+# of the signed parent (knotd signs it and gives it its NSEC3), kid an empty non-terminal
+# of the parent. Patched (shadow_flips, the proofs made again with the chain's), not
+# compiled; the DS question at the child's apex gets the parent's proof of no DS.
+knotc zone-begin parent.test >/dev/null
+knotc zone-unset parent.test kid NS >/dev/null
+knotc zone-set parent.test mail 300 MX 20 ns.kid.parent.test. >/dev/null
+commit_and_wait
+check "the delegation removed, its glue left, was patched" patched_at_least 8
+check "kdig +dnssec kid.parent.test DS: the parent's NSEC3 proof, as the primary's" \
+	same_as_primary authority kid.parent.test DS
+check "ns.kid.parent.test A: the child's answer, as the primary's" \
+	same_as_primary answer ns.kid.parent.test A
+kid_and_mail_as_primary
+
+# 9. The delegation back at the name the parent holds: ns.kid becomes glue again (its NSEC3
+# and RRSIG go). Patched, and answered as knotd.
+knotc zone-begin parent.test >/dev/null
+knotc zone-set parent.test kid 300 NS ns.kid.parent.test. >/dev/null
+knotc zone-set parent.test kid 3600 DS $DS1 >/dev/null
+commit_and_wait
+check "the delegation added over the parent's names was patched" patched_at_least 9
+check "kdig +dnssec kid.parent.test DS: the DS and its RRSIG, as the primary's" \
+	same_as_primary answer kid.parent.test DS
+kid_and_mail_as_primary
+check "nothing compiled in full for parent.test" zone_patched parent.test 9 0
 
 stop_pop53
 finish

@@ -469,9 +469,33 @@ static uint32_t shadowed_of(const void *img, uint32_t z, const uint8_t *nm, size
 	return P53_NONE;
 }
 
+/* Node n's proof (signed images) by the names it points at: match, wild, encl (its labels),
+ * nc, and the NSEC owners strictly below it (chain[lo, hi): how many, the first and last). */
+static const char *proof_txt(const void *img, uint32_t n, char *buf, size_t cap)
+{
+	const struct p53_image_hdr *h = p53_image_hdr(img);
+	char m[300], w[300], e[300], c[300], f[300], l[300];
+
+	if (h->proofs_off == 0) {
+		snprintf(buf, cap, "-");
+		return buf;
+	}
+	const struct p53_image_proof *q = p53_image_proof(img, n);
+	const uint32_t *ch = p53_image_chain(img);
+	bool span = q->hi > q->lo && q->hi <= h->n_chain;
+	snprintf(buf, cap, "match %s wild %s encl %s/%u nc %s below %u %s..%s",
+		 node_txt(img, q->match, m, sizeof(m)), node_txt(img, q->wild, w, sizeof(w)),
+		 node_txt(img, q->encl, e, sizeof(e)), q->encl_labels,
+		 node_txt(img, q->nc, c, sizeof(c)), span ? q->hi - q->lo : 0,
+		 node_txt(img, span ? ch[q->lo] : P53_NONE, f, sizeof(f)),
+		 node_txt(img, span ? ch[q->hi - 1] : P53_NONE, l, sizeof(l)));
+	return buf;
+}
+
 /* The parent's nodes out of the name index (at and below a served child's apex) are the
- * same names in a and b, each with the same flags and occluder (by name), and every zone's
- * parent_side is the node of the same name: what same_links() cannot reach by the index. */
+ * same names in a and b, each with the same flags, occluder and proof (by name), and every
+ * zone's parent_side is the node of the same name: what same_links() cannot reach by the
+ * index. */
 static void same_shadowed(const void *a, const void *b, const char *what)
 {
 	const uint16_t mask = P53_NODE_APEX | P53_NODE_CUT | P53_NODE_DNAME | P53_NODE_CNAME |
@@ -497,6 +521,13 @@ static void same_shadowed(const void *a, const void *b, const char *what)
 				fail_msg("%s: the parent's %s: flags %#x occluder %s in one image, "
 					 "%#x %s in the other", what, txt, nx->flags & mask, o1,
 					 ny->flags & mask, o2);
+			char p1[2048], p2[2048];
+			proof_txt(x, n, p1, sizeof(p1));
+			proof_txt(y, m, p2, sizeof(p2));
+			if (strcmp(p1, p2) != 0)
+				fail_msg("%s: the parent's %s: proof %s in the %s image, %s in the "
+					 "other", what, txt, p1, pass == 0 ? "compiled" : "patched",
+					 p2);
 		}
 	}
 	for (uint32_t z = 0; z < p53_image_hdr(b)->n_zones; z++) {
@@ -659,7 +690,8 @@ enum {
 	K_PARENT_SIDE,  /* parent.test.'s delegation to child.parent.test., which is served
 			   too: its DS or NS set, or an address below the child's apex */
 	K_PARENT_NAMES, /* ... names new or gone there: new glue, glue removed, the delegation
-			   removed with every name below the apex, or back */
+			   removed with every name below the apex or names left, or back, a cut
+			   below it coming or going */
 	K_N
 };
 static const char *KIND_NAMES[K_N] = { "CNAME flip", "CNAME target", "CNAME dropped", "MX/SRV/SVCB/HTTPS",
@@ -936,7 +968,9 @@ static void dname_op(struct p53_ixfr_step *st, const struct p53_rrs *base, const
 /* One random IXFR step from `base` (at serial `serial`), into d. */
 /* parent.test.'s side of child.parent.test. (served too: test_parent_and_child): a DS
  * added, changed or removed at the delegation, an NS added to its set or one of several
- * removed, or a name below the child's apex (glue ns.child, host.child) renumbered. */
+ * removed, or a name below the child's apex (glue ns.child, host.child) renumbered; names
+ * new or gone there, the delegation going and coming back, a cut below it coming or going
+ * (K_PARENT_NAMES). */
 static void parent_side_op(struct p53_ixfr_step *st, const struct p53_rrs *base)
 {
 	uint8_t cut[64], nm[64];
@@ -978,6 +1012,17 @@ static void parent_side_op(struct p53_ixfr_step *st, const struct p53_rrs *base)
 			add_rec(&st->add, g, gl, rnd(3) ? 1 : 28);
 			assert_int_equal(p53_rrs_add(&st->add, cut, cl, 2, 1, 300, g, gl), 0);
 		}
+		diff_kinds |= 1u << K_PARENT_NAMES;
+		return;
+	}
+	if (k == 2 && rnd(4) == 0) {
+		/* A cut below the child's apex comes or goes (nested below the delegation: its
+		 * names' occluder; shadow_flips), at a new name or at one of the parent's. */
+		uint8_t c[64], rd[64];
+		size_t c2 = wname(rnd(2) ? "sub.child.parent.test." : "host.child.parent.test.", c);
+		size_t rl = wname("ns.other.parent.test.", rd);
+		if (del_all(st, base, c, c2, 2) == 0)
+			assert_int_equal(p53_rrs_add(&st->add, c, c2, 2, 1, 300, rd, rl), 0);
 		diff_kinds |= 1u << K_PARENT_NAMES;
 		return;
 	}
@@ -2675,6 +2720,141 @@ static size_t nest_deleg_op(struct p53_ixfr_step *st, const struct p53_rrs *base
  * chains, whose own ops add and remove delegations). */
 static int deleg_focus;
 
+/* Set (served_cl > 0): deleg_chain_ops() makes only served_op()s at this name, the apex of
+ * a child zone the image serves beside the signed parent (test_served_child_chains). */
+static uint8_t served_cut[300];
+static size_t served_cl;
+
+/*
+ * A signed parent's op at the apex of its served child (served_cut), for deleg_chain_ops: with
+ * a delegation there, it goes (the names below left, which stop being glue, or with it, or
+ * data left at its name), gets new glue its NS names, loses glue, or its DS changes; without
+ * one, it comes (out-of-zone servers, or in-domain glue; DS or not), the names below
+ * becoming glue, or the parent gains a name below the child's apex; or a cut below the
+ * child's apex comes or goes (nested below the delegation, or the parent's own there). The
+ * RRSIGs and the chain are deny_again's.
+ */
+static void served_op(struct p53_ixfr_step *st, const struct p53_rrs *base, const uint8_t *apex,
+		      size_t al)
+{
+	const uint8_t *c = served_cut;
+	const size_t cl = served_cl;
+	uint8_t g[300];
+	char txt[600];
+	size_t gl;
+	uint32_t r = rnd(7);
+	struct p53_rr_view x;
+	size_t p = 0;
+
+	if (r == 6) {
+		/* A cut below the child's apex goes, or comes (at a new name, or at a name of the
+		 * parent there): nested below the delegation, or the parent's own. */
+		gl = 0;
+		while (p53_rrs_next(base, &p, &x) == 1)
+			if (x.type == 2 && below(x.owner, x.owner_len, c, cl)) {
+				p53_name_lower(g, x.owner, x.owner_len);
+				gl = x.owner_len;
+			}
+		if (gl > 0 && rnd(2)) {
+			del_all(st, base, g, gl, 2);
+			if (del_all(st, base, g, gl, 43) > 0)
+				del_sigs(st, base, g, gl, 43);
+		} else {
+			p = 0;
+			gl = 0;
+			while (p53_rrs_next(base, &p, &x) == 1)
+				if (below(x.owner, x.owner_len, c, cl) && x.type != 46 && x.type != 47 &&
+				    x.type != 2 && !owner_under(base, x.owner, x.owner_len, true) &&
+				    rnd(3) == 0) {
+					p53_name_lower(g, x.owner, x.owner_len);
+					gl = x.owner_len;
+				}
+			if (gl == 0 || rnd(2)) {
+				g[0] = (uint8_t)sprintf((char *)g + 1, "s%03u", rnd(1000));
+				gl = 1u + g[0];
+				memcpy(g + gl, c, cl);
+				gl += cl;
+				if (owns(base, g, gl) || owner_under(base, g, gl, false))
+					return;
+			}
+			shape_rr(st, '+', g, gl, 2, "ns.elsewhere.example.", 3600);
+		}
+		diff_kinds |= 1u << K_PARENT_NAMES;
+		return;
+	}
+	if (count_of(base, c, cl, 2) > 0) {
+		if (r >= 4) {
+			/* Glue: new, named by the NS set, or one removed. */
+			if (r == 4 && (gl = pick_glue(base, c, cl, g)) > 0 &&
+			    !owner_under(base, g, gl, true)) {
+				del_all(st, base, g, gl, 0);
+			} else {
+				g[0] = (uint8_t)sprintf((char *)g + 1, "g%03u", rnd(1000));
+				gl = 1u + g[0];
+				memcpy(g + gl, c, cl);
+				gl += cl;
+				if (owns(base, g, gl))
+					return;
+				add_a(st, g, gl, 3600);
+				p53_name_to_str(txt, sizeof(txt), g);
+				shape_rr(st, '+', c, cl, 2, txt, 3600);
+			}
+			diff_kinds |= 1u << K_PARENT_NAMES;
+			return;
+		}
+		if (r == 3) {
+			/* A DS more, or every DS gone. */
+			if (rnd(2) && count_of(base, c, cl, 43) > 0) {
+				del_all(st, base, c, cl, 43);
+				del_sigs(st, base, c, cl, 43);
+			} else {
+				add_signed(st, c, cl, 43, apex, al);
+			}
+			diff_kinds |= 1u << K_PARENT_SIDE;
+			return;
+		}
+		del_all(st, base, c, cl, 2);
+		if (del_all(st, base, c, cl, 43) > 0)
+			del_sigs(st, base, c, cl, 43);
+		if (r == 1)
+			del_below(st, base, c, cl);
+		else if (r == 2)
+			shape_rr(st, '+', c, cl, 16, "left", 3600);
+		diff_kinds |= 1u << K_PARENT_NAMES;
+		return;
+	}
+	if (r >= 4) {
+		/* A name of the parent below the child's apex (authoritative there now). */
+		g[0] = (uint8_t)sprintf((char *)g + 1, "h%03u", rnd(1000));
+		gl = 1u + g[0];
+		if (rnd(2)) {
+			g[gl] = (uint8_t)sprintf((char *)g + gl + 1, "e%u", rnd(3));
+			gl += 1u + g[gl];
+		}
+		memcpy(g + gl, c, cl);
+		gl += cl;
+		if (owner_under(base, g, gl, false))
+			return;
+		add_a(st, g, gl, 3600);
+		diff_kinds |= 1u << K_PARENT_NAMES;
+		return;
+	}
+	if (r & 1) {
+		shape_rr(st, '+', c, cl, 2, "ns.elsewhere.example.", 3600);
+	} else {
+		g[0] = 2, g[1] = 'n', g[2] = 's';
+		memcpy(g + 3, c, cl);
+		gl = cl + 3;
+		if (!owns(base, g, gl))
+			add_a(st, g, gl, 3600);
+		p53_name_to_str(txt, sizeof(txt), g);
+		shape_rr(st, '+', c, cl, 2, txt, 3600);
+	}
+	if (rnd(2))
+		add_signed(st, c, cl, 43, apex, al);
+	diff_kinds |= 1u << K_PARENT_NAMES;
+}
+
 static void deleg_chain_ops(struct p53_ixfr_step *st, const struct p53_ixfr *d,
 			    const struct p53_rrs *base, const uint8_t *apex, size_t al,
 			    struct nsec_ent **out, size_t *n_out)
@@ -2689,6 +2869,10 @@ static void deleg_chain_ops(struct p53_ixfr_step *st, const struct p53_ixfr *d,
 
 #define USED(x, xl) near_used(used, ul, n_used, (x), (xl))
 #define USE(x, xl) do { memcpy(used[n_used], (x), (xl)); ul[n_used++] = (xl); } while (0)
+	if (served_cl > 0) {
+		served_op(st, base, apex, al);
+		ops = 0;
+	}
 	for (int o = 0; o < ops; o++) {
 		/* (Focused: nested cuts two in three, their op finds no place more often.) */
 		uint32_t kind = deleg_focus ? (rnd(3) ? 7 : 6) : rnd(8);
@@ -6933,6 +7117,14 @@ static const char *ZONE_PARENT_NOCUT_NEST =
 	"child TXT \"c\"\nns.child A 198.51.100.2\ndeep.child NS ns.other\n"
 	"other NS ns.other\nns.other A 198.51.100.10\n";
 
+/* A delegation to the served child with a cut below it (nested: glue) and names below both. */
+static const char *ZONE_PARENT_NEST =
+	"$ORIGIN parent.test.\n$TTL 300\n"
+	"@ SOA ns hostmaster 7 7200 3600 1209600 60\n@ NS ns\nns A 198.51.100.1\n"
+	"child NS ns.child\nns.child A 198.51.100.2\ny.child A 198.51.100.5\n"
+	"sub.child NS ns.other\nx.sub.child A 198.51.100.6\nmx MX 1 x.sub.child\n"
+	"other NS ns.other\nns.other A 198.51.100.10\n";
+
 static const char *ZONE_PARENT_DEEP =
 	"$ORIGIN parent.test.\n$TTL 300\n"
 	"@ SOA ns hostmaster 7 7200 3600 1209600 60\n@ NS ns\nns A 198.51.100.1\n"
@@ -7032,6 +7224,25 @@ static void test_served_child_shapes(void **state)
 		{ '-', "x.y.child.parent.test.", 1, "198.51.100.40" },
 	}, nested[] = {
 		{ '+', "sub.child.parent.test.", 2, "ns.child.parent.test." },
+	}, nested_glue[] = {
+		{ '+', "sub.child.parent.test.", 2, "ns.sub.child.parent.test." },
+		{ '+', "ns.sub.child.parent.test.", 1, "198.51.100.7" },
+	}, two_flips[] = {
+		/* the delegation comes, the cut below it goes */
+		{ '+', "child.parent.test.", 2, "ns.child.parent.test." },
+		{ '-', "deep.child.parent.test.", 2, "ns.other.parent.test." },
+	}, two_cuts[] = {
+		/* the delegation and a cut at the empty non-terminal below it */
+		{ '+', "child.parent.test.", 2, "ns.child.parent.test." },
+		{ '+', "b.child.parent.test.", 2, "ns.other.parent.test." },
+	}, below_new[] = {
+		/* no delegation at the apex: a cut of the parent's below it */
+		{ '+', "b.child.parent.test.", 2, "ns.other.parent.test." },
+	}, nest_freed[] = {
+		/* the delegation goes: the nested cut becomes the parent's own, y.child data */
+		{ '-', "child.parent.test.", 2, "ns.child.parent.test." },
+	}, nest_gone[] = {
+		{ '-', "sub.child.parent.test.", 2, "ns.other.parent.test." },
 	};
 	served_shape(ZONE_PARENT_DS, "DS added beside the served child's (a rollover)", ds_add, 1, NULL);
 	served_shape(ZONE_PARENT_DS, "DS changed", ds_change, 2, NULL);
@@ -7054,7 +7265,16 @@ static void test_served_child_shapes(void **state)
 	served_shape(ZONE_PARENT_NOCUT, "the delegation added at a name with data, names below "
 		     "it", cut_new, 1, NULL);
 	served_shape(ZONE_PARENT_NOCUT_NEST, "the delegation added, a cut already below it",
-		     cut_new, 1, "is a cut below a name that becomes or stops being a cut");
+		     cut_new, 1, NULL);
+	served_shape(ZONE_PARENT_NOCUT_NEST, "the delegation added, the cut below it removed",
+		     two_flips, 2, NULL);
+	served_shape(ZONE_PARENT_NOCUT, "the delegation added and a cut below it", two_cuts, 2,
+		     NULL);
+	served_shape(ZONE_PARENT_NOCUT, "a cut of the parent below the served apex (no delegation "
+		     "there)", below_new, 1, NULL);
+	served_shape(ZONE_PARENT_NEST, "the delegation removed, a cut below it left", nest_freed,
+		     1, NULL);
+	served_shape(ZONE_PARENT_NEST, "the cut below the delegation removed", nest_gone, 1, NULL);
 	served_shape(ZONE_PARENT_DS, "the delegation removed with every name below it",
 		     side_all_gone, 7, NULL);
 	served_sideless = true;
@@ -7064,8 +7284,9 @@ static void test_served_child_shapes(void **state)
 	served_shape(ZONE_PARENT_DS, "new glue below a new empty non-terminal", glue_deep, 2, NULL);
 	served_shape(ZONE_PARENT_DEEP, "glue below an empty non-terminal removed", glue_deep_gone,
 		     1, NULL);
-	served_shape(ZONE_PARENT_DS, "a nested delegation below the served apex", nested, 1,
-		     "a nested delegation there");
+	served_shape(ZONE_PARENT_DS, "a nested delegation below the served apex", nested, 1, NULL);
+	served_shape(ZONE_PARENT_DS, "a nested delegation below the served apex, its glue",
+		     nested_glue, 2, NULL);
 }
 
 /* An unsigned zone's DS at a cut it does not serve the child of (ZONE_EXAMPLE's
@@ -7134,6 +7355,13 @@ static void served_signed(const char *zone, const char *file, const char *child,
 		} else {
 			shape_rr(st, rr[i].op, nm, nl, rr[i].type, rr[i].data, 3600);
 		}
+	}
+	if (shape_deny) {
+		/* The signer's RRSIGs and chain for the records above (deny_again). */
+		struct nsec_ent *ce = NULL;
+		size_t n_ce = 0;
+		deny_again(st, &s.d, &s.base, s.apex, s.al, &ce, &n_ce);
+		free(ce);
 	}
 	served_check(&s, what, why_has, true);
 }
@@ -7210,6 +7438,150 @@ static void test_served_child_signed(void **state)
 	}
 }
 
+/*
+ * Signed parents (NSEC, NSEC3, opt-out) beside a served child (at an empty non-terminal with
+ * names below it, deep.Z, and at a secure delegation with glue, secure.Z), chains of a
+ * signing primary's diffs (served_op: the delegation coming and going with names left
+ * below it or not, data left at its name, glue new and removed, DS, names of the parent
+ * below the child's apex; deny_again's RRSIGs and chain) with other data changes beside:
+ * each patched, none declined, and served, linked and listed as the full compile, the
+ * parent's nodes below the child's apex and their proofs too (same_shadowed).
+ */
+static void test_served_child_chains(void **state)
+{
+	(void)state;
+	static const char *const Z[][2] = {
+		{ "nsec.test.", "nsec.test.zone" },
+		{ "nsec3.test.", "nsec3.test.zone" },
+		{ "optout.test.", "optout.test.zone" },
+	};
+	static const char *const C[] = { "deep", "secure" };
+
+	rng = seed(4038);
+	ask_do_too = 1;
+	chain_ops = 2;
+	diff_kind = DIFF_SIGNED_OK;
+	for (size_t z = 0; z < 3; z++) {
+		for (size_t c = 0; c < 2; c++) {
+			char path[512], child[64], text[512], what[96];
+			snprintf(path, sizeof(path), "%s/tests/unit/dataplane/zones/%s", P53_SRCDIR,
+				 Z[z][1]);
+			snprintf(child, sizeof(child), "%s.%s", C[c], Z[z][0]);
+			char *cf = tmp_zone(served_child_text(text, sizeof(text), child));
+			struct p53_zone_src src[2] = {
+				{ .name = Z[z][0], .file = path, .flags = P53_ZONE_SECONDARY },
+				{ .name = child, .file = cf, .flags = P53_ZONE_SECONDARY },
+			};
+			struct outcome o = { 0 };
+			served_cl = wname(child, served_cut);
+			chain_for(src, 2, 0, Z[z][0], 30, 15, 1u << K_PARENT_NAMES, 10, &o);
+			served_cl = 0;
+			snprintf(what, sizeof(what), "%s beside %s", Z[z][0], child);
+			signed_patched(&o, what, 20);
+			kinds_patched(&o, 1u << K_PARENT_NAMES, 10);
+			unlink(cf);
+			free(cf);
+		}
+	}
+	chain_ops = 0;
+	diff_kind = DIFF_UNSIGNED;
+	ask_do_too = 0;
+}
+
+/* Signed parents (NSEC, NSEC3, opt-out) whose delegation to a served child comes or goes, as
+ * a signing primary sends it (deny_again: the RRSIGs and the chain made again): at an empty
+ * non-terminal whose names below become glue (their NSECs / NSEC3s go), with DS and the NS
+ * naming the new glue, removed while its glue stays (it joins the chain) or data is left at
+ * its name, removed with every name below it, added at a name the parent lacks: patched
+ * (shadow_flips, the proofs with the chain's), the parent's nodes there, their flags,
+ * occluders and proofs, the child's parent_side as the full compile's (same_shadowed). */
+static void test_served_child_flips(void **state)
+{
+	(void)state;
+	static const char *const Z[][2] = {
+		{ "nsec.test.", "nsec.test.zone" },
+		{ "nsec3.test.", "nsec3.test.zone" },
+		{ "optout.test.", "optout.test.zone" },
+	};
+	rng = seed(4037);
+	shape_deny = true;
+	for (size_t z = 0; z < 3; z++) {
+		char deep[64], ent[64], x[64], sec[64], ins[64], insns[64], nw[64], nwns[64],
+		     unsafe[64], abunsafe[64], subsec[64], cdeep[64];
+		const char *zn = Z[z][0];
+		snprintf(unsafe, sizeof(unsafe), "unsafe.%s", zn);
+		snprintf(abunsafe, sizeof(abunsafe), "a.b.unsafe.%s", zn);
+		snprintf(subsec, sizeof(subsec), "sub.secure.%s", zn);
+		snprintf(cdeep, sizeof(cdeep), "c.deep.%s", zn);
+		snprintf(deep, sizeof(deep), "deep.%s", zn);
+		snprintf(ent, sizeof(ent), "ent.%s", zn);
+		snprintf(x, sizeof(x), "x.ent.%s", zn);
+		snprintf(sec, sizeof(sec), "secure.%s", zn);
+		snprintf(ins, sizeof(ins), "insecure.%s", zn);
+		snprintf(insns, sizeof(insns), "ns.insecure.%s", zn);
+		snprintf(nw, sizeof(nw), "new.%s", zn);
+		snprintf(nwns, sizeof(nwns), "ns.new.%s", zn);
+		const struct sshape_rr over_ent[] = {
+			/* b.deep and a.b.deep become glue */
+			{ '+', deep, 2, "ns.elsewhere.example.", 0 },
+		}, over_glue[] = {
+			/* x.ent becomes glue, named by the new cut's NS */
+			{ '+', ent, 2, x, 0 },
+			{ '+', ent, 43, "new", 0 },
+		}, gone_left[] = {
+			/* ns.secure stays: a name of the parent, signed, in the chain */
+			{ '-', sec, 2, "*", 0 },
+			{ '-', sec, 43, "*", 0 },
+		}, gone_data[] = {
+			{ '-', sec, 2, "*", 0 },
+			{ '-', sec, 43, "*", 0 },
+			{ '+', sec, 16, "left", 0 },
+		}, gone_all[] = {
+			{ '-', ins, 2, "*", 0 },
+			{ '-', insns, 1, "*", 0 },
+		}, side_new[] = {
+			{ '+', nw, 2, nwns, 0 },
+			{ '+', nwns, 1, "192.0.2.90", 0 },
+			{ '+', nw, 43, "new", 0 },
+		}, over_cut[] = {
+			/* a.b.unsafe, a cut, becomes a nested one (glue) */
+			{ '+', unsafe, 2, "ns.elsewhere.example.", 0 },
+		}, over_cut_gone[] = {
+			{ '+', unsafe, 2, "ns.elsewhere.example.", 0 },
+			{ '-', abunsafe, 2, "*", 0 },
+		}, nest_new[] = {
+			/* below the secure delegation: glue */
+			{ '+', subsec, 2, "ns.elsewhere.example.", 0 },
+		}, cut_below[] = {
+			/* no delegation at deep: a delegation of the parent's below its apex */
+			{ '+', cdeep, 2, "ns.elsewhere.example.", 0 },
+		};
+		served_signed(zn, Z[z][1], deep, "the delegation added at an empty non-terminal, "
+			      "names below it", over_ent, 1, NULL);
+		served_signed(zn, Z[z][1], ent, "NS and DS added, the name below named as glue",
+			      over_glue, 2, NULL);
+		served_signed(zn, Z[z][1], sec, "the delegation removed, its glue left", gone_left, 2,
+			      NULL);
+		served_signed(zn, Z[z][1], sec, "the delegation removed, data left at its name",
+			      gone_data, 3, NULL);
+		served_signed(zn, Z[z][1], ins, "the delegation removed with its glue", gone_all, 2,
+			      NULL);
+		served_sideless = true;
+		served_signed(zn, Z[z][1], nw, "the delegation added at a name the parent lacks",
+			      side_new, 3, NULL);
+		served_sideless = false;
+		served_signed(zn, Z[z][1], unsafe, "the delegation added over a cut", over_cut, 1,
+			      NULL);
+		served_signed(zn, Z[z][1], unsafe, "the delegation added, the cut below it removed",
+			      over_cut_gone, 2, NULL);
+		served_signed(zn, Z[z][1], sec, "a nested delegation below the served apex", nest_new,
+			      1, NULL);
+		served_signed(zn, Z[z][1], deep, "a delegation of the parent below the served apex",
+			      cut_below, 1, NULL);
+	}
+	shape_deny = false;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -7247,6 +7619,8 @@ int main(void)
 		cmocka_unit_test(test_served_child_shapes),
 		cmocka_unit_test(test_unsigned_ds),
 		cmocka_unit_test(test_served_child_signed),
+		cmocka_unit_test(test_served_child_flips),
+		cmocka_unit_test(test_served_child_chains),
 	};
 	const char *e = getenv("P53_PATCH_NOW");
 	test_now = e != NULL ? (uint32_t)strtoul(e, NULL, 10) : (uint32_t)time(NULL);
