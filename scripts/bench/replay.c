@@ -498,10 +498,11 @@ static uint16_t build_frame(uint8_t *f, int v6, const uint8_t *qname, int qlen, 
 		ip->fragment_offset = rte_cpu_to_be_16(RTE_IPV4_HDR_DF_FLAG);
 		ip->time_to_live = 64;
 		ip->next_proto_id = IPPROTO_UDP;
-		/* Client 0 is 192.0.2.1; others 10.a.b.1, one /24 each. */
-		ip->src_addr = rte_cpu_to_be_32(client == 0 ? RTE_IPV4(192, 0, 2, 1) :
+		/* Client 0 is 192.0.2.1; others 10.a.b.1, one /24 each. 192u: DPDK 22.11's RTE_IPV4()
+		   shifts its first argument as an int (192 << 24 overflows it). */
+		ip->src_addr = rte_cpu_to_be_32(client == 0 ? RTE_IPV4(192u, 0, 2, 1) :
 						RTE_IPV4(10, (client >> 8) & 0xff, client & 0xff, 1));
-		ip->dst_addr = rte_cpu_to_be_32(RTE_IPV4(192, 0, 2, 53));
+		ip->dst_addr = rte_cpu_to_be_32(RTE_IPV4(192u, 0, 2, 53));
 		ip->hdr_checksum = rte_ipv4_cksum(ip);
 		udp->dgram_cksum = rte_ipv4_udptcp_cksum(ip, udp);
 		if (!ecs) {
@@ -1304,7 +1305,7 @@ int main(int argc, char **argv)
 		replica.conf.n_sums = (uint32_t)nsum;
 	}
 	/* The frames' destinations, as dataplane.addresses would list them. */
-	replica.addrs.v4[replica.addrs.n4++] = rte_cpu_to_be_32(RTE_IPV4(192, 0, 2, 53));
+	replica.addrs.v4[replica.addrs.n4++] = rte_cpu_to_be_32(RTE_IPV4(192u, 0, 2, 53));
 	memcpy(replica.addrs.v6[replica.addrs.n6++], v6_server, 16);
 	w->replica = &replica; /* no reloads here: no RCU variable, w->qsbr stays NULL */
 	/* The answer cache (dataplane/qcache.h), as control/main.c gives each worker one:
