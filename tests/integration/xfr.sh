@@ -130,9 +130,11 @@ check "the removed delegation is gone (host.sub.sec.test NXDOMAIN)" [ "$(dig_rco
 check "the DNAME's new target is synthesised (host.moved.sec.test CNAME host.example.org)" \
 	sh -c "ip netns exec $CLIENT_NS kdig +time=1 @$V4 host.moved.sec.test A +noall +answer | \
 	       tr -s ' \t' ' ' | grep -q '^host.moved.sec.test. 300 IN CNAME host.example.org.'"
+# Five commits in a row: knotd may answer one IXFR query with two of them (one image).
 check "every IXFR was patched, the DNAME ones too, none compiled in full (zone status)" \
 	/usr/bin/python3 -c "import json,sys; z=json.loads(sys.argv[1])['zone']; \
-assert z['serial']==8 and z['last_ixfr_image']=='patched' and z['ixfr_image']=={'patched':7,'compiled':0}, z" \
+assert z['serial']==8 and z['last_ixfr_image']=='patched' and z['ixfr_image']['compiled']==0 and \
+3 <= z['ixfr_image']['patched'] <= 7, z" \
 	"$(CTL --json zone status sec.test)"
 
 # 4. pop53ctl zone refresh (up to date) and retransfer (AXFR).
