@@ -439,8 +439,8 @@ int p53_dnssec_steer_denial(struct build *s, uint32_t z)
 {
 	struct p53_zb *b = &s->zb;
 	const struct p53_zone_src *src = &b->src[z];
-	const struct p53_zb_rec *proto = NULL;
-	const uint8_t *apex;
+	size_t pk = SIZE_MAX; /* the zone's record the denials copy, by index: rec_add grows recs */
+	uint8_t apex[P53_NAME_MAXLEN]; /* a copy: p53_zb_node_get grows the names */
 	uint8_t apex_len;
 	char where[4200];
 
@@ -457,21 +457,22 @@ int p53_dnssec_steer_denial(struct build *s, uint32_t z)
 			const uint8_t *p = b->arena + r->off + 10;
 			if (r->wlen < 10u + 6u || r->wlen < 10u + 6u + p[4])
 				continue;
-			proto = r;
+			pk = k;
 			break;
 		}
-		if (proto == NULL)
-			proto = r;
+		if (pk == SIZE_MAX)
+			pk = k;
 	}
-	if (proto == NULL)
+	if (pk == SIZE_MAX)
 		return 0;
-	apex = b->names + b->nodes[b->zones[z].apex].name_off;
 	apex_len = b->nodes[b->zones[z].apex].name_len;
+	memcpy(apex, b->names + b->nodes[b->zones[z].apex].name_off, apex_len);
 	uint8_t *bits = malloc(8192);
 	if (bits == NULL)
 		return p53_zb_err(b, "(image):0", "out of memory");
 	for (size_t i = 0; i < src->n_extra; i++) {
 		const struct p53_zone_extra *e = &src->extra[i];
+		const struct p53_zb_rec *proto = &b->recs[pk];
 		int dup = 0;
 		for (size_t j = 0; j < i && !dup; j++)
 			dup = src->extra[j].lname_len == e->lname_len &&
