@@ -1369,14 +1369,7 @@ static void *nsec_plan(struct patch *p, const void *img, uint32_t ai, char *why,
 	p->cz1 = pa->hi;
 	const size_t zn = p->cz1 - p->cz0;
 	/* Steered owners' NSECs are made by the compile from the chain around them (their next
-	 * name, the zone's TTL): a zone with any keeps its chain as it is. */
-	for (uint32_t j = p->cz0; j < p->cz1; j++) {
-		uint32_t r;
-		if (has_type(img, ch[j], P53_T_NSEC, &r) &&
-		    (p53_image_rrset(img, r)->flags & P53_RRSET_STEERED))
-			return decline(why, wl, "names come or go in the NSEC chain of %s, which has "
-				       "steered owners (their NSECs are made from it)", txt);
-	}
+	 * name): steer_denials() checks each against the new chain once it is made. */
 	p->ins = malloc((n_in ? n_in : 1) * sizeof(*p->ins));
 	p->rem = malloc((n_out ? n_out : 1) * sizeof(*p->rem));
 	p->zc = malloc((zn + n_in) * sizeof(*p->zc));
@@ -1771,6 +1764,19 @@ static uint32_t shadow_parent(const struct patch *p, const void *img, const uint
 	return P53_NONE;
 }
 
+/* Whether node nd has a steered RRset: the config's (control/steer/), which every compile
+ * attaches again and no content (file, transfer, read-back) holds; not the NSEC or NSEC3 the
+ * compile signs for a steered owner (steer_denials). */
+static bool steered_at(const void *img, const struct p53_image_node *nd)
+{
+	for (uint32_t r = nd->rrsets; r < (uint32_t)nd->rrsets + nd->n_rrsets; r++) {
+		const struct p53_image_rrset *rs = p53_image_rrset(img, r);
+		if ((rs->flags & P53_RRSET_STEERED) && rs->type != P53_T_NSEC && rs->type != 50)
+			return true;
+	}
+	return false;
+}
+
 static int labels_cmp(const void *a, const void *b, void *arg)
 {
 	const uint8_t *ni = arg;
@@ -1907,12 +1913,33 @@ static int n3_proofs(struct patch *p, const void *img, uint8_t *ni, uint32_t z, 
 			}
 			continue;
 		}
-		/* A steered owner the chain lacks has its own NSEC3 from the compile. */
-		for (uint32_t r = nd->rrsets; r < (uint32_t)nd->rrsets + nd->n_rrsets; r++)
-			if (p53_image_rrset(ni, r)->flags & P53_RRSET_STEERED) {
-				decline(why, wl, "a steered owner's NSEC3 proof would change");
+		/* A steered owner the chain lacks has its own NSEC3 from the compile, out of the
+		 * sorted hashes (dnssec_build.c nsec3_zone): it keeps the one it had, which
+		 * steer_denials() checks (the owner's types) when the owner is touched. */
+		if (steered_at(ni, nd)) {
+			uint32_t sm = m < p53_image_hdr(img)->n_nodes ?
+				      p53_image_proof(img, m)->match : P53_NONE;
+			uint32_t sr;
+			if (sm == P53_NONE || !has_type(img, sm, 50, &sr) ||
+			    !(p53_image_rrset(img, sr)->flags & P53_RRSET_STEERED)) {
+				char txt[1024];
+				decline(why, wl, "%s, a steered owner, has no NSEC3 of its own in "
+					"the new chain (the compile signs one for it)",
+					p53_name_to_str(txt, sizeof(txt), nm));
 				return -1;
 			}
+			q->match = sm;
+			q->encl = sm;
+			q->encl_labels = nd->labels;
+			if (nd->name_len + 2u <= P53_NAME_MAXLEN) {
+				uint8_t w[P53_NAME_MAXLEN];
+				w[0] = 1;
+				w[1] = '*';
+				memcpy(w + 2, nm, nd->name_len);
+				q->wild = p53_n3_find(&c, w, nd->name_len + 2u, &exact);
+			}
+			continue;
+		}
 		if (nd->flags & P53_NODE_APEX)
 			continue;
 		const uint8_t *pn = nm + 1 + nm[0];
@@ -2886,15 +2913,6 @@ static int shadowed_ok(struct patch *p, const void *img, size_t apex_len, char *
 
 /* ---- Steered owners (unsigned zones): their other records change, the steered RRsets stay ---- */
 
-/* Whether node nd has a steered RRset: the config's (control/steer/), which every compile
- * attaches again and no content (file, transfer, read-back) holds. */
-static bool steered_at(const void *img, const struct p53_image_node *nd)
-{
-	for (uint32_t r = nd->rrsets; r < (uint32_t)nd->rrsets + nd->n_rrsets; r++)
-		if (p53_image_rrset(img, r)->flags & P53_RRSET_STEERED)
-			return true;
-	return false;
-}
 
 /*
  * A type the touched name's new records (node md of the small image, or NULL) have that its
@@ -2909,13 +2927,245 @@ static uint16_t steer_clash(const void *img, const struct p53_image_node *od, co
 		return 0;
 	for (uint32_t r = od->rrsets; r < (uint32_t)od->rrsets + od->n_rrsets; r++) {
 		const struct p53_image_rrset *x = p53_image_rrset(img, r);
-		if (!(x->flags & P53_RRSET_STEERED))
+		if (!(x->flags & P53_RRSET_STEERED) || x->type == P53_T_NSEC)
 			continue;
 		for (uint32_t k = md->rrsets; k < (uint32_t)md->rrsets + md->n_rrsets; k++) {
 			uint16_t type = p53_image_rrset(mi, k)->type;
 			if (type == x->type || type == P53_T_CNAME || x->type == P53_T_CNAME)
 				return type;
 		}
+	}
+	return 0;
+}
+
+/* ---- Steered owners of a signed zone: the denial the compile signs for them ---- */
+
+/*
+ * The compile gives a steered owner its chain lacks its own NSEC or NSEC3, signed with the
+ * config's key (dnssec_build.c p53_dnssec_steer_denial: NSEC `OWNER NSEC NEXT <types>`,
+ * NEXT the next name of the zone's NSEC covering OWNER or the next steered owner before it;
+ * NSEC3 at the owner's hash, next hash + 1, `<types> RRSIG`; either with the TTL of the
+ * zone's records). The patch keeps that record and its RRSIG as the last compile made them
+ * where the compile would make the same record again, which steer_denials() checks against
+ * the patched image; where it would not (a neighbour in the chain that comes or goes, the
+ * owner's types, a TTL), it declines: signing is the compile's.
+ */
+
+/* Octets of an uncompressed wire name. */
+static size_t wire_len(const uint8_t *nm)
+{
+	size_t l = 0;
+
+	while (nm[l] != 0)
+		l += 1u + nm[l];
+	return l + 1;
+}
+
+/* RFC 4034 §4.1.2 bitmap of node n's types with t1 and t2 (0: none) into out; its length. */
+static size_t node_bitmap(const void *img, uint32_t n, uint16_t t1, uint16_t t2, uint8_t *out)
+{
+	const struct p53_image_node *nd = p53_image_node(img, n);
+	uint8_t bits[8192];
+	size_t o = 0;
+
+	memset(bits, 0, sizeof(bits));
+	for (uint32_t r = nd->rrsets; r < (uint32_t)nd->rrsets + nd->n_rrsets; r++) {
+		uint16_t t = p53_image_rrset(img, r)->type;
+		bits[t >> 3] |= (uint8_t)(0x80 >> (t & 7));
+	}
+	bits[t1 >> 3] |= (uint8_t)(0x80 >> (t1 & 7));
+	bits[t2 >> 3] |= (uint8_t)(0x80 >> (t2 & 7));
+	bits[0] &= 0x7f; /* type 0 (no type) */
+	for (int w = 0; w < 256; w++) {
+		int l = 32;
+		while (l > 0 && bits[w * 32 + l - 1] == 0)
+			l--;
+		if (l == 0)
+			continue;
+		out[o++] = (uint8_t)w;
+		out[o++] = (uint8_t)l;
+		memcpy(out + o, bits + w * 32, (size_t)l);
+		o += (size_t)l;
+	}
+	return o;
+}
+
+/* The single record of RRset rs: its RDATA and length (records carry an owner pointer and
+ * TYPE CLASS TTL RDLENGTH before it). */
+static const uint8_t *one_rdata(const void *img, const struct p53_image_rrset *rs, size_t *rdlen)
+{
+	const uint8_t *r = p53_image_rdata(img, rs);
+
+	if (rs->count != 1 || rs->rdata_len < P53_RR_OWNER_LEN + 10u)
+		return NULL;
+	*rdlen = (size_t)(r[10] << 8 | r[11]);
+	return *rdlen + P53_RR_OWNER_LEN + 10u == rs->rdata_len ? r + 12 : NULL;
+}
+
+/*
+ * The NSEC the compile makes for steered owner o of an NSEC zone whose chain is
+ * chain[c0, c1) in img (o at position at), as its RDATA into out (its length), or 0 when the
+ * compile's next name cannot be told from the chain here (an owner before o's whose NSEC
+ * does not name a canonical next: the patch declines).
+ */
+static size_t steer_nsec_expect(const void *img, uint32_t o, uint32_t c0, uint32_t c1, uint32_t at,
+				uint8_t *out)
+{
+	const uint32_t *ch = p53_image_chain(img);
+	const uint8_t *on = p53_image_node_name(img, p53_image_node(img, o));
+	uint32_t r = P53_NONE, pk = at;
+	size_t rl, nl;
+
+	/* The zone's NSEC covering o: its nearest owner before o that is no steered owner's
+	 * (the apex, first in the chain, at worst). */
+	while (pk > c0) {
+		pk--;
+		if (has_type(img, ch[pk], P53_T_NSEC, &r) &&
+		    !(p53_image_rrset(img, r)->flags & P53_RRSET_STEERED))
+			break;
+		r = P53_NONE;
+	}
+	const uint8_t *rd = r != P53_NONE ? one_rdata(img, p53_image_rrset(img, r), &rl) : NULL;
+	if (rd == NULL || (nl = wire_len(rd)) > rl)
+		return 0;
+	const uint8_t *pn = p53_image_node_name(img, p53_image_node(img, ch[pk]));
+	const uint8_t *x = rd;
+	if (!(canon_cmp(on, x) < 0 || canon_cmp(x, pn) <= 0)) {
+		/* Covered by none: \000.OWNER. */
+		size_t ol = wire_len(on);
+		out[0] = 1;
+		out[1] = 0;
+		memcpy(out + 2, on, ol);
+		nl = ol + 2;
+	} else {
+		/* The next steered owner before that NSEC's next name (the chain holds every
+		 * steered owner: its own NSEC, or this one). */
+		bool wraps = canon_cmp(x, on) <= 0;
+		for (uint32_t j = at + 1; j < c1; j++) {
+			const struct p53_image_node *nd = p53_image_node(img, ch[j]);
+			const uint8_t *jn = p53_image_node_name(img, nd);
+			if (!wraps && canon_cmp(jn, x) >= 0)
+				break;
+			if (steered_at(img, nd)) {
+				x = jn;
+				break;
+			}
+		}
+		nl = wire_len(x);
+		memcpy(out, x, nl);
+	}
+	return nl + node_bitmap(img, o, P53_T_RRSIG, P53_T_NSEC, out + nl);
+}
+
+/*
+ * Whether the steered owner o of zone z (node od in the old image, or P53_NONE) has in the
+ * patched image ni the denial the full compile would give it: its own NSEC or NSEC3 from the
+ * content, or the one the compile signs, kept byte for byte. 0, or -1 with why.
+ */
+static int steer_denial_ok(const void *img, uint32_t od, const void *ni, uint32_t o, uint32_t ai,
+			   bool nsec, char *why, size_t wl)
+{
+	const struct p53_image_node *nd = p53_image_node(ni, o);
+	char txt[1024];
+	uint8_t want[P53_NAME_MAXLEN + 2 + 256 * 34];
+	size_t wn = 0, rl;
+	uint32_t r, ar;
+
+	p53_name_to_str(txt, sizeof(txt), p53_image_node_name(ni, nd));
+	if (nsec) {
+		if (!has_type(ni, o, P53_T_NSEC, &r)) {
+			/* None before (no key signs steered owners' NSECs here): none after. */
+			if (od == P53_NONE || !has_type(img, od, P53_T_NSEC, NULL))
+				return 0;
+			decline(why, wl, "%s, a steered owner, loses its NSEC (the compile signs one "
+				"for it)", txt);
+			return -1;
+		}
+		const struct p53_image_rrset *rs = p53_image_rrset(ni, r);
+		if (!(rs->flags & P53_RRSET_STEERED))
+			return 0; /* the content's */
+		const struct p53_image_proof *pf = p53_image_proof(ni, 0), *pa = &pf[ai];
+		const uint32_t at = pf[o].lo - 1;
+		if (pf[o].lo == 0 || pf[o].lo > p53_image_hdr(ni)->n_chain ||
+		    p53_image_chain(ni)[at] != o || pa->lo == 0)
+			goto changes;
+		wn = steer_nsec_expect(ni, o, pa->lo - 1, pa->hi, at, want);
+		if (!has_type(ni, ai, P53_T_NSEC, &ar))
+			goto changes;
+	} else {
+		const struct p53_image_proof *pf = p53_image_proof(ni, 0);
+		uint32_t m = pf[o].match;
+		if (m == P53_NONE || !has_type(ni, m, 50, &r)) {
+			if (od == P53_NONE || p53_image_proof(img, od)->match == P53_NONE)
+				return 0;
+			decline(why, wl, "%s, a steered owner, loses its NSEC3 (the compile signs one "
+				"for it)", txt);
+			return -1;
+		}
+		const struct p53_image_rrset *rs = p53_image_rrset(ni, r);
+		if (!(rs->flags & P53_RRSET_STEERED))
+			return 0;
+		/* The chain now has the owner's hash: the compile takes that record and signs
+		 * none (its proofs, and those below it, would move to it). */
+		const struct p53_image_node *mn = p53_image_node(ni, m);
+		if (n3_node(ni, p53_image_zone(ni, nd->zone), p53_image_node_name(ni, mn),
+			    mn->name_len) != P53_NONE) {
+			decline(why, wl, "%s, a steered owner, gains its own NSEC3 in the chain (the "
+				"one the compile signed for it goes)", txt);
+			return -1;
+		}
+		/* Its parameters and hash as they were (the zone's NSEC3PARAM is not patched),
+		 * its types now. */
+		const uint8_t *rd = one_rdata(ni, rs, &rl);
+		uint32_t am = pf[ai].match;
+		if (rd == NULL || rl < 6u + rd[4] || rl < 6u + rd[4] + rd[5u + rd[4]] ||
+		    am == P53_NONE || !has_type(ni, am, 50, &ar))
+			goto changes;
+		wn = 6u + rd[4] + rd[5u + rd[4]];
+		memcpy(want, rd, wn);
+		wn += node_bitmap(ni, o, P53_T_RRSIG, 0, want + wn);
+	}
+	{
+		const struct p53_image_rrset *rs = p53_image_rrset(ni, r);
+		const uint8_t *rd = one_rdata(ni, rs, &rl);
+		/* The TTL of the zone's records: the apex's. */
+		if (wn == 0 || rd == NULL || rl != wn || memcmp(rd, want, wn) != 0 ||
+		    rs->ttl != p53_image_rrset(ni, ar)->ttl)
+			goto changes;
+	}
+	return 0;
+changes:
+	decline(why, wl, "the %s pop53 signs for steered owner %s would change (its next name, "
+		"types or TTL): the full compile signs it again", nsec ? "NSEC" : "NSEC3", txt);
+	return -1;
+}
+
+/*
+ * Every steered owner of zone z that the patch may have changed the denial of (each touched
+ * one; in an NSEC zone whose chain changed, every NSEC owner the compile signed) has the
+ * denial the full compile would give it (steer_denial_ok). 0, or -1 with why.
+ */
+static int steer_denials(const struct patch *p, const void *img, const void *ni, uint32_t ai,
+			 bool nsec, char *why, size_t wl)
+{
+	for (size_t i = 0; i < p->n_t; i++) {
+		const struct tn *t = &p->t[i];
+		if (t->old == P53_NONE || t->n3 || !steered_at(ni, p53_image_node(ni, t->node)))
+			continue;
+		if (steer_denial_ok(img, t->old, ni, t->node, ai, nsec, why, wl) != 0)
+			return -1;
+	}
+	if (!nsec || !p->nsec_redo)
+		return 0;
+	const struct p53_image_proof *pa = p53_image_proof(ni, ai);
+	const uint32_t *ch = p53_image_chain(ni);
+	for (uint32_t j = pa->lo; j < pa->hi; j++) {
+		uint32_t r;
+		if (has_type(ni, ch[j], P53_T_NSEC, &r) &&
+		    (p53_image_rrset(ni, r)->flags & P53_RRSET_STEERED) &&
+		    steer_denial_ok(img, ch[j] < p53_image_hdr(img)->n_nodes ? ch[j] : P53_NONE, ni,
+				    ch[j], ai, nsec, why, wl) != 0)
+			return -1;
 	}
 	return 0;
 }
@@ -3034,10 +3284,6 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 			 * (cut_links, dname_links); nothing lies below a DNAME owner. */
 			else if (!sgn && ((nd->flags & P53_NODE_NSEC3) || dname_above(img, nd)))
 				return decline(why, wl, "%s is below a DNAME owner", txt);
-			if (sgn && steered_at(img, nd))
-				return decline(why, wl, "%s has a steered record in a signed zone (the "
-					       "compile makes and signs its NSEC or NSEC3 from the chain)",
-					       txt);
 			/* A CNAME owner of a zone with a chain: its records as any name's. */
 			if (t->sigs_only && signed_cname(nd, nsec_ok || n3_ok))
 				t->sigs_only = false;
@@ -3906,6 +4152,10 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 	if (p->nsec_redo)
 		nsec_proofs(p, img, ni, z);
 	if (p->n3_redo && n3_proofs(p, img, ni, z, why, wl) != 0) {
+		free(ni);
+		return NULL;
+	}
+	if ((nsec_ok || n3_ok) && steer_denials(p, img, ni, ai, nsec_ok, why, wl) != 0) {
 		free(ni);
 		return NULL;
 	}

@@ -207,7 +207,9 @@ static uint32_t steered_in(const void *a, uint32_t n, const void *b, uint32_t m,
 	for (uint32_t r = na->rrsets; r < (uint32_t)na->rrsets + na->n_rrsets; r++) {
 		const struct p53_image_rrset *x = p53_image_rrset(a, r);
 		bool found = false;
-		if (!(x->flags & P53_RRSET_STEERED))
+		/* The denial the compile signs for a steered owner (NSEC at the owner, NSEC3 at
+		 * its hash) is signed anew by each compile: the patch checks it (steer_denials). */
+		if (!(x->flags & P53_RRSET_STEERED) || x->type == 47 || x->type == 50)
 			continue;
 		k++;
 		for (uint32_t q = nb != NULL ? nb->rrsets : 0;
@@ -243,8 +245,10 @@ static bool steer_same(const void *cur, uint32_t z, const void *one, char *why, 
 	for (uint32_t n = 0; n < p53_image_hdr(one)->n_nodes && same; n++) {
 		const struct p53_image_node *nd = p53_image_node(one, n);
 		bool any = false;
-		for (uint32_t r = nd->rrsets; r < (uint32_t)nd->rrsets + nd->n_rrsets && !any; r++)
-			any = p53_image_rrset(one, r)->flags & P53_RRSET_STEERED;
+		for (uint32_t r = nd->rrsets; r < (uint32_t)nd->rrsets + nd->n_rrsets && !any; r++) {
+			const struct p53_image_rrset *x = p53_image_rrset(one, r);
+			any = (x->flags & P53_RRSET_STEERED) && x->type != 47 && x->type != 50;
+		}
 		if (!any)
 			continue;
 		const uint8_t *nm = p53_image_node_name(one, nd);
@@ -286,11 +290,9 @@ enum p53_repatch p53_zone_repatch(const void *cur, const struct p53_zone_src *sr
 		stats[0] = stats[1] = 0;
 	/* Steered records are the config's, attached by every compile (the caller's src->extra,
 	 * as the full compile's) and left out of the read-back: the patch keeps them as they are
-	 * (steer_same). In a signed zone the compile also makes the denial records of steered
-	 * owners and signs them again each time: that zone is left to the full compile. */
-	if (src->n_extra > 0 && src->sign_key != NULL)
-		DECLINE("the zone is signed here and has steered records (each compile signs their "
-			"NSEC or NSEC3 again)");
+	 * (steer_same). In a signed zone the compile also makes and signs the NSEC or NSEC3 of
+	 * steered owners its chain lacks: the patch keeps the served one where the compile would
+	 * make the same record, and declines where it would not (image_patch.c steer_denials). */
 	if (src->rcode != 0)
 		DECLINE("the zone has no data");
 	uint32_t total, mine = zone_nodes(cur, src->name, &total);

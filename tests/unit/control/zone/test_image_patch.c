@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <openssl/evp.h>
 
 #include "control/bigmem.h"
 #include "control/dnssec/sign.h"
@@ -4830,6 +4831,10 @@ static void shape_rr(struct p53_ixfr_step *st, char op, const uint8_t *nm, size_
  * new name, and names below and beside them (with and without DO when do_too), as the full
  * compile of the new content. Frees base and d.
  */
+/* Set: shape zones (shape_open) carry these steered records and signing key, and their
+ * owners are asked too (test_steered_signed). */
+static const struct p53_zone_src *shape_steer;
+
 static void shape_check(const void *img, const struct p53_zone_src *src, const uint8_t *apex,
 			size_t al, struct p53_rrs *base, struct p53_ixfr *d, const char *zone,
 			const char *what, const char *why_has, bool do_too)
@@ -4865,6 +4870,8 @@ static void shape_check(const void *img, const struct p53_zone_src *src, const u
 		struct names nm = { 0 };
 		names_of(&nm, base);
 		names_of(&nm, &result);
+		for (size_t k = 0; shape_steer != NULL && k < shape_steer->n_extra; k++)
+			names_add(&nm, shape_steer->extra[k].lname, shape_steer->extra[k].lname_len);
 		ask_do_too = do_too;
 		same_answers(patched, fresh, &nm, what);
 		same_links(patched, fresh, what);
@@ -5204,6 +5211,16 @@ static struct p53_ixfr_step *shape_open(struct shape_zone *z, const char *zone, 
 		snprintf(z->path, sizeof(z->path), "%s/tests/unit/dataplane/zones/%s", P53_SRCDIR,
 			 file);
 	z->src = (struct p53_zone_src){ .name = zone, .file = z->path, .flags = P53_ZONE_SECONDARY };
+	if (shape_steer != NULL) {
+		/* Steered records, and the key that signs their owners' denials. */
+		z->src.cfg_file = shape_steer->cfg_file;
+		z->src.extra = shape_steer->extra;
+		z->src.n_extra = shape_steer->n_extra;
+		z->src.steer_layout = shape_steer->steer_layout;
+		z->src.sign_key = shape_steer->sign_key;
+		z->src.sign_inception = shape_steer->sign_inception;
+		z->src.sign_expiration = shape_steer->sign_expiration;
+	}
 	z->img = p53_image_build(&z->src, 1, &len, err, sizeof(err), quiet, NULL);
 	assert_non_null(z->img);
 	z->al = wname(zone, z->apex);
@@ -6784,11 +6801,11 @@ static void test_steered_shapes(void **state)
 	steer_shape("a TXT at a steered CNAME owner", beside_cname, 1,
 		    "gains TYPE16 data beside its steered");
 
-	/* A signed zone: the compile makes a steered owner's NSEC or NSEC3 from the chain (and
-	 * signs it with the config's key): a diff touching one declines. */
-	char err[1024], why[512];
+	/* A signed zone without a key for its steered owners (the compile makes them no NSEC):
+	 * a TXT at one, as at any name (test_steered_signed has the zones signed here). */
+	char err[1024];
 	uint8_t ln[64], apex[64];
-	size_t ll = wname("steered.nsec.test.", ln), al = wname("nsec.test.", apex), len = 0, plen = 0;
+	size_t ll = wname("steered.nsec.test.", ln), al = wname("nsec.test.", apex), len = 0;
 	struct p53_zone_extra ex = { .lname = ln, .lname_len = (uint8_t)ll, .type = 1, .ttl = 60,
 				     .addrs = st_a4, .rdlen = 4, .n = 2, .line = 1,
 				     .owner = "steered.nsec.test.", .rec = 0 };
@@ -6802,12 +6819,173 @@ static void test_steered_shapes(void **state)
 	struct p53_ixfr d = { 0 };
 	zone_rrs(img, 0, &base);
 	txt_rr(soa_step(&base, &d), '+', "steered.nsec.test.", 16, "beside");
-	assert_null(p53_image_patch(img, apex, al, &d, NULL, NULL, &plen, why, sizeof(why)));
-	print_message("steered owner of a signed zone: declined: %s\n", why);
-	assert_non_null(strstr(why, "steered.nsec.test. has a steered record in a signed zone"));
-	p53_ixfr_free(&d);
-	p53_rrs_free(&base);
+	shape_check(img, &src, apex, al, &base, &d, "nsec.test.",
+		    "a TXT at a steered owner, no key", NULL, true);
 	free(img);
+}
+
+/*
+ * Steered owners of a signed zone (issue 13): the compile signs an NSEC or NSEC3 for a
+ * steered owner its chain lacks (steered.Z, a steered A and no data of its own) with the
+ * config's key; mail.Z has a steered AAAA beside its A and the chain's own record. An
+ * Ed25519 key (RFC 8032: deterministic) and fixed validity, so a full compile signs the same
+ * bytes as the one before. What a signing primary sends (shape_deny: its chain and RRSIGs)
+ * is patched, keeping the record the compile signed, and answered with DO as the full
+ * compile; where the compile would sign another record (a neighbour that comes or goes
+ * right after steered.Z in an NSEC chain, a steered owner losing its own), it declines.
+ */
+static const char *ed_key(const char *dir, const char *zone)
+{
+	static char stem[512];
+	uint8_t pub[32], priv[32];
+	size_t pl = sizeof(pub), vl = sizeof(priv);
+	char pb[64], vb[64];
+	EVP_PKEY *k = EVP_PKEY_Q_keygen(NULL, NULL, "ED25519");
+
+	assert_non_null(k);
+	assert_int_equal(EVP_PKEY_get_raw_public_key(k, pub, &pl), 1);
+	assert_int_equal(EVP_PKEY_get_raw_private_key(k, priv, &vl), 1);
+	EVP_PKEY_free(k);
+	EVP_EncodeBlock((unsigned char *)pb, pub, 32);
+	EVP_EncodeBlock((unsigned char *)vb, priv, 32);
+	snprintf(stem, sizeof(stem), "%s/K%sed", dir, zone);
+	char path[600];
+	snprintf(path, sizeof(path), "%s.key", stem);
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fprintf(f, "%s\tIN\tDNSKEY\t256 3 15 %s\n", zone, pb);
+	fclose(f);
+	snprintf(path, sizeof(path), "%s.private", stem);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fprintf(f, "Private-key-format: v1.3\nAlgorithm: 15\nPrivateKey: %s\n", vb);
+	fclose(f);
+	return stem;
+}
+
+static void test_steered_signed(void **state)
+{
+	(void)state;
+	static const char *const Z[][2] = {
+		{ "nsec.test.", "nsec.test.zone" },
+		{ "nsec3.test.", "nsec3.test.zone" },
+	};
+	char dir[] = "/tmp/p53steersig.XXXXXX";
+	assert_non_null(mkdtemp(dir));
+	rng = seed(1307);
+	for (size_t z = 0; z < 2; z++) {
+		char err[256], st_o[64], mail[64], near[64], far[64], big[64], tight[64];
+		const char *zn = Z[z][0];
+		const bool n3 = z == 1;
+		snprintf(st_o, sizeof(st_o), "steered.%s", zn);
+		snprintf(mail, sizeof(mail), "mail.%s", zn);
+		snprintf(near, sizeof(near), "steereda.%s", zn); /* right after steered.Z */
+		snprintf(far, sizeof(far), "zzz.%s", zn);
+		snprintf(big, sizeof(big), "big.%s", zn);
+		snprintf(tight, sizeof(tight), "tight.%s", zn);
+		static struct p53_sign_key key;
+		assert_int_equal(p53_sign_key_load(ed_key(dir, zn), &key, err, sizeof(err)), 0);
+		static uint8_t ln[2][64];
+		size_t l0 = wname(st_o, ln[0]), l1 = wname(mail, ln[1]);
+		struct p53_zone_extra ex[2] = {
+			{ .lname = ln[0], .lname_len = (uint8_t)l0, .type = 1, .ttl = 60, .addrs = st_a4,
+			  .rdlen = 4, .n = 2, .line = 1, .owner = st_o, .rec = 0 },
+			{ .lname = ln[1], .lname_len = (uint8_t)l1, .type = 28, .ttl = 60, .addrs = st_a6,
+			  .rdlen = 16, .n = 1, .line = 2, .owner = mail, .rec = 1 },
+		};
+		const uint32_t now = (uint32_t)time(NULL);
+		struct p53_zone_src steer = { .cfg_file = "pop53.yaml", .extra = ex, .n_extra = 2,
+					      .steer_layout = 9, .sign_key = &key,
+					      .sign_inception = now - 3600,
+					      .sign_expiration = now + 30 * 86400 };
+		shape_steer = &steer;
+		shape_deny = true;
+		/* The compile made steered.Z its own denial, from the config. */
+		struct shape_zone sz;
+		shape_open(&sz, zn, Z[z][1]);
+		uint32_t so = p53_image_find(sz.img, ln[0], l0, p53_name_hash(ln[0], l0));
+		assert_int_not_equal(so, P53_NONE);
+		uint32_t dn = n3 ? p53_image_proof(sz.img, so)->match : so, dr;
+		assert_int_not_equal(dn, P53_NONE);
+		dr = p53_image_node_rrset(sz.img, p53_image_node(sz.img, dn), n3 ? 50 : 47);
+		assert_int_not_equal(dr, P53_NONE);
+		assert_true(p53_image_rrset(sz.img, dr)->flags & P53_RRSET_STEERED);
+		assert_int_equal(p53_image_rrset(sz.img, dr)->sig_count, 1);
+		free(sz.img);
+		p53_rrs_free(&sz.base);
+		p53_ixfr_free(&sz.d);
+
+		const struct sshape_rr own[] = {
+			{ '-', mail, 1, "192.0.2.25", 0 },
+			{ '+', mail, 1, "192.0.2.26", 0 },
+		}, gains[] = {
+			{ '+', st_o, 12, "x.example.", 0 },
+		}, near_new[] = {
+			{ '+', near, 1, "192.0.2.200", 0 },
+		}, far_new[] = {
+			{ '+', far, 1, "192.0.2.201", 0 },
+		}, near_gone[] = {
+			{ '-', tight, 1, "*", 0 },
+			{ '-', tight, 16, "*", 0 },
+		}, mail_gone[] = {
+			{ '-', mail, 1, "*", 0 },
+			{ '-', mail, n3 ? 0 : 47, "*", 0 },
+		};
+		char wx[64];
+		snprintf(wx, sizeof(wx), "www.%s", zn);
+		const struct sshape_rr www[] = {
+			{ '-', wx, 1, "192.0.2.80", 0 },
+			{ '+', wx, 1, "192.0.2.81", 0 },
+		};
+		signed_shape(zn, Z[z][1], "an ordinary record changed, steered owners signed here",
+			     www, 2, NULL);
+		signed_shape(zn, Z[z][1], "a steered owner's own A changed", own, 2, NULL);
+		signed_shape(zn, Z[z][1], "a steered owner the chain lacked gains data (and its "
+			     "own NSEC/NSEC3)", gains, 1,
+			     n3 ? "steered.nsec3.test., a steered owner, gains its own NSEC3" : NULL);
+		signed_shape(zn, Z[z][1], "a name new far from steered owners", far_new, 1, NULL);
+		signed_shape(zn, Z[z][1], "a name new right after a steered owner", near_new, 1,
+			     n3 ? NULL : "the NSEC pop53 signs for steered owner steered.nsec.test. "
+			     "would change");
+		(void)near_gone;
+		(void)tight;
+		signed_shape(zn, Z[z][1], "a steered owner loses its last record (and its own "
+			     "NSEC/NSEC3)", mail_gone, n3 ? 1 : 2,
+			     n3 ? "mail.nsec3.test., a steered owner, has no NSEC3 of its own" :
+			     "mail.nsec.test., a steered owner, loses its NSEC");
+		shape_deny = false;
+		shape_steer = NULL;
+
+		/* Random signer's diffs (names, types, RRSIGs) with the steered owners. */
+		struct outcome o = { 0 };
+		char path[512];
+		snprintf(path, sizeof(path), "%s/tests/unit/dataplane/zones/%s", P53_SRCDIR, Z[z][1]);
+		struct p53_zone_src src = steer;
+		src.name = zn;
+		src.file = path;
+		src.flags = P53_ZONE_SECONDARY;
+		ask_do_too = 1;
+		chain_ops = 1;
+		diff_kind = DIFF_SIGNED_OK;
+		/* ... and each new content given whole too (`zone reload NAME`, an AXFR:
+		 * p53_zone_repatch, whole_zone_check). */
+		whole_zone = 1;
+		chain(&src, 1, 0, zn, 30, 0, &o);
+		whole_zone = 0;
+		chain_ops = 0;
+		diff_kind = DIFF_UNSIGNED;
+		ask_do_too = 0;
+		print_message("%s with steered owners signed here: %d patched, %d declined, %d "
+			      "invalid; whole: %d patched, %d declined\n", zn, o.patched, o.declined,
+			      o.invalid, o.whole_patched, o.whole_declined);
+		assert_int_equal(o.invalid, 0);
+		assert_true(o.patched >= 10);
+		assert_true(o.whole_patched >= 10);
+		p53_sign_key_free(&key);
+	}
+	char cmd[128];
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	assert_int_equal(system(cmd), 0);
 }
 
 /*
@@ -6902,14 +7080,6 @@ static void test_steered_whole_zone(void **state)
 			      sizeof(err), quiet, NULL, NULL, NULL);
 	assert_int_equal(rc, P53_REPATCH_DECLINED);
 	assert_non_null(strstr(why, "the steering layout changes"));
-	/* A zone whose steered owners' denials this compile signs: compiled in full. */
-	static struct p53_sign_key key;
-	s2 = src;
-	s2.sign_key = &key;
-	rc = p53_zone_repatch(img, &s2, false, NULL, &wimg, &wlen, stc, why, sizeof(why), err,
-			      sizeof(err), quiet, NULL, NULL, NULL);
-	assert_int_equal(rc, P53_REPATCH_DECLINED);
-	assert_non_null(strstr(why, "signed here and has steered records"));
 	free(z2);
 	free(img);
 	/* Random diffs given whole (chain, whole_zone_check): the steered zone's reload patched
@@ -7588,6 +7758,7 @@ int main(void)
 		cmocka_unit_test(test_example_zone),
 		cmocka_unit_test(test_steered_owners),
 		cmocka_unit_test(test_steered_shapes),
+		cmocka_unit_test(test_steered_signed),
 		cmocka_unit_test(test_steered_whole_zone),
 		cmocka_unit_test(test_glue_changed),
 		cmocka_unit_test(test_cut_shapes),
