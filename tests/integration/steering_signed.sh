@@ -14,7 +14,10 @@
 # proven by the NSEC (ED25519 run: NSEC-signed zone) or NSEC3 (ECDSA run: NSEC3) that pop53d
 # makes and signs for the owner: delv says "negative response, fully validated", dnspython
 # checks the record and its RRSIG; DO=0 stays plain NODATA; name errors below and beside the
-# owner still validate; the timer re-signs that record too (a zone recompile).
+# owner still validate; the timer re-signs that record too (a zone recompile). The zone signed
+# again with changes (a value, a new name) and reloaded (`zone reload example.com`) is patched,
+# the owner's record kept and still valid; a new name right after the owner in the NSEC chain
+# (its next name changes) is compiled in full with the reason, patched in the NSEC3 zone.
 . "$(dirname "$0")/lib.sh"
 trap cleanup_common EXIT
 lab_lock
@@ -48,6 +51,24 @@ sign() {
 	       for (i = d + 4; i <= NF && substr($i, 1, 1) != ";"; i++) printf "%s", $i; print "\";\n};" }' \
 		"$KEY.key" >"$d/anchors.conf"
 	TAG=${KEY##*+}; TAG=$((10#$TAG))
+}
+
+CTL() { "$BUILD/control/pop53ctl" -s "$TMP/control.sock" "$@"; }
+dig_rr() {
+	ip netns exec "$CLIENT_NS" kdig +time=1 +retry=1 +short @"$V4" "$1" "${2:-A}" 2>/dev/null | head -1
+}
+
+# resign ALG DENIAL SED-EXPR LINES: the zone's source edited (SED-EXPR, LINES appended, the
+# serial + 1 each time) and signed again with the same key, as a signer does.
+SERIAL=$(awk '/; serial/ {print $1}' "$SRC/zones/example.com.zone")
+resign() {
+	local d="$TMP/$1" n=-n
+	[ "$2" = nsec ] && n=
+	SERIAL=$((SERIAL + 1))
+	sed -e "s/^\(\t*\)[0-9]\{10\} ; serial/\1$SERIAL ; serial/" -e "$3" "$SRC/zones/example.com.zone" >"$d/src.zone"
+	printf '%s\n' "$4" >>"$d/src.zone"
+	ldns-signzone $n -o example.com. -i "$(date -u -d '-1 hour' +%Y%m%d%H%M%S)" \
+		-e "$(date -u -d '+30 days' +%Y%m%d%H%M%S)" -f "$d/example.com.zone" "$d/src.zone" "$KEY"
 }
 
 # config ALG VALIDITY REFRESH MARGIN
@@ -277,6 +298,47 @@ scope=48 rcode=NOERROR" "$(ecs_validate cn.example.com AAAA 2001:db8:53::/56)"
 	check "$alg: the two CNAME variants have different signatures" test -n "$csig1" -a -n "$csig2" -a "$csig1" != "$csig2"
 	k=$(ip netns exec "$CLIENT_NS" kdig +time=2 +retry=1 @"$V4" cn.example.com A +subnet=198.51.100.7/32 2>&1)
 	check "$alg: DO=0: the steered CNAME and its target without RRSIG" bash -c "grep -q 'CNAME[[:space:]]*ns2.example.com.' <<<'$k' && ! grep -q RRSIG <<<'$k'"
+
+	# `zone reload example.com` after the signer signed the zone again with changes (issue
+	# 13): the image is patched, not compiled in full, the owner's NSEC/NSEC3 that pop53d
+	# signed is kept (the same record: its next name and types hold) and still validates.
+	resign "$alg" "$denial" 's/^\(www\t\t300 IN A\t\).*/\1192.0.2.99/' $'zz\t\t300 IN A\t192.0.2.98'
+	out=$(CTL zone reload example.com 2>&1)
+	check "$alg ($denial): zone reload of the signed zone with steered owners is patched ($(head -c 160 <<<"$out"))" \
+		grep -qE '^image: patched: zone example\.com\.' <<<"$out"
+	expect "$alg ($denial): ...www.example.com A changed" "192.0.2.99" "$(dig_rr www.example.com A)"
+	expect "$alg ($denial): ...zz.example.com A new" "192.0.2.98" "$(dig_rr zz.example.com A)"
+	expect "$alg ($denial): ...DO=1 AAAA at the steered owner: its $denial kept, valid" "$want" \
+		"$(denial_validate map.example.com AAAA)"
+	out=$(validate "$V4" map.example.com TXT)
+	check "$alg ($denial): ...delv validates NODATA at the steered owner" \
+		grep -q '^; negative response, fully validated' <<<"$out"
+	out=$(validate "$V4" www.example.com)
+	check "$alg ($denial): ...and the changed www.example.com A" grep -q '^; fully validated' <<<"$out"
+	out=$(validate "$V4" nope.example.com)
+	check "$alg ($denial): ...and a name error" grep -q '^; negative response, fully validated' <<<"$out"
+	# A name right after the steered owner: in the NSEC chain the owner's NSEC names its
+	# next name, which pop53d must sign again (compiled in full, and the reply says why); an
+	# NSEC3 zone hashes it elsewhere (patched).
+	resign "$alg" "$denial" 's/^\(www\t\t300 IN A\t\).*/\1192.0.2.99/' $'zz\t\t300 IN A\t192.0.2.98\nmapa\t\t300 IN A\t192.0.2.97'
+	out=$(CTL zone reload example.com 2>&1)
+	if [ "$denial" = nsec ]; then
+		check "$alg ($denial): a name right after the steered owner: compiled in full, with the reason" \
+			grep -qF 'image: compiled in full: the NSEC pop53 signs for steered owner map.example.com. would change' <<<"$out"
+		want="rcode=NOERROR answers=0
+SOA example.com. ok
+NSEC map.example.com. ok next=mapa.example.com. types=A RRSIG NSEC"
+	else
+		check "$alg ($denial): a name right after the steered owner: patched" \
+			grep -qE '^image: patched: zone example\.com\.' <<<"$out"
+		got=$(denial_validate map.example.com AAAA)
+		want="rcode=NOERROR answers=0
+SOA example.com. ok
+NSEC3 $(awk 'NR == 3 {print $2}' <<<"$got") ok owner=hash next=hash+1 types=A RRSIG"
+	fi
+	expect "$alg ($denial): ...mapa.example.com A served" "192.0.2.97" "$(dig_rr mapa.example.com A)"
+	expect "$alg ($denial): ...DO=1 AAAA at the steered owner: its $denial as the full compile makes it" \
+		"$want" "$(denial_validate map.example.com AAAA)"
 	check "$alg: pop53d stops cleanly" stop_pop53
 done
 
