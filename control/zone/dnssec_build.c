@@ -365,8 +365,7 @@ static int rec_add(struct p53_zb *b, uint32_t n, const uint8_t *wire, size_t wle
 	return 0;
 }
 
-/* RFC 4034 §4.1.2 type bitmap of the types set in bits[8192]; its length. */
-static size_t bitmap_put(const uint8_t *bits, uint8_t *out)
+size_t p53_type_bitmap(const uint8_t *bits, uint8_t *out)
 {
 	size_t o = 0;
 
@@ -545,7 +544,7 @@ int p53_dnssec_steer_denial(struct build *s, uint32_t z)
 				return p53_zb_err(b, "(image):0", "out of memory");
 			}
 		}
-		rd += bitmap_put(bits, w + rd);
+		rd += p53_type_bitmap(bits, w + rd);
 		rr[0] = 0xc0;
 		rr[1] = 0x0c;
 		rr[2] = 0;

@@ -139,4 +139,9 @@ uint32_t p53_n3_find(const struct p53_n3_set *c, const uint8_t *name, size_t len
  * §7): an NSEC3 owner's first label. */
 void p53_n3_b32hex(const uint8_t *hash, uint8_t out[32]);
 
+/* RFC 4034 §4.1.2 type bitmap (NSEC, NSEC3) of the types set in bits[8192] (bit 0x80 >> (t
+ * & 7) of bits[t >> 3]) into out (up to 256 * 34 bytes); its length. The compile's for the
+ * denial of steered owners (dnssec_build.c), the patch's to check it (image_patch.c). */
+size_t p53_type_bitmap(const uint8_t *bits, uint8_t *out);
+
 #endif /* P53_IMAGE_BUILD_H */

@@ -1900,23 +1900,10 @@ static int n3_proofs(struct patch *p, const void *img, uint8_t *ni, uint32_t z, 
 		uint32_t mt = p53_n3_find(&c, nm, nd->name_len, &exact);
 
 		*q = none;
-		if (exact) {
-			q->match = mt;
-			q->encl = mt;
-			q->encl_labels = nd->labels;
-			if (nd->name_len + 2u <= P53_NAME_MAXLEN) {
-				uint8_t w[P53_NAME_MAXLEN];
-				w[0] = 1;
-				w[1] = '*';
-				memcpy(w + 2, nm, nd->name_len);
-				q->wild = p53_n3_find(&c, w, nd->name_len + 2u, &exact);
-			}
-			continue;
-		}
 		/* A steered owner the chain lacks has its own NSEC3 from the compile, out of the
 		 * sorted hashes (dnssec_build.c nsec3_zone): it keeps the one it had, which
 		 * steer_denials() checks (the owner's types) when the owner is touched. */
-		if (steered_at(ni, nd)) {
+		if (!exact && steered_at(ni, nd)) {
 			uint32_t sm = m < p53_image_hdr(img)->n_nodes ?
 				      p53_image_proof(img, m)->match : P53_NONE;
 			uint32_t sr;
@@ -1928,8 +1915,12 @@ static int n3_proofs(struct patch *p, const void *img, uint8_t *ni, uint32_t z, 
 					p53_name_to_str(txt, sizeof(txt), nm));
 				return -1;
 			}
-			q->match = sm;
-			q->encl = sm;
+			mt = sm;
+			exact = true;
+		}
+		if (exact) {
+			q->match = mt;
+			q->encl = mt;
 			q->encl_labels = nd->labels;
 			if (nd->name_len + 2u <= P53_NAME_MAXLEN) {
 				uint8_t w[P53_NAME_MAXLEN];
@@ -2966,7 +2957,6 @@ static size_t node_bitmap(const void *img, uint32_t n, uint16_t t1, uint16_t t2,
 {
 	const struct p53_image_node *nd = p53_image_node(img, n);
 	uint8_t bits[8192];
-	size_t o = 0;
 
 	memset(bits, 0, sizeof(bits));
 	for (uint32_t r = nd->rrsets; r < (uint32_t)nd->rrsets + nd->n_rrsets; r++) {
@@ -2976,18 +2966,7 @@ static size_t node_bitmap(const void *img, uint32_t n, uint16_t t1, uint16_t t2,
 	bits[t1 >> 3] |= (uint8_t)(0x80 >> (t1 & 7));
 	bits[t2 >> 3] |= (uint8_t)(0x80 >> (t2 & 7));
 	bits[0] &= 0x7f; /* type 0 (no type) */
-	for (int w = 0; w < 256; w++) {
-		int l = 32;
-		while (l > 0 && bits[w * 32 + l - 1] == 0)
-			l--;
-		if (l == 0)
-			continue;
-		out[o++] = (uint8_t)w;
-		out[o++] = (uint8_t)l;
-		memcpy(out + o, bits + w * 32, (size_t)l);
-		o += (size_t)l;
-	}
-	return o;
+	return p53_type_bitmap(bits, out);
 }
 
 /* The single record of RRset rs: its RDATA and length (records carry an owner pointer and
