@@ -6978,7 +6978,8 @@ static void test_steered_signed(void **state)
 		print_message("%s with steered owners signed here: %d patched, %d declined, %d "
 			      "invalid; whole: %d patched, %d declined\n", zn, o.patched, o.declined,
 			      o.invalid, o.whole_patched, o.whole_declined);
-		assert_int_equal(o.invalid, 0);
+		/* (invalid: a random diff the full compile rejects, say an A at a steered A owner:
+		 * chain() asserts the patch refused it too.) */
 		assert_true(o.patched >= 10);
 		assert_true(o.whole_patched >= 10);
 		p53_sign_key_free(&key);
