@@ -85,6 +85,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "control/dnssec/sign.h"
 #include "control/xfr/rrs.h"
 #include "dataplane/dnssec.h"
 #include "control/zone/image_build.h"
@@ -325,6 +326,72 @@ static int dname_changes(const struct p53_rrs *base, struct p53_ixfr_step *st)
 }
 
 static int cdn, names, dnames, served;
+
+/*
+ * P53_IXFR_STEER=KEYSTEM (a signed zone; KEYSTEM a BIND-format key pair of big.test., say
+ * ldns-keygen -a ED25519 big.test): P53_IXFR_STEER_N (default 100) steered owners
+ * steerNNN.region0.big.test. (A, two addresses) attached to the zone in every compile, the
+ * NSEC or NSEC3 the compile signs for each with that key (fixed validity: an Ed25519 key signs
+ * the same bytes each time, so the read-back check holds), as pop53d compiles a signed zone
+ * with steered owners (issue 13). The patch keeps those records where the compile would make
+ * the same ones.
+ */
+static struct p53_sign_key steer_key;
+static struct p53_zone_extra *steer_ex;
+static size_t n_steer;
+
+static int steer_setup(void)
+{
+	const char *stem = getenv("P53_IXFR_STEER");
+	char err[256];
+	static const uint8_t addrs[8] = { 10, 0, 0, 1, 10, 0, 0, 2 };
+
+	if (stem == NULL || stem[0] == '\0')
+		return 0;
+	if (p53_sign_key_load(stem, &steer_key, err, sizeof(err)) != 0) {
+		fprintf(stderr, "p53-ixfr-apply: %s\n", err);
+		return -1;
+	}
+	n_steer = getenv("P53_IXFR_STEER_N") != NULL ? (size_t)atoi(getenv("P53_IXFR_STEER_N")) : 100;
+	steer_ex = calloc(n_steer ? n_steer : 1, sizeof(*steer_ex));
+	if (steer_ex == NULL)
+		return -1;
+	for (size_t i = 0; i < n_steer; i++) {
+		char txt[64];
+		uint8_t *w = malloc(P53_NAME_MAXLEN);
+		snprintf(txt, sizeof(txt), "steer%03zu.region0." ORIGIN, i);
+		if (w == NULL)
+			return -1;
+		size_t o = 0;
+		for (const char *q = txt; *q != '\0';) { /* labels, lower case already */
+			const char *dot = strchr(q, '.');
+			w[o] = (uint8_t)(dot - q);
+			memcpy(w + o + 1, q, (size_t)(dot - q));
+			o += 1u + (size_t)(dot - q);
+			q = dot + 1;
+		}
+		w[o++] = 0;
+		steer_ex[i] = (struct p53_zone_extra){ .lname = w,
+			.lname_len = (uint8_t)o, .type = 1, .ttl = 300,
+			.addrs = addrs, .rdlen = 4, .n = 2, .line = (int)i + 1, .owner = strdup(txt),
+			.rec = (uint32_t)i };
+	}
+	return 0;
+}
+
+/* The steered owners and key (steer_setup) on zone source s, as every compile of pop53d's. */
+static void steer_src(struct p53_zone_src *s)
+{
+	if (n_steer == 0)
+		return;
+	s->cfg_file = "pop53.yaml";
+	s->extra = steer_ex;
+	s->n_extra = n_steer;
+	s->steer_layout = 1;
+	s->sign_key = &steer_key;
+	s->sign_inception = 1764500000u;
+	s->sign_expiration = 2082758400u;
+}
 /* --served-child: the child zone's records (zone 1 of every image). */
 static struct p53_rrs kid;
 #define KID "kid." ORIGIN
@@ -1004,6 +1071,7 @@ static int run(const void *img, size_t len, const struct p53_ixfr *d, int runs, 
 			{ .name = kid_name(), .file = "kid (transfer)", .rrs = kid.buf, .rrs_len = kid.len,
 			  .flags = P53_ZONE_SECONDARY },
 		};
+		steer_src(&s2[0]);
 		void *ni;
 		spare = patch == 3 ? spare : NULL;
 		struct p53_patch_index *rx = NULL;
@@ -1134,6 +1202,9 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	struct p53_zone_src src = { .name = ORIGIN, .file = argv[1], .flags = P53_ZONE_SECONDARY };
+	if (steer_setup() != 0)
+		return 1;
+	steer_src(&src);
 	void *img = p53_image_build(&src, 1, &len, err, sizeof(err), NULL, NULL);
 	if (img == NULL) {
 		fprintf(stderr, "p53-ixfr-apply: %s\n", err);
@@ -1172,6 +1243,7 @@ int main(int argc, char **argv)
 	 * wire read without ldns, the records nearly in order; docs/ARCHITECTURE.md). */
 	struct p53_zone_src s1 = { .name = ORIGIN, .file = "big.test (transfer)", .rrs = base.buf,
 				   .rrs_len = base.len, .flags = P53_ZONE_SECONDARY };
+	steer_src(&s1);
 	size_t l1 = 0;
 	void *again = served ? NULL : p53_image_build(&s1, 1, &l1, err, sizeof(err), NULL, NULL);
 	if (!served && (again == NULL || l1 != len || memcmp(again, img, len) != 0)) {
