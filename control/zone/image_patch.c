@@ -2904,7 +2904,6 @@ static int shadowed_ok(struct patch *p, const void *img, size_t apex_len, char *
 
 /* ---- Steered owners (unsigned zones): their other records change, the steered RRsets stay ---- */
 
-
 /*
  * A type the touched name's new records (node md of the small image, or NULL) have that its
  * steered RRsets in the old image (node od) forbid, or 0: static data of a steered owner and
