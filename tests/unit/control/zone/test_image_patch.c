@@ -6166,8 +6166,42 @@ static void test_signed_dname_shapes(void **state)
 			     "below removed", at_ent, 2 + nz, NULL);
 		signed_shape(zn, SIGNED[z][1], "a DNAME added above two levels, the name below "
 			     "removed", at_deep, 2 + nz, NULL);
-		signed_shape(zn, SIGNED[z][1], "a DNAME new below a cut", under_cut, 1,
-			     "becomes a DNAME owner below a cut");
+		signed_shape(zn, SIGNED[z][1], "a DNAME new below a cut", under_cut, 1, NULL);
+		/* Below a cut a DNAME is occluded data, glue (not signed, no NSEC or NSEC3). */
+		char ns_sec[64];
+		snprintf(ns_sec, sizeof(ns_sec), "ns.secure.%s", zn);
+		const struct sshape_rr under_gone[] = {
+			{ '-', x_sec, 39, "*", 0 },
+		}, under_retarget[] = {
+			{ '-', x_sec, 39, "*", 0 },
+			{ '+', x_sec, 39, "example.org.", 0 },
+		}, at_glue[] = {
+			{ '+', ns_sec, 39, "example.net.", 0 },
+		};
+		signed_then(zn, SIGNED[z][1], "a DNAME below a cut removed", under_cut, 1,
+			    under_gone, 1, NULL);
+		signed_then(zn, SIGNED[z][1], "a DNAME below a cut re-targeted", under_cut, 1,
+			    under_retarget, 2, NULL);
+		signed_shape(zn, SIGNED[z][1], "a DNAME added at glue", at_glue, 1, NULL);
+		/* A delegation put above a DNAME owner (it becomes glue: its NSEC / NSEC3 and
+		 * RRSIGs go), then taken away (signed again). */
+		char deep_dn[64], deep_cut[64];
+		snprintf(deep_dn, sizeof(deep_dn), "d.ent.%s", zn);
+		snprintf(deep_cut, sizeof(deep_cut), "ent.%s", zn);
+		const struct sshape_rr dn_deep[] = {
+			{ '+', deep_dn, 39, "example.net.", 0 },
+		}, cut_over[] = {
+			{ '+', deep_cut, 2, "ns.elsewhere.example.", 0 },
+		}, cut_gone[] = {
+			{ '-', deep_cut, 2, "*", 0 },
+		}, both[] = {
+			{ '+', deep_dn, 39, "example.net.", 0 },
+			{ '+', deep_cut, 2, "ns.elsewhere.example.", 0 },
+		};
+		signed_then(zn, SIGNED[z][1], "a delegation put above a DNAME owner", dn_deep, 1,
+			    cut_over, 1, NULL);
+		signed_then(zn, SIGNED[z][1], "the delegation above a DNAME owner removed", both, 2,
+			    cut_gone, 1, NULL);
 		char why_over[256];
 		snprintf(why_over, sizeof(why_over), "%s becomes a DNAME owner but %s stays below it",
 			 ent, x_ent);
