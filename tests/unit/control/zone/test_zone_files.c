@@ -217,6 +217,7 @@ static void test_before(void **state)
 		assert_true(id.known);
 		known += id.known;
 		assert_int_equal(p53_file_id_changed(&id, p53_file_clock_ns()), 0);
+		p53_file_id_free(&pre);
 		p53_file_id_free(&id);
 
 		/* Written during the read (after the identity was taken): never known as read. */
