@@ -116,9 +116,18 @@ int p53_daemon_reload(struct p53_daemon *d, int flags, const char *zone, char *e
 		      size_t errlen, char *note, size_t notelen);
 
 /**
- * After the start's compile: what each primary zone's compile read (`files`, as
- * p53_xfr_compile gave them), identified as of `since` (p53_file_clock_ns() before it).
+ * Before a compile of every zone: the identity of the primary zones' files (theirs and those
+ * their last compile read) into `before` (control/zone/zone_files.h p53_zone_files_before).
  */
-void p53_daemon_zones_compiled(struct p53_daemon *d, char *const *files, size_t n, int64_t since);
+void p53_daemon_zones_before(struct p53_daemon *d, const struct p53_config *cfg,
+			     struct p53_zone_files *before);
+
+/**
+ * After the start's compile: what each primary zone's compile read (`files`, as
+ * p53_xfr_compile gave them), identified as of `since` (p53_file_clock_ns() before it) or by
+ * `before` (p53_daemon_zones_before, taken before it).
+ */
+void p53_daemon_zones_compiled(struct p53_daemon *d, char *const *files, size_t n, int64_t since,
+			       const struct p53_zone_files *before);
 
 #endif /* P53_DAEMON_H */

@@ -352,13 +352,17 @@ int main(int argc, char **argv)
 		fprintf(stderr, "out of memory for the zone transfer state\n");
 		goto out_cfg;
 	}
+	struct p53_zone_files before = { 0 };
+	p53_daemon_zones_before(&d, cfg, &before);
 	img = p53_xfr_compile(d.xfr, cfg, NULL, NULL, 0, &img_len, err, sizeof(err), &zone_files,
 			      &n_zone_files);
 	if (img == NULL) {
 		fprintf(stderr, "%s\n", err);
+		p53_zone_files_free(&before);
 		goto out_cfg;
 	}
-	p53_daemon_zones_compiled(&d, zone_files, n_zone_files, compiled_since);
+	p53_daemon_zones_compiled(&d, zone_files, n_zone_files, compiled_since, &before);
+	p53_zone_files_free(&before);
 	p53_info("compiled %d zone(s): %" PRIu32 " records, %zu bytes (%.1f B/record)", cfg->n_zones,
 		 p53_image_hdr(img)->n_records, img_len,
 		 (double)img_len / (double)(p53_image_hdr(img)->n_records ? p53_image_hdr(img)->n_records : 1));

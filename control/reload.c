@@ -127,6 +127,23 @@ static const struct p53_config_zone *zone_conf(const struct p53_config *cfg, con
 	return NULL;
 }
 
+/* The identity of a zone's files (those its last compile read, and its own) before a compile
+ * reads them (control/zone/zone_files.h): out of memory leaves some out, identified after. */
+static void before_of(struct p53_daemon *d, const struct p53_config_zone *cz,
+		      struct p53_zone_files *before)
+{
+	if (p53_zone_files_before(&d->zfiles, cz->name, cz->file, before) != 0)
+		p53_warn("reload: out of memory for zone %s's file identities", cz->name);
+}
+
+void p53_daemon_zones_before(struct p53_daemon *d, const struct p53_config *cfg,
+			     struct p53_zone_files *before)
+{
+	for (int i = 0; i < cfg->n_zones; i++)
+		if (cfg->zones[i].xfr == NULL && cfg->zones[i].file != NULL)
+			before_of(d, &cfg->zones[i], before);
+}
+
 /* One primary zone compiled alone and patched into `cur` (control/zone/zone_repatch.h). */
 static enum p53_repatch patch_zone(const struct p53_config *cfg, const struct p53_config_zone *cz,
 				   const void *cur, void *spare, void **img, size_t *len,
@@ -155,6 +172,7 @@ struct zone_done {
 	uint64_t st[2];
 	char **files;
 	size_t n_files;
+	struct p53_zone_files before;   /* its files' identity before the compile */
 };
 
 struct patch_run {
@@ -165,8 +183,10 @@ struct patch_run {
 
 static void run_free(struct patch_run *r)
 {
-	for (size_t i = 0; i < r->n; i++)
+	for (size_t i = 0; i < r->n; i++) {
 		p53_image_files_free(r->z[i].files, r->z[i].n_files);
+		p53_zone_files_free(&r->z[i].before);
+	}
 	free(r->z);
 	memset(r, 0, sizeof(*r));
 }
@@ -197,6 +217,7 @@ static enum p53_repatch one_zone(struct p53_daemon *d, const char *zone, void **
 		return P53_REPATCH_DECLINED;
 	}
 	z.name = cz->name;
+	before_of(d, cz, &z.before);
 	z.rc = patch_zone(cfg, cz, d->dp.image, p53_dataplane_spare_take(&d->dp), img, len, z.st,
 			  why, sizeof(why), err, errlen, &z.files, &z.n_files);
 	switch (z.rc) {
@@ -220,8 +241,10 @@ static enum p53_repatch one_zone(struct p53_daemon *d, const char *zone, void **
 	if ((z.rc == P53_REPATCH_PATCHED || z.rc == P53_REPATCH_SAME) &&
 	    (run->z = malloc(sizeof(*run->z))) != NULL)
 		run->z[run->n++] = z;
-	else
+	else {
 		p53_image_files_free(z.files, z.n_files);
+		p53_zone_files_free(&z.before);
+	}
 	return z.rc;
 }
 
@@ -335,6 +358,7 @@ static enum p53_repatch changed_zones(struct p53_daemon *d, const struct p53_con
 		void *out = NULL;
 		size_t olen = 0;
 		z->name = cz->name;
+		before_of(d, cz, &z->before);
 		if (!spare_taken) {
 			spare = p53_dataplane_spare_take(&d->dp);
 			spare_taken = true;
@@ -389,7 +413,7 @@ static bool keys_same(const struct p53_dnssec_conf *a, const struct p53_dnssec_c
 /* The zones' file records after a compile of every zone: the primaries, in the config's
  * order (the compile's, control/xfr/update.c), own the files read from theirs on. */
 static void zones_compiled(struct p53_daemon *d, const struct p53_config *cfg, char *const *files,
-			   size_t n, int64_t since)
+			   size_t n, int64_t since, const struct p53_zone_files *before)
 {
 	const char **names = calloc((size_t)cfg->n_zones + 1, sizeof(*names));
 	const char **own = calloc((size_t)cfg->n_zones + 1, sizeof(*own));
@@ -403,7 +427,8 @@ static void zones_compiled(struct p53_daemon *d, const struct p53_config *cfg, c
 				names[nz] = cfg->zones[i].name;
 				own[nz++] = cfg->zones[i].file;
 			}
-		if (p53_zone_files_set_all(&d->zfiles, names, own, nz, files, n, since) != 0)
+		if (p53_zone_files_set_all(&d->zfiles, names, own, nz, files, n, since,
+					   before) != 0)
 			p53_warn("reload: out of memory for the zones' file records: the next zones-only "
 				 "reload compiles every zone");
 	}
@@ -411,9 +436,10 @@ static void zones_compiled(struct p53_daemon *d, const struct p53_config *cfg, c
 	free(own);
 }
 
-void p53_daemon_zones_compiled(struct p53_daemon *d, char *const *files, size_t n, int64_t since)
+void p53_daemon_zones_compiled(struct p53_daemon *d, char *const *files, size_t n, int64_t since,
+			       const struct p53_zone_files *before)
 {
-	zones_compiled(d, &d->cfg, files, n, since);
+	zones_compiled(d, &d->cfg, files, n, since, before);
 }
 
 /* What a config edit means for the image. */
@@ -482,6 +508,7 @@ int p53_daemon_reload(struct p53_daemon *d, int flags, const char *zone, char *e
 	struct p53_guard_next guard_next = {0};
 	struct p53_steer_next steer_next = {0};
 	struct patch_run run = {0};
+	struct p53_zone_files before = {0};
 	/* Before anything is read: a file written from now on counts as changed next time. */
 	const int64_t since = p53_file_clock_ns();
 	char *cfg_text = NULL;
@@ -557,6 +584,7 @@ int p53_daemon_reload(struct p53_daemon *d, int flags, const char *zone, char *e
 	}
 	/* Secondary zones keep what they serve (control/xfr/update.c). */
 	if (how == P53_REPATCH_DECLINED) {
+		p53_daemon_zones_before(d, use, &before);
 		img = p53_xfr_compile(d->xfr, use, d->dp.image, NULL, 0, &len, err, errlen, &files,
 				      &n_files);
 		if (img == NULL)
@@ -647,11 +675,11 @@ int p53_daemon_reload(struct p53_daemon *d, int flags, const char *zone, char *e
 	/* What each zone's compile read, with the files' identity as of `since`: every primary
 	 * zone's after a full compile, else the zones patched or found the same. */
 	if (how == P53_REPATCH_DECLINED) {
-		zones_compiled(d, &d->cfg, files, n_files, since);
+		zones_compiled(d, &d->cfg, files, n_files, since, &before);
 	} else {
 		for (size_t i = 0; i < run.n; i++)
 			if (p53_zone_files_set_zone(&d->zfiles, run.z[i].name, run.z[i].files,
-						    run.z[i].n_files, since) != 0)
+						    run.z[i].n_files, since, &run.z[i].before) != 0)
 				p53_warn("reload: out of memory for zone %s's file record: its next "
 					 "reload compiles it", run.z[i].name);
 	}
@@ -667,6 +695,7 @@ int p53_daemon_reload(struct p53_daemon *d, int flags, const char *zone, char *e
 		p53_image_files_free(all, n_all);
 	}
 	run_free(&run);
+	p53_zone_files_free(&before);
 	p53_image_files_free(files, n_files);
 	d->dp.reloads_ok++;
 	d->dp.last_reload_ms = (double)(rte_rdtsc() - t0) * 1000.0 / (double)rte_get_tsc_hz();
@@ -700,6 +729,7 @@ fail:
 	free(img);
 	free(cfg_text);
 	run_free(&run);
+	p53_zone_files_free(&before);
 	p53_image_files_free(files, n_files);
 	p53_config_free(&fresh);
 	d->dp.reloads_failed++;

@@ -39,7 +39,8 @@
  *     below a cut, NS above a cut: signed_nest, nested_cut): the NSECs/NSEC3s whose
  *     bitmaps or owners change, and the RRSIGs, come in the diff (names made glue or freed
  *     with no owner moving, an opt-out chain's insecure cuts: glue_proofs); a wildcard's records
- *     change, and wildcards come and go, as any name's (wild_links); with a chain, CNAME
+ *     change, and wildcards come and go, as any name's (wild_links), gain or lose NS as any
+ *     delegation (signed_deleg) and are made glue or freed by one (signed_glue); with a chain, CNAME
  *     owners come, go and change as any name's (signed_cname; below a cut as glue's,
  *     glue_cname) and
  *     the apex NS set changes, comes or goes (signed_apex_ns, signed_apex_ns_set: its
@@ -300,8 +301,9 @@ static bool cut_rrset_ok(const struct tn *t, const struct p53_image_node *od, ui
 
 /*
  * A signed zone's glue whose records may change (a name server renumbered, an address added
- * or removed): a name below a cut (no DNAME above it, itself no cut, wildcard, CNAME or DNAME
- * owner). Glue is not signed (RFC 4035 §2.2), owns no NSEC or NSEC3 and has no proof
+ * or removed): a name below a cut (no DNAME above it, itself no cut, CNAME or DNAME owner; a
+ * wildcard below a cut is such occluded data too, its WILD flag and its parent's link kept,
+ * wild_links). Glue is not signed (RFC 4035 §2.2), owns no NSEC or NSEC3 and has no proof
  * (dnssec_build.c skips it); the patch keeps its node's GLUE flag and occluder. When it gains
  * its first address or loses its last, the lists naming it are made again as any target's
  * (relist_gain, relist_lose).
@@ -309,17 +311,18 @@ static bool cut_rrset_ok(const struct tn *t, const struct p53_image_node *od, ui
 static bool signed_glue(const void *img, const struct p53_image_node *nd)
 {
 	return (nd->flags & P53_NODE_GLUE) && nd->occluder != P53_NONE &&
-	       !(nd->flags & (P53_NODE_CUT | P53_NODE_DNAME | P53_NODE_CNAME | P53_NODE_WILD |
-			      P53_NODE_NSEC3)) &&
+	       !(nd->flags & (P53_NODE_CUT | P53_NODE_DNAME | P53_NODE_CNAME | P53_NODE_NSEC3)) &&
 	       (p53_image_node(img, nd->occluder)->flags & P53_NODE_CUT) && !dname_above(img, nd);
 }
 
 /*
  * A signed zone's name that becomes a cut (NS added: a new delegation, at a new name or at
  * one with records, whose names below become glue) or stops being one (its NS removed: the
- * delegation goes, its glue with it or left as names of the zone). Not the apex, a
- * wildcard, a CNAME or DNAME owner, an NSEC3 owner, nor a name below a cut or a DNAME (for a
- * new name: occ_walk, signed_cuts). What a signer sends with it comes in the diff and is
+ * delegation goes, its glue with it or left as names of the zone). A wildcard too (RFC 4592
+ * §4.2: a wildcard owning NS is a cut, its expansions referrals from it, the names below it
+ * glue; its WILD flag and its parent's link stay, wild_links). Not the apex, a CNAME or
+ * DNAME owner, an NSEC3 owner, nor a name below a cut or a DNAME (for a new name: occ_walk,
+ * signed_cuts). What a signer sends with it comes in the diff and is
  * patched as any name's: the name's NSEC or NSEC3 (its bitmap NS, DS, RRSIG; in an opt-out
  * chain an insecure delegation may have none), the NSECs/NSEC3s of names that become glue
  * going, those of glue that becomes authoritative coming, their RRSIGs; the links (CUT,
@@ -331,10 +334,10 @@ static bool signed_deleg(const void *img, const struct tn *t, const struct p53_i
 	bool was = od != NULL && (od->flags & P53_NODE_CUT);
 	bool is = md != NULL && (md->flags & P53_NODE_CUT);
 
-	if (apex || was == is || t->n3 || (t->name[0] == 1 && t->name[1] == '*'))
+	if (apex || was == is || t->n3)
 		return false;
 	if (od != NULL && (od->occluder != P53_NONE || dname_above(img, od) ||
-			   (od->flags & (P53_NODE_DNAME | P53_NODE_CNAME | P53_NODE_WILD |
+			   (od->flags & (P53_NODE_DNAME | P53_NODE_CNAME |
 					 P53_NODE_GLUE | P53_NODE_NSEC3))))
 		return false;
 	return md == NULL || !(md->flags & (P53_NODE_DNAME | P53_NODE_CNAME));
@@ -348,9 +351,10 @@ static bool signed_deleg(const void *img, const struct tn *t, const struct p53_i
  * below it, of which there are none (§2.4): as in an unsigned zone (signed_dnames: a name
  * that stays below a new owner declines, dname_links; the flag after the layout,
  * dname_flags). Not the apex, a wildcard, an NSEC3 owner, a cut or CNAME owner before or
- * after, nor glue or a name below an occluder (a new name below a cut: signed_dnames).
+ * after, nor a name below a DNAME or a nested cut; glue (below a cut) may gain, change or
+ * lose one (glue_dname), a new name below a cut own one.
  */
-static bool signed_dname(const struct tn *t, const struct p53_image_node *od,
+static bool signed_dname(const void *img, const struct tn *t, const struct p53_image_node *od,
 			 const struct p53_image_node *md, bool apex)
 {
 	bool was = od != NULL && (od->flags & P53_NODE_DNAME);
@@ -358,9 +362,14 @@ static bool signed_dname(const struct tn *t, const struct p53_image_node *od,
 
 	if (apex || !(was || is) || t->n3 || (t->name[0] == 1 && t->name[1] == '*'))
 		return false;
-	if (od != NULL && (od->occluder != P53_NONE ||
-			   (od->flags & (P53_NODE_CUT | P53_NODE_CNAME | P53_NODE_GLUE |
-					 P53_NODE_WILD | P53_NODE_NSEC3))))
+	/* Glue (below a cut, no DNAME above it) may gain, change or lose a DNAME: occluded
+	 * data, not signed, no NSEC or NSEC3, as a new DNAME owner below a cut. */
+	bool glue = od != NULL && (od->flags & P53_NODE_GLUE) && od->occluder != P53_NONE &&
+		    (p53_image_node(img, od->occluder)->flags & P53_NODE_CUT) &&
+		    !dname_above(img, od);
+	if (od != NULL && ((od->occluder != P53_NONE && !glue) ||
+			   (od->flags & (P53_NODE_CUT | P53_NODE_CNAME | P53_NODE_WILD |
+					 P53_NODE_NSEC3))))
 		return false;
 	return md == NULL || !(md->flags & (P53_NODE_CUT | P53_NODE_CNAME));
 }
@@ -381,29 +390,6 @@ static bool signed_apex_dname(const struct p53_image_node *od, const struct p53_
 {
 	return apex && ((od != NULL && (od->flags & P53_NODE_DNAME)) ||
 			(md != NULL && (md->flags & P53_NODE_DNAME)));
-}
-
-/*
- * A signed zone's wildcard that gains or loses NS (RFC 4592 §4.2: what a wildcard owning NS
- * means is undefined, and DNSSEC makes it worse: the names it would expand to are neither
- * the zone's data nor a delegation the chain proves). The full compile takes such a zone as
- * its answer.c serves it; the patch does not make it (its records, the names below it and
- * its chain would change in ways signed_deleg() does not follow): a decline naming it, in
- * why. True when t is such a name.
- */
-static bool signed_wild_ns(const struct tn *t, const struct p53_image_node *od,
-			   const struct p53_image_node *md, char *why, size_t wl)
-{
-	char txt[1024];
-	bool was = od != NULL && (od->flags & P53_NODE_CUT);
-	bool is = md != NULL && (md->flags & P53_NODE_CUT);
-
-	if (!(t->name[0] == 1 && t->name[1] == '*') || t->n3 || was == is)
-		return false;
-	decline(why, wl, "%s %s NS and is a wildcard in a signed zone (RFC 4592 §4.2: its "
-		"meaning is undefined; only the full compile takes it)",
-		p53_name_to_str(txt, sizeof(txt), t->name), is ? "gains" : "loses");
-	return true;
 }
 
 /*
@@ -456,12 +442,27 @@ static bool glue_cname(const void *img, const struct p53_image_node *nd)
 	       (p53_image_node(img, nd->occluder)->flags & P53_NODE_CUT) && !dname_above(img, nd);
 }
 
+/*
+ * A signed zone's DNAME owner below a cut (no cut itself, no DNAME above it): occluded data
+ * as any glue (not signed, no NSEC or NSEC3, no proof; a query there gets the cut's
+ * referral); its DNAME changes or goes as signed_dname()'s, the owner's flag after the
+ * layout (dname_flags).
+ */
+static bool glue_dname(const void *img, const struct p53_image_node *nd)
+{
+	return (nd->flags & P53_NODE_GLUE) && (nd->flags & P53_NODE_DNAME) &&
+	       nd->occluder != P53_NONE &&
+	       !(nd->flags & (P53_NODE_CUT | P53_NODE_CNAME | P53_NODE_WILD | P53_NODE_NSEC3)) &&
+	       (p53_image_node(img, nd->occluder)->flags & P53_NODE_CUT) && !dname_above(img, nd);
+}
+
 /* Whether a new name may stand below node nd of a signed zone as new glue: nd is a cut no
- * cut or DNAME occludes, glue (signed_glue) or a nested cut (nested_cut). */
+ * cut or DNAME occludes (a wildcard owning NS too), glue (signed_glue) or a nested cut
+ * (nested_cut). */
 static bool glue_parent(const void *img, const struct p53_image_node *nd)
 {
 	return ((nd->flags & P53_NODE_CUT) && nd->occluder == P53_NONE &&
-		!(nd->flags & (P53_NODE_WILD | P53_NODE_DNAME | P53_NODE_NSEC3))) ||
+		!(nd->flags & (P53_NODE_DNAME | P53_NODE_NSEC3))) ||
 	       signed_glue(img, nd) || nested_cut(img, nd);
 }
 
@@ -2094,10 +2095,10 @@ static int cut_links(struct patch *p, const void *img, uint32_t z, size_t apex_l
  * the zone's nodes), applied after the layout (signed_links). Cuts nest: a new cut below
  * another is glue (signed_nest), a cut that a new cut occludes becomes glue (its NSEC or
  * NSEC3 goes in the diff, nodes_link() keeps its CUT flag), one that a cut going frees stops
- * being glue; names below a nested cut keep it as their occluder. A DNAME owner or wildcard
- * that a cut coming or going would make glue or free declines (its records and its chain
- * would change in ways the diff does not show; below a cut already, only its occluder
- * changes). 0 (p->sg_links set when there is something to apply), or -1: declined (why).
+ * being glue; names below a nested cut keep it as their occluder. A wildcard or DNAME owner
+ * made glue or freed is as any name (the signer's chain for it comes in the diff; its WILD
+ * or DNAME flag and a wildcard's parent link stay). 0 (p->sg_links set when there is
+ * something to apply), or -1: declined (why).
  */
 static int signed_cuts(struct patch *p, const void *img, uint32_t z, size_t apex_len, char *why,
 		       size_t wl)
@@ -2118,16 +2119,6 @@ static int signed_cuts(struct patch *p, const void *img, uint32_t z, size_t apex
 			decline(why, wl, "%s is below a DNAME owner or another served zone's apex "
 				"and a cut above it comes or goes", txt);
 		return -1;
-	}
-	for (size_t j = 0; j < p->n_desc; j++) {
-		const struct p53_image_node *nd = p53_image_node(img, p->desc[2 * j]);
-		if ((nd->flags & (P53_NODE_DNAME | P53_NODE_WILD)) &&
-		    (nd->occluder == P53_NONE) != (p->desc[2 * j + 1] == P53_NONE)) {
-			decline(why, wl, "%s is a DNAME owner or wildcard below a delegation "
-				"that comes or goes in a signed zone",
-				p53_name_to_str(txt, sizeof(txt), p53_image_node_name(img, nd)));
-			return -1;
-		}
 	}
 	p->sg_links = true;
 	return 0;
@@ -2292,9 +2283,9 @@ static void dname_flags(const struct patch *p, const void *img, uint8_t *ni)
 /*
  * A signed zone whose DNAME owners come, go or change (signed_dname): as an unsigned zone's
  * (dname_links: a name of the image that becomes an owner has nothing left below it but
- * names the diff removes, RFC 6672 §2.4), and a new owner is no glue (below a cut: the
- * compiler flags it GLUE and signs nothing there, which the diff does not show). The
- * owners' flags are set after the layout (dname_flags). 0 (p->sg_dname set when there is
+ * names the diff removes, RFC 6672 §2.4); below a cut an owner is glue (not signed, no
+ * NSEC or NSEC3: nothing of the chain in the diff; its GLUE flag and occluder from
+ * cut_links or kept). The owners' flags are set after the layout (dname_flags). 0 (p->sg_dname set when there is
  * one), or -1: declined (why).
  */
 static int signed_dnames(struct patch *p, const void *img, uint32_t z, char *why, size_t wl)
@@ -2302,19 +2293,8 @@ static int signed_dnames(struct patch *p, const void *img, uint32_t z, char *why
 	char txt[1024], below[1024];
 	bool any = false;
 
-	for (size_t i = 0; i < p->n_t; i++) {
-		const struct tn *t = &p->t[i];
-		if (!t->dn_s)
-			continue;
-		any = true;
-		/* Occluders are made again (cut_links) only when cuts or new names come. */
-		if (p->sg_links && t->changed && !t->dead && t->occ_now != P53_NONE &&
-		    dname_now(p, img, t)) {
-			decline(why, wl, "%s becomes a DNAME owner below a cut in a signed zone",
-				p53_name_to_str(txt, sizeof(txt), t->name));
-			return -1;
-		}
-	}
+	for (size_t i = 0; i < p->n_t && !any; i++)
+		any = p->t[i].dn_s;
 	if (!any)
 		return 0;
 	if (dname_links(p, img, z, txt, sizeof(txt), below, sizeof(below)) != 0) {
@@ -3251,7 +3231,8 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 			    nd->occluder == P53_NONE &&
 			    (nd->flags & (P53_NODE_CUT | P53_NODE_DNAME | P53_NODE_CNAME)))
 				t->sigs_only = true;
-			else if (sgn && (signed_glue(img, nd) || glue_cname(img, nd)))
+			else if (sgn && (signed_glue(img, nd) || glue_cname(img, nd) ||
+					 glue_dname(img, nd)))
 				t->glue_s = true;
 			else if (sgn && ((nd->flags & (P53_NODE_CUT | P53_NODE_DNAME | P53_NODE_GLUE |
 						       (t->n3 ? 0 : P53_NODE_NSEC3))) ||
@@ -3371,12 +3352,10 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 		if (t->deleg)
 			t->sigs_only = false;
 		/* ... and a DNAME owner that comes, goes or changes its target. */
-		t->dn_s = sgn && (nsec_ok || n3_ok) && (signed_dname(t, od, md, apex_t) ||
+		t->dn_s = sgn && (nsec_ok || n3_ok) && (signed_dname(img, t, od, md, apex_t) ||
 							signed_apex_dname(od, md, apex_t));
 		if (t->dn_s)
 			t->sigs_only = false;
-		if (sgn && signed_wild_ns(t, od, md, why, wl))
-			return NULL;
 		if (md != NULL && (md->flags & (P53_NODE_CUT | P53_NODE_DNAME)) && !t->sigs_only &&
 		    !t->deleg && !t->dn_s && sgn)
 			return decline(why, wl, "%s becomes a cut or DNAME owner", txt);

@@ -110,7 +110,50 @@ static bool stat_same(const struct p53_file_id *id, const struct stat *st)
 	       id->ctime_ns == ts_ns(&st->st_ctim);
 }
 
-int p53_file_id_take(struct p53_file_id *id, const char *path, int64_t since)
+/* The coarse clock's tick: how long a ctime may stay ahead of it. */
+static int64_t tick_ns(void)
+{
+	struct timespec r;
+
+	if (clock_getres(CLOCK_REALTIME_COARSE, &r) != 0)
+		return 4000000;
+	return ts_ns(&r);
+}
+
+int p53_file_id_before(struct p53_file_id *id, const char *path)
+{
+	struct stat a, b;
+	uint64_t size = 0;
+	int64_t now = p53_file_clock_ns(), waited = 0;
+	const int64_t cap = 2 * tick_ns() + 2000000;
+
+	memset(id, 0, sizeof(*id));
+	id->path = strdup(path);
+	if (id->path == NULL)
+		return -1;
+	if (stat(path, &a) != 0)
+		return 0;
+	/* A ctime the coarse clock has not passed yet (changed within this tick, or stamped
+	 * finer by a multigrain kernel) could be given again to a change made after the stat:
+	 * wait out the tick. Then every later change stamps a later ctime. */
+	while (ts_ns(&a.st_ctim) >= now && waited < cap) {
+		struct timespec ms = { 0, 1000000 };
+		nanosleep(&ms, NULL);
+		waited += 1000000;
+		now = p53_file_clock_ns();
+		if (stat(path, &a) != 0)
+			return 0;
+	}
+	if (ts_ns(&a.st_ctim) >= now || p53_file_hash(path, &id->hash, &size) != 0 ||
+	    stat(path, &b) != 0)
+		return 0;
+	stat_keep(id, &b);
+	id->known = stat_same(id, &a) && size == id->size;
+	return 0;
+}
+
+int p53_file_id_take(struct p53_file_id *id, const char *path, int64_t since,
+		     const struct p53_file_id *before)
 {
 	struct stat a, b;
 	uint64_t size = 0;
@@ -119,7 +162,15 @@ int p53_file_id_take(struct p53_file_id *id, const char *path, int64_t since)
 	id->path = strdup(path);
 	if (id->path == NULL)
 		return -1;
-	/* Stat, read, stat: a file replaced or written while it was read is not known. */
+	/* Taken before the compile read it, and the stat is the same now: the file did not
+	 * change in between (any change stamps a ctime past the one kept). */
+	if (before != NULL && before->known && stat(path, &a) == 0 && stat_same(before, &a)) {
+		char *keep = id->path;
+		*id = *before;
+		id->path = keep;
+		return 0;
+	}
+	/* Else stat, read, stat: a file replaced or written while it was read is not known. */
 	if (stat(path, &a) != 0 || p53_file_hash(path, &id->hash, &size) != 0 || stat(path, &b) != 0)
 		return 0;
 	stat_keep(id, &b);
@@ -153,7 +204,7 @@ void p53_file_id_free(struct p53_file_id *id)
 	id->path = NULL;
 }
 
-static void zone_free(struct p53_zone_files *z)
+void p53_zone_files_free(struct p53_zone_files *z)
 {
 	for (size_t i = 0; i < z->n; i++)
 		p53_file_id_free(&z->f[i]);
@@ -171,6 +222,35 @@ static bool name_eq(const char *a, const char *b)
 	if (lb > 0 && b[lb - 1] == '.')
 		lb--;
 	return la == lb && strncasecmp(a, b, la) == 0;
+}
+
+static const struct p53_file_id *file_of(const struct p53_zone_files *z, const char *path)
+{
+	for (size_t i = 0; z != NULL && i < z->n; i++)
+		if (strcmp(z->f[i].path, path) == 0)
+			return &z->f[i];
+	return NULL;
+}
+
+/* Take the identity of each of f[0..n) (and `own`) not in `before` yet. */
+static int before_add(struct p53_zone_files *before, const struct p53_file_id *f, size_t n,
+		      const char *own)
+{
+	for (size_t i = 0; i <= n; i++) {
+		const char *path = i < n ? f[i].path : own;
+		if (path == NULL || file_of(before, path) != NULL)
+			continue;
+		struct p53_file_id *g = realloc(before->f, (before->n + 1) * sizeof(*g));
+		if (g == NULL)
+			return -1;
+		before->f = g;
+		if (p53_file_id_before(&g[before->n], path) != 0) {
+			p53_file_id_free(&g[before->n]);
+			return -1;
+		}
+		before->n++;
+	}
+	return 0;
 }
 
 struct p53_zone_files *p53_zone_files_find(struct p53_zone_files_set *s, const char *zone)
@@ -202,13 +282,24 @@ static void zone_remove(struct p53_zone_files_set *s, struct p53_zone_files *z)
 {
 	size_t i = (size_t)(z - s->z);
 
-	zone_free(z);
+	p53_zone_files_free(z);
 	memmove(&s->z[i], &s->z[i + 1], (s->n - i - 1) * sizeof(*s->z));
 	s->n--;
 }
 
+int p53_zone_files_before(const struct p53_zone_files_set *s, const char *zone, const char *own,
+			  struct p53_zone_files *before)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if ((zone == NULL || name_eq(s->z[i].zone, zone)) &&
+		    before_add(before, s->z[i].f, s->z[i].n, NULL) != 0)
+			return -1;
+	return before_add(before, NULL, 0, own);
+}
+
 /* Fill z (empty, zone set) with files[0..n), each path once. */
-static int zone_fill(struct p53_zone_files *z, char *const *files, size_t n, int64_t since)
+static int zone_fill(struct p53_zone_files *z, char *const *files, size_t n, int64_t since,
+		     const struct p53_zone_files *before)
 {
 	z->f = calloc(n ? n : 1, sizeof(*z->f));
 	if (z->f == NULL)
@@ -219,7 +310,7 @@ static int zone_fill(struct p53_zone_files *z, char *const *files, size_t n, int
 			dup = strcmp(z->f[k].path, files[i]) == 0;
 		if (dup)
 			continue;
-		if (p53_file_id_take(&z->f[z->n], files[i], since) != 0) {
+		if (p53_file_id_take(&z->f[z->n], files[i], since, file_of(before, files[i])) != 0) {
 			p53_file_id_free(&z->f[z->n]);
 			return -1;
 		}
@@ -229,7 +320,7 @@ static int zone_fill(struct p53_zone_files *z, char *const *files, size_t n, int
 }
 
 int p53_zone_files_set_zone(struct p53_zone_files_set *s, const char *zone, char *const *files,
-			    size_t n, int64_t since)
+			    size_t n, int64_t since, const struct p53_zone_files *before)
 {
 	struct p53_zone_files *z = p53_zone_files_find(s, zone);
 
@@ -243,10 +334,10 @@ int p53_zone_files_set_zone(struct p53_zone_files_set *s, const char *zone, char
 	} else {
 		char *keep = z->zone;
 		z->zone = NULL;
-		zone_free(z);
+		p53_zone_files_free(z);
 		z->zone = keep;
 	}
-	if ((z->zone == NULL && (z->zone = strdup(zone)) == NULL) || zone_fill(z, files, n, since) != 0) {
+	if ((z->zone == NULL && (z->zone = strdup(zone)) == NULL) || zone_fill(z, files, n, since, before) != 0) {
 		zone_remove(s, z);
 		return -1;
 	}
@@ -255,7 +346,7 @@ int p53_zone_files_set_zone(struct p53_zone_files_set *s, const char *zone, char
 
 int p53_zone_files_set_all(struct p53_zone_files_set *s, const char *const *zones,
 			   const char *const *zone_files, size_t nz, char *const *files,
-			   size_t n_files, int64_t since)
+			   size_t n_files, int64_t since, const struct p53_zone_files *before)
 {
 	size_t next = 0, start = 0, cur = nz;
 
@@ -269,7 +360,7 @@ int p53_zone_files_set_all(struct p53_zone_files_set *s, const char *const *zone
 		if (i < n_files && k == nz)
 			continue;
 		if (cur < nz && p53_zone_files_set_zone(s, zones[cur], &files[start], i - start,
-							since) != 0) {
+							since, before) != 0) {
 			p53_zone_files_clear(s);
 			return -1;
 		}
@@ -313,7 +404,7 @@ int p53_zone_files_list(const struct p53_zone_files_set *s, char ***files, size_
 void p53_zone_files_clear(struct p53_zone_files_set *s)
 {
 	for (size_t i = 0; i < s->n; i++)
-		zone_free(&s->z[i]);
+		p53_zone_files_free(&s->z[i]);
 	free(s->z);
 	s->z = NULL;
 	s->n = 0;

@@ -7,8 +7,11 @@
  * $INCLUDEs): device, inode, size, mtime and ctime in ns, and a 64-bit hash of the bytes.
  * rsync replaces a file (new inode) and `rsync -t` keeps its mtime, maybe in the same second:
  * any stat difference only leads to reading the file again, and an equal hash means
- * unchanged (reading is far cheaper than compiling). A file whose ctime is not before the
- * compile started may have changed under it: it counts as changed until compiled again.
+ * unchanged (reading is far cheaper than compiling). The identity is taken before the compile
+ * reads the file (p53_file_id_before: any later change gives another stat) and kept when the
+ * stat after the compile is the same; a file without one (an $INCLUDE new to the zone) is
+ * identified after the compile, and one whose ctime is not before the compile started may
+ * have changed under it: it counts as changed until compiled again.
  * Control thread (and unit tests); no DPDK; allocates with malloc.
  */
 #ifndef P53_ZONE_FILES_H
@@ -50,11 +53,22 @@ int64_t p53_file_clock_ns(void);
 int p53_file_hash(const char *path, uint64_t *hash, uint64_t *size);
 
 /**
- * Identify `path` as compiled: stat and hash. `since`: p53_file_clock_ns() taken before the
- * compile; a ctime from then on leaves the file unknown (it may have changed under the
- * compile). A file that cannot be read is unknown too. @return 0, or -1 (out of memory).
+ * Identify `path` before a compile reads it: stat, hash, stat. A ctime the coarse clock has
+ * not passed yet (a change within its tick, or a multigrain kernel's finer stamp) is waited
+ * out first (one tick, 1-10 ms), so that any change after the stat stamps another ctime.
+ * Unreadable or changing: not known. @return 0, or -1 (out of memory).
  */
-int p53_file_id_take(struct p53_file_id *id, const char *path, int64_t since);
+int p53_file_id_before(struct p53_file_id *id, const char *path);
+
+/**
+ * Identify `path` as compiled. `before`: its identity taken before the compile (or NULL):
+ * kept when known and the file's stat is still the same. Else stat and hash; `since`:
+ * p53_file_clock_ns() taken before the compile; a ctime from then on leaves the file unknown
+ * (it may have changed under the compile). A file that cannot be read is unknown too.
+ * @return 0, or -1 (out of memory).
+ */
+int p53_file_id_take(struct p53_file_id *id, const char *path, int64_t since,
+		     const struct p53_file_id *before);
 
 /**
  * Has the file changed since `id` was taken? Stat first; when it differs, the bytes are
@@ -77,11 +91,22 @@ int p53_zone_files_changed(struct p53_zone_files_set *s, const char *zone, int64
 			   char *which, size_t whichlen);
 
 /**
- * Replace (or add) one zone's entry: the files its compile read.
+ * Before a compile: into `before` (zone NULL, appended to), p53_file_id_before of every file
+ * `zone`'s entry names (every zone's when NULL) and of `own` (its file; may be NULL), each
+ * path once. @return 0, or -1 (out of memory).
+ */
+int p53_zone_files_before(const struct p53_zone_files_set *s, const char *zone, const char *own,
+			  struct p53_zone_files *before);
+
+void p53_zone_files_free(struct p53_zone_files *z);
+
+/**
+ * Replace (or add) one zone's entry: the files its compile read; `before` (or NULL) from
+ * p53_zone_files_before, taken before the compile.
  * @return 0, or -1 (out of memory: the zone's entry is then removed, so it counts as changed).
  */
 int p53_zone_files_set_zone(struct p53_zone_files_set *s, const char *zone, char *const *files,
-			    size_t n, int64_t since);
+			    size_t n, int64_t since, const struct p53_zone_files *before);
 
 /**
  * After a compile of every zone: rebuild the set from the files it read, in the order read.
@@ -93,7 +118,7 @@ int p53_zone_files_set_zone(struct p53_zone_files_set *s, const char *zone, char
  */
 int p53_zone_files_set_all(struct p53_zone_files_set *s, const char *const *zones,
 			   const char *const *zone_files, size_t nz, char *const *files,
-			   size_t n_files, int64_t since);
+			   size_t n_files, int64_t since, const struct p53_zone_files *before);
 
 /**
  * Every file of every zone, each path once (zone-file watching: p53_watch_set), malloc'd

@@ -21,6 +21,9 @@
 # NSEC3, so nothing of the chain comes in the diff: image_patch.c glue_proofs), the apex NS
 # set removed whole and given back (signed_apex_ns_set): each patched, served as the primary
 # serves them.
+# Then a wildcard at the apex of each zone added and removed (every name error becoming an
+# expansion, and back): patched, the expanded answers, the wildcard's NODATA and the name
+# errors with DO as the primary serves them.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/xfr_lib.sh"
 
@@ -566,6 +569,47 @@ check "kdig +dnssec: the NS set's additional list (ns1's address), as the primar
 	same_as_primary additional oo.test NS
 check "kdig +dnssec: the insecure referral to kid, as the primary's" \
 	same_as_primary authority x.kid.oo.test A
+
+# 35-36. A wildcard at the apex added, then removed, in the NSEC3 and the opt-out zone (issue
+# 13): every name error of the zone becomes an expansion, and back. Each IXFR patched; the
+# expanded answers (DO: the RRSIG of the expansion and the NSEC3 proving no closer match), a
+# wildcard NODATA, then the name errors (closest encloser, next closer, no wildcard) as the
+# primary's.
+patched_count() {
+	CTL --json zone status "$1" | /usr/bin/python3 -c '
+import json, sys
+print(json.load(sys.stdin)["zone"]["ixfr_image"]["patched"])'
+}
+for z in signed.test oo.test; do
+	n0=$(patched_count "$z")
+	knotc zone-begin "$z" >/dev/null
+	knotc zone-set "$z" '*' 300 A 192.0.2.66 >/dev/null
+	knotc zone-set "$z" '*' 300 TXT "apex wildcard" >/dev/null
+	knotc zone-commit "$z" >/dev/null
+	check "$z: the apex wildcard answers nothere.$z A 192.0.2.66" \
+		wait_for 5 sh -c "[ \"\$(ip netns exec $CLIENT_NS kdig +time=1 +short @$V4 nothere.$z A)\" = 192.0.2.66 ]"
+	check "$z: that IXFR was patched ($((n0 + 1)) patches)" zone_patched "$z" $((n0 + 1))
+	check "$z: kdig +dnssec: the expanded A and its RRSIG, as the primary's" \
+		same_as_primary answer nothere.$z A
+	check "$z: kdig +dnssec: the NSEC3 proving no closer match, as the primary's" \
+		same_as_primary authority nothere.$z A
+	check "$z: kdig +dnssec: an expansion two labels down (TXT), as the primary's" \
+		same_as_primary answer a.b.nothere.$z TXT
+	check "$z: kdig +dnssec: the wildcard's NODATA (AAAA) and its proof, as the primary's" \
+		same_as_primary authority nothere.$z AAAA
+	check "$z: kdig +dnssec: an existing name's answer is not the wildcard's (www A)" \
+		same_as_primary answer www.$z A
+	knotc zone-begin "$z" >/dev/null
+	knotc zone-unset "$z" '*' >/dev/null
+	knotc zone-commit "$z" >/dev/null
+	check "$z: nothere.$z is a name error again" \
+		wait_for 5 sh -c "ip netns exec $CLIENT_NS kdig +time=1 @$V4 nothere.$z A | grep -q NXDOMAIN"
+	check "$z: that IXFR was patched ($((n0 + 2)) patches)" zone_patched "$z" $((n0 + 2))
+	check "$z: kdig +dnssec: the name error's NSEC3 proof (no wildcard), as the primary's" \
+		same_as_primary authority nothere.$z A
+	check "$z: kdig +dnssec: a name error two labels down, as the primary's" \
+		same_as_primary authority a.b.nothere.$z TXT
+done
 
 stop_pop53
 finish

@@ -51,11 +51,6 @@ replace() { # replace FILE keep < content
 	cat >"$tmp"
 	[ "$keep" = 0 ] || touch -r "$f" "$tmp"
 	mv "$tmp" "$f"
-	# A reload within the clock tick of the change (a multigrain kernel, Linux 6.13+, stamps
-	# the ctime finer than the coarse clock the reload's start is read from) may not trust the
-	# stat it takes, and compiles the zone again at the next reload ("its content as served"):
-	# safe, but not what these steps assert. Let the coarse clock pass the ctime.
-	sleep 0.05
 }
 { soa other.test 2026120101; echo 'www IN A 192.0.2.1'; } >"$OTHER"
 { soa inc.test 2026120101; echo '$INCLUDE inc-a.inc'; } >"$INC"

@@ -415,6 +415,11 @@ static const char *node_txt(const void *img, uint32_t n, char *buf, size_t cap)
 	return p53_name_to_str(buf, cap, p53_image_node_name(img, p53_image_node(img, n)));
 }
 
+static const char *proof_txt(const void *img, uint32_t n, char *buf, size_t cap);
+
+/* Set: same_links() compares the nodes' proofs too. */
+static bool same_proofs = true;
+
 /* What the compiler's nodes_link() derives at each name the full compile's index holds
  * (a names b holds too): the flags but NSEC3 (out of the index) and the occluder and
  * wildcard links, compared by the names they point at. */
@@ -452,6 +457,16 @@ static void same_links(const void *a, const void *b, const char *what)
 			report_step(nm, nb->name_len);
 			fail_msg("%s: %s has occluder %s wildcard %s patched, occluder %s wildcard %s "
 				 "compiled", what, p53_name_to_str(txt, sizeof(txt), nm), o1, w1, o2, w2);
+		}
+		/* Signed images: its proof (what a name error, a NODATA or an expansion below
+		 * it carries) by the names it points at. */
+		char p1[2048], p2[2048];
+		proof_txt(a, m, p1, sizeof(p1));
+		proof_txt(b, n, p2, sizeof(p2));
+		if (same_proofs && strcmp(p1, p2) != 0) {
+			report_step(nm, nb->name_len);
+			fail_msg("%s: %s has proof %s patched, %s compiled", what,
+				 p53_name_to_str(txt, sizeof(txt), nm), p1, p2);
 		}
 	}
 }
@@ -4843,7 +4858,8 @@ static void shape_check(const void *img, const struct p53_zone_src *src, const u
 	struct p53_rrs result = { 0 };
 	size_t plen = 0, flen = 0;
 
-	assert_int_equal(p53_ixfr_apply(base, d, &result, err, sizeof(err)), 0);
+	if (p53_ixfr_apply(base, d, &result, err, sizeof(err)) != 0)
+		fail_msg("%s: the diff does not apply: %s", what, err);
 	struct p53_zone_src s2 = *src;
 	s2.rrs = result.buf;
 	s2.rrs_len = result.len;
@@ -5234,29 +5250,29 @@ static struct p53_ixfr_step *shape_open(struct shape_zone *z, const char *zone, 
  * ops needed. */
 static bool shape_deny;
 
-static void signed_shape(const char *zone, const char *file, const char *what,
-			 const struct sshape_rr *rr, size_t n, const char *why_has)
+/* signed_shape()'s step on z: the SOA and apex signed again, rr's records, and with
+ * shape_deny the signer's RRSIGs and chain for them. */
+static void signed_ops(struct shape_zone *z, struct p53_ixfr_step *st, const struct sshape_rr *rr,
+		       size_t n)
 {
-	struct shape_zone z;
-	struct p53_ixfr_step *st = shape_open(&z, zone, file);
 	static struct signed_again sa;
 	sa.n = 0;
-	resign(st, &z.base, z.apex, z.al, 6, z.apex, z.al, &sa);
+	resign(st, &z->base, z->apex, z->al, 6, z->apex, z->al, &sa);
 	for (size_t i = 0; i < n; i++) {
 		uint8_t nm[300];
 		size_t nl = wname(rr[i].owner, nm);
 		if (rr[i].type == 0) {
-			denial_bit(st, &z.base, nm, nl, z.apex, z.al, rr[i].bit, rr[i].op == '+');
+			denial_bit(st, &z->base, nm, nl, z->apex, z->al, rr[i].bit, rr[i].op == '+');
 			continue;
 		}
 		if (rr[i].op == '-' && strcmp(rr[i].data, "*") == 0) {
-			assert_true(del_all(st, &z.base, nm, nl, rr[i].type) > 0);
+			assert_true(del_all(st, &z->base, nm, nl, rr[i].type) > 0);
 			if (rr[i].type != 2)
-				del_sigs(st, &z.base, nm, nl, rr[i].type);
+				del_sigs(st, &z->base, nm, nl, rr[i].type);
 			continue;
 		}
 		if (rr[i].type == 43) {
-			add_signed(st, nm, nl, 43, z.apex, z.al);
+			add_signed(st, nm, nl, 43, z->apex, z->al);
 			continue;
 		}
 		/* TTL 3600: the zones' delegations', so that deletions match. */
@@ -5266,11 +5282,53 @@ static void signed_shape(const char *zone, const char *file, const char *what,
 		/* The signer's RRSIGs and chain for the records above (deny_again). */
 		struct nsec_ent *ce = NULL;
 		size_t n_ce = 0;
-		deny_again(st, &z.d, &z.base, z.apex, z.al, &ce, &n_ce);
+		deny_again(st, &z->d, &z->base, z->apex, z->al, &ce, &n_ce);
 		free(ce);
 	}
+}
+
+static void signed_shape(const char *zone, const char *file, const char *what,
+			 const struct sshape_rr *rr, size_t n, const char *why_has)
+{
+	struct shape_zone z;
+	struct p53_ixfr_step *st = shape_open(&z, zone, file);
+	signed_ops(&z, st, rr, n);
 	shape_check(z.img, &z.src, z.apex, z.al, &z.base, &z.d, zone, what, why_has, true);
 	free(z.img);
+}
+
+/*
+ * Two signed steps: `first` (signed_shape's way) applied to the zone and compiled in full,
+ * then `then` on that compile: patched (why_has NULL) or declined, checked as shape_check()
+ * does. For shapes whose start the zone files lack (a wildcard that owns NS).
+ */
+static void signed_then(const char *zone, const char *file, const char *what,
+			const struct sshape_rr *first, size_t n1, const struct sshape_rr *then,
+			size_t n2, const char *why_has)
+{
+	struct shape_zone z, y;
+	char err[1024];
+	size_t len = 0;
+	struct p53_rrs mid = { 0 };
+
+	signed_ops(&z, shape_open(&z, zone, file), first, n1);
+	assert_int_equal(p53_ixfr_apply(&z.base, &z.d, &mid, err, sizeof(err)), 0);
+	y = z;
+	y.src.rrs = mid.buf;
+	y.src.rrs_len = mid.len;
+	y.src.file = "(test)";
+	y.img = p53_image_build(&y.src, 1, &len, err, sizeof(err), quiet, NULL);
+	assert_non_null(y.img);
+	y.base = (struct p53_rrs){ 0 };
+	y.d = (struct p53_ixfr){ 0 };
+	zone_rrs(y.img, 0, &y.base);
+	signed_ops(&y, soa_step(&y.base, &y.d), then, n2);
+	shape_check(y.img, &y.src, y.apex, y.al, &y.base, &y.d, zone, what, why_has, true);
+	free(y.img);
+	free(z.img);
+	p53_rrs_free(&z.base);
+	p53_ixfr_free(&z.d);
+	p53_rrs_free(&mid);
 }
 
 /* Signed zones' cuts: DS added at an insecure delegation, changed, removed at a secure one
@@ -5568,6 +5626,29 @@ static void test_signed_wild_shapes(void **state)
 		/* Glue below the cut (occluded), as any new name below a cut (signed_deleg). */
 		wild_shape(SIGNED[z][0], SIGNED[z][1], "a wildcard new below a cut", under_cut, 1,
 			   NULL);
+		/* At the apex: every name error of the zone becomes an expansion, and back. */
+		snprintf(w, sizeof(w), "*.%s", SIGNED[z][0]);
+		const struct sshape_rr apex_added[] = {
+			{ '+', w, 1, "192.0.2.91", 0 },
+			{ '+', w, 16, "apex.wildcard", 0 },
+			{ '+', w, 47, NULL, 0 },
+		};
+		wild_shape(SIGNED[z][0], SIGNED[z][1], "a wildcard added at the apex", apex_added, 3,
+			   NULL);
+		/* At an empty non-terminal (ent, above x.ent) and below one (b.deep). */
+		snprintf(w, sizeof(w), "*.ent.%s", SIGNED[z][0]);
+		snprintf(nw, sizeof(nw), "*.b.deep.%s", SIGNED[z][0]);
+		const struct sshape_rr at_ent[] = {
+			{ '+', w, 1, "192.0.2.90", 0 },
+			{ '+', w, 47, NULL, 0 },
+		}, below_ent[] = {
+			{ '+', nw, 1, "192.0.2.89", 0 },
+			{ '+', nw, 47, NULL, 0 },
+		};
+		wild_shape(SIGNED[z][0], SIGNED[z][1], "a wildcard added at an empty non-terminal",
+			   at_ent, 2, NULL);
+		wild_shape(SIGNED[z][0], SIGNED[z][1], "a wildcard added below an empty "
+			   "non-terminal", below_ent, 2, NULL);
 	}
 }
 
@@ -5694,8 +5775,8 @@ static void test_signed_deleg_shapes(void **state)
 		signed_shape(zn, Z[z][1], "a new delegation below a cut", nested, 1, NULL);
 		if (z < 2)
 			signed_shape(zn, Z[z][1], "NS above a cut", above_cut, 1, NULL);
-		/* (The name opens the reason: a wildcard's type set, or its becoming a cut.) */
-		signed_shape(zn, Z[z][1], "NS at a wildcard", at_wild, 1, n_wild);
+		/* (Patched since: test_signed_ns_odd_owners.) */
+		signed_shape(zn, Z[z][1], "NS at a wildcard", at_wild, 1, NULL);
 	}
 	shape_deny = false;
 }
@@ -6102,8 +6183,42 @@ static void test_signed_dname_shapes(void **state)
 			     "below removed", at_ent, 2 + nz, NULL);
 		signed_shape(zn, SIGNED[z][1], "a DNAME added above two levels, the name below "
 			     "removed", at_deep, 2 + nz, NULL);
-		signed_shape(zn, SIGNED[z][1], "a DNAME new below a cut", under_cut, 1,
-			     "becomes a DNAME owner below a cut");
+		signed_shape(zn, SIGNED[z][1], "a DNAME new below a cut", under_cut, 1, NULL);
+		/* Below a cut a DNAME is occluded data, glue (not signed, no NSEC or NSEC3). */
+		char ns_sec[64];
+		snprintf(ns_sec, sizeof(ns_sec), "ns.secure.%s", zn);
+		const struct sshape_rr under_gone[] = {
+			{ '-', x_sec, 39, "*", 0 },
+		}, under_retarget[] = {
+			{ '-', x_sec, 39, "*", 0 },
+			{ '+', x_sec, 39, "example.org.", 0 },
+		}, at_glue[] = {
+			{ '+', ns_sec, 39, "example.net.", 0 },
+		};
+		signed_then(zn, SIGNED[z][1], "a DNAME below a cut removed", under_cut, 1,
+			    under_gone, 1, NULL);
+		signed_then(zn, SIGNED[z][1], "a DNAME below a cut re-targeted", under_cut, 1,
+			    under_retarget, 2, NULL);
+		signed_shape(zn, SIGNED[z][1], "a DNAME added at glue", at_glue, 1, NULL);
+		/* A delegation put above a DNAME owner (it becomes glue: its NSEC / NSEC3 and
+		 * RRSIGs go), then taken away (signed again). */
+		char deep_dn[64], deep_cut[64];
+		snprintf(deep_dn, sizeof(deep_dn), "d.ent.%s", zn);
+		snprintf(deep_cut, sizeof(deep_cut), "ent.%s", zn);
+		const struct sshape_rr dn_deep[] = {
+			{ '+', deep_dn, 39, "example.net.", 0 },
+		}, cut_over[] = {
+			{ '+', deep_cut, 2, "ns.elsewhere.example.", 0 },
+		}, cut_gone[] = {
+			{ '-', deep_cut, 2, "*", 0 },
+		}, both[] = {
+			{ '+', deep_dn, 39, "example.net.", 0 },
+			{ '+', deep_cut, 2, "ns.elsewhere.example.", 0 },
+		};
+		signed_then(zn, SIGNED[z][1], "a delegation put above a DNAME owner", dn_deep, 1,
+			    cut_over, 1, NULL);
+		signed_then(zn, SIGNED[z][1], "the delegation above a DNAME owner removed", both, 2,
+			    cut_gone, 1, NULL);
 		char why_over[256];
 		snprintf(why_over, sizeof(why_over), "%s becomes a DNAME owner but %s stays below it",
 			 ent, x_ent);
@@ -6147,7 +6262,8 @@ static void *apex_dname_step(void *img, const struct p53_zone_src *src, const ui
 
 	deny_again(&d->steps[0], d, base, apex, al, &ce, &n_ce);
 	free(ce);
-	assert_int_equal(p53_ixfr_apply(base, d, &result, err, sizeof(err)), 0);
+	if (p53_ixfr_apply(base, d, &result, err, sizeof(err)) != 0)
+		fail_msg("%s: the diff does not apply: %s", what, err);
 	struct p53_zone_src s2 = *src;
 	s2.rrs = result.buf;
 	s2.rrs_len = result.len;
@@ -6354,13 +6470,95 @@ static void test_signed_ns_odd_owners(void **state)
 		}, at_dname[] = {
 			{ '+', dn, 2, "ns.elsewhere.example.", 0 },
 		};
-		snprintf(why, sizeof(why), "%s gains NS and is a wildcard", wild);
-		signed_shape(zn, SIGNED[z][1], "NS added at a wildcard", at_wild, 1, why);
-		snprintf(why, sizeof(why), "%s gains NS and is a wildcard", nwild);
-		signed_shape(zn, SIGNED[z][1], "a new wildcard owning NS", new_wild, 1, why);
+		/* A wildcard owning NS is a cut (RFC 4592 §4.2), its expansions referrals from
+		 * it, the data beside its NS and the names below it occluded; it comes and goes
+		 * as any delegation (signed_deleg). */
+		signed_shape(zn, SIGNED[z][1], "NS added at a wildcard", at_wild, 1, NULL);
+		signed_shape(zn, SIGNED[z][1], "a new wildcard owning NS", new_wild, 1, NULL);
+		char awild[64], below[64];
+		snprintf(awild, sizeof(awild), "*.%s", zn);
+		snprintf(below, sizeof(below), "a.*.new.%s", zn);
+		const struct sshape_rr wild_ns_gone[] = {
+			{ '-', wild, 2, "*", 0 },
+		}, new_wild_gone[] = {
+			{ '-', nwild, 2, "*", 0 },
+		}, apex_wild[] = {
+			{ '+', awild, 2, "ns.elsewhere.example.", 0 },
+		}, apex_wild_gone[] = {
+			{ '-', awild, 2, "*", 0 },
+		}, glue_below[] = {
+			{ '+', below, 1, "192.0.2.87", 0 },
+		}, second_ns[] = {
+			{ '+', nwild, 2, "ns2.elsewhere.example.", 0 },
+		};
+		signed_then(zn, SIGNED[z][1], "NS removed from a wildcard (its A and TXT stay)",
+			    at_wild, 1, wild_ns_gone, 1, NULL);
+		signed_then(zn, SIGNED[z][1], "a wildcard owning NS removed", new_wild, 1,
+			    new_wild_gone, 1, NULL);
+		signed_then(zn, SIGNED[z][1], "a wildcard owning NS given a second NS", new_wild, 1,
+			    second_ns, 1, NULL);
+		signed_then(zn, SIGNED[z][1], "a name new below a wildcard owning NS (glue)",
+			    new_wild, 1, glue_below, 1, NULL);
+		signed_shape(zn, SIGNED[z][1], "a wildcard owning NS added at the apex", apex_wild,
+			     1, NULL);
+		signed_then(zn, SIGNED[z][1], "a wildcard owning NS at the apex removed", apex_wild,
+			    1, apex_wild_gone, 1, NULL);
 		snprintf(why, sizeof(why), "NS beside DNAME at '%s'", dn);
 		signed_refused(zn, SIGNED[z][1], "NS added at a DNAME owner", at_dname, 1, why,
 			       why);
+	}
+	shape_deny = false;
+}
+
+/*
+ * Signed zones' wildcards below a delegation that comes or goes (issue 13): NS added at the
+ * wildcard's parent (the wildcard and its sibling become glue: the signer takes their NSECs /
+ * NSEC3s and RRSIGs away, deny_again), then removed again (they are signed and join the
+ * chain again), on each chain type: patched, answered with and without DO, links and proofs
+ * as the full compile's.
+ */
+static void test_signed_wild_below_cut(void **state)
+{
+	(void)state;
+	rng = seed(1034);
+	shape_deny = true;
+	for (size_t z = 0; z < sizeof(SIGNED) / sizeof(SIGNED[0]); z++) {
+		const char *zn = SIGNED[z][0];
+		char cut[64], ds_cut[64];
+		snprintf(cut, sizeof(cut), "wild.%s", zn);
+		snprintf(ds_cut, sizeof(ds_cut), "wild.%s", zn);
+		const struct sshape_rr over[] = {
+			{ '+', cut, 2, "ns.elsewhere.example.", 0 },
+		}, secure[] = {
+			{ '+', cut, 2, "ns.elsewhere.example.", 0 },
+			{ '+', ds_cut, 43, NULL, 0 },
+		}, gone[] = {
+			{ '-', cut, 2, "*", 0 },
+		};
+		signed_shape(zn, SIGNED[z][1], "NS above a wildcard (it becomes glue)", over, 1,
+			     NULL);
+		signed_shape(zn, SIGNED[z][1], "NS and DS above a wildcard", secure, 2, NULL);
+		signed_then(zn, SIGNED[z][1], "the delegation above a wildcard removed (it is "
+			    "signed again)", over, 1, gone, 1, NULL);
+		/* The wildcard as glue: its address changed, then it goes (its parent's link
+		 * with it), a new one comes (glue too). */
+		char w[64], nw[64];
+		snprintf(w, sizeof(w), "*.wild.%s", zn);
+		snprintf(nw, sizeof(nw), "*.secure.%s", zn);
+		const struct sshape_rr renum[] = {
+			{ '-', w, 1, "192.0.2.99", 0 },
+			{ '+', w, 1, "192.0.2.86", 0 },
+		}, w_gone[] = {
+			{ '-', w, 1, "*", 0 },
+			{ '-', w, 16, "*", 0 },
+		}, w_new[] = {
+			{ '+', nw, 1, "192.0.2.85", 0 },
+		};
+		signed_then(zn, SIGNED[z][1], "a wildcard below a cut renumbered", over, 1, renum,
+			    2, NULL);
+		signed_then(zn, SIGNED[z][1], "a wildcard below a cut removed", over, 1, w_gone, 2,
+			    NULL);
+		signed_shape(zn, SIGNED[z][1], "a wildcard new below a cut", w_new, 1, NULL);
 	}
 	shape_deny = false;
 }
@@ -7773,6 +7971,7 @@ int main(void)
 		cmocka_unit_test(test_signed_dname_shapes),
 		cmocka_unit_test(test_signed_apex_dname),
 		cmocka_unit_test(test_signed_ns_odd_owners),
+		cmocka_unit_test(test_signed_wild_below_cut),
 		cmocka_unit_test(test_signed_nest_shapes),
 		cmocka_unit_test(test_parent_and_child),
 		cmocka_unit_test(test_genzone),
