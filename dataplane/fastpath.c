@@ -1851,45 +1851,52 @@ static inline int bad_src6(const uint8_t a[16])
 #define QC_STORE ((const struct p53_qcache_entry *)1)
 #define QC_HIT(e) ((uintptr_t)(e) > (uintptr_t)QC_STORE)
 static inline __attribute__((always_inline)) const struct p53_qcache_entry *
-qc_find_body(struct p53_qcache *c, uint64_t gen, const uint8_t *qs, size_t qlen, unsigned int bits,
-	     uint32_t seed)
+qc_find_body(struct p53_qcache *c, uint64_t gen, const uint8_t *qs, size_t qlen, uint32_t seed)
 {
-	size_t nw = qlen / 8, t = qlen % 8, i;
+	/* The key's words: the whole ones (n8 bytes), then the last, read ending at the
+	   question's end (the bytes before it are the message's) and shifted down: zero-padded,
+	   as p53_qcache_key() makes them (a whole word when qlen is a multiple of 8). */
+	const size_t n8 = (qlen - 1) & ~(size_t)7;
+	const uint32_t want = seed & 0xffffu;   /* qlen and the key bits */
 	uint32_t h = seed;
-	uint64_t x, last = 0;
+	uint64_t x, last;
+	size_t i;
 
-	for (i = 0; i < nw; i++) {
-		memcpy(&x, qs + 8 * i, 8);
+	memcpy(&last, qs + qlen - 8, 8);
+	last >>= (64 - 8 * qlen) & 63;
+	for (i = 0; i < n8; i += 8) {
+		memcpy(&x, qs + i, 8);
 		h = p53_hash_step8(h, x);
 	}
-	if (t != 0) {
-		/* ending at the question's end (the bytes before it are the message's) */
-		memcpy(&last, qs + qlen - 8, 8);
-		last >>= 8 * (8 - t);
-		h = p53_hash_step8(h, last);
-	}
-	struct p53_qcache_entry *e = &c->e[h & c->mask];
-	if (e->gen != gen || e->qlen != qlen || (e->bits & P53_QC_KEY_BITS) != bits)
-		goto miss;
-	uint64_t d = t != 0 ? last ^ e->key[nw] : 0;
-	for (i = 0; i < nw; i++) {
-		memcpy(&x, qs + 8 * i, 8);
-		d |= x ^ e->key[i];
+	h = p53_hash_step8(h, last);
+	const uint8_t *e = (const uint8_t *)&c->e[h & c->mask];
+	const struct p53_qcache_entry *const ent = (const struct p53_qcache_entry *)e;
+	/* qlen and bits in one load (adjacent, qcache.h), the key bits of bits kept */
+	uint16_t lb;
+	memcpy(&lb, &ent->qlen, 2);
+	memcpy(&x, e + offsetof(struct p53_qcache_entry, key) + n8, 8);
+	uint64_t d = (ent->gen ^ gen) | ((lb & (0xffu | P53_QC_KEY_BITS << 8)) ^ want) | (last ^ x);
+	for (i = 0; i < n8; i += 8) {
+		uint64_t y;
+		memcpy(&x, qs + i, 8);
+		memcpy(&y, e + offsetof(struct p53_qcache_entry, key) + i, 8);
+		d |= x ^ y;
 	}
 	if (d == 0)
-		return e;
-miss:
+		return ent;
 	c->misses++;
-	if (e->cand == h)
+	struct p53_qcache_entry *w = &c->e[h & c->mask];
+	if (w->cand == h)
 		return QC_STORE;
-	e->cand = h;
+	w->cand = h;
 	return NULL;
 }
 
+/* The lookup of a question without ECS, its seed the key's length and bits (qc_store()'s). */
 static __attribute__((noinline)) const struct p53_qcache_entry *
 qc_find(struct p53_qcache *c, uint64_t gen, const uint8_t *qs, size_t qlen, unsigned int bits)
 {
-	return qc_find_body(c, gen, qs, qlen, bits, (uint32_t)(qlen | bits << 8));
+	return qc_find_body(c, gen, qs, qlen, (uint32_t)(qlen | bits << 8));
 }
 
 /*
@@ -1928,8 +1935,8 @@ static __attribute__((noinline)) size_t opt_ecs_qc(const uint8_t *d, size_t dlen
 	if (nl + 4 <= P53_QCACHE_KEY) {
 		/* the option's length in the hash, compared on a hit (qcache.h elen) */
 		unsigned int bits = P53_QC_EDNS | P53_QC_ECS | ((o[7] & 0x80u) ? P53_QC_DO : 0u);
-		e = qc_find_body(cx->qc, cx->gen, name, nl + 4, bits,
-				 (uint32_t)((nl + 4) | bits << 8 | el << 16));
+		e = qc_find_body(cx->qc, cx->gen, name, nl + 4,
+				      (uint32_t)((nl + 4) | bits << 8 | el << 16));
 		if (QC_HIT(e) && e->elen != el) {
 			cx->qc->misses++;       /* another length in its slot */
 			e = NULL;
@@ -1972,7 +1979,7 @@ static inline __attribute__((always_inline)) int fast_udp(const uint8_t *u, uint
 	 * general parser. */
 	const uint8_t *o = d + dlen - ar * OPT_LEN;
 	size_t ol = ar * OPT_LEN, nl;
-	int ecs = 0;
+	int ecs = 0, hitq = 0;
 	/* The UDP checksum (RFC 768; RFC 8200 §8.1): what the reply keeps (addresses, protocol,
 	 * ports, the question) is summed apart, for the reply's checksum (p53_fast_reply); the
 	 * question by fast_qname(), as it reads the name. The question starts at an even offset
@@ -1995,10 +2002,12 @@ static inline __attribute__((always_inline)) int fast_udp(const uint8_t *u, uint
 		   that was walked and answered before, byte for byte, whose sum it keeps. */
 		size_t qlen = rest - ol;
 		const struct p53_qcache_entry *e = NULL;
-		if (cx != NULL && cx->qc != NULL && qlen <= P53_QCACHE_KEY)
-			e = *hit = qc_find(cx->qc, cx->gen, d + P53_DNS_HDR_LEN, qlen,
-					   ar ? P53_QC_EDNS | ((o[7] & 0x80u) ? P53_QC_DO : 0u) : 0u);
+		if (cx != NULL && cx->qc != NULL && qlen <= P53_QCACHE_KEY) {
+			unsigned int bits = ar ? P53_QC_EDNS | ((o[7] & 0x80u) ? P53_QC_DO : 0u) : 0u;
+			e = *hit = qc_find(cx->qc, cx->gen, d + P53_DNS_HDR_LEN, qlen, bits);
+		}
 		if (QC_HIT(e)) {
+			hitq = 1;
 			nl = qlen - 4;
 			k = p53_csum_addc(k, e->qsum);
 		} else {
@@ -2010,11 +2019,19 @@ static inline __attribute__((always_inline)) int fast_udp(const uint8_t *u, uint
 	const uint8_t *qe = d + P53_DNS_HDR_LEN + nl;
 	/* The shape the fast answer (checked) takes without looking again: class IN, EDNS version
 	   0, none of the types with their own rules (DS, RRSIG, OPT, meta types and ANY, 0).
-	   Anything else: the general parser and responder (BADVERS, CHAOS, RFC 8482...). */
-	uint16_t qt = p53_get16(qe);
-	if (p53_get16(qe + 2) != P53_C_IN || (ar && o[6] != 0) || qt == P53_T_DS ||
-	    qt == P53_T_RRSIG || qt == P53_T_OPT || qt >= 249 || qt == 0)
-		return 0;
+	   Anything else: the general parser and responder (BADVERS, CHAOS, RFC 8482...). A hit
+	   without ECS has the class and type of a question the fast answer answered (the key):
+	   only its OPT's version is not in the key. */
+	uint16_t qt = 0;
+	if (hitq) {
+		if (ar && o[6] != 0)
+			return 0;
+	} else {
+		qt = p53_get16(qe);
+		if (p53_get16(qe + 2) != P53_C_IN || (ar && o[6] != 0) || qt == P53_T_DS ||
+		    qt == P53_T_RRSIG || qt == P53_T_OPT || qt >= 249 || qt == 0)
+			return 0;
+	}
 
 	/* The checksum verified: the rest of the datagram added to what the reply keeps. */
 	if (verify && (u[6] | u[7]) != 0) {
@@ -2030,12 +2047,15 @@ static inline __attribute__((always_inline)) int fast_udp(const uint8_t *u, uint
 			return 0;
 	}
 	*keep = k;
+	/* What a hit's answer reads (qc_answer(); a steered one the source, fast_parse()) */
+	q->flags = flags;
+	q->question_end = (uint16_t)(P53_DNS_HDR_LEN + nl + 4);
+	if (hitq)
+		return 1;
 
 	/* What the fast answer reads (the rest: p53_fast_complete(); the ID and class, which
 	   only the general path reads: p53_fast_parse()'s packet fields, fast_pkt()). */
-	q->flags = flags;
 	q->qtype = qt;
-	q->question_end = (uint16_t)(P53_DNS_HDR_LEN + nl + 4);
 	q->ecs = 0;
 	q->edns = (uint8_t)ar;
 	if (ar) {
@@ -2206,25 +2226,35 @@ static inline __attribute__((always_inline)) int fast_parse(const uint8_t *frame
 
 /* The UDP header and checksum of the reply, either family: ports swapped, the length, the
  * checksum from what the query left (`keep`: addresses, ports, question) and what the
- * response wrote (the header, the lengths, the records after the question). */
+ * response wrote (the header, the lengths, the records after the question). `hit` (a
+ * constant at each call): a cache hit's, `tail` then qc_answer()'s rest (all but the ID and
+ * flags, summed here as written). */
 static inline __attribute__((always_inline)) void reply_udp(uint8_t *u, const uint8_t *d,
 							    uint16_t dns_len,
 							    const struct p53_query *q, uint64_t keep,
-							    uint64_t tail)
+							    uint64_t tail, const int hit)
 {
 	uint16_t ulen = (uint16_t)(8 + dns_len);
-	const uint16_t qe = q->question_end;    /* before the stores, as in fast_reply() */
+	const uint16_t qe = hit ? 0 : q->question_end;  /* before the stores, as in fast_reply() */
 	uint8_t t[2];
+	uint32_t idf;
 
 	memcpy(t, u, 2);
 	memcpy(u, u + 2, 2);
 	memcpy(u + 2, t, 2);
 	p53_put16(u + 4, ulen);
-	uint64_t s = p53_csum_add(d, P53_DNS_HDR_LEN, keep);
-	s = p53_csum_addc(s, (uint64_t)rte_cpu_to_be_16(ulen) * 2);
-	uint64_t r = tail != P53_FAST_NO_SUM ? tail : p53_csum_add(d + qe, (size_t)dns_len - qe, 0);
-	if (qe & 1)
-		r = p53_csum_odd(r);
+	uint64_t s, r;
+	if (hit) {
+		memcpy(&idf, d, 4);
+		s = p53_csum_addc(keep, idf);
+		r = tail;
+	} else {
+		s = p53_csum_add(d, P53_DNS_HDR_LEN, keep);
+		s = p53_csum_addc(s, (uint64_t)rte_cpu_to_be_16(ulen) * 2);
+		r = tail != P53_FAST_NO_SUM ? tail : p53_csum_add(d + qe, (size_t)dns_len - qe, 0);
+		if (qe & 1)
+			r = p53_csum_odd(r);
+	}
 	uint16_t c = (uint16_t)~p53_csum_fold(p53_csum_addc(s, r));
 	if (c == 0)
 		c = 0xffff;             /* RFC 768: zero means no checksum */
@@ -2234,9 +2264,9 @@ static inline __attribute__((always_inline)) void reply_udp(uint8_t *u, const ui
 /* p53_fast_reply() over IPv6 (pkt.c p53_pkt_reply): swap MACs and addresses; version 6 with
  * our traffic class and flow label (none), the payload length, hop limit 64. Out of line, as
  * fast_parse6(). */
-static __attribute__((noinline)) size_t fast_reply6(uint8_t *frame, uint16_t dns_len,
-						    const struct p53_query *q, uint64_t keep,
-						    uint64_t tail)
+static inline __attribute__((always_inline)) size_t reply6(uint8_t *frame, uint16_t dns_len,
+							   const struct p53_query *q, uint64_t keep,
+							   uint64_t tail, const int hit)
 {
 	uint8_t *ip = frame + L3_OFF;
 	uint8_t t[16];
@@ -2250,8 +2280,22 @@ static __attribute__((noinline)) size_t fast_reply6(uint8_t *frame, uint16_t dns
 	p53_put32(ip, 6u << 28);
 	p53_put16(ip + 4, (uint16_t)(8 + dns_len));
 	ip[7] = 64;
-	reply_udp(frame + V6_L4_OFF, frame + V6_DNS_OFF, dns_len, q, keep, tail);
+	reply_udp(frame + V6_L4_OFF, frame + V6_DNS_OFF, dns_len, q, keep, tail, hit);
 	return V6_DNS_OFF + (size_t)dns_len;
+}
+
+static __attribute__((noinline)) size_t fast_reply6(uint8_t *frame, uint16_t dns_len,
+						    const struct p53_query *q, uint64_t keep,
+						    uint64_t tail)
+{
+	return reply6(frame, dns_len, q, keep, tail, 0);
+}
+
+/* reply6() for a cache hit (`rest`: qc_answer()'s) */
+static __attribute__((noinline)) size_t qc_reply6(uint8_t *frame, uint16_t dns_len, uint64_t keep,
+						  uint64_t rest)
+{
+	return reply6(frame, dns_len, NULL, keep, rest, 1);
 }
 
 /* fast_reply() for IPv4 with the offsets given (constants in p53_fast_frame()). */
@@ -2259,7 +2303,8 @@ static inline __attribute__((always_inline)) size_t fast_reply4(uint8_t *frame, 
 								size_t l4_off, size_t dns_off,
 								uint16_t dns_len,
 								const struct p53_query *q,
-								uint64_t keep, uint64_t tail)
+								uint64_t keep, uint64_t tail,
+								const int hit)
 {
 	uint8_t *ip = frame + l3_off;
 	uint8_t *u = frame + l4_off;
@@ -2290,7 +2335,7 @@ static inline __attribute__((always_inline)) size_t fast_reply4(uint8_t *frame, 
 		      frag + rte_cpu_to_be_16(64u << 8 | 17u);
 	uint16_t ic = (uint16_t)~p53_csum_fold(p53_csum_addc(a, hs));
 	memcpy(ip + 10, &ic, 2);
-	reply_udp(u, d, dns_len, q, keep, tail);
+	reply_udp(u, d, dns_len, q, keep, tail, hit);
 	return dns_off + dns_len;
 }
 
@@ -2304,7 +2349,7 @@ static inline __attribute__((always_inline)) size_t fast_reply(uint8_t *frame,
 		return fast_reply6(frame, dns_len, q, keep, tail);
 	/* The offsets read once, before the stores: for the compiler a store through `frame` may
 	 * alias *pkt, and it would load pkt (and the fields) again after them. */
-	return fast_reply4(frame, pkt->l3_off, pkt->l4_off, pkt->dns_off, dns_len, q, keep, tail);
+	return fast_reply4(frame, pkt->l3_off, pkt->l4_off, pkt->dns_off, dns_len, q, keep, tail, 0);
 }
 
 int p53_fast_parse(const uint8_t *frame, uint16_t len, int verify, const uint8_t mac[6],
@@ -2490,7 +2535,7 @@ static __attribute__((noinline)) uint16_t qc_ecs_answer(const struct p53_fast_ct
 	const int olen = OPT_LEN + 4 + q->ecs_len;      /* 19..35 */
 	const unsigned int source = (uint8_t)(w[2] >> 8);
 	uint32_t len = e->len;
-	uint64_t sum = e->tail;
+	uint64_t sum = e->sum;
 	uint8_t scope = 0;
 	const uint8_t *rd = e->ans;
 
@@ -2553,37 +2598,54 @@ static __attribute__((noinline)) uint16_t qc_ecs_answer(const struct p53_fast_ct
 	return (uint16_t)(qe + len + (uint32_t)olen);
 }
 
+/* What the reply's UDP checksum takes from a hit's response but its first four bytes (ID and
+ * flags, summed as written: reply_udp()): the counts as written (`counts`, the 8 bytes as
+ * loaded), the UDP length twice (pseudo-header and header) for a response of rlen bytes, and
+ * `tail`, the sum of what follows the question (at qe, from an even offset): the entry's `sum`
+ * for one without ECS, made once by qc_store(). */
+static inline uint64_t qc_rest(uint64_t counts, uint32_t rlen, uint16_t qe, uint64_t tail)
+{
+	uint64_t s = p53_csum_addc(counts, (uint64_t)rte_cpu_to_be_16((uint16_t)(8 + rlen)) * 2);
+
+	return p53_csum_addc(s, (qe & 1) ? p53_csum_odd(tail) : tail);
+}
+
 /* The response of a cache hit: what follows the question, the header's flags (the query's
  * opcode, RD and CD with the entry's QR, AA and RCODE, as fast_answer()) and counts, the
- * counters fast_answer() adds. Returns its length, 0 when it does not fit `cap` (or, steered,
- * could depend on the client's size): the general checks read the frame again. */
+ * counters fast_answer() adds; *rest: qc_rest()'s sum for it. Returns its length, 0 when it
+ * does not fit `cap` (or, steered, could depend on the client's size): the general checks
+ * read the frame again. */
 static inline __attribute__((always_inline)) uint16_t qc_answer(const struct p53_fast_ctx *c,
 								const struct p53_qcache_entry *e,
 								const struct p53_query *q, uint8_t *msg,
-								uint16_t cap, uint64_t *tail)
+								uint16_t cap, uint64_t *rest)
 {
-	uint16_t qe = q->question_end, an = e->an, rlen;
+	uint16_t qe = q->question_end, rlen;
 
 	if ((uint32_t)qe + P53_QCACHE_ANS + 16 > cap)
 		return 0;                       /* not for an mbuf: at least 2 KB of room */
 	if (__builtin_expect(e->bits & (P53_QC_STEERED | P53_QC_ECS), 0)) {
 		/* the worker's own table, found through the parse's const pointer */
 		struct p53_qcache_entry *w = (struct p53_qcache_entry *)(uintptr_t)e;
-		rlen = (e->bits & P53_QC_ECS) ? qc_ecs_answer(c, w, q, msg, cap, &an, tail)
-					      : qc_steered_answer(c, w, q, msg, &an, tail);
+		uint16_t an = 0;        /* steered: the pick's (the entry's counts have 0) */
+		uint64_t tail, counts;
+		rlen = (e->bits & P53_QC_ECS) ? qc_ecs_answer(c, w, q, msg, cap, &an, &tail)
+					      : qc_steered_answer(c, w, q, msg, &an, &tail);
 		if (rlen == 0)
 			return 0;
+		memcpy(&counts, e->counts, 8);
+		counts |= (uint64_t)rte_cpu_to_be_16(an) << 16;
+		memcpy(msg + 4, &counts, 8);
+		*rest = qc_rest(counts, rlen, qe, tail);
 	} else {
 		/* in 16-byte moves: the entry's bytes past len are its own, the room was checked */
 		for (uint32_t i = 0; i < e->len; i += 16)
 			memcpy(msg + qe + i, e->ans + i, 16);
-		*tail = e->tail;
+		memcpy(msg + 4, e->counts, 8);
+		*rest = e->sum;
 		rlen = (uint16_t)(qe + e->len);
 	}
 	p53_put16(msg + 2, (uint16_t)(e->hflags | (q->flags & (0x7800u | P53_F_RD | P53_F_CD))));
-	uint64_t counts = __builtin_bswap64(1ull << 48 | (uint64_t)an << 32 |
-					    (uint64_t)e->ns << 16 | e->ar);
-	memcpy(msg + 4, &counts, 8);
 	struct p53_answer_stats *st = c->st;
 	uint16_t qt = e->qtype;
 	st->qtype[qt < P53_QTYPE_BUCKETS - 1 ? qt : P53_QTYPE_BUCKETS - 1]++;
@@ -2628,7 +2690,7 @@ static __attribute__((noinline)) void qc_store(const struct p53_fast_ctx *c, con
 		return;
 	uint16_t flags = p53_get16(msg + 2);
 	uint8_t rcode = (uint8_t)(flags & 0xfu);
-	uint16_t an = p53_get16(msg + 6), ns = p53_get16(msg + 8), ar = p53_get16(msg + 10);
+	uint16_t an = p53_get16(msg + 6);
 	uint8_t kind = rcode == P53_RCODE_REFUSED ? P53_ANS_REFUSED :
 		       rcode == P53_RCODE_NXDOMAIN ? P53_ANS_NXDOMAIN :
 		       an > 0 ? P53_ANS_ANSWER : (flags & P53_F_AA) ? P53_ANS_NODATA : P53_ANS_REFERRAL;
@@ -2663,14 +2725,17 @@ static __attribute__((noinline)) void qc_store(const struct p53_fast_ctx *c, con
 	p53_qcache_key(msg + P53_DNS_HDR_LEN, qlen, k);
 	struct p53_qcache_entry *e = &qc->e[p53_qcache_hash(k, qlen, hb) & qc->mask];
 	e->gen = c->gen;
-	e->qsum = p53_csum_add(msg + P53_DNS_HDR_LEN, qlen, 0);
+	e->qsum = p53_csum_fold(p53_csum_add(msg + P53_DNS_HDR_LEN, qlen, 0));
 	if (tail == P53_FAST_NO_SUM)
 		tail = p53_csum_add(msg + qe, alen, 0);
-	e->tail = p53_csum_fold(tail);
+	uint64_t counts;
+	memcpy(&counts, msg + 4, 8);
+	if (at != 0)
+		counts &= ~(0xffffull << 16);   /* ANCOUNT: the pick's, per reply */
+	memcpy(e->counts, &counts, 8);
+	/* ECS: the records' sum (the OPT is the reply's); else qc_answer()'s, as sent */
+	e->sum = q->ecs ? tail : at != 0 ? 0 : qc_rest(counts, rlen, qe, tail);
 	e->len = alen;
-	e->an = an;
-	e->ns = ns;
-	e->ar = ar;
 	e->hflags = (uint16_t)(flags & ~(0x7800u | P53_F_RD | P53_F_CD));
 	e->qtype = q->qtype;
 	e->qlen = (uint8_t)qlen;
@@ -2715,6 +2780,9 @@ static inline __attribute__((always_inline)) int frame_step(const struct p53_fas
 		rlen = qc_answer(c, hit, q, msg, cap, &tail);
 		if (rlen == 0)
 			return P53_FAST_NOT_READ;       /* the general checks read it all again */
+		if (__builtin_expect(fam == 2, 0))
+			return (int)qc_reply6(frame, rlen, keep, tail);
+		return (int)fast_reply4(frame, L3_OFF, V4_L4_OFF, V4_DNS_OFF, rlen, q, keep, tail, 1);
 	} else {
 		rlen = __builtin_expect(q->ecs, 0) ? ecs_answer(c->img, c->conf, msg, cap, c->st, q, &tail, 2,
 								c->ours)
@@ -2728,7 +2796,7 @@ static inline __attribute__((always_inline)) int frame_step(const struct p53_fas
 	}
 	if (__builtin_expect(fam == 2, 0))
 		return (int)fast_reply6(frame, rlen, q, keep, tail);
-	return (int)fast_reply4(frame, L3_OFF, V4_L4_OFF, V4_DNS_OFF, rlen, q, keep, tail);
+	return (int)fast_reply4(frame, L3_OFF, V4_L4_OFF, V4_DNS_OFF, rlen, q, keep, tail, 0);
 }
 
 /* The frame step without an answer cache (its code has none of the cache's) and with one. */
