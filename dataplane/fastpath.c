@@ -2402,86 +2402,47 @@ static inline uint32_t pick_hash(uint64_t id, uint64_t hi, uint64_t lo)
 	return p53_hash_step8(p53_hash_step8((uint32_t)(id ^ id >> 29), hi), lo);
 }
 
-/* qc_steered_answer() when the pick cache has no variant for the client: the record at the
- * entry's index in table `t` (qc_find() saw it in this table or an earlier one: a table
- * published since may have none there, then 0: the general checks answer), the variant the
- * table picks for the client with its scope, into *p: where its bytes are, their length,
- * record count and sum with our OPT's. Kept at the entry's hint for the family, raised to
- * the scope when longer (qcache.h), for this image and table; not when the scope is past
- * P53_QCACHE_PICK_MAX4 / _MAX6 or the table was never published (generation 0). */
-static __attribute__((noinline)) int qc_pick_miss(const struct p53_fast_ctx *c, struct p53_qcache_entry *e,
-						  const void *t, const struct p53_query *q,
-						  struct p53_qcache_pick *p)
+/* What the reply's UDP checksum takes from a hit's response but its first four bytes (ID and
+ * flags, summed as written: reply_udp()): the counts as written (`counts`, the 8 bytes as
+ * loaded), the UDP length twice (pseudo-header and header) for a response of rlen bytes, and
+ * `tail`, the sum of what follows the question (at qe, from an even offset): the entry's `sum`
+ * for one without ECS, made once by qc_store(). */
+static inline uint64_t qc_rest(uint64_t counts, uint32_t rlen, uint16_t qe, uint64_t tail)
 {
-	const struct p53_steer_rec *r = NULL;
-	const int v6 = q->src_v6, dnssec = (e->bits & P53_QC_DO) != 0;
-	struct p53_qcache *qc = c->qc;
-	uint8_t sc;
+	uint64_t s = p53_csum_addc(counts, (uint64_t)rte_cpu_to_be_16((uint16_t)(8 + rlen)) * 2);
 
-	if (!p53_steer_at(t, p53_image_hdr(c->img)->steer_layout, e->at, e->qtype, &r) || r == NULL)
-		return 0;
-	const struct p53_steer_variant *v = p53_steer_pick_addr_s(t, r, v6, q->src, &sc, 1);
-	uint32_t len = v->rdata_len + (dnssec ? v->sig_len : 0u);
-	if (q->question_end + len + ((e->bits & P53_QC_EDNS) ? OPT_LEN : 0u) > P53_QCACHE_MAX_RESPONSE)
-		return 0;
-	p->off = (uint32_t)(p53_steer_rdata(t, v) - (const uint8_t *)t);
-	p->len = (uint16_t)len;
-	p->an = (uint16_t)(v->count + (dnssec ? v->sig_count : 0u));
-	p->sum = dnssec ? v->sig_sum : v->sum;
-	if (e->bits & P53_QC_EDNS)
-		p->sum += opt_sum(c->ours, dnssec, len & 1u);
-	qc->pick_misses++;
-	uint64_t tg = p53_steer_hdr(t)->generation;
-	if (tg == 0 || sc > (v6 ? P53_QCACHE_PICK_MAX6 : P53_QCACHE_PICK_MAX4))
-		return 1;
-	if (sc > e->hint[v6])
-		e->hint[v6] = sc;
-	uint64_t hi, lo, id = P53_QCACHE_PICK_ID(e->at, e->qtype, e->hint[v6], v6, e->bits);
-	pick_prefix(v6, q->src, e->hint[v6], &hi, &lo);
-	struct p53_qcache_pick *k = &qc->pick[pick_hash(id, hi, lo) & qc->mask];
-	*k = *p;
-	k->igen = c->gen;
-	k->tgen = tg;
-	k->hi = hi;
-	k->lo = lo;
-	k->id = id;
-	k->scope = sc;
-	return 1;
+	return p53_csum_addc(s, (qe & 1) ? p53_csum_odd(tail) : tail);
 }
 
-/* A steered entry's answer (qc_answer()): the variant the table published now picks for the
- * client, from the pick cache (qcache.h) when it holds one for the client's prefix at the
- * entry's hint, for this image and table generation, else qc_pick_miss(); its records (and
- * with DO=1 its RRSIGs) and our OPT, as steered_rrs() writes them without ECS; the counts
- * and the sum after the question. 0: the general checks answer (no record at the index, or
- * more than P53_QCACHE_MAX_RESPONSE bytes: the client's size could matter). `e`: the
- * worker's own entry (its pick hints are written). */
-static __attribute__((noinline)) uint16_t qc_steered_answer(const struct p53_fast_ctx *c,
-							    struct p53_qcache_entry *e,
-							    const struct p53_query *q, uint8_t *msg,
-							    uint16_t *an, uint64_t *tail)
+/* A steered entry's pick ids (qcache.h: in its ans, unused otherwise), IPv4 [0] and IPv6 [1]:
+ * P53_QCACHE_PICK_ID() of its record, type, hint for the family and bits, made by qc_store()
+ * and again when a hint grows (qc_pick_miss()). */
+static inline uint64_t qc_pick_id(const struct p53_qcache_entry *e, int v6)
 {
-	const void *t = __atomic_load_n(c->conf->steer, __ATOMIC_ACQUIRE);
-	uint16_t qe = q->question_end;
-	const int v6 = q->src_v6;
-	struct p53_qcache_pick m;
-	const struct p53_qcache_pick *p;
+	uint64_t id;
 
-	if (t == NULL)
-		return 0;
-	uint64_t hi, lo, id = P53_QCACHE_PICK_ID(e->at, e->qtype, e->hint[v6], v6, e->bits);
-	pick_prefix(v6, q->src, e->hint[v6], &hi, &lo);
-	p = &c->qc->pick[pick_hash(id, hi, lo) & c->qc->mask];
-	/* an empty pick's image generation (0) is never the cache's: no test for it */
-	if (((p->igen ^ c->gen) | (p->tgen ^ p53_steer_hdr(t)->generation) | (p->hi ^ hi) |
-	     (p->lo ^ lo) | (p->id ^ id)) == 0) {
-		c->qc->pick_hits++;
-	} else {
-		if (!qc_pick_miss(c, e, t, q, &m))
-			return 0;
-		p = &m;
-	}
+	memcpy(&id, e->ans + 8 * v6, 8);
+	return id;
+}
+
+static inline void qc_pick_id_set(struct p53_qcache_entry *e, int v6)
+{
+	uint64_t id = P53_QCACHE_PICK_ID(e->at, e->qtype, e->hint[v6], v6, e->bits);
+
+	memcpy(e->ans + 8 * v6, &id, 8);
+}
+
+/* A pick's records (with DO=1 their RRSIGs) from table `t` and our OPT after the question, as
+ * steered_rrs() writes them without ECS; *an and *rest (qc_answer()'s) from the pick. */
+static inline __attribute__((always_inline)) uint16_t qc_pick_put(const struct p53_fast_ctx *c,
+								   const struct p53_qcache_entry *e,
+								   const void *t, uint16_t qe,
+								   const struct p53_qcache_pick *p,
+								   uint8_t *msg, uint16_t *an,
+								   uint64_t *rest)
+{
 	uint32_t len = p->len, opt = (e->bits & P53_QC_EDNS) ? OPT_LEN : 0u;
+
 	copy_rrs(msg + qe, (const uint8_t *)t + p->off, len);
 	if (opt != 0) {
 		/* answer.c put_opt(), as fast_answer(): 00 | 00 29 | P P' | 00 | 00 | D | 00 | 00 00 */
@@ -2493,8 +2454,94 @@ static __attribute__((noinline)) uint16_t qc_steered_answer(const struct p53_fas
 		memcpy(o + 7, &d, 4);
 	}
 	*an = p->an;
-	*tail = p->sum;
+	*rest = p->rest;
 	return (uint16_t)(qe + len + opt);
+}
+
+/* qc_steered_answer() when the pick cache has no variant for the client: the record at the
+ * entry's index in table `t` (qc_find() saw it in this table or an earlier one: a table
+ * published since may have none there, then 0: the general checks answer), the variant the
+ * table picks for the client with its scope: where its bytes are, their length, record count
+ * and qc_answer()'s rest for them with our OPT, written as a hit's (qc_pick_put()). Kept at
+ * the entry's hint for the family, raised to the scope when longer (qcache.h), for this
+ * image and table; not when the scope is past P53_QCACHE_PICK_MAX4 / _MAX6 or the table was
+ * never published (generation 0). */
+static __attribute__((noinline)) uint16_t qc_pick_miss(const struct p53_fast_ctx *c,
+						       struct p53_qcache_entry *e, const void *t,
+						       const struct p53_query *q, uint8_t *msg,
+						       uint16_t *an, uint64_t *rest)
+{
+	const struct p53_steer_rec *r = NULL;
+	const int v6 = q->src_v6, dnssec = (e->bits & P53_QC_DO) != 0;
+	const uint16_t qe = q->question_end;
+	struct p53_qcache *qc = c->qc;
+	struct p53_qcache_pick m, *p = &m;
+	uint8_t sc;
+
+	if (!p53_steer_at(t, p53_image_hdr(c->img)->steer_layout, e->at, e->qtype, &r) || r == NULL)
+		return 0;
+	const struct p53_steer_variant *v = p53_steer_pick_addr_s(t, r, v6, q->src, &sc, 1);
+	uint32_t len = v->rdata_len + (dnssec ? v->sig_len : 0u);
+	uint32_t opt = (e->bits & P53_QC_EDNS) ? OPT_LEN : 0u;
+	if (qe + len + opt > P53_QCACHE_MAX_RESPONSE)
+		return 0;
+	uint64_t sum = dnssec ? v->sig_sum : v->sum, counts;
+	if (opt != 0)
+		sum += opt_sum(c->ours, dnssec, len & 1u);
+	m.off = (uint32_t)(p53_steer_rdata(t, v) - (const uint8_t *)t);
+	m.len = (uint16_t)len;
+	m.an = (uint16_t)(v->count + (dnssec ? v->sig_count : 0u));
+	memcpy(&counts, e->counts, 8);
+	counts |= (uint64_t)rte_cpu_to_be_16(m.an) << 16;
+	m.rest = qc_rest(counts, qe + len + opt, qe, sum);
+	qc->pick_misses++;
+	uint64_t tg = p53_steer_hdr(t)->generation;
+	if (tg != 0 && sc <= (v6 ? P53_QCACHE_PICK_MAX6 : P53_QCACHE_PICK_MAX4)) {
+		if (sc > e->hint[v6]) {
+			e->hint[v6] = sc;
+			qc_pick_id_set(e, v6);
+		}
+		uint64_t hi, lo, id = qc_pick_id(e, v6);
+		pick_prefix(v6, q->src, e->hint[v6], &hi, &lo);
+		p = &qc->pick[pick_hash(id, hi, lo) & qc->mask];
+		*p = m;
+		p->igen = c->gen;
+		p->tgen = tg;
+		p->hi = hi;
+		p->lo = lo;
+		p->id = id;
+		p->scope = sc;
+	}
+	return qc_pick_put(c, e, t, qe, p, msg, an, rest);
+}
+
+/* A steered entry's answer (qc_answer()): the variant the table published now picks for the
+ * client, from the pick cache (qcache.h) when it holds one for the client's prefix at the
+ * entry's hint, for this image and table generation, else qc_pick_miss(); its records (and
+ * with DO=1 its RRSIGs) and our OPT, as steered_rrs() writes them without ECS; the answer
+ * count and qc_answer()'s rest. 0: the general checks answer (no record at the index, or
+ * more than P53_QCACHE_MAX_RESPONSE bytes: the client's size could matter). `e`: the
+ * worker's own entry (its pick hints are written). */
+static __attribute__((noinline)) uint16_t qc_steered_answer(const struct p53_fast_ctx *c,
+							    struct p53_qcache_entry *e,
+							    const struct p53_query *q, uint8_t *msg,
+							    uint16_t *an, uint64_t *rest)
+{
+	const void *t = __atomic_load_n(c->conf->steer, __ATOMIC_ACQUIRE);
+	const int v6 = q->src_v6;
+	const struct p53_qcache_pick *p;
+
+	if (t == NULL)
+		return 0;
+	uint64_t hi, lo, id = qc_pick_id(e, v6);
+	pick_prefix(v6, q->src, e->hint[v6], &hi, &lo);
+	p = &c->qc->pick[pick_hash(id, hi, lo) & c->qc->mask];
+	/* an empty pick's image generation (0) is never the cache's: no test for it */
+	if (((p->igen ^ c->gen) | (p->tgen ^ p53_steer_hdr(t)->generation) | (p->hi ^ hi) |
+	     (p->lo ^ lo) | (p->id ^ id)) != 0)
+		return qc_pick_miss(c, e, t, q, msg, an, rest);
+	c->qc->pick_hits++;
+	return qc_pick_put(c, e, t, q->question_end, p, msg, an, rest);
 }
 
 /* x's first n bytes as loaded (little-endian: its low ones), the rest zero; n may be out of
@@ -2598,18 +2645,6 @@ static __attribute__((noinline)) uint16_t qc_ecs_answer(const struct p53_fast_ct
 	return (uint16_t)(qe + len + (uint32_t)olen);
 }
 
-/* What the reply's UDP checksum takes from a hit's response but its first four bytes (ID and
- * flags, summed as written: reply_udp()): the counts as written (`counts`, the 8 bytes as
- * loaded), the UDP length twice (pseudo-header and header) for a response of rlen bytes, and
- * `tail`, the sum of what follows the question (at qe, from an even offset): the entry's `sum`
- * for one without ECS, made once by qc_store(). */
-static inline uint64_t qc_rest(uint64_t counts, uint32_t rlen, uint16_t qe, uint64_t tail)
-{
-	uint64_t s = p53_csum_addc(counts, (uint64_t)rte_cpu_to_be_16((uint16_t)(8 + rlen)) * 2);
-
-	return p53_csum_addc(s, (qe & 1) ? p53_csum_odd(tail) : tail);
-}
-
 /* The response of a cache hit: what follows the question, the header's flags (the query's
  * opcode, RD and CD with the entry's QR, AA and RCODE, as fast_answer()) and counts, the
  * counters fast_answer() adds; *rest: qc_rest()'s sum for it. Returns its length, 0 when it
@@ -2629,14 +2664,17 @@ static inline __attribute__((always_inline)) uint16_t qc_answer(const struct p53
 		struct p53_qcache_entry *w = (struct p53_qcache_entry *)(uintptr_t)e;
 		uint16_t an = 0;        /* steered: the pick's (the entry's counts have 0) */
 		uint64_t tail, counts;
-		rlen = (e->bits & P53_QC_ECS) ? qc_ecs_answer(c, w, q, msg, cap, &an, &tail)
-					      : qc_steered_answer(c, w, q, msg, &an, &tail);
+		if (e->bits & P53_QC_ECS)
+			rlen = qc_ecs_answer(c, w, q, msg, cap, &an, &tail);
+		else
+			rlen = qc_steered_answer(c, w, q, msg, &an, rest);
 		if (rlen == 0)
 			return 0;
 		memcpy(&counts, e->counts, 8);
 		counts |= (uint64_t)rte_cpu_to_be_16(an) << 16;
 		memcpy(msg + 4, &counts, 8);
-		*rest = qc_rest(counts, rlen, qe, tail);
+		if (e->bits & P53_QC_ECS)
+			*rest = qc_rest(counts, rlen, qe, tail);
 	} else {
 		/* in 16-byte moves: the entry's bytes past len are its own, the room was checked */
 		for (uint32_t i = 0; i < e->len; i += 16)
@@ -2746,8 +2784,12 @@ static __attribute__((noinline)) void qc_store(const struct p53_fast_ctx *c, con
 	e->elen = q->ecs ? (uint8_t)q->ecs_len : 0;
 	e->hint[0] = e->hint[1] = 0;
 	memcpy(e->key, k, sizeof(k));
-	if (at == 0)
+	if (at == 0) {
 		memcpy(e->ans, msg + qe, alen);
+	} else {
+		qc_pick_id_set(e, 0);
+		qc_pick_id_set(e, 1);
+	}
 	qc->stores++;
 }
 

@@ -115,7 +115,8 @@ struct p53_qcache_entry {
 					   the lookup and this store, not an entry) */
 	uint32_t at;                    /* P53_QC_STEERED: the record's index (image.h node steer) */
 	uint64_t key[P53_QCACHE_KEY / 8]; /* the question, zero-padded */
-	uint8_t ans[P53_QCACHE_ANS];
+	uint8_t ans[P53_QCACHE_ANS];    /* P53_QC_STEERED: its pick ids (P53_QCACHE_PICK_ID() at
+					   hint[0] and hint[1]), IPv4 and IPv6, as 8-byte words */
 } __attribute__((aligned(64)));
 
 _Static_assert(sizeof(struct p53_qcache_entry) == 512, "an entry is 512 bytes");
@@ -137,7 +138,10 @@ struct p53_qcache_pick {
 	uint64_t hi, lo;                /* the prefix, host order (IPv4: the address in hi's low
 					   32 bits), zero past its length */
 	uint64_t id;                    /* P53_QCACHE_PICK_ID() */
-	uint64_t sum;                   /* RFC 1071 sum of the bytes and our OPT (unfolded) */
+	uint64_t rest;                  /* what the reply's UDP checksum takes from it (fastpath.c
+					   qc_rest(): the counts with its an, the UDP length twice,
+					   the bytes and our OPT after the question; the question's
+					   length is its record's name's) */
 	uint32_t off;                   /* the variant's bytes, from the table's start */
 	uint16_t len;                   /* their length: the records, with DO=1 their RRSIGs */
 	uint16_t an;                    /* their records */
