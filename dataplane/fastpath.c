@@ -2432,30 +2432,54 @@ static inline void qc_pick_id_set(struct p53_qcache_entry *e, int v6)
 	memcpy(e->ans + 8 * v6, &id, 8);
 }
 
+/* A steered entry's OPT (qcache.h: in its ans after the pick ids), 16 bytes: answer.c
+ * put_opt() as fast_answer() writes it (00 | 00 29 | P P' | 00 | 00 | D | 00 | 00 00) and
+ * zeros; made by qc_store() (our payload size is the generation's). */
+#define QC_STEER_OPT 16
+
+static inline void qc_steer_opt_set(const struct p53_fast_ctx *c, struct p53_qcache_entry *e)
+{
+	uint64_t w[2] = {
+		(uint64_t)P53_T_OPT << 16 | (uint64_t)P53_BE16(c->ours) << 24 |
+			(uint64_t)((e->bits & P53_QC_DO) ? 0x80u : 0u) << 56,
+		0,
+	};
+
+	memcpy(e->ans + QC_STEER_OPT, w, 16);
+}
+
+/* The `len` bytes at s to d (len up to P53_QCACHE_MAX_RESPONSE), in 16-byte moves, the last
+ * one ending at len: no call (the steered hit stays a leaf), nothing read past s + len. */
+static inline __attribute__((always_inline)) void qc_copy(uint8_t *d, const uint8_t *s, uint32_t len)
+{
+	if (__builtin_expect(len < 16, 0)) {
+		for (uint32_t i = 0; i < len; i++)
+			d[i] = s[i];
+		return;
+	}
+	for (uint32_t i = 16; i < len; i += 16) {
+		uint8_t x[16];
+		memcpy(x, s + i - 16, 16);
+		memcpy(d + i - 16, x, 16);
+	}
+	memcpy(d + len - 16, s + len - 16, 16);
+}
+
 /* A pick's records (with DO=1 their RRSIGs) from table `t` and our OPT after the question, as
- * steered_rrs() writes them without ECS; *an and *rest (qc_answer()'s) from the pick. */
-static inline __attribute__((always_inline)) uint16_t qc_pick_put(const struct p53_fast_ctx *c,
-								   const struct p53_qcache_entry *e,
+ * steered_rrs() writes them without ECS. Returns the answer count << 16 | the response's
+ * length (qc_steered_answer()'s); *rest (qc_answer()'s) from the pick. */
+static inline __attribute__((always_inline)) uint32_t qc_pick_put(const struct p53_qcache_entry *e,
 								   const void *t, uint16_t qe,
 								   const struct p53_qcache_pick *p,
-								   uint8_t *msg, uint16_t *an,
-								   uint64_t *rest)
+								   uint8_t *msg, uint64_t *rest)
 {
 	uint32_t len = p->len, opt = (e->bits & P53_QC_EDNS) ? OPT_LEN : 0u;
 
-	copy_rrs(msg + qe, (const uint8_t *)t + p->off, len);
-	if (opt != 0) {
-		/* answer.c put_opt(), as fast_answer(): 00 | 00 29 | P P' | 00 | 00 | D | 00 | 00 00 */
-		uint8_t *o = msg + qe + len;
-		uint32_t d = (e->bits & P53_QC_DO) ? 0x80u : 0u;
-		uint64_t w = (uint64_t)P53_T_OPT << 16 | (uint64_t)P53_BE16(c->ours) << 24 |
-			     (uint64_t)d << 56;
-		memcpy(o, &w, 8);
-		memcpy(o + 7, &d, 4);
-	}
-	*an = p->an;
+	qc_copy(msg + qe, (const uint8_t *)t + p->off, len);
+	if (opt != 0)
+		memcpy(msg + qe + len, e->ans + QC_STEER_OPT, 16);      /* the room was checked */
 	*rest = p->rest;
-	return (uint16_t)(qe + len + opt);
+	return (uint32_t)p->an << 16 | (qe + len + opt);
 }
 
 /* qc_steered_answer() when the pick cache has no variant for the client: the record at the
@@ -2466,10 +2490,10 @@ static inline __attribute__((always_inline)) uint16_t qc_pick_put(const struct p
  * the entry's hint for the family, raised to the scope when longer (qcache.h), for this
  * image and table; not when the scope is past P53_QCACHE_PICK_MAX4 / _MAX6 or the table was
  * never published (generation 0). */
-static __attribute__((noinline)) uint16_t qc_pick_miss(const struct p53_fast_ctx *c,
+static __attribute__((noinline)) uint32_t qc_pick_miss(const struct p53_fast_ctx *c,
 						       struct p53_qcache_entry *e, const void *t,
 						       const struct p53_query *q, uint8_t *msg,
-						       uint16_t *an, uint64_t *rest)
+						       uint64_t *rest)
 {
 	const struct p53_steer_rec *r = NULL;
 	const int v6 = q->src_v6, dnssec = (e->bits & P53_QC_DO) != 0;
@@ -2512,7 +2536,7 @@ static __attribute__((noinline)) uint16_t qc_pick_miss(const struct p53_fast_ctx
 		p->id = id;
 		p->scope = sc;
 	}
-	return qc_pick_put(c, e, t, qe, p, msg, an, rest);
+	return qc_pick_put(e, t, qe, p, msg, rest);
 }
 
 /* A steered entry's answer (qc_answer()): the variant the table published now picks for the
@@ -2522,10 +2546,10 @@ static __attribute__((noinline)) uint16_t qc_pick_miss(const struct p53_fast_ctx
  * count and qc_answer()'s rest. 0: the general checks answer (no record at the index, or
  * more than P53_QCACHE_MAX_RESPONSE bytes: the client's size could matter). `e`: the
  * worker's own entry (its pick hints are written). */
-static __attribute__((noinline)) uint16_t qc_steered_answer(const struct p53_fast_ctx *c,
+static __attribute__((noinline)) uint32_t qc_steered_answer(const struct p53_fast_ctx *c,
 							    struct p53_qcache_entry *e,
 							    const struct p53_query *q, uint8_t *msg,
-							    uint16_t *an, uint64_t *rest)
+							    uint64_t *rest)
 {
 	const void *t = __atomic_load_n(c->conf->steer, __ATOMIC_ACQUIRE);
 	const int v6 = q->src_v6;
@@ -2539,9 +2563,9 @@ static __attribute__((noinline)) uint16_t qc_steered_answer(const struct p53_fas
 	/* an empty pick's image generation (0) is never the cache's: no test for it */
 	if (((p->igen ^ c->gen) | (p->tgen ^ p53_steer_hdr(t)->generation) | (p->hi ^ hi) |
 	     (p->lo ^ lo) | (p->id ^ id)) != 0)
-		return qc_pick_miss(c, e, t, q, msg, an, rest);
+		return qc_pick_miss(c, e, t, q, msg, rest);
 	c->qc->pick_hits++;
-	return qc_pick_put(c, e, t, q->question_end, p, msg, an, rest);
+	return qc_pick_put(e, t, q->question_end, p, msg, rest);
 }
 
 /* x's first n bytes as loaded (little-endian: its low ones), the rest zero; n may be out of
@@ -2664,10 +2688,13 @@ static inline __attribute__((always_inline)) uint16_t qc_answer(const struct p53
 		struct p53_qcache_entry *w = (struct p53_qcache_entry *)(uintptr_t)e;
 		uint16_t an = 0;        /* steered: the pick's (the entry's counts have 0) */
 		uint64_t tail, counts;
-		if (e->bits & P53_QC_ECS)
+		if (e->bits & P53_QC_ECS) {
 			rlen = qc_ecs_answer(c, w, q, msg, cap, &an, &tail);
-		else
-			rlen = qc_steered_answer(c, w, q, msg, &an, rest);
+		} else {
+			uint32_t r = qc_steered_answer(c, w, q, msg, rest);
+			rlen = (uint16_t)r;
+			an = (uint16_t)(r >> 16);
+		}
 		if (rlen == 0)
 			return 0;
 		memcpy(&counts, e->counts, 8);
@@ -2789,6 +2816,7 @@ static __attribute__((noinline)) void qc_store(const struct p53_fast_ctx *c, con
 	} else {
 		qc_pick_id_set(e, 0);
 		qc_pick_id_set(e, 1);
+		qc_steer_opt_set(c, e);
 	}
 	qc->stores++;
 }

@@ -116,7 +116,8 @@ struct p53_qcache_entry {
 	uint32_t at;                    /* P53_QC_STEERED: the record's index (image.h node steer) */
 	uint64_t key[P53_QCACHE_KEY / 8]; /* the question, zero-padded */
 	uint8_t ans[P53_QCACHE_ANS];    /* P53_QC_STEERED: its pick ids (P53_QCACHE_PICK_ID() at
-					   hint[0] and hint[1]), IPv4 and IPv6, as 8-byte words */
+					   hint[0] and hint[1]), IPv4 and IPv6, as 8-byte words, then
+					   our OPT as the reply writes it (fastpath.c) */
 } __attribute__((aligned(64)));
 
 _Static_assert(sizeof(struct p53_qcache_entry) == 512, "an entry is 512 bytes");
