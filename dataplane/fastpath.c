@@ -2703,8 +2703,11 @@ static inline __attribute__((always_inline)) uint16_t qc_answer(const struct p53
 		if (e->bits & P53_QC_ECS)
 			*rest = qc_rest(counts, rlen, qe, tail);
 	} else {
-		/* in 16-byte moves: the entry's bytes past len are its own, the room was checked */
-		for (uint32_t i = 0; i < e->len; i += 16)
+		/* in 16-byte moves, the first two whatever len (most answers fit them): the
+		   entry's bytes past len are its own, the room was checked */
+		memcpy(msg + qe, e->ans, 16);
+		memcpy(msg + qe + 16, e->ans + 16, 16);
+		for (uint32_t i = 32; i < e->len; i += 16)
 			memcpy(msg + qe + i, e->ans + i, 16);
 		memcpy(msg + 4, e->counts, 8);
 		*rest = e->sum;
