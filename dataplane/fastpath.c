@@ -1876,6 +1876,8 @@ qc_find_body(struct p53_qcache *c, uint64_t gen, const uint8_t *qs, size_t qlen,
 	memcpy(&lb, &ent->qlen, 2);
 	memcpy(&x, e + offsetof(struct p53_qcache_entry, key) + n8, 8);
 	uint64_t d = (ent->gen ^ gen) | ((lb & (0xffu | P53_QC_KEY_BITS << 8)) ^ want) | (last ^ x);
+	if (d != 0)
+		goto miss;      /* another length, shape or last word: the loop not run */
 	for (i = 0; i < n8; i += 8) {
 		uint64_t y;
 		memcpy(&x, qs + i, 8);
@@ -1884,6 +1886,7 @@ qc_find_body(struct p53_qcache *c, uint64_t gen, const uint8_t *qs, size_t qlen,
 	}
 	if (d == 0)
 		return ent;
+miss:
 	c->misses++;
 	struct p53_qcache_entry *w = &c->e[h & c->mask];
 	if (w->cand == h)
@@ -1953,6 +1956,25 @@ static __attribute__((noinline)) size_t opt_ecs_qc(const uint8_t *d, size_t dlen
 	return nl;
 }
 
+/* fast_udp()'s checksum check: the rest of the datagram at `u` (ulen bytes: the length and
+ * checksum, the header at d, the OPT of ol bytes at o after a name of nl bytes; `ar * OPT_LEN`
+ * when not `ecs`, a constant length the compiler unrolls) added to `k`, what the reply keeps
+ * (addresses, protocol, ports, question). 1: the sum is right. */
+static inline __attribute__((always_inline)) int udp_sum_ok(const uint8_t *u, const uint8_t *d,
+							    uint16_t ulen, uint64_t k,
+							    const uint8_t *o, size_t ol, size_t ar,
+							    size_t nl, int ecs)
+{
+	uint64_t s = p53_csum_add(u + 4, 4, k);                 /* length, checksum */
+	s = p53_csum_add(d, P53_DNS_HDR_LEN, s);
+	s = p53_csum_addc(s, (uint64_t)rte_cpu_to_be_16(ulen)); /* pseudo-header length */
+	uint64_t r = __builtin_expect(ecs, 0) ? p53_csum_add(o, ol, 0)
+					      : p53_csum_add(o, ar * OPT_LEN, 0);
+	if (nl & 1)
+		r = p53_csum_odd(r);
+	return p53_csum_fold(p53_csum_addc(s, r)) == 0xffff;
+}
+
 static inline __attribute__((always_inline)) int fast_udp(const uint8_t *u, uint16_t ulen,
 							  const uint8_t *addr, size_t alen, int verify,
 							  struct p53_query *q, uint64_t *keep,
@@ -1979,7 +2001,7 @@ static inline __attribute__((always_inline)) int fast_udp(const uint8_t *u, uint
 	 * general parser. */
 	const uint8_t *o = d + dlen - ar * OPT_LEN;
 	size_t ol = ar * OPT_LEN, nl;
-	int ecs = 0, hitq = 0;
+	int ecs = 0;
 	/* The UDP checksum (RFC 768; RFC 8200 §8.1): what the reply keeps (addresses, protocol,
 	 * ports, the question) is summed apart, for the reply's checksum (p53_fast_reply); the
 	 * question by fast_qname(), as it reads the name. The question starts at an even offset
@@ -2007,9 +2029,20 @@ static inline __attribute__((always_inline)) int fast_udp(const uint8_t *u, uint
 			e = *hit = qc_find(cx->qc, cx->gen, d + P53_DNS_HDR_LEN, qlen, bits);
 		}
 		if (QC_HIT(e)) {
-			hitq = 1;
+			/* A hit: its question's class and type are those of one the fast answer
+			   answered (the key); its OPT's version is not in the key. The checksum
+			   verified; what its answer reads (qc_answer(); a steered one the source,
+			   fast_parse()) written, nothing else. */
+			if (ar && o[6] != 0)
+				return 0;
 			nl = qlen - 4;
 			k = p53_csum_addc(k, e->qsum);
+			if (verify && (u[6] | u[7]) != 0 && !udp_sum_ok(u, d, ulen, k, o, ol, ar, nl, 0))
+				return 0;
+			*keep = k;
+			q->flags = flags;
+			q->question_end = (uint16_t)(P53_DNS_HDR_LEN + qlen);
+			return 1;
 		} else {
 			nl = fast_qname(d + P53_DNS_HDR_LEN, rest - 4 - ol, q, &k);
 			if (nl == 0 || nl + 4 + ol != rest)
@@ -2019,43 +2052,22 @@ static inline __attribute__((always_inline)) int fast_udp(const uint8_t *u, uint
 	const uint8_t *qe = d + P53_DNS_HDR_LEN + nl;
 	/* The shape the fast answer (checked) takes without looking again: class IN, EDNS version
 	   0, none of the types with their own rules (DS, RRSIG, OPT, meta types and ANY, 0).
-	   Anything else: the general parser and responder (BADVERS, CHAOS, RFC 8482...). A hit
-	   without ECS has the class and type of a question the fast answer answered (the key):
-	   only its OPT's version is not in the key. */
-	uint16_t qt = 0;
-	if (hitq) {
-		if (ar && o[6] != 0)
-			return 0;
-	} else {
-		qt = p53_get16(qe);
-		if (p53_get16(qe + 2) != P53_C_IN || (ar && o[6] != 0) || qt == P53_T_DS ||
-		    qt == P53_T_RRSIG || qt == P53_T_OPT || qt >= 249 || qt == 0)
-			return 0;
-	}
+	   Anything else: the general parser and responder (BADVERS, CHAOS, RFC 8482...). */
+	uint16_t qt = p53_get16(qe);
+	if (p53_get16(qe + 2) != P53_C_IN || (ar && o[6] != 0) || qt == P53_T_DS ||
+	    qt == P53_T_RRSIG || qt == P53_T_OPT || qt >= 249 || qt == 0)
+		return 0;
 
 	/* The checksum verified: the rest of the datagram added to what the reply keeps. */
-	if (verify && (u[6] | u[7]) != 0) {
-		uint64_t s = p53_csum_add(u + 4, 4, k);                 /* length, checksum */
-		s = p53_csum_add(d, P53_DNS_HDR_LEN, s);
-		s = p53_csum_addc(s, (uint64_t)rte_cpu_to_be_16(ulen)); /* pseudo-header length */
-		/* ar * OPT_LEN: a constant length (0 or 11) the compiler unrolls */
-		uint64_t r = __builtin_expect(ecs, 0) ? p53_csum_add(o, ol, 0)
-						      : p53_csum_add(o, ar * OPT_LEN, 0);
-		if (nl & 1)
-			r = p53_csum_odd(r);
-		if (p53_csum_fold(p53_csum_addc(s, r)) != 0xffff)
-			return 0;
-	}
+	if (verify && (u[6] | u[7]) != 0 && !udp_sum_ok(u, d, ulen, k, o, ol, ar, nl, ecs))
+		return 0;
 	*keep = k;
-	/* What a hit's answer reads (qc_answer(); a steered one the source, fast_parse()) */
-	q->flags = flags;
-	q->question_end = (uint16_t)(P53_DNS_HDR_LEN + nl + 4);
-	if (hitq)
-		return 1;
 
 	/* What the fast answer reads (the rest: p53_fast_complete(); the ID and class, which
 	   only the general path reads: p53_fast_parse()'s packet fields, fast_pkt()). */
+	q->flags = flags;
 	q->qtype = qt;
+	q->question_end = (uint16_t)(P53_DNS_HDR_LEN + nl + 4);
 	q->ecs = 0;
 	q->edns = (uint8_t)ar;
 	if (ar) {
