@@ -1842,12 +1842,12 @@ static inline int bad_src6(const uint8_t a[16])
  * call). Returns 1, or 0 with nothing written but `q`.
  */
 /* The answer cache's lookup (qcache.h), made by the parse for fast_frame() before it walks
- * the name: the entry answering the question of `qlen` bytes (5..P53_QCACHE_KEY) at `qs` with
- * key bits `bits` (P53_QC_KEY_BITS; opt_ecs_qc() hashes the ECS option's length too, its own
- * `seed`, qc_store()'s); else (a miss, counted) QC_STORE when the question missed in this slot just before (fast_frame()
+ * the name: the entry answering the question of `qlen` bytes (5..P53_QCACHE_KEY) at `qs`, its
+ * `seed` qlen | key bits << 8 (P53_QC_KEY_BITS, compared; opt_ecs_qc() hashes the ECS
+ * option's length above them, qc_store()'s seed); else (a miss, counted) QC_STORE when the question missed in this slot just before (fast_frame()
  * stores its answer), or NULL. The question is read once, as 8-byte words hashed and then
  * compared with the slot's key. A steered entry's record is checked by the answer
- * (qc_steered_answer()). A leaf: no register saved. */
+ * (qc_steered_answer()). The lookup without ECS is a leaf. */
 #define QC_STORE ((const struct p53_qcache_entry *)1)
 #define QC_HIT(e) ((uintptr_t)(e) > (uintptr_t)QC_STORE)
 static inline __attribute__((always_inline)) const struct p53_qcache_entry *

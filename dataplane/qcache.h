@@ -24,7 +24,8 @@
  * The variant is found in the pick cache (struct p53_qcache_pick): per worker, the variants
  * picked for (image and steering table generations, record, question's OPT and DO, client
  * prefix), each kept as the answer writes it (where its bytes are in the table, their
- * length, record count and sum), so a hit looks nothing up in the table. A pick's scope (the longest
+ * length, record count and the reply's checksum sum for them), so a hit looks nothing up in
+ * the table. A pick's scope (the longest
  * prefix among the blocks its decision consulted: the ECS scope, steer.h) bounds the prefix
  * it holds for: every address inside the block of that length around the client gets the
  * same location from each source consulted, so the same variant and scope. Every policy is
