@@ -1842,54 +1842,64 @@ static inline int bad_src6(const uint8_t a[16])
  * call). Returns 1, or 0 with nothing written but `q`.
  */
 /* The answer cache's lookup (qcache.h), made by the parse for fast_frame() before it walks
- * the name: the entry answering the question of `qlen` bytes (5..P53_QCACHE_KEY) at `qs` with
- * key bits `bits` (P53_QC_KEY_BITS; opt_ecs_qc() hashes the ECS option's length too, its own
- * `seed`, qc_store()'s); else (a miss, counted) QC_STORE when the question missed in this slot just before (fast_frame()
+ * the name: the entry answering the question of `qlen` bytes (5..P53_QCACHE_KEY) at `qs`, its
+ * `seed` qlen | key bits << 8 (P53_QC_KEY_BITS, compared; opt_ecs_qc() hashes the ECS
+ * option's length above them, qc_store()'s seed); else (a miss, counted) QC_STORE when the question missed in this slot just before (fast_frame()
  * stores its answer), or NULL. The question is read once, as 8-byte words hashed and then
  * compared with the slot's key. A steered entry's record is checked by the answer
- * (qc_steered_answer()). A leaf: no register saved. */
+ * (qc_steered_answer()). The lookup without ECS is a leaf. */
 #define QC_STORE ((const struct p53_qcache_entry *)1)
 #define QC_HIT(e) ((uintptr_t)(e) > (uintptr_t)QC_STORE)
 static inline __attribute__((always_inline)) const struct p53_qcache_entry *
-qc_find_body(struct p53_qcache *c, uint64_t gen, const uint8_t *qs, size_t qlen, unsigned int bits,
-	     uint32_t seed)
+qc_find_body(struct p53_qcache *c, uint64_t gen, const uint8_t *qs, size_t qlen, uint32_t seed)
 {
-	size_t nw = qlen / 8, t = qlen % 8, i;
+	/* The key's words: the whole ones (n8 bytes), then the last, read ending at the
+	   question's end (the bytes before it are the message's) and shifted down: zero-padded,
+	   as p53_qcache_key() makes them (a whole word when qlen is a multiple of 8). */
+	const size_t n8 = (qlen - 1) & ~(size_t)7;
+	const uint32_t want = seed & 0xffffu;   /* qlen and the key bits */
 	uint32_t h = seed;
-	uint64_t x, last = 0;
+	uint64_t x, last;
+	size_t i;
 
-	for (i = 0; i < nw; i++) {
-		memcpy(&x, qs + 8 * i, 8);
+	memcpy(&last, qs + qlen - 8, 8);
+	last >>= (64 - 8 * qlen) & 63;
+	for (i = 0; i < n8; i += 8) {
+		memcpy(&x, qs + i, 8);
 		h = p53_hash_step8(h, x);
 	}
-	if (t != 0) {
-		/* ending at the question's end (the bytes before it are the message's) */
-		memcpy(&last, qs + qlen - 8, 8);
-		last >>= 8 * (8 - t);
-		h = p53_hash_step8(h, last);
-	}
-	struct p53_qcache_entry *e = &c->e[h & c->mask];
-	if (e->gen != gen || e->qlen != qlen || (e->bits & P53_QC_KEY_BITS) != bits)
-		goto miss;
-	uint64_t d = t != 0 ? last ^ e->key[nw] : 0;
-	for (i = 0; i < nw; i++) {
-		memcpy(&x, qs + 8 * i, 8);
-		d |= x ^ e->key[i];
+	h = p53_hash_step8(h, last);
+	const uint8_t *e = (const uint8_t *)&c->e[h & c->mask];
+	const struct p53_qcache_entry *const ent = (const struct p53_qcache_entry *)e;
+	/* qlen and bits in one load (adjacent, qcache.h), the key bits of bits kept */
+	uint16_t lb;
+	memcpy(&lb, &ent->qlen, 2);
+	memcpy(&x, e + offsetof(struct p53_qcache_entry, key) + n8, 8);
+	uint64_t d = (ent->gen ^ gen) | ((lb & (0xffu | P53_QC_KEY_BITS << 8)) ^ want) | (last ^ x);
+	if (d != 0)
+		goto miss;      /* another length, shape or last word: the loop not run */
+	for (i = 0; i < n8; i += 8) {
+		uint64_t y;
+		memcpy(&x, qs + i, 8);
+		memcpy(&y, e + offsetof(struct p53_qcache_entry, key) + i, 8);
+		d |= x ^ y;
 	}
 	if (d == 0)
-		return e;
+		return ent;
 miss:
 	c->misses++;
-	if (e->cand == h)
+	struct p53_qcache_entry *w = &c->e[h & c->mask];
+	if (w->cand == h)
 		return QC_STORE;
-	e->cand = h;
+	w->cand = h;
 	return NULL;
 }
 
+/* The lookup of a question without ECS, its seed the key's length and bits (qc_store()'s). */
 static __attribute__((noinline)) const struct p53_qcache_entry *
 qc_find(struct p53_qcache *c, uint64_t gen, const uint8_t *qs, size_t qlen, unsigned int bits)
 {
-	return qc_find_body(c, gen, qs, qlen, bits, (uint32_t)(qlen | bits << 8));
+	return qc_find_body(c, gen, qs, qlen, (uint32_t)(qlen | bits << 8));
 }
 
 /*
@@ -1928,8 +1938,8 @@ static __attribute__((noinline)) size_t opt_ecs_qc(const uint8_t *d, size_t dlen
 	if (nl + 4 <= P53_QCACHE_KEY) {
 		/* the option's length in the hash, compared on a hit (qcache.h elen) */
 		unsigned int bits = P53_QC_EDNS | P53_QC_ECS | ((o[7] & 0x80u) ? P53_QC_DO : 0u);
-		e = qc_find_body(cx->qc, cx->gen, name, nl + 4, bits,
-				 (uint32_t)((nl + 4) | bits << 8 | el << 16));
+		e = qc_find_body(cx->qc, cx->gen, name, nl + 4,
+				      (uint32_t)((nl + 4) | bits << 8 | el << 16));
 		if (QC_HIT(e) && e->elen != el) {
 			cx->qc->misses++;       /* another length in its slot */
 			e = NULL;
@@ -1944,6 +1954,25 @@ static __attribute__((noinline)) size_t opt_ecs_qc(const uint8_t *d, size_t dlen
 	q->ecs_len = (uint16_t)el;
 	*op = o;
 	return nl;
+}
+
+/* fast_udp()'s checksum check: the rest of the datagram at `u` (ulen bytes: the length and
+ * checksum, the header at d, the OPT of ol bytes at o after a name of nl bytes; `ar * OPT_LEN`
+ * when not `ecs`, a constant length the compiler unrolls) added to `k`, what the reply keeps
+ * (addresses, protocol, ports, question). 1: the sum is right. */
+static inline __attribute__((always_inline)) int udp_sum_ok(const uint8_t *u, const uint8_t *d,
+							    uint16_t ulen, uint64_t k,
+							    const uint8_t *o, size_t ol, size_t ar,
+							    size_t nl, int ecs)
+{
+	uint64_t s = p53_csum_add(u + 4, 4, k);                 /* length, checksum */
+	s = p53_csum_add(d, P53_DNS_HDR_LEN, s);
+	s = p53_csum_addc(s, (uint64_t)rte_cpu_to_be_16(ulen)); /* pseudo-header length */
+	uint64_t r = __builtin_expect(ecs, 0) ? p53_csum_add(o, ol, 0)
+					      : p53_csum_add(o, ar * OPT_LEN, 0);
+	if (nl & 1)
+		r = p53_csum_odd(r);
+	return p53_csum_fold(p53_csum_addc(s, r)) == 0xffff;
 }
 
 static inline __attribute__((always_inline)) int fast_udp(const uint8_t *u, uint16_t ulen,
@@ -1995,12 +2024,25 @@ static inline __attribute__((always_inline)) int fast_udp(const uint8_t *u, uint
 		   that was walked and answered before, byte for byte, whose sum it keeps. */
 		size_t qlen = rest - ol;
 		const struct p53_qcache_entry *e = NULL;
-		if (cx != NULL && cx->qc != NULL && qlen <= P53_QCACHE_KEY)
-			e = *hit = qc_find(cx->qc, cx->gen, d + P53_DNS_HDR_LEN, qlen,
-					   ar ? P53_QC_EDNS | ((o[7] & 0x80u) ? P53_QC_DO : 0u) : 0u);
+		if (cx != NULL && cx->qc != NULL && qlen <= P53_QCACHE_KEY) {
+			unsigned int bits = ar ? P53_QC_EDNS | ((o[7] & 0x80u) ? P53_QC_DO : 0u) : 0u;
+			e = *hit = qc_find(cx->qc, cx->gen, d + P53_DNS_HDR_LEN, qlen, bits);
+		}
 		if (QC_HIT(e)) {
+			/* A hit: its question's class and type are those of one the fast answer
+			   answered (the key); its OPT's version is not in the key. The checksum
+			   verified; what its answer reads (qc_answer(); a steered one the source,
+			   fast_parse()) written, nothing else. */
+			if (ar && o[6] != 0)
+				return 0;
 			nl = qlen - 4;
 			k = p53_csum_addc(k, e->qsum);
+			if (verify && (u[6] | u[7]) != 0 && !udp_sum_ok(u, d, ulen, k, o, ol, ar, nl, 0))
+				return 0;
+			*keep = k;
+			q->flags = flags;
+			q->question_end = (uint16_t)(P53_DNS_HDR_LEN + qlen);
+			return 1;
 		} else {
 			nl = fast_qname(d + P53_DNS_HDR_LEN, rest - 4 - ol, q, &k);
 			if (nl == 0 || nl + 4 + ol != rest)
@@ -2017,18 +2059,8 @@ static inline __attribute__((always_inline)) int fast_udp(const uint8_t *u, uint
 		return 0;
 
 	/* The checksum verified: the rest of the datagram added to what the reply keeps. */
-	if (verify && (u[6] | u[7]) != 0) {
-		uint64_t s = p53_csum_add(u + 4, 4, k);                 /* length, checksum */
-		s = p53_csum_add(d, P53_DNS_HDR_LEN, s);
-		s = p53_csum_addc(s, (uint64_t)rte_cpu_to_be_16(ulen)); /* pseudo-header length */
-		/* ar * OPT_LEN: a constant length (0 or 11) the compiler unrolls */
-		uint64_t r = __builtin_expect(ecs, 0) ? p53_csum_add(o, ol, 0)
-						      : p53_csum_add(o, ar * OPT_LEN, 0);
-		if (nl & 1)
-			r = p53_csum_odd(r);
-		if (p53_csum_fold(p53_csum_addc(s, r)) != 0xffff)
-			return 0;
-	}
+	if (verify && (u[6] | u[7]) != 0 && !udp_sum_ok(u, d, ulen, k, o, ol, ar, nl, ecs))
+		return 0;
 	*keep = k;
 
 	/* What the fast answer reads (the rest: p53_fast_complete(); the ID and class, which
@@ -2206,25 +2238,35 @@ static inline __attribute__((always_inline)) int fast_parse(const uint8_t *frame
 
 /* The UDP header and checksum of the reply, either family: ports swapped, the length, the
  * checksum from what the query left (`keep`: addresses, ports, question) and what the
- * response wrote (the header, the lengths, the records after the question). */
+ * response wrote (the header, the lengths, the records after the question). `hit` (a
+ * constant at each call): a cache hit's, `tail` then qc_answer()'s rest (all but the ID and
+ * flags, summed here as written). */
 static inline __attribute__((always_inline)) void reply_udp(uint8_t *u, const uint8_t *d,
 							    uint16_t dns_len,
 							    const struct p53_query *q, uint64_t keep,
-							    uint64_t tail)
+							    uint64_t tail, const int hit)
 {
 	uint16_t ulen = (uint16_t)(8 + dns_len);
-	const uint16_t qe = q->question_end;    /* before the stores, as in fast_reply() */
+	const uint16_t qe = hit ? 0 : q->question_end;  /* before the stores, as in fast_reply() */
 	uint8_t t[2];
+	uint32_t idf;
 
 	memcpy(t, u, 2);
 	memcpy(u, u + 2, 2);
 	memcpy(u + 2, t, 2);
 	p53_put16(u + 4, ulen);
-	uint64_t s = p53_csum_add(d, P53_DNS_HDR_LEN, keep);
-	s = p53_csum_addc(s, (uint64_t)rte_cpu_to_be_16(ulen) * 2);
-	uint64_t r = tail != P53_FAST_NO_SUM ? tail : p53_csum_add(d + qe, (size_t)dns_len - qe, 0);
-	if (qe & 1)
-		r = p53_csum_odd(r);
+	uint64_t s, r;
+	if (hit) {
+		memcpy(&idf, d, 4);
+		s = p53_csum_addc(keep, idf);
+		r = tail;
+	} else {
+		s = p53_csum_add(d, P53_DNS_HDR_LEN, keep);
+		s = p53_csum_addc(s, (uint64_t)rte_cpu_to_be_16(ulen) * 2);
+		r = tail != P53_FAST_NO_SUM ? tail : p53_csum_add(d + qe, (size_t)dns_len - qe, 0);
+		if (qe & 1)
+			r = p53_csum_odd(r);
+	}
 	uint16_t c = (uint16_t)~p53_csum_fold(p53_csum_addc(s, r));
 	if (c == 0)
 		c = 0xffff;             /* RFC 768: zero means no checksum */
@@ -2234,9 +2276,9 @@ static inline __attribute__((always_inline)) void reply_udp(uint8_t *u, const ui
 /* p53_fast_reply() over IPv6 (pkt.c p53_pkt_reply): swap MACs and addresses; version 6 with
  * our traffic class and flow label (none), the payload length, hop limit 64. Out of line, as
  * fast_parse6(). */
-static __attribute__((noinline)) size_t fast_reply6(uint8_t *frame, uint16_t dns_len,
-						    const struct p53_query *q, uint64_t keep,
-						    uint64_t tail)
+static inline __attribute__((always_inline)) size_t reply6(uint8_t *frame, uint16_t dns_len,
+							   const struct p53_query *q, uint64_t keep,
+							   uint64_t tail, const int hit)
 {
 	uint8_t *ip = frame + L3_OFF;
 	uint8_t t[16];
@@ -2250,8 +2292,22 @@ static __attribute__((noinline)) size_t fast_reply6(uint8_t *frame, uint16_t dns
 	p53_put32(ip, 6u << 28);
 	p53_put16(ip + 4, (uint16_t)(8 + dns_len));
 	ip[7] = 64;
-	reply_udp(frame + V6_L4_OFF, frame + V6_DNS_OFF, dns_len, q, keep, tail);
+	reply_udp(frame + V6_L4_OFF, frame + V6_DNS_OFF, dns_len, q, keep, tail, hit);
 	return V6_DNS_OFF + (size_t)dns_len;
+}
+
+static __attribute__((noinline)) size_t fast_reply6(uint8_t *frame, uint16_t dns_len,
+						    const struct p53_query *q, uint64_t keep,
+						    uint64_t tail)
+{
+	return reply6(frame, dns_len, q, keep, tail, 0);
+}
+
+/* reply6() for a cache hit (`rest`: qc_answer()'s) */
+static __attribute__((noinline)) size_t qc_reply6(uint8_t *frame, uint16_t dns_len, uint64_t keep,
+						  uint64_t rest)
+{
+	return reply6(frame, dns_len, NULL, keep, rest, 1);
 }
 
 /* fast_reply() for IPv4 with the offsets given (constants in p53_fast_frame()). */
@@ -2259,7 +2315,8 @@ static inline __attribute__((always_inline)) size_t fast_reply4(uint8_t *frame, 
 								size_t l4_off, size_t dns_off,
 								uint16_t dns_len,
 								const struct p53_query *q,
-								uint64_t keep, uint64_t tail)
+								uint64_t keep, uint64_t tail,
+								const int hit)
 {
 	uint8_t *ip = frame + l3_off;
 	uint8_t *u = frame + l4_off;
@@ -2290,7 +2347,7 @@ static inline __attribute__((always_inline)) size_t fast_reply4(uint8_t *frame, 
 		      frag + rte_cpu_to_be_16(64u << 8 | 17u);
 	uint16_t ic = (uint16_t)~p53_csum_fold(p53_csum_addc(a, hs));
 	memcpy(ip + 10, &ic, 2);
-	reply_udp(u, d, dns_len, q, keep, tail);
+	reply_udp(u, d, dns_len, q, keep, tail, hit);
 	return dns_off + dns_len;
 }
 
@@ -2304,7 +2361,7 @@ static inline __attribute__((always_inline)) size_t fast_reply(uint8_t *frame,
 		return fast_reply6(frame, dns_len, q, keep, tail);
 	/* The offsets read once, before the stores: for the compiler a store through `frame` may
 	 * alias *pkt, and it would load pkt (and the fields) again after them. */
-	return fast_reply4(frame, pkt->l3_off, pkt->l4_off, pkt->dns_off, dns_len, q, keep, tail);
+	return fast_reply4(frame, pkt->l3_off, pkt->l4_off, pkt->dns_off, dns_len, q, keep, tail, 0);
 }
 
 int p53_fast_parse(const uint8_t *frame, uint16_t len, int verify, const uint8_t mac[6],
@@ -2357,99 +2414,170 @@ static inline uint32_t pick_hash(uint64_t id, uint64_t hi, uint64_t lo)
 	return p53_hash_step8(p53_hash_step8((uint32_t)(id ^ id >> 29), hi), lo);
 }
 
+/* What the reply's UDP checksum takes from a hit's response but its first four bytes (ID and
+ * flags, summed as written: reply_udp()): the counts as written (`counts`, the 8 bytes as
+ * loaded), the UDP length twice (pseudo-header and header) for a response of rlen bytes, and
+ * `tail`, the sum of what follows the question (at qe, from an even offset): the entry's `sum`
+ * for one without ECS, made once by qc_store(). */
+static inline uint64_t qc_rest(uint64_t counts, uint32_t rlen, uint16_t qe, uint64_t tail)
+{
+	uint64_t s = p53_csum_addc(counts, (uint64_t)rte_cpu_to_be_16((uint16_t)(8 + rlen)) * 2);
+
+	return p53_csum_addc(s, (qe & 1) ? p53_csum_odd(tail) : tail);
+}
+
+/* A steered entry's pick ids (qcache.h: in its ans, unused otherwise), IPv4 [0] and IPv6 [1]:
+ * P53_QCACHE_PICK_ID() of its record, type, hint for the family and bits, made by qc_store()
+ * and again when a hint grows (qc_pick_miss()). */
+static inline uint64_t qc_pick_id(const struct p53_qcache_entry *e, int v6)
+{
+	uint64_t id;
+
+	memcpy(&id, e->ans + 8 * v6, 8);
+	return id;
+}
+
+static inline void qc_pick_id_set(struct p53_qcache_entry *e, int v6)
+{
+	uint64_t id = P53_QCACHE_PICK_ID(e->at, e->qtype, e->hint[v6], v6, e->bits);
+
+	memcpy(e->ans + 8 * v6, &id, 8);
+}
+
+/* A steered entry's OPT (qcache.h: in its ans after the pick ids), 16 bytes: answer.c
+ * put_opt() as fast_answer() writes it (00 | 00 29 | P P' | 00 | 00 | D | 00 | 00 00) and
+ * zeros; made by qc_store() (our payload size is the generation's). */
+#define QC_STEER_OPT 16
+
+static inline void qc_steer_opt_set(const struct p53_fast_ctx *c, struct p53_qcache_entry *e)
+{
+	uint64_t w[2] = {
+		(uint64_t)P53_T_OPT << 16 | (uint64_t)P53_BE16(c->ours) << 24 |
+			(uint64_t)((e->bits & P53_QC_DO) ? 0x80u : 0u) << 56,
+		0,
+	};
+
+	memcpy(e->ans + QC_STEER_OPT, w, 16);
+}
+
+/* The `len` bytes at s to d (len up to P53_QCACHE_MAX_RESPONSE), in 16-byte moves, the last
+ * one ending at len: no call (the steered hit stays a leaf), nothing read past s + len. */
+static inline __attribute__((always_inline)) void qc_copy(uint8_t *d, const uint8_t *s, uint32_t len)
+{
+	if (__builtin_expect(len < 16, 0)) {
+		for (uint32_t i = 0; i < len; i++)
+			d[i] = s[i];
+		return;
+	}
+	for (uint32_t i = 16; i < len; i += 16) {
+		uint8_t x[16];
+		memcpy(x, s + i - 16, 16);
+		memcpy(d + i - 16, x, 16);
+	}
+	memcpy(d + len - 16, s + len - 16, 16);
+}
+
+/* A pick's records (with DO=1 their RRSIGs) from table `t` and our OPT after the question, as
+ * steered_rrs() writes them without ECS. Returns the answer count << 16 | the response's
+ * length (qc_steered_answer()'s); *rest (qc_answer()'s) from the pick. */
+static inline __attribute__((always_inline)) uint32_t qc_pick_put(const struct p53_qcache_entry *e,
+								   const void *t, uint16_t qe,
+								   const struct p53_qcache_pick *p,
+								   uint8_t *msg, uint64_t *rest)
+{
+	uint32_t len = p->len, opt = (e->bits & P53_QC_EDNS) ? OPT_LEN : 0u;
+
+	qc_copy(msg + qe, (const uint8_t *)t + p->off, len);
+	if (opt != 0)
+		memcpy(msg + qe + len, e->ans + QC_STEER_OPT, 16);      /* the room was checked */
+	*rest = p->rest;
+	return (uint32_t)p->an << 16 | (qe + len + opt);
+}
+
 /* qc_steered_answer() when the pick cache has no variant for the client: the record at the
  * entry's index in table `t` (qc_find() saw it in this table or an earlier one: a table
  * published since may have none there, then 0: the general checks answer), the variant the
- * table picks for the client with its scope, into *p: where its bytes are, their length,
- * record count and sum with our OPT's. Kept at the entry's hint for the family, raised to
- * the scope when longer (qcache.h), for this image and table; not when the scope is past
- * P53_QCACHE_PICK_MAX4 / _MAX6 or the table was never published (generation 0). */
-static __attribute__((noinline)) int qc_pick_miss(const struct p53_fast_ctx *c, struct p53_qcache_entry *e,
-						  const void *t, const struct p53_query *q,
-						  struct p53_qcache_pick *p)
+ * table picks for the client with its scope: where its bytes are, their length, record count
+ * and qc_answer()'s rest for them with our OPT, written as a hit's (qc_pick_put()). Kept at
+ * the entry's hint for the family, raised to the scope when longer (qcache.h), for this
+ * image and table; not when the scope is past P53_QCACHE_PICK_MAX4 / _MAX6 or the table was
+ * never published (generation 0). */
+static __attribute__((noinline)) uint32_t qc_pick_miss(const struct p53_fast_ctx *c,
+						       struct p53_qcache_entry *e, const void *t,
+						       const struct p53_query *q, uint8_t *msg,
+						       uint64_t *rest)
 {
 	const struct p53_steer_rec *r = NULL;
 	const int v6 = q->src_v6, dnssec = (e->bits & P53_QC_DO) != 0;
+	const uint16_t qe = q->question_end;
 	struct p53_qcache *qc = c->qc;
+	struct p53_qcache_pick m, *p = &m;
 	uint8_t sc;
 
 	if (!p53_steer_at(t, p53_image_hdr(c->img)->steer_layout, e->at, e->qtype, &r) || r == NULL)
 		return 0;
 	const struct p53_steer_variant *v = p53_steer_pick_addr_s(t, r, v6, q->src, &sc, 1);
 	uint32_t len = v->rdata_len + (dnssec ? v->sig_len : 0u);
-	if (q->question_end + len + ((e->bits & P53_QC_EDNS) ? OPT_LEN : 0u) > P53_QCACHE_MAX_RESPONSE)
+	uint32_t opt = (e->bits & P53_QC_EDNS) ? OPT_LEN : 0u;
+	if (qe + len + opt > P53_QCACHE_MAX_RESPONSE)
 		return 0;
-	p->off = (uint32_t)(p53_steer_rdata(t, v) - (const uint8_t *)t);
-	p->len = (uint16_t)len;
-	p->an = (uint16_t)(v->count + (dnssec ? v->sig_count : 0u));
-	p->sum = dnssec ? v->sig_sum : v->sum;
-	if (e->bits & P53_QC_EDNS)
-		p->sum += opt_sum(c->ours, dnssec, len & 1u);
+	uint64_t sum = dnssec ? v->sig_sum : v->sum, counts;
+	if (opt != 0)
+		sum += opt_sum(c->ours, dnssec, len & 1u);
+	m.off = (uint32_t)(p53_steer_rdata(t, v) - (const uint8_t *)t);
+	m.len = (uint16_t)len;
+	m.an = (uint16_t)(v->count + (dnssec ? v->sig_count : 0u));
+	memcpy(&counts, e->counts, 8);
+	counts |= (uint64_t)rte_cpu_to_be_16(m.an) << 16;
+	m.rest = qc_rest(counts, qe + len + opt, qe, sum);
 	qc->pick_misses++;
 	uint64_t tg = p53_steer_hdr(t)->generation;
-	if (tg == 0 || sc > (v6 ? P53_QCACHE_PICK_MAX6 : P53_QCACHE_PICK_MAX4))
-		return 1;
-	if (sc > e->hint[v6])
-		e->hint[v6] = sc;
-	uint64_t hi, lo, id = P53_QCACHE_PICK_ID(e->at, e->qtype, e->hint[v6], v6, e->bits);
-	pick_prefix(v6, q->src, e->hint[v6], &hi, &lo);
-	struct p53_qcache_pick *k = &qc->pick[pick_hash(id, hi, lo) & qc->mask];
-	*k = *p;
-	k->igen = c->gen;
-	k->tgen = tg;
-	k->hi = hi;
-	k->lo = lo;
-	k->id = id;
-	k->scope = sc;
-	return 1;
+	if (tg != 0 && sc <= (v6 ? P53_QCACHE_PICK_MAX6 : P53_QCACHE_PICK_MAX4)) {
+		if (sc > e->hint[v6]) {
+			e->hint[v6] = sc;
+			qc_pick_id_set(e, v6);
+		}
+		uint64_t hi, lo, id = qc_pick_id(e, v6);
+		pick_prefix(v6, q->src, e->hint[v6], &hi, &lo);
+		p = &qc->pick[pick_hash(id, hi, lo) & qc->mask];
+		*p = m;
+		p->igen = c->gen;
+		p->tgen = tg;
+		p->hi = hi;
+		p->lo = lo;
+		p->id = id;
+		p->scope = sc;
+	}
+	return qc_pick_put(e, t, qe, p, msg, rest);
 }
 
 /* A steered entry's answer (qc_answer()): the variant the table published now picks for the
  * client, from the pick cache (qcache.h) when it holds one for the client's prefix at the
  * entry's hint, for this image and table generation, else qc_pick_miss(); its records (and
- * with DO=1 its RRSIGs) and our OPT, as steered_rrs() writes them without ECS; the counts
- * and the sum after the question. 0: the general checks answer (no record at the index, or
+ * with DO=1 its RRSIGs) and our OPT, as steered_rrs() writes them without ECS; the answer
+ * count and qc_answer()'s rest. 0: the general checks answer (no record at the index, or
  * more than P53_QCACHE_MAX_RESPONSE bytes: the client's size could matter). `e`: the
  * worker's own entry (its pick hints are written). */
-static __attribute__((noinline)) uint16_t qc_steered_answer(const struct p53_fast_ctx *c,
+static __attribute__((noinline)) uint32_t qc_steered_answer(const struct p53_fast_ctx *c,
 							    struct p53_qcache_entry *e,
 							    const struct p53_query *q, uint8_t *msg,
-							    uint16_t *an, uint64_t *tail)
+							    uint64_t *rest)
 {
 	const void *t = __atomic_load_n(c->conf->steer, __ATOMIC_ACQUIRE);
-	uint16_t qe = q->question_end;
 	const int v6 = q->src_v6;
-	struct p53_qcache_pick m;
 	const struct p53_qcache_pick *p;
 
 	if (t == NULL)
 		return 0;
-	uint64_t hi, lo, id = P53_QCACHE_PICK_ID(e->at, e->qtype, e->hint[v6], v6, e->bits);
+	uint64_t hi, lo, id = qc_pick_id(e, v6);
 	pick_prefix(v6, q->src, e->hint[v6], &hi, &lo);
 	p = &c->qc->pick[pick_hash(id, hi, lo) & c->qc->mask];
 	/* an empty pick's image generation (0) is never the cache's: no test for it */
 	if (((p->igen ^ c->gen) | (p->tgen ^ p53_steer_hdr(t)->generation) | (p->hi ^ hi) |
-	     (p->lo ^ lo) | (p->id ^ id)) == 0) {
-		c->qc->pick_hits++;
-	} else {
-		if (!qc_pick_miss(c, e, t, q, &m))
-			return 0;
-		p = &m;
-	}
-	uint32_t len = p->len, opt = (e->bits & P53_QC_EDNS) ? OPT_LEN : 0u;
-	copy_rrs(msg + qe, (const uint8_t *)t + p->off, len);
-	if (opt != 0) {
-		/* answer.c put_opt(), as fast_answer(): 00 | 00 29 | P P' | 00 | 00 | D | 00 | 00 00 */
-		uint8_t *o = msg + qe + len;
-		uint32_t d = (e->bits & P53_QC_DO) ? 0x80u : 0u;
-		uint64_t w = (uint64_t)P53_T_OPT << 16 | (uint64_t)P53_BE16(c->ours) << 24 |
-			     (uint64_t)d << 56;
-		memcpy(o, &w, 8);
-		memcpy(o + 7, &d, 4);
-	}
-	*an = p->an;
-	*tail = p->sum;
-	return (uint16_t)(qe + len + opt);
+	     (p->lo ^ lo) | (p->id ^ id)) != 0)
+		return qc_pick_miss(c, e, t, q, msg, rest);
+	c->qc->pick_hits++;
+	return qc_pick_put(e, t, q->question_end, p, msg, rest);
 }
 
 /* x's first n bytes as loaded (little-endian: its low ones), the rest zero; n may be out of
@@ -2490,7 +2618,7 @@ static __attribute__((noinline)) uint16_t qc_ecs_answer(const struct p53_fast_ct
 	const int olen = OPT_LEN + 4 + q->ecs_len;      /* 19..35 */
 	const unsigned int source = (uint8_t)(w[2] >> 8);
 	uint32_t len = e->len;
-	uint64_t sum = e->tail;
+	uint64_t sum = e->sum;
 	uint8_t scope = 0;
 	const uint8_t *rd = e->ans;
 
@@ -2555,35 +2683,49 @@ static __attribute__((noinline)) uint16_t qc_ecs_answer(const struct p53_fast_ct
 
 /* The response of a cache hit: what follows the question, the header's flags (the query's
  * opcode, RD and CD with the entry's QR, AA and RCODE, as fast_answer()) and counts, the
- * counters fast_answer() adds. Returns its length, 0 when it does not fit `cap` (or, steered,
- * could depend on the client's size): the general checks read the frame again. */
+ * counters fast_answer() adds; *rest: qc_rest()'s sum for it. Returns its length, 0 when it
+ * does not fit `cap` (or, steered, could depend on the client's size): the general checks
+ * read the frame again. */
 static inline __attribute__((always_inline)) uint16_t qc_answer(const struct p53_fast_ctx *c,
 								const struct p53_qcache_entry *e,
 								const struct p53_query *q, uint8_t *msg,
-								uint16_t cap, uint64_t *tail)
+								uint16_t cap, uint64_t *rest)
 {
-	uint16_t qe = q->question_end, an = e->an, rlen;
+	uint16_t qe = q->question_end, rlen;
 
 	if ((uint32_t)qe + P53_QCACHE_ANS + 16 > cap)
 		return 0;                       /* not for an mbuf: at least 2 KB of room */
 	if (__builtin_expect(e->bits & (P53_QC_STEERED | P53_QC_ECS), 0)) {
 		/* the worker's own table, found through the parse's const pointer */
 		struct p53_qcache_entry *w = (struct p53_qcache_entry *)(uintptr_t)e;
-		rlen = (e->bits & P53_QC_ECS) ? qc_ecs_answer(c, w, q, msg, cap, &an, tail)
-					      : qc_steered_answer(c, w, q, msg, &an, tail);
+		uint16_t an = 0;        /* steered: the pick's (the entry's counts have 0) */
+		uint64_t tail, counts;
+		if (e->bits & P53_QC_ECS) {
+			rlen = qc_ecs_answer(c, w, q, msg, cap, &an, &tail);
+		} else {
+			uint32_t r = qc_steered_answer(c, w, q, msg, rest);
+			rlen = (uint16_t)r;
+			an = (uint16_t)(r >> 16);
+		}
 		if (rlen == 0)
 			return 0;
+		memcpy(&counts, e->counts, 8);
+		counts |= (uint64_t)rte_cpu_to_be_16(an) << 16;
+		memcpy(msg + 4, &counts, 8);
+		if (e->bits & P53_QC_ECS)
+			*rest = qc_rest(counts, rlen, qe, tail);
 	} else {
-		/* in 16-byte moves: the entry's bytes past len are its own, the room was checked */
-		for (uint32_t i = 0; i < e->len; i += 16)
+		/* in 16-byte moves, the first two whatever len (most answers fit them): the
+		   entry's bytes past len are its own, the room was checked */
+		memcpy(msg + qe, e->ans, 16);
+		memcpy(msg + qe + 16, e->ans + 16, 16);
+		for (uint32_t i = 32; i < e->len; i += 16)
 			memcpy(msg + qe + i, e->ans + i, 16);
-		*tail = e->tail;
+		memcpy(msg + 4, e->counts, 8);
+		*rest = e->sum;
 		rlen = (uint16_t)(qe + e->len);
 	}
 	p53_put16(msg + 2, (uint16_t)(e->hflags | (q->flags & (0x7800u | P53_F_RD | P53_F_CD))));
-	uint64_t counts = __builtin_bswap64(1ull << 48 | (uint64_t)an << 32 |
-					    (uint64_t)e->ns << 16 | e->ar);
-	memcpy(msg + 4, &counts, 8);
 	struct p53_answer_stats *st = c->st;
 	uint16_t qt = e->qtype;
 	st->qtype[qt < P53_QTYPE_BUCKETS - 1 ? qt : P53_QTYPE_BUCKETS - 1]++;
@@ -2628,7 +2770,7 @@ static __attribute__((noinline)) void qc_store(const struct p53_fast_ctx *c, con
 		return;
 	uint16_t flags = p53_get16(msg + 2);
 	uint8_t rcode = (uint8_t)(flags & 0xfu);
-	uint16_t an = p53_get16(msg + 6), ns = p53_get16(msg + 8), ar = p53_get16(msg + 10);
+	uint16_t an = p53_get16(msg + 6);
 	uint8_t kind = rcode == P53_RCODE_REFUSED ? P53_ANS_REFUSED :
 		       rcode == P53_RCODE_NXDOMAIN ? P53_ANS_NXDOMAIN :
 		       an > 0 ? P53_ANS_ANSWER : (flags & P53_F_AA) ? P53_ANS_NODATA : P53_ANS_REFERRAL;
@@ -2663,14 +2805,17 @@ static __attribute__((noinline)) void qc_store(const struct p53_fast_ctx *c, con
 	p53_qcache_key(msg + P53_DNS_HDR_LEN, qlen, k);
 	struct p53_qcache_entry *e = &qc->e[p53_qcache_hash(k, qlen, hb) & qc->mask];
 	e->gen = c->gen;
-	e->qsum = p53_csum_add(msg + P53_DNS_HDR_LEN, qlen, 0);
+	e->qsum = p53_csum_fold(p53_csum_add(msg + P53_DNS_HDR_LEN, qlen, 0));
 	if (tail == P53_FAST_NO_SUM)
 		tail = p53_csum_add(msg + qe, alen, 0);
-	e->tail = p53_csum_fold(tail);
+	uint64_t counts;
+	memcpy(&counts, msg + 4, 8);
+	if (at != 0)
+		counts &= ~(0xffffull << 16);   /* ANCOUNT: the pick's, per reply */
+	memcpy(e->counts, &counts, 8);
+	/* ECS: the records' sum (the OPT is the reply's); else qc_answer()'s, as sent */
+	e->sum = q->ecs ? tail : at != 0 ? 0 : qc_rest(counts, rlen, qe, tail);
 	e->len = alen;
-	e->an = an;
-	e->ns = ns;
-	e->ar = ar;
 	e->hflags = (uint16_t)(flags & ~(0x7800u | P53_F_RD | P53_F_CD));
 	e->qtype = q->qtype;
 	e->qlen = (uint8_t)qlen;
@@ -2681,8 +2826,13 @@ static __attribute__((noinline)) void qc_store(const struct p53_fast_ctx *c, con
 	e->elen = q->ecs ? (uint8_t)q->ecs_len : 0;
 	e->hint[0] = e->hint[1] = 0;
 	memcpy(e->key, k, sizeof(k));
-	if (at == 0)
+	if (at == 0) {
 		memcpy(e->ans, msg + qe, alen);
+	} else {
+		qc_pick_id_set(e, 0);
+		qc_pick_id_set(e, 1);
+		qc_steer_opt_set(c, e);
+	}
 	qc->stores++;
 }
 
@@ -2715,6 +2865,9 @@ static inline __attribute__((always_inline)) int frame_step(const struct p53_fas
 		rlen = qc_answer(c, hit, q, msg, cap, &tail);
 		if (rlen == 0)
 			return P53_FAST_NOT_READ;       /* the general checks read it all again */
+		if (__builtin_expect(fam == 2, 0))
+			return (int)qc_reply6(frame, rlen, keep, tail);
+		return (int)fast_reply4(frame, L3_OFF, V4_L4_OFF, V4_DNS_OFF, rlen, q, keep, tail, 1);
 	} else {
 		rlen = __builtin_expect(q->ecs, 0) ? ecs_answer(c->img, c->conf, msg, cap, c->st, q, &tail, 2,
 								c->ours)
@@ -2728,7 +2881,7 @@ static inline __attribute__((always_inline)) int frame_step(const struct p53_fas
 	}
 	if (__builtin_expect(fam == 2, 0))
 		return (int)fast_reply6(frame, rlen, q, keep, tail);
-	return (int)fast_reply4(frame, L3_OFF, V4_L4_OFF, V4_DNS_OFF, rlen, q, keep, tail);
+	return (int)fast_reply4(frame, L3_OFF, V4_L4_OFF, V4_DNS_OFF, rlen, q, keep, tail, 0);
 }
 
 /* The frame step without an answer cache (its code has none of the cache's) and with one. */

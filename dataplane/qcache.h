@@ -8,8 +8,10 @@
  * 8-byte words; the value is what the response holds after the question (its records and
  * OPT: every owner name in them is compressed to the question or to what follows it, so the
  * bytes do not depend on the ID, the RD/CD bits or the case of the question beyond the key),
- * its counts, AA and RCODE, and the checksum sums of the question and of those bytes. The
- * response's header (ID, flags from the query) is written per reply.
+ * its counts as sent, AA and RCODE, and the checksum sums of the question and of what the
+ * reply's UDP checksum takes from the entry (those bytes, the counts, the lengths: a hit adds
+ * the addresses, ports, ID and flags to it). The response's header (ID, flags from the query)
+ * is written per reply.
  *
  * An entry is valid for one image generation (image.h p53_image_hdr()->generation, set by
  * every publish: a new image, or a reload that changed the responder settings published with
@@ -22,7 +24,8 @@
  * The variant is found in the pick cache (struct p53_qcache_pick): per worker, the variants
  * picked for (image and steering table generations, record, question's OPT and DO, client
  * prefix), each kept as the answer writes it (where its bytes are in the table, their
- * length, record count and sum), so a hit looks nothing up in the table. A pick's scope (the longest
+ * length, record count and the reply's checksum sum for them), so a hit looks nothing up in
+ * the table. A pick's scope (the longest
  * prefix among the blocks its decision consulted: the ECS scope, steer.h) bounds the prefix
  * it holds for: every address inside the block of that length around the client gets the
  * same location from each source consulted, so the same variant and scope. Every policy is
@@ -86,30 +89,41 @@
 
 struct p53_qcache_entry {
 	uint64_t gen;                   /* image generation; 0: empty */
-	uint64_t qsum;                  /* RFC 1071 sum of the question (from an even offset) */
-	uint16_t tail;                  /* folded sum of ans (from an even offset) */
+	uint64_t sum;                   /* RFC 1071 sums (unfolded). P53_QC_ECS: of ans (from an
+					   even offset). Else what the reply's UDP checksum takes
+					   from the entry: the counts, the UDP length twice (the
+					   pseudo-header's and the header's) and ans at the
+					   question's end (fastpath.c qc_rest()); the hit adds the
+					   rest (addresses, ports, ID and flags, question). Steered:
+					   unused (the pick's, per reply) */
+	uint8_t counts[8];              /* the response's QDCOUNT..ARCOUNT as sent; steered: its
+					   ANCOUNT 0 (the pick's, per reply) */
+	uint16_t qsum;                  /* folded sum of the question (from an even offset) */
 	uint16_t len;                   /* bytes of ans */
-	uint16_t an, ns, ar;            /* the response's counts */
 	uint16_t hflags;                /* the response's QR, AA and RCODE (the query's bits added) */
 	uint16_t qtype;
 	uint8_t qlen;                   /* question bytes (key) */
-	uint8_t bits;                   /* P53_QC_* */
+	uint8_t bits;                   /* P53_QC_*; after qlen: both in one load */
 	uint8_t kind, rcode;            /* for the counters (answer.h) */
 	uint8_t hint[2];                /* P53_QC_STEERED: the prefix length its picks are kept
 					   at, IPv4 [0] and IPv6 [1] (struct p53_qcache_pick) */
+	uint8_t elen;                   /* P53_QC_ECS: the length of the ECS option's data (4 and
+					   the ADDRESS's bytes), part of the key: the OPT's length */
+	uint8_t pad;
 	uint32_t cand;                  /* the slot hash of the last question that missed here: a
 					   question is stored when it misses a second time in a row
 					   (a name asked once, as in a random-subdomain flood, costs
 					   the lookup and this store, not an entry) */
 	uint32_t at;                    /* P53_QC_STEERED: the record's index (image.h node steer) */
-	uint8_t elen;                   /* P53_QC_ECS: the length of the ECS option's data (4 and
-					   the ADDRESS's bytes), part of the key: the OPT's length */
-	uint8_t pad[3];
 	uint64_t key[P53_QCACHE_KEY / 8]; /* the question, zero-padded */
-	uint8_t ans[P53_QCACHE_ANS];
+	uint8_t ans[P53_QCACHE_ANS];    /* P53_QC_STEERED: its pick ids (P53_QCACHE_PICK_ID() at
+					   hint[0] and hint[1]), IPv4 and IPv6, as 8-byte words, then
+					   our OPT as the reply writes it (fastpath.c) */
 } __attribute__((aligned(64)));
 
 _Static_assert(sizeof(struct p53_qcache_entry) == 512, "an entry is 512 bytes");
+_Static_assert(offsetof(struct p53_qcache_entry, bits) == offsetof(struct p53_qcache_entry, qlen) + 1,
+	       "qlen and bits are read as one 16-bit word");
 
 /* The longest scope a pick is kept for: the client prefixes weighted and sticky hash
  * (steer.h p53_steer_bucket). A pick that depended on a longer block (a map entry for a /28)
@@ -126,7 +140,10 @@ struct p53_qcache_pick {
 	uint64_t hi, lo;                /* the prefix, host order (IPv4: the address in hi's low
 					   32 bits), zero past its length */
 	uint64_t id;                    /* P53_QCACHE_PICK_ID() */
-	uint64_t sum;                   /* RFC 1071 sum of the bytes and our OPT (unfolded) */
+	uint64_t rest;                  /* what the reply's UDP checksum takes from it (fastpath.c
+					   qc_rest(): the counts with its an, the UDP length twice,
+					   the bytes and our OPT after the question; the question's
+					   length is its record's name's) */
 	uint32_t off;                   /* the variant's bytes, from the table's start */
 	uint16_t len;                   /* their length: the records, with DO=1 their RRSIGs */
 	uint16_t an;                    /* their records */

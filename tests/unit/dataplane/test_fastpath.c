@@ -1466,6 +1466,88 @@ static void answer_cache(void **state)
 	((struct p53_image_hdr *)img)->generation = ++img_gen;
 }
 
+/*
+ * The hit path's own reading (qcache.h, fastpath.c qc_find() and fast_udp()): questions of 5 to
+ * 48 bytes (the lookup's last word read ending at the question's end, a whole word at a
+ * multiple of 8), without an OPT and with one, DO=0 and 1, over IPv4 and IPv6, answered from
+ * the cache with the uncached path's bytes and counters; then, for a question the cache holds,
+ * what a hit does not take from its key: an OPT of another EDNS version (the general path's
+ * BADVERS), a bad UDP checksum (dropped) and none over IPv4 (answered), each as without it.
+ */
+static void hit_path(void **state)
+{
+	(void)state;
+	static const char *const names[] = {"example.com."};
+	static const char *const files[] = {"zones/example.com.zone"};
+	static uint8_t out[4096], want[4096], f[2048];
+	uint8_t buf[512], name[64];
+	struct p53_answer_stats s0, s1;
+	build(names, files, 1);
+	struct p53_qcache *qc = cache64();
+
+	/* a label of L bytes (none: the apex; 3: "www") under example.com: questions of 17 and
+	   19..48 bytes */
+	for (size_t L = 0; L <= 30; L++) {
+		size_t n = 0;
+		if (L > 0) {
+			name[n++] = (uint8_t)L;
+			for (size_t i = 0; i < L; i++)
+				name[n++] = L == 3 ? (uint8_t)"www"[i] : (uint8_t)('a' + i % 26);
+		}
+		memcpy(name + n, "\x07" "example\x03" "com", 13);     /* and the root */
+		n += 13;
+		for (int edns = 0; edns < 2; edns++)
+			for (int dob = 0; dob <= edns; dob++)
+				for (int v6 = 0; v6 < 2; v6++) {
+					unsigned long hits = qc->hits;
+					uint16_t l = query(buf, name, n, 1, edns ? 1232 : 0, dob, 0, 0);
+					for (int j = 0; j < 3; j++)
+						assert_true(cached_same(qc, buf, l, v6, out) >= P53_FAST_ANSWERED);
+					/* IPv4 stored it, IPv6 finds it three times */
+					assert_int_equal(qc->hits, hits + (v6 ? 3 : 1));
+				}
+	}
+	/* Shorter questions (5..9 bytes: the root, "a", "ab", "com"), whatever their answer: the
+	 * uncached path's outcome and bytes each time. */
+	static const struct { const char *n; size_t l; } shorter[] = {
+		{"", 1}, {"\x01" "a", 3}, {"\x02" "ab", 4}, {"\x03" "com", 5},
+	};
+	unsigned long hits = qc->hits;
+	for (size_t i = 0; i < sizeof(shorter) / sizeof(shorter[0]); i++) {
+		uint16_t l = query(buf, (const uint8_t *)shorter[i].n, shorter[i].l, 1, 1232, 0, 0, 0);
+		for (int j = 0; j < 3; j++)
+			cached_same(qc, buf, l, (int)i & 1, out);
+	}
+	assert_true(qc->hits > hits);           /* REFUSED at least, cached too */
+
+	/* www.example.com A with an OPT, held by the cache */
+	uint16_t l = query(buf, (const uint8_t *)"\x03www\x07" "example\x03" "com", 17, 1, 1232, 0, 0, 0);
+	for (int j = 0; j < 3; j++)
+		cached_same(qc, buf, l, 0, out);
+	hits = qc->hits;
+	buf[l - 5] = 1;                         /* the OPT's VERSION: 1 */
+	for (int v6 = 0; v6 < 2; v6++)
+		assert_true(cached_same(qc, buf, l, v6, out) < P53_FAST_ANSWERED);
+	assert_int_equal(qc->hits, hits);
+	buf[l - 5] = 0;
+	for (int v6 = 0; v6 < 2; v6++) {
+		uint16_t fl = v6 ? frame6_of(f, buf, l, 9053, 1, 0) : frame_of(f, buf, l, 9053, 1);
+		int k0 = run_frame(NULL, f, fl, want, &s0, (uint32_t)fl + 1500);
+		int k1 = run_frame(qc, f, fl, out, &s1, (uint32_t)fl + 1500);
+		assert_int_equal(k0, k1);
+		assert_true(k1 < P53_FAST_ANSWERED);    /* the checksum wrong: not answered */
+	}
+	assert_int_equal(qc->hits, hits);
+	uint16_t fl = frame_of(f, buf, l, 9053, 2);     /* IPv4 without a checksum */
+	int k0 = run_frame(NULL, f, fl, want, &s0, (uint32_t)fl + 1500);
+	int k1 = run_frame(qc, f, fl, out, &s1, (uint32_t)fl + 1500);
+	assert_true(k0 >= P53_FAST_ANSWERED);
+	assert_int_equal(k0, k1);
+	assert_memory_equal(out, want, (size_t)k0);
+	assert_memory_equal(&s0, &s1, sizeof(s0));
+	assert_int_equal(qc->hits, hits + 1);
+}
+
 /* ---- the pick cache ----------------------------------------------------------------------- */
 
 /* The steered name asked by `client` through `qc` and without a cache (cached_same()); the
@@ -1954,6 +2036,7 @@ int main(void)
 		cmocka_unit_test(ecs_steered_cache),
 		cmocka_unit_test(answer_cache),
 		cmocka_unit_test(ecs_cache),
+		cmocka_unit_test(hit_path),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
