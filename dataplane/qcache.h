@@ -36,6 +36,9 @@
  *
  * A question is stored when it misses twice in a row in its slot (the slot remembers the hash
  * of the last question that missed there): a name asked once costs the lookup, not a store.
+ * After P53_QCACHE_RUN misses in a row (names asked once: a random-subdomain flood) not even
+ * the lookup: one question in P53_QCACHE_RUN is looked up until one hits or is stored
+ * (`klim`, fastpath.c qc_skip()).
  *
  * Only answers that the client's advertised payload size cannot change are stored: at most
  * P53_QCACHE_MAX_RESPONSE bytes, so the same bytes fit any limit (512 at least, RFC 1035
