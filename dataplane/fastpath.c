@@ -1888,11 +1888,30 @@ qc_find_body(struct p53_qcache *c, uint64_t gen, const uint8_t *qs, size_t qlen,
 		return ent;
 miss:
 	c->misses++;
+	if ((uint32_t)c->hits != c->seen) {     /* a hit since the run began: a new one */
+		c->seen = (uint32_t)c->hits;
+		c->run = 0;
+		c->klim = P53_QCACHE_KEY;
+	}
+	if (++c->run >= P53_QCACHE_RUN)
+		c->klim = 0;                    /* qc_skip() */
 	struct p53_qcache_entry *w = &c->e[h & c->mask];
 	if (w->cand == h)
 		return QC_STORE;
 	w->cand = h;
 	return NULL;
+}
+
+/* A question not looked up in a run of misses (klim 0: P53_QCACHE_RUN misses in a row, names
+ * asked once as in a random-subdomain flood), counted as a miss: after P53_QCACHE_RUN of them
+ * the next is looked up again, and after a hit every one (its miss, if it misses, ends the
+ * lookups again: qc_find_body()). The hit's way pays nothing for it: its length is compared
+ * with `klim` instead of P53_QCACHE_KEY. */
+static inline void qc_skip(struct p53_qcache *c)
+{
+	c->misses++;
+	if ((++c->run & (P53_QCACHE_RUN - 1)) == 0)
+		c->klim = P53_QCACHE_KEY;
 }
 
 /* The lookup of a question without ECS, its seed the key's length and bits (qc_store()'s). */
@@ -2024,9 +2043,13 @@ static inline __attribute__((always_inline)) int fast_udp(const uint8_t *u, uint
 		   that was walked and answered before, byte for byte, whose sum it keeps. */
 		size_t qlen = rest - ol;
 		const struct p53_qcache_entry *e = NULL;
-		if (cx != NULL && cx->qc != NULL && qlen <= P53_QCACHE_KEY) {
-			unsigned int bits = ar ? P53_QC_EDNS | ((o[7] & 0x80u) ? P53_QC_DO : 0u) : 0u;
-			e = *hit = qc_find(cx->qc, cx->gen, d + P53_DNS_HDR_LEN, qlen, bits);
+		if (cx != NULL && cx->qc != NULL) {
+			if (qlen <= cx->qc->klim) {
+				unsigned int bits = ar ? P53_QC_EDNS | ((o[7] & 0x80u) ? P53_QC_DO : 0u) : 0u;
+				e = *hit = qc_find(cx->qc, cx->gen, d + P53_DNS_HDR_LEN, qlen, bits);
+			} else if (__builtin_expect(cx->qc->klim == 0, 1)) {
+				qc_skip(cx->qc);        /* in a run of misses */
+			}
 		}
 		if (QC_HIT(e)) {
 			/* A hit: its question's class and type are those of one the fast answer
@@ -2834,6 +2857,9 @@ static __attribute__((noinline)) void qc_store(const struct p53_fast_ctx *c, con
 		qc_steer_opt_set(c, e);
 	}
 	qc->stores++;
+	/* a question asked again: the run of misses (qc_skip()) ends */
+	qc->run = 0;
+	qc->klim = P53_QCACHE_KEY;
 }
 
 /* p53_fast_frame() without `pkt`: the reply's length, 0 (not read), or minus the family of a

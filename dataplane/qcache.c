@@ -12,6 +12,7 @@ int p53_qcache_init(struct p53_qcache *c, uint32_t entries)
 		return -EINVAL;
 	memset(c, 0, p53_qcache_size(entries));
 	c->mask = entries - 1;
+	c->klim = P53_QCACHE_KEY;
 	c->pick = (struct p53_qcache_pick *)(c->e + entries);
 	return 0;
 }

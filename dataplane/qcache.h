@@ -39,6 +39,9 @@
  *
  * A question is stored when it misses twice in a row in its slot (the slot remembers the hash
  * of the last question that missed there): a name asked once costs the lookup, not a store.
+ * After P53_QCACHE_RUN misses in a row (names asked once: a random-subdomain flood) not even
+ * the lookup: one question in P53_QCACHE_RUN is looked up until one hits or is stored
+ * (`klim`, fastpath.c qc_skip()).
  *
  * Only answers that the client's advertised payload size cannot change are stored: at most
  * P53_QCACHE_MAX_RESPONSE bytes, so the same bytes fit any limit (512 at least, RFC 1035
@@ -159,18 +162,25 @@ _Static_assert(sizeof(struct p53_qcache_pick) == 64, "a pick is 64 bytes");
 	((uint64_t)(at) | (uint64_t)(qtype) << 16 | (uint64_t)(len) << 32 | (uint64_t)(v6) << 40 | \
 	 (uint64_t)((bits) & (P53_QC_EDNS | P53_QC_DO)) << 41)
 
+/* After this many misses in a row (no hit between them), one question in P53_QCACHE_RUN is
+ * looked up until one hits (fastpath.c qc_skip()). */
+#define P53_QCACHE_RUN 32u
+
 struct p53_qcache {
 	uint32_t mask;                  /* entries - 1 (of e[] and of pick[]) */
-	uint32_t pad;
+	uint32_t klim;                  /* questions of at most this many bytes are looked up:
+					   P53_QCACHE_KEY, 0 in a run of misses */
 	/* Counters, read racily by the control thread (pop53ctl workers --json). */
 	uint64_t hits;                  /* answered from the cache */
-	uint64_t misses;                /* looked up, not found (answered by the fast answer or
-					   declined to the general responder) */
+	uint64_t misses;                /* not answered from the cache: looked up and not found,
+					   or not looked up in a run of misses (`klim` 0); answered
+					   by the fast answer or declined to the general responder */
 	uint64_t stores;                /* answers stored */
 	uint64_t pick_hits;             /* steered hits whose variant came from pick[] */
 	uint64_t pick_misses;           /* ...picked from the table (kept when its scope allows) */
 	struct p53_qcache_pick *pick;   /* `entries` picks, after e[] */
-	uint64_t pad2;
+	uint32_t run;                   /* misses since `seen` changed */
+	uint32_t seen;                  /* `hits` (its low 32 bits) when the run began */
 	struct p53_qcache_entry e[];
 };
 

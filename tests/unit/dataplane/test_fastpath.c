@@ -1548,6 +1548,94 @@ static void hit_path(void **state)
 	assert_int_equal(qc->hits, hits + 1);
 }
 
+/*
+ * A run of misses (qcache.h P53_QCACHE_RUN, fastpath.c qc_skip()): after 32 questions in a row
+ * that miss (names asked once, a random-subdomain flood) the cache is not looked up but for
+ * one question in 32, until one hits; every reply is the one made without a cache. A name
+ * stored before the run is answered by the fast answer while the lookups pause, from the
+ * cache again once one of its questions is looked up, and every one after that.
+ */
+static void answer_cache_run(void **state)
+{
+	(void)state;
+	static const char *const names[] = {"example.com."};
+	static const char *const files[] = {"zones/example.com.zone"};
+	static uint8_t out[4096];
+	uint8_t buf[512], nx[18];
+	build(names, files, 1);
+	struct p53_qcache *qc = cache64();
+	const uint8_t *www = (const uint8_t *)"\x03www\x07" "example\x03" "com";
+
+	uint16_t lw = query(buf, www, 17, 1, 1232, 0, 0, 0);
+	for (int i = 0; i < 3; i++)
+		assert_true(cached_same(qc, buf, lw, 0, out) >= P53_FAST_ANSWERED);
+	assert_int_equal(qc->stores, 1);
+	assert_int_equal(qc->hits, 1);
+
+	/* 32 names asked once: each looked up, each a miss (and a name error) */
+	memcpy(nx, "\x04nx00\x07" "example\x03" "com", 18);
+	for (int i = 0; i < (int)P53_QCACHE_RUN; i++) {
+		nx[3] = (uint8_t)('0' + i / 10);
+		nx[4] = (uint8_t)('0' + i % 10);
+		uint16_t l = query(buf, nx, 18, 1, 1232, 0, 0, 0);
+		int k = cached_same(qc, buf, l, 0, out);
+		assert_true(k >= P53_FAST_ANSWERED);
+		assert_int_equal(out[42 + 3] & 0xf, P53_RCODE_NXDOMAIN);
+	}
+	assert_int_equal(qc->misses, 2 + P53_QCACHE_RUN);
+	assert_int_equal(qc->hits, 1);
+	assert_int_equal(qc->stores, 1);
+
+	/* The stored name, in the run: 32 questions answered without the cache (misses, the
+	 * same bytes), then one looked up: a hit, and the lookups go on. */
+	lw = query(buf, www, 17, 1, 1232, 0, 0, 0);
+	for (int i = 0; i < (int)P53_QCACHE_RUN; i++)
+		assert_true(cached_same(qc, buf, lw, 0, out) >= P53_FAST_ANSWERED);
+	assert_int_equal(qc->hits, 1);
+	assert_int_equal(qc->misses, 2 + 2 * P53_QCACHE_RUN);
+	cached_same(qc, buf, lw, 0, out);
+	assert_int_equal(qc->hits, 2);
+	for (int i = 0; i < 5; i++)
+		cached_same(qc, buf, lw, 0, out);
+	assert_int_equal(qc->hits, 7);
+	assert_int_equal(qc->misses, 2 + 2 * P53_QCACHE_RUN);
+
+	/* Fewer than 32 misses in a row between hits: every question looked up. */
+	for (int i = 0; i < 3; i++) {
+		for (int j = 0; j < (int)P53_QCACHE_RUN - 1; j++) {
+			nx[3] = (uint8_t)('a' + i);
+			nx[4] = (uint8_t)('a' + j);
+			uint16_t l = query(buf, nx, 18, 1, 1232, 0, 0, 0);
+			cached_same(qc, buf, l, 0, out);
+		}
+		unsigned long hits = qc->hits;
+		lw = query(buf, www, 17, 1, 1232, 0, 0, 0);
+		cached_same(qc, buf, lw, 0, out);
+		assert_int_equal(qc->hits, hits + 1);
+	}
+
+	/* A name asked again in a run is stored when looked up twice in a row in its slot, and
+	 * that ends the run: a new run of names asked once, then the question looked up (the
+	 * 33rd after the run began) stored by its second lookup, which looks the next one up. */
+	for (int i = 0; i < (int)P53_QCACHE_RUN * 2; i++) {
+		nx[3] = (uint8_t)('A' + i / 26);
+		nx[4] = (uint8_t)('A' + i % 26);
+		uint16_t l = query(buf, nx, 18, 1, 1232, 0, 0, 0);
+		cached_same(qc, buf, l, 0, out);
+	}
+	unsigned long stores = qc->stores, hits = qc->hits;
+	const uint8_t *mail = (const uint8_t *)"\x04mail\x07" "example\x03" "com";
+	uint16_t lm = query(buf, mail, 18, 1, 1232, 0, 0, 0);
+	cached_same(qc, buf, lm, 0, out);       /* the one in 32 looked up: a miss */
+	for (int i = 0; i < (int)P53_QCACHE_RUN - 1; i++)
+		cached_same(qc, buf, lm, 0, out);
+	assert_int_equal(qc->stores, stores);
+	cached_same(qc, buf, lm, 0, out);       /* looked up again: stored */
+	assert_int_equal(qc->stores, stores + 1);
+	cached_same(qc, buf, lm, 0, out);
+	assert_int_equal(qc->hits, hits + 1);
+}
+
 /* ---- the pick cache ----------------------------------------------------------------------- */
 
 /* The steered name asked by `client` through `qc` and without a cache (cached_same()); the
@@ -2035,6 +2123,7 @@ int main(void)
 		cmocka_unit_test(pick_cache),
 		cmocka_unit_test(ecs_steered_cache),
 		cmocka_unit_test(answer_cache),
+		cmocka_unit_test(answer_cache_run),
 		cmocka_unit_test(ecs_cache),
 		cmocka_unit_test(hit_path),
 	};
