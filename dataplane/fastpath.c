@@ -2483,6 +2483,28 @@ static inline void qc_steer_opt_set(const struct p53_fast_ctx *c, struct p53_qca
 	memcpy(e->ans + QC_STEER_OPT, w, 16);
 }
 
+/* A steered entry's record (qcache.h: in its ans after the OPT), for qc_ecs_answer(): the
+ * generation of the table it was found in (p53_steer_at(), from the entry's index) and its
+ * offset there, so a hit in the same table reads it without the lookup. ~0 (qc_store()): none;
+ * not kept for a table never published (generation 0). The entry's image is the cache's. */
+#define QC_STEER_REC P53_QCACHE_STEER_REC
+
+static inline void qc_steer_rec_set(struct p53_qcache_entry *e, uint64_t tg, const void *t,
+				    const struct p53_steer_rec *r)
+{
+	uint64_t rec[2] = {tg != 0 ? tg : ~0ull, (uint64_t)((const uint8_t *)r - (const uint8_t *)t)};
+
+	memcpy(e->ans + QC_STEER_REC, rec, 16);
+}
+
+/* A word's first n bytes as loaded: x & qc_keep[n + 8] for n from -8 to 16 (none for n <= 0,
+ * all for n >= 8), no clamp. */
+static const uint64_t qc_keep[25] = {
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xffff, 0xffffff, 0xffffffffull, 0xffffffffffull,
+	0xffffffffffffull, 0xffffffffffffffull, ~0ull, ~0ull, ~0ull, ~0ull, ~0ull, ~0ull, ~0ull,
+	~0ull, ~0ull,
+};
+
 /* The `len` bytes at s to d (len up to P53_QCACHE_MAX_RESPONSE), in 16-byte moves, the last
  * one ending at len: no call (the steered hit stays a leaf), nothing read past s + len. */
 static inline __attribute__((always_inline)) void qc_copy(uint8_t *d, const uint8_t *s, uint32_t len)
@@ -2655,14 +2677,23 @@ static __attribute__((noinline)) uint16_t qc_ecs_answer(const struct p53_fast_ct
 		const struct p53_steer_rec *r = NULL;
 		const struct p53_steer_variant *v;
 		const int dnssec = (e->bits & P53_QC_DO) != 0;
-		if (t == NULL || !p53_steer_at(t, p53_image_hdr(c->img)->steer_layout, e->at, e->qtype, &r) ||
-		    r == NULL)
+		if (t == NULL)
 			return 0;
+		uint64_t rec[2], tg = p53_steer_hdr(t)->generation;
+		memcpy(rec, e->ans + QC_STEER_REC, 16);
+		if (__builtin_expect(rec[0] == tg, 1)) {
+			r = (const struct p53_steer_rec *)((const uint8_t *)t + rec[1]);
+		} else {
+			if (!p53_steer_at(t, p53_image_hdr(c->img)->steer_layout, e->at, e->qtype, &r) ||
+			    r == NULL)
+				return 0;
+			qc_steer_rec_set(e, tg, t, r);
+		}
 		if (source > 0) {
 			uint64_t ea[2];
-			int n = q->ecs_len - 4;
-			ea[0] = qc_low_bytes(w[2] >> 24 | w[3] << 40, n);
-			ea[1] = qc_low_bytes(w[3] >> 24 | w[4] << 40, n - 8);
+			int n = q->ecs_len - 4;         /* the ADDRESS's bytes, 0..16 */
+			ea[0] = (w[2] >> 24 | w[3] << 40) & qc_keep[n + 8];
+			ea[1] = (w[3] >> 24 | w[4] << 40) & qc_keep[n];
 			v = p53_steer_pick_addr_s(t, r, (uint8_t)w[2] == P53_ECS_FAMILY_IPV6,
 						  (const uint8_t *)ea, &scope, 1);
 		} else {
@@ -2852,9 +2883,11 @@ static __attribute__((noinline)) void qc_store(const struct p53_fast_ctx *c, con
 	if (at == 0) {
 		memcpy(e->ans, msg + qe, alen);
 	} else {
+		uint64_t none[2] = {~0ull, 0};
 		qc_pick_id_set(e, 0);
 		qc_pick_id_set(e, 1);
 		qc_steer_opt_set(c, e);
+		memcpy(e->ans + QC_STEER_REC, none, 16);
 	}
 	qc->stores++;
 	/* a question asked again: the run of misses (qc_skip()) ends */

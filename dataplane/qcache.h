@@ -121,10 +121,14 @@ struct p53_qcache_entry {
 	uint64_t key[P53_QCACHE_KEY / 8]; /* the question, zero-padded */
 	uint8_t ans[P53_QCACHE_ANS];    /* P53_QC_STEERED: its pick ids (P53_QCACHE_PICK_ID() at
 					   hint[0] and hint[1]), IPv4 and IPv6, as 8-byte words, then
-					   our OPT as the reply writes it (fastpath.c) */
+					   our OPT as the reply writes it (fastpath.c), then at
+					   P53_QCACHE_STEER_REC its record as last found: the table's
+					   generation (~0: none) and the record's offset in it */
 } __attribute__((aligned(64)));
 
 _Static_assert(sizeof(struct p53_qcache_entry) == 512, "an entry is 512 bytes");
+
+#define P53_QCACHE_STEER_REC 32         /* a steered entry's record in ans (two 8-byte words) */
 _Static_assert(offsetof(struct p53_qcache_entry, bits) == offsetof(struct p53_qcache_entry, qlen) + 1,
 	       "qlen and bits are read as one 16-bit word");
 

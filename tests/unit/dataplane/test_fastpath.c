@@ -1973,6 +1973,84 @@ static void ecs_steered_cache(void **state)
 	addr_of("2001:db8:ffff::1", src6, &v6);
 }
 
+/*
+ * A steered entry with ECS keeps its record (its table's generation and offset: a hit reads it
+ * without the index's lookup); a table published since, whose record differs (the policy
+ * [weighted] instead of [map, weighted], so other variants and scopes), is read instead: every
+ * hit before and after the publish the uncached reply (cached_same()), the new table's, and
+ * some replies change with it. A table of generation 0 (never published) is not kept.
+ */
+static void ecs_steered_republish(void **state)
+{
+	(void)state;
+	static const char *const ecs[] = {"198.51.100.7", "198.51.100.130", "10.1.2.3", "203.0.113.9",
+					  "2001:db8:1::5", "2001:db8:1:2::9", "2001:db8:2::1"};
+	const uint8_t *sn = (const uint8_t *)"\x07steered\x07" "example\x03" "com";
+	static uint8_t out[4096], before[7][2][4096];
+	int kb[7][2], changed = 0;
+	uint8_t buf[512];
+
+	struct p53_qcache *qc = steer_fresh();
+	memcpy(src4, "\xc0\x00\x02\x01", 4);
+	for (int round = 0; round < 3; round++) {
+		unsigned long hits = qc->hits;
+		for (size_t c = 0; c < 7; c++)
+			for (int dob = 0; dob < 2; dob++) {
+				uint16_t fam = strchr(ecs[c], ':') ? 2 : 1;
+				uint16_t l = ecs_of(buf, sn, 21, 1, dob, fam, fam == 2 ? 56 : 24, ecs[c]);
+				int k = cached_same(qc, buf, l, 0, out);
+				assert_true(k >= P53_FAST_ANSWERED);
+				if (round < 2) {
+					kb[c][dob] = k;
+					memcpy(before[c][dob], out, (size_t)k);
+				} else {
+					changed += replies_differ(before[c][dob], kb[c][dob], out, k);
+				}
+			}
+		if (round == 0) {
+			/* the first question a miss, the rest of its shape hits (its key is the
+			   family, SOURCE's length and DO, not the ADDRESS) */
+			assert_true(qc->hits > hits);
+		} else {
+			assert_int_equal(qc->hits - hits, 14);
+		}
+		/* the entries' record as last found: in the table published now */
+		for (uint32_t i = 0; i <= qc->mask; i++) {
+			uint64_t rec[2];
+			if (qc->e[i].gen == 0 || (qc->e[i].bits & (P53_QC_STEERED | P53_QC_ECS)) !=
+						 (P53_QC_STEERED | P53_QC_ECS))
+				continue;
+			memcpy(rec, qc->e[i].ans + P53_QCACHE_STEER_REC, 16);
+			assert_int_equal(rec[0], ((struct p53_steer_hdr *)steer_t)->generation);
+		}
+		if (round == 1) {
+			steer_rec.policy[0] = P53_POLICY_WEIGHTED;
+			steer_rec.n_policy = 1;
+			steer_republish(-1);
+		}
+	}
+	assert_true(changed > 0);
+	/* generation 0: every hit looks the record up by its index, the replies the same */
+	((struct p53_steer_hdr *)steer_t)->generation = 0;
+	unsigned long hits = qc->hits;
+	for (int round = 0; round < 2; round++)
+		for (size_t c = 0; c < 7; c++) {
+			uint16_t fam = strchr(ecs[c], ':') ? 2 : 1;
+			uint16_t l = ecs_of(buf, sn, 21, 1, 0, fam, fam == 2 ? 56 : 24, ecs[c]);
+			assert_true(cached_same(qc, buf, l, 0, out) >= P53_FAST_ANSWERED);
+		}
+	assert_int_equal(qc->hits - hits, 14);
+	for (uint32_t i = 0; i <= qc->mask; i++) {
+		uint64_t rec[2];
+		memcpy(rec, qc->e[i].ans + P53_QCACHE_STEER_REC, 16);
+		assert_true(qc->e[i].gen == 0 || !(qc->e[i].bits & P53_QC_ECS) ||
+			    !(qc->e[i].bits & P53_QC_STEERED) || rec[0] != 0);
+	}
+	steer_rec.policy[0] = P53_POLICY_MAP;
+	steer_rec.n_policy = 2;
+	steer_republish(-1);
+}
+
 /* ---- queries with ECS through the caches ------------------------------------------------ */
 
 /*
@@ -2122,6 +2200,7 @@ int main(void)
 		cmocka_unit_test(pick_scope_holds),
 		cmocka_unit_test(pick_cache),
 		cmocka_unit_test(ecs_steered_cache),
+		cmocka_unit_test(ecs_steered_republish),
 		cmocka_unit_test(answer_cache),
 		cmocka_unit_test(answer_cache_run),
 		cmocka_unit_test(ecs_cache),
