@@ -789,11 +789,12 @@ static void signed_zones(void **state)
 	       fast_do_kind[P53_ANS_ANSWER], fast_do_kind[P53_ANS_NXDOMAIN], fast_do_kind[P53_ANS_NODATA]);
 }
 
-/* Name errors and NODATA with EDNS and DO=0: the SOA and the OPT from the zone's template (one
- * copy, our payload size put in), byte for byte the general path's, the reply's checksum from
- * the template's sum (one_frame() compares it with the bytes); zones whose SOA record is of
- * odd and of even length (the payload size's bytes in the sum as loaded or swapped), our
- * payload size several ways, buffers too small for the template's fixed copy. */
+/* Name errors with EDNS and DO=0: the SOA and the OPT from the zone's template (one copy, our
+ * payload size put in), byte for byte the general path's, the reply's checksum from the
+ * template's sum (one_frame() compares it with the bytes); zones whose SOA record is of odd and
+ * of even length (the payload size's bytes in the sum as loaded or swapped), our payload size
+ * several ways, buffers too small for the template's fixed copy; NODATA at each apex, whose
+ * OPT is written apart. */
 static void neg_opt_template(void **state)
 {
 	(void)state;
