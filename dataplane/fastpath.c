@@ -173,14 +173,35 @@ void p53_fast_neg_build(const void *img, struct p53_fast_neg *t)
 		memset(rr + mp, 0, 2);
 		memset(rr + rp, 0, 2);
 		t[i].sum = p53_csum_fold(p53_csum_add(rr, (size_t)n, 0));
+		if (n + OPT_LEN > (int)sizeof(t[i].bytes))
+			continue;
+		/* The OPT put_opt() writes for DO=0 without options, its payload size as 0:
+		   00 | 00 29 | 00 00 | 00 | 00 | 00 00 | 00 00. The payload size's bytes are at
+		   n + 3: a word of the sum as they are at an even offset, swapped at an odd one. */
+		uint8_t *o = t[i].bytes + n;
+		memset(o, 0, OPT_LEN);
+		p53_put16(o + 1, P53_T_OPT);
+		memset(rr + n, 0, OPT_LEN);
+		p53_put16(rr + n + 1, P53_T_OPT);
+		t[i].olen = (uint8_t)(n + OPT_LEN);
+		t[i].osum = p53_csum_fold(p53_csum_add(rr, (size_t)n + OPT_LEN, 0));
+		t[i].omult = (n + 3) & 1 ? 1 : 256;
 	}
 }
 
-/* answer.c negative() for DO=0: the record written here (the zone has no template). */
-static __attribute__((noinline)) uint16_t soa_slow(const void *img, const struct p53_query *q,
-						   uint8_t *msg, uint16_t pos, uint16_t limit,
-						   uint32_t zone)
+#define SOA_SUM (1ull << 16)
+#define SOA_OPT (1ull << 17)
+#define SOA_SHIFT 18
+/* soa()'s `pl`: the write position, the size limit, the zone. */
+#define SOA_PL(pos, limit, zone) ((uint32_t)(pos) | (uint32_t)(limit) << 16 | (uint64_t)(zone) << 32)
+
+/* answer.c negative() for DO=0: the record written here (the zone has no template, or less
+ * room than the template's fixed copy needs). Returns as soa(), with no sum. */
+static __attribute__((noinline)) uint64_t soa_slow(const void *img, const struct p53_query *q,
+						   uint8_t *msg, uint64_t pl)
 {
+	uint32_t zone = (uint32_t)(pl >> 32);
+	uint16_t pos = (uint16_t)pl, limit = (uint16_t)(pl >> 16);
 	const struct p53_image_node *apex = p53_image_node(img, p53_image_zone(img, zone)->apex);
 	uint8_t rr[P53_NAME_MAXLEN * 2 + 2 + 10 + 20 + 8];
 	int mp, rp, n;
@@ -195,36 +216,47 @@ static __attribute__((noinline)) uint16_t soa_slow(const void *img, const struct
 	return (uint16_t)(pos + n);
 }
 
-/* answer.c negative() for DO=0: the zone's template with the apex pointer patched in, or the
- * record written by soa_slow(). `pl`: the write position, the size limit above it. Returns
- * the new write position in the low 16 bits (0 to decline) and, when the sum of what it
- * wrote is known (a template), SOA_SUM with that sum above it. Six arguments in registers and
- * one return value: the template's path saves no register but the ones it uses. */
-#define SOA_SUM (1ull << 16)
-static __attribute__((noinline)) uint64_t soa(const void *img, const struct p53_answer_conf *conf,
-					      const struct p53_query *q, uint8_t *msg, uint32_t pl,
-					      uint32_t zone)
+/*
+ * answer.c negative() for DO=0: the zone's template with the apex pointer patched in, or the
+ * record written by soa_slow(). `pl`: SOA_PL(). `ours`: our payload size when the query has
+ * EDNS, DO=0 and no ECS, else 0: then the OPT put_opt() writes may come from the template
+ * too. Returns the new write position in the low 16 bits (0 to decline) and, when the sum of
+ * what it wrote is known (a template), SOA_SUM with that sum above bit SOA_SHIFT; SOA_OPT:
+ * the OPT was written (the position is after it, the sum counts it). Six arguments in
+ * registers, one return value, the slow way a tail call: the template's path saves no
+ * register but the ones it uses (not cloned: a clone took the zone on the stack).
+ */
+static __attribute__((noinline, noclone)) uint64_t soa(const void *img,
+						       const struct p53_answer_conf *conf,
+						       const struct p53_query *q, uint8_t *msg,
+						       uint64_t pl, uint32_t ours)
 {
+	uint32_t zone = (uint32_t)(pl >> 32);
 	const struct p53_fast_neg *t = conf->neg + zone;
-	uint16_t pos = (uint16_t)pl, limit = (uint16_t)(pl >> 16);
+	uint32_t pos = (uint16_t)pl, limit = (uint16_t)(pl >> 16);
 
-	if (__builtin_expect(zone >= conf->n_neg || t->len == 0, 0))
-		return soa_slow(img, q, msg, pos, limit, zone);
-	if (t->labels > q->qname_labels || (uint32_t)pos + t->len > limit)
+	/* The copy is of a fixed size (inline moves): room for all of `bytes`, which holds the
+	   record (len) and the OPT (olen) */
+	if (__builtin_expect(zone >= conf->n_neg || t->len == 0 || pos + sizeof(t->bytes) > limit, 0))
+		return soa_slow(img, q, msg, pl);
+	if (t->labels > q->qname_labels)
 		return 0;
 	uint16_t ptr = (uint16_t)(0xc000 | (P53_DNS_HDR_LEN + q->label_off[q->qname_labels - t->labels]));
 	uint8_t *o = msg + pos;
-	if (__builtin_expect((uint32_t)pos + sizeof(t->bytes) <= limit, 1))
-		memcpy(o, t->bytes, sizeof(t->bytes)); /* a fixed size: inline moves */
-	else
-		memcpy(o, t->bytes, t->len);
+	memcpy(o, t->bytes, sizeof(t->bytes));
 	p53_put16(o, ptr);
 	p53_put16(o + t->mptr, ptr);
 	p53_put16(o + t->rptr, ptr);
 	/* The template's sum and the three pointers (their bytes swapped at an even offset:
 	   times 256 modulo 0xffff, RFC 1071). */
-	uint64_t sum = t->sum + (uint64_t)ptr * t->mult;
-	return (uint16_t)(pos + t->len) | SOA_SUM | sum << 17;
+	uint64_t ptrs = (uint64_t)ptr * t->mult;
+	if (ours != 0 && t->olen != 0) {
+		/* The OPT the copy wrote, our payload size put in it. */
+		p53_put16(o + t->len + 3, (uint16_t)ours);
+		uint64_t sum = t->osum + ptrs + (uint64_t)ours * t->omult;
+		return (uint16_t)(pos + t->olen) | SOA_SUM | SOA_OPT | sum << SOA_SHIFT;
+	}
+	return (uint16_t)(pos + t->len) | SOA_SUM | (t->sum + ptrs) << SOA_SHIFT;
 }
 
 /*
@@ -290,7 +322,7 @@ static __attribute__((noinline)) uint16_t signed_negative(const void *img,
 	const struct p53_image_node *apex = p53_image_node(img, z->apex);
 	const struct p53_image_rrset *rs = p53_image_rrset(img, z->soa);
 
-	pos = (uint16_t)soa(img, conf, q, msg, (uint32_t)pos | (uint32_t)limit << 16, zone);
+	pos = (uint16_t)soa(img, conf, q, msg, SOA_PL(pos, limit, zone), 0);
 	if (pos == 0 || (uint32_t)pos + rs->sig_len > limit)
 		return 0;
 	uint16_t aptr = (uint16_t)(0xc000 | (P53_DNS_HDR_LEN + q->label_off[q->qname_labels - apex->labels]));
@@ -1326,6 +1358,34 @@ static __attribute__((noinline)) uint64_t steered_ecs(const void *img, const str
 			   at);
 }
 
+/* answer.c finish() (the header last), answer() and count() for fast_answer(). */
+static inline __attribute__((always_inline)) uint16_t
+finish(uint8_t *msg, struct p53_answer_stats *st, const struct p53_query *q, uint64_t *tail,
+       uint64_t ts, uint16_t pos, uint16_t aa, uint8_t rcode, uint16_t an, uint16_t ns,
+       uint16_t ar, uint8_t kind, int checked, uint16_t qt)
+{
+	uint16_t flags = (uint16_t)(P53_F_QR | aa | (q->flags & (0x7800u | P53_F_RD | P53_F_CD)) |
+				    rcode);
+	p53_put16(msg + 2, flags);
+	/* QDCOUNT 1 and the three counts in one 8-byte store, big-endian. */
+	uint64_t counts = __builtin_bswap64(1ull << 48 | (uint64_t)an << 32 | (uint64_t)ns << 16 | ar);
+	memcpy(msg + 4, &counts, 8);
+
+	/* fast_frame()'s callers count the queries and their parse once for all the frames
+	   answered (checked 2). */
+	if (checked != 2) {
+		st->queries++;
+		st->msg[P53_MSG_OK]++;
+	}
+	if (!checked && q->trailing != 0)
+		st->trailing++;
+	st->qtype[qt < P53_QTYPE_BUCKETS - 1 ? qt : P53_QTYPE_BUCKETS - 1]++;
+	st->rcode[rcode]++;
+	st->kind[kind]++;
+	*tail = ts;
+	return pos;
+}
+
 /*
  * The fast answer; `ecs`: a copy of the query's ECS option data (RFC 7871 §6), or NULL when it
  * has none (then a constant: the instance without ECS keeps none of its code).
@@ -1395,6 +1455,9 @@ fast_answer(const void *img, const struct p53_answer_conf *conf, uint8_t *msg, u
 	/* DO=1 in a signed zone: RRSIGs with each RRset (answer.c put_rrset_rd()), and the
 	   proofs a negative or wildcard answer needs, which only an NSEC3 name error has here. */
 #define SIGNED_DO (__builtin_expect(dnssec, 0) && z->dnssec != 0)
+	/* soa() may write the OPT from its template: EDNS, DO=0 (put_opt()'s DO bit 0), no ECS
+	   echoed (a constant in the instance without ECS). */
+#define SOA_OPT_OK (q->edns && !dnssec && ecs == NULL ? ours : 0u)
 	/* Step 3b: a cut above the name, or at it, gives a referral (a DNAME: general). */
 	const struct p53_image_node *cut = NULL;
 	if (n->occluder != P53_NONE)
@@ -1425,11 +1488,19 @@ fast_answer(const void *img, const struct p53_answer_conf *conf, uint8_t *msg, u
 			pos = signed_negative(img, conf, q, msg, pos, limit, n->zone, ni, 1, &ns1);
 			ns = ns1;
 		} else {
-			uint64_t w = soa(img, conf, q, msg, (uint32_t)pos | (uint32_t)limit << 16, n->zone);
+			uint64_t w = soa(img, conf, q, msg, SOA_PL(pos, limit, n->zone), SOA_OPT_OK);
 			pos = (uint16_t)w;
-			if (w & SOA_SUM)
-				ts = w >> 17;
 			ns = 1;
+			rcode = P53_RCODE_NXDOMAIN;
+			kind = P53_ANS_NXDOMAIN;
+			if (w & SOA_OPT) {
+				/* the template's OPT too: the header is all that is left */
+				ts = w >> SOA_SHIFT;
+				ar = 1;
+				goto neg_opt;
+			}
+			if (w & SOA_SUM)
+				ts = w >> SOA_SHIFT;
 			if (q->edns && ts != P53_FAST_NO_SUM)
 				ts += opt_sum(ours, dnssec, (pos - q->question_end) & 1u);
 		}
@@ -1507,11 +1578,12 @@ fast_answer(const void *img, const struct p53_answer_conf *conf, uint8_t *msg, u
 				pos = signed_negative(img, conf, q, msg, pos, limit, n->zone, ni, 0, &ns1);
 				ns = ns1;
 			} else {
-				uint64_t w = soa(img, conf, q, msg, (uint32_t)pos | (uint32_t)limit << 16, n->zone);  /* NODATA */
+				uint64_t w = soa(img, conf, q, msg, SOA_PL(pos, limit, n->zone),
+						 0);  /* NODATA: its OPT below (see neg_opt) */
 				pos = (uint16_t)w;
-				if (w & SOA_SUM)
-					ts = w >> 17;
 				ns = 1;
+				if (w & SOA_SUM)
+					ts = w >> SOA_SHIFT;
 				if (q->edns && ts != P53_FAST_NO_SUM)
 					ts += opt_sum(ours, dnssec, (pos - q->question_end) & 1u);
 			}
@@ -1555,28 +1627,14 @@ opt:
 		}
 		ar++;
 	}
-	/* answer.c finish(): the header last. */
-	uint16_t flags = (uint16_t)(P53_F_QR | aa | (q->flags & (0x7800u | P53_F_RD | P53_F_CD)) |
-				    rcode);
-	p53_put16(msg + 2, flags);
-	/* QDCOUNT 1 and the three counts in one 8-byte store, big-endian. */
-	uint64_t counts = __builtin_bswap64(1ull << 48 | (uint64_t)an << 32 | (uint64_t)ns << 16 | ar);
-	memcpy(msg + 4, &counts, 8);
-
-	/* answer.c answer() and count(); fast_frame()'s callers count the queries and their
-	   parse once for all the frames answered (checked 2). */
-	if (checked != 2) {
-		st->queries++;
-		st->msg[P53_MSG_OK]++;
-	}
-	if (!checked && q->trailing != 0)
-		st->trailing++;
-	st->qtype[qt < P53_QTYPE_BUCKETS - 1 ? qt : P53_QTYPE_BUCKETS - 1]++;
-	st->rcode[rcode]++;
-	st->kind[kind]++;
-	*tail = ts;
-	return pos;
+	return finish(msg, st, q, tail, ts, pos, aa, rcode, an, ns, ar, kind, checked, qt);
+neg_opt:
+	/* A name error whose OPT soa() wrote. Its header apart from the one above: a jump into
+	   that one (and NODATA's too) changed fast_frame()'s registers, and static answers
+	   paid 2 more without the answer cache, steered ones too (issue 12's ratio 1.300x). */
+	return finish(msg, st, q, tail, ts, pos, P53_F_AA, rcode, 0, 1, 1, kind, checked, qt);
 #undef SIGNED_DO
+#undef SOA_OPT_OK
 }
 
 /* A query with ECS: the option lies where the answer is written, so it is copied first, and

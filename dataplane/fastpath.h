@@ -72,6 +72,12 @@ struct p53_fast_neg {
 	uint16_t mult;          /* what the pointer P adds to the sum, divided by P: 256 per
 				   pointer at an even offset (its bytes swapped: times 256 modulo
 				   0xffff), 1 per pointer at an odd one */
+	/* A name error with EDNS, DO=0 and no ECS: the OPT record (answer.c put_opt())
+	   follows the record in `bytes` with its payload size as 0, patched in per query, so
+	   the copy writes both. */
+	uint8_t olen;           /* len + 11 when the OPT fits in `bytes`, else 0 (written apart) */
+	uint16_t osum;          /* `sum` with the OPT's bytes in it */
+	uint16_t omult;         /* what the payload size adds to osum, divided by it: 1 or 256 */
 };
 
 /** How many entries p53_fast_neg_build() writes for `img`: one per zone. */

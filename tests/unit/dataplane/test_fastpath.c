@@ -789,6 +789,76 @@ static void signed_zones(void **state)
 	       fast_do_kind[P53_ANS_ANSWER], fast_do_kind[P53_ANS_NXDOMAIN], fast_do_kind[P53_ANS_NODATA]);
 }
 
+/* Name errors with EDNS and DO=0: the SOA and the OPT from the zone's template (one copy, our
+ * payload size put in), byte for byte the general path's, the reply's checksum from the
+ * template's sum (one_frame() compares it with the bytes); zones whose SOA record is of odd and
+ * of even length (the payload size's bytes in the sum as loaded or swapped), our payload size
+ * several ways, buffers too small for the template's fixed copy; NODATA at each apex, whose
+ * OPT is written apart. */
+static void neg_opt_template(void **state)
+{
+	(void)state;
+	static const char *const names[] = {"example.com.", "second.test.", "even.test."};
+	static const char *const files[] = {"zones/example.com.zone",
+					    "tests/differential/zones/second.test.zone",
+					    "tests/unit/dataplane/zones/even.test.zone"};
+	static const uint16_t ours[] = {512, 1232, 1400, 4096};
+	static const uint16_t qcaps[] = {1500, 512, 120, 60};
+	uint8_t buf[512], name[300];
+	int parity[2] = {0, 0};
+
+	build(names, files, 3);
+	size_t nz = p53_fast_neg_count(img);
+	assert_int_equal(nz, 3);
+	p53_fast_neg_build(img, neg);
+	for (size_t i = 0; i < nz; i++) {
+		/* the OPT after the record: 00 | 00 29 | payload 0 | 00 | 00 | 00 00 | 00 00 */
+		static const uint8_t opt[11] = {0, 0, 41};
+		assert_true(neg[i].len > 0);
+		assert_int_equal(neg[i].olen, neg[i].len + 11);
+		assert_memory_equal(neg[i].bytes + neg[i].len, opt, sizeof(opt));
+		parity[neg[i].len & 1]++;
+	}
+	assert_true(parity[0] > 0 && parity[1] > 0);
+	conf.neg = neg;
+	conf.n_neg = (uint32_t)nz;
+	for (size_t u = 0; u < sizeof(ours) / sizeof(ours[0]); u++) {
+		conf.edns_max_payload = ours[u];
+		for (uint32_t z = 0; z < nz; z++) {
+			const struct p53_image_node *apex =
+				p53_image_node(img, p53_image_zone(img, z)->apex);
+			unsigned long nx = n_tail_kind[P53_ANS_NXDOMAIN];
+			unsigned long nd = n_tail_kind[P53_ANS_NODATA];
+			unsigned long fnx = fast_kind[P53_ANS_NXDOMAIN];
+			/* a name error (one label and two below the apex) and NODATA at the apex */
+			for (int w = 0; w < 3; w++) {
+				size_t l = 0;
+				if (w == 1) {
+					memcpy(name, "\x05nx-q1", 6);
+					l = 6;
+				} else if (w == 2) {
+					memcpy(name, "\x02zz\x05nx-q2", 9);
+					l = 9;
+				}
+				memcpy(name + l, p53_image_node_name(img, apex), apex->name_len);
+				l += apex->name_len;
+				uint16_t type = w == 0 ? 13 : 1;        /* HINFO: at no apex here */
+				for (unsigned int mix = 0; mix < 2; mix++)
+					for (size_t c = 0; c < sizeof(qcaps) / sizeof(qcaps[0]); c++) {
+						uint16_t ql = query(buf, name, l, type, 1232, 0,
+								    mix ? 0x35 : 0, P53_F_RD);
+						both(buf, ql, qcaps[c], &conf);
+					}
+			}
+			/* answered fast but where 60 bytes hold no SOA (TC: general) */
+			assert_true(fast_kind[P53_ANS_NXDOMAIN] >= fnx + 2 * 2 * 3);
+			assert_true(n_tail_kind[P53_ANS_NXDOMAIN] > nx);
+			assert_true(n_tail_kind[P53_ANS_NODATA] > nd);
+		}
+	}
+	conf.edns_max_payload = 1232;
+}
+
 /* A query the fast path must leave alone, one row per rule it would break with a message. */
 static void declines(void **state)
 {
@@ -2194,6 +2264,7 @@ int main(void)
 		cmocka_unit_test(diff_zones),
 		cmocka_unit_test(small_zone),
 		cmocka_unit_test(signed_zones),
+		cmocka_unit_test(neg_opt_template),
 		cmocka_unit_test(declines),
 		cmocka_unit_test(steered),
 		cmocka_unit_test(bad_ecs),
