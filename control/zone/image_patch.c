@@ -761,6 +761,22 @@ struct patch {
 	struct shadow *sa;
 	size_t n_sa, sa_cap;
 	uint32_t sz;
+	/* A signed zone's steered owners whose NSEC (the one pop53 signs) changes with the chain
+	 * (steer_denials): found by a first run, made and signed by a second (steer_resign). */
+	const struct p53_patch_sign *sign;
+	struct resign *rsg;
+	size_t n_rsg, rsg_cap;
+	uint8_t *rsg_rd;                /* their new RDATA, one after another */
+	size_t rsg_rd_len, rsg_rd_cap;
+	bool resign_pass;               /* the second run: rsg holds what to sign */
+};
+
+/* A steered owner's NSEC to make again: its name, TTL and new RDATA (at off in rsg_rd). */
+struct resign {
+	uint8_t name[P53_NAME_MAXLEN];
+	uint8_t len;
+	uint32_t ttl;
+	size_t off, rdlen;
 };
 
 /* An owner joining an NSEC chain: its gap in the old chain (the old owners before it) and its
@@ -3016,12 +3032,74 @@ static size_t steer_nsec_expect(const void *img, uint32_t o, uint32_t c0, uint32
 }
 
 /*
+ * The second run (p->resign_pass): the NSEC pop53 signs for steered owner t, its old RRset
+ * x, made with the RDATA the first run found the compile would give it (steer_denial_ok)
+ * and signed with the zone's key as the compile signs it (p53_steer_denial_sign): the record
+ * and its RRSIG appended to p->nrd, *keep their header. 1 when made, 0 when t keeps its
+ * NSEC, -1 on failure.
+ */
+static int steer_resign(struct patch *p, const struct tn *t, const void *img,
+			const struct p53_image_rrset *x, struct p53_image_rrset *keep)
+{
+	const struct resign *g = NULL;
+
+	for (size_t k = 0; k < p->n_rsg && g == NULL; k++)
+		if (p->rsg[k].len == t->len && memcmp(p->rsg[k].name, t->name, t->len) == 0)
+			g = &p->rsg[k];
+	if (g == NULL)
+		return 0;
+	uint8_t rr[P53_RR_OWNER_LEN + 10 + P53_NAME_MAXLEN + 256 * 34], sig[1024];
+	memcpy(rr + 12, p->rsg_rd + g->off, g->rdlen);
+	int sl = p53_steer_denial_sign(p->sign->key, p->sign->inception, p->sign->expiration,
+				       g->name, g->len, P53_T_NSEC, g->ttl, rr, g->rdlen, sig,
+				       sizeof(sig));
+	size_t rl = 12 + g->rdlen;
+	if (sl < 12 || grow((void **)&p->nrd, &p->nrd_cap, p->nrd_len + rl + (size_t)sl, 1) != 0)
+		return -1;
+	/* The owner pointer as the image has it before each record. */
+	const uint8_t *old = p53_image_rdata(img, x);
+	memcpy(rr, old, P53_RR_OWNER_LEN);
+	memcpy(sig, old, P53_RR_OWNER_LEN);
+	memcpy(p->nrd + p->nrd_len, rr, rl);
+	memcpy(p->nrd + p->nrd_len + rl, sig, (size_t)sl);
+	p->nrd_len += rl + (size_t)sl;
+	keep->count = 1;
+	keep->rdata_len = (uint32_t)rl;
+	keep->sig_count = 1;
+	keep->sig_len = (uint32_t)sl;
+	keep->ttl = g->ttl;
+	return 1;
+}
+
+/* The first run: steered owner o's NSEC (TTL ttl) is to be made again with RDATA rd (rl
+ * bytes) and signed, when the patch has the key; 0, or -1 (sign it no run can). */
+static int resign_add(struct patch *p, const void *ni, uint32_t o, const uint8_t *rd, size_t rl,
+		      uint32_t ttl)
+{
+	const struct p53_image_node *nd = p53_image_node(ni, o);
+
+	if (p->sign == NULL || p->sign->key == NULL || p->resign_pass ||
+	    grow((void **)&p->rsg, &p->rsg_cap, p->n_rsg + 1, sizeof(*p->rsg)) != 0 ||
+	    grow((void **)&p->rsg_rd, &p->rsg_rd_cap, p->rsg_rd_len + rl, 1) != 0)
+		return -1;
+	struct resign *g = &p->rsg[p->n_rsg++];
+	g->len = nd->name_len;
+	memcpy(g->name, p53_image_node_name(ni, nd), nd->name_len);
+	g->ttl = ttl;
+	g->off = p->rsg_rd_len;
+	g->rdlen = rl;
+	memcpy(p->rsg_rd + p->rsg_rd_len, rd, rl);
+	p->rsg_rd_len += rl;
+	return 0;
+}
+
+/*
  * Whether the steered owner o of zone z (node od in the old image, or P53_NONE) has in the
  * patched image ni the denial the full compile would give it: its own NSEC or NSEC3 from the
  * content, or the one the compile signs, kept byte for byte. 0, or -1 with why.
  */
-static int steer_denial_ok(const void *img, uint32_t od, const void *ni, uint32_t o, uint32_t ai,
-			   bool nsec, char *why, size_t wl)
+static int steer_denial_ok(struct patch *p, const void *img, uint32_t od, const void *ni,
+			   uint32_t o, uint32_t ai, bool nsec, char *why, size_t wl)
 {
 	const struct p53_image_node *nd = p53_image_node(ni, o);
 	char txt[1024];
@@ -3087,8 +3165,12 @@ static int steer_denial_ok(const void *img, uint32_t od, const void *ni, uint32_
 		const struct p53_image_rrset *rs = p53_image_rrset(ni, r);
 		const uint8_t *rd = one_rdata(ni, rs, &rl);
 		/* The TTL of the zone's records: the apex's. */
-		if (wn == 0 || rd == NULL || rl != wn || memcmp(rd, want, wn) != 0 ||
-		    rs->ttl != p53_image_rrset(ni, ar)->ttl)
+		if (wn == 0 || rd == NULL || rs->ttl != p53_image_rrset(ni, ar)->ttl)
+			goto changes;
+		/* An NSEC whose next name or types change: signed again by the second run
+		 * (steer_resign), when there is a key. */
+		if ((rl != wn || memcmp(rd, want, wn) != 0) &&
+		    !(nsec && resign_add(p, ni, o, want, wn, rs->ttl) == 0))
 			goto changes;
 	}
 	return 0;
@@ -3103,29 +3185,30 @@ changes:
  * one; in an NSEC zone whose chain changed, every NSEC owner the compile signed) has the
  * denial the full compile would give it (steer_denial_ok). 0, or -1 with why.
  */
-static int steer_denials(const struct patch *p, const void *img, const void *ni, uint32_t ai,
+static int steer_denials(struct patch *p, const void *img, const void *ni, uint32_t ai,
 			 bool nsec, char *why, size_t wl)
 {
 	for (size_t i = 0; i < p->n_t; i++) {
 		const struct tn *t = &p->t[i];
 		if (t->old == P53_NONE || t->n3 || !steered_at(ni, p53_image_node(ni, t->node)))
 			continue;
-		if (steer_denial_ok(img, t->old, ni, t->node, ai, nsec, why, wl) != 0)
+		if (steer_denial_ok(p, img, t->old, ni, t->node, ai, nsec, why, wl) != 0)
 			return -1;
 	}
 	if (!nsec || !p->nsec_redo)
-		return 0;
+		return p->n_rsg > 0 && !p->resign_pass;
 	const struct p53_image_proof *pa = p53_image_proof(ni, ai);
 	const uint32_t *ch = p53_image_chain(ni);
 	for (uint32_t j = pa->lo; j < pa->hi; j++) {
 		uint32_t r;
 		if (has_type(ni, ch[j], P53_T_NSEC, &r) &&
 		    (p53_image_rrset(ni, r)->flags & P53_RRSET_STEERED) &&
-		    steer_denial_ok(img, ch[j] < p53_image_hdr(img)->n_nodes ? ch[j] : P53_NONE, ni,
-				    ch[j], ai, nsec, why, wl) != 0)
+		    steer_denial_ok(p, img, ch[j] < p53_image_hdr(img)->n_nodes ? ch[j] : P53_NONE,
+				    ni, ch[j], ai, nsec, why, wl) != 0)
 			return -1;
 	}
-	return 0;
+	/* 1: the NSECs in p->rsg are to be signed (a second run). */
+	return p->n_rsg > 0 && !p->resign_pass;
 }
 
 static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, size_t apex_len,
@@ -3156,7 +3239,7 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 			       h->pad);
 
 	/* The touched names: every owner of the steps, and the apex. */
-	size_t cap = 1;
+	size_t cap = 1 + p->n_rsg;
 	for (size_t s = 0; s < diff->n; s++)
 		cap += diff->steps[s].del.count + diff->steps[s].add.count;
 	p->t = calloc(cap, sizeof(*p->t));
@@ -3186,6 +3269,18 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 				p->n_t++;
 			}
 		}
+	}
+
+	/* The second run: the steered owners whose NSEC is made again are touched too. */
+	for (size_t k = 0; k < p->n_rsg; k++) {
+		const struct resign *g = &p->rsg[k];
+		if (tn_find(&p->ts, p->t, g->name, g->len) != P53_NONE)
+			continue;
+		struct tn *t = &p->t[p->n_t];
+		memcpy(t->name, g->name, g->len);
+		t->len = g->len;
+		nset_add(&p->ts, (uint32_t)p->n_t, t->name, t->len);
+		p->n_t++;
 	}
 
 	/* The zone's names at or below another served zone's apex: its own nodes there. */
@@ -3403,9 +3498,19 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 			if (x != NULL && (x->flags & P53_RRSET_STEERED) && (y == NULL || x->type < y->type)) {
 				/* The config's, not the content's (steer_clash() made sure the new
 				 * content has nothing of its type): kept as it is, as the full
-				 * compile attaches it again; the node keeps its steer index. */
+				 * compile attaches it again; the node keeps its steer index. The
+				 * NSEC pop53 signs for it, when the chain moved beside it, made and
+				 * signed again (steer_resign). */
 				keep = *x;
 				from = oa + a;
+				int sr = x->type == P53_T_NSEC ? steer_resign(p, t, img, x, &keep) : 0;
+				if (sr < 0)
+					return decline(why, wl, "%s: signing its NSEC failed", txt);
+				if (sr > 0) {
+					from = P53_NONE;
+					rd_at = (uint32_t)(p->nrd_len - keep.rdata_len - keep.sig_len);
+					t->changed = true;
+				}
 				a++;
 			} else if (x != NULL && x->type == y->type && rrset_same(img, x, mi, y)) {
 				keep = *x;
@@ -4028,6 +4133,9 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 		} else if (!rescan) {
 			if (zones[z].sig_expire != 0 && (e == 0 || zones[z].sig_expire < e))
 				e = zones[z].sig_expire;
+			/* The steered owners' NSECs signed here (steer_resign). */
+			if (p->resign_pass && (e == 0 || p->sign->expiration < e))
+				e = p->sign->expiration;
 		} else {
 			e = 0;
 			for (uint32_t n = 0; n < n_nodes; n++) {
@@ -4113,6 +4221,8 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 		return NULL;
 	}
 	if ((nsec_ok || n3_ok) && steer_denials(p, img, ni, ai, nsec_ok, why, wl) != 0) {
+		if (p->n_rsg > 0 && !p->resign_pass)
+			decline(why, wl, "steered owners' NSECs to sign");
 		free(ni);
 		return NULL;
 	}
@@ -4147,20 +4257,54 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 	return ni;
 }
 
-void *p53_image_patch(const void *img, const uint8_t *apex, size_t apex_len,
-		      const struct p53_ixfr *diff, const struct p53_rrs *result, void *spare,
-		      size_t *len, char *why, size_t whylen)
+/* What a run of patch_run() holds, freed (its resign list too). */
+static void patch_free(struct patch *p)
 {
-	return p53_image_patch_indexed(img, apex, apex_len, diff, result, spare, NULL, len, why,
-				       whylen);
+	free(p->t);
+	nset_free(&p->ts);
+	free(p->nrs);
+	free(p->nrs_old);
+	free(p->nrs_rd);
+	free(p->nrd);
+	free(p->nadds);
+	p53_rrs_free(&p->mini);
+	p53_rrs_free(&p->own);
+	free(p->spare);
+	free(p->mimg);
+	free(p->pend);
+	free(p->relist);
+	free(p->sh);
+	free(p->sa);
+	free(p->cand);
+	free(p->zc);
+	free(p->ins);
+	free(p->rem);
+	free(p->before);
+	free(p->gap_ins);
+	free(p->n3j);
+	free(p->n3l);
+	free(p->n3mk);
+	free(p->n3r);
+	free(p->desc);
+	free(p->rsg);
+	free(p->rsg_rd);
+}
+
+void *p53_image_patch(const void *img, const uint8_t *apex, size_t apex_len,
+		      const struct p53_ixfr *diff, const struct p53_rrs *result,
+		      const struct p53_patch_sign *sign, void *spare, size_t *len, char *why,
+		      size_t whylen)
+{
+	return p53_image_patch_indexed(img, apex, apex_len, diff, result, sign, spare, NULL, len,
+				       why, whylen);
 }
 
 void *p53_image_patch_indexed(const void *img, const uint8_t *apex, size_t apex_len,
 			      const struct p53_ixfr *diff, const struct p53_rrs *result,
-			      void *spare, struct p53_patch_index *ix, size_t *len, char *why,
-			      size_t whylen)
+			      const struct p53_patch_sign *sign, void *spare,
+			      struct p53_patch_index *ix, size_t *len, char *why, size_t whylen)
 {
-	struct patch p = { .spare = spare };
+	struct patch p = { .spare = spare, .sign = sign };
 	void *ni;
 
 	why[0] = '\0';
@@ -4169,6 +4313,26 @@ void *p53_image_patch_indexed(const void *img, const uint8_t *apex, size_t apex_
 		p.ix = ix;
 	}
 	ni = patch_run(&p, img, apex, apex_len, diff, result, len, why, whylen);
+	if (ni == NULL && p.n_rsg > 0 && !p.resign_pass) {
+		/* Steered owners' NSECs to sign (steer_denials): a second run with them touched
+		 * and signed (steer_resign). The first may have counted in ix: made again. */
+		struct patch q = { .sign = sign, .rsg = p.rsg, .n_rsg = p.n_rsg,
+				   .rsg_cap = p.rsg_cap, .rsg_rd = p.rsg_rd,
+				   .rsg_rd_len = p.rsg_rd_len, .rsg_rd_cap = p.rsg_rd_cap,
+				   .resign_pass = true, .spare = p.spare };
+		p.rsg = NULL;
+		p.rsg_rd = NULL;
+		p.spare = NULL;
+		patch_free(&p);
+		p = q;
+		if (ix != NULL) {
+			p53_patch_index_reset(ix);
+			p53_patch_index_of(ix, img);
+			p.ix = ix;
+		}
+		why[0] = '\0';
+		ni = patch_run(&p, img, apex, apex_len, diff, result, len, why, whylen);
+	}
 	if (ni != NULL && p.ix != NULL) {
 		/* The touched nodes' targets as they are now (their old ones stay listed: the
 		 * index lists a superset, relist_gain reads the records). */
@@ -4188,31 +4352,6 @@ void *p53_image_patch_indexed(const void *img, const uint8_t *apex, size_t apex_
 		 * take it for that image. */
 		((struct p53_image_hdr *)ni)->generation = 0;
 	}
-	free(p.t);
-	nset_free(&p.ts);
-	free(p.nrs);
-	free(p.nrs_old);
-	free(p.nrs_rd);
-	free(p.nrd);
-	free(p.nadds);
-	p53_rrs_free(&p.mini);
-	p53_rrs_free(&p.own);
-	free(p.spare);
-	free(p.mimg);
-	free(p.pend);
-	free(p.relist);
-	free(p.sh);
-	free(p.sa);
-	free(p.cand);
-	free(p.zc);
-	free(p.ins);
-	free(p.rem);
-	free(p.before);
-	free(p.gap_ins);
-	free(p.n3j);
-	free(p.n3l);
-	free(p.n3mk);
-	free(p.n3r);
-	free(p.desc);
+	patch_free(&p);
 	return ni;
 }
