@@ -2978,12 +2978,13 @@ static const uint8_t *one_rdata(const void *img, const struct p53_image_rrset *r
 
 /*
  * The NSEC the compile makes for steered owner o of an NSEC zone whose chain is
- * chain[c0, c1) in img (o at position at), as its RDATA into out (its length), or 0 when the
+ * chain[c0, c1) in img (the owners before o end at position at, those after it start at
+ * after: o is at `at` or not in the chain), as its RDATA into out (its length), or 0 when the
  * compile's next name cannot be told from the chain here (an owner before o's whose NSEC
  * does not name a canonical next: the patch declines).
  */
 static size_t steer_nsec_expect(const void *img, uint32_t o, uint32_t c0, uint32_t c1, uint32_t at,
-				uint8_t *out)
+				uint32_t after, uint8_t *out)
 {
 	const uint32_t *ch = p53_image_chain(img);
 	const uint8_t *on = p53_image_node_name(img, p53_image_node(img, o));
@@ -3015,7 +3016,7 @@ static size_t steer_nsec_expect(const void *img, uint32_t o, uint32_t c0, uint32
 		/* The next steered owner before that NSEC's next name (the chain holds every
 		 * steered owner: its own NSEC, or this one). */
 		bool wraps = canon_cmp(x, on) <= 0;
-		for (uint32_t j = at + 1; j < c1; j++) {
+		for (uint32_t j = after; j < c1; j++) {
 			const struct p53_image_node *nd = p53_image_node(img, ch[j]);
 			const uint8_t *jn = p53_image_node_name(img, nd);
 			if (!wraps && canon_cmp(jn, x) >= 0)
@@ -3094,6 +3095,35 @@ static int resign_add(struct patch *p, const void *ni, uint32_t o, const uint8_t
 }
 
 /*
+ * The first run: steered owner o (no NSEC in the patched image ni, one in the old: the
+ * content's, which the diff took) gets the NSEC the compile would make for it, from where its
+ * name falls in the new chain of apex ai (resign_add). 0, or -1 (it cannot: declined).
+ */
+static int steer_nsec_lost(struct patch *p, const void *ni, uint32_t o, uint32_t ai)
+{
+	const struct p53_image_proof *pa = p53_image_proof(ni, ai);
+	const uint32_t *ch = p53_image_chain(ni);
+	const uint8_t *on = p53_image_node_name(ni, p53_image_node(ni, o));
+	uint8_t want[P53_NAME_MAXLEN + 2 + 256 * 34];
+	uint32_t ar;
+
+	if (pa->lo == 0 || pa->hi > p53_image_hdr(ni)->n_chain || pa->lo > pa->hi ||
+	    !has_type(ni, ai, P53_T_NSEC, &ar))
+		return -1;
+	/* The first owner after o (the apex, first, is before it). */
+	uint32_t lo = pa->lo, hi = pa->hi;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (canon_cmp(p53_image_node_name(ni, p53_image_node(ni, ch[mid])), on) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	size_t wn = steer_nsec_expect(ni, o, pa->lo - 1, pa->hi, lo, lo, want);
+	return wn == 0 ? -1 : resign_add(p, ni, o, want, wn, p53_image_rrset(ni, ar)->ttl);
+}
+
+/*
  * Whether the steered owner o of zone z (node od in the old image, or P53_NONE) has in the
  * patched image ni the denial the full compile would give it: its own NSEC or NSEC3 from the
  * content, or the one the compile signs, kept byte for byte. 0, or -1 with why.
@@ -3113,6 +3143,10 @@ static int steer_denial_ok(struct patch *p, const void *img, uint32_t od, const 
 			/* None before (no key signs steered owners' NSECs here): none after. */
 			if (od == P53_NONE || !has_type(img, od, P53_T_NSEC, NULL))
 				return 0;
+			/* Its own NSEC went: the compile makes it one, signed by the second run
+			 * in the old one's place (steer_resign), when there is a key. */
+			if (steer_nsec_lost(p, ni, o, ai) == 0)
+				return 0;
 			decline(why, wl, "%s, a steered owner, loses its NSEC (the compile signs one "
 				"for it)", txt);
 			return -1;
@@ -3125,7 +3159,7 @@ static int steer_denial_ok(struct patch *p, const void *img, uint32_t od, const 
 		if (pf[o].lo == 0 || pf[o].lo > p53_image_hdr(ni)->n_chain ||
 		    p53_image_chain(ni)[at] != o || pa->lo == 0)
 			goto changes;
-		wn = steer_nsec_expect(ni, o, pa->lo - 1, pa->hi, at, want);
+		wn = steer_nsec_expect(ni, o, pa->lo - 1, pa->hi, at, at + 1, want);
 		if (!has_type(ni, ai, P53_T_NSEC, &ar))
 			goto changes;
 	} else {
@@ -3478,6 +3512,23 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 						    tb, sizeof(tb)),
 					       t->sigs_only ? "a cut, a CNAME or DNAME owner" :
 					       "it has no NSEC chain");
+			if (x != NULL && x->type == P53_T_NSEC && !(x->flags & P53_RRSET_STEERED) &&
+			    (y == NULL || x->type < y->type) && p->resign_pass) {
+				/* A steered owner's own NSEC gone: the one pop53 signs for it in
+				 * its place (steer_nsec_lost, steer_resign). */
+				keep = *x;
+				int sr = steer_resign(p, t, img, x, &keep);
+				if (sr < 0)
+					return decline(why, wl, "%s: signing its NSEC failed", txt);
+				if (sr > 0) {
+					keep.flags |= P53_RRSET_STEERED;
+					keep.adds = P53_NONE;
+					rd_at = (uint32_t)(p->nrd_len - keep.rdata_len - keep.sig_len);
+					t->changed = true;
+					a++;
+					goto append;
+				}
+			}
 			if (x != NULL && !(x->flags & P53_RRSET_STEERED) &&
 			    (y == NULL || x->type < y->type)) {
 				/* Gone altogether (in an NSEC zone its NSEC too, or RRSIGs that
@@ -3567,6 +3618,7 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 					a++;
 				b++;
 			}
+append:
 			if (grow((void **)&p->nrs, &p->nrs_cap, p->n_nrs + 1, sizeof(*p->nrs)) != 0 ||
 			    grow((void **)&p->nrs_old, &p->nrs_old_cap, p->n_nrs + 1, sizeof(*p->nrs_old)) != 0 ||
 			    grow((void **)&p->nrs_rd, &p->nrs_rd_cap, p->n_nrs + 1, sizeof(*p->nrs_rd)) != 0)
@@ -4111,50 +4163,6 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 							    P53_RR_OWNER_LEN + 10 + 5;
 		}
 	}
-	if (sgn) {
-		/* The earliest signature: the touched names' (all of them are in the small
-		 * compile), or, when one that went was the earliest, every node's again. */
-		uint64_t e = p53_image_zone(mi, 0)->sig_expire;
-		/* The patch index counts the zone's RRSIGs by expiration (made from this image
-		 * when one that goes may have been the earliest, then kept): the touched nodes'
-		 * old ones uncounted, their new ones counted, the earliest read off it. */
-		bool by_ix = p->ix != NULL && (p53_patch_index_has_sigs(p->ix, z) ||
-					       (rescan && p53_patch_index_sigs_build(p->ix, img, z) == 0));
-		for (size_t i = 0; i < p->n_t && by_ix; i++) {
-			const struct tn *t = &p->t[i];
-			if (!t->changed) /* its RRsets as they were (t->node unset) */
-				continue;
-			by_ix = (t->old == P53_NONE ||
-				 p53_patch_index_sigs_node(p->ix, img, t->old, z, false) == 0) &&
-				p53_patch_index_sigs_node(p->ix, ni, t->node, z, true) == 0;
-		}
-		if (by_ix) {
-			e = p53_patch_index_sigs_min(p->ix, z, now);
-		} else if (!rescan) {
-			if (zones[z].sig_expire != 0 && (e == 0 || zones[z].sig_expire < e))
-				e = zones[z].sig_expire;
-			/* The steered owners' NSECs signed here (steer_resign). */
-			if (p->resign_pass && (e == 0 || p->sign->expiration < e))
-				e = p->sign->expiration;
-		} else {
-			e = 0;
-			for (uint32_t n = 0; n < n_nodes; n++) {
-				const struct p53_image_node *nd = p53_image_node(ni, n);
-				if (nd->zone != z)
-					continue;
-				for (uint32_t r = nd->rrsets; r < (uint32_t)nd->rrsets + nd->n_rrsets; r++) {
-					uint64_t x = sigs_expire(ni, NRS(r), now);
-					if (x != 0 && (e == 0 || x < e))
-						e = x;
-				}
-			}
-		}
-		if (e == 0) {
-			free(ni);
-			return decline(why, wl, "the signed zone would have no signature left");
-		}
-		zones[z].sig_expire = e;
-	}
 	for (size_t j = 0; j < p->n_relist; j++)
 		NRS(p->relist[2 * j])->adds = p->relist[2 * j + 1];
 	/* A served child's parent_side: the parent's node at its apex as the patch leaves it. */
@@ -4225,6 +4233,51 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 			decline(why, wl, "steered owners' NSECs to sign");
 		free(ni);
 		return NULL;
+	}
+	if (sgn) {
+		/* The earliest signature: the touched names' (all of them are in the small
+		 * compile), or, when one that went was the earliest, every node's again. (After
+		 * steer_denials: a first run that declines for a second leaves ix as it was.) */
+		uint64_t e = p53_image_zone(mi, 0)->sig_expire;
+		/* The patch index counts the zone's RRSIGs by expiration (made from this image
+		 * when one that goes may have been the earliest, then kept): the touched nodes'
+		 * old ones uncounted, their new ones counted, the earliest read off it. */
+		bool by_ix = p->ix != NULL && (p53_patch_index_has_sigs(p->ix, z) ||
+					       (rescan && p53_patch_index_sigs_build(p->ix, img, z) == 0));
+		for (size_t i = 0; i < p->n_t && by_ix; i++) {
+			const struct tn *t = &p->t[i];
+			if (!t->changed) /* its RRsets as they were (t->node unset) */
+				continue;
+			by_ix = (t->old == P53_NONE ||
+				 p53_patch_index_sigs_node(p->ix, img, t->old, z, false) == 0) &&
+				p53_patch_index_sigs_node(p->ix, ni, t->node, z, true) == 0;
+		}
+		if (by_ix) {
+			e = p53_patch_index_sigs_min(p->ix, z, now);
+		} else if (!rescan) {
+			if (zones[z].sig_expire != 0 && (e == 0 || zones[z].sig_expire < e))
+				e = zones[z].sig_expire;
+			/* The steered owners' NSECs signed here (steer_resign). */
+			if (p->resign_pass && (e == 0 || p->sign->expiration < e))
+				e = p->sign->expiration;
+		} else {
+			e = 0;
+			for (uint32_t n = 0; n < n_nodes; n++) {
+				const struct p53_image_node *nd = p53_image_node(ni, n);
+				if (nd->zone != z)
+					continue;
+				for (uint32_t r = nd->rrsets; r < (uint32_t)nd->rrsets + nd->n_rrsets; r++) {
+					uint64_t x = sigs_expire(ni, NRS(r), now);
+					if (x != 0 && (e == 0 || x < e))
+						e = x;
+				}
+			}
+		}
+		if (e == 0) {
+			free(ni);
+			return decline(why, wl, "the signed zone would have no signature left");
+		}
+		zones[z].sig_expire = e;
 	}
 	if (n3_ok) {
 		/* The opt-out flag: any NSEC3 of the zone with it (the touched owners' are in the
@@ -4315,7 +4368,7 @@ void *p53_image_patch_indexed(const void *img, const uint8_t *apex, size_t apex_
 	ni = patch_run(&p, img, apex, apex_len, diff, result, len, why, whylen);
 	if (ni == NULL && p.n_rsg > 0 && !p.resign_pass) {
 		/* Steered owners' NSECs to sign (steer_denials): a second run with them touched
-		 * and signed (steer_resign). The first may have counted in ix: made again. */
+		 * and signed (steer_resign). The first stopped before counting in ix. */
 		struct patch q = { .sign = sign, .rsg = p.rsg, .n_rsg = p.n_rsg,
 				   .rsg_cap = p.rsg_cap, .rsg_rd = p.rsg_rd,
 				   .rsg_rd_len = p.rsg_rd_len, .rsg_rd_cap = p.rsg_rd_cap,
@@ -4325,11 +4378,7 @@ void *p53_image_patch_indexed(const void *img, const uint8_t *apex, size_t apex_
 		p.spare = NULL;
 		patch_free(&p);
 		p = q;
-		if (ix != NULL) {
-			p53_patch_index_reset(ix);
-			p53_patch_index_of(ix, img);
-			p.ix = ix;
-		}
+		p.ix = ix;
 		why[0] = '\0';
 		ni = patch_run(&p, img, apex, apex_len, diff, result, len, why, whylen);
 	}
