@@ -2933,8 +2933,10 @@ static uint16_t steer_clash(const void *img, const struct p53_image_node *od, co
  * NSEC3 at the owner's hash, next hash + 1, `<types> RRSIG`; either with the TTL of the
  * zone's records). The patch keeps that record and its RRSIG as the last compile made them
  * where the compile would make the same record again, which steer_denials() checks against
- * the patched image; where it would not (a neighbour in the chain that comes or goes, the
- * owner's types, a TTL), it declines: signing is the compile's.
+ * the patched image; where an NSEC's RDATA would change (a neighbour in the chain that comes
+ * or goes, the owner's types) or the owner's own NSEC goes, it signs the new one with the
+ * caller's key in a second run (resign_add, steer_resign); otherwise (a TTL, an NSEC3 owner
+ * gaining or losing its own NSEC3, no key) it declines and the compile signs.
  */
 
 /* Octets of an uncompressed wire name. */

@@ -23,6 +23,19 @@
 trap cleanup_common EXIT
 lab_lock
 
+# After a patched reload (args: label, NAME, what NAME is, NX): delv validates NODATA at the
+# steered owner, NAME's A and a name error at NX.
+delv_after() {
+	local out
+	out=$(validate "$V4" map.example.com TXT)
+	check "$1: ...delv validates NODATA at the steered owner" \
+		grep -q '^; negative response, fully validated' <<<"$out"
+	out=$(validate "$V4" "$2")
+	check "$1: ...and $3" grep -q '^; fully validated' <<<"$out"
+	out=$(validate "$V4" "$4")
+	check "$1: ...and a name error ($4)" grep -q '^; negative response, fully validated' <<<"$out"
+}
+
 for t in ldns-keygen ldns-signzone delv kdig; do
 	command -v "$t" >/dev/null || { echo "not ok - $t is not installed (scripts/deps.sh)"; exit 1; }
 done
@@ -311,13 +324,7 @@ scope=48 rcode=NOERROR" "$(ecs_validate cn.example.com AAAA 2001:db8:53::/56)"
 	expect "$alg ($denial): ...zz.example.com A new" "192.0.2.98" "$(dig_rr zz.example.com A)"
 	expect "$alg ($denial): ...DO=1 AAAA at the steered owner: its $denial kept, valid" "$want" \
 		"$(denial_validate map.example.com AAAA)"
-	out=$(validate "$V4" map.example.com TXT)
-	check "$alg ($denial): ...delv validates NODATA at the steered owner" \
-		grep -q '^; negative response, fully validated' <<<"$out"
-	out=$(validate "$V4" www.example.com)
-	check "$alg ($denial): ...and the changed www.example.com A" grep -q '^; fully validated' <<<"$out"
-	out=$(validate "$V4" nope.example.com)
-	check "$alg ($denial): ...and a name error" grep -q '^; negative response, fully validated' <<<"$out"
+	delv_after "$alg ($denial)" www.example.com "the changed www.example.com A" nope.example.com
 	# A name right after the steered owner: in the NSEC chain the owner's NSEC names its
 	# next name, which the patch makes and signs again with the zone's key (round 21; it
 	# was compiled in full before); an NSEC3 zone hashes it elsewhere (patched).
@@ -340,13 +347,7 @@ NSEC3 $(awk 'NR == 3 {print $2}' <<<"$got") ok owner=hash next=hash+1 types=A RR
 	expect "$alg ($denial): ...mapa.example.com A served" "192.0.2.97" "$(dig_rr mapa.example.com A)"
 	expect "$alg ($denial): ...DO=1 AAAA at the steered owner: its $denial as the full compile makes it" \
 		"$want" "$(denial_validate map.example.com AAAA)"
-	out=$(validate "$V4" map.example.com TXT)
-	check "$alg ($denial): ...delv validates NODATA at the steered owner" \
-		grep -q '^; negative response, fully validated' <<<"$out"
-	out=$(validate "$V4" mapa.example.com)
-	check "$alg ($denial): ...and the new mapa.example.com A" grep -q '^; fully validated' <<<"$out"
-	out=$(validate "$V4" mapb.example.com)
-	check "$alg ($denial): ...and a name error after it" grep -q '^; negative response, fully validated' <<<"$out"
+	delv_after "$alg ($denial)" mapa.example.com "the new mapa.example.com A" mapb.example.com
 	check "$alg: pop53d stops cleanly" stop_pop53
 done
 
