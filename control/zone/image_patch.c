@@ -3080,14 +3080,19 @@ static int resign_add(struct patch *p, const void *ni, uint32_t o, const uint8_t
 		      uint32_t ttl)
 {
 	const struct p53_image_node *nd = p53_image_node(ni, o);
+	const uint8_t *on = p53_image_node_name(ni, nd);
 
+	/* (A touched owner is checked again with the chain's: once is enough.) */
+	for (size_t k = 0; k < p->n_rsg && !p->resign_pass; k++)
+		if (p->rsg[k].len == nd->name_len && memcmp(p->rsg[k].name, on, nd->name_len) == 0)
+			return 0;
 	if (p->sign == NULL || p->sign->key == NULL || p->resign_pass ||
 	    grow((void **)&p->rsg, &p->rsg_cap, p->n_rsg + 1, sizeof(*p->rsg)) != 0 ||
 	    grow((void **)&p->rsg_rd, &p->rsg_rd_cap, p->rsg_rd_len + rl, 1) != 0)
 		return -1;
 	struct resign *g = &p->rsg[p->n_rsg++];
 	g->len = nd->name_len;
-	memcpy(g->name, p53_image_node_name(ni, nd), nd->name_len);
+	memcpy(g->name, on, nd->name_len);
 	g->ttl = ttl;
 	g->off = p->rsg_rd_len;
 	g->rdlen = rl;
