@@ -567,9 +567,10 @@ int p53_dnssec_steer_denial(struct build *s, uint32_t z)
 		rd += p53_type_bitmap(bits, w + rd);
 		uint8_t sig[1024];
 		/* The TTL of the zone's records. */
-		int sl = p53_steer_denial_sign(src->sign_key, src->sign_inception, src->sign_expiration,
-					       owner, owner_len, proto->type, get32(b->arena + proto->off + 4),
-					       rr, rd, sig, sizeof(sig));
+		int sl = p53_steer_denial_sign(src->sign_key, src->sign_inception,
+					       src->sign_expiration, owner, owner_len, proto->type,
+					       get32(b->arena + proto->off + 4), rr, rd, sig,
+					       sizeof(sig));
 		snprintf(where, sizeof(where), "%s:%d", src->cfg_file != NULL ? src->cfg_file : "config",
 			 e->line);
 		if (sl < 2) {
