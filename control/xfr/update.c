@@ -464,9 +464,20 @@ static void *try_patch(struct p53_daemon *d, struct p53_zone_update *u, size_t n
 	for (size_t i = 0; i < n && no == NULL; i++) {
 		if (u[i].rc != 0)
 			continue;
+		/* The key and window a compile of the zone would sign its steered owners' NSECs
+		 * with (p53_steer_extras_attach sets them): the patch signs them as it would. */
+		struct p53_zone_src src = { .name = u[i].z->name };
+		struct p53_patch_sign sign = { 0 };
+		char err[256];
+		void *extras = p53_steer_extras_attach(&d->cfg, &src, 1, err, sizeof(err));
+		if (extras != NULL)
+			sign = (struct p53_patch_sign){ .key = src.sign_key,
+							.inception = src.sign_inception,
+							.expiration = src.sign_expiration };
+		free(extras);
 		void *next = p53_image_patch_indexed(img != NULL ? img : d->dp.image, u[i].z->apex,
 						     u[i].z->apex_len, u[i].diff,
-						     u[i].lazy ? NULL : &u[i].result, spare,
+						     u[i].lazy ? NULL : &u[i].result, &sign, spare,
 						     d->xfr->pix, len, why, sizeof(why));
 		spare = img;
 		img = next;

@@ -434,6 +434,26 @@ static const uint8_t *next_served(const struct build *s, uint32_t z, const uint8
 	return x;
 }
 
+int p53_steer_denial_sign(const struct p53_sign_key *key, uint32_t inception,
+			  uint32_t expiration, const uint8_t *owner, uint8_t owner_len,
+			  uint16_t type, uint32_t ttl, uint8_t *rr, size_t rdlen, uint8_t *sig,
+			  size_t cap)
+{
+	rr[0] = 0xc0;
+	rr[1] = 0x0c;
+	rr[2] = (uint8_t)(type >> 8);
+	rr[3] = (uint8_t)type;
+	rr[4] = 0;
+	rr[5] = 1;
+	rr[6] = (uint8_t)(ttl >> 24);
+	rr[7] = (uint8_t)(ttl >> 16);
+	rr[8] = (uint8_t)(ttl >> 8);
+	rr[9] = (uint8_t)ttl;
+	rr[10] = (uint8_t)(rdlen >> 8);
+	rr[11] = (uint8_t)rdlen;
+	return p53_sign_rrset(key, owner, owner_len, rr, 1, inception, expiration, sig, cap);
+}
+
 int p53_dnssec_steer_denial(struct build *s, uint32_t z)
 {
 	struct p53_zb *b = &s->zb;
@@ -545,18 +565,12 @@ int p53_dnssec_steer_denial(struct build *s, uint32_t z)
 			}
 		}
 		rd += p53_type_bitmap(bits, w + rd);
-		rr[0] = 0xc0;
-		rr[1] = 0x0c;
-		rr[2] = 0;
-		rr[3] = (uint8_t)proto->type;
-		rr[4] = 0;
-		rr[5] = 1;
-		memcpy(rr + 6, b->arena + proto->off + 4, 4); /* the TTL of the zone's records */
-		rr[10] = (uint8_t)(rd >> 8);
-		rr[11] = (uint8_t)rd;
 		uint8_t sig[1024];
-		int sl = p53_sign_rrset(src->sign_key, owner, owner_len, rr, 1, src->sign_inception,
-					src->sign_expiration, sig, sizeof(sig));
+		/* The TTL of the zone's records. */
+		int sl = p53_steer_denial_sign(src->sign_key, src->sign_inception,
+					       src->sign_expiration, owner, owner_len, proto->type,
+					       get32(b->arena + proto->off + 4), rr, rd, sig,
+					       sizeof(sig));
 		snprintf(where, sizeof(where), "%s:%d", src->cfg_file != NULL ? src->cfg_file : "config",
 			 e->line);
 		if (sl < 2) {

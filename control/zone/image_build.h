@@ -144,4 +144,17 @@ void p53_n3_b32hex(const uint8_t *hash, uint8_t out[32]);
  * denial of steered owners (dnssec_build.c), the patch's to check it (image_patch.c). */
 size_t p53_type_bitmap(const uint8_t *bits, uint8_t *out);
 
+/*
+ * The NSEC or NSEC3 (type) pop53 makes for a steered owner, pre-encoded in rr (C0 0C, TYPE,
+ * IN, TTL, RDLENGTH, then the rdlen bytes of RDATA the caller wrote at rr + 12), and its
+ * RRSIG by key over [inception, expiration] into sig (cap bytes; p53_sign_rrset's record).
+ * The compile's (dnssec_build.c, p53_dnssec_steer_denial) and the patch's when a steered
+ * owner's NSEC changes (image_patch.c, steer_resign): the same bytes for the same window.
+ * Returns the RRSIG's length, or -1.
+ */
+int p53_steer_denial_sign(const struct p53_sign_key *key, uint32_t inception,
+			  uint32_t expiration, const uint8_t *owner, uint8_t owner_len,
+			  uint16_t type, uint32_t ttl, uint8_t *rr, size_t rdlen, uint8_t *sig,
+			  size_t cap);
+
 #endif /* P53_IMAGE_BUILD_H */

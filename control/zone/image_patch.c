@@ -761,6 +761,22 @@ struct patch {
 	struct shadow *sa;
 	size_t n_sa, sa_cap;
 	uint32_t sz;
+	/* A signed zone's steered owners whose NSEC (the one pop53 signs) changes with the chain
+	 * (steer_denials): found by a first run, made and signed by a second (steer_resign). */
+	const struct p53_patch_sign *sign;
+	struct resign *rsg;
+	size_t n_rsg, rsg_cap;
+	uint8_t *rsg_rd;                /* their new RDATA, one after another */
+	size_t rsg_rd_len, rsg_rd_cap;
+	bool resign_pass;               /* the second run: rsg holds what to sign */
+};
+
+/* A steered owner's NSEC to make again: its name, TTL and new RDATA (at off in rsg_rd). */
+struct resign {
+	uint8_t name[P53_NAME_MAXLEN];
+	uint8_t len;
+	uint32_t ttl;
+	size_t off, rdlen;
 };
 
 /* An owner joining an NSEC chain: its gap in the old chain (the old owners before it) and its
@@ -2917,8 +2933,10 @@ static uint16_t steer_clash(const void *img, const struct p53_image_node *od, co
  * NSEC3 at the owner's hash, next hash + 1, `<types> RRSIG`; either with the TTL of the
  * zone's records). The patch keeps that record and its RRSIG as the last compile made them
  * where the compile would make the same record again, which steer_denials() checks against
- * the patched image; where it would not (a neighbour in the chain that comes or goes, the
- * owner's types, a TTL), it declines: signing is the compile's.
+ * the patched image; where an NSEC's RDATA would change (a neighbour in the chain that comes
+ * or goes, the owner's types) or the owner's own NSEC goes, it signs the new one with the
+ * caller's key in a second run (resign_add, steer_resign); otherwise (a TTL, an NSEC3 owner
+ * gaining or losing its own NSEC3, no key) it declines and the compile signs.
  */
 
 /* Octets of an uncompressed wire name. */
@@ -2962,12 +2980,13 @@ static const uint8_t *one_rdata(const void *img, const struct p53_image_rrset *r
 
 /*
  * The NSEC the compile makes for steered owner o of an NSEC zone whose chain is
- * chain[c0, c1) in img (o at position at), as its RDATA into out (its length), or 0 when the
+ * chain[c0, c1) in img (the owners before o end at position at, those after it start at
+ * after: o is at `at` or not in the chain), as its RDATA into out (its length), or 0 when the
  * compile's next name cannot be told from the chain here (an owner before o's whose NSEC
  * does not name a canonical next: the patch declines).
  */
 static size_t steer_nsec_expect(const void *img, uint32_t o, uint32_t c0, uint32_t c1, uint32_t at,
-				uint8_t *out)
+				uint32_t after, uint8_t *out)
 {
 	const uint32_t *ch = p53_image_chain(img);
 	const uint8_t *on = p53_image_node_name(img, p53_image_node(img, o));
@@ -2999,7 +3018,7 @@ static size_t steer_nsec_expect(const void *img, uint32_t o, uint32_t c0, uint32
 		/* The next steered owner before that NSEC's next name (the chain holds every
 		 * steered owner: its own NSEC, or this one). */
 		bool wraps = canon_cmp(x, on) <= 0;
-		for (uint32_t j = at + 1; j < c1; j++) {
+		for (uint32_t j = after; j < c1; j++) {
 			const struct p53_image_node *nd = p53_image_node(img, ch[j]);
 			const uint8_t *jn = p53_image_node_name(img, nd);
 			if (!wraps && canon_cmp(jn, x) >= 0)
@@ -3016,12 +3035,108 @@ static size_t steer_nsec_expect(const void *img, uint32_t o, uint32_t c0, uint32
 }
 
 /*
+ * The second run (p->resign_pass): the NSEC pop53 signs for steered owner t, its old RRset
+ * x, made with the RDATA the first run found the compile would give it (steer_denial_ok)
+ * and signed with the zone's key as the compile signs it (p53_steer_denial_sign): the record
+ * and its RRSIG appended to p->nrd, *keep their header. 1 when made, 0 when t keeps its
+ * NSEC, -1 on failure.
+ */
+static int steer_resign(struct patch *p, const struct tn *t, const void *img,
+			const struct p53_image_rrset *x, struct p53_image_rrset *keep)
+{
+	const struct resign *g = NULL;
+
+	for (size_t k = 0; k < p->n_rsg && g == NULL; k++)
+		if (p->rsg[k].len == t->len && memcmp(p->rsg[k].name, t->name, t->len) == 0)
+			g = &p->rsg[k];
+	if (g == NULL)
+		return 0;
+	uint8_t rr[P53_RR_OWNER_LEN + 10 + P53_NAME_MAXLEN + 256 * 34], sig[1024];
+	memcpy(rr + 12, p->rsg_rd + g->off, g->rdlen);
+	int sl = p53_steer_denial_sign(p->sign->key, p->sign->inception, p->sign->expiration,
+				       g->name, g->len, P53_T_NSEC, g->ttl, rr, g->rdlen, sig,
+				       sizeof(sig));
+	size_t rl = 12 + g->rdlen;
+	if (sl < 12 || grow((void **)&p->nrd, &p->nrd_cap, p->nrd_len + rl + (size_t)sl, 1) != 0)
+		return -1;
+	/* The owner pointer as the image has it before each record. */
+	const uint8_t *old = p53_image_rdata(img, x);
+	memcpy(rr, old, P53_RR_OWNER_LEN);
+	memcpy(sig, old, P53_RR_OWNER_LEN);
+	memcpy(p->nrd + p->nrd_len, rr, rl);
+	memcpy(p->nrd + p->nrd_len + rl, sig, (size_t)sl);
+	p->nrd_len += rl + (size_t)sl;
+	keep->count = 1;
+	keep->rdata_len = (uint32_t)rl;
+	keep->sig_count = 1;
+	keep->sig_len = (uint32_t)sl;
+	keep->ttl = g->ttl;
+	return 1;
+}
+
+/* The first run: steered owner o's NSEC (TTL ttl) is to be made again with RDATA rd (rl
+ * bytes) and signed, when the patch has the key; 0, or -1 (sign it no run can). */
+static int resign_add(struct patch *p, const void *ni, uint32_t o, const uint8_t *rd, size_t rl,
+		      uint32_t ttl)
+{
+	const struct p53_image_node *nd = p53_image_node(ni, o);
+	const uint8_t *on = p53_image_node_name(ni, nd);
+
+	/* (A touched owner is checked again with the chain's: once is enough.) */
+	for (size_t k = 0; k < p->n_rsg && !p->resign_pass; k++)
+		if (p->rsg[k].len == nd->name_len && memcmp(p->rsg[k].name, on, nd->name_len) == 0)
+			return 0;
+	if (p->sign == NULL || p->sign->key == NULL || p->resign_pass ||
+	    grow((void **)&p->rsg, &p->rsg_cap, p->n_rsg + 1, sizeof(*p->rsg)) != 0 ||
+	    grow((void **)&p->rsg_rd, &p->rsg_rd_cap, p->rsg_rd_len + rl, 1) != 0)
+		return -1;
+	struct resign *g = &p->rsg[p->n_rsg++];
+	g->len = nd->name_len;
+	memcpy(g->name, on, nd->name_len);
+	g->ttl = ttl;
+	g->off = p->rsg_rd_len;
+	g->rdlen = rl;
+	memcpy(p->rsg_rd + p->rsg_rd_len, rd, rl);
+	p->rsg_rd_len += rl;
+	return 0;
+}
+
+/*
+ * The first run: steered owner o (no NSEC in the patched image ni, one in the old: the
+ * content's, which the diff took) gets the NSEC the compile would make for it, from where its
+ * name falls in the new chain of apex ai (resign_add). 0, or -1 (it cannot: declined).
+ */
+static int steer_nsec_lost(struct patch *p, const void *ni, uint32_t o, uint32_t ai)
+{
+	const struct p53_image_proof *pa = p53_image_proof(ni, ai);
+	const uint32_t *ch = p53_image_chain(ni);
+	const uint8_t *on = p53_image_node_name(ni, p53_image_node(ni, o));
+	uint8_t want[P53_NAME_MAXLEN + 2 + 256 * 34];
+	uint32_t ar;
+
+	if (pa->lo == 0 || pa->hi > p53_image_hdr(ni)->n_chain || pa->lo > pa->hi ||
+	    !has_type(ni, ai, P53_T_NSEC, &ar))
+		return -1;
+	/* The first owner after o (the apex, first, is before it). */
+	uint32_t lo = pa->lo, hi = pa->hi;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (canon_cmp(p53_image_node_name(ni, p53_image_node(ni, ch[mid])), on) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	size_t wn = steer_nsec_expect(ni, o, pa->lo - 1, pa->hi, lo, lo, want);
+	return wn == 0 ? -1 : resign_add(p, ni, o, want, wn, p53_image_rrset(ni, ar)->ttl);
+}
+
+/*
  * Whether the steered owner o of zone z (node od in the old image, or P53_NONE) has in the
  * patched image ni the denial the full compile would give it: its own NSEC or NSEC3 from the
  * content, or the one the compile signs, kept byte for byte. 0, or -1 with why.
  */
-static int steer_denial_ok(const void *img, uint32_t od, const void *ni, uint32_t o, uint32_t ai,
-			   bool nsec, char *why, size_t wl)
+static int steer_denial_ok(struct patch *p, const void *img, uint32_t od, const void *ni,
+			   uint32_t o, uint32_t ai, bool nsec, char *why, size_t wl)
 {
 	const struct p53_image_node *nd = p53_image_node(ni, o);
 	char txt[1024];
@@ -3035,6 +3150,10 @@ static int steer_denial_ok(const void *img, uint32_t od, const void *ni, uint32_
 			/* None before (no key signs steered owners' NSECs here): none after. */
 			if (od == P53_NONE || !has_type(img, od, P53_T_NSEC, NULL))
 				return 0;
+			/* Its own NSEC went: the compile makes it one, signed by the second run
+			 * in the old one's place (steer_resign), when there is a key. */
+			if (steer_nsec_lost(p, ni, o, ai) == 0)
+				return 0;
 			decline(why, wl, "%s, a steered owner, loses its NSEC (the compile signs one "
 				"for it)", txt);
 			return -1;
@@ -3047,7 +3166,7 @@ static int steer_denial_ok(const void *img, uint32_t od, const void *ni, uint32_
 		if (pf[o].lo == 0 || pf[o].lo > p53_image_hdr(ni)->n_chain ||
 		    p53_image_chain(ni)[at] != o || pa->lo == 0)
 			goto changes;
-		wn = steer_nsec_expect(ni, o, pa->lo - 1, pa->hi, at, want);
+		wn = steer_nsec_expect(ni, o, pa->lo - 1, pa->hi, at, at + 1, want);
 		if (!has_type(ni, ai, P53_T_NSEC, &ar))
 			goto changes;
 	} else {
@@ -3087,8 +3206,12 @@ static int steer_denial_ok(const void *img, uint32_t od, const void *ni, uint32_
 		const struct p53_image_rrset *rs = p53_image_rrset(ni, r);
 		const uint8_t *rd = one_rdata(ni, rs, &rl);
 		/* The TTL of the zone's records: the apex's. */
-		if (wn == 0 || rd == NULL || rl != wn || memcmp(rd, want, wn) != 0 ||
-		    rs->ttl != p53_image_rrset(ni, ar)->ttl)
+		if (wn == 0 || rd == NULL || rs->ttl != p53_image_rrset(ni, ar)->ttl)
+			goto changes;
+		/* An NSEC whose next name or types change: signed again by the second run
+		 * (steer_resign), when there is a key. */
+		if ((rl != wn || memcmp(rd, want, wn) != 0) &&
+		    !(nsec && resign_add(p, ni, o, want, wn, rs->ttl) == 0))
 			goto changes;
 	}
 	return 0;
@@ -3103,29 +3226,30 @@ changes:
  * one; in an NSEC zone whose chain changed, every NSEC owner the compile signed) has the
  * denial the full compile would give it (steer_denial_ok). 0, or -1 with why.
  */
-static int steer_denials(const struct patch *p, const void *img, const void *ni, uint32_t ai,
+static int steer_denials(struct patch *p, const void *img, const void *ni, uint32_t ai,
 			 bool nsec, char *why, size_t wl)
 {
 	for (size_t i = 0; i < p->n_t; i++) {
 		const struct tn *t = &p->t[i];
 		if (t->old == P53_NONE || t->n3 || !steered_at(ni, p53_image_node(ni, t->node)))
 			continue;
-		if (steer_denial_ok(img, t->old, ni, t->node, ai, nsec, why, wl) != 0)
+		if (steer_denial_ok(p, img, t->old, ni, t->node, ai, nsec, why, wl) != 0)
 			return -1;
 	}
 	if (!nsec || !p->nsec_redo)
-		return 0;
+		return p->n_rsg > 0 && !p->resign_pass;
 	const struct p53_image_proof *pa = p53_image_proof(ni, ai);
 	const uint32_t *ch = p53_image_chain(ni);
 	for (uint32_t j = pa->lo; j < pa->hi; j++) {
 		uint32_t r;
 		if (has_type(ni, ch[j], P53_T_NSEC, &r) &&
 		    (p53_image_rrset(ni, r)->flags & P53_RRSET_STEERED) &&
-		    steer_denial_ok(img, ch[j] < p53_image_hdr(img)->n_nodes ? ch[j] : P53_NONE, ni,
-				    ch[j], ai, nsec, why, wl) != 0)
+		    steer_denial_ok(p, img, ch[j] < p53_image_hdr(img)->n_nodes ? ch[j] : P53_NONE,
+				    ni, ch[j], ai, nsec, why, wl) != 0)
 			return -1;
 	}
-	return 0;
+	/* 1: the NSECs in p->rsg are to be signed (a second run). */
+	return p->n_rsg > 0 && !p->resign_pass;
 }
 
 static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, size_t apex_len,
@@ -3156,7 +3280,7 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 			       h->pad);
 
 	/* The touched names: every owner of the steps, and the apex. */
-	size_t cap = 1;
+	size_t cap = 1 + p->n_rsg;
 	for (size_t s = 0; s < diff->n; s++)
 		cap += diff->steps[s].del.count + diff->steps[s].add.count;
 	p->t = calloc(cap, sizeof(*p->t));
@@ -3186,6 +3310,18 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 				p->n_t++;
 			}
 		}
+	}
+
+	/* The second run: the steered owners whose NSEC is made again are touched too. */
+	for (size_t k = 0; k < p->n_rsg; k++) {
+		const struct resign *g = &p->rsg[k];
+		if (tn_find(&p->ts, p->t, g->name, g->len) != P53_NONE)
+			continue;
+		struct tn *t = &p->t[p->n_t];
+		memcpy(t->name, g->name, g->len);
+		t->len = g->len;
+		nset_add(&p->ts, (uint32_t)p->n_t, t->name, t->len);
+		p->n_t++;
 	}
 
 	/* The zone's names at or below another served zone's apex: its own nodes there. */
@@ -3383,6 +3519,23 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 						    tb, sizeof(tb)),
 					       t->sigs_only ? "a cut, a CNAME or DNAME owner" :
 					       "it has no NSEC chain");
+			if (x != NULL && x->type == P53_T_NSEC && !(x->flags & P53_RRSET_STEERED) &&
+			    (y == NULL || x->type < y->type) && p->resign_pass) {
+				/* A steered owner's own NSEC gone: the one pop53 signs for it in
+				 * its place (steer_nsec_lost, steer_resign). */
+				keep = *x;
+				int sr = steer_resign(p, t, img, x, &keep);
+				if (sr < 0)
+					return decline(why, wl, "%s: signing its NSEC failed", txt);
+				if (sr > 0) {
+					keep.flags |= P53_RRSET_STEERED;
+					keep.adds = P53_NONE;
+					rd_at = (uint32_t)(p->nrd_len - keep.rdata_len - keep.sig_len);
+					t->changed = true;
+					a++;
+					goto append;
+				}
+			}
 			if (x != NULL && !(x->flags & P53_RRSET_STEERED) &&
 			    (y == NULL || x->type < y->type)) {
 				/* Gone altogether (in an NSEC zone its NSEC too, or RRSIGs that
@@ -3403,9 +3556,19 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 			if (x != NULL && (x->flags & P53_RRSET_STEERED) && (y == NULL || x->type < y->type)) {
 				/* The config's, not the content's (steer_clash() made sure the new
 				 * content has nothing of its type): kept as it is, as the full
-				 * compile attaches it again; the node keeps its steer index. */
+				 * compile attaches it again; the node keeps its steer index. The
+				 * NSEC pop53 signs for it, when the chain moved beside it, made and
+				 * signed again (steer_resign). */
 				keep = *x;
 				from = oa + a;
+				int sr = x->type == P53_T_NSEC ? steer_resign(p, t, img, x, &keep) : 0;
+				if (sr < 0)
+					return decline(why, wl, "%s: signing its NSEC failed", txt);
+				if (sr > 0) {
+					from = P53_NONE;
+					rd_at = (uint32_t)(p->nrd_len - keep.rdata_len - keep.sig_len);
+					t->changed = true;
+				}
 				a++;
 			} else if (x != NULL && x->type == y->type && rrset_same(img, x, mi, y)) {
 				keep = *x;
@@ -3462,6 +3625,7 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 					a++;
 				b++;
 			}
+append:
 			if (grow((void **)&p->nrs, &p->nrs_cap, p->n_nrs + 1, sizeof(*p->nrs)) != 0 ||
 			    grow((void **)&p->nrs_old, &p->nrs_old_cap, p->n_nrs + 1, sizeof(*p->nrs_old)) != 0 ||
 			    grow((void **)&p->nrs_rd, &p->nrs_rd_cap, p->n_nrs + 1, sizeof(*p->nrs_rd)) != 0)
@@ -4006,47 +4170,6 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 							    P53_RR_OWNER_LEN + 10 + 5;
 		}
 	}
-	if (sgn) {
-		/* The earliest signature: the touched names' (all of them are in the small
-		 * compile), or, when one that went was the earliest, every node's again. */
-		uint64_t e = p53_image_zone(mi, 0)->sig_expire;
-		/* The patch index counts the zone's RRSIGs by expiration (made from this image
-		 * when one that goes may have been the earliest, then kept): the touched nodes'
-		 * old ones uncounted, their new ones counted, the earliest read off it. */
-		bool by_ix = p->ix != NULL && (p53_patch_index_has_sigs(p->ix, z) ||
-					       (rescan && p53_patch_index_sigs_build(p->ix, img, z) == 0));
-		for (size_t i = 0; i < p->n_t && by_ix; i++) {
-			const struct tn *t = &p->t[i];
-			if (!t->changed) /* its RRsets as they were (t->node unset) */
-				continue;
-			by_ix = (t->old == P53_NONE ||
-				 p53_patch_index_sigs_node(p->ix, img, t->old, z, false) == 0) &&
-				p53_patch_index_sigs_node(p->ix, ni, t->node, z, true) == 0;
-		}
-		if (by_ix) {
-			e = p53_patch_index_sigs_min(p->ix, z, now);
-		} else if (!rescan) {
-			if (zones[z].sig_expire != 0 && (e == 0 || zones[z].sig_expire < e))
-				e = zones[z].sig_expire;
-		} else {
-			e = 0;
-			for (uint32_t n = 0; n < n_nodes; n++) {
-				const struct p53_image_node *nd = p53_image_node(ni, n);
-				if (nd->zone != z)
-					continue;
-				for (uint32_t r = nd->rrsets; r < (uint32_t)nd->rrsets + nd->n_rrsets; r++) {
-					uint64_t x = sigs_expire(ni, NRS(r), now);
-					if (x != 0 && (e == 0 || x < e))
-						e = x;
-				}
-			}
-		}
-		if (e == 0) {
-			free(ni);
-			return decline(why, wl, "the signed zone would have no signature left");
-		}
-		zones[z].sig_expire = e;
-	}
 	for (size_t j = 0; j < p->n_relist; j++)
 		NRS(p->relist[2 * j])->adds = p->relist[2 * j + 1];
 	/* A served child's parent_side: the parent's node at its apex as the patch leaves it. */
@@ -4113,8 +4236,55 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 		return NULL;
 	}
 	if ((nsec_ok || n3_ok) && steer_denials(p, img, ni, ai, nsec_ok, why, wl) != 0) {
+		if (p->n_rsg > 0 && !p->resign_pass)
+			decline(why, wl, "steered owners' NSECs to sign");
 		free(ni);
 		return NULL;
+	}
+	if (sgn) {
+		/* The earliest signature: the touched names' (all of them are in the small
+		 * compile), or, when one that went was the earliest, every node's again. (After
+		 * steer_denials: a first run that declines for a second leaves ix as it was.) */
+		uint64_t e = p53_image_zone(mi, 0)->sig_expire;
+		/* The patch index counts the zone's RRSIGs by expiration (made from this image
+		 * when one that goes may have been the earliest, then kept): the touched nodes'
+		 * old ones uncounted, their new ones counted, the earliest read off it. */
+		bool by_ix = p->ix != NULL && (p53_patch_index_has_sigs(p->ix, z) ||
+					       (rescan && p53_patch_index_sigs_build(p->ix, img, z) == 0));
+		for (size_t i = 0; i < p->n_t && by_ix; i++) {
+			const struct tn *t = &p->t[i];
+			if (!t->changed) /* its RRsets as they were (t->node unset) */
+				continue;
+			by_ix = (t->old == P53_NONE ||
+				 p53_patch_index_sigs_node(p->ix, img, t->old, z, false) == 0) &&
+				p53_patch_index_sigs_node(p->ix, ni, t->node, z, true) == 0;
+		}
+		if (by_ix) {
+			e = p53_patch_index_sigs_min(p->ix, z, now);
+		} else if (!rescan) {
+			if (zones[z].sig_expire != 0 && (e == 0 || zones[z].sig_expire < e))
+				e = zones[z].sig_expire;
+			/* The steered owners' NSECs signed here (steer_resign). */
+			if (p->resign_pass && (e == 0 || p->sign->expiration < e))
+				e = p->sign->expiration;
+		} else {
+			e = 0;
+			for (uint32_t n = 0; n < n_nodes; n++) {
+				const struct p53_image_node *nd = p53_image_node(ni, n);
+				if (nd->zone != z)
+					continue;
+				for (uint32_t r = nd->rrsets; r < (uint32_t)nd->rrsets + nd->n_rrsets; r++) {
+					uint64_t x = sigs_expire(ni, NRS(r), now);
+					if (x != 0 && (e == 0 || x < e))
+						e = x;
+				}
+			}
+		}
+		if (e == 0) {
+			free(ni);
+			return decline(why, wl, "the signed zone would have no signature left");
+		}
+		zones[z].sig_expire = e;
 	}
 	if (n3_ok) {
 		/* The opt-out flag: any NSEC3 of the zone with it (the touched owners' are in the
@@ -4147,20 +4317,54 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 	return ni;
 }
 
-void *p53_image_patch(const void *img, const uint8_t *apex, size_t apex_len,
-		      const struct p53_ixfr *diff, const struct p53_rrs *result, void *spare,
-		      size_t *len, char *why, size_t whylen)
+/* What a run of patch_run() holds, freed (its resign list too). */
+static void patch_free(struct patch *p)
 {
-	return p53_image_patch_indexed(img, apex, apex_len, diff, result, spare, NULL, len, why,
-				       whylen);
+	free(p->t);
+	nset_free(&p->ts);
+	free(p->nrs);
+	free(p->nrs_old);
+	free(p->nrs_rd);
+	free(p->nrd);
+	free(p->nadds);
+	p53_rrs_free(&p->mini);
+	p53_rrs_free(&p->own);
+	free(p->spare);
+	free(p->mimg);
+	free(p->pend);
+	free(p->relist);
+	free(p->sh);
+	free(p->sa);
+	free(p->cand);
+	free(p->zc);
+	free(p->ins);
+	free(p->rem);
+	free(p->before);
+	free(p->gap_ins);
+	free(p->n3j);
+	free(p->n3l);
+	free(p->n3mk);
+	free(p->n3r);
+	free(p->desc);
+	free(p->rsg);
+	free(p->rsg_rd);
+}
+
+void *p53_image_patch(const void *img, const uint8_t *apex, size_t apex_len,
+		      const struct p53_ixfr *diff, const struct p53_rrs *result,
+		      const struct p53_patch_sign *sign, void *spare, size_t *len, char *why,
+		      size_t whylen)
+{
+	return p53_image_patch_indexed(img, apex, apex_len, diff, result, sign, spare, NULL, len,
+				       why, whylen);
 }
 
 void *p53_image_patch_indexed(const void *img, const uint8_t *apex, size_t apex_len,
 			      const struct p53_ixfr *diff, const struct p53_rrs *result,
-			      void *spare, struct p53_patch_index *ix, size_t *len, char *why,
-			      size_t whylen)
+			      const struct p53_patch_sign *sign, void *spare,
+			      struct p53_patch_index *ix, size_t *len, char *why, size_t whylen)
 {
-	struct patch p = { .spare = spare };
+	struct patch p = { .spare = spare, .sign = sign };
 	void *ni;
 
 	why[0] = '\0';
@@ -4169,6 +4373,22 @@ void *p53_image_patch_indexed(const void *img, const uint8_t *apex, size_t apex_
 		p.ix = ix;
 	}
 	ni = patch_run(&p, img, apex, apex_len, diff, result, len, why, whylen);
+	if (ni == NULL && p.n_rsg > 0 && !p.resign_pass) {
+		/* Steered owners' NSECs to sign (steer_denials): a second run with them touched
+		 * and signed (steer_resign). The first stopped before counting in ix. */
+		struct patch q = { .sign = sign, .rsg = p.rsg, .n_rsg = p.n_rsg,
+				   .rsg_cap = p.rsg_cap, .rsg_rd = p.rsg_rd,
+				   .rsg_rd_len = p.rsg_rd_len, .rsg_rd_cap = p.rsg_rd_cap,
+				   .resign_pass = true, .spare = p.spare };
+		p.rsg = NULL;
+		p.rsg_rd = NULL;
+		p.spare = NULL;
+		patch_free(&p);
+		p = q;
+		p.ix = ix;
+		why[0] = '\0';
+		ni = patch_run(&p, img, apex, apex_len, diff, result, len, why, whylen);
+	}
 	if (ni != NULL && p.ix != NULL) {
 		/* The touched nodes' targets as they are now (their old ones stay listed: the
 		 * index lists a superset, relist_gain reads the records). */
@@ -4188,31 +4408,6 @@ void *p53_image_patch_indexed(const void *img, const uint8_t *apex, size_t apex_
 		 * take it for that image. */
 		((struct p53_image_hdr *)ni)->generation = 0;
 	}
-	free(p.t);
-	nset_free(&p.ts);
-	free(p.nrs);
-	free(p.nrs_old);
-	free(p.nrs_rd);
-	free(p.nrd);
-	free(p.nadds);
-	p53_rrs_free(&p.mini);
-	p53_rrs_free(&p.own);
-	free(p.spare);
-	free(p.mimg);
-	free(p.pend);
-	free(p.relist);
-	free(p.sh);
-	free(p.sa);
-	free(p.cand);
-	free(p.zc);
-	free(p.ins);
-	free(p.rem);
-	free(p.before);
-	free(p.gap_ins);
-	free(p.n3j);
-	free(p.n3l);
-	free(p.n3mk);
-	free(p.n3r);
-	free(p.desc);
+	patch_free(&p);
 	return ni;
 }

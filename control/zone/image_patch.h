@@ -47,6 +47,19 @@
 #include "control/xfr/rrs.h"
 #include "control/zone/patch_index.h"
 
+struct p53_sign_key;
+
+/*
+ * What signs, in the patch, the NSEC pop53 makes for a signed zone's steered owners (the
+ * compile's: p53_zone_src.sign_key and its window, which p53_steer_extras_attach() sets):
+ * where the chain moves beside a steered owner the patch signs its new NSEC as the compile
+ * would. NULL (or key NULL): nothing is signed, such a change declines.
+ */
+struct p53_patch_sign {
+	const struct p53_sign_key *key;
+	uint32_t inception, expiration;  /* unix seconds, into the RRSIGs */
+};
+
 /**
  * Patch zone `apex` of `img` with `diff`, whose result (the zone's whole new content, what
  * p53_ixfr_apply_inplace() made of the zone read back out of img) is `result`.
@@ -57,6 +70,7 @@
  * @param result   the zone's records after the diff, or NULL: then the touched owners'
  *                 records are read out of img and the diff applied to them alone (O(diff);
  *                 a diff that does not apply declines, with p53_ixfr_apply_inplace's reason)
+ * @param sign     the zone's key for its steered owners' denial, or NULL
  * @param spare    NULL, or a malloc'd buffer (any size, any content) that is taken: the new
  *                 image is written into it when it fits (pages already faulted in cost no
  *                 zeroing), else it is freed (a fresh image gets 1/64 of room from 4 MiB on,
@@ -66,8 +80,9 @@
  * @return malloc'd image (generation 0: the publish sets it), or NULL.
  */
 void *p53_image_patch(const void *img, const uint8_t *apex, size_t apex_len,
-		      const struct p53_ixfr *diff, const struct p53_rrs *result, void *spare,
-		      size_t *len, char *why, size_t whylen);
+		      const struct p53_ixfr *diff, const struct p53_rrs *result,
+		      const struct p53_patch_sign *sign, void *spare, size_t *len, char *why,
+		      size_t whylen);
 
 /**
  * p53_image_patch() with what is kept about img between IXFRs (control/zone/patch_index.h):
@@ -80,7 +95,7 @@ void *p53_image_patch(const void *img, const uint8_t *apex, size_t apex_len,
  */
 void *p53_image_patch_indexed(const void *img, const uint8_t *apex, size_t apex_len,
 			      const struct p53_ixfr *diff, const struct p53_rrs *result,
-			      void *spare, struct p53_patch_index *ix, size_t *len, char *why,
-			      size_t whylen);
+			      const struct p53_patch_sign *sign, void *spare,
+			      struct p53_patch_index *ix, size_t *len, char *why, size_t whylen);
 
 #endif /* P53_IMAGE_PATCH_H */

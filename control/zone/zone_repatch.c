@@ -292,7 +292,8 @@ enum p53_repatch p53_zone_repatch(const void *cur, const struct p53_zone_src *sr
 	 * as the full compile's) and left out of the read-back: the patch keeps them as they are
 	 * (steer_same). In a signed zone the compile also makes and signs the NSEC or NSEC3 of
 	 * steered owners its chain lacks: the patch keeps the served one where the compile would
-	 * make the same record, and declines where it would not (image_patch.c steer_denials). */
+	 * make the same record, signs it again as the compile would when the chain moves beside
+	 * it (src's key and window), and declines otherwise (image_patch.c steer_denials). */
 	if (src->rcode != 0)
 		DECLINE("the zone has no data");
 	uint32_t total, mine = zone_nodes(cur, src->name, &total);
@@ -357,7 +358,10 @@ enum p53_repatch p53_zone_repatch(const void *cur, const struct p53_zone_src *sr
 	free(one);
 	one = NULL;
 	p53_rrs_free(&was);
-	*img = p53_image_patch(cur, apex, apex_len, &diff, &now, spare, len, why, whylen);
+	/* The steered owners' NSECs the patch signs again, as this compile signed them. */
+	const struct p53_patch_sign sign = { .key = src->sign_key, .inception = src->sign_inception,
+					     .expiration = src->sign_expiration };
+	*img = p53_image_patch(cur, apex, apex_len, &diff, &now, &sign, spare, len, why, whylen);
 	spare = NULL;
 	rc = *img != NULL ? P53_REPATCH_PATCHED : P53_REPATCH_DECLINED;
 out:

@@ -61,6 +61,8 @@
  * [RUNS]  (the zone is big.test.; RUNS default 5)
  * P53_IXFR_MODES, when set, runs only the modes it names, comma-separated (e.g.
  * P53_IXFR_MODES=patch-lazy,patch-spare).
+ * P53_IXFR_STEER_NEAR=K, with P53_IXFR_STEER and --names: K names more, each right after a
+ * steered owner in the NSEC chain (near_changes): the patch signs those owners' NSECs again.
  * Prints one line of key=value per mode: records, the medians of extract_ms, apply_ms,
  * compile_ms and total_ms (CLOCK_MONOTONIC), compile_cpu_ms and total_cpu_ms (CLOCK_PROCESS_CPUTIME_ID: what the
  * machine's other load disturbs less), the image bytes, peak_rss_kb (getrusage: the process's
@@ -334,7 +336,7 @@ static int cdn, names, dnames, served;
  * NSEC or NSEC3 the compile signs for each with that key (fixed validity: an Ed25519 key signs
  * the same bytes each time, so the read-back check holds), as pop53d compiles a signed zone
  * with steered owners (issue 13). The patch keeps those records where the compile would make
- * the same ones.
+ * the same ones and signs an NSEC again, with that key, where the chain moves beside it.
  */
 static struct p53_sign_key steer_key;
 static struct p53_zone_extra *steer_ex;
@@ -753,6 +755,60 @@ static int names_changes(const struct p53_rrs *base, struct p53_ixfr_step *st)
 	return 0;
 }
 
+/*
+ * --names with P53_IXFR_STEER_NEAR=K (K of the steered owners, an NSEC-signed genzone.py zone):
+ * K names more, steerNNNa.region0 (NNN < K) right after the steered owners steerNNN in
+ * canonical order (an A, an NSEC each pointing at the next one, the last at sub0000.region0,
+ * signed), the zone's NSEC covering the owners (the one naming sub0000.region0) pointing at
+ * the first, signed again. Each of those K owners' NSEC, which pop53 signs, gets another next
+ * name: the patch signs them again (round 21; compiled in full before).
+ */
+static int near_changes(const struct p53_rrs *base, struct p53_ixfr_step *st, size_t k)
+{
+	static const uint8_t bits[] = { 0, 6, 0x40, 0, 0, 0, 0, 0x03 }; /* A RRSIG NSEC */
+	struct p53_rr_view v, cov;
+	uint8_t sub[256], nn[256], nx[256], rd[2048];
+	char txt[256];
+	size_t sl = wire_name("sub0000.region0." ORIGIN, sub), pos = 0;
+	int have = 0;
+
+	while (!have && p53_rrs_next(base, &pos, &v) == 1)
+		if (v.type == 47 && p53_name_len(v.rdata, v.rdlen) == (int)sl &&
+		    memcmp(v.rdata, sub, sl) == 0) {
+			cov = v;
+			have = 1;
+		}
+	if (!have || k > n_steer)
+		return -1;
+	for (size_t i = 0; i < k; i++) {
+		uint8_t a[4] = { 198, 18, 3, (uint8_t)i };
+		size_t xl, nl = sl;
+		snprintf(txt, sizeof(txt), "steer%03zua.region0." ORIGIN, i);
+		xl = wire_name(txt, nn);
+		memcpy(nx, sub, sl);
+		if (i + 1 < k) {
+			snprintf(txt, sizeof(txt), "steer%03zua.region0." ORIGIN, i + 1);
+			nl = wire_name(txt, nx);
+		}
+		memcpy(rd, nx, nl);
+		memcpy(rd + nl, bits, sizeof(bits));
+		if (p53_rrs_add(&st->add, nn, xl, 1, 1, cov.ttl, a, 4) != 0 ||
+		    sig_copy(base, cov.owner, cov.owner_len, 1, nn, xl, &st->add) != 0 ||
+		    p53_rrs_add(&st->add, nn, xl, 47, 1, cov.ttl, rd, nl + sizeof(bits)) != 0 ||
+		    sig_copy(base, cov.owner, cov.owner_len, 47, nn, xl, &st->add) != 0)
+			return -1;
+	}
+	if (k == 0)
+		return 0;
+	size_t fl = wire_name("steer000a.region0." ORIGIN, nn);
+	if (p53_rrs_add(&st->del, cov.owner, cov.owner_len, 47, 1, cov.ttl, cov.rdata, cov.rdlen) != 0 ||
+	    p53_rrs_add(&st->add, cov.owner, cov.owner_len, 47, 1, cov.ttl, rd,
+			nsec_next(&cov, nn, fl, rd)) != 0 ||
+	    resign(base, cov.owner, cov.owner_len, 47, st) != 0)
+		return -1;
+	return 0;
+}
+
 /* --names in an NSEC3-signed zone: one NSEC3 of the chain, by hash. */
 struct n3rec {
 	uint8_t hash[P53_NSEC3_HASH_LEN];
@@ -936,8 +992,10 @@ static int make_diff(const struct p53_rrs *base, struct p53_ixfr *d, int sgn)
 			return 0;
 		}
 		if (names) {
+			const char *near = getenv("P53_IXFR_STEER_NEAR");
 			if ((find(base, apex, al, 51, &v) == 0 ? names3_changes(base, st) :
-			     names_changes(base, st)) != 0) {
+			     names_changes(base, st) ||
+			     near_changes(base, st, near != NULL ? (size_t)atoi(near) : 0)) != 0) {
 				fprintf(stderr, "p53-ixfr-apply: --names: a name, its NSEC or RRSIGs "
 					"missing (not an NSEC-signed genzone.py zone?)\n");
 				return -1;
@@ -1083,9 +1141,13 @@ static int run(const void *img, size_t len, const struct p53_ixfr *d, int runs, 
 			t0 = t1 = t2 = now_ms();
 			c0 = c2 = cpu_ms();
 		}
+		/* The steered owners' key (steer_src), as pop53d's update passes it. */
+		const struct p53_patch_sign sign = { .key = s2[0].sign_key,
+						     .inception = s2[0].sign_inception,
+						     .expiration = s2[0].sign_expiration };
 		if (patch)
-			ni = p53_image_patch_indexed(img, apex, al, d, patch >= 2 ? NULL : &zone, spare,
-						     rx, &nlen, err, sizeof(err));
+			ni = p53_image_patch_indexed(img, apex, al, d, patch >= 2 ? NULL : &zone, &sign,
+						     spare, rx, &nlen, err, sizeof(err));
 		else
 			ni = p53_image_build(s2, served ? 2 : 1, &nlen, err, sizeof(err), NULL, NULL);
 		double t3 = now_ms(), c3 = cpu_ms();
