@@ -316,4 +316,26 @@ struct rte_mbuf;
 uint16_t p53_fast_burst(const struct p53_fast_ctx *c, struct rte_mbuf **pkts, uint16_t n,
 			struct rte_mbuf **out, struct p53_query *q, struct p53_pkt *pkt, int *k);
 
+/**
+ * p53_fast_frame() in two calls, for a burst read in passes (worker.c, a large image, whose
+ * prefetch passes run between them): p53_fast_read() reads the frame as p53_fast_frame()
+ * does (the question lowered and hashed, `keep` as p53_fast_parse() gives it, `pkt` not
+ * filled, q->src pointing into the frame) and returns 1 (IPv4), 2 (IPv6) or 0 (not the fast
+ * shape, nothing written: the general checks judge it). No answer cache.
+ */
+int p53_fast_read(const struct p53_fast_ctx *c, struct p53_query *q, const uint8_t *frame,
+		  uint16_t len, int verify, uint64_t *keep);
+
+/**
+ * The answer and reply of a frame p53_fast_read() read (`fam` its return, `keep` its sum,
+ * the frame and `q` untouched since): above P53_FAST_DECLINED, the reply is in place, that
+ * many bytes, and the query counted; P53_FAST_DECLINED: the fast answer declined (as
+ * p53_fast_answer() declines), `pkt` is filled as p53_fast_parse() fills it and q->src
+ * points at it: the general responder answers, after p53_fast_complete().
+ *
+ * @param room   bytes writable from the frame's start (the frame, then the tailroom)
+ */
+int p53_fast_write(const struct p53_fast_ctx *c, struct p53_query *q, uint8_t *frame, int fam,
+		   uint32_t room, uint64_t keep, struct p53_pkt *pkt);
+
 #endif /* P53_FASTPATH_H */

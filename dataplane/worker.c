@@ -128,8 +128,16 @@ static __rte_noinline void not_ours(struct p53_worker *w, struct rte_mbuf *m, en
 }
 
 #define FRAME_DROPPED 0xff /* in `ms`: the frame was freed in pass 1 */
-#define FRAME_FAST    0xfe /* in `ms`: read by p53_fast_parse (fastpath.h), P53_MSG_OK */
-#define FRAME_DECLINED 0xfd /* read by p53_fast_frame, whose answer declined: P53_MSG_OK */
+#define FRAME_DECLINED 0xfe /* read by p53_fast_frame, whose answer declined: P53_MSG_OK */
+#define FRAME_FAST    0xfd /* in `ms`: read by p53_fast_parse (fastpath.h), P53_MSG_OK */
+#define FRAME_READ4   0xfc /* read by p53_fast_read (a large image), IPv4: P53_MSG_OK */
+#define FRAME_READ6   0xfb /* the same, IPv6; the lowest: below it, a p53_msg_status */
+
+/* A frame whose question is looked up in the image (the prefetch passes' frames). */
+static inline int frame_asks(uint8_t st)
+{
+	return st == P53_MSG_OK || (uint8_t)(st - FRAME_READ6) <= FRAME_FAST - FRAME_READ6;
+}
 #ifndef P53_PREFETCH_DEPTH
 /* Links of the lookup chain prefetched across a burst: 1 slot, 2 (3) the node's block (the
  * node, its owner name and first RRset header: one link since image format 9, the node in its
@@ -191,7 +199,7 @@ static inline void prefetch_chain(const void *img, const struct p53_query *q, co
 
 	for (uint16_t i = 0; i < n; i++) {
 		node[i] = NULL;
-		if (ms[i] != P53_MSG_OK && ms[i] != FRAME_FAST)
+		if (!frame_asks(ms[i]))
 			continue;
 		uint64_t s = slot_of(slots, h->hash_mask, q[i].hash);
 		if (s != 0) {
@@ -229,7 +237,7 @@ static inline const struct p53_image_node *pipe_node(const void *img, const uint
 						     uint32_t mask, const struct p53_query *q,
 						     uint8_t ms)
 {
-	if (ms != P53_MSG_OK && ms != FRAME_FAST)
+	if (!frame_asks(ms))
 		return NULL;
 	uint64_t s = slot_of(slots, mask, q->hash);
 	if (s == 0)
@@ -265,7 +273,7 @@ static inline __attribute__((always_inline)) struct rte_mbuf *reply(struct p53_w
 				     struct p53_query *q, uint8_t st, uint64_t keep)
 {
 	uint8_t *frame = rte_pktmbuf_mtod(m, uint8_t *);
-	enum p53_msg_status ms = st >= FRAME_DECLINED ? P53_MSG_OK : (enum p53_msg_status)st;
+	enum p53_msg_status ms = st >= FRAME_READ6 ? P53_MSG_OK : (enum p53_msg_status)st;
 	uint16_t rlen;
 	size_t flen;
 
@@ -333,6 +341,60 @@ sent:
 	return m;
 }
 
+/* Answer a frame of the answer pass (a large image): one p53_fast_read() read, by
+ * p53_fast_write() (what it declines, the general responder), any other by reply(). */
+static inline __attribute__((always_inline)) struct rte_mbuf *answer(struct p53_worker *w,
+				      const struct p53_replica *r, const struct p53_guard *g,
+				      const struct p53_guard_now *now, const struct p53_fast_ctx *fc,
+				      struct rte_mbuf *m, struct p53_pkt *pkt, struct p53_query *q,
+				      uint8_t st, uint64_t keep)
+{
+	if (st == FRAME_READ4 || st == FRAME_READ6) {
+		/* room: the data and the tailroom, i.e. the buffer after the headroom */
+		int k = p53_fast_write(fc, q, rte_pktmbuf_mtod(m, uint8_t *), st == FRAME_READ6 ? 2 : 1,
+				       (uint32_t)(uint16_t)(m->buf_len - rte_pktmbuf_headroom(m)), keep,
+				       pkt);
+		if (likely(k > P53_FAST_DECLINED)) {
+			m->data_len = (uint16_t)k;
+			m->pkt_len = (uint32_t)k;
+			w->stats.answered++;
+			return m;
+		}
+		st = FRAME_DECLINED;
+	}
+	return reply(w, r, g, now, m, pkt, q, st, keep);
+}
+
+/*
+ * A large image's first pass over the fast shape: frames read by p53_fast_read() (their
+ * question lowered and hashed, the reply's sums kept), their name-index slot prefetched, in
+ * order until one is not read (its outcome left to the caller's general checks). Returns the
+ * frames read. The loop apart from burst()'s: it carries none of the general checks' state.
+ */
+static inline uint16_t read_run(const struct p53_fast_ctx *fc, const uint64_t *slots, uint32_t mask,
+				struct rte_mbuf **pkts, uint16_t n, struct p53_query *q,
+				uint64_t *keep, uint8_t *ms)
+{
+	uint16_t i;
+
+	for (i = 0; i < n; i++) {
+		struct rte_mbuf *m = pkts[i];
+		if (i + 4 < n)
+			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 4], void *));
+		uint64_t l4 = m->ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK;
+		int fam = 0;
+		if (likely(m->nb_segs == 1 && l4 != RTE_MBUF_F_RX_L4_CKSUM_BAD))
+			fam = p53_fast_read(fc, &q[i], rte_pktmbuf_mtod(m, uint8_t *),
+					    rte_pktmbuf_data_len(m), l4 == RTE_MBUF_F_RX_L4_CKSUM_UNKNOWN,
+					    &keep[i]);
+		if (unlikely(fam == 0))
+			break;
+		ms[i] = fam == 2 ? FRAME_READ6 : FRAME_READ4;
+		rte_prefetch0(slots + (q[i].hash & mask));
+	}
+	return i;
+}
+
 /*
  * One burst. On an image above P53_PREFETCH_MIN_IMAGE in passes, in the manner of l3fwd: parse
  * every frame and question first and prefetch the name-index slot each will read; then, with
@@ -340,6 +402,10 @@ sent:
  * answer. On a large image each lookup is a chain of cache misses; this overlaps them across
  * the burst instead of paying them one packet at a time. A smaller image stays in cache: each
  * frame is parsed, answered and its reply written in one pass, in the order received.
+ * With software checksums and no RRL, the fast shape skips reply()'s general checks: a small
+ * image's frame goes from the frame to the reply in one call (p53_fast_frame), a large
+ * image's is read in the first pass (p53_fast_read) and answered and replied to in the last
+ * (p53_fast_write) from what the read kept, without reading the question again.
  */
 static uint16_t burst(struct p53_worker *w, const struct p53_replica *r, const struct p53_guard *g,
 		      const struct p53_guard_now *now, struct rte_mbuf **pkts, uint16_t n,
@@ -354,11 +420,12 @@ static uint16_t burst(struct p53_worker *w, const struct p53_replica *r, const s
 	/* The name-index slots, prefetched only for a large image: a small one stays in cache. */
 	const uint64_t *slots = img != NULL && r->image_len > P53_PREFETCH_MIN_IMAGE ? p53_image_slots(img) : NULL;
 	uint32_t mask = slots != NULL ? p53_image_hdr(img)->hash_mask : 0;
-	/* A small image, software checksums and no RRL: the fast shape from the frame to the
-	   reply in one call (p53_fast_frame). */
+	/* Software checksums and no RRL: the fast shape without reply()'s checks; a small image
+	   from the frame to the reply in one call (p53_fast_frame). */
 	struct p53_fast_ctx fc;
-	int direct = slots == NULL && w->tx_offload == 0 && (g == NULL || !g->rrl.on) &&
-		     p53_fast_ctx_init(&fc, w->mac, &r->addrs, img, &r->conf, &w->stats.ans) == 0;
+	int fast = w->tx_offload == 0 && (g == NULL || !g->rrl.on) &&
+		   p53_fast_ctx_init(&fc, w->mac, &r->addrs, img, &r->conf, &w->stats.ans) == 0;
+	int direct = fast && slots == NULL;
 	if (direct && w->qcache != NULL)
 		p53_fast_ctx_cache(&fc, w->qcache);     /* the answer cache (qcache.h) */
 
@@ -366,7 +433,7 @@ static uint16_t burst(struct p53_worker *w, const struct p53_replica *r, const s
 		rte_prefetch0(rte_pktmbuf_mtod(pkts[i], void *));
 	for (uint16_t i = 0; i < n; i++) {
 		/* The common shape in one pass (fastpath.h), the frames in order until one is not
-		   answered; that one, the checks below. */
+		   answered; that one, the checks below. A large image: read until one is not. */
 		int k = P53_FAST_NOT_READ;
 		if (direct) {
 			uint16_t a = p53_fast_burst(&fc, pkts + i, (uint16_t)(n - i), out + n_out, q + i,
@@ -376,10 +443,17 @@ static uint16_t burst(struct p53_worker *w, const struct p53_replica *r, const s
 			i = (uint16_t)(i + a);
 			if (i == n)
 				break;
+		} else if (fast) {
+			uint16_t a = read_run(&fc, slots, mask, pkts + i, (uint16_t)(n - i), q + i,
+					      keep + i, ms + i);
+			later = (uint16_t)(later + a);
+			i = (uint16_t)(i + a);
+			if (i == n)
+				break;
 		}
 		struct rte_mbuf *m = pkts[i];
-		/* p53_fast_burst() prefetched frame i + 4 before it read frame i */
-		if (!direct && i + 4 < n)
+		/* p53_fast_burst() and read_run() prefetched frame i + 4 before they read frame i */
+		if (!fast && i + 4 < n)
 			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 4], void *));
 		ms[i] = FRAME_DROPPED;
 		if (unlikely(m->nb_segs != 1)) {
@@ -392,7 +466,7 @@ static uint16_t burst(struct p53_worker *w, const struct p53_replica *r, const s
 		uint64_t l4 = m->ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK;
 		if (k == P53_FAST_DECLINED) {
 			/* answered below by the general responder */
-		} else if (l4 == RTE_MBUF_F_RX_L4_CKSUM_BAD || direct ||
+		} else if (l4 == RTE_MBUF_F_RX_L4_CKSUM_BAD || fast ||
 			   !p53_fast_parse(frame, rte_pktmbuf_data_len(m), l4 == RTE_MBUF_F_RX_L4_CKSUM_UNKNOWN,
 					   w->mac, &r->addrs, &pkt[i], &q[i], &keep[i])) {
 			enum p53_pkt_drop d = p53_pkt_parse(frame, rte_pktmbuf_data_len(m), &pkt[i]);
@@ -417,7 +491,7 @@ static uint16_t burst(struct p53_worker *w, const struct p53_replica *r, const s
 			continue;
 		}
 		ms[i] = st;
-		if (st == P53_MSG_OK || st == FRAME_FAST)
+		if (frame_asks(st))
 			rte_prefetch0(slots + (q[i].hash & mask));
 		later++;
 	}
@@ -440,7 +514,8 @@ static uint16_t burst(struct p53_worker *w, const struct p53_replica *r, const s
 				pipe_rdata(img, node[i], q[i].qtype);
 			i = k - 3 * D;
 			if (i >= 0 && i < n && ms[i] != FRAME_DROPPED) {
-				struct rte_mbuf *m = reply(w, r, g, now, pkts[i], &pkt[i], &q[i], ms[i], keep[i]);
+				struct rte_mbuf *m = answer(w, r, g, now, &fc, pkts[i], &pkt[i], &q[i],
+							    ms[i], keep[i]);
 				if (m != NULL)
 					out[n_out++] = m;
 			}
@@ -454,7 +529,7 @@ static uint16_t burst(struct p53_worker *w, const struct p53_replica *r, const s
 	for (uint16_t i = 0; i < n; i++) {
 		if (ms[i] == FRAME_DROPPED)
 			continue;
-		struct rte_mbuf *m = reply(w, r, g, now, pkts[i], &pkt[i], &q[i], ms[i], keep[i]);
+		struct rte_mbuf *m = answer(w, r, g, now, &fc, pkts[i], &pkt[i], &q[i], ms[i], keep[i]);
 		if (m != NULL)
 			out[n_out++] = m;
 	}

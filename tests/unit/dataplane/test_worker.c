@@ -71,6 +71,7 @@ struct fspec {
 	int v6;
 	uint16_t qtype;
 	const char *qname;      /* dotted, no trailing dot */
+	int edns;               /* 0: no OPT; 1: an OPT (payload 1232); 2: with DO=1 */
 };
 
 /* Ethernet + IPv4/IPv6 + UDP 40000 -> 53 + a query (RD=0, no EDNS), correct checksums.
@@ -98,6 +99,15 @@ static uint16_t build(uint8_t *f, const struct fspec *s, size_t *l4)
 	put16(dns + n, s->qtype);
 	put16(dns + n + 2, 1);
 	n += 4;
+	if (s->edns) {
+		/* OPT: root owner, type 41, payload 1232, version 0, DO, no options */
+		static const uint8_t opt[11] = { 0, 0, 41, 0x04, 0xd0, 0, 0, 0, 0, 0, 0 };
+		memcpy(dns + n, opt, sizeof(opt));
+		if (s->edns == 2)
+			dns[n + 7] = 0x80;
+		put16(dns + 10, 1);
+		n += sizeof(opt);
+	}
 	uint16_t ulen = (uint16_t)(8 + n);
 	uint8_t *udp = f + u, *ip = f + l3;
 	put16(udp, 40000);
@@ -259,6 +269,125 @@ static void test_table_large(void **state)
 	rep.image_len = len;
 }
 
+/* What the general checks, parser and responder (pkt.c, dnsmsg.c, answer.c) make of frame
+ * `f` (a copy): the reply frame's length, 0 for none. */
+static size_t general(uint8_t *f, uint16_t len)
+{
+	struct p53_pkt pkt;
+	struct p53_query q;
+	struct p53_answer_stats st;
+
+	memset(&st, 0, sizeof(st));
+	if (p53_pkt_parse(f, len, &pkt) != P53_PKT_OK || p53_pkt_for_us(f, &pkt, SRV_MAC, &rep.addrs) != P53_PKT_OK ||
+	    !p53_pkt_udp_csum_ok(f, &pkt))
+		return 0;
+	enum p53_msg_status ms = p53_msg_parse(f + pkt.dns_off, pkt.dns_len, &q);
+	q.src = pkt.src_addr;
+	q.src_v6 = pkt.ipv6;
+	uint16_t cap = (uint16_t)(RTE_MBUF_DEFAULT_BUF_SIZE - RTE_PKTMBUF_HEADROOM - pkt.dns_off);
+	uint16_t rlen = p53_answer_parsed(rep.image, &rep.conf, f + pkt.dns_off, cap, &st, &q, ms);
+	return rlen == 0 ? 0 : p53_pkt_reply(f, &pkt, rlen, 0);
+}
+
+/* Queries of each kind the fast answer gives or declines, both families, without and with
+ * EDNS and DO=1, one damaged: one burst. */
+static const struct fspec kinds[] = {
+	{ 0, 1, "www.diff.test", 0 },           /* an A RRset */
+	{ 1, 28, "www.diff.test", 1 },          /* AAAA, IPv6, EDNS */
+	{ 0, 1, "MiXeD.diff.test", 2 },         /* the question's case echoed, DO=1 */
+	{ 0, 16, "www.diff.test", 1 },          /* NODATA */
+	{ 1, 1, "nope.diff.test", 1 },          /* name error */
+	{ 0, 1, "nope.diff.test", 2 },          /* name error, DO=1 (unsigned zone) */
+	{ 0, 1, "host.sub.diff.test", 1 },      /* referral, glue */
+	{ 1, 28, "sub.diff.test", 0 },          /* referral at the cut */
+	{ 0, 1, "chain1.diff.test", 1 },        /* CNAME chain: declined, the general responder */
+	{ 0, 1, "x.wild.diff.test", 0 },        /* wildcard */
+	{ 0, 15, "diff.test", 1 },              /* MX with additional records: general */
+	{ 1, 1, "host.dname.diff.test", 1 },    /* DNAME: general */
+	{ 0, 1, "big.diff.test", 0 },           /* 60 A records: truncated without EDNS */
+	{ 0, 1, "other.example", 1 },           /* no zone: REFUSED */
+	{ 1, 1, "x.ent.diff.test", 2 },
+	{ 0, 1, "www.diff.test", 1 },           /* sent with a bad checksum: dropped */
+};
+
+/*
+ * The large-image path (burst()'s passes: p53_fast_read(), the prefetch passes, then
+ * p53_fast_write() or, declined, the general responder) gives what the general checks,
+ * parser and responder give, byte for byte, for each frame of one burst mixing answers,
+ * declines and a drop; and the small image's one pass (p53_fast_burst()) the same replies
+ * and counters.
+ */
+static void test_passes_same(void **state)
+{
+	enum { N = sizeof(kinds) / sizeof(kinds[0]) };
+	static uint8_t want[N][2048], large[N][2048];
+	size_t want_len[N], large_len[N], l4;
+	struct rte_mbuf *m[N], *out[N];
+	struct p53_answer_stats ans[2];
+	size_t len = rep.image_len;
+
+	(void)state;
+	for (int pass = 0; pass < 2; pass++) {
+		rep.image_len = pass == 0 ? P53_PREFETCH_MIN_IMAGE + 1 : len;  /* large first */
+		for (size_t i = 0; i < N; i++) {
+			m[i] = rte_pktmbuf_alloc(mp);
+			assert_non_null(m[i]);
+			uint8_t *f = rte_pktmbuf_mtod(m[i], uint8_t *);
+			uint16_t fl = build(f, &kinds[i], &l4);
+			if (i == N - 1)
+				f[l4 + 8 + 12 + 1] ^= 0x20;     /* the checksum no longer matches */
+			m[i]->data_len = fl;
+			m[i]->pkt_len = fl;
+			m[i]->ol_flags = UNKNOWN;
+			if (pass == 0) {
+				uint8_t g[2048];
+				memcpy(g, f, fl);
+				want_len[i] = general(g, fl);
+				memcpy(want[i], g, want_len[i]);
+			}
+		}
+		struct p53_answer_stats before = w.stats.ans;
+		uint64_t answered = w.stats.answered;
+		uint16_t n = p53_worker_burst(&w, m, N, out);
+		assert_int_equal(n, N - 1);             /* all but the damaged frame */
+		assert_int_equal(w.stats.answered, answered + N - 1);
+		for (size_t i = 0; i < n; i++) {
+			assert_ptr_equal(out[i], m[i]);  /* in order */
+			const uint8_t *rf = rte_pktmbuf_mtod(out[i], const uint8_t *);
+			size_t rl = rte_pktmbuf_data_len(out[i]);
+			if (rl != want_len[i] || memcmp(rf, want[i], rl) != 0)
+				fail_msg("%s image, %s type %u (EDNS %d, IPv%d): %zu bytes, the general path %zu, or other bytes",
+					 pass ? "small" : "large", kinds[i].qname, kinds[i].qtype, kinds[i].edns,
+					 kinds[i].v6 ? 6 : 4, rl, want_len[i]);
+			if (pass == 0) {
+				memcpy(large[i], rf, rl);
+				large_len[i] = rl;
+			} else {
+				assert_int_equal(rl, large_len[i]);
+				assert_memory_equal(rf, large[i], rl);
+			}
+			rte_pktmbuf_free(out[i]);
+		}
+		/* the counters each kind of answer moved, the same on both paths */
+		struct p53_answer_stats *a = &ans[pass];
+		*a = w.stats.ans;
+		a->queries -= before.queries;
+		for (int k = 0; k < P53_MSG__MAX; k++)
+			a->msg[k] -= before.msg[k];
+		for (int k = 0; k < P53_ANS__MAX; k++)
+			a->kind[k] -= before.kind[k];
+		for (int k = 0; k < 17; k++)
+			a->rcode[k] -= before.rcode[k];
+		assert_int_equal(a->queries, N - 1);
+		assert_int_equal(rte_mempool_in_use_count(mp), 0);
+	}
+	rep.image_len = len;
+	assert_int_equal(ans[0].queries, ans[1].queries);
+	assert_memory_equal(ans[0].msg, ans[1].msg, sizeof(ans[0].msg));
+	assert_memory_equal(ans[0].kind, ans[1].kind, sizeof(ans[0].kind));
+	assert_memory_equal(ans[0].rcode, ans[1].rcode, sizeof(ans[0].rcode));
+}
+
 /* ---- set-up ------------------------------------------------------------------------- */
 
 static int setup(void **state)
@@ -312,6 +441,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_table),
 		cmocka_unit_test(test_table_large),
+		cmocka_unit_test(test_passes_same),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
