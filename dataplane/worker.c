@@ -342,14 +342,15 @@ sent:
 }
 
 /* Answer a frame of the answer pass (a large image): one p53_fast_read() read, by
- * p53_fast_write() (what it declines, the general responder), any other by reply(). */
+ * p53_fast_write() (what it declines, the general responder), any other by reply(). `fc`
+ * NULL (a constant in burst()): no frame was read so. */
 static inline __attribute__((always_inline)) struct rte_mbuf *answer(struct p53_worker *w,
 				      const struct p53_replica *r, const struct p53_guard *g,
 				      const struct p53_guard_now *now, const struct p53_fast_ctx *fc,
 				      struct rte_mbuf *m, struct p53_pkt *pkt, struct p53_query *q,
 				      uint8_t st, uint64_t keep)
 {
-	if (st == FRAME_READ4 || st == FRAME_READ6) {
+	if (fc != NULL && (st == FRAME_READ4 || st == FRAME_READ6)) {
 		/* room: the data and the tailroom, i.e. the buffer after the headroom */
 		int k = p53_fast_write(fc, q, rte_pktmbuf_mtod(m, uint8_t *), st == FRAME_READ6 ? 2 : 1,
 				       (uint32_t)(uint16_t)(m->buf_len - rte_pktmbuf_headroom(m)), keep,
@@ -363,6 +364,78 @@ static inline __attribute__((always_inline)) struct rte_mbuf *answer(struct p53_
 		st = FRAME_DECLINED;
 	}
 	return reply(w, r, g, now, m, pkt, q, st, keep);
+}
+
+/* The general checks of a frame the fast parse did not read: its p53_msg_status, or
+ * FRAME_DROPPED (freed, counted). */
+static inline __attribute__((always_inline)) uint8_t checks(struct p53_worker *w,
+							     const struct p53_replica *r,
+							     struct rte_mbuf *m, struct p53_pkt *pkt,
+							     struct p53_query *q)
+{
+	uint8_t *frame = rte_pktmbuf_mtod(m, uint8_t *);
+	enum p53_pkt_drop d = p53_pkt_parse(frame, rte_pktmbuf_data_len(m), pkt);
+
+	if (d == P53_PKT_OK)
+		d = p53_pkt_for_us(frame, pkt, w->mac, &r->addrs);
+	if (d == P53_PKT_OK && udp_csum_bad(m, frame, pkt))
+		d = P53_PKT_DROP_UDP_CSUM;
+	if (d != P53_PKT_OK) {
+		not_ours(w, m, d);      /* dropped, or the kernel's: ARP, ND, ICMP, TCP... */
+		return FRAME_DROPPED;
+	}
+	uint8_t st = (uint8_t)p53_msg_parse(frame + pkt->dns_off, pkt->dns_len, q);
+	q->src = pkt->src_addr;
+	q->src_v6 = pkt->ipv6;
+	return st;
+}
+
+/* A large image's later passes: the lookup chain prefetched for the burst (prefetch_chain,
+ * or the pipelined schedule), then each frame answered (answer()), in order. */
+static inline __attribute__((always_inline)) uint16_t
+chain_answer(struct p53_worker *w, const struct p53_replica *r, const struct p53_guard *g,
+	     const struct p53_guard_now *now, const struct p53_fast_ctx *fc,
+	     struct rte_mbuf **pkts, struct p53_pkt *pkt, struct p53_query *q, const uint8_t *ms,
+	     const uint64_t *keep, uint16_t n, struct rte_mbuf **out, uint16_t n_out)
+{
+	const void *img = r->image;
+#if P53_PREFETCH_PIPE > 0
+	const uint64_t *slots = p53_image_slots(img);
+	uint32_t mask = p53_image_hdr(img)->hash_mask;
+	enum { D = P53_PREFETCH_PIPE };
+	const struct p53_image_node *node[P53_BURST];
+	for (int k = 0; k < (int)n + 3 * D; k++) {
+		int i = k;
+		if (i < n)
+			node[i] = pipe_node(img, slots, mask, &q[i], ms[i]);
+		i = k - D;
+		if (i >= 0 && i < n)
+			pipe_name(img, node[i]);
+		i = k - 2 * D;
+		if (i >= 0 && i < n)
+			pipe_rdata(img, node[i], q[i].qtype);
+		i = k - 3 * D;
+		if (i >= 0 && i < n && ms[i] != FRAME_DROPPED) {
+			struct rte_mbuf *m = answer(w, r, g, now, fc, pkts[i], &pkt[i], &q[i], ms[i],
+						    keep[i]);
+			if (m != NULL)
+				out[n_out++] = m;
+		}
+	}
+	return n_out;
+#else
+#if P53_PREFETCH_DEPTH >= 2
+	prefetch_chain(img, q, ms, n);
+#endif
+	for (uint16_t i = 0; i < n; i++) {
+		if (ms[i] == FRAME_DROPPED)
+			continue;
+		struct rte_mbuf *m = answer(w, r, g, now, fc, pkts[i], &pkt[i], &q[i], ms[i], keep[i]);
+		if (m != NULL)
+			out[n_out++] = m;
+	}
+	return n_out;
+#endif
 }
 
 /*
@@ -396,16 +469,56 @@ static inline uint16_t read_run(const struct p53_fast_ctx *fc, const uint64_t *s
 }
 
 /*
+ * A large image's burst with software checksums and no RRL: the fast shape read in the first
+ * pass (p53_fast_read, in read_run()'s loop: no p53_pkt filled, the question lowered and
+ * hashed, the reply's sums kept) and answered and replied to in the last (p53_fast_write)
+ * from what the read kept, without reading the question again or reply()'s checks. Out of
+ * burst(): a small image's one pass keeps none of its state.
+ */
+static __rte_noinline uint16_t passes(struct p53_worker *w, const struct p53_replica *r,
+				      const struct p53_guard *g, const struct p53_guard_now *now,
+				      const struct p53_fast_ctx *fc, struct rte_mbuf **pkts,
+				      uint16_t n, struct rte_mbuf **out)
+{
+	struct p53_pkt pkt[P53_BURST];
+	struct p53_query q[P53_BURST];
+	uint8_t ms[P53_BURST];
+	uint64_t keep[P53_BURST];
+	const uint64_t *slots = p53_image_slots(r->image);
+	uint32_t mask = p53_image_hdr(r->image)->hash_mask;
+
+	if (n == 0)
+		return 0;
+	for (uint16_t i = 0; i < n && i < 4; i++)
+		rte_prefetch0(rte_pktmbuf_mtod(pkts[i], void *));
+	for (uint16_t i = 0; i < n; i++) {
+		i = (uint16_t)(i + read_run(fc, slots, mask, pkts + i, (uint16_t)(n - i), q + i, keep + i,
+					    ms + i));
+		if (i == n)
+			break;
+		/* Not the fast shape (read_run() prefetched frame i + 4): the general checks. */
+		struct rte_mbuf *m = pkts[i];
+		ms[i] = FRAME_DROPPED;
+		if (unlikely(m->nb_segs != 1)) {
+			w->stats.multiseg++;
+			rte_pktmbuf_free(m);
+			continue;
+		}
+		ms[i] = checks(w, r, m, &pkt[i], &q[i]);
+		if (frame_asks(ms[i]))
+			rte_prefetch0(slots + (q[i].hash & mask));
+	}
+	return chain_answer(w, r, g, now, fc, pkts, pkt, q, ms, keep, n, out, 0);
+}
+
+/*
  * One burst. On an image above P53_PREFETCH_MIN_IMAGE in passes, in the manner of l3fwd: parse
  * every frame and question first and prefetch the name-index slot each will read; then, with
  * the slots in cache, prefetch the next links of the lookup chain (prefetch_chain); then
  * answer. On a large image each lookup is a chain of cache misses; this overlaps them across
- * the burst instead of paying them one packet at a time. A smaller image stays in cache: each
- * frame is parsed, answered and its reply written in one pass, in the order received.
- * With software checksums and no RRL, the fast shape skips reply()'s general checks: a small
- * image's frame goes from the frame to the reply in one call (p53_fast_frame), a large
- * image's is read in the first pass (p53_fast_read) and answered and replied to in the last
- * (p53_fast_write) from what the read kept, without reading the question again.
+ * the burst instead of paying them one packet at a time. With software checksums and no RRL
+ * that is passes(). A smaller image stays in cache: each frame is parsed, answered and its
+ * reply written in one pass, in the order received.
  */
 static uint16_t burst(struct p53_worker *w, const struct p53_replica *r, const struct p53_guard *g,
 		      const struct p53_guard_now *now, struct rte_mbuf **pkts, uint16_t n,
@@ -421,11 +534,12 @@ static uint16_t burst(struct p53_worker *w, const struct p53_replica *r, const s
 	const uint64_t *slots = img != NULL && r->image_len > P53_PREFETCH_MIN_IMAGE ? p53_image_slots(img) : NULL;
 	uint32_t mask = slots != NULL ? p53_image_hdr(img)->hash_mask : 0;
 	/* Software checksums and no RRL: the fast shape without reply()'s checks; a small image
-	   from the frame to the reply in one call (p53_fast_frame). */
+	   from the frame to the reply in one call (p53_fast_frame), a large one in passes(). */
 	struct p53_fast_ctx fc;
-	int fast = w->tx_offload == 0 && (g == NULL || !g->rrl.on) &&
-		   p53_fast_ctx_init(&fc, w->mac, &r->addrs, img, &r->conf, &w->stats.ans) == 0;
-	int direct = fast && slots == NULL;
+	int direct = w->tx_offload == 0 && (g == NULL || !g->rrl.on) &&
+		     p53_fast_ctx_init(&fc, w->mac, &r->addrs, img, &r->conf, &w->stats.ans) == 0;
+	if (direct && slots != NULL)
+		return passes(w, r, g, now, &fc, pkts, n, out);
 	if (direct && w->qcache != NULL)
 		p53_fast_ctx_cache(&fc, w->qcache);     /* the answer cache (qcache.h) */
 
@@ -433,7 +547,7 @@ static uint16_t burst(struct p53_worker *w, const struct p53_replica *r, const s
 		rte_prefetch0(rte_pktmbuf_mtod(pkts[i], void *));
 	for (uint16_t i = 0; i < n; i++) {
 		/* The common shape in one pass (fastpath.h), the frames in order until one is not
-		   answered; that one, the checks below. A large image: read until one is not. */
+		   answered; that one, the checks below. */
 		int k = P53_FAST_NOT_READ;
 		if (direct) {
 			uint16_t a = p53_fast_burst(&fc, pkts + i, (uint16_t)(n - i), out + n_out, q + i,
@@ -443,17 +557,10 @@ static uint16_t burst(struct p53_worker *w, const struct p53_replica *r, const s
 			i = (uint16_t)(i + a);
 			if (i == n)
 				break;
-		} else if (fast) {
-			uint16_t a = read_run(&fc, slots, mask, pkts + i, (uint16_t)(n - i), q + i,
-					      keep + i, ms + i);
-			later = (uint16_t)(later + a);
-			i = (uint16_t)(i + a);
-			if (i == n)
-				break;
 		}
 		struct rte_mbuf *m = pkts[i];
-		/* p53_fast_burst() and read_run() prefetched frame i + 4 before they read frame i */
-		if (!fast && i + 4 < n)
+		/* p53_fast_burst() prefetched frame i + 4 before it read frame i */
+		if (!direct && i + 4 < n)
 			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 4], void *));
 		ms[i] = FRAME_DROPPED;
 		if (unlikely(m->nb_segs != 1)) {
@@ -466,21 +573,12 @@ static uint16_t burst(struct p53_worker *w, const struct p53_replica *r, const s
 		uint64_t l4 = m->ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK;
 		if (k == P53_FAST_DECLINED) {
 			/* answered below by the general responder */
-		} else if (l4 == RTE_MBUF_F_RX_L4_CKSUM_BAD || fast ||
+		} else if (l4 == RTE_MBUF_F_RX_L4_CKSUM_BAD || direct ||
 			   !p53_fast_parse(frame, rte_pktmbuf_data_len(m), l4 == RTE_MBUF_F_RX_L4_CKSUM_UNKNOWN,
 					   w->mac, &r->addrs, &pkt[i], &q[i], &keep[i])) {
-			enum p53_pkt_drop d = p53_pkt_parse(frame, rte_pktmbuf_data_len(m), &pkt[i]);
-			if (d == P53_PKT_OK)
-				d = p53_pkt_for_us(frame, &pkt[i], w->mac, &r->addrs);
-			if (d == P53_PKT_OK && udp_csum_bad(m, frame, &pkt[i]))
-				d = P53_PKT_DROP_UDP_CSUM;
-			if (d != P53_PKT_OK) {
-				not_ours(w, m, d);      /* dropped, or the kernel's: ARP, ND, ICMP, TCP... */
+			st = checks(w, r, m, &pkt[i], &q[i]);
+			if (st == FRAME_DROPPED)
 				continue;
-			}
-			st = (uint8_t)p53_msg_parse(frame + pkt[i].dns_off, pkt[i].dns_len, &q[i]);
-			q[i].src = pkt[i].src_addr;
-			q[i].src_v6 = pkt[i].ipv6;
 		}
 		if (slots == NULL) {
 			/* A small image: answered now, while the frame is in cache (no prefetch
@@ -498,42 +596,7 @@ static uint16_t burst(struct p53_worker *w, const struct p53_replica *r, const s
 	if (later == 0)
 		return n_out;
 	/* A small image stays in cache: the later passes would only cost. */
-#if P53_PREFETCH_PIPE > 0
-	if (slots != NULL) {
-		enum { D = P53_PREFETCH_PIPE };
-		const struct p53_image_node *node[P53_BURST];
-		for (int k = 0; k < (int)n + 3 * D; k++) {
-			int i = k;
-			if (i < n)
-				node[i] = pipe_node(img, slots, mask, &q[i], ms[i]);
-			i = k - D;
-			if (i >= 0 && i < n)
-				pipe_name(img, node[i]);
-			i = k - 2 * D;
-			if (i >= 0 && i < n)
-				pipe_rdata(img, node[i], q[i].qtype);
-			i = k - 3 * D;
-			if (i >= 0 && i < n && ms[i] != FRAME_DROPPED) {
-				struct rte_mbuf *m = answer(w, r, g, now, &fc, pkts[i], &pkt[i], &q[i],
-							    ms[i], keep[i]);
-				if (m != NULL)
-					out[n_out++] = m;
-			}
-		}
-		return n_out;
-	}
-#elif P53_PREFETCH_DEPTH >= 2
-	if (slots != NULL)
-		prefetch_chain(img, q, ms, n);
-#endif
-	for (uint16_t i = 0; i < n; i++) {
-		if (ms[i] == FRAME_DROPPED)
-			continue;
-		struct rte_mbuf *m = answer(w, r, g, now, &fc, pkts[i], &pkt[i], &q[i], ms[i], keep[i]);
-		if (m != NULL)
-			out[n_out++] = m;
-	}
-	return n_out;
+	return chain_answer(w, r, g, now, NULL, pkts, pkt, q, ms, keep, n, out, n_out);
 }
 
 uint16_t p53_worker_burst(struct p53_worker *w, struct rte_mbuf **pkts, uint16_t n,
