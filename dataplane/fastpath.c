@@ -1570,7 +1570,8 @@ fast_answer(const void *img, const struct p53_answer_conf *conf, uint8_t *msg, u
 				pos = (uint16_t)(pos + len);
 				if (rsi < conf->n_sums)      /* with the OPT, for DO=1 the RRSIGs */
 					ts = (conf->sums[rsi] >> (16 * (q->edns + dnssec))) & 0xffffu;
-				else if (len == 16)     /* no sums (a big image): one A record, just written */
+				else if (checked == 1 && ecs == NULL && len == 16)
+					/* the passes' (a big image, no sums): one A record */
 					ts = rr16_sum(msg + pos - 16) + (q->edns ? opt_sum(ours, dnssec, 0) : 0);
 			}
 			if (!hit && SIGNED_DO) {
@@ -3043,38 +3044,6 @@ int p53_fast_frame(const struct p53_fast_ctx *c, struct p53_query *q, uint8_t *f
 	return P53_FAST_DECLINED;
 }
 
-/* p53_fast_frame() in two steps, for a burst read in passes (worker.c, a large image): the
- * frame read and its question hashed in the first pass, answered in the last, after the
- * prefetch passes: nothing is read again but the query's fields the answer needs. */
-int p53_fast_read(const struct p53_fast_ctx *c, struct p53_query *q, const uint8_t *frame,
-		  uint16_t len, int verify, uint64_t *keep)
-{
-	return fast_parse(frame, len, verify, c->mac, c->addrs, NULL, q, keep, NULL, NULL);
-}
-
-int p53_fast_write(const struct p53_fast_ctx *c, struct p53_query *q, uint8_t *frame, int fam,
-		   uint32_t room, uint64_t keep, struct p53_pkt *pkt)
-{
-	/* frame_step()'s answer and reply, the offsets constants for the family; the answer
-	   counts the query (checked 1) and searches a closest encloser out of line. */
-	const uint32_t dns_off = fam == 2 ? V6_DNS_OFF : V4_DNS_OFF;
-	uint32_t r = room - dns_off;
-	uint16_t cap = r > UINT16_MAX ? UINT16_MAX : (uint16_t)r;
-	uint8_t *msg = frame + dns_off;
-	uint64_t tail;
-	uint16_t rlen = __builtin_expect(q->ecs, 0) ?
-			ecs_answer(c->img, c->conf, msg, cap, c->st, q, &tail, 1, c->ours) :
-			fast_answer(c->img, c->conf, msg, cap, c->st, q, NULL, 0, &tail, 1, c->ours);
-
-	if (rlen == 0) {
-		fast_pkt(frame, fam, pkt, q);   /* for the general responder */
-		return P53_FAST_DECLINED;
-	}
-	if (__builtin_expect(fam == 2, 0))
-		return (int)fast_reply6(frame, rlen, q, keep, tail);
-	return (int)fast_reply4(frame, L3_OFF, V4_L4_OFF, V4_DNS_OFF, rlen, q, keep, tail, 0);
-}
-
 uint16_t p53_fast_burst(const struct p53_fast_ctx *c, struct rte_mbuf **pkts, uint16_t n,
 			struct rte_mbuf **out, struct p53_query *q, struct p53_pkt *pkt, int *k)
 {
@@ -3110,4 +3079,36 @@ uint16_t p53_fast_burst(const struct p53_fast_ctx *c, struct rte_mbuf **pkts, ui
 	c->st->queries += i;
 	c->st->msg[P53_MSG_OK] += i;
 	return i;
+}
+
+/* p53_fast_frame() in two steps, for a burst read in passes (worker.c, a large image): the
+ * frame read and its question hashed in the first pass, answered in the last, after the
+ * prefetch passes: nothing is read again but the query's fields the answer needs. */
+int p53_fast_read(const struct p53_fast_ctx *c, struct p53_query *q, const uint8_t *frame,
+		  uint16_t len, int verify, uint64_t *keep)
+{
+	return fast_parse(frame, len, verify, c->mac, c->addrs, NULL, q, keep, NULL, NULL);
+}
+
+int p53_fast_write(const struct p53_fast_ctx *c, struct p53_query *q, uint8_t *frame, int fam,
+		   uint32_t room, uint64_t keep, struct p53_pkt *pkt)
+{
+	/* frame_step()'s answer and reply, the offsets constants for the family; the answer
+	   counts the query (checked 1) and searches a closest encloser out of line. */
+	const uint32_t dns_off = fam == 2 ? V6_DNS_OFF : V4_DNS_OFF;
+	uint32_t r = room - dns_off;
+	uint16_t cap = r > UINT16_MAX ? UINT16_MAX : (uint16_t)r;
+	uint8_t *msg = frame + dns_off;
+	uint64_t tail;
+	uint16_t rlen = __builtin_expect(q->ecs, 0) ?
+			ecs_answer(c->img, c->conf, msg, cap, c->st, q, &tail, 1, c->ours) :
+			fast_answer(c->img, c->conf, msg, cap, c->st, q, NULL, 0, &tail, 1, c->ours);
+
+	if (rlen == 0) {
+		fast_pkt(frame, fam, pkt, q);   /* for the general responder */
+		return P53_FAST_DECLINED;
+	}
+	if (__builtin_expect(fam == 2, 0))
+		return (int)fast_reply6(frame, rlen, q, keep, tail);
+	return (int)fast_reply4(frame, L3_OFF, V4_L4_OFF, V4_DNS_OFF, rlen, q, keep, tail, 0);
 }
