@@ -1282,6 +1282,12 @@ steered_rrs(const void *img, void *const *steer, const struct p53_query *q,
 	    const uint8_t *ecs, uint16_t *an, uint8_t *scope, uint16_t ours, uint32_t at)
 {
 	uint64_t sum = 0;
+	/* answer.c declines an RRset with additional records (the general path's), and our
+	   OPT's part of a variant's sum (opt_sum()) is known: both before the pick, so fewer
+	   values stay alive across it */
+	if (rs->adds != P53_NONE)
+		return 0;
+	const uint64_t osum = q->edns ? 0x29u + (uint64_t)ours + (dnssec ? 0x8000u : 0u) : 0;
 	const void *t = __atomic_load_n(steer, __ATOMIC_ACQUIRE);
 	/* By the node's index (no name compared), by name when it does not hold. */
 	const struct p53_steer_rec *r = t != NULL ?
@@ -1313,13 +1319,11 @@ steered_rrs(const void *img, void *const *steer, const struct p53_query *q,
 		len = v->rdata_len + (dnssec ? v->sig_len : 0u);
 		*an = (uint16_t)(v->count + (dnssec ? v->sig_count : 0u));
 		if (ecs == NULL) {
-			sum = dnssec ? v->sig_sum : v->sum;
-			if (q->edns)
-				sum += opt_sum(ours, dnssec, len & 1u);
+			sum = (dnssec ? v->sig_sum : v->sum) + ((len & 1u) ? p53_csum_odd(osum) : osum);
 			sum = STEER_SUM | sum << 17;
 		}
 	}
-	if (rs->adds != P53_NONE || (uint32_t)pos + len > limit)
+	if ((uint32_t)pos + len > limit)
 		return 0;
 	copy_rrs(msg + pos, rd, len);
 	return sum | (uint16_t)(pos + len);
@@ -2718,7 +2722,6 @@ static __attribute__((noinline)) uint16_t qc_ecs_answer(const struct p53_fast_ct
 	   (its second first: 1 or 2), as words w[0..4] */
 	uint64_t w[5];
 	memcpy(w, msg + qe, sizeof(w));
-	const int olen = OPT_LEN + 4 + q->ecs_len;      /* 19..35 */
 	const unsigned int source = (uint8_t)(w[2] >> 8);
 	uint32_t len = e->len;
 	uint64_t sum = e->sum;
@@ -2763,6 +2766,8 @@ static __attribute__((noinline)) uint16_t qc_ecs_answer(const struct p53_fast_ct
 		rd = p53_steer_rdata(t, v);
 		*an = (uint16_t)(v->count + (dnssec ? v->sig_count : 0u));
 	}
+	/* read after the pick: one register fewer across it */
+	const int olen = OPT_LEN + 4 + q->ecs_len;      /* 19..35 */
 	if ((uint32_t)qe + len + (uint32_t)olen > P53_QCACHE_MAX_RESPONSE || (uint32_t)qe + len + 40 > cap)
 		return 0;
 	if (e->bits & P53_QC_STEERED) {
