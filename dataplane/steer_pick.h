@@ -275,17 +275,24 @@ p53_steer_pick_fam(const void *t, const struct p53_steer_rec *r, const uint8_t *
 	unsigned int last = P53_STEER_SRCS;
 	uint32_t ll = 0;
 	uint8_t sc = 0;
-	/* A chain reading the map and the GeoIP blocks: both from one search, up front. */
-	const int mg = (r->mrg & (v6 ? P53_STEER_MRG6 : P53_STEER_MRG4)) != 0;
-	uint64_t both = 0;
+	/* A chain reading the map and the GeoIP blocks: both from one search, up front, each
+	 * source's loc_len read back by its index; `mg` the sources taken from it, as a mask (a
+	 * bit test per source change, no compare and test, no shift of the pair). */
+	const unsigned int mg = r->mrg & (v6 ? P53_STEER_MRG6 : P53_STEER_MRG4) ?
+				1u << P53_STEER_SRC_MAP | 1u << P53_STEER_SRC_GEO : 0u;
+	uint32_t both[2] = {0, 0};
 
-	if (mg)
-		both = v6 ? p53_steer_mlookup6(t, h, a6, addr, glob, want_scope) : p53_steer_mlookup4(t, h, a4, want_scope);
+	if (mg) {
+		uint64_t b = v6 ? p53_steer_mlookup6(t, h, a6, addr, glob, want_scope)
+				: p53_steer_mlookup4(t, h, a4, want_scope);
+		both[P53_STEER_SRC_MAP] = (uint32_t)b;
+		both[P53_STEER_SRC_GEO] = (uint32_t)(b >> 32);
+	}
 	for (const struct p53_steer_step *st = r->steps, *end = st + r->n_steps; st < end; st++) {
 		if (st->src != last) {
 			last = st->src;
 			const struct p53_steer_src *s = h->src + last;
-			ll = mg && last <= P53_STEER_SRC_GEO ? (uint32_t)(both >> (32 * last)) :
+			ll = mg >> last & 1u ? both[last & 1u] :
 			     P53_STEER_TABLE_SRCS >> last & 1u ?
 			     (v6 ? p53_steer_lookup6(t, s, a6, addr, glob, want_scope)
 				 : p53_steer_lookup4(t, s, a4, want_scope))

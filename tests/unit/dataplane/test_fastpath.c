@@ -23,6 +23,8 @@
 #include <arpa/inet.h>
 #include <unistd.h>
 
+#include <rte_mbuf.h>
+
 #include "control/steer/steer_build.h"
 #include "control/steer/steer_conf.h"
 #include "control/zone/image_build.h"
@@ -2287,6 +2289,125 @@ static void ecs_cache(void **state)
 	assert_int_equal(qc->hits, 2);
 }
 
+/* ---- the burst loop --------------------------------------------------------------------- */
+
+#define BURST_N 7
+#define BURST_ROOM 2048
+#define BURST_HEAD 128
+
+/* mbufs over static buffers (no pool: p53_fast_burst() reads and sets the fields alone) */
+static struct rte_mbuf burst_m[BURST_N];
+static uint8_t burst_buf[BURST_N][BURST_ROOM];
+
+static void burst_fill(int i, const uint8_t *f, uint16_t fl, uint16_t segs, uint64_t l4)
+{
+	struct rte_mbuf *m = &burst_m[i];
+
+	memset(m, 0, sizeof(*m));
+	m->buf_addr = burst_buf[i];
+	m->buf_len = BURST_ROOM;
+	m->data_off = BURST_HEAD;
+	m->data_len = fl;
+	m->pkt_len = fl;
+	m->nb_segs = segs;
+	m->ol_flags = l4;
+	memcpy(burst_buf[i] + BURST_HEAD, f, fl);
+}
+
+/*
+ * p53_fast_burst() with the answer cache (its own loop, fast_burst_qc()) and without: a run of
+ * hits with a frame the fast answer reads and declines (a CNAME: the general path's) in the middle, then one not read
+ * (a bad L4 checksum flag, two segments): the loop stops at it with its outcome in *k, the
+ * declined frame's packet fields as p53_fast_frame() gives them, the frames before it answered
+ * in place (the bytes and the lengths of p53_fast_frame()'s replies, without a cache), counted
+ * once each (`queries`, `msg`), each a hit; the rest of the burst after it the same.
+ */
+static void burst_loop(void **state)
+{
+	(void)state;
+	static const char *const names[] = {"example.com."};
+	static const char *const files[] = {"zones/example.com.zone"};
+	static uint8_t f[BURST_N][512], want[BURST_N][4096];
+	static const uint16_t types[BURST_N] = {1, 28, 1, 1, 28, 1, 1};
+	uint16_t fl[BURST_N];
+	int k0[BURST_N];
+	uint8_t buf[512];
+	struct p53_answer_stats st, s0;
+	struct p53_pkt pk0[BURST_N];
+	build(names, files, 1);
+
+	for (int i = 0; i < BURST_N; i++) {
+		uint16_t l = query(buf, (const uint8_t *)(i == 2 ? "\x03" "cdn\x07" "example\x03" "com"
+								 : "\x03www\x07" "example\x03" "com"),
+				   17, types[i], 1232, 0, (unsigned int)i, 0);
+		fl[i] = i & 1 ? frame6_of(f[i], buf, l, (uint16_t)(9000 + i), 0, 0)
+			      : frame_of(f[i], buf, l, (uint16_t)(9000 + i), 0);
+		struct p53_fast_ctx fx;
+		struct p53_query q;
+		memcpy(want[i], f[i], fl[i]);
+		memset(&s0, 0, sizeof(s0));
+		memset(&pk0[i], 0, sizeof(pk0[i]));
+		assert_int_equal(p53_fast_ctx_init(&fx, mac_us, &addrs, img, &conf, &s0), 0);
+		k0[i] = p53_fast_frame(&fx, &q, want[i], fl[i], BURST_ROOM - BURST_HEAD, 1, &pk0[i]);
+		if (i == 2 ? k0[i] != P53_FAST_DECLINED : k0[i] < P53_FAST_ANSWERED)
+			fail_msg("frame %d: %d", i, k0[i]);
+	}
+	for (int cached = 0; cached < 2; cached++) {
+		struct p53_qcache *qc = cached ? cache64() : NULL;
+		struct p53_fast_ctx fx;
+		struct rte_mbuf *pkts[BURST_N], *out[BURST_N];
+		struct p53_query q[BURST_N];
+		struct p53_pkt pk[BURST_N];
+		memset(&st, 0, sizeof(st));
+		assert_int_equal(p53_fast_ctx_init(&fx, mac_us, &addrs, img, &conf, &st), 0);
+		if (qc != NULL)
+			p53_fast_ctx_cache(&fx, qc);
+		/* twice through: remembered, stored; then every answered frame is a hit */
+		for (int ask = 0; ask < 3; ask++) {
+			unsigned long hits = qc != NULL ? qc->hits : 0;
+			uint64_t queries = st.queries, ok = st.msg[P53_MSG_OK];
+			for (int i = 0; i < BURST_N; i++) {
+				burst_fill(i, f[i], fl[i], 1, i == 4 ? RTE_MBUF_F_RX_L4_CKSUM_BAD : 0);
+				pkts[i] = &burst_m[i];
+				out[i] = NULL;
+			}
+			memset(pk, 0, sizeof(pk));
+			int k = -7;
+			/* 0, 1 answered; 2 declined */
+			assert_int_equal(p53_fast_burst(&fx, pkts, BURST_N, out, q, pk, &k), 2);
+			assert_int_equal(k, P53_FAST_DECLINED);
+			assert_memory_equal(&pk[2], &pk0[2], sizeof(pk[2]));
+			/* 3 answered; 4 not read (its flag) */
+			k = -7;
+			assert_int_equal(p53_fast_burst(&fx, pkts + 3, BURST_N - 3, out + 3, q + 3, pk + 3, &k), 1);
+			assert_int_equal(k, P53_FAST_NOT_READ);
+			/* 5 not read (two segments) */
+			burst_fill(5, f[5], fl[5], 2, 0);
+			k = -7;
+			assert_int_equal(p53_fast_burst(&fx, pkts + 5, 2, out + 5, q + 5, pk + 5, &k), 0);
+			assert_int_equal(k, P53_FAST_NOT_READ);
+			/* 6 answered, the burst's end */
+			k = -7;
+			assert_int_equal(p53_fast_burst(&fx, pkts + 6, 1, out + 6, q + 6, pk + 6, &k), 1);
+			assert_int_equal(k, -7);
+			for (int i = 0; i < BURST_N; i++) {
+				if (i == 2 || i == 4 || i == 5) {
+					assert_null(out[i]);
+					continue;
+				}
+				assert_ptr_equal(out[i], &burst_m[i]);
+				assert_int_equal(burst_m[i].data_len, k0[i]);
+				assert_int_equal(burst_m[i].pkt_len, (uint32_t)k0[i]);
+				assert_memory_equal(burst_buf[i] + BURST_HEAD, want[i], (size_t)k0[i]);
+			}
+			assert_int_equal(st.queries, queries + 4);
+			assert_int_equal(st.msg[P53_MSG_OK], ok + 4);
+			if (qc != NULL)
+				assert_int_equal(qc->hits, hits + (ask < 2 ? 0 : 4));
+		}
+	}
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -2333,6 +2454,7 @@ int main(void)
 		cmocka_unit_test(answer_cache_run),
 		cmocka_unit_test(ecs_cache),
 		cmocka_unit_test(hit_path),
+		cmocka_unit_test(burst_loop),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
