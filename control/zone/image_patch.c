@@ -3145,36 +3145,15 @@ static uint32_t chain_after(const struct sview *v, const uint32_t *ch, uint32_t 
 	return lo;
 }
 
-/* Whether the diff gives the apex's NSEC, whose TTL the compile gives the NSECs it signs
- * for steered owners, another TTL than it has in img (ai: the apex's node). */
-static bool apex_nsec_ttl(const void *img, uint32_t ai, const uint8_t *apex, size_t apex_len,
-			  const struct p53_ixfr *diff)
-{
-	uint32_t r;
-
-	if (!has_type(img, ai, P53_T_NSEC, &r))
-		return false;
-	for (size_t s = 0; s < diff->n; s++) {
-		struct p53_rr_view v;
-		size_t pos = 0;
-		while (p53_rrs_next(&diff->steps[s].add, &pos, &v) == 1)
-			if (v.type == P53_T_NSEC && v.owner_len == apex_len &&
-			    eq_fold(apex, v.owner, apex_len) && v.ttl != p53_image_rrset(img, r)->ttl)
-				return true;
-	}
-	return false;
-}
-
 /*
  * The plan, with a key: the steered owners of the NSEC zone of apex node ai whose NSEC the
  * diff may change, touched too. A steered owner's NSEC changes only with the owners between
  * the zone's NSEC covering it and that NSEC's next name, which in the chain are steered
  * owners' NSECs beside it: so the runs of steered owners' NSECs right before and right after
- * each touched name's place in the old chain; or with the TTL of the apex's NSEC, every one
- * (the zone's chain read once). 0, or -1 (out of memory).
+ * each touched name's place in the old chain. 0, or -1 (out of memory).
  */
 static int steer_near(struct patch *p, const void *img, uint32_t ai, const uint8_t *apex,
-		      size_t apex_len, const struct p53_ixfr *diff)
+		      size_t apex_len)
 {
 	const struct p53_image_hdr *h = p53_image_hdr(img);
 	const struct sview v = { .img = img };
@@ -3188,11 +3167,7 @@ static int steer_near(struct patch *p, const void *img, uint32_t ai, const uint8
 	if (pa->lo == 0 || pa->lo > pa->hi || pa->hi > h->n_chain || ch[pa->lo - 1] != ai)
 		return 0; /* (nsec_plan declines) */
 	const uint32_t c0 = pa->lo - 1, c1 = pa->hi;
-	const bool all = apex_nsec_ttl(img, ai, apex, apex_len, diff);
-	for (uint32_t j = c0 + 1; all && j < c1; j++)
-		if (steer_nsec_at(img, ch[j]) && push_u32(&add, &n_add, &add_cap, ch[j]) != 0)
-			goto oom;
-	for (size_t i = 0; i < p->n_t && !all; i++) {
+	for (size_t i = 0; i < p->n_t; i++) {
 		const struct tn *t = &p->t[i];
 		if (!p53_name_at_or_below(t->name, t->len, apex, apex_len))
 			continue; /* (declined later) */
@@ -3286,7 +3261,7 @@ static int tix_cmp(const void *a, const void *b)
  * Before the layout, with a key: each touched steered owner of the NSEC zone of apex node ai
  * gets the NSEC the compile would make for it from the new chain (p->zc, or the old one when
  * no owner comes or goes), signed with the key as the compile signs it
- * (p53_steer_denial_sign) where its RDATA or TTL changes or the owner lost its own NSEC
+ * (p53_steer_denial_sign) where its RDATA changes or the owner lost its own NSEC
  * (steer_fill); the record and its RRSIG appended to p->nrd, the owner's NSEC RRset pointed
  * at them. An old RRSIG that goes may have been the zone's earliest (*rescan). 0, or -1 with
  * why.
@@ -3348,8 +3323,8 @@ static int steer_sign(struct patch *p, const void *img, uint32_t ai, time_t now,
 		uint8_t want[P53_NAME_MAXLEN + 2 + 256 * 34];
 		size_t wn = steer_nsec_expect(&v, t->old, ch, c0, c1, at - 1, at, want), rl;
 		const uint8_t *rd = one_rdata(rs, cur, &rl);
-		if (wn == 0 || (rd != NULL && rl == wn && memcmp(rd, want, wn) == 0 && rs->ttl == ttl))
-			continue;
+		if (wn == 0 || (rd != NULL && rl == wn && memcmp(rd, want, wn) == 0))
+			continue; /* (a TTL alone: steer_denials declines) */
 		if (!t->changed && steer_touch(p, img, t, garbage) != 0) {
 			decline(why, wl, "out of memory");
 			goto done;
@@ -3508,11 +3483,7 @@ static int steer_denials(struct patch *p, const void *img, const void *ni, uint3
 		if (steer_denial_ok(img, t->old, ni, t->node, ai, nsec, why, wl) != 0)
 			return -1;
 	}
-	/* ... and every one when the chain or the TTL of the apex's NSEC changed. */
-	uint32_t r0, r1;
-	if (!nsec || (!p->nsec_redo && !(has_type(img, ai, P53_T_NSEC, &r0) &&
-					  has_type(ni, ai, P53_T_NSEC, &r1) &&
-					  p53_image_rrset(img, r0)->ttl != p53_image_rrset(ni, r1)->ttl)))
+	if (!nsec || !p->nsec_redo)
 		return 0;
 	const struct p53_image_proof *pa = p53_image_proof(ni, ai);
 	const uint32_t *ch = p53_image_chain(ni);
@@ -3586,7 +3557,7 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 	}
 
 	/* The steered owners whose NSEC may change with the chain beside them are touched too. */
-	if (nsec_ok && steer_near(p, img, ai, apex, apex_len, diff) != 0)
+	if (nsec_ok && steer_near(p, img, ai, apex, apex_len) != 0)
 		return decline(why, wl, "out of memory");
 
 	/* The zone's names at or below another served zone's apex: its own nodes there. */
