@@ -110,6 +110,8 @@ struct tn {
 	bool dn_s;              /* (signed zones) a DNAME owner before or after (signed_dname) */
 	bool shadow;            /* the zone's name at or below another served zone's apex (out
 				   of the name index: shadowed_nodes, shadowed_ok) */
+	bool steer_fill;        /* (NSEC zones) a steered owner that lost its own NSEC: its
+				   NSEC RRset is a place for the one steer_sign() makes */
 };
 
 /* A set of canonical names: open addressing on a case-folded hash, so a probe in any case
@@ -761,22 +763,10 @@ struct patch {
 	struct shadow *sa;
 	size_t n_sa, sa_cap;
 	uint32_t sz;
-	/* A signed zone's steered owners whose NSEC (the one pop53 signs) changes with the chain
-	 * (steer_denials): found by a first run, made and signed by a second (steer_resign). */
+	/* A signed zone's steered owners whose NSEC (the one pop53 signs) changes with the chain:
+	 * touched from the plan (steer_near), made and signed before the layout (steer_sign). */
 	const struct p53_patch_sign *sign;
-	struct resign *rsg;
-	size_t n_rsg, rsg_cap;
-	uint8_t *rsg_rd;                /* their new RDATA, one after another */
-	size_t rsg_rd_len, rsg_rd_cap;
-	bool resign_pass;               /* the second run: rsg holds what to sign */
-};
-
-/* A steered owner's NSEC to make again: its name, TTL and new RDATA (at off in rsg_rd). */
-struct resign {
-	uint8_t name[P53_NAME_MAXLEN];
-	uint8_t len;
-	uint32_t ttl;
-	size_t off, rdlen;
+	bool signed_nsec;               /* steer_sign signed one: its expiration counts */
 };
 
 /* An owner joining an NSEC chain: its gap in the old chain (the old owners before it) and its
@@ -2932,11 +2922,14 @@ static uint16_t steer_clash(const void *img, const struct p53_image_node *od, co
  * NEXT the next name of the zone's NSEC covering OWNER or the next steered owner before it;
  * NSEC3 at the owner's hash, next hash + 1, `<types> RRSIG`; either with the TTL of the
  * zone's records). The patch keeps that record and its RRSIG as the last compile made them
- * where the compile would make the same record again, which steer_denials() checks against
- * the patched image; where an NSEC's RDATA would change (a neighbour in the chain that comes
- * or goes, the owner's types) or the owner's own NSEC goes, it signs the new one with the
- * caller's key in a second run (resign_add, steer_resign); otherwise (a TTL, an NSEC3 owner
- * gaining or losing its own NSEC3, no key) it declines and the compile signs.
+ * where the compile would make the same record again. In an NSEC zone, with the caller's key,
+ * it makes the ones that change in the same run: the plan touches the steered owners beside
+ * the diff's names in the chain (steer_near), and once the new chain is planned, before
+ * anything is laid out, each touched steered owner's NSEC is made from it and signed where
+ * its RDATA or TTL changes, or where the owner lost its own NSEC (steer_sign). After the
+ * layout steer_denials() checks every steered owner against the patched image; what does
+ * not hold (an NSEC3 owner gaining or losing its own NSEC3, no key) declines and the
+ * compile signs.
  */
 
 /* Octets of an uncompressed wire name. */
@@ -2949,16 +2942,103 @@ static size_t wire_len(const uint8_t *nm)
 	return l + 1;
 }
 
-/* RFC 4034 §4.1.2 bitmap of node n's types with t1 and t2 (0: none) into out; its length. */
-static size_t node_bitmap(const void *img, uint32_t n, uint16_t t1, uint16_t t2, uint8_t *out)
+/* Whether the patch signs steered owners' NSECs (the caller passed a key). */
+static bool steer_key(const struct patch *p)
 {
-	const struct p53_image_node *nd = p53_image_node(img, n);
+	return p->sign != NULL && p->sign->key != NULL;
+}
+
+/*
+ * The zone as steer_nsec_expect() reads it: the patched image (p NULL), or, before the
+ * layout, the old image with the touched names' new RRsets (p->nrs) for the nodes in tix
+ * ((node, touched index) pairs sorted by node).
+ */
+struct sview {
+	const void *img;
+	const struct patch *p;
+	const uint32_t *tix;
+	size_t n_tix;
+};
+
+static const struct tn *sv_t(const struct sview *v, uint32_t n)
+{
+	size_t lo = 0, hi = v->n_tix;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (v->tix[2 * mid] < n)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < v->n_tix && v->tix[2 * lo] == n ? &v->p->t[v->tix[2 * lo + 1]] : NULL;
+}
+
+static const uint8_t *sv_name(const struct sview *v, uint32_t n)
+{
+	const struct tn *t = sv_t(v, n);
+
+	return t != NULL ? t->name : p53_image_node_name(v->img, p53_image_node(v->img, n));
+}
+
+/* Node n's RRset of `type` and its records' bytes (*rd, NULL for a place steer_sign() has
+ * not filled yet), or NULL. */
+static const struct p53_image_rrset *sv_rrset(const struct sview *v, uint32_t n, uint16_t type,
+					      const uint8_t **rd)
+{
+	const struct tn *t = sv_t(v, n);
+	uint32_t r;
+
+	if (t == NULL) {
+		if (!has_type(v->img, n, type, &r))
+			return NULL;
+		*rd = p53_image_rdata(v->img, p53_image_rrset(v->img, r));
+		return p53_image_rrset(v->img, r);
+	}
+	for (uint32_t j = t->rs_first; j < t->rs_first + t->rs_n; j++) {
+		if (v->p->nrs[j].type != type)
+			continue;
+		uint32_t old = v->p->nrs_old[j];
+		*rd = old != P53_NONE ? p53_image_rdata(v->img, p53_image_rrset(v->img, old)) :
+		      t->steer_fill && type == P53_T_NSEC ? NULL : v->p->nrd + v->p->nrs_rd[j];
+		return &v->p->nrs[j];
+	}
+	return NULL;
+}
+
+/* Whether node n has a steered RRset (steered_at). */
+static bool sv_steered(const struct sview *v, uint32_t n)
+{
+	const struct tn *t = sv_t(v, n);
+
+	if (t == NULL)
+		return steered_at(v->img, p53_image_node(v->img, n));
+	for (uint32_t j = t->rs_first; j < t->rs_first + t->rs_n; j++) {
+		const struct p53_image_rrset *rs = &v->p->nrs[j];
+		if ((rs->flags & P53_RRSET_STEERED) && rs->type != P53_T_NSEC && rs->type != 50)
+			return true;
+	}
+	return false;
+}
+
+/* RFC 4034 §4.1.2 bitmap of node n's types with t1 and t2 (0: none) into out; its length. */
+static size_t sv_bitmap(const struct sview *v, uint32_t n, uint16_t t1, uint16_t t2, uint8_t *out)
+{
+	const struct tn *t = sv_t(v, n);
 	uint8_t bits[8192];
 
 	memset(bits, 0, sizeof(bits));
-	for (uint32_t r = nd->rrsets; r < (uint32_t)nd->rrsets + nd->n_rrsets; r++) {
-		uint16_t t = p53_image_rrset(img, r)->type;
-		bits[t >> 3] |= (uint8_t)(0x80 >> (t & 7));
+	if (t == NULL) {
+		const struct p53_image_node *nd = p53_image_node(v->img, n);
+		for (uint32_t r = nd->rrsets; r < (uint32_t)nd->rrsets + nd->n_rrsets; r++) {
+			uint16_t ty = p53_image_rrset(v->img, r)->type;
+			bits[ty >> 3] |= (uint8_t)(0x80 >> (ty & 7));
+		}
+	} else {
+		for (uint32_t j = t->rs_first; j < t->rs_first + t->rs_n; j++) {
+			uint16_t ty = v->p->nrs[j].type;
+			bits[ty >> 3] |= (uint8_t)(0x80 >> (ty & 7));
+		}
 	}
 	bits[t1 >> 3] |= (uint8_t)(0x80 >> (t1 & 7));
 	bits[t2 >> 3] |= (uint8_t)(0x80 >> (t2 & 7));
@@ -2966,46 +3046,44 @@ static size_t node_bitmap(const void *img, uint32_t n, uint16_t t1, uint16_t t2,
 	return p53_type_bitmap(bits, out);
 }
 
-/* The single record of RRset rs: its RDATA and length (records carry an owner pointer and
- * TYPE CLASS TTL RDLENGTH before it). */
-static const uint8_t *one_rdata(const void *img, const struct p53_image_rrset *rs, size_t *rdlen)
+/* The single record of RRset rs (records at r, NULL: none yet): its RDATA and length
+ * (records carry an owner pointer and TYPE CLASS TTL RDLENGTH before it). */
+static const uint8_t *one_rdata(const struct p53_image_rrset *rs, const uint8_t *r, size_t *rdlen)
 {
-	const uint8_t *r = p53_image_rdata(img, rs);
-
-	if (rs->count != 1 || rs->rdata_len < P53_RR_OWNER_LEN + 10u)
+	if (r == NULL || rs->count != 1 || rs->rdata_len < P53_RR_OWNER_LEN + 10u)
 		return NULL;
 	*rdlen = (size_t)(r[10] << 8 | r[11]);
 	return *rdlen + P53_RR_OWNER_LEN + 10u == rs->rdata_len ? r + 12 : NULL;
 }
 
 /*
- * The NSEC the compile makes for steered owner o of an NSEC zone whose chain is
- * chain[c0, c1) in img (the owners before o end at position at, those after it start at
- * after: o is at `at` or not in the chain), as its RDATA into out (its length), or 0 when the
+ * The NSEC the compile makes for steered owner o of an NSEC zone whose chain is ch[c0, c1)
+ * as v reads it (the owners before o end at position at, those after it start at after: o
+ * is at `at` or not in the chain), as its RDATA into out (its length), or 0 when the
  * compile's next name cannot be told from the chain here (an owner before o's whose NSEC
  * does not name a canonical next: the patch declines).
  */
-static size_t steer_nsec_expect(const void *img, uint32_t o, uint32_t c0, uint32_t c1, uint32_t at,
-				uint32_t after, uint8_t *out)
+static size_t steer_nsec_expect(const struct sview *v, uint32_t o, const uint32_t *ch, uint32_t c0,
+				uint32_t c1, uint32_t at, uint32_t after, uint8_t *out)
 {
-	const uint32_t *ch = p53_image_chain(img);
-	const uint8_t *on = p53_image_node_name(img, p53_image_node(img, o));
-	uint32_t r = P53_NONE, pk = at;
+	const struct p53_image_rrset *rs = NULL;
+	const uint8_t *on = sv_name(v, o), *rd = NULL;
+	uint32_t pk = at;
 	size_t rl, nl;
 
 	/* The zone's NSEC covering o: its nearest owner before o that is no steered owner's
 	 * (the apex, first in the chain, at worst). */
 	while (pk > c0) {
 		pk--;
-		if (has_type(img, ch[pk], P53_T_NSEC, &r) &&
-		    !(p53_image_rrset(img, r)->flags & P53_RRSET_STEERED))
+		rs = sv_rrset(v, ch[pk], P53_T_NSEC, &rd);
+		if (rs != NULL && !(rs->flags & P53_RRSET_STEERED))
 			break;
-		r = P53_NONE;
+		rs = NULL;
 	}
-	const uint8_t *rd = r != P53_NONE ? one_rdata(img, p53_image_rrset(img, r), &rl) : NULL;
+	rd = rs != NULL ? one_rdata(rs, rd, &rl) : NULL;
 	if (rd == NULL || (nl = wire_len(rd)) > rl)
 		return 0;
-	const uint8_t *pn = p53_image_node_name(img, p53_image_node(img, ch[pk]));
+	const uint8_t *pn = sv_name(v, ch[pk]);
 	const uint8_t *x = rd;
 	if (!(canon_cmp(on, x) < 0 || canon_cmp(x, pn) <= 0)) {
 		/* Covered by none: \000.OWNER. */
@@ -3019,11 +3097,10 @@ static size_t steer_nsec_expect(const void *img, uint32_t o, uint32_t c0, uint32
 		 * steered owner: its own NSEC, or this one). */
 		bool wraps = canon_cmp(x, on) <= 0;
 		for (uint32_t j = after; j < c1; j++) {
-			const struct p53_image_node *nd = p53_image_node(img, ch[j]);
-			const uint8_t *jn = p53_image_node_name(img, nd);
+			const uint8_t *jn = sv_name(v, ch[j]);
 			if (!wraps && canon_cmp(jn, x) >= 0)
 				break;
-			if (steered_at(img, nd)) {
+			if (sv_steered(v, ch[j])) {
 				x = jn;
 				break;
 			}
@@ -3031,113 +3108,290 @@ static size_t steer_nsec_expect(const void *img, uint32_t o, uint32_t c0, uint32
 		nl = wire_len(x);
 		memcpy(out, x, nl);
 	}
-	return nl + node_bitmap(img, o, P53_T_RRSIG, P53_T_NSEC, out + nl);
+	return nl + sv_bitmap(v, o, P53_T_RRSIG, P53_T_NSEC, out + nl);
 }
 
-/*
- * The second run (p->resign_pass): the NSEC pop53 signs for steered owner t, its old RRset
- * x, made with the RDATA the first run found the compile would give it (steer_denial_ok)
- * and signed with the zone's key as the compile signs it (p53_steer_denial_sign): the record
- * and its RRSIG appended to p->nrd, *keep their header. 1 when made, 0 when t keeps its
- * NSEC, -1 on failure.
- */
-static int steer_resign(struct patch *p, const struct tn *t, const void *img,
-			const struct p53_image_rrset *x, struct p53_image_rrset *keep)
+/* Whether node n of img holds a steered owner's NSEC (the one the compile signs). */
+static bool steer_nsec_at(const void *img, uint32_t n)
 {
-	const struct resign *g = NULL;
+	uint32_t r;
 
-	for (size_t k = 0; k < p->n_rsg && g == NULL; k++)
-		if (p->rsg[k].len == t->len && memcmp(p->rsg[k].name, t->name, t->len) == 0)
-			g = &p->rsg[k];
-	if (g == NULL)
-		return 0;
-	uint8_t rr[P53_RR_OWNER_LEN + 10 + P53_NAME_MAXLEN + 256 * 34], sig[1024];
-	memcpy(rr + 12, p->rsg_rd + g->off, g->rdlen);
-	int sl = p53_steer_denial_sign(p->sign->key, p->sign->inception, p->sign->expiration,
-				       g->name, g->len, P53_T_NSEC, g->ttl, rr, g->rdlen, sig,
-				       sizeof(sig));
-	size_t rl = 12 + g->rdlen;
-	if (sl < 12 || grow((void **)&p->nrd, &p->nrd_cap, p->nrd_len + rl + (size_t)sl, 1) != 0)
-		return -1;
-	/* The owner pointer as the image has it before each record. */
-	const uint8_t *old = p53_image_rdata(img, x);
-	memcpy(rr, old, P53_RR_OWNER_LEN);
-	memcpy(sig, old, P53_RR_OWNER_LEN);
-	memcpy(p->nrd + p->nrd_len, rr, rl);
-	memcpy(p->nrd + p->nrd_len + rl, sig, (size_t)sl);
-	p->nrd_len += rl + (size_t)sl;
-	keep->count = 1;
-	keep->rdata_len = (uint32_t)rl;
-	keep->sig_count = 1;
-	keep->sig_len = (uint32_t)sl;
-	keep->ttl = g->ttl;
-	return 1;
+	return has_type(img, n, P53_T_NSEC, &r) &&
+	       (p53_image_rrset(img, r)->flags & P53_RRSET_STEERED);
 }
 
-/* The first run: steered owner o's NSEC (TTL ttl) is to be made again with RDATA rd (rl
- * bytes) and signed, when the patch has the key; 0, or -1 (sign it no run can). */
-static int resign_add(struct patch *p, const void *ni, uint32_t o, const uint8_t *rd, size_t rl,
-		      uint32_t ttl)
+/* v appended to the array *a (*n of *cap). 0, or -1 (out of memory). */
+static int push_u32(uint32_t **a, size_t *n, size_t *cap, uint32_t v)
 {
-	const struct p53_image_node *nd = p53_image_node(ni, o);
-	const uint8_t *on = p53_image_node_name(ni, nd);
-
-	/* (A touched owner is checked again with the chain's: once is enough.) */
-	for (size_t k = 0; k < p->n_rsg && !p->resign_pass; k++)
-		if (p->rsg[k].len == nd->name_len && memcmp(p->rsg[k].name, on, nd->name_len) == 0)
-			return 0;
-	if (p->sign == NULL || p->sign->key == NULL || p->resign_pass ||
-	    grow((void **)&p->rsg, &p->rsg_cap, p->n_rsg + 1, sizeof(*p->rsg)) != 0 ||
-	    grow((void **)&p->rsg_rd, &p->rsg_rd_cap, p->rsg_rd_len + rl, 1) != 0)
+	if (grow((void **)a, cap, *n + 1, sizeof(**a)) != 0)
 		return -1;
-	struct resign *g = &p->rsg[p->n_rsg++];
-	g->len = nd->name_len;
-	memcpy(g->name, on, nd->name_len);
-	g->ttl = ttl;
-	g->off = p->rsg_rd_len;
-	g->rdlen = rl;
-	memcpy(p->rsg_rd + p->rsg_rd_len, rd, rl);
-	p->rsg_rd_len += rl;
+	(*a)[(*n)++] = v;
 	return 0;
 }
 
-/*
- * The first run: steered owner o (no NSEC in the patched image ni, one in the old: the
- * content's, which the diff took) gets the NSEC the compile would make for it, from where its
- * name falls in the new chain of apex ai (resign_add). 0, or -1 (it cannot: declined).
- */
-static int steer_nsec_lost(struct patch *p, const void *ni, uint32_t o, uint32_t ai)
+/* The first position in ch(c0, c1) whose name sorts after nm, as v reads the names. */
+static uint32_t chain_after(const struct sview *v, const uint32_t *ch, uint32_t c0, uint32_t c1,
+			    const uint8_t *nm)
 {
-	const struct p53_image_proof *pa = p53_image_proof(ni, ai);
-	const uint32_t *ch = p53_image_chain(ni);
-	const uint8_t *on = p53_image_node_name(ni, p53_image_node(ni, o));
-	uint8_t want[P53_NAME_MAXLEN + 2 + 256 * 34];
-	uint32_t ar;
+	uint32_t lo = c0 + 1, hi = c1;
 
-	if (pa->lo == 0 || pa->hi > p53_image_hdr(ni)->n_chain || pa->lo > pa->hi ||
-	    !has_type(ni, ai, P53_T_NSEC, &ar))
-		return -1;
-	/* The first owner after o (the apex, first, is before it). */
-	uint32_t lo = pa->lo, hi = pa->hi;
 	while (lo < hi) {
 		uint32_t mid = lo + (hi - lo) / 2;
-		if (canon_cmp(p53_image_node_name(ni, p53_image_node(ni, ch[mid])), on) < 0)
+		if (canon_cmp(sv_name(v, ch[mid]), nm) <= 0)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	size_t wn = steer_nsec_expect(ni, o, pa->lo - 1, pa->hi, lo, lo, want);
-	return wn == 0 ? -1 : resign_add(p, ni, o, want, wn, p53_image_rrset(ni, ar)->ttl);
+	return lo;
+}
+
+/*
+ * The plan, with a key: the steered owners of the NSEC zone of apex node ai whose NSEC the
+ * diff may change, touched too. A steered owner's NSEC changes only with the owners between
+ * the zone's NSEC covering it and that NSEC's next name, which in the chain are steered
+ * owners' NSECs beside it: so the runs of steered owners' NSECs right before and right after
+ * each touched name's place in the old chain. 0, or -1 (out of memory).
+ */
+static int steer_near(struct patch *p, const void *img, uint32_t ai, const uint8_t *apex,
+		      size_t apex_len)
+{
+	const struct p53_image_hdr *h = p53_image_hdr(img);
+	const struct sview v = { .img = img };
+	const uint32_t *ch = p53_image_chain(img);
+	uint32_t *add = NULL;
+	size_t n_add = 0, add_cap = 0;
+
+	if (!steer_key(p) || h->proofs_off == 0)
+		return 0;
+	const struct p53_image_proof *pa = p53_image_proof(img, ai);
+	if (pa->lo == 0 || pa->lo > pa->hi || pa->hi > h->n_chain || ch[pa->lo - 1] != ai)
+		return 0; /* (nsec_plan declines) */
+	const uint32_t c0 = pa->lo - 1, c1 = pa->hi;
+	for (size_t i = 0; i < p->n_t; i++) {
+		const struct tn *t = &p->t[i];
+		if (!p53_name_at_or_below(t->name, t->len, apex, apex_len))
+			continue; /* (declined later) */
+		uint32_t n = p53_image_find(img, t->name, t->len, p53_name_hash(t->name, t->len));
+		uint32_t fwd, back;
+		if (n != P53_NONE && p53_image_proof(img, n)->lo > c0 &&
+		    p53_image_proof(img, n)->lo <= c1 && ch[p53_image_proof(img, n)->lo - 1] == n) {
+			back = p53_image_proof(img, n)->lo - 1;
+			fwd = back + 1;
+		} else {
+			fwd = back = chain_after(&v, ch, c0, c1, t->name);
+		}
+		for (uint32_t j = fwd; j < c1 && steer_nsec_at(img, ch[j]); j++)
+			if (push_u32(&add, &n_add, &add_cap, ch[j]) != 0)
+				goto oom;
+		for (uint32_t j = back; j > c0 + 1 && steer_nsec_at(img, ch[j - 1]); j--)
+			if (push_u32(&add, &n_add, &add_cap, ch[j - 1]) != 0)
+				goto oom;
+	}
+	if (n_add == 0)
+		return 0;
+	size_t cap = p->n_t + n_add;
+	struct tn *t2 = realloc(p->t, cap * sizeof(*p->t));
+	if (t2 == NULL)
+		goto oom;
+	p->t = t2;
+	nset_free(&p->ts);
+	if (nset_init(&p->ts, cap, cap) != 0)
+		goto oom;
+	for (size_t i = 0; i < p->n_t; i++)
+		nset_add(&p->ts, (uint32_t)i, p->t[i].name, p->t[i].len);
+	for (size_t k = 0; k < n_add; k++) {
+		const struct p53_image_node *nd = p53_image_node(img, add[k]);
+		const uint8_t *nm = p53_image_node_name(img, nd);
+		if (tn_find(&p->ts, p->t, nm, nd->name_len) != P53_NONE)
+			continue;
+		struct tn *t = &p->t[p->n_t];
+		memset(t, 0, sizeof(*t));
+		memcpy(t->name, nm, nd->name_len);
+		t->len = nd->name_len;
+		nset_add(&p->ts, (uint32_t)p->n_t, t->name, t->len);
+		p->n_t++;
+	}
+	free(add);
+	return 0;
+oom:
+	free(add);
+	return -1;
+}
+
+/* Touched name t, whose RRsets did not change, rewritten as they are (its block moves) so
+ * that steer_sign() can put its new NSEC in: what the loop over the touched names gives a
+ * changed name. 0, or -1 (out of memory). */
+static int steer_touch(struct patch *p, const void *img, struct tn *t, uint64_t *garbage)
+{
+	const struct p53_image_node *od = p53_image_node(img, t->old);
+	size_t need = p->n_nrs + od->n_rrsets;
+
+	if (grow((void **)&p->nrs, &p->nrs_cap, need, sizeof(*p->nrs)) != 0 ||
+	    grow((void **)&p->nrs_old, &p->nrs_old_cap, need, sizeof(*p->nrs_old)) != 0 ||
+	    grow((void **)&p->nrs_rd, &p->nrs_rd_cap, need, sizeof(*p->nrs_rd)) != 0)
+		return -1;
+	t->rs_first = (uint32_t)p->n_nrs;
+	for (uint32_t r = od->rrsets; r < (uint32_t)od->rrsets + od->n_rrsets; r++) {
+		const struct p53_image_rrset *x = p53_image_rrset(img, r);
+		struct p53_image_rrset *rs = &p->nrs[p->n_nrs];
+		*rs = *x;
+		/* Its list made again when relist_gain or relist_lose made one. */
+		const uint32_t *hit = p->n_relist > 0 ?
+			bsearch(&r, p->relist, p->n_relist, 2 * sizeof(uint32_t), u32_cmp) : NULL;
+		if (hit != NULL)
+			rs->adds = hit[1];
+		p->nrs_old[p->n_nrs] = r;
+		p->nrs_rd[p->n_nrs] = P53_NONE;
+		p->n_nrs++;
+		*garbage += p53_image_rrset_span(x) + sizeof(uint32_t);
+	}
+	t->rs_n = od->n_rrsets;
+	t->changed = true;
+	t->node = t->old;
+	t->new_addr = t->old_addr;
+	return 0;
+}
+
+static int tix_cmp(const void *a, const void *b)
+{
+	return u32_cmp(a, b);
+}
+
+/*
+ * Before the layout, with a key: each touched steered owner of the NSEC zone of apex node ai
+ * gets the NSEC the compile would make for it from the new chain (p->zc, or the old one when
+ * no owner comes or goes), signed with the key as the compile signs it
+ * (p53_steer_denial_sign) where its RDATA changes or the owner lost its own NSEC
+ * (steer_fill); the record and its RRSIG appended to p->nrd, the owner's NSEC RRset pointed
+ * at them. An old RRSIG that goes may have been the zone's earliest (*rescan). 0, or -1 with
+ * why.
+ */
+static int steer_sign(struct patch *p, const void *img, uint32_t ai, time_t now, bool *rescan,
+		      uint64_t *garbage, char *why, size_t wl)
+{
+	const struct p53_image_hdr *h = p53_image_hdr(img);
+	const struct p53_image_zone *zn = p53_image_zone(img, p53_image_node(img, ai)->zone);
+	uint32_t *tix = NULL;
+	size_t n_tix = 0;
+	char txt[1024];
+	int rc = -1;
+
+	if (!steer_key(p) || h->proofs_off == 0)
+		return 0; /* (steer_denials declines what changes) */
+	tix = malloc((p->n_t ? p->n_t : 1) * 2 * sizeof(*tix));
+	if (tix == NULL) {
+		decline(why, wl, "out of memory");
+		return -1;
+	}
+	for (size_t i = 0; i < p->n_t; i++) {
+		if (!p->t[i].changed)
+			continue;
+		tix[2 * n_tix] = p->t[i].node;
+		tix[2 * n_tix + 1] = (uint32_t)i;
+		n_tix++;
+	}
+	qsort(tix, n_tix, 2 * sizeof(*tix), tix_cmp);
+	struct sview v = { .img = img, .p = p, .tix = tix, .n_tix = n_tix };
+	const uint32_t *ch = p->zc;
+	uint32_t c0 = 0, c1 = (uint32_t)p->n_zc;
+	if (!p->nsec_redo) {
+		const struct p53_image_proof *pa = p53_image_proof(img, ai);
+		if (pa->lo == 0 || pa->lo > pa->hi || pa->hi > h->n_chain)
+			goto done;
+		ch = p53_image_chain(img);
+		c0 = pa->lo - 1;
+		c1 = pa->hi;
+	}
+	const uint8_t *ard;
+	const struct p53_image_rrset *ars = sv_rrset(&v, ai, P53_T_NSEC, &ard);
+	if (ars == NULL || c1 <= c0 || ch[c0] != ai)
+		goto done;
+	/* The TTL of the zone's records: the apex's NSEC's. */
+	const uint32_t ttl = ars->ttl;
+	for (size_t i = 0; i < p->n_t; i++) {
+		struct tn *t = &p->t[i];
+		if (t->old == P53_NONE || t->n3 || t->gone ||
+		    !steered_at(img, p53_image_node(img, t->old)))
+			continue;
+		const uint8_t *cur;
+		const struct p53_image_rrset *rs = sv_rrset(&v, t->old, P53_T_NSEC, &cur);
+		if (rs == NULL || !(rs->flags & P53_RRSET_STEERED))
+			continue; /* none, or the content's */
+		uint32_t at = chain_after(&v, ch, c0, c1, t->name);
+		if (at <= c0 + 1 || ch[at - 1] != t->old)
+			continue; /* (steer_denials declines) */
+		uint8_t want[P53_NAME_MAXLEN + 2 + 256 * 34];
+		size_t wn = steer_nsec_expect(&v, t->old, ch, c0, c1, at - 1, at, want), rl;
+		const uint8_t *rd = one_rdata(rs, cur, &rl);
+		if (wn == 0 || (rd != NULL && rl == wn && memcmp(rd, want, wn) == 0))
+			continue; /* (a TTL alone: steer_denials declines) */
+		if (!t->changed && steer_touch(p, img, t, garbage) != 0) {
+			decline(why, wl, "out of memory");
+			goto done;
+		}
+		uint32_t j = t->rs_first;
+		while (j < t->rs_first + t->rs_n && p->nrs[j].type != P53_T_NSEC)
+			j++;
+		/* The record as the image has it: the owner pointer the old one had (the
+		 * content's NSEC it replaces, or its own), TYPE CLASS TTL RDLENGTH, RDATA. */
+		uint32_t old = p->nrs_old[j], on;
+		if (j == t->rs_first + t->rs_n || !has_type(img, t->old, P53_T_NSEC, &on))
+			continue; /* (steer_denials declines) */
+		const uint8_t *op = p53_image_rdata(img, p53_image_rrset(img, on));
+		uint8_t rr[P53_RR_OWNER_LEN + 10 + sizeof(want)], sig[1024];
+		memcpy(rr + 12, want, wn);
+		int sl = p53_steer_denial_sign(p->sign->key, p->sign->inception, p->sign->expiration,
+					       t->name, t->len, P53_T_NSEC, ttl, rr, wn, sig,
+					       sizeof(sig));
+		size_t rrl = 12 + wn;
+		if (sl < 12) {
+			decline(why, wl, "%s: signing its NSEC failed",
+				p53_name_to_str(txt, sizeof(txt), t->name));
+			goto done;
+		}
+		if (grow((void **)&p->nrd, &p->nrd_cap, p->nrd_len + rrl + (size_t)sl, 1) != 0) {
+			decline(why, wl, "out of memory");
+			goto done;
+		}
+		memcpy(rr, op, P53_RR_OWNER_LEN);
+		memcpy(sig, op, P53_RR_OWNER_LEN);
+		if (old != P53_NONE) {
+			/* Its old RRSIG goes: it may have been the zone's earliest. */
+			uint64_t e = sigs_expire(img, p53_image_rrset(img, old), now);
+			*rescan |= e != 0 && e <= zn->sig_expire;
+		}
+		struct p53_image_rrset *nr = &p->nrs[j];
+		p->nrs_old[j] = P53_NONE;
+		p->nrs_rd[j] = (uint32_t)p->nrd_len;
+		memcpy(p->nrd + p->nrd_len, rr, rrl);
+		memcpy(p->nrd + p->nrd_len + rrl, sig, (size_t)sl);
+		p->nrd_len += rrl + (size_t)sl;
+		nr->flags |= P53_RRSET_STEERED;
+		nr->adds = P53_NONE;
+		nr->count = 1;
+		nr->rdata_len = (uint32_t)rrl;
+		nr->sig_count = 1;
+		nr->sig_len = (uint32_t)sl;
+		nr->ttl = ttl;
+		t->steer_fill = false;
+		p->signed_nsec = true;
+	}
+	rc = 0;
+done:
+	free(tix);
+	return rc;
 }
 
 /*
  * Whether the steered owner o of zone z (node od in the old image, or P53_NONE) has in the
  * patched image ni the denial the full compile would give it: its own NSEC or NSEC3 from the
- * content, or the one the compile signs, kept byte for byte. 0, or -1 with why.
+ * content, or the one the compile signs, kept byte for byte or made by steer_sign(). 0, or
+ * -1 with why.
  */
-static int steer_denial_ok(struct patch *p, const void *img, uint32_t od, const void *ni,
-			   uint32_t o, uint32_t ai, bool nsec, char *why, size_t wl)
+static int steer_denial_ok(const void *img, uint32_t od, const void *ni, uint32_t o, uint32_t ai,
+			   bool nsec, char *why, size_t wl)
 {
+	const struct sview v = { .img = ni };
 	const struct p53_image_node *nd = p53_image_node(ni, o);
 	char txt[1024];
 	uint8_t want[P53_NAME_MAXLEN + 2 + 256 * 34];
@@ -3149,10 +3403,6 @@ static int steer_denial_ok(struct patch *p, const void *img, uint32_t od, const 
 		if (!has_type(ni, o, P53_T_NSEC, &r)) {
 			/* None before (no key signs steered owners' NSECs here): none after. */
 			if (od == P53_NONE || !has_type(img, od, P53_T_NSEC, NULL))
-				return 0;
-			/* Its own NSEC went: the compile makes it one, signed by the second run
-			 * in the old one's place (steer_resign), when there is a key. */
-			if (steer_nsec_lost(p, ni, o, ai) == 0)
 				return 0;
 			decline(why, wl, "%s, a steered owner, loses its NSEC (the compile signs one "
 				"for it)", txt);
@@ -3166,7 +3416,8 @@ static int steer_denial_ok(struct patch *p, const void *img, uint32_t od, const 
 		if (pf[o].lo == 0 || pf[o].lo > p53_image_hdr(ni)->n_chain ||
 		    p53_image_chain(ni)[at] != o || pa->lo == 0)
 			goto changes;
-		wn = steer_nsec_expect(ni, o, pa->lo - 1, pa->hi, at, at + 1, want);
+		wn = steer_nsec_expect(&v, o, p53_image_chain(ni), pa->lo - 1, pa->hi, at, at + 1,
+				       want);
 		if (!has_type(ni, ai, P53_T_NSEC, &ar))
 			goto changes;
 	} else {
@@ -3193,25 +3444,21 @@ static int steer_denial_ok(struct patch *p, const void *img, uint32_t od, const 
 		}
 		/* Its parameters and hash as they were (the zone's NSEC3PARAM is not patched),
 		 * its types now. */
-		const uint8_t *rd = one_rdata(ni, rs, &rl);
+		const uint8_t *rd = one_rdata(rs, p53_image_rdata(ni, rs), &rl);
 		uint32_t am = pf[ai].match;
 		if (rd == NULL || rl < 6u + rd[4] || rl < 6u + rd[4] + rd[5u + rd[4]] ||
 		    am == P53_NONE || !has_type(ni, am, 50, &ar))
 			goto changes;
 		wn = 6u + rd[4] + rd[5u + rd[4]];
 		memcpy(want, rd, wn);
-		wn += node_bitmap(ni, o, P53_T_RRSIG, 0, want + wn);
+		wn += sv_bitmap(&v, o, P53_T_RRSIG, 0, want + wn);
 	}
 	{
 		const struct p53_image_rrset *rs = p53_image_rrset(ni, r);
-		const uint8_t *rd = one_rdata(ni, rs, &rl);
+		const uint8_t *rd = one_rdata(rs, p53_image_rdata(ni, rs), &rl);
 		/* The TTL of the zone's records: the apex's. */
-		if (wn == 0 || rd == NULL || rs->ttl != p53_image_rrset(ni, ar)->ttl)
-			goto changes;
-		/* An NSEC whose next name or types change: signed again by the second run
-		 * (steer_resign), when there is a key. */
-		if ((rl != wn || memcmp(rd, want, wn) != 0) &&
-		    !(nsec && resign_add(p, ni, o, want, wn, rs->ttl) == 0))
+		if (wn == 0 || rd == NULL || rs->ttl != p53_image_rrset(ni, ar)->ttl ||
+		    rl != wn || memcmp(rd, want, wn) != 0)
 			goto changes;
 	}
 	return 0;
@@ -3233,23 +3480,20 @@ static int steer_denials(struct patch *p, const void *img, const void *ni, uint3
 		const struct tn *t = &p->t[i];
 		if (t->old == P53_NONE || t->n3 || !steered_at(ni, p53_image_node(ni, t->node)))
 			continue;
-		if (steer_denial_ok(p, img, t->old, ni, t->node, ai, nsec, why, wl) != 0)
+		if (steer_denial_ok(img, t->old, ni, t->node, ai, nsec, why, wl) != 0)
 			return -1;
 	}
 	if (!nsec || !p->nsec_redo)
-		return p->n_rsg > 0 && !p->resign_pass;
+		return 0;
 	const struct p53_image_proof *pa = p53_image_proof(ni, ai);
 	const uint32_t *ch = p53_image_chain(ni);
 	for (uint32_t j = pa->lo; j < pa->hi; j++) {
-		uint32_t r;
-		if (has_type(ni, ch[j], P53_T_NSEC, &r) &&
-		    (p53_image_rrset(ni, r)->flags & P53_RRSET_STEERED) &&
-		    steer_denial_ok(p, img, ch[j] < p53_image_hdr(img)->n_nodes ? ch[j] : P53_NONE,
+		if (steer_nsec_at(ni, ch[j]) &&
+		    steer_denial_ok(img, ch[j] < p53_image_hdr(img)->n_nodes ? ch[j] : P53_NONE,
 				    ni, ch[j], ai, nsec, why, wl) != 0)
 			return -1;
 	}
-	/* 1: the NSECs in p->rsg are to be signed (a second run). */
-	return p->n_rsg > 0 && !p->resign_pass;
+	return 0;
 }
 
 static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, size_t apex_len,
@@ -3280,7 +3524,7 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 			       h->pad);
 
 	/* The touched names: every owner of the steps, and the apex. */
-	size_t cap = 1 + p->n_rsg;
+	size_t cap = 1;
 	for (size_t s = 0; s < diff->n; s++)
 		cap += diff->steps[s].del.count + diff->steps[s].add.count;
 	p->t = calloc(cap, sizeof(*p->t));
@@ -3312,17 +3556,9 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 		}
 	}
 
-	/* The second run: the steered owners whose NSEC is made again are touched too. */
-	for (size_t k = 0; k < p->n_rsg; k++) {
-		const struct resign *g = &p->rsg[k];
-		if (tn_find(&p->ts, p->t, g->name, g->len) != P53_NONE)
-			continue;
-		struct tn *t = &p->t[p->n_t];
-		memcpy(t->name, g->name, g->len);
-		t->len = g->len;
-		nset_add(&p->ts, (uint32_t)p->n_t, t->name, t->len);
-		p->n_t++;
-	}
+	/* The steered owners whose NSEC may change with the chain beside them are touched too. */
+	if (nsec_ok && steer_near(p, img, ai, apex, apex_len) != 0)
+		return decline(why, wl, "out of memory");
 
 	/* The zone's names at or below another served zone's apex: its own nodes there. */
 	if (shadowed_nodes(p, img, z, apex_len, why, wl) != 0)
@@ -3520,21 +3756,21 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 					       t->sigs_only ? "a cut, a CNAME or DNAME owner" :
 					       "it has no NSEC chain");
 			if (x != NULL && x->type == P53_T_NSEC && !(x->flags & P53_RRSET_STEERED) &&
-			    (y == NULL || x->type < y->type) && p->resign_pass) {
-				/* A steered owner's own NSEC gone: the one pop53 signs for it in
-				 * its place (steer_nsec_lost, steer_resign). */
+			    (y == NULL || x->type < y->type) && nsec_ok && steer_key(p) &&
+			    steered_at(img, od)) {
+				/* A steered owner's own NSEC gone: the compile signs one for it, which
+				 * steer_sign() makes once the new chain is planned; here its place
+				 * (the owner stays in the chain). */
 				keep = *x;
-				int sr = steer_resign(p, t, img, x, &keep);
-				if (sr < 0)
-					return decline(why, wl, "%s: signing its NSEC failed", txt);
-				if (sr > 0) {
-					keep.flags |= P53_RRSET_STEERED;
-					keep.adds = P53_NONE;
-					rd_at = (uint32_t)(p->nrd_len - keep.rdata_len - keep.sig_len);
-					t->changed = true;
-					a++;
-					goto append;
-				}
+				keep.flags |= P53_RRSET_STEERED;
+				keep.adds = P53_NONE;
+				keep.count = 1;
+				keep.sig_count = 1;
+				rd_at = 0;
+				t->steer_fill = true;
+				t->changed = true;
+				a++;
+				goto append;
 			}
 			if (x != NULL && !(x->flags & P53_RRSET_STEERED) &&
 			    (y == NULL || x->type < y->type)) {
@@ -3557,18 +3793,10 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 				/* The config's, not the content's (steer_clash() made sure the new
 				 * content has nothing of its type): kept as it is, as the full
 				 * compile attaches it again; the node keeps its steer index. The
-				 * NSEC pop53 signs for it, when the chain moved beside it, made and
-				 * signed again (steer_resign). */
+				 * NSEC pop53 signs for it, when the chain moved beside it, is made
+				 * and signed again once the chain is planned (steer_sign). */
 				keep = *x;
 				from = oa + a;
-				int sr = x->type == P53_T_NSEC ? steer_resign(p, t, img, x, &keep) : 0;
-				if (sr < 0)
-					return decline(why, wl, "%s: signing its NSEC failed", txt);
-				if (sr > 0) {
-					from = P53_NONE;
-					rd_at = (uint32_t)(p->nrd_len - keep.rdata_len - keep.sig_len);
-					t->changed = true;
-				}
 				a++;
 			} else if (x != NULL && x->type == y->type && rrset_same(img, x, mi, y)) {
 				keep = *x;
@@ -3975,6 +4203,9 @@ append:
 	/* An NSEC3 zone whose nodes or hashes change: which covers move. */
 	if (n3_ok && n3_plan(p, img, z, why, wl) == NULL)
 		return NULL;
+	/* The steered owners' NSECs the new chain changes, made and signed (steer_sign). */
+	if (nsec_ok && steer_sign(p, img, ai, now, &rescan, &garbage, why, wl) != 0)
+		return NULL;
 
 	/* Sizes of the new image. */
 	uint32_t n_nodes = h->n_nodes + n_new;
@@ -4236,15 +4467,13 @@ append:
 		return NULL;
 	}
 	if ((nsec_ok || n3_ok) && steer_denials(p, img, ni, ai, nsec_ok, why, wl) != 0) {
-		if (p->n_rsg > 0 && !p->resign_pass)
-			decline(why, wl, "steered owners' NSECs to sign");
 		free(ni);
 		return NULL;
 	}
 	if (sgn) {
 		/* The earliest signature: the touched names' (all of them are in the small
 		 * compile), or, when one that went was the earliest, every node's again. (After
-		 * steer_denials: a first run that declines for a second leaves ix as it was.) */
+		 * steer_denials: a patch it declines leaves ix as it was.) */
 		uint64_t e = p53_image_zone(mi, 0)->sig_expire;
 		/* The patch index counts the zone's RRSIGs by expiration (made from this image
 		 * when one that goes may have been the earliest, then kept): the touched nodes'
@@ -4265,7 +4494,7 @@ append:
 			if (zones[z].sig_expire != 0 && (e == 0 || zones[z].sig_expire < e))
 				e = zones[z].sig_expire;
 			/* The steered owners' NSECs signed here (steer_resign). */
-			if (p->resign_pass && (e == 0 || p->sign->expiration < e))
+			if (p->signed_nsec && (e == 0 || p->sign->expiration < e))
 				e = p->sign->expiration;
 		} else {
 			e = 0;
@@ -4317,7 +4546,7 @@ append:
 	return ni;
 }
 
-/* What a run of patch_run() holds, freed (its resign list too). */
+/* What patch_run() holds, freed. */
 static void patch_free(struct patch *p)
 {
 	free(p->t);
@@ -4346,8 +4575,6 @@ static void patch_free(struct patch *p)
 	free(p->n3mk);
 	free(p->n3r);
 	free(p->desc);
-	free(p->rsg);
-	free(p->rsg_rd);
 }
 
 void *p53_image_patch(const void *img, const uint8_t *apex, size_t apex_len,
@@ -4373,22 +4600,6 @@ void *p53_image_patch_indexed(const void *img, const uint8_t *apex, size_t apex_
 		p.ix = ix;
 	}
 	ni = patch_run(&p, img, apex, apex_len, diff, result, len, why, whylen);
-	if (ni == NULL && p.n_rsg > 0 && !p.resign_pass) {
-		/* Steered owners' NSECs to sign (steer_denials): a second run with them touched
-		 * and signed (steer_resign). The first stopped before counting in ix. */
-		struct patch q = { .sign = sign, .rsg = p.rsg, .n_rsg = p.n_rsg,
-				   .rsg_cap = p.rsg_cap, .rsg_rd = p.rsg_rd,
-				   .rsg_rd_len = p.rsg_rd_len, .rsg_rd_cap = p.rsg_rd_cap,
-				   .resign_pass = true, .spare = p.spare };
-		p.rsg = NULL;
-		p.rsg_rd = NULL;
-		p.spare = NULL;
-		patch_free(&p);
-		p = q;
-		p.ix = ix;
-		why[0] = '\0';
-		ni = patch_run(&p, img, apex, apex_len, diff, result, len, why, whylen);
-	}
 	if (ni != NULL && p.ix != NULL) {
 		/* The touched nodes' targets as they are now (their old ones stay listed: the
 		 * index lists a superset, relist_gain reads the records). */

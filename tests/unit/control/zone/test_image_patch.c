@@ -5142,7 +5142,8 @@ struct sshape_rr {
 	const char *owner;
 	uint16_t type;          /* 0: a bitmap op on `bit` */
 	const char *data;       /* NS: a name; A: an address; DS: ignored ("new"), or "*" for
-				   every record of the type at the owner */
+				   every record of the type at the owner; op 't': the TTL the
+				   owner's records of the type take */
 	uint16_t bit;
 };
 
@@ -5294,6 +5295,23 @@ static void signed_ops(struct shape_zone *z, struct p53_ixfr_step *st, const str
 		}
 		if (rr[i].type == 43) {
 			add_signed(st, nm, nl, 43, z->apex, z->al);
+			continue;
+		}
+		if (rr[i].op == 't') {
+			/* The owner's records of the type again with TTL data, signed again. */
+			uint32_t ttl = (uint32_t)strtoul(rr[i].data, NULL, 10);
+			struct p53_rr_view x;
+			size_t pos = 0;
+			while (p53_rrs_next(&z->base, &pos, &x) == 1) {
+				if (x.type != rr[i].type || !same_owner(&x, nm, nl))
+					continue;
+				assert_int_equal(p53_rrs_add(&st->del, x.owner, x.owner_len, x.type,
+							     x.cls, x.ttl, x.rdata, x.rdlen), 0);
+				assert_int_equal(p53_rrs_add(&st->add, x.owner, x.owner_len, x.type,
+							     x.cls, ttl, x.rdata, x.rdlen), 0);
+			}
+			del_sigs(st, &z->base, nm, nl, rr[i].type);
+			add_sig(st, nm, nl, rr[i].type, ttl, z->apex, z->al);
 			continue;
 		}
 		/* TTL 3600: the zones' delegations', so that deletions match. */
@@ -7177,6 +7195,23 @@ static void test_steered_signed(void **state)
 			     "again)", near_new, 1, NULL);
 		signed_shape(zn, Z[z][1], "the name right after a steered owner gone (NSEC: its NSEC "
 			     "signed again)", near_gone, 1, NULL);
+		/* Both at once, and the steered owner's own data: one run signs it. */
+		const struct sshape_rr near_both[] = {
+			{ '+', near, 1, "192.0.2.200", 0 },
+			{ '-', tight, 1, "*", 0 },
+			{ '+', st_o, 16, "both", 0 },
+		};
+		signed_shape(zn, Z[z][1], "a name new right after a steered owner, the next one gone "
+			     "and a TXT at the owner (NSEC: its NSEC signed again)", near_both, 3,
+			     n3 ? "steered.nsec3.test., a steered owner, gains its own NSEC3" : NULL);
+		/* The apex's NSEC's TTL alone: the steered owner's NSEC, untouched, keeps the TTL
+		 * the compile gives it (not the apex's NSEC's: a patch that signs it again with
+		 * that TTL answers 1800 where the compile answers 300). */
+		const struct sshape_rr nsec_ttl[] = {
+			{ 't', zn, 47, "1800", 0 },
+		};
+		if (!n3)
+			signed_shape(zn, Z[z][1], "the apex's NSEC's TTL changed", nsec_ttl, 1, NULL);
 		/* Without the key (no caller gives it) the NSEC cannot be signed: compiled. */
 		patch_sign = NULL;
 		signed_shape(zn, Z[z][1], "a name new right after a steered owner, no key", near_new,
