@@ -60,7 +60,7 @@ int p53_fast_ctx_init(struct p53_fast_ctx *c, const uint8_t *mac, const struct p
 	c->st = st;
 	c->ours = p53_our_payload(conf->edns_max_payload);
 	c->qc = NULL;
-	c->gen = 0;
+	c->step = 0;    /* gen: read with qc only (p53_fast_ctx_cache()) */
 	return 0;
 }
 
@@ -70,7 +70,7 @@ void p53_fast_ctx_cache(struct p53_fast_ctx *c, struct p53_qcache *qc)
 	c->qc = c->gen != 0 ? qc : NULL;
 	/* p53_fast_burst()'s frame step: in a run of misses, fast_frame_run() (its lookup may
 	   fall on the burst's first question: klim is not 0 then) */
-	c->step = c->qc != NULL && c->qc->run >= P53_QCACHE_RUN;
+	c->step = c->qc == NULL ? 0 : c->qc->run >= P53_QCACHE_RUN ? 2 : 1;
 }
 
 /* The sum (RFC 1071, from an even offset) of the OPT put_opt() writes without options, after
@@ -3058,10 +3058,10 @@ uint16_t p53_fast_burst(const struct p53_fast_ctx *c, struct rte_mbuf **pkts, ui
 	uint16_t i;
 	/* with the answer cache or without, or in a run of misses (fast_frame_run()): chosen
 	   once per burst (p53_fast_ctx_cache()) */
-	static int (*const steps[2])(const struct p53_fast_ctx *, struct p53_query *, uint8_t *,
-				     uint16_t, uint32_t, int) = {fast_frame_qc, fast_frame_run};
+	static int (*const steps[3])(const struct p53_fast_ctx *, struct p53_query *, uint8_t *,
+				     uint16_t, uint32_t, int) = {fast_frame, fast_frame_qc, fast_frame_run};
 	int (*const step)(const struct p53_fast_ctx *, struct p53_query *, uint8_t *, uint16_t,
-			  uint32_t, int) = c->qc != NULL ? steps[c->step] : fast_frame;
+			  uint32_t, int) = steps[c->step];
 
 	for (i = 0; i < n; i++) {
 		struct rte_mbuf *m = pkts[i];

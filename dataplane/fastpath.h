@@ -261,10 +261,11 @@ struct p53_fast_ctx {
 	const struct p53_answer_conf *conf;     /* UDP's: tcp_limit 0 */
 	struct p53_answer_stats *st;
 	uint16_t ours;                          /* our EDNS payload size (p53_our_payload()) */
-	uint8_t step;                           /* with qc: 1 in a run of misses (qc_skip()), set
-						   by p53_fast_ctx_cache() for p53_fast_burst() */
+	uint8_t step;                           /* p53_fast_burst()'s frame step: 0 no cache, 1
+						   the cache, 2 in a run of misses (qc_skip()) */
 	struct p53_qcache *qc;                  /* the worker's answer cache, or NULL: none */
-	uint64_t gen;                           /* the image's generation (the cache's key) */
+	uint64_t gen;                           /* the image's generation (the cache's key; with
+						   qc only) */
 };
 
 /**
