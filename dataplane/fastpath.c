@@ -3056,10 +3056,28 @@ static __attribute__((noinline)) int fast_mbuf_qc(const struct p53_fast_ctx *c, 
 	return r;
 }
 
+/* In a run of misses (qc_skip()), a question not looked up goes through the frame step
+ * without the cache's code: the cache's frame step keeps more values across the answer, and
+ * a name error cost about 40 instructions more there (a random-subdomain flood: every name
+ * new). Counted as a miss before it is read (with ECS or not; a frame that is no query too),
+ * as qc_skip() counts them; the one question in P53_QCACHE_RUN goes to fast_frame_qc(). A
+ * tail call either way, no frame of its own. p53_fast_burst() takes it for a burst that
+ * begins in a run (p53_fast_ctx_cache()): the hit's way does not pay its test. */
+static __attribute__((noinline)) int fast_frame_run(const struct p53_fast_ctx *c, struct p53_query *q,
+						    uint8_t *frame, uint16_t len, uint32_t room,
+						    int verify)
+{
+	if (c->qc->klim == 0) {
+		qc_skip(c->qc);
+		return fast_frame(c, q, frame, len, room, verify);
+	}
+	return fast_frame_qc(c, q, frame, len, room, verify);
+}
+
 int p53_fast_frame(const struct p53_fast_ctx *c, struct p53_query *q, uint8_t *frame, uint16_t len,
 		   uint32_t room, int verify, struct p53_pkt *pkt)
 {
-	int r = c->qc != NULL ? fast_frame_qc(c, q, frame, len, room, verify)
+	int r = c->qc != NULL ? fast_frame_run(c, q, frame, len, room, verify)
 			      : fast_frame(c, q, frame, len, room, verify);
 
 	if (r > 0) {
@@ -3108,11 +3126,15 @@ static __attribute__((noinline)) uint16_t fast_burst_qc(const struct p53_fast_ct
 	return (uint16_t)i;
 }
 
-/* p53_fast_burst() without the answer cache (its frame step has none of the cache's code). */
-static __attribute__((noinline)) uint16_t fast_burst(const struct p53_fast_ctx *c,
-						     struct rte_mbuf **pkts, uint16_t n,
-						     struct rte_mbuf **out, struct p53_query *q,
-						     struct p53_pkt *pkt, int *k)
+/* p53_fast_burst()'s loop without the cache's frame step: run 0, without the answer cache
+ * (fast_frame(): none of the cache's code); run 1, a burst that begins in a run of misses
+ * (fast_frame_run()). */
+static inline __attribute__((always_inline)) uint16_t burst_loop(const struct p53_fast_ctx *c,
+								  struct rte_mbuf **pkts, uint16_t n,
+								  struct rte_mbuf **out,
+								  struct p53_query *q,
+								  struct p53_pkt *pkt, int *k,
+								  int run)
 {
 	unsigned int i;         /* not uint16_t: no copy of it per frame */
 
@@ -3124,9 +3146,11 @@ static __attribute__((noinline)) uint16_t fast_burst(const struct p53_fast_ctx *
 		int r = P53_FAST_NOT_READ;
 		if (__builtin_expect(m->nb_segs == 1 && l4 != RTE_MBUF_F_RX_L4_CKSUM_BAD, 1))
 			/* room: the data and the tailroom, i.e. the buffer after the headroom */
-			r = fast_frame(c, &q[i], rte_pktmbuf_mtod(m, uint8_t *), rte_pktmbuf_data_len(m),
-				 (uint32_t)(uint16_t)(m->buf_len - rte_pktmbuf_headroom(m)),
-				 l4 == RTE_MBUF_F_RX_L4_CKSUM_UNKNOWN);
+			r = (run ? fast_frame_run : fast_frame)(c, &q[i], rte_pktmbuf_mtod(m, uint8_t *),
+								 rte_pktmbuf_data_len(m),
+								 (uint32_t)(uint16_t)(m->buf_len -
+										      rte_pktmbuf_headroom(m)),
+								 l4 == RTE_MBUF_F_RX_L4_CKSUM_UNKNOWN);
 		if (__builtin_expect(r < P53_FAST_ANSWERED, 0)) {
 			if (r < 0) {    /* read and declined: the general responder's packet fields */
 				fast_pkt(rte_pktmbuf_mtod(m, uint8_t *), -r, &pkt[i], &q[i]);
@@ -3145,13 +3169,33 @@ static __attribute__((noinline)) uint16_t fast_burst(const struct p53_fast_ctx *
 	return (uint16_t)i;
 }
 
-/* Each loop in its own function, chosen once per burst: a jump (no registers saved here). */
+static __attribute__((noinline)) uint16_t fast_burst(const struct p53_fast_ctx *c,
+						     struct rte_mbuf **pkts, uint16_t n,
+						     struct rte_mbuf **out, struct p53_query *q,
+						     struct p53_pkt *pkt, int *k)
+{
+	return burst_loop(c, pkts, n, out, q, pkt, k, 0);
+}
+
+static __attribute__((noinline)) uint16_t fast_burst_run(const struct p53_fast_ctx *c,
+							 struct rte_mbuf **pkts, uint16_t n,
+							 struct rte_mbuf **out, struct p53_query *q,
+							 struct p53_pkt *pkt, int *k)
+{
+	return burst_loop(c, pkts, n, out, q, pkt, k, 1);
+}
+
+/* Each loop in its own function, chosen once per burst: a jump (no registers saved here). A
+ * burst that begins in a run of misses takes fast_frame_run() per frame (its lookup may fall
+ * on the burst's first question: klim is not 0 then); the hit's loop does not pay its test. */
 uint16_t p53_fast_burst(const struct p53_fast_ctx *c, struct rte_mbuf **pkts, uint16_t n,
 			struct rte_mbuf **out, struct p53_query *q, struct p53_pkt *pkt, int *k)
 {
-	if (c->qc != NULL)
-		return fast_burst_qc(c, pkts, n, out, q, pkt, k);
-	return fast_burst(c, pkts, n, out, q, pkt, k);
+	if (c->qc == NULL)
+		return fast_burst(c, pkts, n, out, q, pkt, k);
+	if (__builtin_expect(c->qc->run >= P53_QCACHE_RUN, 0))
+		return fast_burst_run(c, pkts, n, out, q, pkt, k);
+	return fast_burst_qc(c, pkts, n, out, q, pkt, k);
 }
 
 /* p53_fast_frame() in two steps, for a burst read in passes (worker.c, a large image): the

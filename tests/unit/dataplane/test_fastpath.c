@@ -1765,6 +1765,99 @@ static void answer_cache_run(void **state)
 	assert_int_equal(qc->hits, hits + 1);
 }
 
+/* `n` questions (qs[i], ls[i] bytes) from src4 as one burst through p53_fast_burst() with the
+ * cache `qc` (mbufs of our own: the burst reads their data, lengths and flags only): every
+ * frame answered, each reply the bytes p53_fast_frame() writes without a cache. */
+static void burst_same(struct p53_qcache *qc, uint8_t (*qs)[64], const uint16_t *ls, uint16_t n)
+{
+	enum { HEAD = 128, ROOM = 2048 };
+	static uint8_t bufs[64][HEAD + ROOM], want[4096];
+	static struct rte_mbuf mb[64];
+	struct rte_mbuf *pkts[64], *out[64];
+	struct p53_query q[64];
+	struct p53_pkt pk[64];
+	struct p53_answer_stats st, s0;
+	struct p53_fast_ctx fx;
+	uint16_t fl[64];
+	int k = -1;
+
+	assert_true(n <= 64);
+	for (uint16_t i = 0; i < n; i++) {
+		memset(&mb[i], 0, sizeof(mb[i]));
+		fl[i] = frame_of(bufs[i] + HEAD, qs[i], ls[i], 9053, 0);
+		mb[i].buf_addr = bufs[i];
+		mb[i].data_off = HEAD;
+		mb[i].buf_len = HEAD + ROOM;
+		mb[i].nb_segs = 1;
+		mb[i].data_len = fl[i];
+		mb[i].pkt_len = fl[i];
+		pkts[i] = &mb[i];
+	}
+	memset(&st, 0, sizeof(st));
+	assert_int_equal(p53_fast_ctx_init(&fx, mac_us, &addrs, img, &conf, &st), 0);
+	p53_fast_ctx_cache(&fx, qc);
+	assert_int_equal(p53_fast_burst(&fx, pkts, n, out, q, pk, &k), n);
+	for (uint16_t i = 0; i < n; i++) {
+		uint8_t f[2048];
+		uint16_t l = frame_of(f, qs[i], ls[i], 9053, 0);
+		int k0 = run_frame(NULL, f, l, want, &s0, (uint32_t)l + 1500);
+		assert_true(k0 >= P53_FAST_ANSWERED);
+		assert_ptr_equal(out[i], &mb[i]);
+		assert_int_equal(mb[i].data_len, k0);
+		assert_memory_equal(bufs[i] + HEAD, want, (size_t)k0);
+	}
+}
+
+/*
+ * p53_fast_burst() in a run of misses (a random-subdomain flood): a burst that begins in the
+ * run answers its questions without looking them up, counted as misses, and looks one in
+ * P53_QCACHE_RUN up as p53_fast_frame() does: a hit there ends the run and the lookups go on
+ * in the same burst. The replies are the cacheless ones.
+ */
+static void answer_cache_burst_run(void **state)
+{
+	(void)state;
+	static const char *const names[] = {"example.com."};
+	static const char *const files[] = {"zones/example.com.zone"};
+	static uint8_t qs[64][64];
+	uint16_t ls[64];
+	build(names, files, 1);
+	struct p53_qcache *qc = cache64();
+	const uint8_t *www = (const uint8_t *)"\x03www\x07" "example\x03" "com";
+	uint8_t nx[18];
+
+	memcpy(nx, "\x04nx00\x07" "example\x03" "com", 18);
+	/* www stored (its second miss in its slot), then a hit */
+	for (int i = 0; i < 3; i++)
+		ls[i] = query(qs[i], www, 17, 1, 1232, 0, 0, 0);
+	burst_same(qc, qs, ls, 3);
+	assert_int_equal(qc->stores, 1);
+	assert_int_equal(qc->hits, 1);
+	assert_int_equal(qc->misses, 2);
+	/* 32 names asked once, in a burst that begins out of the run: each looked up */
+	for (int i = 0; i < (int)P53_QCACHE_RUN; i++) {
+		nx[3] = (uint8_t)('a' + i / 26);
+		nx[4] = (uint8_t)('a' + i % 26);
+		ls[i] = query(qs[i], nx, 18, 1, 1232, 0, 0, 0);
+	}
+	burst_same(qc, qs, ls, P53_QCACHE_RUN);
+	assert_int_equal(qc->misses, 2 + P53_QCACHE_RUN);
+	assert_int_equal(qc->klim, 0);
+	/* A burst that begins in the run: 32 questions not looked up (www among them: a miss
+	 * too), the 33rd looked up (www: a hit, the run ends), the rest looked up (hits). */
+	for (int i = 0; i < 40; i++) {
+		nx[3] = (uint8_t)('A' + i / 26);
+		nx[4] = (uint8_t)('A' + i % 26);
+		ls[i] = i == 5 || i >= (int)P53_QCACHE_RUN ? query(qs[i], www, 17, 1, 1232, 0, 0, 0)
+							    : query(qs[i], nx, 18, 1, 1232, 0, 0, 0);
+	}
+	burst_same(qc, qs, ls, 40);
+	assert_int_equal(qc->hits, 1 + 40 - P53_QCACHE_RUN);
+	assert_int_equal(qc->misses, 2 + 2 * P53_QCACHE_RUN);
+	assert_int_equal(qc->klim, P53_QCACHE_KEY);
+	assert_int_equal(qc->stores, 1);
+}
+
 /* ---- the pick cache ----------------------------------------------------------------------- */
 
 /* The steered name asked by `client` through `qc` and without a cache (cached_same()); the
@@ -2452,6 +2545,7 @@ int main(void)
 		cmocka_unit_test(ecs_steered_republish),
 		cmocka_unit_test(answer_cache),
 		cmocka_unit_test(answer_cache_run),
+		cmocka_unit_test(answer_cache_burst_run),
 		cmocka_unit_test(ecs_cache),
 		cmocka_unit_test(hit_path),
 		cmocka_unit_test(burst_loop),
