@@ -114,7 +114,7 @@ for i in 1 2 3 4 5; do
 	knotc zone-commit sec.test >/dev/null
 done
 check "the last change arrived (serial 8)" \
-	wait_for 10 sh -c "ip netns exec $CLIENT_NS kdig +time=1 +short @$V4 sec.test SOA | grep -q ' 8 '"
+	wait_for 10 serial_is "$CLIENT_NS" "$V4" sec.test 8
 # Every owner and type of the primary's zone, asked of pop53, must give the primary's RRset.
 ip netns exec "$PRIMARY_NS" kdig +time=2 @"$PRIMARY_V4" -y "hmac-sha256:xfr.key:$XFR_SECRET" sec.test AXFR +noall +answer 2>/dev/null |
 	awk '$4 != "TSIG" { $1=tolower($1); print }' | sort -u >"$TMP/primary.txt"

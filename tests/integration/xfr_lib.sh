@@ -279,6 +279,12 @@ dig_rcode() {
 		sed -n 's/.*status: \([A-Z]*\).*/\1/p' | head -1
 }
 
+# soa_serial NS ADDR ZONE: the serial of the SOA that ADDR serves for ZONE (empty if none).
+soa_serial() { ip netns exec "$1" kdig +time=1 +short @"$2" "$3" SOA 2>/dev/null | awk 'NR == 1 { print $3 }'; }
+# serial_is NS ADDR ZONE SERIAL: ADDR serves exactly that serial. (A grep for " 2 " in the
+# SOA also matches serial 1 with a refresh of 2 s, as the ZONE_REFRESH=2 zones have.)
+serial_is() { [ "$(soa_serial "$1" "$2" "$3")" = "$4" ]; }
+
 # wait_for SECONDS CMD...: poll every 50 ms until CMD succeeds.
 wait_for() {
 	local limit=$1; shift
