@@ -2501,6 +2501,88 @@ static void burst_loop(void **state)
 	}
 }
 
+/* One frame through p53_fast_burst() with the answer cache `qc` (fast_burst_qc(): its IPv4
+ * step or fast_mbuf_qc6()): the frames answered (0 or 1); *k as the loop left it. */
+static int burst_one(struct p53_qcache *qc, const uint8_t *f, uint16_t fl, int *k)
+{
+	struct p53_fast_ctx fx;
+	struct p53_answer_stats st;
+	struct rte_mbuf *pkts[1] = {&burst_m[0]}, *out[1];
+	struct p53_query q[1];
+	struct p53_pkt pk[1];
+
+	memset(&st, 0, sizeof(st));
+	assert_int_equal(p53_fast_ctx_init(&fx, mac_us, &addrs, img, &conf, &st), 0);
+	p53_fast_ctx_cache(&fx, qc);
+	burst_fill(0, f, fl, 1, 0);
+	*k = -7;
+	return p53_fast_burst(&fx, pkts, 1, out, q, pk, k);
+}
+
+/*
+ * pkt.c p53_pkt_for_us() in the fast parse (fastpath.c ours4(), ours6()): a frame to any of
+ * the service addresses of its family is answered, the first or a later one, through
+ * p53_fast_frame() with and without the answer cache and through the cached burst loop (a
+ * miss, a store and hits); one to another address is not read, nor one to the first entry
+ * of an empty set (n4 or n6 0: what v4[0] / v6[0] hold is no address of ours).
+ */
+static void service_addrs(void **state)
+{
+	(void)state;
+	static const char *const names[] = {"example.com."};
+	static const char *const files[] = {"zones/example.com.zone"};
+	static uint8_t f[512], out[4096];
+	uint8_t buf[512];
+	struct p53_answer_stats st;
+	const struct p53_pkt_addrs saved = addrs;
+	build(names, files, 1);
+
+	uint16_t l = query(buf, (const uint8_t *)"\x03www\x07" "example\x03" "com", 17, 1, 1232, 0, 7, 0);
+	addrs.n4 = 2;
+	addrs.v4[1] = 0x360200c0u;      /* 192.0.2.54 */
+	addrs.n6 = 2;
+	memcpy(addrs.v6[1], dst6, 16);
+	addrs.v6[1][15] = 0x54;
+	for (int v6 = 0; v6 < 2; v6++) {
+		/* the destination's last byte: 0x53 the first address, 0x54 the second, 0x55
+		   none; then 0x53 with an empty set */
+		for (int t = 0; t < 4; t++) {
+			uint16_t fl;
+			if (v6) {
+				fl = frame6_of(f, buf, l, 5353, 0, 0);
+				f[14 + 24 + 15] = t == 1 ? 0x54 : t == 2 ? 0x55 : 0x53;
+				put_csum(f + 14 + 40, (uint16_t)(8 + l), f + 14 + 8, 32, 0);
+			} else {
+				fl = frame_of(f, buf, l, 5353, 0);
+				f[14 + 19] = t == 1 ? 0x36 : t == 2 ? 0x37 : 0x35;
+				put_csum(f + 14 + 20, (uint16_t)(8 + l), f + 14 + 12, 8, 0);
+			}
+			if (t == 3) {
+				addrs.n4 = 0;
+				addrs.n6 = 0;
+			}
+			int ours = t < 2;
+			struct p53_qcache *qc = cache64();
+			int r = run_frame(NULL, f, fl, out, &st, sizeof(out));
+			if (ours ? r < P53_FAST_ANSWERED : r != P53_FAST_NOT_READ)
+				fail_msg("v6 %d, address %d: p53_fast_frame() %d", v6, t, r);
+			for (int ask = 0; ask < 3; ask++) {
+				assert_int_equal(run_frame(qc, f, fl, out, &st, sizeof(out)), r);
+				int k, n = burst_one(qc, f, fl, &k);
+				assert_int_equal(n, ours);
+				assert_int_equal(k, ours ? -7 : P53_FAST_NOT_READ);
+				if (ours)
+					assert_int_equal(burst_m[0].data_len, r);
+			}
+			if (ours)
+				assert_true(qc->hits >= 4);     /* the cache's own parse saw them */
+			addrs.n4 = 2;
+			addrs.n6 = 2;
+		}
+	}
+	addrs = saved;
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -2549,6 +2631,7 @@ int main(void)
 		cmocka_unit_test(ecs_cache),
 		cmocka_unit_test(hit_path),
 		cmocka_unit_test(burst_loop),
+		cmocka_unit_test(service_addrs),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
