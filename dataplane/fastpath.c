@@ -2520,11 +2520,11 @@ size_t p53_fast_reply(uint8_t *frame, const struct p53_pkt *pkt, uint16_t dns_le
 }
 
 /* answer.c count(): the counters a cached answer updates, as fast_answer() would. */
-static inline void qc_count(struct p53_answer_stats *st, const struct p53_qcache_entry *e)
+_Static_assert(P53_QTYPE_BUCKETS <= 256, "a type's counter fits qcache.h qbucket");
+static inline __attribute__((always_inline)) void qc_count(struct p53_answer_stats *st,
+							   const struct p53_qcache_entry *e)
 {
-	uint16_t qt = e->qtype;
-
-	st->qtype[qt < P53_QTYPE_BUCKETS - 1 ? qt : P53_QTYPE_BUCKETS - 1]++;
+	st->qtype[e->qbucket]++;        /* the type's counter, found by qc_store() */
 	st->rcode[e->rcode]++;
 	st->kind[e->kind]++;
 }
@@ -2885,20 +2885,17 @@ static inline __attribute__((always_inline)) uint16_t qc_answer(const struct p53
 	} else {
 		/* in 16-byte moves, the first two whatever len (most answers fit them): the
 		   entry's bytes past len are its own, the room was checked */
+		uint32_t len = e->len;  /* read once: the stores below may alias it */
 		memcpy(msg + qe, e->ans, 16);
 		memcpy(msg + qe + 16, e->ans + 16, 16);
-		for (uint32_t i = 32; i < e->len; i += 16)
+		for (uint32_t i = 32; i < len; i += 16)
 			memcpy(msg + qe + i, e->ans + i, 16);
 		memcpy(msg + 4, e->counts, 8);
 		*rest = e->sum;
-		rlen = (uint16_t)(qe + e->len);
+		rlen = (uint16_t)(qe + len);
 	}
 	p53_put16(msg + 2, (uint16_t)(e->hflags | (q->flags & (0x7800u | P53_F_RD | P53_F_CD))));
-	struct p53_answer_stats *st = c->st;
-	uint16_t qt = e->qtype;
-	st->qtype[qt < P53_QTYPE_BUCKETS - 1 ? qt : P53_QTYPE_BUCKETS - 1]++;
-	st->rcode[e->rcode]++;
-	st->kind[e->kind]++;
+	qc_count(c->st, e);
 	c->qc->hits++;
 	return rlen;
 }
@@ -2986,6 +2983,7 @@ static __attribute__((noinline)) void qc_store(const struct p53_fast_ctx *c, con
 	e->len = alen;
 	e->hflags = (uint16_t)(flags & ~(0x7800u | P53_F_RD | P53_F_CD));
 	e->qtype = q->qtype;
+	e->qbucket = (uint8_t)(q->qtype < P53_QTYPE_BUCKETS - 1 ? q->qtype : P53_QTYPE_BUCKETS - 1);
 	e->qlen = (uint8_t)qlen;
 	e->bits = (uint8_t)bits;
 	e->kind = kind;

@@ -112,7 +112,7 @@ struct p53_qcache_entry {
 					   at, IPv4 [0] and IPv6 [1] (struct p53_qcache_pick) */
 	uint8_t elen;                   /* P53_QC_ECS: the length of the ECS option's data (4 and
 					   the ADDRESS's bytes), part of the key: the OPT's length */
-	uint8_t pad;
+	uint8_t qbucket;                /* qtype's counter (answer.h p53_answer_stats qtype[]) */
 	uint32_t cand;                  /* the slot hash of the last question that missed here: a
 					   question is stored when it misses a second time in a row
 					   (a name asked once, as in a random-subdomain flood, costs

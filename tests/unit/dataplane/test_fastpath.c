@@ -2501,6 +2501,38 @@ static void burst_loop(void **state)
 	}
 }
 
+/* A hit counts its question's type as fast_answer() does (answer.c count()): its own counter
+ * below P53_QTYPE_BUCKETS - 1, the last one for any type above (qcache.h qbucket, set by the
+ * store): NODATA for types 62, 63, 64, 65 (HTTPS) and 248 (the last the fast path reads),
+ * each from the cache on the third pass, the counters those of the answer without it. */
+static void cache_qtype_counter(void **state)
+{
+	(void)state;
+	static const char *const names[] = {"example.com."};
+	static const char *const files[] = {"zones/example.com.zone"};
+	static const uint16_t types[] = {62, 63, 64, 65, 248};
+	static uint8_t f[512], out[4096];
+	uint8_t buf[512];
+	struct p53_answer_stats s0, st;
+	build(names, files, 1);
+
+	for (size_t t = 0; t < sizeof(types) / sizeof(types[0]); t++) {
+		uint16_t l = query(buf, (const uint8_t *)"\x03www\x07" "example\x03" "com", 17, types[t],
+				   1232, 0, 0, 0);
+		uint16_t fl = frame_of(f, buf, l, 4242, 0);
+		struct p53_qcache *qc = cache64();
+		int k = run_frame(NULL, f, fl, out, &s0, sizeof(out));
+		if (k < P53_FAST_ANSWERED)
+			fail_msg("type %u: %d", types[t], k);
+		assert_int_equal(s0.qtype[types[t] < P53_QTYPE_BUCKETS - 1 ? types[t] : P53_QTYPE_BUCKETS - 1], 1);
+		for (int pass = 0; pass < 3; pass++) {
+			assert_true(run_frame(qc, f, fl, out, &st, sizeof(out)) >= P53_FAST_ANSWERED);
+			assert_memory_equal(&st, &s0, sizeof(st));
+		}
+		assert_int_equal(qc->hits, 1);
+	}
+}
+
 /* One frame through p53_fast_burst() with the answer cache `qc` (fast_burst_qc(): its IPv4
  * step or fast_mbuf_qc6()): the frames answered (0 or 1); *k as the loop left it. */
 static int burst_one(struct p53_qcache *qc, const uint8_t *f, uint16_t fl, int *k)
@@ -2632,6 +2664,7 @@ int main(void)
 		cmocka_unit_test(hit_path),
 		cmocka_unit_test(burst_loop),
 		cmocka_unit_test(service_addrs),
+		cmocka_unit_test(cache_qtype_counter),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
