@@ -1192,7 +1192,9 @@ void p53_fast_ref_build_from(const void *img, void *buf, size_t size, const void
 /* p53_image_find() inlined, the names compared 8 bytes at a time (the last word overlapping):
  * image names and the parsed name have at least 8 readable bytes when they are that long.
  * Returns the node itself (the slot leads to its block), or NULL. */
-/* Whether node `node`'s name is `name` (canonical, `len` bytes). */
+/* Whether node `node`'s name is `name` (canonical, `len` bytes): find()'s comparison, for a
+ * node found before (p53_fast_found). find() keeps its own inline: calling this from it
+ * changed fast_frame()'s code, and a name error and a referral cost 5 instructions more. */
 static inline __attribute__((always_inline)) int node_is(const struct p53_image_node *node,
 							  const uint8_t *name, size_t len)
 {
@@ -1237,8 +1239,32 @@ static inline const struct p53_image_node *find(const void *img, const uint8_t *
 			return NULL;
 		if ((uint32_t)(s >> 32) == hash) {
 			const struct p53_image_node *node = p53_image_slot_node(img, s);
-			if (node_is(node, name, len))
-				return node;
+			const uint8_t *nm = p53_image_node_name(img, node);
+			if (node->name_len == len && len >= 8) {
+				uint64_t a, b, x = 0;
+				size_t k;
+				/* 8..16 bytes (most names): the first word and the last, no loop */
+				memcpy(&a, nm, 8);
+				memcpy(&b, name, 8);
+				x = a ^ b;
+				for (k = 8; k + 8 < len; k += 8) {
+					memcpy(&a, nm + k, 8);
+					memcpy(&b, name + k, 8);
+					x |= a ^ b;
+				}
+				memcpy(&a, nm + len - 8, 8);
+				memcpy(&b, name + len - 8, 8);
+				if ((x | (a ^ b)) == 0)
+					return node;
+			} else if (node->name_len == len) {
+				/* under 8 bytes: compared inline (a memcmp() call made the caller keep
+				   its values on the stack around the whole loop) */
+				size_t k = 0;
+				while (k < len && nm[k] == name[k])
+					k++;
+				if (k == len)
+					return node;
+			}
 		}
 		i = (i + 1) & h->hash_mask;
 	}
