@@ -1192,37 +1192,44 @@ void p53_fast_ref_build_from(const void *img, void *buf, size_t size, const void
 /* p53_image_find() inlined, the names compared 8 bytes at a time (the last word overlapping):
  * image names and the parsed name have at least 8 readable bytes when they are that long.
  * Returns the node itself (the slot leads to its block), or NULL. */
-/* Whether node `node`'s name is `name` (canonical, `len` bytes): find()'s comparison, for a
- * node found before (p53_fast_found). find() keeps its own inline: calling this from it
+/* `hit` (a statement: a return) when node `node`'s name is `name` (canonical, `len` bytes). A
+ * macro, so that find() keeps the code it had: the comparison as a function returning a flag
  * changed fast_frame()'s code, and a name error and a referral cost 5 instructions more. */
+#define NODE_IS(node, name, len, hit)							\
+	do {										\
+		const uint8_t *nm_ = p53_image_node_name(NULL, (node));			\
+		if ((node)->name_len == (len) && (len) >= 8) {				\
+			uint64_t a_, b_, x_ = 0;					\
+			size_t k_;							\
+			/* 8..16 bytes (most names): the first word and the last */	\
+			memcpy(&a_, nm_, 8);						\
+			memcpy(&b_, (name), 8);						\
+			x_ = a_ ^ b_;							\
+			for (k_ = 8; k_ + 8 < (len); k_ += 8) {				\
+				memcpy(&a_, nm_ + k_, 8);				\
+				memcpy(&b_, (name) + k_, 8);				\
+				x_ |= a_ ^ b_;						\
+			}								\
+			memcpy(&a_, nm_ + (len) - 8, 8);				\
+			memcpy(&b_, (name) + (len) - 8, 8);				\
+			if ((x_ | (a_ ^ b_)) == 0)					\
+				hit;							\
+		} else if ((node)->name_len == (len)) {					\
+			/* under 8 bytes: compared inline (a memcmp() call made the	\
+			   caller keep its values on the stack around find()'s loop) */	\
+			size_t k_ = 0;							\
+			while (k_ < (len) && nm_[k_] == (name)[k_])			\
+				k_++;							\
+			if (k_ == (len))						\
+				hit;							\
+		}									\
+	} while (0)
+
+/* Whether node `node`'s name is `name`: for a node found before (p53_fast_found). */
 static inline __attribute__((always_inline)) int node_is(const struct p53_image_node *node,
 							  const uint8_t *name, size_t len)
 {
-	const uint8_t *nm = p53_image_node_name(NULL, node);
-
-	if (node->name_len == len && len >= 8) {
-		uint64_t a, b, x = 0;
-		size_t k;
-		/* 8..16 bytes (most names): the first word and the last, no loop */
-		memcpy(&a, nm, 8);
-		memcpy(&b, name, 8);
-		x = a ^ b;
-		for (k = 8; k + 8 < len; k += 8) {
-			memcpy(&a, nm + k, 8);
-			memcpy(&b, name + k, 8);
-			x |= a ^ b;
-		}
-		memcpy(&a, nm + len - 8, 8);
-		memcpy(&b, name + len - 8, 8);
-		return (x | (a ^ b)) == 0;
-	} else if (node->name_len == len) {
-		/* under 8 bytes: compared inline (a memcmp() call made the caller keep its values
-		   on the stack around the whole loop) */
-		size_t k = 0;
-		while (k < len && nm[k] == name[k])
-			k++;
-		return k == len;
-	}
+	NODE_IS(node, name, len, return 1);
 	return 0;
 }
 
@@ -1239,36 +1246,12 @@ static inline const struct p53_image_node *find(const void *img, const uint8_t *
 			return NULL;
 		if ((uint32_t)(s >> 32) == hash) {
 			const struct p53_image_node *node = p53_image_slot_node(img, s);
-			const uint8_t *nm = p53_image_node_name(img, node);
-			if (node->name_len == len && len >= 8) {
-				uint64_t a, b, x = 0;
-				size_t k;
-				/* 8..16 bytes (most names): the first word and the last, no loop */
-				memcpy(&a, nm, 8);
-				memcpy(&b, name, 8);
-				x = a ^ b;
-				for (k = 8; k + 8 < len; k += 8) {
-					memcpy(&a, nm + k, 8);
-					memcpy(&b, name + k, 8);
-					x |= a ^ b;
-				}
-				memcpy(&a, nm + len - 8, 8);
-				memcpy(&b, name + len - 8, 8);
-				if ((x | (a ^ b)) == 0)
-					return node;
-			} else if (node->name_len == len) {
-				/* under 8 bytes: compared inline (a memcmp() call made the caller keep
-				   its values on the stack around the whole loop) */
-				size_t k = 0;
-				while (k < len && nm[k] == name[k])
-					k++;
-				if (k == len)
-					return node;
-			}
+			NODE_IS(node, name, len, return node);
 		}
 		i = (i + 1) & h->hash_mask;
 	}
 }
+#undef NODE_IS
 
 /* answer.c encloser(): the deepest existing ancestor of a name not in the image (its node, or
  * NULL). */
