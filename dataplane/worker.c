@@ -199,32 +199,31 @@ static inline __attribute__((always_inline)) void prefetch_chain(const void *img
 {
 	const struct p53_image_hdr *h = p53_image_hdr(img);
 	const uint64_t *slots = p53_image_slots(img);
-	const struct p53_image_node *node[P53_BURST];    /* fd NULL: the nodes here */
+	const struct p53_image_node *node[P53_BURST];
 
 	for (uint16_t i = 0; i < n; i++) {
-		const struct p53_image_node *nd = NULL;
-		uint64_t s = frame_asks(ms[i]) ? slot_of(slots, h->hash_mask, q[i].hash) : 0;
+		node[i] = NULL;
+		if (!frame_asks(ms[i]))
+			continue;
+		uint64_t s = slot_of(slots, h->hash_mask, q[i].hash);
 		if (s != 0) {
-			nd = p53_image_slot_node(img, s);
+			node[i] = p53_image_slot_node(img, s);
 			/* The node, the name, the first RRset's header after it and its first
 			   record (an A record: 16 bytes) */
-			const uint8_t *nm = p53_image_node_name(img, nd);
+			const uint8_t *nm = p53_image_node_name(img, node[i]);
 			uint32_t hot = (uint32_t)(p53_image_rrset_at((uintptr_t)(nm + q[i].qname_len)) -
-						  (uintptr_t)nd);
-			prefetch_span(nd, hot + (uint32_t)sizeof(struct p53_image_rrset) + 16u);
+						  (uintptr_t)node[i]);
+			prefetch_span(node[i], hot + (uint32_t)sizeof(struct p53_image_rrset) + 16u);
 		}
-		if (fd != NULL)
-			fd[i].node = nd;
-		else
-			node[i] = nd;
 	}
 #if P53_PREFETCH_DEPTH >= 4
 	for (uint16_t i = 0; i < n; i++) {
-		const struct p53_image_node *nd = fd != NULL ? fd[i].node : node[i];
 		uint32_t rsi;
-		if (nd == NULL)
+		if (fd != NULL)
+			fd[i].node = node[i];
+		if (node[i] == NULL)
 			continue;
-		const struct p53_image_rrset *rs = p53_image_node_find(img, nd, q[i].qtype,
+		const struct p53_image_rrset *rs = p53_image_node_find(img, node[i], q[i].qtype,
 								       fd != NULL ? &rsi : NULL);
 		if (fd != NULL) {
 			fd[i].rs = rs;
@@ -510,7 +509,7 @@ static __rte_noinline uint16_t passes(struct p53_worker *w, const struct p53_rep
 	uint32_t mask = p53_image_hdr(r->image)->hash_mask;
 
 	if (fc == NULL)
-		__builtin_unreachable();        /* burst()'s: the tests on it in chain_answer() go */
+		__builtin_unreachable();        /* burst()'s &fc: chain_answer() tests it no more */
 	if (n == 0)
 		return 0;
 	for (uint16_t i = 0; i < n && i < 4; i++)
