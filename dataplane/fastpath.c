@@ -1192,6 +1192,47 @@ void p53_fast_ref_build_from(const void *img, void *buf, size_t size, const void
 /* p53_image_find() inlined, the names compared 8 bytes at a time (the last word overlapping):
  * image names and the parsed name have at least 8 readable bytes when they are that long.
  * Returns the node itself (the slot leads to its block), or NULL. */
+/* `hit` (a statement: a return) when node `node`'s name is `name` (canonical, `len` bytes). A
+ * macro, so that find() keeps the code it had: the comparison as a function returning a flag
+ * changed fast_frame()'s code, and a name error and a referral cost 5 instructions more. */
+#define NODE_IS(node, name, len, hit)							\
+	do {										\
+		const uint8_t *nm_ = p53_image_node_name(NULL, (node));			\
+		if ((node)->name_len == (len) && (len) >= 8) {				\
+			uint64_t a_, b_, x_ = 0;					\
+			size_t k_;							\
+			/* 8..16 bytes (most names): the first word and the last */	\
+			memcpy(&a_, nm_, 8);						\
+			memcpy(&b_, (name), 8);						\
+			x_ = a_ ^ b_;							\
+			for (k_ = 8; k_ + 8 < (len); k_ += 8) {				\
+				memcpy(&a_, nm_ + k_, 8);				\
+				memcpy(&b_, (name) + k_, 8);				\
+				x_ |= a_ ^ b_;						\
+			}								\
+			memcpy(&a_, nm_ + (len) - 8, 8);				\
+			memcpy(&b_, (name) + (len) - 8, 8);				\
+			if ((x_ | (a_ ^ b_)) == 0)					\
+				hit;							\
+		} else if ((node)->name_len == (len)) {					\
+			/* under 8 bytes: compared inline (a memcmp() call made the	\
+			   caller keep its values on the stack around find()'s loop) */	\
+			size_t k_ = 0;							\
+			while (k_ < (len) && nm_[k_] == (name)[k_])			\
+				k_++;							\
+			if (k_ == (len))						\
+				hit;							\
+		}									\
+	} while (0)
+
+/* Whether node `node`'s name is `name`: for a node found before (p53_fast_found). */
+static inline __attribute__((always_inline)) int node_is(const struct p53_image_node *node,
+							  const uint8_t *name, size_t len)
+{
+	NODE_IS(node, name, len, return 1);
+	return 0;
+}
+
 static inline const struct p53_image_node *find(const void *img, const uint8_t *name, size_t len,
 						uint32_t hash)
 {
@@ -1205,36 +1246,12 @@ static inline const struct p53_image_node *find(const void *img, const uint8_t *
 			return NULL;
 		if ((uint32_t)(s >> 32) == hash) {
 			const struct p53_image_node *node = p53_image_slot_node(img, s);
-			const uint8_t *nm = p53_image_node_name(img, node);
-			if (node->name_len == len && len >= 8) {
-				uint64_t a, b, x = 0;
-				size_t k;
-				/* 8..16 bytes (most names): the first word and the last, no loop */
-				memcpy(&a, nm, 8);
-				memcpy(&b, name, 8);
-				x = a ^ b;
-				for (k = 8; k + 8 < len; k += 8) {
-					memcpy(&a, nm + k, 8);
-					memcpy(&b, name + k, 8);
-					x |= a ^ b;
-				}
-				memcpy(&a, nm + len - 8, 8);
-				memcpy(&b, name + len - 8, 8);
-				if ((x | (a ^ b)) == 0)
-					return node;
-			} else if (node->name_len == len) {
-				/* under 8 bytes: compared inline (a memcmp() call made the caller keep
-				   its values on the stack around the whole loop) */
-				size_t k = 0;
-				while (k < len && nm[k] == name[k])
-					k++;
-				if (k == len)
-					return node;
-			}
+			NODE_IS(node, name, len, return node);
 		}
 		i = (i + 1) & h->hash_mask;
 	}
 }
+#undef NODE_IS
 
 /* answer.c encloser(): the deepest existing ancestor of a name not in the image (its node, or
  * NULL). */
@@ -1402,12 +1419,15 @@ finish(uint8_t *msg, struct p53_answer_stats *st, const struct p53_query *q, uin
 
 /*
  * The fast answer; `ecs`: a copy of the query's ECS option data (RFC 7871 §6), or NULL when it
- * has none (then a constant: the instance without ECS keeps none of its code).
+ * has none (then a constant: the instance without ECS keeps none of its code). `found`: what
+ * the prefetch passes found for q (fastpath.h, p53_fast_write()), or NULL (a constant but in
+ * p53_fast_write()'s instance).
  */
 static inline __attribute__((always_inline)) uint16_t
 fast_answer(const void *img, const struct p53_answer_conf *conf, uint8_t *msg, uint16_t cap,
 	    struct p53_answer_stats *st, const struct p53_query *q, const uint8_t *ecs,
-	    uint16_t ecs_len, uint64_t *tail, int checked, uint16_t ours)
+	    uint16_t ecs_len, uint64_t *tail, int checked, uint16_t ours,
+	    const struct p53_fast_found *found)
 {
 	uint16_t qt = q->qtype;
 	/* The sum of the records written after the question (from an even offset), when known
@@ -1440,9 +1460,16 @@ fast_answer(const void *img, const struct p53_answer_conf *conf, uint8_t *msg, u
 		return 0;                                           /* SERVFAIL: general */
 	uint16_t limit = (uint16_t)(max - reserve);
 
-	/* RFC 1034 §4.3.2 steps 1-4: the name, or (step 5) its closest encloser. */
-	const struct p53_image_node *n = q->qname_labels <= p53_image_hdr(img)->max_labels ?
-					 find(img, q->lname, q->qname_len, q->hash) : NULL;
+	/* RFC 1034 §4.3.2 steps 1-4: the name, or (step 5) its closest encloser. The node the
+	   prefetch passes found, when its name is the question's (`known`: its RRset too). */
+	const struct p53_image_node *n;
+	int known = found != NULL && found->node != NULL &&
+		    node_is(found->node, q->lname, q->qname_len);
+	if (known)
+		n = found->node;
+	else
+		n = q->qname_labels <= p53_image_hdr(img)->max_labels ?
+		    find(img, q->lname, q->qname_len, q->hash) : NULL;
 	uint8_t rcode = P53_RCODE_NOERROR, kind;
 	uint16_t an = 0, ns = 0, ar = 0, aa = P53_F_AA;
 	int hit = n != NULL;
@@ -1533,7 +1560,14 @@ fast_answer(const void *img, const struct p53_answer_conf *conf, uint8_t *msg, u
 		if (n->flags & (P53_NODE_CNAME | P53_NODE_CUT))
 			return 0;
 		uint32_t rsi;
-		const struct p53_image_rrset *rs = p53_image_node_find(img, n, qt, &rsi);
+		const struct p53_image_rrset *rs;
+		if (known) {
+			/* a hit: n is found->node */
+			rs = found->rs;
+			rsi = found->rsi;
+		} else {
+			rs = p53_image_node_find(img, n, qt, &rsi);
+		}
 		if (rs != NULL) {
 			/* Step 4: an RRset owned by the query name, pre-encoded (image.h), with DO=1
 			   its RRSIGs after it: one memcpy. */
@@ -1666,7 +1700,8 @@ static __attribute__((noinline)) uint16_t ecs_answer(const void *img, const stru
 	if (!q->edns || q->ecs_len > sizeof(ecs))
 		return 0;
 	memcpy(ecs, msg + q->ecs_off, q->ecs_len);
-	uint16_t n = fast_answer(img, conf, msg, cap, st, q, ecs, q->ecs_len, tail, checked, ours);
+	uint16_t n = fast_answer(img, conf, msg, cap, st, q, ecs, q->ecs_len, tail, checked, ours,
+				 NULL);
 	if (n == 0)
 		memcpy(msg + q->ecs_off, ecs, q->ecs_len);
 	return n;
@@ -1687,7 +1722,8 @@ uint16_t p53_fast_answer_noecs(const void *img, const struct p53_answer_conf *co
 {
 	if (img == NULL || conf->tcp_limit != 0)
 		return 0;
-	return fast_answer(img, conf, msg, cap, st, q, NULL, 0, tail, 1, p53_our_payload(conf->edns_max_payload));
+	return fast_answer(img, conf, msg, cap, st, q, NULL, 0, tail, 1, p53_our_payload(conf->edns_max_payload),
+			   NULL);
 }
 
 uint16_t p53_fast_answer(const void *img, const struct p53_answer_conf *conf, uint8_t *msg,
@@ -1699,7 +1735,8 @@ uint16_t p53_fast_answer(const void *img, const struct p53_answer_conf *conf, ui
 		return 0;
 	if (__builtin_expect(q->ecs, 0))
 		return ecs_answer(img, conf, msg, cap, st, q, &tail, 0, p53_our_payload(conf->edns_max_payload));
-	return fast_answer(img, conf, msg, cap, st, q, NULL, 0, &tail, 0, p53_our_payload(conf->edns_max_payload));
+	return fast_answer(img, conf, msg, cap, st, q, NULL, 0, &tail, 0, p53_our_payload(conf->edns_max_payload),
+			   NULL);
 }
 
 size_t p53_fast_sum_count(const void *img)
@@ -3046,7 +3083,7 @@ static inline __attribute__((always_inline)) int frame_step(const struct p53_fas
 		rlen = __builtin_expect(q->ecs, 0) ? ecs_answer(c->img, c->conf, msg, cap, c->st, q, &tail, 2,
 								c->ours)
 						   : fast_answer(c->img, c->conf, msg, cap, c->st, q, NULL, 0,
-								 &tail, 2, c->ours);
+								 &tail, 2, c->ours, NULL);
 		if (rlen == 0)
 			return -fam;
 		/* a miss answered, the second in a row for its question: stored */
@@ -3263,10 +3300,12 @@ int p53_fast_read(const struct p53_fast_ctx *c, struct p53_query *q, const uint8
 }
 
 int p53_fast_write(const struct p53_fast_ctx *c, struct p53_query *q, uint8_t *frame, int fam,
-		   uint32_t room, uint64_t keep, struct p53_pkt *pkt)
+		   uint32_t room, uint64_t keep, struct p53_pkt *pkt,
+		   const struct p53_fast_found *found)
 {
 	/* frame_step()'s answer and reply, the offsets constants for the family; the answer
-	   counts the query (checked 1) and searches a closest encloser out of line. */
+	   counts the query (checked 1), searches a closest encloser out of line and starts from
+	   what the prefetch passes found (with ECS: looked up again, ecs_answer() shared). */
 	const uint32_t dns_off = fam == 2 ? V6_DNS_OFF : V4_DNS_OFF;
 	uint32_t r = room - dns_off;
 	uint16_t cap = r > UINT16_MAX ? UINT16_MAX : (uint16_t)r;
@@ -3274,7 +3313,7 @@ int p53_fast_write(const struct p53_fast_ctx *c, struct p53_query *q, uint8_t *f
 	uint64_t tail;
 	uint16_t rlen = __builtin_expect(q->ecs, 0) ?
 			ecs_answer(c->img, c->conf, msg, cap, c->st, q, &tail, 1, c->ours) :
-			fast_answer(c->img, c->conf, msg, cap, c->st, q, NULL, 0, &tail, 1, c->ours);
+			fast_answer(c->img, c->conf, msg, cap, c->st, q, NULL, 0, &tail, 1, c->ours, found);
 
 	if (rlen == 0) {
 		fast_pkt(frame, fam, pkt, q);   /* for the general responder */

@@ -326,6 +326,23 @@ uint16_t p53_fast_burst(const struct p53_fast_ctx *c, struct rte_mbuf **pkts, ui
 int p53_fast_read(const struct p53_fast_ctx *c, struct p53_query *q, const uint8_t *frame,
 		  uint16_t len, int verify, uint64_t *keep);
 
+struct p53_image_node;
+struct p53_image_rrset;
+
+/*
+ * What the prefetch passes found for a question read by p53_fast_read() (worker.c
+ * prefetch_chain()), for its answer not to look it up again: the node of the first name-index
+ * slot, in the lookup's probe order, whose hash is the question's (its name not compared: the
+ * answer compares it, and on a mismatch looks the name up), and that node's RRset of the
+ * question's type (p53_image_node_find(): NULL, none) and its index. node NULL: nothing
+ * found, the answer looks the name up.
+ */
+struct p53_fast_found {
+	const struct p53_image_node *node;
+	const struct p53_image_rrset *rs;
+	uint32_t rsi;
+};
+
 /**
  * The answer and reply of a frame p53_fast_read() read (`fam` its return, `keep` its sum,
  * the frame and `q` untouched since): above P53_FAST_DECLINED, the reply is in place, that
@@ -334,8 +351,11 @@ int p53_fast_read(const struct p53_fast_ctx *c, struct p53_query *q, const uint8
  * points at it: the general responder answers, after p53_fast_complete().
  *
  * @param room   bytes writable from the frame's start (the frame, then the tailroom)
+ * @param found  what the prefetch passes found in the replica's image for q (see above), or
+ *               NULL: the answer looks the name up
  */
 int p53_fast_write(const struct p53_fast_ctx *c, struct p53_query *q, uint8_t *frame, int fam,
-		   uint32_t room, uint64_t keep, struct p53_pkt *pkt);
+		   uint32_t room, uint64_t keep, struct p53_pkt *pkt,
+		   const struct p53_fast_found *found);
 
 #endif /* P53_FASTPATH_H */

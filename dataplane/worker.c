@@ -190,8 +190,12 @@ static inline uint64_t slot_of(const uint64_t *slots, uint32_t mask, uint32_t ha
 	return s != 0 && (uint32_t)(s >> 32) == hash ? s : 0;
 }
 
-static inline void prefetch_chain(const void *img, const struct p53_query *q, const uint8_t *ms,
-				  uint16_t n)
+/* `fd` (not NULL: the passes of read frames, whose answer takes them): each frame's node and
+ * RRset found on the way (fastpath.h p53_fast_found), for the answer not to look them up. */
+static inline __attribute__((always_inline)) void prefetch_chain(const void *img,
+								  const struct p53_query *q,
+								  const uint8_t *ms, uint16_t n,
+								  struct p53_fast_found *fd)
 {
 	const struct p53_image_hdr *h = p53_image_hdr(img);
 	const uint64_t *slots = p53_image_slots(img);
@@ -214,13 +218,24 @@ static inline void prefetch_chain(const void *img, const struct p53_query *q, co
 	}
 #if P53_PREFETCH_DEPTH >= 4
 	for (uint16_t i = 0; i < n; i++) {
+		uint32_t rsi;
+		if (fd != NULL)
+			fd[i].node = node[i];
 		if (node[i] == NULL)
 			continue;
-		const struct p53_image_rrset *rs = p53_image_node_find(img, node[i], q[i].qtype, NULL);
+		const struct p53_image_rrset *rs = p53_image_node_find(img, node[i], q[i].qtype,
+								       fd != NULL ? &rsi : NULL);
+		if (fd != NULL) {
+			fd[i].rs = rs;
+			fd[i].rsi = rsi;
+		}
 		if (rs == NULL)
 			continue;
 		prefetch_span(p53_image_rdata(img, rs), rs->rdata_len);
 	}
+#else
+	for (uint16_t i = 0; fd != NULL && i < n; i++)
+		fd[i].node = NULL;      /* no RRset found: the answer looks the name up */
 #endif
 }
 
@@ -342,19 +357,19 @@ sent:
 }
 
 /* Answer a frame of the answer pass (a large image): one p53_fast_read() read, by
- * p53_fast_write() (what it declines, the general responder), any other by reply(). `fc`
- * NULL (a constant in burst()): no frame was read so. */
+ * p53_fast_write() from what the prefetch passes found, `fd` (what it declines, the general
+ * responder), any other by reply(). `fc` NULL (a constant in burst()): no frame was read so. */
 static inline __attribute__((always_inline)) struct rte_mbuf *answer(struct p53_worker *w,
 				      const struct p53_replica *r, const struct p53_guard *g,
 				      const struct p53_guard_now *now, const struct p53_fast_ctx *fc,
 				      struct rte_mbuf *m, struct p53_pkt *pkt, struct p53_query *q,
-				      uint8_t st, uint64_t keep)
+				      uint8_t st, uint64_t keep, const struct p53_fast_found *fd)
 {
 	if (fc != NULL && (st == FRAME_READ4 || st == FRAME_READ6)) {
 		/* room: the data and the tailroom, i.e. the buffer after the headroom */
 		int k = p53_fast_write(fc, q, rte_pktmbuf_mtod(m, uint8_t *), st == FRAME_READ6 ? 2 : 1,
 				       (uint32_t)(uint16_t)(m->buf_len - rte_pktmbuf_headroom(m)), keep,
-				       pkt);
+				       pkt, fd);
 		if (likely(k > P53_FAST_DECLINED)) {
 			m->data_len = (uint16_t)k;
 			m->pkt_len = (uint32_t)k;
@@ -417,20 +432,26 @@ chain_answer(struct p53_worker *w, const struct p53_replica *r, const struct p53
 		i = k - 3 * D;
 		if (i >= 0 && i < n && ms[i] != FRAME_DROPPED) {
 			struct rte_mbuf *m = answer(w, r, g, now, fc, pkts[i], &pkt[i], &q[i], ms[i],
-						    keep[i]);
+						    keep[i], NULL);
 			if (m != NULL)
 				out[n_out++] = m;
 		}
 	}
 	return n_out;
 #else
+	/* the read frames' nodes and RRsets, found by prefetch_chain() (fc NULL: none read) */
+	struct p53_fast_found fd[P53_BURST];
 #if P53_PREFETCH_DEPTH >= 2
-	prefetch_chain(img, q, ms, n);
+	prefetch_chain(img, q, ms, n, fc != NULL ? fd : NULL);
+#else
+	for (uint16_t i = 0; fc != NULL && i < n; i++)
+		fd[i].node = NULL;
 #endif
 	for (uint16_t i = 0; i < n; i++) {
 		if (ms[i] == FRAME_DROPPED)
 			continue;
-		struct rte_mbuf *m = answer(w, r, g, now, fc, pkts[i], &pkt[i], &q[i], ms[i], keep[i]);
+		struct rte_mbuf *m = answer(w, r, g, now, fc, pkts[i], &pkt[i], &q[i], ms[i], keep[i],
+					    &fd[i]);
 		if (m != NULL)
 			out[n_out++] = m;
 	}
@@ -487,6 +508,8 @@ static __rte_noinline uint16_t passes(struct p53_worker *w, const struct p53_rep
 	const uint64_t *slots = p53_image_slots(r->image);
 	uint32_t mask = p53_image_hdr(r->image)->hash_mask;
 
+	if (fc == NULL)
+		__builtin_unreachable();        /* burst()'s &fc: chain_answer() tests it no more */
 	if (n == 0)
 		return 0;
 	for (uint16_t i = 0; i < n && i < 4; i++)

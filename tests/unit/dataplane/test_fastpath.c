@@ -259,19 +259,53 @@ static void cache_check(const uint8_t *f, uint16_t fl, int k0, const uint8_t *wa
 		n_cache_steered += (qc->e[i].bits & P53_QC_STEERED) != 0;
 }
 
-static unsigned long n_read_write, n_read_declined;
+static unsigned long n_read_write, n_read_declined, n_found_hit, n_found_other;
+
+/* What the prefetch passes (worker.c prefetch_chain()) find for q: the node of the first slot
+ * in probe order with q's hash, its RRset of q's type. `other`: instead a node whose name is
+ * not q's, with its RRset of q's type (a hash that matched another name), or 0 when the image
+ * has none. */
+static int found_of(const struct p53_query *q, int other, struct p53_fast_found *fd)
+{
+	const struct p53_image_hdr *h = p53_image_hdr(img);
+	const uint64_t *slots = p53_image_slots(img);
+
+	fd->node = NULL;
+	if (!other) {
+		for (uint32_t j = q->hash & h->hash_mask; slots[j] != 0; j = (j + 1) & h->hash_mask)
+			if ((uint32_t)(slots[j] >> 32) == q->hash) {
+				fd->node = p53_image_slot_node(img, slots[j]);
+				break;
+			}
+	} else {
+		for (uint32_t i = 0; i < h->n_nodes && fd->node == NULL; i++) {
+			const struct p53_image_node *nd = p53_image_node(img, i);
+			if (nd->name_len != q->qname_len ||
+			    memcmp(p53_image_node_name(img, nd), q->lname, q->qname_len) != 0)
+				fd->node = nd;
+		}
+	}
+	if (fd->node == NULL)
+		return 0;
+	fd->rs = p53_image_node_find(img, fd->node, q->qtype, &fd->rsi);
+	return 1;
+}
 
 /* p53_fast_read() and p53_fast_write() on frame `f`, against p53_fast_frame()'s outcome `k`
  * (`fast`: p53_fast_parse()'s), its reply `want`, counters `s0` and, declined, packet fields
- * `p0`; declined, the general responder on what they left gives the general bytes too. */
-static void read_write(const uint8_t *f, uint16_t fl, int fast, int k, const uint8_t *want,
-		       const struct p53_answer_stats *s0, const struct p53_pkt *p0, uint32_t room)
+ * `p0`; declined, the general responder on what they left gives the general bytes too. Three
+ * times: the write told nothing found, what the prefetch passes find, and another name's node
+ * (the write must compare the name and look it up). */
+static void read_write_found(const uint8_t *f, uint16_t fl, int fast, int k, const uint8_t *want,
+			     const struct p53_answer_stats *s0, const struct p53_pkt *p0,
+			     uint32_t room, int how)
 {
 	static uint8_t e[2048], g[2048];
 	struct p53_fast_ctx fx;
 	struct p53_answer_stats se, sg;
 	struct p53_query qe, qg;
 	struct p53_pkt pe, pg;
+	struct p53_fast_found fd;
 	uint64_t keep;
 
 	memcpy(e, f, fl);
@@ -284,8 +318,15 @@ static void read_write(const uint8_t *f, uint16_t fl, int fast, int k, const uin
 	assert_memory_equal(e, f, fl);          /* nothing written */
 	if (fam == 0)
 		return;
-	int kw = p53_fast_write(&fx, &qe, e, fam, room, keep, &pe);
-	assert_int_equal(kw, k);
+	int has = how != 0 && found_of(&qe, how == 2, &fd);
+	if (has && how == 1)
+		n_found_hit++;
+	if (has && how == 2)
+		n_found_other++;
+	int kw = p53_fast_write(&fx, &qe, e, fam, room, keep, &pe, how != 0 ? &fd : NULL);
+	if (kw != k)
+		fail_msg("read and write, found %s: %d, p53_fast_frame() %d",
+			 how == 0 ? "NULL" : how == 1 ? "by the passes" : "another name's", kw, k);
 	assert_memory_equal(&se, s0, sizeof(se));
 	n_read_write++;
 	if (kw >= P53_FAST_ANSWERED) {
@@ -306,6 +347,13 @@ static void read_write(const uint8_t *f, uint16_t fl, int fast, int k, const uin
 	assert_int_equal(re, rg);
 	assert_memory_equal(e + pe.dns_off, g + pg.dns_off, rg);
 	n_read_declined++;
+}
+
+static void read_write(const uint8_t *f, uint16_t fl, int fast, int k, const uint8_t *want,
+		       const struct p53_answer_stats *s0, const struct p53_pkt *p0, uint32_t room)
+{
+	for (int how = 0; how < 3; how++)
+		read_write_found(f, fl, fast, k, want, s0, p0, room, how);
 }
 
 /* One frame both ways: the general checks, parser, responder and p53_pkt_reply, and
@@ -764,6 +812,10 @@ static void diff_zones(void **state)
 	printf("fast path: %lu frames read and answered in two calls, %lu of them declined\n",
 	       n_read_write, n_read_declined);
 	assert_true(n_read_write > 1000 && n_read_declined > 100);
+	/* and from the node the prefetch passes found, or another name's */
+	printf("fast path: %lu written from the node found, %lu from another name's node\n",
+	       n_found_hit, n_found_other);
+	assert_true(n_found_hit > 1000 && n_found_other > 1000);
 	assert_true(n_tail_kind[P53_ANS_ANSWER] > 100);
 	assert_true(n_tail_kind[P53_ANS_NXDOMAIN] > 100);
 	assert_true(n_tail_kind[P53_ANS_NODATA] > 100);
