@@ -2920,16 +2920,16 @@ static uint16_t steer_clash(const void *img, const struct p53_image_node *od, co
  * The compile gives a steered owner its chain lacks its own NSEC or NSEC3, signed with the
  * config's key (dnssec_build.c p53_dnssec_steer_denial: NSEC `OWNER NSEC NEXT <types>`,
  * NEXT the next name of the zone's NSEC covering OWNER or the next steered owner before it;
- * NSEC3 at the owner's hash, next hash + 1, `<types> RRSIG`; either with the TTL of the
- * zone's records). The patch keeps that record and its RRSIG as the last compile made them
- * where the compile would make the same record again. In an NSEC zone, with the caller's key,
- * it makes the ones that change in the same run: the plan touches the steered owners beside
- * the diff's names in the chain (steer_near), and once the new chain is planned, before
- * anything is laid out, each touched steered owner's NSEC is made from it and signed where
- * its RDATA or TTL changes, or where the owner lost its own NSEC (steer_sign). After the
- * layout steer_denials() checks every steered owner against the patched image; what does
- * not hold (an NSEC3 owner gaining or losing its own NSEC3, no key) declines and the
- * compile signs.
+ * NSEC3 at the owner's hash, next hash + 1, `<types> RRSIG`; either with the zone's
+ * negative TTL, min(SOA TTL, SOA MINIMUM): RFC 9077 §3). The patch keeps that record and its
+ * RRSIG as the last compile made them where the compile would make the same record again.
+ * In an NSEC zone, with the caller's key, it makes the ones that change in the same run:
+ * the plan touches the steered owners beside the diff's names in the chain (steer_near), and
+ * once the new chain is planned, before anything is laid out, each touched steered owner's
+ * NSEC is made from it and signed where its RDATA changes, or where the owner lost its own
+ * NSEC (steer_sign). After the layout steer_denials() checks every steered owner against
+ * the patched image; what does not hold (an NSEC3 owner gaining or losing its own NSEC3, a
+ * new negative TTL, no key) declines and the compile signs.
  */
 
 /* Octets of an uncompressed wire name. */
