@@ -37,6 +37,7 @@
 #include "dataplane/image.h"
 #include "dataplane/name.h"
 
+#define T_SOA        6
 #define T_RRSIG      46
 #define T_NSEC       47
 #define T_DNSKEY     48
@@ -459,14 +460,27 @@ int p53_dnssec_steer_denial(struct build *s, uint32_t z)
 	struct p53_zb *b = &s->zb;
 	const struct p53_zone_src *src = &b->src[z];
 	size_t pk = SIZE_MAX; /* the zone's record the denials copy, by index: rec_add grows recs */
+	uint32_t ttl = UINT32_MAX;
 	uint8_t apex[P53_NAME_MAXLEN]; /* a copy: p53_zb_node_get grows the names */
 	uint8_t apex_len;
 	char where[4200];
 
 	if (src->sign_key == NULL || src->n_extra == 0 || b->cfg_file == 0)
 		return 0;
-	/* The zone's denial: NSEC3 (its parameters, flags and TTL from a record of the chain,
-	 * which step 5d checks against the NSEC3PARAM) or NSEC (its TTL). */
+	for (size_t k = 0; k < b->n_recs; k++) {
+		const struct p53_zb_rec *r = &b->recs[k];
+		/* RFC 9077 §3 (knotd signs so since 3.1): the TTL of the NSEC or NSEC3 made here
+		 * is min(SOA TTL, SOA MINIMUM), the zone's negative TTL, whatever TTL the
+		 * chain's records have. */
+		if (r->type == T_SOA && r->node == b->zones[z].apex && r->wlen >= 10u + 22u &&
+		    r->file != b->cfg_file - 1) {
+			uint32_t m = get32(b->arena + r->off + r->wlen - 4);
+			ttl = m < r->ttl ? m : r->ttl;
+			break;
+		}
+	}
+	/* The zone's denial: NSEC3 (its parameters and flags from a record of the chain,
+	 * which step 5d checks against the NSEC3PARAM) or NSEC. */
 	for (size_t k = 0; k < b->n_recs; k++) {
 		const struct p53_zb_rec *r = &b->recs[k];
 		if (b->nodes[r->node].zone != z || (r->type != T_NSEC && r->type != T_NSEC3) ||
@@ -482,8 +496,8 @@ int p53_dnssec_steer_denial(struct build *s, uint32_t z)
 		if (pk == SIZE_MAX)
 			pk = k;
 	}
-	if (pk == SIZE_MAX)
-		return 0;
+	if (pk == SIZE_MAX || ttl == UINT32_MAX)
+		return 0; /* (no SOA: the compile fails later) */
 	apex_len = b->nodes[b->zones[z].apex].name_len;
 	memcpy(apex, b->names + b->nodes[b->zones[z].apex].name_off, apex_len);
 	uint8_t *bits = malloc(8192);
@@ -566,11 +580,9 @@ int p53_dnssec_steer_denial(struct build *s, uint32_t z)
 		}
 		rd += p53_type_bitmap(bits, w + rd);
 		uint8_t sig[1024];
-		/* The TTL of the zone's records. */
 		int sl = p53_steer_denial_sign(src->sign_key, src->sign_inception,
 					       src->sign_expiration, owner, owner_len, proto->type,
-					       get32(b->arena + proto->off + 4), rr, rd, sig,
-					       sizeof(sig));
+					       ttl, rr, rd, sig, sizeof(sig));
 		snprintf(where, sizeof(where), "%s:%d", src->cfg_file != NULL ? src->cfg_file : "config",
 			 e->line);
 		if (sl < 2) {

@@ -2920,16 +2920,16 @@ static uint16_t steer_clash(const void *img, const struct p53_image_node *od, co
  * The compile gives a steered owner its chain lacks its own NSEC or NSEC3, signed with the
  * config's key (dnssec_build.c p53_dnssec_steer_denial: NSEC `OWNER NSEC NEXT <types>`,
  * NEXT the next name of the zone's NSEC covering OWNER or the next steered owner before it;
- * NSEC3 at the owner's hash, next hash + 1, `<types> RRSIG`; either with the TTL of the
- * zone's records). The patch keeps that record and its RRSIG as the last compile made them
- * where the compile would make the same record again. In an NSEC zone, with the caller's key,
- * it makes the ones that change in the same run: the plan touches the steered owners beside
- * the diff's names in the chain (steer_near), and once the new chain is planned, before
- * anything is laid out, each touched steered owner's NSEC is made from it and signed where
- * its RDATA or TTL changes, or where the owner lost its own NSEC (steer_sign). After the
- * layout steer_denials() checks every steered owner against the patched image; what does
- * not hold (an NSEC3 owner gaining or losing its own NSEC3, no key) declines and the
- * compile signs.
+ * NSEC3 at the owner's hash, next hash + 1, `<types> RRSIG`; either with the zone's
+ * negative TTL, min(SOA TTL, SOA MINIMUM): RFC 9077 §3). The patch keeps that record and its
+ * RRSIG as the last compile made them where the compile would make the same record again.
+ * In an NSEC zone, with the caller's key, it makes the ones that change in the same run:
+ * the plan touches the steered owners beside the diff's names in the chain (steer_near), and
+ * once the new chain is planned, before anything is laid out, each touched steered owner's
+ * NSEC is made from it and signed where its RDATA changes, or where the owner lost its own
+ * NSEC (steer_sign). After the layout steer_denials() checks every steered owner against
+ * the patched image; what does not hold (an NSEC3 owner gaining or losing its own NSEC3, a
+ * new negative TTL, no key) declines and the compile signs.
  */
 
 /* Octets of an uncompressed wire name. */
@@ -3306,8 +3306,8 @@ static int steer_sign(struct patch *p, const void *img, uint32_t ai, time_t now,
 	const struct p53_image_rrset *ars = sv_rrset(&v, ai, P53_T_NSEC, &ard);
 	if (ars == NULL || c1 <= c0 || ch[c0] != ai)
 		goto done;
-	/* The TTL of the zone's records: the apex's NSEC's. */
-	const uint32_t ttl = ars->ttl;
+	/* RFC 9077 §3, as the compile signs: min(SOA TTL, SOA MINIMUM) of the new SOA. */
+	const uint32_t ttl = p53_image_zone(p->mimg, 0)->neg_ttl;
 	for (size_t i = 0; i < p->n_t; i++) {
 		struct tn *t = &p->t[i];
 		if (t->old == P53_NONE || t->n3 || t->gone ||
@@ -3456,8 +3456,8 @@ static int steer_denial_ok(const void *img, uint32_t od, const void *ni, uint32_
 	{
 		const struct p53_image_rrset *rs = p53_image_rrset(ni, r);
 		const uint8_t *rd = one_rdata(rs, p53_image_rdata(ni, rs), &rl);
-		/* The TTL of the zone's records: the apex's. */
-		if (wn == 0 || rd == NULL || rs->ttl != p53_image_rrset(ni, ar)->ttl ||
+		/* RFC 9077 §3: the zone's negative TTL, min(SOA TTL, SOA MINIMUM). */
+		if (wn == 0 || rd == NULL || rs->ttl != p53_image_zone(ni, nd->zone)->neg_ttl ||
 		    rl != wn || memcmp(rd, want, wn) != 0)
 			goto changes;
 	}
@@ -3470,8 +3470,9 @@ changes:
 
 /*
  * Every steered owner of zone z that the patch may have changed the denial of (each touched
- * one; in an NSEC zone whose chain changed, every NSEC owner the compile signed) has the
- * denial the full compile would give it (steer_denial_ok). 0, or -1 with why.
+ * one; in an NSEC zone whose chain changed, every NSEC owner the compile signed; every one
+ * when the zone's negative TTL changed) has the denial the full compile would give it
+ * (steer_denial_ok). 0, or -1 with why.
  */
 static int steer_denials(struct patch *p, const void *img, const void *ni, uint32_t ai,
 			 bool nsec, char *why, size_t wl)
@@ -3483,7 +3484,22 @@ static int steer_denials(struct patch *p, const void *img, const void *ni, uint3
 		if (steer_denial_ok(img, t->old, ni, t->node, ai, nsec, why, wl) != 0)
 			return -1;
 	}
-	if (!nsec || !p->nsec_redo)
+	/* The SOA's TTL or MINIMUM changed: the compile signs every steered owner's denial
+	 * with the new negative TTL (RFC 9077 §3); one left as it was declines. */
+	const uint32_t z = p53_image_node(ni, ai)->zone;
+	const bool ttl_moved = p53_image_zone(ni, z)->neg_ttl !=
+			       p53_image_zone(img, p53_image_node(img, ai)->zone)->neg_ttl;
+	for (uint32_t n = 0; ttl_moved && !nsec && n < p53_image_hdr(ni)->n_nodes; n++) {
+		uint32_t r;
+		if (p53_image_node(ni, n)->zone == z && has_type(ni, n, 50, &r) &&
+		    (p53_image_rrset(ni, r)->flags & P53_RRSET_STEERED) &&
+		    p53_image_rrset(ni, r)->ttl != p53_image_zone(ni, z)->neg_ttl) {
+			decline(why, wl, "the SOA's TTL or MINIMUM changes the TTL of the NSEC3 "
+				"pop53 signs for steered owners: the full compile signs them again");
+			return -1;
+		}
+	}
+	if (!nsec || !(p->nsec_redo || ttl_moved))
 		return 0;
 	const struct p53_image_proof *pa = p53_image_proof(ni, ai);
 	const uint32_t *ch = p53_image_chain(ni);

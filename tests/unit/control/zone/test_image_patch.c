@@ -510,6 +510,78 @@ static const char *proof_txt(const void *img, uint32_t n, char *buf, size_t cap)
 	return buf;
 }
 
+/* Steered owner's denial (NSEC or NSEC3 signed from the config) of node n of img, or NULL. */
+static const struct p53_image_rrset *steer_denial_of(const void *img, uint32_t n)
+{
+	const struct p53_image_node *nd = p53_image_node(img, n);
+
+	for (uint32_t r = nd->rrsets; r < (uint32_t)nd->rrsets + nd->n_rrsets; r++) {
+		const struct p53_image_rrset *rs = p53_image_rrset(img, r);
+		if ((rs->type == 47 || rs->type == 50) && (rs->flags & P53_RRSET_STEERED))
+			return rs;
+	}
+	return NULL;
+}
+
+/*
+ * The denials the compile signs for steered owners, read from the images themselves and not
+ * from the patch's own expectation (image_patch.c steer_nsec_expect): each of b's is in a at
+ * the same name, its TTL, records and RRSIGs byte for byte (each record's owner pointer
+ * aside), and a serves no other (NSEC: the names its index finds).
+ */
+static void same_steer_denials(const void *a, const void *b, const char *what)
+{
+	const struct p53_image_hdr *ha = p53_image_hdr(a), *hb = p53_image_hdr(b);
+	unsigned int na = 0, nb = 0;
+	char txt[1024];
+
+	for (uint32_t n = 0; n < hb->n_nodes; n++) {
+		const struct p53_image_rrset *rb = steer_denial_of(b, n), *ra = NULL;
+		if (rb == NULL)
+			continue;
+		const struct p53_image_node *nd = p53_image_node(b, n);
+		const uint8_t *nm = p53_image_node_name(b, nd);
+		nb += rb->type == 47;
+		for (uint32_t m = 0; m < ha->n_nodes && ra == NULL; m++) {
+			const struct p53_image_node *md = p53_image_node(a, m);
+			if (md->name_len == nd->name_len && md->zone == nd->zone &&
+			    memcmp(p53_image_node_name(a, md), nm, nd->name_len) == 0 &&
+			    (rb->type == 50 || p53_image_find(a, nm, nd->name_len,
+							      p53_name_hash(nm, nd->name_len)) == m))
+				ra = steer_denial_of(a, m);
+		}
+		p53_name_to_str(txt, sizeof(txt), nm);
+		if (ra == NULL || ra->type != rb->type || ra->ttl != rb->ttl ||
+		    ra->count != rb->count || ra->sig_count != rb->sig_count ||
+		    ra->rdata_len != rb->rdata_len || ra->sig_len != rb->sig_len)
+			fail_msg("%s: %s: the patched image's steered owner's denial is not the "
+				 "compiled one's (type %u TTL %u, %u+%u bytes; compiled type %u TTL %u, "
+				 "%u+%u bytes)", what, txt, ra ? ra->type : 0, ra ? ra->ttl : 0,
+				 ra ? ra->rdata_len : 0, ra ? ra->sig_len : 0, rb->type, rb->ttl,
+				 rb->rdata_len, rb->sig_len);
+		const uint8_t *xa = p53_image_rdata(a, ra), *xb = p53_image_rdata(b, rb);
+		for (size_t o = 0; o < (size_t)rb->rdata_len + rb->sig_len;) {
+			size_t l = 10u + (size_t)(xb[o + P53_RR_OWNER_LEN + 8] << 8 |
+						  xb[o + P53_RR_OWNER_LEN + 9]);
+			if (memcmp(xa + o + P53_RR_OWNER_LEN, xb + o + P53_RR_OWNER_LEN, l) != 0)
+				fail_msg("%s: %s: the patched image's steered owner's %s or its RRSIG "
+					 "differs from the compiled one's", what, txt,
+					 rb->type == 47 ? "NSEC" : "NSEC3");
+			o += P53_RR_OWNER_LEN + l;
+		}
+	}
+	for (uint32_t m = 0; m < ha->n_nodes; m++) {
+		const struct p53_image_node *md = p53_image_node(a, m);
+		const uint8_t *nm = p53_image_node_name(a, md);
+		const struct p53_image_rrset *ra = steer_denial_of(a, m);
+		na += ra != NULL && ra->type == 47 &&
+		      p53_image_find(a, nm, md->name_len, p53_name_hash(nm, md->name_len)) == m;
+	}
+	if (na != nb)
+		fail_msg("%s: the patched image serves %u steered owners' NSECs, the compiled one %u",
+			 what, na, nb);
+}
+
 /* The parent's nodes out of the name index (at and below a served child's apex) are the
  * same names in a and b, each with the same flags, occluder and proof (by name), and every
  * zone's parent_side is the node of the same name: what same_links() cannot reach by the
@@ -3564,6 +3636,7 @@ static void whole_zone_check(const void *img, const struct p53_zone_src *s2, siz
 			p53_rrs_free(&o);
 		}
 		same_answers(wimg, fresh, &nm, apex_txt);
+		same_steer_denials(wimg, fresh, apex_txt);
 		free(nm.n);
 		free(nm.len);
 		out->whole_patched++;
@@ -3768,6 +3841,7 @@ static void chain(struct p53_zone_src *srcs, size_t n_src, uint32_t z, const cha
 			same_lists(patched, fresh, apex_txt);
 			same_shadowed(patched, fresh, apex_txt);
 			same_links(patched, fresh, apex_txt);
+			same_steer_denials(patched, fresh, apex_txt);
 			free(nm.n);
 			free(nm.len);
 			out->patched++;
@@ -4904,6 +4978,7 @@ static void shape_check(const void *img, const struct p53_zone_src *src, const u
 		same_answers(patched, fresh, &nm, what);
 		same_links(patched, fresh, what);
 		same_lists(patched, fresh, what);
+		same_steer_denials(patched, fresh, what);
 		/* Steered owners signed here: the new content given whole (`zone reload`, an
 		 * AXFR: p53_zone_repatch, its key from the source) is patched too, and answers
 		 * as the full compile. */
@@ -7108,6 +7183,104 @@ static const char *ed_key(const char *dir, const char *zone)
 	return stem;
 }
 
+/* The TTL of the first NSEC in img's answer to name's TXT with DO (a NODATA's proof). */
+static uint32_t nsec_ttl_served(const void *img, const char *name)
+{
+	static uint8_t q[4096];
+	uint8_t nm[256];
+	size_t nl = wname(name, nm);
+	uint16_t len = ask(img, nm, nl, 16, 2, q, sizeof(q));
+	size_t o = 12 + nl + 4;
+
+	for (unsigned k = 0; k < (unsigned)(q[7] + q[9]) && o < len; k++) {
+		while (q[o] != 0 && (q[o] & 0xc0) != 0xc0)
+			o += 1u + q[o];
+		o += q[o] == 0 ? 1 : 2;
+		if ((q[o] << 8 | q[o + 1]) == 47)
+			return (uint32_t)q[o + 4] << 24 | (uint32_t)q[o + 5] << 16 |
+			       (uint32_t)q[o + 6] << 8 | q[o + 7];
+		o += 10u + (size_t)(q[o + 8] << 8 | q[o + 9]);
+	}
+	fail_msg("no NSEC in the answer to %s TXT", name);
+	return 0;
+}
+
+/*
+ * The TTL of the NSEC the compile signs for a steered owner (issue 13): RFC 9077 §3's
+ * min(SOA TTL, SOA MINIMUM), as knotd signs, not the TTL of the zone's other NSECs: nsec.test.
+ * with SOA TTL 240 (MINIMUM 300) and the apex's NSEC at 3600. Patched as the compile; the
+ * SOA's TTL changed (each such NSEC's TTL with it) declines, in nsec3.test. too.
+ */
+static void steer_ttl_shapes(const char *zn, const char *file, const struct sshape_rr *near_new,
+			     bool n3)
+{
+	char path[512], line[1024], apex_nsec[64];
+	snprintf(path, sizeof(path), "%s/tests/unit/dataplane/zones/%s", P53_SRCDIR, file);
+	snprintf(apex_nsec, sizeof(apex_nsec), "%s\t300\tIN\tNSEC\t", zn);
+	FILE *f = fopen(path, "r");
+	assert_non_null(f);
+	size_t cap = 1 << 16, n = 0;
+	char *text = malloc(cap);
+	assert_non_null(text);
+	for (int l = 0; fgets(line, sizeof(line), f) != NULL; l++) {
+		const char *from = line;
+		char edit[1100];
+		if (l == 0 && strstr(line, "\t3600\tIN\tSOA\t") != NULL) {
+			snprintf(edit, sizeof(edit), "%s\t240%s", zn, strstr(line, "\tIN\tSOA\t"));
+			from = edit;
+		} else if (strncmp(line, apex_nsec, strlen(apex_nsec)) == 0) {
+			snprintf(edit, sizeof(edit), "%s\t3600%s", zn, strstr(line, "\tIN\tNSEC\t"));
+			from = edit;
+		}
+		size_t fl = strlen(from);
+		assert_true(n + fl < cap);
+		memcpy(text + n, from, fl);
+		n += fl;
+	}
+	text[n] = '\0';
+	fclose(f);
+	char *tz = tmp_zone(text);
+	free(text);
+
+	struct shape_zone sz;
+	char st_o[64];
+	snprintf(st_o, sizeof(st_o), "steered.%s", zn);
+	if (n3)
+		goto soa_ttl;
+	shape_open(&sz, zn, tz);
+	uint32_t ar = p53_image_node_rrset(sz.img, p53_image_node(sz.img, 0), 47);
+	assert_int_not_equal(ar, P53_NONE);
+	assert_int_equal(p53_image_rrset(sz.img, ar)->ttl, 3600);
+	assert_int_equal(p53_image_zone(sz.img, 0)->neg_ttl, 240);
+	assert_int_equal(nsec_ttl_served(sz.img, st_o), 240);
+	free(sz.img);
+	p53_rrs_free(&sz.base);
+	p53_ixfr_free(&sz.d);
+
+	const struct sshape_rr apex_ttl[] = {
+		{ 't', zn, 47, "1800", 0 },
+	};
+	signed_shape(zn, tz, "SOA TTL 240, the apex's NSEC at 3600: a name new right after a "
+		     "steered owner (its NSEC signed again, TTL 240)", near_new, 1, NULL);
+	signed_shape(zn, tz, "SOA TTL 240: the apex's NSEC's TTL changed", apex_ttl, 1, NULL);
+soa_ttl:;
+	/* The SOA's TTL 240 -> 120: the steered owner's NSEC or NSEC3, untouched, would keep
+	 * 240. */
+	struct p53_ixfr_step *st = shape_open(&sz, zn, tz);
+	struct p53_rr_view v;
+	size_t pos = 0;
+	assert_int_equal(p53_rrs_next(&st->add, &pos, &v), 1);
+	assert_int_equal(v.type, 6);
+	p53_put32((uint8_t *)v.owner + v.owner_len + 4, 120);
+	signed_ops(&sz, st, NULL, 0);
+	shape_check(sz.img, &sz.src, sz.apex, sz.al, &sz.base, &sz.d, zn, "the SOA's TTL 240 -> 120",
+		    n3 ? "changes the TTL of the NSEC3 pop53 signs for steered owners" :
+		    "the NSEC pop53 signs for steered owner", true);
+	free(sz.img);
+	unlink(tz);
+	free(tz);
+}
+
 static void test_steered_signed(void **state)
 {
 	(void)state;
@@ -7212,6 +7385,7 @@ static void test_steered_signed(void **state)
 		};
 		if (!n3)
 			signed_shape(zn, Z[z][1], "the apex's NSEC's TTL changed", nsec_ttl, 1, NULL);
+		steer_ttl_shapes(zn, Z[z][1], near_new, n3);
 		/* Without the key (no caller gives it) the NSEC cannot be signed: compiled. */
 		patch_sign = NULL;
 		signed_shape(zn, Z[z][1], "a name new right after a steered owner, no key", near_new,
