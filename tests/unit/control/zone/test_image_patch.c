@@ -7188,8 +7188,8 @@ static void test_steered_signed(void **state)
 			     www, 2, NULL);
 		signed_shape(zn, Z[z][1], "a steered owner's own A changed", own, 2, NULL);
 		signed_shape(zn, Z[z][1], "a steered owner the chain lacked gains data (and its "
-			     "own NSEC/NSEC3)", gains, 1,
-			     n3 ? "steered.nsec3.test., a steered owner, gains its own NSEC3" : NULL);
+			     "own NSEC/NSEC3: NSEC3, the content's takes the compile's node)", gains,
+			     1, NULL);
 		signed_shape(zn, Z[z][1], "a name new far from steered owners", far_new, 1, NULL);
 		signed_shape(zn, Z[z][1], "a name new right after a steered owner (NSEC: its NSEC signed "
 			     "again)", near_new, 1, NULL);
@@ -7203,7 +7203,7 @@ static void test_steered_signed(void **state)
 		};
 		signed_shape(zn, Z[z][1], "a name new right after a steered owner, the next one gone "
 			     "and a TXT at the owner (NSEC: its NSEC signed again)", near_both, 3,
-			     n3 ? "steered.nsec3.test., a steered owner, gains its own NSEC3" : NULL);
+			     NULL);
 		/* The apex's NSEC's TTL alone: the steered owner's NSEC, untouched, keeps the TTL
 		 * the compile gives it (not the apex's NSEC's: a patch that signs it again with
 		 * that TTL answers 1800 where the compile answers 300). */
@@ -7219,8 +7219,48 @@ static void test_steered_signed(void **state)
 			     "would change");
 		patch_sign = &sign;
 		signed_shape(zn, Z[z][1], "a steered owner loses its last record (and its own "
-			     "NSEC/NSEC3; NSEC: one signed here in its place)", mail_gone, n3 ? 1 : 2,
-			     n3 ? "mail.nsec3.test., a steered owner, has no NSEC3 of its own" : NULL);
+			     "NSEC/NSEC3; one signed here in its place)", mail_gone, n3 ? 1 : 2, NULL);
+		/* A steered owner's own NSEC3 coming and going with names below it (the owner an
+		 * empty non-terminal of the content, not in the diff: steer_n3_owners), and
+		 * both ways one after the other (the second patch on the full compile of the
+		 * first): the content's NSEC3 takes the compile's node, the compile's is signed
+		 * here again in its place. */
+		char below[64];
+		snprintf(below, sizeof(below), "x.steered.%s", zn);
+		const struct sshape_rr below_new[] = {
+			{ '+', below, 1, "192.0.2.210", 0 },
+		}, below_gone[] = {
+			{ '-', below, 1, "*", 0 },
+		}, st_gone[] = {
+			{ '-', st_o, 12, "*", 0 },
+		}, mail_back[] = {
+			{ '+', mail, 1, "192.0.2.25", 0 },
+		};
+		signed_shape(zn, Z[z][1], "a name new below a steered owner the chain lacked (it "
+			     "gains its own NSEC/NSEC3 as an empty non-terminal)", below_new, 1, NULL);
+		signed_then(zn, Z[z][1], "the name below a steered owner gone again (its own "
+			    "NSEC/NSEC3 with it: one signed here in its place)", below_new, 1,
+			    below_gone, 1, NULL);
+		signed_then(zn, Z[z][1], "a steered owner that gained data loses it again (its own "
+			    "NSEC/NSEC3 with it: one signed here in its place)", gains, 1, st_gone, 1,
+			    NULL);
+		signed_then(zn, Z[z][1], "a steered owner that lost its last record gains one "
+			    "again (and its own NSEC/NSEC3)", mail_gone, n3 ? 1 : 2, mail_back, 1,
+			    NULL);
+		/* Both ways in one diff: one owner gains its own, another loses its own. */
+		const struct sshape_rr swap[] = {
+			{ '+', st_o, 12, "x.example.", 0 },
+			{ '-', mail, 1, "*", 0 },
+			{ '-', mail, n3 ? 0 : 47, "*", 0 },
+		};
+		signed_shape(zn, Z[z][1], "one steered owner gains its own NSEC/NSEC3, another "
+			     "loses its own", swap, 3, NULL);
+		/* Without the key the record in place of the one that goes cannot be signed. */
+		patch_sign = NULL;
+		signed_shape(zn, Z[z][1], "a steered owner loses its last record, no key", mail_gone,
+			     n3 ? 1 : 2, n3 ? "mail.nsec3.test., a steered owner, has no NSEC3 of "
+			     "its own" : "mail.nsec.test., a steered owner, loses its NSEC");
+		patch_sign = &sign;
 		shape_deny = false;
 		shape_steer = NULL;
 
