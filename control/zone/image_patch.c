@@ -3277,6 +3277,78 @@ static int tix_cmp(const void *a, const void *b)
 	return u32_cmp(a, b);
 }
 
+/* The changed touched names' (new node, touched index) pairs sorted by node, for a view
+ * (struct sview); *n of them, or NULL (out of memory). */
+static uint32_t *tix_make(const struct patch *p, size_t *n)
+{
+	uint32_t *tix = malloc((p->n_t ? p->n_t : 1) * 2 * sizeof(*tix));
+
+	*n = 0;
+	if (tix == NULL)
+		return NULL;
+	for (size_t i = 0; i < p->n_t; i++) {
+		if (!p->t[i].changed)
+			continue;
+		tix[2 * *n] = p->t[i].node;
+		tix[2 * *n + 1] = (uint32_t)i;
+		(*n)++;
+	}
+	qsort(tix, *n, 2 * sizeof(*tix), tix_cmp);
+	return tix;
+}
+
+/*
+ * Record `type` with RDATA want (wn octets) and TTL ttl at touched name t, signed with the
+ * caller's key as the compile signs it (p53_steer_denial_sign), put in t's RRset j (a place
+ * the merge kept, flagged P53_RRSET_STEERED): the record and its RRSIG appended to p->nrd
+ * behind op's owner pointer (the record it replaces). Its old RRSIG, which goes, may have
+ * been zone zn's earliest (*rescan). 0, or -1 with why.
+ */
+static int steer_put(struct patch *p, const void *img, const struct p53_image_zone *zn,
+		     struct tn *t, uint32_t j, uint16_t type, uint32_t ttl, const uint8_t *want,
+		     size_t wn, const uint8_t *op, time_t now, bool *rescan, char *why, size_t wl)
+{
+	uint8_t rr[P53_RR_OWNER_LEN + 10 + P53_NAME_MAXLEN + 2 + 256 * 34], sig[1024];
+	char txt[1024];
+
+	memcpy(rr + 12, want, wn);
+	int sl = p53_steer_denial_sign(p->sign->key, p->sign->inception, p->sign->expiration,
+				       t->name, t->len, type, ttl, rr, wn, sig, sizeof(sig));
+	size_t rrl = 12 + wn;
+	if (sl < 12) {
+		decline(why, wl, "%s: signing its %s failed",
+			p53_name_to_str(txt, sizeof(txt), t->name), type == 50 ? "NSEC3" : "NSEC");
+		return -1;
+	}
+	if (grow((void **)&p->nrd, &p->nrd_cap, p->nrd_len + rrl + (size_t)sl, 1) != 0) {
+		decline(why, wl, "out of memory");
+		return -1;
+	}
+	memcpy(rr, op, P53_RR_OWNER_LEN);
+	memcpy(sig, op, P53_RR_OWNER_LEN);
+	uint32_t old = p->nrs_old[j];
+	if (old != P53_NONE) {
+		uint64_t e = sigs_expire(img, p53_image_rrset(img, old), now);
+		*rescan |= e != 0 && e <= zn->sig_expire;
+	}
+	struct p53_image_rrset *nr = &p->nrs[j];
+	p->nrs_old[j] = P53_NONE;
+	p->nrs_rd[j] = (uint32_t)p->nrd_len;
+	memcpy(p->nrd + p->nrd_len, rr, rrl);
+	memcpy(p->nrd + p->nrd_len + rrl, sig, (size_t)sl);
+	p->nrd_len += rrl + (size_t)sl;
+	nr->flags |= P53_RRSET_STEERED;
+	nr->adds = P53_NONE;
+	nr->count = 1;
+	nr->rdata_len = (uint32_t)rrl;
+	nr->sig_count = 1;
+	nr->sig_len = (uint32_t)sl;
+	nr->ttl = ttl;
+	t->steer_fill = false;
+	p->signed_nsec = true;
+	return 0;
+}
+
 /*
  * Before the layout, with a key: each touched steered owner of the NSEC zone of apex node ai
  * gets the NSEC the compile would make for it from the new chain (p->zc, or the old one when
@@ -3293,24 +3365,15 @@ static int steer_sign(struct patch *p, const void *img, uint32_t ai, time_t now,
 	const struct p53_image_zone *zn = p53_image_zone(img, p53_image_node(img, ai)->zone);
 	uint32_t *tix = NULL;
 	size_t n_tix = 0;
-	char txt[1024];
 	int rc = -1;
 
 	if (!steer_key(p) || h->proofs_off == 0)
 		return 0; /* (steer_denials declines what changes) */
-	tix = malloc((p->n_t ? p->n_t : 1) * 2 * sizeof(*tix));
+	tix = tix_make(p, &n_tix);
 	if (tix == NULL) {
 		decline(why, wl, "out of memory");
 		return -1;
 	}
-	for (size_t i = 0; i < p->n_t; i++) {
-		if (!p->t[i].changed)
-			continue;
-		tix[2 * n_tix] = p->t[i].node;
-		tix[2 * n_tix + 1] = (uint32_t)i;
-		n_tix++;
-	}
-	qsort(tix, n_tix, 2 * sizeof(*tix), tix_cmp);
 	struct sview v = { .img = img, .p = p, .tix = tix, .n_tix = n_tix };
 	const uint32_t *ch = p->zc;
 	uint32_t c0 = 0, c1 = (uint32_t)p->n_zc;
@@ -3354,47 +3417,12 @@ static int steer_sign(struct patch *p, const void *img, uint32_t ai, time_t now,
 			j++;
 		/* The record as the image has it: the owner pointer the old one had (the
 		 * content's NSEC it replaces, or its own), TYPE CLASS TTL RDLENGTH, RDATA. */
-		uint32_t old = p->nrs_old[j], on;
+		uint32_t on;
 		if (j == t->rs_first + t->rs_n || !has_type(img, t->old, P53_T_NSEC, &on))
 			continue; /* (steer_denials declines) */
-		const uint8_t *op = p53_image_rdata(img, p53_image_rrset(img, on));
-		uint8_t rr[P53_RR_OWNER_LEN + 10 + sizeof(want)], sig[1024];
-		memcpy(rr + 12, want, wn);
-		int sl = p53_steer_denial_sign(p->sign->key, p->sign->inception, p->sign->expiration,
-					       t->name, t->len, P53_T_NSEC, ttl, rr, wn, sig,
-					       sizeof(sig));
-		size_t rrl = 12 + wn;
-		if (sl < 12) {
-			decline(why, wl, "%s: signing its NSEC failed",
-				p53_name_to_str(txt, sizeof(txt), t->name));
+		if (steer_put(p, img, zn, t, j, P53_T_NSEC, ttl, want, wn,
+			      p53_image_rdata(img, p53_image_rrset(img, on)), now, rescan, why, wl) != 0)
 			goto done;
-		}
-		if (grow((void **)&p->nrd, &p->nrd_cap, p->nrd_len + rrl + (size_t)sl, 1) != 0) {
-			decline(why, wl, "out of memory");
-			goto done;
-		}
-		memcpy(rr, op, P53_RR_OWNER_LEN);
-		memcpy(sig, op, P53_RR_OWNER_LEN);
-		if (old != P53_NONE) {
-			/* Its old RRSIG goes: it may have been the zone's earliest. */
-			uint64_t e = sigs_expire(img, p53_image_rrset(img, old), now);
-			*rescan |= e != 0 && e <= zn->sig_expire;
-		}
-		struct p53_image_rrset *nr = &p->nrs[j];
-		p->nrs_old[j] = P53_NONE;
-		p->nrs_rd[j] = (uint32_t)p->nrd_len;
-		memcpy(p->nrd + p->nrd_len, rr, rrl);
-		memcpy(p->nrd + p->nrd_len + rrl, sig, (size_t)sl);
-		p->nrd_len += rrl + (size_t)sl;
-		nr->flags |= P53_RRSET_STEERED;
-		nr->adds = P53_NONE;
-		nr->count = 1;
-		nr->rdata_len = (uint32_t)rrl;
-		nr->sig_count = 1;
-		nr->sig_len = (uint32_t)sl;
-		nr->ttl = ttl;
-		t->steer_fill = false;
-		p->signed_nsec = true;
 	}
 	rc = 0;
 done:
@@ -3586,78 +3614,6 @@ static uint32_t steer_n3_owner(const struct patch *p, uint32_t n)
 		if (p->s3[k].n3 == n)
 			return p->s3[k].owner;
 	return P53_NONE;
-}
-
-/* The changed touched names' (new node, touched index) pairs sorted by node, for a view
- * (struct sview); *n of them, or NULL (out of memory). */
-static uint32_t *tix_make(const struct patch *p, size_t *n)
-{
-	uint32_t *tix = malloc((p->n_t ? p->n_t : 1) * 2 * sizeof(*tix));
-
-	*n = 0;
-	if (tix == NULL)
-		return NULL;
-	for (size_t i = 0; i < p->n_t; i++) {
-		if (!p->t[i].changed)
-			continue;
-		tix[2 * *n] = p->t[i].node;
-		tix[2 * *n + 1] = (uint32_t)i;
-		(*n)++;
-	}
-	qsort(tix, *n, 2 * sizeof(*tix), tix_cmp);
-	return tix;
-}
-
-/*
- * Record `type` with RDATA want (wn octets) and TTL ttl at touched name t, signed with the
- * caller's key as the compile signs it (p53_steer_denial_sign), put in t's RRset j (a place
- * the merge kept, flagged P53_RRSET_STEERED): the record and its RRSIG appended to p->nrd
- * behind op's owner pointer (the record it replaces). Its old RRSIG, which goes, may have
- * been zone zn's earliest (*rescan). 0, or -1 with why.
- */
-static int steer_put(struct patch *p, const void *img, const struct p53_image_zone *zn,
-		     struct tn *t, uint32_t j, uint16_t type, uint32_t ttl, const uint8_t *want,
-		     size_t wn, const uint8_t *op, time_t now, bool *rescan, char *why, size_t wl)
-{
-	uint8_t rr[P53_RR_OWNER_LEN + 10 + P53_NAME_MAXLEN + 2 + 256 * 34], sig[1024];
-	char txt[1024];
-
-	memcpy(rr + 12, want, wn);
-	int sl = p53_steer_denial_sign(p->sign->key, p->sign->inception, p->sign->expiration,
-				       t->name, t->len, type, ttl, rr, wn, sig, sizeof(sig));
-	size_t rrl = 12 + wn;
-	if (sl < 12) {
-		decline(why, wl, "%s: signing its %s failed",
-			p53_name_to_str(txt, sizeof(txt), t->name), type == 50 ? "NSEC3" : "NSEC");
-		return -1;
-	}
-	if (grow((void **)&p->nrd, &p->nrd_cap, p->nrd_len + rrl + (size_t)sl, 1) != 0) {
-		decline(why, wl, "out of memory");
-		return -1;
-	}
-	memcpy(rr, op, P53_RR_OWNER_LEN);
-	memcpy(sig, op, P53_RR_OWNER_LEN);
-	uint32_t old = p->nrs_old[j];
-	if (old != P53_NONE) {
-		uint64_t e = sigs_expire(img, p53_image_rrset(img, old), now);
-		*rescan |= e != 0 && e <= zn->sig_expire;
-	}
-	struct p53_image_rrset *nr = &p->nrs[j];
-	p->nrs_old[j] = P53_NONE;
-	p->nrs_rd[j] = (uint32_t)p->nrd_len;
-	memcpy(p->nrd + p->nrd_len, rr, rrl);
-	memcpy(p->nrd + p->nrd_len + rrl, sig, (size_t)sl);
-	p->nrd_len += rrl + (size_t)sl;
-	nr->flags |= P53_RRSET_STEERED;
-	nr->adds = P53_NONE;
-	nr->count = 1;
-	nr->rdata_len = (uint32_t)rrl;
-	nr->sig_count = 1;
-	nr->sig_len = (uint32_t)sl;
-	nr->ttl = ttl;
-	t->steer_fill = false;
-	p->signed_nsec = true;
-	return 0;
 }
 
 /*
@@ -3993,29 +3949,15 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 						    tb, sizeof(tb)),
 					       t->sigs_only ? "a cut, a CNAME or DNAME owner" :
 					       "it has no NSEC chain");
-			if (x != NULL && x->type == P53_T_NSEC && !(x->flags & P53_RRSET_STEERED) &&
-			    (y == NULL || x->type < y->type) && nsec_ok && steer_key(p) &&
-			    steered_at(img, od)) {
+			if (x != NULL && !(x->flags & P53_RRSET_STEERED) &&
+			    (y == NULL || x->type < y->type) && steer_key(p) &&
+			    ((x->type == P53_T_NSEC && nsec_ok && steered_at(img, od)) ||
+			     (x->type == 50 && n3_ok && t->n3 && steer_n3_owner(p, t->old) != P53_NONE))) {
 				/* A steered owner's own NSEC gone: the compile signs one for it, which
 				 * steer_sign() makes once the new chain is planned; here its place
-				 * (the owner stays in the chain). */
-				keep = *x;
-				keep.flags |= P53_RRSET_STEERED;
-				keep.adds = P53_NONE;
-				keep.count = 1;
-				keep.sig_count = 1;
-				rd_at = 0;
-				t->steer_fill = true;
-				t->changed = true;
-				a++;
-				goto append;
-			}
-			if (x != NULL && x->type == 50 && !(x->flags & P53_RRSET_STEERED) &&
-			    (y == NULL || x->type < y->type) && n3_ok && t->n3 && steer_key(p) &&
-			    steer_n3_owner(p, t->old) != P53_NONE) {
-				/* A steered owner's own NSEC3 gone: the compile signs one at its
-				 * hash, which steer_sign3() makes once the plan is known; here its
-				 * place (the node stays, out of the sorted hashes). */
+				 * (the owner stays in the chain). Likewise its own NSEC3: the compile
+				 * signs one at its hash, made by steer_sign3() (the node stays, out
+				 * of the sorted hashes). */
 				keep = *x;
 				keep.flags |= P53_RRSET_STEERED;
 				keep.adds = P53_NONE;
