@@ -352,6 +352,33 @@ static void same_answers(const void *a, const void *b, const struct names *s, co
 /* The additional lists of both images name the same nodes, in the same order, with as many
  * required (what an answer may add, and when it sets TC, RFC 9471 §3): every node of b the
  * name index holds, its RRsets against a's at the same name. */
+/* Each NSEC3 zone's sorted hashes (what every cover and next closer proof is searched in)
+ * are the same in a and b, by the owner names they lead to. */
+static void same_hashes(const void *a, const void *b, const char *what)
+{
+	const struct p53_image_hdr *ha = p53_image_hdr(a), *hb = p53_image_hdr(b);
+	char t1[1024], t2[1024];
+
+	assert_int_equal(ha->n_zones, hb->n_zones);
+	for (uint32_t z = 0; z < hb->n_zones; z++) {
+		const struct p53_image_zone *za = p53_image_zone(a, z), *zb = p53_image_zone(b, z);
+		if (!(zb->dnssec & P53_ZONE_NSEC3))
+			continue;
+		if (za->proof_n != zb->proof_n)
+			fail_msg("%s: %u NSEC3 hashes patched, %u compiled", what, za->proof_n,
+				 zb->proof_n);
+		for (uint32_t k = 0; k < zb->proof_n; k++) {
+			const struct p53_image_node *na = p53_image_node(a, p53_image_nsec3(a)[za->proof_lo + k].node);
+			const struct p53_image_node *nb = p53_image_node(b, p53_image_nsec3(b)[zb->proof_lo + k].node);
+			p53_name_to_str(t1, sizeof(t1), p53_image_node_name(a, na));
+			p53_name_to_str(t2, sizeof(t2), p53_image_node_name(b, nb));
+			if (strcmp(t1, t2) != 0)
+				fail_msg("%s: NSEC3 hash %u leads to %s patched, %s compiled", what, k,
+					 t1, t2);
+		}
+	}
+}
+
 static void same_lists(const void *a, const void *b, const char *what)
 {
 	const struct p53_image_hdr *hb = p53_image_hdr(b);
@@ -4904,6 +4931,8 @@ static void shape_check(const void *img, const struct p53_zone_src *src, const u
 		same_answers(patched, fresh, &nm, what);
 		same_links(patched, fresh, what);
 		same_lists(patched, fresh, what);
+		if (shape_steer != NULL)
+			same_hashes(patched, fresh, what);
 		/* Steered owners signed here: the new content given whole (`zone reload`, an
 		 * AXFR: p53_zone_repatch, its key from the source) is patched too, and answers
 		 * as the full compile. */
