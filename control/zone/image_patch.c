@@ -111,7 +111,12 @@ struct tn {
 	bool shadow;            /* the zone's name at or below another served zone's apex (out
 				   of the name index: shadowed_nodes, shadowed_ok) */
 	bool steer_fill;        /* (NSEC zones) a steered owner that lost its own NSEC: its
-				   NSEC RRset is a place for the one steer_sign() makes */
+				   NSEC RRset is a place for the one steer_sign() makes;
+				   (NSEC3 zones) a steered owner's own NSEC3 that goes: a place
+				   for the one steer_sign3() makes at its hash */
+	bool n3_synth;          /* (NSEC3 zones) its old node is the NSEC3 the compile signed
+				   for a steered owner (out of the sorted hashes), which the
+				   content's NSEC3 at that hash replaces (steer_n3_synth) */
 };
 
 /* A set of canonical names: open addressing on a case-folded hash, so a probe in any case
@@ -767,6 +772,15 @@ struct patch {
 	 * touched from the plan (steer_near), made and signed before the layout (steer_sign). */
 	const struct p53_patch_sign *sign;
 	bool signed_nsec;               /* steer_sign signed one: its expiration counts */
+	/* An NSEC3 zone's steered owners near the diff and the NSEC3 matching each in the old
+	 * image (its own, or the one the compile signed for it): steer_n3_owners(). */
+	struct s3 *s3;
+	size_t n_s3, s3_cap;
+};
+
+/* A steered owner (old node) and the NSEC3 owner node matching it in the old image. */
+struct s3 {
+	uint32_t owner, n3;
 };
 
 /* An owner joining an NSEC chain: its gap in the old chain (the old owners before it) and its
@@ -1673,8 +1687,10 @@ static void *n3_plan(struct patch *p, const void *img, uint32_t z, char *why, si
 		if (!t->changed)
 			continue;
 		if (t->n3) {
-			nj += t->old == P53_NONE && t->rs_n > 0;
-			nl += t->old != P53_NONE && t->gone;
+			/* (A hash that the compile's NSEC3 for a steered owner held joins when the
+			 * content's takes its node; one that the compile's takes leaves.) */
+			nj += (t->old == P53_NONE || t->n3_synth) && t->rs_n > 0;
+			nl += t->old != P53_NONE && (t->gone || t->steer_fill);
 		} else {
 			nodes |= t->old == P53_NONE || t->dead;
 		}
@@ -1690,7 +1706,7 @@ static void *n3_plan(struct patch *p, const void *img, uint32_t z, char *why, si
 		const struct tn *t = &p->t[i];
 		if (!t->changed || !t->n3)
 			continue;
-		if (t->old != P53_NONE && t->gone) {
+		if (t->old != P53_NONE && (t->gone || t->steer_fill)) {
 			/* Its place in the old table: found by its hash. */
 			uint8_t hash[P53_NSEC3_HASH_LEN];
 			size_t lo = 0, hi = zn->proof_n;
@@ -1708,10 +1724,13 @@ static void *n3_plan(struct patch *p, const void *img, uint32_t z, char *why, si
 					       "hashes");
 			p->n3l[p->n_n3l++] = (uint32_t)lo;
 			p->n3mk[t->old >> 3] |= (uint8_t)(1u << (t->old & 7));
-		} else if (t->old == P53_NONE && t->rs_n > 0) {
+		} else if ((t->old == P53_NONE || t->n3_synth) && t->rs_n > 0) {
 			struct p53_image_nsec3 *e = &p->n3j[p->n_n3j++];
 			if (n3_hash_of(t->name, e->hash) != 0)
 				return decline(why, wl, "an NSEC3 owner is not a hash");
+			/* (One that takes the node of the compile's NSEC3 for a steered owner: the
+			 * proofs naming that node, the owner's and the enclosers of names below
+			 * it, stay right.) */
 			e->node = t->node;
 			/* The old owner it follows: covers of hashes past it may be the new one. */
 			size_t lo = 0, hi = zn->proof_n;
@@ -1908,14 +1927,15 @@ static int n3_proofs(struct patch *p, const void *img, uint8_t *ni, uint32_t z, 
 
 		*q = none;
 		/* A steered owner the chain lacks has its own NSEC3 from the compile, out of the
-		 * sorted hashes (dnssec_build.c nsec3_zone): it keeps the one it had, which
+		 * sorted hashes (dnssec_build.c nsec3_zone): it keeps the node it had, which
+		 * holds that record (kept, or made by steer_sign3 where its own went), and
 		 * steer_denials() checks (the owner's types) when the owner is touched. */
 		if (!exact && steered_at(ni, nd)) {
 			uint32_t sm = m < p53_image_hdr(img)->n_nodes ?
 				      p53_image_proof(img, m)->match : P53_NONE;
 			uint32_t sr;
-			if (sm == P53_NONE || !has_type(img, sm, 50, &sr) ||
-			    !(p53_image_rrset(img, sr)->flags & P53_RRSET_STEERED)) {
+			if (sm == P53_NONE || !has_type(ni, sm, 50, &sr) ||
+			    !(p53_image_rrset(ni, sr)->flags & P53_RRSET_STEERED)) {
 				char txt[1024];
 				decline(why, wl, "%s, a steered owner, has no NSEC3 of its own in "
 					"the new chain (the compile signs one for it)",
@@ -2922,14 +2942,15 @@ static uint16_t steer_clash(const void *img, const struct p53_image_node *od, co
  * NEXT the next name of the zone's NSEC covering OWNER or the next steered owner before it;
  * NSEC3 at the owner's hash, next hash + 1, `<types> RRSIG`; either with the zone's
  * negative TTL, min(SOA TTL, SOA MINIMUM): RFC 9077 §3). The patch keeps that record and its
- * RRSIG as the last compile made them where the compile would make the same record again.
- * In an NSEC zone, with the caller's key, it makes the ones that change in the same run:
- * the plan touches the steered owners beside the diff's names in the chain (steer_near), and
- * once the new chain is planned, before anything is laid out, each touched steered owner's
- * NSEC is made from it and signed where its RDATA changes, or where the owner lost its own
- * NSEC (steer_sign). After the layout steer_denials() checks every steered owner against
- * the patched image; what does not hold (an NSEC3 owner gaining or losing its own NSEC3, a
- * new negative TTL, no key) declines and the compile signs.
+ * RRSIG as the last compile made them where the compile would make the same record again. In
+ * an NSEC zone, with the caller's key, it makes the ones that change in the same run: the plan
+ * touches the steered owners beside the diff's names in the chain (steer_near), and once the
+ * new chain is planned, before anything is laid out, each touched steered owner's NSEC is made
+ * from it and signed where its RDATA changes, or where the owner lost its own NSEC
+ * (steer_sign); in an NSEC3 zone an owner gains or loses its own NSEC3 (steer_n3_owners
+ * below). After the layout
+ * steer_denials() checks every steered owner against the patched image; what does not hold
+ * (no key, a new negative TTL) declines and the compile signs.
  */
 
 /* Octets of an uncompressed wire name. */
@@ -3257,6 +3278,78 @@ static int tix_cmp(const void *a, const void *b)
 	return u32_cmp(a, b);
 }
 
+/* The changed touched names' (new node, touched index) pairs sorted by node, for a view
+ * (struct sview); *n of them, or NULL (out of memory). */
+static uint32_t *tix_make(const struct patch *p, size_t *n)
+{
+	uint32_t *tix = malloc((p->n_t ? p->n_t : 1) * 2 * sizeof(*tix));
+
+	*n = 0;
+	if (tix == NULL)
+		return NULL;
+	for (size_t i = 0; i < p->n_t; i++) {
+		if (!p->t[i].changed)
+			continue;
+		tix[2 * *n] = p->t[i].node;
+		tix[2 * *n + 1] = (uint32_t)i;
+		(*n)++;
+	}
+	qsort(tix, *n, 2 * sizeof(*tix), tix_cmp);
+	return tix;
+}
+
+/*
+ * Record `type` with RDATA want (wn octets) and TTL ttl at touched name t, signed with the
+ * caller's key as the compile signs it (p53_steer_denial_sign), put in t's RRset j (a place
+ * the merge kept, flagged P53_RRSET_STEERED): the record and its RRSIG appended to p->nrd
+ * behind op's owner pointer (the record it replaces). Its old RRSIG, which goes, may have
+ * been zone zn's earliest (*rescan). 0, or -1 with why.
+ */
+static int steer_put(struct patch *p, const void *img, const struct p53_image_zone *zn,
+		     struct tn *t, uint32_t j, uint16_t type, uint32_t ttl, const uint8_t *want,
+		     size_t wn, const uint8_t *op, time_t now, bool *rescan, char *why, size_t wl)
+{
+	uint8_t rr[P53_RR_OWNER_LEN + 10 + P53_NAME_MAXLEN + 2 + 256 * 34], sig[1024];
+	char txt[1024];
+
+	memcpy(rr + 12, want, wn);
+	int sl = p53_steer_denial_sign(p->sign->key, p->sign->inception, p->sign->expiration,
+				       t->name, t->len, type, ttl, rr, wn, sig, sizeof(sig));
+	size_t rrl = 12 + wn;
+	if (sl < 12) {
+		decline(why, wl, "%s: signing its %s failed",
+			p53_name_to_str(txt, sizeof(txt), t->name), type == 50 ? "NSEC3" : "NSEC");
+		return -1;
+	}
+	if (grow((void **)&p->nrd, &p->nrd_cap, p->nrd_len + rrl + (size_t)sl, 1) != 0) {
+		decline(why, wl, "out of memory");
+		return -1;
+	}
+	memcpy(rr, op, P53_RR_OWNER_LEN);
+	memcpy(sig, op, P53_RR_OWNER_LEN);
+	uint32_t old = p->nrs_old[j];
+	if (old != P53_NONE) {
+		uint64_t e = sigs_expire(img, p53_image_rrset(img, old), now);
+		*rescan |= e != 0 && e <= zn->sig_expire;
+	}
+	struct p53_image_rrset *nr = &p->nrs[j];
+	p->nrs_old[j] = P53_NONE;
+	p->nrs_rd[j] = (uint32_t)p->nrd_len;
+	memcpy(p->nrd + p->nrd_len, rr, rrl);
+	memcpy(p->nrd + p->nrd_len + rrl, sig, (size_t)sl);
+	p->nrd_len += rrl + (size_t)sl;
+	nr->flags |= P53_RRSET_STEERED;
+	nr->adds = P53_NONE;
+	nr->count = 1;
+	nr->rdata_len = (uint32_t)rrl;
+	nr->sig_count = 1;
+	nr->sig_len = (uint32_t)sl;
+	nr->ttl = ttl;
+	t->steer_fill = false;
+	p->signed_nsec = true;
+	return 0;
+}
+
 /*
  * Before the layout, with a key: each touched steered owner of the NSEC zone of apex node ai
  * gets the NSEC the compile would make for it from the new chain (p->zc, or the old one when
@@ -3273,24 +3366,15 @@ static int steer_sign(struct patch *p, const void *img, uint32_t ai, time_t now,
 	const struct p53_image_zone *zn = p53_image_zone(img, p53_image_node(img, ai)->zone);
 	uint32_t *tix = NULL;
 	size_t n_tix = 0;
-	char txt[1024];
 	int rc = -1;
 
 	if (!steer_key(p) || h->proofs_off == 0)
 		return 0; /* (steer_denials declines what changes) */
-	tix = malloc((p->n_t ? p->n_t : 1) * 2 * sizeof(*tix));
+	tix = tix_make(p, &n_tix);
 	if (tix == NULL) {
 		decline(why, wl, "out of memory");
 		return -1;
 	}
-	for (size_t i = 0; i < p->n_t; i++) {
-		if (!p->t[i].changed)
-			continue;
-		tix[2 * n_tix] = p->t[i].node;
-		tix[2 * n_tix + 1] = (uint32_t)i;
-		n_tix++;
-	}
-	qsort(tix, n_tix, 2 * sizeof(*tix), tix_cmp);
 	struct sview v = { .img = img, .p = p, .tix = tix, .n_tix = n_tix };
 	const uint32_t *ch = p->zc;
 	uint32_t c0 = 0, c1 = (uint32_t)p->n_zc;
@@ -3334,47 +3418,12 @@ static int steer_sign(struct patch *p, const void *img, uint32_t ai, time_t now,
 			j++;
 		/* The record as the image has it: the owner pointer the old one had (the
 		 * content's NSEC it replaces, or its own), TYPE CLASS TTL RDLENGTH, RDATA. */
-		uint32_t old = p->nrs_old[j], on;
+		uint32_t on;
 		if (j == t->rs_first + t->rs_n || !has_type(img, t->old, P53_T_NSEC, &on))
 			continue; /* (steer_denials declines) */
-		const uint8_t *op = p53_image_rdata(img, p53_image_rrset(img, on));
-		uint8_t rr[P53_RR_OWNER_LEN + 10 + sizeof(want)], sig[1024];
-		memcpy(rr + 12, want, wn);
-		int sl = p53_steer_denial_sign(p->sign->key, p->sign->inception, p->sign->expiration,
-					       t->name, t->len, P53_T_NSEC, ttl, rr, wn, sig,
-					       sizeof(sig));
-		size_t rrl = 12 + wn;
-		if (sl < 12) {
-			decline(why, wl, "%s: signing its NSEC failed",
-				p53_name_to_str(txt, sizeof(txt), t->name));
+		if (steer_put(p, img, zn, t, j, P53_T_NSEC, ttl, want, wn,
+			      p53_image_rdata(img, p53_image_rrset(img, on)), now, rescan, why, wl) != 0)
 			goto done;
-		}
-		if (grow((void **)&p->nrd, &p->nrd_cap, p->nrd_len + rrl + (size_t)sl, 1) != 0) {
-			decline(why, wl, "out of memory");
-			goto done;
-		}
-		memcpy(rr, op, P53_RR_OWNER_LEN);
-		memcpy(sig, op, P53_RR_OWNER_LEN);
-		if (old != P53_NONE) {
-			/* Its old RRSIG goes: it may have been the zone's earliest. */
-			uint64_t e = sigs_expire(img, p53_image_rrset(img, old), now);
-			*rescan |= e != 0 && e <= zn->sig_expire;
-		}
-		struct p53_image_rrset *nr = &p->nrs[j];
-		p->nrs_old[j] = P53_NONE;
-		p->nrs_rd[j] = (uint32_t)p->nrd_len;
-		memcpy(p->nrd + p->nrd_len, rr, rrl);
-		memcpy(p->nrd + p->nrd_len + rrl, sig, (size_t)sl);
-		p->nrd_len += rrl + (size_t)sl;
-		nr->flags |= P53_RRSET_STEERED;
-		nr->adds = P53_NONE;
-		nr->count = 1;
-		nr->rdata_len = (uint32_t)rrl;
-		nr->sig_count = 1;
-		nr->sig_len = (uint32_t)sl;
-		nr->ttl = ttl;
-		t->steer_fill = false;
-		p->signed_nsec = true;
 	}
 	rc = 0;
 done:
@@ -3512,6 +3561,143 @@ static int steer_denials(struct patch *p, const void *img, const void *ni, uint3
 	return 0;
 }
 
+/* ---- Steered owners of an NSEC3 zone: their own NSEC3 coming and going ---- */
+
+/*
+ * The NSEC3 the compile signs for a steered owner its chain lacks sits at the owner's hash,
+ * out of the sorted hashes: `<parameters> <hash + 1> <types> RRSIG` (p53_dnssec_steer_denial).
+ * Nothing in it depends on the chain but its parameters and TTL, so the chain moving beside
+ * the owner leaves it; what moves it is the content's own NSEC3 at the owner's hash coming or
+ * going. The owner is then a touched name or above one (its data, or names below it, come
+ * or go with that NSEC3): steer_n3_owners() lists those owners and the NSEC3 node matching
+ * each in the old image. The content's NSEC3 at the hash of an owner matched by the
+ * compile's takes that node (steer_n3_synth: it joins the sorted hashes, and the proofs
+ * naming the node, which only the owner's match and its names' enclosers do, stay right:
+ * nsec3_zone() gives them the content's); an owner's own
+ * NSEC3 that goes keeps its node, with the key, for the one the compile signs there
+ * (steer_sign3: it leaves the sorted hashes, and n3_proofs() gives the owner that node as
+ * the compile gives it the one it makes). steer_denials() checks both after the layout.
+ */
+
+/* The steered owners of zone z at or above the touched names, each with the NSEC3 node
+ * matching it in the old image (p->s3). 0, or -1 (out of memory). */
+static int steer_n3_owners(struct patch *p, const void *img, uint32_t z, size_t apex_len)
+{
+	for (size_t i = 0; i < p->n_t; i++) {
+		const uint8_t *q = p->t[i].name;
+		size_t ql = p->t[i].len;
+		for (;; ql -= 1u + q[0], q += 1u + q[0]) {
+			uint32_t o = p53_image_find(img, q, ql, p53_name_hash(q, ql));
+			if (o != P53_NONE && p53_image_node(img, o)->zone == z &&
+			    steered_at(img, p53_image_node(img, o))) {
+				uint32_t m = p53_image_proof(img, o)->match;
+				bool dup = false;
+				for (size_t k = 0; k < p->n_s3 && !dup; k++)
+					dup = p->s3[k].owner == o;
+				if (m != P53_NONE && !dup) {
+					if (grow((void **)&p->s3, &p->s3_cap, p->n_s3 + 1, sizeof(*p->s3)) != 0)
+						return -1;
+					p->s3[p->n_s3++] = (struct s3){ .owner = o, .n3 = m };
+				}
+			}
+			if (ql <= apex_len)
+				break;
+		}
+	}
+	return 0;
+}
+
+/* The node of the NSEC3 the compile signed for a steered owner listed in p->s3 at owner
+ * name nm (canonical), or P53_NONE. */
+static uint32_t steer_n3_synth(const struct patch *p, const void *img, const uint8_t *nm,
+			       size_t len)
+{
+	uint32_t r;
+
+	for (size_t k = 0; k < p->n_s3; k++) {
+		const struct p53_image_node *nd = p53_image_node(img, p->s3[k].n3);
+		if (nd->name_len == len && eq_fold(nm, p53_image_node_name(img, nd), len) &&
+		    has_type(img, p->s3[k].n3, 50, &r) &&
+		    (p53_image_rrset(img, r)->flags & P53_RRSET_STEERED))
+			return p->s3[k].n3;
+	}
+	return P53_NONE;
+}
+
+/* The steered owner whose own NSEC3 (the content's) is at old node n, or P53_NONE. */
+static uint32_t steer_n3_owner(const struct patch *p, uint32_t n)
+{
+	for (size_t k = 0; k < p->n_s3; k++)
+		if (p->s3[k].n3 == n)
+			return p->s3[k].owner;
+	return P53_NONE;
+}
+
+/*
+ * Before the layout, with a key: each steered owner's own NSEC3 that goes in zone z (its
+ * place kept by the merge, t->steer_fill) becomes the one the compile signs for the owner at
+ * that hash: the parameters of the record that goes (the chain's), the hash + 1, the owner's
+ * types now and RRSIG, the new SOA's negative TTL as the compile's (RFC 9077 §3;
+ * steer_denials() checks it). The old record's RRSIG may have been the zone's earliest (*rescan). 0, or -1
+ * with why.
+ */
+static int steer_sign3(struct patch *p, const void *img, uint32_t z, time_t now, bool *rescan,
+		       char *why, size_t wl)
+{
+	const struct p53_image_zone *zn = p53_image_zone(img, z);
+	bool any = false;
+	size_t n_tix;
+	char txt[1024];
+	int rc = -1;
+
+	for (size_t i = 0; i < p->n_t; i++)
+		any |= p->t[i].n3 && p->t[i].steer_fill;
+	if (!any)
+		return 0;
+	uint32_t *tix = tix_make(p, &n_tix);
+	if (tix == NULL) {
+		decline(why, wl, "out of memory");
+		return -1;
+	}
+	const struct sview v = { .img = img, .p = p, .tix = tix, .n_tix = n_tix };
+	for (size_t i = 0; i < p->n_t; i++) {
+		struct tn *t = &p->t[i];
+		if (!t->n3 || !t->steer_fill)
+			continue;
+		uint32_t o = steer_n3_owner(p, t->old), on, j = t->rs_first;
+		uint8_t want[P53_NAME_MAXLEN + 2 + 256 * 34], hash[P53_NSEC3_HASH_LEN];
+		size_t rl;
+		const uint8_t *rd = NULL;
+		if (o != P53_NONE && has_type(img, t->old, 50, &on))
+			rd = one_rdata(p53_image_rrset(img, on),
+				       p53_image_rdata(img, p53_image_rrset(img, on)), &rl);
+		while (j < t->rs_first + t->rs_n && p->nrs[j].type != 50)
+			j++;
+		if (rd == NULL || rl < 5u + rd[4] || j == t->rs_first + t->rs_n ||
+		    n3_hash_of(t->name, hash) != 0) {
+			decline(why, wl, "%s: the NSEC3 of a steered owner that goes is not one record "
+				"of the zone's chain", p53_name_to_str(txt, sizeof(txt), t->name));
+			goto done;
+		}
+		size_t wn = 5u + rd[4];
+		memcpy(want, rd, wn); /* algorithm, flags, iterations, salt */
+		want[wn++] = P53_NSEC3_HASH_LEN;
+		/* Next hashed owner: the hash + 1, so the record covers no other name. */
+		memcpy(want + wn, hash, P53_NSEC3_HASH_LEN);
+		for (int q = P53_NSEC3_HASH_LEN - 1; q >= 0 && ++want[wn + q] == 0; q--)
+			;
+		wn += P53_NSEC3_HASH_LEN;
+		wn += sv_bitmap(&v, o, P53_T_RRSIG, 0, want + wn);
+		if (steer_put(p, img, zn, t, j, 50, p53_image_zone(p->mimg, 0)->neg_ttl, want, wn,
+			      p53_image_rdata(img, p53_image_rrset(img, on)), now, rescan, why, wl) != 0)
+			goto done;
+	}
+	rc = 0;
+done:
+	free(tix);
+	return rc;
+}
+
 static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, size_t apex_len,
 		       const struct p53_ixfr *diff, const struct p53_rrs *result, size_t *len,
 		       char *why, size_t wl)
@@ -3575,6 +3761,9 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 	/* The steered owners whose NSEC may change with the chain beside them are touched too. */
 	if (nsec_ok && steer_near(p, img, ai, apex, apex_len) != 0)
 		return decline(why, wl, "out of memory");
+	/* ... and in an NSEC3 zone, those whose own NSEC3 may come or go (steer_n3_owners). */
+	if (n3_ok && steer_n3_owners(p, img, z, apex_len) != 0)
+		return decline(why, wl, "out of memory");
 
 	/* The zone's names at or below another served zone's apex: its own nodes there. */
 	if (shadowed_nodes(p, img, z, apex_len, why, wl) != 0)
@@ -3606,6 +3795,12 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 		if (t->old == P53_NONE && sgn) {
 			t->old = n3_node(img, zn, t->name, t->len);
 			t->n3 = t->old != P53_NONE;
+			/* The content's NSEC3 at the hash of a steered owner the compile signed
+			 * one for: that node (steer_n3_synth). */
+			if (t->old == P53_NONE && n3_ok) {
+				t->old = steer_n3_synth(p, img, t->name, t->len);
+				t->n3 = t->n3_synth = t->old != P53_NONE;
+			}
 			if (t->old == P53_NONE && !nsec_ok && !n3_ok)
 				return decline(why, wl, "%s is new in a signed zone (it has no NSEC "
 					       "chain)", txt);
@@ -3771,12 +3966,15 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 						    tb, sizeof(tb)),
 					       t->sigs_only ? "a cut, a CNAME or DNAME owner" :
 					       "it has no NSEC chain");
-			if (x != NULL && x->type == P53_T_NSEC && !(x->flags & P53_RRSET_STEERED) &&
-			    (y == NULL || x->type < y->type) && nsec_ok && steer_key(p) &&
-			    steered_at(img, od)) {
+			if (x != NULL && !(x->flags & P53_RRSET_STEERED) &&
+			    (y == NULL || x->type < y->type) && steer_key(p) &&
+			    ((x->type == P53_T_NSEC && nsec_ok && steered_at(img, od)) ||
+			     (x->type == 50 && n3_ok && t->n3 && steer_n3_owner(p, t->old) != P53_NONE))) {
 				/* A steered owner's own NSEC gone: the compile signs one for it, which
 				 * steer_sign() makes once the new chain is planned; here its place
-				 * (the owner stays in the chain). */
+				 * (the owner stays in the chain). Likewise its own NSEC3: the compile
+				 * signs one at its hash, made by steer_sign3() (the node stays, out
+				 * of the sorted hashes). */
 				keep = *x;
 				keep.flags |= P53_RRSET_STEERED;
 				keep.adds = P53_NONE;
@@ -4222,6 +4420,9 @@ append:
 	/* The steered owners' NSECs the new chain changes, made and signed (steer_sign). */
 	if (nsec_ok && steer_sign(p, img, ai, now, &rescan, &garbage, why, wl) != 0)
 		return NULL;
+	/* ... and the NSEC3s of steered owners whose own goes (steer_sign3). */
+	if (n3_ok && steer_key(p) && steer_sign3(p, img, z, now, &rescan, why, wl) != 0)
+		return NULL;
 
 	/* Sizes of the new image. */
 	uint32_t n_nodes = h->n_nodes + n_new;
@@ -4591,6 +4792,7 @@ static void patch_free(struct patch *p)
 	free(p->n3mk);
 	free(p->n3r);
 	free(p->desc);
+	free(p->s3);
 }
 
 void *p53_image_patch(const void *img, const uint8_t *apex, size_t apex_len,

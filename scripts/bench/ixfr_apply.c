@@ -63,6 +63,9 @@
  * P53_IXFR_MODES=patch-lazy,patch-spare).
  * P53_IXFR_STEER_NEAR=K, with P53_IXFR_STEER and --names: K names more, each right after a
  * steered owner in the NSEC chain (near_changes): the patch signs those owners' NSECs again.
+ * P53_IXFR_STEER_OWN=K, with P53_IXFR_STEER and --names on an NSEC3-signed zone: the first K
+ * steered owners gain an AAAA (signed) and their own NSEC3 in the chain (names3_changes), whose
+ * records take the nodes of those the compile signed for them (steer_n3_synth).
  * Prints one line of key=value per mode: records, the medians of extract_ms, apply_ms,
  * compile_ms and total_ms (CLOCK_MONOTONIC), compile_cpu_ms and total_cpu_ms (CLOCK_PROCESS_CPUTIME_ID: what the
  * machine's other load disturbs less), the image bytes, peak_rss_kb (getrusage: the process's
@@ -814,6 +817,7 @@ struct n3rec {
 	uint8_t hash[P53_NSEC3_HASH_LEN];
 	struct p53_rr_view v;   /* its record in base (owner_len 0: a new one) */
 	int gone;
+	int aaaa;               /* a new one's name has an AAAA, not an A (steer_own) */
 };
 
 static int n3rec_cmp(const void *a, const void *b)
@@ -908,6 +912,30 @@ static int names3_changes(const struct p53_rrs *base, struct p53_ixfr_step *st)
 		memset(&c[n], 0, sizeof(c[n]));
 		p53_nsec3_hash(nn, xl, salt, salt_len, iter, c[n++].hash);
 	}
+	/* P53_IXFR_STEER_OWN=K: the first K steered owners gain their own NSEC3. */
+	const char *own_k = getenv("P53_IXFR_STEER_OWN");
+	size_t k_own = own_k != NULL ? (size_t)atoi(own_k) : 0;
+	if (k_own > n_steer || (k_own > 0 && n + k_own >= cap))
+		return -1;
+	for (size_t i = 0; i < k_own; i++) {
+		uint8_t a6[16] = { 0x20, 0x01, 0x0d, 0xb8, [15] = (uint8_t)i };
+		size_t hl = wire_name("host000400.region16." ORIGIN, name), sl;
+		if (sig_find(base, name, hl, 1, sizeof(rd), &v) != 0)
+			return -1;
+		memcpy(rd, v.rdata, v.rdlen);
+		rd[0] = 0;
+		rd[1] = 28; /* type covered: AAAA */
+		for (size_t q = v.rdlen - 8; q < v.rdlen; q++)
+			rd[q] ^= (uint8_t)(0x33 + i);
+		snprintf(txt, sizeof(txt), "steer%03zu.region0." ORIGIN, i);
+		sl = wire_name(txt, nn);
+		if (p53_rrs_add(&st->add, nn, sl, 28, 1, v.ttl, a6, 16) != 0 ||
+		    p53_rrs_add(&st->add, nn, sl, 46, 1, v.ttl, rd, v.rdlen) != 0)
+			return -1;
+		memset(&c[n], 0, sizeof(c[n]));
+		c[n].aaaa = 1;
+		p53_nsec3_hash(nn, sl, salt, salt_len, iter, c[n++].hash);
+	}
 	qsort(c, n, sizeof(*c), n3rec_cmp);
 	/* The chain again: each NSEC3's next hash; the changed ones replaced, signed again. */
 	for (size_t i = 0; i < n; i++) {
@@ -917,15 +945,17 @@ static int names3_changes(const struct p53_rrs *base, struct p53_ixfr_step *st)
 		while (c[j].gone)
 			j = (j + 1) % n;
 		if (c[i].v.owner_len == 0) {
-			static const uint8_t bits[] = { 0, 6, 0x40, 0, 0, 0, 0, 0x02 }; /* A RRSIG */
+			static const uint8_t b4[] = { 0, 6, 0x40, 0, 0, 0, 0, 0x02 }; /* A RRSIG */
+			static const uint8_t b6[] = { 0, 6, 0, 0, 0, 0x08, 0, 0x02 }; /* AAAA RRSIG */
+			const uint8_t *bits = c[i].aaaa ? b6 : b4;
 			size_t l = 6u + salt_len;
 			memcpy(rd, proto.rdata, l - 1);
 			rd[l - 1] = P53_NSEC3_HASH_LEN;
 			memcpy(rd + l, c[j].hash, P53_NSEC3_HASH_LEN);
-			memcpy(rd + l + P53_NSEC3_HASH_LEN, bits, sizeof(bits));
+			memcpy(rd + l + P53_NSEC3_HASH_LEN, bits, sizeof(b4));
 			size_t ol = n3_owner(c[i].hash, own);
 			if (p53_rrs_add(&st->add, own, ol, 50, 1, proto.ttl, rd,
-					l + P53_NSEC3_HASH_LEN + sizeof(bits)) != 0 ||
+					l + P53_NSEC3_HASH_LEN + sizeof(b4)) != 0 ||
 			    sig_copy(base, proto.owner, proto.owner_len, 50, own, ol, &st->add) != 0)
 				return -1;
 			continue;

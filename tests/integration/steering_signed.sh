@@ -348,6 +348,30 @@ NSEC3 $(awk 'NR == 3 {print $2}' <<<"$got") ok owner=hash next=hash+1 types=A RR
 	expect "$alg ($denial): ...DO=1 AAAA at the steered owner: its $denial as the full compile makes it" \
 		"$want" "$(denial_validate map.example.com AAAA)"
 	delv_after "$alg ($denial)" mapa.example.com "the new mapa.example.com A" mapb.example.com
+	# The steered owner gains data of its own and so its own NSEC/NSEC3 from the signer (the
+	# compile takes it and signs none: in the NSEC3 zone it takes the node of the one pop53
+	# signed), then loses it again (pop53's signed again in its place, by the patch, round
+	# 23): patched both times, answered as the full compile and validating.
+	resign "$alg" "$denial" 's/^\(www\t\t300 IN A\t\).*/\1192.0.2.99/' $'zz\t\t300 IN A\t192.0.2.98\nmapa\t\t300 IN A\t192.0.2.97\nmap\t\t300 IN TXT\t"own"'
+	out=$(CTL zone reload example.com 2>&1)
+	check "$alg ($denial): the steered owner gains a TXT and its own $denial: patched ($(head -c 160 <<<"$out"))" \
+		grep -qE '^image: patched: zone example\.com\.' <<<"$out"
+	out=$(validate "$V4" map.example.com TXT)
+	check "$alg ($denial): ...delv validates its TXT" grep -q '^; fully validated' <<<"$out"
+	got=$(denial_validate map.example.com AAAA)
+	check "$alg ($denial): ...DO=1 AAAA at it: the signer's $denial, valid ($(tr '\n' ' ' <<<"$got"))" \
+		bash -c "grep -q '^rcode=NOERROR answers=0\$' <<<'$got' && grep -Eq '^NSEC3? .* ok .*types=.*TXT' <<<'$got' && ! grep -q ' bad' <<<'$got'"
+	resign "$alg" "$denial" 's/^\(www\t\t300 IN A\t\).*/\1192.0.2.99/' $'zz\t\t300 IN A\t192.0.2.98\nmapa\t\t300 IN A\t192.0.2.97'
+	out=$(CTL zone reload example.com 2>&1)
+	check "$alg ($denial): ...and loses it again: patched, pop53's $denial signed in its place ($(head -c 160 <<<"$out"))" \
+		grep -qE '^image: patched: zone example\.com\.' <<<"$out"
+	got=$(denial_validate map.example.com AAAA)
+	[ "$denial" = nsec ] || want="rcode=NOERROR answers=0
+SOA example.com. ok
+NSEC3 $(awk 'NR == 3 {print $2}' <<<"$got") ok owner=hash next=hash+1 types=A RRSIG"
+	expect "$alg ($denial): ...DO=1 AAAA at the steered owner: its $denial as the full compile makes it" \
+		"$want" "$got"
+	delv_after "$alg ($denial), owner's own record gone" mapa.example.com "the mapa.example.com A" mapb.example.com
 	check "$alg: pop53d stops cleanly" stop_pop53
 done
 

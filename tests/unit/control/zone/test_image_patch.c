@@ -352,6 +352,33 @@ static void same_answers(const void *a, const void *b, const struct names *s, co
 /* The additional lists of both images name the same nodes, in the same order, with as many
  * required (what an answer may add, and when it sets TC, RFC 9471 §3): every node of b the
  * name index holds, its RRsets against a's at the same name. */
+/* Each NSEC3 zone's sorted hashes (what every cover and next closer proof is searched in)
+ * are the same in a and b, by the owner names they lead to. */
+static void same_hashes(const void *a, const void *b, const char *what)
+{
+	const struct p53_image_hdr *ha = p53_image_hdr(a), *hb = p53_image_hdr(b);
+	char t1[1024], t2[1024];
+
+	assert_int_equal(ha->n_zones, hb->n_zones);
+	for (uint32_t z = 0; z < hb->n_zones; z++) {
+		const struct p53_image_zone *za = p53_image_zone(a, z), *zb = p53_image_zone(b, z);
+		if (!(zb->dnssec & P53_ZONE_NSEC3))
+			continue;
+		if (za->proof_n != zb->proof_n)
+			fail_msg("%s: %u NSEC3 hashes patched, %u compiled", what, za->proof_n,
+				 zb->proof_n);
+		for (uint32_t k = 0; k < zb->proof_n; k++) {
+			const struct p53_image_node *na = p53_image_node(a, p53_image_nsec3(a)[za->proof_lo + k].node);
+			const struct p53_image_node *nb = p53_image_node(b, p53_image_nsec3(b)[zb->proof_lo + k].node);
+			p53_name_to_str(t1, sizeof(t1), p53_image_node_name(a, na));
+			p53_name_to_str(t2, sizeof(t2), p53_image_node_name(b, nb));
+			if (strcmp(t1, t2) != 0)
+				fail_msg("%s: NSEC3 hash %u leads to %s patched, %s compiled", what, k,
+					 t1, t2);
+		}
+	}
+}
+
 static void same_lists(const void *a, const void *b, const char *what)
 {
 	const struct p53_image_hdr *hb = p53_image_hdr(b);
@@ -4979,6 +5006,8 @@ static void shape_check(const void *img, const struct p53_zone_src *src, const u
 		same_links(patched, fresh, what);
 		same_lists(patched, fresh, what);
 		same_steer_denials(patched, fresh, what);
+		if (shape_steer != NULL)
+			same_hashes(patched, fresh, what);
 		/* Steered owners signed here: the new content given whole (`zone reload`, an
 		 * AXFR: p53_zone_repatch, its key from the source) is patched too, and answers
 		 * as the full compile. */
@@ -7212,7 +7241,7 @@ static uint32_t nsec_ttl_served(const void *img, const char *name)
  * SOA's TTL changed (each such NSEC's TTL with it) declines, in nsec3.test. too.
  */
 static void steer_ttl_shapes(const char *zn, const char *file, const struct sshape_rr *near_new,
-			     bool n3)
+			     const struct sshape_rr *gone, size_t n_gone, bool n3)
 {
 	char path[512], line[1024], apex_nsec[64];
 	snprintf(path, sizeof(path), "%s/tests/unit/dataplane/zones/%s", P53_SRCDIR, file);
@@ -7245,6 +7274,10 @@ static void steer_ttl_shapes(const char *zn, const char *file, const struct ssha
 	struct shape_zone sz;
 	char st_o[64];
 	snprintf(st_o, sizeof(st_o), "steered.%s", zn);
+	/* The record signed here in the place of the owner's own that goes takes the negative
+	 * TTL (240), not the TTL of the record that goes (300). */
+	signed_shape(zn, tz, "SOA TTL 240: a steered owner loses its last record (its own "
+		     "NSEC/NSEC3 with it: one signed here in its place, TTL 240)", gone, n_gone, NULL);
 	if (n3)
 		goto soa_ttl;
 	shape_open(&sz, zn, tz);
@@ -7361,8 +7394,8 @@ static void test_steered_signed(void **state)
 			     www, 2, NULL);
 		signed_shape(zn, Z[z][1], "a steered owner's own A changed", own, 2, NULL);
 		signed_shape(zn, Z[z][1], "a steered owner the chain lacked gains data (and its "
-			     "own NSEC/NSEC3)", gains, 1,
-			     n3 ? "steered.nsec3.test., a steered owner, gains its own NSEC3" : NULL);
+			     "own NSEC/NSEC3: NSEC3, the content's takes the compile's node)", gains,
+			     1, NULL);
 		signed_shape(zn, Z[z][1], "a name new far from steered owners", far_new, 1, NULL);
 		signed_shape(zn, Z[z][1], "a name new right after a steered owner (NSEC: its NSEC signed "
 			     "again)", near_new, 1, NULL);
@@ -7376,7 +7409,7 @@ static void test_steered_signed(void **state)
 		};
 		signed_shape(zn, Z[z][1], "a name new right after a steered owner, the next one gone "
 			     "and a TXT at the owner (NSEC: its NSEC signed again)", near_both, 3,
-			     n3 ? "steered.nsec3.test., a steered owner, gains its own NSEC3" : NULL);
+			     NULL);
 		/* The apex's NSEC's TTL alone: the steered owner's NSEC, untouched, keeps the TTL
 		 * the compile gives it (not the apex's NSEC's: a patch that signs it again with
 		 * that TTL answers 1800 where the compile answers 300). */
@@ -7385,7 +7418,7 @@ static void test_steered_signed(void **state)
 		};
 		if (!n3)
 			signed_shape(zn, Z[z][1], "the apex's NSEC's TTL changed", nsec_ttl, 1, NULL);
-		steer_ttl_shapes(zn, Z[z][1], near_new, n3);
+		steer_ttl_shapes(zn, Z[z][1], near_new, mail_gone, n3 ? 1 : 2, n3);
 		/* Without the key (no caller gives it) the NSEC cannot be signed: compiled. */
 		patch_sign = NULL;
 		signed_shape(zn, Z[z][1], "a name new right after a steered owner, no key", near_new,
@@ -7393,8 +7426,48 @@ static void test_steered_signed(void **state)
 			     "would change");
 		patch_sign = &sign;
 		signed_shape(zn, Z[z][1], "a steered owner loses its last record (and its own "
-			     "NSEC/NSEC3; NSEC: one signed here in its place)", mail_gone, n3 ? 1 : 2,
-			     n3 ? "mail.nsec3.test., a steered owner, has no NSEC3 of its own" : NULL);
+			     "NSEC/NSEC3; one signed here in its place)", mail_gone, n3 ? 1 : 2, NULL);
+		/* A steered owner's own NSEC3 coming and going with names below it (the owner an
+		 * empty non-terminal of the content, not in the diff: steer_n3_owners), and
+		 * both ways one after the other (the second patch on the full compile of the
+		 * first): the content's NSEC3 takes the compile's node, the compile's is signed
+		 * here again in its place. */
+		char below[64];
+		snprintf(below, sizeof(below), "x.steered.%s", zn);
+		const struct sshape_rr below_new[] = {
+			{ '+', below, 1, "192.0.2.210", 0 },
+		}, below_gone[] = {
+			{ '-', below, 1, "*", 0 },
+		}, st_gone[] = {
+			{ '-', st_o, 12, "*", 0 },
+		}, mail_back[] = {
+			{ '+', mail, 1, "192.0.2.25", 0 },
+		};
+		signed_shape(zn, Z[z][1], "a name new below a steered owner the chain lacked (it "
+			     "gains its own NSEC/NSEC3 as an empty non-terminal)", below_new, 1, NULL);
+		signed_then(zn, Z[z][1], "the name below a steered owner gone again (its own "
+			    "NSEC/NSEC3 with it: one signed here in its place)", below_new, 1,
+			    below_gone, 1, NULL);
+		signed_then(zn, Z[z][1], "a steered owner that gained data loses it again (its own "
+			    "NSEC/NSEC3 with it: one signed here in its place)", gains, 1, st_gone, 1,
+			    NULL);
+		signed_then(zn, Z[z][1], "a steered owner that lost its last record gains one "
+			    "again (and its own NSEC/NSEC3)", mail_gone, n3 ? 1 : 2, mail_back, 1,
+			    NULL);
+		/* Both ways in one diff: one owner gains its own, another loses its own. */
+		const struct sshape_rr swap[] = {
+			{ '+', st_o, 12, "x.example.", 0 },
+			{ '-', mail, 1, "*", 0 },
+			{ '-', mail, n3 ? 0 : 47, "*", 0 },
+		};
+		signed_shape(zn, Z[z][1], "one steered owner gains its own NSEC/NSEC3, another "
+			     "loses its own", swap, 3, NULL);
+		/* Without the key the record in place of the one that goes cannot be signed. */
+		patch_sign = NULL;
+		signed_shape(zn, Z[z][1], "a steered owner loses its last record, no key", mail_gone,
+			     n3 ? 1 : 2, n3 ? "mail.nsec3.test., a steered owner, has no NSEC3 of "
+			     "its own" : "mail.nsec.test., a steered owner, loses its NSEC");
+		patch_sign = &sign;
 		shape_deny = false;
 		shape_steer = NULL;
 
