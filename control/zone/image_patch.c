@@ -231,14 +231,17 @@ static void *decline(char *why, size_t cap, const char *fmt, ...)
 /* Types whose RRsets may change here: what the image precomputes from them is remade for
  * the touched names (CNAME: the node flag; MX, SRV, SVCB, HTTPS: their additional lists,
  * adds_list) or nothing beyond their own bytes. Not NS (cuts and glue), DNAME (occluders),
- * the DNSSEC types (signatures and denial), SOA but at the apex. */
+ * the DNSSEC types (signatures and denial), SOA but at the apex. DS at the apex: the
+ * compile keeps it as the apex's data, as knotd does (a child's DS is its parent's, RFC 4035
+ * §3.1.4.1, where a served parent answers it: answer.c's parent_side); nothing precomputed
+ * reads it (the apex is no cut, the fast path leaves DS to answer.c). */
 static bool type_ok(uint16_t type, bool apex)
 {
 	switch (type) {
-	case P53_T_SOA:
+	case P53_T_SOA: case P53_T_DS:
 		return apex;
 	case P53_T_NS: case P53_T_DNAME:
-	case P53_T_DS: case P53_T_RRSIG: case P53_T_NSEC: case 48 /* DNSKEY */:
+	case P53_T_RRSIG: case P53_T_NSEC: case 48 /* DNSKEY */:
 	case 50 /* NSEC3 */: case 51 /* NSEC3PARAM */: case 59 /* CDS */: case 60 /* CDNSKEY */:
 	case P53_T_OPT:
 		return false;
@@ -252,8 +255,7 @@ static bool type_ok(uint16_t type, bool apex)
  * (the owner's flag; nothing lies below a DNAME owner, RFC 6672 §2.4: dname_links). */
 static bool unsigned_type_ok(uint16_t type, bool apex)
 {
-	return type == P53_T_NS || type == P53_T_DNAME || (type == P53_T_DS && !apex) ||
-	       type_ok(type, apex);
+	return type == P53_T_NS || type == P53_T_DNAME || type == P53_T_DS || type_ok(type, apex);
 }
 
 /* Whether a DNAME owner occludes node nd (its occluders, closest first). */
@@ -277,7 +279,7 @@ static bool signed_type_ok(uint16_t type, bool apex)
 	case 48 /* DNSKEY */: case 51 /* NSEC3PARAM */: case 59 /* CDS */: case 60 /* CDNSKEY */:
 		return apex;
 	case P53_T_DS:
-		return !apex; /* at a cut only (cut_rrset_ok) */
+		return true; /* at a cut (cut_rrset_ok), at the apex (type_ok) */
 	case P53_T_NS:
 		return true; /* at a cut (cut_rrset_ok), at the apex (signed_apex_ns) */
 	case P53_T_DNAME:

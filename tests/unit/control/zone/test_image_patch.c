@@ -7988,7 +7988,7 @@ static void test_unsigned_ds(void **state)
 	struct p53_zone_src src = { .name = "example.com.", .file = f, .flags = P53_ZONE_SECONDARY };
 	static const struct { const char *what, *owner, *why; } C[] = {
 		{ "DS added at a cut", "sub.example.com.", NULL },
-		{ "DS at the apex", "example.com.", "the diff changes TYPE43 records at example.com." },
+		{ "DS at the apex", "example.com.", NULL },
 	};
 
 	for (size_t c = 0; c < 2; c++) {
@@ -8008,6 +8008,150 @@ static void test_unsigned_ds(void **state)
 	}
 	unlink(f);
 	free(f);
+}
+
+/*
+ * An unsigned zone (ZONE_EXAMPLE plus `extra`) and a diff of shape records (served_rrs, TTL
+ * 300): patched and answering as the full compile (compile_has NULL), or, where the full
+ * compile refuses the new zone with a reason holding compile_has, declined by the patch
+ * with a reason holding why_has, with and without the new content.
+ */
+static void odd_shape(const char *extra, const char *what, const struct shape_rr *rr, size_t n,
+		      const char *compile_has, const char *why_has)
+{
+	char err[1024], why[512], text[4096];
+	snprintf(text, sizeof(text), "%s%s", ZONE_EXAMPLE, extra);
+	char *f = tmp_zone(text);
+	struct p53_zone_src src = { .name = "example.com.", .file = f, .flags = P53_ZONE_SECONDARY };
+	size_t len = 0, plen = 0;
+	void *img = p53_image_build(&src, 1, &len, err, sizeof(err), quiet, NULL);
+	uint8_t apex[64];
+	size_t al = wname("example.com.", apex);
+	struct p53_rrs base = { 0 }, result = { 0 };
+	struct p53_ixfr d = { 0 };
+
+	assert_non_null(img);
+	zone_rrs(img, 0, &base);
+	served_rrs(soa_step(&base, &d), rr, n, 300);
+	if (compile_has == NULL) {
+		shape_check(img, &src, apex, al, &base, &d, "", what, NULL, false);
+	} else {
+		assert_int_equal(p53_ixfr_apply(&base, &d, &result, err, sizeof(err)), 0);
+		struct p53_zone_src s2 = src;
+		s2.rrs = result.buf;
+		s2.rrs_len = result.len;
+		s2.file = "(test)";
+		assert_null(p53_image_build(&s2, 1, &len, err, sizeof(err), quiet, NULL));
+		if (strstr(err, compile_has) == NULL)
+			fail_msg("%s: the compile refuses it with '%s'", what, err);
+		for (int lazy = 0; lazy < 2; lazy++) {
+			assert_null(p53_image_patch(img, apex, al, &d, lazy ? NULL : &result, patch_sign,
+						    NULL, &plen, why, sizeof(why)));
+			print_message("%s: the compile refuses it (%s); declined: %s\n", what, err, why);
+			if (strstr(why, why_has) == NULL)
+				fail_msg("%s: declined with '%s'", what, why);
+		}
+		p53_rrs_free(&base);
+		p53_rrs_free(&result);
+		p53_ixfr_free(&d);
+	}
+	free(img);
+	unlink(f);
+	free(f);
+}
+
+/*
+ * DS at an unsigned zone's own apex (issue 13, round 24). Out of zone data for a child
+ * (RFC 4035 §3.1.4.1: the parent's), but the full compile keeps it as the apex's data, as
+ * knotd does (kzonecheck takes it): asked for DS, a zone whose parent pop53 does not serve
+ * answers it; nothing precomputed reads it (the apex is no cut). So it is patched like any
+ * data: added, changed, a second one, removed.
+ */
+static void test_apex_ds(void **state)
+{
+	(void)state;
+	static const struct shape_rr add[] = {
+		{ '+', "example.com.", 43, DS_A },
+	}, change[] = {
+		{ '-', "example.com.", 43, DS_A },
+		{ '+', "example.com.", 43, DS_B },
+	}, second[] = {
+		{ '+', "example.com.", 43, DS_B },
+	}, gone[] = {
+		{ '-', "example.com.", 43, DS_A },
+	};
+	odd_shape("", "DS added at the apex", add, 1, NULL, NULL);
+	odd_shape("@ DS " DS_A "\n", "the apex's DS changed", change, 2, NULL, NULL);
+	odd_shape("@ DS " DS_A "\n", "a second DS at the apex", second, 1, NULL, NULL);
+	odd_shape("@ DS " DS_A "\n", "the apex's DS removed", gone, 1, NULL, NULL);
+	/* Signed: with its RRSIG and the apex's NSEC / NSEC3 bitmap, as a signer sends it. */
+	for (size_t z = 0; z < sizeof(SIGNED) / sizeof(SIGNED[0]); z++) {
+		const char *ap = SIGNED[z][0];
+		const struct sshape_rr s_add[] = {
+			{ '+', ap, 43, "new", 0 },
+			{ '+', ap, 0, NULL, 43 },
+		}, s_change[] = {
+			{ '-', ap, 43, "*", 0 },
+			{ '+', ap, 43, "new", 0 },
+		}, s_second[] = {
+			{ '+', ap, 43, "new", 0 },
+		}, s_gone[] = {
+			{ '-', ap, 43, "*", 0 },
+			{ '-', ap, 0, NULL, 43 },
+		};
+		signed_shape(ap, SIGNED[z][1], "DS added at the apex", s_add, 2, NULL);
+		signed_then(ap, SIGNED[z][1], "the apex's DS changed", s_add, 2, s_change, 2, NULL);
+		signed_then(ap, SIGNED[z][1], "a second DS at the apex", s_add, 2, s_second, 1, NULL);
+		signed_then(ap, SIGNED[z][1], "the apex's DS removed", s_add, 2, s_gone, 2, NULL);
+	}
+}
+
+/*
+ * DNAME at odd owners (issue 13, round 24). At a wildcard (RFC 4592 §4.4 leaves its use
+ * undefined; the compile and knotd take it): its owner's WILD and DNAME flags, patched as any
+ * DNAME and any wildcard. At a cut, or NS added at a DNAME owner (RFC 6672 §2.4 and knotd:
+ * "NS record exists beside DNAME"), at a CNAME owner (RFC 2181 §10.1): the full compile
+ * refuses the zone, and the patch declines naming the same error.
+ */
+static void test_odd_dnames(void **state)
+{
+	(void)state;
+	static const struct shape_rr wild[] = {
+		{ '+', "*.wild.example.com.", 39, "example.net." },
+	}, wild_new[] = {
+		{ '+', "*.dw.example.com.", 39, "example.net." },
+	}, wild_gone[] = {
+		{ '-', "*.dw.example.com.", 39, "example.net." },
+	}, wild_target[] = {
+		{ '-', "*.dw.example.com.", 39, "example.net." },
+		{ '+', "*.dw.example.com.", 39, "example.org." },
+	}, wild_data[] = {
+		{ '+', "*.dw.example.com.", 16, "t" },
+	}, at_cut[] = {
+		{ '+', "sub.example.com.", 39, "example.net." },
+	}, at_new_cut[] = {
+		{ '+', "leaf.example.com.", 2, "ns1.example.com." },
+		{ '+', "leaf.example.com.", 39, "example.net." },
+	}, ns_at_dname[] = {
+		{ '+', "dn.example.com.", 2, "ns1.example.com." },
+	}, at_cname[] = {
+		{ '+', "alias.example.com.", 39, "example.net." },
+	}, cname_at_dname[] = {
+		{ '+', "dn.example.com.", 5, "www.example.com." },
+	};
+	odd_shape("", "a DNAME added at a wildcard", wild, 1, NULL, NULL);
+	odd_shape("", "a DNAME at a new wildcard", wild_new, 1, NULL, NULL);
+	odd_shape("*.dw DNAME example.net.\n", "a wildcard's DNAME removed", wild_gone, 1, NULL, NULL);
+	odd_shape("*.dw DNAME example.net.\n", "a wildcard's DNAME re-targeted", wild_target, 2, NULL,
+		  NULL);
+	odd_shape("*.dw DNAME example.net.\n", "data beside a wildcard's DNAME", wild_data, 1, NULL,
+		  NULL);
+	odd_shape("", "a DNAME added at a cut", at_cut, 1, "NS beside DNAME", "NS beside DNAME");
+	odd_shape("", "a DNAME at a new cut", at_new_cut, 2, "NS beside DNAME", "NS beside DNAME");
+	odd_shape("", "NS added at a DNAME owner", ns_at_dname, 1, "NS beside DNAME",
+		  "NS beside DNAME");
+	odd_shape("", "a DNAME added at a CNAME owner", at_cname, 1, "beside", "beside");
+	odd_shape("", "a CNAME added at a DNAME owner", cname_at_dname, 1, "beside", "beside");
 }
 
 /* The child of a signed zone's secure and insecure delegations, served too. */
@@ -8308,6 +8452,8 @@ int main(void)
 		cmocka_unit_test(test_index_kept),
 		cmocka_unit_test(test_served_child_shapes),
 		cmocka_unit_test(test_unsigned_ds),
+		cmocka_unit_test(test_apex_ds),
+		cmocka_unit_test(test_odd_dnames),
 		cmocka_unit_test(test_served_child_signed),
 		cmocka_unit_test(test_served_child_flips),
 		cmocka_unit_test(test_served_child_chains),
