@@ -359,9 +359,12 @@ static bool signed_deleg(const void *img, const struct tn *t, const struct p53_i
  * What the compiler derives from a DNAME is the owner's flag and the occluder of the names
  * below it, of which there are none (§2.4): as in an unsigned zone (signed_dnames: a name
  * that stays below a new owner declines, dname_links; the flag after the layout,
- * dname_flags). Not the apex, a wildcard, an NSEC3 owner, a cut or CNAME owner before or
- * after, nor a name below a DNAME or a nested cut; glue (below a cut) may gain, change or
- * lose one (glue_dname), a new name below a cut own one.
+ * dname_flags). A wildcard too (RFC 4592 §4.4 leaves its use undefined, the compile and
+ * knotd take it): its WILD flag and its parent's link as any wildcard's (wild_links), the
+ * DNAME flag beside it. Not the apex, an NSEC3 owner, a cut or CNAME owner before or after
+ * (the zone does not compile: the small compile declines with its reason), nor a name below
+ * a DNAME or a nested cut; glue (below a cut) may gain, change or lose one (glue_dname), a
+ * new name below a cut own one.
  */
 static bool signed_dname(const void *img, const struct tn *t, const struct p53_image_node *od,
 			 const struct p53_image_node *md, bool apex)
@@ -369,7 +372,7 @@ static bool signed_dname(const void *img, const struct tn *t, const struct p53_i
 	bool was = od != NULL && (od->flags & P53_NODE_DNAME);
 	bool is = md != NULL && (md->flags & P53_NODE_DNAME);
 
-	if (apex || !(was || is) || t->n3 || (t->name[0] == 1 && t->name[1] == '*'))
+	if (apex || !(was || is) || t->n3)
 		return false;
 	/* Glue (below a cut, no DNAME above it) may gain, change or lose a DNAME: occluded
 	 * data, not signed, no NSEC or NSEC3, as a new DNAME owner below a cut. */
@@ -377,8 +380,7 @@ static bool signed_dname(const void *img, const struct tn *t, const struct p53_i
 		    (p53_image_node(img, od->occluder)->flags & P53_NODE_CUT) &&
 		    !dname_above(img, od);
 	if (od != NULL && ((od->occluder != P53_NONE && !glue) ||
-			   (od->flags & (P53_NODE_CUT | P53_NODE_CNAME | P53_NODE_WILD |
-					 P53_NODE_NSEC3))))
+			   (od->flags & (P53_NODE_CUT | P53_NODE_CNAME | P53_NODE_NSEC3))))
 		return false;
 	return md == NULL || !(md->flags & (P53_NODE_CUT | P53_NODE_CNAME));
 }
@@ -2223,6 +2225,10 @@ static uint32_t parent_now(const struct patch *p, const void *img, const struct 
 
 	if (k != P53_NONE)
 		return p->t[k].changed ? (p->t[k].dead ? P53_NONE : p->t[k].node) : p->t[k].old;
+	/* At or below a served child's apex the zone's own node is out of the index (the
+	 * child's is there): the one shadowed_nodes() found. */
+	if (t->shadow)
+		return t->parent;
 	return p53_image_find(img, pn, pl, p53_name_hash(pn, pl));
 }
 
@@ -2877,20 +2883,10 @@ static int shadowed_ok(struct patch *p, const void *img, size_t apex_len, char *
 			continue;
 		/* A name that goes leaves as any name (a cut that goes with names left below
 		 * it: shadow_flips). */
-		if (t->name[0] == 1 && t->name[1] == '*' && (od == NULL || t->gone)) {
-			decline(why, wl, "%s is a wildcard that comes or goes in the parent at or below "
-				"a served zone's apex", txt);
-			return -1;
-		}
 		/* Its first address: the lists naming it are made again (relist_gain, adds_list:
 		 * the zone's own copy first, own_addr). Its last: the lists naming it lose it
 		 * (relist_lose), or name the served zone's copy instead when that has addresses,
 		 * as the compiler's (shadow_swap: made again as for a gain). */
-		if ((od != NULL && (od->flags & P53_NODE_DNAME)) || dname_now(p, img, t)) {
-			decline(why, wl, "%s is a DNAME owner in the parent at or below a served "
-				"zone's apex", txt);
-			return -1;
-		}
 		const uint8_t *q = t->name + 1 + t->name[0];
 		size_t ql = t->len - 1u - t->name[0];
 		while (ql > apex_len) {
