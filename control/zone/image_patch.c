@@ -3164,12 +3164,26 @@ static uint32_t chain_after(const struct sview *v, const uint32_t *ch, uint32_t 
 	return lo;
 }
 
+/* Steered owners steer_near() touched in the last patch (control thread only; tests). */
+static size_t steer_near_last;
+
+size_t p53_image_patch_steer_near_last(void)
+{
+	return steer_near_last;
+}
+
 /*
  * The plan, with a key: the steered owners of the NSEC zone of apex node ai whose NSEC the
- * diff may change, touched too. A steered owner's NSEC changes only with the owners between
- * the zone's NSEC covering it and that NSEC's next name, which in the chain are steered
- * owners' NSECs beside it: so the runs of steered owners' NSECs right before and right after
- * each touched name's place in the old chain. 0, or -1 (out of memory).
+ * diff may change, touched too. A steered owner's NSEC names the next steered owner after
+ * it, or, for the last one before the next name N of the zone's NSEC covering it, N: of the
+ * run of steered owners between two names of the content, only the last one's NSEC reads
+ * the content, and only the content's name right after it. A name coming, going or
+ * changing at a place of the chain changes at most the NSEC of the steered owner right
+ * before that place (the run after it keeps its next names: the covering NSEC's next is the
+ * same one); a steered owner that is itself touched is planned as such. So one binary
+ * search and at most one owner per touched name: O(diff log chain), however long the runs
+ * of steered owners (the run right after the apex, which every patch touches, included).
+ * 0, or -1 (out of memory).
  */
 static int steer_near(struct patch *p, const void *img, uint32_t ai, const uint8_t *apex,
 		      size_t apex_len)
@@ -3180,6 +3194,7 @@ static int steer_near(struct patch *p, const void *img, uint32_t ai, const uint8
 	uint32_t *add = NULL;
 	size_t n_add = 0, add_cap = 0;
 
+	steer_near_last = 0;
 	if (!steer_key(p) || h->proofs_off == 0)
 		return 0;
 	const struct p53_image_proof *pa = p53_image_proof(img, ai);
@@ -3190,22 +3205,20 @@ static int steer_near(struct patch *p, const void *img, uint32_t ai, const uint8
 		const struct tn *t = &p->t[i];
 		if (!p53_name_at_or_below(t->name, t->len, apex, apex_len))
 			continue; /* (declined later) */
+		if (i == 0)
+			continue; /* the apex neither comes nor goes: nothing before it reads it */
 		uint32_t n = p53_image_find(img, t->name, t->len, p53_name_hash(t->name, t->len));
-		uint32_t fwd, back;
+		uint32_t back;
 		if (n != P53_NONE && p53_image_proof(img, n)->lo > c0 &&
-		    p53_image_proof(img, n)->lo <= c1 && ch[p53_image_proof(img, n)->lo - 1] == n) {
+		    p53_image_proof(img, n)->lo <= c1 && ch[p53_image_proof(img, n)->lo - 1] == n)
 			back = p53_image_proof(img, n)->lo - 1;
-			fwd = back + 1;
-		} else {
-			fwd = back = chain_after(&v, ch, c0, c1, t->name);
-		}
-		for (uint32_t j = fwd; j < c1 && steer_nsec_at(img, ch[j]); j++)
-			if (push_u32(&add, &n_add, &add_cap, ch[j]) != 0)
-				goto oom;
-		for (uint32_t j = back; j > c0 + 1 && steer_nsec_at(img, ch[j - 1]); j--)
-			if (push_u32(&add, &n_add, &add_cap, ch[j - 1]) != 0)
-				goto oom;
+		else
+			back = chain_after(&v, ch, c0, c1, t->name);
+		if (back > c0 + 1 && steer_nsec_at(img, ch[back - 1]) &&
+		    push_u32(&add, &n_add, &add_cap, ch[back - 1]) != 0)
+			goto oom;
 	}
+	steer_near_last = n_add;
 	if (n_add == 0)
 		return 0;
 	size_t cap = p->n_t + n_add;

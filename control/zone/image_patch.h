@@ -98,4 +98,8 @@ void *p53_image_patch_indexed(const void *img, const uint8_t *apex, size_t apex_
 			      const struct p53_patch_sign *sign, void *spare,
 			      struct p53_patch_index *ix, size_t *len, char *why, size_t whylen);
 
+/** Steered owners the last p53_image_patch() touched for their NSEC (steer_near: at most
+ * one per name of the diff); control thread only, for tests. */
+size_t p53_image_patch_steer_near_last(void);
+
 #endif /* P53_IMAGE_PATCH_H */

@@ -7520,6 +7520,78 @@ static void test_steered_signed(void **state)
  * steering kept; the steering changed (another config: an owner's addresses, an owner gone)
  * and a zone this compile signs steered owners' denials for are compiled in full.
  */
+/*
+ * steer_near's work is bounded by the diff (round 24): in nsec.test. with a run of three
+ * steered owners right after the apex (0a, 0b, 0c: each one's NSEC pop53's, the last one's
+ * naming the content's next name), a diff far from them touches none of them (it touched
+ * the whole run after the apex before), one right after the run touches the run's last
+ * owner alone, whose NSEC changes; both patched and served as the full compile.
+ */
+static void test_steer_near_bounded(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/p53steernear.XXXXXX", err[256], why[512];
+	const char *zn = "nsec.test.";
+	static const char *const own[3] = { "0a.nsec.test.", "0b.nsec.test.", "0c.nsec.test." };
+	static uint8_t ln[3][64];
+	static struct p53_sign_key key;
+	struct p53_zone_extra ex[3];
+
+	assert_non_null(mkdtemp(dir));
+	rng = seed(2403);
+	assert_int_equal(p53_sign_key_load(ed_key(dir, zn), &key, err, sizeof(err)), 0);
+	for (int k = 0; k < 3; k++) {
+		size_t l = wname(own[k], ln[k]);
+		ex[k] = (struct p53_zone_extra){ .lname = ln[k], .lname_len = (uint8_t)l, .type = 1,
+						 .ttl = 60, .addrs = st_a4, .rdlen = 4, .n = 2,
+						 .line = (uint32_t)k + 1, .owner = own[k],
+						 .rec = (uint32_t)k };
+	}
+	const uint32_t now = (uint32_t)time(NULL);
+	struct p53_zone_src steer = { .cfg_file = "pop53.yaml", .extra = ex, .n_extra = 3,
+				      .steer_layout = 9, .sign_key = &key,
+				      .sign_inception = now - 3600, .sign_expiration = now + 30 * 86400 };
+	const struct p53_patch_sign sign = { .key = &key, .inception = steer.sign_inception,
+					     .expiration = steer.sign_expiration };
+	shape_steer = &steer;
+	shape_deny = true;
+	patch_sign = &sign;
+	static const struct sshape_rr far[] = {
+		{ '-', "mail.nsec.test.", 1, "192.0.2.25", 0 },
+		{ '+', "mail.nsec.test.", 1, "192.0.2.26", 0 },
+	}, far_new[] = {
+		{ '+', "zz.nsec.test.", 1, "192.0.2.77", 0 },
+	}, near[] = {
+		{ '+', "0d.nsec.test.", 1, "192.0.2.78", 0 },
+	};
+	static const struct { const struct sshape_rr *rr; size_t n; const char *what; size_t touched; } C[] = {
+		{ far, 2, "data far from the steered run changed", 0 },
+		{ far_new, 1, "a name new far from the steered run", 0 },
+		{ near, 1, "a name new right after the steered run", 1 },
+	};
+	for (size_t c = 0; c < 3; c++) {
+		struct shape_zone z;
+		size_t plen = 0;
+		signed_ops(&z, shape_open(&z, zn, "nsec.test.zone"), C[c].rr, C[c].n);
+		void *patched = p53_image_patch(z.img, z.apex, z.al, &z.d, NULL, &sign, NULL, &plen,
+						why, sizeof(why));
+		if (patched == NULL)
+			fail_msg("%s declined: %s", C[c].what, why);
+		print_message("%s: %zu steered owners touched\n", C[c].what,
+			      p53_image_patch_steer_near_last());
+		assert_int_equal(p53_image_patch_steer_near_last(), C[c].touched);
+		free(patched);
+		free(z.img);
+		p53_rrs_free(&z.base);
+		p53_ixfr_free(&z.d);
+		/* The same shape, compared with the full compile (same_steer_denials too). */
+		signed_shape(zn, "nsec.test.zone", C[c].what, C[c].rr, C[c].n, NULL);
+	}
+	shape_steer = NULL;
+	shape_deny = false;
+	patch_sign = NULL;
+}
+
 static void test_steered_whole_zone(void **state)
 {
 	(void)state;
@@ -8581,6 +8653,7 @@ int main(void)
 		cmocka_unit_test(test_steered_shapes),
 		cmocka_unit_test(test_steered_signed),
 		cmocka_unit_test(test_steered_whole_zone),
+		cmocka_unit_test(test_steer_near_bounded),
 		cmocka_unit_test(test_glue_changed),
 		cmocka_unit_test(test_cut_shapes),
 		cmocka_unit_test(test_dname_shapes),
