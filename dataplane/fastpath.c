@@ -1984,6 +1984,7 @@ static inline __attribute__((always_inline)) int ours6(const struct p53_pkt_addr
  * stores its answer), or NULL. The question is read once, as 8-byte words hashed and then
  * compared with the slot's key. A steered entry's record is checked by the answer
  * (qc_steered_answer()). The lookup without ECS is a leaf. */
+typedef uint64_t qc_v16 __attribute__((vector_size(16)));
 #define QC_STORE ((const struct p53_qcache_entry *)1)
 #define QC_HIT(e) ((uintptr_t)(e) > (uintptr_t)QC_STORE)
 static inline __attribute__((always_inline)) const struct p53_qcache_entry *
@@ -2000,7 +2001,14 @@ qc_find_body(struct p53_qcache *c, uint64_t gen, const uint8_t *qs, size_t qlen,
 
 	memcpy(&last, qs + qlen - 8, 8);
 	last >>= (64 - 8 * qlen) & 63;
-	for (i = 0; i < n8; i += 8) {
+	/* two words a step: half the loop's tests */
+	for (i = 0; i + 16 <= n8; i += 16) {
+		uint64_t y;
+		memcpy(&x, qs + i, 8);
+		memcpy(&y, qs + i + 8, 8);
+		h = p53_hash_step8(p53_hash_step8(h, x), y);
+	}
+	if (i < n8) {
 		memcpy(&x, qs + i, 8);
 		h = p53_hash_step8(h, x);
 	}
@@ -2013,12 +2021,25 @@ qc_find_body(struct p53_qcache *c, uint64_t gen, const uint8_t *qs, size_t qlen,
 	memcpy(&x, e + offsetof(struct p53_qcache_entry, key) + n8, 8);
 	uint64_t d = (ent->gen ^ gen) | ((lb & (0xffu | P53_QC_KEY_BITS << 8)) ^ want) | (last ^ x);
 	if (d != 0)
-		goto miss;      /* another length, shape or last word: the loop not run */
-	for (i = 0; i < n8; i += 8) {
-		uint64_t y;
-		memcpy(&x, qs + i, 8);
-		memcpy(&y, e + offsetof(struct p53_qcache_entry, key) + i, 8);
-		d |= x ^ y;
+		goto miss;      /* another length, shape or last word: the rest not compared */
+	/* the whole words (the key holds the question's bytes, zero-padded) in 16-byte
+	   compares, the last one ending at n8 (it may overlap the one before) */
+	const uint8_t *key = e + offsetof(struct p53_qcache_entry, key);
+	if (n8 >= 16) {
+		qc_v16 a, b, acc;
+		memcpy(&a, qs + n8 - 16, 16);
+		memcpy(&b, key + n8 - 16, 16);
+		acc = a ^ b;
+		for (i = 0; i + 16 < n8; i += 16) {
+			memcpy(&a, qs + i, 16);
+			memcpy(&b, key + i, 16);
+			acc |= a ^ b;
+		}
+		d = acc[0] | acc[1];
+	} else if (n8 != 0) {
+		memcpy(&x, qs, 8);
+		memcpy(&d, key, 8);
+		d ^= x;
 	}
 	if (d == 0)
 		return ent;
@@ -2130,6 +2151,38 @@ static inline __attribute__((always_inline)) int udp_sum_ok(const uint8_t *u, co
 	return p53_csum_fold(p53_csum_addc(s, r)) == 0xffff;
 }
 
+/* What the reply keeps of the query's checksum before the question: the pseudo-header's
+ * addresses (`alen` bytes at `addr`) and next header, the ports. Summed in each of
+ * fast_udp()'s ways where it is needed: a cache hit's after the lookup's call, which would
+ * otherwise keep it across. */
+static inline __attribute__((always_inline)) uint64_t udp_keep0(const uint8_t *u, const uint8_t *addr,
+								size_t alen)
+{
+	return p53_csum_add(u, 4, p53_csum_add(addr, alen, (uint64_t)rte_cpu_to_be_16(17)));
+}
+
+/* udp_sum_ok() for a cache hit without ECS: the query's counts, question and OPT but one word
+ * are the entry's (their sum its `vsum`, qc_store()), so only the length and checksum, the ID
+ * and flags, the pseudo-header's length and the OPT's word from an even offset (payload size,
+ * extended RCODE, version, flags: bytes 2..9 of an OPT at an even offset, 3..10 at an odd one;
+ * the bytes before it and after are 00 00 29 or zeros) are added to `k`. */
+static inline __attribute__((always_inline)) int qc_sum_ok(const uint8_t *u, const uint8_t *d,
+							   uint64_t k, const struct p53_qcache_entry *e,
+							   size_t qlen, size_t ar)
+{
+	uint32_t lc, idf;
+	uint64_t w = 0;
+
+	memcpy(&lc, u + 4, 4);          /* the length (its low half as loaded: the pseudo-header's
+					   too) and checksum */
+	memcpy(&idf, d, 4);
+	if (ar)
+		memcpy(&w, d + P53_DNS_HDR_LEN + ((qlen + 3) & ~(size_t)1), 8);
+	/* four values below 2^32: no carry */
+	uint64_t s = p53_csum_addc(k, (uint64_t)e->vsum + lc + idf + (lc & 0xffffu));
+	return p53_csum_fold(p53_csum_addc(s, w)) == 0xffff;
+}
+
 static inline __attribute__((always_inline)) int fast_udp(const uint8_t *u, uint16_t ulen,
 							  const uint8_t *addr, size_t alen, int verify,
 							  struct p53_query *q, uint64_t *keep,
@@ -2163,9 +2216,9 @@ static inline __attribute__((always_inline)) int fast_udp(const uint8_t *u, uint
 	 * of the datagram; what follows it at the parity of its length. The pseudo-header's
 	 * lengths and next header are 16-bit words in IPv4's and 32-bit ones with zero high
 	 * halves in IPv6's: the same sum. */
-	uint64_t k = p53_csum_add(addr, alen, (uint64_t)rte_cpu_to_be_16(17));
-	k = p53_csum_add(u, 4, k);
+	uint64_t k;
 	if (ar == 1 && (o[0] != 0 || p53_get16(o + 1) != P53_T_OPT || p53_get16(o + 9) != 0)) {
+		k = udp_keep0(u, addr, alen);
 		/* with the answer cache, looked up too (opt_ecs_qc()) */
 		nl = cx != NULL && cx->qc != NULL ? opt_ecs_qc(d, dlen, q, &o, &k, cx, hit)
 						  : opt_ecs(d, dlen, q, &o, &k);
@@ -2194,15 +2247,16 @@ static inline __attribute__((always_inline)) int fast_udp(const uint8_t *u, uint
 			   fast_parse()) written, nothing else. */
 			if (ar && o[6] != 0)
 				return 0;
-			nl = qlen - 4;
-			k = p53_csum_addc(k, e->qsum);
-			if (verify && (u[6] | u[7]) != 0 && !udp_sum_ok(u, d, ulen, k, o, ol, ar, nl, 0))
+			/* what the lookup's call left: read again, not kept across it */
+			k = udp_keep0(u, addr, alen);
+			if (verify && (u[6] | u[7]) != 0 && !qc_sum_ok(u, d, k, e, qlen, ar))
 				return 0;
-			*keep = k;
-			q->flags = flags;
+			*keep = p53_csum_addc(k, e->qsum);
+			q->flags = p53_get16(d + 2);
 			q->question_end = (uint16_t)(P53_DNS_HDR_LEN + qlen);
 			return 1;
 		} else {
+			k = udp_keep0(u, addr, alen);
 			nl = fast_qname(d + P53_DNS_HDR_LEN, rest - 4 - ol, q, &k);
 			if (nl == 0 || nl + 4 + ol != rest)
 				return 0;
@@ -3003,7 +3057,17 @@ static __attribute__((noinline)) void qc_store(const struct p53_fast_ctx *c, con
 	p53_qcache_key(msg + P53_DNS_HDR_LEN, qlen, k);
 	struct p53_qcache_entry *e = &qc->e[p53_qcache_hash(k, qlen, hb) & qc->mask];
 	e->gen = c->gen;
-	e->qsum = p53_csum_fold(p53_csum_add(msg + P53_DNS_HDR_LEN, qlen, 0));
+	uint64_t qs = p53_csum_add(msg + P53_DNS_HDR_LEN, qlen, 0);
+	e->qsum = p53_csum_fold(qs);
+	if (!q->ecs) {
+		/* qc_sum_ok()'s: the query's counts and question, and of an OPT at an odd offset
+		   its 00 00 29 before the word a hit loads (at an even one: 00 00, zeros) */
+		const uint8_t qd[8] = {0, 1, 0, 0, 0, 0, 0, q->edns}, opt[3] = {0, 0, P53_T_OPT};
+		uint64_t v = p53_csum_add(qd, 8, qs);
+		if (q->edns && (qlen & 1))
+			v = p53_csum_addc(v, p53_csum_odd(p53_csum_add(opt, 3, 0)));
+		e->vsum = p53_csum_fold(v);
+	}
 	if (tail == P53_FAST_NO_SUM)
 		tail = p53_csum_add(msg + qe, alen, 0);
 	uint64_t counts;
@@ -3069,7 +3133,8 @@ static inline __attribute__((always_inline)) int frame_step(const struct p53_fas
 	   response may grow into the room after the message (worker.c reply()). */
 	const uint32_t dns_off = fam == 2 ? V6_DNS_OFF : V4_DNS_OFF;
 	uint32_t r = room - dns_off;
-	uint16_t cap = r > UINT16_MAX ? UINT16_MAX : (uint16_t)r;
+	/* an mbuf's room is below 2^16 */
+	uint16_t cap = m == NULL && r > UINT16_MAX ? UINT16_MAX : (uint16_t)r;
 	uint8_t *msg = frame + dns_off;
 	uint16_t rlen;
 	if (QC_HIT(hit)) {
@@ -3200,22 +3265,24 @@ static __attribute__((noinline)) uint16_t fast_burst_qc(const struct p53_fast_ct
 							struct rte_mbuf **out, struct p53_query *q,
 							struct p53_pkt *pkt, int *k)
 {
-	unsigned int i;         /* not uint16_t: no copy of it per frame */
+	/* pointers, no index: with the context, the five fit the registers a call keeps */
+	struct rte_mbuf **p = pkts, **const end = pkts + n;
 
-	for (i = 0; i < n; i++) {
-		struct rte_mbuf *m = pkts[i];
-		if (i + 4 < n)
-			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 4], void *));
-		int r = fast_mbuf_qc(c, &q[i], m);
+	for (; p < end; p++, q++, out++) {
+		struct rte_mbuf *m = *p;
+		if (end - p > 4)
+			rte_prefetch0(rte_pktmbuf_mtod(p[4], void *));
+		int r = fast_mbuf_qc(c, q, m);
 		if (__builtin_expect(r < P53_FAST_ANSWERED, 0)) {
-			burst_stop(m, r, &q[i], &pkt[i], k);
+			burst_stop(m, r, q, &pkt[p - pkts], k);
 			break;
 		}
-		out[i] = m;
+		*out = m;
 	}
+	uint16_t i = (uint16_t)(p - pkts);
 	c->st->queries += i;
 	c->st->msg[P53_MSG_OK] += i;
-	return (uint16_t)i;
+	return i;
 }
 
 /* p53_fast_burst()'s loop without the cache's frame step: run 0, without the answer cache
