@@ -2981,9 +2981,11 @@ static inline __attribute__((always_inline)) uint16_t qc_answer(const struct p53
 		if (e->bits & P53_QC_ECS) {
 			rlen = qc_ecs_answer(c, w, q, msg, cap, &an, &tail);
 		} else {
-			uint32_t r = qc_steered_answer(c, w, q, msg, rest);
+			uint64_t sr;    /* a local of its own: `rest` not taken by the call */
+			uint32_t r = qc_steered_answer(c, w, q, msg, &sr);
 			rlen = (uint16_t)r;
 			an = (uint16_t)(r >> 16);
+			*rest = sr;
 		}
 		if (rlen == 0)
 			return 0;
@@ -3161,12 +3163,13 @@ static inline __attribute__((always_inline)) int frame_step(const struct p53_fas
 	uint8_t *msg = frame + dns_off;
 	uint16_t rlen;
 	if (QC_HIT(hit)) {
-		rlen = qc_answer(c, hit, q, msg, cap, &tail);
+		uint64_t rest = 0;      /* not `tail`, whose address the miss's calls take */
+		rlen = qc_answer(c, hit, q, msg, cap, &rest);
 		if (rlen == 0)
 			return P53_FAST_NOT_READ;       /* the general checks read it all again */
 		if (__builtin_expect(fam == 2, 0))
-			return (int)qc_reply6(frame, rlen, keep, tail);
-		return (int)fast_reply4(frame, L3_OFF, V4_L4_OFF, V4_DNS_OFF, rlen, q, keep, tail, 1);
+			return (int)qc_reply6(frame, rlen, keep, rest);
+		return (int)fast_reply4(frame, L3_OFF, V4_L4_OFF, V4_DNS_OFF, rlen, q, keep, rest, 1);
 	} else {
 		rlen = __builtin_expect(q->ecs, 0) ? ecs_answer(c->img, c->conf, msg, cap, c->st, q, &tail, 2,
 								c->ours)
