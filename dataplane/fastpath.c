@@ -2128,7 +2128,7 @@ static __attribute__((noinline)) size_t opt_ecs_qc(const uint8_t *d, size_t dlen
 	const struct p53_qcache_entry *e = NULL;
 	if (nl + 4 <= P53_QCACHE_KEY) {
 		/* the option's length in the hash, compared on a hit (qcache.h elen) */
-		unsigned int bits = P53_QC_EDNS | P53_QC_ECS | ((o[7] & 0x80u) ? P53_QC_DO : 0u);
+		unsigned int bits = P53_QC_EDNS | P53_QC_ECS | (o[7] & P53_QC_DO);
 		e = qc_find_body(cx->qc, cx->gen, name, nl + 4,
 				      (uint32_t)((nl + 4) | bits << 8 | el << 16));
 		if (QC_HIT(e) && e->elen != el) {
@@ -2249,7 +2249,8 @@ static inline __attribute__((always_inline)) int fast_udp(const uint8_t *u, uint
 		const struct p53_qcache_entry *e = NULL;
 		if (cx != NULL && cx->qc != NULL) {
 			if (qlen <= cx->qc->klim) {
-				unsigned int bits = ar ? P53_QC_EDNS | ((o[7] & 0x80u) ? P53_QC_DO : 0u) : 0u;
+				/* DO as read: P53_QC_DO is the flags byte's bit */
+				unsigned int bits = ar ? P53_QC_EDNS | (o[7] & P53_QC_DO) : 0u;
 				e = *hit = qc_find(cx->qc, cx->gen, d + P53_DNS_HDR_LEN, qlen, bits);
 			} else if (__builtin_expect(cx->qc->klim == 0, 1)) {
 				qc_skip(cx->qc);        /* in a run of misses */
@@ -2967,11 +2968,12 @@ static __attribute__((noinline)) uint16_t qc_ecs_answer(const struct p53_fast_ct
 static inline __attribute__((always_inline)) uint16_t qc_answer(const struct p53_fast_ctx *c,
 								const struct p53_qcache_entry *e,
 								const struct p53_query *q, uint8_t *msg,
-								uint16_t cap, uint64_t *rest)
+								uint16_t cap, uint32_t r, uint64_t *rest)
 {
 	uint16_t qe = q->question_end, rlen;
 
-	if ((uint32_t)qe + P53_QCACHE_ANS + 16 > cap)
+	/* r: the room from msg, cap's before its clamp (the test's constants folded) */
+	if ((uint32_t)qe + P53_QCACHE_ANS + 16 > r)
 		return 0;                       /* not for an mbuf: at least 2 KB of room */
 	if (__builtin_expect(e->bits & (P53_QC_STEERED | P53_QC_ECS), 0)) {
 		/* the worker's own table, found through the parse's const pointer */
@@ -3164,7 +3166,7 @@ static inline __attribute__((always_inline)) int frame_step(const struct p53_fas
 	uint16_t rlen;
 	if (QC_HIT(hit)) {
 		uint64_t rest = 0;      /* not `tail`, whose address the miss's calls take */
-		rlen = qc_answer(c, hit, q, msg, cap, &rest);
+		rlen = qc_answer(c, hit, q, msg, cap, r, &rest);
 		if (rlen == 0)
 			return P53_FAST_NOT_READ;       /* the general checks read it all again */
 		if (__builtin_expect(fam == 2, 0))

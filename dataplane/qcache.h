@@ -84,7 +84,8 @@
 
 /* p53_qcache_entry.bits */
 #define P53_QC_EDNS    0x01u            /* the query had an OPT */
-#define P53_QC_DO      0x02u            /* ...with DO=1 */
+#define P53_QC_DO      0x80u            /* ...with DO=1 (the OPT flags byte's bit: the parse
+					   keeps it as read) */
 #define P53_QC_STEERED 0x04u            /* a steered RRset: `at`, the variant picked per hit */
 #define P53_QC_ECS     0x08u            /* the query had one ECS option (its only one): `ans`
 					   holds the records without the OPT, which each reply
