@@ -2964,7 +2964,7 @@ static __attribute__((noinline)) uint16_t qc_ecs_answer(const struct p53_fast_ct
  * opcode, RD and CD with the entry's QR, AA and RCODE, as fast_answer()) and counts, the
  * counters fast_answer() adds; *rest: qc_rest()'s sum for it. Returns its length, 0 when it
  * does not fit `cap` (or, steered, could depend on the client's size): the general checks
- * read the frame again. */
+ * read the frame again. `r`: the room after msg as cap before its clamp to 16 bits. */
 static inline __attribute__((always_inline)) uint16_t qc_answer(const struct p53_fast_ctx *c,
 								const struct p53_qcache_entry *e,
 								const struct p53_query *q, uint8_t *msg,
