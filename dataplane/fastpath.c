@@ -3293,12 +3293,14 @@ static __attribute__((noinline)) uint16_t fast_burst_qc(const struct p53_fast_ct
 							struct rte_mbuf **out, struct p53_query *q,
 							struct p53_pkt *pkt, int *k)
 {
-	/* pointers, no index: with the context, the five fit the registers a call keeps */
-	struct rte_mbuf **p = pkts, **const end = pkts + n;
+	/* pointers and a count down, no index: with the context, the five fit the registers a
+	   call keeps, and the count is the prefetch's test too */
+	struct rte_mbuf **p = pkts;
+	unsigned int left;
 
-	for (; p < end; p++, q++, out++) {
+	for (left = n; left != 0; left--, p++, q++, out++) {
 		struct rte_mbuf *m = *p;
-		if (end - p > 4)
+		if (left > 4)
 			rte_prefetch0(rte_pktmbuf_mtod(p[4], void *));
 		int r = fast_mbuf_qc(c, q, m);
 		if (__builtin_expect(r < P53_FAST_ANSWERED, 0)) {
@@ -3307,7 +3309,7 @@ static __attribute__((noinline)) uint16_t fast_burst_qc(const struct p53_fast_ct
 		}
 		*out = m;
 	}
-	uint16_t i = (uint16_t)(p - pkts);
+	uint16_t i = (uint16_t)(n - left);
 	c->st->queries += i;
 	c->st->msg[P53_MSG_OK] += i;
 	return i;
