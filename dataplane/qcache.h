@@ -8,10 +8,12 @@
  * 8-byte words; the value is what the response holds after the question (its records and
  * OPT: every owner name in them is compressed to the question or to what follows it, so the
  * bytes do not depend on the ID, the RD/CD bits or the case of the question beyond the key),
- * its counts as sent, AA and RCODE, and the checksum sums of the question and of what the
+ * its counts as sent, AA and RCODE, and the checksum sums of the question, of what the
  * reply's UDP checksum takes from the entry (those bytes, the counts, the lengths: a hit adds
- * the addresses, ports, ID and flags to it). The response's header (ID, flags from the query)
- * is written per reply.
+ * the addresses, ports, ID and flags to it) and of what the query's checksum check takes from
+ * it (the query's counts, its question and its OPT's fixed bytes: a hit adds the addresses,
+ * ports, lengths, ID, flags and the OPT's one varying word). The response's header (ID, flags
+ * from the query) is written per reply.
  *
  * An entry is valid for one image generation (image.h p53_image_hdr()->generation, set by
  * every publish: a new image, or a reload that changed the responder settings published with
@@ -82,7 +84,8 @@
 
 /* p53_qcache_entry.bits */
 #define P53_QC_EDNS    0x01u            /* the query had an OPT */
-#define P53_QC_DO      0x02u            /* ...with DO=1 */
+#define P53_QC_DO      0x80u            /* ...with DO=1 (the OPT flags byte's bit: the parse
+					   keeps it as read) */
 #define P53_QC_STEERED 0x04u            /* a steered RRset: `at`, the variant picked per hit */
 #define P53_QC_ECS     0x08u            /* the query had one ECS option (its only one): `ans`
 					   holds the records without the OPT, which each reply
@@ -117,7 +120,12 @@ struct p53_qcache_entry {
 					   question is stored when it misses a second time in a row
 					   (a name asked once, as in a random-subdomain flood, costs
 					   the lookup and this store, not an entry) */
-	uint32_t at;                    /* P53_QC_STEERED: the record's index (image.h node steer) */
+	uint16_t at;                    /* P53_QC_STEERED: the record's index (image.h node steer,
+					   below 0x8000) */
+	uint16_t vsum;                  /* without ECS: the folded sum of what a hit's checksum
+					   check takes from the entry (fastpath.c qc_sum_ok()): the
+					   query's counts (QDCOUNT 1, ARCOUNT 0 or 1), its question
+					   and the bytes of its OPT the check does not load */
 	uint64_t key[P53_QCACHE_KEY / 8]; /* the question, zero-padded */
 	uint8_t ans[P53_QCACHE_ANS];    /* P53_QC_STEERED: its pick ids (P53_QCACHE_PICK_ID() at
 					   hint[0] and hint[1]), IPv4 and IPv6, as 8-byte words, then

@@ -1730,6 +1730,61 @@ static void hit_path(void **state)
 }
 
 /*
+ * A hit's checksum check (fastpath.c qc_sum_ok(): the question's, counts' and OPT's fixed bytes
+ * summed from the entry, qcache.h vsum): for questions of odd and even length, without an OPT
+ * and with one (DO=0 and 1), over IPv4 and IPv6, a held question whose frame has any one byte
+ * of the pseudo-header's addresses or of the datagram changed (its checksum left as it was:
+ * now wrong) is not answered, with or without the cache, and nothing is counted as a hit; the
+ * frame as sent is answered from the cache.
+ */
+static void hit_checksum(void **state)
+{
+	(void)state;
+	static const char *const names[] = {"example.com."};
+	static const char *const files[] = {"zones/example.com.zone"};
+	static uint8_t out[4096], want[4096], f[2048], g[2048];
+	uint8_t buf[512];
+	struct p53_answer_stats s0, s1;
+	build(names, files, 1);
+	struct p53_qcache *qc = cache64();
+	/* questions of 21 and 22 bytes: www and mail, then the apex (17) */
+	static const struct { const char *n; size_t l; } qs[] = {
+		{"\x03www\x07" "example\x03" "com", 17},
+		{"\x04mail\x07" "example\x03" "com", 18},
+		{"\x07" "example\x03" "com", 13},
+	};
+
+	for (size_t i = 0; i < sizeof(qs) / sizeof(qs[0]); i++)
+		for (int edns = 0; edns < 2; edns++)
+			for (int dob = 0; dob <= edns; dob++)
+				for (int v6 = 0; v6 < 2; v6++) {
+					uint16_t l = query(buf, (const uint8_t *)qs[i].n, qs[i].l, 1,
+							   edns ? 1232 : 0, dob, 0, 0);
+					for (int j = 0; j < 3; j++)
+						assert_true(cached_same(qc, buf, l, v6, out) >= P53_FAST_ANSWERED);
+					uint16_t fl = v6 ? frame6_of(f, buf, l, 9053, 0, 0)
+							 : frame_of(f, buf, l, 9053, 0);
+					unsigned long hits = qc->hits;
+					assert_true(run_frame(qc, f, fl, out, &s1, (uint32_t)fl + 1500) >=
+						    P53_FAST_ANSWERED);
+					assert_int_equal(qc->hits, hits + 1);
+					/* from the source address to the message's end */
+					const size_t from = v6 ? 14 + 8 : 14 + 12, udp = v6 ? 14 + 40 : 14 + 20;
+					for (size_t b = from; b < fl; b++) {
+						if (b == udp + 6 || b == udp + 7)
+							continue;       /* the checksum itself */
+						memcpy(g, f, fl);
+						g[b]++;
+						int k0 = run_frame(NULL, g, fl, want, &s0, (uint32_t)fl + 1500);
+						int k1 = run_frame(qc, g, fl, out, &s1, (uint32_t)fl + 1500);
+						assert_true(k1 < P53_FAST_ANSWERED);
+						assert_int_equal(k0, k1);
+					}
+					assert_int_equal(qc->hits, hits + 1);
+				}
+}
+
+/*
  * A run of misses (qcache.h P53_QCACHE_RUN, fastpath.c qc_skip()): after 32 questions in a row
  * that miss (names asked once, a random-subdomain flood) the cache is not looked up but for
  * one question in 32, until one hits; every reply is the one made without a cache. A name
@@ -2714,6 +2769,7 @@ int main(void)
 		cmocka_unit_test(answer_cache_burst_run),
 		cmocka_unit_test(ecs_cache),
 		cmocka_unit_test(hit_path),
+		cmocka_unit_test(hit_checksum),
 		cmocka_unit_test(burst_loop),
 		cmocka_unit_test(service_addrs),
 		cmocka_unit_test(cache_qtype_counter),
