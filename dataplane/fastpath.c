@@ -249,8 +249,8 @@ static __attribute__((noinline, noclone)) uint64_t soa(const void *img,
 	   record (len) and the OPT (olen) */
 	if (__builtin_expect(zone >= conf->n_neg || t->len == 0 || pos + sizeof(t->bytes) > limit, 0))
 		return soa_slow(img, q, msg, pl);
-	if (t->labels > q->qname_labels)
-		return 0;
+	/* The apex is the question's ancestor (the node's zone's, the node's the question's or
+	   its encloser): no more labels than it, t->labels <= q->qname_labels. */
 	uint16_t ptr = (uint16_t)(0xc000 | (P53_DNS_HDR_LEN + q->label_off[q->qname_labels - t->labels]));
 	uint8_t *o = msg + pos;
 	memcpy(o, t->bytes, sizeof(t->bytes));
@@ -1810,11 +1810,13 @@ static inline __attribute__((always_inline)) size_t fast_qname(const uint8_t *na
 		if (pos >= lim)
 			return 0;
 		size_t l = name[pos];
-		if (l > P53_LABEL_MAXLEN)
-			return 0;
 		q->label_off[labels] = (uint8_t)pos;
-		if (l == 0)
+		/* the root label (0) and a length above 63 in one test */
+		if (__builtin_expect(l - 1 >= P53_LABEL_MAXLEN, 0)) {
+			if (l != 0)
+				return 0;
 			break;
+		}
 		pos += 1 + l;
 		labels++;
 	}

@@ -970,6 +970,67 @@ static void neg_opt_template(void **state)
 	conf.edns_max_payload = 1232;
 }
 
+/* The question name's labels as the fast parse walks them (fast_qname()): a label of 1..63
+ * bytes is read, and answered as the general path answers (one_frame()); one of 64 or more
+ * (RFC 1035 §2.3.4; the general parser's FORMERR) is not read, nor a name over 255 bytes.
+ * Each length first, in the middle and last of the name. */
+static void label_lengths(void **state)
+{
+	(void)state;
+	static const char *const names[] = {"example.com."};
+	static const char *const files[] = {"zones/example.com.zone"};
+	static const uint8_t apex[] = "\x07" "example\x03" "com";
+	static const size_t lens[] = {1, 2, 62, 63, 64, 65, 127, 128, 191, 192, 255};
+	uint8_t name[600], buf[700], f[1024];
+
+	build(names, files, 1);
+	for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]); i++)
+		for (int where = 0; where < 3; where++) {
+			/* first: L.example.com; in the middle: ab.L.example.com; last:
+			   ab.example.com.L (under no zone: REFUSED) */
+			size_t l = 0, L = lens[i];
+			if (where >= 1) {
+				memcpy(name, "\x02" "ab", 3);
+				l = 3;
+			}
+			if (where == 2) {
+				memcpy(name + l, apex, sizeof(apex) - 1);
+				l += sizeof(apex) - 1;
+			}
+			name[l++] = (uint8_t)L;
+			memset(name + l, 'x', L);
+			l += L;
+			if (where < 2) {
+				memcpy(name + l, apex, sizeof(apex) - 1);
+				l += sizeof(apex) - 1;
+			}
+			name[l++] = 0;
+			uint16_t ql = query(buf, name, l, 1, 1232, 0, (unsigned int)i, 0);
+			uint16_t fl = frame_of(f, buf, ql, 5353, 0);
+			unsigned long before = n_frames_fast;
+			one_frame(f, fl, L > 63);
+			assert_int_equal(n_frames_fast, before + (L <= 63 && l <= 255));
+		}
+	/* 255 bytes read, 256 not: three 63-byte labels and one of 61 or 62 */
+	for (size_t last = 61; last <= 62; last++) {
+		size_t l = 0;
+		for (int k = 0; k < 3; k++) {
+			name[l++] = 63;
+			memset(name + l, 'a' + k, 63);
+			l += 63;
+		}
+		name[l++] = (uint8_t)last;
+		memset(name + l, 'd', last);
+		l += last;
+		name[l++] = 0;
+		uint16_t ql = query(buf, name, l, 1, 0, 0, 0x5a, 0);
+		uint16_t fl = frame_of(f, buf, ql, 5353, 0);
+		unsigned long before = n_frames_fast;
+		one_frame(f, fl, l > 255);
+		assert_int_equal(n_frames_fast, before + (l <= 255));
+	}
+}
+
 /* A query the fast path must leave alone, one row per rule it would break with a message. */
 static void declines(void **state)
 {
@@ -2757,6 +2818,7 @@ int main(void)
 		cmocka_unit_test(small_zone),
 		cmocka_unit_test(signed_zones),
 		cmocka_unit_test(neg_opt_template),
+		cmocka_unit_test(label_lengths),
 		cmocka_unit_test(declines),
 		cmocka_unit_test(steered),
 		cmocka_unit_test(bad_ecs),
