@@ -33,6 +33,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -141,6 +142,8 @@ struct opts {
 	const char *sign_key;   /* steered: sign the variants with this key (dnssec.signing_keys) */
 	uint32_t names;         /* nxdomain, wildcard: draw the random label from this many
 				   distinct ones; 0: a fresh one per frame */
+	double zipf;            /* small-a, big-a: the owner drawn by a Zipf law of this
+				   exponent over the candidates (--zipf); 0: uniformly */
 };
 
 /* ---- small helpers ------------------------------------------------------------------ */
@@ -413,6 +416,54 @@ static struct pick *candidates(const void *img, uint32_t zone, enum mix mix, int
 
 /* ---- building the frames ---------------------------------------------------------------- */
 
+/* The window --zipf reports repeats in: the answer cache's default size (qcache.h). */
+#define ZIPF_WINDOW 1024u
+
+/*
+ * --zipf S: the candidates shuffled (seeded: a rank is a random owner, not the image's
+ * order), then rank r (1-based) drawn with probability proportional to 1 / r^S, as the names
+ * resolvers ask an authoritative server repeat (a few popular, a long tail). Returns the
+ * cumulative distribution over the ranks (n doubles, the last 1).
+ */
+static double *zipf_setup(struct pick *p, size_t n, double s)
+{
+	double *cdf = malloc(n * sizeof(*cdf));
+	double sum = 0;
+
+	if (cdf == NULL)
+		die("out of memory for the Zipf table");
+	for (size_t i = n - 1; i > 0; i--) {
+		size_t j = (size_t)(rnd() % (i + 1));
+		struct pick t = p[i];
+		p[i] = p[j];
+		p[j] = t;
+	}
+	for (size_t i = 0; i < n; i++) {
+		sum += pow((double)(i + 1), -s);
+		cdf[i] = sum;
+	}
+	for (size_t i = 0; i < n; i++)
+		cdf[i] /= sum;
+	cdf[n - 1] = 1.0;
+	return cdf;
+}
+
+/* A rank drawn from zipf_setup()'s distribution (0-based). */
+static size_t zipf_draw(const double *cdf, size_t n)
+{
+	double u = (double)(rnd() >> 11) * 0x1.0p-53;
+	size_t lo = 0, hi = n - 1;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (cdf[mid] > u)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return lo;
+}
+
 static const uint8_t mac_server[6] = {0x02, 0x00, 0x00, 0x00, 0x00, 0x53};
 static const uint8_t mac_client[6] = {0x02, 0x00, 0x00, 0x00, 0x00, 0x01};
 static const uint8_t v6_client[16] = {0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x01};
@@ -605,6 +656,17 @@ static uint8_t *build_frames(const void *img, const struct opts *o, struct frame
 	fprintf(stderr, "p53-replay: mix %s on %s: %zu candidate %s, %u frames\n", mix_names[o->mix],
 		o->zone_name, n_picks, o->mix == MIX_REFERRAL ? "delegations" : "owner/type pairs",
 		o->frames);
+	double *cdf = NULL;
+	uint32_t *last = NULL;  /* --zipf: each candidate's last frame + 1, for the repeat share */
+	uint32_t repeats = 0, distinct = 0;
+	if (o->zipf > 0) {
+		if (o->mix != MIX_SMALL_A && o->mix != MIX_BIG_A)
+			die("--zipf is for the small-a and big-a mixes");
+		cdf = zipf_setup(picks, n_picks, o->zipf);
+		last = calloc(n_picks, sizeof(*last));
+		if (last == NULL)
+			die("out of memory");
+	}
 	const struct p53_steer_rec *srec = NULL;
 	if (o->mix == MIX_STEERED) {
 		uint8_t sname[P53_NAME_MAXLEN + 1];
@@ -649,7 +711,18 @@ static uint8_t *build_frames(const void *img, const struct opts *o, struct frame
 			fm->aa = 1;
 			fm->nscount = 1;        /* the SOA (RFC 2308 §3); with DO a minimum */
 		} else {
-			const struct pick *p = &picks[rnd() % n_picks];
+			size_t pi;
+			if (cdf != NULL) {
+				pi = zipf_draw(cdf, n_picks);
+				if (last[pi] == 0)
+					distinct++;
+				else if (i + 1 - last[pi] <= ZIPF_WINDOW)
+					repeats++;
+				last[pi] = i + 1;
+			} else {
+				pi = (size_t)(rnd() % n_picks);
+			}
+			const struct pick *p = &picks[pi];
 			const struct p53_image_node *nd = p53_image_node(img, p->node);
 			const uint8_t *owner = p53_image_node_name(img, nd);
 			if (o->mix == MIX_REFERRAL) {
@@ -696,6 +769,12 @@ static uint8_t *build_frames(const void *img, const struct opts *o, struct frame
 		}
 		off += fm->len;
 	}
+	if (cdf != NULL)
+		fprintf(stderr, "p53-replay: zipf %.2f over %zu owner/type pairs: %u distinct in %u frames; "
+			"%.1f%% of the frames ask a pair asked within the %u frames before\n", o->zipf,
+			n_picks, distinct, o->frames, 100.0 * repeats / o->frames, ZIPF_WINDOW);
+	free(cdf);
+	free(last);
 	free(picks);
 	return arena;
 }
@@ -962,6 +1041,9 @@ static void usage(FILE *f)
 		"  --ecs-pct P     steered: share of frames with an ECS option (default 50)\n"
 		"  --sign-key K    steered: sign the variants with key K (as dnssec.signing_keys);\n"
 		"                  with --do the answers carry the RRSIGs\n"
+		"  --zipf S        small-a, big-a: owners drawn by a Zipf law of exponent S over the\n"
+		"                  candidates (shuffled, seeded by -s): repeated names, as resolvers ask\n"
+		"                  them; prints the share asked again within 1024 frames\n"
 		"  --names N       nxdomain, wildcard: the random label is one of N distinct ones (default:\n"
 		"                  a fresh one per frame): repeated names, which NSEC3's next closer\n"
 		"                  cache (dataplane/dnssec.h) answers without hashing\n"
@@ -985,6 +1067,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		{"ecs-pct", required_argument, NULL, 'e'},
 		{"sign-key", required_argument, NULL, 'K'},
 		{"names", required_argument, NULL, 'N'},
+		{"zipf", required_argument, NULL, 'z' + 256},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -1079,6 +1162,9 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		case 'N':
 			o->names = (uint32_t)strtoul(optarg, NULL, 10);
 			name_pool = o->names;
+			break;
+		case 'z' + 256:
+			o->zipf = strtod(optarg, NULL);
 			break;
 		case 'h':
 			usage(stdout);

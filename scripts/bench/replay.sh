@@ -8,7 +8,7 @@
 #
 # Usage: scripts/bench/replay.sh [--timed | --callgrind] [--runs N] [-n COUNT]
 #                                [--no-write] [MIX ...]
-#   MIX: small-a nxdomain referral big-a ecs steered signed-steered wildcard signed-a nsec3-nxdomain
+#   MIX: small-a nxdomain referral big-a small-zipf big-zipf ecs steered signed-steered wildcard signed-a nsec3-nxdomain
 #        nsec3-repeat signed-wildcard deep-nx deep-refused guard rrl flood (default: all of them; the
 #        signed-* and nsec3-* mixes ask with DO=1 of zones/example.com.zone signed with
 #        ldns-signzone, NSEC3; guard, rrl and flood are small-a's frames through the guard)
@@ -36,7 +36,7 @@ CG_COUNT=${CG_COUNT:-20000}
 DOC="$ROOT/docs/BENCHMARKS.md"
 BEGIN_MARK='<!-- replay:begin -->'
 END_MARK='<!-- replay:end -->'
-ALL_MIXES="small-a nxdomain referral big-a ecs steered signed-steered wildcard signed-a nsec3-nxdomain nsec3-repeat signed-wildcard deep-nx deep-refused guard rrl flood"
+ALL_MIXES="small-a nxdomain referral big-a small-zipf big-zipf ecs steered signed-steered wildcard signed-a nsec3-nxdomain nsec3-repeat signed-wildcard deep-nx deep-refused guard rrl flood"
 
 RUNS=3
 COUNT=2000000
@@ -129,7 +129,7 @@ steer_sources() {
 zone_of() {
 	case $1 in
 	referral) echo "$DIFF" ;;
-	big-a) big_zone ;;
+	big-a|big-zipf) big_zone ;;
 	signed-*|nsec3-*) signed_zone ;;
 	*) echo "$SMALL" ;;
 	esac
@@ -139,6 +139,8 @@ zone_of() {
 mix_args() {
 	case $1 in
 	signed-a) echo "-m small-a --do" ;;
+	small-zipf) echo "-m small-a --zipf 1" ;;
+	big-zipf) echo "-m big-a --zipf 1" ;;
 	nsec3-nxdomain) echo "-m nxdomain --do" ;;
 	nsec3-repeat) echo "-m nxdomain --do --names 100" ;;
 	signed-wildcard) echo "-m wildcard --do" ;;
@@ -241,6 +243,7 @@ target_of() {
 	case $1 in
 	small-a) echo "≥ 10 Mqps per core" ;;
 	big-a) echo "≤ 1.5x small-a" ;;
+	big-zipf) echo "≤ 1.5x small-zipf" ;;
 	deep-nx|deep-refused) echo "≤ 3x nxdomain" ;;
 	signed-a|signed-steered) echo "≤ 1.3x $( [ "$1" = signed-a ] && echo small-a || echo steered )" ;;
 	nsec3-nxdomain|nsec3-repeat) echo "≤ 2x nxdomain" ;;
@@ -255,6 +258,8 @@ desc_of() {
 	nxdomain) echo "random names under the apex that do not exist" ;;
 	referral) echo "names below the delegation \`sub\`" ;;
 	big-a) echo "positive A, random owners of the big zone" ;;
+	small-zipf) echo "small-a with the owners drawn by a Zipf law (exponent 1, seeded): names repeat, as resolvers ask them" ;;
+	big-zipf) echo "big-a with the owners drawn by a Zipf law (exponent 1, seeded) over the 515,002 A owners" ;;
 	ecs) echo "small-a plus an EDNS Client Subnet option (no steered name: this measures parsing the option)" ;;
 	steered) echo "\`steered.example.com\` A, policy [map, geo] over ten targets in eight PoPs, from a 1000-prefix map and a MaxMind DB of about 4500 networks (scripts/bench/steer_sources.py); half the frames carry ECS (a random /24 or /56), the rest come from 65536 client /24s (20 % IPv6 /56s); each frame's expected record count is the table's own pick" ;;
 	deep-nx) echo "the deepest name under the apex that fits (one-byte labels, 123 labels under example.com, 255 octets): NXDOMAIN, the worst closest-encloser walk" ;;
@@ -326,7 +331,7 @@ desc_of() {
 			l=${T_LINE[$m]}
 			t=$(target_of "$m")
 			base=""
-			case $m in big-a|signed-a) base=small-a ;; nsec3-nxdomain|nsec3-repeat|deep-nx|deep-refused) base=nxdomain ;; signed-wildcard) base=wildcard ;; signed-steered) base=steered ;; esac
+			case $m in big-a|signed-a) base=small-a ;; big-zipf) base=small-zipf ;; nsec3-nxdomain|nsec3-repeat|deep-nx|deep-refused) base=nxdomain ;; signed-wildcard) base=wildcard ;; signed-steered) base=steered ;; esac
 			if [ -n "$base" ] && [ -n "${T_LINE[$base]:-}" ]; then
 				t="$t: $(awk -v a="$(field "$l" net_ns)" -v b="$(field "${T_LINE[$base]}" net_ns)" 'BEGIN { printf "%.2fx", a / b }') $base"
 			fi
@@ -355,7 +360,7 @@ desc_of() {
 			t="-"
 			[ "$m" = small-a ] && t="≤ 400 (positive A on the small zone with EDNS; no guard: RRL and cookies are in the guard, rrl and flood mixes)"
 			base=""
-			case $m in big-a|signed-a) base=small-a ;; nsec3-nxdomain|nsec3-repeat|deep-nx|deep-refused) base=nxdomain ;; signed-wildcard) base=wildcard ;; signed-steered) base=steered ;; esac
+			case $m in big-a|signed-a) base=small-a ;; big-zipf) base=small-zipf ;; nsec3-nxdomain|nsec3-repeat|deep-nx|deep-refused) base=nxdomain ;; signed-wildcard) base=wildcard ;; signed-steered) base=steered ;; esac
 			if [ -n "$base" ] && [ -n "${CG_BURST[$base]:-}" ]; then
 				t="$(target_of "$m"): $(awk -v a="${CG_BURST[$m]}" -v b="${CG_BURST[$base]}" 'BEGIN { printf "%.2fx", a / b }') $base"
 			if [ "$m" = rrl ] && [ -n "${CG_BURST[guard]:-}" ]; then
