@@ -7,9 +7,9 @@
 #   - a reload with nothing changed publishes nothing ("image: unchanged", same generation);
 #   - a bad zone file is rejected with file:line: reason, the running data keeps serving;
 #   - a new delegation (NS with its glue) is patched and answered as a referral;
-#   - a DNAME and a DS at a cut are patched and served; a change the patch declines (DS at
-#     the apex of an unsigned zone) is compiled in full, the reply and the log say why, and
-#     the DS is served.
+#   - a DNAME, a DS at a cut and a DS at the apex are patched and served; a change the patch
+#     declines (a record of a private-use type, TYPE65534) is compiled in full, the reply and
+#     the log say why, and the record is served.
 . "$(dirname "$0")/lib.sh"
 BIG_N=${ZRP_BIG_N:-100000}
 trap '[ "$FAIL" -eq 0 ] || grep -E "reload|patch|error" "$TMP/pop53d.log" | tail -20; cleanup_common' EXIT
@@ -114,14 +114,26 @@ check "the DS is served" \
 	bash -c 'grep -q "sub.example.com. 300 IN DS 12345 13 2" <<<"$0"' \
 	"$(kdig_section answer +norec @"$V4" sub.example.com DS)"
 
-# --- 5d. DS at the apex of an unsigned zone: declined, compiled in full, said why ----------
+# --- 5d. DS at the apex of an unsigned zone: patched (issue 13, round 24), served ---------
 edit 's/^x//' $'@\t300 IN DS\t23456 13 2 8c9c4c5c7a7e3c46e7b4c2a3fc55e4b3b5a2ad1c9f3a24a3c1f1d5c0e2b7a911'
 out=$(ctl zone reload example.com 2>&1); rc=$?
-check "DS at the apex of an unsigned zone: compiled in full, the reply says why ($(grep '^image' <<<"$out"))" \
-	bash -c '[ $0 -eq 0 ] && grep -qE "^image: compiled in full: .*(DS|TYPE43) records at example\.com" <<<"$1"' "$rc" "$out"
-check "the log says why it was not patched" \
-	grep -qE "reload: zone example\.com\. compiled in full, not patched: .*(DS|TYPE43) records" "$TMP/pop53d.log"
+check "DS at the apex of an unsigned zone: patched ($(grep '^image' <<<"$out"))" \
+	bash -c '[ $0 -eq 0 ] && grep -q "^image: patched: zone example\.com\." <<<"$1"' "$rc" "$out"
 check "the apex's DS is served" \
+	bash -c 'grep -q "example.com. 300 IN DS 23456 13 2" <<<"$0"' \
+	"$(kdig_section answer +norec @"$V4" example.com DS)"
+
+# --- 5e. a type the patch does not take (private use): compiled in full, said why --------
+edit 's/^x//' $'priv\t300 IN TYPE65534\t\\# 4 0a0b0c0d'
+out=$(ctl zone reload example.com 2>&1); rc=$?
+check "a TYPE65534 record: compiled in full, the reply says why ($(grep '^image' <<<"$out"))" \
+	bash -c '[ $0 -eq 0 ] && grep -qE "^image: compiled in full: .*TYPE65534 records at priv\.example\.com" <<<"$1"' "$rc" "$out"
+check "the log says why it was not patched" \
+	grep -qE "reload: zone example\.com\. compiled in full, not patched: .*TYPE65534 records" "$TMP/pop53d.log"
+check "the TYPE65534 record is served" \
+	bash -c 'grep -qiE "priv.example.com. 300 IN TYPE65534 .*4 0A0B0C0D" <<<"$0"' \
+	"$(kdig_section answer +norec @"$V4" priv.example.com TYPE65534)"
+check "the apex's DS still is" \
 	bash -c 'grep -q "example.com. 300 IN DS 23456 13 2" <<<"$0"' \
 	"$(kdig_section answer +norec @"$V4" example.com DS)"
 check "the DNAME still is (host.moved.example.com synthesised)" \
