@@ -1435,7 +1435,8 @@ finish(uint8_t *msg, struct p53_answer_stats *st, const struct p53_query *q, uin
  * The fast answer; `ecs`: a copy of the query's ECS option data (RFC 7871 §6), or NULL when it
  * has none (then a constant: the instance without ECS keeps none of its code). `found`: what
  * the prefetch passes found for q (fastpath.h, p53_fast_write()), or NULL (a constant but in
- * p53_fast_write()'s instance).
+ * p53_fast_write()'s instance). `ce`: fast_frame()'s remembered closest encloser
+ * (p53_fast_ctx.ce), else NULL (a constant).
  */
 static inline __attribute__((always_inline)) uint16_t
 fast_answer(const void *img, const struct p53_answer_conf *conf, uint8_t *msg, uint16_t cap,
