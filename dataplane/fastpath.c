@@ -46,6 +46,9 @@ static inline uint16_t limit_of(uint16_t ours, const struct p53_query *q, uint16
 	return max > cap ? cap : max;
 }
 
+/* The closest encloser remembered before any was found: no name has 0 bytes. */
+static const struct p53_image_node no_node = { .name_len = 0 };
+
 int p53_fast_ctx_init(struct p53_fast_ctx *c, const uint8_t *mac, const struct p53_pkt_addrs *addrs,
 		      const void *img, const struct p53_answer_conf *conf,
 		      struct p53_answer_stats *st)
@@ -61,6 +64,8 @@ int p53_fast_ctx_init(struct p53_fast_ctx *c, const uint8_t *mac, const struct p
 	c->ours = p53_our_payload(conf->edns_max_payload);
 	c->qc = NULL;
 	c->gen = 0;
+	c->ce_last = &no_node;
+	c->ce = &c->ce_last;
 	return 0;
 }
 
@@ -1254,19 +1259,28 @@ static inline const struct p53_image_node *find(const void *img, const uint8_t *
 #undef NODE_IS
 
 /* answer.c encloser(): the deepest existing ancestor of a name not in the image (its node, or
- * NULL). */
+ * NULL). `last` (fast_frame(); else NULL, a constant): the last encloser found with this
+ * image (p53_fast_ctx.ce), compared with each candidate before it is hashed and looked up:
+ * the candidates deeper than it were looked up and missed, so a candidate that is its name
+ * is the deepest that exists. */
 static inline __attribute__((always_inline)) const struct p53_image_node *
-encloser_body(const void *img, const struct p53_query *q)
+encloser_body(const void *img, const struct p53_query *q, const struct p53_image_node **last)
 {
 	uint32_t deepest = p53_image_hdr(img)->max_labels;
 	int from = q->qname_labels > deepest ? q->qname_labels - (int)deepest : 1;
+	const struct p53_image_node *m = last != NULL ? *last : NULL;
 
 	for (int k = from; k <= q->qname_labels; k++) {
 		const uint8_t *s = q->lname + q->label_off[k];
 		size_t sl = (size_t)q->qname_len - q->label_off[k];
+		if (last != NULL && node_is(m, s, sl))
+			return m;
 		const struct p53_image_node *n = find(img, s, sl, p53_name_hash(s, sl));
-		if (n != NULL)
+		if (n != NULL) {
+			if (last != NULL)
+				*last = n;
 			return n;
+		}
 	}
 	return NULL;
 }
@@ -1275,7 +1289,7 @@ encloser_body(const void *img, const struct p53_query *q)
 static __attribute__((noinline)) const struct p53_image_node *encloser(const void *img,
 								      const struct p53_query *q)
 {
-	return encloser_body(img, q);
+	return encloser_body(img, q, NULL);
 }
 
 /* memcpy() for records: 16..32 bytes (one A, AAAA or a pair) in two overlapping 16-byte moves
@@ -1421,13 +1435,14 @@ finish(uint8_t *msg, struct p53_answer_stats *st, const struct p53_query *q, uin
  * The fast answer; `ecs`: a copy of the query's ECS option data (RFC 7871 §6), or NULL when it
  * has none (then a constant: the instance without ECS keeps none of its code). `found`: what
  * the prefetch passes found for q (fastpath.h, p53_fast_write()), or NULL (a constant but in
- * p53_fast_write()'s instance).
+ * p53_fast_write()'s instance). `ce`: fast_frame()'s remembered closest encloser
+ * (p53_fast_ctx.ce), else NULL (a constant).
  */
 static inline __attribute__((always_inline)) uint16_t
 fast_answer(const void *img, const struct p53_answer_conf *conf, uint8_t *msg, uint16_t cap,
 	    struct p53_answer_stats *st, const struct p53_query *q, const uint8_t *ecs,
 	    uint16_t ecs_len, uint64_t *tail, int checked, uint16_t ours,
-	    const struct p53_fast_found *found)
+	    const struct p53_fast_found *found, const struct p53_image_node **ce)
 {
 	uint16_t qt = q->qtype;
 	/* The sum of the records written after the question (from an even offset), when known
@@ -1477,7 +1492,7 @@ fast_answer(const void *img, const struct p53_answer_conf *conf, uint8_t *msg, u
 	if (!hit) {
 		/* Inline in fast_frame() (a name error: 20 instructions fewer, the call's saved
 		   registers); out of line for the passes (inline, a big image's hits paid 7). */
-		n = checked == 2 ? encloser_body(img, q) : encloser(img, q);
+		n = checked == 2 ? encloser_body(img, q, ce) : encloser(img, q);
 		if (n == NULL) {
 			/* answer.c resolve(): no served zone holds the name. REFUSED, AA clear, and
 			 * with EDNS the Extended DNS Error "Not Authoritative" (RFC 8914 §4.21). */
@@ -1701,7 +1716,7 @@ static __attribute__((noinline)) uint16_t ecs_answer(const void *img, const stru
 		return 0;
 	memcpy(ecs, msg + q->ecs_off, q->ecs_len);
 	uint16_t n = fast_answer(img, conf, msg, cap, st, q, ecs, q->ecs_len, tail, checked, ours,
-				 NULL);
+				 NULL, NULL);
 	if (n == 0)
 		memcpy(msg + q->ecs_off, ecs, q->ecs_len);
 	return n;
@@ -1723,7 +1738,7 @@ uint16_t p53_fast_answer_noecs(const void *img, const struct p53_answer_conf *co
 	if (img == NULL || conf->tcp_limit != 0)
 		return 0;
 	return fast_answer(img, conf, msg, cap, st, q, NULL, 0, tail, 1, p53_our_payload(conf->edns_max_payload),
-			   NULL);
+			   NULL, NULL);
 }
 
 uint16_t p53_fast_answer(const void *img, const struct p53_answer_conf *conf, uint8_t *msg,
@@ -1736,7 +1751,7 @@ uint16_t p53_fast_answer(const void *img, const struct p53_answer_conf *conf, ui
 	if (__builtin_expect(q->ecs, 0))
 		return ecs_answer(img, conf, msg, cap, st, q, &tail, 0, p53_our_payload(conf->edns_max_payload));
 	return fast_answer(img, conf, msg, cap, st, q, NULL, 0, &tail, 0, p53_our_payload(conf->edns_max_payload),
-			   NULL);
+			   NULL, NULL);
 }
 
 size_t p53_fast_sum_count(const void *img)
@@ -3178,7 +3193,7 @@ static inline __attribute__((always_inline)) int frame_step(const struct p53_fas
 		rlen = __builtin_expect(q->ecs, 0) ? ecs_answer(c->img, c->conf, msg, cap, c->st, q, &tail, 2,
 								c->ours)
 						   : fast_answer(c->img, c->conf, msg, cap, c->st, q, NULL, 0,
-								 &tail, 2, c->ours, NULL);
+								 &tail, 2, c->ours, NULL, c->ce);
 		if (rlen == 0)
 			return -fam;
 		/* a miss answered, the second in a row for its question: stored */
@@ -3412,7 +3427,8 @@ int p53_fast_write(const struct p53_fast_ctx *c, struct p53_query *q, uint8_t *f
 	uint64_t tail;
 	uint16_t rlen = __builtin_expect(q->ecs, 0) ?
 			ecs_answer(c->img, c->conf, msg, cap, c->st, q, &tail, 1, c->ours) :
-			fast_answer(c->img, c->conf, msg, cap, c->st, q, NULL, 0, &tail, 1, c->ours, found);
+			fast_answer(c->img, c->conf, msg, cap, c->st, q, NULL, 0, &tail, 1, c->ours, found,
+				    NULL);
 
 	if (rlen == 0) {
 		fast_pkt(frame, fam, pkt, q);   /* for the general responder */

@@ -263,6 +263,14 @@ struct p53_fast_ctx {
 	uint16_t ours;                          /* our EDNS payload size (p53_our_payload()) */
 	struct p53_qcache *qc;                  /* the worker's answer cache, or NULL: none */
 	uint64_t gen;                           /* the image's generation (the cache's key) */
+	/* The closest encloser the last name error answered through this context found (of
+	   `img`: a context lives for one burst), which the next one compares with its own
+	   candidates before it hashes them (a random-subdomain flood: the same encloser every
+	   query). `ce` points at `ce_last`, which the fast path writes through a const
+	   context; p53_fast_ctx_init() sets both (a copy of the context points at the
+	   original's). */
+	const struct p53_image_node **ce;
+	const struct p53_image_node *ce_last;
 };
 
 /**

@@ -1935,8 +1935,11 @@ static void answer_cache_run(void **state)
 
 /* `n` questions (qs[i], ls[i] bytes) from src4 as one burst through p53_fast_burst() with the
  * cache `qc` (mbufs of our own: the burst reads their data, lengths and flags only): every
- * frame answered, each reply the bytes p53_fast_frame() writes without a cache. */
-static void burst_same(struct p53_qcache *qc, uint8_t (*qs)[64], const uint16_t *ls, uint16_t n)
+ * frame answered, each reply the bytes p53_fast_frame() writes without a cache (and with a
+ * context of its own: no closest encloser remembered). *ce (unless NULL): the closest encloser
+ * the burst's context remembers at its end. */
+static void burst_ce(struct p53_qcache *qc, uint8_t (*qs)[64], const uint16_t *ls, uint16_t n,
+		     const struct p53_image_node **ce)
 {
 	enum { HEAD = 128, ROOM = 2048 };
 	static uint8_t bufs[64][HEAD + ROOM], want[4096];
@@ -1974,6 +1977,13 @@ static void burst_same(struct p53_qcache *qc, uint8_t (*qs)[64], const uint16_t 
 		assert_int_equal(mb[i].data_len, k0);
 		assert_memory_equal(bufs[i] + HEAD, want, (size_t)k0);
 	}
+	if (ce != NULL)
+		*ce = *fx.ce;
+}
+
+static void burst_same(struct p53_qcache *qc, uint8_t (*qs)[64], const uint16_t *ls, uint16_t n)
+{
+	burst_ce(qc, qs, ls, n, NULL);
 }
 
 /*
@@ -2024,6 +2034,84 @@ static void answer_cache_burst_run(void **state)
 	assert_int_equal(qc->misses, 2 + 2 * P53_QCACHE_RUN);
 	assert_int_equal(qc->klim, P53_QCACHE_KEY);
 	assert_int_equal(qc->stores, 1);
+}
+
+/*
+ * The closest encloser a burst's name errors remember (p53_fast_ctx.ce): compared with each
+ * candidate before it is hashed, and used only when its name is the candidate's. Name errors
+ * under two apexes of the same length (example.com., second.test.: 13 bytes) in turn, names
+ * below a deeper node (www), below the wildcard's parent (img: its wildcard answers, not the
+ * apex remembered before it), two labels below the apex, in mixed case, and one under no zone
+ * (REFUSED: nothing remembered). Every reply the one a context of its own writes, with and
+ * without the answer cache, IPv4 frames in one burst.
+ */
+static void encloser_memo(void **state)
+{
+	(void)state;
+	static const char *const names[] = {"example.com.", "second.test."};
+	static const char *const files[] = {"zones/example.com.zone",
+					    "tests/differential/zones/second.test.zone"};
+	static const struct {
+		const char *name;
+		size_t len;
+		unsigned int mix;       /* query()'s upper-case bits */
+	} qn[] = {
+		{"\x04nx-a\x07" "example\x03" "com", 18, 0},
+		{"\x04nx-b\x07" "example\x03" "com", 18, 0},
+		{"\x04nx-c\x06" "second\x04" "test", 18, 0},
+		{"\x04nx-d\x07" "example\x03" "com", 18, 0},
+		{"\x04nx-e\x07" "example\x03" "com", 18, 0x5a},
+		{"\x01" "a\x03img\x07" "example\x03" "com", 19, 0},
+		{"\x04nx-f\x07" "example\x03" "com", 18, 0},
+		{"\x01x\x04nx-g\x07" "example\x03" "com", 20, 0},
+		{"\x04nx-h\x03www\x07" "example\x03" "com", 22, 0},
+		{"\x04nx-i\x03www\x07" "example\x03" "com", 22, 0x33},
+		{"\x04nx-j\x05other\x03org", 16, 0},
+		{"\x04nx-k\x06" "second\x04" "test", 18, 0xff},
+	};
+	enum { N = sizeof(qn) / sizeof(qn[0]) };
+	static uint8_t qs[64][64];
+	uint16_t ls[N];
+	uint8_t rp[4096];
+	struct p53_answer_stats st;
+	build(names, files, 2);
+	p53_fast_neg_build(img, neg);
+	conf.neg = neg;
+	conf.n_neg = (uint32_t)p53_fast_neg_count(img);
+
+	for (int i = 0; i < N; i++) {
+		ls[i] = query(qs[i], (const uint8_t *)qn[i].name, qn[i].len, 1, 1232, 0, qn[i].mix,
+			      P53_F_RD);
+		/* what each answers with a context of its own (DNS header at 42) */
+		uint8_t f[512];
+		uint16_t l = frame_of(f, qs[i], ls[i], 9053, 0);
+		assert_true(run_frame(NULL, f, l, rp, &st, (uint32_t)l + 1500) >= P53_FAST_ANSWERED);
+		uint8_t rcode = rp[42 + 3] & 0xf;
+		if (i == 5)     /* the wildcard's A */
+			assert_true(rcode == P53_RCODE_NOERROR && rp[42 + 7] == 1);
+		else if (i == 10)
+			assert_int_equal(rcode, P53_RCODE_REFUSED);
+		else
+			assert_int_equal(rcode, P53_RCODE_NXDOMAIN);
+	}
+	const struct p53_image_node *sec = p53_image_node(img, p53_image_zone(img, 1)->apex);
+	const struct p53_image_node *ce = NULL;
+	assert_int_equal(sec->name_len, 13);
+	burst_ce(NULL, qs, ls, N, &ce);
+	assert_ptr_equal(ce, sec);      /* nx-k's, kept past other.org's REFUSED */
+	struct p53_qcache *qc = cache64();
+	burst_ce(qc, qs, ls, N, &ce);
+	assert_ptr_equal(ce, sec);
+	assert_int_equal(qc->hits, 0);
+	/* and each name error first in its burst (nothing remembered yet) after one of another
+	   zone's */
+	for (int i = 0; i + 1 < N; i++) {
+		uint8_t two[2][64];
+		uint16_t tl[2] = {ls[i], ls[i + 1]};
+		memcpy(two[0], qs[i], ls[i]);
+		memcpy(two[1], qs[i + 1], ls[i + 1]);
+		burst_same(NULL, two, tl, 2);
+	}
 }
 
 /* ---- the pick cache ----------------------------------------------------------------------- */
@@ -2829,6 +2917,7 @@ int main(void)
 		cmocka_unit_test(answer_cache),
 		cmocka_unit_test(answer_cache_run),
 		cmocka_unit_test(answer_cache_burst_run),
+		cmocka_unit_test(encloser_memo),
 		cmocka_unit_test(ecs_cache),
 		cmocka_unit_test(hit_path),
 		cmocka_unit_test(hit_checksum),
