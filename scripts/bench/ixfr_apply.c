@@ -438,40 +438,42 @@ static const char *kid_name(void)
 }
 
 /* --served-above: mid's TXT, the delegation to kid.mid and its glue into the parent's
- * records; the child zone (SOA, NS and its A, www). */
+ * records; the child zone (kid_zone). */
+static int kid_zone(const char *apex, const char *ns_label);
+
 static int above_setup(struct p53_rrs *base)
 {
-	static const uint8_t a1[4] = { 198, 18, 2, 1 }, a2[4] = { 198, 18, 2, 3 };
-	static const uint8_t txt[2] = { 1, 'm' };
-	static const uint8_t tail[20] = { 0, 0, 0, 1, 0, 0, 0x1c, 0x20, 0, 0, 0x0e, 0x10,
-					  0, 0x12, 0x75, 0, 0, 0, 1, 0x2c };
-	uint8_t soa[600];
-	size_t l = wire_name("ns." ABOVE_KID, soa);
+	static const uint8_t a1[4] = { 198, 18, 2, 1 }, txt[2] = { 1, 'm' };
 
-	l += wire_name("host." ABOVE_KID, soa + l);
-	memcpy(soa + l, tail, sizeof(tail));
 	return add_txt(base, "mid." ORIGIN, 16, txt, sizeof(txt)) ||
 	       add_name(base, ABOVE_KID, 2, "ns." ABOVE_KID) ||
-	       add_txt(base, "ns." ABOVE_KID, 1, a1, 4) ||
-	       add_txt(&kid, ABOVE_KID, 6, soa, l + sizeof(tail)) ||
-	       add_name(&kid, ABOVE_KID, 2, "ns." ABOVE_KID) ||
-	       add_txt(&kid, "ns." ABOVE_KID, 1, a1, 4) || add_txt(&kid, "www." ABOVE_KID, 1, a2, 4);
+	       add_txt(base, "ns." ABOVE_KID, 1, a1, 4) || kid_zone(ABOVE_KID, "ns");
+}
+
+/* A served child zone at `apex` (--served-flip, --served-above): SOA, NS <ns_label>.<apex> and
+ * its A, www. */
+static int kid_zone(const char *apex, const char *ns_label)
+{
+	static const uint8_t a1[4] = { 198, 18, 2, 1 }, a2[4] = { 198, 18, 2, 3 };
+	static const uint8_t tail[20] = { 0, 0, 0, 1, 0, 0, 0x1c, 0x20, 0, 0, 0x0e, 0x10,
+					  0, 0x12, 0x75, 0, 0, 0, 1, 0x2c };
+	char ns[256], host[256], www[256];
+	uint8_t soa[600];
+
+	snprintf(ns, sizeof(ns), "%s.%s", ns_label, apex);
+	snprintf(host, sizeof(host), "host.%s", apex);
+	snprintf(www, sizeof(www), "www.%s", apex);
+	size_t l = wire_name(ns, soa);
+	l += wire_name(host, soa + l);
+	memcpy(soa + l, tail, sizeof(tail));
+	return add_txt(&kid, apex, 6, soa, l + sizeof(tail)) || add_name(&kid, apex, 2, ns) ||
+	       add_txt(&kid, ns, 1, a1, 4) || add_txt(&kid, www, 1, a2, 4);
 }
 
 /* --served-flip: the child zone sub0000.region0.big.test. (SOA, NS ns1 and its A, www). */
 static int flip_setup(void)
 {
-	static const uint8_t a1[4] = { 198, 18, 2, 1 }, a2[4] = { 198, 18, 2, 3 };
-	static const uint8_t tail[20] = { 0, 0, 0, 1, 0, 0, 0x1c, 0x20, 0, 0, 0x0e, 0x10,
-					  0, 0x12, 0x75, 0, 0, 0, 1, 0x2c };
-	uint8_t soa[600];
-	size_t l = wire_name("ns1." FLIP_KID, soa);
-
-	l += wire_name("host." FLIP_KID, soa + l);
-	memcpy(soa + l, tail, sizeof(tail));
-	return add_txt(&kid, FLIP_KID, 6, soa, l + sizeof(tail)) ||
-	       add_name(&kid, FLIP_KID, 2, "ns1." FLIP_KID) ||
-	       add_txt(&kid, "ns1." FLIP_KID, 1, a1, 4) || add_txt(&kid, "www." FLIP_KID, 1, a2, 4);
+	return kid_zone(FLIP_KID, "ns1");
 }
 
 /* --served-child: the delegation into the parent's records, and the child zone. */

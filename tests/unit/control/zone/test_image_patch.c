@@ -7891,17 +7891,14 @@ static const char *ZONE_PARENT_DEEP =
 	"child NS ns.child\nchild NS x.y.child\nns.child A 198.51.100.2\n"
 	"x.y.child A 198.51.100.40\nmx MX 1 x.y.child\n";
 
+static void served_shape_at(const char *ptext, const char *child, const char *child_text,
+			    const char *what, const struct shape_rr *rr, size_t n, const char *why_has);
+
+/* served_shape_at() with the child child.parent.test. (ZONE_CHILD). */
 static void served_shape(const char *ptext, const char *what, const struct shape_rr *rr, size_t n,
 			 const char *why_has)
 {
-	struct served s;
-	char *pf = tmp_zone(ptext);
-	struct p53_ixfr_step *st = served_open(&s, "parent.test.", pf, "child.parent.test.",
-					       ZONE_CHILD);
-	served_rrs(st, rr, n, 300);
-	served_check(&s, what, why_has, true);
-	unlink(pf);
-	free(pf);
+	served_shape_at(ptext, "child.parent.test.", ZONE_CHILD, what, rr, n, why_has);
 }
 
 /* Unsigned parent.test. serving child.parent.test. too: its delegation's NS set, DS (part
@@ -8125,21 +8122,21 @@ static const char *ZONE_PARENT_MID =
 	"host.child.mid A 198.51.100.9\nmx MX 1 host.child.mid\nmx2 MX 1 ns.child.mid\n"
 	"other NS ns.other\nns.other A 198.51.100.10\n";
 
-/* served_shape() with the child at `child` (served_child_text). */
-static void served_shape_at(const char *ptext, const char *child, const char *what,
-			    const struct shape_rr *rr, size_t n, const char *why_has)
+/* A parent (zone text ptext) beside its served child (apex child, zone text child_text, or
+ * NULL: served_child_text) and a diff of shape records (served_rrs, TTL 300): served_check. */
+static void served_shape_at(const char *ptext, const char *child, const char *child_text,
+			    const char *what, const struct shape_rr *rr, size_t n, const char *why_has)
 {
 	struct served s;
 	char text[512];
 	char *pf = tmp_zone(ptext);
-	struct p53_ixfr_step *st = served_open(&s, "parent.test.", pf, child,
-					       served_child_text(text, sizeof(text), child));
+	struct p53_ixfr_step *st = served_open(&s, "parent.test.", pf, child, child_text != NULL ?
+					       child_text : served_child_text(text, sizeof(text), child));
 	served_rrs(st, rr, n, 300);
 	served_check(&s, what, why_has, true);
 	unlink(pf);
 	free(pf);
 }
-
 /*
  * Unsigned parent.test. beside child.mid.parent.test. (issue 13, round 25): a cut or DNAME of
  * the parent's coming or going ABOVE the child's apex (at mid, outside the child), which
@@ -8201,34 +8198,34 @@ static void test_served_child_above(void **state)
 		{ '+', "mid.parent.test.", 2, "ns.other.parent.test." },
 	};
 	char ptext[2048];
-	served_shape_at(ZONE_PARENT_MID, child, "a cut new above the served apex", cut_over, 1,
+	served_shape_at(ZONE_PARENT_MID, child, NULL, "a cut new above the served apex", cut_over, 1,
 			NULL);
-	served_shape_at(ZONE_PARENT_MID, child, "a cut new above the served apex, its NS naming "
+	served_shape_at(ZONE_PARENT_MID, child, NULL, "a cut new above the served apex, its NS naming "
 			"the parent's names there", cut_over_glue, 2, NULL);
-	served_shape_at(ZONE_PARENT_MID, child, "a cut new above the served apex, glue renumbered "
+	served_shape_at(ZONE_PARENT_MID, child, NULL, "a cut new above the served apex, glue renumbered "
 			"and new below it", cut_over_touch, 5, NULL);
-	served_shape_at(ZONE_PARENT_MID, child, "a cut new above the served apex, the delegation "
+	served_shape_at(ZONE_PARENT_MID, child, NULL, "a cut new above the served apex, the delegation "
 			"to the child removed", cut_over_flip, 2, NULL);
-	served_shape_at(ZONE_PARENT_MID, child, "a cut new above the served apex, a name below it "
+	served_shape_at(ZONE_PARENT_MID, child, NULL, "a cut new above the served apex, a name below it "
 			"losing its last address", cut_over_lose, 2, NULL);
-	served_shape_at(ZONE_PARENT_MID, child, "a cut new between the parent's apex and the "
+	served_shape_at(ZONE_PARENT_MID, child, NULL, "a cut new between the parent's apex and the "
 			"served one", deeper_cut, 1, NULL);
 	snprintf(ptext, sizeof(ptext), "%smid NS ns.other\n", ZONE_PARENT_MID);
-	served_shape_at(ptext, child, "a cut above the served apex removed", cut_gone, 1, NULL);
-	served_shape_at(ptext, child, "a cut above the served apex removed, names new and gone "
+	served_shape_at(ptext, child, NULL, "a cut above the served apex removed", cut_gone, 1, NULL);
+	served_shape_at(ptext, child, NULL, "a cut above the served apex removed, names new and gone "
 			"below it", cut_gone_new, 3, NULL);
-	served_shape_at(ZONE_PARENT_MID, child, "a DNAME new above the served apex, the parent's "
+	served_shape_at(ZONE_PARENT_MID, child, NULL, "a DNAME new above the served apex, the parent's "
 			"names there going", dn_over, 4, NULL);
-	served_shape_at(ZONE_PARENT_MID, child, "a DNAME new above the served apex, the parent's "
+	served_shape_at(ZONE_PARENT_MID, child, NULL, "a DNAME new above the served apex, the parent's "
 			"names there staying", dn_over_stays, 2, "does not compile");
 	served_sideless = true;
 	snprintf(ptext, sizeof(ptext), "$ORIGIN parent.test.\n$TTL 300\n"
 		 "@ SOA ns hostmaster 7 7200 3600 1209600 60\n@ NS ns\nns A 198.51.100.1\n"
 		 "mid DNAME example.org.\nmx MX 1 host.child.mid\nother NS ns.other\n"
 		 "ns.other A 198.51.100.10\n");
-	served_shape_at(ptext, child, "a DNAME above the served apex removed, the delegation "
+	served_shape_at(ptext, child, NULL, "a DNAME above the served apex removed, the delegation "
 			"added below it", dn_gone, 3, NULL);
-	served_shape_at(ptext, child, "a DNAME above the served apex replaced by a cut (no name "
+	served_shape_at(ptext, child, NULL, "a DNAME above the served apex replaced by a cut (no name "
 			"of the parent there)", dn_gone_sideless, 2, NULL);
 	served_sideless = false;
 }
