@@ -8858,7 +8858,8 @@ static void test_served_child_flips(void **state)
  * goes (issue 13, round 25), as a signing primary sends it (deny_again): NS added at deep.Z
  * over the child at b.deep.Z (an empty non-terminal of the parent) or a.b.deep.Z (its data),
  * NS and DS at ent.Z over the child at x.ent.Z, the delegation at secure.Z or insecure.Z
- * removed over the child at its glue (which joins the chain): patched, the parent's nodes at
+ * removed over the child at its glue (which joins the chain), a DNAME added at deep.Z with
+ * the parent's one name below it going: patched, the parent's nodes at
  * and below the child's apex with the flags, occluders and proofs of the full compile
  * (same_shadowed: occ_above, glue_proofs), the child's parent_side the same node.
  */
@@ -8893,6 +8894,12 @@ static void test_served_child_signed_above(void **state)
 			{ '-', sec, 43, "*", 0 },
 		}, ins_gone[] = {
 			{ '-', ins, 2, "*", 0 },
+		}, dn_over[] = {
+			/* a DNAME at deep, the parent's one name below it going (b.deep, the
+			 * child's parent side, with it) */
+			{ '+', deep, 39, "example.net.", 0 },
+			{ '-', abdeep, 16, "*", 0 },
+			{ '-', abdeep, 47, "*", 0 }, /* (NSEC: an NSEC3 chain's goes by its hash) */
 		};
 		served_signed(zn, SIGNED[z][1], bdeep, "a delegation added above the served apex "
 			      "(an empty non-terminal)", over_deep, 1, NULL);
@@ -8906,6 +8913,8 @@ static void test_served_child_signed_above(void **state)
 			      "its glue there left", sec_gone, 2, NULL);
 		served_signed(zn, SIGNED[z][1], nsins, "an insecure delegation above the served apex "
 			      "removed", ins_gone, 1, NULL);
+		served_signed(zn, SIGNED[z][1], bdeep, "a DNAME new above the served apex, the "
+			      "parent's names there going", dn_over, z == 0 ? 3 : 2, NULL);
 	}
 	shape_deny = false;
 }
