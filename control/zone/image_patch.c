@@ -58,7 +58,9 @@
  *     or going at a name that stays, cuts below it coming and going with it or alone, new
  *     cuts there, several in one diff (shadow_flips, flip_occ: the names below become or
  *     stop being glue; in a signed parent their NSECs/NSEC3s come in the diff and the
- *     proofs are made again with the chain's, glue_proofs, shadow_parent).
+ *     proofs are made again with the chain's, glue_proofs, shadow_parent); a cut or DNAME
+ *     above the child's apex coming or going (their occluders made again, occ_above); names
+ *     at a grandchild's apex (its parent_side left to the child, shadow_sides).
  * What the old bytes held becomes garbage, counted in p53_image_hdr.pad (KiB).
  */
 #include <errno.h>
@@ -306,6 +308,24 @@ static bool cut_rrset_ok(const struct tn *t, const struct p53_image_node *od, ui
 {
 	return (type == P53_T_DS || (type == P53_T_NS && !comes_goes)) && t->sigs_only &&
 	       od != NULL && (od->flags & P53_NODE_CUT) && od->occluder == P53_NONE;
+}
+
+/*
+ * DS at a signed zone's name below its apex that is no cut before or after the diff (odd
+ * data: a child's DS is its parent's at the delegation, RFC 4035 §3.1.4.1). The full
+ * compile keeps it as that name's data, as knotd does (kzonecheck takes it): signed by the
+ * zone, named in its NSEC / NSEC3 bitmap, answered from the node (the name is no cut, so no
+ * referral carries it and nothing precomputed reads it). So it comes, changes and goes as
+ * any type of a name with a chain: at a name the image holds, not glue, not below a cut or
+ * DNAME, not another served zone's parent side, becoming no cut (a delegation coming or
+ * going is signed_deleg's).
+ */
+static bool ds_data(const struct tn *t, const struct p53_image_node *od,
+		    const struct p53_image_node *md, uint16_t type, bool chain)
+{
+	return type == P53_T_DS && chain && od != NULL && !t->shadow && t->old != P53_NONE &&
+	       !(od->flags & (P53_NODE_APEX | P53_NODE_CUT | P53_NODE_GLUE | P53_NODE_NSEC3)) &&
+	       od->occluder == P53_NONE && (md == NULL || !(md->flags & P53_NODE_CUT));
 }
 
 /*
@@ -772,6 +792,9 @@ struct patch {
 	struct shadow *sa;
 	size_t n_sa, sa_cap;
 	uint32_t sz;
+	bool above;                     /* a cut or DNAME above a served child's apex comes or
+					   goes, or a name new there: the shadowed names'
+					   occluders made again (occ_above) */
 	/* A signed zone's steered owners whose NSEC (the one pop53 signs) changes with the chain:
 	 * touched from the plan (steer_near), made and signed before the layout (steer_sign). */
 	const struct p53_patch_sign *sign;
@@ -2023,6 +2046,66 @@ static int occ_walk(const struct patch *p, const void *img, uint32_t z, size_t a
 	return 0;
 }
 
+static uint32_t zone_node(const struct patch *p, const void *img, uint32_t z, size_t apex_len,
+			  const uint8_t *q, size_t ql);
+static bool dname_now(const struct patch *p, const void *img, const struct tn *t);
+
+/*
+ * occ_walk() for zone z's name nm at or below a served child's apex, out of the name index
+ * (shadowed_nodes), when a cut or DNAME above that apex comes or goes or a name is new there
+ * (p->above): the closest name above nm that is a cut as the patch leaves the names (a
+ * touched one's cut_now), the others read off the old occluder chain of the closest name
+ * the image holds (`from`: nm's own old node; P53_NONE for a new name, whose first ancestor
+ * the image holds zone_node() finds), which lists every old cut above it (nodes_link()
+ * links a cut to the closest cut above it as any name). -1: a DNAME owner above nm (data
+ * below a DNAME: the zone does not compile).
+ */
+static int occ_above(const struct patch *p, const void *img, uint32_t z, size_t apex_len,
+		     const uint8_t *nm, size_t len, uint32_t from, uint32_t *occ)
+{
+	bool chain = from != P53_NONE;
+	uint32_t o = chain ? p53_image_node(img, from)->occluder : P53_NONE;
+	const uint8_t *q = nm + 1 + nm[0];
+	size_t ql = len - 1u - nm[0];
+
+	*occ = P53_NONE;
+	for (; ql >= apex_len; ql -= 1u + q[0], q += 1u + q[0]) {
+		uint32_t k = tn_find(&p->ts, p->t, q, ql), node = P53_NONE;
+		const struct tn *a = k != P53_NONE ? &p->t[k] : NULL;
+		if (chain) {
+			if (o != P53_NONE && p53_image_node(img, o)->name_len == ql) {
+				node = o;
+				o = p53_image_node(img, o)->occluder;
+			}
+		} else {
+			node = a != NULL ? a->old : zone_node(p, img, z, apex_len, q, ql);
+			if (node != P53_NONE) {
+				chain = true;
+				o = p53_image_node(img, node)->occluder;
+			}
+		}
+		bool cut, dn;
+		if (a != NULL && (a->changed || a->old == P53_NONE)) {
+			cut = a->changed && a->cut_now && !a->dead;
+			dn = dname_now(p, img, a);
+			node = a->node;
+		} else {
+			uint16_t f = node != P53_NONE ? p53_image_node(img, node)->flags : 0;
+			cut = (f & P53_NODE_CUT) && ql > apex_len;
+			dn = (f & P53_NODE_DNAME) && ql > apex_len;
+		}
+		if (dn)
+			return -1;
+		if (cut) {
+			*occ = node;
+			return 0;
+		}
+		if (ql == apex_len)
+			break;
+	}
+	return 0;
+}
+
 /* Whether touched name t stays in the image and becomes or stops being a cut. */
 static bool cut_flips(const struct patch *p, const void *img, const struct tn *t)
 {
@@ -2073,23 +2156,32 @@ static int cut_links(struct patch *p, const void *img, uint32_t z, size_t apex_l
 	uint8_t min_l = UINT8_MAX;
 
 	txt[0] = '\0';
-	for (size_t i = 0; i < p->n_t; i++) {
-		struct tn *t = &p->t[i];
-		if (t->shadow)
-			continue; /* its old occluder (shadowed_ok) */
-		t->occ_now = P53_NONE;
-		if (t->changed ? t->dead : t->old == P53_NONE)
-			continue;
-		if (occ_walk(p, img, z, apex_len, t->name, t->len, &t->occ_now) != 0) {
-			p53_name_to_str(txt, tl, t->name);
-			return -1;
-		}
-	}
 	struct nset cs;
 	ssize_t n_c = flips_set(p, img, cut_flips, &cs, &min_l);
-	if (n_c <= 0)
-		return (int)n_c;
+	if (n_c < 0)
+		return -1;
 	int rc = 0;
+	for (size_t i = 0; i < p->n_t && rc == 0; i++) {
+		struct tn *t = &p->t[i];
+		if (t->shadow) {
+			/* Its old occluder (shadowed_ok, shadow_new, shadow_flips), or made again
+			 * when a cut or DNAME above the served apex comes or goes (occ_above). */
+			if ((p->above || n_c > 0) && !(t->changed && t->dead) &&
+			    (t->changed || t->old != P53_NONE))
+				rc = occ_above(p, img, z, apex_len, t->name, t->len, t->old, &t->occ_now);
+		} else {
+			t->occ_now = P53_NONE;
+			if (!(t->changed ? t->dead : t->old == P53_NONE))
+				rc = occ_walk(p, img, z, apex_len, t->name, t->len, &t->occ_now);
+		}
+		if (rc != 0)
+			p53_name_to_str(txt, tl, t->name);
+	}
+	if (n_c == 0 || rc != 0) {
+		if (n_c > 0)
+			nset_free(&cs);
+		return rc;
+	}
 	for (uint32_t n = 0; n < h->n_nodes && rc == 0; n++) {
 		const struct p53_image_node *nd = p53_image_node(img, n);
 		if (nd->zone != z || nd->labels <= min_l || (nd->flags & P53_NODE_NSEC3))
@@ -2101,9 +2193,13 @@ static int cut_links(struct patch *p, const void *img, uint32_t z, size_t apex_l
 		if (!below || tn_find(&p->ts, p->t, nm, nd->name_len) != P53_NONE)
 			continue; /* a touched name has its own occ_now */
 		uint32_t occ;
-		if (p53_image_find(img, nm, nd->name_len, p53_name_hash(nm, nd->name_len)) != n ||
-		    occ_walk(p, img, z, apex_len, nm, nd->name_len, &occ) != 0) {
-			/* Shadowed by another served zone (its DS and parent_side), or a DNAME. */
+		/* Shadowed by another served zone (out of the name index: the child's apex's
+		 * parent_side, names below it) or not, as the patch leaves the names above it;
+		 * -1: a DNAME above it. */
+		int r = p53_image_find(img, nm, nd->name_len, p53_name_hash(nm, nd->name_len)) != n ?
+			occ_above(p, img, z, apex_len, nm, nd->name_len, n, &occ) :
+			occ_walk(p, img, z, apex_len, nm, nd->name_len, &occ);
+		if (r != 0) {
 			p53_name_to_str(txt, tl, nm);
 			rc = -1;
 		} else if (grow((void **)&p->desc, &p->desc_cap, 2 * (p->n_desc + 1), sizeof(uint32_t)) != 0) {
@@ -2472,13 +2568,11 @@ static uint32_t served_below(const void *img, uint32_t z, size_t apex_len, const
 	return served_top(img, z, apex_len, t->name, t->len);
 }
 
-/* The lowest apex of another served zone at or above touched name t (its closest
- * enclosing served zone's), or P53_NONE. */
-static uint32_t served_lowest(const void *img, uint32_t z, size_t apex_len, const struct tn *t)
+/* The lowest apex of another served zone at or above canonical name q of zone z (its
+ * closest enclosing served zone's), or P53_NONE. */
+static uint32_t served_lowest(const void *img, uint32_t z, size_t apex_len, const uint8_t *q,
+			      size_t ql)
 {
-	const uint8_t *q = t->name;
-	size_t ql = t->len;
-
 	while (ql > apex_len) {
 		uint32_t m = p53_image_find(img, q, ql, p53_name_hash(q, ql));
 		if (m != P53_NONE && p53_image_node(img, m)->zone != z &&
@@ -2555,15 +2649,15 @@ static uint32_t zone_node(const struct patch *p, const void *img, uint32_t z, si
  * node in zone z (t->old, t->shadow set; P53_NONE for a name new there, shadow_new), the
  * one at a child's apex through its parent_side link, the others, and the names above them
  * up to the child's apex (shadow_anc, for zone_node), by one pass over the nodes for all of
- * them. A name whose closest enclosing served zone is not z's highest child (a
- * grandchild's apex) declines.
+ * them. A name at or below a grandchild's apex (a served zone below the child) is z's node
+ * there as any (shadow_sides leaves the grandchild's parent_side, the child's node, alone).
  * 0, or -1: declined (why).
  */
 static int shadowed_nodes(struct patch *p, const void *img, uint32_t z, size_t apex_len,
 			  char *why, size_t wl)
 {
 	const struct p53_image_hdr *h = p53_image_hdr(img);
-	char txt[1024], ctxt[1024];
+	char txt[1024];
 	size_t n_below = 0;
 
 	p->sz = z;
@@ -2600,21 +2694,6 @@ static int shadowed_nodes(struct patch *p, const void *img, uint32_t z, size_t a
 		if (k != P53_NONE && k != 0 && p->t[k].shadow && p->t[k].old == P53_NONE)
 			p->t[k].old = n;
 		shadow_anc_found(p, img, n);
-	}
-	for (size_t i = 1; i < p->n_t; i++) {
-		const struct tn *t = &p->t[i];
-		if (!t->shadow || t->old != P53_NONE)
-			continue;
-		/* New in the parent there (shadow_new): the closest enclosing served zone must
-		 * be the highest one below this zone (its parent_side is this zone's node). */
-		uint32_t top = served_below(img, z, apex_len, t);
-		if (served_lowest(img, z, apex_len, t) == top)
-			continue;
-		p53_name_to_str(txt, sizeof(txt), t->name);
-		p53_name_to_str(ctxt, sizeof(ctxt), p53_image_node_name(img, p53_image_node(img, top)));
-		decline(why, wl, "%s is new in the parent of served zone %s at or below another "
-			"served zone's apex below it (a grandchild's)", txt, ctxt);
-		return -1;
 	}
 	return 0;
 }
@@ -2847,6 +2926,11 @@ static void shadow_sides(const struct patch *p, const void *img, struct p53_imag
 		if (m == P53_NONE || p53_image_node(img, m)->zone == z ||
 		    !(p53_image_node(img, m)->flags & P53_NODE_APEX))
 			continue;
+		/* A grandchild's apex: its closest enclosing served zone (the child) holds its
+		 * parent side, not z (zones_finish). */
+		if (served_lowest(img, z, zones[z].name_len, t->name + 1 + t->name[0],
+				  t->len - 1u - t->name[0]) != P53_NONE)
+			continue;
 		struct p53_image_zone *cz = &zones[p53_image_node(img, m)->zone];
 		if (made)
 			cz->parent_side = t->node;
@@ -2858,9 +2942,10 @@ static void shadow_sides(const struct patch *p, const void *img, struct p53_imag
 /*
  * After the touched names' RRsets are known: for each shadowed name (shadowed_nodes) an old
  * one's occluder is the old one (occ_now; shadow_flips makes it again below a cut that comes
- * or goes there); a new one is linked by shadow_new; no wildcard comes or goes, none owns
- * a DNAME before or after, and no touched name above it in the zone outside the child is
- * new or becomes or stops being a cut or DNAME owner.
+ * or goes there); a new one is linked by shadow_new. When a touched name above it in the
+ * zone outside the child is new or becomes or stops being a cut or DNAME owner, p->above:
+ * cut_links makes every shadowed name's occluder again (occ_above); one that keeps records
+ * below a new DNAME declines (the zone does not compile).
  * 0, or -1: declined (why).
  */
 static int shadowed_ok(struct patch *p, const void *img, size_t apex_len, char *why, size_t wl)
@@ -2887,17 +2972,25 @@ static int shadowed_ok(struct patch *p, const void *img, size_t apex_len, char *
 		 * the zone's own copy first, own_addr). Its last: the lists naming it lose it
 		 * (relist_lose), or name the served zone's copy instead when that has addresses,
 		 * as the compiler's (shadow_swap: made again as for a gain). */
+		/* A cut or DNAME above the served apex that comes or goes, or a name new
+		 * there (its empty non-terminals): the occluders are made again (p->above,
+		 * occ_above in cut_links). A DNAME there with this name's records below it:
+		 * the zone does not compile (RFC 6672 §2.4). */
 		const uint8_t *q = t->name + 1 + t->name[0];
 		size_t ql = t->len - 1u - t->name[0];
 		while (ql > apex_len) {
 			uint32_t k = tn_find(&p->ts, p->t, q, ql);
 			const struct tn *a = k != P53_NONE ? &p->t[k] : NULL;
-			if (a != NULL && !a->shadow && a->changed &&
-			    (a->old == P53_NONE || cut_flips(p, img, a) || dname_now(p, img, a) ||
-			     (p53_image_node(img, a->old)->flags & P53_NODE_DNAME))) {
-				decline(why, wl, "%s is below a served zone's apex and a cut or DNAME "
-					"above it comes or goes", txt);
-				return -1;
+			if (a != NULL && !a->shadow && a->changed) {
+				if (dname_now(p, img, a) && !t->gone) {
+					decline(why, wl, "%s is below a served zone's apex and keeps "
+						"records below a new DNAME above it (RFC 6672 §2.4: the "
+						"zone does not compile)", txt);
+					return -1;
+				}
+				p->above |= a->old == P53_NONE || cut_flips(p, img, a) ||
+					    dname_now(p, img, a) ||
+					    (p53_image_node(img, a->old)->flags & P53_NODE_DNAME);
 			}
 			ql -= 1u + q[0];
 			q += 1u + q[0];
@@ -4005,6 +4098,7 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 				    !cut_rrset_ok(t, od, x->type, true) &&
 				    !(t->deleg && (x->type == P53_T_NS || x->type == P53_T_DS)) &&
 				    !(t->dn_s && x->type == P53_T_DNAME) &&
+				    !ds_data(t, od, md, x->type, nsec_ok || n3_ok) &&
 				    !(nsec_ok && (x->type == P53_T_NSEC || x->type == P53_T_RRSIG)) &&
 				    !(n3_ok && (x->type == 50 || x->type == P53_T_RRSIG)) &&
 				    !(sgn && signed_apex_ns_set(x->type, apex_t, nsec_ok || n3_ok)))
@@ -4057,6 +4151,7 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 				      cut_rrset_ok(t, od, y->type, false) ||
 				      (t->deleg && (y->type == P53_T_NS || y->type == P53_T_DS)) ||
 				      (t->dn_s && y->type == P53_T_DNAME) ||
+				      ds_data(t, od, md, y->type, nsec_ok || n3_ok) ||
 				      (sgn && apex_t && (y->type == 48 || y->type == 59 || y->type == 60)) ||
 				      (sgn && signed_apex_ns(x, y, apex_t)) ||
 				      (sgn && signed_apex_ns_set(y->type, apex_t, nsec_ok || n3_ok)) ||

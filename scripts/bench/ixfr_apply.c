@@ -52,12 +52,15 @@
  * ns2.kid.big.test. and its A: a name new in the parent there, made out of the name index
  * as the compiler makes it, shadow_new; one pass over the nodes finds the parent's names
  * below the apex).
+ * --served-above: the child kid.mid.big.test. below the parent's mid.big.test. (a TXT), its
+ * delegation and glue added to the file's records; the difference NS added at mid, above
+ * the child's apex (its parent side and glue become glue: occ_above).
  * --served-flip (an NSEC-signed zone): its first delegation sub0000.region0.big.test.'s child
  * served beside it, the difference the delegation going while its glue stays, as a signing
  * primary sends it (flip_changes: the glue's NSEC and RRSIGs, the chain's NSEC before it).
  *
  * Usage: p53-ixfr-apply [--cdn | --names | --dname | --glue-cname | --served-child |
- * --served-glue | --served-flip] ZONEFILE
+ * --served-glue | --served-above | --served-flip] ZONEFILE
  * [RUNS]  (the zone is big.test.; RUNS default 5)
  * P53_IXFR_MODES, when set, runs only the modes it names, comma-separated (e.g.
  * P53_IXFR_MODES=patch-lazy,patch-spare).
@@ -422,26 +425,55 @@ static int add_name(struct p53_rrs *to, const char *owner, uint16_t type, const 
 static int served_flip;
 #define FLIP_KID "sub0000.region0." ORIGIN
 
+/* --served-above (issue 13, round 25): the served child is kid.mid.big.test., below the
+ * parent's mid.big.test. (a TXT), delegated with glue; the difference NS added at mid (above
+ * the child's apex: the parent's names there become glue, occ_above). */
+static int served_above;
+#define ABOVE_KID "kid.mid." ORIGIN
+
 /* The served child's name: kid.big.test., or with --served-flip the delegation's. */
 static const char *kid_name(void)
 {
-	return served_flip ? FLIP_KID : KID;
+	return served_flip ? FLIP_KID : served_above ? ABOVE_KID : KID;
+}
+
+/* --served-above: mid's TXT, the delegation to kid.mid and its glue into the parent's
+ * records; the child zone (kid_zone). */
+static int kid_zone(const char *apex, const char *ns_label);
+
+static int above_setup(struct p53_rrs *base)
+{
+	static const uint8_t a1[4] = { 198, 18, 2, 1 }, txt[2] = { 1, 'm' };
+
+	return add_txt(base, "mid." ORIGIN, 16, txt, sizeof(txt)) ||
+	       add_name(base, ABOVE_KID, 2, "ns." ABOVE_KID) ||
+	       add_txt(base, "ns." ABOVE_KID, 1, a1, 4) || kid_zone(ABOVE_KID, "ns");
+}
+
+/* A served child zone at `apex` (--served-flip, --served-above): SOA, NS <ns_label>.<apex> and
+ * its A, www. */
+static int kid_zone(const char *apex, const char *ns_label)
+{
+	static const uint8_t a1[4] = { 198, 18, 2, 1 }, a2[4] = { 198, 18, 2, 3 };
+	static const uint8_t tail[20] = { 0, 0, 0, 1, 0, 0, 0x1c, 0x20, 0, 0, 0x0e, 0x10,
+					  0, 0x12, 0x75, 0, 0, 0, 1, 0x2c };
+	char ns[256], host[256], www[256];
+	uint8_t soa[600];
+
+	snprintf(ns, sizeof(ns), "%s.%s", ns_label, apex);
+	snprintf(host, sizeof(host), "host.%s", apex);
+	snprintf(www, sizeof(www), "www.%s", apex);
+	size_t l = wire_name(ns, soa);
+	l += wire_name(host, soa + l);
+	memcpy(soa + l, tail, sizeof(tail));
+	return add_txt(&kid, apex, 6, soa, l + sizeof(tail)) || add_name(&kid, apex, 2, ns) ||
+	       add_txt(&kid, ns, 1, a1, 4) || add_txt(&kid, www, 1, a2, 4);
 }
 
 /* --served-flip: the child zone sub0000.region0.big.test. (SOA, NS ns1 and its A, www). */
 static int flip_setup(void)
 {
-	static const uint8_t a1[4] = { 198, 18, 2, 1 }, a2[4] = { 198, 18, 2, 3 };
-	static const uint8_t tail[20] = { 0, 0, 0, 1, 0, 0, 0x1c, 0x20, 0, 0, 0x0e, 0x10,
-					  0, 0x12, 0x75, 0, 0, 0, 1, 0x2c };
-	uint8_t soa[600];
-	size_t l = wire_name("ns1." FLIP_KID, soa);
-
-	l += wire_name("host." FLIP_KID, soa + l);
-	memcpy(soa + l, tail, sizeof(tail));
-	return add_txt(&kid, FLIP_KID, 6, soa, l + sizeof(tail)) ||
-	       add_name(&kid, FLIP_KID, 2, "ns1." FLIP_KID) ||
-	       add_txt(&kid, "ns1." FLIP_KID, 1, a1, 4) || add_txt(&kid, "www." FLIP_KID, 1, a2, 4);
+	return kid_zone(FLIP_KID, "ns1");
 }
 
 /* --served-child: the delegation into the parent's records, and the child zone. */
@@ -449,6 +481,8 @@ static int served_setup(struct p53_rrs *base)
 {
 	if (served_flip)
 		return flip_setup();
+	if (served_above)
+		return above_setup(base);
 	static const uint8_t a1[4] = { 198, 18, 2, 1 }, a2[4] = { 198, 18, 2, 3 };
 	static const uint8_t soa[] = "\2ns\3kid\3big\4test\0\4host\3kid\3big\4test\0"
 				     "\0\0\0\1\0\0\x1c\x20\0\0\x0e\x10\0\x12\x75\0\0\0\1\x2c";
@@ -469,6 +503,8 @@ static int served_changes(struct p53_ixfr_step *st)
 	static const uint8_t a1[4] = { 198, 18, 2, 1 }, a2[4] = { 198, 18, 2, 2 };
 	static const uint8_t a9[4] = { 198, 18, 2, 9 };
 
+	if (served_above)
+		return add_name(&st->add, "mid." ORIGIN, 2, "ns.other.example.");
 	if (served_glue)
 		return add_name(&st->add, KID, 2, "ns2.kid." ORIGIN) ||
 		       add_txt(&st->add, "ns2.kid." ORIGIN, 1, a9, 4);
@@ -1273,6 +1309,10 @@ int main(int argc, char **argv)
 		served = served_glue = 1;
 		argc--;
 		argv++;
+	} else if (argc > 1 && strcmp(argv[1], "--served-above") == 0) {
+		served = served_above = 1;
+		argc--;
+		argv++;
 	} else if (argc > 1 && strcmp(argv[1], "--served-flip") == 0) {
 		served = served_flip = 1;
 		argc--;
@@ -1290,7 +1330,8 @@ int main(int argc, char **argv)
 
 	if (argc < 2 || argc > 3 || runs < 1 || runs > 100) {
 		fprintf(stderr, "usage: p53-ixfr-apply [--cdn | --names | --dname | --glue-cname | "
-			"--served-child | --served-glue | --served-flip] ZONEFILE [RUNS]\n");
+			"--served-child | --served-glue | --served-above | --served-flip] ZONEFILE "
+			"[RUNS]\n");
 		return 2;
 	}
 	struct p53_zone_src src = { .name = ORIGIN, .file = argv[1], .flags = P53_ZONE_SECONDARY };

@@ -9,7 +9,9 @@
 # (RFC 4035 §3.1.4.1), or the parent's NSEC3 proof that there is none; the child's own NS.
 # New glue below the child's apex, and that glue removed, are patched too, and so is the
 # delegation removed while its glue stays and added back over it (the glue's NSEC3 coming
-# and going with knotd's signatures).
+# and going with knotd's signatures). A third zone, deep.mid.parent.test, served below a name
+# of the parent's own (mid): a delegation added at mid (above that child's apex, making the
+# parent's names there glue, their NSEC3s going) and removed again, patched too (round 25).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/xfr_lib.sh"
 
@@ -17,7 +19,7 @@ xfr_begin
 
 xfr_lab_up
 KNOT_EXTRA_TEMPLATES=$KNOT_NSEC3_SIGNER
-knotd_conf parent.test kid.parent.test
+knotd_conf parent.test kid.parent.test deep.mid.parent.test
 # Only the parent is signed (its DS for the child, as a registry's would be).
 /usr/bin/python3 - "$KNOT_DIR/knot.conf" <<'PY'
 import sys
@@ -28,14 +30,18 @@ s = s.replace("  - domain: parent.test\n",
 open(p, "w").write(s)
 PY
 knot_zone parent.test 1 "kid IN NS ns.kid" "kid IN NS ns1.parent.test." "ns.kid IN A 192.0.2.60" \
-	"txt IN TXT \"one\"" "mail IN MX 10 ns2.kid.parent.test."
+	"txt IN TXT \"one\"" "mail IN MX 10 ns2.kid.parent.test." "mid IN TXT \"mid\"" \
+	"deep.mid IN NS ns.deep.mid" "ns.deep.mid IN A 192.0.2.70"
 knot_zone kid.parent.test 1 "ns IN A 192.0.2.60" "@ IN NS ns" "host IN A 192.0.2.61"
+knot_zone deep.mid.parent.test 1 "ns IN A 192.0.2.70" "@ IN NS ns" "host IN A 192.0.2.71"
 knotd_up
 ok "knotd (primary of parent.test, signing, and of kid.parent.test) starts in $PRIMARY_NS"
 
 xfr_config "$TMP/pop53.yaml" "  - name: parent.test
     primaries: [{address: $PRIMARY_V4, key: xfr.key}]
   - name: kid.parent.test
+    primaries: [{address: $PRIMARY_V4, key: xfr.key}]
+  - name: deep.mid.parent.test
     primaries: [{address: $PRIMARY_V4, key: xfr.key}]"
 start_pop53_answering "$TMP/pop53.yaml"
 
@@ -174,7 +180,35 @@ check "the delegation added over the parent's names was patched" patched_at_leas
 check "kdig +dnssec kid.parent.test DS: the DS and its RRSIG, as the primary's" \
 	same_as_primary answer kid.parent.test DS
 kid_and_mail_as_primary
-check "nothing compiled in full for parent.test" zone_patched parent.test 9 0
+
+# 10. A delegation added at mid.parent.test, above the served deep.mid.parent.test's apex
+# (outside it): the parent's deep.mid (that child's parent side) and ns.deep.mid become glue,
+# their NSEC3s and RRSIGs going in the IXFR. Patched (occ_above), not compiled.
+check "deep.mid.parent.test transferred (host A 192.0.2.71)" \
+	wait_for 10 sh -c "[ \"\$(ip netns exec $CLIENT_NS kdig +time=1 +short @$V4 host.deep.mid.parent.test A)\" = 192.0.2.71 ]"
+knotc zone-begin parent.test >/dev/null
+knotc zone-set parent.test mid 300 NS ns.other.example. >/dev/null
+commit_and_wait
+check "a delegation added above a served child's apex was patched" patched_at_least 10
+check "mid.parent.test: a referral to ns.other.example., as the primary's" \
+	same_as_primary authority x.mid.parent.test A
+check "deep.mid.parent.test NS is that child's own, as the primary's" \
+	same_as_primary answer deep.mid.parent.test NS
+check "host.deep.mid.parent.test A: that child's answer, as the primary's" \
+	same_as_primary answer host.deep.mid.parent.test A
+kid_and_mail_as_primary
+
+# 11. That delegation removed: the parent's names below it are freed (signed again, their
+# NSEC3s back). Patched.
+knotc zone-begin parent.test >/dev/null
+knotc zone-unset parent.test mid NS >/dev/null
+commit_and_wait
+check "the delegation above a served child's apex removed was patched" patched_at_least 11
+check "mid.parent.test TXT: as the primary's (answer with RRSIG)" \
+	same_as_primary answer mid.parent.test TXT
+check "kdig +dnssec deep.mid.parent.test DS: the parent's NSEC3 proof, as the primary's" \
+	same_as_primary authority deep.mid.parent.test DS
+check "nothing compiled in full for parent.test" zone_patched parent.test 11 0
 
 stop_pop53
 finish
