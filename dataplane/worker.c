@@ -190,19 +190,16 @@ static inline uint64_t slot_of(const uint64_t *slots, uint32_t mask, uint32_t ha
 	return s != 0 && (uint32_t)(s >> 32) == hash ? s : 0;
 }
 
-/* `fd` (not NULL: the passes of read frames, whose answer takes them): each frame's node and
- * RRset found on the way (fastpath.h p53_fast_found), for the answer not to look them up.
- * `idx` (NULL: frames 0..n-1, a constant but in passes_qc()): the frames' indexes, the
- * answer cache's misses. */
-static inline __attribute__((always_inline)) void prefetch_chain(const void *img,
-								  const struct p53_query *q,
-								  const uint8_t *ms, uint16_t n,
-								  struct p53_fast_found *fd,
-								  const uint8_t *idx)
+/* The chain's first link for frames `idx` (NULL: 0..n-1, a constant but in passes_qc()):
+ * each frame's node (NULL: none) found from its slot, its block's first lines prefetched. */
+static inline __attribute__((always_inline)) void chain_nodes(const void *img,
+							       const struct p53_query *q,
+							       const uint8_t *ms, uint16_t n,
+							       const uint8_t *idx,
+							       const struct p53_image_node **node)
 {
 	const struct p53_image_hdr *h = p53_image_hdr(img);
 	const uint64_t *slots = p53_image_slots(img);
-	const struct p53_image_node *node[P53_BURST];
 
 	for (uint16_t k = 0; k < n; k++) {
 		uint16_t i = idx != NULL ? idx[k] : k;
@@ -220,6 +217,18 @@ static inline __attribute__((always_inline)) void prefetch_chain(const void *img
 			prefetch_span(node[i], hot + (uint32_t)sizeof(struct p53_image_rrset) + 16u);
 		}
 	}
+}
+
+/* The chain's last link: each node's RRset of the question's type found, its RDATA
+ * prefetched. `fd` (not NULL: the passes of read frames, whose answer takes them): each
+ * frame's node and RRset found on the way (fastpath.h p53_fast_found), for the answer not to
+ * look them up. */
+static inline __attribute__((always_inline)) void chain_rdata(const void *img,
+							       const struct p53_query *q, uint16_t n,
+							       struct p53_fast_found *fd,
+							       const uint8_t *idx,
+							       const struct p53_image_node **node)
+{
 #if P53_PREFETCH_DEPTH >= 4
 	for (uint16_t k = 0; k < n; k++) {
 		uint16_t i = idx != NULL ? idx[k] : k;
@@ -239,9 +248,23 @@ static inline __attribute__((always_inline)) void prefetch_chain(const void *img
 		prefetch_span(p53_image_rdata(img, rs), rs->rdata_len);
 	}
 #else
+	(void)img;
+	(void)q;
+	(void)node;
 	for (uint16_t k = 0; fd != NULL && k < n; k++)
 		fd[idx != NULL ? idx[k] : k].node = NULL;  /* no RRset found: the answer looks the name up */
 #endif
+}
+
+static inline __attribute__((always_inline)) void prefetch_chain(const void *img,
+								  const struct p53_query *q,
+								  const uint8_t *ms, uint16_t n,
+								  struct p53_fast_found *fd)
+{
+	const struct p53_image_node *node[P53_BURST];
+
+	chain_nodes(img, q, ms, n, NULL, node);
+	chain_rdata(img, q, n, fd, NULL, node);
 }
 
 #ifndef P53_PREFETCH_PIPE
@@ -454,7 +477,7 @@ chain_answer(struct p53_worker *w, const struct p53_replica *r, const struct p53
 	/* the read frames' nodes and RRsets, found by prefetch_chain() (fc NULL: none read) */
 	struct p53_fast_found fd[P53_BURST];
 #if P53_PREFETCH_DEPTH >= 2
-	prefetch_chain(img, q, ms, n, fc != NULL ? fd : NULL, NULL);
+	prefetch_chain(img, q, ms, n, fc != NULL ? fd : NULL);
 #else
 	for (uint16_t i = 0; fc != NULL && i < n; i++)
 		fd[i].node = NULL;
@@ -601,6 +624,11 @@ static __rte_noinline uint16_t passes_qc(struct p53_worker *w, const struct p53_
 		return 0;
 	read_pass(w, r, fc, pkts, n, pkt, q, keep, ms, lk);
 	uint16_t nh = p53_fast_split(fc, lk, n, hit, miss, &nm);
+	/* The misses' nodes prefetched, then the hits answered while they come in. */
+	const struct p53_image_node *node[P53_BURST];
+#if P53_PREFETCH_DEPTH >= 2
+	chain_nodes(r->image, q, ms, nm, miss, node);
+#endif
 	for (uint16_t k = 0; k < nh; k++) {
 		uint8_t i = hit[k];
 		struct rte_mbuf *m = pkts[i];
@@ -609,7 +637,8 @@ static __rte_noinline uint16_t passes_qc(struct p53_worker *w, const struct p53_
 					     (uint32_t)(uint16_t)(m->buf_len - rte_pktmbuf_headroom(m)),
 					     keep[i], &lk[i]);
 		if (unlikely(len == 0)) {
-			miss[nm++] = i;         /* not from the cache: from the image */
+			node[i] = NULL;         /* not from the cache: from the image, looked up */
+			miss[nm++] = i;
 			continue;
 		}
 		m->data_len = (uint16_t)len;
@@ -618,7 +647,7 @@ static __rte_noinline uint16_t passes_qc(struct p53_worker *w, const struct p53_
 		res[i] = m;
 	}
 #if P53_PREFETCH_DEPTH >= 2
-	prefetch_chain(r->image, q, ms, nm, fd, miss);
+	chain_rdata(r->image, q, nm, fd, miss, node);
 #else
 	for (uint16_t k = 0; k < nm; k++)
 		fd[miss[k]].node = NULL;
