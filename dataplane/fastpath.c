@@ -2000,52 +2000,6 @@ static inline uint64_t qc_hash_step(uint64_t h, uint64_t w)
 }
 #define QC_STORE ((const struct p53_qcache_entry *)1)
 #define QC_HIT(e) ((uintptr_t)(e) > (uintptr_t)QC_STORE)
-
-/* What differs between entry `ent` and a question but its whole words: the generation, the
- * length and key bits (`want`), the last word (at n8). 0: nothing. */
-static inline __attribute__((always_inline)) uint64_t qc_head_diff(const struct p53_qcache_entry *ent,
-								    uint64_t gen, size_t n8,
-								    uint32_t want, uint64_t last)
-{
-	uint16_t lb;
-	uint64_t x;
-
-	/* qlen and bits in one load (adjacent, qcache.h), the key bits of bits kept */
-	memcpy(&lb, &ent->qlen, 2);
-	memcpy(&x, (const uint8_t *)ent + offsetof(struct p53_qcache_entry, key) + n8, 8);
-	return (ent->gen ^ gen) | ((lb & (0xffu | P53_QC_KEY_BITS << 8)) ^ want) | (last ^ x);
-}
-
-/* What differs between the question's whole words (n8 bytes at qs) and the key's: in 16-byte
- * compares, the last one ending at n8 (it may overlap the one before). 0: nothing. */
-static inline __attribute__((always_inline)) uint64_t qc_words_diff(const uint8_t *qs,
-								     const uint8_t *key, size_t n8)
-{
-	uint64_t d = 0, x;
-
-	if (n8 >= 16) {
-		qc_v16 a, b, acc;
-		memcpy(&a, qs + n8 - 16, 16);
-		memcpy(&b, key + n8 - 16, 16);
-		acc = a ^ b;
-		for (size_t i = 0; i + 16 < n8; i += 16) {
-			memcpy(&a, qs + i, 16);
-			memcpy(&b, key + i, 16);
-			acc |= a ^ b;
-		}
-#if defined(__SSE4_1__)
-		d = !_mm_testz_si128((__m128i)acc, (__m128i)acc);
-#else
-		d = acc[0] | acc[1];
-#endif
-	} else if (n8 != 0) {
-		memcpy(&x, qs, 8);
-		memcpy(&d, key, 8);
-		d ^= x;
-	}
-	return d;
-}
-
 static inline __attribute__((always_inline)) const struct p53_qcache_entry *
 qc_find_body(struct p53_qcache *c, uint64_t gen, const uint8_t *qs, size_t qlen, uint32_t seed)
 {
@@ -2072,12 +2026,39 @@ qc_find_body(struct p53_qcache *c, uint64_t gen, const uint8_t *qs, size_t qlen,
 		h = qc_hash_step(h, x);
 	}
 	h = qc_hash_step(h, last);
-	const struct p53_qcache_entry *const ent = &c->e[h & c->mask];
-
-	if (qc_head_diff(ent, gen, n8, want, last) != 0)
+	const uint8_t *e = (const uint8_t *)&c->e[h & c->mask];
+	const struct p53_qcache_entry *const ent = (const struct p53_qcache_entry *)e;
+	/* qlen and bits in one load (adjacent, qcache.h), the key bits of bits kept */
+	uint16_t lb;
+	memcpy(&lb, &ent->qlen, 2);
+	memcpy(&x, e + offsetof(struct p53_qcache_entry, key) + n8, 8);
+	uint64_t d = (ent->gen ^ gen) | ((lb & (0xffu | P53_QC_KEY_BITS << 8)) ^ want) | (last ^ x);
+	if (d != 0)
 		goto miss;      /* another length, shape or last word: the rest not compared */
-	/* the whole words (the key holds the question's bytes, zero-padded) */
-	if (qc_words_diff(qs, (const uint8_t *)ent->key, n8) == 0)
+	/* the whole words (the key holds the question's bytes, zero-padded) in 16-byte
+	   compares, the last one ending at n8 (it may overlap the one before) */
+	const uint8_t *key = e + offsetof(struct p53_qcache_entry, key);
+	if (n8 >= 16) {
+		qc_v16 a, b, acc;
+		memcpy(&a, qs + n8 - 16, 16);
+		memcpy(&b, key + n8 - 16, 16);
+		acc = a ^ b;
+		for (i = 0; i + 16 < n8; i += 16) {
+			memcpy(&a, qs + i, 16);
+			memcpy(&b, key + i, 16);
+			acc |= a ^ b;
+		}
+#if defined(__SSE4_1__)
+		d = !_mm_testz_si128((__m128i)acc, (__m128i)acc);
+#else
+		d = acc[0] | acc[1];
+#endif
+	} else if (n8 != 0) {
+		memcpy(&x, qs, 8);
+		memcpy(&d, key, 8);
+		d ^= x;
+	}
+	if (d == 0)
 		return ent;
 miss:
 	c->misses++;
@@ -3058,10 +3039,8 @@ static uint32_t qc_steered(const struct p53_fast_ctx *c, const struct p53_query 
  * follows the question, or P53_FAST_NO_SUM) in the answer cache, when the client's payload
  * size could not have changed it (qcache.h). A steered answer is stored as its record's index
  * (the variant is picked per hit) when the table holds it there, else not at all. */
-static inline __attribute__((always_inline)) void qc_store_body(const struct p53_fast_ctx *c,
-								  const struct p53_query *q,
-								  const uint8_t *msg, uint16_t rlen,
-								  uint64_t tail, const int big)
+static __attribute__((noinline)) void qc_store(const struct p53_fast_ctx *c, const struct p53_query *q,
+					       const uint8_t *msg, uint16_t rlen, uint64_t tail)
 {
 	struct p53_qcache *qc = c->qc;
 	uint16_t qe = q->question_end;
@@ -3105,9 +3084,7 @@ static inline __attribute__((always_inline)) void qc_store_body(const struct p53
 	}
 	uint64_t k[P53_QCACHE_KEY / 8];
 	p53_qcache_key(msg + P53_DNS_HDR_LEN, qlen, k);
-	/* `big` (a constant): a large image's slot (qcache.h p53_qcache_hash_big()) */
-	uint32_t slot = big ? p53_qcache_hash_big(q->hash, q->qtype, hb) : p53_qcache_hash(k, qlen, hb);
-	struct p53_qcache_entry *e = &qc->e[slot & qc->mask];
+	struct p53_qcache_entry *e = &qc->e[p53_qcache_hash(k, qlen, hb) & qc->mask];
 	e->gen = c->gen;
 	uint64_t qs = p53_csum_add(msg + P53_DNS_HDR_LEN, qlen, 0);
 	e->qsum = p53_csum_fold(qs);
@@ -3154,21 +3131,6 @@ static inline __attribute__((always_inline)) void qc_store_body(const struct p53
 	/* a question asked again: the run of misses (qc_skip()) ends */
 	qc->run = 0;
 	qc->klim = P53_QCACHE_KEY;
-}
-
-/* The store of the one-pass fast path (its slot hashed from the key) and of a large image's
- * passes (from the name's hash: p53_fast_split()'s; never ECS there). */
-static __attribute__((noinline)) void qc_store(const struct p53_fast_ctx *c, const struct p53_query *q,
-					       const uint8_t *msg, uint16_t rlen, uint64_t tail)
-{
-	qc_store_body(c, q, msg, rlen, tail, 0);
-}
-
-static __attribute__((noinline)) void qc_store_big(const struct p53_fast_ctx *c,
-						   const struct p53_query *q, const uint8_t *msg,
-						   uint16_t rlen, uint64_t tail)
-{
-	qc_store_body(c, q, msg, rlen, tail, 1);
 }
 
 /* p53_fast_frame() without `pkt`: the reply's length, 0 (not read), or minus the family of a
@@ -3436,21 +3398,13 @@ int p53_fast_read(const struct p53_fast_ctx *c, struct p53_query *q, const uint8
 	return fast_parse(frame, len, verify, c->mac, c->addrs, NULL, q, keep, NULL, NULL);
 }
 
-/* p53_fast_write() and p53_fast_write_qc(): `cached` (a constant) 1, fam may hold
- * P53_FAST_STORE (p53_fast_split()'s store): the answer is then stored in the answer cache. */
-static inline __attribute__((always_inline)) int write_step(const struct p53_fast_ctx *c,
-							     struct p53_query *q, uint8_t *frame,
-							     int fam, uint32_t room, uint64_t keep,
-							     struct p53_pkt *pkt,
-							     const struct p53_fast_found *found,
-							     const int cached)
+int p53_fast_write(const struct p53_fast_ctx *c, struct p53_query *q, uint8_t *frame, int fam,
+		   uint32_t room, uint64_t keep, struct p53_pkt *pkt,
+		   const struct p53_fast_found *found)
 {
 	/* frame_step()'s answer and reply, the offsets constants for the family; the answer
 	   counts the query (checked 1), searches a closest encloser out of line and starts from
 	   what the prefetch passes found (with ECS: looked up again, ecs_answer() shared). */
-	const int store = cached ? fam & P53_FAST_STORE : 0;
-	if (cached)
-		fam &= ~P53_FAST_STORE;
 	const uint32_t dns_off = fam == 2 ? V6_DNS_OFF : V4_DNS_OFF;
 	uint32_t r = room - dns_off;
 	uint16_t cap = r > UINT16_MAX ? UINT16_MAX : (uint16_t)r;
@@ -3464,107 +3418,7 @@ static inline __attribute__((always_inline)) int write_step(const struct p53_fas
 		fast_pkt(frame, fam, pkt, q);   /* for the general responder */
 		return P53_FAST_DECLINED;
 	}
-	/* a miss answered, the second in a row for its question: stored (frame_step()'s) */
-	if (__builtin_expect(store != 0, 0))
-		qc_store_big(c, q, msg, rlen, tail);
 	if (__builtin_expect(fam == 2, 0))
 		return (int)fast_reply6(frame, rlen, q, keep, tail);
 	return (int)fast_reply4(frame, L3_OFF, V4_L4_OFF, V4_DNS_OFF, rlen, q, keep, tail, 0);
-}
-
-int p53_fast_write(const struct p53_fast_ctx *c, struct p53_query *q, uint8_t *frame, int fam,
-		   uint32_t room, uint64_t keep, struct p53_pkt *pkt,
-		   const struct p53_fast_found *found)
-{
-	return write_step(c, q, frame, fam, room, keep, pkt, found, 0);
-}
-
-int p53_fast_write_qc(const struct p53_fast_ctx *c, struct p53_query *q, uint8_t *frame, int fam,
-		      uint32_t room, uint64_t keep, struct p53_pkt *pkt,
-		      const struct p53_fast_found *found)
-{
-	return write_step(c, q, frame, fam, room, keep, pkt, found, 1);
-}
-
-uint16_t p53_fast_split(const struct p53_fast_ctx *c, struct p53_fast_look *lk, uint16_t n,
-			uint8_t *hit, uint8_t *miss, uint16_t *n_miss)
-{
-	struct p53_qcache *qc = c->qc;
-	struct p53_qcache_entry *tab = qc->e;
-	const uint64_t gen = c->gen;
-	const uint32_t mask = qc->mask;
-	unsigned int nh = 0, nm = 0, looked = 0;
-
-	/* No branch on the outcome: with a random mix of hits and misses it is mispredicted
-	   about every other frame (docs/BENCHMARKS.md, round 24). */
-	for (unsigned int i = 0; i < n; i++) {
-		unsigned int h = 0;
-		const uint8_t *qs = lk[i].qs;
-		if (qs != NULL) {
-			const uint32_t hash = lk[i].h, seed = lk[i].seed;
-			struct p53_qcache_entry *e = &tab[hash & mask];
-			size_t qlen = seed & 0xffu, n8 = (qlen - 1) & ~(size_t)7;
-			uint64_t last;  /* the key's last word, zero-padded (qc_find_body()'s) */
-			memcpy(&last, qs + qlen - 8, 8);
-			last >>= (64 - 8 * qlen) & 63;
-			h = (qc_head_diff(e, gen, n8, seed & 0xffffu, last) |
-			     qc_words_diff(qs, (const uint8_t *)e->key, n8)) == 0;
-			/* a miss: stored when its slot's last miss was the same question
-			   (qc_find_body()'s QC_STORE), and remembered there */
-			uint32_t cand = e->cand;
-			lk[i].store = (uint8_t)(!h & (cand == hash));
-			e->cand = h ? cand : hash;
-			/* a hit's answer, next (most fit its first line) */
-			rte_prefetch0(h ? (const void *)e->ans : (const void *)e);
-			looked++;
-		}
-		hit[nh] = (uint8_t)i;
-		miss[nm] = (uint8_t)i;
-		nh += h;
-		nm += h ^ 1u;
-	}
-	/* qc_find_body()'s run of misses, counted per burst: a hit ends it */
-	qc->misses += looked - nh;
-	if (nh != 0) {
-		qc->run = 0;
-		qc->klim = P53_QCACHE_KEY;
-	} else if ((qc->run += looked) >= P53_QCACHE_RUN) {
-		qc->klim = 0;
-	}
-	qc->seen = (uint32_t)(qc->hits + nh);   /* qc_answer() counts them */
-	*n_miss = (uint16_t)nm;
-	return (uint16_t)nh;
-}
-
-int p53_fast_write_hit(const struct p53_fast_ctx *c, struct p53_query *q, uint8_t *frame, int fam,
-		       uint32_t room, uint64_t keep, const struct p53_fast_look *lk)
-{
-	const uint32_t dns_off = fam == 2 ? V6_DNS_OFF : V4_DNS_OFF;
-	uint32_t r = room - dns_off;
-	uint64_t rest = 0;
-	/* the read's keep holds the question's sum, as the hit's parse takes it from qsum */
-	uint16_t rlen = qc_answer(c, &c->qc->e[lk->h & c->qc->mask], q, frame + dns_off,
-				  r > UINT16_MAX ? UINT16_MAX : (uint16_t)r, r, &rest);
-
-	if (rlen == 0)
-		return 0;
-	c->st->queries++;
-	c->st->msg[P53_MSG_OK]++;
-	if (__builtin_expect(fam == 2, 0))
-		return (int)qc_reply6(frame, rlen, keep, rest);
-	return (int)fast_reply4(frame, L3_OFF, V4_L4_OFF, V4_DNS_OFF, rlen, q, keep, rest, 1);
-}
-
-int p53_fast_run_skip(const struct p53_fast_ctx *c, uint16_t n)
-{
-	struct p53_qcache *qc = c->qc;
-
-	if (qc->klim != 0)
-		return 0;
-	uint32_t run = qc->run;
-	qc->misses += n;
-	qc->run = run + n;
-	if ((run ^ qc->run) >= P53_QCACHE_RUN_BURSTS * P53_QCACHE_RUN)
-		qc->klim = P53_QCACHE_KEY;      /* the next burst is looked up */
-	return 1;
 }

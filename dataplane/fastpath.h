@@ -37,7 +37,6 @@
 #include "dataplane/answer.h"
 #include "dataplane/dnsmsg.h"
 #include "dataplane/pkt.h"
-#include "dataplane/qcache.h"
 
 /**
  * Answer a parsed, well-formed (P53_MSG_OK) query in place when it has the fast shape.
@@ -322,74 +321,10 @@ uint16_t p53_fast_burst(const struct p53_fast_ctx *c, struct rte_mbuf **pkts, ui
  * prefetch passes run between them): p53_fast_read() reads the frame as p53_fast_frame()
  * does (the question lowered and hashed, `keep` as p53_fast_parse() gives it, `pkt` not
  * filled, q->src pointing into the frame) and returns 1 (IPv4), 2 (IPv6) or 0 (not the fast
- * shape, nothing written: the general checks judge it).
+ * shape, nothing written: the general checks judge it). No answer cache.
  */
 int p53_fast_read(const struct p53_fast_ctx *c, struct p53_query *q, const uint8_t *frame,
 		  uint16_t len, int verify, uint64_t *keep);
-
-/*
- * The answer cache on a large image's passes (worker.c passes_qc()), so that no pass branches
- * on a frame's outcome: the read pass reads each frame with p53_fast_read() and prefetches its
- * question's slot in the cache (qcache.h p53_qcache_hash_big()); after it p53_fast_split()
- * compares each slot with its question and lists the hits and the misses;
- * p53_fast_write_hit() answers a hit from the cache (no image read), p53_fast_write_qc() a
- * miss from the image, storing the answer when the split said so. A frame's look-up:
- */
-struct p53_fast_look {
-	const uint8_t *qs;                      /* the question in the frame; NULL: not looked
-						   up (not read, ECS, longer than the key) */
-	uint32_t h;                             /* its slot hash (p53_qcache_hash_big()) */
-	uint32_t seed;                          /* its length and key bits << 8 */
-	uint8_t store;                          /* p53_fast_split(): a miss to store */
-};
-
-/* p53_fast_write_qc()'s mark on a miss whose answer is to be stored (added to `fam`). */
-#define P53_FAST_STORE 4
-
-/* The look-up of a frame p53_fast_read() read (`fam` its return) in the answer cache `qc`: its
- * slot prefetched (the key's lines: generation, length and words) and `lk` filled. Not looked
- * up: ECS (its key holds the option's length), a question longer than the key. */
-static inline __attribute__((always_inline)) void p53_fast_look_at(const struct p53_qcache *qc,
-								    const struct p53_query *q,
-								    const uint8_t *frame, int fam,
-								    struct p53_fast_look *lk)
-{
-	size_t qlen = (size_t)q->question_end - P53_DNS_HDR_LEN;
-
-	lk->qs = NULL;
-	lk->store = 0;
-	if (q->ecs || qlen > P53_QCACHE_KEY)
-		return;
-	unsigned int bits = q->edns ? P53_QC_EDNS | (q->edns_do ? P53_QC_DO : 0u) : 0u;
-	uint32_t h = p53_qcache_hash_big(q->hash, q->qtype, bits);
-	const uint8_t *e = (const uint8_t *)&qc->e[h & qc->mask];
-	__builtin_prefetch(e, 0, 3);
-	__builtin_prefetch(e + 64, 0, 3);
-	/* the message at 42 (IPv4) or 62 (IPv6), p53_fast_parse()'s offsets */
-	lk->qs = frame + (fam == 2 ? 62 : 42) + P53_DNS_HDR_LEN;
-	lk->h = h;
-	lk->seed = (uint32_t)(qlen | bits << 8);
-}
-
-/**
- * The look-ups of n frames (lk[i].qs NULL: not looked up, a miss) compared with their slots
- * in c->qc (not NULL): hit[] gets the hits' indexes, miss[] the others', in order (*n_miss of
- * them); a miss to store gets lk[i].store. Counts the misses and the run of misses (qcache.h)
- * per burst.
- * @return the hits
- */
-uint16_t p53_fast_split(const struct p53_fast_ctx *c, struct p53_fast_look *lk, uint16_t n,
-			uint8_t *hit, uint8_t *miss, uint16_t *n_miss);
-
-/** A hit of p53_fast_split() answered from the cache and replied to (`fam`, `keep` and `q`
- * p53_fast_read()'s): the reply's frame length, the query counted; 0: not answered, nothing
- * written (p53_fast_write_qc() answers it then, from the image). */
-int p53_fast_write_hit(const struct p53_fast_ctx *c, struct p53_query *q, uint8_t *frame, int fam,
-		       uint32_t room, uint64_t keep, const struct p53_fast_look *lk);
-
-/** At a large image's burst of n frames: in a run of misses (qcache.h klim 0) 1, the burst
- * not looked up (counted as misses; one in P53_QCACHE_RUN_BURSTS is), else 0. */
-int p53_fast_run_skip(const struct p53_fast_ctx *c, uint16_t n);
 
 struct p53_image_node;
 struct p53_image_rrset;
@@ -422,11 +357,5 @@ struct p53_fast_found {
 int p53_fast_write(const struct p53_fast_ctx *c, struct p53_query *q, uint8_t *frame, int fam,
 		   uint32_t room, uint64_t keep, struct p53_pkt *pkt,
 		   const struct p53_fast_found *found);
-
-/** p53_fast_write() with the answer cache (passes_qc()), P53_FAST_STORE in `fam` for a miss
- * p53_fast_split() said to store: its answer is stored in the answer cache as well. */
-int p53_fast_write_qc(const struct p53_fast_ctx *c, struct p53_query *q, uint8_t *frame, int fam,
-		      uint32_t room, uint64_t keep, struct p53_pkt *pkt,
-		      const struct p53_fast_found *found);
 
 #endif /* P53_FASTPATH_H */

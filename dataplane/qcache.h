@@ -177,10 +177,6 @@ _Static_assert(sizeof(struct p53_qcache_pick) == 64, "a pick is 64 bytes");
 /* After this many misses in a row (no hit between them), one question in P53_QCACHE_RUN is
  * looked up until one hits (fastpath.c qc_skip()). */
 #define P53_QCACHE_RUN 32u
-/* A large image's passes (worker.c passes_qc()) decide per burst: in a run of misses, one burst
- * in this many (of up to P53_QCACHE_RUN frames each) is looked up (fastpath.c
- * p53_fast_run_skip()). */
-#define P53_QCACHE_RUN_BURSTS 32u
 
 struct p53_qcache {
 	uint32_t mask;                  /* entries - 1 (of e[] and of pick[]) */
@@ -241,14 +237,6 @@ static inline uint32_t p53_qcache_hash(const uint64_t *k, size_t qlen, unsigned 
 	for (size_t w = 0; w < (qlen + 7) / 8; w++)
 		h = p53_hash_step8(h, k[w]);
 	return h;
-}
-
-/* A large image's slot hash (worker.c passes_qc(), fastpath.c qc_store_big()): from the hash
- * the name's lookup in the image has anyway (of the name lowered: the key still holds the
- * question as received), its type and key bits; cheaper than hashing the key again. */
-static inline uint32_t p53_qcache_hash_big(uint32_t name_hash, uint16_t qtype, unsigned int bits)
-{
-	return p53_hash_step4(name_hash, (uint32_t)qtype | bits << 16);
 }
 
 #endif /* P53_QCACHE_H */

@@ -190,19 +190,18 @@ static inline uint64_t slot_of(const uint64_t *slots, uint32_t mask, uint32_t ha
 	return s != 0 && (uint32_t)(s >> 32) == hash ? s : 0;
 }
 
-/* The chain's first link for frames `idx` (NULL: 0..n-1, a constant but in passes_qc()):
- * each frame's node (NULL: none) found from its slot, its block's first lines prefetched. */
-static inline __attribute__((always_inline)) void chain_nodes(const void *img,
-							       const struct p53_query *q,
-							       const uint8_t *ms, uint16_t n,
-							       const uint8_t *idx,
-							       const struct p53_image_node **node)
+/* `fd` (not NULL: the passes of read frames, whose answer takes them): each frame's node and
+ * RRset found on the way (fastpath.h p53_fast_found), for the answer not to look them up. */
+static inline __attribute__((always_inline)) void prefetch_chain(const void *img,
+								  const struct p53_query *q,
+								  const uint8_t *ms, uint16_t n,
+								  struct p53_fast_found *fd)
 {
 	const struct p53_image_hdr *h = p53_image_hdr(img);
 	const uint64_t *slots = p53_image_slots(img);
+	const struct p53_image_node *node[P53_BURST];
 
-	for (uint16_t k = 0; k < n; k++) {
-		uint16_t i = idx != NULL ? idx[k] : k;
+	for (uint16_t i = 0; i < n; i++) {
 		node[i] = NULL;
 		if (!frame_asks(ms[i]))
 			continue;
@@ -217,21 +216,8 @@ static inline __attribute__((always_inline)) void chain_nodes(const void *img,
 			prefetch_span(node[i], hot + (uint32_t)sizeof(struct p53_image_rrset) + 16u);
 		}
 	}
-}
-
-/* The chain's last link: each node's RRset of the question's type found, its RDATA
- * prefetched. `fd` (not NULL: the passes of read frames, whose answer takes them): each
- * frame's node and RRset found on the way (fastpath.h p53_fast_found), for the answer not to
- * look them up. */
-static inline __attribute__((always_inline)) void chain_rdata(const void *img,
-							       const struct p53_query *q, uint16_t n,
-							       struct p53_fast_found *fd,
-							       const uint8_t *idx,
-							       const struct p53_image_node **node)
-{
 #if P53_PREFETCH_DEPTH >= 4
-	for (uint16_t k = 0; k < n; k++) {
-		uint16_t i = idx != NULL ? idx[k] : k;
+	for (uint16_t i = 0; i < n; i++) {
 		uint32_t rsi;
 		if (fd != NULL)
 			fd[i].node = node[i];
@@ -248,23 +234,9 @@ static inline __attribute__((always_inline)) void chain_rdata(const void *img,
 		prefetch_span(p53_image_rdata(img, rs), rs->rdata_len);
 	}
 #else
-	(void)img;
-	(void)q;
-	(void)node;
-	for (uint16_t k = 0; fd != NULL && k < n; k++)
-		fd[idx != NULL ? idx[k] : k].node = NULL;  /* no RRset found: the answer looks the name up */
+	for (uint16_t i = 0; fd != NULL && i < n; i++)
+		fd[i].node = NULL;      /* no RRset found: the answer looks the name up */
 #endif
-}
-
-static inline __attribute__((always_inline)) void prefetch_chain(const void *img,
-								  const struct p53_query *q,
-								  const uint8_t *ms, uint16_t n,
-								  struct p53_fast_found *fd)
-{
-	const struct p53_image_node *node[P53_BURST];
-
-	chain_nodes(img, q, ms, n, NULL, node);
-	chain_rdata(img, q, n, fd, NULL, node);
 }
 
 #ifndef P53_PREFETCH_PIPE
@@ -386,25 +358,18 @@ sent:
 
 /* Answer a frame of the answer pass (a large image): one p53_fast_read() read, by
  * p53_fast_write() from what the prefetch passes found, `fd` (what it declines, the general
- * responder), any other by reply(). `fc` NULL (a constant in burst()): no frame was read so.
- * `cached` (a constant): a frame of passes_qc(), written by p53_fast_write_qc(), which stores
- * the answer when `store` (p53_fast_split()'s). */
+ * responder), any other by reply(). `fc` NULL (a constant in burst()): no frame was read so. */
 static inline __attribute__((always_inline)) struct rte_mbuf *answer(struct p53_worker *w,
 				      const struct p53_replica *r, const struct p53_guard *g,
 				      const struct p53_guard_now *now, const struct p53_fast_ctx *fc,
 				      struct rte_mbuf *m, struct p53_pkt *pkt, struct p53_query *q,
-				      uint8_t st, uint64_t keep, const struct p53_fast_found *fd,
-				      const int cached, unsigned int store)
+				      uint8_t st, uint64_t keep, const struct p53_fast_found *fd)
 {
 	if (fc != NULL && (st == FRAME_READ4 || st == FRAME_READ6)) {
 		/* room: the data and the tailroom, i.e. the buffer after the headroom */
-		int fam = st == FRAME_READ6 ? 2 : 1;
-		uint32_t room = (uint32_t)(uint16_t)(m->buf_len - rte_pktmbuf_headroom(m));
-		int k = cached ? p53_fast_write_qc(fc, q, rte_pktmbuf_mtod(m, uint8_t *),
-						   fam | (int)(store ? P53_FAST_STORE : 0), room, keep,
-						   pkt, fd)
-			       : p53_fast_write(fc, q, rte_pktmbuf_mtod(m, uint8_t *), fam, room, keep,
-						pkt, fd);
+		int k = p53_fast_write(fc, q, rte_pktmbuf_mtod(m, uint8_t *), st == FRAME_READ6 ? 2 : 1,
+				       (uint32_t)(uint16_t)(m->buf_len - rte_pktmbuf_headroom(m)), keep,
+				       pkt, fd);
 		if (likely(k > P53_FAST_DECLINED)) {
 			m->data_len = (uint16_t)k;
 			m->pkt_len = (uint32_t)k;
@@ -467,7 +432,7 @@ chain_answer(struct p53_worker *w, const struct p53_replica *r, const struct p53
 		i = k - 3 * D;
 		if (i >= 0 && i < n && ms[i] != FRAME_DROPPED) {
 			struct rte_mbuf *m = answer(w, r, g, now, fc, pkts[i], &pkt[i], &q[i], ms[i],
-						    keep[i], NULL, 0, 0);
+						    keep[i], NULL);
 			if (m != NULL)
 				out[n_out++] = m;
 		}
@@ -486,7 +451,7 @@ chain_answer(struct p53_worker *w, const struct p53_replica *r, const struct p53
 		if (ms[i] == FRAME_DROPPED)
 			continue;
 		struct rte_mbuf *m = answer(w, r, g, now, fc, pkts[i], &pkt[i], &q[i], ms[i], keep[i],
-					    &fd[i], 0, 0);
+					    &fd[i]);
 		if (m != NULL)
 			out[n_out++] = m;
 	}
@@ -499,13 +464,10 @@ chain_answer(struct p53_worker *w, const struct p53_replica *r, const struct p53
  * question lowered and hashed, the reply's sums kept), their name-index slot prefetched, in
  * order until one is not read (its outcome left to the caller's general checks). Returns the
  * frames read. The loop apart from burst()'s: it carries none of the general checks' state.
- * `lk` (NULL, a constant, but in passes_qc()): each question's slot in the answer cache
- * prefetched too (p53_fast_look_at()).
  */
-static inline __attribute__((always_inline)) uint16_t
-read_run(const struct p53_fast_ctx *fc, const uint64_t *slots, uint32_t mask,
-	 struct rte_mbuf **pkts, uint16_t n, struct p53_query *q, uint64_t *keep, uint8_t *ms,
-	 struct p53_fast_look *lk)
+static inline uint16_t read_run(const struct p53_fast_ctx *fc, const uint64_t *slots, uint32_t mask,
+				struct rte_mbuf **pkts, uint16_t n, struct p53_query *q,
+				uint64_t *keep, uint8_t *ms)
 {
 	uint16_t i;
 
@@ -522,49 +484,9 @@ read_run(const struct p53_fast_ctx *fc, const uint64_t *slots, uint32_t mask,
 		if (unlikely(fam == 0))
 			break;
 		ms[i] = fam == 2 ? FRAME_READ6 : FRAME_READ4;
-		if (lk != NULL)
-			p53_fast_look_at(fc->qc, &q[i], rte_pktmbuf_mtod(m, uint8_t *), fam, &lk[i]);
 		rte_prefetch0(slots + (q[i].hash & mask));
 	}
 	return i;
-}
-
-/* The read pass of passes() and passes_qc() (`lk`: read_run()'s): every frame read, the fast
- * shape by read_run(), any other by the general checks; its status in ms[]. */
-static inline __attribute__((always_inline)) void read_pass(struct p53_worker *w,
-							     const struct p53_replica *r,
-							     const struct p53_fast_ctx *fc,
-							     struct rte_mbuf **pkts, uint16_t n,
-							     struct p53_pkt *pkt, struct p53_query *q,
-							     uint64_t *keep, uint8_t *ms,
-							     struct p53_fast_look *lk)
-{
-	const uint64_t *slots = p53_image_slots(r->image);
-	uint32_t mask = p53_image_hdr(r->image)->hash_mask;
-
-	for (uint16_t i = 0; i < n && i < 4; i++)
-		rte_prefetch0(rte_pktmbuf_mtod(pkts[i], void *));
-	for (uint16_t i = 0; i < n; i++) {
-		i = (uint16_t)(i + read_run(fc, slots, mask, pkts + i, (uint16_t)(n - i), q + i, keep + i,
-					    ms + i, lk != NULL ? lk + i : NULL));
-		if (i == n)
-			break;
-		/* Not the fast shape (read_run() prefetched frame i + 4): the general checks. */
-		struct rte_mbuf *m = pkts[i];
-		if (lk != NULL) {
-			lk[i].qs = NULL;        /* not looked up in the answer cache */
-			lk[i].store = 0;
-		}
-		ms[i] = FRAME_DROPPED;
-		if (unlikely(m->nb_segs != 1)) {
-			w->stats.multiseg++;
-			rte_pktmbuf_free(m);
-			continue;
-		}
-		ms[i] = checks(w, r, m, &pkt[i], &q[i]);
-		if (frame_asks(ms[i]))
-			rte_prefetch0(slots + (q[i].hash & mask));
-	}
 }
 
 /*
@@ -583,88 +505,34 @@ static __rte_noinline uint16_t passes(struct p53_worker *w, const struct p53_rep
 	struct p53_query q[P53_BURST];
 	uint8_t ms[P53_BURST];
 	uint64_t keep[P53_BURST];
+	const uint64_t *slots = p53_image_slots(r->image);
+	uint32_t mask = p53_image_hdr(r->image)->hash_mask;
 
 	if (fc == NULL)
 		__builtin_unreachable();        /* burst()'s &fc: chain_answer() tests it no more */
 	if (n == 0)
 		return 0;
-	read_pass(w, r, fc, pkts, n, pkt, q, keep, ms, NULL);
-	return chain_answer(w, r, g, now, fc, pkts, pkt, q, ms, keep, n, out, 0);
-}
-
-#if P53_PREFETCH_PIPE == 0
-_Static_assert(P53_BURST <= 256, "passes_qc()'s lists hold a frame's index in a byte");
-
-/*
- * passes() with the worker's answer cache (fastpath.h p53_fast_look): the read pass prefetches
- * each question's slot in the cache; then the slots are compared (p53_fast_split()), without
- * a branch on the outcome, into the hits and the misses; the hits are answered from the cache
- * in a loop of their own (nothing of the image read or prefetched for them), the misses
- * through the prefetch passes, each loop over its own list; the replies go out in the order
- * received. One loop over the frames branching on hit or miss per frame mispredicted in a
- * random mix of both (docs/BENCHMARKS.md, round 24).
- */
-static __rte_noinline uint16_t passes_qc(struct p53_worker *w, const struct p53_replica *r,
-					 const struct p53_guard *g, const struct p53_guard_now *now,
-					 const struct p53_fast_ctx *fc, struct rte_mbuf **pkts,
-					 uint16_t n, struct rte_mbuf **out)
-{
-	struct p53_pkt pkt[P53_BURST];
-	struct p53_query q[P53_BURST];
-	struct p53_fast_look lk[P53_BURST];
-	struct p53_fast_found fd[P53_BURST];
-	struct rte_mbuf *res[P53_BURST];       /* frame i's reply, or NULL */
-	uint8_t ms[P53_BURST], hit[P53_BURST], miss[P53_BURST];
-	uint64_t keep[P53_BURST];
-	uint16_t nm, n_out = 0;
-
-	if (fc == NULL)
-		__builtin_unreachable();
-	if (n == 0)
-		return 0;
-	read_pass(w, r, fc, pkts, n, pkt, q, keep, ms, lk);
-	uint16_t nh = p53_fast_split(fc, lk, n, hit, miss, &nm);
-	/* The misses' nodes prefetched, then the hits answered while they come in. */
-	const struct p53_image_node *node[P53_BURST];
-#if P53_PREFETCH_DEPTH >= 2
-	chain_nodes(r->image, q, ms, nm, miss, node);
-#endif
-	for (uint16_t k = 0; k < nh; k++) {
-		uint8_t i = hit[k];
+	for (uint16_t i = 0; i < n && i < 4; i++)
+		rte_prefetch0(rte_pktmbuf_mtod(pkts[i], void *));
+	for (uint16_t i = 0; i < n; i++) {
+		i = (uint16_t)(i + read_run(fc, slots, mask, pkts + i, (uint16_t)(n - i), q + i, keep + i,
+					    ms + i));
+		if (i == n)
+			break;
+		/* Not the fast shape (read_run() prefetched frame i + 4): the general checks. */
 		struct rte_mbuf *m = pkts[i];
-		int len = p53_fast_write_hit(fc, &q[i], rte_pktmbuf_mtod(m, uint8_t *),
-					     ms[i] == FRAME_READ6 ? 2 : 1,
-					     (uint32_t)(uint16_t)(m->buf_len - rte_pktmbuf_headroom(m)),
-					     keep[i], &lk[i]);
-		if (unlikely(len == 0)) {
-			node[i] = NULL;         /* not from the cache: from the image, looked up */
-			miss[nm++] = i;
+		ms[i] = FRAME_DROPPED;
+		if (unlikely(m->nb_segs != 1)) {
+			w->stats.multiseg++;
+			rte_pktmbuf_free(m);
 			continue;
 		}
-		m->data_len = (uint16_t)len;
-		m->pkt_len = (uint32_t)len;
-		w->stats.answered++;
-		res[i] = m;
+		ms[i] = checks(w, r, m, &pkt[i], &q[i]);
+		if (frame_asks(ms[i]))
+			rte_prefetch0(slots + (q[i].hash & mask));
 	}
-#if P53_PREFETCH_DEPTH >= 2
-	chain_rdata(r->image, q, nm, fd, miss, node);
-#else
-	for (uint16_t k = 0; k < nm; k++)
-		fd[miss[k]].node = NULL;
-#endif
-	for (uint16_t k = 0; k < nm; k++) {
-		uint8_t i = miss[k];
-		res[i] = ms[i] == FRAME_DROPPED ? NULL :
-			 answer(w, r, g, now, fc, pkts[i], &pkt[i], &q[i], ms[i], keep[i], &fd[i], 1,
-				lk[i].store);
-	}
-	for (uint16_t i = 0; i < n; i++) {
-		out[n_out] = res[i];
-		n_out = (uint16_t)(n_out + (res[i] != NULL));
-	}
-	return n_out;
+	return chain_answer(w, r, g, now, fc, pkts, pkt, q, ms, keep, n, out, 0);
 }
-#endif
 
 /*
  * One burst. On an image above P53_PREFETCH_MIN_IMAGE in passes, in the manner of l3fwd: parse
@@ -693,17 +561,8 @@ static uint16_t burst(struct p53_worker *w, const struct p53_replica *r, const s
 	struct p53_fast_ctx fc;
 	int direct = w->tx_offload == 0 && (g == NULL || !g->rrl.on) &&
 		     p53_fast_ctx_init(&fc, w->mac, &r->addrs, img, &r->conf, &w->stats.ans) == 0;
-	if (direct && slots != NULL) {
-#if P53_PREFETCH_PIPE == 0
-		/* the answer cache unless in a run of misses (p53_fast_run_skip()) */
-		if (w->qcache != NULL) {
-			p53_fast_ctx_cache(&fc, w->qcache);
-			if (fc.qc != NULL && !p53_fast_run_skip(&fc, n))
-				return passes_qc(w, r, g, now, &fc, pkts, n, out);
-		}
-#endif
+	if (direct && slots != NULL)
 		return passes(w, r, g, now, &fc, pkts, n, out);
-	}
 	if (direct && w->qcache != NULL)
 		p53_fast_ctx_cache(&fc, w->qcache);     /* the answer cache (qcache.h) */
 

@@ -7,7 +7,6 @@
  *
  * Needs the EAL (a mempool): started with --no-huge --no-pci and its own file prefix.
  */
-#include <inttypes.h>
 #include <sched.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -16,7 +15,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -26,8 +24,6 @@
 #include <rte_mempool.h>
 
 #include "control/zone/image_build.h"
-#include "dataplane/image.h"
-#include "dataplane/qcache.h"
 #include "dataplane/worker.h"
 
 static struct rte_mempool *mp;
@@ -314,29 +310,6 @@ static const struct fspec kinds[] = {
 	{ 0, 1, "www.diff.test", 1 },           /* sent with a bad checksum: dropped */
 };
 
-/* The kinds' frames in mbufs (the last one damaged), and what the general path gives each. */
-static void kinds_frames(struct rte_mbuf **m, uint8_t (*want)[2048], size_t *want_len)
-{
-	enum { N = sizeof(kinds) / sizeof(kinds[0]) };
-	size_t l4;
-
-	for (size_t i = 0; i < N; i++) {
-		m[i] = rte_pktmbuf_alloc(mp);
-		assert_non_null(m[i]);
-		uint8_t *f = rte_pktmbuf_mtod(m[i], uint8_t *);
-		uint16_t fl = build(f, &kinds[i], &l4);
-		if (i == N - 1)
-			f[l4 + 8 + 12 + 1] ^= 0x20;     /* the checksum no longer matches */
-		m[i]->data_len = fl;
-		m[i]->pkt_len = fl;
-		m[i]->ol_flags = UNKNOWN;
-		uint8_t g[2048];
-		memcpy(g, f, fl);
-		want_len[i] = general(g, fl);
-		memcpy(want[i], g, want_len[i]);
-	}
-}
-
 /*
  * The large-image path (burst()'s passes: p53_fast_read(), the prefetch passes, then
  * p53_fast_write() or, declined, the general responder) gives what the general checks,
@@ -348,7 +321,7 @@ static void test_passes_same(void **state)
 {
 	enum { N = sizeof(kinds) / sizeof(kinds[0]) };
 	static uint8_t want[N][2048], large[N][2048];
-	size_t want_len[N], large_len[N];
+	size_t want_len[N], large_len[N], l4;
 	struct rte_mbuf *m[N], *out[N];
 	struct p53_answer_stats ans[2];
 	size_t len = rep.image_len;
@@ -356,7 +329,23 @@ static void test_passes_same(void **state)
 	(void)state;
 	for (int pass = 0; pass < 2; pass++) {
 		rep.image_len = pass == 0 ? P53_PREFETCH_MIN_IMAGE + 1 : len;  /* large first */
-		kinds_frames(m, want, want_len);
+		for (size_t i = 0; i < N; i++) {
+			m[i] = rte_pktmbuf_alloc(mp);
+			assert_non_null(m[i]);
+			uint8_t *f = rte_pktmbuf_mtod(m[i], uint8_t *);
+			uint16_t fl = build(f, &kinds[i], &l4);
+			if (i == N - 1)
+				f[l4 + 8 + 12 + 1] ^= 0x20;     /* the checksum no longer matches */
+			m[i]->data_len = fl;
+			m[i]->pkt_len = fl;
+			m[i]->ol_flags = UNKNOWN;
+			if (pass == 0) {
+				uint8_t g[2048];
+				memcpy(g, f, fl);
+				want_len[i] = general(g, fl);
+				memcpy(want[i], g, want_len[i]);
+			}
+		}
 		struct p53_answer_stats before = w.stats.ans;
 		uint64_t answered = w.stats.answered;
 		uint16_t n = p53_worker_burst(&w, m, N, out);
@@ -397,117 +386,6 @@ static void test_passes_same(void **state)
 	assert_memory_equal(ans[0].msg, ans[1].msg, sizeof(ans[0].msg));
 	assert_memory_equal(ans[0].kind, ans[1].kind, sizeof(ans[0].kind));
 	assert_memory_equal(ans[0].rcode, ans[1].rcode, sizeof(ans[0].rcode));
-}
-
-/* The kinds' burst through the worker: each reply the general path's for the replica
- * published now, in order; returns the frames answered. */
-static uint16_t kinds_burst(const char *what)
-{
-	enum { N = sizeof(kinds) / sizeof(kinds[0]) };
-	static uint8_t want[N][2048];
-	size_t want_len[N];
-	struct rte_mbuf *m[N], *out[N];
-
-	kinds_frames(m, want, want_len);
-	uint64_t answered = w.stats.answered;
-	uint16_t n = p53_worker_burst(&w, m, N, out);
-	assert_int_equal(n, N - 1);
-	assert_int_equal(w.stats.answered, answered + N - 1);
-	for (size_t i = 0; i < n; i++) {
-		assert_ptr_equal(out[i], m[i]);  /* in order */
-		const uint8_t *rf = rte_pktmbuf_mtod(out[i], const uint8_t *);
-		size_t rl = rte_pktmbuf_data_len(out[i]);
-		if (rl != want_len[i] || memcmp(rf, want[i], rl) != 0)
-			fail_msg("%s: %s type %u (EDNS %d, IPv%d): %zu bytes, the general path %zu, or other bytes",
-				 what, kinds[i].qname, kinds[i].qtype, kinds[i].edns, kinds[i].v6 ? 6 : 4,
-				 rl, want_len[i]);
-		rte_pktmbuf_free(out[i]);
-	}
-	assert_int_equal(rte_mempool_in_use_count(mp), 0);
-	return n;
-}
-
-/*
- * The answer cache on the large-image path (burst()'s passes_qc(): the questions' slots
- * compared after the read pass, the hits answered from the cache, the misses through the
- * prefetch passes and stored on a second miss): the kinds' burst three times (remembered,
- * stored, then hits and misses mixed in one burst), each reply the general path's and in the
- * order received (no frame answered with another's entry); in a run of misses one burst in
- * P53_QCACHE_RUN_BURSTS is looked up; then a new image published (another generation,
- * www.diff.test with another address): no reply from the old image's entries, and once stored
- * again, hits.
- */
-static void test_passes_cache(void **state)
-{
-	enum { N = sizeof(kinds) / sizeof(kinds[0]) };
-	size_t len = rep.image_len, zl;
-	void *old = img;        /* rep.image */
-	char err[512], f2[] = "/tmp/p53_test_worker_zone.XXXXXX", src[512], line[512];
-	static uint8_t mem[sizeof(struct p53_qcache) +
-			   1024 * (sizeof(struct p53_qcache_entry) + sizeof(struct p53_qcache_pick))]
-		__attribute__((aligned(64)));
-	struct p53_qcache *qc = (struct p53_qcache *)mem;
-
-	(void)state;
-	assert_int_equal(p53_qcache_init(qc, 1024), 0);
-	w.qcache = qc;
-	rep.image_len = P53_PREFETCH_MIN_IMAGE + 1;
-	((struct p53_image_hdr *)rep.image)->generation = 1;    /* published (0: not cached) */
-	for (int pass = 0; pass < 2; pass++)
-		kinds_burst("large image, answer cache, first image");
-	uint64_t misses = qc->misses;
-	kinds_burst("large image, answer cache, first image, hits and misses");
-	printf("large image, answer cache: %" PRIu64 " stored, %" PRIu64 " hits, %" PRIu64 " misses\n",
-	       qc->stores, qc->hits, qc->misses);
-	assert_true(qc->stores >= 4 && qc->hits == qc->stores);  /* stored by the 2nd, hit by the 3rd */
-	assert_true(qc->misses > misses);       /* ...which had misses too: the declined kinds */
-	uint64_t hits = qc->hits;
-
-	/* In a run of misses (klim 0) the burst is not looked up, until the run has grown by
-	   P53_QCACHE_RUN_BURSTS bursts of P53_QCACHE_RUN frames: then the next one is. */
-	qc->klim = 0;
-	qc->run = P53_QCACHE_RUN_BURSTS * P53_QCACHE_RUN - N;
-	misses = qc->misses;
-	kinds_burst("large image, answer cache, in a run of misses");
-	assert_int_equal(qc->hits, hits);
-	assert_int_equal(qc->misses, misses + N);
-	assert_int_equal(qc->klim, P53_QCACHE_KEY);
-	kinds_burst("large image, answer cache, the run's looked-up burst");
-	assert_true(qc->hits > hits);
-	hits = qc->hits;
-
-	/* The same zone with www.diff.test's A changed, published as generation 2. */
-	snprintf(src, sizeof(src), "%s/tests/differential/zones/diff.test.zone", P53_SRCDIR);
-	int fd = mkstemp(f2);
-	assert_true(fd >= 0);
-	FILE *in = fopen(src, "r"), *out = fdopen(fd, "w");
-	assert_non_null(in);
-	assert_non_null(out);
-	int changed = 0;
-	while (fgets(line, sizeof(line), in) != NULL) {
-		int www = strncmp(line, "www\t", 4) == 0 && strstr(line, " A\t") != NULL;
-		fputs(www ? "www\t\t300 IN A\t192.0.2.81\n" : line, out);
-		changed += www;
-	}
-	fclose(in);
-	fclose(out);
-	assert_int_equal(changed, 1);
-	struct p53_zone_src z = {.name = "diff.test.", .file = f2};
-	void *img2 = p53_image_build(&z, 1, &zl, err, sizeof(err), NULL, NULL);
-	unlink(f2);
-	assert_non_null(img2);
-	((struct p53_image_hdr *)img2)->generation = 2;
-	rep.image = img2;
-	kinds_burst("large image, answer cache, new image (its first burst)");
-	assert_int_equal(qc->hits, hits);       /* nothing from the old image's entries */
-	for (int pass = 0; pass < 2; pass++)
-		kinds_burst("large image, answer cache, new image");
-	assert_true(qc->hits > hits);
-	rep.image = old;
-	rep.image_len = len;
-	((struct p53_image_hdr *)old)->generation = 0;
-	w.qcache = NULL;
-	free(img2);
 }
 
 /* ---- set-up ------------------------------------------------------------------------- */
@@ -564,7 +442,6 @@ int main(void)
 		cmocka_unit_test(test_table),
 		cmocka_unit_test(test_table_large),
 		cmocka_unit_test(test_passes_same),
-		cmocka_unit_test(test_passes_cache),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
