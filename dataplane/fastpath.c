@@ -46,7 +46,7 @@ static inline uint16_t limit_of(uint16_t ours, const struct p53_query *q, uint16
 	return max > cap ? cap : max;
 }
 
-/* The closest encloser remembered before any was found: no name has 0 bytes. */
+/* The closest encloser remembered before any was found (p53_fast_nx): no name has 0 bytes. */
 static const struct p53_image_node no_node = { .name_len = 0 };
 
 int p53_fast_ctx_init(struct p53_fast_ctx *c, const uint8_t *mac, const struct p53_pkt_addrs *addrs,
@@ -64,8 +64,9 @@ int p53_fast_ctx_init(struct p53_fast_ctx *c, const uint8_t *mac, const struct p
 	c->ours = p53_our_payload(conf->edns_max_payload);
 	c->qc = NULL;
 	c->gen = 0;
-	c->ce_last = &no_node;
-	c->ce = &c->ce_last;
+	c->nx_last.ce = &no_node;
+	c->nx_last.qlen = 0;
+	c->nx = &c->nx_last;
 	return 0;
 }
 
@@ -1403,6 +1404,24 @@ static __attribute__((noinline)) uint64_t steered_ecs(const void *img, const str
 			   at);
 }
 
+/* Keep a name error's reply after its question (`pos`: its end; `ts`: its sum) for the next
+ * question of its length below `ce` (p53_fast_nx), when it fits any size limit. */
+static inline __attribute__((always_inline)) void nx_keep(struct p53_fast_nx *x, const struct p53_image_node *ce,
+					      const struct p53_query *q, const uint8_t *msg,
+					      uint16_t pos, uint64_t ts)
+{
+	uint16_t qe = q->question_end;
+
+	x->qlen = 0;
+	if (pos > P53_UDP_MIN || (uint32_t)(pos - qe) > sizeof(x->tail) || ts == P53_FAST_NO_SUM)
+		return;
+	memcpy(x->tail, msg + qe, (size_t)(pos - qe));
+	x->len = (uint8_t)(pos - qe);
+	x->sum = ts;
+	x->at = ce;
+	x->qlen = q->qname_len;
+}
+
 /* answer.c finish() (the header last), answer() and count() for fast_answer(). */
 static inline __attribute__((always_inline)) uint16_t
 finish(uint8_t *msg, struct p53_answer_stats *st, const struct p53_query *q, uint64_t *tail,
@@ -1435,14 +1454,14 @@ finish(uint8_t *msg, struct p53_answer_stats *st, const struct p53_query *q, uin
  * The fast answer; `ecs`: a copy of the query's ECS option data (RFC 7871 §6), or NULL when it
  * has none (then a constant: the instance without ECS keeps none of its code). `found`: what
  * the prefetch passes found for q (fastpath.h, p53_fast_write()), or NULL (a constant but in
- * p53_fast_write()'s instance). `ce`: fast_frame()'s remembered closest encloser
- * (p53_fast_ctx.ce), else NULL (a constant).
+ * p53_fast_write()'s instance). `nx`: what fast_frame()'s name errors left (p53_fast_ctx.nx),
+ * else NULL (a constant).
  */
 static inline __attribute__((always_inline)) uint16_t
 fast_answer(const void *img, const struct p53_answer_conf *conf, uint8_t *msg, uint16_t cap,
 	    struct p53_answer_stats *st, const struct p53_query *q, const uint8_t *ecs,
 	    uint16_t ecs_len, uint64_t *tail, int checked, uint16_t ours,
-	    const struct p53_fast_found *found, const struct p53_image_node **ce)
+	    const struct p53_fast_found *found, struct p53_fast_nx *nx, const int tails)
 {
 	uint16_t qt = q->qtype;
 	/* The sum of the records written after the question (from an even offset), when known
@@ -1490,9 +1509,35 @@ fast_answer(const void *img, const struct p53_answer_conf *conf, uint8_t *msg, u
 	int hit = n != NULL;
 	int ede = 0;
 	if (!hit) {
+		/* The last name error's reply, for a question of its length below its encloser
+		   (p53_fast_nx): EDNS, DO=0, no ECS (the instance without it), and room for the
+		   fixed copy (within max: within the room). It fits whatever the payload size:
+		   nx_keep() keeps a reply of at most 512 bytes (P53_UDP_MIN, the least
+		   limit_of() gives but the room). */
+		if (tails && nx->qlen == q->qname_len && q->edns && !dnssec && ecs == NULL &&
+		    (uint32_t)pos + sizeof(nx->tail) <= max &&
+		    node_is(nx->at, q->lname + q->label_off[1], (size_t)q->qname_len - q->label_off[1])) {
+			/* in 16-byte moves (a fixed 96-byte memcpy() is `rep movs`): the tail's
+			   bytes past len are its own, the room was checked */
+			uint32_t len = nx->len;
+			uint8_t *o = msg + pos;
+			memcpy(o, nx->tail, 16);
+			memcpy(o + 16, nx->tail + 16, 16);
+			memcpy(o + 32, nx->tail + 32, 16);
+			memcpy(o + 48, nx->tail + 48, 16);
+			if (len > 64) {
+				memcpy(o + 64, nx->tail + 64, 16);
+				memcpy(o + 80, nx->tail + 80, 16);
+			}
+			pos = (uint16_t)(pos + len);
+			ts = nx->sum;
+			rcode = P53_RCODE_NXDOMAIN;
+			kind = P53_ANS_NXDOMAIN;
+			goto neg_opt;
+		}
 		/* Inline in fast_frame() (a name error: 20 instructions fewer, the call's saved
 		   registers); out of line for the passes (inline, a big image's hits paid 7). */
-		n = checked == 2 ? encloser_body(img, q, ce) : encloser(img, q);
+		n = nx != NULL ? encloser_body(img, q, &nx->ce) : encloser(img, q);
 		if (n == NULL) {
 			/* answer.c resolve(): no served zone holds the name. REFUSED, AA clear, and
 			 * with EDNS the Extended DNS Error "Not Authoritative" (RFC 8914 §4.21). */
@@ -1553,6 +1598,8 @@ fast_answer(const void *img, const struct p53_answer_conf *conf, uint8_t *msg, u
 				/* the template's OPT too: the header is all that is left */
 				ts = w >> SOA_SHIFT;
 				ar = 1;
+				if (tails)
+					nx_keep(nx, n, q, msg, (uint16_t)w, ts);
 				goto neg_opt;
 			}
 			if (w & SOA_SUM)
@@ -1716,7 +1763,7 @@ static __attribute__((noinline)) uint16_t ecs_answer(const void *img, const stru
 		return 0;
 	memcpy(ecs, msg + q->ecs_off, q->ecs_len);
 	uint16_t n = fast_answer(img, conf, msg, cap, st, q, ecs, q->ecs_len, tail, checked, ours,
-				 NULL, NULL);
+				 NULL, NULL, 0);
 	if (n == 0)
 		memcpy(msg + q->ecs_off, ecs, q->ecs_len);
 	return n;
@@ -1738,7 +1785,7 @@ uint16_t p53_fast_answer_noecs(const void *img, const struct p53_answer_conf *co
 	if (img == NULL || conf->tcp_limit != 0)
 		return 0;
 	return fast_answer(img, conf, msg, cap, st, q, NULL, 0, tail, 1, p53_our_payload(conf->edns_max_payload),
-			   NULL, NULL);
+			   NULL, NULL, 0);
 }
 
 uint16_t p53_fast_answer(const void *img, const struct p53_answer_conf *conf, uint8_t *msg,
@@ -1751,7 +1798,7 @@ uint16_t p53_fast_answer(const void *img, const struct p53_answer_conf *conf, ui
 	if (__builtin_expect(q->ecs, 0))
 		return ecs_answer(img, conf, msg, cap, st, q, &tail, 0, p53_our_payload(conf->edns_max_payload));
 	return fast_answer(img, conf, msg, cap, st, q, NULL, 0, &tail, 0, p53_our_payload(conf->edns_max_payload),
-			   NULL, NULL);
+			   NULL, NULL, 0);
 }
 
 size_t p53_fast_sum_count(const void *img)
@@ -3193,7 +3240,7 @@ static inline __attribute__((always_inline)) int frame_step(const struct p53_fas
 		rlen = __builtin_expect(q->ecs, 0) ? ecs_answer(c->img, c->conf, msg, cap, c->st, q, &tail, 2,
 								c->ours)
 						   : fast_answer(c->img, c->conf, msg, cap, c->st, q, NULL, 0,
-								 &tail, 2, c->ours, NULL, c->ce);
+								 &tail, 2, c->ours, NULL, c->nx, !cached);
 		if (rlen == 0)
 			return -fam;
 		/* a miss answered, the second in a row for its question: stored */
@@ -3428,7 +3475,7 @@ int p53_fast_write(const struct p53_fast_ctx *c, struct p53_query *q, uint8_t *f
 	uint16_t rlen = __builtin_expect(q->ecs, 0) ?
 			ecs_answer(c->img, c->conf, msg, cap, c->st, q, &tail, 1, c->ours) :
 			fast_answer(c->img, c->conf, msg, cap, c->st, q, NULL, 0, &tail, 1, c->ours, found,
-				    NULL);
+				    NULL, 0);
 
 	if (rlen == 0) {
 		fast_pkt(frame, fam, pkt, q);   /* for the general responder */

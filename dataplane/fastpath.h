@@ -254,6 +254,27 @@ enum { P53_FAST_NOT_READ = 0, P53_FAST_DECLINED, P53_FAST_ANSWERED };
 /** What p53_fast_frame() reads for every frame of a burst, set once per burst (worker.c,
  * p53_fast_ctx_init()): one pointer instead of five arguments per frame, and what the answer
  * would otherwise compute per query from the replica's configuration. */
+/*
+ * What a burst's name errors leave for the next ones (p53_fast_frame(); a random-subdomain flood
+ * asks below the same encloser every query):
+ * - `ce`: the closest encloser the last search found, which the next search compares with its
+ *   candidates before it hashes and looks them up (the deeper ones were looked up and missed,
+ *   so a candidate with its name is the deepest that exists).
+ * - the last name error's reply after its question (the SOA and the OPT: EDNS, DO=0, no
+ *   ECS), for a question of the same length whose parent is `at`: the question missed, so
+ *   `at` is its closest encloser and the reply is the same bytes (the SOA's pointers point at
+ *   the apex in the question, at the same offset). `qlen` 0: none.
+ */
+#define P53_FAST_NX_TAIL 96     /* bytes of a reply's tail kept at most (a template's fit) */
+struct p53_fast_nx {
+	const struct p53_image_node *ce;
+	const struct p53_image_node *at;        /* the encloser of the kept reply */
+	uint64_t sum;                           /* the tail's sum (RFC 1071, an even offset) */
+	uint8_t qlen;                           /* its question's name length; 0: none */
+	uint8_t len;                            /* the tail's bytes */
+	uint8_t tail[P53_FAST_NX_TAIL];
+};
+
 struct p53_fast_ctx {
 	const uint8_t *mac;                     /* the port's address (6 bytes) */
 	const struct p53_pkt_addrs *addrs;
@@ -263,14 +284,12 @@ struct p53_fast_ctx {
 	uint16_t ours;                          /* our EDNS payload size (p53_our_payload()) */
 	struct p53_qcache *qc;                  /* the worker's answer cache, or NULL: none */
 	uint64_t gen;                           /* the image's generation (the cache's key) */
-	/* The closest encloser the last name error answered through this context found (of
-	   `img`: a context lives for one burst), which the next one compares with its own
-	   candidates before it hashes them (a random-subdomain flood: the same encloser every
-	   query). `ce` points at `ce_last`, which the fast path writes through a const
-	   context; p53_fast_ctx_init() sets both (a copy of the context points at the
-	   original's). */
-	const struct p53_image_node **ce;
-	const struct p53_image_node *ce_last;
+	/* What the last name errors answered through this context left (of `img`: a context
+	   lives for one burst; struct p53_fast_nx). `nx` points at `nx_last`, which the fast
+	   path writes through a const context; p53_fast_ctx_init() sets both (a copy of the
+	   context points at the original's). */
+	struct p53_fast_nx *nx;
+	struct p53_fast_nx nx_last;
 };
 
 /**

@@ -1978,7 +1978,7 @@ static void burst_ce(struct p53_qcache *qc, uint8_t (*qs)[64], const uint16_t *l
 		assert_memory_equal(bufs[i] + HEAD, want, (size_t)k0);
 	}
 	if (ce != NULL)
-		*ce = *fx.ce;
+		*ce = fx.nx->ce;
 }
 
 static void burst_same(struct p53_qcache *qc, uint8_t (*qs)[64], const uint16_t *ls, uint16_t n)
@@ -2112,6 +2112,154 @@ static void encloser_memo(void **state)
 		memcpy(two[1], qs[i + 1], ls[i + 1]);
 		burst_same(NULL, two, tl, 2);
 	}
+}
+
+/* qs[i] through one context in turn (p53_fast_frame(), `room` bytes), so what a name error
+ * leaves (p53_fast_nx) is there for the next: each outcome and reply the one a context of its
+ * own gives. */
+static void nx_in_turn(struct p53_fast_ctx *fx, uint8_t (*qs)[64], const uint16_t *ls, int n,
+		       uint32_t room)
+{
+	for (int i = 0; i < n; i++) {
+		uint8_t f[512], a[4096], b[4096];
+		struct p53_answer_stats s0;
+		struct p53_query q;
+		struct p53_pkt pk;
+		uint16_t l = frame_of(f, qs[i], ls[i], 9053, 0);
+
+		memcpy(a, f, l);
+		memset(&q, 0x5a, sizeof(q));
+		int k = p53_fast_frame(fx, &q, a, l, room, 1, &pk);
+		int k0 = run_frame(NULL, f, l, b, &s0, room);
+		assert_int_equal(k, k0);
+		if (k >= P53_FAST_ANSWERED)
+			assert_memory_equal(a, b, (size_t)k);
+	}
+}
+
+/*
+ * The last name error's reply kept for the next of its question's length below its encloser
+ * (p53_fast_nx): names of 18 bytes under four zones in turn (two unsigned, one NSEC3-signed,
+ * one with a delegation), with and without OPT, DO 0 and 1, payload sizes 100 to 4096, mixed
+ * case, two labels below the apex, below a cut (a referral), below a wildcard's parent (its
+ * answer) after a name error of the same length, each through one context with rooms down to
+ * where the reply no longer fits, and in bursts with and without the answer cache; then a new
+ * image (the SOA changed, as a reload publishes it) through the same context made again: its
+ * SOA, not the kept one.
+ */
+static void nx_tail(void **state)
+{
+	(void)state;
+	static const char *const names[] = {"example.com.", "second.test.", "nsec3.test.", "diff.test."};
+	static const char *const files[] = {"zones/example.com.zone",
+					    "tests/differential/zones/second.test.zone",
+					    "tests/unit/dataplane/zones/nsec3.test.zone",
+					    "tests/differential/zones/diff.test.zone"};
+	static const struct {
+		const char *name;
+		size_t len;
+		uint16_t edns;          /* payload size; 0: no OPT */
+		int dob;
+		unsigned int mix;       /* query()'s upper-case bits */
+		uint8_t rcode;
+	} qn[] = {
+		{"\x04nx-a\x07" "example\x03" "com", 18, 1232, 0, 0, P53_RCODE_NXDOMAIN},
+		{"\x04nx-b\x07" "example\x03" "com", 18, 1232, 0, 0, P53_RCODE_NXDOMAIN},
+		{"\x04nx-c\x07" "example\x03" "com", 18, 1232, 0, 0xa5, P53_RCODE_NXDOMAIN},
+		{"\x04nx-d\x07" "example\x03" "com", 18, 0, 0, 0, P53_RCODE_NXDOMAIN},
+		{"\x04nx-e\x07" "example\x03" "com", 18, 512, 0, 0, P53_RCODE_NXDOMAIN},
+		{"\x04nx-f\x07" "example\x03" "com", 18, 4096, 1, 0, P53_RCODE_NXDOMAIN},
+		{"\x04nx-g\x07" "example\x03" "com", 18, 100, 0, 0, P53_RCODE_NXDOMAIN},
+		{"\x04nx-g\x06" "second\x04" "test", 18, 1232, 0, 0, P53_RCODE_NXDOMAIN},
+		{"\x04nx-h\x07" "example\x03" "com", 18, 1232, 0, 0, P53_RCODE_NXDOMAIN},
+		{"\x05nx-ij\x05" "nsec3\x04" "test", 18, 1232, 1, 0, P53_RCODE_NXDOMAIN},
+		{"\x05nx-ik\x05" "nsec3\x04" "test", 18, 1232, 0, 0, P53_RCODE_NXDOMAIN},
+		{"\x05nx-il\x05" "nsec3\x04" "test", 18, 1232, 0, 0x0f, P53_RCODE_NXDOMAIN},
+		{"\x05nx-im\x05" "nsec3\x04" "test", 18, 1232, 1, 0, P53_RCODE_NXDOMAIN},
+		{"\x06nx-abc\x04" "diff\x04" "test", 18, 1232, 0, 0, P53_RCODE_NXDOMAIN},
+		{"\x02xy\x03sub\x04" "diff\x04" "test", 18, 1232, 0, 0, P53_RCODE_NOERROR},
+		{"\x06nx-abd\x04" "diff\x04" "test", 18, 1232, 0, 0, P53_RCODE_NXDOMAIN},
+		{"\x01x\x02nx\x07" "example\x03" "com", 18, 1232, 0, 0, P53_RCODE_NXDOMAIN},
+		{"\x04nx-i\x07" "example\x03" "com", 18, 1232, 0, 0x3c, P53_RCODE_NXDOMAIN},
+		{"\x05nx-ab\x07" "example\x03" "com", 19, 1232, 0, 0, P53_RCODE_NXDOMAIN},
+		{"\x01" "a\x03img\x07" "example\x03" "com", 19, 1232, 0, 0, P53_RCODE_NOERROR},
+		{"\x05nx-ac\x07" "example\x03" "com", 19, 1232, 0, 0, P53_RCODE_NXDOMAIN},
+	};
+	enum { N = sizeof(qn) / sizeof(qn[0]) };
+	static const uint32_t rooms[] = {2048, 1500, 300, 200, 160, 150, 140};
+	static uint8_t qs[64][64];
+	uint16_t ls[N];
+	uint8_t f[512], rp[4096];
+	struct p53_answer_stats st, sx;
+	struct p53_fast_ctx fx;
+	build(names, files, 4);
+	p53_fast_neg_build(img, neg);
+	conf.neg = neg;
+	conf.n_neg = (uint32_t)p53_fast_neg_count(img);
+
+	for (int i = 0; i < N; i++) {
+		ls[i] = query(qs[i], (const uint8_t *)qn[i].name, qn[i].len, 1, qn[i].edns, qn[i].dob,
+			      qn[i].mix, P53_F_RD);
+		uint16_t l = frame_of(f, qs[i], ls[i], 9053, 0);
+		assert_true(run_frame(NULL, f, l, rp, &st, 2048) >= P53_FAST_ANSWERED);
+		assert_int_equal(rp[42 + 3] & 0xf, qn[i].rcode);
+	}
+	for (size_t r = 0; r < sizeof(rooms) / sizeof(rooms[0]); r++) {
+		assert_int_equal(p53_fast_ctx_init(&fx, mac_us, &addrs, img, &conf, &sx), 0);
+		nx_in_turn(&fx, qs, ls, N, rooms[r]);
+		if (r == 0) {
+			/* the last kept: nx-ac's, below example.com (a.img's wildcard answer
+			   kept nothing) */
+			const struct p53_image_node *ex = p53_image_node(img, p53_image_zone(img, 0)->apex);
+			assert_int_equal(fx.nx->qlen, 19);
+			assert_ptr_equal(fx.nx->at, ex);
+		}
+	}
+	burst_same(NULL, qs, ls, N);
+	burst_same(cache64(), qs, ls, N);
+
+	/* A new image: example.com's SOA with another serial and negative TTL, as a reload
+	   publishes it. The context made again for it (a burst's): its SOA, not the one kept. */
+	assert_int_equal(p53_fast_ctx_init(&fx, mac_us, &addrs, img, &conf, &sx), 0);
+	nx_in_turn(&fx, qs, ls, 2, 2048);
+	uint8_t old[4096];
+	uint16_t l = frame_of(f, qs[1], ls[1], 9053, 0);
+	int k_old = run_frame(NULL, f, l, old, &st, 2048);
+	char path[] = "/tmp/p53-nx-tail-XXXXXX";
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	FILE *in = fopen(P53_SRCDIR "/zones/example.com.zone", "r"), *out = fdopen(fd, "w");
+	assert_non_null(in);
+	assert_non_null(out);
+	char line[512];
+	while (fgets(line, sizeof(line), in) != NULL) {
+		char *s = strstr(line, "2026113001");
+		if (s != NULL)
+			memcpy(s, "2026120401", 10);
+		s = strstr(line, "300 )");
+		if (s != NULL)
+			memcpy(s, "600 )", 5);
+		fputs(line, out);
+	}
+	fclose(in);
+	fclose(out);
+	struct p53_zone_src z = {.name = "example.com.", .file = path};
+	char err[512];
+	size_t len;
+	void *old_img = img;
+	img = p53_image_build(&z, 1, &len, err, sizeof(err), NULL, NULL);
+	unlink(path);
+	assert_non_null(img);
+	((struct p53_image_hdr *)img)->generation = ++img_gen;
+	p53_fast_neg_build(img, neg);
+	conf.n_neg = (uint32_t)p53_fast_neg_count(img);
+	assert_int_equal(p53_fast_ctx_init(&fx, mac_us, &addrs, img, &conf, &sx), 0);
+	nx_in_turn(&fx, qs, ls, 3, 2048);
+	uint8_t now[4096];
+	int k_new = run_frame(NULL, f, l, now, &st, 2048);
+	assert_int_equal(k_new, k_old);
+	assert_memory_not_equal(now, old, (size_t)k_new);      /* the serial and TTL */
+	free(old_img);
 }
 
 /* ---- the pick cache ----------------------------------------------------------------------- */
@@ -2918,6 +3066,7 @@ int main(void)
 		cmocka_unit_test(answer_cache_run),
 		cmocka_unit_test(answer_cache_burst_run),
 		cmocka_unit_test(encloser_memo),
+		cmocka_unit_test(nx_tail),
 		cmocka_unit_test(ecs_cache),
 		cmocka_unit_test(hit_path),
 		cmocka_unit_test(hit_checksum),
