@@ -1261,7 +1261,7 @@ static inline const struct p53_image_node *find(const void *img, const uint8_t *
 
 /* answer.c encloser(): the deepest existing ancestor of a name not in the image (its node, or
  * NULL). `last` (fast_frame(); else NULL, a constant): the last encloser found with this
- * image (p53_fast_ctx.ce), compared with each candidate before it is hashed and looked up:
+ * image (p53_fast_ctx.nx->ce), compared with each candidate before it is hashed and looked up:
  * the candidates deeper than it were looked up and missed, so a candidate that is its name
  * is the deepest that exists. */
 static inline __attribute__((always_inline)) const struct p53_image_node *

@@ -606,6 +606,15 @@ static const uint16_t payloads[] = {0, 512, 1232, 4096, 100, 600};
 static const uint16_t caps[] = {8192, 1500, 512, 60, 40};
 
 static struct p53_fast_neg neg[16];
+
+/* The image's negative-answer templates, as a replica has them (control/publish.c). */
+static void use_neg(void)
+{
+	assert_true(p53_fast_neg_count(img) <= 16);
+	p53_fast_neg_build(img, neg);
+	conf.neg = neg;
+	conf.n_neg = (uint32_t)p53_fast_neg_count(img);
+}
 static unsigned long n_ref_cuts; /* delegations with a template, over the images */
 
 
@@ -1252,9 +1261,7 @@ static void steer_build(void)
 	if (img == NULL)
 		fail_msg("build failed: %s", err);
 	((struct p53_image_hdr *)img)->generation = ++img_gen;
-	p53_fast_neg_build(img, neg);
-	conf.neg = neg;
-	conf.n_neg = (uint32_t)p53_fast_neg_count(img);
+	use_neg();
 	conf.steer = &steer_t;
 }
 
@@ -2037,7 +2044,7 @@ static void answer_cache_burst_run(void **state)
 }
 
 /*
- * The closest encloser a burst's name errors remember (p53_fast_ctx.ce): compared with each
+ * The closest encloser a burst's name errors remember (p53_fast_ctx.nx->ce): compared with each
  * candidate before it is hashed, and used only when its name is the candidate's. Name errors
  * under two apexes of the same length (example.com., second.test.: 13 bytes) in turn, names
  * below a deeper node (www), below the wildcard's parent (img: its wildcard answers, not the
@@ -2075,9 +2082,7 @@ static void encloser_memo(void **state)
 	uint8_t rp[4096];
 	struct p53_answer_stats st;
 	build(names, files, 2);
-	p53_fast_neg_build(img, neg);
-	conf.neg = neg;
-	conf.n_neg = (uint32_t)p53_fast_neg_count(img);
+	use_neg();
 
 	for (int i = 0; i < N; i++) {
 		ls[i] = query(qs[i], (const uint8_t *)qn[i].name, qn[i].len, 1, 1232, 0, qn[i].mix,
@@ -2193,9 +2198,7 @@ static void nx_tail(void **state)
 	struct p53_answer_stats st, sx;
 	struct p53_fast_ctx fx;
 	build(names, files, 4);
-	p53_fast_neg_build(img, neg);
-	conf.neg = neg;
-	conf.n_neg = (uint32_t)p53_fast_neg_count(img);
+	use_neg();
 
 	for (int i = 0; i < N; i++) {
 		ls[i] = query(qs[i], (const uint8_t *)qn[i].name, qn[i].len, 1, qn[i].edns, qn[i].dob,
@@ -2251,8 +2254,7 @@ static void nx_tail(void **state)
 	unlink(path);
 	assert_non_null(img);
 	((struct p53_image_hdr *)img)->generation = ++img_gen;
-	p53_fast_neg_build(img, neg);
-	conf.n_neg = (uint32_t)p53_fast_neg_count(img);
+	use_neg();
 	assert_int_equal(p53_fast_ctx_init(&fx, mac_us, &addrs, img, &conf, &sx), 0);
 	nx_in_turn(&fx, qs, ls, 3, 2048);
 	uint8_t now[4096];
