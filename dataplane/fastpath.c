@@ -70,6 +70,22 @@ int p53_fast_ctx_init(struct p53_fast_ctx *c, const uint8_t *mac, const struct p
 	return 0;
 }
 
+void p53_fast_ctx_nx(struct p53_fast_ctx *c, struct p53_fast_nx *nx)
+{
+	uint64_t gen = p53_image_hdr(c->img)->generation;
+
+	if (gen == 0)
+		return;
+	if (nx->img != c->img || nx->gen != gen || nx->ours != c->ours || nx->ce == NULL) {
+		nx->img = c->img;
+		nx->gen = gen;
+		nx->ours = c->ours;
+		nx->ce = &no_node;
+		nx->qlen = 0;
+	}
+	c->nx = nx;
+}
+
 void p53_fast_ctx_cache(struct p53_fast_ctx *c, struct p53_qcache *qc)
 {
 	c->gen = p53_image_hdr(c->img)->generation;

@@ -267,6 +267,9 @@ enum { P53_FAST_NOT_READ = 0, P53_FAST_DECLINED, P53_FAST_ANSWERED };
  */
 #define P53_FAST_NX_TAIL 96     /* bytes of a reply's tail kept at most (a template's fit) */
 struct p53_fast_nx {
+	const void *img;                        /* kept for this image (p53_fast_ctx_nx()), */
+	uint64_t gen;                           /* of this generation, */
+	uint16_t ours;                          /* and our payload size */
 	const struct p53_image_node *ce;
 	const struct p53_image_node *at;        /* the encloser of the kept reply */
 	uint64_t sum;                           /* the tail's sum (RFC 1071, an even offset) */
@@ -304,6 +307,15 @@ int p53_fast_ctx_init(struct p53_fast_ctx *c, const uint8_t *mac, const struct p
 		      struct p53_answer_stats *st);
 
 struct p53_qcache;
+
+/**
+ * Have p53_fast_frame() and p53_fast_burst() keep what name errors leave in `nx` (the
+ * worker's, which outlives the context) instead of the context: what it holds is used when
+ * it was kept for the context's image, of the same generation (not 0: a published image;
+ * an image of generation 0 keeps the context's own) and our payload size, else it is
+ * emptied first. Call after p53_fast_ctx_init(); the worker's lcore only.
+ */
+void p53_fast_ctx_nx(struct p53_fast_ctx *c, struct p53_fast_nx *nx);
 
 /**
  * Have p53_fast_frame() and p53_fast_burst() answer from `qc` (qcache.h; NULL: none) what

@@ -565,6 +565,8 @@ static uint16_t burst(struct p53_worker *w, const struct p53_replica *r, const s
 		return passes(w, r, g, now, &fc, pkts, n, out);
 	if (direct && w->qcache != NULL)
 		p53_fast_ctx_cache(&fc, w->qcache);     /* the answer cache (qcache.h) */
+	if (direct)
+		p53_fast_ctx_nx(&fc, &w->nx);           /* name errors, from the last burst */
 
 	for (uint16_t i = 0; i < n && i < 4; i++)
 		rte_prefetch0(rte_pktmbuf_mtod(pkts[i], void *));

@@ -29,6 +29,7 @@
 
 #include "dataplane/answer.h"
 #include "dataplane/dnssec.h"
+#include "dataplane/fastpath.h"
 #include "dataplane/guard.h"
 #include "dataplane/pkt.h"
 #include "dataplane/qcache.h"
@@ -106,6 +107,9 @@ struct p53_worker {
 	 * NULL: none (dataplane.answer_cache 0). Allocated by the control thread before the
 	 * worker runs; its counters read racily, as the stats. */
 	struct p53_qcache *qcache;
+	/* What the one-pass fast path's name errors left (fastpath.h p53_fast_ctx_nx()): kept
+	 * from burst to burst while the replica's image and our payload size stay. */
+	struct p53_fast_nx nx;
 	struct p53_worker_stats stats;
 } __rte_cache_aligned;
 

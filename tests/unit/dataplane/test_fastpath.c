@@ -2221,10 +2221,32 @@ static void nx_tail(void **state)
 	burst_same(NULL, qs, ls, N);
 	burst_same(cache64(), qs, ls, N);
 
-	/* A new image: example.com's SOA with another serial and negative TTL, as a reload
-	   publishes it. The context made again for it (a burst's): its SOA, not the one kept. */
+	/* Kept from context to context (the worker's, p53_fast_ctx_nx()), three questions a
+	   context; then with another payload size of ours (a configuration reload, the same
+	   image): emptied. */
+	static struct p53_fast_nx keep;
+	memset(&keep, 0, sizeof(keep));
+	for (int i = 0; i < N; i += 3) {
+		assert_int_equal(p53_fast_ctx_init(&fx, mac_us, &addrs, img, &conf, &sx), 0);
+		p53_fast_ctx_nx(&fx, &keep);
+		nx_in_turn(&fx, qs + i, ls + i, N - i < 3 ? N - i : 3, 2048);
+	}
+	assert_int_equal(keep.qlen, 19);
+	conf.edns_max_payload = 1400;
 	assert_int_equal(p53_fast_ctx_init(&fx, mac_us, &addrs, img, &conf, &sx), 0);
+	p53_fast_ctx_nx(&fx, &keep);
+	assert_int_equal(keep.qlen, 0);
+	nx_in_turn(&fx, qs + N - 1, ls + N - 1, 1, 2048);      /* nx-ac's length, kept before */
+	nx_in_turn(&fx, qs, ls, N, 2048);
+	conf.edns_max_payload = 1232;
+
+	/* A new image: example.com's SOA with another serial and negative TTL, as a reload
+	   publishes it. A context made for it: its SOA, not the one kept (the context's own,
+	   and the worker's). */
+	assert_int_equal(p53_fast_ctx_init(&fx, mac_us, &addrs, img, &conf, &sx), 0);
+	p53_fast_ctx_nx(&fx, &keep);
 	nx_in_turn(&fx, qs, ls, 2, 2048);
+	assert_int_equal(keep.qlen, 18);
 	uint8_t old[4096];
 	uint16_t l = frame_of(f, qs[1], ls[1], 9053, 0);
 	int k_old = run_frame(NULL, f, l, old, &st, 2048);
@@ -2256,6 +2278,9 @@ static void nx_tail(void **state)
 	((struct p53_image_hdr *)img)->generation = ++img_gen;
 	use_neg();
 	assert_int_equal(p53_fast_ctx_init(&fx, mac_us, &addrs, img, &conf, &sx), 0);
+	nx_in_turn(&fx, qs, ls, 3, 2048);
+	assert_int_equal(p53_fast_ctx_init(&fx, mac_us, &addrs, img, &conf, &sx), 0);
+	p53_fast_ctx_nx(&fx, &keep);
 	nx_in_turn(&fx, qs, ls, 3, 2048);
 	uint8_t now[4096];
 	int k_new = run_frame(NULL, f, l, now, &st, 2048);
