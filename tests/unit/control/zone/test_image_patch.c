@@ -8647,7 +8647,7 @@ static void test_high_types(void **state)
  * patch patches it; one it cannot read (no RDATA, a TSIG or TKEY without its fields) the
  * compile refuses with `file:line: reason`, and the patch declines with the same reason (the
  * small compile of the changed names refuses it); type 0 and OPT the compile keeps and the
- * patch declines (compiled in full).
+ * patch declines (compiled in full), as an RRSIG that makes an unsigned zone a signed one.
  */
 static void test_meta_types(void **state)
 {
@@ -8677,6 +8677,13 @@ static void test_meta_types(void **state)
 	}, opt[] = {
 		{ '+', "www.example.com.", 41, "#0102" },
 	};
+	/* An RRSIG (over www's TXT) makes the unsigned zone a signed one: declined. */
+	static const struct shape_rr sig[] = {
+		{ '+', "www.example.com.", 46, "#00100d030000012c7000000060000000109207"
+					       "6578616d706c6503636f6d0001020304" },
+	};
+	odd_shape("", "an RRSIG in an unsigned zone", sig, 1, NULL,
+		  "the diff changes RRSIG records at www.example.com. (an unsigned zone turns signed)");
 	odd_shape("", "TYPE0", zero, 1, NULL, "the diff changes TYPE0 records at www.example.com.");
 	odd_shape("", "OPT", opt, 1, NULL, "the diff changes TYPE41 records at www.example.com.");
 }
