@@ -8683,7 +8683,7 @@ static void test_meta_types(void **state)
 					       "6578616d706c6503636f6d0001020304" },
 	};
 	odd_shape("", "an RRSIG in an unsigned zone", sig, 1, NULL,
-		  "the diff changes RRSIG records at www.example.com. (an unsigned zone turns signed)");
+		  "the diff changes TYPE46 records at www.example.com. (an unsigned zone turns signed)");
 	odd_shape("", "TYPE0", zero, 1, NULL, "the diff changes TYPE0 records at www.example.com.");
 	odd_shape("", "OPT", opt, 1, NULL, "the diff changes TYPE41 records at www.example.com.");
 }
