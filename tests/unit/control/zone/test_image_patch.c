@@ -8597,6 +8597,15 @@ static void test_high_types(void **state)
 		  NULL, NULL);
 	odd_shape("", "a name's only TXT replaced by a TYPE65280", only_gone, 2, NULL, NULL);
 	odd_shape("", "TYPE65534 at a wildcard (synthesised)", wild, 1, NULL, NULL);
+	/* An unsigned zone's keys (no RRSIG: it stays unsigned; nothing reads them). */
+	static const struct shape_rr keys[] = {
+		{ '+', "example.com.", 48, "#0101030d00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff" },
+		{ '+', "example.com.", 59, "#30390d0200112233445566778899aabbccddeeff00112233445566778899aabbccddeeff" },
+		{ '+', "example.com.", 60, "#0101030d00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff" },
+		{ '+', "www.example.com.", 48, "#0100030d00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff" },
+	};
+	odd_shape("", "DNSKEY, CDS, CDNSKEY in an unsigned zone, a DNSKEY below its apex", keys, 4,
+		  NULL, NULL);
 
 	shape_deny = true;
 	for (size_t z = 0; z < sizeof(SIGNED) / sizeof(SIGNED[0]); z++) {
@@ -8621,6 +8630,9 @@ static void test_high_types(void **state)
 			{ '+', nw, 1000, "#01", 0 },
 		}, n_gone[] = {
 			{ '-', nw, 1000, "*", 0 },
+		}, k_below[] = {
+			{ '+', mail, 48, "#0100030d00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff", 0 },
+			{ '+', mail, 59, "#30390d0200112233445566778899aabbccddeeff00112233445566778899aabbccddeeff", 0 },
 		};
 		signed_shape(ap, SIGNED[z][1], "TYPE65534 added at the apex (window 255)", s_add, 1,
 			     NULL);
@@ -8635,6 +8647,8 @@ static void test_high_types(void **state)
 		signed_shape(ap, SIGNED[z][1], "TYPE1000 at a new name", n_add, 1, NULL);
 		signed_then(ap, SIGNED[z][1], "a name with only a TYPE1000 removed", n_add, 1,
 			    n_gone, 1, NULL);
+		signed_shape(ap, SIGNED[z][1], "a DNSKEY and a CDS below the apex", k_below, 2,
+			     NULL);
 	}
 	shape_deny = false;
 }
