@@ -238,13 +238,14 @@ static void *decline(char *why, size_t cap, const char *fmt, ...)
  * does (a child's DS is its parent's, RFC 4035 §3.1.4.1, where a served parent answers it:
  * answer.c's parent_side); nothing precomputed reads it (the apex is no cut, the fast path
  * leaves DS to answer.c). Every other type is data the compile keeps as it reads it
- * (image_build.c, dnssec_build.c name no other type): DNSKEY, CDS and CDNSKEY (read by no
- * one), the types above 127 (URI, CAA, AMTRELAY, RESINFO, WALLET, private use such as the
+ * (image_build.c and dnssec_build.c read no other type's RDATA): DNSKEY, CDS and CDNSKEY
+ * (nothing precomputed reads them; the health canary reads the apex's DNSKEY out of the
+ * image), the types above 127 (URI, CAA, AMTRELAY, RESINFO, WALLET, private use such as the
  * TYPE65534 a BIND signer keeps at the apex, RFC 3597 unknown types in TYPEnnn form), and
  * the meta types 128-255 (TSIG, TKEY, ANY...; as knotd, the compile keeps one whose RDATA it
  * reads as data and refuses one it cannot parse with `file:line: reason`: the small compile
  * refuses it as well, the patch declines and the full compile refuses it). Type 0 and OPT
- * (41) still decline. */
+ * (41), which the compile keeps too, still decline (sv_bitmap leaves bit 0 out). */
 static bool type_ok(uint16_t type, bool apex)
 {
 	switch (type) {
