@@ -1923,7 +1923,12 @@ static void nsec_chain_ops(struct p53_ixfr_step *st, const struct p53_rrs *base,
 			ne->len = (uint8_t)l;
 			ne->ttl = y->ttl;
 			ne->touched = true;
-			uint16_t t = (uint16_t)(rnd(3) == 0 ? 28 : 1);
+			/* An address; one time in twelve a DS (a name that is no cut: data,
+			 * round 26), one in twelve a type above 255. */
+			uint32_t tk = rnd(12);
+			uint16_t t = tk < 3 ? 28 : tk == 3 ? 43 : tk == 4 ? HIGH_TYPES[rnd(N_HIGH)] : 1;
+			if (high_type(t))
+				diff_kinds |= 1u << K_HIGH;
 			bit_put(ne->bits, t, true);
 			bit_put(ne->bits, 46, true);
 			bit_put(ne->bits, 47, true);
@@ -2195,7 +2200,12 @@ static void nsec3_chain_ops(struct p53_ixfr_step *st, const struct p53_rrs *base
 			if (n3_find_ent(e, n, nm, l) != (size_t)-1 ||
 			    (two && n3_find_ent(e, n, top, tl) != (size_t)-1))
 				continue;
-			uint16_t t = (uint16_t)(rnd(3) == 0 ? 28 : 1);
+			/* An address; one time in twelve a DS (a name that is no cut: data,
+			 * round 26), one in twelve a type above 255. */
+			uint32_t tk = rnd(12);
+			uint16_t t = tk < 3 ? 28 : tk == 3 ? 43 : tk == 4 ? HIGH_TYPES[rnd(N_HIGH)] : 1;
+			if (high_type(t))
+				diff_kinds |= 1u << K_HIGH;
 			for (int lv = two ? 1 : 0; lv >= 0; lv--) {
 				struct n3_ent *ne = &e[n++];
 				memset(ne, 0, sizeof(*ne));
