@@ -233,22 +233,29 @@ static void *decline(char *why, size_t cap, const char *fmt, ...)
 /* Types whose RRsets may change here: what the image precomputes from them is remade for
  * the touched names (CNAME: the node flag; MX, SRV, SVCB, HTTPS: their additional lists,
  * adds_list) or nothing beyond their own bytes. Not NS (cuts and glue), DNAME (occluders),
- * the DNSSEC types (signatures and denial), SOA but at the apex. DS at the apex: the
- * compile keeps it as the apex's data, as knotd does (a child's DS is its parent's, RFC 4035
- * §3.1.4.1, where a served parent answers it: answer.c's parent_side); nothing precomputed
- * reads it (the apex is no cut, the fast path leaves DS to answer.c). */
+ * the DNSSEC records the compile reads (RRSIG: signatures; NSEC, NSEC3, NSEC3PARAM: denial),
+ * SOA but at the apex. DS at the apex: the compile keeps it as the apex's data, as knotd
+ * does (a child's DS is its parent's, RFC 4035 §3.1.4.1, where a served parent answers it:
+ * answer.c's parent_side); nothing precomputed reads it (the apex is no cut, the fast path
+ * leaves DS to answer.c). Every other type is data the compile keeps as it reads it
+ * (image_build.c and dnssec_build.c read no other type's RDATA): DNSKEY, CDS and CDNSKEY
+ * (nothing precomputed reads them; the health canary reads the apex's DNSKEY out of the
+ * image), the types above 127 (URI, CAA, AMTRELAY, RESINFO, WALLET, private use such as the
+ * TYPE65534 a BIND signer keeps at the apex, RFC 3597 unknown types in TYPEnnn form), and
+ * the meta types 128-255 (TSIG, TKEY, ANY...; as knotd, the compile keeps one whose RDATA it
+ * reads as data and refuses one it cannot parse with `file:line: reason`: the small compile
+ * refuses it as well, the patch declines and the full compile refuses it). Type 0 and OPT
+ * (41), which the compile keeps too, still decline (sv_bitmap leaves bit 0 out). */
 static bool type_ok(uint16_t type, bool apex)
 {
 	switch (type) {
 	case P53_T_SOA: case P53_T_DS:
 		return apex;
-	case P53_T_NS: case P53_T_DNAME:
-	case P53_T_RRSIG: case P53_T_NSEC: case 48 /* DNSKEY */:
-	case 50 /* NSEC3 */: case 51 /* NSEC3PARAM */: case 59 /* CDS */: case 60 /* CDNSKEY */:
-	case P53_T_OPT:
+	case 0: case P53_T_NS: case P53_T_DNAME: case P53_T_RRSIG: case P53_T_NSEC:
+	case 50 /* NSEC3 */: case 51 /* NSEC3PARAM */: case P53_T_OPT:
 		return false;
 	default:
-		return type != 0 && type < 128 ? true : type == 256 || type == 257; /* URI, CAA */
+		return true;
 	}
 }
 
@@ -271,14 +278,13 @@ static bool dname_above(const void *img, const struct p53_image_node *nd)
 
 /* Signed zones: what the diff may name besides type_ok()'s. RRSIGs (they go with the RRsets
  * they cover, at names that stay), NSEC/NSEC3/NSEC3PARAM (only unchanged records pass the
- * RRset comparison, only their signatures may change) and the apex's keys (DNSKEY, CDS,
- * CDNSKEY: nothing precomputed depends on them). */
+ * RRset comparison, only their signatures may change). */
 static bool signed_type_ok(uint16_t type, bool apex)
 {
 	switch (type) {
 	case P53_T_RRSIG: case P53_T_NSEC: case 50 /* NSEC3 */:
 		return true;
-	case 48 /* DNSKEY */: case 51 /* NSEC3PARAM */: case 59 /* CDS */: case 60 /* CDNSKEY */:
+	case 51 /* NSEC3PARAM */:
 		return apex;
 	case P53_T_DS:
 		return true; /* at a cut (cut_rrset_ok), at the apex (type_ok) */
@@ -313,19 +319,26 @@ static bool cut_rrset_ok(const struct tn *t, const struct p53_image_node *od, ui
 /*
  * DS at a signed zone's name below its apex that is no cut before or after the diff (odd
  * data: a child's DS is its parent's at the delegation, RFC 4035 §3.1.4.1). The full
- * compile keeps it as that name's data, as knotd does (kzonecheck takes it): signed by the
- * zone, named in its NSEC / NSEC3 bitmap, answered from the node (the name is no cut, so no
- * referral carries it and nothing precomputed reads it). So it comes, changes and goes as
- * any type of a name with a chain: at a name the image holds, not glue, not below a cut or
- * DNAME, not another served zone's parent side, becoming no cut (a delegation coming or
- * going is signed_deleg's).
+ * compile keeps it as that name's data, as knotd does (kzonecheck takes it): at an
+ * authoritative name signed by the zone, named in its NSEC / NSEC3 bitmap, answered from the
+ * node (the name is no cut, so no referral carries it and nothing precomputed reads it); at
+ * glue occluded data as glue's addresses are (not signed, no NSEC / NSEC3, never answered:
+ * the cut above it refers). So it comes, changes and goes as any type of a name with a
+ * chain: at a name the image holds, not below a cut or DNAME, or glue (signed_glue and its
+ * like, glue_s), or at a new name (its place, authoritative or glue, as any new name's:
+ * new_ancestors, glue_parent); not another served zone's parent side, not an NSEC3 owner,
+ * becoming no cut (a delegation coming or going is signed_deleg's).
  */
 static bool ds_data(const struct tn *t, const struct p53_image_node *od,
 		    const struct p53_image_node *md, uint16_t type, bool chain)
 {
-	return type == P53_T_DS && chain && od != NULL && !t->shadow && t->old != P53_NONE &&
-	       !(od->flags & (P53_NODE_APEX | P53_NODE_CUT | P53_NODE_GLUE | P53_NODE_NSEC3)) &&
-	       od->occluder == P53_NONE && (md == NULL || !(md->flags & P53_NODE_CUT));
+	if (type != P53_T_DS || !chain || t->shadow || t->n3 ||
+	    (md != NULL && (md->flags & P53_NODE_CUT)))
+		return false;
+	if (od == NULL || t->glue_s)
+		return true;
+	return !(od->flags & (P53_NODE_APEX | P53_NODE_CUT | P53_NODE_GLUE | P53_NODE_NSEC3)) &&
+	       od->occluder == P53_NONE;
 }
 
 /*
@@ -3848,9 +3861,11 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 			while (p53_rrs_next(r, &pos, &v) == 1) {
 				bool at_apex = v.owner_len == apex_len && eq_fold(apex, v.owner, apex_len);
 				if (!(sgn ? signed_type_ok(v.type, at_apex) : unsigned_type_ok(v.type, at_apex)))
-					return decline(why, wl, "the diff changes %s records at %s",
+					return decline(why, wl, "the diff changes %s records at %s%s",
 						       tstr(v.type, tb, sizeof(tb)),
-						       p53_name_to_str(txt, sizeof(txt), v.owner));
+						       p53_name_to_str(txt, sizeof(txt), v.owner),
+						       !sgn && v.type == P53_T_RRSIG ?
+						       " (an unsigned zone turns signed)" : "");
 				if (tn_find(&p->ts, p->t, v.owner, v.owner_len) != P53_NONE)
 					continue;
 				struct tn *t = &p->t[p->n_t];
@@ -4152,7 +4167,6 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 				      (t->deleg && (y->type == P53_T_NS || y->type == P53_T_DS)) ||
 				      (t->dn_s && y->type == P53_T_DNAME) ||
 				      ds_data(t, od, md, y->type, nsec_ok || n3_ok) ||
-				      (sgn && apex_t && (y->type == 48 || y->type == 59 || y->type == 60)) ||
 				      (sgn && signed_apex_ns(x, y, apex_t)) ||
 				      (sgn && signed_apex_ns_set(y->type, apex_t, nsec_ok || n3_ok)) ||
 				      (nsec_ok && (y->type == P53_T_NSEC || y->type == P53_T_RRSIG)) ||

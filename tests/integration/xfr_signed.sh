@@ -23,7 +23,9 @@
 # serves them.
 # Then a wildcard at the apex of each zone added and removed (every name error becoming an
 # expansion, and back): patched, the expanded answers, the wildcard's NODATA and the name
-# errors with DO as the primary serves them.
+# errors with DO as the primary serves them. A TYPE65534 at each apex and an AMTRELAY at www
+# (types above 127, the NSEC3 bitmaps' windows 255 and 1) added and removed: patched, served
+# as the primary serves them.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/xfr_lib.sh"
 
@@ -609,6 +611,38 @@ for z in signed.test oo.test; do
 		same_as_primary authority nothere.$z A
 	check "$z: kdig +dnssec: a name error two labels down, as the primary's" \
 		same_as_primary authority a.b.nothere.$z TXT
+done
+
+# Types above 127 (round 26): a TYPE65534 at the apex (the signing-state record a BIND
+# inline signer keeps there) and an AMTRELAY (260) at www, signed by the primary, the apex's
+# and www's NSEC3 bitmaps naming them in windows 255 and 1: patched, not compiled, served as
+# the primary serves them; then removed, patched again.
+for z in signed.test oo.test; do
+	n0=$(patched_count "$z")
+	knotc zone-begin "$z" >/dev/null
+	knotc zone-set "$z" "$z." 0 TYPE65534 '\#' 5 0d9f0a0000 >/dev/null
+	knotc zone-set "$z" "www.$z." 300 TYPE260 '\#' 2 0a00 >/dev/null
+	knotc zone-commit "$z" >/dev/null
+	check "$z: the apex's TYPE65534 is served" \
+		wait_for 5 sh -c "ip netns exec $CLIENT_NS kdig +time=1 +short @$V4 $z TYPE65534 | grep -qi 0d9f0a0000"
+	check "$z: that IXFR was patched ($((n0 + 1)) patches, no compile)" zone_patched "$z" $((n0 + 1))
+	check "$z: kdig +dnssec: the TYPE65534 and its RRSIG, as the primary's" \
+		same_as_primary answer $z TYPE65534
+	check "$z: kdig +dnssec: www's AMTRELAY and its RRSIG, as the primary's" \
+		same_as_primary answer www.$z TYPE260
+	check "$z: kdig +dnssec: the apex's NODATA (TYPE1000), its NSEC3 naming TYPE65534" \
+		same_as_primary authority $z TYPE1000
+	knotc zone-begin "$z" >/dev/null
+	knotc zone-unset "$z" "$z." TYPE65534 >/dev/null
+	knotc zone-unset "$z" "www.$z." TYPE260 >/dev/null
+	knotc zone-commit "$z" >/dev/null
+	check "$z: the TYPE65534 is gone (NODATA)" \
+		wait_for 5 sh -c "[ -z \"\$(ip netns exec $CLIENT_NS kdig +time=1 +short @$V4 $z TYPE65534)\" ]"
+	check "$z: that IXFR was patched ($((n0 + 2)) patches)" zone_patched "$z" $((n0 + 2))
+	check "$z: kdig +dnssec: the TYPE65534 NODATA and its NSEC3, as the primary's" \
+		same_as_primary authority $z TYPE65534
+	check "$z: kdig +dnssec: www's AMTRELAY NODATA, as the primary's" \
+		same_as_primary authority www.$z TYPE260
 done
 
 stop_pop53

@@ -7,9 +7,10 @@
 #   - a reload with nothing changed publishes nothing ("image: unchanged", same generation);
 #   - a bad zone file is rejected with file:line: reason, the running data keeps serving;
 #   - a new delegation (NS with its glue) is patched and answered as a referral;
-#   - a DNAME, a DS at a cut and a DS at the apex are patched and served; a change the patch
-#     declines (a record of a private-use type, TYPE65534) is compiled in full, the reply and
-#     the log say why, and the record is served.
+#   - a DNAME, a DS at a cut, a DS at the apex and a record of a private-use type (BIND's
+#     TYPE65534) are patched and served; a change the patch declines (an RRSIG: the unsigned
+#     zone turns signed) is compiled in full, the reply and the log say why, and the record is
+#     served.
 . "$(dirname "$0")/lib.sh"
 BIG_N=${ZRP_BIG_N:-100000}
 trap '[ "$FAIL" -eq 0 ] || grep -E "reload|patch|error" "$TMP/pop53d.log" | tail -20; cleanup_common' EXIT
@@ -123,14 +124,30 @@ check "the apex's DS is served" \
 	bash -c 'grep -q "example.com. 300 IN DS 23456 13 2" <<<"$0"' \
 	"$(kdig_section answer +norec @"$V4" example.com DS)"
 
-# --- 5e. a type the patch does not take (private use): compiled in full, said why --------
+# --- 5e. a private-use type (BIND's TYPE65534 signing state): patched (round 26), served --
 edit 's/^x//' $'priv\t300 IN TYPE65534\t\\# 4 0a0b0c0d'
 out=$(ctl zone reload example.com 2>&1); rc=$?
-check "a TYPE65534 record: compiled in full, the reply says why ($(grep '^image' <<<"$out"))" \
-	bash -c '[ $0 -eq 0 ] && grep -qE "^image: compiled in full: .*TYPE65534 records at priv\.example\.com" <<<"$1"' "$rc" "$out"
-check "the log says why it was not patched" \
-	grep -qE "reload: zone example\.com\. compiled in full, not patched: .*TYPE65534 records" "$TMP/pop53d.log"
+check "a TYPE65534 record: patched ($(grep '^image' <<<"$out"))" \
+	bash -c '[ $0 -eq 0 ] && grep -q "^image: patched: zone example\.com\." <<<"$1"' "$rc" "$out"
 check "the TYPE65534 record is served" \
+	bash -c 'grep -qiE "priv.example.com. 300 IN TYPE65534 .*4 0A0B0C0D" <<<"$0"' \
+	"$(kdig_section answer +norec @"$V4" priv.example.com TYPE65534)"
+check "an AMTRELAY-typed query at it is NODATA (NOERROR, no answer)" \
+	bash -c '[ "$0" = NOERROR ] && [ -z "$1" ]' "$(rcode_of priv.example.com TYPE260)" \
+	"$(kdig_section answer +norec @"$V4" priv.example.com TYPE260)"
+
+# --- 5f. a change the patch declines (an RRSIG: the unsigned zone turns signed): compiled in
+# full, the reply and the log say why, and the record is served ---------------------------
+edit 's/^x//' $'signed\t300 IN TXT\t"s"\nsigned\t300 IN RRSIG\tTXT 13 3 300 20300101000000 20250101000000 4242 example.com. ''AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8gISIjJCUmJygpKissLS4vMDEyMzQ1Njc4OTo7PD0+Pw=='
+out=$(ctl zone reload example.com 2>&1); rc=$?
+check "an RRSIG in the unsigned zone: compiled in full, the reply says why ($(grep '^image' <<<"$out"))" \
+	bash -c '[ $0 -eq 0 ] && grep -qE "^image: compiled in full: the zone.s DNSSEC state or flags change \(0/0 to 0x1/0\)" <<<"$1"' "$rc" "$out"
+check "the log says why it was not patched" \
+	grep -qE "reload: zone example\.com\. compiled in full, not patched: the zone.s DNSSEC state or flags change" "$TMP/pop53d.log"
+check "the RRSIG is served with DO" \
+	bash -c 'grep -q "signed.example.com. 300 IN RRSIG TXT 13 3 300" <<<"$0"' \
+	"$(kdig_section answer +norec +dnssec @"$V4" signed.example.com TXT)"
+check "the TYPE65534 record still is" \
 	bash -c 'grep -qiE "priv.example.com. 300 IN TYPE65534 .*4 0A0B0C0D" <<<"$0"' \
 	"$(kdig_section answer +norec @"$V4" priv.example.com TYPE65534)"
 check "the apex's DS still is" \

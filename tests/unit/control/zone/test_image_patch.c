@@ -70,6 +70,22 @@ static uint32_t rnd(uint32_t n)
 	return n ? (uint32_t)(rng % n) : 0;
 }
 
+/* A type bitmap of every type (RFC 4034 §4.1.2: 256 windows of 256 types). */
+#define TBITS (65536 / 8)
+
+/* Types above 127 the diffs add, change and remove as data (round 26): URI, AMTRELAY, one
+ * unassigned (RFC 3597 TYPEnnn), private use (RFC 6895 §3.1) with BIND's signing state. */
+static const uint16_t HIGH_TYPES[] = { 256, 260, 1000, 65280, 65534 };
+#define N_HIGH (sizeof(HIGH_TYPES) / sizeof(HIGH_TYPES[0]))
+
+static bool high_type(uint16_t t)
+{
+	for (size_t i = 0; i < N_HIGH; i++)
+		if (HIGH_TYPES[i] == t)
+			return true;
+	return false;
+}
+
 static const char *ZONE_EXAMPLE =
 	"$ORIGIN example.com.\n$TTL 300\n"
 	"@ SOA ns1 hostmaster 1 7200 3600 1209600 300\n"
@@ -247,8 +263,8 @@ static void names_of(struct names *s, const struct p53_rrs *rrs)
 /* The first N_PLAIN for every zone; the last four (DNSKEY, NSEC, NSEC3, NSEC3PARAM) for
  * signed zones only. */
 static const uint16_t QTYPES[] = { 1, 28, 16, 15, 2, 6, 5, 255, 43, 12, 99, 33, 64, 65,
-				   48, 47, 50, 51 };
-#define N_PLAIN 14
+				   256, 260, 1000, 65534, 48, 47, 50, 51 };
+#define N_PLAIN 18
 
 /* Signed zones: every question with DO too. */
 static int ask_do_too;
@@ -760,6 +776,20 @@ static void add_rec(struct p53_rrs *to, const uint8_t *owner, size_t ol, uint16_
 	case 2:
 		rl = wname("ns1.example.com.", rd);
 		break;
+	case 256: /* URI: priority, weight, target */
+		rd[0] = 0, rd[1] = (uint8_t)rnd(20), rd[2] = 0, rd[3] = 1;
+		rl = 4 + (size_t)sprintf((char *)rd + 4, "https://u%u.example/", rnd(50));
+		break;
+	case 260: /* AMTRELAY: precedence, no relay (type 0) */
+		rd[0] = (uint8_t)rnd(50), rd[1] = 0;
+		rl = 2;
+		break;
+	case 1000: case 65280: case 65534:
+		/* Opaque (as BIND's TYPE65534: algorithm, key tag, removal, complete) */
+		rd[0] = 13, rd[1] = (uint8_t)rnd(256), rd[2] = (uint8_t)rnd(256), rd[3] = 0,
+		rd[4] = (uint8_t)rnd(2);
+		rl = 5;
+		break;
 	case 43: /* DS: a key tag, ECDSA P-256, SHA-256 */
 		rd[0] = (uint8_t)rnd(256), rd[1] = (uint8_t)rnd(256), rd[2] = 13, rd[3] = 2;
 		for (int i = 4; i < 36; i++)
@@ -815,6 +845,9 @@ enum {
 	K_PARENT_NAMES, /* ... names new or gone there: new glue, glue removed, the delegation
 			   removed with every name below the apex or names left, or back, a cut
 			   below it coming or going */
+	K_HIGH,         /* a record of a type above 255 (HIGH_TYPES) added, changed or removed
+			   (signed zones: with the NSEC / NSEC3 whose bitmap names it in a window
+			   above 0) */
 	K_N
 };
 static const char *KIND_NAMES[K_N] = { "CNAME flip", "CNAME target", "CNAME dropped", "MX/SRV/SVCB/HTTPS",
@@ -829,7 +862,7 @@ static const char *KIND_NAMES[K_N] = { "CNAME flip", "CNAME target", "CNAME drop
 				       "signed: apex NS changed",
 				       "signed: DNAME changed", "signed: nested cut",
 				       "parent side of a served child",
-				       "parent side: names new/gone" };
+				       "parent side: names new/gone", "type above 255" };
 static unsigned diff_kinds;
 
 static bool name_eq(const uint8_t *a, const uint8_t *b, size_t len)
@@ -1297,20 +1330,31 @@ static void random_diff(const struct p53_rrs *base, const uint8_t *apex, size_t 
 							     v.ttl, v.rdata, v.rdlen), 0);
 				if (v.type == 1 || v.type == 28)
 					diff_kinds |= 1u << K_ADDR;
+				if (high_type(v.type))
+					diff_kinds |= 1u << K_HIGH;
 			} else if (k == 3 && !dup && (v.type == 1 || v.type == 28 || v.type == 16 || v.type == 15 ||
-						      v.type == 5 || v.type == 33 || v.type == 64 || v.type == 65)) {
+						      v.type == 5 || v.type == 33 || v.type == 64 || v.type == 65 ||
+						      high_type(v.type))) {
 				/* A record changed. */
 				assert_int_equal(p53_rrs_add(&st->del, v.owner, v.owner_len, v.type, v.cls,
 							     v.ttl, v.rdata, v.rdlen), 0);
 				add_rec(&st->add, v.owner, v.owner_len, v.type);
 				if (v.type == 5)
 					diff_kinds |= 1u << K_CNAME_TARGET;
+				else if (high_type(v.type))
+					diff_kinds |= 1u << K_HIGH;
 				else if (v.type != 1 && v.type != 28 && v.type != 16)
 					diff_kinds |= 1u << K_LIST;
 			} else if (k == 4) {
-				/* A record added at an existing name. */
+				/* A record added at an existing name (a type above 255 one time in
+				 * three, round 26). */
 				static const uint16_t types[] = { 1, 28, 16 };
-				add_rec(&st->add, v.owner, v.owner_len, types[rnd(3)]);
+				if (rnd(3) == 0) {
+					add_rec(&st->add, v.owner, v.owner_len, HIGH_TYPES[rnd(N_HIGH)]);
+					diff_kinds |= 1u << K_HIGH;
+				} else {
+					add_rec(&st->add, v.owner, v.owner_len, types[rnd(3)]);
+				}
 			} else if (k == 5 && !dup) {
 				/* Every record of a name deleted. */
 				del_all(st, base, v.owner, v.owner_len, 0);
@@ -1532,7 +1576,7 @@ struct nsec_ent {
 	uint8_t name[256];
 	uint8_t len;
 	bool gone, touched;
-	uint8_t bits[8192 / 8];
+	uint8_t bits[TBITS];
 	const uint8_t *rd;
 	size_t rdlen;
 	uint32_t ttl;
@@ -1581,10 +1625,12 @@ static void bit_put(uint8_t *bits, uint16_t t, bool on)
  * out of the changes. A wildcard is such a name (issue 13). */
 static bool plain_name(const struct nsec_ent *e)
 {
-	for (int t = 0; t < 8192; t++)
-		if (bit_of(e->bits, (uint16_t)t) && t != 1 && t != 28 && t != 16 && t != 15 &&
-		    t != 33 && t != 99 && t != 46 && t != 47)
-			return false;
+	for (int b = 0; b < TBITS; b++) {
+		for (int t = b * 8; e->bits[b] != 0 && t < b * 8 + 8; t++)
+			if (bit_of(e->bits, (uint16_t)t) && t != 1 && t != 28 && t != 16 && t != 15 &&
+			    t != 33 && t != 99 && t != 46 && t != 47 && !high_type((uint16_t)t))
+				return false;
+	}
 	return true;
 }
 
@@ -1877,7 +1923,12 @@ static void nsec_chain_ops(struct p53_ixfr_step *st, const struct p53_rrs *base,
 			ne->len = (uint8_t)l;
 			ne->ttl = y->ttl;
 			ne->touched = true;
-			uint16_t t = (uint16_t)(rnd(3) == 0 ? 28 : 1);
+			/* An address; one time in twelve a DS (a name that is no cut: data,
+			 * round 26), one in twelve a type above 255. */
+			uint32_t tk = rnd(12);
+			uint16_t t = tk < 3 ? 28 : tk == 3 ? 43 : tk == 4 ? HIGH_TYPES[rnd(N_HIGH)] : 1;
+			if (high_type(t))
+				diff_kinds |= 1u << K_HIGH;
 			bit_put(ne->bits, t, true);
 			bit_put(ne->bits, 46, true);
 			bit_put(ne->bits, 47, true);
@@ -1894,21 +1945,21 @@ static void nsec_chain_ops(struct p53_ixfr_step *st, const struct p53_rrs *base,
 				      (y->name[0] == 1 && y->name[1] == '*' ? 1u << K_WILDCARD : 0);
 		} else if (kind == 2) {
 			/* A type gained. */
-			static const uint16_t gain[] = { 99, 16, 1, 28 };
-			uint16_t t = gain[rnd(4)];
+			static const uint16_t gain[] = { 99, 16, 1, 28, 256, 260, 1000, 65280, 65534 };
+			uint16_t t = gain[rnd(sizeof(gain) / sizeof(gain[0]))];
 			if (bit_of(y->bits, t))
 				continue;
 			add_signed(st, y->name, y->len, t, apex, al);
 			bit_put(y->bits, t, true);
 			y->touched = true;
-			diff_kinds |= 1u << K_TYPE_GAIN |
+			diff_kinds |= 1u << K_TYPE_GAIN | (high_type(t) ? 1u << K_HIGH : 0) |
 				      (y->name[0] == 1 && y->name[1] == '*' ? 1u << K_WILDCARD : 0);
 		} else {
 			/* A type lost, another one staying. */
-			static const uint16_t lose[] = { 1, 28, 16, 15, 33, 99 };
-			uint16_t has[6];
+			static const uint16_t lose[] = { 1, 28, 16, 15, 33, 99, 256, 260, 1000, 65280, 65534 };
+			uint16_t has[11];
 			int nh = 0;
-			for (int i = 0; i < 6; i++)
+			for (int i = 0; i < 11; i++)
 				if (bit_of(y->bits, lose[i]))
 					has[nh++] = lose[i];
 			if (nh < 2 || y->len == al)
@@ -1918,7 +1969,7 @@ static void nsec_chain_ops(struct p53_ixfr_step *st, const struct p53_rrs *base,
 			del_sigs(st, base, y->name, y->len, t);
 			bit_put(y->bits, t, false);
 			y->touched = true;
-			diff_kinds |= 1u << K_TYPE_LOSE |
+			diff_kinds |= 1u << K_TYPE_LOSE | (high_type(t) ? 1u << K_HIGH : 0) |
 				      (y->name[0] == 1 && y->name[1] == '*' ? 1u << K_WILDCARD : 0);
 		}
 	}
@@ -1930,10 +1981,10 @@ static void nsec_chain_ops(struct p53_ixfr_step *st, const struct p53_rrs *base,
 		size_t j = (i + 1) % n;
 		while (e[j].gone)
 			j = (j + 1) % n;
-		uint8_t rd[300 + 8192 / 8 + 512];
+		uint8_t rd[300 + 256 * 34];
 		size_t l = e[j].len;
 		memcpy(rd, e[j].name, l);
-		for (int w = 0; w < 8192 / 256; w++) {
+		for (int w = 0; w < 256; w++) {
 			int bl = 32;
 			while (bl > 0 && y->bits[w * 32 + bl - 1] == 0)
 				bl--;
@@ -2149,7 +2200,12 @@ static void nsec3_chain_ops(struct p53_ixfr_step *st, const struct p53_rrs *base
 			if (n3_find_ent(e, n, nm, l) != (size_t)-1 ||
 			    (two && n3_find_ent(e, n, top, tl) != (size_t)-1))
 				continue;
-			uint16_t t = (uint16_t)(rnd(3) == 0 ? 28 : 1);
+			/* An address; one time in twelve a DS (a name that is no cut: data,
+			 * round 26), one in twelve a type above 255. */
+			uint32_t tk = rnd(12);
+			uint16_t t = tk < 3 ? 28 : tk == 3 ? 43 : tk == 4 ? HIGH_TYPES[rnd(N_HIGH)] : 1;
+			if (high_type(t))
+				diff_kinds |= 1u << K_HIGH;
 			for (int lv = two ? 1 : 0; lv >= 0; lv--) {
 				struct n3_ent *ne = &e[n++];
 				memset(ne, 0, sizeof(*ne));
@@ -2180,21 +2236,21 @@ static void nsec3_chain_ops(struct p53_ixfr_step *st, const struct p53_rrs *base
 				      (y->e.name[0] == 1 && y->e.name[1] == '*' ? 1u << K_WILDCARD : 0);
 		} else if (kind == 2) {
 			/* A type gained. */
-			static const uint16_t gain[] = { 99, 16, 1, 28 };
-			uint16_t t = gain[rnd(4)];
+			static const uint16_t gain[] = { 99, 16, 1, 28, 256, 260, 1000, 65280, 65534 };
+			uint16_t t = gain[rnd(sizeof(gain) / sizeof(gain[0]))];
 			if (!plain || bit_of(y->e.bits, t) || !y->typed)
 				continue;
 			add_signed(st, y->e.name, y->e.len, t, apex, al);
 			bit_put(y->e.bits, t, true);
 			y->e.touched = true;
-			diff_kinds |= 1u << K_TYPE_GAIN |
+			diff_kinds |= 1u << K_TYPE_GAIN | (high_type(t) ? 1u << K_HIGH : 0) |
 				      (y->e.name[0] == 1 && y->e.name[1] == '*' ? 1u << K_WILDCARD : 0);
 		} else {
 			/* A type lost, another one staying. */
-			static const uint16_t lose[] = { 1, 28, 16, 15, 33, 99 };
-			uint16_t has[6];
+			static const uint16_t lose[] = { 1, 28, 16, 15, 33, 99, 256, 260, 1000, 65280, 65534 };
+			uint16_t has[11];
 			int nh = 0;
-			for (int i = 0; i < 6; i++)
+			for (int i = 0; i < 11; i++)
 				if (bit_of(y->e.bits, lose[i]))
 					has[nh++] = lose[i];
 			if (!plain || nh < 2 || y->e.len == al)
@@ -2204,7 +2260,7 @@ static void nsec3_chain_ops(struct p53_ixfr_step *st, const struct p53_rrs *base
 			del_sigs(st, base, y->e.name, y->e.len, t);
 			bit_put(y->e.bits, t, false);
 			y->e.touched = true;
-			diff_kinds |= 1u << K_TYPE_LOSE |
+			diff_kinds |= 1u << K_TYPE_LOSE | (high_type(t) ? 1u << K_HIGH : 0) |
 				      (y->e.name[0] == 1 && y->e.name[1] == '*' ? 1u << K_WILDCARD : 0);
 		}
 	}
@@ -2260,7 +2316,7 @@ static void nsec3_chain_ops(struct p53_ixfr_step *st, const struct p53_rrs *base
 			memcpy(rd + l, y->rd + bo, y->rdlen - bo);
 			l += y->rdlen - bo;
 		} else {
-			for (int w = 0; w < 8192 / 256; w++) {
+			for (int w = 0; w < 256; w++) {
 				int bl = 32;
 				while (bl > 0 && y->e.bits[w * 32 + bl - 1] == 0)
 					bl--;
@@ -2317,7 +2373,7 @@ static void shape_rr(struct p53_ixfr_step *st, char op, const uint8_t *nm, size_
 struct dn {
 	uint8_t name[256];
 	uint8_t len;
-	uint8_t bits[8192 / 8];         /* its types (not RRSIG, NSEC, NSEC3) */
+	uint8_t bits[TBITS];         /* its types (not RRSIG, NSEC, NSEC3) */
 	bool typed, cut, glue, sigs;    /* sigs: it has a signed RRset (RRSIG in its bitmap) */
 	uint8_t hash[P53_NSEC3_HASH_LEN];
 	bool want;                      /* (NSEC3) the chain holds it */
@@ -2347,7 +2403,7 @@ static size_t bitmap_put(uint8_t *rd, const uint8_t *bits)
 {
 	size_t l = 0;
 
-	for (int w = 0; w < 8192 / 256; w++) {
+	for (int w = 0; w < 256; w++) {
 		int bl = 32;
 		while (bl > 0 && bits[w * 32 + bl - 1] == 0)
 			bl--;
@@ -2516,7 +2572,7 @@ static void deny_again(struct p53_ixfr_step *st, const struct p53_ixfr *d, const
 		size_t j = (i + 1) % n;
 		while (!e[j].want)
 			j = (j + 1) % n;
-		uint8_t bits[8192 / 8];
+		uint8_t bits[TBITS];
 		memcpy(bits, y->bits, sizeof(bits));
 		if (n3) {
 			rd[l++] = 1;
@@ -4098,14 +4154,15 @@ static void test_example_zone(void **state)
 
 	rng = seed(53);
 	chain_for(&src, 1, 0, "example.com.", 400, 100,
-		  (((1u << K_NAME_ADD) - 1) & ~(1u << K_SHADOW)) | 1u << K_DNAME, 2, &o);
+		  (((1u << K_NAME_ADD) - 1) & ~(1u << K_SHADOW)) | 1u << K_DNAME | 1u << K_HIGH, 2, &o);
 	print_message("example.com: %d patched, %d declined, %d invalid\n", o.patched, o.declined, o.invalid);
 	assert_true(o.patched > 100);
 	/* Declines (the garbage limit's among them) number 5 to 11 in a chain (P53_PATCH_SEED
 	 * unset, 1, 7 and 42 with image format 9; seed 42 gave 6 with format 8, whose moved
 	 * blocks left no node behind): several, not a count one seed gives. */
 	assert_true(o.declined > 3);
-	kinds_patched(&o, (((1u << K_NAME_ADD) - 1) & ~(1u << K_SHADOW)) | 1u << K_DNAME, 2);
+	kinds_patched(&o, (((1u << K_NAME_ADD) - 1) & ~(1u << K_SHADOW)) | 1u << K_DNAME |
+			      1u << K_HIGH, 2);
 	unlink(f);
 	free(f);
 }
@@ -4368,7 +4425,7 @@ static void test_signed_names(void **state)
 	};
 	const unsigned need = 1u << K_NAME_ADD | 1u << K_NAME_DEL | 1u << K_TYPE_GAIN | 1u << K_TYPE_LOSE |
 			      1u << K_DS | 1u << K_CUT | 1u << K_GLUE | 1u << K_WILDCARD |
-			      SIGNED_KINDS;
+			      1u << K_HIGH | SIGNED_KINDS;
 	struct outcome o = { 0 }, a = { 0 }, b = { 0 }, m = { 0 };
 
 	rng = seed(131);
@@ -4415,7 +4472,7 @@ static void test_signed_names_nsec3(void **state)
 	};
 	const unsigned need = 1u << K_NAME_ADD | 1u << K_NAME_DEL | 1u << K_TYPE_GAIN | 1u << K_TYPE_LOSE |
 			      1u << K_DS | 1u << K_CUT | 1u << K_GLUE | 1u << K_WILDCARD |
-			      SIGNED_KINDS;
+			      1u << K_HIGH | SIGNED_KINDS;
 
 	rng = seed(5155);
 	ask_do_too = 1;
@@ -4954,6 +5011,13 @@ static void shape_rr(struct p53_ixfr_step *st, char op, const uint8_t *nm, size_
 		assert_int_equal(sscanf(data, "%u.%u.%u.%u", &a, &b, &c, &e), 4);
 		rd[0] = (uint8_t)a, rd[1] = (uint8_t)b, rd[2] = (uint8_t)c, rd[3] = (uint8_t)e;
 		rl = 4;
+	} else if (data[0] == '#') {
+		/* RFC 3597 RDATA in hex ("#0a0b0c0d") */
+		unsigned x;
+		for (rl = 0; data[1 + 2 * rl] != '\0'; rl++) {
+			assert_int_equal(sscanf(data + 1 + 2 * rl, "%2x", &x), 1);
+			rd[rl] = (uint8_t)x;
+		}
 	} else {
 		rl = wname(data, rd);
 	}
@@ -5267,7 +5331,7 @@ static void denial_bit(struct p53_ixfr_step *st, const struct p53_rrs *base, con
 		       size_t ol, const uint8_t *apex, size_t al, uint16_t type, bool on)
 {
 	struct p53_rr_view x;
-	uint8_t bits[8192 / 8] = { 0 }, rd[1500];
+	uint8_t bits[TBITS] = { 0 }, rd[1500];
 
 	assert_int_equal(denial_of(base, owner, ol, apex, al, &x), 0);
 	size_t head = x.type == 47 ? (size_t)p53_name_len(x.rdata, x.rdlen) :
@@ -5282,7 +5346,7 @@ static void denial_bit(struct p53_ixfr_step *st, const struct p53_rrs *base, con
 	bit_put(bits, type, on);
 	memcpy(rd, x.rdata, head);
 	size_t l = head;
-	for (int w = 0; w < 8192 / 256; w++) {
+	for (int w = 0; w < 256; w++) {
 		int bl = 32;
 		while (bl > 0 && bits[w * 32 + bl - 1] == 0)
 			bl--;
@@ -7386,6 +7450,21 @@ static void test_steered_signed(void **state)
 		signed_shape(zn, Z[z][1], "a name new right after a steered owner, the next one gone "
 			     "and a TXT at the owner (NSEC: its NSEC signed again)", near_both, 3,
 			     NULL);
+		/* ... a TYPE65534 (window 255) instead (round 26: the owner's NSEC/NSEC3 from the
+		 * signer names it), and a steered owner's only static record replaced by a type
+		 * of window 1. */
+		const struct sshape_rr near_high[] = {
+			{ '+', near, 1, "192.0.2.200", 0 },
+			{ '-', tight, 1, "*", 0 },
+			{ '+', st_o, 65534, "#0d9f0a0000", 0 },
+		}, high_gone[] = {
+			{ '-', mail, 1, "*", 0 },
+			{ '+', mail, 260, "#0a00", 0 },
+		};
+		signed_shape(zn, Z[z][1], "a name new right after a steered owner, the next one gone "
+			     "and a TYPE65534 at the owner", near_high, 3, NULL);
+		signed_shape(zn, Z[z][1], "a steered owner's A replaced by an AMTRELAY (type 260)",
+			     high_gone, 2, NULL);
 		/* The apex's NSEC's TTL alone: the steered owner's NSEC, untouched, keeps the TTL
 		 * the compile gives it (not the apex's NSEC's: a patch that signs it again with
 		 * that TTL answers 1800 where the compile answers 300). */
@@ -8338,7 +8417,8 @@ static void test_unsigned_ds(void **state)
 
 /*
  * An unsigned zone (ZONE_EXAMPLE plus `extra`) and a diff of shape records (served_rrs, TTL
- * 300): patched and answering as the full compile (compile_has NULL), or, where the full
+ * 300): patched and answering as the full compile (compile_has NULL; why_has NULL, else
+ * declined with a reason holding it while the full compile takes it), or, where the full
  * compile refuses the new zone with a reason holding compile_has, declined by the patch
  * with a reason holding why_has, with and without the new content.
  */
@@ -8360,7 +8440,7 @@ static void odd_shape(const char *extra, const char *what, const struct shape_rr
 	zone_rrs(img, 0, &base);
 	served_rrs(soa_step(&base, &d), rr, n, 300);
 	if (compile_has == NULL) {
-		shape_check(img, &src, apex, al, &base, &d, "", what, NULL, false);
+		shape_check(img, &src, apex, al, &base, &d, "", what, why_has, false);
 	} else {
 		assert_int_equal(p53_ixfr_apply(&base, &d, &result, err, sizeof(err)), 0);
 		struct p53_zone_src s2 = src;
@@ -8430,8 +8510,7 @@ static void test_apex_ds(void **state)
 		signed_then(ap, SIGNED[z][1], "a second DS at the apex", s_add, 2, s_second, 1, NULL);
 		signed_then(ap, SIGNED[z][1], "the apex's DS removed", s_add, 2, s_gone, 2, NULL);
 		/* At a name below the apex that is no cut (round 25): the compile keeps it as
-		 * the name's data, signed, in its bitmap (ds_data); at a new name, or glue, it
-		 * still declines. */
+		 * the name's data, signed, in its bitmap (ds_data). */
 		char mail[64], nw[64];
 		snprintf(mail, sizeof(mail), "mail.%s", ap);
 		snprintf(nw, sizeof(nw), "nods.%s", ap);
@@ -8456,9 +8535,181 @@ static void test_apex_ds(void **state)
 			    n_second, 1, NULL);
 		signed_then(ap, SIGNED[z][1], "DS removed at a name that is no cut", n_add, 2,
 			    n_gone, 2, NULL);
-		signed_shape(ap, SIGNED[z][1], "DS at a new name that is no cut", n_new, 1,
-			     "changes its TYPE43 RRset");
+		/* At a new name, glue, new glue (round 26): data as well, the new name with its
+		 * NSEC / NSEC3 as a signer sends it (deny_again), glue's unsigned and out of the
+		 * chain. */
+		char glue[64], nglue[64];
+		snprintf(glue, sizeof(glue), "ns.insecure.%s", ap);
+		snprintf(nglue, sizeof(nglue), "nds.insecure.%s", ap);
+		const struct sshape_rr g_add[] = {
+			{ '+', glue, 43, "new", 0 },
+		}, g_gone[] = {
+			{ '-', glue, 43, "*", 0 },
+		}, g_new[] = {
+			{ '+', nglue, 43, "new", 0 },
+		}, n_more[] = {
+			{ '+', nw, 43, "new", 0 },
+			{ '+', nw, 1, "192.0.2.33", 0 },
+		};
+		shape_deny = true;
+		signed_shape(ap, SIGNED[z][1], "DS at a new name that is no cut", n_new, 1, NULL);
+		signed_shape(ap, SIGNED[z][1], "DS and an A at a new name", n_more, 2, NULL);
+		signed_then(ap, SIGNED[z][1], "DS at a new name, removed with it", n_new, 1,
+			    (const struct sshape_rr[]){ { '-', nw, 43, "*", 0 } }, 1, NULL);
+		signed_shape(ap, SIGNED[z][1], "DS added at glue", g_add, 1, NULL);
+		signed_then(ap, SIGNED[z][1], "DS removed at glue", g_add, 1, g_gone, 1, NULL);
+		signed_shape(ap, SIGNED[z][1], "DS at a new name below a cut (new glue)", g_new, 1,
+			     NULL);
+		shape_deny = false;
 	}
+}
+
+
+/*
+ * Types above 127 (issue 13, round 26): data the compile keeps as it reads it (image_build.c
+ * and dnssec_build.c name no such type), so the patch takes them as any data. A BIND signer
+ * with inline signing keeps TYPE65534 signing-state records at the apex; AMTRELAY (260),
+ * unassigned types in RFC 3597 form (TYPE1000), private use (TYPE65280): added, changed,
+ * removed, at the apex, below it, at a new name, at a wildcard (synthesised); in signed
+ * zones with their RRSIGs and the NSEC / NSEC3 whose bitmap names them in windows 1 and 255,
+ * as a signer sends them (deny_again).
+ */
+static void test_high_types(void **state)
+{
+	(void)state;
+	static const struct shape_rr apex_add[] = {
+		{ '+', "example.com.", 65534, "#0d9f0a0000" },
+	}, apex_change[] = {
+		{ '-', "example.com.", 65534, "#0d9f0a0000" },
+		{ '+', "example.com.", 65534, "#0d9f0a0001" },
+		{ '+', "example.com.", 65534, "#0d30390000" },
+	}, apex_gone[] = {
+		{ '-', "example.com.", 65534, "#0d9f0a0000" },
+	}, below[] = {
+		{ '+', "www.example.com.", 260, "#0a00" },
+		{ '+', "www.example.com.", 256, "#000a000168747470733a2f2f77" },
+		{ '+', "mail.example.com.", 1000, "#00" },
+	}, fresh[] = {
+		{ '+', "new.priv.example.com.", 65280, "#cafe" },
+	}, only_gone[] = {
+		{ '-', "txtonly.example.com.", 16, "t" },
+		{ '+', "txtonly.example.com.", 65280, "#cafe" },
+	}, wild[] = {
+		{ '+', "*.wild.example.com.", 65534, "#0d9f0a0000" },
+	};
+	odd_shape("", "TYPE65534 added at the apex", apex_add, 1, NULL, NULL);
+	odd_shape("@ TYPE65534 \\# 5 0d9f0a0000\n", "the apex's TYPE65534 changed, a second",
+		  apex_change, 3, NULL, NULL);
+	odd_shape("@ TYPE65534 \\# 5 0d9f0a0000\n", "the apex's TYPE65534 removed", apex_gone, 1,
+		  NULL, NULL);
+	odd_shape("", "AMTRELAY, URI, TYPE1000 added below the apex", below, 3, NULL, NULL);
+	odd_shape("", "TYPE65280 at a new name (a new empty non-terminal above it)", fresh, 1,
+		  NULL, NULL);
+	odd_shape("", "a name's only TXT replaced by a TYPE65280", only_gone, 2, NULL, NULL);
+	odd_shape("", "TYPE65534 at a wildcard (synthesised)", wild, 1, NULL, NULL);
+	/* An unsigned zone's keys (no RRSIG: it stays unsigned; nothing reads them). */
+	static const struct shape_rr keys[] = {
+		{ '+', "example.com.", 48, "#0101030d00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff" },
+		{ '+', "example.com.", 59, "#30390d0200112233445566778899aabbccddeeff00112233445566778899aabbccddeeff" },
+		{ '+', "example.com.", 60, "#0101030d00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff" },
+		{ '+', "www.example.com.", 48, "#0100030d00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff" },
+	};
+	odd_shape("", "DNSKEY, CDS, CDNSKEY in an unsigned zone, a DNSKEY below its apex", keys, 4,
+		  NULL, NULL);
+
+	shape_deny = true;
+	for (size_t z = 0; z < sizeof(SIGNED) / sizeof(SIGNED[0]); z++) {
+		const char *ap = SIGNED[z][0];
+		char mail[64], nw[64];
+		snprintf(mail, sizeof(mail), "mail.%s", ap);
+		snprintf(nw, sizeof(nw), "x.priv.%s", ap);
+		const struct sshape_rr s_add[] = {
+			{ '+', ap, 65534, "#0d9f0a0000", 0 },
+		}, s_change[] = {
+			{ '-', ap, 65534, "*", 0 },
+			{ '+', ap, 65534, "#0d9f0a0001", 0 },
+		}, s_gone[] = {
+			{ '-', ap, 65534, "*", 0 },
+		}, m_add[] = {
+			{ '+', mail, 260, "#0a00", 0 },
+			{ '+', mail, 65280, "#cafe", 0 },
+		}, m_swap[] = {
+			{ '-', mail, 1, "*", 0 },
+			{ '-', mail, 260, "*", 0 },
+		}, n_add[] = {
+			{ '+', nw, 1000, "#01", 0 },
+		}, n_gone[] = {
+			{ '-', nw, 1000, "*", 0 },
+		}, k_below[] = {
+			{ '+', mail, 48, "#0100030d00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff", 0 },
+			{ '+', mail, 59, "#30390d0200112233445566778899aabbccddeeff00112233445566778899aabbccddeeff", 0 },
+		};
+		signed_shape(ap, SIGNED[z][1], "TYPE65534 added at the apex (window 255)", s_add, 1,
+			     NULL);
+		signed_then(ap, SIGNED[z][1], "the apex's TYPE65534 changed", s_add, 1, s_change, 2,
+			    NULL);
+		signed_then(ap, SIGNED[z][1], "the apex's TYPE65534 removed", s_add, 1, s_gone, 1,
+			    NULL);
+		signed_shape(ap, SIGNED[z][1], "AMTRELAY and TYPE65280 added below the apex", m_add,
+			     2, NULL);
+		signed_then(ap, SIGNED[z][1], "a name's A and AMTRELAY removed, TYPE65280 left",
+			    m_add, 2, m_swap, 2, NULL);
+		signed_shape(ap, SIGNED[z][1], "TYPE1000 at a new name", n_add, 1, NULL);
+		signed_then(ap, SIGNED[z][1], "a name with only a TYPE1000 removed", n_add, 1,
+			    n_gone, 1, NULL);
+		signed_shape(ap, SIGNED[z][1], "a DNSKEY and a CDS below the apex", k_below, 2,
+			     NULL);
+	}
+	shape_deny = false;
+}
+
+/*
+ * The meta types 128-255 (RFC 6895 §3.1) and the other types the patch does not read as
+ * data, as the compile treats them (round 26): like knotd (kzonecheck takes them), the
+ * compile keeps a record of a meta type whose RDATA it reads (MAILA, AXFR, IXFR, ANY... with
+ * RDATA: answered for a query of its type only where answer.c answers that type) and the
+ * patch patches it; one it cannot read (no RDATA, a TSIG or TKEY without its fields) the
+ * compile refuses with `file:line: reason`, and the patch declines with the same reason (the
+ * small compile of the changed names refuses it); type 0 and OPT the compile keeps and the
+ * patch declines (compiled in full), as an RRSIG that makes an unsigned zone a signed one.
+ */
+static void test_meta_types(void **state)
+{
+	(void)state;
+	static const uint16_t data[] = { 128, 251, 252, 253, 254, 255 };
+	for (size_t i = 0; i < sizeof(data) / sizeof(data[0]); i++) {
+		char what[64];
+		const struct shape_rr rr[] = { { '+', "www.example.com.", data[i], "#0102" } };
+		snprintf(what, sizeof(what), "TYPE%u with RDATA", data[i]);
+		odd_shape("", what, rr, 1, NULL, NULL);
+	}
+	static const struct { uint16_t type; const char *has; } refused[] = {
+		{ 128, "TYPE128 record with 0 of its 1 RDATA fields" },
+		{ 249, "TKEY record with 0 of its 7 RDATA fields" },
+		{ 250, "TSIG record with 0 of its 7 RDATA fields" },
+		{ 252, "TYPE252 record with 0 of its 1 RDATA fields" },
+		{ 255, "TYPE255 record with 0 of its 1 RDATA fields" },
+	};
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+		char what[64];
+		const struct shape_rr rr[] = { { '+', "www.example.com.", refused[i].type, "#" } };
+		snprintf(what, sizeof(what), "TYPE%u without RDATA", refused[i].type);
+		odd_shape("", what, rr, 1, refused[i].has, refused[i].has);
+	}
+	static const struct shape_rr zero[] = {
+		{ '+', "www.example.com.", 0, "#0102" },
+	}, opt[] = {
+		{ '+', "www.example.com.", 41, "#0102" },
+	};
+	/* An RRSIG (over www's TXT) makes the unsigned zone a signed one: declined. */
+	static const struct shape_rr sig[] = {
+		{ '+', "www.example.com.", 46, "#00100d030000012c7000000060000000109207"
+					       "6578616d706c6503636f6d0001020304" },
+	};
+	odd_shape("", "an RRSIG in an unsigned zone", sig, 1, NULL,
+		  "the diff changes TYPE46 records at www.example.com. (an unsigned zone turns signed)");
+	odd_shape("", "TYPE0", zero, 1, NULL, "the diff changes TYPE0 records at www.example.com.");
+	odd_shape("", "OPT", opt, 1, NULL, "the diff changes TYPE41 records at www.example.com.");
 }
 
 /*
@@ -8961,6 +9212,8 @@ int main(void)
 		cmocka_unit_test(test_served_child_above),
 		cmocka_unit_test_teardown(test_served_grandchild, served_grand_clear),
 		cmocka_unit_test(test_unsigned_ds),
+		cmocka_unit_test(test_high_types),
+		cmocka_unit_test(test_meta_types),
 		cmocka_unit_test(test_apex_ds),
 		cmocka_unit_test(test_odd_dnames),
 		cmocka_unit_test(test_served_child_signed),
