@@ -98,6 +98,16 @@ void *p53_image_patch_indexed(const void *img, const uint8_t *apex, size_t apex_
 			      const struct p53_patch_sign *sign, void *spare,
 			      struct p53_patch_index *ix, size_t *len, char *why, size_t whylen);
 
+/**
+ * p53_image_patch() that hands the spare back when it declines: *spare is taken (set to
+ * NULL) when the patch makes an image; on NULL return it is still the caller's (NULL when
+ * the patch used or freed it), for what the caller does instead (image_splice.h).
+ */
+void *p53_image_patch_spare(const void *img, const uint8_t *apex, size_t apex_len,
+			    const struct p53_ixfr *diff, const struct p53_rrs *result,
+			    const struct p53_patch_sign *sign, void **spare, size_t *len,
+			    char *why, size_t whylen);
+
 /** Steered owners the last p53_image_patch() touched for their NSEC (steer_near: at most
  * one per name of the diff); control thread only, for tests. */
 size_t p53_image_patch_steer_near_last(void);
