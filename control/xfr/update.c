@@ -531,6 +531,22 @@ static int zone_src_of(const struct p53_config *cfg, const struct p53_xfr_zone *
 	return 0;
 }
 
+/* The one update of this publish (a whole zone or a DIFF, not a catalog) when it is alone and
+ * an image is served; else NULL. */
+static struct p53_zone_update *alone(struct p53_daemon *d, struct p53_zone_update *u, size_t n)
+{
+	struct p53_zone_update *up = NULL;
+
+	for (size_t i = 0; i < n; i++) {
+		if (u[i].rc != 0)
+			continue;
+		if (up != NULL || u[i].kind == P53_UPDATE_NODATA || u[i].z->is_catalog)
+			return NULL;
+		up = &u[i];
+	}
+	return d->dp.image != NULL ? up : NULL;
+}
+
 /*
  * An AXFR (a whole zone) alone in this publish, of a zone the image serves with data: the
  * zone compiled alone, compared with what the image holds and patched into it as one IXFR
@@ -540,17 +556,10 @@ static int zone_src_of(const struct p53_config *cfg, const struct p53_xfr_zone *
  */
 static void *try_patch_full(struct p53_daemon *d, struct p53_zone_update *u, size_t n, size_t *len)
 {
-	struct p53_zone_update *up = NULL;
+	struct p53_zone_update *up = alone(d, u, n);
 	const struct p53_config *cfg = &d->cfg;
 
-	for (size_t i = 0; i < n; i++) {
-		if (u[i].rc != 0)
-			continue;
-		if (up != NULL || u[i].kind != P53_UPDATE_FULL || u[i].z->is_catalog)
-			return NULL;
-		up = &u[i];
-	}
-	if (up == NULL || d->dp.image == NULL)
+	if (up == NULL || up->kind != P53_UPDATE_FULL)
 		return NULL;
 	struct p53_xfr_zone *z = up->z;
 	uint32_t iz = image_zone(d->dp.image, z->apex, z->apex_len);
@@ -596,16 +605,9 @@ static void *try_patch_full(struct p53_daemon *d, struct p53_zone_update *u, siz
  */
 static void *try_splice(struct p53_daemon *d, struct p53_zone_update *u, size_t n, size_t *len)
 {
-	struct p53_zone_update *up = NULL;
+	struct p53_zone_update *up = alone(d, u, n);
 
-	for (size_t i = 0; i < n; i++) {
-		if (u[i].rc != 0)
-			continue;
-		if (up != NULL || u[i].kind == P53_UPDATE_NODATA || u[i].z->is_catalog)
-			return NULL;
-		up = &u[i];
-	}
-	if (up == NULL || d->dp.image == NULL)
+	if (up == NULL)
 		return NULL;
 	struct p53_xfr_zone *z = up->z;
 	uint32_t iz = image_zone(d->dp.image, z->apex, z->apex_len);

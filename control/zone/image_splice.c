@@ -10,7 +10,6 @@
  * the zone's old part of each is replaced by the zone image's, the later zones' proofs (NSEC)
  * and ranges (NSEC3) move by the difference.
  */
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -26,17 +25,8 @@
 #include "dataplane/image.h"
 #include "dataplane/name.h"
 
-static void *decline(char *why, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-static void *decline(char *why, size_t cap, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(why, cap, fmt, ap);
-	va_end(ap);
-	return NULL;
-}
+/* The splice declines: why, then the one way out (the zone's nodes found, the spare). */
+#define DECLINE(...) do { snprintf(why, wl, __VA_ARGS__); goto fail; } while (0)
 
 /* A node an edit took out (image_patch.c, below): no RRsets, out of the index. */
 static bool dead(const struct p53_image_node *nd)
@@ -136,55 +126,44 @@ void *p53_image_splice(const void *img, const void *one, void *spare, size_t *le
 	char txt[1024], txt2[1024];
 	uint8_t t[P53_NAME_MAXLEN];
 	uint8_t *ni = NULL;
+	uint32_t *old = NULL;   /* the zone's nodes in img */
+	size_t n_old = 0, old_cap = 0;
 
 	why[0] = '\0';
-	if (jh->n_zones != 1) {
-		free(spare);
-		return decline(why, wl, "the zone's image holds %u zones", jh->n_zones);
-	}
+	if (jh->n_zones != 1)
+		DECLINE("the zone's image holds %u zones", jh->n_zones);
 	const struct p53_image_zone *jz = p53_image_zone(one, 0);
 	const uint8_t *apex = p53_image_name(one, jz->name_off);
 	const size_t apex_len = jz->name_len;
 	p53_name_to_str(txt, sizeof(txt), apex);
 	uint32_t ai = p53_image_find(img, apex, apex_len, p53_name_hash(apex, apex_len));
-	if (ai == P53_NONE || !(p53_image_node(img, ai)->flags & P53_NODE_APEX)) {
-		free(spare);
-		return decline(why, wl, "zone %s is not in the running image", txt);
-	}
+	if (ai == P53_NONE || !(p53_image_node(img, ai)->flags & P53_NODE_APEX))
+		DECLINE("zone %s is not in the running image", txt);
 	const uint32_t z = p53_image_node(img, ai)->zone;
 
 	/* The ties to other served zones (image_splice.h): the zone below another one's apex,
 	 * J's records naming names in another served zone. */
 	if (apex_len > 1) {
 		uint32_t pz = served_above(img, z, apex + 1 + apex[0], apex_len - 1 - apex[0]);
-		if (pz != P53_NONE || p53_image_zone(img, z)->parent_side != P53_NONE) {
-			free(spare);
-			return decline(why, wl, "zone %s lies below another served zone (its parent "
-				       "side)", txt);
-		}
+		if (pz != P53_NONE || p53_image_zone(img, z)->parent_side != P53_NONE)
+			DECLINE("zone %s lies below another served zone (its parent side)", txt);
 	}
 	bool steered = false;
 	for (uint32_t n = 0; n < jh->n_nodes; n++) {
 		const struct p53_image_node *nd = p53_image_node(one, n);
 		steered |= nd->steer != 0;
 		size_t tl = target_in(img, nd, NULL, 0, z, t);
-		if (tl > 0) {
-			free(spare);
-			return decline(why, wl, "%s names %s, in another served zone (an additional-"
-				       "section list across zones)",
-				       p53_name_to_str(txt, sizeof(txt), p53_image_node_name(one, nd)),
-				       p53_name_to_str(txt2, sizeof(txt2), t));
-		}
+		if (tl > 0)
+			DECLINE("%s names %s, in another served zone (an additional-section "
+				"list across zones)",
+				p53_name_to_str(txt, sizeof(txt), p53_image_node_name(one, nd)),
+				p53_name_to_str(txt2, sizeof(txt2), t));
 	}
-	if (steered && jh->steer_layout != h->steer_layout) {
-		free(spare);
-		return decline(why, wl, "the steering layout is not the image's (reload the config)");
-	}
+	if (steered && jh->steer_layout != h->steer_layout)
+		DECLINE("the steering layout is not the image's (reload the config)");
 	/* One pass over the image's nodes: the zone's (garbage from here on), and the other
 	 * zones' ties to it (a served zone below its apex, records naming its names). */
 	uint64_t garbage = (uint64_t)h->pad * 1024, old_recs = 0;
-	uint32_t *old = NULL;
-	size_t n_old = 0, old_cap = 0;
 	for (uint32_t n = 0; n < h->n_nodes; n++) {
 		const struct p53_image_node *nd = p53_image_node(img, n);
 		if (dead(nd))
@@ -194,11 +173,8 @@ void *p53_image_splice(const void *img, const void *one, void *spare, size_t *le
 			if (n_old == old_cap) {
 				size_t cap = old_cap ? 2 * old_cap : 256;
 				uint32_t *o = realloc(old, cap * sizeof(*old));
-				if (o == NULL) {
-					free(old);
-					free(spare);
-					return decline(why, wl, "out of memory");
-				}
+				if (o == NULL)
+					DECLINE("out of memory");
 				old = o;
 				old_cap = cap;
 			}
@@ -213,14 +189,12 @@ void *p53_image_splice(const void *img, const void *one, void *spare, size_t *le
 		const char *tie = NULL;
 		if ((nd->flags & P53_NODE_APEX) && nd->name_len > apex_len &&
 		    p53_name_at_or_below(nm, nd->name_len, apex, apex_len))
-			tie = "is a served zone's apex below it (its parent side)";
+			tie = "is its apex, below this zone's (the parent side)";
 		else if (target_in(img, nd, apex, apex_len, z, t) > 0)
-			tie = "names a name in it (an additional-section list across zones)";
-		if (tie != NULL) {
-			free(old);
-			free(spare);
-			return decline(why, wl, "%s %s", p53_name_to_str(txt2, sizeof(txt2), nm), tie);
-		}
+			tie = "names a name of this zone (an additional-section list across zones)";
+		if (tie != NULL)
+			DECLINE("%s, of another served zone, %s", p53_name_to_str(txt2, sizeof(txt2), nm),
+				tie);
 	}
 
 	/* The zone's part of the NSEC chain and of the NSEC3 hashes, zone by zone. */
@@ -252,11 +226,8 @@ void *p53_image_splice(const void *img, const void *one, void *spare, size_t *le
 	const size_t adds_one = ((jh->proofs_off != 0 ? jh->proofs_off : jh->chain_off) -
 				 jh->adds_off) / sizeof(uint32_t);
 	if (n_nodes >= UINT32_MAX || n_rrsets >= UINT32_MAX || n_slots > (uint64_t)1 << 32 ||
-	    base + rdata_one > UINT32_MAX) {
-		free(old);
-		free(spare);
-		return decline(why, wl, "the image would pass the format's limits");
-	}
+	    base + rdata_one > UINT32_MAX)
+		DECLINE("the image would pass the format's limits");
 	struct p53_image_hdr nh = *h;
 	size_t off = p53_align8(sizeof(nh));
 	nh.zones_off = (uint32_t)off;
@@ -291,22 +262,14 @@ void *p53_image_splice(const void *img, const void *one, void *spare, size_t *le
 	nh.generation = 0; /* the publish gives it one; no patch index describes it */
 	/* The zone's old part of adds[] is not found here (garbage as well, uncounted). */
 	garbage += (uint64_t)(base - rdata_old);
-	if (p53_image_too_much_garbage(garbage, off)) {
-		free(old);
-		free(spare);
-		return decline(why, wl, "garbage would pass a quarter of the image");
-	}
+	if (p53_image_too_much_garbage(garbage, off))
+		DECLINE("garbage would pass a quarter of the image");
 	nh.pad = (uint32_t)((garbage + 1023) / 1024);
-	if (off > UINT32_MAX) {
-		free(old);
-		free(spare);
-		return decline(why, wl, "the image would pass the 4 GiB format limit");
-	}
+	if (off > UINT32_MAX)
+		DECLINE("the image would pass the 4 GiB format limit");
 	ni = p53_image_out(off, &spare);
-	if (ni == NULL) {
-		free(old);
-		return decline(why, wl, "out of memory");
-	}
+	if (ni == NULL)
+		DECLINE("out of memory");
 
 	/* The sections: the running image's, then J's after them, gaps zeroed. */
 	const uint8_t *oi = img, *jo = one;
@@ -463,4 +426,8 @@ void *p53_image_splice(const void *img, const void *one, void *spare, size_t *le
 	free(old);
 	*len = off;
 	return ni;
+fail:
+	free(old);
+	free(spare);
+	return NULL;
 }

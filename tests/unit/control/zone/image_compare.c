@@ -78,6 +78,19 @@ char *tmp_zone(const char *text)
 }
 
 /* A wire name from text (absolute, ASCII). */
+char *gen_zone(unsigned records)
+{
+	char *path = strdup("/tmp/test_image_gen.XXXXXX"), cmd[600];
+	int fd = mkstemp(path);
+
+	assert_true(fd >= 0);
+	close(fd);
+	snprintf(cmd, sizeof(cmd), "python3 %s/scripts/bench/genzone.py %u %s 2>/dev/null",
+		 P53_SRCDIR, records, path);
+	assert_int_equal(system(cmd), 0);
+	return path;
+}
+
 size_t wname(const char *txt, uint8_t *out)
 {
 	size_t o = 0;

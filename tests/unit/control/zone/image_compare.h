@@ -22,6 +22,10 @@ uint32_t rnd(uint32_t n);
 /* A zone file in /tmp holding text (the caller unlinks and frees the path). */
 char *tmp_zone(const char *text);
 
+/* genzone.py's big.test. of about `records` records in a file in /tmp (the caller unlinks
+ * and frees the path). */
+char *gen_zone(unsigned records);
+
 /* A second NSEC zone, small.test. (made-up signatures: answers are compared, nothing
  * validates). */
 extern const char *const ZONE_SMALL_NSEC;

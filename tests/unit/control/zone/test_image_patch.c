@@ -4054,13 +4054,7 @@ static void test_whole_zone(void **state)
 static void test_genzone(void **state)
 {
 	(void)state;
-	char path[] = "/tmp/test_image_patch_gen.XXXXXX", cmd[512];
-	int fd = mkstemp(path);
-	assert_true(fd >= 0);
-	close(fd);
-	snprintf(cmd, sizeof(cmd), "python3 %s/scripts/bench/genzone.py 3000 %s 2>/dev/null",
-		 P53_SRCDIR, path);
-	assert_int_equal(system(cmd), 0);
+	char *path = gen_zone(3000);
 	struct p53_zone_src src = { .name = "big.test.", .file = path, .flags = P53_ZONE_SECONDARY };
 	struct outcome o = { 0 };
 
@@ -4069,6 +4063,7 @@ static void test_genzone(void **state)
 	print_message("big.test: %d patched, %d declined, %d invalid\n", o.patched, o.declined, o.invalid);
 	assert_true(o.patched > 10);
 	unlink(path);
+	free(path);
 }
 
 /* A reload of a zone that is most of a big image goes to the full compile without compiling
@@ -4077,14 +4072,8 @@ static void test_genzone(void **state)
 static void test_whole_zone_most_of_image(void **state)
 {
 	(void)state;
-	char path[] = "/tmp/test_image_patch_most.XXXXXX", cmd[512], why[512], err[1024];
-	int fd = mkstemp(path);
-	assert_true(fd >= 0);
-	close(fd);
-	snprintf(cmd, sizeof(cmd), "python3 %s/scripts/bench/genzone.py 150000 %s 2>/dev/null",
-		 P53_SRCDIR, path);
-	assert_int_equal(system(cmd), 0);
-	char *f = tmp_zone(ZONE_EXAMPLE);
+	char why[512], err[1024];
+	char *path = gen_zone(150000), *f = tmp_zone(ZONE_EXAMPLE);
 	struct p53_zone_src srcs[2] = {
 		{ .name = "big.test.", .file = path },
 		{ .name = "example.com.", .file = f },
@@ -4105,6 +4094,7 @@ static void test_whole_zone_most_of_image(void **state)
 	free(img);
 	unlink(path);
 	unlink(f);
+	free(path);
 	free(f);
 }
 

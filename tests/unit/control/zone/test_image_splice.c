@@ -494,14 +494,7 @@ static void test_steered_owner(void **state)
 static void test_beside_big_zone(void **state)
 {
 	(void)state;
-	char path[] = "/tmp/test_image_splice_gen.XXXXXX", cmd[512];
-	int fd = mkstemp(path);
-	assert_true(fd >= 0);
-	close(fd);
-	snprintf(cmd, sizeof(cmd), "python3 %s/scripts/bench/genzone.py 10000 %s 2>/dev/null",
-		 P53_SRCDIR, path);
-	assert_int_equal(system(cmd), 0);
-	char *fa = tmp_zone(ZONE_A);
+	char *path = gen_zone(10000), *fa = tmp_zone(ZONE_A);
 	struct p53_zone_src srcs[2] = {
 		{ .name = "big.test.", .file = path, .flags = P53_ZONE_SECONDARY },
 		{ .name = "a.test.", .file = fa },
@@ -513,6 +506,7 @@ static void test_beside_big_zone(void **state)
 	assert_true(o.spliced > 0);
 	unlink(path);
 	unlink(fa);
+	free(path);
 	free(fa);
 }
 
