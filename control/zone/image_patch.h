@@ -3,7 +3,8 @@
  * differences patched in, in O(diff) work plus one copy of the image, instead of compiling
  * every zone again (control/zone/image_build.c). Used by control/xfr/update.c for a DIFF;
  * whenever a change could reach beyond the names it touches, it declines with the reason and
- * the caller compiles in full. Control thread only; allocates with malloc.
+ * the caller splices the zone compiled alone (control/zone/image_splice.h) or compiles in
+ * full. Control thread only; allocates with malloc.
  *
  * What it patches (docs/ARCHITECTURE.md, "IXFR: patching the image"): RRsets of any type but
  * DNAME, DS and the DNSSEC types (and SOA but at the apex) added, changed or removed at

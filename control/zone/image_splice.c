@@ -218,15 +218,12 @@ void *p53_image_splice(const void *img, const void *one, void *spare, size_t *le
 	uint64_t n_slots = p53_image_slot_count((uint64_t)h->hash_mask + 1, n_nodes);
 	const size_t rdata_old = h->adds_off - h->rdata_off;
 	const size_t rdata_one = jh->adds_off - jh->rdata_off;
-	/* J's section whole (its unused head too) on a line of its own: J's offsets move by
-	 * `base`, its blocks keep their place on their lines (P53_IMAGE_PACK_PAD). */
-	const size_t base = (rdata_old + 63) & ~(size_t)63;
 	const size_t adds_old = ((h->proofs_off != 0 ? h->proofs_off : h->chain_off) - h->adds_off) /
 				sizeof(uint32_t);
 	const size_t adds_one = ((jh->proofs_off != 0 ? jh->proofs_off : jh->chain_off) -
 				 jh->adds_off) / sizeof(uint32_t);
 	if (n_nodes >= UINT32_MAX || n_rrsets >= UINT32_MAX || n_slots > (uint64_t)1 << 32 ||
-	    base + rdata_one > UINT32_MAX)
+	    rdata_old + rdata_one + 64 > UINT32_MAX)
 		DECLINE("the image would pass the format's limits");
 	struct p53_image_hdr nh = *h;
 	size_t off = p53_align8(sizeof(nh));
@@ -242,6 +239,10 @@ void *p53_image_splice(const void *img, const void *one, void *spare, size_t *le
 	nh.slots_off = (uint32_t)off;
 	off = p53_align8(off + (size_t)n_slots * sizeof(uint64_t));
 	nh.names_off = nh.rdata_off = (uint32_t)off;
+	/* J's section whole (its unused head too) after the image's: J's offsets move by
+	 * `base`, chosen so that its blocks lie on the same places of their cache lines as in
+	 * J (the compile starts a block on a line of its own: P53_IMAGE_PACK_PAD). */
+	const size_t base = rdata_old + ((size_t)jh->rdata_off - (nh.rdata_off + rdata_old)) % 64;
 	off = p53_align8(off + base + rdata_one);
 	nh.adds_off = (uint32_t)off;
 	off = p53_align8(off + (adds_old + adds_one) * sizeof(uint32_t));
