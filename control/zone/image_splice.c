@@ -166,7 +166,8 @@ void *p53_image_splice(const void *img, const void *one, void *spare, size_t *le
 	uint64_t garbage = (uint64_t)h->pad * 1024, old_recs = 0;
 	for (uint32_t n = 0; n < h->n_nodes; n++) {
 		const struct p53_image_node *nd = p53_image_node(img, n);
-		if (dead(nd))
+		/* Names earlier edits took out of the zone: their proofs go too (below). */
+		if (dead(nd) && nd->zone != z)
 			continue;
 		const uint8_t *nm = p53_image_node_name(img, nd);
 		if (nd->zone == z) {
@@ -179,6 +180,8 @@ void *p53_image_splice(const void *img, const void *one, void *spare, size_t *le
 				old_cap = cap;
 			}
 			old[n_old++] = n;
+			if (dead(nd))
+				continue;
 			garbage += block_bytes(img, nd) + sizeof(uint32_t) +
 				   (h->proofs_off != 0 ? sizeof(struct p53_image_proof) : 0);
 			const struct p53_image_rrset *rs = p53_image_node_first(img, nd);
@@ -405,6 +408,11 @@ void *p53_image_splice(const void *img, const void *one, void *spare, size_t *le
 				}
 			}
 		}
+		/* Names taken out of other zones keep the proofs they had, unread: one that the
+		 * shorter chain leaves pointing past its end goes (the check reads every proof). */
+		for (uint32_t n = 0; h->proofs_off != 0 && dchain < 0 && n < h->n_nodes; n++)
+			if (pf[n].hi > nh.n_chain)
+				pf[n] = none;
 		const bool nsec = (jz->dnssec & P53_ZONE_NSEC) && !(jz->dnssec & P53_ZONE_NSEC3);
 		for (uint32_t n = 0; n < jh->n_nodes; n++) {
 			if (jh->proofs_off == 0) {

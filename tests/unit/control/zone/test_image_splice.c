@@ -96,7 +96,7 @@ static const char *const LABELS[] = { "www", "ns1", "mail", "sub", "new", "n2", 
  * rejects (a CNAME beside data): the caller skips those.
  */
 static void new_content(const struct p53_rrs *old, const uint8_t *apex, size_t al, bool sgn,
-			struct p53_rrs *out)
+			bool minimal, struct p53_rrs *out)
 {
 	struct p53_rr_view v;
 	size_t pos = 0;
@@ -112,7 +112,7 @@ static void new_content(const struct p53_rrs *old, const uint8_t *apex, size_t a
 						     rd, v.rdlen), 0);
 			continue;
 		}
-		if (!at_apex && rnd(100) < 12)
+		if (!minimal && !at_apex && rnd(100) < 12)
 			continue;
 		memcpy(rd, v.rdata, v.rdlen);
 		if (v.type == P53_T_A && rnd(100) < 10)
@@ -122,7 +122,7 @@ static void new_content(const struct p53_rrs *old, const uint8_t *apex, size_t a
 		assert_int_equal(p53_rrs_add(out, v.owner, v.owner_len, v.type, v.cls, v.ttl, rd,
 					     v.rdlen), 0);
 	}
-	for (uint32_t k = rnd(6); k > 0; k--) {
+	for (uint32_t k = minimal ? 0 : rnd(6); k > 0; k--) {
 		size_t nl = below_apex(LABELS[rnd(N_LABELS)], apex, al, nm);
 		size_t tl = below_apex(LABELS[rnd(N_LABELS)], apex, al, t);
 		uint16_t type;
@@ -291,7 +291,9 @@ static void chain(const struct p53_zone_src *srcs, size_t n_src, uint32_t z, int
 			if (k == z && next != NULL)
 				assert_int_equal(p53_rrs_append(&now[k], next), 0);
 			else if (k == z)
-				new_content(&cur, apex, al, sgn, &now[k]);
+				/* A zone tied to another: the SOA's serial alone (the splice
+				 * declines whatever the content). */
+				new_content(&cur, apex, al, sgn, declines, &now[k]);
 			else
 				p53_rrs_move(&now[k], &cur);
 			p53_rrs_free(&cur);
@@ -350,6 +352,8 @@ static void chain(const struct p53_zone_src *srcs, size_t n_src, uint32_t z, int
 		o->spliced += rc == P53_REPATCH_SPLICED;
 		o->patched += rc == P53_REPATCH_PATCHED;
 		assert_int_equal((uintptr_t)ni % P53_IMAGE_ALIGN, 0);
+		if (getenv("P53_SPLICE_DEBUG") != NULL)
+			print_message("zone %u step %d %s\n", z, i, rc == P53_REPATCH_SPLICED ? "spliced" : "patched");
 		published_from(img, ni, nlen);
 		struct names s = { 0 };
 		for (size_t k = 0; k < n_src; k++)
@@ -482,8 +486,10 @@ static void test_steered_owner(void **state)
 	struct outcome o = { 0 };
 
 	rng = seed(7);
-	chain(srcs, 2, 1, 12, NULL, false, &o);
-	assert_true(o.spliced > 3);
+	chain(srcs, 2, 1, 16, NULL, false, &o);
+	print_message("steered: %d spliced, %d patched, %d invalid contents\n", o.spliced,
+		      o.patched, o.invalid);
+	assert_true(o.spliced > 2);
 	unlink(fa);
 	unlink(fb);
 	free(fa);
