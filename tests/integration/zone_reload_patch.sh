@@ -131,7 +131,7 @@ SIG=AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8gISIjJCUmJygpKissLS4vMDEyMzQ1Njc4
 edit 's/^x//' "www	300 IN RRSIG	A 13 3 300 20300101000000 20250101000000 4242 example.com. $SIG"
 gen2=$(generation)
 out=$(ctl zone reload example.com 2>&1); rc=$?
-check "the zone turning signed: spliced, the reply says why ($(grep '^image' <<<"$out"))" \
+check "the zone turning signed: spliced, the reply says why ($(grep -E '^(image|reloaded)' <<<"$out" | tr '\n' ' '))" \
 	bash -c '[ $0 -eq 0 ] && grep -qE "^image: spliced: zone example\.com\. compiled alone \(the patch declined: the zone.s DNSSEC state or flags change" <<<"$1"' "$rc" "$out"
 check "the log says it was spliced" \
 	grep -qE "reload: zone example\.com\. spliced, compiled alone \(the patch declined: " "$TMP/pop53d.log"
@@ -153,7 +153,7 @@ check "the big zone still answers $BIG_HOST A" [ "$(a_of "$BIG_HOST")" = "$BIG_A
 # --- 5f. unsigned again, through the zones-only reload: spliced there too ----------------
 edit '/ RRSIG\t/d'
 out=$(ctl reload 2>&1); rc=$?
-check "pop53ctl reload: the zone turning unsigned is spliced ($(grep '^image' <<<"$out"))" \
+check "pop53ctl reload: the zone turning unsigned is spliced ($(grep -E '^(image|reloaded)' <<<"$out" | tr '\n' ' '))" \
 	bash -c '[ $0 -eq 0 ] && grep -qE "^image: spliced: zone example\.com\. compiled alone \(the patch declined: .*; 1 other zone\(s\) not compiled" <<<"$1"' "$rc" "$out"
 check "no RRSIG goes out any more" \
 	bash -c '! grep -q "RRSIG" <<<"$0"' "$(kdig_section answer +dnssec @"$V4" www.example.com A)"
@@ -168,6 +168,12 @@ check "www.example.com A is 192.0.2.100" [ "$(a_of www.example.com)" = 192.0.2.1
 out=$(ctl zone reload 2>&1)
 check "zone reload without a name: no file changed since the patch, nothing compiled ($(grep '^image' <<<"$out"))" \
 	grep -q "^image: unchanged: nothing published: no zone file changed since its compile (2 zone(s) not compiled)" <<<"$out"
+
+# What the splices saved: every zone compiled (the big one with them), for the reply's time.
+out=$(ctl reload --full 2>&1); rc=$?
+check "reload --full compiles every zone ($(grep -E '^(image|reloaded)' <<<"$out" | tr '\n' ' '))" \
+	bash -c '[ $0 -eq 0 ] && grep -q "^image: compiled in full: asked for (reload --full)" <<<"$1"' "$rc" "$out"
+check "after it, www.example.com A is still 192.0.2.100" [ "$(a_of www.example.com)" = 192.0.2.100 ]
 
 check "pop53d stops cleanly" stop_pop53
 finish
