@@ -198,6 +198,20 @@ static uint32_t zone_nodes(const void *img, const char *name, uint32_t *total)
  */
 #define P53_REPATCH_BIG_ZONE 65536u
 
+/* Whether zone `name` is most of a big image (P53_REPATCH_BIG_ZONE), why set if so. */
+static bool most_of(const void *cur, const char *name, char *why, size_t whylen)
+{
+	uint32_t total, mine = zone_nodes(cur, name, &total);
+
+	if (mine > P53_REPATCH_BIG_ZONE && (uint64_t)mine * 2 > total) {
+		snprintf(why, whylen, "zone %s holds %u of the image's %u names: compiling every zone "
+			 "costs no more than compiling it alone, reading and comparing it", name,
+			 mine, total);
+		return true;
+	}
+	return false;
+}
+
 /* The steered RRsets of node n of image a: how many, and each the same in node m of b. */
 static uint32_t steered_in(const void *a, uint32_t n, const void *b, uint32_t m, bool *same)
 {
@@ -297,10 +311,10 @@ enum p53_repatch p53_zone_repatch(const void *cur, const struct p53_zone_src *sr
 	 * it (src's key and window), and declines otherwise (image_patch.c steer_denials). */
 	if (src->rcode != 0)
 		DECLINE("the zone has no data");
-	uint32_t total, mine = zone_nodes(cur, src->name, &total);
-	if (mine > P53_REPATCH_BIG_ZONE && (uint64_t)mine * 2 > total)
-		DECLINE("zone %s holds %u of the image's %u names: compiling every zone costs no more "
-			"than compiling it alone, reading and comparing it", src->name, mine, total);
+	if (most_of(cur, src->name, why, whylen)) {
+		rc = P53_REPATCH_DECLINED;
+		goto out;
+	}
 	/* The zone alone through the full compiler: every check it makes, its errors. */
 	one = p53_image_build_files(src, 1, &one_len, err, errlen, warn, warn_arg, &fl, &nfl);
 	if (one == NULL) {
@@ -407,10 +421,16 @@ enum p53_repatch p53_zone_splice(const void *cur, const struct p53_zone_src *src
 				 size_t errlen, p53_warn_fn warn, void *warn_arg)
 {
 	size_t one_len;
-	void *one = p53_image_build(src, 1, &one_len, err, errlen, warn, warn_arg);
 
 	*img = NULL;
 	why[0] = '\0';
+	/* As for the patch: a zone that is most of a big image costs as much alone, and its own
+	 * image beside the running one and the new one makes a higher peak. */
+	if (most_of(cur, src->name, why, whylen)) {
+		free(spare);
+		return P53_REPATCH_DECLINED;
+	}
+	void *one = p53_image_build(src, 1, &one_len, err, errlen, warn, warn_arg);
 	if (one == NULL) {
 		free(spare);
 		return P53_REPATCH_BAD;

@@ -70,8 +70,10 @@ enum p53_repatch p53_zone_repatch(const void *cur, const struct p53_zone_src *sr
  * Zone `src` compiled alone (every check of the full compile, its errors) and spliced into
  * the running image `cur` (control/zone/image_splice.h), without a patch: for a change the
  * caller knows the patch declined (a secondary zone's IXFR, control/xfr/update.c), or a
- * zone the image serves without data (its first transfer). Returns P53_REPATCH_SPLICED
- * (*img, *len), _BAD (err) or _DECLINED (why). `spare` is taken in every case.
+ * zone the image serves without data (its first transfer). A zone of more than 65536 names
+ * that is most of the image is not compiled alone (declined, as for the patch). Returns
+ * P53_REPATCH_SPLICED (*img, *len), _BAD (err) or _DECLINED (why). `spare` is taken in every
+ * case.
  */
 enum p53_repatch p53_zone_splice(const void *cur, const struct p53_zone_src *src, void *spare,
 				 void **img, size_t *len, char *why, size_t whylen, char *err,
