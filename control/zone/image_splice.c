@@ -8,7 +8,8 @@
  * renumbered). The NSEC chain and the NSEC3 hashes are kept zone by zone, in zone order, as
  * the compile writes them and the patch expects them (image_patch.c nsec_proofs, n3_proofs):
  * the zone's old part of each is replaced by the zone image's, the later zones' proofs (NSEC)
- * and ranges (NSEC3) move by the difference.
+ * and ranges (NSEC3) move by the difference. Additional lists across zones are made again
+ * after J's (relist).
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -64,33 +65,128 @@ static uint32_t served_above(const void *img, uint32_t z, const uint8_t *q, size
 	return P53_NONE;
 }
 
-/*
- * The first target (NS, MX, SRV, SVCB, HTTPS) of node nd's records in img at or below `at`
- * (or, `at` NULL, at or below another served zone's apex than z: served_above), lowered
- * into t; its length, or 0.
- */
-static size_t target_in(const void *img, const struct p53_image_node *nd, const uint8_t *at,
-			size_t at_len, uint32_t z, uint8_t t[P53_NAME_MAXLEN])
+/* Whether node nd of img owns A or AAAA: a target additional lists name (adds_make). */
+static bool has_addr(const void *img, const struct p53_image_node *nd)
 {
 	const struct p53_image_rrset *rs = p53_image_node_first(img, nd);
 
-	for (uint32_t i = 0; i < nd->n_rrsets; i++, rs = p53_image_rrset_next(img, rs)) {
-		int skip = p53_target_skip(rs->type);
-		if (skip < 0)
+	for (uint32_t i = 0; i < nd->n_rrsets; i++, rs = p53_image_rrset_next(img, rs))
+		if (rs->type == P53_T_A || rs->type == P53_T_AAAA)
+			return true;
+	return false;
+}
+
+/*
+ * Additional lists across zones. The compile lists, for an NS, MX, SRV, SVCB or HTTPS record,
+ * the target's node in the record's zone when it has addresses, else the indexed node of
+ * another served zone that has (image_build.c adds_make). So a list of the zone spliced (J's)
+ * may name other zones' nodes, which J compiled alone does not know, and another zone's list
+ * may name the zone's nodes, which the splice replaces: both are made again here, record by
+ * record as the compile makes them, the targets that resolve across the zones anew (through
+ * the running image's index for J's, through J's for the others'), the others taken from the
+ * list as it is (in record order after the in-domain glue, RFC 9471, which is never across).
+ */
+struct lists {
+	const void *img, *one;          /* the running image, the zone's own (J) */
+	uint32_t bn;                    /* J's node indices move by this */
+	const uint8_t *apex;            /* the zone's */
+	size_t apex_len;
+};
+
+/* Whether target t of an RRset of J (in_j) or of another zone is a name the other side
+ * holds: elsewhere than at or below the apex for J's, at or below it for another zone's. */
+static bool across(const struct lists *l, bool in_j, const uint8_t *t, size_t tl)
+{
+	return p53_name_at_or_below(t, tl, l->apex, l->apex_len) != in_j;
+}
+
+/* The node (the new image's index) of a target across, with addresses; or P53_NONE. */
+static uint32_t across_node(const struct lists *l, bool in_j, const uint8_t *t, size_t tl)
+{
+	const void *im = in_j ? l->img : l->one;
+	uint32_t n = p53_image_find(im, t, tl, p53_name_hash(t, tl));
+
+	if (n == P53_NONE || !has_addr(im, p53_image_node(im, n)))
+		return P53_NONE;
+	return in_j ? n : l->bn + n;
+}
+
+/*
+ * RRset rs of `src` (J when in_j, owned by `owner`) and its list: whether a target lies
+ * across (`probe`: then returns 1 or 0, nothing written), else its list as the compile of
+ * every zone makes it written to out (head, then nodes in the new image's indices): its
+ * length in words, 0 for no list.
+ */
+static size_t relist(const struct lists *l, bool in_j, const void *src,
+		     const struct p53_image_rrset *rs, const struct p53_image_node *owner,
+		     bool probe, uint32_t *out)
+{
+	const int skip = p53_target_skip(rs->type);
+	const uint32_t *old = rs->adds != P53_NONE ? p53_image_adds(src, rs->adds) : NULL;
+	const uint32_t n_old = old != NULL ? P53_ADDS_COUNT(old[0]) : 0;
+	const uint32_t req = old != NULL ? P53_ADDS_REQUIRED(old[0]) : 0;
+	const uint32_t by = in_j ? l->bn : 0;
+	const bool cut = rs->type == P53_T_NS && (owner->flags & P53_NODE_CUT);
+	const uint8_t *on = p53_image_node_name(src, owner), *rd = p53_image_rdata(src, rs);
+	uint8_t t[P53_NAME_MAXLEN];
+	uint32_t n = 0, pos = req;
+
+	if (skip < 0)
+		return 0;
+	for (uint32_t k = 0; !probe && k < req; k++)
+		out[1 + n++] = old[1 + k] + by;
+	for (uint32_t k = 0; k < rs->count; k++) {
+		const uint8_t *nm;
+		size_t tl;
+		rd = p53_target_rr(rd, skip, &nm, &tl);
+		if (tl == 0)
 			continue;
-		const uint8_t *rd = p53_image_rdata(img, rs);
-		for (uint32_t k = 0; k < rs->count; k++) {
-			const uint8_t *nm;
-			size_t tl;
-			rd = p53_target_rr(rd, skip, &nm, &tl);
-			if (tl == 0)
-				continue;
-			p53_name_lower(t, nm, tl);
-			if (at != NULL ? p53_name_at_or_below(t, tl, at, at_len)
-				       : served_above(img, z, t, tl) != P53_NONE)
-				return tl;
+		p53_name_lower(t, nm, tl);
+		if (cut && p53_name_at_or_below(t, tl, on, owner->name_len))
+			continue; /* in-domain glue: the first `req` */
+		uint32_t tn = P53_NONE;
+		/* The old list's next node, when it is this target's (one per distinct target
+		 * that resolved, in record order). */
+		if (pos < n_old) {
+			const struct p53_image_node *e = p53_image_node(src, old[1 + pos]);
+			if (e->name_len == tl && memcmp(p53_image_node_name(src, e), t, tl) == 0)
+				tn = old[1 + pos++] + by;
 		}
+		if (across(l, in_j, t, tl)) {
+			if (probe)
+				return 1;
+			tn = across_node(l, in_j, t, tl);
+		}
+		bool dup = tn == P53_NONE;
+		for (uint32_t q = 0; q < n && !dup; q++)
+			dup = out[1 + q] == tn;
+		if (!dup && !probe)
+			out[1 + n++] = tn;
 	}
+	if (probe || n == 0)
+		return 0;
+	out[0] = n | req << 16;
+	return 1 + n;
+}
+
+/* An RRset a list is made again for: its index, in J (in_j) or in the running image. */
+struct relisted {
+	uint32_t rs, owner;
+	bool in_j;
+};
+
+static int relisted_push(struct relisted **a, size_t *n, size_t *cap, uint32_t rs,
+			 uint32_t owner, bool in_j)
+{
+	if (*n == *cap) {
+		size_t c = *cap ? 2 * *cap : 16;
+		struct relisted *x = realloc(*a, c * sizeof(**a));
+		if (x == NULL)
+			return -1;
+		*a = x;
+		*cap = c;
+	}
+	(*a)[(*n)++] = (struct relisted){ .rs = rs, .owner = owner, .in_j = in_j };
 	return 0;
 }
 
@@ -124,10 +220,11 @@ void *p53_image_splice(const void *img, const void *one, void *spare, size_t *le
 	const struct p53_image_hdr *h = p53_image_hdr(img), *jh = p53_image_hdr(one);
 	const size_t wl = whylen;
 	char txt[1024], txt2[1024];
-	uint8_t t[P53_NAME_MAXLEN];
 	uint8_t *ni = NULL;
 	uint32_t *old = NULL;   /* the zone's nodes in img */
 	size_t n_old = 0, old_cap = 0;
+	struct relisted *rl = NULL; /* RRsets whose lists are made again */
+	size_t n_rl = 0, rl_cap = 0, rl_words = 0;
 
 	why[0] = '\0';
 	if (jh->n_zones != 1)
@@ -148,16 +245,20 @@ void *p53_image_splice(const void *img, const void *one, void *spare, size_t *le
 		if (pz != P53_NONE || p53_image_zone(img, z)->parent_side != P53_NONE)
 			DECLINE("zone %s lies below another served zone (its parent side)", txt);
 	}
+	const struct lists ls = { .img = img, .one = one, .bn = h->n_nodes, .apex = apex,
+				  .apex_len = apex_len };
 	bool steered = false;
 	for (uint32_t n = 0; n < jh->n_nodes; n++) {
 		const struct p53_image_node *nd = p53_image_node(one, n);
 		steered |= nd->steer != 0;
-		size_t tl = target_in(img, nd, NULL, 0, z, t);
-		if (tl > 0)
-			DECLINE("%s names %s, in another served zone (an additional-section "
-				"list across zones)",
-				p53_name_to_str(txt, sizeof(txt), p53_image_node_name(one, nd)),
-				p53_name_to_str(txt2, sizeof(txt2), t));
+		const struct p53_image_rrset *rs = p53_image_node_first(one, nd);
+		for (uint32_t i = 0; i < nd->n_rrsets; i++, rs = p53_image_rrset_next(one, rs)) {
+			if (relist(&ls, true, one, rs, nd, true, NULL) == 0)
+				continue;
+			if (relisted_push(&rl, &n_rl, &rl_cap, nd->rrsets + i, n, true) != 0)
+				DECLINE("out of memory");
+			rl_words += 1u + rs->count;
+		}
 	}
 	if (steered && jh->steer_layout != h->steer_layout)
 		DECLINE("the steering layout is not the image's (reload the config)");
@@ -189,15 +290,18 @@ void *p53_image_splice(const void *img, const void *one, void *spare, size_t *le
 				old_recs += rs->count + rs->sig_count;
 			continue;
 		}
-		const char *tie = NULL;
 		if ((nd->flags & P53_NODE_APEX) && nd->name_len > apex_len &&
 		    p53_name_at_or_below(nm, nd->name_len, apex, apex_len))
-			tie = "is its apex, below this zone's (the parent side)";
-		else if (target_in(img, nd, apex, apex_len, z, t) > 0)
-			tie = "names a name of this zone (an additional-section list across zones)";
-		if (tie != NULL)
-			DECLINE("%s, of another served zone, %s", p53_name_to_str(txt2, sizeof(txt2), nm),
-				tie);
+			DECLINE("%s, a served zone's apex, lies below zone %s (its parent side)",
+				p53_name_to_str(txt2, sizeof(txt2), nm), txt);
+		const struct p53_image_rrset *rs = p53_image_node_first(img, nd);
+		for (uint32_t i = 0; i < nd->n_rrsets; i++, rs = p53_image_rrset_next(img, rs)) {
+			if (relist(&ls, false, img, rs, nd, true, NULL) == 0)
+				continue;
+			if (relisted_push(&rl, &n_rl, &rl_cap, nd->rrsets + i, n, false) != 0)
+				DECLINE("out of memory");
+			rl_words += 1u + rs->count;
+		}
 	}
 
 	/* The zone's part of the NSEC chain and of the NSEC3 hashes, zone by zone. */
@@ -248,7 +352,7 @@ void *p53_image_splice(const void *img, const void *one, void *spare, size_t *le
 	const size_t base = rdata_old + ((size_t)jh->rdata_off - (nh.rdata_off + rdata_old)) % 64;
 	off = p53_align8(off + base + rdata_one);
 	nh.adds_off = (uint32_t)off;
-	off = p53_align8(off + (adds_old + adds_one) * sizeof(uint32_t));
+	off = p53_align8(off + (adds_old + adds_one + rl_words) * sizeof(uint32_t));
 	nh.proofs_off = 0;
 	if (h->proofs_off != 0 || jh->proofs_off != 0) {
 		nh.proofs_off = (uint32_t)off;
@@ -304,6 +408,7 @@ void *p53_image_splice(const void *img, const void *one, void *spare, size_t *le
 	size_t adds_end = nh.proofs_off != 0 ? nh.proofs_off : nh.chain_off;
 	memset(adds + adds_old + adds_one, 0,
 	       adds_end - nh.adds_off - (adds_old + adds_one) * sizeof(uint32_t));
+	/* (The lists made again go after J's, below.) */
 	/* J's lists one after another (a compile's): head, then its nodes, renumbered. */
 	for (size_t i = adds_old; i < adds_old + adds_one;) {
 		uint32_t c = P53_ADDS_COUNT(adds[i]);
@@ -341,6 +446,18 @@ void *p53_image_splice(const void *img, const void *one, void *spare, size_t *le
 		struct p53_image_rrset *rs = (struct p53_image_rrset *)(sec + roff[br + r]);
 		if (rs->adds != P53_NONE)
 			rs->adds += (uint32_t)adds_old;
+	}
+	/* Lists across zones made again (relist), after J's; the old ones are left unread. */
+	size_t at = adds_old + adds_one;
+	for (size_t i = 0; i < n_rl; i++) {
+		const struct relisted *e = &rl[i];
+		const void *src = e->in_j ? one : img;
+		size_t w = relist(&ls, e->in_j, src, p53_image_rrset(src, e->rs),
+				  p53_image_node(src, e->owner), false, adds + at);
+		struct p53_image_rrset *nrs = (struct p53_image_rrset *)
+			(sec + roff[e->rs + (e->in_j ? br : 0)]);
+		nrs->adds = w > 0 ? (uint32_t)at : P53_NONE;
+		at += w;
 	}
 	const uint64_t *js = p53_image_slots(one);
 	for (uint64_t i = 0; i <= jh->hash_mask; i++)
@@ -433,10 +550,12 @@ void *p53_image_splice(const void *img, const void *one, void *spare, size_t *le
 		memset(pf + n_nodes, 0, nh.chain_off - nh.proofs_off - n_nodes * sizeof(*pf));
 	}
 	free(old);
+	free(rl);
 	*len = off;
 	return ni;
 fail:
 	free(old);
+	free(rl);
 	free(spare);
 	return NULL;
 }

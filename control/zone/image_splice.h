@@ -8,18 +8,17 @@
  * appended with its node and RRset indices renumbered, the zone's entry points at J's apex,
  * SOA and DNSSEC facts, J's NSEC chain and NSEC3 hashes take the zone's place in those
  * tables (kept zone by zone, as the compile and the patch keep them), its additional lists
- * are appended. Answers are those of a full compile of every zone's content.
+ * are appended. Additional lists across zones (image_build.c adds_make lists another served
+ * zone's indexed node with addresses) are made again as the compile makes them: the zone's
+ * lists that name other zones' names, other zones' lists that name the zone's. Answers are
+ * those of a full compile of every zone's content.
  *
- * Where the zone is tied to another served zone the compile of every zone makes what the
- * zone alone cannot, and the splice declines with the reason (the caller compiles in full):
+ * Where the zone is nested with another served zone the compile of every zone makes what
+ * the zone alone cannot, and the splice declines with the reason (the caller compiles in
+ * full):
  *   - a served zone at or below the zone's apex, or the zone below another one's apex
- *     (the parent side: the parent's nodes there are out of the name index, the child's
+ *     (the parent side: the parent's names there are out of the name index, the child's
  *     parent_side names one of them; image_build.c nodes_link, zones_finish);
- *   - another zone's NS, MX, SRV, SVCB or HTTPS record naming a name at or below the zone's
- *     apex (its additional list names the zone's nodes, or would once the name has an
- *     address: image_build.c adds_make lists another served zone's indexed node);
- *   - the zone's own such record naming a name at or below another served zone's apex
- *     (the compile of every zone lists that zone's node, the zone alone cannot);
  *   - a steering layout other than the image's, where the zone holds steered owners (their
  *     node's index counts in the image's layout);
  *   - garbage past p53_image_too_much_garbage(), or the 4 GiB format limit.
