@@ -133,7 +133,7 @@ static size_t relist(const struct lists *l, bool in_j, const void *src,
 
 	if (skip < 0)
 		return 0;
-	for (uint32_t k = 0; !probe && k < req; k++)
+	for (uint32_t k = 0; !probe && k < req; k++) /* in-domain glue first, as it was */
 		out[1 + n++] = old[1 + k] + by;
 	for (uint32_t k = 0; k < rs->count; k++) {
 		const uint8_t *nm;
@@ -142,6 +142,11 @@ static size_t relist(const struct lists *l, bool in_j, const void *src,
 		if (tl == 0)
 			continue;
 		p53_name_lower(t, nm, tl);
+		if (probe) {
+			if (across(l, in_j, t, tl))
+				return 1;
+			continue;
+		}
 		if (cut && p53_name_at_or_below(t, tl, on, owner->name_len))
 			continue; /* in-domain glue: the first `req` */
 		uint32_t tn = P53_NONE;
@@ -152,15 +157,12 @@ static size_t relist(const struct lists *l, bool in_j, const void *src,
 			if (e->name_len == tl && memcmp(p53_image_node_name(src, e), t, tl) == 0)
 				tn = old[1 + pos++] + by;
 		}
-		if (across(l, in_j, t, tl)) {
-			if (probe)
-				return 1;
+		if (across(l, in_j, t, tl))
 			tn = across_node(l, in_j, t, tl);
-		}
 		bool dup = tn == P53_NONE;
 		for (uint32_t q = 0; q < n && !dup; q++)
 			dup = out[1 + q] == tn;
-		if (!dup && !probe)
+		if (!dup)
 			out[1 + n++] = tn;
 	}
 	if (probe || n == 0)
