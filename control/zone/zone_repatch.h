@@ -8,7 +8,7 @@
  * declines (steered records other than those served, a change of the zone's DNSSEC state,
  * the patch's own declines) is spliced instead: the small image replaces the zone's nodes in
  * a copy of the running image (control/zone/image_splice.h); what the splice declines (the
- * zone tied to another served zone) goes to the full compile as before.
+ * zone nested with another served zone) goes to the full compile as before.
  * Control thread only; allocates with malloc.
  */
 #ifndef P53_ZONE_REPATCH_H

@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "dataplane/answer.h"
+#include "dataplane/fastpath.h"
 #include "dataplane/image.h"
 #include "dataplane/name.h"
 #include "dataplane/wire.h"
@@ -229,6 +230,29 @@ void names_free(struct names *s)
 	free(s->n);
 	free(s->len);
 	memset(s, 0, sizeof(*s));
+}
+
+int checked_from(const void *prev, const void *ni, size_t len)
+{
+	const char *bad = NULL;
+	int from = 0;
+
+	if (p53_image_check_from(ni, len, prev, &from, &bad) != 0)
+		fail_msg("the edited image fails the check from its source: %s", bad);
+	size_t n = p53_fast_sum_count(ni), no = p53_fast_sum_count(prev);
+	uint64_t *t_old = calloc(no + 1, sizeof(uint64_t)), *t_full = calloc(n + 1, sizeof(uint64_t));
+	uint64_t *t_from = calloc(n + 1, sizeof(uint64_t));
+	assert_non_null(t_old);
+	assert_non_null(t_full);
+	assert_non_null(t_from);
+	p53_fast_sum_build(prev, 1232, t_old);
+	p53_fast_sum_build(ni, 1232, t_full);
+	p53_fast_sum_build_from(ni, 1232, t_from, prev, t_old);
+	assert_memory_equal(t_full, t_from, n * sizeof(uint64_t));
+	free(t_old);
+	free(t_full);
+	free(t_from);
+	return from;
 }
 
 void quiet(void *arg, const char *msg)

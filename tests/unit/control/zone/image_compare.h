@@ -71,6 +71,11 @@ extern void (*same_report)(const uint8_t *nm, size_t nl);
  * (with both answers printed) where they differ. `what` names the edit. */
 void same_answers(const void *a, const void *b, const struct names *s, const char *what);
 
+/* The publish's check of an image made from `prev` (control/publish.c): it passes the check
+ * from its source, and its RRset sums made from prev's are those made from scratch (fails
+ * the test otherwise). Returns p53_image_check_from()'s `from`. */
+int checked_from(const void *prev, const void *ni, size_t len);
+
 /* A p53_warn_fn that says nothing. */
 void quiet(void *arg, const char *msg);
 
