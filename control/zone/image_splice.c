@@ -240,8 +240,8 @@ void *p53_image_splice(const void *img, const void *one, void *spare, size_t *le
 		DECLINE("zone %s is not in the running image", txt);
 	const uint32_t z = p53_image_node(img, ai)->zone;
 
-	/* The ties to other served zones (image_splice.h): the zone below another one's apex,
-	 * J's records naming names in another served zone. */
+	/* The ties to other served zones (image_splice.h): the zone below another one's apex
+	 * (declined); J's lists naming names of other zones (made again: relist). */
 	if (apex_len > 1) {
 		uint32_t pz = served_above(img, z, apex + 1 + apex[0], apex_len - 1 - apex[0]);
 		if (pz != P53_NONE || p53_image_zone(img, z)->parent_side != P53_NONE)
@@ -265,7 +265,8 @@ void *p53_image_splice(const void *img, const void *one, void *spare, size_t *le
 	if (steered && jh->steer_layout != h->steer_layout)
 		DECLINE("the steering layout is not the image's (reload the config)");
 	/* One pass over the image's nodes: the zone's (garbage from here on), and the other
-	 * zones' ties to it (a served zone below its apex, records naming its names). */
+	 * zones' ties to it (a served zone below its apex: declined; lists naming its names:
+	 * made again). */
 	uint64_t garbage = (uint64_t)h->pad * 1024, old_recs = 0;
 	for (uint32_t n = 0; n < h->n_nodes; n++) {
 		const struct p53_image_node *nd = p53_image_node(img, n);
