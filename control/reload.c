@@ -169,6 +169,7 @@ static enum p53_repatch patch_zone(const struct p53_config *cfg, const struct p5
 struct zone_done {
 	const char *name;
 	enum p53_repatch rc;
+	char why[200];                  /* P53_REPATCH_SPLICED: why the patch declined */
 	uint64_t st[2];
 	char **files;
 	size_t n_files;
@@ -231,6 +232,12 @@ static enum p53_repatch one_zone(struct p53_daemon *d, const char *zone, void **
 			 "unchanged: zone %s serves its file's content already, nothing published",
 			 cz->name);
 		break;
+	case P53_REPATCH_SPLICED:
+		snprintf(d->reload_image, sizeof(d->reload_image), "spliced: zone %s compiled alone "
+			 "(the patch declined: %s)", cz->name, why);
+		p53_info("reload: zone %s spliced, compiled alone (the patch declined: %s)",
+			 cz->name, why);
+		break;
 	case P53_REPATCH_DECLINED:
 		snprintf(d->reload_image, sizeof(d->reload_image), "compiled in full: %s", why);
 		p53_info("reload: zone %s compiled in full, not patched: %s", cz->name, why);
@@ -238,14 +245,17 @@ static enum p53_repatch one_zone(struct p53_daemon *d, const char *zone, void **
 	case P53_REPATCH_BAD:
 		break;
 	}
-	if ((z.rc == P53_REPATCH_PATCHED || z.rc == P53_REPATCH_SAME) &&
+	if ((z.rc == P53_REPATCH_PATCHED || z.rc == P53_REPATCH_SAME ||
+	     z.rc == P53_REPATCH_SPLICED) &&
 	    (run->z = malloc(sizeof(*run->z))) != NULL)
 		run->z[run->n++] = z;
 	else {
 		p53_image_files_free(z.files, z.n_files);
 		p53_zone_files_free(&z.before);
 	}
-	return z.rc;
+	/* A spliced image is published as a patched one is (checked where it differs, the
+	 * image it replaces kept as the next edit's spare). */
+	return z.rc == P53_REPATCH_SPLICED ? P53_REPATCH_PATCHED : z.rc;
 }
 
 /* Append to the reply line, or note that it was cut. */
@@ -285,34 +295,41 @@ static void names_of(char *buf, size_t len, size_t *o, const struct patch_run *r
 	}
 }
 
-/* d->reload_image for a zones-only reload that patched (or found unchanged) every zone. */
+/* d->reload_image for a zones-only reload that patched, spliced (or found unchanged) every
+ * zone. */
 static void run_say(struct p53_daemon *d, const struct patch_run *r)
 {
 	char *b = d->reload_image;
-	size_t len = sizeof(d->reload_image), o = 0, np = 0, ns = 0;
+	size_t len = sizeof(d->reload_image), o = 0, np = 0, ns = 0, nsp = 0;
 
 	for (size_t i = 0; i < r->n; i++) {
 		np += r->z[i].rc == P53_REPATCH_PATCHED;
 		ns += r->z[i].rc == P53_REPATCH_SAME;
+		nsp += r->z[i].rc == P53_REPATCH_SPLICED;
 	}
+	/* Spliced zones first: what cost a compile of the zone alone, and why. */
+	for (size_t i = 0; i < r->n; i++)
+		if (r->z[i].rc == P53_REPATCH_SPLICED)
+			say(b, len, &o, "%sspliced: zone %s compiled alone (the patch declined: %s)",
+			    o > 0 ? "; " : "", r->z[i].name, r->z[i].why);
 	if (np == 1) {
 		for (size_t i = 0; i < r->n; i++)
 			if (r->z[i].rc == P53_REPATCH_PATCHED)
-				say(b, len, &o, "patched: zone %s, %" PRIu64 " record(s) deleted and %"
-				    PRIu64 " added (SOAs included)", r->z[i].name, r->z[i].st[0],
-				    r->z[i].st[1]);
+				say(b, len, &o, "%spatched: zone %s, %" PRIu64 " record(s) deleted and %"
+				    PRIu64 " added (SOAs included)", o > 0 ? "; " : "", r->z[i].name,
+				    r->z[i].st[0], r->z[i].st[1]);
 	} else if (np > 1) {
-		say(b, len, &o, "patched: %zu zones: ", np);
+		say(b, len, &o, "%spatched: %zu zones: ", o > 0 ? "; " : "", np);
 		names_of(b, len, &o, r, P53_REPATCH_PATCHED, true);
 		say(b, len, &o, " record(s) deleted/added (SOAs included)");
-	} else {
+	} else if (nsp == 0) {
 		say(b, len, &o, "unchanged: nothing published");
 	}
 	if (ns > 0) {
 		say(b, len, &o, "; %zu zone(s) compiled, their content as served: ", ns);
 		names_of(b, len, &o, r, P53_REPATCH_SAME, false);
 	}
-	if (np + ns == 0)
+	if (np + ns + nsp == 0)
 		say(b, len, &o, ": no zone file changed since its compile (%zu zone(s) not compiled)",
 		    r->unchanged);
 	else
@@ -367,9 +384,16 @@ static enum p53_repatch changed_zones(struct p53_daemon *d, const struct p53_con
 				   errlen, &z->files, &z->n_files);
 		spare = NULL; /* taken */
 		switch (z->rc) {
+		case P53_REPATCH_SPLICED:
+			snprintf(z->why, sizeof(z->why), "%.199s", why);
+			p53_info("reload: zone %s spliced (%s), compiled alone: the patch declined: %s",
+				 cz->name, what, why);
+			__attribute__((fallthrough)); /* onto the next zone's as a patched image is */
 		case P53_REPATCH_PATCHED:
-			p53_info("reload: zone %s patched (%s): %" PRIu64 " record(s) deleted, %"
-				 PRIu64 " added (SOAs included)", cz->name, what, z->st[0], z->st[1]);
+			if (z->rc == P53_REPATCH_PATCHED)
+				p53_info("reload: zone %s patched (%s): %" PRIu64 " record(s) deleted, %"
+					 PRIu64 " added (SOAs included)", cz->name, what, z->st[0],
+					 z->st[1]);
 			/* The image before is free once the next one is made from this one. */
 			spare = mine;
 			mine = out;

@@ -211,7 +211,8 @@ static char *cmd_reload(struct p53_daemon *d, int config, const char *zone)
 	json_object_set_new(o, "ms", json_real((double)(rte_rdtsc() - t0) * 1000.0 / (double)rte_get_tsc_hz()));
 	json_object_set_new(o, "zones", zones_json(d));
 	/* What the image got: patched (the zones whose files changed, or `zone reload NAME`),
-	 * unchanged, or compiled in full and why (control/reload.c). */
+	 * spliced (a zone compiled alone where the patch declined, and why), unchanged, or
+	 * compiled in full and why (control/reload.c). */
 	json_object_set_new(o, "image", json_string(d->reload_image));
 	if (note[0] != '\0')
 		json_object_set_new(o, "note", json_string(note));

@@ -512,6 +512,41 @@ static void *try_patch(struct p53_daemon *d, struct p53_zone_update *u, size_t n
 	return NULL;
 }
 
+/* A secondary zone's new content (up->result) as the compile's source for it alone, as
+ * p53_xfr_compile() makes it. -1: the config does not name the zone. */
+static int zone_src_of(const struct p53_config *cfg, const struct p53_xfr_zone *z,
+		       const struct p53_zone_update *up, struct p53_zone_src *out)
+{
+	const struct p53_config_zone *cz = member_of(cfg, z);
+	for (int i = 0; cz == NULL && i < cfg->n_zones; i++)
+		if (cfg->zones[i].xfr != NULL && strcasecmp(cfg->zones[i].name, z->name) == 0)
+			cz = &cfg->zones[i];
+	if (cz == NULL)
+		return -1;
+	*out = (struct p53_zone_src){ .name = z->name, .file = z->file, .cfg_file = cfg->path,
+				    .cfg_line = cz->line, .rrs = up->result.buf,
+				    .rrs_len = up->result.len, .flags = P53_ZONE_SECONDARY };
+	if (p53_xfr_transfer_signed(cfg, cz))
+		out->flags |= P53_ZONE_XFR_SIGNED;
+	return 0;
+}
+
+/* The one update of this publish (a whole zone or a DIFF, not a catalog) when it is alone and
+ * an image is served; else NULL. */
+static struct p53_zone_update *alone(struct p53_daemon *d, struct p53_zone_update *u, size_t n)
+{
+	struct p53_zone_update *up = NULL;
+
+	for (size_t i = 0; i < n; i++) {
+		if (u[i].rc != 0)
+			continue;
+		if (up != NULL || u[i].kind == P53_UPDATE_NODATA || u[i].z->is_catalog)
+			return NULL;
+		up = &u[i];
+	}
+	return d->dp.image != NULL ? up : NULL;
+}
+
 /*
  * An AXFR (a whole zone) alone in this publish, of a zone the image serves with data: the
  * zone compiled alone, compared with what the image holds and patched into it as one IXFR
@@ -521,33 +556,18 @@ static void *try_patch(struct p53_daemon *d, struct p53_zone_update *u, size_t n
  */
 static void *try_patch_full(struct p53_daemon *d, struct p53_zone_update *u, size_t n, size_t *len)
 {
-	struct p53_zone_update *up = NULL;
+	struct p53_zone_update *up = alone(d, u, n);
 	const struct p53_config *cfg = &d->cfg;
 
-	for (size_t i = 0; i < n; i++) {
-		if (u[i].rc != 0)
-			continue;
-		if (up != NULL || u[i].kind != P53_UPDATE_FULL || u[i].z->is_catalog)
-			return NULL;
-		up = &u[i];
-	}
-	if (up == NULL || d->dp.image == NULL)
+	if (up == NULL || up->kind != P53_UPDATE_FULL)
 		return NULL;
 	struct p53_xfr_zone *z = up->z;
 	uint32_t iz = image_zone(d->dp.image, z->apex, z->apex_len);
 	if (iz == P53_NONE || p53_image_zone(d->dp.image, iz)->rcode != 0)
 		return NULL; /* a first transfer: nothing to patch */
-	const struct p53_config_zone *cz = member_of(cfg, z);
-	for (int i = 0; cz == NULL && i < cfg->n_zones; i++)
-		if (cfg->zones[i].xfr != NULL && strcasecmp(cfg->zones[i].name, z->name) == 0)
-			cz = &cfg->zones[i];
-	if (cz == NULL)
+	struct p53_zone_src src;
+	if (zone_src_of(cfg, z, up, &src) != 0)
 		return NULL;
-	struct p53_zone_src src = { .name = z->name, .file = z->file, .cfg_file = cfg->path,
-				    .cfg_line = cz->line, .rrs = up->result.buf,
-				    .rrs_len = up->result.len, .flags = P53_ZONE_SECONDARY };
-	if (p53_xfr_transfer_signed(cfg, cz))
-		src.flags |= P53_ZONE_XFR_SIGNED;
 	char why[256], err[1024];
 	uint64_t st[2];
 	void *img = NULL;
@@ -563,8 +583,65 @@ static void *try_patch_full(struct p53_daemon *d, struct p53_zone_update *u, siz
 			 PRIu64 " added, SOAs included)", z->name, st[0], st[1]);
 		return img;
 	}
+	if (rc == P53_REPATCH_SPLICED) {
+		snprintf(z->last_image, sizeof(z->last_image), "spliced: zone %.60s compiled alone "
+			 "(the patch declined: %.80s)", z->name, why);
+		p53_info("xfr: zone %s: AXFR spliced into the image, compiled alone (the patch "
+			 "declined: %s)", z->name, why);
+		return img;
+	}
 	/* The full compile gives a bad zone's error as it always did. */
 	p53_info("xfr: zone %s: AXFR compiled in full, not patched: %s", z->name,
+		 rc == P53_REPATCH_BAD ? err : why);
+	return NULL;
+}
+
+/*
+ * One zone's update alone in this publish that the patch did not take (an IXFR it declined,
+ * the first transfer of a zone served without data): the zone compiled alone and spliced
+ * into the running image (control/zone/image_splice.h) instead of every zone compiled
+ * again; NULL (the reason logged) when the splice declines too. A whole zone of a zone with
+ * data went through try_patch_full(), which splices what its patch declines.
+ */
+static void *try_splice(struct p53_daemon *d, struct p53_zone_update *u, size_t n, size_t *len)
+{
+	struct p53_zone_update *up = alone(d, u, n);
+
+	if (up == NULL)
+		return NULL;
+	struct p53_xfr_zone *z = up->z;
+	uint32_t iz = image_zone(d->dp.image, z->apex, z->apex_len);
+	if (iz == P53_NONE)
+		return NULL;
+	bool first = p53_image_zone(d->dp.image, iz)->rcode != 0;
+	if (up->kind == P53_UPDATE_FULL && !first)
+		return NULL; /* try_patch_full spliced it or said why not */
+	if (materialize(d, u, n) == 0)
+		return NULL; /* a lazy DIFF that does not apply: its own error */
+	struct p53_zone_src src;
+	if (zone_src_of(&d->cfg, z, up, &src) != 0)
+		return NULL;
+	/* What the patch said, for the reply (try_patch kept it in last_image). */
+	char was[sizeof(z->last_image)], why[256], err[1024];
+	const char *pre = "compiled in full: ";
+	snprintf(was, sizeof(was), "%s", first ? "the zone had no data" :
+		 strncmp(z->last_image, pre, strlen(pre)) == 0 ? z->last_image + strlen(pre) :
+		 z->last_image);
+	void *img = NULL;
+	void *extras = p53_steer_extras_attach(&d->cfg, &src, 1, err, sizeof(err));
+	enum p53_repatch rc = P53_REPATCH_BAD;
+	if (extras != NULL)
+		rc = p53_zone_splice(d->dp.image, &src, p53_dataplane_spare_take(&d->dp), &img,
+				     len, why, sizeof(why), err, sizeof(err), p53_log_warn_cb, NULL);
+	free(extras);
+	if (rc == P53_REPATCH_SPLICED) {
+		snprintf(z->last_image, sizeof(z->last_image), "spliced: zone %.60s compiled alone "
+			 "(the patch declined: %.80s)", z->name, was);
+		p53_info("xfr: zone %s: %s spliced into the image, compiled alone (the patch "
+			 "declined: %s)", z->name, up->kind == P53_UPDATE_DIFF ? "IXFR" : "AXFR", was);
+		return img;
+	}
+	p53_info("xfr: zone %s: compiled in full, not spliced: %s", z->name,
 		 rc == P53_REPATCH_BAD ? err : why);
 	return NULL;
 }
@@ -579,6 +656,8 @@ static int publish(struct p53_daemon *d, struct p53_zone_update *u, size_t n, ch
 	void *img = try_patch(d, u, n, &len);
 	if (img == NULL)
 		img = try_patch_full(d, u, n, &len);
+	if (img == NULL)
+		img = try_splice(d, u, n, &len);
 	if (img == NULL) {
 		if (materialize(d, u, n) == 0) {
 			/* The lazy DIFF did not apply: its own error (rc -1), nothing published. */

@@ -75,6 +75,7 @@
 #include "control/bigmem.h"
 #include "control/text.h"
 #include "control/zone/image_build.h"
+#include "control/zone/image_edit.h"
 #include "control/zone/image_patch.h"
 #include "control/zone/patch_index.h"
 #include "dataplane/dnsmsg.h"
@@ -680,43 +681,6 @@ static bool has_addr(const void *img, uint32_t first, uint32_t n)
 	return false;
 }
 
-/* Remove node n's slot from the name index of image ni (the slot holds the node's block
- * offset, image.h): later slots of its probe run shift back. */
-static void index_remove(const void *ni, uint64_t *slots, uint32_t mask, uint32_t hash, uint32_t n)
-{
-	uint32_t i = hash & mask, off = p53_image_node_off(ni, n);
-
-	while (slots[i] != 0 && slots[i] != p53_image_slot(hash, off))
-		i = (i + 1) & mask;
-	if (slots[i] == 0)
-		return;
-	for (;;) {
-		uint32_t j = i;
-		slots[i] = 0;
-		for (;;) {
-			j = (j + 1) & mask;
-			if (slots[j] == 0)
-				return;
-			uint32_t k = (uint32_t)(slots[j] >> 32) & mask;
-			/* Stays when its home k lies cyclically in (i, j]. */
-			if (i <= j ? (i < k && k <= j) : (i < k || k <= j))
-				continue;
-			break;
-		}
-		slots[i] = slots[j];
-		i = j;
-	}
-}
-
-static void index_add(const void *ni, uint64_t *slots, uint32_t mask, uint32_t hash, uint32_t n)
-{
-	uint32_t i = hash & mask;
-
-	while (slots[i] != 0)
-		i = (i + 1) & mask;
-	slots[i] = p53_image_slot(hash, p53_image_node_off(ni, n));
-}
-
 /* A node whose block moved from section offset `from` (blocks_append): its slot, if it has
  * one, names the block's new place. */
 static void index_move(uint64_t *slots, uint32_t mask, uint32_t hash, uint32_t from, uint32_t to)
@@ -726,11 +690,6 @@ static void index_move(uint64_t *slots, uint32_t mask, uint32_t hash, uint32_t f
 			slots[i] = p53_image_slot(hash, to);
 			return;
 		}
-}
-
-static size_t align8(size_t x)
-{
-	return (x + 7) & ~(size_t)7;
 }
 
 static int depth_cmp(const void *a, const void *b, void *arg)
@@ -1241,14 +1200,6 @@ static bool naming_nodes(struct patch *p, const void *img, bool gain)
 		p->n_cand = m;
 	}
 	return ok;
-}
-
-/* Garbage that sends the next IXFR to a full compile (which leaves none): past a quarter
- * of the image, and past 64 KiB (a small image would else be compiled every few IXFRs, its
- * garbage rounded up to whole KiB, for memory that does not matter). */
-static bool too_much_garbage(uint64_t garbage, uint64_t size)
-{
-	return garbage > size / 4 && garbage > 64 * 1024;
 }
 
 /*
@@ -3838,7 +3789,7 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 	/* An NSEC3 zone: the same, with NSEC3 owners (hashed names) coming and going
 	 * (n3_plan, n3_proofs remake the zone's sorted hashes and the proofs that moved). */
 	const bool n3_ok = sgn && (zn->dnssec & P53_ZONE_NSEC3);
-	if (too_much_garbage((uint64_t)h->pad * 1024, h->size))
+	if (p53_image_too_much_garbage((uint64_t)h->pad * 1024, h->size))
 		return decline(why, wl, "earlier patches left %u KiB unreferenced, a quarter of the image",
 			       h->pad);
 
@@ -4558,66 +4509,53 @@ append:
 	size_t rdata_old = h->adds_off - h->rdata_off;
 	size_t blocks = blocks_append(p, img, NULL, NULL, NULL, rdata_old, &garbage) - rdata_old;
 	struct p53_image_hdr nh = *h;
-	size_t off = align8(sizeof(nh));
+	size_t off = p53_align8(sizeof(nh));
 	nh.zones_off = (uint32_t)off;
-	off = align8(off + (size_t)h->n_zones * sizeof(struct p53_image_zone));
+	off = p53_align8(off + (size_t)h->n_zones * sizeof(struct p53_image_zone));
 	nh.n_nodes = n_nodes;
 	nh.nodes_off = (uint32_t)off;
-	off = align8(off + (size_t)n_nodes * sizeof(uint32_t));
+	off = p53_align8(off + (size_t)n_nodes * sizeof(uint32_t));
 	nh.n_rrsets = (uint32_t)(h->n_rrsets + p->n_nrs);
 	nh.rrsets_off = (uint32_t)off;
-	off = align8(off + (size_t)nh.n_rrsets * sizeof(uint32_t));
+	off = p53_align8(off + (size_t)nh.n_rrsets * sizeof(uint32_t));
 	nh.hash_mask = mask;
 	nh.slots_off = (uint32_t)off;
-	off = align8(off + (size_t)n_slots * sizeof(uint64_t));
+	off = p53_align8(off + (size_t)n_slots * sizeof(uint64_t));
 	nh.names_off = (uint32_t)off;
 	nh.rdata_off = (uint32_t)off;
-	off = align8(off + rdata_old + blocks);
+	off = p53_align8(off + rdata_old + blocks);
 	nh.adds_off = (uint32_t)off;
-	off = align8(off + (n_adds_old + p->n_nadds) * sizeof(uint32_t));
+	off = p53_align8(off + (n_adds_old + p->n_nadds) * sizeof(uint32_t));
 	/* DNSSEC sections, when a zone of the image is signed: a proof per node (new nodes are
 	 * an unsigned zone's: empty ones), the NSEC chain and NSEC3 hashes as they were (they
 	 * hold node indices, which stay). */
 	nh.proofs_off = 0;
 	if (h->proofs_off != 0) {
 		nh.proofs_off = (uint32_t)off;
-		off = align8(off + (size_t)n_nodes * sizeof(struct p53_image_proof));
+		off = p53_align8(off + (size_t)n_nodes * sizeof(struct p53_image_proof));
 	}
 	nh.chain_off = (uint32_t)off;
 	if (p->nsec_redo)
 		nh.n_chain = (uint32_t)(h->n_chain + p->n_zc - (p->cz1 - p->cz0));
-	off = align8(off + (size_t)nh.n_chain * sizeof(uint32_t));
+	off = p53_align8(off + (size_t)nh.n_chain * sizeof(uint32_t));
 	nh.nsec3_off = (uint32_t)off;
 	if (p->n3_redo)
 		nh.n_nsec3 = (uint32_t)(h->n_nsec3 + p->n_n3j - p->n_n3l);
-	off = align8(off + (size_t)nh.n_nsec3 * sizeof(struct p53_image_nsec3));
+	off = p53_align8(off + (size_t)nh.n_nsec3 * sizeof(struct p53_image_nsec3));
 	nh.size = off;
 	nh.max_labels = max_labels;
 	nh.n_records = (uint32_t)((int64_t)h->n_records + d_records);
 	garbage += (uint64_t)h->pad * 1024;
-	if (too_much_garbage(garbage, off))
+	if (p53_image_too_much_garbage(garbage, off))
 		return decline(why, wl, "garbage would pass a quarter of the image");
 	nh.pad = (uint32_t)((garbage + 1023) / 1024);
 	if (off > UINT32_MAX)
 		return decline(why, wl, "the image would pass the 4 GiB format limit");
 
-	/* Into the spare when it is big enough (its pages are there already: no fresh pages for
-	 * the kernel to fault in and zero; never realloc'd: a moved mapping loses its huge
-	 * pages), else fresh memory with 1/64 of room, so that the next patches' images (each
-	 * a little bigger) fit in this one when it comes back as the spare. */
-	uint8_t *ni = NULL;
-	if (p->spare != NULL && malloc_usable_size(p->spare) >= off &&
-	    ((uintptr_t)p->spare & (P53_IMAGE_ALIGN - 1)) == 0) {
-		ni = p->spare;
-		p->spare = NULL;
-	} else {
-		free(p->spare);
-		p->spare = NULL;
-		size_t room = off >= P53_BIGMEM_MIN ? off / 64 : 0;
-		ni = p53_bigmem_image(off + room); /* aligned as the compiler's (bigmem.h) */
-		if (ni == NULL)
-			return decline(why, wl, "out of memory");
-	}
+	/* Into the spare when it is big enough, else fresh memory with room (image_edit.h). */
+	uint8_t *ni = p53_image_out(off, &p->spare);
+	if (ni == NULL)
+		return decline(why, wl, "out of memory");
 	const uint8_t *oi = img;
 	memcpy(ni, &nh, sizeof(nh));
 	memset(ni + sizeof(nh), 0, nh.zones_off - sizeof(nh));
@@ -4631,22 +4569,7 @@ append:
 	     nh.rrsets_off - nh.nodes_off);
 	COPY(nh.rrsets_off, h->rrsets_off, (size_t)h->n_rrsets * sizeof(uint32_t),
 	     nh.slots_off - nh.rrsets_off);
-	if (mask == h->hash_mask) {
-		COPY(nh.slots_off, h->slots_off, ((size_t)h->hash_mask + 1) * sizeof(uint64_t),
-		     nh.names_off - nh.slots_off);
-	} else {
-		const uint64_t *os = p53_image_slots(img);
-		uint64_t *ns = (uint64_t *)(ni + nh.slots_off);
-		memset(ns, 0, nh.names_off - nh.slots_off);
-		for (uint64_t i = 0; i <= h->hash_mask; i++) {
-			if (os[i] == 0)
-				continue;
-			uint32_t k = (uint32_t)(os[i] >> 32) & mask;
-			while (ns[k] != 0)
-				k = (k + 1) & mask;
-			ns[k] = os[i];
-		}
-	}
+	p53_image_index_copy(img, (uint64_t *)(ni + nh.slots_off), mask); /* fills its section */
 	COPY(nh.rdata_off, h->rdata_off, rdata_old, nh.adds_off - nh.rdata_off);
 	COPY(nh.adds_off, h->adds_off, n_adds_old * sizeof(uint32_t),
 	     (nh.proofs_off != 0 ? nh.proofs_off : nh.chain_off) - nh.adds_off);
@@ -4716,10 +4639,10 @@ append:
 		if (t->old == P53_NONE && t->n3)
 			nd->flags |= P53_NODE_NSEC3; /* a hashed owner: out of the index */
 		else if (t->old == P53_NONE && !t->shadow) /* (a shadowed name: not indexed) */
-			index_add(ni, slots, mask, hash, t->node);
+			p53_image_index_add(ni, slots, mask, hash, t->node);
 		else if (t->dead) {
 			if (!t->shadow)
-				index_remove(ni, slots, mask, hash, t->node);
+				p53_image_index_remove(ni, slots, mask, hash, t->node);
 			nd->flags |= P53_NODE_NSEC3; /* out of the index (image_patch.h) */
 		}
 		if (i == 0) {
@@ -4748,7 +4671,7 @@ append:
 		if (!e->dead)
 			continue;
 		if (!e->shadow)
-			index_remove(ni, slots, mask, p53_name_hash(e->name, e->len), e->old);
+			p53_image_index_remove(ni, slots, mask, p53_name_hash(e->name, e->len), e->old);
 		p53_image_node_w(ni, e->old)->flags |= P53_NODE_ENT | P53_NODE_NSEC3; /* out of the index */
 		/* A wildcard that goes: names below its parent no longer match it (as the full
 		 * compile links a node to "*.<owner>" only when that exists). */
@@ -4924,13 +4847,16 @@ void *p53_image_patch(const void *img, const uint8_t *apex, size_t apex_len,
 				       why, whylen);
 }
 
-void *p53_image_patch_indexed(const void *img, const uint8_t *apex, size_t apex_len,
-			      const struct p53_ixfr *diff, const struct p53_rrs *result,
-			      const struct p53_patch_sign *sign, void *spare,
-			      struct p53_patch_index *ix, size_t *len, char *why, size_t whylen)
+/* The patch, its spare handed back on a decline (*spare: NULL when it was used or freed). */
+static void *patch_entry(const void *img, const uint8_t *apex, size_t apex_len,
+			 const struct p53_ixfr *diff, const struct p53_rrs *result,
+			 const struct p53_patch_sign *sign, void **spare,
+			 struct p53_patch_index *ix, size_t *len, char *why, size_t whylen)
 {
-	struct patch p = { .spare = spare, .sign = sign };
+	struct patch p = { .spare = *spare, .sign = sign };
 	void *ni;
+
+	*spare = NULL;
 
 	why[0] = '\0';
 	if (ix != NULL) {
@@ -4957,6 +4883,30 @@ void *p53_image_patch_indexed(const void *img, const uint8_t *apex, size_t apex_
 		 * take it for that image. */
 		((struct p53_image_hdr *)ni)->generation = 0;
 	}
+	if (ni == NULL) {
+		*spare = p.spare;
+		p.spare = NULL;
+	}
 	patch_free(&p);
 	return ni;
+}
+
+void *p53_image_patch_indexed(const void *img, const uint8_t *apex, size_t apex_len,
+			      const struct p53_ixfr *diff, const struct p53_rrs *result,
+			      const struct p53_patch_sign *sign, void *spare,
+			      struct p53_patch_index *ix, size_t *len, char *why, size_t whylen)
+{
+	void *ni = patch_entry(img, apex, apex_len, diff, result, sign, &spare, ix, len, why,
+			       whylen);
+
+	free(spare);
+	return ni;
+}
+
+void *p53_image_patch_spare(const void *img, const uint8_t *apex, size_t apex_len,
+			    const struct p53_ixfr *diff, const struct p53_rrs *result,
+			    const struct p53_patch_sign *sign, void **spare, size_t *len,
+			    char *why, size_t whylen)
+{
+	return patch_entry(img, apex, apex_len, diff, result, sign, spare, NULL, len, why, whylen);
 }

@@ -3,7 +3,8 @@
  * differences patched in, in O(diff) work plus one copy of the image, instead of compiling
  * every zone again (control/zone/image_build.c). Used by control/xfr/update.c for a DIFF;
  * whenever a change could reach beyond the names it touches, it declines with the reason and
- * the caller compiles in full. Control thread only; allocates with malloc.
+ * the caller splices the zone compiled alone (control/zone/image_splice.h) or compiles in
+ * full. Control thread only; allocates with malloc.
  *
  * What it patches (docs/ARCHITECTURE.md, "IXFR: patching the image"): RRsets of any type but
  * DNAME, DS and the DNSSEC types (and SOA but at the apex) added, changed or removed at
@@ -97,6 +98,16 @@ void *p53_image_patch_indexed(const void *img, const uint8_t *apex, size_t apex_
 			      const struct p53_ixfr *diff, const struct p53_rrs *result,
 			      const struct p53_patch_sign *sign, void *spare,
 			      struct p53_patch_index *ix, size_t *len, char *why, size_t whylen);
+
+/**
+ * p53_image_patch() that hands the spare back when it declines: *spare is taken (set to
+ * NULL) when the patch makes an image; on NULL return it is still the caller's (NULL when
+ * the patch used or freed it), for what the caller does instead (image_splice.h).
+ */
+void *p53_image_patch_spare(const void *img, const uint8_t *apex, size_t apex_len,
+			    const struct p53_ixfr *diff, const struct p53_rrs *result,
+			    const struct p53_patch_sign *sign, void **spare, size_t *len,
+			    char *why, size_t whylen);
 
 /** Steered owners the last p53_image_patch() touched for their NSEC (steer_near: at most
  * one per name of the diff); control thread only, for tests. */

@@ -9,6 +9,7 @@
 
 #include "control/text.h"
 #include "control/zone/image_patch.h"
+#include "control/zone/image_splice.h"
 #include "control/zone/zone_repatch.h"
 #include "dataplane/image.h"
 #include "dataplane/name.h"
@@ -197,6 +198,20 @@ static uint32_t zone_nodes(const void *img, const char *name, uint32_t *total)
  */
 #define P53_REPATCH_BIG_ZONE 65536u
 
+/* Whether zone `name` is most of a big image (P53_REPATCH_BIG_ZONE), why set if so. */
+static bool most_of(const void *cur, const char *name, char *why, size_t whylen)
+{
+	uint32_t total, mine = zone_nodes(cur, name, &total);
+
+	if (mine > P53_REPATCH_BIG_ZONE && (uint64_t)mine * 2 > total) {
+		snprintf(why, whylen, "zone %s holds %u of the image's %u names: compiling every zone "
+			 "costs no more than compiling it alone, reading and comparing it", name,
+			 mine, total);
+		return true;
+	}
+	return false;
+}
+
 /* The steered RRsets of node n of image a: how many, and each the same in node m of b. */
 static uint32_t steered_in(const void *a, uint32_t n, const void *b, uint32_t m, bool *same)
 {
@@ -296,10 +311,10 @@ enum p53_repatch p53_zone_repatch(const void *cur, const struct p53_zone_src *sr
 	 * it (src's key and window), and declines otherwise (image_patch.c steer_denials). */
 	if (src->rcode != 0)
 		DECLINE("the zone has no data");
-	uint32_t total, mine = zone_nodes(cur, src->name, &total);
-	if (mine > P53_REPATCH_BIG_ZONE && (uint64_t)mine * 2 > total)
-		DECLINE("zone %s holds %u of the image's %u names: compiling every zone costs no more "
-			"than compiling it alone, reading and comparing it", src->name, mine, total);
+	if (most_of(cur, src->name, why, whylen)) {
+		rc = P53_REPATCH_DECLINED;
+		goto out;
+	}
 	/* The zone alone through the full compiler: every check it makes, its errors. */
 	one = p53_image_build_files(src, 1, &one_len, err, errlen, warn, warn_arg, &fl, &nfl);
 	if (one == NULL) {
@@ -315,12 +330,16 @@ enum p53_repatch p53_zone_repatch(const void *cur, const struct p53_zone_src *sr
 		DECLINE("the zone is not in the running image");
 	uint32_t z = p53_image_node(cur, ai)->zone;
 	const struct p53_image_zone *cz = p53_image_zone(cur, z);
-	if (cz->rcode != 0)
-		DECLINE("the zone has no data in the running image");
+	if (cz->rcode != 0) {
+		snprintf(why, whylen, "the zone has no data in the running image");
+		goto splice;
+	}
 	/* What the zone is (its flags, signed or not) is fixed by its compile, not patched. */
-	if (cz->flags != oz->flags || cz->dnssec != oz->dnssec)
-		DECLINE("the zone's DNSSEC state or flags change (%#x/%#x to %#x/%#x)", cz->dnssec,
-			cz->flags, oz->dnssec, oz->flags);
+	if (cz->flags != oz->flags || cz->dnssec != oz->dnssec) {
+		snprintf(why, whylen, "the zone's DNSSEC state or flags change (%#x/%#x to %#x/%#x)",
+			 cz->dnssec, cz->flags, oz->dnssec, oz->flags);
+		goto splice;
+	}
 	if (src->n_extra > 0 && !steer_same(cur, z, one, why, whylen)) {
 		rc = P53_REPATCH_DECLINED;
 		goto out;
@@ -354,18 +373,35 @@ enum p53_repatch p53_zone_repatch(const void *cur, const struct p53_zone_src *sr
 		stats[0] = diff.steps[0].del.count;
 		stats[1] = diff.steps[0].add.count;
 	}
-	/* The big buffers go before the patch's copy of the image. */
-	free(one);
-	one = NULL;
+	/* The big buffer goes before the patch's copy of the image (the zone's own image
+	 * stays: the splice takes it when the patch declines). */
 	p53_rrs_free(&was);
 	/* The steered owners' NSECs the patch signs again, as this compile signed them. */
 	const struct p53_patch_sign sign = { .key = src->sign_key, .inception = src->sign_inception,
 					     .expiration = src->sign_expiration };
-	*img = p53_image_patch(cur, apex, apex_len, &diff, &now, &sign, spare, len, why, whylen);
+	*img = p53_image_patch_spare(cur, apex, apex_len, &diff, &now, &sign, &spare, len, why,
+				     whylen);
+	if (*img != NULL) {
+		rc = P53_REPATCH_PATCHED;
+		goto out;
+	}
+splice:
+	/* What the patch declines, the zone compiled alone spliced in (why stays the patch's). */
+	p53_rrs_free(&was);
+	p53_rrs_free(&now);
+	char swhy[256];
+	*img = p53_image_splice(cur, one, spare, len, swhy, sizeof(swhy));
 	spare = NULL;
-	rc = *img != NULL ? P53_REPATCH_PATCHED : P53_REPATCH_DECLINED;
+	if (*img != NULL) {
+		rc = P53_REPATCH_SPLICED;
+	} else {
+		size_t wl = strlen(why);
+		snprintf(why + wl, whylen - wl, "; not spliced: %s", swhy);
+		rc = P53_REPATCH_DECLINED;
+	}
 out:
-	if ((rc == P53_REPATCH_PATCHED || rc == P53_REPATCH_SAME) && files != NULL) {
+	if ((rc == P53_REPATCH_PATCHED || rc == P53_REPATCH_SAME || rc == P53_REPATCH_SPLICED) &&
+	    files != NULL) {
 		*files = fl;
 		*n_files = nfl;
 		fl = NULL;
@@ -378,4 +414,28 @@ out:
 	p53_rrs_free(&now);
 	p53_ixfr_free(&diff);
 	return rc;
+}
+
+enum p53_repatch p53_zone_splice(const void *cur, const struct p53_zone_src *src, void *spare,
+				 void **img, size_t *len, char *why, size_t whylen, char *err,
+				 size_t errlen, p53_warn_fn warn, void *warn_arg)
+{
+	size_t one_len;
+
+	*img = NULL;
+	why[0] = '\0';
+	/* As for the patch: a zone that is most of a big image costs as much alone, and its own
+	 * image beside the running one and the new one makes a higher peak. */
+	if (most_of(cur, src->name, why, whylen)) {
+		free(spare);
+		return P53_REPATCH_DECLINED;
+	}
+	void *one = p53_image_build(src, 1, &one_len, err, errlen, warn, warn_arg);
+	if (one == NULL) {
+		free(spare);
+		return P53_REPATCH_BAD;
+	}
+	*img = p53_image_splice(cur, one, spare, len, why, whylen);
+	free(one);
+	return *img != NULL ? P53_REPATCH_SPLICED : P53_REPATCH_DECLINED;
 }

@@ -5,8 +5,10 @@
  * read back out of that small image and out of the running one (the same reader, so the same
  * form), the two are compared (sorted, record by record) into one IXFR step, and
  * p53_image_patch() applies that step with the new content as its result. Whatever the patch
- * declines, steered records other than those served, and zones whose steered owners' NSEC or
- * NSEC3 the compile signs, go to the full compile as before.
+ * declines (steered records other than those served, a change of the zone's DNSSEC state,
+ * the patch's own declines) is spliced instead: the small image replaces the zone's nodes in
+ * a copy of the running image (control/zone/image_splice.h); what the splice declines (the
+ * zone nested with another served zone) goes to the full compile as before.
  * Control thread only; allocates with malloc.
  */
 #ifndef P53_ZONE_REPATCH_H
@@ -41,6 +43,9 @@ enum p53_repatch {
 	P53_REPATCH_PATCHED = 0,        /* *img is the running image with the zone patched */
 	P53_REPATCH_SAME = 1,           /* the content is what the image serves: no image */
 	P53_REPATCH_DECLINED = 2,       /* compile in full: why */
+	P53_REPATCH_SPLICED = 3,        /* the patch declined (why says why): *img is the
+					   running image with the zone compiled alone spliced
+					   in (control/zone/image_splice.h) */
 };
 
 /**
@@ -60,5 +65,18 @@ enum p53_repatch p53_zone_repatch(const void *cur, const struct p53_zone_src *sr
 				  void *spare, void **img, size_t *len, uint64_t stats[2],
 				  char *why, size_t whylen, char *err, size_t errlen,
 				  p53_warn_fn warn, void *warn_arg, char ***files, size_t *n_files);
+
+/**
+ * Zone `src` compiled alone (every check of the full compile, its errors) and spliced into
+ * the running image `cur` (control/zone/image_splice.h), without a patch: for a change the
+ * caller knows the patch declined (a secondary zone's IXFR, control/xfr/update.c), or a
+ * zone the image serves without data (its first transfer). A zone of more than 65536 names
+ * that is most of the image is not compiled alone (declined, as for the patch). Returns
+ * P53_REPATCH_SPLICED (*img, *len), _BAD (err) or _DECLINED (why). `spare` is taken in every
+ * case.
+ */
+enum p53_repatch p53_zone_splice(const void *cur, const struct p53_zone_src *src, void *spare,
+				 void **img, size_t *len, char *why, size_t whylen, char *err,
+				 size_t errlen, p53_warn_fn warn, void *warn_arg);
 
 #endif /* P53_ZONE_REPATCH_H */

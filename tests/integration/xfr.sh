@@ -116,8 +116,12 @@ done
 check "the last change arrived (serial 8)" \
 	wait_for 10 serial_is "$CLIENT_NS" "$V4" sec.test 8
 # Every owner and type of the primary's zone, asked of pop53, must give the primary's RRset.
-ip netns exec "$PRIMARY_NS" kdig +time=2 @"$PRIMARY_V4" -y "hmac-sha256:xfr.key:$XFR_SECRET" sec.test AXFR +noall +answer 2>/dev/null |
-	awk '$4 != "TSIG" { $1=tolower($1); print }' | sort -u >"$TMP/primary.txt"
+# The primary's records of sec.test, one per line, into $TMP/primary.txt.
+primary_records() {
+	ip netns exec "$PRIMARY_NS" kdig +time=2 @"$PRIMARY_V4" -y "hmac-sha256:xfr.key:$XFR_SECRET" sec.test AXFR +noall +answer 2>/dev/null |
+		awk '$4 != "TSIG" { $1=tolower($1); print }' | sort -u >"$TMP/primary.txt"
+}
+primary_records
 : >"$TMP/pop.txt"
 awk '{ print $1, $4 }' "$TMP/primary.txt" | sort -u | while read -r owner type; do
 	kdig_section answer @"$V4" "$owner" "$type" >>"$TMP/pop.txt"
@@ -137,13 +141,42 @@ assert z['serial']==8 and z['last_ixfr_image']=='patched' and z['ixfr_image']['c
 3 <= z['ixfr_image']['patched'] <= 7, z" \
 	"$(CTL --json zone status sec.test)"
 
+# 3b. An IXFR the patch declines (an RRSIG in an unsigned zone: it turns signed): spliced,
+#     the zone compiled alone replacing its nodes in the image (control/zone/image_splice.c),
+#     the other zones not compiled; zone status and the log say so and why.
+SIG=AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8gISIjJCUmJygpKissLS4vMDEyMzQ1Njc4OTo7PD0+Pw==
+knotc zone-begin sec.test >/dev/null
+knotc zone-set sec.test h1 300 RRSIG "A 13 3 300 20300101000000 20250101000000 4242 sec.test. $SIG" >/dev/null
+knotc zone-commit sec.test >/dev/null
+check "the IXFR with an RRSIG arrived (serial 9)" wait_for 10 serial_is "$CLIENT_NS" "$V4" sec.test 9
+check "zone status: that IXFR was spliced, and why the patch declined ($(CTL --json zone status sec.test | grep -o '"last_ixfr_image":"[^"]*"'))" \
+	/usr/bin/python3 -c "import json,sys; z=json.loads(sys.argv[1])['zone']; \
+assert z['last_ixfr_image'].startswith('spliced: zone sec.test. compiled alone (the patch declined: the diff changes ') \
+and 'records at h1.sec.test.' in z['last_ixfr_image'], z" \
+	"$(CTL --json zone status sec.test)"
+check "the log says the IXFR was spliced" \
+	grep -q "xfr: zone sec.test.: IXFR spliced into the image, compiled alone (the patch declined: " "$TMP/pop53d.log"
+check "the RRSIG goes out with h1.sec.test A when DO=1" \
+	sh -c "ip netns exec $CLIENT_NS kdig +time=1 +dnssec @$V4 h1.sec.test A +noall +answer | tr -s ' \t' ' ' | \
+	       grep -q '^h1.sec.test. 300 IN RRSIG A 13 3 300'"
+check "the rest of the zone is served as before (cdn.sec.test -> edge.sec.test 192.0.2.44)" \
+	sh -c "[ \"\$(ip netns exec $CLIENT_NS kdig +time=1 +short @$V4 cdn.sec.test A | tr '\n' ' ')\" = 'edge.sec.test. 192.0.2.44 ' ]"
+knotc zone-begin sec.test >/dev/null
+knotc zone-unset sec.test h1 RRSIG >/dev/null
+knotc zone-commit sec.test >/dev/null
+check "the IXFR removing it arrived (serial 10)" wait_for 10 serial_is "$CLIENT_NS" "$V4" sec.test 10
+check "no RRSIG goes out any more (spliced again)" \
+	sh -c "! ip netns exec $CLIENT_NS kdig +time=1 +dnssec @$V4 h1.sec.test A +noall +answer | grep -q RRSIG && \
+	       $BUILD/control/pop53ctl -s $TMP/control.sock --json zone status sec.test | grep -q '\"last_ixfr_image\":\"spliced: '"
+primary_records
+
 # 4. pop53ctl zone refresh (up to date) and retransfer (AXFR).
 CTL zone refresh sec.test >/dev/null
 check "zone refresh: the SOA check finds the zone up to date" \
-	wait_for 5 sh -c "$BUILD/control/pop53ctl -s $TMP/control.sock zone status sec.test | grep -q 'up to date at serial 8'"
+	wait_for 5 sh -c "$BUILD/control/pop53ctl -s $TMP/control.sock zone status sec.test | grep -q 'up to date at serial 10'"
 CTL zone retransfer sec.test >/dev/null
-check "zone retransfer: a full AXFR of serial 8" \
-	wait_for 5 sh -c "$BUILD/control/pop53ctl -s $TMP/control.sock --json zone status sec.test | grep -q '\"type\":\"AXFR\",\"result\":\"AXFR to serial 8'"
+check "zone retransfer: a full AXFR of serial 10" \
+	wait_for 5 sh -c "$BUILD/control/pop53ctl -s $TMP/control.sock --json zone status sec.test | grep -q '\"type\":\"AXFR\",\"result\":\"AXFR to serial 10'"
 # An AXFR of a zone already served is compiled alone, diffed against the image and patched
 # in (control/zone/zone_repatch.c); it still serves exactly the primary's records.
 check "the retransfer's AXFR was patched into the image ($(grep -o 'xfr: zone sec.test.: AXFR [^(]*' "$TMP/pop53d.log" | tail -1))" \

@@ -8,9 +8,10 @@
 #   - a bad zone file is rejected with file:line: reason, the running data keeps serving;
 #   - a new delegation (NS with its glue) is patched and answered as a referral;
 #   - a DNAME, a DS at a cut, a DS at the apex and a record of a private-use type (BIND's
-#     TYPE65534) are patched and served; a change the patch declines (an RRSIG: the unsigned
-#     zone turns signed) is compiled in full, the reply and the log say why, and the record is
-#     served.
+#     TYPE65534) are patched and served; a change the patch declines (the zone turning
+#     signed, then unsigned) is spliced: the zone compiled alone replaces its nodes
+#     (control/zone/image_splice.c), the reply and the log say so and why, the new data is
+#     served and the big zone keeps answering; `pop53ctl reload` too.
 . "$(dirname "$0")/lib.sh"
 BIG_N=${ZRP_BIG_N:-100000}
 trap '[ "$FAIL" -eq 0 ] || grep -E "reload|patch|error" "$TMP/pop53d.log" | tail -20; cleanup_common' EXIT
@@ -136,37 +137,56 @@ check "an AMTRELAY-typed query at it is NODATA (NOERROR, no answer)" \
 	bash -c '[ "$0" = NOERROR ] && [ -z "$1" ]' "$(rcode_of priv.example.com TYPE260)" \
 	"$(kdig_section answer +norec @"$V4" priv.example.com TYPE260)"
 
-# --- 5f. a change the patch declines (an RRSIG: the unsigned zone turns signed): compiled in
-# full, the reply and the log say why, and the record is served ---------------------------
-edit 's/^x//' $'signed\t300 IN TXT\t"s"\nsigned\t300 IN RRSIG\tTXT 13 3 300 20300101000000 20250101000000 4242 example.com. ''AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8gISIjJCUmJygpKissLS4vMDEyMzQ1Njc4OTo7PD0+Pw=='
+# --- 5f. a change the patch declines (the zone turns signed): spliced, said why ----------
+# The zone compiled alone replaces its nodes in the running image (control/zone/
+# image_splice.c); the big zone is not compiled and keeps serving.
+SIG=AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8gISIjJCUmJygpKissLS4vMDEyMzQ1Njc4OTo7PD0+Pw==
+edit 's/^x//' "www	300 IN RRSIG	A 13 3 300 20300101000000 20250101000000 4242 example.com. $SIG"
+gen2=$(generation)
 out=$(ctl zone reload example.com 2>&1); rc=$?
-check "an RRSIG in the unsigned zone: compiled in full, the reply says why ($(grep '^image' <<<"$out"))" \
-	bash -c '[ $0 -eq 0 ] && grep -qE "^image: compiled in full: the zone.s DNSSEC state or flags change \(0/0 to 0x1/0\)" <<<"$1"' "$rc" "$out"
-check "the log says why it was not patched" \
-	grep -qE "reload: zone example\.com\. compiled in full, not patched: the zone.s DNSSEC state or flags change" "$TMP/pop53d.log"
-check "the RRSIG is served with DO" \
-	bash -c 'grep -q "signed.example.com. 300 IN RRSIG TXT 13 3 300" <<<"$0"' \
-	"$(kdig_section answer +norec +dnssec @"$V4" signed.example.com TXT)"
-check "the TYPE65534 record still is" \
-	bash -c 'grep -qiE "priv.example.com. 300 IN TYPE65534 .*4 0A0B0C0D" <<<"$0"' \
-	"$(kdig_section answer +norec @"$V4" priv.example.com TYPE65534)"
-check "the apex's DS still is" \
+check "the zone turning signed: spliced, the reply says why ($(grep -E '^(image|reloaded)' <<<"$out" | tr '\n' ' '))" \
+	bash -c '[ $0 -eq 0 ] && grep -qE "^image: spliced: zone example\.com\. compiled alone \(the patch declined: the zone.s DNSSEC state or flags change" <<<"$1"' "$rc" "$out"
+check "the log says it was spliced" \
+	grep -qE "reload: zone example\.com\. spliced, compiled alone \(the patch declined: " "$TMP/pop53d.log"
+check "the generation moved" [ "$(generation)" != "$gen2" ]
+check "the RRSIG goes out with www.example.com A when DO=1" \
+	bash -c 'grep -q "www.example.com. 300 IN RRSIG A 13 3 300" <<<"$0"' \
+	"$(kdig_section answer +dnssec @"$V4" www.example.com A)"
+check "the apex's DS still is served" \
 	bash -c 'grep -q "example.com. 300 IN DS 23456 13 2" <<<"$0"' \
 	"$(kdig_section answer +norec @"$V4" example.com DS)"
 check "the DNAME still is (host.moved.example.com synthesised)" \
 	bash -c 'grep -q "host.moved.example.com. 300 IN CNAME host.example.net." <<<"$0"' \
 	"$(kdig_section answer @"$V4" host.moved.example.com A)"
+check "the delegation still is (referral with the glue)" \
+	bash -c 'grep -q "ns.sub.example.com. 300 IN A 192.0.2.77" <<<"$0"' \
+	"$(kdig_section additional +norec @"$V4" host.sub.example.com A)"
+check "the big zone still answers $BIG_HOST A" [ "$(a_of "$BIG_HOST")" = "$BIG_A0" ]
+
+# --- 5f. unsigned again, through the zones-only reload: spliced there too ----------------
+edit '/ RRSIG\t/d'
+out=$(ctl reload 2>&1); rc=$?
+check "pop53ctl reload: the zone turning unsigned is spliced ($(grep -E '^(image|reloaded)' <<<"$out" | tr '\n' ' '))" \
+	bash -c '[ $0 -eq 0 ] && grep -qE "^image: spliced: zone example\.com\. compiled alone \(the patch declined: .*; 1 other zone\(s\) not compiled" <<<"$1"' "$rc" "$out"
+check "no RRSIG goes out any more" \
+	bash -c '! grep -q "RRSIG" <<<"$0"' "$(kdig_section answer +dnssec @"$V4" www.example.com A)"
 check "the big zone still answers $BIG_HOST A" [ "$(a_of "$BIG_HOST")" = "$BIG_A0" ]
 
 # --- 6. and the next value change is patched again ---------------------------------------
 edit 's/^\(www\t\+300 IN A\t\).*/\1192.0.2.100/'
 out=$(ctl zone reload example.com. 2>&1); rc=$?
-check "after the full compile, a value change is patched again" \
+check "after the splices, a value change is patched again" \
 	bash -c '[ $0 -eq 0 ] && grep -q "^image: patched" <<<"$1"' "$rc" "$out"
 check "www.example.com A is 192.0.2.100" [ "$(a_of www.example.com)" = 192.0.2.100 ]
 out=$(ctl zone reload 2>&1)
 check "zone reload without a name: no file changed since the patch, nothing compiled ($(grep '^image' <<<"$out"))" \
 	grep -q "^image: unchanged: nothing published: no zone file changed since its compile (2 zone(s) not compiled)" <<<"$out"
+
+# What the splices saved: every zone compiled (the big one with them), for the reply's time.
+out=$(ctl reload --full 2>&1); rc=$?
+check "reload --full compiles every zone ($(grep -E '^(image|reloaded)' <<<"$out" | tr '\n' ' '))" \
+	bash -c '[ $0 -eq 0 ] && grep -q "^image: compiled in full: asked for (reload --full)" <<<"$1"' "$rc" "$out"
+check "after it, www.example.com A is still 192.0.2.100" [ "$(a_of www.example.com)" = 192.0.2.100 ]
 
 check "pop53d stops cleanly" stop_pop53
 finish
