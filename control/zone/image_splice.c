@@ -177,18 +177,34 @@ struct relisted {
 	bool in_j;
 };
 
-static int relisted_push(struct relisted **a, size_t *n, size_t *cap, uint32_t rs,
-			 uint32_t owner, bool in_j)
+/* The RRsets whose lists are made again, and the words those lists take at most. */
+struct relisted_set {
+	struct relisted *a;
+	size_t n, cap, words;
+};
+
+/* Node n of src (J when in_j): its RRsets with a target across zones put on s. 0, or -1
+ * (out of memory). */
+static int relist_node(const struct lists *l, bool in_j, const void *src, uint32_t n,
+		       struct relisted_set *s)
 {
-	if (*n == *cap) {
-		size_t c = *cap ? 2 * *cap : 16;
-		struct relisted *x = realloc(*a, c * sizeof(**a));
-		if (x == NULL)
-			return -1;
-		*a = x;
-		*cap = c;
+	const struct p53_image_node *nd = p53_image_node(src, n);
+	const struct p53_image_rrset *rs = p53_image_node_first(src, nd);
+
+	for (uint32_t i = 0; i < nd->n_rrsets; i++, rs = p53_image_rrset_next(src, rs)) {
+		if (relist(l, in_j, src, rs, nd, true, NULL) == 0)
+			continue;
+		if (s->n == s->cap) {
+			size_t c = s->cap ? 2 * s->cap : 16;
+			struct relisted *x = realloc(s->a, c * sizeof(*x));
+			if (x == NULL)
+				return -1;
+			s->a = x;
+			s->cap = c;
+		}
+		s->a[s->n++] = (struct relisted){ .rs = nd->rrsets + i, .owner = n, .in_j = in_j };
+		s->words += 1u + rs->count;
 	}
-	(*a)[(*n)++] = (struct relisted){ .rs = rs, .owner = owner, .in_j = in_j };
 	return 0;
 }
 
@@ -225,8 +241,7 @@ void *p53_image_splice(const void *img, const void *one, void *spare, size_t *le
 	uint8_t *ni = NULL;
 	uint32_t *old = NULL;   /* the zone's nodes in img */
 	size_t n_old = 0, old_cap = 0;
-	struct relisted *rl = NULL; /* RRsets whose lists are made again */
-	size_t n_rl = 0, rl_cap = 0, rl_words = 0;
+	struct relisted_set rl = { 0 }; /* RRsets whose lists are made again */
 
 	why[0] = '\0';
 	if (jh->n_zones != 1)
@@ -253,14 +268,8 @@ void *p53_image_splice(const void *img, const void *one, void *spare, size_t *le
 	for (uint32_t n = 0; n < jh->n_nodes; n++) {
 		const struct p53_image_node *nd = p53_image_node(one, n);
 		steered |= nd->steer != 0;
-		const struct p53_image_rrset *rs = p53_image_node_first(one, nd);
-		for (uint32_t i = 0; i < nd->n_rrsets; i++, rs = p53_image_rrset_next(one, rs)) {
-			if (relist(&ls, true, one, rs, nd, true, NULL) == 0)
-				continue;
-			if (relisted_push(&rl, &n_rl, &rl_cap, nd->rrsets + i, n, true) != 0)
-				DECLINE("out of memory");
-			rl_words += 1u + rs->count;
-		}
+		if (relist_node(&ls, true, one, n, &rl) != 0)
+			DECLINE("out of memory");
 	}
 	if (steered && jh->steer_layout != h->steer_layout)
 		DECLINE("the steering layout is not the image's (reload the config)");
@@ -297,14 +306,8 @@ void *p53_image_splice(const void *img, const void *one, void *spare, size_t *le
 		    p53_name_at_or_below(nm, nd->name_len, apex, apex_len))
 			DECLINE("%s, a served zone's apex, lies below zone %s (its parent side)",
 				p53_name_to_str(txt2, sizeof(txt2), nm), txt);
-		const struct p53_image_rrset *rs = p53_image_node_first(img, nd);
-		for (uint32_t i = 0; i < nd->n_rrsets; i++, rs = p53_image_rrset_next(img, rs)) {
-			if (relist(&ls, false, img, rs, nd, true, NULL) == 0)
-				continue;
-			if (relisted_push(&rl, &n_rl, &rl_cap, nd->rrsets + i, n, false) != 0)
-				DECLINE("out of memory");
-			rl_words += 1u + rs->count;
-		}
+		if (relist_node(&ls, false, img, n, &rl) != 0)
+			DECLINE("out of memory");
 	}
 
 	/* The zone's part of the NSEC chain and of the NSEC3 hashes, zone by zone. */
@@ -355,7 +358,7 @@ void *p53_image_splice(const void *img, const void *one, void *spare, size_t *le
 	const size_t base = rdata_old + ((size_t)jh->rdata_off - (nh.rdata_off + rdata_old)) % 64;
 	off = p53_align8(off + base + rdata_one);
 	nh.adds_off = (uint32_t)off;
-	off = p53_align8(off + (adds_old + adds_one + rl_words) * sizeof(uint32_t));
+	off = p53_align8(off + (adds_old + adds_one + rl.words) * sizeof(uint32_t));
 	nh.proofs_off = 0;
 	if (h->proofs_off != 0 || jh->proofs_off != 0) {
 		nh.proofs_off = (uint32_t)off;
@@ -452,8 +455,8 @@ void *p53_image_splice(const void *img, const void *one, void *spare, size_t *le
 	}
 	/* Lists across zones made again (relist), after J's; the old ones are left unread. */
 	size_t at = adds_old + adds_one;
-	for (size_t i = 0; i < n_rl; i++) {
-		const struct relisted *e = &rl[i];
+	for (size_t i = 0; i < rl.n; i++) {
+		const struct relisted *e = &rl.a[i];
 		const void *src = e->in_j ? one : img;
 		size_t w = relist(&ls, e->in_j, src, p53_image_rrset(src, e->rs),
 				  p53_image_node(src, e->owner), false, adds + at);
@@ -553,12 +556,12 @@ void *p53_image_splice(const void *img, const void *one, void *spare, size_t *le
 		memset(pf + n_nodes, 0, nh.chain_off - nh.proofs_off - n_nodes * sizeof(*pf));
 	}
 	free(old);
-	free(rl);
+	free(rl.a);
 	*len = off;
 	return ni;
 fail:
 	free(old);
-	free(rl);
+	free(rl.a);
 	free(spare);
 	return NULL;
 }

@@ -371,6 +371,19 @@ static void chain(const struct p53_zone_src *srcs, size_t n_src, uint32_t z, int
 	free(img);
 }
 
+/* A test's temporary zone files removed and their paths freed; NULL ends the list. */
+static void drop_files(char *path, ...)
+{
+	va_list ap;
+
+	va_start(ap, path);
+	for (; path != NULL; path = va_arg(ap, char *)) {
+		unlink(path);
+		free(path);
+	}
+	va_end(ap);
+}
+
 static char *zone_path(const char *file)
 {
 	char *p = malloc(512);
@@ -411,12 +424,7 @@ static void test_independent_zones(void **state)
 		      "contents\n", o.spliced, o.patched, o.declined, o.invalid);
 	assert_true(o.spliced > 20);
 	assert_true(o.patched > 0);
-	unlink(fa);
-	unlink(fb);
-	unlink(fs);
-	free(fa);
-	free(fb);
-	free(fs);
+	drop_files(fa, fb, fs, NULL);
 	free(fn);
 	free(f3);
 }
@@ -449,8 +457,7 @@ static void test_nsec3_resalted(void **state)
 	ask_do_too = 0;
 	assert_int_equal(o.spliced, 1);
 	p53_rrs_free(&next);
-	unlink(fa);
-	free(fa);
+	drop_files(fa, NULL);
 	free(fn);
 	free(f3);
 	free(fr);
@@ -480,10 +487,7 @@ static void test_steered_owner(void **state)
 	print_message("steered: %d spliced, %d patched, %d invalid contents\n", o.spliced,
 		      o.patched, o.invalid);
 	assert_true(o.spliced > 2);
-	unlink(fa);
-	unlink(fb);
-	free(fa);
-	free(fb);
+	drop_files(fa, fb, NULL);
 }
 
 /* A small zone beside a 10k-record generated one: spliced, the big zone's nodes untouched. */
@@ -500,10 +504,7 @@ static void test_beside_big_zone(void **state)
 	rng = seed(10000);
 	chain(srcs, 2, 1, 3, NULL, false, &o);
 	assert_true(o.spliced > 0);
-	unlink(path);
-	unlink(fa);
-	free(path);
-	free(fa);
+	drop_files(path, fa, NULL);
 }
 
 /* Ties the splice declines: a served child below the zone, the zone below a served parent. */
@@ -519,10 +520,7 @@ static void test_declines(void **state)
 	chain(nest, 2, 0, 2, NULL, true, &o);   /* the parent: a served zone below it */
 	chain(nest, 2, 1, 2, NULL, true, &o);   /* the child: below a served zone */
 	assert_int_equal(o.declined, 4);
-	unlink(fp);
-	unlink(fc);
-	free(fp);
-	free(fc);
+	drop_files(fp, fc, NULL);
 }
 
 /* Additional lists across zones (image_splice.c relist): other.test's NS and MX name a.test's
@@ -543,12 +541,7 @@ static void test_lists_across_zones(void **state)
 	print_message("across zones: %d spliced, %d patched, %d invalid contents\n", o.spliced,
 		      o.patched, o.invalid);
 	assert_true(o.spliced > 10);
-	unlink(fa);
-	unlink(fb);
-	unlink(fo);
-	free(fa);
-	free(fb);
-	free(fo);
+	drop_files(fa, fb, fo, NULL);
 }
 
 int main(void)
