@@ -429,11 +429,30 @@ struct timing {
 	bool patched;                   /* the image was patched, not compiled */
 };
 
+/* Why the IXFRs of this publish were not patched, for `zone status` (last_ixfr_image) and
+ * the log when they are compiled in full (publish); try_splice may still take one alone. */
+static void not_patched(struct p53_zone_update *u, size_t n, const char *why)
+{
+	for (size_t i = 0; i < n; i++)
+		if (u[i].rc == 0 && u[i].kind == P53_UPDATE_DIFF)
+			snprintf(u[i].z->last_image, sizeof(u[i].z->last_image),
+				 "compiled in full: %s", why);
+}
+
+/* What not_patched or try_patch said for zone z: its last_image without the prefix. */
+static const char *patch_why(const struct p53_xfr_zone *z)
+{
+	const char *pre = "compiled in full: ";
+
+	return strncmp(z->last_image, pre, strlen(pre)) == 0 ? z->last_image + strlen(pre)
+							      : z->last_image;
+}
+
 /*
  * IXFRs alone in this publish (one per zone, zones with data here): the running image
  * patched (control/zone/image_patch.c), one IXFR after another, instead of every zone
- * compiled again, when the patch takes every one; NULL (and the reason logged, counted and
- * kept for `zone status`, for each of them) when it does not.
+ * compiled again, when the patch takes every one; NULL (the reason kept for `zone status`,
+ * for each of them) when it does not.
  */
 static void *try_patch(struct p53_daemon *d, struct p53_zone_update *u, size_t n, size_t *len)
 {
@@ -443,11 +462,18 @@ static void *try_patch(struct p53_daemon *d, struct p53_zone_update *u, size_t n
 	for (size_t i = 0; i < n; i++) {
 		if (u[i].rc != 0)
 			continue;
-		if (u[i].kind != P53_UPDATE_DIFF || u[i].diff == NULL || u[i].z->is_catalog)
-			return NULL; /* a whole zone (or no data, or a catalog): one compile for all */
-		for (size_t k = 0; k < i; k++)
-			if (u[k].rc == 0 && u[k].z == u[i].z)
+		if (u[i].kind != P53_UPDATE_DIFF || u[i].diff == NULL || u[i].z->is_catalog) {
+			/* A whole zone (or no data, or a catalog): one compile for all. */
+			not_patched(u, n, "a whole zone, a catalog's or a zone without data was "
+				    "updated in the same publish");
+			return NULL;
+		}
+		for (size_t k = 0; k < i; k++) {
+			if (u[k].rc == 0 && u[k].z == u[i].z) {
+				not_patched(u, n, "two updates of one zone in the same publish");
 				return NULL;
+			}
+		}
 		live++;
 	}
 	if (live == 0 || d->dp.image == NULL)
@@ -489,8 +515,7 @@ static void *try_patch(struct p53_daemon *d, struct p53_zone_update *u, size_t n
 		for (size_t i = 0; i < n; i++) {
 			if (u[i].rc != 0)
 				continue;
-			d->xfr->ixfr_patched++;
-			u[i].z->ixfr_patched++;
+			u[i].way = P53_WAY_PATCHED;
 			snprintf(u[i].z->last_image, sizeof(u[i].z->last_image), "patched");
 		}
 		return img;
@@ -499,15 +524,11 @@ static void *try_patch(struct p53_daemon *d, struct p53_zone_update *u, size_t n
 		if (u[i].rc != 0)
 			continue;
 		struct p53_xfr_zone *z = u[i].z;
-		d->xfr->ixfr_compiled++;
-		z->ixfr_compiled++;
 		if (&u[i] == no)
 			snprintf(z->last_image, sizeof(z->last_image), "compiled in full: %s", why);
 		else
 			snprintf(z->last_image, sizeof(z->last_image), "compiled in full: zone %.100s "
 				 "in the same publish was not patched", no->z->name);
-		p53_info("xfr: zone %s: IXFR compiled in full, not patched: %s", z->name,
-			 z->last_image + sizeof("compiled in full: ") - 1);
 	}
 	return NULL;
 }
@@ -579,13 +600,14 @@ static void *try_patch_full(struct p53_daemon *d, struct p53_zone_update *u, siz
 				      p53_log_warn_cb, NULL, NULL, NULL);
 	free(extras);
 	if (rc == P53_REPATCH_PATCHED) {
+		up->way = P53_WAY_PATCHED;
 		p53_info("xfr: zone %s: AXFR patched into the image (%" PRIu64 " record(s) deleted, %"
 			 PRIu64 " added, SOAs included)", z->name, st[0], st[1]);
 		return img;
 	}
 	if (rc == P53_REPATCH_SPLICED) {
-		snprintf(z->last_image, sizeof(z->last_image), "spliced: zone %.60s compiled alone "
-			 "(the patch declined: %.80s)", z->name, why);
+		/* (An AXFR's way in is logged; `zone status` keeps the last IXFR's.) */
+		up->way = P53_WAY_SPLICED;
 		p53_info("xfr: zone %s: AXFR spliced into the image, compiled alone (the patch "
 			 "declined: %s)", z->name, why);
 		return img;
@@ -623,10 +645,7 @@ static void *try_splice(struct p53_daemon *d, struct p53_zone_update *u, size_t 
 		return NULL;
 	/* What the patch said, for the reply (try_patch kept it in last_image). */
 	char was[sizeof(z->last_image)], why[256], err[1024];
-	const char *pre = "compiled in full: ";
-	snprintf(was, sizeof(was), "%s", first ? "the zone had no data" :
-		 strncmp(z->last_image, pre, strlen(pre)) == 0 ? z->last_image + strlen(pre) :
-		 z->last_image);
+	snprintf(was, sizeof(was), "%s", first ? "the zone had no data" : patch_why(z));
 	void *img = NULL;
 	void *extras = p53_steer_extras_attach(&d->cfg, &src, 1, err, sizeof(err));
 	enum p53_repatch rc = P53_REPATCH_BAD;
@@ -635,8 +654,10 @@ static void *try_splice(struct p53_daemon *d, struct p53_zone_update *u, size_t 
 				     len, why, sizeof(why), err, sizeof(err), p53_log_warn_cb, NULL);
 	free(extras);
 	if (rc == P53_REPATCH_SPLICED) {
-		snprintf(z->last_image, sizeof(z->last_image), "spliced: zone %.60s compiled alone "
-			 "(the patch declined: %.80s)", z->name, was);
+		up->way = P53_WAY_SPLICED;
+		if (up->kind == P53_UPDATE_DIFF)
+			snprintf(z->last_image, sizeof(z->last_image), "spliced: zone %.60s compiled "
+				 "alone (the patch declined: %.80s)", z->name, was);
 		p53_info("xfr: zone %s: %s spliced into the image, compiled alone (the patch "
 			 "declined: %s)", z->name, up->kind == P53_UPDATE_DIFF ? "IXFR" : "AXFR", was);
 		return img;
@@ -646,6 +667,15 @@ static void *try_splice(struct p53_daemon *d, struct p53_zone_update *u, size_t 
 	return NULL;
 }
 
+/* The updates of this publish (rc 0; others may be published already, one at a time) go in
+ * with every zone compiled unless a patch or a splice takes them. */
+static void ways_compiled(struct p53_zone_update *u, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (u[i].rc == 0)
+			u[i].way = P53_WAY_COMPILED;
+}
+
 /* Stage 2: one compile (or patch) and one publish for the updates marked 0 in u. */
 static int publish(struct p53_daemon *d, struct p53_zone_update *u, size_t n, char *err,
 		   size_t errlen, struct timing *tm)
@@ -653,6 +683,7 @@ static int publish(struct p53_daemon *d, struct p53_zone_update *u, size_t n, ch
 	size_t len;
 	uint64_t t0 = rte_rdtsc();
 	double c0 = thread_cpu_ms();
+	ways_compiled(u, n);
 	void *img = try_patch(d, u, n, &len);
 	if (img == NULL)
 		img = try_patch_full(d, u, n, &len);
@@ -665,6 +696,10 @@ static int publish(struct p53_daemon *d, struct p53_zone_update *u, size_t n, ch
 			tm->compile_cpu += thread_cpu_ms() - c0;
 			return 1;
 		}
+		for (size_t i = 0; i < n; i++)
+			if (u[i].rc == 0 && u[i].kind == P53_UPDATE_DIFF)
+				p53_info("xfr: zone %s: IXFR compiled in full, not patched: %s",
+					 u[i].z->name, patch_why(u[i].z));
 		img = p53_xfr_compile(d->xfr, &d->cfg, d->dp.image, u, n, &len, err, errlen, NULL, NULL);
 	} else {
 		tm->patched = true;
@@ -693,6 +728,7 @@ static int publish(struct p53_daemon *d, struct p53_zone_update *u, size_t n, ch
 		 * stuck reader fails any publish alike: its error (err) is the update's. */
 		p53_warn("xfr: a patched image was not published (%s); compiling in full", err);
 		tm->patched = false;
+		ways_compiled(u, n);
 		if (materialize(d, u, n) == 0)
 			return -1;
 		img = p53_xfr_compile(d->xfr, &d->cfg, d->dp.image, u, n, &len, err, errlen, NULL, NULL);
@@ -701,6 +737,25 @@ static int publish(struct p53_daemon *d, struct p53_zone_update *u, size_t n, ch
 	tm->publish += rte_rdtsc() - t1;
 	tm->publish_cpu += thread_cpu_ms() - c1;
 	return rc != 0 ? -1 : 0;
+}
+
+/* An IXFR published: counted by its way into the image (`zone status` ixfr_image). */
+static void count_way(struct p53_xfr *x, struct p53_xfr_zone *z, enum p53_update_way way)
+{
+	switch (way) {
+	case P53_WAY_PATCHED:
+		x->ixfr_patched++;
+		z->ixfr_patched++;
+		break;
+	case P53_WAY_SPLICED:
+		x->ixfr_spliced++;
+		z->ixfr_spliced++;
+		break;
+	case P53_WAY_COMPILED:
+		x->ixfr_compiled++;
+		z->ixfr_compiled++;
+		break;
+	}
 }
 
 size_t p53_zones_update(struct p53_daemon *d, struct p53_zone_update *u, size_t n)
@@ -772,6 +827,8 @@ size_t p53_zones_update(struct p53_daemon *d, struct p53_zone_update *u, size_t 
 		ok++;
 		x->applies_ok++;
 		u[i].z->last_apply_ms = ms;
+		if (u[i].kind == P53_UPDATE_DIFF)
+			count_way(x, u[i].z, u[i].way);
 		/* The journal follows what is served: differences we applied, or nothing after a
 		 * whole new zone (serve.h falls back to the whole zone for older serials). */
 		if (u[i].kind == P53_UPDATE_DIFF && u[i].diff != NULL)

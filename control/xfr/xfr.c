@@ -1085,7 +1085,9 @@ static json_t *zone_json(const struct p53_daemon *d, const struct p53_xfr_zone *
 	json_object_set_new(o, "notifies", json_integer((json_int_t)z->notifies));
 	json_object_set_new(o, "last_ixfr_image", z->last_image[0] != '\0' ? json_string(z->last_image)
 									 : json_null());
-	json_object_set_new(o, "ixfr_image", json_pack("{s:I, s:I}", "patched", (json_int_t)z->ixfr_patched,
+	json_object_set_new(o, "ixfr_image", json_pack("{s:I, s:I, s:I}",
+						       "patched", (json_int_t)z->ixfr_patched,
+						       "spliced", (json_int_t)z->ixfr_spliced,
 						       "compiled", (json_int_t)z->ixfr_compiled));
 	json_object_set_new(o, "notify_to_served_ms", z->notify_to_served_ms > 0
 					? json_real(z->notify_to_served_ms) : json_null());

@@ -76,9 +76,10 @@ struct p53_xfr_zone {
 	char last_how[24];
 	int last_primary;
 	double last_xfr_ms, last_apply_ms;
-	char last_image[200];           /* how the last IXFR got into the image: "patched", or
-					   "compiled in full: <why the patch declined>" */
-	uint64_t ixfr_patched, ixfr_compiled; /* IXFRs patched into the image, compiled in full */
+	char last_image[200];           /* how the last IXFR got into the image: "patched",
+					   "spliced: <why the patch declined>" or "compiled in
+					   full: <why>" */
+	uint64_t ixfr_patched, ixfr_spliced, ixfr_compiled; /* IXFRs published each way */
 	uint64_t xfr_ok, xfr_failed, notifies;
 	uint64_t notify_us;             /* CLOCK_MONOTONIC µs of the NOTIFY being served, 0 none */
 	double notify_to_served_ms;     /* last NOTIFY to the new data published */
@@ -131,10 +132,17 @@ struct p53_xfr {
 	/* totals */
 	uint64_t notify_ok, notify_refused, notify_kernel, notify_tcp, notify_lost_events;
 	uint64_t applies_ok, applies_failed;
-	uint64_t ixfr_patched, ixfr_compiled; /* IXFRs patched into the image, compiled in full */
+	uint64_t ixfr_patched, ixfr_spliced, ixfr_compiled; /* IXFRs published each way */
 	struct p53_patch_index *pix;    /* what the IXFR patch keeps about the running image
 					   (control/zone/patch_index.h); NULL until the first */
 	uint64_t soa_answered, soa_refused; /* signed SOA queries over UDP (p53_xfr_soa_query) */
+};
+
+/* How an update got into the published image (control/xfr/update.c). */
+enum p53_update_way {
+	P53_WAY_COMPILED = 0,           /* every zone compiled */
+	P53_WAY_PATCHED,                /* the running image patched (image_patch.h) */
+	P53_WAY_SPLICED,                /* the zone compiled alone, spliced in (image_splice.h) */
 };
 
 /* One zone's new content, handed to p53_zones_update(). */
@@ -157,6 +165,7 @@ struct p53_zone_update {
 					 * empty for a DIFF patched into the image without them
 					 * (lazy: the disk copy, when due, reads the image) */
 	bool lazy;                      /* DIFF: result not made (yet): see p53_zones_update */
+	enum p53_update_way way;        /* rc 0: how it was published */
 };
 
 /**

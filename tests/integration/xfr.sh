@@ -91,7 +91,8 @@ check "the new delegation is a referral: NS in the authority section, its glue, 
 	       tr -s ' \t' ' ' <$TMP/ref.txt | grep -q '^ns.sub.sec.test. 300 IN A 192.0.2.77'"
 check "the CNAME, MX and delegation change was patched, no IXFR compiled in full (zone status)" \
 	/usr/bin/python3 -c "import json,sys; z=json.loads(sys.argv[1])['zone']; \
-assert z['serial']==3 and z['last_ixfr_image']=='patched' and z['ixfr_image']=={'patched':2,'compiled':0}, z" \
+assert z['serial']==3 and z['last_ixfr_image']=='patched' and \
+z['ixfr_image']=={'patched':2,'spliced':0,'compiled':0}, z" \
 	"$(CTL --json zone status sec.test)"
 
 # 3. Several changes in a row; the zone as pop53 serves it equals the primary's.
@@ -154,8 +155,13 @@ check "zone status: that IXFR was spliced, and why the patch declined ($(CTL --j
 assert z['last_ixfr_image'].startswith('spliced: zone sec.test. compiled alone (the patch declined: the diff changes ') \
 and 'records at h1.sec.test.' in z['last_ixfr_image'], z" \
 	"$(CTL --json zone status sec.test)"
-check "the log says the IXFR was spliced" \
-	grep -q "xfr: zone sec.test.: IXFR spliced into the image, compiled alone (the patch declined: " "$TMP/pop53d.log"
+check "zone status counts it spliced, not compiled (ixfr_image $(CTL --json zone status sec.test | grep -o '"ixfr_image":{[^}]*}'))" \
+	/usr/bin/python3 -c "import json,sys; c=json.loads(sys.argv[1])['zone']['ixfr_image']; \
+assert c['spliced']==1 and c['compiled']==0 and 3 <= c['patched'] <= 7, c" \
+	"$(CTL --json zone status sec.test)"
+check "the log says the IXFR was spliced, and not that it was compiled in full" \
+	sh -c "grep -q 'xfr: zone sec.test.: IXFR spliced into the image, compiled alone (the patch declined: ' $TMP/pop53d.log && \
+	       ! grep -q 'xfr: zone sec.test.: IXFR compiled in full' $TMP/pop53d.log"
 check "the RRSIG goes out with h1.sec.test A when DO=1" \
 	sh -c "ip netns exec $CLIENT_NS kdig +time=1 +dnssec @$V4 h1.sec.test A +noall +answer | tr -s ' \t' ' ' | \
 	       grep -q '^h1.sec.test. 300 IN RRSIG A 13 3 300'"
@@ -168,6 +174,9 @@ check "the IXFR removing it arrived (serial 10)" wait_for 10 serial_is "$CLIENT_
 check "no RRSIG goes out any more (spliced again)" \
 	sh -c "! ip netns exec $CLIENT_NS kdig +time=1 +dnssec @$V4 h1.sec.test A +noall +answer | grep -q RRSIG && \
 	       $BUILD/control/pop53ctl -s $TMP/control.sock --json zone status sec.test | grep -q '\"last_ixfr_image\":\"spliced: '"
+check "zone status counts two IXFRs spliced, none compiled" \
+	/usr/bin/python3 -c "import json,sys; c=json.loads(sys.argv[1])['zone']['ixfr_image']; \
+assert c['spliced']==2 and c['compiled']==0, c" "$(CTL --json zone status sec.test)"
 primary_records
 
 # 4. pop53ctl zone refresh (up to date) and retransfer (AXFR).
