@@ -1,7 +1,19 @@
 /* Text forms for logs and replies; see text.h. */
 #include <stdio.h>
 
+#include <ldns/ldns.h>
+
 #include "control/text.h"
+
+const char *p53_type_to_str(char *dst, size_t cap, uint16_t type)
+{
+	const ldns_rr_descriptor *d = ldns_rr_descript(type);
+
+	if (d != NULL && d->_name != NULL)
+		return d->_name;
+	snprintf(dst, cap, "TYPE%u", type);
+	return dst;
+}
 
 char *p53_name_to_str(char *dst, size_t cap, const uint8_t *name)
 {

@@ -655,9 +655,14 @@ static void *try_splice(struct p53_daemon *d, struct p53_zone_update *u, size_t 
 	free(extras);
 	if (rc == P53_REPATCH_SPLICED) {
 		up->way = P53_WAY_SPLICED;
-		if (up->kind == P53_UPDATE_DIFF)
-			snprintf(z->last_image, sizeof(z->last_image), "spliced: zone %.60s compiled "
-				 "alone (the patch declined: %.80s)", z->name, was);
+		if (up->kind == P53_UPDATE_DIFF) {
+			/* The patch's reason whole where the zone's name leaves room. */
+			size_t k = (size_t)snprintf(z->last_image, sizeof(z->last_image),
+						    "spliced: zone %.60s compiled alone (the patch "
+						    "declined: ", z->name);
+			snprintf(z->last_image + k, sizeof(z->last_image) - k, "%.*s)",
+				 (int)(sizeof(z->last_image) - k - 2), was);
+		}
 		p53_info("xfr: zone %s: %s spliced into the image, compiled alone (the patch "
 			 "declined: %s)", z->name, up->kind == P53_UPDATE_DIFF ? "IXFR" : "AXFR", was);
 		return img;

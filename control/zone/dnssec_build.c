@@ -57,16 +57,6 @@ static const char *owner(const struct p53_zb *b, uint32_t node, char *buf, size_
 	return p53_name_to_str(buf, cap, b->names + b->nodes[node].name_off);
 }
 
-static const char *tname(uint16_t t, char *buf, size_t cap)
-{
-	const ldns_rr_descriptor *d = ldns_rr_descript(t);
-
-	if (d != NULL && d->_name != NULL)
-		return d->_name;
-	snprintf(buf, cap, "TYPE%u", t);
-	return buf;
-}
-
 /* RRset of a type at a node, in the build arrays; P53_NONE. */
 static uint32_t node_rrset(const struct build *s, uint32_t n, uint16_t type)
 {
@@ -112,7 +102,7 @@ int p53_dnssec_sigs_set(struct build *s, uint32_t rrset, uint32_t first, uint32_
 	if (count > UINT8_MAX || bytes > UINT16_MAX)
 		return p53_zb_rec_err(b, r, "more than %u RRSIGs (or %u bytes of them) cover %s at "
 				      "'%s'", UINT8_MAX, UINT16_MAX,
-				      tname(s->rrsets[rrset].type, tb, sizeof(tb)),
+				      p53_type_to_str(tb, sizeof(tb), s->rrsets[rrset].type),
 				      owner(b, r->node, txt, sizeof(txt)));
 	s->rs_sig[rrset] = first;
 	s->rrsets[rrset].sig_count = (uint8_t)count;
@@ -253,7 +243,7 @@ int p53_dnssec_attach(struct build *s)
 				p53_zb_rec_warn(b, r, "RRSIG at '%s' covers %s, which '%s' does not have: "
 						"kept as a record of that name (answered to RRSIG and "
 						"ANY queries, sent in transfers)", owner(b, n, txt, sizeof(txt)),
-						tname((uint16_t)covered_of(b, r), tb, sizeof(tb)),
+						p53_type_to_str(tb, sizeof(tb), (uint16_t)covered_of(b, r)),
 						owner(b, n, txt, sizeof(txt)));
 			sig_n -= orph;
 		}
@@ -896,7 +886,8 @@ static void signed_checks(struct build *s, uint32_t z)
 				continue;
 			if (unsigned_sets++ < WARN_MAX)
 				p53_zb_rec_warn(b, &b->recs[p53_rs_first(s, i)], "%s at '%s' has no RRSIG in "
-						"a signed zone", tname(s->rrsets[i].type, tb, sizeof(tb)),
+						"a signed zone",
+						p53_type_to_str(tb, sizeof(tb), s->rrsets[i].type),
 						owner(b, n, txt, sizeof(txt)));
 		}
 	}
@@ -932,7 +923,7 @@ int p53_dnssec_build(struct build *s)
 			if (s->rrsets[i].type != T_NSEC3)
 				return p53_zb_rec_err(b, &b->recs[p53_rs_first(s, i)], "%s beside NSEC3 at "
 						      "'%s': an NSEC3 owner is a hash, not a name of the zone",
-						      tname(s->rrsets[i].type, tb, sizeof(tb)),
+						      p53_type_to_str(tb, sizeof(tb), s->rrsets[i].type),
 						      owner(b, n, txt, sizeof(txt)));
 		nd->flags |= P53_NODE_NSEC3;
 		n_n3_all++;

@@ -286,17 +286,6 @@ static uint16_t rrset_flags(uint16_t type)
 	}
 }
 
-/* Type mnemonic for messages (RFC 3597 §5 form when ldns has none). */
-static const char *tname(uint16_t t, char *buf, size_t cap)
-{
-	const ldns_rr_descriptor *d = ldns_rr_descript(t);
-
-	if (d != NULL && d->_name != NULL)
-		return d->_name;
-	snprintf(buf, cap, "TYPE%u", t);
-	return buf;
-}
-
 static int push_rrset(struct build *s, uint32_t node, uint16_t type, uint32_t start,
 		      uint32_t count, uint32_t ttl, uint32_t first, size_t bytes)
 {
@@ -307,7 +296,7 @@ static int push_rrset(struct build *s, uint32_t node, uint16_t type, uint32_t st
 
 	if (count > UINT16_MAX)
 		return p53_zb_rec_err(b, &b->recs[first], "more than %u %s records at one owner",
-				      UINT16_MAX, tname(type, tb, sizeof(tb)));
+				      UINT16_MAX, p53_type_to_str(tb, sizeof(tb), type));
 	if (nd->n_rrsets == UINT16_MAX)
 		return p53_zb_rec_err(b, &b->recs[first], "too many RRsets at one owner");
 	if (p53_zb_grow((void **)&s->rrsets, &s->rrsets_cap, s->n_rrsets + 1, sizeof(*s->rrsets)) < 0 ||
@@ -368,7 +357,7 @@ static int rrsets_make(struct build *s)
 						"TTL %u, using %u (RFC 2181 §5.2)", r[k].ttl,
 						p53_name_to_str(txt, sizeof(txt), b->names +
 								b->nodes[r[k].node].name_off),
-						tname(r[k].type, tb, sizeof(tb)), ttl, ttl);
+						p53_type_to_str(tb, sizeof(tb), r[k].type), ttl, ttl);
 		/* The earliest record always survives: duplicates sort by appearance. */
 		first = out;
 		for (size_t k = i; k < j; k++) {
@@ -471,7 +460,8 @@ static int cname_alone(struct build *s, uint32_t n)
 		y = &b->recs[p53_rs_first(s, i)];
 		return p53_zb_rec_err(b, x->seq > y->seq ? x : y,
 				      "CNAME beside other data (%s) at '%s' "
-				      "(RFC 1034 §3.6.2, RFC 2181 §10.1)", tname(t, tb, sizeof(tb)),
+				      "(RFC 1034 §3.6.2, RFC 2181 §10.1)",
+				      p53_type_to_str(tb, sizeof(tb), t),
 				      p53_name_to_str(txt, sizeof(txt), b->names + nd->name_off));
 	}
 	return 0;
@@ -1098,15 +1088,12 @@ static int extras_add(struct build *s, uint32_t z)
 			 * other steered records of this owner were refused with the config. */
 			if (r->node != node || (!cname && r->type != e->type && r->type != LDNS_RR_TYPE_CNAME))
 				continue;
-			char rt[16];
+			char rb[16];
 			snprintf(txt, sizeof(txt), "%s:%u", b->files[r->file], p53_zb_rec_line(b, r));
-			if (ldns_rr_descript(r->type) != NULL && ldns_rr_descript(r->type)->_name != NULL)
-				snprintf(rt, sizeof(rt), "%s", ldns_rr_descript(r->type)->_name);
-			else
-				snprintf(rt, sizeof(rt), "TYPE%u", r->type);
 			return p53_zb_err(b, where, "steering: %s %s is steered, but the zone has %s data "
 					  "for it at %s (static data for a steered owner and type is an error%s)",
-					  e->owner, tn, rt, txt, cname ? "; a CNAME owner has no other data" : "");
+					  e->owner, tn, p53_type_to_str(rb, sizeof(rb), r->type), txt,
+					  cname ? "; a CNAME owner has no other data" : "");
 		}
 		if (b->cfg_file == 0) {
 			int id = p53_zb_file_add(b, src->cfg_file != NULL ? src->cfg_file : "config");

@@ -641,12 +641,6 @@ static uint64_t sigs_expire(const void *img, const struct p53_image_rrset *rs, t
 	return min;
 }
 
-static const char *tstr(uint16_t t, char *buf, size_t cap)
-{
-	snprintf(buf, cap, "TYPE%u", t);
-	return buf;
-}
-
 static void quiet(void *arg, const char *msg)
 {
 	(void)arg;
@@ -3811,12 +3805,18 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 			size_t pos = 0;
 			while (p53_rrs_next(r, &pos, &v) == 1) {
 				bool at_apex = v.owner_len == apex_len && eq_fold(apex, v.owner, apex_len);
-				if (!(sgn ? signed_type_ok(v.type, at_apex) : unsigned_type_ok(v.type, at_apex)))
+				if (!(sgn ? signed_type_ok(v.type, at_apex) : unsigned_type_ok(v.type, at_apex))) {
+					p53_name_to_str(txt, sizeof(txt), v.owner);
+					/* An RRSIG the last step adds stays in the new content: the
+					 * compile makes the zone a signed one (p53_zone_repatch's
+					 * reason for that, word for word). */
+					if (!sgn && v.type == P53_T_RRSIG && part == 1 && s + 1 == diff->n)
+						return decline(why, wl, P53_PATCH_TURNS_SIGNED, txt);
 					return decline(why, wl, "the diff changes %s records at %s%s",
-						       tstr(v.type, tb, sizeof(tb)),
-						       p53_name_to_str(txt, sizeof(txt), v.owner),
+						       p53_type_to_str(tb, sizeof(tb), v.type), txt,
 						       !sgn && v.type == P53_T_RRSIG ?
-						       " (an unsigned zone turns signed)" : "");
+						       " (an unsigned zone)" : "");
+				}
 				if (tn_find(&p->ts, p->t, v.owner, v.owner_len) != P53_NONE)
 					continue;
 				struct tn *t = &p->t[p->n_t];
@@ -4016,7 +4016,7 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 		if (clash != 0)
 			return decline(why, wl, "%s gains %s data beside its steered records (the zone "
 				       "does not compile with its steering)", txt,
-				       tstr(clash, tb, sizeof(tb)));
+				       p53_type_to_str(tb, sizeof(tb), clash));
 		t->rs_first = (uint32_t)p->n_nrs;
 		uint32_t a = 0, b = 0;
 		while (a < on || b < mc) {
@@ -4032,8 +4032,9 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 					 x->type : y->type, nsec_ok))
 				return decline(why, wl, "%s %s its %s RRset in a signed zone (%s)", txt,
 					       x != NULL && (y == NULL || x->type < y->type) ? "loses" : "gains",
-					       tstr(x != NULL && (y == NULL || x->type < y->type) ? x->type : y->type,
-						    tb, sizeof(tb)),
+					       p53_type_to_str(tb, sizeof(tb), x != NULL &&
+							       (y == NULL || x->type < y->type) ?
+							       x->type : y->type),
 					       t->sigs_only ? "a cut, a CNAME or DNAME owner" :
 					       "it has no NSEC chain");
 			if (x != NULL && !(x->flags & P53_RRSET_STEERED) &&
@@ -4069,7 +4070,7 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 				    !(n3_ok && (x->type == 50 || x->type == P53_T_RRSIG)) &&
 				    !(sgn && signed_apex_ns_set(x->type, apex_t, nsec_ok || n3_ok)))
 					return decline(why, wl, "%s loses its %s RRset", txt,
-						       tstr(x->type, tb, sizeof(tb)));
+						       p53_type_to_str(tb, sizeof(tb), x->type));
 				t->changed = true;
 				a++;
 				continue;
@@ -4112,7 +4113,7 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 						      y->type == P53_T_NSEC) && !cut_rrset_ok(t, od, y->type, false))
 					return decline(why, wl, "%s is a cut, a CNAME or DNAME owner and "
 						       "changes its %s records", txt,
-						       tstr(y->type, tb, sizeof(tb)));
+						       p53_type_to_str(tb, sizeof(tb), y->type));
 				if (!(type_ok(y->type, apex_t) || (!sgn && unsigned_type_ok(y->type, apex_t)) ||
 				      cut_rrset_ok(t, od, y->type, false) ||
 				      (t->deleg && (y->type == P53_T_NS || y->type == P53_T_DS)) ||
@@ -4124,7 +4125,7 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 				      (n3_ok && (y->type == 50 || y->type == P53_T_RRSIG))) ||
 				    (y->flags & P53_RRSET_STEERED))
 					return decline(why, wl, "%s changes its %s RRset", txt,
-						       tstr(y->type, tb, sizeof(tb)));
+						       p53_type_to_str(tb, sizeof(tb), y->type));
 				size_t sz = (size_t)y->rdata_len + y->sig_len;
 				if (grow((void **)&p->nrd, &p->nrd_cap, p->nrd_len + sz, 1) != 0)
 					return decline(why, wl, "out of memory");

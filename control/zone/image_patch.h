@@ -50,6 +50,12 @@
 
 struct p53_sign_key;
 
+/* The reason the patch (an IXFR's RRSIG in an unsigned zone) and p53_zone_repatch (a reload
+ * whose zone compiles signed) give for an unsigned zone turning signed, with the owner of an
+ * RRSIG: the same change, the same words. */
+#define P53_PATCH_TURNS_SIGNED "the zone's DNSSEC state changes (unsigned to signed: RRSIG " \
+			       "records at %s)"
+
 /*
  * What signs, in the patch, the NSEC pop53 makes for a signed zone's steered owners (the
  * compile's: p53_zone_src.sign_key and its window, which p53_steer_extras_attach() sets):

@@ -285,6 +285,39 @@ static bool steer_same(const void *cur, uint32_t z, const void *one, char *why, 
 	return same && n_cur == n_one;
 }
 
+/* A zone's DNSSEC state in words (p53_image_zone.dnssec). */
+static const char *dnssec_words(uint16_t d)
+{
+	if (!(d & P53_ZONE_SIGNED))
+		return "unsigned";
+	if (d & P53_ZONE_NSEC3)
+		return d & P53_ZONE_OPTOUT ? "signed with NSEC3 opt-out" : "signed with NSEC3";
+	return d & P53_ZONE_NSEC ? "signed with NSEC" : "signed";
+}
+
+/* Why a zone whose DNSSEC state was `was` and is now zone image one's is not patched: an
+ * unsigned zone turning signed in the IXFR patch's words (image_patch.h), with the first
+ * owner of an RRSIG; else the states in words. */
+static void dnssec_change(uint16_t was, const void *one, char *why, size_t whylen)
+{
+	const uint16_t now = p53_image_zone(one, 0)->dnssec;
+	char txt[1024];
+
+	for (uint32_t n = 0; !(was & P53_ZONE_SIGNED) && n < p53_image_hdr(one)->n_nodes; n++) {
+		const struct p53_image_node *nd = p53_image_node(one, n);
+		const struct p53_image_rrset *rs = p53_image_node_first(one, nd);
+		for (uint32_t i = 0; i < nd->n_rrsets; i++, rs = p53_image_rrset_next(one, rs)) {
+			if (rs->sig_count == 0 && rs->type != P53_T_RRSIG)
+				continue;
+			snprintf(why, whylen, P53_PATCH_TURNS_SIGNED,
+				 p53_name_to_str(txt, sizeof(txt), p53_image_node_name(one, nd)));
+			return;
+		}
+	}
+	snprintf(why, whylen, "the zone's DNSSEC state changes (%s to %s)", dnssec_words(was),
+		 dnssec_words(now));
+}
+
 #define DECLINE(...) do { snprintf(why, whylen, __VA_ARGS__); rc = P53_REPATCH_DECLINED; goto out; } while (0)
 
 enum p53_repatch p53_zone_repatch(const void *cur, const struct p53_zone_src *src, bool same_too,
@@ -335,9 +368,13 @@ enum p53_repatch p53_zone_repatch(const void *cur, const struct p53_zone_src *sr
 		goto splice;
 	}
 	/* What the zone is (its flags, signed or not) is fixed by its compile, not patched. */
-	if (cz->flags != oz->flags || cz->dnssec != oz->dnssec) {
-		snprintf(why, whylen, "the zone's DNSSEC state or flags change (%#x/%#x to %#x/%#x)",
-			 cz->dnssec, cz->flags, oz->dnssec, oz->flags);
+	if (cz->dnssec != oz->dnssec) {
+		dnssec_change(cz->dnssec, one, why, whylen);
+		goto splice;
+	}
+	if (cz->flags != oz->flags) {
+		snprintf(why, whylen, "the zone's transfer flags change (%#x to %#x)", cz->flags,
+			 oz->flags);
 		goto splice;
 	}
 	if (src->n_extra > 0 && !steer_same(cur, z, one, why, whylen)) {

@@ -78,7 +78,7 @@ knotc zone-begin sec.test >/dev/null
 knotc zone-set sec.test edge 300 A 192.0.2.5 >/dev/null
 knotc zone-commit sec.test >/dev/null
 check "the IXFR with a static A at a steered owner is not patched, and the log says why" \
-	wait_for 5 grep -q "IXFR compiled in full, not patched: edge.sec.test. gains TYPE1 data beside its steered records" "$TMP/pop53d.log"
+	wait_for 5 grep -q "IXFR compiled in full, not patched: edge.sec.test. gains A data beside its steered records" "$TMP/pop53d.log"
 check "... and the full compile refuses it (steering: edge.sec.test. A is steered)" \
 	wait_for 5 grep -q "steering: edge.sec.test. A is steered" "$TMP/pop53d.log"
 expect "the served data stays: edge.sec.test TXT" '"v2"' "$(dig_rr edge.sec.test TXT)"

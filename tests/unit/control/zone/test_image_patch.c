@@ -6964,10 +6964,10 @@ static void test_steered_shapes(void **state)
 	steer_shape("the apex's records changed beside its steered AAAA", at_apex, 3, NULL);
 	steer_shape("names new below steered owners", below, 2, NULL);
 	steer_shape("MX naming steered owners added", named, 2, NULL);
-	steer_shape("an A at a steered A owner", same_type, 1, "gains TYPE1 data beside its steered");
-	steer_shape("a CNAME at a steered owner", cname_at, 1, "gains TYPE5 data beside its steered");
+	steer_shape("an A at a steered A owner", same_type, 1, "gains A data beside its steered");
+	steer_shape("a CNAME at a steered owner", cname_at, 1, "gains CNAME data beside its steered");
 	steer_shape("a TXT at a steered CNAME owner", beside_cname, 1,
-		    "gains TYPE16 data beside its steered");
+		    "gains TXT data beside its steered");
 
 	/* A signed zone without a key for its steered owners (the compile makes them no NSEC):
 	 * a TXT at one, as at any name (test_steered_signed has the zones signed here). */
@@ -8486,9 +8486,10 @@ static void test_meta_types(void **state)
 					       "6578616d706c6503636f6d0001020304" },
 	};
 	odd_shape("", "an RRSIG in an unsigned zone", sig, 1, NULL,
-		  "the diff changes TYPE46 records at www.example.com. (an unsigned zone turns signed)");
+		  "the zone's DNSSEC state changes (unsigned to signed: RRSIG records at "
+		  "www.example.com.)");
 	odd_shape("", "TYPE0", zero, 1, NULL, "the diff changes TYPE0 records at www.example.com.");
-	odd_shape("", "OPT", opt, 1, NULL, "the diff changes TYPE41 records at www.example.com.");
+	odd_shape("", "OPT", opt, 1, NULL, "the diff changes OPT records at www.example.com.");
 }
 
 /*

@@ -27,6 +27,7 @@
 #include "control/bigmem.h"
 #include "control/xfr/rrs.h"
 #include "control/zone/image_build.h"
+#include "control/zone/image_patch.h"
 #include "control/zone/image_splice.h"
 #include "control/zone/zone_repatch.h"
 #include "dataplane/answer.h"
@@ -544,6 +545,59 @@ static void test_lists_across_zones(void **state)
 	drop_files(fa, fb, fo, NULL);
 }
 
+/*
+ * An unsigned zone turning signed (an RRSIG added at www): `zone reload NAME`'s way
+ * (p53_zone_repatch: the zone compiled alone, its DNSSEC state compared) and an IXFR's (the
+ * patch, of the same change as a diff) decline with the same reason, and the reload's is
+ * spliced; turning unsigned again is said in words too.
+ */
+static void test_turns_signed_same_reason(void **state)
+{
+	(void)state;
+	static const char sig[] = "www RRSIG A 13 3 300 20300101000000 20250101000000 4242 a.test. "
+		"AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8gISIjJCUmJygpKissLS4vMDEyMzQ1Njc4OTo7PD0+Pw==\n";
+	static const char want[] = "the zone's DNSSEC state changes (unsigned to signed: RRSIG "
+				   "records at www.a.test.)";
+	char text[4096], err[1024], why[512], why2[512];
+	snprintf(text, sizeof(text), "%s%s", ZONE_A, sig);
+	char *fa = tmp_zone(ZONE_A), *fb = tmp_zone(ZONE_B), *fs = tmp_zone(text);
+	struct p53_zone_src srcs[2] = { { .name = "a.test.", .file = fa },
+					{ .name = "b.example.", .file = fb } };
+	struct p53_zone_src sgn = { .name = "a.test.", .file = fs };
+	size_t len = 0, nlen = 0, plen = 0;
+	void *img = p53_image_build(srcs, 2, &len, err, sizeof(err), quiet, NULL), *ni = NULL;
+	assert_non_null(img);
+
+	enum p53_repatch rc = p53_zone_repatch(img, &sgn, true, NULL, &ni, &nlen, NULL, why,
+					       sizeof(why), err, sizeof(err), quiet, NULL, NULL, NULL);
+	assert_int_equal(rc, P53_REPATCH_SPLICED);
+	assert_string_equal(why, want);
+	assert_true(p53_image_zone(ni, 0)->dnssec & P53_ZONE_SIGNED);
+
+	struct p53_rrs was = { 0 }, now = { 0 };
+	struct p53_ixfr diff = { 0 };
+	zone_rrs(img, 0, &was);
+	zone_rrs(ni, 0, &now);
+	assert_int_equal(p53_rrs_diff(&was, &now, &diff, err, sizeof(err)), 1);
+	const struct p53_image_zone *iz = p53_image_zone(img, 0);
+	assert_null(p53_image_patch(img, p53_image_name(img, iz->name_off), iz->name_len, &diff,
+				    &now, NULL, NULL, &plen, why2, sizeof(why2)));
+	assert_string_equal(why2, want);
+
+	void *back = NULL;
+	rc = p53_zone_repatch(ni, &srcs[0], true, NULL, &back, &nlen, NULL, why, sizeof(why), err,
+			      sizeof(err), quiet, NULL, NULL, NULL);
+	assert_int_equal(rc, P53_REPATCH_SPLICED);
+	assert_string_equal(why, "the zone's DNSSEC state changes (signed to unsigned)");
+	p53_ixfr_free(&diff);
+	p53_rrs_free(&was);
+	p53_rrs_free(&now);
+	free(back);
+	free(ni);
+	free(img);
+	drop_files(fa, fb, fs, NULL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -553,6 +607,7 @@ int main(void)
 		cmocka_unit_test(test_beside_big_zone),
 		cmocka_unit_test(test_declines),
 		cmocka_unit_test(test_lists_across_zones),
+		cmocka_unit_test(test_turns_signed_same_reason),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
