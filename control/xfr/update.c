@@ -552,6 +552,14 @@ static int zone_src_of(const struct p53_config *cfg, const struct p53_xfr_zone *
 	return 0;
 }
 
+/* The patch index of the running image made to follow image ni, zone z spliced into it, so
+ * that the next IXFR's patch does not make it again from ni (patch_index.h). */
+static void index_spliced(struct p53_daemon *d, void *ni, uint32_t z)
+{
+	if (d->xfr->pix != NULL)
+		(void)p53_patch_index_spliced(d->xfr->pix, d->dp.image, ni, z);
+}
+
 /* The one update of this publish (a whole zone or a DIFF, not a catalog) when it is alone and
  * an image is served; else NULL. */
 static struct p53_zone_update *alone(struct p53_daemon *d, struct p53_zone_update *u, size_t n)
@@ -608,6 +616,7 @@ static void *try_patch_full(struct p53_daemon *d, struct p53_zone_update *u, siz
 	if (rc == P53_REPATCH_SPLICED) {
 		/* (An AXFR's way in is logged; `zone status` keeps the last IXFR's.) */
 		up->way = P53_WAY_SPLICED;
+		index_spliced(d, img, iz);
 		p53_info("xfr: zone %s: AXFR spliced into the image, compiled alone (the patch "
 			 "declined: %s)", z->name, why);
 		return img;
@@ -655,6 +664,7 @@ static void *try_splice(struct p53_daemon *d, struct p53_zone_update *u, size_t 
 	free(extras);
 	if (rc == P53_REPATCH_SPLICED) {
 		up->way = P53_WAY_SPLICED;
+		index_spliced(d, img, iz);
 		if (up->kind == P53_UPDATE_DIFF) {
 			/* The patch's reason whole where the zone's name leaves room. */
 			size_t k = (size_t)snprintf(z->last_image, sizeof(z->last_image),

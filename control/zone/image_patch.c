@@ -4771,6 +4771,9 @@ append:
 			}
 		}
 		if (e == 0) {
+			/* The index's counts for the zone are its new nodes' now: no longer img's. */
+			if (p->ix != NULL)
+				p53_patch_index_sigs_drop(p->ix, z);
 			free(ni);
 			return decline(why, wl, "the signed zone would have no signature left");
 		}
@@ -4872,12 +4875,11 @@ static void *patch_entry(const void *img, const uint8_t *apex, size_t apex_len,
 			if (p.t[i].changed)
 				p53_patch_index_targets_add(ix, ni, p.t[i].node);
 	}
-	if (ix != NULL) {
-		if (ni != NULL && p.ix != NULL)
-			p53_patch_index_bind(ix, ni);
-		else
-			p53_patch_index_reset(ix); /* declined: the parts may be half updated */
-	}
+	/* Declined: ix still describes img (the splice that follows may hand it on:
+	 * p53_patch_index_spliced); the one part a patch changes before it may decline, the
+	 * zone's signature counts, was dropped there. */
+	if (ni != NULL && p.ix != NULL)
+		p53_patch_index_bind(ix, ni);
 	if (ni != NULL && p.ix == NULL) {
 		/* No index describes it: generation 0 (the publish sets one), so that an index
 		 * of the image it was patched from (whose generation the header copied) does not

@@ -458,6 +458,12 @@ int p53_patch_index_sigs_build(struct p53_patch_index *ix, const void *img, uint
 	return 0;
 }
 
+void p53_patch_index_sigs_drop(struct p53_patch_index *ix, uint32_t z)
+{
+	if (z < ix->n_z)
+		sigs_drop(&ix->z[z]);
+}
+
 int p53_patch_index_sigs_node(struct p53_patch_index *ix, const void *img, uint32_t n,
 			      uint32_t z, bool add)
 {
@@ -492,6 +498,31 @@ uint64_t p53_patch_index_sigs_min(struct p53_patch_index *ix, uint32_t z, time_t
 	/* Resolved around now as the compiler resolves each (RFC 4034 §3.1.5). */
 	int64_t t = (int64_t)now + (int32_t)(s->min - (uint32_t)now);
 	return t > 0 ? (uint64_t)t : 1;
+}
+
+int p53_patch_index_spliced(struct p53_patch_index *ix, const void *img, void *ni, uint32_t z)
+{
+	const uint32_t first = p53_image_hdr(img)->n_nodes, end = p53_image_hdr(ni)->n_nodes;
+
+	if (!p53_patch_index_of(ix, img))
+		return -1;
+	p53_patch_index_sigs_drop(ix, z);
+	struct sigs *s = NULL;
+	if (p53_image_zone(ni, z)->dnssec != 0 && (s = zsigs(ix, z, true)) == NULL) {
+		p53_patch_index_reset(ix);
+		return -1;
+	}
+	for (uint32_t n = first; n < end; n++) {
+		if ((ix->tgt_made && tgt_node(ix, ni, n) != 0) ||
+		    (s != NULL && sigs_of(s, ni, n, 1) != 0)) {
+			p53_patch_index_reset(ix);
+			return -1;
+		}
+	}
+	if (s != NULL)
+		s->made = true;
+	p53_patch_index_bind(ix, ni);
+	return 0;
 }
 
 int p53_patch_index_build(struct p53_patch_index *ix, const void *img)

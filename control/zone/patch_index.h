@@ -58,6 +58,17 @@ int p53_patch_index_build(struct p53_patch_index *ix, const void *img);
  */
 void p53_patch_index_published(struct p53_patch_index *ix, uint64_t was, uint64_t gen);
 
+/**
+ * Image ni is img with zone z spliced in (control/zone/image_splice.h: the zone's nodes in ni
+ * are those from img's node count on; its old ones are left without RRsets). When ix
+ * describes img, it is made to describe ni in O(the zone): those nodes' targets listed (the
+ * old nodes stay listed: a superset), zone z's signature counts made from them when the zone
+ * is signed, and ni bound to ix (a token in its generation, which the publish replaces:
+ * p53_patch_index_published). So the next patch does not make the parts again from ni.
+ * 0, or -1: ix did not describe img, or out of memory (ix is emptied, ni keeps generation 0).
+ */
+int p53_patch_index_spliced(struct p53_patch_index *ix, const void *img, void *ni, uint32_t z);
+
 /* ---- For image_patch.c ---- */
 
 /** Whether ix describes img (by its generation); if not, ix is emptied. */
@@ -92,6 +103,9 @@ bool p53_patch_index_has_sigs(const struct p53_patch_index *ix, uint32_t z);
 
 /** Make zone z's signature counts from img. 0, or -1 (out of memory: not made). */
 int p53_patch_index_sigs_build(struct p53_patch_index *ix, const void *img, uint32_t z);
+
+/** Drop zone z's signature counts (made again when needed). */
+void p53_patch_index_sigs_drop(struct p53_patch_index *ix, uint32_t z);
 
 /**
  * Count (add true) or uncount the RRSIGs of node n of img, when it is in zone z. 0, or -1:

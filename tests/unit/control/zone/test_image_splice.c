@@ -28,6 +28,7 @@
 #include "control/xfr/rrs.h"
 #include "control/zone/image_build.h"
 #include "control/zone/image_patch.h"
+#include "control/zone/patch_index.h"
 #include "control/zone/image_splice.h"
 #include "control/zone/zone_repatch.h"
 #include "dataplane/answer.h"
@@ -247,7 +248,95 @@ static void same_fast(const void *ni, const void *fresh, const struct names *s)
 
 struct outcome {
 	int spliced, patched, declined, invalid;
+	int index_patched;              /* patches made with the index the splice handed on */
 };
+
+/*
+ * The patch index the splice hands on (p53_patch_index_spliced, from an index of img)
+ * describes spliced image ni as one made from ni does: each target its records name lists
+ * the node, each signed zone's earliest RRSIG is the same; and the next patch of zone z (new
+ * content as chain() makes it) made with it gives the bytes, generation aside, or the
+ * refusal of the patch made without one.
+ */
+static void index_handed(void *img, void *ni, uint32_t z, const uint8_t *apex, size_t al,
+			 bool sgn, struct outcome *o)
+{
+	struct p53_patch_index *ix = p53_patch_index_new(), *fresh = p53_patch_index_new();
+	struct p53_image_hdr *h = img, *nh = ni;
+	const uint64_t g = h->generation, ng = nh->generation;
+	char err[512], w1[512], w2[512];
+	uint32_t *list = NULL;
+	size_t n_list = 0, cap = 0;
+
+	assert_non_null(ix);
+	assert_non_null(fresh);
+	h->generation = 77; /* as the publish gives one */
+	assert_int_equal(p53_patch_index_build(ix, img), 0);
+	assert_int_equal(p53_patch_index_spliced(ix, img, ni, z), 0);
+	h->generation = g;
+	assert_true(nh->generation >> 63); /* the index's token */
+	assert_int_equal(p53_patch_index_build(fresh, ni), 0);
+	for (uint32_t n = 0; n < nh->n_nodes; n++) {
+		const struct p53_image_node *nd = p53_image_node(ni, n);
+		for (uint32_t r = nd->rrsets; r < (uint32_t)nd->rrsets + nd->n_rrsets; r++) {
+			const struct p53_image_rrset *rs = p53_image_rrset(ni, r);
+			const int skip = p53_target_skip(rs->type);
+			const uint8_t *rd = p53_image_rdata(ni, rs), *t;
+			size_t tl;
+			for (uint32_t k = 0; skip >= 0 && k < rs->count; k++) {
+				rd = p53_target_rr(rd, skip, &t, &tl);
+				if (tl == 0)
+					continue;
+				n_list = 0;
+				assert_int_equal(p53_patch_index_targets_find(ix, t, tl, &list, &n_list,
+									      &cap), 0);
+				bool found = false;
+				for (size_t q = 0; q < n_list && !found; q++)
+					found = list[q] == n;
+				if (!found)
+					fail_msg("node %u names a target the handed index does not list", n);
+			}
+		}
+	}
+	for (uint32_t k = 0; k < nh->n_zones; k++) {
+		assert_int_equal(p53_patch_index_has_sigs(ix, k), p53_patch_index_has_sigs(fresh, k));
+		assert_true(p53_patch_index_sigs_min(ix, k, 1800000000) ==
+			    p53_patch_index_sigs_min(fresh, k, 1800000000));
+	}
+	/* The next patch, with the index and without (the chain's random source left as it
+	 * was, so that the chain's steps stay those of its seed). */
+	const uint64_t saved = rng;
+	struct p53_rrs cur = { 0 }, next = { 0 };
+	struct p53_ixfr d = { 0 };
+	zone_rrs(ni, z, &cur);
+	new_content(&cur, apex, al, sgn, false, &next);
+	rng = saved;
+	if (p53_rrs_diff(&cur, &next, &d, err, sizeof(err)) > 0) {
+		size_t l1 = 0, l2 = 0;
+		void *a = p53_image_patch_indexed(ni, apex, al, &d, NULL, NULL, NULL, ix, &l1, w1,
+						  sizeof(w1));
+		void *b = p53_image_patch(ni, apex, al, &d, NULL, NULL, NULL, &l2, w2, sizeof(w2));
+		if (b == NULL) {
+			assert_null(a);
+			assert_string_equal(w1, w2);
+		} else {
+			assert_non_null(a);
+			assert_int_equal(l1, l2);
+			((struct p53_image_hdr *)a)->generation = 0;
+			assert_memory_equal(a, b, l2);
+			o->index_patched++;
+		}
+		free(a);
+		free(b);
+	}
+	nh->generation = ng;
+	p53_ixfr_free(&d);
+	p53_rrs_free(&cur);
+	p53_rrs_free(&next);
+	free(list);
+	p53_patch_index_free(ix);
+	p53_patch_index_free(fresh);
+}
 
 /*
  * `steps` times: zone z of the image gets new content (from `next`, when not NULL, once,
@@ -346,6 +435,8 @@ static void chain(const struct p53_zone_src *srcs, size_t n_src, uint32_t z, int
 		if (getenv("P53_SPLICE_DEBUG") != NULL)
 			print_message("zone %u step %d %s\n", z, i, rc == P53_REPATCH_SPLICED ? "spliced" : "patched");
 		published_from(img, ni, nlen);
+		if (rc == P53_REPATCH_SPLICED && !(i & 1))
+			index_handed(img, ni, z, apex, al, sgn, o);
 		struct names s = { 0 };
 		for (size_t k = 0; k < n_src; k++)
 			names_of(&s, &now[k]);
@@ -422,9 +513,11 @@ static void test_independent_zones(void **state)
 		chain(srcs, 5, z, 10, NULL, false, &o);
 	ask_do_too = 0;
 	print_message("%d spliced, %d patched, %d compiled in full (garbage), %d invalid "
-		      "contents\n", o.spliced, o.patched, o.declined, o.invalid);
+		      "contents; %d patches after a splice with the index it handed on\n",
+		      o.spliced, o.patched, o.declined, o.invalid, o.index_patched);
 	assert_true(o.spliced > 20);
 	assert_true(o.patched > 0);
+	assert_true(o.index_patched > 5);
 	drop_files(fa, fb, fs, NULL);
 	free(fn);
 	free(f3);
