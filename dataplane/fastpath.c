@@ -3476,56 +3476,9 @@ int p53_fast_read(const struct p53_fast_ctx *c, struct p53_query *q, const uint8
 	return fast_parse(frame, len, verify, c->mac, c->addrs, NULL, q, keep, NULL, NULL);
 }
 
-/* p53_fast_write() and, `e` not NULL, the answer kept in line `e` (qcache.h) when it is one a
- * line can give again: the RRset of the type asked owned by the query name, found by the
- * prefetch passes (not a wildcard's, not below a cut), neither steered nor compressed nor
- * with additional records, written after the question as the image holds it (the records,
- * with DO=1 in a signed zone their RRSIGs), then our OPT if the query had one. Checked on
- * what was written, so a line holds nothing the fast answer would not write. Rare: a second
- * miss in a row of its question (worker.c). */
-static __attribute__((noinline)) void line_store(const struct p53_fast_ctx *c, const struct p53_query *q,
-						 const uint8_t *msg, uint16_t rlen,
-						 const struct p53_fast_found *found,
-						 struct p53_qcache_line *e)
-{
-	const uint16_t qe = q->question_end, opt = q->edns ? OPT_LEN : 0;
-
-	if (found == NULL || found->node == NULL || found->rs == NULL || q->ecs ||
-	    q->qname_len > P53_QCACHE_LINE_NAME || !node_is(found->node, q->lname, q->qname_len))
-		return;
-	const struct p53_image_node *n = found->node;
-	const struct p53_image_rrset *rs = found->rs;
-	if (n->occluder != P53_NONE || (n->flags & (P53_NODE_CUT | P53_NODE_CNAME | P53_NODE_DNAME)) ||
-	    (rs->flags & (P53_RRSET_COMPRESS | P53_RRSET_STEERED)) || rs->adds != P53_NONE)
-		return;
-	/* AA, NOERROR, QDCOUNT 1, the records, no authority, our OPT as the additional */
-	uint16_t flags = p53_get16(msg + 2), an = p53_get16(msg + 6);
-	if (!(flags & P53_F_AA) || (flags & 0xfu) != 0 || an == 0 || p53_get16(msg + 8) != 0 ||
-	    p53_get16(msg + 10) != q->edns || rlen < qe + opt)
-		return;
-	uint32_t len = (uint32_t)(rlen - qe - opt);
-	const uint8_t *rd = p53_image_rdata(c->img, rs);
-	uint64_t off = (uint64_t)(rd - (const uint8_t *)c->img);
-	if ((len != rs->rdata_len && len != rs->rdata_len + rs->sig_len) || off > UINT32_MAX ||
-	    memcmp(msg + qe, rd, len) != 0)
-		return;
-	memset(e->name, 0, sizeof(e->name));
-	memcpy(e->name, q->lname, q->qname_len);
-	e->gen = c->gen;
-	e->shape = p53_fast_line_shape(q);
-	e->rd = (uint32_t)off;
-	e->len = (uint16_t)len;
-	e->an = an;
-	e->sum = p53_csum_fold(p53_csum_add(rd, len, 0));
-	c->qc->stores++;
-}
-
-static inline __attribute__((always_inline)) int write_body(const struct p53_fast_ctx *c,
-							     struct p53_query *q, uint8_t *frame,
-							     int fam, uint32_t room, uint64_t keep,
-							     struct p53_pkt *pkt,
-							     const struct p53_fast_found *found,
-							     struct p53_qcache_line *e)
+int p53_fast_write(const struct p53_fast_ctx *c, struct p53_query *q, uint8_t *frame, int fam,
+		   uint32_t room, uint64_t keep, struct p53_pkt *pkt,
+		   const struct p53_fast_found *found)
 {
 	/* frame_step()'s answer and reply, the offsets constants for the family; the answer
 	   counts the query (checked 1), searches a closest encloser out of line and starts from
@@ -3544,58 +3497,6 @@ static inline __attribute__((always_inline)) int write_body(const struct p53_fas
 		fast_pkt(frame, fam, pkt, q);   /* for the general responder */
 		return P53_FAST_DECLINED;
 	}
-	if (e != NULL)
-		line_store(c, q, msg, rlen, found, e);
-	if (__builtin_expect(fam == 2, 0))
-		return (int)fast_reply6(frame, rlen, q, keep, tail);
-	return (int)fast_reply4(frame, L3_OFF, V4_L4_OFF, V4_DNS_OFF, rlen, q, keep, tail, 0);
-}
-
-int p53_fast_write(const struct p53_fast_ctx *c, struct p53_query *q, uint8_t *frame, int fam,
-		   uint32_t room, uint64_t keep, struct p53_pkt *pkt,
-		   const struct p53_fast_found *found)
-{
-	return write_body(c, q, frame, fam, room, keep, pkt, found, NULL);
-}
-
-int p53_fast_write_keep(const struct p53_fast_ctx *c, struct p53_query *q, uint8_t *frame, int fam,
-			uint32_t room, uint64_t keep, struct p53_pkt *pkt,
-			const struct p53_fast_found *found, struct p53_qcache_line *e)
-{
-	return write_body(c, q, frame, fam, room, keep, pkt, found, e);
-}
-
-int p53_fast_write_line(const struct p53_fast_ctx *c, struct p53_query *q, uint8_t *frame, int fam,
-			uint32_t room, uint64_t keep, struct p53_pkt *pkt,
-			const struct p53_qcache_line *e)
-{
-	const uint32_t dns_off = fam == 2 ? V6_DNS_OFF : V4_DNS_OFF;
-	const uint16_t qe = q->question_end;
-	const uint32_t len = e->len;
-	uint8_t *msg = frame + dns_off;
-
-	/* the room for the records, our OPT and copy_rrs()'s moves (an mbuf has 2 KB) */
-	if (__builtin_expect((uint32_t)qe + len + OPT_LEN + 32 > room - dns_off, 0))
-		return p53_fast_write(c, q, frame, fam, room, keep, pkt, NULL);
-	/* fast_answer()'s step 4 for a plain RRset, its records from where the line says */
-	copy_rrs(msg + qe, (const uint8_t *)c->img + e->rd, len);
-	uint16_t pos = (uint16_t)(qe + len);
-	uint64_t ts = e->sum;
-	if (q->edns) {
-		/* fast_answer()'s OPT: our payload, version 0, DO echoed */
-		const int dnssec = q->edns_do;
-		uint8_t *o = msg + pos;
-		uint32_t d = dnssec ? 0x80u : 0u;
-		uint64_t w = (uint64_t)P53_T_OPT << 16 | (uint64_t)P53_BE16(c->ours) << 24 |
-			     (uint64_t)d << 56;
-		memcpy(o, &w, 8);
-		memcpy(o + 7, &d, 4);
-		pos = (uint16_t)(pos + OPT_LEN);
-		ts += opt_sum(c->ours, dnssec, len & 1u);
-	}
-	uint64_t tail;
-	uint16_t rlen = finish(msg, c->st, q, &tail, ts, pos, P53_F_AA, P53_RCODE_NOERROR, e->an, 0,
-			       q->edns, P53_ANS_ANSWER, 1, q->qtype);
 	if (__builtin_expect(fam == 2, 0))
 		return (int)fast_reply6(frame, rlen, q, keep, tail);
 	return (int)fast_reply4(frame, L3_OFF, V4_L4_OFF, V4_DNS_OFF, rlen, q, keep, tail, 0);

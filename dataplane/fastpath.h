@@ -37,7 +37,6 @@
 #include "dataplane/answer.h"
 #include "dataplane/dnsmsg.h"
 #include "dataplane/pkt.h"
-#include "dataplane/qcache.h"
 
 /**
  * Answer a parsed, well-formed (P53_MSG_OK) query in place when it has the fast shape.
@@ -397,86 +396,5 @@ struct p53_fast_found {
 int p53_fast_write(const struct p53_fast_ctx *c, struct p53_query *q, uint8_t *frame, int fam,
 		   uint32_t room, uint64_t keep, struct p53_pkt *pkt,
 		   const struct p53_fast_found *found);
-
-/*
- * A large image's answer cache (qcache.h struct p53_qcache_line), for the burst's passes
- * (worker.c): after p53_fast_read() the question's line is found by p53_fast_line_hash()
- * (prefetched in the read pass), compared by p53_fast_line_hit() (no branch on the outcome:
- * the worker splits the burst into hits and misses by it), a hit answered by
- * p53_fast_write_line() and a miss by p53_fast_write() or, on its second miss in a row,
- * p53_fast_write_keep(), which keeps the answer in the line when a line can give it again.
- */
-
-/** The line key's shape (qcache.h P53_QCACHE_LINE_SHAPE) of a question p53_fast_read() read. */
-static inline uint32_t p53_fast_line_shape(const struct p53_query *q)
-{
-	/* edns, edns_do and ecs are 0 or 1; edns_do is not set without an OPT */
-	unsigned int bits = q->edns * P53_QC_EDNS | (q->edns & q->edns_do) * P53_QC_DO |
-			    q->ecs * P53_QC_ECS;
-
-	return P53_QCACHE_LINE_SHAPE(q->qtype, q->qname_len, bits);
-}
-
-/** The line hash of a question (its slot: & the cache's mask; its high half: a line's cand). */
-static inline uint32_t p53_fast_line_hash(const struct p53_query *q, uint32_t shape)
-{
-	return p53_hash_step4(q->hash, shape);
-}
-
-/**
- * 1 when line `e` holds the answer to `q` (read by p53_fast_read(), `shape` its
- * p53_fast_line_shape()) for the context's image and it fits the query's size limit (RFC 6891
- * §6.2.5: at least 512, at most our payload size), else 0. The key's words compared without
- * a branch: one line read.
- */
-static inline int p53_fast_line_hit(const struct p53_fast_ctx *c, const struct p53_qcache_line *e,
-				    const struct p53_query *q, uint32_t shape)
-{
-	/* the name's first bytes: 0xff for each of the question's (its lname's bytes past its
-	   length are not zeros), past P53_QCACHE_LINE_NAME none (its shape never matches) */
-	static const uint8_t ones[2 * P53_QCACHE_LINE_NAME] = {
-		0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
-		0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
-		0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
-		0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
-	};
-	typedef uint64_t v2 __attribute__((vector_size(16)));
-	unsigned int nl = q->qname_len < P53_QCACHE_LINE_NAME ? q->qname_len : P53_QCACHE_LINE_NAME;
-	const uint8_t *m = ones + P53_QCACHE_LINE_NAME - nl;
-	v2 a0, a1, k0, k1, m0, m1;
-	uint64_t a2, k2, m2;
-
-	memcpy(&a0, q->lname, 16);
-	memcpy(&a1, q->lname + 16, 16);
-	memcpy(&a2, q->lname + 32, 8);
-	memcpy(&k0, e->name, 16);
-	memcpy(&k1, e->name + 16, 16);
-	memcpy(&k2, e->name + 32, 8);
-	memcpy(&m0, m, 16);
-	memcpy(&m1, m + 16, 16);
-	memcpy(&m2, m + 32, 8);
-	v2 x = ((a0 ^ k0) & m0) | ((a1 ^ k1) & m1);
-	uint64_t d = x[0] | x[1] | ((a2 ^ k2) & m2) | (e->gen ^ c->gen) | (e->shape ^ shape);
-	/* answer.c size_limit() on UDP: the records and our OPT within it */
-	uint32_t lim = q->edns ? (q->edns_payload < 512 ? 512u : q->edns_payload) : 512u;
-	lim = lim < c->ours || !q->edns ? lim : c->ours;
-	uint32_t need = (uint32_t)q->question_end + e->len + (q->edns ? 11u : 0u);
-	return (d == 0) & (need <= lim);
-}
-
-/**
- * The reply of a frame p53_fast_read() read (`fam`, `keep` its outputs) from line `e`, for
- * which p53_fast_line_hit() said 1: the records from the image, our OPT, the header, the
- * counters p53_fast_write() would move. Returns as p53_fast_write() does (declined or the
- * like only when the room is short: then it is p53_fast_write()'s, the name looked up).
- */
-int p53_fast_write_line(const struct p53_fast_ctx *c, struct p53_query *q, uint8_t *frame, int fam,
-			uint32_t room, uint64_t keep, struct p53_pkt *pkt,
-			const struct p53_qcache_line *e);
-
-/** p53_fast_write(), then the answer kept in line `e` when a line can give it (see above). */
-int p53_fast_write_keep(const struct p53_fast_ctx *c, struct p53_query *q, uint8_t *frame, int fam,
-			uint32_t room, uint64_t keep, struct p53_pkt *pkt,
-			const struct p53_fast_found *found, struct p53_qcache_line *e);
 
 #endif /* P53_FASTPATH_H */

@@ -14,6 +14,5 @@ int p53_qcache_init(struct p53_qcache *c, uint32_t entries)
 	c->mask = entries - 1;
 	c->klim = P53_QCACHE_KEY;
 	c->pick = (struct p53_qcache_pick *)(c->e + entries);
-	c->line = (struct p53_qcache_line *)(c->pick + entries);
 	return 0;
 }

@@ -61,15 +61,6 @@
  * (an EDE after the ECS) is not stored. Queries with other options (COOKIE, NSID...) are
  * never looked up.
  *
- * A large image (worker.c passes(): above P53_PREFETCH_MIN_IMAGE) uses lines instead
- * (struct p53_qcache_line): one 64-byte line per question, the lowered name (up to
- * P53_QCACHE_LINE_NAME bytes), type and OPT bits as the key and where the answer's records
- * lie in the image as the value, so a lookup, hit or miss, reads one line and a hit skips
- * the name index, the owner's compare and the RRset search, reading the records from the
- * image (a popular name's are in the CPU's caches). Only a plain positive answer (an RRset
- * owned by the query name, no additional section, not steered, no ECS) is kept; case does
- * not matter (the records point at the question). Its generation is the image's, as above.
- *
  * Direct-mapped, a fixed number of fixed-size entries allocated once per worker by the
  * control thread; the worker alone reads and writes its cache. Per packet: no allocation,
  * lock or syscall.
@@ -183,27 +174,6 @@ _Static_assert(sizeof(struct p53_qcache_pick) == 64, "a pick is 64 bytes");
 	((uint64_t)(at) | (uint64_t)(qtype) << 16 | (uint64_t)(len) << 32 | (uint64_t)(v6) << 40 | \
 	 (uint64_t)((bits) & (P53_QC_EDNS | P53_QC_DO)) << 41)
 
-/* A large image's answer, in one cache line (see above; fastpath.c p53_fast_line_*()). */
-#define P53_QCACHE_LINE_NAME 40         /* name bytes kept at most */
-struct p53_qcache_line {
-	uint8_t name[P53_QCACHE_LINE_NAME]; /* the question's name lowered, zero-padded */
-	uint64_t gen;                   /* image generation; 0: empty */
-	uint32_t shape;                 /* P53_QCACHE_LINE_SHAPE(): type, name length, bits */
-	uint32_t rd;                    /* the records' offset from the image's start */
-	uint16_t len;                   /* their bytes (with DO=1 in a signed zone, and RRSIGs) */
-	uint16_t an;                    /* their count */
-	uint16_t sum;                   /* their folded RFC 1071 sum, from an even offset */
-	uint16_t cand;                  /* the high half of the line hash of the last question that
-					   missed here: stored when it misses a second time in a row */
-};
-
-_Static_assert(sizeof(struct p53_qcache_line) == 64, "a line is 64 bytes");
-
-/* A question's shape in a line: QTYPE, the name's length and P53_QC_EDNS | P53_QC_DO |
- * P53_QC_ECS (an ECS question is never kept, so never matches). */
-#define P53_QCACHE_LINE_SHAPE(qtype, nlen, bits) \
-	((uint32_t)(qtype) | (uint32_t)(nlen) << 16 | (uint32_t)(bits) << 24)
-
 /* After this many misses in a row (no hit between them), one question in P53_QCACHE_RUN is
  * looked up until one hits (fastpath.c qc_skip()). */
 #define P53_QCACHE_RUN 32u
@@ -223,18 +193,15 @@ struct p53_qcache {
 	struct p53_qcache_pick *pick;   /* `entries` picks, after e[] */
 	uint32_t run;                   /* misses since `seen` changed */
 	uint32_t seen;                  /* `hits` (its low 32 bits) when the run began */
-	struct p53_qcache_line *line;   /* `entries` lines, after pick[]: a large image's */
 	struct p53_qcache_entry e[];
 };
 
 /** Bytes a cache of `entries` entries (a power of two, 1..P53_QCACHE_MAX_ENTRIES) takes:
- * the question entries, as many picks and as many lines (1024: 512 + 64 + 64 KiB). */
-#define P53_QCACHE_SIZE(entries) \
-	(sizeof(struct p53_qcache) + (size_t)(entries) * (sizeof(struct p53_qcache_entry) + \
-	 sizeof(struct p53_qcache_pick) + sizeof(struct p53_qcache_line)))
+ * the question entries and as many picks (1024: 512 + 64 KiB). */
 static inline size_t p53_qcache_size(uint32_t entries)
 {
-	return P53_QCACHE_SIZE(entries);
+	return sizeof(struct p53_qcache) +
+	       (size_t)entries * (sizeof(struct p53_qcache_entry) + sizeof(struct p53_qcache_pick));
 }
 
 /**

@@ -191,20 +191,17 @@ static inline uint64_t slot_of(const uint64_t *slots, uint32_t mask, uint32_t ha
 }
 
 /* `fd` (not NULL: the passes of read frames, whose answer takes them): each frame's node and
- * RRset found on the way (fastpath.h p53_fast_found), for the answer not to look them up.
- * `ix` (not NULL: the answer cache's misses, passes_line()): the n frames' indices. */
+ * RRset found on the way (fastpath.h p53_fast_found), for the answer not to look them up. */
 static inline __attribute__((always_inline)) void prefetch_chain(const void *img,
 								  const struct p53_query *q,
 								  const uint8_t *ms, uint16_t n,
-								  struct p53_fast_found *fd,
-								  const uint8_t *ix)
+								  struct p53_fast_found *fd)
 {
 	const struct p53_image_hdr *h = p53_image_hdr(img);
 	const uint64_t *slots = p53_image_slots(img);
 	const struct p53_image_node *node[P53_BURST];
 
-	for (uint16_t k = 0; k < n; k++) {
-		const uint16_t i = ix != NULL ? ix[k] : k;
+	for (uint16_t i = 0; i < n; i++) {
 		node[i] = NULL;
 		if (!frame_asks(ms[i]))
 			continue;
@@ -220,8 +217,7 @@ static inline __attribute__((always_inline)) void prefetch_chain(const void *img
 		}
 	}
 #if P53_PREFETCH_DEPTH >= 4
-	for (uint16_t k = 0; k < n; k++) {
-		const uint16_t i = ix != NULL ? ix[k] : k;
+	for (uint16_t i = 0; i < n; i++) {
 		uint32_t rsi;
 		if (fd != NULL)
 			fd[i].node = node[i];
@@ -238,8 +234,8 @@ static inline __attribute__((always_inline)) void prefetch_chain(const void *img
 		prefetch_span(p53_image_rdata(img, rs), rs->rdata_len);
 	}
 #else
-	for (uint16_t k = 0; fd != NULL && k < n; k++)
-		fd[ix != NULL ? ix[k] : k].node = NULL; /* no RRset found: the answer looks it up */
+	for (uint16_t i = 0; fd != NULL && i < n; i++)
+		fd[i].node = NULL;      /* no RRset found: the answer looks the name up */
 #endif
 }
 
@@ -362,23 +358,18 @@ sent:
 
 /* Answer a frame of the answer pass (a large image): one p53_fast_read() read, by
  * p53_fast_write() from what the prefetch passes found, `fd` (what it declines, the general
- * responder), any other by reply(). `fc` NULL (a constant in burst()): no frame was read so.
- * `ln` (not NULL: passes_line(), a question's second miss in a row): its answer is kept in
- * that line of the answer cache (p53_fast_write_keep()). */
+ * responder), any other by reply(). `fc` NULL (a constant in burst()): no frame was read so. */
 static inline __attribute__((always_inline)) struct rte_mbuf *answer(struct p53_worker *w,
 				      const struct p53_replica *r, const struct p53_guard *g,
 				      const struct p53_guard_now *now, const struct p53_fast_ctx *fc,
 				      struct rte_mbuf *m, struct p53_pkt *pkt, struct p53_query *q,
-				      uint8_t st, uint64_t keep, const struct p53_fast_found *fd,
-				      struct p53_qcache_line *ln)
+				      uint8_t st, uint64_t keep, const struct p53_fast_found *fd)
 {
 	if (fc != NULL && (st == FRAME_READ4 || st == FRAME_READ6)) {
 		/* room: the data and the tailroom, i.e. the buffer after the headroom */
-		uint8_t *frame = rte_pktmbuf_mtod(m, uint8_t *);
-		uint32_t room = (uint32_t)(uint16_t)(m->buf_len - rte_pktmbuf_headroom(m));
-		int fam = st == FRAME_READ6 ? 2 : 1;
-		int k = ln == NULL ? p53_fast_write(fc, q, frame, fam, room, keep, pkt, fd)
-				   : p53_fast_write_keep(fc, q, frame, fam, room, keep, pkt, fd, ln);
+		int k = p53_fast_write(fc, q, rte_pktmbuf_mtod(m, uint8_t *), st == FRAME_READ6 ? 2 : 1,
+				       (uint32_t)(uint16_t)(m->buf_len - rte_pktmbuf_headroom(m)), keep,
+				       pkt, fd);
 		if (likely(k > P53_FAST_DECLINED)) {
 			m->data_len = (uint16_t)k;
 			m->pkt_len = (uint32_t)k;
@@ -441,7 +432,7 @@ chain_answer(struct p53_worker *w, const struct p53_replica *r, const struct p53
 		i = k - 3 * D;
 		if (i >= 0 && i < n && ms[i] != FRAME_DROPPED) {
 			struct rte_mbuf *m = answer(w, r, g, now, fc, pkts[i], &pkt[i], &q[i], ms[i],
-						    keep[i], NULL, NULL);
+						    keep[i], NULL);
 			if (m != NULL)
 				out[n_out++] = m;
 		}
@@ -451,7 +442,7 @@ chain_answer(struct p53_worker *w, const struct p53_replica *r, const struct p53
 	/* the read frames' nodes and RRsets, found by prefetch_chain() (fc NULL: none read) */
 	struct p53_fast_found fd[P53_BURST];
 #if P53_PREFETCH_DEPTH >= 2
-	prefetch_chain(img, q, ms, n, fc != NULL ? fd : NULL, NULL);
+	prefetch_chain(img, q, ms, n, fc != NULL ? fd : NULL);
 #else
 	for (uint16_t i = 0; fc != NULL && i < n; i++)
 		fd[i].node = NULL;
@@ -460,7 +451,7 @@ chain_answer(struct p53_worker *w, const struct p53_replica *r, const struct p53
 		if (ms[i] == FRAME_DROPPED)
 			continue;
 		struct rte_mbuf *m = answer(w, r, g, now, fc, pkts[i], &pkt[i], &q[i], ms[i], keep[i],
-					    &fd[i], NULL);
+					    &fd[i]);
 		if (m != NULL)
 			out[n_out++] = m;
 	}
@@ -474,13 +465,10 @@ chain_answer(struct p53_worker *w, const struct p53_replica *r, const struct p53
  * order until one is not read (its outcome left to the caller's general checks). Returns the
  * frames read. The loop apart from burst()'s: it carries none of the general checks' state.
  */
-static inline __attribute__((always_inline)) uint16_t read_run(const struct p53_fast_ctx *fc,
-								 const uint64_t *slots, uint32_t mask,
-								 struct rte_mbuf **pkts, uint16_t n,
-								 struct p53_query *q, uint64_t *keep,
-								 uint8_t *ms, uint32_t *lh)
+static inline uint16_t read_run(const struct p53_fast_ctx *fc, const uint64_t *slots, uint32_t mask,
+				struct rte_mbuf **pkts, uint16_t n, struct p53_query *q,
+				uint64_t *keep, uint8_t *ms)
 {
-	/* lh (passes_line()): each frame's line shape and hash, two words a frame */
 	uint16_t i;
 
 	for (i = 0; i < n; i++) {
@@ -497,12 +485,6 @@ static inline __attribute__((always_inline)) uint16_t read_run(const struct p53_
 			break;
 		ms[i] = fam == 2 ? FRAME_READ6 : FRAME_READ4;
 		rte_prefetch0(slots + (q[i].hash & mask));
-		if (lh != NULL) {
-			/* passes_line(): the question's line in the answer cache */
-			lh[2 * i] = p53_fast_line_shape(&q[i]);
-			lh[2 * i + 1] = p53_fast_line_hash(&q[i], lh[2 * i]);
-			rte_prefetch0(&fc->qc->line[lh[2 * i + 1] & fc->qc->mask]);
-		}
 	}
 	return i;
 }
@@ -534,7 +516,7 @@ static __rte_noinline uint16_t passes(struct p53_worker *w, const struct p53_rep
 		rte_prefetch0(rte_pktmbuf_mtod(pkts[i], void *));
 	for (uint16_t i = 0; i < n; i++) {
 		i = (uint16_t)(i + read_run(fc, slots, mask, pkts + i, (uint16_t)(n - i), q + i, keep + i,
-					    ms + i, NULL));
+					    ms + i));
 		if (i == n)
 			break;
 		/* Not the fast shape (read_run() prefetched frame i + 4): the general checks. */
@@ -550,108 +532,6 @@ static __rte_noinline uint16_t passes(struct p53_worker *w, const struct p53_rep
 			rte_prefetch0(slots + (q[i].hash & mask));
 	}
 	return chain_answer(w, r, g, now, fc, pkts, pkt, q, ms, keep, n, out, 0);
-}
-
-/*
- * passes() with the answer cache (qcache.h, its lines): the read pass also prefetches each
- * question's line; then each read question's line is compared (p53_fast_line_hit(), no
- * branch on the outcome) and the burst split into a list of hits and one of the rest, so
- * that each later loop runs one kind and predicts its branches (the answer cache in the
- * passes' own loops mispredicted a mixed burst: docs/BENCHMARKS.md, "Big zone, round 24");
- * a hit's records are prefetched from where its line says. The rest go through the prefetch
- * passes and p53_fast_write() as in passes(), a question's second miss in a row through
- * p53_fast_write_keep(); the hits through p53_fast_write_line(). The replies go out in the
- * order received.
- */
-static __rte_noinline uint16_t passes_line(struct p53_worker *w, const struct p53_replica *r,
-					   const struct p53_guard *g, const struct p53_guard_now *now,
-					   const struct p53_fast_ctx *fc, struct rte_mbuf **pkts,
-					   uint16_t n, struct rte_mbuf **out)
-{
-	struct p53_pkt pkt[P53_BURST];
-	struct p53_query q[P53_BURST];
-	uint8_t ms[P53_BURST];
-	uint64_t keep[P53_BURST];
-	uint32_t lh[2 * P53_BURST];     /* each frame's line shape and hash (read_run()) */
-	struct p53_fast_found fd[P53_BURST];
-	struct rte_mbuf *res[P53_BURST];
-	uint8_t hits[P53_BURST], rest[P53_BURST], sto[P53_BURST];
-	const void *img = r->image;
-	const uint64_t *slots = p53_image_slots(img);
-	uint32_t mask = p53_image_hdr(img)->hash_mask;
-	struct p53_qcache *qc = fc->qc;
-	unsigned int nh = 0, nr = 0, asked = 0;
-	uint16_t n_out = 0;
-
-	if (n == 0)
-		return 0;
-	for (uint16_t i = 0; i < n && i < 4; i++)
-		rte_prefetch0(rte_pktmbuf_mtod(pkts[i], void *));
-	for (uint16_t i = 0; i < n; i++) {
-		i = (uint16_t)(i + read_run(fc, slots, mask, pkts + i, (uint16_t)(n - i), q + i, keep + i,
-					    ms + i, lh + 2 * i));
-		if (i == n)
-			break;
-		struct rte_mbuf *m = pkts[i];
-		ms[i] = FRAME_DROPPED;
-		if (unlikely(m->nb_segs != 1)) {
-			w->stats.multiseg++;
-			rte_pktmbuf_free(m);
-			continue;
-		}
-		ms[i] = checks(w, r, m, &pkt[i], &q[i]);
-		if (frame_asks(ms[i]))
-			rte_prefetch0(slots + (q[i].hash & mask));
-	}
-	for (uint16_t i = 0; i < n; i++) {
-		unsigned int hit = 0;
-		sto[i] = 0;
-		if (likely(ms[i] == FRAME_READ4 || ms[i] == FRAME_READ6)) {
-			struct p53_qcache_line *e = &qc->line[lh[2 * i + 1] & qc->mask];
-			uint16_t tag = (uint16_t)(lh[2 * i + 1] >> 16);
-			hit = (unsigned int)p53_fast_line_hit(fc, e, &q[i], lh[2 * i]);
-			/* a miss: stored when its question missed here just before (qcache.h cand) */
-			sto[i] = (uint8_t)(!hit & (e->cand == tag));
-			e->cand = hit ? e->cand : tag;
-			rte_prefetch0((const uint8_t *)img + (hit ? e->rd : 0u));
-			asked++;
-		}
-		hits[nh] = (uint8_t)i;
-		rest[nr] = (uint8_t)i;
-		nh += hit;
-		nr += !hit;
-	}
-	qc->hits += nh;
-	qc->misses += asked - nh;
-	prefetch_chain(img, q, ms, (uint16_t)nr, fd, rest);
-	for (unsigned int k = 0; k < nh; k++) {
-		const uint16_t i = hits[k];
-		struct rte_mbuf *m = pkts[i];
-		int x = p53_fast_write_line(fc, &q[i], rte_pktmbuf_mtod(m, uint8_t *),
-					    ms[i] == FRAME_READ6 ? 2 : 1,
-					    (uint32_t)(uint16_t)(m->buf_len - rte_pktmbuf_headroom(m)),
-					    keep[i], &pkt[i], &qc->line[lh[2 * i + 1] & qc->mask]);
-		if (likely(x > P53_FAST_DECLINED)) {
-			m->data_len = (uint16_t)x;
-			m->pkt_len = (uint32_t)x;
-			w->stats.answered++;
-			res[i] = m;
-		} else {
-			res[i] = reply(w, r, g, now, m, &pkt[i], &q[i], FRAME_DECLINED, keep[i]);
-		}
-	}
-	for (unsigned int k = 0; k < nr; k++) {
-		const uint16_t i = rest[k];
-		res[i] = NULL;
-		if (ms[i] == FRAME_DROPPED)
-			continue;
-		res[i] = answer(w, r, g, now, fc, pkts[i], &pkt[i], &q[i], ms[i], keep[i], &fd[i],
-				unlikely(sto[i]) ? &qc->line[lh[2 * i + 1] & qc->mask] : NULL);
-	}
-	for (uint16_t i = 0; i < n; i++)
-		if (res[i] != NULL)
-			out[n_out++] = res[i];
-	return n_out;
 }
 
 /*
@@ -681,11 +561,10 @@ static uint16_t burst(struct p53_worker *w, const struct p53_replica *r, const s
 	struct p53_fast_ctx fc;
 	int direct = w->tx_offload == 0 && (g == NULL || !g->rrl.on) &&
 		     p53_fast_ctx_init(&fc, w->mac, &r->addrs, img, &r->conf, &w->stats.ans) == 0;
+	if (direct && slots != NULL)
+		return passes(w, r, g, now, &fc, pkts, n, out);
 	if (direct && w->qcache != NULL)
 		p53_fast_ctx_cache(&fc, w->qcache);     /* the answer cache (qcache.h) */
-	if (direct && slots != NULL)
-		return fc.qc != NULL ? passes_line(w, r, g, now, &fc, pkts, n, out)
-				     : passes(w, r, g, now, &fc, pkts, n, out);
 	if (direct)
 		p53_fast_ctx_nx(&fc, &w->nx);           /* name errors, from the last burst */
 

@@ -234,7 +234,8 @@ static int cached_same(struct p53_qcache *qc, const uint8_t *q, uint16_t len, in
 static void cache_check(const uint8_t *f, uint16_t fl, int k0, const uint8_t *want,
 			const struct p53_answer_stats *s0, uint32_t room)
 {
-	static uint8_t mem[P53_QCACHE_SIZE(4)]
+	static uint8_t mem[sizeof(struct p53_qcache) +
+			   4 * (sizeof(struct p53_qcache_entry) + sizeof(struct p53_qcache_pick))]
 		__attribute__((aligned(64)));
 	static uint8_t out[4096];
 	struct p53_qcache *qc = (struct p53_qcache *)mem;
@@ -1567,7 +1568,8 @@ static void bad_ecs(void **state)
 /* A cache of 64 entries for the tests below. */
 static struct p53_qcache *cache64(void)
 {
-	static uint8_t mem[P53_QCACHE_SIZE(64)]
+	static uint8_t mem[sizeof(struct p53_qcache) +
+			   64 * (sizeof(struct p53_qcache_entry) + sizeof(struct p53_qcache_pick))]
 		__attribute__((aligned(64)));
 	struct p53_qcache *qc = (struct p53_qcache *)mem;
 

@@ -24,8 +24,6 @@
 #include <rte_mempool.h>
 
 #include "control/zone/image_build.h"
-#include "dataplane/image.h"
-#include "dataplane/qcache.h"
 #include "dataplane/worker.h"
 
 static struct rte_mempool *mp;
@@ -390,88 +388,6 @@ static void test_passes_same(void **state)
 	assert_memory_equal(ans[0].rcode, ans[1].rcode, sizeof(ans[0].rcode));
 }
 
-/* One frame of `f` through the worker alone (a burst of one): its reply must be the general
- * path's, byte for byte (the frame is sent as built: answered). */
-static void one_same(const struct fspec *f)
-{
-	struct rte_mbuf *m = rte_pktmbuf_alloc(mp), *out[1];
-	uint8_t want[2048];
-	size_t l4;
-
-	assert_non_null(m);
-	uint8_t *fr = rte_pktmbuf_mtod(m, uint8_t *);
-	uint16_t fl = build(fr, f, &l4);
-	m->data_len = fl;
-	m->pkt_len = fl;
-	m->ol_flags = UNKNOWN;
-	memcpy(want, fr, fl);
-	size_t want_len = general(want, fl);
-	assert_int_equal(p53_worker_burst(&w, &m, 1, out), 1);
-	size_t rl = rte_pktmbuf_data_len(out[0]);
-	if (rl != want_len || memcmp(rte_pktmbuf_mtod(out[0], const uint8_t *), want, rl) != 0)
-		fail_msg("%s type %u (EDNS %d, IPv%d): %zu bytes, the general path %zu, or other bytes",
-			 f->qname, f->qtype, f->edns, f->v6 ? 6 : 4, rl, want_len);
-	rte_pktmbuf_free(out[0]);
-}
-
-/*
- * The large image's answer cache (qcache.h lines, worker.c passes_line()): a question is
- * kept at its second miss in a row when its answer is an RRset owned by the name (not a
- * NODATA, name error, referral or anything below a cut, CNAME, wildcard, additional
- * records, truncation, REFUSED) and answered from its line after that, byte for byte as the
- * general path answers, whatever the name's case, with or without EDNS and DO; a new image
- * generation misses; a burst mixing hits and misses replies in order (test_passes_same()).
- */
-static void test_passes_line(void **state)
-{
-	static uint8_t mem[P53_QCACHE_SIZE(64)] __attribute__((aligned(64)));
-	struct p53_qcache *qc = (struct p53_qcache *)mem;
-	struct p53_image_hdr *h = (struct p53_image_hdr *)img;
-	uint64_t gen0 = h->generation;
-	size_t len = rep.image_len;
-	/* kinds[] kept in a line: the A, the AAAA over IPv6 with EDNS, MiXeD's A with DO=1,
-	   x.ent's A with DO=1 (the name below the empty non-terminal) */
-	static const int kept[] = { 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0 };
-
-	assert_int_equal(p53_qcache_init(qc, 64), 0);
-	w.qcache = qc;
-	h->generation = 7;
-	rep.image_len = P53_PREFETCH_MIN_IMAGE + 1;
-	for (size_t i = 0; i + 1 < sizeof(kinds) / sizeof(kinds[0]); i++) {
-		for (int round = 0; round < 4; round++) {
-			uint64_t hits = qc->hits, stores = qc->stores;
-			one_same(&kinds[i]);
-			uint64_t want_stores = stores + (round == 1 && kept[i]);
-			uint64_t want_hits = hits + (round >= 2 && kept[i]);
-			if (qc->stores != want_stores || qc->hits != want_hits)
-				fail_msg("%s type %u (EDNS %d), round %d: hits %llu stores %llu, want %llu %llu",
-					 kinds[i].qname, kinds[i].qtype, kinds[i].edns, round,
-					 (unsigned long long)qc->hits, (unsigned long long)qc->stores,
-					 (unsigned long long)want_hits, (unsigned long long)want_stores);
-		}
-	}
-	/* another case of a kept name: its line, the question echoed as asked */
-	uint64_t hits = qc->hits;
-	one_same(&(struct fspec){ 0, 1, "mixed.DIFF.test", 2 });
-	assert_int_equal(qc->hits, hits + 1);
-	/* ...but not with DO=0, nor without EDNS: another key */
-	one_same(&(struct fspec){ 0, 1, "mixed.diff.test", 1 });
-	one_same(&(struct fspec){ 0, 1, "mixed.diff.test", 0 });
-	assert_int_equal(qc->hits, hits + 1);
-	/* hits and misses in one burst, in order */
-	test_passes_same(state);
-	assert_true(qc->hits > hits + 1);
-	/* a new image generation: every line misses */
-	h->generation = 8;
-	hits = qc->hits;
-	for (size_t i = 0; i < 3; i++)
-		one_same(&kinds[i]);
-	assert_int_equal(qc->hits, hits);
-	w.qcache = NULL;
-	h->generation = gen0;
-	rep.image_len = len;
-}
-
 /* ---- set-up ------------------------------------------------------------------------- */
 
 static int setup(void **state)
@@ -526,7 +442,6 @@ int main(void)
 		cmocka_unit_test(test_table),
 		cmocka_unit_test(test_table_large),
 		cmocka_unit_test(test_passes_same),
-		cmocka_unit_test(test_passes_line),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
