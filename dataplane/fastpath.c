@@ -3222,7 +3222,7 @@ static inline __attribute__((always_inline)) int frame_step(const struct p53_fas
 							     struct p53_query *q, uint8_t *frame,
 							     uint16_t len, uint32_t room, int verify,
 							     const int cached, const struct rte_mbuf *m,
-							     const int only)
+							     const int only, const int tails)
 {
 	uint64_t keep, tail;
 	const struct p53_qcache_entry *hit = NULL;
@@ -3256,7 +3256,7 @@ static inline __attribute__((always_inline)) int frame_step(const struct p53_fas
 		rlen = __builtin_expect(q->ecs, 0) ? ecs_answer(c->img, c->conf, msg, cap, c->st, q, &tail, 2,
 								c->ours)
 						   : fast_answer(c->img, c->conf, msg, cap, c->st, q, NULL, 0,
-								 &tail, 2, c->ours, NULL, c->nx, !cached);
+								 &tail, 2, c->ours, NULL, c->nx, tails);
 		if (rlen == 0)
 			return -fam;
 		/* a miss answered, the second in a row for its question: stored */
@@ -3268,18 +3268,21 @@ static inline __attribute__((always_inline)) int frame_step(const struct p53_fas
 	return (int)fast_reply4(frame, L3_OFF, V4_L4_OFF, V4_DNS_OFF, rlen, q, keep, tail, 0);
 }
 
-/* The frame step without an answer cache (its code has none of the cache's) and with one. */
+/* The frame step without an answer cache (its code has none of the cache's) and with one,
+ * for a question of a run of misses that is looked up (fast_burst_look(), fast_frame_run()).
+ * Both answer a name error from the one kept (`tails`, p53_fast_nx); the cache's step for a
+ * burst (mbuf_step()) does not: its hits paid 9 instructions for it (round 26). */
 static __attribute__((noinline)) int fast_frame(const struct p53_fast_ctx *c, struct p53_query *q,
 						uint8_t *frame, uint16_t len, uint32_t room, int verify)
 {
-	return frame_step(c, q, frame, len, room, verify, 0, NULL, 0);
+	return frame_step(c, q, frame, len, room, verify, 0, NULL, 0, 1);
 }
 
 static __attribute__((noinline)) int fast_frame_qc(const struct p53_fast_ctx *c, struct p53_query *q,
 						   uint8_t *frame, uint16_t len, uint32_t room,
 						   int verify)
 {
-	return frame_step(c, q, frame, len, room, verify, 1, NULL, 0);
+	return frame_step(c, q, frame, len, room, verify, 1, NULL, 0, 1);
 }
 
 /* The frame step with the answer cache for one received mbuf (fast_burst_qc()): its checks
@@ -3295,7 +3298,7 @@ static inline __attribute__((always_inline)) int mbuf_step(const struct p53_fast
 	if (__builtin_expect(m->nb_segs != 1 || l4 == RTE_MBUF_F_RX_L4_CKSUM_BAD, 0))
 		return P53_FAST_NOT_READ;
 	int r = frame_step(c, q, rte_pktmbuf_mtod(m, uint8_t *), rte_pktmbuf_data_len(m), 0,
-			   l4 == RTE_MBUF_F_RX_L4_CKSUM_UNKNOWN, 1, m, only);
+			   l4 == RTE_MBUF_F_RX_L4_CKSUM_UNKNOWN, 1, m, only, 0);
 	if (r >= P53_FAST_ANSWERED) {
 		m->data_len = (uint16_t)r;
 		m->pkt_len = (uint32_t)r;
@@ -3326,8 +3329,8 @@ static __attribute__((noinline)) int fast_mbuf_qc(const struct p53_fast_ctx *c, 
  * a name error cost about 40 instructions more there (a random-subdomain flood: every name
  * new). Counted as a miss before it is read (with ECS or not; a frame that is no query too),
  * as qc_skip() counts them; the one question in P53_QCACHE_RUN goes to fast_frame_qc(). A
- * tail call either way, no frame of its own. p53_fast_burst() takes it for a burst that
- * begins in a run (p53_fast_ctx_cache()): the hit's way does not pay its test. */
+ * tail call either way, no frame of its own. p53_fast_frame()'s with the cache; a burst
+ * that begins in a run makes the same choice per stretch of frames (fast_burst_run()). */
 static __attribute__((noinline)) int fast_frame_run(const struct p53_fast_ctx *c, struct p53_query *q,
 						    uint8_t *frame, uint16_t len, uint32_t room,
 						    int verify)
@@ -3395,15 +3398,15 @@ static __attribute__((noinline)) uint16_t fast_burst_qc(const struct p53_fast_ct
 	return i;
 }
 
-/* p53_fast_burst()'s loop without the cache's frame step: run 0, without the answer cache
- * (fast_frame(): none of the cache's code); run 1, a burst that begins in a run of misses
- * (fast_frame_run()). */
+/* p53_fast_burst()'s loop without the answer cache's burst step: `look` 0, fast_frame() (none
+ * of the cache's code) for a burst without the cache, and for the frames of a run of misses
+ * that are not looked up; 1, fast_frame_qc() for the one that is (fast_burst_run()). */
 static inline __attribute__((always_inline)) uint16_t burst_loop(const struct p53_fast_ctx *c,
 								  struct rte_mbuf **pkts, uint16_t n,
 								  struct rte_mbuf **out,
 								  struct p53_query *q,
 								  struct p53_pkt *pkt, int *k,
-								  int run)
+								  const int look)
 {
 	unsigned int i;         /* not uint16_t: no copy of it per frame */
 
@@ -3415,11 +3418,11 @@ static inline __attribute__((always_inline)) uint16_t burst_loop(const struct p5
 		int r = P53_FAST_NOT_READ;
 		if (__builtin_expect(m->nb_segs == 1 && l4 != RTE_MBUF_F_RX_L4_CKSUM_BAD, 1))
 			/* room: the data and the tailroom, i.e. the buffer after the headroom */
-			r = (run ? fast_frame_run : fast_frame)(c, &q[i], rte_pktmbuf_mtod(m, uint8_t *),
-								 rte_pktmbuf_data_len(m),
-								 (uint32_t)(uint16_t)(m->buf_len -
-										      rte_pktmbuf_headroom(m)),
-								 l4 == RTE_MBUF_F_RX_L4_CKSUM_UNKNOWN);
+			r = (look ? fast_frame_qc : fast_frame)(c, &q[i], rte_pktmbuf_mtod(m, uint8_t *),
+								rte_pktmbuf_data_len(m),
+								(uint32_t)(uint16_t)(m->buf_len -
+										     rte_pktmbuf_headroom(m)),
+								l4 == RTE_MBUF_F_RX_L4_CKSUM_UNKNOWN);
 		if (__builtin_expect(r < P53_FAST_ANSWERED, 0)) {
 			if (r < 0) {    /* read and declined: the general responder's packet fields */
 				fast_pkt(rte_pktmbuf_mtod(m, uint8_t *), -r, &pkt[i], &q[i]);
@@ -3446,17 +3449,76 @@ static __attribute__((noinline)) uint16_t fast_burst(const struct p53_fast_ctx *
 	return burst_loop(c, pkts, n, out, q, pkt, k, 0);
 }
 
+static __attribute__((noinline)) uint16_t fast_burst_look(const struct p53_fast_ctx *c,
+							  struct rte_mbuf **pkts, uint16_t n,
+							  struct rte_mbuf **out, struct p53_query *q,
+							  struct p53_pkt *pkt, int *k)
+{
+	return burst_loop(c, pkts, n, out, q, pkt, k, 1);
+}
+
+/* qc_skip() for `k` questions not looked up, counted at once: `klim` is 0 for all but the
+ * last, which may end a stretch of P53_QCACHE_RUN (fast_burst_run() counts at most that). */
+static inline void qc_skipped(struct p53_qcache *qc, uint32_t k)
+{
+	if (k == 0)
+		return;
+	qc->misses += k;
+	qc->run += k;
+	if ((qc->run & (P53_QCACHE_RUN - 1)) == 0)
+		qc->klim = P53_QCACHE_KEY;
+}
+
+/*
+ * A burst that begins in a run of misses (qc_skip()), in stretches: the frames up to the next
+ * question looked up through fast_burst()'s loop, counted as misses after it (qc_skipped();
+ * where fast_burst() stops, the frame is counted too if fast_frame() read it, as qc_skip()
+ * counted it before it was read); the one looked up through fast_burst_look(), alone; the
+ * rest of the burst through fast_burst_qc() once a hit or a store has ended the run. The
+ * counts and replies are those of fast_frame_run() per frame (p53_fast_frame()), which cost
+ * a random-subdomain flood about 12 instructions a query (its call, the test and the counts
+ * per frame), and the frame looked up ~80 more (the cache's step, no kept name error).
+ */
 static __attribute__((noinline)) uint16_t fast_burst_run(const struct p53_fast_ctx *c,
 							 struct rte_mbuf **pkts, uint16_t n,
 							 struct rte_mbuf **out, struct p53_query *q,
 							 struct p53_pkt *pkt, int *k)
 {
-	return burst_loop(c, pkts, n, out, q, pkt, k, 1);
+	struct p53_qcache *qc = c->qc;
+	uint16_t i = 0;
+
+	while (i < n) {
+		uint16_t left = (uint16_t)(n - i), m, a;
+		if (qc->klim != 0 && qc->run >= P53_QCACHE_RUN && (uint32_t)qc->hits == qc->seen) {
+			/* the one question in P53_QCACHE_RUN looked up (a name error from the kept
+			   reply, as fast_burst()'s) */
+			m = 1;
+			a = fast_burst_look(c, pkts + i, m, out + i, q + i, pkt + i, k);
+		} else if (qc->klim != 0) {
+			/* the run has ended: the cache's own loop */
+			m = left;
+			a = fast_burst_qc(c, pkts + i, m, out + i, q + i, pkt + i, k);
+		} else {
+			uint32_t skip = P53_QCACHE_RUN - (qc->run & (P53_QCACHE_RUN - 1));
+			m = skip < left ? (uint16_t)skip : left;
+			/* the four after them, as a loop over the whole burst would */
+			for (uint16_t j = (uint16_t)(i + m); j < n && j < i + m + 4; j++)
+				rte_prefetch0(rte_pktmbuf_mtod(pkts[j], void *));
+			a = fast_burst(c, pkts + i, m, out + i, q + i, pkt + i, k);
+			const struct rte_mbuf *s = a < m ? pkts[i + a] : NULL;
+			qc_skipped(qc, a + (s != NULL && s->nb_segs == 1 &&
+					    (s->ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK) != RTE_MBUF_F_RX_L4_CKSUM_BAD));
+		}
+		i = (uint16_t)(i + a);
+		if (a < m)
+			break;
+	}
+	return i;
 }
 
 /* Each loop in its own function, chosen once per burst: a jump (no registers saved here). A
- * burst that begins in a run of misses takes fast_frame_run() per frame (its lookup may fall
- * on the burst's first question: klim is not 0 then); the hit's loop does not pay its test. */
+ * burst that begins in a run of misses takes fast_burst_run() (its lookup may fall on the
+ * burst's first question: klim is not 0 then); the hit's loop does not pay its test. */
 uint16_t p53_fast_burst(const struct p53_fast_ctx *c, struct rte_mbuf **pkts, uint16_t n,
 			struct rte_mbuf **out, struct p53_query *q, struct p53_pkt *pkt, int *k)
 {

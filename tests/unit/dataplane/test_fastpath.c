@@ -2043,6 +2043,163 @@ static void answer_cache_burst_run(void **state)
 	assert_int_equal(qc->stores, 1);
 }
 
+/* The answer cache's state that fast_burst_run() keeps as p53_fast_frame() would. */
+static void same_counts(const struct p53_qcache *a, const struct p53_qcache *b, int burst)
+{
+	if (a->hits != b->hits || a->misses != b->misses || a->stores != b->stores ||
+	    a->run != b->run || a->seen != b->seen || a->klim != b->klim)
+		fail_msg("burst %d: hits %lu/%lu misses %lu/%lu stores %lu/%lu run %u/%u seen %u/%u "
+			 "klim %u/%u", burst, (unsigned long)a->hits, (unsigned long)b->hits,
+			 (unsigned long)a->misses, (unsigned long)b->misses, (unsigned long)a->stores,
+			 (unsigned long)b->stores, a->run, b->run, a->seen, b->seen, a->klim, b->klim);
+}
+
+/*
+ * p53_fast_burst() in a run of misses (fastpath.c fast_burst_run(): the frames not looked up
+ * go through the cacheless loop in stretches, counted after each) keeps the answer cache's
+ * counts and state as p53_fast_frame() keeps them frame by frame, and writes the same
+ * replies. 640 frames in bursts of 1 to 64, the worker's way (a burst stops at a frame the
+ * fast path does not answer; the general responder takes it; the next call goes on after
+ * it): name errors asked once (IPv4 and IPv6), names asked again (stored, then hits that end
+ * the run), a CNAME (read, declined), a DS question and a bad checksum (not the fast shape:
+ * read, not answered), a frame of two segments and one with a bad L4 checksum flag (not
+ * read), and a question past the cache's key length (not looked up).
+ */
+static void burst_run_counts(void **state)
+{
+	(void)state;
+	static const char *const names[] = {"example.com."};
+	static const char *const files[] = {"zones/example.com.zone"};
+	enum { N = 640, HEAD = 128, ROOM = 2048 };
+	static const uint16_t sizes[] = {32, 7, 64, 1, 32, 45, 3, 32, 19, 64, 2, 33};
+	static uint8_t bufs[N][HEAD + ROOM], frm[N][512], want[4096], own[4096];
+	static struct rte_mbuf mb[N];
+	static struct p53_query qa[N], qb;
+	static struct p53_pkt pa[N], pb;
+	uint16_t fl[N];
+	uint8_t segs[N], l4bad[N];
+	struct rte_mbuf *pkts[64], *out[64];
+	struct p53_answer_stats sa, sb, s0;
+	struct p53_fast_ctx fa, fb;
+	uint64_t x = 53;
+	unsigned long answered = 0, stops = 0, hits_in_run = 0;
+	build(names, files, 1);
+	struct p53_qcache *qa_c = cache64();
+	static uint8_t mem_b[sizeof(struct p53_qcache) +
+			     64 * (sizeof(struct p53_qcache_entry) + sizeof(struct p53_qcache_pick))]
+		__attribute__((aligned(64)));
+	struct p53_qcache *qb_c = (struct p53_qcache *)mem_b;
+	assert_int_equal(p53_qcache_init(qb_c, 64), 0);
+
+	for (int i = 0; i < N; i++) {
+		uint8_t q[512], nm[128];
+		uint16_t ql, nl = 18, type = 1;
+		x = x * 6364136223846793005ull + 1442695040888963407ull;
+		unsigned int r = (unsigned int)(x >> 33) % 100;
+		int v6 = (x >> 20) & 1, bad = 0;
+		memcpy(nm, "\x04nx00\x07" "example\x03" "com", 18);
+		nm[3] = (uint8_t)('a' + i / 26 % 26);
+		nm[4] = (uint8_t)('a' + i % 26);
+		segs[i] = 1;
+		l4bad[i] = 0;
+		if (r < 4 || (i >= 300 && i < 310) || (i >= 450 && i < 490)) {
+			memcpy(nm, "\x03www\x07" "example\x03" "com", 17);     /* asked again */
+			nl = 17;
+		} else if (i >= 540 && i < 620) {
+			nm[3] = nm[4] = 'z';    /* a name error asked again: stored */
+		} else if (r < 6) {
+			memcpy(nm, "\x03" "cdn\x07" "example\x03" "com", 17);  /* CNAME: declined */
+			nl = 17;
+		} else if (r < 7) {
+			type = P53_T_DS;
+		} else if (r < 8) {
+			bad = 1;
+		} else if (r < 9) {
+			segs[i] = 2;
+		} else if (r < 10) {
+			l4bad[i] = 1;
+		} else if (r < 12) {
+			/* 89 bytes of name: past P53_QCACHE_KEY */
+			memset(nm, 0, sizeof(nm));
+			for (int l = 0; l < 4; l++) {
+				nm[l * 19] = 18;
+				memset(nm + l * 19 + 1, 'a' + (i + l) % 26, 18);
+			}
+			memcpy(nm + 76, "\x07" "example\x03" "com", 13);    /* and the root */
+			nl = 89;
+		}
+		ql = query(q, nm, nl, type, 1232, 0, 0, 0);
+		fl[i] = v6 ? frame6_of(frm[i], q, ql, (uint16_t)(9000 + i), bad, 0)
+			   : frame_of(frm[i], q, ql, (uint16_t)(9000 + i), bad);
+		memset(&mb[i], 0, sizeof(mb[i]));
+		memcpy(bufs[i] + HEAD, frm[i], fl[i]);
+		mb[i].buf_addr = bufs[i];
+		mb[i].data_off = HEAD;
+		mb[i].buf_len = HEAD + ROOM;
+		mb[i].nb_segs = segs[i];
+		mb[i].ol_flags = l4bad[i] ? RTE_MBUF_F_RX_L4_CKSUM_BAD : 0;
+		mb[i].data_len = fl[i];
+		mb[i].pkt_len = fl[i];
+	}
+	int at = 0;
+	for (int b = 0; at < N; b++) {
+		int n = sizes[b % (sizeof(sizes) / sizeof(sizes[0]))];
+		if (n > N - at)
+			n = N - at;
+		int begins_in_run = qa_c->run >= P53_QCACHE_RUN;
+		uint64_t hits0 = qa_c->hits;
+		/* the worker's way: one context a burst, the frames in order */
+		memset(&sa, 0, sizeof(sa));
+		memset(&sb, 0, sizeof(sb));
+		assert_int_equal(p53_fast_ctx_init(&fa, mac_us, &addrs, img, &conf, &sa), 0);
+		p53_fast_ctx_cache(&fa, qa_c);
+		for (int i = 0; i < n;) {
+			int k = -1;
+			for (int j = i; j < n; j++)
+				pkts[j - i] = &mb[at + j];
+			uint16_t a = p53_fast_burst(&fa, pkts, (uint16_t)(n - i), out, qa + at + i,
+						    pa + at + i, &k);
+			answered += a;
+			i += a;
+			if (i < n) {
+				assert_true(k == P53_FAST_NOT_READ || k == P53_FAST_DECLINED);
+				stops++;
+				i++;    /* the general responder's */
+			}
+		}
+		if (begins_in_run)
+			hits_in_run += qa_c->hits - hits0;
+		assert_int_equal(p53_fast_ctx_init(&fb, mac_us, &addrs, img, &conf, &sb), 0);
+		p53_fast_ctx_cache(&fb, qb_c);
+		for (int i = at; i < at + n; i++) {
+			if (segs[i] != 1 || l4bad[i])
+				continue;       /* not read: the worker's checks */
+			memcpy(want, frm[i], fl[i]);
+			memset(&qb, 0x5a, sizeof(qb));
+			int kb = p53_fast_frame(&fb, &qb, want, fl[i], ROOM, 1, &pb);
+			/* and a context of its own, without the cache */
+			int k0 = run_frame(NULL, frm[i], fl[i], own, &s0, ROOM);
+			assert_int_equal(kb, k0);
+			if (kb >= P53_FAST_ANSWERED) {
+				assert_int_equal(mb[i].data_len, kb);
+				assert_memory_equal(bufs[i] + HEAD, want, (size_t)kb);
+				assert_memory_equal(own, want, (size_t)kb);
+			}
+		}
+		same_counts(qa_c, qb_c, b);
+		assert_memory_equal(&sa, &sb, sizeof(sa));
+		at += n;
+	}
+	/* what the sequence went through */
+	printf("burst run counts: %lu answered, %lu stops, %lu hits in bursts begun in a run, "
+	       "%lu stores, %lu misses\n", answered, stops, hits_in_run, (unsigned long)qa_c->stores,
+	       (unsigned long)qa_c->misses);
+	assert_true(stops > 15);
+	assert_true(hits_in_run > 0);
+	assert_true(qa_c->stores > 1);
+	assert_true(answered > N / 2);
+}
+
 /*
  * The closest encloser a burst's name errors remember (p53_fast_ctx.nx->ce): compared with each
  * candidate before it is hashed, and used only when its name is the candidate's. Name errors
@@ -2208,6 +2365,10 @@ static void nx_tail(void **state)
 		assert_int_equal(rp[42 + 3] & 0xf, qn[i].rcode);
 	}
 	for (size_t r = 0; r < sizeof(rooms) / sizeof(rooms[0]); r++) {
+		/* with the answer cache too: p53_fast_frame()'s cache step (fast_frame_qc()) */
+		assert_int_equal(p53_fast_ctx_init(&fx, mac_us, &addrs, img, &conf, &sx), 0);
+		p53_fast_ctx_cache(&fx, cache64());
+		nx_in_turn(&fx, qs, ls, N, rooms[r]);
 		assert_int_equal(p53_fast_ctx_init(&fx, mac_us, &addrs, img, &conf, &sx), 0);
 		nx_in_turn(&fx, qs, ls, N, rooms[r]);
 		if (r == 0) {
@@ -3092,6 +3253,7 @@ int main(void)
 		cmocka_unit_test(answer_cache),
 		cmocka_unit_test(answer_cache_run),
 		cmocka_unit_test(answer_cache_burst_run),
+		cmocka_unit_test(burst_run_counts),
 		cmocka_unit_test(encloser_memo),
 		cmocka_unit_test(nx_tail),
 		cmocka_unit_test(ecs_cache),
