@@ -64,6 +64,8 @@ static void totals_now(struct p53_daemon *d, struct p53_totals *out)
 	p53_totals_add_tcp(out, &tcp);
 	p53_totals_add_exc(out, &d->exc.stats);
 	out->xfr = d->xfr_stats;
+	if (d->xfr != NULL)
+		p53_xfr_totals(d->xfr, &out->xfr);
 }
 
 void p53_daemon_totals(struct p53_daemon *d, struct p53_totals *out)

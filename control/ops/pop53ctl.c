@@ -300,6 +300,9 @@ static void print_human(const char *cmd, const char *sub, const json_t *r)
 			print_map("xfr served", json_object_get(xfr, "served"));
 			printf("xfr served bytes %" JSON_INTEGER_FORMAT "\n", geti(xfr, "served_bytes"));
 			print_map("xfr notify_out", json_object_get(xfr, "notify_out"));
+			print_map("xfr notify_in", json_object_get(xfr, "notify_in"));
+			print_map("xfr applied", json_object_get(xfr, "applied"));
+			print_map("xfr ixfr_image", json_object_get(xfr, "ixfr_image"));
 		}
 		print_map("rrl", json_object_get(s, "rrl"));
 		print_map("cookies", json_object_get(s, "cookies"));

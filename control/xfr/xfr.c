@@ -1131,6 +1131,17 @@ size_t p53_xfr_zones_stale(const struct p53_xfr *x, size_t *expired, size_t *nod
 	return *expired + *nodata;
 }
 
+void p53_xfr_totals(const struct p53_xfr *x, struct p53_xfr_stats *out)
+{
+	out->notify_in_ok = x->notify_ok;
+	out->notify_in_refused = x->notify_refused;
+	out->applied = x->applies_ok;
+	out->apply_failed = x->applies_failed;
+	out->ixfr_patched = x->ixfr_patched;
+	out->ixfr_spliced = x->ixfr_spliced;
+	out->ixfr_compiled = x->ixfr_compiled;
+}
+
 void p53_xfr_free(struct p53_xfr *x)
 {
 	if (x == NULL)

@@ -10,9 +10,9 @@
  * through the pool's done queue. The control loop never waits for a primary.
  *
  * New zone content goes through ONE function, p53_zones_update(): "zone X now has this
- * (a whole zone, or differences from serial S, or no data)". Today it rebuilds the image and
- * publishes it like a reload (control/publish.c), all or nothing; with per-zone images it
- * patches X's image only.
+ * (a whole zone, or differences from serial S, or no data)". It patches the running image
+ * with the differences, or compiles X alone and splices it in, or compiles every zone, and
+ * publishes the result like a reload (control/publish.c), all or nothing.
  */
 #ifndef P53_XFR_H
 #define P53_XFR_H
@@ -29,6 +29,7 @@
 #include "control/xfr/notify_out.h"
 #include "control/xfr/pool.h"
 #include "control/xfr/rrs.h"
+#include "control/xfr/xfr_stats.h"
 #include "control/zone/image_build.h"
 #include "dataplane/notify.h"
 
@@ -210,6 +211,13 @@ void p53_xfr_reconciled(struct p53_daemon *d);
 
 /** Stop the threads, close the sockets, free everything. */
 void p53_xfr_free(struct p53_xfr *x);
+
+/**
+ * The secondary side's totals (NOTIFYs received, updates published, each IXFR's way into the
+ * image) into out's fields of that side; the other fields are left alone. Any thread: plain
+ * 64-bit loads of counters only the control thread writes.
+ */
+void p53_xfr_totals(const struct p53_xfr *x, struct p53_xfr_stats *out);
 
 /** Read the served image: each zone's state, serial and SOA timers. */
 void p53_xfr_sync(struct p53_xfr *x, const struct p53_config *cfg, const void *img);

@@ -1,6 +1,8 @@
 /*
  * Counters of zone transfers that the control thread keeps (control/ops/counters.c describes
- * them): the NOTIFYs pop53 sends to the servers it feeds (control/xfr/notify_out.c). Written by
+ * them): the NOTIFYs pop53 sends to the servers it feeds (control/xfr/notify_out.c), and for
+ * its secondary zones the NOTIFYs it is sent, the updates it publishes and how each IXFR got
+ * into the image (kept in struct p53_xfr, copied here by p53_xfr_totals()). Written by
  * the control thread only, read racily (plain 64-bit loads) by the stats renderers, as the
  * workers' counters are. Plain uint64_t only: totals are added and subtracted word by word.
  * (The transfers served to those servers are counted by the TCP threads: tcp_stats.h.)
@@ -16,6 +18,13 @@ struct p53_xfr_stats {
 	uint64_t notify_acked;          /* answered NOERROR (and, when signed, verified) */
 	uint64_t notify_failed;         /* given up: no answer after every try, an error RCODE,
 					   or a NOTIFY that could not be built or sent */
+	uint64_t notify_in_ok;          /* NOTIFYs for a secondary zone answered NOERROR */
+	uint64_t notify_in_refused;     /* refused: not an allowed source, TSIG, not ours... */
+	uint64_t applied;               /* new content published (a transfer, expiry) */
+	uint64_t apply_failed;          /* not published (the zone did not compile, no memory...) */
+	uint64_t ixfr_patched;          /* IXFRs published by patching the running image */
+	uint64_t ixfr_spliced;          /* ... by compiling the zone alone and splicing it in */
+	uint64_t ixfr_compiled;         /* ... by compiling every zone */
 };
 
 #endif /* P53_XFR_STATS_H */

@@ -177,6 +177,18 @@ check "no RRSIG goes out any more (spliced again)" \
 check "zone status counts two IXFRs spliced, none compiled" \
 	/usr/bin/python3 -c "import json,sys; c=json.loads(sys.argv[1])['zone']['ixfr_image']; \
 assert c['spliced']==2 and c['compiled']==0, c" "$(CTL --json zone status sec.test)"
+# xstat KEY: pop53ctl stats' xfr.KEY (a JSON object: result or way -> count).
+xstat() { CTL --json stats | /usr/bin/python3 -c "import json,sys; print(json.dumps(json.load(sys.stdin)['stats']['xfr']['$1']))"; }
+check "stats: xfr.ixfr_image counts the same IXFRs as sec.test's zone status ($(xstat ixfr_image))" \
+	/usr/bin/python3 -c "import json,sys; s=json.loads(sys.argv[1]); z=json.loads(sys.argv[2])['zone']['ixfr_image']; \
+assert s==z and s['spliced']==2, (s, z)" "$(xstat ixfr_image)" "$(CTL --json zone status sec.test)"
+check "stats: xfr.applied counts the AXFR and every IXFR published, none failed ($(xstat applied))" \
+	/usr/bin/python3 -c "import json,sys; a=json.loads(sys.argv[1]); i=json.loads(sys.argv[2]); \
+assert a['failed']==0 and a['ok'] >= 1 + sum(i.values()), (a, i)" "$(xstat applied)" "$(xstat ixfr_image)"
+CTL stats >"$TMP/stats_xfr.txt"
+check "pop53ctl stats prints the secondary side's counters ($(grep '^xfr ixfr_image' "$TMP/stats_xfr.txt"))" \
+	sh -c "grep -q '^xfr ixfr_image: .*spliced=2' $TMP/stats_xfr.txt && grep -q '^xfr applied: ok=[1-9].*failed=0' $TMP/stats_xfr.txt && \
+	       grep -q '^xfr notify_in: ok=[1-9]' $TMP/stats_xfr.txt"
 primary_records
 
 # 4. pop53ctl zone refresh (up to date) and retransfer (AXFR).
@@ -222,6 +234,8 @@ except dns.exception.Timeout:
 PY
 notify() { ip netns exec "$CLIENT_NS" /usr/bin/python3 "$TMP/notify.py" "$V4" "$@" 2>&1; }
 BAD_SECRET="YmFkYmFkYmFkYmFkYmFkYmFkYmFkYmFkYmFkYmFkMTI="
+nin() { xstat notify_in | /usr/bin/python3 -c "import json,sys; print(json.load(sys.stdin)['$1'])"; }
+nin_ok0=$(nin ok); nin_ref0=$(nin refused)
 # open.test allows 192.0.2.0/24 unsigned: the client may notify it.
 check "NOTIFY for open.test from an allowed prefix, unsigned: NOERROR, AA, same ID and question" \
 	[ "$(notify open.test - -)" = "NOERROR aa unsigned True" ]
@@ -241,6 +255,8 @@ out=$(ip netns exec "$PRIMARY_NS" /usr/bin/python3 "$TMP/notify.py" "$V4" sec.te
 check "NOTIFY for sec.test from the primary over UDP, signed: NOERROR signed ($out)" [ "$out" = "NOERROR aa signed True" ]
 out=$(ip netns exec "$PRIMARY_NS" /usr/bin/python3 "$TMP/notify.py" "$V4" sec.test - - 2>&1)
 check "NOTIFY for sec.test from the primary, unsigned: NOTAUTH (the ACL wants xfr.key)" [ "$out" = "NOTAUTH aa unsigned True" ]
+check "stats: xfr.notify_in counts the 4 NOTIFYs refused here and the 3 accepted ($nin_ref0/$nin_ok0 -> $(nin refused)/$(nin ok))" \
+	sh -c "[ $(nin refused) -ge $((nin_ref0 + 4)) ] && [ $(nin ok) -ge $((nin_ok0 + 3)) ]"
 
 # 6. Requests signed with a key knotd has under another secret: knotd answers BADSIG, pop53
 # has no data for bad.test; and knotd's NOTIFY for it (signed with xfr.key, which bad.test's
