@@ -755,20 +755,17 @@ static int publish(struct p53_daemon *d, struct p53_zone_update *u, size_t n, ch
 }
 
 /* An IXFR published: counted by its way into the image (`zone status` ixfr_image). */
-static void count_way(struct p53_xfr *x, struct p53_xfr_zone *z, enum p53_update_way way)
+static void count_way(struct p53_xfr_ways *w, enum p53_update_way way)
 {
 	switch (way) {
 	case P53_WAY_PATCHED:
-		x->ixfr_patched++;
-		z->ixfr_patched++;
+		w->patched++;
 		break;
 	case P53_WAY_SPLICED:
-		x->ixfr_spliced++;
-		z->ixfr_spliced++;
+		w->spliced++;
 		break;
 	case P53_WAY_COMPILED:
-		x->ixfr_compiled++;
-		z->ixfr_compiled++;
+		w->compiled++;
 		break;
 	}
 }
@@ -835,15 +832,17 @@ size_t p53_zones_update(struct p53_daemon *d, struct p53_zone_update *u, size_t 
 	double ms = (double)tsc_ms(t0);
 	for (size_t i = 0; i < n; i++) {
 		if (u[i].rc != 0) {
-			x->applies_failed++;
+			x->totals.apply_failed++;
 			p53_err("xfr: zone %s: not published: %s", u[i].z->name, u[i].err);
 			continue;
 		}
 		ok++;
-		x->applies_ok++;
+		x->totals.applied++;
 		u[i].z->last_apply_ms = ms;
-		if (u[i].kind == P53_UPDATE_DIFF)
-			count_way(x, u[i].z, u[i].way);
+		if (u[i].kind == P53_UPDATE_DIFF) {
+			count_way(&x->totals.ixfr, u[i].way);
+			count_way(&u[i].z->ixfr_ways, u[i].way);
+		}
 		/* The journal follows what is served: differences we applied, or nothing after a
 		 * whole new zone (serve.h falls back to the whole zone for older serials). */
 		if (u[i].kind == P53_UPDATE_DIFF && u[i].diff != NULL)
