@@ -77,9 +77,9 @@ struct p53_xfr_zone {
 	char last_how[24];
 	int last_primary;
 	double last_xfr_ms, last_apply_ms;
-	char last_image[200];           /* how the last IXFR got into the image: "patched",
-					   "spliced: <why the patch declined>" or "compiled in
-					   full: <why>" */
+	char last_image[200];           /* how the last IXFR published got into the image:
+					   "patched", "spliced: <why the patch declined>" or
+					   "compiled in full: <why>" */
 	struct p53_xfr_ways ixfr_ways;  /* IXFRs published each way */
 	uint64_t xfr_ok, xfr_failed, notifies;
 	uint64_t notify_us;             /* CLOCK_MONOTONIC µs of the NOTIFY being served, 0 none */
@@ -166,6 +166,8 @@ struct p53_zone_update {
 					 * (lazy: the disk copy, when due, reads the image) */
 	bool lazy;                      /* DIFF: result not made (yet): see p53_zones_update */
 	enum p53_update_way way;        /* rc 0: how it was published */
+	char why[168];                  /* way not patched: why the patch declined (the log,
+					   `zone status`: its texts leave this much room) */
 };
 
 /**
