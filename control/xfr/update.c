@@ -429,13 +429,20 @@ struct timing {
 	bool patched;                   /* the image was patched, not compiled */
 };
 
+/* Why update up was not patched (and how it went in then), cut to the room zone status's
+ * texts leave. */
+static void say_why(struct p53_zone_update *up, const char *why)
+{
+	snprintf(up->why, sizeof(up->why), "%.*s", (int)sizeof(up->why) - 1, why);
+}
+
 /* Why the IXFRs of this publish were not patched, for the splice, the log when they are
  * compiled in full (publish) and `zone status` (way_text). */
 static void not_patched(struct p53_zone_update *u, size_t n, const char *why)
 {
 	for (size_t i = 0; i < n; i++)
 		if (u[i].rc == 0 && u[i].kind == P53_UPDATE_DIFF)
-			snprintf(u[i].why, sizeof(u[i].why), "%s", why);
+			say_why(&u[i], why);
 }
 
 /*
@@ -568,15 +575,25 @@ static void *try_patch_full(struct p53_daemon *d, struct p53_zone_update *u, siz
 	struct p53_zone_update *up = alone(d, u, n);
 	const struct p53_config *cfg = &d->cfg;
 
-	if (up == NULL || up->kind != P53_UPDATE_FULL)
+	if (up == NULL) {
+		for (size_t i = 0; i < n; i++)
+			if (u[i].rc == 0 && u[i].kind == P53_UPDATE_FULL)
+				say_why(&u[i], u[i].z->is_catalog
+					? "a catalog zone (compiled with every zone)"
+					: "other zones were updated in the same publish");
+		return NULL;
+	}
+	if (up->kind != P53_UPDATE_FULL)
 		return NULL;
 	struct p53_xfr_zone *z = up->z;
 	uint32_t iz = image_zone(d->dp.image, z->apex, z->apex_len);
 	if (iz == P53_NONE || p53_image_zone(d->dp.image, iz)->rcode != 0)
-		return NULL; /* a first transfer: nothing to patch */
+		return NULL; /* a first transfer: nothing to patch (try_splice says so) */
 	struct p53_zone_src src;
-	if (zone_src_of(cfg, z, up, &src) != 0)
+	if (zone_src_of(cfg, z, up, &src) != 0) {
+		say_why(up, "the config does not name the zone");
 		return NULL;
+	}
 	char why[256], err[1024];
 	uint64_t st[2];
 	void *img = NULL;
@@ -593,8 +610,8 @@ static void *try_patch_full(struct p53_daemon *d, struct p53_zone_update *u, siz
 			 PRIu64 " added, SOAs included)", z->name, st[0], st[1]);
 		return img;
 	}
+	say_why(up, rc == P53_REPATCH_BAD ? err : why);
 	if (rc == P53_REPATCH_SPLICED) {
-		/* (An AXFR's way in is logged; `zone status` keeps the last IXFR's.) */
 		up->way = P53_WAY_SPLICED;
 		index_spliced(d, img, iz);
 		p53_info("xfr: zone %s: AXFR spliced into the image, compiled alone (the patch "
@@ -621,21 +638,29 @@ static void *try_splice(struct p53_daemon *d, struct p53_zone_update *u, size_t 
 	if (up == NULL)
 		return NULL;
 	struct p53_xfr_zone *z = up->z;
+	/* An IXFR keeps what the patch said (try_patch) for the log and `zone status`; a whole
+	 * zone says here why it is compiled in full. */
+	bool full = up->kind == P53_UPDATE_FULL;
 	uint32_t iz = image_zone(d->dp.image, z->apex, z->apex_len);
-	if (iz == P53_NONE)
+	if (iz == P53_NONE) {
+		if (full)
+			say_why(up, "the zone is new to the image");
 		return NULL;
+	}
 	bool first = p53_image_zone(d->dp.image, iz)->rcode != 0;
-	if (up->kind == P53_UPDATE_FULL && !first)
+	if (full && !first)
 		return NULL; /* try_patch_full spliced it or said why not */
 	if (materialize(d, u, n) == 0)
 		return NULL; /* a lazy DIFF that does not apply: its own error */
 	struct p53_zone_src src;
-	if (zone_src_of(&d->cfg, z, up, &src) != 0)
+	if (zone_src_of(&d->cfg, z, up, &src) != 0) {
+		if (full)
+			say_why(up, "the config does not name the zone");
 		return NULL;
-	/* What the patch said (try_patch), for the log and `zone status`. */
+	}
 	char why[256], err[1024];
 	if (first)
-		snprintf(up->why, sizeof(up->why), "the zone had no data");
+		say_why(up, "the zone had no data");
 	void *img = NULL;
 	void *extras = p53_steer_extras_attach(&d->cfg, &src, 1, err, sizeof(err));
 	enum p53_repatch rc = P53_REPATCH_BAD;
@@ -652,6 +677,8 @@ static void *try_splice(struct p53_daemon *d, struct p53_zone_update *u, size_t 
 	}
 	p53_info("xfr: zone %s: compiled in full, not spliced: %s", z->name,
 		 rc == P53_REPATCH_BAD ? err : why);
+	if (full)
+		say_why(up, rc == P53_REPATCH_BAD ? err : why);
 	return NULL;
 }
 
@@ -667,7 +694,7 @@ static void ways_compiled(struct p53_zone_update *u, size_t n)
 	}
 }
 
-/* How update up got into the image, for `zone status` (last_ixfr_image). */
+/* How update up got into the image, for `zone status` (last_ixfr_image, last_axfr_image). */
 static void way_text(const struct p53_zone_update *up, char *buf, size_t len)
 {
 	switch (up->way) {
@@ -751,19 +778,28 @@ static int publish(struct p53_daemon *d, struct p53_zone_update *u, size_t n, ch
 	return rc != 0 ? -1 : 0;
 }
 
-/* An IXFR published: counted by its way into the image (`zone status` ixfr_image). */
-static void count_way(struct p53_xfr_ways *w, enum p53_update_way way)
+/* The counter of this way in w. */
+static uint64_t *way_count(struct p53_xfr_ways *w, enum p53_update_way way)
 {
-	switch (way) {
-	case P53_WAY_PATCHED:
-		w->patched++;
-		break;
-	case P53_WAY_SPLICED:
-		w->spliced++;
-		break;
-	case P53_WAY_COMPILED:
-		w->compiled++;
-		break;
+	return way == P53_WAY_PATCHED ? &w->patched : way == P53_WAY_SPLICED ? &w->spliced
+									   : &w->compiled;
+}
+
+/* An IXFR or a whole zone published: counted by its way into the image, in the totals and
+ * the zone's, and that way said (`zone status` ixfr_image and last_ixfr_image, or
+ * axfr_image and last_axfr_image). */
+static void count_way(struct p53_xfr *x, const struct p53_zone_update *up)
+{
+	struct p53_xfr_zone *z = up->z;
+
+	if (up->kind == P53_UPDATE_DIFF) {
+		(*way_count(&x->totals.ixfr, up->way))++;
+		(*way_count(&z->ixfr_ways, up->way))++;
+		way_text(up, z->last_ixfr_image, sizeof(z->last_ixfr_image));
+	} else {
+		(*way_count(&x->totals.axfr, up->way))++;
+		(*way_count(&z->axfr_ways, up->way))++;
+		way_text(up, z->last_axfr_image, sizeof(z->last_axfr_image));
 	}
 }
 
@@ -836,11 +872,8 @@ size_t p53_zones_update(struct p53_daemon *d, struct p53_zone_update *u, size_t 
 		ok++;
 		x->totals.applied++;
 		u[i].z->last_apply_ms = ms;
-		if (u[i].kind == P53_UPDATE_DIFF) {
-			count_way(&x->totals.ixfr, u[i].way);
-			count_way(&u[i].z->ixfr_ways, u[i].way);
-			way_text(&u[i], u[i].z->last_image, sizeof(u[i].z->last_image));
-		}
+		if (u[i].kind != P53_UPDATE_NODATA)
+			count_way(x, &u[i]);
 		/* The journal follows what is served: differences we applied, or nothing after a
 		 * whole new zone (serve.h falls back to the whole zone for older serials). */
 		if (u[i].kind == P53_UPDATE_DIFF && u[i].diff != NULL)

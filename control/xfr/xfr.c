@@ -1089,9 +1089,12 @@ static json_t *zone_json(const struct p53_daemon *d, const struct p53_xfr_zone *
 	json_object_set_new(o, "transfers", json_pack("{s:I, s:I}", "ok", (json_int_t)z->xfr_ok,
 						      "failed", (json_int_t)z->xfr_failed));
 	json_object_set_new(o, "notifies", json_integer((json_int_t)z->notifies));
-	json_object_set_new(o, "last_ixfr_image", z->last_image[0] != '\0' ? json_string(z->last_image)
-									 : json_null());
+	json_object_set_new(o, "last_ixfr_image", z->last_ixfr_image[0] != '\0'
+						  ? json_string(z->last_ixfr_image) : json_null());
 	json_object_set_new(o, "ixfr_image", ways_json(&z->ixfr_ways));
+	json_object_set_new(o, "last_axfr_image", z->last_axfr_image[0] != '\0'
+						  ? json_string(z->last_axfr_image) : json_null());
+	json_object_set_new(o, "axfr_image", ways_json(&z->axfr_ways));
 	json_object_set_new(o, "notify_to_served_ms", z->notify_to_served_ms > 0
 					? json_real(z->notify_to_served_ms) : json_null());
 	json_object_set_new(o, "file", json_string(z->file));

@@ -27,6 +27,8 @@ struct p53_xfr_secondary_stats {
 	uint64_t applied;               /* new content published (a transfer, expiry) */
 	uint64_t apply_failed;          /* not published (the zone did not compile, no memory...) */
 	struct p53_xfr_ways ixfr;       /* IXFRs published, each way */
+	struct p53_xfr_ways axfr;       /* whole zones published (an AXFR, or an IXFR answered
+					   with the whole zone), each way */
 };
 
 struct p53_xfr_stats {
