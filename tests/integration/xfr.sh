@@ -28,6 +28,9 @@ cat >>"$TMP/pop53.yaml" <<YAML
     primaries: [{address: $PRIMARY_V4}]
     notify: {from: [192.0.2.0/24]}
 YAML
+# The Prometheus endpoint, in pop53d's namespace: the secondary side's totals are there too.
+METRICS=127.0.0.1:19253
+sed -i "s|^metrics: {enabled: false}|metrics: {enabled: true, listen: \"$METRICS\"}|" "$TMP/pop53.yaml"
 # The same key name with another secret: the primary must refuse it (BADSIG).
 sed -i "s|^tsig_keys:|tsig_keys:\n  - {name: wrong.key, algorithm: hmac-sha256, secret: \"YmFkYmFkYmFkYmFkYmFkYmFkYmFkYmFkYmFkYmFkMTI=\"}|" "$TMP/pop53.yaml"
 start_pop53_answering "$TMP/pop53.yaml"
@@ -230,6 +233,11 @@ check "pop53ctl zone status prints each kind's way into the image ($(grep 'AXFRs
 	       grep -q '^  IXFRs into the image: patched [0-9]*, spliced 2, compiled 0; last spliced: ' $TMP/status_human.txt"
 check "pop53ctl stats prints xfr axfr_image ($(grep '^xfr axfr_image' "$TMP/stats_xfr.txt"))" \
 	sh -c "grep '^xfr axfr_image: ' $TMP/stats_xfr.txt | grep ' patched=1' | grep ' spliced=1' | grep -q ' compiled=0'"
+ip netns exec "$POP_NS" curl -s --max-time 5 "http://$METRICS/metrics" | grep '^pop53_xfr_axfr_image_total' >"$TMP/metrics_axfr.txt"
+check "metrics: pop53_xfr_axfr_image_total{way} as stats says ($(tr '\n' ' ' <"$TMP/metrics_axfr.txt"))" \
+	sh -c "grep -qx 'pop53_xfr_axfr_image_total{way=\"patched\"} 1' $TMP/metrics_axfr.txt && \
+	       grep -qx 'pop53_xfr_axfr_image_total{way=\"spliced\"} 1' $TMP/metrics_axfr.txt && \
+	       grep -qx 'pop53_xfr_axfr_image_total{way=\"compiled\"} 0' $TMP/metrics_axfr.txt"
 check "zone status of a zone that is not a secondary fails" sh -c "! $BUILD/control/pop53ctl -s $TMP/control.sock zone status example.com 2>/dev/null"
 
 # 5. NOTIFY and TSIG, from the client namespace (through a worker) with dnspython.
