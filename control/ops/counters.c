@@ -17,7 +17,7 @@ enum {
 	F_RCODE, F_QTYPE, F_KIND, F_DROPS, F_MALFORMED, F_RRL, F_COOKIES, F_RRL_TOP,
 	F_TCP_ACCEPTED, F_TCP_OPEN, F_TCP_REFUSED, F_TCP_CLOSED, F_TCP_QUERIES, F_TCP_RESPONSES,
 	F_TCP_BYTES_IN, F_TCP_BYTES_OUT, F_XFR_SERVED, F_XFR_BYTES, F_XFR_NOTIFY_OUT,
-	F_XFR_NOTIFY_IN, F_XFR_APPLIED, F_XFR_IXFR_IMAGE, F_EXC_FRAMES, F_EXC_DROPS,
+	F_XFR_NOTIFY_IN, F_XFR_APPLIED, F_XFR_IXFR_IMAGE, F_XFR_AXFR_IMAGE, F_EXC_FRAMES, F_EXC_DROPS,
 	F_PORT_IN, F_PORT_OUT, F_PORT_MISSED, F_PORT_IERR, F_PORT_OERR, F_PORT_NOMBUF,
 	F_PORT_XSK_DROPS, F_PORT_XSK_EMPTY,
 	F__MAX
@@ -52,6 +52,7 @@ static const struct p53_family families[F__MAX] = {
 	[F_XFR_NOTIFY_IN] = { "pop53_xfr_notify_in_total", "xfr.notify_in", "result", P53_COUNTER, "NOTIFYs for pop53's secondary zones: ok (answered NOERROR, an SOA check follows), refused (not an allowed source, bad TSIG, not a secondary zone here...)" },
 	[F_XFR_APPLIED] = { "pop53_xfr_applied_total", "xfr.applied", "result", P53_COUNTER, "secondary zones' new content (a transfer, or no data at expiry) put into the served image: ok (published), failed (not published: the old data keeps serving)" },
 	[F_XFR_IXFR_IMAGE] = { "pop53_xfr_ixfr_image_total", "xfr.ixfr_image", "way", P53_COUNTER, "IXFRs published, by how they got into the image: patched (the running image patched), spliced (the zone compiled alone and spliced in), compiled (every zone compiled)" },
+	[F_XFR_AXFR_IMAGE] = { "pop53_xfr_axfr_image_total", "xfr.axfr_image", "way", P53_COUNTER, "whole zones published (an AXFR, or an IXFR answered with the whole zone), by how they got into the image: patched (compared with the zone served and the running image patched), spliced (the zone compiled alone and spliced in), compiled (every zone compiled)" },
 	[F_RRL] = { "pop53_rrl_responses_total", "rrl", "action", P53_COUNTER, "responses rate limiting acted on: dropped, slipped (TC=1, BADCOOKIE or a leaked error), exempt (exempt_clients), cookie (valid server cookie, not accounted), would_drop and would_slip (log_only), early (limited before answering)" },
 	[F_COOKIES] = { "pop53_cookies_total", "cookies", "cookie", P53_COUNTER, "queries with a COOKIE option, by what it held; badcookie: BADCOOKIE replies sent" },
 	[F_RRL_TOP] = { "pop53_rrl_top_limited", "rrl_top", "prefix", P53_GAUGE, "the most rate-limited client prefixes now held in the RRL tables: responses limited" },
@@ -122,13 +123,17 @@ void p53_counters_walk(const struct p53_totals *t, const struct p53_port_totals 
 	fn(arg, &f[F_XFR_NOTIFY_OUT], "retried", t->xfr.notify_retried);
 	fn(arg, &f[F_XFR_NOTIFY_OUT], "acked", t->xfr.notify_acked);
 	fn(arg, &f[F_XFR_NOTIFY_OUT], "failed", t->xfr.notify_failed);
-	fn(arg, &f[F_XFR_NOTIFY_IN], "ok", t->xfr.notify_in_ok);
-	fn(arg, &f[F_XFR_NOTIFY_IN], "refused", t->xfr.notify_in_refused);
-	fn(arg, &f[F_XFR_APPLIED], "ok", t->xfr.applied);
-	fn(arg, &f[F_XFR_APPLIED], "failed", t->xfr.apply_failed);
-	fn(arg, &f[F_XFR_IXFR_IMAGE], "patched", t->xfr.ixfr_patched);
-	fn(arg, &f[F_XFR_IXFR_IMAGE], "spliced", t->xfr.ixfr_spliced);
-	fn(arg, &f[F_XFR_IXFR_IMAGE], "compiled", t->xfr.ixfr_compiled);
+	const struct p53_xfr_secondary_stats *sec = &t->xfr.secondary;
+	fn(arg, &f[F_XFR_NOTIFY_IN], "ok", sec->notify_ok);
+	fn(arg, &f[F_XFR_NOTIFY_IN], "refused", sec->notify_refused);
+	fn(arg, &f[F_XFR_APPLIED], "ok", sec->applied);
+	fn(arg, &f[F_XFR_APPLIED], "failed", sec->apply_failed);
+	fn(arg, &f[F_XFR_IXFR_IMAGE], "patched", sec->ixfr.patched);
+	fn(arg, &f[F_XFR_IXFR_IMAGE], "spliced", sec->ixfr.spliced);
+	fn(arg, &f[F_XFR_IXFR_IMAGE], "compiled", sec->ixfr.compiled);
+	fn(arg, &f[F_XFR_AXFR_IMAGE], "patched", sec->axfr.patched);
+	fn(arg, &f[F_XFR_AXFR_IMAGE], "spliced", sec->axfr.spliced);
+	fn(arg, &f[F_XFR_AXFR_IMAGE], "compiled", sec->axfr.compiled);
 	const struct p53_guard_stats *g = &t->guard;
 	fn(arg, &f[F_RRL], "dropped", g->rrl_dropped);
 	fn(arg, &f[F_RRL], "slipped", g->rrl_slipped);

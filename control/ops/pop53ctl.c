@@ -227,6 +227,15 @@ static const char *str_or(const json_t *o, const char *k, const char *dflt)
 	return s != NULL ? s : dflt;
 }
 
+/* A secondary zone's updates of one kind by their way into the image, and the last one's. */
+static void print_ways(const char *what, const json_t *ways, const json_t *last)
+{
+	printf("  %s into the image: patched %" JSON_INTEGER_FORMAT ", spliced %" JSON_INTEGER_FORMAT
+	       ", compiled %" JSON_INTEGER_FORMAT "; last %s\n", what, geti(ways, "patched"),
+	       geti(ways, "spliced"), geti(ways, "compiled"),
+	       json_is_string(last) ? json_string_value(last) : "none");
+}
+
 static void print_secondary(const json_t *z)
 {
 	const json_t *lt = json_object_get(z, "last_transfer");
@@ -245,6 +254,8 @@ static void print_secondary(const json_t *z)
 	       geti(z, "next_refresh_in_s"), str_or(z, "expire", "-"));
 	printf("  last transfer %s %s: %s\n", str_or(lt, "time", "never"), str_or(lt, "type", ""),
 	       str_or(lt, "result", ""));
+	print_ways("IXFRs", json_object_get(z, "ixfr_image"), json_object_get(z, "last_ixfr_image"));
+	print_ways("AXFRs", json_object_get(z, "axfr_image"), json_object_get(z, "last_axfr_image"));
 	printf("  disk copy %s\n", str_or(z, "file", "?"));
 }
 
@@ -303,6 +314,7 @@ static void print_human(const char *cmd, const char *sub, const json_t *r)
 			print_map("xfr notify_in", json_object_get(xfr, "notify_in"));
 			print_map("xfr applied", json_object_get(xfr, "applied"));
 			print_map("xfr ixfr_image", json_object_get(xfr, "ixfr_image"));
+			print_map("xfr axfr_image", json_object_get(xfr, "axfr_image"));
 		}
 		print_map("rrl", json_object_get(s, "rrl"));
 		print_map("cookies", json_object_get(s, "cookies"));

@@ -176,12 +176,12 @@ static void refused(struct p53_daemon *d, const struct p53_notify_event *ev, con
 {
 	char src[INET6_ADDRSTRLEN];
 
-	d->xfr->notify_refused++;
-	if (d->xfr->notify_refused > 10 && d->xfr->notify_refused % 100 != 0)
+	d->xfr->totals.notify_refused++;
+	if (d->xfr->totals.notify_refused > 10 && d->xfr->totals.notify_refused % 100 != 0)
 		return; /* a flood must not flood the log */
 	inet_ntop(ev->ipv6 ? AF_INET6 : AF_INET, ev->src, src, sizeof(src));
 	p53_warn("NOTIFY for %s from %s port %u refused (#%" PRIu64 "): %s", zone, src, ev->port,
-		 d->xfr->notify_refused, why);
+		 d->xfr->totals.notify_refused, why);
 }
 
 size_t p53_xfr_notify_answer(struct p53_daemon *d, const struct p53_notify_event *ev, uint8_t *out,
@@ -266,7 +266,7 @@ size_t p53_xfr_notify_answer(struct p53_daemon *d, const struct p53_notify_event
 		p53_err("NOTIFY for %s: cannot sign the answer", zone);
 		return 0;
 	}
-	x->notify_ok++;
+	x->totals.notify_ok++;
 	z->notifies++;
 	z->notified = true;
 	if (z->notify_us == 0)

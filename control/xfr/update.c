@@ -429,23 +429,20 @@ struct timing {
 	bool patched;                   /* the image was patched, not compiled */
 };
 
-/* Why the IXFRs of this publish were not patched, for `zone status` (last_ixfr_image) and
- * the log when they are compiled in full (publish); try_splice may still take one alone. */
+/* Why update up was not patched (and how it went in then), cut to the room zone status's
+ * texts leave. */
+static void say_why(struct p53_zone_update *up, const char *why)
+{
+	snprintf(up->why, sizeof(up->why), "%.*s", (int)sizeof(up->why) - 1, why);
+}
+
+/* Why the IXFRs of this publish were not patched, for the splice, the log when they are
+ * compiled in full (publish) and `zone status` (way_text). */
 static void not_patched(struct p53_zone_update *u, size_t n, const char *why)
 {
 	for (size_t i = 0; i < n; i++)
 		if (u[i].rc == 0 && u[i].kind == P53_UPDATE_DIFF)
-			snprintf(u[i].z->last_image, sizeof(u[i].z->last_image),
-				 "compiled in full: %s", why);
-}
-
-/* What not_patched or try_patch said for zone z: its last_image without the prefix. */
-static const char *patch_why(const struct p53_xfr_zone *z)
-{
-	const char *pre = "compiled in full: ";
-
-	return strncmp(z->last_image, pre, strlen(pre)) == 0 ? z->last_image + strlen(pre)
-							      : z->last_image;
+			say_why(&u[i], why);
 }
 
 /*
@@ -456,7 +453,6 @@ static const char *patch_why(const struct p53_xfr_zone *z)
  */
 static void *try_patch(struct p53_daemon *d, struct p53_zone_update *u, size_t n, size_t *len)
 {
-	char why[sizeof(((struct p53_xfr_zone *)0)->last_image) - 32];
 	size_t live = 0;
 
 	for (size_t i = 0; i < n; i++) {
@@ -504,7 +500,7 @@ static void *try_patch(struct p53_daemon *d, struct p53_zone_update *u, size_t n
 		void *next = p53_image_patch_indexed(img != NULL ? img : d->dp.image, u[i].z->apex,
 						     u[i].z->apex_len, u[i].diff,
 						     u[i].lazy ? NULL : &u[i].result, &sign, spare,
-						     d->xfr->pix, len, why, sizeof(why));
+						     d->xfr->pix, len, u[i].why, sizeof(u[i].why));
 		spare = img;
 		img = next;
 		if (next == NULL)
@@ -512,24 +508,15 @@ static void *try_patch(struct p53_daemon *d, struct p53_zone_update *u, size_t n
 	}
 	free(spare);
 	if (no == NULL) {
-		for (size_t i = 0; i < n; i++) {
-			if (u[i].rc != 0)
-				continue;
-			u[i].way = P53_WAY_PATCHED;
-			snprintf(u[i].z->last_image, sizeof(u[i].z->last_image), "patched");
-		}
+		for (size_t i = 0; i < n; i++)
+			if (u[i].rc == 0)
+				u[i].way = P53_WAY_PATCHED;
 		return img;
 	}
-	for (size_t i = 0; i < n; i++) {
-		if (u[i].rc != 0)
-			continue;
-		struct p53_xfr_zone *z = u[i].z;
-		if (&u[i] == no)
-			snprintf(z->last_image, sizeof(z->last_image), "compiled in full: %s", why);
-		else
-			snprintf(z->last_image, sizeof(z->last_image), "compiled in full: zone %.100s "
-				 "in the same publish was not patched", no->z->name);
-	}
+	for (size_t i = 0; i < n; i++)
+		if (u[i].rc == 0 && &u[i] != no)
+			snprintf(u[i].why, sizeof(u[i].why), "zone %.100s in the same publish was not "
+				 "patched", no->z->name);
 	return NULL;
 }
 
@@ -588,15 +575,25 @@ static void *try_patch_full(struct p53_daemon *d, struct p53_zone_update *u, siz
 	struct p53_zone_update *up = alone(d, u, n);
 	const struct p53_config *cfg = &d->cfg;
 
-	if (up == NULL || up->kind != P53_UPDATE_FULL)
+	if (up == NULL) {
+		for (size_t i = 0; i < n; i++)
+			if (u[i].rc == 0 && u[i].kind == P53_UPDATE_FULL)
+				say_why(&u[i], u[i].z->is_catalog
+					? "a catalog zone (compiled with every zone)"
+					: "other zones were updated in the same publish");
+		return NULL;
+	}
+	if (up->kind != P53_UPDATE_FULL)
 		return NULL;
 	struct p53_xfr_zone *z = up->z;
 	uint32_t iz = image_zone(d->dp.image, z->apex, z->apex_len);
 	if (iz == P53_NONE || p53_image_zone(d->dp.image, iz)->rcode != 0)
-		return NULL; /* a first transfer: nothing to patch */
+		return NULL; /* a first transfer: nothing to patch (try_splice says so) */
 	struct p53_zone_src src;
-	if (zone_src_of(cfg, z, up, &src) != 0)
+	if (zone_src_of(cfg, z, up, &src) != 0) {
+		say_why(up, "the config does not name the zone");
 		return NULL;
+	}
 	char why[256], err[1024];
 	uint64_t st[2];
 	void *img = NULL;
@@ -613,8 +610,8 @@ static void *try_patch_full(struct p53_daemon *d, struct p53_zone_update *u, siz
 			 PRIu64 " added, SOAs included)", z->name, st[0], st[1]);
 		return img;
 	}
+	say_why(up, rc == P53_REPATCH_BAD ? err : why);
 	if (rc == P53_REPATCH_SPLICED) {
-		/* (An AXFR's way in is logged; `zone status` keeps the last IXFR's.) */
 		up->way = P53_WAY_SPLICED;
 		index_spliced(d, img, iz);
 		p53_info("xfr: zone %s: AXFR spliced into the image, compiled alone (the patch "
@@ -641,20 +638,29 @@ static void *try_splice(struct p53_daemon *d, struct p53_zone_update *u, size_t 
 	if (up == NULL)
 		return NULL;
 	struct p53_xfr_zone *z = up->z;
+	/* An IXFR keeps what the patch said (try_patch) for the log and `zone status`; a whole
+	 * zone says here why it is compiled in full. */
+	bool full = up->kind == P53_UPDATE_FULL;
 	uint32_t iz = image_zone(d->dp.image, z->apex, z->apex_len);
-	if (iz == P53_NONE)
+	if (iz == P53_NONE) {
+		if (full)
+			say_why(up, "the zone is new to the image");
 		return NULL;
+	}
 	bool first = p53_image_zone(d->dp.image, iz)->rcode != 0;
-	if (up->kind == P53_UPDATE_FULL && !first)
+	if (full && !first)
 		return NULL; /* try_patch_full spliced it or said why not */
 	if (materialize(d, u, n) == 0)
 		return NULL; /* a lazy DIFF that does not apply: its own error */
 	struct p53_zone_src src;
-	if (zone_src_of(&d->cfg, z, up, &src) != 0)
+	if (zone_src_of(&d->cfg, z, up, &src) != 0) {
+		if (full)
+			say_why(up, "the config does not name the zone");
 		return NULL;
-	/* What the patch said, for the reply (try_patch kept it in last_image). */
-	char was[sizeof(z->last_image)], why[256], err[1024];
-	snprintf(was, sizeof(was), "%s", first ? "the zone had no data" : patch_why(z));
+	}
+	char why[256], err[1024];
+	if (first)
+		say_why(up, "the zone had no data");
 	void *img = NULL;
 	void *extras = p53_steer_extras_attach(&d->cfg, &src, 1, err, sizeof(err));
 	enum p53_repatch rc = P53_REPATCH_BAD;
@@ -665,30 +671,47 @@ static void *try_splice(struct p53_daemon *d, struct p53_zone_update *u, size_t 
 	if (rc == P53_REPATCH_SPLICED) {
 		up->way = P53_WAY_SPLICED;
 		index_spliced(d, img, iz);
-		if (up->kind == P53_UPDATE_DIFF) {
-			/* The patch's reason whole where the zone's name leaves room. */
-			size_t k = (size_t)snprintf(z->last_image, sizeof(z->last_image),
-						    "spliced: zone %.60s compiled alone (the patch "
-						    "declined: ", z->name);
-			snprintf(z->last_image + k, sizeof(z->last_image) - k, "%.*s)",
-				 (int)(sizeof(z->last_image) - k - 2), was);
-		}
 		p53_info("xfr: zone %s: %s spliced into the image, compiled alone (the patch "
-			 "declined: %s)", z->name, up->kind == P53_UPDATE_DIFF ? "IXFR" : "AXFR", was);
+			 "declined: %s)", z->name, up->kind == P53_UPDATE_DIFF ? "IXFR" : "AXFR", up->why);
 		return img;
 	}
 	p53_info("xfr: zone %s: compiled in full, not spliced: %s", z->name,
 		 rc == P53_REPATCH_BAD ? err : why);
+	if (full)
+		say_why(up, rc == P53_REPATCH_BAD ? err : why);
 	return NULL;
 }
 
 /* The updates of this publish (rc 0; others may be published already, one at a time) go in
- * with every zone compiled unless a patch or a splice takes them. */
+ * with every zone compiled unless a patch or a splice takes them (and say why not). */
 static void ways_compiled(struct p53_zone_update *u, size_t n)
 {
-	for (size_t i = 0; i < n; i++)
-		if (u[i].rc == 0)
+	for (size_t i = 0; i < n; i++) {
+		if (u[i].rc == 0) {
 			u[i].way = P53_WAY_COMPILED;
+			u[i].why[0] = '\0';
+		}
+	}
+}
+
+/* How update up got into the image, for `zone status` (last_ixfr_image, last_axfr_image). */
+static void way_text(const struct p53_zone_update *up, char *buf, size_t len)
+{
+	switch (up->way) {
+	case P53_WAY_PATCHED:
+		snprintf(buf, len, "patched");
+		break;
+	case P53_WAY_SPLICED: {
+		/* The patch's reason whole where the zone's name leaves room. */
+		size_t k = (size_t)snprintf(buf, len, "spliced: zone %.60s compiled alone (the "
+					    "patch declined: ", up->z->name);
+		snprintf(buf + k, len - k, "%.*s)", (int)(len - k - 2), up->why);
+		break;
+	}
+	case P53_WAY_COMPILED:
+		snprintf(buf, len, "compiled in full: %s", up->why);
+		break;
+	}
 }
 
 /* Stage 2: one compile (or patch) and one publish for the updates marked 0 in u. */
@@ -714,7 +737,7 @@ static int publish(struct p53_daemon *d, struct p53_zone_update *u, size_t n, ch
 		for (size_t i = 0; i < n; i++)
 			if (u[i].rc == 0 && u[i].kind == P53_UPDATE_DIFF)
 				p53_info("xfr: zone %s: IXFR compiled in full, not patched: %s",
-					 u[i].z->name, patch_why(u[i].z));
+					 u[i].z->name, u[i].why);
 		img = p53_xfr_compile(d->xfr, &d->cfg, d->dp.image, u, n, &len, err, errlen, NULL, NULL);
 	} else {
 		tm->patched = true;
@@ -744,6 +767,7 @@ static int publish(struct p53_daemon *d, struct p53_zone_update *u, size_t n, ch
 		p53_warn("xfr: a patched image was not published (%s); compiling in full", err);
 		tm->patched = false;
 		ways_compiled(u, n);
+		not_patched(u, n, "the patched image was not published");
 		if (materialize(d, u, n) == 0)
 			return -1;
 		img = p53_xfr_compile(d->xfr, &d->cfg, d->dp.image, u, n, &len, err, errlen, NULL, NULL);
@@ -754,22 +778,28 @@ static int publish(struct p53_daemon *d, struct p53_zone_update *u, size_t n, ch
 	return rc != 0 ? -1 : 0;
 }
 
-/* An IXFR published: counted by its way into the image (`zone status` ixfr_image). */
-static void count_way(struct p53_xfr *x, struct p53_xfr_zone *z, enum p53_update_way way)
+/* The counter of this way in w. */
+static uint64_t *way_count(struct p53_xfr_ways *w, enum p53_update_way way)
 {
-	switch (way) {
-	case P53_WAY_PATCHED:
-		x->ixfr_patched++;
-		z->ixfr_patched++;
-		break;
-	case P53_WAY_SPLICED:
-		x->ixfr_spliced++;
-		z->ixfr_spliced++;
-		break;
-	case P53_WAY_COMPILED:
-		x->ixfr_compiled++;
-		z->ixfr_compiled++;
-		break;
+	return way == P53_WAY_PATCHED ? &w->patched : way == P53_WAY_SPLICED ? &w->spliced
+									   : &w->compiled;
+}
+
+/* An IXFR or a whole zone published: counted by its way into the image, in the totals and
+ * the zone's, and that way said (`zone status` ixfr_image and last_ixfr_image, or
+ * axfr_image and last_axfr_image). */
+static void count_way(struct p53_xfr *x, const struct p53_zone_update *up)
+{
+	struct p53_xfr_zone *z = up->z;
+
+	if (up->kind == P53_UPDATE_DIFF) {
+		(*way_count(&x->totals.ixfr, up->way))++;
+		(*way_count(&z->ixfr_ways, up->way))++;
+		way_text(up, z->last_ixfr_image, sizeof(z->last_ixfr_image));
+	} else {
+		(*way_count(&x->totals.axfr, up->way))++;
+		(*way_count(&z->axfr_ways, up->way))++;
+		way_text(up, z->last_axfr_image, sizeof(z->last_axfr_image));
 	}
 }
 
@@ -835,15 +865,15 @@ size_t p53_zones_update(struct p53_daemon *d, struct p53_zone_update *u, size_t 
 	double ms = (double)tsc_ms(t0);
 	for (size_t i = 0; i < n; i++) {
 		if (u[i].rc != 0) {
-			x->applies_failed++;
+			x->totals.apply_failed++;
 			p53_err("xfr: zone %s: not published: %s", u[i].z->name, u[i].err);
 			continue;
 		}
 		ok++;
-		x->applies_ok++;
+		x->totals.applied++;
 		u[i].z->last_apply_ms = ms;
-		if (u[i].kind == P53_UPDATE_DIFF)
-			count_way(x, u[i].z, u[i].way);
+		if (u[i].kind != P53_UPDATE_NODATA)
+			count_way(x, &u[i]);
 		/* The journal follows what is served: differences we applied, or nothing after a
 		 * whole new zone (serve.h falls back to the whole zone for older serials). */
 		if (u[i].kind == P53_UPDATE_DIFF && u[i].diff != NULL)

@@ -1041,6 +1041,12 @@ static json_t *time_json(time_t t)
 	return json_string(buf);
 }
 
+static json_t *ways_json(const struct p53_xfr_ways *w)
+{
+	return json_pack("{s:I, s:I, s:I}", "patched", (json_int_t)w->patched,
+			 "spliced", (json_int_t)w->spliced, "compiled", (json_int_t)w->compiled);
+}
+
 static json_t *zone_json(const struct p53_daemon *d, const struct p53_xfr_zone *z)
 {
 	const struct p53_config_zone *cz = p53_xfr_zone_conf(&d->cfg, z);
@@ -1083,12 +1089,12 @@ static json_t *zone_json(const struct p53_daemon *d, const struct p53_xfr_zone *
 	json_object_set_new(o, "transfers", json_pack("{s:I, s:I}", "ok", (json_int_t)z->xfr_ok,
 						      "failed", (json_int_t)z->xfr_failed));
 	json_object_set_new(o, "notifies", json_integer((json_int_t)z->notifies));
-	json_object_set_new(o, "last_ixfr_image", z->last_image[0] != '\0' ? json_string(z->last_image)
-									 : json_null());
-	json_object_set_new(o, "ixfr_image", json_pack("{s:I, s:I, s:I}",
-						       "patched", (json_int_t)z->ixfr_patched,
-						       "spliced", (json_int_t)z->ixfr_spliced,
-						       "compiled", (json_int_t)z->ixfr_compiled));
+	json_object_set_new(o, "last_ixfr_image", z->last_ixfr_image[0] != '\0'
+						  ? json_string(z->last_ixfr_image) : json_null());
+	json_object_set_new(o, "ixfr_image", ways_json(&z->ixfr_ways));
+	json_object_set_new(o, "last_axfr_image", z->last_axfr_image[0] != '\0'
+						  ? json_string(z->last_axfr_image) : json_null());
+	json_object_set_new(o, "axfr_image", ways_json(&z->axfr_ways));
 	json_object_set_new(o, "notify_to_served_ms", z->notify_to_served_ms > 0
 					? json_real(z->notify_to_served_ms) : json_null());
 	json_object_set_new(o, "file", json_string(z->file));
@@ -1133,13 +1139,7 @@ size_t p53_xfr_zones_stale(const struct p53_xfr *x, size_t *expired, size_t *nod
 
 void p53_xfr_totals(const struct p53_xfr *x, struct p53_xfr_stats *out)
 {
-	out->notify_in_ok = x->notify_ok;
-	out->notify_in_refused = x->notify_refused;
-	out->applied = x->applies_ok;
-	out->apply_failed = x->applies_failed;
-	out->ixfr_patched = x->ixfr_patched;
-	out->ixfr_spliced = x->ixfr_spliced;
-	out->ixfr_compiled = x->ixfr_compiled;
+	out->secondary = x->totals;
 }
 
 void p53_xfr_free(struct p53_xfr *x)

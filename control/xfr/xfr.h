@@ -77,10 +77,11 @@ struct p53_xfr_zone {
 	char last_how[24];
 	int last_primary;
 	double last_xfr_ms, last_apply_ms;
-	char last_image[200];           /* how the last IXFR got into the image: "patched",
-					   "spliced: <why the patch declined>" or "compiled in
-					   full: <why>" */
-	uint64_t ixfr_patched, ixfr_spliced, ixfr_compiled; /* IXFRs published each way */
+	/* How the last IXFR and the last whole zone (AXFR) published got into the image:
+	 * "patched", "spliced: <why the patch declined>" or "compiled in full: <why>". */
+	char last_ixfr_image[200], last_axfr_image[200];
+	struct p53_xfr_ways ixfr_ways;  /* IXFRs published each way */
+	struct p53_xfr_ways axfr_ways;  /* whole zones published each way */
 	uint64_t xfr_ok, xfr_failed, notifies;
 	uint64_t notify_us;             /* CLOCK_MONOTONIC µs of the NOTIFY being served, 0 none */
 	double notify_to_served_ms;     /* last NOTIFY to the new data published */
@@ -131,9 +132,8 @@ struct p53_xfr {
 	unsigned int copy_sync_s;       /* xfr.copy_sync_s */
 	struct p53_nout nout;           /* NOTIFYs to the servers we feed (notify_out.h) */
 	/* totals */
-	uint64_t notify_ok, notify_refused, notify_kernel, notify_tcp, notify_lost_events;
-	uint64_t applies_ok, applies_failed;
-	uint64_t ixfr_patched, ixfr_spliced, ixfr_compiled; /* IXFRs published each way */
+	struct p53_xfr_secondary_stats totals; /* exported whole by p53_xfr_totals() */
+	uint64_t notify_kernel, notify_tcp, notify_lost_events;
 	struct p53_patch_index *pix;    /* what the IXFR patch keeps about the running image
 					   (control/zone/patch_index.h); NULL until the first */
 	uint64_t soa_answered, soa_refused; /* signed SOA queries over UDP (p53_xfr_soa_query) */
@@ -167,6 +167,9 @@ struct p53_zone_update {
 					 * (lazy: the disk copy, when due, reads the image) */
 	bool lazy;                      /* DIFF: result not made (yet): see p53_zones_update */
 	enum p53_update_way way;        /* rc 0: how it was published */
+	char why[168];                  /* way not patched: why the patch declined, or why a
+					   whole zone was not patched alone (the log, `zone
+					   status`: its texts leave this much room) */
 };
 
 /**
@@ -213,9 +216,9 @@ void p53_xfr_reconciled(struct p53_daemon *d);
 void p53_xfr_free(struct p53_xfr *x);
 
 /**
- * The secondary side's totals (NOTIFYs received, updates published, each IXFR's way into the
- * image) into out's fields of that side; the other fields are left alone. Any thread: plain
- * 64-bit loads of counters only the control thread writes.
+ * The secondary side's totals (NOTIFYs received, updates published, each IXFR's and whole
+ * zone's way into the image) into out->secondary; the other fields are left alone. Any thread: plain 64-bit loads
+ * of counters only the control thread writes.
  */
 void p53_xfr_totals(const struct p53_xfr *x, struct p53_xfr_stats *out);
 

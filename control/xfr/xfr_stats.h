@@ -1,10 +1,11 @@
 /*
  * Counters of zone transfers that the control thread keeps (control/ops/counters.c describes
  * them): the NOTIFYs pop53 sends to the servers it feeds (control/xfr/notify_out.c), and for
- * its secondary zones the NOTIFYs it is sent, the updates it publishes and how each IXFR got
- * into the image (kept in struct p53_xfr, copied here by p53_xfr_totals()). Written by
- * the control thread only, read racily (plain 64-bit loads) by the stats renderers, as the
- * workers' counters are. Plain uint64_t only: totals are added and subtracted word by word.
+ * its secondary zones the NOTIFYs it is sent, the updates it publishes and how each got into
+ * the image (struct p53_xfr_secondary_stats: kept whole in struct p53_xfr, copied here by
+ * p53_xfr_totals()). Written by the control thread only, read racily (plain 64-bit loads) by
+ * the stats renderers, as the workers' counters are. Plain uint64_t only: totals are added
+ * and subtracted word by word.
  * (The transfers served to those servers are counted by the TCP threads: tcp_stats.h.)
  */
 #ifndef P53_XFR_STATS_H
@@ -12,19 +13,31 @@
 
 #include <stdint.h>
 
+/* Updates published, by their way into the image (control/xfr/update.c). */
+struct p53_xfr_ways {
+	uint64_t patched;               /* the running image patched */
+	uint64_t spliced;               /* the zone compiled alone and spliced in */
+	uint64_t compiled;              /* every zone compiled */
+};
+
+/* The secondary side: what pop53 is sent and publishes for its secondary zones. */
+struct p53_xfr_secondary_stats {
+	uint64_t notify_ok;             /* NOTIFYs for a secondary zone answered NOERROR */
+	uint64_t notify_refused;        /* refused: not an allowed source, TSIG, not ours... */
+	uint64_t applied;               /* new content published (a transfer, expiry) */
+	uint64_t apply_failed;          /* not published (the zone did not compile, no memory...) */
+	struct p53_xfr_ways ixfr;       /* IXFRs published, each way */
+	struct p53_xfr_ways axfr;       /* whole zones published (an AXFR, or an IXFR answered
+					   with the whole zone), each way */
+};
+
 struct p53_xfr_stats {
 	uint64_t notify_sent;           /* NOTIFYs sent, first tries */
 	uint64_t notify_retried;        /* sent again: no answer within the timeout */
 	uint64_t notify_acked;          /* answered NOERROR (and, when signed, verified) */
 	uint64_t notify_failed;         /* given up: no answer after every try, an error RCODE,
 					   or a NOTIFY that could not be built or sent */
-	uint64_t notify_in_ok;          /* NOTIFYs for a secondary zone answered NOERROR */
-	uint64_t notify_in_refused;     /* refused: not an allowed source, TSIG, not ours... */
-	uint64_t applied;               /* new content published (a transfer, expiry) */
-	uint64_t apply_failed;          /* not published (the zone did not compile, no memory...) */
-	uint64_t ixfr_patched;          /* IXFRs published by patching the running image */
-	uint64_t ixfr_spliced;          /* ... by compiling the zone alone and splicing it in */
-	uint64_t ixfr_compiled;         /* ... by compiling every zone */
+	struct p53_xfr_secondary_stats secondary;
 };
 
 #endif /* P53_XFR_STATS_H */

@@ -28,6 +28,9 @@ cat >>"$TMP/pop53.yaml" <<YAML
     primaries: [{address: $PRIMARY_V4}]
     notify: {from: [192.0.2.0/24]}
 YAML
+# The Prometheus endpoint, in pop53d's namespace: the secondary side's totals are there too.
+METRICS=127.0.0.1:19253
+sed -i "s|^metrics: {enabled: false}|metrics: {enabled: true, listen: \"$METRICS\"}|" "$TMP/pop53.yaml"
 # The same key name with another secret: the primary must refuse it (BADSIG).
 sed -i "s|^tsig_keys:|tsig_keys:\n  - {name: wrong.key, algorithm: hmac-sha256, secret: \"YmFkYmFkYmFkYmFkYmFkYmFkYmFkYmFkYmFkYmFkMTI=\"}|" "$TMP/pop53.yaml"
 start_pop53_answering "$TMP/pop53.yaml"
@@ -40,6 +43,13 @@ check "zone status: loaded, serial 1, AXFR from the primary" \
 	/usr/bin/python3 -c "import json,sys; z=json.loads(sys.argv[1])['zone']; \
 assert z['state']=='loaded' and z['serial']==1 and z['last_transfer']['type']=='AXFR' \
 and z['primary'].startswith('$PRIMARY_V4:53 key xfr.key'), z" "$st"
+# A zone served without data (SERVFAIL) takes its first AXFR by a splice: zone status counts
+# it where an operator looks for an AXFR's way in, apart from the IXFRs.
+check "zone status: the first AXFR was spliced in (the zone had no data), no IXFR yet" \
+	/usr/bin/python3 -c "import json,sys; z=json.loads(sys.argv[1])['zone']; \
+assert z['axfr_image']=={'patched':0,'spliced':1,'compiled':0} and z['last_axfr_image']== \
+'spliced: zone sec.test. compiled alone (the patch declined: the zone had no data)' and \
+z['ixfr_image']=={'patched':0,'spliced':0,'compiled':0} and z['last_ixfr_image'] is None, z" "$st"
 check "the disk copy holds the zone, SOA first" \
 	sh -c "grep -v '^;' $TMP/xfr/sec.test.zone | head -1 | grep -q 'SOA.*ns1.sec.test. hostmaster.sec.test. 1 '"
 check "answers are authoritative (AA) from the transferred zone" \
@@ -208,6 +218,26 @@ awk '{ print $1, $4 }' "$TMP/primary.txt" | sort -u | while read -r owner type; 
 done
 sort -u -o "$TMP/pop.txt" "$TMP/pop.txt"
 check "after the patched AXFR pop53 serves exactly the primary's records" diff "$TMP/primary.txt" "$TMP/pop.txt"
+st=$(CTL --json zone status sec.test)
+check "zone status: the retransfer's AXFR counted patched, last_axfr_image patched, the IXFRs' as they were ($(echo "$st" | grep -o '"axfr_image":{[^}]*}'))" \
+	/usr/bin/python3 -c "import json,sys; z=json.loads(sys.argv[1])['zone']; \
+assert z['axfr_image']=={'patched':1,'spliced':1,'compiled':0} and z['last_axfr_image']=='patched' and \
+z['ixfr_image']['spliced']==2 and z['last_ixfr_image'].startswith('spliced: '), z" "$st"
+check "stats: xfr.axfr_image counts the same whole zones as sec.test's zone status ($(xstat axfr_image))" \
+	/usr/bin/python3 -c "import json,sys; s=json.loads(sys.argv[1]); z=json.loads(sys.argv[2])['zone']; \
+assert s==z['axfr_image'] and s['patched']==1, (s, z)" "$(xstat axfr_image)" "$st"
+CTL zone status sec.test >"$TMP/status_human.txt"
+CTL stats >"$TMP/stats_xfr.txt"
+check "pop53ctl zone status prints each kind's way into the image ($(grep 'AXFRs into' "$TMP/status_human.txt"))" \
+	sh -c "grep -qx '  AXFRs into the image: patched 1, spliced 1, compiled 0; last patched' $TMP/status_human.txt && \
+	       grep -q '^  IXFRs into the image: patched [0-9]*, spliced 2, compiled 0; last spliced: ' $TMP/status_human.txt"
+check "pop53ctl stats prints xfr axfr_image ($(grep '^xfr axfr_image' "$TMP/stats_xfr.txt"))" \
+	sh -c "grep '^xfr axfr_image: ' $TMP/stats_xfr.txt | grep ' patched=1' | grep ' spliced=1' | grep -q ' compiled=0'"
+ip netns exec "$POP_NS" curl -s --max-time 5 "http://$METRICS/metrics" | grep '^pop53_xfr_axfr_image_total' >"$TMP/metrics_axfr.txt"
+check "metrics: pop53_xfr_axfr_image_total{way} as stats says ($(tr '\n' ' ' <"$TMP/metrics_axfr.txt"))" \
+	sh -c "grep -qx 'pop53_xfr_axfr_image_total{way=\"patched\"} 1' $TMP/metrics_axfr.txt && \
+	       grep -qx 'pop53_xfr_axfr_image_total{way=\"spliced\"} 1' $TMP/metrics_axfr.txt && \
+	       grep -qx 'pop53_xfr_axfr_image_total{way=\"compiled\"} 0' $TMP/metrics_axfr.txt"
 check "zone status of a zone that is not a secondary fails" sh -c "! $BUILD/control/pop53ctl -s $TMP/control.sock zone status example.com 2>/dev/null"
 
 # 5. NOTIFY and TSIG, from the client namespace (through a worker) with dnspython.

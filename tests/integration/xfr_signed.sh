@@ -582,6 +582,18 @@ patched_count() {
 import json, sys
 print(json.load(sys.stdin)["zone"]["ixfr_image"]["patched"])'
 }
+# knot_change ZONE STEP...: one transaction at the primary (knotd NOTIFYs pop53d when it is
+# committed); each STEP is knotc's arguments in one string, split on spaces (no globs).
+knot_change() {
+	local zone=$1 step
+	shift
+	knotc zone-begin "$zone" >/dev/null
+	for step in "$@"; do
+		# shellcheck disable=SC2086 # the step's words, split on purpose
+		knotc $step >/dev/null
+	done
+	knotc zone-commit "$zone" >/dev/null
+}
 for z in signed.test oo.test; do
 	n0=$(patched_count "$z")
 	knotc zone-begin "$z" >/dev/null
@@ -619,10 +631,8 @@ done
 # the primary serves them; then removed, patched again.
 for z in signed.test oo.test; do
 	n0=$(patched_count "$z")
-	knotc zone-begin "$z" >/dev/null
-	knotc zone-set "$z" "$z." 0 TYPE65534 '\#' 5 0d9f0a0000 >/dev/null
-	knotc zone-set "$z" "www.$z." 300 TYPE260 '\#' 2 0a00 >/dev/null
-	knotc zone-commit "$z" >/dev/null
+	knot_change "$z" "zone-set $z $z. 0 TYPE65534 \\# 5 0d9f0a0000" \
+		"zone-set $z www.$z. 300 TYPE260 \\# 2 0a00"
 	check "$z: the apex's TYPE65534 is served" \
 		wait_for 5 sh -c "ip netns exec $CLIENT_NS kdig +time=1 +short @$V4 $z TYPE65534 | grep -qi 0d9f0a0000"
 	check "$z: that IXFR was patched ($((n0 + 1)) patches, no compile)" zone_patched "$z" $((n0 + 1))
@@ -632,10 +642,7 @@ for z in signed.test oo.test; do
 		same_as_primary answer www.$z TYPE260
 	check "$z: kdig +dnssec: the apex's NODATA (TYPE1000), its NSEC3 naming TYPE65534" \
 		same_as_primary authority $z TYPE1000
-	knotc zone-begin "$z" >/dev/null
-	knotc zone-unset "$z" "$z." TYPE65534 >/dev/null
-	knotc zone-unset "$z" "www.$z." TYPE260 >/dev/null
-	knotc zone-commit "$z" >/dev/null
+	knot_change "$z" "zone-unset $z $z. TYPE65534" "zone-unset $z www.$z. TYPE260"
 	check "$z: the TYPE65534 is gone (NODATA)" \
 		wait_for 5 sh -c "[ -z \"\$(ip netns exec $CLIENT_NS kdig +time=1 +short @$V4 $z TYPE65534)\" ]"
 	check "$z: that IXFR was patched ($((n0 + 2)) patches)" zone_patched "$z" $((n0 + 2))
