@@ -48,8 +48,9 @@ struct p53_daemon {
 	struct rte_ring *notify_ring;   /* NOTIFY events from the workers (dataplane/notify.h) */
 	struct p53_xfr *xfr;            /* secondary zones (control/xfr/xfr.h) */
 	uint64_t notify_seen;           /* NOTIFY events taken from the ring */
-	struct p53_xfr_stats xfr_stats; /* NOTIFYs we send (control/xfr/notify_out.c); here, not
-					   in xfr, so the stats renderers never read freed memory */
+	struct p53_xfr_stats xfr_stats; /* NOTIFYs we send (control/xfr/notify_out.c); the
+					   secondary side's totals are in xfr (p53_xfr_totals:
+					   main.c stops the stats renderers before freeing it) */
 	uint64_t hb_warned_tsc;         /* last "no heartbeat" warning */
 	/* What the last good reload did to the image: "patched: ...", "unchanged: ...",
 	 * "compiled in full: why" (control/reload.c: a zones-only reload patches the zones
