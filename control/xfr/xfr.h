@@ -217,8 +217,8 @@ void p53_xfr_free(struct p53_xfr *x);
 
 /**
  * The secondary side's totals (NOTIFYs received, updates published, each IXFR's and whole
- * zone's way into the image) into out->secondary; the other fields are left alone. Any thread: plain 64-bit loads
- * of counters only the control thread writes.
+ * zone's way into the image) into out->secondary; the other fields are left alone. Any
+ * thread: plain 64-bit loads of counters only the control thread writes.
  */
 void p53_xfr_totals(const struct p53_xfr *x, struct p53_xfr_stats *out);
 
