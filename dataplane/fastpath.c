@@ -14,6 +14,7 @@
 #include "dataplane/edns_opt.h"
 #include "dataplane/fastpath.h"
 #include "dataplane/image.h"
+#include "dataplane/mbuf_read.h"
 #include "dataplane/name.h"
 #include "dataplane/qcache.h"
 #include "dataplane/steer.h"
@@ -3285,17 +3286,6 @@ static __attribute__((noinline)) int fast_frame_qc(const struct p53_fast_ctx *c,
 	return frame_step(c, q, frame, len, room, verify, 1, NULL, 0, 1);
 }
 
-/* Whether the fast path reads a received mbuf at all: one segment, and no bad L4 checksum
- * flag from the port (a frame it does not read is P53_FAST_NOT_READ: the caller's checks
- * judge it). The burst loops and fast_burst_run()'s count of the frame a stretch stops at ask
- * it here, so they cannot disagree on what was read. The hints inside: on the call's result,
- * GCC laid out fast_mbuf_qc() otherwise (25 instructions more in its code). */
-static inline __attribute__((always_inline)) int mbuf_readable(const struct rte_mbuf *m)
-{
-	return __builtin_expect(m->nb_segs == 1, 1) &&
-	       __builtin_expect((m->ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK) != RTE_MBUF_F_RX_L4_CKSUM_BAD, 1);
-}
-
 /* The frame step with the answer cache for one received mbuf (fast_burst_qc()): its checks
  * (one segment, no bad L4 checksum flag), the step, and an answer's lengths set, all here:
  * the loop passes the mbuf alone and keeps less (round 21: the loop 16 instructions per
@@ -3306,7 +3296,7 @@ static inline __attribute__((always_inline)) int mbuf_step(const struct p53_fast
 {
 	uint64_t l4 = m->ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK;
 
-	if (!mbuf_readable(m))
+	if (!p53_mbuf_readable(m))
 		return P53_FAST_NOT_READ;
 	int r = frame_step(c, q, rte_pktmbuf_mtod(m, uint8_t *), rte_pktmbuf_data_len(m), 0,
 			   l4 == RTE_MBUF_F_RX_L4_CKSUM_UNKNOWN, 1, m, only, 0);
@@ -3427,7 +3417,7 @@ static inline __attribute__((always_inline)) uint16_t burst_loop(const struct p5
 			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 4], void *));
 		uint64_t l4 = m->ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK;
 		int r = P53_FAST_NOT_READ;
-		if (mbuf_readable(m))
+		if (p53_mbuf_readable(m))
 			/* room: the data and the tailroom, i.e. the buffer after the headroom */
 			r = (look ? fast_frame_qc : fast_frame)(c, &q[i], rte_pktmbuf_mtod(m, uint8_t *),
 								rte_pktmbuf_data_len(m),
@@ -3516,7 +3506,7 @@ static __attribute__((noinline)) uint16_t fast_burst_run(const struct p53_fast_c
 			for (uint16_t j = (uint16_t)(i + m); j < n && j < i + m + 4; j++)
 				rte_prefetch0(rte_pktmbuf_mtod(pkts[j], void *));
 			a = fast_burst(c, pkts + i, m, out + i, q + i, pkt + i, k);
-			qc_skipped(qc, a + (a < m && mbuf_readable(pkts[i + a])));
+			qc_skipped(qc, a + (a < m && p53_mbuf_readable(pkts[i + a])));
 		}
 		i = (uint16_t)(i + a);
 		if (a < m)
