@@ -1388,26 +1388,44 @@ steered_rrs(const void *img, void *const *steer, const struct p53_query *q,
 	return sum | (uint16_t)(pos + len);
 }
 
-/* steered_rrs() out of line, one copy per case: a query without ECS (the most common) and one
- * with it. The copy without ECS takes six arguments, all in registers: no ECS pointer, no
- * scope, the table's pointer's address for the answer configuration, and `pl` = pos | limit
- * << 16 | ours << 32 | dnssec << 48 | the node's steering index << 49 (image.h; 15 bits, a
- * larger one is passed as 0: looked up by name); a variant's record count comes back in bits
- * 48..63 of the result (with STEER_SUM set: the image's RRset keeps the caller's count). */
-#define STEER_PL(pos, limit, ours, dnssec, at) \
-	((uint64_t)(pos) | (uint64_t)(limit) << 16 | (uint64_t)(ours) << 32 | (uint64_t)(dnssec) << 48 | \
-	 (uint64_t)((at) < 0x8000u ? (at) : 0u) << 49)
-static __attribute__((noinline)) uint64_t steered(const void *img, void *const *steer,
-						  const struct p53_query *q,
-						  const struct p53_image_rrset *rs, uint8_t *msg, uint64_t pl)
+/* steered_rrs() out of line, one copy per case: a query without ECS (the most common), DO=0
+ * (steered()) and DO=1 (steered_do()), and one with ECS. The copies without ECS take six
+ * arguments, all in registers: no ECS pointer, no scope, the table's pointer's address for
+ * the answer configuration, and `pl` = pos | limit << 16 | ours << 32 | the node's steering
+ * index << 48 (image.h; 15 bits, a larger one is passed as 0: looked up by name); a variant's
+ * record count comes back in bits 48..63 of the result (with STEER_SUM set: the image's RRset
+ * keeps the caller's count). DO a constant in each copy: with it a bit of `pl`, it was kept on
+ * the stack across the pick, with the OPT's sum (round 28: the steered IPv6 query 4
+ * instructions dearer without ECS, the IPv4 one 10). */
+#define STEER_PL(pos, limit, ours, at) \
+	((uint64_t)(pos) | (uint64_t)(limit) << 16 | (uint64_t)(ours) << 32 | \
+	 (uint64_t)((at) < 0x8000u ? (at) : 0u) << 48)
+static inline __attribute__((always_inline)) uint64_t steered_k(const void *img, void *const *steer,
+								  const struct p53_query *q,
+								  const struct p53_image_rrset *rs,
+								  uint8_t *msg, uint64_t pl, const int dnssec)
 {
 	uint8_t scope;
 	uint16_t an = 0;
 	uint64_t w = steered_rrs(img, steer, q, rs, msg, (uint16_t)pl, (uint16_t)(pl >> 16),
-				 (int)(pl >> 48) & 1, NULL, &an, &scope, (uint16_t)(pl >> 32),
-				 (uint32_t)(pl >> 49));
+				 dnssec, NULL, &an, &scope, (uint16_t)(pl >> 32),
+				 (uint32_t)(pl >> 48));
 
 	return w | (uint64_t)an << 48;
+}
+
+static __attribute__((noinline)) uint64_t steered(const void *img, void *const *steer,
+						  const struct p53_query *q,
+						  const struct p53_image_rrset *rs, uint8_t *msg, uint64_t pl)
+{
+	return steered_k(img, steer, q, rs, msg, pl, 0);
+}
+
+static __attribute__((noinline)) uint64_t steered_do(const void *img, void *const *steer,
+						     const struct p53_query *q,
+						     const struct p53_image_rrset *rs, uint8_t *msg, uint64_t pl)
+{
+	return steered_k(img, steer, q, rs, msg, pl, 1);
 }
 
 static __attribute__((noinline)) uint64_t steered_ecs(const void *img, const struct p53_answer_conf *conf,
@@ -1664,8 +1682,8 @@ fast_answer(const void *img, const struct p53_answer_conf *conf, uint8_t *msg, u
 				uint8_t scope1 = 0;
 				uint64_t w;
 				if (ecs == NULL) {
-					w = steered(img, conf->steer, q, rs, msg,
-						    STEER_PL(pos, limit, ours, dnssec, n->steer));
+					w = (dnssec ? steered_do : steered)(img, conf->steer, q, rs, msg,
+									    STEER_PL(pos, limit, ours, n->steer));
 					if (w & STEER_SUM)
 						an = (uint16_t)(w >> 48);
 					w &= (1ull << 48) - 1;
