@@ -14,6 +14,7 @@
 #include "dataplane/edns_opt.h"
 #include "dataplane/fastpath.h"
 #include "dataplane/image.h"
+#include "dataplane/mbuf_read.h"
 #include "dataplane/name.h"
 #include "dataplane/qcache.h"
 #include "dataplane/steer.h"
@@ -1387,26 +1388,44 @@ steered_rrs(const void *img, void *const *steer, const struct p53_query *q,
 	return sum | (uint16_t)(pos + len);
 }
 
-/* steered_rrs() out of line, one copy per case: a query without ECS (the most common) and one
- * with it. The copy without ECS takes six arguments, all in registers: no ECS pointer, no
- * scope, the table's pointer's address for the answer configuration, and `pl` = pos | limit
- * << 16 | ours << 32 | dnssec << 48 | the node's steering index << 49 (image.h; 15 bits, a
- * larger one is passed as 0: looked up by name); a variant's record count comes back in bits
- * 48..63 of the result (with STEER_SUM set: the image's RRset keeps the caller's count). */
-#define STEER_PL(pos, limit, ours, dnssec, at) \
-	((uint64_t)(pos) | (uint64_t)(limit) << 16 | (uint64_t)(ours) << 32 | (uint64_t)(dnssec) << 48 | \
-	 (uint64_t)((at) < 0x8000u ? (at) : 0u) << 49)
-static __attribute__((noinline)) uint64_t steered(const void *img, void *const *steer,
-						  const struct p53_query *q,
-						  const struct p53_image_rrset *rs, uint8_t *msg, uint64_t pl)
+/* steered_rrs() out of line, one copy per case: a query without ECS (the most common), DO=0
+ * (steered()) and DO=1 (steered_do()), and one with ECS. The copies without ECS take six
+ * arguments, all in registers: no ECS pointer, no scope, the table's pointer's address for
+ * the answer configuration, and `pl` = pos | limit << 16 | ours << 32 | the node's steering
+ * index << 48 (image.h; 15 bits, a larger one is passed as 0: looked up by name); a variant's
+ * record count comes back in bits 48..63 of the result (with STEER_SUM set: the image's RRset
+ * keeps the caller's count). DO a constant in each copy: with it a bit of `pl`, it was kept on
+ * the stack across the pick, with the OPT's sum (round 28: the steered IPv6 query 4
+ * instructions dearer without ECS, the IPv4 one 10). */
+#define STEER_PL(pos, limit, ours, at) \
+	((uint64_t)(pos) | (uint64_t)(limit) << 16 | (uint64_t)(ours) << 32 | \
+	 (uint64_t)((at) < 0x8000u ? (at) : 0u) << 48)
+static inline __attribute__((always_inline)) uint64_t steered_k(const void *img, void *const *steer,
+								  const struct p53_query *q,
+								  const struct p53_image_rrset *rs,
+								  uint8_t *msg, uint64_t pl, const int dnssec)
 {
 	uint8_t scope;
 	uint16_t an = 0;
 	uint64_t w = steered_rrs(img, steer, q, rs, msg, (uint16_t)pl, (uint16_t)(pl >> 16),
-				 (int)(pl >> 48) & 1, NULL, &an, &scope, (uint16_t)(pl >> 32),
-				 (uint32_t)(pl >> 49));
+				 dnssec, NULL, &an, &scope, (uint16_t)(pl >> 32),
+				 (uint32_t)(pl >> 48));
 
 	return w | (uint64_t)an << 48;
+}
+
+static __attribute__((noinline)) uint64_t steered(const void *img, void *const *steer,
+						  const struct p53_query *q,
+						  const struct p53_image_rrset *rs, uint8_t *msg, uint64_t pl)
+{
+	return steered_k(img, steer, q, rs, msg, pl, 0);
+}
+
+static __attribute__((noinline)) uint64_t steered_do(const void *img, void *const *steer,
+						     const struct p53_query *q,
+						     const struct p53_image_rrset *rs, uint8_t *msg, uint64_t pl)
+{
+	return steered_k(img, steer, q, rs, msg, pl, 1);
 }
 
 static __attribute__((noinline)) uint64_t steered_ecs(const void *img, const struct p53_answer_conf *conf,
@@ -1663,8 +1682,8 @@ fast_answer(const void *img, const struct p53_answer_conf *conf, uint8_t *msg, u
 				uint8_t scope1 = 0;
 				uint64_t w;
 				if (ecs == NULL) {
-					w = steered(img, conf->steer, q, rs, msg,
-						    STEER_PL(pos, limit, ours, dnssec, n->steer));
+					w = (dnssec ? steered_do : steered)(img, conf->steer, q, rs, msg,
+									    STEER_PL(pos, limit, ours, n->steer));
 					if (w & STEER_SUM)
 						an = (uint16_t)(w >> 48);
 					w &= (1ull << 48) - 1;
@@ -3295,7 +3314,7 @@ static inline __attribute__((always_inline)) int mbuf_step(const struct p53_fast
 {
 	uint64_t l4 = m->ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK;
 
-	if (__builtin_expect(m->nb_segs != 1 || l4 == RTE_MBUF_F_RX_L4_CKSUM_BAD, 0))
+	if (!p53_mbuf_readable(m))
 		return P53_FAST_NOT_READ;
 	int r = frame_step(c, q, rte_pktmbuf_mtod(m, uint8_t *), rte_pktmbuf_data_len(m), 0,
 			   l4 == RTE_MBUF_F_RX_L4_CKSUM_UNKNOWN, 1, m, only, 0);
@@ -3416,7 +3435,7 @@ static inline __attribute__((always_inline)) uint16_t burst_loop(const struct p5
 			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 4], void *));
 		uint64_t l4 = m->ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK;
 		int r = P53_FAST_NOT_READ;
-		if (__builtin_expect(m->nb_segs == 1 && l4 != RTE_MBUF_F_RX_L4_CKSUM_BAD, 1))
+		if (p53_mbuf_readable(m))
 			/* room: the data and the tailroom, i.e. the buffer after the headroom */
 			r = (look ? fast_frame_qc : fast_frame)(c, &q[i], rte_pktmbuf_mtod(m, uint8_t *),
 								rte_pktmbuf_data_len(m),
@@ -3505,9 +3524,7 @@ static __attribute__((noinline)) uint16_t fast_burst_run(const struct p53_fast_c
 			for (uint16_t j = (uint16_t)(i + m); j < n && j < i + m + 4; j++)
 				rte_prefetch0(rte_pktmbuf_mtod(pkts[j], void *));
 			a = fast_burst(c, pkts + i, m, out + i, q + i, pkt + i, k);
-			const struct rte_mbuf *s = a < m ? pkts[i + a] : NULL;
-			qc_skipped(qc, a + (s != NULL && s->nb_segs == 1 &&
-					    (s->ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK) != RTE_MBUF_F_RX_L4_CKSUM_BAD));
+			qc_skipped(qc, a + (a < m && p53_mbuf_readable(pkts[i + a])));
 		}
 		i = (uint16_t)(i + a);
 		if (a < m)

@@ -12,6 +12,7 @@
 #include "dataplane/fastpath.h"
 #include "dataplane/guard.h"
 #include "dataplane/image.h"
+#include "dataplane/mbuf_read.h"
 #include "dataplane/notify.h"
 #include "dataplane/worker.h"
 
@@ -477,7 +478,7 @@ static inline uint16_t read_run(const struct p53_fast_ctx *fc, const uint64_t *s
 			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 4], void *));
 		uint64_t l4 = m->ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK;
 		int fam = 0;
-		if (likely(m->nb_segs == 1 && l4 != RTE_MBUF_F_RX_L4_CKSUM_BAD))
+		if (p53_mbuf_readable(m))
 			fam = p53_fast_read(fc, &q[i], rte_pktmbuf_mtod(m, uint8_t *),
 					    rte_pktmbuf_data_len(m), l4 == RTE_MBUF_F_RX_L4_CKSUM_UNKNOWN,
 					    &keep[i]);
