@@ -41,6 +41,38 @@ echo "# $N members picked up in $(( ($(date +%s%N) - t0) / 1000000 )) ms after p
 check "the catalog zone itself is not served (REFUSED)" rcode_is catalog.invalid REFUSED SOA
 check "zone status lists the members of catalog.invalid" \
 	sh -c "$BUILD/control/pop53ctl -s $TMP/control.sock zone status m1.test | grep -q 'member of catalog catalog.invalid'"
+# Each whole zone's way into the image, as zone status and stats say it: the catalog zone is
+# compiled with every zone; a member's first AXFR is spliced (alone in its publish: the zone had
+# no data) or compiled in full (new to the image, or other zones in the same publish).
+for z in catalog.invalid "${members[@]}"; do CTL --json zone status "$z" >"$TMP/st.$z.json"; done
+CTL --json stats >"$TMP/stats.json"
+echo "# members' first AXFRs: $(cat $(for z in "${members[@]}"; do echo "$TMP/st.$z.json"; done) |
+	grep -o '"last_axfr_image":"[a-z ]*' | sed 's/.*"//' | sort | uniq -c | tr -s ' \n' ' ')"
+check "zone status: catalog.invalid's AXFR compiled with every zone ($(grep -o '"last_axfr_image":"[^"]*"' "$TMP/st.catalog.invalid.json"))" \
+	/usr/bin/python3 -c "import json,sys; z=json.load(open(sys.argv[1]))['zone']; \
+assert z['axfr_image']['compiled']>=1 and z['last_axfr_image']=='compiled in full: a catalog zone (compiled with every zone)', z" \
+	"$TMP/st.catalog.invalid.json"
+check "zone status: every member's first AXFR counted once, its way and reason one of those a first transfer takes" \
+	/usr/bin/python3 -c "
+import json, re, sys
+for f in sys.argv[1:]:
+    z = json.load(open(f))['zone']
+    name = z['name'].rstrip('.')
+    assert sum(z['axfr_image'].values()) == 1, (name, z['axfr_image'])
+    assert re.fullmatch(r'compiled in full: (the zone is new to the image|other zones were updated in the same publish)'
+                        r'|spliced: zone ' + re.escape(name) + r'\.? compiled alone \(the patch declined: the zone had no data\)',
+                        z['last_axfr_image']), (name, z['last_axfr_image'])
+" $(for z in "${members[@]}"; do echo "$TMP/st.$z.json"; done)
+check "stats: xfr.axfr_image is the sum of the catalog's and its members' zone status" \
+	/usr/bin/python3 -c "
+import json, sys
+s = json.load(open(sys.argv[1]))['stats']['xfr']['axfr_image']
+t = {'patched': 0, 'spliced': 0, 'compiled': 0}
+for f in sys.argv[2:]:
+    for k, v in json.load(open(f))['zone']['axfr_image'].items():
+        t[k] += v
+assert s == t, (s, t)
+" "$TMP/stats.json" $(for z in catalog.invalid "${members[@]}"; do echo "$TMP/st.$z.json"; done)
 check "a member that is a configured zone is left to the config (example.com from its file)" \
 	sh -c "grep -q 'catalog catalog.invalid.: member example.com. is already a configured zone; ignored' $TMP/pop53d.log && \
 	       [ \"\$(ip netns exec $CLIENT_NS kdig +short @$V4 www.example.com A)\" = 192.0.2.80 ]"
