@@ -128,12 +128,10 @@ void p53_counters_walk(const struct p53_totals *t, const struct p53_port_totals 
 	fn(arg, &f[F_XFR_NOTIFY_IN], "refused", sec->notify_refused);
 	fn(arg, &f[F_XFR_APPLIED], "ok", sec->applied);
 	fn(arg, &f[F_XFR_APPLIED], "failed", sec->apply_failed);
-	fn(arg, &f[F_XFR_IXFR_IMAGE], "patched", sec->ixfr.patched);
-	fn(arg, &f[F_XFR_IXFR_IMAGE], "spliced", sec->ixfr.spliced);
-	fn(arg, &f[F_XFR_IXFR_IMAGE], "compiled", sec->ixfr.compiled);
-	fn(arg, &f[F_XFR_AXFR_IMAGE], "patched", sec->axfr.patched);
-	fn(arg, &f[F_XFR_AXFR_IMAGE], "spliced", sec->axfr.spliced);
-	fn(arg, &f[F_XFR_AXFR_IMAGE], "compiled", sec->axfr.compiled);
+	for (int w = 0; w < P53_WAYS; w++)
+		fn(arg, &f[F_XFR_IXFR_IMAGE], p53_update_way_name(w), sec->ixfr.n[w]);
+	for (int w = 0; w < P53_WAYS; w++)
+		fn(arg, &f[F_XFR_AXFR_IMAGE], p53_update_way_name(w), sec->axfr.n[w]);
 	const struct p53_guard_stats *g = &t->guard;
 	fn(arg, &f[F_RRL], "dropped", g->rrl_dropped);
 	fn(arg, &f[F_RRL], "slipped", g->rrl_slipped);

@@ -709,7 +709,7 @@ static void way_text(const struct p53_zone_update *up, char *buf, size_t len)
 		break;
 	}
 	case P53_WAY_COMPILED:
-		snprintf(buf, len, "compiled in full: %s", up->why);
+		snprintf(buf, len, P53_COMPILED_IN_FULL "%s", up->why);
 		break;
 	}
 }
@@ -778,13 +778,6 @@ static int publish(struct p53_daemon *d, struct p53_zone_update *u, size_t n, ch
 	return rc != 0 ? -1 : 0;
 }
 
-/* The counter of this way in w. */
-static uint64_t *way_count(struct p53_xfr_ways *w, enum p53_update_way way)
-{
-	return way == P53_WAY_PATCHED ? &w->patched : way == P53_WAY_SPLICED ? &w->spliced
-									   : &w->compiled;
-}
-
 /* An IXFR or a whole zone published: counted by its way into the image, in the totals and
  * the zone's, and that way said (`zone status` ixfr_image and last_ixfr_image, or
  * axfr_image and last_axfr_image). */
@@ -793,12 +786,12 @@ static void count_way(struct p53_xfr *x, const struct p53_zone_update *up)
 	struct p53_xfr_zone *z = up->z;
 
 	if (up->kind == P53_UPDATE_DIFF) {
-		(*way_count(&x->totals.ixfr, up->way))++;
-		(*way_count(&z->ixfr_ways, up->way))++;
+		x->totals.ixfr.n[up->way]++;
+		z->ixfr_ways.n[up->way]++;
 		way_text(up, z->last_ixfr_image, sizeof(z->last_ixfr_image));
 	} else {
-		(*way_count(&x->totals.axfr, up->way))++;
-		(*way_count(&z->axfr_ways, up->way))++;
+		x->totals.axfr.n[up->way]++;
+		z->axfr_ways.n[up->way]++;
 		way_text(up, z->last_axfr_image, sizeof(z->last_axfr_image));
 	}
 }

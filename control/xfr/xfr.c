@@ -1043,8 +1043,11 @@ static json_t *time_json(time_t t)
 
 static json_t *ways_json(const struct p53_xfr_ways *w)
 {
-	return json_pack("{s:I, s:I, s:I}", "patched", (json_int_t)w->patched,
-			 "spliced", (json_int_t)w->spliced, "compiled", (json_int_t)w->compiled);
+	json_t *o = json_object();
+
+	for (int k = 0; k < P53_WAYS; k++)
+		json_object_set_new(o, p53_update_way_name(k), json_integer((json_int_t)w->n[k]));
+	return o;
 }
 
 static json_t *zone_json(const struct p53_daemon *d, const struct p53_xfr_zone *z)

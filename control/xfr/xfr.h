@@ -43,6 +43,11 @@ enum p53_xfr_state {
 	P53_XFR_EXPIRED,                /* past expire: answers per on_expire (or still served: keep) */
 };
 
+/* The room for `zone status`'s last_ixfr_image and last_axfr_image, and the prefix of the
+ * text of an update compiled in full (its why, struct p53_zone_update, fits whole after it). */
+#define P53_XFR_IMAGE_TEXT 200
+#define P53_COMPILED_IN_FULL "compiled in full: "
+
 struct p53_xfr_zone {
 	char *name;                     /* "example.com." */
 	uint8_t apex[256];              /* canonical wire name */
@@ -79,7 +84,7 @@ struct p53_xfr_zone {
 	double last_xfr_ms, last_apply_ms;
 	/* How the last IXFR and the last whole zone (AXFR) published got into the image:
 	 * "patched", "spliced: <why the patch declined>" or "compiled in full: <why>". */
-	char last_ixfr_image[200], last_axfr_image[200];
+	char last_ixfr_image[P53_XFR_IMAGE_TEXT], last_axfr_image[P53_XFR_IMAGE_TEXT];
 	struct p53_xfr_ways ixfr_ways;  /* IXFRs published each way */
 	struct p53_xfr_ways axfr_ways;  /* whole zones published each way */
 	uint64_t xfr_ok, xfr_failed, notifies;
@@ -139,13 +144,6 @@ struct p53_xfr {
 	uint64_t soa_answered, soa_refused; /* signed SOA queries over UDP (p53_xfr_soa_query) */
 };
 
-/* How an update got into the published image (control/xfr/update.c). */
-enum p53_update_way {
-	P53_WAY_COMPILED = 0,           /* every zone compiled */
-	P53_WAY_PATCHED,                /* the running image patched (image_patch.h) */
-	P53_WAY_SPLICED,                /* the zone compiled alone, spliced in (image_splice.h) */
-};
-
 /* One zone's new content, handed to p53_zones_update(). */
 enum p53_update_kind {
 	P53_UPDATE_FULL = 0,            /* the whole zone: rrs */
@@ -167,9 +165,9 @@ struct p53_zone_update {
 					 * (lazy: the disk copy, when due, reads the image) */
 	bool lazy;                      /* DIFF: result not made (yet): see p53_zones_update */
 	enum p53_update_way way;        /* rc 0: how it was published */
-	char why[168];                  /* way not patched: why the patch declined, or why a
-					   whole zone was not patched alone (the log, `zone
-					   status`: its texts leave this much room) */
+	/* way not patched: why the patch declined, or why a whole zone was not patched alone
+	 * (the log; `zone status`, whole after P53_COMPILED_IN_FULL) */
+	char why[P53_XFR_IMAGE_TEXT - (sizeof(P53_COMPILED_IN_FULL) - 1)];
 };
 
 /**

@@ -13,11 +13,26 @@
 
 #include <stdint.h>
 
-/* Updates published, by their way into the image (control/xfr/update.c). */
+/* How an update got into the published image (control/xfr/update.c), in the order stats,
+ * metrics and `zone status` list them. */
+enum p53_update_way {
+	P53_WAY_PATCHED = 0,            /* the running image patched (image_patch.h) */
+	P53_WAY_SPLICED,                /* the zone compiled alone, spliced in (image_splice.h) */
+	P53_WAY_COMPILED,               /* every zone compiled */
+};
+#define P53_WAYS (P53_WAY_COMPILED + 1)
+
+/* The way's name in stats, metrics and `zone status`: "patched", "spliced", "compiled". */
+static inline const char *p53_update_way_name(enum p53_update_way w)
+{
+	static const char *const name[P53_WAYS] = { "patched", "spliced", "compiled" };
+
+	return name[w];
+}
+
+/* Updates published, by their way into the image: n[way]. */
 struct p53_xfr_ways {
-	uint64_t patched;               /* the running image patched */
-	uint64_t spliced;               /* the zone compiled alone and spliced in */
-	uint64_t compiled;              /* every zone compiled */
+	uint64_t n[P53_WAYS];
 };
 
 /* The secondary side: what pop53 is sent and publishes for its secondary zones. */
