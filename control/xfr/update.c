@@ -521,7 +521,11 @@ static void *try_patch(struct p53_daemon *d, struct p53_zone_update *u, size_t n
 }
 
 /* A secondary zone's new content (up->result) as the compile's source for it alone, as
- * p53_xfr_compile() makes it. -1: the config does not name the zone. */
+ * p53_xfr_compile() makes it. -1: the config does not name the zone, which no transfer
+ * meets: the config changes only by a reload, whose p53_xfr_reconciled() drops at once
+ * every zone it does not name as a secondary zone (or a member of a catalog it names), and
+ * a transfer of a dropped zone is thrown away (p53_xfr_tick). Kept so that a state the
+ * config lost is compiled in full (the compile reads the config) rather than alone. */
 static int zone_src_of(const struct p53_config *cfg, const struct p53_xfr_zone *z,
 		       const struct p53_zone_update *up, struct p53_zone_src *out)
 {
@@ -677,8 +681,15 @@ static void *try_splice(struct p53_daemon *d, struct p53_zone_update *u, size_t 
 	}
 	p53_info("xfr: zone %s: compiled in full, not spliced: %s", z->name,
 		 rc == P53_REPATCH_BAD ? err : why);
-	if (full)
-		say_why(up, rc == P53_REPATCH_BAD ? err : why);
+	if (rc == P53_REPATCH_BAD) {
+		if (full)
+			say_why(up, err);
+	} else {
+		/* Why the patch declined (or the zone had no data), then why the splice did,
+		 * as zone_repatch.c says it for an AXFR of a zone with data. */
+		size_t k = strlen(up->why);
+		snprintf(up->why + k, sizeof(up->why) - k, "; not spliced: %s", why);
+	}
 	return NULL;
 }
 
