@@ -49,25 +49,31 @@ OUTER="  - {name: in.outer.test, file: $TMP/in.outer.test.zone}
 xfr_config "$TMP/pop53.yaml" "$KID"
 start_pop53_answering "$TMP/pop53.yaml"
 
-status_json() { CTL --json zone status "$1"; }
-# The "into the image" line pop53ctl zone status prints for KIND (IXFRs or AXFRs) of ZONE.
-status_line() { CTL zone status "$1" | grep "^  $2 into the image: "; }
 NESTED="zone kid.prim.test. lies below another served zone (its parent side)"
 ABOVE="in.outer.test., a served zone's apex, lies below zone outer.test. (its parent side)"
+# a_is NAME ADDR: pop53 answers NAME A with ADDR alone; aa_is also with the AA flag.
+a_is() { [ "$(ip netns exec "$CLIENT_NS" kdig +time=1 +short @"$V4" "$1" A)" = "$2" ]; }
+aa_is() { ip netns exec "$CLIENT_NS" kdig +time=1 @"$V4" "$1" A | grep -qi 'flags: qr aa' && a_is "$@"; }
+# way_said WHAT ZONE KIND PATCHED SPLICED COMPILED TEXT: zone status counts ZONE's KIND
+# (IXFR or AXFR) updates so and says the last one's way in is TEXT, in --json
+# (ixfr_image/last_ixfr_image...) and in its text ("  IXFRs into the image: ...").
+way_said() {
+	local what=$1 zone=$2 kind=$3 p=$4 s=$5 c=$6 text=$7 k
+	k=$(tr 'A-Z' 'a-z' <<<"$kind")
+	check "zone status --json: $what" /usr/bin/python3 -c "import json,sys; z=json.loads(sys.argv[1])['zone']; \
+assert z['${k}_image']=={'patched':$p,'spliced':$s,'compiled':$c} and z['last_${k}_image']==sys.argv[2], z" \
+		"$(CTL --json zone status "$zone")" "$text"
+	expect "zone status: $what" "  ${kind}s into the image: patched $p, spliced $s, compiled $c; last $text" \
+		"$(CTL zone status "$zone" | grep "^  ${kind}s into the image: ")"
+}
 
 # 1. kid.prim.test's first AXFR: the zone had no data; the splice declines (nested).
 check "kid.prim.test transferred: host.kid.prim.test A 192.0.2.61, authoritative" \
-	wait_for 10 sh -c "ip netns exec $CLIENT_NS kdig +time=1 @$V4 host.kid.prim.test A | \
-		grep -qi 'flags: qr aa' && [ \"\$(ip netns exec $CLIENT_NS kdig +time=1 +short @$V4 host.kid.prim.test A)\" = 192.0.2.61 ]"
+	wait_for 10 aa_is host.kid.prim.test 192.0.2.61
 check "the parent's own names are served beside it (www.prim.test A 192.0.2.90)" \
-	sh -c "[ \"\$(ip netns exec $CLIENT_NS kdig +time=1 +short @$V4 www.prim.test A)\" = 192.0.2.90 ]"
-want="compiled in full: the zone had no data; not spliced: $NESTED"
-check "zone status --json: the first AXFR compiled in full, the splice's reason given" \
-	/usr/bin/python3 -c "import json,sys; z=json.loads(sys.argv[1])['zone']; \
-assert z['axfr_image']=={'patched':0,'spliced':0,'compiled':1} and z['last_axfr_image']==sys.argv[2], z" \
-	"$(status_json kid.prim.test)" "$want"
-expect "zone status: the AXFRs line" "  AXFRs into the image: patched 0, spliced 0, compiled 1; last $want" \
-	"$(status_line kid.prim.test AXFRs)"
+	aa_is www.prim.test 192.0.2.90
+way_said "the first AXFR compiled in full, the splice's reason given" kid.prim.test AXFR 0 0 1 \
+	"compiled in full: the zone had no data; not spliced: $NESTED"
 check "the log says the splice declined and why" \
 	grep -qF "xfr: zone kid.prim.test.: compiled in full, not spliced: $NESTED" "$TMP/pop53d.log"
 
@@ -75,8 +81,7 @@ check "the log says the splice declined and why" \
 knotc zone-begin kid.prim.test >/dev/null
 knotc zone-set kid.prim.test new 300 A 192.0.2.63 >/dev/null
 knotc zone-commit kid.prim.test >/dev/null
-check "the IXFR is served (new.kid.prim.test A 192.0.2.63)" \
-	wait_for 5 sh -c "[ \"\$(ip netns exec $CLIENT_NS kdig +time=1 +short @$V4 new.kid.prim.test A)\" = 192.0.2.63 ]"
+check "the IXFR is served (new.kid.prim.test A 192.0.2.63)" wait_for 5 a_is new.kid.prim.test 192.0.2.63
 check "zone status: that IXFR was patched" zone_patched kid.prim.test 1 0
 
 # 3. An IXFR the patch declines (an NSEC3PARAM in an unsigned zone is data the patch does not
@@ -86,16 +91,10 @@ knotc zone-set kid.prim.test @ 300 NSEC3PARAM 1 0 0 - >/dev/null
 knotc zone-commit kid.prim.test >/dev/null
 nsec3param_served() { [ "$(dig_rr kid.prim.test NSEC3PARAM)" = "1 0 0 -" ] && serial_is "$CLIENT_NS" "$V4" kid.prim.test 3; }
 check "the IXFR is served (kid.prim.test NSEC3PARAM, serial 3)" wait_for 5 nsec3param_served
-want="compiled in full: the diff changes NSEC3PARAM records at kid.prim.test.; not spliced: $NESTED"
-check "zone status --json: that IXFR compiled in full, the patch's and the splice's reasons given" \
-	/usr/bin/python3 -c "import json,sys; z=json.loads(sys.argv[1])['zone']; \
-assert z['ixfr_image']=={'patched':1,'spliced':0,'compiled':1} and z['last_ixfr_image']==sys.argv[2], z" \
-	"$(status_json kid.prim.test)" "$want"
-expect "zone status: the IXFRs line" "  IXFRs into the image: patched 1, spliced 0, compiled 1; last $want" \
-	"$(status_line kid.prim.test IXFRs)"
-check "the records of both IXFRs stay served (host, new)" \
-	sh -c "[ \"\$(ip netns exec $CLIENT_NS kdig +time=1 +short @$V4 host.kid.prim.test A)\" = 192.0.2.61 ] && \
-		[ \"\$(ip netns exec $CLIENT_NS kdig +time=1 +short @$V4 new.kid.prim.test A)\" = 192.0.2.63 ]"
+way_said "that IXFR compiled in full, the patch's and the splice's reasons given" kid.prim.test \
+	IXFR 1 0 1 "compiled in full: the diff changes NSEC3PARAM records at kid.prim.test.; not spliced: $NESTED"
+earlier_served() { a_is host.kid.prim.test 192.0.2.61 && a_is new.kid.prim.test 192.0.2.63; }
+check "the records of the first AXFR and the IXFR before stay served (host, new)" earlier_served
 
 # 4. outer.test added by a reload (served without data until its first transfer), above
 #    pop53's in.outer.test: its first AXFR, which the splice declines.
@@ -103,18 +102,12 @@ xfr_config "$TMP/pop53.yaml" "$KID
 $OUTER"
 reload_quiet() { CTL reload >"$TMP/reload.out"; }
 check "pop53ctl reload (outer.test and in.outer.test added)" reload_quiet
-check "outer.test transferred: host.outer.test A 192.0.2.62" \
-	wait_for 10 sh -c "[ \"\$(ip netns exec $CLIENT_NS kdig +time=1 +short @$V4 host.outer.test A)\" = 192.0.2.62 ]"
+check "outer.test transferred: host.outer.test A 192.0.2.62, authoritative" \
+	wait_for 10 aa_is host.outer.test 192.0.2.62
 check "in.outer.test stays pop53's own zone (www.in.outer.test A 192.0.2.91, authoritative)" \
-	sh -c "ip netns exec $CLIENT_NS kdig +time=1 @$V4 www.in.outer.test A | grep -qi 'flags: qr aa' && \
-		[ \"\$(ip netns exec $CLIENT_NS kdig +time=1 +short @$V4 www.in.outer.test A)\" = 192.0.2.91 ]"
-want="compiled in full: the zone had no data; not spliced: $ABOVE"
-check "zone status --json: outer.test's first AXFR compiled in full, the splice's reason given" \
-	/usr/bin/python3 -c "import json,sys; z=json.loads(sys.argv[1])['zone']; \
-assert z['axfr_image']=={'patched':0,'spliced':0,'compiled':1} and z['last_axfr_image']==sys.argv[2], z" \
-	"$(status_json outer.test)" "$want"
-expect "zone status: outer.test's AXFRs line" "  AXFRs into the image: patched 0, spliced 0, compiled 1; last $want" \
-	"$(status_line outer.test AXFRs)"
+	aa_is www.in.outer.test 192.0.2.91
+way_said "outer.test's first AXFR compiled in full, the splice's reason given" outer.test AXFR \
+	0 0 1 "compiled in full: the zone had no data; not spliced: $ABOVE"
 check "stats: xfr.axfr_image and xfr.ixfr_image count what zone status says" \
 	/usr/bin/python3 -c "import json,sys; x=json.loads(sys.argv[1])['stats']['xfr']; \
 assert x['axfr_image']=={'patched':0,'spliced':0,'compiled':2} and x['ixfr_image']=={'patched':1,'spliced':0,'compiled':1}, x" \
