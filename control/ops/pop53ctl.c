@@ -247,7 +247,7 @@ static void print_secondary(const json_t *z)
 	if (json_object_get(z, "member_of") != NULL)
 		printf(", member of catalog %s", str_or(z, "member_of", "?"));
 	if (json_is_true(json_object_get(z, "catalog")))
-		printf(", catalog zone");
+		printf(", catalog zone with %" JSON_INTEGER_FORMAT " member(s)", geti(z, "members"));
 	printf("\n  primary %s\n", str_or(z, "primary", "(none answered yet)"));
 	printf("  last refresh %s, next refresh %s (in %" JSON_INTEGER_FORMAT " s), expire %s\n",
 	       str_or(z, "last_refresh", "never"), str_or(z, "next_refresh", "-"),

@@ -2,7 +2,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include "control/text.h"
 #include "control/log.h"
@@ -139,7 +138,8 @@ int p53_catalog_parse(const struct p53_rrs *cat, const uint8_t *apex, size_t ape
 }
 
 size_t p53_catalog_reconcile(struct p53_xfr *x, const struct p53_config *cfg,
-			     struct p53_xfr_zone *cat, const struct p53_catalog_member *m, size_t n)
+			     struct p53_xfr_zone *cat, const struct p53_catalog_member *m, size_t n,
+			     bool quiet)
 {
 	size_t changes = 0;
 	time_t now = time(NULL);
@@ -177,12 +177,12 @@ size_t p53_catalog_reconcile(struct p53_xfr *x, const struct p53_config *cfg,
 			}
 			continue;
 		}
-		int configured = 0;
-		for (int i = 0; i < cfg->n_zones; i++)
-			configured |= strcasecmp(cfg->zones[i].name, m[k].name) == 0;
+		bool configured = p53_xfr_conf_named(cfg, m[k].name) != NULL;
 		if (z != NULL || configured) {
-			p53_warn("catalog %s: member %s is already %s; ignored (RFC 9432 §5.4)", cat->name,
-				 m[k].name, configured ? "a configured zone" : "another catalog's member");
+			if (!quiet)
+				p53_warn("catalog %s: member %s is already %s; ignored (RFC 9432 §5.4)",
+					 cat->name, m[k].name,
+					 configured ? "a configured zone" : "another catalog's member");
 			continue;
 		}
 		char *file = p53_xfr_default_file(cfg->xfr.directory, m[k].name);

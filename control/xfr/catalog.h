@@ -7,6 +7,7 @@
 #ifndef P53_XFR_CATALOG_H
 #define P53_XFR_CATALOG_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -41,10 +42,12 @@ struct p53_config;
 /**
  * Bring the catalog's members in the state in line with `m`: new ones added (refresh due now),
  * ones no longer listed marked removed, a member whose unique ID changed gets a fresh AXFR
- * (§5.6, zone reset). A name that is a configured zone or another catalog's member is
- * skipped with a warning (§5.4). @return members added + removed.
+ * (§5.6, zone reset). A name that is a zone of cfg or another catalog's member is skipped
+ * (§5.4), with a warning unless quiet (a reload reading the same list again).
+ * @return members added + removed.
  */
 size_t p53_catalog_reconcile(struct p53_xfr *x, const struct p53_config *cfg,
-			     struct p53_xfr_zone *cat, const struct p53_catalog_member *m, size_t n);
+			     struct p53_xfr_zone *cat, const struct p53_catalog_member *m, size_t n,
+			     bool quiet);
 
 #endif /* P53_XFR_CATALOG_H */

@@ -192,9 +192,23 @@ static int plan_make(struct p53_xfr *x, const struct p53_config *cfg, const void
 		src->cfg_line = cz->line;
 		if (cz->xfr != NULL) {
 			struct p53_xfr_zone *z = x != NULL ? p53_xfr_find(x, cz->name) : NULL;
+			bool members_copy = false;
+			if (z != NULL && z->member_id != NULL) {
+				/* A catalog member this config names (a reload): its state and disk
+				 * copy are the member's (p53_xfr_reconciled forgets both), not this
+				 * zone's, which starts from a copy of its own or without data. */
+				members_copy = strcmp(z->file, cz->file) == 0;
+				z = NULL;
+			}
 			p->zs[p->n] = z;
-			p->from_image[p->n] = secondary_src(cfg, cz->xfr, cz->xfr->catalog, z, cur_img,
-							    u, n, src, want, &p->own[p->n]);
+			if (members_copy && !cz->xfr->catalog) {
+				src->flags = P53_ZONE_SECONDARY;
+				src->rcode = P53_RCODE_SERVFAIL;
+			} else {
+				p->from_image[p->n] = secondary_src(cfg, cz->xfr, cz->xfr->catalog, z,
+								    cur_img, u, n, src, want,
+								    &p->own[p->n]);
+			}
 		}
 		if (p53_xfr_transfer_signed(cfg, cz))
 			src->flags |= P53_ZONE_XFR_SIGNED;
@@ -203,7 +217,8 @@ static int plan_make(struct p53_xfr *x, const struct p53_config *cfg, const void
 	for (size_t i = 0; x != NULL && i < x->n; i++) {
 		struct p53_xfr_zone *z = x->zones[i];
 		const struct p53_config_zone *cz = z->removed ? NULL : member_of(cfg, z);
-		if (cz == NULL)
+		/* RFC 9432 §5.4: a zone of the config wins over a member of its name. */
+		if (cz == NULL || p53_xfr_conf_named(cfg, z->name) != NULL)
 			continue;
 		struct p53_zone_src *src = &p->src[p->n];
 		src->name = z->name;
@@ -400,7 +415,7 @@ static void prepare(struct p53_daemon *d, struct p53_zone_update *up)
 			return;
 		}
 		p53_rrs_move(&z->cat, &copy);
-		p53_catalog_reconcile(d->xfr, &d->cfg, z, m, nm);
+		p53_catalog_reconcile(d->xfr, &d->cfg, z, m, nm, false);
 		free(m);
 	}
 }

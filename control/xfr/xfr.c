@@ -257,17 +257,35 @@ void p53_xfr_store_later(struct p53_xfr *x, struct p53_xfr_zone *z, struct p53_r
 	p53_xfr_pool_submit(&x->pool, j, false);
 }
 
-void p53_xfr_member_forget(struct p53_xfr *x, struct p53_xfr_zone *z)
+/* A member's disk copy and journal deleted by a disk job. @return the job's token, 0 if none
+ * went out (not started, out of memory). */
+static uint64_t member_files_remove(struct p53_xfr *x, const struct p53_xfr_zone *z)
 {
 	struct p53_xfr_job *j = job_new(P53_JOB_REMOVE, z);
 
-	if (j != NULL && (j->path = strdup(z->file)) != NULL && x->started)
-		p53_xfr_pool_submit(&x->pool, j, false);
-	else
+	if (j == NULL || (j->path = strdup(z->file)) == NULL || !x->started) {
 		p53_xfr_job_free(j);
+		return 0;
+	}
+	j->token = ++x->next_token;
+	p53_xfr_pool_submit(&x->pool, j, false);
+	return j->token;
+}
+
+void p53_xfr_member_forget(struct p53_xfr *x, struct p53_xfr_zone *z)
+{
+	member_files_remove(x, z);
 	p53_info("zone %s: dropped (no longer in catalog %s)", z->name,
 		 z->catalog != NULL ? z->catalog->name : "?");
 	p53_xfr_zone_drop(x, z);
+}
+
+const struct p53_config_zone *p53_xfr_conf_named(const struct p53_config *cfg, const char *name)
+{
+	for (int i = 0; i < cfg->n_zones; i++)
+		if (strcasecmp(cfg->zones[i].name, name) == 0)
+			return &cfg->zones[i];
+	return NULL;
 }
 
 /* ---- SOA timers ---- */
@@ -461,8 +479,22 @@ static void catalog_from_disk(struct p53_xfr *x, const struct p53_config *cfg, s
 	z->last_refresh = stat(z->file, &st) == 0 ? st.st_mtime : time(NULL);
 	z->expire_at = z->last_refresh + (time_t)z->expire;
 	z->state = P53_XFR_LOADED;
-	p53_catalog_reconcile(x, cfg, z, m, nm);
+	p53_catalog_reconcile(x, cfg, z, m, nm, false);
 	p53_info("catalog %s: %zu member(s) from its disk copy (serial %u)", z->name, nm, z->serial);
+	free(m);
+}
+
+/* The members of a catalog as its records kept here list them, quietly: what they said was
+ * logged when they came. */
+static void catalog_reread(struct p53_xfr *x, const struct p53_config *cfg, struct p53_xfr_zone *z)
+{
+	struct p53_catalog_member *m = NULL;
+	size_t nm = 0;
+	char err[600];
+
+	if (p53_catalog_parse(&z->cat, z->apex, z->apex_len, &m, &nm, err, sizeof(err), NULL,
+			      NULL) == 0)
+		p53_catalog_reconcile(x, cfg, z, m, nm, true);
 	free(m);
 }
 
@@ -473,13 +505,8 @@ static int add_configured(struct p53_xfr *x, const struct p53_config *cfg)
 		const struct p53_config_zone *cz = &cfg->zones[i];
 		if (cz->xfr == NULL)
 			continue;
+		/* (A member of this name went before: member_taken.) */
 		struct p53_xfr_zone *z = p53_xfr_find(x, cz->name);
-		if (z != NULL && z->catalog != NULL) {
-			/* Configured now: it stops being a member. */
-			z->catalog = NULL;
-			free(z->member_id);
-			z->member_id = NULL;
-		}
 		if (z == NULL && (z = p53_xfr_zone_add(x, cz->name, i, cz->file)) == NULL)
 			return -1;
 		z->cfg_index = i;
@@ -976,12 +1003,50 @@ static bool configured(const struct p53_config *cfg, const char *name, bool cata
 	return false;
 }
 
+/*
+ * A catalog member the new config names as a zone of its own: the config's zone wins (RFC
+ * 9432 §5.4; Knot does the same), so the member goes as a removed one does (its disk copy and
+ * journal deleted, its state dropped; the compile already left it out: update.c). A secondary
+ * zone whose disk copy is that file gets its state now, its first disk job after the removal.
+ */
+static void member_taken(struct p53_xfr *x, const struct p53_config *cfg, struct p53_xfr_zone *z,
+			 const struct p53_config_zone *cz)
+{
+	bool same_file = strcmp(z->file, cz->file) == 0;
+	/* A primary zone whose file is the member's disk copy keeps it: it is the zone's now. */
+	bool keep = same_file && cz->xfr == NULL;
+	p53_info("catalog %s: member %s is now a configured zone; %s (%s)",
+		 z->catalog != NULL ? z->catalog->name : "?", z->name,
+		 cz->xfr == NULL ? "served from its file, not transferred"
+				 : "transferred from its own primaries",
+		 keep ? "its disk copy as a member is that file: kept"
+		      : "its disk copy as a member deleted");
+	uint64_t token = keep ? 0 : member_files_remove(x, z);
+	p53_xfr_zone_drop(x, z);
+	if (cz->xfr == NULL || !same_file || token == 0)
+		return;
+	struct p53_xfr_zone *n = p53_xfr_zone_add(x, cz->name, (int)(cz - cfg->zones), cz->file);
+	if (n == NULL)
+		return; /* add_configured tries again */
+	n->writing = true; /* handle_disk ends it with the removal's result */
+	n->wtoken = token;
+}
+
 void p53_xfr_reconciled(struct p53_daemon *d)
 {
 	struct p53_xfr *x = d->xfr;
 
 	if (x == NULL)
 		return;
+	for (size_t i = 0; i < x->n;) {
+		struct p53_xfr_zone *z = x->zones[i];
+		const struct p53_config_zone *cz = z->member_id != NULL
+						   ? p53_xfr_conf_named(&d->cfg, z->name) : NULL;
+		if (cz != NULL)
+			member_taken(x, &d->cfg, z, cz); /* drops z: zones[i] is the next one */
+		else
+			i++;
+	}
 	/* Zones no longer configured first, then members of catalogs that went. */
 	for (int pass = 0; pass < 2; pass++) {
 		for (size_t i = 0; i < x->n;) {
@@ -999,6 +1064,12 @@ void p53_xfr_reconciled(struct p53_daemon *d)
 	}
 	if (add_configured(x, &d->cfg) != 0)
 		p53_err("xfr: out of memory taking the new config");
+	/* The catalogs' member lists read again (their records are kept here): a member that a
+	 * zone of the old config held back, or that another catalog which went held, is a
+	 * member from now on (transferred at once, as a new one is). */
+	for (size_t i = 0; i < x->n; i++)
+		if (x->zones[i]->is_catalog && x->zones[i]->cat.count > 0)
+			catalog_reread(x, &d->cfg, x->zones[i]);
 	/* Catalog members use their catalog's zones[] entry, by index. */
 	for (size_t i = 0; i < x->n; i++)
 		if (x->zones[i]->catalog != NULL)
@@ -1061,8 +1132,13 @@ static json_t *zone_json(const struct p53_daemon *d, const struct p53_xfr_zone *
 	json_object_set_new(o, "serial", z->state == P53_XFR_NODATA || z->state == P53_XFR_UNKNOWN
 					 ? json_null() : json_integer(z->serial));
 	json_object_set_new(o, "expired", json_boolean(z->state == P53_XFR_EXPIRED));
-	if (z->is_catalog)
+	if (z->is_catalog) {
+		json_int_t members = 0;
+		for (size_t i = 0; i < d->xfr->n; i++)
+			members += d->xfr->zones[i]->catalog == z && !d->xfr->zones[i]->removed;
 		json_object_set_new(o, "catalog", json_true());
+		json_object_set_new(o, "members", json_integer(members));
+	}
 	if (z->catalog != NULL)
 		json_object_set_new(o, "member_of", json_string(z->catalog->name));
 	for (int i = 0; cz != NULL && i < cz->xfr->n_primaries; i++) {

@@ -260,6 +260,8 @@ struct p53_xfr_zone *p53_xfr_zone_add(struct p53_xfr *x, const char *name, int c
 void p53_xfr_zone_drop(struct p53_xfr *x, struct p53_xfr_zone *z);
 /** A catalog member gone from its catalog and from the image: delete its disk copy, drop it. */
 void p53_xfr_member_forget(struct p53_xfr *x, struct p53_xfr_zone *z);
+/** The config's zone of this name (primary, secondary or catalog; with its final dot), or NULL. */
+const struct p53_config_zone *p53_xfr_conf_named(const struct p53_config *cfg, const char *name);
 const struct p53_config_zone *p53_xfr_zone_conf(const struct p53_config *cfg,
 						const struct p53_xfr_zone *z);
 /**

@@ -3,9 +3,10 @@
 # zones (catalog-role: generate/member); pop53d's config names only the catalog. The members
 # are transferred and served; a member added at the primary (knotc conf-set) appears, one
 # removed (knotc conf-unset) disappears (REFUSED, disk copy deleted), both without touching
-# pop53d's config; a member that is also a configured zone is left to the config; the catalog
-# zone itself is not served (REFUSED); a restart with the primary down serves the members
-# from their disk copies.
+# pop53d's config; a member that is also a configured zone is left to the config, and so is
+# a member that a reload names as a zone (a primary and a secondary), until a reload without
+# them gives them back; the catalog zone itself is not served (REFUSED); a restart with the
+# primary down serves the members from their disk copies.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/xfr_lib.sh"
 
@@ -104,6 +105,73 @@ knotc zone-begin m3.test >/dev/null
 knotc zone-set m3.test fresh 300 A 192.0.2.33 >/dev/null
 knotc zone-commit m3.test >/dev/null
 check "a change in a member is served (IXFR)" wait_for 5 sh -c "[ \"\$(ip netns exec $CLIENT_NS kdig +short @$V4 fresh.m3.test A)\" = 192.0.2.33 ]"
+
+# A reload that names members as zones of the config takes them out of the catalog's hands
+# (RFC 9432 §5.4; Knot does the same): m4.test as a primary zone from a file of its own, m5.test
+# as a secondary zone with its own primaries. The reload succeeds, m4.test is served from the
+# file at once and neither is a member any more; a reload without them gives them back.
+members_are() { # the member count zone status gives the catalog
+	[ "$(CTL zone status catalog.invalid | sed -n 's/.*catalog zone with \([0-9]*\) member(s).*/\1/p')" = "$1" ]
+}
+check "zone status: catalog.invalid has $N members (m2.test removed, new.test added)" members_are "$N"
+cp "$TMP/pop53.yaml" "$TMP/pop53.catalog.yaml"
+printf '%s\n' '$ORIGIN m4.test.' '$TTL 300' \
+	'@ IN SOA ns.m4.test. host.m4.test. 77 3600 600 86400 300' '@ IN NS ns.m4.test.' \
+	'ns IN A 192.0.2.4' 'id IN TXT "configured m4"' >"$TMP/m4.zone"
+xfr_config "$TMP/pop53.yaml" "  - name: catalog.invalid
+    catalog: true
+    primaries: [{address: $PRIMARY_V4, key: xfr.key}]
+  - {name: m4.test, file: $TMP/m4.zone}
+  - name: m5.test
+    primaries: [{address: $PRIMARY_V4, key: xfr.key}]"
+m4_file() {
+	[ "$(dig_rr id.m4.test TXT)" = '"configured m4"' ] &&
+		ip netns exec "$CLIENT_NS" kdig +time=1 @"$V4" m4.test SOA | grep -q 'Flags: qr aa' &&
+		serial_is "$CLIENT_NS" "$V4" m4.test 77
+}
+reply=$(CTL reload 2>&1); rc=$?
+check "a reload naming members m4.test (primary) and m5.test (secondary) as zones succeeds: $reply" \
+	[ $rc = 0 ]
+check "m4.test is served from its file at once (serial 77, AA)" m4_file
+check "zone status: m4.test is not a secondary zone here" \
+	sh -c "$BUILD/control/pop53ctl -s $TMP/control.sock zone status m4.test 2>&1 | grep -q 'is not a secondary zone here'"
+check "the takeovers are logged" sh -c "grep -q 'catalog catalog.invalid.: member m4.test. is now a configured zone' $TMP/pop53d.log && \
+	grep -q 'catalog catalog.invalid.: member m5.test. is now a configured zone' $TMP/pop53d.log"
+check "zone status: catalog.invalid has $((N - 2)) members now" members_are $((N - 2))
+check "m4.test's disk copy as a member is deleted, as a removed member's is" \
+	wait_for 5 sh -c "[ ! -e $TMP/xfr/m4.test.zone ]"
+CTL --json zone status m5.test >"$TMP/st.m5.json" 2>&1
+check "zone status: m5.test is a secondary zone of its own (no member_of, its primaries): $(head -c 200 "$TMP/st.m5.json")" \
+	/usr/bin/python3 -c "import json,sys; z=json.load(open(sys.argv[1]))['zone']; \
+assert 'member_of' not in z and z['primaries']==['$PRIMARY_V4:53 key xfr.key'], z" "$TMP/st.m5.json"
+m5_fresh() {
+	CTL --json zone status m5.test >"$TMP/st.m5.json" 2>&1 &&
+		/usr/bin/python3 -c "import json,sys; z=json.load(open(sys.argv[1]))['zone']; \
+assert z['state']=='loaded' and z['last_transfer']['type']=='AXFR' and z['transfers']['ok']==1, z" \
+			"$TMP/st.m5.json" 2>/dev/null && txt_is m5.test
+}
+check "m5.test starts afresh: transferred whole (AXFR) from its own primaries and served, not the member's data kept" \
+	wait_for 10 m5_fresh
+grep 'is now a configured zone' "$TMP/pop53d.log" | sed 's/^/# /'
+check "the other members are still served" all_members m1.test m3.test new.test
+knotc zone-begin m4.test >/dev/null
+knotc zone-set m4.test later 300 A 192.0.2.44 >/dev/null
+knotc zone-commit m4.test >/dev/null
+sleep 2
+check "the primary's NOTIFY for m4.test leaves the configured file's data" m4_file
+cp "$TMP/pop53.catalog.yaml" "$TMP/pop53.yaml"
+log_mark=$(wc -l <"$TMP/pop53d.log")
+reply=$(CTL reload 2>&1); rc=$?
+check "a reload without them succeeds: $reply" [ $rc = 0 ]
+check "m4.test is a member again, served from the primary" \
+	wait_for 10 sh -c "[ \"\$(ip netns exec $CLIENT_NS kdig +short @$V4 later.m4.test A)\" = 192.0.2.44 ]"
+check "zone status: m4.test and m5.test are members of catalog.invalid again" \
+	sh -c "$BUILD/control/pop53ctl -s $TMP/control.sock zone status m4.test | grep -q 'member of catalog catalog.invalid' && \
+	       $BUILD/control/pop53ctl -s $TMP/control.sock zone status m5.test | grep -q 'member of catalog catalog.invalid'"
+check "m5.test is served as a member" wait_for 10 txt_is m5.test
+check "zone status: catalog.invalid has $N members again" members_are "$N"
+check "their return is logged" \
+	sh -c "[ \$(tail -n +$((log_mark + 1)) $TMP/pop53d.log | grep -c 'catalog catalog.invalid.: member m[45].test. added') = 2 ]"
 
 # Restart with the primary down: the catalog and its members come from the disk.
 knotd_stop
