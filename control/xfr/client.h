@@ -63,6 +63,8 @@ struct p53_xfr_job {
 
 	/* WRITE / REMOVE in */
 	char *path;                     /* malloc'd */
+	uint64_t after;                 /* REMOVE: held back until the disk job with this token
+					   (a write of the same file) is done; 0: none */
 	struct p53_rrs rrs;             /* WRITE: the content (REFRESH: FULL result) */
 	char *jpath;                    /* WRITE: the journal file (malloc'd) */
 	struct p53_jstep **jsteps;      /* WRITE: the journal's steps up to rrs' serial, a

@@ -257,8 +257,9 @@ void p53_xfr_store_later(struct p53_xfr *x, struct p53_xfr_zone *z, struct p53_r
 	p53_xfr_pool_submit(&x->pool, j, false);
 }
 
-/* A member's disk copy and journal deleted by a disk job. @return the job's token, 0 if none
- * went out (not started, out of memory). */
+/* A member's disk copy and journal deleted by a disk job, after its write in flight if one is
+ * (two threads could run both at once). @return the job's token, 0 if none went out (not
+ * started, out of memory). */
 static uint64_t member_files_remove(struct p53_xfr *x, const struct p53_xfr_zone *z)
 {
 	struct p53_xfr_job *j = job_new(P53_JOB_REMOVE, z);
@@ -268,8 +269,28 @@ static uint64_t member_files_remove(struct p53_xfr *x, const struct p53_xfr_zone
 		return 0;
 	}
 	j->token = ++x->next_token;
-	p53_xfr_pool_submit(&x->pool, j, false);
+	if (z->writing) {
+		j->after = z->wtoken;
+		j->next = x->held;
+		x->held = j;
+	} else {
+		p53_xfr_pool_submit(&x->pool, j, false);
+	}
 	return j->token;
+}
+
+/* The disk job with this token is done: the jobs held back for it go out. */
+static void held_release(struct p53_xfr *x, uint64_t token)
+{
+	for (struct p53_xfr_job **p = &x->held; *p != NULL;) {
+		struct p53_xfr_job *j = *p;
+		if (j->after != token) {
+			p = &j->next;
+			continue;
+		}
+		*p = j->next;
+		p53_xfr_pool_submit(&x->pool, j, false);
+	}
 }
 
 void p53_xfr_member_forget(struct p53_xfr *x, struct p53_xfr_zone *z)
@@ -798,6 +819,7 @@ static void handle_disk(struct p53_daemon *d, struct p53_xfr_job *j)
 			p53_xfr_store_later(x, z, &z->write_next, d->dp.image, false);
 		}
 	}
+	held_release(x, j->token);
 	bool copy = j->kind == P53_JOB_WRITE && j->copy;
 	p53_xfr_job_free(j);
 	/* A copy's records (read out of the image: ~50 MiB at 1M records) go back to the
@@ -1231,6 +1253,11 @@ void p53_xfr_free(struct p53_xfr *x)
 	p53_nout_free(&x->nout);
 	for (size_t i = 0; i < x->n; i++)
 		zone_free(x->zones[i]);
+	while (x->held != NULL) {
+		struct p53_xfr_job *j = x->held;
+		x->held = j->next;
+		p53_xfr_job_free(j);
+	}
 	free(x->zones);
 	p53_patch_index_free(x->pix);
 	free(x);

@@ -136,6 +136,8 @@ struct p53_xfr {
 	uint64_t journal_max;           /* xfr.journal_max_bytes, for the disk jobs */
 	unsigned int copy_sync_s;       /* xfr.copy_sync_s */
 	struct p53_nout nout;           /* NOTIFYs to the servers we feed (notify_out.h) */
+	struct p53_xfr_job *held;       /* disk jobs waiting for another one (job.after), linked
+					   by their next */
 	/* totals */
 	struct p53_xfr_secondary_stats totals; /* exported whole by p53_xfr_totals() */
 	uint64_t notify_kernel, notify_tcp, notify_lost_events;
