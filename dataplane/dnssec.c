@@ -104,19 +104,18 @@ static int label_cmp(const uint8_t *a, const uint8_t *b)
 	return (la > lb) - (la < lb);
 }
 
-uint32_t p53_nsec_cover(const void *img, const struct p53_image_zone *z, uint32_t ce,
-			const uint8_t *label)
+uint32_t p53_nsec_cover(const void *img, uint32_t ce, const uint8_t *label)
 {
-	const struct p53_image_proof *p = p53_image_proof(img, z->node_base + ce);
+	const struct p53_image_proof *p = p53_image_proof(img, ce);
 	const uint32_t *chain = p53_image_chain(img);
-	uint8_t depth = (uint8_t)(p53_image_znode(img, z, ce)->labels + 1);
+	uint8_t depth = (uint8_t)(p53_image_node(img, ce)->labels + 1);
 	uint32_t lo = p->lo, hi = p->hi;
 
 	/* The owners below ce are in canonical order, so sorted by their label at ce's depth
 	   + 1: the last one whose label there is smaller precedes the name. */
 	while (lo < hi) {
 		uint32_t mid = lo + (hi - lo) / 2;
-		const struct p53_image_node *n = p53_image_znode(img, z, chain[mid]);
+		const struct p53_image_node *n = p53_image_node(img, chain[mid]);
 		const uint8_t *l = p53_image_node_name(img, n);
 		for (int skip = n->labels - depth; skip > 0 && *l != 0; skip--)
 			l += 1 + *l;
@@ -305,21 +304,20 @@ static inline __attribute__((always_inline)) void
 encloser_proof(const void *img, const struct p53_image_zone *z, uint32_t ce,
 	       const struct p53_dname *nm, struct p53_denial *d)
 {
-	const struct p53_image_proof *p = p53_image_proof(img, z->node_base + ce);
+	const struct p53_image_proof *p = p53_image_proof(img, ce);
 
 	add(d, p->encl);
 	add(d, p->match != P53_NONE ? next_closer3(img, z, nm, p->encl_labels) : p->nc);
 }
 
 /* The NSEC covering `nm`, whose closest encloser is ce. */
-static uint32_t cover(const void *img, const struct p53_image_zone *z, uint32_t ce,
-		      const struct p53_dname *nm)
+static uint32_t cover(const void *img, uint32_t ce, const struct p53_dname *nm)
 {
-	uint8_t depth = (uint8_t)(p53_image_znode(img, z, ce)->labels + 1);
+	uint8_t depth = (uint8_t)(p53_image_node(img, ce)->labels + 1);
 
 	if (nm->labels < depth)
 		return P53_NONE;
-	return p53_nsec_cover(img, z, ce, nm->name + nm->loff[nm->labels - depth]);
+	return p53_nsec_cover(img, ce, nm->name + nm->loff[nm->labels - depth]);
 }
 
 void p53_dnssec_nxdomain(const void *img, uint32_t zone, uint32_t ce, const struct p53_dname *nm,
@@ -329,10 +327,10 @@ void p53_dnssec_nxdomain(const void *img, uint32_t zone, uint32_t ce, const stru
 
 	if (z->dnssec & P53_ZONE_NSEC3) {
 		encloser_proof(img, z, ce, nm, d);
-		add(d, p53_image_proof(img, z->node_base + ce)->wild);
+		add(d, p53_image_proof(img, ce)->wild);
 	} else if (z->dnssec & P53_ZONE_NSEC) {
-		add(d, cover(img, z, ce, nm));
-		add(d, p53_image_proof(img, z->node_base + ce)->wild);
+		add(d, cover(img, ce, nm));
+		add(d, p53_image_proof(img, ce)->wild);
 	}
 }
 
@@ -340,7 +338,7 @@ void p53_dnssec_nodata(const void *img, uint32_t zone, uint32_t n, uint32_t ce,
 		       const struct p53_dname *nm, struct p53_denial *d)
 {
 	const struct p53_image_zone *z = p53_image_zone(img, zone);
-	const struct p53_image_proof *p = p53_image_proof(img, z->node_base + n);
+	const struct p53_image_proof *p = p53_image_proof(img, n);
 
 	if (z->dnssec & P53_ZONE_NSEC3) {
 		add(d, p->match);
@@ -352,7 +350,7 @@ void p53_dnssec_nodata(const void *img, uint32_t zone, uint32_t n, uint32_t ce,
 		add(d, p->match);
 		/* An empty non-terminal owns no NSEC: prove it as a name error is proven
 		   (RFC 4035 §3.1.3.2), its NSEC covering it and the one covering its wildcard. */
-		if (p53_image_znode(img, z, n)->flags & P53_NODE_ENT)
+		if (p53_image_node(img, n)->flags & P53_NODE_ENT)
 			add(d, p->wild);
 	}
 }
@@ -360,12 +358,12 @@ void p53_dnssec_nodata(const void *img, uint32_t zone, uint32_t n, uint32_t ce,
 uint32_t p53_dnssec_wildcard(const void *img, uint32_t zone, uint32_t ce, const struct p53_dname *nm)
 {
 	const struct p53_image_zone *z = p53_image_zone(img, zone);
-	const struct p53_image_proof *p = p53_image_proof(img, z->node_base + ce);
+	const struct p53_image_proof *p = p53_image_proof(img, ce);
 
 	if (z->dnssec & P53_ZONE_NSEC3)
 		return p->match != P53_NONE ? next_closer3(img, z, nm, p->encl_labels) : p->nc;
 	if (z->dnssec & P53_ZONE_NSEC)
-		return cover(img, z, ce, nm);
+		return cover(img, ce, nm);
 	return P53_NONE;
 }
 

@@ -236,10 +236,6 @@ int p53_image_check_from(const void *img, size_t len, const void *prev, int *fro
 	/* Zones: apex, SOA and name. */
 	for (uint32_t z = 0; z < h->n_zones; z++) {
 		const struct p53_image_zone *zn = p53_image_zone(img, z);
-		if (zn->node_base > h->n_nodes || zn->rrset_base > h->n_rrsets ||
-		    zn->nodes_at != h->nodes_off + 4u * zn->node_base ||
-		    zn->rrsets_at != h->rrsets_off + 4u * zn->rrset_base)
-			FAIL("a zone's node or RRset base is outside its table"); /* PROTOTYPE */
 		if (zn->apex >= h->n_nodes || p53_image_node(img, zn->apex)->zone != z)
 			FAIL("a zone's apex is not one of its nodes");
 		/* A zone without data here (rcode set: a secondary not transferred yet or expired,
@@ -292,8 +288,7 @@ uint32_t p53_image_find(const void *img, const uint8_t *name, size_t len, uint32
 			const struct p53_image_node *node = p53_image_slot_node(img, s);
 			if (node->name_len == len &&
 			    memcmp(p53_image_node_name(img, node), name, len) == 0)
-				return p53_image_zone(img, node->zone)->node_base + /* PROTOTYPE: absolute */
-				       p53_image_node_index(img, node);
+				return p53_image_node_index(img, node);
 		}
 		i = (i + 1) & h->hash_mask;
 	}

@@ -140,20 +140,7 @@ struct p53_image_zone {
 				   else P53_NONE; read through p53_image_node_parent_side() */
 	uint64_t sig_expire;    /* earliest RRSIG expiration, seconds since the epoch; 0 if none.
 				   For the health check's signature margin (docs/ARCHITECTURE.md) */
-	uint32_t node_base;     /* PROTOTYPE (round 29 measurement): where this zone's nodes
-				   start in nodes[]: its node indices are relative to it */
-	uint32_t rrset_base;    /* PROTOTYPE: where its RRsets start in rrsets[] */
-	uint32_t nodes_at;      /* PROTOTYPE: nodes_off + 4 * node_base: its nodes[]' bytes */
-	uint32_t rrsets_at;     /* PROTOTYPE: rrsets_off + 4 * rrset_base */
 };
-
-/* PROTOTYPE (round 29 measurement): node i, RRset i and node i's proof of zone z, the
- * indices relative to the zone's bases. */
-static inline const struct p53_image_node *p53_image_znode(const void *img,
-							   const struct p53_image_zone *z, uint32_t i);
-static inline const struct p53_image_rrset *p53_image_zrrset(const void *img,
-							     const struct p53_image_zone *z, uint32_t i);
-
 
 /* p53_image_zone.dnssec */
 #define P53_ZONE_SIGNED 0x0001u /* holds RRSIGs: with DO=1 they go out with their RRsets */
@@ -318,46 +305,6 @@ static inline const struct p53_image_rrset *p53_image_rrset(const void *img, uin
 	uint32_t off = ((const uint32_t *)((const uint8_t *)img + h->rrsets_off))[i];
 
 	return (const struct p53_image_rrset *)((const uint8_t *)img + h->rdata_off + off);
-}
-
-static inline const struct p53_image_node *p53_image_znode(const void *img,
-							   const struct p53_image_zone *z, uint32_t i)
-{
-	return p53_image_node_at(img, ((const uint32_t *)((const uint8_t *)img + z->nodes_at))[i]);
-}
-
-static inline const struct p53_image_rrset *p53_image_zrrset(const void *img,
-							     const struct p53_image_zone *z, uint32_t i)
-{
-	uint32_t off = ((const uint32_t *)((const uint8_t *)img + z->rrsets_at))[i];
-
-	return (const struct p53_image_rrset *)((const uint8_t *)img + p53_image_hdr(img)->rdata_off + off);
-}
-
-/* PROTOTYPE, control/ only: each zone's nodes_at and rrsets_at from its bases and the
- * header's tables (a writer calls it once the header and the zones are final). */
-static inline void p53_image_zones_place(void *img)
-{
-	const struct p53_image_hdr *h = p53_image_hdr(img);
-	struct p53_image_zone *z = (struct p53_image_zone *)((uint8_t *)img + h->zones_off);
-
-	for (uint32_t i = 0; i < h->n_zones; i++) {
-		z[i].nodes_at = h->nodes_off + 4u * z[i].node_base;
-		z[i].rrsets_at = h->rrsets_off + 4u * z[i].rrset_base;
-	}
-}
-
-/* PROTOTYPE: node i and RRset i of node n's zone (cold paths, the zone not in hand). */
-static inline const struct p53_image_node *p53_image_nnode(const void *img,
-							   const struct p53_image_node *n, uint32_t i)
-{
-	return p53_image_znode(img, p53_image_zone(img, n->zone), i);
-}
-
-static inline const struct p53_image_rrset *p53_image_nrrset(const void *img,
-							     const struct p53_image_node *n, uint32_t i)
-{
-	return p53_image_zrrset(img, p53_image_zone(img, n->zone), i);
 }
 
 static inline const uint8_t *p53_image_name(const void *img, uint32_t off)

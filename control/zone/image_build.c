@@ -1063,7 +1063,6 @@ static void *layout(struct build *s, size_t *len)
 		{ h.nsec3_off, s->n_nsec3 * sizeof(struct p53_image_nsec3) },
 	};
 	zero_gaps(img, sect, sizeof(sect) / sizeof(sect[0]), size);
-	p53_image_zones_place(img);
 	*len = size;
 	return img;
 }

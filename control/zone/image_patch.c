@@ -4805,7 +4805,6 @@ append:
 		}
 		zones[z].dnssec = d;
 	}
-	p53_image_zones_place(ni);
 	*len = off;
 #undef NRS
 	return ni;

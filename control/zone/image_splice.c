@@ -557,7 +557,6 @@ void *p53_image_splice(const void *img, const void *one, void *spare, size_t *le
 	}
 	free(old);
 	free(rl.a);
-	p53_image_zones_place(ni);
 	*len = off;
 	return ni;
 fail:
