@@ -1258,8 +1258,8 @@ static inline __attribute__((always_inline)) int node_is(const struct p53_image_
 	return 0;
 }
 
-static inline const struct p53_image_node *find(const void *img, const uint8_t *name, size_t len,
-						uint32_t hash)
+static inline __attribute__((always_inline)) const struct p53_image_node *
+find_body(const void *img, const uint8_t *name, size_t len, uint32_t hash)
 {
 	const struct p53_image_hdr *h = img;
 	const uint64_t *slots = p53_image_slots(img);
@@ -1277,6 +1277,14 @@ static inline const struct p53_image_node *find(const void *img, const uint8_t *
 	}
 }
 #undef NODE_IS
+
+/* find_body() where the compiler judges (out of line in the cache's burst step); nx_frame()
+ * takes the body inline. */
+static inline const struct p53_image_node *find(const void *img, const uint8_t *name, size_t len,
+						uint32_t hash)
+{
+	return find_body(img, name, len, hash);
+}
 
 /* answer.c encloser(): the deepest existing ancestor of a name not in the image (its node, or
  * NULL). `last` (fast_frame(); else NULL, a constant): the last encloser found with this
@@ -1458,9 +1466,9 @@ static inline __attribute__((always_inline)) void nx_keep(struct p53_fast_nx *x,
 	x->sum = ts;
 	x->at = ce;
 	x->qlen = q->qname_len;
-	/* an OPT without options: its 11 bytes end the query (fast_udp()) */
-	if (!q->src_v6)
-		x->flen = (uint16_t)(V4_DNS_OFF + qe + OPT_LEN);
+	/* the length of an IPv4 frame with that question and an OPT without options (its 11
+	   bytes last, fast_udp()), whichever family this one came in: nx_frame() */
+	x->flen = (uint16_t)(V4_DNS_OFF + qe + OPT_LEN);
 }
 
 /* The kept reply (nx_keep()) after a question of its length, at `o`, in 16-byte moves (a
@@ -3386,7 +3394,7 @@ static __attribute__((noinline)) int nx_frame(const struct p53_fast_ctx *c, stru
 	if (verify && (u[6] | u[7]) != 0 &&
 	    !udp_sum_ok(u, d, (uint16_t)(len - V4_L4_OFF), k, o, OPT_LEN, 1, nl, 0))
 		goto general;
-	if (find(c->img, q->lname, nl, hash) != NULL)
+	if (find_body(c->img, q->lname, nl, hash) != NULL)
 		goto general;
 	uint64_t ts;
 	q->flags = flags;
