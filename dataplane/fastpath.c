@@ -1467,8 +1467,13 @@ static inline __attribute__((always_inline)) void nx_keep(struct p53_fast_nx *x,
 	x->at = ce;
 	x->qlen = q->qname_len;
 	/* the length of an IPv4 frame with that question and an OPT without options (its 11
-	   bytes last, fast_udp()), whichever family this one came in: nx_frame() */
-	x->flen = (uint16_t)(V4_DNS_OFF + qe + OPT_LEN);
+	   bytes last, fast_udp()), whichever family this one came in, and its first label's
+	   length: nx_frame(), for a question whose parent is `ce` (a flood of deep names, whose
+	   parents differ, keeps none) */
+	if (q->lname[0] == q->qname_len - 1 - ce->name_len) {
+		x->flen = (uint16_t)(V4_DNS_OFF + qe + OPT_LEN);
+		x->flab = q->lname[0];
+	}
 }
 
 /* The kept reply (nx_keep()) after a question of its length, at `o`, in 16-byte moves (a
@@ -3351,7 +3356,9 @@ static __attribute__((noinline)) int nx_frame(const struct p53_fast_ctx *c, stru
 {
 	const struct p53_fast_nx *x = c->nx;
 
-	if (len != x->flen)
+	/* the length, then the first label's (the kept question's, whose parent is the
+	   encloser: with the parent compared below, the name's labels are known) */
+	if (len != x->flen || frame[V4_DNS_OFF + P53_DNS_HDR_LEN] != x->flab)
 		goto general;
 	const uint8_t *ip = frame + L3_OFF;
 	const uint8_t *u = frame + V4_L4_OFF;
@@ -3377,7 +3384,7 @@ static __attribute__((noinline)) int nx_frame(const struct p53_fast_ctx *c, stru
 	uint64_t counts;
 	memcpy(&counts, d + 4, 8);
 	if ((flags & (P53_F_QR | 0x7800u)) != 0 || rte_le_to_cpu_64(counts) != (0x100u | 1ull << 56) ||
-	    name[0] != nl - 1 - pl || p53_get16(qe + 2) != P53_C_IN || qt == P53_T_DS ||
+	    p53_get16(qe + 2) != P53_C_IN || qt == P53_T_DS ||
 	    qt == P53_T_RRSIG || qt == P53_T_OPT || qt >= 249 || qt == 0 || o[0] != 0 ||
 	    p53_get16(o + 1) != P53_T_OPT || o[6] != 0 || (o[7] & 0x80u) != 0 || p53_get16(o + 9) != 0)
 		goto general;
