@@ -67,6 +67,7 @@ int p53_fast_ctx_init(struct p53_fast_ctx *c, const uint8_t *mac, const struct p
 	c->gen = 0;
 	c->nx_last.ce = &no_node;
 	c->nx_last.qlen = 0;
+	c->nx_last.flen = 0;
 	c->nx = &c->nx_last;
 	return 0;
 }
@@ -83,6 +84,7 @@ void p53_fast_ctx_nx(struct p53_fast_ctx *c, struct p53_fast_nx *nx)
 		nx->ours = c->ours;
 		nx->ce = &no_node;
 		nx->qlen = 0;
+		nx->flen = 0;
 	}
 	c->nx = nx;
 }
@@ -1256,8 +1258,8 @@ static inline __attribute__((always_inline)) int node_is(const struct p53_image_
 	return 0;
 }
 
-static inline const struct p53_image_node *find(const void *img, const uint8_t *name, size_t len,
-						uint32_t hash)
+static inline __attribute__((always_inline)) const struct p53_image_node *
+find_body(const void *img, const uint8_t *name, size_t len, uint32_t hash)
 {
 	const struct p53_image_hdr *h = img;
 	const uint64_t *slots = p53_image_slots(img);
@@ -1275,6 +1277,14 @@ static inline const struct p53_image_node *find(const void *img, const uint8_t *
 	}
 }
 #undef NODE_IS
+
+/* find_body() where the compiler judges (out of line in the cache's burst step); nx_frame()
+ * takes the body inline. */
+static inline const struct p53_image_node *find(const void *img, const uint8_t *name, size_t len,
+						uint32_t hash)
+{
+	return find_body(img, name, len, hash);
+}
 
 /* answer.c encloser(): the deepest existing ancestor of a name not in the image (its node, or
  * NULL). `last` (fast_frame(); else NULL, a constant): the last encloser found with this
@@ -1448,6 +1458,7 @@ static inline __attribute__((always_inline)) void nx_keep(struct p53_fast_nx *x,
 	uint16_t qe = q->question_end;
 
 	x->qlen = 0;
+	x->flen = 0;
 	if (pos > P53_UDP_MIN || (uint32_t)(pos - qe) > sizeof(x->tail) || ts == P53_FAST_NO_SUM)
 		return;
 	memcpy(x->tail, msg + qe, (size_t)(pos - qe));
@@ -1455,6 +1466,32 @@ static inline __attribute__((always_inline)) void nx_keep(struct p53_fast_nx *x,
 	x->sum = ts;
 	x->at = ce;
 	x->qlen = q->qname_len;
+	/* the length of an IPv4 frame with that question and an OPT without options (its 11
+	   bytes last, fast_udp()), whichever family this one came in, and its first label's
+	   length: nx_frame(), for a question whose parent is `ce` (a flood of deep names, whose
+	   parents differ, keeps none) */
+	if (q->lname[0] == q->qname_len - 1 - ce->name_len) {
+		x->flen = (uint16_t)(V4_DNS_OFF + qe + OPT_LEN);
+		x->flab = q->lname[0];
+	}
+}
+
+/* The kept reply (nx_keep()) after a question of its length, at `o`, in 16-byte moves (a
+ * fixed 96-byte memcpy() is `rep movs`): the tail's bytes past its length are its own, and
+ * the caller checked the room for all 96. Returns the bytes that count. */
+static inline __attribute__((always_inline)) uint32_t nx_put(uint8_t *o, const struct p53_fast_nx *x)
+{
+	uint32_t len = x->len;
+
+	memcpy(o, x->tail, 16);
+	memcpy(o + 16, x->tail + 16, 16);
+	memcpy(o + 32, x->tail + 32, 16);
+	memcpy(o + 48, x->tail + 48, 16);
+	if (len > 64) {
+		memcpy(o + 64, x->tail + 64, 16);
+		memcpy(o + 80, x->tail + 80, 16);
+	}
+	return len;
 }
 
 /* answer.c finish() (the header last), answer() and count() for fast_answer(). */
@@ -1552,19 +1589,7 @@ fast_answer(const void *img, const struct p53_answer_conf *conf, uint8_t *msg, u
 		if (tails && nx->qlen == q->qname_len && q->edns && !dnssec && ecs == NULL &&
 		    (uint32_t)pos + sizeof(nx->tail) <= max &&
 		    node_is(nx->at, q->lname + q->label_off[1], (size_t)q->qname_len - q->label_off[1])) {
-			/* in 16-byte moves (a fixed 96-byte memcpy() is `rep movs`): the tail's
-			   bytes past len are its own, the room was checked */
-			uint32_t len = nx->len;
-			uint8_t *o = msg + pos;
-			memcpy(o, nx->tail, 16);
-			memcpy(o + 16, nx->tail + 16, 16);
-			memcpy(o + 32, nx->tail + 32, 16);
-			memcpy(o + 48, nx->tail + 48, 16);
-			if (len > 64) {
-				memcpy(o + 64, nx->tail + 64, 16);
-				memcpy(o + 80, nx->tail + 80, 16);
-			}
-			pos = (uint16_t)(pos + len);
+			pos = (uint16_t)(pos + nx_put(msg + pos, nx));
 			ts = nx->sum;
 			rcode = P53_RCODE_NXDOMAIN;
 			kind = P53_ANS_NXDOMAIN;
@@ -1885,39 +1910,12 @@ void p53_fast_sum_build_from(const void *img, uint16_t payload, uint64_t *t, con
 	}
 }
 
-/*
- * The question name as dnsmsg.c parse_qname() reads it (the same label_off, lname, hash),
- * lowered and hashed 8 bytes at a time with the tail in 4-, 2- and 1-byte steps: CRC32-C of a
- * little-endian word is that of its bytes in order, so the hash is p53_name_hash()'s. The
- * same words, as received, are added to *sum: the whole question (the name, QTYPE and QCLASS;
- * it starts at an even offset of the datagram), which the reply echoes (fast_udp()).
- * `left`: the bytes the name may take, with at least 4 more (QTYPE, QCLASS) after them inside
- * the message, which has its 12-byte header before `name`.
- * Returns the name's length, or 0 for a name the general parser must judge (*sum then unset).
- */
-static inline __attribute__((always_inline)) size_t fast_qname(const uint8_t *name, size_t left,
-							       struct p53_query *q, uint64_t *sum)
+/* fast_qname()'s second half: the name of `pos` bytes at `name` (its labels walked) lowered
+ * into q->lname and hashed (the hash returned), and its words with QTYPE and QCLASS added to
+ * *sum. nx_frame() takes it for a name whose labels it knows. */
+static inline __attribute__((always_inline)) uint32_t qname_fold(const uint8_t *name, size_t pos,
+								 struct p53_query *q, uint64_t *sum)
 {
-	size_t pos = 0, labels = 0;
-	/* Each length byte inside the message and the name at most 255 bytes (RFC 1035 §2.3.4)
-	   in one test: a label running past 255 leaves the next length byte at 255 or later. */
-	size_t lim = left < P53_NAME_MAXLEN ? left : P53_NAME_MAXLEN;
-
-	for (;;) {
-		if (pos >= lim)
-			return 0;
-		size_t l = name[pos];
-		q->label_off[labels] = (uint8_t)pos;
-		/* the root label (0) and a length above 63 in one test */
-		if (__builtin_expect(l - 1 >= P53_LABEL_MAXLEN, 0)) {
-			if (l != 0)
-				return 0;
-			break;
-		}
-		pos += 1 + l;
-		labels++;
-	}
-	pos++;                  /* the root label */
 	uint32_t crc = P53_NAME_HASH_SEED;
 	uint64_t s = *sum;
 	size_t i = 0;
@@ -1974,6 +1972,43 @@ static inline __attribute__((always_inline)) size_t fast_qname(const uint8_t *na
 		if (t & 1)
 			crc = p53_hash_step1(crc, (uint8_t)x);
 	}
+	return crc;
+}
+
+/*
+ * The question name as dnsmsg.c parse_qname() reads it (the same label_off, lname, hash),
+ * lowered and hashed 8 bytes at a time with the tail in 4-, 2- and 1-byte steps: CRC32-C of a
+ * little-endian word is that of its bytes in order, so the hash is p53_name_hash()'s. The
+ * same words, as received, are added to *sum: the whole question (the name, QTYPE and QCLASS;
+ * it starts at an even offset of the datagram), which the reply echoes (fast_udp()).
+ * `left`: the bytes the name may take, with at least 4 more (QTYPE, QCLASS) after them inside
+ * the message, which has its 12-byte header before `name`.
+ * Returns the name's length, or 0 for a name the general parser must judge (*sum then unset).
+ */
+static inline __attribute__((always_inline)) size_t fast_qname(const uint8_t *name, size_t left,
+							       struct p53_query *q, uint64_t *sum)
+{
+	size_t pos = 0, labels = 0;
+	/* Each length byte inside the message and the name at most 255 bytes (RFC 1035 §2.3.4)
+	   in one test: a label running past 255 leaves the next length byte at 255 or later. */
+	size_t lim = left < P53_NAME_MAXLEN ? left : P53_NAME_MAXLEN;
+
+	for (;;) {
+		if (pos >= lim)
+			return 0;
+		size_t l = name[pos];
+		q->label_off[labels] = (uint8_t)pos;
+		/* the root label (0) and a length above 63 in one test */
+		if (__builtin_expect(l - 1 >= P53_LABEL_MAXLEN, 0)) {
+			if (l != 0)
+				return 0;
+			break;
+		}
+		pos += 1 + l;
+		labels++;
+	}
+	pos++;                  /* the root label */
+	uint32_t crc = qname_fold(name, pos, q, sum);
 	q->qname_len = (uint8_t)pos;
 	q->qname_labels = labels;
 	q->hash = crc;
@@ -3304,6 +3339,81 @@ static __attribute__((noinline)) int fast_frame_qc(const struct p53_fast_ctx *c,
 	return frame_step(c, q, frame, len, room, verify, 1, NULL, 0, 1);
 }
 
+/*
+ * A frame tried as one more question of the kept name error's shape (p53_fast_nx `flen`): a
+ * random-subdomain flood asks names of one length below one encloser, over IPv4 with EDNS and
+ * DO=0, and fast_answer() answers each with the kept reply. For a frame of the kept query's
+ * length, the checks of parse_frame() and fast_udp() for that shape alone, at the offsets the
+ * length fixes: no label walk (the first label's length is the kept question's less its
+ * parent's, and the parent must be the encloser's name, compared lowered), the name lowered,
+ * hashed and looked up, and a miss answered with the kept reply and fast_answer()'s header
+ * and counters. Anything else, a name in the index included, goes to fast_frame() (a tail
+ * call), which reads the frame again: nothing has been written but `q`. fast_frame()'s own
+ * code is not touched (its registers: every earlier step inside it moved the other mixes).
+ */
+static __attribute__((noinline)) int nx_frame(const struct p53_fast_ctx *c, struct p53_query *q,
+					      uint8_t *frame, uint16_t len, uint32_t room, int verify)
+{
+	const struct p53_fast_nx *x = c->nx;
+
+	/* the length, then the first label's (the kept question's, whose parent is the
+	   encloser: with the parent compared below, the name's labels are known) */
+	if (len != x->flen || frame[V4_DNS_OFF + P53_DNS_HDR_LEN] != x->flab)
+		goto general;
+	const uint8_t *ip = frame + L3_OFF;
+	const uint8_t *u = frame + V4_L4_OFF;
+	uint8_t *d = frame + V4_DNS_OFF;
+	size_t nl = x->qlen, pl = x->at->name_len;
+	uint16_t frag;
+	uint32_t dst;
+	/* parse_frame(): Ethernet II to our address from a unicast one, IPv4 without options, no
+	   fragment, UDP to port 53 from a port not 0, the lengths the frame's */
+	memcpy(&frag, ip + 6, 2);
+	memcpy(&dst, ip + 16, 4);
+	if (p53_get16(frame + 12) != 0x0800 || (frame[6] & 1) || memcmp(frame, c->mac, 6) != 0 ||
+	    ip[0] != 0x45 || p53_get16(ip + 2) != len - L3_OFF || (frag & RTE_BE16(0x3fff)) != 0 ||
+	    ip[9] != 17 || bad_src4(ip + 12) || p53_get16(u + 4) != len - V4_L4_OFF ||
+	    p53_get16(u + 2) != 53 || p53_get16(u) == 0 || !ours4(c->addrs, dst))
+		goto general;
+	/* fast_udp(): a QUERY, one question, one OPT (its 11 bytes last: no option, version 0,
+	   DO=0), class IN and none of the types with their own rules */
+	const uint8_t *name = d + P53_DNS_HDR_LEN;
+	const uint8_t *qe = name + nl;
+	const uint8_t *o = qe + 4;
+	uint16_t flags = p53_get16(d + 2), qt = p53_get16(qe);
+	uint64_t counts;
+	memcpy(&counts, d + 4, 8);
+	if ((flags & (P53_F_QR | 0x7800u)) != 0 || rte_le_to_cpu_64(counts) != (0x100u | 1ull << 56) ||
+	    p53_get16(qe + 2) != P53_C_IN || qt == P53_T_DS ||
+	    qt == P53_T_RRSIG || qt == P53_T_OPT || qt >= 249 || qt == 0 || o[0] != 0 ||
+	    p53_get16(o + 1) != P53_T_OPT || o[6] != 0 || (o[7] & 0x80u) != 0 || p53_get16(o + 9) != 0)
+		goto general;
+	/* fast_answer(): room for the kept reply's fixed copy (its limit is at least 512, more
+	   than a question and the copy take) */
+	uint16_t pos = (uint16_t)(P53_DNS_HDR_LEN + nl + 4);
+	if (room < V4_DNS_OFF + (uint32_t)pos + P53_FAST_NX_TAIL)
+		goto general;
+	uint64_t k = udp_keep0(u, ip + 12, 8);
+	uint32_t hash = qname_fold(name, nl, q, &k);
+	/* the parent the encloser (its labels so the name's), the name not in the index */
+	if (!node_is(x->at, q->lname + 1 + name[0], pl))
+		goto general;
+	if (verify && (u[6] | u[7]) != 0 &&
+	    !udp_sum_ok(u, d, (uint16_t)(len - V4_L4_OFF), k, o, OPT_LEN, 1, nl, 0))
+		goto general;
+	if (find_body(c->img, q->lname, nl, hash) != NULL)
+		goto general;
+	uint64_t ts;
+	q->flags = flags;
+	q->question_end = pos;
+	pos = (uint16_t)(pos + nx_put(d + pos, x));
+	pos = finish(d, c->st, q, &ts, x->sum, pos, P53_F_AA, P53_RCODE_NXDOMAIN, 0, 1, 1,
+		     P53_ANS_NXDOMAIN, 2, qt);
+	return (int)fast_reply4(frame, L3_OFF, V4_L4_OFF, V4_DNS_OFF, pos, q, k, x->sum, 0);
+general:
+	return fast_frame(c, q, frame, len, room, verify);
+}
+
 /* The frame step with the answer cache for one received mbuf (fast_burst_qc()): its checks
  * (one segment, no bad L4 checksum flag), the step, and an answer's lengths set, all here:
  * the loop passes the mbuf alone and keeps less (round 21: the loop 16 instructions per
@@ -3419,7 +3529,8 @@ static __attribute__((noinline)) uint16_t fast_burst_qc(const struct p53_fast_ct
 
 /* p53_fast_burst()'s loop without the answer cache's burst step: `look` 0, fast_frame() (none
  * of the cache's code) for a burst without the cache, and for the frames of a run of misses
- * that are not looked up; 1, fast_frame_qc() for the one that is (fast_burst_run()). */
+ * that are not looked up; 2, nx_frame() for those with a kept name error's frame length
+ * (fast_burst()); 1, fast_frame_qc() for the one that is looked up (fast_burst_run()). */
 static inline __attribute__((always_inline)) uint16_t burst_loop(const struct p53_fast_ctx *c,
 								  struct rte_mbuf **pkts, uint16_t n,
 								  struct rte_mbuf **out,
@@ -3437,7 +3548,7 @@ static inline __attribute__((always_inline)) uint16_t burst_loop(const struct p5
 		int r = P53_FAST_NOT_READ;
 		if (p53_mbuf_readable(m))
 			/* room: the data and the tailroom, i.e. the buffer after the headroom */
-			r = (look ? fast_frame_qc : fast_frame)(c, &q[i], rte_pktmbuf_mtod(m, uint8_t *),
+			r = (look == 2 ? nx_frame : look ? fast_frame_qc : fast_frame)(c, &q[i], rte_pktmbuf_mtod(m, uint8_t *),
 								rte_pktmbuf_data_len(m),
 								(uint32_t)(uint16_t)(m->buf_len -
 										     rte_pktmbuf_headroom(m)),
@@ -3460,11 +3571,23 @@ static inline __attribute__((always_inline)) uint16_t burst_loop(const struct p5
 	return (uint16_t)i;
 }
 
+static __attribute__((noinline)) uint16_t fast_burst_nx(const struct p53_fast_ctx *c,
+							struct rte_mbuf **pkts, uint16_t n,
+							struct rte_mbuf **out, struct p53_query *q,
+							struct p53_pkt *pkt, int *k)
+{
+	return burst_loop(c, pkts, n, out, q, pkt, k, 2);
+}
+
+/* With a kept name error's frame length (p53_fast_nx `flen`), each frame tried as one more
+ * first (nx_frame()); chosen per burst, so that a burst without one pays nothing per frame. */
 static __attribute__((noinline)) uint16_t fast_burst(const struct p53_fast_ctx *c,
 						     struct rte_mbuf **pkts, uint16_t n,
 						     struct rte_mbuf **out, struct p53_query *q,
 						     struct p53_pkt *pkt, int *k)
 {
+	if (c->nx->flen != 0)
+		return fast_burst_nx(c, pkts, n, out, q, pkt, k);
 	return burst_loop(c, pkts, n, out, q, pkt, k, 0);
 }
 

@@ -264,6 +264,11 @@ enum { P53_FAST_NOT_READ = 0, P53_FAST_DECLINED, P53_FAST_ANSWERED };
  *   ECS), for a question of the same length whose parent is `at`: the question missed, so
  *   `at` is its closest encloser and the reply is the same bytes (the SOA's pointers point at
  *   the apex in the question, at the same offset). `qlen` 0: none.
+ * - `flen`: the length of an IPv4 frame with a question of that length and an OPT without
+ *   options (Ethernet, IPv4 without options, UDP, the message with its OPT last), whichever
+ *   family the kept one came in, when its parent is `at`: p53_fast_burst() then tries each
+ *   frame of that length whose first label has `flab` bytes as one more such question first
+ *   (fastpath.c nx_frame()). 0: none.
  */
 #define P53_FAST_NX_TAIL 96     /* bytes of a reply's tail kept at most (a template's fit) */
 struct p53_fast_nx {
@@ -275,6 +280,8 @@ struct p53_fast_nx {
 	uint64_t sum;                           /* the tail's sum (RFC 1071, an even offset) */
 	uint8_t qlen;                           /* its question's name length; 0: none */
 	uint8_t len;                            /* the tail's bytes */
+	uint16_t flen;                          /* an IPv4 frame's length for it; 0: none */
+	uint8_t flab;                           /* its question's first label's length */
 	uint8_t tail[P53_FAST_NX_TAIL];
 };
 

@@ -2450,6 +2450,195 @@ static void nx_tail(void **state)
 	free(old_img);
 }
 
+/* One frame as a burst of one through p53_fast_burst() with the kept name errors `keep` (the
+ * worker's way, p53_fast_ctx_nx()), in an mbuf of `room` bytes after its headroom: the reply
+ * (or the frame as left) in `out`, the outcome as p53_fast_frame() gives it. */
+static int nx_burst1(struct p53_fast_nx *keep, const uint8_t *f, uint16_t fl, uint32_t room,
+		     uint8_t *out)
+{
+	enum { HEAD = 128 };
+	static uint8_t buf[HEAD + 4096];
+	struct rte_mbuf mb, *pkts[1] = {&mb}, *sent[1] = {NULL};
+	struct p53_answer_stats st;
+	struct p53_fast_ctx fx;
+	struct p53_query q;
+	struct p53_pkt pk;
+	int k = -7;
+
+	memset(&mb, 0, sizeof(mb));
+	memcpy(buf + HEAD, f, fl);
+	mb.buf_addr = buf;
+	mb.data_off = HEAD;
+	mb.buf_len = (uint16_t)(HEAD + room);
+	mb.nb_segs = 1;
+	mb.data_len = fl;
+	mb.pkt_len = fl;
+	memset(&st, 0, sizeof(st));
+	memset(&q, 0x5a, sizeof(q));
+	assert_int_equal(p53_fast_ctx_init(&fx, mac_us, &addrs, img, &conf, &st), 0);
+	p53_fast_ctx_nx(&fx, keep);
+	uint16_t a = p53_fast_burst(&fx, pkts, 1, sent, &q, &pk, &k);
+	memcpy(out, buf + HEAD, a == 1 ? mb.data_len : fl);
+	if (a == 1) {
+		assert_ptr_equal(sent[0], &mb);
+		assert_int_equal(st.queries, 1);
+		assert_int_equal(st.kind[P53_ANS_NXDOMAIN] + st.kind[P53_ANS_ANSWER] +
+				 st.kind[P53_ANS_NODATA] + st.kind[P53_ANS_REFERRAL] +
+				 st.kind[P53_ANS_REFUSED], 1);
+		return mb.data_len;
+	}
+	return k;
+}
+
+/*
+ * The kept name error's frame (fastpath.c nx_frame(), p53_fast_nx `flen`): once a name error
+ * over IPv4 is kept, a burst tries each frame of its query's length as one more first. Each
+ * row is a frame of that length that differs from the kept question's shape in one thing (or
+ * in nothing that counts): through a burst it must give what p53_fast_frame() (which never
+ * takes that step) gives with the same kept state, byte for byte, outcome for outcome. The
+ * kept reply is marked (a byte of its SOA's serial changed), so a frame answered from it
+ * shows it and one the general checks must judge does not.
+ */
+static void nx_frame_shape(void **state)
+{
+	(void)state;
+	static const char *const names[] = {"example.com.", "second.test."};
+	static const char *const files[] = {"zones/example.com.zone",
+					    "tests/differential/zones/second.test.zone"};
+	enum { DNS = 42, NAME = DNS + 12, OPT = NAME + 20 + 4 };
+	static const struct {
+		const char *why;
+		const char *name;               /* 20 bytes, or 16 with `opt4` */
+		uint16_t type, edns;
+		int dob;
+		unsigned int mix;
+		int at;                         /* a frame byte set to `val` (-1: none), then */
+		uint8_t val;                    /* the checksum made right again */
+		int bad;                        /* put_csum(): 1 wrong, 2 zero */
+		int opt4;                       /* an option of 4 bytes in the OPT */
+		uint32_t room;
+		int kept;                       /* answered from the kept reply */
+	} rows[] = {
+		{"another new name", "\x06nx-xyz\x07" "example\x03" "com", 1, 1232, 0, 0, -1, 0, 0, 0, 2048, 1},
+		{"mixed case", "\x06nx-xyz\x07" "example\x03" "com", 28, 1232, 0, 0xbe, -1, 0, 0, 0, 2048, 1},
+		{"payload 512", "\x06nx-qqq\x07" "example\x03" "com", 15, 512, 0, 0, -1, 0, 0, 0, 2048, 1},
+		{"payload 100", "\x06nx-qqq\x07" "example\x03" "com", 15, 100, 0, 0, -1, 0, 0, 0, 2048, 1},
+		{"no checksum", "\x06nx-qqq\x07" "example\x03" "com", 1, 1232, 0, 0, -1, 0, 2, 0, 2048, 1},
+		{"TTL and ID", "\x06nx-qqq\x07" "example\x03" "com", 1, 1232, 0, 0, 18, 0x77, 0, 0, 2048, 1},
+		{"the room the copy takes", "\x06nx-qqq\x07" "example\x03" "com", 1, 1232, 0, 0, -1, 0, 0, 0, 42 + 36 + 96, 1},
+		{"a room one byte short", "\x06nx-qqq\x07" "example\x03" "com", 1, 1232, 0, 0, -1, 0, 0, 0, 42 + 36 + 95, 0},
+		{"a room too small for any answer", "\x06nx-qqq\x07" "example\x03" "com", 1, 1232, 0, 0, -1, 0, 0, 0, 100, 0},
+		{"a name that exists (CNAME)", "\x06static\x07" "example\x03" "com", 1, 1232, 0, 0, -1, 0, 0, 0, 2048, 0},
+		{"a name that exists (NODATA)", "\x06_dmarc\x07" "example\x03" "com", 1, 1232, 0, 0, -1, 0, 0, 0, 2048, 0},
+		{"a name that exists, mixed case", "\x06_DMARC\x07" "example\x03" "com", 16, 1232, 0, 0x55, -1, 0, 0, 0, 2048, 0},
+		{"a name of 15 bytes, 5 more before the type", "\x01" "a\x07" "example\x03" "com\x00" "\x00\x10\x00\x01\x00", 1, 1232, 0, 0, -1, 0, 0, 0, 2048, 0},
+		{"below another encloser", "\x02xy\x03www\x07" "example\x03" "com", 1, 1232, 0, 0, -1, 0, 0, 0, 2048, 0},
+		{"below a wildcard", "\x02xy\x03img\x07" "example\x03" "com", 1, 1232, 0, 0, -1, 0, 0, 0, 2048, 0},
+		{"another zone", "\x06nx-abc\x06" "second\x04" "test", 1, 1232, 0, 0, -1, 0, 0, 0, 2048, 0},
+		{"under no zone", "\x06nx-abc\x07" "example\x03" "org", 1, 1232, 0, 0, -1, 0, 0, 0, 2048, 0},
+		{"DO=1", "\x06nx-qqq\x07" "example\x03" "com", 1, 1232, 1, 0, -1, 0, 0, 0, 2048, 0},
+		{"EDNS version 1", "\x06nx-qqq\x07" "example\x03" "com", 1, 1232, 0, 0, OPT + 6, 1, 0, 0, 2048, 0},
+		{"an option in the OPT", "\x02nx\x07" "example\x03" "com", 1, 1232, 0, 0, -1, 0, 0, 1, 2048, 0},
+		{"OPT not the root's", "\x06nx-qqq\x07" "example\x03" "com", 1, 1232, 0, 0, OPT, 1, 0, 0, 2048, 0},
+		{"DS", "\x06nx-qqq\x07" "example\x03" "com", 43, 1232, 0, 0, -1, 0, 0, 0, 2048, 0},
+		{"RRSIG", "\x06nx-qqq\x07" "example\x03" "com", 46, 1232, 0, 0, -1, 0, 0, 0, 2048, 0},
+		{"ANY", "\x06nx-qqq\x07" "example\x03" "com", 255, 1232, 0, 0, -1, 0, 0, 0, 2048, 0},
+		{"type 0", "\x06nx-qqq\x07" "example\x03" "com", 0, 1232, 0, 0, -1, 0, 0, 0, 2048, 0},
+		{"class CH", "\x06nx-qqq\x07" "example\x03" "com", 1, 1232, 0, 0, OPT - 1, 3, 0, 0, 2048, 0},
+		{"a response (QR)", "\x06nx-qqq\x07" "example\x03" "com", 1, 1232, 0, 0, DNS + 2, 0x81, 0, 0, 2048, 0},
+		{"opcode NOTIFY", "\x06nx-qqq\x07" "example\x03" "com", 1, 1232, 0, 0, DNS + 2, 0x21, 0, 0, 2048, 0},
+		{"NSCOUNT 1", "\x06nx-qqq\x07" "example\x03" "com", 1, 1232, 0, 0, DNS + 9, 1, 0, 0, 2048, 0},
+		{"a bad checksum", "\x06nx-qqq\x07" "example\x03" "com", 1, 1232, 0, 0, -1, 0, 1, 0, 2048, 0},
+		{"another MAC", "\x06nx-qqq\x07" "example\x03" "com", 1, 1232, 0, 0, 5, 0x54, 0, 0, 2048, 0},
+		{"a multicast source MAC", "\x06nx-qqq\x07" "example\x03" "com", 1, 1232, 0, 0, 6, 0x03, 0, 0, 2048, 0},
+		{"EtherType IPv6", "\x06nx-qqq\x07" "example\x03" "com", 1, 1232, 0, 0, 12, 0x86, 0, 0, 2048, 0},
+		{"IPv4 options", "\x06nx-qqq\x07" "example\x03" "com", 1, 1232, 0, 0, 14, 0x46, 0, 0, 2048, 0},
+		{"a fragment (MF)", "\x06nx-qqq\x07" "example\x03" "com", 1, 1232, 0, 0, 20, 0x20, 0, 0, 2048, 0},
+		{"TCP", "\x06nx-qqq\x07" "example\x03" "com", 1, 1232, 0, 0, 23, 6, 0, 0, 2048, 0},
+		{"from 127/8", "\x06nx-qqq\x07" "example\x03" "com", 1, 1232, 0, 0, 26, 127, 0, 0, 2048, 0},
+		{"from a multicast address", "\x06nx-qqq\x07" "example\x03" "com", 1, 1232, 0, 0, 26, 224, 0, 0, 2048, 0},
+		{"to another address", "\x06nx-qqq\x07" "example\x03" "com", 1, 1232, 0, 0, 33, 54, 0, 0, 2048, 0},
+		{"an IPv4 length short of the frame", "\x06nx-qqq\x07" "example\x03" "com", 1, 1232, 0, 0, 17, 0x49, 0, 0, 2048, 0},
+		{"a UDP length short of the IPv4 one", "\x06nx-qqq\x07" "example\x03" "com", 1, 1232, 0, 0, 39, 0x35, 0, 0, 2048, 0},
+		{"to port 54", "\x06nx-qqq\x07" "example\x03" "com", 1, 1232, 0, 0, 37, 54, 0, 0, 2048, 0},
+		{"from port 0", "\x06nx-qqq\x07" "example\x03" "com", 1, 1232, 0, 0, 34, 0, 0, 0, 2048, 0},
+	};
+	static uint8_t f[512], got[4096], want[4096], qb[512];
+	static struct p53_fast_nx keep, saved;
+	build(names, files, 2);
+	use_neg();
+
+	/* the kept name error, asked over IPv4 and then over IPv6 (the kept reply is the same
+	   for either family): a burst of one, then each row's (the first burst of a context
+	   has no kept frame length yet); then one two labels below the apex, whose parent is
+	   not its encloser: no frame length kept (the rows all through fast_frame()) */
+	for (int v6 = 0; v6 < 3; v6++) {
+		uint16_t ql = query(qb, (const uint8_t *)(v6 == 2 ? "\x01x\x04nx-a\x07" "example\x03" "com"
+								  : "\x06nx-abc\x07" "example\x03" "com"),
+				    20, 1, 1232, 0, 0, P53_F_RD);
+		uint16_t fl = v6 == 1 ? frame6_of(f, qb, ql, 9053, 0, 0) : frame_of(f, qb, ql, 9053, 0);
+		memset(&keep, 0, sizeof(keep));
+		assert_true(nx_burst1(&keep, f, fl, 2048, got) >= P53_FAST_ANSWERED);
+		assert_int_equal(keep.qlen, 20);
+		assert_int_equal(keep.flen, v6 == 2 ? 0 : OPT + 11);
+		/* the mark: the SOA serial's last byte (2026113001) in the kept tail, its sum kept right */
+		const uint8_t serial[4] = {0x78, 0xc4, 0x07, 0xe9};
+		uint8_t *sp = memmem(keep.tail, keep.len, serial, 4);
+		assert_non_null(sp);
+		size_t so = (size_t)(sp - keep.tail) + 3;
+		keep.tail[so] ^= 0x10;
+		keep.sum += (so & 1) ? (uint64_t)0x10 << 8 : 0x10;   /* bit 4 was clear: 0x...e9 */
+		assert_int_equal(serial[3] & 0x10, 0);
+		saved = keep;
+
+		for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+			ql = query(qb, (const uint8_t *)rows[i].name, rows[i].opt4 ? 16 : 20, rows[i].type,
+				   rows[i].edns, rows[i].dob, rows[i].mix, P53_F_RD);
+			if (rows[i].opt4) {
+				/* OPTION-CODE 65001 (local use), OPTION-LENGTH 0 */
+				qb[ql - 1] = 4;
+				memcpy(qb + ql, "\xfd\xe9\x00\x00", 4);
+				ql = (uint16_t)(ql + 4);
+			}
+			fl = frame_of(f, qb, ql, (uint16_t)(9000 + i), rows[i].bad);
+			if (rows[i].at >= 0) {
+				f[rows[i].at] = rows[i].val;
+				if (rows[i].at == 34)
+					f[35] = rows[i].val;    /* the source port's two bytes */
+				put_csum(f + 34, (uint16_t)(fl - 34), f + 26, 8, rows[i].bad);
+			}
+			if (fl != OPT + 11)
+				fail_msg("%s: a frame of %u bytes, not %u", rows[i].why, fl, OPT + 11);
+			/* p53_fast_frame(): fast_frame() alone, with the same kept state */
+			struct p53_answer_stats s0;
+			struct p53_fast_ctx fx;
+			struct p53_query q;
+			struct p53_pkt pk;
+			keep = saved;
+			memcpy(want, f, fl);
+			memset(&s0, 0, sizeof(s0));
+			assert_int_equal(p53_fast_ctx_init(&fx, mac_us, &addrs, img, &conf, &s0), 0);
+			p53_fast_ctx_nx(&fx, &keep);
+			int k0 = p53_fast_frame(&fx, &q, want, fl, rows[i].room, 1, &pk);
+			keep = saved;
+			int k = nx_burst1(&keep, f, fl, rows[i].room, got);
+			if (k != k0)
+				fail_msg("%s: %d, p53_fast_frame() %d", rows[i].why, k, k0);
+			if (k >= P53_FAST_ANSWERED) {
+				if (memcmp(got, want, (size_t)k) != 0)
+					fail_msg("%s: not p53_fast_frame()'s reply", rows[i].why);
+				int marked = memmem(got + 42, (size_t)k - 42, serial, 3) != NULL &&
+					     ((const uint8_t *)memmem(got + 42, (size_t)k - 42, serial, 3))[3] ==
+						     (serial[3] ^ 0x10);
+				if (marked != rows[i].kept)
+					fail_msg("%s: %s the kept reply", rows[i].why, marked ? "" : "not");
+			} else if (rows[i].kept) {
+				fail_msg("%s: not answered (%d)", rows[i].why, k);
+			}
+		}
+	}
+}
+
 /* ---- the pick cache ----------------------------------------------------------------------- */
 
 /* The steered name asked by `client` through `qc` and without a cache (cached_same()); the
@@ -3256,6 +3445,7 @@ int main(void)
 		cmocka_unit_test(burst_run_counts),
 		cmocka_unit_test(encloser_memo),
 		cmocka_unit_test(nx_tail),
+		cmocka_unit_test(nx_frame_shape),
 		cmocka_unit_test(ecs_cache),
 		cmocka_unit_test(hit_path),
 		cmocka_unit_test(hit_checksum),
