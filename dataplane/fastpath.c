@@ -3547,8 +3547,10 @@ static inline __attribute__((always_inline)) uint16_t burst_loop(const struct p5
 		uint64_t l4 = m->ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK;
 		int r = P53_FAST_NOT_READ;
 		if (p53_mbuf_readable(m))
-			/* room: the data and the tailroom, i.e. the buffer after the headroom */
-			r = (look == 2 ? nx_frame : look ? fast_frame_qc : fast_frame)(c, &q[i], rte_pktmbuf_mtod(m, uint8_t *),
+			/* room: the data and the tailroom, i.e. the buffer after the headroom; a
+			   frame not of the kept name error's length goes to fast_frame() at once */
+			r = (look == 2 && rte_pktmbuf_data_len(m) == c->nx->flen ? nx_frame
+			     : look == 1 ? fast_frame_qc : fast_frame)(c, &q[i], rte_pktmbuf_mtod(m, uint8_t *),
 								rte_pktmbuf_data_len(m),
 								(uint32_t)(uint16_t)(m->buf_len -
 										     rte_pktmbuf_headroom(m)),

@@ -599,12 +599,14 @@ static int deepest_below(uint8_t *dst, const uint8_t *base, int blen, int base_l
 
 /* Prefix a random label to `base` (wire): "<prefix><random>.<base>". */
 static uint32_t name_pool;      /* --names */
+static int label_min = 10, label_max = 10; /* --label-lens: the random part's length */
 
 static int random_below(uint8_t *dst, const char *prefix, const uint8_t *base, int blen)
 {
 	static const char alnum[] = "abcdefghijklmnopqrstuvwxyz0123456789";
 	int pl = (int)strlen(prefix);
-	int ll = pl + 10;
+	int rl = label_min + (label_max > label_min ? (int)(rnd() % (uint64_t)(label_max - label_min + 1)) : 0);
+	int ll = pl + rl;
 	/* --names N: the label is the k-th of N, k random; its characters come from k alone. */
 	uint64_t x = name_pool != 0 ? (rnd() % name_pool + 1) * 0x9E3779B97F4A7C15ULL : 0;
 
@@ -612,7 +614,7 @@ static int random_below(uint8_t *dst, const char *prefix, const uint8_t *base, i
 		return -1;
 	dst[0] = (uint8_t)ll;
 	memcpy(dst + 1, prefix, (size_t)pl);
-	for (int i = 0; i < 10; i++) {
+	for (int i = 0; i < rl; i++) {
 		uint64_t c = rnd();
 		if (name_pool != 0) {
 			x ^= x >> 29;
@@ -1047,6 +1049,8 @@ static void usage(FILE *f)
 		"  --names N       nxdomain, wildcard: the random label is one of N distinct ones (default:\n"
 		"                  a fresh one per frame): repeated names, which NSEC3's next closer\n"
 		"                  cache (dataplane/dnssec.h) answers without hashing\n"
+		"  --label-lens A-B nxdomain, wildcard, referral: the random part of the label is A to B\n"
+		"                  characters long, drawn per frame (default 10-10: every frame one length)\n"
 		"EAL args default to: -l 1 --no-huge -m 256 --no-shconf --file-prefix=p53-replay\n"
 		"                     --no-telemetry --no-pci --log-level=*:warning\n");
 }
@@ -1068,6 +1072,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		{"sign-key", required_argument, NULL, 'K'},
 		{"names", required_argument, NULL, 'N'},
 		{"zipf", required_argument, NULL, 'z' + 256},
+		{"label-lens", required_argument, NULL, 'l' + 256},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -1165,6 +1170,11 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 			break;
 		case 'z' + 256:
 			o->zipf = strtod(optarg, NULL);
+			break;
+		case 'l' + 256:
+			if (sscanf(optarg, "%d-%d", &label_min, &label_max) != 2 || label_min < 1 ||
+			    label_max < label_min || label_max > 60)
+				die("--label-lens wants A-B with 1 <= A <= B <= 60");
 			break;
 		case 'h':
 			usage(stdout);
