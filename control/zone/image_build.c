@@ -230,7 +230,6 @@ static int zones_init(struct build *s)
 		ldns_rdf *o = NULL;
 		char *txt = NULL;
 		uint8_t name[P53_NAME_MAXLEN];
-		uint32_t apex;
 		int bad;
 
 		where_zone(src, where, sizeof(where));
@@ -251,14 +250,15 @@ static int zones_init(struct build *s)
 		b->zones[z].labels = (uint8_t)p53_name_labels(name);
 		b->zones[z].soa = P53_NONE;
 		b->zones[z].parent_side = P53_NONE;
-		apex = p53_zb_node_get(b, (uint32_t)z, name, b->zones[z].name_len);
-		if (apex == P53_NONE)
+		/* The name alone: the apex node comes with the zone's other nodes (apex_make). */
+		if (p53_zb_grow((void **)&b->names, &b->names_cap, b->names_len + b->zones[z].name_len,
+				1) < 0)
 			return p53_zb_err(b, where, "out of memory");
-		b->zones[z].apex = apex;
-		b->zones[z].name_off = b->nodes[apex].name_off;
+		memcpy(b->names + b->names_len, name, b->zones[z].name_len);
+		b->zones[z].name_off = (uint32_t)b->names_len;
+		b->names_len += b->zones[z].name_len;
 		b->zones[z].flags = src->flags;
 		b->zones[z].rcode = src->rcode;
-		b->nodes[apex].flags |= P53_NODE_APEX;
 		s->apexes[z] = (uint32_t)z;
 	}
 	qsort_r(s->apexes, b->n_zones, sizeof(*s->apexes), apex_cmp, b);
@@ -269,6 +269,28 @@ static int zones_init(struct build *s)
 			return p53_zb_err(b, where, "zone '%s' is defined twice", src->name);
 		}
 	}
+	return 0;
+}
+
+/*
+ * Zone z's apex node, made right before the zone's records are read: every node of a zone is
+ * made while its zone is read (p53_zone_load(), extras_add(), p53_dnssec_steer_denial()), so
+ * the nodes come zone by zone, each zone's a range of nodes[] starting at its apex, and its
+ * RRsets, made in node order (rrsets_make), a range of rrsets[] (layout() checks it).
+ */
+static int apex_make(struct build *s, uint32_t z)
+{
+	struct p53_zb *b = &s->zb;
+	uint8_t name[P53_NAME_MAXLEN];
+	uint32_t apex;
+
+	memcpy(name, b->names + b->zones[z].name_off, b->zones[z].name_len);
+	apex = p53_zb_node_get(b, z, name, b->zones[z].name_len);
+	if (apex == P53_NONE)
+		return p53_zb_err(b, IMAGE_WHERE, "out of memory");
+	b->zones[z].apex = apex;
+	b->zones[z].name_off = b->nodes[apex].name_off;
+	b->nodes[apex].flags |= P53_NODE_APEX;
 	return 0;
 }
 
@@ -822,6 +844,28 @@ static size_t block_place(const struct build *s, const struct p53_zb_node *nd, s
 	return pos;
 }
 
+/* Whether the nodes come zone by zone, each zone's apex first, and their RRsets in node order
+ * (apex_make): each zone's nodes and RRsets are then one range of nodes[] and rrsets[]. */
+static bool zone_ranges(const struct build *s)
+{
+	const struct p53_zb *b = &s->zb;
+	uint32_t next_rrset = 0;
+
+	for (size_t i = 0; i < b->n_nodes; i++) {
+		const struct p53_zb_node *nd = &b->nodes[i];
+		bool first = i == 0 || b->nodes[i - 1].zone != nd->zone;
+		if ((i > 0 && b->nodes[i - 1].zone > nd->zone) || nd->zone >= b->n_zones ||
+		    first != (b->zones[nd->zone].apex == i))
+			return false;
+		if (nd->n_rrsets == 0)
+			continue;
+		if (nd->rrsets != next_rrset)
+			return false;
+		next_rrset = nd->rrsets + nd->n_rrsets;
+	}
+	return next_rrset == s->n_rrsets;
+}
+
 /* Step 6. */
 static void *layout(struct build *s, size_t *len)
 {
@@ -844,6 +888,10 @@ static void *layout(struct build *s, size_t *len)
 	for (size_t i = 0; i < b->n_nodes; i++)
 		if (b->nodes[i].labels > h.max_labels)
 			h.max_labels = b->nodes[i].labels;
+	if (!zone_ranges(s)) {
+		p53_zb_err(b, IMAGE_WHERE, "internal error: the nodes are not zone by zone");
+		return NULL;
+	}
 	size_t off = align8(sizeof(h)), size, pos;
 	uint8_t *img;
 	/* Node-major (image.h, "Co-location"): each node's block, its owner name, then its
@@ -1186,7 +1234,8 @@ void *p53_image_build_files(const struct p53_zone_src *zones, size_t n, size_t *
 	if (zones_init(&s) < 0)
 		goto cleanup;
 	for (uint32_t z = 0; z < n; z++)
-		if ((zones[z].rcode == 0 && p53_zone_load(b, z) < 0) || extras_add(&s, z) < 0 ||
+		if (apex_make(&s, z) < 0 || (zones[z].rcode == 0 && p53_zone_load(b, z) < 0) ||
+		    extras_add(&s, z) < 0 ||
 		    p53_dnssec_steer_denial(&s, z) < 0)
 			goto cleanup;
 	if (rrsets_make(&s) < 0)

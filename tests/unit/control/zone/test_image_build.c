@@ -340,6 +340,43 @@ static void test_image_parent_child(void **state)
 	free(img);
 }
 
+/* Each zone's nodes are one range of nodes[], its apex first, and their RRsets one range of
+ * rrsets[] in node order (image_build.c apex_make): what a zone's section will be. Zone 1
+ * (child.example.com) lies inside zone 0, and zone 0 has glue and a cut at its apex's name. */
+static void test_image_zone_ranges(void **state)
+{
+	struct warns w = { 0 };
+	size_t len;
+	void *img = build_example(&len, &w);
+	const struct p53_image_hdr *h = img;
+	uint32_t start[3] = { 0 }, rs_next = 0;
+
+	(void)state;
+	assert_int_equal(h->n_zones, 2);
+	for (uint32_t i = 0, z = 0; i < h->n_nodes; i++) {
+		const struct p53_image_node *nd = p53_image_node(img, i);
+		assert_true(nd->zone >= z);
+		if (i == 0 || nd->zone != z) {
+			z = nd->zone;
+			start[z] = i;
+			assert_int_equal(p53_image_zone(img, z)->apex, i);
+		}
+		assert_int_equal(nd->self, i);
+		if (nd->n_rrsets == 0)
+			continue;
+		assert_int_equal(nd->rrsets, rs_next);
+		rs_next = nd->rrsets + nd->n_rrsets;
+	}
+	assert_int_equal(rs_next, h->n_rrsets);
+	start[2] = h->n_nodes;
+	/* Both zones hold nodes beside their apex: the ranges are not the apexes alone. */
+	assert_true(start[1] - start[0] > 1 && start[2] - start[1] > 1);
+	assert_int_equal(node(img, "ns1.child.example.com.")->zone, 1);
+	assert_true(find(img, "ns1.child.example.com.") >= start[1]);
+	assert_true(find(img, "www.example.com.") < start[1]);
+	free(img);
+}
+
 /* Node-major (image.h, "Co-location"): one names-and-RDATA section, each node's block
  * (4-byte aligned, where nodes[] and its name-index slot say) the node, its name, then each
  * RRset's header (4-byte aligned) and records; rrsets[] names the same headers that
@@ -1005,6 +1042,7 @@ int main(void)
 		cmocka_unit_test(test_image_parent_child),
 		cmocka_unit_test(test_image_rdata),
 		cmocka_unit_test(test_image_node_major),
+		cmocka_unit_test(test_image_zone_ranges),
 		cmocka_unit_test(test_image_include_and_out_of_zone),
 		cmocka_unit_test(test_image_bad_zones),
 		cmocka_unit_test(test_image_zone_config_errors),
