@@ -121,6 +121,57 @@ static int block_ok(const void *img, const struct p53_image_node *n)
 	return 1;
 }
 
+/*
+ * Each zone's ranges (image.h, p53_image_zone.node_base): inside nodes[] and rrsets[], their
+ * byte offsets agreeing, every node of a node range of that range's zone (so no two zones'
+ * node ranges overlap: a node in both would belong to two zones) with its RRsets and the
+ * nodes it links to in its zone's ranges; RRset ranges in the order of the node ranges,
+ * none starting before the previous one ends (so none overlap). Nodes outside every range
+ * are garbage: checked as nodes (p53_image_check_from()), never reached through a zone.
+ */
+static int zone_ranges(const void *img, const char **why)
+{
+	const struct p53_image_hdr *h = img;
+	uint64_t rrsets_end = 0;
+
+	for (uint32_t z = 0; z < h->n_zones; z++) {
+		const struct p53_image_zone *zn = p53_image_zone(img, z);
+		if (zn->n_nodes == 0 || (uint64_t)zn->node_base + zn->n_nodes > h->n_nodes ||
+		    (uint64_t)zn->rrset_base + zn->n_rrsets > h->n_rrsets)
+			FAIL("a zone's node or RRset range lies outside its table");
+		if (zn->nodes_at != h->nodes_off + 4u * zn->node_base ||
+		    zn->rrsets_at != h->rrsets_off + 4u * zn->rrset_base)
+			FAIL("a zone's ranges' offsets are not where its ranges lie");
+		if (p53_image_node(img, zn->node_base)->zone != z)
+			FAIL("a zone's node range starts with another zone's node");
+	}
+	for (uint32_t i = 0; i < h->n_nodes; i++) {
+		const struct p53_image_node *n = p53_image_node(img, i);
+		const struct p53_image_zone *zn = p53_image_zone(img, n->zone);
+		if (i != zn->node_base)
+			continue;
+		/* The first node of zone n->zone's range: the range is walked once, here. */
+		if (zn->rrset_base < rrsets_end)
+			FAIL("two zones' RRset ranges overlap or lie out of their node ranges' order");
+		rrsets_end = (uint64_t)zn->rrset_base + zn->n_rrsets;
+		for (uint32_t k = i; k < i + zn->n_nodes; k++) {
+			const struct p53_image_node *m = p53_image_node(img, k);
+			if (m->zone != n->zone)
+				FAIL("a zone's node range holds another zone's node (ranges overlap)");
+			if (m->n_rrsets > 0 && (m->rrsets < zn->rrset_base ||
+						(uint64_t)m->rrsets + m->n_rrsets >
+						(uint64_t)zn->rrset_base + zn->n_rrsets))
+				FAIL("a node's RRsets lie outside its zone's RRset range");
+			if ((m->wildcard != P53_NONE && m->wildcard - zn->node_base >= zn->n_nodes) ||
+			    (m->occluder != P53_NONE && m->occluder - zn->node_base >= zn->n_nodes))
+				FAIL("a node links to a node outside its zone's range");
+		}
+		i += zn->n_nodes - 1;
+	}
+	/* Each zone's range was entered (its apex lies in it: checked by the caller). */
+	return 0;
+}
+
 int p53_image_check(const void *img, size_t len, const char **why)
 {
 	return p53_image_check_from(img, len, NULL, NULL, why);
@@ -233,15 +284,17 @@ int p53_image_check_from(const void *img, size_t len, const void *prev, int *fro
 		if ((n->flags & P53_NODE_CNAME) && p53_image_node_rrset(img, n, P53_T_CNAME) == P53_NONE)
 			FAIL("a CNAME node has no CNAME RRset");
 	}
-	/* Zones: apex, SOA and name. */
+	/* Zones: their ranges, apex, SOA and name. */
+	if (zone_ranges(img, why) != 0)
+		return -EINVAL;
 	for (uint32_t z = 0; z < h->n_zones; z++) {
 		const struct p53_image_zone *zn = p53_image_zone(img, z);
-		if (zn->apex >= h->n_nodes || p53_image_node(img, zn->apex)->zone != z)
+		if (zn->apex - zn->node_base >= zn->n_nodes || p53_image_node(img, zn->apex)->zone != z)
 			FAIL("a zone's apex is not one of its nodes");
 		/* A zone without data here (rcode set: a secondary not transferred yet or expired,
 		 * a catalog) has no SOA; answer.c answers it with the RCODE before reading one. */
-		if (zn->rcode == 0 &&
-		    (zn->soa >= h->n_rrsets || p53_image_rrset(img, zn->soa)->type != P53_T_SOA))
+		if (zn->rcode == 0 && (zn->soa - zn->rrset_base >= zn->n_rrsets ||
+				       p53_image_rrset(img, zn->soa)->type != P53_T_SOA))
 			FAIL("a zone's SOA is not an SOA RRset");
 		if (zn->rcode != 0 && zn->soa != P53_NONE)
 			FAIL("a zone without data has an SOA");

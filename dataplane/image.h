@@ -74,9 +74,10 @@
 #include <stddef.h>
 
 #define P53_IMAGE_MAGIC   0x49333550u /* "P53I" little-endian */
-#define P53_IMAGE_VERSION 9u  /* 7: RRset headers in the nodes' blocks (round 15); 8: the
+#define P53_IMAGE_VERSION 10u /* 7: RRset headers in the nodes' blocks (round 15); 8: the
 				 parent side in the zone, the node's own index in the node;
-				 9: the node in its block, nodes[] a table of offsets */
+				 9: the node in its block, nodes[] a table of offsets;
+				 10: each zone's nodes and RRsets a range, in its entry */
 #define P53_NONE          UINT32_MAX  /* absent node / rrset / offset */
 
 /* The names-and-RDATA section's first bytes, zero and unreferenced: no node lies at offset 0,
@@ -140,6 +141,18 @@ struct p53_image_zone {
 				   else P53_NONE; read through p53_image_node_parent_side() */
 	uint64_t sig_expire;    /* earliest RRSIG expiration, seconds since the epoch; 0 if none.
 				   For the health check's signature margin (docs/ARCHITECTURE.md) */
+	/* The zone's range of nodes[] (and of proofs[], which follows nodes[]) and of rrsets[]:
+	 * every node of the zone lies in [node_base, node_base + n_nodes) and every RRset of
+	 * those nodes in [rrset_base, rrset_base + n_rrsets); no two zones' ranges overlap, and
+	 * entries outside every range are garbage a patch or a splice left (p53_image_check()).
+	 * nodes_at and rrsets_at are the ranges' byte offsets in the image (the header's
+	 * nodes_off + 4 * node_base, rrsets_off + 4 * rrset_base: p53_image_zones_place()). */
+	uint32_t node_base;
+	uint32_t n_nodes;
+	uint32_t rrset_base;
+	uint32_t n_rrsets;
+	uint32_t nodes_at;
+	uint32_t rrsets_at;
 };
 
 /* p53_image_zone.dnssec */
@@ -305,6 +318,19 @@ static inline const struct p53_image_rrset *p53_image_rrset(const void *img, uin
 	uint32_t off = ((const uint32_t *)((const uint8_t *)img + h->rrsets_off))[i];
 
 	return (const struct p53_image_rrset *)((const uint8_t *)img + h->rdata_off + off);
+}
+
+/* control/ only: each zone's nodes_at and rrsets_at from its ranges and the header's tables
+ * (a writer calls it once the header and the zones' ranges are final). */
+static inline void p53_image_zones_place(void *img)
+{
+	const struct p53_image_hdr *h = p53_image_hdr(img);
+	struct p53_image_zone *z = (struct p53_image_zone *)((uint8_t *)img + h->zones_off);
+
+	for (uint32_t i = 0; i < h->n_zones; i++) {
+		z[i].nodes_at = h->nodes_off + 4u * z[i].node_base;
+		z[i].rrsets_at = h->rrsets_off + 4u * z[i].rrset_base;
+	}
 }
 
 static inline const uint8_t *p53_image_name(const void *img, uint32_t off)

@@ -844,11 +844,12 @@ static size_t block_place(const struct build *s, const struct p53_zb_node *nd, s
 	return pos;
 }
 
-/* Whether the nodes come zone by zone, each zone's apex first, and their RRsets in node order
- * (apex_make): each zone's nodes and RRsets are then one range of nodes[] and rrsets[]. */
-static bool zone_ranges(const struct build *s)
+/* Each zone's ranges of nodes[] and rrsets[] (image.h, p53_image_zone.node_base), or false
+ * when the nodes do not come zone by zone, each zone's apex first, and their RRsets in node
+ * order (apex_make). */
+static bool zone_ranges(struct build *s)
 {
-	const struct p53_zb *b = &s->zb;
+	struct p53_zb *b = &s->zb;
 	uint32_t next_rrset = 0;
 
 	for (size_t i = 0; i < b->n_nodes; i++) {
@@ -857,11 +858,18 @@ static bool zone_ranges(const struct build *s)
 		if ((i > 0 && b->nodes[i - 1].zone > nd->zone) || nd->zone >= b->n_zones ||
 		    first != (b->zones[nd->zone].apex == i))
 			return false;
+		struct p53_image_zone *zn = &b->zones[nd->zone];
+		if (first) {
+			zn->node_base = (uint32_t)i;
+			zn->rrset_base = next_rrset;
+		}
+		zn->n_nodes++;
 		if (nd->n_rrsets == 0)
 			continue;
 		if (nd->rrsets != next_rrset)
 			return false;
 		next_rrset = nd->rrsets + nd->n_rrsets;
+		zn->n_rrsets = next_rrset - zn->rrset_base;
 	}
 	return next_rrset == s->n_rrsets;
 }
@@ -1111,6 +1119,7 @@ static void *layout(struct build *s, size_t *len)
 		{ h.nsec3_off, s->n_nsec3 * sizeof(struct p53_image_nsec3) },
 	};
 	zero_gaps(img, sect, sizeof(sect) / sizeof(sect[0]), size);
+	p53_image_zones_place(img);
 	*len = size;
 	return img;
 }

@@ -4496,6 +4496,14 @@ append:
 	if (n3_ok && steer_key(p) && steer_sign3(p, img, z, now, &rescan, why, wl) != 0)
 		return NULL;
 
+	/* The zone's new nodes and RRsets go at the tables' ends: inside its ranges only when
+	 * those end there (image.h, p53_image_zone.node_base). FORMAT 10 WIP: with indices
+	 * still absolute, another zone's ranges after the zone's decline the patch (spliced);
+	 * relative indices let the ranges move to the ends instead. */
+	if ((n_new > 0 || p->n_nrs > 0) &&
+	    ((uint64_t)zn->node_base + zn->n_nodes != h->n_nodes ||
+	     (uint64_t)zn->rrset_base + zn->n_rrsets != h->n_rrsets))
+		return decline(why, wl, "another zone's nodes follow the zone's");
 	/* Sizes of the new image. */
 	uint32_t n_nodes = h->n_nodes + n_new;
 	/* The compiler's load factor (p53_image_slot_count(): at most 0.8, 0.4 for a small
@@ -4805,6 +4813,9 @@ append:
 		}
 		zones[z].dnssec = d;
 	}
+	zones[z].n_nodes += n_new;
+	zones[z].n_rrsets += (uint32_t)p->n_nrs;
+	p53_image_zones_place(ni);
 	*len = off;
 #undef NRS
 	return ni;

@@ -476,6 +476,9 @@ void *p53_image_splice(const void *img, const void *one, void *spare, size_t *le
 	struct p53_image_zone zn = *jz;
 	zn.apex = bn + jz->apex;
 	zn.soa = renum(jz->soa, br);
+	/* J's ranges after the running image's (its old ones garbage, p53_image_check()). */
+	zn.node_base = bn + jz->node_base;
+	zn.rrset_base = br + jz->rrset_base;
 	zn.name_off = jz->name_off + (uint32_t)base;
 	if (jz->dnssec & P53_ZONE_NSEC3) {
 		zn.salt_off = jz->salt_off + (uint32_t)base;
@@ -557,6 +560,7 @@ void *p53_image_splice(const void *img, const void *one, void *spare, size_t *le
 	}
 	free(old);
 	free(rl.a);
+	p53_image_zones_place(ni);
 	*len = off;
 	return ni;
 fail:

@@ -175,6 +175,42 @@ static size_t c_apex_zone(void *m, size_t len) { Z(m, 0)->apex = node_of(m, "sec
 static size_t c_soa(void *m, size_t len) { Z(m, 0)->soa = H(m)->n_rrsets; return len; }
 static size_t c_soa_type(void *m, size_t len) { Z(m, 0)->soa = rrset_of(m, "www.diff.test", P53_T_A); return len; }
 static size_t c_zone_name(void *m, size_t len) { Z(m, 0)->name_len = 3; return len; }
+/* Zone ranges (format 10): the good image's zone 0 (diff.test) lies before zone 1
+ * (second.test) in nodes[] and rrsets[]; each corruption keeps nodes_at and rrsets_at
+ * agreeing (p53_image_zones_place()) unless that is what it breaks. */
+static size_t c_range_over(void *m, size_t len) { Z(m, 0)->n_nodes++; return len; }
+static size_t c_range_start(void *m, size_t len)
+{
+	Z(m, 1)->node_base--;
+	Z(m, 1)->n_nodes++;
+	p53_image_zones_place(m);
+	return len;
+}
+static size_t c_range_past(void *m, size_t len) { Z(m, 1)->n_nodes = H(m)->n_nodes; return len; }
+static size_t c_range_at(void *m, size_t len) { Z(m, 0)->nodes_at += 4; return len; }
+static size_t c_rrsets_at(void *m, size_t len) { Z(m, 1)->rrsets_at -= 4; return len; }
+static size_t c_node_in_other(void *m, size_t len) { N(m, node_of(m, "www.diff.test"))->zone = 1; return len; }
+static size_t c_link_other(void *m, size_t len)
+{
+	N(m, node_of(m, "wild.diff.test"))->wildcard = node_of(m, "second.test");
+	return len;
+}
+static size_t c_rrset_over(void *m, size_t len)
+{
+	Z(m, 1)->rrset_base--;
+	Z(m, 1)->n_rrsets++;
+	p53_image_zones_place(m);
+	return len;
+}
+static size_t c_rrset_out(void *m, size_t len) { Z(m, 0)->n_rrsets--; return len; }
+static size_t c_apex_out(void *m, size_t len)
+{
+	Z(m, 0)->node_base++;
+	Z(m, 0)->n_nodes--;
+	p53_image_zones_place(m);
+	return len;
+}
+
 /* A slot's low half: past the section, inside a block but not at its node, misaligned. */
 static size_t slot_to(void *m, size_t len, uint32_t off)
 {
@@ -254,6 +290,16 @@ static const struct row rows[] = {
 	{ "zone SOA is an A RRset", c_soa_type, "SOA" },
 	{ "zone name length wrong", c_zone_name, "zone's name" },
 	{ "zone's parent side past the nodes", c_parent_side, "parent side" },
+	{ "zone 0's node range one into zone 1's (ranges overlap)", c_range_over, "another zone's node" },
+	{ "zone 1's node range starts at zone 0's last node", c_range_start, "starts with another zone's" },
+	{ "zone 1's node range runs past nodes[]", c_range_past, "outside its table" },
+	{ "zone 0's nodes_at not its range's offset", c_range_at, "offsets" },
+	{ "zone 1's rrsets_at not its range's offset", c_rrsets_at, "offsets" },
+	{ "a node in zone 0's range says zone 1", c_node_in_other, "another zone's node" },
+	{ "a wildcard link to another zone's node", c_link_other, "outside its zone's range" },
+	{ "zone 1's RRset range one into zone 0's", c_rrset_over, "RRset ranges overlap" },
+	{ "a node's RRsets past its zone's RRset range", c_rrset_out, "outside its zone's RRset range" },
+	{ "zone 0's apex before its node range", c_apex_out, "apex" },
 	{ "name index slot points past the names section", c_slot, "slot" },
 	{ "name index slot points into a block, not at its node", c_slot_inside, "slot" },
 	{ "name index slot misaligned", c_slot_align, "slot" },
