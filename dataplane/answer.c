@@ -63,6 +63,7 @@ struct ctx {
 	uint8_t loff_buf[P53_NAME_MAXLABELS + 1];
 	uint8_t nbuf[P53_NAME_MAXLEN];
 	uint32_t adds[MAX_ADDS];
+	uint32_t adds_base[MAX_ADDS]; /* PROTOTYPE: node_base of each list's zone */
 	uint8_t n_adds;
 	uint16_t ede;           /* Extended DNS Error INFO-CODE to send, 0 for none */
 	/* DNSSEC: NSEC/NSEC3 owners already in authority, and the proofs of wildcard
@@ -326,15 +327,29 @@ static inline int put_rrset(struct wr *w, const void *img, const struct p53_imag
 	return put_rrset_rd(w, rs, p53_image_rdata(img, rs), owner, owner_ptr, sec, ttl);
 }
 
+/* PROTOTYPE: node i and RRset i of the current zone (indices relative to its bases). */
+static inline const struct p53_image_node *cnode(const struct ctx *c, uint32_t i)
+{
+	return p53_image_znode(c->img, p53_image_zone(c->img, c->zone), i);
+}
+
+static inline const struct p53_image_rrset *crrset(const struct ctx *c, uint32_t i)
+{
+	return p53_image_zrrset(c->img, p53_image_zone(c->img, c->zone), i);
+}
+
 /* Answer and authority must be complete: a whole RRset that does not fit sets TC. */
 static int put_or_tc(struct ctx *c, uint32_t rsi, const uint8_t *owner, uint16_t ptr, int sec,
 		     uint32_t ttl)
 {
-	const struct p53_image_rrset *rs = p53_image_rrset(c->img, rsi);
+	const struct p53_image_zone *z = p53_image_zone(c->img, c->zone);
+	const struct p53_image_rrset *rs = p53_image_zrrset(c->img, z, rsi);
 
 	if (put_rrset(&c->w, c->img, rs, owner, ptr, sec, ttl) == 0) {
-		if (rs->adds != P53_NONE && c->n_adds < MAX_ADDS)
+		if (rs->adds != P53_NONE && c->n_adds < MAX_ADDS) {
+			c->adds_base[c->n_adds] = z->node_base;
 			c->adds[c->n_adds++] = rs->adds;
+		}
 		return 0;
 	}
 	c->w.tc = 1; /* RFC 2181 §9, RFC 1035 §4.1.1 */
@@ -394,7 +409,7 @@ static void set_hint(struct ctx *c, const struct p53_image_node *n)
 static void hint_apex(struct ctx *c)
 {
 	if (c->w.hint_ptr == 0)
-		set_hint(c, p53_image_node(c->img, p53_image_zone(c->img, c->zone)->apex));
+		set_hint(c, cnode(c, p53_image_zone(c->img, c->zone)->apex));
 }
 
 /* Is a DNSSEC denial wanted: DO=1 and the current zone has NSEC or NSEC3 (dnssec.h)? */
@@ -421,7 +436,7 @@ static void put_denial(struct ctx *c, const struct p53_denial *d)
 		if (k < c->n_denied || rsi == P53_NONE)
 			continue;
 		hint_apex(c);
-		if (put_or_tc(c, rsi, node_name(c, p53_image_node(c->img, ni)), 0, SEC_NS, P53_NONE) == 0 &&
+		if (put_or_tc(c, rsi, node_name(c, cnode(c, ni)), 0, SEC_NS, P53_NONE) == 0 &&
 		    c->n_denied < sizeof(c->denied) / sizeof(c->denied[0]))
 			c->denied[c->n_denied++] = ni;
 	}
@@ -435,7 +450,7 @@ static void put_denial(struct ctx *c, const struct p53_denial *d)
 static void negative(struct ctx *c, uint8_t rcode, uint8_t kind, uint32_t at, uint32_t ce)
 {
 	const struct p53_image_zone *z = p53_image_zone(c->img, c->zone);
-	const struct p53_image_node *apex = p53_image_node(c->img, z->apex);
+	const struct p53_image_node *apex = p53_image_znode(c->img, z, z->apex);
 
 	hint_apex(c);
 	c->rcode = rcode;
@@ -505,7 +520,7 @@ static void referral(struct ctx *c, const struct p53_image_node *cut, int hop)
 static __attribute__((noinline)) void wild_referral(struct ctx *c, const struct p53_image_node *wild,
 						    uint32_t ce, int hop)
 {
-	referral_from(c, wild, p53_image_node(c->img, ce), 0, ce, hop);
+	referral_from(c, wild, cnode(c, ce), 0, ce, hop);
 }
 
 /* RFC 6672 §3.3: DNAME in the answer, then a synthesized CNAME; `keep` labels stay. */
@@ -517,7 +532,7 @@ static int dname(struct ctx *c, const struct p53_image_node *d, int keep)
 
 	if (rsi == P53_NONE)
 		return DONE;
-	rs = p53_image_rrset(c->img, rsi);
+	rs = crrset(c, rsi);
 	/* What the answer is, whether or not it fits: a truncated one is still an answer (TC is
 	 * counted on its own). */
 	c->kind = P53_ANS_ANSWER;
@@ -576,7 +591,7 @@ static int put_sigs(struct ctx *c, const struct p53_image_node *n)
 	question_labels(w);
 	save_nc = w->nc;
 	for (uint32_t i = n->rrsets; i < n->rrsets + n->n_rrsets; i++) {
-		const struct p53_image_rrset *rs = p53_image_rrset(c->img, i);
+		const struct p53_image_rrset *rs = crrset(c, i);
 		const uint8_t *sig = p53_image_rdata(c->img, rs) + rs->rdata_len;
 		if (rs->sig_count == 0)
 			continue;
@@ -684,7 +699,7 @@ static int answer_node(struct ctx *c, const struct p53_image_node *n, uint32_t n
 	if ((n->flags & P53_NODE_CNAME) && qtype != P53_T_CNAME && qtype != P53_T_RRSIG &&
 	    qtype != P53_T_NSEC) {
 		uint32_t rsi = p53_image_node_rrset(c->img, n, P53_T_CNAME);
-		const struct p53_image_rrset *rs = p53_image_rrset(c->img, rsi);
+		const struct p53_image_rrset *rs = crrset(c, rsi);
 		const uint8_t *rd = p53_image_rdata(c->img, rs);
 		int st;
 		hint_apex(c);
@@ -722,7 +737,7 @@ static int answer_node(struct ctx *c, const struct p53_image_node *n, uint32_t n
 		negative(c, c->rcode, P53_ANS_NODATA, ni, ce);
 		return DONE;
 	}
-	const struct p53_image_rrset *rs = p53_image_rrset(c->img, rsi);
+	const struct p53_image_rrset *rs = crrset(c, rsi);
 	if ((rs->flags & P53_RRSET_COMPRESS) || rs->adds != P53_NONE)
 		hint_apex(c);
 	c->kind = P53_ANS_ANSWER; /* truncated or not: TC is counted on its own */
@@ -737,7 +752,7 @@ static int answer_node(struct ctx *c, const struct p53_image_node *n, uint32_t n
 /* A cut or DNAME above the node: referral or synthesis. */
 static int occluded(struct ctx *c, uint32_t occ, int hop)
 {
-	const struct p53_image_node *o = p53_image_node(c->img, occ);
+	const struct p53_image_node *o = cnode(c, occ);
 
 	if (o->flags & P53_NODE_CUT) {
 		referral(c, o, hop);
@@ -810,6 +825,7 @@ static void resolve(struct ctx *c)
 			ni = p53_image_node_parent_side(img, n);
 			n = p53_image_node(img, ni);
 		}
+		ni = p53_image_node_index(img, n);      /* PROTOTYPE: relative from here on */
 		/* Like Knot, a CNAME chain is only followed inside the zone it starts in. */
 		if (hop > 0 && n->zone != c->zone)
 			return;
@@ -844,7 +860,7 @@ static void resolve(struct ctx *c)
 			}
 			ce = ni;
 			ni = n->wildcard;
-			n = p53_image_node(img, ni); /* RFC 4592 §3.3.3 */
+			n = cnode(c, ni); /* RFC 4592 §3.3.3 */
 			if (denying(c) && c->n_wild <= MAX_CHAIN) {
 				struct p53_dname nm = cur_name(c);
 				c->wild[c->n_wild++] = p53_dnssec_wildcard(img, c->zone, ce, &nm);
@@ -887,14 +903,14 @@ static void additionals(struct ctx *c)
 				return;
 			}
 			added[n_added++] = ni;
-			const struct p53_image_node *n = p53_image_node(c->img, ni);
+			const struct p53_image_node *n = p53_image_node(c->img, c->adds_base[a] + ni);
 			uint16_t owner = 0;     /* where the A's owner went: the AAAA points there */
 			for (int t = 0; t < 2; t++) {
 				uint32_t rsi = p53_image_node_rrset(c->img, n, types[t]);
 				if (rsi == P53_NONE)
 					continue;
 				uint16_t at = c->w.pos;
-				if (put_rrset(&c->w, c->img, p53_image_rrset(c->img, rsi), node_name(c, n),
+				if (put_rrset(&c->w, c->img, p53_image_nrrset(c->img, n, rsi), node_name(c, n),
 					      owner, SEC_AR, P53_NONE) != 0) {
 					c->w.tc |= i <= req; /* RFC 9471 §3 */
 					return;

@@ -104,18 +104,19 @@ static int label_cmp(const uint8_t *a, const uint8_t *b)
 	return (la > lb) - (la < lb);
 }
 
-uint32_t p53_nsec_cover(const void *img, uint32_t ce, const uint8_t *label)
+uint32_t p53_nsec_cover(const void *img, const struct p53_image_zone *z, uint32_t ce,
+			const uint8_t *label)
 {
-	const struct p53_image_proof *p = p53_image_proof(img, ce);
+	const struct p53_image_proof *p = p53_image_proof(img, z->node_base + ce);
 	const uint32_t *chain = p53_image_chain(img);
-	uint8_t depth = (uint8_t)(p53_image_node(img, ce)->labels + 1);
+	uint8_t depth = (uint8_t)(p53_image_znode(img, z, ce)->labels + 1);
 	uint32_t lo = p->lo, hi = p->hi;
 
 	/* The owners below ce are in canonical order, so sorted by their label at ce's depth
 	   + 1: the last one whose label there is smaller precedes the name. */
 	while (lo < hi) {
 		uint32_t mid = lo + (hi - lo) / 2;
-		const struct p53_image_node *n = p53_image_node(img, chain[mid]);
+		const struct p53_image_node *n = p53_image_znode(img, z, chain[mid]);
 		const uint8_t *l = p53_image_node_name(img, n);
 		for (int skip = n->labels - depth; skip > 0 && *l != 0; skip--)
 			l += 1 + *l;
@@ -304,20 +305,21 @@ static inline __attribute__((always_inline)) void
 encloser_proof(const void *img, const struct p53_image_zone *z, uint32_t ce,
 	       const struct p53_dname *nm, struct p53_denial *d)
 {
-	const struct p53_image_proof *p = p53_image_proof(img, ce);
+	const struct p53_image_proof *p = p53_image_proof(img, z->node_base + ce);
 
 	add(d, p->encl);
 	add(d, p->match != P53_NONE ? next_closer3(img, z, nm, p->encl_labels) : p->nc);
 }
 
 /* The NSEC covering `nm`, whose closest encloser is ce. */
-static uint32_t cover(const void *img, uint32_t ce, const struct p53_dname *nm)
+static uint32_t cover(const void *img, const struct p53_image_zone *z, uint32_t ce,
+		      const struct p53_dname *nm)
 {
-	uint8_t depth = (uint8_t)(p53_image_node(img, ce)->labels + 1);
+	uint8_t depth = (uint8_t)(p53_image_znode(img, z, ce)->labels + 1);
 
 	if (nm->labels < depth)
 		return P53_NONE;
-	return p53_nsec_cover(img, ce, nm->name + nm->loff[nm->labels - depth]);
+	return p53_nsec_cover(img, z, ce, nm->name + nm->loff[nm->labels - depth]);
 }
 
 void p53_dnssec_nxdomain(const void *img, uint32_t zone, uint32_t ce, const struct p53_dname *nm,
@@ -327,10 +329,10 @@ void p53_dnssec_nxdomain(const void *img, uint32_t zone, uint32_t ce, const stru
 
 	if (z->dnssec & P53_ZONE_NSEC3) {
 		encloser_proof(img, z, ce, nm, d);
-		add(d, p53_image_proof(img, ce)->wild);
+		add(d, p53_image_proof(img, z->node_base + ce)->wild);
 	} else if (z->dnssec & P53_ZONE_NSEC) {
-		add(d, cover(img, ce, nm));
-		add(d, p53_image_proof(img, ce)->wild);
+		add(d, cover(img, z, ce, nm));
+		add(d, p53_image_proof(img, z->node_base + ce)->wild);
 	}
 }
 
@@ -338,7 +340,7 @@ void p53_dnssec_nodata(const void *img, uint32_t zone, uint32_t n, uint32_t ce,
 		       const struct p53_dname *nm, struct p53_denial *d)
 {
 	const struct p53_image_zone *z = p53_image_zone(img, zone);
-	const struct p53_image_proof *p = p53_image_proof(img, n);
+	const struct p53_image_proof *p = p53_image_proof(img, z->node_base + n);
 
 	if (z->dnssec & P53_ZONE_NSEC3) {
 		add(d, p->match);
@@ -350,7 +352,7 @@ void p53_dnssec_nodata(const void *img, uint32_t zone, uint32_t n, uint32_t ce,
 		add(d, p->match);
 		/* An empty non-terminal owns no NSEC: prove it as a name error is proven
 		   (RFC 4035 §3.1.3.2), its NSEC covering it and the one covering its wildcard. */
-		if (p53_image_node(img, n)->flags & P53_NODE_ENT)
+		if (p53_image_znode(img, z, n)->flags & P53_NODE_ENT)
 			add(d, p->wild);
 	}
 }
@@ -358,12 +360,12 @@ void p53_dnssec_nodata(const void *img, uint32_t zone, uint32_t n, uint32_t ce,
 uint32_t p53_dnssec_wildcard(const void *img, uint32_t zone, uint32_t ce, const struct p53_dname *nm)
 {
 	const struct p53_image_zone *z = p53_image_zone(img, zone);
-	const struct p53_image_proof *p = p53_image_proof(img, ce);
+	const struct p53_image_proof *p = p53_image_proof(img, z->node_base + ce);
 
 	if (z->dnssec & P53_ZONE_NSEC3)
 		return p->match != P53_NONE ? next_closer3(img, z, nm, p->encl_labels) : p->nc;
 	if (z->dnssec & P53_ZONE_NSEC)
-		return cover(img, ce, nm);
+		return cover(img, z, ce, nm);
 	return P53_NONE;
 }
 
@@ -372,9 +374,10 @@ static int in_bounds(uint64_t size, uint64_t off, uint64_t len)
 	return off <= size && len <= size - off;
 }
 
-static int node_ok(const struct p53_image_hdr *h, uint32_t n)
+/* A node index relative to a zone of n_nodes nodes, or P53_NONE. */
+static int node_ok(uint32_t n_nodes, uint32_t n)
 {
-	return n == P53_NONE || n < h->n_nodes;
+	return n == P53_NONE || n < n_nodes;
 }
 
 int p53_dnssec_image_check(const void *img, size_t len)
@@ -397,6 +400,8 @@ int p53_dnssec_image_check(const void *img, size_t len)
 	if (h->n_nsec3 > 0 &&
 	    !in_bounds(len, h->nsec3_off, (uint64_t)h->n_nsec3 * sizeof(struct p53_image_nsec3)))
 		return -EINVAL;
+	/* Chain and NSEC3 entries are relative to their zone (image.h), so below the image's
+	 * node count too; by zone below, what the zone's proofs search. */
 	for (uint32_t i = 0; i < h->n_chain; i++)
 		if (p53_image_chain(img)[i] >= h->n_nodes)
 			return -EINVAL;
@@ -413,16 +418,34 @@ int p53_dnssec_image_check(const void *img, size_t len)
 		    ((uint64_t)zn->proof_lo + zn->proof_n > h->n_nsec3 ||
 		     (uint64_t)zn->salt_off + zn->salt_len > rdata_size))
 			return -EINVAL;
+		for (uint32_t k = 0; (zn->dnssec & P53_ZONE_NSEC3) && k < zn->proof_n; k++)
+			if (p53_image_nsec3(img)[zn->proof_lo + k].node >= zn->n_nodes)
+				return -EINVAL;
 	}
 	if (h->proofs_off == 0)
 		return 0;
 	if (!in_bounds(len, h->proofs_off, (uint64_t)h->n_nodes * sizeof(struct p53_image_proof)))
 		return -EINVAL;
-	for (uint32_t n = 0; n < h->n_nodes; n++) {
-		const struct p53_image_proof *p = p53_image_proof(img, n);
-		if (!node_ok(h, p->match) || !node_ok(h, p->wild) || !node_ok(h, p->encl) ||
-		    !node_ok(h, p->nc) || p->lo > p->hi || p->hi > h->n_chain)
-			return -EINVAL;
+	/* Each zone's proofs (its range of proofs[], image.h) and the part of the chain they
+	 * name, relative to the zone; proofs outside every range are garbage, never read. */
+	for (uint32_t z = 0; z < h->n_zones; z++) {
+		const struct p53_image_zone *zn = p53_image_zone(img, z);
+		uint32_t lo = h->n_chain, hi = 0;
+		for (uint32_t n = 0; n < zn->n_nodes; n++) {
+			const struct p53_image_proof *p = p53_image_proof(img, zn->node_base + n);
+			if (!node_ok(zn->n_nodes, p->match) || !node_ok(zn->n_nodes, p->wild) ||
+			    !node_ok(zn->n_nodes, p->encl) || !node_ok(zn->n_nodes, p->nc) ||
+			    p->lo > p->hi || p->hi > h->n_chain)
+				return -EINVAL;
+			if (p->lo < p->hi) {
+				lo = p->lo < lo ? p->lo : lo;
+				hi = p->hi > hi ? p->hi : hi;
+			}
+		}
+		/* The chain entries its proofs search (p53_nsec_cover(): chain[lo, hi)). */
+		for (uint32_t k = lo; k < hi; k++)
+			if (p53_image_chain(img)[k] >= zn->n_nodes)
+				return -EINVAL;
 	}
 	return 0;
 }

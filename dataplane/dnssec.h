@@ -92,17 +92,18 @@ uint32_t p53_nsec3_find(const void *img, const struct p53_image_zone *z,
  * whose label just below `ce` is `label` (canonical, length byte first).
  * @return the node owning that NSEC, or P53_NONE.
  */
-uint32_t p53_nsec_cover(const void *img, uint32_t ce, const uint8_t *label);
+uint32_t p53_nsec_cover(const void *img, const struct p53_image_zone *z, uint32_t ce,
+			const uint8_t *label);
 
 /** The NSEC or NSEC3 RRset (by the zone's kind) of a node p53_dnssec_* returned; P53_NONE. */
 static inline uint32_t p53_dnssec_rrset(const void *img, uint32_t zone, uint32_t node)
 {
-	uint16_t t = (p53_image_zone(img, zone)->dnssec & P53_ZONE_NSEC3) ? 50 /* NSEC3 */
-									   : 47 /* NSEC */;
-	const struct p53_image_node *n = p53_image_node(img, node);
+	const struct p53_image_zone *z = p53_image_zone(img, zone);
+	uint16_t t = (z->dnssec & P53_ZONE_NSEC3) ? 50 /* NSEC3 */ : 47 /* NSEC */;
+	const struct p53_image_node *n = p53_image_znode(img, z, node);
 
 	/* An NSEC3 owner's only RRset (image.h) is its first: no search. */
-	if (n->n_rrsets != 0 && p53_image_rrset(img, n->rrsets)->type == t)
+	if (n->n_rrsets != 0 && p53_image_zrrset(img, z, n->rrsets)->type == t)
 		return n->rrsets;
 	return p53_image_node_rrset(img, n, t);
 }

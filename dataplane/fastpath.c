@@ -155,8 +155,8 @@ static inline int apex_name(uint8_t *out, const uint8_t *name, const uint8_t *ap
 static int soa_rr(const void *img, uint32_t zone, uint16_t ptr, uint8_t *out, int *mp, int *rp)
 {
 	const struct p53_image_zone *z = p53_image_zone(img, zone);
-	const struct p53_image_node *apex = p53_image_node(img, z->apex);
-	const struct p53_image_rrset *rs = p53_image_rrset(img, z->soa);
+	const struct p53_image_node *apex = p53_image_znode(img, z, z->apex);
+	const struct p53_image_rrset *rs = p53_image_zrrset(img, z, z->soa);
 	const uint8_t *an = p53_image_node_name(img, apex);
 
 	if (rs->count != 1 || rs->adds != P53_NONE)
@@ -201,7 +201,7 @@ void p53_fast_neg_build(const void *img, struct p53_fast_neg *t)
 		t[i].len = (uint8_t)n;
 		t[i].mptr = (uint8_t)mp;
 		t[i].rptr = (uint8_t)rp;
-		t[i].labels = p53_image_node(img, p53_image_zone(img, i)->apex)->labels;
+		t[i].labels = p53_image_znode(img, p53_image_zone(img, i), p53_image_zone(img, i)->apex)->labels;
 		t[i].mult = (uint16_t)(256u + ((mp & 1) ? 1u : 256u) + ((rp & 1) ? 1u : 256u));
 		/* The sum with the three pointers as 0 (soa() adds them per query). */
 		memset(rr, 0, 2);
@@ -237,7 +237,8 @@ static __attribute__((noinline)) uint64_t soa_slow(const void *img, const struct
 {
 	uint32_t zone = (uint32_t)(pl >> 32);
 	uint16_t pos = (uint16_t)pl, limit = (uint16_t)(pl >> 16);
-	const struct p53_image_node *apex = p53_image_node(img, p53_image_zone(img, zone)->apex);
+	const struct p53_image_zone *z = p53_image_zone(img, zone);
+	const struct p53_image_node *apex = p53_image_znode(img, z, z->apex);
 	uint8_t rr[P53_NAME_MAXLEN * 2 + 2 + 10 + 20 + 8];
 	int mp, rp, n;
 
@@ -304,14 +305,15 @@ static __attribute__((noinline, noclone)) uint64_t soa(const void *img,
 static uint16_t put_proof(const void *img, uint32_t zone, const struct p53_denial *d,
 			  uint8_t *msg, uint16_t pos, uint16_t limit, uint16_t aptr, uint16_t *ns)
 {
-	const struct p53_image_node *apex = p53_image_node(img, p53_image_zone(img, zone)->apex);
+	const struct p53_image_zone *z = p53_image_zone(img, zone);
+	const struct p53_image_node *apex = p53_image_znode(img, z, z->apex);
 
 	for (uint8_t i = 0; i < d->n; i++) {
 		uint32_t rsi = p53_dnssec_rrset(img, zone, d->node[i]);
 		if (rsi == P53_NONE)
 			continue;
-		const struct p53_image_node *on = p53_image_node(img, d->node[i]);
-		const struct p53_image_rrset *r = p53_image_rrset(img, rsi);
+		const struct p53_image_node *on = p53_image_znode(img, z, d->node[i]);
+		const struct p53_image_rrset *r = p53_image_zrrset(img, z, rsi);
 		const uint8_t *name = p53_image_node_name(img, on);
 		/* The labels above the apex (put_name()'s hint_suffix(): at a label boundary); a
 		   node of the zone ends in its apex. */
@@ -354,8 +356,8 @@ static __attribute__((noinline)) uint16_t signed_negative(const void *img,
 							  uint32_t at, int nxdomain, uint16_t *ns)
 {
 	const struct p53_image_zone *z = p53_image_zone(img, zone);
-	const struct p53_image_node *apex = p53_image_node(img, z->apex);
-	const struct p53_image_rrset *rs = p53_image_rrset(img, z->soa);
+	const struct p53_image_node *apex = p53_image_znode(img, z, z->apex);
+	const struct p53_image_rrset *rs = p53_image_zrrset(img, z, z->soa);
 
 	pos = (uint16_t)soa(img, conf, q, msg, SOA_PL(pos, limit, zone), 0);
 	if (pos == 0 || (uint32_t)pos + rs->sig_len > limit)
@@ -390,7 +392,7 @@ static __attribute__((noinline)) uint16_t wildcard_proof(const void *img, const 
 							 uint32_t zone, uint32_t ce, uint16_t *ns)
 {
 	const struct p53_image_zone *z = p53_image_zone(img, zone);
-	const struct p53_image_node *apex = p53_image_node(img, z->apex);
+	const struct p53_image_node *apex = p53_image_znode(img, z, z->apex);
 	struct p53_dname nm = { .name = q->lname, .loff = q->label_off, .len = q->qname_len,
 				.labels = q->qname_labels, .hash = q->hash };
 	struct p53_denial d = { .n = 0 };
@@ -497,7 +499,8 @@ static __attribute__((noinline)) uint16_t referral(const void *img, const struct
 
 	if (nsi == P53_NONE || cut->labels > q->qname_labels)
 		return 0;
-	const struct p53_image_rrset *rs = p53_image_rrset(img, nsi);
+	const struct p53_image_zone *z = p53_image_zone(img, cut->zone);
+	const struct p53_image_rrset *rs = p53_image_zrrset(img, z, nsi);
 	if (rs->count > MAX_NS)
 		return 0;
 	uint16_t cptr = (uint16_t)(P53_DNS_HDR_LEN + q->label_off[q->qname_labels - cut->labels]);
@@ -546,7 +549,7 @@ static __attribute__((noinline)) uint16_t referral(const void *img, const struct
 			;
 		if (k < i)
 			continue;
-		const struct p53_image_node *n = p53_image_node(img, ni);
+		const struct p53_image_node *n = p53_image_znode(img, z, ni);
 		const uint8_t *nm = p53_image_node_name(img, n);
 		if (n->name_len < cut->name_len ||
 		    memcmp(nm + n->name_len - cut->name_len, cn, cut->name_len) != 0)
@@ -571,7 +574,7 @@ static __attribute__((noinline)) uint16_t referral(const void *img, const struct
 			uint32_t gi = p53_image_node_rrset(img, n, tt == 0 ? P53_T_A : P53_T_AAAA);
 			if (gi == P53_NONE)
 				continue;
-			const struct p53_image_rrset *g = p53_image_rrset(img, gi);
+			const struct p53_image_rrset *g = p53_image_zrrset(img, z, gi);
 			if ((uint32_t)pos + g->rdata_len > limit) {
 				if (i <= req)
 					return 0;       /* RFC 9471 §3: TC=1, general */
@@ -689,7 +692,7 @@ static size_t ref_bound(const void *img, const struct p53_image_node *n)
 	uint32_t nsi = p53_image_node_rrset(img, n, P53_T_NS);
 	if (nsi == P53_NONE)
 		return 0;
-	const struct p53_image_rrset *rs = p53_image_rrset(img, nsi);
+	const struct p53_image_rrset *rs = p53_image_nrrset(img, n, nsi);
 	if (rs->count > MAX_NS)
 		return 0;
 	size_t len = rs->rdata_len, recs = 2u * rs->count;
@@ -699,13 +702,13 @@ static size_t ref_bound(const void *img, const struct p53_image_node *n)
 		if (count > MAX_ADDED)
 			return 0;
 		for (uint32_t i = 1; i <= count; i++) {
-			const struct p53_image_node *g = p53_image_node(img, list[i]);
+			const struct p53_image_node *g = p53_image_nnode(img, n, list[i]);
 			for (int tt = 0; tt < 2; tt++) {
 				uint32_t gi = p53_image_node_rrset(img, g, tt == 0 ? P53_T_A : P53_T_AAAA);
 				if (gi == P53_NONE)
 					continue;
-				len += p53_image_rrset(img, gi)->rdata_len;
-				recs += p53_image_rrset(img, gi)->count;
+				len += p53_image_nrrset(img, n, gi)->rdata_len;
+				recs += p53_image_nrrset(img, n, gi)->count;
 			}
 		}
 	}
@@ -739,8 +742,10 @@ static const uint32_t *ref_cuts(const struct ref_tab *t)
 static int ref_apex_ns(const void *img, uint32_t i)
 {
 	for (uint32_t z = 0; z < p53_image_hdr(img)->n_zones; z++) {
-		const struct p53_image_node *a = p53_image_node(img, p53_image_zone(img, z)->apex);
-		if (!(a->flags & P53_NODE_CUT) && i >= a->rrsets && i - a->rrsets < a->n_rrsets)
+		const struct p53_image_zone *zn = p53_image_zone(img, z);
+		const struct p53_image_node *a = p53_image_znode(img, zn, zn->apex);
+		uint32_t first = zn->rrset_base + a->rrsets;
+		if (!(a->flags & P53_NODE_CUT) && i >= first && i - first < a->n_rrsets)
 			return 1;
 	}
 	return 0;
@@ -882,7 +887,7 @@ static int ref_make(const void *img, uint32_t ci, struct ref_tpl *p, size_t room
 	uint8_t *o = msg + pos0;
 	uint16_t patch[256];
 	unsigned int labels = 0;
-	const struct p53_image_rrset *nsr = p53_image_rrset(img, p53_image_node_rrset(img, cut, P53_T_NS));
+	const struct p53_image_rrset *nsr = p53_image_nrrset(img, cut, p53_image_node_rrset(img, cut, P53_T_NS));
 	const uint8_t *rd = p53_image_rdata(img, nsr);
 	for (unsigned int r = 0; r < (unsigned int)ns + ar; r++) {
 		size_t at[2], rec = off;
@@ -1125,10 +1130,11 @@ static int ref_same(const void *img, const void *prev, uint32_t ci)
 	if (!ref_node_same(img, prev, ci))
 		return 0;
 	const struct p53_image_node *cut = p53_image_node(img, ci);
+	const struct p53_image_zone *z = p53_image_zone(img, cut->zone);
 	uint32_t nsi = p53_image_node_rrset(img, cut, P53_T_NS);
 	if (nsi == P53_NONE)
 		return 1;
-	const struct p53_image_rrset *rs = p53_image_rrset(img, nsi);
+	const struct p53_image_rrset *rs = p53_image_zrrset(img, z, nsi);
 	if (rs->adds == P53_NONE)
 		return 1;
 	const uint32_t *list = p53_image_adds(img, rs->adds);
@@ -1136,7 +1142,7 @@ static int ref_same(const void *img, const void *prev, uint32_t ci)
 	if (count > MAX_ADDED)
 		return 1;       /* no template (ref_bound), in either */
 	for (uint32_t i = 1; i <= count; i++)
-		if (!ref_node_same(img, prev, list[i]))
+		if (!ref_node_same(img, prev, z->node_base + list[i]))
 			return 0;
 	return 1;
 }
@@ -1622,7 +1628,7 @@ fast_answer(const void *img, const struct p53_answer_conf *conf, uint8_t *msg, u
 	/* Step 3b: a cut above the name, or at it, gives a referral (a DNAME: general). */
 	const struct p53_image_node *cut = NULL;
 	if (n->occluder != P53_NONE)
-		cut = p53_image_node(img, n->occluder);
+		cut = p53_image_znode(img, z, n->occluder);
 	else if (n->flags & P53_NODE_CUT)
 		cut = n;
 	if (__builtin_expect(cut != NULL, 0)) {
@@ -1630,7 +1636,7 @@ fast_answer(const void *img, const struct p53_answer_conf *conf, uint8_t *msg, u
 			return 0;
 		struct ref_ret r = ref_answer(img, conf, q, msg,
 					      (uint64_t)pos | (uint64_t)limit << 16 | (uint64_t)ours << 32,
-					      n->occluder != P53_NONE ? n->occluder : ni);
+					      z->node_base + (n->occluder != P53_NONE ? n->occluder : ni));
 		pos = (uint16_t)r.w;
 		if (pos == 0)
 			return 0;
@@ -1676,7 +1682,7 @@ fast_answer(const void *img, const struct p53_answer_conf *conf, uint8_t *msg, u
 		 * §3.3.3), which the pre-encoded records already point at. */
 		uint32_t ce = ni;
 		if (!hit)
-			n = p53_image_node(img, n->wildcard);
+			n = p53_image_znode(img, z, n->wildcard);
 		/* A CNAME, or a wildcard that is a cut (a referral from it: answer.c
 		   wild_referral()): general. A hit here is no cut (above). */
 		if (n->flags & (P53_NODE_CNAME | P53_NODE_CUT))
@@ -1728,8 +1734,10 @@ fast_answer(const void *img, const struct p53_answer_conf *conf, uint8_t *msg, u
 					return 0;
 				copy_rrs(msg + pos, p53_image_rdata(img, rs), len);
 				pos = (uint16_t)(pos + len);
+				/* PROTOTYPE: n_sums is 0 or the image's n_rrsets, which the checked
+				   image's zone base plus rsi stays below */
 				if (rsi < conf->n_sums)      /* with the OPT, for DO=1 the RRSIGs */
-					ts = (conf->sums[rsi] >> (16 * (q->edns + dnssec))) & 0xffffu;
+					ts = (conf->sums[z->rrset_base + rsi] >> (16 * (q->edns + dnssec))) & 0xffffu;
 				else if (checked == 1 && ecs == NULL && len == 16)
 					/* the passes' (a big image, no sums): one A record */
 					ts = rr16_sum(msg + pos - 16) + (q->edns ? opt_sum(ours, dnssec, 0) : 0);

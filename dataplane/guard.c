@@ -96,7 +96,7 @@ enum p53_rrl_class p53_guard_classify(const void *img, const struct p53_answer_e
 	if (cls == P53_RRL_REFERRALS && x->cut != NULL)
 		n = x->cut;
 	else if (img != NULL && x->zone != P53_NONE)
-		n = p53_image_node(img, p53_image_zone(img, x->zone)->apex);
+		n = p53_image_znode(img, p53_image_zone(img, x->zone), p53_image_zone(img, x->zone)->apex);
 	*name = n != NULL ? p53_name_hash(p53_image_node_name(img, n), n->name_len) : 0;
 	return cls;
 }

@@ -109,21 +109,39 @@ static int rrset_as_prev(const void *img, const void *prev, uint32_t i)
 /* A node's RRsets lie in its block (image.h, Co-location): the first header after its name
  * rounded up to 4, each next one after the previous one's records and signatures rounded up
  * to 4, and rrsets[] names the same headers. The RRsets were bounded before. */
-static int block_ok(const void *img, const struct p53_image_node *n)
+static int block_ok(const void *img, const struct p53_image_zone *zn,
+		    const struct p53_image_node *n)
 {
 	uint64_t at = p53_image_rrset_at((uint64_t)p53_image_node_name_off(img, n) + n->name_len);
+	uint32_t first = zn->rrset_base + n->rrsets;
 
 	for (uint32_t r = 0; r < n->n_rrsets; r++) {
-		if (rrset_off(img, n->rrsets + r) != at)
+		if (rrset_off(img, first + r) != at)
 			return 0;
-		at = p53_image_rrset_at(at + p53_image_rrset_span(p53_image_rrset(img, n->rrsets + r)));
+		at = p53_image_rrset_at(at + p53_image_rrset_span(p53_image_rrset(img, first + r)));
 	}
 	return 1;
 }
 
+/* Each zone's ranges (image.h, p53_image_zone.node_base) inside nodes[] and rrsets[], and
+ * their byte offsets agreeing: before anything is read through them. */
+static int zone_bounds(const struct p53_image_hdr *h, const char **why)
+{
+	for (uint32_t z = 0; z < h->n_zones; z++) {
+		const struct p53_image_zone *zn = p53_image_zone(h, z);
+		if (zn->n_nodes == 0 || (uint64_t)zn->node_base + zn->n_nodes > h->n_nodes ||
+		    (uint64_t)zn->rrset_base + zn->n_rrsets > h->n_rrsets)
+			FAIL("a zone's node or RRset range lies outside its table");
+		if (zn->nodes_at != h->nodes_off + 4u * zn->node_base ||
+		    zn->rrsets_at != h->rrsets_off + 4u * zn->rrset_base)
+			FAIL("a zone's ranges' offsets are not where its ranges lie");
+	}
+	return 0;
+}
+
 /*
- * Each zone's ranges (image.h, p53_image_zone.node_base): inside nodes[] and rrsets[], their
- * byte offsets agreeing, every node of a node range of that range's zone (so no two zones'
+ * Each zone's ranges, once every node was checked where nodes[] says (zone_bounds() held
+ * them inside their tables): every node of a node range of that range's zone (so no two zones'
  * node ranges overlap: a node in both would belong to two zones) with its RRsets and the
  * nodes it links to in its zone's ranges; RRset ranges in the order of the node ranges,
  * none starting before the previous one ends (so none overlap). Nodes outside every range
@@ -134,17 +152,9 @@ static int zone_ranges(const void *img, const char **why)
 	const struct p53_image_hdr *h = img;
 	uint64_t rrsets_end = 0;
 
-	for (uint32_t z = 0; z < h->n_zones; z++) {
-		const struct p53_image_zone *zn = p53_image_zone(img, z);
-		if (zn->n_nodes == 0 || (uint64_t)zn->node_base + zn->n_nodes > h->n_nodes ||
-		    (uint64_t)zn->rrset_base + zn->n_rrsets > h->n_rrsets)
-			FAIL("a zone's node or RRset range lies outside its table");
-		if (zn->nodes_at != h->nodes_off + 4u * zn->node_base ||
-		    zn->rrsets_at != h->rrsets_off + 4u * zn->rrset_base)
-			FAIL("a zone's ranges' offsets are not where its ranges lie");
-		if (p53_image_node(img, zn->node_base)->zone != z)
+	for (uint32_t z = 0; z < h->n_zones; z++)
+		if (p53_image_node(img, p53_image_zone(img, z)->node_base)->zone != z)
 			FAIL("a zone's node range starts with another zone's node");
-	}
 	for (uint32_t i = 0; i < h->n_nodes; i++) {
 		const struct p53_image_node *n = p53_image_node(img, i);
 		const struct p53_image_zone *zn = p53_image_zone(img, n->zone);
@@ -158,13 +168,22 @@ static int zone_ranges(const void *img, const char **why)
 			const struct p53_image_node *m = p53_image_node(img, k);
 			if (m->zone != n->zone)
 				FAIL("a zone's node range holds another zone's node (ranges overlap)");
-			if (m->n_rrsets > 0 && (m->rrsets < zn->rrset_base ||
-						(uint64_t)m->rrsets + m->n_rrsets >
-						(uint64_t)zn->rrset_base + zn->n_rrsets))
+			if (m->n_rrsets > 0 && (uint64_t)m->rrsets + m->n_rrsets > zn->n_rrsets)
 				FAIL("a node's RRsets lie outside its zone's RRset range");
-			if ((m->wildcard != P53_NONE && m->wildcard - zn->node_base >= zn->n_nodes) ||
-			    (m->occluder != P53_NONE && m->occluder - zn->node_base >= zn->n_nodes))
+			if ((m->wildcard != P53_NONE && m->wildcard >= zn->n_nodes) ||
+			    (m->occluder != P53_NONE && m->occluder >= zn->n_nodes))
 				FAIL("a node links to a node outside its zone's range");
+			/* Its RRsets' additional lists (their bounds checked before): each
+			 * entry relative to this zone, another zone's modulo 2^32 (image.h). */
+			for (uint32_t r = 0; r < m->n_rrsets; r++) {
+				const struct p53_image_rrset *rs = p53_image_zrrset(img, zn, m->rrsets + r);
+				if (rs->adds == P53_NONE)
+					continue;
+				const uint32_t *a = p53_image_adds(img, rs->adds);
+				for (uint32_t k = 1; k <= P53_ADDS_COUNT(a[0]); k++)
+					if (zn->node_base + a[k] >= h->n_nodes)
+						FAIL("an additional list names a node that does not exist");
+			}
 		}
 		i += zn->n_nodes - 1;
 	}
@@ -186,6 +205,8 @@ int p53_image_check_from(const void *img, size_t len, const void *prev, int *fro
 	if (from != NULL)
 		*from = 0;
 	if (check_layout(h, len, why) != 0)
+		return -EINVAL;
+	if (zone_bounds(h, why) != 0)
 		return -EINVAL;
 	if (hp != NULL && !prefix_of(h, hp))
 		hp = NULL;
@@ -239,9 +260,7 @@ int p53_image_check_from(const void *img, size_t len, const void *prev, int *fro
 			uint32_t n = P53_ADDS_COUNT(adds[rs->adds]);
 			if (P53_ADDS_REQUIRED(adds[rs->adds]) > n || n > n_adds - rs->adds - 1)
 				FAIL("an additional list runs past its section");
-			for (uint32_t k = 1; k <= n; k++)
-				if (adds[rs->adds + k] >= h->n_nodes)
-					FAIL("an additional list names a node that does not exist");
+			/* Its entries, relative to its owner's zone: zone_ranges(). */
 		}
 	}
 	/* Nodes: each where nodes[] says, heading its block (4-byte aligned, its fields and
@@ -253,7 +272,14 @@ int p53_image_check_from(const void *img, size_t len, const void *prev, int *fro
 		    !in_bounds(names_len, off, sizeof(struct p53_image_node)))
 			FAIL("a node lies outside the names section or is misaligned");
 		const struct p53_image_node *n = p53_image_node(img, i);
-		if (n->self != i)
+		if (n->zone >= h->n_zones)
+			FAIL("a node belongs to a zone that does not exist");
+		const struct p53_image_zone *zn = p53_image_zone(img, n->zone);
+		/* Outside its zone's range: garbage a patch or a splice left, never followed
+		 * (image.h); its block lies in the section, checked above. */
+		if (i - zn->node_base >= zn->n_nodes)
+			continue;
+		if (n->self != i - zn->node_base)
 			FAIL("a node's own index is not its place");
 		uint32_t name_off = off + (uint32_t)sizeof(*n);
 		if (i < old_nodes && off == p53_image_node_off(prev, i) &&
@@ -261,7 +287,7 @@ int p53_image_check_from(const void *img, size_t len, const void *prev, int *fro
 		    memcmp(names + name_off, p53_image_name(prev, name_off), n->name_len) == 0) {
 			/* Its links and name were checked in prev; its RRsets' headers may not be
 			 * prev's. */
-			if (!block_ok(img, n))
+			if (!block_ok(img, zn, n))
 				FAIL("a node's RRsets do not follow its name in its block");
 			if ((n->flags & P53_NODE_CNAME) &&
 			    p53_image_node_rrset(img, n, P53_T_CNAME) == P53_NONE)
@@ -271,15 +297,13 @@ int p53_image_check_from(const void *img, size_t len, const void *prev, int *fro
 		if (!name_ok(names, names_len, name_off, n->name_len, n->labels) ||
 		    n->labels > h->max_labels)
 			FAIL("a node's name is malformed or outside the names section");
-		if (n->zone >= h->n_zones)
-			FAIL("a node belongs to a zone that does not exist");
-		if (n->n_rrsets > 0 && ((uint64_t)n->rrsets + n->n_rrsets > h->n_rrsets))
-			FAIL("a node's RRsets lie outside the RRset array");
-		if (!block_ok(img, n))
+		if (n->n_rrsets > 0 && ((uint64_t)n->rrsets + n->n_rrsets > zn->n_rrsets))
+			FAIL("a node's RRsets lie outside its zone's RRset range");
+		if (!block_ok(img, zn, n))
 			FAIL("a node's RRsets do not follow its name in its block");
-		if ((n->wildcard != P53_NONE && n->wildcard >= h->n_nodes) ||
-		    (n->occluder != P53_NONE && n->occluder >= h->n_nodes))
-			FAIL("a node links to a node that does not exist");
+		if ((n->wildcard != P53_NONE && n->wildcard >= zn->n_nodes) ||
+		    (n->occluder != P53_NONE && n->occluder >= zn->n_nodes))
+			FAIL("a node links to a node outside its zone's range");
 		/* answer.c reads a CNAME node's CNAME RRset without looking for NONE. */
 		if ((n->flags & P53_NODE_CNAME) && p53_image_node_rrset(img, n, P53_T_CNAME) == P53_NONE)
 			FAIL("a CNAME node has no CNAME RRset");
@@ -289,12 +313,12 @@ int p53_image_check_from(const void *img, size_t len, const void *prev, int *fro
 		return -EINVAL;
 	for (uint32_t z = 0; z < h->n_zones; z++) {
 		const struct p53_image_zone *zn = p53_image_zone(img, z);
-		if (zn->apex - zn->node_base >= zn->n_nodes || p53_image_node(img, zn->apex)->zone != z)
+		if (zn->apex >= zn->n_nodes || p53_image_znode(img, zn, zn->apex)->zone != z)
 			FAIL("a zone's apex is not one of its nodes");
 		/* A zone without data here (rcode set: a secondary not transferred yet or expired,
 		 * a catalog) has no SOA; answer.c answers it with the RCODE before reading one. */
-		if (zn->rcode == 0 && (zn->soa - zn->rrset_base >= zn->n_rrsets ||
-				       p53_image_rrset(img, zn->soa)->type != P53_T_SOA))
+		if (zn->rcode == 0 && (zn->soa >= zn->n_rrsets ||
+				       p53_image_zrrset(img, zn, zn->soa)->type != P53_T_SOA))
 			FAIL("a zone's SOA is not an SOA RRset");
 		if (zn->rcode != 0 && zn->soa != P53_NONE)
 			FAIL("a zone without data has an SOA");
@@ -315,8 +339,12 @@ int p53_image_check_from(const void *img, size_t len, const void *prev, int *fro
 		if (off % P53_IMAGE_NODE_ALIGN != 0 ||
 		    !in_bounds(names_len, off, sizeof(struct p53_image_node)))
 			FAIL("a name index slot points at no node");
-		uint32_t self = p53_image_slot_node(img, slots[i])->self;
-		if (self >= h->n_nodes || p53_image_node_off(img, self) != off)
+		const struct p53_image_node *sn = p53_image_slot_node(img, slots[i]);
+		if (sn->zone >= h->n_zones)
+			FAIL("a name index slot points at no node");
+		const struct p53_image_zone *szn = p53_image_zone(img, sn->zone);
+		if (sn->self >= szn->n_nodes ||
+		    p53_image_node_off(img, szn->node_base + sn->self) != off)
 			FAIL("a name index slot points at no node");
 		used++;
 	}
@@ -341,7 +369,8 @@ uint32_t p53_image_find(const void *img, const uint8_t *name, size_t len, uint32
 			const struct p53_image_node *node = p53_image_slot_node(img, s);
 			if (node->name_len == len &&
 			    memcmp(p53_image_node_name(img, node), name, len) == 0)
-				return p53_image_node_index(img, node);
+				return p53_image_zone(img, node->zone)->node_base +
+				       p53_image_node_index(img, node); /* in the image */
 		}
 		i = (i + 1) & h->hash_mask;
 	}

@@ -320,6 +320,41 @@ static inline const struct p53_image_rrset *p53_image_rrset(const void *img, uin
 	return (const struct p53_image_rrset *)((const uint8_t *)img + h->rdata_off + off);
 }
 
+/* Node i, RRset i of zone z, the indices relative to the zone's ranges (image.h,
+ * p53_image_zone.node_base): read through the ranges' byte offsets, the same loads as
+ * p53_image_node() and p53_image_rrset() with `z` in hand. A node's proof is
+ * proofs[z->node_base + i]. An additional list's entry naming another zone's node is that
+ * node's index in the image minus the list's zone's base, modulo 2^32: the byte offset is
+ * summed in 32 bits, so it wraps to the node's entry (the image is below 4 GiB). */
+static inline const struct p53_image_node *p53_image_znode(const void *img,
+							   const struct p53_image_zone *z, uint32_t i)
+{
+	uint32_t at = z->nodes_at + 4u * i;
+
+	return p53_image_node_at(img, *(const uint32_t *)((const uint8_t *)img + at));
+}
+
+static inline const struct p53_image_rrset *p53_image_zrrset(const void *img,
+							     const struct p53_image_zone *z, uint32_t i)
+{
+	uint32_t off = ((const uint32_t *)((const uint8_t *)img + z->rrsets_at))[i];
+
+	return (const struct p53_image_rrset *)((const uint8_t *)img + p53_image_hdr(img)->rdata_off + off);
+}
+
+/* Node i and RRset i of node n's zone (cold paths, the zone not in hand). */
+static inline const struct p53_image_node *p53_image_nnode(const void *img,
+							   const struct p53_image_node *n, uint32_t i)
+{
+	return p53_image_znode(img, p53_image_zone(img, n->zone), i);
+}
+
+static inline const struct p53_image_rrset *p53_image_nrrset(const void *img,
+							     const struct p53_image_node *n, uint32_t i)
+{
+	return p53_image_zrrset(img, p53_image_zone(img, n->zone), i);
+}
+
 /* control/ only: each zone's nodes_at and rrsets_at from its ranges and the header's tables
  * (a writer calls it once the header and the zones' ranges are final). */
 static inline void p53_image_zones_place(void *img)

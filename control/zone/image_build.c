@@ -761,14 +761,55 @@ static void move_out(uint8_t *dst, void *src, size_t n)
 	}
 }
 
-/* Working node i as the image's node (struct p53_image_node: its block holds its name). */
-static struct p53_image_node node_out(const struct p53_zb_node *w, uint32_t i)
+/* An index of zone z's range relative to the range's start `base` (P53_NONE kept). */
+static uint32_t rel(uint32_t i, uint32_t base)
+{
+	return i == P53_NONE ? P53_NONE : i - base;
+}
+
+/* Working node i as the image's node (struct p53_image_node: its block holds its name), its
+ * indices relative to its zone's ranges (zn). */
+static struct p53_image_node node_out(const struct p53_zb_node *w, uint32_t i,
+				      const struct p53_image_zone *zn)
 {
 	return (struct p53_image_node){
 		.name_len = w->name_len, .labels = w->labels, .flags = w->flags, .zone = w->zone,
-		.rrsets = w->rrsets, .n_rrsets = w->n_rrsets, .steer = w->steer,
-		.wildcard = w->wildcard, .occluder = w->occluder, .self = i,
+		.rrsets = w->n_rrsets > 0 ? w->rrsets - zn->rrset_base : 0,
+		.n_rrsets = w->n_rrsets, .steer = w->steer,
+		.wildcard = rel(w->wildcard, zn->node_base), .occluder = rel(w->occluder, zn->node_base),
+		.self = i - zn->node_base,
 	};
+}
+
+/* The node indices the DNSSEC tables and the additional lists hold, relative to their zone's
+ * range (image.h): a proof's and a chain's or NSEC3 entry's to its node's zone, a list's to
+ * the zone of its RRset's owner, one naming another zone's node modulo 2^32
+ * (p53_image_znode()). */
+static void indices_relative(struct build *s)
+{
+	const struct p53_zb *b = &s->zb;
+	const struct p53_image_zone *zs = b->zones;
+
+	for (size_t n = 0; s->proofs != NULL && n < b->n_nodes; n++) {
+		struct p53_image_proof *p = &s->proofs[n];
+		uint32_t base = zs[b->nodes[n].zone].node_base;
+		p->match = rel(p->match, base);
+		p->wild = rel(p->wild, base);
+		p->encl = rel(p->encl, base);
+		p->nc = rel(p->nc, base);
+	}
+	for (size_t i = 0; i < s->n_chain; i++)
+		s->chain[i] -= zs[b->nodes[s->chain[i]].zone].node_base;
+	for (size_t i = 0; i < s->n_nsec3; i++)
+		s->nsec3[i].node -= zs[b->nodes[s->nsec3[i].node].zone].node_base;
+	for (size_t i = 0; i < s->n_rrsets; i++) {
+		const struct p53_image_rrset *rs = &s->rrsets[i];
+		if (rs->adds == P53_NONE)
+			continue;
+		uint32_t base = zs[b->nodes[b->recs[s->rs_rec[i]].node].zone].node_base;
+		for (uint32_t k = 1; k <= P53_ADDS_COUNT(s->adds[rs->adds]); k++)
+			s->adds[rs->adds + k] -= base;
+	}
 }
 
 /* Give back the pages of a working array [base, base + done) not given back yet (*released
@@ -900,6 +941,7 @@ static void *layout(struct build *s, size_t *len)
 		p53_zb_err(b, IMAGE_WHERE, "internal error: the nodes are not zone by zone");
 		return NULL;
 	}
+	indices_relative(s);
 	size_t off = align8(sizeof(h)), size, pos;
 	uint8_t *img;
 	/* Node-major (image.h, "Co-location"): each node's block, its owner name, then its
@@ -1030,7 +1072,7 @@ static void *layout(struct build *s, size_t *len)
 	for (size_t i = 0; i < b->n_nodes; i++) {
 		const struct p53_zb_node *w = &b->nodes[i];
 		size_t at = noff[i];
-		struct p53_image_node nd = node_out(w, (uint32_t)i);
+		struct p53_image_node nd = node_out(w, (uint32_t)i, &b->zones[w->zone]);
 		memset(sec + pos, 0, at - pos);
 		memcpy(sec + at, &nd, sizeof(nd));
 		at += sizeof(nd);
@@ -1041,7 +1083,7 @@ static void *layout(struct build *s, size_t *len)
 		pos = at + nd.name_len;
 		/* Its RRsets: those the dry walk placed here (at or past pos), in order, each
 		 * after up to 3 zero bytes (a header is 4-byte aligned). */
-		for (uint32_t r = nd.rrsets; r < (uint32_t)nd.rrsets + nd.n_rrsets; r++)
+		for (uint32_t r = w->rrsets; r < (uint32_t)w->rrsets + w->n_rrsets; r++)
 			if (r < s->n_rrsets && roff[r] >= pos) {
 				memset(sec + pos, 0, roff[r] - pos);
 				pos = roff[r] + p53_image_rrset_span(&s->rrsets[r]);
@@ -1097,6 +1139,10 @@ static void *layout(struct build *s, size_t *len)
 		if (s->n3param != NULL && s->n3param[z] != P53_NONE)
 			b->zones[z].salt_off = roff[s->n3param[z]] + (uint32_t)sizeof(struct p53_image_rrset) +
 					       P53_RR_OWNER_LEN + 10 + 5;
+	for (size_t z = 0; z < b->n_zones; z++) {
+		b->zones[z].apex -= b->zones[z].node_base;
+		b->zones[z].soa = rel(b->zones[z].soa, b->zones[z].rrset_base);
+	}
 	memcpy(img + h.zones_off, b->zones, b->n_zones * sizeof(struct p53_image_zone));
 	move_out(img + h.rrsets_off, roff, s->n_rrsets * sizeof(uint32_t));
 	free(roff);

@@ -2256,7 +2256,8 @@ static void encloser_memo(void **state)
 		else
 			assert_int_equal(rcode, P53_RCODE_NXDOMAIN);
 	}
-	const struct p53_image_node *sec = p53_image_node(img, p53_image_zone(img, 1)->apex);
+	const struct p53_image_node *sec = p53_image_znode(img, p53_image_zone(img, 1),
+							   p53_image_zone(img, 1)->apex);
 	const struct p53_image_node *ce = NULL;
 	assert_int_equal(sec->name_len, 13);
 	burst_ce(NULL, qs, ls, N, &ce);

@@ -317,7 +317,8 @@ static void test_image_parent_child(void **state)
 	/* The child's apex is the indexed node; the parent's cut stays behind parent_side. */
 	assert_int_equal(child->zone, 1);
 	assert_int_equal(child->flags, P53_NODE_APEX);
-	assert_int_equal(find(img, "child.example.com."), p53_image_zone(img, 1)->apex);
+	assert_int_equal(find(img, "child.example.com."),
+			 p53_image_zone(img, 1)->node_base + p53_image_zone(img, 1)->apex);
 	assert_true(p53_image_node_parent_side(img, child) != P53_NONE);
 	ps = p53_image_node(img, p53_image_node_parent_side(img, child));
 	assert_int_equal(ps->zone, 0);
@@ -356,19 +357,25 @@ static void test_image_zone_ranges(void **state)
 	for (uint32_t i = 0, z = 0; i < h->n_nodes; i++) {
 		const struct p53_image_node *nd = p53_image_node(img, i);
 		assert_true(nd->zone >= z);
+		const struct p53_image_zone *zn = p53_image_zone(img, nd->zone);
 		if (i == 0 || nd->zone != z) {
 			z = nd->zone;
 			start[z] = i;
-			assert_int_equal(p53_image_zone(img, z)->apex, i);
+			/* its range starts here, with its apex (format 10: indices relative) */
+			assert_int_equal(zn->node_base, i);
+			assert_int_equal(zn->rrset_base, rs_next);
+			assert_int_equal(zn->apex, 0);
 		}
-		assert_int_equal(nd->self, i);
+		assert_int_equal(zn->node_base + nd->self, i);
 		if (nd->n_rrsets == 0)
 			continue;
-		assert_int_equal(nd->rrsets, rs_next);
-		rs_next = nd->rrsets + nd->n_rrsets;
+		assert_int_equal(zn->rrset_base + nd->rrsets, rs_next);
+		rs_next = zn->rrset_base + nd->rrsets + nd->n_rrsets;
 	}
 	assert_int_equal(rs_next, h->n_rrsets);
 	start[2] = h->n_nodes;
+	assert_int_equal(p53_image_zone(img, 0)->n_nodes, start[1] - start[0]);
+	assert_int_equal(p53_image_zone(img, 1)->n_nodes, start[2] - start[1]);
 	/* Both zones hold nodes beside their apex: the ranges are not the apexes alone. */
 	assert_true(start[1] - start[0] > 1 && start[2] - start[1] > 1);
 	assert_int_equal(node(img, "ns1.child.example.com.")->zone, 1);
@@ -409,7 +416,9 @@ static void test_image_node_major(void **state)
 		assert_ptr_equal(p53_image_node_name(img, n), sec + off + sizeof(*n));
 		assert_int_equal(p53_image_node_name_off(img, n), off + sizeof(*n));
 		size_t at = off + sizeof(*n) + n->name_len;
-		assert_int_equal(p53_image_node_index(img, n), i); /* its own index (format 8) */
+		const struct p53_image_zone *zn = p53_image_zone(img, n->zone);
+		/* its own index (format 8), relative to its zone's range (format 10) */
+		assert_int_equal(zn->node_base + p53_image_node_index(img, n), i);
 		names += n->name_len;
 		/* Its name-index slot, when indexed, holds its block's offset (format 9). */
 		uint32_t found = p53_image_find(img, p53_image_node_name(img, n), n->name_len,
@@ -422,7 +431,7 @@ static void test_image_node_major(void **state)
 			indexed++;
 		}
 		for (uint32_t r = 0; r < n->n_rrsets; r++) {
-			const struct p53_image_rrset *rs = p53_image_rrset(img, n->rrsets + r);
+			const struct p53_image_rrset *rs = p53_image_zrrset(img, zn, n->rrsets + r);
 			/* After the name or the RRset before it, 4-byte aligned, with zeroes between. */
 			size_t want = (at + 3) & ~(size_t)3;
 			assert_ptr_equal(rs, sec + want);
