@@ -22,12 +22,12 @@ uint32_t p53_dnssec_zone_of(const void *img, const uint8_t *name, size_t len)
 ldns_rr_list *p53_dnssec_image_keys(const void *img, uint32_t zone)
 {
 	const struct p53_image_zone *z = p53_image_zone(img, zone);
-	const struct p53_image_node *apex = p53_image_node(img, z->apex);
+	const struct p53_image_node *apex = p53_image_znode(img, z, z->apex);
 	uint32_t ri = p53_image_node_rrset(img, apex, LDNS_RR_TYPE_DNSKEY);
 
 	if (ri == P53_NONE)
 		return NULL;
-	const struct p53_image_rrset *rs = p53_image_rrset(img, ri);
+	const struct p53_image_rrset *rs = p53_image_zrrset(img, z, ri);
 	const uint8_t *owner = p53_image_node_name(img, apex);
 	const uint8_t *p = p53_image_rdata(img, rs);
 	const uint8_t *end = p + rs->rdata_len;
