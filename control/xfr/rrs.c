@@ -484,17 +484,19 @@ int p53_image_zones_rrs(const void *img, struct p53_rrs **out)
 
 	if (need == NULL)
 		return -1;
-	/* Sizes first, so each buffer is allocated once (no regrowing copies of a big zone). */
-	for (uint32_t n = 0; n < h->n_nodes; n++) {
-		const struct p53_image_node *nd = p53_image_node(img, n);
-		if (out[nd->zone] == NULL)
-			continue;
-		for (uint32_t i = nd->rrsets; i < (uint32_t)nd->rrsets + nd->n_rrsets; i++) {
-			const struct p53_image_rrset *rs = p53_image_rrset(img, i);
-			size_t k = (size_t)rs->count + rs->sig_count;
-			if (!(rs->flags & P53_RRSET_STEERED))
-				need[nd->zone] += (size_t)rs->rdata_len + rs->sig_len +
-						  k * nd->name_len - k * P53_RR_OWNER_LEN;
+	/* Sizes first, so each buffer is allocated once (no regrowing copies of a big zone).
+	 * Each zone's nodes are its range of nodes[] (image.h; garbage outside every range). */
+	for (uint32_t z = 0; z < h->n_zones; z++) {
+		const struct p53_image_zone *zn = p53_image_zone(img, z);
+		for (uint32_t n = 0; out[z] != NULL && n < zn->n_nodes; n++) {
+			const struct p53_image_node *nd = p53_image_znode(img, zn, n);
+			for (uint32_t i = nd->rrsets; i < (uint32_t)nd->rrsets + nd->n_rrsets; i++) {
+				const struct p53_image_rrset *rs = p53_image_zrrset(img, zn, i);
+				size_t k = (size_t)rs->count + rs->sig_count;
+				if (!(rs->flags & P53_RRSET_STEERED))
+					need[z] += (size_t)rs->rdata_len + rs->sig_len +
+						   k * nd->name_len - k * P53_RR_OWNER_LEN;
+			}
 		}
 	}
 	for (uint32_t z = 0; z < h->n_zones; z++) {
@@ -504,13 +506,13 @@ int p53_image_zones_rrs(const void *img, struct p53_rrs **out)
 		}
 	}
 	free(need);
-	for (uint32_t n = 0; n < h->n_nodes; n++) {
-		const struct p53_image_node *nd = p53_image_node(img, n);
-		struct p53_rrs *r = out[nd->zone];
-		if (r == NULL || p53_image_zone(img, nd->zone)->rcode != 0)
+	for (uint32_t z = 0; z < h->n_zones; z++) {
+		const struct p53_image_zone *zn = p53_image_zone(img, z);
+		if (out[z] == NULL || zn->rcode != 0)
 			continue;
-		if (p53_image_node_rrs(img, n, r) != 0)
-			return -1;
+		for (uint32_t n = 0; n < zn->n_nodes; n++)
+			if (p53_image_node_rrs(img, zn->node_base + n, out[z]) != 0)
+				return -1;
 	}
 	return 0;
 }
@@ -528,7 +530,7 @@ int p53_image_node_rrs(const void *img, uint32_t n, struct p53_rrs *r)
 	uint32_t end = (uint32_t)nd->rrsets + nd->n_rrsets;
 	for (int part = 0; part < 3; part++) {
 		for (uint32_t i = nd->rrsets; i < end; i++) {
-			const struct p53_image_rrset *rs = p53_image_rrset(img, i);
+			const struct p53_image_rrset *rs = p53_image_nrrset(img, nd, i);
 			if (rs->flags & P53_RRSET_STEERED)
 				continue;
 			int rc = 0;

@@ -163,18 +163,16 @@ void p53_xfr_out_free(struct p53_xfr_out *o)
 
 int p53_image_zone_rrs(const void *img, uint32_t zone, struct p53_rrs *soa, struct p53_rrs *body)
 {
-	const struct p53_image_hdr *h = p53_image_hdr(img);
 	uint32_t soa_set = p53_image_zone(img, zone)->soa;
 
 	const struct p53_image_zone *z = p53_image_zone(img, zone);
 
-	for (uint32_t n = body != NULL ? 0 : z->apex; n < h->n_nodes; n++) {
-		const struct p53_image_node *nd = p53_image_node(img, n);
-		if (nd->zone != zone)
-			continue;
+	/* The zone's range of nodes[] (image.h), its indices relative to it. */
+	for (uint32_t n = body != NULL ? 0 : z->apex; n < z->n_nodes; n++) {
+		const struct p53_image_node *nd = p53_image_znode(img, z, n);
 		const uint8_t *owner = p53_image_node_name(img, nd);
 		for (uint32_t i = nd->rrsets; i < (uint32_t)nd->rrsets + nd->n_rrsets; i++) {
-			const struct p53_image_rrset *rs = p53_image_rrset(img, i);
+			const struct p53_image_rrset *rs = p53_image_zrrset(img, z, i);
 			const uint8_t *rd = p53_image_rdata(img, rs);
 			/* The RRset's records, then the RRSIGs covering it (image.h). */
 			for (uint32_t k = 0; k < (uint32_t)rs->count + rs->sig_count; k++) {
