@@ -83,7 +83,7 @@ static void drop_msg(struct p53_nout *n, size_t i)
 static int build(struct p53_nout_msg *m, const void *img, uint32_t zi)
 {
 	const struct p53_image_zone *z = p53_image_zone(img, zi);
-	const uint8_t *rd = p53_image_rdata(img, p53_image_rrset(img, z->soa)) + P53_RR_OWNER_LEN;
+	const uint8_t *rd = p53_image_rdata(img, p53_image_zrrset(img, z, z->soa)) + P53_RR_OWNER_LEN;
 	uint16_t rdlen = p53_get16(rd + 8);
 	uint8_t *w = m->wire;
 	size_t len = 0;

@@ -338,7 +338,7 @@ static int image_soa(const void *img, uint32_t iz, struct soa *s)
 
 	if (zn->soa == P53_NONE)
 		return -1;
-	const uint8_t *rd = p53_image_rdata(img, p53_image_rrset(img, zn->soa)) + P53_RR_OWNER_LEN;
+	const uint8_t *rd = p53_image_rdata(img, p53_image_zrrset(img, zn, zn->soa)) + P53_RR_OWNER_LEN;
 	return soa_rdata(rd + 10, p53_get16(rd + 8), s);
 }
 
