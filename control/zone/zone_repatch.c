@@ -162,8 +162,8 @@ static int zone_read(const void *img, uint32_t z, struct p53_rrs *into)
 }
 
 /*
- * How many of the image's nodes are zone `name`'s, or 0 when it is not served with data. One
- * pass over the nodes (a few ms at 1M): what the zone alone costs against every zone.
+ * How many of the image's nodes are zone `name`'s (its range's, image.h), or 0 when it is not
+ * served with data: what the zone alone costs against every zone.
  */
 static uint32_t zone_nodes(const void *img, const char *name, uint32_t *total)
 {
@@ -183,9 +183,8 @@ static uint32_t zone_nodes(const void *img, const char *name, uint32_t *total)
 	uint32_t ai = p53_image_find(img, apex, len, p53_name_hash(apex, len));
 	if (ai == P53_NONE || !(p53_image_node(img, ai)->flags & P53_NODE_APEX))
 		return 0;
-	uint32_t z = p53_image_node(img, ai)->zone;
-	for (uint32_t i = 0; i < *total; i++)
-		mine += p53_image_node(img, i)->zone == z;
+	/* The zone's range of nodes[] (image.h). */
+	mine = p53_image_zone(img, p53_image_node(img, ai)->zone)->n_nodes;
 	return mine;
 }
 
@@ -220,7 +219,7 @@ static uint32_t steered_in(const void *a, uint32_t n, const void *b, uint32_t m,
 	uint32_t k = 0;
 
 	for (uint32_t r = na->rrsets; r < (uint32_t)na->rrsets + na->n_rrsets; r++) {
-		const struct p53_image_rrset *x = p53_image_rrset(a, r);
+		const struct p53_image_rrset *x = p53_image_nrrset(a, na, r);
 		bool found = false;
 		/* The denial the compile signs for a steered owner (NSEC at the owner, NSEC3 at
 		 * its hash) is signed anew by each compile: the patch checks it (steer_denials). */
@@ -229,7 +228,7 @@ static uint32_t steered_in(const void *a, uint32_t n, const void *b, uint32_t m,
 		k++;
 		for (uint32_t q = nb != NULL ? nb->rrsets : 0;
 		     nb != NULL && q < (uint32_t)nb->rrsets + nb->n_rrsets && !found; q++) {
-			const struct p53_image_rrset *y = p53_image_rrset(b, q);
+			const struct p53_image_rrset *y = p53_image_nrrset(b, nb, q);
 			found = x->type == y->type && x->flags == y->flags && x->count == y->count &&
 				x->ttl == y->ttl && x->rdata_len == y->rdata_len &&
 				x->sig_count == y->sig_count && x->sig_len == y->sig_len &&
@@ -261,7 +260,7 @@ static bool steer_same(const void *cur, uint32_t z, const void *one, char *why, 
 		const struct p53_image_node *nd = p53_image_node(one, n);
 		bool any = false;
 		for (uint32_t r = nd->rrsets; r < (uint32_t)nd->rrsets + nd->n_rrsets && !any; r++) {
-			const struct p53_image_rrset *x = p53_image_rrset(one, r);
+			const struct p53_image_rrset *x = p53_image_nrrset(one, nd, r);
 			any = (x->flags & P53_RRSET_STEERED) && x->type != 47 && x->type != 50;
 		}
 		if (!any)
@@ -274,10 +273,10 @@ static bool steer_same(const void *cur, uint32_t z, const void *one, char *why, 
 			snprintf(why, whylen, "the steered records of %s change (reload the config)",
 				 p53_name_to_str(txt, sizeof(txt), nm));
 	}
-	for (uint32_t n = 0; n < p53_image_hdr(cur)->n_nodes && same; n++) {
+	const struct p53_image_zone *zn = p53_image_zone(cur, z);
+	for (uint32_t n = zn->node_base; n < zn->node_base + zn->n_nodes && same; n++) {
 		bool ignored = true;
-		if (p53_image_node(cur, n)->zone == z)
-			n_cur += steered_in(cur, n, cur, n, &ignored);
+		n_cur += steered_in(cur, n, cur, n, &ignored);
 	}
 	if (same && n_cur != n_one)
 		snprintf(why, whylen, "the zone serves %u steered RRset(s), its compile attaches %u "
