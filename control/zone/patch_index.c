@@ -235,7 +235,7 @@ static int tgt_node(struct p53_patch_index *ix, const void *img, uint32_t n)
 	const struct p53_image_node *nd = p53_image_node(img, n);
 
 	for (uint32_t r = nd->rrsets; r < (uint32_t)nd->rrsets + nd->n_rrsets; r++) {
-		const struct p53_image_rrset *rs = p53_image_rrset(img, r);
+		const struct p53_image_rrset *rs = p53_image_nrrset(img, nd, r);
 		int skip = p53_target_skip(rs->type);
 		if (skip < 0)
 			continue;
@@ -260,10 +260,14 @@ int p53_patch_index_targets_build(struct p53_patch_index *ix, const void *img)
 	if (ix->head == NULL)
 		return -1;
 	ix->mask = 1023;
-	for (uint32_t n = 0; n < h->n_nodes; n++) {
-		if (tgt_node(ix, img, n) != 0) {
-			tgt_drop(ix);
-			return -1;
+	/* Each zone's range of nodes[] (image.h): the entries outside every range are garbage. */
+	for (uint32_t z = 0; z < h->n_zones; z++) {
+		const struct p53_image_zone *zn = p53_image_zone(img, z);
+		for (uint32_t n = zn->node_base; n < zn->node_base + zn->n_nodes; n++) {
+			if (tgt_node(ix, img, n) != 0) {
+				tgt_drop(ix);
+				return -1;
+			}
 		}
 	}
 	ix->tgt_made = true;
@@ -427,7 +431,7 @@ static int sigs_of(struct sigs *s, const void *img, uint32_t n, int d)
 	const struct p53_image_node *nd = p53_image_node(img, n);
 
 	for (uint32_t r = nd->rrsets; r < (uint32_t)nd->rrsets + nd->n_rrsets; r++) {
-		const struct p53_image_rrset *rs = p53_image_rrset(img, r);
+		const struct p53_image_rrset *rs = p53_image_nrrset(img, nd, r);
 		const uint8_t *q = p53_image_rdata(img, rs) + rs->rdata_len;
 		for (uint32_t k = 0; k < rs->sig_count; k++) {
 			/* owner pointer, TYPE CLASS TTL RDLENGTH, then covered(2) alg labels
@@ -442,14 +446,15 @@ static int sigs_of(struct sigs *s, const void *img, uint32_t n, int d)
 
 int p53_patch_index_sigs_build(struct p53_patch_index *ix, const void *img, uint32_t z)
 {
-	const struct p53_image_hdr *h = p53_image_hdr(img);
+	const struct p53_image_zone *zn = p53_image_zone(img, z);
 	struct sigs *s = zsigs(ix, z, true);
 
 	if (s == NULL)
 		return -1;
 	sigs_drop(s);
-	for (uint32_t n = 0; n < h->n_nodes; n++) {
-		if (p53_image_node(img, n)->zone == z && sigs_of(s, img, n, 1) != 0) {
+	/* The zone's range of nodes[] (image.h). */
+	for (uint32_t n = zn->node_base; n < zn->node_base + zn->n_nodes; n++) {
+		if (sigs_of(s, img, n, 1) != 0) {
 			sigs_drop(s);
 			return -1;
 		}
