@@ -2665,11 +2665,15 @@ static inline __attribute__((always_inline)) void reply_udp(uint8_t *u, const ui
 typedef uint8_t qc_b16 __attribute__((vector_size(16)));
 static inline __attribute__((always_inline)) void swap_macs(uint8_t *frame)
 {
-	const qc_b16 m = {6, 7, 8, 9, 10, 11, 0, 1, 2, 3, 4, 5, 12, 13, 14, 15};
 	qc_b16 v;
 
 	memcpy(&v, frame, 16);
+#ifdef __clang__        /* scripts/fuzz.sh's build: clang has no __builtin_shuffle */
+	v = __builtin_shufflevector(v, v, 6, 7, 8, 9, 10, 11, 0, 1, 2, 3, 4, 5, 12, 13, 14, 15);
+#else
+	const qc_b16 m = {6, 7, 8, 9, 10, 11, 0, 1, 2, 3, 4, 5, 12, 13, 14, 15};
 	v = __builtin_shuffle(v, m);
+#endif
 	memcpy(frame, &v, 16);
 }
 
