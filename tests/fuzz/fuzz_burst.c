@@ -25,7 +25,9 @@
  *
  * Input: byte 0 the configuration (bit 0: an answer cache; bit 2: of 64 entries, else 1024;
  * bit 1: the large-image flag, the replica's image_len above P53_PREFETCH_MIN_IMAGE, without
- * RRset sums as publish.c; bit 5: the port's checksum verdict GOOD, else none), then records
+ * RRset sums as publish.c; bit 3: the port computes the checksums, so the fast parse and answer
+ * with pkt.c's reply take the frames instead; bit 5: the port's checksum verdict GOOD, else
+ * none), then records
  * (see next_frame()).
  *
  * libFuzzer build: scripts/fuzz.sh fuzz_burst. Needs the EAL (a mempool): started once with
@@ -522,7 +524,7 @@ static void general(const struct p53_replica *r, const struct frm *f, struct wan
 		return;
 	}
 	check(f->b + pkt.dns_off, o->b + pkt.dns_off, rlen, (uint16_t)(ROOM - pkt.dns_off));
-	o->len = (uint16_t)p53_pkt_reply(o->b, &pkt, rlen, 0);
+	o->len = (uint16_t)p53_pkt_reply(o->b, &pkt, rlen, w.tx_offload);
 	o->dns_off = pkt.dns_off;
 	rs->answered++;
 }
@@ -712,6 +714,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	w.qcache = cfg & 1 ? qc : NULL;
 	w.replica = cfg & 2 ? &rep_large : &rep_small;
+	/* a port that computes the checksums: not the one-pass path (worker.c burst()), the
+	   fast parse and answer with pkt.c's reply */
+	w.tx_offload = cfg & 8 ? P53_PKT_TX_IP_CKSUM | P53_PKT_TX_UDP_CKSUM : 0;
 	memset(&w.nx, 0, sizeof(w.nx));
 	memset(&w.stats, 0, sizeof(w.stats));
 	n_hist = 0;

@@ -18,7 +18,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 DIR = os.path.join(HERE, "fuzz_burst.in")
 
 # configuration bits (fuzz_burst.c LLVMFuzzerTestOneInput())
-CACHE, LARGE, SMALL_CACHE, GOOD = 1, 2, 4, 0x20
+CACHE, LARGE, SMALL_CACHE, OFFLOAD, GOOD = 1, 2, 4, 8, 0x20
 # fl bits (next_frame())
 V6, EDNS, DO, ECS, COOKIE, RD, DST2 = 1, 2, 4, 8, 16, 32, 64
 # indices of fuzz_burst.c names[], parents[] and qtypes[]
@@ -108,6 +108,8 @@ put("names-large-do.bin", names_seed(LARGE | CACHE, EDNS | DO | RD))
 put("names-small-cache.bin", names_seed(CACHE | SMALL_CACHE, EDNS | DST2))
 put("names-good.bin", names_seed(CACHE | GOOD, EDNS))
 put("names-ecs.bin", names_seed(CACHE, EDNS | ECS))
+put("names-offload.bin", names_seed(CACHE | OFFLOAD, EDNS))
+put("names-offload-large.bin", names_seed(LARGE | OFFLOAD, EDNS | DO))
 put("names-cookie.bin", names_seed(CACHE, EDNS | COOKIE))
 put("flood-cache.bin", flood_seed(CACHE, EDNS, P_DIFF, 8, 120, rnd))
 put("flood-nocache.bin", flood_seed(0, EDNS, P_DIFF, 8, 120, rnd))
@@ -159,7 +161,7 @@ put("nx-shapes-nocache.bin", bytes([0]) + b[1:])
 put("nx-shapes-large.bin", bytes([LARGE]) + b[1:])
 
 # Damage of every kind, between answered frames, in bursts.
-for cfg, tag in ((CACHE, "cache"), (0, "nocache"), (LARGE, "large")):
+for cfg, tag in ((CACHE, "cache"), (0, "nocache"), (LARGE, "large"), (CACHE | OFFLOAD, "offload")):
     b = bytes([cfg])
     for how in range(20):
         b += fresh(EDNS | (V6 if how % 2 else 0), WWW, T_A) + damaged(0, how, rnd.randrange(256))
