@@ -2928,6 +2928,7 @@ static __attribute__((noinline)) uint32_t qc_pick_miss(const struct p53_fast_ctx
 						       const struct p53_query *q, uint8_t *msg,
 						       uint64_t *rest)
 {
+	STEP(QC_PICK_MISS);
 	const struct p53_steer_rec *r = NULL;
 	const int v6 = q->src_v6, dnssec = (e->bits & P53_QC_DO) != 0;
 	const uint16_t qe = q->question_end;
@@ -2984,6 +2985,7 @@ static __attribute__((noinline)) uint32_t qc_steered_answer(const struct p53_fas
 							    const struct p53_query *q, uint8_t *msg,
 							    uint64_t *rest)
 {
+	STEP(QC_STEERED);
 	const void *t = __atomic_load_n(c->conf->steer, __ATOMIC_ACQUIRE);
 	const int v6 = q->src_v6;
 	const struct p53_qcache_pick *p;
@@ -3030,6 +3032,7 @@ static __attribute__((noinline)) uint16_t qc_ecs_answer(const struct p53_fast_ct
 							const struct p53_query *q, uint8_t *msg,
 							uint16_t cap, uint16_t *an, uint64_t *tail)
 {
+	STEP(QC_ECS);
 	uint16_t qe = q->question_end;
 	/* the OPT: 00 | 00 29 | payload | ext-rcode, version | flags | RDLENGTH | 00 08 | length |
 	   FAMILY | SOURCE | SCOPE | ADDRESS: bytes 0..7, 8..15 (FAMILY's first byte last), 16..

@@ -414,6 +414,9 @@ enum p53_fast_step {
 	P53_FAST_STEP_MBUF_QC6,         /* fast_mbuf_qc6(): the same, IPv6 */
 	P53_FAST_STEP_QC_HIT,           /* a question answered from the answer cache */
 	P53_FAST_STEP_QC_STORE,         /* an answer stored in it */
+	P53_FAST_STEP_QC_ECS,           /* qc_ecs_answer(): a hit with ECS */
+	P53_FAST_STEP_QC_STEERED,       /* qc_steered_answer(): a steered entry's hit */
+	P53_FAST_STEP_QC_PICK_MISS,     /* qc_pick_miss(): ...whose pick the pick cache has not */
 	P53_FAST_STEP_FRAME,            /* fast_frame(): the step without the cache */
 	P53_FAST_STEP_FRAME_QC,         /* fast_frame_qc(): the cache's frame step */
 	P53_FAST_STEP_BURST_NX,         /* fast_burst_nx(): a burst with a kept name error's frame length */

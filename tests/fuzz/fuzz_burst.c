@@ -44,10 +44,13 @@
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
 
+#include "control/steer/steer_build.h"
+#include "control/steer/steer_conf.h"
 #include "control/zone/image_build.h"
 #include "dataplane/fastpath.h"
 #include "dataplane/image.h"
 #include "dataplane/qcache.h"
+#include "dataplane/steer.h"
 #include "dataplane/worker.h"
 #include "fuzz_check.h"
 
@@ -70,6 +73,95 @@ static struct p53_worker w;
 static struct p53_replica rep_small, rep_large;
 static struct p53_qcache *qc_big, *qc_small;
 
+/* Steering (steer.h), as test_fastpath.c's: steered.example.com. A, policy [map, weighted]
+ * over three targets in two PoPs, the map's subnets nested; republished with a target down
+ * (a health change) by the input, and with every target up at each input's start. */
+static void *steer_slot;        /* the published table; conf.steer points here */
+static int steer_down = -2;     /* the target the published table has down; -1: none */
+static uint64_t steer_gen;
+static struct p53_steer_record steer_rec;
+static struct p53_steer_target steer_pool[3];
+static struct p53_steer_conf steer_conf;
+static struct p53_steer_sources steer_src;      /* the map, loaded once */
+
+static void steer_publish(int down)
+{
+	char err[600];
+	size_t len;
+	bool up[P53_STEER_MAX_POOL];
+
+	if (down == steer_down)
+		return;
+	memset(up, 1, sizeof(up));
+	if (down >= 0)
+		up[down] = false;
+	void *t = p53_steer_build(&steer_conf, &steer_src, up, &len, err, sizeof(err));
+	if (t == NULL) {
+		fprintf(stderr, "fuzz_burst: steering table: %s\n", err);
+		abort();
+	}
+	((struct p53_steer_hdr *)t)->generation = ++steer_gen;  /* as steer_pub.c publishes */
+	void *old = steer_slot;
+	steer_slot = t;
+	free(old);
+	steer_down = down;
+}
+
+/* The steering configuration and the steered record for the zone example.com. (*e). */
+static void steer_setup(struct p53_zone_extra *e)
+{
+	static uint8_t addrs[3 * 4];
+	static const char *const pops[] = {"AMS", "AMS", "FRA"};
+	char dir[] = "/tmp/p53fuzzburst.XXXXXX", path[300], err[600];
+	struct p53_steer_record *r = &steer_rec;
+
+	if (mkdtemp(dir) == NULL)
+		abort();
+	snprintf(path, sizeof(path), "%s/map.json", dir);
+	FILE *f = fopen(path, "w");
+	if (f == NULL)
+		abort();
+	fputs("[{\"networks\": [\"198.51.100.0/24\", \"10.1.0.0/16\", \"2001:db8:1::/48\"], \"labels\": [\"AMS\"]},"
+	      " {\"networks\": [\"203.0.113.0/25\", \"10.0.0.0/8\", \"2001:db8::/32\"], \"labels\": [\"FRA\"]},"
+	      " {\"networks\": [\"198.51.100.128/26\", \"2001:db8:1:2::/64\"], \"labels\": [\"FRA\", \"AMS\"]}]\n", f);
+	fclose(f);
+	steer_conf.map = strdup(path);
+	steer_conf.records = r;
+	steer_conf.n_records = 1;
+	r->pool = steer_pool;
+	r->owner = (char *)(uintptr_t)"steered.example.com.";
+	r->lname = (uint8_t *)(uintptr_t)"\x07steered\x07" "example\x03" "com";
+	r->lname_len = 21;
+	r->type = 1;
+	r->policy[0] = P53_POLICY_MAP;
+	r->policy[1] = P53_POLICY_WEIGHTED;
+	r->n_policy = 2;
+	r->ttl = 300;
+	for (int i = 0; i < 3; i++) {
+		struct p53_steer_target *t = &r->pool[r->n_pool++];
+		t->name = (char *)(uintptr_t)pops[i];
+		t->family = 4;
+		t->addr[0] = 10;
+		t->addr[3] = (uint8_t)(i + 1);
+		t->pop = (char *)(uintptr_t)pops[i];
+		t->weight = 1;
+		t->priority = (unsigned int)i + 1;
+		memcpy(addrs + 4 * i, t->addr, 4);
+	}
+	p53_steer_conf_layout(&steer_conf, NULL);       /* as p53_config_load */
+	if (p53_steer_sources_load(&steer_conf, &steer_src, err, sizeof(err)) != 0) {
+		fprintf(stderr, "fuzz_burst: steering sources: %s\n", err);
+		abort();
+	}
+	steer_publish(-1);
+	unlink(path);
+	rmdir(dir);
+	/* the image's every-target RRset, flagged steered (compile.c) */
+	*e = (struct p53_zone_extra){.lname = r->lname, .lname_len = r->lname_len, .type = 1,
+				     .ttl = r->ttl, .addrs = addrs, .rdlen = 4, .n = 3, .line = 1,
+				     .owner = r->owner, .rec = 0};
+}
+
 /* ---- set-up ------------------------------------------------------------------------------ */
 
 static void conf_of(struct p53_replica *r, void *img, size_t len, int large)
@@ -83,6 +175,7 @@ static void conf_of(struct p53_replica *r, void *img, size_t len, int large)
 	r->conf.version = (const uint8_t *)"v";
 	r->conf.version_len = 1;
 	r->conf.edns_max_payload = 1232;
+	r->conf.steer = &steer_slot;
 	for (int i = 0; i < 2; i++) {
 		memcpy(&r->addrs.v4[r->addrs.n4++], SRV4[i], 4);
 		memcpy(r->addrs.v6[r->addrs.n6++], SRV6[i], 16);
@@ -120,15 +213,17 @@ static struct p53_qcache *cache_of(uint32_t entries)
 
 static void setup(void)
 {
-	static const char *const zones[5][2] = {
+	static const char *const zones[6][2] = {
 		{"diff.test.", "tests/differential/zones/diff.test.zone"},
 		{"second.test.", "tests/differential/zones/second.test.zone"},
 		{"nsec.test.", "tests/unit/dataplane/zones/nsec.test.zone"},
 		{"nsec3.test.", "tests/unit/dataplane/zones/nsec3.test.zone"},
 		{"optout.test.", "tests/unit/dataplane/zones/optout.test.zone"},
+		{"example.com.", "zones/example.com.zone"},     /* with the steered record */
 	};
-	char files[5][512], err[512], cpu[16], prefix[64];
-	struct p53_zone_src z[5];
+	char files[6][512], err[512], cpu[16], prefix[64];
+	struct p53_zone_src z[6];
+	struct p53_zone_extra steered;
 	cpu_set_t set;
 	int first = 0;
 	size_t len;
@@ -148,11 +243,15 @@ static void setup(void)
 	mp = rte_pktmbuf_pool_create("fuzz_burst", 255, 0, 0, RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
 	if (mp == NULL || RTE_MBUF_DEFAULT_BUF_SIZE - RTE_PKTMBUF_HEADROOM != ROOM)
 		abort();
-	for (int i = 0; i < 5; i++) {
+	steer_setup(&steered);
+	for (int i = 0; i < 6; i++) {
 		snprintf(files[i], sizeof(files[i]), "%s/%s", P53_SRCDIR, zones[i][1]);
-		z[i] = (struct p53_zone_src){.name = zones[i][0], .file = files[i]};
+		z[i] = (struct p53_zone_src){.name = zones[i][0], .file = files[i],
+					     .steer_layout = steer_conf.layout};
 	}
-	void *img = p53_image_build(z, 5, &len, err, sizeof(err), NULL, NULL);
+	z[5].extra = &steered;
+	z[5].n_extra = 1;
+	void *img = p53_image_build(z, 6, &len, err, sizeof(err), NULL, NULL);
 	if (img == NULL) {
 		fprintf(stderr, "fuzz_burst: cannot compile the zones: %s\n", err);
 		abort();
@@ -227,7 +326,7 @@ static void fix_sums(struct frm *f, int ip_sum, int udp_sum)
 struct spec {
 	int v6, dst, edns, dobit, ecs, cookie;
 	uint16_t id, flags, qtype, qclass, payload, sport;
-	uint8_t ecs_src, ecs_fam, src_last;
+	uint8_t ecs_src, ecs_fam, ecs_addr, src_last;
 	const uint8_t *name;
 	size_t nlen;
 };
@@ -265,8 +364,16 @@ static void build(struct frm *f, const struct spec *s)
 			put16(dns + n + 4, s->ecs_fam);
 			dns[n + 6] = s->ecs_src;
 			dns[n + 7] = 0;
+			/* in the steering map's subnets, nested, or in none */
+			static const uint8_t a4[4][4] = {{192, 0, 2, 1}, {198, 51, 100, 150},
+							 {10, 1, 2, 3}, {203, 0, 113, 5}};
+			static const uint8_t a6[4][16] = {{0x20, 0x01, 0x0d, 0xb8, 0, 1, 0, 2, [15] = 1},
+							  {0x20, 0x01, 0x0d, 0xb8, 0, 5, [15] = 1},
+							  {0x20, 0x01, 0x0d, 0xb9, [15] = 1},
+							  {0x20, 0x01, 0x0d, 0xb8, 0, 1, 0, 3}};
+			const uint8_t *a = s->ecs_fam == 2 ? a6[s->ecs_addr & 3] : a4[s->ecs_addr & 3];
 			for (size_t i = 0; i < al; i++)
-				dns[n + 8 + i] = (uint8_t)(i == 0 ? 192 : i == 1 ? 0 : i == 2 ? 2 : 0x11 * i);
+				dns[n + 8 + i] = a[i];
 			if (al > 0 && (s->ecs_src & 7) != 0)
 				dns[n + 8 + al - 1] &= (uint8_t)(0xff << (8 - (s->ecs_src & 7)));
 			n += 8 + al;
@@ -336,7 +443,7 @@ static const char *const names[] = {
 	"MiXeD.diff.test", "second.test", "ns.second.test", "x.many.second.test",
 	"many.second.test", "nsec.test", "nope.nsec.test", "nsec3.test", "nope.nsec3.test",
 	"big.nsec3.test", "alias.nsec3.test", "optout.test", "x.optout.test", "other.example",
-	"test", "",
+	"test", "", "steered.example.com", "www.example.com", "example.com", "nope.example.com",
 };
 #define N_NAMES (sizeof(names) / sizeof(names[0]))
 /* Parents of the random names (a random-subdomain flood below an encloser). */
@@ -633,7 +740,8 @@ static void add(const struct frm *f)
  * kind: 0..3 a fresh query (0 a name of the table, 1 a random label below a parent, 2 two
  * random labels below a parent, 3 a name of the table with its case changed), 4 a frame sent
  * before again, 5 one of them with one byte set (and its checksums made right, or not), 6
- * one of them damaged (damage()), 7 the burst ends. */
+ * one of them damaged (damage()), 7 the burst ends (op & 0x80: and the steering table is
+ * published again with target (op >> 3 & 3) - 1 down, -1 none). */
 static void next_frame(struct cur *c, uint64_t ol)
 {
 	static uint16_t id;
@@ -644,6 +752,9 @@ static void next_frame(struct cur *c, uint64_t ol)
 	f.segs = 1;
 	if (kind == 7) {
 		flush();
+		/* a health change between bursts: the steering table again, a target down */
+		if (op & 0x80)
+			steer_publish((int)((op >> 3) & 3) - 1);
 		return;
 	}
 	if (kind >= 4) {
@@ -692,6 +803,7 @@ static void next_frame(struct cur *c, uint64_t ol)
 		uint8_t e = next(c);
 		s.ecs_fam = e & 0x80 ? 2 : 1;
 		s.ecs_src = (uint8_t)(e % (s.ecs_fam == 2 ? 57 : 33));
+		s.ecs_addr = (uint8_t)(e >> 5);
 	}
 	build(&f, &s);
 	add(&f);
@@ -718,6 +830,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	   fast parse and answer with pkt.c's reply */
 	w.tx_offload = cfg & 8 ? P53_PKT_TX_IP_CKSUM | P53_PKT_TX_UDP_CKSUM : 0;
 	memset(&w.nx, 0, sizeof(w.nx));
+	steer_publish(-1);
 	memset(&w.stats, 0, sizeof(w.stats));
 	n_hist = 0;
 	n_burst = 0;
@@ -734,7 +847,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 }
 
 static const char *const step_names[P53_FAST_STEP__MAX] = {
-	"mbuf_qc", "mbuf_qc6", "qc_hit", "qc_store", "frame", "frame_qc", "burst_nx", "nx_frame",
+	"mbuf_qc", "mbuf_qc6", "qc_hit", "qc_store", "qc_ecs", "qc_steered", "qc_pick_miss", "frame", "frame_qc", "burst_nx", "nx_frame",
 	"nx_frame_answer", "nx_keep", "nx_put", "ce", "run_skip", "run_look", "read", "write",
 };
 

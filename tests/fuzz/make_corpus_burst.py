@@ -23,7 +23,8 @@ CACHE, LARGE, SMALL_CACHE, OFFLOAD, GOOD = 1, 2, 4, 8, 0x20
 V6, EDNS, DO, ECS, COOKIE, RD, DST2 = 1, 2, 4, 8, 16, 32, 64
 # indices of fuzz_burst.c names[], parents[] and qtypes[]
 WWW, APEX, NOPE, MIXED, NSEC3_NOPE, OTHER = 0, 1, 27, 28, 36, 41
-N_NAMES = 44
+STEERED, WWW_COM, COM, NOPE_COM = 44, 45, 46, 47
+N_NAMES = 48
 P_DIFF, P_NSEC3, P_SECOND, P_DEEP, P_WILD, P_SUB = 0, 1, 2, 3, 4, 5
 T_A, T_AAAA, T_TXT, T_MX, T_DS = 0, 1, 4, 5, 10
 N_QTYPES = 30
@@ -59,6 +60,11 @@ def variant(back, at, val, fix=3):
 
 def damaged(back, how, arg=0):
     return bytes([6, back, how, arg])
+
+
+def publish(down):
+    """The burst ends and the steering table is published with target `down` down (-1: none)."""
+    return bytes([0x80 | (down + 1) << 3 | 7])
 
 
 def put(name, data):
@@ -195,4 +201,19 @@ for k in range(6):
         else:
             b += END
     put(f"mix{k}.bin", b)
+# Steering: the steered name from the packet's source and with ECS (addresses in the map's
+# nested subnets, in none, SOURCE 0..32 / 0..56), asked again (the pick cache), with DO=1,
+# and republished with a target down between bursts (a health change: a new table).
+for cfg, tag in ((CACHE, "cache"), (0, "nocache"), (CACHE | SMALL_CACHE, "small"), (LARGE, "large")):
+    b = bytes([cfg])
+    for rnd_pass in range(3):
+        for i in range(48):
+            fl = EDNS | (ECS if i % 4 else 0) | (V6 if i % 5 == 1 else 0) | (DO if i % 7 == 3 else 0)
+            b += fresh(fl | (0x80 if i % 2 else 0), STEERED, T_A, ecs=rnd.randrange(256))
+            b += again(rnd.randrange(4))
+            if i % 6 == 5:
+                b += fresh(EDNS | ECS, [WWW_COM, COM, NOPE_COM][i % 3], T_A, ecs=rnd.randrange(256))
+            if i % 16 == 15:
+                b += publish(rnd.randrange(-1, 3))
+    put(f"steer-{tag}.bin", b)
 print("corpus written under", DIR)
