@@ -166,6 +166,30 @@ put("nx-shapes.bin", b)
 put("nx-shapes-nocache.bin", bytes([0]) + b[1:])
 put("nx-shapes-large.bin", bytes([LARGE]) + b[1:])
 
+# Frames of the kept name error's length in other shapes: IPv6 with a name 20 bytes shorter,
+# ECS with a name the option's bytes shorter, no EDNS with a name 11 bytes longer, IPv4
+# options (damage 15) with a name 4 bytes shorter, trailing bytes after a shorter name.
+for cfg, tag in ((CACHE, "cache"), (0, "nocache")):
+    b = bytes([cfg])
+    for i in range(96):
+        r = i % 8
+        if r < 3:
+            b += nx(EDNS, P_DIFF, 22, rnd)
+        elif r == 3:
+            b += nx(EDNS | V6, P_DIFF, 2, rnd)
+        elif r == 4:
+            b += fresh(EDNS | ECS, P_DIFF, T_A, kind=1, ecs=24,
+                       labels=[bytes(rnd.randrange(36) for _ in range(11))])
+        elif r == 5:
+            b += nx(0, P_DIFF, 24, rnd, two=8)
+        elif r == 6:
+            b += nx(EDNS, P_DIFF, 18, rnd) + damaged(0, 15)
+        else:
+            b += nx(EDNS, P_DIFF, 19, rnd) + damaged(0, 1, 2)
+        if i % 24 == 23:
+            b += END
+    put(f"nx-samelen-{tag}.bin", b)
+
 # Damage of every kind, between answered frames, in bursts.
 for cfg, tag in ((CACHE, "cache"), (0, "nocache"), (LARGE, "large"), (CACHE | OFFLOAD, "offload")):
     b = bytes([cfg])
