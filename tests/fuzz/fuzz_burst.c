@@ -70,7 +70,10 @@ static const uint8_t SRV6[2][16] = {{0x20, 0x01, 0x0d, 0xb8, 0, 0x53, [15] = 0x5
 
 static struct rte_mempool *mp;
 static struct p53_worker w;
-static struct p53_replica rep_small, rep_large;
+/* [image][large]: image 1 (generation 2) is image 0 (generation 1) without second.test.,
+ * published between bursts by the input (a reload) */
+static struct p53_replica reps[2][2];
+static int cur_img, cur_large;  /* the input's: w.replica is reps[cur_img][cur_large] */
 static struct p53_qcache *qc_big, *qc_small;
 
 /* Steering (steer.h), as test_fastpath.c's: steered.example.com. A, policy [map, weighted]
@@ -166,7 +169,7 @@ static void steer_setup(struct p53_zone_extra *e)
 
 static void conf_of(struct p53_replica *r, void *img, size_t len, int large)
 {
-	static struct p53_fast_neg neg[16];
+	struct p53_fast_neg *neg = calloc(p53_fast_neg_count(img), sizeof(*neg));
 
 	r->image = img;
 	r->image_len = large ? P53_PREFETCH_MIN_IMAGE + 1 : len;
@@ -182,7 +185,7 @@ static void conf_of(struct p53_replica *r, void *img, size_t len, int large)
 	}
 	/* the fast path's templates and sums, as control/publish.c builds them (no sums for a
 	   large image) */
-	if (p53_fast_neg_count(img) > sizeof(neg) / sizeof(neg[0]))
+	if (neg == NULL)
 		abort();
 	p53_fast_neg_build(img, neg);
 	r->conf.neg = neg;
@@ -251,15 +254,19 @@ static void setup(void)
 	}
 	z[5].extra = &steered;
 	z[5].n_extra = 1;
-	void *img = p53_image_build(z, 6, &len, err, sizeof(err), NULL, NULL);
-	if (img == NULL) {
-		fprintf(stderr, "fuzz_burst: cannot compile the zones: %s\n", err);
-		abort();
+	for (int k = 0; k < 2; k++) {
+		if (k == 1)
+			z[1] = z[5];    /* second.test. gone */
+		void *img = p53_image_build(z, k == 0 ? 6 : 5, &len, err, sizeof(err), NULL, NULL);
+		if (img == NULL) {
+			fprintf(stderr, "fuzz_burst: cannot compile the zones: %s\n", err);
+			abort();
+		}
+		/* a published generation: the answer cache and the kept name error key on it */
+		((struct p53_image_hdr *)img)->generation = 1 + (uint64_t)k;
+		conf_of(&reps[k][0], img, len, 0);
+		conf_of(&reps[k][1], img, len, 1);
 	}
-	/* a published generation: the answer cache and the kept name error key on it */
-	((struct p53_image_hdr *)img)->generation = 1;
-	conf_of(&rep_small, img, len, 0);
-	conf_of(&rep_large, img, len, 1);
 	qc_big = cache_of(1024);
 	qc_small = cache_of(64);
 	memcpy(w.mac, SRV_MAC, 6);
@@ -741,7 +748,8 @@ static void add(const struct frm *f)
  * random labels below a parent, 3 a name of the table with its case changed), 4 a frame sent
  * before again, 5 one of them with one byte set (and its checksums made right, or not), 6
  * one of them damaged (damage()), 7 the burst ends (op & 0x80: and the steering table is
- * published again with target (op >> 3 & 3) - 1 down, -1 none). */
+ * published again with target (op >> 3 & 3) - 1 down, -1 none; op & 0x40: and the other
+ * image, a reload, which the cache and the kept name error must not answer from). */
 static void next_frame(struct cur *c, uint64_t ol)
 {
 	static uint16_t id;
@@ -755,6 +763,11 @@ static void next_frame(struct cur *c, uint64_t ol)
 		/* a health change between bursts: the steering table again, a target down */
 		if (op & 0x80)
 			steer_publish((int)((op >> 3) & 3) - 1);
+		/* a reload: the other image (second.test. gone or back) */
+		if (op & 0x40) {
+			cur_img ^= 1;
+			w.replica = &reps[cur_img][cur_large];
+		}
 		return;
 	}
 	if (kind >= 4) {
@@ -825,7 +838,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (p53_qcache_init(qc, cfg & 4 ? 64 : 1024) != 0)
 		abort();
 	w.qcache = cfg & 1 ? qc : NULL;
-	w.replica = cfg & 2 ? &rep_large : &rep_small;
+	cur_img = 0;
+	cur_large = (cfg >> 1) & 1;
+	w.replica = &reps[cur_img][cur_large];
 	/* a port that computes the checksums: not the one-pass path (worker.c burst()), the
 	   fast parse and answer with pkt.c's reply */
 	w.tx_offload = cfg & 8 ? P53_PKT_TX_IP_CKSUM | P53_PKT_TX_UDP_CKSUM : 0;

@@ -67,6 +67,11 @@ def publish(down):
     return bytes([0x80 | (down + 1) << 3 | 7])
 
 
+def reload():
+    """The burst ends and the other image is published (second.test. gone, or back)."""
+    return bytes([0x40 | 7])
+
+
 def put(name, data):
     os.makedirs(DIR, exist_ok=True)
     p = os.path.join(DIR, name)
@@ -240,4 +245,25 @@ for cfg, tag in ((CACHE, "cache"), (0, "nocache"), (CACHE | SMALL_CACHE, "small"
             if i % 16 == 15:
                 b += publish(rnd.randrange(-1, 3))
     put(f"steer-{tag}.bin", b)
+# Reloads between bursts: names of second.test. (answered, then REFUSED, then answered
+# again) and a flood below it, from the cache and the kept name error of the image before.
+for cfg, tag in ((CACHE, "cache"), (0, "nocache"), (LARGE | CACHE, "large")):
+    b = bytes([cfg])
+    for k in range(6):
+        for i in range(20):
+            b += fresh(EDNS | (V6 if i % 4 == 3 else 0), [29, 30, 31, 32, WWW][i % 5], T_A)
+            b += again(0)
+            b += nx(EDNS, P_SECOND, 8, rnd) + nx(EDNS, P_DIFF, 8, rnd)
+        b += reload()
+    put(f"reload-{tag}.bin", b)
+    # a flood below second.test. across the reloads: the kept name error and encloser are the
+    # image's before
+    b = bytes([cfg])
+    for k in range(6):
+        for i in range(40):
+            b += nx(EDNS | (V6 if i % 9 == 8 else 0), P_SECOND, 8, rnd)
+            if i % 16 == 15:
+                b += END
+        b += reload()
+    put(f"reload-flood-{tag}.bin", b)
 print("corpus written under", DIR)
