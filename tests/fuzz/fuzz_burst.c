@@ -27,8 +27,8 @@
  * bit 1: the large-image flag, the replica's image_len above P53_PREFETCH_MIN_IMAGE, without
  * RRset sums as publish.c; bit 3: the port computes the checksums, so the fast parse and answer
  * with pkt.c's reply take the frames instead; bit 5: the port's checksum verdict GOOD, else
- * none), then records
- * (see next_frame()).
+ * none), then records (next_frame()): frames, the ends of bursts, republished steering
+ * tables and reloads.
  *
  * libFuzzer build: scripts/fuzz.sh fuzz_burst. Needs the EAL (a mempool): started once with
  * --no-huge --no-pci, a file prefix of its own.
@@ -597,7 +597,6 @@ static void damage(struct frm *f, uint8_t how, uint8_t arg)
 struct want {
 	uint8_t b[ROOM];
 	uint16_t len;
-	uint16_t dns_off;
 };
 
 struct ref_stats {
@@ -639,7 +638,6 @@ static void general(const struct p53_replica *r, const struct frm *f, struct wan
 	}
 	check(f->b + pkt.dns_off, o->b + pkt.dns_off, rlen, (uint16_t)(ROOM - pkt.dns_off));
 	o->len = (uint16_t)p53_pkt_reply(o->b, &pkt, rlen, w.tx_offload);
-	o->dns_off = pkt.dns_off;
 	rs->answered++;
 }
 
