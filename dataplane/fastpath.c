@@ -22,6 +22,16 @@
 
 #define OPT_LEN 11
 
+/* Which steps of the burst path ran (fastpath.h p53_fast_step), counted only in a build that
+ * defines P53_FAST_STEPS (tests/fuzz/fuzz_burst.c compiles this file so, to prove its frame
+ * sequences reach each step); otherwise nothing, and no instruction. */
+#ifdef P53_FAST_STEPS
+uint64_t p53_fast_steps[P53_FAST_STEP__MAX];
+#define STEP(s) (p53_fast_steps[P53_FAST_STEP_##s]++)
+#else
+#define STEP(s) ((void)0)
+#endif
+
 /* The offsets of the fast shape's frames (Ethernet II without a tag, IPv4 without options,
  * IPv6 without extension headers): defined once, set in `p53_pkt` by the parse and taken as
  * constants by p53_fast_frame(). */
@@ -1301,8 +1311,10 @@ encloser_body(const void *img, const struct p53_query *q, const struct p53_image
 	for (int k = from; k <= q->qname_labels; k++) {
 		const uint8_t *s = q->lname + q->label_off[k];
 		size_t sl = (size_t)q->qname_len - q->label_off[k];
-		if (last != NULL && node_is(m, s, sl))
+		if (last != NULL && node_is(m, s, sl)) {
+			STEP(CE);
 			return m;
+		}
 		const struct p53_image_node *n = find(img, s, sl, p53_name_hash(s, sl));
 		if (n != NULL) {
 			if (last != NULL)
@@ -1457,6 +1469,7 @@ static inline __attribute__((always_inline)) void nx_keep(struct p53_fast_nx *x,
 {
 	uint16_t qe = q->question_end;
 
+	STEP(NX_KEEP);
 	x->qlen = 0;
 	x->flen = 0;
 	if (pos > P53_UDP_MIN || (uint32_t)(pos - qe) > sizeof(x->tail) || ts == P53_FAST_NO_SUM)
@@ -1589,6 +1602,7 @@ fast_answer(const void *img, const struct p53_answer_conf *conf, uint8_t *msg, u
 		if (tails && nx->qlen == q->qname_len && q->edns && !dnssec && ecs == NULL &&
 		    (uint32_t)pos + sizeof(nx->tail) <= max &&
 		    node_is(nx->at, q->lname + q->label_off[1], (size_t)q->qname_len - q->label_off[1])) {
+			STEP(NX_PUT);
 			pos = (uint16_t)(pos + nx_put(msg + pos, nx));
 			ts = nx->sum;
 			rcode = P53_RCODE_NXDOMAIN;
@@ -2651,11 +2665,15 @@ static inline __attribute__((always_inline)) void reply_udp(uint8_t *u, const ui
 typedef uint8_t qc_b16 __attribute__((vector_size(16)));
 static inline __attribute__((always_inline)) void swap_macs(uint8_t *frame)
 {
-	const qc_b16 m = {6, 7, 8, 9, 10, 11, 0, 1, 2, 3, 4, 5, 12, 13, 14, 15};
 	qc_b16 v;
 
 	memcpy(&v, frame, 16);
+#ifdef __clang__        /* scripts/fuzz.sh's build: clang has no __builtin_shuffle */
+	v = __builtin_shufflevector(v, v, 6, 7, 8, 9, 10, 11, 0, 1, 2, 3, 4, 5, 12, 13, 14, 15);
+#else
+	const qc_b16 m = {6, 7, 8, 9, 10, 11, 0, 1, 2, 3, 4, 5, 12, 13, 14, 15};
 	v = __builtin_shuffle(v, m);
+#endif
 	memcpy(frame, &v, 16);
 }
 
@@ -2910,6 +2928,7 @@ static __attribute__((noinline)) uint32_t qc_pick_miss(const struct p53_fast_ctx
 						       const struct p53_query *q, uint8_t *msg,
 						       uint64_t *rest)
 {
+	STEP(QC_PICK_MISS);
 	const struct p53_steer_rec *r = NULL;
 	const int v6 = q->src_v6, dnssec = (e->bits & P53_QC_DO) != 0;
 	const uint16_t qe = q->question_end;
@@ -2966,6 +2985,7 @@ static __attribute__((noinline)) uint32_t qc_steered_answer(const struct p53_fas
 							    const struct p53_query *q, uint8_t *msg,
 							    uint64_t *rest)
 {
+	STEP(QC_STEERED);
 	const void *t = __atomic_load_n(c->conf->steer, __ATOMIC_ACQUIRE);
 	const int v6 = q->src_v6;
 	const struct p53_qcache_pick *p;
@@ -3012,6 +3032,7 @@ static __attribute__((noinline)) uint16_t qc_ecs_answer(const struct p53_fast_ct
 							const struct p53_query *q, uint8_t *msg,
 							uint16_t cap, uint16_t *an, uint64_t *tail)
 {
+	STEP(QC_ECS);
 	uint16_t qe = q->question_end;
 	/* the OPT: 00 | 00 29 | payload | ext-rcode, version | flags | RDLENGTH | 00 08 | length |
 	   FAMILY | SOURCE | SCOPE | ADDRESS: bytes 0..7, 8..15 (FAMILY's first byte last), 16..
@@ -3303,6 +3324,7 @@ static inline __attribute__((always_inline)) int frame_step(const struct p53_fas
 		rlen = qc_answer(c, hit, q, msg, cap, r, &rest);
 		if (rlen == 0)
 			return P53_FAST_NOT_READ;       /* the general checks read it all again */
+		STEP(QC_HIT);
 		if (__builtin_expect(fam == 2, 0))
 			return (int)qc_reply6(frame, rlen, keep, rest);
 		return (int)fast_reply4(frame, L3_OFF, V4_L4_OFF, V4_DNS_OFF, rlen, q, keep, rest, 1);
@@ -3314,8 +3336,10 @@ static inline __attribute__((always_inline)) int frame_step(const struct p53_fas
 		if (rlen == 0)
 			return -fam;
 		/* a miss answered, the second in a row for its question: stored */
-		if (__builtin_expect(hit == QC_STORE, 0))
+		if (__builtin_expect(hit == QC_STORE, 0)) {
+			STEP(QC_STORE);
 			qc_store(c, q, msg, rlen, tail);
+		}
 	}
 	if (__builtin_expect(fam == 2, 0))
 		return (int)fast_reply6(frame, rlen, q, keep, tail);
@@ -3329,6 +3353,7 @@ static inline __attribute__((always_inline)) int frame_step(const struct p53_fas
 static __attribute__((noinline)) int fast_frame(const struct p53_fast_ctx *c, struct p53_query *q,
 						uint8_t *frame, uint16_t len, uint32_t room, int verify)
 {
+	STEP(FRAME);
 	return frame_step(c, q, frame, len, room, verify, 0, NULL, 0, 1);
 }
 
@@ -3336,6 +3361,7 @@ static __attribute__((noinline)) int fast_frame_qc(const struct p53_fast_ctx *c,
 						   uint8_t *frame, uint16_t len, uint32_t room,
 						   int verify)
 {
+	STEP(FRAME_QC);
 	return frame_step(c, q, frame, len, room, verify, 1, NULL, 0, 1);
 }
 
@@ -3356,6 +3382,7 @@ static __attribute__((noinline)) int nx_frame(const struct p53_fast_ctx *c, stru
 {
 	const struct p53_fast_nx *x = c->nx;
 
+	STEP(NX_FRAME);
 	/* the length, then the first label's (the kept question's, whose parent is the
 	   encloser: with the parent compared below, the name's labels are known) */
 	if (len != x->flen || frame[V4_DNS_OFF + P53_DNS_HDR_LEN] != x->flab)
@@ -3406,6 +3433,7 @@ static __attribute__((noinline)) int nx_frame(const struct p53_fast_ctx *c, stru
 	uint64_t ts;
 	q->flags = flags;
 	q->question_end = pos;
+	STEP(NX_FRAME_ANSWER);
 	pos = (uint16_t)(pos + nx_put(d + pos, x));
 	pos = finish(d, c->st, q, &ts, x->sum, pos, P53_F_AA, P53_RCODE_NXDOMAIN, 0, 1, 1,
 		     P53_ANS_NXDOMAIN, 2, qt);
@@ -3439,6 +3467,7 @@ static inline __attribute__((always_inline)) int mbuf_step(const struct p53_fast
 static __attribute__((noinline)) int fast_mbuf_qc6(const struct p53_fast_ctx *c, struct p53_query *q,
 						   struct rte_mbuf *m)
 {
+	STEP(MBUF_QC6);
 	return mbuf_step(c, q, m, 2);
 }
 
@@ -3450,6 +3479,7 @@ static __attribute__((noinline)) int fast_mbuf_qc(const struct p53_fast_ctx *c, 
 {
 	if (__builtin_expect(p53_get16(rte_pktmbuf_mtod(m, uint8_t *) + 12) != 0x0800, 0))
 		return fast_mbuf_qc6(c, q, m);
+	STEP(MBUF_QC);
 	return mbuf_step(c, q, m, 1);
 }
 
@@ -3578,6 +3608,7 @@ static __attribute__((noinline)) uint16_t fast_burst_nx(const struct p53_fast_ct
 							struct rte_mbuf **out, struct p53_query *q,
 							struct p53_pkt *pkt, int *k)
 {
+	STEP(BURST_NX);
 	return burst_loop(c, pkts, n, out, q, pkt, k, 2);
 }
 
@@ -3637,6 +3668,7 @@ static __attribute__((noinline)) uint16_t fast_burst_run(const struct p53_fast_c
 			/* the one question in P53_QCACHE_RUN looked up (a name error from the kept
 			   reply, as fast_burst()'s) */
 			m = 1;
+			STEP(RUN_LOOK);
 			a = fast_burst_look(c, pkts + i, m, out + i, q + i, pkt + i, k);
 		} else if (qc->klim != 0) {
 			/* the run has ended: the cache's own loop */
@@ -3648,6 +3680,7 @@ static __attribute__((noinline)) uint16_t fast_burst_run(const struct p53_fast_c
 			/* the four after them, as a loop over the whole burst would */
 			for (uint16_t j = (uint16_t)(i + m); j < n && j < i + m + 4; j++)
 				rte_prefetch0(rte_pktmbuf_mtod(pkts[j], void *));
+			STEP(RUN_SKIP);
 			a = fast_burst(c, pkts + i, m, out + i, q + i, pkt + i, k);
 			qc_skipped(qc, a + (a < m && p53_mbuf_readable(pkts[i + a])));
 		}
@@ -3677,7 +3710,11 @@ uint16_t p53_fast_burst(const struct p53_fast_ctx *c, struct rte_mbuf **pkts, ui
 int p53_fast_read(const struct p53_fast_ctx *c, struct p53_query *q, const uint8_t *frame,
 		  uint16_t len, int verify, uint64_t *keep)
 {
-	return fast_parse(frame, len, verify, c->mac, c->addrs, NULL, q, keep, NULL, NULL);
+	int fam = fast_parse(frame, len, verify, c->mac, c->addrs, NULL, q, keep, NULL, NULL);
+
+	if (fam != 0)
+		STEP(READ);
+	return fam;
 }
 
 int p53_fast_write(const struct p53_fast_ctx *c, struct p53_query *q, uint8_t *frame, int fam,
@@ -3701,6 +3738,7 @@ int p53_fast_write(const struct p53_fast_ctx *c, struct p53_query *q, uint8_t *f
 		fast_pkt(frame, fam, pkt, q);   /* for the general responder */
 		return P53_FAST_DECLINED;
 	}
+	STEP(WRITE);
 	if (__builtin_expect(fam == 2, 0))
 		return (int)fast_reply6(frame, rlen, q, keep, tail);
 	return (int)fast_reply4(frame, L3_OFF, V4_L4_OFF, V4_DNS_OFF, rlen, q, keep, tail, 0);

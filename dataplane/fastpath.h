@@ -404,4 +404,33 @@ int p53_fast_write(const struct p53_fast_ctx *c, struct p53_query *q, uint8_t *f
 		   uint32_t room, uint64_t keep, struct p53_pkt *pkt,
 		   const struct p53_fast_found *found);
 
+/*
+ * The steps of the burst path (p53_fast_burst(), p53_fast_read()/p53_fast_write()), counted in
+ * p53_fast_steps[] only in a build of fastpath.c with P53_FAST_STEPS defined (tests/fuzz/
+ * fuzz_burst.c: each must be reached by its corpus); pop53d counts none.
+ */
+enum p53_fast_step {
+	P53_FAST_STEP_MBUF_QC,          /* fast_mbuf_qc(): an IPv4 frame, the cache's burst step */
+	P53_FAST_STEP_MBUF_QC6,         /* fast_mbuf_qc6(): the same, IPv6 */
+	P53_FAST_STEP_QC_HIT,           /* a question answered from the answer cache */
+	P53_FAST_STEP_QC_STORE,         /* an answer stored in it */
+	P53_FAST_STEP_QC_ECS,           /* qc_ecs_answer(): a hit with ECS */
+	P53_FAST_STEP_QC_STEERED,       /* qc_steered_answer(): a steered entry's hit */
+	P53_FAST_STEP_QC_PICK_MISS,     /* qc_pick_miss(): ...whose pick the pick cache has not */
+	P53_FAST_STEP_FRAME,            /* fast_frame(): the step without the cache */
+	P53_FAST_STEP_FRAME_QC,         /* fast_frame_qc(): the cache's frame step */
+	P53_FAST_STEP_BURST_NX,         /* fast_burst_nx(): a burst with a kept name error's frame length */
+	P53_FAST_STEP_NX_FRAME,         /* nx_frame() tried */
+	P53_FAST_STEP_NX_FRAME_ANSWER,  /* ...and answered with the kept reply itself */
+	P53_FAST_STEP_NX_KEEP,          /* nx_keep(): a name error's reply kept */
+	P53_FAST_STEP_NX_PUT,           /* fast_answer(): a name error answered with the kept reply */
+	P53_FAST_STEP_CE,               /* the kept closest encloser matched a candidate */
+	P53_FAST_STEP_RUN_SKIP,         /* fast_burst_run(): a stretch not looked up (a run of misses) */
+	P53_FAST_STEP_RUN_LOOK,         /* ...the one question in P53_QCACHE_RUN looked up */
+	P53_FAST_STEP_READ,             /* p53_fast_read(): a frame of the large image's passes read */
+	P53_FAST_STEP_WRITE,            /* p53_fast_write(): ...and answered */
+	P53_FAST_STEP__MAX
+};
+extern uint64_t p53_fast_steps[P53_FAST_STEP__MAX];
+
 #endif /* P53_FASTPATH_H */
