@@ -3341,40 +3341,56 @@ static __attribute__((noinline)) int fast_frame_qc(const struct p53_fast_ctx *c,
 
 /*
  * A frame tried as one more question of the kept name error's shape (p53_fast_nx `flen`): a
- * random-subdomain flood asks names of one length below one encloser, over IPv4 with EDNS and
- * DO=0, and fast_answer() answers each with the kept reply. For a frame of the kept query's
- * length, the checks of parse_frame() and fast_udp() for that shape alone, at the offsets the
- * length fixes: no label walk (the first label's length is the kept question's less its
- * parent's, and the parent must be the encloser's name, compared lowered), the name lowered,
- * hashed and looked up, and a miss answered with the kept reply and fast_answer()'s header
- * and counters. Anything else, a name in the index included, goes to fast_frame() (a tail
- * call), which reads the frame again: nothing has been written but `q`. fast_frame()'s own
- * code is not touched (its registers: every earlier step inside it moved the other mixes).
+ * random-subdomain flood asks names of one length below one encloser, with EDNS and DO=0, and
+ * fast_answer() answers each with the kept reply. For a frame of the kept query's length in
+ * family `fam` (a constant: 1 IPv4, 2 IPv6, whose frame is 20 bytes longer), the checks of
+ * parse_frame() (parse6()) and fast_udp() for that shape alone, at the offsets the length
+ * fixes: no label walk (the first label's length is the kept question's less its parent's,
+ * and the parent must be the encloser's name, compared lowered), the name lowered, hashed and
+ * looked up, and a miss answered with the kept reply and fast_answer()'s header and counters.
+ * Anything else, a name in the index included, goes to fast_frame() (a tail call), which
+ * reads the frame again: nothing has been written but `q`. fast_frame()'s own code is not
+ * touched (its registers: every earlier step inside it moved the other mixes).
  */
-static __attribute__((noinline)) int nx_frame(const struct p53_fast_ctx *c, struct p53_query *q,
-					      uint8_t *frame, uint16_t len, uint32_t room, int verify)
+static inline __attribute__((always_inline)) int nx_step(const struct p53_fast_ctx *c,
+							  struct p53_query *q, uint8_t *frame,
+							  uint16_t len, uint32_t room, int verify,
+							  const int fam)
 {
 	const struct p53_fast_nx *x = c->nx;
+	const uint32_t l4_off = fam == 2 ? V6_L4_OFF : V4_L4_OFF;
+	const uint32_t dns_off = l4_off + 8;
 
 	/* the length, then the first label's (the kept question's, whose parent is the
 	   encloser: with the parent compared below, the name's labels are known) */
-	if (len != x->flen || frame[V4_DNS_OFF + P53_DNS_HDR_LEN] != x->flab)
+	if (len != x->flen + dns_off - V4_DNS_OFF || frame[dns_off + P53_DNS_HDR_LEN] != x->flab)
 		goto general;
 	const uint8_t *ip = frame + L3_OFF;
-	const uint8_t *u = frame + V4_L4_OFF;
-	uint8_t *d = frame + V4_DNS_OFF;
+	const uint8_t *u = frame + l4_off;
+	uint8_t *d = frame + dns_off;
 	size_t nl = x->qlen, pl = x->at->name_len;
-	uint16_t frag;
-	uint32_t dst;
-	/* parse_frame(): Ethernet II to our address from a unicast one, IPv4 without options, no
-	   fragment, UDP to port 53 from a port not 0, the lengths the frame's */
-	memcpy(&frag, ip + 6, 2);
-	memcpy(&dst, ip + 16, 4);
-	if (p53_get16(frame + 12) != 0x0800 || (frame[6] & 1) || memcmp(frame, c->mac, 6) != 0 ||
-	    ip[0] != 0x45 || p53_get16(ip + 2) != len - L3_OFF || (frag & RTE_BE16(0x3fff)) != 0 ||
-	    ip[9] != 17 || bad_src4(ip + 12) || p53_get16(u + 4) != len - V4_L4_OFF ||
-	    p53_get16(u + 2) != 53 || p53_get16(u) == 0 || !ours4(c->addrs, dst))
-		goto general;
+	if (fam == 2) {
+		/* parse6(): Ethernet II to our address from a unicast one, IPv6 with UDP next
+		   (any traffic class and flow label), the lengths the frame's, a checksum (RFC
+		   8200 §8.1), UDP to port 53 from a port not 0, to a service address */
+		if (p53_get16(frame + 12) != 0x86dd || (frame[6] & 1) || memcmp(frame, c->mac, 6) != 0 ||
+		    (ip[0] >> 4) != 6 || p53_get16(ip + 4) != len - V6_L4_OFF || ip[6] != 17 ||
+		    bad_src6(ip + 8) || p53_get16(u + 4) != len - V6_L4_OFF || (u[6] | u[7]) == 0 ||
+		    p53_get16(u + 2) != 53 || p53_get16(u) == 0 || !ours6(c->addrs, ip + 24))
+			goto general;
+	} else {
+		uint16_t frag;
+		uint32_t dst;
+		/* parse_frame(): Ethernet II to our address from a unicast one, IPv4 without
+		   options, no fragment, UDP to port 53 from a port not 0, the lengths the frame's */
+		memcpy(&frag, ip + 6, 2);
+		memcpy(&dst, ip + 16, 4);
+		if (p53_get16(frame + 12) != 0x0800 || (frame[6] & 1) || memcmp(frame, c->mac, 6) != 0 ||
+		    ip[0] != 0x45 || p53_get16(ip + 2) != len - L3_OFF || (frag & RTE_BE16(0x3fff)) != 0 ||
+		    ip[9] != 17 || bad_src4(ip + 12) || p53_get16(u + 4) != len - V4_L4_OFF ||
+		    p53_get16(u + 2) != 53 || p53_get16(u) == 0 || !ours4(c->addrs, dst))
+			goto general;
+	}
 	/* fast_udp(): a QUERY, one question, one OPT (its 11 bytes last: no option, version 0,
 	   DO=0), class IN and none of the types with their own rules */
 	const uint8_t *name = d + P53_DNS_HDR_LEN;
@@ -3391,15 +3407,16 @@ static __attribute__((noinline)) int nx_frame(const struct p53_fast_ctx *c, stru
 	/* fast_answer(): room for the kept reply's fixed copy (its limit is at least 512, more
 	   than a question and the copy take) */
 	uint16_t pos = (uint16_t)(P53_DNS_HDR_LEN + nl + 4);
-	if (room < V4_DNS_OFF + (uint32_t)pos + P53_FAST_NX_TAIL)
+	if (room < dns_off + (uint32_t)pos + P53_FAST_NX_TAIL)
 		goto general;
-	uint64_t k = udp_keep0(u, ip + 12, 8);
+	uint64_t k = fam == 2 ? udp_keep0(u, ip + 8, 32) : udp_keep0(u, ip + 12, 8);
 	uint32_t hash = qname_fold(name, nl, q, &k);
 	/* the parent the encloser (its labels so the name's), the name not in the index */
 	if (!node_is(x->at, q->lname + 1 + name[0], pl))
 		goto general;
-	if (verify && (u[6] | u[7]) != 0 &&
-	    !udp_sum_ok(u, d, (uint16_t)(len - V4_L4_OFF), k, o, OPT_LEN, 1, nl, 0))
+	/* a zero checksum: none over IPv4 (RFC 768), refused above over IPv6 */
+	if (verify && (fam == 2 || (u[6] | u[7]) != 0) &&
+	    !udp_sum_ok(u, d, (uint16_t)(len - l4_off), k, o, OPT_LEN, 1, nl, 0))
 		goto general;
 	if (find_body(c->img, q->lname, nl, hash) != NULL)
 		goto general;
@@ -3409,9 +3426,24 @@ static __attribute__((noinline)) int nx_frame(const struct p53_fast_ctx *c, stru
 	pos = (uint16_t)(pos + nx_put(d + pos, x));
 	pos = finish(d, c->st, q, &ts, x->sum, pos, P53_F_AA, P53_RCODE_NXDOMAIN, 0, 1, 1,
 		     P53_ANS_NXDOMAIN, 2, qt);
+	if (fam == 2)
+		return (int)fast_reply6(frame, pos, q, k, x->sum);
 	return (int)fast_reply4(frame, L3_OFF, V4_L4_OFF, V4_DNS_OFF, pos, q, k, x->sum, 0);
 general:
 	return fast_frame(c, q, frame, len, room, verify);
+}
+
+static __attribute__((noinline)) int nx_frame(const struct p53_fast_ctx *c, struct p53_query *q,
+					      uint8_t *frame, uint16_t len, uint32_t room, int verify)
+{
+	return nx_step(c, q, frame, len, room, verify, 1);
+}
+
+/* nx_frame() over IPv6, its own instance: the IPv4 one keeps its code. */
+static __attribute__((noinline)) int nx_frame6(const struct p53_fast_ctx *c, struct p53_query *q,
+					       uint8_t *frame, uint16_t len, uint32_t room, int verify)
+{
+	return nx_step(c, q, frame, len, room, verify, 2);
 }
 
 /* The frame step with the answer cache for one received mbuf (fast_burst_qc()): its checks
@@ -3550,6 +3582,8 @@ static inline __attribute__((always_inline)) uint16_t burst_loop(const struct p5
 			/* room: the data and the tailroom, i.e. the buffer after the headroom; a
 			   frame not of the kept name error's length goes to fast_frame() at once */
 			r = (look == 2 && rte_pktmbuf_data_len(m) == c->nx->flen ? nx_frame
+			     : look == 2 && rte_pktmbuf_data_len(m) == c->nx->flen + V6_DNS_OFF - V4_DNS_OFF
+				     ? nx_frame6
 			     : look == 1 ? fast_frame_qc : fast_frame)(c, &q[i], rte_pktmbuf_mtod(m, uint8_t *),
 								rte_pktmbuf_data_len(m),
 								(uint32_t)(uint16_t)(m->buf_len -
