@@ -3561,8 +3561,9 @@ static __attribute__((noinline)) uint16_t fast_burst_qc(const struct p53_fast_ct
 
 /* p53_fast_burst()'s loop without the answer cache's burst step: `look` 0, fast_frame() (none
  * of the cache's code) for a burst without the cache, and for the frames of a run of misses
- * that are not looked up; 2, nx_frame() for those with a kept name error's frame length
- * (fast_burst()); 1, fast_frame_qc() for the one that is looked up (fast_burst_run()). */
+ * that are not looked up; 2, nx_frame() for those with a kept name error's frame length,
+ * nx_frame6() for those 20 bytes longer (its IPv6 frame's), fast_burst(); 1, fast_frame_qc()
+ * for the one that is looked up (fast_burst_run()). */
 static inline __attribute__((always_inline)) uint16_t burst_loop(const struct p53_fast_ctx *c,
 								  struct rte_mbuf **pkts, uint16_t n,
 								  struct rte_mbuf **out,
@@ -3616,7 +3617,8 @@ static __attribute__((noinline)) uint16_t fast_burst_nx(const struct p53_fast_ct
 }
 
 /* With a kept name error's frame length (p53_fast_nx `flen`), each frame tried as one more
- * first (nx_frame()); chosen per burst, so that a burst without one pays nothing per frame. */
+ * first (nx_frame(), nx_frame6()); chosen per burst, so that a burst without one pays nothing
+ * per frame. */
 static __attribute__((noinline)) uint16_t fast_burst(const struct p53_fast_ctx *c,
 						     struct rte_mbuf **pkts, uint16_t n,
 						     struct rte_mbuf **out, struct p53_query *q,

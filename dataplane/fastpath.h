@@ -267,8 +267,9 @@ enum { P53_FAST_NOT_READ = 0, P53_FAST_DECLINED, P53_FAST_ANSWERED };
  * - `flen`: the length of an IPv4 frame with a question of that length and an OPT without
  *   options (Ethernet, IPv4 without options, UDP, the message with its OPT last), whichever
  *   family the kept one came in, when its parent is `at`: p53_fast_burst() then tries each
- *   frame of that length whose first label has `flab` bytes as one more such question first
- *   (fastpath.c nx_frame()). 0: none.
+ *   frame of that length, and each IPv6 frame of 20 bytes more (no extension header), whose
+ *   first label has `flab` bytes as one more such question first (fastpath.c nx_frame(),
+ *   nx_frame6()). 0: none.
  */
 #define P53_FAST_NX_TAIL 96     /* bytes of a reply's tail kept at most (a template's fit) */
 struct p53_fast_nx {
