@@ -1449,6 +1449,45 @@ static __attribute__((noinline)) uint64_t steered_ecs(const void *img, const str
 			   at);
 }
 
+/* Where the kept tail (a SOA record, then the OPT) points at the apex in the question: its
+ * owner (a pointer, as soa() writes it) and the MNAME's and RNAME's ends when they point there
+ * too, so that nx_frame_any() moves them for a first label of another length. A tail with
+ * any other pointer (one that would not move with them) keeps none (`pmult` 0). Once per
+ * kept reply, out of line. */
+static __attribute__((noinline, cold)) void nx_ptrs(struct p53_fast_nx *x)
+{
+	const uint8_t *t = x->tail;
+	uint8_t z[P53_FAST_NX_TAIL];
+	uint32_t at = 12, n = 1, mult = 256;    /* the owner at offset 0 */
+
+	x->pmult = 0;
+	if (x->len < 12 + 2 + 2 + 20 || (t[0] & 0xc0) != 0xc0)
+		return;
+	uint16_t ptr = p53_get16(t);
+	x->pat[0] = x->pat[1] = x->pat[2] = 0;
+	for (int k = 0; k < 2; k++) {           /* MNAME, RNAME (RFC 1035 §3.3.13) */
+		while (at < x->len && t[at] != 0 && t[at] < 64)
+			at += 1u + t[at];
+		if (at + 1 >= x->len)
+			return;
+		if (t[at] == 0) {
+			at++;
+			continue;
+		}
+		if (p53_get16(t + at) != ptr)
+			return;
+		x->pat[n++] = (uint8_t)at;
+		mult += (at & 1) ? 1u : 256u;
+		at += 2;
+	}
+	memcpy(z, t, x->len);
+	for (uint32_t i = 0; i < n; i++)
+		memset(z + x->pat[i], 0, 2);
+	x->psum = p53_csum_fold(p53_csum_add(z, x->len, 0));
+	x->adelta = (uint16_t)((ptr & 0x3fff) - x->flab);
+	x->pmult = (uint16_t)mult;
+}
+
 /* Keep a name error's reply after its question (`pos`: its end; `ts`: its sum) for the next
  * question of its length below `ce` (p53_fast_nx), when it fits any size limit. */
 static inline __attribute__((always_inline)) void nx_keep(struct p53_fast_nx *x, const struct p53_image_node *ce,
@@ -1473,6 +1512,7 @@ static inline __attribute__((always_inline)) void nx_keep(struct p53_fast_nx *x,
 	if (q->lname[0] == q->qname_len - 1 - ce->name_len) {
 		x->flen = (uint16_t)(V4_DNS_OFF + qe + OPT_LEN);
 		x->flab = q->lname[0];
+		nx_ptrs(x);
 	}
 }
 
@@ -3355,7 +3395,7 @@ static __attribute__((noinline)) int fast_frame_qc(const struct p53_fast_ctx *c,
 static inline __attribute__((always_inline)) int nx_step(const struct p53_fast_ctx *c,
 							  struct p53_query *q, uint8_t *frame,
 							  uint16_t len, uint32_t room, int verify,
-							  const int fam)
+							  const int fam, const int vary)
 {
 	const struct p53_fast_nx *x = c->nx;
 	const uint32_t l4_off = fam == 2 ? V6_L4_OFF : V4_L4_OFF;
@@ -3363,12 +3403,14 @@ static inline __attribute__((always_inline)) int nx_step(const struct p53_fast_c
 
 	/* the length, then the first label's (the kept question's, whose parent is the
 	   encloser: with the parent compared below, the name's labels are known) */
-	if (len != x->flen + dns_off - V4_DNS_OFF || frame[dns_off + P53_DNS_HDR_LEN] != x->flab)
+	uint32_t lab = vary ? (uint32_t)len - x->flen - dns_off + V4_DNS_OFF + x->flab : x->flab;
+	if (vary ? lab - 1 > 62 || frame[dns_off + P53_DNS_HDR_LEN] != lab || x->pmult == 0
+		 : len != x->flen + dns_off - V4_DNS_OFF || frame[dns_off + P53_DNS_HDR_LEN] != x->flab)
 		goto general;
 	const uint8_t *ip = frame + L3_OFF;
 	const uint8_t *u = frame + l4_off;
 	uint8_t *d = frame + dns_off;
-	size_t nl = x->qlen, pl = x->at->name_len;
+	size_t pl = x->at->name_len, nl = vary ? lab + 1 + pl : x->qlen;
 	if (fam == 2) {
 		/* parse6(): Ethernet II to our address from a unicast one, IPv6 with UDP next
 		   (any traffic class and flow label), the lengths the frame's, a checksum (RFC
@@ -3407,7 +3449,8 @@ static inline __attribute__((always_inline)) int nx_step(const struct p53_fast_c
 	/* fast_answer(): room for the kept reply's fixed copy (its limit is at least 512, more
 	   than a question and the copy take) */
 	uint16_t pos = (uint16_t)(P53_DNS_HDR_LEN + nl + 4);
-	if (room < dns_off + (uint32_t)pos + P53_FAST_NX_TAIL)
+	if (room < dns_off + (uint32_t)pos + P53_FAST_NX_TAIL ||
+	    (vary && (nl > P53_NAME_MAXLEN || pos + x->len > P53_UDP_MIN)))
 		goto general;
 	uint64_t k = fam == 2 ? udp_keep0(u, ip + 8, 32) : udp_keep0(u, ip + 12, 8);
 	uint32_t hash = qname_fold(name, nl, q, &k);
@@ -3423,12 +3466,21 @@ static inline __attribute__((always_inline)) int nx_step(const struct p53_fast_c
 	uint64_t ts;
 	q->flags = flags;
 	q->question_end = pos;
-	pos = (uint16_t)(pos + nx_put(d + pos, x));
-	pos = finish(d, c->st, q, &ts, x->sum, pos, P53_F_AA, P53_RCODE_NXDOMAIN, 0, 1, 1,
+	uint8_t *w = d + pos;
+	pos = (uint16_t)(pos + nx_put(w, x));
+	uint64_t sum = x->sum;
+	if (vary && lab != x->flab) {
+		uint16_t ptr = (uint16_t)(0xc000 | (lab + x->adelta));
+		p53_put16(w, ptr);
+		p53_put16(w + x->pat[1], ptr);
+		p53_put16(w + x->pat[2], ptr);
+		sum = x->psum + (uint64_t)ptr * x->pmult;
+	}
+	pos = finish(d, c->st, q, &ts, sum, pos, P53_F_AA, P53_RCODE_NXDOMAIN, 0, 1, 1,
 		     P53_ANS_NXDOMAIN, 2, qt);
 	if (fam == 2)
-		return (int)fast_reply6(frame, pos, q, k, x->sum);
-	return (int)fast_reply4(frame, L3_OFF, V4_L4_OFF, V4_DNS_OFF, pos, q, k, x->sum, 0);
+		return (int)fast_reply6(frame, pos, q, k, sum);
+	return (int)fast_reply4(frame, L3_OFF, V4_L4_OFF, V4_DNS_OFF, pos, q, k, sum, 0);
 general:
 	return fast_frame(c, q, frame, len, room, verify);
 }
@@ -3436,14 +3488,20 @@ general:
 static __attribute__((noinline)) int nx_frame(const struct p53_fast_ctx *c, struct p53_query *q,
 					      uint8_t *frame, uint16_t len, uint32_t room, int verify)
 {
-	return nx_step(c, q, frame, len, room, verify, 1);
+	return nx_step(c, q, frame, len, room, verify, 1, 0);
+}
+
+static __attribute__((noinline)) int nx_frame_any(const struct p53_fast_ctx *c, struct p53_query *q,
+						  uint8_t *frame, uint16_t len, uint32_t room, int verify)
+{
+	return nx_step(c, q, frame, len, room, verify, 1, 1);
 }
 
 /* nx_frame() over IPv6, its own instance: the IPv4 one keeps its code. */
 static __attribute__((noinline)) int nx_frame6(const struct p53_fast_ctx *c, struct p53_query *q,
 					       uint8_t *frame, uint16_t len, uint32_t room, int verify)
 {
-	return nx_step(c, q, frame, len, room, verify, 2);
+	return nx_step(c, q, frame, len, room, verify, 2, 0);
 }
 
 /* The frame step with the answer cache for one received mbuf (fast_burst_qc()): its checks
@@ -3585,6 +3643,8 @@ static inline __attribute__((always_inline)) uint16_t burst_loop(const struct p5
 			r = (look == 2 && rte_pktmbuf_data_len(m) == c->nx->flen ? nx_frame
 			     : look == 2 && rte_pktmbuf_data_len(m) == c->nx->flen + V6_DNS_OFF - V4_DNS_OFF
 				     ? nx_frame6
+			     : look == 2 && (uint32_t)(rte_pktmbuf_data_len(m) - c->nx->flen + c->nx->flab) - 1 < 63
+				     ? nx_frame_any
 			     : look == 1 ? fast_frame_qc : fast_frame)(c, &q[i], rte_pktmbuf_mtod(m, uint8_t *),
 								rte_pktmbuf_data_len(m),
 								(uint32_t)(uint16_t)(m->buf_len -

@@ -2593,6 +2593,53 @@ static void nx_row_try(const struct nx_row *r, size_t i, int v6, const struct p5
 	}
 }
 
+/*
+ * A name error below the kept one's encloser whose first label has `lab` bytes (1-63, some
+ * upper case) over IPv4 or IPv6 (`v6`): through a burst with the kept state `plain` it gives
+ * p53_fast_frame()'s outcome and bytes (the kept tail's pointers to the apex moved, its sum
+ * made again: nx_frame_any()), and with `marked` (`plain` with the serial marked) an IPv4
+ * one is answered from the kept tail whatever the label's length, but for one 20 bytes
+ * longer than the kept one's: its frame has the kept IPv6 frame's length (nx_frame6(), which
+ * leaves it to fast_frame()).
+ */
+static void nx_len_try(unsigned int lab, int v6, const struct p53_fast_nx *plain,
+		       const struct p53_fast_nx *marked)
+{
+	static uint8_t f[512], got[4096], want[4096], qb[512], wn[128];
+	static struct p53_fast_nx keep;
+	struct p53_answer_stats s0;
+	struct p53_fast_ctx fx;
+	struct p53_query q;
+	struct p53_pkt pk;
+
+	wn[0] = (uint8_t)lab;
+	for (unsigned int i = 0; i < lab; i++)
+		wn[1 + i] = (uint8_t)((i % 3 == 0 ? 'A' : 'a') + (lab * 7 + i) % 26);
+	memcpy(wn + 1 + lab, "\x07" "example\x03" "com", 13);
+	uint16_t ql = query(qb, wn, 1 + lab + 13, 1, 1232, 0, 0, P53_F_RD);
+	uint16_t fl = v6 ? frame6_of(f, qb, ql, (uint16_t)(7000 + lab), 0, 0)
+			 : frame_of(f, qb, ql, (uint16_t)(7000 + lab), 0);
+	keep = *plain;
+	memcpy(want, f, fl);
+	memset(&s0, 0, sizeof(s0));
+	assert_int_equal(p53_fast_ctx_init(&fx, mac_us, &addrs, img, &conf, &s0), 0);
+	p53_fast_ctx_nx(&fx, &keep);
+	int k0 = p53_fast_frame(&fx, &q, want, fl, 2048, 1, &pk);
+	keep = *plain;
+	int k = nx_burst1(&keep, f, fl, 2048, got, 1);
+	if (k != k0 || k < P53_FAST_ANSWERED)
+		fail_msg("a first label of %u bytes (IPv%d): %d, p53_fast_frame() %d", lab, v6 ? 6 : 4, k, k0);
+	if (memcmp(got, want, (size_t)k) != 0)
+		fail_msg("a first label of %u bytes (IPv%d): not p53_fast_frame()'s reply", lab, v6 ? 6 : 4);
+	if (v6 || lab == plain->flab + 20u)
+		return;
+	keep = *marked;
+	k = nx_burst1(&keep, f, fl, 2048, got, 0);
+	const uint8_t *m = memmem(got + 42, (size_t)k - 42, nx_serial, 3);
+	if (k < P53_FAST_ANSWERED || m == NULL || m[3] != (nx_serial[3] ^ 0x10))
+		fail_msg("a first label of %u bytes: not the kept reply", lab);
+}
+
 static void nx_frame_shape(void **state)
 {
 	(void)state;
@@ -2661,7 +2708,7 @@ static void nx_frame_shape(void **state)
 		{"from port 0", "\x06nx-qqq\x07" "example\x03" "com", 1, 1232, 0, 0, 54, 0, 0, 0, 2048, 0},
 	};
 	static uint8_t f[512], got[4096], qb[512];
-	static struct p53_fast_nx keep, saved;
+	static struct p53_fast_nx keep, saved, plain;
 	build(names, files, 2);
 	use_neg();
 
@@ -2679,12 +2726,14 @@ static void nx_frame_shape(void **state)
 		assert_true(nx_burst1(&keep, f, fl, 2048, got, 1) >= P53_FAST_ANSWERED);
 		assert_int_equal(keep.qlen, 20);
 		assert_int_equal(keep.flen, v6 == 2 ? 0 : OPT + 11);
-		/* the mark: the SOA serial's last byte in the kept tail, its sum kept right */
+		plain = keep;
+		/* the mark: the SOA serial's last byte in the kept tail, its sums kept right */
 		uint8_t *sp = memmem(keep.tail, keep.len, nx_serial, 4);
 		assert_non_null(sp);
 		size_t so = (size_t)(sp - keep.tail) + 3;
 		keep.tail[so] ^= 0x10;
 		keep.sum += (so & 1) ? (uint64_t)0x10 << 8 : 0x10;   /* bit 4 was clear: 0x...e9 */
+		keep.psum += (so & 1) ? (uint64_t)0x10 << 8 : 0x10;
 		assert_int_equal(nx_serial[3] & 0x10, 0);
 		saved = keep;
 
@@ -2695,6 +2744,13 @@ static void nx_frame_shape(void **state)
 		}
 		for (size_t i = 0; i < sizeof(rows6) / sizeof(rows6[0]); i++)
 			nx_row_try(&rows6[i], i, 2, &saved);
+		/* first labels of every length (63: a name of 77 bytes), kept ones only */
+		if (v6 == 2)
+			continue;
+		assert_int_not_equal(keep.pmult, 0);
+		for (unsigned int lab = 1; lab <= 63; lab++)
+			for (int f6 = 0; f6 < 2; f6++)
+				nx_len_try(lab, f6, &plain, &saved);
 	}
 }
 
