@@ -3388,6 +3388,10 @@ static __attribute__((noinline)) int fast_frame_qc(const struct p53_fast_ctx *c,
  * fixes: no label walk (the first label's length is the kept question's less its parent's,
  * and the parent must be the encloser's name, compared lowered), the name lowered, hashed and
  * looked up, and a miss answered with the kept reply and fast_answer()'s header and counters.
+ * `vary` (a constant; IPv4 only): a frame whose length differs from the kept one's by as
+ * much as its first label's does (1 to 63 bytes), answered from the same tail with its
+ * pointers to the apex in the question moved (nx_ptrs()); its own instance, so that the
+ * kept length's keeps its code (a shared one cost nxdomain 25 instructions).
  * Anything else, a name in the index included, goes to fast_frame() (a tail call), which
  * reads the frame again: nothing has been written but `q`. fast_frame()'s own code is not
  * touched (its registers: every earlier step inside it moved the other mixes).
@@ -3620,8 +3624,9 @@ static __attribute__((noinline)) uint16_t fast_burst_qc(const struct p53_fast_ct
 /* p53_fast_burst()'s loop without the answer cache's burst step: `look` 0, fast_frame() (none
  * of the cache's code) for a burst without the cache, and for the frames of a run of misses
  * that are not looked up; 2, nx_frame() for those with a kept name error's frame length,
- * nx_frame6() for those 20 bytes longer (its IPv6 frame's), fast_burst(); 1, fast_frame_qc()
- * for the one that is looked up (fast_burst_run()). */
+ * nx_frame6() for those 20 bytes longer (its IPv6 frame's), nx_frame_any() for those whose
+ * first label would be 1 to 63 bytes (fast_burst()); 1, fast_frame_qc() for the one that is
+ * looked up (fast_burst_run()). */
 static inline __attribute__((always_inline)) uint16_t burst_loop(const struct p53_fast_ctx *c,
 								  struct rte_mbuf **pkts, uint16_t n,
 								  struct rte_mbuf **out,
