@@ -267,8 +267,14 @@ enum { P53_FAST_NOT_READ = 0, P53_FAST_DECLINED, P53_FAST_ANSWERED };
  * - `flen`: the length of an IPv4 frame with a question of that length and an OPT without
  *   options (Ethernet, IPv4 without options, UDP, the message with its OPT last), whichever
  *   family the kept one came in, when its parent is `at`: p53_fast_burst() then tries each
- *   frame of that length whose first label has `flab` bytes as one more such question first
- *   (fastpath.c nx_frame()). 0: none.
+ *   frame of that length, and each IPv6 frame of 20 bytes more (no extension header), whose
+ *   first label has `flab` bytes as one more such question first (fastpath.c nx_frame(),
+ *   nx_frame6()). 0: none.
+ * - `pat`, `adelta`, `pmult`, `psum`: where the kept tail points at the apex in the question
+ *   (the SOA's owner, and its MNAME and RNAME when they end there), so that an IPv4 frame
+ *   whose first label has another length (its frame length as much longer or shorter) is
+ *   answered from the same tail with those pointers moved (nx_frame_any()). `pmult` 0: the
+ *   tail has another pointer, none kept.
  */
 #define P53_FAST_NX_TAIL 96     /* bytes of a reply's tail kept at most (a template's fit) */
 struct p53_fast_nx {
@@ -282,6 +288,10 @@ struct p53_fast_nx {
 	uint8_t len;                            /* the tail's bytes */
 	uint16_t flen;                          /* an IPv4 frame's length for it; 0: none */
 	uint8_t flab;                           /* its question's first label's length */
+	uint8_t pat[3];                         /* the tail's pointers to the apex, */
+	uint16_t adelta;                        /* their offset less the first label's length, */
+	uint16_t pmult;                         /* their sum's multiplier (0: none kept) */
+	uint64_t psum;                          /* and the tail's sum with them 0 */
 	uint8_t tail[P53_FAST_NX_TAIL];
 };
 
