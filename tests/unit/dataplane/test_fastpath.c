@@ -2595,7 +2595,7 @@ static void nx_row_try(const struct nx_row *r, size_t i, int v6, const struct p5
 
 /*
  * A name error below the kept one's encloser whose first label has `lab` bytes (1-63, some
- * upper case) over IPv4 or IPv6 (`v6`): through a burst with the kept state `plain` it gives
+ * upper case; 64 is not a label length and need not be answered) over IPv4 or IPv6 (`v6`): through a burst with the kept state `plain` it gives
  * p53_fast_frame()'s outcome and bytes (the kept tail's pointers to the apex moved, its sum
  * made again: nx_frame_any()), and with `marked` (`plain` with the serial marked) an IPv4
  * one is answered from the kept tail whatever the label's length, but for one 20 bytes
@@ -2627,11 +2627,11 @@ static void nx_len_try(unsigned int lab, int v6, const struct p53_fast_nx *plain
 	int k0 = p53_fast_frame(&fx, &q, want, fl, 2048, 1, &pk);
 	keep = *plain;
 	int k = nx_burst1(&keep, f, fl, 2048, got, 1);
-	if (k != k0 || k < P53_FAST_ANSWERED)
+	if (k != k0 || (k < P53_FAST_ANSWERED && lab <= 63))
 		fail_msg("a first label of %u bytes (IPv%d): %d, p53_fast_frame() %d", lab, v6 ? 6 : 4, k, k0);
-	if (memcmp(got, want, (size_t)k) != 0)
+	if (k >= P53_FAST_ANSWERED && memcmp(got, want, (size_t)k) != 0)
 		fail_msg("a first label of %u bytes (IPv%d): not p53_fast_frame()'s reply", lab, v6 ? 6 : 4);
-	if (v6 || lab == plain->flab + 20u)
+	if (v6 || lab > 63 || lab == plain->flab + 20u)
 		return;
 	keep = *marked;
 	k = nx_burst1(&keep, f, fl, 2048, got, 0);
@@ -2744,11 +2744,13 @@ static void nx_frame_shape(void **state)
 		}
 		for (size_t i = 0; i < sizeof(rows6) / sizeof(rows6[0]); i++)
 			nx_row_try(&rows6[i], i, 2, &saved);
-		/* first labels of every length (63: a name of 77 bytes), kept ones only */
+		/* first labels of every length (63: a name of 77 bytes), kept ones only; a
+		   length byte of 64 (not a label: RFC 6891's extended label type) as
+		   p53_fast_frame() has it, never the kept reply */
 		if (v6 == 2)
 			continue;
 		assert_int_not_equal(keep.pmult, 0);
-		for (unsigned int lab = 1; lab <= 63; lab++)
+		for (unsigned int lab = 1; lab <= 64; lab++)
 			for (int f6 = 0; f6 < 2; f6++)
 				nx_len_try(lab, f6, &plain, &saved);
 	}
