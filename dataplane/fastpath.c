@@ -22,6 +22,16 @@
 
 #define OPT_LEN 11
 
+/* Which steps of the burst path ran (fastpath.h p53_fast_step), counted only in a build that
+ * defines P53_FAST_STEPS (tests/fuzz/fuzz_burst.c compiles this file so, to prove its frame
+ * sequences reach each step); otherwise nothing, and no instruction. */
+#ifdef P53_FAST_STEPS
+uint64_t p53_fast_steps[P53_FAST_STEP__MAX];
+#define STEP(s) (p53_fast_steps[P53_FAST_STEP_##s]++)
+#else
+#define STEP(s) ((void)0)
+#endif
+
 /* The offsets of the fast shape's frames (Ethernet II without a tag, IPv4 without options,
  * IPv6 without extension headers): defined once, set in `p53_pkt` by the parse and taken as
  * constants by p53_fast_frame(). */
@@ -1307,8 +1317,10 @@ encloser_body(const void *img, const struct p53_query *q, const struct p53_image
 	for (int k = from; k <= q->qname_labels; k++) {
 		const uint8_t *s = q->lname + q->label_off[k];
 		size_t sl = (size_t)q->qname_len - q->label_off[k];
-		if (last != NULL && node_is(m, s, sl))
+		if (last != NULL && node_is(m, s, sl)) {
+			STEP(CE);
 			return m;
+		}
 		const struct p53_image_node *n = find(img, s, sl, p53_name_hash(s, sl));
 		if (n != NULL) {
 			if (last != NULL)
@@ -1455,6 +1467,45 @@ static __attribute__((noinline)) uint64_t steered_ecs(const void *img, const str
 			   at);
 }
 
+/* Where the kept tail (a SOA record, then the OPT) points at the apex in the question: its
+ * owner (a pointer, as soa() writes it) and the MNAME's and RNAME's ends when they point there
+ * too, so that nx_frame_any() moves them for a first label of another length. A tail with
+ * any other pointer (one that would not move with them) keeps none (`pmult` 0). Once per
+ * kept reply, out of line. */
+static __attribute__((noinline, cold)) void nx_ptrs(struct p53_fast_nx *x)
+{
+	const uint8_t *t = x->tail;
+	uint8_t z[P53_FAST_NX_TAIL];
+	uint32_t at = 12, n = 1, mult = 256;    /* the owner at offset 0 */
+
+	x->pmult = 0;
+	if (x->len < 12 + 2 + 2 + 20 || (t[0] & 0xc0) != 0xc0)
+		return;
+	uint16_t ptr = p53_get16(t);
+	x->pat[0] = x->pat[1] = x->pat[2] = 0;
+	for (int k = 0; k < 2; k++) {           /* MNAME, RNAME (RFC 1035 §3.3.13) */
+		while (at < x->len && t[at] != 0 && t[at] < 64)
+			at += 1u + t[at];
+		if (at + 1 >= x->len)
+			return;
+		if (t[at] == 0) {
+			at++;
+			continue;
+		}
+		if (p53_get16(t + at) != ptr)
+			return;
+		x->pat[n++] = (uint8_t)at;
+		mult += (at & 1) ? 1u : 256u;
+		at += 2;
+	}
+	memcpy(z, t, x->len);
+	for (uint32_t i = 0; i < n; i++)
+		memset(z + x->pat[i], 0, 2);
+	x->psum = p53_csum_fold(p53_csum_add(z, x->len, 0));
+	x->adelta = (uint16_t)((ptr & 0x3fff) - x->flab);
+	x->pmult = (uint16_t)mult;
+}
+
 /* Keep a name error's reply after its question (`pos`: its end; `ts`: its sum) for the next
  * question of its length below `ce` (p53_fast_nx), when it fits any size limit. */
 static inline __attribute__((always_inline)) void nx_keep(struct p53_fast_nx *x, const struct p53_image_node *ce,
@@ -1463,6 +1514,7 @@ static inline __attribute__((always_inline)) void nx_keep(struct p53_fast_nx *x,
 {
 	uint16_t qe = q->question_end;
 
+	STEP(NX_KEEP);
 	x->qlen = 0;
 	x->flen = 0;
 	if (pos > P53_UDP_MIN || (uint32_t)(pos - qe) > sizeof(x->tail) || ts == P53_FAST_NO_SUM)
@@ -1479,6 +1531,7 @@ static inline __attribute__((always_inline)) void nx_keep(struct p53_fast_nx *x,
 	if (q->lname[0] == q->qname_len - 1 - ce->name_len) {
 		x->flen = (uint16_t)(V4_DNS_OFF + qe + OPT_LEN);
 		x->flab = q->lname[0];
+		nx_ptrs(x);
 	}
 }
 
@@ -1595,6 +1648,7 @@ fast_answer(const void *img, const struct p53_answer_conf *conf, uint8_t *msg, u
 		if (tails && nx->qlen == q->qname_len && q->edns && !dnssec && ecs == NULL &&
 		    (uint32_t)pos + sizeof(nx->tail) <= max &&
 		    node_is(nx->at, q->lname + q->label_off[1], (size_t)q->qname_len - q->label_off[1])) {
+			STEP(NX_PUT);
 			pos = (uint16_t)(pos + nx_put(msg + pos, nx));
 			ts = nx->sum;
 			rcode = P53_RCODE_NXDOMAIN;
@@ -2659,11 +2713,15 @@ static inline __attribute__((always_inline)) void reply_udp(uint8_t *u, const ui
 typedef uint8_t qc_b16 __attribute__((vector_size(16)));
 static inline __attribute__((always_inline)) void swap_macs(uint8_t *frame)
 {
-	const qc_b16 m = {6, 7, 8, 9, 10, 11, 0, 1, 2, 3, 4, 5, 12, 13, 14, 15};
 	qc_b16 v;
 
 	memcpy(&v, frame, 16);
+#ifdef __clang__        /* scripts/fuzz.sh's build: clang has no __builtin_shuffle */
+	v = __builtin_shufflevector(v, v, 6, 7, 8, 9, 10, 11, 0, 1, 2, 3, 4, 5, 12, 13, 14, 15);
+#else
+	const qc_b16 m = {6, 7, 8, 9, 10, 11, 0, 1, 2, 3, 4, 5, 12, 13, 14, 15};
 	v = __builtin_shuffle(v, m);
+#endif
 	memcpy(frame, &v, 16);
 }
 
@@ -2918,6 +2976,7 @@ static __attribute__((noinline)) uint32_t qc_pick_miss(const struct p53_fast_ctx
 						       const struct p53_query *q, uint8_t *msg,
 						       uint64_t *rest)
 {
+	STEP(QC_PICK_MISS);
 	const struct p53_steer_rec *r = NULL;
 	const int v6 = q->src_v6, dnssec = (e->bits & P53_QC_DO) != 0;
 	const uint16_t qe = q->question_end;
@@ -2974,6 +3033,7 @@ static __attribute__((noinline)) uint32_t qc_steered_answer(const struct p53_fas
 							    const struct p53_query *q, uint8_t *msg,
 							    uint64_t *rest)
 {
+	STEP(QC_STEERED);
 	const void *t = __atomic_load_n(c->conf->steer, __ATOMIC_ACQUIRE);
 	const int v6 = q->src_v6;
 	const struct p53_qcache_pick *p;
@@ -3020,6 +3080,7 @@ static __attribute__((noinline)) uint16_t qc_ecs_answer(const struct p53_fast_ct
 							const struct p53_query *q, uint8_t *msg,
 							uint16_t cap, uint16_t *an, uint64_t *tail)
 {
+	STEP(QC_ECS);
 	uint16_t qe = q->question_end;
 	/* the OPT: 00 | 00 29 | payload | ext-rcode, version | flags | RDLENGTH | 00 08 | length |
 	   FAMILY | SOURCE | SCOPE | ADDRESS: bytes 0..7, 8..15 (FAMILY's first byte last), 16..
@@ -3311,6 +3372,7 @@ static inline __attribute__((always_inline)) int frame_step(const struct p53_fas
 		rlen = qc_answer(c, hit, q, msg, cap, r, &rest);
 		if (rlen == 0)
 			return P53_FAST_NOT_READ;       /* the general checks read it all again */
+		STEP(QC_HIT);
 		if (__builtin_expect(fam == 2, 0))
 			return (int)qc_reply6(frame, rlen, keep, rest);
 		return (int)fast_reply4(frame, L3_OFF, V4_L4_OFF, V4_DNS_OFF, rlen, q, keep, rest, 1);
@@ -3322,8 +3384,10 @@ static inline __attribute__((always_inline)) int frame_step(const struct p53_fas
 		if (rlen == 0)
 			return -fam;
 		/* a miss answered, the second in a row for its question: stored */
-		if (__builtin_expect(hit == QC_STORE, 0))
+		if (__builtin_expect(hit == QC_STORE, 0)) {
+			STEP(QC_STORE);
 			qc_store(c, q, msg, rlen, tail);
+		}
 	}
 	if (__builtin_expect(fam == 2, 0))
 		return (int)fast_reply6(frame, rlen, q, keep, tail);
@@ -3337,6 +3401,7 @@ static inline __attribute__((always_inline)) int frame_step(const struct p53_fas
 static __attribute__((noinline)) int fast_frame(const struct p53_fast_ctx *c, struct p53_query *q,
 						uint8_t *frame, uint16_t len, uint32_t room, int verify)
 {
+	STEP(FRAME);
 	return frame_step(c, q, frame, len, room, verify, 0, NULL, 0, 1);
 }
 
@@ -3344,45 +3409,69 @@ static __attribute__((noinline)) int fast_frame_qc(const struct p53_fast_ctx *c,
 						   uint8_t *frame, uint16_t len, uint32_t room,
 						   int verify)
 {
+	STEP(FRAME_QC);
 	return frame_step(c, q, frame, len, room, verify, 1, NULL, 0, 1);
 }
 
 /*
  * A frame tried as one more question of the kept name error's shape (p53_fast_nx `flen`): a
- * random-subdomain flood asks names of one length below one encloser, over IPv4 with EDNS and
- * DO=0, and fast_answer() answers each with the kept reply. For a frame of the kept query's
- * length, the checks of parse_frame() and fast_udp() for that shape alone, at the offsets the
- * length fixes: no label walk (the first label's length is the kept question's less its
- * parent's, and the parent must be the encloser's name, compared lowered), the name lowered,
- * hashed and looked up, and a miss answered with the kept reply and fast_answer()'s header
- * and counters. Anything else, a name in the index included, goes to fast_frame() (a tail
- * call), which reads the frame again: nothing has been written but `q`. fast_frame()'s own
- * code is not touched (its registers: every earlier step inside it moved the other mixes).
+ * random-subdomain flood asks names of one length below one encloser, with EDNS and DO=0, and
+ * fast_answer() answers each with the kept reply. For a frame of the kept query's length in
+ * family `fam` (a constant: 1 IPv4, 2 IPv6, whose frame is 20 bytes longer), the checks of
+ * parse_frame() (parse6()) and fast_udp() for that shape alone, at the offsets the length
+ * fixes: no label walk (the first label's length is the kept question's less its parent's,
+ * and the parent must be the encloser's name, compared lowered), the name lowered, hashed and
+ * looked up, and a miss answered with the kept reply and fast_answer()'s header and counters.
+ * `vary` (a constant; IPv4 only): a frame whose length differs from the kept one's by as
+ * much as its first label's does (1 to 63 bytes), answered from the same tail with its
+ * pointers to the apex in the question moved (nx_ptrs()); its own instance, so that the
+ * kept length's keeps its code (a shared one cost nxdomain 25 instructions).
+ * Anything else, a name in the index included, goes to fast_frame() (a tail call), which
+ * reads the frame again: nothing has been written but `q`. fast_frame()'s own code is not
+ * touched (its registers: every earlier step inside it moved the other mixes).
  */
-static __attribute__((noinline)) int nx_frame(const struct p53_fast_ctx *c, struct p53_query *q,
-					      uint8_t *frame, uint16_t len, uint32_t room, int verify)
+static inline __attribute__((always_inline)) int nx_step(const struct p53_fast_ctx *c,
+							  struct p53_query *q, uint8_t *frame,
+							  uint16_t len, uint32_t room, int verify,
+							  const int fam, const int vary)
 {
 	const struct p53_fast_nx *x = c->nx;
+	const uint32_t l4_off = fam == 2 ? V6_L4_OFF : V4_L4_OFF;
+	const uint32_t dns_off = l4_off + 8;
 
+	STEP(NX_FRAME);
 	/* the length, then the first label's (the kept question's, whose parent is the
 	   encloser: with the parent compared below, the name's labels are known) */
-	if (len != x->flen || frame[V4_DNS_OFF + P53_DNS_HDR_LEN] != x->flab)
+	uint32_t lab = vary ? (uint32_t)len - x->flen - dns_off + V4_DNS_OFF + x->flab : x->flab;
+	if (vary ? lab - 1 > 62 || frame[dns_off + P53_DNS_HDR_LEN] != lab || x->pmult == 0
+		 : len != x->flen + dns_off - V4_DNS_OFF || frame[dns_off + P53_DNS_HDR_LEN] != x->flab)
 		goto general;
 	const uint8_t *ip = frame + L3_OFF;
-	const uint8_t *u = frame + V4_L4_OFF;
-	uint8_t *d = frame + V4_DNS_OFF;
-	size_t nl = x->qlen, pl = x->at->name_len;
-	uint16_t frag;
-	uint32_t dst;
-	/* parse_frame(): Ethernet II to our address from a unicast one, IPv4 without options, no
-	   fragment, UDP to port 53 from a port not 0, the lengths the frame's */
-	memcpy(&frag, ip + 6, 2);
-	memcpy(&dst, ip + 16, 4);
-	if (p53_get16(frame + 12) != 0x0800 || (frame[6] & 1) || memcmp(frame, c->mac, 6) != 0 ||
-	    ip[0] != 0x45 || p53_get16(ip + 2) != len - L3_OFF || (frag & RTE_BE16(0x3fff)) != 0 ||
-	    ip[9] != 17 || bad_src4(ip + 12) || p53_get16(u + 4) != len - V4_L4_OFF ||
-	    p53_get16(u + 2) != 53 || p53_get16(u) == 0 || !ours4(c->addrs, dst))
-		goto general;
+	const uint8_t *u = frame + l4_off;
+	uint8_t *d = frame + dns_off;
+	size_t pl = x->at->name_len, nl = vary ? lab + 1 + pl : x->qlen;
+	if (fam == 2) {
+		/* parse6(): Ethernet II to our address from a unicast one, IPv6 with UDP next
+		   (any traffic class and flow label), the lengths the frame's, a checksum (RFC
+		   8200 §8.1), UDP to port 53 from a port not 0, to a service address */
+		if (p53_get16(frame + 12) != 0x86dd || (frame[6] & 1) || memcmp(frame, c->mac, 6) != 0 ||
+		    (ip[0] >> 4) != 6 || p53_get16(ip + 4) != len - V6_L4_OFF || ip[6] != 17 ||
+		    bad_src6(ip + 8) || p53_get16(u + 4) != len - V6_L4_OFF || (u[6] | u[7]) == 0 ||
+		    p53_get16(u + 2) != 53 || p53_get16(u) == 0 || !ours6(c->addrs, ip + 24))
+			goto general;
+	} else {
+		uint16_t frag;
+		uint32_t dst;
+		/* parse_frame(): Ethernet II to our address from a unicast one, IPv4 without
+		   options, no fragment, UDP to port 53 from a port not 0, the lengths the frame's */
+		memcpy(&frag, ip + 6, 2);
+		memcpy(&dst, ip + 16, 4);
+		if (p53_get16(frame + 12) != 0x0800 || (frame[6] & 1) || memcmp(frame, c->mac, 6) != 0 ||
+		    ip[0] != 0x45 || p53_get16(ip + 2) != len - L3_OFF || (frag & RTE_BE16(0x3fff)) != 0 ||
+		    ip[9] != 17 || bad_src4(ip + 12) || p53_get16(u + 4) != len - V4_L4_OFF ||
+		    p53_get16(u + 2) != 53 || p53_get16(u) == 0 || !ours4(c->addrs, dst))
+			goto general;
+	}
 	/* fast_udp(): a QUERY, one question, one OPT (its 11 bytes last: no option, version 0,
 	   DO=0), class IN and none of the types with their own rules */
 	const uint8_t *name = d + P53_DNS_HDR_LEN;
@@ -3399,27 +3488,60 @@ static __attribute__((noinline)) int nx_frame(const struct p53_fast_ctx *c, stru
 	/* fast_answer(): room for the kept reply's fixed copy (its limit is at least 512, more
 	   than a question and the copy take) */
 	uint16_t pos = (uint16_t)(P53_DNS_HDR_LEN + nl + 4);
-	if (room < V4_DNS_OFF + (uint32_t)pos + P53_FAST_NX_TAIL)
+	if (room < dns_off + (uint32_t)pos + P53_FAST_NX_TAIL ||
+	    (vary && (nl > P53_NAME_MAXLEN || pos + x->len > P53_UDP_MIN)))
 		goto general;
-	uint64_t k = udp_keep0(u, ip + 12, 8);
+	uint64_t k = fam == 2 ? udp_keep0(u, ip + 8, 32) : udp_keep0(u, ip + 12, 8);
 	uint32_t hash = qname_fold(name, nl, q, &k);
 	/* the parent the encloser (its labels so the name's), the name not in the index */
 	if (!node_is(x->at, q->lname + 1 + name[0], pl))
 		goto general;
-	if (verify && (u[6] | u[7]) != 0 &&
-	    !udp_sum_ok(u, d, (uint16_t)(len - V4_L4_OFF), k, o, OPT_LEN, 1, nl, 0))
+	/* a zero checksum: none over IPv4 (RFC 768), refused above over IPv6 */
+	if (verify && (fam == 2 || (u[6] | u[7]) != 0) &&
+	    !udp_sum_ok(u, d, (uint16_t)(len - l4_off), k, o, OPT_LEN, 1, nl, 0))
 		goto general;
 	if (find_body(c->img, q->lname, nl, hash) != NULL)
 		goto general;
 	uint64_t ts;
 	q->flags = flags;
 	q->question_end = pos;
-	pos = (uint16_t)(pos + nx_put(d + pos, x));
-	pos = finish(d, c->st, q, &ts, x->sum, pos, P53_F_AA, P53_RCODE_NXDOMAIN, 0, 1, 1,
+	STEP(NX_FRAME_ANSWER);
+	uint8_t *w = d + pos;
+	pos = (uint16_t)(pos + nx_put(w, x));
+	uint64_t sum = x->sum;
+	if (vary && lab != x->flab) {
+		uint16_t ptr = (uint16_t)(0xc000 | (lab + x->adelta));
+		p53_put16(w, ptr);
+		p53_put16(w + x->pat[1], ptr);
+		p53_put16(w + x->pat[2], ptr);
+		sum = x->psum + (uint64_t)ptr * x->pmult;
+	}
+	pos = finish(d, c->st, q, &ts, sum, pos, P53_F_AA, P53_RCODE_NXDOMAIN, 0, 1, 1,
 		     P53_ANS_NXDOMAIN, 2, qt);
-	return (int)fast_reply4(frame, L3_OFF, V4_L4_OFF, V4_DNS_OFF, pos, q, k, x->sum, 0);
+	if (fam == 2)
+		return (int)fast_reply6(frame, pos, q, k, sum);
+	return (int)fast_reply4(frame, L3_OFF, V4_L4_OFF, V4_DNS_OFF, pos, q, k, sum, 0);
 general:
 	return fast_frame(c, q, frame, len, room, verify);
+}
+
+static __attribute__((noinline)) int nx_frame(const struct p53_fast_ctx *c, struct p53_query *q,
+					      uint8_t *frame, uint16_t len, uint32_t room, int verify)
+{
+	return nx_step(c, q, frame, len, room, verify, 1, 0);
+}
+
+static __attribute__((noinline)) int nx_frame_any(const struct p53_fast_ctx *c, struct p53_query *q,
+						  uint8_t *frame, uint16_t len, uint32_t room, int verify)
+{
+	return nx_step(c, q, frame, len, room, verify, 1, 1);
+}
+
+/* nx_frame() over IPv6, its own instance: the IPv4 one keeps its code. */
+static __attribute__((noinline)) int nx_frame6(const struct p53_fast_ctx *c, struct p53_query *q,
+					       uint8_t *frame, uint16_t len, uint32_t room, int verify)
+{
+	return nx_step(c, q, frame, len, room, verify, 2, 0);
 }
 
 /* The frame step with the answer cache for one received mbuf (fast_burst_qc()): its checks
@@ -3447,6 +3569,7 @@ static inline __attribute__((always_inline)) int mbuf_step(const struct p53_fast
 static __attribute__((noinline)) int fast_mbuf_qc6(const struct p53_fast_ctx *c, struct p53_query *q,
 						   struct rte_mbuf *m)
 {
+	STEP(MBUF_QC6);
 	return mbuf_step(c, q, m, 2);
 }
 
@@ -3458,6 +3581,7 @@ static __attribute__((noinline)) int fast_mbuf_qc(const struct p53_fast_ctx *c, 
 {
 	if (__builtin_expect(p53_get16(rte_pktmbuf_mtod(m, uint8_t *) + 12) != 0x0800, 0))
 		return fast_mbuf_qc6(c, q, m);
+	STEP(MBUF_QC);
 	return mbuf_step(c, q, m, 1);
 }
 
@@ -3537,8 +3661,10 @@ static __attribute__((noinline)) uint16_t fast_burst_qc(const struct p53_fast_ct
 
 /* p53_fast_burst()'s loop without the answer cache's burst step: `look` 0, fast_frame() (none
  * of the cache's code) for a burst without the cache, and for the frames of a run of misses
- * that are not looked up; 2, nx_frame() for those with a kept name error's frame length
- * (fast_burst()); 1, fast_frame_qc() for the one that is looked up (fast_burst_run()). */
+ * that are not looked up; 2, nx_frame() for those with a kept name error's frame length,
+ * nx_frame6() for those 20 bytes longer (its IPv6 frame's), nx_frame_any() for those whose
+ * first label would be 1 to 63 bytes (fast_burst()); 1, fast_frame_qc() for the one that is
+ * looked up (fast_burst_run()). */
 static inline __attribute__((always_inline)) uint16_t burst_loop(const struct p53_fast_ctx *c,
 								  struct rte_mbuf **pkts, uint16_t n,
 								  struct rte_mbuf **out,
@@ -3558,6 +3684,10 @@ static inline __attribute__((always_inline)) uint16_t burst_loop(const struct p5
 			/* room: the data and the tailroom, i.e. the buffer after the headroom; a
 			   frame not of the kept name error's length goes to fast_frame() at once */
 			r = (look == 2 && rte_pktmbuf_data_len(m) == c->nx->flen ? nx_frame
+			     : look == 2 && rte_pktmbuf_data_len(m) == c->nx->flen + V6_DNS_OFF - V4_DNS_OFF
+				     ? nx_frame6
+			     : look == 2 && (uint32_t)(rte_pktmbuf_data_len(m) - c->nx->flen + c->nx->flab) - 1 < 63
+				     ? nx_frame_any
 			     : look == 1 ? fast_frame_qc : fast_frame)(c, &q[i], rte_pktmbuf_mtod(m, uint8_t *),
 								rte_pktmbuf_data_len(m),
 								(uint32_t)(uint16_t)(m->buf_len -
@@ -3586,11 +3716,13 @@ static __attribute__((noinline)) uint16_t fast_burst_nx(const struct p53_fast_ct
 							struct rte_mbuf **out, struct p53_query *q,
 							struct p53_pkt *pkt, int *k)
 {
+	STEP(BURST_NX);
 	return burst_loop(c, pkts, n, out, q, pkt, k, 2);
 }
 
 /* With a kept name error's frame length (p53_fast_nx `flen`), each frame tried as one more
- * first (nx_frame()); chosen per burst, so that a burst without one pays nothing per frame. */
+ * first (nx_frame(), nx_frame6()); chosen per burst, so that a burst without one pays nothing
+ * per frame. */
 static __attribute__((noinline)) uint16_t fast_burst(const struct p53_fast_ctx *c,
 						     struct rte_mbuf **pkts, uint16_t n,
 						     struct rte_mbuf **out, struct p53_query *q,
@@ -3645,6 +3777,7 @@ static __attribute__((noinline)) uint16_t fast_burst_run(const struct p53_fast_c
 			/* the one question in P53_QCACHE_RUN looked up (a name error from the kept
 			   reply, as fast_burst()'s) */
 			m = 1;
+			STEP(RUN_LOOK);
 			a = fast_burst_look(c, pkts + i, m, out + i, q + i, pkt + i, k);
 		} else if (qc->klim != 0) {
 			/* the run has ended: the cache's own loop */
@@ -3656,6 +3789,7 @@ static __attribute__((noinline)) uint16_t fast_burst_run(const struct p53_fast_c
 			/* the four after them, as a loop over the whole burst would */
 			for (uint16_t j = (uint16_t)(i + m); j < n && j < i + m + 4; j++)
 				rte_prefetch0(rte_pktmbuf_mtod(pkts[j], void *));
+			STEP(RUN_SKIP);
 			a = fast_burst(c, pkts + i, m, out + i, q + i, pkt + i, k);
 			qc_skipped(qc, a + (a < m && p53_mbuf_readable(pkts[i + a])));
 		}
@@ -3685,7 +3819,11 @@ uint16_t p53_fast_burst(const struct p53_fast_ctx *c, struct rte_mbuf **pkts, ui
 int p53_fast_read(const struct p53_fast_ctx *c, struct p53_query *q, const uint8_t *frame,
 		  uint16_t len, int verify, uint64_t *keep)
 {
-	return fast_parse(frame, len, verify, c->mac, c->addrs, NULL, q, keep, NULL, NULL);
+	int fam = fast_parse(frame, len, verify, c->mac, c->addrs, NULL, q, keep, NULL, NULL);
+
+	if (fam != 0)
+		STEP(READ);
+	return fam;
 }
 
 int p53_fast_write(const struct p53_fast_ctx *c, struct p53_query *q, uint8_t *frame, int fam,
@@ -3709,6 +3847,7 @@ int p53_fast_write(const struct p53_fast_ctx *c, struct p53_query *q, uint8_t *f
 		fast_pkt(frame, fam, pkt, q);   /* for the general responder */
 		return P53_FAST_DECLINED;
 	}
+	STEP(WRITE);
 	if (__builtin_expect(fam == 2, 0))
 		return (int)fast_reply6(frame, rlen, q, keep, tail);
 	return (int)fast_reply4(frame, L3_OFF, V4_L4_OFF, V4_DNS_OFF, rlen, q, keep, tail, 0);

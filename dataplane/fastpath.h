@@ -267,8 +267,14 @@ enum { P53_FAST_NOT_READ = 0, P53_FAST_DECLINED, P53_FAST_ANSWERED };
  * - `flen`: the length of an IPv4 frame with a question of that length and an OPT without
  *   options (Ethernet, IPv4 without options, UDP, the message with its OPT last), whichever
  *   family the kept one came in, when its parent is `at`: p53_fast_burst() then tries each
- *   frame of that length whose first label has `flab` bytes as one more such question first
- *   (fastpath.c nx_frame()). 0: none.
+ *   frame of that length, and each IPv6 frame of 20 bytes more (no extension header), whose
+ *   first label has `flab` bytes as one more such question first (fastpath.c nx_frame(),
+ *   nx_frame6()). 0: none.
+ * - `pat`, `adelta`, `pmult`, `psum`: where the kept tail points at the apex in the question
+ *   (the SOA's owner, and its MNAME and RNAME when they end there), so that an IPv4 frame
+ *   whose first label has another length (its frame length as much longer or shorter) is
+ *   answered from the same tail with those pointers moved (nx_frame_any()). `pmult` 0: the
+ *   tail has another pointer, none kept.
  */
 #define P53_FAST_NX_TAIL 96     /* bytes of a reply's tail kept at most (a template's fit) */
 struct p53_fast_nx {
@@ -282,6 +288,10 @@ struct p53_fast_nx {
 	uint8_t len;                            /* the tail's bytes */
 	uint16_t flen;                          /* an IPv4 frame's length for it; 0: none */
 	uint8_t flab;                           /* its question's first label's length */
+	uint8_t pat[3];                         /* the tail's pointers to the apex, */
+	uint16_t adelta;                        /* their offset less the first label's length, */
+	uint16_t pmult;                         /* their sum's multiplier (0: none kept) */
+	uint64_t psum;                          /* and the tail's sum with them 0 */
 	uint8_t tail[P53_FAST_NX_TAIL];
 };
 
@@ -403,5 +413,34 @@ struct p53_fast_found {
 int p53_fast_write(const struct p53_fast_ctx *c, struct p53_query *q, uint8_t *frame, int fam,
 		   uint32_t room, uint64_t keep, struct p53_pkt *pkt,
 		   const struct p53_fast_found *found);
+
+/*
+ * The steps of the burst path (p53_fast_burst(), p53_fast_read()/p53_fast_write()), counted in
+ * p53_fast_steps[] only in a build of fastpath.c with P53_FAST_STEPS defined (tests/fuzz/
+ * fuzz_burst.c: each must be reached by its corpus); pop53d counts none.
+ */
+enum p53_fast_step {
+	P53_FAST_STEP_MBUF_QC,          /* fast_mbuf_qc(): an IPv4 frame, the cache's burst step */
+	P53_FAST_STEP_MBUF_QC6,         /* fast_mbuf_qc6(): the same, IPv6 */
+	P53_FAST_STEP_QC_HIT,           /* a question answered from the answer cache */
+	P53_FAST_STEP_QC_STORE,         /* an answer stored in it */
+	P53_FAST_STEP_QC_ECS,           /* qc_ecs_answer(): a hit with ECS */
+	P53_FAST_STEP_QC_STEERED,       /* qc_steered_answer(): a steered entry's hit */
+	P53_FAST_STEP_QC_PICK_MISS,     /* qc_pick_miss(): ...whose pick the pick cache has not */
+	P53_FAST_STEP_FRAME,            /* fast_frame(): the step without the cache */
+	P53_FAST_STEP_FRAME_QC,         /* fast_frame_qc(): the cache's frame step */
+	P53_FAST_STEP_BURST_NX,         /* fast_burst_nx(): a burst with a kept name error's frame length */
+	P53_FAST_STEP_NX_FRAME,         /* nx_frame() tried */
+	P53_FAST_STEP_NX_FRAME_ANSWER,  /* ...and answered with the kept reply itself */
+	P53_FAST_STEP_NX_KEEP,          /* nx_keep(): a name error's reply kept */
+	P53_FAST_STEP_NX_PUT,           /* fast_answer(): a name error answered with the kept reply */
+	P53_FAST_STEP_CE,               /* the kept closest encloser matched a candidate */
+	P53_FAST_STEP_RUN_SKIP,         /* fast_burst_run(): a stretch not looked up (a run of misses) */
+	P53_FAST_STEP_RUN_LOOK,         /* ...the one question in P53_QCACHE_RUN looked up */
+	P53_FAST_STEP_READ,             /* p53_fast_read(): a frame of the large image's passes read */
+	P53_FAST_STEP_WRITE,            /* p53_fast_write(): ...and answered */
+	P53_FAST_STEP__MAX
+};
+extern uint64_t p53_fast_steps[P53_FAST_STEP__MAX];
 
 #endif /* P53_FASTPATH_H */

@@ -8,6 +8,7 @@
 # Usage: scripts/fuzz.sh [SECONDS_PER_TARGET] [TARGET...]
 #   SECONDS_PER_TARGET  default 60
 #   TARGET              fuzz_answer fuzz_dnsmsg fuzz_zone fuzz_ecs fuzz_cookie fuzz_xfr
+#                       fuzz_burst
 #                       (default: all)
 # Environment: BUILD (default build-fuzz), OUT (default $BUILD/fuzz-out), CPU (taskset CPU,
 # default 1). Exit status: 0 when no target crashed.
@@ -20,7 +21,7 @@ CPU=${CPU:-1}
 SECS=${1:-60}
 shift || true
 TARGETS=("$@")
-[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(fuzz_answer fuzz_dnsmsg fuzz_zone fuzz_ecs fuzz_cookie fuzz_xfr)
+[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(fuzz_answer fuzz_dnsmsg fuzz_zone fuzz_ecs fuzz_cookie fuzz_xfr fuzz_burst)
 
 command -v clang >/dev/null || { echo "fuzz.sh: clang is needed (scripts/deps.sh installs it)" >&2; exit 2; }
 if [ ! -f "$BUILD/build.ninja" ]; then
@@ -38,6 +39,7 @@ max_len() {
 	fuzz_ecs) echo 64 ;;
 	fuzz_cookie) echo 128 ;;
 	fuzz_xfr) echo 16384 ;;
+	fuzz_burst) echo 4096 ;;
 	esac
 }
 

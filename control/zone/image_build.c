@@ -2,9 +2,11 @@
  * Zone compiler: master files to one zone image (dataplane/image.h).
  *
  * Build steps:
- *  1. Zones: parse each origin, create its apex node; sort the apexes by name so duplicate
- *     zones are found and "is this name a served apex?" is a binary search.
- *  2. Load (control/zone/zone_load.c): ldns parses each master file and its $INCLUDEs one RR at a
+ *  1. Zones: parse each origin; sort the apexes by name so duplicate zones are found and "is
+ *     this name a served apex?" is a binary search.
+ *  2. Load (control/zone/zone_load.c), zone by zone, each zone's apex node made first
+ *     (apex_make: so each zone's nodes, and their RRsets, are one range of the image's
+ *     tables): ldns parses each master file and its $INCLUDEs one RR at a
  *     time; each RR becomes wire bytes (after the owner) plus its canonical RDATA, and its
  *     owner a node in a (zone, name) hash map, missing ancestors created as we go (they end
  *     up as empty non-terminals). Out-of-zone records are dropped with a warning.

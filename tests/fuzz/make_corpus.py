@@ -15,6 +15,8 @@ are committed. Existing files are left as they are, so seeds that found somethin
   fuzz_xfr.in     record streams as a transfer leaves them (uncompressed wire, one record
                   after another): the repository's zones (signed ones too) moved to fuzz.test.,
                   in mixed case, and records the wire reader must leave to ldns
+
+fuzz_burst.in is written by make_corpus_burst.py (no dnspython needed).
 """
 import os
 import struct
