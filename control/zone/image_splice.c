@@ -3,13 +3,16 @@
  *
  * The new image is the running one's sections copied, each grown by what the zone alone
  * brings: its blocks after the running image's (so every offset of the zone image moves by
- * one amount), its nodes and RRsets after the running image's (indices move by n_nodes and
- * n_rrsets), its additional lists after the running ones (P53_ADDS heads kept, node entries
- * renumbered). The NSEC chain and the NSEC3 hashes are kept zone by zone, in zone order, as
- * the compile writes them and the patch expects them (image_patch.c nsec_proofs, n3_proofs):
- * the zone's old part of each is replaced by the zone image's, the later zones' proofs (NSEC)
- * and ranges (NSEC3) move by the difference. Additional lists across zones are made again
- * after J's (relist).
+ * one amount), its nodes and RRsets after the running image's, where the zone's entry now
+ * puts its ranges (image.h, p53_image_zone.node_base: every index inside the zone is relative
+ * to them, so none of J's is renumbered), its additional lists after the running ones. The
+ * zone's old ranges stay as garbage, outside every zone's range (counted in the header's
+ * pad), their nodes out of the name index. The NSEC chain and the NSEC3 hashes are kept zone
+ * by zone, in zone order, as the compile writes them and the patch expects them
+ * (image_patch.c nsec_proofs, n3_proofs): the zone's old part of each (chain_part,
+ * nsec3_part) is replaced by the zone image's, the later zones' proofs (NSEC) and ranges
+ * (NSEC3) move by the difference. Additional lists across zones are made again after J's
+ * (relist).
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -100,7 +103,7 @@ static bool across(const struct lists *l, bool in_j, const uint8_t *t, size_t tl
 	return p53_name_at_or_below(t, tl, l->apex, l->apex_len) != in_j;
 }
 
-/* The node (the new image's index) of a target across, with addresses; or P53_NONE. */
+/* The node (its index in the new image) of a target across, with addresses; or P53_NONE. */
 static uint32_t across_node(const struct lists *l, bool in_j, const uint8_t *t, size_t tl)
 {
 	const void *im = in_j ? l->img : l->one;
@@ -114,8 +117,9 @@ static uint32_t across_node(const struct lists *l, bool in_j, const uint8_t *t, 
 /*
  * RRset rs of `src` (J when in_j, owned by `owner`) and its list: whether a target lies
  * across (`probe`: then returns 1 or 0, nothing written), else its list as the compile of
- * every zone makes it written to out (head, then nodes in the new image's indices): its
- * length in words, 0 for no list.
+ * every zone makes it written to out (head, then nodes relative to the owner's zone's range
+ * in the new image, another zone's modulo 2^32: image.h, p53_image_znode()): its length in
+ * words, 0 for no list. The nodes are compared as the new image's indices.
  */
 static size_t relist(const struct lists *l, bool in_j, const void *src,
 		     const struct p53_image_rrset *rs, const struct p53_image_node *owner,
@@ -125,7 +129,10 @@ static size_t relist(const struct lists *l, bool in_j, const void *src,
 	const uint32_t *old = rs->adds != P53_NONE ? p53_image_adds(src, rs->adds) : NULL;
 	const uint32_t n_old = old != NULL ? P53_ADDS_COUNT(old[0]) : 0;
 	const uint32_t req = old != NULL ? P53_ADDS_REQUIRED(old[0]) : 0;
-	const uint32_t by = in_j ? l->bn : 0;
+	/* The owner's zone's range starts here in the new image (J's where J's nodes go, another
+	 * zone's where it was): an entry of the old list plus this is a node of the new image. */
+	const struct p53_image_zone *oz = p53_image_zone(src, owner->zone);
+	const uint32_t by = in_j ? l->bn : oz->node_base;
 	const bool cut = rs->type == P53_T_NS && (owner->flags & P53_NODE_CUT);
 	const uint8_t *on = p53_image_node_name(src, owner), *rd = p53_image_rdata(src, rs);
 	uint8_t t[P53_NAME_MAXLEN];
@@ -153,7 +160,7 @@ static size_t relist(const struct lists *l, bool in_j, const void *src,
 		/* The old list's next node, when it is this target's (one per distinct target
 		 * that resolved, in record order). */
 		if (pos < n_old) {
-			const struct p53_image_node *e = p53_image_node(src, old[1 + pos]);
+			const struct p53_image_node *e = p53_image_znode(src, oz, old[1 + pos]);
 			if (e->name_len == tl && memcmp(p53_image_node_name(src, e), t, tl) == 0)
 				tn = old[1 + pos++] + by;
 		}
@@ -167,11 +174,14 @@ static size_t relist(const struct lists *l, bool in_j, const void *src,
 	}
 	if (probe || n == 0)
 		return 0;
+	for (uint32_t q = 0; q < n; q++)
+		out[1 + q] -= by; /* modulo 2^32 for another zone's node */
 	out[0] = n | req << 16;
 	return 1 + n;
 }
 
-/* An RRset a list is made again for: its index, in J (in_j) or in the running image. */
+/* An RRset a list is made again for: its index (in its image, not its zone's), in J (in_j) or
+ * in the running image. */
 struct relisted {
 	uint32_t rs, owner;
 	bool in_j;
@@ -202,34 +212,70 @@ static int relist_node(const struct lists *l, bool in_j, const void *src, uint32
 			s->a = x;
 			s->cap = c;
 		}
-		s->a[s->n++] = (struct relisted){ .rs = nd->rrsets + i, .owner = n, .in_j = in_j };
+		uint32_t rsi = p53_image_zone(src, nd->zone)->rrset_base + nd->rrsets + i;
+		s->a[s->n++] = (struct relisted){ .rs = rsi, .owner = n, .in_j = in_j };
 		s->words += 1u + rs->count;
 	}
 	return 0;
 }
 
-/* First index of tab (n entries of `size` bytes, the node index at `node_at` in each) whose
- * node lies in a zone after z (`after`) or in z or after: the tables hold zones in order. */
-static uint32_t zone_bound(const void *img, const uint8_t *tab, size_t size, size_t node_at,
-			   uint32_t n, uint32_t z, bool after)
+/* Whether zone zn has an NSEC chain (dnssec_build.c: NSEC3 first). */
+static bool nsec_zone(const struct p53_image_hdr *h, const struct p53_image_zone *zn)
 {
-	uint32_t lo = 0, hi = n;
-
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2, node;
-		memcpy(&node, tab + (size_t)mid * size + node_at, sizeof(node));
-		uint32_t zz = p53_image_node(img, node)->zone;
-		if (after ? zz <= z : zz < z)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return h->proofs_off != 0 && (zn->dnssec & P53_ZONE_NSEC) && !(zn->dnssec & P53_ZONE_NSEC3);
 }
 
-static uint32_t renum(uint32_t x, uint32_t by)
+/*
+ * Zone z's part [*c0, *c1) of the NSEC chain. The compile writes the chain zone by zone in zone
+ * order, each zone's owners in canonical order, the apex first (dnssec_build.c nsec_zone), so
+ * the apex's proof searches all of it but the apex's own NSEC: chain[lo, hi), the apex at
+ * lo - 1 when it owns one (its proof's match is itself), as the patch keeps it (image_patch.c
+ * nsec_plan). A zone without a chain has an empty part where the next zone's starts. -1 when
+ * the proofs do not say so (the splice declines).
+ */
+static int chain_part(const void *img, uint32_t z, uint32_t *c0, uint32_t *c1)
 {
-	return x == P53_NONE ? P53_NONE : x + by;
+	const struct p53_image_hdr *h = p53_image_hdr(img);
+	const struct p53_image_zone *zn = p53_image_zone(img, z);
+
+	if (!nsec_zone(h, zn)) {
+		for (uint32_t k = z + 1; k < h->n_zones; k++)
+			if (nsec_zone(h, p53_image_zone(img, k)))
+				return chain_part(img, k, c0, c1) == 0 ? (*c1 = *c0, 0) : -1;
+		*c0 = *c1 = h->n_chain;
+		return 0;
+	}
+	const struct p53_image_proof *pa = p53_image_proof(img, zn->node_base + zn->apex);
+	if (pa->lo > pa->hi || pa->hi > h->n_chain)
+		return -1;
+	*c0 = pa->lo;
+	*c1 = pa->hi;
+	if (pa->match == zn->apex) {
+		if (pa->lo == 0 || p53_image_chain(img)[pa->lo - 1] != zn->apex)
+			return -1;
+		*c0 = pa->lo - 1;
+	}
+	return 0;
+}
+
+/* Zone z's part [*h0, *h1) of the NSEC3 hashes: its entry's (proof_lo, proof_n), or an empty
+ * part where the next NSEC3 zone's starts. -1 when it lies outside the table. */
+static int nsec3_part(const void *img, uint32_t z, uint32_t *h0, uint32_t *h1)
+{
+	const struct p53_image_hdr *h = p53_image_hdr(img);
+
+	*h0 = *h1 = h->n_nsec3;
+	for (uint32_t k = z; k < h->n_zones; k++) {
+		const struct p53_image_zone *zn = p53_image_zone(img, k);
+		if (!(zn->dnssec & P53_ZONE_NSEC3))
+			continue;
+		if ((uint64_t)zn->proof_lo + zn->proof_n > h->n_nsec3)
+			return -1;
+		*h0 = zn->proof_lo;
+		*h1 = k == z ? zn->proof_lo + zn->proof_n : zn->proof_lo;
+		break;
+	}
+	return 0;
 }
 
 void *p53_image_splice(const void *img, const void *one, void *spare, size_t *len, char *why,
@@ -273,11 +319,17 @@ void *p53_image_splice(const void *img, const void *one, void *spare, size_t *le
 	}
 	if (steered && jh->steer_layout != h->steer_layout)
 		DECLINE("the steering layout is not the image's (reload the config)");
-	/* One pass over the image's nodes: the zone's (garbage from here on), and the other
-	 * zones' ties to it (a served zone below its apex: declined; lists naming its names:
-	 * made again). */
+	/* One pass over the zones' ranges of nodes[] (the entries outside them are garbage): the
+	 * zone's (garbage from here on), and the other zones' ties to it (a served zone below its
+	 * apex: declined; lists naming its names: made again). */
 	uint64_t garbage = (uint64_t)h->pad * 1024, old_recs = 0;
-	for (uint32_t n = 0; n < h->n_nodes; n++) {
+	garbage += (uint64_t)p53_image_zone(img, z)->n_rrsets * sizeof(uint32_t);
+	for (uint32_t k = 0, n = 0, end = 0; n < end || k < h->n_zones; n++) {
+		if (n >= end) { /* the next zone's range (never empty: p53_image_check()) */
+			const struct p53_image_zone *kz = p53_image_zone(img, k++);
+			n = kz->node_base;
+			end = kz->node_base + kz->n_nodes;
+		}
 		const struct p53_image_node *nd = p53_image_node(img, n);
 		/* Names earlier edits took out of the zone: their proofs go too (below). */
 		if (dead(nd) && nd->zone != z)
@@ -311,16 +363,11 @@ void *p53_image_splice(const void *img, const void *one, void *spare, size_t *le
 	}
 
 	/* The zone's part of the NSEC chain and of the NSEC3 hashes, zone by zone. */
-	const uint32_t c0 = zone_bound(img, (const uint8_t *)p53_image_chain(img), sizeof(uint32_t),
-				       0, h->n_chain, z, false);
-	const uint32_t c1 = zone_bound(img, (const uint8_t *)p53_image_chain(img), sizeof(uint32_t),
-				       0, h->n_chain, z, true);
+	uint32_t c0, c1, h0, h1;
+	if (chain_part(img, z, &c0, &c1) != 0 || nsec3_part(img, z, &h0, &h1) != 0)
+		DECLINE("the NSEC chain or NSEC3 hashes of zone %s are not where its entry and "
+			"apex say", txt);
 	const size_t n3sz = sizeof(struct p53_image_nsec3);
-	const size_t n3node = offsetof(struct p53_image_nsec3, node);
-	const uint32_t h0 = zone_bound(img, (const uint8_t *)p53_image_nsec3(img), n3sz, n3node,
-				       h->n_nsec3, z, false);
-	const uint32_t h1 = zone_bound(img, (const uint8_t *)p53_image_nsec3(img), n3sz, n3node,
-				       h->n_nsec3, z, true);
 	const int64_t dchain = (int64_t)jh->n_chain - (c1 - c0);
 	const int64_t dn3 = (int64_t)jh->n_nsec3 - (h1 - h0);
 
@@ -414,40 +461,23 @@ void *p53_image_splice(const void *img, const void *one, void *spare, size_t *le
 	size_t adds_end = nh.proofs_off != 0 ? nh.proofs_off : nh.chain_off;
 	memset(adds + adds_old + adds_one, 0,
 	       adds_end - nh.adds_off - (adds_old + adds_one) * sizeof(uint32_t));
-	/* (The lists made again go after J's, below.) */
-	/* J's lists one after another (a compile's): head, then its nodes, renumbered. */
-	for (size_t i = adds_old; i < adds_old + adds_one;) {
-		uint32_t c = P53_ADDS_COUNT(adds[i]);
-		for (uint32_t k = 1; k <= c && i + k < adds_old + adds_one; k++)
-			adds[i + k] += bn;
-		i += 1 + c;
-	}
+	/* J's lists as they are: their entries are relative to the zone's range (image.h), which
+	 * J's nodes are. (The lists made again go after J's, below.) */
 
-	/* The zone's old nodes: out of the index, taken out as a patch takes a node out. */
+	/* The zone's old nodes: out of the index. Their blocks and entries stay as they were,
+	 * garbage outside every zone's range (never read through a zone). */
 	const uint32_t mask = nh.hash_mask;
 	for (size_t i = 0; i < n_old; i++) {
-		struct p53_image_node *nd = p53_image_node_w(ni, old[i]);
+		const struct p53_image_node *nd = p53_image_node(ni, old[i]);
 		if (!(nd->flags & P53_NODE_NSEC3))
 			p53_image_index_remove(ni, slots, mask,
 					       p53_name_hash(p53_image_node_name(ni, nd), nd->name_len),
 					       old[i]);
-		nd->flags = P53_NODE_ENT | P53_NODE_NSEC3;
-		nd->rrsets = 0;
-		nd->n_rrsets = 0;
-		nd->steer = 0;
-		nd->wildcard = P53_NONE;
-		nd->occluder = P53_NONE;
 	}
-	/* J's nodes and RRsets renumbered, then indexed as J indexed them. */
-	for (uint32_t n = 0; n < jh->n_nodes; n++) {
-		struct p53_image_node *nd = p53_image_node_w(ni, bn + n);
-		nd->zone = z;
-		if (nd->n_rrsets > 0)
-			nd->rrsets += br;
-		nd->wildcard = renum(nd->wildcard, bn);
-		nd->occluder = renum(nd->occluder, bn);
-		nd->self = bn + n;
-	}
+	/* J's nodes: their zone's index is the running image's; every other index in them is
+	 * relative to the zone's ranges, J's own. Indexed as J indexed them (below). */
+	for (uint32_t n = 0; n < jh->n_nodes; n++)
+		p53_image_node_w(ni, bn + n)->zone = z;
 	for (uint32_t r = 0; r < jh->n_rrsets; r++) {
 		struct p53_image_rrset *rs = (struct p53_image_rrset *)(sec + roff[br + r]);
 		if (rs->adds != P53_NONE)
@@ -473,9 +503,7 @@ void *p53_image_splice(const void *img, const void *one, void *spare, size_t *le
 
 	/* The zone's entry: J's, pointing where J's parts now lie. */
 	struct p53_image_zone *zones = (struct p53_image_zone *)(ni + nh.zones_off);
-	struct p53_image_zone zn = *jz;
-	zn.apex = bn + jz->apex;
-	zn.soa = renum(jz->soa, br);
+	struct p53_image_zone zn = *jz; /* apex, SOA, counts: relative to the ranges, J's */
 	/* J's ranges after the running image's (its old ones garbage, p53_image_check()). */
 	zn.node_base = bn + jz->node_base;
 	zn.rrset_base = br + jz->rrset_base;
@@ -494,22 +522,18 @@ void *p53_image_splice(const void *img, const void *one, void *spare, size_t *le
 	uint32_t *ch = (uint32_t *)(ni + nh.chain_off);
 	const uint32_t *och = p53_image_chain(img), *jch = p53_image_chain(one);
 	memcpy(ch, och, (size_t)c0 * sizeof(*ch));
-	for (uint32_t i = 0; i < jh->n_chain; i++)
-		ch[c0 + i] = jch[i] + bn;
+	memcpy(ch + c0, jch, (size_t)jh->n_chain * sizeof(*ch)); /* relative to the zone */
 	memcpy(ch + c0 + jh->n_chain, och + c1, (size_t)(h->n_chain - c1) * sizeof(*ch));
 	memset(ch + nh.n_chain, 0, nh.nsec3_off - nh.chain_off - (size_t)nh.n_chain * sizeof(*ch));
 	struct p53_image_nsec3 *n3 = (struct p53_image_nsec3 *)(ni + nh.nsec3_off);
 	const struct p53_image_nsec3 *on3 = p53_image_nsec3(img), *jn3 = p53_image_nsec3(one);
 	memcpy(n3, on3, (size_t)h0 * n3sz);
-	for (uint32_t i = 0; i < jh->n_nsec3; i++) {
-		n3[h0 + i] = jn3[i];
-		n3[h0 + i].node += bn;
-	}
+	memcpy(n3 + h0, jn3, (size_t)jh->n_nsec3 * n3sz); /* relative to the zone */
 	memcpy(n3 + h0 + jh->n_nsec3, on3 + h1, (size_t)(h->n_nsec3 - h1) * n3sz);
 	memset(n3 + nh.n_nsec3, 0, nh.size - nh.nsec3_off - (size_t)nh.n_nsec3 * n3sz);
 
 	/* Proofs: the running image's (later NSEC zones' chain ranges moved), none for the
-	 * zone's old nodes, J's renumbered. */
+	 * zone's old nodes, J's (relative to the zone) with their chain ranges moved. */
 	if (nh.proofs_off != 0) {
 		struct p53_image_proof *pf = (struct p53_image_proof *)(ni + nh.proofs_off);
 		const struct p53_image_proof none = { .match = P53_NONE, .wild = P53_NONE,
@@ -521,35 +545,32 @@ void *p53_image_splice(const void *img, const void *one, void *spare, size_t *le
 				pf[n] = none;
 		for (size_t i = 0; i < n_old; i++)
 			pf[old[i]] = none;
-		if (h->proofs_off != 0 && dchain != 0 && c1 < h->n_chain) {
-			for (uint32_t n = 0; n < h->n_nodes; n++) {
+		/* The later NSEC zones' proofs (their ranges': the zones' parts come in zone
+		 * order, chain_part). */
+		for (uint32_t k = z + 1; h->proofs_off != 0 && dchain != 0 && k < nh.n_zones; k++) {
+			if (!nsec_zone(&nh, &zones[k]))
+				continue;
+			for (uint32_t n = zones[k].node_base; n < zones[k].node_base + zones[k].n_nodes; n++) {
 				struct p53_image_proof *q = &pf[n];
 				if (q->hi == 0 || q->lo < c1)
 					continue;
-				uint32_t k = p53_image_node(ni, n)->zone;
-				uint16_t d = zones[k].dnssec;
-				if (k > z && (d & P53_ZONE_NSEC) && !(d & P53_ZONE_NSEC3)) {
-					q->lo = (uint32_t)(q->lo + dchain);
-					q->hi = (uint32_t)(q->hi + dchain);
-				}
+				q->lo = (uint32_t)(q->lo + dchain);
+				q->hi = (uint32_t)(q->hi + dchain);
 			}
 		}
 		/* Names taken out of other zones keep the proofs they had, unread: one that the
-		 * shorter chain leaves pointing past its end goes (the check reads every proof). */
+		 * shorter chain leaves pointing past its end goes (the check reads every proof of
+		 * a zone's range). */
 		for (uint32_t n = 0; h->proofs_off != 0 && dchain < 0 && n < h->n_nodes; n++)
 			if (pf[n].hi > nh.n_chain)
 				pf[n] = none;
-		const bool nsec = (jz->dnssec & P53_ZONE_NSEC) && !(jz->dnssec & P53_ZONE_NSEC3);
+		const bool nsec = nsec_zone(jh, jz);
 		for (uint32_t n = 0; n < jh->n_nodes; n++) {
 			if (jh->proofs_off == 0) {
 				pf[bn + n] = none;
 				continue;
 			}
 			struct p53_image_proof q = *p53_image_proof(one, n);
-			q.match = renum(q.match, bn);
-			q.wild = renum(q.wild, bn);
-			q.encl = renum(q.encl, bn);
-			q.nc = renum(q.nc, bn);
 			if (nsec) {
 				q.lo += c0;
 				q.hi += c0;
