@@ -732,12 +732,16 @@ static size_t ref_bound(const void *img, const struct p53_image_node *n)
  * many had a bound, up to P53_FAST_REF_MAX, then the indices; read by the control thread only): the nodes the table of a patch of that image
  * looks at. The templates follow it.
  *
- * The nodes that may be cuts: every node, or for an image patched from prev (whose table is
- * prev_buf): prev's cuts, then the nodes the patch appended. A node that was not a cut in
- * prev becomes one only by gaining an NS RRset, whose header a patch appends to rrsets[]
- * (never in place): when one is appended that is not a zone apex's, every node again.
+ * The nodes that may be cuts: every node of a zone's range (image.h, p53_image_zone.node_base;
+ * the entries outside every range are garbage a splice or a patch left, whose stale flags and
+ * indices relative to where their zone's range was are never read), or for an image patched
+ * from prev (whose table is prev_buf): prev's cuts, then the nodes the patch appended, those
+ * of a range each. A node that was not a cut in prev becomes one only by gaining an NS RRset,
+ * whose header a patch appends to rrsets[] (never in place): when one is appended that is not
+ * a zone apex's, every node again.
  */
 struct ref_iter {
+	const void *img;
 	const uint32_t *list;   /* prev's cuts, then ... */
 	uint32_t n_list, k;
 	uint32_t next, end;     /* ... these nodes */
@@ -765,7 +769,7 @@ static void ref_iter_init(struct ref_iter *it, const void *img, const void *prev
 {
 	const struct p53_image_hdr *h = p53_image_hdr(img);
 
-	*it = (struct ref_iter){ .end = h->n_nodes };
+	*it = (struct ref_iter){ .img = img, .end = h->n_nodes };
 	if (prev == NULL || prev_buf == NULL)
 		return;
 	const struct p53_image_hdr *hp = p53_image_hdr(prev);
@@ -780,11 +784,27 @@ static void ref_iter_init(struct ref_iter *it, const void *img, const void *prev
 	it->next = hp->n_nodes;
 }
 
+/* Whether node i lies in its zone's range (else garbage: struct ref_iter). */
+static int ref_in_range(const void *img, uint32_t i)
+{
+	const struct p53_image_zone *zn = p53_image_zone(img, p53_image_node(img, i)->zone);
+
+	return i - zn->node_base < zn->n_nodes;
+}
+
 static inline uint32_t ref_iter_next(struct ref_iter *it)
 {
-	if (it->k < it->n_list)
-		return it->list[it->k++];
-	return it->next < it->end ? it->next++ : P53_NONE;
+	for (;;) {
+		uint32_t i;
+		if (it->k < it->n_list)
+			i = it->list[it->k++];
+		else if (it->next < it->end)
+			i = it->next++;
+		else
+			return P53_NONE;
+		if (ref_in_range(it->img, i))
+			return i;
+	}
 }
 
 /* The delegations that get a slot (the first P53_FAST_REF_MAX cuts, in node order, with a

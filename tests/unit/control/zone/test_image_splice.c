@@ -649,6 +649,77 @@ static void test_lists_across_zones(void **state)
 	drop_files(fa, fb, fo, NULL);
 }
 
+/* The referral templates' count of image img (p53_fast_ref_build()). */
+static uint32_t ref_count(const void *img)
+{
+	size_t rz = p53_fast_ref_size(img);
+	void *ref = rz != 0 ? aligned_alloc(64, (rz + 63) & ~(size_t)63) : NULL;
+
+	if (rz == 0)
+		return 0;
+	assert_non_null(ref);
+	p53_fast_ref_build(img, ref, rz);
+	uint32_t n = p53_fast_ref_count(ref);
+	free(ref);
+	return n;
+}
+
+/*
+ * The referral templates of a spliced image (dataplane/fastpath.c ref_iter): a.test.'s old
+ * nodes stay as garbage, sub.a.test.'s still flagged a cut, its indices relative to where the
+ * zone's range was; the table holds the delegations of the zones' ranges only, as the full
+ * compile's: sub's once when the zone keeps it, none when it goes.
+ */
+static void test_ref_table_skips_garbage(void **state)
+{
+	(void)state;
+	char text[4096], err[1024], why[512];
+	snprintf(text, sizeof(text), "%s", ZONE_A);
+	char *serial = strstr(text, "hostmaster 1 ");
+	assert_non_null(serial);
+	serial[11] = '2';
+	char *fa = tmp_zone(ZONE_A), *fb = tmp_zone(ZONE_B), *f2 = tmp_zone(text);
+	char *cut = strstr(text, "sub NS ns.sub\n");
+	assert_non_null(cut);
+	memcpy(cut, "sub TXT \"nnn\"\n", 14); /* the delegation goes, ns.sub stays */
+	char *f3 = tmp_zone(text);
+	const char *next[2] = { f2, f3 };
+	const uint32_t want[2] = { 1, 0 };
+
+	for (int k = 0; k < 2; k++) {
+		struct p53_zone_src srcs[2] = { { .name = "a.test.", .file = fa },
+						{ .name = "b.example.", .file = fb } };
+		size_t len = 0, slen = 0, nlen = 0, flen = 0;
+		void *img = p53_image_build(srcs, 2, &len, err, sizeof(err), quiet, NULL);
+		assert_non_null(img);
+		assert_int_equal(ref_count(img), 1);
+		srcs[0].file = next[k];
+		void *one = p53_image_build(&srcs[0], 1, &slen, err, sizeof(err), quiet, NULL);
+		void *fresh = p53_image_build(srcs, 2, &flen, err, sizeof(err), quiet, NULL);
+		assert_non_null(one);
+		assert_non_null(fresh);
+		void *ni = p53_image_splice(img, one, NULL, &nlen, why, sizeof(why));
+		if (ni == NULL)
+			fail_msg("declined: %s", why);
+		assert_int_equal(p53_image_check(ni, nlen, NULL), 0);
+		/* The garbage holds the old cut. */
+		uint32_t stale = 0;
+		for (uint32_t n = 0; n < p53_image_hdr(ni)->n_nodes; n++) {
+			const struct p53_image_node *nd = p53_image_node(ni, n);
+			const struct p53_image_zone *zn = p53_image_zone(ni, nd->zone);
+			stale += n - zn->node_base >= zn->n_nodes && (nd->flags & P53_NODE_CUT);
+		}
+		assert_int_equal(stale, 1);
+		assert_int_equal(ref_count(fresh), want[k]);
+		assert_int_equal(ref_count(ni), want[k]);
+		free(ni);
+		free(one);
+		free(fresh);
+		free(img);
+	}
+	drop_files(fa, fb, f2, f3, NULL);
+}
+
 /*
  * An unsigned zone turning signed (an RRSIG added at www): `zone reload NAME`'s way
  * (p53_zone_repatch: the zone compiled alone, its DNSSEC state compared) and an IXFR's (the
@@ -712,6 +783,7 @@ int main(void)
 		cmocka_unit_test(test_declines),
 		cmocka_unit_test(test_lists_across_zones),
 		cmocka_unit_test(test_turns_signed_same_reason),
+		cmocka_unit_test(test_ref_table_skips_garbage),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
