@@ -239,10 +239,16 @@ static int chain_part(const void *img, uint32_t z, uint32_t *c0, uint32_t *c1)
 	const struct p53_image_zone *zn = p53_image_zone(img, z);
 
 	if (!nsec_zone(h, zn)) {
-		for (uint32_t k = z + 1; k < h->n_zones; k++)
-			if (nsec_zone(h, p53_image_zone(img, k)))
-				return chain_part(img, k, c0, c1) == 0 ? (*c1 = *c0, 0) : -1;
-		*c0 = *c1 = h->n_chain;
+		uint32_t k = z + 1;
+		while (k < h->n_zones && !nsec_zone(h, p53_image_zone(img, k)))
+			k++;
+		if (k == h->n_zones) {
+			*c0 = *c1 = h->n_chain;
+			return 0;
+		}
+		if (chain_part(img, k, c0, c1) != 0)
+			return -1;
+		*c1 = *c0;
 		return 0;
 	}
 	const struct p53_image_proof *pa = p53_image_proof(img, zn->node_base + zn->apex);
