@@ -2043,6 +2043,68 @@ static void answer_cache_burst_run(void **state)
 	assert_int_equal(qc->stores, 1);
 }
 
+/*
+ * The question a run of misses looks up, answered from the kept name error instead (fastpath.c
+ * qc_kept()): a name error the cache holds, asked where the run looks one up in a burst whose
+ * kept reply answers it, is not looked up: no hit, the run goes on (counted as a miss), and
+ * the reply is the cacheless one. A name in the index there is looked up (a hit: the run ends).
+ */
+static void answer_cache_run_kept(void **state)
+{
+	(void)state;
+	static const char *const names[] = {"example.com."};
+	static const char *const files[] = {"zones/example.com.zone"};
+	static uint8_t qs[64][64];
+	uint16_t ls[64];
+	build(names, files, 1);
+	use_neg();      /* a replica's templates: the kept name error needs them */
+	struct p53_qcache *qc = cache64();
+	const uint8_t *www = (const uint8_t *)"\x03www\x07" "example\x03" "com";
+	uint8_t nx[18];
+
+	memcpy(nx, "\x04nxzz\x07" "example\x03" "com", 18);
+	/* nxzz and www stored (each a second miss in its slot), then hits */
+	for (int i = 0; i < 6; i++)
+		ls[i] = i < 3 ? query(qs[i], nx, 18, 1, 1232, 0, 0, 0) : query(qs[i], www, 17, 1, 1232, 0, 0, 0);
+	burst_same(qc, qs, ls, 6);
+	assert_int_equal(qc->stores, 2);
+	assert_int_equal(qc->hits, 2);
+	/* 32 names asked once: the run begins */
+	for (int i = 0; i < (int)P53_QCACHE_RUN; i++) {
+		nx[3] = (uint8_t)('a' + i / 26);
+		nx[4] = (uint8_t)('a' + i % 26);
+		ls[i] = query(qs[i], nx, 18, 1, 1232, 0, 0, 0);
+	}
+	burst_same(qc, qs, ls, P53_QCACHE_RUN);
+	assert_int_equal(qc->klim, 0);
+	uint64_t misses = qc->misses;
+	/* in the run: 32 not looked up, then nxzz where one is looked up (the kept reply: no
+	   lookup), the rest not looked up either */
+	for (int i = 0; i < 40; i++) {
+		nx[3] = (uint8_t)('A' + i / 26);
+		nx[4] = (uint8_t)('A' + i % 26);
+		if (i == (int)P53_QCACHE_RUN)
+			nx[3] = nx[4] = 'z';
+		ls[i] = query(qs[i], nx, 18, 1, 1232, 0, 0, 0);
+	}
+	burst_same(qc, qs, ls, 40);
+	assert_int_equal(qc->hits, 2);
+	assert_int_equal(qc->misses, misses + 40);
+	assert_int_equal(qc->klim, 0);
+	assert_true(qc->run >= P53_QCACHE_RUN);
+	/* the same with www where one is looked up: a hit, the run ends, the rest looked up */
+	for (int i = 0; i < 64; i++) {
+		nx[3] = (uint8_t)('0' + i / 26);
+		nx[4] = (uint8_t)('A' + i % 26);
+		ls[i] = query(qs[i], nx, 18, 1, 1232, 0, 0, 0);
+	}
+	uint32_t at = P53_QCACHE_RUN - (qc->run & (P53_QCACHE_RUN - 1));
+	ls[at] = query(qs[at], www, 17, 1, 1232, 0, 0, 0);
+	burst_same(qc, qs, ls, 64);
+	assert_int_equal(qc->hits, 3);
+	assert_int_equal(qc->misses, misses + 40 + 63);
+}
+
 /* The answer cache's state that fast_burst_run() keeps as p53_fast_frame() would. */
 static void same_counts(const struct p53_qcache *a, const struct p53_qcache *b, int burst)
 {
@@ -3576,6 +3638,7 @@ int main(void)
 		cmocka_unit_test(answer_cache),
 		cmocka_unit_test(answer_cache_run),
 		cmocka_unit_test(answer_cache_burst_run),
+		cmocka_unit_test(answer_cache_run_kept),
 		cmocka_unit_test(burst_run_counts),
 		cmocka_unit_test(encloser_memo),
 		cmocka_unit_test(nx_tail),
