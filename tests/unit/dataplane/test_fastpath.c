@@ -1993,6 +1993,17 @@ static void burst_same(struct p53_qcache *qc, uint8_t (*qs)[64], const uint16_t 
 	burst_ce(qc, qs, ls, n, NULL);
 }
 
+/* `n` questions for name errors `nx` (18 bytes), its bytes 3 and 4 made `hi` + i / 26 and
+ * `lo` + i % 26 for the i-th: every one new. */
+static void nx_names(uint8_t (*qs)[64], uint16_t *ls, uint8_t *nx, char hi, char lo, int n)
+{
+	for (int i = 0; i < n; i++) {
+		nx[3] = (uint8_t)(hi + i / 26);
+		nx[4] = (uint8_t)(lo + i % 26);
+		ls[i] = query(qs[i], nx, 18, 1, 1232, 0, 0, 0);
+	}
+}
+
 /*
  * p53_fast_burst() in a run of misses (a random-subdomain flood): a burst that begins in the
  * run answers its questions without looking them up, counted as misses, and looks one in
@@ -2020,11 +2031,7 @@ static void answer_cache_burst_run(void **state)
 	assert_int_equal(qc->hits, 1);
 	assert_int_equal(qc->misses, 2);
 	/* 32 names asked once, in a burst that begins out of the run: each looked up */
-	for (int i = 0; i < (int)P53_QCACHE_RUN; i++) {
-		nx[3] = (uint8_t)('a' + i / 26);
-		nx[4] = (uint8_t)('a' + i % 26);
-		ls[i] = query(qs[i], nx, 18, 1, 1232, 0, 0, 0);
-	}
+	nx_names(qs, ls, nx, 'a', 'a', (int)P53_QCACHE_RUN);
 	burst_same(qc, qs, ls, P53_QCACHE_RUN);
 	assert_int_equal(qc->misses, 2 + P53_QCACHE_RUN);
 	assert_int_equal(qc->klim, 0);
@@ -2070,34 +2077,22 @@ static void answer_cache_run_kept(void **state)
 	assert_int_equal(qc->stores, 2);
 	assert_int_equal(qc->hits, 2);
 	/* 32 names asked once: the run begins */
-	for (int i = 0; i < (int)P53_QCACHE_RUN; i++) {
-		nx[3] = (uint8_t)('a' + i / 26);
-		nx[4] = (uint8_t)('a' + i % 26);
-		ls[i] = query(qs[i], nx, 18, 1, 1232, 0, 0, 0);
-	}
+	nx_names(qs, ls, nx, 'a', 'a', (int)P53_QCACHE_RUN);
 	burst_same(qc, qs, ls, P53_QCACHE_RUN);
 	assert_int_equal(qc->klim, 0);
 	uint64_t misses = qc->misses;
 	/* in the run: 32 not looked up, then nxzz where one is looked up (the kept reply: no
 	   lookup), the rest not looked up either */
-	for (int i = 0; i < 40; i++) {
-		nx[3] = (uint8_t)('A' + i / 26);
-		nx[4] = (uint8_t)('A' + i % 26);
-		if (i == (int)P53_QCACHE_RUN)
-			nx[3] = nx[4] = 'z';
-		ls[i] = query(qs[i], nx, 18, 1, 1232, 0, 0, 0);
-	}
+	nx_names(qs, ls, nx, 'A', 'A', 40);
+	nx[3] = nx[4] = 'z';
+	ls[P53_QCACHE_RUN] = query(qs[P53_QCACHE_RUN], nx, 18, 1, 1232, 0, 0, 0);
 	burst_same(qc, qs, ls, 40);
 	assert_int_equal(qc->hits, 2);
 	assert_int_equal(qc->misses, misses + 40);
 	assert_int_equal(qc->klim, 0);
 	assert_true(qc->run >= P53_QCACHE_RUN);
 	/* the same with www where one is looked up: a hit, the run ends, the rest looked up */
-	for (int i = 0; i < 64; i++) {
-		nx[3] = (uint8_t)('0' + i / 26);
-		nx[4] = (uint8_t)('A' + i % 26);
-		ls[i] = query(qs[i], nx, 18, 1, 1232, 0, 0, 0);
-	}
+	nx_names(qs, ls, nx, '0', 'A', 64);
 	uint32_t at = P53_QCACHE_RUN - (qc->run & (P53_QCACHE_RUN - 1));
 	ls[at] = query(qs[at], www, 17, 1, 1232, 0, 0, 0);
 	burst_same(qc, qs, ls, 64);
