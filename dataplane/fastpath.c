@@ -3442,14 +3442,24 @@ static __attribute__((noinline)) int fast_frame_qc(const struct p53_fast_ctx *c,
  * fixes: no label walk (the first label's length is the kept question's less its parent's,
  * and the parent must be the encloser's name, compared lowered), the name lowered, hashed and
  * looked up, and a miss answered with the kept reply and fast_answer()'s header and counters.
- * `vary` (a constant; IPv4 only): a frame whose length differs from the kept one's by as
- * much as its first label's does (1 to 63 bytes), answered from the same tail with its
- * pointers to the apex in the question moved (nx_ptrs()); its own instance, so that the
- * kept length's keeps its code (a shared one cost nxdomain 25 instructions).
+ * `vary` (a constant): a frame whose length differs from the kept one's by as much as its
+ * first label's does (1 to 63 bytes), answered from the same tail with its pointers to the
+ * apex in the question moved (nx_ptrs()); its own instances (nx_frame_any(), IPv6
+ * nx_frame_any6()), so that the kept length's keep their code (a shared one cost nxdomain 25
+ * instructions). The family is checked first: an IPv4 frame's length may be any IPv6
+ * instance's and the other way round (a first label 20 bytes longer), and a frame of the
+ * other family at a kept length goes to that family's instance for any length.
  * Anything else, a name in the index included, goes to fast_frame() (a tail call), which
- * reads the frame again: nothing has been written but `q`. fast_frame()'s own code is not
- * touched (its registers: every earlier step inside it moved the other mixes).
+ * reads the frame again: nothing has been written but `q`; or to fast_frame_qc() for the
+ * question a run of misses looks up (`klim` not 0: fast_burst_look(), fast_frame_run()).
+ * fast_frame()'s own code is not touched (its registers: every earlier step inside it moved
+ * the other mixes).
  */
+static int nx_frame_any(const struct p53_fast_ctx *c, struct p53_query *q, uint8_t *frame,
+			uint16_t len, uint32_t room, int verify);
+static int nx_frame_any6(const struct p53_fast_ctx *c, struct p53_query *q, uint8_t *frame,
+			 uint16_t len, uint32_t room, int verify);
+
 static inline __attribute__((always_inline)) int nx_step(const struct p53_fast_ctx *c,
 							  struct p53_query *q, uint8_t *frame,
 							  uint16_t len, uint32_t room, int verify,
@@ -3460,6 +3470,14 @@ static inline __attribute__((always_inline)) int nx_step(const struct p53_fast_c
 	const uint32_t dns_off = l4_off + 8;
 
 	STEP(NX_FRAME);
+	if (vary && fam == 2)
+		STEP(NX_ANY6);
+	else if (vary)
+		STEP(NX_ANY);
+	/* the family first: a frame of the other one, whose length may be of any instance's,
+	   goes to that family's instance for any length (nx_frame_any(), nx_frame_any6()) */
+	if (p53_get16(frame + 12) != (fam == 2 ? 0x86dd : 0x0800))
+		goto other;
 	/* the length, then the first label's (the kept question's, whose parent is the
 	   encloser: with the parent compared below, the name's labels are known) */
 	uint32_t lab = vary ? (uint32_t)len - x->flen - dns_off + V4_DNS_OFF + x->flab : x->flab;
@@ -3474,7 +3492,7 @@ static inline __attribute__((always_inline)) int nx_step(const struct p53_fast_c
 		/* parse6(): Ethernet II to our address from a unicast one, IPv6 with UDP next
 		   (any traffic class and flow label), the lengths the frame's, a checksum (RFC
 		   8200 §8.1), UDP to port 53 from a port not 0, to a service address */
-		if (p53_get16(frame + 12) != 0x86dd || (frame[6] & 1) || memcmp(frame, c->mac, 6) != 0 ||
+		if ((frame[6] & 1) || memcmp(frame, c->mac, 6) != 0 ||
 		    (ip[0] >> 4) != 6 || p53_get16(ip + 4) != len - V6_L4_OFF || ip[6] != 17 ||
 		    bad_src6(ip + 8) || p53_get16(u + 4) != len - V6_L4_OFF || (u[6] | u[7]) == 0 ||
 		    p53_get16(u + 2) != 53 || p53_get16(u) == 0 || !ours6(c->addrs, ip + 24))
@@ -3486,8 +3504,7 @@ static inline __attribute__((always_inline)) int nx_step(const struct p53_fast_c
 		   options, no fragment, UDP to port 53 from a port not 0, the lengths the frame's */
 		memcpy(&frag, ip + 6, 2);
 		memcpy(&dst, ip + 16, 4);
-		if (p53_get16(frame + 12) != 0x0800 || (frame[6] & 1) || memcmp(frame, c->mac, 6) != 0 ||
-		    ip[0] != 0x45 || p53_get16(ip + 2) != len - L3_OFF || (frag & RTE_BE16(0x3fff)) != 0 ||
+		if ((frame[6] & 1) || memcmp(frame, c->mac, 6) != 0 || ip[0] != 0x45 || p53_get16(ip + 2) != len - L3_OFF || (frag & RTE_BE16(0x3fff)) != 0 ||
 		    ip[9] != 17 || bad_src4(ip + 12) || p53_get16(u + 4) != len - V4_L4_OFF ||
 		    p53_get16(u + 2) != 53 || p53_get16(u) == 0 || !ours4(c->addrs, dst))
 			goto general;
@@ -3541,7 +3558,13 @@ static inline __attribute__((always_inline)) int nx_step(const struct p53_fast_c
 	if (fam == 2)
 		return (int)fast_reply6(frame, pos, q, k, sum);
 	return (int)fast_reply4(frame, L3_OFF, V4_L4_OFF, V4_DNS_OFF, pos, q, k, sum, 0);
+other:
+	if (!vary)
+		return (fam == 2 ? nx_frame_any : nx_frame_any6)(c, q, frame, len, room, verify);
 general:
+	/* the question a run of misses looks up (nx_look(): `klim` not 0) is looked up */
+	if (c->qc != NULL && c->qc->klim != 0)
+		return fast_frame_qc(c, q, frame, len, room, verify);
 	return fast_frame(c, q, frame, len, room, verify);
 }
 
@@ -3562,6 +3585,14 @@ static __attribute__((noinline)) int nx_frame6(const struct p53_fast_ctx *c, str
 					       uint8_t *frame, uint16_t len, uint32_t room, int verify)
 {
 	return nx_step(c, q, frame, len, room, verify, 2, 0);
+}
+
+/* nx_frame_any() over IPv6: its lengths overlap the IPv4 ones (p53_fast_burst() sends a
+ * frame of either family here, by its length, and the family sorts it: nx_step()). */
+static __attribute__((noinline)) int nx_frame_any6(const struct p53_fast_ctx *c, struct p53_query *q,
+						   uint8_t *frame, uint16_t len, uint32_t room, int verify)
+{
+	return nx_step(c, q, frame, len, room, verify, 2, 1);
 }
 
 /* The frame step with the answer cache for one received mbuf (fast_burst_qc()): its checks
@@ -3605,20 +3636,64 @@ static __attribute__((noinline)) int fast_mbuf_qc(const struct p53_fast_ctx *c, 
 	return mbuf_step(c, q, m, 1);
 }
 
+/* The frame step for a frame of `len` bytes with a kept name error's frame length (p53_fast_nx
+ * `flen`; `frame` its first bytes): nx_frame() for one of that length, nx_frame6() for one 20
+ * bytes longer (its IPv6 frame's), nx_frame_any() or nx_frame_any6() by the EtherType's first
+ * byte for one whose first label would be 1 to 63 bytes over either family (their lengths
+ * overlap: each instance checks the family, nx_step()); `other` for the rest. */
+typedef int frame_fn(const struct p53_fast_ctx *c, struct p53_query *q, uint8_t *frame,
+		     uint16_t len, uint32_t room, int verify);
+static inline __attribute__((always_inline)) frame_fn *nx_pick(const struct p53_fast_nx *x,
+								const uint8_t *frame, uint16_t len,
+								frame_fn *other)
+{
+	return len == x->flen ? nx_frame
+	       : len == x->flen + V6_DNS_OFF - V4_DNS_OFF ? nx_frame6
+	       : (uint32_t)(len - x->flen + x->flab) - 1 < 63 + V6_DNS_OFF - V4_DNS_OFF
+		       ? (frame[12] == 0x86 ? nx_frame_any6 : nx_frame_any)
+		       : other;
+}
+
+/* The question a run of misses looks up (fast_frame_run(), fast_burst_run()) answered from the
+ * kept name error (nx_pick(): no lookup, `hits` and `misses` as they were): counted as one not
+ * looked up (qc_skip()), the run goes on. A flood of random names repeats its short ones (36
+ * first labels of one character), and a hit on one of them ended the run: every question
+ * looked up again, through the cache's step, until P53_QCACHE_RUN misses in a row; the kept
+ * reply answers them as cheaply as the cache would. */
+static inline void qc_kept(struct p53_qcache *qc, uint64_t was)
+{
+	if (qc->hits + qc->misses != was)
+		return;
+	STEP(RUN_KEPT);
+	qc->klim = 0;
+	qc_skip(qc);
+}
+
 /* In a run of misses (qc_skip()), a question not looked up goes through the frame step
  * without the cache's code: the cache's frame step keeps more values across the answer, and
  * a name error cost about 40 instructions more there (a random-subdomain flood: every name
  * new). Counted as a miss before it is read (with ECS or not; a frame that is no query too),
- * as qc_skip() counts them; the one question in P53_QCACHE_RUN goes to fast_frame_qc(). A
- * tail call either way, no frame of its own. p53_fast_frame()'s with the cache; a burst
- * that begins in a run makes the same choice per stretch of frames (fast_burst_run()). */
+ * as qc_skip() counts them; the one question in P53_QCACHE_RUN goes to fast_frame_qc(), or
+ * first to the kept name error's step (nx_pick(), qc_kept()). A tail call but for that one.
+ * p53_fast_frame()'s with the cache; a burst that begins in a run makes the same choice per
+ * stretch of frames (fast_burst_run()). */
 static __attribute__((noinline)) int fast_frame_run(const struct p53_fast_ctx *c, struct p53_query *q,
 						    uint8_t *frame, uint16_t len, uint32_t room,
 						    int verify)
 {
-	if (c->qc->klim == 0) {
-		qc_skip(c->qc);
+	struct p53_qcache *qc = c->qc;
+
+	if (qc->klim == 0) {
+		qc_skip(qc);
 		return fast_frame(c, q, frame, len, room, verify);
+	}
+	if (qc->run >= P53_QCACHE_RUN && (uint32_t)qc->hits == qc->seen) {
+		uint64_t was = qc->hits + qc->misses;
+		int r = (c->nx->flen != 0 ? nx_pick(c->nx, frame, len, fast_frame_qc)
+					  : fast_frame_qc)(c, q, frame, len, room, verify);
+		if (r >= P53_FAST_ANSWERED)
+			qc_kept(qc, was);
+		return r;
 	}
 	return fast_frame_qc(c, q, frame, len, room, verify);
 }
@@ -3681,10 +3756,9 @@ static __attribute__((noinline)) uint16_t fast_burst_qc(const struct p53_fast_ct
 
 /* p53_fast_burst()'s loop without the answer cache's burst step: `look` 0, fast_frame() (none
  * of the cache's code) for a burst without the cache, and for the frames of a run of misses
- * that are not looked up; 2, nx_frame() for those with a kept name error's frame length,
- * nx_frame6() for those 20 bytes longer (its IPv6 frame's), nx_frame_any() for those whose
- * first label would be 1 to 63 bytes (fast_burst()); 1, fast_frame_qc() for the one that is
- * looked up (fast_burst_run()). */
+ * that are not looked up; 2, the kept name error's steps first (nx_pick(): fast_burst()); 1,
+ * fast_frame_qc() for the one that is looked up (fast_burst_run()), 3 for that one with a
+ * kept name error (nx_pick() first, fast_frame_qc() for the rest). */
 static inline __attribute__((always_inline)) uint16_t burst_loop(const struct p53_fast_ctx *c,
 								  struct rte_mbuf **pkts, uint16_t n,
 								  struct rte_mbuf **out,
@@ -3703,11 +3777,8 @@ static inline __attribute__((always_inline)) uint16_t burst_loop(const struct p5
 		if (p53_mbuf_readable(m))
 			/* room: the data and the tailroom, i.e. the buffer after the headroom; a
 			   frame not of the kept name error's length goes to fast_frame() at once */
-			r = (look == 2 && rte_pktmbuf_data_len(m) == c->nx->flen ? nx_frame
-			     : look == 2 && rte_pktmbuf_data_len(m) == c->nx->flen + V6_DNS_OFF - V4_DNS_OFF
-				     ? nx_frame6
-			     : look == 2 && (uint32_t)(rte_pktmbuf_data_len(m) - c->nx->flen + c->nx->flab) - 1 < 63
-				     ? nx_frame_any
+			r = (look >= 2 ? nx_pick(c->nx, rte_pktmbuf_mtod(m, uint8_t *),
+						 rte_pktmbuf_data_len(m), look == 3 ? fast_frame_qc : fast_frame)
 			     : look == 1 ? fast_frame_qc : fast_frame)(c, &q[i], rte_pktmbuf_mtod(m, uint8_t *),
 								rte_pktmbuf_data_len(m),
 								(uint32_t)(uint16_t)(m->buf_len -
@@ -3741,8 +3812,7 @@ static __attribute__((noinline)) uint16_t fast_burst_nx(const struct p53_fast_ct
 }
 
 /* With a kept name error's frame length (p53_fast_nx `flen`), each frame tried as one more
- * first (nx_frame(), nx_frame6()); chosen per burst, so that a burst without one pays nothing
- * per frame. */
+ * first (nx_pick()); chosen per burst, so that a burst without one pays nothing per frame. */
 static __attribute__((noinline)) uint16_t fast_burst(const struct p53_fast_ctx *c,
 						     struct rte_mbuf **pkts, uint16_t n,
 						     struct rte_mbuf **out, struct p53_query *q,
@@ -3753,11 +3823,15 @@ static __attribute__((noinline)) uint16_t fast_burst(const struct p53_fast_ctx *
 	return burst_loop(c, pkts, n, out, q, pkt, k, 0);
 }
 
+/* The question a run of misses looks up: first as the kept name error's (look 3: nx_pick(),
+ * the rest and what it leaves to fast_frame_qc()), as fast_frame_run() does. */
 static __attribute__((noinline)) uint16_t fast_burst_look(const struct p53_fast_ctx *c,
 							  struct rte_mbuf **pkts, uint16_t n,
 							  struct rte_mbuf **out, struct p53_query *q,
 							  struct p53_pkt *pkt, int *k)
 {
+	if (c->nx->flen != 0)
+		return burst_loop(c, pkts, n, out, q, pkt, k, 3);
 	return burst_loop(c, pkts, n, out, q, pkt, k, 1);
 }
 
@@ -3781,7 +3855,10 @@ static inline void qc_skipped(struct p53_qcache *qc, uint32_t k)
  * rest of the burst through fast_burst_qc() once a hit or a store has ended the run. The
  * counts and replies are those of fast_frame_run() per frame (p53_fast_frame()), which cost
  * a random-subdomain flood about 12 instructions a query (its call, the test and the counts
- * per frame), and the frame looked up ~80 more (the cache's step, no kept name error).
+ * per frame), and the frame looked up ~80 more (the cache's step, no kept name error). The
+ * one looked up is tried as the kept name error first (qc_kept()): a flood of random names
+ * of 1 to 20 characters (replay.sh nx-lens) stays in the run, 533 instructions a query
+ * where hits on its short names ended it (607; 528 without the cache, round 31).
  */
 static __attribute__((noinline)) uint16_t fast_burst_run(const struct p53_fast_ctx *c,
 							 struct rte_mbuf **pkts, uint16_t n,
@@ -3794,11 +3871,14 @@ static __attribute__((noinline)) uint16_t fast_burst_run(const struct p53_fast_c
 	while (i < n) {
 		uint16_t left = (uint16_t)(n - i), m, a;
 		if (qc->klim != 0 && qc->run >= P53_QCACHE_RUN && (uint32_t)qc->hits == qc->seen) {
-			/* the one question in P53_QCACHE_RUN looked up (a name error from the kept
-			   reply, as fast_burst()'s) */
+			/* the one question in P53_QCACHE_RUN looked up, or answered from the kept
+			   name error first (qc_kept(): then counted as one not looked up) */
+			uint64_t was = qc->hits + qc->misses;
 			m = 1;
 			STEP(RUN_LOOK);
 			a = fast_burst_look(c, pkts + i, m, out + i, q + i, pkt + i, k);
+			if (a == 1)
+				qc_kept(qc, was);
 		} else if (qc->klim != 0) {
 			/* the run has ended: the cache's own loop */
 			m = left;

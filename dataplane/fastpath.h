@@ -432,11 +432,14 @@ enum p53_fast_step {
 	P53_FAST_STEP_BURST_NX,         /* fast_burst_nx(): a burst with a kept name error's frame length */
 	P53_FAST_STEP_NX_FRAME,         /* nx_frame() tried */
 	P53_FAST_STEP_NX_FRAME_ANSWER,  /* ...and answered with the kept reply itself */
+	P53_FAST_STEP_NX_ANY,           /* nx_frame_any() tried (a first label of any length) */
+	P53_FAST_STEP_NX_ANY6,          /* nx_frame_any6() tried (the same, IPv6) */
 	P53_FAST_STEP_NX_KEEP,          /* nx_keep(): a name error's reply kept */
 	P53_FAST_STEP_NX_PUT,           /* fast_answer(): a name error answered with the kept reply */
 	P53_FAST_STEP_CE,               /* the kept closest encloser matched a candidate */
 	P53_FAST_STEP_RUN_SKIP,         /* fast_burst_run(): a stretch not looked up (a run of misses) */
 	P53_FAST_STEP_RUN_LOOK,         /* ...the one question in P53_QCACHE_RUN looked up */
+	P53_FAST_STEP_RUN_KEPT,         /* ...answered from the kept name error instead (qc_kept()) */
 	P53_FAST_STEP_READ,             /* p53_fast_read(): a frame of the large image's passes read */
 	P53_FAST_STEP_WRITE,            /* p53_fast_write(): ...and answered */
 	P53_FAST_STEP__MAX

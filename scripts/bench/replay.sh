@@ -8,7 +8,7 @@
 #
 # Usage: scripts/bench/replay.sh [--timed | --callgrind] [--runs N] [-n COUNT]
 #                                [--no-write] [MIX ...]
-#   MIX: small-a nxdomain nxdomain6 nx-lens referral big-a small-zipf big-zipf ecs steered signed-steered wildcard signed-a nsec3-nxdomain
+#   MIX: small-a nxdomain nxdomain6 nx-lens nx-lens6 referral big-a small-zipf big-zipf ecs steered signed-steered wildcard signed-a nsec3-nxdomain
 #        nsec3-repeat signed-wildcard deep-nx deep-refused guard rrl flood (default: all of them; the
 #        signed-* and nsec3-* mixes ask with DO=1 of zones/example.com.zone signed with
 #        ldns-signzone, NSEC3; guard, rrl and flood are small-a's frames through the guard)
@@ -36,7 +36,7 @@ CG_COUNT=${CG_COUNT:-20000}
 DOC="$ROOT/docs/BENCHMARKS.md"
 BEGIN_MARK='<!-- replay:begin -->'
 END_MARK='<!-- replay:end -->'
-ALL_MIXES="small-a nxdomain nxdomain6 nx-lens referral big-a small-zipf big-zipf ecs steered signed-steered wildcard signed-a nsec3-nxdomain nsec3-repeat signed-wildcard deep-nx deep-refused guard rrl flood"
+ALL_MIXES="small-a nxdomain nxdomain6 nx-lens nx-lens6 referral big-a small-zipf big-zipf ecs steered signed-steered wildcard signed-a nsec3-nxdomain nsec3-repeat signed-wildcard deep-nx deep-refused guard rrl flood"
 
 RUNS=3
 COUNT=2000000
@@ -143,6 +143,7 @@ mix_args() {
 	big-zipf) echo "-m big-a --zipf 1" ;;
 	nxdomain6) echo "-m nxdomain -6 100" ;;
 	nx-lens) echo "-m nxdomain --label-lens 1-20" ;;
+	nx-lens6) echo "-m nxdomain --label-lens 1-20 -6 100" ;;
 	nsec3-nxdomain) echo "-m nxdomain --do" ;;
 	nsec3-repeat) echo "-m nxdomain --do --names 100" ;;
 	signed-wildcard) echo "-m wildcard --do" ;;
@@ -260,6 +261,7 @@ desc_of() {
 	nxdomain) echo "random names under the apex that do not exist (the random part 10 characters: every frame one length, as a random-subdomain flood's often are)" ;;
 	nxdomain6) echo "nxdomain over IPv6 (\`-6 100\`): names drawn as nxdomain's, one length, every frame IPv6" ;;
 	nx-lens) echo "nxdomain with the random part 1 to 20 characters long, drawn per frame (\`--label-lens 1-20\`): name errors of many lengths" ;;
+	nx-lens6) echo "nx-lens over IPv6 (\`--label-lens 1-20 -6 100\`): name errors of many lengths, every frame IPv6" ;;
 	referral) echo "names below the delegation \`sub\`" ;;
 	big-a) echo "positive A, random owners of the big zone" ;;
 	small-zipf) echo "small-a with the owners drawn by a Zipf law (exponent 1, seeded): names repeat, as resolvers ask them" ;;
@@ -335,7 +337,7 @@ desc_of() {
 			l=${T_LINE[$m]}
 			t=$(target_of "$m")
 			base=""
-			case $m in big-a|signed-a) base=small-a ;; big-zipf) base=small-zipf ;; nxdomain6|nx-lens|nsec3-nxdomain|nsec3-repeat|deep-nx|deep-refused) base=nxdomain ;; signed-wildcard) base=wildcard ;; signed-steered) base=steered ;; esac
+			case $m in big-a|signed-a) base=small-a ;; big-zipf) base=small-zipf ;; nxdomain6|nx-lens|nx-lens6|nsec3-nxdomain|nsec3-repeat|deep-nx|deep-refused) base=nxdomain ;; signed-wildcard) base=wildcard ;; signed-steered) base=steered ;; esac
 			if [ -n "$base" ] && [ -n "${T_LINE[$base]:-}" ]; then
 				t="$t: $(awk -v a="$(field "$l" net_ns)" -v b="$(field "${T_LINE[$base]}" net_ns)" 'BEGIN { printf "%.2fx", a / b }') $base"
 			fi
@@ -364,7 +366,7 @@ desc_of() {
 			t="-"
 			[ "$m" = small-a ] && t="≤ 400 (positive A on the small zone with EDNS; no guard: RRL and cookies are in the guard, rrl and flood mixes)"
 			base=""
-			case $m in big-a|signed-a) base=small-a ;; big-zipf) base=small-zipf ;; nxdomain6|nx-lens|nsec3-nxdomain|nsec3-repeat|deep-nx|deep-refused) base=nxdomain ;; signed-wildcard) base=wildcard ;; signed-steered) base=steered ;; esac
+			case $m in big-a|signed-a) base=small-a ;; big-zipf) base=small-zipf ;; nxdomain6|nx-lens|nx-lens6|nsec3-nxdomain|nsec3-repeat|deep-nx|deep-refused) base=nxdomain ;; signed-wildcard) base=wildcard ;; signed-steered) base=steered ;; esac
 			if [ -n "$base" ] && [ -n "${CG_BURST[$base]:-}" ]; then
 				t="$(target_of "$m"): $(awk -v a="${CG_BURST[$m]}" -v b="${CG_BURST[$base]}" 'BEGIN { printf "%.2fx", a / b }') $base"
 			if [ "$m" = rrl ] && [ -n "${CG_BURST[guard]:-}" ]; then

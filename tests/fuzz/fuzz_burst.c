@@ -861,7 +861,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 static const char *const step_names[P53_FAST_STEP__MAX] = {
 	"mbuf_qc", "mbuf_qc6", "qc_hit", "qc_store", "qc_ecs", "qc_steered", "qc_pick_miss", "frame", "frame_qc", "burst_nx", "nx_frame",
-	"nx_frame_answer", "nx_keep", "nx_put", "ce", "run_skip", "run_look", "read", "write",
+	"nx_frame_answer", "nx_any", "nx_any6", "nx_keep", "nx_put", "ce", "run_skip", "run_look", "run_kept", "read", "write",
 };
 
 /* The steps each taken (fastpath.c P53_FAST_STEPS), printed; any not taken fails. */

@@ -266,4 +266,19 @@ for cfg, tag in ((CACHE, "cache"), (0, "nocache"), (LARGE | CACHE, "large")):
                 b += END
         b += reload()
     put(f"reload-flood-{tag}.bin", b)
+# Floods of first labels of many lengths over IPv6 (nx_frame_any6()), and over both families
+# at once: the lengths overlap (an IPv4 frame whose first label is 20 bytes longer has the
+# kept IPv6 frame's length, an IPv6 one 20 bytes shorter the kept IPv4 frame's), so each
+# frame's family sorts it (fastpath.c nx_step()).
+put("flood-lens-v6.bin", flood_seed(CACHE, EDNS | V6, P_DIFF, 0, 150, rnd, lens=(1, 20)))
+put("flood-lens-v6-nocache.bin", flood_seed(0, EDNS | V6, P_SECOND, 0, 100, rnd, lens=(1, 24)))
+for cfg, tag in ((CACHE, "cache"), (0, "nocache")):
+    b = bytes([cfg]) + nx(EDNS, P_DIFF, 3, rnd)
+    for i in range(160):
+        v6 = V6 if i % 2 else 0
+        ln = [3, 23, 1, 21, rnd.randint(1, 24)][i % 5]
+        b += nx(EDNS | v6, P_DIFF, ln, rnd)
+        if i % 32 == 31:
+            b += END
+    put(f"nx-lens-families-{tag}.bin", b)
 print("corpus written under", DIR)

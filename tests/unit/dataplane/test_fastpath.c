@@ -1993,6 +1993,17 @@ static void burst_same(struct p53_qcache *qc, uint8_t (*qs)[64], const uint16_t 
 	burst_ce(qc, qs, ls, n, NULL);
 }
 
+/* `n` questions for name errors `nx` (18 bytes), its bytes 3 and 4 made `hi` + i / 26 and
+ * `lo` + i % 26 for the i-th: every one new. */
+static void nx_names(uint8_t (*qs)[64], uint16_t *ls, uint8_t *nx, char hi, char lo, int n)
+{
+	for (int i = 0; i < n; i++) {
+		nx[3] = (uint8_t)(hi + i / 26);
+		nx[4] = (uint8_t)(lo + i % 26);
+		ls[i] = query(qs[i], nx, 18, 1, 1232, 0, 0, 0);
+	}
+}
+
 /*
  * p53_fast_burst() in a run of misses (a random-subdomain flood): a burst that begins in the
  * run answers its questions without looking them up, counted as misses, and looks one in
@@ -2020,11 +2031,7 @@ static void answer_cache_burst_run(void **state)
 	assert_int_equal(qc->hits, 1);
 	assert_int_equal(qc->misses, 2);
 	/* 32 names asked once, in a burst that begins out of the run: each looked up */
-	for (int i = 0; i < (int)P53_QCACHE_RUN; i++) {
-		nx[3] = (uint8_t)('a' + i / 26);
-		nx[4] = (uint8_t)('a' + i % 26);
-		ls[i] = query(qs[i], nx, 18, 1, 1232, 0, 0, 0);
-	}
+	nx_names(qs, ls, nx, 'a', 'a', (int)P53_QCACHE_RUN);
 	burst_same(qc, qs, ls, P53_QCACHE_RUN);
 	assert_int_equal(qc->misses, 2 + P53_QCACHE_RUN);
 	assert_int_equal(qc->klim, 0);
@@ -2041,6 +2048,56 @@ static void answer_cache_burst_run(void **state)
 	assert_int_equal(qc->misses, 2 + 2 * P53_QCACHE_RUN);
 	assert_int_equal(qc->klim, P53_QCACHE_KEY);
 	assert_int_equal(qc->stores, 1);
+}
+
+/*
+ * The question a run of misses looks up, answered from the kept name error instead (fastpath.c
+ * qc_kept()): a name error the cache holds, asked where the run looks one up in a burst whose
+ * kept reply answers it, is not looked up: no hit, the run goes on (counted as a miss), and
+ * the reply is the cacheless one. A name in the index there is looked up (a hit: the run ends).
+ */
+static void answer_cache_run_kept(void **state)
+{
+	(void)state;
+	static const char *const names[] = {"example.com."};
+	static const char *const files[] = {"zones/example.com.zone"};
+	static uint8_t qs[64][64];
+	uint16_t ls[64];
+	build(names, files, 1);
+	use_neg();      /* a replica's templates: the kept name error needs them */
+	struct p53_qcache *qc = cache64();
+	const uint8_t *www = (const uint8_t *)"\x03www\x07" "example\x03" "com";
+	uint8_t nx[18];
+
+	memcpy(nx, "\x04nxzz\x07" "example\x03" "com", 18);
+	/* nxzz and www stored (each a second miss in its slot), then hits */
+	for (int i = 0; i < 6; i++)
+		ls[i] = i < 3 ? query(qs[i], nx, 18, 1, 1232, 0, 0, 0) : query(qs[i], www, 17, 1, 1232, 0, 0, 0);
+	burst_same(qc, qs, ls, 6);
+	assert_int_equal(qc->stores, 2);
+	assert_int_equal(qc->hits, 2);
+	/* 32 names asked once: the run begins */
+	nx_names(qs, ls, nx, 'a', 'a', (int)P53_QCACHE_RUN);
+	burst_same(qc, qs, ls, P53_QCACHE_RUN);
+	assert_int_equal(qc->klim, 0);
+	uint64_t misses = qc->misses;
+	/* in the run: 32 not looked up, then nxzz where one is looked up (the kept reply: no
+	   lookup), the rest not looked up either */
+	nx_names(qs, ls, nx, 'A', 'A', 40);
+	nx[3] = nx[4] = 'z';
+	ls[P53_QCACHE_RUN] = query(qs[P53_QCACHE_RUN], nx, 18, 1, 1232, 0, 0, 0);
+	burst_same(qc, qs, ls, 40);
+	assert_int_equal(qc->hits, 2);
+	assert_int_equal(qc->misses, misses + 40);
+	assert_int_equal(qc->klim, 0);
+	assert_true(qc->run >= P53_QCACHE_RUN);
+	/* the same with www where one is looked up: a hit, the run ends, the rest looked up */
+	nx_names(qs, ls, nx, '0', 'A', 64);
+	uint32_t at = P53_QCACHE_RUN - (qc->run & (P53_QCACHE_RUN - 1));
+	ls[at] = query(qs[at], www, 17, 1, 1232, 0, 0, 0);
+	burst_same(qc, qs, ls, 64);
+	assert_int_equal(qc->hits, 3);
+	assert_int_equal(qc->misses, misses + 40 + 63);
 }
 
 /* The answer cache's state that fast_burst_run() keeps as p53_fast_frame() would. */
@@ -2526,7 +2583,8 @@ static const uint8_t nx_serial[4] = {0x78, 0xc4, 0x07, 0xe9};
  * alone; 2: an IPv6 row's, at its own offsets), with the kept state `saved`: through a burst
  * it gives what p53_fast_frame() gives.
  */
-static void nx_row_try(const struct nx_row *r, size_t i, int v6, const struct p53_fast_nx *saved)
+static void nx_row_try(const struct nx_row *r, size_t i, int v6, const struct p53_fast_nx *plain,
+		       const struct p53_fast_nx *saved)
 {
 	enum { DNS = 42, OPT = DNS + 12 + 20 + 4 };
 	static uint8_t f[512], got[4096], want[4096], qb[512];
@@ -2566,28 +2624,34 @@ static void nx_row_try(const struct nx_row *r, size_t i, int v6, const struct p5
 		struct p53_fast_ctx fx;
 		struct p53_query q;
 		struct p53_pkt pk;
-		keep = *saved;
+		keep = *plain;
 		memcpy(want, f, fl);
 		memset(&s0, 0, sizeof(s0));
 		assert_int_equal(p53_fast_ctx_init(&fx, mac_us, &addrs, img, &conf, &s0), 0);
 		p53_fast_ctx_nx(&fx, &keep);
 		int k0 = p53_fast_frame(&fx, &q, want, fl, room, verify, &pk);
-		keep = *saved;
+		keep = *plain;
 		int k = nx_burst1(&keep, f, fl, room, got, verify);
 		if (k != k0)
-			fail_msg("%s (IPv%d, verify %d): %d, p53_fast_frame() %d", r->why, v6 ? 6 : 4,
-				 verify, k, k0);
+			fail_msg("%s (IPv%d, verify %d, kept first label %u): %d, p53_fast_frame() %d",
+				 r->why, v6 ? 6 : 4, verify, plain->flab, k, k0);
+		if (k >= P53_FAST_ANSWERED && memcmp(got, want, (size_t)k) != 0)
+			fail_msg("%s (IPv%d, verify %d, kept first label %u): not p53_fast_frame()'s reply",
+				 r->why, v6 ? 6 : 4, verify, plain->flab);
+		/* the kept reply marked: the burst answers with it, or not, as the row says */
+		keep = *saved;
+		k = nx_burst1(&keep, f, fl, room, got, verify);
+		if (k != k0)
+			fail_msg("%s (IPv%d, verify %d, kept first label %u, marked): %d, p53_fast_frame() %d",
+				 r->why, v6 ? 6 : 4, verify, plain->flab, k, k0);
 		if (k >= P53_FAST_ANSWERED) {
-			if (memcmp(got, want, (size_t)k) != 0)
-				fail_msg("%s (IPv%d, verify %d): not p53_fast_frame()'s reply", r->why,
-					 v6 ? 6 : 4, verify);
 			const uint8_t *m = memmem(got + DNS + shift, (size_t)k - DNS - (size_t)shift,
 						  nx_serial, 3);
 			int marked = m != NULL && m[3] == (nx_serial[3] ^ 0x10);
 			/* a wrong checksum not verified: answered as a right one */
 			if (marked != (kept || (!verify && r->bad == 1)))
-				fail_msg("%s (IPv%d, verify %d): %s the kept reply", r->why, v6 ? 6 : 4,
-					 verify, marked ? "" : "not");
+				fail_msg("%s (IPv%d, verify %d, kept first label %u): %s the kept reply",
+					 r->why, v6 ? 6 : 4, verify, plain->flab, marked ? "" : "not");
 		} else if (kept) {
 			fail_msg("%s (IPv%d, verify %d): not answered (%d)", r->why, v6 ? 6 : 4, verify, k);
 		}
@@ -2598,10 +2662,11 @@ static void nx_row_try(const struct nx_row *r, size_t i, int v6, const struct p5
  * A name error below the kept one's encloser whose first label has `lab` bytes (1-63, some
  * upper case; 64 is not a label length and need not be answered) over IPv4 or IPv6 (`v6`): through a burst with the kept state `plain` it gives
  * p53_fast_frame()'s outcome and bytes (the kept tail's pointers to the apex moved, its sum
- * made again: nx_frame_any()), and with `marked` (`plain` with the serial marked) an IPv4
- * one is answered from the kept tail whatever the label's length, but for one 20 bytes
- * longer than the kept one's: its frame has the kept IPv6 frame's length (nx_frame6(), which
- * leaves it to fast_frame()).
+ * made again: nx_frame_any(), nx_frame_any6()), and with `marked` (`plain` with the serial
+ * marked) it is answered from the kept tail whatever the label's length and family: an IPv4
+ * one 20 bytes longer than the kept one's has the kept IPv6 frame's length (nx_frame6(),
+ * which leaves it to nx_frame_any()), an IPv6 one 20 bytes shorter the kept IPv4 frame's
+ * (nx_frame(), which leaves it to nx_frame_any6()).
  */
 static void nx_len_try(unsigned int lab, int v6, const struct p53_fast_nx *plain,
 		       const struct p53_fast_nx *marked)
@@ -2632,13 +2697,15 @@ static void nx_len_try(unsigned int lab, int v6, const struct p53_fast_nx *plain
 		fail_msg("a first label of %u bytes (IPv%d): %d, p53_fast_frame() %d", lab, v6 ? 6 : 4, k, k0);
 	if (k >= P53_FAST_ANSWERED && memcmp(got, want, (size_t)k) != 0)
 		fail_msg("a first label of %u bytes (IPv%d): not p53_fast_frame()'s reply", lab, v6 ? 6 : 4);
-	if (v6 || lab > 63 || lab == plain->flab + 20u)
+	if (lab > 63)
 		return;
 	keep = *marked;
 	k = nx_burst1(&keep, f, fl, 2048, got, 0);
-	const uint8_t *m = memmem(got + 42, (size_t)k - 42, nx_serial, 3);
+	size_t dns = v6 ? 62 : 42;
+	const uint8_t *m = k > (int)dns ? memmem(got + dns, (size_t)k - dns, nx_serial, 3) : NULL;
 	if (k < P53_FAST_ANSWERED || m == NULL || m[3] != (nx_serial[3] ^ 0x10))
-		fail_msg("a first label of %u bytes: not the kept reply", lab);
+		fail_msg("a first label of %u bytes (IPv%d, the kept one %u): not the kept reply", lab,
+			 v6 ? 6 : 4, plain->flab);
 }
 
 static void nx_frame_shape(void **state)
@@ -2717,16 +2784,23 @@ static void nx_frame_shape(void **state)
 	   for either family): a burst of one, then each row's over either family (the first
 	   burst of a context has no kept frame length yet); then one two labels below the apex,
 	   whose parent is not its encloser: no frame length kept (the rows all through
-	   fast_frame()) */
-	for (int v6 = 0; v6 < 3; v6++) {
-		uint16_t ql = query(qb, (const uint8_t *)(v6 == 2 ? "\x01x\x04nx-a\x07" "example\x03" "com"
-								  : "\x06nx-abc\x07" "example\x03" "com"),
-				    20, 1, 1232, 0, 0, P53_F_RD);
-		uint16_t fl = v6 == 1 ? frame6_of(f, qb, ql, 9053, 0, 0) : frame_of(f, qb, ql, 9053, 0);
+	   fast_frame()); then ones whose first label is 8 bytes (IPv4) and 26 (IPv6): the rows'
+	   frames are of no kept length, through nx_frame_any() and nx_frame_any6(), and with
+	   26 an IPv6 row's frame has the kept IPv4 frame's length (nx_frame(), which leaves it
+	   to nx_frame_any6()) */
+	static const char *const kept[] = {
+		"\x06nx-abc\x07" "example\x03" "com", "\x06nx-abc\x07" "example\x03" "com",
+		"\x01x\x04nx-a\x07" "example\x03" "com", "\x08nx-abcde\x07" "example\x03" "com",
+		"\x1anx-abcdefghijklmnopqrstuvw\x07" "example\x03" "com"};
+	for (int v6 = 0; v6 < 5; v6++) {
+		uint16_t kl = (uint16_t)(strlen(kept[v6]) + 1);
+		uint16_t ql = query(qb, (const uint8_t *)kept[v6], kl, 1, 1232, 0, 0, P53_F_RD);
+		uint16_t fl = v6 == 1 || v6 == 4 ? frame6_of(f, qb, ql, 9053, 0, 0)
+						 : frame_of(f, qb, ql, 9053, 0);
 		memset(&keep, 0, sizeof(keep));
 		assert_true(nx_burst1(&keep, f, fl, 2048, got, 1) >= P53_FAST_ANSWERED);
-		assert_int_equal(keep.qlen, 20);
-		assert_int_equal(keep.flen, v6 == 2 ? 0 : OPT + 11);
+		assert_int_equal(keep.qlen, kl);
+		assert_int_equal(keep.flen, v6 == 2 ? 0 : OPT + 11 + kl - 20);
 		plain = keep;
 		/* the mark: the SOA serial's last byte in the kept tail, its sums kept right */
 		uint8_t *sp = memmem(keep.tail, keep.len, nx_serial, 4);
@@ -2739,12 +2813,12 @@ static void nx_frame_shape(void **state)
 		saved = keep;
 
 		for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
-			nx_row_try(&rows[i], i, 0, &saved);
+			nx_row_try(&rows[i], i, 0, &plain, &saved);
 			if (rows[i].at < 12 || rows[i].at >= DNS)
-				nx_row_try(&rows[i], i, 1, &saved);
+				nx_row_try(&rows[i], i, 1, &plain, &saved);
 		}
 		for (size_t i = 0; i < sizeof(rows6) / sizeof(rows6[0]); i++)
-			nx_row_try(&rows6[i], i, 2, &saved);
+			nx_row_try(&rows6[i], i, 2, &plain, &saved);
 		/* first labels of every length (63: a name of 77 bytes), kept ones only; a
 		   length byte of 64 (not a label: RFC 6891's extended label type) as
 		   p53_fast_frame() has it, never the kept reply */
@@ -3560,6 +3634,7 @@ int main(void)
 		cmocka_unit_test(answer_cache),
 		cmocka_unit_test(answer_cache_run),
 		cmocka_unit_test(answer_cache_burst_run),
+		cmocka_unit_test(answer_cache_run_kept),
 		cmocka_unit_test(burst_run_counts),
 		cmocka_unit_test(encloser_memo),
 		cmocka_unit_test(nx_tail),
