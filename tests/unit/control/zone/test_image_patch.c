@@ -198,6 +198,26 @@ static void report_step(const uint8_t *nm, size_t nl)
 	}
 }
 
+/* Format 10 (dataplane/image.h, p53_image_zone.node_base): node i of node nd's zone (its
+ * links, proofs, chain and list entries are relative to its zone's range) and nd's first
+ * RRset, in the image; whether node n lies in its zone's range (else garbage a patch left). */
+static uint32_t t_nabs(const void *img, const struct p53_image_node *nd, uint32_t i)
+{
+	return i == P53_NONE ? P53_NONE : p53_image_zone(img, nd->zone)->node_base + i;
+}
+
+static uint32_t t_rs0(const void *img, const struct p53_image_node *nd)
+{
+	return p53_image_zone(img, nd->zone)->rrset_base + nd->rrsets;
+}
+
+static bool t_live(const void *img, uint32_t n)
+{
+	const struct p53_image_zone *zn = p53_image_zone(img, p53_image_node(img, n)->zone);
+
+	return n - zn->node_base < zn->n_nodes;
+}
+
 /* The additional lists of both images name the same nodes, in the same order, with as many
  * required (what an answer may add, and when it sets TC, RFC 9471 §3): every node of b the
  * name index holds, its RRsets against a's at the same name. */
@@ -217,8 +237,8 @@ static void same_hashes(const void *a, const void *b, const char *what)
 			fail_msg("%s: %u NSEC3 hashes patched, %u compiled", what, za->proof_n,
 				 zb->proof_n);
 		for (uint32_t k = 0; k < zb->proof_n; k++) {
-			const struct p53_image_node *na = p53_image_node(a, p53_image_nsec3(a)[za->proof_lo + k].node);
-			const struct p53_image_node *nb = p53_image_node(b, p53_image_nsec3(b)[zb->proof_lo + k].node);
+			const struct p53_image_node *na = p53_image_znode(a, za, p53_image_nsec3(a)[za->proof_lo + k].node);
+			const struct p53_image_node *nb = p53_image_znode(b, zb, p53_image_nsec3(b)[zb->proof_lo + k].node);
 			p53_name_to_str(t1, sizeof(t1), p53_image_node_name(a, na));
 			p53_name_to_str(t2, sizeof(t2), p53_image_node_name(b, nb));
 			if (strcmp(t1, t2) != 0)
@@ -245,25 +265,25 @@ static void same_lists(const void *a, const void *b, const char *what)
 		 * apex): the index finds the child's node; the parent's is reached by its name. */
 		for (uint32_t k = 0; na->zone != nb->zone && k < p53_image_hdr(a)->n_nodes; k++) {
 			const struct p53_image_node *o = p53_image_node(a, k);
-			if (o->zone == nb->zone && o->name_len == nb->name_len &&
+			if (o->zone == nb->zone && t_live(a, k) && o->name_len == nb->name_len &&
 			    memcmp(p53_image_node_name(a, o), nm, nb->name_len) == 0)
 				na = o;
 		}
 		assert_int_equal(na->zone, nb->zone);
-		for (uint32_t r = nb->rrsets; r < (uint32_t)nb->rrsets + nb->n_rrsets; r++) {
+		for (uint32_t r = t_rs0(b, nb); r < t_rs0(b, nb) + nb->n_rrsets; r++) {
 			const struct p53_image_rrset *rb = p53_image_rrset(b, r);
 			uint32_t ra = p53_image_node_rrset(a, na, rb->type);
 			if (ra == P53_NONE)
 				continue;
-			uint32_t la = p53_image_rrset(a, ra)->adds, lb = rb->adds;
+			uint32_t la = p53_image_nrrset(a, na, ra)->adds, lb = rb->adds;
 			const uint32_t *xa = la != P53_NONE ? p53_image_adds(a, la) : NULL;
 			const uint32_t *xb = lb != P53_NONE ? p53_image_adds(b, lb) : NULL;
 			bool same = (xa == NULL) == (xb == NULL);
 			if (same && xa != NULL) {
 				same = xa[0] == xb[0];
 				for (uint32_t k = 1; same && k <= P53_ADDS_COUNT(xb[0]); k++) {
-					const struct p53_image_node *ta = p53_image_node(a, xa[k]);
-					const struct p53_image_node *tb = p53_image_node(b, xb[k]);
+					const struct p53_image_node *ta = p53_image_nnode(a, na, xa[k]);
+					const struct p53_image_node *tb = p53_image_nnode(b, nb, xb[k]);
 					same = ta->name_len == tb->name_len &&
 					       memcmp(p53_image_node_name(a, ta),
 						      p53_image_node_name(b, tb), tb->name_len) == 0;
@@ -327,10 +347,10 @@ static void same_links(const void *a, const void *b, const char *what)
 				 p53_name_to_str(txt, sizeof(txt), nm), na->flags & mask, nb->flags & mask);
 		}
 		char o1[300], w1[300], o2[300], w2[300];
-		node_txt(a, na->occluder, o1, sizeof(o1));
-		node_txt(a, na->wildcard, w1, sizeof(w1));
-		node_txt(b, nb->occluder, o2, sizeof(o2));
-		node_txt(b, nb->wildcard, w2, sizeof(w2));
+		node_txt(a, t_nabs(a, na, na->occluder), o1, sizeof(o1));
+		node_txt(a, t_nabs(a, na, na->wildcard), w1, sizeof(w1));
+		node_txt(b, t_nabs(b, nb, nb->occluder), o2, sizeof(o2));
+		node_txt(b, t_nabs(b, nb, nb->wildcard), w2, sizeof(w2));
 		if (strcmp(o1, o2) != 0 || strcmp(w1, w2) != 0) {
 			report_step(nm, nb->name_len);
 			fail_msg("%s: %s has occluder %s wildcard %s patched, occluder %s wildcard %s "
@@ -355,7 +375,7 @@ static uint32_t shadowed_of(const void *img, uint32_t z, const uint8_t *nm, size
 {
 	for (uint32_t n = 0; n < p53_image_hdr(img)->n_nodes; n++) {
 		const struct p53_image_node *nd = p53_image_node(img, n);
-		if (nd->zone == z && nd->name_len == len && !(nd->flags & P53_NODE_NSEC3) &&
+		if (nd->zone == z && t_live(img, n) && nd->name_len == len && !(nd->flags & P53_NODE_NSEC3) &&
 		    memcmp(p53_image_node_name(img, nd), nm, len) == 0 &&
 		    p53_image_find(img, nm, len, p53_name_hash(nm, len)) != n)
 			return n;
@@ -375,14 +395,16 @@ static const char *proof_txt(const void *img, uint32_t n, char *buf, size_t cap)
 		return buf;
 	}
 	const struct p53_image_proof *q = p53_image_proof(img, n);
+	const struct p53_image_node *nd = p53_image_node(img, n);
 	const uint32_t *ch = p53_image_chain(img);
 	bool span = q->hi > q->lo && q->hi <= h->n_chain;
 	snprintf(buf, cap, "match %s wild %s encl %s/%u nc %s below %u %s..%s",
-		 node_txt(img, q->match, m, sizeof(m)), node_txt(img, q->wild, w, sizeof(w)),
-		 node_txt(img, q->encl, e, sizeof(e)), q->encl_labels,
-		 node_txt(img, q->nc, c, sizeof(c)), span ? q->hi - q->lo : 0,
-		 node_txt(img, span ? ch[q->lo] : P53_NONE, f, sizeof(f)),
-		 node_txt(img, span ? ch[q->hi - 1] : P53_NONE, l, sizeof(l)));
+		 node_txt(img, t_nabs(img, nd, q->match), m, sizeof(m)),
+		 node_txt(img, t_nabs(img, nd, q->wild), w, sizeof(w)),
+		 node_txt(img, t_nabs(img, nd, q->encl), e, sizeof(e)), q->encl_labels,
+		 node_txt(img, t_nabs(img, nd, q->nc), c, sizeof(c)), span ? q->hi - q->lo : 0,
+		 node_txt(img, span ? t_nabs(img, nd, ch[q->lo]) : P53_NONE, f, sizeof(f)),
+		 node_txt(img, span ? t_nabs(img, nd, ch[q->hi - 1]) : P53_NONE, l, sizeof(l)));
 	return buf;
 }
 
@@ -391,7 +413,7 @@ static const struct p53_image_rrset *steer_denial_of(const void *img, uint32_t n
 {
 	const struct p53_image_node *nd = p53_image_node(img, n);
 
-	for (uint32_t r = nd->rrsets; r < (uint32_t)nd->rrsets + nd->n_rrsets; r++) {
+	for (uint32_t r = t_rs0(img, nd); r < t_rs0(img, nd) + nd->n_rrsets; r++) {
 		const struct p53_image_rrset *rs = p53_image_rrset(img, r);
 		if ((rs->type == 47 || rs->type == 50) && (rs->flags & P53_RRSET_STEERED))
 			return rs;
@@ -420,7 +442,7 @@ static void same_steer_denials(const void *a, const void *b, const char *what)
 		nb += rb->type == 47;
 		for (uint32_t m = 0; m < ha->n_nodes && ra == NULL; m++) {
 			const struct p53_image_node *md = p53_image_node(a, m);
-			if (md->name_len == nd->name_len && md->zone == nd->zone &&
+			if (md->name_len == nd->name_len && md->zone == nd->zone && t_live(a, m) &&
 			    memcmp(p53_image_node_name(a, md), nm, nd->name_len) == 0 &&
 			    (rb->type == 50 || p53_image_find(a, nm, nd->name_len,
 							      p53_name_hash(nm, nd->name_len)) == m))
@@ -450,7 +472,7 @@ static void same_steer_denials(const void *a, const void *b, const char *what)
 		const struct p53_image_node *md = p53_image_node(a, m);
 		const uint8_t *nm = p53_image_node_name(a, md);
 		const struct p53_image_rrset *ra = steer_denial_of(a, m);
-		na += ra != NULL && ra->type == 47 &&
+		na += ra != NULL && ra->type == 47 && t_live(a, m) &&
 		      p53_image_find(a, nm, md->name_len, p53_name_hash(nm, md->name_len)) == m;
 	}
 	if (na != nb)
@@ -481,15 +503,15 @@ static void same_shadowed(const void *a, const void *b, const char *what)
 				fail_msg("%s: the parent's %s is only in the %s image", what, txt,
 					 pass == 0 ? "compiled" : "patched");
 			const struct p53_image_node *ny = p53_image_node(y, m);
-			node_txt(x, nx->occluder, o1, sizeof(o1));
-			node_txt(y, ny->occluder, o2, sizeof(o2));
+			node_txt(x, t_nabs(x, nx, nx->occluder), o1, sizeof(o1));
+			node_txt(y, t_nabs(y, ny, ny->occluder), o2, sizeof(o2));
 			if ((nx->flags & mask) != (ny->flags & mask) || strcmp(o1, o2) != 0)
 				fail_msg("%s: the parent's %s: flags %#x occluder %s in one image, "
 					 "%#x %s in the other", what, txt, nx->flags & mask, o1,
 					 ny->flags & mask, o2);
 			/* Its wildcard link (a wildcard of the parent's there, round 24). */
-			node_txt(x, nx->wildcard, o1, sizeof(o1));
-			node_txt(y, ny->wildcard, o2, sizeof(o2));
+			node_txt(x, t_nabs(x, nx, nx->wildcard), o1, sizeof(o1));
+			node_txt(y, t_nabs(y, ny, ny->wildcard), o2, sizeof(o2));
 			if (strcmp(o1, o2) != 0)
 				fail_msg("%s: the parent's %s: wildcard %s in the %s image, %s in the "
 					 "other", what, txt, o1, pass == 0 ? "compiled" : "patched", o2);
@@ -6801,14 +6823,15 @@ static void same_steering(const void *patched, const void *fresh, const char *wh
 	assert_true(p53_image_hdr(patched)->steer_layout == p53_image_hdr(fresh)->steer_layout);
 	for (uint32_t k = 0; k < p53_image_hdr(patched)->n_nodes; k++) {
 		const struct p53_image_node *pn = p53_image_node(patched, k);
-		for (uint32_t r = pn->rrsets; r < (uint32_t)pn->rrsets + pn->n_rrsets; r++)
+		for (uint32_t r = t_rs0(patched, pn); t_live(patched, k) &&
+						     r < t_rs0(patched, pn) + pn->n_rrsets; r++)
 			np += (p53_image_rrset(patched, r)->flags & P53_RRSET_STEERED) != 0;
 	}
 	for (uint32_t k = 0; k < p53_image_hdr(fresh)->n_nodes; k++) {
 		const struct p53_image_node *fn = p53_image_node(fresh, k);
 		const uint8_t *nm = p53_image_node_name(fresh, fn);
 		bool any = fn->steer != 0;
-		for (uint32_t r = fn->rrsets; r < (uint32_t)fn->rrsets + fn->n_rrsets; r++)
+		for (uint32_t r = t_rs0(fresh, fn); r < t_rs0(fresh, fn) + fn->n_rrsets; r++)
 			any |= (p53_image_rrset(fresh, r)->flags & P53_RRSET_STEERED) != 0;
 		if (!any)
 			continue;
@@ -6817,14 +6840,14 @@ static void same_steering(const void *patched, const void *fresh, const char *wh
 			fail_msg("%s: a steered owner is missing from the patched image", what);
 		const struct p53_image_node *pn = p53_image_node(patched, pk);
 		assert_int_equal(pn->steer, fn->steer);
-		for (uint32_t r = fn->rrsets; r < (uint32_t)fn->rrsets + fn->n_rrsets; r++) {
+		for (uint32_t r = t_rs0(fresh, fn); r < t_rs0(fresh, fn) + fn->n_rrsets; r++) {
 			const struct p53_image_rrset *y = p53_image_rrset(fresh, r);
 			if (!(y->flags & P53_RRSET_STEERED))
 				continue;
 			nf++;
 			uint32_t x = p53_image_node_rrset(patched, pn, y->type);
 			assert_int_not_equal(x, P53_NONE);
-			const struct p53_image_rrset *xr = p53_image_rrset(patched, x);
+			const struct p53_image_rrset *xr = p53_image_nrrset(patched, pn, x);
 			assert_int_equal(xr->flags, y->flags);
 			assert_int_equal(xr->count, y->count);
 			assert_int_equal(xr->rdata_len, y->rdata_len);
