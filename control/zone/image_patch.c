@@ -3831,18 +3831,57 @@ done:
  * served child's parent_side (an index in the image) in the zone's old range, and the
  * additional lists crossing zones (an entry is relative to its list's zone modulo 2^32,
  * p53_image_znode()): another zone's list naming the zone's node, the zone's naming another
- * zone's. The image (p53_image_out: fresh memory, the caller frees it) and its length, or
- * NULL: out of memory or past the 4 GiB format limit. O(the image): the tables are copied
- * and every list of the image is read.
+ * zone's. Such a list is appended again with its entries moved and its RRsets pointed at it
+ * (the old one garbage), as relist_gain does, so that the old lists stay the first of the
+ * new image's (p53_image_check_from() takes the old image as a prefix). The image
+ * (p53_image_out: fresh memory, the caller frees it) and its length, or NULL: out of memory
+ * or past the 4 GiB format limit. O(the image): the tables are copied and every list of the
+ * image is read.
  */
+
+/* Whether list a of zone y (y's node base before the move yb) names a node whose entry the
+ * move of zone z (old base ob, nn nodes) changes. */
+static bool list_crosses(const uint32_t *adds, uint32_t a, uint32_t y, uint32_t yb, uint32_t z,
+			 uint32_t ob, uint32_t nn)
+{
+	for (uint32_t k = 1; k <= P53_ADDS_COUNT(adds[a]); k++)
+		if ((yb + adds[a + k] - ob < nn) != (y == z))
+			return true;
+	return false;
+}
+
 static void *zone_to_end(const void *img, uint32_t z, size_t *len)
 {
 	const struct p53_image_hdr *h = p53_image_hdr(img);
 	const struct p53_image_zone *oz = p53_image_zone(img, z);
 	const uint32_t ob = oz->node_base, nn = oz->n_nodes, orb = oz->rrset_base, nr = oz->n_rrsets;
 	const size_t psz = sizeof(struct p53_image_proof);
+	const uint32_t dnssec_off = h->proofs_off != 0 ? h->proofs_off : h->chain_off;
+	const size_t n_adds = (dnssec_off - h->adds_off) / sizeof(uint32_t);
+	const uint32_t *oadds = p53_image_adds(img, 0);
 	struct p53_image_hdr nh = *h;
+	uint64_t garbage = (uint64_t)h->pad * 1024 + ((uint64_t)nn + nr) * sizeof(uint32_t) +
+			   (h->proofs_off != 0 ? (uint64_t)nn * psz : 0);
 
+	/* The lists that cross: remap[a] 1 for a list read and kept, else its new index + 2. */
+	uint32_t *remap = calloc(n_adds + 1, sizeof(*remap));
+	if (remap == NULL)
+		return NULL;
+	size_t extra = 0;
+	for (uint32_t y = 0; y < h->n_zones; y++) {
+		const struct p53_image_zone *zy = p53_image_zone(img, y);
+		for (uint32_t r = 0; r < zy->n_rrsets; r++) {
+			uint32_t a = p53_image_zrrset(img, zy, r)->adds;
+			if (a == P53_NONE || remap[a] != 0)
+				continue;
+			remap[a] = 1;
+			if (!list_crosses(oadds, a, y, zy->node_base, z, ob, nn))
+				continue;
+			remap[a] = (uint32_t)(n_adds + extra + 2);
+			extra += 1u + P53_ADDS_COUNT(oadds[a]);
+			garbage += (1u + P53_ADDS_COUNT(oadds[a])) * sizeof(uint32_t);
+		}
+	}
 	nh.n_nodes = h->n_nodes + nn;
 	nh.n_rrsets = h->n_rrsets + nr;
 	size_t off = p53_align8((size_t)h->nodes_off + (size_t)nh.n_nodes * sizeof(uint32_t));
@@ -3851,29 +3890,25 @@ static void *zone_to_end(const void *img, uint32_t z, size_t *len)
 	nh.slots_off = (uint32_t)off;
 	off = p53_align8(off + ((size_t)h->hash_mask + 1) * sizeof(uint64_t));
 	/* The names-and-RDATA section and the additional lists as they are, shifted by s (a
-	 * multiple of 8: the alignments hold). */
+	 * multiple of 8: the alignments hold), the lists that cross appended. */
 	const size_t s = off - h->rdata_off;
-	const uint32_t dnssec_off = h->proofs_off != 0 ? h->proofs_off : h->chain_off;
 	nh.names_off = nh.rdata_off = (uint32_t)(h->rdata_off + s);
 	nh.adds_off = (uint32_t)(h->adds_off + s);
-	off = dnssec_off + s;
+	off = p53_align8(nh.adds_off + (n_adds + extra) * sizeof(uint32_t));
 	if (h->proofs_off != 0) {
 		nh.proofs_off = (uint32_t)off;
 		off = p53_align8(off + (size_t)nh.n_nodes * psz);
 	}
-	const size_t cs = off - h->chain_off; /* the chain and the hashes shifted by cs */
-	nh.chain_off = (uint32_t)(h->chain_off + cs);
-	nh.nsec3_off = (uint32_t)(h->nsec3_off + cs);
-	nh.size = h->size + cs;
-	uint64_t garbage = (uint64_t)h->pad * 1024 + ((uint64_t)nn + nr) * sizeof(uint32_t) +
-			   (h->proofs_off != 0 ? (uint64_t)nn * psz : 0);
+	nh.chain_off = (uint32_t)off;
+	nh.nsec3_off = (uint32_t)(h->nsec3_off - h->chain_off + off);
+	nh.size = off + (h->size - h->chain_off);
 	nh.pad = (uint32_t)((garbage + 1023) / 1024);
-	if (nh.size > UINT32_MAX)
-		return NULL;
 	void *spare = NULL;
-	uint8_t *ni = p53_image_out(nh.size, &spare);
-	if (ni == NULL)
+	uint8_t *ni = nh.size <= UINT32_MAX ? p53_image_out(nh.size, &spare) : NULL;
+	if (ni == NULL) {
+		free(remap);
 		return NULL;
+	}
 	const uint8_t *oi = img;
 	memset(ni, 0, nh.size);
 	memcpy(ni, &nh, sizeof(nh));
@@ -3900,33 +3935,30 @@ static void *zone_to_end(const void *img, uint32_t z, size_t *len)
 	for (uint32_t y = 0; y < h->n_zones; y++)
 		if (zones[y].parent_side != P53_NONE && zones[y].parent_side - ob < nn)
 			zones[y].parent_side += delta;
-	/* Each list once (a bit per word of the section), read from its RRsets' zones. */
-	const size_t n_adds = (dnssec_off - h->adds_off) / sizeof(uint32_t);
-	uint8_t *seen = calloc(n_adds / 8 + 1, 1);
-	if (seen == NULL) {
-		free(ni);
-		return NULL;
-	}
+	/* The lists that cross, appended with their entries moved, their RRsets pointed there. */
 	uint32_t *adds = (uint32_t *)(ni + nh.adds_off);
-	for (uint32_t y = 0; y < h->n_zones; y++) {
+	for (uint32_t y = 0; y < h->n_zones && extra > 0; y++) {
 		const struct p53_image_zone *zy = &zones[y];
-		const uint32_t yb = y == z ? ob : zy->node_base; /* the lists' base before */
 		for (uint32_t r = 0; r < zy->n_rrsets; r++) {
-			const struct p53_image_rrset *rs = p53_image_zrrset(ni, zy, r);
+			struct p53_image_rrset *rs = (struct p53_image_rrset *)(uintptr_t)
+						     p53_image_zrrset(ni, zy, r);
 			uint32_t a = rs->adds;
-			if (a == P53_NONE || a >= n_adds || (seen[a >> 3] >> (a & 7) & 1))
+			if (a == P53_NONE || a >= n_adds || remap[a] < 2)
 				continue;
-			seen[a >> 3] |= (uint8_t)(1u << (a & 7));
-			for (uint32_t k = 1; k <= P53_ADDS_COUNT(adds[a]) && a + k < n_adds; k++) {
-				bool in_z = yb + adds[a + k] - ob < nn; /* names zone z's node */
-				if (y == z && !in_z)
-					adds[a + k] -= delta;
-				else if (y != z && in_z)
-					adds[a + k] += delta;
+			uint32_t at = remap[a] - 2;
+			if (adds[at] == 0) { /* not written yet (a list has one name at least) */
+				uint32_t n = P53_ADDS_COUNT(oadds[a]);
+				adds[at] = oadds[a];
+				for (uint32_t k = 1; k <= n; k++) {
+					bool in_z = (y == z ? ob : zy->node_base) + oadds[a + k] - ob < nn;
+					adds[at + k] = oadds[a + k] + (y == z && !in_z ? -delta :
+								       y != z && in_z ? delta : 0);
+				}
 			}
+			rs->adds = at;
 		}
 	}
-	free(seen);
+	free(remap);
 	*len = nh.size;
 	return ni;
 }
