@@ -4717,6 +4717,132 @@ static void test_target_below_child_apex(void **state)
 	free(fc);
 }
 
+/* A third zone naming parent.test.'s and child.parent.test.'s names (test_zone_moves). */
+static const char *ZONE_OTHER =
+	"$ORIGIN other.test.\n$TTL 300\n"
+	"@ SOA ns hostmaster 1 7200 3600 1209600 60\n@ NS ns.child.parent.test.\n"
+	"a MX 10 host.parent.test.\nb MX 10 www.child.parent.test.\nh A 192.0.2.77\n";
+
+/* What other zones hold into a zone by its nodes' places, read from the image: each served
+ * child's parent_side a node of its parent's range at the child's apex, and every list
+ * entry of every zone a node in its zone's range with an address. */
+static void refs_ok(const void *img)
+{
+	const struct p53_image_hdr *h = p53_image_hdr(img);
+
+	for (uint32_t z = 0; z < h->n_zones; z++) {
+		const struct p53_image_zone *zn = p53_image_zone(img, z);
+		if (zn->parent_side != P53_NONE) {
+			assert_true(zn->parent_side < h->n_nodes && t_live(img, zn->parent_side));
+			const struct p53_image_node *ps = p53_image_node(img, zn->parent_side);
+			assert_int_not_equal(ps->zone, z);
+			assert_int_equal(ps->name_len, zn->name_len);
+			assert_memory_equal(p53_image_node_name(img, ps), p53_image_name(img, zn->name_off),
+					    zn->name_len);
+		}
+		for (uint32_t r = 0; r < zn->n_rrsets; r++) {
+			const struct p53_image_rrset *rs = p53_image_zrrset(img, zn, r);
+			if (rs->adds == P53_NONE)
+				continue;
+			const uint32_t *l = p53_image_adds(img, rs->adds);
+			for (uint32_t k = 1; k <= P53_ADDS_COUNT(l[0]); k++) {
+				uint32_t n = zn->node_base + l[k];
+				assert_true(n < h->n_nodes && t_live(img, n));
+				const struct p53_image_node *nd = p53_image_node(img, n);
+				assert_true(p53_image_node_rrset(img, nd, 1) != P53_NONE ||
+					    p53_image_node_rrset(img, nd, 28) != P53_NONE);
+			}
+		}
+	}
+}
+
+/* Whether zone z's ranges end the tables (a patch leaves the zone it patched there). */
+static bool zone_last(const void *img, uint32_t z)
+{
+	const struct p53_image_hdr *h = p53_image_hdr(img);
+	const struct p53_image_zone *zn = p53_image_zone(img, z);
+
+	return zn->node_base + zn->n_nodes == h->n_nodes && zn->rrset_base + zn->n_rrsets == h->n_rrsets;
+}
+
+/*
+ * Format 10: a patch of a zone whose ranges other zones' follow moves them to the tables'
+ * ends first (image_patch.c zone_to_end) and appends there. What other zones hold into the
+ * moved zone by its nodes' places follows: the served child's parent_side (the parent's
+ * node at its apex), the parent's lists naming the child's nodes, a third zone's lists
+ * naming the parent's and the child's (its apex NS the child's name server), and the moved
+ * zone's own lists naming other zones' nodes. Each zone is patched in turn (each move
+ * leaves another zone behind), the answers compared with a full compile's (step_patched:
+ * the lists' addresses of names the step changed) and the references read (refs_ok).
+ */
+static void test_zone_moves(void **state)
+{
+	(void)state;
+	char *fp = tmp_zone(ZONE_PARENT), *fc = tmp_zone(ZONE_CHILD), *fo = tmp_zone(ZONE_OTHER);
+	struct p53_zone_src src[3] = {
+		{ .name = "parent.test.", .file = fp, .flags = P53_ZONE_SECONDARY },
+		{ .name = "child.parent.test.", .file = fc, .flags = P53_ZONE_SECONDARY },
+		{ .name = "other.test.", .file = fo, .flags = P53_ZONE_SECONDARY },
+	};
+	char err[1024];
+	size_t len = 0;
+	void *img = p53_image_build(src, 3, &len, err, sizeof(err), quiet, NULL);
+	assert_non_null(img);
+	assert_false(zone_last(img, 0));
+	assert_int_not_equal(p53_image_zone(img, 1)->parent_side, P53_NONE);
+	refs_ok(img);
+	step_ix = p53_patch_index_new();
+	assert_non_null(step_ix);
+
+	/* The parent moves: host (named by other.test.'s a MX) renumbered, a list naming
+	 * other.test.'s h and one naming the child's www. */
+	static const char *const add1[] = { "host.parent.test. A 198.51.100.30",
+					    "mx6.parent.test. MX 5 h.other.test.",
+					    "mx5.parent.test. MX 5 www.child.parent.test.",
+					    "new.parent.test. A 198.51.100.20", NULL };
+	static const char *const del1[] = { "host.parent.test. A 198.51.100.3", NULL };
+	img = step_patched(img, src, 3, 0, "parent.test.", add1, del1);
+	assert_true(zone_last(img, 0));
+	refs_ok(img);
+	assert_int_equal(mx_arcount(img, "a.other.test."), 1);
+	assert_int_equal(mx_arcount(img, "mx6.parent.test."), 1);
+	assert_int_equal(mx_arcount(img, "mx5.parent.test."), 1);
+	/* The child moves: www (named by both others' lists) renumbered, its name server too
+	 * (other.test.'s apex NS, the parent's glue is the parent's own). */
+	static const char *const add2[] = { "www.child.parent.test. A 198.51.100.31",
+					    "ns.child.parent.test. A 198.51.100.32", NULL };
+	static const char *const del2[] = { "www.child.parent.test. A 198.51.100.5",
+					    "ns.child.parent.test. A 198.51.100.2", NULL };
+	img = step_patched(img, src, 3, 1, "child.parent.test.", add2, del2);
+	assert_true(zone_last(img, 1));
+	refs_ok(img);
+	/* other.test. moves: h (named by the parent's mx6) renumbered. */
+	static const char *const add3[] = { "h.other.test. A 192.0.2.78", "c.other.test. MX 1 new.parent.test.", NULL };
+	static const char *const del3[] = { "h.other.test. A 192.0.2.77", NULL };
+	img = step_patched(img, src, 3, 2, "other.test.", add3, del3);
+	assert_true(zone_last(img, 2));
+	refs_ok(img);
+	assert_int_equal(mx_arcount(img, "c.other.test."), 1);
+	/* The parent again (its second move), host losing its address: the lists naming it
+	 * (other.test.'s a) lose it. */
+	static const char *const del4[] = { "host.parent.test. A 198.51.100.30", NULL };
+	static const char *const add4[] = { "host2.parent.test. A 198.51.100.40", NULL };
+	img = step_patched(img, src, 3, 0, "parent.test.", add4, del4);
+	assert_true(zone_last(img, 0));
+	refs_ok(img);
+	assert_int_equal(mx_arcount(img, "a.other.test."), 0);
+	assert_true(p53_image_hdr(img)->pad > 0); /* the old ranges: garbage */
+	p53_patch_index_free(step_ix);
+	step_ix = NULL;
+	free(img);
+	unlink(fp);
+	unlink(fc);
+	unlink(fo);
+	free(fp);
+	free(fc);
+	free(fo);
+}
+
 /*
  * The patch index (patch_index.h) follows the images patched with it: a name that gains its
  * first address is listed by the MX RRsets that named it before any address, including
@@ -9010,6 +9136,7 @@ int main(void)
 		cmocka_unit_test(test_signed_list_relisted),
 		cmocka_unit_test(test_signed_declined),
 		cmocka_unit_test(test_target_below_child_apex),
+		cmocka_unit_test(test_zone_moves),
 		cmocka_unit_test(test_index_kept),
 		cmocka_unit_test(test_served_child_shapes),
 		cmocka_unit_test(test_served_child_wild_dname),
