@@ -62,6 +62,13 @@
  *     above the child's apex coming or going (their occluders made again, occ_above); names
  *     at a grandchild's apex (its parent_side left to the child, shadow_sides).
  * What the old bytes held becomes garbage, counted in p53_image_hdr.pad (KiB).
+ *
+ * Format 10 (dataplane/image.h, p53_image_zone.node_base): the indices an image stores are
+ * relative to their zone's ranges of nodes[] and rrsets[]; the patch holds nodes and RRsets
+ * by their index in the image and reads the stored ones through the zone (rs0, nabs, zrel).
+ * New nodes and RRsets are appended at the tables' ends, inside the zone's ranges: when
+ * another zone's ranges follow, the zone's are moved to the ends first (zone_to_end), the
+ * references other zones hold into it by position following.
  */
 #include <errno.h>
 #include <malloc.h>
