@@ -3917,23 +3917,31 @@ static void *zone_to_end(const void *img, uint32_t z, size_t *len)
 		return NULL;
 	}
 	const uint8_t *oi = img;
-	memset(ni, 0, nh.size);
+	/* Each section copied, what lies between them zeroed (the header and the zones as they
+	 * were up to nodes[], which starts where it did). */
+#define PUT(at, src, n, end) do { \
+		memcpy(ni + (at), (src), (n)); \
+		memset(ni + (at) + (n), 0, (size_t)(end) - (at) - (n)); \
+	} while (0)
+	memcpy(ni, oi, h->nodes_off);
 	memcpy(ni, &nh, sizeof(nh));
-	memcpy(ni + h->zones_off, oi + h->zones_off, (size_t)h->n_zones * sizeof(struct p53_image_zone));
 	memcpy(ni + nh.nodes_off, oi + h->nodes_off, (size_t)h->n_nodes * sizeof(uint32_t));
-	memcpy(ni + nh.nodes_off + (size_t)h->n_nodes * sizeof(uint32_t),
-	       oi + h->nodes_off + (size_t)ob * sizeof(uint32_t), (size_t)nn * sizeof(uint32_t));
+	PUT(nh.nodes_off + (size_t)h->n_nodes * sizeof(uint32_t),
+	    oi + h->nodes_off + (size_t)ob * sizeof(uint32_t), (size_t)nn * sizeof(uint32_t), nh.rrsets_off);
 	memcpy(ni + nh.rrsets_off, oi + h->rrsets_off, (size_t)h->n_rrsets * sizeof(uint32_t));
-	memcpy(ni + nh.rrsets_off + (size_t)h->n_rrsets * sizeof(uint32_t),
-	       oi + h->rrsets_off + (size_t)orb * sizeof(uint32_t), (size_t)nr * sizeof(uint32_t));
-	memcpy(ni + nh.slots_off, oi + h->slots_off, ((size_t)h->hash_mask + 1) * sizeof(uint64_t));
-	memcpy(ni + nh.rdata_off, oi + h->rdata_off, dnssec_off - h->rdata_off);
+	PUT(nh.rrsets_off + (size_t)h->n_rrsets * sizeof(uint32_t),
+	    oi + h->rrsets_off + (size_t)orb * sizeof(uint32_t), (size_t)nr * sizeof(uint32_t), nh.slots_off);
+	PUT(nh.slots_off, oi + h->slots_off, ((size_t)h->hash_mask + 1) * sizeof(uint64_t), nh.rdata_off);
+	/* (The lists appended later start zeroed: written once, below.) */
+	PUT(nh.rdata_off, oi + h->rdata_off, dnssec_off - h->rdata_off,
+	    nh.proofs_off != 0 ? nh.proofs_off : nh.chain_off);
 	if (h->proofs_off != 0) {
 		memcpy(ni + nh.proofs_off, oi + h->proofs_off, (size_t)h->n_nodes * psz);
-		memcpy(ni + nh.proofs_off + (size_t)h->n_nodes * psz,
-		       oi + h->proofs_off + (size_t)ob * psz, (size_t)nn * psz);
+		PUT(nh.proofs_off + (size_t)h->n_nodes * psz, oi + h->proofs_off + (size_t)ob * psz,
+		    (size_t)nn * psz, nh.chain_off);
 	}
 	memcpy(ni + nh.chain_off, oi + h->chain_off, h->size - h->chain_off);
+#undef PUT
 	struct p53_image_zone *zones = (struct p53_image_zone *)(ni + nh.zones_off);
 	zones[z].node_base = h->n_nodes;
 	zones[z].rrset_base = h->n_rrsets;
