@@ -3992,28 +3992,6 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 	const struct p53_image_zone *zn = p53_image_zone(img, z);
 	if (zn->rcode != 0)
 		return decline(why, wl, "the zone has no data here");
-	/* The zone's ranges end the tables (zone_to_end), so its new nodes and RRsets join them
-	 * and the patch's indices are the same in img and the new image. */
-	if ((uint64_t)zn->node_base + zn->n_nodes != h->n_nodes ||
-	    (uint64_t)zn->rrset_base + zn->n_rrsets != h->n_rrsets) {
-		size_t mlen;
-		p->moved = zone_to_end(img, z, &mlen);
-		if (p->moved == NULL)
-			return decline(why, wl, "out of memory, or the image would pass the 4 GiB "
-				       "format limit");
-		img = p->moved;
-		h = p53_image_hdr(img);
-		zn = p53_image_zone(img, z);
-		ai = zn->node_base + zn->apex;
-		/* The patch index lists nodes by their place: the zone's at theirs now (its
-		 * old entries name garbage, which relist_gain and relist_lose skip). */
-		for (uint32_t n = zn->node_base; p->ix != NULL && p53_patch_index_has_targets(p->ix) &&
-						 n < zn->node_base + zn->n_nodes; n++)
-			if (p53_patch_index_targets_add(p->ix, img, n) != 0)
-				break; /* (the target part dropped: made again when needed) */
-	}
-	p->nb = zn->node_base;
-	p->rb = zn->rrset_base;
 	/* A signed zone: only data at names that stay, each keeping its set of types, so the
 	 * NSEC/NSEC3 chain, the type bitmaps and the per-node proofs hold as they are. */
 	const bool sgn = zn->dnssec != 0;
@@ -4067,6 +4045,30 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 			}
 		}
 	}
+
+	/* The zone's ranges end the tables (zone_to_end), so its new nodes and RRsets join them
+	 * and the patch's indices are the same in img and the new image (after the checks above,
+	 * which read names only: a diff they decline costs no copy). */
+	if ((uint64_t)zn->node_base + zn->n_nodes != h->n_nodes ||
+	    (uint64_t)zn->rrset_base + zn->n_rrsets != h->n_rrsets) {
+		size_t mlen;
+		p->moved = zone_to_end(img, z, &mlen);
+		if (p->moved == NULL)
+			return decline(why, wl, "out of memory, or the image would pass the 4 GiB "
+				       "format limit");
+		img = p->moved;
+		h = p53_image_hdr(img);
+		zn = p53_image_zone(img, z);
+		ai = zn->node_base + zn->apex;
+		/* The patch index lists nodes by their place: the zone's at theirs now (its
+		 * old entries name garbage, which relist_gain and relist_lose skip). */
+		for (uint32_t n = zn->node_base; p->ix != NULL && p53_patch_index_has_targets(p->ix) &&
+						 n < zn->node_base + zn->n_nodes; n++)
+			if (p53_patch_index_targets_add(p->ix, img, n) != 0)
+				break; /* (the target part dropped: made again when needed) */
+	}
+	p->nb = zn->node_base;
+	p->rb = zn->rrset_base;
 
 	/* The steered owners whose NSEC may change with the chain beside them are touched too. */
 	if (nsec_ok && steer_near(p, img, ai, apex, apex_len) != 0)
