@@ -62,6 +62,13 @@
  *     above the child's apex coming or going (their occluders made again, occ_above); names
  *     at a grandchild's apex (its parent_side left to the child, shadow_sides).
  * What the old bytes held becomes garbage, counted in p53_image_hdr.pad (KiB).
+ *
+ * Format 10 (dataplane/image.h, p53_image_zone.node_base): the indices an image stores are
+ * relative to their zone's ranges of nodes[] and rrsets[]; the patch holds nodes and RRsets
+ * by their index in the image and reads the stored ones through the zone (rs0, nabs, zrel).
+ * New nodes and RRsets are appended at the tables' ends, inside the zone's ranges: when
+ * another zone's ranges follow, the zone's are moved to the ends first (zone_to_end), the
+ * references other zones hold into it by position following.
  */
 #include <errno.h>
 #include <malloc.h>
@@ -83,6 +90,36 @@
 #include "dataplane/image.h"
 #include "dataplane/name.h"
 #include "dataplane/wire.h"
+
+/*
+ * Format 10 (dataplane/image.h, p53_image_zone.node_base): a node's RRsets, wildcard and
+ * occluder, a proof's nodes, the chain's and the NSEC3 hashes' are indices relative to
+ * their zone's ranges; the patch holds nodes and RRsets by their index in the image (the
+ * patched zone's ranges end the tables, patch_run()). Node nd's first RRset in the image,
+ * and node i of nd's zone (P53_NONE kept):
+ */
+static uint32_t rs0(const void *img, const struct p53_image_node *nd)
+{
+	return p53_image_zone(img, nd->zone)->rrset_base + nd->rrsets;
+}
+
+static uint32_t nabs(const void *img, const struct p53_image_node *nd, uint32_t i)
+{
+	return i == P53_NONE ? P53_NONE : p53_image_zone(img, nd->zone)->node_base + i;
+}
+
+/* Whether node n is one of the image's and lies in its zone's range: outside every range a
+ * node is garbage a patch or a splice left (image.h), never read as the zone's. (The patch
+ * index may list a node of an image a patch moved the zone in and then declined:
+ * patch_run.) */
+static bool in_range(const void *img, uint32_t n)
+{
+	if (n >= p53_image_hdr(img)->n_nodes)
+		return false;
+	const struct p53_image_zone *zn = p53_image_zone(img, p53_image_node(img, n)->zone);
+
+	return n - zn->node_base < zn->n_nodes;
+}
 
 /* A touched name: an owner the diff names, or the apex. */
 struct tn {
@@ -271,9 +308,11 @@ static bool unsigned_type_ok(uint16_t type, bool apex)
 /* Whether a DNAME owner occludes node nd (its occluders, closest first). */
 static bool dname_above(const void *img, const struct p53_image_node *nd)
 {
-	for (uint32_t o = nd->occluder; o != P53_NONE; o = p53_image_node(img, o)->occluder)
-		if (p53_image_node(img, o)->flags & P53_NODE_DNAME)
+	for (const struct p53_image_node *o = nd; o->occluder != P53_NONE;) {
+		o = p53_image_nnode(img, o, o->occluder);
+		if (o->flags & P53_NODE_DNAME)
 			return true;
+	}
 	return false;
 }
 
@@ -355,7 +394,7 @@ static bool signed_glue(const void *img, const struct p53_image_node *nd)
 {
 	return (nd->flags & P53_NODE_GLUE) && nd->occluder != P53_NONE &&
 	       !(nd->flags & (P53_NODE_CUT | P53_NODE_DNAME | P53_NODE_CNAME | P53_NODE_NSEC3)) &&
-	       (p53_image_node(img, nd->occluder)->flags & P53_NODE_CUT) && !dname_above(img, nd);
+	       (p53_image_nnode(img, nd, nd->occluder)->flags & P53_NODE_CUT) && !dname_above(img, nd);
 }
 
 /*
@@ -411,7 +450,7 @@ static bool signed_dname(const void *img, const struct tn *t, const struct p53_i
 	/* Glue (below a cut, no DNAME above it) may gain, change or lose a DNAME: occluded
 	 * data, not signed, no NSEC or NSEC3, as a new DNAME owner below a cut. */
 	bool glue = od != NULL && (od->flags & P53_NODE_GLUE) && od->occluder != P53_NONE &&
-		    (p53_image_node(img, od->occluder)->flags & P53_NODE_CUT) &&
+		    (p53_image_nnode(img, od, od->occluder)->flags & P53_NODE_CUT) &&
 		    !dname_above(img, od);
 	if (od != NULL && ((od->occluder != P53_NONE && !glue) ||
 			   (od->flags & (P53_NODE_CUT | P53_NODE_CNAME | P53_NODE_NSEC3))))
@@ -448,7 +487,7 @@ static bool nested_cut(const void *img, const struct p53_image_node *nd)
 	return (nd->flags & P53_NODE_CUT) && (nd->flags & P53_NODE_GLUE) &&
 	       nd->occluder != P53_NONE &&
 	       !(nd->flags & (P53_NODE_DNAME | P53_NODE_CNAME | P53_NODE_WILD | P53_NODE_NSEC3)) &&
-	       (p53_image_node(img, nd->occluder)->flags & P53_NODE_CUT) && !dname_above(img, nd);
+	       (p53_image_nnode(img, nd, nd->occluder)->flags & P53_NODE_CUT) && !dname_above(img, nd);
 }
 
 /*
@@ -484,7 +523,7 @@ static bool glue_cname(const void *img, const struct p53_image_node *nd)
 	return (nd->flags & P53_NODE_GLUE) && (nd->flags & P53_NODE_CNAME) &&
 	       nd->occluder != P53_NONE &&
 	       !(nd->flags & (P53_NODE_CUT | P53_NODE_DNAME | P53_NODE_WILD | P53_NODE_NSEC3)) &&
-	       (p53_image_node(img, nd->occluder)->flags & P53_NODE_CUT) && !dname_above(img, nd);
+	       (p53_image_nnode(img, nd, nd->occluder)->flags & P53_NODE_CUT) && !dname_above(img, nd);
 }
 
 /*
@@ -498,7 +537,7 @@ static bool glue_dname(const void *img, const struct p53_image_node *nd)
 	return (nd->flags & P53_NODE_GLUE) && (nd->flags & P53_NODE_DNAME) &&
 	       nd->occluder != P53_NONE &&
 	       !(nd->flags & (P53_NODE_CUT | P53_NODE_CNAME | P53_NODE_WILD | P53_NODE_NSEC3)) &&
-	       (p53_image_node(img, nd->occluder)->flags & P53_NODE_CUT) && !dname_above(img, nd);
+	       (p53_image_nnode(img, nd, nd->occluder)->flags & P53_NODE_CUT) && !dname_above(img, nd);
 }
 
 /* Whether a new name may stand below node nd of a signed zone as new glue: nd is a cut no
@@ -612,7 +651,7 @@ static uint32_t n3_node(const void *img, const struct p53_image_zone *zn, const 
 		size_t mid = lo + (hi - lo) / 2;
 		int c = memcmp(t[mid].hash, hash, P53_NSEC3_HASH_LEN);
 		if (c == 0)
-			return t[mid].node;
+			return zn->node_base + t[mid].node; /* (relative to its zone) */
 		if (c < 0)
 			lo = mid + 1;
 		else
@@ -665,9 +704,9 @@ static bool records_same(const void *a, const struct p53_image_rrset *x, const v
 	       memcmp(p53_image_rdata(a, x), p53_image_rdata(b, y), x->rdata_len) == 0;
 }
 
-static bool has_addr(const void *img, uint32_t first, uint32_t n)
+static bool has_addr(const void *img, const struct p53_image_node *nd)
 {
-	for (uint32_t i = first; i < first + n; i++) {
+	for (uint32_t i = rs0(img, nd), end = i + nd->n_rrsets; i < end; i++) {
 		uint16_t t = p53_image_rrset(img, i)->type;
 		if (t == P53_T_A || t == P53_T_AAAA)
 			return true;
@@ -698,6 +737,9 @@ static int depth_cmp(const void *a, const void *b, void *arg)
 struct patch {
 	struct tn *t;
 	size_t n_t;
+	uint32_t nb, rb;                /* the patched zone's node and RRset bases (image.h), the
+					   same in the old image and the new one: its ranges end
+					   the tables (patch_run) */
 	struct nset ts;                 /* touched names */
 	struct p53_image_rrset *nrs;    /* RRsets to append */
 	uint32_t *nrs_old;              /* for each: the old RRset it keeps, or P53_NONE (new
@@ -712,6 +754,8 @@ struct patch {
 	struct p53_rrs own;             /* result NULL: the touched names' records after the diff */
 	void *spare;                    /* a malloc'd buffer the new image may reuse */
 	void *mimg;
+	void *moved;                    /* img with the zone's ranges at the tables' ends
+					   (zone_to_end), or NULL */
 	struct pend *pend;              /* missing ancestors of new names (new_ancestors) */
 	size_t n_pend, pend_cap;
 	size_t n_ext;                   /* empty non-terminals that may go, after t[n_t] */
@@ -770,6 +814,13 @@ struct patch {
 	struct s3 *s3;
 	size_t n_s3, s3_cap;
 };
+
+/* Node n of the image (P53_NONE kept) relative to the patched zone's range: what the new
+ * image's links and tables hold (image.h). */
+static uint32_t zrel(const struct patch *p, uint32_t n)
+{
+	return n == P53_NONE ? P53_NONE : n - p->nb;
+}
 
 /* A steered owner (old node) and the NSEC3 owner node matching it in the old image. */
 struct s3 {
@@ -840,7 +891,7 @@ static uint32_t node_now(const struct patch *p, const void *img, const uint8_t *
 	uint32_t m = p53_image_find(img, nm, len, p53_name_hash(nm, len));
 	if (m != P53_NONE) {
 		const struct p53_image_node *nd = p53_image_node(img, m);
-		*addr = has_addr(img, nd->rrsets, nd->n_rrsets);
+		*addr = has_addr(img, nd);
 	}
 	return m;
 }
@@ -906,11 +957,11 @@ static int shadow_node(struct patch *p, const void *img, uint32_t oz, const uint
 	if (p->n_sh == SHADOW_MAX ||
 	    grow((void **)&p->sh, &p->sh_cap, p->n_sh + 1, sizeof(*p->sh)) != 0)
 		return -1;
-	const struct p53_image_hdr *h = p53_image_hdr(img);
+	const struct p53_image_zone *zo = p53_image_zone(img, oz);
 	uint32_t found = P53_NONE;
-	for (uint32_t n = 0; n < h->n_nodes && found == P53_NONE; n++) {
+	for (uint32_t n = zo->node_base; n < zo->node_base + zo->n_nodes && found == P53_NONE; n++) {
 		const struct p53_image_node *nd = p53_image_node(img, n);
-		if (nd->zone == oz && nd->name_len == len && !(nd->flags & P53_NODE_NSEC3) &&
+		if (nd->name_len == len && !(nd->flags & P53_NODE_NSEC3) &&
 		    memcmp(p53_image_node_name(img, nd), nm, len) == 0)
 			found = n;
 	}
@@ -935,7 +986,7 @@ static bool own_addr(const struct patch *p, const void *img, uint32_t own)
 
 	if (k != P53_NONE && p->t[k].shadow && p->t[k].old == own && p->t[k].changed)
 		return p->t[k].new_addr;
-	return has_addr(img, od->rrsets, od->n_rrsets);
+	return has_addr(img, od);
 }
 
 /* Shadowed touched name t (shadowed_nodes) loses its last address while the served zone's
@@ -946,8 +997,7 @@ static bool shadow_swap(const void *img, const struct tn *t)
 	if (!t->shadow || !t->changed || !t->old_addr || t->new_addr)
 		return false;
 	uint32_t m = p53_image_find(img, t->name, t->len, p53_name_hash(t->name, t->len));
-	return m != P53_NONE && has_addr(img, p53_image_node(img, m)->rrsets,
-					 p53_image_node(img, m)->n_rrsets);
+	return m != P53_NONE && has_addr(img, p53_image_node(img, m));
 }
 
 /* Whether the lists naming touched name t are made again (it gains its first address, or
@@ -1007,6 +1057,9 @@ static int adds_list(struct patch *p, const void *img, size_t n_adds_old, uint32
 			if (m == P53_NONE || !addr)
 				continue;
 		}
+		/* Stored relative to the owner's zone, another zone's node modulo 2^32 (image.h,
+		 * p53_image_znode()). */
+		m -= p53_image_zone(img, oz)->node_base;
 		bool dup = false;
 		for (uint32_t q = 0; q < n; q++)
 			dup |= p->nadds[at + 1 + q] == m;
@@ -1046,9 +1099,9 @@ static int relist_gain(struct patch *p, const void *img, const struct nset *gain
 	for (size_t c = 0; c < n_read; c++) {
 		uint32_t n = cand != NULL ? cand[c] : (uint32_t)c;
 		const struct p53_image_node *nd = p53_image_node(img, n);
-		if (nd->flags & P53_NODE_NSEC3)
+		if ((nd->flags & P53_NODE_NSEC3) || !in_range(img, n))
 			continue;
-		for (uint32_t r = nd->rrsets; r < (uint32_t)nd->rrsets + nd->n_rrsets; r++) {
+		for (uint32_t r = rs0(img, nd), r_end = r + nd->n_rrsets; r < r_end; r++) {
 			const struct p53_image_rrset *rs = p53_image_rrset(img, r);
 			int skip = p53_target_skip(rs->type);
 			if (skip < 0)
@@ -1094,17 +1147,19 @@ static int relist_gain(struct patch *p, const void *img, const struct nset *gain
 static int relist_lose(struct patch *p, const void *img, const uint32_t *lose, size_t n_lose,
 		       const uint32_t *cand, size_t n_cand, size_t n_adds_old, uint64_t *garbage)
 {
-	uint32_t *pr = NULL;            /* (old list, RRset) pairs */
+	uint32_t *pr = NULL;            /* (old list, RRset, its zone's node base) */
 	size_t n_pr = 0, pr_cap = 0;
 	size_t n_gained = p->n_relist;  /* sorted, bsearched below */
 
 	size_t n_read = cand != NULL ? n_cand : p53_image_hdr(img)->n_nodes;
 
 	for (size_t c = 0; c < n_read; c++) {
-		const struct p53_image_node *nd = p53_image_node(img, cand != NULL ? cand[c] : (uint32_t)c);
-		if (nd->flags & P53_NODE_NSEC3)
+		uint32_t n = cand != NULL ? cand[c] : (uint32_t)c;
+		const struct p53_image_node *nd = p53_image_node(img, n);
+		if ((nd->flags & P53_NODE_NSEC3) || !in_range(img, n))
 			continue;
-		for (uint32_t r = nd->rrsets; r < (uint32_t)nd->rrsets + nd->n_rrsets; r++) {
+		uint32_t nb = p53_image_zone(img, nd->zone)->node_base;
+		for (uint32_t r = rs0(img, nd), r_end = r + nd->n_rrsets; r < r_end; r++) {
 			const struct p53_image_rrset *rs = p53_image_rrset(img, r);
 			if (rs->adds == P53_NONE || p53_target_skip(rs->type) < 0 ||
 			    (n_gained > 0 && bsearch(&r, p->relist, n_gained, 2 * sizeof(uint32_t),
@@ -1112,25 +1167,28 @@ static int relist_lose(struct patch *p, const void *img, const uint32_t *lose, s
 				continue;
 			const uint32_t *l = p53_image_adds(img, rs->adds);
 			bool hit = false;
-			for (uint32_t k = 0; k < P53_ADDS_COUNT(l[0]) && !hit; k++)
-				hit = bsearch(&l[1 + k], lose, n_lose, sizeof(*lose), u32_cmp) != NULL;
+			for (uint32_t k = 0; k < P53_ADDS_COUNT(l[0]) && !hit; k++) {
+				uint32_t m = nb + l[1 + k]; /* in the image (modulo 2^32) */
+				hit = bsearch(&m, lose, n_lose, sizeof(*lose), u32_cmp) != NULL;
+			}
 			if (!hit)
 				continue;
-			if (grow((void **)&pr, &pr_cap, 2 * (n_pr + 1), sizeof(uint32_t)) != 0) {
+			if (grow((void **)&pr, &pr_cap, 3 * (n_pr + 1), sizeof(uint32_t)) != 0) {
 				free(pr);
 				return -1;
 			}
-			pr[2 * n_pr] = rs->adds;
-			pr[2 * n_pr + 1] = r;
+			pr[3 * n_pr] = rs->adds;
+			pr[3 * n_pr + 1] = r;
+			pr[3 * n_pr + 2] = nb;
 			n_pr++;
 		}
 	}
 	if (n_pr > 1)
-		qsort(pr, n_pr, 2 * sizeof(uint32_t), u32_cmp);
+		qsort(pr, n_pr, 3 * sizeof(uint32_t), u32_cmp);
 	uint32_t list = P53_NONE;
 	for (size_t j = 0; j < n_pr; j++) {
-		uint32_t at = pr[2 * j];
-		if (j == 0 || at != pr[2 * (j - 1)]) {
+		uint32_t at = pr[3 * j], nb = pr[3 * j + 2];
+		if (j == 0 || at != pr[3 * (j - 1)]) {
 			const uint32_t *l = p53_image_adds(img, at);
 			uint32_t cnt = P53_ADDS_COUNT(l[0]), req = P53_ADDS_REQUIRED(l[0]);
 			uint32_t keep = 0, kreq = 0;
@@ -1140,7 +1198,8 @@ static int relist_lose(struct patch *p, const void *img, const uint32_t *lose, s
 				return -1;
 			}
 			for (uint32_t k = 0; k < cnt; k++) {
-				if (bsearch(&l[1 + k], lose, n_lose, sizeof(*lose), u32_cmp) != NULL)
+				uint32_t m = nb + l[1 + k];
+				if (bsearch(&m, lose, n_lose, sizeof(*lose), u32_cmp) != NULL)
 					continue;
 				p->nadds[base + 1 + keep++] = l[1 + k];
 				kreq += k < req;
@@ -1157,7 +1216,7 @@ static int relist_lose(struct patch *p, const void *img, const uint32_t *lose, s
 			free(pr);
 			return -1;
 		}
-		p->relist[2 * p->n_relist] = pr[2 * j + 1];
+		p->relist[2 * p->n_relist] = pr[3 * j + 1];
 		p->relist[2 * p->n_relist + 1] = list;
 		p->n_relist++;
 	}
@@ -1313,7 +1372,7 @@ static bool has_type(const void *img, uint32_t n, uint16_t type, uint32_t *rs)
 {
 	const struct p53_image_node *nd = p53_image_node(img, n);
 
-	for (uint32_t r = nd->rrsets; r < (uint32_t)nd->rrsets + nd->n_rrsets; r++)
+	for (uint32_t r = rs0(img, nd), r_end = r + nd->n_rrsets; r < r_end; r++)
 		if (p53_image_rrset(img, r)->type == type) {
 			if (rs != NULL)
 				*rs = r;
@@ -1366,8 +1425,8 @@ static void *nsec_plan(struct patch *p, const void *img, uint32_t ai, char *why,
 		return p;
 	p53_name_to_str(txt, sizeof(txt), p->t[0].name);
 	const struct p53_image_proof *pa = h->proofs_off != 0 ? p53_image_proof(img, ai) : NULL;
-	if (pa == NULL || pa->match != ai || pa->lo == 0 || pa->lo > pa->hi || pa->hi > h->n_chain ||
-	    ch[pa->lo - 1] != ai)
+	if (pa == NULL || p->nb + pa->match != ai || pa->lo == 0 || pa->lo > pa->hi ||
+	    pa->hi > h->n_chain || p->nb + ch[pa->lo - 1] != ai)
 		return decline(why, wl, "the apex %s has no NSEC (names come or go in its chain)", txt);
 	if (!p->t[0].is_owner)
 		return decline(why, wl, "the apex %s loses its NSEC", txt);
@@ -1389,7 +1448,7 @@ static void *nsec_plan(struct patch *p, const void *img, uint32_t ai, char *why,
 			continue;
 		if (t->was_owner) {
 			uint32_t lo = p53_image_proof(img, t->old)->lo;
-			if (lo <= p->cz0 || lo > p->cz1 || ch[lo - 1] != t->old)
+			if (lo <= p->cz0 || lo > p->cz1 || p->nb + ch[lo - 1] != t->old)
 				return decline(why, wl, "the NSEC chain of %s does not hold its owner "
 					       "where the proofs say", txt);
 			p->rem[p->n_rem++] = lo - 1 - p->cz0;
@@ -1403,7 +1462,7 @@ static void *nsec_plan(struct patch *p, const void *img, uint32_t ai, char *why,
 			size_t lo = 0, hi = zn;
 			while (lo < hi) {
 				size_t mid = lo + (hi - lo) / 2;
-				const struct p53_image_node *md = p53_image_node(img, ch[p->cz0 + mid]);
+				const struct p53_image_node *md = p53_image_node(img, p->nb + ch[p->cz0 + mid]);
 				if (canon_cmp(p53_image_node_name(img, md), t->name) < 0)
 					lo = mid + 1;
 				else
@@ -1430,7 +1489,7 @@ static void *nsec_plan(struct patch *p, const void *img, uint32_t ai, char *why,
 		if (ri < p->n_rem && p->rem[ri] == b)
 			ri++;
 		else
-			p->zc[o++] = ch[p->cz0 + b];
+			p->zc[o++] = p->nb + ch[p->cz0 + b]; /* zc: in the image */
 	}
 	p->n_zc = o;
 	p->nsec_redo = true;
@@ -1509,12 +1568,13 @@ static void nsec_proofs(const struct patch *p, const void *img, uint8_t *ni, uin
 	const uint8_t *gi = p->gap_ins;
 
 	memcpy(nch, och, (size_t)cz0 * sizeof(*nch));
-	memcpy(nch + cz0, zc, p->n_zc * sizeof(*nch));
+	for (size_t i = 0; i < p->n_zc; i++) /* relative to the zone (image.h) */
+		nch[cz0 + i] = zc[i] - p->nb;
 	memcpy(nch + cz0 + p->n_zc, och + p->cz1, (size_t)(h->n_chain - p->cz1) * sizeof(*nch));
 	for (uint32_t n = 0; n < nh->n_nodes; n++) {
 		const struct p53_image_node *nd = p53_image_node(ni, n);
 		struct p53_image_proof *q = &pf[n];
-		if (nd->zone != z) {
+		if (nd->zone != z || !in_range(ni, n)) { /* (garbage: copied) */
 			if (n < h->n_nodes)
 				*q = opf[n];
 			/* Later NSEC zones' chains moved by delta. */
@@ -1546,7 +1606,7 @@ static void nsec_proofs(const struct patch *p, const void *img, uint8_t *ni, uin
 			hi = before[hb] + (gi[hb] ? joined(p, hb, nm, nd->name_len, true) : 0);
 			wc = 0;
 			if (op->wild != P53_NONE && wok) {
-				uint32_t wb = op->wild == op->match ? lb : opf[op->wild].lo - cz0;
+				uint32_t wb = op->wild == op->match ? lb : opf[p->nb + op->wild].lo - cz0;
 				wc = before[wb];
 				if (gi[wb]) {
 					if (nm == NULL)
@@ -1579,8 +1639,8 @@ static void nsec_proofs(const struct patch *p, const void *img, uint8_t *ni, uin
 				wc = zc_upto(p, ni, w);
 			}
 		}
-		*q = (struct p53_image_proof){ .match = lo > 0 ? zc[lo - 1] : P53_NONE,
-					       .wild = wc > 0 ? zc[wc - 1] : P53_NONE,
+		*q = (struct p53_image_proof){ .match = lo > 0 ? zc[lo - 1] - p->nb : P53_NONE,
+					       .wild = wc > 0 ? zc[wc - 1] - p->nb : P53_NONE,
 					       .encl = P53_NONE, .nc = P53_NONE,
 					       .lo = cz0 + lo, .hi = cz0 + hi };
 	}
@@ -1704,7 +1764,7 @@ static void *n3_plan(struct patch *p, const void *img, uint32_t z, char *why, si
 				else
 					hi = mid;
 			}
-			if (lo == zn->proof_n || ot[lo].node != t->old)
+			if (lo == zn->proof_n || p->nb + ot[lo].node != t->old)
 				return decline(why, wl, "an NSEC3 owner that goes is not in the zone's "
 					       "hashes");
 			p->n3l[p->n_n3l++] = (uint32_t)lo;
@@ -1727,7 +1787,7 @@ static void *n3_plan(struct patch *p, const void *img, uint32_t z, char *why, si
 					hi = mid;
 			}
 			if (zn->proof_n > 0) {
-				uint32_t k = ot[lo > 0 ? lo - 1 : zn->proof_n - 1].node;
+				uint32_t k = p->nb + ot[lo > 0 ? lo - 1 : zn->proof_n - 1].node;
 				p->n3mk[k >> 3] |= (uint8_t)(1u << (k & 7));
 			}
 		}
@@ -1765,10 +1825,10 @@ static uint32_t shadow_parent(const struct patch *p, const void *img, const uint
 	}
 	/* Else (an opt-out chain's insecure cut below an untouched name there, which a
 	 * joining hash makes look again): one pass over the nodes. */
-	const struct p53_image_hdr *h = p53_image_hdr(img);
-	for (uint32_t n = 0; n < h->n_nodes; n++) {
+	const struct p53_image_zone *zn = p53_image_zone(img, p->sz);
+	for (uint32_t n = zn->node_base; n < zn->node_base + zn->n_nodes; n++) {
 		const struct p53_image_node *nd = p53_image_node(img, n);
-		if (nd->zone == p->sz && !(nd->flags & P53_NODE_NSEC3) && nd->name_len == ql &&
+		if (!(nd->flags & P53_NODE_NSEC3) && nd->name_len == ql &&
 		    memcmp(p53_image_node_name(img, nd), q, ql) == 0)
 			return n;
 	}
@@ -1780,7 +1840,7 @@ static uint32_t shadow_parent(const struct patch *p, const void *img, const uint
  * compile signs for a steered owner (steer_denials). */
 static bool steered_at(const void *img, const struct p53_image_node *nd)
 {
-	for (uint32_t r = nd->rrsets; r < (uint32_t)nd->rrsets + nd->n_rrsets; r++) {
+	for (uint32_t r = rs0(img, nd), r_end = r + nd->n_rrsets; r < r_end; r++) {
 		const struct p53_image_rrset *rs = p53_image_rrset(img, r);
 		if ((rs->flags & P53_RRSET_STEERED) && rs->type != P53_T_NSEC && rs->type != 50)
 			return true;
@@ -1845,7 +1905,8 @@ static int n3_proofs(struct patch *p, const void *img, uint8_t *ni, uint32_t z, 
 			k++;
 			l++;
 		} else if (j < p->n_n3j) {
-			nt[o++] = p->n3j[j++];
+			nt[o] = p->n3j[j++];
+			nt[o++].node -= p->nb; /* relative to the zone (image.h) */
 		} else {
 			break;
 		}
@@ -1863,17 +1924,16 @@ static int n3_proofs(struct patch *p, const void *img, uint8_t *ni, uint32_t z, 
 			 .salt = ni + nh->rdata_off + zones[z].salt_off };
 	const struct p53_image_proof none = { .match = P53_NONE, .wild = P53_NONE,
 					      .encl = P53_NONE, .nc = P53_NONE };
-#define MK(x) ((x) != P53_NONE && (x) < h->n_nodes && (p->n3mk[(x) >> 3] >> ((x) & 7) & 1))
+#define MK(r) ((r) != P53_NONE && p->nb + (r) < h->n_nodes && \
+		(p->n3mk[(p->nb + (r)) >> 3] >> ((p->nb + (r)) & 7) & 1))
 	size_t nr = 0, rcap = 64;
 	p->n3r = malloc(rcap * sizeof(*p->n3r));
 	if (p->n3r == NULL) {
 		decline(why, wl, "out of memory");
 		return -1;
 	}
-	for (uint32_t m = 0; m < nh->n_nodes; m++) {
+	for (uint32_t m = zones[z].node_base; m < zones[z].node_base + zones[z].n_nodes; m++) {
 		const struct p53_image_node *nd = p53_image_node(ni, m);
-		if (nd->zone != z)
-			continue;
 		if (nd->flags & P53_NODE_GLUE) {
 			/* Glue has no proof (nsec3_zone); a node that became glue loses its own. */
 			pf[m] = none;
@@ -1919,7 +1979,7 @@ static int n3_proofs(struct patch *p, const void *img, uint8_t *ni, uint32_t z, 
 			uint32_t sm = m < p53_image_hdr(img)->n_nodes ?
 				      p53_image_proof(img, m)->match : P53_NONE;
 			uint32_t sr;
-			if (sm == P53_NONE || !has_type(ni, sm, 50, &sr) ||
+			if (sm == P53_NONE || !has_type(ni, p->nb + sm, 50, &sr) ||
 			    !(p53_image_rrset(ni, sr)->flags & P53_RRSET_STEERED)) {
 				char txt[1024];
 				decline(why, wl, "%s, a steered owner, has no NSEC3 of its own in "
@@ -2022,7 +2082,8 @@ static int occ_above(const struct patch *p, const void *img, uint32_t z, size_t 
 		     const uint8_t *nm, size_t len, uint32_t from, uint32_t *occ)
 {
 	bool chain = from != P53_NONE;
-	uint32_t o = chain ? p53_image_node(img, from)->occluder : P53_NONE;
+	uint32_t o = chain ? nabs(img, p53_image_node(img, from), p53_image_node(img, from)->occluder)
+			   : P53_NONE;
 	const uint8_t *q = nm + 1 + nm[0];
 	size_t ql = len - 1u - nm[0];
 
@@ -2033,13 +2094,13 @@ static int occ_above(const struct patch *p, const void *img, uint32_t z, size_t 
 		if (chain) {
 			if (o != P53_NONE && p53_image_node(img, o)->name_len == ql) {
 				node = o;
-				o = p53_image_node(img, o)->occluder;
+				o = nabs(img, p53_image_node(img, o), p53_image_node(img, o)->occluder);
 			}
 		} else {
 			node = a != NULL ? a->old : zone_node(p, img, z, apex_len, q, ql);
 			if (node != P53_NONE) {
 				chain = true;
-				o = p53_image_node(img, node)->occluder;
+				o = nabs(img, p53_image_node(img, node), p53_image_node(img, node)->occluder);
 			}
 		}
 		bool cut, dn;
@@ -2110,7 +2171,6 @@ static ssize_t flips_set(const struct patch *p, const void *img,
 static int cut_links(struct patch *p, const void *img, uint32_t z, size_t apex_len, char *txt,
 		     size_t tl)
 {
-	const struct p53_image_hdr *h = p53_image_hdr(img);
 	uint8_t min_l = UINT8_MAX;
 
 	txt[0] = '\0';
@@ -2140,9 +2200,10 @@ static int cut_links(struct patch *p, const void *img, uint32_t z, size_t apex_l
 			nset_free(&cs);
 		return rc;
 	}
-	for (uint32_t n = 0; n < h->n_nodes && rc == 0; n++) {
+	const struct p53_image_zone *zn = p53_image_zone(img, z);
+	for (uint32_t n = zn->node_base; n < zn->node_base + zn->n_nodes && rc == 0; n++) {
 		const struct p53_image_node *nd = p53_image_node(img, n);
-		if (nd->zone != z || nd->labels <= min_l || (nd->flags & P53_NODE_NSEC3))
+		if (nd->labels <= min_l || (nd->flags & P53_NODE_NSEC3))
 			continue;
 		const uint8_t *nm = p53_image_node_name(img, nd);
 		bool below = false;
@@ -2259,11 +2320,11 @@ static void signed_links(const struct patch *p, uint8_t *ni)
 		nd->flags &= (uint16_t)~(P53_NODE_CUT | P53_NODE_GLUE);
 		nd->flags |= (uint16_t)((t->cut_now ? P53_NODE_CUT : 0) |
 					(t->occ_now != P53_NONE ? P53_NODE_GLUE : 0));
-		nd->occluder = t->occ_now;
+		nd->occluder = zrel(p, t->occ_now);
 	}
 	for (size_t j = 0; j < p->n_desc; j++) {
 		struct p53_image_node *nd = p53_image_node_w(ni, p->desc[2 * j]);
-		nd->occluder = p->desc[2 * j + 1];
+		nd->occluder = zrel(p, p->desc[2 * j + 1]);
 		nd->flags &= (uint16_t)~P53_NODE_GLUE;
 		if (nd->occluder != P53_NONE)
 			nd->flags |= P53_NODE_GLUE;
@@ -2321,7 +2382,6 @@ static bool dname_comes(const struct patch *p, const void *img, const struct tn 
 static int dname_links(struct patch *p, const void *img, uint32_t z, char *txt, size_t tl,
 		       char *below, size_t bl)
 {
-	const struct p53_image_hdr *h = p53_image_hdr(img);
 	uint8_t min_l = UINT8_MAX;
 
 	txt[0] = below[0] = '\0';
@@ -2330,10 +2390,11 @@ static int dname_links(struct patch *p, const void *img, uint32_t z, char *txt, 
 	if (n_d <= 0)
 		return (int)n_d;
 	int rc = 0;
-	for (uint32_t n = 0; n < h->n_nodes && rc == 0; n++) {
+	const struct p53_image_zone *zn = p53_image_zone(img, z);
+	for (uint32_t n = zn->node_base; n < zn->node_base + zn->n_nodes && rc == 0; n++) {
 		const struct p53_image_node *nd = p53_image_node(img, n);
 		/* An empty non-terminal that stays has a name with records below it. */
-		if (nd->zone != z || nd->labels <= min_l || (nd->flags & (P53_NODE_NSEC3 | P53_NODE_ENT)))
+		if (nd->labels <= min_l || (nd->flags & (P53_NODE_NSEC3 | P53_NODE_ENT)))
 			continue;
 		const uint8_t *nm = p53_image_node_name(img, nd);
 		uint32_t owner = P53_NONE;
@@ -2414,13 +2475,13 @@ static void wild_links(const struct patch *p, const void *img, uint8_t *ni)
 		if (!t->changed || t->n3 || !(t->name[0] == 1 && t->name[1] == '*'))
 			continue;
 		if (t->dead) {
-			if (t->parent != P53_NONE && p53_image_node(ni, t->parent)->wildcard == t->node)
+			if (t->parent != P53_NONE && p53_image_node(ni, t->parent)->wildcard == zrel(p, t->node))
 				p53_image_node_w(ni, t->parent)->wildcard = P53_NONE;
 		} else if (t->old == P53_NONE) {
 			p53_image_node_w(ni, t->node)->flags |= P53_NODE_WILD;
 			uint32_t pn = parent_now(p, img, t);
 			if (pn != P53_NONE)
-				p53_image_node_w(ni, pn)->wildcard = t->node;
+				p53_image_node_w(ni, pn)->wildcard = zrel(p, t->node);
 		}
 	}
 }
@@ -2614,7 +2675,6 @@ static uint32_t zone_node(const struct patch *p, const void *img, uint32_t z, si
 static int shadowed_nodes(struct patch *p, const void *img, uint32_t z, size_t apex_len,
 			  char *why, size_t wl)
 {
-	const struct p53_image_hdr *h = p53_image_hdr(img);
 	char txt[1024];
 	size_t n_below = 0;
 
@@ -2644,9 +2704,10 @@ static int shadowed_nodes(struct patch *p, const void *img, uint32_t z, size_t a
 			n_below++;
 		}
 	}
-	for (uint32_t n = 0; n < h->n_nodes && n_below > 0; n++) {
+	const struct p53_image_zone *zn = p53_image_zone(img, z);
+	for (uint32_t n = zn->node_base; n < zn->node_base + zn->n_nodes && n_below > 0; n++) {
 		const struct p53_image_node *nd = p53_image_node(img, n);
-		if (nd->zone != z || (nd->flags & P53_NODE_NSEC3))
+		if (nd->flags & P53_NODE_NSEC3)
 			continue;
 		uint32_t k = tn_find(&p->ts, p->t, p53_image_node_name(img, nd), nd->name_len);
 		if (k != P53_NONE && k != 0 && p->t[k].shadow && p->t[k].old == P53_NONE)
@@ -2735,7 +2796,7 @@ static void shadow_new(struct patch *p, const void *img, size_t apex_len, struct
 				const struct p53_image_node *nd = p53_image_node(img, node);
 				bool cut = k != P53_NONE && p->t[k].changed ? p->t[k].cut_now :
 					   (nd->flags & P53_NODE_CUT) != 0;
-				t->occ_now = cut ? node : nd->occluder;
+				t->occ_now = cut ? node : nabs(img, nd, nd->occluder);
 				return;
 			}
 		}
@@ -2798,7 +2859,7 @@ static uint32_t flip_occ(const struct patch *p, const void *img, uint32_t top, c
 				return cuts[j];
 		}
 	}
-	return p53_image_node(img, f->old)->occluder;
+	return nabs(img, p53_image_node(img, f->old), p53_image_node(img, f->old)->occluder);
 }
 
 /*
@@ -2818,7 +2879,6 @@ static uint32_t flip_occ(const struct patch *p, const void *img, uint32_t top, c
  */
 static int shadow_flips(struct patch *p, const void *img, uint32_t z, char *why, size_t wl)
 {
-	const struct p53_image_hdr *h = p53_image_hdr(img);
 	uint8_t min_l = UINT8_MAX;
 	struct nset fs;
 	uint32_t *cuts = NULL;
@@ -2832,9 +2892,10 @@ static int shadow_flips(struct patch *p, const void *img, uint32_t z, char *why,
 		return (int)n_f;
 	}
 	/* The parent's untouched nodes below a flip, and the cuts among them. */
-	for (uint32_t n = 0; n < h->n_nodes && rc == 0; n++) {
+	const struct p53_image_zone *zn = p53_image_zone(img, z);
+	for (uint32_t n = zn->node_base; n < zn->node_base + zn->n_nodes && rc == 0; n++) {
 		const struct p53_image_node *nd = p53_image_node(img, n);
-		if (nd->zone != z || (nd->flags & P53_NODE_NSEC3) || nd->labels <= min_l)
+		if ((nd->flags & P53_NODE_NSEC3) || nd->labels <= min_l)
 			continue;
 		const uint8_t *nm = p53_image_node_name(img, nd);
 		uint32_t top = flip_above(p, &fs, nm, nd->name_len);
@@ -2920,7 +2981,7 @@ static int shadowed_ok(struct patch *p, const void *img, size_t apex_len, char *
 			/* New there (shadow_new): its links from the names above it. */
 			shadow_new(p, img, apex_len, t);
 		} else {
-			t->occ_now = od->occluder;
+			t->occ_now = nabs(img, od, od->occluder);
 		}
 		if (!t->changed)
 			continue;
@@ -2970,11 +3031,11 @@ static uint16_t steer_clash(const void *img, const struct p53_image_node *od, co
 {
 	if (md == NULL || !steered_at(img, od))
 		return 0;
-	for (uint32_t r = od->rrsets; r < (uint32_t)od->rrsets + od->n_rrsets; r++) {
+	for (uint32_t r = rs0(img, od), r_end = r + od->n_rrsets; r < r_end; r++) {
 		const struct p53_image_rrset *x = p53_image_rrset(img, r);
 		if (!(x->flags & P53_RRSET_STEERED) || x->type == P53_T_NSEC)
 			continue;
-		for (uint32_t k = md->rrsets; k < (uint32_t)md->rrsets + md->n_rrsets; k++) {
+		for (uint32_t k = rs0(mi, md), k_end = k + md->n_rrsets; k < k_end; k++) {
 			uint16_t type = p53_image_rrset(mi, k)->type;
 			if (type == x->type || type == P53_T_CNAME || x->type == P53_T_CNAME)
 				return type;
@@ -3028,6 +3089,8 @@ struct sview {
 	const struct patch *p;
 	const uint32_t *tix;
 	size_t n_tix;
+	uint32_t cb;            /* added to the chain's entries read with it: the zone's node
+				   base for an image's chain[] (relative, image.h), 0 for p->zc */
 };
 
 static const struct tn *sv_t(const struct sview *v, uint32_t n)
@@ -3100,7 +3163,7 @@ static size_t sv_bitmap(const struct sview *v, uint32_t n, uint16_t t1, uint16_t
 	memset(bits, 0, sizeof(bits));
 	if (t == NULL) {
 		const struct p53_image_node *nd = p53_image_node(v->img, n);
-		for (uint32_t r = nd->rrsets; r < (uint32_t)nd->rrsets + nd->n_rrsets; r++) {
+		for (uint32_t r = rs0(v->img, nd), r_end = r + nd->n_rrsets; r < r_end; r++) {
 			uint16_t ty = p53_image_rrset(v->img, r)->type;
 			bits[ty >> 3] |= (uint8_t)(0x80 >> (ty & 7));
 		}
@@ -3145,7 +3208,7 @@ static size_t steer_nsec_expect(const struct sview *v, uint32_t o, const uint32_
 	 * (the apex, first in the chain, at worst). */
 	while (pk > c0) {
 		pk--;
-		rs = sv_rrset(v, ch[pk], P53_T_NSEC, &rd);
+		rs = sv_rrset(v, (v->cb + ch[pk]), P53_T_NSEC, &rd);
 		if (rs != NULL && !(rs->flags & P53_RRSET_STEERED))
 			break;
 		rs = NULL;
@@ -3153,7 +3216,7 @@ static size_t steer_nsec_expect(const struct sview *v, uint32_t o, const uint32_
 	rd = rs != NULL ? one_rdata(rs, rd, &rl) : NULL;
 	if (rd == NULL || (nl = wire_len(rd)) > rl)
 		return 0;
-	const uint8_t *pn = sv_name(v, ch[pk]);
+	const uint8_t *pn = sv_name(v, (v->cb + ch[pk]));
 	const uint8_t *x = rd;
 	if (!(canon_cmp(on, x) < 0 || canon_cmp(x, pn) <= 0)) {
 		/* Covered by none: \000.OWNER. */
@@ -3167,10 +3230,10 @@ static size_t steer_nsec_expect(const struct sview *v, uint32_t o, const uint32_
 		 * steered owner: its own NSEC, or this one). */
 		bool wraps = canon_cmp(x, on) <= 0;
 		for (uint32_t j = after; j < c1; j++) {
-			const uint8_t *jn = sv_name(v, ch[j]);
+			const uint8_t *jn = sv_name(v, (v->cb + ch[j]));
 			if (!wraps && canon_cmp(jn, x) >= 0)
 				break;
-			if (sv_steered(v, ch[j])) {
+			if (sv_steered(v, (v->cb + ch[j]))) {
 				x = jn;
 				break;
 			}
@@ -3207,7 +3270,7 @@ static uint32_t chain_after(const struct sview *v, const uint32_t *ch, uint32_t 
 
 	while (lo < hi) {
 		uint32_t mid = lo + (hi - lo) / 2;
-		if (canon_cmp(sv_name(v, ch[mid]), nm) <= 0)
+		if (canon_cmp(sv_name(v, (v->cb + ch[mid])), nm) <= 0)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -3240,7 +3303,7 @@ static int steer_near(struct patch *p, const void *img, uint32_t ai, const uint8
 		      size_t apex_len)
 {
 	const struct p53_image_hdr *h = p53_image_hdr(img);
-	const struct sview v = { .img = img };
+	const struct sview v = { .img = img, .cb = p->nb };
 	const uint32_t *ch = p53_image_chain(img);
 	uint32_t *add = NULL;
 	size_t n_add = 0, add_cap = 0;
@@ -3249,7 +3312,7 @@ static int steer_near(struct patch *p, const void *img, uint32_t ai, const uint8
 	if (!steer_key(p) || h->proofs_off == 0)
 		return 0;
 	const struct p53_image_proof *pa = p53_image_proof(img, ai);
-	if (pa->lo == 0 || pa->lo > pa->hi || pa->hi > h->n_chain || ch[pa->lo - 1] != ai)
+	if (pa->lo == 0 || pa->lo > pa->hi || pa->hi > h->n_chain || p->nb + ch[pa->lo - 1] != ai)
 		return 0; /* (nsec_plan declines) */
 	const uint32_t c0 = pa->lo - 1, c1 = pa->hi;
 	for (size_t i = 0; i < p->n_t; i++) {
@@ -3261,12 +3324,12 @@ static int steer_near(struct patch *p, const void *img, uint32_t ai, const uint8
 		uint32_t n = p53_image_find(img, t->name, t->len, p53_name_hash(t->name, t->len));
 		uint32_t back;
 		if (n != P53_NONE && p53_image_proof(img, n)->lo > c0 &&
-		    p53_image_proof(img, n)->lo <= c1 && ch[p53_image_proof(img, n)->lo - 1] == n)
+		    p53_image_proof(img, n)->lo <= c1 && p->nb + ch[p53_image_proof(img, n)->lo - 1] == n)
 			back = p53_image_proof(img, n)->lo - 1;
 		else
 			back = chain_after(&v, ch, c0, c1, t->name);
-		if (back > c0 + 1 && steer_nsec_at(img, ch[back - 1]) &&
-		    push_u32(&add, &n_add, &add_cap, ch[back - 1]) != 0)
+		if (back > c0 + 1 && steer_nsec_at(img, p->nb + ch[back - 1]) &&
+		    push_u32(&add, &n_add, &add_cap, p->nb + ch[back - 1]) != 0)
 			goto oom;
 	}
 	steer_near_last = n_add;
@@ -3314,7 +3377,7 @@ static int steer_touch(struct patch *p, const void *img, struct tn *t, uint64_t 
 	    grow((void **)&p->nrs_rd, &p->nrs_rd_cap, need, sizeof(*p->nrs_rd)) != 0)
 		return -1;
 	t->rs_first = (uint32_t)p->n_nrs;
-	for (uint32_t r = od->rrsets; r < (uint32_t)od->rrsets + od->n_rrsets; r++) {
+	for (uint32_t r = rs0(img, od), r_end = r + od->n_rrsets; r < r_end; r++) {
 		const struct p53_image_rrset *x = p53_image_rrset(img, r);
 		struct p53_image_rrset *rs = &p->nrs[p->n_nrs];
 		*rs = *x;
@@ -3445,12 +3508,13 @@ static int steer_sign(struct patch *p, const void *img, uint32_t ai, time_t now,
 		if (pa->lo == 0 || pa->lo > pa->hi || pa->hi > h->n_chain)
 			goto done;
 		ch = p53_image_chain(img);
+		v.cb = p->nb;
 		c0 = pa->lo - 1;
 		c1 = pa->hi;
 	}
 	const uint8_t *ard;
 	const struct p53_image_rrset *ars = sv_rrset(&v, ai, P53_T_NSEC, &ard);
-	if (ars == NULL || c1 <= c0 || ch[c0] != ai)
+	if (ars == NULL || c1 <= c0 || v.cb + ch[c0] != ai)
 		goto done;
 	/* RFC 9077 §3, as the compile signs: min(SOA TTL, SOA MINIMUM) of the new SOA. */
 	const uint32_t ttl = p53_image_zone(p->mimg, 0)->neg_ttl;
@@ -3464,7 +3528,7 @@ static int steer_sign(struct patch *p, const void *img, uint32_t ai, time_t now,
 		if (rs == NULL || !(rs->flags & P53_RRSET_STEERED))
 			continue; /* none, or the content's */
 		uint32_t at = chain_after(&v, ch, c0, c1, t->name);
-		if (at <= c0 + 1 || ch[at - 1] != t->old)
+		if (at <= c0 + 1 || v.cb + ch[at - 1] != t->old)
 			continue; /* (steer_denials declines) */
 		uint8_t want[P53_NAME_MAXLEN + 2 + 256 * 34];
 		size_t wn = steer_nsec_expect(&v, t->old, ch, c0, c1, at - 1, at, want), rl;
@@ -3502,8 +3566,9 @@ done:
 static int steer_denial_ok(const void *img, uint32_t od, const void *ni, uint32_t o, uint32_t ai,
 			   bool nsec, char *why, size_t wl)
 {
-	const struct sview v = { .img = ni };
 	const struct p53_image_node *nd = p53_image_node(ni, o);
+	const uint32_t nb = p53_image_zone(ni, nd->zone)->node_base; /* (image.h) */
+	const struct sview v = { .img = ni, .cb = nb };
 	char txt[1024];
 	uint8_t want[P53_NAME_MAXLEN + 2 + 256 * 34];
 	size_t wn = 0, rl;
@@ -3525,7 +3590,7 @@ static int steer_denial_ok(const void *img, uint32_t od, const void *ni, uint32_
 		const struct p53_image_proof *pf = p53_image_proof(ni, 0), *pa = &pf[ai];
 		const uint32_t at = pf[o].lo - 1;
 		if (pf[o].lo == 0 || pf[o].lo > p53_image_hdr(ni)->n_chain ||
-		    p53_image_chain(ni)[at] != o || pa->lo == 0)
+		    nb + p53_image_chain(ni)[at] != o || pa->lo == 0)
 			goto changes;
 		wn = steer_nsec_expect(&v, o, p53_image_chain(ni), pa->lo - 1, pa->hi, at, at + 1,
 				       want);
@@ -3533,7 +3598,7 @@ static int steer_denial_ok(const void *img, uint32_t od, const void *ni, uint32_
 			goto changes;
 	} else {
 		const struct p53_image_proof *pf = p53_image_proof(ni, 0);
-		uint32_t m = pf[o].match;
+		uint32_t m = pf[o].match == P53_NONE ? P53_NONE : nb + pf[o].match;
 		if (m == P53_NONE || !has_type(ni, m, 50, &r)) {
 			if (od == P53_NONE || p53_image_proof(img, od)->match == P53_NONE)
 				return 0;
@@ -3556,7 +3621,7 @@ static int steer_denial_ok(const void *img, uint32_t od, const void *ni, uint32_
 		/* Its parameters and hash as they were (the zone's NSEC3PARAM is not patched),
 		 * its types now. */
 		const uint8_t *rd = one_rdata(rs, p53_image_rdata(ni, rs), &rl);
-		uint32_t am = pf[ai].match;
+		uint32_t am = pf[ai].match == P53_NONE ? P53_NONE : nb + pf[ai].match;
 		if (rd == NULL || rl < 6u + rd[4] || rl < 6u + rd[4] + rd[5u + rd[4]] ||
 		    am == P53_NONE || !has_type(ni, am, 50, &ar))
 			goto changes;
@@ -3600,9 +3665,10 @@ static int steer_denials(struct patch *p, const void *img, const void *ni, uint3
 	const uint32_t z = p53_image_node(ni, ai)->zone;
 	const bool ttl_moved = p53_image_zone(ni, z)->neg_ttl !=
 			       p53_image_zone(img, p53_image_node(img, ai)->zone)->neg_ttl;
-	for (uint32_t n = 0; ttl_moved && !nsec && n < p53_image_hdr(ni)->n_nodes; n++) {
+	const struct p53_image_zone *zn = p53_image_zone(ni, z);
+	for (uint32_t n = zn->node_base; ttl_moved && !nsec && n < zn->node_base + zn->n_nodes; n++) {
 		uint32_t r;
-		if (p53_image_node(ni, n)->zone == z && has_type(ni, n, 50, &r) &&
+		if (has_type(ni, n, 50, &r) &&
 		    (p53_image_rrset(ni, r)->flags & P53_RRSET_STEERED) &&
 		    p53_image_rrset(ni, r)->ttl != p53_image_zone(ni, z)->neg_ttl) {
 			decline(why, wl, "the SOA's TTL or MINIMUM changes the TTL of the NSEC3 "
@@ -3615,9 +3681,10 @@ static int steer_denials(struct patch *p, const void *img, const void *ni, uint3
 	const struct p53_image_proof *pa = p53_image_proof(ni, ai);
 	const uint32_t *ch = p53_image_chain(ni);
 	for (uint32_t j = pa->lo; j < pa->hi; j++) {
-		if (steer_nsec_at(ni, ch[j]) &&
-		    steer_denial_ok(img, ch[j] < p53_image_hdr(img)->n_nodes ? ch[j] : P53_NONE,
-				    ni, ch[j], ai, nsec, why, wl) != 0)
+		uint32_t o = zn->node_base + ch[j];
+		if (steer_nsec_at(ni, o) &&
+		    steer_denial_ok(img, o < p53_image_hdr(img)->n_nodes ? o : P53_NONE,
+				    ni, o, ai, nsec, why, wl) != 0)
 			return -1;
 	}
 	return 0;
@@ -3652,7 +3719,7 @@ static int steer_n3_owners(struct patch *p, const void *img, uint32_t z, size_t 
 			uint32_t o = p53_image_find(img, q, ql, p53_name_hash(q, ql));
 			if (o != P53_NONE && p53_image_node(img, o)->zone == z &&
 			    steered_at(img, p53_image_node(img, o))) {
-				uint32_t m = p53_image_proof(img, o)->match;
+				uint32_t m = nabs(img, p53_image_node(img, o), p53_image_proof(img, o)->match);
 				bool dup = false;
 				for (size_t k = 0; k < p->n_s3 && !dup; k++)
 					dup = p->s3[k].owner == o;
@@ -3760,6 +3827,157 @@ done:
 	return rc;
 }
 
+/*
+ * Format 10 (image.h, p53_image_zone.node_base): the patch appends the zone's new nodes and
+ * RRsets at the tables' ends, inside its ranges only when those end there. When another
+ * zone's ranges follow, the zone's ranges of nodes[], proofs[] and rrsets[] move to the
+ * tables' ends first: a copy of img with the three tables grown by the zone's counts and the
+ * zone's entries copied there (every index inside the zone is relative to its ranges, so
+ * none changes; the blocks, the name index, the chain and the hashes stay), its old entries
+ * left as garbage (counted in pad). What holds the zone's nodes by their place follows: a
+ * served child's parent_side (an index in the image) in the zone's old range, and the
+ * additional lists crossing zones (an entry is relative to its list's zone modulo 2^32,
+ * p53_image_znode()): another zone's list naming the zone's node, the zone's naming another
+ * zone's. Such a list is appended again with its entries moved and its RRsets pointed at it
+ * (the old one garbage), as relist_gain does, so that the old lists stay the first of the
+ * new image's (p53_image_check_from() takes the old image as a prefix). The image
+ * (p53_image_out: fresh memory, the caller frees it) and its length, or NULL: out of memory
+ * or past the 4 GiB format limit. O(the image): the tables are copied and every list of the
+ * image is read.
+ */
+
+/* Whether list a of zone y (y's node base before the move yb) names a node whose entry the
+ * move of zone z (old base ob, nn nodes) changes. */
+static bool list_crosses(const uint32_t *adds, uint32_t a, uint32_t y, uint32_t yb, uint32_t z,
+			 uint32_t ob, uint32_t nn)
+{
+	for (uint32_t k = 1; k <= P53_ADDS_COUNT(adds[a]); k++)
+		if ((yb + adds[a + k] - ob < nn) != (y == z))
+			return true;
+	return false;
+}
+
+static void *zone_to_end(const void *img, uint32_t z, size_t *len)
+{
+	const struct p53_image_hdr *h = p53_image_hdr(img);
+	const struct p53_image_zone *oz = p53_image_zone(img, z);
+	const uint32_t ob = oz->node_base, nn = oz->n_nodes, orb = oz->rrset_base, nr = oz->n_rrsets;
+	const size_t psz = sizeof(struct p53_image_proof);
+	const uint32_t dnssec_off = h->proofs_off != 0 ? h->proofs_off : h->chain_off;
+	const size_t n_adds = (dnssec_off - h->adds_off) / sizeof(uint32_t);
+	const uint32_t *oadds = p53_image_adds(img, 0);
+	struct p53_image_hdr nh = *h;
+	uint64_t garbage = (uint64_t)h->pad * 1024 + ((uint64_t)nn + nr) * sizeof(uint32_t) +
+			   (h->proofs_off != 0 ? (uint64_t)nn * psz : 0);
+
+	/* The lists that cross: remap[a] 1 for a list read and kept, else its new index + 2. */
+	uint32_t *remap = calloc(n_adds + 1, sizeof(*remap));
+	if (remap == NULL)
+		return NULL;
+	size_t extra = 0;
+	for (uint32_t y = 0; y < h->n_zones; y++) {
+		const struct p53_image_zone *zy = p53_image_zone(img, y);
+		for (uint32_t r = 0; r < zy->n_rrsets; r++) {
+			uint32_t a = p53_image_zrrset(img, zy, r)->adds;
+			if (a == P53_NONE || remap[a] != 0)
+				continue;
+			remap[a] = 1;
+			if (!list_crosses(oadds, a, y, zy->node_base, z, ob, nn))
+				continue;
+			remap[a] = (uint32_t)(n_adds + extra + 2);
+			extra += 1u + P53_ADDS_COUNT(oadds[a]);
+			garbage += (1u + P53_ADDS_COUNT(oadds[a])) * sizeof(uint32_t);
+		}
+	}
+	nh.n_nodes = h->n_nodes + nn;
+	nh.n_rrsets = h->n_rrsets + nr;
+	size_t off = p53_align8((size_t)h->nodes_off + (size_t)nh.n_nodes * sizeof(uint32_t));
+	nh.rrsets_off = (uint32_t)off;
+	off = p53_align8(off + (size_t)nh.n_rrsets * sizeof(uint32_t));
+	nh.slots_off = (uint32_t)off;
+	off = p53_align8(off + ((size_t)h->hash_mask + 1) * sizeof(uint64_t));
+	/* The names-and-RDATA section and the additional lists as they are, shifted by s (a
+	 * multiple of 8: the alignments hold), the lists that cross appended. */
+	const size_t s = off - h->rdata_off;
+	nh.names_off = nh.rdata_off = (uint32_t)(h->rdata_off + s);
+	nh.adds_off = (uint32_t)(h->adds_off + s);
+	off = p53_align8(nh.adds_off + (n_adds + extra) * sizeof(uint32_t));
+	if (h->proofs_off != 0) {
+		nh.proofs_off = (uint32_t)off;
+		off = p53_align8(off + (size_t)nh.n_nodes * psz);
+	}
+	nh.chain_off = (uint32_t)off;
+	nh.nsec3_off = (uint32_t)(h->nsec3_off - h->chain_off + off);
+	nh.size = off + (h->size - h->chain_off);
+	nh.pad = (uint32_t)((garbage + 1023) / 1024);
+	void *spare = NULL;
+	uint8_t *ni = nh.size <= UINT32_MAX ? p53_image_out(nh.size, &spare) : NULL;
+	if (ni == NULL) {
+		free(remap);
+		return NULL;
+	}
+	const uint8_t *oi = img;
+	/* Each section copied, what lies between them zeroed (the header and the zones as they
+	 * were up to nodes[], which starts where it did). */
+#define PUT(at, src, n, end) do { \
+		memcpy(ni + (at), (src), (n)); \
+		memset(ni + (at) + (n), 0, (size_t)(end) - (at) - (n)); \
+	} while (0)
+	memcpy(ni, oi, h->nodes_off);
+	memcpy(ni, &nh, sizeof(nh));
+	memcpy(ni + nh.nodes_off, oi + h->nodes_off, (size_t)h->n_nodes * sizeof(uint32_t));
+	PUT(nh.nodes_off + (size_t)h->n_nodes * sizeof(uint32_t),
+	    oi + h->nodes_off + (size_t)ob * sizeof(uint32_t), (size_t)nn * sizeof(uint32_t), nh.rrsets_off);
+	memcpy(ni + nh.rrsets_off, oi + h->rrsets_off, (size_t)h->n_rrsets * sizeof(uint32_t));
+	PUT(nh.rrsets_off + (size_t)h->n_rrsets * sizeof(uint32_t),
+	    oi + h->rrsets_off + (size_t)orb * sizeof(uint32_t), (size_t)nr * sizeof(uint32_t), nh.slots_off);
+	PUT(nh.slots_off, oi + h->slots_off, ((size_t)h->hash_mask + 1) * sizeof(uint64_t), nh.rdata_off);
+	/* (The lists appended later start zeroed: written once, below.) */
+	PUT(nh.rdata_off, oi + h->rdata_off, dnssec_off - h->rdata_off,
+	    nh.proofs_off != 0 ? nh.proofs_off : nh.chain_off);
+	if (h->proofs_off != 0) {
+		memcpy(ni + nh.proofs_off, oi + h->proofs_off, (size_t)h->n_nodes * psz);
+		PUT(nh.proofs_off + (size_t)h->n_nodes * psz, oi + h->proofs_off + (size_t)ob * psz,
+		    (size_t)nn * psz, nh.chain_off);
+	}
+	memcpy(ni + nh.chain_off, oi + h->chain_off, h->size - h->chain_off);
+#undef PUT
+	struct p53_image_zone *zones = (struct p53_image_zone *)(ni + nh.zones_off);
+	zones[z].node_base = h->n_nodes;
+	zones[z].rrset_base = h->n_rrsets;
+	p53_image_zones_place(ni);
+	const uint32_t delta = h->n_nodes - ob;
+	for (uint32_t y = 0; y < h->n_zones; y++)
+		if (zones[y].parent_side != P53_NONE && zones[y].parent_side - ob < nn)
+			zones[y].parent_side += delta;
+	/* The lists that cross, appended with their entries moved, their RRsets pointed there. */
+	uint32_t *adds = (uint32_t *)(ni + nh.adds_off);
+	for (uint32_t y = 0; y < h->n_zones && extra > 0; y++) {
+		const struct p53_image_zone *zy = &zones[y];
+		for (uint32_t r = 0; r < zy->n_rrsets; r++) {
+			struct p53_image_rrset *rs = (struct p53_image_rrset *)(uintptr_t)
+						     p53_image_zrrset(ni, zy, r);
+			uint32_t a = rs->adds;
+			if (a == P53_NONE || a >= n_adds || remap[a] < 2)
+				continue;
+			uint32_t at = remap[a] - 2;
+			if (adds[at] == 0) { /* not written yet (a list has one name at least) */
+				uint32_t n = P53_ADDS_COUNT(oadds[a]);
+				adds[at] = oadds[a];
+				for (uint32_t k = 1; k <= n; k++) {
+					bool in_z = (y == z ? ob : zy->node_base) + oadds[a + k] - ob < nn;
+					adds[at + k] = oadds[a + k] + (y == z && !in_z ? -delta :
+								       y != z && in_z ? delta : 0);
+				}
+			}
+			rs->adds = at;
+		}
+	}
+	free(remap);
+	*len = nh.size;
+	return ni;
+}
+
 static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, size_t apex_len,
 		       const struct p53_ixfr *diff, const struct p53_rrs *result, size_t *len,
 		       char *why, size_t wl)
@@ -3827,6 +4045,30 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 			}
 		}
 	}
+
+	/* The zone's ranges end the tables (zone_to_end), so its new nodes and RRsets join them
+	 * and the patch's indices are the same in img and the new image (after the checks above,
+	 * which read names only: a diff they decline costs no copy). */
+	if ((uint64_t)zn->node_base + zn->n_nodes != h->n_nodes ||
+	    (uint64_t)zn->rrset_base + zn->n_rrsets != h->n_rrsets) {
+		size_t mlen;
+		p->moved = zone_to_end(img, z, &mlen);
+		if (p->moved == NULL)
+			return decline(why, wl, "out of memory, or the image would pass the 4 GiB "
+				       "format limit");
+		img = p->moved;
+		h = p53_image_hdr(img);
+		zn = p53_image_zone(img, z);
+		ai = zn->node_base + zn->apex;
+		/* The patch index lists nodes by their place: the zone's at theirs now (its
+		 * old entries name garbage, which relist_gain and relist_lose skip). */
+		for (uint32_t n = zn->node_base; p->ix != NULL && p53_patch_index_has_targets(p->ix) &&
+						 n < zn->node_base + zn->n_nodes; n++)
+			if (p53_patch_index_targets_add(p->ix, img, n) != 0)
+				break; /* (the target part dropped: made again when needed) */
+	}
+	p->nb = zn->node_base;
+	p->rb = zn->rrset_base;
 
 	/* The steered owners whose NSEC may change with the chain beside them are touched too. */
 	if (nsec_ok && steer_near(p, img, ai, apex, apex_len) != 0)
@@ -3899,7 +4141,7 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 			/* A CNAME owner of a zone with a chain: its records as any name's. */
 			if (t->sigs_only && signed_cname(nd, nsec_ok || n3_ok))
 				t->sigs_only = false;
-			t->old_addr = has_addr(img, nd->rrsets, nd->n_rrsets);
+			t->old_addr = has_addr(img, nd);
 		}
 		if (i == 0)
 			continue;
@@ -3986,8 +4228,8 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 			t->n3 = mn != P53_NONE;
 		}
 		const struct p53_image_node *md = mn != P53_NONE ? p53_image_node(mi, mn) : NULL;
-		uint32_t oa = od ? od->rrsets : 0, on = od ? od->n_rrsets : 0;
-		uint32_t ma = md ? md->rrsets : 0, mc = md ? md->n_rrsets : 0;
+		uint32_t oa = od ? rs0(img, od) : 0, on = od ? od->n_rrsets : 0;
+		uint32_t ma = md ? rs0(mi, md) : 0, mc = md ? md->n_rrsets : 0;
 		bool apex_t = i == 0;
 
 		p53_name_to_str(txt, sizeof(txt), t->name);
@@ -4305,9 +4547,9 @@ append:
 		 * from the chain (below_owners), else one pass over the zone's names (a child
 		 * that stays; one in the set itself is settled below). */
 		int bo = nsec_ok ? below_owners(p, img, gi, m) : 1;
-		for (uint32_t n = 0; bo != 0 && n < h->n_nodes; n++) {
+		for (uint32_t n = p->nb; bo != 0 && n < p->nb + zn->n_nodes; n++) {
 			const struct p53_image_node *nd = p53_image_node(img, n);
-			if (nd->zone != z || nd->name_len <= 1 || (nd->flags & P53_NODE_NSEC3))
+			if (nd->name_len <= 1 || (nd->flags & P53_NODE_NSEC3))
 				continue;
 			const uint8_t *nm = p53_image_node_name(img, nd);
 			const uint8_t *pn = nm + 1 + nm[0];
@@ -4462,9 +4704,9 @@ append:
 			 * name it names gained or lost its addresses in the same diff). */
 			if (sgn && rs->adds != P53_NONE) {
 				uint32_t r = P53_NONE;
-				if (o->old != P53_NONE && p->n_relist > 0)
-					(void)p53_image_node_find(img, p53_image_node(img, o->old),
-								  rs->type, &r);
+				if (o->old != P53_NONE && p->n_relist > 0 &&
+				    p53_image_node_find(img, p53_image_node(img, o->old), rs->type, &r) != NULL)
+					r += p->rb; /* (relative to the zone's range) */
 				const uint32_t *hit = r != P53_NONE ?
 					bsearch(&r, p->relist, p->n_relist, 2 * sizeof(uint32_t), u32_cmp) : NULL;
 				if (hit != NULL)
@@ -4496,14 +4738,8 @@ append:
 	if (n3_ok && steer_key(p) && steer_sign3(p, img, z, now, &rescan, why, wl) != 0)
 		return NULL;
 
-	/* The zone's new nodes and RRsets go at the tables' ends: inside its ranges only when
-	 * those end there (image.h, p53_image_zone.node_base). FORMAT 10 WIP: with indices
-	 * still absolute, another zone's ranges after the zone's decline the patch (spliced);
-	 * relative indices let the ranges move to the ends instead. */
-	if ((n_new > 0 || p->n_nrs > 0) &&
-	    ((uint64_t)zn->node_base + zn->n_nodes != h->n_nodes ||
-	     (uint64_t)zn->rrset_base + zn->n_rrsets != h->n_rrsets))
-		return decline(why, wl, "another zone's nodes follow the zone's");
+	/* The zone's new nodes and RRsets go at the tables' ends, inside its ranges (which end
+	 * there: zone_to_end). */
 	/* Sizes of the new image. */
 	uint32_t n_nodes = h->n_nodes + n_new;
 	/* The compiler's load factor (p53_image_slot_count(): at most 0.8, 0.4 for a small
@@ -4608,6 +4844,9 @@ append:
 	uint32_t *roff = (uint32_t *)(ni + nh.rrsets_off);
 	uint64_t *slots = (uint64_t *)(ni + nh.slots_off);
 	struct p53_image_zone *zones = (struct p53_image_zone *)(ni + nh.zones_off);
+	zones[z].n_nodes += n_new;
+	zones[z].n_rrsets += (uint32_t)p->n_nrs;
+	p53_image_zones_place(ni); /* (read through from here on) */
 	/* A header of the new image, through rrsets[] (image.h). */
 #define NRS(r) ((struct p53_image_rrset *)(ni + nh.rdata_off + roff[r]))
 
@@ -4623,13 +4862,13 @@ append:
 		if (t->old == P53_NONE) {
 			*nd = (struct p53_image_node){
 				.name_len = t->len, .labels = t->labels,
-				.zone = z, .wildcard = P53_NONE, .self = t->node,
+				.zone = z, .wildcard = P53_NONE, .self = t->node - p->nb,
 				.occluder = P53_NONE, /* its closest name in the image has none */
 			};
 		}
 		nd->flags &= (uint16_t)~P53_NODE_CNAME;
 		if (t->rs_n > 0) {
-			nd->rrsets = h->n_rrsets + t->rs_first;
+			nd->rrsets = h->n_rrsets + t->rs_first - p->rb; /* (relative, image.h) */
 			nd->n_rrsets = (uint16_t)t->rs_n;
 			nd->flags &= (uint16_t)~P53_NODE_ENT;
 			for (uint32_t r = 0; r < t->rs_n; r++)
@@ -4656,7 +4895,7 @@ append:
 		}
 		if (i == 0) {
 			for (uint32_t r = 0; r < t->rs_n; r++)
-				if (NRS(nd->rrsets + r)->type == P53_T_SOA)
+				if (NRS(p->rb + nd->rrsets + r)->type == P53_T_SOA)
 					zones[z].soa = nd->rrsets + r;
 			zones[z].serial = p53_image_zone(mi, 0)->serial;
 			zones[z].neg_ttl = p53_image_zone(mi, 0)->neg_ttl;
@@ -4664,8 +4903,8 @@ append:
 			/* The NSEC3 salt lies in the NSEC3PARAM's RDATA, which may have moved
 			 * (signed again): as image_build.c points at it. */
 			for (uint32_t r = 0; r < t->rs_n && (zones[z].dnssec & P53_ZONE_NSEC3); r++)
-				if (NRS(nd->rrsets + r)->type == 51)
-					zones[z].salt_off = roff[nd->rrsets + r] +
+				if (NRS(p->rb + nd->rrsets + r)->type == 51)
+					zones[z].salt_off = roff[p->rb + nd->rrsets + r] +
 							    (uint32_t)sizeof(struct p53_image_rrset) +
 							    P53_RR_OWNER_LEN + 10 + 5;
 		}
@@ -4684,7 +4923,7 @@ append:
 		p53_image_node_w(ni, e->old)->flags |= P53_NODE_ENT | P53_NODE_NSEC3; /* out of the index */
 		/* A wildcard that goes: names below its parent no longer match it (as the full
 		 * compile links a node to "*.<owner>" only when that exists). */
-		if (e->wparent != P53_NONE && p53_image_node(ni, e->wparent)->wildcard == e->old)
+		if (e->wparent != P53_NONE && p53_image_node(ni, e->wparent)->wildcard == zrel(p, e->old))
 			p53_image_node_w(ni, e->wparent)->wildcard = P53_NONE;
 	}
 	if (!sgn) {
@@ -4696,7 +4935,7 @@ append:
 			bool wild = t->name[0] == 1 && t->name[1] == '*';
 			if (t->changed && t->dead) {
 				if (wild && t->parent != P53_NONE &&
-				    p53_image_node(ni, t->parent)->wildcard == t->node)
+				    p53_image_node(ni, t->parent)->wildcard == zrel(p, t->node))
 					p53_image_node_w(ni, t->parent)->wildcard = P53_NONE;
 				continue;
 			}
@@ -4706,17 +4945,17 @@ append:
 			nd->flags &= (uint16_t)~(P53_NODE_CUT | P53_NODE_GLUE);
 			nd->flags |= (uint16_t)((t->cut_now ? P53_NODE_CUT : 0) |
 						(t->occ_now != P53_NONE ? P53_NODE_GLUE : 0));
-			nd->occluder = t->occ_now;
+			nd->occluder = zrel(p, t->occ_now);
 			if (wild && t->old == P53_NONE) {
 				nd->flags |= P53_NODE_WILD;
 				uint32_t pn = parent_now(p, img, t);
 				if (pn != P53_NONE)
-					p53_image_node_w(ni, pn)->wildcard = t->node;
+					p53_image_node_w(ni, pn)->wildcard = zrel(p, t->node);
 			}
 		}
 		for (size_t j = 0; j < p->n_desc; j++) {
 			struct p53_image_node *nd = p53_image_node_w(ni, p->desc[2 * j]);
-			nd->occluder = p->desc[2 * j + 1];
+			nd->occluder = zrel(p, p->desc[2 * j + 1]);
 			nd->flags &= (uint16_t)~P53_NODE_GLUE;
 			if (nd->occluder != P53_NONE)
 				nd->flags |= P53_NODE_GLUE;
@@ -4767,11 +5006,9 @@ append:
 				e = p->sign->expiration;
 		} else {
 			e = 0;
-			for (uint32_t n = 0; n < n_nodes; n++) {
+			for (uint32_t n = p->nb; n < p->nb + zones[z].n_nodes; n++) {
 				const struct p53_image_node *nd = p53_image_node(ni, n);
-				if (nd->zone != z)
-					continue;
-				for (uint32_t r = nd->rrsets; r < (uint32_t)nd->rrsets + nd->n_rrsets; r++) {
+				for (uint32_t r = rs0(ni, nd), r_end = r + nd->n_rrsets; r < r_end; r++) {
 					uint64_t x = sigs_expire(ni, NRS(r), now);
 					if (x != 0 && (e == 0 || x < e))
 						e = x;
@@ -4806,16 +5043,13 @@ append:
 			bool any = false;
 			for (uint32_t k = 0; k < zones[z].proof_n && !any; k++) {
 				uint32_t r;
-				any = has_type(ni, nt[k].node, 50, &r) && n3_optout(ni, NRS(r));
+				any = has_type(ni, p->nb + nt[k].node, 50, &r) && n3_optout(ni, NRS(r));
 			}
 			if (!any)
 				d &= (uint16_t)~P53_ZONE_OPTOUT;
 		}
 		zones[z].dnssec = d;
 	}
-	zones[z].n_nodes += n_new;
-	zones[z].n_rrsets += (uint32_t)p->n_nrs;
-	p53_image_zones_place(ni);
 	*len = off;
 #undef NRS
 	return ni;
@@ -4824,6 +5058,7 @@ append:
 /* What patch_run() holds, freed. */
 static void patch_free(struct patch *p)
 {
+	free(p->moved);
 	free(p->t);
 	nset_free(&p->ts);
 	free(p->nrs);

@@ -198,6 +198,26 @@ static void report_step(const uint8_t *nm, size_t nl)
 	}
 }
 
+/* Format 10 (dataplane/image.h, p53_image_zone.node_base): node i of node nd's zone (its
+ * links, proofs, chain and list entries are relative to its zone's range) and nd's first
+ * RRset, in the image; whether node n lies in its zone's range (else garbage a patch left). */
+static uint32_t t_nabs(const void *img, const struct p53_image_node *nd, uint32_t i)
+{
+	return i == P53_NONE ? P53_NONE : p53_image_zone(img, nd->zone)->node_base + i;
+}
+
+static uint32_t t_rs0(const void *img, const struct p53_image_node *nd)
+{
+	return p53_image_zone(img, nd->zone)->rrset_base + nd->rrsets;
+}
+
+static bool t_live(const void *img, uint32_t n)
+{
+	const struct p53_image_zone *zn = p53_image_zone(img, p53_image_node(img, n)->zone);
+
+	return n - zn->node_base < zn->n_nodes;
+}
+
 /* The additional lists of both images name the same nodes, in the same order, with as many
  * required (what an answer may add, and when it sets TC, RFC 9471 §3): every node of b the
  * name index holds, its RRsets against a's at the same name. */
@@ -217,8 +237,8 @@ static void same_hashes(const void *a, const void *b, const char *what)
 			fail_msg("%s: %u NSEC3 hashes patched, %u compiled", what, za->proof_n,
 				 zb->proof_n);
 		for (uint32_t k = 0; k < zb->proof_n; k++) {
-			const struct p53_image_node *na = p53_image_node(a, p53_image_nsec3(a)[za->proof_lo + k].node);
-			const struct p53_image_node *nb = p53_image_node(b, p53_image_nsec3(b)[zb->proof_lo + k].node);
+			const struct p53_image_node *na = p53_image_znode(a, za, p53_image_nsec3(a)[za->proof_lo + k].node);
+			const struct p53_image_node *nb = p53_image_znode(b, zb, p53_image_nsec3(b)[zb->proof_lo + k].node);
 			p53_name_to_str(t1, sizeof(t1), p53_image_node_name(a, na));
 			p53_name_to_str(t2, sizeof(t2), p53_image_node_name(b, nb));
 			if (strcmp(t1, t2) != 0)
@@ -245,25 +265,25 @@ static void same_lists(const void *a, const void *b, const char *what)
 		 * apex): the index finds the child's node; the parent's is reached by its name. */
 		for (uint32_t k = 0; na->zone != nb->zone && k < p53_image_hdr(a)->n_nodes; k++) {
 			const struct p53_image_node *o = p53_image_node(a, k);
-			if (o->zone == nb->zone && o->name_len == nb->name_len &&
+			if (o->zone == nb->zone && t_live(a, k) && o->name_len == nb->name_len &&
 			    memcmp(p53_image_node_name(a, o), nm, nb->name_len) == 0)
 				na = o;
 		}
 		assert_int_equal(na->zone, nb->zone);
-		for (uint32_t r = nb->rrsets; r < (uint32_t)nb->rrsets + nb->n_rrsets; r++) {
+		for (uint32_t r = t_rs0(b, nb); r < t_rs0(b, nb) + nb->n_rrsets; r++) {
 			const struct p53_image_rrset *rb = p53_image_rrset(b, r);
 			uint32_t ra = p53_image_node_rrset(a, na, rb->type);
 			if (ra == P53_NONE)
 				continue;
-			uint32_t la = p53_image_rrset(a, ra)->adds, lb = rb->adds;
+			uint32_t la = p53_image_nrrset(a, na, ra)->adds, lb = rb->adds;
 			const uint32_t *xa = la != P53_NONE ? p53_image_adds(a, la) : NULL;
 			const uint32_t *xb = lb != P53_NONE ? p53_image_adds(b, lb) : NULL;
 			bool same = (xa == NULL) == (xb == NULL);
 			if (same && xa != NULL) {
 				same = xa[0] == xb[0];
 				for (uint32_t k = 1; same && k <= P53_ADDS_COUNT(xb[0]); k++) {
-					const struct p53_image_node *ta = p53_image_node(a, xa[k]);
-					const struct p53_image_node *tb = p53_image_node(b, xb[k]);
+					const struct p53_image_node *ta = p53_image_nnode(a, na, xa[k]);
+					const struct p53_image_node *tb = p53_image_nnode(b, nb, xb[k]);
 					same = ta->name_len == tb->name_len &&
 					       memcmp(p53_image_node_name(a, ta),
 						      p53_image_node_name(b, tb), tb->name_len) == 0;
@@ -327,10 +347,10 @@ static void same_links(const void *a, const void *b, const char *what)
 				 p53_name_to_str(txt, sizeof(txt), nm), na->flags & mask, nb->flags & mask);
 		}
 		char o1[300], w1[300], o2[300], w2[300];
-		node_txt(a, na->occluder, o1, sizeof(o1));
-		node_txt(a, na->wildcard, w1, sizeof(w1));
-		node_txt(b, nb->occluder, o2, sizeof(o2));
-		node_txt(b, nb->wildcard, w2, sizeof(w2));
+		node_txt(a, t_nabs(a, na, na->occluder), o1, sizeof(o1));
+		node_txt(a, t_nabs(a, na, na->wildcard), w1, sizeof(w1));
+		node_txt(b, t_nabs(b, nb, nb->occluder), o2, sizeof(o2));
+		node_txt(b, t_nabs(b, nb, nb->wildcard), w2, sizeof(w2));
 		if (strcmp(o1, o2) != 0 || strcmp(w1, w2) != 0) {
 			report_step(nm, nb->name_len);
 			fail_msg("%s: %s has occluder %s wildcard %s patched, occluder %s wildcard %s "
@@ -355,7 +375,7 @@ static uint32_t shadowed_of(const void *img, uint32_t z, const uint8_t *nm, size
 {
 	for (uint32_t n = 0; n < p53_image_hdr(img)->n_nodes; n++) {
 		const struct p53_image_node *nd = p53_image_node(img, n);
-		if (nd->zone == z && nd->name_len == len && !(nd->flags & P53_NODE_NSEC3) &&
+		if (nd->zone == z && t_live(img, n) && nd->name_len == len && !(nd->flags & P53_NODE_NSEC3) &&
 		    memcmp(p53_image_node_name(img, nd), nm, len) == 0 &&
 		    p53_image_find(img, nm, len, p53_name_hash(nm, len)) != n)
 			return n;
@@ -375,14 +395,16 @@ static const char *proof_txt(const void *img, uint32_t n, char *buf, size_t cap)
 		return buf;
 	}
 	const struct p53_image_proof *q = p53_image_proof(img, n);
+	const struct p53_image_node *nd = p53_image_node(img, n);
 	const uint32_t *ch = p53_image_chain(img);
 	bool span = q->hi > q->lo && q->hi <= h->n_chain;
 	snprintf(buf, cap, "match %s wild %s encl %s/%u nc %s below %u %s..%s",
-		 node_txt(img, q->match, m, sizeof(m)), node_txt(img, q->wild, w, sizeof(w)),
-		 node_txt(img, q->encl, e, sizeof(e)), q->encl_labels,
-		 node_txt(img, q->nc, c, sizeof(c)), span ? q->hi - q->lo : 0,
-		 node_txt(img, span ? ch[q->lo] : P53_NONE, f, sizeof(f)),
-		 node_txt(img, span ? ch[q->hi - 1] : P53_NONE, l, sizeof(l)));
+		 node_txt(img, t_nabs(img, nd, q->match), m, sizeof(m)),
+		 node_txt(img, t_nabs(img, nd, q->wild), w, sizeof(w)),
+		 node_txt(img, t_nabs(img, nd, q->encl), e, sizeof(e)), q->encl_labels,
+		 node_txt(img, t_nabs(img, nd, q->nc), c, sizeof(c)), span ? q->hi - q->lo : 0,
+		 node_txt(img, span ? t_nabs(img, nd, ch[q->lo]) : P53_NONE, f, sizeof(f)),
+		 node_txt(img, span ? t_nabs(img, nd, ch[q->hi - 1]) : P53_NONE, l, sizeof(l)));
 	return buf;
 }
 
@@ -391,7 +413,7 @@ static const struct p53_image_rrset *steer_denial_of(const void *img, uint32_t n
 {
 	const struct p53_image_node *nd = p53_image_node(img, n);
 
-	for (uint32_t r = nd->rrsets; r < (uint32_t)nd->rrsets + nd->n_rrsets; r++) {
+	for (uint32_t r = t_rs0(img, nd); r < t_rs0(img, nd) + nd->n_rrsets; r++) {
 		const struct p53_image_rrset *rs = p53_image_rrset(img, r);
 		if ((rs->type == 47 || rs->type == 50) && (rs->flags & P53_RRSET_STEERED))
 			return rs;
@@ -420,7 +442,7 @@ static void same_steer_denials(const void *a, const void *b, const char *what)
 		nb += rb->type == 47;
 		for (uint32_t m = 0; m < ha->n_nodes && ra == NULL; m++) {
 			const struct p53_image_node *md = p53_image_node(a, m);
-			if (md->name_len == nd->name_len && md->zone == nd->zone &&
+			if (md->name_len == nd->name_len && md->zone == nd->zone && t_live(a, m) &&
 			    memcmp(p53_image_node_name(a, md), nm, nd->name_len) == 0 &&
 			    (rb->type == 50 || p53_image_find(a, nm, nd->name_len,
 							      p53_name_hash(nm, nd->name_len)) == m))
@@ -450,7 +472,7 @@ static void same_steer_denials(const void *a, const void *b, const char *what)
 		const struct p53_image_node *md = p53_image_node(a, m);
 		const uint8_t *nm = p53_image_node_name(a, md);
 		const struct p53_image_rrset *ra = steer_denial_of(a, m);
-		na += ra != NULL && ra->type == 47 &&
+		na += ra != NULL && ra->type == 47 && t_live(a, m) &&
 		      p53_image_find(a, nm, md->name_len, p53_name_hash(nm, md->name_len)) == m;
 	}
 	if (na != nb)
@@ -481,15 +503,15 @@ static void same_shadowed(const void *a, const void *b, const char *what)
 				fail_msg("%s: the parent's %s is only in the %s image", what, txt,
 					 pass == 0 ? "compiled" : "patched");
 			const struct p53_image_node *ny = p53_image_node(y, m);
-			node_txt(x, nx->occluder, o1, sizeof(o1));
-			node_txt(y, ny->occluder, o2, sizeof(o2));
+			node_txt(x, t_nabs(x, nx, nx->occluder), o1, sizeof(o1));
+			node_txt(y, t_nabs(y, ny, ny->occluder), o2, sizeof(o2));
 			if ((nx->flags & mask) != (ny->flags & mask) || strcmp(o1, o2) != 0)
 				fail_msg("%s: the parent's %s: flags %#x occluder %s in one image, "
 					 "%#x %s in the other", what, txt, nx->flags & mask, o1,
 					 ny->flags & mask, o2);
 			/* Its wildcard link (a wildcard of the parent's there, round 24). */
-			node_txt(x, nx->wildcard, o1, sizeof(o1));
-			node_txt(y, ny->wildcard, o2, sizeof(o2));
+			node_txt(x, t_nabs(x, nx, nx->wildcard), o1, sizeof(o1));
+			node_txt(y, t_nabs(y, ny, ny->wildcard), o2, sizeof(o2));
 			if (strcmp(o1, o2) != 0)
 				fail_msg("%s: the parent's %s: wildcard %s in the %s image, %s in the "
 					 "other", what, txt, o1, pass == 0 ? "compiled" : "patched", o2);
@@ -4695,6 +4717,132 @@ static void test_target_below_child_apex(void **state)
 	free(fc);
 }
 
+/* A third zone naming parent.test.'s and child.parent.test.'s names (test_zone_moves). */
+static const char *ZONE_OTHER =
+	"$ORIGIN other.test.\n$TTL 300\n"
+	"@ SOA ns hostmaster 1 7200 3600 1209600 60\n@ NS ns.child.parent.test.\n"
+	"a MX 10 host.parent.test.\nb MX 10 www.child.parent.test.\nh A 192.0.2.77\n";
+
+/* What other zones hold into a zone by its nodes' places, read from the image: each served
+ * child's parent_side a node of its parent's range at the child's apex, and every list
+ * entry of every zone a node in its zone's range with an address. */
+static void refs_ok(const void *img)
+{
+	const struct p53_image_hdr *h = p53_image_hdr(img);
+
+	for (uint32_t z = 0; z < h->n_zones; z++) {
+		const struct p53_image_zone *zn = p53_image_zone(img, z);
+		if (zn->parent_side != P53_NONE) {
+			assert_true(zn->parent_side < h->n_nodes && t_live(img, zn->parent_side));
+			const struct p53_image_node *ps = p53_image_node(img, zn->parent_side);
+			assert_int_not_equal(ps->zone, z);
+			assert_int_equal(ps->name_len, zn->name_len);
+			assert_memory_equal(p53_image_node_name(img, ps), p53_image_name(img, zn->name_off),
+					    zn->name_len);
+		}
+		for (uint32_t r = 0; r < zn->n_rrsets; r++) {
+			const struct p53_image_rrset *rs = p53_image_zrrset(img, zn, r);
+			if (rs->adds == P53_NONE)
+				continue;
+			const uint32_t *l = p53_image_adds(img, rs->adds);
+			for (uint32_t k = 1; k <= P53_ADDS_COUNT(l[0]); k++) {
+				uint32_t n = zn->node_base + l[k];
+				assert_true(n < h->n_nodes && t_live(img, n));
+				const struct p53_image_node *nd = p53_image_node(img, n);
+				assert_true(p53_image_node_rrset(img, nd, 1) != P53_NONE ||
+					    p53_image_node_rrset(img, nd, 28) != P53_NONE);
+			}
+		}
+	}
+}
+
+/* Whether zone z's ranges end the tables (a patch leaves the zone it patched there). */
+static bool zone_last(const void *img, uint32_t z)
+{
+	const struct p53_image_hdr *h = p53_image_hdr(img);
+	const struct p53_image_zone *zn = p53_image_zone(img, z);
+
+	return zn->node_base + zn->n_nodes == h->n_nodes && zn->rrset_base + zn->n_rrsets == h->n_rrsets;
+}
+
+/*
+ * Format 10: a patch of a zone whose ranges other zones' follow moves them to the tables'
+ * ends first (image_patch.c zone_to_end) and appends there. What other zones hold into the
+ * moved zone by its nodes' places follows: the served child's parent_side (the parent's
+ * node at its apex), the parent's lists naming the child's nodes, a third zone's lists
+ * naming the parent's and the child's (its apex NS the child's name server), and the moved
+ * zone's own lists naming other zones' nodes. Each zone is patched in turn (each move
+ * leaves another zone behind), the answers compared with a full compile's (step_patched:
+ * the lists' addresses of names the step changed) and the references read (refs_ok).
+ */
+static void test_zone_moves(void **state)
+{
+	(void)state;
+	char *fp = tmp_zone(ZONE_PARENT), *fc = tmp_zone(ZONE_CHILD), *fo = tmp_zone(ZONE_OTHER);
+	struct p53_zone_src src[3] = {
+		{ .name = "parent.test.", .file = fp, .flags = P53_ZONE_SECONDARY },
+		{ .name = "child.parent.test.", .file = fc, .flags = P53_ZONE_SECONDARY },
+		{ .name = "other.test.", .file = fo, .flags = P53_ZONE_SECONDARY },
+	};
+	char err[1024];
+	size_t len = 0;
+	void *img = p53_image_build(src, 3, &len, err, sizeof(err), quiet, NULL);
+	assert_non_null(img);
+	assert_false(zone_last(img, 0));
+	assert_int_not_equal(p53_image_zone(img, 1)->parent_side, P53_NONE);
+	refs_ok(img);
+	step_ix = p53_patch_index_new();
+	assert_non_null(step_ix);
+
+	/* The parent moves: host (named by other.test.'s a MX) renumbered, a list naming
+	 * other.test.'s h and one naming the child's www. */
+	static const char *const add1[] = { "host.parent.test. A 198.51.100.30",
+					    "mx6.parent.test. MX 5 h.other.test.",
+					    "mx5.parent.test. MX 5 www.child.parent.test.",
+					    "new.parent.test. A 198.51.100.20", NULL };
+	static const char *const del1[] = { "host.parent.test. A 198.51.100.3", NULL };
+	img = step_patched(img, src, 3, 0, "parent.test.", add1, del1);
+	assert_true(zone_last(img, 0));
+	refs_ok(img);
+	assert_int_equal(mx_arcount(img, "a.other.test."), 1);
+	assert_int_equal(mx_arcount(img, "mx6.parent.test."), 1);
+	assert_int_equal(mx_arcount(img, "mx5.parent.test."), 1);
+	/* The child moves: www (named by both others' lists) renumbered, its name server too
+	 * (other.test.'s apex NS, the parent's glue is the parent's own). */
+	static const char *const add2[] = { "www.child.parent.test. A 198.51.100.31",
+					    "ns.child.parent.test. A 198.51.100.32", NULL };
+	static const char *const del2[] = { "www.child.parent.test. A 198.51.100.5",
+					    "ns.child.parent.test. A 198.51.100.2", NULL };
+	img = step_patched(img, src, 3, 1, "child.parent.test.", add2, del2);
+	assert_true(zone_last(img, 1));
+	refs_ok(img);
+	/* other.test. moves: h (named by the parent's mx6) renumbered. */
+	static const char *const add3[] = { "h.other.test. A 192.0.2.78", "c.other.test. MX 1 new.parent.test.", NULL };
+	static const char *const del3[] = { "h.other.test. A 192.0.2.77", NULL };
+	img = step_patched(img, src, 3, 2, "other.test.", add3, del3);
+	assert_true(zone_last(img, 2));
+	refs_ok(img);
+	assert_int_equal(mx_arcount(img, "c.other.test."), 1);
+	/* The parent again (its second move), host losing its address: the lists naming it
+	 * (other.test.'s a) lose it. */
+	static const char *const del4[] = { "host.parent.test. A 198.51.100.30", NULL };
+	static const char *const add4[] = { "host2.parent.test. A 198.51.100.40", NULL };
+	img = step_patched(img, src, 3, 0, "parent.test.", add4, del4);
+	assert_true(zone_last(img, 0));
+	refs_ok(img);
+	assert_int_equal(mx_arcount(img, "a.other.test."), 0);
+	assert_true(p53_image_hdr(img)->pad > 0); /* the old ranges: garbage */
+	p53_patch_index_free(step_ix);
+	step_ix = NULL;
+	free(img);
+	unlink(fp);
+	unlink(fc);
+	unlink(fo);
+	free(fp);
+	free(fc);
+	free(fo);
+}
+
 /*
  * The patch index (patch_index.h) follows the images patched with it: a name that gains its
  * first address is listed by the MX RRsets that named it before any address, including
@@ -6801,14 +6949,15 @@ static void same_steering(const void *patched, const void *fresh, const char *wh
 	assert_true(p53_image_hdr(patched)->steer_layout == p53_image_hdr(fresh)->steer_layout);
 	for (uint32_t k = 0; k < p53_image_hdr(patched)->n_nodes; k++) {
 		const struct p53_image_node *pn = p53_image_node(patched, k);
-		for (uint32_t r = pn->rrsets; r < (uint32_t)pn->rrsets + pn->n_rrsets; r++)
+		for (uint32_t r = t_rs0(patched, pn); t_live(patched, k) &&
+						     r < t_rs0(patched, pn) + pn->n_rrsets; r++)
 			np += (p53_image_rrset(patched, r)->flags & P53_RRSET_STEERED) != 0;
 	}
 	for (uint32_t k = 0; k < p53_image_hdr(fresh)->n_nodes; k++) {
 		const struct p53_image_node *fn = p53_image_node(fresh, k);
 		const uint8_t *nm = p53_image_node_name(fresh, fn);
 		bool any = fn->steer != 0;
-		for (uint32_t r = fn->rrsets; r < (uint32_t)fn->rrsets + fn->n_rrsets; r++)
+		for (uint32_t r = t_rs0(fresh, fn); r < t_rs0(fresh, fn) + fn->n_rrsets; r++)
 			any |= (p53_image_rrset(fresh, r)->flags & P53_RRSET_STEERED) != 0;
 		if (!any)
 			continue;
@@ -6817,14 +6966,14 @@ static void same_steering(const void *patched, const void *fresh, const char *wh
 			fail_msg("%s: a steered owner is missing from the patched image", what);
 		const struct p53_image_node *pn = p53_image_node(patched, pk);
 		assert_int_equal(pn->steer, fn->steer);
-		for (uint32_t r = fn->rrsets; r < (uint32_t)fn->rrsets + fn->n_rrsets; r++) {
+		for (uint32_t r = t_rs0(fresh, fn); r < t_rs0(fresh, fn) + fn->n_rrsets; r++) {
 			const struct p53_image_rrset *y = p53_image_rrset(fresh, r);
 			if (!(y->flags & P53_RRSET_STEERED))
 				continue;
 			nf++;
 			uint32_t x = p53_image_node_rrset(patched, pn, y->type);
 			assert_int_not_equal(x, P53_NONE);
-			const struct p53_image_rrset *xr = p53_image_rrset(patched, x);
+			const struct p53_image_rrset *xr = p53_image_nrrset(patched, pn, x);
 			assert_int_equal(xr->flags, y->flags);
 			assert_int_equal(xr->count, y->count);
 			assert_int_equal(xr->rdata_len, y->rdata_len);
@@ -8987,6 +9136,7 @@ int main(void)
 		cmocka_unit_test(test_signed_list_relisted),
 		cmocka_unit_test(test_signed_declined),
 		cmocka_unit_test(test_target_below_child_apex),
+		cmocka_unit_test(test_zone_moves),
 		cmocka_unit_test(test_index_kept),
 		cmocka_unit_test(test_served_child_shapes),
 		cmocka_unit_test(test_served_child_wild_dname),

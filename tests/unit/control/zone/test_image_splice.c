@@ -246,11 +246,6 @@ static void same_fast(const void *ni, const void *fresh, const struct names *s)
 	assert_true(fast > 0);
 }
 
-/* FORMAT 10 WIP: the odd steps' patch (p53_zone_repatch) and the patch made with the index the
- * splice hands on (index_handed) wait for image_patch.c's indices relative to the zone (its own
- * branch); until then every step splices. 1 once the patch is converted. */
-#define PATCH_STEPS 0
-
 struct outcome {
 	int spliced, patched, declined, invalid;
 	int index_patched;              /* patches made with the index the splice handed on */
@@ -408,7 +403,7 @@ static void chain(const struct p53_zone_src *srcs, size_t n_src, uint32_t z, int
 		void *ni = NULL;
 		size_t nlen = 0;
 		enum p53_repatch rc = P53_REPATCH_SPLICED;
-		if (PATCH_STEPS && (i & 1) && !declines) {
+		if ((i & 1) && !declines) {
 			free(one);
 			rc = p53_zone_repatch(img, &s2[z], true, spare, &ni, &nlen, NULL, why,
 					      sizeof(why), err, sizeof(err), quiet, NULL, NULL, NULL);
@@ -444,7 +439,7 @@ static void chain(const struct p53_zone_src *srcs, size_t n_src, uint32_t z, int
 		if (getenv("P53_SPLICE_DEBUG") != NULL)
 			print_message("zone %u step %d %s\n", z, i, rc == P53_REPATCH_SPLICED ? "spliced" : "patched");
 		published_from(img, ni, nlen);
-		if (PATCH_STEPS && rc == P53_REPATCH_SPLICED && !(i & 1))
+		if (rc == P53_REPATCH_SPLICED && !(i & 1))
 			index_handed(img, ni, z, apex, al, sgn, o);
 		struct names s = { 0 };
 		for (size_t k = 0; k < n_src; k++)
@@ -525,8 +520,8 @@ static void test_independent_zones(void **state)
 		      "contents; %d patches after a splice with the index it handed on\n",
 		      o.spliced, o.patched, o.declined, o.invalid, o.index_patched);
 	assert_true(o.spliced > 20);
-	assert_true(!PATCH_STEPS || o.patched > 0);
-	assert_true(!PATCH_STEPS || o.index_patched > 5);
+	assert_true(o.patched > 0);
+	assert_true(o.index_patched > 5);
 	drop_files(fa, fb, fs, NULL);
 	free(fn);
 	free(f3);
