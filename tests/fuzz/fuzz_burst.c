@@ -53,6 +53,7 @@
 #include "dataplane/steer.h"
 #include "dataplane/worker.h"
 #include "fuzz_check.h"
+#include "tests/common/wire.h"
 
 #define FUZZ_NAME "fuzz_burst"
 #define FUZZ_MAX_LEN 4096
@@ -280,28 +281,6 @@ struct frm {
 	uint64_t ol;            /* the port's L4 checksum verdict (ol_flags) */
 	uint8_t segs;           /* 1, or 2: a chain */
 };
-
-static uint32_t sum_be(const uint8_t *p, size_t n, uint32_t s)
-{
-	for (size_t i = 0; i + 1 < n; i += 2)
-		s += (uint32_t)(p[i] << 8 | p[i + 1]);
-	if (n & 1)
-		s += (uint32_t)p[n - 1] << 8;
-	return s;
-}
-
-static uint16_t fold(uint32_t s)
-{
-	while (s >> 16)
-		s = (s & 0xffff) + (s >> 16);
-	return (uint16_t)s;
-}
-
-static void put16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
 
 /* The IPv4 header checksum and the UDP checksum of frame f made right again (after a change),
  * as far as the frame has them: an independent RFC 1071 sum, not pkt.c's. */

@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "dataplane/pkt.h"
+#include "tests/common/wire.h"
 
 /* ---- frame builder ---------------------------------------------------------------- */
 
@@ -38,17 +39,6 @@ struct spec {
 struct lay {
 	size_t l3, l4, dns, len;
 };
-
-static void put16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
-
-static uint16_t get16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] << 8 | p[1]);
-}
 
 static uint8_t pattern(size_t i)
 {
@@ -108,23 +98,7 @@ static struct lay build(uint8_t *buf, const struct spec *s)
 	return l;
 }
 
-/* ---- independent checksum (RFC 1071) --------------------------------------------- */
-
-static uint32_t sum_be(const uint8_t *p, size_t n, uint32_t s)
-{
-	for (size_t i = 0; i + 1 < n; i += 2)
-		s += (uint32_t)(p[i] << 8 | p[i + 1]);
-	if (n & 1)
-		s += (uint32_t)p[n - 1] << 8;
-	return s;
-}
-
-static uint16_t fold(uint32_t s)
-{
-	while (s >> 16)
-		s = (s & 0xFFFF) + (s >> 16);
-	return (uint16_t)s;
-}
+/* ---- independent checksum (RFC 1071; sum_be and fold in tests/common/wire.h) ------ */
 
 /* One's complement sum of the pseudo-header (RFC 768 / RFC 8200 §8.1), not complemented. */
 static uint32_t pseudo_sum(const uint8_t *frame, const struct lay *l, int v6, uint16_t ulen)

@@ -25,6 +25,7 @@
 
 #include "control/zone/image_build.h"
 #include "dataplane/worker.h"
+#include "tests/common/wire.h"
 
 static struct rte_mempool *mp;
 static struct p53_worker w;
@@ -39,33 +40,6 @@ static const uint8_t CLI6[16] = { 0x20, 0x01, 0x0d, 0xb8, 0, 0x53, [15] = 0x01 }
 static const uint8_t SRV6[16] = { 0x20, 0x01, 0x0d, 0xb8, 0, 0x53, [15] = 0x53 };
 
 /* ---- frames ------------------------------------------------------------------------- */
-
-static void put16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
-
-static uint16_t get16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] << 8 | p[1]);
-}
-
-static uint32_t sum_be(const uint8_t *p, size_t n, uint32_t s)
-{
-	for (size_t i = 0; i + 1 < n; i += 2)
-		s += (uint32_t)(p[i] << 8 | p[i + 1]);
-	if (n & 1)
-		s += (uint32_t)p[n - 1] << 8;
-	return s;
-}
-
-static uint16_t fold(uint32_t s)
-{
-	while (s >> 16)
-		s = (s & 0xFFFF) + (s >> 16);
-	return (uint16_t)s;
-}
 
 struct fspec {
 	int v6;
