@@ -3504,7 +3504,8 @@ static inline __attribute__((always_inline)) int nx_step(const struct p53_fast_c
 		   options, no fragment, UDP to port 53 from a port not 0, the lengths the frame's */
 		memcpy(&frag, ip + 6, 2);
 		memcpy(&dst, ip + 16, 4);
-		if ((frame[6] & 1) || memcmp(frame, c->mac, 6) != 0 || ip[0] != 0x45 || p53_get16(ip + 2) != len - L3_OFF || (frag & RTE_BE16(0x3fff)) != 0 ||
+		if ((frame[6] & 1) || memcmp(frame, c->mac, 6) != 0 || ip[0] != 0x45 ||
+		    p53_get16(ip + 2) != len - L3_OFF || (frag & RTE_BE16(0x3fff)) != 0 ||
 		    ip[9] != 17 || bad_src4(ip + 12) || p53_get16(u + 4) != len - V4_L4_OFF ||
 		    p53_get16(u + 2) != 53 || p53_get16(u) == 0 || !ours4(c->addrs, dst))
 			goto general;
