@@ -750,8 +750,8 @@ struct ref_iter {
 	const uint32_t *list;   /* prev's cuts, then ... */
 	uint32_t n_list, k;
 	uint32_t next, end;     /* ... the nodes of one zone's range (from `from` on), then ... */
-	struct ref_range *r;    /* ... of the next ones, in node order: `n_r` ranges, r[kr] next */
-	uint32_t n_r, kr, from;
+	struct ref_range *r;    /* ... of the next ones, in node order (r[kr] next), or NULL */
+	uint32_t n_r, kr, from; /* n_r: the zones */
 };
 
 static const uint32_t *ref_cuts(const struct ref_tab *t)
@@ -788,20 +788,20 @@ static int ref_in_range(const void *img, uint32_t i)
 }
 
 /*
- * The nodes from `from` on are walked zone range by zone range, the ranges sorted by their
- * base (a zone moved by a patch or a splice lies after the zones that follow it in the zone
- * table), so the garbage between and after them is never read: a node in garbage is a cache
- * miss of its own, and a patch that moved a 1M-record zone leaves as many garbage entries as
- * the zone has nodes. Control thread only (the publish): the sorted ranges are allocated
- * here, freed by ref_iter_fini(); without them every entry is read and tested
- * (ref_in_range()). prev's cuts are tested one by one (a few, and those of a moved or
- * spliced zone garbage now).
+ * The nodes from `from` on are walked zone range by zone range in node order, so the garbage
+ * between and after the ranges is never read: a garbage entry's node is a cache miss of its
+ * own, and a patch that moved a 1M-record zone leaves as many garbage entries as the zone has
+ * nodes. The ranges are sorted by base once (a zone a patch or a splice moved lies after the
+ * zones that follow it in the zone table); the sorted copy is allocated here (control thread
+ * only: the publish) and freed by ref_iter_fini(). Without it, each next range is the
+ * zones' least base past the last one (a pass over the zones per range). prev's cuts are
+ * tested one by one (a few; those of a moved or spliced zone are garbage now).
  */
 static void ref_iter_init(struct ref_iter *it, const void *img, const void *prev, const void *prev_buf)
 {
 	const struct p53_image_hdr *h = p53_image_hdr(img);
 
-	*it = (struct ref_iter){ .img = img };
+	*it = (struct ref_iter){ .img = img, .n_r = h->n_zones };
 	if (prev != NULL && prev_buf != NULL) {
 		const struct p53_image_hdr *hp = p53_image_hdr(prev);
 		int appended = hp->n_nodes <= h->n_nodes && hp->n_rrsets <= h->n_rrsets;
@@ -816,16 +816,12 @@ static void ref_iter_init(struct ref_iter *it, const void *img, const void *prev
 		}
 	}
 	it->r = h->n_zones > 0 ? malloc((size_t)h->n_zones * sizeof(*it->r)) : NULL;
-	if (it->r == NULL) {
-		it->next = it->from;
-		it->end = h->n_nodes;
+	if (it->r == NULL)
 		return;
-	}
 	for (uint32_t z = 0; z < h->n_zones; z++)
 		it->r[z] = (struct ref_range){ p53_image_zone(img, z)->node_base,
 					       p53_image_zone(img, z)->n_nodes };
 	qsort(it->r, h->n_zones, sizeof(*it->r), ref_range_cmp);
-	it->n_r = h->n_zones;
 }
 
 static void ref_iter_fini(struct ref_iter *it)
@@ -833,25 +829,44 @@ static void ref_iter_fini(struct ref_iter *it)
 	free(it->r);
 }
 
+/* The range after the one that ended at it->end (the ranges do not overlap), or 0 when none
+ * is left. */
+static int ref_iter_range(struct ref_iter *it)
+{
+	struct ref_range g = { P53_NONE, 0 };
+
+	if (it->r != NULL) {
+		if (it->kr == it->n_r)
+			return 0;
+		g = it->r[it->kr++];
+	} else {
+		for (uint32_t z = 0; z < it->n_r; z++) {
+			const struct p53_image_zone *zn = p53_image_zone(it->img, z);
+			if (zn->node_base >= it->end && (g.n == 0 || zn->node_base < g.base))
+				g = (struct ref_range){ zn->node_base, zn->n_nodes };
+		}
+		if (g.n == 0)
+			return 0;
+	}
+	it->end = g.base + g.n;
+	it->next = g.base > it->from ? g.base : it->from;
+	if (it->next > it->end)
+		it->next = it->end;     /* all of it was prev's */
+	return 1;
+}
+
 static inline uint32_t ref_iter_next(struct ref_iter *it)
 {
-	for (;;) {
+	while (it->next == it->end) {
 		if (it->k < it->n_list) {
 			uint32_t i = it->list[it->k++];
 			if (ref_in_range(it->img, i))
 				return i;
-		} else if (it->next < it->end) {
-			uint32_t i = it->next++;
-			if (it->r != NULL || ref_in_range(it->img, i))
-				return i;
-		} else if (it->kr < it->n_r) {
-			const struct ref_range *g = &it->r[it->kr++];
-			it->next = g->base > it->from ? g->base : it->from;
-			it->end = g->base + g->n;
-		} else {
+		} else if (!ref_iter_range(it)) {
 			return P53_NONE;
 		}
 	}
+	return it->next++;
 }
 
 /* The delegations that get a slot (the first P53_FAST_REF_MAX cuts, in node order, with a
