@@ -3,6 +3,7 @@
  * (answer.c) that it stands for, so the two stay byte-identical.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <rte_byteorder.h>
@@ -740,11 +741,17 @@ static size_t ref_bound(const void *img, const struct p53_image_node *n)
  * whose header a patch appends to rrsets[] (never in place): when one is appended that is not
  * a zone apex's, every node again.
  */
+struct ref_range {
+	uint32_t base, n;       /* a zone's node_base and n_nodes */
+};
+
 struct ref_iter {
 	const void *img;
 	const uint32_t *list;   /* prev's cuts, then ... */
 	uint32_t n_list, k;
-	uint32_t next, end;     /* ... these nodes */
+	uint32_t next, end;     /* ... the nodes of one zone's range (from `from` on), then ... */
+	struct ref_range *r;    /* ... of the next ones, in node order (r[kr] next), or NULL */
+	uint32_t n_r, kr, from; /* n_r: the zones */
 };
 
 static const uint32_t *ref_cuts(const struct ref_tab *t)
@@ -765,23 +772,11 @@ static int ref_apex_ns(const void *img, uint32_t i)
 	return 0;
 }
 
-static void ref_iter_init(struct ref_iter *it, const void *img, const void *prev, const void *prev_buf)
+static int ref_range_cmp(const void *a, const void *b)
 {
-	const struct p53_image_hdr *h = p53_image_hdr(img);
+	uint32_t x = ((const struct ref_range *)a)->base, y = ((const struct ref_range *)b)->base;
 
-	*it = (struct ref_iter){ .img = img, .end = h->n_nodes };
-	if (prev == NULL || prev_buf == NULL)
-		return;
-	const struct p53_image_hdr *hp = p53_image_hdr(prev);
-	if (hp->n_nodes > h->n_nodes || hp->n_rrsets > h->n_rrsets)
-		return;
-	for (uint32_t i = hp->n_rrsets; i < h->n_rrsets; i++)
-		if (p53_image_rrset(img, i)->type == P53_T_NS && !ref_apex_ns(img, i))
-			return;
-	const uint32_t *cuts = ref_cuts(prev_buf);
-	it->list = cuts + 2;
-	it->n_list = cuts[0];
-	it->next = hp->n_nodes;
+	return (x > y) - (x < y);
 }
 
 /* Whether node i lies in its zone's range (else garbage: struct ref_iter). */
@@ -792,19 +787,86 @@ static int ref_in_range(const void *img, uint32_t i)
 	return i - zn->node_base < zn->n_nodes;
 }
 
+/*
+ * The nodes from `from` on are walked zone range by zone range in node order, so the garbage
+ * between and after the ranges is never read: a garbage entry's node is a cache miss of its
+ * own, and a patch that moved a 1M-record zone leaves as many garbage entries as the zone has
+ * nodes. The ranges are sorted by base once (a zone a patch or a splice moved lies after the
+ * zones that follow it in the zone table); the sorted copy is allocated here (control thread
+ * only: the publish) and freed by ref_iter_fini(). Without it, each next range is the
+ * zones' least base past the last one (a pass over the zones per range). prev's cuts are
+ * tested one by one (a few; those of a moved or spliced zone are garbage now).
+ */
+static void ref_iter_init(struct ref_iter *it, const void *img, const void *prev, const void *prev_buf)
+{
+	const struct p53_image_hdr *h = p53_image_hdr(img);
+
+	*it = (struct ref_iter){ .img = img, .n_r = h->n_zones };
+	if (prev != NULL && prev_buf != NULL) {
+		const struct p53_image_hdr *hp = p53_image_hdr(prev);
+		int appended = hp->n_nodes <= h->n_nodes && hp->n_rrsets <= h->n_rrsets;
+		for (uint32_t i = hp->n_rrsets; appended && i < h->n_rrsets; i++)
+			if (p53_image_rrset(img, i)->type == P53_T_NS && !ref_apex_ns(img, i))
+				appended = 0;
+		if (appended) {
+			const uint32_t *cuts = ref_cuts(prev_buf);
+			it->list = cuts + 2;
+			it->n_list = cuts[0];
+			it->from = hp->n_nodes;
+		}
+	}
+	it->r = h->n_zones > 0 ? malloc((size_t)h->n_zones * sizeof(*it->r)) : NULL;
+	if (it->r == NULL)
+		return;
+	for (uint32_t z = 0; z < h->n_zones; z++)
+		it->r[z] = (struct ref_range){ p53_image_zone(img, z)->node_base,
+					       p53_image_zone(img, z)->n_nodes };
+	qsort(it->r, h->n_zones, sizeof(*it->r), ref_range_cmp);
+}
+
+static void ref_iter_fini(struct ref_iter *it)
+{
+	free(it->r);
+}
+
+/* The range after the one that ended at it->end (the ranges do not overlap), or 0 when none
+ * is left. */
+static int ref_iter_range(struct ref_iter *it)
+{
+	struct ref_range g = { P53_NONE, 0 };
+
+	if (it->r != NULL) {
+		if (it->kr == it->n_r)
+			return 0;
+		g = it->r[it->kr++];
+	} else {
+		for (uint32_t z = 0; z < it->n_r; z++) {
+			const struct p53_image_zone *zn = p53_image_zone(it->img, z);
+			if (zn->node_base >= it->end && (g.n == 0 || zn->node_base < g.base))
+				g = (struct ref_range){ zn->node_base, zn->n_nodes };
+		}
+		if (g.n == 0)
+			return 0;
+	}
+	it->end = g.base + g.n;
+	it->next = g.base > it->from ? g.base : it->from;
+	if (it->next > it->end)
+		it->next = it->end;     /* all of it was prev's */
+	return 1;
+}
+
 static inline uint32_t ref_iter_next(struct ref_iter *it)
 {
-	for (;;) {
-		uint32_t i;
-		if (it->k < it->n_list)
-			i = it->list[it->k++];
-		else if (it->next < it->end)
-			i = it->next++;
-		else
+	while (it->next == it->end) {
+		if (it->k < it->n_list) {
+			uint32_t i = it->list[it->k++];
+			if (ref_in_range(it->img, i))
+				return i;
+		} else if (!ref_iter_range(it)) {
 			return P53_NONE;
-		if (ref_in_range(it->img, i))
-			return i;
+		}
 	}
+	return it->next++;
 }
 
 /* The delegations that get a slot (the first P53_FAST_REF_MAX cuts, in node order, with a
@@ -831,6 +893,7 @@ static uint32_t ref_scan(const void *img, const void *prev, const void *prev_buf
 			n++;
 		}
 	}
+	ref_iter_fini(&it);
 	*bytes = sum;
 	*n_cut = nc;
 	return n;
@@ -1237,6 +1300,7 @@ static void ref_build(const void *img, void *buf, size_t size, const void *prev,
 		t->n++;
 		off += b;
 	}
+	ref_iter_fini(&it);
 }
 
 void p53_fast_ref_build(const void *img, void *buf, size_t size)

@@ -77,7 +77,8 @@
 #define P53_IMAGE_VERSION 10u /* 7: RRset headers in the nodes' blocks (round 15); 8: the
 				 parent side in the zone, the node's own index in the node;
 				 9: the node in its block, nodes[] a table of offsets;
-				 10: each zone's nodes and RRsets a range, in its entry */
+				 10: each zone's nodes and RRsets a range, in its entry
+				 (88 bytes) */
 #define P53_NONE          UINT32_MAX  /* absent node / rrset / offset */
 
 /* The names-and-RDATA section's first bytes, zero and unreferenced: no node lies at offset 0,
@@ -153,7 +154,13 @@ struct p53_image_zone {
 	uint32_t n_rrsets;
 	uint32_t nodes_at;
 	uint32_t rrsets_at;
+	/* Zero; room for a field. With it an entry is 88 bytes, which p53_image_zone() (on
+	 * every answer) multiplies the zone's number by in one instruction, as format 9's 56;
+	 * at 80 the compiler took two (lea, shl): one more a query (docs/BENCHMARKS.md,
+	 * "Format 10's worker-side costs, round 32"). */
+	uint8_t spare[8];
 };
+_Static_assert(sizeof(struct p53_image_zone) == 88, "a zone entry is 88 bytes");
 
 /* p53_image_zone.dnssec */
 #define P53_ZONE_SIGNED 0x0001u /* holds RRSIGs: with DO=1 they go out with their RRsets */
