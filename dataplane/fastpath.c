@@ -735,16 +735,19 @@ static size_t ref_bound(const void *img, const struct p53_image_node *n)
  * The nodes that may be cuts: every node of a zone's range (image.h, p53_image_zone.node_base;
  * the entries outside every range are garbage a splice or a patch left, whose stale flags and
  * indices relative to where their zone's range was are never read), or for an image patched
- * from prev (whose table is prev_buf): prev's cuts, then the nodes the patch appended, those
- * of a range each. A node that was not a cut in prev becomes one only by gaining an NS RRset,
- * whose header a patch appends to rrsets[] (never in place): when one is appended that is not
- * a zone apex's, every node again.
+ * from prev (whose table is prev_buf): prev's cuts, then the nodes the patch appended, zone
+ * by zone the part of its range prev lacks (after prev's range, in the zone's room, or the
+ * whole range when it moved: ref_new_from). A node that was not a cut in prev becomes one only
+ * by gaining an NS RRset, whose header a patch appends after the zone's RRset range (never in
+ * place): when one is appended that is not a zone apex's, every node again.
  */
 struct ref_iter {
 	const void *img;
+	const void *prev;       /* NULL: every node; else ... */
 	const uint32_t *list;   /* prev's cuts, then ... */
 	uint32_t n_list, k;
-	uint32_t next, end;     /* ... these nodes */
+	uint32_t next, end;     /* ... these nodes: zone z - 1's new ones */
+	uint32_t z;
 };
 
 static const uint32_t *ref_cuts(const struct ref_tab *t)
@@ -765,6 +768,18 @@ static int ref_apex_ns(const void *img, uint32_t i)
 	return 0;
 }
 
+/* Where zone z's part of img's nodes[] (rrsets[] when `rrsets`) that prev lacks starts: after
+ * prev's range when the range starts where it did (a patch appends into the zone's room or at
+ * the tables' ends), else at the range's start (the zone moved: image_patch.c zone_to_end). */
+static uint32_t ref_new_from(const void *img, const void *prev, uint32_t z, int rrsets)
+{
+	const struct p53_image_zone *zn = p53_image_zone(img, z), *pz = p53_image_zone(prev, z);
+
+	if (rrsets)
+		return zn->rrset_base == pz->rrset_base ? pz->rrset_base + pz->n_rrsets : zn->rrset_base;
+	return zn->node_base == pz->node_base ? pz->node_base + pz->n_nodes : zn->node_base;
+}
+
 static void ref_iter_init(struct ref_iter *it, const void *img, const void *prev, const void *prev_buf)
 {
 	const struct p53_image_hdr *h = p53_image_hdr(img);
@@ -773,15 +788,19 @@ static void ref_iter_init(struct ref_iter *it, const void *img, const void *prev
 	if (prev == NULL || prev_buf == NULL)
 		return;
 	const struct p53_image_hdr *hp = p53_image_hdr(prev);
-	if (hp->n_nodes > h->n_nodes || hp->n_rrsets > h->n_rrsets)
+	if (hp->n_nodes > h->n_nodes || hp->n_rrsets > h->n_rrsets || hp->n_zones != h->n_zones)
 		return;
-	for (uint32_t i = hp->n_rrsets; i < h->n_rrsets; i++)
-		if (p53_image_rrset(img, i)->type == P53_T_NS && !ref_apex_ns(img, i))
-			return;
+	for (uint32_t z = 0; z < h->n_zones; z++) {
+		const struct p53_image_zone *zn = p53_image_zone(img, z);
+		for (uint32_t i = ref_new_from(img, prev, z, 1); i < zn->rrset_base + zn->n_rrsets; i++)
+			if (p53_image_rrset(img, i)->type == P53_T_NS && !ref_apex_ns(img, i))
+				return;
+	}
 	const uint32_t *cuts = ref_cuts(prev_buf);
 	it->list = cuts + 2;
 	it->n_list = cuts[0];
-	it->next = hp->n_nodes;
+	it->prev = prev;
+	it->next = it->end = 0;
 }
 
 /* Whether node i lies in its zone's range (else garbage: struct ref_iter). */
@@ -800,7 +819,12 @@ static inline uint32_t ref_iter_next(struct ref_iter *it)
 			i = it->list[it->k++];
 		else if (it->next < it->end)
 			i = it->next++;
-		else
+		else if (it->prev != NULL && it->z < p53_image_hdr(it->img)->n_zones) {
+			const struct p53_image_zone *zn = p53_image_zone(it->img, it->z);
+			it->next = ref_new_from(it->img, it->prev, it->z++, 0);
+			it->end = zn->node_base + zn->n_nodes;
+			continue;
+		} else
 			return P53_NONE;
 		if (ref_in_range(it->img, i))
 			return i;
@@ -1954,6 +1978,10 @@ static void sum_range(const void *img, uint16_t payload, uint64_t *t, uint32_t f
 
 	for (uint32_t i = from; i < to; i++) {
 		const struct p53_image_rrset *rs = p53_image_rrset(img, i);
+		if (rs->count == 0) { /* a free entry: the section's zero head (image.h, node_room) */
+			t[i] = 0;
+			continue;
+		}
 		const uint8_t *rd = p53_image_rdata(img, rs);
 		uint64_t s = p53_csum_add(rd, rs->rdata_len, 0);
 		uint64_t g = p53_csum_add(rd + rs->rdata_len, rs->sig_len, 0);
