@@ -169,7 +169,7 @@ struct p53_image_zone {
  * sixteenth, and 8 at least. An IXFR of a few names fits many times over in a big zone's
  * room, and in a small zone's, while the image grows by 8 bytes (a nodes[] and an rrsets[]
  * entry) for each 16 nodes and RRsets: 0.4% of a 1M-record zone's image (docs/BENCHMARKS.md,
- * "Room after each zone's ranges, round 32"), 128 bytes for a zone of a few names. */
+ * "Room after each zone's ranges, round 32"), 64 bytes for a zone of a few names. */
 static inline uint32_t p53_image_room(uint32_t n)
 {
 	return n / 16u + 8u;

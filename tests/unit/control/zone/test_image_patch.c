@@ -4780,6 +4780,36 @@ static bool zone_last(const void *img, uint32_t z)
 	"f7." z " A " net ".7", "f8." z " A " net ".8", "f9." z " A " net ".9", \
 	"f10." z " A " net ".10", "f11." z " A " net ".11", "f12." z " A " net ".12"
 
+/* The parent, its served child and other.test. compiled in that order (their ranges in that
+ * order), the step chain's patch index made; three_zones_free() undoes it. */
+static void *three_zones(struct p53_zone_src src[3])
+{
+	static const char *const names[3] = { "parent.test.", "child.parent.test.", "other.test." };
+	const char *texts[3] = { ZONE_PARENT, ZONE_CHILD, ZONE_OTHER };
+	char err[1024];
+	size_t len = 0;
+
+	for (int k = 0; k < 3; k++)
+		src[k] = (struct p53_zone_src){ .name = names[k], .file = tmp_zone(texts[k]),
+						.flags = P53_ZONE_SECONDARY };
+	void *img = p53_image_build(src, 3, &len, err, sizeof(err), quiet, NULL);
+	assert_non_null(img);
+	step_ix = p53_patch_index_new();
+	assert_non_null(step_ix);
+	return img;
+}
+
+static void three_zones_free(struct p53_zone_src src[3], void *img)
+{
+	p53_patch_index_free(step_ix);
+	step_ix = NULL;
+	free(img);
+	for (int k = 0; k < 3; k++) {
+		unlink(src[k].file);
+		free((char *)(uintptr_t)src[k].file);
+	}
+}
+
 /*
  * Format 10: a patch of a zone whose ranges other zones' follow, whose new nodes or RRsets
  * do not fit in its room (each step adds twelve names: FILL12), moves them to the tables'
@@ -4794,21 +4824,11 @@ static bool zone_last(const void *img, uint32_t z)
 static void test_zone_moves(void **state)
 {
 	(void)state;
-	char *fp = tmp_zone(ZONE_PARENT), *fc = tmp_zone(ZONE_CHILD), *fo = tmp_zone(ZONE_OTHER);
-	struct p53_zone_src src[3] = {
-		{ .name = "parent.test.", .file = fp, .flags = P53_ZONE_SECONDARY },
-		{ .name = "child.parent.test.", .file = fc, .flags = P53_ZONE_SECONDARY },
-		{ .name = "other.test.", .file = fo, .flags = P53_ZONE_SECONDARY },
-	};
-	char err[1024];
-	size_t len = 0;
-	void *img = p53_image_build(src, 3, &len, err, sizeof(err), quiet, NULL);
-	assert_non_null(img);
+	struct p53_zone_src src[3];
+	void *img = three_zones(src);
 	assert_false(zone_last(img, 0));
 	assert_int_not_equal(p53_image_zone(img, 1)->parent_side, P53_NONE);
 	refs_ok(img);
-	step_ix = p53_patch_index_new();
-	assert_non_null(step_ix);
 
 	/* The parent moves: host (named by other.test.'s a MX) renumbered, a list naming
 	 * other.test.'s h and one naming the child's www. */
@@ -4852,15 +4872,7 @@ static void test_zone_moves(void **state)
 	refs_ok(img);
 	assert_int_equal(mx_arcount(img, "a.other.test."), 0);
 	assert_true(p53_image_hdr(img)->pad > 0); /* the old ranges: garbage */
-	p53_patch_index_free(step_ix);
-	step_ix = NULL;
-	free(img);
-	unlink(fp);
-	unlink(fc);
-	unlink(fo);
-	free(fp);
-	free(fc);
-	free(fo);
+	three_zones_free(src, img);
 }
 
 /*
@@ -4874,18 +4886,8 @@ static void test_zone_moves(void **state)
 static void test_room_no_move(void **state)
 {
 	(void)state;
-	char *fp = tmp_zone(ZONE_PARENT), *fc = tmp_zone(ZONE_CHILD), *fo = tmp_zone(ZONE_OTHER);
-	struct p53_zone_src src[3] = {
-		{ .name = "parent.test.", .file = fp, .flags = P53_ZONE_SECONDARY },
-		{ .name = "child.parent.test.", .file = fc, .flags = P53_ZONE_SECONDARY },
-		{ .name = "other.test.", .file = fo, .flags = P53_ZONE_SECONDARY },
-	};
-	char err[1024];
-	size_t len = 0;
-	void *img = p53_image_build(src, 3, &len, err, sizeof(err), quiet, NULL);
-	assert_non_null(img);
-	step_ix = p53_patch_index_new();
-	assert_non_null(step_ix);
+	struct p53_zone_src src[3];
+	void *img = three_zones(src);
 	for (int round = 0; round < 2; round++) {
 		/* the parent (zone 0, the others' ranges after its), then the child (zone 1) */
 		const uint32_t z = (uint32_t)round;
@@ -4920,15 +4922,7 @@ static void test_room_no_move(void **state)
 		refs_ok(img);
 	}
 	assert_int_equal(mx_arcount(img, "mx7.parent.test."), 1);
-	p53_patch_index_free(step_ix);
-	step_ix = NULL;
-	free(img);
-	unlink(fp);
-	unlink(fc);
-	unlink(fo);
-	free(fp);
-	free(fc);
-	free(fo);
+	three_zones_free(src, img);
 }
 
 /*
