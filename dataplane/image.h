@@ -13,9 +13,10 @@
  *   struct p53_image_hdr
  *   struct p53_image_zone   zones[n_zones]
  *   uint32_t                nodes[n_nodes]        where each node lies in rdata[]: its block's
- *                                                 offset (the node heads its block)
+ *                                                 offset (the node heads its block); 0: free,
+ *                                                 a zone's room (p53_image_zone.node_room)
  *   uint32_t                rrsets[n_rrsets]      where each RRset's header lies in rdata[];
- *                                                 each node's RRsets are contiguous
+ *                                                 each node's RRsets are contiguous; 0: free
  *   uint64_t                slots[hash_mask + 1]  open-addressing name index
  *   uint8_t                 rdata[]               node by node, a block: the node's fields
  *                                                 (struct p53_image_node), the owner name,
