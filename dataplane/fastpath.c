@@ -736,22 +736,24 @@ static size_t ref_bound(const void *img, const struct p53_image_node *n)
  * The nodes that may be cuts: every node of a zone's range (image.h, p53_image_zone.node_base;
  * the entries outside every range are garbage a splice or a patch left, whose stale flags and
  * indices relative to where their zone's range was are never read), or for an image patched
- * from prev (whose table is prev_buf): prev's cuts, then the nodes the patch appended, those
- * of a range each. A node that was not a cut in prev becomes one only by gaining an NS RRset,
- * whose header a patch appends to rrsets[] (never in place): when one is appended that is not
- * a zone apex's, every node again.
+ * from prev (whose table is prev_buf): prev's cuts, then, zone by zone in node order, the part
+ * of its range prev lacks (after prev's range, in the zone's room or at the tables' ends, or
+ * the whole range when it moved: ref_new_from). A node that was not a cut in prev becomes one
+ * only by gaining an NS RRset, whose header a patch appends after the zone's RRset range (never
+ * in place): when one is appended that is not a zone apex's, every node again.
  */
 struct ref_range {
-	uint32_t base, n;       /* a zone's node_base and n_nodes */
+	uint32_t base, n, z;    /* a zone's node_base and n_nodes, the zone */
 };
 
 struct ref_iter {
 	const void *img;
+	const void *prev;       /* NULL: every node; else ... */
 	const uint32_t *list;   /* prev's cuts, then ... */
 	uint32_t n_list, k;
-	uint32_t next, end;     /* ... the nodes of one zone's range (from `from` on), then ... */
+	uint32_t next, end;     /* ... the nodes of one zone's range (its part prev lacks), then ... */
 	struct ref_range *r;    /* ... of the next ones, in node order (r[kr] next), or NULL */
-	uint32_t n_r, kr, from; /* n_r: the zones */
+	uint32_t n_r, kr;       /* n_r: the zones */
 };
 
 static const uint32_t *ref_cuts(const struct ref_tab *t)
@@ -772,6 +774,18 @@ static int ref_apex_ns(const void *img, uint32_t i)
 	return 0;
 }
 
+/* Where zone z's part of img's nodes[] (rrsets[] when `rrsets`) that prev lacks starts: after
+ * prev's range when the range starts where it did (a patch appends into the zone's room or at
+ * the tables' ends), else at the range's start (the zone moved: image_patch.c zone_to_end). */
+static uint32_t ref_new_from(const void *img, const void *prev, uint32_t z, int rrsets)
+{
+	const struct p53_image_zone *zn = p53_image_zone(img, z), *pz = p53_image_zone(prev, z);
+
+	if (rrsets)
+		return zn->rrset_base == pz->rrset_base ? pz->rrset_base + pz->n_rrsets : zn->rrset_base;
+	return zn->node_base == pz->node_base ? pz->node_base + pz->n_nodes : zn->node_base;
+}
+
 static int ref_range_cmp(const void *a, const void *b)
 {
 	uint32_t x = ((const struct ref_range *)a)->base, y = ((const struct ref_range *)b)->base;
@@ -779,7 +793,7 @@ static int ref_range_cmp(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* Whether node i lies in its zone's range (else garbage: struct ref_iter). */
+/* Whether node i lies in its zone's range (else garbage or room: struct ref_iter). */
 static int ref_in_range(const void *img, uint32_t i)
 {
 	const struct p53_image_zone *zn = p53_image_zone(img, p53_image_node(img, i)->zone);
@@ -788,8 +802,8 @@ static int ref_in_range(const void *img, uint32_t i)
 }
 
 /*
- * The nodes from `from` on are walked zone range by zone range in node order, so the garbage
- * between and after the ranges is never read: a garbage entry's node is a cache miss of its
+ * The nodes are walked zone range by zone range in node order, so the garbage and the room
+ * between and after the ranges are never read: a garbage entry's node is a cache miss of its
  * own, and a patch that moved a 1M-record zone leaves as many garbage entries as the zone has
  * nodes. The ranges are sorted by base once (a zone a patch or a splice moved lies after the
  * zones that follow it in the zone table); the sorted copy is allocated here (control thread
@@ -804,15 +818,21 @@ static void ref_iter_init(struct ref_iter *it, const void *img, const void *prev
 	*it = (struct ref_iter){ .img = img, .n_r = h->n_zones };
 	if (prev != NULL && prev_buf != NULL) {
 		const struct p53_image_hdr *hp = p53_image_hdr(prev);
-		int appended = hp->n_nodes <= h->n_nodes && hp->n_rrsets <= h->n_rrsets;
-		for (uint32_t i = hp->n_rrsets; appended && i < h->n_rrsets; i++)
-			if (p53_image_rrset(img, i)->type == P53_T_NS && !ref_apex_ns(img, i))
-				appended = 0;
+		int appended = hp->n_nodes <= h->n_nodes && hp->n_rrsets <= h->n_rrsets &&
+			       hp->n_zones == h->n_zones;
+		for (uint32_t z = 0; appended && z < h->n_zones; z++) {
+			const struct p53_image_zone *zn = p53_image_zone(img, z);
+			for (uint32_t i = ref_new_from(img, prev, z, 1); i < zn->rrset_base + zn->n_rrsets; i++)
+				if (p53_image_rrset(img, i)->type == P53_T_NS && !ref_apex_ns(img, i)) {
+					appended = 0;
+					break;
+				}
+		}
 		if (appended) {
 			const uint32_t *cuts = ref_cuts(prev_buf);
 			it->list = cuts + 2;
 			it->n_list = cuts[0];
-			it->from = hp->n_nodes;
+			it->prev = prev;
 		}
 	}
 	it->r = h->n_zones > 0 ? malloc((size_t)h->n_zones * sizeof(*it->r)) : NULL;
@@ -820,7 +840,7 @@ static void ref_iter_init(struct ref_iter *it, const void *img, const void *prev
 		return;
 	for (uint32_t z = 0; z < h->n_zones; z++)
 		it->r[z] = (struct ref_range){ p53_image_zone(img, z)->node_base,
-					       p53_image_zone(img, z)->n_nodes };
+					       p53_image_zone(img, z)->n_nodes, z };
 	qsort(it->r, h->n_zones, sizeof(*it->r), ref_range_cmp);
 }
 
@@ -830,10 +850,10 @@ static void ref_iter_fini(struct ref_iter *it)
 }
 
 /* The range after the one that ended at it->end (the ranges do not overlap), or 0 when none
- * is left. */
+ * is left; its part prev lacks when the table is made from prev's. */
 static int ref_iter_range(struct ref_iter *it)
 {
-	struct ref_range g = { P53_NONE, 0 };
+	struct ref_range g = { P53_NONE, 0, 0 };
 
 	if (it->r != NULL) {
 		if (it->kr == it->n_r)
@@ -843,13 +863,13 @@ static int ref_iter_range(struct ref_iter *it)
 		for (uint32_t z = 0; z < it->n_r; z++) {
 			const struct p53_image_zone *zn = p53_image_zone(it->img, z);
 			if (zn->node_base >= it->end && (g.n == 0 || zn->node_base < g.base))
-				g = (struct ref_range){ zn->node_base, zn->n_nodes };
+				g = (struct ref_range){ zn->node_base, zn->n_nodes, z };
 		}
 		if (g.n == 0)
 			return 0;
 	}
 	it->end = g.base + g.n;
-	it->next = g.base > it->from ? g.base : it->from;
+	it->next = it->prev != NULL ? ref_new_from(it->img, it->prev, g.z, 0) : g.base;
 	if (it->next > it->end)
 		it->next = it->end;     /* all of it was prev's */
 	return 1;
@@ -2018,6 +2038,10 @@ static void sum_range(const void *img, uint16_t payload, uint64_t *t, uint32_t f
 
 	for (uint32_t i = from; i < to; i++) {
 		const struct p53_image_rrset *rs = p53_image_rrset(img, i);
+		if (rs->count == 0) { /* a free entry: the section's zero head (image.h, node_room) */
+			t[i] = 0;
+			continue;
+		}
 		const uint8_t *rd = p53_image_rdata(img, rs);
 		uint64_t s = p53_csum_add(rd, rs->rdata_len, 0);
 		uint64_t g = p53_csum_add(rd + rs->rdata_len, rs->sig_len, 0);

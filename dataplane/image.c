@@ -123,19 +123,53 @@ static int block_ok(const void *img, const struct p53_image_zone *zn,
 	return 1;
 }
 
-/* Each zone's ranges (image.h, p53_image_zone.node_base) inside nodes[] and rrsets[], and
- * their byte offsets agreeing: before anything is read through them. */
+/* Each zone's ranges and room after them (image.h, p53_image_zone.node_base, node_room)
+ * inside nodes[] and rrsets[], and their byte offsets agreeing: before anything is read
+ * through them. */
 static int zone_bounds(const struct p53_image_hdr *h, const char **why)
 {
 	for (uint32_t z = 0; z < h->n_zones; z++) {
 		const struct p53_image_zone *zn = p53_image_zone(h, z);
-		if (zn->n_nodes == 0 || (uint64_t)zn->node_base + zn->n_nodes > h->n_nodes ||
-		    (uint64_t)zn->rrset_base + zn->n_rrsets > h->n_rrsets)
+		if (zn->n_nodes == 0 ||
+		    (uint64_t)zn->node_base + zn->n_nodes + zn->node_room > h->n_nodes ||
+		    (uint64_t)zn->rrset_base + zn->n_rrsets + zn->rrset_room > h->n_rrsets)
 			FAIL("a zone's node or RRset range lies outside its table");
 		if (zn->nodes_at != h->nodes_off + 4u * zn->node_base ||
 		    zn->rrsets_at != h->rrsets_off + 4u * zn->rrset_base)
 			FAIL("a zone's ranges' offsets are not where its ranges lie");
 	}
+	return 0;
+}
+
+/* Whether entry i of `table` (nodes[] or rrsets[], n entries) is free: room (image.h). */
+static int is_free(const void *img, uint32_t off, uint32_t n, uint32_t i)
+{
+	return i < n && ((const uint32_t *)((const uint8_t *)img + off))[i] == 0;
+}
+
+/* Each zone's room (zone_bounds() held it inside its tables): every entry free, and as many
+ * free entries in each table as the zones' room adds up to (n_free_nodes, n_free_rrsets,
+ * counted by the caller), so rooms do not overlap and no free entry lies outside a room.
+ * No range holds a free entry (zone_ranges() for nodes, block_ok() and the SOA's type for
+ * the RRsets read through a range), so room and ranges do not overlap either. */
+static int zone_rooms(const void *img, uint64_t n_free_nodes, uint64_t n_free_rrsets,
+		      const char **why)
+{
+	const struct p53_image_hdr *h = img;
+
+	for (uint32_t z = 0; z < h->n_zones; z++) {
+		const struct p53_image_zone *zn = p53_image_zone(img, z);
+		for (uint32_t k = 0; k < zn->node_room; k++)
+			if (!is_free(img, h->nodes_off, h->n_nodes, zn->node_base + zn->n_nodes + k))
+				FAIL("a zone's room holds a node");
+		for (uint32_t k = 0; k < zn->rrset_room; k++)
+			if (!is_free(img, h->rrsets_off, h->n_rrsets, zn->rrset_base + zn->n_rrsets + k))
+				FAIL("a zone's room holds an RRset");
+		n_free_nodes -= zn->node_room;
+		n_free_rrsets -= zn->rrset_room;
+	}
+	if (n_free_nodes != 0 || n_free_rrsets != 0)
+		FAIL("free table entries lie outside the zones' room, or rooms overlap");
 	return 0;
 }
 
@@ -145,7 +179,8 @@ static int zone_bounds(const struct p53_image_hdr *h, const char **why)
  * node ranges overlap: a node in both would belong to two zones) with its RRsets and the
  * nodes it links to in its zone's ranges; RRset ranges in the order of the node ranges,
  * none starting before the previous one ends (so none overlap). Nodes outside every range
- * are garbage: checked as nodes (p53_image_check_from()), never reached through a zone.
+ * are garbage: checked as nodes (p53_image_check_from()), never reached through a zone;
+ * free entries (room, image.h) are named by no range and no additional list.
  */
 static int zone_ranges(const void *img, const char **why)
 {
@@ -166,6 +201,8 @@ static int zone_ranges(const void *img, const char **why)
 		rrsets_end = (uint64_t)zn->rrset_base + zn->n_rrsets;
 		for (uint32_t k = i; k < i + zn->n_nodes; k++) {
 			const struct p53_image_node *m = p53_image_node(img, k);
+			if (is_free(img, h->nodes_off, h->n_nodes, k))
+				FAIL("a zone's node range holds a free entry");
 			if (m->zone != n->zone)
 				FAIL("a zone's node range holds another zone's node (ranges overlap)");
 			if (m->n_rrsets > 0 && (uint64_t)m->rrsets + m->n_rrsets > zn->n_rrsets)
@@ -181,7 +218,8 @@ static int zone_ranges(const void *img, const char **why)
 					continue;
 				const uint32_t *a = p53_image_adds(img, rs->adds);
 				for (uint32_t k = 1; k <= P53_ADDS_COUNT(a[0]); k++)
-					if (zn->node_base + a[k] >= h->n_nodes)
+					if (zn->node_base + a[k] >= h->n_nodes ||
+					    is_free(img, h->nodes_off, h->n_nodes, zn->node_base + a[k]))
 						FAIL("an additional list names a node that does not exist");
 			}
 		}
@@ -220,11 +258,22 @@ int p53_image_check_from(const void *img, size_t len, const void *prev, int *fro
 	uint64_t rdata_len = h->adds_off - h->rdata_off;
 	uint64_t n_adds = (adds_end(h) - h->adds_off) / sizeof(uint32_t);
 	const uint32_t *adds = p53_image_adds(img, 0);
+	uint64_t n_free_nodes = 0, n_free_rrsets = 0;
+
+	/* The section's head is zero: no node or header lies there, and a free entry (0) read
+	 * as a node is one of zone 0 outside its range (image.h, node_room). */
+	static const uint8_t head[P53_IMAGE_RDATA_HEAD];
+	if (rdata_len < P53_IMAGE_RDATA_HEAD || memcmp(names, head, sizeof(head)) != 0)
+		FAIL("the names-and-RDATA section's head is not zero");
 
 	/* RRsets: each one's header lies in the RDATA section, its records fill exactly its
 	 * RDATA range, and its additional list and the nodes it names are in the image. */
 	const uint32_t *roff = (const uint32_t *)((const uint8_t *)img + h->rrsets_off);
 	for (uint32_t i = 0; i < h->n_rrsets; i++) {
+		if (roff[i] == 0) { /* free: a zone's room (zone_rooms()) */
+			n_free_rrsets++;
+			continue;
+		}
 		if (roff[i] % P53_IMAGE_RRSET_ALIGN != 0 ||
 		    !in_bounds(rdata_len, roff[i], sizeof(struct p53_image_rrset)))
 			FAIL("an RRset's header lies outside the RDATA section or is misaligned");
@@ -268,6 +317,10 @@ int p53_image_check_from(const void *img, size_t len, const void *prev, int *fro
 	 * nodes they link to. */
 	for (uint32_t i = 0; i < h->n_nodes; i++) {
 		uint32_t off = p53_image_node_off(img, i);
+		if (off == 0) { /* free: a zone's room (zone_rooms()) */
+			n_free_nodes++;
+			continue;
+		}
 		if (off % P53_IMAGE_NODE_ALIGN != 0 || off < P53_IMAGE_RDATA_HEAD ||
 		    !in_bounds(names_len, off, sizeof(struct p53_image_node)))
 			FAIL("a node lies outside the names section or is misaligned");
@@ -309,7 +362,7 @@ int p53_image_check_from(const void *img, size_t len, const void *prev, int *fro
 			FAIL("a CNAME node has no CNAME RRset");
 	}
 	/* Zones: their ranges, apex, SOA and name. */
-	if (zone_ranges(img, why) != 0)
+	if (zone_ranges(img, why) != 0 || zone_rooms(img, n_free_nodes, n_free_rrsets, why) != 0)
 		return -EINVAL;
 	for (uint32_t z = 0; z < h->n_zones; z++) {
 		const struct p53_image_zone *zn = p53_image_zone(img, z);
@@ -324,7 +377,9 @@ int p53_image_check_from(const void *img, size_t len, const void *prev, int *fro
 			FAIL("a zone without data has an SOA");
 		if (!name_ok(names, names_len, zn->name_off, zn->name_len, zn->labels))
 			FAIL("a zone's name is malformed or outside the names section");
-		if (zn->parent_side != P53_NONE && zn->parent_side >= h->n_nodes)
+		if (zn->parent_side != P53_NONE &&
+		    (zn->parent_side >= h->n_nodes ||
+		     is_free(img, h->nodes_off, h->n_nodes, zn->parent_side)))
 			FAIL("a zone's parent side is a node that does not exist");
 	}
 	/* Name index: every slot names a node's offset (nodes[] of the index that node holds
@@ -336,7 +391,7 @@ int p53_image_check_from(const void *img, size_t len, const void *prev, int *fro
 		if (slots[i] == 0)
 			continue;
 		uint32_t off = (uint32_t)slots[i];
-		if (off % P53_IMAGE_NODE_ALIGN != 0 ||
+		if (off % P53_IMAGE_NODE_ALIGN != 0 || off < P53_IMAGE_RDATA_HEAD ||
 		    !in_bounds(names_len, off, sizeof(struct p53_image_node)))
 			FAIL("a name index slot points at no node");
 		const struct p53_image_node *sn = p53_image_slot_node(img, slots[i]);

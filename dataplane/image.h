@@ -13,9 +13,10 @@
  *   struct p53_image_hdr
  *   struct p53_image_zone   zones[n_zones]
  *   uint32_t                nodes[n_nodes]        where each node lies in rdata[]: its block's
- *                                                 offset (the node heads its block)
+ *                                                 offset (the node heads its block); 0: free,
+ *                                                 a zone's room (p53_image_zone.node_room)
  *   uint32_t                rrsets[n_rrsets]      where each RRset's header lies in rdata[];
- *                                                 each node's RRsets are contiguous
+ *                                                 each node's RRsets are contiguous; 0: free
  *   uint64_t                slots[hash_mask + 1]  open-addressing name index
  *   uint8_t                 rdata[]               node by node, a block: the node's fields
  *                                                 (struct p53_image_node), the owner name,
@@ -154,13 +155,31 @@ struct p53_image_zone {
 	uint32_t n_rrsets;
 	uint32_t nodes_at;
 	uint32_t rrsets_at;
-	/* Zero; room for a field. With it an entry is 88 bytes, which p53_image_zone() (on
-	 * every answer) multiplies the zone's number by in one instruction, as format 9's 56;
-	 * at 80 the compiler took two (lea, shl): one more a query (docs/BENCHMARKS.md,
-	 * "Format 10's worker-side costs, round 32"). */
-	uint8_t spare[8];
+	/* Room: the free entries right after the zone's ranges, [node_base + n_nodes, + node_room)
+	 * of nodes[] and proofs[], [rrset_base + n_rrsets, + rrset_room) of rrsets[], where an
+	 * IXFR patch puts the zone's new nodes and RRsets without moving its ranges
+	 * (image_patch.c). A free entry is 0 in nodes[] and rrsets[] (no node or header lies at
+	 * offset 0, P53_IMAGE_RDATA_HEAD) and zeroed in proofs[]; it belongs to no range and is
+	 * not garbage. Read as a node, offset 0 is the section's zero head: a node of zone 0
+	 * outside zone 0's range, so what walks nodes[] skipping garbage skips room too.
+	 * Sized by p53_image_room(). With these two an entry is 88 bytes, which
+	 * p53_image_zone() (on every answer) multiplies the zone's number by in one instruction,
+	 * as format 9's 56; at 80 the compiler took two (lea, shl): one more a query
+	 * (docs/BENCHMARKS.md, "Format 10's worker-side costs, round 32"). */
+	uint32_t node_room;
+	uint32_t rrset_room;
 };
 _Static_assert(sizeof(struct p53_image_zone) == 88, "a zone entry is 88 bytes");
+
+/* The room an image leaves after a zone's range of n entries (p53_image_zone.node_room): a
+ * sixteenth, and 8 at least. An IXFR of a few names fits many times over in a big zone's
+ * room, and in a small zone's, while the image grows by 8 bytes (a nodes[] and an rrsets[]
+ * entry) for each 16 nodes and RRsets: 0.4% of a 1M-record zone's image (docs/BENCHMARKS.md,
+ * "Room after each zone's ranges, round 32"), 64 bytes for a zone of a few names. */
+static inline uint32_t p53_image_room(uint32_t n)
+{
+	return n / 16u + 8u;
+}
 
 /* p53_image_zone.dnssec */
 #define P53_ZONE_SIGNED 0x0001u /* holds RRSIGs: with DO=1 they go out with their RRsets */

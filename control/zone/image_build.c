@@ -787,9 +787,9 @@ static struct p53_image_node node_out(const struct p53_zb_node *w, uint32_t i,
  * range (image.h): a proof's and a chain's or NSEC3 entry's to its node's zone, a list's to
  * the zone of its RRset's owner, one naming another zone's node modulo 2^32
  * (p53_image_znode()). */
-static void indices_relative(struct build *s)
+static void indices_relative(struct build *s, const uint32_t *nsh)
 {
-	const struct p53_zb *b = &s->zb;
+	struct p53_zb *b = &s->zb;
 	const struct p53_image_zone *zs = b->zones;
 
 	for (size_t n = 0; s->proofs != NULL && n < b->n_nodes; n++) {
@@ -808,9 +808,55 @@ static void indices_relative(struct build *s)
 		const struct p53_image_rrset *rs = &s->rrsets[i];
 		if (rs->adds == P53_NONE)
 			continue;
-		uint32_t base = zs[b->nodes[b->recs[s->rs_rec[i]].node].zone].node_base;
-		for (uint32_t k = 1; k <= P53_ADDS_COUNT(s->adds[rs->adds]); k++)
-			s->adds[rs->adds + k] -= base;
+		uint32_t lz = b->nodes[b->recs[s->rs_rec[i]].node].zone;
+		for (uint32_t k = 1; k <= P53_ADDS_COUNT(s->adds[rs->adds]); k++) {
+			uint32_t t = s->adds[rs->adds + k];
+			/* Where the target and the list's zone lie in the image: after the
+			 * rooms of the zones before each (layout()). */
+			s->adds[rs->adds + k] = t + nsh[b->nodes[t].zone] - (zs[lz].node_base + nsh[lz]);
+		}
+	}
+	/* parent_side is an index in the image (image.h). */
+	for (size_t z = 0; z < b->n_zones; z++)
+		if (b->zones[z].parent_side != P53_NONE)
+			b->zones[z].parent_side += nsh[b->nodes[b->zones[z].parent_side].zone];
+}
+
+/* Each zone's room after its ranges (image.h, p53_image_zone.node_room) and where the
+ * ranges then lie in the image: nsh[z], rsh[z] the room of the zones before zone z, which
+ * the image's nodes[] (and proofs[]) and rrsets[] hold before zone z's range. The tables'
+ * lengths in *n_nodes, *n_rrsets. */
+static void rooms(struct p53_zb *b, uint32_t *nsh, uint32_t *rsh, size_t *n_nodes,
+		  size_t *n_rrsets)
+{
+	uint32_t nr = 0, rr = 0;
+
+	for (size_t z = 0; z < b->n_zones; z++) {
+		struct p53_image_zone *zn = &b->zones[z];
+		nsh[z] = nr;
+		rsh[z] = rr;
+		/* A zone without data here (rcode) is never patched: no room. */
+		zn->node_room = zn->rcode == 0 ? p53_image_room(zn->n_nodes) : 0;
+		zn->rrset_room = zn->rcode == 0 && zn->n_rrsets > 0 ? p53_image_room(zn->n_rrsets) : 0;
+		nr += zn->node_room;
+		rr += zn->rrset_room;
+	}
+	*n_nodes += nr;
+	*n_rrsets += rr;
+}
+
+/* A working table of `esz`-byte entries (indexed as in the build) into the image's, each
+ * zone's range after the rooms before it (sh) and its own room zeroed after it. */
+static void spread(uint8_t *dst, const uint8_t *src, size_t esz, const struct p53_zb *b,
+		   const uint32_t *sh, bool rrsets)
+{
+	for (size_t z = 0; z < b->n_zones; z++) {
+		const struct p53_image_zone *zn = &b->zones[z];
+		size_t base = rrsets ? zn->rrset_base : zn->node_base;
+		size_t n = rrsets ? zn->n_rrsets : zn->n_nodes;
+		size_t room = rrsets ? zn->rrset_room : zn->node_room;
+		memcpy(dst + (base + sh[z]) * esz, src + base * esz, n * esz);
+		memset(dst + (base + sh[z] + n) * esz, 0, room * esz);
 	}
 }
 
@@ -943,8 +989,8 @@ static void *layout(struct build *s, size_t *len)
 		p53_zb_err(b, IMAGE_WHERE, "internal error: the nodes are not zone by zone");
 		return NULL;
 	}
-	indices_relative(s);
 	size_t off = align8(sizeof(h)), size, pos;
+	size_t n_tnodes = b->n_nodes, n_trrsets = s->n_rrsets; /* the tables, room included */
 	uint8_t *img;
 	/* Node-major (image.h, "Co-location"): each node's block, its owner name, then its
 	 * RRsets' headers and records, in one names-and-RDATA section (names_off == rdata_off);
@@ -952,12 +998,20 @@ static void *layout(struct build *s, size_t *len)
 	uint32_t *roff = malloc(s->n_rrsets ? s->n_rrsets * sizeof(*roff) : 1);
 	/* nodes[]: each node's offset in the section, where its block starts */
 	uint32_t *noff = malloc(b->n_nodes ? b->n_nodes * sizeof(*noff) : 1);
-	if (roff == NULL || noff == NULL) {
+	/* The room before each zone's ranges (rooms()) */
+	uint32_t *nsh = malloc((b->n_zones + 1) * 2 * sizeof(*nsh));
+	if (roff == NULL || noff == NULL || nsh == NULL) {
 		free(roff);
 		free(noff);
+		free(nsh);
 		p53_zb_err(b, IMAGE_WHERE, "out of memory");
 		return NULL;
 	}
+	uint32_t *rsh = nsh + b->n_zones + 1;
+	rooms(b, nsh, rsh, &n_tnodes, &n_trrsets);
+	indices_relative(s, nsh);
+	h.n_nodes = (uint32_t)n_tnodes;
+	h.n_rrsets = (uint32_t)n_trrsets;
 	int names_in_order = 1;         /* node i's name before node i + 1's in b->names */
 	for (size_t i = 1; i < b->n_nodes; i++)
 		if (b->nodes[i].name_off < b->nodes[i - 1].name_off)
@@ -966,9 +1020,9 @@ static void *layout(struct build *s, size_t *len)
 	h.zones_off = (uint32_t)off;
 	off = align8(off + b->n_zones * sizeof(struct p53_image_zone));
 	h.nodes_off = (uint32_t)off;
-	off = align8(off + b->n_nodes * sizeof(uint32_t));
+	off = align8(off + n_tnodes * sizeof(uint32_t));
 	h.rrsets_off = (uint32_t)off;
-	off = align8(off + s->n_rrsets * sizeof(uint32_t));
+	off = align8(off + n_trrsets * sizeof(uint32_t));
 	h.slots_off = (uint32_t)off;
 	off = align8(off + ((size_t)s->hash_mask + 1) * sizeof(uint64_t));
 	h.names_off = (uint32_t)off;
@@ -992,7 +1046,7 @@ static void *layout(struct build *s, size_t *len)
 	off = align8(off + s->n_adds * sizeof(uint32_t));
 	if (s->proofs != NULL) {
 		h.proofs_off = (uint32_t)off;
-		off = align8(off + b->n_nodes * sizeof(struct p53_image_proof));
+		off = align8(off + n_tnodes * sizeof(struct p53_image_proof));
 	}
 	h.n_chain = (uint32_t)s->n_chain;
 	h.chain_off = (uint32_t)off;
@@ -1004,6 +1058,7 @@ static void *layout(struct build *s, size_t *len)
 	if (size > UINT32_MAX) {
 		free(roff);
 		free(noff);
+		free(nsh);
 		p53_zb_err(b, IMAGE_WHERE, "image of %zu bytes exceeds the 4 GiB format limit", size);
 		return NULL;
 	}
@@ -1021,6 +1076,7 @@ static void *layout(struct build *s, size_t *len)
 	if (img == NULL) {
 		free(roff);
 		free(noff);
+		free(nsh);
 		p53_zb_err(b, IMAGE_WHERE, "out of memory (image of %zu bytes)", size);
 		return NULL;
 	}
@@ -1043,7 +1099,8 @@ static void *layout(struct build *s, size_t *len)
 	if (s->n_adds > 0)
 		memcpy(img + h.adds_off, s->adds, s->n_adds * sizeof(uint32_t));
 	if (s->proofs != NULL)
-		memcpy(img + h.proofs_off, s->proofs, b->n_nodes * sizeof(struct p53_image_proof));
+		spread(img + h.proofs_off, (const uint8_t *)s->proofs, sizeof(struct p53_image_proof),
+		       b, nsh, false);
 	if (s->n_chain > 0)
 		memcpy(img + h.chain_off, s->chain, s->n_chain * sizeof(uint32_t));
 	if (s->n_nsec3 > 0)
@@ -1141,28 +1198,31 @@ static void *layout(struct build *s, size_t *len)
 		if (s->n3param != NULL && s->n3param[z] != P53_NONE)
 			b->zones[z].salt_off = roff[s->n3param[z]] + (uint32_t)sizeof(struct p53_image_rrset) +
 					       P53_RR_OWNER_LEN + 10 + 5;
+	spread(img + h.rrsets_off, (const uint8_t *)roff, sizeof(uint32_t), b, rsh, true);
+	free(roff);
+	spread(img + h.nodes_off, (const uint8_t *)noff, sizeof(uint32_t), b, nsh, false);
+	free(noff);
 	for (size_t z = 0; z < b->n_zones; z++) {
 		b->zones[z].apex -= b->zones[z].node_base;
 		b->zones[z].soa = rel(b->zones[z].soa, b->zones[z].rrset_base);
+		b->zones[z].node_base += nsh[z];
+		b->zones[z].rrset_base += rsh[z];
 	}
+	free(nsh);
 	memcpy(img + h.zones_off, b->zones, b->n_zones * sizeof(struct p53_image_zone));
-	move_out(img + h.rrsets_off, roff, s->n_rrsets * sizeof(uint32_t));
-	free(roff);
-	move_out(img + h.nodes_off, noff, b->n_nodes * sizeof(uint32_t));
-	free(noff);
 	/* Every section's bytes, in the order of their offsets (layout above): the padding
 	 * after each, up to the next one (or the end), is zeroed, as a calloc'd image had it. */
 	const struct span sect[] = {
 		{ 0, sizeof(h) },
 		{ h.zones_off, b->n_zones * sizeof(struct p53_image_zone) },
-		{ h.nodes_off, b->n_nodes * sizeof(uint32_t) },
-		{ h.rrsets_off, s->n_rrsets * sizeof(uint32_t) },
+		{ h.nodes_off, n_tnodes * sizeof(uint32_t) },
+		{ h.rrsets_off, n_trrsets * sizeof(uint32_t) },
 		{ h.slots_off, ((size_t)s->hash_mask + 1) * sizeof(uint64_t) },
 		{ h.names_off, 0 },
 		{ h.rdata_off, sec_len },
 		{ h.adds_off, s->n_adds * sizeof(uint32_t) },
 		{ s->proofs != NULL ? h.proofs_off : h.chain_off,
-		  s->proofs != NULL ? b->n_nodes * sizeof(struct p53_image_proof) : 0 },
+		  s->proofs != NULL ? n_tnodes * sizeof(struct p53_image_proof) : 0 },
 		{ h.chain_off, s->n_chain * sizeof(uint32_t) },
 		{ h.nsec3_off, s->n_nsec3 * sizeof(struct p53_image_nsec3) },
 	};

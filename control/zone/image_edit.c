@@ -71,6 +71,25 @@ bool p53_image_too_much_garbage(uint64_t garbage, uint64_t size)
 	return garbage > size / 4 && garbage > 64 * 1024;
 }
 
+uint64_t p53_image_room_retire(void *img, const struct p53_image_zone *old)
+{
+	const struct p53_image_hdr *h = p53_image_hdr(img);
+	uint32_t *noff = (uint32_t *)((uint8_t *)img + h->nodes_off);
+	uint32_t *roff = (uint32_t *)((uint8_t *)img + h->rrsets_off);
+
+	for (uint32_t k = 0; k < old->node_room; k++)
+		noff[old->node_base + old->n_nodes + k] = noff[old->node_base];
+	for (uint32_t k = 0; k < old->rrset_room; k++)
+		roff[old->rrset_base + old->n_rrsets + k] = roff[old->rrset_base];
+	return p53_image_room_bytes(h, old);
+}
+
+uint64_t p53_image_room_bytes(const struct p53_image_hdr *h, const struct p53_image_zone *zn)
+{
+	return ((uint64_t)zn->node_room + zn->rrset_room) * sizeof(uint32_t) +
+	       (h->proofs_off != 0 ? (uint64_t)zn->node_room * sizeof(struct p53_image_proof) : 0);
+}
+
 void *p53_image_out(size_t size, void **spare)
 {
 	void *s = *spare;

@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "dataplane/image.h"
+
 /** Add node n of image ni (nodes[n] already set) to the name index `slots` (mask + 1 slots)
  * under `hash`: the first empty slot of its probe run. */
 void p53_image_index_add(const void *ni, uint64_t *slots, uint32_t mask, uint32_t hash, uint32_t n);
@@ -32,6 +34,22 @@ void p53_image_index_copy(const void *img, uint64_t *slots, uint32_t mask);
  * matter).
  */
 bool p53_image_too_much_garbage(uint64_t garbage, uint64_t size);
+
+/**
+ * A zone's room (dataplane/image.h, p53_image_zone.node_room) that stops being its room: the
+ * zone's ranges moved (a splice, the patch's zone_to_end) and `old` is its entry as it was.
+ * Room entries are free (0) and the checker allows no free entry outside a zone's room, so
+ * they become garbage: each nodes[] entry of the old room names the zone's old first node,
+ * each rrsets[] entry its old first RRset (a block and a header that are garbage now, never
+ * read through a zone). A zone with room in rrsets[] has an RRset (image_build.c rooms()).
+ * `img` is the new image, its tables holding the old ranges where they were. Returns the
+ * bytes that became garbage (the entries and their proofs), for p53_image_hdr.pad.
+ */
+uint64_t p53_image_room_retire(void *img, const struct p53_image_zone *old);
+
+/** The bytes zone zn's room takes in image h's tables (nodes[], rrsets[], proofs[]): what
+ * p53_image_room_retire() makes garbage. */
+uint64_t p53_image_room_bytes(const struct p53_image_hdr *h, const struct p53_image_zone *zn);
 
 /**
  * Memory for a new image of `size` bytes: *spare (taken, *spare set to NULL) when it is big

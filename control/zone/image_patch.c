@@ -114,8 +114,8 @@ static uint32_t nabs(const void *img, const struct p53_image_node *nd, uint32_t 
  * patch_run.) */
 static bool in_range(const void *img, uint32_t n)
 {
-	if (n >= p53_image_hdr(img)->n_nodes)
-		return false;
+	if (n >= p53_image_hdr(img)->n_nodes || p53_image_node_off(img, n) == 0)
+		return false; /* (0: a zone's room, image.h node_room) */
 	const struct p53_image_zone *zn = p53_image_zone(img, p53_image_node(img, n)->zone);
 
 	return n - zn->node_base < zn->n_nodes;
@@ -738,8 +738,11 @@ struct patch {
 	struct tn *t;
 	size_t n_t;
 	uint32_t nb, rb;                /* the patched zone's node and RRset bases (image.h), the
-					   same in the old image and the new one: its ranges end
-					   the tables (patch_run) */
+					   same in the old image and the new one (patch_run) */
+	uint32_t nn0, nr0;              /* its first new node and RRset: where its ranges end,
+					   in its room (image.h, node_room) or at the tables'
+					   ends */
+	bool must_move;                 /* its room is too small: move it first (zone_to_end) */
 	struct nset ts;                 /* touched names */
 	struct p53_image_rrset *nrs;    /* RRsets to append */
 	uint32_t *nrs_old;              /* for each: the old RRset it keeps, or P53_NONE (new
@@ -1576,7 +1579,7 @@ static void nsec_proofs(const struct patch *p, const void *img, uint8_t *ni, uin
 		struct p53_image_proof *q = &pf[n];
 		if (nd->zone != z || !in_range(ni, n)) { /* (garbage: copied) */
 			if (n < h->n_nodes)
-				*q = opf[n];
+				*q = opf[n]; /* (a free entry's: zero) */
 			/* Later NSEC zones' chains moved by delta. */
 			if (nd->zone > z && delta != 0 && (zones[nd->zone].dnssec & P53_ZONE_NSEC) &&
 			    !(zones[nd->zone].dnssec & P53_ZONE_NSEC3) && q->hi != 0) {
@@ -1597,7 +1600,7 @@ static void nsec_proofs(const struct patch *p, const void *img, uint8_t *ni, uin
 		uint32_t lo, hi, wc;
 		/* A node that stops being glue (a delegation above it went) has no wildcard
 		 * cover in its old proof: searched for as a new node's. */
-		if (n < h->n_nodes && !glue_freed(img, n, nd)) {
+		if (n < p->nn0 && !glue_freed(img, n, nd)) { /* an old node */
 			const struct p53_image_proof *op = &opf[n];
 			uint32_t lb = op->lo - cz0, hb = op->hi - cz0;
 			if (gi[lb] | gi[hb])
@@ -1924,7 +1927,7 @@ static int n3_proofs(struct patch *p, const void *img, uint8_t *ni, uint32_t z, 
 			 .salt = ni + nh->rdata_off + zones[z].salt_off };
 	const struct p53_image_proof none = { .match = P53_NONE, .wild = P53_NONE,
 					      .encl = P53_NONE, .nc = P53_NONE };
-#define MK(r) ((r) != P53_NONE && p->nb + (r) < h->n_nodes && \
+#define MK(r) ((r) != P53_NONE && p->nb + (r) < p->nn0 && \
 		(p->n3mk[(p->nb + (r)) >> 3] >> ((p->nb + (r)) & 7) & 1))
 	size_t nr = 0, rcap = 64;
 	p->n3r = malloc(rcap * sizeof(*p->n3r));
@@ -1945,7 +1948,7 @@ static int n3_proofs(struct patch *p, const void *img, uint8_t *ni, uint32_t z, 
 			continue;
 		}
 		const struct p53_image_proof *q = &pf[m];
-		if (m < h->n_nodes && !glue_freed(img, m, nd) &&
+		if (m < p->nn0 && !glue_freed(img, m, nd) &&
 		    !(q->match == P53_NONE && p->n_n3j > 0) && !MK(q->match) &&
 		    !MK(q->encl) && !MK(q->wild) && !MK(q->nc))
 			continue;
@@ -1976,8 +1979,7 @@ static int n3_proofs(struct patch *p, const void *img, uint8_t *ni, uint32_t z, 
 		 * holds that record (kept, or made by steer_sign3 where its own went), and
 		 * steer_denials() checks (the owner's types) when the owner is touched. */
 		if (!exact && steered_at(ni, nd)) {
-			uint32_t sm = m < p53_image_hdr(img)->n_nodes ?
-				      p53_image_proof(img, m)->match : P53_NONE;
+			uint32_t sm = m < p->nn0 ? p53_image_proof(img, m)->match : P53_NONE;
 			uint32_t sr;
 			if (sm == P53_NONE || !has_type(ni, p->nb + sm, 50, &sr) ||
 			    !(p53_image_rrset(ni, sr)->flags & P53_RRSET_STEERED)) {
@@ -3683,7 +3685,7 @@ static int steer_denials(struct patch *p, const void *img, const void *ni, uint3
 	for (uint32_t j = pa->lo; j < pa->hi; j++) {
 		uint32_t o = zn->node_base + ch[j];
 		if (steer_nsec_at(ni, o) &&
-		    steer_denial_ok(img, o < p53_image_hdr(img)->n_nodes ? o : P53_NONE,
+		    steer_denial_ok(img, o < p->nn0 ? o : P53_NONE,
 				    ni, o, ai, nsec, why, wl) != 0)
 			return -1;
 	}
@@ -3862,13 +3864,16 @@ static void *zone_to_end(const void *img, uint32_t z, size_t *len)
 	const struct p53_image_hdr *h = p53_image_hdr(img);
 	const struct p53_image_zone *oz = p53_image_zone(img, z);
 	const uint32_t ob = oz->node_base, nn = oz->n_nodes, orb = oz->rrset_base, nr = oz->n_rrsets;
+	/* Fresh room after the moved ranges (image.h, node_room), free (zeroed below). */
+	const uint32_t nroom = p53_image_room(nn), rroom = p53_image_room(nr);
 	const size_t psz = sizeof(struct p53_image_proof);
 	const uint32_t dnssec_off = h->proofs_off != 0 ? h->proofs_off : h->chain_off;
 	const size_t n_adds = (dnssec_off - h->adds_off) / sizeof(uint32_t);
 	const uint32_t *oadds = p53_image_adds(img, 0);
 	struct p53_image_hdr nh = *h;
 	uint64_t garbage = (uint64_t)h->pad * 1024 + ((uint64_t)nn + nr) * sizeof(uint32_t) +
-			   (h->proofs_off != 0 ? (uint64_t)nn * psz : 0);
+			   (h->proofs_off != 0 ? (uint64_t)nn * psz : 0) +
+			   p53_image_room_bytes(h, oz); /* (its old room: p53_image_room_retire) */
 
 	/* The lists that cross: remap[a] 1 for a list read and kept, else its new index + 2. */
 	uint32_t *remap = calloc(n_adds + 1, sizeof(*remap));
@@ -3889,8 +3894,8 @@ static void *zone_to_end(const void *img, uint32_t z, size_t *len)
 			garbage += (1u + P53_ADDS_COUNT(oadds[a])) * sizeof(uint32_t);
 		}
 	}
-	nh.n_nodes = h->n_nodes + nn;
-	nh.n_rrsets = h->n_rrsets + nr;
+	nh.n_nodes = h->n_nodes + nn + nroom;
+	nh.n_rrsets = h->n_rrsets + nr + rroom;
 	size_t off = p53_align8((size_t)h->nodes_off + (size_t)nh.n_nodes * sizeof(uint32_t));
 	nh.rrsets_off = (uint32_t)off;
 	off = p53_align8(off + (size_t)nh.n_rrsets * sizeof(uint32_t));
@@ -3943,8 +3948,11 @@ static void *zone_to_end(const void *img, uint32_t z, size_t *len)
 	memcpy(ni + nh.chain_off, oi + h->chain_off, h->size - h->chain_off);
 #undef PUT
 	struct p53_image_zone *zones = (struct p53_image_zone *)(ni + nh.zones_off);
+	(void)p53_image_room_retire(ni, oz); /* (counted in garbage above) */
 	zones[z].node_base = h->n_nodes;
 	zones[z].rrset_base = h->n_rrsets;
+	zones[z].node_room = nroom;
+	zones[z].rrset_room = rroom;
 	p53_image_zones_place(ni);
 	const uint32_t delta = h->n_nodes - ob;
 	for (uint32_t y = 0; y < h->n_zones; y++)
@@ -4046,11 +4054,13 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 		}
 	}
 
-	/* The zone's ranges end the tables (zone_to_end), so its new nodes and RRsets join them
-	 * and the patch's indices are the same in img and the new image (after the checks above,
-	 * which read names only: a diff they decline costs no copy). */
-	if ((uint64_t)zn->node_base + zn->n_nodes != h->n_nodes ||
-	    (uint64_t)zn->rrset_base + zn->n_rrsets != h->n_rrsets) {
+	/* The zone's new nodes and RRsets go right after its ranges, into its room (image.h,
+	 * node_room), so the patch's indices are the same in img and the new image. When they
+	 * did not fit there (found where the new image is laid out, below) and other zones'
+	 * ranges follow, patch_entry() runs the patch again with p->must_move: its ranges
+	 * copied to the tables' ends first, with fresh room (zone_to_end; after the checks
+	 * above, which read names only: a diff they decline costs no copy). */
+	if (p->must_move) {
 		size_t mlen;
 		p->moved = zone_to_end(img, z, &mlen);
 		if (p->moved == NULL)
@@ -4069,6 +4079,8 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 	}
 	p->nb = zn->node_base;
 	p->rb = zn->rrset_base;
+	p->nn0 = zn->node_base + zn->n_nodes;
+	p->nr0 = zn->rrset_base + zn->n_rrsets;
 
 	/* The steered owners whose NSEC may change with the chain beside them are touched too. */
 	if (nsec_ok && steer_near(p, img, ai, apex, apex_len) != 0)
@@ -4441,7 +4453,7 @@ append:
 			t->gone = true;
 		}
 		if (t->old == P53_NONE) {
-			t->node = h->n_nodes + n_new++;
+			t->node = p->nn0 + n_new++;
 			if (t->labels > max_labels)
 				max_labels = t->labels;
 		} else {
@@ -4466,7 +4478,7 @@ append:
 			e->changed = true;
 			e->rs_first = (uint32_t)p->n_nrs;
 			e->rs_n = 0;
-			e->node = h->n_nodes + n_new++;
+			e->node = p->nn0 + n_new++;
 			ql -= 1u + q[0];
 			q += 1u + q[0];
 		}
@@ -4738,10 +4750,23 @@ append:
 	if (n3_ok && steer_key(p) && steer_sign3(p, img, z, now, &rescan, why, wl) != 0)
 		return NULL;
 
-	/* The zone's new nodes and RRsets go at the tables' ends, inside its ranges (which end
-	 * there: zone_to_end). */
+	/* The zone's new nodes and RRsets go right after its ranges: into its room when they
+	 * fit, else at the tables' ends when its ranges and room end them (the tables grow,
+	 * with fresh room after), else the patch runs again with the zone moved there first
+	 * (must_move, patch_entry()). */
+	const bool nodes_fit = n_new <= zn->node_room, rrsets_fit = p->n_nrs <= zn->rrset_room;
+	const bool last = (uint64_t)p->nn0 + zn->node_room == h->n_nodes &&
+			  (uint64_t)p->nr0 + zn->rrset_room == h->n_rrsets;
+	if (!(nodes_fit && rrsets_fit) && !last) {
+		p->must_move = true;
+		return decline(why, wl, "the zone's room after its ranges is used up");
+	}
+	const uint32_t node_room = nodes_fit ? zn->node_room - n_new
+					     : p53_image_room(zn->n_nodes + n_new);
+	const uint32_t rrset_room = rrsets_fit ? zn->rrset_room - (uint32_t)p->n_nrs
+					       : p53_image_room(zn->n_rrsets + (uint32_t)p->n_nrs);
 	/* Sizes of the new image. */
-	uint32_t n_nodes = h->n_nodes + n_new;
+	uint32_t n_nodes = nodes_fit ? h->n_nodes : p->nn0 + n_new + node_room;
 	/* The compiler's load factor (p53_image_slot_count(): at most 0.8, 0.4 for a small
 	 * index): past it, the index doubles and is filled again from its slots (each holds
 	 * its hash), O(slots). */
@@ -4760,7 +4785,7 @@ append:
 	nh.n_nodes = n_nodes;
 	nh.nodes_off = (uint32_t)off;
 	off = p53_align8(off + (size_t)n_nodes * sizeof(uint32_t));
-	nh.n_rrsets = (uint32_t)(h->n_rrsets + p->n_nrs);
+	nh.n_rrsets = rrsets_fit ? h->n_rrsets : p->nr0 + (uint32_t)p->n_nrs + rrset_room;
 	nh.rrsets_off = (uint32_t)off;
 	off = p53_align8(off + (size_t)nh.n_rrsets * sizeof(uint32_t));
 	nh.hash_mask = mask;
@@ -4826,9 +4851,11 @@ append:
 		else
 			COPY(nh.proofs_off, h->proofs_off, (size_t)h->n_nodes * sizeof(*pf),
 			     nh.chain_off - nh.proofs_off);
-		for (uint32_t n = h->n_nodes; n < n_nodes; n++)
+		for (uint32_t n = p->nn0; n < p->nn0 + n_new; n++)
 			pf[n] = (struct p53_image_proof){ .match = P53_NONE, .wild = P53_NONE,
 							  .encl = P53_NONE, .nc = P53_NONE };
+		/* The room left: free (nsec_proofs() copies only old entries over it). */
+		memset(pf + p->nn0 + n_new, 0, (size_t)node_room * sizeof(*pf));
 	}
 	if (p->nsec_redo) /* written by nsec_proofs() */
 		memset(ni + nh.chain_off, 0, nh.nsec3_off - nh.chain_off);
@@ -4846,11 +4873,13 @@ append:
 	struct p53_image_zone *zones = (struct p53_image_zone *)(ni + nh.zones_off);
 	zones[z].n_nodes += n_new;
 	zones[z].n_rrsets += (uint32_t)p->n_nrs;
+	zones[z].node_room = node_room;
+	zones[z].rrset_room = rrset_room;
 	p53_image_zones_place(ni); /* (read through from here on) */
 	/* A header of the new image, through rrsets[] (image.h). */
 #define NRS(r) ((struct p53_image_rrset *)(ni + nh.rdata_off + roff[r]))
 
-	(void)blocks_append(p, img, ni + nh.rdata_off, roff + h->n_rrsets, ni, rdata_old, NULL);
+	(void)blocks_append(p, img, ni + nh.rdata_off, roff + p->nr0, ni, rdata_old, NULL);
 	if (p->n_nadds > 0)
 		memcpy(ni + nh.adds_off + n_adds_old * sizeof(uint32_t), p->nadds,
 		       p->n_nadds * sizeof(uint32_t));
@@ -4868,7 +4897,7 @@ append:
 		}
 		nd->flags &= (uint16_t)~P53_NODE_CNAME;
 		if (t->rs_n > 0) {
-			nd->rrsets = h->n_rrsets + t->rs_first - p->rb; /* (relative, image.h) */
+			nd->rrsets = p->nr0 + t->rs_first - p->rb; /* (relative, image.h) */
 			nd->n_rrsets = (uint16_t)t->rs_n;
 			nd->flags &= (uint16_t)~P53_NODE_ENT;
 			for (uint32_t r = 0; r < t->rs_n; r++)
@@ -5114,6 +5143,16 @@ static void *patch_entry(const void *img, const uint8_t *apex, size_t apex_len,
 		p.ix = ix;
 	}
 	ni = patch_run(&p, img, apex, apex_len, diff, result, len, why, whylen);
+	if (ni == NULL && p.must_move) {
+		/* The zone's room is used up and other zones' ranges follow its: the patch
+		 * again, the zone's ranges moved to the tables' ends first (patch_run). */
+		struct patch again = { .spare = p.spare, .sign = sign, .ix = p.ix, .must_move = true };
+		p.spare = NULL;
+		patch_free(&p);
+		p = again;
+		why[0] = '\0';
+		ni = patch_run(&p, img, apex, apex_len, diff, result, len, why, whylen);
+	}
 	if (ni != NULL && p.ix != NULL) {
 		/* The touched nodes' targets as they are now (their old ones stay listed: the
 		 * index lists a superset, relist_gain reads the records). */

@@ -330,6 +330,8 @@ void *p53_image_splice(const void *img, const void *one, void *spare, size_t *le
 	 * apex: declined; lists naming its names: made again). */
 	uint64_t garbage = (uint64_t)h->pad * 1024, old_recs = 0;
 	garbage += (uint64_t)p53_image_zone(img, z)->n_rrsets * sizeof(uint32_t);
+	/* Its room too (p53_image_room_retire(), below). */
+	garbage += p53_image_room_bytes(h, p53_image_zone(img, z));
 	for (uint32_t k = 0, n = 0, end = 0; n < end || k < h->n_zones; n++) {
 		if (n >= end) { /* the next zone's range (never empty: p53_image_check()) */
 			const struct p53_image_zone *kz = p53_image_zone(img, k++);
@@ -445,14 +447,17 @@ void *p53_image_splice(const void *img, const void *one, void *spare, size_t *le
 	memcpy(ni + nh.zones_off, oi + h->zones_off, (size_t)h->n_zones * sizeof(struct p53_image_zone));
 	uint32_t *noff = (uint32_t *)(ni + nh.nodes_off);
 	memcpy(noff, oi + h->nodes_off, (size_t)h->n_nodes * sizeof(uint32_t));
+	/* J's tables whole: its zone's ranges, then its room (free entries stay 0: image.h,
+	 * node_room), which the zone takes with it. */
 	for (uint32_t n = 0; n < jh->n_nodes; n++)
-		noff[bn + n] = p53_image_node_off(one, n) + (uint32_t)base;
+		noff[bn + n] = n < jz->n_nodes ? p53_image_node_off(one, n) + (uint32_t)base : 0;
 	memset(noff + n_nodes, 0, nh.rrsets_off - nh.nodes_off - n_nodes * sizeof(uint32_t));
 	uint32_t *roff = (uint32_t *)(ni + nh.rrsets_off);
 	memcpy(roff, oi + h->rrsets_off, (size_t)h->n_rrsets * sizeof(uint32_t));
 	memcpy(roff + br, jo + jh->rrsets_off, (size_t)jh->n_rrsets * sizeof(uint32_t));
-	for (uint32_t r = 0; r < jh->n_rrsets; r++)
+	for (uint32_t r = 0; r < jz->n_rrsets; r++)
 		roff[br + r] += (uint32_t)base;
+	(void)p53_image_room_retire(ni, p53_image_zone(img, z)); /* (counted above) */
 	memset(roff + n_rrsets, 0, nh.slots_off - nh.rrsets_off - n_rrsets * sizeof(uint32_t));
 	uint64_t *slots = (uint64_t *)(ni + nh.slots_off);
 	p53_image_index_copy(img, slots, nh.hash_mask);
@@ -482,9 +487,9 @@ void *p53_image_splice(const void *img, const void *one, void *spare, size_t *le
 	}
 	/* J's nodes: their zone's index is the running image's; every other index in them is
 	 * relative to the zone's ranges, J's own. Indexed as J indexed them (below). */
-	for (uint32_t n = 0; n < jh->n_nodes; n++)
+	for (uint32_t n = 0; n < jz->n_nodes; n++)
 		p53_image_node_w(ni, bn + n)->zone = z;
-	for (uint32_t r = 0; r < jh->n_rrsets; r++) {
+	for (uint32_t r = 0; r < jz->n_rrsets; r++) {
 		struct p53_image_rrset *rs = (struct p53_image_rrset *)(sec + roff[br + r]);
 		if (rs->adds != P53_NONE)
 			rs->adds += (uint32_t)adds_old;
@@ -572,6 +577,10 @@ void *p53_image_splice(const void *img, const void *one, void *spare, size_t *le
 				pf[n] = none;
 		const bool nsec = nsec_zone(jh, jz);
 		for (uint32_t n = 0; n < jh->n_nodes; n++) {
+			if (n >= jz->n_nodes) { /* J's room: free */
+				memset(&pf[bn + n], 0, sizeof(pf[bn + n]));
+				continue;
+			}
 			if (jh->proofs_off == 0) {
 				pf[bn + n] = none;
 				continue;

@@ -507,7 +507,9 @@ uint64_t p53_patch_index_sigs_min(struct p53_patch_index *ix, uint32_t z, time_t
 
 int p53_patch_index_spliced(struct p53_patch_index *ix, const void *img, void *ni, uint32_t z)
 {
-	const uint32_t first = p53_image_hdr(img)->n_nodes, end = p53_image_hdr(ni)->n_nodes;
+	/* J's nodes: the zone's range in ni, after img's tables (its room free: not nodes). */
+	const uint32_t first = p53_image_zone(ni, z)->node_base,
+		       end = first + p53_image_zone(ni, z)->n_nodes;
 
 	if (!p53_patch_index_of(ix, img))
 		return -1;

@@ -172,7 +172,9 @@ static uint32_t zone_nodes(const void *img, const char *name, uint32_t *total)
 	size_t len = 0;
 	uint32_t mine = 0;
 
-	*total = p53_image_hdr(img)->n_nodes;
+	*total = 0; /* the zones' ranges (the tables hold their room too: image.h) */
+	for (uint32_t z = 0; z < p53_image_hdr(img)->n_zones; z++)
+		*total += p53_image_zone(img, z)->n_nodes;
 	if (r != NULL && ldns_rdf_size(r) <= sizeof(apex)) {
 		len = ldns_rdf_size(r);
 		p53_name_lower(apex, ldns_rdf_data(r), len);
@@ -256,7 +258,7 @@ static bool steer_same(const void *cur, uint32_t z, const void *one, char *why, 
 
 	if (!same)
 		snprintf(why, whylen, "the steering layout changes (reload the config)");
-	for (uint32_t n = 0; n < p53_image_hdr(one)->n_nodes && same; n++) {
+	for (uint32_t n = 0; n < p53_image_zone(one, 0)->n_nodes && same; n++) { /* (its range) */
 		const struct p53_image_node *nd = p53_image_node(one, n);
 		bool any = false;
 		for (uint32_t r = nd->rrsets; r < (uint32_t)nd->rrsets + nd->n_rrsets && !any; r++) {
@@ -302,7 +304,7 @@ static void dnssec_change(uint16_t was, const void *one, char *why, size_t whyle
 	const uint16_t now = p53_image_zone(one, 0)->dnssec;
 	char txt[1024];
 
-	for (uint32_t n = 0; !(was & P53_ZONE_SIGNED) && n < p53_image_hdr(one)->n_nodes; n++) {
+	for (uint32_t n = 0; !(was & P53_ZONE_SIGNED) && n < p53_image_zone(one, 0)->n_nodes; n++) {
 		const struct p53_image_node *nd = p53_image_node(one, n);
 		const struct p53_image_rrset *rs = p53_image_node_first(one, nd);
 		for (uint32_t i = 0; i < nd->n_rrsets; i++, rs = p53_image_rrset_next(one, rs)) {

@@ -113,6 +113,8 @@ int main(int argc, char **argv)
 	const struct p53_image_hdr *h = p53_image_hdr(img);
 	uint32_t *cand = malloc(h->n_nodes * sizeof(*cand)), nc = 0;
 	for (uint32_t i = 0; i < h->n_nodes; i++) {
+		if (p53_image_node_off(img, i) == 0)
+			continue; /* a zone's room (image.h, node_room) */
 		const struct p53_image_node *n = p53_image_node(img, i);
 		if (!(n->flags & (P53_NODE_NSEC3 | P53_NODE_GLUE | P53_NODE_ENT)) &&
 		    p53_image_node_rrset(img, n, qtype) != P53_NONE)

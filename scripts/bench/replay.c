@@ -380,6 +380,8 @@ static struct pick *candidates(const void *img, uint32_t zone, enum mix mix, int
 	if (p == NULL)
 		die("out of memory");
 	for (uint32_t i = 0; i < h->n_nodes; i++) {
+		if (p53_image_node_off(img, i) == 0)
+			continue; /* a zone's room (image.h, node_room) */
 		const struct p53_image_node *nd = p53_image_node(img, i);
 		if (mix == MIX_REFERRAL) {
 			if (nd->zone != zone || (nd->flags & P53_NODE_CUT) == 0 ||

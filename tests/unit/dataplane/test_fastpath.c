@@ -946,7 +946,7 @@ static void neg_opt_template(void **state)
 		conf.edns_max_payload = ours[u];
 		for (uint32_t z = 0; z < nz; z++) {
 			const struct p53_image_node *apex =
-				p53_image_node(img, p53_image_zone(img, z)->apex);
+				p53_image_znode(img, p53_image_zone(img, z), p53_image_zone(img, z)->apex);
 			unsigned long nx = n_tail_kind[P53_ANS_NXDOMAIN];
 			unsigned long nd = n_tail_kind[P53_ANS_NODATA];
 			unsigned long fnx = fast_kind[P53_ANS_NXDOMAIN];

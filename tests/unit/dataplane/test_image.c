@@ -94,7 +94,23 @@ static size_t c_node_past(void *m, size_t len)
 	return len;
 }
 static size_t c_node_align(void *m, size_t len) { *NT(m, node_of(m, "www.diff.test")) += 2; return len; }
-static size_t c_node_head(void *m, size_t len) { *NT(m, node_of(m, "www.diff.test")) = 0; return len; }
+static size_t c_node_head(void *m, size_t len) { *NT(m, node_of(m, "www.diff.test")) = 4; return len; }
+/* www's entry free (0: room, image.h node_room) inside its zone's range */
+static size_t c_node_free(void *m, size_t len) { *NT(m, node_of(m, "www.diff.test")) = 0; return len; }
+/* The zone's first room entry names www's block: a node where room must be free */
+static size_t c_room_node(void *m, size_t len)
+{
+	const struct p53_image_zone *zn = p53_image_zone(m, 0);
+	*NT(m, zn->node_base + zn->n_nodes) = *NT(m, node_of(m, "www.diff.test"));
+	return len;
+}
+/* The zone's room claims one more entry than the table holds free */
+static size_t c_room_more(void *m, size_t len)
+{
+	struct p53_image_zone *zn = (struct p53_image_zone *)((uint8_t *)m + H(m)->zones_off);
+	zn->node_room--;
+	return len;
+}
 /* www's entry names big's node (a valid one, whose own index is big's) */
 static size_t c_node_other(void *m, size_t len)
 {
@@ -178,7 +194,12 @@ static size_t c_zone_name(void *m, size_t len) { Z(m, 0)->name_len = 3; return l
 /* Zone ranges (format 10): the good image's zone 0 (diff.test) lies before zone 1
  * (second.test) in nodes[] and rrsets[]; each corruption keeps nodes_at and rrsets_at
  * agreeing (p53_image_zones_place()) unless that is what it breaks. */
-static size_t c_range_over(void *m, size_t len) { Z(m, 0)->n_nodes++; return len; }
+static size_t c_range_over(void *m, size_t len)
+{
+	Z(m, 0)->n_nodes += Z(m, 0)->node_room + 1;
+	Z(m, 0)->node_room = 0;
+	return len;
+}
 static size_t c_range_start(void *m, size_t len)
 {
 	Z(m, 1)->node_base--;
@@ -195,7 +216,12 @@ static size_t c_link_other(void *m, size_t len)
 	N(m, node_of(m, "wild.diff.test"))->wildcard = node_of(m, "second.test");
 	return len;
 }
-static size_t c_rrset_over(void *m, size_t len) { Z(m, 0)->n_rrsets++; return len; }
+static size_t c_rrset_over(void *m, size_t len)
+{
+	Z(m, 0)->n_rrsets += Z(m, 0)->rrset_room + 1;
+	Z(m, 0)->rrset_room = 0;
+	return len;
+}
 static size_t c_rrset_out(void *m, size_t len) { Z(m, 0)->n_rrsets--; return len; }
 /* zone 0's apex just past its range: zone 1's first node, in the image */
 static size_t c_apex_out(void *m, size_t len) { Z(m, 0)->apex = Z(m, 0)->n_nodes; return len; }
@@ -251,6 +277,9 @@ static const struct row rows[] = {
 	{ "node table entry past the names section", c_node_past, "node lies outside" },
 	{ "node table entry misaligned", c_node_align, "misaligned" },
 	{ "node table entry in the section's unused head", c_node_head, "node lies outside" },
+	{ "node table entry free inside a zone's range", c_node_free, "range holds a free entry" },
+	{ "a zone's room holds a node", c_room_node, "room holds a node" },
+	{ "a free entry outside every zone's room", c_room_more, "outside the zones' room" },
 	{ "node table entry names another node's block", c_node_other, "own index" },
 	{ "node name length one too long", c_name_len, "node's name" },
 	{ "node label count wrong", c_name_labels, "node's name" },
@@ -279,14 +308,14 @@ static const struct row rows[] = {
 	{ "zone SOA is an A RRset", c_soa_type, "SOA" },
 	{ "zone name length wrong", c_zone_name, "zone's name" },
 	{ "zone's parent side past the nodes", c_parent_side, "parent side" },
-	{ "zone 0's node range one into zone 1's (ranges overlap)", c_range_over, "another zone's node" },
+	{ "zone 0's node range over its room, one into zone 1's", c_range_over, "range holds a free entry" },
 	{ "zone 1's node range starts at zone 0's last node", c_range_start, "own index" },
 	{ "zone 1's node range runs past nodes[]", c_range_past, "outside its table" },
 	{ "zone 0's nodes_at not its range's offset", c_range_at, "offsets" },
 	{ "zone 1's rrsets_at not its range's offset", c_rrsets_at, "offsets" },
 	{ "a node in zone 0's range says zone 1", c_node_in_other, "another zone's node" },
 	{ "a wildcard link to another zone's node", c_link_other, "outside its zone's range" },
-	{ "zone 0's RRset range one into zone 1's", c_rrset_over, "RRset ranges overlap" },
+	{ "zone 0's RRset range over its room, one into zone 1's", c_rrset_over, "RRset ranges overlap" },
 	{ "a node's RRsets past its zone's RRset range", c_rrset_out, "outside its zone's RRset range" },
 	{ "zone 0's apex past its node range", c_apex_out, "apex" },
 	{ "name index slot points past the names section", c_slot, "slot" },

@@ -130,12 +130,17 @@ static void test_image_valid_and_indexed(void **state)
 	assert_int_equal(h->names_off % 8, 0);
 	assert_int_equal(h->rdata_off % 8, 0);
 	assert_int_equal(h->adds_off % 8, 0);
-	assert_true((h->hash_mask + 1) * 4 >= 5 * h->n_nodes && h->hash_mask + 1 >= 16);
+	uint32_t live = 0; /* nodes in the zones' ranges (the tables hold room too) */
+	for (uint32_t z = 0; z < h->n_zones; z++)
+		live += p53_image_zone(img, z)->n_nodes;
+	assert_true((h->hash_mask + 1) * 4 >= 5 * live && h->hash_mask + 1 >= 16);
 	/* A small index is kept at a load factor of at most 0.4 (image_build.h). */
 	assert_true(h->hash_mask + 1 <= P53_IMAGE_SLOTS_SPARSE);
-	assert_true((h->hash_mask + 1) * 2 >= 5 * h->n_nodes);
+	assert_true((h->hash_mask + 1) * 2 >= 5 * live);
 
 	for (uint32_t i = 0; i < h->n_nodes; i++) {
+		if (p53_image_node_off(img, i) == 0)
+			continue; /* room (image.h, node_room) */
 		const struct p53_image_node *n = p53_image_node(img, i);
 		const uint8_t *name = p53_image_node_name(img, n);
 		uint32_t f = p53_image_find(img, name, n->name_len, p53_name_hash(name, n->name_len));
@@ -355,10 +360,14 @@ static void test_image_zone_ranges(void **state)
 	(void)state;
 	assert_int_equal(h->n_zones, 2);
 	for (uint32_t i = 0, z = 0; i < h->n_nodes; i++) {
+		if (p53_image_node_off(img, i) == 0)
+			continue; /* room, below */
 		const struct p53_image_node *nd = p53_image_node(img, i);
 		assert_true(nd->zone >= z);
 		const struct p53_image_zone *zn = p53_image_zone(img, nd->zone);
 		if (i == 0 || nd->zone != z) {
+			if (i > 0) /* after the zone before's ranges, its room */
+				rs_next += p53_image_zone(img, z)->rrset_room;
 			z = nd->zone;
 			start[z] = i;
 			/* its range starts here, with its apex (format 10: indices relative) */
@@ -372,9 +381,20 @@ static void test_image_zone_ranges(void **state)
 		assert_int_equal(zn->rrset_base + nd->rrsets, rs_next);
 		rs_next = zn->rrset_base + nd->rrsets + nd->n_rrsets;
 	}
+	/* Room (image.h, node_room) after each zone's ranges, free (0), sized by
+	 * p53_image_room(), and the last zone's ends the tables. */
+	for (uint32_t z = 0; z < 2; z++) {
+		const struct p53_image_zone *zn = p53_image_zone(img, z);
+		assert_int_equal(zn->node_room, p53_image_room(zn->n_nodes));
+		assert_int_equal(zn->rrset_room, p53_image_room(zn->n_rrsets));
+		for (uint32_t k = 0; k < zn->node_room; k++)
+			assert_int_equal(p53_image_node_off(img, zn->node_base + zn->n_nodes + k), 0);
+	}
+	rs_next += p53_image_zone(img, 1)->rrset_room;
 	assert_int_equal(rs_next, h->n_rrsets);
-	start[2] = h->n_nodes;
-	assert_int_equal(p53_image_zone(img, 0)->n_nodes, start[1] - start[0]);
+	start[2] = h->n_nodes - p53_image_zone(img, 1)->node_room;
+	assert_int_equal(p53_image_zone(img, 0)->n_nodes + p53_image_zone(img, 0)->node_room,
+			 start[1] - start[0]);
 	assert_int_equal(p53_image_zone(img, 1)->n_nodes, start[2] - start[1]);
 	/* Both zones hold nodes beside their apex: the ranges are not the apexes alone. */
 	assert_true(start[1] - start[0] > 1 && start[2] - start[1] > 1);
@@ -405,6 +425,8 @@ static void test_image_node_major(void **state)
 	uint64_t spans = 0, names = 0;
 	size_t end = 0;         /* where the block before ends */
 	for (uint32_t i = 0; i < h->n_nodes; i++) {
+		if (p53_image_node_off(img, i) == 0)
+			continue; /* room (image.h, node_room) */
 		const struct p53_image_node *n = p53_image_node(img, i);
 		const struct p53_image_rrset *walk = p53_image_node_first(img, n);
 		uint32_t off = p53_image_node_off(img, i);
@@ -462,15 +484,21 @@ static void test_image_node_major(void **state)
 			assert_int_equal(p53_image_zone(img, n->zone)->name_off,
 					 p53_image_node_name_off(img, n));
 	}
-	assert_int_equal(rrsets, h->n_rrsets); /* each RRset in one node's block */
+	uint32_t live = 0; /* the zones' RRsets (the table holds room too) */
+	for (uint32_t z = 0; z < h->n_zones; z++)
+		live += p53_image_zone(img, z)->n_rrsets;
+	assert_int_equal(rrsets, live); /* each RRset in one node's block */
 	assert_true(with_rrsets > 10);
 	assert_true(indexed > 10);
 	/* The blocks hold nodes, names, headers and records, and at most 3 bytes of alignment
 	 * per RRset and 3 + P53_IMAGE_PACK_PAD per node besides. */
-	uint64_t nodes = (uint64_t)h->n_nodes * sizeof(struct p53_image_node);
+	uint32_t n_nodes = 0; /* the zones' nodes */
+	for (uint32_t z = 0; z < h->n_zones; z++)
+		n_nodes += p53_image_zone(img, z)->n_nodes;
+	uint64_t nodes = (uint64_t)n_nodes * sizeof(struct p53_image_node);
 	assert_true(h->adds_off - h->rdata_off >= P53_IMAGE_RDATA_HEAD + nodes + names + spans);
 	assert_true(h->adds_off - h->rdata_off <= P53_IMAGE_RDATA_HEAD + nodes + names + spans +
-		    3u * h->n_rrsets + (uint64_t)h->n_nodes * (3 + P53_IMAGE_PACK_PAD) + 8);
+		    3u * live + (uint64_t)n_nodes * (3 + P53_IMAGE_PACK_PAD) + 8);
 	print_message("node-major: %zu bytes; %u nodes start a line\n", len, padded);
 	free(img);
 }

@@ -3448,11 +3448,17 @@ static void publish_from(const void *img, const void *patched, size_t plen)
 	}
 	uint8_t *c = malloc(plen);
 	assert_non_null(c);
-	/* An appended RRset with no records. */
-	if (ph->n_rrsets > h->n_rrsets) {
+	/* An appended RRset with no records (the last of a zone's range that grew: in its
+	 * room or at the table's end, image.h node_room). */
+	for (uint32_t z = 0; z < ph->n_zones; z++) {
+		const struct p53_image_zone *pz = p53_image_zone(patched, z);
+		if (pz->n_rrsets == 0 || pz->rrset_base + pz->n_rrsets <=
+		    p53_image_zone(img, z)->rrset_base + p53_image_zone(img, z)->n_rrsets)
+			continue;
 		memcpy(c, patched, plen);
-		((struct p53_image_rrset *)p53_image_rrset(c, ph->n_rrsets - 1))->count = 0;
+		((struct p53_image_rrset *)p53_image_rrset(c, pz->rrset_base + pz->n_rrsets - 1))->count = 0;
 		assert_int_not_equal(p53_image_check_from(c, plen, img, &from, NULL), 0);
+		break;
 	}
 	/* A kept RRset's records changed: not taken as prev's, walked again. Its first
 	 * record's RDLENGTH one more (the record runs past its RRset) fails; its address
@@ -4756,17 +4762,57 @@ static void refs_ok(const void *img)
 	}
 }
 
-/* Whether zone z's ranges end the tables (a patch leaves the zone it patched there). */
+/* Whether zone z's ranges and room end the tables (a move leaves the zone there). */
 static bool zone_last(const void *img, uint32_t z)
 {
 	const struct p53_image_hdr *h = p53_image_hdr(img);
 	const struct p53_image_zone *zn = p53_image_zone(img, z);
 
-	return zn->node_base + zn->n_nodes == h->n_nodes && zn->rrset_base + zn->n_rrsets == h->n_rrsets;
+	return zn->node_base + zn->n_nodes + zn->node_room == h->n_nodes &&
+	       zn->rrset_base + zn->n_rrsets + zn->rrset_room == h->n_rrsets;
+}
+
+/* Twelve new names (A records) of a step: more than a small zone's room holds (image.h,
+ * p53_image_room(): 8 and a sixteenth), so the patch moves the zone (test_zone_moves). */
+#define FILL12(z, net) \
+	"f1." z " A " net ".1", "f2." z " A " net ".2", "f3." z " A " net ".3", \
+	"f4." z " A " net ".4", "f5." z " A " net ".5", "f6." z " A " net ".6", \
+	"f7." z " A " net ".7", "f8." z " A " net ".8", "f9." z " A " net ".9", \
+	"f10." z " A " net ".10", "f11." z " A " net ".11", "f12." z " A " net ".12"
+
+/* The parent, its served child and other.test. compiled in that order (their ranges in that
+ * order), the step chain's patch index made; three_zones_free() undoes it. */
+static void *three_zones(struct p53_zone_src src[3])
+{
+	static const char *const names[3] = { "parent.test.", "child.parent.test.", "other.test." };
+	const char *texts[3] = { ZONE_PARENT, ZONE_CHILD, ZONE_OTHER };
+	char err[1024];
+	size_t len = 0;
+
+	for (int k = 0; k < 3; k++)
+		src[k] = (struct p53_zone_src){ .name = names[k], .file = tmp_zone(texts[k]),
+						.flags = P53_ZONE_SECONDARY };
+	void *img = p53_image_build(src, 3, &len, err, sizeof(err), quiet, NULL);
+	assert_non_null(img);
+	step_ix = p53_patch_index_new();
+	assert_non_null(step_ix);
+	return img;
+}
+
+static void three_zones_free(struct p53_zone_src src[3], void *img)
+{
+	p53_patch_index_free(step_ix);
+	step_ix = NULL;
+	free(img);
+	for (int k = 0; k < 3; k++) {
+		unlink(src[k].file);
+		free((char *)(uintptr_t)src[k].file);
+	}
 }
 
 /*
- * Format 10: a patch of a zone whose ranges other zones' follow moves them to the tables'
+ * Format 10: a patch of a zone whose ranges other zones' follow, whose new nodes or RRsets
+ * do not fit in its room (each step adds twelve names: FILL12), moves them to the tables'
  * ends first (image_patch.c zone_to_end) and appends there. What other zones hold into the
  * moved zone by its nodes' places follows: the served child's parent_side (the parent's
  * node at its apex), the parent's lists naming the child's nodes, a third zone's lists
@@ -4778,28 +4824,19 @@ static bool zone_last(const void *img, uint32_t z)
 static void test_zone_moves(void **state)
 {
 	(void)state;
-	char *fp = tmp_zone(ZONE_PARENT), *fc = tmp_zone(ZONE_CHILD), *fo = tmp_zone(ZONE_OTHER);
-	struct p53_zone_src src[3] = {
-		{ .name = "parent.test.", .file = fp, .flags = P53_ZONE_SECONDARY },
-		{ .name = "child.parent.test.", .file = fc, .flags = P53_ZONE_SECONDARY },
-		{ .name = "other.test.", .file = fo, .flags = P53_ZONE_SECONDARY },
-	};
-	char err[1024];
-	size_t len = 0;
-	void *img = p53_image_build(src, 3, &len, err, sizeof(err), quiet, NULL);
-	assert_non_null(img);
+	struct p53_zone_src src[3];
+	void *img = three_zones(src);
 	assert_false(zone_last(img, 0));
 	assert_int_not_equal(p53_image_zone(img, 1)->parent_side, P53_NONE);
 	refs_ok(img);
-	step_ix = p53_patch_index_new();
-	assert_non_null(step_ix);
 
 	/* The parent moves: host (named by other.test.'s a MX) renumbered, a list naming
 	 * other.test.'s h and one naming the child's www. */
 	static const char *const add1[] = { "host.parent.test. A 198.51.100.30",
 					    "mx6.parent.test. MX 5 h.other.test.",
 					    "mx5.parent.test. MX 5 www.child.parent.test.",
-					    "new.parent.test. A 198.51.100.20", NULL };
+					    "new.parent.test. A 198.51.100.20",
+					    FILL12("parent.test.", "198.51.100"), NULL };
 	static const char *const del1[] = { "host.parent.test. A 198.51.100.3", NULL };
 	img = step_patched(img, src, 3, 0, "parent.test.", add1, del1);
 	assert_true(zone_last(img, 0));
@@ -4810,14 +4847,16 @@ static void test_zone_moves(void **state)
 	/* The child moves: www (named by both others' lists) renumbered, its name server too
 	 * (other.test.'s apex NS, the parent's glue is the parent's own). */
 	static const char *const add2[] = { "www.child.parent.test. A 198.51.100.31",
-					    "ns.child.parent.test. A 198.51.100.32", NULL };
+					    "ns.child.parent.test. A 198.51.100.32",
+					    FILL12("child.parent.test.", "203.0.113"), NULL };
 	static const char *const del2[] = { "www.child.parent.test. A 198.51.100.5",
 					    "ns.child.parent.test. A 198.51.100.2", NULL };
 	img = step_patched(img, src, 3, 1, "child.parent.test.", add2, del2);
 	assert_true(zone_last(img, 1));
 	refs_ok(img);
 	/* other.test. moves: h (named by the parent's mx6) renumbered. */
-	static const char *const add3[] = { "h.other.test. A 192.0.2.78", "c.other.test. MX 1 new.parent.test.", NULL };
+	static const char *const add3[] = { "h.other.test. A 192.0.2.78", "c.other.test. MX 1 new.parent.test.",
+					    FILL12("other.test.", "192.0.2"), NULL };
 	static const char *const del3[] = { "h.other.test. A 192.0.2.77", NULL };
 	img = step_patched(img, src, 3, 2, "other.test.", add3, del3);
 	assert_true(zone_last(img, 2));
@@ -4826,21 +4865,64 @@ static void test_zone_moves(void **state)
 	/* The parent again (its second move), host losing its address: the lists naming it
 	 * (other.test.'s a) lose it. */
 	static const char *const del4[] = { "host.parent.test. A 198.51.100.30", NULL };
-	static const char *const add4[] = { "host2.parent.test. A 198.51.100.40", NULL };
+	static const char *const add4[] = { "host2.parent.test. A 198.51.100.40",
+					    FILL12("x.parent.test.", "198.51.100"), NULL };
 	img = step_patched(img, src, 3, 0, "parent.test.", add4, del4);
 	assert_true(zone_last(img, 0));
 	refs_ok(img);
 	assert_int_equal(mx_arcount(img, "a.other.test."), 0);
 	assert_true(p53_image_hdr(img)->pad > 0); /* the old ranges: garbage */
-	p53_patch_index_free(step_ix);
-	step_ix = NULL;
-	free(img);
-	unlink(fp);
-	unlink(fc);
-	unlink(fo);
-	free(fp);
-	free(fc);
-	free(fo);
+	three_zones_free(src, img);
+}
+
+/*
+ * Room (image.h, p53_image_zone.node_room): a patch of a zone whose ranges other zones'
+ * follow, whose new nodes and RRsets fit in the room after its ranges, writes them there and
+ * moves nothing: every zone's ranges stay where they were, the tables keep their length (no
+ * entry became garbage), the zone's room shrinks by what it took, and what other zones hold
+ * into it by position (parent_side, lists) still reads right (refs_ok), the answers a full
+ * compile's (step_patched). Before room, each such patch moved the zone (zone_to_end).
+ */
+static void test_room_no_move(void **state)
+{
+	(void)state;
+	struct p53_zone_src src[3];
+	void *img = three_zones(src);
+	for (int round = 0; round < 2; round++) {
+		/* the parent (zone 0, the others' ranges after its), then the child (zone 1) */
+		const uint32_t z = (uint32_t)round;
+		struct p53_image_zone before[3];
+		const struct p53_image_hdr hb = *p53_image_hdr(img);
+		for (uint32_t k = 0; k < 3; k++)
+			before[k] = *p53_image_zone(img, k);
+		assert_false(zone_last(img, z));
+		static const char *const add_p[] = { "host.parent.test. A 198.51.100.33",
+						     "mx7.parent.test. MX 5 h.other.test.",
+						     "new.parent.test. A 198.51.100.21", NULL };
+		static const char *const del_p[] = { "host.parent.test. A 198.51.100.3", NULL };
+		static const char *const add_c[] = { "www.child.parent.test. A 198.51.100.35",
+						     "new.child.parent.test. A 198.51.100.36", NULL };
+		static const char *const del_c[] = { "www.child.parent.test. A 198.51.100.5", NULL };
+		img = step_patched(img, src, 3, z, z == 0 ? "parent.test." : "child.parent.test.",
+				   z == 0 ? add_p : add_c, z == 0 ? del_p : del_c);
+		const struct p53_image_hdr *h = p53_image_hdr(img);
+		assert_int_equal(h->n_nodes, hb.n_nodes);
+		assert_int_equal(h->n_rrsets, hb.n_rrsets);
+		for (uint32_t k = 0; k < 3; k++) {
+			const struct p53_image_zone *zn = p53_image_zone(img, k);
+			assert_int_equal(zn->node_base, before[k].node_base);
+			assert_int_equal(zn->rrset_base, before[k].rrset_base);
+			assert_int_equal(zn->parent_side, before[k].parent_side);
+			/* what the zone took came out of its room */
+			assert_int_equal(zn->n_nodes + zn->node_room, before[k].n_nodes + before[k].node_room);
+			assert_int_equal(zn->n_rrsets + zn->rrset_room,
+					 before[k].n_rrsets + before[k].rrset_room);
+		}
+		assert_true(p53_image_zone(img, z)->n_nodes > before[z].n_nodes);
+		refs_ok(img);
+	}
+	assert_int_equal(mx_arcount(img, "mx7.parent.test."), 1);
+	three_zones_free(src, img);
 }
 
 /*
@@ -9137,6 +9219,7 @@ int main(void)
 		cmocka_unit_test(test_signed_declined),
 		cmocka_unit_test(test_target_below_child_apex),
 		cmocka_unit_test(test_zone_moves),
+		cmocka_unit_test(test_room_no_move),
 		cmocka_unit_test(test_index_kept),
 		cmocka_unit_test(test_served_child_shapes),
 		cmocka_unit_test(test_served_child_wild_dname),
