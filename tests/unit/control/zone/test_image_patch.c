@@ -3807,8 +3807,10 @@ static void chain(struct p53_zone_src *srcs, size_t n_src, uint32_t z, const cha
 
 /* Whether a kind of change in `need` was patched fewer than `min` times. Another seed's
  * chain may miss a rare kind: the tests then chain more diffs (MORE_ROUNDS at most), which
- * their default seeds never need, before kinds_patched() asks. */
-#define MORE_ROUNDS 4
+ * their default seeds never need, before kinds_patched() asks. 8 since pad counts bytes
+ * (round 32): fewer declines for garbage change the chains, and P53_PATCH_SEED=7's
+ * optout.test. chain needed 6 rounds more for a CNAME target change. */
+#define MORE_ROUNDS 8
 
 static bool kinds_short(const struct outcome *o, unsigned need, int min)
 {
@@ -3999,8 +4001,9 @@ static void test_example_zone(void **state)
 	assert_true(o.patched > 100);
 	/* Declines (the garbage limit's among them) number 5 to 11 in a chain (P53_PATCH_SEED
 	 * unset, 1, 7 and 42 with image format 9; seed 42 gave 6 with format 8, whose moved
-	 * blocks left no node behind): several, not a count one seed gives. */
-	assert_true(o.declined > 3);
+	 * blocks left no node behind): several, not a count one seed gives. Fewer since pad
+	 * counts bytes, not KiB rounded up at each patch (round 32): seed 42 gives 2. */
+	assert_true(o.declined > 0);
 	kinds_patched(&o, (((1u << K_NAME_ADD) - 1) & ~(1u << K_SHADOW)) | 1u << K_DNAME |
 			      1u << K_HIGH, 2);
 	unlink(f);
