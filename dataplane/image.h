@@ -109,8 +109,10 @@ struct p53_image_hdr {
 	uint32_t chain_off;
 	uint32_t n_nsec3;
 	uint32_t nsec3_off;
-	uint32_t pad;           /* KiB that IXFR patches left unreferenced (control/zone/image_patch.c);
-				   0 from a full compile. Never read by the data plane */
+	uint32_t pad;           /* bytes that IXFR patches and splices left unreferenced
+				   (control/zone/image_patch.c, image_splice.c), counted exactly:
+				   rounded up to KiB at each edit, they grew by 1 KiB an edit at
+				   least. 0 from a full compile. Never read by the data plane */
 	uint64_t generation;    /* bumped by every build, reported by pop53ctl status */
 	uint64_t steer_layout;  /* the steered records' list (p53_steer_conf.layout) that the
 				   nodes' `steer` indices point into; a steering table

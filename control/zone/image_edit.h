@@ -28,7 +28,7 @@ void p53_image_index_remove(const void *ni, uint64_t *slots, uint32_t mask, uint
 void p53_image_index_copy(const void *img, uint64_t *slots, uint32_t mask);
 
 /**
- * Garbage (bytes earlier edits left unreferenced, p53_image_hdr.pad in KiB) that sends the
+ * Garbage (bytes earlier edits left unreferenced, p53_image_hdr.pad) that sends the
  * next edit to a full compile (which leaves none): past a quarter of the image, and past
  * 64 KiB (a small image would else be compiled every few edits, for memory that does not
  * matter).

@@ -61,7 +61,7 @@
  *     proofs are made again with the chain's, glue_proofs, shadow_parent); a cut or DNAME
  *     above the child's apex coming or going (their occluders made again, occ_above); names
  *     at a grandchild's apex (its parent_side left to the child, shadow_sides).
- * What the old bytes held becomes garbage, counted in p53_image_hdr.pad (KiB).
+ * What the old bytes held becomes garbage, counted in p53_image_hdr.pad (bytes).
  *
  * Format 10 (dataplane/image.h, p53_image_zone.node_base): the indices an image stores are
  * relative to their zone's ranges of nodes[] and rrsets[]; the patch holds nodes and RRsets
@@ -3871,7 +3871,7 @@ static void *zone_to_end(const void *img, uint32_t z, size_t *len)
 	const size_t n_adds = (dnssec_off - h->adds_off) / sizeof(uint32_t);
 	const uint32_t *oadds = p53_image_adds(img, 0);
 	struct p53_image_hdr nh = *h;
-	uint64_t garbage = (uint64_t)h->pad * 1024 + ((uint64_t)nn + nr) * sizeof(uint32_t) +
+	uint64_t garbage = (uint64_t)h->pad + ((uint64_t)nn + nr) * sizeof(uint32_t) +
 			   (h->proofs_off != 0 ? (uint64_t)nn * psz : 0) +
 			   p53_image_room_bytes(h, oz); /* (its old room: p53_image_room_retire) */
 
@@ -3914,7 +3914,7 @@ static void *zone_to_end(const void *img, uint32_t z, size_t *len)
 	nh.chain_off = (uint32_t)off;
 	nh.nsec3_off = (uint32_t)(h->nsec3_off - h->chain_off + off);
 	nh.size = off + (h->size - h->chain_off);
-	nh.pad = (uint32_t)((garbage + 1023) / 1024);
+	nh.pad = (uint32_t)garbage; /* (< the image: under 4 GiB) */
 	void *spare = NULL;
 	uint8_t *ni = nh.size <= UINT32_MAX ? p53_image_out(nh.size, &spare) : NULL;
 	if (ni == NULL) {
@@ -4009,9 +4009,9 @@ static void *patch_run(struct patch *p, const void *img, const uint8_t *apex, si
 	/* An NSEC3 zone: the same, with NSEC3 owners (hashed names) coming and going
 	 * (n3_plan, n3_proofs remake the zone's sorted hashes and the proofs that moved). */
 	const bool n3_ok = sgn && (zn->dnssec & P53_ZONE_NSEC3);
-	if (p53_image_too_much_garbage((uint64_t)h->pad * 1024, h->size))
+	if (p53_image_too_much_garbage(h->pad, h->size))
 		return decline(why, wl, "earlier patches left %u KiB unreferenced, a quarter of the image",
-			       h->pad);
+			       h->pad / 1024);
 
 	/* The touched names: every owner of the steps, and the apex. */
 	size_t cap = 1;
@@ -4815,10 +4815,10 @@ append:
 	nh.size = off;
 	nh.max_labels = max_labels;
 	nh.n_records = (uint32_t)((int64_t)h->n_records + d_records);
-	garbage += (uint64_t)h->pad * 1024;
+	garbage += h->pad;
 	if (p53_image_too_much_garbage(garbage, off))
 		return decline(why, wl, "garbage would pass a quarter of the image");
-	nh.pad = (uint32_t)((garbage + 1023) / 1024);
+	nh.pad = (uint32_t)garbage; /* (< the image: under 4 GiB) */
 	if (off > UINT32_MAX)
 		return decline(why, wl, "the image would pass the 4 GiB format limit");
 

@@ -36,7 +36,7 @@
  * more than 32 distinct additional-section targets the owner's zone holds
  * below another served zone's apex (each found by a scan of the nodes; fewer are listed as
  * the compiler lists them), and images whose garbage (bytes earlier patches
- * left unreferenced, counted in KiB in p53_image_hdr.pad) would pass a quarter of the image
+ * left unreferenced, counted in p53_image_hdr.pad) would pass a quarter of the image
  * and 64 KiB.
  */
 #ifndef P53_IMAGE_PATCH_H

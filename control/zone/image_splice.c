@@ -328,7 +328,7 @@ void *p53_image_splice(const void *img, const void *one, void *spare, size_t *le
 	/* One pass over the zones' ranges of nodes[] (the entries outside them are garbage): the
 	 * zone's (garbage from here on), and the other zones' ties to it (a served zone below its
 	 * apex: declined; lists naming its names: made again). */
-	uint64_t garbage = (uint64_t)h->pad * 1024, old_recs = 0;
+	uint64_t garbage = h->pad, old_recs = 0;
 	garbage += (uint64_t)p53_image_zone(img, z)->n_rrsets * sizeof(uint32_t);
 	/* Its room too (p53_image_room_retire(), below). */
 	garbage += p53_image_room_bytes(h, p53_image_zone(img, z));
@@ -433,7 +433,7 @@ void *p53_image_splice(const void *img, const void *one, void *spare, size_t *le
 	garbage += (uint64_t)(base - rdata_old);
 	if (p53_image_too_much_garbage(garbage, off))
 		DECLINE("garbage would pass a quarter of the image");
-	nh.pad = (uint32_t)((garbage + 1023) / 1024);
+	nh.pad = (uint32_t)garbage; /* (< the image: under 4 GiB) */
 	if (off > UINT32_MAX)
 		DECLINE("the image would pass the 4 GiB format limit");
 	ni = p53_image_out(off, &spare);

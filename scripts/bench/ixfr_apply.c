@@ -64,6 +64,8 @@
  * [RUNS]  (the zone is big.test.; RUNS default 5)
  * P53_IXFR_MODES, when set, runs only the modes it names, comma-separated (e.g.
  * P53_IXFR_MODES=patch-lazy,patch-spare).
+ * P53_IXFR_TURNS=N, with --served-child: no modes, the two zones patched in turn N times
+ * instead (turns_run), a line per turn.
  * P53_IXFR_STEER_NEAR=K, with P53_IXFR_STEER and --names: K names more, each right after a
  * steered owner in the NSEC chain (near_changes): the patch signs those owners' NSECs again.
  * P53_IXFR_STEER_OWN=K, with P53_IXFR_STEER and --names on an NSEC3-signed zone: the first K
@@ -1289,6 +1291,119 @@ static int run(const void *img, size_t len, const struct p53_ixfr *d, int runs, 
 	return 0;
 }
 
+/*
+ * P53_IXFR_TURNS=N (with --served-child): big.test. and its served child kid.big.test. patched in
+ * turn for N turns (even turns the parent, odd ones the child), as pop53d patches the IXFRs
+ * of two zones that change alike: each a step of 100 changes, 50 names new (tNNNNnKK.<zone>
+ * A) and the 50 its zone's turn before added deleted (the first turn of each zone: 50 names
+ * more instead), the SOA moved on. Each patch is pop53d's (the diff alone, with the patch
+ * index kept from one turn to the next, into the spare image). Prints a line per turn: its
+ * zone, patch_ms and patch_cpu_ms, whether the zone moved (its node_base changed:
+ * image_patch.c zone_to_end, when its room is used up), the zone's nodes and room left, the
+ * image's bytes and garbage (pad_bytes). A declined patch ends the run (exit 1) with its reason.
+ */
+static int turn_diff(struct p53_ixfr *d, const struct p53_rr_view *soa, uint32_t serial,
+		     const char *zone, int t, int prev)
+{
+	char txt[256];
+	uint8_t name[256];
+
+	struct p53_ixfr_step *st = p53_ixfr_push(d);
+	if (st == NULL)
+		return -1;
+	st->from = serial;
+	st->to = serial + 1;
+	if (add_soa(&st->del, soa, st->from) != 0 || add_soa(&st->add, soa, st->to) != 0)
+		return -1;
+	for (int k = 0; k < (prev < 0 ? 100 : 50); k++) {
+		uint8_t a[4] = { 10, (uint8_t)(t >> 8), (uint8_t)t, (uint8_t)k };
+		snprintf(txt, sizeof(txt), "t%04dn%02d.%s", t, k, zone);
+		if (p53_rrs_add(&st->add, name, wire_name(txt, name), 1, 1, 300, a, 4) != 0)
+			return -1;
+		if (prev < 0)
+			continue;
+		uint8_t b[4] = { 10, (uint8_t)(prev >> 8), (uint8_t)prev, (uint8_t)k };
+		snprintf(txt, sizeof(txt), "t%04dn%02d.%s", prev, k, zone);
+		if (p53_rrs_add(&st->del, name, wire_name(txt, name), 1, 1, 300, b, 4) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int turns_run(void *img, size_t len, int n)
+{
+	const char *zone[2] = { ORIGIN, KID };
+	struct p53_rrs soas[2] = { { 0 }, { 0 } }, base = { 0 };
+	struct p53_rr_view soa[2];
+	uint8_t apex[2][256];
+	size_t al[2];
+	uint32_t serial[2];
+	int prev[2] = { -1, -1 };
+	char why[1024];
+	void *spare = NULL;
+
+	struct p53_rrs *want[2] = { &base, &soas[1] };
+	if (p53_image_zones_rrs(img, want) != 0)
+		return 1;
+	for (int z = 0; z < 2; z++) {
+		al[z] = wire_name(zone[z], apex[z]);
+		struct p53_rr_view v;
+		if (find(z == 0 ? &base : &soas[1], apex[z], al[z], 6, &v) != 0)
+			return 1;
+		p53_rrs_free(&soas[z]);
+		if (p53_rrs_add(&soas[z], v.owner, v.owner_len, 6, 1, v.ttl, v.rdata, v.rdlen) != 0 ||
+		    find(&soas[z], apex[z], al[z], 6, &soa[z]) != 0)
+			return 1;
+		serial[z] = p53_image_zone(img, (uint32_t)z)->serial;
+	}
+	p53_rrs_free(&base);
+	((struct p53_image_hdr *)img)->generation = 1; /* as a publish gives it one */
+	struct p53_patch_index *ix = p53_patch_index_new();
+	if (ix == NULL || p53_patch_index_build(ix, img) != 0)
+		return 1;
+	printf("turn=-1 image_bytes=%zu pad_bytes=%u nodes=%u rrsets=%u\n", len,
+	       p53_image_hdr(img)->pad, p53_image_hdr(img)->n_nodes, p53_image_hdr(img)->n_rrsets);
+	for (int t = 0; t < n; t++) {
+		const int z = t % 2;
+		struct p53_ixfr d = { 0 };
+		if (turn_diff(&d, &soa[z], serial[z], zone[z], t, prev[z]) != 0)
+			return 1;
+		const struct p53_image_zone zb = *p53_image_zone(img, (uint32_t)z);
+		size_t nlen = 0;
+		double c0 = cpu_ms(), t0 = now_ms();
+		void *ni = p53_image_patch_indexed(img, apex[z], al[z], &d, NULL, NULL, spare, ix,
+						   &nlen, why, sizeof(why));
+		double t1 = now_ms(), c1 = cpu_ms();
+		spare = NULL;
+		p53_ixfr_free(&d);
+		const char *bad = NULL;
+		if (ni == NULL || p53_image_check(ni, nlen, &bad) != 0 ||
+		    p53_image_zone(ni, (uint32_t)z)->serial != serial[z] + 1) {
+			printf("turn=%d zone=%s declined=\"%s\"\n", t, zone[z], ni == NULL ? why :
+			       bad != NULL ? bad : "wrong serial");
+			return 1;
+		}
+		const struct p53_image_hdr *h = p53_image_hdr(ni);
+		const struct p53_image_zone *zn = p53_image_zone(ni, (uint32_t)z);
+		printf("turn=%d zone=%s patch_ms=%.1f patch_cpu_ms=%.1f moved=%d zone_nodes=%u "
+		       "node_room=%u rrset_room=%u image_bytes=%zu pad_bytes=%u\n", t, zone[z], t1 - t0,
+		       c1 - c0, zn->node_base != zb.node_base, zn->n_nodes, zn->node_room,
+		       zn->rrset_room, nlen, h->pad);
+		fflush(stdout);
+		serial[z]++;
+		prev[z] = t;
+		spare = img; /* the running image, retired: the next patch writes into it */
+		img = ni;
+		len = nlen;
+	}
+	free(spare);
+	free(img);
+	p53_patch_index_free(ix);
+	p53_rrs_free(&soas[0]);
+	p53_rrs_free(&soas[1]);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	char err[1024];
@@ -1365,6 +1480,15 @@ int main(int argc, char **argv)
 			fprintf(stderr, "p53-ixfr-apply: %s\n", err);
 			return 1;
 		}
+	}
+	const char *turns = getenv("P53_IXFR_TURNS");
+	if (turns != NULL) {
+		int n = atoi(turns);
+		if (!served || served_glue || served_above || served_flip || n < 1) {
+			fprintf(stderr, "p53-ixfr-apply: P53_IXFR_TURNS=N (N > 0) with --served-child\n");
+			return 2;
+		}
+		return turns_run(img, len, n);
 	}
 	struct p53_rrs *want2[2] = { &base, NULL };
 	if (p53_image_zones_rrs(img, want2) != 0 ||

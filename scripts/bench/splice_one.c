@@ -183,7 +183,7 @@ int main(int argc, char **argv)
 	       "index_made_cpu_ms=%.2f index_handed_cpu_ms=%.3f\n",
 	       p53_image_hdr(img)->n_records, runs, why, median(full, runs), median(full_cpu, runs),
 	       median(sp, runs), median(sp_cpu, runs), median(so_cpu, runs), len, flen, slen,
-	       p53_image_hdr(spliced)->pad, median(made_cpu, runs), median(handed_cpu, runs));
+	       p53_image_hdr(spliced)->pad / 1024, median(made_cpu, runs), median(handed_cpu, runs));
 	free(img);
 	free(fresh);
 	free(spliced);

@@ -3807,8 +3807,10 @@ static void chain(struct p53_zone_src *srcs, size_t n_src, uint32_t z, const cha
 
 /* Whether a kind of change in `need` was patched fewer than `min` times. Another seed's
  * chain may miss a rare kind: the tests then chain more diffs (MORE_ROUNDS at most), which
- * their default seeds never need, before kinds_patched() asks. */
-#define MORE_ROUNDS 4
+ * their default seeds never need, before kinds_patched() asks. 8 since pad counts bytes
+ * (round 32): fewer declines for garbage change the chains, and P53_PATCH_SEED=7's
+ * optout.test. chain needed 6 rounds more for a CNAME target change. */
+#define MORE_ROUNDS 8
 
 static bool kinds_short(const struct outcome *o, unsigned need, int min)
 {
@@ -3999,8 +4001,9 @@ static void test_example_zone(void **state)
 	assert_true(o.patched > 100);
 	/* Declines (the garbage limit's among them) number 5 to 11 in a chain (P53_PATCH_SEED
 	 * unset, 1, 7 and 42 with image format 9; seed 42 gave 6 with format 8, whose moved
-	 * blocks left no node behind): several, not a count one seed gives. */
-	assert_true(o.declined > 3);
+	 * blocks left no node behind): several, not a count one seed gives. Fewer since pad
+	 * counts bytes, not KiB rounded up at each patch (round 32): seed 42 gives 2. */
+	assert_true(o.declined > 0);
 	kinds_patched(&o, (((1u << K_NAME_ADD) - 1) & ~(1u << K_SHADOW)) | 1u << K_DNAME |
 			      1u << K_HIGH, 2);
 	unlink(f);
@@ -4077,8 +4080,9 @@ static void test_parent_and_child(void **state)
 	kinds_patched(&o, (((1u << K_NAME_ADD) - 1) & ~(1u << K_WILD_ENT | 1u << K_SHADOW)) |
 			  1u << K_PARENT_SIDE | 1u << K_PARENT_NAMES, 2);
 	/* (Fewer since round 24: wildcards and DNAMEs of the parent below the child's apex
-	 * patch; 5 to 8 by seed still decline.) */
-	assert_true(o.declined > 2);
+	 * patch; fewer again since round 32, pad counting bytes, not KiB rounded up at each
+	 * patch: 1 to 7 by seed still decline, names outside the zone and some for garbage.
+	 * Not asserted: a decline is never wrong, chain() checks its reason.) */
 	unlink(fp);
 	unlink(fc);
 	free(fp);
@@ -4108,10 +4112,10 @@ static void test_whole_zone(void **state)
 		      o.whole_patched, o.whole_declined, o.whole_same, o.invalid);
 	assert_true(o.whole_patched > 60);
 	/* DNAME changes patch since issue 13's DNAME step, and names coming and going below
-	 * the served child's apex since its parent-side step: what still declines here are
-	 * mostly diffs the compiler rejects and garbage (1 to 7 by seed; fewer since round
-	 * 24's wildcards and DNAMEs on the parent side of the served child). */
-	assert_true(o.whole_declined > 0);
+	 * the served child's apex since its parent-side step. What declined here until round
+	 * 32 was mostly garbage (pad counted KiB rounded up at each patch, 1 KiB a patch at
+	 * least): none by the seeds tried since it counts bytes. Not asserted: a decline is
+	 * never wrong. */
 	unlink(f);
 	unlink(fp);
 	unlink(fc);
@@ -4922,6 +4926,144 @@ static void test_room_no_move(void **state)
 		refs_ok(img);
 	}
 	assert_int_equal(mx_arcount(img, "mx7.parent.test."), 1);
+	three_zones_free(src, img);
+}
+
+/* The room a zone's range of n entries gets (image.h p53_image_room(), written out here so
+ * that a broken p53_image_room() fails test_room_turns): 8 and a sixteenth. */
+static uint32_t room_of(uint32_t n)
+{
+	return n / 16 + 8;
+}
+
+/* The room a patch that takes k entries of a range of n with `room` after it leaves, the
+ * zone moved first or not (`move`: its room too small and other zones' ranges after its).
+ * Moved, it gets fresh room after its n (zone_to_end); a take bigger than that, or than the
+ * room of a zone whose ranges end the tables, gets room after n + k. */
+static uint32_t room_after(uint32_t n, uint32_t room, uint32_t k, bool move)
+{
+	if (k <= room && !move)
+		return room - k;
+	if (move && k <= room_of(n))
+		return room_of(n) - k;
+	return room_of(n + k);
+}
+
+/*
+ * Room over many turns (image.h node_room): the parent, its served child and other.test.
+ * patched in turn for 60 turns, each step adding three names (one an MX naming another of
+ * them), deleting the two its zone's step before added, changing an address, and
+ * other.test.'s steps adding an MX that names one of the parent's names (a list across
+ * zones, which a move of the parent must follow). What an operator depends on:
+ *   - every patch is taken (step_patched fails on a decline: none for garbage), each
+ *     answer the full compile's (step_patched), the references read right (refs_ok);
+ *   - a zone moves only when what the step takes does not fit in its room (room_after, from
+ *     room_of: the room the format promises, not read from p53_image_room()), so a zone
+ *     whose ranges hold n entries moves at most once every n/16 + 8 new ones, and the room
+ *     after each step is the one the format promises;
+ *   - the garbage (the header's pad, bytes) grows only by what a step leaves: a move the
+ *     zone's old ranges and room (4 bytes an entry of nodes[] and rrsets[]: no proofs in
+ *     unsigned zones) and the lists across zones it copies (under 1 KiB here), every step
+ *     the blocks of the names it changes (about 500 bytes here, under 1 KiB). 60 turns
+ *     leave about 47 KB, under p53_image_too_much_garbage()'s 64 KiB floor, so none
+ *     declines; about 77 turns pass it (a quarter of the 145 KB image as well) and the
+ *     patch declines, as it should: the full compile then leaves none.
+ * A zone's ranges keep what its patches replaced (n_nodes and n_rrsets only grow), and a
+ * change of three names takes 6 or 7 RRsets (the SOA's, the changed and the new ones), so
+ * these small zones (room 8 and a sixteenth) move every second turn of theirs or so.
+ * Regression test: pad counted KiB, rounded up at each edit (a move and its patch two), so
+ * it grew by 1 KiB an edit at least and these zones declined at turn 33.
+ */
+static void test_room_turns(void **state)
+{
+	(void)state;
+	static const char *const apex[3] = { "parent.test.", "child.parent.test.", "other.test." };
+	struct p53_zone_src src[3];
+	void *img = three_zones(src);
+	int last_turn[3] = { -1, -1, -1 }, moves[3] = { 0 }, parent_last = -1;
+	uint64_t pad_bound = 0; /* bytes */
+
+	for (uint32_t k = 0; k < 3; k++) {
+		const struct p53_image_zone *zn = p53_image_zone(img, k);
+		assert_int_equal(zn->node_room, room_of(zn->n_nodes));
+		assert_int_equal(zn->rrset_room, room_of(zn->n_rrsets));
+	}
+	for (int t = 0; t < 60; t++) {
+		const uint32_t z = (uint32_t)t % 3;
+		const char *a = apex[z];
+		char buf[8][128];
+		const char *adds[8] = { 0 }, *dels[8] = { 0 };
+		int na = 0, nd = 0;
+		int nb = 0;
+#define PUT(arr, n, ...) do { \
+			snprintf(buf[nb], sizeof(buf[0]), __VA_ARGS__); \
+			(arr)[(n)++] = buf[nb++]; \
+		} while (0)
+		PUT(adds, na, "a%d.%s A 10.%u.%d.1", t, a, z, t);
+		PUT(adds, na, "b%d.%s A 10.%u.%d.2", t, a, z, t);
+		PUT(adds, na, "m%d.%s MX 10 a%d.%s", t, a, t, a);
+		PUT(adds, na, "chg.%s A 10.%u.%d.3", a, z, t);
+		if (last_turn[z] >= 0) {
+			const int p = last_turn[z];
+			PUT(dels, nd, "a%d.%s A 10.%u.%d.1", p, a, z, p);
+			PUT(dels, nd, "m%d.%s MX 10 a%d.%s", p, a, p, a);
+			PUT(dels, nd, "chg.%s A 10.%u.%d.3", a, z, p);
+		}
+		if (z == 2 && parent_last >= 0)
+			PUT(adds, na, "x%d.other.test. MX 10 b%d.parent.test.", t, parent_last);
+#undef PUT
+		const struct p53_image_hdr hb = *p53_image_hdr(img);
+		struct p53_image_zone before[3];
+		for (uint32_t k = 0; k < 3; k++)
+			before[k] = *p53_image_zone(img, k);
+		const struct p53_image_zone zb = before[z];
+		const bool last = zone_last(img, z);
+
+		img = step_patched(img, src, 3, z, a, adds, dels);
+
+		const struct p53_image_hdr *h = p53_image_hdr(img);
+		const struct p53_image_zone *zn = p53_image_zone(img, z);
+		const uint32_t kn = zn->n_nodes - zb.n_nodes, kr = zn->n_rrsets - zb.n_rrsets;
+		const bool moved = zn->node_base != zb.node_base;
+		const bool move = !last && (kn > zb.node_room || kr > zb.rrset_room);
+		if (moved != move)
+			fail_msg("turn %d, %s: moved %d, its room %u/%u for %u/%u new nodes/RRsets "
+				 "(last %d)", t, a, moved, zb.node_room, zb.rrset_room, kn, kr, last);
+		assert_int_equal(zn->rrset_base != zb.rrset_base, move);
+		assert_int_equal(zn->node_room, room_after(zb.n_nodes, zb.node_room, kn, move));
+		assert_int_equal(zn->rrset_room, room_after(zb.n_rrsets, zb.rrset_room, kr, move));
+		/* Only the zone patched moves (to the tables' ends, below). */
+		for (uint32_t k = 0; k < 3; k++)
+			if (k != z) {
+				assert_int_equal(p53_image_zone(img, k)->node_base, before[k].node_base);
+				assert_int_equal(p53_image_zone(img, k)->rrset_base, before[k].rrset_base);
+			}
+		if (move) {
+			assert_true(zone_last(img, z));
+			moves[z]++;
+			pad_bound += ((uint64_t)zb.n_nodes + zb.node_room + zb.n_rrsets +
+				      zb.rrset_room) * sizeof(uint32_t) + 1024; /* (+ lists across) */
+		}
+		pad_bound += 1024; /* the changed names' blocks */
+		if (h->pad > pad_bound)
+			fail_msg("turn %d: %u bytes of garbage, more than the %llu bytes the moves and "
+				 "steps explain", t, h->pad, (unsigned long long)pad_bound);
+		assert_true(h->pad >= hb.pad);
+		refs_ok(img);
+		char mx[128];
+		snprintf(mx, sizeof(mx), "m%d.%s", t, a);
+		assert_int_equal(mx_arcount(img, mx), 1); /* the new MX with its target's address */
+		last_turn[z] = t;
+		if (z == 0)
+			parent_last = t;
+	}
+	/* The names added last read back, each MX with its target's address. */
+	assert_int_equal(mx_arcount(img, "m57.parent.test."), 1);
+	assert_int_equal(mx_arcount(img, "m58.child.parent.test."), 1);
+	assert_int_equal(mx_arcount(img, "x59.other.test."), 1);
+	assert_int_equal(mx_arcount(img, "m54.parent.test."), 0); /* deleted */
+	print_message("room over 60 turns: moves %d/%d/%d, pad %u bytes of %u\n", moves[0],
+		      moves[1], moves[2], p53_image_hdr(img)->pad, (unsigned)p53_image_hdr(img)->size);
 	three_zones_free(src, img);
 }
 
@@ -9220,6 +9362,7 @@ int main(void)
 		cmocka_unit_test(test_target_below_child_apex),
 		cmocka_unit_test(test_zone_moves),
 		cmocka_unit_test(test_room_no_move),
+		cmocka_unit_test(test_room_turns),
 		cmocka_unit_test(test_index_kept),
 		cmocka_unit_test(test_served_child_shapes),
 		cmocka_unit_test(test_served_child_wild_dname),
